@@ -1,0 +1,41 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Modules depend only leftwards:
+// BLECore ← BLECapture ← BLEProtocols ← BLECodecs ← BLEAnalysis ← BLEReports ← blescope
+let package = Package(
+    name: "blescope",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "blescope", targets: ["blescope"]),
+        .library(name: "BLEAnalysis", targets: ["BLEAnalysis"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CPcap", pkgConfig: "libpcap",
+                       providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .target(name: "BLECore"),
+        .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"]),
+        .target(name: "BLEProtocols", dependencies: ["BLECore", "BLECapture"]),
+        .target(name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", .product(name: "Yams", package: "Yams")]),
+        .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs"]),
+        .target(name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"]),
+        .executableTarget(name: "blescope", dependencies: [
+            "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .target(name: "BLETestSupport", dependencies: ["BLECore", "BLECapture", "BLEProtocols"]),
+        .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
+        .testTarget(name: "BLECaptureTests", dependencies: ["BLECapture", "BLETestSupport"]),
+        .testTarget(name: "BLEProtocolsTests", dependencies: ["BLEProtocols", "BLETestSupport"]),
+        .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLETestSupport"]),
+        .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLETestSupport"]),
+        .testTarget(name: "BLEReportsTests", dependencies: ["BLEReports", "BLETestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport"]),
+    ]
+)

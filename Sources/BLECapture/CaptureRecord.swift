@@ -1,0 +1,135 @@
+import BLECore
+
+/// What a capture record carries, in H4 terms where one applies.
+///
+/// An open struct: values 0x01–0x05 are the H4 packet indicators (Core Spec Vol 4, Part A, 2);
+/// values from 0x80 are blescope's own for records that are not HCI packets.
+public struct RecordKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let command = RecordKind(rawValue: 0x01)
+    public static let acl = RecordKind(rawValue: 0x02)
+    public static let sco = RecordKind(rawValue: 0x03)
+    public static let event = RecordKind(rawValue: 0x04)
+    public static let iso = RecordKind(rawValue: 0x05)
+    /// Human-readable text: Linux monitor system notes and user logging, PacketLogger notes and syslog.
+    public static let text = RecordKind(rawValue: 0x80)
+    /// A link-layer (over-the-air) packet; `CaptureRecord.linkType` tells how to decode its bytes.
+    public static let linkLayer = RecordKind(rawValue: 0x81)
+    /// Linux monitor bookkeeping (new/delete/open/close index, index info, control channel, vendor diagnostics).
+    public static let monitor = RecordKind(rawValue: 0x82)
+    /// A record type the format defines but blescope does not interpret (kept, counted, shown by value).
+    public static let other = RecordKind(rawValue: 0xFF)
+
+    public var description: String {
+        switch self {
+        case .command: "command"
+        case .acl: "acl"
+        case .sco: "sco"
+        case .event: "event"
+        case .iso: "iso"
+        case .text: "text"
+        case .linkLayer: "link-layer"
+        case .monitor: "monitor"
+        case .other: "other"
+        default: "RecordKind(\(hex(rawValue)))"
+        }
+    }
+
+    /// True for the HCI packet kinds (command, ACL, SCO, event, ISO).
+    public var isHCI: Bool { (0x01...0x05).contains(rawValue) }
+}
+
+/// One record of a capture file, as the readers hand it out.
+///
+/// `bytes` is borrowed from the reader's buffer and valid only until the reader's next `next()`
+/// call; copy it (`Array(record.bytes)`) to keep it. For HCI kinds it starts at the HCI packet
+/// header (no H4 indicator byte, no pseudo-header); for `.text` it is the UTF-8 text; for
+/// `.linkLayer` it is the whole record as the link type defines it (pseudo-header included).
+public struct CaptureRecord {
+    /// 1-based, counting every record of the file, as Wireshark numbers frames.
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var direction: Direction
+    public var kind: RecordKind
+    /// Controller (adapter) index: Linux monitor index, pcap LT 254 adapter id, pcapng interface id; 0 otherwise.
+    public var controllerIndex: UInt16
+    /// Length of the record on the wire as the file states it (btsnoop orig_len, pcap len, pklg length).
+    public var originalLength: Int
+    /// Length of the record as stored in the file (btsnoop incl_len, pcap caplen).
+    public var includedLength: Int
+    /// Byte offset of the record's header in the (decompressed) file.
+    public var fileOffset: Int64
+    /// Format-specific record type: btsnoop flags, monitor opcode, pklg type byte, pcap link type.
+    public var rawType: UInt32
+    /// For `.linkLayer`: the pcap link type (251, 256, 272).
+    public var linkType: UInt32
+    /// The record's payload, borrowed (see the type's documentation).
+    public var bytes: UnsafeRawBufferPointer
+
+    public init(frame: Int, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,
+                originalLength: Int, includedLength: Int, fileOffset: Int64, rawType: UInt32 = 0, linkType: UInt32 = 0,
+                bytes: UnsafeRawBufferPointer) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.direction = direction
+        self.kind = kind
+        self.controllerIndex = controllerIndex
+        self.originalLength = originalLength
+        self.includedLength = includedLength
+        self.fileOffset = fileOffset
+        self.rawType = rawType
+        self.linkType = linkType
+        self.bytes = bytes
+    }
+
+    /// The capturer kept fewer bytes than were on the wire (Android filtered snoop, Windows logs):
+    /// count the record with its original length, never decode the cut payload as if whole.
+    @inlinable public var isTruncated: Bool { includedLength < originalLength }
+
+    /// A reader over the payload.
+    @inlinable public var reader: ByteReader { ByteReader(bytes) }
+
+    /// The payload as text, for `.text` records (invalid UTF-8 repaired, trailing NULs and newlines dropped).
+    public var text: String {
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == 0 || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
+    }
+}
+
+/// An owned copy of a ``CaptureRecord``, for tests, writers and anything that keeps records.
+public struct OwnedRecord: Hashable, Sendable {
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var direction: Direction
+    public var kind: RecordKind
+    public var controllerIndex: UInt16
+    public var originalLength: Int
+    public var rawType: UInt32
+    public var linkType: UInt32
+    public var bytes: [UInt8]
+
+    public init(frame: Int = 0, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,
+                originalLength: Int? = nil, rawType: UInt32 = 0, linkType: UInt32 = 0, bytes: [UInt8]) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.direction = direction
+        self.kind = kind
+        self.controllerIndex = controllerIndex
+        self.originalLength = originalLength ?? bytes.count
+        self.rawType = rawType
+        self.linkType = linkType
+        self.bytes = bytes
+    }
+
+    public init(_ record: CaptureRecord) {
+        self.init(frame: record.frame, timestamp: record.timestamp, direction: record.direction, kind: record.kind,
+                  controllerIndex: record.controllerIndex,
+                  originalLength: record.originalLength - (record.includedLength - record.bytes.count),
+                  rawType: record.rawType, linkType: record.linkType, bytes: Array(record.bytes))
+    }
+
+    public var isTruncated: Bool { bytes.count < originalLength }
+}
