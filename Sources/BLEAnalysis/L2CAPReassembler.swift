@@ -1,0 +1,160 @@
+import BLECore
+
+/// Where an L2CAP fragment stream is: one per (connection handle, direction).
+public struct ACLStreamKey: Hashable, Sendable {
+    public var handle: UInt16
+    public var direction: Direction
+    public init(_ handle: UInt16, _ direction: Direction) {
+        self.handle = handle
+        self.direction = direction
+    }
+}
+
+/// One ACL (or LL data) fragment of an L2CAP PDU.
+public struct L2CAPFragment {
+    /// True for a start fragment (HCI PB 00/10 or 11 "complete"; LL LLID 10), false for a continuation (PB 01; LLID 01).
+    public var isStart: Bool
+    public var payload: UnsafeRawBufferPointer
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// The capturer cut this fragment (incl_len < orig_len): its bytes are not all there.
+    public var isCut: Bool
+
+    public init(isStart: Bool, payload: UnsafeRawBufferPointer, frame: Int, timestamp: Timestamp, isCut: Bool = false) {
+        self.isStart = isStart
+        self.payload = payload
+        self.frame = frame
+        self.timestamp = timestamp
+        self.isCut = isCut
+    }
+}
+
+/// A whole L2CAP PDU (basic header included), borrowed for the duration of the callback.
+public struct L2CAPPDU {
+    public var bytes: UnsafeRawBufferPointer
+    /// Frame of the first and of the last fragment (the PDU "completes" at `lastFrame`, as Wireshark reports it).
+    public var firstFrame: Int
+    public var lastFrame: Int
+    public var firstTimestamp: Timestamp
+    public var fragments: Int
+    public var channel: UInt16 { UInt16(bytes[2]) | UInt16(bytes[3]) << 8 }
+    /// The information payload after the 4-byte basic header.
+    public var payload: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[4...]) }
+}
+
+extension FindingKind {
+    static func unexpectedContinuation(_ n: Int) -> FindingKind {
+        .init(code: "l2cap.unexpected-continuation", message: "L2CAP continuation fragment (\(n) bytes) without a start fragment: dropped")
+    }
+    static func previousIncomplete(have: Int, expected: Int, since frame: Int) -> FindingKind {
+        .init(code: "l2cap.incomplete-sdu", message: "L2CAP PDU started at frame \(frame) had \(have) of \(expected) bytes when a new start fragment arrived: discarded")
+    }
+    static func frameTooLong(extra: Int, expected: Int) -> FindingKind {
+        .init(code: "l2cap.frame-too-long", message: "L2CAP fragment carries \(extra) bytes more than the \(expected)-byte PDU: extra bytes ignored")
+    }
+    static func cutAtEnd(have: Int, expected: Int, since frame: Int) -> FindingKind {
+        .init(code: "l2cap.cut-by-end", message: "L2CAP PDU started at frame \(frame) is cut by the end of the capture (\(have) of \(expected) bytes)")
+    }
+    static func cutByCapturer(have: Int) -> FindingKind {
+        .init(code: "l2cap.cut-by-capturer", message: "L2CAP PDU cut by the capturer (\(have) bytes kept): not decoded")
+    }
+    static func shortStart(_ n: Int) -> FindingKind {
+        .init(code: "l2cap.short-start", message: "L2CAP start fragment of \(n) bytes is shorter than the basic header; waiting for more")
+    }
+}
+
+/// Reassembles L2CAP PDUs from ACL fragments of one (handle, direction) stream.
+///
+/// Core Spec Vol 3, Part A, 7.2: the first fragment carries the basic header whose length field
+/// sizes the PDU; continuation fragments follow until it is complete. Fragment sizes never change
+/// the result. A PDU that fits in one fragment is handed out without copying.
+///
+/// Failure cases become findings: a continuation without a start (`.unexpectedContinuation`), a new
+/// start before the previous PDU completed, more bytes than the length field announced
+/// (`.frameTooLong`), and a PDU cut by the end of the capture (``finish(findings:)``).
+public struct L2CAPReassembler {
+    private var buffer: [UInt8] = []
+    private var expected = 0            // 4 + L2CAP length, once known
+    private var firstFrame = 0
+    private var firstTimestamp = Timestamp(microseconds: 0)
+    private var fragments = 0
+    private var cut = false
+    public private(set) var inProgress = false
+
+    public init() {}
+
+    /// Feeds one fragment; calls `onPDU` (synchronously) for each PDU it completes.
+    public mutating func feed(_ fragment: L2CAPFragment, findings: inout [Finding], onPDU: (L2CAPPDU) -> Void) {
+        let payload = fragment.payload
+        if fragment.isStart {
+            if inProgress {
+                findings.append(Finding(.warning, .previousIncomplete(have: buffer.count, expected: expected, since: firstFrame), frame: fragment.frame))
+                reset()
+            }
+            // Fast path: a whole PDU in one fragment needs no copy.
+            if payload.count >= 4 {
+                let length = Int(payload[0]) | Int(payload[1]) << 8
+                let total = length + 4
+                if payload.count >= total && !fragment.isCut {
+                    if payload.count > total {
+                        findings.append(Finding(.warning, .frameTooLong(extra: payload.count - total, expected: total), frame: fragment.frame))
+                    }
+                    onPDU(L2CAPPDU(bytes: UnsafeRawBufferPointer(rebasing: payload[0..<total]), firstFrame: fragment.frame,
+                                   lastFrame: fragment.frame, firstTimestamp: fragment.timestamp, fragments: 1))
+                    return
+                }
+                expected = total
+            } else {
+                expected = 0  // header itself split across fragments: learn the length later
+            }
+            inProgress = true
+            firstFrame = fragment.frame
+            firstTimestamp = fragment.timestamp
+            fragments = 1
+            cut = fragment.isCut
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(contentsOf: payload)
+        } else {
+            guard inProgress else {
+                findings.append(Finding(.warning, .unexpectedContinuation(payload.count), frame: fragment.frame))
+                return
+            }
+            fragments += 1
+            cut = cut || fragment.isCut
+            buffer.append(contentsOf: payload)
+        }
+        if expected == 0, buffer.count >= 4 {
+            expected = (Int(buffer[0]) | Int(buffer[1]) << 8) + 4
+        }
+        guard expected > 0, buffer.count >= expected else { return }
+        if buffer.count > expected {
+            findings.append(Finding(.warning, .frameTooLong(extra: buffer.count - expected, expected: expected), frame: fragment.frame))
+        }
+        if cut {
+            findings.append(Finding(.info, .cutByCapturer(have: buffer.count), frame: fragment.frame))
+        } else {
+            let (first, time, count, total) = (firstFrame, firstTimestamp, fragments, expected)
+            buffer.withUnsafeBytes { raw in
+                onPDU(L2CAPPDU(bytes: UnsafeRawBufferPointer(rebasing: raw[0..<total]), firstFrame: first,
+                               lastFrame: fragment.frame, firstTimestamp: time, fragments: count))
+            }
+        }
+        reset()
+    }
+
+    /// At the end of the capture (or a disconnection): reports a PDU still in progress.
+    public mutating func finish(findings: inout [Finding], frame: Int?) {
+        if inProgress {
+            findings.append(Finding(.warning, .cutAtEnd(have: buffer.count, expected: expected, since: firstFrame), frame: frame ?? firstFrame))
+        }
+        reset()
+    }
+
+    private mutating func reset() {
+        inProgress = false
+        expected = 0
+        fragments = 0
+        cut = false
+        buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
+    }
+}

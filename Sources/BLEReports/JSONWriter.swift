@@ -1,0 +1,160 @@
+import BLECore
+
+/// A small, fast JSON writer with a stable key order (the order calls are made in).
+///
+/// Output that programs read must be stable: keys are never reordered, floats are written with
+/// a fixed number of decimals where the schema says so, and nothing depends on hashing.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma: [Bool] = [false]
+
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    public mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = [false]
+    }
+
+    private mutating func separator() {
+        if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
+        needsComma[needsComma.count - 1] = true
+    }
+
+    private mutating func key(_ k: String) {
+        separator()
+        appendEscaped(k)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma[needsComma.count - 1] = false
+    }
+
+    private mutating func valueDone() { needsComma[needsComma.count - 1] = true }
+
+    public mutating func beginObject(_ k: String? = nil) {
+        if let k { key(k) } else { separator() }
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
+
+    public mutating func endObject() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+        valueDone()
+    }
+
+    public mutating func beginArray(_ k: String? = nil) {
+        if let k { key(k) } else { separator() }
+        bytes.append(UInt8(ascii: "["))
+        needsComma.append(false)
+    }
+
+    public mutating func endArray() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+        valueDone()
+    }
+
+    // MARK: key/value pairs
+
+    public mutating func field(_ k: String, _ v: String?) {
+        key(k)
+        if let v { appendEscaped(v) } else { appendRaw("null") }
+        valueDone()
+    }
+
+    public mutating func field<T: BinaryInteger>(_ k: String, _ v: T?) {
+        key(k)
+        appendRaw(v.map { String($0) } ?? "null")
+        valueDone()
+    }
+
+    public mutating func field(_ k: String, _ v: Bool?) {
+        key(k)
+        appendRaw(v.map { $0 ? "true" : "false" } ?? "null")
+        valueDone()
+    }
+
+    /// A float with `decimals` fixed digits (seconds since the epoch use 6 for µs precision).
+    public mutating func field(_ k: String, _ v: Double?, decimals: Int) {
+        key(k)
+        if let v, v.isFinite { appendRaw(String(fractionDigits: decimals, v)) } else { appendRaw("null") }
+        valueDone()
+    }
+
+    /// Seconds since the Unix epoch with µs precision, exact (no binary rounding of the µs).
+    public mutating func field(_ k: String, _ t: Timestamp?) {
+        key(k)
+        if let t {
+            let us = t.microseconds
+            let s = us >= 0 ? us / 1_000_000 : -((-us + 999_999) / 1_000_000)
+            let frac = us - s * 1_000_000
+            let f = String(frac)
+            appendRaw("\(s)." + String(repeating: "0", count: 6 - f.count) + f)
+        } else {
+            appendRaw("null")
+        }
+        valueDone()
+    }
+
+    public mutating func fieldHex<C: Collection>(_ k: String, _ v: C?) where C.Element == UInt8 {
+        key(k)
+        if let v {
+            bytes.append(UInt8(ascii: "\""))
+            let digits: StaticString = "0123456789abcdef"
+            digits.withUTF8Buffer { d in
+                for b in v {
+                    bytes.append(d[Int(b >> 4)])
+                    bytes.append(d[Int(b & 0xF)])
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        } else {
+            appendRaw("null")
+        }
+        valueDone()
+    }
+
+    public mutating func fieldNull(_ k: String) {
+        key(k)
+        appendRaw("null")
+        valueDone()
+    }
+
+    /// Array element values.
+    public mutating func value(_ v: String) {
+        separator()
+        appendEscaped(v)
+    }
+
+    public mutating func value<T: BinaryInteger>(_ v: T) {
+        separator()
+        appendRaw(String(v))
+    }
+
+    /// Ends a JSON Lines record.
+    public mutating func newline() {
+        bytes.append(UInt8(ascii: "\n"))
+        needsComma = [false]
+    }
+
+    private mutating func appendRaw(_ s: String) { bytes.append(contentsOf: s.utf8) }
+
+    private mutating func appendEscaped(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0..<0x20:
+                let h = String(c, radix: 16)
+                bytes.append(contentsOf: Array("\\u00\(c < 16 ? "0" : "")\(h)".utf8))
+            default: bytes.append(c)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECore
+
+/// Where output goes and how it may be styled: colour only on a TTY, never in pipes or files.
+public struct Terminal: Sendable {
+    public var colors: Bool
+
+    public init(colors: Bool) { self.colors = colors }
+
+    /// Colours when standard output is a terminal and `NO_COLOR` is unset.
+    public static var standardOutput: Terminal {
+        Terminal(colors: isatty(STDOUT_FILENO) == 1 && getenv("NO_COLOR") == nil)
+    }
+
+    public static var standardErrorIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
+
+    public enum Style: String, Sendable {
+        case bold = "1", dim = "2", red = "31", green = "32", yellow = "33", blue = "34", magenta = "35", cyan = "36"
+    }
+
+    public func paint(_ text: String, _ style: Style) -> String {
+        colors ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    public func severity(_ s: Finding.Severity) -> String {
+        switch s {
+        case .info: paint("info", .cyan)
+        case .warning: paint("warning", .yellow)
+        case .error: paint("error", .red)
+        }
+    }
+}
+
+/// Writes bytes to standard output through a large buffer (one write per 64 KiB, not per line).
+public final class OutputStream: @unchecked Sendable {
+    private var buffer: [UInt8] = []
+    private let fd: Int32
+
+    public init(fd: Int32 = STDOUT_FILENO) {
+        self.fd = fd
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    public func write(_ s: String) {
+        buffer.append(contentsOf: s.utf8)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    public func flush() {
+        var offset = 0
+        buffer.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { break }  // EPIPE (e.g. `| head`): stop quietly
+                offset += n
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    deinit { flush() }
+}
+
+/// Progress on standard error for long runs: bytes and records, rate, ETA. Only on a TTY.
+public final class ProgressReporter: @unchecked Sendable {
+    private let enabled: Bool
+    private let label: String
+    private let totalBytes: Int64?
+    private var lastDraw: UInt64 = 0
+    private let start: UInt64
+    private var drawn = false
+
+    public init(label: String, totalBytes: Int64?, enabled: Bool = Terminal.standardErrorIsTTY) {
+        self.label = label
+        self.totalBytes = totalBytes
+        self.enabled = enabled
+        start = ProgressReporter.nowNanoseconds()
+    }
+
+    public static func nowNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// Cheap to call often: it looks at the clock only every 65,536 records.
+    @inline(__always)
+    public func update(records: Int, bytes: Int64) {
+        guard enabled, records & 0xFFFF == 0 else { return }
+        draw(records: records, bytes: bytes)
+    }
+
+    private func draw(records: Int, bytes: Int64) {
+        let now = ProgressReporter.nowNanoseconds()
+        guard now - lastDraw > 200_000_000 else { return }
+        lastDraw = now
+        let elapsed = Double(now - start) / 1e9
+        let rate = elapsed > 0 ? Double(records) / elapsed : 0
+        var line = "\(label): \(formatCount(records)) records, \(formatBytes(bytes))"
+        if let total = totalBytes, total > 0 {
+            let fraction = min(1, Double(bytes) / Double(total))
+            line += " (\(Int(fraction * 100)) %)"
+            if fraction > 0.01 {
+                let eta = elapsed / fraction - elapsed
+                line += ", ETA \(Int(eta.rounded())) s"
+            }
+        }
+        line += ", \(formatCount(Int(rate))) records/s"
+        writeStandardError("\r\u{1B}[K" + line)
+        drawn = true
+    }
+
+    /// Clears the progress line.
+    public func finish() {
+        if drawn { writeStandardError("\r\u{1B}[K") }
+        drawn = false
+    }
+}
+
+/// `1,234,567`
+public func formatCount(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return (n < 0 ? "-" : "") + out
+}
+
+/// `764.2 MB` (decimal units, as capinfos prints them).
+public func formatBytes(_ n: Int64) -> String {
+    let v = Double(n)
+    if v < 1000 { return "\(n) B" }
+    if v < 1e6 { return String(fractionDigits: 1, v / 1e3) + " kB" }
+    if v < 1e9 { return String(fractionDigits: 1, v / 1e6) + " MB" }
+    return String(fractionDigits: 2, v / 1e9) + " GB"
+}
+
+/// `512.0 kbps`, `1.38 Mbps`.
+public func formatBitRate(_ bps: Double) -> String {
+    if bps < 1000 { return String(fractionDigits: 0, bps) + " bps" }
+    if bps < 1e6 { return String(fractionDigits: 1, bps / 1e3) + " kbps" }
+    return String(fractionDigits: 2, bps / 1e6) + " Mbps"
+}
+
+/// Writes text to standard error unbuffered (progress lines, error messages).
+public func writeStandardError(_ text: String) {
+    var bytes = Array(text.utf8)
+    bytes.withUnsafeMutableBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let n = write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+            if n <= 0 { break }
+            offset += n
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+
+@main
+struct Blescope: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "blescope",
+        abstract: "Analyze Bluetooth Low Energy captures (btsnoop, pcap/pcapng, PacketLogger, btsnooz).",
+        discussion: """
+            Exit codes: 0 success (findings may have been reported); 1 a check failed \
+            (e.g. `ota --min-rate`); 2 bad usage or an input that is not a readable capture.
+            """,
+        subcommands: []
+    )
+}
+
+/// The documented exit codes (README, "Exit codes").
+enum Exit {
+    static let checkFailed = ExitCode(1)
+    static let badInput = ExitCode(2)
+}
