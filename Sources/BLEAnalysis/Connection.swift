@@ -1,0 +1,104 @@
+import BLECore
+
+/// A value of a link parameter from a frame on.
+public struct Change<Value: Hashable & Sendable>: Hashable, Sendable {
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var value: Value
+}
+
+/// Connection interval, peripheral latency and supervision timeout (Core Spec Vol 6, Part B, 4.5.1).
+public struct ConnectionParameters: Hashable, Sendable {
+    /// Connection interval in units of 1.25 ms.
+    public var interval: UInt16
+    public var latency: UInt16
+    /// Supervision timeout in units of 10 ms.
+    public var timeout: UInt16
+
+    public init(interval: UInt16, latency: UInt16, timeout: UInt16) {
+        self.interval = interval
+        self.latency = latency
+        self.timeout = timeout
+    }
+
+    public var intervalMicroseconds: Int { Int(interval) * 1250 }
+    public var description: String {
+        "interval \(String(fractionDigits: 2, Double(interval) * 1.25)) ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
+    }
+}
+
+/// LE PHY per direction (Core Spec Vol 4, Part E, 7.8.47: 1 = 1M, 2 = 2M, 3 = Coded).
+public struct PHYPair: Hashable, Sendable {
+    public var tx: UInt8
+    public var rx: UInt8
+    public init(tx: UInt8, rx: UInt8) { self.tx = tx; self.rx = rx }
+    public static func name(_ phy: UInt8) -> String {
+        switch phy { case 1: "1M"; case 2: "2M"; case 3: "Coded"; default: "PHY(\(phy))" }
+    }
+    public var description: String { tx == rx ? Self.name(tx) : "tx \(Self.name(tx)) / rx \(Self.name(rx))" }
+}
+
+/// Maximum LL payload octets and time per direction (LE Data Length Change, Core Spec Vol 4, Part E, 7.7.65.7).
+public struct DataLength: Hashable, Sendable {
+    public var maxTxOctets: UInt16
+    public var maxTxTime: UInt16
+    public var maxRxOctets: UInt16
+    public var maxRxTime: UInt16
+    public init(maxTxOctets: UInt16, maxTxTime: UInt16, maxRxOctets: UInt16, maxRxTime: UInt16) {
+        self.maxTxOctets = maxTxOctets
+        self.maxTxTime = maxTxTime
+        self.maxRxOctets = maxRxOctets
+        self.maxRxTime = maxRxTime
+    }
+    public static let `default` = DataLength(maxTxOctets: 27, maxTxTime: 328, maxRxOctets: 27, maxRxTime: 328)
+}
+
+/// One LE (or BR/EDR) connection, from its Connection Complete (or first ACL packet) to its Disconnection Complete.
+public struct Connection: Hashable, Sendable {
+    public enum Role: String, Hashable, Sendable { case central, peripheral }
+
+    /// 1-based sequence number in the capture (handles are reused across connections).
+    public var number: Int
+    public var handle: UInt16
+    /// Controller (adapter) index the connection lives on.
+    public var controller: UInt16
+    public var peerAddress: String?
+    public var peerAddressType: String?
+    /// The local controller's role in the connection.
+    public var role: Role?
+    public var isLE = true
+    /// No Connection Complete was seen: the connection was inferred from ACL traffic.
+    public var inferred: Bool
+    public var startFrame: Int
+    public var startTime: Timestamp
+    public var endFrame: Int?
+    public var endTime: Timestamp?
+    public var disconnectReason: String?
+    public var parameters: [Change<ConnectionParameters>] = []
+    public var phy: [Change<PHYPair>] = []
+    public var dataLength: [Change<DataLength>] = []
+    public var encryption: [Change<Bool>] = []
+    /// Effective ATT MTU (min of both sides' Exchange MTU values), per connection.
+    public var mtu: [Change<Int>] = []
+    public var gatt = GATTDatabase()
+    // Counters (by original length, so cut records still count).
+    public var aclPackets: [Direction: Int] = [:]
+    public var aclBytes: [Direction: Int] = [:]
+    public var attPDUs = 0
+
+    public init(number: Int, handle: UInt16, controller: UInt16, inferred: Bool, startFrame: Int, startTime: Timestamp) {
+        self.number = number
+        self.handle = handle
+        self.controller = controller
+        self.inferred = inferred
+        self.startFrame = startFrame
+        self.startTime = startTime
+    }
+
+    /// The ATT MTU in force now (23, the default, until an exchange, Core Spec Vol 3, Part F, 3.2.8).
+    public var currentMTU: Int { mtu.last?.value ?? 23 }
+    public var currentParameters: ConnectionParameters? { parameters.last?.value }
+    public var currentPHY: PHYPair { phy.last?.value ?? PHYPair(tx: 1, rx: 1) }
+    public var currentDataLength: DataLength { dataLength.last?.value ?? .default }
+    public var isEncrypted: Bool { encryption.last?.value ?? false }
+}

@@ -1,0 +1,62 @@
+import BLECore
+
+/// The protocol layer an event belongs to.
+public struct Layer: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public static let hci = Layer(rawValue: "hci")
+    public static let l2cap = Layer(rawValue: "l2cap")
+    public static let att = Layer(rawValue: "att")
+    public static let smp = Layer(rawValue: "smp")
+    public static let ll = Layer(rawValue: "ll")
+    public static let note = Layer(rawValue: "note")
+    public var description: String { rawValue }
+}
+
+/// One line of the timeline: something a host, controller or peer said, decoded.
+///
+/// Owned (no borrowed bytes), so it can wait in the pairing queue until its response is seen.
+public struct TimelineEvent: Sendable {
+    /// The record at which the event completed (for a fragmented L2CAP PDU, its last fragment), as Wireshark numbers it.
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// Connection handle, when the event belongs to a connection.
+    public var connection: UInt16?
+    public var direction: Direction
+    public var layer: Layer
+    /// Layer-specific code: ATT opcode, HCI command opcode or event code, SMP code, signalling code.
+    public var code: UInt32?
+    /// Name of the PDU/command/event: "Handle Value Notification", "LE Connection Complete".
+    public var name: String
+    /// Decoded parameters for people: `handle=0x002a status=Success`.
+    public var summary: String
+    // ATT
+    public var handle: UInt16?
+    public var value: [UInt8]?
+    public var uuid: BluetoothUUID?
+    /// Name of the attribute (characteristic or descriptor) the handle refers to, when known.
+    public var attributeName: String?
+    public var nameSource: GATTSource?
+    public var requestFrame: Int?
+    public var responseFrame: Int?
+    /// Request → response (or command → complete/status) latency.
+    public var latency: Int64?
+    public var status: String?
+    /// A payload decoded by a codec, for people: `bracelet.countResponse total=12 ✓`.
+    public var decodedSummary: String?
+    /// Codec output for programs (codec, message, fields, valid), pre-rendered as a JSON object.
+    public var decodedJSON: String?
+    public var isRequest = false
+
+    public init(frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
+                code: UInt32?, name: String, summary: String) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.connection = connection
+        self.direction = direction
+        self.layer = layer
+        self.code = code
+        self.name = name
+        self.summary = summary
+    }
+}
