@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"]),
         .target(name: "BLEProtocols", dependencies: ["BLECore", "BLECapture"]),
         .target(name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", .product(name: "Yams", package: "Yams")]),
-        .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs"]),
+        .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", .product(name: "Yams", package: "Yams")]),
         .target(name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"]),
         .executableTarget(name: "blescope", dependencies: [
             "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
