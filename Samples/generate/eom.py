@@ -103,6 +103,7 @@ async def run(loop, out):
         "cccd_value_hex": "0100",
         "final_att_mtu": mtu,
         "eom_hex": EOM.hex(),
+        "note": "messages 2 and 3 contain the letters EOM inside their text; only a notification whose whole value is EOM ends a message",
         "messages": messages,
     }
 

@@ -69,7 +69,18 @@ def generate(name: str, out_dir: str) -> dict:
     return truth
 
 
+BUMBLE_VERSION = "0.0.236"  # the samples in the repository were made with this version
+
+
 def main() -> int:
+    try:
+        from importlib.metadata import version
+
+        if version("bumble") != BUMBLE_VERSION:
+            print(f"warning: bumble {version('bumble')} installed; samples were made with {BUMBLE_VERSION}"
+                  " (pip install bumble==" + BUMBLE_VERSION + ")", file=sys.stderr)
+    except Exception:  # noqa: BLE001 - metadata is only a courtesy check
+        pass
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default=os.path.dirname(HERE), help="output directory (default: Samples/)")
     ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS))

@@ -128,32 +128,37 @@ class PacedLink(LocalLink):
         self.interval = interval_ms / 1000.0
         self.per_event = per_event
         self.anchor: float | None = None
-        # per sender controller: (event index, LL packets used in that event)
-        self._slot: dict[int, tuple[int, int]] = {}
+        # per sender controller: (event index, LL packets used in it, microseconds used in it)
+        self._slot: dict[int, tuple[int, int, int]] = {}
         self.last_air_time: dict[int, float] = {}
 
-    def reserve(self, sender: "SimController", ll_packets: int) -> list[float]:
-        """Reserve air time for ``ll_packets`` LL packets; returns when each one is sent."""
+    def reserve(self, sender: "SimController", lengths: list[int]) -> list[float]:
+        """Reserve air time for LL packets of the given payload lengths; returns when each is sent.
+
+        Air time on the 1M PHY: 8 us per octet of (payload + 10 octets of preamble,
+        access address, header and CRC [+4 MIC unused]), then 150 us inter-frame
+        space, the peer's (empty, 80 us) packet and another 150 us.
+        """
         loop = asyncio.get_running_loop()
         now = loop.time()
         if self.anchor is None:
             self.anchor = now
         # Next event strictly after now (a PDU handed over during an event waits for the next).
         k_now = math.floor((now - self.anchor) / self.interval + 1e-9) + 1
-        k, used = self._slot.get(id(sender), (k_now, 0))
+        k, used, offset_us = self._slot.get(id(sender), (k_now, 0, 0))
         if k < k_now:
-            k, used = k_now, 0
+            k, used, offset_us = k_now, 0, 0
         times = []
-        for _ in range(ll_packets):
-            if used >= self.per_event:
-                k, used = k + 1, 0
-            # central's packets go first in an event, the peripheral answers 150 us later
-            slot_us = used * 2 * (150 + 8 * (sender.ll_tx_octets + 14))
-            if sender.is_peripheral:
-                slot_us += 150 + 8 * (sender.ll_tx_octets + 14)
-            times.append(self.anchor + k * self.interval + slot_us / 1e6)
+        for n in lengths:
+            pair_us = 8 * (n + 10) + 150 + 80 + 150
+            if used >= self.per_event or offset_us + pair_us > self.interval * 1e6 - 500:
+                k, used, offset_us = k + 1, 0, 0
+            # the central transmits first in each pair; the peripheral answers 150 us later
+            start = offset_us if not sender.is_peripheral else offset_us + 80 + 150
+            times.append(self.anchor + k * self.interval + (start + 8 * (n + 10)) / 1e6)
             used += 1
-        self._slot[id(sender)] = (k, used)
+            offset_us += pair_us
+        self._slot[id(sender)] = (k, used, offset_us)
         self.last_air_time[id(sender)] = times[-1]
         return times
 
@@ -164,7 +169,7 @@ class PacedLink(LocalLink):
         source_address = sender_controller.random_address
         size = sender_controller.ll_tx_octets
         pieces = [data[i : i + size] for i in range(0, len(data), size)] or [b""]
-        times = self.reserve(sender_controller, len(pieces))
+        times = self.reserve(sender_controller, [len(p) for p in pieces])
         loop = asyncio.get_running_loop()
         for i, (t, piece) in enumerate(zip(times, pieces)):
             loop.call_at(t, destination.on_link_ll_data, source_address, piece, i == 0)
