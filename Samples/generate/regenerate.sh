@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerates every sample capture in Samples/ (see Samples/README.md).
+#   1. generate.py writes Samples/<name>.btsnoop and Samples/<name>.truth.json
+#      (needs: pip install bumble==0.0.236)
+#   2. if a Swift toolchain is present, `blescope convert` writes the .pcap and
+#      .pklg forms of every sample.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+
+python3 "$here/generate.py" --out "$root/Samples"
+
+samples=(eom-transfer bracelet nordic-dfu headset-ota)
+if command -v swift >/dev/null 2>&1; then
+    swift build -c release --product blescope
+    for s in "${samples[@]}"; do
+        for ext in pcap pklg; do
+            swift run -c release --skip-build blescope convert "Samples/$s.btsnoop" "Samples/$s.$ext"
+        done
+    done
+else
+    echo "swift not found: skipped the .pcap/.pklg conversions" >&2
+fi
