@@ -67,12 +67,15 @@ public struct DecodedField: Hashable, Sendable, CustomStringConvertible {
     public var unit: String?
     /// Byte offset of the field in the value (nil for synthesised fields).
     public var offset: Int?
+    /// Framing fields (sync bytes, selectors, checksums) kept in ``DecodedValue/fields`` but left out of the summary.
+    public var hidden: Bool
 
-    public init(_ name: String, _ value: FieldValue, unit: String? = nil, offset: Int? = nil) {
+    public init(_ name: String, _ value: FieldValue, unit: String? = nil, offset: Int? = nil, hidden: Bool = false) {
         self.name = name
         self.value = value
         self.unit = unit
         self.offset = offset
+        self.hidden = hidden
     }
 
     /// Human text: `72 bpm`, `near(0)`, `0x0c`, `[a, b]`.
@@ -136,7 +139,7 @@ public struct DecodedValue: Hashable, Sendable, CustomStringConvertible {
     /// One line: `bracelet.countResponse total=12 ✓` (✗ and the problems when invalid).
     public var summary: String {
         var s = codec + "." + message
-        let shown = fields.filter { !$0.name.hasPrefix("_") }
+        let shown = fields.filter { !$0.hidden }
         if !shown.isEmpty { s += " " + shown.map(\.description).joined(separator: " ") }
         s += valid ? " ✓" : " ✗ " + problems.joined(separator: "; ")
         return s
