@@ -1,0 +1,93 @@
+import BLECore
+import Foundation
+import Synchronization
+
+/// All codecs the analyzer knows: the SIG built-ins and the YAML specs loaded at run time.
+///
+/// Loaded specs are tried first, in load order (a user's spec may override a SIG codec); then the
+/// built-in codec for the context's attribute UUID. Loading is thread-safe; decoding takes a
+/// snapshot and runs without locks held.
+public final class CodecRegistry: Sendable {
+    private final class Snapshot: Sendable {
+        let specs: [DeclarativeCodec]
+        init(_ specs: [DeclarativeCodec]) { self.specs = specs }
+    }
+
+    private let state: Mutex<Snapshot>
+    /// Whether the SIG built-ins are consulted.
+    public let builtins: Bool
+
+    public init(builtins: Bool = true) {
+        self.builtins = builtins
+        state = Mutex(Snapshot([]))
+    }
+
+    /// The built-in SIG codecs.
+    public static var builtinCodecs: [SIGCodec] { SIGCodec.all }
+
+    /// Compiles a spec from text and adds it. A spec with the name of a loaded one replaces it.
+    @discardableResult
+    public func load(specText: String, file: String? = nil) throws(CodecSpecError) -> CodecSpecSummary {
+        let codec = try CodecSpecCompiler.compile(yaml: specText, file: file)
+        state.withLock { snapshot in
+            snapshot = Snapshot(snapshot.specs.filter { $0.name != codec.name } + [codec])
+        }
+        return codec.summary
+    }
+
+    /// Reads, compiles and adds one YAML spec file.
+    @discardableResult
+    public func load(specFile path: String) throws(CodecSpecError) -> CodecSpecSummary {
+        try load(specText: try CodecRegistry.read(path), file: path)
+    }
+
+    /// Loads every `*.yaml` / `*.yml` file of a directory (not recursive), in name order.
+    /// Stops at the first bad spec, whose error names its file.
+    @discardableResult
+    public func load(directory: String) throws(CodecSpecError) -> [CodecSpecSummary] {
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
+            throw CodecSpecError(file: directory, path: "", message: "cannot list directory: \(error.localizedDescription)")
+        }
+        var out: [CodecSpecSummary] = []
+        for n in names.sorted() where n.hasSuffix(".yaml") || n.hasSuffix(".yml") {
+            out.append(try load(specFile: (directory as NSString).appendingPathComponent(n)))
+        }
+        return out
+    }
+
+    /// Compiles a spec without adding it (for `blescope codecs check`).
+    public static func check(specFile path: String) throws(CodecSpecError) -> CodecSpecSummary {
+        try CodecSpecCompiler.compile(yaml: try read(path), file: path).summary
+    }
+
+    static func read(_ path: String) throws(CodecSpecError) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CodecSpecError(file: path, path: "", message: "cannot read file")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw CodecSpecError(file: path, path: "", message: "not UTF-8 text") }
+        return text
+    }
+
+    /// Summaries of the loaded specs, in load order.
+    public var specs: [CodecSpecSummary] { state.withLock { $0.specs.map(\.summary) } }
+
+    /// The loaded spec with this codec name.
+    public func spec(named name: String) -> DeclarativeCodec? { state.withLock { $0.specs.first { $0.name == name } } }
+
+    /// Decodes with the first loaded spec that applies, else the built-in codec for the attribute UUID; nil when none applies.
+    public func decode(_ bytes: UnsafeRawBufferPointer, context: CodecContext) -> DecodedValue? {
+        let snapshot = state.withLock { $0 }
+        for spec in snapshot.specs where spec.applies(bytes, context: context) {
+            return spec.decodeUnconditionally(bytes, context: context)
+        }
+        if builtins, let uuid = context.characteristic, let codec = SIGCodec.codec(for: uuid) {
+            return codec.decode(bytes)
+        }
+        return nil
+    }
+
+    public func decode(_ bytes: [UInt8], context: CodecContext) -> DecodedValue? {
+        bytes.withUnsafeBytes { decode($0, context: context) }
+    }
+}
