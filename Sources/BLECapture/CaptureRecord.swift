@@ -67,10 +67,12 @@ public struct CaptureRecord {
     public var linkType: UInt32
     /// The record's payload, borrowed (see the type's documentation).
     public var bytes: UnsafeRawBufferPointer
+    /// btsnoop cumulative drops as the capturer counted them (0 for other formats).
+    public var cumulativeDrops: UInt32
 
     public init(frame: Int, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,
                 originalLength: Int, includedLength: Int, fileOffset: Int64, rawType: UInt32 = 0, linkType: UInt32 = 0,
-                bytes: UnsafeRawBufferPointer) {
+                bytes: UnsafeRawBufferPointer, cumulativeDrops: UInt32 = 0) {
         self.frame = frame
         self.timestamp = timestamp
         self.direction = direction
@@ -82,6 +84,7 @@ public struct CaptureRecord {
         self.rawType = rawType
         self.linkType = linkType
         self.bytes = bytes
+        self.cumulativeDrops = cumulativeDrops
     }
 
     /// The capturer kept fewer bytes than were on the wire (Android filtered snoop, Windows logs):

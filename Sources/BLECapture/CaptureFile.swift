@@ -1,0 +1,245 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECore
+import CPcap
+import CZlib
+
+/// One open capture being read, record by record, in file order.
+///
+/// The format is sniffed from the content (never the extension); gzip is decompressed transparently.
+/// Reading is streaming with memory flat in the file size: ``next()`` hands out records whose bytes
+/// borrow the reader's buffer (valid until the next call). Bad input never traps: what can be read is
+/// read, and what went wrong is in ``findings``.
+///
+/// ```swift
+/// let file = try CaptureFile.open(path: "btsnoop_hci.log")
+/// var stats = CaptureStatistics()
+/// while let record = file.next() { stats.add(record) }
+/// ```
+public final class CaptureFile {
+    /// The path given to ``open(path:)`` (or the name given to ``open(bytes:name:)``).
+    public let path: String
+    public let format: CaptureFormat
+    /// True when the file was gzip-compressed.
+    public let compressed: Bool
+    /// btsnoop datalink (1001, 1002, 2001; btsnooz reads as 1002) or pcap link type (187, 201, 254, 251, 256, 272).
+    /// PacketLogger has no datalink field: 0.
+    public let datalink: UInt32
+    /// Size of the file on disk (compressed size for gzip); nil for pipes.
+    public let fileSize: Int64?
+    /// For PacketLogger: whether the records are big-endian; nil for other formats.
+    public let packetLoggerBigEndian: Bool?
+
+    private let reader: RecordReader
+    private var openNotes: [Finding]
+
+    private init(path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,
+                 packetLoggerBigEndian: Bool? = nil, reader: RecordReader, notes: [Finding] = []) {
+        self.path = path
+        self.format = format
+        self.compressed = compressed
+        self.datalink = datalink
+        self.fileSize = fileSize
+        self.packetLoggerBigEndian = packetLoggerBigEndian
+        self.reader = reader
+        self.openNotes = notes
+    }
+
+    /// The next record, or nil at the end (or where reading had to stop; see ``findings``).
+    /// Its bytes are valid until the next call.
+    @inline(__always) public func next() -> CaptureRecord? { reader.next() }
+
+    /// Everything odd seen so far: truncated file, impossible lengths, records cut by the capturer, notes.
+    public var findings: [Finding] { openNotes + reader.findings }
+
+    /// Bytes of the file consumed so far (compressed bytes for gzip), for progress reporting.
+    public var bytesConsumed: Int64 { reader.bytesConsumed }
+
+    /// Human name of the datalink: "H4", "H1", "Linux monitor", "LE LL with RF header", "Nordic BLE sniffer", …
+    public var datalinkName: String {
+        switch format {
+        case .packetLogger: packetLoggerBigEndian == true ? "PacketLogger (big-endian)" : "PacketLogger (little-endian)"
+        case .pcap, .pcapng: PcapLinkType.name(datalink)
+        case .btsnooz: "H4 (btsnooz)"
+        default: BTSnoop.datalinkName(datalink)
+        }
+    }
+
+    // MARK: Opening
+
+    /// Opens a capture file. Errors (the CLI exits 2): missing/unreadable file, directory, empty file,
+    /// content that is no capture, unsupported datalink.
+    public static func open(path: String) throws(CaptureOpenError) -> CaptureFile {
+        func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
+        let fd = Glibc_open(path)
+        guard fd >= 0 else { throw fail(String(cString: strerror(errno))) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { let e = errno; close(fd); throw fail(String(cString: strerror(e))) }
+        let mode = st.st_mode & S_IFMT
+        if mode == S_IFDIR { close(fd); throw fail("is a directory") }
+        let regular = mode == S_IFREG
+        let size = Int64(st.st_size)
+        if regular && size == 0 { close(fd); throw fail("empty file") }
+
+        let source: ByteSource
+        var compressed = false
+        if regular {
+            var magic: [UInt8] = [0, 0]
+            let got = pread(fd, &magic, 2, 0)
+            if got == 2 && magic == [0x1F, 0x8B] {
+                compressed = true
+                source = ByteSource(streaming: fd, gzip: true)
+            } else if let mapped = ByteSource(mapping: fd, size: Int(size)) {
+                close(fd)
+                source = mapped
+            } else {
+                source = ByteSource(streaming: fd, gzip: false)
+            }
+        } else {
+            // Pipes and devices: zlib passes plain data through, so gzip or not is found out while reading.
+            source = ByteSource(streaming: fd, gzip: true)
+            compressed = true
+        }
+        return try make(path: path, source: source, compressed: compressed, fileSize: regular ? size : nil, memory: false)
+    }
+
+    /// Opens a capture held in memory (tests); gzip content is decompressed first.
+    public static func open(bytes: [UInt8], name: String) throws(CaptureOpenError) -> CaptureFile {
+        if bytes.isEmpty { throw CaptureOpenError(path: name, message: "empty file") }
+        var content = bytes
+        var compressed = false
+        if bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B {
+            guard let inflated = zlibInflate(bytes, gzip: true) else {
+                throw CaptureOpenError(path: name, message: "gzip data is corrupt")
+            }
+            content = inflated
+            compressed = true
+            if content.isEmpty { throw CaptureOpenError(path: name, message: "empty file (after gzip decompression)") }
+        }
+        let source = content.withUnsafeBytes { ByteSource(copying: $0) }
+        return try make(path: name, source: source, compressed: compressed, fileSize: Int64(bytes.count), memory: true)
+    }
+
+    private static func make(path: String, source: ByteSource, compressed: Bool, fileSize: Int64?,
+                             memory: Bool) throws(CaptureOpenError) -> CaptureFile {
+        func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
+        _ = source.ensure(1 << 16)
+        let window = UnsafeRawBufferPointer(start: source.cursor, count: min(source.available, 1 << 16))
+        var isCompressed = compressed
+        if !memory, compressed, source.bytesConsumed > 0, source.bytesConsumed == Int64(window.count), fileSize == nil {
+            isCompressed = false // a pipe of plain data
+        }
+        if window.isEmpty {
+            if let error = source.streamError { throw fail(error) }
+            throw fail(compressed ? "empty file (after gzip decompression)" : "empty file")
+        }
+        let starts = "starts with " + hexString(window.prefix(4), separator: " ")
+
+        // btsnoop
+        if window.count >= 8 && window.prefix(8).elementsEqual(BTSnoop.magic) {
+            guard window.count >= BTSnoop.fileHeaderSize else { throw fail("btsnoop file header cut short (\(window.count) bytes)") }
+            let p = source.cursor
+            let version = p.be32(8), datalink = p.be32(12)
+            guard version == 1 else { throw fail("btsnoop version \(version) is not supported (expected 1)") }
+            guard [BTSnoop.datalinkH1, BTSnoop.datalinkH4, BTSnoop.datalinkMonitor].contains(datalink) else {
+                throw fail("btsnoop datalink \(datalink) (\(BTSnoop.datalinkName(datalink))) is not supported")
+            }
+            return CaptureFile(path: path, format: .btsnoop, compressed: isCompressed, datalink: datalink, fileSize: fileSize,
+                               reader: BTSnoopReader(source: source, datalink: datalink))
+        }
+
+        // pcap / pcapng
+        if window.count >= 4 {
+            let be = source.cursor.be32(0)
+            let pcapMagics: [UInt32] = [0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1]
+            let isPcapng = be == 0x0A0D_0D0A
+            if isPcapng || pcapMagics.contains(be) {
+                return try openPcap(path: path, source: source, compressed: isCompressed, fileSize: fileSize,
+                                    memory: memory, isPcapng: isPcapng)
+            }
+        }
+
+        // PacketLogger: no magic; the leading records must be plausible in one byte order.
+        let big = PacketLogger.plausibleRecords(window, bigEndian: true)
+        let little = PacketLogger.plausibleRecords(window, bigEndian: false)
+        func accepted(_ r: (count: Int, exactEnd: Bool)?) -> Int { guard let r, r.count >= 2 || r.exactEnd else { return 0 }; return r.count }
+        let bigScore = accepted(big), littleScore = accepted(little)
+        if bigScore > 0 || littleScore > 0 {
+            let bigEndian = bigScore >= littleScore
+            return CaptureFile(path: path, format: .packetLogger, compressed: isCompressed, datalink: 0, fileSize: fileSize,
+                               packetLoggerBigEndian: bigEndian, reader: PacketLoggerReader(source: source, bigEndian: bigEndian))
+        }
+
+        // Android bug report with a btsnooz block.
+        if looksLikeText(window.prefix(4096)) {
+            if let blob = BTSnooz.extractBlob(from: source) {
+                guard let (snoop, notes) = BTSnooz.decodeToBTSnoop(blob) else {
+                    throw fail("btsnooz block found but it could not be decoded (bad base64, version or zlib data)")
+                }
+                let inner = snoop.withUnsafeBytes { ByteSource(copying: $0) }
+                return CaptureFile(path: path, format: .btsnooz, compressed: isCompressed, datalink: BTSnoop.datalinkH4,
+                                   fileSize: fileSize, reader: BTSnoopReader(source: inner, datalink: BTSnoop.datalinkH4),
+                                   notes: notes.map { Finding(.info, .captureNote($0)) })
+            }
+        }
+        throw fail("not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); \(starts)")
+    }
+
+    private static func looksLikeText(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        var printable = 0
+        for b in bytes {
+            if b == 0 { return false }
+            if b >= 0x20 || b == 0x09 || b == 0x0A || b == 0x0D { printable += 1 }
+        }
+        return printable * 10 >= bytes.count * 9
+    }
+
+    private static func openPcap(path: String, source: ByteSource, compressed: Bool, fileSize: Int64?, memory: Bool,
+                                 isPcapng: Bool) throws(CaptureOpenError) -> CaptureFile {
+        func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
+        var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
+        let precision = UInt32(PCAP_TSTAMP_PRECISION_MICRO)
+        var handle: OpaquePointer? = nil
+        var keepAlive: AnyObject? = nil
+        var gzipSizes: (Int64, Int64)? = nil
+        if memory {
+            // fmemopen over the source's bytes (the source stays alive with the reader).
+            let all = UnsafeMutableRawPointer(mutating: source.cursor)
+            if let f = fmemopen(all, source.available, "r") {
+                handle = pcap_fopen_offline_with_tstamp_precision(f, precision, &errbuf)
+                if handle == nil { fclose(f) }
+            }
+            keepAlive = source
+        } else if compressed {
+            guard let (f, size) = decompressToTemporaryFile(path: path) else { throw fail("cannot decompress the gzip stream") }
+            handle = pcap_fopen_offline_with_tstamp_precision(f, precision, &errbuf)
+            if handle == nil { fclose(f) }
+            gzipSizes = (size, fileSize ?? size)
+        } else {
+            handle = pcap_open_offline_with_tstamp_precision(path, precision, &errbuf)
+        }
+        guard let handle else {
+            let message = String(decoding: errbuf.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw fail("\(isPcapng ? "pcapng" : "pcap"): \(message.isEmpty ? "libpcap cannot read it" : message)")
+        }
+        let linkType = UInt32(bitPattern: pcap_datalink(handle))
+        guard PcapLinkType.supported.contains(linkType) else {
+            pcap_close(handle)
+            throw fail("\(isPcapng ? "pcapng" : "pcap") link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272)")
+        }
+        let reader = PcapReader(handle: handle, isPcapng: isPcapng, fileSize: fileSize, keepAlive: keepAlive, gzipSizes: gzipSizes)
+        return CaptureFile(path: path, format: isPcapng ? .pcapng : .pcap, compressed: compressed, datalink: linkType,
+                           fileSize: fileSize, reader: reader)
+    }
+}
+
+@inline(__always) private func Glibc_open(_ path: String) -> Int32 {
+    #if canImport(Glibc)
+    return Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    #else
+    return Darwin.open(path, O_RDONLY | O_CLOEXEC)
+    #endif
+}

@@ -1,0 +1,65 @@
+import BLECore
+
+/// The container format of a capture file, sniffed from its content (never from the extension).
+///
+/// An open struct: `name` is the short identifier used on the command line and in reports.
+public struct CaptureFormat: Hashable, Sendable, CustomStringConvertible {
+    /// Short identifier: `btsnoop`, `pcap`, `pcapng`, `pklg`, `btsnooz`.
+    public var name: String
+    public init(name: String) { self.name = name }
+
+    /// btsnoop v1 (RFC 1761 snoop variant): Android `btsnoop_hci.log`, BlueZ `btmon -w`.
+    public static let btsnoop = CaptureFormat(name: "btsnoop")
+    /// Classic libpcap file (any byte order, µs or ns timestamps).
+    public static let pcap = CaptureFormat(name: "pcap")
+    /// pcapng (read through libpcap).
+    public static let pcapng = CaptureFormat(name: "pcapng")
+    /// Apple PacketLogger `.pklg` (big- or little-endian records, no file header).
+    public static let packetLogger = CaptureFormat(name: "pklg")
+    /// Android bug report carrying a btsnooz block between `BTSNOOP_LOG_SUMMARY` markers.
+    public static let btsnooz = CaptureFormat(name: "btsnooz")
+
+    public var description: String { name }
+}
+
+/// Why a file could not be opened as a capture; the CLI prints ``description`` and exits 2.
+public struct CaptureOpenError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+    /// `FILE: message`.
+    public var description: String { "\(path): \(message)" }
+}
+
+extension FindingKind {
+    /// The file ends inside a record: everything before it was read.
+    public static func captureTruncatedFile(frame: Int, offset: Int64, needed: Int, available: Int) -> FindingKind {
+        FindingKind(code: "capture.truncated-file",
+                    message: "file ends inside record \(frame): header at offset \(offset) needs \(needed) bytes, \(available) available")
+    }
+
+    /// A record header states a length the format does not allow; reading stopped there.
+    public static func captureInvalidRecordLength(frame: Int, offset: Int64, detail: String) -> FindingKind {
+        FindingKind(code: "capture.invalid-record-length",
+                    message: "record \(frame) at offset \(offset): \(detail); reading stopped here")
+    }
+
+    /// Records whose payload the capturer cut (included length < original length).
+    public static func captureTruncatedRecords(count: Int, first: Int) -> FindingKind {
+        FindingKind(code: "capture.truncated-records",
+                    message: "\(count) record\(count == 1 ? "" : "s") cut by the capturer (included length < original length), first is frame \(first)")
+    }
+
+    /// The capture library or decompressor reported an error; reading stopped there.
+    public static func captureReadError(_ detail: String) -> FindingKind {
+        FindingKind(code: "capture.read-error", message: detail)
+    }
+
+    /// Something about the file worth knowing that is not an error.
+    public static func captureNote(_ detail: String) -> FindingKind {
+        FindingKind(code: "capture.note", message: detail)
+    }
+}

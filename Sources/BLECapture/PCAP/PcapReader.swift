@@ -1,0 +1,187 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECore
+import CPcap
+import CZlib
+
+/// pcap link types blescope reads (tcpdump.org LINKTYPE_ values).
+public enum PcapLinkType {
+    /// H4 without direction.
+    public static let h4: UInt32 = 187
+    /// H4 after a 4-byte big-endian direction pseudo-header (bit 0 set = received).
+    public static let h4WithPHDR: UInt32 = 201
+    /// Linux monitor: u16 BE adapter index, u16 BE opcode, payload.
+    public static let linuxMonitor: UInt32 = 254
+    /// LE link layer (access address first).
+    public static let leLL: UInt32 = 251
+    /// LE link layer after a 10-byte RF pseudo-header.
+    public static let leLLWithRF: UInt32 = 256
+    /// Nordic nRF Sniffer for Bluetooth LE.
+    public static let nordicBLE: UInt32 = 272
+
+    public static let supported: [UInt32] = [h4, h4WithPHDR, linuxMonitor, leLL, leLLWithRF, nordicBLE]
+
+    public static func name(_ linkType: UInt32) -> String {
+        switch linkType {
+        case h4: "H4"
+        case h4WithPHDR: "H4 with direction pseudo-header"
+        case linuxMonitor: "Linux monitor"
+        case leLL: "LE LL"
+        case leLLWithRF: "LE LL with RF header"
+        case nordicBLE: "Nordic BLE sniffer"
+        default: "link type \(linkType)"
+        }
+    }
+
+    /// True for the over-the-air link types, whose records are `.linkLayer`.
+    public static func isLinkLayer(_ linkType: UInt32) -> Bool {
+        linkType == leLL || linkType == leLLWithRF || linkType == nordicBLE
+    }
+}
+
+/// Reads pcap and pcapng through libpcap (both byte orders, µs and ns files: libpcap scales to µs).
+///
+/// The pcapng interface id of a packet is not exposed by libpcap: `controllerIndex` stays 0 (except for
+/// LINKTYPE 254, whose pseudo-header names the adapter).
+final class PcapReader: RecordReader {
+    private let handle: OpaquePointer
+    let linkType: UInt32
+    private let isPcapng: Bool
+    private let fileSize: Int64?
+    private var frame = 0
+    private var stopped = false
+    private var stored: [Finding] = []
+    private var truncation = TruncationTally()
+    /// Offset of the next classic pcap record (computed: 24 + Σ(16 + caplen)).
+    private var nextOffset: Int64 = 24
+    private var keepAlive: AnyObject?
+    /// For gzip: (decompressed size, compressed size), to scale progress.
+    private let gzipSizes: (Int64, Int64)?
+
+    init(handle: OpaquePointer, isPcapng: Bool, fileSize: Int64?, keepAlive: AnyObject? = nil, gzipSizes: (Int64, Int64)? = nil) {
+        self.handle = handle
+        self.linkType = UInt32(bitPattern: pcap_datalink(handle))
+        self.isPcapng = isPcapng
+        self.fileSize = fileSize
+        self.keepAlive = keepAlive
+        self.gzipSizes = gzipSizes
+    }
+
+    deinit { pcap_close(handle) }
+
+    var findings: [Finding] {
+        if let t = truncation.finding { return stored + [t] }
+        return stored
+    }
+
+    var bytesConsumed: Int64 {
+        let position = isPcapng ? (pcap_file(handle).map { Int64(ftello($0)) } ?? 0) : nextOffset
+        if let (inner, outer) = gzipSizes, inner > 0 { return position * outer / inner }
+        return position
+    }
+
+    func next() -> CaptureRecord? {
+        if stopped { return nil }
+        var header: UnsafeMutablePointer<pcap_pkthdr>? = nil
+        var data: UnsafePointer<UInt8>? = nil
+        let recordOffset: Int64 = isPcapng ? (pcap_file(handle).map { Int64(ftello($0)) } ?? 0) : nextOffset
+        let status = pcap_next_ex(handle, &header, &data)
+        guard status == 1, let header else {
+            stopped = true
+            if status == PCAP_ERROR {
+                let message = String(cString: pcap_geterr(handle))
+                reportError(message, offset: recordOffset)
+            }
+            return nil
+        }
+        frame &+= 1
+        let caplen = Int(header.pointee.caplen)
+        let len = Int(header.pointee.len)
+        nextOffset &+= 16 &+ Int64(caplen)
+        if caplen < len { truncation.note(frame: frame) }
+        let tv = header.pointee.ts
+        let timestamp = Timestamp(microseconds: Int64(tv.tv_sec) &* 1_000_000 &+ Int64(tv.tv_usec))
+        let packet = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : caplen)
+        var record = CaptureRecord(frame: frame, timestamp: timestamp, direction: .unknown, kind: .other,
+                                   originalLength: len, includedLength: caplen, fileOffset: recordOffset,
+                                   rawType: linkType, linkType: linkType, bytes: packet)
+        switch linkType {
+        case PcapLinkType.h4WithPHDR:
+            guard packet.count >= 5 else { break }
+            let direction = UnsafeRawPointer(packet.baseAddress!).be32(0)
+            record.direction = direction & 1 != 0 ? .rx : .tx
+            let type = packet[4]
+            if type >= 1 && type <= 5 {
+                record.kind = RecordKind(rawValue: type)
+                record.bytes = UnsafeRawBufferPointer(rebasing: packet[5...])
+            } else {
+                record.bytes = UnsafeRawBufferPointer(rebasing: packet[4...])
+            }
+        case PcapLinkType.h4:
+            guard packet.count >= 1 else { break }
+            let type = packet[0]
+            if type >= 1 && type <= 5 {
+                record.kind = RecordKind(rawValue: type)
+                record.bytes = UnsafeRawBufferPointer(rebasing: packet[1...])
+                if record.kind == .command { record.direction = .tx } else if record.kind == .event { record.direction = .rx }
+            }
+        case PcapLinkType.linuxMonitor:
+            guard packet.count >= 4 else { break }
+            let p = UnsafeRawPointer(packet.baseAddress!)
+            let opcode = p.be16(2)
+            let (kind, direction) = LinuxMonitor.classify(opcode)
+            record.kind = kind
+            record.direction = direction
+            record.controllerIndex = p.be16(0)
+            record.rawType = UInt32(opcode)
+            record.bytes = UnsafeRawBufferPointer(rebasing: packet[4...])
+        default:
+            record.kind = .linkLayer
+        }
+        return record
+    }
+
+    /// Turns libpcap's "truncated dump file; tried to read N … bytes, only got M" into the common finding.
+    private func reportError(_ message: String, offset: Int64) {
+        let recordFrame = frame + 1
+        if message.contains("truncated") {
+            let numbers = message.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+            if numbers.count >= 2 {
+                var needed = numbers[numbers.count - 2]
+                var got = numbers[numbers.count - 1]
+                if !isPcapng && message.contains("captured bytes") { needed += 16; got += 16 }
+                stored.append(Finding(.warning, .captureTruncatedFile(frame: recordFrame, offset: offset, needed: needed, available: got),
+                                      frame: recordFrame, offset: offset))
+                return
+            }
+        }
+        let kind: FindingKind = message.contains("larger than") || message.contains("bigger than") || message.contains("length")
+            ? .captureInvalidRecordLength(frame: recordFrame, offset: offset, detail: "libpcap: \(message)")
+            : .captureReadError("libpcap: \(message) (record \(recordFrame))")
+        stored.append(Finding(.warning, kind, frame: recordFrame, offset: offset))
+    }
+}
+
+/// Decompresses a gzip file into an anonymous temporary file for libpcap (which reads only `FILE *`):
+/// memory stays flat, the disk holds the decompressed copy until the capture is closed.
+func decompressToTemporaryFile(path: String) -> (file: UnsafeMutablePointer<FILE>, size: Int64)? {
+    guard let gz = gzopen(path, "rb") else { return nil }
+    defer { gzclose(gz) }
+    _ = gzbuffer(gz, 256 << 10)
+    guard let tmp = tmpfile() else { return nil }
+    let chunk = 1 << 20
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+    defer { buffer.deallocate() }
+    var total: Int64 = 0
+    while true {
+        let got = gzread(gz, buffer, UInt32(chunk))
+        if got <= 0 { break } // a corrupt tail ends the data; libpcap reports the cut record
+        if fwrite(buffer, 1, Int(got), tmp) != Int(got) { fclose(tmp); return nil }
+        total += Int64(got)
+    }
+    rewind(tmp)
+    return (tmp, total)
+}

@@ -1,0 +1,77 @@
+import BLECore
+
+/// One format's record walker behind ``CaptureFile``.
+protocol RecordReader: AnyObject {
+    func next() -> CaptureRecord?
+    var findings: [Finding] { get }
+    var bytesConsumed: Int64 { get }
+}
+
+/// Counts records whose payload the capturer cut, reported as one finding.
+struct TruncationTally {
+    var count = 0
+    var firstFrame = 0
+    @inline(__always) mutating func note(frame: Int) {
+        if count == 0 { firstFrame = frame }
+        count &+= 1
+    }
+    var finding: Finding? {
+        count == 0 ? nil : Finding(.info, .captureTruncatedRecords(count: count, first: firstFrame), frame: firstFrame)
+    }
+}
+
+/// Linux monitor (btsnoop datalink 2001, pcap LINKTYPE 254) opcodes, BlueZ `src/shared/btsnoop.h`.
+enum LinuxMonitor {
+    static let newIndex: UInt16 = 0, deleteIndex: UInt16 = 1, command: UInt16 = 2, event: UInt16 = 3
+    static let aclTx: UInt16 = 4, aclRx: UInt16 = 5, scoTx: UInt16 = 6, scoRx: UInt16 = 7
+    static let openIndex: UInt16 = 8, closeIndex: UInt16 = 9, indexInfo: UInt16 = 10, vendorDiag: UInt16 = 11
+    static let systemNote: UInt16 = 12, userLogging: UInt16 = 13
+    static let controlOpen: UInt16 = 14, controlClose: UInt16 = 15, controlCommand: UInt16 = 16, controlEvent: UInt16 = 17
+    static let isoTx: UInt16 = 18, isoRx: UInt16 = 19
+
+    /// Kind and direction of a monitor opcode.
+    @inline(__always)
+    static func classify(_ opcode: UInt16) -> (RecordKind, Direction) {
+        switch opcode {
+        case command: (.command, .tx)
+        case event: (.event, .rx)
+        case aclTx: (.acl, .tx)
+        case aclRx: (.acl, .rx)
+        case scoTx: (.sco, .tx)
+        case scoRx: (.sco, .rx)
+        case isoTx: (.iso, .tx)
+        case isoRx: (.iso, .rx)
+        case systemNote, userLogging: (.text, .unknown)
+        case 0...17: (.monitor, .unknown)
+        default: (.other, .unknown)
+        }
+    }
+
+    /// The opcode that carries a record of this kind and direction (text is written as a system note).
+    static func opcode(kind: RecordKind, direction: Direction, rawType: UInt32) -> UInt16? {
+        switch kind {
+        case .command: command
+        case .event: event
+        case .acl: direction == .rx ? aclRx : aclTx
+        case .sco: direction == .rx ? scoRx : scoTx
+        case .iso: direction == .rx ? isoRx : isoTx
+        case .text: systemNote
+        case .monitor, .other: rawType <= 0xFFFF ? UInt16(rawType) : nil
+        default: nil
+        }
+    }
+
+    /// User logging payload (priority u8, ident length u8, ident, message) composed as `ident: message`.
+    /// Returns false when the payload is malformed (the caller then keeps the raw bytes).
+    static func composeUserLogging(_ payload: UnsafeRawBufferPointer, into scratch: inout TextScratch) -> Bool {
+        guard payload.count >= 2 else { return false }
+        let identLength = Int(payload[1])
+        guard 2 + identLength <= payload.count else { return false }
+        scratch.reset(reserving: payload.count + 2)
+        let ident = UnsafeRawBufferPointer(rebasing: payload[2 ..< 2 + identLength])
+        scratch.append(ident)
+        if scratch.count > 0 { scratch.append(ascii: ": ") }
+        scratch.append(UnsafeRawBufferPointer(rebasing: payload[(2 + identLength)...]))
+        return true
+    }
+}
