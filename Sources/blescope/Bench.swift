@@ -1,0 +1,62 @@
+import ArgumentParser
+import BLECapture
+import BLEReports
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Measures a pass over a capture: records/s and peak RSS. `scripts/bench.sh` drives it.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Benchmark a pass over a capture (records/s, peak memory).", shouldDisplay: false)
+
+    enum Pass: String, ExpressibleByArgument, CaseIterable {
+        case read, info
+    }
+
+    @Argument(help: "Capture file (generate one with ../shared/tools/make_big_capture.py).")
+    var file: String
+
+    @Option(help: "What to run: \(Pass.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var pass: Pass = .info
+
+    @Option(help: "Repetitions (the best is reported).")
+    var repeat_: Int = 1
+
+    func run() throws {
+        var best = Double.infinity
+        var records = 0
+        for _ in 0..<max(1, repeat_) {
+            let capture: CaptureFile
+            do { capture = try CaptureFile.open(path: file) } catch {
+                writeStandardError("blescope: \(error)\n")
+                throw Exit.badInput
+            }
+            let start = ProgressReporter.nowNanoseconds()
+            switch pass {
+            case .read:
+                var n = 0
+                var bytes = 0
+                while let r = capture.next() { n += 1; bytes &+= r.bytes.count }
+                records = n
+                if bytes == -1 { print(bytes) }  // keep the loop observable
+            case .info:
+                let info = CaptureInfo(reading: capture)
+                records = info.statistics.records
+            }
+            best = min(best, Double(ProgressReporter.nowNanoseconds() - start) / 1e9)
+        }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let rate = Double(records) / best
+        print("pass=\(pass.rawValue) records=\(records) seconds=\(String(fractionDigits: 3, best)) "
+              + "records_per_s=\(Int(rate)) peak_rss_mib=\(String(fractionDigits: 1, Double(usage.ru_maxrss) / 1024))")
+    }
+}
+
+extension Bench {
+    enum CodingKeys: String, CodingKey {
+        case file, pass
+        case repeat_ = "repeat"
+    }
+}
