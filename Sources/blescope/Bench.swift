@@ -20,13 +20,13 @@ struct Bench: ParsableCommand {
     @Option(help: "What to run: \(Pass.allCases.map(\.rawValue).joined(separator: ", ")).")
     var pass: Pass = .info
 
-    @Option(help: "Repetitions (the best is reported).")
-    var repeat_: Int = 1
+    @Option(name: .customLong("repeat"), help: "Repetitions (the best is reported).")
+    var repetitions: Int = 1
 
     func run() throws {
         var best = Double.infinity
         var records = 0
-        for _ in 0..<max(1, repeat_) {
+        for _ in 0..<max(1, repetitions) {
             let capture: CaptureFile
             do { capture = try CaptureFile.open(path: file) } catch {
                 writeStandardError("blescope: \(error)\n")
@@ -54,9 +54,3 @@ struct Bench: ParsableCommand {
     }
 }
 
-extension Bench {
-    enum CodingKeys: String, CodingKey {
-        case file, pass
-        case repeat_ = "repeat"
-    }
-}

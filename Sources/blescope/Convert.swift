@@ -1,0 +1,84 @@
+import ArgumentParser
+import BLECapture
+import BLEReports
+
+struct Convert: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rewrite a capture in another format (btsnoop, pcap, PacketLogger).",
+        discussion: """
+            The output format comes from OUT's extension (.btsnoop/.log/.cfa → btsnoop, .pcap → pcap, \
+            .pklg → PacketLogger) or from --format. Records the output format cannot hold (e.g. text notes \
+            in btsnoop H4) are skipped and counted on stderr.
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case btsnoop, btsnoopH1 = "btsnoop-h1", btsnoopMonitor = "btsnoop-monitor", pcap, pklg, pklgBE = "pklg-be"
+    }
+
+    @Argument(help: "Input capture (any supported format, .gz too).")
+    var input: String
+
+    @Argument(help: "Output file.")
+    var output: String
+
+    @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var format: Format?
+
+    func validate() throws {
+        if format == nil && Convert.format(forExtensionOf: output) == nil {
+            throw ValidationError("cannot tell the output format from '\(output)': use --format")
+        }
+        if input == output { throw ValidationError("input and output are the same file") }
+    }
+
+    static func format(forExtensionOf path: String) -> Format? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".btsnoop") || lower.hasSuffix(".log") || lower.hasSuffix(".cfa") { return .btsnoop }
+        if lower.hasSuffix(".pcap") { return .pcap }
+        if lower.hasSuffix(".pklg") { return .pklg }
+        return nil
+    }
+
+    func run() throws {
+        let capture: CaptureFile
+        do { capture = try CaptureFile.open(path: input) } catch {
+            writeStandardError("blescope: \(error)\n")
+            throw Exit.badInput
+        }
+        let chosen = format ?? Convert.format(forExtensionOf: output)!
+        let outputFormat = CaptureConversion.outputFormat(chosen.rawValue, input: capture)
+        let writer: CaptureFileWriter
+        do { writer = try CaptureFileWriter(path: output, format: outputFormat) } catch {
+            writeStandardError("blescope: \(error)\n")
+            throw Exit.badInput
+        }
+        do {
+            while let record = capture.next() { try writer.write(record) }
+            try writer.close()
+        } catch {
+            writeStandardError("blescope: \(error)\n")
+            throw ExitCode.failure
+        }
+        for f in capture.findings { writeStandardError("blescope: \(input): \(f)\n") }
+        if writer.recordsSkipped > 0 {
+            writeStandardError("blescope: \(writer.recordsSkipped) record(s) that \(outputFormat) cannot hold were skipped\n")
+        }
+    }
+}
+
+/// Picks the concrete output format: the datalink follows the input where the name leaves it open.
+enum CaptureConversion {
+    static func outputFormat(_ name: String, input: CaptureFile) -> CaptureOutputFormat {
+        let linkLayer = [251, 256, 272].contains(Int(input.datalink)) && input.format.name.hasPrefix("pcap")
+        switch name {
+        case "btsnoop-h1": return .btsnoop(datalink: 1001)
+        case "btsnoop-monitor": return .btsnoop(datalink: 2001)
+        case "btsnoop": return .btsnoop(datalink: input.format.name == "btsnoop" && input.datalink == 2001 ? 2001 : 1002)
+        case "pcap":
+            if linkLayer { return .pcap(linkType: input.datalink) }
+            return .pcap(linkType: input.datalink == 254 || input.datalink == 2001 ? 254 : 201)
+        case "pklg-be": return .packetLogger(bigEndian: true)
+        default: return .packetLogger(bigEndian: false)
+        }
+    }
+}
