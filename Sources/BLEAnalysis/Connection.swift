@@ -85,6 +85,11 @@ public struct Connection: Hashable, Sendable {
     public var aclPackets: [Direction: Int] = [:]
     public var aclBytes: [Direction: Int] = [:]
     public var attPDUs = 0
+    /// Host → controller ACL packets not yet reported done by Number Of Completed Packets.
+    public var inFlight = 0
+    /// The most packets that were in the controller's buffer at once for this connection.
+    public var maxInFlight = 0
+    public var completedPackets = 0
 
     public init(number: Int, handle: UInt16, controller: UInt16, inferred: Bool, startFrame: Int, startTime: Timestamp) {
         self.number = number

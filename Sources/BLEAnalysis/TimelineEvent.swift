@@ -1,3 +1,4 @@
+import BLECodecs
 import BLECore
 
 /// The protocol layer an event belongs to.
@@ -22,6 +23,8 @@ public struct TimelineEvent: Sendable {
     public var timestamp: Timestamp
     /// Connection handle, when the event belongs to a connection.
     public var connection: UInt16?
+    /// 1-based number of the connection in the capture (see ``Connection/number``).
+    public var connectionNumber: Int?
     public var direction: Direction
     public var layer: Layer
     /// Layer-specific code: ATT opcode, HCI command opcode or event code, SMP code, signalling code.
@@ -42,10 +45,8 @@ public struct TimelineEvent: Sendable {
     /// Request → response (or command → complete/status) latency.
     public var latency: Int64?
     public var status: String?
-    /// A payload decoded by a codec, for people: `bracelet.countResponse total=12 ✓`.
-    public var decodedSummary: String?
-    /// Codec output for programs (codec, message, fields, valid), pre-rendered as a JSON object.
-    public var decodedJSON: String?
+    /// What a codec made of the value (SIG built-in or a YAML spec).
+    public var decoded: DecodedValue?
     public var isRequest = false
 
     public init(frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,

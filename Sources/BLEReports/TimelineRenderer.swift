@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLECodecs
 import BLECore
 
 /// How times are shown in the text timeline.
@@ -49,8 +50,9 @@ public struct TimelineTextRenderer {
         out += " " + e.direction.arrow + "  "
         out += terminal.paint(e.layer.rawValue.uppercased().padding(to: 5), layerStyle(e.layer)) + "  "
         out += terminal.paint(e.name, .bold)
+        if let n = e.attributeName ?? e.uuid?.description { out += " " + terminal.paint("[" + n + "]", .yellow) }
         if !e.summary.isEmpty { out += "  " + e.summary }
-        if let d = e.decodedSummary { out += "  " + terminal.paint(d, .cyan) }
+        if let d = e.decoded { out += "  " + terminal.paint(d.summary, d.valid ? .cyan : .red) }
         if let r = e.responseFrame {
             out += terminal.paint("  → #\(r)" + (e.latency.map { " " + formatDuration(microseconds: $0) } ?? ""), .dim)
         } else if let r = e.requestFrame {
@@ -97,16 +99,9 @@ public struct TimelineJSONRenderer {
         writer.field("latency_us", e.latency)
         writer.field("status", e.status)
         writer.field("summary", e.summary)
+        if let d = e.decoded { writeDecoded(d, into: &writer) } else { writer.fieldNull("decoded") }
         writer.endObject()
-        var bytes = writer.bytes
-        if let decoded = e.decodedJSON {
-            // Splice the pre-rendered codec object in before the closing brace.
-            bytes.removeLast()
-            bytes.append(contentsOf: ",\"decoded\":".utf8)
-            bytes.append(contentsOf: decoded.utf8)
-            bytes.append(UInt8(ascii: "}"))
-        }
-        out.append(contentsOf: bytes)
+        out.append(contentsOf: writer.bytes)
         out.append(UInt8(ascii: "\n"))
     }
 }
@@ -133,7 +128,7 @@ public struct TimelineCSVRenderer {
             e.layer.rawValue, e.code.map { String($0) } ?? "", q(e.name), e.handle.map { String($0) } ?? "",
             e.value.map { hexString($0) } ?? "", e.uuid?.uuidString ?? "", q(e.attributeName),
             e.requestFrame.map { String($0) } ?? "", e.responseFrame.map { String($0) } ?? "",
-            e.latency.map { String($0) } ?? "", q(e.status), q(e.summary), q(e.decodedSummary),
+            e.latency.map { String($0) } ?? "", q(e.status), q(e.summary), q(e.decoded?.summary),
         ]
         return fields.joined(separator: ",") + "\n"
     }
@@ -168,5 +163,54 @@ extension Substring {
             i = index(after: i)
         }
         return nil
+    }
+}
+
+/// `"decoded": {"codec", "message", "valid", "problems", "fields": {name: value}, "roles": {role: value}}`.
+public func writeDecoded(_ d: DecodedValue, into w: inout JSONWriter, key: String = "decoded") {
+    w.beginObject(key)
+    w.field("codec", d.codec)
+    w.field("message", d.message)
+    w.field("valid", d.valid)
+    w.beginArray("problems")
+    for p in d.problems { w.value(p) }
+    w.endArray()
+    w.beginObject("fields")
+    for f in d.fields { writeField(f, into: &w) }
+    w.endObject()
+    w.beginObject("roles")
+    for (role, value) in d.roles.sorted(by: { $0.key < $1.key }) {
+        switch value {
+        case .int(let v): w.field(role.rawValue, v)
+        case .bytes(let b): w.fieldHex(role.rawValue, b)
+        case .present: w.field(role.rawValue, true)
+        }
+    }
+    w.endObject()
+    w.field("summary", d.summary)
+    w.endObject()
+}
+
+private func writeField(_ f: DecodedField, into w: inout JSONWriter) {
+    switch f.value {
+    case .int(let v): w.field(f.name, v)
+    case .double(let v): w.field(f.name, v, decimals: 6)
+    case .string(let s): w.field(f.name, s)
+    case .bytes(let b): w.fieldHex(f.name, b)
+    case .bool(let b): w.field(f.name, b)
+    case .named(let v, let name):
+        w.beginObject(f.name); w.field("value", v); w.field("name", name); w.endObject()
+    case .flags(let v, let names):
+        w.beginObject(f.name); w.field("value", v)
+        w.beginArray("set"); for n in names { w.value(n) }; w.endArray()
+        w.endObject()
+    case .list(let items):
+        w.beginArray(f.name)
+        for item in items { w.beginObject(); writeField(item, into: &w); w.endObject() }
+        w.endArray()
+    case .nested(let fields):
+        w.beginObject(f.name)
+        for item in fields { writeField(item, into: &w) }
+        w.endObject()
     }
 }

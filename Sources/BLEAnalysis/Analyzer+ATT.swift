@@ -1,0 +1,432 @@
+import BLECodecs
+import BLECore
+import BLEProtocols
+
+/// ATT state of one connection (one bearer on the fixed channel 0x0004).
+///
+/// Core Spec Vol 3, Part F, 3.3.2: one outstanding request per client; its response comes back
+/// the other way. Indications wait for their confirmation the same way.
+struct ATTBearer {
+    struct Pending {
+        var opcode: ATTOpcode
+        var handle: UInt16?
+        var frame: Int
+        var timestamp: Timestamp
+        var eventID: Int?
+        /// For Read By Type / Group Type: the attribute type asked for (discovery needs it).
+        var type: BluetoothUUID?
+        /// For Find By Type Value: the service UUID asked for.
+        var typeValue: [UInt8] = []
+    }
+
+    /// Outstanding request (or indication) by the direction it was sent in.
+    var pending: [Direction: Pending] = [:]
+    /// MTU proposed by each side (client in its request, server in its response).
+    var clientMTU: Int?
+    var serverMTU: Int?
+    /// Long read in progress: handle, bytes so far, frames.
+    var longRead: (handle: UInt16, value: [UInt8], frames: [Int], direction: Direction)?
+    /// Prepared writes queued: (handle, offset, value, frame), in order.
+    var prepared: [(handle: UInt16, offset: Int, value: [UInt8], frame: Int)] = []
+}
+
+extension Analyzer {
+    func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
+        counters.l2capPDUs += 1
+        switch pdu.channel {
+        case 0x0004: processATT(pdu, connection: index, direction: direction, timestamp: timestamp)
+        case 0x0005, 0x0001: processSignalling(pdu, connection: index, direction: direction, timestamp: timestamp)
+        case 0x0006: processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
+        default:
+            if processCreditFrame(pdu, connection: index, direction: direction, timestamp: timestamp) { return }
+            if options.timeline {
+                let c = connections[index]
+                emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: c.handle, direction: direction,
+                                   layer: .l2cap, code: UInt32(pdu.channel), name: L2CAPCID(pdu.channel).description,
+                                   summary: "\(pdu.payload.count) bytes"))
+            }
+        }
+    }
+
+    // MARK: ATT
+
+    func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
+        let payload = pdu.payload
+        guard let first = payload.first else {
+            findings.append(Finding(.warning, .init(code: "att.empty", message: "empty ATT PDU"), frame: pdu.lastFrame))
+            return
+        }
+        counters.attPDUs += 1
+        counters.attByOpcode[first, default: 0] += 1
+        connections[index].attPDUs += 1
+        let opcode = ATTOpcode(rawValue: first)
+        let frame = pdu.lastFrame
+        var bearer = bearers.removeValue(forKey: index) ?? ATTBearer()
+        defer { bearers[index] = bearer }
+
+        // Fast path for the bulk of real traffic when nobody needs the typed PDU.
+        let needTyped = options.timeline || !isBulkValueOpcode(opcode)
+        var handle: UInt16? = nil
+        var valueRange: Range<Int>? = nil
+        if payload.count >= 3 {
+            handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
+        }
+        switch opcode {
+        case .handleValueNotification, .writeCommand, .writeRequest, .handleValueIndication:
+            if payload.count >= 3 { valueRange = 3..<payload.count }
+        case .signedWriteCommand:
+            if payload.count >= 15 { valueRange = 3..<(payload.count - 12) }
+        default: break
+        }
+
+        let mtu = connections[index].currentMTU
+        if payload.count > mtu && (!connections[index].inferred || !connections[index].mtu.isEmpty) {
+            findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
+                message: "ATT \(opcode) of \(payload.count) bytes exceeds the connection's ATT_MTU \(mtu)"), frame: frame))
+        }
+
+        var typed: ATTPDU? = nil
+        if needTyped {
+            var reader = ByteReader(payload)
+            do {
+                typed = try ATTPDU(parsing: &reader)
+            } catch {
+                findings.append(Finding(.warning, .malformed("ATT \(opcode)", error), frame: frame))
+            }
+        }
+
+        var event: TimelineEvent? = nil
+        if options.timeline {
+            let c = connections[index]
+            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: c.handle, direction: direction, layer: .att,
+                                  code: UInt32(first), name: opcode.description, summary: typed.map { Self.strip($0.summary, prefix: opcode.description) } ?? "malformed: " + hexString(payload))
+            e.handle = typed?.attributeHandle
+            e.value = typed?.value
+            if let h = e.handle { nameAttribute(&e, handle: h, connection: index) }
+            event = e
+        }
+
+        // Request / response pairing.
+        var responseTo: ATTBearer.Pending? = nil
+        let method = opcode.method
+        if method == .request || method == .indication {
+            if let stale = bearer.pending[direction] {
+                findings.append(Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
+                if let id = stale.eventID { queue.settle(id) }
+            }
+            var p = ATTBearer.Pending(opcode: opcode, handle: typed?.attributeHandle ?? handle, frame: frame, timestamp: timestamp)
+            if let typed {
+                switch typed {
+                case .readByTypeRequest(let r), .readByGroupTypeRequest(let r): p.type = r.type
+                case .findByTypeValueRequest(let r):
+                    p.type = BluetoothUUID(uuid16: r.type)
+                    p.typeValue = r.value
+                default: break
+                }
+            }
+            event?.isRequest = true
+            bearer.pending[direction] = p
+        } else if method == .response || method == .confirmation {
+            let requestDirection = direction.reversed
+            if let p = bearer.pending.removeValue(forKey: requestDirection),
+               opcode == .errorResponse || p.opcode.responseOpcode == opcode || (method == .confirmation && p.opcode == .handleValueIndication) {
+                responseTo = p
+                let latency = timestamp.microseconds(since: p.timestamp)
+                if let id = p.eventID {
+                    queue.update(id) { $0.responseFrame = frame; $0.latency = latency }
+                    queue.settle(id)
+                }
+                event?.requestFrame = p.frame
+                event?.latency = latency
+                if event?.handle == nil, let h = p.handle {
+                    event?.handle = h
+                    if var e = event { nameAttribute(&e, handle: h, connection: index); event = e }
+                }
+            } else if let p = bearer.pending[requestDirection] {
+                findings.append(Finding(.warning, .init(code: "att.unexpected-response",
+                    message: "ATT \(opcode) does not answer the outstanding \(p.opcode) (frame \(p.frame))"), frame: frame))
+            } else {
+                findings.append(Finding(.info, .init(code: "att.response-without-request",
+                    message: "ATT \(opcode) without a request in the capture"), frame: frame))
+            }
+        }
+
+        if let typed {
+            applyATT(typed, bearer: &bearer, request: responseTo, connection: index, direction: direction, frame: frame,
+                     timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
+        } else if let h = handle, let range = valueRange {
+            // Bulk value PDU, statistics-only pass: hand the value to the observers without building a typed PDU.
+            let kind: ValueKind = switch opcode {
+            case .handleValueNotification: .notification
+            case .handleValueIndication: .indication
+            case .writeRequest: .writeRequest
+            case .signedWriteCommand: .signedWriteCommand
+            default: .writeCommand
+            }
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index,
+                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
+        }
+        if let e = event {
+            if e.isRequest, bearer.pending[direction]?.frame == frame {
+                bearer.pending[direction]?.eventID = emit(e, waiting: true)
+            } else {
+                emit(e)
+            }
+        }
+    }
+
+    static func strip(_ summary: String, prefix: String) -> String {
+        guard summary.hasPrefix(prefix) else { return summary }
+        return String(summary.dropFirst(prefix.count).drop(while: { $0 == " " }))
+    }
+
+    func isBulkValueOpcode(_ opcode: ATTOpcode) -> Bool {
+        opcode == .handleValueNotification || opcode == .writeCommand || opcode == .writeRequest
+            || opcode == .handleValueIndication || opcode == .signedWriteCommand
+    }
+
+    /// Names a handle in an event from the connection's GATT database.
+    func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int) {
+        let db = connections[index].gatt
+        if let name = db.userNames[handle] {
+            e.attributeName = name
+            e.nameSource = .userMap
+        }
+        if let uuid = db.uuid(for: handle) {
+            e.uuid = uuid
+            if e.attributeName == nil {
+                e.attributeName = AssignedNumbers.name(for: uuid)
+                e.nameSource = db.source
+            }
+        }
+    }
+
+    /// State changes and value delivery for a decoded ATT PDU.
+    func applyATT(_ pdu: ATTPDU, bearer: inout ATTBearer, request: ATTBearer.Pending?, connection index: Int,
+                  direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?) {
+        switch pdu {
+        case .exchangeMTURequest(let mtu):
+            bearer.clientMTU = Int(mtu)
+        case .exchangeMTUResponse(let mtu):
+            bearer.serverMTU = Int(mtu)
+            if request != nil {
+                let effective = max(23, min(bearer.clientMTU ?? Int(mtu), Int(mtu)))
+                connections[index].mtu.append(Change(frame: frame, timestamp: timestamp, value: effective))
+                event?.summary += " → ATT_MTU \(effective)"
+            }
+        case .readByGroupTypeResponse(let groups):
+            let primary = request?.type?.uuid16 != 0x2801
+            for g in groups {
+                guard let uuid = uuidFromValue(g.value) else { continue }
+                connections[index].gatt.addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
+            }
+        case .findByTypeValueResponse(let ranges):
+            if let r = request, r.type?.uuid16 == 0x2800 || r.type?.uuid16 == 0x2801, let uuid = uuidFromValue(r.typeValue) {
+                for range in ranges {
+                    connections[index].gatt.addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
+                                                             isPrimary: r.type?.uuid16 == 0x2800, discoveredAt: frame))
+                }
+            }
+        case .readByTypeResponse(let items):
+            if request?.type?.uuid16 == 0x2803 {
+                for item in items where item.value.count == 5 || item.value.count == 19 {
+                    let props = CharacteristicProperties(rawValue: item.value[0])
+                    let valueHandle = UInt16(item.value[1]) | UInt16(item.value[2]) << 8
+                    guard let uuid = uuidFromValue(Array(item.value[3...])) else { continue }
+                    connections[index].gatt.addCharacteristic(.init(declarationHandle: item.handle, properties: props,
+                                                                    valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
+                }
+            } else if request?.type?.uuid16 == 0x2802 {
+                for item in items where item.value.count >= 4 {
+                    let start = UInt16(item.value[0]) | UInt16(item.value[1]) << 8
+                    let end = UInt16(item.value[2]) | UInt16(item.value[3]) << 8
+                    connections[index].gatt.addInclude(.init(handle: item.handle, startHandle: start, endHandle: end,
+                                                             uuid: item.value.count == 6 ? uuidFromValue(Array(item.value[4...])) : nil))
+                }
+            } else if let type = request?.type {
+                for item in items {
+                    item.value.withUnsafeBytes { raw in
+                        deliverValue(raw, kind: .readResponse, handle: item.handle, offset: 0, connection: index, direction: direction,
+                                     frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event, typeHint: type)
+                    }
+                }
+            }
+        case .findInformationResponse(let info):
+            for entry in info.entries { connections[index].gatt.addAttributeType(handle: entry.handle, uuid: entry.uuid) }
+        case .handleValueNotification(let h, let v):
+            v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+        case .handleValueIndication(let h, let v):
+            v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+        case .writeRequest(let h, let v):
+            v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            describeCCCD(h, v, connection: index, event: &event)
+        case .writeCommand(let h, let v):
+            v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            describeCCCD(h, v, connection: index, event: &event)
+        case .signedWriteCommand(let h, let v, _):
+            v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+        case .multipleHandleValueNotification(let items):
+            for item in items {
+                item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            }
+        case .readResponse(let value):
+            guard let r = request, let h = r.handle else { break }
+            value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            // A full-size response may continue with Read Blob (Core Vol 3, Part G, 4.8.3).
+            if value.count >= connections[index].currentMTU - 1 {
+                bearer.longRead = (h, value, [r.frame, frame], direction)
+            } else {
+                bearer.longRead = nil
+            }
+        case .readBlobRequest(let h, let offset):
+            if let lr = bearer.longRead, lr.handle != h || Int(offset) != lr.value.count {
+                finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+            }
+        case .readBlobResponse(let value):
+            guard let r = request, let h = r.handle else { break }
+            if var lr = bearer.longRead, lr.handle == h {
+                lr.value += value
+                lr.frames += [r.frame, frame]
+                bearer.longRead = lr
+                if value.count < connections[index].currentMTU - 1 {
+                    finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+                }
+            } else {
+                value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            }
+        case .prepareWriteRequest(let h, let offset, let value):
+            if bearer.prepared.count < 4096 {
+                bearer.prepared.append((h, Int(offset), value, frame))
+            }
+        case .executeWriteRequest(let flags):
+            if flags == 0x01 {
+                finishPreparedWrite(&bearer, connection: index, direction: direction, frame: frame, timestamp: timestamp, event: &event)
+            } else {
+                bearer.prepared.removeAll()
+            }
+        case .errorResponse(let err):
+            event?.status = err.error.description
+            if err.requestOpcode == .readBlobRequest, err.error.rawValue == 0x07 || err.error.rawValue == 0x0B {
+                // Invalid Offset / Attribute Not Long: the long read ended exactly at a full PDU.
+                finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+            }
+        default:
+            if bearer.longRead != nil, pdu.opcode.isRequest, pdu.opcode != .readBlobRequest {
+                finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+            }
+        }
+    }
+
+    func finishLongRead(_ bearer: inout ATTBearer, connection index: Int, frame: Int, timestamp: Timestamp) {
+        guard let lr = bearer.longRead else { return }
+        bearer.longRead = nil
+        guard lr.frames.count > 2 else { return }  // a single Read Response was already delivered
+        var event: TimelineEvent? = nil
+        if options.timeline {
+            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: lr.direction,
+                                  layer: .att, code: nil, name: "Long Read",
+                                  summary: "handle=\(hex(lr.handle, width: 4)) \(lr.value.count) bytes from frames " + lr.frames.map(String.init).joined(separator: ","))
+            e.handle = lr.handle
+            e.value = lr.value
+            nameAttribute(&e, handle: lr.handle, connection: index)
+            event = e
+        }
+        lr.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: lr.handle, offset: 0, connection: index, direction: lr.direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &event) }
+        if let e = event { emit(e) }
+    }
+
+    func finishPreparedWrite(_ bearer: inout ATTBearer, connection index: Int, direction: Direction, frame: Int,
+                             timestamp: Timestamp, event: inout TimelineEvent?) {
+        let parts = bearer.prepared
+        bearer.prepared.removeAll()
+        var handles: [UInt16] = []
+        for p in parts where !handles.contains(p.handle) { handles.append(p.handle) }
+        for h in handles {
+            var value: [UInt8] = []
+            var frames: [Int] = []
+            for p in parts where p.handle == h {
+                if p.offset != value.count {
+                    findings.append(Finding(.warning, .init(code: "att.prepared-write-gap",
+                        message: "Prepare Write on \(hex(h, width: 4)) at offset \(p.offset), expected \(value.count)"), frame: p.frame))
+                }
+                if p.offset <= value.count {
+                    value.replaceSubrange(p.offset..<min(value.count, p.offset + p.value.count), with: p.value)
+                } else {
+                    value += [UInt8](repeating: 0, count: p.offset - value.count) + p.value
+                }
+                frames.append(p.frame)
+            }
+            var e: TimelineEvent? = nil
+            if options.timeline {
+                var ev = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+                                       layer: .att, code: nil, name: "Long Write",
+                                       summary: "handle=\(hex(h, width: 4)) \(value.count) bytes from frames " + (frames + [frame]).map(String.init).joined(separator: ","))
+                ev.handle = h
+                ev.value = value
+                nameAttribute(&ev, handle: h, connection: index)
+                e = ev
+            }
+            value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &e) }
+            if let e { emit(e) }
+        }
+    }
+
+    /// "notifications on/off" for writes to a Client Characteristic Configuration descriptor (Core Vol 3, Part G, 3.3.3.3).
+    func describeCCCD(_ handle: UInt16, _ value: [UInt8], connection index: Int, event: inout TimelineEvent?) {
+        guard event != nil, value.count == 2 else { return }
+        let db = connections[index].gatt
+        let isCCCD: Bool
+        if let t = db.attributeTypes[handle] { isCCCD = t.uuid16 == 0x2902 }
+        else if let c = db.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
+                !c.properties.intersection([.notify, .indicate]).isEmpty { isCCCD = true }
+        else { isCCCD = false }
+        guard isCCCD else { return }
+        let bits = UInt16(value[0]) | UInt16(value[1]) << 8
+        var parts: [String] = []
+        parts.append(bits & 1 != 0 ? "notifications on" : "notifications off")
+        if bits & 2 != 0 { parts.append("indications on") }
+        event?.summary += "  (CCCD: " + parts.joined(separator: ", ") + ")"
+    }
+
+    func uuidFromValue(_ bytes: [UInt8]) -> BluetoothUUID? {
+        guard bytes.count == 2 || bytes.count == 16 || bytes.count == 4 else { return nil }
+        return try? withByteReader(bytes) { (r: inout ByteReader) throws(DecodeError) in
+            try BluetoothUUID(parsingLittleEndian: &r, width: bytes.count)
+        }
+    }
+
+    /// Decodes a value with the codecs and hands it to the observers.
+    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int,
+                      direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
+                      typeHint: BluetoothUUID? = nil) {
+        let c = connections[index]
+        let db = c.gatt
+        let characteristic = typeHint ?? db.uuid(for: handle)
+        let service = db.service(containing: handle)?.uuid
+        var decoded: DecodedValue? = nil
+        if let codecs = options.codecs {
+            let operation: AttributeOperation = switch kind {
+            case .notification: .notify
+            case .indication: .indicate
+            case .writeRequest, .longWrite, .prepareWrite: .write
+            case .writeCommand, .signedWriteCommand: .writeCommand
+            default: .read
+            }
+            let context = CodecContext(service: service, characteristic: characteristic, handle: handle, direction: direction,
+                                       operation: operation)
+            decoded = codecs.decode(value, context: context)
+            if let d = decoded, !d.valid {
+                findings.append(Finding(.warning, .init(code: "codec.invalid",
+                    message: "\(d.codec).\(d.message) on handle \(hex(handle, width: 4)): " + (d.problems.isEmpty ? "invalid" : d.problems.joined(separator: "; "))),
+                    frame: frame))
+            }
+            if event != nil, event?.decoded == nil { event?.decoded = decoded }
+        }
+        guard !observers.isEmpty else { return }
+        let e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: c.handle, connectionNumber: c.number,
+                                    direction: direction, kind: kind, handle: handle, offset: offset,
+                                    characteristic: characteristic, service: service, value: value, decoded: decoded,
+                                    l2capBytes: l2capBytes, link: link(of: index))
+        for i in observers.indices { observers[i].observe(e) }
+    }
+}

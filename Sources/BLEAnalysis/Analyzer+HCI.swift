@@ -1,0 +1,262 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+extension Analyzer {
+    func commandKey(_ controller: UInt16, _ opcode: HCICommand) -> UInt32 { UInt32(controller) << 16 | UInt32(opcode.rawValue) }
+
+    func processCommand(_ record: CaptureRecord) {
+        counters.commands += 1
+        var input = record.reader
+        let packet: HCICommandPacket
+        do { packet = try HCICommandPacket(parsing: &input) } catch {
+            findings.append(Finding(.warning, .malformed("HCI command", error), frame: record.frame, offset: record.fileOffset))
+            return
+        }
+        var eventID: Int? = nil
+        if options.timeline {
+            let decoded = packet.decoded
+            var e = TimelineEvent(frame: record.frame, timestamp: record.timestamp, connection: packet.connectionHandle,
+                                  direction: .tx, layer: .hci, code: UInt32(packet.opcode.rawValue),
+                                  name: packet.opcode.description, summary: decoded.summary)
+            e.isRequest = true
+            eventID = emit(e, waiting: true)
+        }
+        let key = commandKey(record.controllerIndex, packet.opcode)
+        if let previous = pendingCommands[key] {
+            findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
+            if let id = previous.eventID { queue.settle(id) }
+        }
+        if pendingCommands.count < 1024 {
+            pendingCommands[key] = PendingCommand(frame: record.frame, timestamp: record.timestamp, eventID: eventID)
+        } else if let id = eventID {
+            queue.settle(id)
+        }
+    }
+
+    /// Pairs a Command Complete / Status with its command; returns (request frame, latency).
+    func answerCommand(controller: UInt16, opcode: HCICommand, frame: Int, timestamp: Timestamp, final: Bool) -> (Int, Int64)? {
+        let key = commandKey(controller, opcode)
+        guard let pending = pendingCommands[key] else { return nil }
+        let latency = timestamp.microseconds(since: pending.timestamp)
+        if let id = pending.eventID {
+            queue.update(id) { e in
+                if e.responseFrame == nil {
+                    e.responseFrame = frame
+                    e.latency = latency
+                }
+            }
+            queue.settle(id)
+        }
+        if final { pendingCommands.removeValue(forKey: key) } else { pendingCommands[key]?.eventID = nil }
+        return (pending.frame, latency)
+    }
+
+    func processEvent(_ record: CaptureRecord) {
+        counters.events += 1
+        var input = record.reader
+        let packet: HCIEventPacket
+        do { packet = try HCIEventPacket(parsing: &input) } catch {
+            findings.append(Finding(.warning, .malformed("HCI event", error), frame: record.frame, offset: record.fileOffset))
+            return
+        }
+        let decoded = packet.decoded
+        let frame = record.frame, time = record.timestamp, controller = record.controllerIndex
+        var requestFrame: Int? = nil
+        var latency: Int64? = nil
+        var status: String? = nil
+        var handle: UInt16? = nil
+
+        switch decoded {
+        case .commandComplete(let cc):
+            if cc.opcode.rawValue != 0 {
+                if let (f, l) = answerCommand(controller: controller, opcode: cc.opcode, frame: frame, timestamp: time, final: true) {
+                    requestFrame = f
+                    latency = l
+                }
+            }
+            status = cc.status?.description
+            switch cc.decodedReturn {
+            case .leReadBufferSize(let b):
+                if b.aclDataPacketLength > 0 { aclBuffers[controller] = (Int(b.aclDataPacketLength), Int(b.totalACLDataPackets)) }
+            case .leReadBufferSizeV2(let b):
+                if b.aclDataPacketLength > 0 { aclBuffers[controller] = (Int(b.aclDataPacketLength), Int(b.totalACLDataPackets)) }
+            case .readBufferSize(let b):
+                if aclBuffers[controller] == nil { aclBuffers[controller] = (Int(b.aclDataPacketLength), Int(b.totalACLDataPackets)) }
+            default: break
+            }
+        case .commandStatus(let cs):
+            if cs.opcode.rawValue != 0 {
+                // A successful Command Status leaves the command open for its completion event, but it is answered.
+                if let (f, l) = answerCommand(controller: controller, opcode: cs.opcode, frame: frame, timestamp: time, final: true) {
+                    requestFrame = f
+                    latency = l
+                }
+            }
+            status = cs.status.description
+        case .disconnectionComplete(let d):
+            handle = d.handle
+            status = d.status.description
+            if d.status.rawValue == 0, let i = active[ConnectionKey(controller: controller, handle: d.handle)] {
+                closeConnection(index: i, frame: frame, timestamp: time, reason: d.reason.description)
+            }
+        case .leConnectionComplete(let c):
+            handle = c.handle
+            status = c.status.description
+            if c.status.rawValue == 0 {
+                openLE(controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
+                       peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
+            }
+        case .leEnhancedConnectionComplete(let c):
+            handle = c.handle
+            status = c.status.description
+            if c.status.rawValue == 0 {
+                openLE(controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
+                       peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
+            }
+        case .leEnhancedConnectionCompleteV2(let v2):
+            let c = v2.connection
+            handle = c.handle
+            status = c.status.description
+            if c.status.rawValue == 0 {
+                openLE(controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
+                       peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
+            }
+        case .leConnectionUpdateComplete(let u):
+            handle = u.handle
+            status = u.status.description
+            if u.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: u.handle, frame: frame, timestamp: time, infer: true) {
+                connections[i].parameters.append(Change(frame: frame, timestamp: time,
+                    value: ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)))
+            }
+        case .leDataLengthChange(let d):
+            handle = d.handle
+            if let i = connectionIndex(controller: controller, handle: d.handle, frame: frame, timestamp: time, infer: true) {
+                connections[i].dataLength.append(Change(frame: frame, timestamp: time,
+                    value: DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)))
+            }
+        case .lePHYUpdateComplete(let p):
+            handle = p.handle
+            status = p.status.description
+            if p.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true) {
+                connections[i].phy.append(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
+            }
+        case .encryptionChange(let e):
+            handle = e.handle
+            status = e.status.description
+            if e.status.rawValue == 0 { setEncryption(controller, e.handle, e.encryptionEnabled != 0, frame, time) }
+        case .encryptionChangeV2(let e2):
+            handle = e2.change.handle
+            status = e2.change.status.description
+            if e2.change.status.rawValue == 0 { setEncryption(controller, e2.change.handle, e2.change.encryptionEnabled != 0, frame, time) }
+        case .encryptionKeyRefreshComplete(let k):
+            handle = k.handle
+            status = k.status.description
+        case .numberOfCompletedPackets(let n):
+            if n.entries.count == 1 { handle = n.entries[0].handle }
+            for entry in n.entries {
+                if let i = active[ConnectionKey(controller: controller, handle: entry.handle)] {
+                    connections[i].inFlight = max(0, connections[i].inFlight - Int(entry.completedPackets))
+                    connections[i].completedPackets += Int(entry.completedPackets)
+                }
+            }
+        case .raw(let code, let params) where code.rawValue == 0x03 && params.count >= 11:
+            // BR/EDR Connection Complete (Core Vol 4, Part E, 7.7.3): status, handle, BD_ADDR, link type, encryption.
+            let h = (UInt16(params[1]) | UInt16(params[2]) << 8) & 0x0FFF
+            handle = h
+            if params[0] == 0 {
+                let address = BDAddress(params[3..<9].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                openConnection(controller: controller, handle: h, frame: frame, timestamp: time, isLE: false) { c in
+                    c.peerAddress = address.description
+                    c.peerAddressType = "BR/EDR"
+                }
+            }
+        default:
+            break
+        }
+
+        if options.timeline {
+            var e = TimelineEvent(frame: frame, timestamp: time, connection: handle, direction: .rx,
+                                  layer: .hci, code: UInt32(packet.code.rawValue), name: decoded.name, summary: decoded.summary)
+            e.requestFrame = requestFrame
+            e.latency = latency
+            e.status = status
+            emit(e)
+        }
+    }
+
+    func openLE(controller: UInt16, handle: UInt16, frame: Int, time: Timestamp, role: HCIRole, peer: BDAddress,
+                peerType: LEAddressType, interval: UInt16, latency: UInt16, timeout: UInt16) {
+        openConnection(controller: controller, handle: handle, frame: frame, timestamp: time, isLE: true) { c in
+            c.role = role == .central ? .central : .peripheral
+            c.peerAddress = peer.description
+            c.peerAddressType = peerType.description
+            c.parameters.append(Change(frame: frame, timestamp: time,
+                                       value: ConnectionParameters(interval: interval, latency: latency, timeout: timeout)))
+        }
+    }
+
+    func setEncryption(_ controller: UInt16, _ handle: UInt16, _ on: Bool, _ frame: Int, _ time: Timestamp) {
+        if let i = connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: time, infer: true) {
+            connections[i].encryption.append(Change(frame: frame, timestamp: time, value: on))
+        }
+    }
+
+    func processACL(_ record: CaptureRecord) {
+        counters.aclFragments += 1
+        var input = record.reader
+        let header: ACLHeader
+        do { header = try ACLHeader(parsing: &input) } catch {
+            findings.append(Finding(.warning, .malformed("ACL header", error), frame: record.frame, offset: record.fileOffset))
+            return
+        }
+        let cut = record.isTruncated
+        let available = input.remaining
+        if !cut && available != Int(header.dataLength) {
+            findings.append(Finding(.warning, .invalidSize(expected: Int(header.dataLength), got: available), frame: record.frame,
+                                    offset: record.fileOffset))
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: input.remainingBytes.prefix(Int(header.dataLength)))
+        guard let index = connectionIndex(controller: record.controllerIndex, handle: header.handle, frame: record.frame,
+                                          timestamp: record.timestamp, infer: true) else { return }
+        let direction = record.direction
+        connections[index].aclPackets[direction, default: 0] += 1
+        connections[index].aclBytes[direction, default: 0] += record.originalLength
+        if direction == .tx {
+            connections[index].inFlight += 1
+            connections[index].maxInFlight = max(connections[index].maxInFlight, connections[index].inFlight)
+        }
+        if cut && !truncatedACLNoted {
+            truncatedACLNoted = true
+            findings.append(Finding(.info, .truncatedACL(record.bytes.count), frame: record.frame, offset: record.fileOffset))
+        }
+        let key = StreamKey(controller: record.controllerIndex, handle: header.handle, direction: direction)
+        let fragment = L2CAPFragment(isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
+                                     timestamp: record.timestamp, isCut: cut)
+        var reassembler = reassemblers.removeValue(forKey: key) ?? L2CAPReassembler()
+        reassembler.feed(fragment, findings: &findings) { pdu in
+            self.processL2CAP(pdu, connection: index, direction: direction, timestamp: record.timestamp)
+        }
+        if reassemblers.count < options.maxConnections * 2 {
+            reassemblers[key] = reassembler
+        }
+    }
+}
+
+extension HCICommandPacket {
+    /// Commands whose first parameter is a connection handle (Core Vol 4, Part E, 7.1–7.8).
+    static let handleFirst: Set<UInt16> = [
+        HCICommand.disconnect.rawValue, HCICommand.readRemoteVersionInformation.rawValue,
+        HCICommand.leConnectionUpdate.rawValue, HCICommand.leReadRemoteFeatures.rawValue,
+        HCICommand.leEnableEncryption.rawValue, HCICommand.leLongTermKeyRequestReply.rawValue,
+        HCICommand.leLongTermKeyRequestNegativeReply.rawValue, HCICommand.leRemoteConnectionParameterRequestReply.rawValue,
+        HCICommand.leRemoteConnectionParameterRequestNegativeReply.rawValue, HCICommand.leSetDataLength.rawValue,
+        HCICommand.leSetPHY.rawValue,
+    ]
+
+    /// The connection handle the command is about, when it names one.
+    var connectionHandle: UInt16? {
+        guard HCICommandPacket.handleFirst.contains(opcode.rawValue), parameters.count >= 2 else { return nil }
+        return (UInt16(parameters[0]) | UInt16(parameters[1]) << 8) & 0x0FFF
+    }
+}

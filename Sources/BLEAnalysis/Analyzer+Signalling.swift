@@ -1,0 +1,103 @@
+import BLECore
+import BLEProtocols
+
+/// SDU reassembly on an LE credit-based channel (Core Spec Vol 3, Part A, 3.4.3): the first
+/// K-frame of an SDU carries its 2-byte length, the following ones only payload.
+struct CreditChannelState {
+    var spsm: UInt16
+    var sduExpected = 0
+    var sdu: [UInt8] = []
+    var firstFrame = 0
+    var credits = 0
+}
+
+extension Analyzer {
+    func processSignalling(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
+        counters.signallingPDUs += 1
+        var reader = ByteReader(pdu.payload)
+        let signals: [L2CAPSignal]
+        do { signals = try L2CAPSignal.parseAll(&reader) } catch {
+            findings.append(Finding(.warning, .malformed("L2CAP signalling", error), frame: pdu.lastFrame))
+            return
+        }
+        let c = connections[index]
+        for s in signals {
+            switch s.command {
+            case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, _):
+                // Data towards the requester arrives on its source CID.
+                creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: sourceCID)] = CreditChannelState(spsm: spsm)
+                pendingCreditSPSM[index] = spsm
+            case .leCreditBasedConnectionResponse(let destinationCID, _, _, _, let result):
+                if result == 0, let spsm = pendingCreditSPSM[index] {
+                    creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: destinationCID)] = CreditChannelState(spsm: spsm)
+                }
+            case .disconnectionResponse(let dcid, let scid):
+                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: dcid))
+                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .rx, cid: dcid))
+                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: scid))
+                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .rx, cid: scid))
+            default:
+                break
+            }
+            if options.timeline {
+                emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: c.handle, direction: direction,
+                                   layer: .l2cap, code: UInt32(s.code.rawValue), name: s.code.description, summary: s.command.summary))
+            }
+        }
+    }
+
+    func processSMP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
+        counters.smpPDUs += 1
+        var reader = ByteReader(pdu.payload)
+        let c = connections[index]
+        do {
+            let smp = try SMPPDU(parsing: &reader)
+            if options.timeline {
+                var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: c.handle, direction: direction,
+                                      layer: .smp, code: UInt32(smp.code.rawValue), name: smp.code.description, summary: smp.summary)
+                if case .pairingFailed = smp { e.status = smp.summary }
+                emit(e)
+            }
+        } catch {
+            findings.append(Finding(.warning, .malformed("SMP PDU", error), frame: pdu.lastFrame))
+        }
+    }
+
+    /// K-frames on a dynamic LE credit-based channel.
+    func processCreditFrame(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) -> Bool {
+        let key = CreditKey(connection: index, direction: direction, cid: pdu.channel)
+        guard var state = creditChannels[key] else { return false }
+        let payload = pdu.payload
+        if state.sduExpected == 0 {
+            guard payload.count >= 2 else { return true }
+            state.sduExpected = Int(payload[0]) | Int(payload[1]) << 8
+            state.sdu = Array(payload[2...])
+            state.firstFrame = pdu.firstFrame
+        } else {
+            state.sdu += payload
+        }
+        if state.sdu.count >= state.sduExpected {
+            if options.timeline {
+                var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+                                      layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
+                                      summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(state.spsm, width: 4)) \(state.sdu.count) bytes from frame \(state.firstFrame)")
+                e.value = state.sdu
+                emit(e)
+            }
+            if state.sdu.count > state.sduExpected {
+                findings.append(Finding(.warning, .init(code: "l2cap.sdu-too-long",
+                    message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(state.sduExpected) bytes"), frame: pdu.lastFrame))
+            }
+            state.sduExpected = 0
+            state.sdu = []
+        }
+        creditChannels[key] = state
+        return true
+    }
+}
+
+struct CreditKey: Hashable {
+    var connection: Int
+    var direction: Direction
+    var cid: UInt16
+}

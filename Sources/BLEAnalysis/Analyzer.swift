@@ -1,0 +1,267 @@
+import BLECapture
+import BLECodecs
+import BLECore
+import BLEProtocols
+
+/// What the analyzer should do besides tracking state.
+public struct AnalyzerOptions: Sendable {
+    /// Build a ``TimelineEvent`` for every decoded packet (costly; off for statistics-only passes).
+    public var timeline: Bool
+    /// Codecs for attribute values (SIG built-ins and YAML specs); nil decodes nothing.
+    public var codecs: CodecRegistry?
+    /// A user-supplied handle map for connections without discovery in the capture.
+    public var gattMap: GATTMap?
+    /// Bound on the events waiting for their response (memory stays flat whatever the capture holds).
+    public var queueCapacity: Int
+    /// Bound on tracked connections and open reassemblies.
+    public var maxConnections: Int
+
+    public init(timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
+                queueCapacity: Int = 65_536, maxConnections: Int = 4096) {
+        self.timeline = timeline
+        self.codecs = codecs
+        self.gattMap = gattMap
+        self.queueCapacity = queueCapacity
+        self.maxConnections = maxConnections
+    }
+}
+
+/// Counts over the whole capture.
+public struct AnalysisCounters: Sendable {
+    public var records = 0
+    public var commands = 0
+    public var events = 0
+    public var aclFragments = 0
+    public var l2capPDUs = 0
+    public var attPDUs = 0
+    /// ATT PDUs by opcode.
+    public var attByOpcode: [UInt8: Int] = [:]
+    public var smpPDUs = 0
+    public var signallingPDUs = 0
+    public var linkLayerRecords = 0
+    public init() {}
+}
+
+/// The one driver: feeds capture records through HCI, L2CAP, ATT/SMP and GATT state, and hands
+/// out timeline events and attribute values.
+///
+/// One pass, streaming: call ``process(_:)`` for each record in order, then ``finish()``.
+/// Nothing throws past a record: bad input becomes a ``Finding`` and decoding goes on.
+public final class Analyzer {
+    public let options: AnalyzerOptions
+    public internal(set) var findings: [Finding] = []
+    /// Every connection seen, in the order they started (handles are reused, numbers are not).
+    public internal(set) var connections: [Connection] = []
+    public internal(set) var counters = AnalysisCounters()
+    /// Controller ACL buffers from (LE) Read Buffer Size, per controller: (packet length, packets).
+    public internal(set) var aclBuffers: [UInt16: (length: Int, packets: Int)] = [:]
+
+    /// Receives timeline events in frame order (after pairing).
+    public var onEvent: ((TimelineEvent) -> Void)?
+    /// Observers of attribute values (transfers, OTA, throughput).
+    public var observers: [any AttributeValueObserver] = []
+
+    struct ConnectionKey: Hashable {
+        var controller: UInt16
+        var handle: UInt16
+    }
+
+    struct StreamKey: Hashable {
+        var controller: UInt16
+        var handle: UInt16
+        var direction: Direction
+    }
+
+    struct PendingCommand {
+        var frame: Int
+        var timestamp: Timestamp
+        var eventID: Int?
+    }
+
+    var active: [ConnectionKey: Int] = [:]
+    var reassemblers: [StreamKey: L2CAPReassembler] = [:]
+    var bearers: [Int: ATTBearer] = [:]  // by connection index
+    var pendingCommands: [UInt32: PendingCommand] = [:]  // controller << 16 | opcode
+    var queue: EventQueue
+    var lastFrame = 0
+    var lastTimestamp = Timestamp(microseconds: 0)
+    /// Databases by peer address, for connections without discovery.
+    var databasesByPeer: [String: GATTDatabase] = [:]
+    var inferredNoted = Set<ConnectionKey>()
+    var truncatedACLNoted = false
+    /// The latest connection on each handle (any controller), for naming events.
+    var latestByHandle: [UInt16: Int] = [:]
+    var creditChannels: [CreditKey: CreditChannelState] = [:]
+    var pendingCreditSPSM: [Int: UInt16] = [:]
+
+    public init(options: AnalyzerOptions = AnalyzerOptions()) {
+        self.options = options
+        queue = EventQueue(capacity: options.queueCapacity)
+    }
+
+    // MARK: driving
+
+    /// Feeds one record.
+    public func process(_ record: CaptureRecord) {
+        counters.records += 1
+        lastFrame = record.frame
+        lastTimestamp = record.timestamp
+        switch record.kind {
+        case .command: processCommand(record)
+        case .event: processEvent(record)
+        case .acl: processACL(record)
+        case .text:
+            if options.timeline {
+                emit(TimelineEvent(frame: record.frame, timestamp: record.timestamp, connection: nil, direction: .unknown,
+                                   layer: .note, code: nil, name: "Note", summary: record.text))
+            }
+        case .linkLayer:
+            counters.linkLayerRecords += 1
+        default:
+            break
+        }
+        if options.timeline { queue.drain(now: record.timestamp) { onEvent?($0) } }
+    }
+
+    /// Ends the pass: reports what was left open and flushes the timeline.
+    public func finish() {
+        for (key, var r) in reassemblers {
+            r.finish(findings: &findings, frame: lastFrame)
+            reassemblers[key] = r
+        }
+        for (_, pending) in pendingCommands.sorted(by: { $0.value.frame < $1.value.frame }) {
+            findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
+        }
+        pendingCommands.removeAll()
+        for (index, bearer) in bearers.sorted(by: { $0.key < $1.key }) {
+            for p in bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
+                findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
+            }
+            _ = index
+        }
+        for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
+        queue.drain(now: nil, force: true) { onEvent?($0) }
+        findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
+    }
+
+    /// Runs a whole capture file through a new analyzer.
+    public static func analyze(_ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(),
+                               progress: ((Int, Int64) -> Void)? = nil,
+                               configure: (Analyzer) -> Void = { _ in }) -> Analyzer {
+        let analyzer = Analyzer(options: options)
+        configure(analyzer)
+        while let record = capture.next() {
+            analyzer.process(record)
+            progress?(record.frame, capture.bytesConsumed)
+        }
+        analyzer.finish()
+        return analyzer
+    }
+
+    // MARK: events
+
+    @discardableResult
+    func emit(_ event: TimelineEvent, waiting: Bool = false) -> Int {
+        var event = event
+        if event.connectionNumber == nil, let h = event.connection, let i = latestByHandle[h] {
+            event.connectionNumber = connections[i].number
+        }
+        return queue.append(event, waiting: waiting)
+    }
+
+    // MARK: connections
+
+    func connectionIndex(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
+        let key = ConnectionKey(controller: controller, handle: handle)
+        if let i = active[key] { return i }
+        guard infer else { return nil }
+        guard active.count < options.maxConnections else {
+            findings.append(Finding(.warning, .tooManyConnections(options.maxConnections), frame: frame))
+            return nil
+        }
+        var c = Connection(number: connections.count + 1, handle: handle, controller: controller, inferred: true,
+                           startFrame: frame, startTime: timestamp)
+        if let map = options.gattMap { c.gatt = map.database }
+        connections.append(c)
+        active[key] = connections.count - 1
+        latestByHandle[handle] = connections.count - 1
+        if inferredNoted.insert(key).inserted {
+            findings.append(Finding(.info, .connectionInferred(handle), frame: frame))
+        }
+        return connections.count - 1
+    }
+
+    func openConnection(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool,
+                        configure: (inout Connection) -> Void) {
+        let key = ConnectionKey(controller: controller, handle: handle)
+        if let old = active[key] {
+            // A new Connection Complete on a handle still open: the previous one ended unseen.
+            closeConnection(index: old, frame: frame, timestamp: timestamp, reason: "replaced by a new connection on the same handle")
+        }
+        var c = Connection(number: connections.count + 1, handle: handle, controller: controller, inferred: false,
+                           startFrame: frame, startTime: timestamp)
+        c.isLE = isLE
+        configure(&c)
+        if c.gatt.isEmpty, let peer = c.peerAddress, var earlier = databasesByPeer[peer] {
+            earlier.source = .earlierConnection
+            c.gatt = earlier
+        } else if c.gatt.isEmpty, let map = options.gattMap {
+            c.gatt = map.database
+        }
+        connections.append(c)
+        active[key] = connections.count - 1
+        latestByHandle[handle] = connections.count - 1
+    }
+
+    func closeConnection(index: Int, frame: Int, timestamp: Timestamp, reason: String) {
+        let c = connections[index]
+        let key = ConnectionKey(controller: c.controller, handle: c.handle)
+        connections[index].endFrame = frame
+        connections[index].endTime = timestamp
+        connections[index].disconnectReason = reason
+        for dir in [Direction.tx, .rx] {
+            let sk = StreamKey(controller: c.controller, handle: c.handle, direction: dir)
+            if var r = reassemblers.removeValue(forKey: sk), r.inProgress {
+                r.finish(findings: &findings, frame: frame)
+            }
+        }
+        if let bearer = bearers.removeValue(forKey: index) {
+            for p in bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
+                findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the disconnection"), frame: p.frame))
+                if let id = p.eventID { queue.settle(id) }
+            }
+        }
+        if let peer = c.peerAddress, !connections[index].gatt.isEmpty, connections[index].gatt.source == .discovery {
+            databasesByPeer[peer] = connections[index].gatt
+        }
+        for i in observers.indices {
+            observers[i].connectionEnded(connectionNumber: c.number, frame: frame, timestamp: timestamp, reason: reason)
+        }
+        active.removeValue(forKey: key)
+    }
+
+    func link(of index: Int) -> LinkSnapshot {
+        let c = connections[index]
+        return LinkSnapshot(parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
+                            mtu: c.currentMTU, encrypted: c.isEncrypted)
+    }
+}
+
+extension FindingKind {
+    static let commandUnanswered = FindingKind(code: "hci.command-unanswered", message: "HCI command never answered (no Command Complete or Command Status)")
+    static func connectionInferred(_ handle: UInt16) -> FindingKind {
+        .init(code: "hci.connection-inferred", message: "ACL traffic on handle \(hex(handle, width: 4)) without a Connection Complete: connection inferred (capture started mid-connection?)")
+    }
+    static func tooManyConnections(_ n: Int) -> FindingKind {
+        .init(code: "limit.connections", message: "more than \(n) connections open at once: further handles are not tracked")
+    }
+    static func requestUnanswered(_ opcode: ATTOpcode, handle: UInt16?, end: String) -> FindingKind {
+        .init(code: "att.request-unanswered", message: "ATT \(opcode)\(handle.map { " on handle " + hex($0, width: 4) } ?? "") got no response before \(end)")
+    }
+    static func truncatedACL(_ n: Int) -> FindingKind {
+        .init(code: "hci.acl-cut-by-capturer", message: "ACL packet cut by the capturer (\(n) bytes kept, e.g. Android filtered snoop): counted with its original length, not decoded")
+    }
+    static func malformed(_ what: String, _ error: DecodeError) -> FindingKind {
+        .init(code: "decode.malformed", message: "malformed \(what): \(error)")
+    }
+}

@@ -1,0 +1,156 @@
+import ArgumentParser
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEReports
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Timeline: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "One line per HCI/L2CAP/ATT/SMP event, decoded, with requests paired to responses.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, jsonl, csv }
+
+    @Argument(help: "Capture file.")
+    var file: String
+
+    @Option(help: "Output: text, jsonl (JSON Lines, schema in the README), csv.")
+    var format: Format = .text
+
+    @Flag(help: "Absolute UTC times instead of seconds from the first record.")
+    var absolute = false
+
+    @Flag(help: "Absolute local times (implies --absolute).")
+    var local = false
+
+    @Option(help: "Only this connection handle (repeatable; 0x0040 or 64).")
+    var conn: [String] = []
+
+    @Option(help: "Only connections to this peer address (repeatable).")
+    var address: [String] = []
+
+    @Option(help: "Only this attribute handle (repeatable).")
+    var handle: [String] = []
+
+    @Option(help: "Only attributes with this UUID (repeatable; 2A37 or 128-bit).")
+    var uuid: [String] = []
+
+    @Option(help: "Only these layers (repeatable): hci, l2cap, att, smp, note.")
+    var layer: [String] = []
+
+    @Option(help: "From this time (seconds from the first record) or frame (#120).")
+    var from: String?
+
+    @Option(help: "Up to this time (seconds) or frame (#200).")
+    var to: String?
+
+    @OptionGroup var analysis: AnalysisOptions
+
+    func filter() throws -> TimelineFilter {
+        var f = TimelineFilter()
+        for c in conn {
+            guard let v = parseInteger16(c) else { throw ValidationError("--conn '\(c)' is not a connection handle") }
+            f.connections.insert(v)
+        }
+        for h in handle {
+            guard let v = parseInteger16(h) else { throw ValidationError("--handle '\(h)' is not an attribute handle") }
+            f.handles.insert(v)
+        }
+        for u in uuid {
+            guard let v = BluetoothUUID(u) else { throw ValidationError("--uuid '\(u)' is not a UUID") }
+            f.uuids.insert(v)
+        }
+        for l in layer {
+            guard ["hci", "l2cap", "att", "smp", "note", "ll"].contains(l) else { throw ValidationError("--layer '\(l)': use hci, l2cap, att, smp, note") }
+            f.layers.insert(Layer(rawValue: l))
+        }
+        f.addresses = Set(address.map { $0.uppercased() })
+        if let from { guard let b = TimelineFilter.Bound(from) else { throw ValidationError("--from '\(from)': seconds or #frame") }; f.from = b }
+        if let to { guard let b = TimelineFilter.Bound(to) else { throw ValidationError("--to '\(to)': seconds or #frame") }; f.to = b }
+        return f
+    }
+
+    func validate() throws { _ = try filter() }
+
+    func run() throws {
+        let capture = try openCapture(file)
+        let options = try analysis.analyzerOptions(timeline: true)
+        let filter = try filter()
+        let out = OutputStream()
+        let terminal = Terminal.standardOutput
+        var origin: Timestamp? = nil
+        let timeStyle: TimeStyle = local ? .absoluteLocal(offsetSeconds: localUTCOffset()) : absolute ? .absoluteUTC : .relative(to: nil)
+        var text = TimelineTextRenderer(terminal: terminal, timeStyle: timeStyle)
+        var json = TimelineJSONRenderer()
+        let csv = TimelineCSVRenderer()
+        var buffer: [UInt8] = []
+        switch format {
+        case .text: out.write(text.header)
+        case .csv: out.write(TimelineCSVRenderer.header)
+        case .jsonl: break
+        }
+        let progress = analysis.progress(for: capture)
+        let analyzer = Analyzer(options: options)
+        analyzer.onEvent = { [unowned analyzer] e in
+            if origin == nil { origin = e.timestamp }
+            if !filter.isEmpty {
+                let peer = e.connectionNumber.flatMap { analyzer.connections[$0 - 1].peerAddress }
+                guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
+            }
+            switch format {
+            case .text: out.write(text.line(e))
+            case .csv: out.write(csv.line(e))
+            case .jsonl:
+                buffer.removeAll(keepingCapacity: true)
+                json.append(e, to: &buffer)
+                out.write(buffer)
+            }
+        }
+        while let record = capture.next() {
+            analyzer.process(record)
+            progress?.update(records: record.frame, bytes: capture.bytesConsumed)
+        }
+        analyzer.finish()
+        progress?.finish()
+        let findings = capture.findings + analyzer.findings
+        switch format {
+        case .text:
+            if !findings.isEmpty {
+                out.write("\n" + terminal.paint("Findings (\(findings.count))", .bold) + "\n")
+                for f in findings { out.write("  " + renderFinding(f, terminal: terminal) + "\n") }
+            }
+        case .jsonl:
+            for f in findings {
+                var w = JSONWriter()
+                w.beginObject()
+                w.field("frame", f.frame)
+                w.field("layer", "finding")
+                w.field("severity", f.severity.rawValue)
+                w.field("code", f.kind.code)
+                w.field("message", f.message)
+                w.field("offset", f.offset)
+                w.endObject()
+                out.write(w.string + "\n")
+            }
+        case .csv:
+            break
+        }
+        out.flush()
+    }
+}
+
+func renderFinding(_ f: Finding, terminal: Terminal) -> String {
+    var location: [String] = []
+    if let frame = f.frame { location.append("frame \(frame)") }
+    if let offset = f.offset { location.append("offset \(offset)") }
+    return terminal.severity(f.severity) + ": " + f.message + (location.isEmpty ? "" : " (" + location.joined(separator: ", ") + ")")
+}
+
+func localUTCOffset() -> Int {
+    var now = time(nil)
+    var tmLocal = tm()
+    localtime_r(&now, &tmLocal)
+    return Int(tmLocal.tm_gmtoff)
+}
