@@ -114,7 +114,7 @@ extension Analyzer {
                 findings.append(Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
             }
-            var p = ATTBearer.Pending(opcode: opcode, handle: typed?.attributeHandle ?? handle, frame: frame, timestamp: timestamp)
+            var p = ATTBearer.Pending(opcode: opcode, handle: typed == nil ? handle : typed?.attributeHandle, frame: frame, timestamp: timestamp)
             if let typed {
                 switch typed {
                 case .readByTypeRequest(let r), .readByGroupTypeRequest(let r): p.type = r.type

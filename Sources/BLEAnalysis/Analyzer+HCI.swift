@@ -234,9 +234,11 @@ extension Analyzer {
         let fragment = L2CAPFragment(isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
                                      timestamp: record.timestamp, isCut: cut)
         var reassembler = reassemblers.removeValue(forKey: key) ?? L2CAPReassembler()
-        reassembler.feed(fragment, findings: &findings) { pdu in
+        var reassemblyFindings: [Finding] = []
+        reassembler.feed(fragment, findings: &reassemblyFindings) { pdu in
             self.processL2CAP(pdu, connection: index, direction: direction, timestamp: record.timestamp)
         }
+        findings += reassemblyFindings
         if reassemblers.count < options.maxConnections * 2 {
             reassemblers[key] = reassembler
         }
