@@ -335,6 +335,19 @@ struct BadInputTests {
         }
     }
 
+    @Test func pcapngCutInsideBlock() throws {
+        guard capturesDirectory != nil else { return }
+        let name = "pcapng-lt201-h4phdr_airbily-smartwatch.pcapng"
+        let bytes = captureBytes(name)
+        let all = RecordFixtures.readAll(try CaptureFile.open(path: capturePath(name)))
+        let file = try CaptureFile.open(bytes: Array(bytes[..<(bytes.count / 2)]), name: "cut.pcapng")
+        let read = RecordFixtures.readAll(file)
+        #expect(read.count > 300 && read.count < 810)
+        #expect(read == Array(all.prefix(read.count)))
+        let f = try #require(file.findings.first)
+        #expect(f.kind.code == "capture.truncated-file" && f.frame == read.count + 1, "\(f)")
+    }
+
     @Test func openErrors() throws {
         func message(_ body: () throws(CaptureOpenError) -> CaptureFile) -> String {
             do { _ = try body(); return "opened" } catch { return error.description }
