@@ -348,6 +348,18 @@ struct BadInputTests {
         #expect(f.kind.code == "capture.truncated-file" && f.frame == read.count + 1, "\(f)")
     }
 
+    @Test func cutGzipReportsBoth() throws {
+        guard capturesDirectory != nil else { return }
+        let gz = zlibDeflate(captureBytes(Self.android), gzip: true)
+        let path = writeTemporary(Array(gz[..<(gz.count / 2)]), name: "cut.log.gz")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try CaptureFile.open(path: path)
+        let n = RecordFixtures.readAll(file).count
+        #expect(n > 500 && n < 2572)
+        #expect(file.findings.map(\.kind.code) == ["capture.truncated-file", "capture.read-error"])
+        #expect(file.findings.last?.message == "gzip: unexpected end of file")
+    }
+
     @Test func openErrors() throws {
         func message(_ body: () throws(CaptureOpenError) -> CaptureFile) -> String {
             do { _ = try body(); return "opened" } catch { return error.description }

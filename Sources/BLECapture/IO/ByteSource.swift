@@ -136,7 +136,21 @@ final class ByteSource {
                 repeat { got = read(fd, dst + limit, room) } while got < 0 && errno == EINTR
                 if got < 0 { streamError = "read error: \(String(cString: strerror(errno)))"; got = 0 }
             }
-            if got == 0 { atEOF = true } else { limit += got }
+            if got == 0 {
+                atEOF = true
+                // A cut gzip file reads as a clean end with Z_BUF_ERROR pending: say so.
+                if let gz, streamError == nil {
+                    var errnum: Int32 = 0
+                    let message = gzerror(gz, &errnum)
+                    if errnum != Z_OK {
+                        var text = message.map { String(cString: $0) } ?? "error \(errnum)"
+                        if text.hasPrefix("<fd:"), let colon = text.firstIndex(of: " ") { text = String(text[text.index(after: colon)...]) }
+                        streamError = "gzip: " + text
+                    }
+                }
+            } else {
+                limit += got
+            }
         }
         return limit - position >= n
     }
