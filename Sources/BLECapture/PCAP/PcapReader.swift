@@ -42,7 +42,7 @@ public enum PcapLinkType {
     }
 }
 
-/// Reads pcap and pcapng through libpcap (both byte orders, µs and ns files: libpcap scales to µs).
+/// Reads pcapng (and, as a fallback, anything else libpcap opens) through libpcap; µs precision requested.
 ///
 /// The pcapng interface id of a packet is not exposed by libpcap: `controllerIndex` stays 0 (except for
 /// LINKTYPE 254, whose pseudo-header names the adapter).
@@ -108,6 +108,36 @@ final class PcapReader: RecordReader {
         var record = CaptureRecord(frame: frame, timestamp: timestamp, direction: .unknown, kind: .other,
                                    originalLength: len, includedLength: caplen, fileOffset: recordOffset,
                                    rawType: linkType, linkType: linkType, bytes: packet)
+        PcapLinkType.interpret(&record, packet: packet)
+        return record
+    }
+
+    /// Turns libpcap's "truncated dump file; tried to read N … bytes, only got M" into the common finding.
+    private func reportError(_ message: String, offset: Int64) {
+        let recordFrame = frame + 1
+        if message.contains("truncated") {
+            let numbers = message.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+            if numbers.count >= 2 {
+                var needed = numbers[numbers.count - 2]
+                var got = numbers[numbers.count - 1]
+                if !isPcapng && message.contains("captured bytes") { needed += 16; got += 16 }
+                stored.append(Finding(.warning, .captureTruncatedFile(frame: recordFrame, offset: offset, needed: needed, available: got),
+                                      frame: recordFrame, offset: offset))
+                return
+            }
+        }
+        let kind: FindingKind = message.contains("larger than") || message.contains("bigger than") || message.contains("length")
+            ? .captureInvalidRecordLength(frame: recordFrame, offset: offset, detail: "libpcap: \(message)")
+            : .captureReadError("libpcap: \(message) (record \(recordFrame))")
+        stored.append(Finding(.warning, kind, frame: recordFrame, offset: offset))
+    }
+}
+
+extension PcapLinkType {
+    /// Fills kind, direction, controller and payload of a pcap record from its link type.
+    @inline(__always)
+    static func interpret(_ record: inout CaptureRecord, packet: UnsafeRawBufferPointer) {
+        let linkType = record.linkType
         switch linkType {
         case PcapLinkType.h4WithPHDR:
             guard packet.count >= 5 else { break }
@@ -141,47 +171,5 @@ final class PcapReader: RecordReader {
         default:
             record.kind = .linkLayer
         }
-        return record
     }
-
-    /// Turns libpcap's "truncated dump file; tried to read N … bytes, only got M" into the common finding.
-    private func reportError(_ message: String, offset: Int64) {
-        let recordFrame = frame + 1
-        if message.contains("truncated") {
-            let numbers = message.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-            if numbers.count >= 2 {
-                var needed = numbers[numbers.count - 2]
-                var got = numbers[numbers.count - 1]
-                if !isPcapng && message.contains("captured bytes") { needed += 16; got += 16 }
-                stored.append(Finding(.warning, .captureTruncatedFile(frame: recordFrame, offset: offset, needed: needed, available: got),
-                                      frame: recordFrame, offset: offset))
-                return
-            }
-        }
-        let kind: FindingKind = message.contains("larger than") || message.contains("bigger than") || message.contains("length")
-            ? .captureInvalidRecordLength(frame: recordFrame, offset: offset, detail: "libpcap: \(message)")
-            : .captureReadError("libpcap: \(message) (record \(recordFrame))")
-        stored.append(Finding(.warning, kind, frame: recordFrame, offset: offset))
-    }
-}
-
-/// Decompresses a gzip file into an anonymous temporary file for libpcap (which reads only `FILE *`):
-/// memory stays flat, the disk holds the decompressed copy until the capture is closed.
-func decompressToTemporaryFile(path: String) -> (file: UnsafeMutablePointer<FILE>, size: Int64)? {
-    guard let gz = gzopen(path, "rb") else { return nil }
-    defer { gzclose(gz) }
-    _ = gzbuffer(gz, 256 << 10)
-    guard let tmp = tmpfile() else { return nil }
-    let chunk = 1 << 20
-    let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
-    defer { buffer.deallocate() }
-    var total: Int64 = 0
-    while true {
-        let got = gzread(gz, buffer, UInt32(chunk))
-        if got <= 0 { break } // a corrupt tail ends the data; libpcap reports the cut record
-        if fwrite(buffer, 1, Int(got), tmp) != Int(got) { fclose(tmp); return nil }
-        total += Int64(got)
-    }
-    rewind(tmp)
-    return (tmp, total)
 }

@@ -1,0 +1,108 @@
+import BLECore
+
+/// Classic pcap facts (tcpdump.org pcap file format, draft-ietf-opsawg-pcap).
+///
+/// ```
+/// file header (24): magic u32 | major u16 | minor u16 | thiszone i32 | sigfigs u32 | snaplen u32 | linktype u32
+/// record (16 + caplen): ts_sec u32 | ts_usec or ts_nsec u32 | caplen u32 | len u32 | caplen bytes
+/// ```
+/// magic a1b2c3d4 (µs) or a1b23c4d (ns), in the writer's byte order.
+///
+/// Read natively over the same buffered source as btsnoop rather than through libpcap, whose
+/// per-packet `fread`s measured 3–5 M records/s against ~25 M here, and so that a cut file gives
+/// exact offsets. pcapng still goes through libpcap.
+enum ClassicPcap {
+    static let headerSize = 24
+    static let recordHeaderSize = 16
+
+    /// (big-endian, nanoseconds) for a magic read big-endian, nil if not classic pcap.
+    static func magic(_ be: UInt32) -> (bigEndian: Bool, nanoseconds: Bool)? {
+        switch be {
+        case 0xA1B2_C3D4: (true, false)
+        case 0xD4C3_B2A1: (false, false)
+        case 0xA1B2_3C4D: (true, true)
+        case 0x4D3C_B2A1: (false, true)
+        default: nil
+        }
+    }
+}
+
+final class ClassicPcapReader: RecordReader {
+    let source: ByteSource
+    let bigEndian: Bool
+    let nanoseconds: Bool
+    let linkType: UInt32
+    private var frame = 0
+    private var stopped = false
+    private var stored: [Finding] = []
+    private var truncation = TruncationTally()
+
+    init(source: ByteSource, bigEndian: Bool, nanoseconds: Bool, linkType: UInt32) {
+        self.source = source
+        self.bigEndian = bigEndian
+        self.nanoseconds = nanoseconds
+        self.linkType = linkType
+        source.advance(ClassicPcap.headerSize)
+    }
+
+    var findings: [Finding] {
+        if let t = truncation.finding { return stored + [t] }
+        return stored
+    }
+
+    var bytesConsumed: Int64 { source.bytesConsumed }
+
+    func next() -> CaptureRecord? {
+        if stopped { return nil }
+        let src = source
+        guard src.ensure(ClassicPcap.recordHeaderSize) else {
+            endOfData(needed: ClassicPcap.recordHeaderSize)
+            return nil
+        }
+        let h = src.cursor
+        let be = bigEndian
+        let seconds = be ? h.be32(0) : h.le32(0)
+        let fraction = be ? h.be32(4) : h.le32(4)
+        let caplen = Int(be ? h.be32(8) : h.le32(8))
+        let len = Int(be ? h.be32(12) : h.le32(12))
+        let recordFrame = frame &+ 1
+        let recordOffset = src.offset
+        if caplen > BTSnoop.maxRecordLength || caplen > len {
+            let detail = caplen > len
+                ? "captured length \(caplen) exceeds original length \(len)"
+                : "captured length \(caplen) exceeds the maximum \(BTSnoop.maxRecordLength)"
+            stored.append(Finding(.warning, .captureInvalidRecordLength(frame: recordFrame, offset: recordOffset, detail: detail),
+                                  frame: recordFrame, offset: recordOffset))
+            stopped = true
+            return nil
+        }
+        let total = ClassicPcap.recordHeaderSize &+ caplen
+        guard src.ensure(total) else {
+            endOfData(needed: total)
+            return nil
+        }
+        frame = recordFrame
+        let packet = UnsafeRawBufferPointer(start: src.cursor + ClassicPcap.recordHeaderSize, count: caplen)
+        src.advance(total)
+        if caplen < len { truncation.note(frame: recordFrame) }
+        let micros = nanoseconds ? Int64(fraction / 1000) : Int64(fraction)
+        var record = CaptureRecord(frame: recordFrame, timestamp: Timestamp(microseconds: Int64(seconds) &* 1_000_000 &+ micros),
+                                   direction: .unknown, kind: .other, originalLength: len, includedLength: caplen,
+                                   fileOffset: recordOffset, rawType: linkType, linkType: linkType, bytes: packet)
+        PcapLinkType.interpret(&record, packet: packet)
+        return record
+    }
+
+    private func endOfData(needed: Int) {
+        stopped = true
+        let left = source.available
+        if left > 0 {
+            let frame = self.frame + 1
+            stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: source.offset, needed: needed, available: left),
+                                  frame: frame, offset: source.offset))
+        }
+        if let error = source.streamError {
+            stored.append(Finding(.error, .captureReadError(error), frame: frame + 1, offset: source.offset))
+        }
+    }
+}
