@@ -36,7 +36,7 @@ public enum RoleValue: Hashable, Sendable {
 }
 
 /// A decoded field value.
-public indirect enum FieldValue: Hashable, Sendable {
+public enum FieldValue: Hashable, Sendable {
     case int(Int64)
     case double(Double)
     case string(String)

@@ -75,6 +75,7 @@ private struct Compiler {
     var messageNames: [String] = []
     var roles: Set<Role> = []
     var defaultBigEndian = false
+    var fieldCount = 0
 
     init(file: String?) { self.file = file }
 
@@ -167,14 +168,14 @@ private struct Compiler {
         var f = DirectionFilter()
         for (n, p) in list(node, path) {
             switch try string(n, p).lowercased() {
-            case "write": f.operations.formUnion([.write, .writeCommand])
-            case "write-request": f.operations.insert(.write)
-            case "write-command", "write-without-response": f.operations.insert(.writeCommand)
-            case "notify", "notification": f.operations.insert(.notify)
-            case "indicate", "indication": f.operations.insert(.indicate)
-            case "read": f.operations.insert(.read)
-            case "tx": f.directions.insert(.tx)
-            case "rx": f.directions.insert(.rx)
+            case "write": f.insert(.write); f.insert(.writeCommand)
+            case "write-request": f.insert(.write)
+            case "write-command", "write-without-response": f.insert(.writeCommand)
+            case "notify", "notification": f.insert(.notify)
+            case "indicate", "indication": f.insert(.indicate)
+            case "read": f.insert(.read)
+            case "tx": f.insert(Direction.tx)
+            case "rx": f.insert(Direction.rx)
             case let s: throw fail(n, p, "unknown direction '\(s)' (write, write-request, write-command, notify, indicate, read, tx, rx)")
             }
         }
@@ -311,6 +312,8 @@ private struct Compiler {
         guard let idNode = keys.first(where: { $0.0 == "id" })?.2 else { throw fail(node, path, "missing 'id' (the selector value)") }
         guard let nameNode = keys.first(where: { $0.0 == "name" })?.2 else { throw fail(node, path, "missing 'name'") }
         let id = try integer(idNode, path + ".id")
+        fieldCount += 1
+        guard fieldCount <= 10_000 else { throw fail(node, path, "more than 10000 fields and messages (YAML aliases expanding?)") }
         let name = try string(nameNode, path + ".name")
         messageNames.append(name)
         var filter = DirectionFilter()
@@ -356,8 +359,11 @@ private struct Compiler {
         let typeText = try string(typeNode, path + ".type").lowercased()
         var big = defaultBigEndian
         if let e = value("endian") { big = try endian(e, path + ".endian") }
-        let adjust = try value("adjust").map { n throws(CodecSpecError) in Int(clamping: try integer(n, path + ".adjust")) } ?? 0
-        guard abs(adjust) <= 65536 else { throw fail(value("adjust"), path + ".adjust", "adjust must be within ±65536") }
+        let adjust64 = try value("adjust").map { n throws(CodecSpecError) in try integer(n, path + ".adjust") } ?? 0
+        guard (-65536...65536).contains(adjust64) else { throw fail(value("adjust"), path + ".adjust", "adjust must be within ±65536") }
+        let adjust = Int(adjust64)
+        fieldCount += 1
+        guard fieldCount <= 10_000 else { throw fail(node, path, "more than 10000 fields (YAML aliases expanding?)") }
 
         var condition: Condition?
         if let c = value("if") { condition = try self.condition(c, path + ".if") }
