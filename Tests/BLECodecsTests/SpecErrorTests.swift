@@ -1,4 +1,5 @@
 import BLECore
+import Foundation
 import Testing
 @testable import BLECodecs
 
@@ -112,5 +113,32 @@ struct SpecErrorTests {
         #expect(codec.decode([0x7E, 0], context: CodecContext(handle: 0x20)) != nil)
         frame[3] ^= 0xFF
         #expect(codec.decodeUnconditionally(frame).problems.first?.hasPrefix("bad checksum (crc16-modbus)") == true)
+    }
+}
+
+/// The complete example in SPEC_FORMAT.md must compile and decode as the document says.
+struct SpecFormatDocTests {
+    @Test func documentedExampleWorks() throws {
+        let doc = try String(contentsOfFile: SampleCodecTests.root + "/Sources/BLECodecs/Declarative/SPEC_FORMAT.md", encoding: .utf8)
+        let start = try #require(doc.range(of: "## Complete example\n\n```yaml\n"))
+        let end = try #require(doc.range(of: "```", range: start.upperBound..<doc.endIndex))
+        let codec = try CodecSpecCompiler.compile(yaml: String(doc[start.upperBound..<end.lowerBound]), file: "SPEC_FORMAT.md")
+        let ctx = CodecContext(service: BluetoothUUID(uuid16: 0xFFE0), characteristic: BluetoothUUID(uuid16: 0xFFE2), direction: .rx, operation: .notify)
+        let good = try #require(codec.decode([0xA5, 0x06, 0x83, 0x0C, 0x00, 0x2C], context: ctx))
+        #expect(good.summary == "bracelet.countResponse total=12 ✓")
+        #expect(good.roles[.totalCount] == .int(12))
+        let bad = try #require(codec.decode([0xA5, 0x06, 0x83, 0x0C, 0x00, 0x2D], context: ctx))
+        #expect(bad.summary == "bracelet.countResponse total=12 ✗ bad checksum (xor8): stored 0x2d, computed 0x2c")
+        #expect(doc.contains("`bracelet.countResponse total=12 ✗ bad checksum (xor8): stored 0x2d, computed 0x2c`"))
+    }
+
+    @Test func referencesMustBeNumeric() throws {
+        do {
+            _ = try CodecSpecCompiler.compile(yaml: "codec: x\nfields:\n  - {name: n, type: bytes, length: 2}\n  - {name: d, type: bytes, length: n}\n")
+            Issue.record("accepted a bytes field as a length")
+        } catch {
+            #expect(error.path == "fields[1].length")
+            #expect(error.line == 4)
+        }
     }
 }

@@ -328,10 +328,11 @@ private struct Compiler {
         return CompiledMessage(id: id, name: name, filter: filter, role: role, group: g)
     }
 
-    mutating func newSlot(_ name: String) -> Int {
+    /// A value slot for a field; only numeric fields can be referenced by later `length`, `count`, `if` and `select`.
+    mutating func newSlot(_ name: String, numeric: Bool = true) -> Int {
         let s = slotCount
         slotCount += 1
-        scope[name] = s
+        if numeric { scope[name] = s } else { scope[name] = nil }
         return s
     }
 
@@ -342,7 +343,7 @@ private struct Compiler {
             guard (0...65536).contains(v) else { throw fail(node, path, "length must be 0…65536") }
             return .fixed(Int(v))
         }
-        guard let slot = scope[s] else { throw fail(node, path, "'\(s)' is neither a number, 'rest', nor an earlier field") }
+        guard let slot = scope[s] else { throw fail(node, path, "'\(s)' is neither a number, 'rest', nor an earlier numeric field") }
         return .slot(slot, adjust: adjust)
     }
 
@@ -450,7 +451,10 @@ private struct Compiler {
         var success: [Int64] = [], failure: [Int64] = []
         if let s = value("success") { for (n, p) in list(s, path + ".success") { success.append(try integer(n, p)) } }
         if let s = value("failure") { for (n, p) in list(s, path + ".failure") { failure.append(try integer(n, p)) } }
-        let slot = newSlot(name)
+        var numeric = isInt
+        if case .sfloat = kind { numeric = true }
+        if case .float = kind { numeric = true }
+        let slot = newSlot(name, numeric: numeric)
         var bits: [BitField] = []
         if let b = value("bits") {
             guard case let .int(width, _, _) = kind, let seq = b.sequence else { throw fail(b, path + ".bits", "expected a list of bit fields") }
@@ -501,7 +505,7 @@ private struct Compiler {
         let keys = try mapping(node, path, allowed: ["field", "mask", "equals", "not-equals"])
         guard let f = keys.first(where: { $0.0 == "field" }) else { throw fail(node, path, "needs 'field: <earlier field>'") }
         let name = try string(f.2, path + ".field")
-        guard let slot = scope[name] else { throw fail(f.2, path + ".field", "no earlier field named '\(name)'") }
+        guard let slot = scope[name] else { throw fail(f.2, path + ".field", "no earlier numeric field named '\(name)'") }
         for (key, _, v) in keys where key != "field" {
             let x = try integer(v, path + "." + key)
             return Condition(slot: slot, op: key == "mask" ? .mask : key == "equals" ? .equals : .notEquals, value: x)
