@@ -22,7 +22,8 @@ let package = Package(
         .target(name: "BLECore"),
         .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"]),
         .target(name: "BLEProtocols", dependencies: ["BLECore", "BLECapture"]),
-        .target(name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", .product(name: "Yams", package: "Yams")]),
+        .target(name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", .product(name: "Yams", package: "Yams")],
+                exclude: ["Declarative/SPEC_FORMAT.md"]),
         .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", .product(name: "Yams", package: "Yams")]),
         .target(name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"]),
         .executableTarget(name: "blescope", dependencies: [

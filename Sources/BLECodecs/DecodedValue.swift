@@ -36,7 +36,7 @@ public enum RoleValue: Hashable, Sendable {
 }
 
 /// A decoded field value.
-public indirect enum FieldValue: Hashable, Sendable {
+public enum FieldValue: Hashable, Sendable {
     case int(Int64)
     case double(Double)
     case string(String)
@@ -204,5 +204,12 @@ public protocol ValueCodec: Sendable {
 extension ValueCodec {
     public func decode(_ value: [UInt8], context: CodecContext) -> DecodedValue? {
         value.withUnsafeBytes { decode($0, context: context) }
+    }
+}
+
+extension FindingKind {
+    /// A codec decoded a value but found it wrong (bad checksum, truncated, unknown command…).
+    public static func codecProblem(codec: String, message: String, problem: String) -> FindingKind {
+        FindingKind(code: "codec.invalid-value", message: "\(codec).\(message): \(problem)")
     }
 }

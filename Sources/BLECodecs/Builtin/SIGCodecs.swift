@@ -33,6 +33,7 @@ public struct SIGCodec: ValueCodec {
     public func decode(_ value: UnsafeRawBufferPointer) -> DecodedValue {
         var reader = ByteReader(value)
         var sink = FieldSink()
+        sink.fields.reserveCapacity(8)
         do throws(DecodeError) {
             try body(&reader, &sink)
             if !reader.isAtEnd { sink.problems.append("\(reader.remaining) unexpected trailing byte(s)") }

@@ -25,21 +25,37 @@ struct Condition: Sendable {
     }
 }
 
-/// Which operations or directions a spec or message is limited to.
+/// Which operations or directions a spec or message is limited to (bit sets: no hashing per value).
 struct DirectionFilter: Sendable {
-    var operations: Set<AttributeOperation> = []
-    var directions: Set<Direction> = []
-    var isAny: Bool { operations.isEmpty && directions.isEmpty }
+    /// Bit `1 << op.bit` per allowed operation.
+    var operations: UInt8 = 0
+    /// Bit `1 << direction.rawValue` per allowed direction.
+    var directions: UInt8 = 0
+    var isAny: Bool { operations == 0 && directions == 0 }
+
+    static func bit(_ op: AttributeOperation) -> UInt8 {
+        switch op {
+        case .write: 1
+        case .writeCommand: 2
+        case .notify: 4
+        case .indicate: 8
+        case .read: 16
+        case .unknown: 0
+        }
+    }
+
+    mutating func insert(_ op: AttributeOperation) { operations |= DirectionFilter.bit(op) }
+    mutating func insert(_ d: Direction) { directions |= 1 << d.rawValue }
 
     /// Lenient when the context knows nothing about the direction.
     func matches(_ c: CodecContext) -> Bool {
         if isAny { return true }
         if c.operation == .unknown && c.direction == .unknown { return true }
-        if !operations.isEmpty, c.operation != .unknown, operations.contains(c.operation) { return true }
-        if !directions.isEmpty, c.direction != .unknown, directions.contains(c.direction) { return true }
-        if c.operation == .unknown, !operations.isEmpty, directions.isEmpty {
-            // Only a direction is known: writes are tx, notifications rx.
-            let implied: Direction = operations.contains(where: \.isWrite) ? .tx : .rx
+        if operations != 0, c.operation != .unknown, operations & DirectionFilter.bit(c.operation) != 0 { return true }
+        if directions != 0, c.direction != .unknown, directions & (1 << c.direction.rawValue) != 0 { return true }
+        if c.operation == .unknown, operations != 0, directions == 0 {
+            // Only a direction is known: writes are tx, everything else rx.
+            let implied: Direction = operations & 3 != 0 ? .tx : .rx
             return c.direction == implied
         }
         return false
@@ -93,7 +109,16 @@ final class CompiledField: Sendable {
         self.expect = expect; self.role = role; self.success = success; self.failure = failure
         self.names = names.sorted { $0.0 < $1.0 }; self.flags = flags; self.bits = bits; self.condition = condition
         self.optional = optional; self.hidden = hidden
+        presentation = !bits.isEmpty ? .bits : !flags.isEmpty ? .flags : !names.isEmpty ? .named
+            : (scale != nil || offset != nil) ? .scaled : .plain
+        checks = expect != nil || role != nil
     }
+
+    /// How an integer is shown, decided once so decoding touches only the table it needs.
+    enum Presentation: UInt8, Sendable { case plain, scaled, named, flags, bits }
+    let presentation: Presentation
+    /// Whether `expect` or `role` need looking at.
+    let checks: Bool
 }
 
 final class CompiledMessage: Sendable {
@@ -173,7 +198,11 @@ public final class DeclarativeCodec: ValueCodec {
     }
 
     public func applies(_ value: UnsafeRawBufferPointer, context: CodecContext) -> Bool {
-        matchers.isEmpty || matchers.contains { $0.matches(value, context) }
+        if matchers.isEmpty { return true }
+        return matchers.withUnsafeBufferPointer { ms in
+            for i in 0..<ms.count where ms[i].matches(value, context) { return true }
+            return false
+        }
     }
 
     public func decode(_ value: UnsafeRawBufferPointer, context: CodecContext) -> DecodedValue? {
@@ -197,7 +226,7 @@ public final class DeclarativeCodec: ValueCodec {
             }
             var reader = ByteReader(window)
             var fields: [DecodedField] = []
-            fields.reserveCapacity(8)
+            fields.reserveCapacity(16)
             if run.group(root, &reader, &fields, depth: 0), !reader.isAtEnd {
                 run.problems.append("\(reader.remaining) trailing byte(s) not described by the spec")
             }
@@ -374,21 +403,31 @@ struct Interpreter {
 
     mutating func integer(_ f: CompiledField, _ v: Int64, at: Int, _ out: inout [DecodedField]) {
         slots[f.slot] = v
-        switch f.expect {
-        case let .value(want)? where want != v:
-            problems.append("\(f.name) is \(v), expected \(want)")
-        case .frameLength? where v != Int64(total):
-            problems.append("\(f.name) is \(v), but the value has \(total) byte(s)")
-        default: break
-        }
-        if let r = f.role {
-            roles[r] = .int(v)
-            if r == .otaResult {
-                if f.success.contains(v) { otaSuccess = true } else if f.failure.contains(v) || !f.success.isEmpty { otaSuccess = false }
+        if f.checks {
+            switch f.expect {
+            case let .value(want)? where want != v:
+                problems.append("\(f.name) is \(v), expected \(want)")
+            case .frameLength? where v != Int64(total):
+                problems.append("\(f.name) is \(v), but the value has \(total) byte(s)")
+            default: break
+            }
+            if let r = f.role {
+                roles[r] = .int(v)
+                if r == .otaResult {
+                    if f.success.contains(v) { otaSuccess = true } else if f.failure.contains(v) || !f.success.isEmpty { otaSuccess = false }
+                }
             }
         }
         let value: FieldValue
-        if !f.bits.isEmpty {
+        switch f.presentation {
+        case .plain: value = .int(v)
+        case .scaled: value = .double(Double(v) * (f.scale ?? 1) + (f.offset ?? 0))
+        case .named: value = .named(v, lookup(f.names, v))
+        case .flags:
+            var set: [String] = []
+            for (bit, n) in f.flags where bit < 64 && (UInt64(bitPattern: v) >> UInt64(bit)) & 1 != 0 { set.append(n) }
+            value = .flags(v, set)
+        case .bits:
             var sub: [DecodedField] = []
             for b in f.bits {
                 let x = Int64(bitPattern: (UInt64(bitPattern: v) >> UInt64(b.shift)) & b.mask)
@@ -397,16 +436,6 @@ struct Interpreter {
                 sub.append(DecodedField(b.name, b.names.isEmpty ? (b.mask == 1 ? .bool(x != 0) : .int(x)) : .named(x, lookup(b.names, x)), offset: at))
             }
             value = .nested(sub)
-        } else if !f.flags.isEmpty {
-            var set: [String] = []
-            for (bit, n) in f.flags where bit < 64 && (UInt64(bitPattern: v) >> UInt64(bit)) & 1 != 0 { set.append(n) }
-            value = .flags(v, set)
-        } else if !f.names.isEmpty {
-            value = .named(v, lookup(f.names, v))
-        } else if f.scale != nil || f.offset != nil {
-            value = .double(Double(v) * (f.scale ?? 1) + (f.offset ?? 0))
-        } else {
-            value = .int(v)
         }
         out.append(DecodedField(f.name, value, unit: f.unit, offset: at, hidden: f.hidden))
     }

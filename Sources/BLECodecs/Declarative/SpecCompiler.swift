@@ -75,6 +75,7 @@ private struct Compiler {
     var messageNames: [String] = []
     var roles: Set<Role> = []
     var defaultBigEndian = false
+    var fieldCount = 0
 
     init(file: String?) { self.file = file }
 
@@ -167,14 +168,14 @@ private struct Compiler {
         var f = DirectionFilter()
         for (n, p) in list(node, path) {
             switch try string(n, p).lowercased() {
-            case "write": f.operations.formUnion([.write, .writeCommand])
-            case "write-request": f.operations.insert(.write)
-            case "write-command", "write-without-response": f.operations.insert(.writeCommand)
-            case "notify", "notification": f.operations.insert(.notify)
-            case "indicate", "indication": f.operations.insert(.indicate)
-            case "read": f.operations.insert(.read)
-            case "tx": f.directions.insert(.tx)
-            case "rx": f.directions.insert(.rx)
+            case "write": f.insert(.write); f.insert(.writeCommand)
+            case "write-request": f.insert(.write)
+            case "write-command", "write-without-response": f.insert(.writeCommand)
+            case "notify", "notification": f.insert(.notify)
+            case "indicate", "indication": f.insert(.indicate)
+            case "read": f.insert(.read)
+            case "tx": f.insert(Direction.tx)
+            case "rx": f.insert(Direction.rx)
             case let s: throw fail(n, p, "unknown direction '\(s)' (write, write-request, write-command, notify, indicate, read, tx, rx)")
             }
         }
@@ -311,6 +312,8 @@ private struct Compiler {
         guard let idNode = keys.first(where: { $0.0 == "id" })?.2 else { throw fail(node, path, "missing 'id' (the selector value)") }
         guard let nameNode = keys.first(where: { $0.0 == "name" })?.2 else { throw fail(node, path, "missing 'name'") }
         let id = try integer(idNode, path + ".id")
+        fieldCount += 1
+        guard fieldCount <= 10_000 else { throw fail(node, path, "more than 10000 fields and messages (YAML aliases expanding?)") }
         let name = try string(nameNode, path + ".name")
         messageNames.append(name)
         var filter = DirectionFilter()
@@ -325,10 +328,11 @@ private struct Compiler {
         return CompiledMessage(id: id, name: name, filter: filter, role: role, group: g)
     }
 
-    mutating func newSlot(_ name: String) -> Int {
+    /// A value slot for a field; only numeric fields can be referenced by later `length`, `count`, `if` and `select`.
+    mutating func newSlot(_ name: String, numeric: Bool = true) -> Int {
         let s = slotCount
         slotCount += 1
-        scope[name] = s
+        if numeric { scope[name] = s } else { scope[name] = nil }
         return s
     }
 
@@ -339,7 +343,7 @@ private struct Compiler {
             guard (0...65536).contains(v) else { throw fail(node, path, "length must be 0…65536") }
             return .fixed(Int(v))
         }
-        guard let slot = scope[s] else { throw fail(node, path, "'\(s)' is neither a number, 'rest', nor an earlier field") }
+        guard let slot = scope[s] else { throw fail(node, path, "'\(s)' is neither a number, 'rest', nor an earlier numeric field") }
         return .slot(slot, adjust: adjust)
     }
 
@@ -356,8 +360,11 @@ private struct Compiler {
         let typeText = try string(typeNode, path + ".type").lowercased()
         var big = defaultBigEndian
         if let e = value("endian") { big = try endian(e, path + ".endian") }
-        let adjust = try value("adjust").map { n throws(CodecSpecError) in Int(clamping: try integer(n, path + ".adjust")) } ?? 0
-        guard abs(adjust) <= 65536 else { throw fail(value("adjust"), path + ".adjust", "adjust must be within ±65536") }
+        let adjust64 = try value("adjust").map { n throws(CodecSpecError) in try integer(n, path + ".adjust") } ?? 0
+        guard (-65536...65536).contains(adjust64) else { throw fail(value("adjust"), path + ".adjust", "adjust must be within ±65536") }
+        let adjust = Int(adjust64)
+        fieldCount += 1
+        guard fieldCount <= 10_000 else { throw fail(node, path, "more than 10000 fields (YAML aliases expanding?)") }
 
         var condition: Condition?
         if let c = value("if") { condition = try self.condition(c, path + ".if") }
@@ -444,7 +451,10 @@ private struct Compiler {
         var success: [Int64] = [], failure: [Int64] = []
         if let s = value("success") { for (n, p) in list(s, path + ".success") { success.append(try integer(n, p)) } }
         if let s = value("failure") { for (n, p) in list(s, path + ".failure") { failure.append(try integer(n, p)) } }
-        let slot = newSlot(name)
+        var numeric = isInt
+        if case .sfloat = kind { numeric = true }
+        if case .float = kind { numeric = true }
+        let slot = newSlot(name, numeric: numeric)
         var bits: [BitField] = []
         if let b = value("bits") {
             guard case let .int(width, _, _) = kind, let seq = b.sequence else { throw fail(b, path + ".bits", "expected a list of bit fields") }
@@ -495,7 +505,7 @@ private struct Compiler {
         let keys = try mapping(node, path, allowed: ["field", "mask", "equals", "not-equals"])
         guard let f = keys.first(where: { $0.0 == "field" }) else { throw fail(node, path, "needs 'field: <earlier field>'") }
         let name = try string(f.2, path + ".field")
-        guard let slot = scope[name] else { throw fail(f.2, path + ".field", "no earlier field named '\(name)'") }
+        guard let slot = scope[name] else { throw fail(f.2, path + ".field", "no earlier numeric field named '\(name)'") }
         for (key, _, v) in keys where key != "field" {
             let x = try integer(v, path + "." + key)
             return Condition(slot: slot, op: key == "mask" ? .mask : key == "equals" ? .equals : .notEquals, value: x)
