@@ -6,6 +6,11 @@ import BLEProtocols
 ///
 /// Core Spec Vol 3, Part F, 3.3.2: one outstanding request per client; its response comes back
 /// the other way. Indications wait for their confirmation the same way.
+struct TransactionKey: Hashable {
+    var direction: Direction
+    var indication: Bool
+}
+
 struct ATTBearer {
     struct Pending {
         var opcode: ATTOpcode
@@ -19,8 +24,9 @@ struct ATTBearer {
         var typeValue: [UInt8] = []
     }
 
-    /// Outstanding request (or indication) by the direction it was sent in.
-    var pending: [Direction: Pending] = [:]
+    /// Outstanding request or indication, by the direction it was sent in. Requests and
+    /// indications are separate transactions (a server may indicate while its own request waits).
+    var pending: [TransactionKey: Pending] = [:]
     /// MTU proposed by each side (client in its request, server in its response).
     var clientMTU: Int?
     var serverMTU: Int?
@@ -102,6 +108,11 @@ extension Analyzer {
                                   code: UInt32(first), name: opcode.description, summary: typed.map { Self.strip($0.summary, prefix: opcode.description) } ?? "malformed: " + hexString(payload))
             e.handle = typed?.attributeHandle
             e.value = typed?.value
+            if let typed {
+                e.handles = Self.listedHandles(typed, declarations: nil)
+                e.values = Self.listedValues(typed, declarations: nil)
+            }
+            if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
             if let h = e.handle { nameAttribute(&e, handle: h, connection: index) }
             event = e
         }
@@ -110,7 +121,8 @@ extension Analyzer {
         var responseTo: ATTBearer.Pending? = nil
         let method = opcode.method
         if method == .request || method == .indication {
-            if let stale = bearer.pending[direction] {
+            let tkey = TransactionKey(direction: direction, indication: method == .indication)
+            if let stale = bearer.pending[tkey] {
                 findings.append(Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
             }
@@ -125,10 +137,10 @@ extension Analyzer {
                 }
             }
             event?.isRequest = true
-            bearer.pending[direction] = p
+            bearer.pending[tkey] = p
         } else if method == .response || method == .confirmation {
-            let requestDirection = direction.reversed
-            if let p = bearer.pending.removeValue(forKey: requestDirection),
+            let requestKey = TransactionKey(direction: direction.reversed, indication: method == .confirmation)
+            if let p = bearer.pending.removeValue(forKey: requestKey),
                opcode == .errorResponse || p.opcode.responseOpcode == opcode || (method == .confirmation && p.opcode == .handleValueIndication) {
                 responseTo = p
                 let latency = timestamp.microseconds(since: p.timestamp)
@@ -138,11 +150,17 @@ extension Analyzer {
                 }
                 event?.requestFrame = p.frame
                 event?.latency = latency
-                if event?.handle == nil, let h = p.handle {
+                if let typed, case .readByTypeResponse = typed, event != nil {
+                    // The request says whether the items are characteristic declarations.
+                    let declarations = p.type?.uuid16 == 0x2803
+                    event?.handles = Self.listedHandles(typed, declarations: declarations)
+                    event?.values = Self.listedValues(typed, declarations: declarations)
+                }
+                if event?.handle == nil, event?.handles == nil, let h = p.handle {
                     event?.handle = h
                     if var e = event { nameAttribute(&e, handle: h, connection: index); event = e }
                 }
-            } else if let p = bearer.pending[requestDirection] {
+            } else if let p = bearer.pending[requestKey] {
                 findings.append(Finding(.warning, .init(code: "att.unexpected-response",
                     message: "ATT \(opcode) does not answer the outstanding \(p.opcode) (frame \(p.frame))"), frame: frame))
             } else {
@@ -167,11 +185,49 @@ extension Analyzer {
                          direction: direction, frame: frame, timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
         }
         if let e = event {
-            if e.isRequest, bearer.pending[direction]?.frame == frame {
-                bearer.pending[direction]?.eventID = emit(e, waiting: true)
+            let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
+            if e.isRequest, bearer.pending[tkey]?.frame == frame {
+                bearer.pending[tkey]?.eventID = emit(e, waiting: true)
             } else {
                 emit(e)
             }
+        }
+    }
+
+    /// `declarations`: the request asked for characteristic declarations (0x2803); nil when the
+    /// request is not in the capture, then guessed from the item length (5 or 19 bytes).
+    /// The handles a list-carrying response names, in the order Wireshark lists them: group
+    /// start handles, Find Information handles, Read By Type item handles (plus the value handle of
+    /// a characteristic declaration).
+    static func listedHandles(_ pdu: ATTPDU, declarations: Bool?) -> [UInt16]? {
+        switch pdu {
+        case .readByGroupTypeResponse(let groups): return groups.map(\.start)
+        case .findInformationResponse(let info): return info.entries.map(\.handle)
+        case .findByTypeValueResponse(let ranges): return ranges.map(\.start)
+        case .readByTypeResponse(let items):
+            return items.flatMap { item -> [UInt16] in
+                if declarations ?? (item.value.count == 5 || item.value.count == 19), item.value.count >= 3 {
+                    return [item.handle, UInt16(item.value[1]) | UInt16(item.value[2]) << 8]
+                }
+                return [item.handle]
+            }
+        case .multipleHandleValueNotification(let items): return items.map(\.handle)
+        case .readMultipleRequest(let handles), .readMultipleVariableRequest(let handles): return handles
+        default: return nil
+        }
+    }
+
+    /// The attribute values a list-carrying response holds (Read By Group Type: service UUIDs;
+    /// Read By Type of anything but characteristic declarations; Read Multiple Variable).
+    static func listedValues(_ pdu: ATTPDU, declarations: Bool?) -> [[UInt8]]? {
+        switch pdu {
+        case .readByGroupTypeResponse(let groups): return groups.map(\.value)
+        case .readByTypeResponse(let items):
+            if declarations ?? items.allSatisfy({ $0.value.count == 5 || $0.value.count == 19 }) { return nil }
+            return items.map(\.value)
+        case .readMultipleVariableResponse(let items): return items.map(\.value)
+        case .multipleHandleValueNotification(let items): return items.map(\.value)
+        default: return nil
         }
     }
 

@@ -35,6 +35,10 @@ public struct TimelineEvent: Sendable {
     public var summary: String
     // ATT
     public var handle: UInt16?
+    /// Every handle a list-carrying PDU names (Read By Type/Group Type, Find Information responses, …).
+    public var handles: [UInt16]?
+    /// The values of a list-carrying response, in the order of ``handles``' entries.
+    public var values: [[UInt8]]?
     public var value: [UInt8]?
     public var uuid: BluetoothUUID?
     /// Name of the attribute (characteristic or descriptor) the handle refers to, when known.

@@ -90,7 +90,21 @@ public struct TimelineJSONRenderer {
         writer.field("opcode", e.code)
         writer.field("opcode_name", e.name)
         writer.field("handle", e.handle)
+        if let hs = e.handles {
+            writer.beginArray("handles")
+            for h in hs { writer.value(h) }
+            writer.endArray()
+        } else {
+            writer.fieldNull("handles")
+        }
         writer.fieldHex("value", e.value)
+        if let vs = e.values {
+            writer.beginArray("values")
+            for v in vs { writer.value(hexString(v)) }
+            writer.endArray()
+        } else {
+            writer.fieldNull("values")
+        }
         writer.field("uuid", e.uuid?.uuidString)
         writer.field("name", e.attributeName)
         writer.field("name_source", e.nameSource?.rawValue)
