@@ -67,6 +67,7 @@ extension Analyzer {
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
         let frame = pdu.lastFrame
+        let db = Self.serverDatabase(opcode.method, direction)
         var bearer = bearers.removeValue(forKey: index) ?? ATTBearer()
         defer { bearers[index] = bearer }
 
@@ -113,7 +114,7 @@ extension Analyzer {
                 e.values = Self.listedValues(typed, declarations: nil)
             }
             if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
-            if let h = e.handle { nameAttribute(&e, handle: h, connection: index) }
+            if let h = e.handle { nameAttribute(&e, handle: h, connection: index, db: db) }
             event = e
         }
 
@@ -158,7 +159,7 @@ extension Analyzer {
                 }
                 if event?.handle == nil, event?.handles == nil, let h = p.handle {
                     event?.handle = h
-                    if var e = event { nameAttribute(&e, handle: h, connection: index); event = e }
+                    if var e = event { nameAttribute(&e, handle: h, connection: index, db: db); event = e }
                 }
             } else if let p = bearer.pending[requestKey] {
                 findings.append(Finding(.warning, .init(code: "att.unexpected-response",
@@ -170,7 +171,7 @@ extension Analyzer {
         }
 
         if let typed {
-            applyATT(typed, bearer: &bearer, request: responseTo, connection: index, direction: direction, frame: frame,
+            applyATT(typed, bearer: &bearer, request: responseTo, connection: index, db: db, direction: direction, frame: frame,
                      timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
         } else if let h = handle, let range = valueRange {
             // Bulk value PDU, statistics-only pass: hand the value to the observers without building a typed PDU.
@@ -181,7 +182,7 @@ extension Analyzer {
             case .signedWriteCommand: .signedWriteCommand
             default: .writeCommand
             }
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index,
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index, db: db,
                          direction: direction, frame: frame, timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
         }
         if let e = event {
@@ -231,6 +232,16 @@ extension Analyzer {
         }
     }
 
+    /// Both sides of a connection may be GATT servers (phones are too): the peer's database answers
+    /// what this side sends as a client (requests, commands, confirmations → tx) and what the peer
+    /// sends as a server (responses, notifications, indications → rx); the local one the reverse.
+    static func serverDatabase(_ method: ATTMethodType, _ direction: Direction) -> WritableKeyPath<Connection, GATTDatabase> {
+        let clientToServer = method == .request || method == .command || method == .confirmation
+        let sentByUs = direction != .rx
+        if clientToServer == sentByUs { return \Connection.gatt }
+        return \Connection.localGATT
+    }
+
     static func strip(_ summary: String, prefix: String) -> String {
         guard summary.hasPrefix(prefix) else { return summary }
         return String(summary.dropFirst(prefix.count).drop(while: { $0 == " " }))
@@ -242,23 +253,23 @@ extension Analyzer {
     }
 
     /// Names a handle in an event from the connection's GATT database.
-    func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int) {
-        let db = connections[index].gatt
-        if let name = db.userNames[handle] {
+    func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>) {
+        let database = connections[index][keyPath: db]
+        if let name = database.userNames[handle] {
             e.attributeName = name
             e.nameSource = .userMap
         }
-        if let uuid = db.uuid(for: handle) {
+        if let uuid = database.uuid(for: handle) {
             e.uuid = uuid
             if e.attributeName == nil {
                 e.attributeName = AssignedNumbers.name(for: uuid)
-                e.nameSource = db.source
+                e.nameSource = database.source
             }
         }
     }
 
     /// State changes and value delivery for a decoded ATT PDU.
-    func applyATT(_ pdu: ATTPDU, bearer: inout ATTBearer, request: ATTBearer.Pending?, connection index: Int,
+    func applyATT(_ pdu: ATTPDU, bearer: inout ATTBearer, request: ATTBearer.Pending?, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>,
                   direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?) {
         switch pdu {
         case .exchangeMTURequest(let mtu):
@@ -274,12 +285,12 @@ extension Analyzer {
             let primary = request?.type?.uuid16 != 0x2801
             for g in groups {
                 guard let uuid = uuidFromValue(g.value) else { continue }
-                connections[index].gatt.addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
+                connections[index][keyPath: db].addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
             }
         case .findByTypeValueResponse(let ranges):
             if let r = request, r.type?.uuid16 == 0x2800 || r.type?.uuid16 == 0x2801, let uuid = uuidFromValue(r.typeValue) {
                 for range in ranges {
-                    connections[index].gatt.addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
+                    connections[index][keyPath: db].addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
                                                              isPrimary: r.type?.uuid16 == 0x2800, discoveredAt: frame))
                 }
             }
@@ -289,45 +300,51 @@ extension Analyzer {
                     let props = CharacteristicProperties(rawValue: item.value[0])
                     let valueHandle = UInt16(item.value[1]) | UInt16(item.value[2]) << 8
                     guard let uuid = uuidFromValue(Array(item.value[3...])) else { continue }
-                    connections[index].gatt.addCharacteristic(.init(declarationHandle: item.handle, properties: props,
+                    connections[index][keyPath: db].addCharacteristic(.init(declarationHandle: item.handle, properties: props,
                                                                     valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
                 }
             } else if request?.type?.uuid16 == 0x2802 {
                 for item in items where item.value.count >= 4 {
                     let start = UInt16(item.value[0]) | UInt16(item.value[1]) << 8
                     let end = UInt16(item.value[2]) | UInt16(item.value[3]) << 8
-                    connections[index].gatt.addInclude(.init(handle: item.handle, startHandle: start, endHandle: end,
+                    connections[index][keyPath: db].addInclude(.init(handle: item.handle, startHandle: start, endHandle: end,
                                                              uuid: item.value.count == 6 ? uuidFromValue(Array(item.value[4...])) : nil))
                 }
             } else if let type = request?.type {
                 for item in items {
                     item.value.withUnsafeBytes { raw in
-                        deliverValue(raw, kind: .readResponse, handle: item.handle, offset: 0, connection: index, direction: direction,
+                        deliverValue(raw, kind: .readResponse, handle: item.handle, offset: 0, connection: index, db: db, direction: direction,
                                      frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event, typeHint: type)
                     }
                 }
             }
         case .findInformationResponse(let info):
-            for entry in info.entries { connections[index].gatt.addAttributeType(handle: entry.handle, uuid: entry.uuid) }
+            for entry in info.entries { connections[index][keyPath: db].addAttributeType(handle: entry.handle, uuid: entry.uuid) }
         case .handleValueNotification(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
         case .handleValueIndication(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            if v.count == 4, connections[index][keyPath: db].uuid(for: h)?.uuid16 == 0x2A05 {
+                // Service Changed (Core Vol 3, Part G, 7.1): the range's attributes are no longer valid.
+                let start = UInt16(v[0]) | UInt16(v[1]) << 8, end = UInt16(v[2]) | UInt16(v[3]) << 8
+                connections[index][keyPath: db].invalidate(start...max(start, end), keeping: h)
+                event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
+            }
+            v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
         case .writeRequest(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
-            describeCCCD(h, v, connection: index, event: &event)
+            v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            describeCCCD(h, v, connection: index, db: db, event: &event)
         case .writeCommand(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
-            describeCCCD(h, v, connection: index, event: &event)
+            v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            describeCCCD(h, v, connection: index, db: db, event: &event)
         case .signedWriteCommand(let h, let v, _):
-            v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
         case .multipleHandleValueNotification(let items):
             for item in items {
-                item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+                item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
             }
         case .readResponse(let value):
             guard let r = request, let h = r.handle else { break }
-            value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
             // A full-size response may continue with Read Blob (Core Vol 3, Part G, 4.8.3).
             if value.count >= connections[index].currentMTU - 1 {
                 bearer.longRead = (h, value, [r.frame, frame], direction)
@@ -336,7 +353,7 @@ extension Analyzer {
             }
         case .readBlobRequest(let h, let offset):
             if let lr = bearer.longRead, lr.handle != h || Int(offset) != lr.value.count {
-                finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
             }
         case .readBlobResponse(let value):
             guard let r = request, let h = r.handle else { break }
@@ -345,10 +362,10 @@ extension Analyzer {
                 lr.frames += [r.frame, frame]
                 bearer.longRead = lr
                 if value.count < connections[index].currentMTU - 1 {
-                    finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+                    finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
                 }
             } else {
-                value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+                value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
             }
         case .prepareWriteRequest(let h, let offset, let value):
             if bearer.prepared.count < 4096 {
@@ -356,7 +373,7 @@ extension Analyzer {
             }
         case .executeWriteRequest(let flags):
             if flags == 0x01 {
-                finishPreparedWrite(&bearer, connection: index, direction: direction, frame: frame, timestamp: timestamp, event: &event)
+                finishPreparedWrite(&bearer, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, event: &event)
             } else {
                 bearer.prepared.removeAll()
             }
@@ -364,16 +381,16 @@ extension Analyzer {
             event?.status = err.error.description
             if err.requestOpcode == .readBlobRequest, err.error.rawValue == 0x07 || err.error.rawValue == 0x0B {
                 // Invalid Offset / Attribute Not Long: the long read ended exactly at a full PDU.
-                finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
             }
         default:
             if bearer.longRead != nil, pdu.opcode.isRequest, pdu.opcode != .readBlobRequest {
-                finishLongRead(&bearer, connection: index, frame: frame, timestamp: timestamp)
+                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
             }
         }
     }
 
-    func finishLongRead(_ bearer: inout ATTBearer, connection index: Int, frame: Int, timestamp: Timestamp) {
+    func finishLongRead(_ bearer: inout ATTBearer, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>, frame: Int, timestamp: Timestamp) {
         guard let lr = bearer.longRead else { return }
         bearer.longRead = nil
         guard lr.frames.count > 2 else { return }  // a single Read Response was already delivered
@@ -384,14 +401,14 @@ extension Analyzer {
                                   summary: "handle=\(hex(lr.handle, width: 4)) \(lr.value.count) bytes from frames " + lr.frames.map(String.init).joined(separator: ","))
             e.handle = lr.handle
             e.value = lr.value
-            nameAttribute(&e, handle: lr.handle, connection: index)
+            nameAttribute(&e, handle: lr.handle, connection: index, db: db)
             event = e
         }
-        lr.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: lr.handle, offset: 0, connection: index, direction: lr.direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &event) }
+        lr.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: lr.handle, offset: 0, connection: index, db: db, direction: lr.direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &event) }
         if let e = event { emit(e) }
     }
 
-    func finishPreparedWrite(_ bearer: inout ATTBearer, connection index: Int, direction: Direction, frame: Int,
+    func finishPreparedWrite(_ bearer: inout ATTBearer, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>, direction: Direction, frame: Int,
                              timestamp: Timestamp, event: inout TimelineEvent?) {
         let parts = bearer.prepared
         bearer.prepared.removeAll()
@@ -419,21 +436,21 @@ extension Analyzer {
                                        summary: "handle=\(hex(h, width: 4)) \(value.count) bytes from frames " + (frames + [frame]).map(String.init).joined(separator: ","))
                 ev.handle = h
                 ev.value = value
-                nameAttribute(&ev, handle: h, connection: index)
+                nameAttribute(&ev, handle: h, connection: index, db: db)
                 e = ev
             }
-            value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, offset: 0, connection: index, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &e) }
+            value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &e) }
             if let e { emit(e) }
         }
     }
 
     /// "notifications on/off" for writes to a Client Characteristic Configuration descriptor (Core Vol 3, Part G, 3.3.3.3).
-    func describeCCCD(_ handle: UInt16, _ value: [UInt8], connection index: Int, event: inout TimelineEvent?) {
+    func describeCCCD(_ handle: UInt16, _ value: [UInt8], connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>, event: inout TimelineEvent?) {
         guard event != nil, value.count == 2 else { return }
-        let db = connections[index].gatt
+        let database = connections[index][keyPath: db]
         let isCCCD: Bool
-        if let t = db.attributeTypes[handle] { isCCCD = t.uuid16 == 0x2902 }
-        else if let c = db.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
+        if let t = database.attributeTypes[handle] { isCCCD = t.uuid16 == 0x2902 }
+        else if let c = database.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
                 !c.properties.intersection([.notify, .indicate]).isEmpty { isCCCD = true }
         else { isCCCD = false }
         guard isCCCD else { return }
@@ -452,13 +469,13 @@ extension Analyzer {
     }
 
     /// Decodes a value with the codecs and hands it to the observers.
-    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int,
+    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase> = \.gatt,
                       direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
                       typeHint: BluetoothUUID? = nil) {
         let c = connections[index]
-        let db = c.gatt
-        let characteristic = typeHint ?? db.uuid(for: handle)
-        let service = db.service(containing: handle)?.uuid
+        let database = c[keyPath: db]
+        let characteristic = typeHint ?? database.uuid(for: handle)
+        let service = database.service(containing: handle)?.uuid
         var decoded: DecodedValue? = nil
         if let codecs = options.codecs {
             let operation: AttributeOperation = switch kind {
@@ -479,10 +496,11 @@ extension Analyzer {
             if event != nil, event?.decoded == nil { event?.decoded = decoded }
         }
         guard !observers.isEmpty else { return }
-        let e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: c.handle, connectionNumber: c.number,
+        var e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: c.handle, connectionNumber: c.number,
                                     direction: direction, kind: kind, handle: handle, offset: offset,
                                     characteristic: characteristic, service: service, value: value, decoded: decoded,
                                     l2capBytes: l2capBytes, link: link(of: index))
+        e.serverIsPeer = db == \Connection.gatt
         for i in observers.indices { observers[i].observe(e) }
     }
 }

@@ -61,6 +61,9 @@ public struct AttributeValueEvent {
     /// Bytes this PDU took on the HCI/LL link: L2CAP header + ATT PDU (for goodput vs wire).
     public var l2capBytes: Int
     public var link: LinkSnapshot
+    /// True when the peer is the GATT server of this attribute (the usual case: the phone is the
+    /// client); false for the capturing side's own database, which the peer reads and writes.
+    public var serverIsPeer = true
 
     public init(frame: Int, timestamp: Timestamp, connection: UInt16, connectionNumber: Int, direction: Direction,
                 kind: ValueKind, handle: UInt16, offset: Int = 0, characteristic: BluetoothUUID?, service: BluetoothUUID?,

@@ -80,7 +80,10 @@ public struct Connection: Hashable, Sendable {
     public var encryption: [Change<Bool>] = []
     /// Effective ATT MTU (min of both sides' Exchange MTU values), per connection.
     public var mtu: [Change<Int>] = []
+    /// The peer's GATT database (the peer as server), discovered by this side.
     public var gatt = GATTDatabase()
+    /// This side's own database as the peer discovered it (phones are GATT servers too).
+    public var localGATT = GATTDatabase()
     // Counters (by original length, so cut records still count).
     public var aclPackets: [Direction: Int] = [:]
     public var aclBytes: [Direction: Int] = [:]

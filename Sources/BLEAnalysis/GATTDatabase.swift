@@ -140,6 +140,20 @@ public struct GATTDatabase: Hashable, Sendable {
         }
     }
 
+    /// Forgets what was learned about `range` (after a Service Changed indication); the
+    /// characteristic that carried the indication is kept so later indications are still named.
+    public mutating func invalidate(_ range: ClosedRange<UInt16>, keeping handle: UInt16) {
+        let keep = characteristics.first { $0.valueHandle == handle }
+        services.removeAll { service in
+            guard range.contains(service.startHandle) else { return false }
+            guard let keep else { return true }
+            return !(service.startHandle < keep.declarationHandle && keep.declarationHandle <= service.endHandle)
+        }
+        characteristics.removeAll { range.contains($0.declarationHandle) && $0.valueHandle != handle }
+        includes.removeAll { range.contains($0.handle) }
+        attributeTypes = attributeTypes.filter { !range.contains($0.key) || $0.key == handle &+ 1 }
+    }
+
     /// Merges another (later) view of the same database.
     public mutating func merge(_ other: GATTDatabase) {
         for s in other.services { addService(s) }

@@ -1,0 +1,168 @@
+import BLEAnalysis
+import BLECodecs
+import BLECore
+
+/// Renders a GATT database as an indented tree: services, characteristics, descriptors.
+public struct GATTTextRenderer {
+    public var terminal: Terminal
+    /// Names a UUID (SIG assigned numbers, vendor catalogue, codecs).
+    public var name: (BluetoothUUID) -> String?
+
+    public init(terminal: Terminal, name: @escaping (BluetoothUUID) -> String?) {
+        self.terminal = terminal
+        self.name = name
+    }
+
+    private func label(_ uuid: BluetoothUUID) -> String {
+        if let n = name(uuid) { return "\(n) (\(uuid))" }
+        return uuid.description
+    }
+
+    public func render(_ db: GATTDatabase, usage: [UInt16: HandleUsage] = [:]) -> String {
+        var out = ""
+        func usageText(_ h: UInt16) -> String {
+            var parts: [String] = []
+            if let u = usage[h], !u.isEmpty { parts.append(u.description) }
+            if let u = usage[h], !u.codecs.isEmpty { parts.append("codec " + u.codecs.sorted().joined(separator: ", ")) }
+            return parts.isEmpty ? "" : terminal.paint("  [" + parts.joined(separator: "; ") + "]", .dim)
+        }
+        var shown = Set<UInt16>()
+        for s in db.services {
+            out += terminal.paint("\(hex(s.startHandle, width: 4))–\(hex(s.endHandle, width: 4))", .dim) + "  "
+                + terminal.paint((s.isPrimary ? "" : "secondary ") + "service " + label(s.uuid), .bold) + "\n"
+            for c in db.characteristics where c.declarationHandle > s.startHandle && c.declarationHandle <= s.endHandle {
+                out += "  " + terminal.paint(hex(c.valueHandle, width: 4), .dim) + "  " + label(c.uuid)
+                    + "  " + terminal.paint(c.properties.description, .cyan) + usageText(c.valueHandle) + "\n"
+                shown.insert(c.valueHandle)
+                shown.insert(c.declarationHandle)
+                for (h, t) in db.attributeTypes.sorted(by: { $0.key < $1.key }) where h > c.valueHandle {
+                    guard db.characteristic(owning: h) == c, ![0x2800, 0x2801, 0x2802, 0x2803].contains(t.uuid16 ?? 0) else { continue }
+                    out += "      " + terminal.paint(hex(h, width: 4), .dim) + "  " + label(t) + usageText(h) + "\n"
+                    shown.insert(h)
+                }
+            }
+        }
+        // Handles used but not discovered (or named by the user's map).
+        let extra = Set(usage.keys).union(db.userNames.keys).subtracting(shown).sorted()
+        if !extra.isEmpty {
+            out += terminal.paint("handles outside the discovered database", .bold) + "\n"
+            for h in extra {
+                let n = db.userNames[h] ?? db.uuid(for: h).map(label) ?? "unknown"
+                out += "  " + terminal.paint(hex(h, width: 4), .dim) + "  " + n + usageText(h) + "\n"
+            }
+        }
+        return out
+    }
+}
+
+/// `blescope gatt`: every connection's database, in text or JSON.
+public struct GATTReport {
+    public var connections: [Connection]
+    public var usage: GATTUsageTracker
+
+    public init(connections: [Connection], usage: GATTUsageTracker) {
+        self.connections = connections
+        self.usage = usage
+    }
+
+    public func text(terminal: Terminal) -> String {
+        let renderer = GATTTextRenderer(terminal: terminal) { AssignedNumbers.name(for: $0) }
+        var out = ""
+        for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
+            var head = "Connection #\(c.number)  handle \(hex(c.handle, width: 4))"
+            if let peer = c.peerAddress { head += "  peer \(peer)" + (c.peerAddressType.map { " (\($0))" } ?? "") }
+            head += "  frames \(c.startFrame)–\(c.endFrame.map(String.init) ?? "end")"
+            if c.inferred { head += "  (inferred)" }
+            out += terminal.paint(head, .bold) + "\n"
+            out += terminal.paint("  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), ATT_MTU \(c.currentMTU)", .dim) + "\n"
+            out += renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:])
+                .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
+            let localUsage = usage.localByConnection[c.number] ?? [:]
+            if !c.localGATT.isEmpty || !localUsage.isEmpty {
+                out += terminal.paint("  this side's own database, as the peer discovered and used it:", .dim) + "\n"
+                out += renderer.render(c.localGATT, usage: localUsage)
+                    .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
+            }
+            out += "\n"
+        }
+        return out.isEmpty ? "No GATT database or attribute traffic in this capture.\n" : out
+    }
+
+    public var json: String {
+        var w = JSONWriter()
+        w.beginObject()
+        w.beginArray("connections")
+        for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
+            let used = usage.byConnection[c.number] ?? [:]
+            w.beginObject()
+            w.field("number", c.number)
+            w.field("conn", c.handle)
+            w.field("peer", c.peerAddress)
+            w.field("source", c.gatt.isEmpty ? nil : c.gatt.source.rawValue)
+            w.field("mtu", c.currentMTU)
+            w.beginArray("services")
+            for s in c.gatt.services {
+                w.beginObject()
+                w.field("start_handle", s.startHandle)
+                w.field("end_handle", s.endHandle)
+                w.field("uuid", s.uuid.uuidString)
+                w.field("name", AssignedNumbers.name(for: s.uuid))
+                w.field("primary", s.isPrimary)
+                w.beginArray("characteristics")
+                for ch in c.gatt.characteristics where ch.declarationHandle > s.startHandle && ch.declarationHandle <= s.endHandle {
+                    w.beginObject()
+                    w.field("declaration_handle", ch.declarationHandle)
+                    w.field("value_handle", ch.valueHandle)
+                    w.field("uuid", ch.uuid.uuidString)
+                    w.field("name", AssignedNumbers.name(for: ch.uuid))
+                    w.beginArray("properties")
+                    for p in ch.properties.names { w.value(p) }
+                    w.endArray()
+                    writeUsage(used[ch.valueHandle], into: &w)
+                    w.beginArray("descriptors")
+                    for (h, t) in c.gatt.attributeTypes.sorted(by: { $0.key < $1.key }) where h > ch.valueHandle {
+                        guard c.gatt.characteristic(owning: h) == ch, ![0x2800, 0x2801, 0x2802, 0x2803].contains(t.uuid16 ?? 0) else { continue }
+                        w.beginObject()
+                        w.field("handle", h)
+                        w.field("uuid", t.uuidString)
+                        w.field("name", AssignedNumbers.name(for: t))
+                        writeUsage(used[h], into: &w)
+                        w.endObject()
+                    }
+                    w.endArray()
+                    w.endObject()
+                }
+                w.endArray()
+                w.endObject()
+            }
+            w.endArray()
+            w.beginArray("handles_used")
+            for (h, u) in used.sorted(by: { $0.key < $1.key }) {
+                w.beginObject()
+                w.field("handle", h)
+                w.field("uuid", c.gatt.uuid(for: h)?.uuidString)
+                writeUsage(u, into: &w)
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        return w.string
+    }
+
+    private func writeUsage(_ u: HandleUsage?, into w: inout JSONWriter) {
+        let u = u ?? HandleUsage()
+        w.beginObject("usage")
+        w.field("reads", u.reads)
+        w.field("writes", u.writes)
+        w.field("write_commands", u.writeCommands)
+        w.field("notifications", u.notifications)
+        w.field("indications", u.indications)
+        w.beginArray("codecs")
+        for c in u.codecs.sorted() { w.value(c) }
+        w.endArray()
+        w.endObject()
+    }
+}
