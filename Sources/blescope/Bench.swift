@@ -1,5 +1,7 @@
 import ArgumentParser
+import BLEAnalysis
 import BLECapture
+import BLECodecs
 import BLEReports
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +13,14 @@ struct Bench: ParsableCommand {
         abstract: "Benchmark a pass over a capture (records/s, peak memory).", shouldDisplay: false)
 
     enum Pass: String, ExpressibleByArgument, CaseIterable {
-        case read, info
+        /// Walk the records only.
+        case read
+        /// `blescope info`.
+        case info
+        /// Full decode (HCI, L2CAP, ATT, GATT, per-connection statistics), no per-record output.
+        case decode
+        /// `timeline --format jsonl`, written to a discarded buffer.
+        case timeline
     }
 
     @Argument(help: "Capture file (generate one with ../shared/tools/make_big_capture.py).")
@@ -43,6 +52,22 @@ struct Bench: ParsableCommand {
             case .info:
                 let info = CaptureInfo(reading: capture)
                 records = info.statistics.records
+            case .decode:
+                let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false, codecs: CodecRegistry()))
+                records = analyzer.counters.records
+            case .timeline:
+                var renderer = TimelineJSONRenderer()
+                var buffer: [UInt8] = []
+                var bytes = 0
+                buffer.reserveCapacity(1 << 16)
+                let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()), configure: {
+                    $0.onEvent = { e in
+                        renderer.append(e, to: &buffer)
+                        if buffer.count > 1 << 16 { bytes += buffer.count; buffer.removeAll(keepingCapacity: true) }
+                    }
+                })
+                records = analyzer.counters.records
+                if bytes < 0 { print(bytes) }
             }
             best = min(best, Double(ProgressReporter.nowNanoseconds() - start) / 1e9)
         }
