@@ -228,7 +228,8 @@ public struct OTATracker: AttributeValueObserver {
                 o.session.result = .aborted("Abort (0x0C)")
             } else if let err = o.lastError, !o.lastResponseOK {
                 o.session.result = err
-            } else if o.dataExecuted && !pending {
+            } else if o.dataExecuted && !pending
+                        && (o.session.expectedSize.map { o.session.imageOffset + o.session.image.count >= $0 } ?? true) {
                 o.session.result = .success
             } else {
                 cut(&o)
@@ -263,7 +264,7 @@ public struct OTATracker: AttributeValueObserver {
                 o.session.image = image
             }
         }
-        if let expected = o.session.expectedSize, o.session.image.count != expected,
+        if let expected = o.session.expectedSize, o.session.imageOffset + o.session.image.count != expected,
            o.session.protocolName != .vendor {
             o.session.findings.append(Finding(.warning, .otaNote("image has \(o.session.image.count) bytes, \(expected) announced"),
                                               frame: o.session.endFrame))
@@ -475,6 +476,7 @@ public struct OTATracker: AttributeValueObserver {
             o.streams[t].crcLastKnown = o.streams[t].crcKnown
             if !o.session.objects.isEmpty { o.session.objects[o.session.objects.count - 1].executed = true }
             if t == 1 { o.dataExecuted = true }
+            if t == 0, let info = DFUInitPacketInfo(o.session.initPacket) { o.session.expectedSize = info.totalSize }
         case 0x06:
             guard let offset = Self.le32(v, 7), let crcInt = Self.le32(v, 11) else { return }
             let maxSize = Self.le32(v, 3) ?? 0
