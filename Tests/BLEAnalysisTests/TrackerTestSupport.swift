@@ -106,3 +106,9 @@ func truthExists(_ name: String) -> Bool {
 }
 
 let appleUUID = BluetoothUUID("08590F7E-DB05-467E-8757-72F6FAEB13D4")!
+
+/// `3a8b93fa` (8 lowercase digits, as the truth files write CRCs).
+func crcHex(_ v: UInt32) -> String {
+    let s = String(v, radix: 16)
+    return String(repeating: "0", count: 8 - s.count) + s
+}
