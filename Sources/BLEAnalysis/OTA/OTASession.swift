@@ -40,7 +40,7 @@ public enum OTAResult: Hashable, Sendable, CustomStringConvertible {
     public var detail: String? {
         switch self {
         case .success: nil
-        case let .failure(code, name): code.map { "\(name) (0x\(hex(UInt8(truncatingIfNeeded: $0))))" } ?? name
+        case let .failure(code, name): code.map { "\(name) (\(hex(UInt8(truncatingIfNeeded: $0))))" } ?? name
         case let .aborted(s), let .incomplete(s): s
         }
     }

@@ -286,7 +286,7 @@ public struct OTATracker: AttributeValueObserver {
         case 0x08: "Operation not permitted"
         case 0x0A: "Operation failed"
         case 0x0B: "Extended error"
-        default: "Result(0x\(hex(code)))"
+        default: "Result(\(hex(code)))"
         }
     }
 
@@ -307,7 +307,7 @@ public struct OTATracker: AttributeValueObserver {
         case 0x0B: "Wrong signature type"
         case 0x0C: "Verification failed"
         case 0x0D: "Insufficient space"
-        default: "ExtendedError(0x\(hex(code)))"
+        default: "ExtendedError(\(hex(code)))"
         }
     }
 
@@ -412,7 +412,7 @@ public struct OTATracker: AttributeValueObserver {
             account(&o, e, "Abort")
             o.aborted = true
         default:
-            account(&o, e, "control 0x\(hex(op))")
+            account(&o, e, "control \(hex(op))")
             o.pendingOp = op
         }
     }
@@ -428,14 +428,14 @@ public struct OTATracker: AttributeValueObserver {
         let result = v[2]
         let t = o.currentType == 1 ? 0 : 1
         let isReceipt = requestOp == 0x03 && o.pendingOp != 0x03
-        account(&o, e, isReceipt ? "packet receipt" : "response to 0x\(hex(requestOp))")
+        account(&o, e, isReceipt ? "packet receipt" : "response to \(hex(requestOp))")
         if !isReceipt { o.pendingOp = nil }
         guard result == 0x01 else {
             var name = Self.secureResultName(result)
             if result == 0x0B, v.count >= 4 { name += ": " + Self.secureExtendedErrorName(v[3]) }
             o.lastError = .failure(code: Int(result == 0x0B && v.count >= 4 ? v[3] : result), name: name)
             o.lastResponseOK = false
-            o.session.findings.append(Finding(.error, .otaError("request 0x\(hex(requestOp)) failed: \(name)"), frame: e.frame))
+            o.session.findings.append(Finding(.error, .otaError("request \(hex(requestOp)) failed: \(name)"), frame: e.frame))
             return
         }
         o.lastResponseOK = true
@@ -512,7 +512,7 @@ public struct OTATracker: AttributeValueObserver {
         case 4: "Data size exceeds limit"
         case 5: "CRC error"
         case 6: "Operation failed"
-        default: "Status(0x\(hex(code)))"
+        default: "Status(\(hex(code)))"
         }
     }
 
@@ -549,7 +549,7 @@ public struct OTATracker: AttributeValueObserver {
                     let name = Self.legacyStatusName(v[2])
                     o.lastError = .failure(code: Int(v[2]), name: name)
                     o.lastResponseOK = false
-                    o.session.findings.append(Finding(.error, .otaError("request 0x\(hex(v[1])) failed: \(name)"), frame: e.frame))
+                    o.session.findings.append(Finding(.error, .otaError("request \(hex(v[1])) failed: \(name)"), frame: e.frame))
                 }
             } else if op == 0x11, let n = Self.le32(v, 1) {
                 o.session.receipts += 1
@@ -586,7 +586,7 @@ public struct OTATracker: AttributeValueObserver {
             account(&o, e, "PRN request")
             o.session.packetReceiptInterval = Int(v[1]) | Int(v[2]) << 8
         default:
-            account(&o, e, "control 0x\(hex(op))")
+            account(&o, e, "control \(hex(op))")
         }
     }
 
