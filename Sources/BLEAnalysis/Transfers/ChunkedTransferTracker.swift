@@ -1,0 +1,369 @@
+import BLECodecs
+import BLECore
+
+/// Rebuilds messages sent as several attribute values: Apple *BTLE Transfer* (`EOM`), codec roles
+/// (`total-count` / `sequence` / `message-terminator`) and MCUmgr SMP messages.
+///
+/// Streams are keyed by (connection number, handle, direction). A value that is not part of any
+/// followed stream costs one dictionary lookup. Terminator framing ends a message only on a value
+/// whose whole content equals the terminator (`EOM` inside a chunk never splits a message).
+///
+/// Failure cases: a message still open at a disconnection or at the end of the capture is reported
+/// with `complete == false` and a finding; a terminator with no data before it is a finding.
+public struct ChunkedTransferTracker: AttributeValueObserver {
+    public var options: TransferOptions
+    /// Messages in the order they ended; ``finish(frame:timestamp:)`` sorts them by first frame.
+    public private(set) var transfers: [Transfer] = []
+    /// Findings not attached to a message (e.g. an `EOM` with no data).
+    public private(set) var findings: [Finding] = []
+
+    struct StreamKey: Hashable {
+        var connectionNumber: Int
+        var handle: UInt16
+        var direction: Direction
+    }
+
+    enum Mode { case ignored, candidate, terminator, smp }
+
+    struct Stream {
+        var mode: Mode
+        var connection: UInt16 = 0
+        var characteristic: BluetoothUUID? = nil
+        var service: BluetoothUUID? = nil
+        var open: Transfer?
+        /// SMP: bytes of the message being assembled (header included).
+        var smpBuffer: [UInt8] = []
+        var smpChunks = 0
+        var smpFirstFrame = 0
+        var smpFirstTime = Timestamp(microseconds: 0)
+        /// Terminator framing: `sequence` roles seen in the open message.
+        var sequences: Set<Int> = []
+        var maxSequence = -1
+    }
+
+    struct RecordKey: Hashable {
+        var connectionNumber: Int
+        var codec: String
+    }
+
+    struct RecordState {
+        var transfer: Transfer
+        var seen: Set<Int> = []
+        var maxIndex = -1
+    }
+
+    var streamIndex: [StreamKey: Int] = [:]
+    var streams: [Stream] = []
+    var records: [RecordKey: RecordState] = [:]
+
+    public init(options: TransferOptions = TransferOptions()) {
+        self.options = options
+    }
+
+    /// All findings: the tracker's and every message's.
+    public var allFindings: [Finding] {
+        (findings + transfers.flatMap(\.findings)).sorted { ($0.frame ?? 0) < ($1.frame ?? 0) }
+    }
+
+    static func carriesData(_ kind: ValueKind) -> Bool {
+        kind == .notification || kind == .indication || kind == .writeCommand || kind == .writeRequest
+            || kind == .signedWriteCommand || kind == .longWrite
+    }
+
+    public mutating func observe(_ event: AttributeValueEvent) {
+        if options.followRoles, let decoded = event.decoded, !decoded.roles.isEmpty,
+           observeRoles(event, decoded) {
+            return
+        }
+        let key = StreamKey(connectionNumber: event.connectionNumber, handle: event.handle, direction: event.direction)
+        let index: Int
+        if let i = streamIndex[key] {
+            index = i
+        } else {
+            index = streams.count
+            streams.append(Stream(mode: classify(event), connection: event.connection,
+                                  characteristic: event.characteristic, service: event.service))
+            streamIndex[key] = index
+        }
+        switch streams[index].mode {
+        case .ignored:
+            return
+        case .candidate, .terminator:
+            feedTerminator(index, event)
+        case .smp:
+            feedSMP(index, event)
+        }
+    }
+
+    func classify(_ event: AttributeValueEvent) -> Mode {
+        if let d = options.direction, d != event.direction { return .ignored }
+        guard Self.carriesData(event.kind) else { return .ignored }
+        if options.followSMP,
+           event.characteristic == TransferOptions.smpCharacteristic || event.service == TransferOptions.smpService {
+            return .smp
+        }
+        if options.handles.contains(event.handle) { return .terminator }
+        if let c = event.characteristic, options.characteristics.contains(c) { return .terminator }
+        return options.autoDetect ? .candidate : .ignored
+    }
+
+    func isTerminator(_ value: UnsafeRawBufferPointer) -> Bool {
+        let t = options.terminator
+        guard value.count == t.count else { return false }
+        for i in 0..<t.count where value[i] != t[i] { return false }
+        return true
+    }
+
+    mutating func feedTerminator(_ index: Int, _ event: AttributeValueEvent) {
+        if isTerminator(event.value) {
+            streams[index].mode = .terminator
+            if var t = streams[index].open {
+                streams[index].open = nil
+                t.terminatorFrame = event.frame
+                t.lastFrame = event.frame
+                t.lastTime = event.timestamp
+                t.complete = true
+                closeSequences(&t, index)
+                transfers.append(t)
+            } else {
+                findings.append(Finding(.warning, .emptyTransfer, frame: event.frame))
+            }
+            return
+        }
+        if streams[index].open == nil {
+            streams[index].open = Transfer(
+                framing: .terminator, connection: event.connection, connectionNumber: event.connectionNumber,
+                handle: event.handle, characteristic: event.characteristic, service: event.service,
+                direction: event.direction, firstFrame: event.frame, firstTime: event.timestamp)
+            streams[index].sequences.removeAll(keepingCapacity: true)
+            streams[index].maxSequence = -1
+        }
+        streams[index].open!.append(event.value, frame: event.frame, time: event.timestamp, cap: options.maxMessageBytes)
+        if let seq = event.decoded?.role(.sequence) {
+            let s = Int(clamping: seq)
+            if !streams[index].sequences.insert(s).inserted {
+                streams[index].open!.duplicateIndices.append(s)
+                streams[index].open!.findings.append(Finding(.warning, .transferDuplicate(s), frame: event.frame))
+            }
+            streams[index].maxSequence = max(streams[index].maxSequence, s)
+        }
+        if streams[index].mode == .candidate {
+            let t = streams[index].open!
+            if t.chunks > options.autoDetectMaxValues || t.byteCount > options.autoDetectMaxBytes {
+                // No terminator in sight: not a chunked stream. From now on a lookup only.
+                streams[index] = Stream(mode: .ignored)
+            }
+        }
+    }
+
+    /// Missing `sequence` values (0 … highest seen) in a terminator-framed message.
+    func closeSequences(_ t: inout Transfer, _ index: Int) {
+        let maxSeq = streams[index].maxSequence
+        guard maxSeq >= 0, maxSeq < 1 << 20 else { return }
+        let seen = streams[index].sequences
+        let missing = (0...maxSeq).filter { !seen.contains($0) }
+        if !missing.isEmpty {
+            t.missingIndices = missing
+            t.complete = false
+            t.findings.append(Finding(.warning, .transferMissing(missing), frame: t.lastFrame))
+        }
+    }
+
+    // MARK: SMP
+
+    mutating func feedSMP(_ index: Int, _ event: AttributeValueEvent) {
+        if streams[index].smpBuffer.isEmpty {
+            streams[index].smpFirstFrame = event.frame
+            streams[index].smpFirstTime = event.timestamp
+            streams[index].smpChunks = 0
+            // A fresh message must start with a plausible header.
+            if let first = event.value.first, first & 0x07 > 3 || first & 0xE0 != 0 {
+                findings.append(Finding(.warning, .smpBadHeader("op byte \(hex(first))"), frame: event.frame))
+                return
+            }
+        }
+        streams[index].smpBuffer.append(contentsOf: event.value)
+        streams[index].smpChunks += 1
+        while streams[index].smpBuffer.count >= 8 {
+            let buffer = streams[index].smpBuffer
+            let length = Int(buffer[2]) << 8 | Int(buffer[3])
+            let total = 8 + length
+            guard buffer.count >= total else { break }
+            var t = Transfer(
+                framing: .smp, connection: event.connection, connectionNumber: event.connectionNumber,
+                handle: event.handle, characteristic: event.characteristic, service: event.service,
+                direction: event.direction, firstFrame: streams[index].smpFirstFrame,
+                firstTime: streams[index].smpFirstTime)
+            t.data = Array(buffer[0..<total])
+            t.byteCount = total
+            t.chunks = streams[index].smpChunks
+            t.lastFrame = event.frame
+            t.lastTime = event.timestamp
+            t.complete = true
+            t.smp = SMPHeader(op: buffer[0] & 0x07, flags: buffer[1], length: UInt16(length),
+                              group: UInt16(buffer[4]) << 8 | UInt16(buffer[5]), sequence: buffer[6], id: buffer[7])
+            transfers.append(t)
+            streams[index].smpBuffer.removeFirst(total)
+            // Bytes left over belong to a message starting in this value.
+            streams[index].smpFirstFrame = event.frame
+            streams[index].smpFirstTime = event.timestamp
+            streams[index].smpChunks = streams[index].smpBuffer.isEmpty ? 0 : 1
+        }
+    }
+
+    // MARK: Roles
+
+    /// Record framing from codec roles; true when the value was consumed.
+    mutating func observeRoles(_ event: AttributeValueEvent, _ decoded: DecodedValue) -> Bool {
+        let roles = decoded.roles
+        // OTA messages belong to the OTA tracker.
+        if roles[.otaStart] != nil || roles[.otaData] != nil || roles[.otaResult] != nil || roles[.resendRequest] != nil {
+            return true
+        }
+        let key = RecordKey(connectionNumber: event.connectionNumber, codec: decoded.codec)
+        if let total = roles[.totalCount]?.intValue {
+            if var old = records.removeValue(forKey: key) {
+                old.transfer.findings.append(Finding(.warning, .transferSuperseded(), frame: event.frame))
+                closeRecords(&old, complete: false)
+            }
+            var t = Transfer(framing: .records, connection: event.connection, connectionNumber: event.connectionNumber,
+                             handle: event.handle, characteristic: event.characteristic, service: event.service,
+                             direction: event.direction, codec: decoded.codec,
+                             firstFrame: event.frame, firstTime: event.timestamp)
+            t.countFrame = event.frame
+            t.expectedCount = Int(clamping: max(0, total))
+            var state = RecordState(transfer: t)
+            if total <= 0 {
+                closeRecords(&state, complete: true)
+            } else {
+                records[key] = state
+            }
+            return true
+        }
+        if let seq = roles[.sequence]?.intValue {
+            let index = Int(clamping: seq)
+            var state = records.removeValue(forKey: key) ?? RecordState(transfer: {
+                var t = Transfer(framing: .records, connection: event.connection, connectionNumber: event.connectionNumber,
+                                 handle: event.handle, characteristic: event.characteristic, service: event.service,
+                                 direction: event.direction, codec: decoded.codec,
+                                 firstFrame: event.frame, firstTime: event.timestamp)
+                t.chunks = 0
+                return t
+            }())
+            if state.transfer.chunks == 0 && state.transfer.countFrame != nil {
+                // First record after the count: the message starts at the count.
+                state.transfer.handle = event.handle
+                state.transfer.characteristic = event.characteristic
+                state.transfer.direction = event.direction
+            }
+            state.transfer.append(event.value, frame: event.frame, time: event.timestamp, cap: options.maxMessageBytes)
+            if !decoded.valid {
+                state.transfer.findings.append(Finding(.warning, .transferInvalidRecord(index, decoded.problems), frame: event.frame))
+            }
+            if !state.seen.insert(index).inserted {
+                state.transfer.duplicateIndices.append(index)
+                state.transfer.findings.append(Finding(.warning, .transferDuplicate(index), frame: event.frame))
+            }
+            state.maxIndex = max(state.maxIndex, index)
+            if let expected = state.transfer.expectedCount {
+                if index >= expected {
+                    state.transfer.findings.append(Finding(.warning, .transferOutOfRange(index, count: expected), frame: event.frame))
+                }
+                if (0..<expected).allSatisfy({ state.seen.contains($0) }) {
+                    closeRecords(&state, complete: true)
+                    return true
+                }
+            }
+            records[key] = state
+            return true
+        }
+        if roles[.messageTerminator] != nil {
+            guard var state = records.removeValue(forKey: key) else { return false }
+            state.transfer.terminatorFrame = event.frame
+            state.transfer.lastFrame = event.frame
+            state.transfer.lastTime = event.timestamp
+            closeRecords(&state, complete: true)
+            return true
+        }
+        return false
+    }
+
+    mutating func closeRecords(_ state: inout RecordState, complete: Bool) {
+        var t = state.transfer
+        let upper = t.expectedCount ?? (state.maxIndex + 1)
+        if upper > 0, upper <= 1 << 20 {
+            t.missingIndices = (0..<upper).filter { !state.seen.contains($0) }
+        }
+        t.complete = complete && t.missingIndices.isEmpty
+        if !t.missingIndices.isEmpty {
+            t.findings.append(Finding(.warning, .transferMissing(t.missingIndices), frame: t.lastFrame))
+        }
+        transfers.append(t)
+    }
+
+    // MARK: Ends
+
+    public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
+        cut(where: { $0 == connectionNumber }, frame: frame, why: "disconnection (\(reason))")
+    }
+
+    public mutating func finish(frame: Int, timestamp: Timestamp) {
+        cut(where: { _ in true }, frame: frame, why: "the end of the capture")
+        transfers.sort { ($0.firstFrame, $0.lastFrame) < ($1.firstFrame, $1.lastFrame) }
+    }
+
+    mutating func cut(where matches: (Int) -> Bool, frame: Int, why: String) {
+        for (key, i) in streamIndex where matches(key.connectionNumber) {
+            switch streams[i].mode {
+            case .terminator:
+                if var t = streams[i].open {
+                    t.complete = false
+                    t.findings.append(Finding(.warning, .transferCut(why), frame: frame))
+                    closeSequences(&t, i)
+                    transfers.append(t)
+                }
+                streams[i].open = nil
+            case .smp:
+                if !streams[i].smpBuffer.isEmpty {
+                    let buffer = streams[i].smpBuffer
+                    var t = Transfer(framing: .smp, connection: streams[i].connection, connectionNumber: key.connectionNumber,
+                                     handle: key.handle, characteristic: streams[i].characteristic,
+                                     service: streams[i].service, direction: key.direction,
+                                     firstFrame: streams[i].smpFirstFrame, firstTime: streams[i].smpFirstTime)
+                    t.data = buffer
+                    t.byteCount = buffer.count
+                    t.chunks = streams[i].smpChunks
+                    t.lastFrame = frame
+                    if buffer.count >= 8 {
+                        t.smp = SMPHeader(op: buffer[0] & 7, flags: buffer[1], length: UInt16(buffer[2]) << 8 | UInt16(buffer[3]),
+                                          group: UInt16(buffer[4]) << 8 | UInt16(buffer[5]), sequence: buffer[6], id: buffer[7])
+                    }
+                    t.findings.append(Finding(.warning, .transferCut(why), frame: frame))
+                    transfers.append(t)
+                    streams[i].smpBuffer = []
+                }
+            case .candidate:
+                // Never saw a terminator: not a transfer stream; forget the buffered values.
+                streams[i].open = nil
+            case .ignored:
+                break
+            }
+        }
+        for (key, var state) in records where matches(key.connectionNumber) {
+            records[key] = nil
+            state.transfer.findings.append(Finding(.warning, .transferCut(why), frame: frame))
+            closeRecords(&state, complete: false)
+        }
+        // Connection numbers are not reused: drop their streams.
+        let gone = streamIndex.keys.filter { matches($0.connectionNumber) }
+        if !gone.isEmpty, gone.count == streamIndex.count {
+            streamIndex.removeAll()
+            streams.removeAll()
+        } else {
+            for k in gone {
+                if let i = streamIndex[k] { streams[i] = Stream(mode: .ignored) }
+                streamIndex[k] = nil
+            }
+        }
+    }
+}
