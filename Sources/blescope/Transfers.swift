@@ -1,0 +1,112 @@
+import ArgumentParser
+import BLEAnalysis
+import BLECore
+import BLEReports
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Transfers: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Reassemble chunked messages (BTLE Transfer EOM framing, codec roles, MCUmgr SMP) and check they arrived whole.")
+
+    @Argument(help: "Capture file.")
+    var file: String
+
+    @Flag(help: "JSON: {\"transfers\": [...]} (schema in the README).")
+    var json = false
+
+    @Option(help: "Write each reassembled message to this directory (conn<N>-handle<H>-<first frame>.bin).")
+    var extract: String?
+
+    @Option(help: "End-of-message marker: text (EOM) or hex (0x454f4d).")
+    var terminator: String?
+
+    @Option(help: "Only this characteristic UUID (repeatable; default: the Apple BTLE Transfer characteristic plus auto-detection).")
+    var uuid: [String] = []
+
+    @Option(help: "Only this attribute handle (repeatable).")
+    var handle: [String] = []
+
+    @Option(help: "Only values going this way: tx (sent by the capturing side) or rx.")
+    var direction: String?
+
+    @OptionGroup var analysis: AnalysisOptions
+
+    func transferOptions() throws -> TransferOptions {
+        var o = TransferOptions()
+        if let terminator {
+            guard let t = TransferOptions.terminator(parsing: terminator) else { throw ValidationError("--terminator '\(terminator)': give text or 0x-prefixed hex") }
+            o.terminator = t
+        }
+        if !uuid.isEmpty {
+            o.characteristics = []
+            for u in uuid {
+                guard let v = BluetoothUUID(u) else { throw ValidationError("--uuid '\(u)' is not a UUID") }
+                o.characteristics.insert(v)
+            }
+            o.autoDetect = false
+        }
+        for h in handle {
+            guard let v = parseInteger16(h) else { throw ValidationError("--handle '\(h)' is not an attribute handle") }
+            o.handles.insert(v)
+            o.autoDetect = false
+        }
+        if let direction {
+            switch direction {
+            case "tx": o.direction = .tx
+            case "rx": o.direction = .rx
+            default: throw ValidationError("--direction: tx or rx")
+            }
+        }
+        return o
+    }
+
+    func validate() throws { _ = try transferOptions() }
+
+    func run() throws {
+        let capture = try openCapture(file)
+        let options = try transferOptions()
+        let progress = analysis.progress(for: capture)
+        let analyzer = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
+                                        progress: { progress?.update(records: $0, bytes: $1) },
+                                        configure: { $0.observers = [ChunkedTransferTracker(options: options)] })
+        progress?.finish()
+        let tracker = analyzer.observers.first as? ChunkedTransferTracker ?? ChunkedTransferTracker()
+        let findings = capture.findings + analyzer.findings + tracker.findings
+        let out = OutputStream()
+        out.write(json ? TransfersReport.json(tracker.transfers, findings: findings) + "\n"
+                       : TransfersReport.text(tracker.transfers, findings: findings, terminal: .standardOutput))
+        out.flush()
+        if let extract {
+            mkdir(extract, 0o755)
+            for t in tracker.transfers {
+                let path = "\(extract)/conn\(t.connectionNumber)-handle\(hex(t.handle, width: 4))-\(t.firstFrame).bin"
+                guard writeFile(path, t.data) else {
+                    writeStandardError("blescope: cannot write \(path)\n")
+                    throw Exit.badInput
+                }
+            }
+            writeStandardError("blescope: wrote \(tracker.transfers.count) message(s) to \(extract)\n")
+        }
+    }
+}
+
+func writeFile(_ path: String, _ bytes: [UInt8]) -> Bool {
+    guard let f = fopen(path, "wb") else { return false }
+    defer { fclose(f) }
+    return bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) } == bytes.count
+}
+
+func readBinaryFile(_ path: String) -> [UInt8]? {
+    guard let f = fopen(path, "rb") else { return nil }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, f)
+        if n <= 0 { break }
+        bytes.append(contentsOf: buffer[0..<n])
+    }
+    return ferror(f) == 0 ? bytes : nil
+}
