@@ -304,7 +304,7 @@ public struct LLExtendedAdvertisingPayload: Hashable, Sendable {
     public var acad: [UInt8]
     /// AD structures, raw (decoded elsewhere).
     public var advData: [UInt8]
-    /// Keep the extended header even when no field is present (a flags byte of 0).
+    /// The extended header is a lone flags byte of 0 (no field present); kept so it round-trips.
     public var hasFlagsByte: Bool
 
     public init(advMode: UInt8 = 0, advertiser: LLDeviceAddress? = nil, target: LLDeviceAddress? = nil, cteInfo: UInt8? = nil,
@@ -332,9 +332,10 @@ public struct LLExtendedAdvertisingPayload: Hashable, Sendable {
         let headerLength = Int(b & 0x3F)
         var h = try input.slice(headerLength)
         acad = []
-        hasFlagsByte = headerLength > 0
+        hasFlagsByte = false
         if headerLength > 0 {
             let flags = try UInt8(parsing: &h)
+            hasFlagsByte = flags == 0
             advertiser = flags & 0x01 != 0 ? try LLDeviceAddress(parsing: &h, isRandom: txAddRandom) : nil
             target = flags & 0x02 != 0 ? try LLDeviceAddress(parsing: &h, isRandom: rxAddRandom) : nil
             cteInfo = flags & 0x04 != 0 ? try UInt8(parsing: &h) : nil
