@@ -314,6 +314,7 @@ struct NordicBuilder {
             let withHandle: Set<UInt8> = [0x01, 0x05, 0x09, 0x0A, 0x0C, 0x11, 0x12, 0x16, 0x17, 0x1B, 0x1D, 0x52, 0xD2]
             if let h = v.1, withHandle.contains(v.0) { #expect(o.1 == h, "\(name) frame \(f) handle \(hex(v.0))") }
         }
+        for f in run.findings { print("  finding: \(f)") }
         print("[\(name)] records \(recs.count) connections \(run.starts.count) controls \(run.controls.count)/tshark \(theirs.count) ATT \(ourATT.count)/tshark \(tsATT.count) crc-bad \(run.tracker.crcErrors) findings \(run.findings.count)")
         for c in run.tracker.connections { print("  \(c.info.handle) \(c.info.accessAddress) \(c.stats)") }
     }
