@@ -1,0 +1,596 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+// MARK: - Outputs
+
+/// Per-connection link-layer counters.
+public struct LinkLayerStats: Hashable, Sendable {
+    /// Every packet seen on the connection's access address (CRC-bad ones included).
+    public var packets = 0
+    /// Data PDUs with LLID 01 and no payload (counted once, retransmitted or not).
+    public var emptyPDUs = 0
+    /// Non-empty PDUs re-sent with the same SN and payload as the previous packet in that direction.
+    public var retransmissions = 0
+    /// Empty PDUs re-sent with the same SN.
+    public var emptyRetransmissions = 0
+    public var crcErrors = 0
+    /// Encrypted PDUs the capturer did not decrypt (not decoded).
+    public var encryptedUndecrypted = 0
+    /// Connection events seen (at least one packet).
+    public var events = 0
+    public var maxPacketsPerEvent = 0
+    /// Packets counted into events (for the average).
+    public var packetsInEvents = 0
+    /// Non-empty decoded data PDUs central → peripheral and peripheral → central.
+    public var dataPDUsCentralToPeripheral = 0
+    public var dataPDUsPeripheralToCentral = 0
+    public var controlPDUs = 0
+    /// Payload bytes of the decoded, non-retransmitted data PDUs per direction.
+    public var payloadBytesCentralToPeripheral = 0
+    public var payloadBytesPeripheralToCentral = 0
+
+    public init() {}
+
+    public var averagePacketsPerEvent: Double { events == 0 ? 0 : Double(packetsInEvents) / Double(events) }
+}
+
+/// Parameters of a connection as they stand (nil where the capture never showed them).
+public struct LLLinkParameters: Hashable, Sendable {
+    /// Units of 1.25 ms.
+    public var interval: UInt16?
+    public var latency: UInt16?
+    /// Units of 10 ms.
+    public var timeout: UInt16?
+    public var channelMap: UInt64?
+    public var centralToPeripheralPHY: LLPHY
+    public var peripheralToCentralPHY: LLPHY
+    public init(interval: UInt16? = nil, latency: UInt16? = nil, timeout: UInt16? = nil, channelMap: UInt64? = nil,
+                centralToPeripheralPHY: LLPHY = .le1M, peripheralToCentralPHY: LLPHY = .le1M) {
+        self.interval = interval
+        self.latency = latency
+        self.timeout = timeout
+        self.channelMap = channelMap
+        self.centralToPeripheralPHY = centralToPeripheralPHY
+        self.peripheralToCentralPHY = peripheralToCentralPHY
+    }
+}
+
+/// A connection seen by the tracker.
+public struct LLConnectionInfo: Hashable, Sendable {
+    /// The synthetic handle that keys this connection's L2CAP streams (``ACLStreamKey``).
+    public var handle: UInt16
+    public var accessAddress: LLAccessAddress
+    /// From CONNECT_IND: initiator (central) and advertiser (peripheral); nil for a connection already running when the capture began.
+    public var central: LLDeviceAddress?
+    public var peripheral: LLDeviceAddress?
+    /// The CONNECT_IND parameters; nil for an inferred connection.
+    public var connectParameters: LLConnectionParameters?
+    public var parameters: LLLinkParameters
+    public var startFrame: Int
+    public var startTimestamp: Timestamp
+    /// True when the connection was inferred from data-channel traffic (no CONNECT_IND seen).
+    public var inferred: Bool
+}
+
+/// An advertising physical channel PDU seen (borrowed bytes: valid during the callback only).
+public struct LLAdvertisingReport {
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var channel: UInt8
+    public var rssi: Int?
+    public var type: LLAdvertisingPDUType
+    public var header: LLAdvertisingHeader
+    /// AdvA (or the advertiser a SCAN_REQ / CONNECT_IND is addressed to) when the PDU has one at a fixed place.
+    public var advertiser: LLDeviceAddress?
+    /// The PDU payload after the header, borrowed.
+    public var payload: UnsafeRawBufferPointer
+    /// AD structures of ADV_IND / ADV_NONCONN_IND / ADV_SCAN_IND / SCAN_RSP, borrowed (empty for other types).
+    public var advertisingData: UnsafeRawBufferPointer
+
+    /// The typed PDU (decoded on demand; copies).
+    public func decode() throws(DecodeError) -> LLAdvertisingPDU {
+        var r = ByteReader(payload)
+        return try LLAdvertisingPacketPDU.parsePayload(header, &r)
+    }
+}
+
+/// One LL data PDU carrying L2CAP bytes, ready for ``L2CAPReassembler`` (payload borrowed).
+public struct LLL2CAPFragment {
+    public var handle: UInt16
+    /// `.tx` central → peripheral, `.rx` peripheral → central.
+    public var direction: Direction
+    /// LLID 10 (start or complete) versus LLID 01 (continuation).
+    public var isStart: Bool
+    public var payload: UnsafeRawBufferPointer
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var isCut: Bool
+
+    public var streamKey: ACLStreamKey { ACLStreamKey(handle, direction) }
+    public var fragment: L2CAPFragment {
+        L2CAPFragment(isStart: isStart, payload: payload, frame: frame, timestamp: timestamp, isCut: isCut)
+    }
+}
+
+/// An LL control PDU seen on a connection.
+public struct LLControlEvent: Hashable, Sendable {
+    public var handle: UInt16
+    public var direction: Direction
+    public var opcode: LLControlOpcode
+    /// nil when the parameters did not match the opcode's size (a finding says why).
+    public var pdu: LLControlPDU?
+    public var summary: String
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// Same SN and bytes as the previous PDU in this direction: a link-layer retransmission.
+    public var isRetransmission: Bool
+}
+
+/// Why a connection ended.
+public enum LLConnectionEndReason: Hashable, Sendable {
+    /// LL_TERMINATE_IND with its error code.
+    case terminated(errorCode: UInt8)
+    /// A new CONNECT_IND reused the access address.
+    case replaced
+    /// The capture ended with the connection still running.
+    case captureEnded
+}
+
+public struct LLConnectionEnded: Hashable, Sendable {
+    public var connection: LLConnectionInfo
+    public var reason: LLConnectionEndReason
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var stats: LinkLayerStats
+}
+
+/// Parameters or PHY changed at an instant (connection update, channel map, PHY update).
+public struct LLParametersChanged: Hashable, Sendable {
+    public var handle: UInt16
+    public var parameters: LLLinkParameters
+    /// The connection event counter the change took effect at.
+    public var instant: UInt16
+    /// The frame of the first packet at or after the instant.
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// The control PDU that announced it.
+    public var announcedIn: LLControlOpcode
+}
+
+/// What ``LinkLayerTracker`` hands out, in capture order.
+public enum LinkLayerOutput {
+    case advertising(LLAdvertisingReport)
+    case connectionStarted(LLConnectionInfo)
+    case l2capFragment(LLL2CAPFragment)
+    case control(LLControlEvent)
+    case parametersChanged(LLParametersChanged)
+    case connectionEnded(LLConnectionEnded)
+}
+
+extension FindingKind {
+    static func llMalformed(_ error: DecodeError) -> FindingKind {
+        .init(code: "ll.malformed", message: "link-layer packet with a good CRC could not be read: \(error)")
+    }
+    static func llControlMalformed(_ opcode: LLControlOpcode, _ error: DecodeError) -> FindingKind {
+        .init(code: "ll.control-malformed", message: "\(opcode.name): \(error)")
+    }
+    static func llReservedLLID(_ aa: LLAccessAddress) -> FindingKind {
+        .init(code: "ll.reserved-llid", message: "data PDU with reserved LLID 00 on \(aa): ignored")
+    }
+    static func llNotLinkLayer(_ linkType: UInt32) -> FindingKind {
+        .init(code: "ll.unsupported-link-type", message: "link type \(linkType) is not decoded by the link-layer tracker")
+    }
+}
+
+// MARK: - Tracker
+
+/// Follows air captures (pcap LT 272 / 256 / 251) at the link layer: advertising, connections, LL control,
+/// and L2CAP fragments for the reassembler (Core Spec Vol 6, Part B).
+///
+/// - Connections are keyed by access address: from CONNECT_IND, or inferred from data-channel traffic when the
+///   capture starts mid-connection.
+/// - Direction: the nRF Sniffer header says it; for LT 256/251 it is inferred: a connection event opens with the
+///   central's packet and the two sides alternate (T_IFS = 150 µs), so the first packet after a gap longer than
+///   the previous packet's air time + 150 µs + 500 µs of slack is the central's, the next the peripheral's, and so on.
+/// - SN/NESN: a PDU with the SN and bytes of the previous PDU in its direction is a retransmission: counted,
+///   reported on control PDUs, and never handed to L2CAP again (Vol 6, Part B, 4.5.9).
+/// - CRC-bad packets are counted and not decoded (for LT 256/251 without a CRC verdict, the CRC is checked here
+///   when the CRC init is known). Encrypted PDUs the sniffer did not decrypt (nRF flags encrypted and MIC not
+///   ok; LT 256/251 after LL_START_ENC_REQ) are counted and not decoded.
+/// - Connection events: the nRF event counter, otherwise time gaps; instants of LL_CONNECTION_UPDATE_IND,
+///   LL_CHANNEL_MAP_IND and LL_PHY_UPDATE_IND are applied when the event counter reaches them.
+public struct LinkLayerTracker {
+    struct Pending {
+        var instant: UInt16
+        var opcode: LLControlOpcode
+        var update: LLConnectionUpdate?
+        var channelMap: UInt64?
+        var phys: (UInt8, UInt8)?
+    }
+
+    struct Conn {
+        var info: LLConnectionInfo
+        var crcInit: UInt32?
+        var stats = LinkLayerStats()
+        var ended = false
+        var encrypted = false
+        // Per direction (index 0 = central → peripheral, 1 = peripheral → central).
+        var lastSN: (Int8, Int8) = (-1, -1)
+        var lastHash: (UInt64, UInt64) = (0, 0)
+        // Events.
+        var eventCounter: UInt16 = 0
+        var haveEvent = false
+        var lastNordicEvent: UInt16 = 0
+        var lastTime: Int64 = 0
+        var lastAirTime = 0
+        var positionInEvent = 0
+        var packetsThisEvent = 0
+        var pending: [Pending] = []
+    }
+
+    private var conns: [Conn] = []
+    private var byAccessAddress: [UInt32: Int] = [:]
+    private var lastAA: UInt32 = 0
+    private var lastIndex = -1
+    private var nextHandle: UInt16
+    private var reportedLinkTypes: Set<UInt32> = []
+
+    /// Link-layer records seen.
+    public private(set) var packets = 0
+    public private(set) var advertisingPackets = 0
+    /// CRC-bad packets in total (advertising, unknown access addresses, connections).
+    public private(set) var crcErrors = 0
+    /// Records that could not be read (findings say why).
+    public private(set) var malformed = 0
+
+    /// - Parameter firstHandle: the synthetic handle given to the first connection; the next get the following numbers.
+    public init(firstHandle: UInt16 = 1) {
+        nextHandle = firstHandle
+    }
+
+    /// Every connection seen so far, with its statistics.
+    public var connections: [(info: LLConnectionInfo, stats: LinkLayerStats)] {
+        conns.map { c in
+            var s = c.stats
+            LinkLayerTracker.closeEvent(&s, c.packetsThisEvent)
+            return (c.info, s)
+        }
+    }
+
+    /// Statistics of the connection with `handle`.
+    public func stats(for handle: UInt16) -> LinkLayerStats? {
+        connections.first { $0.info.handle == handle }?.stats
+    }
+
+    @inline(__always)
+    static func closeEvent(_ s: inout LinkLayerStats, _ n: Int) {
+        if n > s.maxPacketsPerEvent { s.maxPacketsPerEvent = n }
+    }
+
+    /// Processes one record; ignores records that are not `.linkLayer`.
+    public mutating func process(_ record: CaptureRecord, findings: inout [Finding], emit: (LinkLayerOutput) -> Void) {
+        guard record.kind == .linkLayer else { return }
+        packets &+= 1
+        let air: LLAirPacket
+        do {
+            air = try LLAirPacket(linkType: record.linkType, bytes: record.bytes)
+        } catch {
+            if case .unsupported = error {
+                if reportedLinkTypes.insert(record.linkType).inserted {
+                    findings.append(Finding(.warning, .llNotLinkLayer(record.linkType), frame: record.frame))
+                }
+                return
+            }
+            malformed &+= 1
+            findings.append(Finding(.warning, .llMalformed(error), frame: record.frame))
+            return
+        }
+        if air.isDataChannel {
+            processData(air, record, &findings, emit)
+        } else {
+            processAdvertising(air, record, &findings, emit)
+        }
+    }
+
+    private mutating func processAdvertising(_ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
+                                             _ emit: (LinkLayerOutput) -> Void) {
+        advertisingPackets &+= 1
+        var crc = air.crc
+        if crc == .notChecked {
+            crc = LLCRC.compute(crcInit: 0x55_5555, over: air.packet.pdu) == air.packet.crc ? .valid : .invalid
+        }
+        if crc == .invalid {
+            crcErrors &+= 1
+            return
+        }
+        let header = LLAdvertisingHeader(air.packet.header0, air.packet.header1)
+        let payload = air.packet.payload
+        var advertiser: LLDeviceAddress?
+        var data = UnsafeRawBufferPointer(start: nil, count: 0)
+        switch header.type {
+        case .advInd, .advNonconnInd, .advScanInd, .scanRsp, .advDirectInd:
+            if payload.count >= 6 {
+                advertiser = LinkLayerTracker.address(payload, 0, header.txAddRandom)
+                if header.type != .advDirectInd { data = UnsafeRawBufferPointer(rebasing: payload[6...]) }
+            }
+        case .scanReq, .connectInd:
+            if payload.count >= 12 { advertiser = LinkLayerTracker.address(payload, 6, header.rxAddRandom) }
+        default: break
+        }
+        emit(.advertising(LLAdvertisingReport(frame: record.frame, timestamp: record.timestamp, channel: air.channel, rssi: air.rssi,
+                                              type: header.type, header: header, advertiser: advertiser, payload: payload,
+                                              advertisingData: data)))
+        guard header.type == .connectInd, air.channel >= 37 || air.channel == 0xFF || record.linkType == LLAirPacket.linkTypeNordicBLE
+        else { return }
+        var r = ByteReader(payload)
+        let pdu: LLAdvertisingPDU
+        do { pdu = try LLAdvertisingPacketPDU.parsePayload(header, &r) } catch {
+            malformed &+= 1
+            findings.append(Finding(.warning, .llMalformed(error), frame: record.frame))
+            return
+        }
+        guard case .connectInd(let c) = pdu else { return }
+        let aa = c.parameters.accessAddress.rawValue
+        if let old = byAccessAddress[aa] {
+            endConnection(old, reason: .replaced, frame: record.frame, timestamp: record.timestamp, emit)
+        }
+        let info = LLConnectionInfo(handle: takeHandle(), accessAddress: c.parameters.accessAddress, central: c.initiator,
+                                    peripheral: c.advertiser, connectParameters: c.parameters,
+                                    parameters: LLLinkParameters(interval: c.parameters.interval, latency: c.parameters.latency,
+                                                                 timeout: c.parameters.timeout, channelMap: c.parameters.channelMap),
+                                    startFrame: record.frame, startTimestamp: record.timestamp, inferred: false)
+        var conn = Conn(info: info, crcInit: c.parameters.crcInit)
+        conn.eventCounter = 0
+        conns.append(conn)
+        byAccessAddress[aa] = conns.count - 1
+        lastIndex = -1
+        emit(.connectionStarted(info))
+    }
+
+    private mutating func takeHandle() -> UInt16 {
+        let h = nextHandle
+        nextHandle &+= 1
+        return h
+    }
+
+    @inline(__always)
+    static func address(_ p: UnsafeRawBufferPointer, _ at: Int, _ random: Bool) -> LLDeviceAddress {
+        var v: UInt64 = 0
+        for i in 0..<6 { v |= UInt64(p[at + i]) << UInt64(8 * i) }
+        return LLDeviceAddress(v, isRandom: random)
+    }
+
+    private mutating func endConnection(_ index: Int, reason: LLConnectionEndReason, frame: Int, timestamp: Timestamp,
+                                        _ emit: (LinkLayerOutput) -> Void) {
+        guard !conns[index].ended else { return }
+        conns[index].ended = true
+        var s = conns[index].stats
+        LinkLayerTracker.closeEvent(&s, conns[index].packetsThisEvent)
+        emit(.connectionEnded(LLConnectionEnded(connection: conns[index].info, reason: reason, frame: frame, timestamp: timestamp, stats: s)))
+    }
+
+    /// At the end of the capture: ends the connections still running (reason `.captureEnded`).
+    public mutating func finish(findings: inout [Finding], frame: Int, timestamp: Timestamp, emit: (LinkLayerOutput) -> Void) {
+        for i in conns.indices where !conns[i].ended {
+            endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
+        }
+    }
+
+    @inline(__always)
+    private mutating func connectionIndex(_ aa: UInt32) -> Int? {
+        if aa == lastAA, lastIndex >= 0 { return lastIndex }
+        guard let i = byAccessAddress[aa] else { return nil }
+        lastAA = aa
+        lastIndex = i
+        return i
+    }
+
+    private mutating func processData(_ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
+                                      _ emit: (LinkLayerOutput) -> Void) {
+        let aa = air.packet.accessAddress.rawValue
+        let index: Int
+        if let i = connectionIndex(aa) {
+            index = i
+        } else {
+            if air.crc == .invalid {
+                crcErrors &+= 1
+                return
+            }
+            let info = LLConnectionInfo(handle: takeHandle(), accessAddress: air.packet.accessAddress, central: nil, peripheral: nil,
+                                        connectParameters: nil, parameters: LLLinkParameters(), startFrame: record.frame,
+                                        startTimestamp: record.timestamp, inferred: true)
+            conns.append(Conn(info: info, crcInit: nil))
+            index = conns.count - 1
+            byAccessAddress[aa] = index
+            lastAA = aa
+            lastIndex = index
+            emit(.connectionStarted(info))
+        }
+        processConnectionPacket(index, air, record, &findings, emit)
+    }
+
+    private mutating func processConnectionPacket(_ index: Int, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
+                                                  _ emit: (LinkLayerOutput) -> Void) {
+        var c = conns[index]
+        defer { conns[index] = c }
+        c.stats.packets &+= 1
+        let pkt = air.packet
+
+        // Connection events and direction.
+        var direction = air.direction
+        let now = record.timestamp.microseconds
+        if let ec = air.eventCounter {
+            if !c.haveEvent || ec != c.lastNordicEvent {
+                LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
+                c.stats.events &+= 1
+                c.packetsThisEvent = 0
+                c.positionInEvent = 0
+                c.haveEvent = true
+                c.lastNordicEvent = ec
+                c.eventCounter = ec
+                if !c.pending.isEmpty { applyInstants(&c, record, emit) }
+            } else {
+                c.positionInEvent &+= 1
+            }
+        } else {
+            let phy = c.info.parameters.centralToPeripheralPHY
+            let air0 = phy.airTime(pduBytes: pkt.pdu.count)
+            let gap = now &- c.lastTime
+            if !c.haveEvent || gap > Int64(max(air0, c.lastAirTime) &+ 650) || gap < 0 {
+                LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
+                c.stats.events &+= 1
+                if c.haveEvent {
+                    if let interval = c.info.parameters.interval, interval > 0 {
+                        let n = (gap + Int64(interval) * 625) / (Int64(interval) * 1250)
+                        c.eventCounter &+= UInt16(truncatingIfNeeded: max(1, n))
+                    } else {
+                        c.eventCounter &+= 1
+                    }
+                }
+                c.haveEvent = true
+                c.packetsThisEvent = 0
+                c.positionInEvent = 0
+                if !c.pending.isEmpty { applyInstants(&c, record, emit) }
+            } else {
+                c.positionInEvent &+= 1
+            }
+            c.lastTime = now
+            c.lastAirTime = air0
+            if direction == .unknown { direction = c.positionInEvent & 1 == 0 ? .tx : .rx }
+        }
+        c.packetsThisEvent &+= 1
+        c.stats.packetsInEvents &+= 1
+
+        // CRC.
+        var crc = air.crc
+        if crc == .notChecked, let initValue = c.crcInit {
+            crc = LLCRC.compute(crcInit: initValue, over: pkt.pdu) == pkt.crc ? .valid : .invalid
+        }
+        if crc == .invalid {
+            c.stats.crcErrors &+= 1
+            crcErrors &+= 1
+            return
+        }
+
+        let b0 = pkt.header0
+        let llid = b0 & 3
+        let sn: Int8 = b0 & 0x08 != 0 ? 1 : 0
+        var payload = pkt.payload
+        let d = direction == .rx ? 1 : 0
+
+        // Empty PDU.
+        if payload.isEmpty {
+            c.stats.emptyPDUs &+= 1
+            let last = d == 0 ? c.lastSN.0 : c.lastSN.1
+            let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
+            if last == sn, lastH == 0 { c.stats.emptyRetransmissions &+= 1 }
+            if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = 0 } else { c.lastSN.1 = sn; c.lastHash.1 = 0 }
+            return
+        }
+
+        // Encryption.
+        let undecrypted: Bool
+        switch air.mic {
+        case .valid: undecrypted = false
+        case .invalid: undecrypted = true
+        case .notChecked: undecrypted = air.encrypted || c.encrypted
+        }
+        if air.mic == .valid, payload.count >= 4 {
+            payload = UnsafeRawBufferPointer(rebasing: payload[0..<(payload.count - 4)])  // drop the MIC
+        }
+
+        // Retransmission: same SN and same bytes as the previous PDU in this direction.
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(llid)
+        for byte in pkt.payload { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        if h == 0 { h = 1 }
+        let last = d == 0 ? c.lastSN.0 : c.lastSN.1
+        let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
+        let retransmission = last == sn && lastH == h
+        if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = h } else { c.lastSN.1 = sn; c.lastHash.1 = h }
+
+        if undecrypted {
+            c.stats.encryptedUndecrypted &+= 1
+            return
+        }
+        if retransmission {
+            c.stats.retransmissions &+= 1
+        } else if d == 0 {
+            c.stats.dataPDUsCentralToPeripheral &+= 1
+            c.stats.payloadBytesCentralToPeripheral &+= payload.count
+        } else {
+            c.stats.dataPDUsPeripheralToCentral &+= 1
+            c.stats.payloadBytesPeripheralToCentral &+= payload.count
+        }
+
+        switch llid {
+        case 1, 2:
+            if !retransmission {
+                emit(.l2capFragment(LLL2CAPFragment(handle: c.info.handle, direction: direction, isStart: llid == 2, payload: payload,
+                                                    frame: record.frame, timestamp: record.timestamp, isCut: record.isTruncated)))
+            }
+        case 3:
+            c.stats.controlPDUs &+= 1
+            let opcode = LLControlOpcode(rawValue: payload[0])
+            var pdu: LLControlPDU?
+            var r = ByteReader(payload)
+            do { pdu = try LLControlPacket(parsing: &r).pdu } catch {
+                findings.append(Finding(.warning, .llControlMalformed(opcode, error), frame: record.frame))
+            }
+            emit(.control(LLControlEvent(handle: c.info.handle, direction: direction, opcode: opcode, pdu: pdu,
+                                         summary: pdu?.summary ?? "\(opcode.name) \(hexString(UnsafeRawBufferPointer(rebasing: payload[1...])))",
+                                         frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission)))
+            if !retransmission, let pdu { applyControl(&c, pdu, record, emit) }
+        default:
+            findings.append(Finding(.warning, .llReservedLLID(pkt.accessAddress), frame: record.frame))
+        }
+    }
+
+    private mutating func applyControl(_ c: inout Conn, _ pdu: LLControlPDU, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
+        switch pdu {
+        case .connectionUpdateInd(let u):
+            c.pending.append(Pending(instant: u.instant, opcode: .connectionUpdateInd, update: u))
+        case .channelMapInd(let m, let instant):
+            c.pending.append(Pending(instant: instant, opcode: .channelMapInd, channelMap: m))
+        case .phyUpdateInd(let cp, let pc, let instant):
+            if cp == 0 && pc == 0 { return }  // no change
+            c.pending.append(Pending(instant: instant, opcode: .phyUpdateInd, phys: (cp, pc)))
+        case .startEncReq:
+            // LT 256/251 carry no encryption flag: from here on both sides encrypt.
+            if record.linkType != LLAirPacket.linkTypeNordicBLE { c.encrypted = true }
+        case .terminateInd(let e):
+            guard !c.ended else { return }
+            c.ended = true
+            var s = c.stats
+            LinkLayerTracker.closeEvent(&s, c.packetsThisEvent)
+            emit(.connectionEnded(LLConnectionEnded(connection: c.info, reason: .terminated(errorCode: e), frame: record.frame,
+                                                    timestamp: record.timestamp, stats: s)))
+        default: break
+        }
+    }
+
+    /// Applies the pending changes whose instant the event counter has reached (modulo 65536, Vol 6, Part B, 5.5.1).
+    private func applyInstants(_ c: inout Conn, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
+        var remaining: [Pending] = []
+        for p in c.pending {
+            guard (c.eventCounter &- p.instant) < 0x8000 else { remaining.append(p); continue }
+            if let u = p.update {
+                c.info.parameters.interval = u.interval
+                c.info.parameters.latency = u.latency
+                c.info.parameters.timeout = u.timeout
+            }
+            if let m = p.channelMap { c.info.parameters.channelMap = m }
+            if let (cp, pc) = p.phys {
+                if cp != 0 { c.info.parameters.centralToPeripheralPHY = LinkLayerTracker.phy(fromBit: cp) }
+                if pc != 0 { c.info.parameters.peripheralToCentralPHY = LinkLayerTracker.phy(fromBit: pc) }
+            }
+            emit(.parametersChanged(LLParametersChanged(handle: c.info.handle, parameters: c.info.parameters, instant: p.instant,
+                                                        frame: record.frame, timestamp: record.timestamp, announcedIn: p.opcode)))
+        }
+        c.pending = remaining
+    }
+
+    static func phy(fromBit b: UInt8) -> LLPHY {
+        b & 1 != 0 ? .le1M : b & 2 != 0 ? .le2M : b & 4 != 0 ? .leCoded : .le1M
+    }
+}

@@ -1,0 +1,134 @@
+import BLECore
+
+/// Whether the capturer checked a packet's CRC, and the result.
+public enum LLCheck: UInt8, Hashable, Sendable {
+    case notChecked, valid, invalid
+}
+
+/// One over-the-air packet of a capture record, its pseudo-header read (borrowed; no copy).
+///
+/// Link types (tcpdump.org): 272 nRF Sniffer (``NordicBLEHeader``), 256 LE LL with a 10-byte RF header
+/// (``LERFHeader``), 251 LE LL with no pseudo-header. What the pseudo-header does not say stays unknown:
+/// `direction` is `.unknown` for 251/256, `crc` is `.notChecked` when the capturer did not check it.
+public struct LLAirPacket {
+    public static let linkTypeLELL: UInt32 = 251
+    public static let linkTypeLELLWithPHDR: UInt32 = 256
+    public static let linkTypeNordicBLE: UInt32 = 272
+
+    /// Channel index 0–39 (0xFF when unknown).
+    public var channel: UInt8
+    public var crc: LLCheck
+    /// For data channel PDUs: `.tx` central → peripheral, `.rx` peripheral → central, `.unknown` when the header does not say.
+    public var direction: Direction
+    public var isDataChannel: Bool
+    /// The packet was encrypted on the air (nRF Sniffer flag; LT 256: MIC checked).
+    public var encrypted: Bool
+    /// Whether the capturer decrypted it and checked the MIC.
+    public var mic: LLCheck
+    public var phy: LLPHY
+    public var rssi: Int?
+    /// nRF Sniffer: the connection event counter.
+    public var eventCounter: UInt16?
+    public var packet: LLPacketView
+
+    /// Reads the pseudo-header and the link-layer packet.
+    /// - Throws: ``DecodeError`` for a record too short for its pseudo-header or for the length its PDU header states,
+    ///   ``DecodeError/unsupported(_:)`` for another link type.
+    @inlinable
+    public init(linkType: UInt32, bytes: UnsafeRawBufferPointer) throws(DecodeError) {
+        var input = ByteReader(bytes)
+        switch linkType {
+        case LLAirPacket.linkTypeNordicBLE:
+            let h = try NordicBLEHeader(parsing: &input)
+            guard input.remaining >= 4 else { throw .truncated(needed: 4, available: input.remaining, offset: input.absoluteOffset) }
+            let aa = LLAccessAddress(rawValue: input.remainingBytes.loadUnaligned(as: UInt32.self).littleEndian)
+            isDataChannel = h.isDataChannel(accessAddress: aa)
+            channel = h.channel
+            crc = h.flags.crcOK ? .valid : .invalid
+            phy = h.flags.phy
+            rssi = h.rssi
+            eventCounter = h.eventCounter
+            if isDataChannel {
+                direction = h.flags.centralToPeripheral ? .tx : .rx
+                encrypted = h.flags.encrypted
+                mic = h.flags.encrypted ? (h.flags.micOK ? .valid : .invalid) : .notChecked
+            } else {
+                direction = .unknown
+                encrypted = false
+                mic = .notChecked
+            }
+            if crc == .invalid {
+                // A bad CRC means the length byte may be garbage: read what is there without trusting it.
+                packet = try LLAirPacket.lenientPacket(&input, isDataChannel: isDataChannel)
+            } else {
+                packet = try LLPacketView(parsing: &input, isDataChannel: isDataChannel)
+            }
+        case LLAirPacket.linkTypeLELLWithPHDR, LLAirPacket.linkTypeLELL:
+            var flags = LERFFlags(rawValue: 0)
+            if linkType == LLAirPacket.linkTypeLELLWithPHDR {
+                let h = try LERFHeader(parsing: &input)
+                flags = h.flags
+                channel = h.channelIndex
+                rssi = h.flags.contains(.signalPowerValid) ? Int(h.signalPower) : nil
+            } else {
+                channel = 0xFF
+                rssi = nil
+            }
+            crc = flags.contains(.crcChecked) ? (flags.contains(.crcValid) ? .valid : .invalid) : .notChecked
+            mic = flags.contains(.micChecked) ? (flags.contains(.micValid) ? .valid : .invalid) : .notChecked
+            encrypted = flags.contains(.micChecked) || flags.contains(.decrypted)
+            phy = flags.phy
+            eventCounter = nil
+            direction = .unknown
+            guard input.remaining >= 4 else { throw .truncated(needed: 4, available: input.remaining, offset: input.absoluteOffset) }
+            let aa = LLAccessAddress(rawValue: input.remainingBytes.loadUnaligned(as: UInt32.self).littleEndian)
+            isDataChannel = !aa.isAdvertising
+            if crc == .invalid {
+                packet = try LLAirPacket.lenientPacket(&input, isDataChannel: isDataChannel)
+            } else {
+                packet = try LLPacketView(parsing: &input, isDataChannel: isDataChannel)
+            }
+        default:
+            throw .unsupported("link type \(linkType) is not a link-layer capture")
+        }
+    }
+
+    /// For CRC-bad packets: the header's length cannot be trusted, so the payload is whatever lies between
+    /// the header and the last 3 bytes.
+    @usableFromInline
+    static func lenientPacket(_ input: inout ByteReader, isDataChannel: Bool) throws(DecodeError) -> LLPacketView {
+        var copy = input
+        if let v = try? LLPacketView(parsing: &copy, isDataChannel: isDataChannel) { input = copy; return v }
+        // Rebuild a view over what there is: AA, 2 header bytes, the rest minus a 3-byte CRC.
+        guard input.remaining >= 9 else { throw .truncated(needed: 9, available: input.remaining, offset: input.absoluteOffset) }
+        let all = input.remainingBytes
+        let pduLen = all.count - 7
+        var v = LLPacketView.unchecked(all: all, pduLength: pduLen, origin: input.absoluteOffset)
+        v.crc = UInt32(all[all.count - 3]) | UInt32(all[all.count - 2]) << 8 | UInt32(all[all.count - 1]) << 16
+        try input.skip(all.count)
+        return v
+    }
+}
+
+extension LLPacketView {
+    @usableFromInline
+    static func unchecked(all: UnsafeRawBufferPointer, pduLength: Int, origin: Int) -> LLPacketView {
+        LLPacketView(accessAddress: LLAccessAddress(rawValue: all.loadUnaligned(as: UInt32.self).littleEndian),
+                     header0: all[4], header1: all[5], cteInfo: nil,
+                     pdu: UnsafeRawBufferPointer(rebasing: all[4..<(4 + pduLength)]),
+                     payload: UnsafeRawBufferPointer(rebasing: all[6..<(4 + pduLength)]), crc: 0, offset: origin)
+    }
+
+    @usableFromInline
+    init(accessAddress: LLAccessAddress, header0: UInt8, header1: UInt8, cteInfo: UInt8?, pdu: UnsafeRawBufferPointer,
+         payload: UnsafeRawBufferPointer, crc: UInt32, offset: Int) {
+        self.accessAddress = accessAddress
+        self.header0 = header0
+        self.header1 = header1
+        self.cteInfo = cteInfo
+        self.pdu = pdu
+        self.payload = payload
+        self.crc = crc
+        self.offset = offset
+    }
+}
