@@ -233,13 +233,20 @@ extension Analyzer {
         let key = StreamKey(controller: record.controllerIndex, handle: header.handle, direction: direction)
         let fragment = L2CAPFragment(isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
                                      timestamp: record.timestamp, isCut: cut)
+        feedL2CAP(fragment, key: key, connection: index, direction: direction, timestamp: record.timestamp)
+    }
+}
+
+extension Analyzer {
+    /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
+    func feedL2CAP(_ fragment: L2CAPFragment, key: StreamKey, connection index: Int, direction: Direction, timestamp: Timestamp) {
         var reassembler = reassemblers.removeValue(forKey: key) ?? L2CAPReassembler()
         var reassemblyFindings: [Finding] = []
         reassembler.feed(fragment, findings: &reassemblyFindings) { pdu in
-            self.processL2CAP(pdu, connection: index, direction: direction, timestamp: record.timestamp)
+            self.processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp)
         }
         findings += reassemblyFindings
-        if reassemblers.count < options.maxConnections * 2 {
+        if reassembler.inProgress || reassemblers.count < options.maxConnections * 2 {
             reassemblers[key] = reassembler
         }
     }

@@ -91,6 +91,7 @@ public final class Analyzer {
     var truncatedACLNoted = false
     /// The latest connection on each handle (any controller), for naming events.
     var latestByHandle: [UInt16: Int] = [:]
+    var linkLayer = LinkLayerTracker()
     var creditChannels: [CreditKey: CreditChannelState] = [:]
     var pendingCreditSPSM: [Int: UInt16] = [:]
 
@@ -116,7 +117,7 @@ public final class Analyzer {
                                    layer: .note, code: nil, name: "Note", summary: record.text))
             }
         case .linkLayer:
-            counters.linkLayerRecords += 1
+            processLinkLayer(record)
         default:
             break
         }
@@ -125,6 +126,7 @@ public final class Analyzer {
 
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
+        finishLinkLayer()
         for (key, var r) in reassemblers {
             r.finish(findings: &findings, frame: lastFrame)
             reassemblers[key] = r

@@ -64,6 +64,11 @@ public struct Connection: Hashable, Sendable {
     public var controller: UInt16
     public var peerAddress: String?
     public var peerAddressType: String?
+    /// Air captures: the central's address and the connection's access address.
+    public var centralAddress: String?
+    public var accessAddress: String?
+    /// Air captures: exact link-layer figures (events, packets per event, empty PDUs, retransmissions, CRC errors).
+    public var linkLayer: LinkLayerStats?
     /// The local controller's role in the connection.
     public var role: Role?
     public var isLE = true

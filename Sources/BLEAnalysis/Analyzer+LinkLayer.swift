@@ -1,0 +1,101 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+extension Analyzer {
+    /// Air captures (nRF Sniffer LT 272, LE LL LT 256/251) enter at the link layer; their L2CAP
+    /// fragments go through the same reassembly as HCI ACL, so ATT, SMP, GATT and the trackers see
+    /// the same thing whichever way the bytes came.
+    func processLinkLayer(_ record: CaptureRecord) {
+        counters.linkLayerRecords += 1
+        var llFindings: [Finding] = []
+        linkLayer.process(record, findings: &llFindings) { output in handleLinkLayer(output, record: record) }
+        findings += llFindings
+    }
+
+    func finishLinkLayer() {
+        var llFindings: [Finding] = []
+        linkLayer.finish(findings: &llFindings, frame: lastFrame, timestamp: lastTimestamp) { output in
+            if case .connectionEnded(let e) = output { endAirConnection(e) }
+        }
+        findings += llFindings
+    }
+
+    static func hciPHY(_ phy: LLPHY) -> UInt8 { phy.rawValue &+ 1 }
+
+    func handleLinkLayer(_ output: LinkLayerOutput, record: CaptureRecord) {
+        let controller = record.controllerIndex
+        switch output {
+        case .connectionStarted(let info):
+            if info.inferred {
+                _ = connectionIndex(controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
+            } else {
+                openConnection(controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true) { c in
+                    c.peerAddress = info.peripheral?.description
+                    c.centralAddress = info.central?.description
+                    c.accessAddress = info.accessAddress.description
+                    if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
+                        c.parameters.append(Change(frame: info.startFrame, timestamp: info.startTimestamp,
+                                                   value: ConnectionParameters(interval: i, latency: l, timeout: t)))
+                    }
+                }
+            }
+            if options.timeline {
+                var summary = "access address \(info.accessAddress)"
+                if let c = info.central { summary += " central \(c)" }
+                if let p = info.peripheral { summary += " peripheral \(p)" }
+                if let i = info.parameters.interval { summary += " interval \(String(fractionDigits: 2, Double(i) * 1.25)) ms" }
+                emit(TimelineEvent(frame: info.startFrame, timestamp: info.startTimestamp, connection: info.handle, direction: .tx,
+                                   layer: .ll, code: nil, name: info.inferred ? "Connection (inferred from data PDUs)" : "CONNECT_IND", summary: summary))
+            }
+        case .l2capFragment(let f):
+            guard let index = connectionIndex(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true) else { return }
+            connections[index].aclPackets[f.direction, default: 0] += 1
+            connections[index].aclBytes[f.direction, default: 0] += f.payload.count
+            feedL2CAP(f.fragment, key: StreamKey(controller: controller, handle: f.handle, direction: f.direction), connection: index,
+                      direction: f.direction, timestamp: f.timestamp)
+        case .control(let c):
+            if options.timeline {
+                var e = TimelineEvent(frame: c.frame, timestamp: c.timestamp, connection: c.handle, direction: c.direction, layer: .ll,
+                                      code: UInt32(c.opcode.rawValue), name: c.opcode.name, summary: c.summary)
+                if c.isRetransmission { e.status = "retransmission" }
+                emit(e)
+            }
+        case .parametersChanged(let p):
+            guard let index = connectionIndex(controller: controller, handle: p.handle, frame: p.frame, timestamp: p.timestamp, infer: false) else { return }
+            if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
+                let value = ConnectionParameters(interval: i, latency: l, timeout: t)
+                if connections[index].currentParameters != value {
+                    connections[index].parameters.append(Change(frame: p.frame, timestamp: p.timestamp, value: value))
+                }
+            }
+            let phy = PHYPair(tx: Self.hciPHY(p.parameters.centralToPeripheralPHY), rx: Self.hciPHY(p.parameters.peripheralToCentralPHY))
+            if connections[index].currentPHY != phy {
+                connections[index].phy.append(Change(frame: p.frame, timestamp: p.timestamp, value: phy))
+            }
+        case .connectionEnded(let e):
+            endAirConnection(e)
+        case .advertising(let a):
+            if options.timeline {
+                var summary = a.advertiser.map { "\($0)" } ?? ""
+                summary += " channel \(a.channel)"
+                if let rssi = a.rssi { summary += " RSSI \(rssi) dBm" }
+                if !a.advertisingData.isEmpty { summary += " data=" + hexString(a.advertisingData) }
+                emit(TimelineEvent(frame: a.frame, timestamp: a.timestamp, connection: nil, direction: .unknown, layer: .ll,
+                                   code: UInt32(a.type.rawValue), name: a.type.description, summary: summary))
+            }
+        }
+    }
+
+    func endAirConnection(_ e: LLConnectionEnded) {
+        guard let index = active.first(where: { $0.key.handle == e.connection.handle })?.value else { return }
+        connections[index].linkLayer = e.stats
+        let reason: String = switch e.reason {
+        case .terminated(let code): "LL_TERMINATE_IND: " + HCIStatus(rawValue: code).description
+        case .replaced: "access address reused by a new CONNECT_IND"
+        case .captureEnded: "capture ended"
+        }
+        if case .captureEnded = e.reason { return }  // still open at the end, as HCI connections are
+        closeConnection(index: index, frame: e.frame, timestamp: e.timestamp, reason: reason)
+    }
+}
