@@ -46,8 +46,7 @@ extension Analyzer {
         default:
             if processCreditFrame(pdu, connection: index, direction: direction, timestamp: timestamp) { return }
             if options.timeline {
-                let c = connections[index]
-                emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: c.handle, direction: direction,
+                emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
                                    layer: .l2cap, code: UInt32(pdu.channel), name: L2CAPCID(pdu.channel).description,
                                    summary: "\(pdu.payload.count) bytes"))
             }
@@ -63,13 +62,15 @@ extension Analyzer {
             return
         }
         counters.attPDUs += 1
-        counters.attByOpcode[first, default: 0] += 1
+        counters.attByOpcode[Int(first)] += 1
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
         let frame = pdu.lastFrame
         let db = Self.serverDatabase(opcode.method, direction)
-        var bearer = bearers.removeValue(forKey: index) ?? ATTBearer()
-        defer { bearers[index] = bearer }
+        guard let state = states[index] else { return }
+        var bearer = state.bearer
+        state.bearer = ATTBearer()  // moved out so the dictionaries inside stay uniquely referenced
+        defer { state.bearer = bearer }
 
         // Fast path for the bulk of real traffic when nobody needs the typed PDU.
         let needTyped = options.timeline || !isBulkValueOpcode(opcode)
@@ -472,8 +473,7 @@ extension Analyzer {
     func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase> = \.gatt,
                       direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
                       typeHint: BluetoothUUID? = nil) {
-        let c = connections[index]
-        let database = c[keyPath: db]
+        let database = connections[index][keyPath: db]
         let characteristic = typeHint ?? database.uuid(for: handle)
         let service = database.service(containing: handle)?.uuid
         var decoded: DecodedValue? = nil
@@ -496,7 +496,8 @@ extension Analyzer {
             if event != nil, event?.decoded == nil { event?.decoded = decoded }
         }
         guard !observers.isEmpty else { return }
-        var e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: c.handle, connectionNumber: c.number,
+        var e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle,
+                                    connectionNumber: connections[index].number,
                                     direction: direction, kind: kind, handle: handle, offset: offset,
                                     characteristic: characteristic, service: service, value: value, decoded: decoded,
                                     l2capBytes: l2capBytes, link: link(of: index))

@@ -220,8 +220,8 @@ extension Analyzer {
         guard let index = connectionIndex(controller: record.controllerIndex, handle: header.handle, frame: record.frame,
                                           timestamp: record.timestamp, infer: true) else { return }
         let direction = record.direction
-        connections[index].aclPackets[direction, default: 0] += 1
-        connections[index].aclBytes[direction, default: 0] += record.originalLength
+        connections[index].aclPackets[direction] += 1
+        connections[index].aclBytes[direction] += record.originalLength
         if direction == .tx {
             connections[index].inFlight += 1
             connections[index].maxInFlight = max(connections[index].maxInFlight, connections[index].inFlight)
@@ -230,25 +230,26 @@ extension Analyzer {
             truncatedACLNoted = true
             findings.append(Finding(.info, .truncatedACL(record.bytes.count), frame: record.frame, offset: record.fileOffset))
         }
-        let key = StreamKey(controller: record.controllerIndex, handle: header.handle, direction: direction)
         let fragment = L2CAPFragment(isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
                                      timestamp: record.timestamp, isCut: cut)
-        feedL2CAP(fragment, key: key, connection: index, direction: direction, timestamp: record.timestamp)
+        feedL2CAP(fragment, connection: index, direction: direction, timestamp: record.timestamp)
     }
 }
 
 extension Analyzer {
     /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
-    func feedL2CAP(_ fragment: L2CAPFragment, key: StreamKey, connection index: Int, direction: Direction, timestamp: Timestamp) {
-        var reassembler = reassemblers.removeValue(forKey: key) ?? L2CAPReassembler()
+    func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
+        guard let state = states[index] else { return }
         var reassemblyFindings: [Finding] = []
-        reassembler.feed(fragment, findings: &reassemblyFindings) { pdu in
+        let onPDU: (L2CAPPDU) -> Void = { pdu in
             self.processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp)
         }
-        findings += reassemblyFindings
-        if reassembler.inProgress || reassemblers.count < options.maxConnections * 2 {
-            reassemblers[key] = reassembler
+        switch direction {
+        case .tx: state.tx.feed(fragment, findings: &reassemblyFindings, onPDU: onPDU)
+        case .rx: state.rx.feed(fragment, findings: &reassemblyFindings, onPDU: onPDU)
+        case .unknown: state.unknown.feed(fragment, findings: &reassemblyFindings, onPDU: onPDU)
         }
+        if !reassemblyFindings.isEmpty { findings += reassemblyFindings }
     }
 }
 

@@ -50,10 +50,9 @@ extension Analyzer {
             }
         case .l2capFragment(let f):
             guard let index = connectionIndex(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true) else { return }
-            connections[index].aclPackets[f.direction, default: 0] += 1
-            connections[index].aclBytes[f.direction, default: 0] += f.payload.count
-            feedL2CAP(f.fragment, key: StreamKey(controller: controller, handle: f.handle, direction: f.direction), connection: index,
-                      direction: f.direction, timestamp: f.timestamp)
+            connections[index].aclPackets[f.direction] += 1
+            connections[index].aclBytes[f.direction] += f.payload.count
+            feedL2CAP(f.fragment, connection: index, direction: f.direction, timestamp: f.timestamp)
         case .control(let c):
             if options.timeline {
                 var e = TimelineEvent(frame: c.frame, timestamp: c.timestamp, connection: c.handle, direction: c.direction, layer: .ll,

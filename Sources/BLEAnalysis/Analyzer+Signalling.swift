@@ -20,7 +20,7 @@ extension Analyzer {
             findings.append(Finding(.warning, .malformed("L2CAP signalling", error), frame: pdu.lastFrame))
             return
         }
-        let c = connections[index]
+        let handle = connections[index].handle
         for s in signals {
             switch s.command {
             case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, _):
@@ -40,7 +40,7 @@ extension Analyzer {
                 break
             }
             if options.timeline {
-                emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: c.handle, direction: direction,
+                emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: handle, direction: direction,
                                    layer: .l2cap, code: UInt32(s.code.rawValue), name: s.code.description, summary: s.command.summary))
             }
         }
@@ -49,11 +49,11 @@ extension Analyzer {
     func processSMP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
         counters.smpPDUs += 1
         var reader = ByteReader(pdu.payload)
-        let c = connections[index]
+        let handle = connections[index].handle
         do {
             let smp = try SMPPDU(parsing: &reader)
             if options.timeline {
-                var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: c.handle, direction: direction,
+                var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: handle, direction: direction,
                                       layer: .smp, code: UInt32(smp.code.rawValue), name: smp.code.description, summary: smp.summary)
                 if case .pairingFailed = smp { e.status = smp.summary }
                 emit(e)

@@ -35,7 +35,7 @@ public struct AnalysisCounters: Sendable {
     public var l2capPDUs = 0
     public var attPDUs = 0
     /// ATT PDUs by opcode.
-    public var attByOpcode: [UInt8: Int] = [:]
+    public var attByOpcode = [Int](repeating: 0, count: 256)
     public var smpPDUs = 0
     public var signallingPDUs = 0
     public var linkLayerRecords = 0
@@ -79,8 +79,11 @@ public final class Analyzer {
     }
 
     var active: [ConnectionKey: Int] = [:]
-    var reassemblers: [StreamKey: L2CAPReassembler] = [:]
-    var bearers: [Int: ATTBearer] = [:]  // by connection index
+    /// Per-connection decoding state (reassemblers, ATT bearer), parallel to `connections`; nil once closed.
+    var states: [ConnectionState?] = []
+    /// One-entry cache of the last connection looked up (most records continue the same connection).
+    var lastKey: ConnectionKey?
+    var lastIndex = 0
     var pendingCommands: [UInt32: PendingCommand] = [:]  // controller << 16 | opcode
     var queue: EventQueue
     var lastFrame = 0
@@ -127,19 +130,19 @@ public final class Analyzer {
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
         finishLinkLayer()
-        for (key, var r) in reassemblers {
-            r.finish(findings: &findings, frame: lastFrame)
-            reassemblers[key] = r
+        for state in states {
+            guard let state else { continue }
+            state.finishReassembly(findings: &findings, frame: lastFrame)
         }
         for (_, pending) in pendingCommands.sorted(by: { $0.value.frame < $1.value.frame }) {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
         }
         pendingCommands.removeAll()
-        for (index, bearer) in bearers.sorted(by: { $0.key < $1.key }) {
-            for p in bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
+        for state in states {
+            guard let state else { continue }
+            for p in state.bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
                 findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
             }
-            _ = index
         }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
         queue.drain(now: nil, force: true) { onEvent?($0) }
@@ -175,7 +178,12 @@ public final class Analyzer {
 
     func connectionIndex(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
         let key = ConnectionKey(controller: controller, handle: handle)
-        if let i = active[key] { return i }
+        if key == lastKey { return lastIndex }
+        if let i = active[key] {
+            lastKey = key
+            lastIndex = i
+            return i
+        }
         guard infer else { return nil }
         guard active.count < options.maxConnections else {
             findings.append(Finding(.warning, .tooManyConnections(options.maxConnections), frame: frame))
@@ -185,6 +193,7 @@ public final class Analyzer {
                            startFrame: frame, startTime: timestamp)
         if let map = options.gattMap { c.gatt = map.database }
         connections.append(c)
+        states.append(ConnectionState())
         active[key] = connections.count - 1
         latestByHandle[handle] = connections.count - 1
         if inferredNoted.insert(key).inserted {
@@ -211,41 +220,39 @@ public final class Analyzer {
             c.gatt = map.database
         }
         connections.append(c)
+        states.append(ConnectionState())
         active[key] = connections.count - 1
         latestByHandle[handle] = connections.count - 1
     }
 
     func closeConnection(index: Int, frame: Int, timestamp: Timestamp, reason: String) {
-        let c = connections[index]
-        let key = ConnectionKey(controller: c.controller, handle: c.handle)
+        let key = ConnectionKey(controller: connections[index].controller, handle: connections[index].handle)
+        let number = connections[index].number
         connections[index].endFrame = frame
         connections[index].endTime = timestamp
         connections[index].disconnectReason = reason
-        for dir in [Direction.tx, .rx] {
-            let sk = StreamKey(controller: c.controller, handle: c.handle, direction: dir)
-            if var r = reassemblers.removeValue(forKey: sk), r.inProgress {
-                r.finish(findings: &findings, frame: frame)
-            }
-        }
-        if let bearer = bearers.removeValue(forKey: index) {
-            for p in bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
+        if let state = states[index] {
+            state.finishReassembly(findings: &findings, frame: frame)
+            for p in state.bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
                 findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the disconnection"), frame: p.frame))
                 if let id = p.eventID { queue.settle(id) }
             }
         }
-        if let peer = c.peerAddress, !connections[index].gatt.isEmpty, connections[index].gatt.source == .discovery {
+        states[index] = nil
+        if let peer = connections[index].peerAddress, !connections[index].gatt.isEmpty, connections[index].gatt.source == .discovery {
             databasesByPeer[peer] = connections[index].gatt
         }
         for i in observers.indices {
-            observers[i].connectionEnded(connectionNumber: c.number, frame: frame, timestamp: timestamp, reason: reason)
+            observers[i].connectionEnded(connectionNumber: number, frame: frame, timestamp: timestamp, reason: reason)
         }
         active.removeValue(forKey: key)
+        if lastKey == key { lastKey = nil }
     }
 
     func link(of index: Int) -> LinkSnapshot {
-        let c = connections[index]
-        return LinkSnapshot(parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
-                            mtu: c.currentMTU, encrypted: c.isEncrypted)
+        LinkSnapshot(parameters: connections[index].currentParameters, phy: connections[index].currentPHY,
+                     dataLength: connections[index].currentDataLength, mtu: connections[index].currentMTU,
+                     encrypted: connections[index].isEncrypted)
     }
 }
 
@@ -265,5 +272,19 @@ extension FindingKind {
     }
     static func malformed(_ what: String, _ error: DecodeError) -> FindingKind {
         .init(code: "decode.malformed", message: "malformed \(what): \(error)")
+    }
+}
+
+/// Decoding state of one open connection. A class so the hot path mutates it in place.
+final class ConnectionState {
+    var tx = L2CAPReassembler()
+    var rx = L2CAPReassembler()
+    var unknown = L2CAPReassembler()
+    var bearer = ATTBearer()
+
+    func finishReassembly(findings: inout [Finding], frame: Int) {
+        if tx.inProgress { tx.finish(findings: &findings, frame: frame) }
+        if rx.inProgress { rx.finish(findings: &findings, frame: frame) }
+        if unknown.inProgress { unknown.finish(findings: &findings, frame: frame) }
     }
 }

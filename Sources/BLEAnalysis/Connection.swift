@@ -90,8 +90,8 @@ public struct Connection: Hashable, Sendable {
     /// This side's own database as the peer discovered it (phones are GATT servers too).
     public var localGATT = GATTDatabase()
     // Counters (by original length, so cut records still count).
-    public var aclPackets: [Direction: Int] = [:]
-    public var aclBytes: [Direction: Int] = [:]
+    public var aclPackets = PerDirection()
+    public var aclBytes = PerDirection()
     public var attPDUs = 0
     /// Host → controller ACL packets not yet reported done by Number Of Completed Packets.
     public var inFlight = 0
@@ -114,4 +114,17 @@ public struct Connection: Hashable, Sendable {
     public var currentPHY: PHYPair { phy.last?.value ?? PHYPair(tx: 1, rx: 1) }
     public var currentDataLength: DataLength { dataLength.last?.value ?? .default }
     public var isEncrypted: Bool { encryption.last?.value ?? false }
+}
+
+/// A count per direction, without a dictionary on the hot path.
+public struct PerDirection: Hashable, Sendable {
+    public var tx = 0
+    public var rx = 0
+    public var unknown = 0
+    public init() {}
+    public subscript(_ d: Direction) -> Int {
+        get { d == .tx ? tx : d == .rx ? rx : unknown }
+        set { if d == .tx { tx = newValue } else if d == .rx { rx = newValue } else { unknown = newValue } }
+    }
+    public var total: Int { tx + rx + unknown }
 }
