@@ -87,8 +87,8 @@ extension Analyzer {
         default: break
         }
 
-        let mtu = connections[index].currentMTU
-        if payload.count > mtu && (!connections[index].inferred || !connections[index].mtu.isEmpty) {
+        let mtu = state.mtu
+        if payload.count > mtu && (!state.inferred || state.mtuExchanged) {
             findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
                 message: "ATT \(opcode) of \(payload.count) bytes exceeds the connection's ATT_MTU \(mtu)"), frame: frame))
         }
@@ -255,16 +255,17 @@ extension Analyzer {
 
     /// Names a handle in an event from the connection's GATT database.
     func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>) {
-        let database = connections[index][keyPath: db]
-        if let name = database.userNames[handle] {
+        guard let state = states[index] else { return }
+        let info = attribute(index, handle: handle, db: db, state: state)
+        if let name = info.userName {
             e.attributeName = name
             e.nameSource = .userMap
         }
-        if let uuid = database.uuid(for: handle) {
+        if let uuid = info.uuid {
             e.uuid = uuid
             if e.attributeName == nil {
                 e.attributeName = AssignedNumbers.name(for: uuid)
-                e.nameSource = database.source
+                e.nameSource = info.source
             }
         }
     }
@@ -280,15 +281,18 @@ extension Analyzer {
             if request != nil {
                 let effective = max(23, min(bearer.clientMTU ?? Int(mtu), Int(mtu)))
                 connections[index].mtu.append(Change(frame: frame, timestamp: timestamp, value: effective))
+                connectionChanged(index)
                 event?.summary += " → ATT_MTU \(effective)"
             }
         case .readByGroupTypeResponse(let groups):
+            states[index]?.attributes.removeAll(keepingCapacity: true)
             let primary = request?.type?.uuid16 != 0x2801
             for g in groups {
                 guard let uuid = uuidFromValue(g.value) else { continue }
                 connections[index][keyPath: db].addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
             }
         case .findByTypeValueResponse(let ranges):
+            states[index]?.attributes.removeAll(keepingCapacity: true)
             if let r = request, r.type?.uuid16 == 0x2800 || r.type?.uuid16 == 0x2801, let uuid = uuidFromValue(r.typeValue) {
                 for range in ranges {
                     connections[index][keyPath: db].addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
@@ -296,6 +300,7 @@ extension Analyzer {
                 }
             }
         case .readByTypeResponse(let items):
+            if request?.type?.uuid16 == 0x2803 || request?.type?.uuid16 == 0x2802 { states[index]?.attributes.removeAll(keepingCapacity: true) }
             if request?.type?.uuid16 == 0x2803 {
                 for item in items where item.value.count == 5 || item.value.count == 19 {
                     let props = CharacteristicProperties(rawValue: item.value[0])
@@ -320,6 +325,7 @@ extension Analyzer {
                 }
             }
         case .findInformationResponse(let info):
+            states[index]?.attributes.removeAll(keepingCapacity: true)
             for entry in info.entries { connections[index][keyPath: db].addAttributeType(handle: entry.handle, uuid: entry.uuid) }
         case .handleValueNotification(let h, let v):
             v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
@@ -328,6 +334,7 @@ extension Analyzer {
                 // Service Changed (Core Vol 3, Part G, 7.1): the range's attributes are no longer valid.
                 let start = UInt16(v[0]) | UInt16(v[1]) << 8, end = UInt16(v[2]) | UInt16(v[3]) << 8
                 connections[index][keyPath: db].invalidate(start...max(start, end), keeping: h)
+                states[index]?.attributes.removeAll(keepingCapacity: true)
                 event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
             }
             v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
@@ -347,7 +354,7 @@ extension Analyzer {
             guard let r = request, let h = r.handle else { break }
             value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
             // A full-size response may continue with Read Blob (Core Vol 3, Part G, 4.8.3).
-            if value.count >= connections[index].currentMTU - 1 {
+            if value.count >= (states[index]?.mtu ?? 23) - 1 {
                 bearer.longRead = (h, value, [r.frame, frame], direction)
             } else {
                 bearer.longRead = nil
@@ -362,7 +369,7 @@ extension Analyzer {
                 lr.value += value
                 lr.frames += [r.frame, frame]
                 bearer.longRead = lr
-                if value.count < connections[index].currentMTU - 1 {
+                if value.count < (states[index]?.mtu ?? 23) - 1 {
                     finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
                 }
             } else {
@@ -473,9 +480,10 @@ extension Analyzer {
     func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase> = \.gatt,
                       direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
                       typeHint: BluetoothUUID? = nil) {
-        let database = connections[index][keyPath: db]
-        let characteristic = typeHint ?? database.uuid(for: handle)
-        let service = database.service(containing: handle)?.uuid
+        guard let state = states[index] else { return }
+        let info = attribute(index, handle: handle, db: db, state: state)
+        let characteristic = typeHint ?? info.uuid
+        let service = info.service
         var decoded: DecodedValue? = nil
         if let codecs = options.codecs {
             let operation: AttributeOperation = switch kind {
@@ -496,11 +504,11 @@ extension Analyzer {
             if event != nil, event?.decoded == nil { event?.decoded = decoded }
         }
         guard !observers.isEmpty else { return }
-        var e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle,
-                                    connectionNumber: connections[index].number,
+        var e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: state.handle,
+                                    connectionNumber: state.number,
                                     direction: direction, kind: kind, handle: handle, offset: offset,
                                     characteristic: characteristic, service: service, value: value, decoded: decoded,
-                                    l2capBytes: l2capBytes, link: link(of: index))
+                                    l2capBytes: l2capBytes, link: state.link)
         e.serverIsPeer = db == \Connection.gatt
         for i in observers.indices { observers[i].observe(e) }
     }

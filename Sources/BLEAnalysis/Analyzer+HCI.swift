@@ -128,18 +128,21 @@ extension Analyzer {
             if u.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: u.handle, frame: frame, timestamp: time, infer: true) {
                 connections[i].parameters.append(Change(frame: frame, timestamp: time,
                     value: ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)))
+                connectionChanged(i)
             }
         case .leDataLengthChange(let d):
             handle = d.handle
             if let i = connectionIndex(controller: controller, handle: d.handle, frame: frame, timestamp: time, infer: true) {
                 connections[i].dataLength.append(Change(frame: frame, timestamp: time,
                     value: DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)))
+                connectionChanged(i)
             }
         case .lePHYUpdateComplete(let p):
             handle = p.handle
             status = p.status.description
             if p.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true) {
                 connections[i].phy.append(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
+                connectionChanged(i)
             }
         case .encryptionChange(let e):
             handle = e.handle
@@ -199,6 +202,7 @@ extension Analyzer {
     func setEncryption(_ controller: UInt16, _ handle: UInt16, _ on: Bool, _ frame: Int, _ time: Timestamp) {
         if let i = connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: time, infer: true) {
             connections[i].encryption.append(Change(frame: frame, timestamp: time, value: on))
+            connectionChanged(i)
         }
     }
 

@@ -72,6 +72,7 @@ extension Analyzer {
             if connections[index].currentPHY != phy {
                 connections[index].phy.append(Change(frame: p.frame, timestamp: p.timestamp, value: phy))
             }
+            connectionChanged(index)
         case .connectionEnded(let e):
             endAirConnection(e)
         case .advertising(let a):

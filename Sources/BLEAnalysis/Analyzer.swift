@@ -196,6 +196,7 @@ public final class Analyzer {
         states.append(ConnectionState())
         active[key] = connections.count - 1
         latestByHandle[handle] = connections.count - 1
+        connectionChanged(connections.count - 1)
         if inferredNoted.insert(key).inserted {
             findings.append(Finding(.info, .connectionInferred(handle), frame: frame))
         }
@@ -223,6 +224,7 @@ public final class Analyzer {
         states.append(ConnectionState())
         active[key] = connections.count - 1
         latestByHandle[handle] = connections.count - 1
+        connectionChanged(connections.count - 1)
     }
 
     func closeConnection(index: Int, frame: Int, timestamp: Timestamp, reason: String) {
@@ -250,9 +252,9 @@ public final class Analyzer {
     }
 
     func link(of index: Int) -> LinkSnapshot {
-        LinkSnapshot(parameters: connections[index].currentParameters, phy: connections[index].currentPHY,
-                     dataLength: connections[index].currentDataLength, mtu: connections[index].currentMTU,
-                     encrypted: connections[index].isEncrypted)
+        states[index]?.link ?? LinkSnapshot(parameters: connections[index].currentParameters, phy: connections[index].currentPHY,
+                                            dataLength: connections[index].currentDataLength, mtu: connections[index].currentMTU,
+                                            encrypted: connections[index].isEncrypted)
     }
 }
 
@@ -277,6 +279,16 @@ extension FindingKind {
 
 /// Decoding state of one open connection. A class so the hot path mutates it in place.
 final class ConnectionState {
+    /// Copies of the connection's current link facts, refreshed by `Analyzer.connectionChanged(_:)`
+    /// so the per-packet path never copies a `Connection`.
+    var handle: UInt16 = 0
+    var number = 0
+    var inferred = false
+    var mtu = 23
+    var mtuExchanged = false
+    var link = LinkSnapshot(parameters: nil, phy: PHYPair(tx: 1, rx: 1), dataLength: .default, mtu: 23, encrypted: false)
+    /// Handle (+ 0x10000 for this side's own database) → what names it; cleared when a database changes.
+    var attributes: [UInt32: AttributeInfo] = [:]
     var tx = L2CAPReassembler()
     var rx = L2CAPReassembler()
     var unknown = L2CAPReassembler()
@@ -286,5 +298,40 @@ final class ConnectionState {
         if tx.inProgress { tx.finish(findings: &findings, frame: frame) }
         if rx.inProgress { rx.finish(findings: &findings, frame: frame) }
         if unknown.inProgress { unknown.finish(findings: &findings, frame: frame) }
+    }
+}
+
+/// What the GATT database says about a handle, cached per connection.
+struct AttributeInfo {
+    var uuid: BluetoothUUID?
+    var service: BluetoothUUID?
+    var userName: String?
+    var source: GATTSource
+}
+
+extension Analyzer {
+    /// Refreshes the per-packet copies after the connection's parameters, PHY, data length, MTU,
+    /// encryption or database changed.
+    func connectionChanged(_ index: Int) {
+        guard let state = states[index] else { return }
+        let c = connections[index]
+        state.handle = c.handle
+        state.number = c.number
+        state.inferred = c.inferred
+        state.mtu = c.currentMTU
+        state.mtuExchanged = !c.mtu.isEmpty
+        state.link = LinkSnapshot(parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
+                                  mtu: c.currentMTU, encrypted: c.isEncrypted)
+        state.attributes.removeAll(keepingCapacity: true)
+    }
+
+    func attribute(_ index: Int, handle: UInt16, db: WritableKeyPath<Connection, GATTDatabase>, state: ConnectionState) -> AttributeInfo {
+        let key = UInt32(handle) | (db == \Connection.gatt ? 0 : 0x10000)
+        if let cached = state.attributes[key] { return cached }
+        let database = connections[index][keyPath: db]
+        let info = AttributeInfo(uuid: database.uuid(for: handle), service: database.service(containing: handle)?.uuid,
+                                 userName: database.userNames[handle], source: database.source)
+        if state.attributes.count < 65_536 { state.attributes[key] = info }
+        return info
     }
 }
