@@ -11,7 +11,7 @@ struct TransactionKey: Hashable {
     var indication: Bool
 }
 
-struct ATTBearer {
+final class ATTBearer {
     struct Pending {
         var opcode: ATTOpcode
         var handle: UInt16?
@@ -69,8 +69,6 @@ extension Analyzer {
         let db = Self.serverDatabase(opcode.method, direction)
         guard let state = states[index] else { return }
         var bearer = state.bearer
-        state.bearer = ATTBearer()  // moved out so the dictionaries inside stay uniquely referenced
-        defer { state.bearer = bearer }
 
         // Fast path for the bulk of real traffic when nobody needs the typed PDU.
         let needTyped = options.timeline || !isBulkValueOpcode(opcode)
@@ -239,9 +237,12 @@ extension Analyzer {
     static func serverDatabase(_ method: ATTMethodType, _ direction: Direction) -> WritableKeyPath<Connection, GATTDatabase> {
         let clientToServer = method == .request || method == .command || method == .confirmation
         let sentByUs = direction != .rx
-        if clientToServer == sentByUs { return \Connection.gatt }
-        return \Connection.localGATT
+        return clientToServer == sentByUs ? Self.peerDatabase : Self.localDatabase
     }
+
+    // Key paths made once: building one per PDU costs a runtime instantiation.
+    nonisolated(unsafe) static let peerDatabase: WritableKeyPath<Connection, GATTDatabase> = \Connection.gatt
+    nonisolated(unsafe) static let localDatabase: WritableKeyPath<Connection, GATTDatabase> = \Connection.localGATT
 
     static func strip(_ summary: String, prefix: String) -> String {
         guard summary.hasPrefix(prefix) else { return summary }
@@ -477,7 +478,7 @@ extension Analyzer {
     }
 
     /// Decodes a value with the codecs and hands it to the observers.
-    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase> = \.gatt,
+    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase> = Analyzer.peerDatabase,
                       direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
                       typeHint: BluetoothUUID? = nil) {
         guard let state = states[index] else { return }
@@ -509,7 +510,7 @@ extension Analyzer {
                                     direction: direction, kind: kind, handle: handle, offset: offset,
                                     characteristic: characteristic, service: service, value: value, decoded: decoded,
                                     l2capBytes: l2capBytes, link: state.link)
-        e.serverIsPeer = db == \Connection.gatt
+        e.serverIsPeer = db == Self.peerDatabase
         for i in observers.indices { observers[i].observe(e) }
     }
 }

@@ -326,7 +326,7 @@ extension Analyzer {
     }
 
     func attribute(_ index: Int, handle: UInt16, db: WritableKeyPath<Connection, GATTDatabase>, state: ConnectionState) -> AttributeInfo {
-        let key = UInt32(handle) | (db == \Connection.gatt ? 0 : 0x10000)
+        let key = UInt32(handle) | (db == Analyzer.peerDatabase ? 0 : 0x10000)
         if let cached = state.attributes[key] { return cached }
         let database = connections[index][keyPath: db]
         let info = AttributeInfo(uuid: database.uuid(for: handle), service: database.service(containing: handle)?.uuid,
