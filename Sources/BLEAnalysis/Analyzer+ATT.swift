@@ -481,6 +481,8 @@ extension Analyzer {
     func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase> = Analyzer.peerDatabase,
                       direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
                       typeHint: BluetoothUUID? = nil) {
+        // Statistics-only passes: nobody looks at the value.
+        if observers.isEmpty && options.codecs == nil { return }
         guard let state = states[index] else { return }
         let info = attribute(index, handle: handle, db: db, state: state)
         let characteristic = typeHint ?? info.uuid

@@ -53,7 +53,7 @@ struct Bench: ParsableCommand {
                 let info = CaptureInfo(reading: capture)
                 records = info.statistics.records
             case .decode:
-                let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false, codecs: CodecRegistry()))
+                let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false))
                 records = analyzer.counters.records
             case .timeline:
                 var renderer = TimelineJSONRenderer()
