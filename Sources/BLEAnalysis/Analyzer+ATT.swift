@@ -105,7 +105,7 @@ extension Analyzer {
         if options.timeline {
             let c = connections[index]
             var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: c.handle, direction: direction, layer: .att,
-                                  code: UInt32(first), name: opcode.description, summary: typed.map { Self.strip($0.summary, prefix: opcode.description) } ?? "malformed: " + hexString(payload))
+                                  code: UInt32(first), name: opcode.description, summary: Self.summary(typed, opcode: opcode, payload: payload))
             e.handle = typed?.attributeHandle
             e.value = typed?.value
             if let typed {
@@ -243,6 +243,18 @@ extension Analyzer {
     // Key paths made once: building one per PDU costs a runtime instantiation.
     nonisolated(unsafe) static let peerDatabase: WritableKeyPath<Connection, GATTDatabase> = \Connection.gatt
     nonisolated(unsafe) static let localDatabase: WritableKeyPath<Connection, GATTDatabase> = \Connection.localGATT
+
+    /// The one-line decode. Value-carrying PDUs say only their handle: the value is in the event
+    /// (`value`), and rendering it twice would double the cost of a timeline of notifications.
+    static func summary(_ typed: ATTPDU?, opcode: ATTOpcode, payload: UnsafeRawBufferPointer) -> String {
+        guard let typed else { return "malformed: " + hexString(payload) }
+        switch typed {
+        case .handleValueNotification(let h, _), .handleValueIndication(let h, _), .writeCommand(let h, _), .writeRequest(let h, _):
+            return "handle=" + hex(h, width: 4)
+        default:
+            return strip(typed.summary, prefix: opcode.description)
+        }
+    }
 
     static func strip(_ summary: String, prefix: String) -> String {
         guard summary.hasPrefix(prefix) else { return summary }

@@ -1,14 +1,22 @@
 /// Lowercase hex without separators: `a50603`.
+@inlinable
 public func hexString<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-    let digits: [UInt8] = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(bytes.count * 2)
-    for b in bytes {
-        out.append(digits[Int(b >> 4)])
-        out.append(digits[Int(b & 0x0F)])
+    let n = bytes.count
+    if n == 0 { return "" }
+    return String(unsafeUninitializedCapacity: n * 2) { out in
+        var i = 0
+        for b in bytes {
+            out[i] = hexDigit(b >> 4)
+            out[i &+ 1] = hexDigit(b & 0x0F)
+            i &+= 2
+        }
+        return i
     }
-    return String(decoding: out, as: UTF8.self)
 }
+
+/// The ASCII lowercase hex digit for a value 0–15.
+@inlinable @inline(__always)
+public func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 &+ v : 0x57 &+ v }
 
 /// Hex with a separator: `a5 06 03`.
 public func hexString<C: Collection>(_ bytes: C, separator: String) -> String where C.Element == UInt8 {
@@ -68,7 +76,19 @@ extension String {
 }
 
 /// `0x002a` style: fixed width hex with prefix.
+@inlinable
 public func hex<T: FixedWidthInteger>(_ value: T, width: Int = MemoryLayout<T>.size * 2) -> String {
-    let s = String(value, radix: 16)
-    return "0x" + String(repeating: "0", count: max(0, width - s.count)) + s
+    let magnitude = UInt64(truncatingIfNeeded: value)
+    var digits = 1
+    while digits < 16, magnitude >> (4 * UInt64(digits)) != 0 { digits += 1 }
+    let n = max(width, digits)
+    return String(unsafeUninitializedCapacity: n + 2) { out in
+        out[0] = UInt8(ascii: "0")
+        out[1] = UInt8(ascii: "x")
+        for i in 0..<n {
+            let shift = UInt64(4 * (n - 1 - i))
+            out[2 + i] = shift >= 64 ? UInt8(ascii: "0") : hexDigit(UInt8(truncatingIfNeeded: (magnitude >> shift) & 0xF))
+        }
+        return n + 2
+    }
 }

@@ -24,7 +24,10 @@ public struct JSONWriter: Sendable {
 
     private mutating func key(_ k: String) {
         separator()
-        appendEscaped(k)
+        // Keys are the schema's own names: plain ASCII, never in need of escaping.
+        bytes.append(UInt8(ascii: "\""))
+        if k.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { appendRaw(k) }
+        bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
         needsComma[needsComma.count - 1] = false
     }
@@ -65,8 +68,21 @@ public struct JSONWriter: Sendable {
 
     public mutating func field<T: BinaryInteger>(_ k: String, _ v: T?) {
         key(k)
-        appendRaw(v.map { String($0) } ?? "null")
+        if let v { appendInteger(Int64(truncatingIfNeeded: v)) } else { appendRaw("null") }
         valueDone()
+    }
+
+    /// Decimal digits without going through a String.
+    private mutating func appendInteger(_ v: Int64) {
+        if v == 0 { bytes.append(UInt8(ascii: "0")); return }
+        var m = v.magnitude
+        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        let start = bytes.count
+        while m > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10))
+            m /= 10
+        }
+        bytes[start...].reverse()
     }
 
     public mutating func field(_ k: String, _ v: Bool?) {
@@ -88,9 +104,15 @@ public struct JSONWriter: Sendable {
         if let t {
             let us = t.microseconds
             let s = us >= 0 ? us / 1_000_000 : -((-us + 999_999) / 1_000_000)
-            let frac = us - s * 1_000_000
-            let f = String(frac)
-            appendRaw("\(s)." + String(repeating: "0", count: 6 - f.count) + f)
+            var frac = us - s * 1_000_000
+            appendInteger(s)
+            bytes.append(UInt8(ascii: "."))
+            let start = bytes.count
+            for _ in 0..<6 {
+                bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: frac % 10))
+                frac /= 10
+            }
+            bytes[start...].reverse()
         } else {
             appendRaw("null")
         }
@@ -101,18 +123,21 @@ public struct JSONWriter: Sendable {
         key(k)
         if let v {
             bytes.append(UInt8(ascii: "\""))
-            let digits: StaticString = "0123456789abcdef"
-            digits.withUTF8Buffer { d in
-                for b in v {
-                    bytes.append(d[Int(b >> 4)])
-                    bytes.append(d[Int(b & 0xF)])
-                }
-            }
+            appendHex(v)
             bytes.append(UInt8(ascii: "\""))
         } else {
             appendRaw("null")
         }
         valueDone()
+    }
+
+    /// Lowercase hex digits, two per byte.
+    private mutating func appendHex<C: Collection>(_ v: C) where C.Element == UInt8 {
+        bytes.reserveCapacity(bytes.count + v.count * 2)
+        for b in v {
+            bytes.append(hexDigit(b >> 4))
+            bytes.append(hexDigit(b & 0xF))
+        }
     }
 
     public mutating func fieldNull(_ k: String) {
@@ -129,7 +154,7 @@ public struct JSONWriter: Sendable {
 
     public mutating func value<T: BinaryInteger>(_ v: T) {
         separator()
-        appendRaw(String(v))
+        appendInteger(Int64(truncatingIfNeeded: v))
     }
 
     /// Ends a JSON Lines record.
@@ -138,21 +163,33 @@ public struct JSONWriter: Sendable {
         needsComma = [false]
     }
 
-    private mutating func appendRaw(_ s: String) { bytes.append(contentsOf: s.utf8) }
+    private mutating func appendRaw(_ s: String) {
+        if s.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: s.utf8)
+        }
+    }
 
     private mutating func appendEscaped(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
-        for c in s.utf8 {
-            switch c {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let h = String(c, radix: 16)
-                bytes.append(contentsOf: Array("\\u00\(c < 16 ? "0" : "")\(h)".utf8))
-            default: bytes.append(c)
+        var s = s
+        s.withUTF8 { (utf8: UnsafeBufferPointer<UInt8>) in
+            // Most strings need no escaping: copy them in one go.
+            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            for c in utf8 {
+                switch c {
+                case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case 0..<0x20:
+                    let digits: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, digits[Int(c >> 4)], digits[Int(c & 0xF)]])
+                default: bytes.append(c)
+                }
             }
         }
         bytes.append(UInt8(ascii: "\""))

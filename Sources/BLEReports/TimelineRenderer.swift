@@ -52,6 +52,7 @@ public struct TimelineTextRenderer {
         out += terminal.paint(e.name, .bold)
         if let n = e.attributeName ?? e.uuid?.description { out += " " + terminal.paint("[" + n + "]", .yellow) }
         if !e.summary.isEmpty { out += "  " + e.summary }
+        if e.layer == .att, let v = e.value, !e.summary.contains("value=") { out += " value=" + hexString(v) }
         if let d = e.decoded { out += "  " + terminal.paint(d.summary, d.valid ? .cyan : .red) }
         if let r = e.responseFrame {
             out += terminal.paint("  → #\(r)" + (e.latency.map { " " + formatDuration(microseconds: $0) } ?? ""), .dim)
