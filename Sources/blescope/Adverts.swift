@@ -20,7 +20,7 @@ struct Adverts: ParsableCommand {
     @Argument(help: "Capture file.")
     var file: String
 
-    @Flag(help: "One JSON object {\"devices\": [...]} (fields documented in the README).")
+    @Flag(help: "One JSON object {\"devices\": [...]} (fields documented on AdvertsReport in BLEReports).")
     var json = false
 
     @Option(help: "Order: rssi (strongest first), count (most reports first), name.")
