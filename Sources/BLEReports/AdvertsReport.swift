@@ -1,0 +1,243 @@
+import BLEAnalysis
+import BLECodecs
+import BLECore
+import BLEProtocols
+
+/// How `blescope adverts` orders devices.
+public enum AdvertsSort: String, Sendable, CaseIterable {
+    /// Strongest average RSSI first (devices without RSSI last).
+    case rssi
+    /// Most reports first.
+    case count
+    /// By name (devices without a name last), then address.
+    case name
+}
+
+/// The devices seen advertising, as an aligned table or JSON.
+///
+/// JSON (one object):
+/// ```
+/// {"file": "x.log", "events": 412, "reports": 412, "untrackedReports": 0,
+///  "devices": [{"address": "A4:C1:38:BF:6F:AB", "addressType": "public", "names": ["GVH5072_6FAB"],
+///    "rssi": {"min": -87, "avg": -62.3, "max": -49} | null, "count": 24,
+///    "firstFrame": 133, "lastFrame": 900, "firstTime": 1700000000.123456, "lastTime": …,
+///    "eventTypes": {"ADV_IND": 12, "SCAN_RSP": 12}, "flags": ["LE General Discoverable", …] | null,
+///    "services": [{"uuid": "0x180D", "name": "Heart Rate" | null}], "serviceData": [same], "solicitedServices": [same],
+///    "manufacturers": [{"id": 76, "name": "Apple, Inc." | null}],
+///    "iBeacons": [{"uuid": "E2C56DB5-…", "major": 1, "minor": 2, "measuredPower": -59}],
+///    "eddystone": [{"frame": "URL", "description": "Eddystone-URL https://…"}], "eddystoneTLM": {…} | null,
+///    "appearances": [{"value": 833, "name": "Heart rate belt" | null}], "txPowerLevels": [-4], "reportedTxPowers": [],
+///    "uris": ["https://example.com/"], "advertises": "<the table's summary>",
+///    "malformedReports": 0, "firstProblem": null, "droppedValues": 0}, …],
+///  "findings": [{"severity": "warning", "code": "…", "message": "…", "frame": 12 | null}]}
+/// ```
+/// Times are seconds since the Unix epoch with µs precision; `count` is the number of reports.
+public struct AdvertsReport {
+    public var file: String
+    public var tracker: AdvertisingTracker
+    /// Findings of the capture reader and the tracker.
+    public var findings: [Finding]
+
+    public init(file: String, tracker: AdvertisingTracker, findings: [Finding]) {
+        self.file = file
+        self.tracker = tracker
+        self.findings = findings
+    }
+
+    /// The tracker's devices in the requested order (ties by address, then address type).
+    public func sortedDevices(_ sort: AdvertsSort) -> [AdvertisingDevice] {
+        func tie(_ a: AdvertisingDevice, _ b: AdvertisingDevice) -> Bool {
+            (a.address, a.addressType.rawValue) < (b.address, b.addressType.rawValue)
+        }
+        return tracker.devices.sorted { a, b in
+            switch sort {
+            case .count:
+                return a.reports != b.reports ? a.reports > b.reports : tie(a, b)
+            case .rssi:
+                switch (a.rssiAverage, b.rssiAverage) {
+                case let (x?, y?) where x != y: return x > y
+                case (nil, _?): return false
+                case (_?, nil): return true
+                default: return tie(a, b)
+                }
+            case .name:
+                switch (a.name, b.name) {
+                case let (x?, y?) where x != y: return x < y
+                case (nil, _?): return false
+                case (_?, nil): return true
+                default: return tie(a, b)
+                }
+            }
+        }
+    }
+
+    static func rssiText(_ d: AdvertisingDevice) -> String {
+        guard let lo = d.rssiMin, let hi = d.rssiMax, let avg = d.rssiAverage else { return "-" }
+        return "\(lo)/\(String(fractionDigits: 1, avg))/\(hi)"
+    }
+
+    /// The aligned table, a summary line, and the findings.
+    public func text(terminal: Terminal, sort: AdvertsSort = .count) -> String {
+        let devices = sortedDevices(sort)
+        var out = terminal.paint(file, .bold) + ": \(devices.count) device\(devices.count == 1 ? "" : "s"), "
+            + "\(tracker.reportCount) advertising report\(tracker.reportCount == 1 ? "" : "s") in \(tracker.advertisingEvents) event\(tracker.advertisingEvents == 1 ? "" : "s")\n"
+        if tracker.untrackedReports > 0 {
+            out += "\(tracker.untrackedReports) reports from devices past the limit of \(tracker.options.maxDevices) not tracked\n"
+        }
+        if !devices.isEmpty {
+            func clip(_ s: String, _ n: Int) -> String { s.count <= n ? s : String(s.prefix(n - 1)) + "…" }
+            let names = devices.map { clip($0.names.joined(separator: " / "), 32) }
+            let types = devices.map { $0.addressType.description }
+            let rssis = devices.map(AdvertsReport.rssiText)
+            let counts = devices.map { String($0.reports) }
+            let wName = max(4, names.map(\.count).max() ?? 0)
+            let wType = max(4, types.map(\.count).max() ?? 0)
+            let wRSSI = max(16, rssis.map(\.count).max() ?? 0)
+            let wCount = max(5, counts.map(\.count).max() ?? 0)
+            out += "\n" + terminal.paint("ADDRESS".padding(to: 17) + "  " + "TYPE".padding(to: wType) + "  " + "NAME".padding(to: wName)
+                + "  " + "RSSI min/avg/max".padding(to: wRSSI) + "  " + "COUNT".leftPadding(to: wCount) + "  ADVERTISES", .bold) + "\n"
+            for (i, d) in devices.enumerated() {
+                let line = d.address.description + "  " + types[i].padding(to: wType) + "  " + names[i].padding(to: wName) + "  "
+                    + rssis[i].padding(to: wRSSI) + "  " + counts[i].leftPadding(to: wCount) + "  " + d.advertisesSummary
+                out += line.trimmingWhitespace() + "\n"
+            }
+        }
+        if !findings.isEmpty || tracker.suppressedFindings > 0 {
+            out += "\n" + terminal.paint("Findings (\(findings.count + tracker.suppressedFindings))", .bold) + "\n"
+            for f in findings {
+                let location = f.frame.map { " (frame \($0))" } ?? ""
+                out += "  " + terminal.severity(f.severity) + ": " + f.message + location + "\n"
+            }
+            if tracker.suppressedFindings > 0 { out += "  … and \(tracker.suppressedFindings) more\n" }
+        }
+        return out
+    }
+
+    /// The JSON object documented on the type, with a trailing newline.
+    public func json(sort: AdvertsSort = .count) -> String {
+        var w = JSONWriter(capacity: 4096)
+        w.beginObject()
+        w.field("file", file)
+        w.field("events", tracker.advertisingEvents)
+        w.field("reports", tracker.reportCount)
+        w.field("untrackedReports", tracker.untrackedReports)
+        w.beginArray("devices")
+        for d in sortedDevices(sort) { AdvertsReport.write(d, to: &w) }
+        w.endArray()
+        w.beginArray("findings")
+        for f in findings {
+            w.beginObject()
+            w.field("severity", f.severity.rawValue)
+            w.field("code", f.kind.code)
+            w.field("message", f.message)
+            w.field("frame", f.frame)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        return w.string + "\n"
+    }
+
+    static func write(_ d: AdvertisingDevice, to w: inout JSONWriter) {
+        func uuids(_ key: String, _ list: [BluetoothUUID]) {
+            w.beginArray(key)
+            for u in list {
+                w.beginObject()
+                w.field("uuid", u.description)
+                w.field("name", AssignedNumbers.name(for: u))
+                w.endObject()
+            }
+            w.endArray()
+        }
+        func ints<T: BinaryInteger>(_ key: String, _ list: [T]) {
+            w.beginArray(key)
+            for v in list { w.value(v) }
+            w.endArray()
+        }
+        w.beginObject()
+        w.field("address", d.address.description)
+        w.field("addressType", d.addressType.description)
+        w.beginArray("names")
+        for n in d.names { w.value(n) }
+        w.endArray()
+        if let lo = d.rssiMin, let hi = d.rssiMax {
+            w.beginObject("rssi")
+            w.field("min", lo)
+            w.field("avg", d.rssiAverage, decimals: 1)
+            w.field("max", hi)
+            w.endObject()
+        } else {
+            w.fieldNull("rssi")
+        }
+        w.field("count", d.reports)
+        w.field("firstFrame", d.firstFrame)
+        w.field("lastFrame", d.lastFrame)
+        w.field("firstTime", d.firstTime)
+        w.field("lastTime", d.lastTime)
+        w.beginObject("eventTypes")
+        for (type, n) in d.eventTypes.sorted(by: { $0.key < $1.key }) { w.field(type.description, n) }
+        w.endObject()
+        if let flags = d.flags {
+            w.beginArray("flags")
+            for n in flags.names { w.value(n) }
+            w.endArray()
+        } else {
+            w.fieldNull("flags")
+        }
+        uuids("services", d.services)
+        uuids("serviceData", d.serviceDataUUIDs)
+        uuids("solicitedServices", d.solicitedServices)
+        w.beginArray("manufacturers")
+        for id in d.manufacturers {
+            w.beginObject()
+            w.field("id", id)
+            w.field("name", AssignedNumbers.companyName(id))
+            w.endObject()
+        }
+        w.endArray()
+        w.beginArray("iBeacons")
+        for b in d.iBeacons {
+            w.beginObject()
+            w.field("uuid", b.proximityUUID.uuidString)
+            w.field("major", b.major)
+            w.field("minor", b.minor)
+            w.field("measuredPower", b.measuredPower)
+            w.endObject()
+        }
+        w.endArray()
+        w.beginArray("eddystone")
+        for e in d.eddystone {
+            w.beginObject()
+            w.field("frame", e.kind)
+            w.field("description", e.description)
+            w.endObject()
+        }
+        w.endArray()
+        if let tlm = d.eddystoneTLM {
+            w.beginObject("eddystoneTLM")
+            w.field("frame", tlm.kind)
+            w.field("description", tlm.description)
+            w.endObject()
+        } else {
+            w.fieldNull("eddystoneTLM")
+        }
+        w.beginArray("appearances")
+        for a in d.appearances {
+            w.beginObject()
+            w.field("value", a)
+            w.field("name", AssignedNumbers.appearanceName(a))
+            w.endObject()
+        }
+        w.endArray()
+        ints("txPowerLevels", d.txPowerLevels)
+        ints("reportedTxPowers", d.reportedTxPowers)
+        w.beginArray("uris")
+        for u in d.uris { w.value(u) }
+        w.endArray()
+        w.field("advertises", d.advertisesSummary)
+        w.field("malformedReports", d.malformedReports)
+        w.field("firstProblem", d.firstProblem)
+        w.field("droppedValues", d.droppedValues)
+        w.endObject()
+    }
+}
