@@ -25,10 +25,18 @@ public struct JSONWriter: Sendable {
     private mutating func key(_ k: String) {
         separator()
         // Keys are the schema's own names: plain ASCII, never in need of escaping.
-        bytes.append(UInt8(ascii: "\""))
-        if k.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { appendRaw(k) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        if k.utf8.withContiguousStorageIfAvailable({ (name: UnsafeBufferPointer<UInt8>) -> Void in
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: name.count + 3))
+            bytes.withUnsafeMutableBufferPointer { out in
+                for (i, c) in name.enumerated() { out[start &+ 1 &+ i] = c }
+                out[start &+ name.count &+ 2] = UInt8(ascii: ":")
+            }
+        }) == nil {
+            bytes.append(UInt8(ascii: "\""))
+            appendRaw(k)
+            bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
         needsComma[needsComma.count - 1] = false
     }
 
@@ -133,10 +141,15 @@ public struct JSONWriter: Sendable {
 
     /// Lowercase hex digits, two per byte.
     private mutating func appendHex<C: Collection>(_ v: C) where C.Element == UInt8 {
-        bytes.reserveCapacity(bytes.count + v.count * 2)
-        for b in v {
-            bytes.append(hexDigit(b >> 4))
-            bytes.append(hexDigit(b & 0xF))
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(0), count: v.count * 2))
+        bytes.withUnsafeMutableBufferPointer { out in
+            var i = start
+            for b in v {
+                out[i] = hexDigit(b >> 4)
+                out[i &+ 1] = hexDigit(b & 0xF)
+                i &+= 2
+            }
         }
     }
 
