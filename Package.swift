@@ -43,6 +43,6 @@ let package = Package(
         .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLETestSupport"]),
         .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLETestSupport"]),
         .testTarget(name: "BLEReportsTests", dependencies: ["BLEReports", "BLETestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"]),
     ]
 )

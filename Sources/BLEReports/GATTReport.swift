@@ -95,8 +95,8 @@ public struct GATTReport {
         for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
             let used = usage.byConnection[c.number] ?? [:]
             w.beginObject()
-            w.field("number", c.number)
             w.field("conn", c.handle)
+            w.field("conn_number", c.number)
             w.field("peer", c.peerAddress)
             w.field("source", c.gatt.isEmpty ? nil : c.gatt.source.rawValue)
             w.field("mtu", c.currentMTU)

@@ -3,7 +3,7 @@ import BLECore
 
 /// Renders firmware-update sessions (``OTASession``): a readable verdict per session, or JSON.
 ///
-/// JSON: `{"sessions": [{"conn", "protocol", "result", "result_detail", "start_frame", "end_frame", "duration_s",
+/// JSON: `{"sessions": [{"conn" (connection handle), "conn_number", "protocol", "result", "result_detail", "start_frame", "end_frame", "duration_s",
 /// "image_size", "image_sha256", "image_crc32", "packets", "retransmitted_packets", "retransmitted_bytes",
 /// "resend_requests", "throughput_bps", "goodput", "packets_per_event", "phases", "objects", "stalls", "link",
 /// "findings"}]}`.
@@ -89,8 +89,8 @@ public enum OTAReport {
 
     public static func write(_ s: OTASession, to w: inout JSONWriter) {
         w.beginObject()
-        w.field("conn", s.connectionNumber)
-        w.field("connection_handle", s.connection)
+        w.field("conn", s.connection)
+        w.field("conn_number", s.connectionNumber)
         w.field("protocol", s.protocolName.rawValue)
         w.field("codec", s.codec)
         w.field("result", s.result.label)

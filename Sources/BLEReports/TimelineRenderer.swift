@@ -86,6 +86,7 @@ public struct TimelineJSONRenderer {
         writer.field("frame", e.frame)
         writer.field("time", e.timestamp)
         writer.field("conn", e.connection)
+        writer.field("conn_number", e.connectionNumber)
         writer.field("dir", e.direction == .unknown ? nil : e.direction.description)
         writer.field("layer", e.layer.rawValue)
         writer.field("opcode", e.code)

@@ -3,7 +3,7 @@ import BLECore
 
 /// Renders rebuilt chunked transfers (``Transfer``) as a text table or JSON.
 ///
-/// JSON: `{"transfers": [{"conn", "connection_handle", "handle", "uuid", "direction", "framing", "first_frame",
+/// JSON: `{"transfers": [{"conn" (connection handle), "conn_number" (1-based connection in the capture), "handle", "uuid", "direction", "framing", "first_frame",
 /// "last_frame", "first_time", "last_time", "duration_s", "chunks", "length", "complete", "rate_bps", "text",
 /// "data", "missing", "duplicates", "findings"}], "findings": [...]}` with `data` in lowercase hex.
 public enum TransfersReport {
@@ -62,8 +62,8 @@ public enum TransfersReport {
     /// One transfer as a JSON object (for JSON Lines output too).
     public static func write(_ t: Transfer, to w: inout JSONWriter) {
         w.beginObject()
-        w.field("conn", t.connectionNumber)
-        w.field("connection_handle", t.connection)
+        w.field("conn", t.connection)
+        w.field("conn_number", t.connectionNumber)
         w.field("handle", t.handle)
         w.field("uuid", t.characteristic?.uuidString)
         w.field("direction", t.direction.description)

@@ -1,0 +1,130 @@
+import BLETestSupport
+import Foundation
+import Testing
+
+/// The binary against the Samples, compared with the ground truth the generator recorded
+/// (Samples/*.truth.json: what bumble's host actually sent, byte for byte).
+@Suite struct SampleTruthTests {
+    static let formats = ["btsnoop", "pcap", "pklg"]
+
+    @Test(arguments: ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"], formats)
+    func infoCountsMatchTheGenerator(_ sample: String, _ format: String) throws {
+        let truth = try Blescope.truth(sample)
+        let capture = try #require(truth["capture"] as? [String: Any])
+        let r = try Blescope.run(["info", "--json", "Samples/\(sample).\(format)"])
+        #expect(r.status == 0)
+        let info = try #require(r.jsonLines.first)
+        #expect(info["records"] as? Int == capture["frames"] as? Int)
+        let byType = try #require(info["by_type"] as? [String: Int])
+        #expect(byType["command"] == capture["hci_commands"] as? Int)
+        #expect(byType["event"] == capture["hci_events"] as? Int)
+        #expect((byType["acl_tx"] ?? 0) + (byType["acl_rx"] ?? 0) == capture["acl_packets"] as? Int)
+        #expect((info["findings"] as? [Any])?.isEmpty == true)
+        #expect(info["format"] as? String == (format == "pklg" ? "pklg" : format))
+    }
+
+    @Test(arguments: ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"], formats)
+    func attCountsPerOpcodeMatchTheGenerator(_ sample: String, _ format: String) throws {
+        let truth = try Blescope.truth(sample)
+        let expected = try #require((truth["capture"] as? [String: Any])?["att_pdus_by_opcode"] as? [String: [String: Int]])
+        let lines = try Blescope.run(["timeline", "--format", "jsonl", "--layer", "att", "--quiet", "Samples/\(sample).\(format)"]).jsonLines
+        var counts: [Int: Int] = [:]
+        for l in lines where l["layer"] as? String == "att" {
+            if let op = l["opcode"] as? Int { counts[op, default: 0] += 1 }
+        }
+        var want: [Int: Int] = [:]
+        for (key, dirs) in expected {
+            let op = Int(key.split(separator: " ")[0].dropFirst(2), radix: 16)!
+            want[op] = dirs.values.reduce(0, +)
+        }
+        #expect(counts == want)
+    }
+
+    @Test(arguments: formats)
+    func eomMessagesArriveWholeByteForByte(_ format: String) throws {
+        let truth = try Blescope.truth("eom-transfer")
+        let messages = try #require(truth["messages"] as? [[String: Any]])
+        let r = try Blescope.run(["transfers", "--json", "Samples/eom-transfer.\(format)"])
+        let transfers = try #require((r.json as? [String: Any])?["transfers"] as? [[String: Any]])
+        #expect(transfers.count == messages.count)
+        for (t, m) in zip(transfers, messages) {
+            #expect(t["data"] as? String == m["hex"] as? String)
+            #expect(t["length"] as? Int == m["length"] as? Int)
+            #expect(t["chunks"] as? Int == m["chunk_count"] as? Int)
+            #expect(t["first_frame"] as? Int == (m["chunk_frames"] as? [Int])?.first)
+            #expect(t["complete"] as? Bool == true)
+            #expect(t["handle"] as? Int == truth["value_handle"] as? Int)
+        }
+    }
+
+    @Test func braceletFramesDecodeAndTheBadChecksumIsFound() throws {
+        let truth = try Blescope.truth("bracelet")
+        let frames = try #require(truth["frames"] as? [[String: Any]])
+        let lines = try Blescope.run(["timeline", "--format", "jsonl", "--codec", "Samples/codecs", "--quiet", "Samples/bracelet.btsnoop"]).jsonLines
+        var byFrame: [Int: [String: Any]] = [:]
+        for l in lines where l["layer"] as? String == "att" { byFrame[l["frame"] as! Int] = l }
+        for f in frames {
+            let line = try #require(byFrame[f["frame"] as! Int])
+            #expect(line["value"] as? String == f["hex"] as? String)
+            let decoded = try #require(line["decoded"] as? [String: Any])
+            #expect(decoded["codec"] as? String == "bracelet")
+            #expect(decoded["valid"] as? Bool == f["checksum_ok"] as? Bool)
+        }
+        let invalid = lines.filter { ($0["decoded"] as? [String: Any])?["valid"] as? Bool == false }.compactMap { $0["frame"] as? Int }
+        #expect(invalid == [truth["bad_frame_number"] as! Int])
+        let findings = lines.filter { $0["layer"] as? String == "finding" && $0["code"] as? String == "codec.invalid" }
+        #expect(findings.compactMap { $0["frame"] as? Int } == [93])
+    }
+
+    @Test(arguments: formats)
+    func nordicDFUImageIsRebuiltExactly(_ format: String) throws {
+        let truth = try Blescope.truth("nordic-dfu")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/nordic-dfu.\(format)"])
+        #expect(r.status == 0)
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "nordic-secure-dfu")
+        #expect(s["result"] as? String == "success")
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["packet_count_total"] as? Int)
+        #expect(s["receipts"] as? Int == truth["prn_receipt_count"] as? Int)
+    }
+
+    @Test(arguments: formats)
+    func headsetOTAResendIsFound(_ format: String) throws {
+        let truth = try Blescope.truth("headset-ota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "--codec", "Samples/codecs", "Samples/headset-ota.\(format)"])
+        #expect(r.status == 0)
+        let s = try #require(((r.json as? [String: Any])?["sessions"] as? [[String: Any]])?.first)
+        #expect(s["protocol"] as? String == "vendor")
+        #expect(s["result"] as? String == "success")
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_indices"] as? [Int])
+        #expect(s["resend_requests"] as? Int == (truth["resent_indices"] as? [Int])?.count)
+        #expect(s["packets"] as? Int == truth["data_packets_sent"] as? Int)
+    }
+
+    @Test func otaGatesExitNonZero() throws {
+        // 100 KB in ~4.6 s is ~185 kbps: a 1 Mbps minimum must fail, a 100 kbps one pass.
+        #expect(try Blescope.run(["ota", "--min-rate", "1Mbps", "Samples/nordic-dfu.btsnoop"]).status == 1)
+        #expect(try Blescope.run(["ota", "--min-rate", "100kbps", "Samples/nordic-dfu.btsnoop"]).status == 0)
+        // An image that differs from the one sent fails the comparison.
+        let wrong = FileManager.default.temporaryDirectory.appendingPathComponent("blescope-wrong-image.bin")
+        try Data(repeating: 0xAB, count: 100_000).write(to: wrong)
+        #expect(try Blescope.run(["ota", "--image", wrong.path, "Samples/nordic-dfu.btsnoop"]).status == 1)
+    }
+
+    @Test func unreadableInputsExitTwo() throws {
+        #expect(try Blescope.run(["info", "Samples"]).status == 2)
+        #expect(try Blescope.run(["info", "Samples/PROTOCOLS.md"]).status == 2)
+        #expect(try Blescope.run(["info", "does-not-exist.btsnoop"]).status == 2)
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("blescope-empty.btsnoop")
+        try Data().write(to: empty)
+        #expect(try Blescope.run(["timeline", empty.path]).status == 2)
+    }
+}
