@@ -3,7 +3,7 @@ import PackageDescription
 
 // Modules depend only leftwards:
 // BLECore ← BLECapture ← BLEProtocols ← BLECodecs ← BLEAnalysis ← BLEReports ← blescope
-// The per-record hot path (BLEAnalysis) spends ~15 % of its time in dynamic exclusivity checks.
+// The per-record hot paths (BLEAnalysis, and BLEReports for JSON Lines) spend ~15 % of its time in dynamic exclusivity checks.
 // Release builds turn them off there; debug builds (and so the test suite) keep them, which is
 // where an overlapping access would show up.
 let releaseSpeed: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
@@ -31,7 +31,8 @@ let package = Package(
                 exclude: ["Declarative/SPEC_FORMAT.md"]),
         .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", .product(name: "Yams", package: "Yams")],
                 swiftSettings: releaseSpeed),
-        .target(name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"]),
+        .target(name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"],
+                swiftSettings: releaseSpeed),
         .executableTarget(name: "blescope", dependencies: [
             "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -103,8 +103,7 @@ extension Analyzer {
 
         var event: TimelineEvent? = nil
         if options.timeline {
-            let c = connections[index]
-            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: c.handle, direction: direction, layer: .att,
+            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: state.handle, direction: direction, layer: .att,
                                   code: UInt32(first), name: opcode.description, summary: Self.summary(typed, opcode: opcode, payload: payload))
             e.handle = typed?.attributeHandle
             e.value = typed?.value
@@ -113,6 +112,7 @@ extension Analyzer {
                 e.values = Self.listedValues(typed, declarations: nil)
             }
             if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
+            e.connectionNumber = state.number
             if let h = e.handle { nameAttribute(&e, handle: h, connection: index, db: db) }
             event = e
         }

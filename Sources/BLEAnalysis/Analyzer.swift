@@ -169,7 +169,12 @@ public final class Analyzer {
     func emit(_ event: TimelineEvent, waiting: Bool = false) -> Int {
         var event = event
         if event.connectionNumber == nil, let h = event.connection, let i = latestByHandle[h] {
-            event.connectionNumber = connections[i].number
+            event.connectionNumber = states[i]?.number ?? connections[i].number
+        }
+        // Nothing waiting ahead of it: hand it out now instead of copying it through the queue.
+        if !waiting && queue.isEmpty {
+            onEvent?(event)
+            return -1
         }
         return queue.append(event, waiting: waiting)
     }

@@ -50,6 +50,11 @@ public final class OutputStream: @unchecked Sendable {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     public func write(_ bytes: [UInt8]) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= 1 << 16 { flush() }

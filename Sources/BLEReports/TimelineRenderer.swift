@@ -74,51 +74,227 @@ public struct TimelineTextRenderer {
 }
 
 /// Renders timeline events as JSON Lines (schema in the README, "timeline JSON Lines").
+///
+/// The hot output path of `timeline --format jsonl`: keys are written as constant byte strings and
+/// numbers and hex straight into a reusable buffer, so a line costs no temporary Strings. Codec
+/// output (rare) goes through ``JSONWriter``.
 public struct TimelineJSONRenderer {
-    private var writer = JSONWriter(capacity: 512)
+    private let line = ByteBuffer(capacity: 1024)
+    private var decodedWriter = JSONWriter(capacity: 256)
 
     public init() {}
 
     /// One object and a newline, appended to `out`.
     public mutating func append(_ e: TimelineEvent, to out: inout [UInt8]) {
-        writer.reset()
-        writer.beginObject()
-        writer.field("frame", e.frame)
-        writer.field("time", e.timestamp)
-        writer.field("conn", e.connection)
-        writer.field("conn_number", e.connectionNumber)
-        writer.field("dir", e.direction == .unknown ? nil : e.direction.description)
-        writer.field("layer", e.layer.rawValue)
-        writer.field("opcode", e.code)
-        writer.field("opcode_name", e.name)
-        writer.field("handle", e.handle)
+        render(e)
+        line.withBytes { out.append(contentsOf: $0) }
+    }
+
+    /// One object and a newline, written to `stream`.
+    public mutating func write(_ e: TimelineEvent, to stream: OutputStream) {
+        render(e)
+        line.withBytes { stream.write($0) }
+    }
+
+    private mutating func render(_ e: TimelineEvent) {
+        line.clear()
+        line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
+        line.append(",\"time\":"); line.append(seconds: e.timestamp)
+        line.append(",\"conn\":"); line.append(optional: e.connection.map(Int64.init))
+        line.append(",\"conn_number\":"); line.append(optional: e.connectionNumber.map(Int64.init))
+        line.append(",\"dir\":")
+        switch e.direction {
+        case .tx: line.append("\"tx\"")
+        case .rx: line.append("\"rx\"")
+        case .unknown: line.append("null")
+        }
+        line.append(",\"layer\":"); line.append(string: e.layer.rawValue)
+        line.append(",\"opcode\":"); line.append(optional: e.code.map(Int64.init))
+        line.append(",\"opcode_name\":"); line.append(string: e.name)
+        line.append(",\"handle\":"); line.append(optional: e.handle.map(Int64.init))
+        line.append(",\"handles\":")
         if let hs = e.handles {
-            writer.beginArray("handles")
-            for h in hs { writer.value(h) }
-            writer.endArray()
+            line.append("[")
+            for (i, h) in hs.enumerated() {
+                if i > 0 { line.append(",") }
+                line.append(integer: Int64(h))
+            }
+            line.append("]")
         } else {
-            writer.fieldNull("handles")
+            line.append("null")
         }
-        writer.fieldHex("value", e.value)
+        line.append(",\"value\":")
+        if let v = e.value { line.append(hexString: v) } else { line.append("null") }
+        line.append(",\"values\":")
         if let vs = e.values {
-            writer.beginArray("values")
-            for v in vs { writer.value(hexString(v)) }
-            writer.endArray()
+            line.append("[")
+            for (i, v) in vs.enumerated() {
+                if i > 0 { line.append(",") }
+                line.append(hexString: v)
+            }
+            line.append("]")
         } else {
-            writer.fieldNull("values")
+            line.append("null")
         }
-        writer.field("uuid", e.uuid?.uuidString)
-        writer.field("name", e.attributeName)
-        writer.field("name_source", e.nameSource?.rawValue)
-        writer.field("request_frame", e.requestFrame)
-        writer.field("response_frame", e.responseFrame)
-        writer.field("latency_us", e.latency)
-        writer.field("status", e.status)
-        writer.field("summary", e.summary)
-        if let d = e.decoded { writeDecoded(d, into: &writer) } else { writer.fieldNull("decoded") }
-        writer.endObject()
-        out.append(contentsOf: writer.bytes)
-        out.append(UInt8(ascii: "\n"))
+        line.append(",\"uuid\":"); line.append(optionalString: e.uuid?.uuidString)
+        line.append(",\"name\":"); line.append(optionalString: e.attributeName)
+        line.append(",\"name_source\":"); line.append(optionalString: e.nameSource?.rawValue)
+        line.append(",\"request_frame\":"); line.append(optional: e.requestFrame.map(Int64.init))
+        line.append(",\"response_frame\":"); line.append(optional: e.responseFrame.map(Int64.init))
+        line.append(",\"latency_us\":"); line.append(optional: e.latency)
+        line.append(",\"status\":"); line.append(optionalString: e.status)
+        line.append(",\"summary\":"); line.append(string: e.summary)
+        line.append(",\"decoded\":")
+        if let d = e.decoded {
+            decodedWriter.reset()
+            decodedWriter.beginObject()
+            writeDecoded(d, into: &decodedWriter)
+            decodedWriter.endObject()
+            // `{"decoded":{...}}` → keep the inner object.
+            let bytes = decodedWriter.bytes
+            let inner = bytes[(bytes.firstIndex(of: UInt8(ascii: ":"))! + 1)..<(bytes.count - 1)]
+            inner.withUnsafeBytes { line.append(bytes: $0) }
+        } else {
+            line.append("null")
+        }
+        line.append("}\n")
+    }
+}
+
+/// A growable byte buffer with unchecked-free appends for the JSON Lines hot path.
+final class ByteBuffer {
+    private var storage: UnsafeMutableRawPointer
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        storage = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+    }
+
+    deinit { storage.deallocate() }
+
+    func clear() { count = 0 }
+
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { body(UnsafeRawBufferPointer(start: storage, count: count)) }
+
+    @inline(__always) private func reserve(_ n: Int) {
+        guard count + n > capacity else { return }
+        var newCapacity = capacity * 2
+        while newCapacity < count + n { newCapacity *= 2 }
+        let new = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 1)
+        new.copyMemory(from: storage, byteCount: count)
+        storage.deallocate()
+        storage = new
+        capacity = newCapacity
+    }
+
+    @inline(__always) func append(byte: UInt8) {
+        reserve(1)
+        storage.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    func append(_ s: StaticString) {
+        reserve(s.utf8CodeUnitCount)
+        (storage + count).copyMemory(from: s.utf8Start, byteCount: s.utf8CodeUnitCount)
+        count += s.utf8CodeUnitCount
+    }
+
+    func append(bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (storage + count).copyMemory(from: base, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    func append(integer v: Int64) {
+        reserve(20)
+        if v < 0 { append(byte: UInt8(ascii: "-")) }
+        var m = v.magnitude
+        let start = count
+        repeat {
+            storage.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10), toByteOffset: count, as: UInt8.self)
+            count += 1
+            m /= 10
+        } while m > 0
+        var i = start, j = count - 1
+        while i < j {
+            let a = storage.load(fromByteOffset: i, as: UInt8.self)
+            storage.storeBytes(of: storage.load(fromByteOffset: j, as: UInt8.self), toByteOffset: i, as: UInt8.self)
+            storage.storeBytes(of: a, toByteOffset: j, as: UInt8.self)
+            i += 1
+            j -= 1
+        }
+    }
+
+    func append(optional v: Int64?) {
+        if let v { append(integer: v) } else { append("null") }
+    }
+
+    /// Seconds since the epoch with exactly six decimals.
+    func append(seconds t: Timestamp) {
+        let us = t.microseconds
+        let s = us >= 0 ? us / 1_000_000 : -((-us + 999_999) / 1_000_000)
+        var frac = us - s * 1_000_000
+        append(integer: s)
+        reserve(7)
+        append(byte: UInt8(ascii: "."))
+        for k in stride(from: 5, through: 0, by: -1) {
+            storage.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: frac % 10), toByteOffset: count + k, as: UInt8.self)
+            frac /= 10
+        }
+        count += 6
+    }
+
+    func append(hexString v: [UInt8]) {
+        reserve(v.count * 2 + 2)
+        append(byte: UInt8(ascii: "\""))
+        var n = count
+        let out = storage
+        v.withUnsafeBufferPointer { buffer in
+            for b in buffer {
+                out.storeBytes(of: hexDigit(b >> 4), toByteOffset: n, as: UInt8.self)
+                out.storeBytes(of: hexDigit(b & 0xF), toByteOffset: n &+ 1, as: UInt8.self)
+                n &+= 2
+            }
+        }
+        count = n
+        append(byte: UInt8(ascii: "\""))
+    }
+
+    func append(optionalString s: String?) {
+        if let s { append(string: s) } else { append("null") }
+    }
+
+    /// A JSON string, escaped.
+    func append(string s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            reserve(utf8.count + 2)
+            append(byte: UInt8(ascii: "\""))
+            // Most strings need no escaping: copy them in one go.
+            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                append(bytes: UnsafeRawBufferPointer(utf8))
+                append(byte: UInt8(ascii: "\""))
+                return
+            }
+            for c in utf8 {
+                switch c {
+                case UInt8(ascii: "\""): append("\\\"")
+                case UInt8(ascii: "\\"): append("\\\\")
+                case 0x0A: append("\\n")
+                case 0x0D: append("\\r")
+                case 0x09: append("\\t")
+                case 0..<0x20:
+                    append("\\u00")
+                    append(byte: hexDigit(c >> 4))
+                    append(byte: hexDigit(c & 0xF))
+                default: append(byte: c)
+                }
+            }
+            append(byte: UInt8(ascii: "\""))
+        }
     }
 }
 

@@ -85,7 +85,6 @@ struct Timeline: ParsableCommand {
         var text = TimelineTextRenderer(terminal: terminal, timeStyle: timeStyle)
         var json = TimelineJSONRenderer()
         let csv = TimelineCSVRenderer()
-        var buffer: [UInt8] = []
         switch format {
         case .text: out.write(text.header)
         case .csv: out.write(TimelineCSVRenderer.header)
@@ -103,9 +102,7 @@ struct Timeline: ParsableCommand {
             case .text: out.write(text.line(e))
             case .csv: out.write(csv.line(e))
             case .jsonl:
-                buffer.removeAll(keepingCapacity: true)
-                json.append(e, to: &buffer)
-                out.write(buffer)
+                json.write(e, to: out)
             }
         }
         while let record = capture.next() {
