@@ -43,7 +43,7 @@ import Testing
             OwnedRecord(frame: i + 1, timestamp: Timestamp(microseconds: 1_700_000_000_000_000 + Int64(i) * 1000), direction: .rx,
                         kind: .event, bytes: e)
         }
-        let path = NSTemporaryDirectory() + "blescope-adverts-\(getpid()).btsnoop"
+        let path = NSTemporaryDirectory() + "blescope-adverts-\(UUID().uuidString).btsnoop"  // tests run in parallel
         try Data(CaptureWriter.btsnoop(records)).write(to: URL(fileURLWithPath: path))
         return path
     }
