@@ -405,3 +405,39 @@ struct BadInputTests {
         }
     }
 }
+
+/// Classic pcap files are read by blescope's own reader (fast, exact offsets for cut files); libpcap reads
+/// pcapng. These tests hold the own reader to libpcap's reading of the same files, record by record,
+/// and check that every format of a Sample yields the same records.
+@Suite struct ReaderAgreementTests {
+    static var classicPcaps: [String] {
+        let samples = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"].map { TestEnvironment.sample("\($0).pcap") }
+        let real = TestEnvironment.realCaptures.filter { path in
+            (try? CaptureFile.open(path: path))?.format == .pcap
+        }
+        return samples + real
+    }
+
+    @Test(arguments: classicPcaps)
+    func ownPcapReaderAgreesWithLibpcap(_ path: String) throws {
+        let ours = RecordFixtures.readAll(try CaptureFile.open(path: path))
+        let libpcap = try CaptureFile.open(path: path, classicPcapThroughLibpcap: true)
+        let theirs = RecordFixtures.readAll(libpcap)
+        #expect(ours.count == theirs.count)
+        #expect(ours == theirs)
+        #expect(!ours.isEmpty)
+    }
+
+    @Test(arguments: ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"])
+    func everyFormatOfASampleYieldsTheSameRecords(_ sample: String) throws {
+        let btsnoop = RecordFixtures.readAll(try CaptureFile.open(path: TestEnvironment.sample("\(sample).btsnoop")))
+        for format in ["pcap", "pklg"] {
+            let other = RecordFixtures.readAll(try CaptureFile.open(path: TestEnvironment.sample("\(sample).\(format)")))
+            #expect(other.count == btsnoop.count)
+            for (a, b) in zip(btsnoop, other) {
+                #expect(a.frame == b.frame && a.timestamp == b.timestamp && a.direction == b.direction
+                        && a.kind == b.kind && a.bytes == b.bytes, "\(sample).\(format) frame \(a.frame)")
+            }
+        }
+    }
+}
