@@ -51,7 +51,9 @@ import Testing
         // Series: 30 slots of 100 ms, each 8 kbit.
         #expect(s.seriesSlotMicroseconds == 100_000)
         #expect(s.series.count == 30)
-        #expect(s.series.allSatisfy { $0.bitsPerSecond == 80_000 })
+        // The last slot [2.9 s, 3 s) ends at 2.99 s: 10 packets over 90 ms.
+        #expect(s.series.dropLast().allSatisfy { $0.bitsPerSecond == 80_000 })
+        #expect(s.series.last?.microseconds == 90_000 && s.series.last?.bitsPerSecond == 8_000.0 * 1e6 / 90_000)
     }
 
     @Test func idleStepsAreCountedInBulkAsEmptyWindows() throws {
@@ -86,7 +88,10 @@ import Testing
         let s = try #require(t.streams.first)
         #expect(s.series.count <= 500)
         #expect(s.series.count > 250)
-        let bytes = s.series.reduce(0.0) { $0 + $1.bitsPerSecond * Double(s.seriesSlotMicroseconds) / 8e6 }
+        let bytes = s.series.reduce(0.0) { $0 + $1.bitsPerSecond * Double($1.microseconds) / 8e6 }
+        #expect(s.series.dropLast().allSatisfy { $0.microseconds == s.seriesSlotMicroseconds })
+        // The last slot [199.6 s, 200 s) ends at the last packet (199.99 s): its rate is over 390 ms, not 400.
+        #expect(s.series.last?.microseconds == 390_000)
         #expect(abs(bytes - 1_000_000) < 1e-3)
         #expect(s.seriesSlotMicroseconds == 400_000)
     }

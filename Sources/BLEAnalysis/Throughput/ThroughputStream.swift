@@ -133,6 +133,9 @@ public struct ThroughputPeriod: Hashable, Sendable {
 public struct RatePoint: Hashable, Sendable {
     /// Start of the slot.
     public var time: Timestamp
+    /// Length of the slot the rate is over: the series' slot, except a last slot the stream left at least half way
+    /// through, which counts up to the last packet (so a stream's end does not show as a false drop).
+    public var microseconds: Int64
     public var bitsPerSecond: Double
 }
 

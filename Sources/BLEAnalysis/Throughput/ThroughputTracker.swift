@@ -391,8 +391,14 @@ struct StreamState {
             idleMicroseconds: idleTotal, longestIdleGaps: longestIdle.sorted { ($0.microseconds, $1.afterFrame) > ($1.microseconds, $0.afterFrame) },
             periods: periodResults, periodsNotSplit: periodsNotSplit,
             series: series.enumerated().map { i, bytes in
-                RatePoint(time: Timestamp(microseconds: first.microseconds + Int64(i) * slot),
-                          bitsPerSecond: Double(bytes) * 8 * 1_000_000 / Double(slot))
+                let start = first.microseconds + Int64(i) * slot
+                var length = slot
+                if i == series.count - 1 {
+                    let covered = last.microseconds - start
+                    if covered >= slot / 2 && covered < slot { length = covered }
+                }
+                return RatePoint(time: Timestamp(microseconds: start), microseconds: length,
+                                 bitsPerSecond: Double(bytes) * 8 * 1_000_000 / Double(length))
             },
             seriesSlotMicroseconds: slot, verdict: ThroughputVerdict(limit: .unknown, text: ""))
         if let main = stream.mainPeriod {

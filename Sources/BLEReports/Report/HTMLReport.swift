@@ -17,7 +17,8 @@ public enum HTMLReport {
         section.file{background:#fff;border:1px solid #d6dde4;border-radius:6px;padding:8px 20px 20px;margin:18px 0}
         table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
         th,td{border:1px solid #dfe4ea;padding:3px 7px;text-align:left;vertical-align:top}
-        th{background:#eef2f6;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+        th{background:#eef2f6;font-weight:600}td.nw{white-space:nowrap}
+        .scroll{max-width:100%;overflow-x:auto}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
         table.kv th{width:170px}
         .muted{color:#66717d}.mono,pre{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12px}
         pre{background:#f7f9fb;border:1px solid #e3e8ee;padding:8px;overflow-x:auto;white-space:pre}
@@ -114,21 +115,20 @@ public enum HTMLReport {
     static func connections(_ f: FileAnalysis, options: ReportOptions) -> String {
         var out = "<h3>Devices and connections</h3>"
         guard !f.connections.isEmpty else { return out + "<p class=\"muted\">No connections.</p>" }
-        out += "<table><tr><th>#</th><th>handle</th><th>peer</th><th>role</th><th>start</th><th>duration</th><th>interval / latency / timeout</th>"
-        out += "<th>PHY</th><th>data length tx/rx</th><th>MTU</th><th>encrypted</th><th>ACL tx / rx</th><th>max in flight</th><th>end</th></tr>"
+        out += "<div class=\"scroll\"><table><tr><th>#</th><th>handle</th><th>peer</th><th>role</th><th>start</th><th>duration</th><th>interval / latency / timeout</th>"
+        out += "<th>link (PHY, data length tx/rx, MTU)</th><th>ACL tx / rx</th><th>max in flight</th><th>end</th></tr>"
         for c in f.connections.prefix(options.maxRows) {
             let end = c.endTime ?? c.startTime
             out += "<tr><td class=\"n\">\(c.number)</td><td class=\"mono\">\(hex(c.handle, width: 4))</td>"
             out += "<td class=\"mono\">\(esc(c.peerAddress ?? "—"))\(c.peerAddressType.map { " <span class=\"muted\">(\(esc($0)))</span>" } ?? "")\(c.inferred ? " <span class=\"muted\">(inferred)</span>" : "")</td>"
-            out += "<td>\(esc(c.role?.rawValue ?? "—"))</td><td class=\"mono\">\(esc(options.clock.format(c.startTime)))<br><span class=\"muted\">frame \(c.startFrame)</span></td>"
+            out += "<td>\(esc(c.role?.rawValue ?? "—"))</td><td class=\"mono nw\">\(esc(options.clock.format(c.startTime)))<br><span class=\"muted\">frame \(c.startFrame)</span></td>"
             out += "<td class=\"n\">\(c.endTime == nil ? "open at end" : esc(formatDuration(microseconds: end.microseconds(since: c.startTime))))</td>"
             out += "<td>\(esc(c.currentParameters.map { "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms" } ?? "—"))</td>"
-            out += "<td>\(esc(c.currentPHY.description))</td><td>\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)</td>"
-            out += "<td class=\"n\">\(c.currentMTU)</td><td>\(c.isEncrypted ? "yes" : "no")</td>"
+            out += "<td>\(esc(c.currentPHY.description)), \(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets), MTU \(c.currentMTU)\(c.isEncrypted ? ", encrypted" : "")</td>"
             out += "<td class=\"n\">\(formatCount(c.aclPackets[.tx] ?? 0)) / \(formatCount(c.aclPackets[.rx] ?? 0))</td><td class=\"n\">\(c.maxInFlight)</td>"
             out += "<td>\(esc(c.disconnectReason ?? (c.endFrame == nil ? "—" : "disconnected")))</td></tr>"
         }
-        out += "</table>"
+        out += "</table></div>"
         if f.connections.count > options.maxRows { out += "<p class=\"muted\">… \(f.connections.count - options.maxRows) more connections.</p>" }
         out += "<p class=\"muted\">Values shown are the last in force; their history is below and in the key events.</p>"
         // Parameter history per connection (when anything changed).
@@ -168,21 +168,21 @@ public enum HTMLReport {
         var out = "<h3>Throughput</h3>"
         let streams = f.throughput
         guard !streams.isEmpty else { return out + "<p class=\"muted\">No attribute values.</p>" }
-        out += "<table><tr><th>conn</th><th>dir</th><th>handle</th><th>characteristic</th><th>kind</th><th>packets</th><th>value bytes</th>"
+        out += "<div class=\"scroll\"><table><tr><th>conn</th><th>dir</th><th>handle</th><th>characteristic</th><th>kind</th><th>packets</th><th>value bytes</th>"
         out += "<th>duration</th><th>rate</th><th>window median / p95 / max</th><th>ceiling</th><th>share</th></tr>"
         let shown = streams.prefix(options.maxRows)
         for s in shown {
             out += "<tr><td class=\"n\">#\(s.key.connectionNumber)</td><td>\(s.key.direction)</td><td class=\"mono\">\(hex(s.key.handle, width: 4))</td>"
-            out += "<td>\(esc(shortName(s)))</td><td>\(esc(s.key.kind.rawValue))</td>"
+            out += "<td>\(esc(shortName(s)))</td><td class=\"nw\">\(esc(s.key.kind.rawValue))</td>"
             out += "<td class=\"n\">\(formatCount(s.packets))</td><td class=\"n\">\(formatCount(s.valueBytes))</td>"
-            out += "<td class=\"n\">\(esc(formatDuration(microseconds: s.durationMicroseconds)))</td>"
+            out += "<td class=\"n\">\(s.packets < 2 ? "—" : esc(formatDuration(microseconds: s.durationMicroseconds)))</td>"
             out += "<td class=\"n\">\(esc(s.rateBitsPerSecond.map(formatBitRate) ?? "—"))</td>"
             out += "<td class=\"n\">\(esc(s.windows.map { "\(formatBitRate($0.median)) / \(formatBitRate($0.p95)) / \(formatBitRate($0.max))" } ?? "—"))</td>"
             out += "<td class=\"n\">\(esc(s.ceilingBitsPerSecond.map(formatBitRate) ?? "—"))</td>"
             let share = s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }
             out += "<td class=\"n\">\(share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—")</td></tr>"
         }
-        out += "</table>"
+        out += "</table></div>"
         if streams.count > options.maxRows { out += "<p class=\"muted\">… \(streams.count - options.maxRows) more streams.</p>" }
         if f.streamsDropped > 0 { out += "<p class=\"muted\">\(f.streamsDropped) streams were not tracked (limit reached).</p>" }
         // Charts for the streams with the most bytes, in stream order.

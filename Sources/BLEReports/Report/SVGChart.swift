@@ -99,7 +99,7 @@ public enum SVGChart {
             var d = ""
             for (i, p) in points.enumerated() {
                 let t0 = Double(p.time.microseconds(since: s.firstTime)) / 1e6
-                let t1 = min(t0 + slot, xMax)
+                let t1 = min(t0 + Double(p.microseconds) / 1e6, xMax)
                 let yy = coordinate(y(p.bitsPerSecond))
                 d += (i == 0 ? "M" : "L") + coordinate(x(t0)) + " " + yy + "L" + coordinate(x(t1)) + " " + yy
             }
