@@ -110,8 +110,11 @@ public struct ThroughputReport {
         var seen = Set<Int>()
         for s in streams where seen.insert(s.key.connectionNumber).inserted {
             guard let c = connection(s.key.connectionNumber) else { continue }
-            var parts = ["controller buffer: at most \(c.maxInFlight) ACL packet\(c.maxInFlight == 1 ? "" : "s") in flight"
-                         + (aclBuffers.map { " of \($0.packets)" } ?? "")]
+            var parts: [String] = []
+            if c.linkLayer == nil {
+                parts.append("controller buffer: at most \(c.maxInFlight) ACL packet\(c.maxInFlight == 1 ? "" : "s") in flight"
+                             + (aclBuffers.map { " of \($0.packets)" } ?? ""))
+            }
             if let ll = c.linkLayer {
                 parts.append("air: \(formatCount(ll.events)) events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets/event "
                              + "(max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, "

@@ -35,6 +35,9 @@ struct Throughput: ParsableCommand {
     @Option(help: "Only the characteristic with this UUID (repeatable; 2A37 or 128-bit).")
     var uuid: [String] = []
 
+    @Flag(help: .hidden)
+    var measureDelivery = false
+
     @OptionGroup var analysis: AnalysisOptions
 
     func validate() throws {
@@ -66,6 +69,14 @@ struct Throughput: ParsableCommand {
         let capture = try openCapture(file)
         let f = try filters()
         let progress = analysis.progress(for: capture)
+        if measureDelivery {
+            // Benchmark aid: the analyzer's cost of handing values to an observer that only counts them,
+            // to tell the tracker's own cost from the delivery's (compare with a normal run).
+            let a = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
+                                     configure: { $0.observers = [CountingObserver()] })
+            print("values=\((a.observers.first as? CountingObserver)?.count ?? 0) records=\(a.counters.records)")
+            return
+        }
         let options = ThroughputOptions(window: Int64((window * 1_000_000).rounded()), idleThreshold: Int64(idleMs) * 1000)
         let analyzer = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
                                         progress: { progress?.update(records: $0, bytes: $1) },
@@ -84,4 +95,12 @@ struct Throughput: ParsableCommand {
         }
         out.flush()
     }
+}
+
+/// Counts attribute values and nothing else (`throughput --measure-delivery`).
+struct CountingObserver: AttributeValueObserver {
+    var count = 0
+    mutating func observe(_ event: AttributeValueEvent) { count &+= 1 }
+    mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
+    mutating func finish(frame: Int, timestamp: Timestamp) {}
 }

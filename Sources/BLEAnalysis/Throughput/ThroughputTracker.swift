@@ -45,8 +45,9 @@ public struct ThroughputTracker: AttributeValueObserver {
 
     var states: [StreamState] = []
     var index: [ThroughputStreamKey: Int] = [:]
-    var lastKey: ThroughputStreamKey?
-    var lastIndex = 0
+    /// The last few streams used (traffic interleaves a handful of streams; this skips hashing the key).
+    var recent: [(key: ThroughputStreamKey, index: Int)] = []
+    var recentNext = 0
 
     public init(options: ThroughputOptions = ThroughputOptions()) {
         self.options = options
@@ -74,19 +75,27 @@ public struct ThroughputTracker: AttributeValueObserver {
     public mutating func observe(_ event: AttributeValueEvent) {
         let key = ThroughputStreamKey(connectionNumber: event.connectionNumber, direction: event.direction,
                                       handle: event.handle, kind: event.kind)
-        let i: Int
-        if key == lastKey {
-            i = lastIndex
-        } else if let found = index[key] {
-            i = found
-        } else {
-            guard states.count < options.maxStreams else { streamsDropped += 1; return }
-            i = states.count
-            states.append(StreamState(key: key, event: event, options: options))
-            index[key] = i
+        var i = -1
+        for r in recent where r.key == key {
+            i = r.index
+            break
         }
-        lastKey = key
-        lastIndex = i
+        if i < 0 {
+            if let found = index[key] {
+                i = found
+            } else {
+                guard states.count < options.maxStreams else { streamsDropped += 1; return }
+                i = states.count
+                states.append(StreamState(key: key, event: event, options: options))
+                index[key] = i
+            }
+            if recent.count < 4 {
+                recent.append((key, i))
+            } else {
+                recent[recentNext] = (key, i)
+                recentNext = (recentNext + 1) & 3
+            }
+        }
         states[i].add(event, options: options)
     }
 
@@ -214,6 +223,8 @@ struct PeriodState {
 struct StreamState {
     let key: ThroughputStreamKey
     let connection: UInt16
+    /// ATT PDU bytes besides the value for this stream's kind.
+    let attOverhead: Int
     var characteristic: BluetoothUUID?
     var service: BluetoothUUID?
     var packets = 0
@@ -251,6 +262,7 @@ struct StreamState {
     init(key: ThroughputStreamKey, event: AttributeValueEvent, options: ThroughputOptions) {
         self.key = key
         connection = event.connection
+        attOverhead = ThroughputTracker.attPDUSize(valueCount: 0, kind: key.kind)
         characteristic = event.characteristic
         service = event.service
         firstFrame = event.frame
@@ -288,7 +300,7 @@ struct StreamState {
         if service == nil { service = event.service }
         packets += 1
         valueBytes += n
-        attBytes += ThroughputTracker.attPDUSize(valueCount: n, kind: key.kind)
+        attBytes += n + attOverhead
         l2capBytes += event.l2capBytes
         minValue = min(minValue, n)
         maxValue = max(maxValue, n)
@@ -314,9 +326,10 @@ struct StreamState {
         series[Int(s)] += n
 
         // Periods.
-        if let p = periods.last, p.link == event.link || periods.count >= options.maxPeriods {
-            if p.link != event.link { periodsNotSplit += 1 }
-            periods[periods.count - 1].add(frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: gap,
+        let lastPeriod = periods.count - 1
+        if lastPeriod >= 0, periods[lastPeriod].link == event.link || periods.count >= options.maxPeriods {
+            if periods[lastPeriod].link != event.link { periodsNotSplit += 1 }
+            periods[lastPeriod].add(frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: gap,
                                            idleThreshold: options.idleThreshold)
         } else {
             if !periods.isEmpty { periods[periods.count - 1].closeBurst() }

@@ -76,7 +76,7 @@ public enum HTMLReport {
         let clock = options.clock
         var out = "<section class=\"file\" id=\"file\(index)\"><h2>\(esc(basename(f.path)))</h2>"
         if let error = f.error {
-            return out + "<p class=\"bad\">Cannot read \(esc(f.path)): \(esc(error))</p></section>"
+            return out + "<p class=\"bad\">Cannot read this file: \(esc(error))</p></section>"
         }
         // Summary.
         if let info = f.info {
@@ -208,7 +208,9 @@ public enum HTMLReport {
             if s.idleGapCount > 0 {
                 facts.append("\(s.idleGapCount) idle gap\(s.idleGapCount == 1 ? "" : "s") over \(formatDuration(microseconds: s.idleThresholdMicroseconds)), \(formatDuration(microseconds: s.idleMicroseconds)) in all; longest \(formatDuration(microseconds: s.longestIdleGaps.first?.microseconds ?? 0)) after frame \(s.longestIdleGaps.first?.afterFrame ?? 0)")
             }
-            if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }) {
+            if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }), let ll = c.linkLayer {
+                facts.append("air capture, whole connection: \(formatCount(ll.events)) connection events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets per event (max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, \(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
+            } else if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }) {
                 facts.append("controller buffer: at most \(c.maxInFlight) ACL packets in flight\(f.aclBuffers.map { " of \($0.packets)" } ?? ""); credit-based flow control not tracked")
             }
             out += "<ul>" + facts.map { "<li>\(esc($0))</li>" }.joined() + "</ul>"
