@@ -60,6 +60,8 @@ func linkTargets(_ html: String) -> [String] {
         }
         // The DFU packet stream: a chart with its ceiling line, a gap histogram, the verdict.
         #expect(html.contains("class=\"ceiling\""))
+        // The control point's notifications run at 0.2 % of their ceiling: it is named, not drawn.
+        #expect(html.contains("(far above this scale)"))
         #expect(html.contains("class=\"bar\""))
         #expect(html.contains("178.6 kbps = 23 % of the 790.9 kbps ceiling for 1M/251/247 at 15 ms"))
         #expect(html.contains("nordic-secure-dfu on connection #1: SUCCESS"))

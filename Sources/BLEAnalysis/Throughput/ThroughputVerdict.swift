@@ -135,9 +135,10 @@ func rateText(_ bps: Double) -> String {
     return String(fractionDigits: 2, bps / 1e6) + " Mbps"
 }
 
-/// `37` for 0.37; one decimal under 10 %.
+/// `37` for 0.37; one decimal under 10 %; `< 0.1` for a sliver.
 func percentText(_ fraction: Double) -> String {
     let p = fraction * 100
+    if p > 0 && p < 0.1 { return "< 0.1" }
     return p < 10 ? String(fractionDigits: 1, p) : String(fractionDigits: 0, p)
 }
 

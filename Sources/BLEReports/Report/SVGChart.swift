@@ -56,7 +56,9 @@ public enum SVGChart {
         let span = max(Double(s.durationMicroseconds) / 1e6, slot * Double(max(1, points.count)))
         let maxRate = points.map(\.bitsPerSecond).max() ?? 0
         let ceilings = s.periods.compactMap(\.ceilingBitsPerSecond)
-        let top_ = max(maxRate, ceilings.max() ?? 0, 1)
+        // A ceiling more than 10 × the highest rate would flatten the series: it is named above the plot instead.
+        let ceilingOffScale = (ceilings.max() ?? 0) > 10 * max(maxRate, s.rateBitsPerSecond ?? 0)
+        let top_ = max(maxRate, ceilingOffScale ? 0 : ceilings.max() ?? 0, 1)
         let (unit, divisor) = top_ >= 2e6 ? ("Mbps", 1e6) : top_ >= 2e3 ? ("kbps", 1e3) : ("bps", 1.0)
         let yTicks = ticks(max: top_ * 1.05 / divisor)
         let yMax = (yTicks.last ?? 1) * divisor
@@ -83,7 +85,7 @@ public enum SVGChart {
         out += "<text x=\"\(coordinate(left + w / 2))\" y=\"\(height - 6)\" class=\"xtitle\">seconds since the stream's first packet (\(number(slot * 1000)) ms slots)</text>"
         out += "<text transform=\"translate(14 \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">\(unit)</text>"
         // Ceilings per period (a dashed segment over each period's span).
-        for p in s.periods {
+        for p in s.periods where !ceilingOffScale {
             guard let c = p.ceilingBitsPerSecond else { continue }
             let x0 = x(Double(p.firstTime.microseconds(since: s.firstTime)) / 1e6)
             var x1 = x(Double(p.lastTime.microseconds(since: s.firstTime)) / 1e6)
@@ -92,7 +94,11 @@ public enum SVGChart {
             out += "<line x1=\"\(coordinate(x0))\" y1=\"\(yy)\" x2=\"\(coordinate(x1))\" y2=\"\(yy)\" class=\"ceiling\"/>"
         }
         if let c = s.ceilingBitsPerSecond {
-            out += "<text x=\"\(coordinate(left + w - 4))\" y=\"\(coordinate(y(c) - 5))\" class=\"ceilinglabel\">ceiling \(escape(formatBitRate(c)))</text>"
+            if ceilingOffScale {
+                out += "<text x=\"\(coordinate(left + w - 4))\" y=\"16\" class=\"ceilinglabel\">ceiling \(escape(formatBitRate(c))) (far above this scale)</text>"
+            } else {
+                out += "<text x=\"\(coordinate(left + w - 4))\" y=\"\(coordinate(y(c) - 5))\" class=\"ceilinglabel\">ceiling \(escape(formatBitRate(c)))</text>"
+            }
         }
         // The series as steps: each slot's rate held over its slot.
         if !points.isEmpty {
