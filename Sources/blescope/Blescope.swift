@@ -9,7 +9,8 @@ struct Blescope: ParsableCommand {
             Exit codes: 0 success (findings may have been reported); 1 a check failed \
             (e.g. `ota --min-rate`); 2 bad usage or an input that is not a readable capture.
             """,
-        subcommands: [Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Adverts.self, Codecs.self, Convert.self, Bench.self]
+        subcommands: [Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
+                      Codecs.self, Convert.self, Bench.self]
     )
 }
 

@@ -1,0 +1,425 @@
+import BLECore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Settings of a ``ThroughputTracker``.
+public struct ThroughputOptions: Sendable {
+    /// Sliding window length in µs (default 1 s). Windows advance by a tenth of it.
+    public var window: Int64
+    /// Gaps between two packets of a stream longer than this are idle gaps (default 500 ms).
+    public var idleThreshold: Int64
+    /// Most points in a stream's rate-over-time series (older slots merge pairwise to stay under it).
+    public var seriesPoints: Int
+    /// Most streams tracked (further ones are counted in ``ThroughputTracker/streamsDropped``).
+    public var maxStreams: Int
+    /// Most steady link periods per stream.
+    public var maxPeriods: Int
+
+    public init(window: Int64 = 1_000_000, idleThreshold: Int64 = 500_000, seriesPoints: Int = 500,
+                maxStreams: Int = 4096, maxPeriods: Int = 32) {
+        self.window = max(10, window)
+        self.idleThreshold = max(1, idleThreshold)
+        self.seriesPoints = max(2, seriesPoints)
+        self.maxStreams = max(1, maxStreams)
+        self.maxPeriods = max(1, maxPeriods)
+    }
+}
+
+/// Measures the throughput of every stream of attribute values: per (connection, direction, handle, kind),
+/// packets and bytes at each layer, average and sliding-window rates, inter-packet gaps, idle gaps, the link
+/// parameters in force split into steady periods with the ceiling of each (``ThroughputCeiling``), packets per
+/// connection event estimated from the timestamps, and a verdict naming what limits the rate.
+///
+/// Memory is flat in the number of packets: windows are a ring of ten buckets, rate distributions a sparse
+/// log histogram, the chart series a fixed number of slots that merge pairwise as the stream grows.
+/// Streams are final after ``finish(frame:timestamp:)``.
+public struct ThroughputTracker: AttributeValueObserver {
+    public var options: ThroughputOptions
+    /// The streams, in ``ThroughputStreamKey`` order; filled by ``finish(frame:timestamp:)``.
+    public private(set) var streams: [ThroughputStream] = []
+    /// Streams not tracked because ``ThroughputOptions/maxStreams`` were open.
+    public private(set) var streamsDropped = 0
+
+    var states: [StreamState] = []
+    var index: [ThroughputStreamKey: Int] = [:]
+    /// The last few streams used (traffic interleaves a handful of streams; this skips hashing the key).
+    var recent: [(key: ThroughputStreamKey, index: Int)] = []
+    var recentNext = 0
+
+    public init(options: ThroughputOptions = ThroughputOptions()) {
+        self.options = options
+    }
+
+    /// Upper bounds (µs, exclusive) of the inter-packet gap histogram buckets: 1-2-5 steps from 100 µs to 10 s;
+    /// the histogram has one more bucket for gaps of 10 s and more.
+    public static let gapBucketEdges: [Int64] = [
+        100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
+        1_000_000, 2_000_000, 5_000_000, 10_000_000,
+    ]
+
+    /// ATT PDU size for a value of `valueCount` bytes sent as `kind` (Core Spec Vol 3, Part F, 3.4):
+    /// opcode 1 + handle 2 (+ offset 2 for Prepare Write, + signature 12 for a signed write; a read response
+    /// carries no handle: opcode 1).
+    public static func attPDUSize(valueCount: Int, kind: ValueKind) -> Int {
+        switch kind {
+        case .readResponse, .readBlobResponse, .longRead: 1 + valueCount
+        case .prepareWrite: 5 + valueCount
+        case .signedWriteCommand: 3 + valueCount + 12
+        default: 3 + valueCount
+        }
+    }
+
+    public mutating func observe(_ event: AttributeValueEvent) {
+        let key = ThroughputStreamKey(connectionNumber: event.connectionNumber, direction: event.direction,
+                                      handle: event.handle, kind: event.kind)
+        var i = -1
+        for r in recent where r.key == key {
+            i = r.index
+            break
+        }
+        if i < 0 {
+            if let found = index[key] {
+                i = found
+            } else {
+                guard states.count < options.maxStreams else { streamsDropped += 1; return }
+                i = states.count
+                states.append(StreamState(key: key, event: event, options: options))
+                index[key] = i
+            }
+            if recent.count < 4 {
+                recent.append((key, i))
+            } else {
+                recent[recentNext] = (key, i)
+                recentNext = (recentNext + 1) & 3
+            }
+        }
+        states[i].add(event, options: options)
+    }
+
+    public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
+
+    public mutating func finish(frame: Int, timestamp: Timestamp) {
+        streams = states.map { $0.result(options: options) }.sorted { $0.key < $1.key }
+    }
+}
+
+// MARK: - per-stream state
+
+/// Counts in log bins 1 % wide (for rate quantiles in flat memory).
+struct LogHistogram {
+    static let ratio = 1.01
+    static let logRatio = 0.00995033085316808  // ln(1.01)
+    var bins: [Int32: Int] = [:]
+    var zeros = 0
+    var count = 0
+    var minimum = Double.infinity
+    var maximum = 0.0
+
+    mutating func add(_ v: Double, times: Int = 1) {
+        guard times > 0 else { return }
+        count += times
+        minimum = Swift.min(minimum, v)
+        maximum = Swift.max(maximum, v)
+        if v <= 0 { zeros += times; return }
+        let b = Int32(clamping: Int((v.logarithm / Self.logRatio).rounded(.down)))
+        bins[b, default: 0] += times
+    }
+
+    /// The value at quantile `q` (nearest rank), as the geometric middle of its bin clamped to [min, max].
+    func quantile(_ q: Double) -> Double {
+        guard count > 0 else { return 0 }
+        let rank = Swift.max(1, Int((q * Double(count)).rounded(.up)))
+        if rank <= zeros { return 0 }
+        var seen = zeros
+        for b in bins.keys.sorted() {
+            seen += bins[b]!
+            if seen >= rank {
+                let mid = (Double(b) + 0.5) * Self.logRatio
+                return Swift.min(maximum, Swift.max(minimum, mid.exponential))
+            }
+        }
+        return maximum
+    }
+}
+
+extension Double {
+    var logarithm: Double { log(self) }
+    var exponential: Double { exp(self) }
+}
+
+struct PeriodState {
+    var link: LinkSnapshot
+    var firstFrame: Int
+    var lastFrame: Int
+    var firstTime: Timestamp
+    var lastTime: Timestamp
+    var packets = 0
+    var valueBytes = 0
+    var l2capBytes = 0
+    var idle: Int64 = 0
+    // Bursts (estimated connection events).
+    var burstStart: Int64 = .min
+    var burstCount = 0
+    /// Bursts by size (index 64: 64 and more).
+    var bursts: [Int] = []
+
+    init(link: LinkSnapshot, frame: Int, time: Timestamp) {
+        self.link = link
+        firstFrame = frame
+        lastFrame = frame
+        firstTime = time
+        lastTime = time
+    }
+
+    mutating func add(frame: Int, time: Timestamp, valueBytes v: Int, l2cap: Int, gap: Int64?, idleThreshold: Int64) {
+        if let gap, gap > idleThreshold, packets > 0 { idle += gap }
+        packets += 1
+        valueBytes += v
+        l2capBytes += l2cap
+        lastFrame = frame
+        lastTime = time
+        if let ci = link.parameters?.intervalMicroseconds, ci > 0 {
+            let t = time.microseconds
+            if burstCount > 0, t &- burstStart < Int64(ci) {
+                burstCount += 1
+            } else {
+                closeBurst()
+                burstStart = t
+                burstCount = 1
+            }
+        }
+    }
+
+    mutating func closeBurst() {
+        guard burstCount > 0 else { return }
+        if bursts.isEmpty { bursts = Array(repeating: 0, count: 65) }
+        bursts[min(64, burstCount)] += 1
+        burstCount = 0
+    }
+
+    var packetsPerEvent: PacketsPerEvent? {
+        guard !bursts.isEmpty else { return nil }
+        let events = bursts.reduce(0, +)
+        guard events > 0 else { return nil }
+        var total = 0
+        for (n, c) in bursts.enumerated() { total += n * c }
+        func quantile(_ q: Double) -> Int {
+            let rank = max(1, Int((q * Double(events)).rounded(.up)))
+            var seen = 0
+            for (n, c) in bursts.enumerated() {
+                seen += c
+                if seen >= rank { return n }
+            }
+            return 64
+        }
+        return PacketsPerEvent(events: events, mean: Double(total) / Double(events), median: quantile(0.5),
+                               p90: quantile(0.9), max: bursts.lastIndex { $0 > 0 } ?? 0)
+    }
+}
+
+struct StreamState {
+    let key: ThroughputStreamKey
+    let connection: UInt16
+    /// ATT PDU bytes besides the value for this stream's kind.
+    let attOverhead: Int
+    var characteristic: BluetoothUUID?
+    var service: BluetoothUUID?
+    var packets = 0
+    var valueBytes = 0
+    var attBytes = 0
+    var l2capBytes = 0
+    var firstFrame: Int
+    var lastFrame: Int
+    let first: Timestamp
+    var last: Timestamp
+    var minValue = Int.max
+    var maxValue = 0
+    // Sliding windows: ring of the last 10 completed steps.
+    let step: Int64
+    var bucket: Int64 = 0
+    var bucketBytes = 0
+    var ring = [Int](repeating: 0, count: 10)
+    var ringPosition = 0
+    var ringSum = 0
+    var completedBuckets: Int64 = 0
+    var windowRates = LogHistogram()
+    var peakBytes = 0
+    // Gaps.
+    var gaps = [Int](repeating: 0, count: ThroughputTracker.gapBucketEdges.count + 1)
+    var idleCount = 0
+    var idleTotal: Int64 = 0
+    var longestIdle: [IdleGap] = []
+    // Periods.
+    var periods: [PeriodState] = []
+    var periodsNotSplit = 0
+    // Series.
+    var slot: Int64
+    var series: [Int] = []
+
+    init(key: ThroughputStreamKey, event: AttributeValueEvent, options: ThroughputOptions) {
+        self.key = key
+        connection = event.connection
+        attOverhead = ThroughputTracker.attPDUSize(valueCount: 0, kind: key.kind)
+        characteristic = event.characteristic
+        service = event.service
+        firstFrame = event.frame
+        lastFrame = event.frame
+        first = event.timestamp
+        last = event.timestamp
+        step = max(1, options.window / 10)
+        slot = step
+    }
+
+    mutating func add(_ event: AttributeValueEvent, options: ThroughputOptions) {
+        let n = event.value.count
+        let t = event.timestamp
+        var gap: Int64? = nil
+        if packets > 0 {
+            let g = max(0, t.microseconds(since: last))
+            gap = g
+            var b = 0
+            let edges = ThroughputTracker.gapBucketEdges
+            while b < edges.count && g >= edges[b] { b += 1 }
+            gaps[b] += 1
+            if g > options.idleThreshold {
+                idleCount += 1
+                idleTotal += g
+                let gapRecord = IdleGap(afterFrame: lastFrame, resumeFrame: event.frame, startTime: last, microseconds: g)
+                if longestIdle.count < 20 {
+                    longestIdle.append(gapRecord)
+                } else if let m = longestIdle.indices.min(by: { longestIdle[$0].microseconds < longestIdle[$1].microseconds }),
+                          longestIdle[m].microseconds < g {
+                    longestIdle[m] = gapRecord
+                }
+            }
+        }
+        if characteristic == nil { characteristic = event.characteristic }
+        if service == nil { service = event.service }
+        packets += 1
+        valueBytes += n
+        attBytes += n + attOverhead
+        l2capBytes += event.l2capBytes
+        minValue = min(minValue, n)
+        maxValue = max(maxValue, n)
+        lastFrame = event.frame
+        if t > last { last = t }
+
+        // Windows.
+        let offset = max(0, t.microseconds(since: first))
+        let b = offset / step
+        if b > bucket { advance(to: b) }
+        bucketBytes += n
+
+        // Series.
+        var s = offset / slot
+        while s >= Int64(options.seriesPoints) {
+            var merged = [Int](repeating: 0, count: (series.count + 1) / 2)
+            for (i, v) in series.enumerated() { merged[i / 2] += v }
+            series = merged
+            slot *= 2
+            s = offset / slot
+        }
+        if s >= Int64(series.count) { series.append(contentsOf: repeatElement(0, count: Int(s) - series.count + 1)) }
+        series[Int(s)] += n
+
+        // Periods.
+        let lastPeriod = periods.count - 1
+        if lastPeriod >= 0, periods[lastPeriod].link == event.link || periods.count >= options.maxPeriods {
+            if periods[lastPeriod].link != event.link { periodsNotSplit += 1 }
+            periods[lastPeriod].add(frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: gap,
+                                           idleThreshold: options.idleThreshold)
+        } else {
+            if !periods.isEmpty { periods[periods.count - 1].closeBurst() }
+            var p = PeriodState(link: event.link, frame: event.frame, time: t)
+            p.add(frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: nil, idleThreshold: options.idleThreshold)
+            periods.append(p)
+        }
+    }
+
+    /// Completes the steps up to (not including) step `b`.
+    mutating func advance(to b: Int64) {
+        closeStep(bucketBytes)
+        bucketBytes = 0
+        var next = bucket + 1
+        // After ten empty steps every window is empty: count the rest at once.
+        while next < b && ringSum > 0 {
+            closeStep(0)
+            next += 1
+        }
+        if next < b {
+            let empty = b - next
+            completedBuckets += empty
+            if completedBuckets >= 10 {
+                windowRates.add(0, times: Int(min(empty, completedBuckets - 9)))
+            }
+        }
+        bucket = b
+    }
+
+    mutating func closeStep(_ bytes: Int) {
+        ringSum += bytes - ring[ringPosition]
+        ring[ringPosition] = bytes
+        ringPosition = ringPosition == 9 ? 0 : ringPosition + 1
+        completedBuckets += 1
+        peakBytes = max(peakBytes, bytes)
+        if completedBuckets >= 10 {
+            windowRates.add(Double(ringSum) * 8 * 1_000_000 / Double(step * 10))
+        }
+    }
+
+    func result(options: ThroughputOptions) -> ThroughputStream {
+        var copy = self
+        copy.closeStep(copy.bucketBytes)  // the step holding the last packet ends the last window
+        let h = copy.windowRates
+        let windows: WindowStats? = h.count == 0 ? nil : WindowStats(
+            windowMicroseconds: step * 10, count: h.count, min: h.minimum, median: h.quantile(0.5), p95: h.quantile(0.95),
+            max: h.maximum)
+        let averageValue = packets > 0 ? Double(valueBytes) / Double(packets) : 0
+        var periodResults: [ThroughputPeriod] = []
+        for var p in periods {
+            p.closeBurst()
+            let ceiling = ThroughputVerdict.hasCeiling(key.kind) ? ThroughputCeiling.ceiling(for: p.link, direction: key.direction) : nil
+            var period = ThroughputPeriod(
+                link: p.link, firstFrame: p.firstFrame, lastFrame: p.lastFrame, firstTime: p.firstTime, lastTime: p.lastTime,
+                packets: p.packets, valueBytes: p.valueBytes, l2capBytes: p.l2capBytes, idleMicroseconds: p.idle,
+                ceilingBitsPerSecond: ceiling, packetsPerEvent: p.packetsPerEvent,
+                verdict: ThroughputVerdict(limit: .unknown, text: ""))
+            let avg = p.packets > 0 ? Double(p.valueBytes) / Double(p.packets) : averageValue
+            period.verdict = ThroughputVerdict.judge(
+                kind: key.kind, direction: key.direction, link: p.link, packets: p.packets,
+                durationMicroseconds: period.durationMicroseconds, idleMicroseconds: p.idle,
+                valueBytes: p.valueBytes, averageValueSize: avg, packetsPerEvent: p.packetsPerEvent,
+                idleThreshold: options.idleThreshold)
+            periodResults.append(period)
+        }
+        var stream = ThroughputStream(
+            key: key, connection: connection, characteristic: characteristic, service: service, packets: packets,
+            valueBytes: valueBytes, attBytes: attBytes, l2capBytes: l2capBytes, firstFrame: firstFrame, lastFrame: lastFrame,
+            firstTime: first, lastTime: last, minValueSize: packets > 0 ? minValue : 0, maxValueSize: maxValue,
+            windows: windows, peakBitsPerSecond: Double(copy.peakBytes) * 8 * 1_000_000 / Double(step),
+            gapHistogram: gaps, idleThresholdMicroseconds: options.idleThreshold, idleGapCount: idleCount,
+            idleMicroseconds: idleTotal, longestIdleGaps: longestIdle.sorted { ($0.microseconds, $1.afterFrame) > ($1.microseconds, $0.afterFrame) },
+            periods: periodResults, periodsNotSplit: periodsNotSplit,
+            series: series.enumerated().map { i, bytes in
+                let start = first.microseconds + Int64(i) * slot
+                var length = slot
+                if i == series.count - 1 {
+                    let covered = last.microseconds - start
+                    if covered >= slot / 2 && covered < slot { length = covered }
+                }
+                return RatePoint(time: Timestamp(microseconds: start), microseconds: length,
+                                 bitsPerSecond: Double(bytes) * 8 * 1_000_000 / Double(length))
+            },
+            seriesSlotMicroseconds: slot, verdict: ThroughputVerdict(limit: .unknown, text: ""))
+        if let main = stream.mainPeriod {
+            stream.verdict = main.verdict
+            if periodResults.count > 1 {
+                stream.verdict.text += " (in the busiest of \(periodResults.count) link periods)"
+            }
+        }
+        return stream
+    }
+}

@@ -1,0 +1,151 @@
+import BLECore
+
+extension ThroughputVerdict {
+    /// Kinds the notification ceiling applies to: values sent without waiting for a response
+    /// (notifications, write commands, signed write commands).
+    public static func hasCeiling(_ kind: ValueKind) -> Bool {
+        kind == .notification || kind == .writeCommand || kind == .signedWriteCommand
+    }
+
+    /// `2M/251/247 at 30 ms`: PHY, data length (octets) and MTU for `direction`, and the connection interval.
+    public static func linkLabel(_ link: LinkSnapshot, direction: Direction) -> String {
+        let tx = direction != .rx
+        let phy = ThroughputCeiling.PHY(hci: tx ? link.phy.tx : link.phy.rx)?.rawValue ?? PHYPair.name(tx ? link.phy.tx : link.phy.rx)
+        let dl = tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets
+        var s = "\(phy)/\(dl)/\(link.mtu)"
+        if let p = link.parameters { s += " at " + millisecondsText(p.intervalMicroseconds) + " ms" }
+        return s
+    }
+
+    /// The verdict on a run of packets sent with one link setting.
+    ///
+    /// Rules, in order (each names one limit):
+    /// 1. fewer than 2 packets or no duration → ``ThroughputLimit/unknown``;
+    /// 2. requests, indications, reads → ``ThroughputLimit/roundTrip`` (no ceiling: each waits for the peer);
+    /// 3. gaps above the idle threshold take ≥ 50 % of the time → ``ThroughputLimit/idleGaps``;
+    /// 4. the rate outside idle gaps is ≥ 75 % of the ceiling → the link: ``ThroughputLimit/phy``,
+    ///    ``ThroughputLimit/dataLength`` or ``ThroughputLimit/mtu``, whichever change (2M, 251, 247) raises the
+    ///    ceiling most, or ``ThroughputLimit/ceiling`` when none raises it by 5 %;
+    /// 5. values average under half of MTU − 3 → ``ThroughputLimit/valueSize``;
+    /// 6. with packets per event known: packets in ≥ 80 % of the connection events and fewer per event than fit
+    ///    → ``ThroughputLimit/packetsPerEvent``; packets in fewer events → ``ThroughputLimit/app``;
+    /// 7. otherwise ``ThroughputLimit/app`` (or ``ThroughputLimit/unknown`` without a connection interval).
+    public static func judge(kind: ValueKind, direction: Direction, link: LinkSnapshot, packets: Int,
+                             durationMicroseconds: Int64, idleMicroseconds: Int64, valueBytes: Int,
+                             averageValueSize: Double, packetsPerEvent: PacketsPerEvent?,
+                             idleThreshold: Int64) -> ThroughputVerdict {
+        guard packets >= 2, durationMicroseconds > 0 else {
+            return ThroughputVerdict(limit: .unknown, text: "\(packets) packet\(packets == 1 ? "" : "s") at one instant: too few to measure a rate")
+        }
+        let rate = Double(valueBytes) * 8 * 1_000_000 / Double(durationMicroseconds)
+        let label = linkLabel(link, direction: direction)
+        let ceiling = hasCeiling(kind) ? ThroughputCeiling.ceiling(for: link, direction: direction) : nil
+        var head = rateText(rate)
+        if let c = ceiling {
+            head += " = \(percentText(rate / c)) % of the \(rateText(c)) ceiling for \(label)"
+        } else {
+            head += " (\(label))"
+        }
+        func verdict(_ limit: ThroughputLimit, _ why: String) -> ThroughputVerdict {
+            ThroughputVerdict(limit: limit, text: head + "; " + why)
+        }
+
+        guard hasCeiling(kind) else {
+            let what: String = switch kind {
+            case .indication: "each indication waits for its confirmation"
+            case .readResponse, .readBlobResponse, .longRead: "each read waits for its response"
+            default: "each write request waits for its response"
+            }
+            return verdict(.roundTrip, "limited by the ATT round trip: \(what) (notifications or write without response would not wait)")
+        }
+        let idleFraction = Double(idleMicroseconds) / Double(durationMicroseconds)
+        if idleFraction >= 0.5 {
+            return verdict(.idleGaps, "limited by idle gaps: \(percentText(idleFraction)) % of the time in pauses over "
+                           + millisecondsText(Int(idleThreshold)) + " ms (the sender paused)")
+        }
+        guard let c = ceiling else { return verdict(.unknown, "PHY unknown: no ceiling") }
+        let active = durationMicroseconds - idleMicroseconds
+        let activeRate = Double(valueBytes) * 8 * 1_000_000 / Double(max(1, active))
+
+        let tx = direction != .rx
+        let phy = tx ? link.phy.tx : link.phy.rx
+        let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
+        if activeRate >= 0.75 * c {
+            var best: (ThroughputLimit, String, Double)? = nil
+            func consider(_ limit: ThroughputLimit, _ what: String, _ changed: LinkSnapshot) {
+                guard let v = ThroughputCeiling.ceiling(for: changed, direction: direction), v > (best?.2 ?? c) else { return }
+                best = (limit, what, v)
+            }
+            if phy != 2 {
+                var l = link
+                l.phy = PHYPair(tx: 2, rx: 2)
+                consider(.phy, "PHY \(PHYPair.name(phy)) (2M", l)
+            }
+            if dl < 251 {
+                var l = link
+                l.dataLength = DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)
+                consider(.dataLength, "data length \(dl) (251", l)
+            }
+            if link.mtu < 247 {
+                var l = link
+                l.mtu = 247
+                consider(.mtu, "MTU \(link.mtu) (247", l)
+            }
+            if let best, best.2 >= 1.05 * c {
+                return verdict(best.0, "limited by the link's \(best.1) would allow \(rateText(best.2)))")
+            }
+            return verdict(.ceiling, "at the link's ceiling: PHY, data length and MTU are already the fastest")
+        }
+        let usable = Double(max(1, link.mtu - 3))
+        if averageValueSize < 0.5 * usable {
+            return verdict(.valueSize, "limited by the value size: \(Int(averageValueSize.rounded()))-byte values where the MTU allows \(Int(usable)) (send fewer, larger values)")
+        }
+        guard let ci = link.parameters?.intervalMicroseconds, ci > 0, let ppe = packetsPerEvent else {
+            return verdict(.unknown, "below the ceiling; connection interval not seen, so packets per event cannot be estimated")
+        }
+        let coverage = min(1, Double(ppe.events) * Double(ci) / Double(max(1, active)))
+        let fit = ThroughputCeiling.packetsPerEvent(link: link, direction: direction)
+        let perEvent = "\(ppe.median) packet\(ppe.median == 1 ? "" : "s") per event"
+        if coverage >= 0.8 {
+            if ppe.median < fit {
+                return verdict(.packetsPerEvent, "limited by \(perEvent) at \(millisecondsText(ci)) ms (\(fit) would fit: "
+                               + "more packets per event or a shorter interval would raise it)")
+            }
+            return verdict(.app, "events carry \(perEvent) (full) yet the rate stays below the ceiling: other traffic shares the link")
+        }
+        return verdict(.app, "limited by the app: packets in only \(percentText(coverage)) % of the connection events, "
+                       + "\(perEvent) (the sender offers less than the link carries)")
+    }
+}
+
+extension ThroughputCeiling {
+    /// How many MTU-sized PDUs fit in one connection event of `link` going `direction` (at least 1; 1 without an interval).
+    public static func packetsPerEvent(link: LinkSnapshot, direction: Direction) -> Int {
+        let tx = direction != .rx
+        guard let phy = PHY(hci: tx ? link.phy.tx : link.phy.rx), let ci = link.parameters?.intervalMicroseconds else { return 1 }
+        let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
+        return max(1, packetsPerEvent(mtu: link.mtu, dataLength: dl, phy: phy, intervalMicroseconds: ci, encrypted: link.encrypted))
+    }
+}
+
+/// `512.0 kbps`, `1.38 Mbps` (as the reports print rates).
+func rateText(_ bps: Double) -> String {
+    if bps < 1000 { return String(fractionDigits: 0, bps) + " bps" }
+    if bps < 1e6 { return String(fractionDigits: 1, bps / 1e3) + " kbps" }
+    return String(fractionDigits: 2, bps / 1e6) + " Mbps"
+}
+
+/// `37` for 0.37; one decimal under 10 %; `< 0.1` for a sliver.
+func percentText(_ fraction: Double) -> String {
+    let p = fraction * 100
+    if p > 0 && p < 0.1 { return "< 0.1" }
+    return p < 10 ? String(fractionDigits: 1, p) : String(fractionDigits: 0, p)
+}
+
+/// `30`, `7.5`, `11.25` for µs given.
+func millisecondsText(_ us: Int) -> String {
+    var s = String(fractionDigits: 2, Double(us) / 1000)
+    while s.hasSuffix("0") { s.removeLast() }
+    if s.hasSuffix(".") { s.removeLast() }
+    return s
+}

@@ -1,0 +1,320 @@
+import BLEAnalysis
+import BLECodecs
+import BLECore
+
+/// The report as one self-contained HTML page: inline CSS and SVG, no script, no network.
+///
+/// Sections per capture file: summary, connections with their parameters over time, throughput (table,
+/// verdicts, a rate chart per stream with the ceiling drawn, an inter-packet gap histogram), transfers and OTA
+/// sessions with verdicts, GATT databases, key events, findings grouped by code. Lists are capped
+/// (``ReportOptions``) and charts downsampled, so the page stays small whatever the capture.
+public enum HTMLReport {
+    static let css = """
+        body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#1d232a;margin:0;background:#f4f6f8}
+        main{max-width:1120px;margin:0 auto;padding:16px 24px 48px}
+        h1{font-size:22px;margin:8px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:2px solid #d6dde4;padding-bottom:4px}
+        h3{font-size:15px;margin:18px 0 6px}
+        section.file{background:#fff;border:1px solid #d6dde4;border-radius:6px;padding:8px 20px 20px;margin:18px 0}
+        table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
+        th,td{border:1px solid #dfe4ea;padding:3px 7px;text-align:left;vertical-align:top}
+        th{background:#eef2f6;font-weight:600}td.nw{white-space:nowrap}
+        .scroll{max-width:100%;overflow-x:auto}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+        table.kv th{width:170px}
+        .muted{color:#66717d}.mono,pre{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12px}
+        pre{background:#f7f9fb;border:1px solid #e3e8ee;padding:8px;overflow-x:auto;white-space:pre}
+        .verdict{margin:2px 0 8px;padding:6px 10px;border-left:4px solid #d9822b;background:#fdf6ec}
+        .verdict.ok{border-color:#2e8540;background:#eef8f0}.verdict.bad{border-color:#c23030;background:#fcefef}
+        .sev-error{color:#c23030;font-weight:600}.sev-warning{color:#b36200;font-weight:600}.sev-info{color:#2b6cb0}
+        .ok{color:#2e8540;font-weight:600}.bad{color:#c23030;font-weight:600}
+        svg.chart{display:block;background:#fff;border:1px solid #e3e8ee;margin:6px 0 4px;max-width:100%;height:auto}
+        svg .title{font-size:13px;font-weight:600;fill:#1d232a}
+        svg .grid{stroke:#e6eaef;stroke-width:1}svg .axis{stroke:#5c6670;stroke-width:1}
+        svg .ylabel{font-size:11px;fill:#46505a;text-anchor:end}svg .xlabel{font-size:11px;fill:#46505a;text-anchor:middle}
+        svg .small{font-size:10px}svg .xtitle{font-size:11px;fill:#46505a;text-anchor:middle}
+        svg .ytitle{font-size:11px;fill:#46505a;text-anchor:middle}
+        svg .series{fill:none;stroke:#1f6feb;stroke-width:1.6;stroke-linejoin:round}
+        svg .ceiling{stroke:#c23030;stroke-width:1.5;stroke-dasharray:6 4}
+        svg .ceilinglabel{font-size:11px;fill:#c23030;text-anchor:end;paint-order:stroke;stroke:#fff;stroke-width:3px}
+        svg .average{stroke:#2e8540;stroke-width:1;stroke-dasharray:2 3}svg .averagelabel{font-size:11px;fill:#2e8540;text-anchor:end;paint-order:stroke;stroke:#fff;stroke-width:3px}
+        svg .bar{fill:#6f9fd8}svg .barlabel{font-size:10px;fill:#1d232a;text-anchor:middle}
+        .legend span{margin-right:14px}.sw{display:inline-block;width:18px;height:0;border-top:2px solid;vertical-align:middle;margin-right:4px}
+        footer{color:#66717d;font-size:12px;margin-top:24px}
+        """
+
+    public static func render(_ report: Report) -> String {
+        var out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        let names = report.files.map { basename($0.path) }
+        out += "<title>blescope report: \(esc(names.joined(separator: ", ")))</title><style>\(css)</style></head><body><main>"
+        out += "<h1>blescope report</h1>"
+        out += "<p class=\"muted\">\(report.files.count) capture file\(report.files.count == 1 ? "" : "s"); times in \(esc(report.options.clock.zoneName)). "
+        out += "Rates are attribute value bits per second from a stream's first to its last packet; the ceiling is the "
+        out += "notification / write-without-response maximum for the PHY, data length and MTU in force (no other traffic, "
+        out += "the peer acknowledging each packet with an empty one).</p>"
+        if report.files.count > 1 {
+            out += "<table><tr><th>#</th><th>file</th><th>records</th><th>connections</th><th>streams</th><th>findings</th></tr>"
+            for (i, f) in report.files.enumerated() {
+                out += "<tr><td class=\"n\">\(i + 1)</td><td><a href=\"#file\(i + 1)\">\(esc(f.path))</a></td>"
+                out += "<td class=\"n\">\(formatCount(f.info?.statistics.records ?? 0))</td><td class=\"n\">\(f.connections.count)</td>"
+                out += "<td class=\"n\">\(f.throughput.count)</td><td class=\"n\">\(f.findingCount)</td></tr>"
+            }
+            out += "</table>"
+        }
+        for (i, f) in report.files.enumerated() { out += file(f, index: i + 1, options: report.options) }
+        out += "<footer>Generated by blescope. Self-contained: no scripts, no external resources.</footer>"
+        out += "</main></body></html>\n"
+        return out
+    }
+
+    static func esc(_ s: String) -> String { SVGChart.escape(s) }
+
+    static func basename(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
+    }
+
+    static func file(_ f: FileAnalysis, index: Int, options: ReportOptions) -> String {
+        let clock = options.clock
+        var out = "<section class=\"file\" id=\"file\(index)\"><h2>\(esc(basename(f.path)))</h2>"
+        if let error = f.error {
+            return out + "<p class=\"bad\">Cannot read this file: \(esc(error))</p></section>"
+        }
+        // Summary.
+        if let info = f.info {
+            let s = info.statistics
+            var rows: [(String, String)] = [("File", f.path), ("Format", info.format + (info.compressed ? " (gzip)" : "")),
+                                            ("Datalink", "\(info.datalink) (\(info.datalinkName))")]
+            if let size = info.fileSize { rows.append(("Size", formatBytes(size))) }
+            rows.append(("Records", formatCount(s.records)))
+            rows.append(("First record", s.firstTimestamp.map(clock.format) ?? "—"))
+            rows.append(("Last record", s.lastTimestamp.map(clock.format) ?? "—"))
+            rows.append(("Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"))
+            var kinds: [String] = []
+            for (name, n) in [("commands", s.commands), ("events", s.events), ("ACL tx", s.aclTx), ("ACL rx", s.aclRx),
+                              ("SCO", s.sco), ("ISO", s.iso), ("notes", s.text), ("link-layer", s.linkLayer), ("other", s.other)] where n > 0 {
+                kinds.append("\(name) \(formatCount(n))")
+            }
+            rows.append(("By type", kinds.isEmpty ? "—" : kinds.joined(separator: ", ")))
+            rows.append(("Decoded", "\(formatCount(f.counters.l2capPDUs)) L2CAP PDUs, \(formatCount(f.counters.attPDUs)) ATT PDUs, \(formatCount(f.counters.smpPDUs)) SMP PDUs"))
+            rows.append(("Truncated records", formatCount(s.truncatedRecords)))
+            rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
+            if let b = f.aclBuffers { rows.append(("Controller ACL buffers", "\(b.packets) × \(b.length) bytes")) }
+            rows.append(("Findings", f.findingCount == 0 ? "none" : formatCount(f.findingCount)))
+            out += "<h3>Capture</h3><table class=\"kv\">"
+            for (k, v) in rows { out += "<tr><th>\(esc(k))</th><td>\(esc(v))</td></tr>" }
+            out += "</table>"
+        }
+        out += connections(f, options: options)
+        out += throughput(f, options: options)
+        out += transfersAndOTA(f, options: options)
+        out += gatt(f)
+        out += timeline(f, options: options)
+        out += findings(f, options: options)
+        return out + "</section>"
+    }
+
+    static func connections(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "<h3>Devices and connections</h3>"
+        guard !f.connections.isEmpty else { return out + "<p class=\"muted\">No connections.</p>" }
+        out += "<div class=\"scroll\"><table><tr><th>#</th><th>handle</th><th>peer</th><th>role</th><th>start</th><th>duration</th><th>interval / latency / timeout</th>"
+        out += "<th>link (PHY, data length tx/rx, MTU)</th><th>ACL tx / rx</th><th>max in flight</th><th>end</th></tr>"
+        for c in f.connections.prefix(options.maxRows) {
+            let end = c.endTime ?? c.startTime
+            out += "<tr><td class=\"n\">\(c.number)</td><td class=\"mono\">\(hex(c.handle, width: 4))</td>"
+            out += "<td class=\"mono\">\(esc(c.peerAddress ?? "—"))\(c.peerAddressType.map { " <span class=\"muted\">(\(esc($0)))</span>" } ?? "")\(c.inferred ? " <span class=\"muted\">(inferred)</span>" : "")</td>"
+            out += "<td>\(esc(c.role?.rawValue ?? "—"))</td><td class=\"mono nw\">\(esc(options.clock.format(c.startTime)))<br><span class=\"muted\">frame \(c.startFrame)</span></td>"
+            out += "<td class=\"n\">\(c.endTime == nil ? "open at end" : esc(formatDuration(microseconds: end.microseconds(since: c.startTime))))</td>"
+            out += "<td>\(esc(c.currentParameters.map { "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms" } ?? "—"))</td>"
+            out += "<td>\(esc(c.currentPHY.description)), \(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets), MTU \(c.currentMTU)\(c.isEncrypted ? ", encrypted" : "")</td>"
+            out += "<td class=\"n\">\(formatCount(c.aclPackets[.tx] ?? 0)) / \(formatCount(c.aclPackets[.rx] ?? 0))</td><td class=\"n\">\(c.maxInFlight)</td>"
+            out += "<td>\(esc(c.disconnectReason ?? (c.endFrame == nil ? "—" : "disconnected")))</td></tr>"
+        }
+        out += "</table></div>"
+        if f.connections.count > options.maxRows { out += "<p class=\"muted\">… \(f.connections.count - options.maxRows) more connections.</p>" }
+        out += "<p class=\"muted\">Values shown are the last in force; their history is below and in the key events.</p>"
+        // Parameter history per connection (when anything changed).
+        for c in f.connections.prefix(options.maxRows) {
+            var changes: [(Int, Timestamp, String)] = []
+            for p in c.parameters { changes.append((p.frame, p.timestamp, "interval \(String(fractionDigits: 2, Double(p.value.intervalMicroseconds) / 1000)) ms, latency \(p.value.latency), timeout \(Int(p.value.timeout) * 10) ms")) }
+            for p in c.phy { changes.append((p.frame, p.timestamp, "PHY \(p.value.description)")) }
+            for d in c.dataLength { changes.append((d.frame, d.timestamp, "data length tx \(d.value.maxTxOctets) / rx \(d.value.maxRxOctets) octets")) }
+            for m in c.mtu { changes.append((m.frame, m.timestamp, "ATT MTU \(m.value)")) }
+            for e in c.encryption { changes.append((e.frame, e.timestamp, e.value ? "encryption on" : "encryption off")) }
+            guard !changes.isEmpty else { continue }
+            changes.sort { $0.0 < $1.0 }
+            out += "<p><b>Connection #\(c.number)</b> parameters over time:</p><table><tr><th>frame</th><th>time</th><th>+s</th><th>change</th></tr>"
+            for (frame, t, text) in changes.prefix(20) {
+                out += "<tr><td class=\"n\">\(frame)</td><td class=\"mono\">\(esc(options.clock.format(t)))</td>"
+                out += "<td class=\"n\">\(String(fractionDigits: 3, Double(t.microseconds(since: c.startTime)) / 1e6))</td><td>\(esc(text))</td></tr>"
+            }
+            out += "</table>"
+            if changes.count > 20 { out += "<p class=\"muted\">… \(changes.count - 20) more changes.</p>" }
+            if let ll = c.linkLayer {
+                out += "<p>Air: \(formatCount(ll.events)) connection events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets per event (max \(ll.maxPacketsPerEvent)), "
+                out += "\(formatCount(ll.emptyPDUs)) empty PDUs, \(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors.</p>"
+            }
+        }
+        return out
+    }
+
+    static func verdictClass(_ v: ThroughputVerdict) -> String {
+        switch v.limit {
+        case .ceiling: "verdict ok"
+        case .unknown: "verdict"
+        default: "verdict"
+        }
+    }
+
+    static func throughput(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "<h3>Throughput</h3>"
+        let streams = f.throughput
+        guard !streams.isEmpty else { return out + "<p class=\"muted\">No attribute values.</p>" }
+        out += "<div class=\"scroll\"><table><tr><th>conn</th><th>dir</th><th>handle</th><th>characteristic</th><th>kind</th><th>packets</th><th>value bytes</th>"
+        out += "<th>duration</th><th>rate</th><th>window median / p95 / max</th><th>ceiling</th><th>share</th></tr>"
+        let shown = streams.prefix(options.maxRows)
+        for s in shown {
+            out += "<tr><td class=\"n\">#\(s.key.connectionNumber)</td><td>\(s.key.direction)</td><td class=\"mono\">\(hex(s.key.handle, width: 4))</td>"
+            out += "<td>\(esc(shortName(s)))</td><td class=\"nw\">\(esc(s.key.kind.rawValue))</td>"
+            out += "<td class=\"n\">\(formatCount(s.packets))</td><td class=\"n\">\(formatCount(s.valueBytes))</td>"
+            out += "<td class=\"n\">\(s.packets < 2 ? "—" : esc(formatDuration(microseconds: s.durationMicroseconds)))</td>"
+            out += "<td class=\"n\">\(esc(s.rateBitsPerSecond.map(formatBitRate) ?? "—"))</td>"
+            out += "<td class=\"n\">\(esc(s.windows.map { "\(formatBitRate($0.median)) / \(formatBitRate($0.p95)) / \(formatBitRate($0.max))" } ?? "—"))</td>"
+            out += "<td class=\"n\">\(esc(s.ceilingBitsPerSecond.map(formatBitRate) ?? "—"))</td>"
+            let share = s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }
+            out += "<td class=\"n\">\(share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—")</td></tr>"
+        }
+        out += "</table></div>"
+        if streams.count > options.maxRows { out += "<p class=\"muted\">… \(streams.count - options.maxRows) more streams.</p>" }
+        if f.streamsDropped > 0 { out += "<p class=\"muted\">\(f.streamsDropped) streams were not tracked (limit reached).</p>" }
+        // Charts for the streams with the most bytes, in stream order.
+        let charted = Set(streams.enumerated().sorted { ($0.element.valueBytes, $1.offset) > ($1.element.valueBytes, $0.offset) }
+            .prefix(options.maxCharts).map(\.offset))
+        out += "<p class=\"legend muted\"><span><i class=\"sw\" style=\"border-color:#1f6feb\"></i>rate per slot</span>"
+        out += "<span><i class=\"sw\" style=\"border-color:#c23030;border-top-style:dashed\"></i>ceiling for the link in force</span>"
+        out += "<span><i class=\"sw\" style=\"border-color:#2e8540;border-top-style:dotted\"></i>average</span></p>"
+        for (i, s) in streams.enumerated() where charted.contains(i) {
+            let title = "#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(s.key.kind) — \(characteristicName(s))"
+            out += "<h3 class=\"mono\">\(esc(title))</h3>"
+            out += "<div class=\"\(verdictClass(s.verdict))\">\(esc(s.verdict.text))</div>"
+            var facts: [String] = []
+            facts.append("\(formatCount(s.packets)) packet\(s.packets == 1 ? "" : "s"), \(formatCount(s.valueBytes)) value bytes (\(formatCount(s.attBytes)) ATT, \(formatCount(s.l2capBytes)) L2CAP), frames \(s.firstFrame)–\(s.lastFrame)")
+            facts.append("values \(s.minValueSize == s.maxValueSize ? "\(s.minValueSize)" : "\(s.minValueSize)–\(s.maxValueSize)") bytes; peak \(formatBitRate(s.peakBitsPerSecond)) over \(formatDuration(microseconds: (s.windows?.windowMicroseconds ?? 1_000_000) / 10))")
+            if let p = s.mainPeriod {
+                var l = "link " + OTAReport.linkDescription(p.link)
+                if let ppe = p.packetsPerEvent {
+                    l += "; about \(String(fractionDigits: 1, ppe.mean)) packets per connection event (median \(ppe.median), max \(ppe.max); estimated from timestamps)"
+                }
+                facts.append(l)
+            }
+            if s.idleGapCount > 0 {
+                facts.append("\(s.idleGapCount) idle gap\(s.idleGapCount == 1 ? "" : "s") over \(formatDuration(microseconds: s.idleThresholdMicroseconds)), \(formatDuration(microseconds: s.idleMicroseconds)) in all; longest \(formatDuration(microseconds: s.longestIdleGaps.first?.microseconds ?? 0)) after frame \(s.longestIdleGaps.first?.afterFrame ?? 0)")
+            }
+            if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }), let ll = c.linkLayer {
+                facts.append("air capture, whole connection: \(formatCount(ll.events)) connection events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets per event (max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, \(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
+            } else if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }) {
+                facts.append("controller buffer: at most \(c.maxInFlight) ACL packets in flight\(f.aclBuffers.map { " of \($0.packets)" } ?? ""); credit-based flow control not tracked")
+            }
+            out += "<ul>" + facts.map { "<li>\(esc($0))</li>" }.joined() + "</ul>"
+            if s.periods.count > 1 {
+                out += "<table><tr><th>frames</th><th>link</th><th>packets</th><th>rate</th><th>ceiling</th><th>verdict</th></tr>"
+                for p in s.periods.prefix(12) {
+                    out += "<tr><td class=\"n\">\(p.firstFrame)–\(p.lastFrame)</td><td>\(esc(OTAReport.linkDescription(p.link)))</td>"
+                    out += "<td class=\"n\">\(formatCount(p.packets))</td><td class=\"n\">\(esc(p.rateBitsPerSecond.map(formatBitRate) ?? "—"))</td>"
+                    out += "<td class=\"n\">\(esc(p.ceilingBitsPerSecond.map(formatBitRate) ?? "—"))</td><td>\(esc(p.verdict.text))</td></tr>"
+                }
+                out += "</table>"
+            }
+            guard s.packets >= 2, s.durationMicroseconds > 0 else { continue }
+            out += SVGChart.rateChart(s, title: "Rate over time")
+            out += SVGChart.gapHistogram(s.gapHistogram, title: "Inter-packet gaps (\(formatCount(max(0, s.packets - 1))))")
+        }
+        let verdictsOnly = streams.enumerated().filter { !charted.contains($0.offset) }.prefix(options.maxRows)
+        if !verdictsOnly.isEmpty {
+            out += "<p><b>Other streams</b> (no chart):</p><ul>"
+            for (_, s) in verdictsOnly {
+                out += "<li><span class=\"mono\">#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(esc(s.key.kind.rawValue))</span>: \(esc(s.verdict.text))</li>"
+            }
+            out += "</ul>"
+        }
+        return out
+    }
+
+    /// The characteristic's name when known, else its UUID (the full label is in the stream's heading).
+    static func shortName(_ s: ThroughputStream) -> String {
+        guard let u = s.characteristic else { return "unknown attribute" }
+        return AssignedNumbers.name(for: u) ?? u.description
+    }
+
+    static func characteristicName(_ s: ThroughputStream) -> String {
+        guard let u = s.characteristic else { return "unknown attribute" }
+        return AssignedNumbers.name(for: u).map { "\($0) (\(u))" } ?? u.description
+    }
+
+    static func transfersAndOTA(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "<h3>Transfers</h3>"
+        if f.transfers.isEmpty {
+            out += "<p class=\"muted\">No chunked transfers found.</p>"
+        } else {
+            out += "<table><tr><th>conn</th><th>handle</th><th>dir</th><th>framing</th><th>frames</th><th>chunks</th><th>bytes</th><th>duration</th><th>rate</th><th>status</th><th>preview</th></tr>"
+            for t in f.transfers.prefix(options.maxRows) {
+                out += "<tr><td class=\"n\">#\(t.connectionNumber)</td><td class=\"mono\">\(hex(t.handle, width: 4))</td><td>\(t.direction)</td>"
+                out += "<td>\(esc(t.framing.rawValue))</td><td class=\"n\">\(t.firstFrame)–\(t.lastFrame)</td><td class=\"n\">\(t.chunks)</td>"
+                out += "<td class=\"n\">\(formatCount(t.length))</td><td class=\"n\">\(esc(formatDuration(microseconds: t.durationMicroseconds)))</td>"
+                out += "<td class=\"n\">\(esc(t.rateBitsPerSecond.map(formatBitRate) ?? "—"))</td>"
+                out += t.complete ? "<td class=\"ok\">complete</td>" : "<td class=\"bad\">INCOMPLETE</td>"
+                let preview = t.textPreview(limit: 48).map { "\"" + $0.replacingNewlines() + "\"" }
+                    ?? hexString(t.data.prefix(16), separator: " ") + (t.data.count > 16 ? " …" : "")
+                out += "<td class=\"mono\">\(esc(preview))</td></tr>"
+            }
+            out += "</table>"
+            if f.transfers.count > options.maxRows { out += "<p class=\"muted\">… \(f.transfers.count - options.maxRows) more transfers.</p>" }
+        }
+        out += "<h3>Firmware updates (OTA)</h3>"
+        if f.otaSessions.isEmpty { return out + "<p class=\"muted\">No firmware update found.</p>" }
+        for s in f.otaSessions.prefix(options.maxRows) {
+            let ok = s.result == .success
+            out += "<div class=\"verdict \(ok ? "ok" : "bad")\"><b>\(esc(s.protocolName.rawValue))</b> on connection #\(s.connectionNumber): "
+            out += "<b>\(esc(s.result.label.uppercased()))</b>\(s.result.detail.map { " — " + esc($0) } ?? "")</div>"
+            // The text renderer's lines, as they are (one place decides what an OTA verdict says).
+            out += "<pre>\(esc(OTAReport.text([s])))</pre>"
+        }
+        return out
+    }
+
+    static func gatt(_ f: FileAnalysis) -> String {
+        let out = "<h3>GATT databases</h3>"
+        var text = GATTReport(connections: f.connections, usage: f.usage).text(terminal: Terminal(colors: false))
+        let limit = 60_000
+        if text.utf8.count > limit {
+            text = String(decoding: Array(text.utf8.prefix(limit)), as: UTF8.self) + "\n… (cut: see blescope gatt)\n"
+        }
+        return out + "<pre>\(esc(text))</pre>"
+    }
+
+    static func timeline(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "<h3>Key events</h3>"
+        guard !f.keyEvents.isEmpty else { return out + "<p class=\"muted\">None.</p>" }
+        out += "<table><tr><th>frame</th><th>time</th><th>conn</th><th>event</th></tr>"
+        for e in f.keyEvents {
+            let cls = e.kind == "error" ? "sev-error" : e.kind == "warning" ? "sev-warning" : ""
+            out += "<tr><td class=\"n\">\(e.frame)</td><td class=\"mono\">\(esc(e.timestamp.map(options.clock.format) ?? ""))</td>"
+            out += "<td class=\"n\">\(e.connectionNumber.map { "#\($0)" } ?? "")</td><td class=\"\(cls)\">\(esc(e.kind)): \(esc(e.text))</td></tr>"
+        }
+        out += "</table>"
+        if f.keyEventsOmitted > 0 { out += "<p class=\"muted\">… \(f.keyEventsOmitted) more key events not shown.</p>" }
+        return out
+    }
+
+    static func findings(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "<h3>Findings</h3>"
+        guard !f.findingGroups.isEmpty else { return out + "<p class=\"muted\">None.</p>" }
+        out += "<table><tr><th>severity</th><th>code</th><th>count</th><th>first frames</th><th>message (first)</th></tr>"
+        for g in f.findingGroups.prefix(options.maxRows) {
+            out += "<tr><td class=\"sev-\(g.severity.rawValue)\">\(g.severity.rawValue)</td><td class=\"mono\">\(esc(g.code))</td>"
+            out += "<td class=\"n\">\(formatCount(g.count))</td><td class=\"mono\">\(g.firstFrames.map(String.init).joined(separator: ", "))\(g.count > g.firstFrames.count ? ", …" : "")</td>"
+            out += "<td>\(esc(g.message))</td></tr>"
+        }
+        out += "</table>"
+        if f.findingGroups.count > options.maxRows { out += "<p class=\"muted\">… \(f.findingGroups.count - options.maxRows) more codes.</p>" }
+        return out
+    }
+}

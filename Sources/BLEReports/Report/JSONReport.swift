@@ -1,0 +1,204 @@
+import BLEAnalysis
+import BLECore
+
+/// The report as one JSON document: everything, keys in a fixed order.
+///
+/// ```
+/// {"schema": "blescope-report/1",
+///  "time_zone": "UTC" | "local time (UTC+hh:mm)",      // how the HTML/Markdown print times; JSON times are always UTC
+///  "files": [{
+///    "file": path, "error": null | message,
+///    "capture": {…},          // exactly `blescope info --json` (CaptureInfo.json)
+///    "counters": {"records", "commands", "events", "acl_fragments", "l2cap_pdus", "att_pdus", "smp_pdus",
+///                 "signalling_pdus", "link_layer_records"},
+///    "acl_buffers": {"length", "packets"} | null,
+///    "connections": [{"number", "handle", "controller", "peer", "peer_type", "role", "inferred",
+///                     "start_frame", "start_time", "end_frame", "end_time", "disconnect_reason",
+///                     "parameters": [{"frame", "time", "interval_ms", "latency", "timeout_ms"}],
+///                     "phy": [{"frame", "time", "tx", "rx"}],
+///                     "data_length": [{"frame", "time", "max_tx_octets", "max_tx_time", "max_rx_octets", "max_rx_time"}],
+///                     "mtu": [{"frame", "time", "mtu"}], "encryption": [{"frame", "time", "encrypted"}],
+///                     "acl_packets": {"tx", "rx"}, "acl_bytes": {"tx", "rx"}, "att_pdus", "max_in_flight",
+///                     "completed_packets", "link_layer": {…} | null}],
+///    "gatt": {…},             // exactly `blescope gatt --json`
+///    "throughput": {…},       // exactly `blescope throughput --json` (series included)
+///    "transfers": {…},        // exactly `blescope transfers --json` (without the file's findings: see "findings")
+///    "ota": {…},              // exactly `blescope ota --json`
+///    "key_events": {"events": [{"frame", "time", "conn", "kind", "text"}], "omitted"},
+///    "findings": {"count", "groups": [{"severity", "code", "count", "first_frames", "message"}]}
+///  }]}
+/// ```
+/// Times are seconds since the Unix epoch with µs (UTC), as in every blescope JSON output.
+public enum JSONReport {
+    public static func render(_ report: Report) -> String {
+        var out = "{\"schema\":\"blescope-report/1\",\"time_zone\":" + quoted(report.options.clock.zoneName) + ",\"files\":["
+        for (i, f) in report.files.enumerated() {
+            if i > 0 { out += "," }
+            out += file(f)
+        }
+        return out + "]}"
+    }
+
+    static func quoted(_ s: String) -> String {
+        var w = JSONWriter()
+        w.value(s)
+        return w.string
+    }
+
+    static func file(_ f: FileAnalysis) -> String {
+        var head = JSONWriter()
+        head.beginObject()
+        head.field("file", f.path)
+        head.field("error", f.error)
+        var out = String(head.string)  // `{"file":…,"error":…` (object left open)
+        guard f.error == nil else { return out + "}" }
+        out += ",\"capture\":" + (f.info?.json ?? "null")
+        var w = JSONWriter(capacity: 4096)
+        w.beginObject()
+        let c = f.counters
+        w.beginObject("counters")
+        w.field("records", c.records)
+        w.field("commands", c.commands)
+        w.field("events", c.events)
+        w.field("acl_fragments", c.aclFragments)
+        w.field("l2cap_pdus", c.l2capPDUs)
+        w.field("att_pdus", c.attPDUs)
+        w.field("smp_pdus", c.smpPDUs)
+        w.field("signalling_pdus", c.signallingPDUs)
+        w.field("link_layer_records", c.linkLayerRecords)
+        w.endObject()
+        if let b = f.aclBuffers {
+            w.beginObject("acl_buffers")
+            w.field("length", b.length)
+            w.field("packets", b.packets)
+            w.endObject()
+        } else {
+            w.fieldNull("acl_buffers")
+        }
+        w.beginArray("connections")
+        for c in f.connections { connection(c, to: &w) }
+        w.endArray()
+        w.endObject()
+        // Splice: drop the writer's braces and continue the open object.
+        out += "," + String(w.string.dropFirst().dropLast())
+        out += ",\"gatt\":" + GATTReport(connections: f.connections, usage: f.usage).json
+        out += ",\"throughput\":" + f.throughputReport.json(series: true)
+        out += ",\"transfers\":" + TransfersReport.json(f.transfers)
+        out += ",\"ota\":" + OTAReport.json(f.otaSessions)
+        var t = JSONWriter(capacity: 4096)
+        t.beginObject()
+        t.beginObject("key_events")
+        t.beginArray("events")
+        for e in f.keyEvents {
+            t.beginObject()
+            t.field("frame", e.frame)
+            t.field("time", e.timestamp)
+            t.field("conn", e.connectionNumber)
+            t.field("kind", e.kind)
+            t.field("text", e.text)
+            t.endObject()
+        }
+        t.endArray()
+        t.field("omitted", f.keyEventsOmitted)
+        t.endObject()
+        t.beginObject("findings")
+        t.field("count", f.findingCount)
+        t.beginArray("groups")
+        for g in f.findingGroups {
+            t.beginObject()
+            t.field("severity", g.severity.rawValue)
+            t.field("code", g.code)
+            t.field("count", g.count)
+            t.beginArray("first_frames")
+            for fr in g.firstFrames { t.value(fr) }
+            t.endArray()
+            t.field("message", g.message)
+            t.endObject()
+        }
+        t.endArray()
+        t.endObject()
+        t.endObject()
+        out += "," + String(t.string.dropFirst())
+        return out
+    }
+
+    static func connection(_ c: Connection, to w: inout JSONWriter) {
+        w.beginObject()
+        w.field("number", c.number)
+        w.field("handle", c.handle)
+        w.field("controller", c.controller)
+        w.field("peer", c.peerAddress)
+        w.field("peer_type", c.peerAddressType)
+        w.field("role", c.role?.rawValue)
+        w.field("inferred", c.inferred)
+        w.field("start_frame", c.startFrame)
+        w.field("start_time", c.startTime)
+        w.field("end_frame", c.endFrame)
+        w.field("end_time", c.endTime)
+        w.field("disconnect_reason", c.disconnectReason)
+        w.beginArray("parameters")
+        for p in c.parameters {
+            w.beginObject()
+            w.field("frame", p.frame)
+            w.field("time", p.timestamp)
+            w.field("interval_ms", Double(p.value.intervalMicroseconds) / 1000, decimals: 2)
+            w.field("latency", p.value.latency)
+            w.field("timeout_ms", Int(p.value.timeout) * 10)
+            w.endObject()
+        }
+        w.endArray()
+        w.beginArray("phy")
+        for p in c.phy {
+            w.beginObject()
+            w.field("frame", p.frame)
+            w.field("time", p.timestamp)
+            w.field("tx", PHYPair.name(p.value.tx))
+            w.field("rx", PHYPair.name(p.value.rx))
+            w.endObject()
+        }
+        w.endArray()
+        w.beginArray("data_length")
+        for d in c.dataLength {
+            w.beginObject()
+            w.field("frame", d.frame)
+            w.field("time", d.timestamp)
+            w.field("max_tx_octets", d.value.maxTxOctets)
+            w.field("max_tx_time", d.value.maxTxTime)
+            w.field("max_rx_octets", d.value.maxRxOctets)
+            w.field("max_rx_time", d.value.maxRxTime)
+            w.endObject()
+        }
+        w.endArray()
+        w.beginArray("mtu")
+        for m in c.mtu {
+            w.beginObject()
+            w.field("frame", m.frame)
+            w.field("time", m.timestamp)
+            w.field("mtu", m.value)
+            w.endObject()
+        }
+        w.endArray()
+        w.beginArray("encryption")
+        for e in c.encryption {
+            w.beginObject()
+            w.field("frame", e.frame)
+            w.field("time", e.timestamp)
+            w.field("encrypted", e.value)
+            w.endObject()
+        }
+        w.endArray()
+        w.beginObject("acl_packets")
+        w.field("tx", c.aclPackets[.tx] ?? 0)
+        w.field("rx", c.aclPackets[.rx] ?? 0)
+        w.endObject()
+        w.beginObject("acl_bytes")
+        w.field("tx", c.aclBytes[.tx] ?? 0)
+        w.field("rx", c.aclBytes[.rx] ?? 0)
+        w.endObject()
+        w.field("att_pdus", c.attPDUs)
+        w.field("max_in_flight", c.maxInFlight)
+        w.field("completed_packets", c.completedPackets)
+        if let ll = c.linkLayer { ThroughputReport.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
+        w.endObject()
+    }
+}

@@ -1,0 +1,125 @@
+import BLEAnalysis
+import BLECodecs
+import BLECore
+
+/// The report as Markdown for issue trackers: the same sections as the HTML page, tables instead of charts
+/// (each stream's rate over time as a text sparkline), lists capped the same way.
+public enum MarkdownReport {
+    public static func render(_ report: Report) -> String {
+        var out = "# blescope report\n\n"
+        out += "\(report.files.count) capture file\(report.files.count == 1 ? "" : "s"); times in \(report.options.clock.zoneName). "
+        out += "Rates are attribute value bits per second from a stream's first to its last packet; the ceiling is the "
+        out += "notification / write-without-response maximum for the link in force.\n"
+        for f in report.files { out += file(f, options: report.options) }
+        return out
+    }
+
+    /// Escapes table cell text (pipes, newlines).
+    static func cell(_ s: String) -> String {
+        s.replacingAll("|", with: "\\|").replacingNewlines()
+    }
+
+    static func row(_ cells: [String]) -> String { "| " + cells.map(cell).joined(separator: " | ") + " |\n" }
+
+    static func header(_ cells: [String]) -> String {
+        row(cells) + "|" + String(repeating: "---|", count: cells.count) + "\n"
+    }
+
+    /// `▁▂▅█▇` from a series (at most `width` characters, max-pooled).
+    public static func sparkline(_ values: [Double], width: Int = 60) -> String {
+        guard let top = values.max(), top > 0 else { return "" }
+        let bars = Array("▁▂▃▄▅▆▇█")
+        let n = values.count
+        let cols = min(width, n)
+        var out = ""
+        for c in 0..<cols {
+            let lo = c * n / cols, hi = max(lo + 1, (c + 1) * n / cols)
+            let v = values[lo..<hi].max() ?? 0
+            out.append(bars[min(7, Int(v / top * 7.999))])
+        }
+        return out
+    }
+
+    static func file(_ f: FileAnalysis, options: ReportOptions) -> String {
+        let clock = options.clock
+        var out = "\n## \(f.path)\n\n"
+        if let error = f.error { return out + "**Cannot read:** \(error)\n" }
+        if let info = f.info {
+            let s = info.statistics
+            out += header(["Capture", ""])
+            out += row(["Format", info.format + (info.compressed ? " (gzip)" : "") + ", datalink \(info.datalink) (\(info.datalinkName))"])
+            out += row(["Records", formatCount(s.records)])
+            out += row(["First / last record", "\(s.firstTimestamp.map(clock.format) ?? "—") / \(s.lastTimestamp.map(clock.format) ?? "—")"])
+            out += row(["Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"])
+            out += row(["Truncated / dropped", "\(formatCount(s.truncatedRecords)) / \(formatCount(Int(s.maxDrops)))"])
+            out += row(["Findings", "\(f.findingCount)"])
+        }
+        out += "\n### Connections\n\n"
+        if f.connections.isEmpty {
+            out += "No connections.\n"
+        } else {
+            out += header(["#", "handle", "peer", "start", "interval / latency / timeout", "PHY", "DL tx/rx", "MTU", "encrypted", "end"])
+            for c in f.connections.prefix(options.maxRows) {
+                out += row(["\(c.number)", hex(c.handle, width: 4), (c.peerAddress ?? "—") + (c.inferred ? " (inferred)" : ""),
+                            clock.format(c.startTime),
+                            c.currentParameters.map { "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms" } ?? "—",
+                            c.currentPHY.description, "\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)",
+                            "\(c.currentMTU)", c.isEncrypted ? "yes" : "no",
+                            c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected")])
+            }
+        }
+        out += "\n### Throughput\n\n"
+        if f.throughput.isEmpty {
+            out += "No attribute values.\n"
+        } else {
+            out += header(["conn", "dir", "handle", "kind", "packets", "bytes", "duration", "rate", "window p95", "ceiling", "share"])
+            for s in f.throughput.prefix(options.maxRows) {
+                let share = s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }
+                out += row(["#\(s.key.connectionNumber)", s.key.direction.description, hex(s.key.handle, width: 4), s.key.kind.rawValue,
+                            formatCount(s.packets), formatCount(s.valueBytes), formatDuration(microseconds: s.durationMicroseconds),
+                            s.rateBitsPerSecond.map(formatBitRate) ?? "—", s.windows.map { formatBitRate($0.p95) } ?? "—",
+                            s.ceilingBitsPerSecond.map(formatBitRate) ?? "—", share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—"])
+            }
+            out += "\n"
+            for s in f.throughput.prefix(options.maxRows) {
+                out += "- `#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(s.key.kind)`: \(s.verdict.text)\n"
+                let spark = sparkline(s.series.map(\.bitsPerSecond))
+                if !spark.isEmpty { out += "  `\(spark)` (rate over \(formatDuration(microseconds: s.durationMicroseconds)))\n" }
+            }
+        }
+        out += "\n### Transfers and firmware updates\n\n"
+        if f.transfers.isEmpty { out += "No chunked transfers found.\n" } else {
+            out += header(["conn", "handle", "dir", "framing", "frames", "chunks", "bytes", "rate", "status"])
+            for t in f.transfers.prefix(options.maxRows) {
+                out += row(["#\(t.connectionNumber)", hex(t.handle, width: 4), t.direction.description, t.framing.rawValue,
+                            "\(t.firstFrame)–\(t.lastFrame)", "\(t.chunks)", formatCount(t.length),
+                            t.rateBitsPerSecond.map(formatBitRate) ?? "—", t.complete ? "complete" : "**INCOMPLETE**"])
+            }
+        }
+        out += "\n"
+        if f.otaSessions.isEmpty { out += "No firmware update found.\n" } else {
+            out += "```\n" + OTAReport.text(Array(f.otaSessions.prefix(options.maxRows))) + "```\n"
+        }
+        out += "\n### GATT databases\n\n```\n"
+        var gatt = GATTReport(connections: f.connections, usage: f.usage).text(terminal: Terminal(colors: false))
+        if gatt.utf8.count > 30_000 { gatt = String(decoding: Array(gatt.utf8.prefix(30_000)), as: UTF8.self) + "\n… (cut)\n" }
+        out += gatt + "```\n"
+        out += "\n### Key events\n\n"
+        if f.keyEvents.isEmpty { out += "None.\n" } else {
+            out += header(["frame", "time", "conn", "event"])
+            for e in f.keyEvents {
+                out += row(["\(e.frame)", e.timestamp.map(clock.format) ?? "", e.connectionNumber.map { "#\($0)" } ?? "", "\(e.kind): \(e.text)"])
+            }
+            if f.keyEventsOmitted > 0 { out += "\n… \(f.keyEventsOmitted) more key events not shown.\n" }
+        }
+        out += "\n### Findings\n\n"
+        if f.findingGroups.isEmpty { out += "None.\n" } else {
+            out += header(["severity", "code", "count", "first frames", "message"])
+            for g in f.findingGroups.prefix(options.maxRows) {
+                out += row([g.severity.rawValue, "`\(g.code)`", formatCount(g.count),
+                            g.firstFrames.map(String.init).joined(separator: ", ") + (g.count > g.firstFrames.count ? ", …" : ""), g.message])
+            }
+        }
+        return out
+    }
+}

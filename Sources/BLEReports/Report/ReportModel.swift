@@ -1,0 +1,265 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import Dispatch
+import Synchronization
+
+/// How a report prints times: UTC (the default) or local time at a fixed offset.
+public struct ReportClock: Sendable, Hashable {
+    /// Seconds east of UTC (0 for UTC).
+    public var utcOffsetSeconds: Int
+    public var isLocal: Bool
+
+    public static let utc = ReportClock(utcOffsetSeconds: 0, isLocal: false)
+    public static func local(offsetSeconds: Int) -> ReportClock { ReportClock(utcOffsetSeconds: offsetSeconds, isLocal: true) }
+
+    /// `UTC` or `local time (UTC+02:00)`.
+    public var zoneName: String {
+        guard isLocal else { return "UTC" }
+        let a = abs(utcOffsetSeconds)
+        let h = a / 3600, m = a / 60 % 60
+        return "local time (UTC\(utcOffsetSeconds < 0 ? "−" : "+")\(h < 10 ? "0" : "")\(h):\(m < 10 ? "0" : "")\(m))"
+    }
+
+    /// `2024-03-14 09:26:53.000000`.
+    public func format(_ t: Timestamp) -> String { t.formatted(utcOffsetSeconds: utcOffsetSeconds) }
+}
+
+/// A key event of a capture for the report's timeline: connections, parameter/PHY/data-length/MTU/encryption
+/// changes, disconnections, and warnings or errors (not every packet).
+public struct KeyEvent: Hashable, Sendable {
+    public var frame: Int
+    public var timestamp: Timestamp?
+    public var connectionNumber: Int?
+    /// `connect`, `parameters`, `phy`, `data-length`, `mtu`, `encryption`, `disconnect`, `warning`, `error`.
+    public var kind: String
+    public var text: String
+}
+
+/// Findings of one code: how many, the first frames, the first message.
+public struct FindingGroup: Hashable, Sendable {
+    public var code: String
+    public var severity: Finding.Severity
+    public var count: Int
+    /// Up to 10 frames, in order.
+    public var firstFrames: [Int]
+    public var message: String
+}
+
+/// One capture file analysed for a report: summary, connections, GATT, throughput, transfers, OTA, key events, findings.
+public struct FileAnalysis: @unchecked Sendable {
+    public var path: String
+    /// Why the file could not be read (then everything else is empty).
+    public var error: String?
+    public var info: CaptureInfo?
+    public var counters = AnalysisCounters()
+    public var connections: [Connection] = []
+    public var aclBuffers: (length: Int, packets: Int)?
+    public var usage = GATTUsageTracker()
+    public var throughput: [ThroughputStream] = []
+    public var streamsDropped = 0
+    public var transfers: [Transfer] = []
+    public var otaSessions: [OTASession] = []
+    public var keyEvents: [KeyEvent] = []
+    public var keyEventsOmitted = 0
+    /// All findings (capture, analyzer, transfer tracker), in frame order.
+    public var findingCount = 0
+    public var findingGroups: [FindingGroup] = []
+
+    public init(path: String, error: String) {
+        self.path = path
+        self.error = error
+    }
+
+    init(path: String) { self.path = path }
+
+    public var throughputReport: ThroughputReport {
+        ThroughputReport(streams: throughput, connections: connections, aclBuffers: aclBuffers, streamsDropped: streamsDropped)
+    }
+}
+
+/// Settings of a report.
+public struct ReportOptions: Sendable {
+    public var throughput: ThroughputOptions
+    public var clock: ReportClock
+    /// Most key events per file (the first ones are kept).
+    public var maxKeyEvents: Int
+    /// Most streams drawn as charts per file (the ones with the most bytes).
+    public var maxCharts: Int
+    /// Most rows in list sections (transfers, OTA sessions, finding groups, parameter changes per connection).
+    public var maxRows: Int
+
+    public init(throughput: ThroughputOptions = ThroughputOptions(), clock: ReportClock = .utc, maxKeyEvents: Int = 300,
+                maxCharts: Int = 12, maxRows: Int = 200) {
+        self.throughput = throughput
+        self.clock = clock
+        self.maxKeyEvents = maxKeyEvents
+        self.maxCharts = maxCharts
+        self.maxRows = maxRows
+    }
+}
+
+/// The report over one or more capture files: each file analysed by its own ``Analyzer``.
+public struct Report: @unchecked Sendable {
+    public var files: [FileAnalysis]
+    public var options: ReportOptions
+
+    public init(files: [FileAnalysis], options: ReportOptions) {
+        self.files = files
+        self.options = options
+    }
+
+    /// Analyses `paths`, in parallel on the available cores when `parallel` (results are identical to sequential
+    /// processing: each file has its own analyzer and trackers, results are placed by input position).
+    /// `analyzerOptions` is called once per file, on the worker (codec registries are not shared between threads).
+    public static func build(paths: [String], options: ReportOptions = ReportOptions(), parallel: Bool = true,
+                             analyzerOptions: @escaping @Sendable () -> AnalyzerOptions = { AnalyzerOptions(timeline: false) },
+                             progress: (@Sendable (String) -> ProgressReporter?)? = nil) -> Report {
+        let results = Mutex<[FileAnalysis?]>(Array(repeating: nil, count: paths.count))
+        let work: @Sendable (Int) -> Void = { i in
+            let p = progress?(paths[i])
+            let a = analyze(path: paths[i], options: options, analyzerOptions: analyzerOptions(), progress: p)
+            p?.finish()
+            results.withLock { $0[i] = a }
+        }
+        if parallel && paths.count > 1 {
+            DispatchQueue.concurrentPerform(iterations: paths.count, execute: work)
+        } else {
+            for i in paths.indices { work(i) }
+        }
+        let files = results.withLock { $0.map { $0! } }
+        return Report(files: files, options: options)
+    }
+
+    /// One file through one analyzer with the throughput, transfer, OTA and GATT usage trackers.
+    public static func analyze(path: String, options: ReportOptions = ReportOptions(),
+                               analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
+                               progress: ProgressReporter? = nil) -> FileAnalysis {
+        let capture: CaptureFile
+        do { capture = try CaptureFile.open(path: path) } catch { return FileAnalysis(path: path, error: "\(error)") }
+        return analyze(capture: capture, options: options, analyzerOptions: analyzerOptions, progress: progress)
+    }
+
+    public static func analyze(capture: CaptureFile, options: ReportOptions = ReportOptions(),
+                               analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
+                               progress: ProgressReporter? = nil) -> FileAnalysis {
+        var analyzerOptions = analyzerOptions
+        analyzerOptions.timeline = false
+        let analyzer = Analyzer(options: analyzerOptions)
+        analyzer.observers = [ThroughputTracker(options: options.throughput), ChunkedTransferTracker(), OTATracker(),
+                              GATTUsageTracker()]
+        var stats = CaptureStatistics()
+        while let record = capture.next() {
+            stats.add(record)
+            analyzer.process(record)
+            progress?.update(records: record.frame, bytes: capture.bytesConsumed)
+        }
+        analyzer.finish()
+        var a = FileAnalysis(path: capture.path)
+        a.info = CaptureInfo(capture: capture, statistics: stats)
+        a.counters = analyzer.counters
+        a.connections = analyzer.connections
+        a.aclBuffers = analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value
+        var transferFindings: [Finding] = []
+        for o in analyzer.observers {
+            switch o {
+            case let t as ThroughputTracker:
+                a.throughput = t.streams
+                a.streamsDropped = t.streamsDropped
+            case let t as ChunkedTransferTracker:
+                a.transfers = t.transfers
+                transferFindings = t.findings
+            case let t as OTATracker: a.otaSessions = t.sessions
+            case let t as GATTUsageTracker: a.usage = t
+            default: break
+            }
+        }
+        var findings = capture.findings + analyzer.findings + transferFindings
+        findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
+        a.findingCount = findings.count
+        a.findingGroups = groupFindings(findings)
+        (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analyzer.connections, findings: findings, limit: options.maxKeyEvents)
+        return a
+    }
+
+    /// Groups findings by code (most severe first, then by first frame).
+    public static func groupFindings(_ findings: [Finding]) -> [FindingGroup] {
+        var groups: [String: FindingGroup] = [:]
+        var order: [String] = []
+        for f in findings {
+            if var g = groups[f.kind.code] {
+                g.count += 1
+                if let fr = f.frame, g.firstFrames.count < 10 { g.firstFrames.append(fr) }
+                if f.severity > g.severity { g.severity = f.severity }
+                groups[f.kind.code] = g
+            } else {
+                groups[f.kind.code] = FindingGroup(code: f.kind.code, severity: f.severity, count: 1,
+                                                   firstFrames: f.frame.map { [$0] } ?? [], message: f.message)
+                order.append(f.kind.code)
+            }
+        }
+        return order.enumerated().map { ($0.offset, groups[$0.element]!) }
+            .sorted { ($1.1.severity, $0.0) < ($0.1.severity, $1.0) }
+            .map(\.1)
+    }
+
+    /// The key events: each connection's start, parameter/PHY/data-length/MTU/encryption changes and end, and
+    /// warnings and errors (the first three of each code), by frame; the first `limit` kept.
+    public static func keyEvents(connections: [Connection], findings: [Finding], limit: Int) -> ([KeyEvent], Int) {
+        var events: [KeyEvent] = []
+        for c in connections {
+            var text = (c.inferred ? "connection inferred from traffic on handle " : "connected, handle ") + hex(c.handle, width: 4)
+            if let peer = c.peerAddress { text += ", peer \(peer)" + (c.peerAddressType.map { " (\($0))" } ?? "") }
+            if let role = c.role { text += ", local role \(role.rawValue)" }
+            events.append(KeyEvent(frame: c.startFrame, timestamp: c.startTime, connectionNumber: c.number, kind: "connect", text: text))
+            for p in c.parameters {
+                events.append(KeyEvent(frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "parameters",
+                                       text: "connection parameters: " + p.value.description))
+            }
+            for p in c.phy {
+                events.append(KeyEvent(frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "phy",
+                                       text: "PHY " + p.value.description))
+            }
+            for d in c.dataLength {
+                events.append(KeyEvent(frame: d.frame, timestamp: d.timestamp, connectionNumber: c.number, kind: "data-length",
+                                       text: "data length tx \(d.value.maxTxOctets) octets / \(d.value.maxTxTime) µs, rx \(d.value.maxRxOctets) octets / \(d.value.maxRxTime) µs"))
+            }
+            for m in c.mtu {
+                events.append(KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: "ATT MTU \(m.value)"))
+            }
+            for e in c.encryption {
+                events.append(KeyEvent(frame: e.frame, timestamp: e.timestamp, connectionNumber: c.number, kind: "encryption",
+                                       text: e.value ? "encryption on" : "encryption off"))
+            }
+            if let end = c.endFrame {
+                events.append(KeyEvent(frame: end, timestamp: c.endTime, connectionNumber: c.number, kind: "disconnect",
+                                       text: "disconnected" + (c.disconnectReason.map { ": \($0)" } ?? "")))
+            }
+        }
+        var perCode: [String: Int] = [:]
+        for f in findings where f.severity >= .warning {
+            // The first three of each code: the timeline shows that it happened and where it started.
+            perCode[f.kind.code, default: 0] += 1
+            guard perCode[f.kind.code]! <= 3 else { continue }
+            events.append(KeyEvent(frame: f.frame ?? 0, timestamp: nil, connectionNumber: nil, kind: f.severity.rawValue,
+                                   text: "\(f.kind.code): \(f.message)"))
+        }
+        // Stable: by frame, then the order above.
+        let sorted = events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
+        return (Array(sorted.prefix(limit)), max(0, sorted.count - limit))
+    }
+}
+
+extension CaptureInfo {
+    /// The summary of a capture read by someone else's loop (the report's single pass).
+    init(capture: CaptureFile, statistics: CaptureStatistics) {
+        file = capture.path
+        format = capture.format.name
+        compressed = capture.compressed
+        datalink = capture.datalink
+        datalinkName = capture.datalinkName
+        fileSize = capture.fileSize
+        self.statistics = statistics
+        findings = capture.findings
+    }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import BLEAnalysis
+import BLECore
+import BLEReports
+
+struct Throughput: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "throughput",
+        abstract: "Throughput per stream (connection, direction, attribute, kind): rates, sliding windows, the ceiling for the link seen, and what limits it.",
+        discussion: """
+            A stream is the values of one kind (notify, indicate, write-cmd, write-req, read, …) on one attribute, \
+            one way, on one connection. Rates are attribute value bits per second from the first to the last packet. \
+            The ceiling is the notification / write-without-response maximum for the PHY, data length and MTU in \
+            force (see the README); packets per connection event are estimated from the timestamps.
+            """)
+
+    @Argument(help: "Capture file.")
+    var file: String
+
+    @Flag(help: "JSON: {\"streams\": [...]} (schema in the README).")
+    var json = false
+
+    @Flag(help: "CSV, one row per stream.")
+    var csv = false
+
+    @Option(help: "Sliding window in seconds (default 1).")
+    var window: Double = 1
+
+    @Option(help: "Gaps longer than this many milliseconds count as idle.")
+    var idleMs: Int = 500
+
+    @Option(help: "Only this connection: its number (3 or #3) or its handle (0x0040) (repeatable).")
+    var conn: [String] = []
+
+    @Option(help: "Only the characteristic with this UUID (repeatable; 2A37 or 128-bit).")
+    var uuid: [String] = []
+
+    @Flag(help: .hidden)
+    var measureDelivery = false
+
+    @OptionGroup var analysis: AnalysisOptions
+
+    func validate() throws {
+        if json && csv { throw ValidationError("--json and --csv exclude each other") }
+        if !(window >= 0.001 && window <= 86_400) { throw ValidationError("--window: seconds between 0.001 and 86400") }
+        if idleMs <= 0 { throw ValidationError("--idle-ms must be positive") }
+        _ = try filters()
+    }
+
+    func filters() throws -> (numbers: Set<Int>, handles: Set<UInt16>, uuids: Set<BluetoothUUID>) {
+        var numbers = Set<Int>(), handles = Set<UInt16>(), uuids = Set<BluetoothUUID>()
+        for c in conn {
+            if c.lowercased().hasPrefix("0x"), let h = parseInteger16(c) {
+                handles.insert(h)
+            } else if let n = Int(c.hasPrefix("#") ? String(c.dropFirst()) : c), n > 0 {
+                numbers.insert(n)
+            } else {
+                throw ValidationError("--conn '\(c)': a connection number (3) or a handle (0x0040)")
+            }
+        }
+        for u in uuid {
+            guard let v = BluetoothUUID(u) else { throw ValidationError("--uuid '\(u)' is not a UUID") }
+            uuids.insert(v)
+        }
+        return (numbers, handles, uuids)
+    }
+
+    func run() throws {
+        let capture = try openCapture(file)
+        let f = try filters()
+        let progress = analysis.progress(for: capture)
+        if measureDelivery {
+            // Benchmark aid: the analyzer's cost of handing values to an observer that only counts them,
+            // to tell the tracker's own cost from the delivery's (compare with a normal run).
+            let a = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
+                                     configure: { $0.observers = [CountingObserver()] })
+            print("values=\((a.observers.first as? CountingObserver)?.count ?? 0) records=\(a.counters.records)")
+            return
+        }
+        let options = ThroughputOptions(window: Int64((window * 1_000_000).rounded()), idleThreshold: Int64(idleMs) * 1000)
+        let analyzer = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
+                                        progress: { progress?.update(records: $0, bytes: $1) },
+                                        configure: { $0.observers = [ThroughputTracker(options: options)] })
+        progress?.finish()
+        let tracker = analyzer.observers.first as? ThroughputTracker ?? ThroughputTracker()
+        let report = ThroughputReport(tracker: tracker, analyzer: analyzer)
+            .filtered(connectionNumbers: f.numbers, handles: f.handles, uuids: f.uuids)
+        let out = OutputStream()
+        if json {
+            out.write(report.json() + "\n")
+        } else if csv {
+            out.write(report.csv())
+        } else {
+            out.write(report.text(terminal: .standardOutput))
+        }
+        out.flush()
+    }
+}
+
+/// Counts attribute values and nothing else (`throughput --measure-delivery`).
+struct CountingObserver: AttributeValueObserver {
+    var count = 0
+    mutating func observe(_ event: AttributeValueEvent) { count &+= 1 }
+    mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
+    mutating func finish(frame: Int, timestamp: Timestamp) {}
+}

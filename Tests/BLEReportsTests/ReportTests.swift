@@ -1,0 +1,195 @@
+import BLEAnalysis
+import BLECore
+@testable import BLEReports
+import Foundation
+import Testing
+
+/// `Samples/` of this repository (found from this file's path).
+let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Samples")
+
+func samplePath(_ name: String) -> String { samples.appendingPathComponent(name).path }
+
+let sampleFiles: [String] = {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: samples.path)) ?? []
+    return names.filter { $0.hasSuffix(".btsnoop") || $0.hasSuffix(".pcap") || $0.hasSuffix(".pklg") }.sorted().map(samplePath)
+}()
+
+let dfuSample = samplePath("nordic-dfu.btsnoop")
+let hasDFUSample = FileManager.default.fileExists(atPath: dfuSample)
+
+let chromium: String? = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+    .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// Every `src="…"` / `href="…"` value in a page.
+func linkTargets(_ html: String) -> [String] {
+    var out: [String] = []
+    for attribute in ["src=\"", "href=\"", "src='", "href='"] {
+        var rest = Substring(html)
+        while let r = rest.range(of: attribute) {
+            let after = rest[r.upperBound...]
+            let quote: Character = attribute.last!
+            guard let end = after.firstIndex(of: quote) else { break }
+            out.append(String(after[..<end]))
+            rest = after[end...]
+        }
+    }
+    return out
+}
+
+@Suite struct ReportTests {
+    @Test(.enabled(if: hasDFUSample))
+    func htmlIsSelfContainedAndSmall() throws {
+        for path in sampleFiles {
+            let html = HTMLReport.render(Report.build(paths: [path]))
+            #expect(html.utf8.count < 2_000_000, "\(path)")
+            let external = linkTargets(html).filter { $0.lowercased().hasPrefix("http:") || $0.lowercased().hasPrefix("https:") || $0.hasPrefix("//") }
+            #expect(external.isEmpty, "\(path): \(external)")
+            #expect(!html.contains("<script"), "\(path)")
+            #expect(!html.lowercased().contains("http://") && !html.lowercased().contains("https://"), "\(path)")
+            #expect(html.hasPrefix("<!DOCTYPE html>") && html.hasSuffix("</html>\n"))
+        }
+    }
+
+    @Test(.enabled(if: hasDFUSample))
+    func htmlShowsTheSectionsAndCharts() {
+        let html = HTMLReport.render(Report.build(paths: [dfuSample]))
+        for heading in ["Capture", "Devices and connections", "Throughput", "Transfers", "Firmware updates (OTA)", "GATT databases",
+                        "Key events", "Findings"] {
+            #expect(html.contains("<h3>\(SVGChart.escape(heading))</h3>"), "\(heading)")
+        }
+        // The DFU packet stream: a chart with its ceiling line, a gap histogram, the verdict.
+        #expect(html.contains("class=\"ceiling\""))
+        // The control point's notifications run at 0.2 % of their ceiling: it is named, not drawn.
+        #expect(html.contains("(far above this scale)"))
+        #expect(html.contains("class=\"bar\""))
+        #expect(html.contains("178.6 kbps = 23 % of the 790.9 kbps ceiling for 1M/251/247 at 15 ms"))
+        #expect(html.contains("nordic-secure-dfu on connection #1: SUCCESS"))
+        #expect(html.contains("ATT MTU 247"))
+        #expect(html.contains("times in UTC"))
+    }
+
+    @Test(.enabled(if: hasDFUSample && chromium != nil))
+    func chromiumRendersTheDFUReport() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("blescope-render-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let html = dir.appendingPathComponent("report.html")
+        let png = dir.appendingPathComponent("report.png")
+        try HTMLReport.render(Report.build(paths: [dfuSample])).write(to: html, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: chromium!)
+        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--proxy-server=127.0.0.1:9",
+                       "--user-data-dir=\(dir.appendingPathComponent("profile").path)",
+                       "--screenshot=\(png.path)", "--window-size=1280,4000", html.absoluteString]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        let size = (try? FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int) ?? 0
+        #expect(size > 10_000)
+        // A PNG: the signature.
+        let head = try Data(contentsOf: png).prefix(8)
+        #expect(Array(head) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
+    @Test(.enabled(if: sampleFiles.count > 1))
+    func parallelEqualsSequential() {
+        let parallel = Report.build(paths: sampleFiles, parallel: true)
+        let sequential = Report.build(paths: sampleFiles, parallel: false)
+        #expect(parallel.files.map(\.path) == sampleFiles)
+        #expect(JSONReport.render(parallel) == JSONReport.render(sequential))
+        #expect(HTMLReport.render(parallel) == HTMLReport.render(sequential))
+        #expect(MarkdownReport.render(parallel) == MarkdownReport.render(sequential))
+    }
+
+    @Test(.enabled(if: hasDFUSample))
+    func jsonIsValidWithStableKeys() throws {
+        let report = Report.build(paths: [dfuSample, "/nonexistent/file.btsnoop"])
+        let text = JSONReport.render(report)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["schema"] as? String == "blescope-report/1")
+        let files = try #require(object["files"] as? [[String: Any]])
+        #expect(files.count == 2)
+        #expect(files[1]["error"] is String)
+        let f = files[0]
+        for key in ["file", "capture", "counters", "connections", "gatt", "throughput", "transfers", "ota", "key_events", "findings"] {
+            #expect(f[key] != nil, "\(key)")
+        }
+        let streams = try #require((f["throughput"] as? [String: Any])?["streams"] as? [[String: Any]])
+        for s in streams {
+            for key in ["conn", "dir", "handle", "uuid", "kind", "packets", "value_bytes", "first_time", "last_time", "rate_bps",
+                        "ceiling_bps", "window", "link", "periods", "verdict", "series"] {
+                #expect(s.keys.contains(key), "\(key)")
+            }
+        }
+        let packet = try #require(streams.first { $0["handle"] as? Int == 0x13 })
+        #expect(packet["kind"] as? String == "write-cmd")
+        #expect(packet["packets"] as? Int == 416)
+        #expect(packet["value_bytes"] as? Int == 100_135)
+        #expect((packet["series"] as? [String: Any]).flatMap { $0["points"] as? [Any] }.map { $0.count <= 500 } == true)
+        // Key order is part of the schema.
+        #expect(text.range(of: "\"file\":")!.lowerBound < text.range(of: "\"capture\":")!.lowerBound)
+    }
+
+    @Test(.enabled(if: hasDFUSample))
+    func markdownHasTablesAndVerdicts() {
+        let md = MarkdownReport.render(Report.build(paths: [dfuSample]))
+        #expect(md.hasPrefix("# blescope report"))
+        #expect(md.contains("| conn | dir | handle | kind |"))
+        #expect(md.contains("limited by"))
+        #expect(md.contains("### Key events"))
+    }
+
+    @Test func localClockShiftsTimes() {
+        let t = Timestamp(microseconds: 1_710_408_413_000_000)  // 2024-03-14 09:26:53 UTC
+        #expect(ReportClock.utc.format(t) == "2024-03-14 09:26:53.000000")
+        #expect(ReportClock.local(offsetSeconds: 5400).format(t) == "2024-03-14 10:56:53.000000")
+        #expect(ReportClock.local(offsetSeconds: 5400).zoneName == "local time (UTC+01:30)")
+        #expect(ReportClock.local(offsetSeconds: -18000).zoneName == "local time (UTC−05:00)")
+    }
+
+    @Test func findingsAreGroupedByCode() {
+        let a = FindingKind(code: "x.a", message: "A")
+        let b = FindingKind(code: "x.b", message: "B")
+        let findings = [Finding(.info, a, frame: 3), Finding(.warning, b, frame: 5), Finding(.info, a, frame: 9), Finding(.info, a, frame: 12)]
+        let groups = Report.groupFindings(findings)
+        #expect(groups.map(\.code) == ["x.b", "x.a"])
+        #expect(groups[1].count == 3 && groups[1].firstFrames == [3, 9, 12])
+    }
+
+    @Test func chartsAreLabelledAndEscaped() {
+        let svg = SVGChart.gapHistogram([0, 1, 5, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 9], title: "gaps <&>")
+        #expect(svg.contains("gaps &lt;&amp;&gt;"))
+        #expect(svg.contains(">≥10s<") && svg.contains("><100µs<".replacingOccurrences(of: "<1", with: "&lt;1")))
+        #expect(SVGChart.ticks(max: 1402) == [0, 500, 1000, 1500])
+        #expect(SVGChart.ticks(max: 0.8) == [0, 0.2, 0.4, 0.6000000000000001, 0.8])
+    }
+
+    @Test func sparklineScales() {
+        #expect(MarkdownReport.sparkline([0, 1, 2, 4]) == "▁▂▄█")
+        #expect(MarkdownReport.sparkline([]) == "")
+    }
+}
+
+@Suite struct ThroughputReportTests {
+    @Test(.enabled(if: hasDFUSample))
+    func jsonHasTheDocumentedKeysAndCSVOneRowPerStream() throws {
+        let a = Report.analyze(path: dfuSample)
+        let report = a.throughputReport
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let streams = try #require(object["streams"] as? [[String: Any]])
+        #expect(streams.count == report.streams.count)
+        let csv = report.csv().split(separator: "\n")
+        #expect(csv.count == report.streams.count + 1)
+        #expect(csv[0].hasPrefix("conn,connection_handle,dir,handle,uuid,kind,packets,value_bytes"))
+        let text = report.text()
+        #expect(text.contains("→ 178.6 kbps = 23 % of the 790.9 kbps ceiling"))
+        #expect(text.contains("credit-based flow control: not tracked"))
+        // Filters.
+        #expect(report.filtered(connectionNumbers: [2]).streams.isEmpty)
+        let packetUUID = BluetoothUUID("8EC90002-F315-4F60-9FB8-838830DAEA50")!
+        #expect(report.filtered(uuids: [packetUUID]).streams.map(\.key.handle) == [0x13])
+    }
+}
