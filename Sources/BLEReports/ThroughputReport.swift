@@ -5,7 +5,7 @@ import BLECore
 /// Renders ``ThroughputStream``s: a table a person reads at a glance with a verdict line per stream, JSON, or CSV.
 ///
 /// JSON (`blescope throughput --json`), keys in this order:
-/// `{"streams": [{"conn", "connection_handle", "dir", "handle", "uuid", "name", "service_uuid", "kind", "packets",
+/// `{"streams": [{"conn" (connection handle), "conn_number", "dir", "handle", "uuid", "name", "service_uuid", "kind", "packets",
 /// "value_bytes", "att_bytes", "l2cap_bytes", "first_frame", "last_frame", "first_time", "last_time", "duration_s",
 /// "rate_bps", "att_rate_bps", "l2cap_rate_bps", "ceiling_bps", "share", "value_size": {"min", "avg", "max"},
 /// "window": {"window_s", "count", "min_bps", "median_bps", "p95_bps", "max_bps"} | null, "peak_bps", "peak_step_s",
@@ -155,8 +155,8 @@ public struct ThroughputReport {
 
     public func write(_ s: ThroughputStream, to w: inout JSONWriter, series: Bool = true) {
         w.beginObject()
-        w.field("conn", s.key.connectionNumber)
-        w.field("connection_handle", s.connection)
+        w.field("conn", s.connection)
+        w.field("conn_number", s.key.connectionNumber)
         w.field("dir", s.key.direction.description)
         w.field("handle", s.key.handle)
         w.field("uuid", s.characteristic?.uuidString)

@@ -24,7 +24,7 @@ import BLECore
 ///    "throughput": {…},       // exactly `blescope throughput --json` (series included)
 ///    "transfers": {…},        // exactly `blescope transfers --json` (without the file's findings: see "findings")
 ///    "ota": {…},              // exactly `blescope ota --json`
-///    "key_events": {"events": [{"frame", "time", "conn", "kind", "text"}], "omitted"},
+///    "key_events": {"events": [{"frame", "time", "conn_number", "kind", "text"}], "omitted"},
 ///    "findings": {"count", "groups": [{"severity", "code", "count", "first_frames", "message"}]}
 ///  }]}
 /// ```
@@ -93,7 +93,7 @@ public enum JSONReport {
             t.beginObject()
             t.field("frame", e.frame)
             t.field("time", e.timestamp)
-            t.field("conn", e.connectionNumber)
+            t.field("conn_number", e.connectionNumber)
             t.field("kind", e.kind)
             t.field("text", e.text)
             t.endObject()
