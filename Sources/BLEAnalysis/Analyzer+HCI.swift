@@ -162,6 +162,17 @@ extension Analyzer {
                     connections[i].inFlight = max(0, connections[i].inFlight - Int(entry.completedPackets))
                     connections[i].completedPackets += Int(entry.completedPackets)
                 }
+                controllerInFlight[controller] = max(0, (controllerInFlight[controller] ?? 0) - Int(entry.completedPackets))
+            }
+            if let i = queueFullBy[controller], let capacity = aclBuffers[controller]?.packets,
+               (controllerInFlight[controller] ?? 0) < capacity {
+                queueFullBy.removeValue(forKey: controller)
+                if var period = connections[i].controllerQueueFull.popLast() {
+                    period.endFrame = frame
+                    period.endTime = time
+                    connections[i].controllerQueueFullMicroseconds += period.durationMicroseconds ?? 0
+                    connections[i].controllerQueueFull.append(period)
+                }
             }
         case .raw(let code, let params) where code.rawValue == 0x03 && params.count >= 11:
             // BR/EDR Connection Complete (Core Vol 4, Part E, 7.7.3): status, handle, BD_ADDR, link type, encryption.
@@ -229,6 +240,14 @@ extension Analyzer {
         if direction == .tx {
             connections[index].inFlight += 1
             connections[index].maxInFlight = max(connections[index].maxInFlight, connections[index].inFlight)
+            let total = (controllerInFlight[record.controllerIndex] ?? 0) + 1
+            controllerInFlight[record.controllerIndex] = total
+            if let capacity = aclBuffers[record.controllerIndex]?.packets, total >= capacity, queueFullBy[record.controllerIndex] == nil,
+               connections[index].controllerQueueFull.count < 10_000 {
+                queueFullBy[record.controllerIndex] = index
+                connections[index].controllerQueueFull.append(QueueFullPeriod(startFrame: record.frame, startTime: record.timestamp,
+                                                                              packets: total))
+            }
         }
         if cut && !truncatedACLNoted {
             truncatedACLNoted = true

@@ -95,6 +95,10 @@ public final class Analyzer {
     /// The latest connection on each handle (any controller), for naming events.
     var latestByHandle: [UInt16: Int] = [:]
     var linkLayer = LinkLayerTracker()
+    /// ACL packets handed to each controller and not yet completed, across its connections.
+    var controllerInFlight: [UInt16: Int] = [:]
+    /// The connection whose send filled a controller's buffer, while it stays full.
+    var queueFullBy: [UInt16: Int] = [:]
     var creditChannels: [CreditKey: CreditChannelState] = [:]
     var pendingCreditSPSM: [Int: UInt16] = [:]
 

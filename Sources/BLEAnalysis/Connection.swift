@@ -98,6 +98,11 @@ public struct Connection: Hashable, Sendable {
     /// The most packets that were in the controller's buffer at once for this connection.
     public var maxInFlight = 0
     public var completedPackets = 0
+    /// Periods when the controller's ACL buffer (LE Read Buffer Size) was full after this connection
+    /// sent a packet: the host could not hand it more data until Number Of Completed Packets.
+    public var controllerQueueFull: [QueueFullPeriod] = []
+    /// Total time the controller's queue was full while this connection was sending, µs.
+    public var controllerQueueFullMicroseconds: Int64 = 0
 
     public init(number: Int, handle: UInt16, controller: UInt16, inferred: Bool, startFrame: Int, startTime: Timestamp) {
         self.number = number
@@ -127,4 +132,15 @@ public struct PerDirection: Hashable, Sendable {
         set { if d == .tx { tx = newValue } else if d == .rx { rx = newValue } else { unknown = newValue } }
     }
     public var total: Int { tx + rx + unknown }
+}
+
+/// A stretch of time during which the controller's ACL buffer was full.
+public struct QueueFullPeriod: Hashable, Sendable {
+    public var startFrame: Int
+    public var startTime: Timestamp
+    public var endFrame: Int?
+    public var endTime: Timestamp?
+    /// Packets in flight (the buffer size) when it filled.
+    public var packets: Int
+    public var durationMicroseconds: Int64? { endTime.map { $0.microseconds(since: startTime) } }
 }

@@ -114,6 +114,10 @@ public struct ThroughputReport {
             if c.linkLayer == nil {
                 parts.append("controller buffer: at most \(c.maxInFlight) ACL packet\(c.maxInFlight == 1 ? "" : "s") in flight"
                              + (aclBuffers.map { " of \($0.packets)" } ?? ""))
+                if !c.controllerQueueFull.isEmpty {
+                    parts.append("controller queue full \(c.controllerQueueFull.count) time\(c.controllerQueueFull.count == 1 ? "" : "s"), "
+                                 + formatDuration(microseconds: c.controllerQueueFullMicroseconds) + " in all (the host waited for Number Of Completed Packets)")
+                }
             }
             if let ll = c.linkLayer {
                 parts.append("air: \(formatCount(ll.events)) events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets/event "

@@ -165,4 +165,21 @@ import Testing
         let e = try #require(events.first { $0.name == "LE Credit Based SDU" })
         #expect(e.value == sdu && e.frame == 5 && e.summary.contains("spsm=0x0080"))
     }
+
+    @Test func aFullControllerQueueIsTimed() throws {
+        // LE Read Buffer Size: 251-byte packets, 2 of them; two sends fill it until Number Of Completed Packets.
+        let b = CaptureBuilder(step: 1_000)
+            .command(HCIBuild.command(.leReadBufferSize))                                              // 1
+            .event(HCIBuild.commandComplete(.leReadBufferSize, returnParameters: [0x00, 0xFB, 0x00, 0x02])) // 2
+            .connect(handle: 0x40)                                                                     // 3
+            .att(.writeCommand(handle: 0x10, value: [1]), handle: 0x40, .tx)                           // 4
+            .att(.writeCommand(handle: 0x10, value: [2]), handle: 0x40, .tx)                           // 5: full
+            .event(HCIBuild.numberOfCompletedPackets(handle: 0x40, count: 1))                          // 6: room again
+        let (analyzer, _) = try Self.analyze(b)
+        let c = analyzer.connections[0]
+        #expect(c.maxInFlight == 2 && c.inFlight == 1)
+        #expect(c.controllerQueueFull.map(\.startFrame) == [5])
+        #expect(c.controllerQueueFull.map(\.endFrame) == [6])
+        #expect(c.controllerQueueFullMicroseconds == 1_000)
+    }
 }

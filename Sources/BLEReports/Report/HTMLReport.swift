@@ -211,7 +211,9 @@ public enum HTMLReport {
             if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }), let ll = c.linkLayer {
                 facts.append("air capture, whole connection: \(formatCount(ll.events)) connection events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets per event (max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, \(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
             } else if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }) {
-                facts.append("controller buffer: at most \(c.maxInFlight) ACL packets in flight\(f.aclBuffers.map { " of \($0.packets)" } ?? ""); credit-based flow control not tracked")
+                facts.append("controller buffer: at most \(c.maxInFlight) ACL packets in flight\(f.aclBuffers.map { " of \($0.packets)" } ?? "")"
+                             + (c.controllerQueueFull.isEmpty ? "" : ", queue full \(c.controllerQueueFull.count)× for \(formatDuration(microseconds: c.controllerQueueFullMicroseconds))")
+                             + "; credit-based flow control not tracked")
             }
             out += "<ul>" + facts.map { "<li>\(esc($0))</li>" }.joined() + "</ul>"
             if s.periods.count > 1 {
