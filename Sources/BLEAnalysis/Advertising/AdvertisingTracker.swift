@@ -113,6 +113,9 @@ public struct AdvertisingDevice: Hashable, Sendable {
 /// at most ``Options/maxDevices`` devices (later ones are counted, with one finding), and per device
 /// only distinct values up to ``Options/maxDistinctValues`` per list.
 public struct AdvertisingTracker: Sendable {
+    /// Decodes link-layer records of air captures.
+    nonisolated(unsafe) private var airTracker = LinkLayerTracker()  // value type, copied with the tracker
+
     public struct Options: Sendable {
         public var maxDevices: Int
         public var maxDistinctValues: Int
@@ -157,6 +160,10 @@ public struct AdvertisingTracker: Sendable {
     /// once, and their data is parsed when the last fragment arrives (status complete or truncated).
     /// A truncated record, or one whose parameters do not parse, gives a finding and no reports.
     public mutating func process(_ record: CaptureRecord) {
+        if record.kind == .linkLayer {
+            processAir(record)
+            return
+        }
         guard record.kind == .event else { return }
         let b = record.bytes
         guard b.count >= 3, b[0] == 0x3E, b[2] == 0x02 || b[2] == 0x0D else { return }
@@ -213,6 +220,23 @@ public struct AdvertisingTracker: Sendable {
     ///   - data: the AD structures (advertising or scan response data); may be empty.
     ///   - frame: 1-based frame number of the record it came in.
     ///   - txPower: TX power the controller reported (extended reports), dBm; not the TX Power Level AD type.
+    /// Air captures: advertising-channel PDUs (ADV_IND, SCAN_RSP, …) decoded by the link-layer tracker
+    /// (bad CRCs left out) go through the same AD decoder as HCI reports.
+    private mutating func processAir(_ record: CaptureRecord) {
+        var ignored: [Finding] = []
+        var reports: [(BDAddress, LEAddressType, AdvertisingEventType, Int8?, [UInt8], Int, Timestamp)] = []
+        airTracker.process(record, findings: &ignored) { output in
+            guard case .advertising(let a) = output, let advertiser = a.advertiser,
+                  let type = AdvertisingEventType(linkLayerPDUType: a.type.rawValue) else { return }
+            reports.append((BDAddress(advertiser.value), advertiser.isRandom ? .random : .public, type,
+                            a.rssi.map { Int8(clamping: $0) }, Array(a.advertisingData), a.frame, a.timestamp))
+        }
+        for r in reports {
+            advertisingEvents += 1
+            observe(address: r.0, addressType: r.1, eventType: r.2, rssi: r.3, data: r.4, frame: r.5, timestamp: r.6)
+        }
+    }
+
     public mutating func observe(address: BDAddress, addressType: LEAddressType, eventType: AdvertisingEventType, rssi: Int8?,
                                  data: [UInt8], frame: Int, timestamp: Timestamp, txPower: Int8? = nil) {
         reportCount += 1
