@@ -293,7 +293,7 @@ extension Analyzer {
             bearer.serverMTU = Int(mtu)
             if request != nil {
                 let effective = max(23, min(bearer.clientMTU ?? Int(mtu), Int(mtu)))
-                connections[index].mtu.append(Change(frame: frame, timestamp: timestamp, value: effective))
+                connections[index].mtu.record(Change(frame: frame, timestamp: timestamp, value: effective))
                 connectionChanged(index)
                 event?.summary += " → ATT_MTU \(effective)"
             }

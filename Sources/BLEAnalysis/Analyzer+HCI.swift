@@ -126,14 +126,14 @@ extension Analyzer {
             handle = u.handle
             status = u.status.description
             if u.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: u.handle, frame: frame, timestamp: time, infer: true) {
-                connections[i].parameters.append(Change(frame: frame, timestamp: time,
+                connections[i].parameters.record(Change(frame: frame, timestamp: time,
                     value: ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)))
                 connectionChanged(i)
             }
         case .leDataLengthChange(let d):
             handle = d.handle
             if let i = connectionIndex(controller: controller, handle: d.handle, frame: frame, timestamp: time, infer: true) {
-                connections[i].dataLength.append(Change(frame: frame, timestamp: time,
+                connections[i].dataLength.record(Change(frame: frame, timestamp: time,
                     value: DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)))
                 connectionChanged(i)
             }
@@ -141,7 +141,7 @@ extension Analyzer {
             handle = p.handle
             status = p.status.description
             if p.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true) {
-                connections[i].phy.append(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
+                connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
                 connectionChanged(i)
             }
         case .encryptionChange(let e):
@@ -205,14 +205,14 @@ extension Analyzer {
             c.role = role == .central ? .central : .peripheral
             c.peerAddress = peer.description
             c.peerAddressType = peerType.description
-            c.parameters.append(Change(frame: frame, timestamp: time,
+            c.parameters.record(Change(frame: frame, timestamp: time,
                                        value: ConnectionParameters(interval: interval, latency: latency, timeout: timeout)))
         }
     }
 
     func setEncryption(_ controller: UInt16, _ handle: UInt16, _ on: Bool, _ frame: Int, _ time: Timestamp) {
         if let i = connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: time, infer: true) {
-            connections[i].encryption.append(Change(frame: frame, timestamp: time, value: on))
+            connections[i].encryption.record(Change(frame: frame, timestamp: time, value: on))
             connectionChanged(i)
         }
     }

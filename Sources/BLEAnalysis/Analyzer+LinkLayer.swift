@@ -35,7 +35,7 @@ extension Analyzer {
                     c.centralAddress = info.central?.description
                     c.accessAddress = info.accessAddress.description
                     if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
-                        c.parameters.append(Change(frame: info.startFrame, timestamp: info.startTimestamp,
+                        c.parameters.record(Change(frame: info.startFrame, timestamp: info.startTimestamp,
                                                    value: ConnectionParameters(interval: i, latency: l, timeout: t)))
                     }
                 }
@@ -65,12 +65,12 @@ extension Analyzer {
             if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
                 let value = ConnectionParameters(interval: i, latency: l, timeout: t)
                 if connections[index].currentParameters != value {
-                    connections[index].parameters.append(Change(frame: p.frame, timestamp: p.timestamp, value: value))
+                    connections[index].parameters.record(Change(frame: p.frame, timestamp: p.timestamp, value: value))
                 }
             }
             let phy = PHYPair(tx: Self.hciPHY(p.parameters.centralToPeripheralPHY), rx: Self.hciPHY(p.parameters.peripheralToCentralPHY))
             if connections[index].currentPHY != phy {
-                connections[index].phy.append(Change(frame: p.frame, timestamp: p.timestamp, value: phy))
+                connections[index].phy.record(Change(frame: p.frame, timestamp: p.timestamp, value: phy))
             }
             connectionChanged(index)
         case .connectionEnded(let e):

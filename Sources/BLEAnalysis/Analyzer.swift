@@ -95,6 +95,12 @@ public final class Analyzer {
     /// The latest connection on each handle (any controller), for naming events.
     var latestByHandle: [UInt16: Int] = [:]
     var linkLayer = LinkLayerTracker()
+    /// Bounded findings: at most this many of each kind are kept.
+    public var keptFindingsPerCode = 1000
+    var findingsCompactionThreshold = 20_000
+    var keptPerCode: [String: Int] = [:]
+    var compactedPrefix = 0
+    var suppressedFindings: [String: (count: Int, firstFrame: Int?)] = [:]
     /// ACL packets handed to each controller and not yet completed, across its connections.
     var controllerInFlight: [UInt16: Int] = [:]
     /// The connection whose send filled a controller's buffer, while it stays full.
@@ -129,6 +135,28 @@ public final class Analyzer {
             break
         }
         if options.timeline { queue.drain(now: record.timestamp) { onEvent?($0) } }
+        if findings.count > findingsCompactionThreshold { compactFindings() }
+    }
+
+    /// Keeps memory flat on damaged or hostile captures: beyond `keptFindingsPerCode` findings of one
+    /// kind, only a count (and the first frame) is kept; ``finish()`` reports what was left out.
+    func compactFindings() {
+        var kept = Array(findings[0..<compactedPrefix])
+        var perCode: [String: Int] = keptPerCode
+        for f in findings[compactedPrefix...] {
+            let n = perCode[f.kind.code, default: 0]
+            if n < keptFindingsPerCode {
+                kept.append(f)
+                perCode[f.kind.code] = n + 1
+            } else {
+                suppressedFindings[f.kind.code, default: (0, f.frame)].count += 1
+            }
+        }
+        keptPerCode = perCode
+        // Findings already kept stay at the front; the next compaction only looks at new ones.
+        findings = kept
+        compactedPrefix = findings.count
+        findingsCompactionThreshold = findings.count + 10_000
     }
 
     /// Ends the pass: reports what was left open and flushes the timeline.
@@ -150,6 +178,11 @@ public final class Analyzer {
         }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
         queue.drain(now: nil, force: true) { onEvent?($0) }
+        compactFindings()
+        for (code, s) in suppressedFindings.sorted(by: { $0.key < $1.key }) {
+            findings.append(Finding(.info, FindingKind(code: "limit.findings",
+                message: "\(s.count) more \(code) findings not listed (the first \(keptFindingsPerCode) are)"), frame: s.firstFrame))
+        }
         findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
     }
 

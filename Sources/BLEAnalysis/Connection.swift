@@ -144,3 +144,12 @@ public struct QueueFullPeriod: Hashable, Sendable {
     public var packets: Int
     public var durationMicroseconds: Int64? { endTime.map { $0.microseconds(since: startTime) } }
 }
+
+extension Array {
+    /// Appends a link-parameter change, keeping histories bounded (a hostile or looping capture can
+    /// announce changes without end): past 4096 entries the last one is replaced, so the value in
+    /// force stays right.
+    mutating func record<V>(_ change: Change<V>) where Element == Change<V> {
+        if count >= 4096 { self[count - 1] = change } else { append(change) }
+    }
+}

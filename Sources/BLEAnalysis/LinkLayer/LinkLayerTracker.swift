@@ -547,6 +547,9 @@ public struct LinkLayerTracker {
     }
 
     private mutating func applyControl(_ c: inout Conn, _ pdu: LLControlPDU, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
+        // At most one procedure with an instant is in progress at a time (Core Vol 6, Part B, 5.1); a
+        // capture that announces more (lost packets, hostile input) keeps only the latest few.
+        if c.pending.count >= 8 { c.pending.removeFirst(c.pending.count - 7) }
         switch pdu {
         case .connectionUpdateInd(let u):
             c.pending.append(Pending(instant: u.instant, opcode: .connectionUpdateInd, update: u))
