@@ -24,28 +24,40 @@ public struct HandleUsage: Hashable, Sendable {
 
 /// Counts reads, writes, notifications and indications per (connection, handle).
 public struct GATTUsageTracker: AttributeValueObserver {
+    struct Key: Hashable {
+        var connection: Int
+        var handle: UInt16
+        var serverIsPeer: Bool
+    }
+
+    /// One flat table, updated in place: one hash per value.
+    private var usage: [Key: HandleUsage] = [:]
+
     /// Connection number → handle → usage, for the peer's database.
-    public private(set) var byConnection: [Int: [UInt16: HandleUsage]] = [:]
+    public var byConnection: [Int: [UInt16: HandleUsage]] { grouped(peer: true) }
     /// The same for the capturing side's own database (the peer as client).
-    public private(set) var localByConnection: [Int: [UInt16: HandleUsage]] = [:]
+    public var localByConnection: [Int: [UInt16: HandleUsage]] { grouped(peer: false) }
 
     public init() {}
 
+    private func grouped(peer: Bool) -> [Int: [UInt16: HandleUsage]] {
+        var out: [Int: [UInt16: HandleUsage]] = [:]
+        for (k, u) in usage where k.serverIsPeer == peer { out[k.connection, default: [:]][k.handle] = u }
+        return out
+    }
+
     public mutating func observe(_ event: AttributeValueEvent) {
-        var u = (event.serverIsPeer ? byConnection : localByConnection)[event.connectionNumber, default: [:]][event.handle, default: HandleUsage()]
+        let key = Key(connection: event.connectionNumber, handle: event.handle, serverIsPeer: event.serverIsPeer)
         switch event.kind {
-        case .notification: u.notifications += 1
-        case .indication: u.indications += 1
-        case .writeRequest, .longWrite: u.writes += 1
-        case .writeCommand, .signedWriteCommand: u.writeCommands += 1
-        case .readResponse, .readBlobResponse, .longRead: u.reads += 1
+        case .notification: usage[key, default: HandleUsage()].notifications += 1
+        case .indication: usage[key, default: HandleUsage()].indications += 1
+        case .writeRequest, .longWrite: usage[key, default: HandleUsage()].writes += 1
+        case .writeCommand, .signedWriteCommand: usage[key, default: HandleUsage()].writeCommands += 1
+        case .readResponse, .readBlobResponse, .longRead: usage[key, default: HandleUsage()].reads += 1
         default: break
         }
-        if let codec = event.decoded?.codec, u.codecs.count < 8 { u.codecs.insert(codec) }
-        if event.serverIsPeer {
-            byConnection[event.connectionNumber, default: [:]][event.handle] = u
-        } else {
-            localByConnection[event.connectionNumber, default: [:]][event.handle] = u
+        if let codec = event.decoded?.codec, usage[key]?.codecs.contains(codec) == false, (usage[key]?.codecs.count ?? 0) < 8 {
+            usage[key]?.codecs.insert(codec)
         }
     }
 
