@@ -500,7 +500,7 @@ extension Analyzer {
         let characteristic = typeHint ?? info.uuid
         let service = info.service
         var decoded: DecodedValue? = nil
-        if let codecs = options.codecs {
+        if let codecs = options.codecs, typeHint != nil || info.codecPossible {
             let operation: AttributeOperation = switch kind {
             case .notification: .notify
             case .indication: .indicate

@@ -349,6 +349,8 @@ struct AttributeInfo {
     var service: BluetoothUUID?
     var userName: String?
     var source: GATTSource
+    /// Some codec could decode this attribute's values (see `CodecRegistry.mayDecode`).
+    var codecPossible: Bool
 }
 
 extension Analyzer {
@@ -371,8 +373,10 @@ extension Analyzer {
         let key = UInt32(handle) | (db == Analyzer.peerDatabase ? 0 : 0x10000)
         if let cached = state.attributes[key] { return cached }
         let database = connections[index][keyPath: db]
-        let info = AttributeInfo(uuid: database.uuid(for: handle), service: database.service(containing: handle)?.uuid,
-                                 userName: database.userNames[handle], source: database.source)
+        let uuid = database.uuid(for: handle), service = database.service(containing: handle)?.uuid
+        let possible = options.codecs?.mayDecode(CodecContext(service: service, characteristic: uuid, handle: handle)) ?? false
+        let info = AttributeInfo(uuid: uuid, service: service, userName: database.userNames[handle], source: database.source,
+                                 codecPossible: possible)
         if state.attributes.count < 65_536 { state.attributes[key] = info }
         return info
     }

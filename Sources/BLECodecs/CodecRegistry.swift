@@ -75,6 +75,15 @@ public final class CodecRegistry: Sendable {
     /// The loaded spec with this codec name.
     public func spec(named name: String) -> DeclarativeCodec? { state.withLock { $0.specs.first { $0.name == name } } }
 
+    /// Whether any codec could decode values of the attribute in `context` (its service,
+    /// characteristic and handle): callers cache this per attribute and skip ``decode(_:context:)``
+    /// for attributes no codec knows.
+    public func mayDecode(_ context: CodecContext) -> Bool {
+        if builtins, let uuid = context.characteristic, SIGCodec.codec(for: uuid) != nil { return true }
+        let snapshot = state.withLock { $0 }
+        return snapshot.specs.contains { $0.mayApply(context) }
+    }
+
     /// Decodes with the first loaded spec that applies, else the built-in codec for the attribute UUID; nil when none applies.
     public func decode(_ bytes: UnsafeRawBufferPointer, context: CodecContext) -> DecodedValue? {
         let snapshot = state.withLock { $0 }

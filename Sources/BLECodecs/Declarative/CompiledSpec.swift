@@ -180,6 +180,25 @@ struct Matcher: Sendable {
         }
         return true
     }
+
+    /// Whether values of this attribute could ever match (the parts of the match that do not
+    /// depend on the value or its direction).
+    func mayMatch(_ c: CodecContext) -> Bool {
+        var charOK = false
+        if !characteristics.isEmpty {
+            guard let ch = c.characteristic, characteristics.contains(ch) else { return false }
+            charOK = true
+        }
+        if !services.isEmpty {
+            if let s = c.service {
+                if !services.contains(s) { return false }
+            } else if !charOK { return false }
+        }
+        if !handles.isEmpty {
+            guard let h = c.handle, handles.contains(h) else { return false }
+        }
+        return true
+    }
 }
 
 /// A codec spec compiled once into a tree of fields with resolved references (slots), so that
@@ -195,6 +214,11 @@ public final class DeclarativeCodec: ValueCodec {
     init(name: String, summary: CodecSpecSummary, matchers: [Matcher], checksum: ChecksumSpec?, root: CompiledGroup, slotCount: Int) {
         self.name = name; self.summary = summary; self.matchers = matchers; self.checksum = checksum
         self.root = root; self.slotCount = slotCount
+    }
+
+    /// Whether any value of the attribute in `context` could match (service, characteristic, handle).
+    public func mayApply(_ context: CodecContext) -> Bool {
+        matchers.isEmpty || matchers.contains { $0.mayMatch(context) }
     }
 
     public func applies(_ value: UnsafeRawBufferPointer, context: CodecContext) -> Bool {
