@@ -209,9 +209,14 @@ public struct LinkLayerTracker {
         var phys: (UInt8, UInt8)?
     }
 
-    struct Conn {
+    /// A class so the per-packet path mutates it in place instead of copying it out and back.
+    final class Conn {
         var info: LLConnectionInfo
         var crcInit: UInt32?
+        init(info: LLConnectionInfo, crcInit: UInt32?) {
+            self.info = info
+            self.crcInit = crcInit
+        }
         var stats = LinkLayerStats()
         var ended = false
         var encrypted = false
@@ -413,7 +418,6 @@ public struct LinkLayerTracker {
     private mutating func processConnectionPacket(_ index: Int, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
                                                   _ emit: (LinkLayerOutput) -> Void) {
         var c = conns[index]
-        defer { conns[index] = c }
         c.stats.packets &+= 1
         let pkt = air.packet
 
