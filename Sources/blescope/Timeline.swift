@@ -111,7 +111,13 @@ struct Timeline: ParsableCommand {
         }
         analyzer.finish()
         progress?.finish()
-        let findings = capture.findings + analyzer.findings
+        // Findings outside a --from/--to frame window are left out with the events.
+        let findings = (capture.findings + analyzer.findings).filter { f in
+            guard let frame = f.frame else { return true }
+            if case .frame(let first)? = filter.from, frame < first { return false }
+            if case .frame(let last)? = filter.to, frame > last { return false }
+            return true
+        }
         switch format {
         case .text:
             if !findings.isEmpty {
