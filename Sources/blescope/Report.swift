@@ -1,5 +1,6 @@
 import ArgumentParser
 import BLEAnalysis
+import BLECapture
 import BLECore
 import BLEReports
 #if canImport(Glibc)
@@ -53,30 +54,10 @@ struct Report: ParsableCommand {
 
     /// Files named, directories expanded (regular files, sorted, not recursive).
     func expandInputs() throws -> [String] {
-        var paths: [String] = []
-        for input in inputs {
-            var st = stat()
-            guard stat(input, &st) == 0 else {
-                writeStandardError("blescope: \(input): no such file or directory\n")
-                throw Exit.badInput
-            }
-            if (st.st_mode & S_IFMT) == S_IFDIR {
-                guard let dir = opendir(input) else { writeStandardError("blescope: \(input): cannot list\n"); throw Exit.badInput }
-                var names: [String] = []
-                while let entry = readdir(dir) {
-                    let name = withUnsafePointer(to: entry.pointee.d_name) {
-                        $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-                    }
-                    guard !name.hasPrefix(".") else { continue }
-                    let path = input.hasSuffix("/") ? input + name : input + "/" + name
-                    var s2 = stat()
-                    if stat(path, &s2) == 0, (s2.st_mode & S_IFMT) == S_IFREG { names.append(path) }
-                }
-                closedir(dir)
-                paths += names.sorted()
-            } else {
-                paths.append(input)
-            }
+        let (paths, problems) = CaptureInputs.expand(inputs)
+        if let p = problems.first {
+            writeStandardError("blescope: \(p)\n")
+            throw Exit.badInput
         }
         return paths
     }

@@ -128,3 +128,21 @@ import Testing
         #expect(try Blescope.run(["timeline", empty.path]).status == 2)
     }
 }
+
+/// `info` over directories: every capture once, in a stable order, the same in parallel and in sequence;
+/// files that are not captures are reported and do not stop the rest (exit 2 at the end).
+@Suite struct ManyFilesTests {
+    @Test func infoOverADirectoryIsParallelAndIdenticalToSequential() throws {
+        let parallel = try Blescope.run(["info", "--json", "Samples"])
+        let sequential = try Blescope.run(["info", "--json", "--sequential", "Samples"])
+        #expect(parallel.stdout == sequential.stdout)
+        let files = parallel.jsonLines.compactMap { $0["file"] as? String }
+        // 4 samples × 3 formats; PROTOCOLS.md, README.md and the truth files are not captures.
+        #expect(files.count == 12)
+        #expect(files == files.sorted())
+        #expect(parallel.status == 2)
+        let records = Dictionary(uniqueKeysWithValues: parallel.jsonLines.map { ($0["file"] as! String, $0["records"] as! Int) })
+        #expect(records["Samples/nordic-dfu.pklg"] == 1263)
+        #expect(records["Samples/bracelet.pcap"] == 111)
+    }
+}
