@@ -66,12 +66,6 @@ public final class Analyzer {
         var handle: UInt16
     }
 
-    struct StreamKey: Hashable {
-        var controller: UInt16
-        var handle: UInt16
-        var direction: Direction
-    }
-
     struct PendingCommand {
         var frame: Int
         var timestamp: Timestamp
@@ -293,11 +287,6 @@ public final class Analyzer {
         if lastKey == key { lastKey = nil }
     }
 
-    func link(of index: Int) -> LinkSnapshot {
-        states[index]?.link ?? LinkSnapshot(parameters: connections[index].currentParameters, phy: connections[index].currentPHY,
-                                            dataLength: connections[index].currentDataLength, mtu: connections[index].currentMTU,
-                                            encrypted: connections[index].isEncrypted)
-    }
 }
 
 extension FindingKind {
