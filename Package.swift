@@ -42,7 +42,7 @@ let package = Package(
         .testTarget(name: "BLECaptureTests", dependencies: ["BLECapture", "BLETestSupport"]),
         .testTarget(name: "BLEProtocolsTests", dependencies: ["BLEProtocols", "BLETestSupport"]),
         .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLETestSupport"]),
-        .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLETestSupport"]),
+        .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLEReports", "BLETestSupport"]),
         .testTarget(name: "BLEReportsTests", dependencies: ["BLEReports", "BLETestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"]),
     ]

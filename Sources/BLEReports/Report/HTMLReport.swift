@@ -125,7 +125,7 @@ public enum HTMLReport {
             out += "<td class=\"n\">\(c.endTime == nil ? "open at end" : esc(formatDuration(microseconds: end.microseconds(since: c.startTime))))</td>"
             out += "<td>\(esc(c.currentParameters.map { "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms" } ?? "—"))</td>"
             out += "<td>\(esc(c.currentPHY.description)), \(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets), MTU \(c.currentMTU)\(c.isEncrypted ? ", encrypted" : "")</td>"
-            out += "<td class=\"n\">\(formatCount(c.aclPackets[.tx] ?? 0)) / \(formatCount(c.aclPackets[.rx] ?? 0))</td><td class=\"n\">\(c.maxInFlight)</td>"
+            out += "<td class=\"n\">\(formatCount(c.aclPackets[.tx])) / \(formatCount(c.aclPackets[.rx]))</td><td class=\"n\">\(c.maxInFlight)</td>"
             out += "<td>\(esc(c.disconnectReason ?? (c.endFrame == nil ? "—" : "disconnected")))</td></tr>"
         }
         out += "</table></div>"
