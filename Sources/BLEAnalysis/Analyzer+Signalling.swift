@@ -8,7 +8,16 @@ struct CreditChannelState {
     var sduExpected = 0
     var sdu: [UInt8] = []
     var firstFrame = 0
-    var credits = 0
+    /// K-frames the sender may still send (Core Spec Vol 3, Part A, 10.1): initial credits from the
+    /// connection request/response, plus LE Flow Control Credit indications, minus one per K-frame.
+    var credits: Int
+    /// Set while the sender has no credit left: it must wait for the receiver's credits.
+    var stalledSince: (frame: Int, time: Timestamp)?
+
+    init(spsm: UInt16, credits: Int) {
+        self.spsm = spsm
+        self.credits = credits
+    }
 }
 
 extension Analyzer {
@@ -23,13 +32,27 @@ extension Analyzer {
         let handle = connections[index].handle
         for s in signals {
             switch s.command {
-            case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, _):
-                // Data towards the requester arrives on its source CID.
-                creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: sourceCID)] = CreditChannelState(spsm: spsm)
+            case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, let credits):
+                // Data towards the requester arrives on its source CID; the credits are the responder's to send with.
+                creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: sourceCID)] =
+                    CreditChannelState(spsm: spsm, credits: Int(credits))
                 pendingCreditSPSM[index] = spsm
-            case .leCreditBasedConnectionResponse(let destinationCID, _, _, _, let result):
+            case .leCreditBasedConnectionResponse(let destinationCID, _, _, let credits, let result):
                 if result == 0, let spsm = pendingCreditSPSM[index] {
-                    creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: destinationCID)] = CreditChannelState(spsm: spsm)
+                    creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: destinationCID)] =
+                        CreditChannelState(spsm: spsm, credits: Int(credits))
+                }
+            case .flowControlCreditIndication(let cid, let credits):
+                // The receiver gives credits for the channel it receives on (its own CID).
+                let key = CreditKey(connection: index, direction: direction.reversed, cid: cid)
+                if var state = creditChannels[key] {
+                    state.credits += Int(credits)
+                    if let since = state.stalledSince, state.credits > 0 {
+                        connections[index].creditStalls.record(CreditStall(cid: cid, startFrame: since.frame, startTime: since.time,
+                                                                           endFrame: pdu.lastFrame, endTime: timestamp))
+                        state.stalledSince = nil
+                    }
+                    creditChannels[key] = state
                 }
             case .disconnectionResponse(let dcid, let scid):
                 creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: dcid))
@@ -68,6 +91,13 @@ extension Analyzer {
         let key = CreditKey(connection: index, direction: direction, cid: pdu.channel)
         guard var state = creditChannels[key] else { return false }
         let payload = pdu.payload
+        state.credits -= 1
+        if state.credits < 0 {
+            findings.append(Finding(.warning, .init(code: "l2cap.no-credit",
+                message: "K-frame on \(hex(pdu.channel, width: 4)) sent without a credit"), frame: pdu.lastFrame))
+            state.credits = 0
+        }
+        if state.credits == 0, state.stalledSince == nil { state.stalledSince = (pdu.lastFrame, timestamp) }
         if state.sduExpected == 0 {
             guard payload.count >= 2 else { return true }
             state.sduExpected = Int(payload[0]) | Int(payload[1]) << 8

@@ -101,6 +101,8 @@ public struct Connection: Hashable, Sendable {
     /// Periods when the controller's ACL buffer (LE Read Buffer Size) was full after this connection
     /// sent a packet: the host could not hand it more data until Number Of Completed Packets.
     public var controllerQueueFull: [QueueFullPeriod] = []
+    /// Periods when a sender on an LE credit-based channel had used all its credits and waited for more.
+    public var creditStalls: [CreditStall] = []
     /// Total time the controller's queue was full while this connection was sending, µs.
     public var controllerQueueFullMicroseconds: Int64 = 0
 
@@ -151,5 +153,23 @@ extension Array {
     /// force stays right.
     mutating func record<V>(_ change: Change<V>) where Element == Change<V> {
         if count >= 4096 { self[count - 1] = change } else { append(change) }
+    }
+}
+
+/// A sender on a credit-based channel out of credits, from its last K-frame to the receiver's next credits.
+public struct CreditStall: Hashable, Sendable {
+    /// The channel the data goes to (the receiver's CID).
+    public var cid: UInt16
+    public var startFrame: Int
+    public var startTime: Timestamp
+    public var endFrame: Int
+    public var endTime: Timestamp
+    public var durationMicroseconds: Int64 { endTime.microseconds(since: startTime) }
+}
+
+extension Array where Element == CreditStall {
+    /// Appends, keeping the list bounded (the last entry is replaced past 4096).
+    mutating func record(_ stall: CreditStall) {
+        if count >= 4096 { self[count - 1] = stall } else { append(stall) }
     }
 }

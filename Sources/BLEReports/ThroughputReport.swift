@@ -124,7 +124,13 @@ public struct ThroughputReport {
                              + "(max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, "
                              + "\(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
             }
-            parts.append("credit-based flow control: not tracked")
+            if c.creditStalls.isEmpty {
+                parts.append("no credit-based flow-control stall")
+            } else {
+                let total = c.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds }
+                parts.append("credit-based channels: sender out of credits \(c.creditStalls.count) time\(c.creditStalls.count == 1 ? "" : "s"), "
+                             + formatDuration(microseconds: total) + " waiting for credits")
+            }
             out += terminal.paint("connection #\(c.number): ", .bold) + parts.joined(separator: "; ") + "\n"
         }
         if streamsDropped > 0 { out += "\(streamsDropped) further stream(s) not tracked (limit reached)\n" }
@@ -264,8 +270,13 @@ public struct ThroughputReport {
         w.field("max_in_flight", c?.maxInFlight)
         w.field("acl_buffer_packets", aclBuffers?.packets)
         w.field("acl_buffer_length", aclBuffers?.length)
+        w.field("queue_full_count", c?.controllerQueueFull.count)
+        w.field("queue_full_us", c?.controllerQueueFullMicroseconds)
         w.endObject()
-        w.field("flow_control", "not tracked")
+        w.beginObject("flow_control")
+        w.field("credit_stalls", c?.creditStalls.count)
+        w.field("credit_stall_us", c.map { $0.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds } })
+        w.endObject()
         if let ll = c?.linkLayer { Self.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
         w.field("limit", s.verdict.limit.rawValue)
         w.field("verdict", s.verdict.text)

@@ -182,4 +182,23 @@ import Testing
         #expect(c.controllerQueueFull.map(\.endFrame) == [6])
         #expect(c.controllerQueueFullMicroseconds == 1_000)
     }
+
+    @Test func aSenderOutOfCreditsIsTimedUntilTheNextCredits() throws {
+        // The peer grants 2 credits; the phone sends 2 K-frames (single-frame SDUs), then waits for a credit.
+        let request = L2CAPSignal(identifier: 1, command: .leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 64, mps: 64, initialCredits: 5))
+        let response = L2CAPSignal(identifier: 1, command: .leCreditBasedConnectionResponse(destinationCID: 0x0041, mtu: 64, mps: 64, initialCredits: 2, result: 0))
+        let credit = L2CAPSignal(identifier: 2, command: .flowControlCreditIndication(cid: 0x0041, credits: 4))
+        let b = CaptureBuilder(step: 1_000).connect(handle: 0x40)
+            .l2cap(cid: 5, payload: request.bytes, handle: 0x40, .tx)      // 2
+            .l2cap(cid: 5, payload: response.bytes, handle: 0x40, .rx)     // 3
+            .l2cap(cid: 0x0041, payload: [2, 0, 0xAA, 0xBB], handle: 0x40, .tx)  // 4
+            .l2cap(cid: 0x0041, payload: [2, 0, 0xCC, 0xDD], handle: 0x40, .tx)  // 5: last credit used
+            .l2cap(cid: 5, payload: credit.bytes, handle: 0x40, .rx)       // 6: 4 more credits
+        let (analyzer, events) = try Self.analyze(b)
+        #expect(events.filter { $0.name == "LE Credit Based SDU" }.map(\.value) == [[0xAA, 0xBB], [0xCC, 0xDD]])
+        let stalls = analyzer.connections[0].creditStalls
+        #expect(stalls.map(\.startFrame) == [5] && stalls.map(\.endFrame) == [6] && stalls.map(\.cid) == [0x0041])
+        #expect(stalls.first?.durationMicroseconds == 1_000)
+        #expect(analyzer.findings.isEmpty)
+    }
 }

@@ -186,7 +186,7 @@ func linkTargets(_ html: String) -> [String] {
         #expect(csv[0].hasPrefix("conn,connection_handle,dir,handle,uuid,kind,packets,value_bytes"))
         let text = report.text()
         #expect(text.contains("→ 178.6 kbps = 23 % of the 790.9 kbps ceiling"))
-        #expect(text.contains("credit-based flow control: not tracked"))
+        #expect(text.contains("no credit-based flow-control stall"))
         // Filters.
         #expect(report.filtered(connectionNumbers: [2]).streams.isEmpty)
         let packetUUID = BluetoothUUID("8EC90002-F315-4F60-9FB8-838830DAEA50")!

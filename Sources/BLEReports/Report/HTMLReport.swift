@@ -213,7 +213,8 @@ public enum HTMLReport {
             } else if let c = f.connections.first(where: { $0.number == s.key.connectionNumber }) {
                 facts.append("controller buffer: at most \(c.maxInFlight) ACL packets in flight\(f.aclBuffers.map { " of \($0.packets)" } ?? "")"
                              + (c.controllerQueueFull.isEmpty ? "" : ", queue full \(c.controllerQueueFull.count)× for \(formatDuration(microseconds: c.controllerQueueFullMicroseconds))")
-                             + "; credit-based flow control not tracked")
+                             + (c.creditStalls.isEmpty ? "; no credit-based flow-control stall"
+                                : "; out of credits \(c.creditStalls.count)× for \(formatDuration(microseconds: c.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds }))"))
             }
             out += "<ul>" + facts.map { "<li>\(esc($0))</li>" }.joined() + "</ul>"
             if s.periods.count > 1 {
