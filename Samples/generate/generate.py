@@ -27,6 +27,9 @@ import common  # noqa: E402
 import dfu  # noqa: E402
 import eom  # noqa: E402
 import headset  # noqa: E402
+import legacydfu  # noqa: E402
+import mcumgr  # noqa: E402
+import silabs  # noqa: E402
 import sim  # noqa: E402
 
 SCENARIOS = {
@@ -34,10 +37,14 @@ SCENARIOS = {
     "bracelet": bracelet,
     "nordic-dfu": dfu,
     "headset-ota": headset,
+    "legacy-dfu": legacydfu,
+    "mcumgr-upload": mcumgr,
+    "silabs-ota": silabs,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
-START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, "headset-ota": 10800.0}
+START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, "headset-ota": 10800.0,
+                 "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

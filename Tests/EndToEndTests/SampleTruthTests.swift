@@ -7,7 +7,9 @@ import Testing
 @Suite struct SampleTruthTests {
     static let formats = ["btsnoop", "pcap", "pklg"]
 
-    @Test(arguments: ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"], formats)
+    static let samples = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload", "silabs-ota"]
+
+    @Test(arguments: samples, formats)
     func infoCountsMatchTheGenerator(_ sample: String, _ format: String) throws {
         let truth = try Blescope.truth(sample)
         let capture = try #require(truth["capture"] as? [String: Any])
@@ -23,7 +25,7 @@ import Testing
         #expect(info["format"] as? String == (format == "pklg" ? "pklg" : format))
     }
 
-    @Test(arguments: ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"], formats)
+    @Test(arguments: samples, formats)
     func attCountsPerOpcodeMatchTheGenerator(_ sample: String, _ format: String) throws {
         let truth = try Blescope.truth(sample)
         let expected = try #require((truth["capture"] as? [String: Any])?["att_pdus_by_opcode"] as? [String: [String: Int]])
@@ -109,6 +111,25 @@ import Testing
         #expect(s["packets"] as? Int == truth["data_packets_sent"] as? Int)
     }
 
+    @Test(arguments: [("legacy-dfu", "nordic-legacy-dfu"), ("mcumgr-upload", "mcumgr-smp"), ("silabs-ota", "silabs-ota")], formats)
+    func otherOTAProtocolsAreRebuiltExactly(_ sample: (String, String), _ format: String) throws {
+        let truth = try Blescope.truth(sample.0)
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/\(sample.0).\(format)"])
+        #expect(r.status == 0)
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == sample.1)
+        #expect(s["result"] as? String == "success")
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        let packets = (truth["packets"] ?? truth["requests"]) as? Int
+        if let packets { #expect(s["packets"] as? Int == packets) }
+        if let receipts = truth["receipts"] as? Int { #expect(s["receipts"] as? Int == receipts) }
+    }
+
     @Test func otaGatesExitNonZero() throws {
         // 100 KB in ~4.6 s is ~185 kbps: a 1 Mbps minimum must fail, a 100 kbps one pass.
         #expect(try Blescope.run(["ota", "--min-rate", "1Mbps", "Samples/nordic-dfu.btsnoop"]).status == 1)
@@ -137,8 +158,8 @@ import Testing
         let sequential = try Blescope.run(["info", "--json", "--sequential", "Samples"])
         #expect(parallel.stdout == sequential.stdout)
         let files = parallel.jsonLines.compactMap { $0["file"] as? String }
-        // 4 samples × 3 formats; PROTOCOLS.md, README.md and the truth files are not captures.
-        #expect(files.count == 12)
+        // 7 samples × 3 formats; PROTOCOLS.md, README.md and the truth files are not captures.
+        #expect(files.count == 21)
         #expect(files == files.sorted())
         #expect(parallel.status == 2)
         let records = Dictionary(uniqueKeysWithValues: parallel.jsonLines.map { ($0["file"] as! String, $0["records"] as! Int) })
