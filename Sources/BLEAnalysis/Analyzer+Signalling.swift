@@ -25,11 +25,11 @@ extension Analyzer {
             switch s.command {
             case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, _):
                 // Data towards the requester arrives on its source CID.
-                creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: sourceCID)] = CreditChannelState(spsm: spsm)
+                addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: sourceCID), spsm: spsm, frame: pdu.lastFrame)
                 pendingCreditSPSM[index] = spsm
             case .leCreditBasedConnectionResponse(let destinationCID, _, _, _, let result):
                 if result == 0, let spsm = pendingCreditSPSM[index] {
-                    creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: destinationCID)] = CreditChannelState(spsm: spsm)
+                    addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: destinationCID), spsm: spsm, frame: pdu.lastFrame)
                 }
             case .disconnectionResponse(let dcid, let scid):
                 creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: dcid))
@@ -63,10 +63,20 @@ extension Analyzer {
         }
     }
 
+    /// Opens a credit-based channel, within ``Analyzer/maxCreditChannels``.
+    func addCreditChannel(_ key: CreditKey, spsm: UInt16, frame: Int) {
+        guard creditChannels[key] != nil || creditChannels.count < Analyzer.maxCreditChannels else {
+            noteLimit(.tooManyCreditChannels(Analyzer.maxCreditChannels), frame: frame)
+            return
+        }
+        creditChannels[key] = CreditChannelState(spsm: spsm)
+    }
+
     /// K-frames on a dynamic LE credit-based channel.
     func processCreditFrame(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) -> Bool {
         let key = CreditKey(connection: index, direction: direction, cid: pdu.channel)
-        guard var state = creditChannels[key] else { return false }
+        // Taken out of the table while it grows, so appending does not copy the partial SDU each time.
+        guard var state = creditChannels.removeValue(forKey: key) else { return false }
         let payload = pdu.payload
         if state.sduExpected == 0 {
             guard payload.count >= 2 else { return true }

@@ -141,3 +141,35 @@ struct FuzzTests {
         #expect(n == m)
     }
 }
+
+/// The worst-case capture for memory (see ``WorstCaseCapture``).
+struct WorstCaseTests {
+    /// `BLESCOPE_WORST_CASE=N:PATH` writes an N-record worst-case btsnoop file (used by `scripts/fuzz.sh worst-case`).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["BLESCOPE_WORST_CASE"] != nil))
+    func writeWorstCaseCapture() throws {
+        let spec = ProcessInfo.processInfo.environment["BLESCOPE_WORST_CASE"] ?? ""
+        let parts = spec.split(separator: ":", maxSplits: 1).map(String.init)
+        let n = try #require(parts.first.flatMap { Int($0) }), path = try #require(parts.last)
+        let writer = try CaptureFileWriter(path: path, format: .btsnoop(datalink: BTSnoop.datalinkH4))
+        for i in 0..<n { try writer.write(WorstCaseCapture.record(i)) }
+        try writer.close()
+    }
+
+    /// Open reassemblies, tracked connections, pending requests, commands and credit channels stay
+    /// bounded, each with a finding when its bound is hit.
+    @Test func analyzerStateIsBounded() throws {
+        var records: [OwnedRecord] = []
+        let n = 60_000
+        for i in 0..<n { records.append(WorstCaseCapture.record(i)) }
+        let capture = try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "worst.btsnoop")
+        let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, maxConnections: 512),
+                                        configure: { $0.maxRetainedConnections = 2000 })
+        #expect(analyzer.counters.records == n)
+        #expect(analyzer.connections.count == 2000)
+        let codes = Set(analyzer.findings.map(\.kind.code))
+        for code in ["limit.connections", "limit.connections-total", "limit.pending-commands", "limit.credit-channels"] {
+            #expect(codes.contains(code), "no \(code) finding")
+        }
+        #expect(analyzer.findings.count < 20_000)
+    }
+}
