@@ -142,6 +142,21 @@ struct FuzzTests {
     }
 }
 
+/// `BLESCOPE_FUZZ_SEEDS_OUT=DIR` writes each target's seeds to DIR/<target>/ (libFuzzer's starting corpus, `scripts/fuzz.sh`).
+struct SeedExport {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["BLESCOPE_FUZZ_SEEDS_OUT"] != nil))
+    func exportSeeds() throws {
+        let root = ProcessInfo.processInfo.environment["BLESCOPE_FUZZ_SEEDS_OUT"] ?? ""
+        for target in FuzzTarget.allCases {
+            let dir = root + "/" + target.rawValue
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            for (i, seed) in FuzzTests.seeds(for: target).enumerated() {
+                FileManager.default.createFile(atPath: dir + "/seed-\(i)", contents: Data(seed))
+            }
+        }
+    }
+}
+
 /// The worst-case capture for memory (see ``WorstCaseCapture``).
 struct WorstCaseTests {
     /// `BLESCOPE_WORST_CASE=N:PATH` writes an N-record worst-case btsnoop file (used by `scripts/fuzz.sh worst-case`).
