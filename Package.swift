@@ -45,5 +45,6 @@ let package = Package(
         .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLEReports", "BLETestSupport"]),
         .testTarget(name: "BLEReportsTests", dependencies: ["BLEReports", "BLETestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"]),
+        .testTarget(name: "FuzzTests", dependencies: ["BLEAnalysis", "BLEReports", "BLETestSupport"], exclude: ["Corpus"]),
     ]
 )

@@ -378,7 +378,10 @@ extension Analyzer {
             }
         case .readBlobResponse(let value):
             guard let r = request, let h = r.handle else { break }
-            if var lr = bearer.longRead, lr.handle == h {
+            // An attribute value is at most 512 bytes (Core Vol 3, Part F, 3.2.9): a long read that
+            // keeps going past 64 KiB is not accumulated further.
+            if var lr = bearer.longRead, lr.handle == h, lr.value.count < 1 << 16 {
+                bearer.longRead = nil  // unique while it grows
                 lr.value += value
                 lr.frames += [r.frame, frame]
                 bearer.longRead = lr

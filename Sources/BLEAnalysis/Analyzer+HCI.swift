@@ -29,8 +29,9 @@ extension Analyzer {
         }
         if pendingCommands.count < 1024 {
             pendingCommands[key] = PendingCommand(frame: record.frame, timestamp: record.timestamp, eventID: eventID)
-        } else if let id = eventID {
-            queue.settle(id)
+        } else {
+            noteLimit(.tooManyPendingCommands(1024), frame: record.frame)
+            if let id = eventID { queue.settle(id) }
         }
     }
 

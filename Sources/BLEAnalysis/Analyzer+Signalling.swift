@@ -34,13 +34,13 @@ extension Analyzer {
             switch s.command {
             case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, let credits):
                 // Data towards the requester arrives on its source CID; the credits are the responder's to send with.
-                creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: sourceCID)] =
-                    CreditChannelState(spsm: spsm, credits: Int(credits))
+                addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: sourceCID), spsm: spsm,
+                                 credits: Int(credits), frame: pdu.lastFrame)
                 pendingCreditSPSM[index] = spsm
             case .leCreditBasedConnectionResponse(let destinationCID, _, _, let credits, let result):
                 if result == 0, let spsm = pendingCreditSPSM[index] {
-                    creditChannels[CreditKey(connection: index, direction: direction.reversed, cid: destinationCID)] =
-                        CreditChannelState(spsm: spsm, credits: Int(credits))
+                    addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: destinationCID), spsm: spsm,
+                                     credits: Int(credits), frame: pdu.lastFrame)
                 }
             case .flowControlCreditIndication(let cid, let credits):
                 // The receiver gives credits for the channel it receives on (its own CID).
@@ -86,10 +86,20 @@ extension Analyzer {
         }
     }
 
+    /// Opens a credit-based channel, within ``Analyzer/maxCreditChannels``.
+    func addCreditChannel(_ key: CreditKey, spsm: UInt16, credits: Int, frame: Int) {
+        guard creditChannels[key] != nil || creditChannels.count < Analyzer.maxCreditChannels else {
+            noteLimit(.tooManyCreditChannels(Analyzer.maxCreditChannels), frame: frame)
+            return
+        }
+        creditChannels[key] = CreditChannelState(spsm: spsm, credits: credits)
+    }
+
     /// K-frames on a dynamic LE credit-based channel.
     func processCreditFrame(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) -> Bool {
         let key = CreditKey(connection: index, direction: direction, cid: pdu.channel)
-        guard var state = creditChannels[key] else { return false }
+        // Taken out of the table while it grows, so appending does not copy the partial SDU each time.
+        guard var state = creditChannels.removeValue(forKey: key) else { return false }
         let payload = pdu.payload
         state.credits -= 1
         if state.credits < 0 {

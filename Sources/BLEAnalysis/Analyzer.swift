@@ -101,6 +101,18 @@ public final class Analyzer {
     var queueFullBy: [UInt16: Int] = [:]
     var creditChannels: [CreditKey: CreditChannelState] = [:]
     var pendingCreditSPSM: [Int: UInt16] = [:]
+    /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
+    /// a hostile capture with a Connection Complete per record would otherwise grow it without end.
+    public var maxRetainedConnections = 65_536
+    /// Bound on open LE credit-based channels (each may hold a partial SDU of up to 64 KiB).
+    static let maxCreditChannels = 1024
+    /// Limits already reported (each once): keeps findings flat too.
+    var limitsNoted = Set<String>()
+
+    /// Records a `limit.*` finding the first time the bound is hit.
+    func noteLimit(_ kind: FindingKind, frame: Int) {
+        if limitsNoted.insert(kind.code).inserted { findings.append(Finding(.warning, kind, frame: frame)) }
+    }
 
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
@@ -221,6 +233,10 @@ public final class Analyzer {
             return i
         }
         guard infer else { return nil }
+        guard connections.count < maxRetainedConnections else {
+            noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
+            return nil
+        }
         guard active.count < options.maxConnections else {
             findings.append(Finding(.warning, .tooManyConnections(options.maxConnections), frame: frame))
             return nil
@@ -245,6 +261,10 @@ public final class Analyzer {
         if let old = active[key] {
             // A new Connection Complete on a handle still open: the previous one ended unseen.
             closeConnection(index: old, frame: frame, timestamp: timestamp, reason: "replaced by a new connection on the same handle")
+        }
+        guard connections.count < maxRetainedConnections else {
+            noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
+            return
         }
         var c = Connection(number: connections.count + 1, handle: handle, controller: controller, inferred: false,
                            startFrame: frame, startTime: timestamp)
@@ -277,6 +297,8 @@ public final class Analyzer {
             }
         }
         states[index] = nil
+        if !creditChannels.isEmpty { creditChannels = creditChannels.filter { $0.key.connection != index } }
+        pendingCreditSPSM.removeValue(forKey: index)
         if let peer = connections[index].peerAddress, !connections[index].gatt.isEmpty, connections[index].gatt.source == .discovery {
             databasesByPeer[peer] = connections[index].gatt
         }
@@ -296,6 +318,15 @@ extension FindingKind {
     }
     static func tooManyConnections(_ n: Int) -> FindingKind {
         .init(code: "limit.connections", message: "more than \(n) connections open at once: further handles are not tracked")
+    }
+    static func tooManyConnectionsInCapture(_ n: Int) -> FindingKind {
+        .init(code: "limit.connections-total", message: "more than \(n) connections in the capture: later connections are not tracked (their packets are counted, not decoded)")
+    }
+    static func tooManyCreditChannels(_ n: Int) -> FindingKind {
+        .init(code: "limit.credit-channels", message: "more than \(n) LE credit-based channels open at once: further channels are not reassembled")
+    }
+    static func tooManyPendingCommands(_ n: Int) -> FindingKind {
+        .init(code: "limit.pending-commands", message: "more than \(n) HCI commands waiting for an answer at once: further ones are not paired")
     }
     static func requestUnanswered(_ opcode: ATTOpcode, handle: UInt16?, end: String) -> FindingKind {
         .init(code: "att.request-unanswered", message: "ATT \(opcode)\(handle.map { " on handle " + hex($0, width: 4) } ?? "") got no response before \(end)")

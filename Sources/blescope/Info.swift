@@ -7,57 +7,58 @@ import Glibc
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Summarize capture files: format, records by type, time span, truncation, drops, findings.")
+        abstract: "Summarize capture files: format, records by type, time span, truncation, drops, findings.",
+        discussion: """
+            Several files, directories or globs are read in parallel (--jobs); output is in input order, \
+            as a sequential run would give. A file that cannot be read is reported on stderr and the \
+            others go on; the exit code is then 2.
+            """)
 
-    @Argument(help: "Capture files or directories (format detected from content; .gz read transparently).")
+    @Argument(help: "Capture files, directories (every file below, recursively) or quoted glob patterns (format detected from content; .gz read transparently).")
     var files: [String]
 
-    @Flag(help: "One JSON object per file, one per line (schema in the README): JSON Lines a data engine can load.")
+    @Flag(help: "One JSON object per file, one per line (schema in the README); with several files, unreadable ones give {\"file\", \"error\"}.")
     var json = false
-
-    @Flag(help: "Descend into subdirectories.")
-    var recursive = false
-
-    @Flag(help: "Read the files one after the other instead of in parallel.")
-    var sequential = false
 
     @Flag(help: "No progress on stderr.")
     var quiet = false
 
+    @OptionGroup var batch: BatchOptions
+
     func run() throws {
+        let inputs = BatchInputs(files)
         let out = OutputStream()
         let terminal = Terminal.standardOutput
-        let (paths, problems) = CaptureInputs.expand(files, recursive: recursive)
-        for p in problems { writeStandardError("blescope: \(p)\n") }
-        var failed = !problems.isEmpty
-        if paths.count == 1 {
-            // One file: read it here, with progress on a terminal.
+        let (json, batchJSON) = (self.json, self.json && inputs.isBatch)
+        let jobs = inputs.files.count > 1 ? batch.effectiveJobs : 1
+        let quiet = self.quiet || jobs > 1  // progress bars of parallel files would overwrite each other
+        let failed = BatchRunner.run(inputs.files, jobs: jobs, out: out) { i, path, out in
+            let capture: CaptureFile
             do {
-                let capture = try CaptureFile.open(path: paths[0])
-                let info = CaptureInfo(reading: capture, progress: quiet ? nil : ProgressReporter(label: paths[0], totalBytes: capture.fileSize))
-                out.write(json ? info.json + "\n" : info.text(terminal: terminal))
+                capture = try CaptureFile.open(path: path)
             } catch {
-                writeStandardError("blescope: \(error)\n")
-                failed = true
-            }
-        } else {
-            for (i, result) in CaptureInfo.collect(paths: paths, parallel: !sequential).enumerated() {
-                switch result {
-                case .success(let info):
-                    if json {
-                        out.write(info.json + "\n")
-                    } else {
-                        if i > 0 { out.write("\n") }
-                        out.write(info.text(terminal: terminal))
-                    }
-                case .failure(let error):
-                    out.flush()
-                    writeStandardError("blescope: \(error)\n")
-                    failed = true
+                if batchJSON {
+                    var w = JSONWriter()
+                    w.beginObject()
+                    w.field("file", path)
+                    w.field("error", (error as? CaptureOpenError)?.message ?? "\(error)")
+                    w.endObject()
+                    out.write(w.string + "\n")
                 }
+                return .init(ok: false, message: "blescope: \(error)\n")
             }
+            let progress = quiet ? nil : ProgressReporter(label: path, totalBytes: capture.fileSize)
+            let info = CaptureInfo(reading: capture, progress: progress)
+            if json {
+                out.write(info.json + "\n")
+            } else {
+                if i > 0 { out.write("\n") }
+                out.write(info.text(terminal: terminal))
+            }
+            return .init(ok: true)
         }
         out.flush()
-        if failed { throw Exit.badInput }
+        for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
+        if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
     }
 }

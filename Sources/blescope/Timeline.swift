@@ -13,8 +13,8 @@ struct Timeline: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, jsonl, csv }
 
-    @Argument(help: "Capture file.")
-    var file: String
+    @Argument(help: "Capture file; or several files, directories, quoted globs (read in parallel, output in input order; jsonl lines get a \"file\" key, csv a file column, text a ==> file <== header; exit 2 at the end if any file could not be read).")
+    var files: [String]
 
     @Option(help: "Output: text, jsonl (JSON Lines, schema in the README), csv.")
     var format: Format = .text
@@ -48,6 +48,8 @@ struct Timeline: ParsableCommand {
 
     @OptionGroup var analysis: AnalysisOptions
 
+    @OptionGroup var batch: BatchOptions
+
     func filter() throws -> TimelineFilter {
         var f = TimelineFilter()
         for c in conn {
@@ -75,11 +77,39 @@ struct Timeline: ParsableCommand {
     func validate() throws { _ = try filter() }
 
     func run() throws {
-        let capture = try openCapture(file)
+        let inputs = BatchInputs(files)
         let options = try analysis.analyzerOptions(timeline: true)
         let filter = try filter()
         let out = OutputStream()
+        guard inputs.isBatch else {
+            let capture = try openCapture(inputs.files[0])
+            render(capture, options: options, filter: filter, out: out, file: nil, quiet: analysis.quiet)
+            out.flush()
+            return
+        }
+        if format == .csv { out.write("file," + TimelineCSVRenderer.header) }
+        let jobs = batch.effectiveJobs
+        let failed = BatchRunner.run(inputs.files, jobs: jobs, out: out) { i, path, out in
+            let capture: CaptureFile
+            do { capture = try CaptureFile.open(path: path) } catch {
+                return .init(ok: false, message: "blescope: \(error)\n")
+            }
+            if format == .text { out.write((i > 0 ? "\n" : "") + "==> \(path) <==\n") }
+            render(capture, options: options, filter: filter, out: out, file: path, quiet: analysis.quiet || jobs > 1)
+            return .init(ok: true)
+        }
+        out.flush()
+        for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
+        if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
+    }
+
+    /// One capture's timeline; `file` (several captures) tags each jsonl line and csv row with the path.
+    func render(_ capture: CaptureFile, options: AnalyzerOptions, filter: TimelineFilter, out: OutputStream,
+                file: String?, quiet: Bool) {
         let terminal = Terminal.standardOutput
+        let fileKey = file.map(jsonFileKey)
+        let csvFile = file.map { "\"" + $0.replacingAll("\"", with: "\"\"") + "\"," }
+        var line: [UInt8] = []
         var origin: Timestamp? = nil
         let timeStyle: TimeStyle = local ? .absoluteLocal(offsetSeconds: localUTCOffset()) : absolute ? .absoluteUTC : .relative(to: nil)
         var text = TimelineTextRenderer(terminal: terminal, timeStyle: timeStyle)
@@ -87,10 +117,10 @@ struct Timeline: ParsableCommand {
         let csv = TimelineCSVRenderer()
         switch format {
         case .text: out.write(text.header)
-        case .csv: out.write(TimelineCSVRenderer.header)
+        case .csv: if file == nil { out.write(TimelineCSVRenderer.header) }
         case .jsonl: break
         }
-        let progress = analysis.progress(for: capture)
+        let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
         let analyzer = Analyzer(options: options)
         analyzer.onEvent = { [unowned analyzer] e in
             if origin == nil { origin = e.timestamp }
@@ -100,9 +130,15 @@ struct Timeline: ParsableCommand {
             }
             switch format {
             case .text: out.write(text.line(e))
-            case .csv: out.write(csv.line(e))
+            case .csv: out.write((csvFile ?? "") + csv.line(e))
             case .jsonl:
-                json.write(e, to: out)
+                if let fileKey {
+                    line.removeAll(keepingCapacity: true)
+                    json.append(e, to: &line)
+                    line.withUnsafeBytes { out.writeTagged(file: fileKey, line: $0) }
+                } else {
+                    json.write(e, to: out)
+                }
             }
         }
         while let record = capture.next() {
@@ -128,6 +164,7 @@ struct Timeline: ParsableCommand {
             for f in findings {
                 var w = JSONWriter()
                 w.beginObject()
+                if let file { w.field("file", file) }
                 w.field("frame", f.frame)
                 w.field("layer", "finding")
                 w.field("severity", f.severity.rawValue)
@@ -140,7 +177,6 @@ struct Timeline: ParsableCommand {
         case .csv:
             break
         }
-        out.flush()
     }
 }
 

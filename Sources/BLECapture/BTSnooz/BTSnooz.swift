@@ -96,7 +96,8 @@ public enum BTSnooz {
         guard version == 1 || version == 2 else { return nil }
         var last: UInt64 = 0
         for i in 0..<8 { last |= UInt64(blob[1 + i]) << (8 * UInt64(i)) }
-        guard let body = zlibInflate(Array(blob[9...])) else { return nil }
+        // Android's snoop ring buffer is a few MiB: a larger inflated body is a deflate bomb, not a capture.
+        guard let body = zlibInflate(Array(blob[9...]), maxOutput: 1 << 28) else { return nil }
         var notes: [String] = []
         return body.withUnsafeBytes { raw -> ([UInt8], [String])? in
             let preferred: [Layout] = version == 1 ? [.v1, .v2, .v2u64] : [.v2, .v2u64, .v1]
