@@ -1,7 +1,5 @@
 import BLECapture
 import BLECore
-import Dispatch
-import Synchronization
 
 /// What `blescope info` says about one capture file: a capinfos for Bluetooth.
 public struct CaptureInfo: Sendable {
@@ -136,26 +134,3 @@ public func writeFindings(_ findings: [Finding], into w: inout JSONWriter, key: 
     w.endArray()
 }
 
-extension CaptureInfo {
-    /// Reads many captures, in parallel on the available cores when `parallel`; results come back in
-    /// input order and are the same as a sequential run (each file is read on its own). A file that is
-    /// not a readable capture gives its open error instead of stopping the others.
-    public static func collect(paths: [String], parallel: Bool = true) -> [Result<CaptureInfo, CaptureOpenError>] {
-        let results = Mutex<[Result<CaptureInfo, CaptureOpenError>?]>(Array(repeating: nil, count: paths.count))
-        let work: @Sendable (Int) -> Void = { i in
-            let result: Result<CaptureInfo, CaptureOpenError>
-            do throws(CaptureOpenError) {
-                result = .success(CaptureInfo(reading: try CaptureFile.open(path: paths[i])))
-            } catch {
-                result = .failure(error)
-            }
-            results.withLock { $0[i] = result }
-        }
-        if parallel && paths.count > 1 {
-            DispatchQueue.concurrentPerform(iterations: paths.count, execute: work)
-        } else {
-            for i in paths.indices { work(i) }
-        }
-        return results.withLock { $0.map { $0! } }
-    }
-}
