@@ -36,6 +36,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))\(dateSeparator)\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(pad(micros, 6))"
     }
 
+    /// Seconds since the epoch with exactly six decimals, exact to the µs: `1741948200.410328`.
+    public var epochSecondsText: String {
+        let s = microseconds >= 0 ? microseconds / 1_000_000 : -((-microseconds + 999_999) / 1_000_000)
+        let f = String(microseconds - s * 1_000_000)
+        return "\(s)." + String(repeating: "0", count: 6 - f.count) + f
+    }
+
     /// ISO 8601 with µs and `Z`: `2026-03-19T20:04:01.695475Z`.
     public var iso8601: String { formatted(dateSeparator: "T") + "Z" }
 

@@ -312,9 +312,7 @@ public struct TimelineCSVRenderer {
             }
             return s
         }
-        var t = JSONWriter()
-        t.beginObject(); t.field("t", e.timestamp); t.endObject()
-        let time = String(t.string.dropFirst(5).dropLast())
+        let time = e.timestamp.epochSecondsText
         let fields: [String] = [
             String(e.frame), time, e.connection.map { String($0) } ?? "", e.direction == .unknown ? "" : e.direction.description,
             e.layer.rawValue, e.code.map { String($0) } ?? "", q(e.name), e.handle.map { String($0) } ?? "",
