@@ -77,7 +77,7 @@ run() {
     seed_corpus "$target"
     mkdir -p "$SCRATCH/artifacts/$target"
     BLESCOPE_FUZZ_TARGET=$target ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 "$BIN" \
-        -max_total_time="$seconds" -timeout=2 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
+        -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-2}" -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$SCRATCH/artifacts/$target/" "$@" "$SCRATCH/corpus/$target"
 }
 

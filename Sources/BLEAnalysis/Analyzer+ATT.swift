@@ -37,10 +37,10 @@ final class ATTBearer {
 }
 
 extension Analyzer {
-    func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
+    func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState? = nil) {
         counters.l2capPDUs += 1
         switch pdu.channel {
-        case 0x0004: processATT(pdu, connection: index, direction: direction, timestamp: timestamp)
+        case 0x0004: processATT(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
         case 0x0005, 0x0001: processSignalling(pdu, connection: index, direction: direction, timestamp: timestamp)
         case 0x0006: processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
         default:
@@ -55,7 +55,7 @@ extension Analyzer {
 
     // MARK: ATT
 
-    func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
+    func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state given: ConnectionState? = nil) {
         let payload = pdu.payload
         guard let first = payload.first else {
             findings.append(Finding(.warning, .init(code: "att.empty", message: "empty ATT PDU"), frame: pdu.lastFrame))
@@ -67,7 +67,7 @@ extension Analyzer {
         let opcode = ATTOpcode(rawValue: first)
         let frame = pdu.lastFrame
         let db = Self.serverDatabase(opcode.method, direction)
-        guard let state = states[index] else { return }
+        guard let state = given ?? states[index] else { return }
         var bearer = state.bearer
 
         // Fast path for the bulk of real traffic when nobody needs the typed PDU.
@@ -181,7 +181,7 @@ extension Analyzer {
             case .signedWriteCommand: .signedWriteCommand
             default: .writeCommand
             }
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index, db: db,
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index, state: state, db: db,
                          direction: direction, frame: frame, timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
         }
         if let e = event {
@@ -234,15 +234,11 @@ extension Analyzer {
     /// Both sides of a connection may be GATT servers (phones are too): the peer's database answers
     /// what this side sends as a client (requests, commands, confirmations → tx) and what the peer
     /// sends as a server (responses, notifications, indications → rx); the local one the reverse.
-    static func serverDatabase(_ method: ATTMethodType, _ direction: Direction) -> WritableKeyPath<Connection, GATTDatabase> {
+    static func serverDatabase(_ method: ATTMethodType, _ direction: Direction) -> GATTSide {
         let clientToServer = method == .request || method == .command || method == .confirmation
         let sentByUs = direction != .rx
-        return clientToServer == sentByUs ? Self.peerDatabase : Self.localDatabase
+        return clientToServer == sentByUs ? .peer : .local
     }
-
-    // Key paths made once: building one per PDU costs a runtime instantiation.
-    nonisolated(unsafe) static let peerDatabase: WritableKeyPath<Connection, GATTDatabase> = \Connection.gatt
-    nonisolated(unsafe) static let localDatabase: WritableKeyPath<Connection, GATTDatabase> = \Connection.localGATT
 
     /// The one-line decode. Value-carrying PDUs say only their handle: the value is in the event
     /// (`value`), and rendering it twice would double the cost of a timeline of notifications.
@@ -267,10 +263,10 @@ extension Analyzer {
     }
 
     /// Names a handle in an event from the connection's GATT database.
-    func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>) {
+    func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int, db: GATTSide) {
         guard let state = states[index] else { return }
         let info = attribute(index, handle: handle, db: db, state: state)
-        if let name = info.userName {
+        if info.hasUserName, let name = connections[index][database: db].userNames[handle] {
             e.attributeName = name
             e.nameSource = .userMap
         }
@@ -284,7 +280,7 @@ extension Analyzer {
     }
 
     /// State changes and value delivery for a decoded ATT PDU.
-    func applyATT(_ pdu: ATTPDU, bearer: inout ATTBearer, request: ATTBearer.Pending?, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>,
+    func applyATT(_ pdu: ATTPDU, bearer: inout ATTBearer, request: ATTBearer.Pending?, connection index: Int, db: GATTSide,
                   direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?) {
         switch pdu {
         case .exchangeMTURequest(let mtu):
@@ -298,35 +294,35 @@ extension Analyzer {
                 event?.summary += " → ATT_MTU \(effective)"
             }
         case .readByGroupTypeResponse(let groups):
-            states[index]?.attributes.removeAll(keepingCapacity: true)
+            states[index]?.forgetAttributes()
             let primary = request?.type?.uuid16 != 0x2801
             for g in groups {
                 guard let uuid = uuidFromValue(g.value) else { continue }
-                connections[index][keyPath: db].addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
+                connections[index][database: db].addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
             }
         case .findByTypeValueResponse(let ranges):
-            states[index]?.attributes.removeAll(keepingCapacity: true)
+            states[index]?.forgetAttributes()
             if let r = request, r.type?.uuid16 == 0x2800 || r.type?.uuid16 == 0x2801, let uuid = uuidFromValue(r.typeValue) {
                 for range in ranges {
-                    connections[index][keyPath: db].addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
+                    connections[index][database: db].addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
                                                              isPrimary: r.type?.uuid16 == 0x2800, discoveredAt: frame))
                 }
             }
         case .readByTypeResponse(let items):
-            if request?.type?.uuid16 == 0x2803 || request?.type?.uuid16 == 0x2802 { states[index]?.attributes.removeAll(keepingCapacity: true) }
+            if request?.type?.uuid16 == 0x2803 || request?.type?.uuid16 == 0x2802 { states[index]?.forgetAttributes() }
             if request?.type?.uuid16 == 0x2803 {
                 for item in items where item.value.count == 5 || item.value.count == 19 {
                     let props = CharacteristicProperties(rawValue: item.value[0])
                     let valueHandle = UInt16(item.value[1]) | UInt16(item.value[2]) << 8
                     guard let uuid = uuidFromValue(Array(item.value[3...])) else { continue }
-                    connections[index][keyPath: db].addCharacteristic(.init(declarationHandle: item.handle, properties: props,
+                    connections[index][database: db].addCharacteristic(.init(declarationHandle: item.handle, properties: props,
                                                                     valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
                 }
             } else if request?.type?.uuid16 == 0x2802 {
                 for item in items where item.value.count >= 4 {
                     let start = UInt16(item.value[0]) | UInt16(item.value[1]) << 8
                     let end = UInt16(item.value[2]) | UInt16(item.value[3]) << 8
-                    connections[index][keyPath: db].addInclude(.init(handle: item.handle, startHandle: start, endHandle: end,
+                    connections[index][database: db].addInclude(.init(handle: item.handle, startHandle: start, endHandle: end,
                                                              uuid: item.value.count == 6 ? uuidFromValue(Array(item.value[4...])) : nil))
                 }
             } else if let type = request?.type {
@@ -338,16 +334,16 @@ extension Analyzer {
                 }
             }
         case .findInformationResponse(let info):
-            states[index]?.attributes.removeAll(keepingCapacity: true)
-            for entry in info.entries { connections[index][keyPath: db].addAttributeType(handle: entry.handle, uuid: entry.uuid) }
+            states[index]?.forgetAttributes()
+            for entry in info.entries { connections[index][database: db].addAttributeType(handle: entry.handle, uuid: entry.uuid) }
         case .handleValueNotification(let h, let v):
             v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
         case .handleValueIndication(let h, let v):
-            if v.count == 4, connections[index][keyPath: db].uuid(for: h)?.uuid16 == 0x2A05 {
+            if v.count == 4, connections[index][database: db].uuid(for: h)?.uuid16 == 0x2A05 {
                 // Service Changed (Core Vol 3, Part G, 7.1): the range's attributes are no longer valid.
                 let start = UInt16(v[0]) | UInt16(v[1]) << 8, end = UInt16(v[2]) | UInt16(v[3]) << 8
-                connections[index][keyPath: db].invalidate(start...max(start, end), keeping: h)
-                states[index]?.attributes.removeAll(keepingCapacity: true)
+                connections[index][database: db].invalidate(start...max(start, end), keeping: h)
+                states[index]?.forgetAttributes()
                 event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
             }
             v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
@@ -414,7 +410,7 @@ extension Analyzer {
         }
     }
 
-    func finishLongRead(_ bearer: inout ATTBearer, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>, frame: Int, timestamp: Timestamp) {
+    func finishLongRead(_ bearer: inout ATTBearer, connection index: Int, db: GATTSide, frame: Int, timestamp: Timestamp) {
         guard let lr = bearer.longRead else { return }
         bearer.longRead = nil
         guard lr.frames.count > 2 else { return }  // a single Read Response was already delivered
@@ -432,7 +428,7 @@ extension Analyzer {
         if let e = event { emit(e) }
     }
 
-    func finishPreparedWrite(_ bearer: inout ATTBearer, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>, direction: Direction, frame: Int,
+    func finishPreparedWrite(_ bearer: inout ATTBearer, connection index: Int, db: GATTSide, direction: Direction, frame: Int,
                              timestamp: Timestamp, event: inout TimelineEvent?) {
         let parts = bearer.prepared
         bearer.prepared.removeAll()
@@ -469,9 +465,9 @@ extension Analyzer {
     }
 
     /// "notifications on/off" for writes to a Client Characteristic Configuration descriptor (Core Vol 3, Part G, 3.3.3.3).
-    func describeCCCD(_ handle: UInt16, _ value: [UInt8], connection index: Int, db: WritableKeyPath<Connection, GATTDatabase>, event: inout TimelineEvent?) {
+    func describeCCCD(_ handle: UInt16, _ value: [UInt8], connection index: Int, db: GATTSide, event: inout TimelineEvent?) {
         guard event != nil, value.count == 2 else { return }
-        let database = connections[index][keyPath: db]
+        let database = connections[index][database: db]
         let isCCCD: Bool
         if let t = database.attributeTypes[handle] { isCCCD = t.uuid16 == 0x2902 }
         else if let c = database.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
@@ -493,17 +489,19 @@ extension Analyzer {
     }
 
     /// Decodes a value with the codecs and hands it to the observers.
-    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int, db: WritableKeyPath<Connection, GATTDatabase> = Analyzer.peerDatabase,
+    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int,
+                      state given: ConnectionState? = nil, db: GATTSide = .peer,
                       direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
                       typeHint: BluetoothUUID? = nil) {
         // Statistics-only passes: nobody looks at the value.
         if observers.isEmpty && options.codecs == nil { return }
-        guard let state = states[index] else { return }
+        guard let state = given ?? states[index] else { return }
         let info = attribute(index, handle: handle, db: db, state: state)
         let characteristic = typeHint ?? info.uuid
         let service = info.service
         var decoded: DecodedValue? = nil
-        if let codecs = options.codecs, typeHint != nil || info.codecPossible {
+        // Bound only when needed: binding the registry costs a reference count per value.
+        if options.codecs != nil, typeHint != nil || info.codecPossible, let codecs = options.codecs {
             let operation: AttributeOperation = switch kind {
             case .notification: .notify
             case .indication: .indicate
@@ -527,7 +525,7 @@ extension Analyzer {
                                     direction: direction, kind: kind, handle: handle, offset: offset,
                                     characteristic: characteristic, service: service, value: value, decoded: decoded,
                                     l2capBytes: l2capBytes, link: state.link)
-        e.serverIsPeer = db == Self.peerDatabase
+        e.serverIsPeer = db == .peer
         for i in observers.indices { observers[i].observe(e) }
     }
 }

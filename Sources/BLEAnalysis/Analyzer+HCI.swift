@@ -98,7 +98,7 @@ extension Analyzer {
         case .disconnectionComplete(let d):
             handle = d.handle
             status = d.status.description
-            if d.status.rawValue == 0, let i = active[ConnectionKey(controller: controller, handle: d.handle)] {
+            if d.status.rawValue == 0, let i = activeIndex(ConnectionKey(controller: controller, handle: d.handle)) {
                 closeConnection(index: i, frame: frame, timestamp: time, reason: d.reason.description)
             }
         case .leConnectionComplete(let c):
@@ -159,7 +159,7 @@ extension Analyzer {
         case .numberOfCompletedPackets(let n):
             if n.entries.count == 1 { handle = n.entries[0].handle }
             for entry in n.entries {
-                if let i = active[ConnectionKey(controller: controller, handle: entry.handle)] {
+                if let i = activeIndex(ConnectionKey(controller: controller, handle: entry.handle)) {
                     connections[i].inFlight = max(0, connections[i].inFlight - Int(entry.completedPackets))
                     connections[i].completedPackets += Int(entry.completedPackets)
                 }
@@ -265,8 +265,11 @@ extension Analyzer {
     func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
         guard let state = states[index] else { return }
         var reassemblyFindings: [Finding] = []
-        let onPDU: (L2CAPPDU) -> Void = { pdu in
-            self.processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp)
+        // unowned(unsafe), as in processLinkLayer: `self` and `state` are held for the whole call, and
+        // strong captures cost reference counts per fragment. The state rides along so the ATT path
+        // does not look it up (and count it) again.
+        let onPDU: (L2CAPPDU) -> Void = { [unowned(unsafe) self, unowned(unsafe) state] pdu in
+            self.processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp, state: state)
         }
         switch direction {
         case .tx: state.tx.feed(fragment, findings: &reassemblyFindings, onPDU: onPDU)

@@ -9,7 +9,9 @@ extension Analyzer {
     func processLinkLayer(_ record: CaptureRecord) {
         counters.linkLayerRecords += 1
         var llFindings: [Finding] = []
-        linkLayer.process(record, findings: &llFindings) { output in handleLinkLayer(output, record: record) }
+        // unowned(unsafe): the analyzer outlives the call; a strong capture cost two atomic reference-count
+        // operations per record, a tenth of the time on an air capture.
+        linkLayer.process(record, findings: &llFindings) { [unowned(unsafe) self] output in self.handleLinkLayer(output, record: record) }
         findings += llFindings
     }
 

@@ -77,6 +77,9 @@ public final class Analyzer {
     var states: [ConnectionState?] = []
     /// One-entry cache of the last connection looked up (most records continue the same connection).
     var lastKey: ConnectionKey?
+    /// Direct-mapped cache in front of `active` (by handle): captures interleave a few connections, and
+    /// hashing the key for every ACL packet and completed-packets entry showed in profiles.
+    var activeSlots = [(key: ConnectionKey, index: Int)](repeating: (ConnectionKey(controller: .max, handle: .max), 0), count: 32)
     var lastIndex = 0
     var pendingCommands: [UInt32: PendingCommand] = [:]  // controller << 16 | opcode
     var queue: EventQueue
@@ -227,7 +230,7 @@ public final class Analyzer {
     func connectionIndex(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
         let key = ConnectionKey(controller: controller, handle: handle)
         if key == lastKey { return lastIndex }
-        if let i = active[key] {
+        if let i = activeIndex(key) {
             lastKey = key
             lastIndex = i
             return i
@@ -247,12 +250,28 @@ public final class Analyzer {
         connections.append(c)
         states.append(ConnectionState())
         active[key] = connections.count - 1
+        forgetActiveSlot(key)
         latestByHandle[handle] = connections.count - 1
         connectionChanged(connections.count - 1)
         if inferredNoted.insert(key).inserted {
             findings.append(Finding(.info, .connectionInferred(handle), frame: frame))
         }
         return connections.count - 1
+    }
+
+    /// `active[key]` through `activeSlots`.
+    @inline(__always)
+    func activeIndex(_ key: ConnectionKey) -> Int? {
+        let slot = Int(key.handle ^ key.controller &* 7) & 31
+        if activeSlots[slot].key == key { return activeSlots[slot].index }
+        guard let i = active[key] else { return nil }
+        activeSlots[slot] = (key, i)
+        return i
+    }
+
+    func forgetActiveSlot(_ key: ConnectionKey) {
+        let slot = Int(key.handle ^ key.controller &* 7) & 31
+        if activeSlots[slot].key == key { activeSlots[slot].key = ConnectionKey(controller: .max, handle: .max) }
     }
 
     func openConnection(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool,
@@ -279,6 +298,7 @@ public final class Analyzer {
         connections.append(c)
         states.append(ConnectionState())
         active[key] = connections.count - 1
+        forgetActiveSlot(key)
         latestByHandle[handle] = connections.count - 1
         connectionChanged(connections.count - 1)
     }
@@ -306,6 +326,7 @@ public final class Analyzer {
             observers[i].connectionEnded(connectionNumber: number, frame: frame, timestamp: timestamp, reason: reason)
         }
         active.removeValue(forKey: key)
+        forgetActiveSlot(key)
         if lastKey == key { lastKey = nil }
     }
 
@@ -351,10 +372,22 @@ final class ConnectionState {
     var link = LinkSnapshot(parameters: nil, phy: PHYPair(tx: 1, rx: 1), dataLength: .default, mtu: 23, encrypted: false)
     /// Handle (+ 0x10000 for this side's own database) → what names it; cleared when a database changes.
     var attributes: [UInt32: AttributeInfo] = [:]
+    /// A small direct-mapped cache in front of `attributes`: bulk traffic repeats a few handles, and
+    /// hashing each value's handle was a visible share of a report's time.
+    static let attributeSlotCount = 64
+    var slotKeys = [UInt32](repeating: .max, count: attributeSlotCount)
+    var slotInfos = [AttributeInfo](repeating: AttributeInfo(uuid: nil, service: nil, hasUserName: false, source: .discovery,
+                                                             codecPossible: false), count: attributeSlotCount)
     var tx = L2CAPReassembler()
     var rx = L2CAPReassembler()
     var unknown = L2CAPReassembler()
     var bearer = ATTBearer()
+
+    /// A database changed: what names its handles must be looked up again.
+    func forgetAttributes() {
+        attributes.removeAll(keepingCapacity: true)
+        for i in slotKeys.indices { slotKeys[i] = .max }
+    }
 
     func finishReassembly(findings: inout [Finding], frame: Int) {
         if tx.inProgress { tx.finish(findings: &findings, frame: frame) }
@@ -367,7 +400,9 @@ final class ConnectionState {
 struct AttributeInfo {
     var uuid: BluetoothUUID?
     var service: BluetoothUUID?
-    var userName: String?
+    /// The user's map names it (looked up when an event needs the name): no string in here keeps a copy
+    /// of this struct free of reference counting.
+    var hasUserName: Bool
     var source: GATTSource
     /// Some codec could decode this attribute's values (see `CodecRegistry.mayDecode`).
     var codecPossible: Bool
@@ -386,16 +421,22 @@ extension Analyzer {
         state.mtuExchanged = !c.mtu.isEmpty
         state.link = LinkSnapshot(parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
                                   mtu: c.currentMTU, encrypted: c.isEncrypted)
-        state.attributes.removeAll(keepingCapacity: true)
+        state.forgetAttributes()
     }
 
-    func attribute(_ index: Int, handle: UInt16, db: WritableKeyPath<Connection, GATTDatabase>, state: ConnectionState) -> AttributeInfo {
-        let key = UInt32(handle) | (db == Analyzer.peerDatabase ? 0 : 0x10000)
-        if let cached = state.attributes[key] { return cached }
-        let database = connections[index][keyPath: db]
+    func attribute(_ index: Int, handle: UInt16, db: GATTSide, state: ConnectionState) -> AttributeInfo {
+        let key = UInt32(handle) | (db == .peer ? 0 : 0x10000)
+        let slot = Int(truncatingIfNeeded: key &* 0x9E37_79B1) >> 26 & (ConnectionState.attributeSlotCount - 1)
+        if state.slotKeys[slot] == key { return state.slotInfos[slot] }
+        if let cached = state.attributes[key] {
+            state.slotKeys[slot] = key
+            state.slotInfos[slot] = cached
+            return cached
+        }
+        let database = connections[index][database: db]
         let uuid = database.uuid(for: handle), service = database.service(containing: handle)?.uuid
         let possible = options.codecs?.mayDecode(CodecContext(service: service, characteristic: uuid, handle: handle)) ?? false
-        let info = AttributeInfo(uuid: uuid, service: service, userName: database.userNames[handle], source: database.source,
+        let info = AttributeInfo(uuid: uuid, service: service, hasUserName: database.userNames[handle] != nil, source: database.source,
                                  codecPossible: possible)
         if state.attributes.count < 65_536 { state.attributes[key] = info }
         return info

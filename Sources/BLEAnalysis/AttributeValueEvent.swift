@@ -2,22 +2,42 @@ import BLECodecs
 import BLECore
 
 /// How an attribute value travelled (ATT method), as the throughput, transfer and OTA trackers see it.
+///
+/// An open struct over a byte: every value handed to the trackers carries one, and a `String` raw
+/// value cost a reference count and a string comparison per tracker per value.
 public struct ValueKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public static let notification = ValueKind(rawValue: "notify")
-    public static let indication = ValueKind(rawValue: "indicate")
-    public static let writeRequest = ValueKind(rawValue: "write-req")
-    public static let writeCommand = ValueKind(rawValue: "write-cmd")
-    public static let signedWriteCommand = ValueKind(rawValue: "signed-write-cmd")
-    public static let readResponse = ValueKind(rawValue: "read")
-    public static let readBlobResponse = ValueKind(rawValue: "read-blob")
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let notification = ValueKind(rawValue: 1)
+    public static let indication = ValueKind(rawValue: 2)
+    public static let writeRequest = ValueKind(rawValue: 3)
+    public static let writeCommand = ValueKind(rawValue: 4)
+    public static let signedWriteCommand = ValueKind(rawValue: 5)
+    public static let readResponse = ValueKind(rawValue: 6)
+    public static let readBlobResponse = ValueKind(rawValue: 7)
     /// One Prepare Write Request part (value at `offset`).
-    public static let prepareWrite = ValueKind(rawValue: "prepare-write")
+    public static let prepareWrite = ValueKind(rawValue: 8)
     /// A long read or prepared write reassembled into one value.
-    public static let longRead = ValueKind(rawValue: "long-read")
-    public static let longWrite = ValueKind(rawValue: "long-write")
-    public var description: String { rawValue }
+    public static let longRead = ValueKind(rawValue: 9)
+    public static let longWrite = ValueKind(rawValue: 10)
+
+    /// The name used in every output (JSON `kind`, CSV, tables): stable.
+    public var name: String {
+        switch self {
+        case .notification: "notify"
+        case .indication: "indicate"
+        case .writeRequest: "write-req"
+        case .writeCommand: "write-cmd"
+        case .signedWriteCommand: "signed-write-cmd"
+        case .readResponse: "read"
+        case .readBlobResponse: "read-blob"
+        case .prepareWrite: "prepare-write"
+        case .longRead: "long-read"
+        case .longWrite: "long-write"
+        default: "kind-\(rawValue)"
+        }
+    }
+    public var description: String { name }
 }
 
 /// The link as it was when a value was sent: what the throughput ceiling and OTA reports need.
@@ -57,7 +77,13 @@ public struct AttributeValueEvent {
     public var service: BluetoothUUID?
     public var value: UnsafeRawBufferPointer
     /// What a codec made of the value (with its roles), when one applies.
-    public var decoded: DecodedValue?
+    public var decoded: DecodedValue? {
+        get { decodedBox?.value }
+        set { decodedBox = newValue.map(DecodedBox.init) }
+    }
+    /// Boxed so that copying an event (every tracker gets one; ``BackgroundObservers`` batches them) is
+    /// plain memory plus at most one reference count, not a walk over the decoded fields.
+    private var decodedBox: DecodedBox?
     /// Bytes this PDU took on the HCI/LL link: L2CAP header + ATT PDU (for goodput vs wire).
     public var l2capBytes: Int
     public var link: LinkSnapshot
@@ -79,10 +105,15 @@ public struct AttributeValueEvent {
         self.characteristic = characteristic
         self.service = service
         self.value = value
-        self.decoded = decoded
+        self.decodedBox = decoded.map(DecodedBox.init)
         self.l2capBytes = l2capBytes
         self.link = link
     }
+}
+
+final class DecodedBox: @unchecked Sendable {
+    let value: DecodedValue
+    init(_ value: DecodedValue) { self.value = value }
 }
 
 /// Something that follows attribute values through a capture: transfer, OTA and throughput trackers.

@@ -173,3 +173,20 @@ extension Array where Element == CreditStall {
         if count >= 4096 { self[count - 1] = stall } else { append(stall) }
     }
 }
+
+/// Which of a connection's two GATT databases an ATT PDU addresses: the peer's (this side is the
+/// client) or this side's own (the peer is the client).
+public enum GATTSide: Hashable, Sendable {
+    case peer
+    case local
+}
+
+extension Connection {
+    /// The database on `side`, mutable in place.
+    subscript(database side: GATTSide) -> GATTDatabase {
+        get { side == .peer ? gatt : localGATT }
+        _modify {
+            if side == .peer { yield &gatt } else { yield &localGATT }
+        }
+    }
+}

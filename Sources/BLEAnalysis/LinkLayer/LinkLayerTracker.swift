@@ -120,7 +120,10 @@ public struct LLControlEvent: Hashable, Sendable {
     public var opcode: LLControlOpcode
     /// nil when the parameters did not match the opcode's size (a finding says why).
     public var pdu: LLControlPDU?
-    public var summary: String
+    /// The parameter bytes when ``pdu`` is nil (kept only then).
+    public var unreadParameters: [UInt8]
+    /// Built on demand: most passes never show it, and formatting every control PDU cost more than decoding it.
+    public var summary: String { pdu?.summary ?? "\(opcode.name) \(hexString(unreadParameters))" }
     public var frame: Int
     public var timestamp: Timestamp
     /// Same SN and bytes as the previous PDU in this direction: a link-layer retransmission.
@@ -209,8 +212,9 @@ public struct LinkLayerTracker {
         var phys: (UInt8, UInt8)?
     }
 
-    /// A class so the per-packet path mutates it in place instead of copying it out and back.
-    final class Conn {
+    /// A struct mutated in place in `conns` (`&conns[i]`): no reference to retain per packet, and a copied
+    /// tracker (``AdvertisingTracker`` keeps one) does not share its connections.
+    struct Conn {
         var info: LLConnectionInfo
         var crcInit: UInt32?
         init(info: LLConnectionInfo, crcInit: UInt32?) {
@@ -345,9 +349,7 @@ public struct LinkLayerTracker {
                                     parameters: LLLinkParameters(interval: c.parameters.interval, latency: c.parameters.latency,
                                                                  timeout: c.parameters.timeout, channelMap: c.parameters.channelMap),
                                     startFrame: record.frame, startTimestamp: record.timestamp, inferred: false)
-        var conn = Conn(info: info, crcInit: c.parameters.crcInit)
-        conn.eventCounter = 0
-        conns.append(conn)
+        conns.append(Conn(info: info, crcInit: c.parameters.crcInit))
         byAccessAddress[aa] = conns.count - 1
         lastIndex = -1
         emit(.connectionStarted(info))
@@ -412,12 +414,12 @@ public struct LinkLayerTracker {
             lastIndex = index
             emit(.connectionStarted(info))
         }
-        processConnectionPacket(index, air, record, &findings, emit)
+        if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, emit) { crcErrors &+= 1 }
     }
 
-    private mutating func processConnectionPacket(_ index: Int, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
-                                                  _ emit: (LinkLayerOutput) -> Void) {
-        var c = conns[index]
+    /// One packet of a known connection, in place. Returns false for a CRC-bad packet.
+    private static func processConnectionPacket(_ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
+                                                _ emit: (LinkLayerOutput) -> Void) -> Bool {
         c.stats.packets &+= 1
         let pkt = air.packet
 
@@ -473,8 +475,7 @@ public struct LinkLayerTracker {
         }
         if crc == .invalid {
             c.stats.crcErrors &+= 1
-            crcErrors &+= 1
-            return
+            return false
         }
 
         let b0 = pkt.header0
@@ -490,7 +491,7 @@ public struct LinkLayerTracker {
             let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
             if last == sn, lastH == 0 { c.stats.emptyRetransmissions &+= 1 }
             if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = 0 } else { c.lastSN.1 = sn; c.lastHash.1 = 0 }
-            return
+            return true
         }
 
         // Encryption.
@@ -515,7 +516,7 @@ public struct LinkLayerTracker {
 
         if undecrypted {
             c.stats.encryptedUndecrypted &+= 1
-            return
+            return true
         }
         if retransmission {
             c.stats.retransmissions &+= 1
@@ -542,15 +543,16 @@ public struct LinkLayerTracker {
                 findings.append(Finding(.warning, .llControlMalformed(opcode, error), frame: record.frame))
             }
             emit(.control(LLControlEvent(handle: c.info.handle, direction: direction, opcode: opcode, pdu: pdu,
-                                         summary: pdu?.summary ?? "\(opcode.name) \(hexString(UnsafeRawBufferPointer(rebasing: payload[1...])))",
+                                         unreadParameters: pdu == nil ? Array(payload[1...]) : [],
                                          frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission)))
             if !retransmission, let pdu { applyControl(&c, pdu, record, emit) }
         default:
             findings.append(Finding(.warning, .llReservedLLID(pkt.accessAddress), frame: record.frame))
         }
+        return true
     }
 
-    private mutating func applyControl(_ c: inout Conn, _ pdu: LLControlPDU, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
+    private static func applyControl(_ c: inout Conn, _ pdu: LLControlPDU, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
         // At most one procedure with an instant is in progress at a time (Core Vol 6, Part B, 5.1); a
         // capture that announces more (lost packets, hostile input) keeps only the latest few.
         if c.pending.count >= 8 { c.pending.removeFirst(c.pending.count - 7) }
@@ -577,7 +579,7 @@ public struct LinkLayerTracker {
     }
 
     /// Applies the pending changes whose instant the event counter has reached (modulo 65536, Vol 6, Part B, 5.5.1).
-    private func applyInstants(_ c: inout Conn, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
+    private static func applyInstants(_ c: inout Conn, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
         var remaining: [Pending] = []
         for p in c.pending {
             guard (c.eventCounter &- p.instant) < 0x8000 else { remaining.append(p); continue }

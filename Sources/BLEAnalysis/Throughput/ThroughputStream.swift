@@ -17,8 +17,8 @@ public struct ThroughputStreamKey: Hashable, Sendable, Comparable, CustomStringC
 
     /// Connection, then handle, then direction, then kind: the order every report lists streams in.
     public static func < (a: Self, b: Self) -> Bool {
-        (a.connectionNumber, a.handle, a.direction.rawValue, a.kind.rawValue)
-            < (b.connectionNumber, b.handle, b.direction.rawValue, b.kind.rawValue)
+        (a.connectionNumber, a.handle, a.direction.rawValue, a.kind.name)
+            < (b.connectionNumber, b.handle, b.direction.rawValue, b.kind.name)
     }
 
     public var description: String { "#\(connectionNumber) \(direction) \(hex(handle, width: 4)) \(kind)" }

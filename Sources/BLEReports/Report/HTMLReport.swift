@@ -173,7 +173,7 @@ public enum HTMLReport {
         let shown = streams.prefix(options.maxRows)
         for s in shown {
             out += "<tr><td class=\"n\">#\(s.key.connectionNumber)</td><td>\(s.key.direction)</td><td class=\"mono\">\(hex(s.key.handle, width: 4))</td>"
-            out += "<td>\(esc(shortName(s)))</td><td class=\"nw\">\(esc(s.key.kind.rawValue))</td>"
+            out += "<td>\(esc(shortName(s)))</td><td class=\"nw\">\(esc(s.key.kind.name))</td>"
             out += "<td class=\"n\">\(formatCount(s.packets))</td><td class=\"n\">\(formatCount(s.valueBytes))</td>"
             out += "<td class=\"n\">\(s.packets < 2 ? "—" : esc(formatDuration(microseconds: s.durationMicroseconds)))</td>"
             out += "<td class=\"n\">\(esc(s.rateBitsPerSecond.map(formatBitRate) ?? "—"))</td>"
@@ -234,7 +234,7 @@ public enum HTMLReport {
         if !verdictsOnly.isEmpty {
             out += "<p><b>Other streams</b> (no chart):</p><ul>"
             for (_, s) in verdictsOnly {
-                out += "<li><span class=\"mono\">#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(esc(s.key.kind.rawValue))</span>: \(esc(s.verdict.text))</li>"
+                out += "<li><span class=\"mono\">#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(esc(s.key.kind.name))</span>: \(esc(s.verdict.text))</li>"
             }
             out += "</ul>"
         }

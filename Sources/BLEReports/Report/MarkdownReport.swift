@@ -75,7 +75,7 @@ public enum MarkdownReport {
             out += header(["conn", "dir", "handle", "kind", "packets", "bytes", "duration", "rate", "window p95", "ceiling", "share"])
             for s in f.throughput.prefix(options.maxRows) {
                 let share = s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }
-                out += row(["#\(s.key.connectionNumber)", s.key.direction.description, hex(s.key.handle, width: 4), s.key.kind.rawValue,
+                out += row(["#\(s.key.connectionNumber)", s.key.direction.description, hex(s.key.handle, width: 4), s.key.kind.name,
                             formatCount(s.packets), formatCount(s.valueBytes), formatDuration(microseconds: s.durationMicroseconds),
                             s.rateBitsPerSecond.map(formatBitRate) ?? "—", s.windows.map { formatBitRate($0.p95) } ?? "—",
                             s.ceilingBitsPerSecond.map(formatBitRate) ?? "—", share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—"])
