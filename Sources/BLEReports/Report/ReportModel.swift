@@ -2,6 +2,11 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// How a report prints times: UTC (the default) or local time at a fixed offset.
@@ -88,9 +93,14 @@ public struct ReportOptions: Sendable {
     public var maxCharts: Int
     /// Most rows in list sections (transfers, OTA sessions, finding groups, parameter changes per connection).
     public var maxRows: Int
+    /// Run the trackers on a second thread beside the decoder (``BackgroundObservers``); the default when the
+    /// machine has more than one core. Results are the same either way.
+    public var backgroundTrackers: Bool
 
     public init(throughput: ThroughputOptions = ThroughputOptions(), clock: ReportClock = .utc, maxKeyEvents: Int = 300,
-                maxCharts: Int = 12, maxRows: Int = 200) {
+                maxCharts: Int = 12, maxRows: Int = 200,
+                backgroundTrackers: Bool = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1) {
+        self.backgroundTrackers = backgroundTrackers
         self.throughput = throughput
         self.clock = clock
         self.maxKeyEvents = maxKeyEvents
@@ -146,8 +156,10 @@ public struct Report: @unchecked Sendable {
         var analyzerOptions = analyzerOptions
         analyzerOptions.timeline = false
         let analyzer = Analyzer(options: analyzerOptions)
-        analyzer.observers = [ThroughputTracker(options: options.throughput), ChunkedTransferTracker(), OTATracker(),
-                              GATTUsageTracker()]
+        let trackers: [any AttributeValueObserver] = [ThroughputTracker(options: options.throughput), ChunkedTransferTracker(),
+                                                      OTATracker(), GATTUsageTracker()]
+        // The trackers cost about as much as decoding: on a second core they run alongside it.
+        analyzer.observers = options.backgroundTrackers ? [BackgroundObservers(trackers)] : trackers
         var stats = CaptureStatistics()
         while let record = capture.next() {
             stats.add(record)
@@ -161,7 +173,8 @@ public struct Report: @unchecked Sendable {
         a.connections = analyzer.connections
         a.aclBuffers = analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value
         var transferFindings: [Finding] = []
-        for o in analyzer.observers {
+        let observers = (analyzer.observers.first as? BackgroundObservers)?.observers ?? analyzer.observers
+        for o in observers {
             switch o {
             case let t as ThroughputTracker:
                 a.throughput = t.streams
