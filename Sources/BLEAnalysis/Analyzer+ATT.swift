@@ -67,6 +67,20 @@ extension Analyzer {
         let opcode = ATTOpcode(rawValue: first)
         let frame = pdu.lastFrame
         let db = Self.serverDatabase(opcode.method, direction)
+        // The bulk of real traffic in a statistics pass: a notification or write command with nothing to pair
+        // and no event to build goes straight to the observers.
+        if !options.timeline, first == ATTOpcode.handleValueNotification.rawValue || first == ATTOpcode.writeCommand.rawValue,
+           payload.count >= 3, let state = given {
+            if payload.count > state.mtu && (!state.inferred || state.mtuExchanged) {
+                findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
+                    message: "ATT \(opcode) of \(payload.count) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
+            }
+            var none: TimelineEvent? = nil
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[3...]), kind: first == ATTOpcode.writeCommand.rawValue ? .writeCommand : .notification,
+                         handle: UInt16(payload[1]) | UInt16(payload[2]) << 8, offset: 0, connection: index, state: state, db: db,
+                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &none)
+            return
+        }
         guard let state = given ?? states[index] else { return }
         var bearer = state.bearer
 

@@ -34,9 +34,10 @@ public final class CaptureFile {
     public let packetLoggerBigEndian: Bool?
 
     private let reader: RecordReader
-    /// The hot readers by concrete type, so `next()` needs no dynamic dispatch.
-    private let btsnoop: BTSnoopReader?
-    private let classicPcap: ClassicPcapReader?
+    /// The hot readers by concrete type, so `next()` needs no dynamic dispatch. unowned(unsafe): `reader`
+    /// owns them for the file's life, and a strong `if let` cost two atomic counts per record.
+    private unowned(unsafe) let btsnoop: BTSnoopReader?
+    private unowned(unsafe) let classicPcap: ClassicPcapReader?
     private var openNotes: [Finding]
 
     private init(path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,

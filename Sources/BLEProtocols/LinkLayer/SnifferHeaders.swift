@@ -137,6 +137,28 @@ public struct NordicBLEHeader: LLWireCodable {
             try input.skip(2)
             payloadLength = UInt16(try UInt8(parsing: &input))
             eventPacketLength = 10
+        } else if input.remaining >= 17, input.remainingBytes[3] >= 2 {
+            // Versions 2 and 3 (every nRF Sniffer since 3.0): one bounds check for the 7 + 10 fixed bytes,
+            // then plain loads: field-by-field checked reads were a tenth of an air capture's decode time.
+            let p = input.remainingBytes
+            boardID = p[0]
+            payloadLength = UInt16(p[1]) | UInt16(p[2]) << 8
+            protocolVersion = p[3]
+            headerLength = 6
+            packetCounter = UInt16(p[4]) | UInt16(p[5]) << 8
+            packetID = NordicPacketID(rawValue: p[6])
+            eventPacketLength = p[7]
+            guard eventPacketLength >= 10 else {
+                throw .invalidValue(field: "nRF Sniffer event packet length", value: Int(eventPacketLength), offset: input.absoluteOffset + 7)
+            }
+            flags = NordicBLEFlags(rawValue: p[8])
+            channel = p[9]
+            rssiSample = p[10]
+            eventCounter = UInt16(p[11]) | UInt16(p[12]) << 8
+            time = UInt32(p[13]) | UInt32(p[14]) << 8 | UInt32(p[15]) << 16 | UInt32(p[16]) << 24
+            try input.skip(17)
+            if eventPacketLength > 10 { try input.skip(Int(eventPacketLength) - 10) }
+            return
         } else {
             boardID = try UInt8(parsing: &input)
             guard input.remaining >= 3 else { throw .truncated(needed: 3, available: input.remaining, offset: input.absoluteOffset) }
