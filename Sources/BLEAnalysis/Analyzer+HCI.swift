@@ -264,6 +264,8 @@ extension Analyzer {
     /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
     func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
         guard let state = states[index] else { return }
+        fedSinceHeldCheck &+= fragment.payload.count
+        if fedSinceHeldCheck > max(65_536, options.maxHeldBytes >> 3) { enforceHeldBytes(frame: fragment.frame) }
         var reassemblyFindings: [Finding] = []
         // unowned(unsafe), as in processLinkLayer: `self` and `state` are held for the whole call, and
         // strong captures cost reference counts per fragment. The state rides along so the ATT path

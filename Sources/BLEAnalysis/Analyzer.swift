@@ -15,9 +15,14 @@ public struct AnalyzerOptions: Sendable {
     public var queueCapacity: Int
     /// Bound on tracked connections and open reassemblies.
     public var maxConnections: Int
+    /// Bound on the bytes held for unfinished work across all connections: partial L2CAP PDUs, credit-based
+    /// SDUs, long reads and prepared writes (32 MiB by default). 4,096 connections each holding three 64 KiB partial PDUs would
+    /// otherwise take 800 MB; past the bound the partial work is dropped with a `limit.held-bytes` finding.
+    public var maxHeldBytes: Int
 
     public init(timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
-                queueCapacity: Int = 65_536, maxConnections: Int = 4096) {
+                queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20) {
+        self.maxHeldBytes = maxHeldBytes
         self.timeline = timeline
         self.codecs = codecs
         self.gattMap = gattMap
@@ -111,6 +116,11 @@ public final class Analyzer {
     static let maxCreditChannels = 1024
     /// Limits already reported (each once): keeps findings flat too.
     var limitsNoted = Set<String>()
+    /// L2CAP payload bytes fed since the held bytes were last counted (``enforceHeldBytes(frame:)``).
+    var fedSinceHeldCheck = 0
+    /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
+    public internal(set) var heldBytesSheds = 0
+    public internal(set) var heldBytesDropped = 0
 
     /// Records a `limit.*` finding the first time the bound is hit.
     func noteLimit(_ kind: FindingKind, frame: Int) {
@@ -332,7 +342,47 @@ public final class Analyzer {
 
 }
 
+extension Analyzer {
+    /// Everything held for unfinished work, across connections and credit-based channels.
+    public var heldBytes: Int {
+        var total = 0
+        for state in states { if let state { total += state.heldBytes } }
+        for c in creditChannels.values { total += c.sdu.count }
+        return total
+    }
+
+    /// Called as L2CAP bytes are fed: every `maxHeldBytes / 8` bytes, counts what is held and, past the bound,
+    /// drops the partial work of every connection and channel (the largest holders first, until half the
+    /// budget is free), with one `limit.held-bytes` finding. Held bytes count buffer capacities, which grow by
+    /// doubling, so between two checks they can reach about twice the bound; memory stays flat either way.
+    func enforceHeldBytes(frame: Int) {
+        fedSinceHeldCheck = 0
+        var total = heldBytes
+        guard total > options.maxHeldBytes else { return }
+        noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
+        heldBytesSheds += 1
+        var holders: [(bytes: Int, index: Int)] = []
+        for (i, state) in states.enumerated() { if let state, state.heldBytes > 0 { holders.append((state.heldBytes, i)) } }
+        holders.sort { $0.bytes > $1.bytes }
+        for h in holders where total > options.maxHeldBytes / 2 {
+            states[h.index]?.shed()
+            total -= h.bytes
+            heldBytesDropped += h.bytes
+        }
+        if total > options.maxHeldBytes / 2 {
+            for key in creditChannels.keys where creditChannels[key]!.sdu.count > 0 {
+                heldBytesDropped += creditChannels[key]!.sdu.count
+                creditChannels[key]!.sdu = []
+                creditChannels[key]!.sduExpected = 0
+            }
+        }
+    }
+}
+
 extension FindingKind {
+    static func heldBytes(_ n: Int) -> FindingKind {
+        .init(code: "limit.held-bytes", message: "unfinished PDUs, SDUs, long reads and prepared writes held more than \(n >> 20) MiB: the partial ones were dropped (see the report's counts) and decoding went on")
+    }
     static let commandUnanswered = FindingKind(code: "hci.command-unanswered", message: "HCI command never answered (no Command Complete or Command Status)")
     static func connectionInferred(_ handle: UInt16) -> FindingKind {
         .init(code: "hci.connection-inferred", message: "ACL traffic on handle \(hex(handle, width: 4)) without a Connection Complete: connection inferred (capture started mid-connection?)")
@@ -387,6 +437,21 @@ final class ConnectionState {
     func forgetAttributes() {
         attributes.removeAll(keepingCapacity: true)
         for i in slotKeys.indices { slotKeys[i] = .max }
+    }
+
+    /// Bytes this connection holds for unfinished PDUs, long reads and prepared writes.
+    var heldBytes: Int {
+        tx.bufferedBytes + rx.bufferedBytes + unknown.bufferedBytes + (bearer.longRead?.value.count ?? 0)
+            + bearer.prepared.reduce(0) { $0 + $1.value.count }
+    }
+
+    /// Drops all unfinished work (the analyzer's memory budget ran out).
+    func shed() {
+        tx.abandon()
+        rx.abandon()
+        unknown.abandon()
+        bearer.longRead = nil
+        bearer.prepared = []
     }
 
     func finishReassembly(findings: inout [Finding], frame: Int) {

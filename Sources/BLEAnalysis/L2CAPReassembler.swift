@@ -142,6 +142,15 @@ public struct L2CAPReassembler {
         reset()
     }
 
+    /// Bytes of memory held for the PDU in progress (the buffer's capacity: growth doubles it).
+    public var bufferedBytes: Int { buffer.capacity }
+
+    /// Drops the PDU in progress and its buffer (the analyzer's memory budget ran out): reported by the caller.
+    public mutating func abandon() {
+        reset()
+        buffer = []
+    }
+
     /// At the end of the capture (or a disconnection): reports a PDU still in progress.
     public mutating func finish(findings: inout [Finding], frame: Int?) {
         if inProgress {

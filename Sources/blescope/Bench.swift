@@ -19,6 +19,8 @@ struct Bench: ParsableCommand {
         case info
         /// Full decode (HCI, L2CAP, ATT, GATT, per-connection statistics), no per-record output.
         case decode
+        /// The decode, sampling the bytes held for unfinished work every 16,384 records (`limit.held-bytes`).
+        case held
         /// `timeline --format jsonl`, written to a discarded buffer.
         case timeline
     }
@@ -35,6 +37,7 @@ struct Bench: ParsableCommand {
     func run() throws {
         var best = Double.infinity
         var records = 0
+        var extra = ""
         for _ in 0..<max(1, repetitions) {
             let capture: CaptureFile
             do { capture = try CaptureFile.open(path: file) } catch {
@@ -55,6 +58,17 @@ struct Bench: ParsableCommand {
             case .decode:
                 let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false))
                 records = analyzer.counters.records
+            case .held:
+                let analyzer = Analyzer(options: AnalyzerOptions(timeline: false))
+                var heldMax = 0
+                while let record = capture.next() {
+                    analyzer.process(record)
+                    if record.frame & 0x3FFF == 0 { heldMax = max(heldMax, analyzer.heldBytes) }
+                }
+                analyzer.finish()
+                records = analyzer.counters.records
+                extra = " held_max_mib=\(String(fractionDigits: 1, Double(heldMax) / 1_048_576)) held_sheds=\(analyzer.heldBytesSheds)"
+                    + " held_dropped_mib=\(String(fractionDigits: 1, Double(analyzer.heldBytesDropped) / 1_048_576))"
             case .timeline:
                 // Exactly what `timeline --format jsonl > /dev/null` does.
                 var renderer = TimelineJSONRenderer()
@@ -71,7 +85,7 @@ struct Bench: ParsableCommand {
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let rate = Double(records) / best
         print("pass=\(pass.rawValue) records=\(records) seconds=\(String(fractionDigits: 3, best)) "
-              + "records_per_s=\(Int(rate)) peak_rss_mib=\(String(fractionDigits: 1, Double(usage.ru_maxrss) / 1024))")
+              + "records_per_s=\(Int(rate)) peak_rss_mib=\(String(fractionDigits: 1, Double(usage.ru_maxrss) / 1024))" + extra)
     }
 }
 
