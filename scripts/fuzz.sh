@@ -5,6 +5,8 @@
 #   scripts/fuzz.sh run TARGET [SECONDS] [-- libFuzzer flags]
 #                                                 # TARGET: btsnoop pcap pcapng pklg btsnooz gzip pipeline
 #   scripts/fuzz.sh all [SECONDS]                 # every target in turn (default 60 s each)
+#   scripts/fuzz.sh campaign [TARGET...]          # the bar: 10 M executions or 1 h per target, logs in
+#                                                 # .build-fuzz/logs (FUZZ_TIMEOUT=60: a paused machine is no hang)
 #   scripts/fuzz.sh worst-case N FILE             # the worst-case capture for memory (N records)
 #
 # How it is built: `swift build -c release --target BLEReports -Xswiftc -sanitize=fuzzer,address`
@@ -85,6 +87,14 @@ case "${1:-}" in
     build) build ;;
     run) shift; run "$@" ;;
     all) for t in $TARGETS; do run "$t" "${2:-60}"; done ;;
+    campaign)
+        shift
+        mkdir -p "$SCRATCH/logs"
+        export FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
+        for t in ${*:-$TARGETS}; do
+            run "$t" 3600 -- -runs=10000000 > "$SCRATCH/logs/$t.log" 2>&1 || echo "$t: stopped early (see $SCRATCH/logs/$t.log)"
+            grep -E "stat::number_of_executed_units|SUMMARY" "$SCRATCH/logs/$t.log" | sed "s/^/$t: /"
+        done ;;
     worst-case)
         n=${2:?N records}; out=${3:?output file}
         case "$out" in /*) ;; *) out=$PWD/$out ;; esac
