@@ -71,10 +71,7 @@ extension Analyzer {
         // and no event to build goes straight to the observers.
         if !options.timeline, first == ATTOpcode.handleValueNotification.rawValue || first == ATTOpcode.writeCommand.rawValue,
            payload.count >= 3, let state = given {
-            if payload.count > state.mtu && (!state.inferred || state.mtuExchanged) {
-                findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
-                    message: "ATT \(opcode) of \(payload.count) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
-            }
+            checkMTU(opcode, size: payload.count, state: state, frame: frame)
             var none: TimelineEvent? = nil
             deliverValue(UnsafeRawBufferPointer(rebasing: payload[3...]), kind: first == ATTOpcode.writeCommand.rawValue ? .writeCommand : .notification,
                          handle: UInt16(payload[1]) | UInt16(payload[2]) << 8, offset: 0, connection: index, state: state, db: db,
@@ -99,11 +96,7 @@ extension Analyzer {
         default: break
         }
 
-        let mtu = state.mtu
-        if payload.count > mtu && (!state.inferred || state.mtuExchanged) {
-            findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
-                message: "ATT \(opcode) of \(payload.count) bytes exceeds the connection's ATT_MTU \(mtu)"), frame: frame))
-        }
+        checkMTU(opcode, size: payload.count, state: state, frame: frame)
 
         var typed: ATTPDU? = nil
         if needTyped {
@@ -206,6 +199,14 @@ extension Analyzer {
                 emit(e)
             }
         }
+    }
+
+    /// A PDU longer than the connection's ATT_MTU (not judged on an inferred connection whose MTU exchange was not seen).
+    @inline(__always)
+    func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, frame: Int) {
+        guard size > state.mtu && (!state.inferred || state.mtuExchanged) else { return }
+        findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
+            message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
     }
 
     /// `declarations`: the request asked for characteristic declarations (0x2803); nil when the

@@ -272,15 +272,18 @@ public final class Analyzer {
     /// `active[key]` through `activeSlots`.
     @inline(__always)
     func activeIndex(_ key: ConnectionKey) -> Int? {
-        let slot = Int(key.handle ^ key.controller &* 7) & 31
+        let slot = Self.activeSlot(key)
         if activeSlots[slot].key == key { return activeSlots[slot].index }
         guard let i = active[key] else { return nil }
         activeSlots[slot] = (key, i)
         return i
     }
 
+    @inline(__always)
+    static func activeSlot(_ key: ConnectionKey) -> Int { Int(key.handle ^ key.controller &* 7) & 31 }
+
     func forgetActiveSlot(_ key: ConnectionKey) {
-        let slot = Int(key.handle ^ key.controller &* 7) & 31
+        let slot = Self.activeSlot(key)
         if activeSlots[slot].key == key { activeSlots[slot].key = ConnectionKey(controller: .max, handle: .max) }
     }
 
@@ -362,7 +365,9 @@ extension Analyzer {
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
         heldBytesSheds += 1
         var holders: [(bytes: Int, index: Int)] = []
-        for (i, state) in states.enumerated() { if let state, state.heldBytes > 0 { holders.append((state.heldBytes, i)) } }
+        for (i, state) in states.enumerated() {
+            if let held = state?.heldBytes, held > 0 { holders.append((held, i)) }
+        }
         holders.sort { $0.bytes > $1.bytes }
         for h in holders where total > options.maxHeldBytes / 2 {
             states[h.index]?.shed()

@@ -37,7 +37,7 @@ public struct BackgroundObservers: AttributeValueObserver {
     }
 
     public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
-        pending.ends.append((pending.events.count, .ended(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)))
+        pending.ends.append((pending.events.count, ConnectionEnd(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)))
         if pending.ends.count >= batchSize { send() }
     }
 
@@ -55,8 +55,11 @@ public struct BackgroundObservers: AttributeValueObserver {
 }
 
 extension BackgroundObservers {
-    enum Item {
-        case ended(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String)
+    struct ConnectionEnd {
+        var connectionNumber: Int
+        var frame: Int
+        var timestamp: Timestamp
+        var reason: String
     }
 
     /// Unchecked Sendable: a batch is built by the producer, then handed over whole and never touched by it again.
@@ -66,7 +69,7 @@ extension BackgroundObservers {
         var ranges: [Range<Int>] = []
         var bytes: [UInt8] = []
         /// Connection ends, each after the first `position` events.
-        var ends: [(position: Int, item: Item)] = []
+        var ends: [(position: Int, end: ConnectionEnd)] = []
 
         init() {}
         init(reserving n: Int) {
@@ -117,7 +120,7 @@ extension BackgroundObservers {
                 batch.events.withUnsafeMutableBufferPointer { events in
                     for i in 0...events.count {
                         while nextEnd < ends.count && ends[nextEnd].position == i {
-                            endConnection(ends[nextEnd].item)
+                            endConnection(ends[nextEnd].end)
                             nextEnd += 1
                         }
                         guard i < events.count else { break }
@@ -129,10 +132,9 @@ extension BackgroundObservers {
             }
         }
 
-        private func endConnection(_ item: Item) {
-            guard case .ended(let number, let frame, let timestamp, let reason) = item else { return }
+        private func endConnection(_ end: ConnectionEnd) {
             for i in observers.indices {
-                observers[i].connectionEnded(connectionNumber: number, frame: frame, timestamp: timestamp, reason: reason)
+                observers[i].connectionEnded(connectionNumber: end.connectionNumber, frame: end.frame, timestamp: end.timestamp, reason: end.reason)
             }
         }
 

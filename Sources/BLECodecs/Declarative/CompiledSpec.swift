@@ -160,20 +160,7 @@ struct Matcher: Sendable {
     var prefix: [UInt8] = []
 
     func matches(_ value: UnsafeRawBufferPointer, _ c: CodecContext) -> Bool {
-        var charOK = false
-        if !characteristics.isEmpty {
-            guard let ch = c.characteristic, characteristics.contains(ch) else { return false }
-            charOK = true
-        }
-        if !services.isEmpty {
-            if let s = c.service {
-                if !services.contains(s) { return false }
-            } else if !charOK { return false }
-        }
-        if !handles.isEmpty {
-            guard let h = c.handle, handles.contains(h) else { return false }
-        }
-        if !filter.matches(c) { return false }
+        if !mayMatch(c) || !filter.matches(c) { return false }
         if !prefix.isEmpty {
             guard value.count >= prefix.count else { return false }
             for i in 0..<prefix.count where value[i] != prefix[i] { return false }
