@@ -4,62 +4,88 @@ import Glibc
 import Darwin
 #endif
 
-/// Turns command-line inputs into capture paths: files as given, directories expanded.
-public enum CaptureInputs {
-    /// What could not be expanded (a missing path, an unreadable directory).
-    public struct Problem: Error, CustomStringConvertible {
-        public var path: String
-        public var message: String
-        public var description: String { "\(path): \(message)" }
-    }
+/// The inputs of a command that takes captures: files, directories (every regular file below them,
+/// recursively, hidden ones skipped, sorted) and glob patterns (for lists too long for the shell:
+/// `blescope info 'logs/**/*.log'`-style patterns are expanded with glob(3), one level of `*` per path
+/// component).
+public struct CaptureInputs {
+    public var files: [String] = []
+    /// Arguments that named nothing (printed as failures).
+    public var missing: [String] = []
+    /// True when the result may name several files (a directory, a glob or several arguments):
+    /// the per-file forms of the output are used even if only one file was found.
+    public var isBatch = false
 
-    /// Files named, directories expanded to their regular files (sorted; hidden files skipped;
-    /// `recursive` descends into subdirectories). Missing inputs are returned as problems; the rest
-    /// are still expanded.
-    public static func expand(_ inputs: [String], recursive: Bool = false) -> (paths: [String], problems: [Problem]) {
-        var paths: [String] = []
-        var problems: [Problem] = []
-        for input in inputs {
-            var st = stat()
-            guard stat(input, &st) == 0 else {
-                problems.append(Problem(path: input, message: "no such file or directory"))
-                continue
-            }
-            if (st.st_mode & S_IFMT) == S_IFDIR {
-                guard let entries = list(input) else {
-                    problems.append(Problem(path: input, message: "cannot list the directory"))
-                    continue
-                }
-                for path in entries {
-                    var s2 = stat()
-                    guard stat(path, &s2) == 0 else { continue }
-                    switch s2.st_mode & S_IFMT {
-                    case S_IFREG: paths.append(path)
-                    case S_IFDIR where recursive:
-                        let (inner, innerProblems) = expand([path], recursive: true)
-                        paths += inner
-                        problems += innerProblems
-                    default: break
-                    }
-                }
+    public init(_ arguments: [String]) {
+        isBatch = arguments.count > 1
+        for argument in arguments {
+            if Self.isDirectory(argument) {
+                isBatch = true
+                files += Self.walk(argument)
+            } else if Self.exists(argument) || !argument.contains(where: { "*?[".contains($0) }) {
+                files.append(argument)  // a missing plain path fails when it is opened
             } else {
-                paths.append(input)
+                isBatch = true
+                let matches = Self.expandGlob(argument)
+                if matches.isEmpty { missing.append(argument) }
+                for m in matches { if Self.isDirectory(m) { files += Self.walk(m) } else { files.append(m) } }
             }
         }
-        return (paths, problems)
     }
 
-    static func list(_ directory: String) -> [String]? {
-        guard let dir = opendir(directory) else { return nil }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    public static func isRegular(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Regular files below `directory`, sorted by path (byte order), hidden entries skipped.
+    public static func walk(_ directory: String) -> [String] {
+        var out: [String] = []
+        var pending = [directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory]
+        var visited = 0
+        while let dir = pending.popLast() {
+            visited += 1
+            if visited > 1_000_000 { break }  // a cycle of bind mounts; symlinked directories are not followed
+            guard let d = opendir(dir) else { continue }
+            while let entry = readdir(d) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                if name.hasPrefix(".") { continue }
+                let path = dir + "/" + name
+                var st = stat()
+                guard lstat(path, &st) == 0 else { continue }
+                let mode = st.st_mode & S_IFMT
+                if mode == S_IFDIR {
+                    pending.append(path)
+                } else if mode == S_IFREG || (mode == S_IFLNK && isRegular(path)) {
+                    out.append(path)
+                }
             }
-            guard !name.hasPrefix(".") else { continue }
-            names.append(directory.hasSuffix("/") ? directory + name : directory + "/" + name)
+            closedir(d)
         }
-        return names.sorted()
+        return out.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    public static func expandGlob(_ pattern: String) -> [String] {
+        var g = glob_t()
+        defer { globfree(&g) }
+        guard glob(pattern, 0, nil, &g) == 0 else { return [] }
+        var out: [String] = []
+        for i in 0..<Int(g.gl_pathc) {
+            if let p = g.gl_pathv[i] { out.append(String(cString: p)) }
+        }
+        return out
     }
 }
+

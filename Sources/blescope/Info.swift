@@ -26,7 +26,7 @@ struct Info: ParsableCommand {
     @OptionGroup var batch: BatchOptions
 
     func run() throws {
-        let inputs = BatchInputs(files)
+        let inputs = CaptureInputs(files)
         let out = OutputStream()
         let terminal = Terminal.standardOutput
         let (json, batchJSON) = (self.json, self.json && inputs.isBatch)

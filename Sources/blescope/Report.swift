@@ -19,7 +19,7 @@ struct Report: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case html, md, json }
 
-    @Argument(help: "Capture files or directories (every regular file inside, sorted by name).")
+    @Argument(help: "Capture files, directories (every regular file below, sorted by path) or quoted globs; exit 2 after the report if any could not be read.")
     var inputs: [String]
 
     @Option(name: .shortAndLong, help: "Output file (default: standard output).")
@@ -52,18 +52,14 @@ struct Report: ParsableCommand {
         return .html
     }
 
-    /// Files named, directories expanded (regular files, sorted, not recursive).
-    func expandInputs() throws -> [String] {
-        let (paths, problems) = CaptureInputs.expand(inputs)
-        if let p = problems.first {
-            writeStandardError("blescope: \(p)\n")
+    func run() throws {
+        let inputs = CaptureInputs(self.inputs)
+        for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
+        let paths = inputs.files
+        guard !paths.isEmpty else {
+            if inputs.missing.isEmpty { writeStandardError("blescope: no capture files in \(self.inputs.joined(separator: " "))\n") }
             throw Exit.badInput
         }
-        return paths
-    }
-
-    func run() throws {
-        let paths = try expandInputs()
         let clock: ReportClock = local ? .local(offsetSeconds: localUTCOffset()) : .utc
         let options = ReportOptions(throughput: ThroughputOptions(window: Int64((window * 1_000_000).rounded())), clock: clock)
         let analysis = self.analysis
@@ -94,7 +90,8 @@ struct Report: ParsableCommand {
         }
         let failed = report.files.filter { $0.error != nil }
         for f in failed { writeStandardError("blescope: \(f.path): \(f.error ?? "")\n") }
-        if !failed.isEmpty && failed.count == report.files.count { throw Exit.badInput }
+        // As `info` and `timeline`: the report covers every readable capture, and the exit code says some were not.
+        if !failed.isEmpty || !inputs.missing.isEmpty { throw Exit.badInput }
     }
 }
 

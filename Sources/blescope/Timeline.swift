@@ -77,7 +77,7 @@ struct Timeline: ParsableCommand {
     func validate() throws { _ = try filter() }
 
     func run() throws {
-        let inputs = BatchInputs(files)
+        let inputs = CaptureInputs(files)
         let options = try analysis.analyzerOptions(timeline: true)
         let filter = try filter()
         let out = OutputStream()

@@ -16,6 +16,7 @@ enum Blescope {
     struct Result {
         var stdout: String
         var status: Int32
+        var stderr = ""
         var json: Any? { try? JSONSerialization.jsonObject(with: Data(stdout.utf8)) }
         var jsonLines: [[String: Any]] {
             stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -32,11 +33,17 @@ enum Blescope {
         p.environment = ["NO_COLOR": "1", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        // A file, not a second pipe: reading one pipe to its end while the other fills would deadlock.
+        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("blescope-stderr-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errURL) }
+        p.standardError = try FileHandle(forWritingTo: errURL)
         try p.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return Result(stdout: String(decoding: data, as: UTF8.self), status: p.terminationStatus)
+        let err = (try? Data(contentsOf: errURL)) ?? Data()
+        return Result(stdout: String(decoding: data, as: UTF8.self), status: p.terminationStatus,
+                      stderr: String(decoding: err, as: UTF8.self))
     }
 
     static func truth(_ sample: String) throws -> [String: Any] {

@@ -167,4 +167,27 @@ import Testing
         #expect(records["Samples/nordic-dfu.pklg"] == 1263)
         #expect(records["Samples/bracelet.pcap"] == 111)
     }
+
+    /// `report` takes the same inputs as `info` (directories recursively, quoted globs) and the same exit
+    /// codes: a file that is not a capture is listed in the report and makes the exit code 2.
+    @Test func reportOverADirectoryListsUnreadableFilesAndExitsTwo() throws {
+        let r = try Blescope.run(["report", "--format", "json", "--quiet", "Samples"])
+        #expect(r.status == 2)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let files = try #require(report["files"] as? [[String: Any]])
+        let readable = files.filter { $0["error"] is NSNull }
+        let unreadable = files.filter { $0["error"] is String }
+        #expect(unreadable.allSatisfy { ($0["error"] as? String)?.hasPrefix("not a capture") == true })
+        #expect(readable.count == 21)
+        #expect(unreadable.compactMap { $0["file"] as? String }.contains("Samples/PROTOCOLS.md"))
+        #expect(r.stderr.contains("blescope: Samples/PROTOCOLS.md: not a capture"))
+
+        let glob = try Blescope.run(["report", "--format", "json", "--quiet", "Samples/bracelet.*"])
+        #expect(glob.status == 2)  // bracelet.truth.json is matched too
+        let pcaps = try Blescope.run(["report", "--format", "json", "--quiet", "Samples/*.pcap"])
+        #expect(pcaps.status == 0)
+        let pcapFiles = try #require((try JSONSerialization.jsonObject(with: Data(pcaps.stdout.utf8)) as? [String: Any])?["files"] as? [Any])
+        #expect(pcapFiles.count == 7)
+        #expect(try Blescope.run(["report", "--quiet", "Samples/nothing-*.pcap"]).status == 2)
+    }
 }
