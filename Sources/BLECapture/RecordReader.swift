@@ -7,6 +7,55 @@ protocol RecordReader: AnyObject {
     var bytesConsumed: Int64 { get }
 }
 
+/// What every reader of length-prefixed records keeps: the frame count, whether the walk has ended,
+/// and the findings that ended it. A reader stops at the first record whose header cannot be trusted
+/// (its length fields would put every later record at a wrong offset) or at the end of the data.
+struct RecordWalk {
+    /// Frames returned so far (the next record is `frame + 1`).
+    var frame = 0
+    var stopped = false
+    var truncation = TruncationTally()
+    private var stored: [Finding] = []
+
+    var findings: [Finding] {
+        if let t = truncation.finding { return stored + [t] }
+        return stored
+    }
+
+    /// Ends the walk at a record whose length fields are impossible.
+    mutating func stop(invalidLength detail: String, offset: Int64) {
+        let frame = self.frame + 1
+        stored.append(Finding(.warning, .captureInvalidRecordLength(frame: frame, offset: offset, detail: detail),
+                              frame: frame, offset: offset))
+        stopped = true
+    }
+
+    /// Ends the walk where `source` has fewer than `needed` bytes: a cut file when some are left,
+    /// plus the stream's read error (a failing disk, a corrupt gzip member) when there was one.
+    mutating func stop(atEndOf source: ByteSource, needed: Int) {
+        stopped = true
+        let frame = self.frame + 1
+        let left = source.available
+        if left > 0 {
+            stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: source.offset, needed: needed, available: left),
+                                  frame: frame, offset: source.offset))
+        }
+        if let error = source.streamError {
+            stored.append(Finding(.error, .captureReadError(error), frame: frame, offset: source.offset))
+        }
+    }
+
+    /// Why a record that kept `captured` of `original` bytes cannot be right, or nil: a capture never
+    /// keeps more than the packet had, nor more than `maximum`. `noun` names the field as the format does.
+    @inline(__always)
+    static func lengthProblem(captured: Int, original: Int, maximum: Int, noun: String) -> String? {
+        guard captured > maximum || captured > original else { return nil }
+        return captured > original
+            ? "\(noun) length \(captured) exceeds original length \(original)"
+            : "\(noun) length \(captured) exceeds the maximum \(maximum)"
+    }
+}
+
 /// Counts records whose payload the capturer cut, reported as one finding.
 struct TruncationTally {
     var count = 0

@@ -41,10 +41,7 @@ public enum BTSnoop {
 final class BTSnoopReader: RecordReader {
     let source: ByteSource
     let datalink: UInt32
-    private var frame = 0
-    private var stopped = false
-    private var stored: [Finding] = []
-    private var truncation = TruncationTally()
+    private var walk = RecordWalk()
     private var scratch = TextScratch()
 
     init(source: ByteSource, datalink: UInt32) {
@@ -55,18 +52,15 @@ final class BTSnoopReader: RecordReader {
 
     deinit { scratch.free() }
 
-    var findings: [Finding] {
-        if let t = truncation.finding { return stored + [t] }
-        return stored
-    }
+    var findings: [Finding] { walk.findings }
 
     var bytesConsumed: Int64 { source.bytesConsumed }
 
     func next() -> CaptureRecord? {
-        if stopped { return nil }
+        if walk.stopped { return nil }
         let src = source
         guard src.ensure(BTSnoop.recordHeaderSize) else {
-            endOfData(needed: BTSnoop.recordHeaderSize)
+            walk.stop(atEndOf: src, needed: BTSnoop.recordHeaderSize)
             return nil
         }
         let h = src.cursor
@@ -75,26 +69,22 @@ final class BTSnoopReader: RecordReader {
         let flags = h.be32(8)
         let drops = h.be32(12)
         let rawTime = Int64(bitPattern: h.be64(16))
-        let recordFrame = frame &+ 1
+        let recordFrame = walk.frame &+ 1
         let recordOffset = src.offset
-        if includedLength > BTSnoop.maxRecordLength || includedLength > originalLength {
-            let detail = includedLength > originalLength
-                ? "included length \(includedLength) exceeds original length \(originalLength)"
-                : "included length \(includedLength) exceeds the maximum \(BTSnoop.maxRecordLength)"
-            stored.append(Finding(.warning, .captureInvalidRecordLength(frame: recordFrame, offset: recordOffset, detail: detail),
-                                  frame: recordFrame, offset: recordOffset))
-            stopped = true
+        if let problem = RecordWalk.lengthProblem(captured: includedLength, original: originalLength,
+                                                  maximum: BTSnoop.maxRecordLength, noun: "included") {
+            walk.stop(invalidLength: problem, offset: recordOffset)
             return nil
         }
         let total = BTSnoop.recordHeaderSize &+ includedLength
         guard src.ensure(total) else {
-            endOfData(needed: total)
+            walk.stop(atEndOf: src, needed: total)
             return nil
         }
-        frame = recordFrame
+        walk.frame = recordFrame
         let payload = UnsafeRawBufferPointer(start: src.cursor + BTSnoop.recordHeaderSize, count: includedLength)
         src.advance(total)
-        if includedLength < originalLength { truncation.note(frame: recordFrame) }
+        if includedLength < originalLength { walk.truncation.note(frame: recordFrame) }
 
         var record = CaptureRecord(frame: recordFrame, timestamp: Timestamp(microseconds: rawTime &- BTSnoop.epochOffset),
                                    direction: .unknown, kind: .other, originalLength: originalLength,
@@ -126,18 +116,5 @@ final class BTSnoopReader: RecordReader {
             record.kind = flags & 2 != 0 ? (received ? .event : .command) : .acl
         }
         return record
-    }
-
-    private func endOfData(needed: Int) {
-        stopped = true
-        let left = source.available
-        if left > 0 {
-            let frame = self.frame + 1
-            stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: source.offset, needed: needed, available: left),
-                                  frame: frame, offset: source.offset))
-        }
-        if let error = source.streamError {
-            stored.append(Finding(.error, .captureReadError(error), frame: frame + 1, offset: source.offset))
-        }
     }
 }

@@ -32,10 +32,7 @@ final class ClassicPcapReader: RecordReader {
     let bigEndian: Bool
     let nanoseconds: Bool
     let linkType: UInt32
-    private var frame = 0
-    private var stopped = false
-    private var stored: [Finding] = []
-    private var truncation = TruncationTally()
+    private var walk = RecordWalk()
 
     init(source: ByteSource, bigEndian: Bool, nanoseconds: Bool, linkType: UInt32) {
         self.source = source
@@ -45,18 +42,15 @@ final class ClassicPcapReader: RecordReader {
         source.advance(ClassicPcap.headerSize)
     }
 
-    var findings: [Finding] {
-        if let t = truncation.finding { return stored + [t] }
-        return stored
-    }
+    var findings: [Finding] { walk.findings }
 
     var bytesConsumed: Int64 { source.bytesConsumed }
 
     func next() -> CaptureRecord? {
-        if stopped { return nil }
+        if walk.stopped { return nil }
         let src = source
         guard src.ensure(ClassicPcap.recordHeaderSize) else {
-            endOfData(needed: ClassicPcap.recordHeaderSize)
+            walk.stop(atEndOf: src, needed: ClassicPcap.recordHeaderSize)
             return nil
         }
         let h = src.cursor
@@ -65,44 +59,27 @@ final class ClassicPcapReader: RecordReader {
         let fraction = be ? h.be32(4) : h.le32(4)
         let caplen = Int(be ? h.be32(8) : h.le32(8))
         let len = Int(be ? h.be32(12) : h.le32(12))
-        let recordFrame = frame &+ 1
+        let recordFrame = walk.frame &+ 1
         let recordOffset = src.offset
-        if caplen > BTSnoop.maxRecordLength || caplen > len {
-            let detail = caplen > len
-                ? "captured length \(caplen) exceeds original length \(len)"
-                : "captured length \(caplen) exceeds the maximum \(BTSnoop.maxRecordLength)"
-            stored.append(Finding(.warning, .captureInvalidRecordLength(frame: recordFrame, offset: recordOffset, detail: detail),
-                                  frame: recordFrame, offset: recordOffset))
-            stopped = true
+        if let problem = RecordWalk.lengthProblem(captured: caplen, original: len,
+                                                  maximum: BTSnoop.maxRecordLength, noun: "captured") {
+            walk.stop(invalidLength: problem, offset: recordOffset)
             return nil
         }
         let total = ClassicPcap.recordHeaderSize &+ caplen
         guard src.ensure(total) else {
-            endOfData(needed: total)
+            walk.stop(atEndOf: src, needed: total)
             return nil
         }
-        frame = recordFrame
+        walk.frame = recordFrame
         let packet = UnsafeRawBufferPointer(start: src.cursor + ClassicPcap.recordHeaderSize, count: caplen)
         src.advance(total)
-        if caplen < len { truncation.note(frame: recordFrame) }
+        if caplen < len { walk.truncation.note(frame: recordFrame) }
         let micros = nanoseconds ? Int64(fraction / 1000) : Int64(fraction)
         var record = CaptureRecord(frame: recordFrame, timestamp: Timestamp(microseconds: Int64(seconds) &* 1_000_000 &+ micros),
                                    direction: .unknown, kind: .other, originalLength: len, includedLength: caplen,
                                    fileOffset: recordOffset, rawType: linkType, linkType: linkType, bytes: packet)
         PcapLinkType.interpret(&record, packet: packet)
         return record
-    }
-
-    private func endOfData(needed: Int) {
-        stopped = true
-        let left = source.available
-        if left > 0 {
-            let frame = self.frame + 1
-            stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: source.offset, needed: needed, available: left),
-                                  frame: frame, offset: source.offset))
-        }
-        if let error = source.streamError {
-            stored.append(Finding(.error, .captureReadError(error), frame: frame + 1, offset: source.offset))
-        }
     }
 }

@@ -94,9 +94,7 @@ public enum PacketLogger {
 final class PacketLoggerReader: RecordReader {
     let source: ByteSource
     let bigEndian: Bool
-    private var frame = 0
-    private var stopped = false
-    private var stored: [Finding] = []
+    private var walk = RecordWalk()
     private var scratch = TextScratch()
 
     init(source: ByteSource, bigEndian: Bool) {
@@ -106,14 +104,14 @@ final class PacketLoggerReader: RecordReader {
 
     deinit { scratch.free() }
 
-    var findings: [Finding] { stored }
+    var findings: [Finding] { walk.findings }
     var bytesConsumed: Int64 { source.bytesConsumed }
 
     func next() -> CaptureRecord? {
-        if stopped { return nil }
+        if walk.stopped { return nil }
         let src = source
         guard src.ensure(PacketLogger.headerSize) else {
-            endOfData(needed: PacketLogger.headerSize)
+            walk.stop(atEndOf: src, needed: PacketLogger.headerSize)
             return nil
         }
         let h = src.cursor
@@ -121,22 +119,19 @@ final class PacketLoggerReader: RecordReader {
         let seconds = bigEndian ? h.be32(4) : h.le32(4)
         let micros = bigEndian ? h.be32(8) : h.le32(8)
         let type = h.byte(12)
-        let recordFrame = frame &+ 1
+        let recordFrame = walk.frame &+ 1
         let recordOffset = src.offset
         guard length >= PacketLogger.minLength, length <= PacketLogger.maxLength else {
-            stored.append(Finding(.warning, .captureInvalidRecordLength(
-                frame: recordFrame, offset: recordOffset,
-                detail: "length \(length) outside \(PacketLogger.minLength)...\(PacketLogger.maxLength)"),
-                                  frame: recordFrame, offset: recordOffset))
-            stopped = true
+            walk.stop(invalidLength: "length \(length) outside \(PacketLogger.minLength)...\(PacketLogger.maxLength)",
+                      offset: recordOffset)
             return nil
         }
         let total = 4 &+ length
         guard src.ensure(total) else {
-            endOfData(needed: total)
+            walk.stop(atEndOf: src, needed: total)
             return nil
         }
-        frame = recordFrame
+        walk.frame = recordFrame
         let payload = UnsafeRawBufferPointer(start: src.cursor + PacketLogger.headerSize, count: length - PacketLogger.minLength)
         src.advance(total)
         let (kind, direction) = PacketLogger.classify(type)
@@ -166,18 +161,5 @@ final class PacketLoggerReader: RecordReader {
         if scratch.count > 0 { scratch.append(ascii: ": ") }
         scratch.append(UnsafeRawBufferPointer(rebasing: payload[fields[4]]))
         return scratch.bytes
-    }
-
-    private func endOfData(needed: Int) {
-        stopped = true
-        let left = source.available
-        if left > 0 {
-            let frame = self.frame + 1
-            stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: source.offset, needed: needed, available: left),
-                                  frame: frame, offset: source.offset))
-        }
-        if let error = source.streamError {
-            stored.append(Finding(.error, .captureReadError(error), frame: frame + 1, offset: source.offset))
-        }
     }
 }

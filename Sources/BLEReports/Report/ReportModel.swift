@@ -146,7 +146,7 @@ public struct Report: @unchecked Sendable {
                                analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
                                progress: ProgressReporter? = nil) -> FileAnalysis {
         let capture: CaptureFile
-        do { capture = try CaptureFile.open(path: path) } catch { return FileAnalysis(path: path, error: (error as? CaptureOpenError)?.message ?? "\(error)") }
+        do { capture = try CaptureFile.open(path: path) } catch { return FileAnalysis(path: path, error: error.message) }
         return analyze(capture: capture, options: options, analyzerOptions: analyzerOptions, progress: progress)
     }
 
