@@ -36,18 +36,60 @@ public enum TestEnvironment {
         return run(path, arguments)
     }
 
-    /// Runs a program and returns its standard output (standard error is discarded).
-    public static func run(_ executable: String, _ arguments: [String], exitCode: UnsafeMutablePointer<Int32>? = nil) -> String? {
+    /// What a program printed and how it ended.
+    public struct ProcessResult {
+        public var stdout: String
+        public var stderr: String
+        public var status: Int32
+    }
+
+    /// Runs a program to its end; nil when it cannot be started. `directory` defaults to the
+    /// repository root, `environment` to `NO_COLOR=1` and this process's `PATH`.
+    public static func execute(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                               directory: String = repositoryRoot) -> ProcessResult? {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: directory)
+        p.environment = environment ?? ["NO_COLOR": "1", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        // A file, not a second pipe: reading one pipe to its end while the other fills would deadlock.
+        let errPath = NSTemporaryDirectory() + "blescope-test-stderr-\(UUID().uuidString)"
+        guard FileManager.default.createFile(atPath: errPath, contents: nil),
+              let err = FileHandle(forWritingAtPath: errPath) else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: errPath) }
+        p.standardError = err
         guard (try? p.run()) != nil else { return nil }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        exitCode?.pointee = p.terminationStatus
-        return String(decoding: data, as: UTF8.self)
+        try? err.close()
+        let errData = FileManager.default.contents(atPath: errPath) ?? Data()
+        return ProcessResult(stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
+                             status: p.terminationStatus)
     }
+
+    /// Runs a program and returns its standard output (standard error is discarded).
+    public static func run(_ executable: String, _ arguments: [String], exitCode: UnsafeMutablePointer<Int32>? = nil) -> String? {
+        guard let r = execute(executable, arguments) else { return nil }
+        exitCode?.pointee = r.status
+        return r.stdout
+    }
+
+    /// tshark's `-T fields` output split into rows of tab-separated fields; nil without tshark.
+    public static func tsharkFields(_ arguments: [String]) -> [[String]]? {
+        tshark(arguments).map { text in
+            text.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        }
+    }
+
+    /// The `blescope` binary of this build (beside the test bundle), or the debug one.
+    public static let blescopeBinary: String? = {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("blescope").path,
+            Bundle.main.bundleURL.appendingPathComponent("blescope").path,
+            repositoryRoot + "/.build/debug/blescope",
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
 }

@@ -2,6 +2,7 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import BLEProtocols
+import BLETestSupport
 import Foundation
 import Testing
 
@@ -231,20 +232,9 @@ struct NordicBuilder {
         "lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap",
     ]
 
-    static func tshark(_ args: [String]) -> [[String]]? {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/tshark")
-        p.arguments = args
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-    }
+    static func tshark(_ args: [String]) -> [[String]]? { TestEnvironment.tsharkFields(args) }
 
-    static var hasTshark: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark") }
+    static var hasTshark: Bool { TestEnvironment.tsharkPath != nil }
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: capturesDir)), arguments: airCaptures)
     func agreesWithTshark(_ name: String) throws {

@@ -1,6 +1,7 @@
 import BLEAnalysis
 import BLECapture
 import BLECore
+import BLETestSupport
 import Foundation
 import Testing
 
@@ -13,21 +14,13 @@ import Testing
         return (analyzer.observers.first as? ThroughputTracker)?.streams ?? []
     }
 
-    static let tsharkPath = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static var tsharkPath: String? { TestEnvironment.tsharkPath }
 
     /// (frame, µs since the epoch) of the frames tshark selects, in order.
     static func tsharkFrames(_ sample: String, filter: String) throws -> [(Int, Int64)] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tsharkPath!)
-        p.arguments = ["-r", samplesDirectory.appendingPathComponent(sample).path, "-Y", filter, "-T", "fields",
-                       "-e", "frame.number", "-e", "frame.time_epoch"]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
+        let text = try #require(TestEnvironment.tshark(["-r", samplesDirectory.appendingPathComponent(sample).path, "-Y", filter,
+                                                        "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch"]))
+        return text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: "\t")
             guard f.count == 2, let n = Int(f[0]) else { return nil }
             // "1741951800.471230000": whole seconds and µs, without binary rounding.

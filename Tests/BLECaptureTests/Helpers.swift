@@ -21,21 +21,12 @@ let realCaptures: [String] = {
 func capturePath(_ name: String) -> String { capturesDirectory! + "/" + name }
 func captureBytes(_ name: String) -> [UInt8] { Array(FileManager.default.contents(atPath: capturePath(name)) ?? Data()) }
 
-let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first { FileManager.default.isExecutableFile(atPath: $0) }
+var tsharkPath: String? { TestEnvironment.tsharkPath }
 
 /// Frame timestamps (µs, truncated like libpcap does) as tshark reads them.
 func tsharkTimestamps(_ path: String) -> [Int64]? {
-    guard let tshark = tsharkPath else { return nil }
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: tshark)
-    p.arguments = ["-n", "-r", path, "-T", "fields", "-e", "frame.time_epoch"]
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    p.standardError = FileHandle.nullDevice
-    guard (try? p.run()) != nil else { return nil }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).split(separator: "\n").map { line in
+    guard let text = TestEnvironment.tshark(["-n", "-r", path, "-T", "fields", "-e", "frame.time_epoch"]) else { return nil }
+    return text.split(separator: "\n").map { line in
         let parts = line.split(separator: ".")
         let seconds = Int64(parts[0]) ?? 0
         var fraction = parts.count > 1 ? String(parts[1]) : ""

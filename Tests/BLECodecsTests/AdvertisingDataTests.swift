@@ -1,4 +1,5 @@
 import BLECore
+import BLETestSupport
 import BLEProtocols
 import Testing
 @testable import BLECodecs
@@ -204,7 +205,7 @@ struct AdvertisingDataTests {
     @Test func randomBytesNeverTrap() {
         var g = SystemRandomNumberGenerator()
         let seed = UInt64.random(in: 0...UInt64.max, using: &g)
-        var rng = ADSplitMix(seed: seed)
+        var rng = FuzzRandom(seed: seed)
         for _ in 0..<2000 {
             let n = Int(rng.next() % 64)
             let raw = (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
@@ -213,18 +214,5 @@ struct AdvertisingDataTests {
             #expect(d.bytes.count <= raw.count, "seed \(seed)")
             _ = d.description
         }
-    }
-}
-
-/// A small seeded generator so a failing random test can be replayed.
-struct ADSplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

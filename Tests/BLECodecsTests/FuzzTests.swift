@@ -1,20 +1,8 @@
 import BLECore
+import BLETestSupport
 import Foundation
 import Testing
 @testable import BLECodecs
-
-/// SplitMix64: small, seedable, good enough for fuzzing.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random specs and payloads must never crash or hang the loader or the interpreter.
 /// Set BLECODECS_FUZZ_SEED to replay a run; the seed is printed.
@@ -28,7 +16,7 @@ struct FuzzTests {
     static let lengths = ["0", "1", "2", "7", "rest", "n", "len", "a", "-1", "65536", "99999999999", "0x10", "b"]
 
     struct Gen {
-        var rng: SplitMix64
+        var rng: FuzzRandom
         mutating func pick<T>(_ xs: [T]) -> T { xs[Int.random(in: 0..<xs.count, using: &rng)] }
         mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
         mutating func int(_ r: ClosedRange<Int>) -> Int { Int.random(in: r, using: &rng) }
@@ -101,7 +89,7 @@ struct FuzzTests {
 
     @Test func randomSpecsAndPayloads() throws {
         print("FuzzTests seed: \(Self.seed) (replay with BLECODECS_FUZZ_SEED=\(Self.seed))")
-        var g = Gen(rng: SplitMix64(seed: Self.seed))
+        var g = Gen(rng: FuzzRandom(seed: Self.seed))
         let root = SampleCodecTests.root + "/Samples/codecs/"
         let samples = try ["bracelet.yaml", "headset.yaml"].map { try String(contentsOfFile: root + $0, encoding: .utf8) }
         let clock = ContinuousClock()
@@ -132,7 +120,7 @@ struct FuzzTests {
     }
 
     @Test func samplesSurviveRandomPayloads() throws {
-        var g = Gen(rng: SplitMix64(seed: Self.seed ^ 0x5A5A))
+        var g = Gen(rng: FuzzRandom(seed: Self.seed ^ 0x5A5A))
         let registry = SampleCodecTests.registry
         let contexts = [SampleCodecTests.braceletWrite, SampleCodecTests.braceletNotify,
                         SampleCodecTests.headset(2, .write), SampleCodecTests.headset(3, .notify), SampleCodecTests.headset(4, .writeCommand)]

@@ -1,6 +1,7 @@
 import BLEAnalysis
 import BLECore
 @testable import BLEReports
+import BLETestSupport
 import Foundation
 import Testing
 
@@ -77,16 +78,11 @@ func linkTargets(_ html: String) -> [String] {
         let html = dir.appendingPathComponent("report.html")
         let png = dir.appendingPathComponent("report.png")
         try HTMLReport.render(Report.build(paths: [dfuSample])).write(to: html, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: chromium!)
-        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--proxy-server=127.0.0.1:9",
-                       "--user-data-dir=\(dir.appendingPathComponent("profile").path)",
-                       "--screenshot=\(png.path)", "--window-size=1280,4000", html.absoluteString]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        let run = try #require(TestEnvironment.execute(chromium!, [
+            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--proxy-server=127.0.0.1:9",
+            "--user-data-dir=\(dir.appendingPathComponent("profile").path)",
+            "--screenshot=\(png.path)", "--window-size=1280,4000", html.absoluteString]))
+        #expect(run.status == 0)
         let size = (try? FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int) ?? 0
         #expect(size > 10_000)
         // A PNG: the signature.

@@ -7,15 +7,7 @@ import Testing
 
 /// Runs the `blescope adverts` binary on a btsnoop built from hand-laid reports, and on a real capture.
 @Suite struct AdvertsEndToEndTests {
-    /// The blescope binary beside the test bundle (same build directory), if it was built.
-    static let binary: String? = {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("blescope").path,
-            Bundle.main.bundleURL.appendingPathComponent("blescope").path,
-            TestEnvironment.repositoryRoot + "/.build/debug/blescope",
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    static var binary: String? { TestEnvironment.blescopeBinary }
 
     static func run(_ arguments: [String]) -> (output: String, status: Int32)? {
         guard let binary else { return nil }

@@ -6,26 +6,12 @@ import Testing
 /// `blescope info|timeline` over many files: parallel output identical to sequential, per-file
 /// failures reported without stopping, exit 2 at the end, JSON Lines tagged with the file.
 struct BatchTests {
-    static let binary: String? = {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("blescope").path,
-            TestEnvironment.repositoryRoot + "/.build/debug/blescope",
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    static var binary: String? { TestEnvironment.blescopeBinary }
 
     static func run(_ arguments: [String]) throws -> (stdout: String, status: Int32) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try #require(binary))
-        p.arguments = arguments
-        p.environment = ["NO_COLOR": "1"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self), p.terminationStatus)
+        let binary = try #require(binary, "the blescope binary was not built")
+        let r = try #require(TestEnvironment.execute(binary, arguments))
+        return (r.stdout, r.status)
     }
 
     /// A directory of Samples in every format (one gzip-compressed, some in a subdirectory) and one junk file.

@@ -24,7 +24,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case btsnooz
     /// The bytes gzip-compressed, read through the streaming gzip path of a real file.
     case gzip
-    /// The whole pipeline: reader → Analyzer (timeline, Samples/codecs) → transfers, OTA, GATT usage → JSON.
+    /// The whole pipeline: reader → Analyzer (timeline, Samples/codecs) → transfers, OTA, GATT usage, throughput → JSON/CSV.
     case pipeline
 
     static let btsnoopHeader: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
@@ -123,7 +123,7 @@ enum FuzzTargets {
         var out: [UInt8] = []
         var written = 0
         let analyzer = Analyzer.analyze(capture, options: options, configure: {
-            $0.observers = [ChunkedTransferTracker(), OTATracker(), GATTUsageTracker()]
+            $0.observers = [ChunkedTransferTracker(), OTATracker(), GATTUsageTracker(), ThroughputTracker()]
             $0.onEvent = { e in
                 renderer.append(e, to: &out)
                 if out.count > 1 << 16 { written &+= out.count; out.removeAll(keepingCapacity: true) }
@@ -134,6 +134,10 @@ enum FuzzTargets {
             if let t = observer as? ChunkedTransferTracker { total &+= TransfersReport.json(t.transfers, findings: t.findings).utf8.count }
             if let o = observer as? OTATracker { total &+= OTAReport.json(o.sessions).utf8.count }
             if let g = observer as? GATTUsageTracker { total &+= g.byConnection.count }
+            if let t = observer as? ThroughputTracker {
+                let report = ThroughputReport(tracker: t, analyzer: analyzer)
+                total &+= report.json().utf8.count &+ report.csv().utf8.count
+            }
         }
         return total
     }
