@@ -45,6 +45,22 @@ struct RecordWalk {
         }
     }
 
+    /// Ends the walk at a record the file cuts short, where the reader learned the sizes itself
+    /// (libpcap's "truncated dump file" message).
+    mutating func stop(truncatedAt offset: Int64, needed: Int, available: Int) {
+        let frame = self.frame + 1
+        stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: offset, needed: needed, available: available),
+                              frame: frame, offset: offset))
+        stopped = true
+    }
+
+    /// Ends the walk on a read error the format library reported as text.
+    mutating func stop(readError message: String, offset: Int64) {
+        let frame = self.frame + 1
+        stored.append(Finding(.warning, .captureReadError("\(message) (record \(frame))"), frame: frame, offset: offset))
+        stopped = true
+    }
+
     /// Why a record that kept `captured` of `original` bytes cannot be right, or nil: a capture never
     /// keeps more than the packet had, nor more than `maximum`. `noun` names the field as the format does.
     @inline(__always)

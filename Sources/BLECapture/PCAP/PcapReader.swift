@@ -51,10 +51,7 @@ final class PcapReader: RecordReader {
     let linkType: UInt32
     private let isPcapng: Bool
     private let fileSize: Int64?
-    private var frame = 0
-    private var stopped = false
-    private var stored: [Finding] = []
-    private var truncation = TruncationTally()
+    private var walk = RecordWalk()
     /// Offset of the next classic pcap record (computed: 24 + Σ(16 + caplen)).
     private var nextOffset: Int64 = 24
     private var keepAlive: AnyObject?
@@ -72,10 +69,7 @@ final class PcapReader: RecordReader {
 
     deinit { pcap_close(handle) }
 
-    var findings: [Finding] {
-        if let t = truncation.finding { return stored + [t] }
-        return stored
-    }
+    var findings: [Finding] { walk.findings }
 
     var bytesConsumed: Int64 {
         let position = isPcapng ? (pcap_file(handle).map { Int64(ftello($0)) } ?? 0) : nextOffset
@@ -84,24 +78,25 @@ final class PcapReader: RecordReader {
     }
 
     func next() -> CaptureRecord? {
-        if stopped { return nil }
+        if walk.stopped { return nil }
         var header: UnsafeMutablePointer<pcap_pkthdr>? = nil
         var data: UnsafePointer<UInt8>? = nil
         let recordOffset: Int64 = isPcapng ? (pcap_file(handle).map { Int64(ftello($0)) } ?? 0) : nextOffset
         let status = pcap_next_ex(handle, &header, &data)
         guard status == 1, let header else {
-            stopped = true
+            walk.stopped = true
             if status == PCAP_ERROR {
                 let message = String(cString: pcap_geterr(handle))
                 reportError(message, offset: recordOffset)
             }
             return nil
         }
-        frame &+= 1
+        walk.frame &+= 1
+        let frame = walk.frame
         let caplen = Int(header.pointee.caplen)
         let len = Int(header.pointee.len)
         nextOffset &+= 16 &+ Int64(caplen)
-        if caplen < len { truncation.note(frame: frame) }
+        if caplen < len { walk.truncation.note(frame: frame) }
         let tv = header.pointee.ts
         let timestamp = Timestamp(microseconds: Int64(tv.tv_sec) &* 1_000_000 &+ Int64(tv.tv_usec))
         let packet = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : caplen)
@@ -114,22 +109,21 @@ final class PcapReader: RecordReader {
 
     /// Turns libpcap's "truncated dump file; tried to read N … bytes, only got M" into the common finding.
     private func reportError(_ message: String, offset: Int64) {
-        let recordFrame = frame + 1
         if message.contains("truncated") {
             let numbers = message.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
             if numbers.count >= 2 {
                 var needed = numbers[numbers.count - 2]
                 var got = numbers[numbers.count - 1]
                 if !isPcapng && message.contains("captured bytes") { needed += 16; got += 16 }
-                stored.append(Finding(.warning, .captureTruncatedFile(frame: recordFrame, offset: offset, needed: needed, available: got),
-                                      frame: recordFrame, offset: offset))
+                walk.stop(truncatedAt: offset, needed: needed, available: got)
                 return
             }
         }
-        let kind: FindingKind = message.contains("larger than") || message.contains("bigger than") || message.contains("length")
-            ? .captureInvalidRecordLength(frame: recordFrame, offset: offset, detail: "libpcap: \(message)")
-            : .captureReadError("libpcap: \(message) (record \(recordFrame))")
-        stored.append(Finding(.warning, kind, frame: recordFrame, offset: offset))
+        if message.contains("larger than") || message.contains("bigger than") || message.contains("length") {
+            walk.stop(invalidLength: "libpcap: \(message)", offset: offset)
+        } else {
+            walk.stop(readError: "libpcap: \(message)", offset: offset)
+        }
     }
 }
 
