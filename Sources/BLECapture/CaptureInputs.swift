@@ -33,6 +33,17 @@ public struct CaptureInputs {
         }
     }
 
+    /// Drops the inputs that are the file at `path` (same device and inode), e.g. a report written into the
+    /// directory it reports on, which a second run would otherwise read as a capture.
+    public mutating func exclude(sameFileAs path: String) {
+        var target = stat()
+        guard stat(path, &target) == 0 else { return }
+        files.removeAll { file in
+            var st = stat()
+            return stat(file, &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino
+        }
+    }
+
     public static func exists(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0

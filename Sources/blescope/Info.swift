@@ -31,8 +31,10 @@ struct Info: ParsableCommand {
         let terminal = Terminal.standardOutput
         let (json, batchJSON) = (self.json, self.json && inputs.isBatch)
         let jobs = inputs.files.count > 1 ? batch.effectiveJobs : 1
-        let quiet = self.quiet || jobs > 1  // progress bars of parallel files would overwrite each other
-        let failed = BatchRunner.run(inputs.files, jobs: jobs, out: out) { i, path, out in
+        // Several files: one line counting files, not a progress bar per file (parallel bars would overwrite each other).
+        let quiet = self.quiet || inputs.files.count > 1
+        let files = self.quiet ? nil : FilesProgress(label: "info", total: inputs.files.count)
+        let failed = BatchRunner.run(inputs.files, jobs: jobs, out: out, progress: files) { i, path, out in
             let capture: CaptureFile
             do {
                 capture = try CaptureFile.open(path: path)

@@ -13,11 +13,11 @@ struct Report: ParsableCommand {
         abstract: "One report over one or more captures: summary, connections, GATT, key events, transfers, OTA, throughput charts, findings.",
         discussion: """
             HTML (the default) is one self-contained file (inline CSS and SVG, no script, no network) to attach to a \
-            bug; md is Markdown for issue trackers; json is everything with a stable schema (see the README). Several \
-            files, or a directory, make one report; files are analysed in parallel, each by its own analyzer.
+            bug; md is Markdown for issue trackers; json is everything with a stable schema (see the README); jsonl \
+            is one line per capture (each an element of json's "files") for data engines. Several files, or a \
+            directory, make one report; files are analysed in parallel (--jobs), each by its own analyzer, and \
+            written as they finish, so memory does not grow with the number of files.
             """)
-
-    enum Format: String, ExpressibleByArgument, CaseIterable { case html, md, json }
 
     @Argument(help: "Capture files, directories (every regular file below, sorted by path) or quoted globs; exit 2 after the report if any could not be read.")
     var inputs: [String]
@@ -25,8 +25,8 @@ struct Report: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output file (default: standard output).")
     var output: String?
 
-    @Option(help: "Output format: html, md, json (default: from the output's extension, else html).")
-    var format: Format?
+    @Option(help: "Output format: html, md, json, jsonl (default: from the output's extension, else html).")
+    var format: ReportFormat?
 
     @Flag(help: "Times in local time instead of UTC.")
     var local = false
@@ -34,8 +34,10 @@ struct Report: ParsableCommand {
     @Option(help: "Throughput sliding window in seconds (default 1).")
     var window: Double = 1
 
-    @Flag(help: "Analyse the files one after the other (same results, one core).")
+    @Flag(help: "Analyse the files one after the other (the same as --jobs 1).")
     var sequential = false
+
+    @OptionGroup var batch: BatchOptions
 
     @OptionGroup var analysis: AnalysisOptions
 
@@ -44,16 +46,18 @@ struct Report: ParsableCommand {
         _ = try analysis.analyzerOptions(timeline: false)
     }
 
-    var chosenFormat: Format {
+    var chosenFormat: ReportFormat {
         if let format { return format }
         let lower = output?.lowercased() ?? ""
         if lower.hasSuffix(".md") || lower.hasSuffix(".markdown") { return .md }
+        if lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson") { return .jsonl }
         if lower.hasSuffix(".json") { return .json }
         return .html
     }
 
     func run() throws {
-        let inputs = CaptureInputs(self.inputs)
+        var inputs = CaptureInputs(self.inputs)
+        if let output { inputs.exclude(sameFileAs: output) }
         for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
         let paths = inputs.files
         guard !paths.isEmpty else {
@@ -62,38 +66,33 @@ struct Report: ParsableCommand {
         }
         let clock: ReportClock = local ? .local(offsetSeconds: localUTCOffset()) : .utc
         let options = ReportOptions(throughput: ThroughputOptions(window: Int64((window * 1_000_000).rounded())), clock: clock)
-        let analysis = self.analysis
         let quiet = analysis.quiet
-        let single = paths.count == 1
-        let report = BLEReports.Report.build(
-            paths: paths, options: options, parallel: !sequential,
-            analyzerOptions: { (try? analysis.analyzerOptions(timeline: false)) ?? AnalyzerOptions(timeline: false) },
-            progress: { path in quiet || !single ? nil : ProgressReporter(label: path, totalBytes: fileSize(path)) })
-        let text: String
-        switch chosenFormat {
-        case .html: text = HTMLReport.render(report)
-        case .md: text = MarkdownReport.render(report)
-        case .json: text = JSONReport.render(report) + "\n"
-        }
+        var fd = STDOUT_FILENO
         if let output {
-            guard writeFile(output, Array(text.utf8)) else {
-                writeStandardError("blescope: cannot write \(output)\n")
+            fd = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            guard fd >= 0 else {
+                writeStandardError("blescope: cannot write \(output): \(String(cString: strerror(errno)))\n")
                 throw Exit.badInput
             }
-            if !quiet && Terminal.standardErrorIsTTY {
-                writeStandardError("blescope: wrote \(output) (\(formatBytes(Int64(text.utf8.count))))\n")
-            }
-        } else {
-            let out = OutputStream()
-            out.write(text)
-            out.flush()
         }
-        let failed = report.files.filter { $0.error != nil }
-        for f in failed { writeStandardError("blescope: \(f.path): \(f.error ?? "")\n") }
+        defer { if fd != STDOUT_FILENO { close(fd) } }
+        let out = OutputStream(fd: fd)
+        let single = paths.count == 1
+        let failed = ReportWriter.write(
+            paths: paths, format: chosenFormat, to: out, options: options,
+            analyzerOptions: try analysis.analyzerOptions(timeline: false), jobs: sequential ? 1 : batch.effectiveJobs,
+            filesProgress: quiet ? nil : FilesProgress(label: "report", total: paths.count),
+            fileProgress: { path in quiet || !single ? nil : ProgressReporter(label: path, totalBytes: fileSize(path)) })
+        out.flush()
+        if let output, !quiet && Terminal.standardErrorIsTTY {
+            writeStandardError("blescope: wrote \(output) (\(formatBytes(fileSize(output) ?? 0)))\n")
+        }
         // As `info` and `timeline`: the report covers every readable capture, and the exit code says some were not.
-        if !failed.isEmpty || !inputs.missing.isEmpty { throw Exit.badInput }
+        if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
     }
 }
+
+extension ReportFormat: ExpressibleByArgument {}
 
 func fileSize(_ path: String) -> Int64? {
     var st = stat()

@@ -3,6 +3,9 @@ import BLECore
 @testable import BLEReports
 import BLETestSupport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// `Samples/` of this repository (found from this file's path).
@@ -98,6 +101,54 @@ func linkTargets(_ html: String) -> [String] {
         #expect(JSONReport.render(parallel) == JSONReport.render(sequential))
         #expect(HTMLReport.render(parallel) == HTMLReport.render(sequential))
         #expect(MarkdownReport.render(parallel) == MarkdownReport.render(sequential))
+    }
+
+    /// What ``ReportWriter`` writes for `paths`, read back from the temporary file it wrote to.
+    static func written(_ paths: [String], _ format: ReportFormat, jobs: Int) throws -> (text: String, failed: Int) {
+        let file = try #require(tmpfile())
+        defer { fclose(file) }
+        let out = OutputStream(fd: fileno(file))
+        let failed = ReportWriter.write(paths: paths, format: format, to: out, jobs: jobs)
+        out.flush()
+        var bytes: [UInt8] = []
+        rewind(file)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while case let n = fread(&chunk, 1, chunk.count, file), n > 0 { bytes += chunk[0..<n] }
+        return (String(decoding: bytes, as: UTF8.self), failed)
+    }
+
+    /// The streaming writer (one file's analysis at a time, sections spooled) gives byte for byte the
+    /// in-memory report, for one file and for many, with an unreadable file among them, at any job count.
+    @Test(.enabled(if: sampleFiles.count > 1), arguments: [1, 3])
+    func streamingWriterEqualsInMemoryRender(jobs: Int) throws {
+        let many = Array(sampleFiles.prefix(5)) + ["/nonexistent/file.btsnoop"] + Array(sampleFiles.suffix(2))
+        for paths in [[sampleFiles[0]], many] {
+            let report = Report.build(paths: paths)
+            let unreadable = paths.count > 1 ? 1 : 0
+            let html = try Self.written(paths, .html, jobs: jobs)
+            #expect(html.text == HTMLReport.render(report))
+            #expect(html.failed == unreadable)
+            #expect(try Self.written(paths, .md, jobs: jobs).text == MarkdownReport.render(report))
+            #expect(try Self.written(paths, .json, jobs: jobs).text == JSONReport.render(report) + "\n")
+            // JSON Lines: a line per file, each exactly the JSON document's element.
+            let lines = try Self.written(paths, .jsonl, jobs: jobs).text.split(separator: "\n").map(String.init)
+            #expect(lines == report.files.map(JSONReport.file))
+            #expect(lines.count == paths.count)
+        }
+    }
+
+    /// Many files: the overview table names each file, links to its section, and shows a file's error.
+    @Test(.enabled(if: hasDFUSample))
+    func htmlOverviewLinksEachFile() throws {
+        let paths = [dfuSample, "/nonexistent/file.btsnoop", samplePath("bracelet.pcap")]
+        let html = try Self.written(paths, .html, jobs: 2).text
+        #expect(html.contains("<title>blescope report: nordic-dfu.btsnoop, file.btsnoop, bracelet.pcap</title>"))
+        #expect(html.contains("<a href=\"#file2\">/nonexistent/file.btsnoop</a></td><td colspan=\"4\" class=\"bad\">"))
+        #expect(html.contains("<section class=\"file\" id=\"file3\"><h2>bracelet.pcap</h2>"))
+        // bracelet.pcap: 111 records (capinfos), 1 connection.
+        #expect(html.contains("<a href=\"#file3\">\(samplePath("bracelet.pcap"))</a></td><td class=\"n\">111</td><td class=\"n\">1</td>"))
+        let long = HTMLReport.head(paths: (1...12).map { "/d/c\($0).btsnoop" }, options: ReportOptions())
+        #expect(long.contains("<title>blescope report: c1.btsnoop, c2.btsnoop, c3.btsnoop, c4.btsnoop, c5.btsnoop and 7 more</title>"))
     }
 
     @Test(.enabled(if: hasDFUSample))

@@ -190,4 +190,34 @@ import Testing
         #expect(pcapFiles.count == 7)
         #expect(try Blescope.run(["report", "--quiet", "Samples/nothing-*.pcap"]).status == 2)
     }
+
+    /// A report written into the directory it reports on is not read back as a capture by the next run;
+    /// `.jsonl` output is one line per capture, each with its `file` first.
+    @Test func reportIntoItsOwnDirectoryAndAsJSONLines() throws {
+        let dir = NSTemporaryDirectory() + "blescope-report-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for name in ["bracelet.btsnoop", "nordic-dfu.pcap"] {
+            try FileManager.default.copyItem(atPath: TestEnvironment.sample(name), toPath: dir + "/" + name)
+        }
+        for _ in 0..<2 {
+            let r = try Blescope.run(["report", "--quiet", dir, "-o", dir + "/report.html"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let html = try String(contentsOfFile: dir + "/report.html", encoding: .utf8)
+            #expect(html.contains("<p class=\"muted\">2 capture files;"))
+            #expect(!html.contains("report.html</a>"))
+        }
+        try FileManager.default.removeItem(atPath: dir + "/report.html")  // any other file is an input, and not a capture
+        let r = try Blescope.run(["report", "--quiet", "--jobs", "2", dir, "-o", dir + "/fleet.jsonl"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = try String(contentsOfFile: dir + "/fleet.jsonl", encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.compactMap { $0["file"] as? String } == [dir + "/bracelet.btsnoop", dir + "/nordic-dfu.pcap"])
+        // nordic-dfu: one DFU session, the truth file's 100,000-byte image in 416 packets.
+        let ota = try #require((lines.last?["ota"] as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(ota.count == 1)
+        #expect(ota.first?["result"] as? String == "success")
+        #expect(ota.first?["image_size"] as? Int == 100_000)
+        #expect(ota.first?["packets"] as? Int == 416)
+    }
 }

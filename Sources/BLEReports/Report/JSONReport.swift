@@ -31,13 +31,20 @@ import BLECore
 /// Times are seconds since the Unix epoch with µs (UTC), as in every blescope JSON output.
 public enum JSONReport {
     public static func render(_ report: Report) -> String {
-        var out = "{\"schema\":\"blescope-report/1\",\"time_zone\":" + quoted(report.options.clock.zoneName) + ",\"files\":["
+        var out = head(options: report.options)
         for (i, f) in report.files.enumerated() {
             if i > 0 { out += "," }
             out += file(f)
         }
-        return out + "]}"
+        return out + tail
     }
+
+    /// `{"schema":…,"time_zone":…,"files":[` — the file objects follow, separated by commas, then ``tail``.
+    public static func head(options: ReportOptions) -> String {
+        "{\"schema\":\"blescope-report/1\",\"time_zone\":" + quoted(options.clock.zoneName) + ",\"files\":["
+    }
+
+    public static let tail = "]}"
 
     static func quoted(_ s: String) -> String {
         var w = JSONWriter()
@@ -45,7 +52,8 @@ public enum JSONReport {
         return w.string
     }
 
-    static func file(_ f: FileAnalysis) -> String {
+    /// One capture's object, an element of `files` (and one line of `report --format jsonl`).
+    public static func file(_ f: FileAnalysis) -> String {
         var head = JSONWriter()
         head.beginObject()
         head.field("file", f.path)

@@ -6,11 +6,17 @@ import BLECore
 /// (each stream's rate over time as a text sparkline), lists capped the same way.
 public enum MarkdownReport {
     public static func render(_ report: Report) -> String {
+        var out = head(fileCount: report.files.count, options: report.options)
+        for f in report.files { out += file(f, options: report.options) }
+        return out
+    }
+
+    /// The heading and how to read the rates; each file's section follows.
+    public static func head(fileCount: Int, options: ReportOptions) -> String {
         var out = "# blescope report\n\n"
-        out += "\(report.files.count) capture file\(report.files.count == 1 ? "" : "s"); times in \(report.options.clock.zoneName). "
+        out += "\(fileCount) capture file\(fileCount == 1 ? "" : "s"); times in \(options.clock.zoneName). "
         out += "Rates are attribute value bits per second from a stream's first to its last packet; the ceiling is the "
         out += "notification / write-without-response maximum for the link in force.\n"
-        for f in report.files { out += file(f, options: report.options) }
         return out
     }
 
@@ -40,7 +46,8 @@ public enum MarkdownReport {
         return out
     }
 
-    static func file(_ f: FileAnalysis, options: ReportOptions) -> String {
+    /// One capture's section.
+    public static func file(_ f: FileAnalysis, options: ReportOptions) -> String {
         let clock = options.clock
         var out = "\n## \(f.path)\n\n"
         if let error = f.error { return out + "**Cannot read:** \(error)\n" }
