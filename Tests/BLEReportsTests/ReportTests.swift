@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLECodecs
 import BLECore
 @testable import BLEReports
 import BLETestSupport
@@ -104,11 +105,12 @@ func linkTargets(_ html: String) -> [String] {
     }
 
     /// What ``ReportWriter`` writes for `paths`, read back from the temporary file it wrote to.
-    static func written(_ paths: [String], _ format: ReportFormat, jobs: Int) throws -> (text: String, failed: Int) {
+    static func written(_ paths: [String], _ format: ReportFormat, jobs: Int,
+                        analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false)) throws -> (text: String, failed: Int) {
         let file = try #require(tmpfile())
         defer { fclose(file) }
         let out = OutputStream(fd: fileno(file))
-        let failed = ReportWriter.write(paths: paths, format: format, to: out, jobs: jobs)
+        let failed = ReportWriter.write(paths: paths, format: format, to: out, analyzerOptions: analyzerOptions, jobs: jobs)
         out.flush()
         var bytes: [UInt8] = []
         rewind(file)
@@ -135,6 +137,21 @@ func linkTargets(_ html: String) -> [String] {
             #expect(lines == report.files.map(JSONReport.file))
             #expect(lines.count == paths.count)
         }
+    }
+
+    /// One codec registry serves every worker: decoding the vendor protocols of the Samples on three threads
+    /// gives what one thread gives (and the headset's vendor OTA session is found in each of its formats).
+    @Test(.enabled(if: sampleFiles.count > 1))
+    func sharedCodecRegistryAcrossWorkers() throws {
+        let registry = CodecRegistry()
+        _ = try registry.load(directory: samples.appendingPathComponent("codecs").path)
+        let options = AnalyzerOptions(timeline: false, codecs: registry)
+        let parallel = try Self.written(sampleFiles, .jsonl, jobs: 3, analyzerOptions: options)
+        #expect(parallel.failed == 0)
+        #expect(parallel.text == (try Self.written(sampleFiles, .jsonl, jobs: 1, analyzerOptions: options)).text)
+        let headset = parallel.text.split(separator: "\n").filter { $0.contains("\"file\":\"\(samples.path)/headset-ota.") }
+        #expect(headset.count == 3)
+        #expect(headset.allSatisfy { $0.contains("\"protocol\":\"vendor\"") && $0.contains("\"codec\":\"headset\"") })
     }
 
     /// Many files: the overview table names each file, links to its section, and shows a file's error.

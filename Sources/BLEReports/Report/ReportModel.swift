@@ -121,14 +121,15 @@ public struct Report: @unchecked Sendable {
 
     /// Analyses `paths`, in parallel on the available cores when `parallel` (results are identical to sequential
     /// processing: each file has its own analyzer and trackers, results are placed by input position).
-    /// `analyzerOptions` is called once per file, on the worker (codec registries are not shared between threads).
+    /// The whole report stays in memory: over many files, ``ReportWriter`` writes the same output file by file.
+    /// One codec registry serves every worker (``CodecRegistry`` is thread-safe).
     public static func build(paths: [String], options: ReportOptions = ReportOptions(), parallel: Bool = true,
-                             analyzerOptions: @escaping @Sendable () -> AnalyzerOptions = { AnalyzerOptions(timeline: false) },
+                             analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
                              progress: (@Sendable (String) -> ProgressReporter?)? = nil) -> Report {
         let results = Mutex<[FileAnalysis?]>(Array(repeating: nil, count: paths.count))
         let work: @Sendable (Int) -> Void = { i in
             let p = progress?(paths[i])
-            let a = analyze(path: paths[i], options: options, analyzerOptions: analyzerOptions(), progress: p)
+            let a = analyze(path: paths[i], options: options, analyzerOptions: analyzerOptions, progress: p)
             p?.finish()
             results.withLock { $0[i] = a }
         }
