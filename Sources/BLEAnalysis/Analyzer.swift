@@ -429,10 +429,11 @@ final class ConnectionState {
     var attributes: [UInt32: AttributeInfo] = [:]
     /// A small direct-mapped cache in front of `attributes`: bulk traffic repeats a few handles, and
     /// hashing each value's handle was a visible share of a report's time.
+    /// Allocated when the connection first names an attribute twice: 3 KiB each for the 4,096 connections a
+    /// hostile capture can keep open would be 13 MB of caches for connections that never carry a value.
     static let attributeSlotCount = 64
-    var slotKeys = [UInt32](repeating: .max, count: attributeSlotCount)
-    var slotInfos = [AttributeInfo](repeating: AttributeInfo(uuid: nil, service: nil, hasUserName: false, source: .discovery,
-                                                             codecPossible: false), count: attributeSlotCount)
+    var slotKeys: [UInt32] = []
+    var slotInfos: [AttributeInfo] = []
     var tx = L2CAPReassembler()
     var rx = L2CAPReassembler()
     var unknown = L2CAPReassembler()
@@ -497,8 +498,12 @@ extension Analyzer {
     func attribute(_ index: Int, handle: UInt16, db: GATTSide, state: ConnectionState) -> AttributeInfo {
         let key = UInt32(handle) | (db == .peer ? 0 : 0x10000)
         let slot = Int(truncatingIfNeeded: key &* 0x9E37_79B1) >> 26 & (ConnectionState.attributeSlotCount - 1)
-        if state.slotKeys[slot] == key { return state.slotInfos[slot] }
+        if !state.slotKeys.isEmpty, state.slotKeys[slot] == key { return state.slotInfos[slot] }
         if let cached = state.attributes[key] {
+            if state.slotKeys.isEmpty {
+                state.slotKeys = Array(repeating: .max, count: ConnectionState.attributeSlotCount)
+                state.slotInfos = Array(repeating: cached, count: ConnectionState.attributeSlotCount)
+            }
             state.slotKeys[slot] = key
             state.slotInfos[slot] = cached
             return cached
