@@ -3,11 +3,12 @@
 #
 #   scripts/fuzz.sh build                         # instrumented modules + .build-fuzz/blescope-fuzz
 #   scripts/fuzz.sh run TARGET [SECONDS] [-- libFuzzer flags]
-#                                                 # TARGET: btsnoop pcap pcapng pklg btsnooz gzip pipeline
+#                                                 # TARGET: btsnoop pcap pcapng pklg btsnooz gzip pipeline report
 #   scripts/fuzz.sh all [SECONDS]                 # every target in turn (default 60 s each)
 #   scripts/fuzz.sh campaign [TARGET...]          # the issue's bar: 10 M executions or 1 h per target, logs in
 #                                                 # .build-fuzz/logs (FUZZ_TIMEOUT=60: a paused machine is no hang)
 #   scripts/fuzz.sh worst-case N FILE             # the worst-case capture for memory (N records)
+#   FUZZ_SCRATCH=DIR scripts/fuzz.sh …            # build and run in DIR instead of .build-fuzz
 #
 # How it is built: `swift build -c release --target BLEReports -Xswiftc -sanitize=fuzzer,address`
 # compiles the package's modules with coverage and ASan instrumentation but links nothing (an
@@ -20,9 +21,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SCRATCH=$ROOT/.build-fuzz
+SCRATCH=${FUZZ_SCRATCH:-$ROOT/.build-fuzz}   # another scratch path builds while a campaign runs
 BIN=$SCRATCH/blescope-fuzz
-TARGETS="btsnoop pcap pcapng pklg btsnooz gzip pipeline"
+TARGETS="btsnoop pcap pcapng pklg btsnooz gzip pipeline report"
 
 build() {
     swift build -c release --scratch-path "$SCRATCH" --target BLEReports -Xswiftc -sanitize=fuzzer,address

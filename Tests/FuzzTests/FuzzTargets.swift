@@ -26,6 +26,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case gzip
     /// The whole pipeline: reader → Analyzer (timeline, Samples/codecs) → transfers, OTA, GATT usage, throughput → JSON/CSV.
     case pipeline
+    /// `blescope report` over one capture: the analysis behind it (trackers on a second thread for odd-sized
+    /// inputs), then its HTML (SVG charts), Markdown (sparklines) and JSON renderings.
+    case report
 
     static let btsnoopHeader: [UInt8] = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
     static let pcapHeader: [UInt8] = [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 201, 0, 0, 0]
@@ -35,7 +38,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         switch self {
         case .btsnoop: Self.btsnoopHeader + data
         case .pcap: Self.pcapHeader + data
-        case .pcapng, .pklg, .pipeline, .gzip: data
+        case .pcapng, .pklg, .pipeline, .report, .gzip: data
         case .btsnooz: FuzzTargets.bugReport(blobBody: data)
         }
     }
@@ -52,7 +55,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .pklg: return bytes.starts(with: Array("btsnoop\0".utf8)) || bytes.starts(with: [0xD4, 0xC3, 0xB2, 0xA1])
                         || bytes.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) ? nil : bytes
         case .btsnooz: return FuzzTargets.btsnoozBody(fromBTSnoop: bytes)
-        case .gzip, .pipeline: return bytes
+        case .gzip, .pipeline, .report: return bytes
         }
     }
 }
@@ -78,6 +81,7 @@ enum FuzzTargets {
         let bytes = target.capture(from: data)
         switch target {
         case .pipeline: return pipeline(bytes)
+        case .report: return report(bytes)
         case .gzip: return readGzip(bytes)
         default: return read(bytes)
         }
@@ -140,6 +144,15 @@ enum FuzzTargets {
             }
         }
         return total
+    }
+
+    /// One capture through `Report.analyze` and the three report renderers.
+    static func report(_ bytes: [UInt8]) -> Int {
+        guard !bytes.isEmpty, let capture = try? CaptureFile.open(bytes: bytes, name: "fuzz") else { return 0 }
+        let options = ReportOptions(backgroundTrackers: bytes.count % 2 == 1)
+        let f = Report.analyze(capture: capture, options: options, analyzerOptions: AnalyzerOptions(timeline: false, codecs: codecs))
+        return HTMLReport.file(f, index: 1, options: options).utf8.count &+ HTMLReport.overview([FileOverview(f), FileOverview(f)]).utf8.count
+            &+ MarkdownReport.file(f, options: options).utf8.count &+ JSONReport.file(f).utf8.count
     }
 
     // MARK: btsnooz wrapping
