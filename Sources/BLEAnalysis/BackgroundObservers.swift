@@ -1,6 +1,5 @@
 import BLECore
 import Dispatch
-import Synchronization
 
 /// Runs observers on a second thread, so a pass that feeds several trackers (``ThroughputTracker``,
 /// ``ChunkedTransferTracker``, ``OTATracker``, ``GATTUsageTracker``) decodes and tracks at the same time.
@@ -93,7 +92,7 @@ extension BackgroundObservers {
         private var finished = false
         /// Batches the worker has emptied, capacity kept: fresh arrays of this size would cost a page
         /// fault and a zeroed page per 4 KiB every time.
-        private let spare = Mutex<[Batch]>([])
+        private let spare = Locked<[Batch]>([])
 
         init(observers: [any AttributeValueObserver], maxBatchesInFlight: Int) {
             self.observers = observers

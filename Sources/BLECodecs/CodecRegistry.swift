@@ -1,6 +1,5 @@
 import BLECore
 import Foundation
-import Synchronization
 
 /// All codecs the analyzer knows: the SIG built-ins and the YAML specs loaded at run time.
 ///
@@ -13,13 +12,13 @@ public final class CodecRegistry: Sendable {
         init(_ specs: [DeclarativeCodec]) { self.specs = specs }
     }
 
-    private let state: Mutex<Snapshot>
+    private let state: Locked<Snapshot>
     /// Whether the SIG built-ins are consulted.
     public let builtins: Bool
 
     public init(builtins: Bool = true) {
         self.builtins = builtins
-        state = Mutex(Snapshot([]))
+        state = Locked(Snapshot([]))
     }
 
     /// The built-in SIG codecs.

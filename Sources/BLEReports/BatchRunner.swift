@@ -1,5 +1,5 @@
+import BLECore
 import Dispatch
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -59,7 +59,7 @@ public enum BatchRunner {
             return failed
         }
         let slots = paths.map { _ in Slot() }
-        let next = Mutex(0)
+        let next = Locked(0)
         let window = DispatchSemaphore(value: max(4 * jobs, 8))
         let group = DispatchGroup()
         for _ in 0..<jobs {

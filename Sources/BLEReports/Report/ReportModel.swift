@@ -7,7 +7,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// How a report prints times: UTC (the default) or local time at a fixed offset.
 public struct ReportClock: Sendable, Hashable {
@@ -126,7 +125,7 @@ public struct Report: @unchecked Sendable {
     public static func build(paths: [String], options: ReportOptions = ReportOptions(), parallel: Bool = true,
                              analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
                              progress: (@Sendable (String) -> ProgressReporter?)? = nil) -> Report {
-        let results = Mutex<[FileAnalysis?]>(Array(repeating: nil, count: paths.count))
+        let results = Locked<[FileAnalysis?]>(Array(repeating: nil, count: paths.count))
         let work: @Sendable (Int) -> Void = { i in
             let p = progress?(paths[i])
             let a = analyze(path: paths[i], options: options, analyzerOptions: analyzerOptions, progress: p)

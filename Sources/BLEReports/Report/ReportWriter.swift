@@ -1,5 +1,5 @@
 import BLEAnalysis
-import Synchronization
+import BLECore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -61,7 +61,7 @@ public enum ReportWriter {
             options.backgroundTrackers = false
         }
         let opts = options
-        let overviews = Mutex<[FileOverview?]>(Array(repeating: nil, count: format == .html ? paths.count : 0))
+        let overviews = Locked<[FileOverview?]>(Array(repeating: nil, count: format == .html ? paths.count : 0))
         let analyse: @Sendable (Int, String, OutputStream) -> BatchRunner.Outcome = { i, path, stream in
             let progress = fileProgress?(path)
             let f = Report.analyze(path: path, options: opts, analyzerOptions: analyzerOptions, progress: progress)
