@@ -105,8 +105,7 @@ public final class FilesProgress: @unchecked Sendable {
     private let label: String
     private let total: Int
     private let start = ProgressReporter.nowNanoseconds()
-    private var lastDraw: UInt64 = 0
-    private var drawn = false
+    private var line = StatusLine()
 
     /// Nil unless standard error is a terminal (or `enabled` says otherwise) and there is more than one file.
     public init?(label: String, total: Int, enabled: Bool = Terminal.standardErrorIsTTY) {
@@ -117,23 +116,18 @@ public final class FilesProgress: @unchecked Sendable {
 
     public func update(done: Int, failed: Int) {
         let now = ProgressReporter.nowNanoseconds()
-        guard now - lastDraw > 200_000_000, done < total else { return }
-        lastDraw = now
+        guard done < total, line.isDue(now) else { return }
         let elapsed = Double(now - start) / 1e9
-        var line = "\(label): \(formatCount(done)) of \(formatCount(total)) files"
-        if failed > 0 { line += " (\(formatCount(failed)) unreadable)" }
+        var text = "\(label): \(formatCount(done)) of \(formatCount(total)) files"
+        if failed > 0 { text += " (\(formatCount(failed)) unreadable)" }
         if elapsed > 0.5, done > 0 {
             let rate = Double(done) / elapsed
-            line += ", \(String(fractionDigits: rate < 10 ? 1 : 0, rate)) files/s, ETA \(Int((Double(total - done) / rate).rounded())) s"
+            text += ", \(String(fractionDigits: rate < 10 ? 1 : 0, rate)) files/s, ETA \(Int((Double(total - done) / rate).rounded())) s"
         }
-        writeStandardError("\r\u{1B}[K" + line)
-        drawn = true
+        line.show(text)
     }
 
-    public func clear() {
-        if drawn { writeStandardError("\r\u{1B}[K") }
-        drawn = false
-    }
+    public func clear() { line.clear() }
 }
 
 extension OutputStream {

@@ -80,9 +80,8 @@ public final class ProgressReporter: @unchecked Sendable {
     private let enabled: Bool
     private let label: String
     private let totalBytes: Int64?
-    private var lastDraw: UInt64 = 0
     private let start: UInt64
-    private var drawn = false
+    private var line = StatusLine()
 
     public init(label: String, totalBytes: Int64?, enabled: Bool = Terminal.standardErrorIsTTY) {
         self.label = label
@@ -106,26 +105,44 @@ public final class ProgressReporter: @unchecked Sendable {
 
     private func draw(records: Int, bytes: Int64) {
         let now = ProgressReporter.nowNanoseconds()
-        guard now - lastDraw > 200_000_000 else { return }
-        lastDraw = now
+        guard line.isDue(now) else { return }
         let elapsed = Double(now - start) / 1e9
         let rate = elapsed > 0 ? Double(records) / elapsed : 0
-        var line = "\(label): \(formatCount(records)) records, \(formatBytes(bytes))"
+        var text = "\(label): \(formatCount(records)) records, \(formatBytes(bytes))"
         if let total = totalBytes, total > 0 {
             let fraction = min(1, Double(bytes) / Double(total))
-            line += " (\(Int(fraction * 100)) %)"
+            text += " (\(Int(fraction * 100)) %)"
             if fraction > 0.01 {
                 let eta = elapsed / fraction - elapsed
-                line += ", ETA \(Int(eta.rounded())) s"
+                text += ", ETA \(Int(eta.rounded())) s"
             }
         }
-        line += ", \(formatCount(Int(rate))) records/s"
-        writeStandardError("\r\u{1B}[K" + line)
-        drawn = true
+        text += ", \(formatCount(Int(rate))) records/s"
+        line.show(text)
     }
 
     /// Clears the progress line.
-    public func finish() {
+    public func finish() { line.clear() }
+}
+
+/// One line of status on standard error, redrawn in place at most five times a second and cleared at the end.
+struct StatusLine {
+    private var lastDraw: UInt64 = 0
+    private var drawn = false
+
+    /// True (and the clock restarted) when 200 ms have passed since the last draw.
+    mutating func isDue(_ now: UInt64) -> Bool {
+        guard now - lastDraw > 200_000_000 else { return false }
+        lastDraw = now
+        return true
+    }
+
+    mutating func show(_ text: String) {
+        writeStandardError("\r\u{1B}[K" + text)
+        drawn = true
+    }
+
+    mutating func clear() {
         if drawn { writeStandardError("\r\u{1B}[K") }
         drawn = false
     }
