@@ -18,11 +18,23 @@ public enum TestEnvironment {
         return FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) && isDirectory.boolValue ? dir : nil
     }()
 
-    /// Every real capture in the shared folder (full paths), sorted.
+    /// Every real capture in the shared folder (full paths), sorted, then those of the public corpus when
+    /// `BLESCOPE_CORPUS` names its folder (`corpus/README.md` lists them and says how to fetch them again).
     public static var realCaptures: [String] {
-        guard let dir = sharedCaptures, let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
-        return names.filter { !$0.hasSuffix(".md") }.sorted().map { dir + "/" + $0 }
+        var all: [String] = []
+        for dir in [sharedCaptures, corpusDirectory].compactMap({ $0 }) {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { continue }
+            all += names.filter { !$0.hasSuffix(".md") && !$0.hasPrefix(".") }.sorted().map { dir + "/" + $0 }
+        }
+        return all
     }
+
+    /// The folder `BLESCOPE_CORPUS` names (captures fetched from public repositories, never committed), or nil.
+    public static let corpusDirectory: String? = {
+        guard let dir = ProcessInfo.processInfo.environment["BLESCOPE_CORPUS"], !dir.isEmpty else { return nil }
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) && isDirectory.boolValue ? dir : nil
+    }()
 
     public static func sample(_ name: String) -> String { samplesDirectory + "/" + name }
 
