@@ -22,6 +22,7 @@ extension Analyzer {
             e.isRequest = true
             eventID = emit(e, waiting: true)
         }
+        noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         let key = commandKey(record.controllerIndex, packet.opcode)
         if let previous = pendingCommands[key] {
             findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
@@ -145,6 +146,8 @@ extension Analyzer {
                 connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
                 connectionChanged(i)
             }
+        case .leLongTermKeyRequest(let r):
+            keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
         case .encryptionChange(let e):
             handle = e.handle
             status = e.status.description
@@ -297,5 +300,28 @@ extension HCICommandPacket {
     var connectionHandle: UInt16? {
         guard HCICommandPacket.handleFirst.contains(opcode.rawValue), parameters.count >= 2 else { return nil }
         return (UInt16(parameters[0]) | UInt16(parameters[1]) << 8) & 0x0FFF
+    }
+}
+
+extension Analyzer {
+    /// A phone's HCI log hands its controller the LTK of every encrypted LE link: LE Enable Encryption when the
+    /// phone is central, LE Long Term Key Request Reply when it is peripheral (Core Spec Vol 4, Part E, 7.8.24–25).
+    func noteKeys(_ packet: HCICommandPacket, controller: UInt16, frame: Int) {
+        switch packet.opcode {
+        case .leEnableEncryption:
+            guard case .leEnableEncryption(let p) = packet.decoded else { return }
+            keyStore.hciEnableEncryption(p, peer: peerValue(controller: controller, handle: p.handle), frame: frame)
+        case .leLongTermKeyRequestReply:
+            guard packet.parameters.count >= 18 else { return }
+            let handle = UInt16(packet.parameters[0]) | UInt16(packet.parameters[1] & 0x0F) << 8
+            keyStore.hciLTKReply(handle: handle, ltk: Array(packet.parameters[2..<18]), peer: peerValue(controller: controller, handle: handle),
+                                 frame: frame)
+        default:
+            break
+        }
+    }
+
+    func peerValue(controller: UInt16, handle: UInt16) -> UInt64? {
+        activeIndex(ConnectionKey(controller: controller, handle: handle)).flatMap { connections[$0].peripheralAddressValue }
     }
 }

@@ -77,6 +77,11 @@ extension Analyzer {
             connectionChanged(index)
         case .connectionEnded(let e):
             endAirConnection(e)
+        case .encryptionStarted(let s):
+            if options.timeline {
+                emit(TimelineEvent(frame: s.frame, timestamp: s.timestamp, connection: s.handle, direction: s.direction, layer: .ll,
+                                   code: nil, name: "Encryption started", summary: s.state))
+            }
         case .advertising(let a):
             if options.timeline {
                 var summary = a.advertiser.map { "\($0)" } ?? ""
@@ -92,6 +97,9 @@ extension Analyzer {
     func endAirConnection(_ e: LLConnectionEnded) {
         guard let index = active.first(where: { $0.key.handle == e.connection.handle })?.value else { return }
         connections[index].linkLayer = e.stats
+        connections[index].linkEncryption = e.encryption
+        noteEncryption(e)
+        keyStore.connectionEnded(handle: e.connection.handle, central: e.connection.central?.value, peripheral: e.connection.peripheral?.value)
         let reason: String = switch e.reason {
         case .terminated(let code): "LL_TERMINATE_IND: " + HCIStatus(rawValue: code).description
         case .replaced: "access address reused by a new CONNECT_IND"
@@ -99,5 +107,23 @@ extension Analyzer {
         }
         if case .captureEnded = e.reason { return }  // still open at the end, as HCI connections are
         closeConnection(index: index, frame: e.frame, timestamp: e.timestamp, reason: reason)
+    }
+}
+
+extension Analyzer {
+    /// One finding per connection for what encryption hid: PDUs no key decrypted, PDUs whose MIC failed.
+    func noteEncryption(_ e: LLConnectionEnded) {
+        guard let enc = e.encryption else { return }
+        let handle = e.connection.handle
+        if let from = enc.firstUndecryptedFrame, e.stats.encryptedUndecrypted > 0 {
+            let kind: FindingKind = enc.startSeen
+                ? .llEncryptedNoKey(e.stats.encryptedUndecrypted, from: from, handle: handle)
+                : .llEncryptionStartUnseen(e.stats.encryptedUndecrypted, from: from, handle: handle)
+            findings.append(Finding(.warning, kind, frame: from))
+        }
+        if let from = enc.firstMICFailureFrame, e.stats.micFailures > 0 {
+            findings.append(Finding(.warning, .llMICFailures(e.stats.micFailures, from: from, handle: handle,
+                                                             capturer: e.stats.decryptedByCapturer > 0), frame: from))
+        }
     }
 }

@@ -75,6 +75,9 @@ extension Analyzer {
         let handle = connections[index].handle
         do {
             let smp = try SMPPDU(parsing: &reader)
+            let c = connections[index]
+            keyStore.smp(smp, raw: pdu.payload, handle: handle, centralToPeripheral: c.centralToPeripheral(direction), frame: pdu.lastFrame,
+                         central: c.centralAddressValue, peripheral: c.peripheralAddressValue)
             if options.timeline {
                 var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: handle, direction: direction,
                                       layer: .smp, code: UInt32(smp.code.rawValue), name: smp.code.description, summary: smp.summary)

@@ -19,9 +19,14 @@ public struct AnalyzerOptions: Sendable {
     /// SDUs, long reads and prepared writes (32 MiB by default). 4,096 connections each holding three 64 KiB partial PDUs would
     /// otherwise take 800 MB; past the bound the partial work is dropped with a `limit.held-bytes` finding.
     public var maxHeldBytes: Int
+    /// Keys for encrypted LE links in air captures (`--ltk`, `--keys`, `--keys-from`); keys learned from
+    /// pairings in the capture are added as the analysis goes.
+    public var keys: LinkKeyMaterial
 
     public init(timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
-                queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20) {
+                queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20,
+                keys: LinkKeyMaterial = LinkKeyMaterial()) {
+        self.keys = keys
         self.maxHeldBytes = maxHeldBytes
         self.timeline = timeline
         self.codecs = codecs
@@ -97,6 +102,8 @@ public final class Analyzer {
     /// The latest connection on each handle (any controller), for naming events.
     var latestByHandle: [UInt16: Int] = [:]
     var linkLayer = LinkLayerTracker()
+    /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
+    let keyStore: LinkKeyStore
     /// Bounded findings: at most this many of each kind are kept.
     public var keptFindingsPerCode = 1000
     var findingsCompactionThreshold = 20_000
@@ -122,6 +129,17 @@ public final class Analyzer {
     public internal(set) var heldBytesSheds = 0
     public internal(set) var heldBytesDropped = 0
 
+    /// Receives every air record blescope decrypted with a key, rewritten in the clear (frame, record bytes):
+    /// what `convert --decrypt` writes in place of the encrypted record.
+    public var onDecryptedRecord: ((Int, [UInt8]) -> Void)? {
+        get { linkLayer.onDecryptedRecord }
+        set { linkLayer.onDecryptedRecord = newValue }
+    }
+
+    /// Every key the analysis knows at the end: those given, and those learned from pairings, key distribution
+    /// and HCI commands in the capture (what `--keys-from` reads from a phone's log).
+    public var knownKeys: LinkKeyMaterial { keyStore.material }
+
     /// Records a `limit.*` finding the first time the bound is hit.
     func noteLimit(_ kind: FindingKind, frame: Int) {
         if limitsNoted.insert(kind.code).inserted { findings.append(Finding(.warning, kind, frame: frame)) }
@@ -130,6 +148,8 @@ public final class Analyzer {
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
         queue = EventQueue(capacity: options.queueCapacity)
+        keyStore = LinkKeyStore(options.keys)
+        linkLayer.keyStore = keyStore
     }
 
     // MARK: driving
@@ -515,5 +535,27 @@ extension Analyzer {
                                  codecPossible: possible)
         if state.attributes.count < 65_536 { state.attributes[key] = info }
         return info
+    }
+}
+
+extension Connection {
+    /// The direction of a packet as the link sees it: central → peripheral or back. Air captures say `.tx` for
+    /// central → peripheral; HCI captures say `.tx` for host → controller, which is central → peripheral when the
+    /// local controller is central.
+    func centralToPeripheral(_ direction: Direction) -> Bool {
+        role == .peripheral ? direction == .rx : direction != .rx
+    }
+
+    /// The central's and the peripheral's 48-bit addresses, where the capture shows them.
+    var centralAddressValue: UInt64? {
+        if let a = centralAddress { return Connection.addressValue(a) }
+        return nil
+    }
+    var peripheralAddressValue: UInt64? {
+        peerAddress.flatMap(Connection.addressValue)
+    }
+
+    static func addressValue(_ text: String) -> UInt64? {
+        BDAddress(String(text.prefix(17))).map(\.value)
     }
 }

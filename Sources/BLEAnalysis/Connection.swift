@@ -69,6 +69,8 @@ public struct Connection: Hashable, Sendable {
     public var accessAddress: String?
     /// Air captures: exact link-layer figures (events, packets per event, empty PDUs, retransmissions, CRC errors).
     public var linkLayer: LinkLayerStats?
+    /// Air captures: when the link encrypted, and with which key blescope decrypted it (nil: never encrypted).
+    public var linkEncryption: LLEncryptionSummary?
     /// The local controller's role in the connection.
     public var role: Role?
     public var isLE = true

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BLEAnalysis
 import BLECapture
 import BLEReports
 
@@ -23,6 +24,11 @@ struct Convert: ParsableCommand {
 
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format?
+
+    @Flag(help: "Air captures: write the encrypted link-layer packets blescope can decrypt (keys from --ltk, --keys, --keys-from and pairings in the capture) in the clear, MIC removed, flagged decrypted, so any tool reads them.")
+    var decrypt = false
+
+    @OptionGroup var keys: KeyOptions
 
     func validate() throws {
         if format == nil && Convert.format(forExtensionOf: output) == nil {
@@ -52,8 +58,32 @@ struct Convert: ParsableCommand {
             writeStandardError("blescope: \(error)\n")
             throw Exit.badInput
         }
+        var decrypted: [Int: [UInt8]] = [:]
+        if decrypt {
+            // First pass: decrypt; second pass: copy, putting each decrypted record in place of its encrypted one.
+            let analyzer = Analyzer(options: AnalyzerOptions(timeline: false, keys: try keys.keyMaterial()))
+            analyzer.onDecryptedRecord = { frame, bytes in decrypted[frame] = bytes }
+            while let record = capture.next() { analyzer.process(record) }
+            analyzer.finish()
+            let undecrypted = analyzer.connections.compactMap(\.linkLayer).reduce(0) { $0 + $1.encryptedUndecrypted + $1.micFailures }
+            writeStandardError("blescope: \(decrypted.count) record(s) decrypted; \(undecrypted) encrypted record(s) left as they were\n")
+        }
+        let records: CaptureFile
+        do { records = decrypt ? try CaptureFile.open(path: input) : capture } catch {
+            writeStandardError("blescope: \(error)\n")
+            throw Exit.badInput
+        }
         do {
-            while let record = capture.next() { try writer.write(record) }
+            while let record = records.next() {
+                if let bytes = decrypted[record.frame] {
+                    var owned = OwnedRecord(record)
+                    owned.bytes = bytes
+                    owned.originalLength = bytes.count
+                    try writer.write(owned)
+                } else {
+                    try writer.write(record)
+                }
+            }
             try writer.close()
         } catch {
             writeStandardError("blescope: \(error)\n")

@@ -16,6 +16,8 @@ struct AnalysisOptions: ParsableArguments {
     @Option(name: .customLong("gatt"), help: "A YAML handle map (handle: UUID or {uuid:, name:}) for captures without discovery.")
     var gattMap: String?
 
+    @OptionGroup var keys: KeyOptions
+
     @Flag(help: "No progress on stderr.")
     var quiet = false
 
@@ -44,12 +46,50 @@ struct AnalysisOptions: ParsableArguments {
                 throw Exit.badInput
             }
         }
-        return AnalyzerOptions(timeline: timeline, codecs: registry, gattMap: map)
+        return AnalyzerOptions(timeline: timeline, codecs: registry, gattMap: map, keys: try keys.keyMaterial())
     }
 
     func progress(for capture: CaptureFile) -> ProgressReporter? {
         quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
     }
+}
+
+/// Keys for encrypted air captures: --ltk, --keys, --keys-from (analysing commands and `convert --decrypt`).
+struct KeyOptions: ParsableArguments {
+    @Option(name: .customLong("ltk"), help: "A long-term key (32 hex digits, most significant first, as sniffers print it) for encrypted links in air captures (repeatable).")
+    var ltks: [String] = []
+
+    @Option(name: .customLong("keys"), help: "A YAML key file (address, ltk, ediv, rand, irk per device; see the README) for encrypted links and private addresses.")
+    var keyFile: String?
+
+    @Option(name: .customLong("keys-from"), help: "An HCI log of the phone (btsnoop, PacketLogger…) whose LTKs and distributed keys decrypt this air capture (repeatable).")
+    var keysFrom: [String] = []
+
+    /// The keys given by --ltk, --keys and --keys-from; exits 2 with a one-line error when one cannot be read.
+    func keyMaterial() throws -> LinkKeyMaterial {
+        var material = LinkKeyMaterial()
+        do {
+            for ltk in ltks { material = material + (try LinkKeyMaterial(ltkOption: ltk)) }
+            if let keyFile {
+                guard let text = readTextFile(keyFile) else {
+                    writeStandardError("blescope: \(keyFile): cannot read the key file\n")
+                    throw Exit.badInput
+                }
+                material = material + (try LinkKeyMaterial(keyFile: text, path: keyFile))
+            }
+        } catch let error as LinkKeyMaterial.LoadError {
+            writeStandardError("blescope: \(error)\n")
+            throw Exit.badInput
+        }
+        for log in keysFrom {
+            do { material = material + (try LinkKeyMaterial(phoneLog: log)) } catch {
+                writeStandardError("blescope: \(log): \(error)\n")
+                throw Exit.badInput
+            }
+        }
+        return material
+    }
+
 }
 
 func openCapture(_ path: String) throws -> CaptureFile {

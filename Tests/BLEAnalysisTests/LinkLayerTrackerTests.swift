@@ -75,6 +75,7 @@ struct LLRun {
     var starts: [LLConnectionInfo] = []
     var ends: [LLConnectionEnded] = []
     var changes: [LLParametersChanged] = []
+    var encryptionStarts: [LLEncryptionStarted] = []
     var advertising = 0
     /// (last frame, ATT opcode, handle or nil) of every reassembled ATT PDU.
     var att: [(frame: Int, opcode: UInt8, handle: UInt16?)] = []
@@ -105,6 +106,7 @@ struct LLRun {
         case .connectionEnded(let e): ends.append(e)
         case .control(let c): controls.append(c)
         case .parametersChanged(let p): changes.append(p)
+        case .encryptionStarted(let e): encryptionStarts.append(e)
         case .l2capFragment(let f):
             reassemblers[f.streamKey, default: L2CAPReassembler()].feed(f.fragment, findings: &findings) { pdu in
                 pdus.append(Array(pdu.bytes))

@@ -20,6 +20,8 @@ import Testing
         /// tshark's own verdicts on air captures: bad CRC, retransmission.
         var crcBad = false
         var retransmission = false
+        /// tshark marked the frame malformed (an exception while dissecting it).
+        var malformed = false
     }
 
     static var captures: [String] {
@@ -41,7 +43,8 @@ import Testing
             let handles = f[2].split(separator: ",").compactMap { Int($0.dropFirst(2), radix: 16) }
             rows[frame] = Row(frame: frame, opcode: opcode, handles: handles, value: f[3], connection: Int(f[4].dropFirst(2), radix: 16),
                               requestFrame: Int(f[5].split(separator: ",").first ?? ""),
-                              crcBad: !f[6].isEmpty || f[8] == "0", retransmission: f[7].contains("Retransmission"))
+                              crcBad: !f[6].isEmpty || f[8] == "0", retransmission: f[7].contains("Retransmission"),
+                              malformed: f[7].contains("Malformed"))
         }
         return rows
     }
@@ -86,6 +89,10 @@ import Testing
         case tsharkReusedAnsweredRequest
         /// tshark shows the service UUIDs of a Read By Group Type Response as UUID fields, not values.
         case serviceUUIDDecodedByTshark
+        /// tshark reads a written value as the characteristic declaration that the handle has in the *other*
+        /// side's GATT database (both ends are servers), takes its bytes for a handle and marks the frame
+        /// malformed; blescope keeps the value (OpenGuardian pump: 2 Write Requests).
+        case tsharkUsedOtherSidesDatabase
     }
 
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
@@ -121,15 +128,44 @@ import Testing
                 return .tsharkPairedIgnoringDirection
             }
         }
+        if t.malformed, t.value.isEmpty, !o.value.isEmpty, o.handles.count == 1, t.handles.first == o.handles.first {
+            return .tsharkUsedOtherSidesDatabase
+        }
         if !t.value.isEmpty, o.value.hasSuffix(t.value), t.handles.starts(with: o.handles), t.handles.count > o.handles.count {
             return .valueDecodedByTshark
         }
         return nil
     }
 
+    /// Encrypted air captures that blescope decrypts (with keys it learns from the capture's own pairing):
+    /// tshark cannot, so it reads blescope's decrypted copy (`convert --decrypt`: same records and frame
+    /// numbers, payloads in the clear, MIC removed, flagged decrypted). The MIC that checked is what says the
+    /// decryption is right; the comparison then checks everything above the link layer.
+    static func decryptedCopy(_ path: String) throws -> String? {
+        let capture = try CaptureFile.open(path: path)
+        guard [251, 256, 272].contains(Int(capture.datalink)) else { return nil }
+        var decrypted: [Int: [UInt8]] = [:]
+        _ = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false), configure: { a in
+            a.onDecryptedRecord = { frame, bytes in decrypted[frame] = bytes }
+        })
+        guard !decrypted.isEmpty else { return nil }
+        let out = NSTemporaryDirectory() + "blescope-decrypted-\(UUID().uuidString).pcap"
+        let writer = try CaptureFileWriter(path: out, format: .pcap(linkType: capture.datalink))
+        let records = try CaptureFile.open(path: path)
+        while let record = records.next() {
+            var owned = OwnedRecord(record)
+            if let bytes = decrypted[record.frame] { owned.bytes = bytes; owned.originalLength = bytes.count }
+            try writer.write(owned)
+        }
+        try writer.close()
+        return out
+    }
+
     @Test(.enabled(if: TestEnvironment.tsharkPath != nil), arguments: captures)
     func everyATTPDUAgreesWithTshark(_ path: String) throws {
-        guard FileManager.default.fileExists(atPath: path), let theirs = Self.tsharkRows(path) else { return }
+        let reference = try Self.decryptedCopy(path)
+        defer { if let reference { try? FileManager.default.removeItem(atPath: reference) } }
+        guard FileManager.default.fileExists(atPath: path), let theirs = Self.tsharkRows(reference ?? path) else { return }
         let (ours, events) = try Self.ourRows(path)
         // Counts per opcode: exactly equal, once the packets blescope keeps out on purpose (bad CRC,
         // LL retransmissions) are set aside.
@@ -150,6 +186,7 @@ import Testing
             tt?.connection = nil; tt?.requestFrame = nil; oo?.connection = nil; oo?.requestFrame = nil
             tt?.direction = .unknown; oo?.direction = .unknown
             tt?.crcBad = false; tt?.retransmission = false; oo?.crcBad = false; oo?.retransmission = false
+            tt?.malformed = false
             if tt == oo { continue }
             if let t, let o, let why = Self.explain(t, o, ours: ours, theirs: theirs, event: events[frame]) {
                 explained[why, default: 0] += 1

@@ -15,8 +15,13 @@ public struct LinkLayerStats: Hashable, Sendable {
     /// Empty PDUs re-sent with the same SN.
     public var emptyRetransmissions = 0
     public var crcErrors = 0
-    /// Encrypted PDUs the capturer did not decrypt (not decoded).
+    /// Encrypted PDUs that neither the capturer nor a key given to blescope decrypted (not decoded).
     public var encryptedUndecrypted = 0
+    /// Encrypted PDUs whose MIC failed, by the capturer's verdict or ours (not decoded).
+    public var micFailures = 0
+    /// Encrypted PDUs the capturer decrypted (nRF Sniffer / LT 256 flags) and blescope decrypted with a key.
+    public var decryptedByCapturer = 0
+    public var decryptedHere = 0
     /// Connection events seen (at least one packet).
     public var events = 0
     public var maxPacketsPerEvent = 0
@@ -146,6 +151,8 @@ public struct LLConnectionEnded: Hashable, Sendable {
     public var frame: Int
     public var timestamp: Timestamp
     public var stats: LinkLayerStats
+    /// Nil when the link never encrypted.
+    public var encryption: LLEncryptionSummary?
 }
 
 /// Parameters or PHY changed at an instant (connection update, channel map, PHY update).
@@ -169,6 +176,17 @@ public enum LinkLayerOutput {
     case control(LLControlEvent)
     case parametersChanged(LLParametersChanged)
     case connectionEnded(LLConnectionEnded)
+    /// The first encrypted PDU of a link (or of a restart after a pause), and whether it could be read.
+    case encryptionStarted(LLEncryptionStarted)
+}
+
+public struct LLEncryptionStarted: Hashable, Sendable {
+    public var handle: UInt16
+    public var direction: Direction
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// `decrypted by the capturer`, `decrypted with LTK … (source)`, `not decrypted: …`.
+    public var state: String
 }
 
 extension FindingKind {
@@ -223,7 +241,7 @@ public struct LinkLayerTracker {
         }
         var stats = LinkLayerStats()
         var ended = false
-        var encrypted = false
+        var encryption = LLEncryptionState()
         // Per direction (index 0 = central → peripheral, 1 = peripheral → central).
         var lastSN: (Int8, Int8) = (-1, -1)
         var lastHash: (UInt64, UInt64) = (0, 0)
@@ -244,6 +262,16 @@ public struct LinkLayerTracker {
     private var lastIndex = -1
     private var nextHandle: UInt16
     private var reportedLinkTypes: Set<UInt32> = []
+    /// Keys for links that start encryption (nil: decrypt nothing; packets the capturer decrypted are still read).
+    var keyStore: LinkKeyStore?
+    /// Where decrypted payloads live until the next packet (shared by copies of the tracker: scratch only).
+    private let plaintext = LLPlaintextBuffer()
+
+    /// Called with every record blescope decrypts, rewritten in the clear (frame, record bytes).
+    var onDecryptedRecord: ((Int, [UInt8]) -> Void)? {
+        get { plaintext.rewritten }
+        nonmutating set { plaintext.rewritten = newValue }
+    }
 
     /// Link-layer records seen.
     public private(set) var packets = 0
@@ -374,7 +402,8 @@ public struct LinkLayerTracker {
         conns[index].ended = true
         var s = conns[index].stats
         LinkLayerTracker.closeEvent(&s, conns[index].packetsThisEvent)
-        emit(.connectionEnded(LLConnectionEnded(connection: conns[index].info, reason: reason, frame: frame, timestamp: timestamp, stats: s)))
+        emit(.connectionEnded(LLConnectionEnded(connection: conns[index].info, reason: reason, frame: frame, timestamp: timestamp, stats: s,
+                                                encryption: conns[index].encryption.summary)))
     }
 
     /// At the end of the capture: ends the connections still running (reason `.captureEnded`).
@@ -414,12 +443,12 @@ public struct LinkLayerTracker {
             lastIndex = index
             emit(.connectionStarted(info))
         }
-        if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, emit) { crcErrors &+= 1 }
+        if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, keys: keyStore, buffer: plaintext, emit) { crcErrors &+= 1 }
     }
 
     /// One packet of a known connection, in place. Returns false for a CRC-bad packet.
     private static func processConnectionPacket(_ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
-                                                _ emit: (LinkLayerOutput) -> Void) -> Bool {
+                                                keys: LinkKeyStore?, buffer: LLPlaintextBuffer, _ emit: (LinkLayerOutput) -> Void) -> Bool {
         c.stats.packets &+= 1
         let pkt = air.packet
 
@@ -494,18 +523,8 @@ public struct LinkLayerTracker {
             return true
         }
 
-        // Encryption.
-        let undecrypted: Bool
-        switch air.mic {
-        case .valid: undecrypted = false
-        case .invalid: undecrypted = true
-        case .notChecked: undecrypted = air.encrypted || c.encrypted
-        }
-        if air.mic == .valid, payload.count >= 4 {
-            payload = UnsafeRawBufferPointer(rebasing: payload[0..<(payload.count - 4)])  // drop the MIC
-        }
-
-        // Retransmission: same SN and same bytes as the previous PDU in this direction.
+        // Retransmission: same SN and same bytes as the previous PDU in this direction (an encrypted
+        // retransmission keeps its packet counter, so its ciphertext is the same too).
         var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(llid)
         for byte in pkt.payload { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         if h == 0 { h = 1 }
@@ -514,10 +533,42 @@ public struct LinkLayerTracker {
         let retransmission = last == sn && lastH == h
         if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = h } else { c.lastSN.1 = sn; c.lastHash.1 = h }
 
-        if undecrypted {
-            c.stats.encryptedUndecrypted &+= 1
-            return true
+        // Encryption (Core Spec Vol 6, Part E): decrypted by the capturer, decrypted here, or not at all.
+        // Once LL_START_ENC_REQ has gone by, every non-empty PDU is encrypted until a pause (Core Spec Vol 6,
+        // Part B, 5.1.3): a packet a sniffer leaves unflagged then is ciphertext it lost track of, not plaintext.
+        if air.encrypted || c.encryption.isOn {
+            let first = c.encryption.encryptedFrom == nil
+            if first { c.encryption.encryptedFrom = record.frame }
+            defer {
+                if first {
+                    emit(.encryptionStarted(LLEncryptionStarted(handle: c.info.handle, direction: direction, frame: record.frame,
+                                                                timestamp: record.timestamp, state: c.encryption.stateText(c.stats))))
+                }
+            }
+            if retransmission {
+                // Decrypted (or not) the first time; a retransmission changes nothing.
+                c.stats.retransmissions &+= 1
+                return true
+            }
+            switch LinkLayerTracker.decrypt(&c, air, llid: llid, payload: payload, direction: direction, header0: b0, frame: record.frame,
+                                            keys: keys, buffer: buffer) {
+            case .plaintext(let p):
+                payload = p
+                if let rewritten = buffer.rewritten, !air.decryptedByCapturer {
+                    rewritten(record.frame, LLDecryptedRecord.rewrite(record, air, plaintext: p, crcInit: c.crcInit))
+                }
+            case .noKey:
+                c.stats.encryptedUndecrypted &+= 1
+                if c.encryption.firstUndecryptedFrame == nil { c.encryption.firstUndecryptedFrame = record.frame }
+                return true
+            case .micFailed:
+                c.stats.micFailures &+= 1
+                if c.encryption.firstMICFailureFrame == nil { c.encryption.firstMICFailureFrame = record.frame }
+                return true
+            }
+            if payload.isEmpty { return true }
         }
+
         if retransmission {
             c.stats.retransmissions &+= 1
         } else if d == 0 {
@@ -564,16 +615,24 @@ public struct LinkLayerTracker {
         case .phyUpdateInd(let cp, let pc, let instant):
             if cp == 0 && pc == 0 { return }  // no change
             c.pending.append(Pending(instant: instant, opcode: .phyUpdateInd, phys: (cp, pc)))
+        case let .encReq(rand, ediv, skd, iv):
+            c.encryption.noteRequest(rand: rand, ediv: ediv, skdCentral: skd, ivCentral: iv)
+        case let .encRsp(skd, iv):
+            c.encryption.noteResponse(skdPeripheral: skd, ivPeripheral: iv)
         case .startEncReq:
-            // LT 256/251 carry no encryption flag: from here on both sides encrypt.
-            if record.linkType != LLAirPacket.linkTypeNordicBLE { c.encrypted = true }
+            // Sent in the clear by the peripheral; from here on every non-empty PDU of both sides is
+            // encrypted (Core Spec Vol 6, Part B, 5.1.3.1). LT 256/251 carry no flag that says so.
+            c.encryption.phase = .encrypted
+        case .pauseEncRsp where c.encryption.isOn:
+            // The central's LL_PAUSE_ENC_RSP goes in the clear: the link is unencrypted until the next LL_START_ENC_REQ.
+            c.encryption.pause()
         case .terminateInd(let e):
             guard !c.ended else { return }
             c.ended = true
             var s = c.stats
             LinkLayerTracker.closeEvent(&s, c.packetsThisEvent)
             emit(.connectionEnded(LLConnectionEnded(connection: c.info, reason: .terminated(errorCode: e), frame: record.frame,
-                                                    timestamp: record.timestamp, stats: s)))
+                                                    timestamp: record.timestamp, stats: s, encryption: c.encryption.summary)))
         default: break
         }
     }

@@ -25,6 +25,13 @@ public struct LLAirPacket {
     public var encrypted: Bool
     /// Whether the capturer decrypted it and checked the MIC.
     public var mic: LLCheck
+    /// The capturer says the payload is plaintext it decrypted (nRF Sniffer: encrypted and MIC ok; LT 256:
+    /// the decrypted flag, or MIC checked and valid). Whether the MIC is still after the payload varies by
+    /// capturer and is for the reader to find out.
+    public var decryptedByCapturer: Bool
+    /// The pseudo-header says for every data PDU whether it was encrypted (nRF Sniffer); otherwise only the
+    /// LL encryption procedure tells.
+    public var reportsEncryption: Bool
     public var phy: LLPHY
     public var rssi: Int?
     /// nRF Sniffer: the connection event counter.
@@ -52,10 +59,14 @@ public struct LLAirPacket {
                 direction = h.flags.centralToPeripheral ? .tx : .rx
                 encrypted = h.flags.encrypted
                 mic = h.flags.encrypted ? (h.flags.micOK ? .valid : .invalid) : .notChecked
+                decryptedByCapturer = h.flags.encrypted && h.flags.micOK
+                reportsEncryption = true
             } else {
                 direction = .unknown
                 encrypted = false
                 mic = .notChecked
+                decryptedByCapturer = false
+                reportsEncryption = false
             }
             if crc == .invalid {
                 // A bad CRC means the length byte may be garbage: read what is there without trusting it.
@@ -77,6 +88,8 @@ public struct LLAirPacket {
             crc = flags.contains(.crcChecked) ? (flags.contains(.crcValid) ? .valid : .invalid) : .notChecked
             mic = flags.contains(.micChecked) ? (flags.contains(.micValid) ? .valid : .invalid) : .notChecked
             encrypted = flags.contains(.micChecked) || flags.contains(.decrypted)
+            decryptedByCapturer = flags.contains(.decrypted) || mic == .valid
+            reportsEncryption = false
             phy = flags.phy
             eventCounter = nil
             direction = .unknown

@@ -1,0 +1,394 @@
+import BLECore
+import BLEProtocols
+import BLECapture
+import BLESecurity
+
+// MARK: - Keys
+
+/// Where a long-term (or short-term) key came from: shown next to every decrypted connection so a reader
+/// knows which claim the decryption rests on.
+public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
+    /// `--ltk HEX` on the command line.
+    case commandLine
+    /// A key file (`--keys FILE`), with its path.
+    case keyFile(String)
+    /// An HCI log of the phone (`--keys-from`): LE Enable Encryption or LE Long Term Key Request Reply at that frame.
+    case phoneLog(path: String, frame: Int)
+    /// LE legacy pairing seen in this capture: the STK from the TK found against the confirm values
+    /// (TK 0 = Just Works, otherwise the passkey). Frame of the Pairing Random that completed the transcript.
+    case legacyPairing(passkey: UInt32, frame: Int)
+    /// LE Secure Connections where one side used the specification's debug key pair (Core Spec Vol 3, Part H, 2.3.5.6.1).
+    case secureConnectionsDebugKey(frame: Int)
+    /// SMP Encryption Information distributed earlier in this capture (decrypted), at that frame.
+    case distributed(frame: Int)
+
+    public var description: String {
+        switch self {
+        case .commandLine: "--ltk"
+        case .keyFile(let path): "key file \(path)"
+        case let .phoneLog(path, frame): "phone log \(path) frame \(frame)"
+        case let .legacyPairing(passkey, frame):
+            passkey == 0 ? "LE legacy Just Works pairing (TK 0) at frame \(frame)"
+                : "LE legacy passkey pairing (passkey \(String(passkey).leftPadded(to: 6, with: "0")), found by search) at frame \(frame)"
+        case .secureConnectionsDebugKey(let frame): "LE Secure Connections with the debug key pair at frame \(frame)"
+        case .distributed(let frame): "SMP Encryption Information at frame \(frame)"
+        }
+    }
+
+    /// Short machine-readable name for JSON.
+    public var kind: String {
+        switch self {
+        case .commandLine: "ltk-option"
+        case .keyFile: "key-file"
+        case .phoneLog: "phone-log"
+        case .legacyPairing(let passkey, _): passkey == 0 ? "legacy-just-works" : "legacy-passkey"
+        case .secureConnectionsDebugKey: "lesc-debug-key"
+        case .distributed: "smp-distributed"
+        }
+    }
+}
+
+/// A key that can start encryption on an LE link: the LTK (or STK) and, where known, what selects it
+/// (EDIV and Rand of LL_ENC_REQ, Core Spec Vol 6, Part B, 2.4.2.4) and the device it belongs to.
+public struct LinkKey: Hashable, Sendable {
+    /// 16 bytes, least significant octet first (the order of HCI and SMP; keys print most significant first).
+    public var ltk: [UInt8]
+    public var ediv: UInt16?
+    public var rand: UInt64?
+    /// The peer's (identity or public) address, 48 bits, when the key is tied to one.
+    public var address: UInt64?
+    public var source: LinkKeySource
+
+    public init(ltk: [UInt8], ediv: UInt16? = nil, rand: UInt64? = nil, address: UInt64? = nil, source: LinkKeySource) {
+        self.ltk = ltk
+        self.ediv = ediv
+        self.rand = rand
+        self.address = address
+        self.source = source
+    }
+
+    /// The key as sniffers and key files print it: most significant octet first, upper-case hex.
+    public var displayText: String { ltk.reversed().map { hex($0).dropFirst(2) }.joined().uppercased() }
+}
+
+/// An identity resolving key and the identity address it resolves to (SMP Identity Information +
+/// Identity Address Information, or a key file).
+public struct IdentityKey: Hashable, Sendable {
+    /// 16 bytes, least significant octet first.
+    public var irk: [UInt8]
+    public var identity: LLDeviceAddress?
+    public var source: LinkKeySource
+    public init(irk: [UInt8], identity: LLDeviceAddress?, source: LinkKeySource) {
+        self.irk = irk
+        self.identity = identity
+        self.source = source
+    }
+}
+
+// MARK: - Decryption state of one connection
+
+/// How a capturer that decrypted a packet left its MIC: nRF Sniffer firmware and bsniffhub write the
+/// plaintext with the LL length reduced by the 4 MIC bytes; other writers keep the MIC after the payload
+/// (and in the length). Learned per connection from packets whose size proves it (a control PDU of fixed
+/// size, a complete L2CAP PDU), never assumed from the flags alone.
+enum CapturerMICTrailer: UInt8 {
+    case unknown, absent, present
+}
+
+/// What the link layer did with one encrypted data PDU.
+enum LLDecryptOutcome {
+    /// Plaintext (decrypted by the capturer or here), borrowed until the next packet.
+    case plaintext(UnsafeRawBufferPointer)
+    /// Encrypted and no key decrypts it.
+    case noKey
+    /// The MIC did not check (capturer's verdict or ours): the bytes are not the PDU.
+    case micFailed
+}
+
+/// Decrypts one LE link per Core Spec Vol 6, Part E: session key from LL_ENC_REQ/LL_ENC_RSP, AES-CCM
+/// per data PDU with a packet counter per direction that starts at 0 when encryption starts and counts
+/// new (not retransmitted) non-empty PDUs.
+///
+/// A state machine fed by the link-layer tracker: ``noteControl(_:direction:frame:)`` for LL control
+/// PDUs in the clear or decrypted, ``open(_:)`` for every non-empty PDU once encryption is on.
+struct LLEncryptionState {
+    enum Phase: UInt8 {
+        /// No encryption procedure seen (or paused).
+        case clear
+        /// LL_ENC_REQ / LL_ENC_RSP seen, LL_START_ENC_REQ not yet: still in the clear.
+        case requested
+        /// LL_START_ENC_REQ seen: every non-empty PDU from here on is encrypted.
+        case encrypted
+    }
+
+    var phase = Phase.clear
+    var rand: UInt64 = 0
+    var ediv: UInt16 = 0
+    var skdCentral: UInt64 = 0
+    var ivCentral: UInt32 = 0
+    var skdPeripheral: UInt64 = 0
+    var ivPeripheral: UInt32 = 0
+    var haveRequest = false
+    var haveResponse = false
+    /// First frame sent encrypted (LL_START_ENC_REQ + 1 on raw captures, or the capturer's first encrypted packet).
+    var encryptedFrom: Int?
+    var cipher: LLPacketCipher?
+    var keySearchDone = false
+    var key: LinkKey?
+    /// Next packet counter per direction (0 central → peripheral, 1 peripheral → central).
+    var counters: (UInt64, UInt64) = (0, 0)
+    var micTrailer = CapturerMICTrailer.unknown
+    /// Plaintext of the last decrypted PDU (reused buffer).
+    var plaintext: [UInt8] = []
+
+    /// Counts for the connection's summary.
+    var firstUndecryptedFrame: Int?
+    var firstMICFailureFrame: Int?
+    /// Packets whose counter had to move forward: the capture missed that many encrypted PDUs.
+    var missedPDUs = 0
+
+    var isOn: Bool { phase == .encrypted }
+}
+
+/// Encrypts and decrypts the data PDUs of one direction pair. The implementation is AES-CCM from
+/// ``BLESecurity`` (`LLCipher`); the protocol keeps the link-layer tracker testable and free of key material.
+protocol LLPacketCipher: AnyObject {
+    /// Decrypts `payload` (ciphertext then the 4-byte MIC) into `output`; false when the MIC does not check.
+    func decrypt(header0: UInt8, payload: UnsafeRawBufferPointer, packetCounter: UInt64, centralToPeripheral: Bool,
+                 into output: inout [UInt8]) -> Bool
+}
+
+extension FindingKind {
+    static func llEncryptedNoKey(_ count: Int, from: Int, handle: UInt16) -> FindingKind {
+        .init(code: "ll.encrypted-no-key",
+              message: "link encrypted from frame \(from): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) could not be decrypted (no key) — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing")
+    }
+    static func llEncryptionStartUnseen(_ count: Int, from: Int, handle: UInt16) -> FindingKind {
+        .init(code: "ll.encrypted-no-key",
+              message: "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): \(count) encrypted PDUs from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts")
+    }
+    static func llMICFailures(_ count: Int, from: Int, handle: UInt16, capturer: Bool) -> FindingKind {
+        .init(code: "ll.mic-failed",
+              message: "\(count) encrypted PDUs on connection \(hex(handle, width: 4)) failed their MIC from frame \(from)"
+                + (capturer ? " (the capturer's verdict: it lost the packet counter, usually after missing a packet, or used the wrong key)"
+                            : " (wrong key, or the capture missed packets beyond the counter search)")
+                + ": kept out of the decode")
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int, with pad: Character) -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+}
+
+extension LLEncryptionState {
+    mutating func noteRequest(rand: UInt64, ediv: UInt16, skdCentral: UInt64, ivCentral: UInt32) {
+        self.rand = rand
+        self.ediv = ediv
+        self.skdCentral = skdCentral
+        self.ivCentral = ivCentral
+        haveRequest = true
+        haveResponse = false
+        // A new procedure (first start, or a restart after a pause): new session key, counters from 0.
+        cipher = nil
+        keySearchDone = false
+        key = nil
+        counters = (0, 0)
+        if phase == .clear { phase = .requested }
+    }
+
+    mutating func noteResponse(skdPeripheral: UInt64, ivPeripheral: UInt32) {
+        self.skdPeripheral = skdPeripheral
+        self.ivPeripheral = ivPeripheral
+        haveResponse = true
+    }
+
+    /// The encryption pause procedure ended (Core Spec Vol 6, Part B, 5.1.3.2): the link is in the clear again.
+    mutating func pause() {
+        phase = .clear
+        cipher = nil
+        counters = (0, 0)
+    }
+
+    var sessionKeyKnown: Bool { haveRequest && haveResponse }
+}
+
+/// A fixed buffer that outlives the call that fills it, so decrypted bytes can be lent on to L2CAP like
+/// the record's own bytes (valid until the next packet).
+final class LLPlaintextBuffer {
+    let bytes: UnsafeMutableRawBufferPointer
+    var scratch: [UInt8] = []
+    /// Receives each record blescope decrypted, rewritten as the capturer would have written it decrypted
+    /// (`convert --decrypt`); nil on analysis passes.
+    var rewritten: ((Int, [UInt8]) -> Void)?
+    init() {
+        bytes = .allocate(byteCount: 512, alignment: 8)
+        scratch.reserveCapacity(512)
+    }
+    deinit { bytes.deallocate() }
+
+    func lend(_ count: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[0..<count]) }
+}
+
+extension LinkLayerTracker {
+    /// How many packets past the expected counter a decryption tries: the capture may have missed packets
+    /// (the sniffer lost them), each of which advanced the sender's counter.
+    static let counterSearchWindow: UInt64 = 8
+
+    /// The payload of an encrypted PDU as plaintext, or why not.
+    static func decrypt(_ c: inout Conn, _ air: LLAirPacket, llid: UInt8, payload: UnsafeRawBufferPointer, direction: Direction,
+                        header0: UInt8, frame: Int, keys: LinkKeyStore?, buffer: LLPlaintextBuffer) -> LLDecryptOutcome {
+        let centralToPeripheral = direction != .rx
+        if air.decryptedByCapturer {
+            c.stats.decryptedByCapturer &+= 1
+            // Keep our counters in step, in case we must take over where the capturer lost the link.
+            if centralToPeripheral { c.encryption.counters.0 &+= 1 } else { c.encryption.counters.1 &+= 1 }
+            return .plaintext(stripCapturerMIC(&c.encryption, llid: llid, payload: payload))
+        }
+        // Not decrypted by the capturer (or decrypted wrongly: nRF Sniffer flags encrypted without MIC ok
+        // both for ciphertext it had no key for and for plaintext it got wrong). Try the keys we have.
+        let capturerLostSync = air.mic == .invalid && c.stats.decryptedByCapturer > 0
+        guard c.encryption.sessionKeyKnown, payload.count > 4 else { return capturerLostSync ? .micFailed : .noKey }
+        if c.encryption.cipher == nil && !c.encryption.keySearchDone {
+            c.encryption.keySearchDone = true
+            findKey(&c, keys: keys, header0: header0, payload: payload, centralToPeripheral: centralToPeripheral, buffer: buffer)
+        }
+        guard let cipher = c.encryption.cipher else { return capturerLostSync ? .micFailed : .noKey }
+        let expected = centralToPeripheral ? c.encryption.counters.0 : c.encryption.counters.1
+        for counter in expected..<(expected + counterSearchWindow) {
+            guard cipher.decrypt(header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: centralToPeripheral,
+                                 into: &buffer.scratch) else { continue }
+            c.encryption.missedPDUs += Int(counter - expected)
+            if centralToPeripheral { c.encryption.counters.0 = counter + 1 } else { c.encryption.counters.1 = counter + 1 }
+            c.stats.decryptedHere &+= 1
+            buffer.scratch.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
+            return .plaintext(buffer.lend(buffer.scratch.count))
+        }
+        return .micFailed
+    }
+
+    /// Tries every candidate key on the first encrypted PDU; the one whose MIC checks is the link's key.
+    static func findKey(_ c: inout Conn, keys: LinkKeyStore?, header0: UInt8, payload: UnsafeRawBufferPointer,
+                        centralToPeripheral: Bool, buffer: LLPlaintextBuffer) {
+        guard let keys else { return }
+        let e = c.encryption
+        let skdm = (0..<8).map { UInt8(truncatingIfNeeded: e.skdCentral >> UInt64(8 * $0)) }
+        let skds = (0..<8).map { UInt8(truncatingIfNeeded: e.skdPeripheral >> UInt64(8 * $0)) }
+        let ivm = (0..<4).map { UInt8(truncatingIfNeeded: e.ivCentral >> UInt32(8 * $0)) }
+        let ivs = (0..<4).map { UInt8(truncatingIfNeeded: e.ivPeripheral >> UInt32(8 * $0)) }
+        let iv = LinkLayerEncryption.iv(ivm: ivm, ivs: ivs)
+        let candidates = keys.candidates(handle: c.info.handle, ediv: e.ediv, rand: e.rand, central: c.info.central,
+                                         peripheral: c.info.peripheral)
+        for candidate in candidates.prefix(256) {
+            guard let ltk = Key128(wire: candidate.ltk) else { continue }
+            let cipher = LLCipher(sessionKey: LinkLayerEncryption.sessionKey(ltk: ltk, skdm: skdm, skds: skds), iv: iv)
+            for counter in 0..<counterSearchWindow where cipher.decrypt(header0: header0, payload: payload, packetCounter: counter,
+                                                                         centralToPeripheral: centralToPeripheral, into: &buffer.scratch) {
+                c.encryption.cipher = cipher
+                c.encryption.key = candidate
+                return
+            }
+        }
+    }
+
+    /// Removes the MIC a capturer left after a payload it decrypted, when the packet or the connection shows it is there.
+    static func stripCapturerMIC(_ e: inout LLEncryptionState, llid: UInt8, payload: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        if let evidence = capturerKeptMIC(llid: llid, payload: payload) { e.micTrailer = evidence ? .present : .absent }
+        guard e.micTrailer == .present, payload.count >= 4 else { return payload }
+        return UnsafeRawBufferPointer(rebasing: payload[0..<(payload.count - 4)])
+    }
+
+    /// What one decrypted packet proves about a trailing MIC: a control PDU whose opcode has a fixed size, or a
+    /// start fragment whose L2CAP length accounts for every byte; nil when the packet cannot tell.
+    static func capturerKeptMIC(llid: UInt8, payload: UnsafeRawBufferPointer) -> Bool? {
+        switch llid {
+        case 3:
+            guard let first = payload.first, let info = LLControlOpcode(rawValue: first).info, info.fixed else { return nil }
+            if payload.count == 1 + info.size { return false }
+            if payload.count == 1 + info.size + 4 { return true }
+            return nil
+        case 2:
+            guard payload.count >= 4 else { return nil }
+            let length = Int(payload[0]) | Int(payload[1]) << 8
+            if length + 4 == payload.count { return false }
+            if length + 8 == payload.count { return true }
+            return nil
+        default:
+            return nil
+        }
+    }
+}
+
+extension LLCipher: LLPacketCipher {}
+
+/// How a connection's encryption went, for reports and the one finding that says what is missing.
+public struct LLEncryptionSummary: Hashable, Sendable {
+    /// First encrypted frame.
+    public var encryptedFrom: Int
+    /// LL_ENC_REQ and LL_ENC_RSP were both seen (a key could work).
+    public var startSeen: Bool
+    /// The key that decrypted the link here, nil when none did (or the capturer decrypted it).
+    public var key: LinkKey?
+    public var firstUndecryptedFrame: Int?
+    public var firstMICFailureFrame: Int?
+    /// Encrypted PDUs the capture missed (the packet counter moved on by more than one).
+    public var missedPDUs: Int
+}
+
+extension LLEncryptionState {
+    var summary: LLEncryptionSummary? {
+        guard let encryptedFrom else { return nil }
+        return LLEncryptionSummary(encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
+                                   firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
+                                   missedPDUs: missedPDUs)
+    }
+}
+
+extension LLEncryptionState {
+    func stateText(_ stats: LinkLayerStats) -> String {
+        if stats.decryptedByCapturer > 0 { return "decrypted by the capturer" }
+        if let key { return "decrypted by blescope with \(key.ediv == 0 && key.rand == 0 && key.source.kind.hasPrefix("legacy") ? "STK" : "LTK") \(key.displayText) (\(key.source))" }
+        if stats.micFailures > 0 { return "not decrypted: MIC failed" }
+        if !sessionKeyKnown { return "not decrypted: the encryption start (LL_ENC_REQ/LL_ENC_RSP) is not in the capture" }
+        return "not decrypted: no key (--ltk, --keys, --keys-from)"
+    }
+}
+
+/// A decrypted air packet written back as its capturer would have written it after decrypting: payload in the
+/// clear, the MIC removed from the payload and the LL length, the CRC recomputed over the new PDU, and the
+/// pseudo-header flags saying "decrypted, MIC checked and valid" (nRF Sniffer: encrypted + MIC ok, the
+/// convention Wireshark reads; LT 256: decrypted + MIC checked + MIC valid). Frame numbers stay as they were.
+enum LLDecryptedRecord {
+    static func rewrite(_ record: CaptureRecord, _ air: LLAirPacket, plaintext: UnsafeRawBufferPointer, crcInit: UInt32?) -> [UInt8] {
+        let original = record.bytes
+        let aa = air.packet.offset
+        var out = Array(original[0..<(aa + 4)])
+        var pdu: [UInt8] = [air.packet.header0, UInt8(truncatingIfNeeded: plaintext.count)]
+        if let cte = air.packet.cteInfo { pdu.append(cte) }
+        pdu.append(contentsOf: plaintext)
+        out += pdu
+        let crc = crcInit.map { LLCRC.compute(crcInit: $0, over: pdu) } ?? air.packet.crc
+        out += [UInt8(truncatingIfNeeded: crc), UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc >> 16)]
+        let removed = air.packet.payload.count - plaintext.count
+        switch record.linkType {
+        case LLAirPacket.linkTypeNordicBLE:
+            var r = ByteReader(original)
+            if let h = try? NordicBLEHeader(parsing: &r), h.protocolVersion >= 2 {
+                let flags = aa - Int(h.eventPacketLength) + 1
+                if flags > 0 && flags < out.count { out[flags] |= 0x0C }
+                let length = (Int(out[1]) | Int(out[2]) << 8) - removed
+                out[1] = UInt8(truncatingIfNeeded: length)
+                out[2] = UInt8(truncatingIfNeeded: length >> 8)
+            }
+        case LLAirPacket.linkTypeLELLWithPHDR where out.count >= 10:
+            var flags = UInt16(out[8]) | UInt16(out[9]) << 8
+            flags |= LERFFlags.decrypted.rawValue | LERFFlags.micChecked.rawValue | LERFFlags.micValid.rawValue
+            out[8] = UInt8(truncatingIfNeeded: flags)
+            out[9] = UInt8(truncatingIfNeeded: flags >> 8)
+        default:
+            break
+        }
+        return out
+    }
+}
