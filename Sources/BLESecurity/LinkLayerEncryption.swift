@@ -32,6 +32,9 @@ public final class LLCipher {
     private var decryptContext: OpaquePointer?
     private var encryptContext: OpaquePointer?
     private var nonce = [UInt8](repeating: 0, count: 13)
+    /// Plaintext is decrypted here first, then appended to the caller's array (one memcpy, no allocation).
+    private var scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+    private var scratchCapacity = 256
 
     /// - Parameters: `sessionKey` SK in wire order (as `LinkLayerEncryption.sessionKey` returns it);
     ///   `iv` the 8 octets IVm ‖ IVs, wire order.
@@ -42,6 +45,7 @@ public final class LLCipher {
     }
 
     deinit {
+        scratch.deallocate()
         if let c = decryptContext { EVP_CIPHER_CTX_free(c) }
         if let c = encryptContext { EVP_CIPHER_CTX_free(c) }
     }
@@ -88,12 +92,14 @@ public final class LLCipher {
               EVP_DecryptUpdate(ctx, nil, &outLength, nil, Int32(length)) == 1,
               EVP_DecryptUpdate(ctx, nil, &outLength, &aad, 1) == 1
         else { return false }
-        output.append(contentsOf: repeatElement(0, count: length))
-        let ok = output.withUnsafeMutableBufferPointer { out in
-            EVP_DecryptUpdate(ctx, out.baseAddress, &outLength, input.assumingMemoryBound(to: UInt8.self), Int32(length)) > 0
+        if length > scratchCapacity {
+            scratch.deallocate()
+            scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: length)
+            scratchCapacity = length
         }
-        if !ok { output.removeAll(keepingCapacity: true) }
-        return ok
+        guard EVP_DecryptUpdate(ctx, scratch, &outLength, input.assumingMemoryBound(to: UInt8.self), Int32(length)) > 0 else { return false }
+        output.append(contentsOf: UnsafeBufferPointer(start: scratch, count: length))
+        return true
     }
 
     /// Convenience over `decrypt(header0:payload:…)` for an array; nil when the MIC fails.
