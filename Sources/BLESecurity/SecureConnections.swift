@@ -1,3 +1,4 @@
+import BLECore
 import COpenSSL
 
 /// LE Secure Connections pairing seen in a capture (Core Spec Vol 3, Part H, 2.3.5.6): what can be
@@ -6,12 +7,12 @@ public enum SecureConnections {
     /// The debug private key, wire order (Core Spec Vol 3, Part H, 2.3.5.6.1:
     /// 0x3f49f6d4 a3c55f38 74c9b3e3 d2103f50 4aff607b eb40b799 5899b8a6 cd3c1abd).
     public static let debugPrivateKey: [UInt8] =
-        BLECoreHex.bytes("3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd")!.reversed()
+        BLECore.bytes(fromHex: "3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd")!.reversed()
     /// The debug public key's X and Y, wire order, as a Pairing Public Key PDU carries them (2.3.5.6.1).
     public static let debugPublicKeyX: [UInt8] =
-        BLECoreHex.bytes("20b003d2f297be2c5e2c83a7e9f9a5b9eff49111acf4fddbcc0301480e359de6")!.reversed()
+        BLECore.bytes(fromHex: "20b003d2f297be2c5e2c83a7e9f9a5b9eff49111acf4fddbcc0301480e359de6")!.reversed()
     public static let debugPublicKeyY: [UInt8] =
-        BLECoreHex.bytes("dc809c49652aeb6d63329abf5a52155c766345c28fed3024741c8ed01589d28b")!.reversed()
+        BLECore.bytes(fromHex: "dc809c49652aeb6d63329abf5a52155c766345c28fed3024741c8ed01589d28b")!.reversed()
 
     /// Whether a Pairing Public Key (X, Y wire order, 32 octets each) is the debug public key.
     public static func isDebugPublicKey(x: [UInt8], y: [UInt8]) -> Bool {

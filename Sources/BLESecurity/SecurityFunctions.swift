@@ -1,3 +1,5 @@
+import BLECore
+
 /// The Security Manager's cryptographic toolbox (Core Spec Vol 3, Part H, 2.2).
 ///
 /// Every argument and result is in WIRE ORDER (least significant octet first, as carried in SMP PDUs,
@@ -158,7 +160,7 @@ public struct PairingAddress: Hashable, Sendable {
 
     /// From `AA:BB:CC:DD:EE:FF` as addresses are printed (most significant first); nil unless 6 octets.
     public init?(text: String, isRandom: Bool) {
-        guard let b = BLECoreHex.bytes(text), b.count == 6 else { return nil }
+        guard let b = BLECore.bytes(fromHex: text), b.count == 6 else { return nil }
         self.init(b.reversed(), isRandom: isRandom)
     }
 
