@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what blescope needs on a fresh Debian/Ubuntu machine (as root, or with sudo).
-# Needed: libpcap-dev, zlib1g-dev (build); tshark (the reference decoder the differential tests use).
+# Needed: libpcap-dev, zlib1g-dev, libssl-dev (build); tshark (the reference decoder the differential tests use).
 set -euo pipefail
 need=()
-for p in libpcap-dev zlib1g-dev pkg-config tshark; do
+for p in libpcap-dev zlib1g-dev libssl-dev pkg-config tshark; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

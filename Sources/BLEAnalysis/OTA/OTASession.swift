@@ -1,4 +1,5 @@
 import BLECore
+import BLESecurity
 
 /// The firmware-update protocol of a session.
 public struct OTAProtocol: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
