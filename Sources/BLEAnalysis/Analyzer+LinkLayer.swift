@@ -117,7 +117,8 @@ extension Analyzer {
         let handle = e.connection.handle
         if let from = enc.firstUndecryptedFrame, e.stats.encryptedUndecrypted > 0 {
             let kind: FindingKind = enc.startSeen
-                ? .llEncryptedNoKey(e.stats.encryptedUndecrypted, from: from, handle: handle)
+                ? .llEncryptedNoKey(e.stats.encryptedUndecrypted, from: from, encryptedFrom: enc.encryptedFrom, keysTried: enc.keysTried,
+                                    handle: handle)
                 : .llEncryptionStartUnseen(e.stats.encryptedUndecrypted, from: from, handle: handle)
             findings.append(Finding(.warning, kind, frame: from))
         }

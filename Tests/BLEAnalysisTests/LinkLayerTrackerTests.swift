@@ -127,12 +127,14 @@ struct NordicBuilder {
     var records: [TinyPcap.Rec] = []
     var time: Int64 = 1_000_000
     var counter: UInt16 = 0
+    /// The PHY the header's flags give every packet.
+    var phy = LLPHY.le1M
 
     mutating func add(aa: LLAccessAddress, pdu: [UInt8], crcInit: UInt32, data: Bool, central: Bool = true, event: UInt16 = 0,
                       crcOK: Bool = true, encrypted: Bool = false, micOK: Bool = false, dt: Int64 = 300) {
         let ll = LLPacket(accessAddress: aa, pdu: pdu, crcInit: crcInit).bytes
         let h = NordicBLEHeader(boardID: 1, protocolVersion: 2, packetCounter: counter, packetID: .eventPacketData,
-                                flags: NordicBLEFlags(crcOK: crcOK, centralToPeripheral: central, encrypted: encrypted, micOK: micOK),
+                                flags: NordicBLEFlags(crcOK: crcOK, centralToPeripheral: central, encrypted: encrypted, micOK: micOK, phy: phy),
                                 channel: data ? 5 : 37, eventCounter: event, linkLayerLength: ll.count)
         counter &+= 1
         time += dt

@@ -134,6 +134,7 @@ struct LLEncryptionState {
     var encryptedFrom: Int?
     var cipher: LLPacketCipher?
     var keySearchDone = false
+    var keysTried = 0
     var key: LinkKey?
     /// Next packet counter per direction (0 central → peripheral, 1 peripheral → central).
     var counters: (UInt64, UInt64) = (0, 0)
@@ -159,9 +160,11 @@ protocol LLPacketCipher: AnyObject {
 }
 
 extension FindingKind {
-    static func llEncryptedNoKey(_ count: Int, from: Int, handle: UInt16) -> FindingKind {
+    static func llEncryptedNoKey(_ count: Int, from: Int, encryptedFrom: Int, keysTried: Int, handle: UInt16) -> FindingKind {
         .init(code: "ll.encrypted-no-key",
-              message: "link encrypted from frame \(from): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) could not be decrypted (no key) — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing")
+              message: "link encrypted from frame \(encryptedFrom): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
+                + (keysTried == 0 ? "no key" : "none of the \(keysTried) keys tried checks their MIC")
+                + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing")
     }
     static func llEncryptionStartUnseen(_ count: Int, from: Int, handle: UInt16) -> FindingKind {
         .init(code: "ll.encrypted-no-key",
@@ -280,6 +283,7 @@ extension LinkLayerTracker {
         let iv = LinkLayerEncryption.iv(ivm: ivm, ivs: ivs)
         let candidates = keys.candidates(handle: c.info.handle, ediv: e.ediv, rand: e.rand, central: c.info.central,
                                          peripheral: c.info.peripheral)
+        c.encryption.keysTried = min(candidates.count, 256)
         for candidate in candidates.prefix(256) {
             guard let ltk = Key128(wire: candidate.ltk) else { continue }
             let cipher = LLCipher(sessionKey: LinkLayerEncryption.sessionKey(ltk: ltk, skdm: skdm, skds: skds), iv: iv)
@@ -334,6 +338,8 @@ public struct LLEncryptionSummary: Hashable, Sendable {
     public var firstMICFailureFrame: Int?
     /// Encrypted PDUs the capture missed (the packet counter moved on by more than one).
     public var missedPDUs: Int
+    /// Keys tried on the first encrypted PDU blescope had to decrypt itself.
+    public var keysTried: Int
 }
 
 extension LLEncryptionState {
@@ -341,7 +347,7 @@ extension LLEncryptionState {
         guard let encryptedFrom else { return nil }
         return LLEncryptionSummary(encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
                                    firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
-                                   missedPDUs: missedPDUs)
+                                   missedPDUs: missedPDUs, keysTried: keysTried)
     }
 }
 
