@@ -25,7 +25,7 @@ public final class CaptureFile {
     public let format: CaptureFormat
     /// True when the file was gzip-compressed.
     public let compressed: Bool
-    /// btsnoop datalink (1001, 1002, 2001; btsnooz reads as 1002) or pcap link type (187, 201, 254, 251, 256, 272).
+    /// btsnoop datalink (1001, 1002, 2001; btsnooz reads as 1002) or pcap link type (187, 201, 254, 251, 256, 272, 192).
     /// PacketLogger has no datalink field: 0.
     public let datalink: UInt32
     /// Size of the file on disk (compressed size for gzip); nil for pipes.
@@ -176,7 +176,7 @@ public final class CaptureFile {
                 let raw = bigEndian ? source.cursor.be32(20) : source.cursor.le32(20)
                 let linkType = raw & 0x03FF_FFFF
                 guard PcapLinkType.supported.contains(linkType) else {
-                    throw fail("pcap link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272)")
+                    throw fail("pcap link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)")
                 }
                 return CaptureFile(path: path, format: .pcap, compressed: isCompressed, datalink: linkType, fileSize: fileSize,
                                    reader: ClassicPcapReader(source: source, bigEndian: bigEndian, nanoseconds: nanoseconds,
@@ -256,7 +256,7 @@ public final class CaptureFile {
         let linkType = UInt32(bitPattern: pcap_datalink(handle))
         guard PcapLinkType.supported.contains(linkType) else {
             pcap_close(handle)
-            throw fail("\(isPcapng ? "pcapng" : "pcap") link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272)")
+            throw fail("\(isPcapng ? "pcapng" : "pcap") link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)")
         }
         let reader = PcapReader(handle: handle, isPcapng: isPcapng, fileSize: fileSize, keepAlive: keepAlive, gzipSizes: gzipSizes)
         return CaptureFile(path: path, format: isPcapng ? .pcapng : .pcap, compressed: compressed, datalink: linkType,

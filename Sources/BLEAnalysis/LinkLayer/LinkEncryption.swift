@@ -99,6 +99,9 @@ enum CapturerMICTrailer: UInt8 {
 enum LLDecryptOutcome {
     /// Plaintext (decrypted by the capturer or here), borrowed until the next packet.
     case plaintext(UnsafeRawBufferPointer)
+    /// Plaintext, and the packet went the other way than the capture's timing suggested (LT 251/256/PPI carry
+    /// no direction; the nonce's direction bit settles it).
+    case plaintextOtherDirection(UnsafeRawBufferPointer)
     /// Encrypted and no key decrypts it.
     case noKey
     /// The MIC did not check (capturer's verdict or ours): the bytes are not the PDU.
@@ -253,20 +256,27 @@ extension LinkLayerTracker {
         // both for ciphertext it had no key for and for plaintext it got wrong). Try the keys we have.
         let capturerLostSync = air.mic == .invalid && c.stats.decryptedByCapturer > 0
         guard c.encryption.sessionKeyKnown, payload.count > 4 else { return capturerLostSync ? .micFailed : .noKey }
+        // Without a direction from the capturer, the other direction is worth a try too.
+        let directions = air.direction == .unknown ? [centralToPeripheral, !centralToPeripheral] : [centralToPeripheral]
         if c.encryption.cipher == nil && !c.encryption.keySearchDone {
             c.encryption.keySearchDone = true
-            findKey(&c, keys: keys, header0: header0, payload: payload, centralToPeripheral: centralToPeripheral, buffer: buffer)
+            for d in directions where c.encryption.cipher == nil {
+                findKey(&c, keys: keys, header0: header0, payload: payload, centralToPeripheral: d, buffer: buffer)
+            }
         }
         guard let cipher = c.encryption.cipher else { return capturerLostSync ? .micFailed : .noKey }
-        let expected = centralToPeripheral ? c.encryption.counters.0 : c.encryption.counters.1
-        for counter in expected..<(expected + counterSearchWindow) {
-            guard cipher.decrypt(header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: centralToPeripheral,
-                                 into: &buffer.scratch) else { continue }
-            c.encryption.missedPDUs += Int(counter - expected)
-            if centralToPeripheral { c.encryption.counters.0 = counter + 1 } else { c.encryption.counters.1 = counter + 1 }
-            c.stats.decryptedHere &+= 1
-            buffer.scratch.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
-            return .plaintext(buffer.lend(buffer.scratch.count))
+        for d in directions {
+            let expected = d ? c.encryption.counters.0 : c.encryption.counters.1
+            for counter in expected..<(expected + counterSearchWindow) {
+                guard cipher.decrypt(header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: d,
+                                     into: &buffer.scratch) else { continue }
+                c.encryption.missedPDUs += Int(counter - expected)
+                if d { c.encryption.counters.0 = counter + 1 } else { c.encryption.counters.1 = counter + 1 }
+                c.stats.decryptedHere &+= 1
+                buffer.scratch.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
+                let p = buffer.lend(buffer.scratch.count)
+                return d == centralToPeripheral ? .plaintext(p) : .plaintextOtherDirection(p)
+            }
         }
         return .micFailed
     }

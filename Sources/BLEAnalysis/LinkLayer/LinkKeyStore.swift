@@ -79,17 +79,20 @@ final class LinkKeyStore {
             transcripts[handle] = PairingTranscript(request: Array(raw.prefix(7)), lastFrame: frame)
         case .pairingResponse:
             transcripts[handle, default: PairingTranscript()].response = Array(raw.prefix(7))
+        // The spec fixes who speaks first (Vol 3, Part H, 2.3.5.5 and 2.3.5.6): the initiator's confirm, random,
+        // public key and DHKey check come before the responder's. The order is what places them: air captures
+        // without a direction in their pseudo-header (LT 251/256, PPI) can only guess it.
         case .pairingConfirm(let v):
-            transcripts[handle, default: PairingTranscript()].confirm[side] = v
+            transcripts[handle, default: PairingTranscript()].confirm.fill(v)
         case .pairingRandom(let v):
-            transcripts[handle, default: PairingTranscript()].random[side] = v
+            transcripts[handle, default: PairingTranscript()].random.fill(v)
             transcripts[handle]?.lastFrame = frame
             transcripts[handle]?.derived = nil
         case let .pairingPublicKey(x, y):
-            transcripts[handle, default: PairingTranscript()].publicKeyX[side] = x
-            transcripts[handle, default: PairingTranscript()].publicKeyY[side] = y
+            transcripts[handle, default: PairingTranscript()].publicKeyX.fill(x)
+            transcripts[handle, default: PairingTranscript()].publicKeyY.fill(y)
         case .pairingDHKeyCheck(let v):
-            transcripts[handle, default: PairingTranscript()].dhKeyCheck[side] = v
+            transcripts[handle, default: PairingTranscript()].dhKeyCheck.fill(v)
         case .encryptionInformation(let ltk):
             var p = pendingLTK[handle] ?? [nil, nil]
             p[side] = (ltk, frame)
@@ -232,4 +235,11 @@ final class LinkKeyStore {
     }
 
     static func wire(_ value: UInt64) -> [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * $0)) } }
+}
+
+extension Array where Element == [UInt8]? {
+    /// The initiator's slot if empty, else the responder's (later values, e.g. passkey rounds, are not kept).
+    mutating func fill(_ value: [UInt8]) {
+        if self[0] == nil { self[0] = value } else if self[1] == nil { self[1] = value }
+    }
 }

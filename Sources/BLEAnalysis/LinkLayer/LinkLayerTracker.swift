@@ -550,10 +550,12 @@ public struct LinkLayerTracker {
                 c.stats.retransmissions &+= 1
                 return true
             }
-            switch LinkLayerTracker.decrypt(&c, air, llid: llid, payload: payload, direction: direction, header0: b0, frame: record.frame,
-                                            keys: keys, buffer: buffer) {
-            case .plaintext(let p):
+            let outcome = LinkLayerTracker.decrypt(&c, air, llid: llid, payload: payload, direction: direction, header0: b0,
+                                                   frame: record.frame, keys: keys, buffer: buffer)
+            switch outcome {
+            case .plaintext(let p), .plaintextOtherDirection(let p):
                 payload = p
+                if case .plaintextOtherDirection = outcome { direction = direction == .rx ? .tx : .rx }
                 if let rewritten = buffer.rewritten, !air.decryptedByCapturer {
                     rewritten(record.frame, LLDecryptedRecord.rewrite(record, air, plaintext: p, crcInit: c.crcInit))
                 }

@@ -21,8 +21,11 @@ public enum PcapLinkType {
     public static let leLLWithRF: UInt32 = 256
     /// Nordic nRF Sniffer for Bluetooth LE.
     public static let nordicBLE: UInt32 = 272
+    /// PPI (Per-Packet Information) wrapping LE link-layer packets: crackle and early Ubertooth tools write
+    /// PPI with DLT 147 (USER0) for BTLE packets (access address onwards).
+    public static let ppi: UInt32 = 192
 
-    public static let supported: [UInt32] = [h4, h4WithPHDR, linuxMonitor, leLL, leLLWithRF, nordicBLE]
+    public static let supported: [UInt32] = [h4, h4WithPHDR, linuxMonitor, leLL, leLLWithRF, nordicBLE, ppi]
 
     public static func name(_ linkType: UInt32) -> String {
         switch linkType {
@@ -32,13 +35,14 @@ public enum PcapLinkType {
         case leLL: "LE LL"
         case leLLWithRF: "LE LL with RF header"
         case nordicBLE: "Nordic BLE sniffer"
+        case ppi: "PPI (LE link layer inside)"
         default: "link type \(linkType)"
         }
     }
 
     /// True for the over-the-air link types, whose records are `.linkLayer`.
     public static func isLinkLayer(_ linkType: UInt32) -> Bool {
-        linkType == leLL || linkType == leLLWithRF || linkType == nordicBLE
+        linkType == leLL || linkType == leLLWithRF || linkType == nordicBLE || linkType == ppi
     }
 }
 

@@ -14,6 +14,9 @@ public struct LLAirPacket {
     public static let linkTypeLELL: UInt32 = 251
     public static let linkTypeLELLWithPHDR: UInt32 = 256
     public static let linkTypeNordicBLE: UInt32 = 272
+    /// PPI: a header (version, flags, length u16 LE, inner DLT u32 LE, fields) before a packet of the inner DLT;
+    /// DLT 147 (USER0) is what crackle and early Ubertooth tools use for LE link-layer packets.
+    public static let linkTypePPI: UInt32 = 192
 
     /// Channel index 0–39 (0xFF when unknown).
     public var channel: UInt8
@@ -96,11 +99,28 @@ public struct LLAirPacket {
             guard input.remaining >= 4 else { throw .truncated(needed: 4, available: input.remaining, offset: input.absoluteOffset) }
             let aa = LLAccessAddress(rawValue: input.remainingBytes.loadUnaligned(as: UInt32.self).littleEndian)
             isDataChannel = !aa.isAdvertising
-            if crc == .invalid {
+            // LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR on LE Coded: a coding indicator byte after the access address.
+            let coded = linkType == LLAirPacket.linkTypeLELLWithPHDR && flags.phy == .leCoded
+            if crc == .invalid && !coded {
                 packet = try LLAirPacket.lenientPacket(&input, isDataChannel: isDataChannel)
             } else {
-                packet = try LLPacketView(parsing: &input, isDataChannel: isDataChannel)
+                packet = try LLPacketView(parsing: &input, isDataChannel: isDataChannel, codingIndicator: coded)
             }
+        case LLAirPacket.linkTypePPI:
+            _ = try UInt8(parsing: &input)  // version
+            _ = try UInt8(parsing: &input)  // flags
+            let headerLength = Int(try UInt16(parsingLittleEndian: &input))
+            let inner = try UInt32(parsingLittleEndian: &input)
+            guard headerLength >= 8, headerLength <= bytes.count else {
+                throw .invalidValue(field: "PPI header length", value: headerLength, offset: 2)
+            }
+            let innerType: UInt32 = switch inner {
+            case 147, LLAirPacket.linkTypeLELL: LLAirPacket.linkTypeLELL
+            case LLAirPacket.linkTypeLELLWithPHDR, LLAirPacket.linkTypeNordicBLE: inner
+            default: throw .unsupported("PPI carrying DLT \(inner) is not a link-layer capture")
+            }
+            self = try LLAirPacket(linkType: innerType, bytes: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]))
+            packet.offset += headerLength
         default:
             throw .unsupported("link type \(linkType) is not a link-layer capture")
         }

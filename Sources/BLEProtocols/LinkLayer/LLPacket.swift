@@ -62,10 +62,13 @@ public struct LLPacketView {
 
     /// Reads a packet. `isDataChannel` decides whether the CP bit of the header is honoured
     /// (nil: data channel unless the access address is the advertising one).
+    /// `codingIndicator`: the LE Coded PHY's 1-byte CI follows the access address (LT 256 records on Coded PHY);
+    /// it is skipped and is not part of the PDU the CRC covers.
     @inlinable
-    public init(parsing input: inout ByteReader, isDataChannel: Bool?) throws(DecodeError) {
+    public init(parsing input: inout ByteReader, isDataChannel: Bool?, codingIndicator: Bool = false) throws(DecodeError) {
         offset = input.absoluteOffset
         accessAddress = LLAccessAddress(rawValue: try UInt32(parsingLittleEndian: &input))
+        if codingIndicator { try input.skip(1) }
         let start = input.remainingBytes
         header0 = try UInt8(parsing: &input)
         header1 = try UInt8(parsing: &input)
