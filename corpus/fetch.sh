@@ -50,7 +50,6 @@ soaresden/IX7TrackerPro 6d494e5f1fcdd353dbbc5c924a32ce10f32af80f 89c69468e3d56f8
 phlash/blefun eb7c9733223b2d9229201c70bb132d02bc178ce2 68830737646b43fa4d27a727330a327fe4095dde00f868544d13f1c7cc03cfcd android-btsnoop_blefun-18k-att-notify-stream.log btsnoop_hci.log
 scientistnobee/DSD6 01932d57ed2b6d11d0ed0f64ca67c46611c11b6c fb6110791862b263723775edc958d755c219e0ae5bf9fa8651da33309f62461f android-btsnoop_dsd6-fitness-tracker-smp.log btsnoop_hci.log
 pfalcon/Chsmartbulb-led-bulb-speaker a93ce50c0e6eb198fcd7702a167482eb1f19c609 3166e04cddcf7849d29479741ff5b38b3725aff89e522b2e304f0bdaf1698407 android-btsnoop_chsmartbulb-dualmode-classic-sdp-rfcomm-avdtp.log btsnoop_hci.log
-crossnite/NovaX-Escooter 47d75245cc24f0eac2fafeb5bc99cd47954975b3 26b1fc83fe8013efb770d7e52ac79acc4d65c460c9f804aca33c942691b40b48 android-btsnoop_novax-escooter-le.log btsnoop_hci.log
 cnrd/yeelock 2d713d78082af7d977055037a4f748e2f5cfc99f b44aeab1a92058af8a8eb542e41c470ed92ecdf1fda9dd2cc8774153d392d70b android-btsnoop_yeelock-le-lock.log btsnoop_hci.log
 2m/a2dp-captures 95450338805ad0ed21090bec1344cb3689554b37 1d7e0cfd5aedb676903eb950f9bac58e5b93614f180f83bd7465002beb2145bd android-btsnoop-named-cap_lg750-a2dp-classic-no-att.cap mt4gs_cm10.1-lghbs750/btsnoop_hci_lg750.cap
 bbmp/AndroidPad 8de471001309c2468bb3480d2e5ff83345d6c91f 0db46a4ac108c557442761fab6fc119625c5dd36c52b15660d42d4a22ee370d2 android-btsnoop-cfa_robam-appliance-ota-fff0-writecmd.cfa btsnoop_hci.cfa
@@ -64,6 +63,8 @@ durnerj/PoGo-Plus-BLE 2e7ab7c78d3ea44a438a5cffcc01636dac99e565 c01ebb3433b7b95e3
 madkaye/revcar-cli c49a0ae47b1545c81d53d4fb5ddccbc73203caa2 cfa9cba55944e96ae49f6e4dbe24f97137664df09b16543b2fcf8554f9b96d8c android-btsnoop-acl-only_revcar-no-hci-events-att.log btsnoop_hci.log
 wangdalian/btsnooper ac60b96b53d9f952e43fdd8c577f70f5b6dafa7e 33001fe3f13ae6ea74d1e7c2c115bb326bd52a8feaf68ab60c8f312cf2941598 android-btsnoop_btsnooper-sample-4.7k-att.log data/btsnoop_hci.log
 syssi/esphome-lumentree 36551d5528f248f2facdd5cf7b3b7ace61a0e33e 56d28b84a6212d14cefb6578de3211c9f38c543a6d2bff342a29d3108e905e8d android-btsnoop-acl-only_lumentree-inverter-att-notify.log docs/btsnoop_hci.log
+cheoljun99/bluetooth-pcap-test 540b570b062c1a1ed6fe1d1bd3127ecbdd102957 a87153e97ccb011193cfebe472d2d18ec41ddbf2f2219d45e4a2e5777f83538b pcap-ns-lt201-h4phdr_infocar-le-att-linux.pcap bluetooth-infocar.pcap
+cheoljun99/bluetooth-pcap-test 540b570b062c1a1ed6fe1d1bd3127ecbdd102957 6d64c77c1f251888481472149bae6b538addedb68e945f6f8efa3b935137dcf1 pcap-ns-lt201-h4phdr_linux-inquiry-sdp-vendor-ff.pcap bluetooth.pcap
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
