@@ -223,6 +223,7 @@ public final class Analyzer {
                 message: "\(s.count) more \(code) findings not listed (the first \(keptFindingsPerCode) are)"), frame: s.firstFrame))
         }
         findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
+        resolvePeerIdentities()
     }
 
     /// Runs a whole capture file through a new analyzer.
@@ -557,5 +558,18 @@ extension Connection {
 
     static func addressValue(_ text: String) -> UInt64? {
         BDAddress(String(text.prefix(17))).map(\.value)
+    }
+}
+
+extension Analyzer {
+    /// Names each connection's peer by its identity address where an IRK known at the end resolves it.
+    func resolvePeerIdentities() {
+        var resolver = IdentityResolver(keyStore.identities)
+        guard !resolver.keys.isEmpty else { return }
+        for i in connections.indices {
+            guard let peer = connections[i].peerAddress, let value = Connection.addressValue(peer),
+                  let identity = resolver.identity(of: value) else { continue }
+            connections[i].peerIdentity = identity.description
+        }
     }
 }

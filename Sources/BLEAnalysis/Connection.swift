@@ -71,6 +71,9 @@ public struct Connection: Hashable, Sendable {
     public var linkLayer: LinkLayerStats?
     /// Air captures: when the link encrypted, and with which key blescope decrypted it (nil: never encrypted).
     public var linkEncryption: LLEncryptionSummary?
+    /// The peer's identity address when its address is a resolvable private address that a known IRK
+    /// (key file, phone log, SMP Identity Information in the capture) resolves; set at the end of the analysis.
+    public var peerIdentity: String?
     /// The local controller's role in the connection.
     public var role: Role?
     public var isLE = true

@@ -38,10 +38,18 @@ public struct AdvertsReport {
     /// Findings of the capture reader and the tracker.
     public var findings: [Finding]
 
-    public init(file: String, tracker: AdvertisingTracker, findings: [Finding]) {
+    /// Identity addresses of the devices whose resolvable private addresses a known IRK resolves (by address).
+    public var identities: [BDAddress: String] = [:]
+
+    public init(file: String, tracker: AdvertisingTracker, findings: [Finding], resolver: IdentityResolver? = nil) {
         self.file = file
         self.tracker = tracker
         self.findings = findings
+        if var resolver {
+            for d in tracker.devices where d.addressType == .random {
+                if let id = resolver.identity(of: d.address.value) { identities[d.address] = id.description }
+            }
+        }
     }
 
     /// The tracker's devices in the requested order (ties by address, then address type).
@@ -86,7 +94,9 @@ public struct AdvertsReport {
         }
         if !devices.isEmpty {
             func clip(_ s: String, _ n: Int) -> String { s.count <= n ? s : String(s.prefix(n - 1)) + "…" }
-            let names = devices.map { clip($0.names.joined(separator: " / "), 32) }
+            let names = devices.map { d in
+                clip(d.names.joined(separator: " / "), 32) + (identities[d.address].map { " (identity \($0))" } ?? "")
+            }
             let types = devices.map { $0.addressType.description }
             let rssis = devices.map(AdvertsReport.rssiText)
             let counts = devices.map { String($0.reports) }
@@ -122,7 +132,7 @@ public struct AdvertsReport {
         w.field("reports", tracker.reportCount)
         w.field("untrackedReports", tracker.untrackedReports)
         w.beginArray("devices")
-        for d in sortedDevices(sort) { AdvertsReport.write(d, to: &w) }
+        for d in sortedDevices(sort) { AdvertsReport.write(d, identity: identities[d.address], to: &w) }
         w.endArray()
         w.beginArray("findings")
         for f in findings {
@@ -138,7 +148,7 @@ public struct AdvertsReport {
         return w.string + "\n"
     }
 
-    static func write(_ d: AdvertisingDevice, to w: inout JSONWriter) {
+    static func write(_ d: AdvertisingDevice, identity: String? = nil, to w: inout JSONWriter) {
         func uuids(_ key: String, _ list: [BluetoothUUID]) {
             w.beginArray(key)
             for u in list {
@@ -157,6 +167,7 @@ public struct AdvertsReport {
         w.beginObject()
         w.field("address", d.address.description)
         w.field("addressType", d.addressType.description)
+        w.field("identity", identity)
         w.beginArray("names")
         for n in d.names { w.value(n) }
         w.endArray()

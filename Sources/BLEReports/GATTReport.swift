@@ -71,6 +71,7 @@ public struct GATTReport {
         for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
             var head = "Connection #\(c.number)  handle \(hex(c.handle, width: 4))"
             if let peer = c.peerAddress { head += "  peer \(peer)" + (c.peerAddressType.map { " (\($0))" } ?? "") }
+            if let identity = c.peerIdentity { head += " = identity \(identity)" }
             head += "  frames \(c.startFrame)–\(c.endFrame.map(String.init) ?? "end")"
             if c.inferred { head += "  (inferred)" }
             out += terminal.paint(head, .bold) + "\n"
@@ -98,6 +99,7 @@ public struct GATTReport {
             w.field("conn", c.handle)
             w.field("conn_number", c.number)
             w.field("peer", c.peerAddress)
+            w.field("peer_identity", c.peerIdentity)
             w.field("source", c.gatt.isEmpty ? nil : c.gatt.source.rawValue)
             w.field("mtu", c.currentMTU)
             w.beginArray("services")

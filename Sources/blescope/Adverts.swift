@@ -29,6 +29,8 @@ struct Adverts: ParsableCommand {
     @Flag(help: "No progress on stderr.")
     var quiet = false
 
+    @OptionGroup var keys: KeyOptions
+
     func run() throws {
         let capture = try openCapture(file)
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
@@ -38,7 +40,9 @@ struct Adverts: ParsableCommand {
             progress?.update(records: record.frame, bytes: capture.bytesConsumed)
         }
         progress?.finish()
-        let report = AdvertsReport(file: file, tracker: tracker, findings: capture.findings + tracker.findings)
+        let identities = try keys.keyMaterial().identityKeys
+        let report = AdvertsReport(file: file, tracker: tracker, findings: capture.findings + tracker.findings,
+                                   resolver: identities.isEmpty ? nil : IdentityResolver(identities))
         let order = AdvertsSort(rawValue: sort.rawValue) ?? .count
         let out = OutputStream()
         out.write(json ? report.json(sort: order) : report.text(terminal: .standardOutput, sort: order))

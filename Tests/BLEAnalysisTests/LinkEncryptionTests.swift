@@ -193,6 +193,20 @@ struct EncryptedLinkBuilder {
         #expect(throws: LinkKeyMaterial.LoadError.self) { try LinkKeyMaterial(ltkOption: "xyz") }
     }
 
+    /// Core Spec Vol 3, Part H, Appendix D.7: IRK ec0234a357c8ad05341010a60a397d9b, prand 708194 → hash 0dfbaa,
+    /// so the resolvable private address 70:81:94:0D:FB:AA belongs to the device with that IRK.
+    @Test func identityResolverNamesTheDeviceBehindItsPrivateAddress() throws {
+        let keys = try LinkKeyMaterial(keyFile: """
+            - irk: ec0234a357c8ad05341010a60a397d9b
+              address: C0:FF:EE:00:00:01
+            """)
+        var resolver = IdentityResolver(keys.identityKeys)
+        #expect(resolver.identity(of: 0x7081_940D_FBAA)?.description == "C0:FF:EE:00:00:01")
+        #expect(resolver.identity(of: 0x7081_940D_FBAB) == nil)          // hash off by one
+        #expect(resolver.identity(of: 0xC081_940D_FBAA) == nil)          // static random: not resolvable
+        #expect(IdentityResolver.isResolvable(0x7081_940D_FBAA) && !IdentityResolver.isResolvable(0x3081_940D_FBAA))
+    }
+
     // MARK: real captures
 
     static let legacyBonding = (TestEnvironment.sharedCaptures ?? "/nonexistent") + "/lell-rf-lt256_bsniffhub-legacy-bonding-3enc-known-ltk.pcap"

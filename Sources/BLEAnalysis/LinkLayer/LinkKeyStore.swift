@@ -179,18 +179,9 @@ final class LinkKeyStore {
         return out.filter { seen.insert($0.ltk).inserted }
     }
 
-    /// The identity an address resolves to with a known IRK (Core Spec Vol 3, Part H, 2.2.2), or nil.
+    /// The identity an address resolves to with a known IRK (Core Spec Vol 3, Part H, 2.2.2), or none.
     func identity(of address: UInt64) -> [LLDeviceAddress] {
-        // Only resolvable private addresses (the two most significant bits 01) resolve.
-        guard address >> 46 == 0b01 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: 6)
-        for i in 0..<6 { bytes[i] = UInt8(truncatingIfNeeded: address >> UInt64(8 * i)) }
-        var out: [LLDeviceAddress] = []
-        for id in identities {
-            guard let irk = Key128(wire: id.irk), let identity = id.identity else { continue }
-            if SecurityFunction.resolvesPrivateAddress(bytes, irk: irk) { out.append(identity) }
-        }
-        return out
+        IdentityResolver.resolve(address, identities).map { [$0] } ?? []
     }
 
     /// The key a pairing seen on `handle` produced: the STK of a legacy pairing (TK found by search) or the
