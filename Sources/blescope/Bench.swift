@@ -34,6 +34,8 @@ struct Bench: ParsableCommand {
     @Option(name: .customLong("repeat"), help: "Repetitions (the best is reported).")
     var repetitions: Int = 1
 
+    @OptionGroup var keys: KeyOptions
+
     func run() throws {
         var best = Double.infinity
         var records = 0
@@ -56,7 +58,7 @@ struct Bench: ParsableCommand {
                 let info = CaptureInfo(reading: capture)
                 records = info.statistics.records
             case .decode:
-                let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false))
+                let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false, keys: try keys.keyMaterial()))
                 records = analyzer.counters.records
             case .held:
                 let analyzer = Analyzer(options: AnalyzerOptions(timeline: false))
