@@ -207,6 +207,34 @@ struct EncryptedLinkBuilder {
         #expect(IdentityResolver.isResolvable(0x7081_940D_FBAA) && !IdentityResolver.isResolvable(0x3081_940D_FBAA))
     }
 
+    /// `--keys-from`: the phone's HCI log hands its controller every LTK. As central (LE Enable Encryption) and as
+    /// peripheral (LE Long Term Key Request, then its Reply), the keys come out with their EDIV/Rand and peer.
+    @Test func aPhonesHCILogGivesTheKeysThatDecryptTheAirCapture() throws {
+        let ltk = Key128(hex: EncryptedLinkBuilder.ltkText)!.bytes
+        let other = Key128(hex: "00112233445566778899AABBCCDDEEFF")!.bytes
+        let log = CaptureBuilder()
+            .connect(handle: 0x40, peer: BDAddress(0xC0FF_EE00_0001))
+            .command(HCIBuild.command(.leEnableEncryption(LEEnableEncryption(handle: 0x40, randomNumber: 0x1122, encryptedDiversifier: 0x3344,
+                                                                             longTermKey: other))))
+            .connect(handle: 0x41, peer: BDAddress(0xC0FF_EE00_0002))
+            .event(HCIBuild.leMeta(.longTermKeyRequest, parameters: [0x41, 0x00] + [0, 0, 0, 0, 0, 0, 0, 0] + [0, 0]))
+            .command(HCIBuild.command(.leLongTermKeyRequestReply, parameters: [0x41, 0x00] + ltk))
+        let path = NSTemporaryDirectory() + "phone-\(UUID().uuidString).btsnoop"
+        try Data(log.btsnoopBytes()).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let keys = try LinkKeyMaterial(phoneLog: path)
+        #expect(keys.linkKeys.count == 2)
+        #expect(keys.linkKeys.contains { $0.ltk == other && $0.ediv == 0x3344 && $0.rand == 0x1122 && $0.address == 0xC0FF_EE00_0001
+            && $0.source == .phoneLog(path: path, frame: 2) })
+        #expect(keys.linkKeys.contains { $0.ltk == ltk && $0.ediv == 0 && $0.rand == 0 && $0.address == 0xC0FF_EE00_0002
+            && $0.source == .phoneLog(path: path, frame: 5) })
+        var link = EncryptedLinkBuilder()
+        link.startEncryption()
+        link.notify(Array(0..<30))
+        let r = Self.run(try link.capture(), keys: keys)
+        #expect(r.notifications.map(\.value) == [Array(0..<30)])
+    }
+
     // MARK: real captures
 
     static let legacyBonding = (TestEnvironment.sharedCaptures ?? "/nonexistent") + "/lell-rf-lt256_bsniffhub-legacy-bonding-3enc-known-ltk.pcap"

@@ -142,8 +142,6 @@ struct LLEncryptionState {
     /// Next packet counter per direction (0 central → peripheral, 1 peripheral → central).
     var counters: (UInt64, UInt64) = (0, 0)
     var micTrailer = CapturerMICTrailer.unknown
-    /// Plaintext of the last decrypted PDU (reused buffer).
-    var plaintext: [UInt8] = []
 
     /// Counts for the connection's summary.
     var firstUndecryptedFrame: Int?
@@ -256,16 +254,18 @@ extension LinkLayerTracker {
         // both for ciphertext it had no key for and for plaintext it got wrong). Try the keys we have.
         let capturerLostSync = air.mic == .invalid && c.stats.decryptedByCapturer > 0
         guard c.encryption.sessionKeyKnown, payload.count > 4 else { return capturerLostSync ? .micFailed : .noKey }
-        // Without a direction from the capturer, the other direction is worth a try too.
-        let directions = air.direction == .unknown ? [centralToPeripheral, !centralToPeripheral] : [centralToPeripheral]
+        // Without a direction from the capturer, the other direction is worth a try too (no array: this runs per packet).
+        let tries = air.direction == .unknown ? 2 : 1
         if c.encryption.cipher == nil && !c.encryption.keySearchDone {
             c.encryption.keySearchDone = true
-            for d in directions where c.encryption.cipher == nil {
-                findKey(&c, keys: keys, header0: header0, payload: payload, centralToPeripheral: d, buffer: buffer)
+            for t in 0..<tries where c.encryption.cipher == nil {
+                findKey(&c, keys: keys, header0: header0, payload: payload, centralToPeripheral: t == 0 ? centralToPeripheral : !centralToPeripheral,
+                        buffer: buffer)
             }
         }
         guard let cipher = c.encryption.cipher else { return capturerLostSync ? .micFailed : .noKey }
-        for d in directions {
+        for t in 0..<tries {
+            let d = t == 0 ? centralToPeripheral : !centralToPeripheral
             let expected = d ? c.encryption.counters.0 : c.encryption.counters.1
             for counter in expected..<(expected + counterSearchWindow) {
                 guard cipher.decrypt(header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: d,
