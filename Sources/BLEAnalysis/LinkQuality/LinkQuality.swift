@@ -82,8 +82,8 @@ public struct LinkQualitySummary: Hashable, Sendable {
         var parts: [String] = []
         parts.append("\(reports) quality report\(reports == 1 ? "" : "s") (frames \(firstFrame)–\(lastFrame))")
         parts.append("RSSI \(minRSSI)…\(maxRSSI) dBm (mean \(Int(meanRSSI.rounded())), lowest at frame \(worstRSSIFrame))")
-        parts.append("\(retransmissions) retransmissions, \(nak) NAK, \(noRx) no-RX, \(flowOff) flow-off")
-        if crcErrors > 0 || txUnacked > 0 { parts.append("\(crcErrors) CRC errors, \(txUnacked) unacknowledged") }
+        parts.append("\(grouped(retransmissions)) retransmissions, \(grouped(nak)) NAK, \(grouped(noRx)) no-RX, \(grouped(flowOff)) flow-off")
+        if crcErrors > 0 || txUnacked > 0 { parts.append("\(grouped(crcErrors)) CRC errors, \(grouped(txUnacked)) unacknowledged") }
         if let f = approachingLSTOFrames.first {
             parts.append("approaching supervision timeout at frame \(f)"
                          + (approachingLSTOFrames.count > 1 ? " (+\(approachingLSTOFrames.count - 1) more)" : ""))
@@ -103,4 +103,15 @@ extension FindingKind {
     static func tooManyQualityReports(_ n: Int) -> FindingKind {
         FindingKind(code: "limit.quality-reports", message: "more than \(n) quality reports on one connection; later ones are in the timeline only")
     }
+}
+
+/// `2,015`: thousands separated, as the reports print counts.
+func grouped(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return (n < 0 ? "-" : "") + out
 }
