@@ -120,7 +120,7 @@ public enum HTMLReport {
             if let b = f.aclBuffers { rows.append(("Controller ACL buffers", "\(b.packets) × \(b.length) bytes")) }
             rows.append(("Findings", f.findingCount == 0 ? "none" : formatCount(f.findingCount)))
             rows.insert(("Completeness", info.completeness.verdict), at: 1)
-            out += "<h3 id=\"file\(index)-capture\">Capture</h3><table class=\"kv\">"
+            out += "<span id=\"file\(index)-capture\"></span><h3>Capture</h3><table class=\"kv\">"
             for (k, v) in rows { out += "<tr><th>\(esc(k))</th><td>\(esc(v))</td></tr>" }
             out += "</table>"
             if !info.completeness.items.isEmpty {
@@ -143,7 +143,7 @@ public enum HTMLReport {
 
     /// The opening verdicts: one line each, linking to the section with the detail.
     static func summary(_ items: [VerdictItem], index: Int) -> String {
-        var out = "<h3 id=\"file\(index)-summary\">Summary</h3>"
+        var out = "<span id=\"file\(index)-summary\"></span><h3>Summary</h3>"
         guard !items.isEmpty else { return out + "<p class=\"muted\">Nothing to report: no connection, transfer or update found.</p>" }
         out += "<ul class=\"summary\">"
         for i in items {
@@ -154,11 +154,12 @@ public enum HTMLReport {
         return out + "</ul>"
     }
 
-    /// `html` with `id` on its first `heading` (by default its first `<h3>`).
+    /// `html` with an empty anchor `<span id>` before its first `heading` (by default its first `<h3>`): the
+    /// summary links there, the headings stay as they are.
     static func anchored(_ html: String, _ id: String, heading: String = "<h3>") -> String {
-        guard heading.hasPrefix("<h3>"), let r = html.range(of: heading) else { return html }
+        guard let r = html.range(of: heading) else { return html }
         var out = html
-        out.replaceSubrange(r, with: "<h3 id=\"\(id)\">" + heading.dropFirst(4))
+        out.replaceSubrange(r, with: "<span id=\"\(id)\"></span>" + heading)
         return out
     }
 
