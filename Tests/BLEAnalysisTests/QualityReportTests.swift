@@ -199,6 +199,37 @@ import Testing
         #expect(analyzer.connections.first?.linkQuality.isEmpty == true)
     }
 
+    /// Every prefix of a v6 report with vendor bytes: short ones are findings at their frame, longer ones decode
+    /// the groups that are whole (v1 from 49 parameter bytes, v5 from 56, v6 from 84) and keep the rest.
+    @Test func everyTruncationDecodesWhatIsThere() throws {
+        var rng = SplitMix(seed: 7)
+        var full = Self.randomReport(&rng, handle: 0x40)
+        full.reportID = .monitorMode
+        full.linkQuality!.v5 = .init(remoteAddress: BDAddress(0xA0B0_C0D0_E0F0), calibrationFailedItemCount: 1)
+        full.linkQuality!.v6 = .init(txTotalPackets: 1, txUnackedPackets: 2, txFlushedPackets: 3, txLastSubeventPackets: 4,
+                                     crcErrorPackets: 5, rxDuplicatePackets: 6, rxUnreceivedPackets: 7)
+        full.remaining = [0xEE, 0xEF]
+        let params = HCIEventParameters.bluetoothQualityReport(full).bytes
+        #expect(params.count == 1 + 1 + 47 + 7 + 28 + 2)
+        var b = CaptureBuilder().connect(handle: 0x40)
+        for n in 1...params.count { b = b.event([0xFF, UInt8(n)] + params.prefix(n)) }  // frame n + 1
+        let (analyzer, events) = try AnalyzerTests.analyze(b)
+        let malformed = analyzer.findings.filter { $0.kind.code == "hci.bqr-malformed" }.map(\.frame)
+        #expect(malformed == Array(2...49))  // n = 1…48: the sub-event byte and less than id + 47
+        let samples = analyzer.connections[0].linkQuality
+        #expect(samples.map(\.frame) == Array(50...(params.count + 1)))
+        for s in samples {
+            let n = s.frame - 1
+            #expect((s.quality.v5 != nil) == (n >= 56), "n=\(n)")
+            #expect((s.quality.v6 != nil) == (n >= 84), "n=\(n)")
+            #expect(s.quality.retransmissionCount == full.linkQuality!.retransmissionCount)
+            let e = try #require(events.first { $0.frame == s.frame })
+            let kept = n >= 84 ? n - 84 : n >= 56 ? n - 56 : n - 49
+            #expect(e.summary.contains(kept > 0 ? " vendor=" : "rssi=") )
+            #expect(!e.summary.contains(" vendor=") || kept > 0, "n=\(n)")
+        }
+    }
+
     @Test func approachingSupervisionTimeoutMakesTheRadioTheLimit() throws {
         var b = CaptureBuilder().connect(handle: 0x40)
         for i in 0..<4 {

@@ -64,6 +64,31 @@ import Testing
         #expect(cases[1]["failure"] as? String == "connection #1 disconnected at frame 1263: Remote User Terminated Connection")
     }
 
+    /// The real OPPO capture: each quality report is a JSON line with its fields; `throughput` gives the
+    /// link-quality line; `check` with a link-quality floor decides on the lowest report (frame 130, −56 dBm).
+    @Test func qualityReportsOfTheRealCaptureThroughTheBinary() throws {
+        guard let dir = TestEnvironment.sharedCaptures else { return }
+        let path = dir + "/android-btsnoop-cfa_oppo-enco-bqr-monitor-mode.cfa"
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let lines = try Blescope.run(["timeline", "--quiet", "--format", "jsonl", "--layer", "hci", path]).jsonLines
+        let reports = lines.filter { ($0["opcode_name"] as? String)?.contains("Quality Report") == true }
+        #expect(reports.count == 26)
+        let first = try #require(reports.first)
+        #expect(first["frame"] as? Int == 6 && first["conn"] as? Int == 4)
+        let fields = try #require(first["fields"] as? [String: Int])
+        #expect(fields["rssi_dbm"] == -53 && fields["tx_power_dbm"] == 10 && fields["lsto"] == 8000 && fields["unused_afh_channels"] == 58)
+        // Lines without decoded fields carry no such key.
+        #expect(lines.filter { $0["fields"] != nil }.count == 26)
+        let t = try Blescope.run(["throughput", "--quiet", path])
+        #expect(t.stdout.contains("link quality: radio fine: 26 quality reports (frames 6–939), RSSI -56…-32 dBm (mean -46, lowest at frame 130), 2,015 retransmissions"))
+        let expect = NSTemporaryDirectory() + "blescope-lq-\(UUID().uuidString).yaml"
+        defer { try? FileManager.default.removeItem(atPath: expect) }
+        try "expect:\n  - link_quality: {min_rssi: -55}\n".write(toFile: expect, atomically: true, encoding: .utf8)
+        let c = try Blescope.run(["check", "--expect", expect, path])
+        #expect(c.status == 1)
+        #expect(c.stdout.hasPrefix("FAIL  link quality above the floor (RSSI ≥ -55 dBm, no approaching supervision timeout): RSSI -56 dBm on connection #2 at frame 130"))
+    }
+
     @Test func badExpectationsFileExitsTwo() throws {
         let path = NSTemporaryDirectory() + "blescope-expect-\(UUID().uuidString).yaml"
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -70,6 +70,9 @@ public struct CompletenessTracker: Sendable {
     var open: [UInt32: Int] = [:]
     var seen: Set<UInt32> = []
     var startedBefore: [(handle: UInt16, frame: Int)] = []
+    /// The last ACL handle key already accounted for: most ACL records follow one on the same handle, and those
+    /// need no table lookup. Cleared whenever the tables change.
+    var lastACLKey: UInt32 = .max
     var hciRecords = 0
 
     public init() {}
@@ -108,6 +111,8 @@ public struct CompletenessTracker: Sendable {
             if firstACLFrame == nil { firstACLFrame = record.frame }
             guard b.count >= 2 else { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
+            if k == lastACLKey { return }
+            lastACLKey = k
             if open[k] == nil && !seen.contains(k) {
                 seen.insert(k)
                 if startedBefore.count < 1000 { startedBefore.append((UInt16(b[0]) | UInt16(b[1] & 0x0F) << 8, record.frame)) }
@@ -118,6 +123,7 @@ public struct CompletenessTracker: Sendable {
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
                 open.removeAll()
+                lastACLKey = .max
             }
         case .event:
             hciRecords += 1
@@ -138,6 +144,7 @@ public struct CompletenessTracker: Sendable {
                     let k = Self.key(record.controllerIndex, u16(1))
                     open.removeValue(forKey: k)
                     seen.insert(k)
+                    lastACLKey = .max
                 }
             case .hardwareError:
                 hardwareErrors.append(record.frame)
@@ -155,6 +162,7 @@ public struct CompletenessTracker: Sendable {
         let k = Self.key(record.controllerIndex, handle)
         open[k] = record.frame
         seen.insert(k)
+        lastACLKey = .max
     }
 
     mutating func noteOtherCut(_ frame: Int) {
