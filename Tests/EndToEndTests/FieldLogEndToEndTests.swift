@@ -89,6 +89,35 @@ import Testing
         #expect(c.stdout.hasPrefix("FAIL  link quality above the floor (RSSI ≥ -55 dBm, no approaching supervision timeout): RSSI -56 dBm on connection #2 at frame 130"))
     }
 
+    /// Time going backwards, counted independently: tshark's negative `frame.time_delta` on every real capture.
+    @Test(arguments: TestEnvironment.realCaptures)
+    func timeGoingBackwardsAgreesWithTshark(_ path: String) throws {
+        guard let out = TestEnvironment.tshark(["-r", path, "-T", "fields", "-e", "frame.time_delta"]) else { return }
+        let lines = out.split(separator: "\n")
+        guard !lines.isEmpty else { return }  // a file tshark cannot read: not this test's subject
+        let theirs = lines.filter { $0.hasPrefix("-") }.count
+        let r = try Blescope.run(["info", "--json", path])
+        let info = try #require(r.jsonLines.first)
+        let items = try #require((info["completeness"] as? [String: Any])?["items"] as? [[String: Any]])
+        let ours = items.first { $0["code"] as? String == "time-backwards" }?["count"] as? Int ?? 0
+        #expect(ours == theirs, "\(path)")
+    }
+
+    /// An air capture whose link stays encrypted (no key): the report's completeness says its traffic is missing.
+    @Test func encryptedLinkWithoutKeyIsIncomplete() throws {
+        guard let dir = TestEnvironment.sharedCaptures else { return }
+        let path = dir + "/lell-rf-lt256_crackle-lesc-pairing.pcapng"
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let r = try Blescope.run(["report", "--quiet", "--format", "json", path])
+        let file = try #require(((r.json as? [String: Any])?["files"] as? [[String: Any]])?.first)
+        let c = try #require((file["capture"] as? [String: Any])?["completeness"] as? [String: Any])
+        #expect(c["verdict"] as? String == "incomplete")
+        let item = try #require((c["items"] as? [[String: Any]])?.first { $0["code"] as? String == "encrypted-no-key" })
+        #expect((item["message"] as? String)?.contains("could not be decrypted") == true)
+        let summary = try #require((file["summary"] as? [String: Any])?["items"] as? [[String: Any]])
+        #expect(summary.contains { $0["topic"] as? String == "completeness" && $0["status"] as? String == "warning" })
+    }
+
     @Test func badExpectationsFileExitsTwo() throws {
         let path = NSTemporaryDirectory() + "blescope-expect-\(UUID().uuidString).yaml"
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -172,7 +172,12 @@ public struct Report: @unchecked Sendable {
         }
         analyzer.finish()
         var a = FileAnalysis(path: capture.path)
-        a.info = CaptureInfo(capture: capture, statistics: stats, completeness: completeness.result(format: capture.format.name))
+        var verdict = completeness.result(format: capture.format.name)
+        // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
+        for f in analyzer.findings where f.kind.code == "ll.encrypted-no-key" {
+            verdict.items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
+        }
+        a.info = CaptureInfo(capture: capture, statistics: stats, completeness: verdict)
         a.counters = analyzer.counters
         a.connections = analyzer.connections
         a.aclBuffers = analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value
