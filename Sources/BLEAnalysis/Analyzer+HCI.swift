@@ -68,6 +68,7 @@ extension Analyzer {
         var latency: Int64? = nil
         var status: String? = nil
         var handle: UInt16? = nil
+        var fields: [(String, Int64)]? = nil
 
         switch decoded {
         case .commandComplete(let cc):
@@ -178,6 +179,26 @@ extension Analyzer {
                     connections[i].controllerQueueFull.append(period)
                 }
             }
+        case .bluetoothQualityReport(let report):
+            if let q = report.linkQuality {
+                handle = q.handle
+                if let i = connectionIndex(controller: controller, handle: q.handle, frame: frame, timestamp: time, infer: true) {
+                    if connections[i].linkQuality.count < Connection.maxQualitySamples {
+                        connections[i].linkQuality.append(LinkQualitySample(frame: frame, timestamp: time, reportID: report.reportID,
+                                                                            quality: q))
+                    } else {
+                        noteLimit(.tooManyQualityReports(Connection.maxQualitySamples), frame: frame)
+                    }
+                }
+                if options.timeline { fields = q.fields }
+            } else if !report.reportID.isKnown {
+                findings.append(Finding(.info, .bqrUnknownReport(report.reportID), frame: frame, offset: record.fileOffset))
+            }
+        case .raw(let code, let params) where code == .vendor && params.first == AndroidVendorSubevent.bluetoothQualityReport.rawValue:
+            // Sub-event 0x58 that did not decode: say why, with the offset in the event parameters.
+            do throws(DecodeError) { _ = try packet.decodeParameters() } catch {
+                findings.append(Finding(.warning, .bqrMalformed(error), frame: frame, offset: record.fileOffset))
+            }
         case .raw(let code, let params) where code.rawValue == 0x03 && params.count >= 11:
             // BR/EDR Connection Complete (Core Vol 4, Part E, 7.7.3): status, handle, BD_ADDR, link type, encryption.
             let h = (UInt16(params[1]) | UInt16(params[2]) << 8) & 0x0FFF
@@ -199,6 +220,7 @@ extension Analyzer {
             e.requestFrame = requestFrame
             e.latency = latency
             e.status = status
+            e.fields = fields
             emit(e)
         }
     }

@@ -98,6 +98,9 @@ public struct Connection: Hashable, Sendable {
     public var aclPackets = PerDirection()
     public var aclBytes = PerDirection()
     public var attPDUs = 0
+    /// Android Bluetooth Quality Reports about this connection (at most ``Connection/maxQualitySamples``).
+    public var linkQuality: [LinkQualitySample] = []
+    public static let maxQualitySamples = 20_000
     /// Host → controller ACL packets not yet reported done by Number Of Completed Packets.
     public var inFlight = 0
     /// The most packets that were in the controller's buffer at once for this connection.

@@ -52,6 +52,9 @@ public struct TimelineEvent: Sendable {
     /// What a codec made of the value (SIG built-in or a YAML spec).
     public var decoded: DecodedValue?
     public var isRequest = false
+    /// Decoded numeric fields of an event that has no codec (a Bluetooth Quality Report's RSSI, counters…),
+    /// as (JSON key, value) in wire order.
+    public var fields: [(String, Int64)]? = nil
 
     public init(frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
                 code: UInt32?, name: String, summary: String) {

@@ -1,3 +1,4 @@
+import BLEAnalysis
 import BLECapture
 import BLECore
 
@@ -11,12 +12,16 @@ public struct CaptureInfo: Sendable {
     public var fileSize: Int64?
     public var statistics: CaptureStatistics
     public var findings: [Finding]
+    /// What the log can and cannot show.
+    public var completeness: CaptureCompleteness
 
     /// Reads the whole capture once, counting records; `progress` is called with (records, bytes).
     public init(reading capture: CaptureFile, progress: ProgressReporter? = nil) {
         var stats = CaptureStatistics()
+        var tracker = CompletenessTracker()
         while let record = capture.next() {
             stats.add(record)
+            tracker.add(record)
             progress?.update(records: stats.records, bytes: capture.bytesConsumed)
         }
         progress?.finish()
@@ -28,6 +33,7 @@ public struct CaptureInfo: Sendable {
         fileSize = capture.fileSize
         statistics = stats
         findings = capture.findings
+        completeness = tracker.result(format: capture.format.name)
     }
 
     public var span: Int64? {
@@ -40,6 +46,9 @@ public struct CaptureInfo: Sendable {
         let s = statistics
         var rows: [(String, String)] = []
         rows.append(("File", file))
+        let n = completeness.items.count
+        let completenessRow: String = n == 0 ? completeness.headline : "\(completeness.verdict) (\(n == 1 ? "1 item" : "\(n) items") below)"
+        rows.append(("Completeness", completenessRow))
         rows.append(("Format", format + (compressed ? " (gzip)" : "")))
         rows.append(("Datalink", "\(datalink) (\(datalinkName))"))
         if let fileSize { rows.append(("Size", formatBytes(fileSize))) }
@@ -68,6 +77,14 @@ public struct CaptureInfo: Sendable {
         rows.append(("Findings", findings.isEmpty ? "none" : "\(findings.count)"))
         let width = rows.map(\.0.count).max() ?? 0
         var out = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }.joined(separator: "\n")
+        if !completeness.items.isEmpty {
+            out += "\n" + terminal.paint("What the log cannot show:", .bold)
+            for item in completeness.items {
+                let frame: String = item.frame.map { " (frame \($0))" } ?? ""
+                out += "\n  " + terminal.severity(item.severity) + ": " + item.message + frame
+            }
+        }
+        if !completeness.items.isEmpty && !findings.isEmpty { out += "\n" + terminal.paint("Findings:", .bold) }
         for f in findings {
             var location: [String] = []
             if let frame = f.frame { location.append("frame \(frame)") }
@@ -113,10 +130,30 @@ public struct CaptureInfo: Sendable {
         w.beginArray("controllers")
         for c in s.controllers.sorted() { w.value(c) }
         w.endArray()
+        writeCompleteness(completeness, into: &w)
         writeFindings(findings, into: &w)
         w.endObject()
         return w.string
     }
+}
+
+/// `"completeness": {"verdict", "headline", "items": [{"code", "severity", "message", "frame", "count"}]}`.
+public func writeCompleteness(_ c: CaptureCompleteness, into w: inout JSONWriter, key: String = "completeness") {
+    w.beginObject(key)
+    w.field("verdict", c.verdict)
+    w.field("headline", c.headline)
+    w.beginArray("items")
+    for i in c.items {
+        w.beginObject()
+        w.field("code", i.code)
+        w.field("severity", i.severity.rawValue)
+        w.field("message", i.message)
+        w.field("frame", i.frame)
+        w.field("count", i.count)
+        w.endObject()
+    }
+    w.endArray()
+    w.endObject()
 }
 
 /// `"findings": [{"severity", "code", "message", "frame", "offset"}]`, shared by every JSON output.

@@ -66,7 +66,7 @@ public struct ThroughputReport {
     // MARK: text
 
     public func text(terminal: Terminal = Terminal(colors: false)) -> String {
-        if streams.isEmpty { return "No attribute values in this capture.\n" }
+        if streams.isEmpty { return "No attribute values in this capture.\n" + linkQualityText(terminal: terminal, except: []) }
         var out = terminal.paint(
             "conn  dir  handle  kind        packets      bytes  duration    rate          window median / p95 / max        ceiling      share",
             .bold) + "\n"
@@ -105,6 +105,9 @@ public struct ThroughputReport {
             if s.periods.count > 1 { detail.append("\(s.periods.count) link periods") }
             if !detail.isEmpty { out += "      " + terminal.paint(detail.joined(separator: "; "), .dim) + "\n" }
             out += "      → " + paintVerdict(s.verdict, terminal: terminal) + "\n"
+            if let q = connection(s.key.connectionNumber).flatMap({ LinkQualitySummary($0.linkQuality) }) {
+                out += "      → " + terminal.paint("link quality: " + q.verdict, q.isRadioLimited ? .yellow : .green) + "\n"
+            }
         }
         // Per connection: buffers, flow control, link layer.
         var seen = Set<Int>()
@@ -134,6 +137,17 @@ public struct ThroughputReport {
             out += terminal.paint("connection #\(c.number): ", .bold) + parts.joined(separator: "; ") + "\n"
         }
         if streamsDropped > 0 { out += "\(streamsDropped) further stream(s) not tracked (limit reached)\n" }
+        return out + linkQualityText(terminal: terminal, except: seen)
+    }
+
+    /// `connection #2: link quality: limited by the radio: …` for connections with quality reports and no stream above.
+    func linkQualityText(terminal: Terminal, except: Set<Int>) -> String {
+        var out = ""
+        for c in connections where !except.contains(c.number) {
+            guard let q = LinkQualitySummary(c.linkQuality) else { continue }
+            out += terminal.paint("connection #\(c.number): ", .bold)
+                + terminal.paint("link quality: " + q.verdict, q.isRadioLimited ? .yellow : .green) + "\n"
+        }
         return out
     }
 
@@ -280,6 +294,7 @@ public struct ThroughputReport {
         if let ll = c?.linkLayer { Self.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
         w.field("limit", s.verdict.limit.rawValue)
         w.field("verdict", s.verdict.text)
+        if let q = c.flatMap({ LinkQualitySummary($0.linkQuality) }) { writeLinkQuality(q, into: &w) } else { w.fieldNull("link_quality") }
         if series {
             w.beginObject("series")
             w.field("slot_us", s.seriesSlotMicroseconds)
@@ -375,3 +390,33 @@ func csvField(_ s: String) -> String {
     return "\"" + s.replacingAll("\"", with: "\"\"") + "\""
 }
 
+
+/// `"link_quality": {"reports", "first_frame", "last_frame", "rssi_min", "rssi_max", "rssi_mean", "snr_min",
+/// "retransmissions", "nak", "no_rx", "flow_off", "crc_errors", "tx_unacked", "worst_rssi_frame",
+/// "approaching_lsto_frames", "choppy_frames", "radio_limited", "verdict"}`: a connection's Bluetooth Quality Reports summed.
+public func writeLinkQuality(_ q: LinkQualitySummary, into w: inout JSONWriter, key: String = "link_quality") {
+    w.beginObject(key)
+    w.field("reports", q.reports)
+    w.field("first_frame", q.firstFrame)
+    w.field("last_frame", q.lastFrame)
+    w.field("rssi_min", q.minRSSI)
+    w.field("rssi_max", q.maxRSSI)
+    w.field("rssi_mean", q.meanRSSI, decimals: 1)
+    w.field("snr_min", q.minSNR)
+    w.field("retransmissions", q.retransmissions)
+    w.field("nak", q.nak)
+    w.field("no_rx", q.noRx)
+    w.field("flow_off", q.flowOff)
+    w.field("crc_errors", q.crcErrors)
+    w.field("tx_unacked", q.txUnacked)
+    w.field("worst_rssi_frame", q.worstRSSIFrame)
+    w.beginArray("approaching_lsto_frames")
+    for f in q.approachingLSTOFrames.prefix(100) { w.value(f) }
+    w.endArray()
+    w.beginArray("choppy_frames")
+    for f in q.choppyFrames.prefix(100) { w.value(f) }
+    w.endArray()
+    w.field("radio_limited", q.isRadioLimited)
+    w.field("verdict", q.verdict)
+    w.endObject()
+}

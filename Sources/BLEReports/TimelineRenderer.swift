@@ -157,6 +157,17 @@ public struct TimelineJSONRenderer {
         } else {
             line.append("null")
         }
+        if let fields = e.fields {
+            // Only events with decoded fields carry the key: other lines stay as they were.
+            line.append(",\"fields\":{")
+            for (i, f) in fields.enumerated() {
+                if i > 0 { line.append(",") }
+                line.append(string: f.0)
+                line.append(":")
+                line.append(integer: f.1)
+            }
+            line.append("}")
+        }
         line.append("}\n")
     }
 }

@@ -72,3 +72,10 @@ public struct CaptureBuilder {
         try CaptureFile.open(bytes: btsnoopBytes(), name: name)
     }
 }
+
+extension CaptureBuilder {
+    /// A Bluetooth Quality Report: Android vendor event 0xFF, sub-event 0x58, parameters from the typed value.
+    public func qualityReport(_ report: BluetoothQualityReport) -> CaptureBuilder {
+        event(HCIEventPacket(.bluetoothQualityReport(report)).bytes)
+    }
+}

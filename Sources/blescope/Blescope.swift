@@ -11,7 +11,7 @@ struct Blescope: ParsableCommand {
             2 bad usage or an input that is not a readable capture.
             """,
         subcommands: [Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
-                      Codecs.self, Convert.self, Bench.self]
+                      Codecs.self, Convert.self, Check.self, Bench.self]
     )
 }
 

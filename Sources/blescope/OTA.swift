@@ -36,15 +36,7 @@ struct OTA: ParsableCommand {
     @OptionGroup var analysis: AnalysisOptions
 
     /// Parses a rate into bits per second.
-    static func parseRate(_ text: String) -> Double? {
-        let t = text.lowercased().replacingAll(" ", with: "")
-        let units: [(String, Double)] = [("mbps", 1e6), ("kbps", 1e3), ("bps", 1), ("mb/s", 8e6), ("kb/s", 8e3), ("b/s", 8)]
-        for (suffix, factor) in units where t.hasSuffix(suffix) {
-            guard let v = Double(t.dropLast(suffix.count)), v >= 0 else { return nil }
-            return v * factor
-        }
-        return nil
-    }
+    static func parseRate(_ text: String) -> Double? { Expectation.parseRate(text) }
 
     func validate() throws {
         if let minRate, OTA.parseRate(minRate) == nil { throw ValidationError("--min-rate '\(minRate)': e.g. 20kB/s or 160kbps") }
@@ -72,21 +64,12 @@ struct OTA: ParsableCommand {
         let terminal = Terminal.standardOutput
         out.write(json ? OTAReport.json(sessions) + "\n" : OTAReport.text(sessions, terminal: terminal))
 
-        var failures: [String] = []
-        if sessions.isEmpty && (minRate != nil || expected != nil) { failures.append("no update found in the capture") }
-        for s in sessions {
-            let name = "session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue))"
-            if s.result != .success { failures.append("\(name): \(s.result)") }
-            if let minRate, let limit = OTA.parseRate(minRate) {
-                let rate = s.throughputBitsPerSecond ?? 0
-                if rate < limit { failures.append("\(name): \(formatBitRate(rate)) is below --min-rate \(minRate)") }
-            }
-            if let expected {
-                let c = s.compare(expected: expected)
-                if !json { out.write("image check, \(name): \(c)\n") }
-                if !c.matches { failures.append("\(name): image \(c)") }
-            }
+        if let expected, !json {
+            for s in sessions { out.write("image check, session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue)): \(s.compare(expected: expected))\n") }
         }
+        // The gate is the library's (`check` uses the same one).
+        let failures = OTAGate.failures(sessions, minRateBitsPerSecond: minRate.flatMap(OTA.parseRate), rateLabel: minRate.map { "--min-rate \($0)" },
+                                        expected: expected, requireSession: minRate != nil || expected != nil).map(\.text)
         if let extract {
             mkdir(extract, 0o755)
             for s in sessions where !s.image.isEmpty {

@@ -21,6 +21,8 @@ public enum HCIEventParameters: Hashable, Sendable {
     case lePHYUpdateComplete(LEPHYUpdateComplete)
     case leExtendedAdvertisingReport(LEExtendedAdvertisingReport)
     case leEnhancedConnectionCompleteV2(LEEnhancedConnectionCompleteV2)
+    /// Android vendor event (0xFF) sub-event 0x58.
+    case bluetoothQualityReport(BluetoothQualityReport)
     /// An LE Meta event whose subevent has no typed decoder: subevent and the bytes after it.
     case leMeta(LESubevent, [UInt8])
     /// An event without a typed decoder, parameters kept as bytes.
@@ -37,6 +39,7 @@ public enum HCIEventParameters: Hashable, Sendable {
         case .commandComplete: .commandComplete
         case .commandStatus: .commandStatus
         case .numberOfCompletedPackets: .numberOfCompletedPackets
+        case .bluetoothQualityReport: .vendor
         case let .raw(code, _): code
         default: .leMeta
         }
@@ -82,6 +85,7 @@ public enum HCIEventParameters: Hashable, Sendable {
         case let .lePHYUpdateComplete(v): v
         case let .leExtendedAdvertisingReport(v): v
         case let .leEnhancedConnectionCompleteV2(v): v
+        case let .bluetoothQualityReport(v): v
         case .leMeta, .raw: nil
         }
     }
@@ -94,6 +98,7 @@ public enum HCIEventParameters: Hashable, Sendable {
         default:
             var w = ByteWriter()
             if let s = subevent { w.write(s.rawValue) }
+            if case .bluetoothQualityReport = self { w.write(AndroidVendorSubevent.bluetoothQualityReport.rawValue) }
             value?.encode(into: &w)
             return w.bytes
         }
@@ -104,6 +109,10 @@ public enum HCIEventParameters: Hashable, Sendable {
         if let s = subevent { return s.description }
         if case let .commandComplete(cc) = self { return "Command Complete (\(cc.opcode))" }
         if case let .commandStatus(cs) = self { return "Command Status (\(cs.opcode))" }
+        if case let .bluetoothQualityReport(q) = self { return "Bluetooth Quality Report (\(q.reportID))" }
+        if case let .raw(code, b) = self, code == .vendor, let first = b.first, let sub = AndroidVendorSubevent(first).name {
+            return "Vendor (Android \(sub))"
+        }
         return code.description
     }
 
@@ -118,17 +127,13 @@ public enum HCIEventParameters: Hashable, Sendable {
     public static func decode(code: HCIEventCode, parameters input: inout ByteReader) throws(DecodeError) -> HCIEventParameters {
         if code == .leMeta {
             let sub = LESubevent(try input.readUInt8())
-            if let decode = HCIEventTable.subevents[sub.rawValue] {
-                let v = try decode(&input)
-                try input.expectEnd()
-                return v
+            if let entry = HCIEventTable.subevents[sub.rawValue], let decode = entry.decode {
+                return try HCIEventTable.decode(entry, decode, &input)
             }
             return .leMeta(sub, input.readRemaining())
         }
-        if let decode = HCIEventTable.events[code.rawValue] {
-            let v = try decode(&input)
-            try input.expectEnd()
-            return v
+        if let entry = HCIEventTable.events[code.rawValue], let decode = entry.decode {
+            return try HCIEventTable.decode(entry, decode, &input)
         }
         return .raw(code, input.readRemaining())
     }
@@ -136,35 +141,135 @@ public enum HCIEventParameters: Hashable, Sendable {
 
 public typealias HCIEventDecoder = @Sendable (inout ByteReader) throws(DecodeError) -> HCIEventParameters
 
-/// The HCI event decoder tables: event code → decoder and LE subevent → decoder (names live in
-/// ``HCIEventCode`` and ``LESubevent``).
+/// How many parameter bytes an event (or LE subevent, counted after its code) must carry; the dispatcher
+/// checks it once, before the decoder runs.
+public enum HCIParameterSize: Hashable, Sendable {
+    /// Exactly this many.
+    case fixed(Int)
+    /// At least this many (the rest is the decoder's to read).
+    case atLeast(Int)
+    /// Variable: the decoder checks every length.
+    case variable
+
+    func check(_ count: Int) throws(DecodeError) {
+        switch self {
+        case let .fixed(n) where count != n: throw DecodeError.invalidSize(expected: n, got: count)
+        case let .atLeast(n) where count < n: throw DecodeError.invalidSize(expected: n, got: count)
+        default: break
+        }
+    }
+}
+
+/// One row of the HCI event table: name, parameter size rule and, when blescope decodes it, the decoder.
+public struct HCIEventEntry: Sendable {
+    public var name: String
+    public var size: HCIParameterSize
+    public var decode: HCIEventDecoder?
+
+    public init(_ name: String, size: HCIParameterSize = .variable, decode: HCIEventDecoder? = nil) {
+        self.name = name; self.size = size; self.decode = decode
+    }
+}
+
+/// The HCI event tables, one row per code: event code → (name, size, decoder) and LE subevent → (name, size,
+/// decoder) (Core Spec 5.4 Vol 4, Part E, 7.7). Adding a decoded event: its parameter struct, a case in
+/// ``HCIEventParameters`` (with its `code`/`subevent`/`value` lines), and its row here.
 public enum HCIEventTable {
     static func d<T: WireCodable>(_ wrap: @escaping @Sendable (T) -> HCIEventParameters) -> HCIEventDecoder {
         { (r: inout ByteReader) throws(DecodeError) -> HCIEventParameters in wrap(try T(parsing: &r)) }
     }
-    public static let events: [UInt8: HCIEventDecoder] = [
-        0x05: d(HCIEventParameters.disconnectionComplete),
-        0x08: d(HCIEventParameters.encryptionChange),
-        0x0C: d(HCIEventParameters.readRemoteVersionInformationComplete),
-        0x0E: d(HCIEventParameters.commandComplete),
-        0x0F: d(HCIEventParameters.commandStatus),
-        0x13: d(HCIEventParameters.numberOfCompletedPackets),
-        0x30: d(HCIEventParameters.encryptionKeyRefreshComplete),
-        0x59: d(HCIEventParameters.encryptionChangeV2),
+    typealias E = HCIEventEntry
+
+    /// Event 0xFF: the Android vendor sub-events; a Bluetooth Quality Report is decoded, any other vendor event
+    /// keeps its bytes (first byte included).
+    static let vendor: HCIEventDecoder = { (r: inout ByteReader) throws(DecodeError) -> HCIEventParameters in
+        guard r.remaining > 0, try r.peekUInt8() == AndroidVendorSubevent.bluetoothQualityReport.rawValue else {
+            return .raw(.vendor, r.readRemaining())
+        }
+        _ = try r.readUInt8()
+        return .bluetoothQualityReport(try BluetoothQualityReport(parsing: &r))
+    }
+
+    public static let events: [UInt8: HCIEventEntry] = [
+        0x01: E("Inquiry Complete"), 0x02: E("Inquiry Result"), 0x03: E("Connection Complete"),
+        0x04: E("Connection Request"),
+        0x05: E("Disconnection Complete", size: .fixed(4), decode: d(HCIEventParameters.disconnectionComplete)),
+        0x06: E("Authentication Complete"), 0x07: E("Remote Name Request Complete"),
+        0x08: E("Encryption Change", size: .fixed(4), decode: d(HCIEventParameters.encryptionChange)),
+        0x09: E("Change Connection Link Key Complete"), 0x0A: E("Link Key Type Changed"),
+        0x0B: E("Read Remote Supported Features Complete"),
+        0x0C: E("Read Remote Version Information Complete", size: .fixed(8),
+                decode: d(HCIEventParameters.readRemoteVersionInformationComplete)),
+        0x0D: E("QoS Setup Complete"),
+        0x0E: E("Command Complete", size: .atLeast(3), decode: d(HCIEventParameters.commandComplete)),
+        0x0F: E("Command Status", size: .fixed(4), decode: d(HCIEventParameters.commandStatus)),
+        0x10: E("Hardware Error"), 0x11: E("Flush Occurred"), 0x12: E("Role Change"),
+        0x13: E("Number Of Completed Packets", size: .atLeast(1), decode: d(HCIEventParameters.numberOfCompletedPackets)),
+        0x14: E("Mode Change"), 0x15: E("Return Link Keys"), 0x16: E("PIN Code Request"), 0x17: E("Link Key Request"),
+        0x18: E("Link Key Notification"), 0x19: E("Loopback Command"), 0x1A: E("Data Buffer Overflow"),
+        0x1B: E("Max Slots Change"), 0x1C: E("Read Clock Offset Complete"), 0x1D: E("Connection Packet Type Changed"),
+        0x1E: E("QoS Violation"), 0x1F: E("Page Scan Mode Change"), 0x20: E("Page Scan Repetition Mode Change"),
+        0x21: E("Flow Specification Complete"), 0x22: E("Inquiry Result with RSSI"),
+        0x23: E("Read Remote Extended Features Complete"), 0x2C: E("Synchronous Connection Complete"),
+        0x2D: E("Synchronous Connection Changed"), 0x2E: E("Sniff Subrating"), 0x2F: E("Extended Inquiry Result"),
+        0x30: E("Encryption Key Refresh Complete", size: .fixed(3), decode: d(HCIEventParameters.encryptionKeyRefreshComplete)),
+        0x31: E("IO Capability Request"), 0x32: E("IO Capability Response"), 0x33: E("User Confirmation Request"),
+        0x34: E("User Passkey Request"), 0x35: E("Remote OOB Data Request"), 0x36: E("Simple Pairing Complete"),
+        0x38: E("Link Supervision Timeout Changed"), 0x39: E("Enhanced Flush Complete"),
+        0x3B: E("User Passkey Notification"), 0x3C: E("Keypress Notification"),
+        0x3D: E("Remote Host Supported Features Notification"), 0x3E: E("LE Meta"), 0x40: E("Physical Link Complete"),
+        0x41: E("Channel Selected"), 0x42: E("Disconnection Physical Link Complete"),
+        0x43: E("Physical Link Loss Early Warning"), 0x44: E("Physical Link Recovery"), 0x45: E("Logical Link Complete"),
+        0x46: E("Disconnection Logical Link Complete"), 0x47: E("Flow Spec Modify Complete"),
+        0x48: E("Number Of Completed Data Blocks"), 0x49: E("AMP Start Test"), 0x4A: E("AMP Test End"),
+        0x4B: E("AMP Receiver Report"), 0x4C: E("Short Range Mode Change Complete"), 0x4D: E("AMP Status Change"),
+        0x4E: E("Triggered Clock Capture"), 0x4F: E("Synchronization Train Complete"),
+        0x50: E("Synchronization Train Received"), 0x51: E("Connectionless Peripheral Broadcast Receive"),
+        0x52: E("Connectionless Peripheral Broadcast Timeout"), 0x53: E("Truncated Page Complete"),
+        0x54: E("Peripheral Page Response Timeout"), 0x55: E("Connectionless Peripheral Broadcast Channel Map Change"),
+        0x56: E("Inquiry Response Notification"), 0x57: E("Authenticated Payload Timeout Expired"),
+        0x58: E("SAM Status Change"),
+        0x59: E("Encryption Change v2", size: .fixed(5), decode: d(HCIEventParameters.encryptionChangeV2)),
+        0xFF: E("Vendor", decode: vendor),
     ]
-    public static let subevents: [UInt8: HCIEventDecoder] = [
-        0x01: d(HCIEventParameters.leConnectionComplete),
-        0x02: d(HCIEventParameters.leAdvertisingReport),
-        0x03: d(HCIEventParameters.leConnectionUpdateComplete),
-        0x04: d(HCIEventParameters.leReadRemoteFeaturesComplete),
-        0x05: d(HCIEventParameters.leLongTermKeyRequest),
-        0x06: d(HCIEventParameters.leRemoteConnectionParameterRequest),
-        0x07: d(HCIEventParameters.leDataLengthChange),
-        0x0A: d(HCIEventParameters.leEnhancedConnectionComplete),
-        0x0C: d(HCIEventParameters.lePHYUpdateComplete),
-        0x0D: d(HCIEventParameters.leExtendedAdvertisingReport),
-        0x29: d(HCIEventParameters.leEnhancedConnectionCompleteV2),
+
+    /// LE Meta subevents (7.7.65); sizes count the bytes after the subevent code.
+    public static let subevents: [UInt8: HCIEventEntry] = [
+        0x01: E("LE Connection Complete", size: .fixed(18), decode: d(HCIEventParameters.leConnectionComplete)),
+        0x02: E("LE Advertising Report", decode: d(HCIEventParameters.leAdvertisingReport)),
+        0x03: E("LE Connection Update Complete", size: .fixed(9), decode: d(HCIEventParameters.leConnectionUpdateComplete)),
+        0x04: E("LE Read Remote Features Complete", size: .fixed(11), decode: d(HCIEventParameters.leReadRemoteFeaturesComplete)),
+        0x05: E("LE Long Term Key Request", size: .fixed(12), decode: d(HCIEventParameters.leLongTermKeyRequest)),
+        0x06: E("LE Remote Connection Parameter Request", size: .fixed(10),
+                decode: d(HCIEventParameters.leRemoteConnectionParameterRequest)),
+        0x07: E("LE Data Length Change", size: .fixed(10), decode: d(HCIEventParameters.leDataLengthChange)),
+        0x08: E("LE Read Local P-256 Public Key Complete"), 0x09: E("LE Generate DHKey Complete"),
+        0x0A: E("LE Enhanced Connection Complete", size: .fixed(30), decode: d(HCIEventParameters.leEnhancedConnectionComplete)),
+        0x0B: E("LE Directed Advertising Report"),
+        0x0C: E("LE PHY Update Complete", size: .fixed(5), decode: d(HCIEventParameters.lePHYUpdateComplete)),
+        0x0D: E("LE Extended Advertising Report", decode: d(HCIEventParameters.leExtendedAdvertisingReport)),
+        0x0E: E("LE Periodic Advertising Sync Established"), 0x0F: E("LE Periodic Advertising Report"),
+        0x10: E("LE Periodic Advertising Sync Lost"), 0x11: E("LE Scan Timeout"), 0x12: E("LE Advertising Set Terminated"),
+        0x13: E("LE Scan Request Received"), 0x14: E("LE Channel Selection Algorithm"),
+        0x15: E("LE Connectionless IQ Report"), 0x16: E("LE Connection IQ Report"), 0x17: E("LE CTE Request Failed"),
+        0x18: E("LE Periodic Advertising Sync Transfer Received"), 0x19: E("LE CIS Established"), 0x1A: E("LE CIS Request"),
+        0x1B: E("LE Create BIG Complete"), 0x1C: E("LE Terminate BIG Complete"), 0x1D: E("LE BIG Sync Established"),
+        0x1E: E("LE BIG Sync Lost"), 0x1F: E("LE Request Peer SCA Complete"), 0x20: E("LE Path Loss Threshold"),
+        0x21: E("LE Transmit Power Reporting"), 0x22: E("LE BIGInfo Advertising Report"), 0x23: E("LE Subrate Change"),
+        0x24: E("LE Periodic Advertising Sync Established v2"), 0x25: E("LE Periodic Advertising Report v2"),
+        0x26: E("LE Periodic Advertising Sync Transfer Received v2"), 0x27: E("LE Periodic Advertising Subevent Data Request"),
+        0x28: E("LE Periodic Advertising Response Report"),
+        0x29: E("LE Enhanced Connection Complete v2", size: .fixed(33),
+                decode: d(HCIEventParameters.leEnhancedConnectionCompleteV2)),
     ]
+
+    /// Decodes through `entry`: the size rule checked once, then the decoder, which must use every byte.
+    static func decode(_ entry: HCIEventEntry, _ decoder: HCIEventDecoder, _ input: inout ByteReader) throws(DecodeError) -> HCIEventParameters {
+        try entry.size.check(input.remaining)
+        let v = try decoder(&input)
+        try input.expectEnd()
+        return v
+    }
 }
 
 /// Disconnection Complete (7.7.5): status(1) handle(2) reason(1).

@@ -26,6 +26,8 @@ public enum HTMLReport {
         .verdict.ok{border-color:#2e8540;background:#eef8f0}.verdict.bad{border-color:#c23030;background:#fcefef}
         .sev-error{color:#c23030;font-weight:600}.sev-warning{color:#b36200;font-weight:600}.sev-info{color:#2b6cb0}
         .ok{color:#2e8540;font-weight:600}.bad{color:#c23030;font-weight:600}
+        ul.summary{list-style:none;padding:0;margin:6px 0 12px}ul.summary li{margin:3px 0;padding:4px 10px;border-left:4px solid #8a96a3;background:#f7f9fb}
+        ul.summary li.st-ok{border-color:#2e8540}ul.summary li.st-warning{border-color:#d9822b}ul.summary li.st-failure{border-color:#c23030;background:#fcefef}
         svg.chart{display:block;background:#fff;border:1px solid #e3e8ee;margin:6px 0 4px;max-width:100%;height:auto}
         svg .title{font-size:13px;font-weight:600;fill:#1d232a}
         svg .grid{stroke:#e6eaef;stroke-width:1}svg .axis{stroke:#5c6670;stroke-width:1}
@@ -95,7 +97,8 @@ public enum HTMLReport {
         if let error = f.error {
             return out + "<p class=\"bad\">Cannot read this file: \(esc(error))</p></section>"
         }
-        // Summary.
+        out += summary(f.summary, index: index)
+        // Capture.
         if let info = f.info {
             let s = info.statistics
             var rows: [(String, String)] = [("File", f.path), ("Format", info.format + (info.compressed ? " (gzip)" : "")),
@@ -116,17 +119,48 @@ public enum HTMLReport {
             rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
             if let b = f.aclBuffers { rows.append(("Controller ACL buffers", "\(b.packets) × \(b.length) bytes")) }
             rows.append(("Findings", f.findingCount == 0 ? "none" : formatCount(f.findingCount)))
-            out += "<h3>Capture</h3><table class=\"kv\">"
+            rows.insert(("Completeness", info.completeness.verdict), at: 1)
+            out += "<span id=\"file\(index)-capture\"></span><h3>Capture</h3><table class=\"kv\">"
             for (k, v) in rows { out += "<tr><th>\(esc(k))</th><td>\(esc(v))</td></tr>" }
             out += "</table>"
+            if !info.completeness.items.isEmpty {
+                out += "<table><tr><th>what the log cannot show</th><th>frame</th></tr>"
+                for item in info.completeness.items {
+                    out += "<tr><td class=\"sev-\(item.severity.rawValue)\">\(esc(item.message))</td><td class=\"n\">\(item.frame.map(String.init) ?? "")</td></tr>"
+                }
+                out += "</table>"
+            }
         }
-        out += connections(f, options: options)
-        out += throughput(f, options: options)
-        out += transfersAndOTA(f, options: options)
+        out += anchored(connections(f, options: options), "file\(index)-connections")
+        out += anchored(throughput(f, options: options), "file\(index)-throughput")
+        out += anchored(anchored(transfersAndOTA(f, options: options), "file\(index)-transfers"), "file\(index)-ota",
+                        heading: "<h3>Firmware updates (OTA)</h3>")
         out += gatt(f)
         out += timeline(f, options: options)
-        out += findings(f, options: options)
+        out += anchored(findings(f, options: options), "file\(index)-findings")
         return out + "</section>"
+    }
+
+    /// The opening verdicts: one line each, linking to the section with the detail.
+    static func summary(_ items: [VerdictItem], index: Int) -> String {
+        var out = "<span id=\"file\(index)-summary\"></span><h3>Summary</h3>"
+        guard !items.isEmpty else { return out + "<p class=\"muted\">Nothing to report: no connection, transfer or update found.</p>" }
+        out += "<ul class=\"summary\">"
+        for i in items {
+            out += "<li class=\"st-\(i.status.rawValue)\"><b>\(esc(i.topic))</b>: \(esc(i.text))"
+            if let frame = i.frame { out += " <span class=\"muted\">(frame \(frame))</span>" }
+            out += " <a href=\"#file\(index)-\(i.section)\">details</a></li>"
+        }
+        return out + "</ul>"
+    }
+
+    /// `html` with an empty anchor `<span id>` before its first `heading` (by default its first `<h3>`): the
+    /// summary links there, the headings stay as they are.
+    static func anchored(_ html: String, _ id: String, heading: String = "<h3>") -> String {
+        guard let r = html.range(of: heading) else { return html }
+        var out = html
+        out.replaceSubrange(r, with: "<span id=\"\(id)\"></span>" + heading)
+        return out
     }
 
     static func connections(_ f: FileAnalysis, options: ReportOptions) -> String {
@@ -148,6 +182,21 @@ public enum HTMLReport {
         out += "</table></div>"
         if f.connections.count > options.maxRows { out += "<p class=\"muted\">… \(f.connections.count - options.maxRows) more connections.</p>" }
         out += "<p class=\"muted\">Values shown are the last in force; their history is below and in the key events.</p>"
+        // Link quality from the controller's Bluetooth Quality Reports.
+        for c in f.connections.prefix(options.maxRows) {
+            guard let q = LinkQualitySummary(c.linkQuality) else { continue }
+            out += "<p><b>Connection #\(c.number)</b> link quality (Bluetooth Quality Reports):</p>"
+            out += "<div class=\"verdict \(q.isRadioLimited ? "bad" : "ok")\">\(esc(q.verdict))</div>"
+            out += SVGChart.linkQualityChart(c.linkQuality, title: "RSSI and retransmissions per report, connection #\(c.number)")
+            out += "<table><tr><th>frame</th><th>time</th><th>report</th><th>RSSI dBm</th><th>SNR dB</th><th>retransmissions</th><th>NAK</th><th>no-RX</th><th>flow-off</th></tr>"
+            for s in c.linkQuality.prefix(options.maxRows) {
+                let v = s.quality
+                out += "<tr><td class=\"n\">\(s.frame)</td><td class=\"mono\">\(esc(options.clock.format(s.timestamp)))</td><td>\(esc(s.reportID.description))</td>"
+                out += "<td class=\"n\">\(v.rssi)</td><td class=\"n\">\(v.snr)</td><td class=\"n\">\(v.retransmissionCount)</td>"
+                out += "<td class=\"n\">\(v.nakCount)</td><td class=\"n\">\(v.noRxCount)</td><td class=\"n\">\(v.flowOffCount)</td></tr>"
+            }
+            out += "</table>"
+        }
         // Parameter history per connection (when anything changed).
         for c in f.connections.prefix(options.maxRows) {
             var changes: [(Int, Timestamp, String)] = []

@@ -8,6 +8,8 @@ import BLECore
 ///  "time_zone": "UTC" | "local time (UTC+hh:mm)",      // how the HTML/Markdown print times; JSON times are always UTC
 ///  "files": [{
 ///    "file": path, "error": null | message,
+///    "summary": {"items": [{"topic", "status" (ok, warning, failure, info), "text", "section", "frame"}]},
+///                             // the verdicts the HTML and Markdown open with, same order
 ///    "capture": {…},          // exactly `blescope info --json` (CaptureInfo.json)
 ///    "counters": {"records", "commands", "events", "acl_fragments", "l2cap_pdus", "att_pdus", "smp_pdus",
 ///                 "signalling_pdus", "link_layer_records"},
@@ -19,7 +21,10 @@ import BLECore
 ///                     "data_length": [{"frame", "time", "max_tx_octets", "max_tx_time", "max_rx_octets", "max_rx_time"}],
 ///                     "mtu": [{"frame", "time", "mtu"}], "encryption": [{"frame", "time", "encrypted"}],
 ///                     "acl_packets": {"tx", "rx"}, "acl_bytes": {"tx", "rx"}, "att_pdus", "max_in_flight",
-///                     "completed_packets", "link_layer": {…} | null}],
+///                     "completed_packets", "link_layer": {…} | null,
+///                     "link_quality": {…} | null,   // Bluetooth Quality Reports summed (see writeLinkQuality)
+///                     "quality_reports": [{"frame", "time", "report", "rssi", "snr", "tx_power", "retransmissions",
+///                                          "nak", "no_rx", "flow_off"}]}],
 ///    "gatt": {…},             // exactly `blescope gatt --json`
 ///    "throughput": {…},       // exactly `blescope throughput --json` (series included)
 ///    "transfers": {…},        // exactly `blescope transfers --json` (without the file's findings: see "findings")
@@ -60,6 +65,11 @@ public enum JSONReport {
         head.field("error", f.error)
         var out = String(head.string)  // `{"file":…,"error":…` (object left open)
         guard f.error == nil else { return out + "}" }
+        var sw = JSONWriter()
+        sw.beginObject()
+        writeSummary(f.summary, into: &sw)
+        sw.endObject()
+        out += "," + String(sw.string.dropFirst().dropLast())
         out += ",\"capture\":" + (f.info?.json ?? "null")
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
@@ -128,6 +138,23 @@ public enum JSONReport {
         t.endObject()
         out += "," + String(t.string.dropFirst())
         return out
+    }
+
+    /// `"summary": {"items": [{"topic", "status", "text", "section", "frame"}]}`, the verdicts in report order.
+    public static func writeSummary(_ items: [VerdictItem], into w: inout JSONWriter) {
+        w.beginObject("summary")
+        w.beginArray("items")
+        for i in items {
+            w.beginObject()
+            w.field("topic", i.topic)
+            w.field("status", i.status.rawValue)
+            w.field("text", i.text)
+            w.field("section", i.section)
+            w.field("frame", i.frame)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
     }
 
     static func connection(_ c: Connection, to w: inout JSONWriter) {
@@ -207,6 +234,23 @@ public enum JSONReport {
         w.field("max_in_flight", c.maxInFlight)
         w.field("completed_packets", c.completedPackets)
         if let ll = c.linkLayer { ThroughputReport.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
+        if let q = LinkQualitySummary(c.linkQuality) { writeLinkQuality(q, into: &w) } else { w.fieldNull("link_quality") }
+        w.beginArray("quality_reports")
+        for s in c.linkQuality {
+            w.beginObject()
+            w.field("frame", s.frame)
+            w.field("time", s.timestamp)
+            w.field("report", s.reportID.description)
+            w.field("rssi", Int(s.quality.rssi))
+            w.field("snr", Int(s.quality.snr))
+            w.field("tx_power", Int(s.quality.txPowerLevel))
+            w.field("retransmissions", Int(s.quality.retransmissionCount))
+            w.field("nak", Int(s.quality.nakCount))
+            w.field("no_rx", Int(s.quality.noRxCount))
+            w.field("flow_off", Int(s.quality.flowOffCount))
+            w.endObject()
+        }
+        w.endArray()
         w.endObject()
     }
 }

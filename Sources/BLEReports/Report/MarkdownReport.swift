@@ -21,6 +21,27 @@ public enum MarkdownReport {
     }
 
     /// Escapes table cell text (pipes, newlines).
+    /// `### Link quality`: per connection with Bluetooth Quality Reports, the verdict and the series.
+    static func linkQuality(_ connections: [Connection], clock: ReportClock) -> String {
+        let reported = connections.filter { !$0.linkQuality.isEmpty }
+        guard !reported.isEmpty else { return "" }
+        var out = "\n### Link quality\n\n"
+        for c in reported {
+            guard let q = LinkQualitySummary(c.linkQuality) else { continue }
+            out += "Connection #\(c.number): \(q.verdict)\n\n"
+            out += "RSSI `" + sparkline(c.linkQuality.map { Double(Int($0.quality.rssi) + 128) }) + "`\n\n"
+            out += header(["frame", "time", "report", "RSSI dBm", "SNR dB", "retransmissions", "NAK", "no-RX", "flow-off"])
+            for s in c.linkQuality.prefix(50) {
+                let v = s.quality
+                out += row(["\(s.frame)", clock.format(s.timestamp), s.reportID.description, "\(v.rssi)", "\(v.snr)",
+                            "\(v.retransmissionCount)", "\(v.nakCount)", "\(v.noRxCount)", "\(v.flowOffCount)"])
+            }
+            if c.linkQuality.count > 50 { out += "\n… \(c.linkQuality.count - 50) more reports.\n" }
+            out += "\n"
+        }
+        return out
+    }
+
     static func cell(_ s: String) -> String {
         s.replacingAll("|", with: "\\|").replacingNewlines()
     }
@@ -47,10 +68,26 @@ public enum MarkdownReport {
     }
 
     /// One capture's section.
+    /// `### Summary` and one bullet per verdict, naming the section below with the detail.
+    static func summary(_ items: [VerdictItem]) -> String {
+        var out = "### Summary\n\n"
+        if items.isEmpty { return out + "Nothing to report: no connection, transfer or update found.\n\n" }
+        let sections = ["ota": "Transfers and firmware updates", "transfers": "Transfers and firmware updates", "throughput": "Throughput",
+                        "connections": "Link quality", "capture": "Capture", "findings": "Findings"]
+        for i in items {
+            let mark = i.status == .ok ? "✓" : i.status == .failure ? "✗" : i.status == .warning ? "!" : "·"
+            out += "- \(mark) **\(i.topic)**: \(i.text)"
+            if let frame = i.frame { out += " (frame \(frame))" }
+            out += " → *\(sections[i.section] ?? i.section)*\n"
+        }
+        return out + "\n"
+    }
+
     public static func file(_ f: FileAnalysis, options: ReportOptions) -> String {
         let clock = options.clock
         var out = "\n## \(f.path)\n\n"
         if let error = f.error { return out + "**Cannot read:** \(error)\n" }
+        out += summary(f.summary)
         if let info = f.info {
             let s = info.statistics
             out += header(["Capture", ""])
@@ -58,6 +95,7 @@ public enum MarkdownReport {
             out += row(["Records", formatCount(s.records)])
             out += row(["First / last record", "\(s.firstTimestamp.map(clock.format) ?? "—") / \(s.lastTimestamp.map(clock.format) ?? "—")"])
             out += row(["Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"])
+            out += row(["Completeness", info.completeness.headline])
             out += row(["Truncated / dropped", "\(formatCount(s.truncatedRecords)) / \(formatCount(Int(s.maxDrops)))"])
             out += row(["Findings", "\(f.findingCount)"])
         }
@@ -75,6 +113,7 @@ public enum MarkdownReport {
                             c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected")])
             }
         }
+        out += linkQuality(f.connections, clock: clock)
         out += "\n### Throughput\n\n"
         if f.throughput.isEmpty {
             out += "No attribute values.\n"

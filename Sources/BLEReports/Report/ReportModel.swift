@@ -69,6 +69,8 @@ public struct FileAnalysis: @unchecked Sendable {
     /// All findings (capture, analyzer, transfer tracker), in frame order.
     public var findingCount = 0
     public var findingGroups: [FindingGroup] = []
+    /// The verdicts that open the capture's section (``Report/summarize(_:maxFindings:)``); others may append.
+    public var summary: [VerdictItem] = []
 
     public init(path: String, error: String) {
         self.path = path
@@ -161,14 +163,21 @@ public struct Report: @unchecked Sendable {
         // The trackers cost about as much as decoding: on a second core they run alongside it.
         analyzer.observers = options.backgroundTrackers ? [BackgroundObservers(trackers)] : trackers
         var stats = CaptureStatistics()
+        var completeness = CompletenessTracker()
         while let record = capture.next() {
             stats.add(record)
+            completeness.add(record)
             analyzer.process(record)
             progress?.update(records: record.frame, bytes: capture.bytesConsumed)
         }
         analyzer.finish()
         var a = FileAnalysis(path: capture.path)
-        a.info = CaptureInfo(capture: capture, statistics: stats)
+        var verdict = completeness.result(format: capture.format.name)
+        // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
+        for f in analyzer.findings where f.kind.code == "ll.encrypted-no-key" {
+            verdict.items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
+        }
+        a.info = CaptureInfo(capture: capture, statistics: stats, completeness: verdict)
         a.counters = analyzer.counters
         a.connections = analyzer.connections
         a.aclBuffers = analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value
@@ -192,6 +201,7 @@ public struct Report: @unchecked Sendable {
         a.findingCount = findings.count
         a.findingGroups = groupFindings(findings)
         (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analyzer.connections, findings: findings, limit: options.maxKeyEvents)
+        a.summary = summarize(a)
         return a
     }
 
@@ -265,7 +275,8 @@ public struct Report: @unchecked Sendable {
 
 extension CaptureInfo {
     /// The summary of a capture read by someone else's loop (the report's single pass).
-    init(capture: CaptureFile, statistics: CaptureStatistics) {
+    init(capture: CaptureFile, statistics: CaptureStatistics, completeness: CaptureCompleteness) {
+        self.completeness = completeness
         file = capture.path
         format = capture.format.name
         compressed = capture.compressed

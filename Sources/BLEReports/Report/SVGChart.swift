@@ -122,6 +122,56 @@ public enum SVGChart {
         return out
     }
 
+    /// A connection's Bluetooth Quality Reports over time: RSSI (dBm, line, left axis) and retransmissions
+    /// per report (bars, right axis scaled to the largest), x in seconds since the first report.
+    public static func linkQualityChart(_ samples: [LinkQualitySample], title: String, width: Int = 880, height: Int = 220) -> String {
+        guard let first = samples.first else { return "" }
+        let left = 64.0, right = 64.0, top = 28.0, bottom = 44.0
+        let w = Double(width) - left - right, h = Double(height) - top - bottom
+        let times = samples.map { Double($0.timestamp.microseconds(since: first.timestamp)) / 1e6 }
+        let xTicks = ticks(max: max(times.last ?? 1, 1), count: 8)
+        let xMax = xTicks.last ?? 1
+        // RSSI from -100 to the highest value rounded up to 10 dBm (at least -20).
+        let rssiMin = min(-100.0, Double(samples.map { Int($0.quality.rssi) }.min() ?? -100))
+        let rssiMax = max(-20.0, (Double(samples.map { Int($0.quality.rssi) }.max() ?? -20) / 10).rounded(.up) * 10)
+        let retxTicks = ticks(max: Double(max(1, samples.map { Int($0.quality.retransmissionCount) }.max() ?? 1)), count: 4)
+        let retxMax = retxTicks.last ?? 1
+        func x(_ t: Double) -> Double { left + t / xMax * w }
+        func yR(_ v: Double) -> Double { top + h - (v - rssiMin) / (rssiMax - rssiMin) * h }
+        func yN(_ v: Double) -> Double { top + h - v / retxMax * h }
+        var out = "<svg class=\"chart\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
+        out += "<text x=\"\(Int(left))\" y=\"16\" class=\"title\">\(escape(title))</text>"
+        var v = rssiMin
+        while v <= rssiMax {
+            let yy = coordinate(yR(v))
+            out += "<line x1=\"\(Int(left))\" y1=\"\(yy)\" x2=\"\(coordinate(left + w))\" y2=\"\(yy)\" class=\"grid\"/>"
+            out += "<text x=\"\(Int(left) - 6)\" y=\"\(yy)\" class=\"ylabel\" dy=\"4\">\(number(v))</text>"
+            v += 20
+        }
+        for t in retxTicks {
+            out += "<text x=\"\(coordinate(left + w + 6))\" y=\"\(coordinate(yN(t)))\" class=\"xlabel small\" dy=\"4\">\(number(t))</text>"
+        }
+        for t in xTicks {
+            let xx = coordinate(x(t))
+            out += "<line x1=\"\(xx)\" y1=\"\(coordinate(top + h))\" x2=\"\(xx)\" y2=\"\(coordinate(top + h + 5))\" class=\"axis\"/>"
+            out += "<text x=\"\(xx)\" y=\"\(coordinate(top + h + 18))\" class=\"xlabel\">\(number(t))</text>"
+        }
+        out += "<line x1=\"\(Int(left))\" y1=\"\(coordinate(top + h))\" x2=\"\(coordinate(left + w))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
+        out += "<text x=\"\(coordinate(left + w / 2))\" y=\"\(height - 6)\" class=\"xtitle\">seconds since the first quality report</text>"
+        out += "<text transform=\"translate(14 \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">RSSI dBm (line)</text>"
+        out += "<text transform=\"translate(\(width - 8) \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">retransmissions per report (bars)</text>"
+        for (t, s) in zip(times, samples) where s.quality.retransmissionCount > 0 {
+            let yy = yN(Double(s.quality.retransmissionCount))
+            out += "<rect x=\"\(coordinate(x(t) - 2))\" y=\"\(coordinate(yy))\" width=\"4\" height=\"\(coordinate(top + h - yy))\" class=\"bar\"/>"
+        }
+        var d = ""
+        for (i, (t, s)) in zip(times, samples).enumerated() {
+            d += (i == 0 ? "M" : "L") + coordinate(x(t)) + " " + coordinate(yR(Double(s.quality.rssi)))
+        }
+        out += "<path d=\"\(d)\" class=\"series\"/>"
+        return out + "</svg>"
+    }
+
     /// Short labels of the gap histogram buckets: `<100µs`, `100µs`, …, `≥10s` (lower bounds).
     public static let gapLabels: [String] = {
         func label(_ us: Int64) -> String {

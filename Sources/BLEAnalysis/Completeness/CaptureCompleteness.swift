@@ -1,0 +1,240 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+/// What a capture can and cannot show, said once per file: payloads the capturer cut (Android filtered
+/// snoop mode, btsnooz in bug reports), records it truncated or dropped, gaps that look like a paused or
+/// rotated log, time going backwards, controller resets, and connections that start or end outside it.
+///
+/// A list of items, so other analyses can add theirs (an encrypted link without its key, for instance).
+public struct CaptureCompleteness: Hashable, Sendable {
+    public struct Item: Hashable, Sendable {
+        /// Stable identifier: `acl-payload-cut`, `truncated-records`, `drops`, `time-gap`, `time-backwards`,
+        /// `controller-reset`, `hardware-error`, `started-before-capture`, `open-at-end`.
+        public var code: String
+        public var severity: Finding.Severity
+        public var message: String
+        /// The first frame concerned.
+        public var frame: Int?
+        /// How many records, gaps, connections… the item counts.
+        public var count: Int
+
+        public init(code: String, severity: Finding.Severity, message: String, frame: Int?, count: Int = 1) {
+            self.code = code; self.severity = severity; self.message = message; self.frame = frame; self.count = count
+        }
+    }
+
+    public var items: [Item]
+
+    public init(items: [Item] = []) { self.items = items }
+
+    /// `complete` (nothing to say), `complete with notes` (only informational items), `incomplete`.
+    public var verdict: String {
+        if items.isEmpty { return "complete" }
+        return items.contains { $0.severity >= .warning } ? "incomplete" : "complete with notes"
+    }
+
+    /// One line for people: `incomplete: ACL payloads cut to 14 bytes (Android filtered snoop log) …`.
+    public var headline: String {
+        let worst = items.filter { $0.severity >= .warning }
+        let shown = worst.isEmpty ? items : worst
+        guard let first = shown.first else { return "complete: the log shows every record whole, in time order" }
+        return verdict + ": " + first.message + (shown.count > 1 ? " (+\(shown.count - 1) more)" : "")
+    }
+}
+
+/// Builds a ``CaptureCompleteness`` from the records, in one pass beside ``CaptureStatistics``: a few byte
+/// reads per record, a small table of open connection handles.
+public struct CompletenessTracker: Sendable {
+    /// A pause longer than this between two records looks like a paused or rotated log.
+    public var gapThreshold: Int64 = 60_000_000
+
+    var aclRecords = 0
+    var aclCut = 0
+    var aclCutFirstFrame: Int?
+    var aclCutMaxKept = 0
+    var otherCut = 0
+    var otherCutFirstFrame: Int?
+    var lastDrops: UInt32 = 0
+    var dropsFirstFrame: Int?
+    var previous: Timestamp?
+    var backwards = 0
+    var backwardsFirstFrame: Int?
+    var gaps = 0
+    var largestGap: Int64 = 0
+    var largestGapFrame: Int?
+    var resets: [Int] = []
+    var firstACLFrame: Int?
+    var hardwareErrors: [Int] = []
+    /// Connection handle (with controller) → opened inside the capture.
+    var open: [UInt32: Int] = [:]
+    var seen: Set<UInt32> = []
+    var startedBefore: [(handle: UInt16, frame: Int)] = []
+    /// The last ACL handle key already accounted for: most ACL records follow one on the same handle, and those
+    /// need no table lookup. Cleared whenever the tables change.
+    var lastACLKey: UInt32 = .max
+    var hciRecords = 0
+
+    public init() {}
+
+    @inline(__always) static func key(_ controller: UInt16, _ handle: UInt16) -> UInt32 { UInt32(controller) << 16 | UInt32(handle & 0x0FFF) }
+
+    public mutating func add(_ record: CaptureRecord) {
+        let t = record.timestamp
+        if let p = previous {
+            if t < p {
+                backwards += 1
+                if backwardsFirstFrame == nil { backwardsFirstFrame = record.frame }
+            } else {
+                let gap = t.microseconds(since: p)
+                if gap >= gapThreshold {
+                    gaps += 1
+                    if gap > largestGap { largestGap = gap; largestGapFrame = record.frame }
+                }
+            }
+        }
+        previous = t
+        if record.cumulativeDrops > lastDrops {
+            if dropsFirstFrame == nil { dropsFirstFrame = record.frame }
+            lastDrops = record.cumulativeDrops
+        }
+        let b = record.bytes
+        switch record.kind {
+        case .acl:
+            hciRecords += 1
+            aclRecords += 1
+            if record.isTruncated {
+                aclCut += 1
+                if aclCutFirstFrame == nil { aclCutFirstFrame = record.frame }
+                aclCutMaxKept = max(aclCutMaxKept, b.count - 4)
+            }
+            if firstACLFrame == nil { firstACLFrame = record.frame }
+            guard b.count >= 2 else { return }
+            let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
+            if k == lastACLKey { return }
+            lastACLKey = k
+            if open[k] == nil && !seen.contains(k) {
+                seen.insert(k)
+                if startedBefore.count < 1000 { startedBefore.append((UInt16(b[0]) | UInt16(b[1] & 0x0F) << 8, record.frame)) }
+            }
+        case .command:
+            hciRecords += 1
+            if record.isTruncated { noteOtherCut(record.frame) }
+            if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
+                resets.append(record.frame)
+                open.removeAll()
+                lastACLKey = .max
+            }
+        case .event:
+            hciRecords += 1
+            if record.isTruncated { noteOtherCut(record.frame) }
+            guard b.count >= 2 else { return }
+            let p = b.count - 2
+            func u16(_ i: Int) -> UInt16 { UInt16(b[2 + i]) | UInt16(b[3 + i]) << 8 }
+            switch HCIEventCode(b[0]) {
+            case .leMeta where p >= 4:
+                let sub = LESubevent(b[2])
+                if (sub == .connectionComplete || sub == .enhancedConnectionComplete || sub == .enhancedConnectionCompleteV2) && b[3] == 0 {
+                    opened(record, u16(2))
+                }
+            case HCIEventCode(0x03) where p >= 3:
+                if b[2] == 0 { opened(record, u16(1)) }
+            case .disconnectionComplete where p >= 3:
+                if b[2] == 0 {
+                    let k = Self.key(record.controllerIndex, u16(1))
+                    open.removeValue(forKey: k)
+                    seen.insert(k)
+                    lastACLKey = .max
+                }
+            case .hardwareError:
+                hardwareErrors.append(record.frame)
+            default: break
+            }
+        case .sco, .iso:
+            hciRecords += 1
+            if record.isTruncated { noteOtherCut(record.frame) }
+        default:
+            if record.isTruncated { noteOtherCut(record.frame) }
+        }
+    }
+
+    mutating func opened(_ record: CaptureRecord, _ handle: UInt16) {
+        let k = Self.key(record.controllerIndex, handle)
+        open[k] = record.frame
+        seen.insert(k)
+        lastACLKey = .max
+    }
+
+    mutating func noteOtherCut(_ frame: Int) {
+        otherCut += 1
+        if otherCutFirstFrame == nil { otherCutFirstFrame = frame }
+    }
+
+    /// The verdict, given the file's format name (`btsnooz`, `btsnoop`, …).
+    public func result(format: String) -> CaptureCompleteness {
+        var items: [CaptureCompleteness.Item] = []
+        if aclCut > 0 {
+            let filtered = aclCut * 10 >= aclRecords * 9
+            let source = format == "btsnooz" ? "btsnooz log from a bug report"
+                : filtered ? "Android filtered snoop log" : "cut by the capturer"
+            let impossible = "ATT values, codec decoding, transfers, OTA image checks and per-characteristic throughput cannot be checked"
+                + "; HCI events, connections, link parameters, packet counts and byte totals (original lengths) are whole"
+            items.append(.init(code: "acl-payload-cut", severity: .warning,
+                               message: "ACL payloads cut to at most \(max(0, aclCutMaxKept)) bytes in \(aclCut) of \(aclRecords) ACL records (\(source)): \(impossible)",
+                               frame: aclCutFirstFrame, count: aclCut))
+        }
+        if otherCut > 0 {
+            items.append(.init(code: "truncated-records", severity: .warning,
+                               message: "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
+                               count: otherCut))
+        }
+        if lastDrops > 0 {
+            items.append(.init(code: "drops", severity: .warning,
+                               message: "the capturer dropped \(lastDrops) packet\(lastDrops == 1 ? "" : "s") (first counted at frame \(dropsFirstFrame ?? 0))",
+                               frame: dropsFirstFrame, count: Int(lastDrops)))
+        }
+        if backwards > 0 {
+            items.append(.init(code: "time-backwards", severity: .warning,
+                               message: "timestamps go backwards \(backwards) time\(backwards == 1 ? "" : "s") (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
+                               frame: backwardsFirstFrame, count: backwards))
+        }
+        if gaps > 0 {
+            items.append(.init(code: "time-gap", severity: .info,
+                               message: "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): a paused or rotated log?",
+                               frame: largestGapFrame, count: gaps))
+        }
+        // A reset before any data is the controller's bring-up (nothing lost); one after data means the state
+        // before it is gone.
+        let midResets = resets.filter { r in firstACLFrame.map { r > $0 } ?? false }
+        if let first = midResets.first {
+            items.append(.init(code: "controller-reset", severity: .warning,
+                               message: "controller reset at frame \(first)\(midResets.count > 1 ? " (+\(midResets.count - 1) more)" : ""): every connection before it was dropped",
+                               frame: first, count: midResets.count))
+        }
+        if let first = hardwareErrors.first {
+            items.append(.init(code: "hardware-error", severity: .warning,
+                               message: "controller hardware error at frame \(first)\(hardwareErrors.count > 1 ? " (+\(hardwareErrors.count - 1) more)" : "")",
+                               frame: first, count: hardwareErrors.count))
+        }
+        if let first = startedBefore.first {
+            let handles = startedBefore.prefix(5).map { hex($0.handle, width: 4) }.joined(separator: ", ")
+            items.append(.init(code: "started-before-capture", severity: .info,
+                               message: "\(startedBefore.count) connection\(startedBefore.count == 1 ? "" : "s") started before the capture (traffic on \(handles)\(startedBefore.count > 5 ? ", …" : "") from frame \(first.frame) without a Connection Complete): parameters and MTU before it are unknown",
+                               frame: first.frame, count: startedBefore.count))
+        }
+        if !open.isEmpty {
+            let first = open.values.min()!
+            items.append(.init(code: "open-at-end", severity: .info,
+                               message: "\(open.count) connection\(open.count == 1 ? "" : "s") still open when the capture ends (no Disconnection Complete; the first opened at frame \(first))",
+                               frame: first, count: open.count))
+        }
+        return CaptureCompleteness(items: items)
+    }
+}
+
+func formatSeconds(_ us: Int64) -> String {
+    let s = Double(us) / 1e6
+    if s >= 3600 { return "\(Int(s / 3600)) h \(Int(s) % 3600 / 60) min" }
+    if s >= 60 { return "\(Int(s / 60)) min \(Int(s) % 60) s" }
+    return "\(Int(s)) s"
+}

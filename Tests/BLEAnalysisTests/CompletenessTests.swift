@@ -1,0 +1,107 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLEReports
+import BLETestSupport
+import Foundation
+import Testing
+
+/// The completeness verdict on captures whose truth is built here: which records are cut, dropped, out of
+/// order or missing is decided below, then read back through the ordinary readers.
+@Suite struct CompletenessTests {
+    /// Android filtered snoop mode keeps the ACL header and 14 bytes of ACL payload (L2CAP header + 10 bytes).
+    static let keptACLPayload = 14
+
+    /// A connection with 12 notifications of 100 bytes and a write, each ACL record cut as the filtered log cuts it.
+    static func filtered() -> (records: [OwnedRecord], cutFrames: [Int]) {
+        var full = CaptureBuilder().command([0x03, 0x0C, 0x00]).event([0x0E, 4, 1, 0x03, 0x0C, 0x00]).connect(handle: 0x40)
+        for i in 0..<12 { full = full.notify(handle: 0x2A, Array(repeating: UInt8(i), count: 100), connection: 0x40) }
+        full = full.att(.writeRequest(handle: 0x2C, value: [1, 2, 3]), handle: 0x40, .tx).disconnect(handle: 0x40)
+        var cut: [Int] = []
+        let records = full.records.map { r -> OwnedRecord in
+            guard r.kind == .acl, r.bytes.count > 4 + keptACLPayload else { return r }
+            cut.append(r.frame)
+            var c = r
+            c.bytes = Array(r.bytes.prefix(4 + keptACLPayload))
+            c.originalLength = r.bytes.count
+            return c
+        }
+        return (records, cut)
+    }
+
+    static func completeness(_ file: CaptureFile) -> CaptureCompleteness { CaptureInfo(reading: file).completeness }
+
+    @Test func filteredSnoopLogSaysWhatCannotBeChecked() throws {
+        let (records, cut) = Self.filtered()
+        #expect(cut.count == 12)  // the 3-byte write fits in 14 bytes and stays whole
+        let info = CaptureInfo(reading: try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "filtered.btsnoop"))
+        let c = info.completeness
+        #expect(c.verdict == "incomplete")
+        let item = try #require(c.items.first { $0.code == "acl-payload-cut" })
+        #expect(item.count == 12 && item.frame == cut.first && item.severity == .warning)
+        #expect(item.message.hasPrefix("ACL payloads cut to at most 14 bytes in 12 of 13 ACL records (Android filtered snoop log)"))
+        #expect(item.message.contains("ATT values") && item.message.contains("transfers"))
+        // The reset at frame 1 is the controller's bring-up, not a loss; the connection opens and closes inside.
+        #expect(c.items.count == 1)
+        #expect(info.json.contains("\"completeness\":{\"verdict\":\"incomplete\""))
+        #expect(info.text(terminal: Terminal(colors: false)).contains("Completeness:       incomplete (1 item below)"))
+    }
+
+    @Test func btsnoozLogIsNamedAsSuch() throws {
+        let (records, cut) = Self.filtered()
+        let text = RecordFixtures.btsnoozBugReport(records)
+        let file = try CaptureFile.open(bytes: text, name: "bugreport.txt")
+        #expect(file.format.name == "btsnooz")
+        let c = Self.completeness(file)
+        let item = try #require(c.items.first { $0.code == "acl-payload-cut" })
+        #expect(item.count == cut.count)
+        #expect(item.message.contains("(btsnooz log from a bug report)"))
+    }
+
+    @Test func wholeCaptureIsComplete() throws {
+        var b = CaptureBuilder().connect(handle: 0x40)
+        for i in 0..<5 { b = b.notify(handle: 0x2A, Array(repeating: UInt8(i), count: 100), connection: 0x40) }
+        b = b.disconnect(handle: 0x40)
+        let c = Self.completeness(try b.captureFile())
+        #expect(c.items.isEmpty)
+        #expect(c.verdict == "complete")
+    }
+
+    /// Every other item at a frame chosen here: time going backwards, a long gap, a reset after data, a hardware
+    /// error, a connection started before the capture, one still open at the end, drops counted by the capturer.
+    @Test func everyItemAtItsFrame() throws {
+        let b = CaptureBuilder(step: 1_000)
+            .notify(handle: 0x2A, [1], connection: 0x41)        // 1: traffic on 0x0041 without Connection Complete
+            .connect(handle: 0x40)                               // 2
+            .notify(handle: 0x2A, [2], connection: 0x40)         // 3
+            .at(microsecondsFromStart: 500)                      // back in time
+            .notify(handle: 0x2A, [3], connection: 0x40)         // 4: backwards
+            .at(microsecondsFromStart: 200_000_000)              // 200 s later
+            .notify(handle: 0x2A, [4], connection: 0x40)         // 5: after the gap
+            .event([0x10, 1, 0x00])                              // 6: hardware error
+            .command([0x03, 0x0C, 0x00])                         // 7: reset after data
+            .connect(handle: 0x42)                               // 8: never closed
+        var bytes = b.btsnoopBytes()
+        // Cumulative drops from frame 5 on: 3 packets lost (btsnoop record header: orig, incl, flags, drops, time).
+        var offset = 16, frame = 1
+        while offset + 24 <= bytes.count {
+            let incl = Int(bytes[offset + 4]) << 24 | Int(bytes[offset + 5]) << 16 | Int(bytes[offset + 6]) << 8 | Int(bytes[offset + 7])
+            if frame >= 5 { bytes[offset + 15] = 3 }
+            offset += 24 + incl
+            frame += 1
+        }
+        let c = Self.completeness(try CaptureFile.open(bytes: bytes, name: "items.btsnoop"))
+        func item(_ code: String) -> CaptureCompleteness.Item? { c.items.first { $0.code == code } }
+        #expect(item("time-backwards")?.frame == 4)
+        #expect(item("time-gap")?.frame == 5)
+        #expect(item("time-gap")?.message.contains("3 min 19 s") == true)
+        #expect(item("hardware-error")?.frame == 6)
+        #expect(item("controller-reset")?.frame == 7 && item("controller-reset")?.severity == .warning)
+        #expect(item("drops")?.frame == 5 && item("drops")?.count == 3)
+        #expect(item("started-before-capture")?.frame == 1 && item("started-before-capture")?.message.contains("0x0041") == true)
+        #expect(item("open-at-end")?.frame == 8 && item("open-at-end")?.count == 1)  // 0x0040 was dropped by the reset
+        #expect(c.verdict == "incomplete")
+        #expect(c.items.count == 7)
+    }
+}
