@@ -142,6 +142,9 @@ struct LLEncryptionState {
     /// Next packet counter per direction (0 central → peripheral, 1 peripheral → central).
     var counters: (UInt64, UInt64) = (0, 0)
     var micTrailer = CapturerMICTrailer.unknown
+    /// A capture without encryption flags whose packets after the encryption start are plaintext: a tool
+    /// (crackle, a sniffer) decrypted them before writing. Proved by a non-empty PDU too short to carry a MIC.
+    var clearAfterStart = false
 
     /// Counts for the connection's summary.
     var firstUndecryptedFrame: Int?
@@ -244,7 +247,12 @@ extension LinkLayerTracker {
     static func decrypt(_ c: inout Conn, _ air: LLAirPacket, llid: UInt8, payload: UnsafeRawBufferPointer, direction: Direction,
                         header0: UInt8, frame: Int, keys: LinkKeyStore?, buffer: LLPlaintextBuffer) -> LLDecryptOutcome {
         let centralToPeripheral = direction != .rx
-        if air.decryptedByCapturer {
+        // An encrypted PDU carries at least one byte and the 4-byte MIC: a shorter one on a capture without flags
+        // was written in the clear (crackle writes the links it decrypted that way, MIC removed).
+        if !air.reportsEncryption, !air.decryptedByCapturer, payload.count <= 4, c.stats.decryptedHere == 0 {
+            c.encryption.clearAfterStart = true
+        }
+        if air.decryptedByCapturer || c.encryption.clearAfterStart {
             c.stats.decryptedByCapturer &+= 1
             // Keep our counters in step, in case we must take over where the capturer lost the link.
             if centralToPeripheral { c.encryption.counters.0 &+= 1 } else { c.encryption.counters.1 &+= 1 }
@@ -363,6 +371,7 @@ extension LLEncryptionState {
 
 extension LLEncryptionState {
     func stateText(_ stats: LinkLayerStats) -> String {
+        if clearAfterStart { return "decrypted before it was written (plaintext after the encryption start, no MIC)" }
         if stats.decryptedByCapturer > 0 { return "decrypted by the capturer" }
         if let key { return "decrypted by blescope with \(key.ediv == 0 && key.rand == 0 && key.source.kind.hasPrefix("legacy") ? "STK" : "LTK") \(key.displayText) (\(key.source))" }
         if stats.micFailures > 0 { return "not decrypted: MIC failed" }

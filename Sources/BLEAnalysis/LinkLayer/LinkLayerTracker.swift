@@ -535,8 +535,11 @@ public struct LinkLayerTracker {
 
         // Encryption (Core Spec Vol 6, Part E): decrypted by the capturer, decrypted here, or not at all.
         // Once LL_START_ENC_REQ has gone by, every non-empty PDU is encrypted until a pause (Core Spec Vol 6,
-        // Part B, 5.1.3): a packet a sniffer leaves unflagged then is ciphertext it lost track of, not plaintext.
-        if air.encrypted || c.encryption.isOn {
+        // Part B, 5.1.3). A sniffer that flags each packet is believed (devices that keep talking in the clear
+        // after an encryption start exist: SweynTooth's captures show them) until it has shown it lost the
+        // link's counter (MIC failures): from then on a packet it leaves unflagged is ciphertext, not plaintext.
+        let trustFlag = air.reportsEncryption && c.stats.micFailures == 0
+        if air.encrypted || (c.encryption.isOn && !trustFlag) {
             let first = c.encryption.encryptedFrom == nil
             if first { c.encryption.encryptedFrom = record.frame }
             defer {
