@@ -5,7 +5,7 @@ import BLECore
 ///
 /// JSON: `{"sessions": [{"conn" (connection handle), "conn_number", "protocol", "result", "result_detail", "start_frame", "end_frame", "duration_s",
 /// "image_size", "image_sha256", "image_crc32", "packets", "retransmitted_packets", "retransmitted_bytes",
-/// "resend_requests", "throughput_bps", "goodput", "packets_per_event", "phases", "objects", "stalls", "link",
+/// "resend_requests", "resends" ([{"index", "request_frame", "resent_frame"}]), "throughput_bps", "goodput", "packets_per_event", "phases", "objects", "stalls", "link",
 /// "findings"}]}`.
 public enum OTAReport {
     public static func text(_ sessions: [OTASession], terminal: Terminal = Terminal(colors: false)) -> String {
@@ -33,7 +33,11 @@ public enum OTAReport {
             if !s.retransmittedPackets.isEmpty {
                 packets += ", \(s.retransmittedPackets.count) resent (\(s.retransmissionUnit) \(list(s.retransmittedPackets))), \(formatCount(s.retransmittedBytes)) bytes wasted"
             }
-            if !s.resendRequests.isEmpty { packets += ", \(s.resendRequests.count) resend request(s)" }
+            if !s.resendRequests.isEmpty {
+                packets += ", \(s.resendRequests.count) resend request(s)"
+                let unanswered = s.resends.filter { $0.resentFrame == nil }.count
+                if !s.resends.isEmpty { packets += unanswered == 0 ? ", each answered" : ", \(unanswered) never answered" }
+            }
             if s.receipts > 0 { packets += ", \(s.receipts) receipts (PRN \(s.packetReceiptInterval ?? 0))" }
             out += packets + "\n"
             var rate = "  throughput " + (s.throughputBitsPerSecond.map(formatBitRate) ?? "-")
@@ -117,6 +121,15 @@ public enum OTAReport {
         w.field("resend_requests", s.resendRequests.count)
         w.beginArray("resend_request_indices")
         for i in s.resendRequests { w.value(i) }
+        w.endArray()
+        w.beginArray("resends")
+        for r in s.resends {
+            w.beginObject()
+            w.field("index", r.index)
+            w.field("request_frame", r.requestFrame)
+            w.field("resent_frame", r.resentFrame)
+            w.endObject()
+        }
         w.endArray()
         w.field("receipts", s.receipts)
         w.field("resumed_from_offset", s.resumedFromOffset)

@@ -112,10 +112,25 @@ public struct OTAStall: Hashable, Sendable {
     public var preceding: String
 }
 
+/// A packet the device asked for again, and the frame of the copy sent after the request.
+public struct OTAResend: Hashable, Sendable {
+    /// Packet index (vendor protocols) the device asked for.
+    public var index: Int
+    public var requestFrame: Int
+    /// The packet sent again after the request; nil when it never was.
+    public var resentFrame: Int?
+
+    public init(index: Int, requestFrame: Int, resentFrame: Int? = nil) {
+        self.index = index
+        self.requestFrame = requestFrame
+        self.resentFrame = resentFrame
+    }
+}
+
 /// One firmware update seen in a capture.
 public struct OTASession: Hashable, Sendable {
     public var protocolName: OTAProtocol
-    /// Codec name for vendor sessions.
+    /// Codec name for vendor sessions; the names joined by `+` when several specs decoded its values.
     public var codec: String?
     public var connection: UInt16
     public var connectionNumber: Int
@@ -146,6 +161,8 @@ public struct OTASession: Hashable, Sendable {
     public var retransmittedBytes = 0
     /// Indices (or offsets) the device asked for again.
     public var resendRequests: [Int] = []
+    /// Each resend request with the packet that answered it.
+    public var resends: [OTAResend] = []
     /// Nordic packet receipt notifications.
     public var receipts = 0
     public var packetReceiptInterval: Int?

@@ -1,0 +1,77 @@
+import BLEAnalysis
+import BLECodecs
+import BLECore
+import Testing
+
+/// Vendor roles from several codecs on one connection and service make one update session.
+@Suite struct OTASessionJoinTests {
+    static let service = BluetoothUUID("7E5A0001-6F1C-4B8A-9D2E-3C4B5A6F7081")!
+    static let other = BluetoothUUID("5A4E0001-8C3B-4F2E-9A1D-0C7F2B6E4D10")!
+
+    static func control(_ frame: Int, _ message: String, _ roles: [Role: RoleValue], rx: Bool = false,
+                        service: BluetoothUUID = service, success: Bool? = nil) -> TestEvent {
+        var d = DecodedValue(codec: "ctl", message: message, roles: roles)
+        d.otaSuccess = success
+        var e = rx ? TestEvent.notify(frame, handle: 16, uuid: nil, [0x00], decoded: d)
+                   : TestEvent.write(frame, handle: 16, uuid: nil, [0x00], decoded: d)
+        e.service = service
+        return e
+    }
+
+    static func packet(_ frame: Int, _ index: Int, _ bytes: [UInt8], service: BluetoothUUID = service) -> TestEvent {
+        var e = TestEvent.write(frame, handle: 19, uuid: nil, [0x00] + bytes, command: true,
+                                decoded: DecodedValue(codec: "data", message: "packet",
+                                                      roles: [.sequence: .int(Int64(index)), .otaData: .bytes(bytes)]))
+        e.service = service
+        return e
+    }
+
+    @Test func twoCodecsOneServiceOneSession() throws {
+        let events: [TestEvent] = [
+            Self.control(1, "start", [.otaStart: .present, .totalSize: .int(6)]),
+            Self.packet(2, 0, [1, 2]),
+            Self.packet(3, 1, [3, 4]),
+            Self.control(4, "resend", [.resendRequest: .int(1)], rx: true),
+            Self.packet(5, 2, [5, 6]),
+            Self.packet(6, 1, [3, 4]),
+            Self.control(7, "end", [.messageTerminator: .present]),
+            Self.control(8, "result", [.otaResult: .int(0)], rx: true, success: true),
+        ]
+        var t = OTATracker()
+        feed(&t, events)
+        #expect(t.sessions.count == 1)
+        let s = try #require(t.sessions.first)
+        #expect(s.codec == "ctl+data")
+        #expect(s.result == .success)
+        #expect(s.image == [1, 2, 3, 4, 5, 6])
+        #expect(s.expectedSize == 6)
+        #expect(s.retransmittedPackets == [1])
+        #expect(s.resends == [OTAResend(index: 1, requestFrame: 4, resentFrame: 6)])
+        #expect((s.startFrame, s.endFrame) == (1, 8))
+        #expect(s.findings.isEmpty)
+    }
+
+    /// A resend the phone never answers, a size that does not match, and a second service on the
+    /// same connection that stays its own session.
+    @Test func unansweredResendWrongSizeAndAnotherService() throws {
+        let events: [TestEvent] = [
+            Self.control(1, "start", [.otaStart: .present, .totalSize: .int(5)]),
+            Self.packet(2, 0, [1, 2]),
+            Self.packet(3, 0, [9], service: Self.other),
+            Self.control(4, "resend", [.resendRequest: .int(0)], rx: true),
+            Self.packet(5, 1, [3, 4]),
+            Self.control(6, "result", [.otaResult: .int(0)], rx: true, success: true),
+        ]
+        var t = OTATracker()
+        feed(&t, events)
+        #expect(t.sessions.count == 2)
+        let s = try #require(t.sessions.first { $0.startFrame == 1 })
+        #expect(s.image == [1, 2, 3, 4])
+        #expect(s.resends == [OTAResend(index: 0, requestFrame: 4, resentFrame: nil)])
+        #expect(s.findings.map(\.message).contains("resend requested but never sent: 0"))
+        #expect(s.findings.map(\.message).contains("image has 4 bytes, 5 announced"))
+        let o = try #require(t.sessions.first { $0.startFrame == 3 })
+        #expect(o.image == [9])
+        #expect(o.result.label == "incomplete")
+    }
+}
