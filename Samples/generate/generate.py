@@ -31,6 +31,7 @@ import legacydfu  # noqa: E402
 import mcumgr  # noqa: E402
 import silabs  # noqa: E402
 import sim  # noqa: E402
+import vendorota  # noqa: E402
 
 SCENARIOS = {
     "eom-transfer": eom,
@@ -40,11 +41,13 @@ SCENARIOS = {
     "legacy-dfu": legacydfu,
     "mcumgr-upload": mcumgr,
     "silabs-ota": silabs,
+    "vendor-ota": vendorota,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
 START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, "headset-ota": 10800.0,
-                 "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0}
+                 "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0,
+                 "vendor-ota": 25200.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
