@@ -81,9 +81,11 @@ public enum OTAReport {
         return parts.joined(separator: ", ")
     }
 
-    public static func json(_ sessions: [OTASession]) -> String {
+    /// `{"sessions": [...]}`; with `file`, `{"file", "sessions"}` (one line of `ota --json` over several captures).
+    public static func json(_ sessions: [OTASession], file: String? = nil) -> String {
         var w = JSONWriter(capacity: 2048)
         w.beginObject()
+        if let file { w.field("file", file) }
         w.beginArray("sessions")
         for s in sessions { write(s, to: &w) }
         w.endArray()
