@@ -75,3 +75,59 @@ import Testing
         #expect(o.result.label == "incomplete")
     }
 }
+
+/// A buttonless DFU and the Secure DFU after it are one update only on the bootloader's address.
+@Suite struct OTAUpdateStoryTests {
+    static let buttonless = BluetoothUUID("8EC90003-F315-4F60-9FB8-838830DAEA50")!
+
+    func connection(_ number: Int, _ address: String, start: Int, end: Int?) -> Connection {
+        var c = Connection(number: number, handle: 1, controller: 0, inferred: false, startFrame: start,
+                           startTime: Timestamp(microseconds: Int64(start) * 1000))
+        c.peerAddress = address
+        c.endFrame = end
+        c.endTime = end.map { Timestamp(microseconds: Int64($0) * 1000) }
+        c.disconnectReason = end == nil ? nil : "Remote User Terminated Connection"
+        return c
+    }
+
+    func sessions(bootloaderAt address: String, answer: UInt8 = 0x01) -> [OTASession] {
+        var t = OTATracker()
+        let cp = BluetoothUUID("8EC90001-F315-4F60-9FB8-838830DAEA50")!, pk = BluetoothUUID("8EC90002-F315-4F60-9FB8-838830DAEA50")!
+        feed(&t, [
+            .write(10, handle: 16, uuid: Self.buttonless, [0x01]),
+            .notify(11, handle: 16, uuid: Self.buttonless, [0x20, 0x01, answer]),
+        ], end: [.disconnect(connectionNumber: 1)])
+        let second: [TestEvent] = [
+            .write(30, handle: 16, uuid: cp, [0x01, 0x02, 0x04, 0x00, 0x00, 0x00], conn: 2),
+            .notify(31, handle: 16, uuid: cp, [0x60, 0x01, 0x01], conn: 2),
+            .write(32, handle: 19, uuid: pk, [1, 2, 3, 4], command: true, conn: 2),
+            .write(33, handle: 16, uuid: cp, [0x04], conn: 2),
+            .notify(34, handle: 16, uuid: cp, [0x60, 0x04, 0x01], conn: 2),
+        ]
+        feed(&t, second)
+        let connections = [connection(1, "C4:7D:2A:10:5E:80", start: 5, end: 12), connection(2, address, start: 20, end: nil)]
+        return OTAUpdateStory.link(t.sessions, connections: connections)
+    }
+
+    @Test func addressPlusOneJoins() throws {
+        let s = sessions(bootloaderAt: "C4:7D:2A:10:5E:81")
+        #expect(s.count == 1)
+        let u = try #require(s.first)
+        #expect(u.protocolName == .nordicSecureDFU)
+        #expect(u.result == .success)
+        #expect(u.startFrame == 10)
+        #expect(u.connections.map(\.role) == ["application", "bootloader"])
+        #expect(u.connections.map(\.endReason) == ["Remote User Terminated Connection", nil])
+        #expect(u.connections.last?.gapMicroseconds == 8_000)
+        #expect(u.image == [1, 2, 3, 4])
+    }
+
+    @Test func anotherAddressOrAFailedRequestStaysApart() {
+        let other = sessions(bootloaderAt: "C4:7D:2A:10:5E:90")
+        #expect(other.map(\.protocolName) == [.nordicButtonlessDFU, .nordicSecureDFU])
+        #expect(other.allSatisfy { $0.connections.count == 1 })
+        let failed = sessions(bootloaderAt: "C4:7D:2A:10:5E:81", answer: 0x04)
+        #expect(failed.map(\.protocolName) == [.nordicButtonlessDFU, .nordicSecureDFU])
+        #expect(failed.first?.result == .failure(code: 4, name: "Operation failed"))
+    }
+}

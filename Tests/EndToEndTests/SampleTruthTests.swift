@@ -164,6 +164,42 @@ import Testing
         #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
     }
 
+    /// Buttonless DFU: the app connection asks for the bootloader, the device comes back at address + 1 and
+    /// takes the image over Secure DFU: one update, both connections with why each ended and the gap.
+    @Test(arguments: formats)
+    func buttonlessDFUIsOneUpdateAcrossTheReconnect(_ format: String) throws {
+        let truth = try Blescope.truth("buttonless-dfu")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/buttonless-dfu.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "nordic-secure-dfu")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["packets"] as? Int == truth["packet_count_total"] as? Int)
+        #expect(s["receipts"] as? Int == truth["prn_receipt_count"] as? Int)
+        #expect(s["start_frame"] as? Int == truth["enter_bootloader_frame"] as? Int)
+        let connections = try #require(s["connections"] as? [[String: Any]])
+        let want = try #require(truth["connections"] as? [[String: Any]])
+        #expect(connections.compactMap { $0["role"] as? String } == ["application", "bootloader"])
+        #expect(connections.compactMap { $0["address"] as? String } == want.compactMap { $0["address"] as? String })
+        #expect(connections.compactMap { $0["start_frame"] as? Int } == want.compactMap { $0["start_frame"] as? Int })
+        #expect(connections.compactMap { $0["end_frame"] as? Int } == want.compactMap { $0["end_frame"] as? Int })
+        // reason 0x13 in the truth file's Disconnection Complete events
+        #expect(want.allSatisfy { $0["end_reason_code"] as? Int == 0x13 })
+        #expect(connections.allSatisfy { $0["end_reason"] as? String == "Remote User Terminated Connection" })
+        let gap = try #require(connections.last?["gap_s"] as? Double)
+        #expect(abs(gap * 1e6 - (truth["reconnect_gap_us"] as! Double)) < 1)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+            == ["enter bootloader", "reconnect", "init packet", "data"])
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let wantRate = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - wantRate) / wantRate < 0.01, "rate \(rate) vs truth \(wantRate)")
+    }
+
     /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
     @Test func vendorOTAExtractAndImageCheck() throws {
         let truth = try Blescope.truth("vendor-ota")

@@ -13,6 +13,8 @@ public struct OTAProtocol: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let mcumgr = OTAProtocol(rawValue: "mcumgr-smp")
     /// Silicon Labs Gecko bootloader OTA.
     public static let siliconLabs = OTAProtocol(rawValue: "silabs-ota")
+    /// Nordic Buttonless DFU: the application reboots into its bootloader (joined to the Secure DFU that follows).
+    public static let nordicButtonlessDFU = OTAProtocol(rawValue: "nordic-buttonless-dfu")
     /// A vendor protocol described by a YAML codec with `ota-*` roles.
     public static let vendor = OTAProtocol(rawValue: "vendor")
     public var description: String { rawValue }
@@ -112,6 +114,38 @@ public struct OTAStall: Hashable, Sendable {
     public var preceding: String
 }
 
+/// One connection of an update: the application's (buttonless DFU), the bootloader's, or the only one.
+public struct OTAConnectionStep: Hashable, Sendable {
+    /// `application` (asked to enter the bootloader), `bootloader` (took the image), or `update`.
+    public var role: String
+    public var connectionNumber: Int
+    public var connection: UInt16
+    public var peerAddress: String?
+    public var startFrame: Int
+    public var startTime: Timestamp
+    /// Nil when the capture ended with the connection open.
+    public var endFrame: Int?
+    public var endTime: Timestamp?
+    /// Why the connection ended (`Remote User Terminated Connection`, `Connection Timeout` …).
+    public var endReason: String?
+    /// From the previous connection's end to this one's start (µs); nil for the first.
+    public var gapMicroseconds: Int64?
+
+    public init(role: String, connectionNumber: Int, connection: UInt16, peerAddress: String?, startFrame: Int,
+                startTime: Timestamp, endFrame: Int?, endTime: Timestamp?, endReason: String?, gapMicroseconds: Int64? = nil) {
+        self.role = role
+        self.connectionNumber = connectionNumber
+        self.connection = connection
+        self.peerAddress = peerAddress
+        self.startFrame = startFrame
+        self.startTime = startTime
+        self.endFrame = endFrame
+        self.endTime = endTime
+        self.endReason = endReason
+        self.gapMicroseconds = gapMicroseconds
+    }
+}
+
 /// A packet the device asked for again, and the frame of the copy sent after the request.
 public struct OTAResend: Hashable, Sendable {
     /// Packet index (vendor protocols) the device asked for.
@@ -169,6 +203,9 @@ public struct OTASession: Hashable, Sendable {
     /// Nordic Secure DFU: the device already had this many bytes (Select returned an offset).
     public var resumedFromOffset: Int?
     public var stalls: [OTAStall] = []
+    /// The connections the update went through, in order, with why each ended (filled by
+    /// ``OTAUpdateStory/link(_:connections:)``).
+    public var connections: [OTAConnectionStep] = []
     /// Distinct link states seen during the session, in order.
     public var links: [LinkSnapshot] = []
     /// Bytes on the link for every PDU of the session (L2CAP header + ATT PDU), both directions.

@@ -17,6 +17,7 @@ public struct OTATracker: AttributeValueObserver {
         NordicLegacyDFU.self,
         McuMgrImageUpload.self,
         SiliconLabsOTA.self,
+        NordicButtonlessDFU.self,
     ]
 
     /// Gaps between two events of a session longer than this are reported as stalls (µs).
