@@ -46,7 +46,8 @@ import Testing
     /// Every protocol's Sample passes --image with its own image (written by --extract) and a rate just
     /// below the truth's, and fails a rate just above it.
     @Test(arguments: [("nordic-dfu", "pcap"), ("legacy-dfu", "pklg"), ("mcumgr-upload", "btsnoop"), ("silabs-ota", "pklg"),
-                      ("headset-ota", "pcap"), ("vendor-ota", "btsnoop")])
+                      ("headset-ota", "pcap"), ("vendor-ota", "btsnoop"),
+                      ("buttonless-dfu", "pklg"), ("ti-oad", "pcap")])
     func everyProtocolKeepsItsGates(_ sample: (String, String)) throws {
         let dir = NSTemporaryDirectory() + "blescope-ota-extract-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -200,6 +200,34 @@ import Testing
         #expect(abs(rate - wantRate) / wantRate < 0.01, "rate \(rate) vs truth \(wantRate)")
     }
 
+    /// TI OAD: blocks asked for one by one, one asked for again after a flash error and written again.
+    @Test(arguments: formats)
+    func tiOADImageAndResendMatchTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("ti-oad")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/ti-oad.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "ti-oad")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["expected_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["blocks_sent"] as? Int)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_indices"] as? [Int])
+        let resends = try #require(s["resends"] as? [[String: Any]])
+        #expect(resends.compactMap { $0["index"] as? Int } == truth["resend_requests"] as? [Int])
+        #expect(resends.first?["request_frame"] as? Int == truth["resend_request_frame"] as? Int)
+        #expect(resends.first?["resent_frame"] as? Int == truth["resent_block_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["enable_response_frame"] as? Int)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
     /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
     @Test func vendorOTAExtractAndImageCheck() throws {
         let truth = try Blescope.truth("vendor-ota")

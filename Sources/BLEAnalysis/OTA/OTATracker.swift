@@ -18,6 +18,7 @@ public struct OTATracker: AttributeValueObserver {
         McuMgrImageUpload.self,
         SiliconLabsOTA.self,
         NordicButtonlessDFU.self,
+        TIOAD.self,
     ]
 
     /// Gaps between two events of a session longer than this are reported as stalls (µs).
