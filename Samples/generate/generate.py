@@ -32,6 +32,7 @@ import legacydfu  # noqa: E402
 import mcumgr  # noqa: E402
 import silabs  # noqa: E402
 import sim  # noqa: E402
+import suota  # noqa: E402
 import tioad  # noqa: E402
 import vendorota  # noqa: E402
 
@@ -46,13 +47,14 @@ SCENARIOS = {
     "vendor-ota": vendorota,
     "buttonless-dfu": buttonless,
     "ti-oad": tioad,
+    "dialog-suota": suota,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
 START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, "headset-ota": 10800.0,
                  "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0,
                  "vendor-ota": 25200.0, "buttonless-dfu": 28800.0,
-                 "ti-oad": 32400.0}
+                 "ti-oad": 32400.0, "dialog-suota": 36000.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

@@ -228,6 +228,29 @@ import Testing
         #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
     }
 
+    /// Dialog/Renesas SUOTA: blocks of chunks, each block acknowledged, end of transfer accepted, reboot.
+    @Test(arguments: formats)
+    func dialogSUOTAImageMatchesTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("dialog-suota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/dialog-suota.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "dialog-suota")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect((s["retransmitted_packets"] as? [Int])?.isEmpty == true)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["upload", "end", "reboot"])
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
     /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
     @Test func vendorOTAExtractAndImageCheck() throws {
         let truth = try Blescope.truth("vendor-ota")

@@ -17,6 +17,8 @@ public struct OTAProtocol: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let nordicButtonlessDFU = OTAProtocol(rawValue: "nordic-buttonless-dfu")
     /// TI OAD (enhanced, BLE5-Stack), service F000FFC0-0451-4000-B000-000000000000.
     public static let tiOAD = OTAProtocol(rawValue: "ti-oad")
+    /// Dialog / Renesas SUOTA, service 0xFEF5.
+    public static let dialogSUOTA = OTAProtocol(rawValue: "dialog-suota")
     /// A vendor protocol described by a YAML codec with `ota-*` roles.
     public static let vendor = OTAProtocol(rawValue: "vendor")
     public var description: String { rawValue }

@@ -19,6 +19,7 @@ public struct OTATracker: AttributeValueObserver {
         SiliconLabsOTA.self,
         NordicButtonlessDFU.self,
         TIOAD.self,
+        DialogSUOTA.self,
     ]
 
     /// Gaps between two events of a session longer than this are reported as stalls (µs).
