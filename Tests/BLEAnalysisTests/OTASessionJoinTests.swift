@@ -1,6 +1,7 @@
 import BLEAnalysis
 import BLECodecs
 import BLECore
+import BLETestSupport
 import Testing
 
 /// Vendor roles from several codecs on one connection and service make one update session.
@@ -129,5 +130,40 @@ import Testing
         let failed = sessions(bootloaderAt: "C4:7D:2A:10:5E:81", answer: 0x04)
         #expect(failed.map(\.protocolName) == [.nordicButtonlessDFU, .nordicSecureDFU])
         #expect(failed.first?.result == .failure(code: 4, name: "Operation failed"))
+    }
+}
+
+/// Bad input on every built-in protocol's characteristics: values of any length and content, in any
+/// order and direction, end as sessions with a verdict and findings, never a crash.
+@Suite struct OTAProfileBadInputTests {
+    @Test(arguments: [1, 2, 3])
+    func randomValuesOnEveryEndpoint(_ seed: UInt64) {
+        var rng = FuzzRandom(seed: seed)
+        let uuids = OTATracker.profiles.flatMap { $0.endpoints.keys }.sorted { $0.description < $1.description }
+        // Prefixes that reach deep into each protocol (starts, creates, block requests, statuses).
+        let prefixes: [[UInt8]] = [[], [0x01], [0x01, 0x02], [0x06, 0x01], [0x60, 0x01], [0x60, 0x03, 0x01], [0x12, 0x00],
+                                   [0x12, 0x0E], [0x04, 0x00], [0x00, 0x00, 0x00, 0x13], [0x00, 0x00, 0x00, 0xFE], [0x02],
+                                   [0x20, 0x01, 0x01], [0x10, 0x04, 0x01], [0x11], [0x03], [0x02, 0x00, 0x00, 0x08, 0x00, 0x01]]
+        var events: [TestEvent] = []
+        for frame in 1...3000 {
+            let uuid = uuids[rng.below(uuids.count)]
+            var value = prefixes[rng.below(prefixes.count)]
+            for _ in 0..<rng.below(300) { value.append(UInt8(truncatingIfNeeded: rng.next())) }
+            let conn = 1 + rng.below(2)
+            events.append(rng.below(2) == 0
+                ? .write(frame, handle: 16, uuid: uuid, value, command: rng.below(2) == 0, conn: conn)
+                : .notify(frame, handle: 16, uuid: uuid, value, conn: conn))
+        }
+        var t = OTATracker()
+        feed(&t, events, end: [.disconnect(connectionNumber: 1), .finish])
+        print("seed \(seed): \(t.sessions.count) sessions")
+        #expect(!t.sessions.isEmpty)
+        for s in t.sessions {
+            #expect(s.startFrame <= s.endFrame)
+            #expect(s.packets >= 0 && s.image.count >= 0)
+            if s.result != .success { #expect(!s.findings.isEmpty || s.result.label == "aborted" || s.result.label == "failure") }
+        }
+        let linked = OTAUpdateStory.link(t.sessions, connections: [])
+        #expect(linked.count == t.sessions.count)
     }
 }

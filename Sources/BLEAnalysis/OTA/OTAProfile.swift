@@ -167,6 +167,11 @@ public struct OTASessionBuilder: Sendable {
             session.imageOffset = offset
             position = 0
         }
+        if position - session.image.count > Self.maximumGap {
+            // A wild offset (a damaged or misread value): zero-filling up to it could take gigabytes.
+            session.findings.append(Finding(.warning, .otaError("image bytes at offset \(offset), \(position - session.image.count) bytes beyond what was sent: ignored"), frame: frame))
+            return
+        }
         if position > session.image.count {
             session.findings.append(Finding(.warning, .otaError("gap in the image: bytes \(session.imageOffset + session.image.count)..<\(offset) never sent"), frame: frame))
             session.image += [UInt8](repeating: 0, count: position - session.image.count)
@@ -177,6 +182,11 @@ public struct OTASessionBuilder: Sendable {
         }
         if overlap < bytes.count { session.image.append(contentsOf: bytes[overlap...]) }
     }
+
+    /// The largest hole ``place(_:at:frame:)`` fills with zeros (16 MiB); bytes further out are ignored with a finding.
+    public static let maximumGap = 16 << 20
+    /// The highest packet or block index kept (indices beyond are damaged values, ignored with a finding).
+    public static let maximumIndex = 1 << 20
 
     /// Appends image bytes after what the session holds.
     public mutating func append(_ bytes: UnsafeRawBufferPointer, frame: Int) {

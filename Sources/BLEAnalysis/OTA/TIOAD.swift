@@ -102,6 +102,10 @@ public struct TIOAD: OTAProfile {
             guard v.isSent, let index = v.le32(0) else { return }
             let data = Array(v.bytes[4...])
             o.account(e, "block \(index)")
+            guard index <= OTASessionBuilder.maximumIndex else {
+                o.session.findings.append(Finding(.warning, .otaError("block number \(index) out of range: ignored"), frame: e.frame))
+                return
+            }
             o.beginPhase("transfer", e)
             if let old = blocks[index] {
                 o.session.retransmittedPackets.append(index)

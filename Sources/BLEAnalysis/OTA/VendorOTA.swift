@@ -53,6 +53,10 @@ public struct VendorOTA: OTAProfile {
         if let data = r[.otaData]?.bytesValue {
             let index = r[.sequence]?.intValue.map { Int(clamping: $0) } ?? (chunks.keys.max() ?? -1) + 1
             o.account(e, "\(d.message) \(index)")
+            guard (0...OTASessionBuilder.maximumIndex).contains(index) else {
+                o.session.findings.append(Finding(.warning, .otaError("packet index \(index) out of range: ignored"), frame: e.frame))
+                return
+            }
             o.beginPhase("transfer", e)
             if let old = chunks[index] {
                 o.session.retransmittedPackets.append(index)
@@ -105,7 +109,7 @@ public struct VendorOTA: OTAProfile {
         guard let maxIndex = chunks.keys.max() else { return }
         var image: [UInt8] = []
         var missing: [Int] = []
-        let upper = max(maxIndex + 1, o.session.expectedPackets ?? 0)
+        let upper = max(maxIndex + 1, min(o.session.expectedPackets ?? 0, OTASessionBuilder.maximumIndex + 1))
         for i in 0..<upper {
             if let c = chunks[i] { image += c } else { missing.append(i) }
         }
