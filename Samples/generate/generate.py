@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bracelet  # noqa: E402
+import buttonless  # noqa: E402
 import common  # noqa: E402
 import dfu  # noqa: E402
 import eom  # noqa: E402
@@ -31,6 +32,9 @@ import legacydfu  # noqa: E402
 import mcumgr  # noqa: E402
 import silabs  # noqa: E402
 import sim  # noqa: E402
+import suota  # noqa: E402
+import tioad  # noqa: E402
+import vendorota  # noqa: E402
 
 SCENARIOS = {
     "eom-transfer": eom,
@@ -40,11 +44,17 @@ SCENARIOS = {
     "legacy-dfu": legacydfu,
     "mcumgr-upload": mcumgr,
     "silabs-ota": silabs,
+    "vendor-ota": vendorota,
+    "buttonless-dfu": buttonless,
+    "ti-oad": tioad,
+    "dialog-suota": suota,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
 START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, "headset-ota": 10800.0,
-                 "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0}
+                 "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0,
+                 "vendor-ota": 25200.0, "buttonless-dfu": 28800.0,
+                 "ti-oad": 32400.0, "dialog-suota": 36000.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
@@ -58,6 +68,8 @@ def generate(name: str, out_dir: str) -> dict:
     stats, att = common.read_btsnoop(data)
     if hasattr(module, "locate"):
         module.locate(truth, att, common.Locator(att))
+    if hasattr(module, "locate_capture"):
+        module.locate_capture(truth, data)
     truth = {
         "sample": f"{name}.btsnoop",
         "format": "btsnoop v1, datalink 1002 (HCI UART/H4), recorded at the phone (central) host",

@@ -10,6 +10,8 @@ public struct Role: RawRepresentable, Hashable, Sendable, Comparable, CustomStri
     public static let sequence = Role("sequence")
     /// How many records or packets will follow (int).
     public static let totalCount = Role("total-count")
+    /// How many image bytes an update will carry (int): the OTA session's announced size.
+    public static let totalSize = Role("total-size")
     /// The peer asks for this packet index again (int).
     public static let resendRequest = Role("resend-request")
     /// The message starts an update (value: the field's int, or 1 when set on a message).

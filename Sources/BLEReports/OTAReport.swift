@@ -5,7 +5,7 @@ import BLECore
 ///
 /// JSON: `{"sessions": [{"conn" (connection handle), "conn_number", "protocol", "result", "result_detail", "start_frame", "end_frame", "duration_s",
 /// "image_size", "image_sha256", "image_crc32", "packets", "retransmitted_packets", "retransmitted_bytes",
-/// "resend_requests", "throughput_bps", "goodput", "packets_per_event", "phases", "objects", "stalls", "link",
+/// "resend_requests", "connections" ([{"role", "conn_number", "conn", "address", "start_frame", "end_frame", "end_reason", "gap_s"}]), "resends" ([{"index", "request_frame", "resent_frame"}]), "throughput_bps", "goodput", "packets_per_event", "phases", "objects", "stalls", "link",
 /// "findings"}]}`.
 public enum OTAReport {
     public static func text(_ sessions: [OTASession], terminal: Terminal = Terminal(colors: false)) -> String {
@@ -19,10 +19,24 @@ public enum OTAReport {
             case .aborted: verdict = terminal.paint("ABORTED", .yellow)
             case .incomplete: verdict = terminal.paint("INCOMPLETE", .yellow)
             }
-            var head = "\(s.protocolName)\(s.codec.map { " (\($0))" } ?? "") on connection #\(s.connectionNumber): \(verdict)"
+            let on = s.connections.count > 1
+                ? "connections " + s.connections.map { "#\($0.connectionNumber)" }.joined(separator: " → ")
+                : "connection #\(s.connectionNumber)"
+            var head = "\(s.protocolName)\(s.codec.map { " (\($0))" } ?? "") on \(on): \(verdict)"
             if let d = s.result.detail { head += " — \(d)" }
             out += terminal.paint(head, .bold) + "\n"
             out += "  frames \(s.startFrame)-\(s.endFrame), \(formatDuration(microseconds: s.durationMicroseconds))\n"
+            if s.connections.count > 1 {
+                for c in s.connections {
+                    var line = "  "
+                    if let gap = c.gapMicroseconds { line += "after \(formatDuration(microseconds: gap)), " }
+                    line += "connection #\(c.connectionNumber) (\(c.role))"
+                    if let a = c.peerAddress { line += " to \(a)" }
+                    line += ", frames \(c.startFrame)-" + (c.endFrame.map(String.init) ?? "end")
+                    line += c.endReason.map { ", ended: \($0)" } ?? (c.endFrame == nil ? ", open at the end of the capture" : "")
+                    out += line + "\n"
+                }
+            }
             var image = "  image \(formatCount(s.image.count)) bytes"
             if let e = s.expectedSize { image += " of \(formatCount(e)) announced" }
             if s.imageOffset > 0 { image += " (from offset \(s.imageOffset))" }
@@ -33,7 +47,11 @@ public enum OTAReport {
             if !s.retransmittedPackets.isEmpty {
                 packets += ", \(s.retransmittedPackets.count) resent (\(s.retransmissionUnit) \(list(s.retransmittedPackets))), \(formatCount(s.retransmittedBytes)) bytes wasted"
             }
-            if !s.resendRequests.isEmpty { packets += ", \(s.resendRequests.count) resend request(s)" }
+            if !s.resendRequests.isEmpty {
+                packets += ", \(s.resendRequests.count) resend request(s)"
+                let unanswered = s.resends.filter { $0.resentFrame == nil }.count
+                if !s.resends.isEmpty { packets += unanswered == 0 ? ", each answered" : ", \(unanswered) never answered" }
+            }
             if s.receipts > 0 { packets += ", \(s.receipts) receipts (PRN \(s.packetReceiptInterval ?? 0))" }
             out += packets + "\n"
             var rate = "  throughput " + (s.throughputBitsPerSecond.map(formatBitRate) ?? "-")
@@ -77,9 +95,11 @@ public enum OTAReport {
         return parts.joined(separator: ", ")
     }
 
-    public static func json(_ sessions: [OTASession]) -> String {
+    /// `{"sessions": [...]}`; with `file`, `{"file", "sessions"}` (one line of `ota --json` over several captures).
+    public static func json(_ sessions: [OTASession], file: String? = nil) -> String {
         var w = JSONWriter(capacity: 2048)
         w.beginObject()
+        if let file { w.field("file", file) }
         w.beginArray("sessions")
         for s in sessions { write(s, to: &w) }
         w.endArray()
@@ -118,6 +138,15 @@ public enum OTAReport {
         w.beginArray("resend_request_indices")
         for i in s.resendRequests { w.value(i) }
         w.endArray()
+        w.beginArray("resends")
+        for r in s.resends {
+            w.beginObject()
+            w.field("index", r.index)
+            w.field("request_frame", r.requestFrame)
+            w.field("resent_frame", r.resentFrame)
+            w.endObject()
+        }
+        w.endArray()
         w.field("receipts", s.receipts)
         w.field("resumed_from_offset", s.resumedFromOffset)
         w.field("transfer_s", s.transferMicroseconds.map { Double($0) / 1e6 }, decimals: 6)
@@ -125,6 +154,20 @@ public enum OTAReport {
         w.field("wire_bytes", s.wireBytes)
         w.field("goodput", s.goodput, decimals: 4)
         w.field("packets_per_event", s.packetsPerConnectionEvent, decimals: 2)
+        w.beginArray("connections")
+        for c in s.connections {
+            w.beginObject()
+            w.field("role", c.role)
+            w.field("conn_number", c.connectionNumber)
+            w.field("conn", c.connection)
+            w.field("address", c.peerAddress)
+            w.field("start_frame", c.startFrame)
+            w.field("end_frame", c.endFrame)
+            w.field("end_reason", c.endReason)
+            w.field("gap_s", c.gapMicroseconds.map { Double($0) / 1e6 }, decimals: 6)
+            w.endObject()
+        }
+        w.endArray()
         w.beginArray("phases")
         for p in s.phases {
             w.beginObject()

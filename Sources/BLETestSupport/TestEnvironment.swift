@@ -38,6 +38,10 @@ public enum TestEnvironment {
 
     public static func sample(_ name: String) -> String { samplesDirectory + "/" + name }
 
+    /// Every generated Sample (Samples/generate), each in .btsnoop, .pcap and .pklg with a .truth.json.
+    public static let sampleNames = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload",
+                                     "silabs-ota", "vendor-ota", "buttonless-dfu", "ti-oad", "dialog-suota"]
+
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {
         FileManager.default.isExecutableFile(atPath: $0)
     }

@@ -25,7 +25,7 @@ import Testing
     }
 
     static var captures: [String] {
-        let samples = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload", "silabs-ota"].flatMap { name in
+        let samples = TestEnvironment.sampleNames.flatMap { name in
             ["btsnoop", "pcap", "pklg"].map { TestEnvironment.sample("\(name).\($0)") }
         }
         return samples + TestEnvironment.realCaptures

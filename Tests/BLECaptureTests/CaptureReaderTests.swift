@@ -411,7 +411,7 @@ struct BadInputTests {
 /// and check that every format of a Sample yields the same records.
 @Suite struct ReaderAgreementTests {
     static var classicPcaps: [String] {
-        let samples = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload", "silabs-ota"]
+        let samples = TestEnvironment.sampleNames
             .map { TestEnvironment.sample("\($0).pcap") }
         let real = TestEnvironment.realCaptures.filter { path in
             (try? CaptureFile.open(path: path))?.format == .pcap
@@ -429,7 +429,7 @@ struct BadInputTests {
         #expect(!ours.isEmpty)
     }
 
-    @Test(arguments: ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload", "silabs-ota"])
+    @Test(arguments: TestEnvironment.sampleNames)
     func everyFormatOfASampleYieldsTheSameRecords(_ sample: String) throws {
         let btsnoop = RecordFixtures.readAll(try CaptureFile.open(path: TestEnvironment.sample("\(sample).btsnoop")))
         for format in ["pcap", "pklg"] {

@@ -7,7 +7,7 @@ import Testing
 @Suite struct SampleTruthTests {
     static let formats = ["btsnoop", "pcap", "pklg"]
 
-    static let samples = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload", "silabs-ota"]
+    static let samples = TestEnvironment.sampleNames
 
     @Test(arguments: samples, formats)
     func infoCountsMatchTheGenerator(_ sample: String, _ format: String) throws {
@@ -130,6 +130,147 @@ import Testing
         if let receipts = truth["receipts"] as? Int { #expect(s["receipts"] as? Int == receipts) }
     }
 
+    /// A vendor OTA over two characteristics (control: 01 size crc, 81, E1 resend, 02, 82 status; data:
+    /// index + payload) declared as two specs, or as one spec with a part per characteristic: one
+    /// session either way, the image exact, the resend matched to the packet sent again, exit 0.
+    @Test(arguments: ["two-specs", "one-spec"], formats)
+    func vendorOTAOverTwoCharacteristicsIsOneSession(_ specs: String, _ format: String) throws {
+        let truth = try Blescope.truth("vendor-ota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "--codec", "Samples/codecs/vendor-ota/\(specs)", "Samples/vendor-ota.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "vendor")
+        #expect(s["codec"] as? String == (specs == "one-spec" ? "vendor-ota" : "vendor-ota-control+vendor-ota-data"))
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["expected_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["data_packets_sent"] as? Int)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_indices"] as? [Int])
+        #expect(s["resend_request_indices"] as? [Int] == truth["resend_requests"] as? [Int])
+        let resends = try #require(s["resends"] as? [[String: Any]])
+        #expect(resends.count == 1)
+        #expect(resends.first?["request_frame"] as? Int == truth["resend_request_frame"] as? Int)
+        #expect(resends.first?["resent_frame"] as? Int == truth["resent_packet_frame"] as? Int)
+        #expect(s["start_frame"] as? Int == truth["start_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["result_frame"] as? Int)
+        #expect((s["findings"] as? [Any])?.isEmpty == true)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
+    /// Buttonless DFU: the app connection asks for the bootloader, the device comes back at address + 1 and
+    /// takes the image over Secure DFU: one update, both connections with why each ended and the gap.
+    @Test(arguments: formats)
+    func buttonlessDFUIsOneUpdateAcrossTheReconnect(_ format: String) throws {
+        let truth = try Blescope.truth("buttonless-dfu")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/buttonless-dfu.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "nordic-secure-dfu")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["packets"] as? Int == truth["packet_count_total"] as? Int)
+        #expect(s["receipts"] as? Int == truth["prn_receipt_count"] as? Int)
+        #expect(s["start_frame"] as? Int == truth["enter_bootloader_frame"] as? Int)
+        let connections = try #require(s["connections"] as? [[String: Any]])
+        let want = try #require(truth["connections"] as? [[String: Any]])
+        #expect(connections.compactMap { $0["role"] as? String } == ["application", "bootloader"])
+        #expect(connections.compactMap { $0["address"] as? String } == want.compactMap { $0["address"] as? String })
+        #expect(connections.compactMap { $0["start_frame"] as? Int } == want.compactMap { $0["start_frame"] as? Int })
+        #expect(connections.compactMap { $0["end_frame"] as? Int } == want.compactMap { $0["end_frame"] as? Int })
+        // reason 0x13 in the truth file's Disconnection Complete events
+        #expect(want.allSatisfy { $0["end_reason_code"] as? Int == 0x13 })
+        #expect(connections.allSatisfy { $0["end_reason"] as? String == "Remote User Terminated Connection" })
+        let gap = try #require(connections.last?["gap_s"] as? Double)
+        #expect(abs(gap * 1e6 - (truth["reconnect_gap_us"] as! Double)) < 1)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+            == ["enter bootloader", "reconnect", "init packet", "data"])
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let wantRate = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - wantRate) / wantRate < 0.01, "rate \(rate) vs truth \(wantRate)")
+    }
+
+    /// TI OAD: blocks asked for one by one, one asked for again after a flash error and written again.
+    @Test(arguments: formats)
+    func tiOADImageAndResendMatchTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("ti-oad")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/ti-oad.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "ti-oad")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["expected_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["blocks_sent"] as? Int)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_indices"] as? [Int])
+        let resends = try #require(s["resends"] as? [[String: Any]])
+        #expect(resends.compactMap { $0["index"] as? Int } == truth["resend_requests"] as? [Int])
+        #expect(resends.first?["request_frame"] as? Int == truth["resend_request_frame"] as? Int)
+        #expect(resends.first?["resent_frame"] as? Int == truth["resent_block_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["enable_response_frame"] as? Int)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
+    /// Dialog/Renesas SUOTA: blocks of chunks, each block acknowledged, end of transfer accepted, reboot.
+    @Test(arguments: formats)
+    func dialogSUOTAImageMatchesTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("dialog-suota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/dialog-suota.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "dialog-suota")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect((s["retransmitted_packets"] as? [Int])?.isEmpty == true)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["upload", "end", "reboot"])
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
+    /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
+    @Test func vendorOTAExtractAndImageCheck() throws {
+        let truth = try Blescope.truth("vendor-ota")
+        let sha = try #require((truth["image"] as? [String: Any])?["sha256"] as? String)
+        let dir = NSTemporaryDirectory() + "blescope-extract-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try Blescope.run(["ota", "--codec", "Samples/codecs/vendor-ota/one-spec", "--extract", dir, "Samples/vendor-ota.btsnoop"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir)
+        #expect(files.count == 1)
+        let path = dir + "/" + (files.first ?? "")
+        // sha256sum, independent of blescope's own SHA-256.
+        let sum = try #require(TestEnvironment.execute("/usr/bin/sha256sum", [path]))
+        #expect(sum.stdout.split(separator: " ").first.map(String.init) == sha)
+        #expect(try Blescope.run(["ota", "--codec", "Samples/codecs/vendor-ota/one-spec", "--image", path, "--min-rate", "400kbps",
+                                  "Samples/vendor-ota.btsnoop"]).status == 0)
+        #expect(try Blescope.run(["ota", "--codec", "Samples/codecs/vendor-ota/one-spec", "--min-rate", "600kbps",
+                                  "Samples/vendor-ota.btsnoop"]).status == 1)
+    }
+
     @Test func otaGatesExitNonZero() throws {
         // 100 KB in ~4.6 s is ~185 kbps: a 1 Mbps minimum must fail, a 100 kbps one pass.
         #expect(try Blescope.run(["ota", "--min-rate", "1Mbps", "Samples/nordic-dfu.btsnoop"]).status == 1)
@@ -159,8 +300,8 @@ import Testing
         #expect(parallel.stdout == sequential.stdout)
         let captures = parallel.jsonLines.filter { $0["records"] != nil }
         let files = captures.compactMap { $0["file"] as? String }
-        // 7 samples × 3 formats; PROTOCOLS.md, README.md and the truth files are not captures.
-        #expect(files.count == 21)
+        // every sample × 3 formats; PROTOCOLS.md, README.md and the truth files are not captures.
+        #expect(files.count == TestEnvironment.sampleNames.count * 3)
         #expect(files == files.sorted())
         #expect(parallel.status == 2)
         let records = Dictionary(uniqueKeysWithValues: captures.map { ($0["file"] as! String, $0["records"] as! Int) })
@@ -178,7 +319,7 @@ import Testing
         let readable = files.filter { $0["error"] is NSNull }
         let unreadable = files.filter { $0["error"] is String }
         #expect(unreadable.allSatisfy { ($0["error"] as? String)?.hasPrefix("not a capture") == true })
-        #expect(readable.count == 21)
+        #expect(readable.count == TestEnvironment.sampleNames.count * 3)
         #expect(unreadable.compactMap { $0["file"] as? String }.contains("Samples/PROTOCOLS.md"))
         #expect(r.stderr.contains("blescope: Samples/PROTOCOLS.md: not a capture"))
 
@@ -187,7 +328,7 @@ import Testing
         let pcaps = try Blescope.run(["report", "--format", "json", "--quiet", "Samples/*.pcap"])
         #expect(pcaps.status == 0)
         let pcapFiles = try #require((try JSONSerialization.jsonObject(with: Data(pcaps.stdout.utf8)) as? [String: Any])?["files"] as? [Any])
-        #expect(pcapFiles.count == 7)
+        #expect(pcapFiles.count == TestEnvironment.sampleNames.count)
         #expect(try Blescope.run(["report", "--quiet", "Samples/nothing-*.pcap"]).status == 2)
     }
 

@@ -13,6 +13,12 @@ public struct OTAProtocol: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let mcumgr = OTAProtocol(rawValue: "mcumgr-smp")
     /// Silicon Labs Gecko bootloader OTA.
     public static let siliconLabs = OTAProtocol(rawValue: "silabs-ota")
+    /// Nordic Buttonless DFU: the application reboots into its bootloader (joined to the Secure DFU that follows).
+    public static let nordicButtonlessDFU = OTAProtocol(rawValue: "nordic-buttonless-dfu")
+    /// TI OAD (enhanced, BLE5-Stack), service F000FFC0-0451-4000-B000-000000000000.
+    public static let tiOAD = OTAProtocol(rawValue: "ti-oad")
+    /// Dialog / Renesas SUOTA, service 0xFEF5.
+    public static let dialogSUOTA = OTAProtocol(rawValue: "dialog-suota")
     /// A vendor protocol described by a YAML codec with `ota-*` roles.
     public static let vendor = OTAProtocol(rawValue: "vendor")
     public var description: String { rawValue }
@@ -112,10 +118,57 @@ public struct OTAStall: Hashable, Sendable {
     public var preceding: String
 }
 
+/// One connection of an update: the application's (buttonless DFU), the bootloader's, or the only one.
+public struct OTAConnectionStep: Hashable, Sendable {
+    /// `application` (asked to enter the bootloader), `bootloader` (took the image), or `update`.
+    public var role: String
+    public var connectionNumber: Int
+    public var connection: UInt16
+    public var peerAddress: String?
+    public var startFrame: Int
+    public var startTime: Timestamp
+    /// Nil when the capture ended with the connection open.
+    public var endFrame: Int?
+    public var endTime: Timestamp?
+    /// Why the connection ended (`Remote User Terminated Connection`, `Connection Timeout` …).
+    public var endReason: String?
+    /// From the previous connection's end to this one's start (µs); nil for the first.
+    public var gapMicroseconds: Int64?
+
+    public init(role: String, connectionNumber: Int, connection: UInt16, peerAddress: String?, startFrame: Int,
+                startTime: Timestamp, endFrame: Int?, endTime: Timestamp?, endReason: String?, gapMicroseconds: Int64? = nil) {
+        self.role = role
+        self.connectionNumber = connectionNumber
+        self.connection = connection
+        self.peerAddress = peerAddress
+        self.startFrame = startFrame
+        self.startTime = startTime
+        self.endFrame = endFrame
+        self.endTime = endTime
+        self.endReason = endReason
+        self.gapMicroseconds = gapMicroseconds
+    }
+}
+
+/// A packet the device asked for again, and the frame of the copy sent after the request.
+public struct OTAResend: Hashable, Sendable {
+    /// Packet index (vendor protocols) the device asked for.
+    public var index: Int
+    public var requestFrame: Int
+    /// The packet sent again after the request; nil when it never was.
+    public var resentFrame: Int?
+
+    public init(index: Int, requestFrame: Int, resentFrame: Int? = nil) {
+        self.index = index
+        self.requestFrame = requestFrame
+        self.resentFrame = resentFrame
+    }
+}
+
 /// One firmware update seen in a capture.
 public struct OTASession: Hashable, Sendable {
     public var protocolName: OTAProtocol
-    /// Codec name for vendor sessions.
+    /// Codec name for vendor sessions; the names joined by `+` when several specs decoded its values.
     public var codec: String?
     public var connection: UInt16
     public var connectionNumber: Int
@@ -146,12 +199,17 @@ public struct OTASession: Hashable, Sendable {
     public var retransmittedBytes = 0
     /// Indices (or offsets) the device asked for again.
     public var resendRequests: [Int] = []
+    /// Each resend request with the packet that answered it.
+    public var resends: [OTAResend] = []
     /// Nordic packet receipt notifications.
     public var receipts = 0
     public var packetReceiptInterval: Int?
     /// Nordic Secure DFU: the device already had this many bytes (Select returned an offset).
     public var resumedFromOffset: Int?
     public var stalls: [OTAStall] = []
+    /// The connections the update went through, in order, with why each ended (filled by
+    /// ``OTAUpdateStory/link(_:connections:)``).
+    public var connections: [OTAConnectionStep] = []
     /// Distinct link states seen during the session, in order.
     public var links: [LinkSnapshot] = []
     /// Bytes on the link for every PDU of the session (L2CAP header + ATT PDU), both directions.

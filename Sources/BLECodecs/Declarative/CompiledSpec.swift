@@ -194,36 +194,75 @@ public final class DeclarativeCodec: ValueCodec {
     public let name: String
     public let summary: CodecSpecSummary
     let matchers: [Matcher]
-    let checksum: ChecksumSpec?
-    let root: CompiledGroup
+    /// One layout per part (`parts:` in the spec); a spec without `parts` is one part that always matches.
+    let parts: [Part]
     let slotCount: Int
 
-    init(name: String, summary: CodecSpecSummary, matchers: [Matcher], checksum: ChecksumSpec?, root: CompiledGroup, slotCount: Int) {
-        self.name = name; self.summary = summary; self.matchers = matchers; self.checksum = checksum
-        self.root = root; self.slotCount = slotCount
+    /// One layout of a spec: where it applies within the spec's match, its checksum and its fields.
+    struct Part: Sendable {
+        var name: String?
+        /// Empty: every value the spec's own match accepts.
+        var matchers: [Matcher] = []
+        var checksum: ChecksumSpec?
+        var root = CompiledGroup(fields: [], selectSlot: nil, selectName: nil, messages: [])
+
+        func mayApply(_ context: CodecContext) -> Bool {
+            matchers.isEmpty || matchers.contains { $0.mayMatch(context) }
+        }
+
+        func applies(_ value: UnsafeRawBufferPointer, _ context: CodecContext) -> Bool {
+            if matchers.isEmpty { return true }
+            return matchers.withUnsafeBufferPointer { ms in
+                for i in 0..<ms.count where ms[i].matches(value, context) { return true }
+                return false
+            }
+        }
+    }
+
+    init(name: String, summary: CodecSpecSummary, matchers: [Matcher], parts: [Part], slotCount: Int) {
+        self.name = name; self.summary = summary; self.matchers = matchers; self.parts = parts
+        self.slotCount = slotCount
     }
 
     /// Whether any value of the attribute in `context` could match (service, characteristic, handle).
     public func mayApply(_ context: CodecContext) -> Bool {
-        matchers.isEmpty || matchers.contains { $0.mayMatch(context) }
+        (matchers.isEmpty || matchers.contains { $0.mayMatch(context) }) && parts.contains { $0.mayApply(context) }
     }
 
     public func applies(_ value: UnsafeRawBufferPointer, context: CodecContext) -> Bool {
-        if matchers.isEmpty { return true }
-        return matchers.withUnsafeBufferPointer { ms in
-            for i in 0..<ms.count where ms[i].matches(value, context) { return true }
-            return false
+        part(for: value, context: context) != nil
+    }
+
+    /// The first part whose match holds, when the spec's own match holds.
+    func part(for value: UnsafeRawBufferPointer, context: CodecContext) -> Int? {
+        if !matchers.isEmpty {
+            let any = matchers.withUnsafeBufferPointer { ms in
+                for i in 0..<ms.count where ms[i].matches(value, context) { return true }
+                return false
+            }
+            if !any { return nil }
         }
+        for i in parts.indices where parts[i].applies(value, context) { return i }
+        return nil
     }
 
     public func decode(_ value: UnsafeRawBufferPointer, context: CodecContext) -> DecodedValue? {
-        guard applies(value, context: context) else { return nil }
-        return decodeUnconditionally(value, context: context)
+        guard let p = part(for: value, context: context) else { return nil }
+        return decode(value, part: parts[p], context: context)
     }
 
     /// Decodes without checking where the value was seen (for `blescope codecs decode --codec`).
+    ///
+    /// With several parts, the first part whose own match holds in `context` decodes the value (the
+    /// last part when none does).
     public func decodeUnconditionally(_ value: UnsafeRawBufferPointer, context: CodecContext = CodecContext()) -> DecodedValue {
-        withUnsafeTemporaryAllocation(of: Int64.self, capacity: max(1, slotCount)) { slots in
+        let p = parts.firstIndex { $0.applies(value, context) } ?? parts.count - 1
+        return decode(value, part: parts[p], context: context)
+    }
+
+    func decode(_ value: UnsafeRawBufferPointer, part: Part, context: CodecContext) -> DecodedValue {
+        let checksum = part.checksum, root = part.root
+        return withUnsafeTemporaryAllocation(of: Int64.self, capacity: max(1, slotCount)) { slots in
             slots.initialize(repeating: 0)
             var run = Interpreter(slots: slots, context: context, total: value.count, messageName: nil)
             var window = value

@@ -185,13 +185,12 @@ private struct Compiler {
     // MARK: spec
 
     mutating func spec(_ node: Node) throws(CodecSpecError) -> DeclarativeCodec {
-        let keys = try mapping(node, "", allowed: ["codec", "description", "endian", "match", "checksum", "fields", "select", "messages"])
+        let keys = try mapping(node, "", allowed: ["codec", "description", "endian", "match", "checksum", "fields", "select",
+                                                   "messages", "parts"])
         var name: String?
         var description: String?
         var matchers: [Matcher] = []
-        var checksum: ChecksumSpec?
         var appliesTo: [String] = []
-        if let e = keys.first(where: { $0.0 == "endian" }) { defaultBigEndian = try endian(e.2, "endian") }
         for (key, _, value) in keys {
             switch key {
             case "codec":
@@ -207,15 +206,68 @@ private struct Compiler {
                     matchers.append(m)
                     appliesTo.append(text)
                 }
-            case "checksum": checksum = try checksumSpec(value, "checksum")
             default: break
             }
         }
         guard let name else { throw fail(node, "", "missing 'codec: <name>'") }
-        let root = try group(keys, node, "", fieldsKey: "fields")
+        var parts: [DeclarativeCodec.Part] = []
+        var partsText: String?
+        if let partsKey = keys.first(where: { $0.0 == "parts" }) {
+            // Several layouts in one spec, one per characteristic (or direction, or prefix).
+            for body in ["fields", "select", "messages", "checksum"] {
+                if let k = keys.first(where: { $0.0 == body }) {
+                    throw fail(k.1, body, "'\(body)' goes inside each of 'parts' when the spec has parts")
+                }
+            }
+            guard let seq = partsKey.2.sequence, !seq.isEmpty else {
+                throw fail(partsKey.2, "parts", "expected a non-empty list of parts (match + fields/select/messages)")
+            }
+            var outerEndian = false
+            if let e = keys.first(where: { $0.0 == "endian" }) { outerEndian = try endian(e.2, "endian") }
+            var partTexts: [String] = []
+            for (i, partNode) in seq.enumerated() {
+                let path = "parts[\(i)]"
+                let pk = try mapping(partNode, path, allowed: ["name", "match", "endian", "checksum", "fields", "select", "messages",
+                                                              "description"])
+                var part = DeclarativeCodec.Part()
+                var texts: [String] = []
+                defaultBigEndian = outerEndian
+                if let e = pk.first(where: { $0.0 == "endian" }) { defaultBigEndian = try endian(e.2, path + ".endian") }
+                for (key, _, value) in pk {
+                    switch key {
+                    case "name": part.name = try string(value, path + ".name")
+                    case "match":
+                        for (n, p) in list(value, path + ".match") {
+                            let (m, text) = try matcher(n, p)
+                            part.matchers.append(m)
+                            texts.append(text)
+                        }
+                    case "checksum": part.checksum = try checksumSpec(value, path + ".checksum")
+                    default: break
+                    }
+                }
+                if part.matchers.isEmpty, i < seq.count - 1 {
+                    throw fail(partNode, path, "only the last part may leave out 'match' (it would hide the parts after it)")
+                }
+                let saved = scope
+                part.root = try group(pk, partNode, path + ".", fieldsKey: "fields")
+                scope = saved
+                parts.append(part)
+                partTexts.append("\(part.name ?? path): " + (texts.isEmpty ? "the rest" : texts.joined(separator: "; or ")))
+            }
+            partsText = "parts: " + partTexts.joined(separator: " | ")
+        } else {
+            if let e = keys.first(where: { $0.0 == "endian" }) { defaultBigEndian = try endian(e.2, "endian") }
+            var part = DeclarativeCodec.Part()
+            if let c = keys.first(where: { $0.0 == "checksum" }) { part.checksum = try checksumSpec(c.2, "checksum") }
+            part.root = try group(keys, node, "", fieldsKey: "fields")
+            parts.append(part)
+        }
         let summary = CodecSpecSummary(name: name, description: description, file: file, messages: messageNames,
-                                       roles: roles.sorted(), appliesTo: appliesTo.isEmpty ? "anything (no match)" : appliesTo.joined(separator: "; or "))
-        return DeclarativeCodec(name: name, summary: summary, matchers: matchers, checksum: checksum, root: root, slotCount: slotCount)
+                                       roles: roles.sorted(),
+                                       appliesTo: (appliesTo.isEmpty ? "anything (no match)" : appliesTo.joined(separator: "; or "))
+                                           + (partsText.map { "; " + $0 } ?? ""))
+        return DeclarativeCodec(name: name, summary: summary, matchers: matchers, parts: parts, slotCount: slotCount)
     }
 
     func endian(_ node: Node, _ path: String) throws(CodecSpecError) -> Bool {

@@ -211,7 +211,7 @@ public struct CheckFacts: Sendable {
             }
         })
         for o in analyzer.observers {
-            if let t = o as? OTATracker { facts.otaSessions = t.sessions }
+            if let t = o as? OTATracker { facts.otaSessions = OTAUpdateStory.link(t.sessions, connections: analyzer.connections) }
             if let t = o as? ChunkedTransferTracker { facts.transfers = t.transfers }
         }
         facts.connections = analyzer.connections

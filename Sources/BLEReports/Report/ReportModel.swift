@@ -191,7 +191,7 @@ public struct Report: @unchecked Sendable {
             case let t as ChunkedTransferTracker:
                 a.transfers = t.transfers
                 transferFindings = t.findings
-            case let t as OTATracker: a.otaSessions = t.sessions
+            case let t as OTATracker: a.otaSessions = OTAUpdateStory.link(t.sessions, connections: analyzer.connections)
             case let t as GATTUsageTracker: a.usage = t
             default: break
             }
