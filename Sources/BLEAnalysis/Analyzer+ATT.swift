@@ -11,7 +11,32 @@ struct TransactionKey: Hashable {
     var indication: Bool
 }
 
+/// Which kind of channel carries an ATT bearer (Core Spec Vol 3, Part F, 3.2.11; Part G, 5.2–5.3).
+public enum ATTBearerKind: String, Hashable, Sendable, CustomStringConvertible {
+    /// The LE fixed channel, CID 0x0004.
+    case leFixed = "le-fixed"
+    /// A BR/EDR connection-oriented channel to PSM 0x001F.
+    case bredr
+    /// An enhanced ATT bearer: an enhanced credit-based channel to PSM 0x0027, over LE or BR/EDR.
+    case eatt
+    public var description: String { rawValue }
+}
+
+/// One ATT bearer of a connection: its own MTU and transactions; the GATT database is the connection's.
 final class ATTBearer {
+    let kind: ATTBearerKind
+    /// The dynamic channel it rides on (index into the connection's ``ChannelTable``); nil for the fixed channel.
+    let channel: Int?
+    /// ATT_MTU of a dynamic bearer, from the L2CAP MTUs of its channel; the fixed bearer uses the connection's
+    /// (Exchange MTU). nil while not known: nothing is judged against it.
+    var mtu: Int?
+
+    init(kind: ATTBearerKind = .leFixed, channel: Int? = nil, mtu: Int? = nil) {
+        self.kind = kind
+        self.channel = channel
+        self.mtu = mtu
+    }
+
     struct Pending {
         var opcode: ATTOpcode
         var handle: UInt16?
@@ -39,47 +64,101 @@ final class ATTBearer {
 extension Analyzer {
     func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState? = nil) {
         counters.l2capPDUs += 1
+        state?.decode.l2capPDUs &+= 1
         switch pdu.channel {
-        case 0x0004: processATT(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
-        case 0x0005, 0x0001: processSignalling(pdu, connection: index, direction: direction, timestamp: timestamp)
-        case 0x0006: processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
+        case 0x0004:
+            state?.decode.att &+= 1
+            processATT(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+        case 0x0005, 0x0001:
+            state?.decode.signalling &+= 1
+            processSignalling(pdu, connection: index, direction: direction, timestamp: timestamp)
+        case 0x0006, 0x0007:
+            state?.decode.smp &+= 1
+            processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
         default:
-            if processCreditFrame(pdu, connection: index, direction: direction, timestamp: timestamp) { return }
-            if options.timeline {
-                emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
-                                   layer: .l2cap, code: UInt32(pdu.channel), name: L2CAPCID(pdu.channel).description,
-                                   summary: "\(pdu.payload.count) bytes"))
+            processDynamicChannel(pdu, connection: index, direction: direction, timestamp: timestamp, state: state ?? states[index])
+        }
+    }
+
+    /// A PDU on any other CID: an ATT bearer over BR/EDR (basic mode, PSM 0x001F), a K-frame of a credit-based
+    /// channel (EATT SDUs go on to ATT), a channel known by its PSM whose protocol blescope does not decode, or a
+    /// CID no decoder claims (counted for the decode health).
+    func processDynamicChannel(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState?) {
+        let cid = pdu.channel
+        if let state, let c = state.channels.channel(direction: direction, cid: cid), let b = state.channelBearers[c],
+           state.channels.channels[c].mode == .basic {
+            state.decode.att &+= 1
+            processATT(ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
+                                timestamp: timestamp, cid: cid, bearer: state.bearers[b]), connection: index, state: state)
+            return
+        }
+        if processCreditFrame(pdu, connection: index, direction: direction, timestamp: timestamp) {
+            state?.decode.creditFrames &+= 1
+            return
+        }
+        if let state {
+            if let c = state.channels.channel(direction: direction, cid: cid) {
+                state.decode.countKnown(psm: state.channels.channels[c].psm.rawValue)
+            } else {
+                state.decode.countUnclaimed(cid: cid, bytes: pdu.bytes.count, frame: pdu.lastFrame)
             }
+        }
+        if options.timeline {
+            var name = L2CAPCID(cid).description
+            if let state, let c = state.channels.channel(direction: direction, cid: cid) { name += " " + state.channels.channels[c].psm.description }
+            emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+                               layer: .l2cap, code: UInt32(cid), name: name, summary: "\(pdu.payload.count) bytes"))
         }
     }
 
     // MARK: ATT
 
+    /// One ATT PDU and where it came from: the context ``processATT(_:connection:state:)`` works in.
+    struct ATTInput {
+        var payload: UnsafeRawBufferPointer
+        /// The frame the PDU (or the SDU carrying it) completed at.
+        var frame: Int
+        /// Bytes of the L2CAP PDU (or K-frame SDU) that carried it, for throughput.
+        var l2capBytes: Int
+        var direction: Direction
+        var timestamp: Timestamp
+        /// The CID in the L2CAP header (0x0004 on the LE fixed channel).
+        var cid: UInt16 = 0x0004
+        /// The bearer; nil for the connection's fixed bearer.
+        var bearer: ATTBearer? = nil
+    }
+
+    @inline(__always)
     func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state given: ConnectionState? = nil) {
-        let payload = pdu.payload
+        processATT(ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
+                   connection: index, state: given)
+    }
+
+    func processATT(_ input: ATTInput, connection index: Int, state given: ConnectionState? = nil) {
+        let payload = input.payload, direction = input.direction, timestamp = input.timestamp
         guard let first = payload.first else {
-            findings.append(Finding(.warning, .init(code: "att.empty", message: "empty ATT PDU"), frame: pdu.lastFrame))
+            findings.append(Finding(.warning, .init(code: "att.empty", message: "empty ATT PDU"), frame: input.frame))
             return
         }
         counters.attPDUs += 1
         counters.attByOpcode[Int(first)] += 1
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
-        let frame = pdu.lastFrame
+        let frame = input.frame
         let db = Self.serverDatabase(opcode.method, direction)
         // The bulk of real traffic in a statistics pass: a notification or write command with nothing to pair
         // and no event to build goes straight to the observers.
         if !options.timeline, first == ATTOpcode.handleValueNotification.rawValue || first == ATTOpcode.writeCommand.rawValue,
            payload.count >= 3, let state = given {
-            checkMTU(opcode, size: payload.count, state: state, frame: frame)
+            checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
             var none: TimelineEvent? = nil
             deliverValue(UnsafeRawBufferPointer(rebasing: payload[3...]), kind: first == ATTOpcode.writeCommand.rawValue ? .writeCommand : .notification,
                          handle: UInt16(payload[1]) | UInt16(payload[2]) << 8, offset: 0, connection: index, state: state, db: db,
-                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &none)
+                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: input.l2capBytes, event: &none)
             return
         }
         guard let state = given ?? states[index] else { return }
-        var bearer = state.bearer
+        var bearer = input.bearer ?? state.bearer
 
         // Fast path for the bulk of real traffic when nobody needs the typed PDU.
         let needTyped = options.timeline || !isBulkValueOpcode(opcode)
@@ -96,7 +175,7 @@ extension Analyzer {
         default: break
         }
 
-        checkMTU(opcode, size: payload.count, state: state, frame: frame)
+        checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
 
         var typed: ATTPDU? = nil
         if needTyped {
@@ -120,6 +199,8 @@ extension Analyzer {
             }
             if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
             e.connectionNumber = state.number
+            e.bearer = bearer.kind
+            e.cid = input.cid
             if let h = e.handle { nameAttribute(&e, handle: h, connection: index, db: db) }
             event = e
         }
@@ -170,6 +251,10 @@ extension Analyzer {
             } else if let p = bearer.pending[requestKey] {
                 findings.append(Finding(.warning, .init(code: "att.unexpected-response",
                     message: "ATT \(opcode) does not answer the outstanding \(p.opcode) (frame \(p.frame))"), frame: frame))
+            } else if let (other, p) = state.pendingElsewhere(requestKey, answeredBy: opcode, except: bearer) {
+                // Core Spec Vol 3, Part F, 3.3.2 and 3.4.9: a response travels on the bearer of its request.
+                findings.append(Finding(.warning, .responseOnOtherBearer(opcode, on: bearer.kind, cid: input.cid, request: p.opcode,
+                                                                         requestBearer: other.kind, requestFrame: p.frame), frame: frame))
             } else {
                 findings.append(Finding(.info, .init(code: "att.response-without-request",
                     message: "ATT \(opcode) without a request in the capture"), frame: frame))
@@ -178,7 +263,7 @@ extension Analyzer {
 
         if let typed {
             applyATT(typed, bearer: &bearer, request: responseTo, connection: index, db: db, direction: direction, frame: frame,
-                     timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
+                     timestamp: timestamp, l2capBytes: input.l2capBytes, event: &event)
         } else if let h = handle, let range = valueRange {
             // Bulk value PDU, statistics-only pass: hand the value to the observers without building a typed PDU.
             let kind: ValueKind = switch opcode {
@@ -189,7 +274,7 @@ extension Analyzer {
             default: .writeCommand
             }
             deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index, state: state, db: db,
-                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: pdu.bytes.count, event: &event)
+                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: input.l2capBytes, event: &event)
         }
         if let e = event {
             let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
@@ -202,11 +287,24 @@ extension Analyzer {
     }
 
     /// A PDU longer than the connection's ATT_MTU (not judged on an inferred connection whose MTU exchange was not seen).
+    /// A dynamic bearer is judged against its own MTU, once known.
     @inline(__always)
-    func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, frame: Int) {
+    func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, bearer: ATTBearer? = nil, frame: Int) {
+        if let bearer {
+            guard let mtu = bearer.mtu, size > mtu else { return }
+            findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
+                message: "ATT \(opcode) of \(size) bytes exceeds the \(bearer.kind) bearer's ATT_MTU \(mtu)"), frame: frame))
+            return
+        }
         guard size > state.mtu && (!state.inferred || state.mtuExchanged) else { return }
         findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
             message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
+    }
+
+    /// ATT_MTU of a bearer: the connection's (Exchange MTU) for the fixed one, the channel's for the others.
+    @inline(__always)
+    func attMTU(_ bearer: ATTBearer, state: ConnectionState?) -> Int {
+        bearer.kind == .leFixed ? (state?.mtu ?? 23) : (bearer.mtu ?? 23)
     }
 
     /// `declarations`: the request asked for characteristic declarations (0x2803); nil when the
@@ -300,9 +398,14 @@ extension Analyzer {
         switch pdu {
         case .exchangeMTURequest(let mtu):
             bearer.clientMTU = Int(mtu)
+            if bearer.kind != .leFixed {
+                // Core Spec Vol 3, Part F, 3.4.2.1: not used on BR/EDR nor on an enhanced bearer (the L2CAP MTU rules).
+                findings.append(Finding(.warning, .init(code: "att.mtu-exchange-on-bearer",
+                    message: "ATT Exchange MTU Request on a \(bearer.kind) bearer, where ATT_MTU comes from the L2CAP channel: ignored"), frame: frame))
+            }
         case .exchangeMTUResponse(let mtu):
             bearer.serverMTU = Int(mtu)
-            if request != nil {
+            if request != nil, bearer.kind == .leFixed {
                 let effective = max(23, min(bearer.clientMTU ?? Int(mtu), Int(mtu)))
                 connections[index].mtu.record(Change(frame: frame, timestamp: timestamp, value: effective))
                 connectionChanged(index)
@@ -378,7 +481,7 @@ extension Analyzer {
             guard let r = request, let h = r.handle else { break }
             value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
             // A full-size response may continue with Read Blob (Core Vol 3, Part G, 4.8.3).
-            if value.count >= (states[index]?.mtu ?? 23) - 1 {
+            if value.count >= attMTU(bearer, state: states[index]) - 1 {
                 bearer.longRead = (h, value, [r.frame, frame], direction)
             } else {
                 bearer.longRead = nil
@@ -396,7 +499,7 @@ extension Analyzer {
                 lr.value += value
                 lr.frames += [r.frame, frame]
                 bearer.longRead = lr
-                if value.count < (states[index]?.mtu ?? 23) - 1 {
+                if value.count < attMTU(bearer, state: states[index]) - 1 {
                     finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
                 }
             } else {
@@ -542,5 +645,14 @@ extension Analyzer {
                                     l2capBytes: l2capBytes, link: state.link)
         e.serverIsPeer = db == .peer
         for i in observers.indices { observers[i].observe(e) }
+    }
+}
+
+extension FindingKind {
+    static func responseOnOtherBearer(_ opcode: ATTOpcode, on kind: ATTBearerKind, cid: UInt16, request: ATTOpcode,
+                                      requestBearer: ATTBearerKind, requestFrame: Int) -> FindingKind {
+        .init(code: "att.response-on-other-bearer",
+              message: "ATT \(opcode) on the \(kind) bearer (CID \(hex(cid, width: 4))) would answer the \(request) of frame \(requestFrame) "
+                + "sent on the \(requestBearer) bearer: a response must come on its request's bearer (Core Spec Vol 3, Part F, 3.3.2); not paired")
     }
 }

@@ -259,7 +259,10 @@ extension Analyzer {
         }
         let payload = UnsafeRawBufferPointer(rebasing: input.remainingBytes.prefix(Int(header.dataLength)))
         guard let index = connectionIndex(controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                                          timestamp: record.timestamp, infer: true) else { return }
+                                          timestamp: record.timestamp, infer: header.handle != Self.vendorTraceHandle) else {
+            if header.handle == Self.vendorTraceHandle { vendorTrace.count(frame: record.frame, bytes: record.originalLength) }
+            return
+        }
         let direction = record.direction
         connections[index].aclPackets[direction] += 1
         connections[index].aclBytes[direction] += record.originalLength
@@ -303,7 +306,10 @@ extension Analyzer {
         case .rx: state.rx.feed(fragment, findings: &reassemblyFindings, onPDU: onPDU)
         case .unknown: state.unknown.feed(fragment, findings: &reassemblyFindings, onPDU: onPDU)
         }
-        if !reassemblyFindings.isEmpty { findings += reassemblyFindings }
+        if !reassemblyFindings.isEmpty {
+            for f in reassemblyFindings { state.decode.countReassembly(f) }
+            findings += reassemblyFindings
+        }
     }
 }
 

@@ -30,8 +30,18 @@ extension Analyzer {
             return
         }
         let handle = connections[index].handle
+        let connectionState = states[index]
         for s in signals {
+            if let connectionState, let change = connectionState.channels.feed(s, direction: direction, frame: pdu.lastFrame) {
+                applyChannelChange(change, signal: s, connection: index, state: connectionState)
+            }
             switch s.command {
+            case .creditBasedConnectionRequest(let spsm, _, _, let credits, let sourceCIDs):
+                // As for the LE request below, for each channel asked for (Core Spec Vol 3, Part A, 4.25).
+                for cid in sourceCIDs {
+                    addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: cid), spsm: spsm,
+                                     credits: Int(credits), frame: pdu.lastFrame)
+                }
             case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, let credits):
                 // Data towards the requester arrives on its source CID; the credits are the responder's to send with.
                 addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: sourceCID), spsm: spsm,
@@ -67,6 +77,35 @@ extension Analyzer {
                                    layer: .l2cap, code: UInt32(s.code.rawValue), name: s.code.description, summary: s.command.summary))
             }
         }
+    }
+
+    /// Opens the ATT bearers and credit-based reassembly of channels the signalling opened; follows MTU changes.
+    func applyChannelChange(_ change: ChannelChange, signal: L2CAPSignal, connection index: Int, state: ConnectionState) {
+        switch change {
+        case .opened(let list):
+            for i in list {
+                let channel = state.channels.channels[i]
+                if channel.mode == .enhancedCredit, case .creditBasedConnectionResponse(_, _, let credits, _, _) = signal.command {
+                    // Data towards the responder, with the credits its response gave (the other way was opened at the request).
+                    addCreditChannel(CreditKey(connection: index, direction: channel.initiator, cid: channel.responderCID),
+                                     spsm: channel.psm.rawValue, credits: Int(credits), frame: channel.openFrame)
+                }
+                let kind: ATTBearerKind? = switch (channel.psm, channel.mode) {
+                case (.att, .basic): .bredr
+                case (.eatt, .enhancedCredit): .eatt
+                default: nil
+                }
+                if let kind, state.bearers.count < ChannelTable.maxChannels {
+                    state.bearers.append(ATTBearer(kind: kind, channel: i, mtu: channel.commonMTU))
+                    state.channelBearers[i] = state.bearers.count - 1
+                }
+            }
+        case .mtuChanged(let list):
+            for i in list { if let b = state.channelBearers[i] { state.bearers[b].mtu = state.channels.channels[i].commonMTU } }
+        case .closed:
+            break
+        }
+        connections[index].channels = state.channels.channels
     }
 
     func processSMP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
@@ -120,7 +159,15 @@ extension Analyzer {
             state.sdu += payload
         }
         if state.sdu.count >= state.sduExpected {
-            if options.timeline {
+            if state.spsm == L2CAPPSM.eatt.rawValue, let owner = states[index],
+               let c = owner.channels.channel(direction: direction, cid: pdu.channel), let b = owner.channelBearers[c] {
+                // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
+                let sdu = state.sdu
+                sdu.withUnsafeBytes { raw in
+                    processATT(ATTInput(payload: raw, frame: pdu.lastFrame, l2capBytes: sdu.count + 2, direction: direction, timestamp: timestamp,
+                                        cid: pdu.channel, bearer: owner.bearers[b]), connection: index, state: owner)
+                }
+            } else if options.timeline {
                 var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
                                       layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
                                       summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(state.spsm, width: 4)) \(state.sdu.count) bytes from frame \(state.firstFrame)")

@@ -126,6 +126,10 @@ public final class Analyzer {
     /// L2CAP payload bytes fed since the held bytes were last counted (``enforceHeldBytes(frame:)``).
     var fedSinceHeldCheck = 0
     /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
+    /// What was carried against what was decoded, per connection and for the capture; set by ``finish()``.
+    public internal(set) var decodeHealth = DecodeHealth()
+    /// ACL packets on the Qualcomm controller-log handle (``Analyzer/vendorTraceHandle``) outside any connection.
+    var vendorTrace = VendorTrace()
     public internal(set) var heldBytesSheds = 0
     public internal(set) var heldBytesDropped = 0
 
@@ -201,17 +205,20 @@ public final class Analyzer {
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
         finishLinkLayer()
-        for state in states {
+        for (i, state) in states.enumerated() {
             guard let state else { continue }
             state.finishReassembly(findings: &findings, frame: lastFrame)
+            connections[i].decode = state.decode
         }
+        decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
+        findings += decodeHealth.findings
         for (_, pending) in pendingCommands.sorted(by: { $0.value.frame < $1.value.frame }) {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
         }
         pendingCommands.removeAll()
         for state in states {
             guard let state else { continue }
-            for p in state.bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
+            for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
                 findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
             }
         }
@@ -345,7 +352,8 @@ public final class Analyzer {
         connections[index].disconnectReason = reason
         if let state = states[index] {
             state.finishReassembly(findings: &findings, frame: frame)
-            for p in state.bearer.pending.values.sorted(by: { $0.frame < $1.frame }) {
+            connections[index].decode = state.decode
+            for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
                 findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the disconnection"), frame: p.frame))
                 if let id = p.eventID { queue.settle(id) }
             }
@@ -458,7 +466,30 @@ final class ConnectionState {
     var tx = L2CAPReassembler()
     var rx = L2CAPReassembler()
     var unknown = L2CAPReassembler()
+    /// The ATT bearer on the LE fixed channel 0x0004.
     var bearer = ATTBearer()
+    /// Dynamic channels learnt from the signalling, and the ATT bearers on some of them (BR/EDR PSM 0x001F, EATT).
+    var channels = ChannelTable()
+    var bearers: [ATTBearer] = []
+    /// Channel index → index into `bearers`.
+    var channelBearers: [Int: Int] = [:]
+    /// What was carried against what was decoded (see ``DecodeHealth``).
+    var decode = DecodeCounts()
+
+    /// Every ATT bearer: the fixed one first.
+    var allBearers: [ATTBearer] { [bearer] + bearers }
+
+    /// A request (or indication) waiting on another bearer that `opcode` would answer: the response came on the wrong bearer.
+    func pendingElsewhere(_ key: TransactionKey, answeredBy opcode: ATTOpcode, except: ATTBearer) -> (ATTBearer, ATTBearer.Pending)? {
+        guard !bearers.isEmpty else { return nil }
+        for b in allBearers where b !== except {
+            if let p = b.pending[key], opcode == .errorResponse || p.opcode.responseOpcode == opcode
+                || (opcode.method == .confirmation && p.opcode == .handleValueIndication) {
+                return (b, p)
+            }
+        }
+        return nil
+    }
 
     /// A database changed: what names its handles must be looked up again.
     func forgetAttributes() {
@@ -468,8 +499,9 @@ final class ConnectionState {
 
     /// Bytes this connection holds for unfinished PDUs, long reads and prepared writes.
     var heldBytes: Int {
-        tx.bufferedBytes + rx.bufferedBytes + unknown.bufferedBytes + (bearer.longRead?.value.count ?? 0)
-            + bearer.prepared.reduce(0) { $0 + $1.value.count }
+        var total = tx.bufferedBytes + rx.bufferedBytes + unknown.bufferedBytes
+        for b in allBearers { total += (b.longRead?.value.count ?? 0) + b.prepared.reduce(0) { $0 + $1.value.count } }
+        return total
     }
 
     /// Drops all unfinished work (the analyzer's memory budget ran out).
@@ -477,14 +509,19 @@ final class ConnectionState {
         tx.abandon()
         rx.abandon()
         unknown.abandon()
-        bearer.longRead = nil
-        bearer.prepared = []
+        for b in allBearers {
+            b.longRead = nil
+            b.prepared = []
+        }
     }
 
     func finishReassembly(findings: inout [Finding], frame: Int) {
-        if tx.inProgress { tx.finish(findings: &findings, frame: frame) }
-        if rx.inProgress { rx.finish(findings: &findings, frame: frame) }
-        if unknown.inProgress { unknown.finish(findings: &findings, frame: frame) }
+        var cut: [Finding] = []
+        if tx.inProgress { tx.finish(findings: &cut, frame: frame) }
+        if rx.inProgress { rx.finish(findings: &cut, frame: frame) }
+        if unknown.inProgress { unknown.finish(findings: &cut, frame: frame) }
+        for f in cut { decode.countReassembly(f) }
+        findings += cut
     }
 }
 

@@ -101,6 +101,10 @@ public struct Connection: Hashable, Sendable {
     /// Android Bluetooth Quality Reports about this connection (at most ``Connection/maxQualitySamples``).
     public var linkQuality: [LinkQualitySample] = []
     public static let maxQualitySamples = 20_000
+    /// What the connection carried against what was decoded (see ``DecodeHealth``).
+    public var decode = DecodeCounts()
+    /// Dynamic L2CAP channels opened by its signalling (BR/EDR PSMs, LE CoC, EATT), in the order they opened.
+    public var channels: [DynamicChannel] = []
     /// Host → controller ACL packets not yet reported done by Number Of Completed Packets.
     public var inFlight = 0
     /// The most packets that were in the controller's buffer at once for this connection.

@@ -55,6 +55,9 @@ public struct TimelineEvent: Sendable {
     /// Decoded numeric fields of an event that has no codec (a Bluetooth Quality Report's RSSI, counters…),
     /// as (JSON key, value) in wire order.
     public var fields: [(String, Int64)]? = nil
+    /// ATT events: the bearer that carried the PDU and the CID in its L2CAP header (0x0004 on the LE fixed channel).
+    public var bearer: ATTBearerKind?
+    public var cid: UInt16?
 
     public init(frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
                 code: UInt32?, name: String, summary: String) {

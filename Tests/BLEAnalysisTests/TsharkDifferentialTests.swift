@@ -22,6 +22,8 @@ import Testing
         var retransmission = false
         /// tshark marked the frame malformed (an exception while dissecting it).
         var malformed = false
+        /// The CID in the L2CAP header that carried the PDU (0x0004 on the LE fixed channel; dynamic on BR/EDR and EATT).
+        var cid: Int?
     }
 
     static var captures: [String] {
@@ -35,35 +37,38 @@ import Testing
         guard let out = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btatt", "-T", "fields", "-E", "separator=/t",
                                                 "-e", "frame.number", "-e", "btatt.opcode", "-e", "btatt.handle",
                                                 "-e", "btatt.value", "-e", "bthci_acl.chandle", "-e", "btatt.request_in_frame",
-                                                "-e", "btle.crc.incorrect", "-e", "_ws.expert.message", "-e", "nordic_ble.crcok"]) else { return nil }
+                                                "-e", "btle.crc.incorrect", "-e", "_ws.expert.message", "-e", "nordic_ble.crcok",
+                                                "-e", "btl2cap.cid"]) else { return nil }
         var rows: [Int: Row] = [:]
         for line in out.split(separator: "\n") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count >= 9, let frame = Int(f[0]), let opcode = Int(f[1].dropFirst(2), radix: 16) else { continue }
+            guard f.count >= 10, let frame = Int(f[0]), let opcode = Int(f[1].dropFirst(2), radix: 16) else { continue }
             let handles = f[2].split(separator: ",").compactMap { Int($0.dropFirst(2), radix: 16) }
             rows[frame] = Row(frame: frame, opcode: opcode, handles: handles, value: f[3], connection: Int(f[4].dropFirst(2), radix: 16),
                               requestFrame: Int(f[5].split(separator: ",").first ?? ""),
                               crcBad: !f[6].isEmpty || f[8] == "0", retransmission: f[7].contains("Retransmission"),
-                              malformed: f[7].contains("Malformed"))
+                              malformed: f[7].contains("Malformed"),
+                              cid: Int((f[9].split(separator: ",").first ?? "").dropFirst(2), radix: 16))
         }
         return rows
     }
 
-    static func ourRows(_ path: String) throws -> (rows: [Int: Row], events: [Int: TimelineEvent]) {
+    static func ourRows(_ path: String) throws -> (rows: [Int: Row], events: [Int: TimelineEvent], vendorTrace: VendorTrace) {
         let capture = try CaptureFile.open(path: path)
         var rows: [Int: Row] = [:]
         var events: [Int: TimelineEvent] = [:]
-        _ = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true), configure: { analyzer in
+        let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true), configure: { analyzer in
             analyzer.onEvent = { e in
                 guard e.layer == .att, let code = e.code else { return }
                 let handles = e.handles.map { $0.map(Int.init) } ?? e.handle.map { [Int($0)] } ?? []
                 let value = e.values.map { $0.map { hexString($0) }.joined(separator: ",") } ?? e.value.map { hexString($0) } ?? ""
                 rows[e.frame] = Row(frame: e.frame, opcode: Int(code), handles: handles, value: value,
-                                    connection: e.connection.map(Int.init), requestFrame: e.requestFrame, direction: e.direction)
+                                    connection: e.connection.map(Int.init), requestFrame: e.requestFrame, direction: e.direction,
+                                    cid: e.cid.map(Int.init))
                 events[e.frame] = e
             }
         })
-        return (rows, events)
+        return (rows, events, analyzer.decodeHealth.vendorTrace)
     }
 
     enum Explanation: String {
@@ -93,10 +98,17 @@ import Testing
         /// side's GATT database (both ends are servers), takes its bytes for a handle and marks the frame
         /// malformed; blescope keeps the value (OpenGuardian pump: 2 Write Requests).
         case tsharkUsedOtherSidesDatabase
+        /// tshark decodes a Qualcomm controller's firmware-log ACL packets (handle 0x0EDC, no connection) as
+        /// L2CAP; blescope sets them aside as vendor trace (AOSP snoop_logger.cc: kQualcommDebugLogHandle).
+        case vendorTraceDecodedByTshark
     }
 
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
-    static func explainMissing(_ t: Row, ours: [Int: Row], theirs: [Int: Row]) -> Explanation? {
+    static func explainMissing(_ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace()) -> Explanation? {
+        if t.connection == Int(Analyzer.vendorTraceHandle), let first = vendorTrace.firstFrame, let last = vendorTrace.lastFrame,
+           (first...last).contains(t.frame) {
+            return .vendorTraceDecodedByTshark
+        }
         if t.crcBad { return .crcBadFrameDecodedByTshark }
         if t.retransmission { return .retransmissionDecodedByTshark }
         // The same PDU (same SN, same bytes) as an earlier frame that blescope decoded: an LL retransmission.
@@ -181,11 +193,11 @@ import Testing
         let reference = try Self.decryptedCopy(path)
         defer { if let reference { try? FileManager.default.removeItem(atPath: reference) } }
         guard FileManager.default.fileExists(atPath: path), let theirs = Self.tsharkRows(reference ?? path) else { return }
-        let (ours, events) = try Self.ourRows(path)
+        let (ours, events, vendorTrace) = try Self.ourRows(path)
         // Counts per opcode: exactly equal, once the packets blescope keeps out on purpose (bad CRC,
         // LL retransmissions) are set aside.
         var theirCounts: [Int: Int] = [:], ourCounts: [Int: Int] = [:]
-        for r in theirs.values where ours[r.frame] != nil || Self.explainMissing(r, ours: ours, theirs: theirs) == nil {
+        for r in theirs.values where ours[r.frame] != nil || Self.explainMissing(r, ours: ours, theirs: theirs, vendorTrace: vendorTrace) == nil {
             theirCounts[r.opcode, default: 0] += 1
         }
         for r in ours.values { ourCounts[r.opcode, default: 0] += 1 }
@@ -208,13 +220,15 @@ import Testing
             if tt == oo { continue }
             if let t, let o, let why = Self.explain(t, o, ours: ours, theirs: theirs, event: events[frame]) {
                 explained[why, default: 0] += 1
-            } else if let t, o == nil, let why = Self.explainMissing(t, ours: ours, theirs: theirs) {
+            } else if let t, o == nil, let why = Self.explainMissing(t, ours: ours, theirs: theirs, vendorTrace: vendorTrace) {
                 explained[why, default: 0] += 1
             } else {
                 unexplained.append("frame \(frame): tshark \(String(describing: t)) blescope \(String(describing: o))")
             }
         }
-        print("tshark differential \(path.split(separator: "/").last!): \(theirs.count) ATT PDUs, explained \(explained.map { "\($0.key.rawValue)=\($0.value)" }.sorted())")
+        var perBearer: [String: Int] = [:]
+        for e in events.values { perBearer[e.bearer?.rawValue ?? "none", default: 0] += 1 }
+        print("tshark differential \(path.split(separator: "/").last!): \(theirs.count) ATT PDUs, ours by bearer \(perBearer.sorted { $0.key < $1.key }), explained \(explained.map { "\($0.key.rawValue)=\($0.value)" }.sorted())")
         #expect(unexplained.isEmpty, "\(unexplained.count) unexplained disagreements, first: \(unexplained.prefix(5))")
     }
 }

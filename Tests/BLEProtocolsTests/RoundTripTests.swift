@@ -71,6 +71,10 @@ let sampleSignals: [L2CAPSignal] = [
     L2CAPSignal(identifier: 8, command: .creditBasedReconfigureRequest(mtu: 100, mps: 100, destinationCIDs: [0x50])),
     L2CAPSignal(identifier: 8, command: .creditBasedReconfigureResponse(result: 0)),
     L2CAPSignal(identifier: 9, command: .other(.echoRequest, [1, 2])),
+    L2CAPSignal(identifier: 10, command: .connectionRequest(psm: 0x001F, sourceCID: 0x0040)),
+    L2CAPSignal(identifier: 10, command: .connectionResponse(destinationCID: 0x0041, sourceCID: 0x0040, result: 0, status: 0)),
+    L2CAPSignal(identifier: 11, command: .configureRequest(destinationCID: 0x0041, flags: 0, options: [0x01, 0x02, 0xA0, 0x02])),
+    L2CAPSignal(identifier: 11, command: .configureResponse(sourceCID: 0x0040, flags: 0, result: 0, options: [])),
 ]
 
 let sampleCommands: [HCICommandParameters] = [

@@ -131,10 +131,51 @@ public struct L2CAPSignalCode: RawRepresentable, Hashable, Sendable, CustomStrin
     public var description: String { name ?? "L2CAPSignalCode(\(hex(rawValue)))" }
 }
 
+/// A Protocol/Service Multiplexer (Core Spec Vol 3, Part A, 4.2; Assigned Numbers 5.2): which protocol a
+/// dynamic channel carries. Open struct: an unknown value prints as `PSM 0x1001` and is kept.
+public struct L2CAPPSM: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    public init(_ rawValue: UInt16) { self.rawValue = rawValue }
+
+    public static let sdp = L2CAPPSM(0x0001)
+    public static let rfcomm = L2CAPPSM(0x0003)
+    public static let bnep = L2CAPPSM(0x000F)
+    public static let hidControl = L2CAPPSM(0x0011)
+    public static let hidInterrupt = L2CAPPSM(0x0013)
+    public static let avctp = L2CAPPSM(0x0017)
+    public static let avdtp = L2CAPPSM(0x0019)
+    public static let avctpBrowsing = L2CAPPSM(0x001B)
+    /// ATT over BR/EDR (Core Spec Vol 3, Part G, 5.2).
+    public static let att = L2CAPPSM(0x001F)
+    public static let ipsp = L2CAPPSM(0x0023)
+    /// Object Transfer Service.
+    public static let ots = L2CAPPSM(0x0025)
+    /// Enhanced ATT over credit-based channels (Core Spec Vol 3, Part G, 5.3).
+    public static let eatt = L2CAPPSM(0x0027)
+
+    /// Name, from one table.
+    static let names: [UInt16: String] = [
+        0x0001: "SDP", 0x0003: "RFCOMM", 0x0005: "TCS-BIN", 0x0007: "TCS-BIN-CORDLESS", 0x000F: "BNEP",
+        0x0011: "HID Control", 0x0013: "HID Interrupt", 0x0015: "UPnP", 0x0017: "AVCTP", 0x0019: "AVDTP",
+        0x001B: "AVCTP Browsing", 0x001D: "UDI C-Plane", 0x001F: "ATT", 0x0021: "3DSP", 0x0023: "LE IPSP",
+        0x0025: "OTS", 0x0027: "EATT",
+    ]
+    public var name: String? { Self.names[rawValue] }
+    public var description: String { name.map { "\($0) (\(hex(rawValue, width: 4)))" } ?? "PSM \(hex(rawValue, width: 4))" }
+}
+
 /// Typed body of an L2CAP signalling command (Vol 3, Part A, 4.1–4.27).
 public enum L2CAPSignalCommand: Hashable, Sendable {
     /// Reason(2): 0 not understood, 1 signalling MTU exceeded, 2 invalid CID; `data` = reason data.
     case commandReject(reason: UInt16, data: [UInt8])
+    /// BR/EDR: open a channel to `psm`; `sourceCID` is where the requester receives (Vol 3, Part A, 4.2).
+    case connectionRequest(psm: UInt16, sourceCID: UInt16)
+    /// Result 0 success, 1 pending, 2… refused; `destinationCID` is where the responder receives (4.3).
+    case connectionResponse(destinationCID: UInt16, sourceCID: UInt16, result: UInt16, status: UInt16)
+    /// `destinationCID` is the recipient's endpoint; options are type(1) length(1) value TLVs (4.4, 5).
+    case configureRequest(destinationCID: UInt16, flags: UInt16, options: [UInt8])
+    case configureResponse(sourceCID: UInt16, flags: UInt16, result: UInt16, options: [UInt8])
     case disconnectionRequest(destinationCID: UInt16, sourceCID: UInt16)
     case disconnectionResponse(destinationCID: UInt16, sourceCID: UInt16)
     /// Interval min/max (1.25 ms), peripheral latency, timeout multiplier (10 ms).
@@ -154,6 +195,10 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
     public var code: L2CAPSignalCode {
         switch self {
         case .commandReject: .commandReject
+        case .connectionRequest: .connectionRequest
+        case .connectionResponse: .connectionResponse
+        case .configureRequest: .configureRequest
+        case .configureResponse: .configureResponse
         case .disconnectionRequest: .disconnectionRequest
         case .disconnectionResponse: .disconnectionResponse
         case .connectionParameterUpdateRequest: .connectionParameterUpdateRequest
@@ -189,6 +234,37 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
         }
     }
 
+    /// The MTU option (type 0x01, hint bit ignored) of a configuration's options (Vol 3, Part A, 5.1): the largest
+    /// SDU the sender of the Configure Request can receive. nil when absent (the default, 672, then applies) or
+    /// when the options are malformed (a length running past the end).
+    public static func mtuOption(_ options: [UInt8]) -> UInt16? {
+        var i = 0
+        while i + 2 <= options.count {
+            let type = options[i] & 0x7F, length = Int(options[i + 1])
+            guard i + 2 + length <= options.count else { return nil }
+            if type == 0x01, length == 2 { return UInt16(options[i + 2]) | UInt16(options[i + 3]) << 8 }
+            i += 2 + length
+        }
+        return nil
+    }
+
+    /// The default L2CAP MTU of a BR/EDR channel when the configuration names none (Vol 3, Part A, 5.1).
+    public static let defaultBREDRMTU = 672
+
+    /// Name of a BR/EDR Connection Response result (Vol 3, Part A, 4.3).
+    public static func connectionResultName(_ result: UInt16) -> String {
+        switch result {
+        case 0x0000: "Success"
+        case 0x0001: "Pending"
+        case 0x0002: "PSM not supported"
+        case 0x0003: "Security block"
+        case 0x0004: "No resources available"
+        case 0x0006: "Invalid Source CID"
+        case 0x0007: "Source CID already allocated"
+        default: hex(result)
+        }
+    }
+
     /// Parses the command data for `code` from a reader over exactly the command's data.
     public init(code: L2CAPSignalCode, parsing input: inout ByteReader) throws(DecodeError) {
         func u16() throws(DecodeError) -> UInt16 { try UInt16(parsingLittleEndian: &input) }
@@ -200,6 +276,12 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
         }
         switch code {
         case .commandReject: self = .commandReject(reason: try u16(), data: input.readRemaining())
+        case .connectionRequest: self = .connectionRequest(psm: try u16(), sourceCID: try u16())
+        case .connectionResponse:
+            self = .connectionResponse(destinationCID: try u16(), sourceCID: try u16(), result: try u16(), status: try u16())
+        case .configureRequest: self = .configureRequest(destinationCID: try u16(), flags: try u16(), options: input.readRemaining())
+        case .configureResponse:
+            self = .configureResponse(sourceCID: try u16(), flags: try u16(), result: try u16(), options: input.readRemaining())
         case .disconnectionRequest: self = .disconnectionRequest(destinationCID: try u16(), sourceCID: try u16())
         case .disconnectionResponse: self = .disconnectionResponse(destinationCID: try u16(), sourceCID: try u16())
         case .connectionParameterUpdateRequest:
@@ -226,6 +308,10 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
         func put(_ values: UInt16...) { for v in values { w.write(littleEndian: v) } }
         switch self {
         case let .commandReject(reason, data): put(reason); w.write(contentsOf: data)
+        case let .connectionRequest(p, s): put(p, s)
+        case let .connectionResponse(d, s, r, st): put(d, s, r, st)
+        case let .configureRequest(d, f, o): put(d, f); w.write(contentsOf: o)
+        case let .configureResponse(s, f, r, o): put(s, f, r); w.write(contentsOf: o)
         case let .disconnectionRequest(d, s), let .disconnectionResponse(d, s): put(d, s)
         case let .connectionParameterUpdateRequest(a, b, c, d): put(a, b, c, d)
         case let .connectionParameterUpdateResponse(r), let .creditBasedReconfigureResponse(r): put(r)
@@ -244,6 +330,14 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
         case let .commandReject(reason, data):
             let r = reason == 0 ? "command not understood" : reason == 1 ? "signalling MTU exceeded" : reason == 2 ? "invalid CID" : hex(reason)
             return "reason=\(r)" + (data.isEmpty ? "" : " data=" + hexString(data))
+        case let .connectionRequest(psm, s): return "psm=\(L2CAPPSM(psm)) scid=\(hex(s))"
+        case let .connectionResponse(d, s, r, st):
+            return "dcid=\(hex(d)) scid=\(hex(s)) result=\(Self.connectionResultName(r))" + (r == 1 ? " status=\(hex(st))" : "")
+        case let .configureRequest(d, f, o):
+            return "dcid=\(hex(d))" + (f & 1 != 0 ? " continued" : "") + (Self.mtuOption(o).map { " mtu=\($0)" } ?? "")
+        case let .configureResponse(s, f, r, o):
+            let result = r == 0 ? "Success" : r == 1 ? "Unacceptable parameters" : r == 2 ? "Rejected" : r == 3 ? "Unknown options" : r == 4 ? "Pending" : hex(r)
+            return "scid=\(hex(s))" + (f & 1 != 0 ? " continued" : "") + " result=\(result)" + (Self.mtuOption(o).map { " mtu=\($0)" } ?? "")
         case let .disconnectionRequest(d, s), let .disconnectionResponse(d, s): return "dcid=\(hex(d)) scid=\(hex(s))"
         case let .connectionParameterUpdateRequest(a, b, c, d):
             return "interval=\(Units.interval1250(a))–\(Units.interval1250(b)) latency=\(c) timeout=\(Units.timeout10(d))"

@@ -1,0 +1,248 @@
+import BLECore
+import BLEProtocols
+
+/// PDUs on one CID that no decoder claimed.
+public struct CIDTally: Hashable, Sendable {
+    public var pdus = 0
+    public var bytes = 0
+    public var firstFrame = 0
+    public var lastFrame = 0
+}
+
+/// What one connection carried against what blescope decoded, layer by layer: ACL (or LL) data → L2CAP PDUs →
+/// ATT / SMP / signalling / credit-based K-frames, PDUs on channels known by their PSM but not decoded (RFCOMM,
+/// AVDTP …), PDUs on CIDs nothing claims, and what reassembly had to drop.
+///
+/// Counted on the per-connection decoding state (a few integer increments per PDU), copied into
+/// ``Connection/decode`` when the connection ends or the capture does.
+public struct DecodeCounts: Hashable, Sendable {
+    /// Whole L2CAP PDUs reassembled (B-frames, C-frames, K-frames).
+    public var l2capPDUs = 0
+    /// Of those: ATT (fixed channel, BR/EDR bearers; EATT SDUs are counted in `creditFrames`), SMP, signalling.
+    public var att = 0
+    public var smp = 0
+    public var signalling = 0
+    /// K-frames on credit-based channels opened in the capture (LE CoC, EATT).
+    public var creditFrames = 0
+    /// PDUs on a dynamic channel whose PSM is known but whose protocol blescope does not decode, by PSM.
+    public var knownChannelPDUs = 0
+    public var knownByPSM: [UInt16: Int] = [:]
+    /// PDUs on CIDs no decoder claims (no signalling for them in the capture), by CID (at most 32 CIDs listed).
+    public var unclaimedPDUs = 0
+    public var unclaimedByCID: [UInt16: CIDTally] = [:]
+    /// L2CAP PDUs lost in reassembly: a continuation without its start, a PDU cut short by the next start or
+    /// by the end of the capture or a disconnection.
+    public var reassemblyDropped = 0
+    /// PDUs the capturer cut (incl_len < orig_len): counted, not decoded.
+    public var cutByCapturer = 0
+    /// The first frames where reassembly dropped something (at most 8).
+    public var dropFrames: [Int] = []
+    /// Link-layer data PDUs that were encrypted and not decrypted (air captures), nil when not known.
+    /// Filled from ``LinkLayerStats/encryptedUndecrypted``; link-layer decryption reports what it could not decrypt here.
+    public var encryptedUndecrypted: Int?
+
+    public init() {}
+
+    static let maxListedCIDs = 32
+
+    mutating func countUnclaimed(cid: UInt16, bytes: Int, frame: Int) {
+        unclaimedPDUs &+= 1
+        if var t = unclaimedByCID[cid] {
+            t.pdus += 1
+            t.bytes += bytes
+            t.lastFrame = frame
+            unclaimedByCID[cid] = t
+        } else if unclaimedByCID.count < Self.maxListedCIDs {
+            unclaimedByCID[cid] = CIDTally(pdus: 1, bytes: bytes, firstFrame: frame, lastFrame: frame)
+        }
+    }
+
+    mutating func countKnown(psm: UInt16) {
+        knownChannelPDUs &+= 1
+        if knownByPSM[psm] != nil || knownByPSM.count < Self.maxListedCIDs { knownByPSM[psm, default: 0] += 1 }
+    }
+
+    /// A reassembly finding: what it says was lost.
+    mutating func countReassembly(_ f: Finding) {
+        switch f.kind.code {
+        case "l2cap.unexpected-continuation", "l2cap.incomplete-sdu", "l2cap.cut-by-end":
+            reassemblyDropped &+= 1
+        case "l2cap.cut-by-capturer":
+            cutByCapturer &+= 1
+        default:
+            return
+        }
+        if dropFrames.count < 8, let frame = f.frame { dropFrames.append(frame) }
+    }
+
+    /// PDUs decoded or knowingly set aside, plus those lost: the denominator of the shares below.
+    public var attempted: Int { l2capPDUs + reassemblyDropped + cutByCapturer }
+    /// PDUs some decoder took (ATT, SMP, signalling, K-frames).
+    public var decoded: Int { att + smp + signalling + creditFrames }
+
+    public static func + (a: DecodeCounts, b: DecodeCounts) -> DecodeCounts {
+        var s = a
+        s.l2capPDUs += b.l2capPDUs
+        s.att += b.att
+        s.smp += b.smp
+        s.signalling += b.signalling
+        s.creditFrames += b.creditFrames
+        s.knownChannelPDUs += b.knownChannelPDUs
+        for (k, v) in b.knownByPSM { s.knownByPSM[k, default: 0] += v }
+        s.unclaimedPDUs += b.unclaimedPDUs
+        s.reassemblyDropped += b.reassemblyDropped
+        s.cutByCapturer += b.cutByCapturer
+        if let e = b.encryptedUndecrypted { s.encryptedUndecrypted = (s.encryptedUndecrypted ?? 0) + e }
+        return s
+    }
+}
+
+/// ACL packets on a controller's debug-log handle outside any connection: Qualcomm controllers put their
+/// firmware logs in ACL packets on handle 0x0EDC (AOSP `snoop_logger.cc`, `kQualcommDebugLogHandle`).
+/// They are not L2CAP; decoding them as such gives nonsense (tshark decodes some as ATT, SMP, signalling).
+public struct VendorTrace: Hashable, Sendable {
+    public var packets = 0
+    public var bytes = 0
+    public var firstFrame: Int?
+    public var lastFrame: Int?
+    public init() {}
+    mutating func count(frame: Int, bytes n: Int) {
+        packets += 1
+        bytes += n
+        if firstFrame == nil { firstFrame = frame }
+        lastFrame = frame
+    }
+}
+
+extension Analyzer {
+    /// The Qualcomm controller-log ACL handle; treated as such only when no Connection Complete named it.
+    public static let vendorTraceHandle: UInt16 = 0x0EDC
+}
+
+/// Decode health of a capture: per connection and in total, what was carried and what was decoded, and ONE
+/// warning per connection when a large share was not: more than 5 % of its L2CAP PDUs incomplete, a CID that
+/// no decoder claims carrying more than ``DecodeHealth/fewPDUs`` PDUs, or encrypted traffic not decrypted.
+public struct DecodeHealth: Sendable {
+    public struct ConnectionHealth: Sendable {
+        public var number: Int
+        public var handle: UInt16
+        public var isLE: Bool
+        public var inferred: Bool
+        public var aclPackets: Int
+        public var aclBytes: Int
+        public var counts: DecodeCounts
+        /// The one warning for this connection, nil when it decoded well.
+        public var warning: String?
+        /// The first frame the warning is about.
+        public var warningFrame: Int?
+    }
+
+    public var connections: [ConnectionHealth] = []
+    public var totals = DecodeCounts()
+    public var aclPackets = 0
+    public var aclBytes = 0
+    public var vendorTrace = VendorTrace()
+
+    /// Share of incomplete L2CAP PDUs above which a connection gets a warning.
+    public static let incompleteShare = 0.05
+    /// An unclaimed CID carrying more PDUs than this gets a warning.
+    public static let fewPDUs = 3
+
+    public init() {}
+
+    public init(connections list: [Connection], vendorTrace: VendorTrace) {
+        self.vendorTrace = vendorTrace
+        for c in list {
+            var counts = c.decode
+            if let ll = c.linkLayer, counts.encryptedUndecrypted == nil { counts.encryptedUndecrypted = ll.encryptedUndecrypted }
+            let packets = c.aclPackets.tx + c.aclPackets.rx + c.aclPackets.unknown
+            let bytes = c.aclBytes.tx + c.aclBytes.rx + c.aclBytes.unknown
+            var h = ConnectionHealth(number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
+                                     aclBytes: bytes, counts: counts)
+            (h.warning, h.warningFrame) = Self.judge(counts, connection: c)
+            connections.append(h)
+            totals = totals + counts
+            aclPackets += packets
+            aclBytes += bytes
+        }
+    }
+
+    /// Connections with a warning.
+    public var warnings: [ConnectionHealth] { connections.filter { $0.warning != nil } }
+
+    /// One `decode.health` warning per connection that needs one, and one note for vendor trace packets.
+    public var findings: [Finding] {
+        var out = warnings.map { Finding(.warning, FindingKind(code: "decode.health", message: $0.warning!), frame: $0.warningFrame) }
+        if vendorTrace.packets > 0 {
+            out.append(Finding(.info, FindingKind(code: "decode.vendor-trace", message: vendorTraceSummary!), frame: vendorTrace.firstFrame))
+        }
+        return out
+    }
+
+    public var vendorTraceSummary: String? {
+        guard vendorTrace.packets > 0 else { return nil }
+        return "\(vendorTrace.packets) ACL packets (\(vendorTrace.bytes) bytes) on handle \(hex(Analyzer.vendorTraceHandle, width: 4)) "
+            + "outside any connection are controller firmware logs (Qualcomm debug-log handle), not L2CAP: not decoded"
+    }
+
+    /// The one-line answer for a whole capture.
+    public var headline: String {
+        let t = totals
+        var s = "\(t.decoded) of \(t.attempted) L2CAP PDUs decoded"
+        var rest: [String] = []
+        if t.knownChannelPDUs > 0 { rest.append("\(t.knownChannelPDUs) on channels known by PSM, not decoded") }
+        if t.unclaimedPDUs > 0 { rest.append("\(t.unclaimedPDUs) on CIDs nothing claims") }
+        if t.reassemblyDropped > 0 { rest.append("\(t.reassemblyDropped) lost in reassembly") }
+        if t.cutByCapturer > 0 { rest.append("\(t.cutByCapturer) cut by the capturer") }
+        if let e = t.encryptedUndecrypted, e > 0 { rest.append("\(e) LL PDUs encrypted, not decrypted") }
+        if !rest.isEmpty { s += " (" + rest.joined(separator: ", ") + ")" }
+        let w = warnings.count
+        s += w == 0 ? "; no connection lost a large share" : "; \(w) connection\(w == 1 ? "" : "s") with a warning"
+        return s
+    }
+
+    static func frames(_ list: [Int]) -> String {
+        list.prefix(5).map(String.init).joined(separator: ", ") + (list.count > 5 ? ", …" : "")
+    }
+
+    /// The warning for one connection, or nil. Reasons are joined into one message, most serious first.
+    static func judge(_ c: DecodeCounts, connection: Connection) -> (String?, Int?) {
+        var reasons: [String] = []
+        var firstFrame: Int? = nil
+        func note(_ frame: Int?) { if let frame { firstFrame = min(firstFrame ?? frame, frame) } }
+        if let e = c.encryptedUndecrypted, e > 0 {
+            reasons.append("\(e) link-layer data PDUs encrypted and not decrypted; likely cause: the key is not known "
+                           + "(pairing not in the capture, or no LTK given)")
+        }
+        let lost = c.reassemblyDropped + c.cutByCapturer
+        if c.attempted > 0, Double(lost) / Double(c.attempted) > incompleteShare {
+            let share = String(fractionDigits: 1, Double(lost) * 100 / Double(c.attempted))
+            let cause: String
+            if c.cutByCapturer > c.reassemblyDropped {
+                cause = "the capturer truncated ACL packets (Android's filtered snoop log keeps a few bytes of each)"
+            } else if connection.inferred && c.reassemblyDropped <= 2 {
+                cause = "the capture started in the middle of a PDU"
+            } else {
+                cause = "packets missing from the capture (the snoop log or sniffer dropped fragments)"
+            }
+            reasons.append("\(lost) of \(c.attempted) L2CAP PDUs (\(share) %) incomplete, frames \(frames(c.dropFrames)); likely cause: \(cause)")
+            note(c.dropFrames.first)
+        }
+        let busy = c.unclaimedByCID.filter { $0.value.pdus > fewPDUs }.sorted { $0.key < $1.key }
+        if !busy.isEmpty {
+            let list = busy.map { "CID \(hex($0.key, width: 4)) \($0.value.pdus) PDUs (frames \($0.value.firstFrame)–\($0.value.lastFrame))" }
+            let total = busy.reduce(0) { $0 + $1.value.pdus }
+            let cause = connection.inferred
+                ? "the channels were opened before the capture started (no Connection Request in the capture), so their protocol is unknown"
+                : "no Connection Request for these CIDs in the capture (opened before it, or signalling blescope could not read)"
+            reasons.append("\(total) of \(c.attempted) L2CAP PDUs on CIDs no decoder claims: " + list.joined(separator: ", ") + "; likely cause: " + cause)
+            note(busy.map(\.value.firstFrame).min())
+        }
+        guard !reasons.isEmpty else { return (nil, nil) }
+        // An inferred connection's link type is not known; BR/EDR dynamic CIDs go beyond LE's 0x0040–0x007F.
+        let kind = !connection.inferred ? (connection.isLE ? "LE" : "BR/EDR")
+            : c.unclaimedByCID.keys.contains(where: { $0 > 0x007F }) || !connection.isLE ? "BR/EDR by its CIDs" : "link type unknown"
+        return ("connection #\(connection.number) (handle \(hex(connection.handle, width: 4)), \(kind)\(connection.inferred ? ", inferred" : "")): "
+                + reasons.joined(separator: "; "), firstFrame)
+    }
+}
