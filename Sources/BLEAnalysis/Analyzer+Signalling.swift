@@ -82,7 +82,8 @@ extension Analyzer {
     /// Opens the ATT bearers and credit-based reassembly of channels the signalling opened; follows MTU changes.
     func applyChannelChange(_ change: ChannelChange, signal: L2CAPSignal, connection index: Int, state: ConnectionState) {
         switch change {
-        case .opened(let list):
+        case .opened(let list, let refused, let towardsRequester):
+            for cid in refused { creditChannels.removeValue(forKey: CreditKey(connection: index, direction: towardsRequester, cid: cid)) }
             for i in list {
                 let channel = state.channels.channels[i]
                 if channel.mode == .enhancedCredit, case .creditBasedConnectionResponse(_, _, let credits, _, _) = signal.command {

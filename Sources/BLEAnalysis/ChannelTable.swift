@@ -41,8 +41,9 @@ public struct DynamicChannel: Hashable, Sendable {
 
 /// What a signalling command did to the channels of a connection.
 enum ChannelChange {
-    /// Channels opened (several for one Credit Based Connection Response): indices into ``ChannelTable/channels``.
-    case opened([Int])
+    /// Channels opened (several for one Credit Based Connection Response): indices into ``ChannelTable/channels``;
+    /// `refused`: the requester's Source CIDs the response turned down, with the direction data towards them would take.
+    case opened([Int], refused: [UInt16], towardsRequester: Direction)
     /// An MTU of an open channel changed (Configure Request, Credit Based Reconfigure).
     case mtuChanged([Int])
     /// A channel closed; its slot in ``ChannelTable/channels`` is kept (indices stay valid) but no longer looked up.
@@ -107,8 +108,8 @@ struct ChannelTable {
             guard let request = pending.removeValue(forKey: requestKey), result == 0, request.sourceCIDs == [scid] else { return nil }
             return open(request, responderCIDs: [dcid], responderMTU: nil, initiator: direction.reversed, frame: frame)
         case let .leCreditBasedConnectionResponse(dcid, mtu, _, _, result):
-            guard let request = pending.removeValue(forKey: requestKey), result == 0 else { return nil }
-            return open(request, responderCIDs: [dcid], responderMTU: Int(mtu), initiator: direction.reversed, frame: frame)
+            guard let request = pending.removeValue(forKey: requestKey) else { return nil }
+            return open(request, responderCIDs: [result == 0 ? dcid : 0], responderMTU: Int(mtu), initiator: direction.reversed, frame: frame)
         case let .creditBasedConnectionResponse(mtu, _, _, _, dcids):
             // Each non-zero Destination CID pairs with the Source CID at the same place; 0 refuses that one (4.26).
             guard let request = pending.removeValue(forKey: requestKey) else { return nil }
@@ -152,6 +153,8 @@ struct ChannelTable {
     private mutating func open(_ request: PendingRequest, responderCIDs: [UInt16], responderMTU: Int?, initiator: Direction,
                                frame: Int) -> ChannelChange? {
         var opened: [Int] = []
+        var refused: [UInt16] = []
+        for (i, scid) in request.sourceCIDs.enumerated() where i >= responderCIDs.count || responderCIDs[i] == 0 { refused.append(scid) }
         for (scid, dcid) in zip(request.sourceCIDs, responderCIDs) where dcid != 0 && channels.count < Self.maxChannels {
             let c = DynamicChannel(psm: L2CAPPSM(request.psm), mode: request.mode, initiator: initiator, initiatorCID: scid,
                                    responderCID: dcid, initiatorMTU: request.mtu, responderMTU: responderMTU, openFrame: frame)
@@ -161,6 +164,6 @@ struct ChannelTable {
             ends[End(direction: initiator.reversed, cid: scid)] = i
             opened.append(i)
         }
-        return opened.isEmpty ? nil : .opened(opened)
+        return opened.isEmpty && refused.isEmpty ? nil : .opened(opened, refused: refused, towardsRequester: initiator.reversed)
     }
 }

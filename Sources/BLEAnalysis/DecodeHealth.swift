@@ -7,6 +7,12 @@ public struct CIDTally: Hashable, Sendable {
     public var bytes = 0
     public var firstFrame = 0
     public var lastFrame = 0
+    public init(pdus: Int = 0, bytes: Int = 0, firstFrame: Int = 0, lastFrame: Int = 0) {
+        self.pdus = pdus
+        self.bytes = bytes
+        self.firstFrame = firstFrame
+        self.lastFrame = lastFrame
+    }
 }
 
 /// What one connection carried against what blescope decoded, layer by layer: ACL (or LL) data → L2CAP PDUs →
