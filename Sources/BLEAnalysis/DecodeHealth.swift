@@ -224,7 +224,9 @@ public struct DecodeHealth: Sendable {
         if c.attempted > 0, Double(lost) / Double(c.attempted) > incompleteShare {
             let share = String(fractionDigits: 1, Double(lost) * 100 / Double(c.attempted))
             let cause: String
-            if c.cutByCapturer > c.reassemblyDropped {
+            if let e = c.encryptedUndecrypted, e > 0 {
+                cause = "fragments of PDUs carried in encrypted link-layer packets that were not decrypted"
+            } else if c.cutByCapturer > c.reassemblyDropped {
                 cause = "the capturer truncated ACL packets (Android's filtered snoop log keeps a few bytes of each)"
             } else if connection.inferred && c.reassemblyDropped <= 2 {
                 cause = "the capture started in the middle of a PDU"

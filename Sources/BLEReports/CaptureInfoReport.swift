@@ -14,16 +14,23 @@ public struct CaptureInfo: Sendable {
     public var findings: [Finding]
     /// What the log can and cannot show.
     public var completeness: CaptureCompleteness
+    /// What was carried against what was decoded (L2CAP and above), from a statistics-only analysis in the same pass.
+    public var decodeHealth: DecodeHealth?
 
-    /// Reads the whole capture once, counting records; `progress` is called with (records, bytes).
-    public init(reading capture: CaptureFile, progress: ProgressReporter? = nil) {
+    /// Reads the whole capture once, counting records and decoding them without building events (for the decode
+    /// health); `progress` is called with (records, bytes).
+    public init(reading capture: CaptureFile, progress: ProgressReporter? = nil, decode: Bool = true) {
         var stats = CaptureStatistics()
         var tracker = CompletenessTracker()
+        let analyzer = decode ? Analyzer(options: AnalyzerOptions(timeline: false)) : nil
         while let record = capture.next() {
             stats.add(record)
             tracker.add(record)
+            analyzer?.process(record)
             progress?.update(records: stats.records, bytes: capture.bytesConsumed)
         }
+        analyzer?.finish()
+        decodeHealth = analyzer?.decodeHealth
         progress?.finish()
         file = capture.path
         format = capture.format.name
@@ -74,9 +81,16 @@ public struct CaptureInfo: Sendable {
         rows.append(("Truncated records", formatCount(s.truncatedRecords)))
         rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
         rows.append(("Controllers", s.controllers.isEmpty ? "—" : s.controllers.sorted().map(String.init).joined(separator: ", ")))
+        if let h = decodeHealth { rows.append(("Decoded", h.headline)) }
         rows.append(("Findings", findings.isEmpty ? "none" : "\(findings.count)"))
         let width = rows.map(\.0.count).max() ?? 0
         var out = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }.joined(separator: "\n")
+        if let h = decodeHealth {
+            for c in h.warnings {
+                out += "\n  " + terminal.severity(.warning) + ": " + (c.warning ?? "") + (c.warningFrame.map { " (frame \($0))" } ?? "")
+            }
+            if let v = h.vendorTraceSummary { out += "\n  " + terminal.severity(.info) + ": " + v }
+        }
         if !completeness.items.isEmpty {
             out += "\n" + terminal.paint("What the log cannot show:", .bold)
             for item in completeness.items {
@@ -132,6 +146,7 @@ public struct CaptureInfo: Sendable {
         w.endArray()
         writeCompleteness(completeness, into: &w)
         writeFindings(findings, into: &w)
+        if let h = decodeHealth { writeDecodeHealth(h, into: &w) } else { w.fieldNull("decode_health") }
         w.endObject()
         return w.string
     }

@@ -50,6 +50,7 @@ public struct TimelineTextRenderer {
         out += " " + e.direction.arrow + "  "
         out += terminal.paint(e.layer.rawValue.uppercased().padding(to: 5), layerStyle(e.layer)) + "  "
         out += terminal.paint(e.name, .bold)
+        if let b = e.bearer, b != .leFixed { out += " " + terminal.paint("(\(b) CID \(e.cid.map { hex($0, width: 4) } ?? "?"))", .dim) }
         if let n = e.attributeName ?? e.uuid?.description { out += " " + terminal.paint("[" + n + "]", .yellow) }
         if !e.summary.isEmpty { out += "  " + e.summary }
         if e.layer == .att, let v = e.value, !e.summary.contains("value=") { out += " value=" + hexString(v) }
@@ -109,6 +110,8 @@ public struct TimelineJSONRenderer {
         case .unknown: line.append("null")
         }
         line.append(",\"layer\":"); line.append(string: e.layer.rawValue)
+        line.append(",\"bearer\":"); line.append(optionalString: e.bearer?.rawValue)
+        line.append(",\"cid\":"); line.append(optional: e.cid.map(Int64.init))
         line.append(",\"opcode\":"); line.append(optional: e.code.map(Int64.init))
         line.append(",\"opcode_name\":"); line.append(string: e.name)
         line.append(",\"handle\":"); line.append(optional: e.handle.map(Int64.init))
@@ -313,7 +316,7 @@ final class ByteBuffer {
 public struct TimelineCSVRenderer {
     public init() {}
 
-    public static let header = "frame,time,conn,dir,layer,opcode,opcode_name,handle,value,uuid,name,request_frame,response_frame,latency_us,status,summary,decoded\n"
+    public static let header = "frame,time,conn,dir,layer,opcode,opcode_name,handle,value,uuid,name,request_frame,response_frame,latency_us,status,summary,decoded,bearer,cid\n"
 
     public func line(_ e: TimelineEvent) -> String {
         func q(_ s: String?) -> String {
@@ -330,6 +333,7 @@ public struct TimelineCSVRenderer {
             e.value.map { hexString($0) } ?? "", e.uuid?.uuidString ?? "", q(e.attributeName),
             e.requestFrame.map { String($0) } ?? "", e.responseFrame.map { String($0) } ?? "",
             e.latency.map { String($0) } ?? "", q(e.status), q(e.summary), q(e.decoded?.summary),
+            e.bearer?.rawValue ?? "", e.cid.map { String($0) } ?? "",
         ]
         return fields.joined(separator: ",") + "\n"
     }

@@ -232,3 +232,32 @@ import Testing
         #expect(unexplained.isEmpty, "\(unexplained.count) unexplained disagreements, first: \(unexplained.prefix(5))")
     }
 }
+
+/// Dynamic channels: every L2CAP PDU tshark attributes to a PSM (it follows the same Connection Requests) is
+/// attributed to the same PSM by blescope, on every capture with BR/EDR or LE signalling that opens channels.
+@Suite struct TsharkChannelDifferentialTests {
+    @Test(.enabled(if: TestEnvironment.tsharkPath != nil), arguments: TsharkDifferentialTests.captures)
+    func dynamicChannelsHaveTsharksPSM(_ path: String) throws {
+        guard FileManager.default.fileExists(atPath: path),
+              let out = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cid >= 0x40 && btl2cap.psm && !btatt", "-T", "fields",
+                                                "-e", "frame.number", "-e", "btl2cap.psm"]) else { return }
+        var theirs: [Int: Int] = [:]
+        for line in out.split(separator: "\n") {
+            let f = line.split(separator: "\t").map(String.init)
+            guard f.count == 2, let frame = Int(f[0]), let psm = Int(f[1].dropFirst(2), radix: 16) else { continue }
+            theirs[frame] = psm
+        }
+        var ours: [Int: Int] = [:]
+        _ = Analyzer.analyze(try CaptureFile.open(path: path), options: AnalyzerOptions(timeline: true), configure: { analyzer in
+            analyzer.onEvent = { e in
+                // "CID 0x0041 RFCOMM (0x0003)" or "CID 0x0041 PSM 0x1001": the PSM is the last hex number of the name.
+                guard e.layer == .l2cap, let code = e.code, code >= 0x40, e.name.hasPrefix("CID "),
+                      let hexPart = e.name.split(separator: " ").last?.trimmingCharacters(in: CharacterSet(charactersIn: "()")),
+                      hexPart.hasPrefix("0x"), e.name.split(separator: " ").count > 2 else { return }
+                ours[e.frame] = Int(hexPart.dropFirst(2), radix: 16)
+            }
+        })
+        print("tshark channel differential \(path.split(separator: "/").last!): \(theirs.count) PDUs on channels tshark knows by PSM, \(ours.count) for blescope")
+        #expect(ours == theirs)
+    }
+}

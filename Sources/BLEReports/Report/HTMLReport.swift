@@ -99,6 +99,12 @@ public enum HTMLReport {
         }
         out += summary(f.summary, index: index)
         // Capture.
+        // Decode health first: when a connection lost a large share, everything below is partial.
+        if let h = f.info?.decodeHealth, !h.warnings.isEmpty {
+            out += "<div class=\"bad\"><p><b>Not everything was decoded:</b> \(esc(h.headline))</p><ul>"
+            for c in h.warnings { out += "<li>\(esc(c.warning ?? ""))</li>" }
+            out += "</ul></div>"
+        }
         if let info = f.info {
             let s = info.statistics
             var rows: [(String, String)] = [("File", f.path), ("Format", info.format + (info.compressed ? " (gzip)" : "")),
@@ -115,6 +121,7 @@ public enum HTMLReport {
             }
             rows.append(("By type", kinds.isEmpty ? "—" : kinds.joined(separator: ", ")))
             rows.append(("Decoded", "\(formatCount(f.counters.l2capPDUs)) L2CAP PDUs, \(formatCount(f.counters.attPDUs)) ATT PDUs, \(formatCount(f.counters.smpPDUs)) SMP PDUs"))
+            if let h = info.decodeHealth { rows.append(("Decode health", h.headline)) }
             rows.append(("Truncated records", formatCount(s.truncatedRecords)))
             rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
             if let b = f.aclBuffers { rows.append(("Controller ACL buffers", "\(b.packets) × \(b.length) bytes")) }

@@ -88,6 +88,11 @@ public enum MarkdownReport {
         var out = "\n## \(f.path)\n\n"
         if let error = f.error { return out + "**Cannot read:** \(error)\n" }
         out += summary(f.summary)
+        if let h = f.info?.decodeHealth, !h.warnings.isEmpty {
+            out += "> **Not everything was decoded:** \(h.headline)\n"
+            for c in h.warnings { out += ">\n> - \(c.warning ?? "")\n" }
+            out += "\n"
+        }
         if let info = f.info {
             let s = info.statistics
             out += header(["Capture", ""])
@@ -96,6 +101,7 @@ public enum MarkdownReport {
             out += row(["First / last record", "\(s.firstTimestamp.map(clock.format) ?? "—") / \(s.lastTimestamp.map(clock.format) ?? "—")"])
             out += row(["Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"])
             out += row(["Completeness", info.completeness.headline])
+            if let h = info.decodeHealth { out += row(["Decode health", h.headline]) }
             out += row(["Truncated / dropped", "\(formatCount(s.truncatedRecords)) / \(formatCount(Int(s.maxDrops)))"])
             out += row(["Findings", "\(f.findingCount)"])
         }

@@ -178,6 +178,7 @@ public struct Report: @unchecked Sendable {
             verdict.items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
         }
         a.info = CaptureInfo(capture: capture, statistics: stats, completeness: verdict)
+        a.info?.decodeHealth = analyzer.decodeHealth
         a.counters = analyzer.counters
         a.connections = analyzer.connections
         a.aclBuffers = analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value
