@@ -8,6 +8,8 @@ struct CreditChannelState {
     var sduExpected = 0
     var sdu: [UInt8] = []
     var firstFrame = 0
+    /// L2CAP bytes (headers included) of the K-frames carrying the SDU so far.
+    var kframeBytes = 0
     /// K-frames the sender may still send (Core Spec Vol 3, Part A, 10.1): initial credits from the
     /// connection request/response, plus LE Flow Control Credit indications, minus one per K-frame.
     var credits: Int
@@ -152,12 +154,21 @@ extension Analyzer {
         }
         if state.credits == 0, state.stalledSince == nil { state.stalledSince = (pdu.lastFrame, timestamp) }
         if state.sduExpected == 0 {
-            guard payload.count >= 2 else { return true }
+            guard payload.count >= 2 else {
+                // A first K-frame too short for the SDU length: the channel stays open for the next one.
+                findings.append(Finding(.warning, .init(code: "l2cap.short-kframe",
+                    message: "first K-frame of an SDU on \(hex(pdu.channel, width: 4)) has \(payload.count) bytes, fewer than the 2-byte SDU length"),
+                    frame: pdu.lastFrame))
+                creditChannels[key] = state
+                return true
+            }
             state.sduExpected = Int(payload[0]) | Int(payload[1]) << 8
             state.sdu = Array(payload[2...])
             state.firstFrame = pdu.firstFrame
+            state.kframeBytes = pdu.bytes.count
         } else {
             state.sdu += payload
+            state.kframeBytes += pdu.bytes.count
         }
         if state.sdu.count >= state.sduExpected {
             if state.spsm == L2CAPPSM.eatt.rawValue, let owner = states[index],
@@ -165,23 +176,43 @@ extension Analyzer {
                 // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
                 let sdu = state.sdu
                 sdu.withUnsafeBytes { raw in
-                    processATT(ATTInput(payload: raw, frame: pdu.lastFrame, l2capBytes: sdu.count + 2, direction: direction, timestamp: timestamp,
+                    processATT(ATTInput(payload: raw, frame: pdu.lastFrame, l2capBytes: state.kframeBytes, direction: direction, timestamp: timestamp,
                                         cid: pdu.channel, bearer: owner.bearers[b]), connection: index, state: owner)
                 }
-            } else if options.timeline {
+            } else {
+                if !observers.isEmpty, let owner = states[index] {
+                    // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
+                    let sdu = state.sdu, spsm = state.spsm, bytes = state.kframeBytes
+                    sdu.withUnsafeBytes { raw in
+                        var e = AttributeValueEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
+                                                    direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
+                                                    value: raw, l2capBytes: bytes, link: owner.link)
+                        e.psm = spsm
+                        for i in observers.indices { observers[i].observe(e) }
+                    }
+                }
+                guard options.timeline else { return finishSDU(&state, key: key, pdu: pdu) }
                 var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
                                       layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
                                       summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(state.spsm, width: 4)) \(state.sdu.count) bytes from frame \(state.firstFrame)")
                 e.value = state.sdu
                 emit(e)
             }
-            if state.sdu.count > state.sduExpected {
-                findings.append(Finding(.warning, .init(code: "l2cap.sdu-too-long",
-                    message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(state.sduExpected) bytes"), frame: pdu.lastFrame))
-            }
-            state.sduExpected = 0
-            state.sdu = []
+            return finishSDU(&state, key: key, pdu: pdu)
         }
+        creditChannels[key] = state
+        return true
+    }
+
+    /// An SDU was handed on: checks its length and puts the channel back, ready for the next SDU.
+    func finishSDU(_ state: inout CreditChannelState, key: CreditKey, pdu: L2CAPPDU) -> Bool {
+        if state.sdu.count > state.sduExpected {
+            findings.append(Finding(.warning, .init(code: "l2cap.sdu-too-long",
+                message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(state.sduExpected) bytes"), frame: pdu.lastFrame))
+        }
+        state.sduExpected = 0
+        state.sdu = []
+        state.kframeBytes = 0
         creditChannels[key] = state
         return true
     }

@@ -20,6 +20,8 @@ public struct ValueKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// A long read or prepared write reassembled into one value.
     public static let longRead = ValueKind(rawValue: 9)
     public static let longWrite = ValueKind(rawValue: 10)
+    /// One SDU of an LE credit-based channel (LE CoC) other than EATT: `handle` is the CID, ``AttributeValueEvent/psm`` its PSM.
+    public static let creditSDU = ValueKind(rawValue: 11)
 
     /// The name used in every output (JSON `kind`, CSV, tables): stable.
     public var name: String {
@@ -34,6 +36,7 @@ public struct ValueKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .prepareWrite: "prepare-write"
         case .longRead: "long-read"
         case .longWrite: "long-write"
+        case .creditSDU: "l2cap-sdu"
         default: "kind-\(rawValue)"
         }
     }
@@ -90,6 +93,9 @@ public struct AttributeValueEvent {
     /// True when the peer is the GATT server of this attribute (the usual case: the phone is the
     /// client); false for the capturing side's own database, which the peer reads and writes.
     public var serverIsPeer = true
+
+    /// ``ValueKind/creditSDU`` values: the PSM of the credit-based channel (the CID is in `handle`); nil otherwise.
+    public var psm: UInt16? = nil
 
     public init(frame: Int, timestamp: Timestamp, connection: UInt16, connectionNumber: Int, direction: Direction,
                 kind: ValueKind, handle: UInt16, offset: Int = 0, characteristic: BluetoothUUID?, service: BluetoothUUID?,

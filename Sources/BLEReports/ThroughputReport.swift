@@ -1,6 +1,7 @@
 import BLEAnalysis
 import BLECodecs
 import BLECore
+import BLEProtocols
 
 /// Renders ``ThroughputStream``s: a table a person reads at a glance with a verdict line per stream, JSON, or CSV.
 ///
@@ -60,7 +61,8 @@ public struct ThroughputReport {
     }
 
     public static func name(of s: ThroughputStream) -> String? {
-        s.characteristic.flatMap { AssignedNumbers.name(for: $0) }
+        if let psm = s.psm { return "L2CAP CoC " + L2CAPPSM(psm).description }
+        return s.characteristic.flatMap { AssignedNumbers.name(for: $0) }
     }
 
     // MARK: text
@@ -187,6 +189,7 @@ public struct ThroughputReport {
         w.field("name", Self.name(of: s))
         w.field("service_uuid", s.service?.uuidString)
         w.field("kind", s.key.kind.name)
+        w.field("psm", s.psm)
         w.field("packets", s.packets)
         w.field("value_bytes", s.valueBytes)
         w.field("att_bytes", s.attBytes)

@@ -23,6 +23,9 @@ struct Info: ParsableCommand {
     @Flag(help: "No progress on stderr.")
     var quiet = false
 
+    @Flag(help: "Only read and count records (no decode health): as fast as a record walk.")
+    var noDecode = false
+
     @OptionGroup var batch: BatchOptions
 
     func run() throws {
@@ -50,7 +53,7 @@ struct Info: ParsableCommand {
                 return .init(ok: false, message: "blescope: \(error)\n")
             }
             let progress = quiet ? nil : ProgressReporter(label: path, totalBytes: capture.fileSize)
-            let info = CaptureInfo(reading: capture, progress: progress)
+            let info = CaptureInfo(reading: capture, progress: progress, decode: !noDecode)
             if json {
                 out.write(info.json + "\n")
             } else {

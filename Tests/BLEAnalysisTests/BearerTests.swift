@@ -200,6 +200,37 @@ import Testing
         #expect(analyzer.connections[0].decode.unclaimedByCID[0x0041]?.pdus == 1)
     }
 
+    // MARK: LE CoC streams
+
+    @Test func leCreditChannelSDUsAreAThroughputStreamByPSM() throws {
+        // LE CoC to PSM 0x0080: we receive on 0x0040. Three 100-byte SDUs from the peer, each in K-frames of at
+        // most 50 bytes: [len 2 + 48] [50] [2] → 3 K-frames per SDU, 4 + 4 + 4 header bytes + 102 = 114 L2CAP bytes.
+        var b = CaptureBuilder().connect(handle: 0x0040)
+            .signal(.leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 512, mps: 50, initialCredits: 20),
+                    identifier: 1, handle: 0x0040, .tx, cid: 0x0005)
+            .signal(.leCreditBasedConnectionResponse(destinationCID: 0x0070, mtu: 512, mps: 50, initialCredits: 20, result: 0),
+                    identifier: 1, handle: 0x0040, .rx, cid: 0x0005)
+        var lastFrames: [Int] = []
+        for n in 0..<3 {
+            let sdu = (0..<100).map { UInt8(truncatingIfNeeded: $0 + n) }
+            let stream = [UInt8(100), 0] + sdu
+            for start in stride(from: 0, to: stream.count, by: 50) {
+                b = b.l2cap(cid: 0x0040, payload: Array(stream[start..<min(stream.count, start + 50)]), handle: 0x0040, .rx)
+            }
+            lastFrames.append(b.nextFrame - 1)
+        }
+        let (analyzer, events) = try AnalyzerTests.analyze(b, observers: [ThroughputTracker()])
+        let tracker = try #require(analyzer.observers.first as? ThroughputTracker)
+        let s = try #require(tracker.streams.first { $0.key.kind == .creditSDU })
+        #expect(s.psm == 0x0080 && s.key.handle == 0x0040 && s.key.direction == .rx)
+        #expect(s.packets == 3 && s.valueBytes == 300 && s.l2capBytes == 3 * 114)
+        #expect(s.firstFrame == lastFrames[0] && s.lastFrame == lastFrames[2])
+        #expect(events.filter { $0.name == "LE Credit Based SDU" }.map(\.frame) == lastFrames)
+        #expect(analyzer.connections[0].channels.map(\.psm) == [L2CAPPSM(0x0080)])
+        #expect(analyzer.connections[0].decode.creditFrames == 9)
+        #expect(analyzer.decodeHealth.warnings.isEmpty)
+    }
+
     // MARK: decode health
 
     @Test func healthyConnectionHasNoWarning() throws {

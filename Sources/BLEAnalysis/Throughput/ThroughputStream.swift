@@ -147,6 +147,8 @@ public struct ThroughputStream: Hashable, Sendable {
     public var key: ThroughputStreamKey
     public var connection: UInt16
     public var characteristic: BluetoothUUID?
+    /// An LE credit-based channel's stream (kind `l2cap-sdu`, `handle` = CID): its PSM.
+    public var psm: UInt16? = nil
     public var service: BluetoothUUID?
     public var packets: Int
     /// Attribute value bytes (what the application sent).

@@ -66,6 +66,7 @@ public struct ThroughputTracker: AttributeValueObserver {
     public static func attPDUSize(valueCount: Int, kind: ValueKind) -> Int {
         switch kind {
         case .readResponse, .readBlobResponse, .longRead: 1 + valueCount
+        case .creditSDU: valueCount
         case .prepareWrite: 5 + valueCount
         case .signedWriteCommand: 3 + valueCount + 12
         default: 3 + valueCount
@@ -227,6 +228,7 @@ struct StreamState {
     let attOverhead: Int
     var characteristic: BluetoothUUID?
     var service: BluetoothUUID?
+    var psm: UInt16?
     var packets = 0
     var valueBytes = 0
     var attBytes = 0
@@ -265,6 +267,7 @@ struct StreamState {
         attOverhead = ThroughputTracker.attPDUSize(valueCount: 0, kind: key.kind)
         characteristic = event.characteristic
         service = event.service
+        psm = event.psm
         firstFrame = event.frame
         lastFrame = event.frame
         first = event.timestamp
@@ -414,6 +417,7 @@ struct StreamState {
                                  bitsPerSecond: Double(bytes) * 8 * 1_000_000 / Double(length))
             },
             seriesSlotMicroseconds: slot, verdict: ThroughputVerdict(limit: .unknown, text: ""))
+        stream.psm = psm
         if let main = stream.mainPeriod {
             stream.verdict = main.verdict
             if periodResults.count > 1 {

@@ -98,7 +98,6 @@ public enum HTMLReport {
             return out + "<p class=\"bad\">Cannot read this file: \(esc(error))</p></section>"
         }
         out += summary(f.summary, index: index)
-        // Capture.
         // Decode health first: when a connection lost a large share, everything below is partial.
         if let h = f.info?.decodeHealth, !h.warnings.isEmpty {
             out += "<div class=\"bad\"><p><b>Not everything was decoded:</b> \(esc(h.headline))</p><ul>"
@@ -316,6 +315,7 @@ public enum HTMLReport {
 
     /// The characteristic's name when known, else its UUID (the full label is in the stream's heading).
     static func shortName(_ s: ThroughputStream) -> String {
+        if let name = ThroughputReport.name(of: s), s.psm != nil { return name }
         guard let u = s.characteristic else { return "unknown attribute" }
         return AssignedNumbers.name(for: u) ?? u.description
     }
