@@ -259,8 +259,8 @@ extension Analyzer {
         }
         let payload = UnsafeRawBufferPointer(rebasing: input.remainingBytes.prefix(Int(header.dataLength)))
         guard let index = connectionIndex(controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                                          timestamp: record.timestamp, infer: header.handle != Self.vendorTraceHandle) else {
-            if header.handle == Self.vendorTraceHandle { vendorTrace.count(frame: record.frame, bytes: record.originalLength) }
+                                          timestamp: record.timestamp, infer: !Self.isVendorHandle(header.handle)) else {
+            if Self.isVendorHandle(header.handle) { vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength) }
             return
         }
         let direction = record.direction

@@ -103,26 +103,37 @@ public struct DecodeCounts: Hashable, Sendable {
     }
 }
 
-/// ACL packets on a controller's debug-log handle outside any connection: Qualcomm controllers put their
-/// firmware logs in ACL packets on handle 0x0EDC (AOSP `snoop_logger.cc`, `kQualcommDebugLogHandle`).
-/// They are not L2CAP; decoding them as such gives nonsense (tshark decodes some as ATT, SMP, signalling).
+/// ACL packets outside any connection on handles controllers use for their own data: Qualcomm controllers put
+/// their firmware logs on handle 0x0EDC (AOSP `snoop_logger.cc`, `kQualcommDebugLogHandle`), and handles above
+/// 0x0EFF are reserved (Core Spec Vol 4, Part E, 5.4.2: a Connection_Handle is 0x0000–0x0EFF), so no connection
+/// can own them. They are not L2CAP; decoding them as such gives nonsense (tshark decodes 0x0EDC as ATT, SMP,
+/// signalling).
 public struct VendorTrace: Hashable, Sendable {
     public var packets = 0
     public var bytes = 0
     public var firstFrame: Int?
     public var lastFrame: Int?
+    /// The handles seen (at most 8).
+    public var handles: [UInt16] = []
     public init() {}
-    mutating func count(frame: Int, bytes n: Int) {
+    mutating func count(handle: UInt16, frame: Int, bytes n: Int) {
         packets += 1
         bytes += n
         if firstFrame == nil { firstFrame = frame }
         lastFrame = frame
+        if handles.count < 8, !handles.contains(handle) { handles.append(handle) }
     }
 }
 
 extension Analyzer {
     /// The Qualcomm controller-log ACL handle; treated as such only when no Connection Complete named it.
     public static let vendorTraceHandle: UInt16 = 0x0EDC
+    /// The largest valid connection handle (Core Spec Vol 4, Part E, 5.4.2).
+    public static let maxConnectionHandle: UInt16 = 0x0EFF
+
+    /// ACL on this handle outside a connection is vendor data, not a connection to infer.
+    @inline(__always)
+    static func isVendorHandle(_ handle: UInt16) -> Bool { handle == vendorTraceHandle || handle > maxConnectionHandle }
 }
 
 /// Decode health of a capture: per connection and in total, what was carried and what was decoded, and ONE
@@ -160,7 +171,8 @@ public struct DecodeHealth: Sendable {
         self.vendorTrace = vendorTrace
         for c in list {
             var counts = c.decode
-            if let ll = c.linkLayer, counts.encryptedUndecrypted == nil { counts.encryptedUndecrypted = ll.encryptedUndecrypted }
+            // Link-layer decryption counts what stayed encrypted (no key) and what failed its MIC: neither was decoded.
+            if let ll = c.linkLayer, counts.encryptedUndecrypted == nil { counts.encryptedUndecrypted = ll.encryptedUndecrypted + ll.micFailures }
             let packets = c.aclPackets.tx + c.aclPackets.rx + c.aclPackets.unknown
             let bytes = c.aclBytes.tx + c.aclBytes.rx + c.aclBytes.unknown
             var h = ConnectionHealth(number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
@@ -187,8 +199,9 @@ public struct DecodeHealth: Sendable {
 
     public var vendorTraceSummary: String? {
         guard vendorTrace.packets > 0 else { return nil }
-        return "\(vendorTrace.packets) ACL packets (\(vendorTrace.bytes) bytes) on handle \(hex(Analyzer.vendorTraceHandle, width: 4)) "
-            + "outside any connection are controller firmware logs (Qualcomm debug-log handle), not L2CAP: not decoded"
+        let names = vendorTrace.handles.map { hex($0, width: 4) + ($0 == Analyzer.vendorTraceHandle ? " (Qualcomm debug-log handle)" : " (reserved, above 0x0eff)") }
+        return "\(vendorTrace.packets) ACL packets (\(vendorTrace.bytes) bytes) on handle\(names.count == 1 ? "" : "s") " + names.joined(separator: ", ")
+            + " outside any connection are controller vendor data (firmware logs), not L2CAP: not decoded"
     }
 
     /// The one-line answer for a whole capture.
@@ -217,8 +230,8 @@ public struct DecodeHealth: Sendable {
         var firstFrame: Int? = nil
         func note(_ frame: Int?) { if let frame { firstFrame = min(firstFrame ?? frame, frame) } }
         if let e = c.encryptedUndecrypted, e > 0 {
-            reasons.append("\(e) link-layer data PDUs encrypted and not decrypted; likely cause: the key is not known "
-                           + "(pairing not in the capture, or no LTK given)")
+            reasons.append("\(e) link-layer data PDUs encrypted and not decrypted (no key, or the MIC failed); likely cause: the key "
+                           + "is not known (pairing not in the capture, or no LTK given) or packets were missed")
         }
         let lost = c.reassemblyDropped + c.cutByCapturer
         if c.attempted > 0, Double(lost) / Double(c.attempted) > incompleteShare {

@@ -298,7 +298,7 @@ import Testing
         c.decode.encryptedUndecrypted = 12
         let h = DecodeHealth(connections: [c], vendorTrace: VendorTrace())
         #expect(h.warnings.count == 1)
-        #expect(h.warnings[0].warning?.contains("12 link-layer data PDUs encrypted and not decrypted") == true)
+        #expect(h.warnings[0].warning?.contains("12 link-layer data PDUs encrypted and not decrypted (no key, or the MIC failed)") == true)
         c.decode.encryptedUndecrypted = 0
         #expect(DecodeHealth(connections: [c], vendorTrace: VendorTrace()).warnings.isEmpty)
     }
@@ -310,12 +310,18 @@ import Testing
         let trace = ACLPacket(handle: 0x0EDC, packetBoundary: .firstFlushable, data: [0x03, 0x00, 0x04, 0x00, 0x0A, 0xFF, 0x20]).bytes
         let (a1, e1) = try Self.analyze(CaptureBuilder().record(.acl, .rx, trace).record(.acl, .rx, trace))
         #expect(a1.connections.isEmpty && AnalyzerTests.att(e1).isEmpty)
-        #expect(a1.decodeHealth.vendorTrace == { var v = VendorTrace(); v.packets = 2; v.bytes = 24; v.firstFrame = 1; v.lastFrame = 2; return v }())
+        #expect(a1.decodeHealth.vendorTrace == { var v = VendorTrace(); v.packets = 2; v.bytes = 24; v.firstFrame = 1; v.lastFrame = 2; v.handles = [0x0EDC]; return v }())
         #expect(a1.findings.map(\.kind.code) == ["decode.vendor-trace"])
         // A connection on that handle decodes as any other.
         let (a2, e2) = try Self.analyze(CaptureBuilder().connect(handle: 0x0EDC).record(.acl, .rx, trace))
         #expect(AnalyzerTests.att(e2).map(\.frame) == [2])
         #expect(a2.decodeHealth.vendorTrace.packets == 0)
+        // A handle above 0x0EFF is reserved: never a connection (the Broadcom SPP capture's 0x0FF1).
+        let reserved = ACLPacket(handle: 0x0FF1, packetBoundary: .firstFlushable, data: [0x03, 0x00, 0x04, 0x00, 0x0A, 0xFF, 0x20]).bytes
+        let (a3, e3) = try Self.analyze(CaptureBuilder().record(.acl, .rx, reserved))
+        #expect(a3.connections.isEmpty && AnalyzerTests.att(e3).isEmpty)
+        #expect(a3.decodeHealth.vendorTrace.handles == [0x0FF1])
+        #expect(a3.findings.first?.message.hasPrefix("1 ACL packets (12 bytes) on handle 0x0ff1 (reserved, above 0x0eff) outside any connection") == true)
     }
 
     // MARK: bad input

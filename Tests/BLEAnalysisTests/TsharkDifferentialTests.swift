@@ -105,7 +105,7 @@ import Testing
 
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
     static func explainMissing(_ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace()) -> Explanation? {
-        if t.connection == Int(Analyzer.vendorTraceHandle), let first = vendorTrace.firstFrame, let last = vendorTrace.lastFrame,
+        if let c = t.connection, vendorTrace.handles.contains(UInt16(truncatingIfNeeded: c)), let first = vendorTrace.firstFrame, let last = vendorTrace.lastFrame,
            (first...last).contains(t.frame) {
             return .vendorTraceDecodedByTshark
         }
@@ -257,7 +257,39 @@ import Testing
                 ours[e.frame] = Int(hexPart.dropFirst(2), radix: 16)
             }
         })
-        print("tshark channel differential \(path.split(separator: "/").last!): \(theirs.count) PDUs on channels tshark knows by PSM, \(ours.count) for blescope")
+        // Where tshark gives no PSM and blescope does, two reasons, both checked on tshark's own fields:
+        // an ERTM supervisory frame (S-frame: tshark names the channel's service but writes no btl2cap.psm), and a
+        // PDU between a Disconnection Request and its Response (tshark forgets the channel at the request; the
+        // channel stays open until the response, Core Spec Vol 3, Part A, 4.6–4.7).
+        var sFrames = Set<Int>()
+        for line in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.control_supervisory", "-T", "fields", "-e", "frame.number"]) ?? "")
+            .split(separator: "\n") { if let f = Int(line) { sFrames.insert(f) } }
+        var disconnections: [(frame: Int, code: Int, cids: Set<Int>)] = []
+        for line in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cmd_code == 0x06 || btl2cap.cmd_code == 0x07", "-T", "fields",
+                                              "-e", "frame.number", "-e", "btl2cap.cmd_code", "-e", "btl2cap.dcid", "-e", "btl2cap.scid"]) ?? "")
+            .split(separator: "\n") {
+            let f = line.split(separator: "\t").map(String.init)
+            guard f.count == 4, let frame = Int(f[0]), let code = Int(f[1].dropFirst(2), radix: 16) else { continue }
+            disconnections.append((frame, code, Set([f[2], f[3]].compactMap { Int($0.dropFirst(2), radix: 16) })))
+        }
+        var cids: [Int: Int] = [:]
+        for line in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cid >= 0x40", "-T", "fields", "-e", "frame.number", "-e", "btl2cap.cid"]) ?? "")
+            .split(separator: "\n") {
+            let f = line.split(separator: "\t").map(String.init)
+            if f.count == 2, let frame = Int(f[0]), let cid = Int(f[1].dropFirst(2), radix: 16) { cids[frame] = cid }
+        }
+        var explained = (sFrame: 0, disconnecting: 0)
+        for (frame, _) in ours where theirs[frame] == nil {
+            if sFrames.contains(frame) { explained.sFrame += 1; theirs[frame] = ours[frame]; continue }
+            guard let cid = cids[frame],
+                  let request = disconnections.last(where: { $0.frame < frame && $0.code == 0x06 && $0.cids.contains(cid) }),
+                  !disconnections.contains(where: { $0.code == 0x07 && $0.frame > request.frame && $0.frame < frame && $0.cids.contains(cid) })
+            else { continue }
+            explained.disconnecting += 1
+            theirs[frame] = ours[frame]
+        }
+        print("tshark channel differential \(path.split(separator: "/").last!): \(theirs.count) PDUs on channels tshark knows by PSM, "
+              + "\(ours.count) for blescope; explained: S-frames \(explained.sFrame), after a Disconnection Request \(explained.disconnecting)")
         #expect(ours == theirs)
     }
 }
