@@ -36,9 +36,11 @@ public struct DecodeCounts: Hashable, Sendable {
     /// PDUs on CIDs no decoder claims (no signalling for them in the capture), by CID (at most 32 CIDs listed).
     public var unclaimedPDUs = 0
     public var unclaimedByCID: [UInt16: CIDTally] = [:]
-    /// L2CAP PDUs lost in reassembly: a continuation without its start, a PDU cut short by the next start or
-    /// by the end of the capture or a disconnection.
+    /// L2CAP PDUs lost in reassembly mid-stream: a continuation without its start, a PDU cut short by the next start.
     public var reassemblyDropped = 0
+    /// PDUs in progress when the capture or the connection ended (at most one per direction): counted, and
+    /// reported by their own finding, but no sign of a decoding problem, so not part of the warning's share.
+    public var cutAtEnd = 0
     /// PDUs the capturer cut (incl_len < orig_len): counted, not decoded.
     public var cutByCapturer = 0
     /// The first frames where reassembly dropped something (at most 8).
@@ -71,8 +73,11 @@ public struct DecodeCounts: Hashable, Sendable {
     /// A reassembly finding: what it says was lost.
     mutating func countReassembly(_ f: Finding) {
         switch f.kind.code {
-        case "l2cap.unexpected-continuation", "l2cap.incomplete-sdu", "l2cap.cut-by-end":
+        case "l2cap.unexpected-continuation", "l2cap.incomplete-sdu":
             reassemblyDropped &+= 1
+        case "l2cap.cut-by-end":
+            cutAtEnd &+= 1
+            return
         case "l2cap.cut-by-capturer":
             cutByCapturer &+= 1
         default:
@@ -82,7 +87,7 @@ public struct DecodeCounts: Hashable, Sendable {
     }
 
     /// PDUs decoded or knowingly set aside, plus those lost: the denominator of the shares below.
-    public var attempted: Int { l2capPDUs + reassemblyDropped + cutByCapturer }
+    public var attempted: Int { l2capPDUs + reassemblyDropped + cutByCapturer + cutAtEnd }
     /// PDUs some decoder took (ATT, SMP, signalling, K-frames).
     public var decoded: Int { att + smp + signalling + creditFrames }
 
@@ -97,6 +102,7 @@ public struct DecodeCounts: Hashable, Sendable {
         for (k, v) in b.knownByPSM { s.knownByPSM[k, default: 0] += v }
         s.unclaimedPDUs += b.unclaimedPDUs
         s.reassemblyDropped += b.reassemblyDropped
+        s.cutAtEnd += b.cutAtEnd
         s.cutByCapturer += b.cutByCapturer
         if let e = b.encryptedUndecrypted { s.encryptedUndecrypted = (s.encryptedUndecrypted ?? 0) + e }
         return s
@@ -212,6 +218,7 @@ public struct DecodeHealth: Sendable {
         if t.knownChannelPDUs > 0 { rest.append("\(t.knownChannelPDUs) on channels known by PSM, not decoded") }
         if t.unclaimedPDUs > 0 { rest.append("\(t.unclaimedPDUs) on CIDs nothing claims") }
         if t.reassemblyDropped > 0 { rest.append("\(t.reassemblyDropped) lost in reassembly") }
+        if t.cutAtEnd > 0 { rest.append("\(t.cutAtEnd) cut by the end of the capture or a disconnection") }
         if t.cutByCapturer > 0 { rest.append("\(t.cutByCapturer) cut by the capturer") }
         if let e = t.encryptedUndecrypted, e > 0 { rest.append("\(e) LL PDUs encrypted, not decrypted") }
         if !rest.isEmpty { s += " (" + rest.joined(separator: ", ") + ")" }

@@ -14,6 +14,7 @@ public func writeDecodeHealth(_ h: DecodeHealth, into w: inout JSONWriter, key: 
         w.field("unclaimed_pdus", c.unclaimedPDUs)
         w.field("reassembly_dropped", c.reassemblyDropped)
         w.field("cut_by_capturer", c.cutByCapturer)
+        w.field("cut_at_end", c.cutAtEnd)
         w.field("encrypted_undecrypted", c.encryptedUndecrypted)
     }
     w.beginObject(key)
