@@ -158,6 +158,9 @@ public struct DecodeHealth: Sendable {
         public var warning: String?
         /// The first frame the warning is about.
         public var warningFrame: Int?
+        /// The warning only repeats what the link layer already said (ll.encrypted-no-key / ll.mic-failed): shown by
+        /// `info`, which lists no analysis findings, and left out of the findings so it is said once.
+        public var saidByLinkLayer = false
     }
 
     public var connections: [ConnectionHealth] = []
@@ -184,6 +187,14 @@ public struct DecodeHealth: Sendable {
             var h = ConnectionHealth(number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
                                      aclBytes: bytes, counts: counts)
             (h.warning, h.warningFrame) = Self.judge(counts, connection: c)
+            if h.warning == nil, let e = counts.encryptedUndecrypted, e > 0 {
+                let from = c.linkEncryption?.firstUndecryptedFrame ?? c.linkEncryption?.firstMICFailureFrame
+                h.warning = "connection #\(c.number) (handle \(hex(c.handle, width: 4)), LE): \(e) link-layer data PDUs encrypted and not decrypted" + (from.map { " from frame \($0)" } ?? "")
+                    + (c.linkEncryption.map { " (link encrypted from frame \($0.encryptedFrom); \($0.keysTried == 0 ? "no key" : "\($0.keysTried) keys tried, none checks the MIC"))" } ?? "")
+                    + ": their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG"
+                h.warningFrame = from
+                h.saidByLinkLayer = true
+            }
             connections.append(h)
             totals = totals + counts
             aclPackets += packets
@@ -196,7 +207,8 @@ public struct DecodeHealth: Sendable {
 
     /// One `decode.health` warning per connection that needs one, and one note for vendor trace packets.
     public var findings: [Finding] {
-        var out = warnings.map { Finding(.warning, FindingKind(code: "decode.health", message: $0.warning!), frame: $0.warningFrame) }
+        var out = warnings.filter { !$0.saidByLinkLayer }
+            .map { Finding(.warning, FindingKind(code: "decode.health", message: $0.warning!), frame: $0.warningFrame) }
         if vendorTrace.packets > 0 {
             out.append(Finding(.info, FindingKind(code: "decode.vendor-trace", message: vendorTraceSummary!), frame: vendorTrace.firstFrame))
         }
@@ -236,10 +248,8 @@ public struct DecodeHealth: Sendable {
         var reasons: [String] = []
         var firstFrame: Int? = nil
         func note(_ frame: Int?) { if let frame { firstFrame = min(firstFrame ?? frame, frame) } }
-        if let e = c.encryptedUndecrypted, e > 0 {
-            reasons.append("\(e) link-layer data PDUs encrypted and not decrypted (no key, or the MIC failed); likely cause: the key "
-                           + "is not known (pairing not in the capture, or no LTK given) or packets were missed")
-        }
+        // Traffic left encrypted is said once, by the link layer's own warning (ll.encrypted-no-key, ll.mic-failed, which
+        // name the frames and the keys tried); here it is counted, and named as the cause of what it broke.
         let lost = c.reassemblyDropped + c.cutByCapturer
         if c.attempted > 0, Double(lost) / Double(c.attempted) > incompleteShare {
             let share = String(fractionDigits: 1, Double(lost) * 100 / Double(c.attempted))

@@ -113,9 +113,11 @@ public struct CompletenessTracker: Sendable {
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             if k == lastACLKey { return }
             lastACLKey = k
-            if open[k] == nil && !seen.contains(k) {
+            let handle = UInt16(b[0]) | UInt16(b[1] & 0x0F) << 8
+            // A controller's debug log on a vendor handle is no connection (Analyzer.isVendorHandle).
+            if open[k] == nil && !seen.contains(k) && !Analyzer.isVendorHandle(handle) {
                 seen.insert(k)
-                if startedBefore.count < 1000 { startedBefore.append((UInt16(b[0]) | UInt16(b[1] & 0x0F) << 8, record.frame)) }
+                if startedBefore.count < 1000 { startedBefore.append((handle, record.frame)) }
             }
         case .command:
             hciRecords += 1
