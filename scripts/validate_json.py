@@ -15,14 +15,21 @@ Every violation is printed on one line:
 INSTANCE-POINTER is the JSON pointer (RFC 6901) of the offending value in the document, RULE-POINTER
 the pointer of the failing keyword in the schema file, so a change to an output names the exact key and
 rule to update. Exit status: 0 all valid, 1 any violation (or unparsable JSON), 2 bad usage.
-Needs the `jsonschema` package (pip install jsonschema; 4.18 or newer, for `referencing`).
+Needs the `jsonschema` package: Debian's python3-jsonschema (4.10 in bookworm) or pip's (4.18 and newer use
+`referencing` for the references between schema files; older ones a RefResolver).
 """
 import json
 import os
 import sys
 
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+
+try:
+    if os.environ.get("BLESCOPE_JSONSCHEMA_LEGACY"):
+        raise ImportError("legacy path asked for")
+    from referencing import Registry, Resource
+except ImportError:  # jsonschema < 4.18
+    Registry = None
 
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas")
 OUTPUTS = ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "report-line"]
@@ -32,9 +39,32 @@ def pointer(parts):
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts) if parts else "(document root)"
 
 
+def locate(schemas, name, path):
+    """The schema file and JSON pointer of a failing keyword: jsonschema's schema path leaves out the `$ref`
+    steps, so walk it and follow each reference (into another file when it names one)."""
+    node, pointer = schemas[name], []
+    for key in path:
+        while isinstance(node, dict) and key not in node and "$ref" in node:
+            ref = node["$ref"]
+            target, _, fragment = ref.partition("#")
+            if target:
+                name = target[: -len(".schema.json")]
+            node, pointer = schemas[name], []
+            for part in [p for p in fragment.split("/") if p]:
+                node = node[part]
+                pointer.append(part)
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            return name + ".schema.json", pointer + [key]
+        pointer.append(key)
+    return name + ".schema.json", pointer
+
+
 def registry():
     """Every schema file, by its $id, so that report.schema.json can refer to the others."""
     resources = []
+    store = {}
     schemas = {}
     for name in sorted(os.listdir(SCHEMAS)):
         if not name.endswith(".schema.json"):
@@ -43,7 +73,11 @@ def registry():
             schema = json.load(f)
         Draft202012Validator.check_schema(schema)  # a malformed schema fails loudly, never validates everything
         schemas[name[: -len(".schema.json")]] = schema
-        resources.append((schema["$id"], Resource.from_contents(schema)))
+        if Registry is not None:
+            resources.append((schema["$id"], Resource.from_contents(schema)))
+        store[schema["$id"]] = schema
+    if Registry is None:
+        return schemas, store
     return schemas, Registry().with_resources(resources)
 
 
@@ -68,11 +102,19 @@ def main(argv):
     schemas, reg = registry()
     if output == "report-line":
         schema = {"$ref": schemas["report"]["$id"] + "#/$defs/file"}
-        schema_file = "report.schema.json"
+        schemas["report-line"] = {"$ref": "report.schema.json#/$defs/file"}
     else:
         schema = schemas[output]
-        schema_file = output + ".schema.json"
-    validator = Draft202012Validator(schema, registry=reg)
+    if Registry is None:
+        import warnings
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from jsonschema import RefResolver
+        root = schemas["report" if output == "report-line" else output]
+        if output == "report-line":
+            schema = root["$defs"]["file"]
+        validator = Draft202012Validator(schema, resolver=RefResolver(root["$id"], root, store=reg))
+    else:
+        validator = Draft202012Validator(schema, registry=reg)
     documents = failures = 0
     for arg in files:
         label, _, path = arg.rpartition("=") if "=" in arg else (arg, "", arg)
@@ -105,11 +147,9 @@ def main(argv):
                     value = json.dumps(e.validator_value, ensure_ascii=False)
                     if len(value) > 120:
                         value = value[:117] + "..."
-                    where = schema_file
-                    if e.schema_path and e.absolute_schema_path and "$ref" in list(e.absolute_schema_path):
-                        where = f"{schema_file} (through $ref)"
+                    where, rule_pointer = locate(schemas, output, list(e.absolute_schema_path))
                     print(f"{label}:{number}: {output}: at {pointer(list(e.absolute_path))}: "
-                          f"{where} {pointer(list(e.absolute_schema_path))} ({rule} = {value}): {e.message[:300]}")
+                          f"{where} {pointer(rule_pointer)} ({rule} = {value}): {e.message[:300]}")
     print(f"{output}: {documents} document(s) in {len(files)} file(s), {failures} violation(s)", file=sys.stderr)
     return 1 if failures else 0
 
