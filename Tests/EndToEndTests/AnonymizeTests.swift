@@ -111,11 +111,22 @@ import Testing
         do {
             let name = (input as NSString).lastPathComponent
             let out = Self.output(for: input, in: directory, 0)
-            let r = try #require(TestEnvironment.execute(binary, ["convert", "--anonymize", "--salt", "test", "--values", "hash", input, out]))
+            // With --decrypt: air captures whose links blescope can decrypt are compared in the clear (without it they
+            // stay encrypted, and a pairing in them can no longer be cracked, since c1 covers the replaced addresses).
+            let r = try #require(TestEnvironment.execute(binary, ["convert", "--decrypt", "--anonymize", "--salt", "test", "--values", "hash", input, out]))
             #expect(r.status == 0, "\(name): \(r.stderr)")
             #expect(r.stderr.contains("anonymized"), "\(name): no replacement report on stderr: \(r.stderr)")
             let original = try #require(Self.tshark(input))
             let anonymized = try #require(Self.tshark(out))
+            // What it is compared with: the input, or where records were decrypted, the input decrypted (not anonymized).
+            var baselinePath = input
+            var baseline = original
+            if !r.stderr.contains("blescope: 0 record(s) decrypted") {
+                baselinePath = Self.output(for: input, in: directory, 1)
+                let d = try #require(TestEnvironment.execute(binary, ["convert", "--decrypt", input, baselinePath]))
+                #expect(d.status == 0, "\(name): \(d.stderr)")
+                baseline = try #require(Self.tshark(baselinePath))
+            }
             let data = try Data(contentsOf: URL(fileURLWithPath: out))
             let windows = Self.windows([UInt8](data))
 
@@ -135,24 +146,25 @@ import Testing
                 #expect(!found, "\(name): device name \"\(n)\" left")
             }
             // Keys: present where the input has them, all zero.
-            #expect(anonymized.keys.count == original.keys.count, "\(name): \(original.keys.count) keys, \(anonymized.keys.count) after")
+            #expect(anonymized.keys.count == baseline.keys.count, "\(name): \(baseline.keys.count) keys, \(anonymized.keys.count) after")
             for k in anonymized.keys {
                 #expect(k.allSatisfy { $0 == "0" || $0 == ":" || $0 == "x" }, "\(name): key \(k) not zeroed")
             }
             // Not vacuous: every capture names at least one device.
             #expect(!original.addresses.isEmpty, "\(name): tshark found no address")
             // 2. tshark: the same ATT PDUs (frame, opcode, handles).
-            let differs = anonymized.att != original.att
-            #expect(!differs, "\(name): tshark's ATT PDUs differ: \(zip(original.att, anonymized.att).first { $0 != $1 }.map { "\($0) → \($1)" } ?? "count \(original.att.count) → \(anonymized.att.count)")")
+            let differs = anonymized.att != baseline.att
+            #expect(!differs, "\(name): tshark's ATT PDUs differ: \(zip(baseline.att, anonymized.att).first { $0 != $1 }.map { "\($0) → \($1)" } ?? "count \(baseline.att.count) → \(anonymized.att.count)")")
             // 3. blescope: the same timeline apart from values (and the summaries and codec results that show them).
-            let before = try Blescope.run(["timeline", "--format", "jsonl", input]).jsonLines.filter { $0["layer"] as? String != "finding" }
+            let before = try Blescope.run(["timeline", "--format", "jsonl", baselinePath]).jsonLines.filter { $0["layer"] as? String != "finding" }
             let after = try Blescope.run(["timeline", "--format", "jsonl", out]).jsonLines.filter { $0["layer"] as? String != "finding" }
             #expect(before.count == after.count, "\(name): \(before.count) events, \(after.count) after anonymization")
             if let d = zip(before, after).first(where: { Self.structure($0) != Self.structure($1) }) {
                 Issue.record("\(name): timeline differs:\n  \(Self.structure(d.0))\n  \(Self.structure(d.1))")
             }
             print("AnonymizeTests: \(name): \(original.addresses.count) addresses and \(original.names.count) names absent, "
-                + "\(original.keys.count) keys zeroed, \(original.att.count) ATT PDUs and \(before.count) timeline events unchanged, "
+                + "\(baseline.keys.count) keys zeroed, \(baseline.att.count) ATT PDUs"
+                + (baselinePath == input ? "" : " (decrypted)") + " and \(before.count) timeline events unchanged, "
                 + String(format: "%.1f s", Date().timeIntervalSince(start)))
         }
     }
