@@ -66,6 +66,14 @@ import Testing
         #expect(a.report.keys == ["LTK": 1, "IRK": 1] && a.report.addresses == 1 && a.report.names == 1)
     }
 
+    /// A note naming 00:00:00:00:00:00 (a placeholder) must not make every six zero bytes an address.
+    @Test func placeholderAddressesInTextAreNotLearned() {
+        let note = Array("bd_addr 00:00:00:00:00:00 ff:ff:ff:ff:ff:ff".utf8)
+        let zeros: [UInt8] = [0x40, 0x20, 0x0D, 0x00, 0x09, 0x00, 0x04, 0x00, 0x1B, 0x12, 0x00] + [UInt8](repeating: 0, count: 6)
+        let (out, a) = Self.run([(.text, .unknown, note), (.acl, .rx, zeros)])
+        #expect(out[0] == note && out[1] == zeros && a.report.addresses == 0)
+    }
+
     /// A notification split over three ACL fragments: every value byte is blanked, the L2CAP and ATT headers kept.
     @Test(arguments: [AnonymizedValues.blank, .hash])
     func valuesAcrossFragments(_ values: AnonymizedValues) {

@@ -219,8 +219,10 @@ public final class CaptureAnonymizer {
     }
 
     /// `AA:BB:CC:DD:EE:FF` (either case, `:` or `-`) in text: learned, or replaced by the pseudonym in the same case.
+    /// 00:00:… and FF:FF:… are placeholders, not devices (learning them would rewrite every run of six zero bytes).
     private func replaceTextAddresses(_ bytes: inout [UInt8]) {
         forEachTextAddress(bytes) { range, address in
+            if address == 0 || address == 0xFFFF_FFFF_FFFF { return }
             if learning {
                 learnedAddresses.insert(address)
             } else {
