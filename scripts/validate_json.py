@@ -87,9 +87,11 @@ def leaf_errors(error):
         best = [e for e in error.context if not e.context] or error.context
         # Report the branch that got deepest into the document (usually the one that was meant).
         depth = max(len(e.absolute_path) for e in best)
-        for e in best:
-            if len(e.absolute_path) == depth:
-                yield from leaf_errors(e)
+        deepest = [e for e in best if len(e.absolute_path) == depth]
+        # At equal depth, the branch that failed on something other than its type ("not null") was the one meant.
+        meant = [e for e in deepest if e.validator != "type"] or deepest
+        for e in meant:
+            yield from leaf_errors(e)
     else:
         yield error
 
