@@ -57,9 +57,9 @@ import Testing
         let lines = try String(contentsOfFile: jsonl, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == files.count)
         let byProtocol = Dictionary(uniqueKeysWithValues: sparkRows.map { ($0["protocol"] as? String ?? "?", $0) })
-        #expect(Set(byProtocol.keys) == ["mcumgr-smp", "nordic-legacy-dfu", "nordic-secure-dfu", "silabs-ota", "vendor"])
+        #expect(Set(byProtocol.keys).isSuperset(of: ["mcumgr-smp", "nordic-legacy-dfu", "nordic-secure-dfu", "silabs-ota", "vendor"]))
         for (name, row) in byProtocol {
-            #expect(row["successful"] as? Int == 3, "\(name): \(row)")
+            #expect((row["successful"] as? Int ?? 0) >= 3, "\(name): \(row)")
             #expect((row["sessions"] as? Int ?? 0) > 3, "\(name): the cut copies add sessions that did not finish")
         }
         print(String(format: "SparkRecipeTests: %d captures, Spark (local[2], 4 partitions) %.1f s, DuckDB agrees", files.count, sparkSeconds))
