@@ -10,6 +10,12 @@ struct Convert: ParsableCommand {
             The output format comes from OUT's extension (.btsnoop/.log/.cfa → btsnoop, .pcap → pcap, \
             .pklg → PacketLogger) or from --format. Records the output format cannot hold (e.g. text notes \
             in btsnoop H4) are skipped and counted on stderr.
+
+            --anonymize replaces every device address (public and random; the random sub-type is kept) and device \
+            name by a pseudonym, zeroes keys (LTK, IRK, CSRK, link keys, PINs) and treats attribute values as \
+            --values says; lengths and records are kept, so the result decodes the same. It reads the input once \
+            more (to learn the addresses and names first) and reports what it replaced on stderr. With --decrypt, \
+            the decrypted records are anonymized.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -30,11 +36,21 @@ struct Convert: ParsableCommand {
 
     @OptionGroup var keys: KeyOptions
 
+    @Flag(help: "Replace addresses and names by pseudonyms, zero keys (see --values, --salt).")
+    var anonymize = false
+
+    @Option(help: "With --anonymize: the secret the pseudonyms derive from; the same salt gives the same pseudonyms in every file (default: random, so each run differs).")
+    var salt: String?
+
+    @Option(help: "With --anonymize: attribute values \(AnonymizedValues.allCases.map(\.rawValue).joined(separator: "|")) (default keep; device names are replaced in every case).")
+    var values: AnonymizedValues?
+
     func validate() throws {
         if format == nil && Convert.format(forExtensionOf: output) == nil {
             throw ValidationError("cannot tell the output format from '\(output)': use --format")
         }
         if input == output { throw ValidationError("input and output are the same file") }
+        if !anonymize && (salt != nil || values != nil) { throw ValidationError("--salt and --values go with --anonymize") }
     }
 
     static func format(forExtensionOf path: String) -> Format? {
@@ -68,20 +84,44 @@ struct Convert: ParsableCommand {
             let undecrypted = analyzer.connections.compactMap(\.linkLayer).reduce(0) { $0 + $1.encryptedUndecrypted + $1.micFailures }
             writeStandardError("blescope: \(decrypted.count) record(s) decrypted; \(undecrypted) encrypted record(s) left as they were\n")
         }
-        let records: CaptureFile
-        do { records = decrypt ? try CaptureFile.open(path: input) : capture } catch {
-            writeStandardError("blescope: \(error)\n")
-            throw Exit.badInput
-        }
-        do {
-            while let record = records.next() {
+        /// Every record of the input as it is to be written: decrypted where --decrypt could.
+        func eachRecord(_ file: CaptureFile, _ body: (OwnedRecord?, CaptureRecord) throws -> Void) rethrows {
+            while let record = file.next() {
                 if let bytes = decrypted[record.frame] {
                     var owned = OwnedRecord(record)
                     owned.bytes = bytes
                     owned.originalLength = bytes.count
-                    try writer.write(owned)
+                    try body(owned, record)
                 } else {
-                    try writer.write(record)
+                    try body(nil, record)
+                }
+            }
+        }
+        func reopen() throws -> CaptureFile {
+            do { return try CaptureFile.open(path: input) } catch {
+                writeStandardError("blescope: \(error)\n")
+                throw Exit.badInput
+            }
+        }
+        var anonymizer: CaptureAnonymizer?
+        if anonymize {
+            let secret: [UInt8] = salt.map { Array($0.utf8) } ?? (0..<16).map { _ in UInt8.random(in: 0...255) }
+            let a = CaptureAnonymizer(salt: secret, values: values ?? .keep)
+            // A pass that learns every address and name, so that each is replaced wherever it appears, even before
+            // the record that names it.
+            eachRecord(decrypt ? try reopen() : capture) { owned, record in
+                if let owned { a.learn(owned) } else { a.learn(record) }
+            }
+            anonymizer = a
+        }
+        let records = decrypt || anonymize ? try reopen() : capture
+        do {
+            try eachRecord(records) { owned, record in
+                switch (owned, anonymizer) {
+                case let (owned?, anonymizer?): try writer.write(anonymizer.anonymize(owned))
+                case let (nil, anonymizer?): try writer.write(anonymizer.anonymize(record))
+                case let (owned?, nil): try writer.write(owned)
+                case (nil, nil): try writer.write(record)
                 }
             }
             try writer.close()
@@ -90,6 +130,10 @@ struct Convert: ParsableCommand {
             throw ExitCode.failure
         }
         for f in capture.findings { writeStandardError("blescope: \(input): \(f)\n") }
+        if let anonymizer {
+            writeStandardError("blescope: \(anonymizer.report.summary)\n")
+            if salt == nil { writeStandardError("blescope: the salt was random: pseudonyms differ from other runs (--salt to keep them)\n") }
+        }
         if writer.recordsSkipped > 0 {
             writeStandardError("blescope: \(writer.recordsSkipped) record(s) that \(outputFormat) cannot hold were skipped\n")
         }
@@ -112,3 +156,5 @@ enum CaptureConversion {
         }
     }
 }
+
+extension AnonymizedValues: ExpressibleByArgument {}
