@@ -44,8 +44,8 @@ extension Analyzer {
             }
             if options.timeline {
                 var summary = "access address \(info.accessAddress)"
-                if let c = info.central { summary += " central \(c)" }
-                if let p = info.peripheral { summary += " peripheral \(p)" }
+                if let c = info.central { summary += " central \(c)" + identityText(c.value) }
+                if let p = info.peripheral { summary += " peripheral \(p)" + identityText(p.value) }
                 if let i = info.parameters.interval { summary += " interval \(String(fractionDigits: 2, Double(i) * 1.25)) ms" }
                 emit(TimelineEvent(frame: info.startFrame, timestamp: info.startTimestamp, connection: info.handle, direction: .tx,
                                    layer: .ll, code: nil, name: info.inferred ? "Connection (inferred from data PDUs)" : "CONNECT_IND", summary: summary))
@@ -84,7 +84,7 @@ extension Analyzer {
             }
         case .advertising(let a):
             if options.timeline {
-                var summary = a.advertiser.map { "\($0)" } ?? ""
+                var summary = a.advertiser.map { "\($0)" + identityText($0.value) } ?? ""
                 summary += " channel \(a.channel)"
                 if let rssi = a.rssi { summary += " RSSI \(rssi) dBm" }
                 if !a.advertisingData.isEmpty { summary += " data=" + hexString(a.advertisingData) }
@@ -126,5 +126,13 @@ extension Analyzer {
             findings.append(Finding(.warning, .llMICFailures(e.stats.micFailures, from: from, handle: handle,
                                                              capturer: e.stats.decryptedByCapturer > 0), frame: from))
         }
+    }
+}
+
+extension Analyzer {
+    /// ` = identity AA:BB:…` when a known IRK resolves the address (key file, phone log, or SMP seen so far).
+    func identityText(_ address: UInt64) -> String {
+        guard !keyStore.identities.isEmpty, IdentityResolver.isResolvable(address), let id = keyStore.identity(of: address).first else { return "" }
+        return " = identity \(id)"
     }
 }

@@ -235,6 +235,19 @@ struct EncryptedLinkBuilder {
         #expect(r.notifications.map(\.value) == [Array(0..<30)])
     }
 
+    @Test func timelineNamesTheIdentityBehindAPrivateAddress() throws {
+        var b = NordicBuilder()
+        let c = LLConnectInd(initiator: LLDeviceAddress(0x7081_940D_FBAA, isRandom: true), advertiser: LLDeviceAddress(0xC0FF_EE00_0001),
+                             parameters: LLConnectionParameters(accessAddress: NordicBuilder.aa, crcInit: NordicBuilder.crcInit, interval: 24, timeout: 72))
+        b.add(aa: .advertising, pdu: LLAdvertisingPacketPDU(.connectInd(c)).bytes, crcInit: 0x55_5555, data: false)
+        let owned = b.records.map { OwnedRecord(frame: $0.frame, timestamp: Timestamp(microseconds: $0.micros), direction: .unknown,
+                                                kind: .linkLayer, originalLength: $0.origLen, linkType: 272, bytes: $0.bytes) }
+        let keys = try LinkKeyMaterial(keyFile: "- irk: ec0234a357c8ad05341010a60a397d9b\n  address: C0:FF:EE:00:00:02\n")
+        let r = Self.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"), keys: keys)
+        #expect(r.timeline.contains { $0.name == "CONNECT_IND" && $0.summary.contains("central 70:81:94:0D:FB:AA (random) = identity C0:FF:EE:00:00:02") })
+        #expect(!r.timeline.contains { $0.summary.contains("C0:FF:EE:00:00:01 = identity") })   // a public address is never resolved
+    }
+
     // MARK: real captures
 
     static let legacyBonding = (TestEnvironment.sharedCaptures ?? "/nonexistent") + "/lell-rf-lt256_bsniffhub-legacy-bonding-3enc-known-ltk.pcap"
