@@ -1,4 +1,5 @@
 import ArgumentParser
+import BLEReports
 
 @main
 struct Blescope: ParsableCommand {
@@ -13,6 +14,21 @@ struct Blescope: ParsableCommand {
         subcommands: [Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
                       Codecs.self, Convert.self, Check.self, Bench.self]
     )
+
+    /// ArgumentParser ends usage errors with EX_USAGE (64); blescope documents 2 for bad usage (README, "Exit
+    /// codes"), so those are reported the same way and end with 2. Help and everything else are unchanged.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                writeStandardError(fullMessage(for: error) + "\n")
+                Self.exit(withError: Exit.badInput)
+            }
+            Self.exit(withError: error)
+        }
+    }
 }
 
 /// The documented exit codes (README, "Exit codes").
