@@ -3,6 +3,7 @@ import PackageDescription
 
 // Modules depend only leftwards:
 // BLECore ← BLECapture ← BLEProtocols ← BLECodecs ← BLEAnalysis ← BLEReports ← blescope
+// BLECore ← BLESecurity (libcrypto: AES-CCM, pairing functions, P-256, SHA-256) ← BLEAnalysis
 // The per-record hot paths (BLEAnalysis, and BLEReports for JSON Lines) spend ~15 % of its time in dynamic exclusivity checks;
 // the capture readers (BLECapture) 8 % of an `info` pass once their bookkeeping is a struct (RecordWalk).
 // Release builds turn them off there; debug builds (and so the test suite) keep them, which is
