@@ -101,7 +101,12 @@ import Testing
         }
         let wire = built.map { HCIEventPacket(.bluetoothQualityReport($0.report)).bytes }
         guard let decoded = try Self.bumbleDecode(wire) else {
-            Issue.record("python3 with bumble is needed for this cross-check (pip install bumble)")
+            // CI installs bumble and sets BLESCOPE_REQUIRE_BUMBLE=1: there its absence is a failure, elsewhere a skip.
+            if ProcessInfo.processInfo.environment["BLESCOPE_REQUIRE_BUMBLE"] == "1" {
+                Issue.record("python3 with bumble is needed for this cross-check (pip install bumble)")
+            } else {
+                print("QualityReportTests: bumble cross-check skipped (pip install bumble to run it)")
+            }
             return
         }
         #expect(decoded.count == built.count)
