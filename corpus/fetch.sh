@@ -3,10 +3,11 @@
 # and check every file's sha256. It downloads nothing: fetch each repository first (search tool:
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
-# usage: corpus/fetch.sh [MIRRORS [TARGET]]   (defaults: /work/.mirror and ./corpus-files)
+# usage: corpus/fetch.sh MIRRORS [TARGET]   (MIRRORS: the folder holding the OWNER+NAME snapshots; TARGET default ./corpus-files)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
-MIRRORS=${1:-/work/.mirror}
+[ $# -ge 1 ] || { echo "usage: corpus/fetch.sh MIRRORS [TARGET]" >&2; exit 2; }
+MIRRORS=$1
 TARGET=${2:-./corpus-files}
 [ -d "$MIRRORS" ] || { echo "fetch.sh: no mirror folder $MIRRORS" >&2; exit 2; }
 mkdir -p "$TARGET" || exit 2
