@@ -99,6 +99,7 @@ extension Analyzer {
         connections[index].linkLayer = e.stats
         connections[index].linkEncryption = e.encryption
         noteEncryption(e)
+        noteCRCErrors(e)
         keyStore.connectionEnded(handle: e.connection.handle, central: e.connection.central?.value, peripheral: e.connection.peripheral?.value)
         let reason: String = switch e.reason {
         case .terminated(let code): "LL_TERMINATE_IND: " + HCIStatus(rawValue: code).description
@@ -134,5 +135,18 @@ extension Analyzer {
     func identityText(_ address: UInt64) -> String {
         guard !keyStore.identities.isEmpty, IdentityResolver.isResolvable(address), let id = keyStore.identity(of: address).first else { return "" }
         return " = identity \(id)"
+    }
+}
+
+extension Analyzer {
+    /// Packets that fail their CRC are kept out of the decode; when they are a large share of a connection's
+    /// packets, what they hid is said once: a noisy radio, a sniffer far away, or a capture rewritten without its CRCs.
+    func noteCRCErrors(_ e: LLConnectionEnded) {
+        let s = e.stats
+        guard s.crcErrors > 10, s.crcErrors * 5 > s.packets else { return }
+        findings.append(Finding(.warning, FindingKind(code: "ll.crc-errors",
+            message: "\(s.crcErrors) of \(s.packets) packets on connection \(hex(e.connection.handle, width: 4)) failed their CRC and were not decoded: "
+                + "the sniffer was far from the devices or missed the hopping, or a tool rewrote the capture without recomputing CRCs"),
+                                frame: e.connection.startFrame))
     }
 }

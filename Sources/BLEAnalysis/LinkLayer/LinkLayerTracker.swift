@@ -499,7 +499,10 @@ public struct LinkLayerTracker {
 
         // CRC.
         var crc = air.crc
-        if crc == .notChecked, let initValue = c.crcInit {
+        // A CRC field of 000000 on a capture that does not say it checked the CRC is one a tool left unwritten when it
+        // rewrote the packet (crackle writes the packets it decrypted that way): not checkable, so not a CRC error.
+        // A true CRC of 0 has odds of 2^-24.
+        if crc == .notChecked, let initValue = c.crcInit, pkt.crc != 0 {
             crc = LLCRC.compute(crcInit: initValue, over: pkt.pdu) == pkt.crc ? .valid : .invalid
         }
         if crc == .invalid {
