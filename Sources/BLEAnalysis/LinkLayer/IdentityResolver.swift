@@ -24,7 +24,7 @@ public struct IdentityResolver: Sendable {
     }
 
     static func resolve(_ address: UInt64, _ keys: [IdentityKey]) -> LLDeviceAddress? {
-        let bytes = (0..<6).map { UInt8(truncatingIfNeeded: address >> UInt64(8 * $0)) }
+        let bytes = LLDeviceAddress(address, isRandom: true).bytes
         for k in keys {
             guard let irk = Key128(wire: k.irk), SecurityFunction.resolvesPrivateAddress(bytes, irk: irk) else { continue }
             return k.identity ?? LLDeviceAddress(address, isRandom: true)

@@ -294,11 +294,10 @@ extension LinkLayerTracker {
                         centralToPeripheral: Bool, buffer: LLPlaintextBuffer) {
         guard let keys else { return }
         let e = c.encryption
-        let skdm = (0..<8).map { UInt8(truncatingIfNeeded: e.skdCentral >> UInt64(8 * $0)) }
-        let skds = (0..<8).map { UInt8(truncatingIfNeeded: e.skdPeripheral >> UInt64(8 * $0)) }
-        let ivm = (0..<4).map { UInt8(truncatingIfNeeded: e.ivCentral >> UInt32(8 * $0)) }
-        let ivs = (0..<4).map { UInt8(truncatingIfNeeded: e.ivPeripheral >> UInt32(8 * $0)) }
-        let iv = LinkLayerEncryption.iv(ivm: ivm, ivs: ivs)
+        // SKD and IV as LL_ENC_REQ/RSP carried them (wire order).
+        func wire<T: FixedWidthInteger>(_ v: T) -> [UInt8] { var w = ByteWriter(); w.write(littleEndian: v); return w.bytes }
+        let skdm = wire(e.skdCentral), skds = wire(e.skdPeripheral)
+        let iv = LinkLayerEncryption.iv(ivm: wire(e.ivCentral), ivs: wire(e.ivPeripheral))
         let candidates = keys.candidates(handle: c.info.handle, ediv: e.ediv, rand: e.rand, central: c.info.central,
                                          peripheral: c.info.peripheral)
         c.encryption.keysTried = min(candidates.count, 256)

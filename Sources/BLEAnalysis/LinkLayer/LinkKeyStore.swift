@@ -191,8 +191,8 @@ final class LinkKeyStore {
         if let done = t.derived { return done }
         var result: LinkKey?
         if let central, let peripheral {
-            let initiator = PairingAddress(Self.wire(central.value), isRandom: central.isRandom)
-            let responder = PairingAddress(Self.wire(peripheral.value), isRandom: peripheral.isRandom)
+            let initiator = PairingAddress(central.bytes, isRandom: central.isRandom)
+            let responder = PairingAddress(peripheral.bytes, isRandom: peripheral.isRandom)
             if t.isSecureConnections {
                 result = Self.secureConnectionsDebugKey(t, initiator: initiator, responder: responder)
             } else if let request = t.request, let response = t.response, let mconfirm = t.confirm[0].flatMap(Key128.init(wire:)),
@@ -225,12 +225,20 @@ final class LinkKeyStore {
         return LinkKey(ltk: keys.ltk.bytes, ediv: 0, rand: 0, source: .secureConnectionsDebugKey(frame: t.lastFrame))
     }
 
-    static func wire(_ value: UInt64) -> [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * $0)) } }
 }
 
 extension Array where Element == [UInt8]? {
     /// The initiator's slot if empty, else the responder's (later values, e.g. passkey rounds, are not kept).
     mutating func fill(_ value: [UInt8]) {
         if self[0] == nil { self[0] = value } else if self[1] == nil { self[1] = value }
+    }
+}
+
+extension LLDeviceAddress {
+    /// The 6 octets as the air carries them (least significant first): its encoder's output.
+    var bytes: [UInt8] {
+        var w = ByteWriter(capacity: 6)
+        encode(into: &w)
+        return w.bytes
     }
 }
