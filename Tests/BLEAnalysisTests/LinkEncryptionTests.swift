@@ -268,6 +268,21 @@ struct EncryptedLinkBuilder {
         #expect(r.analyzer.knownKeys.linkKeys.contains { $0.displayText == "0F241772AC270CAFEE654186F0A65D5F" && $0.ediv == 0x2E7A })
     }
 
+    static let pogoPhoneLog = (TestEnvironment.corpusDirectory ?? "/nonexistent") + "/android-btsnoop_pogo-plus-pair-and-reconnect-encrypted.log"
+
+    /// `--keys-from` on a real Android log (public corpus, `BLESCOPE_CORPUS`): the LTK the phone hands its controller
+    /// in LE Enable Encryption (frame 417; tshark: Long Term Key 0600d3ab06f0bfd9720b888665eef392, Rand 0, EDIV 0) for
+    /// peer 7C:BB:8A:CB:0C:8D, and the IRK the phone distributes with its identity D0:13:FD:77:94:8B (frames 423–424).
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: pogoPhoneLog)))
+    func keysFromARealPhoneLog() throws {
+        let keys = try LinkKeyMaterial(phoneLog: Self.pogoPhoneLog)
+        let ltk: [UInt8] = BLECore.bytes(fromHex: "0600d3ab06f0bfd9720b888665eef392")!
+        #expect(keys.linkKeys.contains { $0.ltk == ltk && $0.ediv == 0 && $0.rand == 0 && $0.address == 0x7CBB_8ACB_0C8D
+            && $0.source == .phoneLog(path: Self.pogoPhoneLog, frame: 417) })
+        let irk: [UInt8] = BLECore.bytes(fromHex: "634fc4a0c071230d3c872b296ae2459a")!
+        #expect(keys.identityKeys.contains { $0.irk == irk && $0.identity?.description == "D0:13:FD:77:94:8B" })
+    }
+
     /// The sniffer decrypted the link (MIC ok, no MIC in the payload), then lost the packet counter at frame 503:
     /// 19 packets flagged "MIC failed", and 10 more it no longer flags as encrypted at all.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: nordicBadMIC)))
