@@ -52,3 +52,51 @@ def char(uuid: str, props, write=None) -> Characteristic:
     value = CharacteristicValue(write=write) if write else b""
     perms = Characteristic.WRITEABLE | Characteristic.READABLE
     return Characteristic(uuid, props, perms, value)
+
+
+class Pump:
+    """The device's outgoing values, sent in order by one task (GATT callbacks cannot await):
+    ``send(char, value)`` from a write callback, ``await close()`` at the end."""
+
+    def __init__(self, loop, device, indicate: bool = False):
+        self.device = device
+        self.indicate = indicate
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.sent: list[str] = []
+        self.task = loop.create_task(self._run())
+
+    def send(self, char: Characteristic, value: bytes):
+        self.sent.append(value.hex())
+        self.queue.put_nowait((char, value))
+
+    async def _run(self):
+        while (item := await self.queue.get()) is not None:
+            if self.indicate:
+                await self.device.indicate_subscribers(item[0], item[1])
+            else:
+                await self.device.notify_subscribers(item[0], item[1])
+
+    async def close(self):
+        self.queue.put_nowait(None)
+        await self.task
+
+
+async def subscribe_all(peer, proxies) -> asyncio.Queue:
+    """Subscribes to every proxy; the values arrive on one queue as (value handle, bytes), in order."""
+    got: asyncio.Queue = asyncio.Queue()
+    for p in proxies:
+        await peer.subscribe(p, lambda v, h=p.handle: got.put_nowait((h, bytes(v))))
+    await asyncio.sleep(0.2)
+    return got
+
+
+def image_record(image: bytes, generator: str) -> dict:
+    """The truth file's description of an image."""
+    import common
+    return {"size": len(image), "sha256": common.sha256(image), "crc32": f"{common.crc32(image):08x}",
+            "generator": generator}
+
+
+def rate_bps(size: int, writes) -> float:
+    """Image bits per second from the first to the last image write (AttPdu list)."""
+    return size * 8 * 1_000_000 / (writes[-1].ts_us - writes[0].ts_us)

@@ -6,6 +6,7 @@ Usage: python3 Samples/generate/verify_tshark.py   (needs tshark on PATH)
 
 import collections
 import functools
+import hashlib
 import json
 import os
 import struct
@@ -36,7 +37,8 @@ def frame_count(name):
 
 def main():
     ok = True
-    for name in ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"]:
+    names = sorted(f[:-len(".truth.json")] for f in os.listdir(SAMPLES) if f.endswith(".truth.json"))
+    for name in names:
         truth = json.load(open(os.path.join(SAMPLES, name + ".truth.json")))
         rows = att_rows(name)
         ops = collections.Counter(op for _, op, _, _ in rows)
@@ -95,7 +97,53 @@ def main():
             good = image.hex() == truth["image"]["hex"] and dup == truth["resent_indices"]
             print(f"  {len(pkts)} OTA packets, resent {dup}, image crc32 {zlib.crc32(image):08x}: {'match' if good else 'MISMATCH'}")
             ok &= good
+        if name == "esp-ble-ota":
+            good, text = check_esp_ble_ota(truth, rows)
+            print(text)
+            ok &= good
     return 0 if ok else 1
+
+
+def crc16_xmodem(data):
+    c = 0
+    for b in data:
+        c ^= b << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
+    return c
+
+
+def check_esp_ble_ota(truth, rows):
+    """Rebuilds the image from tshark's write requests by sector (last sending wins), checks every
+    sector's CRC-16 and every 20-byte command/ACK CRC, and finds the sectors the device refused."""
+    fw, cmd = truth["recv_fw_value_handle"], truth["command_value_handle"]
+    rows = [(f, op, int(hh, 16), v) for f, op, hh, v in rows if hh and "," not in hh]
+    sectors, cur, bad_crc, refused, writes = {}, bytearray(), [], [], 0
+    controls = [v for _, op, hh, v in rows if op in (0x12, 0x1D) and hh == cmd]
+    controls += [v for _, op, hh, v in rows if op == 0x1D and hh == fw]
+    control_ok = all(len(v) == 20 and crc16_xmodem(v[:18]) == struct.unpack("<H", v[18:])[0] for v in controls)
+    for _, op, hh, v in rows:
+        if hh != fw:
+            continue
+        if op == 0x12:
+            writes += 1
+            index, seq = struct.unpack("<HB", v[:3])
+            if seq != 0xFF:
+                cur += v[3:]
+                continue
+            data = bytes(cur + v[3:-2])
+            cur = bytearray()
+            if crc16_xmodem(data) != struct.unpack("<H", v[-2:])[0]:
+                bad_crc.append(index)
+            sectors[index] = data
+        elif op == 0x1D and struct.unpack("<H", v[2:4])[0] != 0:
+            refused.append(struct.unpack("<H", v[:2])[0])
+    image = b"".join(sectors[i] for i in range(len(sectors)))
+    good = (hashlib.sha256(image).hexdigest() == truth["image"]["sha256"] and writes == truth["packets"]
+            and refused == truth["resend_requests"] and bad_crc == truth["resend_requests"] and control_ok)
+    return good, (f"  {writes} firmware writes, {len(sectors)} sectors, CRC-16 wrong on {bad_crc}, refused {refused}, "
+                  f"{len(controls)} commands/ACKs with good CRC-16: {control_ok}, image sha256 "
+                  f"{hashlib.sha256(image).hexdigest()[:16]}…: {'match' if good else 'MISMATCH'}")
 
 
 if __name__ == "__main__":

@@ -251,6 +251,39 @@ import Testing
         #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
     }
 
+    /// Espressif BLE OTA: 4096-byte sectors, one refused with a CRC error (a flipped byte) and sent again,
+    /// Stop OTA accepted.
+    @Test(arguments: formats)
+    func espressifBLEOTAImageAndResendMatchTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("esp-ble-ota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/esp-ble-ota.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "esp-ble-ota")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["expected_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_sectors"] as? [Int])
+        let resends = try #require(s["resends"] as? [[String: Any]])
+        #expect(resends.compactMap { $0["index"] as? Int } == truth["resend_requests"] as? [Int])
+        #expect(resends.first?["request_frame"] as? Int == truth["resend_request_frame"] as? Int)
+        #expect(resends.first?["resent_frame"] as? Int == truth["resent_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["stop_ack_frame"] as? Int)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["start", "transfer", "stop"])
+        // The flipped byte: the sector's CRC-16 disagrees with its data on the first sending.
+        let findings = (s["findings"] as? [[String: Any]])?.compactMap { $0["message"] as? String } ?? []
+        #expect(findings.contains { $0.hasPrefix("sector \(truth["resend_requests"].flatMap { ($0 as? [Int])?.first } ?? -1): CRC-16") })
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
     /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
     @Test func vendorOTAExtractAndImageCheck() throws {
         let truth = try Blescope.truth("vendor-ota")

@@ -19,6 +19,8 @@ public struct OTAProtocol: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let tiOAD = OTAProtocol(rawValue: "ti-oad")
     /// Dialog / Renesas SUOTA, service 0xFEF5.
     public static let dialogSUOTA = OTAProtocol(rawValue: "dialog-suota")
+    /// Espressif BLE OTA (esp-iot-solution `ble_ota`), service 0x8018.
+    public static let espressifBLEOTA = OTAProtocol(rawValue: "esp-ble-ota")
     /// A vendor protocol described by a YAML codec with `ota-*` roles.
     public static let vendor = OTAProtocol(rawValue: "vendor")
     public var description: String { rawValue }

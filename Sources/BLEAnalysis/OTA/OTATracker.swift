@@ -20,6 +20,7 @@ public struct OTATracker: AttributeValueObserver {
         NordicButtonlessDFU.self,
         TIOAD.self,
         DialogSUOTA.self,
+        EspressifBLEOTA.self,
     ]
 
     /// Gaps between two events of a session longer than this are reported as stalls (µs).
