@@ -101,6 +101,10 @@ def main():
             good, text = check_esp_ble_ota(truth, rows)
             print(text)
             ok &= good
+        if name == "telink-ota":
+            good, text = check_telink_ota(truth, rows)
+            print(text)
+            ok &= good
     return 0 if ok else 1
 
 
@@ -111,6 +115,33 @@ def crc16_xmodem(data):
         for _ in range(8):
             c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
     return c
+
+
+def crc16_modbus(data):
+    c = 0xFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ 0xA001 if c & 1 else c >> 1
+    return c
+
+
+def check_telink_ota(truth, rows):
+    """Rebuilds the image from tshark's write commands below 0xFF00 by index, checks every packet's
+    CRC-16/MODBUS, CMD_OTA_END's last index and its complement, and the CMD_OTA_RESULT notification."""
+    h = truth["value_handle"]
+    values = [(op, v) for _, op, hh, v in rows if hh and "," not in hh and int(hh, 16) == h]
+    packets = {struct.unpack("<H", v[:2])[0]: v for op, v in values if op == 0x52 and struct.unpack("<H", v[:2])[0] < 0xFF00}
+    bad = [i for i, v in packets.items() if crc16_modbus(v[:-2]) != struct.unpack("<H", v[-2:])[0]]
+    end = [v for op, v in values if op == 0x52 and v[:2] == b"\x02\xff"]
+    last, check = struct.unpack("<HH", end[0][2:6])
+    image = b"".join(packets[i][2:-2] for i in range(last + 1))[:truth["image"]["size"]]
+    results = [v for op, v in values if op == 0x1B and v[:2] == b"\x06\xff"]
+    good = (hashlib.sha256(image).hexdigest() == truth["image"]["sha256"] and not bad and len(packets) == truth["packets"]
+            and last == truth["last_index"] and check == ~last & 0xFFFF and [r[2] for r in results] == [0])
+    return good, (f"  {len(packets)} packets, CRC-16 wrong on {bad}, CMD_OTA_END last index {last} (check ok: {check == ~last & 0xFFFF}), "
+                  f"results {[r.hex() for r in results]}, image sha256 {hashlib.sha256(image).hexdigest()[:16]}…: "
+                  f"{'match' if good else 'MISMATCH'}")
 
 
 def check_esp_ble_ota(truth, rows):

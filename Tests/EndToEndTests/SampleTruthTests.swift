@@ -284,6 +284,33 @@ import Testing
         #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
     }
 
+    /// Telink OTA (legacy): version, start, 600 packets of index + 16 bytes + CRC-16, end with the last
+    /// index, CMD_OTA_RESULT success.
+    @Test(arguments: formats)
+    func telinkOTAImageMatchesTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("telink-ota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/telink-ota.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "telink-ota")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect(s["expected_packets"] as? Int == (truth["last_index"] as? Int).map { $0 + 1 })
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_indices"] as? [Int])
+        #expect(s["end_frame"] as? Int == truth["result_frame"] as? Int)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["version", "start", "transfer", "end"])
+        #expect((s["phases"] as? [[String: Any]])?.last?["start_frame"] as? Int == truth["end_frame"] as? Int)
+        #expect((s["findings"] as? [Any])?.isEmpty == true)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
     /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
     @Test func vendorOTAExtractAndImageCheck() throws {
         let truth = try Blescope.truth("vendor-ota")

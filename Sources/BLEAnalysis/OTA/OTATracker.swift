@@ -21,6 +21,7 @@ public struct OTATracker: AttributeValueObserver {
         TIOAD.self,
         DialogSUOTA.self,
         EspressifBLEOTA.self,
+        TelinkOTA.self,
     ]
 
     /// Gaps between two events of a session longer than this are reported as stalls (µs).
