@@ -14,7 +14,7 @@ MTU = 247
 
 
 def cbor(value) -> bytes:
-    """A minimal CBOR encoder (RFC 8949) for maps of text keys to unsigned ints and byte strings."""
+    """A minimal CBOR encoder (RFC 8949): unsigned ints, booleans, byte and text strings, lists, maps."""
     def head(major: int, n: int) -> bytes:
         if n < 24:
             return bytes([major << 5 | n])
@@ -31,6 +31,8 @@ def cbor(value) -> bytes:
     if isinstance(value, str):
         b = value.encode()
         return head(3, len(b)) + b
+    if isinstance(value, list):
+        return head(4, len(value)) + b"".join(cbor(v) for v in value)
     if isinstance(value, dict):
         return head(5, len(value)) + b"".join(cbor(k) + cbor(v) for k, v in value.items())
     raise TypeError(type(value))

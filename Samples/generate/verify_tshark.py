@@ -101,6 +101,10 @@ def main():
             good, text = check_esp_ble_ota(truth, rows)
             print(text)
             ok &= good
+        if name == "mcumgr-confirm":
+            good, text = check_mcumgr_confirm(truth, rows, name)
+            print(text)
+            ok &= good
         if name == "telink-ota":
             good, text = check_telink_ota(truth, rows)
             print(text)
@@ -115,6 +119,31 @@ def crc16_xmodem(data):
         for _ in range(8):
             c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
     return c
+
+
+def check_mcumgr_confirm(truth, rows, name):
+    """The two connections (LE Connection Complete / Disconnection Complete as tshark reads them, with
+    address and reason), and the frames of the image test, reset and confirm requests (SMP headers of
+    write commands: op 2, group 1 id 0 / group 0 id 5)."""
+    out = subprocess.run(
+        ["tshark", "-r", os.path.join(SAMPLES, name + ".btsnoop"), "-Y",
+         "bthci_evt.code == 0x05 || bthci_evt.le_meta_subevent == 0x01 || bthci_evt.le_meta_subevent == 0x0a",
+         "-T", "fields", "-e", "frame.number", "-e", "bthci_evt.code", "-e", "bthci_evt.reason", "-e", "bthci_evt.bd_addr"],
+        capture_output=True, text=True, check=True).stdout
+    conns = []
+    for line in out.splitlines():
+        frame, code, reason, addr = (line.split("\t") + ["", "", ""])[:4]
+        if code == "0x3e":
+            conns.append({"address": addr.upper(), "start_frame": int(frame)})
+        else:
+            conns[-1].update(end_frame=int(frame), end_reason_code=int(reason, 16))
+    writes = [(f, v) for f, op, _, v in rows if op == 0x52 and v[:1] == b"\x02"]
+    state = [f for f, v in writes if v[4:6] == b"\x00\x01" and v[7] == 0]
+    reset = [f for f, v in writes if v[4:6] == b"\x00\x00" and v[7] == 5]
+    good = (conns == truth["connections"] and state == [truth["test_frame"], truth["confirm_frame"]]
+            and reset == [truth["reset_frame"]])
+    return good, (f"  connections {[(c['start_frame'], c['end_frame'], hex(c['end_reason_code'])) for c in conns]}, "
+                  f"image state writes at {state}, reset at {reset}: {'match' if good else 'MISMATCH'}")
 
 
 def crc16_modbus(data):
