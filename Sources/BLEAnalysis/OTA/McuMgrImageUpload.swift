@@ -14,26 +14,6 @@ public struct McuMgrReturnCode: RawRepresentable, Hashable, Sendable, CustomStri
     public var description: String { Self.names[self] }
 }
 
-/// Reassembles MCUmgr SMP messages (8-byte header, big-endian body length) from the values of one
-/// direction of the SMP characteristic; a value that cannot start a message is dropped.
-struct SMPMessageAssembler {
-    var buffer: [UInt8] = []
-
-    /// Appends a value and returns the messages it completes.
-    mutating func feed(_ value: UnsafeRawBufferPointer) -> [[UInt8]] {
-        if buffer.isEmpty, let first = value.first, first & 0x07 > 3 { return [] }
-        buffer.append(contentsOf: value)
-        var messages: [[UInt8]] = []
-        while buffer.count >= 8 {
-            let length = Int(buffer[2]) << 8 | Int(buffer[3])
-            guard buffer.count >= 8 + length else { break }
-            messages.append(Array(buffer[0..<(8 + length)]))
-            buffer.removeFirst(8 + length)
-        }
-        return messages
-    }
-}
-
 /// MCUmgr SMP image upload (group 1, command 1), with image state (test or confirm) and reset after it.
 ///
 /// Zephyr "SMP protocol specification", image management group. Each upload request carries

@@ -53,8 +53,8 @@ public struct OTATracker: AttributeValueObserver {
     }
 
     var open: [Key: Open] = [:]
-    /// SMP reassembly per (connection number, direction).
-    var smp: [SMPKey: SMPMessageAssembler] = [:]
+    /// SMP reassembly per (connection number, direction), by the transfer tracker's reassembler.
+    var smp: [SMPKey: SMPReassembler] = [:]
     struct SMPKey: Hashable { var connectionNumber: Int; var direction: Direction }
 
     // MARK: Observer
@@ -72,9 +72,11 @@ public struct OTATracker: AttributeValueObserver {
         let key = Key(connectionNumber: event.connectionNumber, proto: profile.protocolName)
         if endpoint == .smp {
             let smpKey = SMPKey(connectionNumber: event.connectionNumber, direction: event.direction)
-            let messages = smp[smpKey, default: SMPMessageAssembler()].feed(event.value)
+            // A value that cannot open a message is dropped (the transfer tracker names it).
+            let messages = (try? smp[smpKey, default: SMPReassembler()].feed(event.value, frame: event.frame,
+                                                                              time: event.timestamp)) ?? []
             for m in messages {
-                m.withUnsafeBytes { deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: $0)) }
+                m.bytes.withUnsafeBytes { deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: $0)) }
             }
             return
         }
