@@ -101,6 +101,10 @@ def main():
             good, text = check_esp_ble_ota(truth, rows)
             print(text)
             ok &= good
+        if name == "cypress-bootloader":
+            good, text = check_cypress_bootloader(truth, rows)
+            print(text)
+            ok &= good
         if name == "mcumgr-confirm":
             good, text = check_mcumgr_confirm(truth, rows, name)
             print(text)
@@ -119,6 +123,33 @@ def crc16_xmodem(data):
         for _ in range(8):
             c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
     return c
+
+
+def check_cypress_bootloader(truth, rows):
+    """Every bootloader packet framed 01 … 17 with a good summation checksum; the rows rebuilt from Send data +
+    Program row write requests in row order; the Verify checksum answer."""
+    h = truth["value_handle"]
+    values = [(op, v) for _, op, hh, v in rows if hh and "," not in hh and int(hh, 16) == h and op in (0x12, 0x1B)]
+    bad, flash, pending, answers = 0, {}, b"", []
+    for op, v in values:
+        size = struct.unpack("<H", v[2:4])[0]
+        body = v[:4 + size]
+        bad += not (v[0] == 1 and v[-1] == 0x17 and len(v) == 7 + size
+                    and struct.unpack("<H", v[4 + size:6 + size])[0] == (-sum(body)) & 0xFFFF)
+        data = v[4:4 + size]
+        if op == 0x12 and v[1] == 0x37:
+            pending += data
+        elif op == 0x12 and v[1] == 0x39:
+            flash[struct.unpack("<H", data[1:3])[0]] = pending + data[3:]
+            pending = b""
+        elif op == 0x1B:
+            answers.append((v[1], data))
+    image = b"".join(flash[r] for r in sorted(flash))
+    good = (bad == 0 and hashlib.sha256(image).hexdigest() == truth["image"]["sha256"] and len(flash) == truth["rows"]
+            and all(s == 0 for s, _ in answers) and answers[-1][1] == b"\x01")
+    return good, (f"  {len(values)} bootloader packets, {bad} badly framed or summed, {len(flash)} rows, "
+                  f"last answer {answers[-1][1].hex()}, image sha256 {hashlib.sha256(image).hexdigest()[:16]}…: "
+                  f"{'match' if good else 'MISMATCH'}")
 
 
 def check_mcumgr_confirm(truth, rows, name):

@@ -49,7 +49,7 @@ import Testing
                       ("headset-ota", "pcap"), ("vendor-ota", "btsnoop"),
                       ("buttonless-dfu", "pklg"), ("ti-oad", "pcap"), ("dialog-suota", "btsnoop"),
                       ("esp-ble-ota", "pklg"), ("telink-ota", "pcap"),
-                      ("mcumgr-confirm", "btsnoop")])
+                      ("mcumgr-confirm", "btsnoop"), ("cypress-bootloader", "pklg")])
     func everyProtocolKeepsItsGates(_ sample: (String, String)) throws {
         let dir = NSTemporaryDirectory() + "blescope-ota-extract-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: dir) }

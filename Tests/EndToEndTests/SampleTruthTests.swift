@@ -350,6 +350,31 @@ import Testing
         #expect(abs(rate - wantRate) / wantRate < 0.01, "rate \(rate) vs truth \(wantRate)")
     }
 
+    /// Cypress/Infineon bootloader: 64 rows as Send data + Program row, each answered, checksum valid, exit.
+    @Test(arguments: formats)
+    func cypressBootloaderImageMatchesTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("cypress-bootloader")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/cypress-bootloader.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "cypress-bootloader")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_rows"] as? [Int])
+        #expect(s["start_frame"] as? Int == truth["enter_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["exit_frame"] as? Int)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["enter", "program", "verify", "exit"])
+        #expect((s["findings"] as? [Any])?.isEmpty == true)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
     /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
     @Test func vendorOTAExtractAndImageCheck() throws {
         let truth = try Blescope.truth("vendor-ota")

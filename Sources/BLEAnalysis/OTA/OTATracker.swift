@@ -22,6 +22,7 @@ public struct OTATracker: AttributeValueObserver {
         DialogSUOTA.self,
         EspressifBLEOTA.self,
         TelinkOTA.self,
+        CypressBootloader.self,
     ]
 
     /// Gaps between two events of a session longer than this are reported as stalls (µs).
