@@ -1,8 +1,9 @@
 import BLECodecs
 import BLECore
 
-/// Follows firmware updates: each protocol of ``profiles`` (Nordic Secure DFU, Nordic legacy DFU,
-/// MCUmgr SMP image upload, Silicon Labs OTA) by its characteristics, and vendor protocols by the
+/// Follows firmware updates: each protocol of ``profiles`` (Nordic Secure, legacy and buttonless DFU,
+/// MCUmgr SMP image upload, Silicon Labs OTA, TI OAD, Dialog SUOTA, Espressif BLE OTA, Telink OTA,
+/// Cypress bootloader) by its characteristics, and vendor protocols by the
 /// `ota-start` / `ota-data` / `resend-request` / `ota-result` roles their codec specs give values.
 ///
 /// A value on no OTA characteristic and without OTA roles costs one dictionary lookup. Sessions are
