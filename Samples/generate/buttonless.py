@@ -14,12 +14,12 @@ import asyncio
 import struct
 
 from bumble import hci
-from bumble.device import Device, DeviceConfiguration, Peer
+from bumble.device import Peer
 from bumble.gatt import Characteristic, CharacteristicValue, Service
-from bumble.host import Host
 
 import common
 import dfu
+import otakit
 import sim
 
 SERVICE = dfu.SERVICE
@@ -69,11 +69,7 @@ async def run(loop, out):
     await asyncio.sleep(0.3)
 
     # The device resets into its bootloader: a new controller and host at address + 1.
-    boot_ctl = sim.SimController("boot-ctl", rig.link, BOOTLOADER_ADDRESS, is_peripheral=True)
-    boot = Device(host=Host(boot_ctl, sim.DelayedSink(boot_ctl)),
-                  config=DeviceConfiguration(name="DfuTarg", address=hci.Address(BOOTLOADER_ADDRESS),
-                                             advertising_interval_min=100, advertising_interval_max=100))
-    boot.gatt_server.max_mtu = MTU
+    boot = otakit.new_device(rig, "boot-ctl", BOOTLOADER_ADDRESS, "DfuTarg", MTU)
     target: dfu.DfuTarget | None = None
     cp = Characteristic(dfu.CONTROL_POINT, Characteristic.Properties.WRITE | Characteristic.Properties.NOTIFY,
                         Characteristic.WRITEABLE, CharacteristicValue(write=lambda c, v: target.on_control(c, v)))
@@ -81,19 +77,7 @@ async def run(loop, out):
                          CharacteristicValue(write=lambda c, v: target.on_packet(c, v)))
     boot.add_service(Service(SERVICE, [cp, pkt]))
     target = dfu.DfuTarget(boot, cp)
-    await boot.power_on()
-    fut = loop.create_future()
-    boot.once("connection", fut.set_result)
-    await boot.start_advertising(auto_restart=False)
-    await asyncio.sleep(0.4)  # the bootloader starts; the app scans for address + 1
-    rig.phone_ctl.ll_tx_octets = rig.phone_ctl.ll_rx_octets = 27  # a new link starts at 27 octets
-    rig.link._slot.clear()
-    conn2 = await rig.phone.connect(
-        boot.random_address,
-        connection_parameters_preferences={hci.Phy.LE_1M: sim.ConnectionParametersPreferences(
-            connection_interval_min=15.0, connection_interval_max=15.0, max_latency=0, supervision_timeout=5000)})
-    await fut
-    rig.link.anchor = loop.time()
+    conn2 = await otakit.reconnect(loop, rig, boot)  # the bootloader starts; the app scans for address + 1
     pump = loop.create_task(target.pump())
     assert await Peer(conn2).request_mtu(MTU) == MTU
     await conn2.set_data_length(251, 2120)
@@ -191,26 +175,7 @@ def locate(truth, att, loc):
 
 def locate_capture(truth, data: bytes):
     """Connection starts and ends straight from the btsnoop records (HCI events), for the update story."""
-    pos, frame, events = 16, 0, []
-    while pos + 24 <= len(data):
-        incl = struct.unpack(">I", data[pos + 4:pos + 8])[0]
-        ts = struct.unpack(">q", data[pos + 16:pos + 24])[0]
-        body = data[pos + 24:pos + 24 + incl]
-        pos += 24 + incl
-        frame += 1
-        if len(body) >= 3 and body[0] == 0x04:
-            code, params = body[1], body[3:]
-            if code == 0x3E and params[:1] in (b"\x01", b"\x0a") and params[1] == 0:
-                addr = ":".join(f"{b:02X}" for b in reversed(params[6:12]))
-                events.append({"event": "connected", "frame": frame, "ts_us": ts, "address": addr})
-            elif code == 0x05 and params[0] == 0:
-                events.append({"event": "disconnected", "frame": frame, "ts_us": ts, "reason": params[3]})
-    conns = []
-    for e in events:
-        if e["event"] == "connected":
-            conns.append({"address": e["address"], "start_frame": e["frame"], "start_us": e["ts_us"]})
-        else:
-            conns[-1].update(end_frame=e["frame"], end_us=e["ts_us"], end_reason_code=e["reason"])
+    conns = otakit.connections_from_btsnoop(data)
     assert [c["address"] for c in conns] == [DEVICE_ADDRESS, BOOTLOADER_ADDRESS], conns
     truth["connections"] = [{k: v for k, v in c.items() if not k.endswith("_us")} for c in conns]
     truth["reconnect_gap_us"] = conns[1]["start_us"] - conns[0]["end_us"]

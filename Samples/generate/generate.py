@@ -25,14 +25,18 @@ sys.path.insert(0, HERE)
 import bracelet  # noqa: E402
 import buttonless  # noqa: E402
 import common  # noqa: E402
+import cypress  # noqa: E402
 import dfu  # noqa: E402
 import eom  # noqa: E402
+import espota  # noqa: E402
 import headset  # noqa: E402
 import legacydfu  # noqa: E402
 import mcumgr  # noqa: E402
+import mcumgrconfirm  # noqa: E402
 import silabs  # noqa: E402
 import sim  # noqa: E402
 import suota  # noqa: E402
+import telink  # noqa: E402
 import tioad  # noqa: E402
 import vendorota  # noqa: E402
 
@@ -48,13 +52,17 @@ SCENARIOS = {
     "buttonless-dfu": buttonless,
     "ti-oad": tioad,
     "dialog-suota": suota,
+    "esp-ble-ota": espota,
+    "telink-ota": telink,
+    "mcumgr-confirm": mcumgrconfirm,
+    "cypress-bootloader": cypress,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
 START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, "headset-ota": 10800.0,
                  "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0,
                  "vendor-ota": 25200.0, "buttonless-dfu": 28800.0,
-                 "ti-oad": 32400.0, "dialog-suota": 36000.0}
+                 "ti-oad": 32400.0, "dialog-suota": 36000.0, "esp-ble-ota": 39600.0, "telink-ota": 43200.0, "mcumgr-confirm": 46800.0, "cypress-bootloader": 50400.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

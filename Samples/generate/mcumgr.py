@@ -24,6 +24,35 @@ def smp_frame(op: int, group: int, seq: int, cmd: int, body: bytes) -> bytes:
     return struct.pack(">BBHHBB", op, 0, len(body), group, seq, cmd) + body
 
 
+def upload_fields(body: bytes) -> tuple[int, bytes]:
+    """The device's reading of an upload request body: off and data, found by their CBOR keys
+    (this peripheral only needs these two)."""
+    i = body.index(b"\x63off") + 4
+    off = int.from_bytes(body[i + 1:i + 1 + {0x19: 2, 0x1A: 4, 0x18: 1}.get(body[i], 0)], "big") if body[i] >= 24 else body[i]
+    j = body.index(b"\x64data") + 5
+    n = int.from_bytes(body[j + 1:j + 2], "big") if body[j] == 0x58 else body[j] & 0x1F
+    data = body[j + 2:j + 2 + n] if body[j] == 0x58 else body[j + 1:j + 1 + n]
+    return off, data
+
+
+async def upload(proxy, got, image: bytes) -> int:
+    """The phone's image upload: one write-without-response request per DATA bytes, each answered
+    (a notification on `got`) before the next. Returns the number of requests."""
+    requests = 0
+    for seq, off in enumerate(range(0, len(image), DATA)):
+        body = {"image": 0, "off": off, "data": image[off:off + DATA]}
+        if off == 0:
+            body = {"image": 0, "len": len(image), "off": 0, "data": image[:DATA],
+                    "sha": hashlib.sha256(image).digest()[:32]}
+        frame = smp_frame(2, 1, seq & 0xFF, 1, otakit.cbor(body))
+        assert len(frame) <= otakit.MTU - 3
+        await proxy.write_value(frame, with_response=False)
+        requests += 1
+        reply = await got.get()
+        assert reply[0] == 3
+    return requests
+
+
 async def run(loop, out):
     image = common.xorshift_bytes(IMAGE_SEED, IMAGE_SIZE)
     stored = bytearray()
@@ -34,13 +63,7 @@ async def run(loop, out):
         v = bytes(value)
         op, _, length, group, seq, cmd = struct.unpack(">BBHHBB", v[:8])
         assert op == 2 and group == 1 and cmd == 1 and length == len(v) - 8
-        body = v[8:]
-        # Find the data and offset by their CBOR keys (this peripheral only needs these two).
-        i = body.index(b"\x63off") + 4
-        off = int.from_bytes(body[i + 1:i + 1 + {0x19: 2, 0x1A: 4, 0x18: 1}.get(body[i], 0)], "big") if body[i] >= 24 else body[i]
-        j = body.index(b"\x64data") + 5
-        n = int.from_bytes(body[j + 1:j + 2], "big") if body[j] == 0x58 else body[j] & 0x1F
-        data = body[j + 2:j + 2 + n] if body[j] == 0x58 else body[j + 1:j + 1 + n]
+        off, data = upload_fields(v[8:])
         assert off == len(stored)
         stored.extend(data)
         responses.put_nowait(smp_frame(3, 1, seq, 1, otakit.cbor({"rc": 0, "off": len(stored)})))
@@ -57,18 +80,7 @@ async def run(loop, out):
 
     task = asyncio.get_running_loop().create_task(pump())
     await asyncio.sleep(0.2)
-    requests = 0
-    for seq, off in enumerate(range(0, len(image), DATA)):
-        body = {"image": 0, "off": off, "data": image[off:off + DATA]}
-        if off == 0:
-            body = {"image": 0, "len": len(image), "off": 0, "data": image[:DATA],
-                    "sha": hashlib.sha256(image).digest()[:32]}
-        frame = smp_frame(2, 1, seq & 0xFF, 1, otakit.cbor(body))
-        assert len(frame) <= otakit.MTU - 3
-        await proxy.write_value(frame, with_response=False)
-        requests += 1
-        reply = await got.get()
-        assert reply[0] == 3
+    requests = await upload(proxy, got, image)
     await asyncio.sleep(0.2)
     responses.put_nowait(None)
     await task

@@ -6,6 +6,7 @@ Usage: python3 Samples/generate/verify_tshark.py   (needs tshark on PATH)
 
 import collections
 import functools
+import hashlib
 import json
 import os
 import struct
@@ -36,7 +37,8 @@ def frame_count(name):
 
 def main():
     ok = True
-    for name in ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota"]:
+    names = sorted(f[:-len(".truth.json")] for f in os.listdir(SAMPLES) if f.endswith(".truth.json"))
+    for name in names:
         truth = json.load(open(os.path.join(SAMPLES, name + ".truth.json")))
         rows = att_rows(name)
         ops = collections.Counter(op for _, op, _, _ in rows)
@@ -95,7 +97,144 @@ def main():
             good = image.hex() == truth["image"]["hex"] and dup == truth["resent_indices"]
             print(f"  {len(pkts)} OTA packets, resent {dup}, image crc32 {zlib.crc32(image):08x}: {'match' if good else 'MISMATCH'}")
             ok &= good
+        if name == "esp-ble-ota":
+            good, text = check_esp_ble_ota(truth, rows)
+            print(text)
+            ok &= good
+        if name == "cypress-bootloader":
+            good, text = check_cypress_bootloader(truth, rows)
+            print(text)
+            ok &= good
+        if name == "mcumgr-confirm":
+            good, text = check_mcumgr_confirm(truth, rows, name)
+            print(text)
+            ok &= good
+        if name == "telink-ota":
+            good, text = check_telink_ota(truth, rows)
+            print(text)
+            ok &= good
     return 0 if ok else 1
+
+
+def crc16_xmodem(data):
+    c = 0
+    for b in data:
+        c ^= b << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) & 0xFFFF if c & 0x8000 else (c << 1) & 0xFFFF
+    return c
+
+
+def check_cypress_bootloader(truth, rows):
+    """Every bootloader packet framed 01 … 17 with a good summation checksum; the rows rebuilt from Send data +
+    Program row write requests in row order; the Verify checksum answer."""
+    h = truth["value_handle"]
+    values = [(op, v) for _, op, hh, v in rows if hh and "," not in hh and int(hh, 16) == h and op in (0x12, 0x1B)]
+    bad, flash, pending, answers = 0, {}, b"", []
+    for op, v in values:
+        size = struct.unpack("<H", v[2:4])[0]
+        body = v[:4 + size]
+        bad += not (v[0] == 1 and v[-1] == 0x17 and len(v) == 7 + size
+                    and struct.unpack("<H", v[4 + size:6 + size])[0] == (-sum(body)) & 0xFFFF)
+        data = v[4:4 + size]
+        if op == 0x12 and v[1] == 0x37:
+            pending += data
+        elif op == 0x12 and v[1] == 0x39:
+            flash[struct.unpack("<H", data[1:3])[0]] = pending + data[3:]
+            pending = b""
+        elif op == 0x1B:
+            answers.append((v[1], data))
+    image = b"".join(flash[r] for r in sorted(flash))
+    good = (bad == 0 and hashlib.sha256(image).hexdigest() == truth["image"]["sha256"] and len(flash) == truth["rows"]
+            and all(s == 0 for s, _ in answers) and answers[-1][1] == b"\x01")
+    return good, (f"  {len(values)} bootloader packets, {bad} badly framed or summed, {len(flash)} rows, "
+                  f"last answer {answers[-1][1].hex()}, image sha256 {hashlib.sha256(image).hexdigest()[:16]}…: "
+                  f"{'match' if good else 'MISMATCH'}")
+
+
+def check_mcumgr_confirm(truth, rows, name):
+    """The two connections (LE Connection Complete / Disconnection Complete as tshark reads them, with
+    address and reason), and the frames of the image test, reset and confirm requests (SMP headers of
+    write commands: op 2, group 1 id 0 / group 0 id 5)."""
+    out = subprocess.run(
+        ["tshark", "-r", os.path.join(SAMPLES, name + ".btsnoop"), "-Y",
+         "bthci_evt.code == 0x05 || bthci_evt.le_meta_subevent == 0x01 || bthci_evt.le_meta_subevent == 0x0a",
+         "-T", "fields", "-e", "frame.number", "-e", "bthci_evt.code", "-e", "bthci_evt.reason", "-e", "bthci_evt.bd_addr"],
+        capture_output=True, text=True, check=True).stdout
+    conns = []
+    for line in out.splitlines():
+        frame, code, reason, addr = (line.split("\t") + ["", "", ""])[:4]
+        if code == "0x3e":
+            conns.append({"address": addr.upper(), "start_frame": int(frame)})
+        else:
+            conns[-1].update(end_frame=int(frame), end_reason_code=int(reason, 16))
+    writes = [(f, v) for f, op, _, v in rows if op == 0x52 and v[:1] == b"\x02"]
+    state = [f for f, v in writes if v[4:6] == b"\x00\x01" and v[7] == 0]
+    reset = [f for f, v in writes if v[4:6] == b"\x00\x00" and v[7] == 5]
+    good = (conns == truth["connections"] and state == [truth["test_frame"], truth["confirm_frame"]]
+            and reset == [truth["reset_frame"]])
+    return good, (f"  connections {[(c['start_frame'], c['end_frame'], hex(c['end_reason_code'])) for c in conns]}, "
+                  f"image state writes at {state}, reset at {reset}: {'match' if good else 'MISMATCH'}")
+
+
+def crc16_modbus(data):
+    c = 0xFFFF
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ 0xA001 if c & 1 else c >> 1
+    return c
+
+
+def check_telink_ota(truth, rows):
+    """Rebuilds the image from tshark's write commands below 0xFF00 by index, checks every packet's
+    CRC-16/MODBUS, CMD_OTA_END's last index and its complement, and the CMD_OTA_RESULT notification."""
+    h = truth["value_handle"]
+    values = [(op, v) for _, op, hh, v in rows if hh and "," not in hh and int(hh, 16) == h]
+    packets = {struct.unpack("<H", v[:2])[0]: v for op, v in values if op == 0x52 and struct.unpack("<H", v[:2])[0] < 0xFF00}
+    bad = [i for i, v in packets.items() if crc16_modbus(v[:-2]) != struct.unpack("<H", v[-2:])[0]]
+    end = [v for op, v in values if op == 0x52 and v[:2] == b"\x02\xff"]
+    last, check = struct.unpack("<HH", end[0][2:6])
+    image = b"".join(packets[i][2:-2] for i in range(last + 1))[:truth["image"]["size"]]
+    results = [v for op, v in values if op == 0x1B and v[:2] == b"\x06\xff"]
+    good = (hashlib.sha256(image).hexdigest() == truth["image"]["sha256"] and not bad and len(packets) == truth["packets"]
+            and last == truth["last_index"] and check == ~last & 0xFFFF and [r[2] for r in results] == [0])
+    return good, (f"  {len(packets)} packets, CRC-16 wrong on {bad}, CMD_OTA_END last index {last} (check ok: {check == ~last & 0xFFFF}), "
+                  f"results {[r.hex() for r in results]}, image sha256 {hashlib.sha256(image).hexdigest()[:16]}…: "
+                  f"{'match' if good else 'MISMATCH'}")
+
+
+def check_esp_ble_ota(truth, rows):
+    """Rebuilds the image from tshark's write requests by sector (last sending wins), checks every
+    sector's CRC-16 and every 20-byte command/ACK CRC, and finds the sectors the device refused."""
+    fw, cmd = truth["recv_fw_value_handle"], truth["command_value_handle"]
+    rows = [(f, op, int(hh, 16), v) for f, op, hh, v in rows if hh and "," not in hh]
+    sectors, cur, bad_crc, refused, writes = {}, bytearray(), [], [], 0
+    controls = [v for _, op, hh, v in rows if op in (0x12, 0x1D) and hh == cmd]
+    controls += [v for _, op, hh, v in rows if op == 0x1D and hh == fw]
+    control_ok = all(len(v) == 20 and crc16_xmodem(v[:18]) == struct.unpack("<H", v[18:])[0] for v in controls)
+    for _, op, hh, v in rows:
+        if hh != fw:
+            continue
+        if op == 0x12:
+            writes += 1
+            index, seq = struct.unpack("<HB", v[:3])
+            if seq != 0xFF:
+                cur += v[3:]
+                continue
+            data = bytes(cur + v[3:-2])
+            cur = bytearray()
+            if crc16_xmodem(data) != struct.unpack("<H", v[-2:])[0]:
+                bad_crc.append(index)
+            sectors[index] = data
+        elif op == 0x1D and struct.unpack("<H", v[2:4])[0] != 0:
+            refused.append(struct.unpack("<H", v[:2])[0])
+    image = b"".join(sectors[i] for i in range(len(sectors)))
+    good = (hashlib.sha256(image).hexdigest() == truth["image"]["sha256"] and writes == truth["packets"]
+            and refused == truth["resend_requests"] and bad_crc == truth["resend_requests"] and control_ok)
+    return good, (f"  {writes} firmware writes, {len(sectors)} sectors, CRC-16 wrong on {bad_crc}, refused {refused}, "
+                  f"{len(controls)} commands/ACKs with good CRC-16: {control_ok}, image sha256 "
+                  f"{hashlib.sha256(image).hexdigest()[:16]}…: {'match' if good else 'MISMATCH'}")
 
 
 if __name__ == "__main__":

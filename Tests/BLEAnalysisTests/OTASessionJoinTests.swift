@@ -133,6 +133,65 @@ import Testing
     }
 }
 
+/// MCUmgr: an upload ending with test + reset, and the confirm sent on the next connection.
+@Suite struct McuMgrConfirmStoryTests {
+    static func smp(_ op: UInt8, group: UInt16, id: UInt8, seq: UInt8, _ pairs: [CBORPair]) -> [UInt8] {
+        let body = CBORValue.map(pairs).encoded
+        return SMPHeader(op: op, flags: 0, length: UInt16(body.count), group: group, sequence: seq, id: id).bytes + body
+    }
+
+    static func state(confirm: Bool, seq: UInt8) -> [UInt8] {
+        smp(2, group: 1, id: 0, seq: seq, [CBORPair(key: .text("hash"), value: .bytes([UInt8](repeating: 7, count: 32))),
+                                           CBORPair(key: .text("confirm"), value: .bool(confirm))])
+    }
+
+    func story(confirmAt address: String, confirmRC: Int64 = 0) -> [OTASession] {
+        let smpUUID = TransferOptions.smpCharacteristic
+        let image = xorshiftImage(seed: 9, count: 400)
+        var t = OTATracker()
+        var first: [TestEvent] = []
+        for (i, off) in stride(from: 0, to: image.count, by: 200).enumerated() {
+            var pairs = [CBORPair(key: .text("off"), value: .int(Int64(off))), CBORPair(key: .text("data"), value: .bytes(Array(image[off..<off + 200])))]
+            if off == 0 { pairs.append(CBORPair(key: .text("len"), value: .int(Int64(image.count)))) }
+            first.append(.write(10 + 2 * i, handle: 16, uuid: smpUUID, Self.smp(2, group: 1, id: 1, seq: UInt8(i), pairs), command: true))
+            first.append(.notify(11 + 2 * i, handle: 16, uuid: smpUUID, Self.smp(3, group: 1, id: 1, seq: UInt8(i),
+                [CBORPair(key: .text("rc"), value: .int(0)), CBORPair(key: .text("off"), value: .int(Int64(off + 200)))])))
+        }
+        first += [.write(20, handle: 16, uuid: smpUUID, Self.state(confirm: false, seq: 2), command: true),
+                  .notify(21, handle: 16, uuid: smpUUID, Self.smp(3, group: 1, id: 0, seq: 2, [])),
+                  .write(22, handle: 16, uuid: smpUUID, Self.smp(2, group: 0, id: 5, seq: 3, []), command: true),
+                  .notify(23, handle: 16, uuid: smpUUID, Self.smp(3, group: 0, id: 5, seq: 3, []))]
+        feed(&t, first, end: [.disconnect(connectionNumber: 1)])
+        feed(&t, [.write(40, handle: 16, uuid: smpUUID, Self.state(confirm: true, seq: 0), command: true, conn: 2),
+                  .notify(41, handle: 16, uuid: smpUUID, Self.smp(3, group: 1, id: 0, seq: 0, [CBORPair(key: .text("rc"), value: .int(confirmRC))]), conn: 2)])
+        let connections = [OTAUpdateStoryTests().connection(1, "E6:3A:19:C4:52:10", start: 5, end: 24),
+                           OTAUpdateStoryTests().connection(2, address, start: 30, end: nil)]
+        return OTAUpdateStory.link(t.sessions, connections: connections)
+    }
+
+    @Test func sameAddressJoinsUploadAndConfirm() throws {
+        let s = story(confirmAt: "E6:3A:19:C4:52:10")
+        #expect(s.count == 1)
+        let u = try #require(s.first)
+        #expect(u.result == .success)
+        #expect(u.connections.map(\.role) == ["upload", "confirm"])
+        #expect(u.connections.last?.gapMicroseconds == 6_000)
+        #expect(u.phases.map(\.name) == ["upload", "test", "reset", "reconnect", "confirm"])
+        #expect(u.endFrame == 41)
+        #expect(u.image == xorshiftImage(seed: 9, count: 400))
+    }
+
+    @Test func anotherAddressStaysApartAndAFailedConfirmFails() {
+        let other = story(confirmAt: "E6:3A:19:C4:52:99")
+        #expect(other.count == 2)
+        #expect(other.map(\.connections.count) == [1, 1])
+        #expect(other.last?.result == .success)
+        let failed = story(confirmAt: "E6:3A:19:C4:52:10", confirmRC: 6)
+        #expect(failed.count == 1)
+        #expect(failed.first?.result == .failure(code: 6, name: "EBADSTATE"))
+    }
+}
+
 /// Bad input on every built-in protocol's characteristics: values of any length and content, in any
 /// order and direction, end as sessions with a verdict and findings, never a crash.
 @Suite struct OTAProfileBadInputTests {

@@ -47,7 +47,9 @@ import Testing
     /// below the truth's, and fails a rate just above it.
     @Test(arguments: [("nordic-dfu", "pcap"), ("legacy-dfu", "pklg"), ("mcumgr-upload", "btsnoop"), ("silabs-ota", "pklg"),
                       ("headset-ota", "pcap"), ("vendor-ota", "btsnoop"),
-                      ("buttonless-dfu", "pklg"), ("ti-oad", "pcap"), ("dialog-suota", "btsnoop")])
+                      ("buttonless-dfu", "pklg"), ("ti-oad", "pcap"), ("dialog-suota", "btsnoop"),
+                      ("esp-ble-ota", "pklg"), ("telink-ota", "pcap"),
+                      ("mcumgr-confirm", "btsnoop"), ("cypress-bootloader", "pklg")])
     func everyProtocolKeepsItsGates(_ sample: (String, String)) throws {
         let dir = NSTemporaryDirectory() + "blescope-ota-extract-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -251,6 +251,130 @@ import Testing
         #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
     }
 
+    /// Espressif BLE OTA: 4096-byte sectors, one refused with a CRC error (a flipped byte) and sent again,
+    /// Stop OTA accepted.
+    @Test(arguments: formats)
+    func espressifBLEOTAImageAndResendMatchTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("esp-ble-ota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/esp-ble-ota.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "esp-ble-ota")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["expected_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["image_crc32"] as? String == image["crc32"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_sectors"] as? [Int])
+        let resends = try #require(s["resends"] as? [[String: Any]])
+        #expect(resends.compactMap { $0["index"] as? Int } == truth["resend_requests"] as? [Int])
+        #expect(resends.first?["request_frame"] as? Int == truth["resend_request_frame"] as? Int)
+        #expect(resends.first?["resent_frame"] as? Int == truth["resent_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["stop_ack_frame"] as? Int)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["start", "transfer", "stop"])
+        // The flipped byte: the sector's CRC-16 disagrees with its data on the first sending.
+        let findings = (s["findings"] as? [[String: Any]])?.compactMap { $0["message"] as? String } ?? []
+        #expect(findings.contains { $0.hasPrefix("sector \(truth["resend_requests"].flatMap { ($0 as? [Int])?.first } ?? -1): CRC-16") })
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
+    /// Telink OTA (legacy): version, start, 600 packets of index + 16 bytes + CRC-16, end with the last
+    /// index, CMD_OTA_RESULT success.
+    @Test(arguments: formats)
+    func telinkOTAImageMatchesTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("telink-ota")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/telink-ota.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "telink-ota")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect(s["expected_packets"] as? Int == (truth["last_index"] as? Int).map { $0 + 1 })
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_indices"] as? [Int])
+        #expect(s["end_frame"] as? Int == truth["result_frame"] as? Int)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["version", "start", "transfer", "end"])
+        #expect((s["phases"] as? [[String: Any]])?.last?["start_frame"] as? Int == truth["end_frame"] as? Int)
+        #expect((s["findings"] as? [Any])?.isEmpty == true)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
+    /// MCUmgr across a reboot: upload, test and reset on connection 1 (lost: Connection Timeout), confirm on
+    /// connection 2 to the same address: one update story.
+    @Test(arguments: formats)
+    func mcumgrResetAndConfirmAreOneStory(_ format: String) throws {
+        let truth = try Blescope.truth("mcumgr-confirm")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/mcumgr-confirm.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "mcumgr-smp")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["packets"] as? Int == truth["requests"] as? Int)
+        #expect((s["retransmitted_packets"] as? [Int])?.isEmpty == true)
+        #expect(s["start_frame"] as? Int == truth["upload_start_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["confirm_response_frame"] as? Int)
+        let phases = try #require(s["phases"] as? [[String: Any]])
+        #expect(phases.compactMap { $0["name"] as? String } == ["upload", "test", "reset", "reconnect", "confirm"])
+        #expect(phases.compactMap { $0["start_frame"] as? Int }
+            == [truth["upload_start_frame"], truth["test_frame"], truth["reset_frame"],
+                (truth["connections"] as? [[String: Any]])?.first?["end_frame"], truth["confirm_frame"]].compactMap { $0 as? Int })
+        let connections = try #require(s["connections"] as? [[String: Any]])
+        let want = try #require(truth["connections"] as? [[String: Any]])
+        #expect(connections.compactMap { $0["role"] as? String } == ["upload", "confirm"])
+        #expect(connections.compactMap { $0["address"] as? String } == want.compactMap { $0["address"] as? String })
+        #expect(connections.compactMap { $0["start_frame"] as? Int } == want.compactMap { $0["start_frame"] as? Int })
+        #expect(connections.compactMap { $0["end_frame"] as? Int } == want.compactMap { $0["end_frame"] as? Int })
+        // 0x08 and 0x13 in the truth file's Disconnection Complete events.
+        #expect(want.compactMap { $0["end_reason_code"] as? Int } == [0x08, 0x13])
+        #expect(connections.compactMap { $0["end_reason"] as? String } == ["Connection Timeout", "Remote User Terminated Connection"])
+        let gap = try #require(connections.last?["gap_s"] as? Double)
+        #expect(abs(gap * 1e6 - (truth["reconnect_gap_us"] as! Double)) < 1)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let wantRate = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - wantRate) / wantRate < 0.01, "rate \(rate) vs truth \(wantRate)")
+    }
+
+    /// Cypress/Infineon bootloader: 64 rows as Send data + Program row, each answered, checksum valid, exit.
+    @Test(arguments: formats)
+    func cypressBootloaderImageMatchesTheTruth(_ format: String) throws {
+        let truth = try Blescope.truth("cypress-bootloader")
+        let image = try #require(truth["image"] as? [String: Any])
+        let r = try Blescope.run(["ota", "--json", "Samples/cypress-bootloader.\(format)"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sessions = try #require((r.json as? [String: Any])?["sessions"] as? [[String: Any]])
+        #expect(sessions.count == 1)
+        let s = try #require(sessions.first)
+        #expect(s["protocol"] as? String == "cypress-bootloader")
+        #expect(s["result"] as? String == truth["result"] as? String)
+        #expect(s["image_size"] as? Int == image["size"] as? Int)
+        #expect(s["image_sha256"] as? String == image["sha256"] as? String)
+        #expect(s["packets"] as? Int == truth["packets"] as? Int)
+        #expect(s["retransmitted_packets"] as? [Int] == truth["resent_rows"] as? [Int])
+        #expect(s["start_frame"] as? Int == truth["enter_frame"] as? Int)
+        #expect(s["end_frame"] as? Int == truth["exit_frame"] as? Int)
+        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["enter", "program", "verify", "exit"])
+        #expect((s["findings"] as? [Any])?.isEmpty == true)
+        let rate = try #require(s["throughput_bps"] as? Double)
+        let want = try #require(truth["throughput_bps"] as? Double)
+        #expect(abs(rate - want) / want < 0.01, "rate \(rate) vs truth \(want)")
+    }
+
     /// The image written by --extract is the truth's, byte for byte, and --image against it passes.
     @Test func vendorOTAExtractAndImageCheck() throws {
         let truth = try Blescope.truth("vendor-ota")

@@ -14,46 +14,41 @@ public struct McuMgrReturnCode: RawRepresentable, Hashable, Sendable, CustomStri
     public var description: String { Self.names[self] }
 }
 
-/// Reassembles MCUmgr SMP messages (8-byte header, big-endian body length) from the values of one
-/// direction of the SMP characteristic; a value that cannot start a message is dropped.
-struct SMPMessageAssembler {
-    var buffer: [UInt8] = []
-
-    /// Appends a value and returns the messages it completes.
-    mutating func feed(_ value: UnsafeRawBufferPointer) -> [[UInt8]] {
-        if buffer.isEmpty, let first = value.first, first & 0x07 > 3 { return [] }
-        buffer.append(contentsOf: value)
-        var messages: [[UInt8]] = []
-        while buffer.count >= 8 {
-            let length = Int(buffer[2]) << 8 | Int(buffer[3])
-            guard buffer.count >= 8 + length else { break }
-            messages.append(Array(buffer[0..<(8 + length)]))
-            buffer.removeFirst(8 + length)
-        }
-        return messages
-    }
-}
-
-/// MCUmgr SMP image upload (group 1, command 1), with image state (confirm) and reset after it.
+/// MCUmgr SMP image upload (group 1, command 1), with image state (test or confirm) and reset after it.
 ///
 /// Zephyr "SMP protocol specification", image management group. Each upload request carries
 /// `{off, data}` (`len` in the first); the response `{rc, off}` acknowledges; the upload ends
-/// when a response's `off` reaches `len`.
+/// when a response's `off` reaches `len`. An image state write (group 1, command 0) `{hash, confirm:
+/// false}` marks the image for test ("test" phase), `{confirm: true}` confirms it; a reset (group 0,
+/// command 5) reboots the device into it.
+///
+/// After the reset the phone reconnects and confirms the image running under test: an image state
+/// write with `confirm: true` on a connection without an upload opens a session of its own (phase
+/// "confirm", success when answered without an error), which ``OTAUpdateStory`` joins to the upload
+/// it follows.
 public struct McuMgrImageUpload: OTAProfile {
     public static let protocolName = OTAProtocol.mcumgr
     public static let endpoints: [BluetoothUUID: OTAEndpoint] = [TransferOptions.smpCharacteristic: .smp]
 
     var uploadDone = false
+    /// An image state write is waiting for its response (`true`: a confirm).
+    var pendingState: Bool?
+    var confirmed = false
 
     public init() {}
+
+    /// An image state write that confirms (`confirm: true`).
+    static func isConfirm(_ h: SMPHeader, _ body: CBORValue?) -> Bool {
+        kind(h) == .imageState && h.op == 2 && body?["confirm"] == .bool(true)
+    }
 
     /// What an SMP message is to an update.
     enum Kind { case upload, imageState, reset, other }
 
     static func kind(_ h: SMPHeader) -> Kind {
         if h.group == 1 && h.id == 1 { return .upload }
-        if h.group == 1 && h.id == 0 && h.op == 2 { return .imageState }
-        if h.group == 0 && h.id == 5 && h.op == 2 { return .reset }
+        if h.group == 1 && h.id == 0 && (h.op == 2 || h.op == 3) { return .imageState }
+        if h.group == 0 && h.id == 5 && (h.op == 2 || h.op == 3) { return .reset }
         return .other
     }
 
@@ -69,6 +64,7 @@ public struct McuMgrImageUpload: OTAProfile {
         let (header, body) = parsed
         let kind = kind(header)
         let uploadRequest = kind == .upload && header.op == 2
+        if open == nil && isConfirm(header, body) { return .join }
         guard kind == .upload || ((kind == .imageState || kind == .reset) && open != nil) else { return .ignore }
         if uploadRequest, body?["off"]?.intValue == 0, open?.uploadDone == true { return .restart("a new upload") }
         if open == nil && !uploadRequest { return .ignore }
@@ -80,8 +76,10 @@ public struct McuMgrImageUpload: OTAProfile {
         guard let parsed = Self.parse(v) else { return }
         let (header, body) = parsed
         switch Self.kind(header) {
-        case .imageState: o.account(e, "image state"); o.beginPhase("confirm", e); return
-        case .reset: o.account(e, "reset"); o.beginPhase("reset", e); return
+        case .imageState: imageState(header, body, e, &o); return
+        case .reset:
+            if header.op == 2 { o.account(e, "reset"); o.beginPhase("reset", e) } else { o.account(e, "reset response") }
+            return
         case .other: return
         case .upload: break
         }
@@ -109,9 +107,31 @@ public struct McuMgrImageUpload: OTAProfile {
         }
     }
 
+    /// An image state write (test or confirm) or its response.
+    mutating func imageState(_ h: SMPHeader, _ body: CBORValue?, _ e: AttributeValueEvent, _ o: inout OTASessionBuilder) {
+        if h.op == 2 {
+            let confirm = body?["confirm"] == .bool(true)
+            o.account(e, confirm ? "image confirm" : "image test")
+            o.beginPhase(confirm ? "confirm" : "test", e)
+            pendingState = confirm
+            return
+        }
+        guard let confirm = pendingState else { return }
+        pendingState = nil
+        o.account(e, "image state response")
+        let rc = McuMgrReturnCode(rawValue: body?["rc"]?.intValue ?? 0)
+        if rc != .ok {
+            o.fail(code: Int(clamping: rc.rawValue), name: rc.description,
+                   finding: "image \(confirm ? "confirm" : "test") failed: \(rc)", frame: e.frame)
+        } else {
+            o.lastResponseOK = true
+            if confirm { confirmed = true }
+        }
+    }
+
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
         if let failure = o.standingFailure { o.session.result = failure }
-        else if uploadDone { o.session.result = .success }
+        else if uploadDone || confirmed { o.session.result = .success }
         else { o.cut(why, frame: frame) }
     }
 }

@@ -19,6 +19,12 @@ public struct OTAProtocol: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let tiOAD = OTAProtocol(rawValue: "ti-oad")
     /// Dialog / Renesas SUOTA, service 0xFEF5.
     public static let dialogSUOTA = OTAProtocol(rawValue: "dialog-suota")
+    /// Espressif BLE OTA (esp-iot-solution `ble_ota`), service 0x8018.
+    public static let espressifBLEOTA = OTAProtocol(rawValue: "esp-ble-ota")
+    /// Telink BLE SDK OTA, service 00010203-0405-0607-0809-0A0B0C0D1912.
+    public static let telinkOTA = OTAProtocol(rawValue: "telink-ota")
+    /// Cypress/Infineon PSoC bootloader, Bootloader Service 00060000-F8CE-11E4-ABF4-0002A5D5C51B.
+    public static let cypressBootloader = OTAProtocol(rawValue: "cypress-bootloader")
     /// A vendor protocol described by a YAML codec with `ota-*` roles.
     public static let vendor = OTAProtocol(rawValue: "vendor")
     public var description: String { rawValue }

@@ -1,8 +1,9 @@
 import BLECodecs
 import BLECore
 
-/// Follows firmware updates: each protocol of ``profiles`` (Nordic Secure DFU, Nordic legacy DFU,
-/// MCUmgr SMP image upload, Silicon Labs OTA) by its characteristics, and vendor protocols by the
+/// Follows firmware updates: each protocol of ``profiles`` (Nordic Secure, legacy and buttonless DFU,
+/// MCUmgr SMP image upload, Silicon Labs OTA, TI OAD, Dialog SUOTA, Espressif BLE OTA, Telink OTA,
+/// Cypress bootloader) by its characteristics, and vendor protocols by the
 /// `ota-start` / `ota-data` / `resend-request` / `ota-result` roles their codec specs give values.
 ///
 /// A value on no OTA characteristic and without OTA roles costs one dictionary lookup. Sessions are
@@ -20,6 +21,9 @@ public struct OTATracker: AttributeValueObserver {
         NordicButtonlessDFU.self,
         TIOAD.self,
         DialogSUOTA.self,
+        EspressifBLEOTA.self,
+        TelinkOTA.self,
+        CypressBootloader.self,
     ]
 
     /// Gaps between two events of a session longer than this are reported as stalls (µs).
@@ -51,8 +55,8 @@ public struct OTATracker: AttributeValueObserver {
     }
 
     var open: [Key: Open] = [:]
-    /// SMP reassembly per (connection number, direction).
-    var smp: [SMPKey: SMPMessageAssembler] = [:]
+    /// SMP reassembly per (connection number, direction), by the transfer tracker's reassembler.
+    var smp: [SMPKey: SMPReassembler] = [:]
     struct SMPKey: Hashable { var connectionNumber: Int; var direction: Direction }
 
     // MARK: Observer
@@ -70,9 +74,11 @@ public struct OTATracker: AttributeValueObserver {
         let key = Key(connectionNumber: event.connectionNumber, proto: profile.protocolName)
         if endpoint == .smp {
             let smpKey = SMPKey(connectionNumber: event.connectionNumber, direction: event.direction)
-            let messages = smp[smpKey, default: SMPMessageAssembler()].feed(event.value)
+            // A value that cannot open a message is dropped (the transfer tracker names it).
+            let messages = (try? smp[smpKey, default: SMPReassembler()].feed(event.value, frame: event.frame,
+                                                                              time: event.timestamp)) ?? []
             for m in messages {
-                m.withUnsafeBytes { deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: $0)) }
+                m.bytes.withUnsafeBytes { deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: $0)) }
             }
             return
         }

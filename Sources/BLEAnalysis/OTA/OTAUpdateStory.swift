@@ -1,8 +1,9 @@
 import BLECore
 
 /// Tells each update's story across connections: which connections it used and why each ended,
-/// and a buttonless DFU (the application rebooting into its bootloader) joined with the Secure DFU
-/// that follows on the bootloader's connection.
+/// a buttonless DFU (the application rebooting into its bootloader) joined with the Secure DFU
+/// that follows on the bootloader's connection, and an MCUmgr upload that ends with a reset joined
+/// with the confirm the phone sends after reconnecting.
 ///
 /// Nordic bootloaders advertise at the application's address + 1 (`NRF_DFU_BLE_BUTTONLESS_…`,
 /// nRF5 SDK `nrf_dfu_ble.c`) or at the same address when bonded. A Secure DFU session on a later
@@ -56,6 +57,48 @@ public enum OTAUpdateStory {
             s.wireBytes += b.wireBytes
             s.findings = b.findings + s.findings
             out[j] = s
+        }
+        return joinConfirmations(out.enumerated().filter { !absorbed.contains($0.offset) }.map(\.element))
+    }
+
+    /// Folds each MCUmgr confirm-only session (no image packets, a "confirm" phase) into the latest
+    /// earlier MCUmgr upload that ended with a reset, on a connection to the same address that ended
+    /// at most ``maximumGap`` before the confirm's connection started: Zephyr devices come back at
+    /// their identity address after the reset. Roles "upload" and "confirm"; a failed confirm fails
+    /// the update.
+    static func joinConfirmations(_ sessions: [OTASession]) -> [OTASession] {
+        var out = sessions
+        var absorbed = Set<Int>()
+        for (i, c) in out.enumerated() where c.protocolName == .mcumgr && c.packets == 0
+            && c.phases.contains(where: { $0.name == "confirm" }) {
+            guard let confirmConnection = c.connections.first else { continue }
+            let upload = out.indices.last { j in
+                let u = out[j]
+                guard j != i, !absorbed.contains(j), u.protocolName == .mcumgr, u.packets > 0,
+                      u.connectionNumber < c.connectionNumber, u.phases.last?.name == "reset",
+                      let last = u.connections.last, let end = last.endTime,
+                      last.peerAddress != nil, last.peerAddress == confirmConnection.peerAddress else { return false }
+                let gap = confirmConnection.startTime.microseconds(since: end)
+                return gap >= 0 && gap <= maximumGap
+            }
+            guard let j = upload, let end = out[j].connections.last?.endTime else { continue }
+            absorbed.insert(i)
+            var u = out[j]
+            u.connections[u.connections.count - 1].role = "upload"
+            var confirmStep = confirmConnection
+            confirmStep.role = "confirm"
+            confirmStep.gapMicroseconds = confirmStep.startTime.microseconds(since: end)
+            u.connections.append(confirmStep)
+            var reconnect = OTAPhase(name: "reconnect", frame: u.connections[u.connections.count - 2].endFrame ?? u.endFrame, time: end)
+            reconnect.endFrame = confirmStep.startFrame
+            reconnect.endTime = confirmStep.startTime
+            u.phases += [reconnect] + c.phases
+            u.endFrame = c.endFrame
+            u.endTime = c.endTime
+            u.wireBytes += c.wireBytes
+            u.findings += c.findings
+            if case .success = c.result {} else { u.result = c.result }
+            out[j] = u
         }
         return out.enumerated().filter { !absorbed.contains($0.offset) }.map(\.element)
     }

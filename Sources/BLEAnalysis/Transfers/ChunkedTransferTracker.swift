@@ -31,11 +31,8 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
         var characteristic: BluetoothUUID? = nil
         var service: BluetoothUUID? = nil
         var open: Transfer?
-        /// SMP: bytes of the message being assembled (header included).
-        var smpBuffer: [UInt8] = []
-        var smpChunks = 0
-        var smpFirstFrame = 0
-        var smpFirstTime = Timestamp(microseconds: 0)
+        /// SMP: the message being assembled.
+        var smp = SMPReassembler()
         /// Terminator framing: `sequence` roles seen in the open message.
         var sequences: Set<Int> = []
         var maxSequence = -1
@@ -172,43 +169,38 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
     // MARK: SMP
 
     mutating func feedSMP(_ index: Int, _ event: AttributeValueEvent) {
-        if streams[index].smpBuffer.isEmpty {
-            streams[index].smpFirstFrame = event.frame
-            streams[index].smpFirstTime = event.timestamp
-            streams[index].smpChunks = 0
-            // A fresh message must start with a plausible header.
-            if let first = event.value.first, first & 0x07 > 3 || first & 0xE0 != 0 {
-                findings.append(Finding(.warning, .smpBadHeader("op byte \(hex(first))"), frame: event.frame))
-                return
+        let messages: [SMPReassembler.Message]
+        do throws(SMPReassembler.Failure) {
+            messages = try streams[index].smp.feed(event.value, frame: event.frame, time: event.timestamp)
+        } catch {
+            switch error {
+            case let .notAMessageStart(op):
+                findings.append(Finding(.warning, .smpBadHeader("op byte \(hex(op))"), frame: event.frame))
             }
+            return
         }
-        streams[index].smpBuffer.append(contentsOf: event.value)
-        streams[index].smpChunks += 1
-        while streams[index].smpBuffer.count >= 8 {
-            let buffer = streams[index].smpBuffer
-            let length = Int(buffer[2]) << 8 | Int(buffer[3])
-            let total = 8 + length
-            guard buffer.count >= total else { break }
-            var t = Transfer(
-                framing: .smp, connection: event.connection, connectionNumber: event.connectionNumber,
-                handle: event.handle, characteristic: event.characteristic, service: event.service,
-                direction: event.direction, firstFrame: streams[index].smpFirstFrame,
-                firstTime: streams[index].smpFirstTime)
-            t.data = Array(buffer[0..<total])
-            t.byteCount = total
-            t.chunks = streams[index].smpChunks
+        for m in messages {
+            var t = smpTransfer(m, connection: event.connection, connectionNumber: event.connectionNumber,
+                                handle: event.handle, characteristic: event.characteristic, service: event.service,
+                                direction: event.direction)
             t.lastFrame = event.frame
             t.lastTime = event.timestamp
             t.complete = true
-            t.smp = SMPHeader(op: buffer[0] & 0x07, flags: buffer[1], length: UInt16(length),
-                              group: UInt16(buffer[4]) << 8 | UInt16(buffer[5]), sequence: buffer[6], id: buffer[7])
             transfers.append(t)
-            streams[index].smpBuffer.removeFirst(total)
-            // Bytes left over belong to a message starting in this value.
-            streams[index].smpFirstFrame = event.frame
-            streams[index].smpFirstTime = event.timestamp
-            streams[index].smpChunks = streams[index].smpBuffer.isEmpty ? 0 : 1
         }
+    }
+
+    /// A transfer of framing `smp` holding a reassembled message (or the part of one).
+    func smpTransfer(_ m: SMPReassembler.Message, connection: UInt16, connectionNumber: Int, handle: UInt16,
+                     characteristic: BluetoothUUID?, service: BluetoothUUID?, direction: Direction) -> Transfer {
+        var t = Transfer(framing: .smp, connection: connection, connectionNumber: connectionNumber, handle: handle,
+                         characteristic: characteristic, service: service, direction: direction,
+                         firstFrame: m.firstFrame, firstTime: m.firstTime)
+        t.data = m.bytes
+        t.byteCount = m.bytes.count
+        t.chunks = m.chunks
+        t.smp = m.header
+        return t
     }
 
     // MARK: Roles
@@ -324,23 +316,14 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
                 }
                 streams[i].open = nil
             case .smp:
-                if !streams[i].smpBuffer.isEmpty {
-                    let buffer = streams[i].smpBuffer
-                    var t = Transfer(framing: .smp, connection: streams[i].connection, connectionNumber: key.connectionNumber,
-                                     handle: key.handle, characteristic: streams[i].characteristic,
-                                     service: streams[i].service, direction: key.direction,
-                                     firstFrame: streams[i].smpFirstFrame, firstTime: streams[i].smpFirstTime)
-                    t.data = buffer
-                    t.byteCount = buffer.count
-                    t.chunks = streams[i].smpChunks
+                if let m = streams[i].smp.pending {
+                    var t = smpTransfer(m, connection: streams[i].connection, connectionNumber: key.connectionNumber,
+                                        handle: key.handle, characteristic: streams[i].characteristic,
+                                        service: streams[i].service, direction: key.direction)
                     t.lastFrame = frame
-                    if buffer.count >= 8 {
-                        t.smp = SMPHeader(op: buffer[0] & 7, flags: buffer[1], length: UInt16(buffer[2]) << 8 | UInt16(buffer[3]),
-                                          group: UInt16(buffer[4]) << 8 | UInt16(buffer[5]), sequence: buffer[6], id: buffer[7])
-                    }
                     t.findings.append(Finding(.warning, .transferCut(why), frame: frame))
                     transfers.append(t)
-                    streams[i].smpBuffer = []
+                    streams[i].smp.reset()
                 }
             case .candidate:
                 // Never saw a terminator: not a transfer stream; forget the buffered values.
