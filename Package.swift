@@ -50,7 +50,7 @@ let package = Package(
         .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLETestSupport"]),
         .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLEReports", "BLESecurity", "BLETestSupport"]),
         .testTarget(name: "BLEReportsTests", dependencies: ["BLEReports", "BLETestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"], exclude: ["Golden"]),
         .testTarget(name: "FuzzTests", dependencies: ["BLEAnalysis", "BLEReports", "BLETestSupport"], exclude: ["Corpus"]),
     ]
 )
