@@ -96,6 +96,12 @@ import Testing
         return out
     }
 
+    /// The OTA report's image line for a truth file's `image`: whole, with its digests.
+    func imageLine(_ image: [String: Any]) -> String {
+        let size = grouped(image["size"] as! Int)
+        return "image \(size) bytes of \(size) announced, SHA-256 \(image["sha256"] as! String), CRC-32 0x\(image["crc32"] as! String)"
+    }
+
     @Test(arguments: ["nordic-dfu.btsnoop", "eom-transfer.pcap", "headset-ota.pklg"])
     func infoCountsAreTheGenerators(_ capture: String) throws {
         let sample = String(capture.split(separator: ".")[0])
@@ -119,7 +125,7 @@ import Testing
         let text = try golden("ota-nordic-dfu.btsnoop")
         #expect(text.hasPrefix("nordic-secure-dfu on connection #1: SUCCESS\n"))
         let size = grouped(image["size"] as! Int)
-        #expect(line(text, startingWith: "image ") == "image \(size) bytes of \(size) announced, SHA-256 \(image["sha256"] as! String), CRC-32 0x\(image["crc32"] as! String)")
+        #expect(line(text, startingWith: "image ") == imageLine(image))
         #expect(line(text, startingWith: "\(truth["packet_count_total"] as! Int) packets, \(truth["prn_receipt_count"] as! Int) receipts (PRN \(truth["prn"] as! Int))") != nil)
         #expect(text.contains("data length \(truth["data_length_octets"] as! Int)/\(truth["data_length_octets"] as! Int), MTU \(truth["att_mtu"] as! Int)"))
         // The init packet, then the data objects: their packets and bytes.
@@ -144,8 +150,7 @@ import Testing
         let image = try #require(truth["image"] as? [String: Any])
         let text = try golden("ota-mcumgr-upload.btsnoop")
         #expect(text.hasPrefix("mcumgr-smp on connection #1: SUCCESS\n"))
-        let size = grouped(image["size"] as! Int)
-        #expect(line(text, startingWith: "image ") == "image \(size) bytes of \(size) announced, SHA-256 \(image["sha256"] as! String), CRC-32 0x\(image["crc32"] as! String)")
+        #expect(line(text, startingWith: "image ") == imageLine(image))
         #expect(line(text, startingWith: "\(truth["requests"] as! Int) packets") != nil)
     }
 
