@@ -15,11 +15,12 @@ import PackageDescription
 // up to 6.3.1), so it goes through `unsafeFlags`, and SwiftPM before 6.2 refuses a versioned dependency on a product
 // whose targets use unsafe flags ("contains unsafe build flags"). SwiftPM 6.2 dropped that check for packages whose
 // manifest says 6.2 or later (swift-package-manager #8896, #8951). With 6.2 the `BLEAnalysis` product can be used
-// by version (`from: "x.y.z"`, checked on 2026-11-23 with a consumer package and a tagged local clone: refused at
+// by version (`from: "x.y.z"`, checked on 2026-11-23 with toolchain 6.3.1, a consumer package and a tagged clone: refused at
 // 6.1, accepted at 6.2) and release builds keep the speed; what it costs is a 6.2 toolchain to build blescope.
-// Dropping the flag instead was measured on a 1 M-record capture (medians of 5, alternated, 2-core machine under
-// load): `info` 0.36 → 0.53 s, `throughput --json` 0.45 → 0.71 s, `report` 0.71 → 0.96 s, `timeline --format jsonl`
-// 1.68 → 2.00 s. Dropping the library product would have kept 6.1 but left nothing for others to depend on.
+// Dropping the flag instead was measured on a 1 M-record capture (make_big_capture.py -n 1000000 --seed 1; user+system
+// CPU, medians of 7 alternated runs, 2-core machine shared with other builds): `info` 0.17 → 0.30 s, `throughput
+// --json` 0.31 → 0.45 s, `report` 0.47 → 0.64 s, `timeline --format jsonl` 1.13 → 1.37 s (+21–76 %). Dropping the
+// library product would have kept 6.1 but left nothing for others to depend on.
 let releaseSpeed: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 
 let package = Package(
