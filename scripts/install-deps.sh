@@ -16,4 +16,4 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
   echo "installed: ${need[*]}" >&2
 fi
-command -v swift >/dev/null || { echo "swift (6.1 or newer) is not on PATH: install it from swift.org" >&2; exit 1; }
+command -v swift >/dev/null || { echo "swift (6.2 or newer) is not on PATH: install it from swift.org" >&2; exit 1; }

@@ -18,12 +18,10 @@ struct Gatt: ParsableCommand {
     func run() throws {
         let capture = try openCapture(file)
         let progress = analysis.progress(for: capture)
-        let analyzer = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
-                                        progress: { progress?.update(records: $0, bytes: $1) },
-                                        configure: { $0.observers = [GATTUsageTracker()] })
+        let result = CaptureAnalysis.analyze(capture, options: try analysis.analyzerOptions(timeline: false), observing: Observing(gattUsage: true),
+                                             progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
-        let usage = analyzer.observers.first as? GATTUsageTracker ?? GATTUsageTracker()
-        let report = GATTReport(connections: analyzer.connections, usage: usage)
+        let report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsageTracker())
         let out = OutputStream()
         out.write(json ? report.json + "\n" : report.text(terminal: .standardOutput))
         out.flush()

@@ -72,18 +72,18 @@ struct Throughput: ParsableCommand {
         if measureDelivery {
             // Benchmark aid: the analyzer's cost of handing values to an observer that only counts them,
             // to tell the tracker's own cost from the delivery's (compare with a normal run).
+            let counter = CountingObserver()
             let a = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
-                                     configure: { $0.observers = [CountingObserver()] })
-            print("values=\((a.observers.first as? CountingObserver)?.count ?? 0) records=\(a.counters.records)")
+                                     configure: { $0.observers = [counter] })
+            print("values=\(counter.count) records=\(a.counters.records)")
             return
         }
         let options = ThroughputOptions(window: Int64((window * 1_000_000).rounded()), idleThreshold: Int64(idleMs) * 1000)
-        let analyzer = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
-                                        progress: { progress?.update(records: $0, bytes: $1) },
-                                        configure: { $0.observers = [ThroughputTracker(options: options)] })
+        let result = CaptureAnalysis.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
+                                             observing: Observing(throughput: options),
+                                             progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
-        let tracker = analyzer.observers.first as? ThroughputTracker ?? ThroughputTracker()
-        let report = ThroughputReport(tracker: tracker, analyzer: analyzer)
+        let report = ThroughputReport(result)
             .filtered(connectionNumbers: f.numbers, handles: f.handles, uuids: f.uuids)
         let out = OutputStream()
         if json {
@@ -97,10 +97,11 @@ struct Throughput: ParsableCommand {
     }
 }
 
-/// Counts attribute values and nothing else (`throughput --measure-delivery`).
-struct CountingObserver: AttributeValueObserver {
+/// Counts attribute values and nothing else (`throughput --measure-delivery`). A class, so the count is read from
+/// the instance given to the analyzer, not cast back out of its observers.
+final class CountingObserver: AttributeValueObserver {
     var count = 0
-    mutating func observe(_ event: AttributeValueEvent) { count &+= 1 }
-    mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
-    mutating func finish(frame: Int, timestamp: Timestamp) {}
+    func observe(_ event: AttributeValueEvent) { count &+= 1 }
+    func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
+    func finish(frame: Int, timestamp: Timestamp) {}
 }

@@ -122,11 +122,11 @@ struct Timeline: ParsableCommand {
         case .jsonl: break
         }
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
-        let analyzer = Analyzer(options: options)
-        analyzer.onEvent = { [unowned analyzer] e in
+        let analysis = CaptureAnalysis.analyze(capture, options: options, progress: { progress?.update(records: $0, bytes: $1) },
+                                               onEvent: { e, pass in
             if origin == nil { origin = e.timestamp }
             if !filter.isEmpty {
-                let peer = e.connectionNumber.flatMap { analyzer.connections[$0 - 1].peerAddress }
+                let peer = e.connectionNumber.flatMap { pass.peerAddress(ofConnection: $0) }
                 guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
             }
             switch format {
@@ -141,51 +141,15 @@ struct Timeline: ParsableCommand {
                     json.write(e, to: out)
                 }
             }
-        }
-        while let record = capture.next() {
-            analyzer.process(record)
-            progress?.update(records: record.frame, bytes: capture.bytesConsumed)
-        }
-        analyzer.finish()
+        })
         progress?.finish()
-        // Findings outside a --from/--to frame window are left out with the events.
-        let findings = (capture.findings + analyzer.findings).filter { f in
-            guard let frame = f.frame else { return true }
-            if case .frame(let first)? = filter.from, frame < first { return false }
-            if case .frame(let last)? = filter.to, frame > last { return false }
-            return true
-        }
+        let findings = (capture.findings + analysis.findings).filter(filter.keeps)
         switch format {
-        case .text:
-            if !findings.isEmpty {
-                out.write("\n" + terminal.paint("Findings (\(findings.count))", .bold) + "\n")
-                for f in findings { out.write("  " + renderFinding(f, terminal: terminal) + "\n") }
-            }
-        case .jsonl:
-            for f in findings {
-                var w = JSONWriter()
-                w.beginObject()
-                if let file { w.field("file", file) }
-                w.field("frame", f.frame)
-                w.field("layer", "finding")
-                w.field("severity", f.severity.rawValue)
-                w.field("code", f.kind.code)
-                w.field("message", f.message)
-                w.field("offset", f.offset)
-                w.endObject()
-                out.write(w.string + "\n")
-            }
-        case .csv:
-            break
+        case .text: out.write(TimelineFindings.text(findings, terminal: terminal))
+        case .jsonl: out.write(TimelineFindings.jsonLines(findings, file: file))
+        case .csv: break
         }
     }
-}
-
-func renderFinding(_ f: Finding, terminal: Terminal) -> String {
-    var location: [String] = []
-    if let frame = f.frame { location.append("frame \(frame)") }
-    if let offset = f.offset { location.append("offset \(offset)") }
-    return terminal.severity(f.severity) + ": " + f.message + (location.isEmpty ? "" : " (" + location.joined(separator: ", ") + ")")
 }
 
 func localUTCOffset() -> Int {

@@ -68,26 +68,26 @@ struct Transfers: ParsableCommand {
         let capture = try openCapture(file)
         let options = try transferOptions()
         let progress = analysis.progress(for: capture)
-        let analyzer = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
-                                        progress: { progress?.update(records: $0, bytes: $1) },
-                                        configure: { $0.observers = [ChunkedTransferTracker(options: options)] })
+        let result = CaptureAnalysis.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
+                                             observing: Observing(transfers: options),
+                                             progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
-        let tracker = analyzer.observers.first as? ChunkedTransferTracker ?? ChunkedTransferTracker()
-        let findings = capture.findings + analyzer.findings + tracker.findings
+        let (transfers, transferFindings) = result.transfers ?? ([], [])
+        let findings = capture.findings + result.findings + transferFindings
         let out = OutputStream()
-        out.write(json ? TransfersReport.json(tracker.transfers, findings: findings) + "\n"
-                       : TransfersReport.text(tracker.transfers, findings: findings, terminal: .standardOutput))
+        out.write(json ? TransfersReport.json(transfers, findings: findings) + "\n"
+                       : TransfersReport.text(transfers, findings: findings, terminal: .standardOutput))
         out.flush()
         if let extract {
             mkdir(extract, 0o755)
-            for t in tracker.transfers {
+            for t in transfers {
                 let path = "\(extract)/conn\(t.connectionNumber)-handle\(hex(t.handle, width: 4))-\(t.firstFrame).bin"
                 guard writeFile(path, t.data) else {
                     writeStandardError("blescope: cannot write \(path)\n")
                     throw Exit.badInput
                 }
             }
-            writeStandardError("blescope: wrote \(tracker.transfers.count) message(s) to \(extract)\n")
+            writeStandardError("blescope: wrote \(transfers.count) message(s) to \(extract)\n")
         }
     }
 }

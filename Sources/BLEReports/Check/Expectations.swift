@@ -199,22 +199,19 @@ public struct CheckFacts: Sendable {
         var options = options
         options.timeline = true
         var errors: [ATTError] = [], requests: [Request] = []
-        let analyzer = Analyzer.analyze(capture, options: options, configure: {
-            $0.observers = [OTATracker(), ChunkedTransferTracker()]
-            $0.onEvent = { e in
-                guard e.layer == .att else { return }
-                if e.name == "Error Response" {
-                    if errors.count < 100_000 { errors.append(ATTError(frame: e.frame, handle: e.handle, error: e.status ?? "", summary: e.summary)) }
-                } else if e.isRequest, requests.count < 1_000_000 {
-                    requests.append(Request(frame: e.frame, name: e.name, handle: e.handle, latency: e.latency, responseFrame: e.responseFrame))
-                }
+        let analysis = CaptureAnalysis.analyze(capture, options: options,
+                                               observing: Observing(transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold),
+                                               onEvent: { e, _ in
+            guard e.layer == .att else { return }
+            if e.name == "Error Response" {
+                if errors.count < 100_000 { errors.append(ATTError(frame: e.frame, handle: e.handle, error: e.status ?? "", summary: e.summary)) }
+            } else if e.isRequest, requests.count < 1_000_000 {
+                requests.append(Request(frame: e.frame, name: e.name, handle: e.handle, latency: e.latency, responseFrame: e.responseFrame))
             }
         })
-        for o in analyzer.observers {
-            if let t = o as? OTATracker { facts.otaSessions = OTAUpdateStory.link(t.sessions, connections: analyzer.connections) }
-            if let t = o as? ChunkedTransferTracker { facts.transfers = t.transfers }
-        }
-        facts.connections = analyzer.connections
+        facts.otaSessions = analysis.otaSessions ?? []
+        facts.transfers = analysis.transfers?.transfers ?? []
+        facts.connections = analysis.connections
         facts.attErrors = errors
         facts.requests = requests
         return facts

@@ -157,51 +157,39 @@ public struct Report: @unchecked Sendable {
                                progress: ProgressReporter? = nil) -> FileAnalysis {
         var analyzerOptions = analyzerOptions
         analyzerOptions.timeline = false
-        let analyzer = Analyzer(options: analyzerOptions)
-        let trackers: [any AttributeValueObserver] = [ThroughputTracker(options: options.throughput), ChunkedTransferTracker(),
-                                                      OTATracker(), GATTUsageTracker()]
         // The trackers cost about as much as decoding: on a second core they run alongside it.
-        analyzer.observers = options.backgroundTrackers ? [BackgroundObservers(trackers)] : trackers
+        let pass = AnalysisPass(options: analyzerOptions, observing: Observing(
+            throughput: options.throughput, transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold, gattUsage: true,
+            inBackground: options.backgroundTrackers))
         var stats = CaptureStatistics()
         var completeness = CompletenessTracker()
         while let record = capture.next() {
             stats.add(record)
             completeness.add(record)
-            analyzer.process(record)
+            pass.process(record)
             progress?.update(records: record.frame, bytes: capture.bytesConsumed)
         }
-        analyzer.finish()
+        let analysis = pass.finish()
         var a = FileAnalysis(path: capture.path)
         var verdict = completeness.result(format: capture.format.name)
         // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
-        for f in analyzer.findings where f.kind.code == "ll.encrypted-no-key" {
+        for f in analysis.findings where f.kind.code == "ll.encrypted-no-key" {
             verdict.items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
         }
         a.info = CaptureInfo(capture: capture, statistics: stats, completeness: verdict)
-        a.info?.decodeHealth = analyzer.decodeHealth
-        a.counters = analyzer.counters
-        a.connections = analyzer.connections
-        a.aclBuffers = analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value
-        var transferFindings: [Finding] = []
-        let observers = (analyzer.observers.first as? BackgroundObservers)?.observers ?? analyzer.observers
-        for o in observers {
-            switch o {
-            case let t as ThroughputTracker:
-                a.throughput = t.streams
-                a.streamsDropped = t.streamsDropped
-            case let t as ChunkedTransferTracker:
-                a.transfers = t.transfers
-                transferFindings = t.findings
-            case let t as OTATracker: a.otaSessions = OTAUpdateStory.link(t.sessions, connections: analyzer.connections)
-            case let t as GATTUsageTracker: a.usage = t
-            default: break
-            }
-        }
-        var findings = capture.findings + analyzer.findings + transferFindings
+        a.info?.decodeHealth = analysis.decodeHealth
+        a.counters = analysis.counters
+        a.connections = analysis.connections
+        a.aclBuffers = analysis.firstACLBuffers
+        (a.throughput, a.streamsDropped) = analysis.throughput ?? ([], 0)
+        a.transfers = analysis.transfers?.transfers ?? []
+        a.otaSessions = analysis.otaSessions ?? []
+        if let usage = analysis.gattUsage { a.usage = usage }
+        var findings = capture.findings + analysis.findings + (analysis.transfers?.findings ?? [])
         findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
         a.findingCount = findings.count
         a.findingGroups = groupFindings(findings)
-        (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analyzer.connections, findings: findings, limit: options.maxKeyEvents)
+        (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analysis.connections, findings: findings, limit: options.maxKeyEvents)
         a.summary = summarize(a)
         return a
     }

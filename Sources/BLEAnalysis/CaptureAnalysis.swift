@@ -1,0 +1,168 @@
+import BLECapture
+import BLECore
+
+/// Which trackers a pass over a capture runs (nil: not run), and where.
+///
+/// `CaptureAnalysis.analyze(capture, observing: .init(throughput: ThroughputOptions()))` gives the throughput streams
+/// in ``CaptureAnalysis/throughput``; each tracker asked for has its typed result there, none is fished out of
+/// ``Analyzer/observers`` by a downcast.
+public struct Observing: Sendable {
+    public var throughput: ThroughputOptions?
+    public var transfers: TransferOptions?
+    /// Follow firmware updates; gaps longer than this are stalls (µs, ``OTATracker/stallThreshold``).
+    public var otaStallThreshold: Int64?
+    public var gattUsage: Bool
+    /// Run the trackers on a second thread beside the decoder (``BackgroundObservers``): the same results, sooner
+    /// when several trackers run.
+    public var inBackground: Bool
+
+    public init(throughput: ThroughputOptions? = nil, transfers: TransferOptions? = nil, otaStallThreshold: Int64? = nil,
+                gattUsage: Bool = false, inBackground: Bool = false) {
+        self.throughput = throughput
+        self.transfers = transfers
+        self.otaStallThreshold = otaStallThreshold
+        self.gattUsage = gattUsage
+        self.inBackground = inBackground
+    }
+
+    /// No tracker: connections, findings, counters and the timeline only.
+    public static let nothing = Observing()
+
+    var isEmpty: Bool { throughput == nil && transfers == nil && otaStallThreshold == nil && !gattUsage }
+}
+
+/// What one pass over a capture found: the analyzer's connections, findings and counters, and the result of each
+/// tracker ``Observing`` asked for (nil for those it did not).
+public struct CaptureAnalysis {
+    /// Every connection, in the order they started (``Analyzer/connections``).
+    public var connections: [Connection]
+    /// The analyzer's findings (the capture reader's are ``CaptureFile/findings``), sorted by frame.
+    public var findings: [Finding]
+    public var counters: AnalysisCounters
+    /// Controller ACL buffers from (LE) Read Buffer Size, per controller: (packet length, packets).
+    public var aclBuffers: [UInt16: (length: Int, packets: Int)]
+    public var decodeHealth: DecodeHealth
+    /// Throughput streams (``ThroughputTracker/streams``) and how many were not kept.
+    public var throughput: (streams: [ThroughputStream], streamsDropped: Int)?
+    /// Reassembled messages (``ChunkedTransferTracker``) and the tracker's findings.
+    public var transfers: (transfers: [Transfer], findings: [Finding])?
+    /// Firmware updates, each told across its connections (``OTAUpdateStory/link(_:connections:)``).
+    public var otaSessions: [OTASession]?
+    /// How each attribute handle was used, per connection.
+    public var gattUsage: GATTUsageTracker?
+
+    /// The buffers of the lowest-numbered controller: what the throughput report shows.
+    public var firstACLBuffers: (length: Int, packets: Int)? { aclBuffers.sorted { $0.key < $1.key }.first?.value }
+
+    /// Runs a whole capture through one analyzer with the trackers `observing` asks for.
+    ///
+    /// `onEvent` receives the timeline (when `options.timeline`), in frame order, with the pass so far (the peer of a
+    /// connection, ``AnalysisPass/peerAddress(ofConnection:)``); `onRecord` sees each record before the analyzer does
+    /// (statistics of the same single pass).
+    public static func analyze(_ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing,
+                               progress: ((Int, Int64) -> Void)? = nil, onRecord: ((CaptureRecord) -> Void)? = nil,
+                               onEvent: ((TimelineEvent, AnalysisPass) -> Void)? = nil) -> CaptureAnalysis {
+        let pass = AnalysisPass(options: options, observing: observing)
+        if let onEvent { pass.analyzer.onEvent = { [unowned pass] e in onEvent(e, pass) } }
+        while let record = capture.next() {
+            onRecord?(record)
+            pass.analyzer.process(record)
+            progress?(record.frame, capture.bytesConsumed)
+        }
+        return pass.finish()
+    }
+}
+
+/// One analyzer and the trackers it feeds, for a caller that drives the records itself; ``finish()`` gives the
+/// typed results.
+///
+/// The trackers are reached through a box the pass keeps (``TrackerSet``), never by casting ``Analyzer/observers``.
+public final class AnalysisPass {
+    public let analyzer: Analyzer
+    private let trackers: TrackerBox?
+
+    public init(options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing) {
+        analyzer = Analyzer(options: options)
+        guard !observing.isEmpty else {
+            trackers = nil
+            return
+        }
+        let box = TrackerBox(TrackerSet(observing))
+        trackers = box
+        let observer = BoxedTrackers(box: box)
+        analyzer.observers = observing.inBackground ? [BackgroundObservers([observer])] : [observer]
+    }
+
+    public func process(_ record: CaptureRecord) { analyzer.process(record) }
+
+    /// The peer address of connection `number` (1-based) as far as the pass has read.
+    public func peerAddress(ofConnection number: Int) -> String? {
+        number >= 1 && number <= analyzer.connections.count ? analyzer.connections[number - 1].peerAddress : nil
+    }
+
+    /// Ends the pass (``Analyzer/finish()``) and collects every result.
+    public func finish() -> CaptureAnalysis {
+        analyzer.finish()
+        let set = trackers?.set
+        return CaptureAnalysis(
+            connections: analyzer.connections, findings: analyzer.findings, counters: analyzer.counters,
+            aclBuffers: analyzer.aclBuffers, decodeHealth: analyzer.decodeHealth,
+            throughput: set?.throughput.map { ($0.streams, $0.streamsDropped) },
+            transfers: set?.transfers.map { ($0.transfers, $0.findings) },
+            otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: analyzer.connections) },
+            gattUsage: set?.gattUsage)
+    }
+}
+
+/// The trackers of one pass, each optional, fed in a fixed order; one observer instead of several existentials.
+struct TrackerSet: AttributeValueObserver {
+    var throughput: ThroughputTracker?
+    var transfers: ChunkedTransferTracker?
+    var ota: OTATracker?
+    var gattUsage: GATTUsageTracker?
+
+    init(_ observing: Observing) {
+        throughput = observing.throughput.map { ThroughputTracker(options: $0) }
+        transfers = observing.transfers.map { ChunkedTransferTracker(options: $0) }
+        ota = observing.otaStallThreshold.map { OTATracker(stallThreshold: $0) }
+        gattUsage = observing.gattUsage ? GATTUsageTracker() : nil
+    }
+
+    mutating func observe(_ event: AttributeValueEvent) {
+        throughput?.observe(event)
+        transfers?.observe(event)
+        ota?.observe(event)
+        gattUsage?.observe(event)
+    }
+
+    mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
+        throughput?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
+        transfers?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
+        ota?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
+        gattUsage?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
+    }
+
+    mutating func finish(frame: Int, timestamp: Timestamp) {
+        throughput?.finish(frame: frame, timestamp: timestamp)
+        transfers?.finish(frame: frame, timestamp: timestamp)
+        ota?.finish(frame: frame, timestamp: timestamp)
+        gattUsage?.finish(frame: frame, timestamp: timestamp)
+    }
+}
+
+/// Holds the trackers where the pass can read them after the analyzer (or its background worker) is done with them.
+/// Only one thread touches `set` at a time: the analyzer's, or the worker's until ``BackgroundObservers`` finishes.
+final class TrackerBox {
+    var set: TrackerSet
+    init(_ set: TrackerSet) { self.set = set }
+}
+
+/// The analyzer's observer: forwards to the box.
+struct BoxedTrackers: AttributeValueObserver {
+    let box: TrackerBox
+    func observe(_ event: AttributeValueEvent) { box.set.observe(event) }
+    func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
+        box.set.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
+    }
+    func finish(frame: Int, timestamp: Timestamp) { box.set.finish(frame: frame, timestamp: timestamp) }
+}
