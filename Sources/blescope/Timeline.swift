@@ -123,6 +123,9 @@ struct Timeline: ParsableCommand {
         }
         // Read once: the property wrapper's getter in the per-event closure was 4 % of `timeline --format jsonl`.
         let format = self.format
+        // One file's JSON Lines are rendered on a second thread (several files already use the cores).
+        let background = format == .jsonl && file == nil && secondThreadAvailable
+            ? BackgroundTimelineJSON(stream: out) : nil
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
         let analyzer = Analyzer(options: options)
         analyzer.onEvent = { [unowned analyzer] e in
@@ -139,6 +142,8 @@ struct Timeline: ParsableCommand {
                     line.removeAll(keepingCapacity: true)
                     json.append(e, to: &line)
                     line.withUnsafeBytes { out.writeTagged(file: fileKey, line: $0) }
+                } else if let background {
+                    background.write(e)
                 } else {
                     json.write(e, to: out)
                 }
@@ -149,6 +154,7 @@ struct Timeline: ParsableCommand {
             progress?.update(records: record.frame, bytes: capture.bytesConsumed)
         }
         analyzer.finish()
+        background?.finish()
         progress?.finish()
         // Findings outside a --from/--to frame window are left out with the events.
         let findings = (capture.findings + analyzer.findings).filter { f in
