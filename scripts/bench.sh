@@ -16,6 +16,8 @@
 #   --files "F …"      names inside $BENCH_DIR (default: cap1m.btsnoop cap5m.btsnoop)
 #   BENCH_DIR          where the captures are generated (default bench-data; keep it outside the repository)
 #   BLESCOPE           the binary to time (default: this tree's release build, built first)
+#   BLESCOPE_THREADS=1 every pass on one thread (no read-ahead, no background trackers or rendering), to see
+#                      what the second core brings
 #
 # How passes are timed: `read` and `decode` report the seconds of the pass inside the process
 # (`blescope bench`), without process start; the others are whole commands timed from outside
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     --tshark) tshark=1; shift ;;
     --baseline) baseline=$2; shift 2 ;;
     --files) files=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) passes+=("$1"); shift ;;
   esac
 done
