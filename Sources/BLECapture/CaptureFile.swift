@@ -38,33 +38,25 @@ public final class CaptureFile {
     /// owns them for the file's life, and a strong `if let` cost two atomic counts per record.
     private unowned(unsafe) let btsnoop: BTSnoopReader?
     private unowned(unsafe) let classicPcap: ClassicPcapReader?
-    private unowned(unsafe) let pipelined: PipelinedReader?
     private var openNotes: [Finding]
 
     private init(path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,
-                 packetLoggerBigEndian: Bool? = nil, reader: RecordReader, notes: [Finding] = [], readAhead: PipelinedReader.Shape? = nil) {
+                 packetLoggerBigEndian: Bool? = nil, reader: RecordReader, notes: [Finding] = []) {
         self.path = path
         self.format = format
         self.compressed = compressed
         self.datalink = datalink
         self.fileSize = fileSize
         self.packetLoggerBigEndian = packetLoggerBigEndian
-        let reader = readAhead.map { PipelinedReader(reader, shape: $0) } ?? reader
         self.reader = reader
-        self.pipelined = reader as? PipelinedReader
         self.btsnoop = reader as? BTSnoopReader
         self.classicPcap = reader as? ClassicPcapReader
         self.openNotes = notes
     }
 
-    /// Read ahead on a second thread (``PipelinedReader``) from this file size up: below it the thread's start
-    /// costs more than it saves.
-    static let readAheadMinimumSize: Int64 = 4 << 20
-
     /// The next record, or nil at the end (or where reading had to stop; see ``findings``).
     /// Its bytes are valid until the next call.
     @inline(__always) public func next() -> CaptureRecord? {
-        if let pipelined { return pipelined.next() }
         if let btsnoop { return btsnoop.next() }
         if let classicPcap { return classicPcap.next() }
         return reader.next()
@@ -97,15 +89,7 @@ public final class CaptureFile {
         try open(path: path, classicPcapThroughLibpcap: false)
     }
 
-    /// - Parameter readAhead: read and walk the records on a second thread (``PipelinedReader``); nil decides:
-    ///   files from ``readAheadMinimumSize`` up and pipes, when a second core is there.
-    public static func open(path: String, classicPcapThroughLibpcap: Bool, readAhead: Bool? = nil) throws(CaptureOpenError) -> CaptureFile {
-        try open(path: path, classicPcapThroughLibpcap: classicPcapThroughLibpcap, readAhead: readAhead, shape: PipelinedReader.Shape())
-    }
-
-    /// `shape`: the read-ahead's batches (tests use tiny ones).
-    static func open(path: String, classicPcapThroughLibpcap: Bool, readAhead: Bool?,
-                     shape: PipelinedReader.Shape) throws(CaptureOpenError) -> CaptureFile {
+    public static func open(path: String, classicPcapThroughLibpcap: Bool) throws(CaptureOpenError) -> CaptureFile {
         func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
         let fd = Glibc_open(path)
         guard fd >= 0 else { throw fail(String(cString: strerror(errno))) }
@@ -137,9 +121,8 @@ public final class CaptureFile {
             source = ByteSource(streaming: fd, gzip: true)
             compressed = true
         }
-        let pipelined = readAhead ?? (secondThreadAvailable && (!regular || size >= readAheadMinimumSize))
         return try make(path: path, source: source, compressed: compressed, fileSize: regular ? size : nil, memory: false,
-                        classicPcapThroughLibpcap: classicPcapThroughLibpcap, readAhead: pipelined ? shape : nil)
+                        classicPcapThroughLibpcap: classicPcapThroughLibpcap)
     }
 
     /// Opens a capture held in memory (tests); gzip content is decompressed first.
@@ -160,7 +143,7 @@ public final class CaptureFile {
     }
 
     private static func make(path: String, source: ByteSource, compressed: Bool, fileSize: Int64?,
-                             memory: Bool, classicPcapThroughLibpcap: Bool = false, readAhead: PipelinedReader.Shape? = nil) throws(CaptureOpenError) -> CaptureFile {
+                             memory: Bool, classicPcapThroughLibpcap: Bool = false) throws(CaptureOpenError) -> CaptureFile {
         func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
         _ = source.ensure(1 << 16)
         let window = UnsafeRawBufferPointer(start: source.cursor, count: min(source.available, 1 << 16))
@@ -182,7 +165,7 @@ public final class CaptureFile {
                 throw fail("btsnoop datalink \(datalink) (\(BTSnoop.datalinkName(datalink))) is not supported")
             }
             return CaptureFile(path: path, format: .btsnoop, compressed: isCompressed, datalink: datalink, fileSize: fileSize,
-                               reader: BTSnoopReader(source: source, datalink: datalink), readAhead: readAhead)
+                               reader: BTSnoopReader(source: source, datalink: datalink))
         }
 
         // pcap / pcapng
@@ -197,12 +180,12 @@ public final class CaptureFile {
                 }
                 return CaptureFile(path: path, format: .pcap, compressed: isCompressed, datalink: linkType, fileSize: fileSize,
                                    reader: ClassicPcapReader(source: source, bigEndian: bigEndian, nanoseconds: nanoseconds,
-                                                             linkType: linkType), readAhead: readAhead)
+                                                             linkType: linkType))
             }
             let isPcapng = be == 0x0A0D_0D0A
             if isPcapng || ClassicPcap.magic(be) != nil {
                 return try openPcap(path: path, source: source, compressed: isCompressed, fileSize: fileSize,
-                                    memory: memory, isPcapng: isPcapng, readAhead: readAhead)
+                                    memory: memory, isPcapng: isPcapng)
             }
         }
 
@@ -214,8 +197,7 @@ public final class CaptureFile {
         if bigScore > 0 || littleScore > 0 {
             let bigEndian = bigScore >= littleScore
             return CaptureFile(path: path, format: .packetLogger, compressed: isCompressed, datalink: 0, fileSize: fileSize,
-                               packetLoggerBigEndian: bigEndian, reader: PacketLoggerReader(source: source, bigEndian: bigEndian),
-                               readAhead: readAhead)
+                               packetLoggerBigEndian: bigEndian, reader: PacketLoggerReader(source: source, bigEndian: bigEndian))
         }
 
         // Android bug report with a btsnooz block.
@@ -227,7 +209,7 @@ public final class CaptureFile {
                 let inner = snoop.withUnsafeBytes { ByteSource(copying: $0) }
                 return CaptureFile(path: path, format: .btsnooz, compressed: isCompressed, datalink: BTSnoop.datalinkH4,
                                    fileSize: fileSize, reader: BTSnoopReader(source: inner, datalink: BTSnoop.datalinkH4),
-                                   notes: notes.map { Finding(.info, .captureNote($0)) }, readAhead: readAhead)
+                                   notes: notes.map { Finding(.info, .captureNote($0)) })
             }
         }
         throw fail("not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); \(starts)")
@@ -243,7 +225,7 @@ public final class CaptureFile {
     }
 
     private static func openPcap(path: String, source: ByteSource, compressed: Bool, fileSize: Int64?, memory: Bool,
-                                 isPcapng: Bool, readAhead: PipelinedReader.Shape?) throws(CaptureOpenError) -> CaptureFile {
+                                 isPcapng: Bool) throws(CaptureOpenError) -> CaptureFile {
         func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
         let precision = UInt32(PCAP_TSTAMP_PRECISION_MICRO)
@@ -278,7 +260,7 @@ public final class CaptureFile {
         }
         let reader = PcapReader(handle: handle, isPcapng: isPcapng, fileSize: fileSize, keepAlive: keepAlive, gzipSizes: gzipSizes)
         return CaptureFile(path: path, format: isPcapng ? .pcapng : .pcap, compressed: compressed, datalink: linkType,
-                           fileSize: fileSize, reader: reader, readAhead: readAhead)
+                           fileSize: fileSize, reader: reader)
     }
 }
 

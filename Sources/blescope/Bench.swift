@@ -14,7 +14,7 @@ struct Bench: ParsableCommand {
         abstract: "Benchmark a pass over a capture (records/s, peak memory).", shouldDisplay: false)
 
     enum Pass: String, ExpressibleByArgument, CaseIterable {
-        /// Walk the records only, on one thread.
+        /// Walk the records only.
         case read
         /// `blescope info`.
         case info
@@ -43,9 +43,7 @@ struct Bench: ParsableCommand {
         var extra = ""
         for _ in 0..<max(1, repetitions) {
             let capture: CaptureFile
-            // `read` is the bare record walk on one thread (the yardstick of issue 20); the other passes read as
-            // the commands do (ahead on a second thread for big files).
-            do { capture = try CaptureFile.open(path: file, classicPcapThroughLibpcap: false, readAhead: pass == .read ? false : nil) } catch {
+            do { capture = try CaptureFile.open(path: file) } catch {
                 writeStandardError("blescope: \(error)\n")
                 throw Exit.badInput
             }
