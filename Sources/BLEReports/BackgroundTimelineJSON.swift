@@ -2,6 +2,11 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Renders timeline events as JSON Lines on a second thread, beside the analyzer.
 ///
@@ -14,11 +19,22 @@ import Dispatch
 /// Measured (2026-11-23, 1 M-record benchmark capture, `timeline --format jsonl`, CPU time from `perf stat` split
 /// by thread with `perf record`, 3 runs each on the loaded 2-core machine): the analyzer's thread 869–899 ms against
 /// 1,117–1,214 ms rendering inline (−25 %), at 5–10 % more CPU in all (the events' copies). Wall-clock gains need the
-/// second core free: with four other builds running the two threads were no faster than one.
+/// second core free: with four other builds running the two threads were no faster than one. Wall-clock, medians of
+/// 5 alternating runs: idle machine (load 0.8) 0.81 s against 1.02 s on one thread (−21 %); load 3–3.8, 5 M records,
+/// 8.0–8.6 s against 6.9–7.7 s (slower). Hence ``pays``: only when a core is idle.
 public final class BackgroundTimelineJSON {
     private let worker: Worker
     private var pending: [TimelineEvent]
     private let batchSize: Int
+
+    /// Whether rendering on a second thread is expected to pay now: a second core (``secondThreadAvailable``) that
+    /// is idle, i.e. the 1-minute load average leaves at least one core free.
+    public static var pays: Bool {
+        guard secondThreadAvailable else { return false }
+        var load = [Double](repeating: 0, count: 1)
+        guard getloadavg(&load, 1) == 1 else { return true }
+        return load[0] <= Double(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - 1
+    }
 
     public init(stream: OutputStream, batchSize: Int = 1024, maxBatchesInFlight: Int = 3) {
         self.batchSize = max(1, batchSize)

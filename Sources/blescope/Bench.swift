@@ -76,7 +76,7 @@ struct Bench: ParsableCommand {
                 // Exactly what `timeline --format jsonl > /dev/null` does.
                 var renderer = TimelineJSONRenderer()
                 let sink = OutputStream(fd: open("/dev/null", O_WRONLY))
-                let background = secondThreadAvailable ? BackgroundTimelineJSON(stream: sink) : nil
+                let background = BackgroundTimelineJSON.pays ? BackgroundTimelineJSON(stream: sink) : nil
                 let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()), configure: {
                     $0.onEvent = { e in if let background { background.write(e) } else { renderer.write(e, to: sink) } }
                 })

@@ -123,8 +123,8 @@ struct Timeline: ParsableCommand {
         }
         // Read once: the property wrapper's getter in the per-event closure was 4 % of `timeline --format jsonl`.
         let format = self.format
-        // One file's JSON Lines are rendered on a second thread (several files already use the cores).
-        let background = format == .jsonl && file == nil && secondThreadAvailable
+        // One file's JSON Lines are rendered on a second thread when a core is idle (several files already use the cores).
+        let background = format == .jsonl && file == nil && BackgroundTimelineJSON.pays
             ? BackgroundTimelineJSON(stream: out) : nil
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
         let analyzer = Analyzer(options: options)
