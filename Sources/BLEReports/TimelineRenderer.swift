@@ -209,7 +209,9 @@ final class ByteBuffer {
         count += 1
     }
 
-    func append(_ s: StaticString) {
+    /// Inlined so that each key's length is a constant and its copy a few moves, not a call to memmove:
+    /// the out-of-line version (about 30 calls per line) was 12 % of `timeline --format jsonl` (perf, 1 M records).
+    @inline(__always) func append(_ s: StaticString) {
         reserve(s.utf8CodeUnitCount)
         (storage + count).copyMemory(from: s.utf8Start, byteCount: s.utf8CodeUnitCount)
         count += s.utf8CodeUnitCount
@@ -222,25 +224,37 @@ final class ByteBuffer {
         count += bytes.count
     }
 
+    /// Decimal digits written backwards from the end, two at a time from a table: no reversal pass
+    /// (the digit-at-a-time version with a reversal was 4 % of `timeline --format jsonl`).
     func append(integer v: Int64) {
-        reserve(20)
-        if v < 0 { append(byte: UInt8(ascii: "-")) }
+        reserve(21)
+        if v < 0 { storage.storeBytes(of: UInt8(ascii: "-"), toByteOffset: count, as: UInt8.self); count &+= 1 }
         var m = v.magnitude
-        let start = count
-        repeat {
-            storage.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m % 10), toByteOffset: count, as: UInt8.self)
-            count += 1
-            m /= 10
-        } while m > 0
-        var i = start, j = count - 1
-        while i < j {
-            let a = storage.load(fromByteOffset: i, as: UInt8.self)
-            storage.storeBytes(of: storage.load(fromByteOffset: j, as: UInt8.self), toByteOffset: i, as: UInt8.self)
-            storage.storeBytes(of: a, toByteOffset: j, as: UInt8.self)
-            i += 1
-            j -= 1
+        var digits = 1
+        var t = m
+        while t >= 10 { t /= 10; digits &+= 1 }
+        var end = count &+ digits
+        count = end
+        ByteBuffer.digitPairs.withUnsafeBufferPointer { pairs in
+            while m >= 100 {
+                let pair = Int(m % 100) &* 2
+                m /= 100
+                end &-= 2
+                storage.storeBytes(of: pairs[pair], toByteOffset: end, as: UInt8.self)
+                storage.storeBytes(of: pairs[pair &+ 1], toByteOffset: end &+ 1, as: UInt8.self)
+            }
+            if m >= 10 {
+                let pair = Int(m) &* 2
+                storage.storeBytes(of: pairs[pair], toByteOffset: end &- 2, as: UInt8.self)
+                storage.storeBytes(of: pairs[pair &+ 1], toByteOffset: end &- 1, as: UInt8.self)
+            } else {
+                storage.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m), toByteOffset: end &- 1, as: UInt8.self)
+            }
         }
     }
+
+    /// "00" "01" … "99".
+    private static let digitPairs: [UInt8] = (0..<100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
 
     func append(optional v: Int64?) {
         if let v { append(integer: v) } else { append("null") }
@@ -261,20 +275,29 @@ final class ByteBuffer {
         count += 6
     }
 
+    /// Two hex digits per byte in one 16-bit store from a table (the digit-at-a-time version was 4 % of
+    /// `timeline --format jsonl`).
     func append(hexString v: [UInt8]) {
         reserve(v.count * 2 + 2)
         append(byte: UInt8(ascii: "\""))
         var n = count
         let out = storage
-        v.withUnsafeBufferPointer { buffer in
-            for b in buffer {
-                out.storeBytes(of: hexDigit(b >> 4), toByteOffset: n, as: UInt8.self)
-                out.storeBytes(of: hexDigit(b & 0xF), toByteOffset: n &+ 1, as: UInt8.self)
-                n &+= 2
+        ByteBuffer.hexPairs.withUnsafeBufferPointer { pairs in
+            v.withUnsafeBufferPointer { buffer in
+                for b in buffer {
+                    out.storeBytes(of: pairs[Int(b)], toByteOffset: n, as: UInt16.self)
+                    n &+= 2
+                }
             }
         }
         count = n
         append(byte: UInt8(ascii: "\""))
+    }
+
+    /// Byte → its two lowercase hex digits as they lie in memory (first digit in the low byte on little-endian machines).
+    private static let hexPairs: [UInt16] = (0..<256).map { b in
+        let digits = [hexDigit(UInt8(b >> 4)), hexDigit(UInt8(b & 0xF))]
+        return digits.withUnsafeBytes { $0.loadUnaligned(as: UInt16.self) }
     }
 
     func append(optionalString s: String?) {

@@ -2,6 +2,7 @@ import ArgumentParser
 import BLEAnalysis
 import BLECapture
 import BLECodecs
+import BLECore
 import BLEReports
 #if canImport(Glibc)
 import Glibc
@@ -75,9 +76,11 @@ struct Bench: ParsableCommand {
                 // Exactly what `timeline --format jsonl > /dev/null` does.
                 var renderer = TimelineJSONRenderer()
                 let sink = OutputStream(fd: open("/dev/null", O_WRONLY))
+                let background = BackgroundTimelineJSON.pays ? BackgroundTimelineJSON(stream: sink) : nil
                 let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()), configure: {
-                    $0.onEvent = { e in renderer.write(e, to: sink) }
+                    $0.onEvent = { e in if let background { background.write(e) } else { renderer.write(e, to: sink) } }
                 })
+                background?.finish()
                 sink.flush()
                 records = analyzer.counters.records
             }

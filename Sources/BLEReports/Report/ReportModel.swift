@@ -95,12 +95,12 @@ public struct ReportOptions: Sendable {
     /// Most rows in list sections (transfers, OTA sessions, finding groups, parameter changes per connection).
     public var maxRows: Int
     /// Run the trackers on a second thread beside the decoder (``BackgroundObservers``); the default when the
-    /// machine has more than one core. Results are the same either way.
+    /// machine has more than one core and `BLESCOPE_THREADS=1` is not set. Results are the same either way.
     public var backgroundTrackers: Bool
 
     public init(throughput: ThroughputOptions = ThroughputOptions(), clock: ReportClock = .utc, maxKeyEvents: Int = 300,
                 maxCharts: Int = 12, maxRows: Int = 200,
-                backgroundTrackers: Bool = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1) {
+                backgroundTrackers: Bool = secondThreadAvailable) {
         self.backgroundTrackers = backgroundTrackers
         self.throughput = throughput
         self.clock = clock
