@@ -26,6 +26,7 @@ import bracelet  # noqa: E402
 import buttonless  # noqa: E402
 import common  # noqa: E402
 import dfu  # noqa: E402
+import eatt  # noqa: E402
 import eom  # noqa: E402
 import headset  # noqa: E402
 import legacydfu  # noqa: E402
@@ -48,13 +49,15 @@ SCENARIOS = {
     "buttonless-dfu": buttonless,
     "ti-oad": tioad,
     "dialog-suota": suota,
+    "eatt": eatt,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
 START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, "headset-ota": 10800.0,
                  "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0,
                  "vendor-ota": 25200.0, "buttonless-dfu": 28800.0,
-                 "ti-oad": 32400.0, "dialog-suota": 36000.0}
+                 "ti-oad": 32400.0, "dialog-suota": 36000.0,
+                 "eatt": 39600.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
@@ -80,6 +83,8 @@ def generate(name: str, out_dir: str) -> dict:
         **truth,
         "capture": stats,
     }
+    if hasattr(module, "amend_capture"):
+        module.amend_capture(truth["capture"], data)
     with open(os.path.join(out_dir, f"{name}.btsnoop"), "wb") as f:
         f.write(data)
     with open(os.path.join(out_dir, f"{name}.truth.json"), "w") as f:
