@@ -101,6 +101,53 @@ import Testing
         /// tshark decodes a Qualcomm controller's firmware-log ACL packets (handle 0x0EDC, no connection) as
         /// L2CAP; blescope sets them aside as vendor trace (AOSP snoop_logger.cc: kQualcommDebugLogHandle).
         case vendorTraceDecodedByTshark
+        /// An ATT PDU on an enhanced ATT bearer (PSM 0x0027): tshark 4.0 shows the L2CAP Credit Based Connection
+        /// Request/Response (0x17/0x18) as "Unknown command", so the channel has no PSM and its K-frames stay
+        /// "Connection oriented channel" payload. Counted only when the SDU that tshark's own L2CAP payloads make
+        /// at that frame carries the same opcode (and, where the PDU is handle + value, the same handle and value).
+        case eattNotDecodedByTshark
+    }
+
+    /// ATT PDUs on dynamic credit-based channels as tshark splits the capture: its L2CAP payloads of CIDs 0x0040 and
+    /// up (no signalling) joined into SDUs per (direction, CID) (Core Spec Vol 3, Part A, 3.4.3: the first K-frame
+    /// starts with the 2-byte SDU length), keyed by the frame of the last K-frame.
+    static func tsharkCreditSDUs(_ path: String) -> [Int: [UInt8]] {
+        guard let out = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cid >= 0x40 && !btl2cap.cmd_code && !btl2cap.psm", "-T", "fields",
+                                                "-E", "separator=/t", "-e", "frame.number", "-e", "btl2cap.cid", "-e", "hci_h4.direction",
+                                                "-e", "packetlogger.type", "-e", "btl2cap.payload"]) else { return [:] }
+        var partial: [String: (want: Int, got: [UInt8])] = [:]
+        var sdus: [Int: [UInt8]] = [:]
+        for line in out.split(separator: "\n") {
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard f.count == 5, let frame = Int(f[0]) else { continue }
+            let bytes = stride(from: 0, to: f[4].count - 1, by: 2).compactMap { i -> UInt8? in
+                let a = f[4].index(f[4].startIndex, offsetBy: i)
+                return UInt8(f[4][a...f[4].index(after: a)], radix: 16)
+            }
+            let key = f[1] + "/" + f[2] + f[3]
+            if var p = partial[key] {
+                p.got += bytes
+                partial[key] = p
+            } else {
+                guard bytes.count >= 2 else { continue }
+                partial[key] = (Int(bytes[0]) | Int(bytes[1]) << 8, Array(bytes[2...]))
+            }
+            if let p = partial[key], p.got.count >= p.want {
+                sdus[frame] = p.got
+                partial[key] = nil
+            }
+        }
+        return sdus
+    }
+
+    /// An EATT PDU tshark did not decode: the same opcode (and handle + value, for the PDUs laid out so) in the SDU
+    /// tshark's L2CAP payloads make at that frame.
+    static func explainEATT(_ o: Row, event: TimelineEvent?, sdus: [Int: [UInt8]]) -> Explanation? {
+        guard event?.bearer == .eatt, let sdu = sdus[o.frame], sdu.first.map(Int.init) == o.opcode else { return nil }
+        if [0x12, 0x52, 0x1B, 0x1D].contains(o.opcode) {
+            guard sdu.count >= 3, o.handles == [Int(sdu[1]) | Int(sdu[2]) << 8], o.value == hexString(Array(sdu[3...])) else { return nil }
+        }
+        return .eattNotDecodedByTshark
     }
 
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
@@ -200,7 +247,8 @@ import Testing
         for r in theirs.values where ours[r.frame] != nil || Self.explainMissing(r, ours: ours, theirs: theirs, vendorTrace: vendorTrace) == nil {
             theirCounts[r.opcode, default: 0] += 1
         }
-        for r in ours.values { ourCounts[r.opcode, default: 0] += 1 }
+        // EATT PDUs tshark cannot read are counted from the SDUs its own L2CAP payloads make (below, per frame).
+        for r in ours.values where events[r.frame]?.bearer != .eatt { ourCounts[r.opcode, default: 0] += 1 }
         #expect(ourCounts == theirCounts, "ATT opcode counts differ for \(path)")
         // tshark read ATT from every shared capture that has some (a check that it ran); corpus files may hold none
         // it can read (encrypted links without a key).
@@ -208,6 +256,7 @@ import Testing
                 || TestEnvironment.corpusDirectory.map { path.hasPrefix($0) } == true)
         var explained: [Explanation: Int] = [:]
         var unexplained: [String] = []
+        let creditSDUs = events.values.contains { $0.bearer == .eatt } ? Self.tsharkCreditSDUs(reference ?? path) : [:]
         for frame in Set(theirs.keys).union(ours.keys).sorted() {
             let t = theirs[frame], o = ours[frame]
             guard t != o else { continue }
@@ -222,10 +271,15 @@ import Testing
                 explained[why, default: 0] += 1
             } else if let t, o == nil, let why = Self.explainMissing(t, ours: ours, theirs: theirs, vendorTrace: vendorTrace) {
                 explained[why, default: 0] += 1
+            } else if t == nil, let o, let why = Self.explainEATT(o, event: events[frame], sdus: creditSDUs) {
+                explained[why, default: 0] += 1
             } else {
                 unexplained.append("frame \(frame): tshark \(String(describing: t)) blescope \(String(describing: o))")
             }
         }
+        let ourEATT = events.values.filter { $0.bearer == .eatt }.count
+        #expect(explained[.eattNotDecodedByTshark, default: 0] == ourEATT && creditSDUs.count == ourEATT,
+                "EATT PDUs: \(ourEATT) for blescope, \(creditSDUs.count) SDUs from tshark's L2CAP payloads")
         var perBearer: [String: Int] = [:]
         for e in events.values { perBearer[e.bearer?.rawValue ?? "none", default: 0] += 1 }
         print("tshark differential \(path.split(separator: "/").last!): \(theirs.count) ATT PDUs, ours by bearer \(perBearer.sorted { $0.key < $1.key }), explained \(explained.map { "\($0.key.rawValue)=\($0.value)" }.sorted())")
