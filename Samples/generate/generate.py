@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bracelet  # noqa: E402
+import coc  # noqa: E402
 import buttonless  # noqa: E402
 import common  # noqa: E402
 import dfu  # noqa: E402
@@ -50,6 +51,7 @@ SCENARIOS = {
     "ti-oad": tioad,
     "dialog-suota": suota,
     "eatt": eatt,
+    "coc-stream": coc,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
@@ -57,7 +59,7 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "legacy-dfu": 14400.0, "mcumgr-upload": 18000.0, "silabs-ota": 21600.0,
                  "vendor-ota": 25200.0, "buttonless-dfu": 28800.0,
                  "ti-oad": 32400.0, "dialog-suota": 36000.0,
-                 "eatt": 39600.0}
+                 "eatt": 39600.0, "coc-stream": 43200.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

@@ -64,8 +64,37 @@ def eatt_bearers(name):
     return ops
 
 
+def coc_sdus(name):
+    """SDUs of LE credit-based channels as tshark reads them: tshark 4.0 decodes the LE Credit Based Connection
+    Request/Response (0x14/0x15), knows the channel's PSM, takes the SDU length off the first K-frame and, in two
+    passes (-2), lists on an SDU's last K-frame the frames it was reassembled from (btl2cap.le_sdu.fragment).
+    Returns (frame of the last K-frame, sent, psm, sdu) rows."""
+    out = subprocess.run(
+        ["tshark", "-2", "-r", os.path.join(SAMPLES, name + ".btsnoop"), "-Y", "btl2cap.cid >= 0x40 && !btl2cap.cmd_code && btl2cap.psm",
+         "-T", "fields", "-e", "frame.number", "-e", "hci_h4.direction", "-e", "btl2cap.psm",
+         "-e", "btl2cap.le_sdu.fragment", "-e", "btl2cap.payload"],
+        capture_output=True, text=True, check=True).stdout
+    table = [line.split("\t") for line in out.splitlines()]
+    payload = {int(f[0]): bytes.fromhex(f[4]) for f in table}
+    fragments = {int(x) for f in table if f[3] for x in f[3].split(",")}
+    rows = []
+    for frame, direction, psm, parts, data in table:
+        if parts:
+            rows.append((int(frame), direction == "0x00", int(psm, 16), b"".join(payload[int(x)] for x in parts.split(","))))
+        elif int(frame) not in fragments:
+            rows.append((int(frame), direction == "0x00", int(psm, 16), payload[int(frame)]))
+    return rows
+
+
 def main():
     ok = True
+    truth = json.load(open(os.path.join(SAMPLES, "coc-stream.truth.json")))
+    rows = coc_sdus("coc-stream")
+    want = [(truth["request_frame"], True, truth["psm"], truth["request_hex"])] + [
+        (f, False, truth["psm"], h) for f, h in zip(truth["record_frames"], truth["records_hex"])]
+    same = [(f, s, p, b.hex()) for f, s, p, b in rows] == want
+    print(f"coc-stream: tshark {len(rows)} SDUs on PSM 0x{truth['psm']:04x} (frames, direction, bytes) -> {'match' if same else 'MISMATCH'}")
+    ok &= same
     truth = json.load(open(os.path.join(SAMPLES, "eatt.truth.json")))
     rows = att_rows("eatt")
     fixed = collections.Counter(op for _, op, _, _ in rows)

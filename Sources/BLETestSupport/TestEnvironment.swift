@@ -40,7 +40,7 @@ public enum TestEnvironment {
 
     /// Every generated Sample (Samples/generate), each in .btsnoop, .pcap and .pklg with a .truth.json.
     public static let sampleNames = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload",
-                                     "silabs-ota", "vendor-ota", "buttonless-dfu", "ti-oad", "dialog-suota", "eatt"]
+                                     "silabs-ota", "vendor-ota", "buttonless-dfu", "ti-oad", "dialog-suota", "eatt", "coc-stream"]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {
         FileManager.default.isExecutableFile(atPath: $0)

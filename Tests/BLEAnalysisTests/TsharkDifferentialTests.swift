@@ -402,8 +402,19 @@ import Testing
             theirs[frame] = psm
         }
         var ours: [Int: Int] = [:]
+        // LE credit-based channels: one "LE Credit Based SDU" event per SDU, at its last K-frame, saying
+        // "cid=0x0040 spsm=0x0080 65 bytes from frame 73": every K-frame of that CID from the first to the last gets the PSM.
+        var sdus: [(cid: Int, psm: Int, first: Int, last: Int)] = []
         _ = Analyzer.analyze(try CaptureFile.open(path: path), options: AnalyzerOptions(timeline: true), configure: { analyzer in
             analyzer.onEvent = { e in
+                if e.layer == .l2cap, e.name == "LE Credit Based SDU", let code = e.code {
+                    let words = e.summary.split(separator: " ")
+                    if let p = words.first(where: { $0.hasPrefix("spsm=0x") }), let psm = Int(p.dropFirst(7), radix: 16),
+                       let first = words.last.flatMap({ Int($0) }) {
+                        sdus.append((Int(code), psm, first, e.frame))
+                    }
+                    return
+                }
                 // "CID 0x0041 RFCOMM (0x0003)" or "CID 0x0041 PSM 0x1001": the PSM is the last hex number of the name.
                 guard e.layer == .l2cap, let code = e.code, code >= 0x40, e.name.hasPrefix("CID "),
                       let hexPart = e.name.split(separator: " ").last?.trimmingCharacters(in: CharacterSet(charactersIn: "()")),
@@ -431,6 +442,9 @@ import Testing
             .split(separator: "\n") {
             let f = line.split(separator: "\t").map(String.init)
             if f.count == 2, let frame = Int(f[0]), let cid = Int(f[1].dropFirst(2), radix: 16) { cids[frame] = cid }
+        }
+        for sdu in sdus {
+            for (frame, cid) in cids where cid == sdu.cid && (sdu.first...sdu.last).contains(frame) && theirs[frame] != nil { ours[frame] = sdu.psm }
         }
         var explained = (sFrame: 0, disconnecting: 0)
         for (frame, _) in ours where theirs[frame] == nil {
