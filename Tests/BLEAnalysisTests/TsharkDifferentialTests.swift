@@ -130,6 +130,10 @@ import Testing
         /// fields above 10^6): blescope cannot tell who sent the response, so it does not pair it (no handle); tshark
         /// pairs it ignoring direction. On the encrypted original the decryption nonce gives the direction and they agree.
         case unpairedForUnknownDirection
+        /// tshark splits a Read Multiple Response into one field per handle its request named (the values carry no
+        /// lengths, Core Spec Vol 3, Part F, 3.4.4.8; tshark sizes them from what it knows of each attribute) and leaves
+        /// `btatt.value` empty; blescope keeps the concatenated value.
+        case readMultipleSplitByTshark
     }
 
     /// Frames of tshark rows whose CRC tshark did not check and that fail the test's own CRC-24 check (Core Spec Vol 6,
@@ -291,6 +295,10 @@ import Testing
             if named.count == values.count, named.count == o.handles.count, t.handles == zip(o.handles, named).flatMap({ [$0, $1] }) {
                 return .declarationDecodedByTshark
             }
+        }
+        if t.opcode == 0x0F, t.value.isEmpty, !o.value.isEmpty, o.handles.isEmpty, let r = o.requestFrame, let request = ours[r],
+           request.opcode == 0x0E, t.handles == request.handles {
+            return .readMultipleSplitByTshark
         }
         if let theirRequest = t.requestFrame, o.requestFrame == nil, o.handles.isEmpty, let request = ours[theirRequest],
            request.direction == o.direction, t.handles == request.handles, t.value == o.value {
