@@ -315,6 +315,7 @@ class Rig:
         interval_ms: float = 15.0,
         per_event: int = 4,
         start_offset_s: float | None = None,
+        eatt: bool = False,
     ):
         self.loop = loop
         self.interval_ms = interval_ms
@@ -340,6 +341,9 @@ class Rig:
                 address=hci.Address(device_address),
                 advertising_interval_min=100,
                 advertising_interval_max=100,
+                # GATT server on enhanced ATT bearers too (L2CAP PSM 0x0027) and the EATT bit in
+                # Server Supported Features (Core Spec Vol 3, Part G, 7.4).
+                eatt_enabled=eatt,
             ),
         )
         self.phone_conn = None

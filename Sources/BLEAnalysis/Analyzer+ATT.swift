@@ -214,7 +214,10 @@ extension Analyzer {
                 findings.append(Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
             }
-            var p = ATTBearer.Pending(opcode: opcode, handle: typed == nil ? handle : typed?.attributeHandle, frame: frame, timestamp: timestamp)
+            // A malformed request keeps the handle its bytes give only where its opcode carries one there (an Exchange MTU
+            // Request's bytes 1–2 are an MTU: a SweynTooth capture's fuzzed one gave its response a "handle" 0x000f).
+            let rawHandle = opcode.handleOffset == 1 ? handle : nil
+            var p = ATTBearer.Pending(opcode: opcode, handle: typed == nil ? rawHandle : typed?.attributeHandle, frame: frame, timestamp: timestamp)
             if let typed {
                 switch typed {
                 case .readByTypeRequest(let r), .readByGroupTypeRequest(let r): p.type = r.type

@@ -199,15 +199,14 @@ extension Analyzer {
             do throws(DecodeError) { _ = try packet.decodeParameters() } catch {
                 findings.append(Finding(.warning, .bqrMalformed(error), frame: frame, offset: record.fileOffset))
             }
-        case .raw(let code, let params) where code.rawValue == 0x03 && params.count >= 11:
-            // BR/EDR Connection Complete (Core Vol 4, Part E, 7.7.3): status, handle, BD_ADDR, link type, encryption.
-            let h = (UInt16(params[1]) | UInt16(params[2]) << 8) & 0x0FFF
+        case .connectionComplete(let c):
+            // BR/EDR (Core Vol 4, Part E, 7.7.3); the handle is 12 bits (5.4.2).
+            let h = c.handle & 0x0FFF
             handle = h
-            if params[0] == 0 {
-                let address = BDAddress(params[3..<9].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
-                openConnection(controller: controller, handle: h, frame: frame, timestamp: time, isLE: false) { c in
-                    c.peerAddress = address.description
-                    c.peerAddressType = "BR/EDR"
+            if c.status.rawValue == 0 {
+                openConnection(controller: controller, handle: h, frame: frame, timestamp: time, isLE: false) { conn in
+                    conn.peerAddress = c.address.description
+                    conn.peerAddressType = "BR/EDR"
                 }
             }
         default:

@@ -180,13 +180,15 @@ extension Analyzer {
                                         cid: pdu.channel, bearer: owner.bearers[b]), connection: index, state: owner)
                 }
             } else {
+                // A codec spec may match the channel's PSM: its SDUs are then decoded like attribute values.
+                let decoded = decodeCreditSDU(state.sdu, psm: state.spsm, cid: pdu.channel, direction: direction, frame: pdu.lastFrame)
                 if !observers.isEmpty, let owner = states[index] {
                     // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
                     let sdu = state.sdu, spsm = state.spsm, bytes = state.kframeBytes
                     sdu.withUnsafeBytes { raw in
                         var e = AttributeValueEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
                                                     direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
-                                                    value: raw, l2capBytes: bytes, link: owner.link)
+                                                    value: raw, decoded: decoded, l2capBytes: bytes, link: owner.link)
                         e.psm = spsm
                         for i in observers.indices { observers[i].observe(e) }
                     }
@@ -196,6 +198,7 @@ extension Analyzer {
                                       layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
                                       summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(state.spsm, width: 4)) \(state.sdu.count) bytes from frame \(state.firstFrame)")
                 e.value = state.sdu
+                e.decoded = decoded
                 emit(e)
             }
             return finishSDU(&state, key: key, pdu: pdu)

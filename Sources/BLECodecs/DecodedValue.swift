@@ -185,14 +185,18 @@ public struct CodecContext: Hashable, Sendable {
     public var handle: UInt16?
     public var direction: Direction
     public var operation: AttributeOperation
+    /// Set for the SDU of an L2CAP credit-based channel (LE CoC): the channel's PSM; such a value has no attribute.
+    /// Only specs whose `match` names this `psm` decode it.
+    public var psm: UInt16?
 
     public init(service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil, handle: UInt16? = nil,
-                direction: Direction = .unknown, operation: AttributeOperation = .unknown) {
+                direction: Direction = .unknown, operation: AttributeOperation = .unknown, psm: UInt16? = nil) {
         self.service = service
         self.characteristic = characteristic
         self.handle = handle
         self.direction = direction
         self.operation = operation
+        self.psm = psm
     }
 }
 

@@ -76,6 +76,15 @@ public struct GATTReport {
             if c.inferred { head += "  (inferred)" }
             out += terminal.paint(head, .bold) + "\n"
             out += terminal.paint("  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), ATT_MTU \(c.currentMTU)", .dim) + "\n"
+            let bearers = c.attBearers
+            if bearers.contains(where: { $0.kind != .leFixed }) {
+                // Only where a dynamic bearer exists, so that LE-only captures read as before.
+                let list = bearers.map { b in
+                    b.kind == .leFixed ? "le-fixed ATT_MTU \(b.mtu ?? 23)"
+                        : "\(b.kind) CID \(hex(b.txCID, width: 4))/\(hex(b.rxCID, width: 4)) ATT_MTU \(b.mtu.map(String.init) ?? "?") from frame \(b.openFrame ?? 0)"
+                }
+                out += terminal.paint("  bearers (CID tx/rx): " + list.joined(separator: "; "), .dim) + "\n"
+            }
             out += renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:])
                 .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
             let localUsage = usage.localByConnection[c.number] ?? [:]
@@ -102,6 +111,21 @@ public struct GATTReport {
             w.field("peer_identity", c.peerIdentity)
             w.field("source", c.gatt.isEmpty ? nil : c.gatt.source.rawValue)
             w.field("mtu", c.currentMTU)
+            let bearers = c.attBearers
+            if bearers.contains(where: { $0.kind != .leFixed }) {
+                // Only where a dynamic bearer exists (BR/EDR, EATT): LE-only outputs stay as they were.
+                w.beginArray("bearers")
+                for b in bearers {
+                    w.beginObject()
+                    w.field("bearer", b.kind.rawValue)
+                    w.field("cid_tx", b.txCID)
+                    w.field("cid_rx", b.rxCID)
+                    w.field("mtu", b.mtu)
+                    w.field("open_frame", b.openFrame)
+                    w.endObject()
+                }
+                w.endArray()
+            }
             w.beginArray("services")
             for s in c.gatt.services {
                 w.beginObject()

@@ -42,7 +42,7 @@ public enum TestEnvironment {
     public static let sampleNames = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload",
                                      "silabs-ota", "vendor-ota", "buttonless-dfu", "ti-oad", "dialog-suota",
                                      "esp-ble-ota", "telink-ota", "mcumgr-confirm",
-                                     "cypress-bootloader"]
+                                     "cypress-bootloader", "eatt", "coc-stream"]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {
         FileManager.default.isExecutableFile(atPath: $0)

@@ -24,6 +24,11 @@ import Testing
         var malformed = false
         /// The CID in the L2CAP header that carried the PDU (0x0004 on the LE fixed channel; dynamic on BR/EDR and EATT).
         var cid: Int?
+        /// tshark's expert notes on air captures: the packet's CRC was not checked; the peer did not acknowledge it.
+        var crcUnchecked = false
+        var notAcknowledged = false
+        /// The link-layer sequence number (SN) of the packet; nil on HCI captures.
+        var sequenceNumber: Int?
     }
 
     static var captures: [String] {
@@ -38,17 +43,19 @@ import Testing
                                                 "-e", "frame.number", "-e", "btatt.opcode", "-e", "btatt.handle",
                                                 "-e", "btatt.value", "-e", "bthci_acl.chandle", "-e", "btatt.request_in_frame",
                                                 "-e", "btle.crc.incorrect", "-e", "_ws.expert.message", "-e", "nordic_ble.crcok",
-                                                "-e", "btl2cap.cid"]) else { return nil }
+                                                "-e", "btl2cap.cid", "-e", "btle.data_header.sequence_number"]) else { return nil }
         var rows: [Int: Row] = [:]
         for line in out.split(separator: "\n") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count >= 10, let frame = Int(f[0]), let opcode = Int(f[1].dropFirst(2), radix: 16) else { continue }
+            guard f.count >= 11, let frame = Int(f[0]), let opcode = Int(f[1].dropFirst(2), radix: 16) else { continue }
             let handles = f[2].split(separator: ",").compactMap { Int($0.dropFirst(2), radix: 16) }
             rows[frame] = Row(frame: frame, opcode: opcode, handles: handles, value: f[3], connection: Int(f[4].dropFirst(2), radix: 16),
                               requestFrame: Int(f[5].split(separator: ",").first ?? ""),
                               crcBad: !f[6].isEmpty || f[8] == "0", retransmission: f[7].contains("Retransmission"),
                               malformed: f[7].contains("Malformed"),
-                              cid: Int((f[9].split(separator: ",").first ?? "").dropFirst(2), radix: 16))
+                              cid: Int((f[9].split(separator: ",").first ?? "").dropFirst(2), radix: 16),
+                              crcUnchecked: f[7].contains("CRC unchecked"), notAcknowledged: f[7].contains("Not acknowledged"),
+                              sequenceNumber: Int(f[10]))
         }
         return rows
     }
@@ -101,10 +108,133 @@ import Testing
         /// tshark decodes a Qualcomm controller's firmware-log ACL packets (handle 0x0EDC, no connection) as
         /// L2CAP; blescope sets them aside as vendor trace (AOSP snoop_logger.cc: kQualcommDebugLogHandle).
         case vendorTraceDecodedByTshark
+        /// An ATT PDU on an enhanced ATT bearer (PSM 0x0027): tshark 4.0 shows the L2CAP Credit Based Connection
+        /// Request/Response (0x17/0x18) as "Unknown command", so the channel has no PSM and its K-frames stay
+        /// "Connection oriented channel" payload. Counted only when the SDU that tshark's own L2CAP payloads make
+        /// at that frame carries the same opcode (and, where the PDU is handle + value, the same handle and value).
+        case eattNotDecodedByTshark
+        /// Air capture: tshark could not check the packet's CRC ("CRC unchecked, not all data available") and decodes it;
+        /// the test's own CRC-24 over tshark's packet bytes, with the CRC init of the connection's CONNECT_IND, fails, so
+        /// the bytes are not what was sent and blescope keeps them out (crackle PPI frame 26: a Read By Type Request 0x08
+        /// received as 0x48; with 0x08 the CRC holds, and the server's Error Response names 0x08).
+        case crcFailsOnRecheckDecodedByTshark
+        /// Air capture: the same PDU (same SN, same bytes) as an earlier one the peer never acknowledged, sent again:
+        /// a link-layer retransmission (Core Spec Vol 6, Part B, 4.5.9) that tshark marks "Not acknowledged" but decodes
+        /// as new. An attacked SweynTooth Telink peripheral answers every copy without acknowledging any.
+        case unacknowledgedRepeatDecodedByTshark
+        /// tshark decodes an Include or characteristic declaration read with Read By Type or Read into typed fields (the
+        /// included service's or the value's handle becomes a second "handle", the value is left empty); blescope keeps
+        /// the value whole (SweynTooth Telink captures: 5 responses).
+        case declarationDecodedByTshark
+        /// Air capture without a direction field whose timestamps are broken (crackle's rewritten output: microsecond
+        /// fields above 10^6): blescope cannot tell who sent the response, so it does not pair it (no handle); tshark
+        /// pairs it ignoring direction. On the encrypted original the decryption nonce gives the direction and they agree.
+        case unpairedForUnknownDirection
+        /// tshark splits a Read Multiple Response into one field per handle its request named (the values carry no
+        /// lengths, Core Spec Vol 3, Part F, 3.4.4.8; tshark sizes them from what it knows of each attribute) and leaves
+        /// `btatt.value` empty; blescope keeps the concatenated value.
+        case readMultipleSplitByTshark
+    }
+
+    /// Frames of tshark rows whose CRC tshark did not check and that fail the test's own CRC-24 check (Core Spec Vol 6,
+    /// Part B, 3.1.1: LFSR x^24 + x^10 + x^9 + x^6 + x^4 + x^3 + x + 1, preset with the CONNECT_IND's CRCInit, bits
+    /// least significant first), over tshark's raw `btle` bytes (access address, header, payload, CRC).
+    static func crcFailures(_ path: String, frames: [Int]) -> Set<Int> {
+        guard !frames.isEmpty, let inits = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btle.link_layer_data.crc_init", "-T", "fields",
+                                                                      "-e", "btle.link_layer_data.access_address", "-e", "btle.link_layer_data.crc_init"])
+        else { return [] }
+        var crcInit: [UInt32: UInt32] = [:]
+        for line in inits.split(separator: "\n") {
+            let f = line.split(separator: "\t").map(String.init)
+            if f.count == 2, let aa = UInt32(f[0].dropFirst(2), radix: 16), let i = UInt32(f[1].dropFirst(2), radix: 16) { crcInit[aa] = i }
+        }
+        var failed = Set<Int>()
+        for frame in frames {
+            guard let json = TestEnvironment.tshark(["-n", "-r", path, "-Y", "frame.number == \(frame)", "-T", "json", "-x"]),
+                  let r = json.range(of: "\"btle_raw\": [") else { continue }
+            let rest = json[r.upperBound...]
+            guard let q1 = rest.firstIndex(of: "\""), let q2 = rest[rest.index(after: q1)...].firstIndex(of: "\"") else { continue }
+            let hexText = rest[rest.index(after: q1)..<q2]
+            var raw: [UInt8] = []
+            var i = hexText.startIndex
+            while i < hexText.endIndex, let j = hexText.index(i, offsetBy: 2, limitedBy: hexText.endIndex), let b = UInt8(hexText[i..<j], radix: 16) {
+                raw.append(b); i = j
+            }
+            guard raw.count >= 9 else { continue }
+            let aa = UInt32(raw[0]) | UInt32(raw[1]) << 8 | UInt32(raw[2]) << 16 | UInt32(raw[3]) << 24
+            guard let initValue = crcInit[aa] else { continue }
+            // The register starts from the CRCInit with its bit order reversed (it is sent least significant bit first).
+            var state: UInt32 = 0
+            for bit in 0..<24 where initValue & (1 << bit) != 0 { state |= 1 << (23 - bit) }
+            for byte in raw[4..<(raw.count - 3)] {
+                var cur = byte
+                for _ in 0..<8 {
+                    let next = (state ^ UInt32(cur)) & 1
+                    cur >>= 1
+                    state >>= 1
+                    if next != 0 { state |= 1 << 23; state ^= 0x5A6000 }
+                }
+            }
+            let stored = UInt32(raw[raw.count - 3]) | UInt32(raw[raw.count - 2]) << 8 | UInt32(raw[raw.count - 1]) << 16
+            if stored != state { failed.insert(frame) }
+        }
+        return failed
+    }
+
+    /// ATT PDUs on dynamic credit-based channels as tshark splits the capture: its L2CAP payloads of CIDs 0x0040 and
+    /// up (no signalling) joined into SDUs per (direction, CID) (Core Spec Vol 3, Part A, 3.4.3: the first K-frame
+    /// starts with the 2-byte SDU length), keyed by the frame of the last K-frame.
+    static func tsharkCreditSDUs(_ path: String) -> [Int: [UInt8]] {
+        guard let out = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cid >= 0x40 && !btl2cap.cmd_code && !btl2cap.psm", "-T", "fields",
+                                                "-E", "separator=/t", "-e", "frame.number", "-e", "btl2cap.cid", "-e", "hci_h4.direction",
+                                                "-e", "packetlogger.type", "-e", "btl2cap.payload"]) else { return [:] }
+        var partial: [String: (want: Int, got: [UInt8])] = [:]
+        var sdus: [Int: [UInt8]] = [:]
+        for line in out.split(separator: "\n") {
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard f.count == 5, let frame = Int(f[0]) else { continue }
+            let bytes = stride(from: 0, to: f[4].count - 1, by: 2).compactMap { i -> UInt8? in
+                let a = f[4].index(f[4].startIndex, offsetBy: i)
+                return UInt8(f[4][a...f[4].index(after: a)], radix: 16)
+            }
+            let key = f[1] + "/" + f[2] + f[3]
+            if var p = partial[key] {
+                p.got += bytes
+                partial[key] = p
+            } else {
+                guard bytes.count >= 2 else { continue }
+                partial[key] = (Int(bytes[0]) | Int(bytes[1]) << 8, Array(bytes[2...]))
+            }
+            if let p = partial[key], p.got.count >= p.want {
+                sdus[frame] = p.got
+                partial[key] = nil
+            }
+        }
+        return sdus
+    }
+
+    /// An EATT PDU tshark did not decode: the same opcode (and handle + value, for the PDUs laid out so) in the SDU
+    /// tshark's L2CAP payloads make at that frame.
+    static func explainEATT(_ o: Row, event: TimelineEvent?, sdus: [Int: [UInt8]]) -> Explanation? {
+        guard event?.bearer == .eatt, let sdu = sdus[o.frame], sdu.first.map(Int.init) == o.opcode else { return nil }
+        if [0x12, 0x52, 0x1B, 0x1D].contains(o.opcode) {
+            guard sdu.count >= 3, o.handles == [Int(sdu[1]) | Int(sdu[2]) << 8], o.value == hexString(Array(sdu[3...])) else { return nil }
+        }
+        return .eattNotDecodedByTshark
     }
 
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
-    static func explainMissing(_ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace()) -> Explanation? {
+    static func explainMissing(_ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace(),
+                               crcFailed: Set<Int> = []) -> Explanation? {
+        if crcFailed.contains(t.frame) { return .crcFailsOnRecheckDecodedByTshark }
+        // A repeat of an unacknowledged PDU: the latest earlier row with the same SN, same bytes, itself not acknowledged.
+        if t.notAcknowledged, let sn = t.sequenceNumber {
+            let copies = theirs.values.filter { $0.frame < t.frame && $0.sequenceNumber == sn && $0.opcode == t.opcode
+                                                && $0.handles == t.handles && $0.value == t.value }
+            if let latest = copies.max(by: { $0.frame < $1.frame }), latest.notAcknowledged, copies.contains(where: { ours[$0.frame] != nil }) {
+                return .unacknowledgedRepeatDecodedByTshark
+            }
+        }
         if let c = t.connection, vendorTrace.handles.contains(UInt16(truncatingIfNeeded: c)), let first = vendorTrace.firstFrame, let last = vendorTrace.lastFrame,
            (first...last).contains(t.frame) {
             return .vendorTraceDecodedByTshark
@@ -152,6 +282,28 @@ import Testing
         if !t.value.isEmpty, o.value.hasSuffix(t.value), t.handles.starts(with: o.handles), t.handles.count > o.handles.count {
             return .valueDecodedByTshark
         }
+        if t.opcode == 0x09 || t.opcode == 0x0B, t.value.isEmpty, !o.value.isEmpty {
+            // Declarations tshark decodes into fields, each naming one more handle: an Include (6 bytes: included service
+            // handle, end group handle, 16-bit UUID) or a characteristic declaration (5 or 19 bytes: properties, value
+            // handle, UUID), Core Spec Vol 3, Part G, 3.2–3.3.1.
+            let values = o.value.split(separator: ",").map(String.init)
+            let named = values.compactMap { v -> Int? in
+                let at = v.count == 12 ? 0 : (v.count == 10 || v.count == 38) ? 2 : -1
+                guard at >= 0, let lo = Int(v.dropFirst(at).prefix(2), radix: 16), let hi = Int(v.dropFirst(at + 2).prefix(2), radix: 16) else { return nil }
+                return lo | hi << 8
+            }
+            if named.count == values.count, named.count == o.handles.count, t.handles == zip(o.handles, named).flatMap({ [$0, $1] }) {
+                return .declarationDecodedByTshark
+            }
+        }
+        if t.opcode == 0x0F, t.value.isEmpty, !o.value.isEmpty, o.handles.isEmpty, let r = o.requestFrame, let request = ours[r],
+           request.opcode == 0x0E, t.handles == request.handles {
+            return .readMultipleSplitByTshark
+        }
+        if let theirRequest = t.requestFrame, o.requestFrame == nil, o.handles.isEmpty, let request = ours[theirRequest],
+           request.direction == o.direction, t.handles == request.handles, t.value == o.value {
+            return .unpairedForUnknownDirection
+        }
         return nil
     }
 
@@ -196,11 +348,14 @@ import Testing
         let (ours, events, vendorTrace) = try Self.ourRows(path)
         // Counts per opcode: exactly equal, once the packets blescope keeps out on purpose (bad CRC,
         // LL retransmissions) are set aside.
+        let crcFailed = Self.crcFailures(reference ?? path, frames: theirs.values.filter { $0.crcUnchecked && ours[$0.frame] == nil }.map(\.frame))
         var theirCounts: [Int: Int] = [:], ourCounts: [Int: Int] = [:]
-        for r in theirs.values where ours[r.frame] != nil || Self.explainMissing(r, ours: ours, theirs: theirs, vendorTrace: vendorTrace) == nil {
+        for r in theirs.values where ours[r.frame] != nil
+            || Self.explainMissing(r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed) == nil {
             theirCounts[r.opcode, default: 0] += 1
         }
-        for r in ours.values { ourCounts[r.opcode, default: 0] += 1 }
+        // EATT PDUs tshark cannot read are counted from the SDUs its own L2CAP payloads make (below, per frame).
+        for r in ours.values where events[r.frame]?.bearer != .eatt { ourCounts[r.opcode, default: 0] += 1 }
         #expect(ourCounts == theirCounts, "ATT opcode counts differ for \(path)")
         // tshark read ATT from every shared capture that has some (a check that it ran); corpus files may hold none
         // it can read (encrypted links without a key).
@@ -208,6 +363,7 @@ import Testing
                 || TestEnvironment.corpusDirectory.map { path.hasPrefix($0) } == true)
         var explained: [Explanation: Int] = [:]
         var unexplained: [String] = []
+        let creditSDUs = events.values.contains { $0.bearer == .eatt } ? Self.tsharkCreditSDUs(reference ?? path) : [:]
         for frame in Set(theirs.keys).union(ours.keys).sorted() {
             let t = theirs[frame], o = ours[frame]
             guard t != o else { continue }
@@ -217,15 +373,21 @@ import Testing
             tt?.direction = .unknown; oo?.direction = .unknown
             tt?.crcBad = false; tt?.retransmission = false; oo?.crcBad = false; oo?.retransmission = false
             tt?.malformed = false
+            tt?.crcUnchecked = false; tt?.notAcknowledged = false; tt?.sequenceNumber = nil
             if tt == oo { continue }
             if let t, let o, let why = Self.explain(t, o, ours: ours, theirs: theirs, event: events[frame]) {
                 explained[why, default: 0] += 1
-            } else if let t, o == nil, let why = Self.explainMissing(t, ours: ours, theirs: theirs, vendorTrace: vendorTrace) {
+            } else if let t, o == nil, let why = Self.explainMissing(t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed) {
+                explained[why, default: 0] += 1
+            } else if t == nil, let o, let why = Self.explainEATT(o, event: events[frame], sdus: creditSDUs) {
                 explained[why, default: 0] += 1
             } else {
                 unexplained.append("frame \(frame): tshark \(String(describing: t)) blescope \(String(describing: o))")
             }
         }
+        let ourEATT = events.values.filter { $0.bearer == .eatt }.count
+        #expect(explained[.eattNotDecodedByTshark, default: 0] == ourEATT && creditSDUs.count == ourEATT,
+                "EATT PDUs: \(ourEATT) for blescope, \(creditSDUs.count) SDUs from tshark's L2CAP payloads")
         var perBearer: [String: Int] = [:]
         for e in events.values { perBearer[e.bearer?.rawValue ?? "none", default: 0] += 1 }
         print("tshark differential \(path.split(separator: "/").last!): \(theirs.count) ATT PDUs, ours by bearer \(perBearer.sorted { $0.key < $1.key }), explained \(explained.map { "\($0.key.rawValue)=\($0.value)" }.sorted())")
@@ -248,8 +410,19 @@ import Testing
             theirs[frame] = psm
         }
         var ours: [Int: Int] = [:]
+        // LE credit-based channels: one "LE Credit Based SDU" event per SDU, at its last K-frame, saying
+        // "cid=0x0040 spsm=0x0080 65 bytes from frame 73": every K-frame of that CID from the first to the last gets the PSM.
+        var sdus: [(cid: Int, psm: Int, first: Int, last: Int)] = []
         _ = Analyzer.analyze(try CaptureFile.open(path: path), options: AnalyzerOptions(timeline: true), configure: { analyzer in
             analyzer.onEvent = { e in
+                if e.layer == .l2cap, e.name == "LE Credit Based SDU", let code = e.code {
+                    let words = e.summary.split(separator: " ")
+                    if let p = words.first(where: { $0.hasPrefix("spsm=0x") }), let psm = Int(p.dropFirst(7), radix: 16),
+                       let first = words.last.flatMap({ Int($0) }) {
+                        sdus.append((Int(code), psm, first, e.frame))
+                    }
+                    return
+                }
                 // "CID 0x0041 RFCOMM (0x0003)" or "CID 0x0041 PSM 0x1001": the PSM is the last hex number of the name.
                 guard e.layer == .l2cap, let code = e.code, code >= 0x40, e.name.hasPrefix("CID "),
                       let hexPart = e.name.split(separator: " ").last?.trimmingCharacters(in: CharacterSet(charactersIn: "()")),
@@ -277,6 +450,9 @@ import Testing
             .split(separator: "\n") {
             let f = line.split(separator: "\t").map(String.init)
             if f.count == 2, let frame = Int(f[0]), let cid = Int(f[1].dropFirst(2), radix: 16) { cids[frame] = cid }
+        }
+        for sdu in sdus {
+            for (frame, cid) in cids where cid == sdu.cid && (sdu.first...sdu.last).contains(frame) && theirs[frame] != nil { ours[frame] = sdu.psm }
         }
         var explained = (sFrame: 0, disconnecting: 0)
         for (frame, _) in ours where theirs[frame] == nil {

@@ -61,6 +61,12 @@ struct CrossCheckTests {
         var handle: UInt16?, status: HCIStatus?, reason: HCIStatus?, opcode: HCICommand?
         switch decoded {
         case let .disconnectionComplete(d): handle = d.handle; status = d.status; reason = d.reason
+        case let .connectionComplete(c):
+            handle = c.handle; status = c.status
+            if v.file.hasPrefix("pklg-macos-be_isap") {
+                // tshark's bd_addr, link_type and encryption_mode for iSAP frame 33.
+                #expect(c.address.description == "00:13:E0:49:B9:CA" && c.linkType == 0x01 && c.encryptionEnabled == 0)
+            }
         case let .leConnectionComplete(c): handle = c.handle; status = c.status
         case let .leEnhancedConnectionComplete(c): handle = c.handle; status = c.status
         case let .leEnhancedConnectionCompleteV2(c): handle = c.connection.handle; status = c.connection.status

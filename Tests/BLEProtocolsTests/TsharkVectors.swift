@@ -225,6 +225,8 @@ let attVectors: [ATTVector] = [
 
 /// HCI events (file, frame, bytes after the H4 indicator, code, subevent, handle, status, reason, command opcode).
 let eventVectors: [EventVector] = [
+    // BR/EDR Connection Complete (tshark: handle 0x002a, bd_addr 00:13:e0:49:b9:ca, link type 0x01 ACL, encryption 0x00).
+    .init("pklg-macos-be_isap-sim-access-classic", 33, "030b002a00cab949e013000100", "0x03", "", "0x002a", "0x00", "", ""),
     .init("android-btsnoop_horizon74-tr", 133, "3e2b02010000ab6fbf38c1a41f0d09475648353037325f36464142030388ec02010509ff88ec0002d0174200cf", "0x3e", "0x02", "", "", "", ""),
     .init("android-btsnoop_horizon74-tr", 134, "3e2702010400ab6fbf38c1a41b1aff4c000215494e54454c4c495f524f434b535f48575072f2ffc2cf", "0x3e", "0x02", "", "", "", ""),
     .init("android-btsnoop_horizon74-tr", 537, "3e1f0a0000020001092024e3e4fa00000000000000000000000018000000f40100", "0x3e", "0x0a", "0x0200", "0x00", "", ""),

@@ -21,7 +21,8 @@ extension ThroughputVerdict {
     ///
     /// Rules, in order (each names one limit):
     /// 1. fewer than 2 packets or no duration → ``ThroughputLimit/unknown``;
-    /// 2. requests, indications, reads → ``ThroughputLimit/roundTrip`` (no ceiling: each waits for the peer);
+    /// 2. requests, indications, reads → ``ThroughputLimit/roundTrip`` (no ceiling: each waits for the peer); SDUs of
+    ///    an LE credit-based channel → ``ThroughputLimit/unknown`` (no round trip, no ceiling modelled);
     /// 3. gaps above the idle threshold take ≥ 50 % of the time → ``ThroughputLimit/idleGaps``;
     /// 4. the rate outside idle gaps is ≥ 75 % of the ceiling → the link: ``ThroughputLimit/phy``,
     ///    ``ThroughputLimit/dataLength`` or ``ThroughputLimit/mtu``, whichever change (2M, 251, 247) raises the
@@ -50,6 +51,11 @@ extension ThroughputVerdict {
             ThroughputVerdict(limit: limit, text: head + "; " + why)
         }
 
+        if kind == .creditSDU {
+            // K-frames on an LE credit-based channel: nothing waits for an ATT response; the receiver's credits pace the
+            // sender (stalls are counted per connection). The notification ceiling does not apply to K-frames.
+            return verdict(.unknown, "an L2CAP credit-based channel: no ATT round trip; paced by the receiver's credits and the sender (no ceiling computed for K-frames)")
+        }
         guard hasCeiling(kind) else {
             let what: String = switch kind {
             case .indication: "each indication waits for its confirmation"

@@ -156,6 +156,8 @@ struct Matcher: Sendable {
     var services: [BluetoothUUID] = []
     var characteristics: [BluetoothUUID] = []
     var handles: [UInt16] = []
+    /// `psm`: the SDUs of L2CAP credit-based channels to these PSMs (never attribute values).
+    var psms: [UInt16] = []
     var filter = DirectionFilter()
     var prefix: [UInt8] = []
 
@@ -171,6 +173,9 @@ struct Matcher: Sendable {
     /// Whether values of this attribute could ever match (the parts of the match that do not
     /// depend on the value or its direction).
     func mayMatch(_ c: CodecContext) -> Bool {
+        if !psms.isEmpty {
+            guard let psm = c.psm, psms.contains(psm) else { return false }
+        }
         var charOK = false
         if !characteristics.isEmpty {
             guard let ch = c.characteristic, characteristics.contains(ch) else { return false }
@@ -224,10 +229,15 @@ public final class DeclarativeCodec: ValueCodec {
         self.slotCount = slotCount
     }
 
-    /// Whether any value of the attribute in `context` could match (service, characteristic, handle).
+    /// Whether any value of the attribute in `context` could match (service, characteristic, handle; or PSM).
     public func mayApply(_ context: CodecContext) -> Bool {
-        (matchers.isEmpty || matchers.contains { $0.mayMatch(context) }) && parts.contains { $0.mayApply(context) }
+        (matchers.isEmpty ? context.psm == nil : matchers.contains { Self.admits($0, context) && $0.mayMatch(context) })
+            && parts.contains { $0.mayApply(context) }
     }
+
+    /// An L2CAP SDU (a context with a PSM) is only for a top-level mapping that names `psm`: specs written for
+    /// attribute values (a `prefix` or `direction` alone, or no `match`) never see channel data.
+    static func admits(_ m: Matcher, _ context: CodecContext) -> Bool { context.psm == nil || !m.psms.isEmpty }
 
     public func applies(_ value: UnsafeRawBufferPointer, context: CodecContext) -> Bool {
         part(for: value, context: context) != nil
@@ -235,9 +245,11 @@ public final class DeclarativeCodec: ValueCodec {
 
     /// The first part whose match holds, when the spec's own match holds.
     func part(for value: UnsafeRawBufferPointer, context: CodecContext) -> Int? {
-        if !matchers.isEmpty {
+        if matchers.isEmpty {
+            if context.psm != nil { return nil }
+        } else {
             let any = matchers.withUnsafeBufferPointer { ms in
-                for i in 0..<ms.count where ms[i].matches(value, context) { return true }
+                for i in 0..<ms.count where Self.admits(ms[i], context) && ms[i].matches(value, context) { return true }
                 return false
             }
             if !any { return nil }

@@ -281,9 +281,18 @@ private struct Compiler {
     func matcher(_ node: Node, _ path: String) throws(CodecSpecError) -> (Matcher, String) {
         var m = Matcher()
         var text: [String] = []
-        for (key, _, value) in try mapping(node, path, allowed: ["service", "characteristic", "handle", "direction", "prefix"]) {
+        for (key, _, value) in try mapping(node, path, allowed: ["service", "characteristic", "handle", "direction", "prefix", "psm"]) {
             let p = path + "." + key
             switch key {
+            case "psm":
+                for (n, q) in list(value, p) {
+                    let psm = try integer(n, q)
+                    // LE credit-based channels (Core Spec Vol 3, Part A, 4.22: SPSM 0x0001–0x00FF) and BR/EDR/enhanced
+                    // credit-based PSMs up to 0xFFFF: any 16-bit value but 0.
+                    guard (1...0xFFFF).contains(psm) else { throw fail(n, q, "a PSM is 0x0001–0xFFFF") }
+                    m.psms.append(UInt16(psm))
+                }
+                text.append("psm " + m.psms.map { hex($0, width: 4) }.joined(separator: "|"))
             case "service": for (n, q) in list(value, p) { m.services.append(try uuid(n, q)) }
                 text.append("service " + m.services.map(\.description).joined(separator: "|"))
             case "characteristic": for (n, q) in list(value, p) { m.characteristics.append(try uuid(n, q)) }
@@ -299,6 +308,10 @@ private struct Compiler {
             case "prefix": m.prefix = try hexBytes(value, p); text.append("prefix " + hexString(m.prefix, separator: " "))
             default: break
             }
+        }
+        if !m.psms.isEmpty, !m.services.isEmpty || !m.characteristics.isEmpty || !m.handles.isEmpty {
+            // An L2CAP SDU has no attribute: such a mapping could never match.
+            throw fail(node, path, "psm matches the SDUs of an L2CAP credit-based channel, which have no service, characteristic or handle: use psm with direction and prefix only")
         }
         return (m, text.joined(separator: ", "))
     }

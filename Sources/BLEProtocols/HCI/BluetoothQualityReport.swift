@@ -5,6 +5,13 @@ import BLECore
 /// AOSP "HCI requirements" (source.android.com/docs/core/connect/bluetooth/hci_requirements) defines these
 /// sub-events for Android controllers; other vendors' events under 0xFF start with their own bytes and keep
 /// the generic name. Open struct: an unknown value prints as `AndroidVendorSubevent(0x42)`.
+///
+/// Codes checked against the Android host's own definitions: `stack/include/hcidefs.h` of Bluedroid
+/// (CyanogenMod/android_external_bluetooth_bluedroid): 0x54 `HCI_VSE_SUBCODE_BLE_THRESHOLD_SUB_EVT` (batch scan
+/// storage threshold), 0x55 `HCI_VSE_SUBCODE_BLE_MULTI_ADV_ST_CHG` (multi-advertising instance state change),
+/// 0x56 `HCI_VSE_SUBCODE_BLE_TRACKING_SUB_EVT` (advertisement tracking); 0x57 `HCI_VSE_SUBCODE_DEBUG_INFO_SUB_EVT`
+/// (controller debug info, which AOSP's `hci_layer.cc` writes to the firmware log file instead of passing up);
+/// 0x58 `HCI_VSE_SUBCODE_BQR_SUB_EVT` (Bluetooth Quality Report; bumble `vendor/android/hci.py` names 0x58 only).
 public struct AndroidVendorSubevent: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }

@@ -8,6 +8,7 @@ public struct HCIEventCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
+    public static let connectionComplete = HCIEventCode(0x03)
     public static let disconnectionComplete = HCIEventCode(0x05)
     public static let encryptionChange = HCIEventCode(0x08)
     public static let readRemoteVersionInformationComplete = HCIEventCode(0x0C)

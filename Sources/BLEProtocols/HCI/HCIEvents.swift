@@ -2,6 +2,8 @@ import BLECore
 
 /// Typed parameters of the HCI events blescope decodes (Core Spec 5.4 Vol 4, Part E, 7.7).
 public enum HCIEventParameters: Hashable, Sendable {
+    /// BR/EDR Connection Complete (7.7.3).
+    case connectionComplete(ConnectionComplete)
     case disconnectionComplete(DisconnectionComplete)
     case encryptionChange(EncryptionChange)
     case encryptionChangeV2(EncryptionChangeV2)
@@ -31,6 +33,7 @@ public enum HCIEventParameters: Hashable, Sendable {
     /// The event code this value is carried in.
     public var code: HCIEventCode {
         switch self {
+        case .connectionComplete: .connectionComplete
         case .disconnectionComplete: .disconnectionComplete
         case .encryptionChange: .encryptionChange
         case .encryptionChangeV2: .encryptionChangeV2
@@ -66,6 +69,7 @@ public enum HCIEventParameters: Hashable, Sendable {
 
     var value: (any WireCodable & HCISummary)? {
         switch self {
+        case let .connectionComplete(v): v
         case let .disconnectionComplete(v): v
         case let .encryptionChange(v): v
         case let .encryptionChangeV2(v): v
@@ -119,6 +123,9 @@ public enum HCIEventParameters: Hashable, Sendable {
     public var summary: String {
         switch self {
         case let .raw(_, b), let .leMeta(_, b): b.isEmpty ? "" : "params=" + hexString(b)
+        // Shown as its bytes, as before it had a decoder, so that timelines stay byte-identical; the struct's own
+        // `summary` names the fields.
+        case let .connectionComplete(c): "params=" + hexString(c.bytes)
         default: value?.summary ?? ""
         }
     }
@@ -191,7 +198,7 @@ public enum HCIEventTable {
     }
 
     public static let events: [UInt8: HCIEventEntry] = [
-        0x01: E("Inquiry Complete"), 0x02: E("Inquiry Result"), 0x03: E("Connection Complete"),
+        0x01: E("Inquiry Complete"), 0x02: E("Inquiry Result"), 0x03: E("Connection Complete", size: .fixed(11), decode: d(HCIEventParameters.connectionComplete)),
         0x04: E("Connection Request"),
         0x05: E("Disconnection Complete", size: .fixed(4), decode: d(HCIEventParameters.disconnectionComplete)),
         0x06: E("Authentication Complete"), 0x07: E("Remote Name Request Complete"),
@@ -269,6 +276,34 @@ public enum HCIEventTable {
         let v = try decoder(&input)
         try input.expectEnd()
         return v
+    }
+}
+
+/// Connection Complete (7.7.3), BR/EDR: status(1) handle(2) BD_ADDR(6) link type(1: 0x00 SCO, 0x01 ACL)
+/// encryption enabled(1: 0x00 off, 0x01 on).
+public struct ConnectionComplete: WireCodable, HCISummary {
+    public var status: HCIStatus
+    public var handle: UInt16
+    public var address: BDAddress
+    public var linkType: UInt8
+    public var encryptionEnabled: UInt8
+    public init(status: HCIStatus, handle: UInt16, address: BDAddress, linkType: UInt8, encryptionEnabled: UInt8) {
+        self.status = status; self.handle = handle; self.address = address; self.linkType = linkType
+        self.encryptionEnabled = encryptionEnabled
+    }
+    public init(parsing input: inout ByteReader) throws(DecodeError) {
+        status = try HCIStatus(parsing: &input)
+        handle = try UInt16(parsingLittleEndian: &input)
+        address = try BDAddress(parsing: &input)
+        linkType = try input.readUInt8()
+        encryptionEnabled = try input.readUInt8()
+    }
+    public func encode(into w: inout ByteWriter) {
+        w.write(status.rawValue); w.write(littleEndian: handle); address.encode(into: &w); w.write(linkType); w.write(encryptionEnabled)
+    }
+    public var summary: String {
+        let link = switch linkType { case 0: "SCO"; case 1: "ACL"; default: hex(linkType) }
+        return "status=\(status) handle=\(hex(handle)) address=\(address) link=\(link) encryption=\(encryptionEnabled)"
     }
 }
 
