@@ -146,39 +146,28 @@ extension Analyzer {
         let opcode = ATTOpcode(rawValue: first)
         let frame = input.frame
         let db = Self.serverDatabase(opcode.method, direction)
-        // The bulk of real traffic in a statistics pass: a notification or write command with nothing to pair
-        // and no event to build goes straight to the observers.
-        if !options.timeline, first == ATTOpcode.handleValueNotification.rawValue || first == ATTOpcode.writeCommand.rawValue,
-           payload.count >= 3, let state = given {
+        guard let state = given ?? states[index] else { return }
+        // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
+        // where such a PDU holds its value (``ATTValueLayout``), and it goes to the observers from there.
+        let layout = options.timeline ? nil : opcode.valueLayout
+        let inPlace = layout?.value(in: payload)
+        if let inPlace, opcode.method == .notification || opcode.method == .command {
+            // Nothing to pair and no event to build.
             checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
             var none: TimelineEvent? = nil
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[3...]), kind: first == ATTOpcode.writeCommand.rawValue ? .writeCommand : .notification,
-                         handle: UInt16(payload[1]) | UInt16(payload[2]) << 8, offset: 0, connection: index, state: state, db: db,
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
+                         handle: inPlace.handle, offset: 0, connection: index, state: state, db: db,
                          direction: direction, frame: frame, timestamp: timestamp, l2capBytes: input.l2capBytes, event: &none)
             return
         }
-        guard let state = given ?? states[index] else { return }
         var bearer = input.bearer ?? state.bearer
-
-        // Fast path for the bulk of real traffic when nobody needs the typed PDU.
-        let needTyped = options.timeline || !isBulkValueOpcode(opcode)
-        var handle: UInt16? = nil
-        var valueRange: Range<Int>? = nil
-        if payload.count >= 3 {
-            handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
-        }
-        switch opcode {
-        case .handleValueNotification, .writeCommand, .writeRequest, .handleValueIndication:
-            if payload.count >= 3 { valueRange = 3..<payload.count }
-        case .signedWriteCommand:
-            if payload.count >= 15 { valueRange = 3..<(payload.count - 12) }
-        default: break
-        }
 
         checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
 
+        // Decoded once, typed, unless read in place above (a value PDU shorter than the table's minimum is then
+        // left alone, as a statistics pass has always done).
         var typed: ATTPDU? = nil
-        if needTyped {
+        if layout == nil {
             var reader = ByteReader(payload)
             do {
                 typed = try ATTPDU(parsing: &reader)
@@ -214,7 +203,8 @@ extension Analyzer {
                 findings.append(Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
             }
-            var p = ATTBearer.Pending(opcode: opcode, handle: typed == nil ? handle : typed?.attributeHandle, frame: frame, timestamp: timestamp)
+            let handle = if let typed { typed.attributeHandle } else { ATTHeader(of: payload)?.handle }
+            var p = ATTBearer.Pending(opcode: opcode, handle: handle, frame: frame, timestamp: timestamp)
             if let typed {
                 switch typed {
                 case .readByTypeRequest(let r), .readByGroupTypeRequest(let r): p.type = r.type
@@ -264,17 +254,11 @@ extension Analyzer {
         if let typed {
             applyATT(typed, bearer: &bearer, request: responseTo, connection: index, db: db, direction: direction, frame: frame,
                      timestamp: timestamp, l2capBytes: input.l2capBytes, event: &event)
-        } else if let h = handle, let range = valueRange {
-            // Bulk value PDU, statistics-only pass: hand the value to the observers without building a typed PDU.
-            let kind: ValueKind = switch opcode {
-            case .handleValueNotification: .notification
-            case .handleValueIndication: .indication
-            case .writeRequest: .writeRequest
-            case .signedWriteCommand: .signedWriteCommand
-            default: .writeCommand
-            }
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index, state: state, db: db,
-                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: input.l2capBytes, event: &event)
+        } else if let inPlace {
+            // A request or indication read in place (statistics pass): paired above, its value goes to the observers.
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode), handle: inPlace.handle,
+                         offset: 0, connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
+                         l2capBytes: input.l2capBytes, event: &event)
         }
         if let e = event {
             let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
@@ -368,11 +352,6 @@ extension Analyzer {
     static func strip(_ summary: String, prefix: String) -> String {
         guard summary.hasPrefix(prefix) else { return summary }
         return String(summary.dropFirst(prefix.count).drop(while: { $0 == " " }))
-    }
-
-    func isBulkValueOpcode(_ opcode: ATTOpcode) -> Bool {
-        opcode == .handleValueNotification || opcode == .writeCommand || opcode == .writeRequest
-            || opcode == .handleValueIndication || opcode == .signedWriteCommand
     }
 
     /// Names a handle in an event from the connection's GATT database.
@@ -645,6 +624,19 @@ extension Analyzer {
                                     l2capBytes: l2capBytes, link: state.link)
         e.serverIsPeer = db == .peer
         for i in observers.indices { observers[i].observe(e) }
+    }
+}
+
+extension ValueKind {
+    /// How an observer sees the value of a PDU that carries one (``ATTOpcode/valueLayout``).
+    init(carriedBy opcode: ATTOpcode) {
+        self = switch opcode {
+        case .handleValueNotification: .notification
+        case .handleValueIndication: .indication
+        case .writeRequest: .writeRequest
+        case .signedWriteCommand: .signedWriteCommand
+        default: .writeCommand
+        }
     }
 }
 
