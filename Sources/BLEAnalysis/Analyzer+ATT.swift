@@ -128,6 +128,22 @@ extension Analyzer {
         var bearer: ATTBearer? = nil
     }
 
+    /// Where the values of one ATT PDU come from: what ``applyATT(_:bearer:request:in:event:)`` and
+    /// ``deliverValue(_:kind:handle:typeHint:in:event:)`` need besides the PDU and the value.
+    struct ATTContext {
+        var connection: Int
+        /// unowned(unsafe), as the closures in `feedL2CAP`: the analyzer holds the state for the whole PDU, and a strong
+        /// reference would cost reference counts per value.
+        unowned(unsafe) var state: ConnectionState
+        /// The database that serves the PDU (``serverDatabase(_:_:)``).
+        var db: GATTSide
+        var direction: Direction
+        var frame: Int
+        var timestamp: Timestamp
+        /// Bytes of the L2CAP PDU (or K-frame SDU) that carried it, for throughput; 0 for a value assembled from several PDUs.
+        var l2capBytes: Int
+    }
+
     @inline(__always)
     func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state given: ConnectionState? = nil) {
         processATT(ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
@@ -147,6 +163,8 @@ extension Analyzer {
         let frame = input.frame
         let db = Self.serverDatabase(opcode.method, direction)
         guard let state = given ?? states[index] else { return }
+        let context = ATTContext(connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
+                                 l2capBytes: input.l2capBytes)
         // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
         // where such a PDU holds its value (``ATTValueLayout``), and it goes to the observers from there.
         let layout = options.timeline ? nil : opcode.valueLayout
@@ -156,11 +174,10 @@ extension Analyzer {
             checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
             var none: TimelineEvent? = nil
             deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
-                         handle: inPlace.handle, offset: 0, connection: index, state: state, db: db,
-                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: input.l2capBytes, event: &none)
+                         handle: inPlace.handle, in: context, event: &none)
             return
         }
-        var bearer = input.bearer ?? state.bearer
+        let bearer = input.bearer ?? state.bearer
 
         checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
 
@@ -252,13 +269,11 @@ extension Analyzer {
         }
 
         if let typed {
-            applyATT(typed, bearer: &bearer, request: responseTo, connection: index, db: db, direction: direction, frame: frame,
-                     timestamp: timestamp, l2capBytes: input.l2capBytes, event: &event)
+            applyATT(typed, bearer: bearer, request: responseTo, in: context, event: &event)
         } else if let inPlace {
             // A request or indication read in place (statistics pass): paired above, its value goes to the observers.
             deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode), handle: inPlace.handle,
-                         offset: 0, connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
-                         l2capBytes: input.l2capBytes, event: &event)
+                         in: context, event: &event)
         }
         if let e = event {
             let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
@@ -372,8 +387,8 @@ extension Analyzer {
     }
 
     /// State changes and value delivery for a decoded ATT PDU.
-    func applyATT(_ pdu: ATTPDU, bearer: inout ATTBearer, request: ATTBearer.Pending?, connection index: Int, db: GATTSide,
-                  direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?) {
+    func applyATT(_ pdu: ATTPDU, bearer: ATTBearer, request: ATTBearer.Pending?, in context: ATTContext, event: inout TimelineEvent?) {
+        let index = context.connection, db = context.db, direction = context.direction, frame = context.frame, timestamp = context.timestamp
         switch pdu {
         case .exchangeMTURequest(let mtu):
             bearer.clientMTU = Int(mtu)
@@ -425,8 +440,7 @@ extension Analyzer {
             } else if let type = request?.type {
                 for item in items {
                     item.value.withUnsafeBytes { raw in
-                        deliverValue(raw, kind: .readResponse, handle: item.handle, offset: 0, connection: index, db: db, direction: direction,
-                                     frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event, typeHint: type)
+                        deliverValue(raw, kind: .readResponse, handle: item.handle, typeHint: type, in: context, event: &event)
                     }
                 }
             }
@@ -434,7 +448,7 @@ extension Analyzer {
             states[index]?.forgetAttributes()
             for entry in info.entries { connections[index][database: db].addAttributeType(handle: entry.handle, uuid: entry.uuid) }
         case .handleValueNotification(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, in: context, event: &event) }
         case .handleValueIndication(let h, let v):
             if v.count == 4, connections[index][database: db].uuid(for: h)?.uuid16 == 0x2A05 {
                 // Service Changed (Core Vol 3, Part G, 7.1): the range's attributes are no longer valid.
@@ -443,22 +457,22 @@ extension Analyzer {
                 states[index]?.forgetAttributes()
                 event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
             }
-            v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, in: context, event: &event) }
         case .writeRequest(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, in: context, event: &event) }
             describeCCCD(h, v, connection: index, db: db, event: &event)
         case .writeCommand(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, in: context, event: &event) }
             describeCCCD(h, v, connection: index, db: db, event: &event)
         case .signedWriteCommand(let h, let v, _):
-            v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, in: context, event: &event) }
         case .multipleHandleValueNotification(let items):
             for item in items {
-                item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+                item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, in: context, event: &event) }
             }
         case .readResponse(let value):
             guard let r = request, let h = r.handle else { break }
-            value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, in: context, event: &event) }
             // A full-size response may continue with Read Blob (Core Vol 3, Part G, 4.8.3).
             if value.count >= attMTU(bearer, state: states[index]) - 1 {
                 bearer.longRead = (h, value, [r.frame, frame], direction)
@@ -467,7 +481,7 @@ extension Analyzer {
             }
         case .readBlobRequest(let h, let offset):
             if let lr = bearer.longRead, lr.handle != h || Int(offset) != lr.value.count {
-                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
+                finishLongRead(bearer, in: context)
             }
         case .readBlobResponse(let value):
             guard let r = request, let h = r.handle else { break }
@@ -479,10 +493,10 @@ extension Analyzer {
                 lr.frames += [r.frame, frame]
                 bearer.longRead = lr
                 if value.count < attMTU(bearer, state: states[index]) - 1 {
-                    finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
+                    finishLongRead(bearer, in: context)
                 }
             } else {
-                value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+                value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
             }
         case .prepareWriteRequest(let h, let offset, let value):
             if bearer.prepared.count < 4096 {
@@ -490,7 +504,7 @@ extension Analyzer {
             }
         case .executeWriteRequest(let flags):
             if flags == 0x01 {
-                finishPreparedWrite(&bearer, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, event: &event)
+                finishPreparedWrite(bearer, in: context, event: &event)
             } else {
                 bearer.prepared.removeAll()
             }
@@ -498,16 +512,17 @@ extension Analyzer {
             event?.status = err.error.description
             if err.requestOpcode == .readBlobRequest, err.error.rawValue == 0x07 || err.error.rawValue == 0x0B {
                 // Invalid Offset / Attribute Not Long: the long read ended exactly at a full PDU.
-                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
+                finishLongRead(bearer, in: context)
             }
         default:
             if bearer.longRead != nil, pdu.opcode.isRequest, pdu.opcode != .readBlobRequest {
-                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
+                finishLongRead(bearer, in: context)
             }
         }
     }
 
-    func finishLongRead(_ bearer: inout ATTBearer, connection index: Int, db: GATTSide, frame: Int, timestamp: Timestamp) {
+    func finishLongRead(_ bearer: ATTBearer, in context: ATTContext) {
+        let index = context.connection, db = context.db, frame = context.frame, timestamp = context.timestamp
         guard let lr = bearer.longRead else { return }
         bearer.longRead = nil
         guard lr.frames.count > 2 else { return }  // a single Read Response was already delivered
@@ -521,12 +536,17 @@ extension Analyzer {
             nameAttribute(&e, handle: lr.handle, connection: index, db: db)
             event = e
         }
-        lr.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: lr.handle, offset: 0, connection: index, db: db, direction: lr.direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &event) }
+        var assembled = context
+        assembled.direction = lr.direction
+        assembled.l2capBytes = 0
+        lr.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: lr.handle, in: assembled, event: &event) }
         if let e = event { emit(e) }
     }
 
-    func finishPreparedWrite(_ bearer: inout ATTBearer, connection index: Int, db: GATTSide, direction: Direction, frame: Int,
-                             timestamp: Timestamp, event: inout TimelineEvent?) {
+    func finishPreparedWrite(_ bearer: ATTBearer, in context: ATTContext, event: inout TimelineEvent?) {
+        let index = context.connection, db = context.db, direction = context.direction, frame = context.frame, timestamp = context.timestamp
+        var assembled = context
+        assembled.l2capBytes = 0
         let parts = bearer.prepared
         bearer.prepared.removeAll()
         var handles: [UInt16] = []
@@ -556,7 +576,7 @@ extension Analyzer {
                 nameAttribute(&ev, handle: h, connection: index, db: db)
                 e = ev
             }
-            value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &e) }
+            value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, in: assembled, event: &e) }
             if let e { emit(e) }
         }
     }
@@ -586,14 +606,13 @@ extension Analyzer {
     }
 
     /// Decodes a value with the codecs and hands it to the observers.
-    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int,
-                      state given: ConnectionState? = nil, db: GATTSide = .peer,
-                      direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
-                      typeHint: BluetoothUUID? = nil) {
+    /// `typeHint`: the attribute type a Read By Type request asked for, where the database does not name the handle.
+    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID? = nil,
+                      in context: ATTContext, event: inout TimelineEvent?) {
         // Statistics-only passes: nobody looks at the value.
         if observers.isEmpty && options.codecs == nil { return }
-        guard let state = given ?? states[index] else { return }
-        let info = attribute(index, handle: handle, db: db, state: state)
+        let state = context.state, db = context.db, direction = context.direction, frame = context.frame
+        let info = attribute(context.connection, handle: handle, db: db, state: state)
         let characteristic = typeHint ?? info.uuid
         let service = info.service
         var decoded: DecodedValue? = nil
@@ -606,9 +625,9 @@ extension Analyzer {
             case .writeCommand, .signedWriteCommand: .writeCommand
             default: .read
             }
-            let context = CodecContext(service: service, characteristic: characteristic, handle: handle, direction: direction,
-                                       operation: operation)
-            decoded = codecs.decode(value, context: context)
+            let codecContext = CodecContext(service: service, characteristic: characteristic, handle: handle, direction: direction,
+                                            operation: operation)
+            decoded = codecs.decode(value, context: codecContext)
             if let d = decoded, !d.valid {
                 findings.append(Finding(.warning, .init(code: "codec.invalid",
                     message: "\(d.codec).\(d.message) on handle \(hex(handle, width: 4)): " + (d.problems.isEmpty ? "invalid" : d.problems.joined(separator: "; "))),
@@ -617,11 +636,11 @@ extension Analyzer {
             if event != nil, event?.decoded == nil { event?.decoded = decoded }
         }
         guard !observers.isEmpty else { return }
-        var e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: state.handle,
+        var e = AttributeValueEvent(frame: frame, timestamp: context.timestamp, connection: state.handle,
                                     connectionNumber: state.number,
-                                    direction: direction, kind: kind, handle: handle, offset: offset,
+                                    direction: direction, kind: kind, handle: handle, offset: 0,
                                     characteristic: characteristic, service: service, value: value, decoded: decoded,
-                                    l2capBytes: l2capBytes, link: state.link)
+                                    l2capBytes: context.l2capBytes, link: state.link)
         e.serverIsPeer = db == .peer
         for i in observers.indices { observers[i].observe(e) }
     }
