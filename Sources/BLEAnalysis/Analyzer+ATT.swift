@@ -55,10 +55,17 @@ final class ATTBearer {
     /// MTU proposed by each side (client in its request, server in its response).
     var clientMTU: Int?
     var serverMTU: Int?
-    /// Long read in progress: handle, bytes so far, frames.
-    var longRead: (handle: UInt16, value: [UInt8], frames: [Int], direction: Direction)?
-    /// Prepared writes queued: (handle, offset, value, frame), in order.
-    var prepared: [(handle: UInt16, offset: Int, value: [UInt8], frame: Int)] = []
+    var longRead = LongReadAssembler()
+    var preparedWrites = PreparedWriteAssembler()
+
+    /// Bytes held for the long read and the queued writes.
+    var heldBytes: Int { longRead.heldBytes + preparedWrites.heldBytes }
+
+    /// Lets the long read and the queued writes go (the analyzer's memory budget ran out).
+    func shed() {
+        longRead.drop()
+        preparedWrites.drop()
+    }
 }
 
 extension Analyzer {
@@ -471,114 +478,67 @@ extension Analyzer {
                 item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, in: context, event: &event) }
             }
         case .readResponse(let value):
-            guard let r = request, let h = r.handle else { break }
+            guard let h = request?.handle else { break }
             value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, in: context, event: &event) }
-            // A full-size response may continue with Read Blob (Core Vol 3, Part G, 4.8.3).
-            if value.count >= attMTU(bearer, state: states[index]) - 1 {
-                bearer.longRead = (h, value, [r.frame, frame], direction)
-            } else {
-                bearer.longRead = nil
-            }
-        case .readBlobRequest(let h, let offset):
-            if let lr = bearer.longRead, lr.handle != h || Int(offset) != lr.value.count {
-                finishLongRead(bearer, in: context)
-            }
-        case .readBlobResponse(let value):
-            guard let r = request, let h = r.handle else { break }
-            // An attribute value is at most 512 bytes (Core Vol 3, Part F, 3.2.9): a long read that
-            // keeps going past 64 KiB is not accumulated further.
-            if var lr = bearer.longRead, lr.handle == h, lr.value.count < 1 << 16 {
-                bearer.longRead = nil  // unique while it grows
-                lr.value += value
-                lr.frames += [r.frame, frame]
-                bearer.longRead = lr
-                if value.count < attMTU(bearer, state: states[index]) - 1 {
-                    finishLongRead(bearer, in: context)
-                }
-            } else {
-                value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
-            }
-        case .prepareWriteRequest(let h, let offset, let value):
-            if bearer.prepared.count < 4096 {
-                bearer.prepared.append((h, Int(offset), value, frame))
-            }
-        case .executeWriteRequest(let flags):
-            if flags == 0x01 {
-                finishPreparedWrite(bearer, in: context, event: &event)
-            } else {
-                bearer.prepared.removeAll()
-            }
         case .errorResponse(let err):
             event?.status = err.error.description
-            if err.requestOpcode == .readBlobRequest, err.error.rawValue == 0x07 || err.error.rawValue == 0x0B {
-                // Invalid Offset / Attribute Not Long: the long read ended exactly at a full PDU.
-                finishLongRead(bearer, in: context)
-            }
         default:
-            if bearer.longRead != nil, pdu.opcode.isRequest, pdu.opcode != .readBlobRequest {
-                finishLongRead(bearer, in: context)
-            }
+            break
+        }
+        // Long reads and queued writes, assembled per bearer.
+        let read = LongReadAssembler.Input(pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
+                                           direction: direction, mtu: attMTU(bearer, state: context.state))
+        switch bearer.longRead.feed(read) {
+        case .longRead(let whole)?: finishLongRead(whole, in: context)
+        case .blobPart(let h, let value)?: value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
+        case nil: break
+        }
+        if let writes = bearer.preparedWrites.feed(pdu, frame: frame) {
+            for write in writes { finishLongWrite(write, in: context) }
         }
     }
 
-    func finishLongRead(_ bearer: ATTBearer, in context: ATTContext) {
-        let index = context.connection, db = context.db, frame = context.frame, timestamp = context.timestamp
-        guard let lr = bearer.longRead else { return }
-        bearer.longRead = nil
-        guard lr.frames.count > 2 else { return }  // a single Read Response was already delivered
+    /// A long read that ended: a "Long Read" event and the whole value for the observers.
+    func finishLongRead(_ read: LongReadAssembler.LongRead, in context: ATTContext) {
+        let index = context.connection, frame = context.frame, timestamp = context.timestamp
         var event: TimelineEvent? = nil
         if options.timeline {
-            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: lr.direction,
+            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: read.direction,
                                   layer: .att, code: nil, name: "Long Read",
-                                  summary: "handle=\(hex(lr.handle, width: 4)) \(lr.value.count) bytes from frames " + lr.frames.map(String.init).joined(separator: ","))
-            e.handle = lr.handle
-            e.value = lr.value
-            nameAttribute(&e, handle: lr.handle, connection: index, db: db)
+                                  summary: "handle=\(hex(read.handle, width: 4)) \(read.value.count) bytes from frames " + read.frames.map(String.init).joined(separator: ","))
+            e.handle = read.handle
+            e.value = read.value
+            nameAttribute(&e, handle: read.handle, connection: index, db: context.db)
             event = e
         }
         var assembled = context
-        assembled.direction = lr.direction
+        assembled.direction = read.direction
         assembled.l2capBytes = 0
-        lr.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: lr.handle, in: assembled, event: &event) }
+        read.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: read.handle, in: assembled, event: &event) }
         if let e = event { emit(e) }
     }
 
-    func finishPreparedWrite(_ bearer: ATTBearer, in context: ATTContext, event: inout TimelineEvent?) {
-        let index = context.connection, db = context.db, direction = context.direction, frame = context.frame, timestamp = context.timestamp
+    /// A value an Execute Write wrote: a finding for each part out of place, a "Long Write" event, the value for the observers.
+    func finishLongWrite(_ write: PreparedWriteAssembler.LongWrite, in context: ATTContext) {
+        let index = context.connection, frame = context.frame, h = write.handle
+        for gap in write.gaps {
+            findings.append(Finding(.warning, .init(code: "att.prepared-write-gap",
+                message: "Prepare Write on \(hex(h, width: 4)) at offset \(gap.offset), expected \(gap.expected)"), frame: gap.frame))
+        }
+        var e: TimelineEvent? = nil
+        if options.timeline {
+            var ev = TimelineEvent(frame: frame, timestamp: context.timestamp, connection: connections[index].handle, direction: context.direction,
+                                   layer: .att, code: nil, name: "Long Write",
+                                   summary: "handle=\(hex(h, width: 4)) \(write.value.count) bytes from frames " + (write.frames + [frame]).map(String.init).joined(separator: ","))
+            ev.handle = h
+            ev.value = write.value
+            nameAttribute(&ev, handle: h, connection: index, db: context.db)
+            e = ev
+        }
         var assembled = context
         assembled.l2capBytes = 0
-        let parts = bearer.prepared
-        bearer.prepared.removeAll()
-        var handles: [UInt16] = []
-        for p in parts where !handles.contains(p.handle) { handles.append(p.handle) }
-        for h in handles {
-            var value: [UInt8] = []
-            var frames: [Int] = []
-            for p in parts where p.handle == h {
-                if p.offset != value.count {
-                    findings.append(Finding(.warning, .init(code: "att.prepared-write-gap",
-                        message: "Prepare Write on \(hex(h, width: 4)) at offset \(p.offset), expected \(value.count)"), frame: p.frame))
-                }
-                if p.offset <= value.count {
-                    value.replaceSubrange(p.offset..<min(value.count, p.offset + p.value.count), with: p.value)
-                } else {
-                    value += [UInt8](repeating: 0, count: p.offset - value.count) + p.value
-                }
-                frames.append(p.frame)
-            }
-            var e: TimelineEvent? = nil
-            if options.timeline {
-                var ev = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
-                                       layer: .att, code: nil, name: "Long Write",
-                                       summary: "handle=\(hex(h, width: 4)) \(value.count) bytes from frames " + (frames + [frame]).map(String.init).joined(separator: ","))
-                ev.handle = h
-                ev.value = value
-                nameAttribute(&ev, handle: h, connection: index, db: db)
-                e = ev
-            }
-            value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, in: assembled, event: &e) }
-            if let e { emit(e) }
-        }
+        write.value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, in: assembled, event: &e) }
+        if let e { emit(e) }
     }
 
     /// "notifications on/off" for writes to a Client Characteristic Configuration descriptor (Core Vol 3, Part G, 3.3.3.3).

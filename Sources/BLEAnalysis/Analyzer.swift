@@ -500,7 +500,7 @@ final class ConnectionState {
     /// Bytes this connection holds for unfinished PDUs, long reads and prepared writes.
     var heldBytes: Int {
         var total = tx.bufferedBytes + rx.bufferedBytes + unknown.bufferedBytes
-        for b in allBearers { total += (b.longRead?.value.count ?? 0) + b.prepared.reduce(0) { $0 + $1.value.count } }
+        for b in allBearers { total += b.heldBytes }
         return total
     }
 
@@ -509,10 +509,7 @@ final class ConnectionState {
         tx.abandon()
         rx.abandon()
         unknown.abandon()
-        for b in allBearers {
-            b.longRead = nil
-            b.prepared = []
-        }
+        for b in allBearers { b.shed() }
     }
 
     func finishReassembly(findings: inout [Finding], frame: Int) {
