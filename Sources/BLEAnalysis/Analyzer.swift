@@ -343,7 +343,7 @@ extension Analyzer {
     public var heldBytes: Int {
         var total = 0
         for state in states { if let state { total += state.heldBytes } }
-        for c in creditChannels.values { total += c.sdu.count }
+        for c in creditChannels.values { total += c.heldBytes }
         return total
     }
 
@@ -357,10 +357,9 @@ extension Analyzer {
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
         for i in shedding.holders { states[i]?.shed() }
         if shedding.rest {
-            for key in creditChannels.keys where creditChannels[key]!.sdu.count > 0 {
-                heldBudget.droppedElsewhere(creditChannels[key]!.sdu.count)
-                creditChannels[key]!.sdu = []
-                creditChannels[key]!.sduExpected = 0
+            for key in creditChannels.keys where creditChannels[key]!.heldBytes > 0 {
+                heldBudget.droppedElsewhere(creditChannels[key]!.heldBytes)
+                creditChannels[key]!.drop()
             }
         }
     }
