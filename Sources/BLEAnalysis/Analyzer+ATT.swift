@@ -254,7 +254,7 @@ extension Analyzer {
                 event?.latency = latency
                 if let typed, case .readByTypeResponse = typed, event != nil {
                     // The request says whether the items are characteristic declarations.
-                    let declarations = p.type?.uuid16 == 0x2803
+                    let declarations = p.type?.uuid16 == GATTAttributeType.characteristic
                     event?.handles = Self.listedHandles(typed, declarations: declarations)
                     event?.values = Self.listedValues(typed, declarations: declarations)
                 }
@@ -414,22 +414,23 @@ extension Analyzer {
             }
         case .readByGroupTypeResponse(let groups):
             states[index]?.forgetAttributes()
-            let primary = request?.type?.uuid16 != 0x2801
+            let primary = request?.type?.uuid16 != GATTAttributeType.secondaryService
             for g in groups {
                 guard let uuid = uuidFromValue(g.value) else { continue }
                 connections[index][database: db].addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
             }
         case .findByTypeValueResponse(let ranges):
             states[index]?.forgetAttributes()
-            if let r = request, r.type?.uuid16 == 0x2800 || r.type?.uuid16 == 0x2801, let uuid = uuidFromValue(r.typeValue) {
+            if let r = request, r.type?.uuid16 == GATTAttributeType.primaryService || r.type?.uuid16 == GATTAttributeType.secondaryService,
+               let uuid = uuidFromValue(r.typeValue) {
                 for range in ranges {
                     connections[index][database: db].addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
-                                                             isPrimary: r.type?.uuid16 == 0x2800, discoveredAt: frame))
+                                                             isPrimary: r.type?.uuid16 == GATTAttributeType.primaryService, discoveredAt: frame))
                 }
             }
         case .readByTypeResponse(let items):
-            if request?.type?.uuid16 == 0x2803 || request?.type?.uuid16 == 0x2802 { states[index]?.forgetAttributes() }
-            if request?.type?.uuid16 == 0x2803 {
+            if request?.type?.uuid16 == GATTAttributeType.characteristic || request?.type?.uuid16 == GATTAttributeType.include { states[index]?.forgetAttributes() }
+            if request?.type?.uuid16 == GATTAttributeType.characteristic {
                 for item in items where item.value.count == 5 || item.value.count == 19 {
                     let props = CharacteristicProperties(rawValue: item.value[0])
                     let valueHandle = UInt16(item.value[1]) | UInt16(item.value[2]) << 8
@@ -437,7 +438,7 @@ extension Analyzer {
                     connections[index][database: db].addCharacteristic(.init(declarationHandle: item.handle, properties: props,
                                                                     valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
                 }
-            } else if request?.type?.uuid16 == 0x2802 {
+            } else if request?.type?.uuid16 == GATTAttributeType.include {
                 for item in items where item.value.count >= 4 {
                     let start = UInt16(item.value[0]) | UInt16(item.value[1]) << 8
                     let end = UInt16(item.value[2]) | UInt16(item.value[3]) << 8
@@ -457,7 +458,7 @@ extension Analyzer {
         case .handleValueNotification(let h, let v):
             v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, in: context, event: &event) }
         case .handleValueIndication(let h, let v):
-            if v.count == 4, connections[index][database: db].uuid(for: h)?.uuid16 == 0x2A05 {
+            if v.count == 4, connections[index][database: db].uuid(for: h)?.uuid16 == GATTAttributeType.serviceChanged {
                 // Service Changed (Core Vol 3, Part G, 7.1): the range's attributes are no longer valid.
                 let start = UInt16(v[0]) | UInt16(v[1]) << 8, end = UInt16(v[2]) | UInt16(v[3]) << 8
                 connections[index][database: db].invalidate(start...max(start, end), keeping: h)
@@ -546,7 +547,7 @@ extension Analyzer {
         guard event != nil, value.count == 2 else { return }
         let database = connections[index][database: db]
         let isCCCD: Bool
-        if let t = database.attributeTypes[handle] { isCCCD = t.uuid16 == 0x2902 }
+        if let t = database.attributeTypes[handle] { isCCCD = t.uuid16 == GATTAttributeType.clientCharacteristicConfiguration }
         else if let c = database.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
                 !c.properties.intersection([.notify, .indicate]).isEmpty { isCCCD = true }
         else { isCCCD = false }
