@@ -27,27 +27,24 @@ extension Analyzer {
                 // Data towards the requester arrives on its source CID; the credits are the responder's to send with.
                 addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: sourceCID), spsm: spsm,
                                  credits: Int(credits), frame: pdu.lastFrame)
-                pendingCreditSPSM[index] = spsm
+                creditChannels.pendingSPSM[index] = spsm
             case .leCreditBasedConnectionResponse(let destinationCID, _, _, let credits, let result):
-                if result == 0, let spsm = pendingCreditSPSM[index] {
+                if result == 0, let spsm = creditChannels.pendingSPSM[index] {
                     addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: destinationCID), spsm: spsm,
                                      credits: Int(credits), frame: pdu.lastFrame)
                 }
             case .flowControlCreditIndication(let cid, let credits):
                 // The receiver gives credits for the channel it receives on (its own CID).
                 let key = CreditKey(connection: index, direction: direction.reversed, cid: cid)
-                if var state = creditChannels[key] {
-                    if let since = state.credit(Int(credits)) {
-                        connections[index].creditStalls.record(CreditStall(cid: cid, startFrame: since.frame, startTime: since.time,
-                                                                           endFrame: pdu.lastFrame, endTime: timestamp))
-                    }
-                    creditChannels[key] = state
+                if let since = creditChannels.credit(key, Int(credits)) {
+                    connections[index].creditStalls.record(CreditStall(cid: cid, startFrame: since.frame, startTime: since.time,
+                                                                       endFrame: pdu.lastFrame, endTime: timestamp))
                 }
             case .disconnectionResponse(let dcid, let scid):
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: dcid))
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .rx, cid: dcid))
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: scid))
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .rx, cid: scid))
+                creditChannels.close(CreditKey(connection: index, direction: .tx, cid: dcid))
+                creditChannels.close(CreditKey(connection: index, direction: .rx, cid: dcid))
+                creditChannels.close(CreditKey(connection: index, direction: .tx, cid: scid))
+                creditChannels.close(CreditKey(connection: index, direction: .rx, cid: scid))
             default:
                 break
             }
@@ -62,7 +59,7 @@ extension Analyzer {
     func applyChannelChange(_ change: ChannelChange, signal: L2CAPSignal, connection index: Int, state: ConnectionState) {
         switch change {
         case .opened(let list, let refused, let towardsRequester):
-            for cid in refused { creditChannels.removeValue(forKey: CreditKey(connection: index, direction: towardsRequester, cid: cid)) }
+            for cid in refused { creditChannels.close(CreditKey(connection: index, direction: towardsRequester, cid: cid)) }
             for i in list {
                 let channel = state.channels.channels[i]
                 if channel.mode == .enhancedCredit, case .creditBasedConnectionResponse(_, _, let credits, _, _) = signal.command {
@@ -108,23 +105,18 @@ extension Analyzer {
         }
     }
 
-    /// Opens a credit-based channel, within ``Analyzer/maxCreditChannels``.
+    /// Opens a credit-based channel, within ``CreditChannelTable/maxChannels``.
     func addCreditChannel(_ key: CreditKey, spsm: UInt16, credits: Int, frame: Int) {
-        guard creditChannels[key] != nil || creditChannels.count < Analyzer.maxCreditChannels else {
-            noteLimit(.tooManyCreditChannels(Analyzer.maxCreditChannels), frame: frame)
-            return
+        if !creditChannels.open(key, spsm: spsm, credits: credits) {
+            noteLimit(.tooManyCreditChannels(CreditChannelTable.maxChannels), frame: frame)
         }
-        creditChannels[key] = CreditChannelState(spsm: spsm, credits: credits)
     }
 
     /// K-frames on a dynamic LE credit-based channel.
     func processCreditFrame(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) -> Bool {
         let key = CreditKey(connection: index, direction: direction, cid: pdu.channel)
-        // Taken out of the table while it grows, so appending does not copy the partial SDU each time.
-        guard var channel = creditChannels.removeValue(forKey: key) else { return false }
-        let out = channel.feed(.init(payload: pdu.payload, l2capBytes: pdu.bytes.count, firstFrame: pdu.firstFrame, frame: pdu.lastFrame,
-                                     timestamp: timestamp))
-        creditChannels[key] = channel
+        guard let (spsm, out) = creditChannels.feed(key, .init(payload: pdu.payload, l2capBytes: pdu.bytes.count, firstFrame: pdu.firstFrame,
+                                                                frame: pdu.lastFrame, timestamp: timestamp)) else { return false }
         if out.withoutCredit {
             findings.append(Finding(.warning, .init(code: "l2cap.no-credit",
                 message: "K-frame on \(hex(pdu.channel, width: 4)) sent without a credit"), frame: pdu.lastFrame))
@@ -135,7 +127,7 @@ extension Analyzer {
                 frame: pdu.lastFrame))
         }
         guard let sdu = out.sdu else { return true }
-        handOnSDU(sdu, spsm: channel.spsm, pdu: pdu, connection: index, direction: direction, timestamp: timestamp)
+        handOnSDU(sdu, spsm: spsm, pdu: pdu, connection: index, direction: direction, timestamp: timestamp)
         if sdu.bytes.count > sdu.announced {
             findings.append(Finding(.warning, .init(code: "l2cap.sdu-too-long",
                 message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(sdu.announced) bytes"), frame: pdu.lastFrame))

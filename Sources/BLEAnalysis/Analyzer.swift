@@ -105,19 +105,16 @@ public final class Analyzer {
         set { findingsBound.keptPerCode = newValue }
     }
     var buffers = ControllerBuffers()
-    var creditChannels: [CreditKey: CreditChannelState] = [:]
-    var pendingCreditSPSM: [Int: UInt16] = [:]
+    var creditChannels = CreditChannelTable()
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
     /// a hostile capture with a Connection Complete per record would otherwise grow it without end.
     public var maxRetainedConnections = 65_536
-    /// Bound on open LE credit-based channels (each may hold a partial SDU of up to 64 KiB).
-    static let maxCreditChannels = 1024
     var heldBudget: HeldBytesBudget
-    /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
     /// What was carried against what was decoded, per connection and for the capture; set by ``finish()``.
     public internal(set) var decodeHealth = DecodeHealth()
     /// ACL packets on the Qualcomm controller-log handle (``Analyzer/vendorTraceHandle``) outside any connection.
     var vendorTrace = VendorTrace()
+    /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
     public var heldBytesSheds: Int { heldBudget.sheds }
     public var heldBytesDropped: Int { heldBudget.dropped }
 
@@ -323,8 +320,7 @@ public final class Analyzer {
             }
         }
         states[index] = nil
-        if !creditChannels.isEmpty { creditChannels = creditChannels.filter { $0.key.connection != index } }
-        pendingCreditSPSM.removeValue(forKey: index)
+        creditChannels.close(connection: index)
         if let peer = connections[index].peerAddress, !connections[index].gatt.isEmpty, connections[index].gatt.source == .discovery {
             databasesByPeer[peer] = connections[index].gatt
         }
@@ -343,7 +339,7 @@ extension Analyzer {
     public var heldBytes: Int {
         var total = 0
         for state in states { if let state { total += state.heldBytes } }
-        for c in creditChannels.values { total += c.heldBytes }
+        total += creditChannels.heldBytes
         return total
     }
 
@@ -357,10 +353,7 @@ extension Analyzer {
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
         for i in shedding.holders { states[i]?.shed() }
         if shedding.rest {
-            for key in creditChannels.keys where creditChannels[key]!.heldBytes > 0 {
-                heldBudget.droppedElsewhere(creditChannels[key]!.heldBytes)
-                creditChannels[key]!.drop()
-            }
+            heldBudget.droppedElsewhere(creditChannels.dropAll())
         }
     }
 }

@@ -103,3 +103,56 @@ struct CreditKey: Hashable {
     var direction: Direction
     var cid: UInt16
 }
+
+/// The open credit-based channels of all connections, by (connection, direction of the data, CID), within
+/// ``maxChannels`` (each may hold a partial SDU of up to 64 KiB); and per connection the SPSM of an LE Credit Based
+/// Connection Request waiting for its response (Core Spec Vol 3, Part A, 4.22–4.23).
+struct CreditChannelTable {
+    static let maxChannels = 1024
+
+    private(set) var channels: [CreditKey: CreditChannelState] = [:]
+    /// Connection index → SPSM its pending LE Credit Based Connection Request asked for.
+    var pendingSPSM: [Int: UInt16] = [:]
+
+    /// Opens (or reopens) a channel; false when ``maxChannels`` are open already.
+    mutating func open(_ key: CreditKey, spsm: UInt16, credits: Int) -> Bool {
+        guard channels[key] != nil || channels.count < Self.maxChannels else { return false }
+        channels[key] = CreditChannelState(spsm: spsm, credits: credits)
+        return true
+    }
+
+    mutating func close(_ key: CreditKey) { channels.removeValue(forKey: key) }
+
+    /// Every channel of a connection that ended.
+    mutating func close(connection: Int) {
+        if !channels.isEmpty { channels = channels.filter { $0.key.connection != connection } }
+        pendingSPSM.removeValue(forKey: connection)
+    }
+
+    /// One K-frame on `key`'s channel; nil when no such channel is open. The channel's SPSM comes with what it did.
+    mutating func feed(_ key: CreditKey, _ kframe: CreditChannelState.KFrame) -> (spsm: UInt16, output: CreditChannelState.Output)? {
+        // Taken out of the table while it grows, so appending does not copy the partial SDU each time.
+        guard var channel = channels.removeValue(forKey: key) else { return nil }
+        let output = channel.feed(kframe)
+        channels[key] = channel
+        return (channel.spsm, output)
+    }
+
+    /// Credits the receiver gave on `key`'s channel: when they end a stall, its start.
+    mutating func credit(_ key: CreditKey, _ n: Int) -> (frame: Int, time: Timestamp)? {
+        channels[key]?.credit(n)
+    }
+
+    /// Bytes held for partial SDUs.
+    var heldBytes: Int { channels.values.reduce(0) { $0 + $1.heldBytes } }
+
+    /// Lets every partial SDU go (the analyzer's memory budget ran out); returns the bytes let go.
+    mutating func dropAll() -> Int {
+        var dropped = 0
+        for key in channels.keys where channels[key]!.heldBytes > 0 {
+            dropped += channels[key]!.heldBytes
+            channels[key]!.drop()
+        }
+        return dropped
+    }
+}
