@@ -168,7 +168,8 @@ extension Analyzer {
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
         let frame = input.frame
-        let db = Self.serverDatabase(opcode.method, direction)
+        let method = opcode.method
+        let db = Self.serverDatabase(method, direction)
         guard let state = given ?? states[index] else { return }
         let context = ATTContext(connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
                                  l2capBytes: input.l2capBytes)
@@ -176,7 +177,7 @@ extension Analyzer {
         // where such a PDU holds its value (``ATTValueLayout``), and it goes to the observers from there.
         let layout = options.timeline ? nil : opcode.valueLayout
         let inPlace = layout?.value(in: payload)
-        if let inPlace, opcode.method == .notification || opcode.method == .command {
+        if let inPlace, method == .notification || method == .command {
             // Nothing to pair and no event to build.
             checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
             var none: TimelineEvent? = nil
@@ -184,6 +185,16 @@ extension Analyzer {
                          handle: inPlace.handle, in: context, event: &none)
             return
         }
+        processATT(input, opcode: opcode, method: method, decode: layout == nil, inPlace: inPlace, in: context)
+    }
+
+    /// The rest of ``processATT(_:connection:state:)``: decode, timeline event, pairing, state changes. Kept out of line so
+    /// the bulk of a statistics pass (above) does not pay for this part's large stack frame.
+    @inline(never)
+    func processATT(_ input: ATTInput, opcode: ATTOpcode, method: ATTMethodType, decode: Bool, inPlace: ATTValueSpan?,
+                    in context: ATTContext) {
+        let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
+        let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
         let bearer = input.bearer ?? state.bearer
 
         checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
@@ -191,7 +202,7 @@ extension Analyzer {
         // Decoded once, typed, unless read in place above (a value PDU shorter than the table's minimum is then
         // left alone, as a statistics pass has always done).
         var typed: ATTPDU? = nil
-        if layout == nil {
+        if decode {
             var reader = ByteReader(payload)
             do {
                 typed = try ATTPDU(parsing: &reader)
@@ -220,7 +231,6 @@ extension Analyzer {
 
         // Request / response pairing.
         var responseTo: ATTBearer.Pending? = nil
-        let method = opcode.method
         if method == .request || method == .indication {
             let tkey = TransactionKey(direction: direction, indication: method == .indication)
             if let stale = bearer.pending[tkey] {
@@ -568,10 +578,16 @@ extension Analyzer {
 
     /// Decodes a value with the codecs and hands it to the observers.
     /// `typeHint`: the attribute type a Read By Type request asked for, where the database does not name the handle.
+    @inline(__always)
     func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID? = nil,
                       in context: ATTContext, event: inout TimelineEvent?) {
-        // Statistics-only passes: nobody looks at the value.
+        // Statistics-only passes: nobody looks at the value (checked here, inlined, so they do not pay for a call).
         if observers.isEmpty && options.codecs == nil { return }
+        decodeAndDeliver(value, kind: kind, handle: handle, typeHint: typeHint, in: context, event: &event)
+    }
+
+    func decodeAndDeliver(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID?,
+                          in context: ATTContext, event: inout TimelineEvent?) {
         let state = context.state, db = context.db, direction = context.direction, frame = context.frame
         let info = attribute(context.connection, handle: handle, db: db, state: state)
         let characteristic = typeHint ?? info.uuid

@@ -308,7 +308,7 @@ public struct ATTValueLayout: Hashable, Sendable {
 
     /// The handle and the value's byte range in `pdu` (opcode at 0); nil when `pdu` is shorter than ``minimumSize``
     /// (then the typed decoder would refuse it).
-    @inlinable public func value(in pdu: UnsafeRawBufferPointer) -> ATTValueSpan? {
+    @inlinable @inline(__always) public func value(in pdu: UnsafeRawBufferPointer) -> ATTValueSpan? {
         guard pdu.count >= minimumSize else { return nil }
         return ATTValueSpan(handle: UInt16(pdu[1]) | UInt16(pdu[2]) << 8, range: 3..<(pdu.count &- trailer))
     }
