@@ -55,10 +55,17 @@ final class ATTBearer {
     /// MTU proposed by each side (client in its request, server in its response).
     var clientMTU: Int?
     var serverMTU: Int?
-    /// Long read in progress: handle, bytes so far, frames.
-    var longRead: (handle: UInt16, value: [UInt8], frames: [Int], direction: Direction)?
-    /// Prepared writes queued: (handle, offset, value, frame), in order.
-    var prepared: [(handle: UInt16, offset: Int, value: [UInt8], frame: Int)] = []
+    var longRead = LongReadAssembler()
+    var preparedWrites = PreparedWriteAssembler()
+
+    /// Bytes held for the long read and the queued writes.
+    var heldBytes: Int { longRead.heldBytes + preparedWrites.heldBytes }
+
+    /// Lets the long read and the queued writes go (the analyzer's memory budget ran out).
+    func shed() {
+        longRead.drop()
+        preparedWrites.drop()
+    }
 }
 
 extension Analyzer {
@@ -128,6 +135,22 @@ extension Analyzer {
         var bearer: ATTBearer? = nil
     }
 
+    /// Where the values of one ATT PDU come from: what ``applyATT(_:bearer:request:in:event:)`` and
+    /// ``deliverValue(_:kind:handle:typeHint:in:event:)`` need besides the PDU and the value.
+    struct ATTContext {
+        var connection: Int
+        /// unowned(unsafe), as the closures in `feedL2CAP`: the analyzer holds the state for the whole PDU, and a strong
+        /// reference would cost reference counts per value.
+        unowned(unsafe) var state: ConnectionState
+        /// The database that serves the PDU (``serverDatabase(_:_:)``).
+        var db: GATTSide
+        var direction: Direction
+        var frame: Int
+        var timestamp: Timestamp
+        /// Bytes of the L2CAP PDU (or K-frame SDU) that carried it, for throughput; 0 for a value assembled from several PDUs.
+        var l2capBytes: Int
+    }
+
     @inline(__always)
     func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state given: ConnectionState? = nil) {
         processATT(ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
@@ -145,40 +168,41 @@ extension Analyzer {
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
         let frame = input.frame
-        let db = Self.serverDatabase(opcode.method, direction)
-        // The bulk of real traffic in a statistics pass: a notification or write command with nothing to pair
-        // and no event to build goes straight to the observers.
-        if !options.timeline, first == ATTOpcode.handleValueNotification.rawValue || first == ATTOpcode.writeCommand.rawValue,
-           payload.count >= 3, let state = given {
+        let method = opcode.method
+        let db = Self.serverDatabase(method, direction)
+        guard let state = given ?? states[index] else { return }
+        let context = ATTContext(connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
+                                 l2capBytes: input.l2capBytes)
+        // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
+        // where such a PDU holds its value (``ATTValueLayout``), and it goes to the observers from there.
+        let layout = options.timeline ? nil : opcode.valueLayout
+        let inPlace = layout?.value(in: payload)
+        if let inPlace, method == .notification || method == .command {
+            // Nothing to pair and no event to build.
             checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
             var none: TimelineEvent? = nil
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[3...]), kind: first == ATTOpcode.writeCommand.rawValue ? .writeCommand : .notification,
-                         handle: UInt16(payload[1]) | UInt16(payload[2]) << 8, offset: 0, connection: index, state: state, db: db,
-                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: input.l2capBytes, event: &none)
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
+                         handle: inPlace.handle, in: context, event: &none)
             return
         }
-        guard let state = given ?? states[index] else { return }
-        var bearer = input.bearer ?? state.bearer
+        processATT(input, opcode: opcode, method: method, decode: layout == nil, inPlace: inPlace, in: context)
+    }
 
-        // Fast path for the bulk of real traffic when nobody needs the typed PDU.
-        let needTyped = options.timeline || !isBulkValueOpcode(opcode)
-        var handle: UInt16? = nil
-        var valueRange: Range<Int>? = nil
-        if payload.count >= 3 {
-            handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
-        }
-        switch opcode {
-        case .handleValueNotification, .writeCommand, .writeRequest, .handleValueIndication:
-            if payload.count >= 3 { valueRange = 3..<payload.count }
-        case .signedWriteCommand:
-            if payload.count >= 15 { valueRange = 3..<(payload.count - 12) }
-        default: break
-        }
+    /// The rest of ``processATT(_:connection:state:)``: decode, timeline event, pairing, state changes. Kept out of line so
+    /// the bulk of a statistics pass (above) does not pay for this part's large stack frame.
+    @inline(never)
+    func processATT(_ input: ATTInput, opcode: ATTOpcode, method: ATTMethodType, decode: Bool, inPlace: ATTValueSpan?,
+                    in context: ATTContext) {
+        let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
+        let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
+        let bearer = input.bearer ?? state.bearer
 
         checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
 
+        // Decoded once, typed, unless read in place above (a value PDU shorter than the table's minimum is then
+        // left alone, as a statistics pass has always done).
         var typed: ATTPDU? = nil
-        if needTyped {
+        if decode {
             var reader = ByteReader(payload)
             do {
                 typed = try ATTPDU(parsing: &reader)
@@ -207,7 +231,6 @@ extension Analyzer {
 
         // Request / response pairing.
         var responseTo: ATTBearer.Pending? = nil
-        let method = opcode.method
         if method == .request || method == .indication {
             let tkey = TransactionKey(direction: direction, indication: method == .indication)
             if let stale = bearer.pending[tkey] {
@@ -216,8 +239,8 @@ extension Analyzer {
             }
             // A malformed request keeps the handle its bytes give only where its opcode carries one there (an Exchange MTU
             // Request's bytes 1–2 are an MTU: a SweynTooth capture's fuzzed one gave its response a "handle" 0x000f).
-            let rawHandle = opcode.handleOffset == 1 ? handle : nil
-            var p = ATTBearer.Pending(opcode: opcode, handle: typed == nil ? rawHandle : typed?.attributeHandle, frame: frame, timestamp: timestamp)
+            let handle = if let typed { typed.attributeHandle } else { ATTHeader(of: payload)?.handle }
+            var p = ATTBearer.Pending(opcode: opcode, handle: handle, frame: frame, timestamp: timestamp)
             if let typed {
                 switch typed {
                 case .readByTypeRequest(let r), .readByGroupTypeRequest(let r): p.type = r.type
@@ -243,7 +266,7 @@ extension Analyzer {
                 event?.latency = latency
                 if let typed, case .readByTypeResponse = typed, event != nil {
                     // The request says whether the items are characteristic declarations.
-                    let declarations = p.type?.uuid16 == 0x2803
+                    let declarations = p.type?.uuid16 == GATTAttributeType.characteristic
                     event?.handles = Self.listedHandles(typed, declarations: declarations)
                     event?.values = Self.listedValues(typed, declarations: declarations)
                 }
@@ -265,19 +288,11 @@ extension Analyzer {
         }
 
         if let typed {
-            applyATT(typed, bearer: &bearer, request: responseTo, connection: index, db: db, direction: direction, frame: frame,
-                     timestamp: timestamp, l2capBytes: input.l2capBytes, event: &event)
-        } else if let h = handle, let range = valueRange {
-            // Bulk value PDU, statistics-only pass: hand the value to the observers without building a typed PDU.
-            let kind: ValueKind = switch opcode {
-            case .handleValueNotification: .notification
-            case .handleValueIndication: .indication
-            case .writeRequest: .writeRequest
-            case .signedWriteCommand: .signedWriteCommand
-            default: .writeCommand
-            }
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[range]), kind: kind, handle: h, offset: 0, connection: index, state: state, db: db,
-                         direction: direction, frame: frame, timestamp: timestamp, l2capBytes: input.l2capBytes, event: &event)
+            applyATT(typed, bearer: bearer, request: responseTo, in: context, event: &event)
+        } else if let inPlace {
+            // A request or indication read in place (statistics pass): paired above, its value goes to the observers.
+            deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode), handle: inPlace.handle,
+                         in: context, event: &event)
         }
         if let e = event {
             let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
@@ -373,11 +388,6 @@ extension Analyzer {
         return String(summary.dropFirst(prefix.count).drop(while: { $0 == " " }))
     }
 
-    func isBulkValueOpcode(_ opcode: ATTOpcode) -> Bool {
-        opcode == .handleValueNotification || opcode == .writeCommand || opcode == .writeRequest
-            || opcode == .handleValueIndication || opcode == .signedWriteCommand
-    }
-
     /// Names a handle in an event from the connection's GATT database.
     func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int, db: GATTSide) {
         guard let state = states[index] else { return }
@@ -396,8 +406,8 @@ extension Analyzer {
     }
 
     /// State changes and value delivery for a decoded ATT PDU.
-    func applyATT(_ pdu: ATTPDU, bearer: inout ATTBearer, request: ATTBearer.Pending?, connection index: Int, db: GATTSide,
-                  direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?) {
+    func applyATT(_ pdu: ATTPDU, bearer: ATTBearer, request: ATTBearer.Pending?, in context: ATTContext, event: inout TimelineEvent?) {
+        let index = context.connection, db = context.db, direction = context.direction, frame = context.frame, timestamp = context.timestamp
         switch pdu {
         case .exchangeMTURequest(let mtu):
             bearer.clientMTU = Int(mtu)
@@ -416,22 +426,23 @@ extension Analyzer {
             }
         case .readByGroupTypeResponse(let groups):
             states[index]?.forgetAttributes()
-            let primary = request?.type?.uuid16 != 0x2801
+            let primary = request?.type?.uuid16 != GATTAttributeType.secondaryService
             for g in groups {
                 guard let uuid = uuidFromValue(g.value) else { continue }
                 connections[index][database: db].addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
             }
         case .findByTypeValueResponse(let ranges):
             states[index]?.forgetAttributes()
-            if let r = request, r.type?.uuid16 == 0x2800 || r.type?.uuid16 == 0x2801, let uuid = uuidFromValue(r.typeValue) {
+            if let r = request, r.type?.uuid16 == GATTAttributeType.primaryService || r.type?.uuid16 == GATTAttributeType.secondaryService,
+               let uuid = uuidFromValue(r.typeValue) {
                 for range in ranges {
                     connections[index][database: db].addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
-                                                             isPrimary: r.type?.uuid16 == 0x2800, discoveredAt: frame))
+                                                             isPrimary: r.type?.uuid16 == GATTAttributeType.primaryService, discoveredAt: frame))
                 }
             }
         case .readByTypeResponse(let items):
-            if request?.type?.uuid16 == 0x2803 || request?.type?.uuid16 == 0x2802 { states[index]?.forgetAttributes() }
-            if request?.type?.uuid16 == 0x2803 {
+            if request?.type?.uuid16 == GATTAttributeType.characteristic || request?.type?.uuid16 == GATTAttributeType.include { states[index]?.forgetAttributes() }
+            if request?.type?.uuid16 == GATTAttributeType.characteristic {
                 for item in items where item.value.count == 5 || item.value.count == 19 {
                     let props = CharacteristicProperties(rawValue: item.value[0])
                     let valueHandle = UInt16(item.value[1]) | UInt16(item.value[2]) << 8
@@ -439,7 +450,7 @@ extension Analyzer {
                     connections[index][database: db].addCharacteristic(.init(declarationHandle: item.handle, properties: props,
                                                                     valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
                 }
-            } else if request?.type?.uuid16 == 0x2802 {
+            } else if request?.type?.uuid16 == GATTAttributeType.include {
                 for item in items where item.value.count >= 4 {
                     let start = UInt16(item.value[0]) | UInt16(item.value[1]) << 8
                     let end = UInt16(item.value[2]) | UInt16(item.value[3]) << 8
@@ -449,8 +460,7 @@ extension Analyzer {
             } else if let type = request?.type {
                 for item in items {
                     item.value.withUnsafeBytes { raw in
-                        deliverValue(raw, kind: .readResponse, handle: item.handle, offset: 0, connection: index, db: db, direction: direction,
-                                     frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event, typeHint: type)
+                        deliverValue(raw, kind: .readResponse, handle: item.handle, typeHint: type, in: context, event: &event)
                     }
                 }
             }
@@ -458,131 +468,90 @@ extension Analyzer {
             states[index]?.forgetAttributes()
             for entry in info.entries { connections[index][database: db].addAttributeType(handle: entry.handle, uuid: entry.uuid) }
         case .handleValueNotification(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, in: context, event: &event) }
         case .handleValueIndication(let h, let v):
-            if v.count == 4, connections[index][database: db].uuid(for: h)?.uuid16 == 0x2A05 {
+            if v.count == 4, connections[index][database: db].uuid(for: h)?.uuid16 == GATTAttributeType.serviceChanged {
                 // Service Changed (Core Vol 3, Part G, 7.1): the range's attributes are no longer valid.
                 let start = UInt16(v[0]) | UInt16(v[1]) << 8, end = UInt16(v[2]) | UInt16(v[3]) << 8
                 connections[index][database: db].invalidate(start...max(start, end), keeping: h)
                 states[index]?.forgetAttributes()
                 event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
             }
-            v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, in: context, event: &event) }
         case .writeRequest(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, in: context, event: &event) }
             describeCCCD(h, v, connection: index, db: db, event: &event)
         case .writeCommand(let h, let v):
-            v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, in: context, event: &event) }
             describeCCCD(h, v, connection: index, db: db, event: &event)
         case .signedWriteCommand(let h, let v, _):
-            v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+            v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, in: context, event: &event) }
         case .multipleHandleValueNotification(let items):
             for item in items {
-                item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
+                item.value.withUnsafeBytes { deliverValue($0, kind: .notification, handle: item.handle, in: context, event: &event) }
             }
         case .readResponse(let value):
-            guard let r = request, let h = r.handle else { break }
-            value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
-            // A full-size response may continue with Read Blob (Core Vol 3, Part G, 4.8.3).
-            if value.count >= attMTU(bearer, state: states[index]) - 1 {
-                bearer.longRead = (h, value, [r.frame, frame], direction)
-            } else {
-                bearer.longRead = nil
-            }
-        case .readBlobRequest(let h, let offset):
-            if let lr = bearer.longRead, lr.handle != h || Int(offset) != lr.value.count {
-                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
-            }
-        case .readBlobResponse(let value):
-            guard let r = request, let h = r.handle else { break }
-            // An attribute value is at most 512 bytes (Core Vol 3, Part F, 3.2.9): a long read that
-            // keeps going past 64 KiB is not accumulated further.
-            if var lr = bearer.longRead, lr.handle == h, lr.value.count < 1 << 16 {
-                bearer.longRead = nil  // unique while it grows
-                lr.value += value
-                lr.frames += [r.frame, frame]
-                bearer.longRead = lr
-                if value.count < attMTU(bearer, state: states[index]) - 1 {
-                    finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
-                }
-            } else {
-                value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: l2capBytes, event: &event) }
-            }
-        case .prepareWriteRequest(let h, let offset, let value):
-            if bearer.prepared.count < 4096 {
-                bearer.prepared.append((h, Int(offset), value, frame))
-            }
-        case .executeWriteRequest(let flags):
-            if flags == 0x01 {
-                finishPreparedWrite(&bearer, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, event: &event)
-            } else {
-                bearer.prepared.removeAll()
-            }
+            guard let h = request?.handle else { break }
+            value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, in: context, event: &event) }
         case .errorResponse(let err):
             event?.status = err.error.description
-            if err.requestOpcode == .readBlobRequest, err.error.rawValue == 0x07 || err.error.rawValue == 0x0B {
-                // Invalid Offset / Attribute Not Long: the long read ended exactly at a full PDU.
-                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
-            }
         default:
-            if bearer.longRead != nil, pdu.opcode.isRequest, pdu.opcode != .readBlobRequest {
-                finishLongRead(&bearer, connection: index, db: db, frame: frame, timestamp: timestamp)
-            }
+            break
+        }
+        // Long reads and queued writes, assembled per bearer.
+        let read = LongReadAssembler.Input(pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
+                                           direction: direction, mtu: attMTU(bearer, state: context.state))
+        switch bearer.longRead.feed(read) {
+        case .longRead(let whole)?: finishLongRead(whole, in: context)
+        case .blobPart(let h, let value)?: value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
+        case nil: break
+        }
+        if let writes = bearer.preparedWrites.feed(pdu, frame: frame) {
+            for write in writes { finishLongWrite(write, in: context) }
         }
     }
 
-    func finishLongRead(_ bearer: inout ATTBearer, connection index: Int, db: GATTSide, frame: Int, timestamp: Timestamp) {
-        guard let lr = bearer.longRead else { return }
-        bearer.longRead = nil
-        guard lr.frames.count > 2 else { return }  // a single Read Response was already delivered
+    /// A long read that ended: a "Long Read" event and the whole value for the observers.
+    func finishLongRead(_ read: LongReadAssembler.LongRead, in context: ATTContext) {
+        let index = context.connection, frame = context.frame, timestamp = context.timestamp
         var event: TimelineEvent? = nil
         if options.timeline {
-            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: lr.direction,
+            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: read.direction,
                                   layer: .att, code: nil, name: "Long Read",
-                                  summary: "handle=\(hex(lr.handle, width: 4)) \(lr.value.count) bytes from frames " + lr.frames.map(String.init).joined(separator: ","))
-            e.handle = lr.handle
-            e.value = lr.value
-            nameAttribute(&e, handle: lr.handle, connection: index, db: db)
+                                  summary: "handle=\(hex(read.handle, width: 4)) \(read.value.count) bytes from frames " + read.frames.map(String.init).joined(separator: ","))
+            e.handle = read.handle
+            e.value = read.value
+            nameAttribute(&e, handle: read.handle, connection: index, db: context.db)
             event = e
         }
-        lr.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: lr.handle, offset: 0, connection: index, db: db, direction: lr.direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &event) }
+        var assembled = context
+        assembled.direction = read.direction
+        assembled.l2capBytes = 0
+        read.value.withUnsafeBytes { deliverValue($0, kind: .longRead, handle: read.handle, in: assembled, event: &event) }
         if let e = event { emit(e) }
     }
 
-    func finishPreparedWrite(_ bearer: inout ATTBearer, connection index: Int, db: GATTSide, direction: Direction, frame: Int,
-                             timestamp: Timestamp, event: inout TimelineEvent?) {
-        let parts = bearer.prepared
-        bearer.prepared.removeAll()
-        var handles: [UInt16] = []
-        for p in parts where !handles.contains(p.handle) { handles.append(p.handle) }
-        for h in handles {
-            var value: [UInt8] = []
-            var frames: [Int] = []
-            for p in parts where p.handle == h {
-                if p.offset != value.count {
-                    findings.append(Finding(.warning, .init(code: "att.prepared-write-gap",
-                        message: "Prepare Write on \(hex(h, width: 4)) at offset \(p.offset), expected \(value.count)"), frame: p.frame))
-                }
-                if p.offset <= value.count {
-                    value.replaceSubrange(p.offset..<min(value.count, p.offset + p.value.count), with: p.value)
-                } else {
-                    value += [UInt8](repeating: 0, count: p.offset - value.count) + p.value
-                }
-                frames.append(p.frame)
-            }
-            var e: TimelineEvent? = nil
-            if options.timeline {
-                var ev = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
-                                       layer: .att, code: nil, name: "Long Write",
-                                       summary: "handle=\(hex(h, width: 4)) \(value.count) bytes from frames " + (frames + [frame]).map(String.init).joined(separator: ","))
-                ev.handle = h
-                ev.value = value
-                nameAttribute(&ev, handle: h, connection: index, db: db)
-                e = ev
-            }
-            value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, offset: 0, connection: index, db: db, direction: direction, frame: frame, timestamp: timestamp, l2capBytes: 0, event: &e) }
-            if let e { emit(e) }
+    /// A value an Execute Write wrote: a finding for each part out of place, a "Long Write" event, the value for the observers.
+    func finishLongWrite(_ write: PreparedWriteAssembler.LongWrite, in context: ATTContext) {
+        let index = context.connection, frame = context.frame, h = write.handle
+        for gap in write.gaps {
+            findings.append(Finding(.warning, .init(code: "att.prepared-write-gap",
+                message: "Prepare Write on \(hex(h, width: 4)) at offset \(gap.offset), expected \(gap.expected)"), frame: gap.frame))
         }
+        var e: TimelineEvent? = nil
+        if options.timeline {
+            var ev = TimelineEvent(frame: frame, timestamp: context.timestamp, connection: connections[index].handle, direction: context.direction,
+                                   layer: .att, code: nil, name: "Long Write",
+                                   summary: "handle=\(hex(h, width: 4)) \(write.value.count) bytes from frames " + (write.frames + [frame]).map(String.init).joined(separator: ","))
+            ev.handle = h
+            ev.value = write.value
+            nameAttribute(&ev, handle: h, connection: index, db: context.db)
+            e = ev
+        }
+        var assembled = context
+        assembled.l2capBytes = 0
+        write.value.withUnsafeBytes { deliverValue($0, kind: .longWrite, handle: h, in: assembled, event: &e) }
+        if let e { emit(e) }
     }
 
     /// "notifications on/off" for writes to a Client Characteristic Configuration descriptor (Core Vol 3, Part G, 3.3.3.3).
@@ -590,7 +559,7 @@ extension Analyzer {
         guard event != nil, value.count == 2 else { return }
         let database = connections[index][database: db]
         let isCCCD: Bool
-        if let t = database.attributeTypes[handle] { isCCCD = t.uuid16 == 0x2902 }
+        if let t = database.attributeTypes[handle] { isCCCD = t.uuid16 == GATTAttributeType.clientCharacteristicConfiguration }
         else if let c = database.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
                 !c.properties.intersection([.notify, .indicate]).isEmpty { isCCCD = true }
         else { isCCCD = false }
@@ -610,14 +579,19 @@ extension Analyzer {
     }
 
     /// Decodes a value with the codecs and hands it to the observers.
-    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, offset: Int, connection index: Int,
-                      state given: ConnectionState? = nil, db: GATTSide = .peer,
-                      direction: Direction, frame: Int, timestamp: Timestamp, l2capBytes: Int, event: inout TimelineEvent?,
-                      typeHint: BluetoothUUID? = nil) {
-        // Statistics-only passes: nobody looks at the value.
+    /// `typeHint`: the attribute type a Read By Type request asked for, where the database does not name the handle.
+    @inline(__always)
+    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID? = nil,
+                      in context: ATTContext, event: inout TimelineEvent?) {
+        // Statistics-only passes: nobody looks at the value (checked here, inlined, so they do not pay for a call).
         if observers.isEmpty && options.codecs == nil { return }
-        guard let state = given ?? states[index] else { return }
-        let info = attribute(index, handle: handle, db: db, state: state)
+        decodeAndDeliver(value, kind: kind, handle: handle, typeHint: typeHint, in: context, event: &event)
+    }
+
+    func decodeAndDeliver(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID?,
+                          in context: ATTContext, event: inout TimelineEvent?) {
+        let state = context.state, db = context.db, direction = context.direction, frame = context.frame
+        let info = attribute(context.connection, handle: handle, db: db, state: state)
         let characteristic = typeHint ?? info.uuid
         let service = info.service
         var decoded: DecodedValue? = nil
@@ -630,9 +604,9 @@ extension Analyzer {
             case .writeCommand, .signedWriteCommand: .writeCommand
             default: .read
             }
-            let context = CodecContext(service: service, characteristic: characteristic, handle: handle, direction: direction,
-                                       operation: operation)
-            decoded = codecs.decode(value, context: context)
+            let codecContext = CodecContext(service: service, characteristic: characteristic, handle: handle, direction: direction,
+                                            operation: operation)
+            decoded = codecs.decode(value, context: codecContext)
             if let d = decoded, !d.valid {
                 findings.append(Finding(.warning, .init(code: "codec.invalid",
                     message: "\(d.codec).\(d.message) on handle \(hex(handle, width: 4)): " + (d.problems.isEmpty ? "invalid" : d.problems.joined(separator: "; "))),
@@ -641,13 +615,26 @@ extension Analyzer {
             if event != nil, event?.decoded == nil { event?.decoded = decoded }
         }
         guard !observers.isEmpty else { return }
-        var e = AttributeValueEvent(frame: frame, timestamp: timestamp, connection: state.handle,
+        var e = AttributeValueEvent(frame: frame, timestamp: context.timestamp, connection: state.handle,
                                     connectionNumber: state.number,
-                                    direction: direction, kind: kind, handle: handle, offset: offset,
+                                    direction: direction, kind: kind, handle: handle, offset: 0,
                                     characteristic: characteristic, service: service, value: value, decoded: decoded,
-                                    l2capBytes: l2capBytes, link: state.link)
+                                    l2capBytes: context.l2capBytes, link: state.link)
         e.serverIsPeer = db == .peer
         for i in observers.indices { observers[i].observe(e) }
+    }
+}
+
+extension ValueKind {
+    /// How an observer sees the value of a PDU that carries one (``ATTOpcode/valueLayout``).
+    init(carriedBy opcode: ATTOpcode) {
+        self = switch opcode {
+        case .handleValueNotification: .notification
+        case .handleValueIndication: .indication
+        case .writeRequest: .writeRequest
+        case .signedWriteCommand: .signedWriteCommand
+        default: .writeCommand
+        }
     }
 }
 

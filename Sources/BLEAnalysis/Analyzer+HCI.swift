@@ -3,8 +3,6 @@ import BLECore
 import BLEProtocols
 
 extension Analyzer {
-    func commandKey(_ controller: UInt16, _ opcode: HCICommand) -> UInt32 { UInt32(controller) << 16 | UInt32(opcode.rawValue) }
-
     func processCommand(_ record: CaptureRecord) {
         counters.commands += 1
         var input = record.reader
@@ -23,23 +21,21 @@ extension Analyzer {
             eventID = emit(e, waiting: true)
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
-        let key = commandKey(record.controllerIndex, packet.opcode)
-        if let previous = pendingCommands[key] {
+        let sent = commands.feed(packet.opcode, controller: record.controllerIndex,
+                                 .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
+        if let previous = sent.unanswered {
             findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
             if let id = previous.eventID { queue.settle(id) }
         }
-        if pendingCommands.count < 1024 {
-            pendingCommands[key] = PendingCommand(frame: record.frame, timestamp: record.timestamp, eventID: eventID)
-        } else {
-            noteLimit(.tooManyPendingCommands(1024), frame: record.frame)
+        if sent.refused {
+            noteLimit(.tooManyPendingCommands(HCICommandPairing.maxPending), frame: record.frame)
             if let id = eventID { queue.settle(id) }
         }
     }
 
     /// Pairs a Command Complete / Status with its command; returns (request frame, latency).
-    func answerCommand(controller: UInt16, opcode: HCICommand, frame: Int, timestamp: Timestamp, final: Bool) -> (Int, Int64)? {
-        let key = commandKey(controller, opcode)
-        guard let pending = pendingCommands[key] else { return nil }
+    func answerCommand(controller: UInt16, opcode: HCICommand, frame: Int, timestamp: Timestamp) -> (Int, Int64)? {
+        guard let pending = commands.answer(opcode, controller: controller) else { return nil }
         let latency = timestamp.microseconds(since: pending.timestamp)
         if let id = pending.eventID {
             queue.update(id) { e in
@@ -50,7 +46,6 @@ extension Analyzer {
             }
             queue.settle(id)
         }
-        if final { pendingCommands.removeValue(forKey: key) } else { pendingCommands[key]?.eventID = nil }
         return (pending.frame, latency)
     }
 
@@ -73,7 +68,7 @@ extension Analyzer {
         switch decoded {
         case .commandComplete(let cc):
             if cc.opcode.rawValue != 0 {
-                if let (f, l) = answerCommand(controller: controller, opcode: cc.opcode, frame: frame, timestamp: time, final: true) {
+                if let (f, l) = answerCommand(controller: controller, opcode: cc.opcode, frame: frame, timestamp: time) {
                     requestFrame = f
                     latency = l
                 }
@@ -81,17 +76,17 @@ extension Analyzer {
             status = cc.status?.description
             switch cc.decodedReturn {
             case .leReadBufferSize(let b):
-                if b.aclDataPacketLength > 0 { aclBuffers[controller] = (Int(b.aclDataPacketLength), Int(b.totalACLDataPackets)) }
+                buffers.leBufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
             case .leReadBufferSizeV2(let b):
-                if b.aclDataPacketLength > 0 { aclBuffers[controller] = (Int(b.aclDataPacketLength), Int(b.totalACLDataPackets)) }
+                buffers.leBufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
             case .readBufferSize(let b):
-                if aclBuffers[controller] == nil { aclBuffers[controller] = (Int(b.aclDataPacketLength), Int(b.totalACLDataPackets)) }
+                buffers.bufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
             default: break
             }
         case .commandStatus(let cs):
             if cs.opcode.rawValue != 0 {
                 // A successful Command Status leaves the command open for its completion event, but it is answered.
-                if let (f, l) = answerCommand(controller: controller, opcode: cs.opcode, frame: frame, timestamp: time, final: true) {
+                if let (f, l) = answerCommand(controller: controller, opcode: cs.opcode, frame: frame, timestamp: time) {
                     requestFrame = f
                     latency = l
                 }
@@ -167,11 +162,9 @@ extension Analyzer {
                     connections[i].inFlight = max(0, connections[i].inFlight - Int(entry.completedPackets))
                     connections[i].completedPackets += Int(entry.completedPackets)
                 }
-                controllerInFlight[controller] = max(0, (controllerInFlight[controller] ?? 0) - Int(entry.completedPackets))
+                buffers.completed(controller: controller, packets: Int(entry.completedPackets))
             }
-            if let i = queueFullBy[controller], let capacity = aclBuffers[controller]?.packets,
-               (controllerInFlight[controller] ?? 0) < capacity {
-                queueFullBy.removeValue(forKey: controller)
+            if let i = buffers.roomAgain(controller: controller) {
                 if var period = connections[i].controllerQueueFull.popLast() {
                     period.endFrame = frame
                     period.endTime = time
@@ -268,11 +261,8 @@ extension Analyzer {
         if direction == .tx {
             connections[index].inFlight += 1
             connections[index].maxInFlight = max(connections[index].maxInFlight, connections[index].inFlight)
-            let total = (controllerInFlight[record.controllerIndex] ?? 0) + 1
-            controllerInFlight[record.controllerIndex] = total
-            if let capacity = aclBuffers[record.controllerIndex]?.packets, total >= capacity, queueFullBy[record.controllerIndex] == nil,
-               connections[index].controllerQueueFull.count < 10_000 {
-                queueFullBy[record.controllerIndex] = index
+            if let total = buffers.sent(controller: record.controllerIndex, connection: index,
+                                        canCharge: connections[index].controllerQueueFull.count < 10_000) {
                 connections[index].controllerQueueFull.append(QueueFullPeriod(startFrame: record.frame, startTime: record.timestamp,
                                                                               packets: total))
             }
@@ -291,8 +281,7 @@ extension Analyzer {
     /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
     func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
         guard let state = states[index] else { return }
-        fedSinceHeldCheck &+= fragment.payload.count
-        if fedSinceHeldCheck > max(65_536, options.maxHeldBytes >> 3) { enforceHeldBytes(frame: fragment.frame) }
+        if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         var reassemblyFindings: [Finding] = []
         // unowned(unsafe), as in processLinkLayer: `self` and `state` are held for the whole call, and
         // strong captures cost reference counts per fragment. The state rides along so the ATT path

@@ -46,7 +46,7 @@ extension Analyzer {
                 var summary = "access address \(info.accessAddress)"
                 if let c = info.central { summary += " central \(c)" + identityText(c.value) }
                 if let p = info.peripheral { summary += " peripheral \(p)" + identityText(p.value) }
-                if let i = info.parameters.interval { summary += " interval \(String(fractionDigits: 2, Double(i) * 1.25)) ms" }
+                if let i = info.parameters.interval { summary += " interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(i))) ms" }
                 emit(TimelineEvent(frame: info.startFrame, timestamp: info.startTimestamp, connection: info.handle, direction: .tx,
                                    layer: .ll, code: nil, name: info.inferred ? "Connection (inferred from data PDUs)" : "CONNECT_IND", summary: summary))
             }

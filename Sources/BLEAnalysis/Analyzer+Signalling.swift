@@ -1,27 +1,6 @@
 import BLECore
 import BLEProtocols
 
-/// SDU reassembly on an LE credit-based channel (Core Spec Vol 3, Part A, 3.4.3): the first
-/// K-frame of an SDU carries its 2-byte length, the following ones only payload.
-struct CreditChannelState {
-    var spsm: UInt16
-    var sduExpected = 0
-    var sdu: [UInt8] = []
-    var firstFrame = 0
-    /// L2CAP bytes (headers included) of the K-frames carrying the SDU so far.
-    var kframeBytes = 0
-    /// K-frames the sender may still send (Core Spec Vol 3, Part A, 10.1): initial credits from the
-    /// connection request/response, plus LE Flow Control Credit indications, minus one per K-frame.
-    var credits: Int
-    /// Set while the sender has no credit left: it must wait for the receiver's credits.
-    var stalledSince: (frame: Int, time: Timestamp)?
-
-    init(spsm: UInt16, credits: Int) {
-        self.spsm = spsm
-        self.credits = credits
-    }
-}
-
 extension Analyzer {
     func processSignalling(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
         counters.signallingPDUs += 1
@@ -48,29 +27,24 @@ extension Analyzer {
                 // Data towards the requester arrives on its source CID; the credits are the responder's to send with.
                 addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: sourceCID), spsm: spsm,
                                  credits: Int(credits), frame: pdu.lastFrame)
-                pendingCreditSPSM[index] = spsm
+                creditChannels.pendingSPSM[index] = spsm
             case .leCreditBasedConnectionResponse(let destinationCID, _, _, let credits, let result):
-                if result == 0, let spsm = pendingCreditSPSM[index] {
+                if result == 0, let spsm = creditChannels.pendingSPSM[index] {
                     addCreditChannel(CreditKey(connection: index, direction: direction.reversed, cid: destinationCID), spsm: spsm,
                                      credits: Int(credits), frame: pdu.lastFrame)
                 }
             case .flowControlCreditIndication(let cid, let credits):
                 // The receiver gives credits for the channel it receives on (its own CID).
                 let key = CreditKey(connection: index, direction: direction.reversed, cid: cid)
-                if var state = creditChannels[key] {
-                    state.credits += Int(credits)
-                    if let since = state.stalledSince, state.credits > 0 {
-                        connections[index].creditStalls.record(CreditStall(cid: cid, startFrame: since.frame, startTime: since.time,
-                                                                           endFrame: pdu.lastFrame, endTime: timestamp))
-                        state.stalledSince = nil
-                    }
-                    creditChannels[key] = state
+                if let since = creditChannels.credit(key, Int(credits)) {
+                    connections[index].creditStalls.record(CreditStall(cid: cid, startFrame: since.frame, startTime: since.time,
+                                                                       endFrame: pdu.lastFrame, endTime: timestamp))
                 }
             case .disconnectionResponse(let dcid, let scid):
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: dcid))
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .rx, cid: dcid))
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .tx, cid: scid))
-                creditChannels.removeValue(forKey: CreditKey(connection: index, direction: .rx, cid: scid))
+                creditChannels.close(CreditKey(connection: index, direction: .tx, cid: dcid))
+                creditChannels.close(CreditKey(connection: index, direction: .rx, cid: dcid))
+                creditChannels.close(CreditKey(connection: index, direction: .tx, cid: scid))
+                creditChannels.close(CreditKey(connection: index, direction: .rx, cid: scid))
             default:
                 break
             }
@@ -85,7 +59,7 @@ extension Analyzer {
     func applyChannelChange(_ change: ChannelChange, signal: L2CAPSignal, connection index: Int, state: ConnectionState) {
         switch change {
         case .opened(let list, let refused, let towardsRequester):
-            for cid in refused { creditChannels.removeValue(forKey: CreditKey(connection: index, direction: towardsRequester, cid: cid)) }
+            for cid in refused { creditChannels.close(CreditKey(connection: index, direction: towardsRequester, cid: cid)) }
             for i in list {
                 let channel = state.channels.channels[i]
                 if channel.mode == .enhancedCredit, case .creditBasedConnectionResponse(_, _, let credits, _, _) = signal.command {
@@ -131,98 +105,67 @@ extension Analyzer {
         }
     }
 
-    /// Opens a credit-based channel, within ``Analyzer/maxCreditChannels``.
+    /// Opens a credit-based channel, within ``CreditChannelTable/maxChannels``.
     func addCreditChannel(_ key: CreditKey, spsm: UInt16, credits: Int, frame: Int) {
-        guard creditChannels[key] != nil || creditChannels.count < Analyzer.maxCreditChannels else {
-            noteLimit(.tooManyCreditChannels(Analyzer.maxCreditChannels), frame: frame)
-            return
+        if !creditChannels.open(key, spsm: spsm, credits: credits) {
+            noteLimit(.tooManyCreditChannels(CreditChannelTable.maxChannels), frame: frame)
         }
-        creditChannels[key] = CreditChannelState(spsm: spsm, credits: credits)
     }
 
     /// K-frames on a dynamic LE credit-based channel.
     func processCreditFrame(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) -> Bool {
         let key = CreditKey(connection: index, direction: direction, cid: pdu.channel)
-        // Taken out of the table while it grows, so appending does not copy the partial SDU each time.
-        guard var state = creditChannels.removeValue(forKey: key) else { return false }
-        let payload = pdu.payload
-        state.credits -= 1
-        if state.credits < 0 {
+        guard let (spsm, out) = creditChannels.feed(key, .init(payload: pdu.payload, l2capBytes: pdu.bytes.count, firstFrame: pdu.firstFrame,
+                                                                frame: pdu.lastFrame, timestamp: timestamp)) else { return false }
+        if out.withoutCredit {
             findings.append(Finding(.warning, .init(code: "l2cap.no-credit",
                 message: "K-frame on \(hex(pdu.channel, width: 4)) sent without a credit"), frame: pdu.lastFrame))
-            state.credits = 0
         }
-        if state.credits == 0, state.stalledSince == nil { state.stalledSince = (pdu.lastFrame, timestamp) }
-        if state.sduExpected == 0 {
-            guard payload.count >= 2 else {
-                // A first K-frame too short for the SDU length: the channel stays open for the next one.
-                findings.append(Finding(.warning, .init(code: "l2cap.short-kframe",
-                    message: "first K-frame of an SDU on \(hex(pdu.channel, width: 4)) has \(payload.count) bytes, fewer than the 2-byte SDU length"),
-                    frame: pdu.lastFrame))
-                creditChannels[key] = state
-                return true
-            }
-            state.sduExpected = Int(payload[0]) | Int(payload[1]) << 8
-            state.sdu = Array(payload[2...])
-            state.firstFrame = pdu.firstFrame
-            state.kframeBytes = pdu.bytes.count
-        } else {
-            state.sdu += payload
-            state.kframeBytes += pdu.bytes.count
+        if out.tooShortToStart {
+            findings.append(Finding(.warning, .init(code: "l2cap.short-kframe",
+                message: "first K-frame of an SDU on \(hex(pdu.channel, width: 4)) has \(pdu.payload.count) bytes, fewer than the 2-byte SDU length"),
+                frame: pdu.lastFrame))
         }
-        if state.sdu.count >= state.sduExpected {
-            if state.spsm == L2CAPPSM.eatt.rawValue, let owner = states[index],
-               let c = owner.channels.channel(direction: direction, cid: pdu.channel), let b = owner.channelBearers[c] {
-                // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
-                let sdu = state.sdu
-                sdu.withUnsafeBytes { raw in
-                    processATT(ATTInput(payload: raw, frame: pdu.lastFrame, l2capBytes: state.kframeBytes, direction: direction, timestamp: timestamp,
-                                        cid: pdu.channel, bearer: owner.bearers[b]), connection: index, state: owner)
-                }
-            } else {
-                // A codec spec may match the channel's PSM: its SDUs are then decoded like attribute values.
-                let decoded = decodeCreditSDU(state.sdu, psm: state.spsm, cid: pdu.channel, direction: direction, frame: pdu.lastFrame)
-                if !observers.isEmpty, let owner = states[index] {
-                    // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
-                    let sdu = state.sdu, spsm = state.spsm, bytes = state.kframeBytes
-                    sdu.withUnsafeBytes { raw in
-                        var e = AttributeValueEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
-                                                    direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
-                                                    value: raw, decoded: decoded, l2capBytes: bytes, link: owner.link)
-                        e.psm = spsm
-                        for i in observers.indices { observers[i].observe(e) }
-                    }
-                }
-                guard options.timeline else { return finishSDU(&state, key: key, pdu: pdu) }
-                var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
-                                      layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
-                                      summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(state.spsm, width: 4)) \(state.sdu.count) bytes from frame \(state.firstFrame)")
-                e.value = state.sdu
-                e.decoded = decoded
-                emit(e)
-            }
-            return finishSDU(&state, key: key, pdu: pdu)
-        }
-        creditChannels[key] = state
-        return true
-    }
-
-    /// An SDU was handed on: checks its length and puts the channel back, ready for the next SDU.
-    func finishSDU(_ state: inout CreditChannelState, key: CreditKey, pdu: L2CAPPDU) -> Bool {
-        if state.sdu.count > state.sduExpected {
+        guard let sdu = out.sdu else { return true }
+        handOnSDU(sdu, spsm: spsm, pdu: pdu, connection: index, direction: direction, timestamp: timestamp)
+        if sdu.bytes.count > sdu.announced {
             findings.append(Finding(.warning, .init(code: "l2cap.sdu-too-long",
-                message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(state.sduExpected) bytes"), frame: pdu.lastFrame))
+                message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(sdu.announced) bytes"), frame: pdu.lastFrame))
         }
-        state.sduExpected = 0
-        state.sdu = []
-        state.kframeBytes = 0
-        creditChannels[key] = state
         return true
+    }
+
+    /// A whole SDU: an ATT PDU on an enhanced ATT bearer, or a stream the observers see by PSM.
+    func handOnSDU(_ sdu: CreditChannelState.SDU, spsm: UInt16, pdu: L2CAPPDU, connection index: Int, direction: Direction,
+                   timestamp: Timestamp) {
+        if spsm == L2CAPPSM.eatt.rawValue, let owner = states[index],
+           let c = owner.channels.channel(direction: direction, cid: pdu.channel), let b = owner.channelBearers[c] {
+            // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
+            sdu.bytes.withUnsafeBytes { raw in
+                processATT(ATTInput(payload: raw, frame: pdu.lastFrame, l2capBytes: sdu.kframeBytes, direction: direction, timestamp: timestamp,
+                                    cid: pdu.channel, bearer: owner.bearers[b]), connection: index, state: owner)
+            }
+            return
+        }
+        // A codec spec may match the channel's PSM: its SDUs are then decoded like attribute values.
+        let decoded = decodeCreditSDU(sdu.bytes, psm: spsm, cid: pdu.channel, direction: direction, frame: pdu.lastFrame)
+        if !observers.isEmpty, let owner = states[index] {
+            // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
+            sdu.bytes.withUnsafeBytes { raw in
+                var e = AttributeValueEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
+                                            direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
+                                            value: raw, decoded: decoded, l2capBytes: sdu.kframeBytes, link: owner.link)
+                e.psm = spsm
+                for i in observers.indices { observers[i].observe(e) }
+            }
+        }
+        guard options.timeline else { return }
+        var e = TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+                              layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
+                              summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(spsm, width: 4)) \(sdu.bytes.count) bytes from frame \(sdu.firstFrame)")
+        e.value = sdu.bytes
+        e.decoded = decoded
+        emit(e)
     }
 }
 
-struct CreditKey: Hashable {
-    var connection: Int
-    var direction: Direction
-    var cid: UInt16
-}

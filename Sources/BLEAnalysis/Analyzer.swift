@@ -64,7 +64,7 @@ public final class Analyzer {
     public internal(set) var connections: [Connection] = []
     public internal(set) var counters = AnalysisCounters()
     /// Controller ACL buffers from (LE) Read Buffer Size, per controller: (packet length, packets).
-    public internal(set) var aclBuffers: [UInt16: (length: Int, packets: Int)] = [:]
+    public var aclBuffers: [UInt16: (length: Int, packets: Int)] { buffers.sizes }
 
     /// Receives timeline events in frame order (after pairing).
     public var onEvent: ((TimelineEvent) -> Void)?
@@ -76,12 +76,6 @@ public final class Analyzer {
         var handle: UInt16
     }
 
-    struct PendingCommand {
-        var frame: Int
-        var timestamp: Timestamp
-        var eventID: Int?
-    }
-
     var active: [ConnectionKey: Int] = [:]
     /// Per-connection decoding state (reassemblers, ATT bearer), parallel to `connections`; nil once closed.
     var states: [ConnectionState?] = []
@@ -91,7 +85,7 @@ public final class Analyzer {
     /// hashing the key for every ACL packet and completed-packets entry showed in profiles.
     var activeSlots = [(key: ConnectionKey, index: Int)](repeating: (ConnectionKey(controller: .max, handle: .max), 0), count: 32)
     var lastIndex = 0
-    var pendingCommands: [UInt32: PendingCommand] = [:]  // controller << 16 | opcode
+    var commands = HCICommandPairing()
     var queue: EventQueue
     var lastFrame = 0
     var lastTimestamp = Timestamp(microseconds: 0)
@@ -104,34 +98,25 @@ public final class Analyzer {
     var linkLayer = LinkLayerTracker()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
+    var findingsBound = FindingsBound()
     /// Bounded findings: at most this many of each kind are kept.
-    public var keptFindingsPerCode = 1000
-    var findingsCompactionThreshold = 20_000
-    var keptPerCode: [String: Int] = [:]
-    var compactedPrefix = 0
-    var suppressedFindings: [String: (count: Int, firstFrame: Int?)] = [:]
-    /// ACL packets handed to each controller and not yet completed, across its connections.
-    var controllerInFlight: [UInt16: Int] = [:]
-    /// The connection whose send filled a controller's buffer, while it stays full.
-    var queueFullBy: [UInt16: Int] = [:]
-    var creditChannels: [CreditKey: CreditChannelState] = [:]
-    var pendingCreditSPSM: [Int: UInt16] = [:]
+    public var keptFindingsPerCode: Int {
+        get { findingsBound.keptPerCode }
+        set { findingsBound.keptPerCode = newValue }
+    }
+    var buffers = ControllerBuffers()
+    var creditChannels = CreditChannelTable()
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
     /// a hostile capture with a Connection Complete per record would otherwise grow it without end.
     public var maxRetainedConnections = 65_536
-    /// Bound on open LE credit-based channels (each may hold a partial SDU of up to 64 KiB).
-    static let maxCreditChannels = 1024
-    /// Limits already reported (each once): keeps findings flat too.
-    var limitsNoted = Set<String>()
-    /// L2CAP payload bytes fed since the held bytes were last counted (``enforceHeldBytes(frame:)``).
-    var fedSinceHeldCheck = 0
-    /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
+    var heldBudget: HeldBytesBudget
     /// What was carried against what was decoded, per connection and for the capture; set by ``finish()``.
     public internal(set) var decodeHealth = DecodeHealth()
     /// ACL packets on the Qualcomm controller-log handle (``Analyzer/vendorTraceHandle``) outside any connection.
     var vendorTrace = VendorTrace()
-    public internal(set) var heldBytesSheds = 0
-    public internal(set) var heldBytesDropped = 0
+    /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
+    public var heldBytesSheds: Int { heldBudget.sheds }
+    public var heldBytesDropped: Int { heldBudget.dropped }
 
     /// Receives every air record blescope decrypted with a key, rewritten in the clear (frame, record bytes):
     /// what `convert --decrypt` writes in place of the encrypted record.
@@ -146,12 +131,13 @@ public final class Analyzer {
 
     /// Records a `limit.*` finding the first time the bound is hit.
     func noteLimit(_ kind: FindingKind, frame: Int) {
-        if limitsNoted.insert(kind.code).inserted { findings.append(Finding(.warning, kind, frame: frame)) }
+        if findingsBound.firstTime(kind) { findings.append(Finding(.warning, kind, frame: frame)) }
     }
 
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
         queue = EventQueue(capacity: options.queueCapacity)
+        heldBudget = HeldBytesBudget(limit: options.maxHeldBytes)
         keyStore = LinkKeyStore(options.keys)
         linkLayer.keyStore = keyStore
     }
@@ -178,28 +164,7 @@ public final class Analyzer {
             break
         }
         if options.timeline { queue.drain(now: record.timestamp) { onEvent?($0) } }
-        if findings.count > findingsCompactionThreshold { compactFindings() }
-    }
-
-    /// Keeps memory flat on damaged or hostile captures: beyond `keptFindingsPerCode` findings of one
-    /// kind, only a count (and the first frame) is kept; ``finish()`` reports what was left out.
-    func compactFindings() {
-        var kept = Array(findings[0..<compactedPrefix])
-        var perCode: [String: Int] = keptPerCode
-        for f in findings[compactedPrefix...] {
-            let n = perCode[f.kind.code, default: 0]
-            if n < keptFindingsPerCode {
-                kept.append(f)
-                perCode[f.kind.code] = n + 1
-            } else {
-                suppressedFindings[f.kind.code, default: (0, f.frame)].count += 1
-            }
-        }
-        keptPerCode = perCode
-        // Findings already kept stay at the front; the next compaction only looks at new ones.
-        findings = kept
-        compactedPrefix = findings.count
-        findingsCompactionThreshold = findings.count + 10_000
+        if findings.count > findingsBound.threshold { findingsBound.compact(&findings) }
     }
 
     /// Ends the pass: reports what was left open and flushes the timeline.
@@ -212,10 +177,9 @@ public final class Analyzer {
         }
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
         findings += decodeHealth.findings
-        for (_, pending) in pendingCommands.sorted(by: { $0.value.frame < $1.value.frame }) {
+        for pending in commands.takeUnanswered() {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
         }
-        pendingCommands.removeAll()
         for state in states {
             guard let state else { continue }
             for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
@@ -224,11 +188,8 @@ public final class Analyzer {
         }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
         queue.drain(now: nil, force: true) { onEvent?($0) }
-        compactFindings()
-        for (code, s) in suppressedFindings.sorted(by: { $0.key < $1.key }) {
-            findings.append(Finding(.info, FindingKind(code: "limit.findings",
-                message: "\(s.count) more \(code) findings not listed (the first \(keptFindingsPerCode) are)"), frame: s.firstFrame))
-        }
+        findingsBound.compact(&findings)
+        findings += findingsBound.omissions()
         findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
         resolvePeerIdentities()
     }
@@ -359,8 +320,7 @@ public final class Analyzer {
             }
         }
         states[index] = nil
-        if !creditChannels.isEmpty { creditChannels = creditChannels.filter { $0.key.connection != index } }
-        pendingCreditSPSM.removeValue(forKey: index)
+        creditChannels.close(connection: index)
         if let peer = connections[index].peerAddress, !connections[index].gatt.isEmpty, connections[index].gatt.source == .discovery {
             databasesByPeer[peer] = connections[index].gatt
         }
@@ -379,36 +339,21 @@ extension Analyzer {
     public var heldBytes: Int {
         var total = 0
         for state in states { if let state { total += state.heldBytes } }
-        for c in creditChannels.values { total += c.sdu.count }
+        total += creditChannels.heldBytes
         return total
     }
 
-    /// Called as L2CAP bytes are fed: every `maxHeldBytes / 8` bytes, counts what is held and, past the bound,
-    /// drops the partial work of every connection and channel (the largest holders first, until half the
-    /// budget is free), with one `limit.held-bytes` finding. Held bytes count buffer capacities, which grow by
-    /// doubling, so between two checks they can reach about twice the bound; memory stays flat either way.
+    /// Counts what is held (``HeldBytesBudget``) and, past the bound, drops the partial work of the largest holders
+    /// (connections, then every credit-based channel if that is not enough), with one `limit.held-bytes` finding.
     func enforceHeldBytes(frame: Int) {
-        fedSinceHeldCheck = 0
-        var total = heldBytes
-        guard total > options.maxHeldBytes else { return }
+        let shedding = heldBudget.check(held: heldBytes) {
+            states.indices.compactMap { i in states[i].flatMap { $0.heldBytes > 0 ? .init(bytes: $0.heldBytes, index: i) : nil } }
+        }
+        guard let shedding else { return }
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
-        heldBytesSheds += 1
-        var holders: [(bytes: Int, index: Int)] = []
-        for (i, state) in states.enumerated() {
-            if let held = state?.heldBytes, held > 0 { holders.append((held, i)) }
-        }
-        holders.sort { $0.bytes > $1.bytes }
-        for h in holders where total > options.maxHeldBytes / 2 {
-            states[h.index]?.shed()
-            total -= h.bytes
-            heldBytesDropped += h.bytes
-        }
-        if total > options.maxHeldBytes / 2 {
-            for key in creditChannels.keys where creditChannels[key]!.sdu.count > 0 {
-                heldBytesDropped += creditChannels[key]!.sdu.count
-                creditChannels[key]!.sdu = []
-                creditChannels[key]!.sduExpected = 0
-            }
+        for i in shedding.holders { states[i]?.shed() }
+        if shedding.rest {
+            heldBudget.droppedElsewhere(creditChannels.dropAll())
         }
     }
 }
@@ -500,7 +445,7 @@ final class ConnectionState {
     /// Bytes this connection holds for unfinished PDUs, long reads and prepared writes.
     var heldBytes: Int {
         var total = tx.bufferedBytes + rx.bufferedBytes + unknown.bufferedBytes
-        for b in allBearers { total += (b.longRead?.value.count ?? 0) + b.prepared.reduce(0) { $0 + $1.value.count } }
+        for b in allBearers { total += b.heldBytes }
         return total
     }
 
@@ -509,10 +454,7 @@ final class ConnectionState {
         tx.abandon()
         rx.abandon()
         unknown.abandon()
-        for b in allBearers {
-            b.longRead = nil
-            b.prepared = []
-        }
+        for b in allBearers { b.shed() }
     }
 
     func finishReassembly(findings: inout [Finding], frame: Int) {

@@ -1,4 +1,5 @@
 import BLECore
+import BLEProtocols
 
 /// A value of a link parameter from a frame on.
 public struct Change<Value: Hashable & Sendable>: Hashable, Sendable {
@@ -23,7 +24,7 @@ public struct ConnectionParameters: Hashable, Sendable {
 
     public var intervalMicroseconds: Int { Int(interval) * 1250 }
     public var description: String {
-        "interval \(String(fractionDigits: 2, Double(interval) * 1.25)) ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
+        "interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(interval))) ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
     }
 }
 

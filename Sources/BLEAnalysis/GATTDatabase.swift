@@ -1,4 +1,5 @@
 import BLECore
+import BLEProtocols
 
 /// Characteristic properties (Core Spec Vol 3, Part G, 3.3.1.1).
 public struct CharacteristicProperties: OptionSet, Hashable, Sendable, CustomStringConvertible {
@@ -121,11 +122,11 @@ public struct GATTDatabase: Hashable, Sendable {
     public func role(of handle: UInt16) -> Role? {
         if let c = characteristics.first(where: { $0.valueHandle == handle }) { return .value(c) }
         if let t = attributeTypes[handle] {
-            if [0x2800, 0x2801, 0x2802, 0x2803].contains(t.uuid16 ?? 0) { return .declaration(t) }
+            if GATTAttributeType.declarations.contains(t.uuid16 ?? 0) { return .declaration(t) }
             return .descriptor(uuid: t, of: characteristic(owning: handle))
         }
-        if characteristics.contains(where: { $0.declarationHandle == handle }) { return .declaration(BluetoothUUID(uuid16: 0x2803)) }
-        if services.contains(where: { $0.startHandle == handle }) { return .declaration(BluetoothUUID(uuid16: 0x2800)) }
+        if characteristics.contains(where: { $0.declarationHandle == handle }) { return .declaration(BluetoothUUID(uuid16: GATTAttributeType.characteristic)) }
+        if services.contains(where: { $0.startHandle == handle }) { return .declaration(BluetoothUUID(uuid16: GATTAttributeType.primaryService)) }
         return nil
     }
 

@@ -671,14 +671,14 @@ public final class CaptureAnonymizer {
             var actions: [Action] = []
             var q = 2
             while q + entry <= length {
-                if type == 0x2803, q + entry <= sdu.count, entry == 7 || entry == 21 {
+                if type == GATTAttributeType.characteristic, q + entry <= sdu.count, entry == 7 || entry == 21 {
                     // Characteristic declaration: properties, value handle, UUID.
                     if entry == 7, u16(sdu, q + 5) == 0x2A00, let h = u16(sdu, q + 3) {
                         state.deviceNameHandles[connection, default: []].insert(UInt16(h))
                     }
                 } else if type == 0x2A00 {
                     actions.append(Action(range: q + 2, q + entry, kind: .name))
-                } else if let type, !(0x2800...0x2803).contains(type) {
+                } else if let type, !GATTAttributeType.declarations.contains(type) {
                     actions.append(Action(range: q + 2, q + entry, kind: .value))
                 }
                 q += entry

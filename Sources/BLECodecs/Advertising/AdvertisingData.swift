@@ -229,7 +229,7 @@ public enum ADElement: Hashable, Sendable, CustomStringConvertible {
         case let .localName(n, complete): return "\(complete ? "Complete" : "Shortened") local name: \"\(n)\""
         case let .txPowerLevel(p): return "TX power level: \(p) dBm"
         case let .peripheralConnectionIntervalRange(lo, hi):
-            func ms(_ v: UInt16) -> String { v == 0xFFFF ? "any" : String(fractionDigits: 2, Double(v) * 1.25) + " ms" }
+            func ms(_ v: UInt16) -> String { v == 0xFFFF ? "any" : String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(v)) + " ms" }
             return "Peripheral connection interval: \(ms(lo))–\(ms(hi))"
         case let .serviceData(sd):
             if let e = sd.eddystone { return e.description }

@@ -91,6 +91,8 @@ public struct ATTOpcode: RawRepresentable, Hashable, Sendable, CustomStringConve
     }
 
     public var name: String? { ATTTable.entries[rawValue]?.name }
+    /// Where the PDU holds its one attribute value, for the opcodes whose PDU carries one (``ATTTable``); nil otherwise.
+    @inlinable public var valueLayout: ATTValueLayout? { ATTTable.valueLayouts[Int(rawValue)] }
     public var description: String { name ?? "ATTOpcode(\(hex(rawValue)))" }
 }
 
@@ -154,7 +156,8 @@ public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
 
 /// The opcode and (when the PDU names one) attribute handle of an ATT PDU, read without allocating.
 ///
-/// The analyzer's hot path: `ATTHeader(parsing: &reader)` or `ATTHeader.opcode(of: buffer)`.
+/// The analyzer's hot path: `ATTHeader(parsing: &reader)` or `ATTHeader.opcode(of: buffer)`; for the value of a
+/// notification, indication or write, `opcode.valueLayout?.value(in: buffer)`.
 public struct ATTHeader: Hashable, Sendable {
     public var opcode: ATTOpcode
     /// The attribute handle for PDUs that carry one handle (read, read blob, write, prepare write,
@@ -172,6 +175,14 @@ public struct ATTHeader: Hashable, Sendable {
             let i = off &- 1
             if rest.count >= i &+ 2 { handle = UInt16(rest[i]) | UInt16(rest[i &+ 1]) << 8 }
         }
+    }
+
+    /// The header of the ATT PDU starting at `pdu[0]`, nil for an empty buffer.
+    @inlinable public init?(of pdu: UnsafeRawBufferPointer) {
+        guard let first = pdu.first else { return nil }
+        opcode = ATTOpcode(rawValue: first)
+        handle = nil
+        if let off = opcode.handleOffset, pdu.count >= off &+ 2 { handle = UInt16(pdu[off]) | UInt16(pdu[off &+ 1]) << 8 }
     }
 
     /// The opcode of the ATT PDU starting at `buffer[0]`, nil for an empty buffer.

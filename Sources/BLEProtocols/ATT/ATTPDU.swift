@@ -280,16 +280,45 @@ public enum ATTPDU: WireCodable, CustomStringConvertible {
 
 public typealias ATTDecoder = @Sendable (inout ByteReader) throws(DecodeError) -> ATTPDU
 
-/// One row of the ATT table: name, parameter size after the opcode (fixed or minimum), decoder.
+/// One row of the ATT table: name, parameter size after the opcode (fixed or minimum), where a single attribute value
+/// lies (for the PDUs that carry one), decoder.
 public struct ATTOpcodeInfo: Sendable {
     public var name: String
     /// Parameter bytes after the opcode: the exact size when `fixed`, the minimum otherwise.
     public var size: Int
     public var fixed: Bool
+    /// For a PDU that carries one whole attribute value after its handle: where the value lies; nil for the others.
+    public var valueLayout: ATTValueLayout?
     public var decode: ATTDecoder
-    init(_ name: String, size: Int, fixed: Bool, _ decode: @escaping ATTDecoder) {
+    /// `valueTrailer`: the PDU is handle(2) value, followed by this many bytes that are not the value.
+    init(_ name: String, size: Int, fixed: Bool, valueTrailer: Int? = nil, _ decode: @escaping ATTDecoder) {
         self.name = name; self.size = size; self.fixed = fixed; self.decode = decode
+        valueLayout = valueTrailer.map { ATTValueLayout(minimumSize: 1 + size, trailer: $0) }
     }
+}
+
+/// Where a PDU that carries one whole attribute value holds it: opcode(1) handle(2) value, then `trailer` bytes
+/// (Write Request, Write Command, Handle Value Notification and Indication: none; Signed Write Command: the 12-byte
+/// authentication signature, Core Spec Vol 3, Part F, 3.4.5.4). Read from ``ATTTable``, so the analyzer's fast path
+/// finds a value without a typed decode and without a rule of its own.
+public struct ATTValueLayout: Hashable, Sendable {
+    /// The shortest such PDU, opcode included (1 + the table's minimum parameter size).
+    public var minimumSize: Int
+    public var trailer: Int
+
+    /// The handle and the value's byte range in `pdu` (opcode at 0); nil when `pdu` is shorter than ``minimumSize``
+    /// (then the typed decoder would refuse it).
+    @inlinable @inline(__always) public func value(in pdu: UnsafeRawBufferPointer) -> ATTValueSpan? {
+        guard pdu.count >= minimumSize else { return nil }
+        return ATTValueSpan(handle: UInt16(pdu[1]) | UInt16(pdu[2]) << 8, range: 3..<(pdu.count &- trailer))
+    }
+}
+
+/// The attribute handle of a value-carrying PDU and where its value lies in the PDU's bytes.
+public struct ATTValueSpan: Hashable, Sendable {
+    public var handle: UInt16
+    public var range: Range<Int>
+    @inlinable public init(handle: UInt16, range: Range<Int>) { self.handle = handle; self.range = range }
 }
 
 /// The ATT table (Core Spec 5.4 Vol 3, Part F, 3.4.8): every opcode with its name, size and decoder.
@@ -380,7 +409,7 @@ public enum ATTTable {
             }
             return .readByGroupTypeResponse(list)
         },
-        0x12: .init("Write Request", size: 2, fixed: false) { input throws(DecodeError) in
+        0x12: .init("Write Request", size: 2, fixed: false, valueTrailer: 0) { input throws(DecodeError) in
             .writeRequest(handle: try UInt16(parsingLittleEndian: &input), value: input.readRemaining())
         },
         0x13: .init("Write Response", size: 0, fixed: true) { _ throws(DecodeError) in .writeResponse },
@@ -396,10 +425,10 @@ public enum ATTTable {
             .executeWriteRequest(flags: try input.readUInt8())
         },
         0x19: .init("Execute Write Response", size: 0, fixed: true) { _ throws(DecodeError) in .executeWriteResponse },
-        0x1B: .init("Handle Value Notification", size: 2, fixed: false) { input throws(DecodeError) in
+        0x1B: .init("Handle Value Notification", size: 2, fixed: false, valueTrailer: 0) { input throws(DecodeError) in
             .handleValueNotification(handle: try UInt16(parsingLittleEndian: &input), value: input.readRemaining())
         },
-        0x1D: .init("Handle Value Indication", size: 2, fixed: false) { input throws(DecodeError) in
+        0x1D: .init("Handle Value Indication", size: 2, fixed: false, valueTrailer: 0) { input throws(DecodeError) in
             .handleValueIndication(handle: try UInt16(parsingLittleEndian: &input), value: input.readRemaining())
         },
         0x1E: .init("Handle Value Confirmation", size: 0, fixed: true) { _ throws(DecodeError) in .handleValueConfirmation },
@@ -424,15 +453,18 @@ public enum ATTTable {
             }
             return .multipleHandleValueNotification(list)
         },
-        0x52: .init("Write Command", size: 2, fixed: false) { input throws(DecodeError) in
+        0x52: .init("Write Command", size: 2, fixed: false, valueTrailer: 0) { input throws(DecodeError) in
             .writeCommand(handle: try UInt16(parsingLittleEndian: &input), value: input.readRemaining())
         },
-        0xD2: .init("Signed Write Command", size: 14, fixed: false) { input throws(DecodeError) in
+        0xD2: .init("Signed Write Command", size: 14, fixed: false, valueTrailer: 12) { input throws(DecodeError) in
             let handle = try UInt16(parsingLittleEndian: &input)
             let value = try input.readArray(input.remaining - 12)
             return .signedWriteCommand(handle: handle, value: value, signature: try input.readArray(12))
         },
     ]
+
+    /// ``ATTOpcodeInfo/valueLayout`` by opcode value, as a flat array for the per-PDU path (no hashing).
+    public static let valueLayouts: [ATTValueLayout?] = (0...255).map { entries[UInt8($0)]?.valueLayout }
 
     static func typeRequest(_ input: inout ByteReader) throws(DecodeError) -> ATTTypeRequest {
         let range = try ATTHandleRange(parsing: &input)

@@ -133,7 +133,7 @@ public struct LEPHY: RawRepresentable, Hashable, Sendable, CustomStringConvertib
 /// Formatting helpers for summaries of HCI values in their spec units.
 enum Units {
     /// Connection interval units of 1.25 ms → `30.00 ms`.
-    static func interval1250(_ v: UInt16) -> String { String(fractionDigits: 2, Double(v) * 1.25) + " ms" }
+    static func interval1250(_ v: UInt16) -> String { String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(v)) + " ms" }
     /// Advertising/scan units of 0.625 ms → `100.000 ms`.
     static func interval625(_ v: UInt16) -> String { String(fractionDigits: 3, Double(v) * 0.625) + " ms" }
     /// Supervision timeout units of 10 ms → `4000 ms`.

@@ -263,7 +263,7 @@ public enum LLControlPDU: Hashable, Sendable {
         let name = opcode.name
         switch self {
         case .connectionUpdateInd(let u):
-            return "\(name) interval \(String(fractionDigits: 2, Double(u.interval) * 1.25)) ms latency \(u.latency) timeout \(Int(u.timeout) * 10) ms instant \(u.instant)"
+            return "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(u.interval))) ms latency \(u.latency) timeout \(Int(u.timeout) * 10) ms instant \(u.instant)"
         case .channelMapInd(let m, let i): return "\(name) \((m & 0x1F_FFFF_FFFF).nonzeroBitCount) channels instant \(i)"
         case .terminateInd(let e), .rejectInd(let e): return "\(name) error \(hex(e))"
         case .encReq(_, let ediv, _, _): return "\(name) EDIV \(hex(ediv))"
@@ -271,7 +271,7 @@ public enum LLControlPDU: Hashable, Sendable {
         case .featureReq(let f), .featureRsp(let f), .peripheralFeatureReq(let f): return "\(name) features \(hex(f))"
         case .versionInd(let v, let c, let s): return "\(name) version \(v) company \(hex(c)) subversion \(hex(s))"
         case .connectionParamReq(let p), .connectionParamRsp(let p):
-            return "\(name) interval \(String(fractionDigits: 2, Double(p.intervalMin) * 1.25))–\(String(fractionDigits: 2, Double(p.intervalMax) * 1.25)) ms latency \(p.latency) timeout \(Int(p.timeout) * 10) ms"
+            return "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMin)))–\(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMax))) ms latency \(p.latency) timeout \(Int(p.timeout) * 10) ms"
         case .rejectExtInd(let o, let e): return "\(name) \(o.name) error \(hex(e))"
         case .lengthReq(let l), .lengthRsp(let l):
             return "\(name) rx \(l.maxRxOctets)/\(l.maxRxTime) µs tx \(l.maxTxOctets)/\(l.maxTxTime) µs"

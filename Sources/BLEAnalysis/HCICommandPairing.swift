@@ -1,0 +1,52 @@
+import BLECore
+import BLEProtocols
+
+/// Pairs HCI commands with the Command Complete or Command Status that answers them (Core Spec Vol 4, Part E, 4.4;
+/// 7.7.14–15), per controller and opcode: a command sent again before its answer was never answered.
+struct HCICommandPairing {
+    /// A command waiting for its answer.
+    struct Pending {
+        var frame: Int
+        var timestamp: Timestamp
+        /// Its timeline event, held in the queue until the answer fills in the response frame.
+        var eventID: Int?
+    }
+
+    /// What sending a command did.
+    struct Sent {
+        /// The same command, still waiting: it was never answered.
+        var unanswered: Pending?
+        /// Too many commands waiting (``maxPending``): this one is not paired.
+        var refused = false
+    }
+
+    /// Bound on the commands waiting at once (a capture of commands without events must not grow the table).
+    static let maxPending = 1024
+
+    private var pending: [UInt32: Pending] = [:]
+
+    private static func key(_ controller: UInt16, _ opcode: HCICommand) -> UInt32 { UInt32(controller) << 16 | UInt32(opcode.rawValue) }
+
+    /// A command sent to `controller`.
+    mutating func feed(_ opcode: HCICommand, controller: UInt16, _ command: Pending) -> Sent {
+        let key = Self.key(controller, opcode)
+        var sent = Sent(unanswered: pending[key])
+        if pending.count < Self.maxPending {
+            pending[key] = command
+        } else {
+            sent.refused = true
+        }
+        return sent
+    }
+
+    /// A Command Complete or Command Status from `controller` for `opcode`: the command it answers, no longer waiting.
+    mutating func answer(_ opcode: HCICommand, controller: UInt16) -> Pending? {
+        pending.removeValue(forKey: Self.key(controller, opcode))
+    }
+
+    /// The commands still waiting, in frame order; none wait afterwards (the end of the capture).
+    mutating func takeUnanswered() -> [Pending] {
+        defer { pending.removeAll() }
+        return pending.values.sorted { $0.frame < $1.frame }
+    }
+}
