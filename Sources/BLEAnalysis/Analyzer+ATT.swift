@@ -139,9 +139,10 @@ extension Analyzer {
     /// ``deliverValue(_:kind:handle:typeHint:in:event:)`` need besides the PDU and the value.
     struct ATTContext {
         var connection: Int
-        /// unowned(unsafe), as the closures in `feedL2CAP`: the analyzer holds the state for the whole PDU, and a strong
-        /// reference would cost reference counts per value.
-        unowned(unsafe) var state: ConnectionState
+        /// A strong reference: `unowned(unsafe)` here (to save a reference count per value) crashed the analyzer with a
+        /// bad pointer when the timeline was rendered on a second thread (BackgroundTimelineJSONTests, every run), so
+        /// some context outlived its state.
+        var state: ConnectionState
         /// The database that serves the PDU (``serverDatabase(_:_:)``).
         var db: GATTSide
         var direction: Direction
