@@ -35,26 +35,35 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
     ],
     targets: [
-        .systemLibrary(name: "CPcap", pkgConfig: "libpcap",
-                       providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
-                       providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
-                       providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+        .systemLibrary(
+            name: "CPcap", pkgConfig: "libpcap",
+            providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]),
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
         .target(name: "BLECore"),
         .target(name: "BLESecurity", dependencies: ["BLECore", "COpenSSL"], swiftSettings: releaseSpeed),
         .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"], swiftSettings: releaseSpeed),
         .target(name: "BLEProtocols", dependencies: ["BLECore", "BLECapture"]),
-        .target(name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", .product(name: "Yams", package: "Yams")],
-                exclude: ["Declarative/SPEC_FORMAT.md"]),
-        .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLESecurity", "BLEProtocols", "BLECodecs", .product(name: "Yams", package: "Yams")],
-                swiftSettings: releaseSpeed),
-        .target(name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"],
-                swiftSettings: releaseSpeed),
-        .executableTarget(name: "blescope", dependencies: [
-            "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .target(
+            name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", .product(name: "Yams", package: "Yams")],
+            exclude: ["Declarative/SPEC_FORMAT.md"]),
+        .target(
+            name: "BLEAnalysis",
+            dependencies: ["BLECore", "BLECapture", "BLESecurity", "BLEProtocols", "BLECodecs", .product(name: "Yams", package: "Yams")],
+            swiftSettings: releaseSpeed),
+        .target(
+            name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"],
+            swiftSettings: releaseSpeed),
+        .executableTarget(
+            name: "blescope",
+            dependencies: [
+                "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .target(name: "BLETestSupport", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLESecurity"]),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
         .testTarget(name: "BLESecurityTests", dependencies: ["BLESecurity", "BLECore", "BLETestSupport"]),

@@ -5,7 +5,9 @@
 # swift-format ships with the Swift 6 toolchains (`swift format`); a standalone `swift-format` is used otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if swift format --version >/dev/null 2>&1; then fmt=(swift format); else fmt=(swift-format); fi
+if swift format --version >/dev/null 2>&1; then fmt=(swift format)
+elif command -v swift-format >/dev/null 2>&1; then fmt=(swift-format)
+else echo "format: no swift-format (it ships with Swift 6 toolchains as \`swift format\`)" >&2; exit 2; fi
 paths=(Sources Tests Package.swift)
 case "${1:-}" in
   --check)

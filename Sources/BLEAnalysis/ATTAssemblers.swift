@@ -53,7 +53,8 @@ struct LongReadAssembler {
         switch input.pdu {
         case .readResponse(let value):
             guard let handle = input.requestHandle else { return nil }
-            current = value.count >= input.mtu - 1
+            current =
+                value.count >= input.mtu - 1
                 ? LongRead(handle: handle, value: value, frames: [input.requestFrame, input.frame], direction: input.direction) : nil
             return nil
         case .readBlobRequest(let handle, let offset):

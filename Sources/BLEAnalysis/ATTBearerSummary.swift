@@ -21,14 +21,17 @@ extension Connection {
     public var attBearers: [ATTBearerSummary] {
         var list = isLE ? [ATTBearerSummary(kind: .leFixed, txCID: 0x0004, rxCID: 0x0004, mtu: currentMTU, openFrame: nil)] : []
         for c in channels {
-            let kind: ATTBearerKind? = switch (c.psm, c.mode) {
-            case (.att, .basic): .bredr
-            case (.eatt, .enhancedCredit): .eatt
-            default: nil
-            }
+            let kind: ATTBearerKind? =
+                switch (c.psm, c.mode) {
+                case (.att, .basic): .bredr
+                case (.eatt, .enhancedCredit): .eatt
+                default: nil
+                }
             guard let kind else { continue }
-            list.append(ATTBearerSummary(kind: kind, txCID: c.cid(sentIn: .tx), rxCID: c.cid(sentIn: .rx), mtu: c.commonMTU,
-                                         openFrame: c.openFrame))
+            list.append(
+                ATTBearerSummary(
+                    kind: kind, txCID: c.cid(sentIn: .tx), rxCID: c.cid(sentIn: .rx), mtu: c.commonMTU,
+                    openFrame: c.openFrame))
         }
         return list
     }

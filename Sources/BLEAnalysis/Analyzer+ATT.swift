@@ -90,13 +90,17 @@ extension Analyzer {
     /// A PDU on any other CID: an ATT bearer over BR/EDR (basic mode, PSM 0x001F), a K-frame of a credit-based
     /// channel (EATT SDUs go on to ATT), a channel known by its PSM whose protocol blescope does not decode, or a
     /// CID no decoder claims (counted for the decode health).
-    func processDynamicChannel(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState?) {
+    func processDynamicChannel(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState?)
+    {
         let cid = pdu.channel
         if let state, let c = state.channels.channel(direction: direction, cid: cid), let b = state.channelBearers[c],
-           state.channels.channels[c].mode == .basic {
+            state.channels.channels[c].mode == .basic
+        {
             state.decode.att &+= 1
-            processATT(ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
-                                timestamp: timestamp, cid: cid, bearer: state.bearers[b]), connection: index, state: state)
+            processATT(
+                ATTInput(
+                    payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
+                    timestamp: timestamp, cid: cid, bearer: state.bearers[b]), connection: index, state: state)
             return
         }
         if processCreditFrame(pdu, connection: index, direction: direction, timestamp: timestamp) {
@@ -112,9 +116,13 @@ extension Analyzer {
         }
         if options.timeline {
             var name = L2CAPCID(cid).description
-            if let state, let c = state.channels.channel(direction: direction, cid: cid) { name += " " + state.channels.channels[c].psm.description }
-            emit(TimelineEvent(frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
-                               layer: .l2cap, code: UInt32(cid), name: name, summary: "\(pdu.payload.count) bytes"))
+            if let state, let c = state.channels.channel(direction: direction, cid: cid) {
+                name += " " + state.channels.channels[c].psm.description
+            }
+            emit(
+                TimelineEvent(
+                    frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+                    layer: .l2cap, code: UInt32(cid), name: name, summary: "\(pdu.payload.count) bytes"))
         }
     }
 
@@ -153,9 +161,11 @@ extension Analyzer {
     }
 
     @inline(__always)
-    func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state given: ConnectionState? = nil) {
-        processATT(ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
-                   connection: index, state: given)
+    func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state given: ConnectionState? = nil)
+    {
+        processATT(
+            ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
+            connection: index, state: given)
     }
 
     func processATT(_ input: ATTInput, connection index: Int, state given: ConnectionState? = nil) {
@@ -172,8 +182,9 @@ extension Analyzer {
         let method = opcode.method
         let db = Self.serverDatabase(method, direction)
         guard let state = given ?? states[index] else { return }
-        let context = ATTContext(connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
-                                 l2capBytes: input.l2capBytes)
+        let context = ATTContext(
+            connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
+            l2capBytes: input.l2capBytes)
         // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
         // where such a PDU holds its value (``ATTValueLayout``), and it goes to the observers from there.
         let layout = options.timeline ? nil : opcode.valueLayout
@@ -182,8 +193,9 @@ extension Analyzer {
             // Nothing to pair and no event to build.
             checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
             var none: TimelineEvent? = nil
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
-                         handle: inPlace.handle, in: context, event: &none)
+            deliverValue(
+                UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
+                handle: inPlace.handle, in: context, event: &none)
             return
         }
         processATT(input, opcode: opcode, method: method, decode: layout == nil, inPlace: inPlace, in: context)
@@ -192,8 +204,10 @@ extension Analyzer {
     /// The rest of ``processATT(_:connection:state:)``: decode, timeline event, pairing, state changes. Kept out of line so
     /// the bulk of a statistics pass (above) does not pay for this part's large stack frame.
     @inline(never)
-    func processATT(_ input: ATTInput, opcode: ATTOpcode, method: ATTMethodType, decode: Bool, inPlace: ATTValueSpan?,
-                    in context: ATTContext) {
+    func processATT(
+        _ input: ATTInput, opcode: ATTOpcode, method: ATTMethodType, decode: Bool, inPlace: ATTValueSpan?,
+        in context: ATTContext
+    ) {
         let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
         let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
         let bearer = input.bearer ?? state.bearer
@@ -214,8 +228,9 @@ extension Analyzer {
 
         var event: TimelineEvent? = nil
         if options.timeline {
-            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: state.handle, direction: direction, layer: .att,
-                                  code: UInt32(first), name: opcode.description, summary: Self.summary(typed, opcode: opcode, payload: payload))
+            var e = TimelineEvent(
+                frame: frame, timestamp: timestamp, connection: state.handle, direction: direction, layer: .att,
+                code: UInt32(first), name: opcode.description, summary: Self.summary(typed, opcode: opcode, payload: payload))
             e.handle = typed?.attributeHandle
             e.value = typed?.value
             if let typed {
@@ -235,7 +250,8 @@ extension Analyzer {
         if method == .request || method == .indication {
             let tkey = TransactionKey(direction: direction, indication: method == .indication)
             if let stale = bearer.pending[tkey] {
-                findings.append(Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
+                findings.append(
+                    Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
             }
             // A malformed request keeps the handle its bytes give only where its opcode carries one there (an Exchange MTU
@@ -256,11 +272,15 @@ extension Analyzer {
         } else if method == .response || method == .confirmation {
             let requestKey = TransactionKey(direction: direction.reversed, indication: method == .confirmation)
             if let p = bearer.pending.removeValue(forKey: requestKey),
-               opcode == .errorResponse || p.opcode.responseOpcode == opcode || (method == .confirmation && p.opcode == .handleValueIndication) {
+                opcode == .errorResponse || p.opcode.responseOpcode == opcode
+                    || (method == .confirmation && p.opcode == .handleValueIndication)
+            {
                 responseTo = p
                 let latency = timestamp.microseconds(since: p.timestamp)
                 if let id = p.eventID {
-                    queue.update(id) { $0.responseFrame = frame; $0.latency = latency }
+                    queue.update(id) {
+                        $0.responseFrame = frame; $0.latency = latency
+                    }
                     queue.settle(id)
                 }
                 event?.requestFrame = p.frame
@@ -276,15 +296,27 @@ extension Analyzer {
                     if var e = event { nameAttribute(&e, handle: h, connection: index, db: db); event = e }
                 }
             } else if let p = bearer.pending[requestKey] {
-                findings.append(Finding(.warning, .init(code: "att.unexpected-response",
-                    message: "ATT \(opcode) does not answer the outstanding \(p.opcode) (frame \(p.frame))"), frame: frame))
+                findings.append(
+                    Finding(
+                        .warning,
+                        .init(
+                            code: "att.unexpected-response",
+                            message: "ATT \(opcode) does not answer the outstanding \(p.opcode) (frame \(p.frame))"), frame: frame))
             } else if let (other, p) = state.pendingElsewhere(requestKey, answeredBy: opcode, except: bearer) {
                 // Core Spec Vol 3, Part F, 3.3.2 and 3.4.9: a response travels on the bearer of its request.
-                findings.append(Finding(.warning, .responseOnOtherBearer(opcode, on: bearer.kind, cid: input.cid, request: p.opcode,
-                                                                         requestBearer: other.kind, requestFrame: p.frame), frame: frame))
+                findings.append(
+                    Finding(
+                        .warning,
+                        .responseOnOtherBearer(
+                            opcode, on: bearer.kind, cid: input.cid, request: p.opcode,
+                            requestBearer: other.kind, requestFrame: p.frame), frame: frame))
             } else {
-                findings.append(Finding(.info, .init(code: "att.response-without-request",
-                    message: "ATT \(opcode) without a request in the capture"), frame: frame))
+                findings.append(
+                    Finding(
+                        .info,
+                        .init(
+                            code: "att.response-without-request",
+                            message: "ATT \(opcode) without a request in the capture"), frame: frame))
             }
         }
 
@@ -292,8 +324,9 @@ extension Analyzer {
             applyATT(typed, bearer: bearer, request: responseTo, in: context, event: &event)
         } else if let inPlace {
             // A request or indication read in place (statistics pass): paired above, its value goes to the observers.
-            deliverValue(UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode), handle: inPlace.handle,
-                         in: context, event: &event)
+            deliverValue(
+                UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode), handle: inPlace.handle,
+                in: context, event: &event)
         }
         if let e = event {
             let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
@@ -311,13 +344,21 @@ extension Analyzer {
     func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, bearer: ATTBearer? = nil, frame: Int) {
         if let bearer {
             guard let mtu = bearer.mtu, size > mtu else { return }
-            findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
-                message: "ATT \(opcode) of \(size) bytes exceeds the \(bearer.kind) bearer's ATT_MTU \(mtu)"), frame: frame))
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "att.pdu-exceeds-mtu",
+                        message: "ATT \(opcode) of \(size) bytes exceeds the \(bearer.kind) bearer's ATT_MTU \(mtu)"), frame: frame))
             return
         }
         guard size > state.mtu && (!state.inferred || state.mtuExchanged) else { return }
-        findings.append(Finding(.warning, .init(code: "att.pdu-exceeds-mtu",
-            message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
+        findings.append(
+            Finding(
+                .warning,
+                .init(
+                    code: "att.pdu-exceeds-mtu",
+                    message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
     }
 
     /// ATT_MTU of a bearer: the connection's (Exchange MTU) for the fixed one, the channel's for the others.
@@ -414,8 +455,14 @@ extension Analyzer {
             bearer.clientMTU = Int(mtu)
             if bearer.kind != .leFixed {
                 // Core Spec Vol 3, Part F, 3.4.2.1: not used on BR/EDR nor on an enhanced bearer (the L2CAP MTU rules).
-                findings.append(Finding(.warning, .init(code: "att.mtu-exchange-on-bearer",
-                    message: "ATT Exchange MTU Request on a \(bearer.kind) bearer, where ATT_MTU comes from the L2CAP channel: ignored"), frame: frame))
+                findings.append(
+                    Finding(
+                        .warning,
+                        .init(
+                            code: "att.mtu-exchange-on-bearer",
+                            message:
+                                "ATT Exchange MTU Request on a \(bearer.kind) bearer, where ATT_MTU comes from the L2CAP channel: ignored"),
+                        frame: frame))
             }
         case .exchangeMTUResponse(let mtu):
             bearer.serverMTU = Int(mtu)
@@ -430,33 +477,43 @@ extension Analyzer {
             let primary = request?.type?.uuid16 != GATTAttributeType.secondaryService
             for g in groups {
                 guard let uuid = uuidFromValue(g.value) else { continue }
-                connections[index][database: db].addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
+                connections[index][database: db].addService(
+                    .init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
             }
         case .findByTypeValueResponse(let ranges):
             states[index]?.forgetAttributes()
             if let r = request, r.type?.uuid16 == GATTAttributeType.primaryService || r.type?.uuid16 == GATTAttributeType.secondaryService,
-               let uuid = uuidFromValue(r.typeValue) {
+                let uuid = uuidFromValue(r.typeValue)
+            {
                 for range in ranges {
-                    connections[index][database: db].addService(.init(startHandle: range.start, endHandle: range.end, uuid: uuid,
-                                                             isPrimary: r.type?.uuid16 == GATTAttributeType.primaryService, discoveredAt: frame))
+                    connections[index][database: db].addService(
+                        .init(
+                            startHandle: range.start, endHandle: range.end, uuid: uuid,
+                            isPrimary: r.type?.uuid16 == GATTAttributeType.primaryService, discoveredAt: frame))
                 }
             }
         case .readByTypeResponse(let items):
-            if request?.type?.uuid16 == GATTAttributeType.characteristic || request?.type?.uuid16 == GATTAttributeType.include { states[index]?.forgetAttributes() }
+            if request?.type?.uuid16 == GATTAttributeType.characteristic || request?.type?.uuid16 == GATTAttributeType.include {
+                states[index]?.forgetAttributes()
+            }
             if request?.type?.uuid16 == GATTAttributeType.characteristic {
                 for item in items where item.value.count == 5 || item.value.count == 19 {
                     let props = CharacteristicProperties(rawValue: item.value[0])
                     let valueHandle = UInt16(item.value[1]) | UInt16(item.value[2]) << 8
                     guard let uuid = uuidFromValue(Array(item.value[3...])) else { continue }
-                    connections[index][database: db].addCharacteristic(.init(declarationHandle: item.handle, properties: props,
-                                                                    valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
+                    connections[index][database: db].addCharacteristic(
+                        .init(
+                            declarationHandle: item.handle, properties: props,
+                            valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
                 }
             } else if request?.type?.uuid16 == GATTAttributeType.include {
                 for item in items where item.value.count >= 4 {
                     let start = UInt16(item.value[0]) | UInt16(item.value[1]) << 8
                     let end = UInt16(item.value[2]) | UInt16(item.value[3]) << 8
-                    connections[index][database: db].addInclude(.init(handle: item.handle, startHandle: start, endHandle: end,
-                                                             uuid: item.value.count == 6 ? uuidFromValue(Array(item.value[4...])) : nil))
+                    connections[index][database: db].addInclude(
+                        .init(
+                            handle: item.handle, startHandle: start, endHandle: end,
+                            uuid: item.value.count == 6 ? uuidFromValue(Array(item.value[4...])) : nil))
                 }
             } else if let type = request?.type {
                 for item in items {
@@ -500,11 +557,13 @@ extension Analyzer {
             break
         }
         // Long reads and queued writes, assembled per bearer.
-        let read = LongReadAssembler.Input(pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
-                                           direction: direction, mtu: attMTU(bearer, state: context.state))
+        let read = LongReadAssembler.Input(
+            pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
+            direction: direction, mtu: attMTU(bearer, state: context.state))
         switch bearer.longRead.feed(read) {
         case .longRead(let whole)?: finishLongRead(whole, in: context)
-        case .blobPart(let h, let value)?: value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
+        case .blobPart(let h, let value)?:
+            value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
         case nil: break
         }
         if let writes = bearer.preparedWrites.feed(pdu, frame: frame) {
@@ -517,9 +576,11 @@ extension Analyzer {
         let index = context.connection, frame = context.frame, timestamp = context.timestamp
         var event: TimelineEvent? = nil
         if options.timeline {
-            var e = TimelineEvent(frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: read.direction,
-                                  layer: .att, code: nil, name: "Long Read",
-                                  summary: "handle=\(hex(read.handle, width: 4)) \(read.value.count) bytes from frames " + read.frames.map(String.init).joined(separator: ","))
+            var e = TimelineEvent(
+                frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: read.direction,
+                layer: .att, code: nil, name: "Long Read",
+                summary: "handle=\(hex(read.handle, width: 4)) \(read.value.count) bytes from frames "
+                    + read.frames.map(String.init).joined(separator: ","))
             e.handle = read.handle
             e.value = read.value
             nameAttribute(&e, handle: read.handle, connection: index, db: context.db)
@@ -536,14 +597,21 @@ extension Analyzer {
     func finishLongWrite(_ write: PreparedWriteAssembler.LongWrite, in context: ATTContext) {
         let index = context.connection, frame = context.frame, h = write.handle
         for gap in write.gaps {
-            findings.append(Finding(.warning, .init(code: "att.prepared-write-gap",
-                message: "Prepare Write on \(hex(h, width: 4)) at offset \(gap.offset), expected \(gap.expected)"), frame: gap.frame))
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "att.prepared-write-gap",
+                        message: "Prepare Write on \(hex(h, width: 4)) at offset \(gap.offset), expected \(gap.expected)"), frame: gap.frame
+                ))
         }
         var e: TimelineEvent? = nil
         if options.timeline {
-            var ev = TimelineEvent(frame: frame, timestamp: context.timestamp, connection: connections[index].handle, direction: context.direction,
-                                   layer: .att, code: nil, name: "Long Write",
-                                   summary: "handle=\(hex(h, width: 4)) \(write.value.count) bytes from frames " + (write.frames + [frame]).map(String.init).joined(separator: ","))
+            var ev = TimelineEvent(
+                frame: frame, timestamp: context.timestamp, connection: connections[index].handle, direction: context.direction,
+                layer: .att, code: nil, name: "Long Write",
+                summary: "handle=\(hex(h, width: 4)) \(write.value.count) bytes from frames "
+                    + (write.frames + [frame]).map(String.init).joined(separator: ","))
             ev.handle = h
             ev.value = write.value
             nameAttribute(&ev, handle: h, connection: index, db: context.db)
@@ -560,10 +628,15 @@ extension Analyzer {
         guard event != nil, value.count == 2 else { return }
         let database = connections[index][database: db]
         let isCCCD: Bool
-        if let t = database.attributeTypes[handle] { isCCCD = t.uuid16 == GATTAttributeType.clientCharacteristicConfiguration }
-        else if let c = database.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
-                !c.properties.intersection([.notify, .indicate]).isEmpty { isCCCD = true }
-        else { isCCCD = false }
+        if let t = database.attributeTypes[handle] {
+            isCCCD = t.uuid16 == GATTAttributeType.clientCharacteristicConfiguration
+        } else if let c = database.characteristic(owning: handle), c.valueHandle &+ 1 == handle,
+            !c.properties.intersection([.notify, .indicate]).isEmpty
+        {
+            isCCCD = true
+        } else {
+            isCCCD = false
+        }
         guard isCCCD else { return }
         let bits = UInt16(value[0]) | UInt16(value[1]) << 8
         var parts: [String] = []
@@ -582,15 +655,19 @@ extension Analyzer {
     /// Decodes a value with the codecs and hands it to the observers.
     /// `typeHint`: the attribute type a Read By Type request asked for, where the database does not name the handle.
     @inline(__always)
-    func deliverValue(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID? = nil,
-                      in context: ATTContext, event: inout TimelineEvent?) {
+    func deliverValue(
+        _ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID? = nil,
+        in context: ATTContext, event: inout TimelineEvent?
+    ) {
         // Statistics-only passes: nobody looks at the value (checked here, inlined, so they do not pay for a call).
         if observers.isEmpty && options.codecs == nil { return }
         decodeAndDeliver(value, kind: kind, handle: handle, typeHint: typeHint, in: context, event: &event)
     }
 
-    func decodeAndDeliver(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID?,
-                          in context: ATTContext, event: inout TimelineEvent?) {
+    func decodeAndDeliver(
+        _ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID?,
+        in context: ATTContext, event: inout TimelineEvent?
+    ) {
         let state = context.state, db = context.db, direction = context.direction, frame = context.frame
         let info = attribute(context.connection, handle: handle, db: db, state: state)
         let characteristic = typeHint ?? info.uuid
@@ -598,29 +675,37 @@ extension Analyzer {
         var decoded: DecodedValue? = nil
         // Bound only when needed: binding the registry costs a reference count per value.
         if options.codecs != nil, typeHint != nil || info.codecPossible, let codecs = options.codecs {
-            let operation: AttributeOperation = switch kind {
-            case .notification: .notify
-            case .indication: .indicate
-            case .writeRequest, .longWrite, .prepareWrite: .write
-            case .writeCommand, .signedWriteCommand: .writeCommand
-            default: .read
-            }
-            let codecContext = CodecContext(service: service, characteristic: characteristic, handle: handle, direction: direction,
-                                            operation: operation)
+            let operation: AttributeOperation =
+                switch kind {
+                case .notification: .notify
+                case .indication: .indicate
+                case .writeRequest, .longWrite, .prepareWrite: .write
+                case .writeCommand, .signedWriteCommand: .writeCommand
+                default: .read
+                }
+            let codecContext = CodecContext(
+                service: service, characteristic: characteristic, handle: handle, direction: direction,
+                operation: operation)
             decoded = codecs.decode(value, context: codecContext)
             if let d = decoded, !d.valid {
-                findings.append(Finding(.warning, .init(code: "codec.invalid",
-                    message: "\(d.codec).\(d.message) on handle \(hex(handle, width: 4)): " + (d.problems.isEmpty ? "invalid" : d.problems.joined(separator: "; "))),
-                    frame: frame))
+                findings.append(
+                    Finding(
+                        .warning,
+                        .init(
+                            code: "codec.invalid",
+                            message: "\(d.codec).\(d.message) on handle \(hex(handle, width: 4)): "
+                                + (d.problems.isEmpty ? "invalid" : d.problems.joined(separator: "; "))),
+                        frame: frame))
             }
             if event != nil, event?.decoded == nil { event?.decoded = decoded }
         }
         guard !observers.isEmpty else { return }
-        var e = AttributeValueEvent(frame: frame, timestamp: context.timestamp, connection: state.handle,
-                                    connectionNumber: state.number,
-                                    direction: direction, kind: kind, handle: handle, offset: 0,
-                                    characteristic: characteristic, service: service, value: value, decoded: decoded,
-                                    l2capBytes: context.l2capBytes, link: state.link)
+        var e = AttributeValueEvent(
+            frame: frame, timestamp: context.timestamp, connection: state.handle,
+            connectionNumber: state.number,
+            direction: direction, kind: kind, handle: handle, offset: 0,
+            characteristic: characteristic, service: service, value: value, decoded: decoded,
+            l2capBytes: context.l2capBytes, link: state.link)
         e.serverIsPeer = db == .peer
         for i in observers.indices { observers[i].observe(e) }
     }
@@ -629,21 +714,26 @@ extension Analyzer {
 extension ValueKind {
     /// How an observer sees the value of a PDU that carries one (``ATTOpcode/valueLayout``).
     init(carriedBy opcode: ATTOpcode) {
-        self = switch opcode {
-        case .handleValueNotification: .notification
-        case .handleValueIndication: .indication
-        case .writeRequest: .writeRequest
-        case .signedWriteCommand: .signedWriteCommand
-        default: .writeCommand
-        }
+        self =
+            switch opcode {
+            case .handleValueNotification: .notification
+            case .handleValueIndication: .indication
+            case .writeRequest: .writeRequest
+            case .signedWriteCommand: .signedWriteCommand
+            default: .writeCommand
+            }
     }
 }
 
 extension FindingKind {
-    static func responseOnOtherBearer(_ opcode: ATTOpcode, on kind: ATTBearerKind, cid: UInt16, request: ATTOpcode,
-                                      requestBearer: ATTBearerKind, requestFrame: Int) -> FindingKind {
-        .init(code: "att.response-on-other-bearer",
-              message: "ATT \(opcode) on the \(kind) bearer (CID \(hex(cid, width: 4))) would answer the \(request) of frame \(requestFrame) "
-                + "sent on the \(requestBearer) bearer: a response must come on its request's bearer (Core Spec Vol 3, Part F, 3.3.2); not paired")
+    static func responseOnOtherBearer(
+        _ opcode: ATTOpcode, on kind: ATTBearerKind, cid: UInt16, request: ATTOpcode,
+        requestBearer: ATTBearerKind, requestFrame: Int
+    ) -> FindingKind {
+        .init(
+            code: "att.response-on-other-bearer",
+            message: "ATT \(opcode) on the \(kind) bearer (CID \(hex(cid, width: 4))) would answer the \(request) of frame \(requestFrame) "
+                + "sent on the \(requestBearer) bearer: a response must come on its request's bearer (Core Spec Vol 3, Part F, 3.3.2); not paired"
+        )
     }
 }

@@ -14,15 +14,17 @@ extension Analyzer {
         var eventID: Int? = nil
         if options.timeline {
             let decoded = packet.decoded
-            var e = TimelineEvent(frame: record.frame, timestamp: record.timestamp, connection: packet.connectionHandle,
-                                  direction: .tx, layer: .hci, code: UInt32(packet.opcode.rawValue),
-                                  name: packet.opcode.description, summary: decoded.summary)
+            var e = TimelineEvent(
+                frame: record.frame, timestamp: record.timestamp, connection: packet.connectionHandle,
+                direction: .tx, layer: .hci, code: UInt32(packet.opcode.rawValue),
+                name: packet.opcode.description, summary: decoded.summary)
             e.isRequest = true
             eventID = emit(e, waiting: true)
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
-        let sent = commands.feed(packet.opcode, controller: record.controllerIndex,
-                                 .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
+        let sent = commands.feed(
+            packet.opcode, controller: record.controllerIndex,
+            .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
         if let previous = sent.unanswered {
             findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
             if let id = previous.eventID { queue.settle(id) }
@@ -102,43 +104,55 @@ extension Analyzer {
             handle = c.handle
             status = c.status.description
             if c.status.rawValue == 0 {
-                openLE(controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
-                       peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
+                openLE(
+                    controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
+                    peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
             }
         case .leEnhancedConnectionComplete(let c):
             handle = c.handle
             status = c.status.description
             if c.status.rawValue == 0 {
-                openLE(controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
-                       peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
+                openLE(
+                    controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
+                    peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
             }
         case .leEnhancedConnectionCompleteV2(let v2):
             let c = v2.connection
             handle = c.handle
             status = c.status.description
             if c.status.rawValue == 0 {
-                openLE(controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
-                       peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
+                openLE(
+                    controller: controller, handle: c.handle, frame: frame, time: time, role: c.role, peer: c.peerAddress,
+                    peerType: c.peerAddressType, interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout)
             }
         case .leConnectionUpdateComplete(let u):
             handle = u.handle
             status = u.status.description
-            if u.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: u.handle, frame: frame, timestamp: time, infer: true) {
-                connections[i].parameters.record(Change(frame: frame, timestamp: time,
-                    value: ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)))
+            if u.status.rawValue == 0,
+                let i = connectionIndex(controller: controller, handle: u.handle, frame: frame, timestamp: time, infer: true)
+            {
+                connections[i].parameters.record(
+                    Change(
+                        frame: frame, timestamp: time,
+                        value: ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)))
                 connectionChanged(i)
             }
         case .leDataLengthChange(let d):
             handle = d.handle
             if let i = connectionIndex(controller: controller, handle: d.handle, frame: frame, timestamp: time, infer: true) {
-                connections[i].dataLength.record(Change(frame: frame, timestamp: time,
-                    value: DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)))
+                connections[i].dataLength.record(
+                    Change(
+                        frame: frame, timestamp: time,
+                        value: DataLength(
+                            maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)))
                 connectionChanged(i)
             }
         case .lePHYUpdateComplete(let p):
             handle = p.handle
             status = p.status.description
-            if p.status.rawValue == 0, let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true) {
+            if p.status.rawValue == 0,
+                let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true)
+            {
                 connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
                 connectionChanged(i)
             }
@@ -177,8 +191,10 @@ extension Analyzer {
                 handle = q.handle
                 if let i = connectionIndex(controller: controller, handle: q.handle, frame: frame, timestamp: time, infer: true) {
                     if connections[i].linkQuality.count < Connection.maxQualitySamples {
-                        connections[i].linkQuality.append(LinkQualitySample(frame: frame, timestamp: time, reportID: report.reportID,
-                                                                            quality: q))
+                        connections[i].linkQuality.append(
+                            LinkQualitySample(
+                                frame: frame, timestamp: time, reportID: report.reportID,
+                                quality: q))
                     } else {
                         noteLimit(.tooManyQualityReports(Connection.maxQualitySamples), frame: frame)
                     }
@@ -207,8 +223,9 @@ extension Analyzer {
         }
 
         if options.timeline {
-            var e = TimelineEvent(frame: frame, timestamp: time, connection: handle, direction: .rx,
-                                  layer: .hci, code: UInt32(packet.code.rawValue), name: decoded.name, summary: decoded.summary)
+            var e = TimelineEvent(
+                frame: frame, timestamp: time, connection: handle, direction: .rx,
+                layer: .hci, code: UInt32(packet.code.rawValue), name: decoded.name, summary: decoded.summary)
             e.requestFrame = requestFrame
             e.latency = latency
             e.status = status
@@ -217,14 +234,18 @@ extension Analyzer {
         }
     }
 
-    func openLE(controller: UInt16, handle: UInt16, frame: Int, time: Timestamp, role: HCIRole, peer: BDAddress,
-                peerType: LEAddressType, interval: UInt16, latency: UInt16, timeout: UInt16) {
+    func openLE(
+        controller: UInt16, handle: UInt16, frame: Int, time: Timestamp, role: HCIRole, peer: BDAddress,
+        peerType: LEAddressType, interval: UInt16, latency: UInt16, timeout: UInt16
+    ) {
         openConnection(controller: controller, handle: handle, frame: frame, timestamp: time, isLE: true) { c in
             c.role = role == .central ? .central : .peripheral
             c.peerAddress = peer.description
             c.peerAddressType = peerType.description
-            c.parameters.record(Change(frame: frame, timestamp: time,
-                                       value: ConnectionParameters(interval: interval, latency: latency, timeout: timeout)))
+            c.parameters.record(
+                Change(
+                    frame: frame, timestamp: time,
+                    value: ConnectionParameters(interval: interval, latency: latency, timeout: timeout)))
         }
     }
 
@@ -246,13 +267,20 @@ extension Analyzer {
         let cut = record.isTruncated
         let available = input.remaining
         if !cut && available != Int(header.dataLength) {
-            findings.append(Finding(.warning, .invalidSize(expected: Int(header.dataLength), got: available), frame: record.frame,
-                                    offset: record.fileOffset))
+            findings.append(
+                Finding(
+                    .warning, .invalidSize(expected: Int(header.dataLength), got: available), frame: record.frame,
+                    offset: record.fileOffset))
         }
         let payload = UnsafeRawBufferPointer(rebasing: input.remainingBytes.prefix(Int(header.dataLength)))
-        guard let index = connectionIndex(controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                                          timestamp: record.timestamp, infer: !Self.isVendorHandle(header.handle)) else {
-            if Self.isVendorHandle(header.handle) { vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength) }
+        guard
+            let index = connectionIndex(
+                controller: record.controllerIndex, handle: header.handle, frame: record.frame,
+                timestamp: record.timestamp, infer: !Self.isVendorHandle(header.handle))
+        else {
+            if Self.isVendorHandle(header.handle) {
+                vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
+            }
             return
         }
         let direction = record.direction
@@ -261,18 +289,23 @@ extension Analyzer {
         if direction == .tx {
             connections[index].inFlight += 1
             connections[index].maxInFlight = max(connections[index].maxInFlight, connections[index].inFlight)
-            if let total = buffers.sent(controller: record.controllerIndex, connection: index,
-                                        canCharge: connections[index].controllerQueueFull.count < 10_000) {
-                connections[index].controllerQueueFull.append(QueueFullPeriod(startFrame: record.frame, startTime: record.timestamp,
-                                                                              packets: total))
+            if let total = buffers.sent(
+                controller: record.controllerIndex, connection: index,
+                canCharge: connections[index].controllerQueueFull.count < 10_000)
+            {
+                connections[index].controllerQueueFull.append(
+                    QueueFullPeriod(
+                        startFrame: record.frame, startTime: record.timestamp,
+                        packets: total))
             }
         }
         if cut && !truncatedACLNoted {
             truncatedACLNoted = true
             findings.append(Finding(.info, .truncatedACL(record.bytes.count), frame: record.frame, offset: record.fileOffset))
         }
-        let fragment = L2CAPFragment(isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
-                                     timestamp: record.timestamp, isCut: cut)
+        let fragment = L2CAPFragment(
+            isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
+            timestamp: record.timestamp, isCut: cut)
         feedL2CAP(fragment, connection: index, direction: direction, timestamp: record.timestamp)
     }
 }
@@ -330,8 +363,9 @@ extension Analyzer {
         case .leLongTermKeyRequestReply:
             guard packet.parameters.count >= 18 else { return }
             let handle = UInt16(packet.parameters[0]) | UInt16(packet.parameters[1] & 0x0F) << 8
-            keyStore.hciLTKReply(handle: handle, ltk: Array(packet.parameters[2..<18]), peer: peerValue(controller: controller, handle: handle),
-                                 frame: frame)
+            keyStore.hciLTKReply(
+                handle: handle, ltk: Array(packet.parameters[2..<18]), peer: peerValue(controller: controller, handle: handle),
+                frame: frame)
         default:
             break
         }

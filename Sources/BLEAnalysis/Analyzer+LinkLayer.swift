@@ -30,15 +30,20 @@ extension Analyzer {
         switch output {
         case .connectionStarted(let info):
             if info.inferred {
-                _ = connectionIndex(controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
+                _ = connectionIndex(
+                    controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
             } else {
-                openConnection(controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true) { c in
+                openConnection(
+                    controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true
+                ) { c in
                     c.peerAddress = info.peripheral?.description
                     c.centralAddress = info.central?.description
                     c.accessAddress = info.accessAddress.description
                     if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
-                        c.parameters.record(Change(frame: info.startFrame, timestamp: info.startTimestamp,
-                                                   value: ConnectionParameters(interval: i, latency: l, timeout: t)))
+                        c.parameters.record(
+                            Change(
+                                frame: info.startFrame, timestamp: info.startTimestamp,
+                                value: ConnectionParameters(interval: i, latency: l, timeout: t)))
                     }
                 }
             }
@@ -46,24 +51,33 @@ extension Analyzer {
                 var summary = "access address \(info.accessAddress)"
                 if let c = info.central { summary += " central \(c)" + identityText(c.value) }
                 if let p = info.peripheral { summary += " peripheral \(p)" + identityText(p.value) }
-                if let i = info.parameters.interval { summary += " interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(i))) ms" }
-                emit(TimelineEvent(frame: info.startFrame, timestamp: info.startTimestamp, connection: info.handle, direction: .tx,
-                                   layer: .ll, code: nil, name: info.inferred ? "Connection (inferred from data PDUs)" : "CONNECT_IND", summary: summary))
+                if let i = info.parameters.interval {
+                    summary += " interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(i))) ms"
+                }
+                emit(
+                    TimelineEvent(
+                        frame: info.startFrame, timestamp: info.startTimestamp, connection: info.handle, direction: .tx,
+                        layer: .ll, code: nil, name: info.inferred ? "Connection (inferred from data PDUs)" : "CONNECT_IND",
+                        summary: summary))
             }
         case .l2capFragment(let f):
-            guard let index = connectionIndex(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true) else { return }
+            guard let index = connectionIndex(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true)
+            else { return }
             connections[index].aclPackets[f.direction] += 1
             connections[index].aclBytes[f.direction] += f.payload.count
             feedL2CAP(f.fragment, connection: index, direction: f.direction, timestamp: f.timestamp)
         case .control(let c):
             if options.timeline {
-                var e = TimelineEvent(frame: c.frame, timestamp: c.timestamp, connection: c.handle, direction: c.direction, layer: .ll,
-                                      code: UInt32(c.opcode.rawValue), name: c.opcode.name, summary: c.summary)
+                var e = TimelineEvent(
+                    frame: c.frame, timestamp: c.timestamp, connection: c.handle, direction: c.direction, layer: .ll,
+                    code: UInt32(c.opcode.rawValue), name: c.opcode.name, summary: c.summary)
                 if c.isRetransmission { e.status = "retransmission" }
                 emit(e)
             }
         case .parametersChanged(let p):
-            guard let index = connectionIndex(controller: controller, handle: p.handle, frame: p.frame, timestamp: p.timestamp, infer: false) else { return }
+            guard
+                let index = connectionIndex(controller: controller, handle: p.handle, frame: p.frame, timestamp: p.timestamp, infer: false)
+            else { return }
             if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
                 let value = ConnectionParameters(interval: i, latency: l, timeout: t)
                 if connections[index].currentParameters != value {
@@ -79,8 +93,10 @@ extension Analyzer {
             endAirConnection(e)
         case .encryptionStarted(let s):
             if options.timeline {
-                emit(TimelineEvent(frame: s.frame, timestamp: s.timestamp, connection: s.handle, direction: s.direction, layer: .ll,
-                                   code: nil, name: "Encryption started", summary: s.state))
+                emit(
+                    TimelineEvent(
+                        frame: s.frame, timestamp: s.timestamp, connection: s.handle, direction: s.direction, layer: .ll,
+                        code: nil, name: "Encryption started", summary: s.state))
             }
         case .advertising(let a):
             if options.timeline {
@@ -88,8 +104,10 @@ extension Analyzer {
                 summary += " channel \(a.channel)"
                 if let rssi = a.rssi { summary += " RSSI \(rssi) dBm" }
                 if !a.advertisingData.isEmpty { summary += " data=" + hexString(a.advertisingData) }
-                emit(TimelineEvent(frame: a.frame, timestamp: a.timestamp, connection: nil, direction: .unknown, layer: .ll,
-                                   code: UInt32(a.type.rawValue), name: a.type.description, summary: summary))
+                emit(
+                    TimelineEvent(
+                        frame: a.frame, timestamp: a.timestamp, connection: nil, direction: .unknown, layer: .ll,
+                        code: UInt32(a.type.rawValue), name: a.type.description, summary: summary))
             }
         }
     }
@@ -100,12 +118,14 @@ extension Analyzer {
         connections[index].linkEncryption = e.encryption
         noteEncryption(e)
         noteCRCErrors(e)
-        keyStore.connectionEnded(handle: e.connection.handle, central: e.connection.central?.value, peripheral: e.connection.peripheral?.value)
-        let reason: String = switch e.reason {
-        case .terminated(let code): "LL_TERMINATE_IND: " + HCIStatus(rawValue: code).description
-        case .replaced: "access address reused by a new CONNECT_IND"
-        case .captureEnded: "capture ended"
-        }
+        keyStore.connectionEnded(
+            handle: e.connection.handle, central: e.connection.central?.value, peripheral: e.connection.peripheral?.value)
+        let reason: String =
+            switch e.reason {
+            case .terminated(let code): "LL_TERMINATE_IND: " + HCIStatus(rawValue: code).description
+            case .replaced: "access address reused by a new CONNECT_IND"
+            case .captureEnded: "capture ended"
+            }
         if case .captureEnded = e.reason { return }  // still open at the end, as HCI connections are
         closeConnection(index: index, frame: e.frame, timestamp: e.timestamp, reason: reason)
     }
@@ -117,15 +137,21 @@ extension Analyzer {
         guard let enc = e.encryption else { return }
         let handle = e.connection.handle
         if let from = enc.firstUndecryptedFrame, e.stats.encryptedUndecrypted > 0 {
-            let kind: FindingKind = enc.startSeen
-                ? .llEncryptedNoKey(e.stats.encryptedUndecrypted, from: from, encryptedFrom: enc.encryptedFrom, keysTried: enc.keysTried,
-                                    handle: handle)
+            let kind: FindingKind =
+                enc.startSeen
+                ? .llEncryptedNoKey(
+                    e.stats.encryptedUndecrypted, from: from, encryptedFrom: enc.encryptedFrom, keysTried: enc.keysTried,
+                    handle: handle)
                 : .llEncryptionStartUnseen(e.stats.encryptedUndecrypted, from: from, handle: handle)
             findings.append(Finding(.warning, kind, frame: from))
         }
         if let from = enc.firstMICFailureFrame, e.stats.micFailures > 0 {
-            findings.append(Finding(.warning, .llMICFailures(e.stats.micFailures, from: from, handle: handle,
-                                                             capturer: e.stats.decryptedByCapturer > 0), frame: from))
+            findings.append(
+                Finding(
+                    .warning,
+                    .llMICFailures(
+                        e.stats.micFailures, from: from, handle: handle,
+                        capturer: e.stats.decryptedByCapturer > 0), frame: from))
         }
     }
 }
@@ -133,7 +159,9 @@ extension Analyzer {
 extension Analyzer {
     /// ` = identity AA:BB:…` when a known IRK resolves the address (key file, phone log, or SMP seen so far).
     func identityText(_ address: UInt64) -> String {
-        guard !keyStore.identities.isEmpty, IdentityResolver.isResolvable(address), let id = keyStore.identity(of: address).first else { return "" }
+        guard !keyStore.identities.isEmpty, IdentityResolver.isResolvable(address), let id = keyStore.identity(of: address).first else {
+            return ""
+        }
         return " = identity \(id)"
     }
 }
@@ -144,9 +172,15 @@ extension Analyzer {
     func noteCRCErrors(_ e: LLConnectionEnded) {
         let s = e.stats
         guard s.crcErrors > 10, s.crcErrors * 5 > s.packets else { return }
-        findings.append(Finding(.warning, FindingKind(code: "ll.crc-errors",
-            message: "\(s.crcErrors) of \(s.packets) packets on connection \(hex(e.connection.handle, width: 4)) failed their CRC and were not decoded: "
-                + "the sniffer was far from the devices or missed the hopping, or a tool rewrote the capture without recomputing CRCs"),
-                                frame: e.connection.startFrame))
+        findings.append(
+            Finding(
+                .warning,
+                FindingKind(
+                    code: "ll.crc-errors",
+                    message:
+                        "\(s.crcErrors) of \(s.packets) packets on connection \(hex(e.connection.handle, width: 4)) failed their CRC and were not decoded: "
+                        + "the sniffer was far from the devices or missed the hopping, or a tool rewrote the capture without recomputing CRCs"
+                ),
+                frame: e.connection.startFrame))
     }
 }

@@ -23,9 +23,11 @@ public struct AnalyzerOptions: Sendable {
     /// pairings in the capture are added as the analysis goes.
     public var keys: LinkKeyMaterial
 
-    public init(timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
-                queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20,
-                keys: LinkKeyMaterial = LinkKeyMaterial()) {
+    public init(
+        timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
+        queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20,
+        keys: LinkKeyMaterial = LinkKeyMaterial()
+    ) {
         self.keys = keys
         self.maxHeldBytes = maxHeldBytes
         self.timeline = timeline
@@ -155,8 +157,10 @@ public final class Analyzer {
         case .acl: processACL(record)
         case .text:
             if options.timeline {
-                emit(TimelineEvent(frame: record.frame, timestamp: record.timestamp, connection: nil, direction: .unknown,
-                                   layer: .note, code: nil, name: "Note", summary: record.text))
+                emit(
+                    TimelineEvent(
+                        frame: record.frame, timestamp: record.timestamp, connection: nil, direction: .unknown,
+                        layer: .note, code: nil, name: "Note", summary: record.text))
             }
         case .linkLayer:
             processLinkLayer(record)
@@ -183,7 +187,8 @@ public final class Analyzer {
         for state in states {
             guard let state else { continue }
             for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
-                findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
+                findings.append(
+                    Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
             }
         }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
@@ -195,9 +200,11 @@ public final class Analyzer {
     }
 
     /// Runs a whole capture file through a new analyzer.
-    public static func analyze(_ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(),
-                               progress: ((Int, Int64) -> Void)? = nil,
-                               configure: (Analyzer) -> Void = { _ in }) -> Analyzer {
+    public static func analyze(
+        _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(),
+        progress: ((Int, Int64) -> Void)? = nil,
+        configure: (Analyzer) -> Void = { _ in }
+    ) -> Analyzer {
         let analyzer = Analyzer(options: options)
         configure(analyzer)
         while let record = capture.next() {
@@ -243,8 +250,9 @@ public final class Analyzer {
             findings.append(Finding(.warning, .tooManyConnections(options.maxConnections), frame: frame))
             return nil
         }
-        var c = Connection(number: connections.count + 1, handle: handle, controller: controller, inferred: true,
-                           startFrame: frame, startTime: timestamp)
+        var c = Connection(
+            number: connections.count + 1, handle: handle, controller: controller, inferred: true,
+            startFrame: frame, startTime: timestamp)
         if let map = options.gattMap { c.gatt = map.database }
         connections.append(c)
         states.append(ConnectionState())
@@ -276,8 +284,10 @@ public final class Analyzer {
         if activeSlots[slot].key == key { activeSlots[slot].key = ConnectionKey(controller: .max, handle: .max) }
     }
 
-    func openConnection(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool,
-                        configure: (inout Connection) -> Void) {
+    func openConnection(
+        controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool,
+        configure: (inout Connection) -> Void
+    ) {
         let key = ConnectionKey(controller: controller, handle: handle)
         if let old = active[key] {
             // A new Connection Complete on a handle still open: the previous one ended unseen.
@@ -287,8 +297,9 @@ public final class Analyzer {
             noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
             return
         }
-        var c = Connection(number: connections.count + 1, handle: handle, controller: controller, inferred: false,
-                           startFrame: frame, startTime: timestamp)
+        var c = Connection(
+            number: connections.count + 1, handle: handle, controller: controller, inferred: false,
+            startFrame: frame, startTime: timestamp)
         c.isLE = isLE
         configure(&c)
         if c.gatt.isEmpty, let peer = c.peerAddress, var earlier = databasesByPeer[peer] {
@@ -360,29 +371,51 @@ extension Analyzer {
 
 extension FindingKind {
     static func heldBytes(_ n: Int) -> FindingKind {
-        .init(code: "limit.held-bytes", message: "unfinished PDUs, SDUs, long reads and prepared writes held more than \(n >> 20) MiB: the partial ones were dropped (see the report's counts) and decoding went on")
+        .init(
+            code: "limit.held-bytes",
+            message:
+                "unfinished PDUs, SDUs, long reads and prepared writes held more than \(n >> 20) MiB: the partial ones were dropped (see the report's counts) and decoding went on"
+        )
     }
-    static let commandUnanswered = FindingKind(code: "hci.command-unanswered", message: "HCI command never answered (no Command Complete or Command Status)")
+    static let commandUnanswered = FindingKind(
+        code: "hci.command-unanswered", message: "HCI command never answered (no Command Complete or Command Status)")
     static func connectionInferred(_ handle: UInt16) -> FindingKind {
-        .init(code: "hci.connection-inferred", message: "ACL traffic on handle \(hex(handle, width: 4)) without a Connection Complete: connection inferred (capture started mid-connection?)")
+        .init(
+            code: "hci.connection-inferred",
+            message:
+                "ACL traffic on handle \(hex(handle, width: 4)) without a Connection Complete: connection inferred (capture started mid-connection?)"
+        )
     }
     static func tooManyConnections(_ n: Int) -> FindingKind {
         .init(code: "limit.connections", message: "more than \(n) connections open at once: further handles are not tracked")
     }
     static func tooManyConnectionsInCapture(_ n: Int) -> FindingKind {
-        .init(code: "limit.connections-total", message: "more than \(n) connections in the capture: later connections are not tracked (their packets are counted, not decoded)")
+        .init(
+            code: "limit.connections-total",
+            message: "more than \(n) connections in the capture: later connections are not tracked (their packets are counted, not decoded)"
+        )
     }
     static func tooManyCreditChannels(_ n: Int) -> FindingKind {
-        .init(code: "limit.credit-channels", message: "more than \(n) LE credit-based channels open at once: further channels are not reassembled")
+        .init(
+            code: "limit.credit-channels",
+            message: "more than \(n) LE credit-based channels open at once: further channels are not reassembled")
     }
     static func tooManyPendingCommands(_ n: Int) -> FindingKind {
-        .init(code: "limit.pending-commands", message: "more than \(n) HCI commands waiting for an answer at once: further ones are not paired")
+        .init(
+            code: "limit.pending-commands",
+            message: "more than \(n) HCI commands waiting for an answer at once: further ones are not paired")
     }
     static func requestUnanswered(_ opcode: ATTOpcode, handle: UInt16?, end: String) -> FindingKind {
-        .init(code: "att.request-unanswered", message: "ATT \(opcode)\(handle.map { " on handle " + hex($0, width: 4) } ?? "") got no response before \(end)")
+        .init(
+            code: "att.request-unanswered",
+            message: "ATT \(opcode)\(handle.map { " on handle " + hex($0, width: 4) } ?? "") got no response before \(end)")
     }
     static func truncatedACL(_ n: Int) -> FindingKind {
-        .init(code: "hci.acl-cut-by-capturer", message: "ACL packet cut by the capturer (\(n) bytes kept, e.g. Android filtered snoop): counted with its original length, not decoded")
+        .init(
+            code: "hci.acl-cut-by-capturer",
+            message:
+                "ACL packet cut by the capturer (\(n) bytes kept, e.g. Android filtered snoop): counted with its original length, not decoded"
+        )
     }
     static func malformed(_ what: String, _ error: DecodeError) -> FindingKind {
         .init(code: "decode.malformed", message: "malformed \(what): \(error)")
@@ -428,8 +461,10 @@ final class ConnectionState {
     func pendingElsewhere(_ key: TransactionKey, answeredBy opcode: ATTOpcode, except: ATTBearer) -> (ATTBearer, ATTBearer.Pending)? {
         guard !bearers.isEmpty else { return nil }
         for b in allBearers where b !== except {
-            if let p = b.pending[key], opcode == .errorResponse || p.opcode.responseOpcode == opcode
-                || (opcode.method == .confirmation && p.opcode == .handleValueIndication) {
+            if let p = b.pending[key],
+                opcode == .errorResponse || p.opcode.responseOpcode == opcode
+                    || (opcode.method == .confirmation && p.opcode == .handleValueIndication)
+            {
                 return (b, p)
             }
         }
@@ -490,8 +525,9 @@ extension Analyzer {
         state.inferred = c.inferred
         state.mtu = c.currentMTU
         state.mtuExchanged = !c.mtu.isEmpty
-        state.link = LinkSnapshot(parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
-                                  mtu: c.currentMTU, encrypted: c.isEncrypted)
+        state.link = LinkSnapshot(
+            parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
+            mtu: c.currentMTU, encrypted: c.isEncrypted)
         state.forgetAttributes()
     }
 
@@ -511,8 +547,9 @@ extension Analyzer {
         let database = connections[index][database: db]
         let uuid = database.uuid(for: handle), service = database.service(containing: handle)?.uuid
         let possible = options.codecs?.mayDecode(CodecContext(service: service, characteristic: uuid, handle: handle)) ?? false
-        let info = AttributeInfo(uuid: uuid, service: service, hasUserName: database.userNames[handle] != nil, source: database.source,
-                                 codecPossible: possible)
+        let info = AttributeInfo(
+            uuid: uuid, service: service, hasUserName: database.userNames[handle] != nil, source: database.source,
+            codecPossible: possible)
         if state.attributes.count < 65_536 { state.attributes[key] = info }
         return info
     }
@@ -547,7 +584,8 @@ extension Analyzer {
         guard !resolver.keys.isEmpty else { return }
         for i in connections.indices {
             guard let peer = connections[i].peerAddress, let value = Connection.addressValue(peer),
-                  let identity = resolver.identity(of: value) else { continue }
+                let identity = resolver.identity(of: value)
+            else { continue }
             connections[i].peerIdentity = identity.description
         }
     }

@@ -97,9 +97,11 @@ public struct AttributeValueEvent {
     /// ``ValueKind/creditSDU`` values: the PSM of the credit-based channel (the CID is in `handle`); nil otherwise.
     public var psm: UInt16? = nil
 
-    public init(frame: Int, timestamp: Timestamp, connection: UInt16, connectionNumber: Int, direction: Direction,
-                kind: ValueKind, handle: UInt16, offset: Int = 0, characteristic: BluetoothUUID?, service: BluetoothUUID?,
-                value: UnsafeRawBufferPointer, decoded: DecodedValue? = nil, l2capBytes: Int, link: LinkSnapshot) {
+    public init(
+        frame: Int, timestamp: Timestamp, connection: UInt16, connectionNumber: Int, direction: Direction,
+        kind: ValueKind, handle: UInt16, offset: Int = 0, characteristic: BluetoothUUID?, service: BluetoothUUID?,
+        value: UnsafeRawBufferPointer, decoded: DecodedValue? = nil, l2capBytes: Int, link: LinkSnapshot
+    ) {
         self.frame = frame
         self.timestamp = timestamp
         self.connection = connection

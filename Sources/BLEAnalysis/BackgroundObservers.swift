@@ -36,7 +36,8 @@ public struct BackgroundObservers: AttributeValueObserver {
     }
 
     public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
-        pending.ends.append((pending.events.count, ConnectionEnd(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)))
+        pending.ends.append(
+            (pending.events.count, ConnectionEnd(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)))
         if pending.ends.count >= batchSize { send() }
     }
 
@@ -124,7 +125,8 @@ extension BackgroundObservers {
                         }
                         guard i < events.count else { break }
                         let r = ranges[i]
-                        events[i].value = r.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: raw[r])
+                        events[i].value =
+                            r.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: raw[r])
                         for o in observers.indices { observers[o].observe(events[i]) }
                     }
                 }
@@ -133,7 +135,8 @@ extension BackgroundObservers {
 
         private func endConnection(_ end: ConnectionEnd) {
             for i in observers.indices {
-                observers[i].connectionEnded(connectionNumber: end.connectionNumber, frame: end.frame, timestamp: end.timestamp, reason: end.reason)
+                observers[i].connectionEnded(
+                    connectionNumber: end.connectionNumber, frame: end.frame, timestamp: end.timestamp, reason: end.reason)
             }
         }
 

@@ -16,8 +16,10 @@ public struct Observing: Sendable {
     /// when several trackers run.
     public var inBackground: Bool
 
-    public init(throughput: ThroughputOptions? = nil, transfers: TransferOptions? = nil, otaStallThreshold: Int64? = nil,
-                gattUsage: Bool = false, inBackground: Bool = false) {
+    public init(
+        throughput: ThroughputOptions? = nil, transfers: TransferOptions? = nil, otaStallThreshold: Int64? = nil,
+        gattUsage: Bool = false, inBackground: Bool = false
+    ) {
         self.throughput = throughput
         self.transfers = transfers
         self.otaStallThreshold = otaStallThreshold
@@ -59,9 +61,11 @@ public struct CaptureAnalysis {
     /// `onEvent` receives the timeline (when `options.timeline`), in frame order, with the pass so far (the peer of a
     /// connection, ``AnalysisPass/peerAddress(ofConnection:)``); `onRecord` sees each record before the analyzer does
     /// (statistics of the same single pass).
-    public static func analyze(_ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing,
-                               progress: ((Int, Int64) -> Void)? = nil, onRecord: ((CaptureRecord) -> Void)? = nil,
-                               onEvent: ((TimelineEvent, AnalysisPass) -> Void)? = nil) -> CaptureAnalysis {
+    public static func analyze(
+        _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing,
+        progress: ((Int, Int64) -> Void)? = nil, onRecord: ((CaptureRecord) -> Void)? = nil,
+        onEvent: ((TimelineEvent, AnalysisPass) -> Void)? = nil
+    ) -> CaptureAnalysis {
         let pass = AnalysisPass(options: options, observing: observing)
         if let onEvent { pass.analyzer.onEvent = { [unowned pass] e in onEvent(e, pass) } }
         while let record = capture.next() {

@@ -109,7 +109,8 @@ struct ChannelTable {
             return open(request, responderCIDs: [dcid], responderMTU: nil, initiator: direction.reversed, frame: frame)
         case let .leCreditBasedConnectionResponse(dcid, mtu, _, _, result):
             guard let request = pending.removeValue(forKey: requestKey) else { return nil }
-            return open(request, responderCIDs: [result == 0 ? dcid : 0], responderMTU: Int(mtu), initiator: direction.reversed, frame: frame)
+            return open(
+                request, responderCIDs: [result == 0 ? dcid : 0], responderMTU: Int(mtu), initiator: direction.reversed, frame: frame)
         case let .creditBasedConnectionResponse(mtu, _, _, _, dcids):
             // Each non-zero Destination CID pairs with the Source CID at the same place; 0 refuses that one (4.26).
             guard let request = pending.removeValue(forKey: requestKey) else { return nil }
@@ -128,13 +129,19 @@ struct ChannelTable {
             var changed: [Int] = []
             for dcid in r.cids {
                 guard let i = ends[End(direction: direction.reversed, cid: dcid)] else { continue }
-                if channels[i].initiator == direction.reversed { channels[i].initiatorMTU = r.mtu } else { channels[i].responderMTU = r.mtu }
+                if channels[i].initiator == direction.reversed {
+                    channels[i].initiatorMTU = r.mtu
+                } else {
+                    channels[i].responderMTU = r.mtu
+                }
                 changed.append(i)
             }
             return changed.isEmpty ? nil : .mtuChanged(changed)
         case let .disconnectionResponse(dcid, scid):
             // Sent by the side whose endpoint is dcid: it receives on dcid, the requester on scid.
-            guard let i = ends[End(direction: direction.reversed, cid: dcid)] ?? ends[End(direction: direction, cid: scid)] else { return nil }
+            guard let i = ends[End(direction: direction.reversed, cid: dcid)] ?? ends[End(direction: direction, cid: scid)] else {
+                return nil
+            }
             let c = channels[i]
             ends.removeValue(forKey: End(direction: c.initiator, cid: c.responderCID))
             ends.removeValue(forKey: End(direction: c.initiator.reversed, cid: c.initiatorCID))
@@ -150,14 +157,17 @@ struct ChannelTable {
         pending[key] = request
     }
 
-    private mutating func open(_ request: PendingRequest, responderCIDs: [UInt16], responderMTU: Int?, initiator: Direction,
-                               frame: Int) -> ChannelChange? {
+    private mutating func open(
+        _ request: PendingRequest, responderCIDs: [UInt16], responderMTU: Int?, initiator: Direction,
+        frame: Int
+    ) -> ChannelChange? {
         var opened: [Int] = []
         var refused: [UInt16] = []
         for (i, scid) in request.sourceCIDs.enumerated() where i >= responderCIDs.count || responderCIDs[i] == 0 { refused.append(scid) }
         for (scid, dcid) in zip(request.sourceCIDs, responderCIDs) where dcid != 0 && channels.count < Self.maxChannels {
-            let c = DynamicChannel(psm: L2CAPPSM(request.psm), mode: request.mode, initiator: initiator, initiatorCID: scid,
-                                   responderCID: dcid, initiatorMTU: request.mtu, responderMTU: responderMTU, openFrame: frame)
+            let c = DynamicChannel(
+                psm: L2CAPPSM(request.psm), mode: request.mode, initiator: initiator, initiatorCID: scid,
+                responderCID: dcid, initiatorMTU: request.mtu, responderMTU: responderMTU, openFrame: frame)
             channels.append(c)
             let i = channels.count - 1
             ends[End(direction: initiator, cid: dcid)] = i

@@ -34,7 +34,12 @@ public struct PHYPair: Hashable, Sendable {
     public var rx: UInt8
     public init(tx: UInt8, rx: UInt8) { self.tx = tx; self.rx = rx }
     public static func name(_ phy: UInt8) -> String {
-        switch phy { case 1: "1M"; case 2: "2M"; case 3: "Coded"; default: "PHY(\(phy))" }
+        switch phy {
+        case 1: "1M";
+        case 2: "2M";
+        case 3: "Coded";
+        default: "PHY(\(phy))"
+        }
     }
     public var description: String { tx == rx ? Self.name(tx) : "tx \(Self.name(tx)) / rx \(Self.name(rx))" }
 }

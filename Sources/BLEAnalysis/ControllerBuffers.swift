@@ -36,7 +36,8 @@ struct ControllerBuffers {
     /// After completions: the connection whose full period ended, when the buffer that was full has room again.
     mutating func roomAgain(controller: UInt16) -> Int? {
         guard let connection = filledBy[controller], let capacity = sizes[controller]?.packets,
-              (inFlight[controller] ?? 0) < capacity else { return nil }
+            (inFlight[controller] ?? 0) < capacity
+        else { return nil }
         filledBy.removeValue(forKey: controller)
         return connection
     }

@@ -10,10 +10,14 @@ extension Analyzer {
         let context = CodecContext(direction: direction, psm: psm)
         guard let decoded = codecs.decode(sdu, context: context) else { return nil }
         if !decoded.valid {
-            findings.append(Finding(.warning, .init(code: "codec.invalid",
-                message: "\(decoded.codec).\(decoded.message) on L2CAP CID \(hex(cid, width: 4)) (PSM \(hex(psm, width: 4))): "
-                    + (decoded.problems.isEmpty ? "invalid" : decoded.problems.joined(separator: "; "))),
-                frame: frame))
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "codec.invalid",
+                        message: "\(decoded.codec).\(decoded.message) on L2CAP CID \(hex(cid, width: 4)) (PSM \(hex(psm, width: 4))): "
+                            + (decoded.problems.isEmpty ? "invalid" : decoded.problems.joined(separator: "; "))),
+                    frame: frame))
         }
         return decoded
     }

@@ -181,16 +181,23 @@ public struct DecodeHealth: Sendable {
         for c in list {
             var counts = c.decode
             // Link-layer decryption counts what stayed encrypted (no key) and what failed its MIC: neither was decoded.
-            if let ll = c.linkLayer, counts.encryptedUndecrypted == nil { counts.encryptedUndecrypted = ll.encryptedUndecrypted + ll.micFailures }
+            if let ll = c.linkLayer, counts.encryptedUndecrypted == nil {
+                counts.encryptedUndecrypted = ll.encryptedUndecrypted + ll.micFailures
+            }
             let packets = c.aclPackets.tx + c.aclPackets.rx + c.aclPackets.unknown
             let bytes = c.aclBytes.tx + c.aclBytes.rx + c.aclBytes.unknown
-            var h = ConnectionHealth(number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
-                                     aclBytes: bytes, counts: counts)
+            var h = ConnectionHealth(
+                number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
+                aclBytes: bytes, counts: counts)
             (h.warning, h.warningFrame) = Self.judge(counts, connection: c)
             if h.warning == nil, let e = counts.encryptedUndecrypted, e > 0 {
                 let from = c.linkEncryption?.firstUndecryptedFrame ?? c.linkEncryption?.firstMICFailureFrame
-                h.warning = "connection #\(c.number) (handle \(hex(c.handle, width: 4)), LE): \(e) link-layer data PDUs encrypted and not decrypted" + (from.map { " from frame \($0)" } ?? "")
-                    + (c.linkEncryption.map { " (link encrypted from frame \($0.encryptedFrom); \($0.keysTried == 0 ? "no key" : "\($0.keysTried) keys tried, none checks the MIC"))" } ?? "")
+                h.warning =
+                    "connection #\(c.number) (handle \(hex(c.handle, width: 4)), LE): \(e) link-layer data PDUs encrypted and not decrypted"
+                    + (from.map { " from frame \($0)" } ?? "")
+                    + (c.linkEncryption.map {
+                        " (link encrypted from frame \($0.encryptedFrom); \($0.keysTried == 0 ? "no key" : "\($0.keysTried) keys tried, none checks the MIC"))"
+                    } ?? "")
                     + ": their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG"
                 h.warningFrame = from
                 h.saidByLinkLayer = true
@@ -210,15 +217,19 @@ public struct DecodeHealth: Sendable {
         var out = warnings.filter { !$0.saidByLinkLayer }
             .map { Finding(.warning, FindingKind(code: "decode.health", message: $0.warning!), frame: $0.warningFrame) }
         if vendorTrace.packets > 0 {
-            out.append(Finding(.info, FindingKind(code: "decode.vendor-trace", message: vendorTraceSummary!), frame: vendorTrace.firstFrame))
+            out.append(
+                Finding(.info, FindingKind(code: "decode.vendor-trace", message: vendorTraceSummary!), frame: vendorTrace.firstFrame))
         }
         return out
     }
 
     public var vendorTraceSummary: String? {
         guard vendorTrace.packets > 0 else { return nil }
-        let names = vendorTrace.handles.map { hex($0, width: 4) + ($0 == Analyzer.vendorTraceHandle ? " (Qualcomm debug-log handle)" : " (reserved, above 0x0eff)") }
-        return "\(vendorTrace.packets) ACL packets (\(vendorTrace.bytes) bytes) on handle\(names.count == 1 ? "" : "s") " + names.joined(separator: ", ")
+        let names = vendorTrace.handles.map {
+            hex($0, width: 4) + ($0 == Analyzer.vendorTraceHandle ? " (Qualcomm debug-log handle)" : " (reserved, above 0x0eff)")
+        }
+        return "\(vendorTrace.packets) ACL packets (\(vendorTrace.bytes) bytes) on handle\(names.count == 1 ? "" : "s") "
+            + names.joined(separator: ", ")
             + " outside any connection are controller vendor data (firmware logs), not L2CAP: not decoded"
     }
 
@@ -263,24 +274,34 @@ public struct DecodeHealth: Sendable {
             } else {
                 cause = "packets missing from the capture (the snoop log or sniffer dropped fragments)"
             }
-            reasons.append("\(lost) of \(c.attempted) L2CAP PDUs (\(share) %) incomplete, frames \(frames(c.dropFrames)); likely cause: \(cause)")
+            reasons.append(
+                "\(lost) of \(c.attempted) L2CAP PDUs (\(share) %) incomplete, frames \(frames(c.dropFrames)); likely cause: \(cause)")
             note(c.dropFrames.first)
         }
         let busy = c.unclaimedByCID.filter { $0.value.pdus > fewPDUs }.sorted { $0.key < $1.key }
         if !busy.isEmpty {
-            let list = busy.map { "CID \(hex($0.key, width: 4)) \($0.value.pdus) PDUs (frames \($0.value.firstFrame)–\($0.value.lastFrame))" }
+            let list = busy.map {
+                "CID \(hex($0.key, width: 4)) \($0.value.pdus) PDUs (frames \($0.value.firstFrame)–\($0.value.lastFrame))"
+            }
             let total = busy.reduce(0) { $0 + $1.value.pdus }
-            let cause = connection.inferred
+            let cause =
+                connection.inferred
                 ? "the channels were opened before the capture started (no Connection Request in the capture), so their protocol is unknown"
                 : "no Connection Request for these CIDs in the capture (opened before it, or signalling blescope could not read)"
-            reasons.append("\(total) of \(c.attempted) L2CAP PDUs on CIDs no decoder claims: " + list.joined(separator: ", ") + "; likely cause: " + cause)
+            reasons.append(
+                "\(total) of \(c.attempted) L2CAP PDUs on CIDs no decoder claims: " + list.joined(separator: ", ") + "; likely cause: "
+                    + cause)
             note(busy.map(\.value.firstFrame).min())
         }
         guard !reasons.isEmpty else { return (nil, nil) }
         // An inferred connection's link type is not known; BR/EDR dynamic CIDs go beyond LE's 0x0040–0x007F.
-        let kind = !connection.inferred ? (connection.isLE ? "LE" : "BR/EDR")
+        let kind =
+            !connection.inferred
+            ? (connection.isLE ? "LE" : "BR/EDR")
             : c.unclaimedByCID.keys.contains(where: { $0 > 0x007F }) || !connection.isLE ? "BR/EDR by its CIDs" : "link type unknown"
-        return ("connection #\(connection.number) (handle \(hex(connection.handle, width: 4)), \(kind)\(connection.inferred ? ", inferred" : "")): "
-                + reasons.joined(separator: "; "), firstFrame)
+        return (
+            "connection #\(connection.number) (handle \(hex(connection.handle, width: 4)), \(kind)\(connection.inferred ? ", inferred" : "")): "
+                + reasons.joined(separator: "; "), firstFrame
+        )
     }
 }

@@ -38,8 +38,11 @@ struct FindingsBound {
     /// One `limit.findings` note per kind that had findings left out, by code.
     func omissions() -> [Finding] {
         suppressed.sorted { $0.key < $1.key }.map { code, s in
-            Finding(.info, FindingKind(code: "limit.findings",
-                message: "\(s.count) more \(code) findings not listed (the first \(keptPerCode) are)"), frame: s.firstFrame)
+            Finding(
+                .info,
+                FindingKind(
+                    code: "limit.findings",
+                    message: "\(s.count) more \(code) findings not listed (the first \(keptPerCode) are)"), frame: s.firstFrame)
         }
     }
 }

@@ -79,14 +79,18 @@ public struct GATTDatabase: Hashable, Sendable {
     public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && attributeTypes.isEmpty && userNames.isEmpty }
 
     public mutating func addService(_ s: Service) {
-        if let i = services.firstIndex(where: { $0.startHandle == s.startHandle }) { services[i] = s } else {
+        if let i = services.firstIndex(where: { $0.startHandle == s.startHandle }) {
+            services[i] = s
+        } else {
             services.append(s)
             services.sort { $0.startHandle < $1.startHandle }
         }
     }
 
     public mutating func addCharacteristic(_ c: Characteristic) {
-        if let i = characteristics.firstIndex(where: { $0.declarationHandle == c.declarationHandle }) { characteristics[i] = c } else {
+        if let i = characteristics.firstIndex(where: { $0.declarationHandle == c.declarationHandle }) {
+            characteristics[i] = c
+        } else {
             characteristics.append(c)
             characteristics.sort { $0.declarationHandle < $1.declarationHandle }
         }
@@ -125,8 +129,12 @@ public struct GATTDatabase: Hashable, Sendable {
             if GATTAttributeType.declarations.contains(t.uuid16 ?? 0) { return .declaration(t) }
             return .descriptor(uuid: t, of: characteristic(owning: handle))
         }
-        if characteristics.contains(where: { $0.declarationHandle == handle }) { return .declaration(BluetoothUUID(uuid16: GATTAttributeType.characteristic)) }
-        if services.contains(where: { $0.startHandle == handle }) { return .declaration(BluetoothUUID(uuid16: GATTAttributeType.primaryService)) }
+        if characteristics.contains(where: { $0.declarationHandle == handle }) {
+            return .declaration(BluetoothUUID(uuid16: GATTAttributeType.characteristic))
+        }
+        if services.contains(where: { $0.startHandle == handle }) {
+            return .declaration(BluetoothUUID(uuid16: GATTAttributeType.primaryService))
+        }
         return nil
     }
 

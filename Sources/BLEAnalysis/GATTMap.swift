@@ -59,7 +59,8 @@ public struct GATTMap: Sendable {
         db.source = .userMap
         for (handle, entry) in entries {
             if let uuid = entry.uuid {
-                db.addCharacteristic(.init(declarationHandle: handle &- 1, properties: [], valueHandle: handle, uuid: uuid, discoveredAt: 0))
+                db.addCharacteristic(
+                    .init(declarationHandle: handle &- 1, properties: [], valueHandle: handle, uuid: uuid, discoveredAt: 0))
             }
             if let name = entry.name { db.userNames[handle] = name }
         }

@@ -47,13 +47,19 @@ extension FindingKind {
         .init(code: "l2cap.unexpected-continuation", message: "L2CAP continuation fragment (\(n) bytes) without a start fragment: dropped")
     }
     static func previousIncomplete(have: Int, expected: Int, since frame: Int) -> FindingKind {
-        .init(code: "l2cap.incomplete-sdu", message: "L2CAP PDU started at frame \(frame) had \(have) of \(expected) bytes when a new start fragment arrived: discarded")
+        .init(
+            code: "l2cap.incomplete-sdu",
+            message: "L2CAP PDU started at frame \(frame) had \(have) of \(expected) bytes when a new start fragment arrived: discarded")
     }
     static func frameTooLong(extra: Int, expected: Int) -> FindingKind {
-        .init(code: "l2cap.frame-too-long", message: "L2CAP fragment carries \(extra) bytes more than the \(expected)-byte PDU: extra bytes ignored")
+        .init(
+            code: "l2cap.frame-too-long",
+            message: "L2CAP fragment carries \(extra) bytes more than the \(expected)-byte PDU: extra bytes ignored")
     }
     static func cutAtEnd(have: Int, expected: Int, since frame: Int) -> FindingKind {
-        .init(code: "l2cap.cut-by-end", message: "L2CAP PDU started at frame \(frame) is cut by the end of the capture (\(have) of \(expected) bytes)")
+        .init(
+            code: "l2cap.cut-by-end",
+            message: "L2CAP PDU started at frame \(frame) is cut by the end of the capture (\(have) of \(expected) bytes)")
     }
     static func cutByCapturer(have: Int) -> FindingKind {
         .init(code: "l2cap.cut-by-capturer", message: "L2CAP PDU cut by the capturer (\(have) bytes kept): not decoded")
@@ -74,7 +80,7 @@ extension FindingKind {
 /// (`.frameTooLong`), and a PDU cut by the end of the capture (``finish(findings:)``).
 public struct L2CAPReassembler {
     private var buffer: [UInt8] = []
-    private var expected = 0            // 4 + L2CAP length, once known
+    private var expected = 0  // 4 + L2CAP length, once known
     private var firstFrame = 0
     private var firstTimestamp = Timestamp(microseconds: 0)
     private var fragments = 0
@@ -88,7 +94,9 @@ public struct L2CAPReassembler {
         let payload = fragment.payload
         if fragment.isStart {
             if inProgress {
-                findings.append(Finding(.warning, .previousIncomplete(have: buffer.count, expected: expected, since: firstFrame), frame: fragment.frame))
+                findings.append(
+                    Finding(.warning, .previousIncomplete(have: buffer.count, expected: expected, since: firstFrame), frame: fragment.frame)
+                )
                 reset()
             }
             // Fast path: a whole PDU in one fragment needs no copy.
@@ -97,10 +105,13 @@ public struct L2CAPReassembler {
                 let total = length + 4
                 if payload.count >= total && !fragment.isCut {
                     if payload.count > total {
-                        findings.append(Finding(.warning, .frameTooLong(extra: payload.count - total, expected: total), frame: fragment.frame))
+                        findings.append(
+                            Finding(.warning, .frameTooLong(extra: payload.count - total, expected: total), frame: fragment.frame))
                     }
-                    onPDU(L2CAPPDU(bytes: UnsafeRawBufferPointer(rebasing: payload[0..<total]), firstFrame: fragment.frame,
-                                   lastFrame: fragment.frame, firstTimestamp: fragment.timestamp, fragments: 1))
+                    onPDU(
+                        L2CAPPDU(
+                            bytes: UnsafeRawBufferPointer(rebasing: payload[0..<total]), firstFrame: fragment.frame,
+                            lastFrame: fragment.frame, firstTimestamp: fragment.timestamp, fragments: 1))
                     return
                 }
                 expected = total
@@ -135,8 +146,10 @@ public struct L2CAPReassembler {
         } else {
             let (first, time, count, total) = (firstFrame, firstTimestamp, fragments, expected)
             buffer.withUnsafeBytes { raw in
-                onPDU(L2CAPPDU(bytes: UnsafeRawBufferPointer(rebasing: raw[0..<total]), firstFrame: first,
-                               lastFrame: fragment.frame, firstTimestamp: time, fragments: count))
+                onPDU(
+                    L2CAPPDU(
+                        bytes: UnsafeRawBufferPointer(rebasing: raw[0..<total]), firstFrame: first,
+                        lastFrame: fragment.frame, firstTimestamp: time, fragments: count))
             }
         }
         reset()
@@ -154,7 +167,8 @@ public struct L2CAPReassembler {
     /// At the end of the capture (or a disconnection): reports a PDU still in progress.
     public mutating func finish(findings: inout [Finding], frame: Int?) {
         if inProgress {
-            findings.append(Finding(.warning, .cutAtEnd(have: buffer.count, expected: expected, since: firstFrame), frame: frame ?? firstFrame))
+            findings.append(
+                Finding(.warning, .cutAtEnd(have: buffer.count, expected: expected, since: firstFrame), frame: frame ?? firstFrame))
         }
         reset()
     }

@@ -59,8 +59,10 @@ public struct TimelineEvent: Sendable {
     public var bearer: ATTBearerKind?
     public var cid: UInt16?
 
-    public init(frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
-                code: UInt32?, name: String, summary: String) {
+    public init(
+        frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
+        code: UInt32?, name: String, summary: String
+    ) {
         self.frame = frame
         self.timestamp = timestamp
         self.connection = connection

@@ -1,11 +1,12 @@
+import BLECore
+import CPcap
+import CZlib
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import BLECore
-import CPcap
-import CZlib
 
 /// One open capture being read, record by record, in file order.
 ///
@@ -40,8 +41,10 @@ public final class CaptureFile {
     private unowned(unsafe) let classicPcap: ClassicPcapReader?
     private var openNotes: [Finding]
 
-    private init(path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,
-                 packetLoggerBigEndian: Bool? = nil, reader: RecordReader, notes: [Finding] = []) {
+    private init(
+        path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,
+        packetLoggerBigEndian: Bool? = nil, reader: RecordReader, notes: [Finding] = []
+    ) {
         self.path = path
         self.format = format
         self.compressed = compressed
@@ -91,7 +94,7 @@ public final class CaptureFile {
 
     public static func open(path: String, classicPcapThroughLibpcap: Bool) throws(CaptureOpenError) -> CaptureFile {
         func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
-        let fd = Glibc_open(path)
+        let fd = posixOpen(path)
         guard fd >= 0 else { throw fail(String(cString: strerror(errno))) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { let e = errno; close(fd); throw fail(String(cString: strerror(e))) }
@@ -121,8 +124,9 @@ public final class CaptureFile {
             source = ByteSource(streaming: fd, gzip: true)
             compressed = true
         }
-        return try make(path: path, source: source, compressed: compressed, fileSize: regular ? size : nil, memory: false,
-                        classicPcapThroughLibpcap: classicPcapThroughLibpcap)
+        return try make(
+            path: path, source: source, compressed: compressed, fileSize: regular ? size : nil, memory: false,
+            classicPcapThroughLibpcap: classicPcapThroughLibpcap)
     }
 
     /// Opens a capture held in memory (tests); gzip content is decompressed first.
@@ -142,13 +146,15 @@ public final class CaptureFile {
         return try make(path: name, source: source, compressed: compressed, fileSize: Int64(bytes.count), memory: true)
     }
 
-    private static func make(path: String, source: ByteSource, compressed: Bool, fileSize: Int64?,
-                             memory: Bool, classicPcapThroughLibpcap: Bool = false) throws(CaptureOpenError) -> CaptureFile {
+    private static func make(
+        path: String, source: ByteSource, compressed: Bool, fileSize: Int64?,
+        memory: Bool, classicPcapThroughLibpcap: Bool = false
+    ) throws(CaptureOpenError) -> CaptureFile {
         func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
         _ = source.ensure(1 << 16)
         let window = UnsafeRawBufferPointer(start: source.cursor, count: min(source.available, 1 << 16))
         var isCompressed = compressed
-        if compressed && source.isPassthrough { isCompressed = false } // a pipe of plain data
+        if compressed && source.isPassthrough { isCompressed = false }  // a pipe of plain data
         if window.isEmpty {
             if let error = source.streamError { throw fail(error) }
             throw fail(compressed ? "empty file (after gzip decompression)" : "empty file")
@@ -164,40 +170,51 @@ public final class CaptureFile {
             guard [BTSnoop.datalinkH1, BTSnoop.datalinkH4, BTSnoop.datalinkMonitor].contains(datalink) else {
                 throw fail("btsnoop datalink \(datalink) (\(BTSnoop.datalinkName(datalink))) is not supported")
             }
-            return CaptureFile(path: path, format: .btsnoop, compressed: isCompressed, datalink: datalink, fileSize: fileSize,
-                               reader: BTSnoopReader(source: source, datalink: datalink))
+            return CaptureFile(
+                path: path, format: .btsnoop, compressed: isCompressed, datalink: datalink, fileSize: fileSize,
+                reader: BTSnoopReader(source: source, datalink: datalink))
         }
 
         // pcap / pcapng
         if window.count >= 4 {
             let be = source.cursor.be32(0)
             if let (bigEndian, nanoseconds) = ClassicPcap.magic(be), !(classicPcapThroughLibpcap && !memory) {
-                guard source.available >= ClassicPcap.headerSize else { throw fail("pcap file header cut short (\(source.available) bytes)") }
+                guard source.available >= ClassicPcap.headerSize else {
+                    throw fail("pcap file header cut short (\(source.available) bytes)")
+                }
                 let raw = bigEndian ? source.cursor.be32(20) : source.cursor.le32(20)
                 let linkType = raw & 0x03FF_FFFF
                 guard PcapLinkType.supported.contains(linkType) else {
-                    throw fail("pcap link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)")
+                    throw fail(
+                        "pcap link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)"
+                    )
                 }
-                return CaptureFile(path: path, format: .pcap, compressed: isCompressed, datalink: linkType, fileSize: fileSize,
-                                   reader: ClassicPcapReader(source: source, bigEndian: bigEndian, nanoseconds: nanoseconds,
-                                                             linkType: linkType))
+                return CaptureFile(
+                    path: path, format: .pcap, compressed: isCompressed, datalink: linkType, fileSize: fileSize,
+                    reader: ClassicPcapReader(
+                        source: source, bigEndian: bigEndian, nanoseconds: nanoseconds,
+                        linkType: linkType))
             }
             let isPcapng = be == 0x0A0D_0D0A
             if isPcapng || ClassicPcap.magic(be) != nil {
-                return try openPcap(path: path, source: source, compressed: isCompressed, fileSize: fileSize,
-                                    memory: memory, isPcapng: isPcapng)
+                return try openPcap(
+                    path: path, source: source, compressed: isCompressed, fileSize: fileSize,
+                    memory: memory, isPcapng: isPcapng)
             }
         }
 
         // PacketLogger: no magic; the leading records must be plausible in one byte order.
         let big = PacketLogger.plausibleRecords(window, bigEndian: true)
         let little = PacketLogger.plausibleRecords(window, bigEndian: false)
-        func accepted(_ r: (count: Int, exactEnd: Bool)?) -> Int { guard let r, r.count >= 2 || r.exactEnd else { return 0 }; return r.count }
+        func accepted(_ r: (count: Int, exactEnd: Bool)?) -> Int {
+            guard let r, r.count >= 2 || r.exactEnd else { return 0 }; return r.count
+        }
         let bigScore = accepted(big), littleScore = accepted(little)
         if bigScore > 0 || littleScore > 0 {
             let bigEndian = bigScore >= littleScore
-            return CaptureFile(path: path, format: .packetLogger, compressed: isCompressed, datalink: 0, fileSize: fileSize,
-                               packetLoggerBigEndian: bigEndian, reader: PacketLoggerReader(source: source, bigEndian: bigEndian))
+            return CaptureFile(
+                path: path, format: .packetLogger, compressed: isCompressed, datalink: 0, fileSize: fileSize,
+                packetLoggerBigEndian: bigEndian, reader: PacketLoggerReader(source: source, bigEndian: bigEndian))
         }
 
         // Android bug report with a btsnooz block.
@@ -207,9 +224,10 @@ public final class CaptureFile {
                     throw fail("btsnooz block found but it could not be decoded (bad base64, version or zlib data)")
                 }
                 let inner = snoop.withUnsafeBytes { ByteSource(copying: $0) }
-                return CaptureFile(path: path, format: .btsnooz, compressed: isCompressed, datalink: BTSnoop.datalinkH4,
-                                   fileSize: fileSize, reader: BTSnoopReader(source: inner, datalink: BTSnoop.datalinkH4),
-                                   notes: notes.map { Finding(.info, .captureNote($0)) })
+                return CaptureFile(
+                    path: path, format: .btsnooz, compressed: isCompressed, datalink: BTSnoop.datalinkH4,
+                    fileSize: fileSize, reader: BTSnoopReader(source: inner, datalink: BTSnoop.datalinkH4),
+                    notes: notes.map { Finding(.info, .captureNote($0)) })
             }
         }
         throw fail("not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); \(starts)")
@@ -224,8 +242,10 @@ public final class CaptureFile {
         return printable * 10 >= bytes.count * 9
     }
 
-    private static func openPcap(path: String, source: ByteSource, compressed: Bool, fileSize: Int64?, memory: Bool,
-                                 isPcapng: Bool) throws(CaptureOpenError) -> CaptureFile {
+    private static func openPcap(
+        path: String, source: ByteSource, compressed: Bool, fileSize: Int64?, memory: Bool,
+        isPcapng: Bool
+    ) throws(CaptureOpenError) -> CaptureFile {
         func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
         let precision = UInt32(PCAP_TSTAMP_PRECISION_MICRO)
@@ -256,15 +276,18 @@ public final class CaptureFile {
         let linkType = UInt32(bitPattern: pcap_datalink(handle))
         guard PcapLinkType.supported.contains(linkType) else {
             pcap_close(handle)
-            throw fail("\(isPcapng ? "pcapng" : "pcap") link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)")
+            throw fail(
+                "\(isPcapng ? "pcapng" : "pcap") link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)"
+            )
         }
         let reader = PcapReader(handle: handle, isPcapng: isPcapng, fileSize: fileSize, keepAlive: keepAlive, gzipSizes: gzipSizes)
-        return CaptureFile(path: path, format: isPcapng ? .pcapng : .pcap, compressed: compressed, datalink: linkType,
-                           fileSize: fileSize, reader: reader)
+        return CaptureFile(
+            path: path, format: isPcapng ? .pcapng : .pcap, compressed: compressed, datalink: linkType,
+            fileSize: fileSize, reader: reader)
     }
 }
 
-@inline(__always) private func Glibc_open(_ path: String) -> Int32 {
+@inline(__always) private func posixOpen(_ path: String) -> Int32 {
     #if canImport(Glibc)
     return Glibc.open(path, O_RDONLY | O_CLOEXEC)
     #else

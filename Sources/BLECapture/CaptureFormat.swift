@@ -37,20 +37,24 @@ public struct CaptureOpenError: Error, Hashable, Sendable, CustomStringConvertib
 extension FindingKind {
     /// The file ends inside a record: everything before it was read.
     public static func captureTruncatedFile(frame: Int, offset: Int64, needed: Int, available: Int) -> FindingKind {
-        FindingKind(code: "capture.truncated-file",
-                    message: "file ends inside record \(frame): header at offset \(offset) needs \(needed) bytes, \(available) available")
+        FindingKind(
+            code: "capture.truncated-file",
+            message: "file ends inside record \(frame): header at offset \(offset) needs \(needed) bytes, \(available) available")
     }
 
     /// A record header states a length the format does not allow; reading stopped there.
     public static func captureInvalidRecordLength(frame: Int, offset: Int64, detail: String) -> FindingKind {
-        FindingKind(code: "capture.invalid-record-length",
-                    message: "record \(frame) at offset \(offset): \(detail); reading stopped here")
+        FindingKind(
+            code: "capture.invalid-record-length",
+            message: "record \(frame) at offset \(offset): \(detail); reading stopped here")
     }
 
     /// Records whose payload the capturer cut (included length < original length).
     public static func captureTruncatedRecords(count: Int, first: Int) -> FindingKind {
-        FindingKind(code: "capture.truncated-records",
-                    message: "\(count) record\(count == 1 ? "" : "s") cut by the capturer (included length < original length), first is frame \(first)")
+        FindingKind(
+            code: "capture.truncated-records",
+            message:
+                "\(count) record\(count == 1 ? "" : "s") cut by the capturer (included length < original length), first is frame \(first)")
     }
 
     /// The capture library or decompressor reported an error; reading stopped there.

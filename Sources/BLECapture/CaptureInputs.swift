@@ -99,4 +99,3 @@ public struct CaptureInputs {
         return out
     }
 }
-

@@ -70,9 +70,11 @@ public struct CaptureRecord {
     /// btsnoop cumulative drops as the capturer counted them (0 for other formats).
     public var cumulativeDrops: UInt32
 
-    public init(frame: Int, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,
-                originalLength: Int, includedLength: Int, fileOffset: Int64, rawType: UInt32 = 0, linkType: UInt32 = 0,
-                bytes: UnsafeRawBufferPointer, cumulativeDrops: UInt32 = 0) {
+    public init(
+        frame: Int, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,
+        originalLength: Int, includedLength: Int, fileOffset: Int64, rawType: UInt32 = 0, linkType: UInt32 = 0,
+        bytes: UnsafeRawBufferPointer, cumulativeDrops: UInt32 = 0
+    ) {
         self.frame = frame
         self.timestamp = timestamp
         self.direction = direction
@@ -114,8 +116,10 @@ public struct OwnedRecord: Hashable, Sendable {
     public var linkType: UInt32
     public var bytes: [UInt8]
 
-    public init(frame: Int = 0, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,
-                originalLength: Int? = nil, rawType: UInt32 = 0, linkType: UInt32 = 0, bytes: [UInt8]) {
+    public init(
+        frame: Int = 0, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,
+        originalLength: Int? = nil, rawType: UInt32 = 0, linkType: UInt32 = 0, bytes: [UInt8]
+    ) {
         self.frame = frame
         self.timestamp = timestamp
         self.direction = direction
@@ -128,10 +132,11 @@ public struct OwnedRecord: Hashable, Sendable {
     }
 
     public init(_ record: CaptureRecord) {
-        self.init(frame: record.frame, timestamp: record.timestamp, direction: record.direction, kind: record.kind,
-                  controllerIndex: record.controllerIndex,
-                  originalLength: record.originalLength - (record.includedLength - record.bytes.count),
-                  rawType: record.rawType, linkType: record.linkType, bytes: Array(record.bytes))
+        self.init(
+            frame: record.frame, timestamp: record.timestamp, direction: record.direction, kind: record.kind,
+            controllerIndex: record.controllerIndex,
+            originalLength: record.originalLength - (record.includedLength - record.bytes.count),
+            rawType: record.rawType, linkType: record.linkType, bytes: Array(record.bytes))
     }
 
     public var isTruncated: Bool { bytes.count < originalLength }

@@ -1,9 +1,10 @@
+import BLECore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import BLECore
 
 /// A format to write records in.
 public enum CaptureOutputFormat: Hashable, Sendable, CustomStringConvertible {
@@ -66,9 +67,10 @@ public enum CaptureWriter {
         appendFileHeader(format, to: &out)
         for r in records {
             r.bytes.withUnsafeBytes { bytes in
-                _ = appendRecord(format, timestamp: r.timestamp, direction: r.direction, kind: r.kind,
-                                 controllerIndex: r.controllerIndex, originalLength: r.originalLength, rawType: r.rawType,
-                                 bytes: bytes, to: &out)
+                _ = appendRecord(
+                    format, timestamp: r.timestamp, direction: r.direction, kind: r.kind,
+                    controllerIndex: r.controllerIndex, originalLength: r.originalLength, rawType: r.rawType,
+                    bytes: bytes, to: &out)
             }
         }
         return out
@@ -84,9 +86,9 @@ public enum CaptureWriter {
             appendLE(UInt32(0xA1B2_C3D4), &out)
             appendLE(UInt16(2), &out)
             appendLE(UInt16(4), &out)
-            appendLE(UInt32(0), &out) // thiszone
-            appendLE(UInt32(0), &out) // sigfigs
-            appendLE(UInt32(BTSnoop.maxRecordLength), &out) // snaplen
+            appendLE(UInt32(0), &out)  // thiszone
+            appendLE(UInt32(0), &out)  // sigfigs
+            appendLE(UInt32(BTSnoop.maxRecordLength), &out)  // snaplen
             appendLE(linkType, &out)
         case .packetLogger:
             break
@@ -95,9 +97,11 @@ public enum CaptureWriter {
 
     /// Appends one record; false (nothing written) when the format cannot hold it.
     /// `originalLength` is the payload's original length (as ``OwnedRecord`` keeps it).
-    static func appendRecord(_ format: CaptureOutputFormat, timestamp: Timestamp, direction: Direction, kind: RecordKind,
-                             controllerIndex: UInt16, originalLength: Int, rawType: UInt32,
-                             bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) -> Bool {
+    static func appendRecord(
+        _ format: CaptureOutputFormat, timestamp: Timestamp, direction: Direction, kind: RecordKind,
+        controllerIndex: UInt16, originalLength: Int, rawType: UInt32,
+        bytes: UnsafeRawBufferPointer, to out: inout [UInt8]
+    ) -> Bool {
         guard format.canWrite(kind) else { return false }
         let payloadOriginal = max(originalLength, bytes.count)
         let us = timestamp.microseconds
@@ -207,11 +211,14 @@ public final class CaptureFileWriter {
 
     /// Writes one record as read (its bytes are copied before `write` returns).
     public func write(_ record: CaptureRecord) throws(CaptureWriteError) {
-        let original = record.kind == .text ? record.bytes.count
+        let original =
+            record.kind == .text
+            ? record.bytes.count
             : record.originalLength - (record.includedLength - record.bytes.count)
-        let ok = CaptureWriter.appendRecord(format, timestamp: record.timestamp, direction: record.direction, kind: record.kind,
-                                            controllerIndex: record.controllerIndex, originalLength: original,
-                                            rawType: record.rawType, bytes: record.bytes, to: &buffer)
+        let ok = CaptureWriter.appendRecord(
+            format, timestamp: record.timestamp, direction: record.direction, kind: record.kind,
+            controllerIndex: record.controllerIndex, originalLength: original,
+            rawType: record.rawType, bytes: record.bytes, to: &buffer)
         if ok { recordsWritten += 1 } else { recordsSkipped += 1 }
         if buffer.count >= CaptureFileWriter.flushSize { try flush() }
     }
@@ -219,9 +226,10 @@ public final class CaptureFileWriter {
     /// Writes one owned record.
     public func write(_ record: OwnedRecord) throws(CaptureWriteError) {
         let ok = record.bytes.withUnsafeBytes { bytes in
-            CaptureWriter.appendRecord(format, timestamp: record.timestamp, direction: record.direction, kind: record.kind,
-                                       controllerIndex: record.controllerIndex, originalLength: record.originalLength,
-                                       rawType: record.rawType, bytes: bytes, to: &buffer)
+            CaptureWriter.appendRecord(
+                format, timestamp: record.timestamp, direction: record.direction, kind: record.kind,
+                controllerIndex: record.controllerIndex, originalLength: record.originalLength,
+                rawType: record.rawType, bytes: bytes, to: &buffer)
         }
         if ok { recordsWritten += 1 } else { recordsSkipped += 1 }
         if buffer.count >= CaptureFileWriter.flushSize { try flush() }
@@ -231,7 +239,7 @@ public final class CaptureFileWriter {
         var done = 0
         let failure: Int32? = buffer.withUnsafeBytes { raw -> Int32? in
             while done < raw.count {
-                let n = Glibc_write(fd, raw.baseAddress! + done, raw.count - done)
+                let n = posixWrite(fd, raw.baseAddress! + done, raw.count - done)
                 if n < 0 { if errno == EINTR { continue }; return errno }
                 done += n
             }
@@ -256,7 +264,7 @@ public final class CaptureFileWriter {
     }
 }
 
-@inline(__always) private func Glibc_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
+@inline(__always) private func posixWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
     #if canImport(Glibc)
     return Glibc.write(fd, p, n)
     #else

@@ -25,8 +25,10 @@ struct RecordWalk {
     /// Ends the walk at a record whose length fields are impossible.
     mutating func stop(invalidLength detail: String, offset: Int64) {
         let frame = self.frame + 1
-        stored.append(Finding(.warning, .captureInvalidRecordLength(frame: frame, offset: offset, detail: detail),
-                              frame: frame, offset: offset))
+        stored.append(
+            Finding(
+                .warning, .captureInvalidRecordLength(frame: frame, offset: offset, detail: detail),
+                frame: frame, offset: offset))
         stopped = true
     }
 
@@ -37,8 +39,10 @@ struct RecordWalk {
         let frame = self.frame + 1
         let left = source.available
         if left > 0 {
-            stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: source.offset, needed: needed, available: left),
-                                  frame: frame, offset: source.offset))
+            stored.append(
+                Finding(
+                    .warning, .captureTruncatedFile(frame: frame, offset: source.offset, needed: needed, available: left),
+                    frame: frame, offset: source.offset))
         }
         if let error = source.streamError {
             stored.append(Finding(.error, .captureReadError(error), frame: frame, offset: source.offset))
@@ -49,8 +53,10 @@ struct RecordWalk {
     /// (libpcap's "truncated dump file" message).
     mutating func stop(truncatedAt offset: Int64, needed: Int, available: Int) {
         let frame = self.frame + 1
-        stored.append(Finding(.warning, .captureTruncatedFile(frame: frame, offset: offset, needed: needed, available: available),
-                              frame: frame, offset: offset))
+        stored.append(
+            Finding(
+                .warning, .captureTruncatedFile(frame: frame, offset: offset, needed: needed, available: available),
+                frame: frame, offset: offset))
         stopped = true
     }
 
@@ -133,7 +139,7 @@ enum LinuxMonitor {
         let identLength = Int(payload[1])
         guard 2 + identLength <= payload.count else { return false }
         scratch.reset(reserving: payload.count + 2)
-        let ident = UnsafeRawBufferPointer(rebasing: payload[2 ..< 2 + identLength])
+        let ident = UnsafeRawBufferPointer(rebasing: payload[2..<2 + identLength])
         scratch.append(ident)
         if scratch.count > 0 { scratch.append(ascii: ": ") }
         scratch.append(UnsafeRawBufferPointer(rebasing: payload[(2 + identLength)...]))

@@ -127,8 +127,10 @@ public struct DecodedValue: Hashable, Sendable, CustomStringConvertible {
     /// For an `ota-result` role: true for a success value, false for a failure value, nil otherwise.
     public var otaSuccess: Bool?
 
-    public init(codec: String, message: String, fields: [DecodedField] = [], valid: Bool = true,
-                problems: [String] = [], roles: [Role: RoleValue] = [:], otaSuccess: Bool? = nil) {
+    public init(
+        codec: String, message: String, fields: [DecodedField] = [], valid: Bool = true,
+        problems: [String] = [], roles: [Role: RoleValue] = [:], otaSuccess: Bool? = nil
+    ) {
         self.codec = codec
         self.message = message
         self.fields = fields
@@ -189,8 +191,10 @@ public struct CodecContext: Hashable, Sendable {
     /// Only specs whose `match` names this `psm` decode it.
     public var psm: UInt16?
 
-    public init(service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil, handle: UInt16? = nil,
-                direction: Direction = .unknown, operation: AttributeOperation = .unknown, psm: UInt16? = nil) {
+    public init(
+        service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil, handle: UInt16? = nil,
+        direction: Direction = .unknown, operation: AttributeOperation = .unknown, psm: UInt16? = nil
+    ) {
         self.service = service
         self.characteristic = characteristic
         self.handle = handle

@@ -82,7 +82,9 @@ public struct BluetoothUUID: Hashable, Sendable, Comparable, CustomStringConvert
 
     /// Short form for SIG UUIDs (`0x180F`, `0x0000FE59`→`0xFE59`), the full text otherwise.
     public var description: String {
-        if let u = uuid16 { return "0x" + String(repeating: "0", count: 4 - String(u, radix: 16).count) + String(u, radix: 16, uppercase: true) }
+        if let u = uuid16 {
+            return "0x" + String(repeating: "0", count: 4 - String(u, radix: 16).count) + String(u, radix: 16, uppercase: true)
+        }
         if let u = uuid32 { return "0x" + String(u, radix: 16, uppercase: true) }
         return uuidString
     }
@@ -97,7 +99,9 @@ public struct BluetoothUUID: Hashable, Sendable, Comparable, CustomStringConvert
         case (4, 4): self.init(uuid16: UInt16(digits, radix: 16)!)
         case (8, 8): self.init(uuid32: UInt32(digits, radix: 16)!)
         case (36, 32), (32, 32):
-            guard t.count == 32 || (Array(t)[8] == "-" && Array(t)[13] == "-" && Array(t)[18] == "-" && Array(t)[23] == "-") else { return nil }
+            guard t.count == 32 || (Array(t)[8] == "-" && Array(t)[13] == "-" && Array(t)[18] == "-" && Array(t)[23] == "-") else {
+                return nil
+            }
             self.init(high: UInt64(digits.prefix(16), radix: 16)!, low: UInt64(digits.suffix(16), radix: 16)!)
         default: return nil
         }

@@ -25,10 +25,10 @@ public struct Finding: Hashable, Sendable, CustomStringConvertible {
     public var message: String { kind.message }
 
     public var description: String {
-        var where_: [String] = []
-        if let frame { where_.append("frame \(frame)") }
-        if let offset { where_.append("offset \(offset)") }
-        let location = where_.isEmpty ? "" : " (" + where_.joined(separator: ", ") + ")"
+        var places: [String] = []
+        if let frame { places.append("frame \(frame)") }
+        if let offset { places.append("offset \(offset)") }
+        let location = places.isEmpty ? "" : " (" + places.joined(separator: ", ") + ")"
         return "\(severity.rawValue): \(kind.message)\(location)"
     }
 }

@@ -33,7 +33,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             let s = String(v)
             return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))\(dateSeparator)\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(pad(micros, 6))"
+        return
+            "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))\(dateSeparator)\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(pad(micros, 6))"
     }
 
     /// Seconds since the epoch with exactly six decimals, exact to the µs: `1741948200.410328`.

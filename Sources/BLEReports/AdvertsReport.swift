@@ -87,7 +87,8 @@ public struct AdvertsReport {
     /// The aligned table, a summary line, and the findings.
     public func text(terminal: Terminal, sort: AdvertsSort = .count) -> String {
         let devices = sortedDevices(sort)
-        var out = terminal.paint(file, .bold) + ": \(devices.count) device\(devices.count == 1 ? "" : "s"), "
+        var out =
+            terminal.paint(file, .bold) + ": \(devices.count) device\(devices.count == 1 ? "" : "s"), "
             + "\(tracker.reportCount) advertising report\(tracker.reportCount == 1 ? "" : "s") in \(tracker.advertisingEvents) event\(tracker.advertisingEvents == 1 ? "" : "s")\n"
         if tracker.untrackedReports > 0 {
             out += "\(tracker.untrackedReports) reports from devices past the limit of \(tracker.options.maxDevices) not tracked\n"
@@ -104,10 +105,15 @@ public struct AdvertsReport {
             let wType = max(4, types.map(\.count).max() ?? 0)
             let wRSSI = max(16, rssis.map(\.count).max() ?? 0)
             let wCount = max(5, counts.map(\.count).max() ?? 0)
-            out += "\n" + terminal.paint("ADDRESS".padding(to: 17) + "  " + "TYPE".padding(to: wType) + "  " + "NAME".padding(to: wName)
-                + "  " + "RSSI min/avg/max".padding(to: wRSSI) + "  " + "COUNT".leftPadding(to: wCount) + "  ADVERTISES", .bold) + "\n"
+            out +=
+                "\n"
+                + terminal.paint(
+                    "ADDRESS".padding(to: 17) + "  " + "TYPE".padding(to: wType) + "  " + "NAME".padding(to: wName)
+                        + "  " + "RSSI min/avg/max".padding(to: wRSSI) + "  " + "COUNT".leftPadding(to: wCount) + "  ADVERTISES", .bold)
+                + "\n"
             for (i, d) in devices.enumerated() {
-                let line = d.address.description + "  " + types[i].padding(to: wType) + "  " + names[i].padding(to: wName) + "  "
+                let line =
+                    d.address.description + "  " + types[i].padding(to: wType) + "  " + names[i].padding(to: wName) + "  "
                     + rssis[i].padding(to: wRSSI) + "  " + counts[i].leftPadding(to: wCount) + "  " + d.advertisesSummary
                 out += line.trimmingWhitespace() + "\n"
             }

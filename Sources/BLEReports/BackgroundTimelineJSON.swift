@@ -2,6 +2,7 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,6 @@
 import BLECore
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -39,8 +40,10 @@ public enum BatchRunner {
     /// Runs `work(index, path, output)` for every path and returns how many failed.
     /// `work` must only write to the stream it is given (it runs on a worker thread). `progress`, when given,
     /// is told how many captures are done after each one is written (on the calling thread).
-    public static func run(_ paths: [String], jobs: Int, out: OutputStream, progress: FilesProgress? = nil,
-                           work: @escaping @Sendable (Int, String, OutputStream) -> Outcome) -> Int {
+    public static func run(
+        _ paths: [String], jobs: Int, out: OutputStream, progress: FilesProgress? = nil,
+        work: @escaping @Sendable (Int, String, OutputStream) -> Outcome
+    ) -> Int {
         let jobs = max(1, min(jobs, paths.count))
         var failed = 0
         func finish(_ outcome: Outcome, done: Int) {
@@ -66,7 +69,9 @@ public enum BatchRunner {
             DispatchQueue.global().async(group: group) {
                 while true {
                     window.wait()
-                    let i = next.withLock { n -> Int in defer { n += 1 }; return n }
+                    let i = next.withLock { n -> Int in
+                        defer { n += 1 }; return n
+                    }
                     guard i < paths.count else { window.signal(); return }
                     let slot = slots[i]
                     if let file = tmpfile() {

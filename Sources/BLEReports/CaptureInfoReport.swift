@@ -185,4 +185,3 @@ public func writeFindings(_ findings: [Finding], into w: inout JSONWriter, key: 
     }
     w.endArray()
 }
-

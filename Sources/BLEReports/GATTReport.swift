@@ -28,10 +28,12 @@ public struct GATTTextRenderer {
         }
         var shown = Set<UInt16>()
         for s in db.services {
-            out += terminal.paint("\(hex(s.startHandle, width: 4))–\(hex(s.endHandle, width: 4))", .dim) + "  "
+            out +=
+                terminal.paint("\(hex(s.startHandle, width: 4))–\(hex(s.endHandle, width: 4))", .dim) + "  "
                 + terminal.paint((s.isPrimary ? "" : "secondary ") + "service " + label(s.uuid), .bold) + "\n"
             for c in db.characteristics where c.declarationHandle > s.startHandle && c.declarationHandle <= s.endHandle {
-                out += "  " + terminal.paint(hex(c.valueHandle, width: 4), .dim) + "  " + label(c.uuid)
+                out +=
+                    "  " + terminal.paint(hex(c.valueHandle, width: 4), .dim) + "  " + label(c.uuid)
                     + "  " + terminal.paint(c.properties.description, .cyan) + usageText(c.valueHandle) + "\n"
                 shown.insert(c.valueHandle)
                 shown.insert(c.declarationHandle)
@@ -75,12 +77,16 @@ public struct GATTReport {
             head += "  frames \(c.startFrame)–\(c.endFrame.map(String.init) ?? "end")"
             if c.inferred { head += "  (inferred)" }
             out += terminal.paint(head, .bold) + "\n"
-            out += terminal.paint("  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), ATT_MTU \(c.currentMTU)", .dim) + "\n"
+            out +=
+                terminal.paint(
+                    "  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), ATT_MTU \(c.currentMTU)",
+                    .dim) + "\n"
             let bearers = c.attBearers
             if bearers.contains(where: { $0.kind != .leFixed }) {
                 // Only where a dynamic bearer exists, so that LE-only captures read as before.
                 let list = bearers.map { b in
-                    b.kind == .leFixed ? "le-fixed ATT_MTU \(b.mtu ?? 23)"
+                    b.kind == .leFixed
+                        ? "le-fixed ATT_MTU \(b.mtu ?? 23)"
                         : "\(b.kind) CID \(hex(b.txCID, width: 4))/\(hex(b.rxCID, width: 4)) ATT_MTU \(b.mtu.map(String.init) ?? "?") from frame \(b.openFrame ?? 0)"
                 }
                 out += terminal.paint("  bearers (CID tx/rx): " + list.joined(separator: "; "), .dim) + "\n"
@@ -147,7 +153,9 @@ public struct GATTReport {
                     writeUsage(used[ch.valueHandle], into: &w)
                     w.beginArray("descriptors")
                     for (h, t) in c.gatt.attributeTypes.sorted(by: { $0.key < $1.key }) where h > ch.valueHandle {
-                        guard c.gatt.characteristic(owning: h) == ch, ![0x2800, 0x2801, 0x2802, 0x2803].contains(t.uuid16 ?? 0) else { continue }
+                        guard c.gatt.characteristic(owning: h) == ch, ![0x2800, 0x2801, 0x2802, 0x2803].contains(t.uuid16 ?? 0) else {
+                            continue
+                        }
                         w.beginObject()
                         w.field("handle", h)
                         w.field("uuid", t.uuidString)

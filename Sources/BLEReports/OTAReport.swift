@@ -19,7 +19,8 @@ public enum OTAReport {
             case .aborted: verdict = terminal.paint("ABORTED", .yellow)
             case .incomplete: verdict = terminal.paint("INCOMPLETE", .yellow)
             }
-            let on = s.connections.count > 1
+            let on =
+                s.connections.count > 1
                 ? "connections " + s.connections.map { "#\($0.connectionNumber)" }.joined(separator: " → ")
                 : "connection #\(s.connectionNumber)"
             var head = "\(s.protocolName)\(s.codec.map { " (\($0))" } ?? "") on \(on): \(verdict)"
@@ -45,7 +46,8 @@ public enum OTAReport {
             var packets = "  \(formatCount(s.packets)) packets"
             if let n = s.expectedPackets { packets += " (\(n) announced)" }
             if !s.retransmittedPackets.isEmpty {
-                packets += ", \(s.retransmittedPackets.count) resent (\(s.retransmissionUnit) \(list(s.retransmittedPackets))), \(formatCount(s.retransmittedBytes)) bytes wasted"
+                packets +=
+                    ", \(s.retransmittedPackets.count) resent (\(s.retransmissionUnit) \(list(s.retransmittedPackets))), \(formatCount(s.retransmittedBytes)) bytes wasted"
             }
             if !s.resendRequests.isEmpty {
                 packets += ", \(s.resendRequests.count) resend request(s)"
@@ -55,7 +57,9 @@ public enum OTAReport {
             if s.receipts > 0 { packets += ", \(s.receipts) receipts (PRN \(s.packetReceiptInterval ?? 0))" }
             out += packets + "\n"
             var rate = "  throughput " + (s.throughputBitsPerSecond.map(formatBitRate) ?? "-")
-            if let g = s.goodput { rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link" }
+            if let g = s.goodput {
+                rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link"
+            }
             if let p = s.packetsPerConnectionEvent { rate += ", \(String(fractionDigits: 2, p)) packets per connection event" }
             out += rate + "\n"
             if let link = s.links.last {
@@ -65,16 +69,19 @@ public enum OTAReport {
                 out += l + "\n"
             }
             for p in s.phases {
-                out += "  phase \(p.name.padding(to: 12)) frames \(p.startFrame)-\(p.endFrame)  \(formatDuration(microseconds: p.durationMicroseconds))"
+                out +=
+                    "  phase \(p.name.padding(to: 12)) frames \(p.startFrame)-\(p.endFrame)  \(formatDuration(microseconds: p.durationMicroseconds))"
                 out += p.packets > 0 ? ", \(p.packets) packets, \(formatCount(p.bytes)) bytes\n" : "\n"
             }
             let pauses = s.objects.compactMap(\.createPauseMicroseconds)
             if !pauses.isEmpty {
                 let avg = pauses.reduce(0, +) / Int64(pauses.count)
-                out += "  \(s.objects.count) objects; pause after Create: average \(formatDuration(microseconds: avg)), max \(formatDuration(microseconds: pauses.max() ?? 0))\n"
+                out +=
+                    "  \(s.objects.count) objects; pause after Create: average \(formatDuration(microseconds: avg)), max \(formatDuration(microseconds: pauses.max() ?? 0))\n"
             }
             for st in s.stalls {
-                out += "  stall \(formatDuration(microseconds: st.gapMicroseconds)) after \(st.preceding) (frames \(st.afterFrame)→\(st.resumeFrame))\n"
+                out +=
+                    "  stall \(formatDuration(microseconds: st.gapMicroseconds)) after \(st.preceding) (frames \(st.afterFrame)→\(st.resumeFrame))\n"
             }
             for f in s.findings { out += "  \(terminal.severity(f.severity)): \(f.message)\(f.frame.map { " (frame \($0))" } ?? "")\n" }
         }

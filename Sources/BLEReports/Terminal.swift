@@ -1,9 +1,10 @@
+import BLECore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import BLECore
 
 /// Where output goes and how it may be styled: colour only on a TTY, never in pipes or files.
 public struct Terminal: Sendable {

@@ -29,8 +29,10 @@ public struct ThroughputReport {
     public var aclBuffers: (length: Int, packets: Int)?
     public var streamsDropped: Int
 
-    public init(streams: [ThroughputStream], connections: [Connection] = [], aclBuffers: (length: Int, packets: Int)? = nil,
-                streamsDropped: Int = 0) {
+    public init(
+        streams: [ThroughputStream], connections: [Connection] = [], aclBuffers: (length: Int, packets: Int)? = nil,
+        streamsDropped: Int = 0
+    ) {
         self.streams = streams
         self.connections = connections
         self.aclBuffers = aclBuffers
@@ -39,19 +41,22 @@ public struct ThroughputReport {
 
     /// The report for a tracker driven by hand: its streams, the analyzer's connections and buffers.
     public init(tracker: ThroughputTracker, analyzer: Analyzer) {
-        self.init(streams: tracker.streams, connections: analyzer.connections,
-                  aclBuffers: analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value,
-                  streamsDropped: tracker.streamsDropped)
+        self.init(
+            streams: tracker.streams, connections: analyzer.connections,
+            aclBuffers: analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value,
+            streamsDropped: tracker.streamsDropped)
     }
 
     /// The report for an analysis: its throughput streams (none unless it observed throughput), connections and buffers.
     public init(_ analysis: CaptureAnalysis) {
-        self.init(streams: analysis.throughput?.streams ?? [], connections: analysis.connections, aclBuffers: analysis.firstACLBuffers,
-                  streamsDropped: analysis.throughput?.streamsDropped ?? 0)
+        self.init(
+            streams: analysis.throughput?.streams ?? [], connections: analysis.connections, aclBuffers: analysis.firstACLBuffers,
+            streamsDropped: analysis.throughput?.streamsDropped ?? 0)
     }
 
     func connection(_ number: Int) -> Connection? {
-        number >= 1 && number <= connections.count && connections[number - 1].number == number ? connections[number - 1]
+        number >= 1 && number <= connections.count && connections[number - 1].number == number
+            ? connections[number - 1]
             : connections.first { $0.number == number }
     }
 
@@ -75,9 +80,10 @@ public struct ThroughputReport {
 
     public func text(terminal: Terminal = Terminal(colors: false)) -> String {
         if streams.isEmpty { return "No attribute values in this capture.\n" + linkQualityText(terminal: terminal, except: []) }
-        var out = terminal.paint(
-            "conn  dir  handle  kind        packets      bytes  duration    rate          window median / p95 / max        ceiling      share",
-            .bold) + "\n"
+        var out =
+            terminal.paint(
+                "conn  dir  handle  kind        packets      bytes  duration    rate          window median / p95 / max        ceiling      share",
+                .bold) + "\n"
         for s in streams {
             var line = "#\(s.key.connectionNumber)".padding(to: 6)
             line += s.key.direction.description.padding(to: 5)
@@ -108,7 +114,9 @@ public struct ThroughputReport {
                 detail.append("~\(String(fractionDigits: 1, ppe.mean)) packets/event (median \(ppe.median), max \(ppe.max))")
             }
             if s.idleGapCount > 0 {
-                detail.append("\(s.idleGapCount) idle gap\(s.idleGapCount == 1 ? "" : "s") > \(formatDuration(microseconds: s.idleThresholdMicroseconds)) (\(formatDuration(microseconds: s.idleMicroseconds)))")
+                detail.append(
+                    "\(s.idleGapCount) idle gap\(s.idleGapCount == 1 ? "" : "s") > \(formatDuration(microseconds: s.idleThresholdMicroseconds)) (\(formatDuration(microseconds: s.idleMicroseconds)))"
+                )
             }
             if s.periods.count > 1 { detail.append("\(s.periods.count) link periods") }
             if !detail.isEmpty { out += "      " + terminal.paint(detail.joined(separator: "; "), .dim) + "\n" }
@@ -123,24 +131,29 @@ public struct ThroughputReport {
             guard let c = connection(s.key.connectionNumber) else { continue }
             var parts: [String] = []
             if c.linkLayer == nil {
-                parts.append("controller buffer: at most \(c.maxInFlight) ACL packet\(c.maxInFlight == 1 ? "" : "s") in flight"
-                             + (aclBuffers.map { " of \($0.packets)" } ?? ""))
+                parts.append(
+                    "controller buffer: at most \(c.maxInFlight) ACL packet\(c.maxInFlight == 1 ? "" : "s") in flight"
+                        + (aclBuffers.map { " of \($0.packets)" } ?? ""))
                 if !c.controllerQueueFull.isEmpty {
-                    parts.append("controller queue full \(c.controllerQueueFull.count) time\(c.controllerQueueFull.count == 1 ? "" : "s"), "
-                                 + formatDuration(microseconds: c.controllerQueueFullMicroseconds) + " in all (the host waited for Number Of Completed Packets)")
+                    parts.append(
+                        "controller queue full \(c.controllerQueueFull.count) time\(c.controllerQueueFull.count == 1 ? "" : "s"), "
+                            + formatDuration(microseconds: c.controllerQueueFullMicroseconds)
+                            + " in all (the host waited for Number Of Completed Packets)")
                 }
             }
             if let ll = c.linkLayer {
-                parts.append("air: \(formatCount(ll.events)) events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets/event "
-                             + "(max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, "
-                             + "\(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
+                parts.append(
+                    "air: \(formatCount(ll.events)) events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets/event "
+                        + "(max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, "
+                        + "\(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
             }
             if c.creditStalls.isEmpty {
                 parts.append("no credit-based flow-control stall")
             } else {
                 let total = c.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds }
-                parts.append("credit-based channels: sender out of credits \(c.creditStalls.count) time\(c.creditStalls.count == 1 ? "" : "s"), "
-                             + formatDuration(microseconds: total) + " waiting for credits")
+                parts.append(
+                    "credit-based channels: sender out of credits \(c.creditStalls.count) time\(c.creditStalls.count == 1 ? "" : "s"), "
+                        + formatDuration(microseconds: total) + " waiting for credits")
             }
             out += terminal.paint("connection #\(c.number): ", .bold) + parts.joined(separator: "; ") + "\n"
         }
@@ -153,7 +166,8 @@ public struct ThroughputReport {
         var out = ""
         for c in connections where !except.contains(c.number) {
             guard let q = LinkQualitySummary(c.linkQuality) else { continue }
-            out += terminal.paint("connection #\(c.number): ", .bold)
+            out +=
+                terminal.paint("connection #\(c.number): ", .bold)
                 + terminal.paint("link quality: " + q.verdict, q.isRadioLimited ? .yellow : .green) + "\n"
         }
         return out
@@ -348,7 +362,8 @@ public struct ThroughputReport {
 
     // MARK: CSV
 
-    public static let csvHeader = "conn,connection_handle,dir,handle,uuid,kind,packets,value_bytes,att_bytes,l2cap_bytes,first_frame,last_frame,"
+    public static let csvHeader =
+        "conn,connection_handle,dir,handle,uuid,kind,packets,value_bytes,att_bytes,l2cap_bytes,first_frame,last_frame,"
         + "first_time,last_time,duration_s,rate_bps,window_median_bps,window_p95_bps,window_max_bps,peak_bps,ceiling_bps,share,"
         + "interval_ms,phy,data_length,mtu,packets_per_event,idle_gaps,limit,verdict\n"
 
@@ -398,7 +413,6 @@ func csvField(_ s: String) -> String {
     guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
     return "\"" + s.replacingAll("\"", with: "\"\"") + "\""
 }
-
 
 /// `"link_quality": {"reports", "first_frame", "last_frame", "rssi_min", "rssi_max", "rssi_mean", "snr_min",
 /// "retransmissions", "nak", "no_rx", "flow_off", "crc_errors", "tx_unacked", "worst_rssi_frame",

@@ -339,7 +339,8 @@ final class ByteBuffer {
 public struct TimelineCSVRenderer {
     public init() {}
 
-    public static let header = "frame,time,conn,dir,layer,opcode,opcode_name,handle,value,uuid,name,request_frame,response_frame,latency_us,status,summary,decoded,bearer,cid\n"
+    public static let header =
+        "frame,time,conn,dir,layer,opcode,opcode_name,handle,value,uuid,name,request_frame,response_frame,latency_us,status,summary,decoded,bearer,cid\n"
 
     public func line(_ e: TimelineEvent) -> String {
         func q(_ s: String?) -> String {

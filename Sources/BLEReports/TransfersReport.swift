@@ -8,13 +8,16 @@ import BLECore
 /// "data", "missing", "duplicates", "findings"}], "findings": [...]}` with `data` in lowercase hex.
 public enum TransfersReport {
     /// One line per message, then its findings.
-    public static func text(_ transfers: [Transfer], findings: [Finding] = [], terminal: Terminal = Terminal(colors: false),
-                            previewLength: Int = 60) -> String {
+    public static func text(
+        _ transfers: [Transfer], findings: [Finding] = [], terminal: Terminal = Terminal(colors: false),
+        previewLength: Int = 60
+    ) -> String {
         var out = ""
         if transfers.isEmpty {
             out += "No chunked transfers found.\n"
         } else {
-            out += terminal.paint("conn  handle  dir  framing  frames          chunks   bytes  duration    rate         status", .bold) + "\n"
+            out +=
+                terminal.paint("conn  handle  dir  framing  frames          chunks   bytes  duration    rate         status", .bold) + "\n"
             for t in transfers {
                 var line = "#\(t.connectionNumber)".padding(to: 6)
                 line += "\(hex(t.handle))".padding(to: 8)
@@ -36,9 +39,13 @@ public enum TransfersReport {
                 if let text = t.textPreview(limit: previewLength) {
                     out += "      \"" + text.replacingNewlines() + "\"\n"
                 } else if !t.data.isEmpty {
-                    out += "      " + hexString(t.data.prefix(previewLength / 2), separator: " ") + (t.data.count > previewLength / 2 ? " …" : "") + "\n"
+                    out +=
+                        "      " + hexString(t.data.prefix(previewLength / 2), separator: " ")
+                        + (t.data.count > previewLength / 2 ? " …" : "") + "\n"
                 }
-                for f in t.findings { out += "      \(terminal.severity(f.severity)): \(f.message)\(f.frame.map { " (frame \($0))" } ?? "")\n" }
+                for f in t.findings {
+                    out += "      \(terminal.severity(f.severity)): \(f.message)\(f.frame.map { " (frame \($0))" } ?? "")\n"
+                }
             }
         }
         for f in findings { out += "\(terminal.severity(f.severity)): \(f.message)\(f.frame.map { " (frame \($0))" } ?? "")\n" }

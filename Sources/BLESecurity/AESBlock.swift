@@ -75,8 +75,8 @@ final class AESCMAC {
             }
         }
         guard ok,
-              message.withUnsafeBufferPointer({ EVP_MAC_update(ctx, $0.baseAddress, $0.count) }) == 1,
-              EVP_MAC_final(ctx, &out, &outLength, 16) == 1, outLength == 16
+            message.withUnsafeBufferPointer({ EVP_MAC_update(ctx, $0.baseAddress, $0.count) }) == 1,
+            EVP_MAC_final(ctx, &out, &outLength, 16) == 1, outLength == 16
         else { fatalError("libcrypto: CMAC failed") }
         return out
     }

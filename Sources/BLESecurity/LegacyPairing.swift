@@ -13,8 +13,10 @@ public struct LegacyPairingExchange: Hashable, Sendable {
     public var mconfirm: Key128
     public var sconfirm: Key128?
 
-    public init(pairingRequest: [UInt8], pairingResponse: [UInt8], initiator: PairingAddress, responder: PairingAddress,
-                mrand: Key128, srand: Key128, mconfirm: Key128, sconfirm: Key128? = nil) {
+    public init(
+        pairingRequest: [UInt8], pairingResponse: [UInt8], initiator: PairingAddress, responder: PairingAddress,
+        mrand: Key128, srand: Key128, mconfirm: Key128, sconfirm: Key128? = nil
+    ) {
         self.pairingRequest = pairingRequest
         self.pairingResponse = pairingResponse
         self.initiator = initiator
@@ -43,8 +45,9 @@ public enum LegacyPairingCracker {
     /// - Returns: TK and STK, or nil when no candidate matches (out-of-band TK, or wrong inputs: check the
     ///   address types and that the PDUs include their opcode).
     public static func crack(_ x: LegacyPairingExchange) -> LegacyPairingKeys? {
-        let (p1, p2) = SecurityFunction.c1Pads(preq: x.pairingRequest, pres: x.pairingResponse,
-                                               initiator: x.initiator, responder: x.responder)
+        let (p1, p2) = SecurityFunction.c1Pads(
+            preq: x.pairingRequest, pres: x.pairingResponse,
+            initiator: x.initiator, responder: x.responder)
         // Everything in FIPS-197 order (most significant first) for the block cipher.
         let first = zip(x.mrand.bytes, p1).map { $0 ^ $1 }.reversed() as [UInt8]
         let pad2 = p2.reversed() as [UInt8]
@@ -69,8 +72,9 @@ public enum LegacyPairingCracker {
                                 if b[0] == t[0] && b[1] == t[1] && b.elementsEqual(t) {
                                     let tk = Key128(UInt64(candidate))
                                     if let s = x.sconfirm {
-                                        let c = SecurityFunction.c1(k: tk, r: x.srand, preq: x.pairingRequest, pres: x.pairingResponse,
-                                                                    initiator: x.initiator, responder: x.responder)
+                                        let c = SecurityFunction.c1(
+                                            k: tk, r: x.srand, preq: x.pairingRequest, pres: x.pairingResponse,
+                                            initiator: x.initiator, responder: x.responder)
                                         if c != s { continue }
                                     }
                                     found = candidate
@@ -84,7 +88,8 @@ public enum LegacyPairingCracker {
         }
         guard let passkey = found else { return nil }
         let tk = Key128(UInt64(passkey))
-        return LegacyPairingKeys(tk: tk, passkey: passkey == 0 ? nil : passkey,
-                                 stk: SecurityFunction.s1(k: tk, r1: x.srand, r2: x.mrand))
+        return LegacyPairingKeys(
+            tk: tk, passkey: passkey == 0 ? nil : passkey,
+            stk: SecurityFunction.s1(k: tk, r1: x.srand, r2: x.mrand))
     }
 }

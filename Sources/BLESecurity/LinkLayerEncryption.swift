@@ -53,10 +53,10 @@ public final class LLCipher {
     /// A context with AES-128-CCM, 13-octet nonce, 4-octet tag and SK set (one key schedule per cipher).
     private static func makeContext(key: [UInt8], encrypt: Bool) -> OpaquePointer {
         guard let c = EVP_CIPHER_CTX_new(),
-              EVP_CipherInit_ex(c, EVP_aes_128_ccm(), nil, nil, nil, encrypt ? 1 : 0) == 1,
-              EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, 13, nil) == 1,
-              EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, 4, nil) == 1,
-              key.withUnsafeBufferPointer({ EVP_CipherInit_ex(c, nil, nil, $0.baseAddress, nil, -1) }) == 1
+            EVP_CipherInit_ex(c, EVP_aes_128_ccm(), nil, nil, nil, encrypt ? 1 : 0) == 1,
+            EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_IVLEN, 13, nil) == 1,
+            EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, 4, nil) == 1,
+            key.withUnsafeBufferPointer({ EVP_CipherInit_ex(c, nil, nil, $0.baseAddress, nil, -1) }) == 1
         else { fatalError("libcrypto: cannot set up AES-128-CCM") }
         return c
     }
@@ -76,8 +76,10 @@ public final class LLCipher {
     ///   - centralToPeripheral: the direction bit of the nonce.
     ///   - into: replaced by the plaintext without the MIC (left empty on failure).
     /// - Returns: true when the MIC checks; false on a MIC failure or a payload of 4 octets or fewer.
-    public func decrypt(header0: UInt8, payload: UnsafeRawBufferPointer, packetCounter: UInt64,
-                        centralToPeripheral: Bool, into output: inout [UInt8]) -> Bool {
+    public func decrypt(
+        header0: UInt8, payload: UnsafeRawBufferPointer, packetCounter: UInt64,
+        centralToPeripheral: Bool, into output: inout [UInt8]
+    ) -> Bool {
         output.removeAll(keepingCapacity: true)
         guard payload.count > 4, let input = payload.baseAddress else { return false }
         let ctx = decryptContext ?? LLCipher.makeContext(key: key, encrypt: false)
@@ -88,16 +90,18 @@ public final class LLCipher {
         var aad = header0 & 0xE3
         var outLength: Int32 = 0
         guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, 4, mic) == 1,
-              nonce.withUnsafeBufferPointer({ EVP_DecryptInit_ex(ctx, nil, nil, nil, $0.baseAddress) }) == 1,
-              EVP_DecryptUpdate(ctx, nil, &outLength, nil, Int32(length)) == 1,
-              EVP_DecryptUpdate(ctx, nil, &outLength, &aad, 1) == 1
+            nonce.withUnsafeBufferPointer({ EVP_DecryptInit_ex(ctx, nil, nil, nil, $0.baseAddress) }) == 1,
+            EVP_DecryptUpdate(ctx, nil, &outLength, nil, Int32(length)) == 1,
+            EVP_DecryptUpdate(ctx, nil, &outLength, &aad, 1) == 1
         else { return false }
         if length > scratchCapacity {
             scratch.deallocate()
             scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: length)
             scratchCapacity = length
         }
-        guard EVP_DecryptUpdate(ctx, scratch, &outLength, input.assumingMemoryBound(to: UInt8.self), Int32(length)) > 0 else { return false }
+        guard EVP_DecryptUpdate(ctx, scratch, &outLength, input.assumingMemoryBound(to: UInt8.self), Int32(length)) > 0 else {
+            return false
+        }
         output.append(contentsOf: UnsafeBufferPointer(start: scratch, count: length))
         return true
     }
@@ -123,14 +127,18 @@ public final class LLCipher {
         var aad = header0 & 0xE3
         var outLength: Int32 = 0
         var out = [UInt8](repeating: 0, count: plaintext.count + 4)
-        let ok = nonce.withUnsafeBufferPointer({ EVP_EncryptInit_ex(ctx, nil, nil, nil, $0.baseAddress) }) == 1
+        let ok =
+            nonce.withUnsafeBufferPointer({ EVP_EncryptInit_ex(ctx, nil, nil, nil, $0.baseAddress) }) == 1
             && EVP_EncryptUpdate(ctx, nil, &outLength, nil, Int32(plaintext.count)) == 1
             && EVP_EncryptUpdate(ctx, nil, &outLength, &aad, 1) == 1
             && out.withUnsafeMutableBufferPointer({ o in
-                plaintext.withUnsafeBufferPointer { EVP_EncryptUpdate(ctx, o.baseAddress, &outLength, $0.baseAddress, Int32(plaintext.count)) }
+                plaintext.withUnsafeBufferPointer {
+                    EVP_EncryptUpdate(ctx, o.baseAddress, &outLength, $0.baseAddress, Int32(plaintext.count))
+                }
             }) == 1
             && out.withUnsafeMutableBufferPointer({ EVP_EncryptFinal_ex(ctx, $0.baseAddress! + plaintext.count, &outLength) }) == 1
-            && out.withUnsafeMutableBufferPointer({ EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 4, $0.baseAddress! + plaintext.count) }) == 1
+            && out.withUnsafeMutableBufferPointer({ EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 4, $0.baseAddress! + plaintext.count) })
+                == 1
         precondition(ok, "libcrypto: AES-CCM encryption failed")
         return out
     }

@@ -30,14 +30,16 @@ public enum SecureConnections {
         let ownPublic = [UInt8(4)] + debugPublicKeyX.reversed() + debugPublicKeyY.reversed()
         let peerPublic = [UInt8(4)] + peerX.reversed() + peerY.reversed()
         guard let own = makeKey(publicPoint: privateKey == debugPrivateKey ? ownPublic : nil, privateKey: privateKey),
-              let peer = makeKey(publicPoint: peerPublic, privateKey: nil) else { return nil }
+            let peer = makeKey(publicPoint: peerPublic, privateKey: nil)
+        else { return nil }
         defer { EVP_PKEY_free(own); EVP_PKEY_free(peer) }
         guard let ctx = EVP_PKEY_CTX_new(own, nil) else { return nil }
         defer { EVP_PKEY_CTX_free(ctx) }
         var secret = [UInt8](repeating: 0, count: 32)
         var length = 32
         guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer(ctx, peer) == 1,
-              EVP_PKEY_derive(ctx, &secret, &length) == 1, length == 32 else { return nil }
+            EVP_PKEY_derive(ctx, &secret, &length) == 1, length == 32
+        else { return nil }
         return secret.reversed()
     }
 
@@ -107,10 +109,12 @@ public struct SecureConnectionsExchange: Hashable, Sendable {
     public var ra: Key128
     public var rb: Key128
 
-    public init(pairingRequest: [UInt8], pairingResponse: [UInt8], initiator: PairingAddress, responder: PairingAddress,
-                initiatorPublicKeyX: [UInt8], initiatorPublicKeyY: [UInt8],
-                responderPublicKeyX: [UInt8], responderPublicKeyY: [UInt8],
-                na: Key128, nb: Key128, ea: Key128? = nil, eb: Key128? = nil, ra: Key128 = .zero, rb: Key128 = .zero) {
+    public init(
+        pairingRequest: [UInt8], pairingResponse: [UInt8], initiator: PairingAddress, responder: PairingAddress,
+        initiatorPublicKeyX: [UInt8], initiatorPublicKeyY: [UInt8],
+        responderPublicKeyX: [UInt8], responderPublicKeyY: [UInt8],
+        na: Key128, nb: Key128, ea: Key128? = nil, eb: Key128? = nil, ra: Key128 = .zero, rb: Key128 = .zero
+    ) {
         self.pairingRequest = pairingRequest
         self.pairingResponse = pairingResponse
         self.initiator = initiator
@@ -168,7 +172,8 @@ extension SecureConnections {
         let ioCapB = Array(x.pairingResponse[1...3])
         let ea = SecurityFunction.f6(w: macKey, n1: x.na, n2: x.nb, r: x.rb, ioCap: ioCapA, a1: x.initiator, a2: x.responder)
         let eb = SecurityFunction.f6(w: macKey, n1: x.nb, n2: x.na, r: x.ra, ioCap: ioCapB, a1: x.responder, a2: x.initiator)
-        return SecureConnectionsKeys(dhKey: dh, macKey: macKey, ltk: ltk, expectedEa: ea, expectedEb: eb,
-                                     eaMatches: x.ea.map { $0 == ea }, ebMatches: x.eb.map { $0 == eb })
+        return SecureConnectionsKeys(
+            dhKey: dh, macKey: macKey, ltk: ltk, expectedEa: ea, expectedEb: eb,
+            eaMatches: x.ea.map { $0 == ea }, ebMatches: x.eb.map { $0 == eb })
     }
 }

@@ -41,8 +41,10 @@ public enum SecurityFunction {
     ///   - k: the TK, wire order. - r: Mrand or Srand, wire order.
     ///   - preq, pres: the Pairing Request and Response PDUs, 7 octets each including the opcode, as on the wire.
     ///   - initiator, responder: the device addresses used in the connection (CONNECT_IND InitA/AdvA).
-    public static func c1(k: Key128, r: Key128, preq: [UInt8], pres: [UInt8],
-                          initiator: PairingAddress, responder: PairingAddress) -> Key128 {
+    public static func c1(
+        k: Key128, r: Key128, preq: [UInt8], pres: [UInt8],
+        initiator: PairingAddress, responder: PairingAddress
+    ) -> Key128 {
         let (p1, p2) = c1Pads(preq: preq, pres: pres, initiator: initiator, responder: responder)
         let x = Key128(wire: zip(r.bytes, p1).map { $0 ^ $1 })!
         let y = e(k, x)
@@ -112,8 +114,10 @@ public enum SecurityFunction {
     ///
     /// - Parameters: wire order; `ioCap` 3 octets = octets 1–3 of the Pairing Request (IOcapA) or Response
     ///   (IOcapB) PDU: IO capability, OOB flag, AuthReq. - Returns: wire order (as in the DHKey Check PDU).
-    public static func f6(w: Key128, n1: Key128, n2: Key128, r: Key128, ioCap: [UInt8],
-                          a1: PairingAddress, a2: PairingAddress) -> Key128 {
+    public static func f6(
+        w: Key128, n1: Key128, n2: Key128, r: Key128, ioCap: [UInt8],
+        a1: PairingAddress, a2: PairingAddress
+    ) -> Key128 {
         precondition(ioCap.count == 3)
         return cmacWire(w, [n1.bytes, n2.bytes, r.bytes, ioCap, a1.f5Octets, a2.f5Octets])
     }

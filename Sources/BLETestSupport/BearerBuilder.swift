@@ -38,10 +38,11 @@ public enum TestBearer: Hashable, Sendable {
         var expected: Int? = nil
         for (i, bytes) in l2capPDUs.enumerated() {
             let frame = try L2CAPBasicFrame(bytes: bytes)
-            let wanted: UInt16 = switch self {
-            case .leFixed: 0x0004
-            case .bredr(let cid), .eatt(let cid, _): cid
-            }
+            let wanted: UInt16 =
+                switch self {
+                case .leFixed: 0x0004
+                case .bredr(let cid), .eatt(let cid, _): cid
+                }
             guard frame.cid.rawValue == wanted else { throw .invalidValue(field: "CID", value: Int(frame.cid.rawValue), offset: 2) }
             if case .eatt = self {
                 let k = try withByteReader(frame.payload) { (r: inout ByteReader) throws(DecodeError) in
@@ -79,38 +80,57 @@ extension CaptureBuilder {
     }
 
     /// One signalling command on the BR/EDR (0x0001) or LE (0x0005) signalling channel.
-    public func signal(_ command: L2CAPSignalCommand, identifier: UInt8, handle: UInt16, _ direction: Direction,
-                       cid: UInt16 = 0x0001) -> CaptureBuilder {
+    public func signal(
+        _ command: L2CAPSignalCommand, identifier: UInt8, handle: UInt16, _ direction: Direction,
+        cid: UInt16 = 0x0001
+    ) -> CaptureBuilder {
         l2cap(cid: cid, payload: L2CAPSignal(identifier: identifier, command: command).bytes, handle: handle, direction)
     }
 
     /// Opens a BR/EDR channel from this side (tx) to `psm` as Core Spec Vol 3, Part A, 6 does: Connection Request
     /// and Response, then a Configure Request each way with the MTU its sender can receive, each answered.
-    public func openBREDRChannel(handle: UInt16, psm: UInt16 = 0x001F, localCID: UInt16, remoteCID: UInt16,
-                                 localMTU: UInt16?, remoteMTU: UInt16?, identifier: UInt8 = 1) -> CaptureBuilder {
+    public func openBREDRChannel(
+        handle: UInt16, psm: UInt16 = 0x001F, localCID: UInt16, remoteCID: UInt16,
+        localMTU: UInt16?, remoteMTU: UInt16?, identifier: UInt8 = 1
+    ) -> CaptureBuilder {
         func options(_ mtu: UInt16?) -> [UInt8] { mtu.map { [0x01, 0x02, UInt8($0 & 0xFF), UInt8($0 >> 8)] } ?? [] }
         return signal(.connectionRequest(psm: psm, sourceCID: localCID), identifier: identifier, handle: handle, .tx)
-            .signal(.connectionResponse(destinationCID: remoteCID, sourceCID: localCID, result: 0, status: 0), identifier: identifier,
-                    handle: handle, .rx)
-            .signal(.configureRequest(destinationCID: remoteCID, flags: 0, options: options(localMTU)), identifier: identifier &+ 1,
-                    handle: handle, .tx)
-            .signal(.configureRequest(destinationCID: localCID, flags: 0, options: options(remoteMTU)), identifier: identifier &+ 2,
-                    handle: handle, .rx)
-            .signal(.configureResponse(sourceCID: remoteCID, flags: 0, result: 0, options: []), identifier: identifier &+ 1,
-                    handle: handle, .rx)
-            .signal(.configureResponse(sourceCID: localCID, flags: 0, result: 0, options: []), identifier: identifier &+ 2,
-                    handle: handle, .tx)
+            .signal(
+                .connectionResponse(destinationCID: remoteCID, sourceCID: localCID, result: 0, status: 0), identifier: identifier,
+                handle: handle, .rx
+            )
+            .signal(
+                .configureRequest(destinationCID: remoteCID, flags: 0, options: options(localMTU)), identifier: identifier &+ 1,
+                handle: handle, .tx
+            )
+            .signal(
+                .configureRequest(destinationCID: localCID, flags: 0, options: options(remoteMTU)), identifier: identifier &+ 2,
+                handle: handle, .rx
+            )
+            .signal(
+                .configureResponse(sourceCID: remoteCID, flags: 0, result: 0, options: []), identifier: identifier &+ 1,
+                handle: handle, .rx
+            )
+            .signal(
+                .configureResponse(sourceCID: localCID, flags: 0, result: 0, options: []), identifier: identifier &+ 2,
+                handle: handle, .tx)
     }
 
     /// Opens enhanced ATT bearers from this side (tx): one Credit Based Connection Request to PSM 0x0027 for every
     /// pair's local CID, answered with the remote CIDs (0 refuses one) (Core Spec Vol 3, Part A, 4.25–4.26).
-    public func openEATT(handle: UInt16, cids: [(local: UInt16, remote: UInt16)], localMTU: UInt16, remoteMTU: UInt16,
-                         mps: UInt16 = 64, credits: UInt16 = 100, identifier: UInt8 = 5, signallingCID: UInt16 = 0x0005) -> CaptureBuilder {
-        signal(.creditBasedConnectionRequest(spsm: 0x0027, mtu: localMTU, mps: mps, initialCredits: credits, sourceCIDs: cids.map(\.local)),
-               identifier: identifier, handle: handle, .tx, cid: signallingCID)
-            .signal(.creditBasedConnectionResponse(mtu: remoteMTU, mps: mps, initialCredits: credits, result: 0,
-                                                   destinationCIDs: cids.map(\.remote)),
-                    identifier: identifier, handle: handle, .rx, cid: signallingCID)
+    public func openEATT(
+        handle: UInt16, cids: [(local: UInt16, remote: UInt16)], localMTU: UInt16, remoteMTU: UInt16,
+        mps: UInt16 = 64, credits: UInt16 = 100, identifier: UInt8 = 5, signallingCID: UInt16 = 0x0005
+    ) -> CaptureBuilder {
+        signal(
+            .creditBasedConnectionRequest(spsm: 0x0027, mtu: localMTU, mps: mps, initialCredits: credits, sourceCIDs: cids.map(\.local)),
+            identifier: identifier, handle: handle, .tx, cid: signallingCID
+        )
+        .signal(
+            .creditBasedConnectionResponse(
+                mtu: remoteMTU, mps: mps, initialCredits: credits, result: 0,
+                destinationCIDs: cids.map(\.remote)),
+            identifier: identifier, handle: handle, .rx, cid: signallingCID)
     }
 
     /// An ATT PDU on a bearer, each of its L2CAP PDUs fragmented into ACL packets of at most `fragmentSize` bytes.

@@ -27,8 +27,10 @@ public struct CaptureBuilder {
 
     public func record(_ kind: RecordKind, _ direction: Direction, _ bytes: [UInt8], originalLength: Int? = nil) -> CaptureBuilder {
         var b = self
-        b.records.append(OwnedRecord(frame: records.count + 1, timestamp: Timestamp(microseconds: time), direction: direction,
-                                     kind: kind, originalLength: originalLength, bytes: bytes))
+        b.records.append(
+            OwnedRecord(
+                frame: records.count + 1, timestamp: Timestamp(microseconds: time), direction: direction,
+                kind: kind, originalLength: originalLength, bytes: bytes))
         b.time += step
         return b
     }
@@ -53,8 +55,10 @@ public struct CaptureBuilder {
     public func l2cap(cid: UInt16, payload: [UInt8], handle: UInt16, _ direction: Direction, fragmentSize: Int = 251) -> CaptureBuilder {
         var b = self
         let first: ACLPacketBoundary = direction == .tx ? .firstNonFlushable : .firstFlushable
-        for fragment in HCIBuild.aclFragments(handle: handle, l2capPDU: HCIBuild.l2cap(cid: cid, payload: payload),
-                                              fragmentSize: fragmentSize, firstBoundary: first) {
+        for fragment in HCIBuild.aclFragments(
+            handle: handle, l2capPDU: HCIBuild.l2cap(cid: cid, payload: payload),
+            fragmentSize: fragmentSize, firstBoundary: first)
+        {
             b = b.record(.acl, direction, fragment)
         }
         return b

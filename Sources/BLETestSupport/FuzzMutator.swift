@@ -78,7 +78,11 @@ public struct FuzzMutator: Sendable {
             let bigEndian = rng.below(2) == 0
             var value: UInt32
             switch rng.below(3) {
-            case 0: value = wide ? Self.interesting32[rng.below(Self.interesting32.count)] : UInt32(Self.interesting16[rng.below(Self.interesting16.count)])
+            case 0:
+                value =
+                    wide
+                    ? Self.interesting32[rng.below(Self.interesting32.count)]
+                    : UInt32(Self.interesting16[rng.below(Self.interesting16.count)])
             case 1: value = UInt32(bytes.count - at)  // "the rest of the file", a plausible lie
             default:
                 var current: UInt32 = 0
@@ -142,7 +146,9 @@ public enum WorstCaseCapture {
         }
         switch i % 6 {
         case 0:
-            return make(.event, .rx, HCIBuild.leConnectionComplete(handle: handle, peer: BDAddress(UInt64(0xC0_00_00_00_00_00) | UInt64(i & 0xFFFF_FFFF))))
+            return make(
+                .event, .rx,
+                HCIBuild.leConnectionComplete(handle: handle, peer: BDAddress(UInt64(0xC0_00_00_00_00_00) | UInt64(i & 0xFFFF_FFFF))))
         case 1:
             // A start without end on a handle nobody connected: 65535 announced, 27 given.
             let h = UInt16((i / 6 + 0x700) % 0xF00)
@@ -156,8 +162,10 @@ public enum WorstCaseCapture {
         case 4:
             // LE Credit Based Connection Request (code 0x14), identifier, length 10: SPSM, new source CID, MTU, MPS, credits.
             let cid = UInt16(0x40 + (i / 6) % 0xFFBF)
-            let sig: [UInt8] = [0x14, UInt8(truncatingIfNeeded: i | 1), 10, 0, 0x80, 0x00, UInt8(cid & 0xFF), UInt8(cid >> 8),
-                                0xFF, 0xFF, 0xFB, 0x00, 0xFF, 0xFF]
+            let sig: [UInt8] = [
+                0x14, UInt8(truncatingIfNeeded: i | 1), 10, 0, 0x80, 0x00, UInt8(cid & 0xFF), UInt8(cid >> 8),
+                0xFF, 0xFF, 0xFB, 0x00, 0xFF, 0xFF,
+            ]
             return make(.acl, .rx, acl(handle, boundary: 2, l2cap(cid: 0x0005, sig)))
         default:
             // A credit-based K-frame start announcing a 65535-byte SDU, and an SMP Pairing Request.

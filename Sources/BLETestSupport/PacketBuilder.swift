@@ -1,5 +1,5 @@
-import BLECore
 import BLECapture
+import BLECore
 import BLEProtocols
 
 /// Builds HCI packet bytes (without the H4 indicator) from typed values, for fixtures and capture builders.
@@ -13,8 +13,10 @@ public enum HCIBuild {
     ///
     /// The first packet gets `firstBoundary` (00 host → controller by default; controllers send 10), the
     /// rest 01 (continuation). An empty PDU still yields one (empty) packet.
-    public static func aclFragments(handle: UInt16, l2capPDU: [UInt8], fragmentSize: Int,
-                                    firstBoundary: ACLPacketBoundary = .firstNonFlushable) -> [[UInt8]] {
+    public static func aclFragments(
+        handle: UInt16, l2capPDU: [UInt8], fragmentSize: Int,
+        firstBoundary: ACLPacketBoundary = .firstNonFlushable
+    ) -> [[UInt8]] {
         let size = max(1, fragmentSize)
         var out: [[UInt8]] = []
         var start = 0
@@ -28,24 +30,33 @@ public enum HCIBuild {
     }
 
     /// An ATT PDU on the ATT channel, fragmented into ACL packets.
-    public static func att(handle: UInt16, _ pdu: ATTPDU, fragmentSize: Int = 27,
-                           firstBoundary: ACLPacketBoundary = .firstNonFlushable) -> [[UInt8]] {
-        aclFragments(handle: handle, l2capPDU: l2cap(cid: 0x0004, payload: pdu.bytes), fragmentSize: fragmentSize,
-                     firstBoundary: firstBoundary)
+    public static func att(
+        handle: UInt16, _ pdu: ATTPDU, fragmentSize: Int = 27,
+        firstBoundary: ACLPacketBoundary = .firstNonFlushable
+    ) -> [[UInt8]] {
+        aclFragments(
+            handle: handle, l2capPDU: l2cap(cid: 0x0004, payload: pdu.bytes), fragmentSize: fragmentSize,
+            firstBoundary: firstBoundary)
     }
 
     /// An SMP PDU on the SMP channel, fragmented into ACL packets.
-    public static func smp(handle: UInt16, _ pdu: SMPPDU, fragmentSize: Int = 27,
-                           firstBoundary: ACLPacketBoundary = .firstNonFlushable) -> [[UInt8]] {
-        aclFragments(handle: handle, l2capPDU: l2cap(cid: 0x0006, payload: pdu.bytes), fragmentSize: fragmentSize,
-                     firstBoundary: firstBoundary)
+    public static func smp(
+        handle: UInt16, _ pdu: SMPPDU, fragmentSize: Int = 27,
+        firstBoundary: ACLPacketBoundary = .firstNonFlushable
+    ) -> [[UInt8]] {
+        aclFragments(
+            handle: handle, l2capPDU: l2cap(cid: 0x0006, payload: pdu.bytes), fragmentSize: fragmentSize,
+            firstBoundary: firstBoundary)
     }
 
     /// An LE signalling command on CID 0x0005, fragmented into ACL packets.
-    public static func leSignal(handle: UInt16, _ signal: L2CAPSignal, fragmentSize: Int = 27,
-                                firstBoundary: ACLPacketBoundary = .firstNonFlushable) -> [[UInt8]] {
-        aclFragments(handle: handle, l2capPDU: l2cap(cid: 0x0005, payload: signal.bytes), fragmentSize: fragmentSize,
-                     firstBoundary: firstBoundary)
+    public static func leSignal(
+        handle: UInt16, _ signal: L2CAPSignal, fragmentSize: Int = 27,
+        firstBoundary: ACLPacketBoundary = .firstNonFlushable
+    ) -> [[UInt8]] {
+        aclFragments(
+            handle: handle, l2capPDU: l2cap(cid: 0x0005, payload: signal.bytes), fragmentSize: fragmentSize,
+            firstBoundary: firstBoundary)
     }
 
     /// A command packet from raw parameters.
@@ -89,12 +100,17 @@ public enum HCIBuild {
     }
 
     /// LE Connection Complete with common defaults (30 ms interval, 4 s timeout).
-    public static func leConnectionComplete(handle: UInt16, role: HCIRole = .central, peer: BDAddress,
-                                            peerAddressType: LEAddressType = .random, interval: UInt16 = 24,
-                                            latency: UInt16 = 0, timeout: UInt16 = 400, status: HCIStatus = .success) -> [UInt8] {
-        event(.leConnectionComplete(LEConnectionComplete(status: status, handle: handle, role: role, peerAddressType: peerAddressType,
-                                                         peerAddress: peer, interval: interval, latency: latency,
-                                                         supervisionTimeout: timeout)))
+    public static func leConnectionComplete(
+        handle: UInt16, role: HCIRole = .central, peer: BDAddress,
+        peerAddressType: LEAddressType = .random, interval: UInt16 = 24,
+        latency: UInt16 = 0, timeout: UInt16 = 400, status: HCIStatus = .success
+    ) -> [UInt8] {
+        event(
+            .leConnectionComplete(
+                LEConnectionComplete(
+                    status: status, handle: handle, role: role, peerAddressType: peerAddressType,
+                    peerAddress: peer, interval: interval, latency: latency,
+                    supervisionTimeout: timeout)))
     }
 
     /// Disconnection Complete.

@@ -39,10 +39,12 @@ public enum TestEnvironment {
     public static func sample(_ name: String) -> String { samplesDirectory + "/" + name }
 
     /// Every generated Sample (Samples/generate), each in .btsnoop, .pcap and .pklg with a .truth.json.
-    public static let sampleNames = ["eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload",
-                                     "silabs-ota", "vendor-ota", "buttonless-dfu", "ti-oad", "dialog-suota",
-                                     "esp-ble-ota", "telink-ota", "mcumgr-confirm",
-                                     "cypress-bootloader", "eatt", "coc-stream"]
+    public static let sampleNames = [
+        "eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload",
+        "silabs-ota", "vendor-ota", "buttonless-dfu", "ti-oad", "dialog-suota",
+        "esp-ble-ota", "telink-ota", "mcumgr-confirm",
+        "cypress-bootloader", "eatt", "coc-stream",
+    ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {
         FileManager.default.isExecutableFile(atPath: $0)
@@ -63,8 +65,10 @@ public enum TestEnvironment {
 
     /// Runs a program to its end; nil when it cannot be started. `directory` defaults to the
     /// repository root, `environment` to `NO_COLOR=1` and this process's `PATH`.
-    public static func execute(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                               directory: String = repositoryRoot) -> ProcessResult? {
+    public static func execute(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        directory: String = repositoryRoot
+    ) -> ProcessResult? {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
@@ -75,7 +79,8 @@ public enum TestEnvironment {
         // A file, not a second pipe: reading one pipe to its end while the other fills would deadlock.
         let errPath = NSTemporaryDirectory() + "blescope-test-stderr-\(UUID().uuidString)"
         guard FileManager.default.createFile(atPath: errPath, contents: nil),
-              let err = FileHandle(forWritingAtPath: errPath) else { return nil }
+            let err = FileHandle(forWritingAtPath: errPath)
+        else { return nil }
         defer { try? FileManager.default.removeItem(atPath: errPath) }
         p.standardError = err
         guard (try? p.run()) != nil else { return nil }
@@ -83,8 +88,9 @@ public enum TestEnvironment {
         p.waitUntilExit()
         try? err.close()
         let errData = FileManager.default.contents(atPath: errPath) ?? Data()
-        return ProcessResult(stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
-                             status: p.terminationStatus)
+        return ProcessResult(
+            stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
+            status: p.terminationStatus)
     }
 
     /// Runs a program and returns its standard output (standard error is discarded).

@@ -41,8 +41,9 @@ struct Adverts: ParsableCommand {
         }
         progress?.finish()
         let identities = try keys.keyMaterial().identityKeys
-        let report = AdvertsReport(file: file, tracker: tracker, findings: capture.findings + tracker.findings,
-                                   resolver: identities.isEmpty ? nil : IdentityResolver(identities))
+        let report = AdvertsReport(
+            file: file, tracker: tracker, findings: capture.findings + tracker.findings,
+            resolver: identities.isEmpty ? nil : IdentityResolver(identities))
         let order = AdvertsSort(rawValue: sort.rawValue) ?? .count
         let out = OutputStream()
         out.write(json ? report.json(sort: order) : report.text(terminal: .standardOutput, sort: order))

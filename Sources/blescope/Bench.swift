@@ -4,6 +4,7 @@ import BLECapture
 import BLECodecs
 import BLECore
 import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -70,16 +71,19 @@ struct Bench: ParsableCommand {
                 }
                 analyzer.finish()
                 records = analyzer.counters.records
-                extra = " held_max_mib=\(String(fractionDigits: 1, Double(heldMax) / 1_048_576)) held_sheds=\(analyzer.heldBytesSheds)"
+                extra =
+                    " held_max_mib=\(String(fractionDigits: 1, Double(heldMax) / 1_048_576)) held_sheds=\(analyzer.heldBytesSheds)"
                     + " held_dropped_mib=\(String(fractionDigits: 1, Double(analyzer.heldBytesDropped) / 1_048_576))"
             case .timeline:
                 // Exactly what `timeline --format jsonl > /dev/null` does.
                 var renderer = TimelineJSONRenderer()
                 let sink = OutputStream(fd: open("/dev/null", O_WRONLY))
                 let background = BackgroundTimelineJSON.pays ? BackgroundTimelineJSON(stream: sink) : nil
-                let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()), configure: {
-                    $0.onEvent = { e in if let background { background.write(e) } else { renderer.write(e, to: sink) } }
-                })
+                let analyzer = Analyzer.analyze(
+                    capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()),
+                    configure: {
+                        $0.onEvent = { e in if let background { background.write(e) } else { renderer.write(e, to: sink) } }
+                    })
                 background?.finish()
                 sink.flush()
                 records = analyzer.counters.records
@@ -89,8 +93,8 @@ struct Bench: ParsableCommand {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let rate = Double(records) / best
-        print("pass=\(pass.rawValue) records=\(records) seconds=\(String(fractionDigits: 3, best)) "
-              + "records_per_s=\(Int(rate)) peak_rss_mib=\(String(fractionDigits: 1, Double(usage.ru_maxrss) / 1024))" + extra)
+        print(
+            "pass=\(pass.rawValue) records=\(records) seconds=\(String(fractionDigits: 3, best)) "
+                + "records_per_s=\(Int(rate)) peak_rss_mib=\(String(fractionDigits: 1, Double(usage.ru_maxrss) / 1024))" + extra)
     }
 }
-

@@ -11,8 +11,10 @@ struct Blescope: ParsableCommand {
             (`ota` with a failed update, --min-rate or --image; `codecs check` with an invalid spec); \
             2 bad usage or an input that is not a readable capture.
             """,
-        subcommands: [Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
-                      Codecs.self, Convert.self, Check.self, Bench.self]
+        subcommands: [
+            Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
+            Codecs.self, Convert.self, Check.self, Bench.self,
+        ]
     )
 
     /// ArgumentParser ends usage errors with EX_USAGE (64); blescope documents 2 for bad usage (README, "Exit

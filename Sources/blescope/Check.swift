@@ -5,7 +5,8 @@ import BLEReports
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check captures against expectations (YAML): updates that succeed fast enough, transfers that complete, errors and disconnections that must not happen, latencies, link quality.",
+        abstract:
+            "Check captures against expectations (YAML): updates that succeed fast enough, transfers that complete, errors and disconnections that must not happen, latencies, link quality.",
         discussion: """
             One line per expectation and capture: PASS or FAIL, what decided it and at which frame. \
             Exit code 0 when every expectation holds, 1 when one fails, 2 when a capture or the \

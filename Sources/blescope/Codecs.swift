@@ -20,8 +20,9 @@ struct Codecs: ParsableCommand {
             for file in files {
                 do {
                     let summary = try CodecRegistry.check(specFile: file)
-                    out.write("\(file): ok — codec \(summary.name), \(summary.messages.count) message(s)"
-                              + (summary.roles.isEmpty ? "" : ", roles \(summary.roles.map(\.rawValue).joined(separator: ", "))") + "\n")
+                    out.write(
+                        "\(file): ok — codec \(summary.name), \(summary.messages.count) message(s)"
+                            + (summary.roles.isEmpty ? "" : ", roles \(summary.roles.map(\.rawValue).joined(separator: ", "))") + "\n")
                 } catch {
                     out.write("\(error)\n")
                     failed = true
@@ -33,7 +34,8 @@ struct Codecs: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the codecs loaded: specs given with --codec, then the SIG built-ins.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show the codecs loaded: specs given with --codec, then the SIG built-ins.")
 
         @Option(name: .customLong("codec"), help: "A YAML codec spec, or a directory of them (repeatable).")
         var codecs: [String] = []

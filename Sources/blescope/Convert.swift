@@ -31,7 +31,10 @@ struct Convert: ParsableCommand {
     @Option(help: "Output format: \(Format.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: Format?
 
-    @Flag(help: "Air captures: write the encrypted link-layer packets blescope can decrypt (keys from --ltk, --keys, --keys-from and pairings in the capture) in the clear, MIC removed, flagged decrypted, so any tool reads them.")
+    @Flag(
+        help:
+            "Air captures: write the encrypted link-layer packets blescope can decrypt (keys from --ltk, --keys, --keys-from and pairings in the capture) in the clear, MIC removed, flagged decrypted, so any tool reads them."
+    )
     var decrypt = false
 
     @OptionGroup var keys: KeyOptions
@@ -39,10 +42,16 @@ struct Convert: ParsableCommand {
     @Flag(help: "Replace addresses and names by pseudonyms, zero keys (see --values, --salt).")
     var anonymize = false
 
-    @Option(help: "With --anonymize: the secret the pseudonyms derive from; the same salt gives the same pseudonyms in every file (default: random, so each run differs).")
+    @Option(
+        help:
+            "With --anonymize: the secret the pseudonyms derive from; the same salt gives the same pseudonyms in every file (default: random, so each run differs)."
+    )
     var salt: String?
 
-    @Option(help: "With --anonymize: attribute values \(AnonymizedValues.allCases.map(\.rawValue).joined(separator: "|")) (default keep; device names are replaced in every case).")
+    @Option(
+        help:
+            "With --anonymize: attribute values \(AnonymizedValues.allCases.map(\.rawValue).joined(separator: "|")) (default keep; device names are replaced in every case)."
+    )
     var values: AnonymizedValues?
 
     func validate() throws {
@@ -132,7 +141,9 @@ struct Convert: ParsableCommand {
         for f in capture.findings { writeStandardError("blescope: \(input): \(f)\n") }
         if let anonymizer {
             writeStandardError("blescope: \(anonymizer.report.summary)\n")
-            if salt == nil { writeStandardError("blescope: the salt was random: pseudonyms differ from other runs (--salt to keep them)\n") }
+            if salt == nil {
+                writeStandardError("blescope: the salt was random: pseudonyms differ from other runs (--salt to keep them)\n")
+            }
         }
         if writer.recordsSkipped > 0 {
             writeStandardError("blescope: \(writer.recordsSkipped) record(s) that \(outputFormat) cannot hold were skipped\n")

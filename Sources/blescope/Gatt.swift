@@ -18,8 +18,9 @@ struct Gatt: ParsableCommand {
     func run() throws {
         let capture = try openCapture(file)
         let progress = analysis.progress(for: capture)
-        let result = CaptureAnalysis.analyze(capture, options: try analysis.analyzerOptions(timeline: false), observing: Observing(gattUsage: true),
-                                             progress: { progress?.update(records: $0, bytes: $1) })
+        let result = CaptureAnalysis.analyze(
+            capture, options: try analysis.analyzerOptions(timeline: false), observing: Observing(gattUsage: true),
+            progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
         let report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsageTracker())
         let out = OutputStream()

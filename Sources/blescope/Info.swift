@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLECapture
 import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,10 +15,16 @@ struct Info: ParsableCommand {
             others go on; the exit code is then 2.
             """)
 
-    @Argument(help: "Capture files, directories (every file below, recursively) or quoted glob patterns (format detected from content; .gz read transparently).")
+    @Argument(
+        help:
+            "Capture files, directories (every file below, recursively) or quoted glob patterns (format detected from content; .gz read transparently)."
+    )
     var files: [String]
 
-    @Flag(help: "One JSON object per file, one per line (schema in the README); with several files, unreadable ones give {\"file\", \"error\"}.")
+    @Flag(
+        help:
+            "One JSON object per file, one per line (schema in the README); with several files, unreadable ones give {\"file\", \"error\"}."
+    )
     var json = false
 
     @Flag(help: "No progress on stderr.")

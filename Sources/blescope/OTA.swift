@@ -1,8 +1,9 @@
 import ArgumentParser
 import BLEAnalysis
-import BLECore
 import BLECapture
+import BLECore
 import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,8 @@ import Glibc
 struct OTA: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ota",
-        abstract: "Follow firmware updates (Nordic Secure, legacy and buttonless DFU, MCUmgr, Silicon Labs, TI OAD, Dialog SUOTA, vendor protocols from codec roles): result, speed, stalls, resends.",
+        abstract:
+            "Follow firmware updates (Nordic Secure, legacy and buttonless DFU, MCUmgr, Silicon Labs, TI OAD, Dialog SUOTA, vendor protocols from codec roles): result, speed, stalls, resends.",
         discussion: """
             Exit code 1 when a check fails: an update that did not succeed, a rate below --min-rate, \
             or an image that differs from --image; 0 otherwise. A CI pipeline can gate on it. Over several \
@@ -21,7 +23,10 @@ struct OTA: ParsableCommand {
     @Argument(help: "Capture files, directories (every file below, recursively) or quoted glob patterns.")
     var files: [String]
 
-    @Flag(help: "JSON: {\"sessions\": [...]} (schema in the README); with several files one object per line, {\"file\", \"sessions\"} or {\"file\", \"error\"}.")
+    @Flag(
+        help:
+            "JSON: {\"sessions\": [...]} (schema in the README); with several files one object per line, {\"file\", \"sessions\"} or {\"file\", \"error\"}."
+    )
     var json = false
 
     @Option(help: "Gaps above this many milliseconds count as stalls.")
@@ -58,8 +63,10 @@ struct OTA: ParsableCommand {
             }
             expected = bytes
         }
-        let (minRate, rateLabel, requireSession) = (self.minRate.flatMap(OTA.parseRate), self.minRate.map { "--min-rate \($0)" },
-                                                    self.minRate != nil || expected != nil)
+        let (minRate, rateLabel, requireSession) = (
+            self.minRate.flatMap(OTA.parseRate), self.minRate.map { "--min-rate \($0)" },
+            self.minRate != nil || expected != nil
+        )
         let expectedImage = expected
         let options = try analysis.analyzerOptions(timeline: false)
         if let extract { mkdir(extract, 0o755) }
@@ -69,7 +76,8 @@ struct OTA: ParsableCommand {
         let failedChecks = Locked(0)
         let out = OutputStream()
         let progressLine = analysis.quiet || !several ? nil : FilesProgress(label: "ota", total: inputs.files.count)
-        let failed = BatchRunner.run(inputs.files, jobs: several ? batch.effectiveJobs : 1, out: out, progress: progressLine) { i, path, out in
+        let failed = BatchRunner.run(inputs.files, jobs: several ? batch.effectiveJobs : 1, out: out, progress: progressLine) {
+            i, path, out in
             let capture: CaptureFile
             do {
                 capture = try CaptureFile.open(path: path)
@@ -85,8 +93,9 @@ struct OTA: ParsableCommand {
                 return .init(ok: false, message: "blescope: \(error)\n")
             }
             let progress = quiet ? nil : ProgressReporter(label: path, totalBytes: capture.fileSize)
-            let sessions = OTAReport.sessions(capture, options: options, stallThreshold: stall,
-                                              progress: { progress?.update(records: $0, bytes: $1) })
+            let sessions = OTAReport.sessions(
+                capture, options: options, stallThreshold: stall,
+                progress: { progress?.update(records: $0, bytes: $1) })
             progress?.finish()
             if json {
                 out.write(OTAReport.json(sessions, file: several ? path : nil) + "\n")
@@ -95,7 +104,9 @@ struct OTA: ParsableCommand {
                 out.write(OTAReport.text(sessions, terminal: terminal))
                 if let expected = expectedImage {
                     for s in sessions {
-                        out.write("image check, session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue)): \(s.compare(expected: expected))\n")
+                        out.write(
+                            "image check, session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue)): \(s.compare(expected: expected))\n"
+                        )
                     }
                 }
             }
@@ -108,12 +119,15 @@ struct OTA: ParsableCommand {
                 }
             }
             // The gate is the library's (`check` uses the same one).
-            let failures = OTAGate.failures(sessions, minRateBitsPerSecond: minRate, rateLabel: rateLabel, expected: expectedImage,
-                                            requireSession: requireSession).map(\.text)
+            let failures = OTAGate.failures(
+                sessions, minRateBitsPerSecond: minRate, rateLabel: rateLabel, expected: expectedImage,
+                requireSession: requireSession
+            ).map(\.text)
             if !failures.isEmpty { failedChecks.withLock { $0 += 1 } }
             for f in failures { messages.append("blescope: check failed: \(several ? path + ": " : "")\(f)\n") }
-            return .init(ok: messages.allSatisfy { !$0.hasPrefix("blescope: cannot write") },
-                         message: messages.isEmpty ? nil : messages.joined())
+            return .init(
+                ok: messages.allSatisfy { !$0.hasPrefix("blescope: cannot write") },
+                message: messages.isEmpty ? nil : messages.joined())
         }
         out.flush()
         for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }

@@ -4,6 +4,7 @@ import BLECapture
 import BLECodecs
 import BLECore
 import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -56,13 +57,21 @@ struct AnalysisOptions: ParsableArguments {
 
 /// Keys for encrypted air captures: --ltk, --keys, --keys-from (analysing commands and `convert --decrypt`).
 struct KeyOptions: ParsableArguments {
-    @Option(name: .customLong("ltk"), help: "A long-term key (32 hex digits, most significant first, as sniffers print it) for encrypted links in air captures (repeatable).")
+    @Option(
+        name: .customLong("ltk"),
+        help:
+            "A long-term key (32 hex digits, most significant first, as sniffers print it) for encrypted links in air captures (repeatable)."
+    )
     var ltks: [String] = []
 
-    @Option(name: .customLong("keys"), help: "A YAML key file (address, ltk, ediv, rand, irk per device; see the README) for encrypted links and private addresses.")
+    @Option(
+        name: .customLong("keys"),
+        help: "A YAML key file (address, ltk, ediv, rand, irk per device; see the README) for encrypted links and private addresses.")
     var keyFile: String?
 
-    @Option(name: .customLong("keys-from"), help: "An HCI log of the phone (btsnoop, PacketLogger…) whose LTKs and distributed keys decrypt this air capture (repeatable).")
+    @Option(
+        name: .customLong("keys-from"),
+        help: "An HCI log of the phone (btsnoop, PacketLogger…) whose LTKs and distributed keys decrypt this air capture (repeatable).")
     var keysFrom: [String] = []
 
     /// The keys given by --ltk, --keys and --keys-from; exits 2 with a one-line error when one cannot be read.

@@ -3,6 +3,7 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,8 @@ import Glibc
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "One report over one or more captures: summary, connections, GATT, key events, transfers, OTA, throughput charts, findings.",
+        abstract:
+            "One report over one or more captures: summary, connections, GATT, key events, transfers, OTA, throughput charts, findings.",
         discussion: """
             HTML (the default) is one self-contained file (inline CSS and SVG, no script, no network) to attach to a \
             bug; md is Markdown for issue trackers; json is everything with a stable schema (see the README); jsonl \
@@ -19,7 +21,10 @@ struct Report: ParsableCommand {
             written as they finish, so memory does not grow with the number of files.
             """)
 
-    @Argument(help: "Capture files, directories (every regular file below, sorted by path) or quoted globs; exit 2 after the report if any could not be read.")
+    @Argument(
+        help:
+            "Capture files, directories (every regular file below, sorted by path) or quoted globs; exit 2 after the report if any could not be read."
+    )
     var inputs: [String]
 
     @Option(name: .shortAndLong, help: "Output file (default: standard output).")

@@ -6,7 +6,8 @@ import BLEReports
 struct Throughput: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "throughput",
-        abstract: "Throughput per stream (connection, direction, attribute, kind): rates, sliding windows, the ceiling for the link seen, and what limits it.",
+        abstract:
+            "Throughput per stream (connection, direction, attribute, kind): rates, sliding windows, the ceiling for the link seen, and what limits it.",
         discussion: """
             A stream is the values of one kind (notify, indicate, write-cmd, write-req, read, …) on one attribute, \
             one way, on one connection. Rates are attribute value bits per second from the first to the last packet. \
@@ -73,15 +74,17 @@ struct Throughput: ParsableCommand {
             // Benchmark aid: the analyzer's cost of handing values to an observer that only counts them,
             // to tell the tracker's own cost from the delivery's (compare with a normal run).
             let counter = CountingObserver()
-            let a = Analyzer.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
-                                     configure: { $0.observers = [counter] })
+            let a = Analyzer.analyze(
+                capture, options: try analysis.analyzerOptions(timeline: false),
+                configure: { $0.observers = [counter] })
             print("values=\(counter.count) records=\(a.counters.records)")
             return
         }
         let options = ThroughputOptions(window: Int64((window * 1_000_000).rounded()), idleThreshold: Int64(idleMs) * 1000)
-        let result = CaptureAnalysis.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
-                                             observing: Observing(throughput: options),
-                                             progress: { progress?.update(records: $0, bytes: $1) })
+        let result = CaptureAnalysis.analyze(
+            capture, options: try analysis.analyzerOptions(timeline: false),
+            observing: Observing(throughput: options),
+            progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
         let report = ThroughputReport(result)
             .filtered(connectionNumbers: f.numbers, handles: f.handles, uuids: f.uuids)

@@ -3,6 +3,7 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,10 @@ struct Timeline: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, jsonl, csv }
 
-    @Argument(help: "Capture file; or several files, directories, quoted globs (read in parallel, output in input order; jsonl lines get a \"file\" key, csv a file column, text a ==> file <== header; exit 2 at the end if any file could not be read).")
+    @Argument(
+        help:
+            "Capture file; or several files, directories, quoted globs (read in parallel, output in input order; jsonl lines get a \"file\" key, csv a file column, text a ==> file <== header; exit 2 at the end if any file could not be read)."
+    )
     var files: [String]
 
     @Option(help: "Output: text, jsonl (JSON Lines, schema in the README), csv.")
@@ -65,11 +69,15 @@ struct Timeline: ParsableCommand {
             f.uuids.insert(v)
         }
         for l in layer {
-            guard ["hci", "l2cap", "att", "smp", "note", "ll"].contains(l) else { throw ValidationError("--layer '\(l)': use hci, l2cap, att, smp, note") }
+            guard ["hci", "l2cap", "att", "smp", "note", "ll"].contains(l) else {
+                throw ValidationError("--layer '\(l)': use hci, l2cap, att, smp, note")
+            }
             f.layers.insert(Layer(rawValue: l))
         }
         f.addresses = Set(address.map { $0.uppercased() })
-        if let from { guard let b = TimelineFilter.Bound(from) else { throw ValidationError("--from '\(from)': seconds or #frame") }; f.from = b }
+        if let from {
+            guard let b = TimelineFilter.Bound(from) else { throw ValidationError("--from '\(from)': seconds or #frame") }; f.from = b
+        }
         if let to { guard let b = TimelineFilter.Bound(to) else { throw ValidationError("--to '\(to)': seconds or #frame") }; f.to = b }
         return f
     }
@@ -105,8 +113,10 @@ struct Timeline: ParsableCommand {
     }
 
     /// One capture's timeline; `file` (several captures) tags each jsonl line and csv row with the path.
-    func render(_ capture: CaptureFile, options: AnalyzerOptions, filter: TimelineFilter, out: OutputStream,
-                file: String?, quiet: Bool) {
+    func render(
+        _ capture: CaptureFile, options: AnalyzerOptions, filter: TimelineFilter, out: OutputStream,
+        file: String?, quiet: Bool
+    ) {
         let terminal = Terminal.standardOutput
         let fileKey = file.map(jsonFileKey)
         let csvFile = file.map { "\"" + $0.replacingAll("\"", with: "\"\"") + "\"," }
@@ -124,31 +134,33 @@ struct Timeline: ParsableCommand {
         // Read once: the property wrapper's getter in the per-event closure was 4 % of `timeline --format jsonl`.
         let format = self.format
         // One file's JSON Lines are rendered on a second thread when a core is idle (several files already use the cores).
-        let background = format == .jsonl && file == nil && BackgroundTimelineJSON.pays
+        let background =
+            format == .jsonl && file == nil && BackgroundTimelineJSON.pays
             ? BackgroundTimelineJSON(stream: out) : nil
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
-        let analysis = CaptureAnalysis.analyze(capture, options: options, progress: { progress?.update(records: $0, bytes: $1) },
-                                               onEvent: { e, pass in
-            if origin == nil { origin = e.timestamp }
-            if !filter.isEmpty {
-                let peer = e.connectionNumber.flatMap { pass.peerAddress(ofConnection: $0) }
-                guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
-            }
-            switch format {
-            case .text: out.write(text.line(e))
-            case .csv: out.write((csvFile ?? "") + csv.line(e))
-            case .jsonl:
-                if let fileKey {
-                    line.removeAll(keepingCapacity: true)
-                    json.append(e, to: &line)
-                    line.withUnsafeBytes { out.writeTagged(file: fileKey, line: $0) }
-                } else if let background {
-                    background.write(e)
-                } else {
-                    json.write(e, to: out)
+        let analysis = CaptureAnalysis.analyze(
+            capture, options: options, progress: { progress?.update(records: $0, bytes: $1) },
+            onEvent: { e, pass in
+                if origin == nil { origin = e.timestamp }
+                if !filter.isEmpty {
+                    let peer = e.connectionNumber.flatMap { pass.peerAddress(ofConnection: $0) }
+                    guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
                 }
-            }
-        })
+                switch format {
+                case .text: out.write(text.line(e))
+                case .csv: out.write((csvFile ?? "") + csv.line(e))
+                case .jsonl:
+                    if let fileKey {
+                        line.removeAll(keepingCapacity: true)
+                        json.append(e, to: &line)
+                        line.withUnsafeBytes { out.writeTagged(file: fileKey, line: $0) }
+                    } else if let background {
+                        background.write(e)
+                    } else {
+                        json.write(e, to: out)
+                    }
+                }
+            })
         background?.finish()
         progress?.finish()
         let findings = (capture.findings + analysis.findings).filter(filter.keeps)

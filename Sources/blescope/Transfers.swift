@@ -2,6 +2,7 @@ import ArgumentParser
 import BLEAnalysis
 import BLECore
 import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +37,9 @@ struct Transfers: ParsableCommand {
     func transferOptions() throws -> TransferOptions {
         var o = TransferOptions()
         if let terminator {
-            guard let t = TransferOptions.terminator(parsing: terminator) else { throw ValidationError("--terminator '\(terminator)': give text or 0x-prefixed hex") }
+            guard let t = TransferOptions.terminator(parsing: terminator) else {
+                throw ValidationError("--terminator '\(terminator)': give text or 0x-prefixed hex")
+            }
             o.terminator = t
         }
         if !uuid.isEmpty {
@@ -68,15 +71,18 @@ struct Transfers: ParsableCommand {
         let capture = try openCapture(file)
         let options = try transferOptions()
         let progress = analysis.progress(for: capture)
-        let result = CaptureAnalysis.analyze(capture, options: try analysis.analyzerOptions(timeline: false),
-                                             observing: Observing(transfers: options),
-                                             progress: { progress?.update(records: $0, bytes: $1) })
+        let result = CaptureAnalysis.analyze(
+            capture, options: try analysis.analyzerOptions(timeline: false),
+            observing: Observing(transfers: options),
+            progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
         let (transfers, transferFindings) = result.transfers ?? ([], [])
         let findings = capture.findings + result.findings + transferFindings
         let out = OutputStream()
-        out.write(json ? TransfersReport.json(transfers, findings: findings) + "\n"
-                       : TransfersReport.text(transfers, findings: findings, terminal: .standardOutput))
+        out.write(
+            json
+                ? TransfersReport.json(transfers, findings: findings) + "\n"
+                : TransfersReport.text(transfers, findings: findings, terminal: .standardOutput))
         out.flush()
         if let extract {
             mkdir(extract, 0o755)

@@ -1,8 +1,9 @@
-@testable import BLEAnalysis
 import BLECore
 import BLEProtocols
 import BLETestSupport
 import Testing
+
+@testable import BLEAnalysis
 
 /// The long-read and prepared-write assemblers of an ATT bearer, fed typed PDUs (round-tripped through their wire bytes,
 /// as the analyzer gets them). Expected values are the bytes the tests split up, worked out by hand.
@@ -13,10 +14,14 @@ import Testing
     /// 49 bytes: at ATT_MTU 23 a Read Response and a Read Blob Response carry 22 each, the last Read Blob Response 5.
     static let name = Array("Heart rate sensor, left chest strap, serial 4711.".utf8)
 
-    static func read(_ pdu: ATTPDU, _ assembler: inout LongReadAssembler, request: (handle: UInt16, frame: Int)? = nil,
-                     frame: Int, mtu: Int = 23) throws -> LongReadAssembler.Output? {
-        assembler.feed(.init(pdu: try wire(pdu), requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
-                             direction: pdu.opcode.isResponse ? .rx : .tx, mtu: mtu))
+    static func read(
+        _ pdu: ATTPDU, _ assembler: inout LongReadAssembler, request: (handle: UInt16, frame: Int)? = nil,
+        frame: Int, mtu: Int = 23
+    ) throws -> LongReadAssembler.Output? {
+        assembler.feed(
+            .init(
+                pdu: try wire(pdu), requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
+                direction: pdu.opcode.isResponse ? .rx : .tx, mtu: mtu))
     }
 
     @Test func longReadEndsAtAShortBlob() throws {
@@ -41,8 +46,12 @@ import Testing
         #expect(try Self.read(.readBlobResponse(value: Array(Self.name[22..<44])), &a, request: (0x0010, 3), frame: 4) == nil)
         _ = try Self.read(.readBlobRequest(handle: 0x0010, offset: 44), &a, frame: 5)
         let error = ATTPDU.errorResponse(.init(requestOpcode: .readBlobRequest, handle: 0x0010, error: .invalidOffset))
-        #expect(try Self.read(error, &a, frame: 6) == .longRead(.init(handle: 0x0010, value: Array(Self.name[0..<44]), frames: [1, 2, 3, 4],
-                                                                      direction: .rx)))
+        #expect(
+            try Self.read(error, &a, frame: 6)
+                == .longRead(
+                    .init(
+                        handle: 0x0010, value: Array(Self.name[0..<44]), frames: [1, 2, 3, 4],
+                        direction: .rx)))
     }
 
     @Test func aShortReadIsNoLongReadAndALoneBlobIsAPart() throws {
@@ -50,7 +59,8 @@ import Testing
         #expect(try Self.read(.readResponse(value: [0x64]), &a, request: (0x0020, 1), frame: 2) == nil)  // battery 100 %
         #expect(a.current == nil)
         // A Read Blob answered with no Read Response before it: the part goes on by itself.
-        #expect(try Self.read(.readBlobResponse(value: [0x01, 0x02]), &a, request: (0x0020, 3), frame: 4)
+        #expect(
+            try Self.read(.readBlobResponse(value: [0x01, 0x02]), &a, request: (0x0020, 3), frame: 4)
                 == .blobPart(handle: 0x0020, value: [0x01, 0x02]))
         // A response whose request is not in the capture starts nothing.
         #expect(try Self.read(.readResponse(value: Array(Self.name[0..<22])), &a, frame: 5) == nil)
@@ -67,12 +77,14 @@ import Testing
         #expect(try Self.read(.exchangeMTURequest(clientRxMTU: 247), &a, frame: 6) == nil)
         #expect(a.heldBytes == 44)
         // A Read Blob at another offset than the 44 bytes read: the long read ended there.
-        #expect(try Self.read(.readBlobRequest(handle: 0x0003, offset: 10), &a, frame: 7)
+        #expect(
+            try Self.read(.readBlobRequest(handle: 0x0003, offset: 10), &a, frame: 7)
                 == .longRead(.init(handle: 0x0003, value: Array(Self.name[0..<44]), frames: [1, 2, 3, 4], direction: .rx)))
         _ = try Self.read(.readResponse(value: Array(Self.name[0..<22])), &a, request: (0x0003, 8), frame: 9)
         _ = try Self.read(.readBlobRequest(handle: 0x0003, offset: 22), &a, frame: 10)
         _ = try Self.read(.readBlobResponse(value: Array(Self.name[22..<44])), &a, request: (0x0003, 10), frame: 11)
-        #expect(try Self.read(.readRequest(handle: 0x0005), &a, frame: 12)
+        #expect(
+            try Self.read(.readRequest(handle: 0x0005), &a, frame: 12)
                 == .longRead(.init(handle: 0x0003, value: Array(Self.name[0..<44]), frames: [8, 9, 10, 11], direction: .rx)))
     }
 
@@ -84,7 +96,8 @@ import Testing
         let value = (0..<70).map { UInt8($0) }
         _ = try Self.read(.readResponse(value: Array(value[0..<63])), &a, request: (0x0003, 3), frame: 4, mtu: 64)
         _ = try Self.read(.readBlobRequest(handle: 0x0003, offset: 63), &a, frame: 5, mtu: 64)
-        #expect(try Self.read(.readBlobResponse(value: Array(value[63...])), &a, request: (0x0003, 5), frame: 6, mtu: 64)
+        #expect(
+            try Self.read(.readBlobResponse(value: Array(value[63...])), &a, request: (0x0003, 5), frame: 6, mtu: 64)
                 == .longRead(.init(handle: 0x0003, value: value, frames: [3, 4, 5, 6], direction: .rx)))
     }
 
@@ -101,19 +114,26 @@ import Testing
         #expect(try Self.write(.prepareWriteRequest(handle: 0x0030, offset: 16, value: Array(text[16...])), &a, frame: 7) == nil)
         #expect(a.heldBytes == 21)
         let out = try Self.write(.executeWriteRequest(flags: 0x01), &a, frame: 9)
-        #expect(out == [.init(handle: 0x0030, value: text, frames: [1, 5, 7], gaps: []),
-                        .init(handle: 0x0040, value: [0xAA, 0xBB], frames: [3], gaps: [])])
+        #expect(
+            out == [
+                .init(handle: 0x0030, value: text, frames: [1, 5, 7], gaps: []),
+                .init(handle: 0x0040, value: [0xAA, 0xBB], frames: [3], gaps: []),
+            ])
         #expect(a.parts.isEmpty)
     }
 
     @Test func gapsPadWithZerosAndOverlapsOverwrite() throws {
         var a = PreparedWriteAssembler()
         _ = try Self.write(.prepareWriteRequest(handle: 0x0030, offset: 0, value: [1, 2, 3, 4]), &a, frame: 1)
-        _ = try Self.write(.prepareWriteRequest(handle: 0x0030, offset: 2, value: [9, 9]), &a, frame: 3)   // overwrites 3, 4
-        _ = try Self.write(.prepareWriteRequest(handle: 0x0030, offset: 6, value: [7]), &a, frame: 5)      // 2 bytes past the end
+        _ = try Self.write(.prepareWriteRequest(handle: 0x0030, offset: 2, value: [9, 9]), &a, frame: 3)  // overwrites 3, 4
+        _ = try Self.write(.prepareWriteRequest(handle: 0x0030, offset: 6, value: [7]), &a, frame: 5)  // 2 bytes past the end
         let out = try Self.write(.executeWriteRequest(flags: 0x01), &a, frame: 7)
-        #expect(out == [.init(handle: 0x0030, value: [1, 2, 9, 9, 0, 0, 7], frames: [1, 3, 5],
-                              gaps: [.init(frame: 3, offset: 2, expected: 4), .init(frame: 5, offset: 6, expected: 4)])])
+        #expect(
+            out == [
+                .init(
+                    handle: 0x0030, value: [1, 2, 9, 9, 0, 0, 7], frames: [1, 3, 5],
+                    gaps: [.init(frame: 3, offset: 2, expected: 4), .init(frame: 5, offset: 6, expected: 4)])
+            ])
     }
 
     @Test func cancelledWritesAreDropped() throws {
@@ -131,7 +151,8 @@ import Testing
     @Test func theQueueIsBounded() throws {
         var a = PreparedWriteAssembler()
         for i in 0..<(PreparedWriteAssembler.maxParts + 10) {
-            _ = try Self.write(.prepareWriteRequest(handle: 0x0030, offset: UInt16(i), value: [UInt8(truncatingIfNeeded: i)]), &a, frame: i + 1)
+            _ = try Self.write(
+                .prepareWriteRequest(handle: 0x0030, offset: UInt16(i), value: [UInt8(truncatingIfNeeded: i)]), &a, frame: i + 1)
         }
         #expect(a.parts.count == PreparedWriteAssembler.maxParts)
         let out = try #require(try Self.write(.executeWriteRequest(flags: 0x01), &a, frame: 9_000))

@@ -12,8 +12,9 @@ import Testing
     @Test(.enabled(if: TestEnvironment.tsharkPath != nil), arguments: nrfCaptures)
     func reportsPerAdvertiserMatchTshark(_ path: String) throws {
         // Malformed packets (SweynTooth frame 352: a length that runs past the record) are findings, not reports.
-        let filter = "btle.advertising_header && nordic_ble.crcok==1 && !_ws.malformed && (" +
-            [0, 1, 2, 4, 6].map { "btle.advertising_header.pdu_type==\($0)" }.joined(separator: " || ") + ")"
+        let filter =
+            "btle.advertising_header && nordic_ble.crcok==1 && !_ws.malformed && ("
+            + [0, 1, 2, 4, 6].map { "btle.advertising_header.pdu_type==\($0)" }.joined(separator: " || ") + ")"
         let out = try #require(TestEnvironment.tshark(["-n", "-r", path, "-Y", filter, "-T", "fields", "-e", "btle.advertising_address"]))
         var theirs: [String: Int] = [:]
         for line in out.split(separator: "\n") { theirs[line.uppercased(), default: 0] += 1 }

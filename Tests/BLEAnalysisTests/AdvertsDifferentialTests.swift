@@ -24,20 +24,24 @@ import Testing
     }
 
     static func tsharkReports(_ path: String) -> [TsharkReport]? {
-        guard let out = TestEnvironment.tshark([
-            "-n", "-r", path, "-Y", "bthci_evt.le_meta_subevent == 0x02 || bthci_evt.le_meta_subevent == 0x0d",
-            "-T", "fields", "-E", "separator=/t", "-E", "aggregator=|", "-E", "occurrence=a",
-            "-e", "frame.number", "-e", "bthci_evt.bd_addr", "-e", "bthci_evt.rssi", "-e", "btcommon.eir_ad.entry.device_name",
-            "-e", "btcommon.eir_ad.entry.type",
-        ]) else { return nil }
+        guard
+            let out = TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "bthci_evt.le_meta_subevent == 0x02 || bthci_evt.le_meta_subevent == 0x0d",
+                "-T", "fields", "-E", "separator=/t", "-E", "aggregator=|", "-E", "occurrence=a",
+                "-e", "frame.number", "-e", "bthci_evt.bd_addr", "-e", "bthci_evt.rssi", "-e", "btcommon.eir_ad.entry.device_name",
+                "-e", "btcommon.eir_ad.entry.type",
+            ])
+        else { return nil }
         var reports: [TsharkReport] = []
         for line in out.split(separator: "\n") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count >= 5, let frame = Int(f[0]) else { continue }
             // These captures have one report per event (tshark's bthci_evt.le_num_reports is 1 throughout).
             let types = f[4].split(separator: "|").compactMap { UInt8($0.dropFirst(2), radix: 16) }
-            reports.append(TsharkReport(frame: frame, address: f[1].uppercased(), rssi: Int(f[2]) ?? 127,
-                                        names: f[3].isEmpty ? [] : f[3].split(separator: "|").map(String.init), adTypes: types))
+            reports.append(
+                TsharkReport(
+                    frame: frame, address: f[1].uppercased(), rssi: Int(f[2]) ?? 127,
+                    names: f[3].isEmpty ? [] : f[3].split(separator: "|").map(String.init), adTypes: types))
         }
         return reports
     }
@@ -69,7 +73,8 @@ import Testing
         }
         #expect(ourCounts == counts)
         #expect(ourNames == names)
-        print("\(path): \(tracker.devices.count) devices, \(tracker.reportCount) reports, \(names.values.filter { !$0.isEmpty }.count) named")
+        print(
+            "\(path): \(tracker.devices.count) devices, \(tracker.reportCount) reports, \(names.values.filter { !$0.isEmpty }.count) named")
     }
 
     /// Per report, the AD structure types in wire order equal tshark's `btcommon.eir_ad.entry.type`.

@@ -15,25 +15,34 @@ import Testing
     /// btsnoop (H4) bytes of these event packets, 1 ms apart, opened as a capture.
     static func capture(_ events: [[UInt8]]) throws -> CaptureFile {
         let records = events.enumerated().map { i, e in
-            OwnedRecord(frame: i + 1, timestamp: Timestamp(microseconds: 1_700_000_000_000_000 + Int64(i) * 1000),
-                        direction: .rx, kind: .event, bytes: e)
+            OwnedRecord(
+                frame: i + 1, timestamp: Timestamp(microseconds: 1_700_000_000_000_000 + Int64(i) * 1000),
+                direction: .rx, kind: .event, bytes: e)
         }
         return try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "adverts.btsnoop")
     }
 
-    static func legacy(_ type: UInt8, _ address: BDAddress, _ addressType: LEAddressType = .random, rssi: Int8, _ elements: [ADElement]) -> [UInt8] {
-        HCIBuild.event(.leAdvertisingReport(LEAdvertisingReport(reports: [
-            .init(eventType: type, addressType: addressType, address: address, data: AdvertisingData(elements).bytes, rssi: rssi),
-        ])))
+    static func legacy(_ type: UInt8, _ address: BDAddress, _ addressType: LEAddressType = .random, rssi: Int8, _ elements: [ADElement])
+        -> [UInt8]
+    {
+        HCIBuild.event(
+            .leAdvertisingReport(
+                LEAdvertisingReport(reports: [
+                    .init(eventType: type, addressType: addressType, address: address, data: AdvertisingData(elements).bytes, rssi: rssi)
+                ])))
     }
 
     @Test func legacyReports() throws {
         let beacon = IBeacon(proximityUUID: Self.beaconUUID, major: 1, minor: 2, measuredPower: -59)
         let events = [
             HCIBuild.commandComplete(.reset),  // ignored
-            Self.legacy(0, Self.tag, rssi: -60, [.flags([.leGeneralDiscoverable, .brEDRNotSupported]),
-                                                  .serviceUUIDs(.init(kind: .complete, width: 2, uuids: [BluetoothUUID(uuid16: 0x180D)])),
-                                                  .appearance(0x0341), .txPowerLevel(4)]),
+            Self.legacy(
+                0, Self.tag, rssi: -60,
+                [
+                    .flags([.leGeneralDiscoverable, .brEDRNotSupported]),
+                    .serviceUUIDs(.init(kind: .complete, width: 2, uuids: [BluetoothUUID(uuid16: 0x180D)])),
+                    .appearance(0x0341), .txPowerLevel(4),
+                ]),
             Self.legacy(4, Self.tag, rssi: -70, [.localName("HRM", complete: true)]),
             Self.legacy(3, Self.phone, .public, rssi: -40, [.manufacturerData(beacon.manufacturerData)]),
             Self.legacy(0, Self.tag, rssi: 127, [.localName("HRM", complete: true)]),  // RSSI not available
@@ -73,20 +82,25 @@ import Testing
         let url = EddystoneFrame.encodeURL("https://example.com/")!
         let eddystone = AdvertisingData([
             .serviceUUIDs(.init(kind: .complete, width: 2, uuids: [EddystoneFrame.serviceUUID])),
-            .serviceData(ServiceData(uuid: EddystoneFrame.serviceUUID,
-                                     data: EddystoneFrame.url(txPower: -20, scheme: url.scheme, encoded: url.encoded).serviceData)),
+            .serviceData(
+                ServiceData(
+                    uuid: EddystoneFrame.serviceUUID,
+                    data: EddystoneFrame.url(txPower: -20, scheme: url.scheme, encoded: url.encoded).serviceData)),
             .localName("Beacon with a long name", complete: true),
         ]).bytes
         let split = eddystone.count / 2
         func ext(_ type: UInt16, data: [UInt8], rssi: Int8, tx: Int8 = 127) -> [UInt8] {
-            HCIBuild.event(.leExtendedAdvertisingReport(LEExtendedAdvertisingReport(reports: [
-                .init(eventType: type, addressType: .random, address: Self.tag, secondaryPHY: .le2M, advertisingSID: 3,
-                      txPower: tx, rssi: rssi, data: data),
-            ])))
+            HCIBuild.event(
+                .leExtendedAdvertisingReport(
+                    LEExtendedAdvertisingReport(reports: [
+                        .init(
+                            eventType: type, addressType: .random, address: Self.tag, secondaryPHY: .le2M, advertisingSID: 3,
+                            txPower: tx, rssi: rssi, data: data)
+                    ])))
         }
         let events = [
             ext(0x0001 | 0x20, data: Array(eddystone[..<split]), rssi: -61, tx: 7),  // connectable, incomplete: more to come
-            ext(0x0001, data: Array(eddystone[split...]), rssi: -63, tx: 7),           // the rest
+            ext(0x0001, data: Array(eddystone[split...]), rssi: -63, tx: 7),  // the rest
             ext(0x0013, data: AdvertisingData([.localName("Legacy", complete: true)]).bytes, rssi: -62),  // legacy ADV_IND
         ]
         let tracker = AdvertisingTracker.track(try Self.capture(events))
@@ -105,8 +119,9 @@ import Testing
 
     /// Event type names for the legacy codes, the extended bits and link-layer PDU types.
     @Test func eventTypes() {
-        #expect((0...5).map { AdvertisingEventType(legacyReportEventType: $0).description }
-            == ["ADV_IND", "ADV_DIRECT_IND", "ADV_SCAN_IND", "ADV_NONCONN_IND", "SCAN_RSP", "legacy(0x05)"])
+        #expect(
+            (0...5).map { AdvertisingEventType(legacyReportEventType: $0).description }
+                == ["ADV_IND", "ADV_DIRECT_IND", "ADV_SCAN_IND", "ADV_NONCONN_IND", "SCAN_RSP", "legacy(0x05)"])
         #expect(AdvertisingEventType(extendedReportEventType: 0x1B).description == "SCAN_RSP")
         #expect(AdvertisingEventType(extendedReportEventType: 0x0000).description == "ADV_EXT(non-connectable)")
         #expect(AdvertisingEventType(extendedReportEventType: 0x0006).description == "ADV_EXT(scannable, directed)")
@@ -121,9 +136,10 @@ import Testing
     @Test func boundedMemory() {
         var tracker = AdvertisingTracker(options: .init(maxDevices: 3, maxDistinctValues: 2))
         for i in 0..<10 {
-            tracker.observe(address: BDAddress(UInt64(i % 5)), addressType: .random, eventType: .advInd, rssi: -50,
-                            data: AdvertisingData([.localName("n\(i)", complete: true)]).bytes, frame: i + 1,
-                            timestamp: Timestamp(microseconds: Int64(i)))
+            tracker.observe(
+                address: BDAddress(UInt64(i % 5)), addressType: .random, eventType: .advInd, rssi: -50,
+                data: AdvertisingData([.localName("n\(i)", complete: true)]).bytes, frame: i + 1,
+                timestamp: Timestamp(microseconds: Int64(i)))
         }
         #expect(tracker.devices.count == 3)
         #expect(tracker.reportCount == 10)
@@ -131,17 +147,20 @@ import Testing
         #expect(tracker.findings.map(\.kind.code) == ["adverts.too-many-devices"])
         #expect(tracker.devices[0].names == ["n0", "n5"])  // the first two distinct names
         #expect(tracker.devices[0].droppedValues == 0)
-        tracker.observe(address: BDAddress(0), addressType: .random, eventType: .advInd, rssi: nil,
-                        data: AdvertisingData([.localName("third", complete: true)]).bytes, frame: 11, timestamp: Timestamp(microseconds: 11))
+        tracker.observe(
+            address: BDAddress(0), addressType: .random, eventType: .advInd, rssi: nil,
+            data: AdvertisingData([.localName("third", complete: true)]).bytes, frame: 11, timestamp: Timestamp(microseconds: 11))
         #expect(tracker.devices[0].names == ["n0", "n5"])
         #expect(tracker.devices[0].droppedValues == 1)
     }
 
     /// Malformed AD data gives one finding per device; a malformed event gives a finding and no reports.
     @Test func malformedInput() throws {
-        let overrun = HCIBuild.event(.leAdvertisingReport(LEAdvertisingReport(reports: [
-            .init(eventType: 0, addressType: .public, address: Self.tag, data: [0x02, 0x01, 0x06, 0x09, 0x09, 0x41], rssi: -70),
-        ])))
+        let overrun = HCIBuild.event(
+            .leAdvertisingReport(
+                LEAdvertisingReport(reports: [
+                    .init(eventType: 0, addressType: .public, address: Self.tag, data: [0x02, 0x01, 0x06, 0x09, 0x09, 0x41], rssi: -70)
+                ])))
         let broken = HCIBuild.leMeta(LESubevent(rawValue: 0x02), parameters: [0x01, 0x00, 0x00, 0x11, 0x22])
         let tracker = AdvertisingTracker.track(try Self.capture([overrun, overrun, broken]))
         #expect(tracker.reportCount == 2)

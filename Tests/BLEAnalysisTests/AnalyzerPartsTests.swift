@@ -1,7 +1,8 @@
-@testable import BLEAnalysis
 import BLECore
 import BLEProtocols
 import Testing
+
+@testable import BLEAnalysis
 
 /// The small state machines the analyzer wires together: command pairing, bounded findings, controller buffers and the
 /// held-bytes budget. Expected values are worked out by hand from the inputs each test feeds.
@@ -13,10 +14,10 @@ import Testing
     @Test func commandsPairPerControllerAndOpcode() {
         var p = HCICommandPairing()
         #expect(p.feed(.reset, controller: 0, Self.at(1)).unanswered == nil)
-        #expect(p.feed(.reset, controller: 1, Self.at(2)).unanswered == nil)       // another controller: its own command
+        #expect(p.feed(.reset, controller: 1, Self.at(2)).unanswered == nil)  // another controller: its own command
         #expect(p.feed(.leReadBufferSize, controller: 0, Self.at(3)).unanswered == nil)
         #expect(p.answer(.reset, controller: 1)?.frame == 2)
-        #expect(p.answer(.reset, controller: 1) == nil)                              // answered once
+        #expect(p.answer(.reset, controller: 1) == nil)  // answered once
         // Sent again before its answer: the first was never answered.
         let again = p.feed(.reset, controller: 0, Self.at(4))
         #expect(again.unanswered?.frame == 1 && !again.refused)
@@ -47,25 +48,28 @@ import Testing
         bound.compact(&findings)
         #expect(findings.map(\.frame) == [1, 2, 6, 7])
         let notes = bound.omissions()
-        #expect(notes.map(\.kind.message) == ["3 more x.a findings not listed (the first 2 are)",
-                                              "1 more x.b findings not listed (the first 2 are)"])
+        #expect(
+            notes.map(\.kind.message) == [
+                "3 more x.a findings not listed (the first 2 are)",
+                "1 more x.b findings not listed (the first 2 are)",
+            ])
         #expect(notes.map(\.frame) == [3, 8])
         #expect(bound.firstTime(.tooManyPendingCommands(1)) && !bound.firstTime(.tooManyPendingCommands(1)))
     }
 
     @Test func aFullControllerBufferIsChargedToTheConnectionThatFilledIt() {
         var buffers = ControllerBuffers()
-        buffers.bufferSize(controller: 0, length: 1021, packets: 8)       // BR/EDR
-        buffers.leBufferSize(controller: 0, length: 251, packets: 3)      // LE wins
-        buffers.bufferSize(controller: 0, length: 1021, packets: 8)       // and stays
-        buffers.leBufferSize(controller: 1, length: 0, packets: 0)        // 0: LE shares the BR/EDR buffer, none known
+        buffers.bufferSize(controller: 0, length: 1021, packets: 8)  // BR/EDR
+        buffers.leBufferSize(controller: 0, length: 251, packets: 3)  // LE wins
+        buffers.bufferSize(controller: 0, length: 1021, packets: 8)  // and stays
+        buffers.leBufferSize(controller: 1, length: 0, packets: 0)  // 0: LE shares the BR/EDR buffer, none known
         #expect(buffers.sizes[0]! == (251, 3) && buffers.sizes[1] == nil)
         #expect(buffers.sent(controller: 0, connection: 5, canCharge: true) == nil)
         #expect(buffers.sent(controller: 0, connection: 6, canCharge: true) == nil)
         #expect(buffers.sent(controller: 0, connection: 6, canCharge: true) == 3)  // the third of 3 fills it
-        #expect(buffers.sent(controller: 0, connection: 5, canCharge: true) == nil) // already full, charged to 6
+        #expect(buffers.sent(controller: 0, connection: 5, canCharge: true) == nil)  // already full, charged to 6
         buffers.completed(controller: 0, packets: 1)
-        #expect(buffers.roomAgain(controller: 0) == nil)                  // 3 of 3 still in flight
+        #expect(buffers.roomAgain(controller: 0) == nil)  // 3 of 3 still in flight
         buffers.completed(controller: 0, packets: 2)
         #expect(buffers.roomAgain(controller: 0) == 6)
         #expect(buffers.roomAgain(controller: 0) == nil)
@@ -74,10 +78,12 @@ import Testing
 
     @Test func heldBytesAreCountedEveryEighthOfTheBudgetAndTheLargestGoFirst() {
         var budget = HeldBytesBudget(limit: 1 << 20)
-        #expect(!budget.feed(100_000) && budget.feed(31_073))             // past 131,072 (1 MiB / 8)
-        #expect(budget.check(held: 1 << 20) { [] } == nil)                // at the bound: within it
-        let holders: [HeldBytesBudget.Holder] = [.init(bytes: 200_000, index: 0), .init(bytes: 700_000, index: 1),
-                                                 .init(bytes: 300_000, index: 2)]
+        #expect(!budget.feed(100_000) && budget.feed(31_073))  // past 131,072 (1 MiB / 8)
+        #expect(budget.check(held: 1 << 20) { [] } == nil)  // at the bound: within it
+        let holders: [HeldBytesBudget.Holder] = [
+            .init(bytes: 200_000, index: 0), .init(bytes: 700_000, index: 1),
+            .init(bytes: 300_000, index: 2),
+        ]
         // 1,200,000 held: dropping 700,000 leaves 500,000, under half of 1,048,576.
         let shed = budget.check(held: 1_200_000) { holders }
         #expect(shed?.holders == [1] && shed?.rest == false)
@@ -92,8 +98,10 @@ import Testing
     /// K-frames of an SDU on a credit-based channel: the first with the 2-byte SDU length, little-endian (Vol 3, Part A, 3.4.3).
     static func kframe(_ bytes: [UInt8], _ channel: inout CreditChannelState, frame: Int) -> CreditChannelState.Output {
         bytes.withUnsafeBytes { raw in
-            channel.feed(.init(payload: raw, l2capBytes: 4 + bytes.count, firstFrame: frame, frame: frame,
-                               timestamp: Timestamp(microseconds: Int64(frame) * 1000)))
+            channel.feed(
+                .init(
+                    payload: raw, l2capBytes: 4 + bytes.count, firstFrame: frame, frame: frame,
+                    timestamp: Timestamp(microseconds: Int64(frame) * 1000)))
         }
     }
 
@@ -148,8 +156,11 @@ import Testing
         #expect(t.channels.count == CreditChannelTable.maxChannels / 2 && t.pendingSPSM[1] == nil)
         let dropped = t.dropAll()
         #expect(t.heldBytes == 0 && dropped == 0)
-        let closed = t.feed(key, .init(payload: UnsafeRawBufferPointer(start: nil, count: 0), l2capBytes: 4, firstFrame: 4, frame: 4,
-                                       timestamp: Timestamp(microseconds: 0)))
+        let closed = t.feed(
+            key,
+            .init(
+                payload: UnsafeRawBufferPointer(start: nil, count: 0), l2capBytes: 4, firstFrame: 4, frame: 4,
+                timestamp: Timestamp(microseconds: 0)))
         #expect(closed == nil)
     }
 }

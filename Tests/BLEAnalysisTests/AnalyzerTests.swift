@@ -8,13 +8,17 @@ import Testing
 
 /// The analyzer on captures built from typed packets: every expected value is computed here by hand.
 @Suite struct AnalyzerTests {
-    static func analyze(_ b: CaptureBuilder, options: AnalyzerOptions = AnalyzerOptions(),
-                        observers: [any AttributeValueObserver] = []) throws -> (Analyzer, [TimelineEvent]) {
+    static func analyze(
+        _ b: CaptureBuilder, options: AnalyzerOptions = AnalyzerOptions(),
+        observers: [any AttributeValueObserver] = []
+    ) throws -> (Analyzer, [TimelineEvent]) {
         var events: [TimelineEvent] = []
-        let analyzer = Analyzer.analyze(try b.captureFile(), options: options, configure: {
-            $0.onEvent = { events.append($0) }
-            $0.observers = observers
-        })
+        let analyzer = Analyzer.analyze(
+            try b.captureFile(), options: options,
+            configure: {
+                $0.onEvent = { events.append($0) }
+                $0.observers = observers
+            })
         return (analyzer, events)
     }
 
@@ -39,10 +43,10 @@ import Testing
     @Test func requestsPairWithResponsesAndMTUIsPerConnection() throws {
         let b = CaptureBuilder(step: 2_000)
             .connect(handle: 0x40).connect(handle: 0x41, peer: BDAddress(0xC0_00_00_00_00_02))
-            .att(.exchangeMTURequest(clientRxMTU: 247), handle: 0x40, .tx)      // frame 3
-            .att(.exchangeMTUResponse(serverRxMTU: 185), handle: 0x40, .rx)     // frame 4
-            .att(.readRequest(handle: 0x03), handle: 0x41, .tx)                // frame 5
-            .att(.readResponse(value: Array("Bracelet".utf8)), handle: 0x41, .rx) // frame 6
+            .att(.exchangeMTURequest(clientRxMTU: 247), handle: 0x40, .tx)  // frame 3
+            .att(.exchangeMTUResponse(serverRxMTU: 185), handle: 0x40, .rx)  // frame 4
+            .att(.readRequest(handle: 0x03), handle: 0x41, .tx)  // frame 5
+            .att(.readResponse(value: Array("Bracelet".utf8)), handle: 0x41, .rx)  // frame 6
         let (analyzer, events) = try Self.analyze(b)
         let att = Self.att(events)
         #expect(att.map(\.frame) == [3, 4, 5, 6])
@@ -56,9 +60,9 @@ import Testing
     @Test func indicationsPairWithConfirmationsAndUnansweredRequestsAreFound() throws {
         let b = CaptureBuilder().connect(handle: 0x40)
             .att(.handleValueIndication(handle: 0x0E, value: [1, 2]), handle: 0x40, .rx)  // 2
-            .att(.handleValueConfirmation, handle: 0x40, .tx)                            // 3
-            .att(.writeRequest(handle: 0x10, value: [9]), handle: 0x40, .tx)             // 4, never answered
-            .disconnect(handle: 0x40)                                                   // 5
+            .att(.handleValueConfirmation, handle: 0x40, .tx)  // 3
+            .att(.writeRequest(handle: 0x10, value: [9]), handle: 0x40, .tx)  // 4, never answered
+            .disconnect(handle: 0x40)  // 5
         let (analyzer, events) = try Self.analyze(b)
         let att = Self.att(events)
         #expect(att[0].responseFrame == 3 && att[1].requestFrame == 2 && att[1].handle == 0x0E)
@@ -71,12 +75,22 @@ import Testing
     @Test func gattDiscoveryNamesHandlesAndCCCDWritesSayNotificationsOn() throws {
         let hrService = BluetoothUUID(uuid16: 0x180D), hrm = BluetoothUUID(uuid16: 0x2A37)
         let b = CaptureBuilder().connect(handle: 0x40)
-            .att(.readByGroupTypeRequest(ATTTypeRequest(range: .init(start: 1, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))), handle: 0x40, .tx)
+            .att(
+                .readByGroupTypeRequest(ATTTypeRequest(range: .init(start: 1, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))),
+                handle: 0x40, .tx
+            )
             .att(.readByGroupTypeResponse([ATTGroupValue(start: 0x0C, end: 0x0F, value: hrService.littleEndianBytes)]), handle: 0x40, .rx)
-            .att(.readByTypeRequest(ATTTypeRequest(range: .init(start: 0x0C, end: 0x0F), type: BluetoothUUID(uuid16: 0x2803))), handle: 0x40, .tx)
+            .att(
+                .readByTypeRequest(ATTTypeRequest(range: .init(start: 0x0C, end: 0x0F), type: BluetoothUUID(uuid16: 0x2803))), handle: 0x40,
+                .tx
+            )
             .att(.readByTypeResponse([ATTHandleValue(handle: 0x0D, value: [0x10, 0x0E, 0x00] + hrm.littleEndianBytes)]), handle: 0x40, .rx)
             .att(.findInformationRequest(.init(start: 0x0F, end: 0x0F)), handle: 0x40, .tx)
-            .att(.findInformationResponse(ATTFindInformationResponse(format: 1, entries: [.init(handle: 0x0F, uuid: BluetoothUUID(uuid16: 0x2902))])), handle: 0x40, .rx)
+            .att(
+                .findInformationResponse(
+                    ATTFindInformationResponse(format: 1, entries: [.init(handle: 0x0F, uuid: BluetoothUUID(uuid16: 0x2902))])),
+                handle: 0x40, .rx
+            )
             .att(.writeRequest(handle: 0x0F, value: [0x01, 0x00]), handle: 0x40, .tx)
             .att(.writeResponse, handle: 0x40, .rx)
             .notify(handle: 0x0E, [0x00, 72], connection: 0x40)
@@ -97,7 +111,7 @@ import Testing
         let part1 = Array(repeating: UInt8(0xAA), count: 22), part2: [UInt8] = [0xBB, 0xCC]
         let b = CaptureBuilder().connect(handle: 0x40)
             .att(.readRequest(handle: 0x20), handle: 0x40, .tx)
-            .att(.readResponse(value: part1), handle: 0x40, .rx)          // MTU 23: a full response (MTU-1 bytes)
+            .att(.readResponse(value: part1), handle: 0x40, .rx)  // MTU 23: a full response (MTU-1 bytes)
             .att(.readBlobRequest(handle: 0x20, offset: 22), handle: 0x40, .tx)
             .att(.readBlobResponse(value: part2), handle: 0x40, .rx)
             .att(.prepareWriteRequest(handle: 0x30, offset: 0, value: [1, 2, 3]), handle: 0x40, .tx)
@@ -151,15 +165,18 @@ import Testing
     }
 
     @Test func creditBasedChannelSDUsAreReassembled() throws {
-        let request = L2CAPSignal(identifier: 1, command: .leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 512, mps: 23, initialCredits: 10))
-        let response = L2CAPSignal(identifier: 1, command: .leCreditBasedConnectionResponse(destinationCID: 0x0041, mtu: 512, mps: 23, initialCredits: 10, result: 0))
+        let request = L2CAPSignal(
+            identifier: 1, command: .leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 512, mps: 23, initialCredits: 10))
+        let response = L2CAPSignal(
+            identifier: 1,
+            command: .leCreditBasedConnectionResponse(destinationCID: 0x0041, mtu: 512, mps: 23, initialCredits: 10, result: 0))
         let sdu = (0..<40).map { UInt8($0) }
         // SDU of 40 bytes over MPS 23: a first K-frame with the 2-byte SDU length, then the rest.
         let k1 = [UInt8(40), 0] + sdu[0..<21], k2 = Array(sdu[21...])
         let b = CaptureBuilder().connect(handle: 0x40)
             .l2cap(cid: 5, payload: request.bytes, handle: 0x40, .tx)
             .l2cap(cid: 5, payload: response.bytes, handle: 0x40, .rx)
-            .l2cap(cid: 0x0041, payload: k1, handle: 0x40, .tx)   // to the peer's CID
+            .l2cap(cid: 0x0041, payload: k1, handle: 0x40, .tx)  // to the peer's CID
             .l2cap(cid: 0x0041, payload: k2, handle: 0x40, .tx)
         let (_, events) = try Self.analyze(b)
         let e = try #require(events.first { $0.name == "LE Credit Based SDU" })
@@ -169,12 +186,12 @@ import Testing
     @Test func aFullControllerQueueIsTimed() throws {
         // LE Read Buffer Size: 251-byte packets, 2 of them; two sends fill it until Number Of Completed Packets.
         let b = CaptureBuilder(step: 1_000)
-            .command(HCIBuild.command(.leReadBufferSize))                                              // 1
-            .event(HCIBuild.commandComplete(.leReadBufferSize, returnParameters: [0x00, 0xFB, 0x00, 0x02])) // 2
-            .connect(handle: 0x40)                                                                     // 3
-            .att(.writeCommand(handle: 0x10, value: [1]), handle: 0x40, .tx)                           // 4
-            .att(.writeCommand(handle: 0x10, value: [2]), handle: 0x40, .tx)                           // 5: full
-            .event(HCIBuild.numberOfCompletedPackets(handle: 0x40, count: 1))                          // 6: room again
+            .command(HCIBuild.command(.leReadBufferSize))  // 1
+            .event(HCIBuild.commandComplete(.leReadBufferSize, returnParameters: [0x00, 0xFB, 0x00, 0x02]))  // 2
+            .connect(handle: 0x40)  // 3
+            .att(.writeCommand(handle: 0x10, value: [1]), handle: 0x40, .tx)  // 4
+            .att(.writeCommand(handle: 0x10, value: [2]), handle: 0x40, .tx)  // 5: full
+            .event(HCIBuild.numberOfCompletedPackets(handle: 0x40, count: 1))  // 6: room again
         let (analyzer, _) = try Self.analyze(b)
         let c = analyzer.connections[0]
         #expect(c.maxInFlight == 2 && c.inFlight == 1)
@@ -185,15 +202,18 @@ import Testing
 
     @Test func aSenderOutOfCreditsIsTimedUntilTheNextCredits() throws {
         // The peer grants 2 credits; the phone sends 2 K-frames (single-frame SDUs), then waits for a credit.
-        let request = L2CAPSignal(identifier: 1, command: .leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 64, mps: 64, initialCredits: 5))
-        let response = L2CAPSignal(identifier: 1, command: .leCreditBasedConnectionResponse(destinationCID: 0x0041, mtu: 64, mps: 64, initialCredits: 2, result: 0))
+        let request = L2CAPSignal(
+            identifier: 1, command: .leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 64, mps: 64, initialCredits: 5))
+        let response = L2CAPSignal(
+            identifier: 1, command: .leCreditBasedConnectionResponse(destinationCID: 0x0041, mtu: 64, mps: 64, initialCredits: 2, result: 0)
+        )
         let credit = L2CAPSignal(identifier: 2, command: .flowControlCreditIndication(cid: 0x0041, credits: 4))
         let b = CaptureBuilder(step: 1_000).connect(handle: 0x40)
-            .l2cap(cid: 5, payload: request.bytes, handle: 0x40, .tx)      // 2
-            .l2cap(cid: 5, payload: response.bytes, handle: 0x40, .rx)     // 3
+            .l2cap(cid: 5, payload: request.bytes, handle: 0x40, .tx)  // 2
+            .l2cap(cid: 5, payload: response.bytes, handle: 0x40, .rx)  // 3
             .l2cap(cid: 0x0041, payload: [2, 0, 0xAA, 0xBB], handle: 0x40, .tx)  // 4
             .l2cap(cid: 0x0041, payload: [2, 0, 0xCC, 0xDD], handle: 0x40, .tx)  // 5: last credit used
-            .l2cap(cid: 5, payload: credit.bytes, handle: 0x40, .rx)       // 6: 4 more credits
+            .l2cap(cid: 5, payload: credit.bytes, handle: 0x40, .rx)  // 6: 4 more credits
         let (analyzer, events) = try Self.analyze(b)
         #expect(events.filter { $0.name == "LE Credit Based SDU" }.map(\.value) == [[0xAA, 0xBB], [0xCC, 0xDD]])
         let stalls = analyzer.connections[0].creditStalls

@@ -2,6 +2,7 @@ import BLECapture
 import BLECore
 import Foundation
 import Testing
+
 @testable import BLEAnalysis
 
 /// The trackers give the same results whether they run inline or on the background worker, whatever
@@ -56,13 +57,15 @@ import Testing
 
     static func run(_ path: String, background: (batch: Int, inFlight: Int)?) throws -> Results {
         let capture = try CaptureFile.open(path: path)
-        let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false), configure: { a in
-            if let b = background {
-                a.observers = [BackgroundObservers(trackers(), batchSize: b.batch, maxBatchesInFlight: b.inFlight)]
-            } else {
-                a.observers = trackers()
-            }
-        })
+        let analyzer = Analyzer.analyze(
+            capture, options: AnalyzerOptions(timeline: false),
+            configure: { a in
+                if let b = background {
+                    a.observers = [BackgroundObservers(trackers(), batchSize: b.batch, maxBatchesInFlight: b.inFlight)]
+                } else {
+                    a.observers = trackers()
+                }
+            })
         let observers = (analyzer.observers.first as? BackgroundObservers)?.observers ?? analyzer.observers
         return results(observers)
     }

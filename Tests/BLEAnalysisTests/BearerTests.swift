@@ -16,7 +16,9 @@ import Testing
 
     // MARK: builder round trip
 
-    @Test(arguments: [TestBearer.leFixed, .bredr(cid: 0x0041), .eatt(cid: 0x0040, mps: 23), .eatt(cid: 0x0047, mps: 5), .eatt(cid: 0x0050, mps: 600)])
+    @Test(arguments: [
+        TestBearer.leFixed, .bredr(cid: 0x0041), .eatt(cid: 0x0040, mps: 23), .eatt(cid: 0x0047, mps: 5), .eatt(cid: 0x0050, mps: 600),
+    ])
     func bearerFramingRoundTrips(_ bearer: TestBearer) throws {
         let pdus: [ATTPDU] = [
             .readRequest(handle: 0x0003),
@@ -49,21 +51,28 @@ import Testing
     /// A BR/EDR link: ATT channel 0x0040 (ours) ↔ 0x0041 (peer's), we receive up to 672, the peer up to 339: ATT_MTU 339.
     static func bredrCapture() -> CaptureBuilder {
         CaptureBuilder()
-            .connectBREDR(handle: 0x000B)                                                                  // 1
+            .connectBREDR(handle: 0x000B)  // 1
             .openBREDRChannel(handle: 0x000B, localCID: 0x0040, remoteCID: 0x0041, localMTU: 672, remoteMTU: 339)  // 2–7
-            .att(.readByGroupTypeRequest(ATTTypeRequest(range: .init(start: 1, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))),
-                 handle: 0x000B, .tx, bearer: .bredr(cid: 0x0041))                                       // 8
-            .att(.readByGroupTypeResponse([ATTGroupValue(start: 0x0010, end: 0x0015, value: hrService.littleEndianBytes)]),
-                 handle: 0x000B, .rx, bearer: .bredr(cid: 0x0040))                                       // 9
+            .att(
+                .readByGroupTypeRequest(ATTTypeRequest(range: .init(start: 1, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))),
+                handle: 0x000B, .tx, bearer: .bredr(cid: 0x0041)
+            )  // 8
+            .att(
+                .readByGroupTypeResponse([ATTGroupValue(start: 0x0010, end: 0x0015, value: hrService.littleEndianBytes)]),
+                handle: 0x000B, .rx, bearer: .bredr(cid: 0x0040)
+            )  // 9
             .att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x000B, .tx, bearer: .bredr(cid: 0x0041))  // 10
-            .att(.writeResponse, handle: 0x000B, .rx, bearer: .bredr(cid: 0x0040))                       // 11
+            .att(.writeResponse, handle: 0x000B, .rx, bearer: .bredr(cid: 0x0040))  // 11
             .att(.handleValueNotification(handle: 0x0012, value: [0x00, 72]), handle: 0x000B, .rx, bearer: .bredr(cid: 0x0040))  // 12
             // 337 bytes: fits 339 …
-            .att(.handleValueNotification(handle: 0x0012, value: Array(repeating: 7, count: 334)), handle: 0x000B, .rx,
-                 bearer: .bredr(cid: 0x0040), fragmentSize: 100)                                          // 13–16
+            .att(
+                .handleValueNotification(handle: 0x0012, value: Array(repeating: 7, count: 334)), handle: 0x000B, .rx,
+                bearer: .bredr(cid: 0x0040), fragmentSize: 100
+            )  // 13–16
             // … 343 bytes does not.
-            .att(.handleValueNotification(handle: 0x0012, value: Array(repeating: 8, count: 340)), handle: 0x000B, .rx,
-                 bearer: .bredr(cid: 0x0040))                                                             // 17–18
+            .att(
+                .handleValueNotification(handle: 0x0012, value: Array(repeating: 8, count: 340)), handle: 0x000B, .rx,
+                bearer: .bredr(cid: 0x0040))  // 17–18
     }
 
     @Test func attOverBREDR() throws {
@@ -91,8 +100,13 @@ import Testing
     @Test func bredrMTUDefaultsTo672WhenAConfigurationNamesNone() throws {
         let b = CaptureBuilder().connectBREDR(handle: 0x000B)
             .openBREDRChannel(handle: 0x000B, localCID: 0x0040, remoteCID: 0x0041, localMTU: nil, remoteMTU: 1000)
-            .att(.handleValueNotification(handle: 3, value: Array(repeating: 1, count: 669)), handle: 0x000B, .rx, bearer: .bredr(cid: 0x0040))
-            .att(.handleValueNotification(handle: 3, value: Array(repeating: 1, count: 670)), handle: 0x000B, .rx, bearer: .bredr(cid: 0x0040))
+            .att(
+                .handleValueNotification(handle: 3, value: Array(repeating: 1, count: 669)), handle: 0x000B, .rx,
+                bearer: .bredr(cid: 0x0040)
+            )
+            .att(
+                .handleValueNotification(handle: 3, value: Array(repeating: 1, count: 670)), handle: 0x000B, .rx,
+                bearer: .bredr(cid: 0x0040))
         let (analyzer, _) = try Self.analyze(b)
         #expect(analyzer.connections[0].channels.first?.commonMTU == 672)
         // 672 fits, 673 does not.
@@ -116,9 +130,9 @@ import Testing
     /// LE link, fixed bearer MTU 247 by exchange; two EATT bearers (0x0040→0x0060, 0x0041→0x0061), MTUs 512/300 → 300.
     static func eattCapture(mps: UInt16 = 64) -> CaptureBuilder {
         CaptureBuilder()
-            .connect(handle: 0x0040)                                                                                   // 1
-            .att(.exchangeMTURequest(clientRxMTU: 247), handle: 0x0040, .tx)                                                   // 2
-            .att(.exchangeMTUResponse(serverRxMTU: 247), handle: 0x0040, .rx)                                                  // 3
+            .connect(handle: 0x0040)  // 1
+            .att(.exchangeMTURequest(clientRxMTU: 247), handle: 0x0040, .tx)  // 2
+            .att(.exchangeMTUResponse(serverRxMTU: 247), handle: 0x0040, .rx)  // 3
             .openEATT(handle: 0x0040, cids: [(0x0040, 0x0060), (0x0041, 0x0061)], localMTU: 512, remoteMTU: 300, mps: mps)  // 4–5
     }
 
@@ -126,10 +140,10 @@ import Testing
     func interleavedBearersPairOnTheirOwnBearer(_ mps: Int) throws {
         // Three reads outstanding at once, one per bearer; answered in reverse order.
         let b = Self.eattCapture(mps: UInt16(mps))
-            .att(.readRequest(handle: 0x0003), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0060, mps: mps))       // 6
-            .att(.readRequest(handle: 0x0005), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0061, mps: mps))       // 7
-            .att(.readRequest(handle: 0x0007), handle: 0x0040, .tx)                                              // 8
-        var b2 = b.att(.readResponse(value: [7]), handle: 0x0040, .rx)                                         // 9
+            .att(.readRequest(handle: 0x0003), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0060, mps: mps))  // 6
+            .att(.readRequest(handle: 0x0005), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0061, mps: mps))  // 7
+            .att(.readRequest(handle: 0x0007), handle: 0x0040, .tx)  // 8
+        var b2 = b.att(.readResponse(value: [7]), handle: 0x0040, .rx)  // 9
         let r5 = b2.nextFrame
         b2 = b2.att(.readResponse(value: Array(repeating: 5, count: 290)), handle: 0x0040, .rx, bearer: .eatt(cid: 0x0041, mps: mps))
         let r3 = b2.nextFrame
@@ -142,7 +156,8 @@ import Testing
         #expect(byRequest[8]?.value == [7] && byRequest[8]?.bearer == .leFixed && byRequest[8]?.cid == 0x0004)
         // The SDU completes at the last ACL packet of its last K-frame, whatever the MPS (ACL packets of 251 bytes at most).
         func records(_ pdu: ATTPDU, _ bearer: TestBearer) -> Int { bearer.l2capPDUs(pdu).reduce(0) { $0 + ($1.count + 250) / 251 } }
-        #expect(byRequest[7]?.frame == r5 + records(.readResponse(value: Array(repeating: 5, count: 290)), .eatt(cid: 0x0041, mps: mps)) - 1)
+        #expect(
+            byRequest[7]?.frame == r5 + records(.readResponse(value: Array(repeating: 5, count: 290)), .eatt(cid: 0x0041, mps: mps)) - 1)
         #expect(byRequest[6]?.frame == r3 + records(.readResponse(value: [3, 3]), .eatt(cid: 0x0040, mps: mps)) - 1)
         #expect(!Self.codes(analyzer).contains("att.request-unanswered"))
         #expect(!Self.codes(analyzer).contains("att.response-on-other-bearer"))
@@ -156,9 +171,13 @@ import Testing
             .att(.handleValueNotification(handle: 9, value: Array(repeating: 1, count: 280)), handle: 0x0040, .rx)  // 6
         var b2 = b
         let onEATT = b2.nextFrame
-        b2 = b2.att(.handleValueNotification(handle: 9, value: Array(repeating: 1, count: 280)), handle: 0x0040, .rx, bearer: .eatt(cid: 0x0040, mps: 64))
+        b2 = b2.att(
+            .handleValueNotification(handle: 9, value: Array(repeating: 1, count: 280)), handle: 0x0040, .rx,
+            bearer: .eatt(cid: 0x0040, mps: 64))
         let tooBig = b2.nextFrame
-        b2 = b2.att(.handleValueNotification(handle: 9, value: Array(repeating: 1, count: 300)), handle: 0x0040, .rx, bearer: .eatt(cid: 0x0041, mps: 64))
+        b2 = b2.att(
+            .handleValueNotification(handle: 9, value: Array(repeating: 1, count: 300)), handle: 0x0040, .rx,
+            bearer: .eatt(cid: 0x0041, mps: 64))
         let end = b2.nextFrame
         let (analyzer, events) = try Self.analyze(b2)
         let over = analyzer.findings.filter { $0.kind.code == "att.pdu-exceeds-mtu" }.map(\.frame)
@@ -170,8 +189,8 @@ import Testing
 
     @Test func responseOnTheWrongBearerIsAFinding() throws {
         let b = Self.eattCapture()
-            .att(.readRequest(handle: 0x0003), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0060, mps: 64))   // 6
-            .att(.readResponse(value: [1]), handle: 0x0040, .rx)                                           // 7: on the fixed bearer
+            .att(.readRequest(handle: 0x0003), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0060, mps: 64))  // 6
+            .att(.readResponse(value: [1]), handle: 0x0040, .rx)  // 7: on the fixed bearer
         let (analyzer, events) = try Self.analyze(b)
         let f = try #require(analyzer.findings.first { $0.kind.code == "att.response-on-other-bearer" })
         #expect(f.frame == 7)
@@ -206,10 +225,13 @@ import Testing
         // LE CoC to PSM 0x0080: we receive on 0x0040. Three 100-byte SDUs from the peer, each in K-frames of at
         // most 50 bytes: [len 2 + 48] [50] [2] → 3 K-frames per SDU, 4 + 4 + 4 header bytes + 102 = 114 L2CAP bytes.
         var b = CaptureBuilder().connect(handle: 0x0040)
-            .signal(.leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 512, mps: 50, initialCredits: 20),
-                    identifier: 1, handle: 0x0040, .tx, cid: 0x0005)
-            .signal(.leCreditBasedConnectionResponse(destinationCID: 0x0070, mtu: 512, mps: 50, initialCredits: 20, result: 0),
-                    identifier: 1, handle: 0x0040, .rx, cid: 0x0005)
+            .signal(
+                .leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 512, mps: 50, initialCredits: 20),
+                identifier: 1, handle: 0x0040, .tx, cid: 0x0005
+            )
+            .signal(
+                .leCreditBasedConnectionResponse(destinationCID: 0x0070, mtu: 512, mps: 50, initialCredits: 20, result: 0),
+                identifier: 1, handle: 0x0040, .rx, cid: 0x0005)
         var lastFrames: [Int] = []
         for n in 0..<3 {
             let sdu = (0..<100).map { UInt8(truncatingIfNeeded: $0 + n) }
@@ -234,8 +256,9 @@ import Testing
     // MARK: decode health
 
     @Test func healthyConnectionHasNoWarning() throws {
-        let (analyzer, _) = try Self.analyze(Self.eattCapture()
-            .att(.readRequest(handle: 3), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0060, mps: 64)))
+        let (analyzer, _) = try Self.analyze(
+            Self.eattCapture()
+                .att(.readRequest(handle: 3), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0060, mps: 64)))
         #expect(analyzer.decodeHealth.warnings.isEmpty)
         #expect(!Self.codes(analyzer).contains("decode.health"))
         let h = analyzer.decodeHealth.totals
@@ -273,7 +296,9 @@ import Testing
         let first = b.nextFrame
         for i in 0..<n { b = b.l2cap(cid: 0x0077, payload: [UInt8(i)], handle: 0x0040, .rx) }
         let (analyzer, _) = try Self.analyze(b)
-        #expect(analyzer.connections[0].decode.unclaimedByCID[0x0077] == CIDTally(pdus: n, bytes: 5 * n, firstFrame: first, lastFrame: first + n - 1))
+        #expect(
+            analyzer.connections[0].decode.unclaimedByCID[0x0077]
+                == CIDTally(pdus: n, bytes: 5 * n, firstFrame: first, lastFrame: first + n - 1))
         let health = analyzer.findings.filter { $0.kind.code == "decode.health" }
         #expect(health.count == (warns ? 1 : 0))
         if warns { #expect(health[0].message.contains("CID 0x0077 4 PDUs (frames \(first)–\(first + 3))")) }
@@ -298,7 +323,9 @@ import Testing
         c.decode.encryptedUndecrypted = 12
         let h = DecodeHealth(connections: [c], vendorTrace: VendorTrace())
         #expect(h.warnings.count == 1)
-        #expect(h.warnings[0].warning?.hasPrefix("connection #1 (handle 0x0040, LE): 12 link-layer data PDUs encrypted and not decrypted") == true)
+        #expect(
+            h.warnings[0].warning?.hasPrefix("connection #1 (handle 0x0040, LE): 12 link-layer data PDUs encrypted and not decrypted")
+                == true)
         // Said once: the link layer's own ll.encrypted-no-key finding carries it; decode health shows it in info only.
         #expect(h.warnings[0].saidByLinkLayer && h.findings.isEmpty)
         c.decode.encryptedUndecrypted = 0
@@ -312,7 +339,11 @@ import Testing
         let trace = ACLPacket(handle: 0x0EDC, packetBoundary: .firstFlushable, data: [0x03, 0x00, 0x04, 0x00, 0x0A, 0xFF, 0x20]).bytes
         let (a1, e1) = try Self.analyze(CaptureBuilder().record(.acl, .rx, trace).record(.acl, .rx, trace))
         #expect(a1.connections.isEmpty && AnalyzerTests.att(e1).isEmpty)
-        #expect(a1.decodeHealth.vendorTrace == { var v = VendorTrace(); v.packets = 2; v.bytes = 24; v.firstFrame = 1; v.lastFrame = 2; v.handles = [0x0EDC]; return v }())
+        #expect(
+            a1.decodeHealth.vendorTrace
+                == {
+                    var v = VendorTrace(); v.packets = 2; v.bytes = 24; v.firstFrame = 1; v.lastFrame = 2; v.handles = [0x0EDC]; return v
+                }())
         #expect(a1.findings.map(\.kind.code) == ["decode.vendor-trace"])
         // A connection on that handle decodes as any other.
         let (a2, e2) = try Self.analyze(CaptureBuilder().connect(handle: 0x0EDC).record(.acl, .rx, trace))
@@ -323,7 +354,9 @@ import Testing
         let (a3, e3) = try Self.analyze(CaptureBuilder().record(.acl, .rx, reserved))
         #expect(a3.connections.isEmpty && AnalyzerTests.att(e3).isEmpty)
         #expect(a3.decodeHealth.vendorTrace.handles == [0x0FF1])
-        #expect(a3.findings.first?.message.hasPrefix("1 ACL packets (12 bytes) on handle 0x0ff1 (reserved, above 0x0eff) outside any connection") == true)
+        #expect(
+            a3.findings.first?.message.hasPrefix(
+                "1 ACL packets (12 bytes) on handle 0x0ff1 (reserved, above 0x0eff) outside any connection") == true)
     }
 
     // MARK: bad input
@@ -332,7 +365,9 @@ import Testing
         // A Connection Request whose length says 4 but carries 2 bytes; a Configure Request for a CID never opened.
         let b = CaptureBuilder().connectBREDR(handle: 0x000B)
             .l2cap(cid: 0x0001, payload: [0x02, 0x01, 0x04, 0x00, 0x1F, 0x00], handle: 0x000B, .tx)
-            .signal(.configureRequest(destinationCID: 0x0055, flags: 0, options: [0x01, 0x02, 0x00, 0x01]), identifier: 2, handle: 0x000B, .tx)
+            .signal(
+                .configureRequest(destinationCID: 0x0055, flags: 0, options: [0x01, 0x02, 0x00, 0x01]), identifier: 2, handle: 0x000B, .tx
+            )
             .att(.readRequest(handle: 3), handle: 0x000B, .tx, bearer: .bredr(cid: 0x0055))
         let (analyzer, _) = try Self.analyze(b)
         let malformed = try #require(analyzer.findings.first { $0.kind.code == "decode.malformed" })

@@ -6,8 +6,9 @@ import Testing
 /// The typed entry point over whole Samples: each tracker's result where ``Observing`` asked for it, checked against
 /// the generator's truth files, the same whether the trackers run inline or on a second thread.
 @Suite struct CaptureAnalysisTests {
-    static let everything = Observing(throughput: ThroughputOptions(), transfers: TransferOptions(), otaStallThreshold: 200_000,
-                                      gattUsage: true)
+    static let everything = Observing(
+        throughput: ThroughputOptions(), transfers: TransferOptions(), otaStallThreshold: 200_000,
+        gattUsage: true)
 
     func analyze(_ file: String, _ observing: Observing) throws -> CaptureAnalysis {
         let capture = try CaptureFile.open(path: samplesDirectory.appendingPathComponent(file).path)

@@ -7,13 +7,16 @@ import Testing
 @Suite struct CaptureAnonymizerTests {
     /// Runs both passes over `records` (kind, direction, bytes) and returns the rewritten bytes.
     static func run(_ records: [(RecordKind, Direction, [UInt8])], salt: String = "s", values: AnonymizedValues = .keep)
-        -> (out: [[UInt8]], anonymizer: CaptureAnonymizer) {
+        -> (out: [[UInt8]], anonymizer: CaptureAnonymizer)
+    {
         let a = CaptureAnonymizer(salt: Array(salt.utf8), values: values)
         func each(_ body: (CaptureRecord) -> Void) {
             for (i, r) in records.enumerated() {
                 r.2.withUnsafeBytes { raw in
-                    body(CaptureRecord(frame: i + 1, timestamp: Timestamp(microseconds: Int64(i)), direction: r.1, kind: r.0,
-                                       originalLength: r.2.count, includedLength: r.2.count, fileOffset: 0, bytes: raw))
+                    body(
+                        CaptureRecord(
+                            frame: i + 1, timestamp: Timestamp(microseconds: Int64(i)), direction: r.1, kind: r.0,
+                            originalLength: r.2.count, includedLength: r.2.count, fileOffset: 0, bytes: raw))
                 }
             }
         }

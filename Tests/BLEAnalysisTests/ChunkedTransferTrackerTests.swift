@@ -11,8 +11,10 @@ import Testing
         return m
     }
 
-    static func eomEvents(_ msg: [UInt8], chunk: Int, from frame: Int, conn: Int = 1, uuid: BluetoothUUID? = appleUUID,
-                          eom: Bool = true) -> [TestEvent] {
+    static func eomEvents(
+        _ msg: [UInt8], chunk: Int, from frame: Int, conn: Int = 1, uuid: BluetoothUUID? = appleUUID,
+        eom: Bool = true
+    ) -> [TestEvent] {
         var events = chunked(msg, chunk).enumerated().map { i, c in
             TestEvent.notify(frame + i, uuid: uuid, c, conn: conn)
         }
@@ -40,8 +42,12 @@ import Testing
 
     @Test func chunkContainingEOMDoesNotSplit() {
         var t = ChunkedTransferTracker()
-        feed(&t, [.notify(1, uuid: appleUUID, Array("abcEOM".utf8)), .notify(2, uuid: appleUUID, Array("EOMx".utf8)),
-                  .notify(3, uuid: appleUUID, Array("EOM".utf8))])
+        feed(
+            &t,
+            [
+                .notify(1, uuid: appleUUID, Array("abcEOM".utf8)), .notify(2, uuid: appleUUID, Array("EOMx".utf8)),
+                .notify(3, uuid: appleUUID, Array("EOM".utf8)),
+            ])
         #expect(t.transfers.count == 1)
         #expect(t.transfers[0].data == Array("abcEOMEOMx".utf8))
         #expect(t.transfers[0].textPreview() == "abcEOMEOMx")
@@ -85,8 +91,10 @@ import Testing
 
     @Test func eomWithoutData() {
         var t = ChunkedTransferTracker()
-        feed(&t, [.notify(1, uuid: appleUUID, Array("EOM".utf8))] + Self.eomEvents([1, 2, 3], chunk: 20, from: 2)
-            + [.notify(9, uuid: appleUUID, Array("EOM".utf8))])
+        feed(
+            &t,
+            [.notify(1, uuid: appleUUID, Array("EOM".utf8))] + Self.eomEvents([1, 2, 3], chunk: 20, from: 2)
+                + [.notify(9, uuid: appleUUID, Array("EOM".utf8))])
         #expect(t.transfers.count == 1)
         #expect(t.findings.map(\.kind.code) == ["transfer.empty", "transfer.empty"])
         #expect(t.findings.map(\.frame) == [1, 9])
@@ -110,8 +118,10 @@ import Testing
         options.handles = [30]
         options.terminator = TransferOptions.terminator(parsing: "0x0d0a")!
         var t = ChunkedTransferTracker(options: options)
-        feed(&t, Self.eomEvents(Self.message(50), chunk: 20, from: 1, uuid: nil)
-            + [.notify(10, handle: 30, uuid: nil, [1, 2]), .notify(11, handle: 30, uuid: nil, [0x0D, 0x0A])])
+        feed(
+            &t,
+            Self.eomEvents(Self.message(50), chunk: 20, from: 1, uuid: nil)
+                + [.notify(10, handle: 30, uuid: nil, [1, 2]), .notify(11, handle: 30, uuid: nil, [0x0D, 0x0A])])
         #expect(t.transfers.count == 1)
         #expect(t.transfers[0].data == [1, 2])
     }
@@ -138,8 +148,14 @@ import Testing
         func d(_ i: Int) -> DecodedValue { DecodedValue(codec: "x", message: "chunk", roles: [.sequence: .int(Int64(i))]) }
         var t = ChunkedTransferTracker()
         // sequence-only roles are record framing; here the stream is Apple's, roles are consumed by records.
-        feed(&t, [0, 1, 1, 3].enumerated().map { i, s in .notify(i + 1, uuid: appleUUID, [UInt8(s)], decoded: d(s)) }
-            + [.notify(9, uuid: appleUUID, Array("EOM".utf8), decoded: DecodedValue(codec: "x", message: "end", roles: [.messageTerminator: .present]))])
+        feed(
+            &t,
+            [0, 1, 1, 3].enumerated().map { i, s in .notify(i + 1, uuid: appleUUID, [UInt8(s)], decoded: d(s)) }
+                + [
+                    .notify(
+                        9, uuid: appleUUID, Array("EOM".utf8),
+                        decoded: DecodedValue(codec: "x", message: "end", roles: [.messageTerminator: .present]))
+                ])
         #expect(t.transfers.count == 1)
         #expect(t.transfers[0].framing == .records)
         #expect(t.transfers[0].duplicateIndices == [1])
@@ -152,7 +168,9 @@ import Testing
         // total-count then records; one missing, one duplicated, at any record count.
         let count = max(3, n / 10)
         func rec(_ i: Int) -> DecodedValue { DecodedValue(codec: "band", message: "record", roles: [.sequence: .int(Int64(i))]) }
-        var events: [TestEvent] = [.notify(1, uuid: nil, [0xA5], decoded: DecodedValue(codec: "band", message: "count", roles: [.totalCount: .int(Int64(count))]))]
+        var events: [TestEvent] = [
+            .notify(1, uuid: nil, [0xA5], decoded: DecodedValue(codec: "band", message: "count", roles: [.totalCount: .int(Int64(count))]))
+        ]
         var f = 2
         for i in 0..<count where i != 1 {
             events.append(.notify(f, uuid: nil, [UInt8(i & 0xFF), 0xEE], decoded: rec(i))); f += 1
@@ -176,9 +194,11 @@ import Testing
         let m2 = SMPHeader(op: 1, flags: 0, length: 2, group: 0, sequence: 8, id: 0).bytes + [0xA0, 0xFF]
         let stream = m1 + m2
         var t = ChunkedTransferTracker()
-        feed(&t, chunked(stream, size).enumerated().map { i, c in
-            TestEvent.notify(i + 1, handle: 20, uuid: TransferOptions.smpCharacteristic, c)
-        })
+        feed(
+            &t,
+            chunked(stream, size).enumerated().map { i, c in
+                TestEvent.notify(i + 1, handle: 20, uuid: TransferOptions.smpCharacteristic, c)
+            })
         #expect(t.transfers.count == 2)
         #expect(t.transfers[0].data == m1)
         #expect(t.transfers[0].smp == header)

@@ -72,16 +72,16 @@ import Testing
     /// error, a connection started before the capture, one still open at the end, drops counted by the capturer.
     @Test func everyItemAtItsFrame() throws {
         let b = CaptureBuilder(step: 1_000)
-            .notify(handle: 0x2A, [1], connection: 0x41)        // 1: traffic on 0x0041 without Connection Complete
-            .connect(handle: 0x40)                               // 2
-            .notify(handle: 0x2A, [2], connection: 0x40)         // 3
-            .at(microsecondsFromStart: 500)                      // back in time
-            .notify(handle: 0x2A, [3], connection: 0x40)         // 4: backwards
-            .at(microsecondsFromStart: 200_000_000)              // 200 s later
-            .notify(handle: 0x2A, [4], connection: 0x40)         // 5: after the gap
-            .event([0x10, 1, 0x00])                              // 6: hardware error
-            .command([0x03, 0x0C, 0x00])                         // 7: reset after data
-            .connect(handle: 0x42)                               // 8: never closed
+            .notify(handle: 0x2A, [1], connection: 0x41)  // 1: traffic on 0x0041 without Connection Complete
+            .connect(handle: 0x40)  // 2
+            .notify(handle: 0x2A, [2], connection: 0x40)  // 3
+            .at(microsecondsFromStart: 500)  // back in time
+            .notify(handle: 0x2A, [3], connection: 0x40)  // 4: backwards
+            .at(microsecondsFromStart: 200_000_000)  // 200 s later
+            .notify(handle: 0x2A, [4], connection: 0x40)  // 5: after the gap
+            .event([0x10, 1, 0x00])  // 6: hardware error
+            .command([0x03, 0x0C, 0x00])  // 7: reset after data
+            .connect(handle: 0x42)  // 8: never closed
         var bytes = b.btsnoopBytes()
         // Cumulative drops from frame 5 on: 3 packets lost (btsnoop record header: orig, incl, flags, drops, time).
         var offset = 16, frame = 1

@@ -12,25 +12,25 @@ import Testing
     /// A record protocol over LE CoC: the phone asks for a count, the device sends that many records, each with an
     /// index and a payload, closed by an XOR byte.
     static let spec = """
-    codec: coc-records
-    match: {psm: 0x0080}
-    checksum: {algorithm: xor8, from: 0, to: -1, at: -1}
-    fields:
-      - {name: sync, type: u8, expect: 0xC0, hidden: true}
-      - {name: command, type: u8, hidden: true}
-    select: command
-    messages:
-      - id: 0x01
-        name: countRequest
-        direction: tx
-        fields: [{name: total, type: u16le, role: total-count}]
-      - id: 0x02
-        name: record
-        direction: rx
+        codec: coc-records
+        match: {psm: 0x0080}
+        checksum: {algorithm: xor8, from: 0, to: -1, at: -1}
         fields:
-          - {name: index, type: u16le, role: sequence}
-          - {name: data, type: bytes}
-    """
+          - {name: sync, type: u8, expect: 0xC0, hidden: true}
+          - {name: command, type: u8, hidden: true}
+        select: command
+        messages:
+          - id: 0x01
+            name: countRequest
+            direction: tx
+            fields: [{name: total, type: u16le, role: total-count}]
+          - id: 0x02
+            name: record
+            direction: rx
+            fields:
+              - {name: index, type: u16le, role: sequence}
+              - {name: data, type: bytes}
+        """
 
     static func frame(_ body: [UInt8]) -> [UInt8] { body + [body.reduce(0, ^)] }
     static func record(_ i: Int) -> [UInt8] { frame([0xC0, 0x02, UInt8(i), 0] + (0..<60).map { UInt8(truncatingIfNeeded: $0 * 7 + i) }) }
@@ -39,10 +39,13 @@ import Testing
     /// 65-byte record SDU (+2 length bytes) takes two K-frames. Returns the builder and the frames of the last K-frame of each SDU.
     static func capture(records: Int, badRecord: Int? = nil) -> (CaptureBuilder, request: Int, records: [Int]) {
         var b = CaptureBuilder().connect(handle: 0x0040)
-            .signal(.leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 512, mps: 50, initialCredits: 20),
-                    identifier: 1, handle: 0x0040, .tx, cid: 0x0005)
-            .signal(.leCreditBasedConnectionResponse(destinationCID: 0x0070, mtu: 512, mps: 50, initialCredits: 20, result: 0),
-                    identifier: 1, handle: 0x0040, .rx, cid: 0x0005)
+            .signal(
+                .leCreditBasedConnectionRequest(spsm: 0x0080, sourceCID: 0x0040, mtu: 512, mps: 50, initialCredits: 20),
+                identifier: 1, handle: 0x0040, .tx, cid: 0x0005
+            )
+            .signal(
+                .leCreditBasedConnectionResponse(destinationCID: 0x0070, mtu: 512, mps: 50, initialCredits: 20, result: 0),
+                identifier: 1, handle: 0x0040, .rx, cid: 0x0005)
         func send(_ sdu: [UInt8], cid: UInt16, _ direction: Direction) -> Int {
             let stream = [UInt8(sdu.count & 0xFF), UInt8(sdu.count >> 8)] + sdu
             for start in stride(from: 0, to: stream.count, by: 50) {
@@ -90,8 +93,9 @@ import Testing
 
     @Test func recordsOverTheChannelAreATransferAndAThroughputStream() throws {
         let (b, request, frames) = Self.capture(records: 5)
-        let (analyzer, _) = try AnalyzerTests.analyze(b, options: try Self.options(),
-                                                      observers: [ChunkedTransferTracker(), ThroughputTracker()])
+        let (analyzer, _) = try AnalyzerTests.analyze(
+            b, options: try Self.options(),
+            observers: [ChunkedTransferTracker(), ThroughputTracker()])
         let transfers = try #require(analyzer.observers.first as? ChunkedTransferTracker).transfers
         #expect(transfers.count == 1)
         let t = try #require(transfers.first)

@@ -10,10 +10,16 @@ import Testing
         var ev: [TestEvent] = []
         var f = 1
         func write(_ code: CypressBootloaderCommand, _ data: [UInt8]) {
-            ev.append(.write(f, handle: handle, uuid: CypressBootloader.characteristic, CypressBootloaderPacket(code: code.rawValue, data: data).bytes)); f += 1
+            ev.append(
+                .write(
+                    f, handle: handle, uuid: CypressBootloader.characteristic,
+                    CypressBootloaderPacket(code: code.rawValue, data: data).bytes));
+            f += 1
         }
         func answer(_ status: UInt8 = 0, _ data: [UInt8] = []) {
-            ev.append(.notify(f, handle: handle, uuid: CypressBootloader.characteristic, CypressBootloaderPacket(code: status, data: data).bytes)); f += 1
+            ev.append(
+                .notify(f, handle: handle, uuid: CypressBootloader.characteristic, CypressBootloaderPacket(code: status, data: data).bytes));
+            f += 1
         }
         write(.enterBootloader, [])
         answer(0, [0x69, 0x10, 0x2A, 0x0E, 0, 0x1E, 1, 1])
@@ -78,12 +84,20 @@ import Testing
         }
         #expect(x25 == 0x906E)
         var c: UInt16 = 0xFFFF
-        for byte in crcPacket[0..<(crcPacket.count - 3)] { var t = UInt16(byte); for _ in 0..<8 { c = (c ^ t) & 1 != 0 ? (c >> 1) ^ 0x8408 : c >> 1; t >>= 1 } }
+        for byte in crcPacket[0..<(crcPacket.count - 3)] {
+            var t = UInt16(byte); for _ in 0..<8 { c = (c ^ t) & 1 != 0 ? (c >> 1) ^ 0x8408 : c >> 1; t >>= 1 }
+        }
         c = ~c
         let swapped = c << 8 | c >> 8
         crcPacket[crcPacket.count - 3] = UInt8(truncatingIfNeeded: swapped)
         crcPacket[crcPacket.count - 2] = UInt8(swapped >> 8)
-        #expect(try withByteReader(crcPacket) { (r: inout ByteReader) throws(DecodeError) in try CypressBootloaderPacket(parsing: &r) }.checksumKind == .crc)
-        #expect(throws: DecodeError.self) { try withByteReader([0x01, 0x39, 0x05, 0x00, 1, 2]) { (r: inout ByteReader) throws(DecodeError) in try CypressBootloaderPacket(parsing: &r) } }
+        #expect(
+            try withByteReader(crcPacket) { (r: inout ByteReader) throws(DecodeError) in try CypressBootloaderPacket(parsing: &r) }
+                .checksumKind == .crc)
+        #expect(throws: DecodeError.self) {
+            try withByteReader([0x01, 0x39, 0x05, 0x00, 1, 2]) { (r: inout ByteReader) throws(DecodeError) in
+                try CypressBootloaderPacket(parsing: &r)
+            }
+        }
     }
 }

@@ -10,13 +10,19 @@ import Testing
 
     /// A whole update; `damage` flips one byte of the first sending of that sector (after its CRC
     /// was computed), which the device refuses with a CRC error; `resend: false` leaves it there.
-    static func update(step: Int, damage: Int? = nil, resend: Bool = true, startStatus: UInt16 = 0) -> (events: [TestEvent], resentFrame: Int?) {
+    static func update(step: Int, damage: Int? = nil, resend: Bool = true, startStatus: UInt16 = 0) -> (
+        events: [TestEvent], resentFrame: Int?
+    ) {
         var ev: [TestEvent] = []
         var f = 1
         var resentFrame: Int?
-        func command(_ p: EspressifOTAControlPacket) { ev.append(.write(f, handle: commandHandle, uuid: EspressifBLEOTA.command, p.bytes)); f += 1 }
+        func command(_ p: EspressifOTAControlPacket) {
+            ev.append(.write(f, handle: commandHandle, uuid: EspressifBLEOTA.command, p.bytes)); f += 1
+        }
         func ack(_ handle: UInt16, _ p: EspressifOTAControlPacket) {
-            ev.append(.notify(f, handle: handle, uuid: handle == fwHandle ? EspressifBLEOTA.receiveFirmware : EspressifBLEOTA.command, p.bytes)); f += 1
+            ev.append(
+                .notify(f, handle: handle, uuid: handle == fwHandle ? EspressifBLEOTA.receiveFirmware : EspressifBLEOTA.command, p.bytes));
+            f += 1
         }
         command(EspressifOTAControlPacket(1, UInt16(image.count & 0xFFFF), UInt16(image.count >> 16)))
         ack(commandHandle, EspressifOTAControlPacket(3, 1, startStatus))
@@ -92,13 +98,21 @@ import Testing
         #expect(command.bytes.count == 20)
         // CRC-16/XMODEM of the 18 bytes, as the component's crc16_ccitt computes it.
         #expect(UInt32(command.crc) == ChecksumAlgorithm.crc16XModem.compute(Array(command.bytes[0..<18])))
-        #expect(try withByteReader(command.bytes) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAControlPacket(parsing: &r) } == command)
+        #expect(
+            try withByteReader(command.bytes) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAControlPacket(parsing: &r) }
+                == command)
         #expect(command.firmwareLength == 30_000)
         let wrong = EspressifOTAControlPacket(2, correctCRC: false)
-        #expect(try withByteReader(wrong.bytes) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAControlPacket(parsing: &r) }.crcOK == false)
-        #expect(throws: DecodeError.self) { try withByteReader([1, 0, 0]) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAControlPacket(parsing: &r) } }
+        #expect(
+            try withByteReader(wrong.bytes) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAControlPacket(parsing: &r) }
+                .crcOK == false)
+        #expect(throws: DecodeError.self) {
+            try withByteReader([1, 0, 0]) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAControlPacket(parsing: &r) }
+        }
         for p in EspressifOTAFirmwarePacket.packets(sector: 7, data: Array(Self.image[0..<600]), step: 237) {
-            #expect(try withByteReader(p.bytes) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAFirmwarePacket(parsing: &r) } == p)
+            #expect(
+                try withByteReader(p.bytes) { (r: inout ByteReader) throws(DecodeError) in try EspressifOTAFirmwarePacket(parsing: &r) }
+                    == p)
         }
     }
 }

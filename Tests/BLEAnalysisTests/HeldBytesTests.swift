@@ -14,8 +14,12 @@ import Testing
         var b = CaptureBuilder()
         let filler = [UInt8](repeating: 0xA5, count: 1000)
         for h in 1...connections {
-            b = b.record(.acl, .rx, ACLPacket(handle: UInt16(h), packetBoundary: .firstFlushable,
-                                              data: [0xFF, 0xFF, 0x04, 0x00] + filler).bytes)
+            b = b.record(
+                .acl, .rx,
+                ACLPacket(
+                    handle: UInt16(h), packetBoundary: .firstFlushable,
+                    data: [0xFF, 0xFF, 0x04, 0x00] + filler
+                ).bytes)
         }
         for _ in 0..<continuations {
             for h in 1...connections {

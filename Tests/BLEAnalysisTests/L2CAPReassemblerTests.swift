@@ -17,8 +17,10 @@ import Testing
         for (i, f) in fragments.enumerated() {
             f.withUnsafeBytes { raw in
                 let start = starts?[i] ?? (i == 0)
-                r.feed(L2CAPFragment(isStart: start, payload: raw, frame: i + 1, timestamp: Timestamp(microseconds: Int64(i))),
-                       findings: &findings) { pdu in
+                r.feed(
+                    L2CAPFragment(isStart: start, payload: raw, frame: i + 1, timestamp: Timestamp(microseconds: Int64(i))),
+                    findings: &findings
+                ) { pdu in
                     out.append(Array(pdu.bytes))
                     frames.append((pdu.firstFrame, pdu.lastFrame))
                 }

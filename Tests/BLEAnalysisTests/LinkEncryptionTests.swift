@@ -28,7 +28,8 @@ struct EncryptedLinkBuilder {
         let ltk = Key128(hex: Self.ltkText)!
         let le = { (v: UInt64, n: Int) in (0..<n).map { UInt8(truncatingIfNeeded: v >> UInt64(8 * $0)) } }
         let sk = LinkLayerEncryption.sessionKey(ltk: ltk, skdm: le(Self.skdCentral, 8), skds: le(Self.skdPeripheral, 8))
-        cipher = LLCipher(sessionKey: sk, iv: LinkLayerEncryption.iv(ivm: le(UInt64(Self.ivCentral), 4), ivs: le(UInt64(Self.ivPeripheral), 4)))
+        cipher = LLCipher(
+            sessionKey: sk, iv: LinkLayerEncryption.iv(ivm: le(UInt64(Self.ivCentral), 4), ivs: le(UInt64(Self.ivPeripheral), 4)))
         b.connect()
     }
 
@@ -76,8 +77,9 @@ struct EncryptedLinkBuilder {
 
     func capture() throws -> CaptureFile {
         let owned = b.records.map { r in
-            OwnedRecord(frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
-                        originalLength: r.origLen, linkType: 272, bytes: r.bytes)
+            OwnedRecord(
+                frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
+                originalLength: r.origLen, linkType: 272, bytes: r.bytes)
         }
         return try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "encrypted.pcap")
     }
@@ -93,12 +95,14 @@ struct EncryptedLinkBuilder {
     static func run(_ capture: CaptureFile, keys: LinkKeyMaterial = LinkKeyMaterial()) -> Result {
         var notifications: [(Int, [UInt8])] = []
         var timeline: [TimelineEvent] = []
-        let a = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, keys: keys), configure: { a in
-            a.onEvent = { e in
-                timeline.append(e)
-                if e.layer == .att, e.code == 0x1B, let v = e.value { notifications.append((e.frame, v)) }
-            }
-        })
+        let a = Analyzer.analyze(
+            capture, options: AnalyzerOptions(timeline: true, keys: keys),
+            configure: { a in
+                a.onEvent = { e in
+                    timeline.append(e)
+                    if e.layer == .att, e.code == 0x1B, let v = e.value { notifications.append((e.frame, v)) }
+                }
+            })
         return Result(notifications: notifications.map { ($0.0, $0.1) }, timeline: timeline, analyzer: a)
     }
 
@@ -166,8 +170,11 @@ struct EncryptedLinkBuilder {
             let pdu = [UInt8(att.count), 0, 0x04, 0x00] + att
             b.data(.start, Array(pdu[0..<27]) + mic, central: false, event: 2, encrypted: true, micOK: true)
             b.data(.continuation, Array(pdu[27...]) + mic, central: false, sn: true, event: 3, encrypted: true, micOK: true)
-            let owned = b.records.map { OwnedRecord(frame: $0.frame, timestamp: Timestamp(microseconds: $0.micros), direction: .unknown,
-                                                    kind: .linkLayer, originalLength: $0.origLen, linkType: 272, bytes: $0.bytes) }
+            let owned = b.records.map {
+                OwnedRecord(
+                    frame: $0.frame, timestamp: Timestamp(microseconds: $0.micros), direction: .unknown,
+                    kind: .linkLayer, originalLength: $0.origLen, linkType: 272, bytes: $0.bytes)
+            }
             let r = Self.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"))
             #expect(r.notifications.map(\.value) == [Array(0..<40)], "MIC kept: \(keepMIC)")
             #expect(r.analyzer.connections.first?.linkLayer?.decryptedByCapturer == 3)
@@ -176,16 +183,17 @@ struct EncryptedLinkBuilder {
     }
 
     @Test func keyFileAndOption() throws {
-        let m = try LinkKeyMaterial(keyFile: """
-            - address: C0:FF:EE:00:00:01
-              ltk: 0F241772AC270CAFEE654186F0A65D5F
-              ediv: 0x2e7a
-              rand: 0x238d24c7250de29c
-            - irk: 00112233445566778899AABBCCDDEEFF
-              address: C0:FF:EE:00:00:02
-            """, path: "keys.yaml")
+        let m = try LinkKeyMaterial(
+            keyFile: """
+                - address: C0:FF:EE:00:00:01
+                  ltk: 0F241772AC270CAFEE654186F0A65D5F
+                  ediv: 0x2e7a
+                  rand: 0x238d24c7250de29c
+                - irk: 00112233445566778899AABBCCDDEEFF
+                  address: C0:FF:EE:00:00:02
+                """, path: "keys.yaml")
         #expect(m.linkKeys.count == 1 && m.identityKeys.count == 1)
-        #expect(m.linkKeys[0].ltk.first == 0x5F && m.linkKeys[0].ltk.last == 0x0F)   // wire order: least significant first
+        #expect(m.linkKeys[0].ltk.first == 0x5F && m.linkKeys[0].ltk.last == 0x0F)  // wire order: least significant first
         #expect(m.linkKeys[0].ediv == 0x2E7A && m.linkKeys[0].rand == 0x238D_24C7_250D_E29C && m.linkKeys[0].address == 0xC0FF_EE00_0001)
         #expect(m.linkKeys[0].displayText == "0F241772AC270CAFEE654186F0A65D5F")
         #expect(throws: LinkKeyMaterial.LoadError.self) { try LinkKeyMaterial(keyFile: "- ltk: 0F24", path: "k") }
@@ -196,14 +204,15 @@ struct EncryptedLinkBuilder {
     /// Core Spec Vol 3, Part H, Appendix D.7: IRK ec0234a357c8ad05341010a60a397d9b, prand 708194 → hash 0dfbaa,
     /// so the resolvable private address 70:81:94:0D:FB:AA belongs to the device with that IRK.
     @Test func identityResolverNamesTheDeviceBehindItsPrivateAddress() throws {
-        let keys = try LinkKeyMaterial(keyFile: """
-            - irk: ec0234a357c8ad05341010a60a397d9b
-              address: C0:FF:EE:00:00:01
-            """)
+        let keys = try LinkKeyMaterial(
+            keyFile: """
+                - irk: ec0234a357c8ad05341010a60a397d9b
+                  address: C0:FF:EE:00:00:01
+                """)
         var resolver = IdentityResolver(keys.identityKeys)
         #expect(resolver.identity(of: 0x7081_940D_FBAA)?.description == "C0:FF:EE:00:00:01")
-        #expect(resolver.identity(of: 0x7081_940D_FBAB) == nil)          // hash off by one
-        #expect(resolver.identity(of: 0xC081_940D_FBAA) == nil)          // static random: not resolvable
+        #expect(resolver.identity(of: 0x7081_940D_FBAB) == nil)  // hash off by one
+        #expect(resolver.identity(of: 0xC081_940D_FBAA) == nil)  // static random: not resolvable
         #expect(IdentityResolver.isResolvable(0x7081_940D_FBAA) && !IdentityResolver.isResolvable(0x3081_940D_FBAA))
     }
 
@@ -214,8 +223,13 @@ struct EncryptedLinkBuilder {
         let other = Key128(hex: "00112233445566778899AABBCCDDEEFF")!.bytes
         let log = CaptureBuilder()
             .connect(handle: 0x40, peer: BDAddress(0xC0FF_EE00_0001))
-            .command(HCIBuild.command(.leEnableEncryption(LEEnableEncryption(handle: 0x40, randomNumber: 0x1122, encryptedDiversifier: 0x3344,
-                                                                             longTermKey: other))))
+            .command(
+                HCIBuild.command(
+                    .leEnableEncryption(
+                        LEEnableEncryption(
+                            handle: 0x40, randomNumber: 0x1122, encryptedDiversifier: 0x3344,
+                            longTermKey: other)))
+            )
             .connect(handle: 0x41, peer: BDAddress(0xC0FF_EE00_0002))
             .event(HCIBuild.leMeta(.longTermKeyRequest, parameters: [0x41, 0x00] + [0, 0, 0, 0, 0, 0, 0, 0] + [0, 0]))
             .command(HCIBuild.command(.leLongTermKeyRequestReply, parameters: [0x41, 0x00] + ltk))
@@ -224,10 +238,16 @@ struct EncryptedLinkBuilder {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let keys = try LinkKeyMaterial(phoneLog: path)
         #expect(keys.linkKeys.count == 2)
-        #expect(keys.linkKeys.contains { $0.ltk == other && $0.ediv == 0x3344 && $0.rand == 0x1122 && $0.address == 0xC0FF_EE00_0001
-            && $0.source == .phoneLog(path: path, frame: 2) })
-        #expect(keys.linkKeys.contains { $0.ltk == ltk && $0.ediv == 0 && $0.rand == 0 && $0.address == 0xC0FF_EE00_0002
-            && $0.source == .phoneLog(path: path, frame: 5) })
+        #expect(
+            keys.linkKeys.contains {
+                $0.ltk == other && $0.ediv == 0x3344 && $0.rand == 0x1122 && $0.address == 0xC0FF_EE00_0001
+                    && $0.source == .phoneLog(path: path, frame: 2)
+            })
+        #expect(
+            keys.linkKeys.contains {
+                $0.ltk == ltk && $0.ediv == 0 && $0.rand == 0 && $0.address == 0xC0FF_EE00_0002
+                    && $0.source == .phoneLog(path: path, frame: 5)
+            })
         var link = EncryptedLinkBuilder()
         link.startEncryption()
         link.notify(Array(0..<30))
@@ -237,21 +257,30 @@ struct EncryptedLinkBuilder {
 
     @Test func timelineNamesTheIdentityBehindAPrivateAddress() throws {
         var b = NordicBuilder()
-        let c = LLConnectInd(initiator: LLDeviceAddress(0x7081_940D_FBAA, isRandom: true), advertiser: LLDeviceAddress(0xC0FF_EE00_0001),
-                             parameters: LLConnectionParameters(accessAddress: NordicBuilder.aa, crcInit: NordicBuilder.crcInit, interval: 24, timeout: 72))
+        let c = LLConnectInd(
+            initiator: LLDeviceAddress(0x7081_940D_FBAA, isRandom: true), advertiser: LLDeviceAddress(0xC0FF_EE00_0001),
+            parameters: LLConnectionParameters(accessAddress: NordicBuilder.aa, crcInit: NordicBuilder.crcInit, interval: 24, timeout: 72))
         b.add(aa: .advertising, pdu: LLAdvertisingPacketPDU(.connectInd(c)).bytes, crcInit: 0x55_5555, data: false)
-        let owned = b.records.map { OwnedRecord(frame: $0.frame, timestamp: Timestamp(microseconds: $0.micros), direction: .unknown,
-                                                kind: .linkLayer, originalLength: $0.origLen, linkType: 272, bytes: $0.bytes) }
+        let owned = b.records.map {
+            OwnedRecord(
+                frame: $0.frame, timestamp: Timestamp(microseconds: $0.micros), direction: .unknown,
+                kind: .linkLayer, originalLength: $0.origLen, linkType: 272, bytes: $0.bytes)
+        }
         let keys = try LinkKeyMaterial(keyFile: "- irk: ec0234a357c8ad05341010a60a397d9b\n  address: C0:FF:EE:00:00:02\n")
         let r = Self.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"), keys: keys)
-        #expect(r.timeline.contains { $0.name == "CONNECT_IND" && $0.summary.contains("central 70:81:94:0D:FB:AA (random) = identity C0:FF:EE:00:00:02") })
-        #expect(!r.timeline.contains { $0.summary.contains("C0:FF:EE:00:00:01 = identity") })   // a public address is never resolved
+        #expect(
+            r.timeline.contains {
+                $0.name == "CONNECT_IND" && $0.summary.contains("central 70:81:94:0D:FB:AA (random) = identity C0:FF:EE:00:00:02")
+            })
+        #expect(!r.timeline.contains { $0.summary.contains("C0:FF:EE:00:00:01 = identity") })  // a public address is never resolved
     }
 
     // MARK: real captures
 
-    static let legacyBonding = (TestEnvironment.sharedCaptures ?? "/nonexistent") + "/lell-rf-lt256_bsniffhub-legacy-bonding-3enc-known-ltk.pcap"
-    static let nordicBadMIC = (TestEnvironment.sharedCaptures ?? "/nonexistent") + "/nrfsniffer-lt272_bsniffhub-lesc-debugkey-enc-micok-then-badmic.pcap"
+    static let legacyBonding =
+        (TestEnvironment.sharedCaptures ?? "/nonexistent") + "/lell-rf-lt256_bsniffhub-legacy-bonding-3enc-known-ltk.pcap"
+    static let nordicBadMIC =
+        (TestEnvironment.sharedCaptures ?? "/nonexistent") + "/nrfsniffer-lt272_bsniffhub-lesc-debugkey-enc-micok-then-badmic.pcap"
 
     /// Legacy Just Works pairing in the clear, then three encrypted connections (PROVENANCE: the bonded LTK is
     /// 0F241772AC270CAFEE654186F0A65D5F, given upstream in the file's name). blescope finds TK 0, decrypts the
@@ -262,13 +291,17 @@ struct EncryptedLinkBuilder {
         let encrypted = r.analyzer.connections.compactMap(\.linkEncryption)
         #expect(encrypted.count == 3)
         #expect(encrypted[0].key?.source.kind == "legacy-just-works")
-        #expect(encrypted.dropFirst().allSatisfy { $0.key?.displayText == "0F241772AC270CAFEE654186F0A65D5F" && $0.key?.source.kind == "smp-distributed" })
+        #expect(
+            encrypted.dropFirst().allSatisfy {
+                $0.key?.displayText == "0F241772AC270CAFEE654186F0A65D5F" && $0.key?.source.kind == "smp-distributed"
+            })
         #expect(r.analyzer.connections.compactMap(\.linkLayer).allSatisfy { $0.encryptedUndecrypted == 0 && $0.micFailures == 0 })
-        #expect(r.timeline.filter { $0.layer == .att }.count == 92)   // tshark on `convert --decrypt`'s copy: 92
+        #expect(r.timeline.filter { $0.layer == .att }.count == 92)  // tshark on `convert --decrypt`'s copy: 92
         #expect(r.analyzer.knownKeys.linkKeys.contains { $0.displayText == "0F241772AC270CAFEE654186F0A65D5F" && $0.ediv == 0x2E7A })
     }
 
-    static let pogoPhoneLog = (TestEnvironment.corpusDirectory ?? "/nonexistent") + "/android-btsnoop_pogo-plus-pair-and-reconnect-encrypted.log"
+    static let pogoPhoneLog =
+        (TestEnvironment.corpusDirectory ?? "/nonexistent") + "/android-btsnoop_pogo-plus-pair-and-reconnect-encrypted.log"
 
     /// `--keys-from` on a real Android log (public corpus, `BLESCOPE_CORPUS`): the LTK the phone hands its controller
     /// in LE Enable Encryption (frame 417; tshark: Long Term Key 0600d3ab06f0bfd9720b888665eef392, Rand 0, EDIV 0) for
@@ -277,8 +310,11 @@ struct EncryptedLinkBuilder {
     func keysFromARealPhoneLog() throws {
         let keys = try LinkKeyMaterial(phoneLog: Self.pogoPhoneLog)
         let ltk: [UInt8] = BLECore.bytes(fromHex: "0600d3ab06f0bfd9720b888665eef392")!
-        #expect(keys.linkKeys.contains { $0.ltk == ltk && $0.ediv == 0 && $0.rand == 0 && $0.address == 0x7CBB_8ACB_0C8D
-            && $0.source == .phoneLog(path: Self.pogoPhoneLog, frame: 417) })
+        #expect(
+            keys.linkKeys.contains {
+                $0.ltk == ltk && $0.ediv == 0 && $0.rand == 0 && $0.address == 0x7CBB_8ACB_0C8D
+                    && $0.source == .phoneLog(path: Self.pogoPhoneLog, frame: 417)
+            })
         let irk: [UInt8] = BLECore.bytes(fromHex: "634fc4a0c071230d3c872b296ae2459a")!
         #expect(keys.identityKeys.contains { $0.irk == irk && $0.identity?.description == "D0:13:FD:77:94:8B" })
     }

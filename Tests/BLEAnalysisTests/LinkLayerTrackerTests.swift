@@ -45,8 +45,10 @@ enum TinyPcap {
                     let cap = Int(u32(o + 20, be)), orig = Int(u32(o + 24, be))
                     let res = tsres[iface]
                     let micros = res >= 1_000_000 ? ts / (res / 1_000_000) : ts * (1_000_000 / max(res, 1))
-                    out.append(Rec(frame: out.count + 1, micros: micros, linkType: linkTypes[iface],
-                                   bytes: Array(b[(o + 28)..<(o + 28 + cap)]), origLen: orig))
+                    out.append(
+                        Rec(
+                            frame: out.count + 1, micros: micros, linkType: linkTypes[iface],
+                            bytes: Array(b[(o + 28)..<(o + 28 + cap)]), origLen: orig))
                 }
                 o += len
             }
@@ -58,8 +60,10 @@ enum TinyPcap {
             while o + 16 <= b.count {
                 let s = Int64(u32(o, be)), f = Int64(u32(o + 4, be)), cap = Int(u32(o + 8, be)), orig = Int(u32(o + 12, be))
                 guard o + 16 + cap <= b.count else { break }
-                out.append(Rec(frame: out.count + 1, micros: s * 1_000_000 + (nano ? f / 1000 : f), linkType: lt,
-                               bytes: Array(b[(o + 16)..<(o + 16 + cap)]), origLen: orig))
+                out.append(
+                    Rec(
+                        frame: out.count + 1, micros: s * 1_000_000 + (nano ? f / 1000 : f), linkType: lt,
+                        bytes: Array(b[(o + 16)..<(o + 16 + cap)]), origLen: orig))
                 o += 16 + cap
             }
         }
@@ -87,8 +91,9 @@ struct LLRun {
         var llFindings: [Finding] = []
         for r in recs {
             r.bytes.withUnsafeBytes { raw in
-                let rec = CaptureRecord(frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
-                                        originalLength: r.origLen, includedLength: r.bytes.count, fileOffset: 0, linkType: r.linkType, bytes: raw)
+                let rec = CaptureRecord(
+                    frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
+                    originalLength: r.origLen, includedLength: r.bytes.count, fileOffset: 0, linkType: r.linkType, bytes: raw)
                 // Outputs are handled inside the callback (borrowed payloads).
                 t.process(rec, findings: &llFindings) { o in handle(o) }
             }
@@ -130,12 +135,15 @@ struct NordicBuilder {
     /// The PHY the header's flags give every packet.
     var phy = LLPHY.le1M
 
-    mutating func add(aa: LLAccessAddress, pdu: [UInt8], crcInit: UInt32, data: Bool, central: Bool = true, event: UInt16 = 0,
-                      crcOK: Bool = true, encrypted: Bool = false, micOK: Bool = false, dt: Int64 = 300) {
+    mutating func add(
+        aa: LLAccessAddress, pdu: [UInt8], crcInit: UInt32, data: Bool, central: Bool = true, event: UInt16 = 0,
+        crcOK: Bool = true, encrypted: Bool = false, micOK: Bool = false, dt: Int64 = 300
+    ) {
         let ll = LLPacket(accessAddress: aa, pdu: pdu, crcInit: crcInit).bytes
-        let h = NordicBLEHeader(boardID: 1, protocolVersion: 2, packetCounter: counter, packetID: .eventPacketData,
-                                flags: NordicBLEFlags(crcOK: crcOK, centralToPeripheral: central, encrypted: encrypted, micOK: micOK, phy: phy),
-                                channel: data ? 5 : 37, eventCounter: event, linkLayerLength: ll.count)
+        let h = NordicBLEHeader(
+            boardID: 1, protocolVersion: 2, packetCounter: counter, packetID: .eventPacketData,
+            flags: NordicBLEFlags(crcOK: crcOK, centralToPeripheral: central, encrypted: encrypted, micOK: micOK, phy: phy),
+            channel: data ? 5 : 37, eventCounter: event, linkLayerLength: ll.count)
         counter &+= 1
         time += dt
         records.append(TinyPcap.Rec(frame: records.count + 1, micros: time, linkType: 272, bytes: h.bytes + ll, origLen: h.size + ll.count))
@@ -145,14 +153,18 @@ struct NordicBuilder {
     static let crcInit: UInt32 = 0x12_3456
 
     mutating func connect() {
-        let c = LLConnectInd(initiator: LLDeviceAddress(0x1122_3344_5566, isRandom: true), advertiser: LLDeviceAddress(0xC0FF_EE00_0001),
-                             parameters: LLConnectionParameters(accessAddress: Self.aa, crcInit: Self.crcInit, interval: 24, timeout: 72))
+        let c = LLConnectInd(
+            initiator: LLDeviceAddress(0x1122_3344_5566, isRandom: true), advertiser: LLDeviceAddress(0xC0FF_EE00_0001),
+            parameters: LLConnectionParameters(accessAddress: Self.aa, crcInit: Self.crcInit, interval: 24, timeout: 72))
         add(aa: .advertising, pdu: LLAdvertisingPacketPDU(.connectInd(c)).bytes, crcInit: 0x55_5555, data: false)
     }
 
-    mutating func data(_ llid: LLID, _ payload: [UInt8], central: Bool = true, sn: Bool = false, event: UInt16 = 0, crcOK: Bool = true,
-                       encrypted: Bool = false, micOK: Bool = false) {
-        add(aa: Self.aa, pdu: LLDataPDU(llid: llid, sn: sn, payload: payload).bytes, crcInit: Self.crcInit, data: true, central: central,
+    mutating func data(
+        _ llid: LLID, _ payload: [UInt8], central: Bool = true, sn: Bool = false, event: UInt16 = 0, crcOK: Bool = true,
+        encrypted: Bool = false, micOK: Bool = false
+    ) {
+        add(
+            aa: Self.aa, pdu: LLDataPDU(llid: llid, sn: sn, payload: payload).bytes, crcInit: Self.crcInit, data: true, central: central,
             event: event, crcOK: crcOK, encrypted: encrypted, micOK: micOK)
     }
 }
@@ -183,7 +195,7 @@ struct NordicBuilder {
     @Test func continuationWithoutStartAndStartThatNeverCompletes() {
         var b = NordicBuilder()
         b.connect()
-        b.data(.continuation, [1, 2, 3], event: 1)                      // no start before it
+        b.data(.continuation, [1, 2, 3], event: 1)  // no start before it
         b.data(.start, Array(Self.attPDU(Array(0..<40))[0..<27]), central: false, event: 1)  // never completed
         var run = LLRun()
         run.feed(b.records)
@@ -197,9 +209,9 @@ struct NordicBuilder {
         b.connect()
         let pdu = Self.attPDU([1, 2])
         b.data(.start, pdu, event: 1)
-        b.data(.start, pdu, event: 2)                                   // same SN, same bytes: retransmission
-        b.data(.start, pdu, sn: true, event: 3, crcOK: false)           // bad CRC
-        b.data(.start, pdu, sn: true, event: 4, encrypted: true)        // encrypted, MIC not ok: not decrypted
+        b.data(.start, pdu, event: 2)  // same SN, same bytes: retransmission
+        b.data(.start, pdu, sn: true, event: 3, crcOK: false)  // bad CRC
+        b.data(.start, pdu, sn: true, event: 4, encrypted: true)  // encrypted, MIC not ok: not decrypted
         b.data(.control, LLControlPacket(.terminateInd(errorCode: 0x13)).bytes, central: false, event: 5)
         var run = LLRun()
         run.feed(b.records)
@@ -249,11 +261,17 @@ struct NordicBuilder {
         guard Self.hasTshark else { return }
 
         // Frames tshark treats as undecodable for us: CRC-bad (nRF flag) and frames we counted as encrypted.
-        let crcBad = Set((Self.tshark(["-r", path, "-Y", "nordic_ble.crcok == 0 || btle_rf.flags.crc_valid == 0 && btle_rf.flags.crc_checked == 1",
-                                       "-T", "fields", "-e", "frame.number"]) ?? []).compactMap { Int($0[0]) })
+        let crcBad = Set(
+            (Self.tshark([
+                "-r", path, "-Y", "nordic_ble.crcok == 0 || btle_rf.flags.crc_valid == 0 && btle_rf.flags.crc_checked == 1",
+                "-T", "fields", "-e", "frame.number",
+            ]) ?? []).compactMap { Int($0[0]) })
         // 1. CONNECT_IND count.
         // tshark also lists CONNECT_INDs whose CRC is bad (5 of the 6 in the Surplife file): only CRC-good ones count.
-        let connectInds = (Self.tshark(["-r", path, "-Y", "btle.advertising_header.pdu_type == 5 && btle.link_layer_data", "-T", "fields", "-e", "frame.number"]) ?? [])
+        let connectInds =
+            (Self.tshark([
+                "-r", path, "-Y", "btle.advertising_header.pdu_type == 5 && btle.link_layer_data", "-T", "fields", "-e", "frame.number",
+            ]) ?? [])
             .compactMap { Int($0[0]) }.filter { !crcBad.contains($0) }
         #expect(run.starts.filter { !$0.inferred }.map(\.startFrame) == connectInds, "\(name): CONNECT_IND")
 
@@ -266,7 +284,9 @@ struct NordicBuilder {
         // For LT 256 without a CRC verdict tshark decodes every frame; frames we found encrypted or CRC-bad are excluded.
         let ours = Dictionary(grouping: run.controls, by: \.frame).mapValues { $0[0].opcode.rawValue }
         var theirs: [Int: UInt8] = [:]
-        for row in Self.tshark(["-r", path, "-Y", "btle.control_opcode", "-T", "fields", "-e", "frame.number", "-e", "btle.control_opcode"]) ?? [] {
+        for row in Self.tshark(["-r", path, "-Y", "btle.control_opcode", "-T", "fields", "-e", "frame.number", "-e", "btle.control_opcode"])
+            ?? []
+        {
             guard let f = Int(row[0]), let op = UInt8(row[1].dropFirst(2), radix: 16), !crcBad.contains(f) else { continue }
             theirs[f] = op
         }
@@ -275,7 +295,8 @@ struct NordicBuilder {
         // Known: crackle frames 167 and 170 are encrypted (after LL_START_ENC_REQ in 166): tshark shows their ciphertext as
         // opcodes 0x71 and 0x1d; we count them as encrypted-undecrypted. (Frame 61, opcode 0xff, has a good CRC: both report it.)
         let expectedOnlyTheirs: Set<Int> = name.hasPrefix("lell-rf-lt256_crackle") ? [167, 170] : []
-        #expect(Set(onlyTheirs.keys) == expectedOnlyTheirs, "\(name): control frames only tshark has: \(onlyTheirs.sorted { $0.key < $1.key })")
+        #expect(
+            Set(onlyTheirs.keys) == expectedOnlyTheirs, "\(name): control frames only tshark has: \(onlyTheirs.sorted { $0.key < $1.key })")
         #expect(onlyOurs.isEmpty, "\(name): control frames only we have: \(onlyOurs)")
         for (f, op) in theirs where ours[f] != nil { #expect(ours[f] == op, "\(name) frame \(f)") }
 
@@ -283,8 +304,10 @@ struct NordicBuilder {
         // tshark decodes ATT in CRC-bad frames too (Surplife 13399 0x64, 13638, 16157 0x77 …): those are excluded.
         var tsATT: [Int: (UInt8, UInt16?)] = [:]
         var tsRetransmitted: Set<Int> = []
-        for row in Self.tshark(["-r", path, "-Y", "btatt", "-T", "fields", "-e", "frame.number", "-e", "btatt.opcode", "-e", "btatt.handle",
-                                "-e", "btle.retransmit"]) ?? [] {
+        for row in Self.tshark([
+            "-r", path, "-Y", "btatt", "-T", "fields", "-e", "frame.number", "-e", "btatt.opcode", "-e", "btatt.handle",
+            "-e", "btle.retransmit",
+        ]) ?? [] {
             guard let f = Int(row[0]), let op = UInt8(row[1].dropFirst(2), radix: 16), !crcBad.contains(f) else { continue }
             if row[3] == "1" { tsRetransmitted.insert(f) }
             let h = row[2].split(separator: ",").first.flatMap { UInt16($0.dropFirst(2), radix: 16) }
@@ -309,7 +332,9 @@ struct NordicBuilder {
             if let h = v.1, withHandle.contains(v.0) { #expect(o.1 == h, "\(name) frame \(f) handle \(hex(v.0))") }
         }
         for f in run.findings { print("  finding: \(f)") }
-        print("[\(name)] records \(recs.count) connections \(run.starts.count) controls \(run.controls.count)/tshark \(theirs.count) ATT \(ourATT.count)/tshark \(tsATT.count) crc-bad \(run.tracker.crcErrors) findings \(run.findings.count)")
+        print(
+            "[\(name)] records \(recs.count) connections \(run.starts.count) controls \(run.controls.count)/tshark \(theirs.count) ATT \(ourATT.count)/tshark \(tsATT.count) crc-bad \(run.tracker.crcErrors) findings \(run.findings.count)"
+        )
         for c in run.tracker.connections { print("  \(c.info.handle) \(c.info.accessAddress) \(c.stats)") }
     }
 
@@ -338,8 +363,9 @@ struct NordicBuilder {
         for _ in 0..<rounds {
             for (i, r) in recs.enumerated() {
                 buffers[i].withUnsafeBytes { raw in
-                    let rec = CaptureRecord(frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
-                                            originalLength: r.origLen, includedLength: raw.count, fileOffset: 0, linkType: 272, bytes: raw)
+                    let rec = CaptureRecord(
+                        frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
+                        originalLength: r.origLen, includedLength: raw.count, fileOffset: 0, linkType: 272, bytes: raw)
                     tracker.process(rec, findings: &findings) { o in if case .l2capFragment = o { fragments += 1 } }
                 }
             }

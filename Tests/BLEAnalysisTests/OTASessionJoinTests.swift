@@ -9,20 +9,26 @@ import Testing
     static let service = BluetoothUUID("7E5A0001-6F1C-4B8A-9D2E-3C4B5A6F7081")!
     static let other = BluetoothUUID("5A4E0001-8C3B-4F2E-9A1D-0C7F2B6E4D10")!
 
-    static func control(_ frame: Int, _ message: String, _ roles: [Role: RoleValue], rx: Bool = false,
-                        service: BluetoothUUID = service, success: Bool? = nil) -> TestEvent {
+    static func control(
+        _ frame: Int, _ message: String, _ roles: [Role: RoleValue], rx: Bool = false,
+        service: BluetoothUUID = service, success: Bool? = nil
+    ) -> TestEvent {
         var d = DecodedValue(codec: "ctl", message: message, roles: roles)
         d.otaSuccess = success
-        var e = rx ? TestEvent.notify(frame, handle: 16, uuid: nil, [0x00], decoded: d)
-                   : TestEvent.write(frame, handle: 16, uuid: nil, [0x00], decoded: d)
+        var e =
+            rx
+            ? TestEvent.notify(frame, handle: 16, uuid: nil, [0x00], decoded: d)
+            : TestEvent.write(frame, handle: 16, uuid: nil, [0x00], decoded: d)
         e.service = service
         return e
     }
 
     static func packet(_ frame: Int, _ index: Int, _ bytes: [UInt8], service: BluetoothUUID = service) -> TestEvent {
-        var e = TestEvent.write(frame, handle: 19, uuid: nil, [0x00] + bytes, command: true,
-                                decoded: DecodedValue(codec: "data", message: "packet",
-                                                      roles: [.sequence: .int(Int64(index)), .otaData: .bytes(bytes)]))
+        var e = TestEvent.write(
+            frame, handle: 19, uuid: nil, [0x00] + bytes, command: true,
+            decoded: DecodedValue(
+                codec: "data", message: "packet",
+                roles: [.sequence: .int(Int64(index)), .otaData: .bytes(bytes)]))
         e.service = service
         return e
     }
@@ -82,8 +88,9 @@ import Testing
     static let buttonless = BluetoothUUID("8EC90003-F315-4F60-9FB8-838830DAEA50")!
 
     func connection(_ number: Int, _ address: String, start: Int, end: Int?) -> Connection {
-        var c = Connection(number: number, handle: 1, controller: 0, inferred: false, startFrame: start,
-                           startTime: Timestamp(microseconds: Int64(start) * 1000))
+        var c = Connection(
+            number: number, handle: 1, controller: 0, inferred: false, startFrame: start,
+            startTime: Timestamp(microseconds: Int64(start) * 1000))
         c.peerAddress = address
         c.endFrame = end
         c.endTime = end.map { Timestamp(microseconds: Int64($0) * 1000) }
@@ -94,10 +101,12 @@ import Testing
     func sessions(bootloaderAt address: String, answer: UInt8 = 0x01) -> [OTASession] {
         var t = OTATracker()
         let cp = BluetoothUUID("8EC90001-F315-4F60-9FB8-838830DAEA50")!, pk = BluetoothUUID("8EC90002-F315-4F60-9FB8-838830DAEA50")!
-        feed(&t, [
-            .write(10, handle: 16, uuid: Self.buttonless, [0x01]),
-            .notify(11, handle: 16, uuid: Self.buttonless, [0x20, 0x01, answer]),
-        ], end: [.disconnect(connectionNumber: 1)])
+        feed(
+            &t,
+            [
+                .write(10, handle: 16, uuid: Self.buttonless, [0x01]),
+                .notify(11, handle: 16, uuid: Self.buttonless, [0x20, 0x01, answer]),
+            ], end: [.disconnect(connectionNumber: 1)])
         let second: [TestEvent] = [
             .write(30, handle: 16, uuid: cp, [0x01, 0x02, 0x04, 0x00, 0x00, 0x00], conn: 2),
             .notify(31, handle: 16, uuid: cp, [0x60, 0x01, 0x01], conn: 2),
@@ -141,8 +150,12 @@ import Testing
     }
 
     static func state(confirm: Bool, seq: UInt8) -> [UInt8] {
-        smp(2, group: 1, id: 0, seq: seq, [CBORPair(key: .text("hash"), value: .bytes([UInt8](repeating: 7, count: 32))),
-                                           CBORPair(key: .text("confirm"), value: .bool(confirm))])
+        smp(
+            2, group: 1, id: 0, seq: seq,
+            [
+                CBORPair(key: .text("hash"), value: .bytes([UInt8](repeating: 7, count: 32))),
+                CBORPair(key: .text("confirm"), value: .bool(confirm)),
+            ])
     }
 
     func story(confirmAt address: String, confirmRC: Int64 = 0) -> [OTASession] {
@@ -151,21 +164,38 @@ import Testing
         var t = OTATracker()
         var first: [TestEvent] = []
         for (i, off) in stride(from: 0, to: image.count, by: 200).enumerated() {
-            var pairs = [CBORPair(key: .text("off"), value: .int(Int64(off))), CBORPair(key: .text("data"), value: .bytes(Array(image[off..<off + 200])))]
+            var pairs = [
+                CBORPair(key: .text("off"), value: .int(Int64(off))),
+                CBORPair(key: .text("data"), value: .bytes(Array(image[off..<off + 200]))),
+            ]
             if off == 0 { pairs.append(CBORPair(key: .text("len"), value: .int(Int64(image.count)))) }
             first.append(.write(10 + 2 * i, handle: 16, uuid: smpUUID, Self.smp(2, group: 1, id: 1, seq: UInt8(i), pairs), command: true))
-            first.append(.notify(11 + 2 * i, handle: 16, uuid: smpUUID, Self.smp(3, group: 1, id: 1, seq: UInt8(i),
-                [CBORPair(key: .text("rc"), value: .int(0)), CBORPair(key: .text("off"), value: .int(Int64(off + 200)))])))
+            first.append(
+                .notify(
+                    11 + 2 * i, handle: 16, uuid: smpUUID,
+                    Self.smp(
+                        3, group: 1, id: 1, seq: UInt8(i),
+                        [CBORPair(key: .text("rc"), value: .int(0)), CBORPair(key: .text("off"), value: .int(Int64(off + 200)))])))
         }
-        first += [.write(20, handle: 16, uuid: smpUUID, Self.state(confirm: false, seq: 2), command: true),
-                  .notify(21, handle: 16, uuid: smpUUID, Self.smp(3, group: 1, id: 0, seq: 2, [])),
-                  .write(22, handle: 16, uuid: smpUUID, Self.smp(2, group: 0, id: 5, seq: 3, []), command: true),
-                  .notify(23, handle: 16, uuid: smpUUID, Self.smp(3, group: 0, id: 5, seq: 3, []))]
+        first += [
+            .write(20, handle: 16, uuid: smpUUID, Self.state(confirm: false, seq: 2), command: true),
+            .notify(21, handle: 16, uuid: smpUUID, Self.smp(3, group: 1, id: 0, seq: 2, [])),
+            .write(22, handle: 16, uuid: smpUUID, Self.smp(2, group: 0, id: 5, seq: 3, []), command: true),
+            .notify(23, handle: 16, uuid: smpUUID, Self.smp(3, group: 0, id: 5, seq: 3, [])),
+        ]
         feed(&t, first, end: [.disconnect(connectionNumber: 1)])
-        feed(&t, [.write(40, handle: 16, uuid: smpUUID, Self.state(confirm: true, seq: 0), command: true, conn: 2),
-                  .notify(41, handle: 16, uuid: smpUUID, Self.smp(3, group: 1, id: 0, seq: 0, [CBORPair(key: .text("rc"), value: .int(confirmRC))]), conn: 2)])
-        let connections = [OTAUpdateStoryTests().connection(1, "E6:3A:19:C4:52:10", start: 5, end: 24),
-                           OTAUpdateStoryTests().connection(2, address, start: 30, end: nil)]
+        feed(
+            &t,
+            [
+                .write(40, handle: 16, uuid: smpUUID, Self.state(confirm: true, seq: 0), command: true, conn: 2),
+                .notify(
+                    41, handle: 16, uuid: smpUUID,
+                    Self.smp(3, group: 1, id: 0, seq: 0, [CBORPair(key: .text("rc"), value: .int(confirmRC))]), conn: 2),
+            ])
+        let connections = [
+            OTAUpdateStoryTests().connection(1, "E6:3A:19:C4:52:10", start: 5, end: 24),
+            OTAUpdateStoryTests().connection(2, address, start: 30, end: nil),
+        ]
         return OTAUpdateStory.link(t.sessions, connections: connections)
     }
 
@@ -200,18 +230,21 @@ import Testing
         var rng = FuzzRandom(seed: seed)
         let uuids = OTATracker.profiles.flatMap { $0.endpoints.keys }.sorted { $0.description < $1.description }
         // Prefixes that reach deep into each protocol (starts, creates, block requests, statuses).
-        let prefixes: [[UInt8]] = [[], [0x01], [0x01, 0x02], [0x06, 0x01], [0x60, 0x01], [0x60, 0x03, 0x01], [0x12, 0x00],
-                                   [0x12, 0x0E], [0x04, 0x00], [0x00, 0x00, 0x00, 0x13], [0x00, 0x00, 0x00, 0xFE], [0x02],
-                                   [0x20, 0x01, 0x01], [0x10, 0x04, 0x01], [0x11], [0x03], [0x02, 0x00, 0x00, 0x08, 0x00, 0x01]]
+        let prefixes: [[UInt8]] = [
+            [], [0x01], [0x01, 0x02], [0x06, 0x01], [0x60, 0x01], [0x60, 0x03, 0x01], [0x12, 0x00],
+            [0x12, 0x0E], [0x04, 0x00], [0x00, 0x00, 0x00, 0x13], [0x00, 0x00, 0x00, 0xFE], [0x02],
+            [0x20, 0x01, 0x01], [0x10, 0x04, 0x01], [0x11], [0x03], [0x02, 0x00, 0x00, 0x08, 0x00, 0x01],
+        ]
         var events: [TestEvent] = []
         for frame in 1...3000 {
             let uuid = uuids[rng.below(uuids.count)]
             var value = prefixes[rng.below(prefixes.count)]
             for _ in 0..<rng.below(300) { value.append(UInt8(truncatingIfNeeded: rng.next())) }
             let conn = 1 + rng.below(2)
-            events.append(rng.below(2) == 0
-                ? .write(frame, handle: 16, uuid: uuid, value, command: rng.below(2) == 0, conn: conn)
-                : .notify(frame, handle: 16, uuid: uuid, value, conn: conn))
+            events.append(
+                rng.below(2) == 0
+                    ? .write(frame, handle: 16, uuid: uuid, value, command: rng.below(2) == 0, conn: conn)
+                    : .notify(frame, handle: 16, uuid: uuid, value, conn: conn))
         }
         var t = OTATracker()
         feed(&t, events, end: [.disconnect(connectionNumber: 1), .finish])

@@ -27,8 +27,10 @@ struct DFUBuilder {
     }
 
     /// A whole update; `corruptAt` flips one byte sent (the device CRC is over the true image).
-    mutating func update(initPacket: [UInt8], image: [UInt8], packetSize: Int, objectSize: Int = 4096, prn: Int = 0,
-                         corruptAt: Int? = nil, stopAfterObjects: Int? = nil, resumeFrom: Int = 0) {
+    mutating func update(
+        initPacket: [UInt8], image: [UInt8], packetSize: Int, objectSize: Int = 4096, prn: Int = 0,
+        corruptAt: Int? = nil, stopAfterObjects: Int? = nil, resumeFrom: Int = 0
+    ) {
         write([0x06, 0x01]); notify([0x60, 0x06, 0x01] + le32(512) + le32(0) + le32(0))
         write([0x01, 0x01] + le32(initPacket.count)); notify([0x60, 0x01, 0x01])
         for p in chunked(initPacket, packetSize) { packet(p) }
@@ -74,7 +76,8 @@ struct DFUBuilder {
             repeat { out.append(UInt8(v & 0x7F) | (v > 0x7F ? 0x80 : 0)); v >>= 7 } while v > 0
             return out
         }
-        let initCommand: [UInt8] = [0x08, 0x01, 0x20, 0x01, 0x28, 0x00, 0x30, 0x00, 0x38] + varint(appSize)
+        let initCommand: [UInt8] =
+            [0x08, 0x01, 0x20, 0x01, 0x28, 0x00, 0x30, 0x00, 0x38] + varint(appSize)
             + [0x42, 0x04, 0xDE, 0xAD, 0xBE, 0xEF]
         let command: [UInt8] = [0x08, 0x01, 0x12] + varint(initCommand.count) + initCommand
         return [0x0A] + varint(command.count) + command
@@ -96,7 +99,9 @@ struct DFUBuilder {
         #expect(s.imageCRC32 == CRC32.checksum(Self.image))
         #expect(s.objects.count == 1 + 3)
         #expect(s.objects.allSatisfy { $0.crcMatches == true && $0.executed })
-        #expect(s.packets == (Self.initPacket.count + size - 1) / size + (0..<3).map { o in (min(4096, 10_000 - o * 4096) + size - 1) / size }.reduce(0, +))
+        #expect(
+            s.packets == (Self.initPacket.count + size - 1) / size
+                + (0..<3).map { o in (min(4096, 10_000 - o * 4096) + size - 1) / size }.reduce(0, +))
         #expect(s.retransmittedPackets.isEmpty)
         #expect(s.findings.isEmpty)
         #expect(s.phases.map(\.name) == ["init packet", "data"])
@@ -204,7 +209,9 @@ struct DFUBuilder {
         w([0x02, 0x00]); p(Array(Self.initPacket[0..<14])); w([0x02, 0x01]); n([0x10, 0x02, 0x01])
         w([0x03])
         var sent = 0
-        for c in chunked(Self.image, size) { p(c); sent += c.count; if ev.filter({ $0.handle == 14 }).count % 10 == 0 { n([0x11] + le32(sent)) } }
+        for c in chunked(Self.image, size) {
+            p(c); sent += c.count; if ev.filter({ $0.handle == 14 }).count % 10 == 0 { n([0x11] + le32(sent)) }
+        }
         n([0x10, 0x03, 0x01])
         w([0x04]); n([0x10, 0x04, 0x01]); w([0x05])
         var t = OTATracker()
@@ -224,21 +231,28 @@ struct DFUBuilder {
     @Test func legacyCRCError() {
         let control = BluetoothUUID("00001531-1212-EFDE-1523-785FEABCD123")!
         var t = OTATracker()
-        feed(&t, [.write(1, handle: 12, uuid: control, [0x01, 0x04]), .write(2, handle: 12, uuid: control, [0x04]),
-                  .notify(3, handle: 12, uuid: control, [0x10, 0x04, 0x05])])
+        feed(
+            &t,
+            [
+                .write(1, handle: 12, uuid: control, [0x01, 0x04]), .write(2, handle: 12, uuid: control, [0x04]),
+                .notify(3, handle: 12, uuid: control, [0x10, 0x04, 0x05]),
+            ])
         #expect(t.sessions[0].result == .failure(code: 5, name: "CRC error"))
     }
 
     static func smpUpload(_ off: Int, _ data: [UInt8], len: Int?, seq: UInt8) -> [UInt8] {
         var pairs = [CBORPair(key: .text("off"), value: .int(Int64(off))), CBORPair(key: .text("data"), value: .bytes(data))]
-        if let len { pairs += [CBORPair(key: .text("len"), value: .int(Int64(len))), CBORPair(key: .text("sha"), value: .bytes([1, 2, 3]))] }
+        if let len {
+            pairs += [CBORPair(key: .text("len"), value: .int(Int64(len))), CBORPair(key: .text("sha"), value: .bytes([1, 2, 3]))]
+        }
         let body = CBORValue.map(pairs).encoded
         return SMPHeader(op: 2, flags: 0, length: UInt16(body.count), group: 1, sequence: seq, id: 1).bytes + body
     }
 
     static func smpResponse(_ off: Int, rc: Int = 0, seq: UInt8) -> [UInt8] {
         // Zephyr answers with an indefinite-length map.
-        let body: [UInt8] = [0xBF] + CBORValue.text("rc").encoded + CBORValue.int(Int64(rc)).encoded
+        let body: [UInt8] =
+            [0xBF] + CBORValue.text("rc").encoded + CBORValue.int(Int64(rc)).encoded
             + CBORValue.text("off").encoded + CBORValue.int(Int64(off)).encoded + [0xFF]
         return SMPHeader(op: 3, flags: 0, length: UInt16(body.count), group: 1, sequence: seq, id: 1).bytes + body
     }
@@ -281,8 +295,12 @@ struct DFUBuilder {
     @Test func mcumgrError() {
         let smp = TransferOptions.smpCharacteristic
         var t = OTATracker()
-        feed(&t, [.write(1, handle: 20, uuid: smp, Self.smpUpload(0, [1, 2, 3], len: 100, seq: 0)),
-                  .notify(2, handle: 20, uuid: smp, Self.smpResponse(0, rc: 3, seq: 0))])
+        feed(
+            &t,
+            [
+                .write(1, handle: 20, uuid: smp, Self.smpUpload(0, [1, 2, 3], len: 100, seq: 0)),
+                .notify(2, handle: 20, uuid: smp, Self.smpResponse(0, rc: 3, seq: 0)),
+            ])
         #expect(t.sessions[0].result == .failure(code: 3, name: "EINVAL"))
     }
 
@@ -302,36 +320,51 @@ struct DFUBuilder {
         #expect(cut.sessions[0].result.label == "incomplete")
     }
 
-    static func vendorEvents(image: [UInt8], size: Int, resend: [Int], result: Int64, conn: Int = 1, frame: Int = 1,
-                             timeStep: Int64 = 1000) -> [TestEvent] {
+    static func vendorEvents(
+        image: [UInt8], size: Int, resend: [Int], result: Int64, conn: Int = 1, frame: Int = 1,
+        timeStep: Int64 = 1000
+    ) -> [TestEvent] {
         var ev: [TestEvent] = []
         var f = frame
         let packets = chunked(image, size)
         func t() -> Int64 { Int64(f) * timeStep }
-        ev.append(.write(f, handle: 16, uuid: nil, [0x80], conn: conn, time: t(),
-                         decoded: DecodedValue(codec: "hs", message: "startOta", roles: [.otaStart: .present, .totalCount: .int(Int64(packets.count))])))
+        ev.append(
+            .write(
+                f, handle: 16, uuid: nil, [0x80], conn: conn, time: t(),
+                decoded: DecodedValue(
+                    codec: "hs", message: "startOta", roles: [.otaStart: .present, .totalCount: .int(Int64(packets.count))])))
         f += 1
         func data(_ i: Int) {
-            ev.append(.write(f, handle: 21, uuid: nil, [0x81, UInt8(i >> 8), UInt8(i & 0xFF)] + packets[i], command: true, conn: conn, time: t(),
-                             decoded: DecodedValue(codec: "hs", message: "otaData", roles: [.sequence: .int(Int64(i)), .otaData: .bytes(packets[i])])))
+            ev.append(
+                .write(
+                    f, handle: 21, uuid: nil, [0x81, UInt8(i >> 8), UInt8(i & 0xFF)] + packets[i], command: true, conn: conn, time: t(),
+                    decoded: DecodedValue(
+                        codec: "hs", message: "otaData", roles: [.sequence: .int(Int64(i)), .otaData: .bytes(packets[i])])))
             f += 1
         }
         for i in packets.indices {
             data(i)
             if resend.contains(i - 3) {
-                ev.append(.notify(f, handle: 18, uuid: nil, [0x11, UInt8((i - 3) >> 8), UInt8((i - 3) & 0xFF)], conn: conn, time: t(),
-                                  decoded: DecodedValue(codec: "hs", message: "resendRequest", roles: [.resendRequest: .int(Int64(i - 3))])))
+                ev.append(
+                    .notify(
+                        f, handle: 18, uuid: nil, [0x11, UInt8((i - 3) >> 8), UInt8((i - 3) & 0xFF)], conn: conn, time: t(),
+                        decoded: DecodedValue(codec: "hs", message: "resendRequest", roles: [.resendRequest: .int(Int64(i - 3))])))
                 f += 1
                 data(i - 3)
             }
         }
-        ev.append(.write(f, handle: 16, uuid: nil, [0x82], conn: conn, time: t(),
-                         decoded: DecodedValue(codec: "hs", message: "endOta", roles: [.messageTerminator: .present])))
+        ev.append(
+            .write(
+                f, handle: 16, uuid: nil, [0x82], conn: conn, time: t(),
+                decoded: DecodedValue(codec: "hs", message: "endOta", roles: [.messageTerminator: .present])))
         f += 1
         let names = [0: "success", 1: "crc-failure"]
-        ev.append(.notify(f, handle: 18, uuid: nil, [0x12, UInt8(result)], conn: conn, time: t(),
-                          decoded: DecodedValue(codec: "hs", message: "otaResult", fields: [DecodedField("result", .named(result, names[Int(result)]))],
-                                                roles: [.otaResult: .int(result)], otaSuccess: result == 0)))
+        ev.append(
+            .notify(
+                f, handle: 18, uuid: nil, [0x12, UInt8(result)], conn: conn, time: t(),
+                decoded: DecodedValue(
+                    codec: "hs", message: "otaResult", fields: [DecodedField("result", .named(result, names[Int(result)]))],
+                    roles: [.otaResult: .int(result)], otaSuccess: result == 0)))
         return ev
     }
 

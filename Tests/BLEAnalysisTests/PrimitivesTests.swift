@@ -33,8 +33,10 @@ import Testing
     }
 
     @Test func roundTrip() throws {
-        let v = CBORValue.map([CBORPair(key: .text("off"), value: .int(4096)), CBORPair(key: .text("data"), value: .bytes([1, 2, 3])),
-                               CBORPair(key: .text("rc"), value: .int(-3))])
+        let v = CBORValue.map([
+            CBORPair(key: .text("off"), value: .int(4096)), CBORPair(key: .text("data"), value: .bytes([1, 2, 3])),
+            CBORPair(key: .text("rc"), value: .int(-3)),
+        ])
         #expect(try CBORValue(bytes: v.encoded) == v)
     }
 }
@@ -71,9 +73,10 @@ import Testing
     @Test func perEventCap() throws {
         let cap = try #require(ThroughputCeiling.perEventCap(packetsPerEvent: 4, payloadBytes: 244, intervalMicroseconds: 15_000))
         #expect(abs(cap - 520_533) < 1)
-        let link = LinkSnapshot(parameters: nil, phy: PHYPair(tx: 2, rx: 2),
-                                dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120),
-                                mtu: 247, encrypted: false)
+        let link = LinkSnapshot(
+            parameters: nil, phy: PHYPair(tx: 2, rx: 2),
+            dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120),
+            mtu: 247, encrypted: false)
         let c = try #require(ThroughputCeiling.ceiling(for: link, direction: .rx))
         #expect(abs(c - 1_402_298) < 1_000)
     }

@@ -61,16 +61,18 @@ import Testing
         func u8() -> UInt8 { UInt8(truncatingIfNeeded: rng.next()) }
         let ids: [BQRReportID] = [.monitorMode, .approachingLSTO, .a2dpAudioChoppy, .scoVoiceChoppy, .leAudioChoppy, .connectFail]
         let version = Int(rng.next() % 4)  // 0 v1, 1 v5, 2 v6, 3 v6 + vendor bytes
-        var q = BQRLinkQuality(packetType: u8(), handle: handle, role: u8() & 1, txPowerLevel: Int8(bitPattern: u8()),
-                               rssi: Int8(bitPattern: u8()), snr: u8(), unusedAFHChannelCount: u8(),
-                               afhSelectUnidealChannelCount: u8(), lsto: UInt16(truncatingIfNeeded: rng.next()),
-                               piconetClock: u32(), retransmissionCount: u32(), noRxCount: u32(), nakCount: u32(),
-                               lastTxAckTimestamp: u32(), flowOffCount: u32(), lastFlowOnTimestamp: u32(),
-                               bufferOverflowBytes: u32(), bufferUnderflowBytes: u32())
+        var q = BQRLinkQuality(
+            packetType: u8(), handle: handle, role: u8() & 1, txPowerLevel: Int8(bitPattern: u8()),
+            rssi: Int8(bitPattern: u8()), snr: u8(), unusedAFHChannelCount: u8(),
+            afhSelectUnidealChannelCount: u8(), lsto: UInt16(truncatingIfNeeded: rng.next()),
+            piconetClock: u32(), retransmissionCount: u32(), noRxCount: u32(), nakCount: u32(),
+            lastTxAckTimestamp: u32(), flowOffCount: u32(), lastFlowOnTimestamp: u32(),
+            bufferOverflowBytes: u32(), bufferUnderflowBytes: u32())
         if version >= 1 { q.v5 = .init(remoteAddress: BDAddress(rng.next()), calibrationFailedItemCount: u8()) }
         if version >= 2 {
-            q.v6 = .init(txTotalPackets: u32(), txUnackedPackets: u32(), txFlushedPackets: u32(), txLastSubeventPackets: u32(),
-                         crcErrorPackets: u32(), rxDuplicatePackets: u32(), rxUnreceivedPackets: u32())
+            q.v6 = .init(
+                txTotalPackets: u32(), txUnackedPackets: u32(), txFlushedPackets: u32(), txLastSubeventPackets: u32(),
+                crcErrorPackets: u32(), rxDuplicatePackets: u32(), rxUnreceivedPackets: u32())
         }
         let vendor: [UInt8] = version == 3 ? (0..<Int(rng.next() % 9 + 1)).map { _ in u8() } : []
         return BluetoothQualityReport(reportID: ids[Int(rng.next() % UInt64(ids.count))], linkQuality: q, remaining: vendor)
@@ -141,10 +143,14 @@ import Testing
         var events: [TimelineEvent] = []
         let analyzer = Analyzer.analyze(try CaptureFile.open(path: path), configure: { $0.onEvent = { events.append($0) } })
         let reports = events.filter { $0.name.contains("Quality Report") }
-        let frames = [6, 16, 41, 50, 61, 78, 87, 115, 122, 126, 130, 179, 428, 446, 455, 465, 484, 523, 544, 574, 588, 618,
-                      629, 642, 823, 939]
-        let rssi = [-53, -53, -50, -49, -51, -54, -54, -50, -54, -54, -56, -53, -49, -51, -47, -48, -50, -34, -36, -36,
-                    -36, -35, -34, -33, -32, -36]
+        let frames = [
+            6, 16, 41, 50, 61, 78, 87, 115, 122, 126, 130, 179, 428, 446, 455, 465, 484, 523, 544, 574, 588, 618,
+            629, 642, 823, 939,
+        ]
+        let rssi = [
+            -53, -53, -50, -49, -51, -54, -54, -50, -54, -54, -56, -53, -49, -51, -47, -48, -50, -34, -36, -36,
+            -36, -35, -34, -33, -32, -36,
+        ]
         let retransmissions = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 118, 252, 0, 0, 0, 99, 145, 253, 98, 280, 54, 319, 14, 383]
         #expect(reports.map(\.frame) == frames)
         #expect(reports.allSatisfy { $0.layer == .hci && $0.connection == 0x0004 && $0.name == "Bluetooth Quality Report (Monitor Mode)" })
@@ -152,7 +158,10 @@ import Testing
         #expect(c.linkQuality.map(\.frame) == frames)
         #expect(c.linkQuality.map { Int($0.quality.rssi) } == rssi)
         #expect(c.linkQuality.map { Int($0.quality.retransmissionCount) } == retransmissions)
-        #expect(c.linkQuality.allSatisfy { $0.quality.lsto == 8000 && $0.quality.txPowerLevel == 10 && $0.quality.v5 != nil && $0.quality.v6 == nil })
+        #expect(
+            c.linkQuality.allSatisfy {
+                $0.quality.lsto == 8000 && $0.quality.txPowerLevel == 10 && $0.quality.v5 != nil && $0.quality.v6 == nil
+            })
         #expect(c.linkQuality.first?.quality.v5?.remoteAddress.description == "60:55:56:22:49:A0")
         let summary = try #require(LinkQualitySummary(c.linkQuality))
         #expect(summary.minRSSI == -56 && summary.maxRSSI == -32 && summary.worstRSSIFrame == 130)
@@ -182,11 +191,11 @@ import Testing
         let unknown = BluetoothQualityReport(reportID: BQRReportID(0x42), linkQuality: nil, remaining: [1, 2, 3])
         let energy = BluetoothQualityReport(reportID: .energyMonitor, linkQuality: nil, remaining: [9, 9])
         let b = CaptureBuilder().connect(handle: 0x40)
-            .event(short)                 // frame 2
-            .qualityReport(unknown)       // frame 3
-            .qualityReport(energy)        // frame 4
-            .event([0xFF, 1, 0x58])       // frame 5: sub-event only
-            .event([0xFF, 0])             // frame 6: vendor event without parameters
+            .event(short)  // frame 2
+            .qualityReport(unknown)  // frame 3
+            .qualityReport(energy)  // frame 4
+            .event([0xFF, 1, 0x58])  // frame 5: sub-event only
+            .event([0xFF, 0])  // frame 6: vendor event without parameters
             .notify(handle: 0x2A, [1], connection: 0x40)
         let (analyzer, events) = try AnalyzerTests.analyze(b)
         let malformed = analyzer.findings.filter { $0.kind.code == "hci.bqr-malformed" }
@@ -211,8 +220,9 @@ import Testing
         var full = Self.randomReport(&rng, handle: 0x40)
         full.reportID = .monitorMode
         full.linkQuality!.v5 = .init(remoteAddress: BDAddress(0xA0B0_C0D0_E0F0), calibrationFailedItemCount: 1)
-        full.linkQuality!.v6 = .init(txTotalPackets: 1, txUnackedPackets: 2, txFlushedPackets: 3, txLastSubeventPackets: 4,
-                                     crcErrorPackets: 5, rxDuplicatePackets: 6, rxUnreceivedPackets: 7)
+        full.linkQuality!.v6 = .init(
+            txTotalPackets: 1, txUnackedPackets: 2, txFlushedPackets: 3, txLastSubeventPackets: 4,
+            crcErrorPackets: 5, rxDuplicatePackets: 6, rxUnreceivedPackets: 7)
         full.remaining = [0xEE, 0xEF]
         let params = HCIEventParameters.bluetoothQualityReport(full).bytes
         #expect(params.count == 1 + 1 + 47 + 7 + 28 + 2)
@@ -230,7 +240,7 @@ import Testing
             #expect(s.quality.retransmissionCount == full.linkQuality!.retransmissionCount)
             let e = try #require(events.first { $0.frame == s.frame })
             let kept = n >= 84 ? n - 84 : n >= 56 ? n - 56 : n - 49
-            #expect(e.summary.contains(kept > 0 ? " vendor=" : "rssi=") )
+            #expect(e.summary.contains(kept > 0 ? " vendor=" : "rssi="))
             #expect(!e.summary.contains(" vendor=") || kept > 0, "n=\(n)")
         }
     }
@@ -246,7 +256,10 @@ import Testing
         #expect(s.isRadioLimited)
         #expect(s.minRSSI == -88 && s.worstRSSIFrame == 5 && s.approachingLSTOFrames == [5])
         #expect(s.retransmissions == 406 && s.nak == 8)
-        #expect(s.verdict == "limited by the radio: 4 quality reports (frames 2–5), RSSI -88…-70 dBm (mean -79, lowest at frame 5), 406 retransmissions, 8 NAK, 0 no-RX, 0 flow-off, approaching supervision timeout at frame 5")
+        #expect(
+            s.verdict
+                == "limited by the radio: 4 quality reports (frames 2–5), RSSI -88…-70 dBm (mean -79, lowest at frame 5), 406 retransmissions, 8 NAK, 0 no-RX, 0 flow-off, approaching supervision timeout at frame 5"
+        )
     }
 }
 

@@ -37,8 +37,11 @@ import Testing
             if req.first == 0x01 {
                 pendingFrom = sf
                 let size = Int(req[2]) | Int(req[3]) << 8 | Int(req[4]) << 16 | Int(req[5]) << 24
-                if req[1] == 1 { pending = chunked(initPacket, payload) }
-                else { pending = chunked(Array(image[dataOffset..<(dataOffset + size)]), payload); dataOffset += size }
+                if req[1] == 1 {
+                    pending = chunked(initPacket, payload)
+                } else {
+                    pending = chunked(Array(image[dataOffset..<(dataOffset + size)]), payload); dataOffset += size
+                }
             }
         }
         for r in truth["prn_receipts"] as! [[String: Any]] {
@@ -104,16 +107,21 @@ import Testing
                 let chunk = Array(image[(i * payload)..<min(image.count, (i + 1) * payload)])
                 let value = [0x81, UInt8(i >> 8), UInt8(i & 0xFF)] + chunk
                 #expect(value.count == m["length"] as! Int)
-                events.append(.write(frame, handle: 21, uuid: nil, value, command: true, time: time,
-                                     decoded: DecodedValue(codec: "headset", message: "otaData",
-                                                           roles: [.sequence: .int(Int64(i)), .otaData: .bytes(chunk)])))
+                events.append(
+                    .write(
+                        frame, handle: 21, uuid: nil, value, command: true, time: time,
+                        decoded: DecodedValue(
+                            codec: "headset", message: "otaData",
+                            roles: [.sequence: .int(Int64(i)), .otaData: .bytes(chunk)])))
             case "control":
                 let v = hexBytes(m["hex"] as! String)
                 var roles: [Role: RoleValue] = [:]
                 if v[0] == 0x80 { roles = [.otaStart: .present, .totalCount: .int(Int64(Int(v[5]) << 8 | Int(v[6])))] }
                 if v[0] == 0x82 { roles = [.messageTerminator: .present] }
-                events.append(.write(frame, handle: 16, uuid: nil, v, time: time,
-                                     decoded: DecodedValue(codec: "headset", message: "control", roles: roles)))
+                events.append(
+                    .write(
+                        frame, handle: 16, uuid: nil, v, time: time,
+                        decoded: DecodedValue(codec: "headset", message: "control", roles: roles)))
             default:
                 let v = hexBytes(m["hex"] as! String)
                 var d = DecodedValue(codec: "headset", message: "event")

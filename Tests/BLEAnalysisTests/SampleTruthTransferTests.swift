@@ -52,17 +52,25 @@ import Testing
             let ok = f["checksum_ok"] as! Bool
             switch f["kind"] as! String {
             case "count_request":
-                events.append(.write(frame, handle: writeHandle, uuid: BluetoothUUID(uuid16: 0xFFE1), bytes,
-                                     decoded: DecodedValue(codec: "bracelet", message: "countRequest")))
+                events.append(
+                    .write(
+                        frame, handle: writeHandle, uuid: BluetoothUUID(uuid16: 0xFFE1), bytes,
+                        decoded: DecodedValue(codec: "bracelet", message: "countRequest")))
             case "count_response":
-                events.append(.notify(frame, handle: notifyHandle, uuid: BluetoothUUID(uuid16: 0xFFE2), bytes,
-                                      decoded: DecodedValue(codec: "bracelet", message: "countResponse",
-                                                            roles: [.totalCount: .int(Int64(f["count"] as! Int))])))
+                events.append(
+                    .notify(
+                        frame, handle: notifyHandle, uuid: BluetoothUUID(uuid16: 0xFFE2), bytes,
+                        decoded: DecodedValue(
+                            codec: "bracelet", message: "countResponse",
+                            roles: [.totalCount: .int(Int64(f["count"] as! Int))])))
             default:
-                events.append(.notify(frame, handle: notifyHandle, uuid: BluetoothUUID(uuid16: 0xFFE2), bytes,
-                                      decoded: DecodedValue(codec: "bracelet", message: "activityRecord", valid: ok,
-                                                            problems: ok ? [] : ["checksum"],
-                                                            roles: [.sequence: .int(Int64(f["index"] as! Int))])))
+                events.append(
+                    .notify(
+                        frame, handle: notifyHandle, uuid: BluetoothUUID(uuid16: 0xFFE2), bytes,
+                        decoded: DecodedValue(
+                            codec: "bracelet", message: "activityRecord", valid: ok,
+                            problems: ok ? [] : ["checksum"],
+                            roles: [.sequence: .int(Int64(f["index"] as! Int))])))
             }
         }
         var t = ChunkedTransferTracker()

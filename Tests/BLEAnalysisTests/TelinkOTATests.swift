@@ -79,7 +79,10 @@ import Testing
         #expect(try withByteReader(p.bytes) { (r: inout ByteReader) throws(DecodeError) in try TelinkOTAPacket(parsing: &r) } == p)
         var damaged = p.bytes
         damaged[5] ^= 1
-        #expect(try withByteReader(damaged) { (r: inout ByteReader) throws(DecodeError) in try TelinkOTAPacket(parsing: &r) }.crcOK == false)
-        #expect(throws: DecodeError.self) { try withByteReader([0, 0, 1, 2, 3]) { (r: inout ByteReader) throws(DecodeError) in try TelinkOTAPacket(parsing: &r) } }
+        #expect(
+            try withByteReader(damaged) { (r: inout ByteReader) throws(DecodeError) in try TelinkOTAPacket(parsing: &r) }.crcOK == false)
+        #expect(throws: DecodeError.self) {
+            try withByteReader([0, 0, 1, 2, 3]) { (r: inout ByteReader) throws(DecodeError) in try TelinkOTAPacket(parsing: &r) }
+        }
     }
 }

@@ -9,8 +9,9 @@ import Testing
 @Suite struct ThroughputSampleTruthTests {
     static func streams(_ sample: String) throws -> [ThroughputStream] {
         let capture = try CaptureFile.open(path: samplesDirectory.appendingPathComponent(sample).path)
-        let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false),
-                                        configure: { $0.observers = [ThroughputTracker()] })
+        let analyzer = Analyzer.analyze(
+            capture, options: AnalyzerOptions(timeline: false),
+            configure: { $0.observers = [ThroughputTracker()] })
         return (analyzer.observers.first as? ThroughputTracker)?.streams ?? []
     }
 
@@ -18,8 +19,11 @@ import Testing
 
     /// (frame, µs since the epoch) of the frames tshark selects, in order.
     static func tsharkFrames(_ sample: String, filter: String) throws -> [(Int, Int64)] {
-        let text = try #require(TestEnvironment.tshark(["-r", samplesDirectory.appendingPathComponent(sample).path, "-Y", filter,
-                                                        "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch"]))
+        let text = try #require(
+            TestEnvironment.tshark([
+                "-r", samplesDirectory.appendingPathComponent(sample).path, "-Y", filter,
+                "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch",
+            ]))
         return text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: "\t")
             guard f.count == 2, let n = Int(f[0]) else { return nil }

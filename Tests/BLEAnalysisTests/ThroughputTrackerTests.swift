@@ -1,17 +1,21 @@
-@testable import BLEAnalysis
 import BLECore
 import Foundation
 import Testing
+
+@testable import BLEAnalysis
 
 /// Hand-computed streams: exact byte counts over exact durations, windows counted by hand.
 @Suite struct ThroughputTrackerTests {
     static let handle: UInt16 = 0x2A
 
     /// `count` notifications of `size` bytes, one every `every` µs from `start`.
-    static func uniform(count: Int, size: Int, every: Int64, start: Int64 = 0, frame0: Int = 1, link: LinkSnapshot = TestEvent.defaultLink) -> [TestEvent] {
+    static func uniform(count: Int, size: Int, every: Int64, start: Int64 = 0, frame0: Int = 1, link: LinkSnapshot = TestEvent.defaultLink)
+        -> [TestEvent]
+    {
         (0..<count).map { i in
-            var e = TestEvent.notify(frame0 + i, handle: handle, uuid: appleUUID, Array(repeating: UInt8(i & 0xFF), count: size),
-                                     time: start + Int64(i) * every)
+            var e = TestEvent.notify(
+                frame0 + i, handle: handle, uuid: appleUUID, Array(repeating: UInt8(i & 0xFF), count: size),
+                time: start + Int64(i) * every)
             e.link = link
             return e
         }
@@ -31,8 +35,8 @@ import Testing
         #expect(s.key == ThroughputStreamKey(connectionNumber: 1, direction: .rx, handle: Self.handle, kind: .notification))
         #expect(s.packets == 300)
         #expect(s.valueBytes == 30_000)
-        #expect(s.attBytes == 300 * 103)          // opcode + handle + value
-        #expect(s.l2capBytes == 300 * 107)        // + the 4-byte L2CAP header (as the test feeder sets it)
+        #expect(s.attBytes == 300 * 103)  // opcode + handle + value
+        #expect(s.l2capBytes == 300 * 107)  // + the 4-byte L2CAP header (as the test feeder sets it)
         #expect(s.durationMicroseconds == 2_990_000)
         #expect(abs(s.rateBitsPerSecond! - 30_000.0 * 8 / 2.99) < 1e-6)
         #expect(abs(s.l2capRateBitsPerSecond! - 32_100.0 * 8 / 2.99) < 1e-6)
@@ -109,10 +113,12 @@ import Testing
             for i in 0..<300_000 {
                 x ^= x << 13; x ^= x >> 7; x ^= x << 17
                 time += Int64(x % 20_000)
-                t.observe(AttributeValueEvent(frame: i + 1, timestamp: Timestamp(microseconds: time), connection: 1, connectionNumber: 1,
-                                              direction: .rx, kind: .notification, handle: 0x10, characteristic: nil, service: nil,
-                                              value: UnsafeRawBufferPointer(rebasing: raw[0..<Int(x % 244)]), l2capBytes: 100,
-                                              link: TestEvent.defaultLink))
+                t.observe(
+                    AttributeValueEvent(
+                        frame: i + 1, timestamp: Timestamp(microseconds: time), connection: 1, connectionNumber: 1,
+                        direction: .rx, kind: .notification, handle: 0x10, characteristic: nil, service: nil,
+                        value: UnsafeRawBufferPointer(rebasing: raw[0..<Int(x % 244)]), l2capBytes: 100,
+                        link: TestEvent.defaultLink))
             }
         }
         let state = t.states[0]
@@ -124,12 +130,15 @@ import Testing
     }
 
     @Test func linkChangesSplitPeriodsWithTheirCeilings() throws {
-        let small = LinkSnapshot(parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: PHYPair(tx: 1, rx: 1),
-                                 dataLength: .default, mtu: 23, encrypted: false)
-        let big = LinkSnapshot(parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: PHYPair(tx: 2, rx: 2),
-                               dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120),
-                               mtu: 247, encrypted: false)
-        let events = Self.uniform(count: 40, size: 20, every: 10_000, link: small)
+        let small = LinkSnapshot(
+            parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: PHYPair(tx: 1, rx: 1),
+            dataLength: .default, mtu: 23, encrypted: false)
+        let big = LinkSnapshot(
+            parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: PHYPair(tx: 2, rx: 2),
+            dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120),
+            mtu: 247, encrypted: false)
+        let events =
+            Self.uniform(count: 40, size: 20, every: 10_000, link: small)
             + Self.uniform(count: 60, size: 244, every: 10_000, start: 400_000, frame0: 41, link: big)
         let s = try #require(Self.run(events).streams.first)
         #expect(s.periods.count == 2)
@@ -153,7 +162,9 @@ import Testing
         let t = Self.run(events)
         #expect(t.streams.count == 5)
         #expect(t.streams.map(\.packets) == [2, 1, 1, 1, 1] || t.streams.map(\.key.connectionNumber).sorted() == [1, 1, 1, 1, 2])
-        let first = t.streams.first { $0.key == ThroughputStreamKey(connectionNumber: 1, direction: .rx, handle: 0x10, kind: .notification) }
+        let first = t.streams.first {
+            $0.key == ThroughputStreamKey(connectionNumber: 1, direction: .rx, handle: 0x10, kind: .notification)
+        }
         #expect(first?.packets == 2 && first?.valueBytes == 5)
         #expect(t.streams == t.streams.sorted { $0.key < $1.key })
     }
@@ -170,17 +181,21 @@ import Testing
 /// The verdict rules, one limit at a time, with figures worked out independently of the tracker.
 @Suite struct ThroughputVerdictTests {
     static func link(phy: UInt8, dl: UInt16, mtu: Int, ciUnits: UInt16) -> LinkSnapshot {
-        LinkSnapshot(parameters: ConnectionParameters(interval: ciUnits, latency: 0, timeout: 400), phy: PHYPair(tx: phy, rx: phy),
-                     dataLength: DataLength(maxTxOctets: dl, maxTxTime: 2120, maxRxOctets: dl, maxRxTime: 2120), mtu: mtu, encrypted: false)
+        LinkSnapshot(
+            parameters: ConnectionParameters(interval: ciUnits, latency: 0, timeout: 400), phy: PHYPair(tx: phy, rx: phy),
+            dataLength: DataLength(maxTxOctets: dl, maxTxTime: 2120, maxRxOctets: dl, maxRxTime: 2120), mtu: mtu, encrypted: false)
     }
 
     /// A verdict for a continuous stream at `rate` (bps) over 10 s.
-    static func judge(_ link: LinkSnapshot, rate: Double, kind: ValueKind = .notification, valueSize: Double = 244,
-                      ppe: PacketsPerEvent? = nil, idle: Int64 = 0) -> ThroughputVerdict {
+    static func judge(
+        _ link: LinkSnapshot, rate: Double, kind: ValueKind = .notification, valueSize: Double = 244,
+        ppe: PacketsPerEvent? = nil, idle: Int64 = 0
+    ) -> ThroughputVerdict {
         let duration: Int64 = 10_000_000
-        return ThroughputVerdict.judge(kind: kind, direction: .rx, link: link, packets: 1000, durationMicroseconds: duration,
-                                       idleMicroseconds: idle, valueBytes: Int(rate * 10 / 8), averageValueSize: valueSize,
-                                       packetsPerEvent: ppe, idleThreshold: 500_000)
+        return ThroughputVerdict.judge(
+            kind: kind, direction: .rx, link: link, packets: 1000, durationMicroseconds: duration,
+            idleMicroseconds: idle, valueBytes: Int(rate * 10 / 8), averageValueSize: valueSize,
+            packetsPerEvent: ppe, idleThreshold: 500_000)
     }
 
     @Test func atTheFastestCeiling() {
@@ -252,9 +267,13 @@ import Testing
         let ppe = PacketsPerEvent(events: 333, mean: 6, median: 6, p90: 6, max: 6)
         let v = Self.judge(link, rate: rate, ppe: ppe)
         #expect(v.limit == .packetsPerEvent)
-        #expect(v.text == "390.4 kbps = 28 % of the 1.40 Mbps ceiling for 2M/251/247 at 30 ms; limited by 6 packets per event at 30 ms "
-                + "(\(ThroughputCeiling.packetsPerEvent(link: link, direction: .rx)) would fit: more packets per event or a shorter interval would raise it)")
-        #expect(ThroughputCeiling.packetsPerEvent(link: link, direction: .rx) == Int(30_000 / ThroughputCeiling.pduTime(mtu: 247, dataLength: 251, phy: .le2M)))
+        #expect(
+            v.text == "390.4 kbps = 28 % of the 1.40 Mbps ceiling for 2M/251/247 at 30 ms; limited by 6 packets per event at 30 ms "
+                + "(\(ThroughputCeiling.packetsPerEvent(link: link, direction: .rx)) would fit: more packets per event or a shorter interval would raise it)"
+        )
+        #expect(
+            ThroughputCeiling.packetsPerEvent(link: link, direction: .rx)
+                == Int(30_000 / ThroughputCeiling.pduTime(mtu: 247, dataLength: 251, phy: .le2M)))
     }
 
     @Test func eventsLeftEmptyMeanTheAppIsSlow() {
@@ -267,9 +286,10 @@ import Testing
     }
 
     @Test func onePacketIsTooFew() {
-        let v = ThroughputVerdict.judge(kind: .notification, direction: .rx, link: Self.link(phy: 1, dl: 27, mtu: 23, ciUnits: 24),
-                                        packets: 1, durationMicroseconds: 0, idleMicroseconds: 0, valueBytes: 20,
-                                        averageValueSize: 20, packetsPerEvent: nil, idleThreshold: 500_000)
+        let v = ThroughputVerdict.judge(
+            kind: .notification, direction: .rx, link: Self.link(phy: 1, dl: 27, mtu: 23, ciUnits: 24),
+            packets: 1, durationMicroseconds: 0, idleMicroseconds: 0, valueBytes: 20,
+            averageValueSize: 20, packetsPerEvent: nil, idleThreshold: 500_000)
         #expect(v.limit == .unknown)
     }
 
@@ -279,8 +299,9 @@ import Testing
         var events: [TestEvent] = []
         for k in 0..<100 {
             for j in 0..<6 {
-                var e = TestEvent.notify(events.count + 1, handle: 0x10, uuid: nil, Array(repeating: 1, count: 244),
-                                         time: Int64(k) * 30_000 + Int64(j) * 1_000)
+                var e = TestEvent.notify(
+                    events.count + 1, handle: 0x10, uuid: nil, Array(repeating: 1, count: 244),
+                    time: Int64(k) * 30_000 + Int64(j) * 1_000)
                 e.link = link
                 events.append(e)
             }

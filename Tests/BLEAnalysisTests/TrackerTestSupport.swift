@@ -23,17 +23,23 @@ struct TestEvent {
         dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120), mtu: 247,
         encrypted: false)
 
-    static func notify(_ frame: Int, handle: UInt16 = 16, uuid: BluetoothUUID?, _ value: [UInt8], conn: Int = 1,
-                       time: Int64? = nil, decoded: DecodedValue? = nil) -> TestEvent {
-        TestEvent(frame: frame, time: time ?? Int64(frame) * 1000, connection: UInt16(conn), connectionNumber: conn,
-                  direction: .rx, kind: .notification, handle: handle, characteristic: uuid, value: value, decoded: decoded)
+    static func notify(
+        _ frame: Int, handle: UInt16 = 16, uuid: BluetoothUUID?, _ value: [UInt8], conn: Int = 1,
+        time: Int64? = nil, decoded: DecodedValue? = nil
+    ) -> TestEvent {
+        TestEvent(
+            frame: frame, time: time ?? Int64(frame) * 1000, connection: UInt16(conn), connectionNumber: conn,
+            direction: .rx, kind: .notification, handle: handle, characteristic: uuid, value: value, decoded: decoded)
     }
 
-    static func write(_ frame: Int, handle: UInt16, uuid: BluetoothUUID?, _ value: [UInt8], command: Bool = false,
-                      conn: Int = 1, time: Int64? = nil, decoded: DecodedValue? = nil) -> TestEvent {
-        TestEvent(frame: frame, time: time ?? Int64(frame) * 1000, connection: UInt16(conn), connectionNumber: conn,
-                  direction: .tx, kind: command ? .writeCommand : .writeRequest, handle: handle, characteristic: uuid,
-                  value: value, decoded: decoded)
+    static func write(
+        _ frame: Int, handle: UInt16, uuid: BluetoothUUID?, _ value: [UInt8], command: Bool = false,
+        conn: Int = 1, time: Int64? = nil, decoded: DecodedValue? = nil
+    ) -> TestEvent {
+        TestEvent(
+            frame: frame, time: time ?? Int64(frame) * 1000, connection: UInt16(conn), connectionNumber: conn,
+            direction: .tx, kind: command ? .writeCommand : .writeRequest, handle: handle, characteristic: uuid,
+            value: value, decoded: decoded)
     }
 }
 
@@ -49,11 +55,12 @@ func feed<O: AttributeValueObserver>(_ observer: inout O, _ events: [TestEvent],
     var lastTime: Int64 = 0
     for e in events {
         e.value.withUnsafeBytes { raw in
-            observer.observe(AttributeValueEvent(
-                frame: e.frame, timestamp: Timestamp(microseconds: e.time), connection: e.connection,
-                connectionNumber: e.connectionNumber, direction: e.direction, kind: e.kind, handle: e.handle,
-                characteristic: e.characteristic, service: e.service, value: raw, decoded: e.decoded,
-                l2capBytes: e.value.count + 3 + 4, link: e.link))
+            observer.observe(
+                AttributeValueEvent(
+                    frame: e.frame, timestamp: Timestamp(microseconds: e.time), connection: e.connection,
+                    connectionNumber: e.connectionNumber, direction: e.direction, kind: e.kind, handle: e.handle,
+                    characteristic: e.characteristic, service: e.service, value: raw, decoded: e.decoded,
+                    l2capBytes: e.value.count + 3 + 4, link: e.link))
         }
         lastFrame = max(lastFrame, e.frame)
         lastTime = max(lastTime, e.time)
@@ -63,8 +70,9 @@ func feed<O: AttributeValueObserver>(_ observer: inout O, _ events: [TestEvent],
         case .finish:
             observer.finish(frame: lastFrame + 1, timestamp: Timestamp(microseconds: lastTime + 1000))
         case let .disconnect(n):
-            observer.connectionEnded(connectionNumber: n, frame: lastFrame + 1,
-                                     timestamp: Timestamp(microseconds: lastTime + 1000), reason: "Remote User Terminated Connection")
+            observer.connectionEnded(
+                connectionNumber: n, frame: lastFrame + 1,
+                timestamp: Timestamp(microseconds: lastTime + 1000), reason: "Remote User Terminated Connection")
         }
     }
 }

@@ -39,23 +39,28 @@ import Testing
     }
 
     static func tsharkRows(_ path: String) -> [Int: Row]? {
-        guard let out = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btatt", "-T", "fields", "-E", "separator=/t",
-                                                "-e", "frame.number", "-e", "btatt.opcode", "-e", "btatt.handle",
-                                                "-e", "btatt.value", "-e", "bthci_acl.chandle", "-e", "btatt.request_in_frame",
-                                                "-e", "btle.crc.incorrect", "-e", "_ws.expert.message", "-e", "nordic_ble.crcok",
-                                                "-e", "btl2cap.cid", "-e", "btle.data_header.sequence_number"]) else { return nil }
+        guard
+            let out = TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "btatt", "-T", "fields", "-E", "separator=/t",
+                "-e", "frame.number", "-e", "btatt.opcode", "-e", "btatt.handle",
+                "-e", "btatt.value", "-e", "bthci_acl.chandle", "-e", "btatt.request_in_frame",
+                "-e", "btle.crc.incorrect", "-e", "_ws.expert.message", "-e", "nordic_ble.crcok",
+                "-e", "btl2cap.cid", "-e", "btle.data_header.sequence_number",
+            ])
+        else { return nil }
         var rows: [Int: Row] = [:]
         for line in out.split(separator: "\n") {
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard f.count >= 11, let frame = Int(f[0]), let opcode = Int(f[1].dropFirst(2), radix: 16) else { continue }
             let handles = f[2].split(separator: ",").compactMap { Int($0.dropFirst(2), radix: 16) }
-            rows[frame] = Row(frame: frame, opcode: opcode, handles: handles, value: f[3], connection: Int(f[4].dropFirst(2), radix: 16),
-                              requestFrame: Int(f[5].split(separator: ",").first ?? ""),
-                              crcBad: !f[6].isEmpty || f[8] == "0", retransmission: f[7].contains("Retransmission"),
-                              malformed: f[7].contains("Malformed"),
-                              cid: Int((f[9].split(separator: ",").first ?? "").dropFirst(2), radix: 16),
-                              crcUnchecked: f[7].contains("CRC unchecked"), notAcknowledged: f[7].contains("Not acknowledged"),
-                              sequenceNumber: Int(f[10]))
+            rows[frame] = Row(
+                frame: frame, opcode: opcode, handles: handles, value: f[3], connection: Int(f[4].dropFirst(2), radix: 16),
+                requestFrame: Int(f[5].split(separator: ",").first ?? ""),
+                crcBad: !f[6].isEmpty || f[8] == "0", retransmission: f[7].contains("Retransmission"),
+                malformed: f[7].contains("Malformed"),
+                cid: Int((f[9].split(separator: ",").first ?? "").dropFirst(2), radix: 16),
+                crcUnchecked: f[7].contains("CRC unchecked"), notAcknowledged: f[7].contains("Not acknowledged"),
+                sequenceNumber: Int(f[10]))
         }
         return rows
     }
@@ -64,17 +69,20 @@ import Testing
         let capture = try CaptureFile.open(path: path)
         var rows: [Int: Row] = [:]
         var events: [Int: TimelineEvent] = [:]
-        let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true), configure: { analyzer in
-            analyzer.onEvent = { e in
-                guard e.layer == .att, let code = e.code else { return }
-                let handles = e.handles.map { $0.map(Int.init) } ?? e.handle.map { [Int($0)] } ?? []
-                let value = e.values.map { $0.map { hexString($0) }.joined(separator: ",") } ?? e.value.map { hexString($0) } ?? ""
-                rows[e.frame] = Row(frame: e.frame, opcode: Int(code), handles: handles, value: value,
-                                    connection: e.connection.map(Int.init), requestFrame: e.requestFrame, direction: e.direction,
-                                    cid: e.cid.map(Int.init))
-                events[e.frame] = e
-            }
-        })
+        let analyzer = Analyzer.analyze(
+            capture, options: AnalyzerOptions(timeline: true),
+            configure: { analyzer in
+                analyzer.onEvent = { e in
+                    guard e.layer == .att, let code = e.code else { return }
+                    let handles = e.handles.map { $0.map(Int.init) } ?? e.handle.map { [Int($0)] } ?? []
+                    let value = e.values.map { $0.map { hexString($0) }.joined(separator: ",") } ?? e.value.map { hexString($0) } ?? ""
+                    rows[e.frame] = Row(
+                        frame: e.frame, opcode: Int(code), handles: handles, value: value,
+                        connection: e.connection.map(Int.init), requestFrame: e.requestFrame, direction: e.direction,
+                        cid: e.cid.map(Int.init))
+                    events[e.frame] = e
+                }
+            })
         return (rows, events, analyzer.decodeHealth.vendorTrace)
     }
 
@@ -140,8 +148,11 @@ import Testing
     /// Part B, 3.1.1: LFSR x^24 + x^10 + x^9 + x^6 + x^4 + x^3 + x + 1, preset with the CONNECT_IND's CRCInit, bits
     /// least significant first), over tshark's raw `btle` bytes (access address, header, payload, CRC).
     static func crcFailures(_ path: String, frames: [Int]) -> Set<Int> {
-        guard !frames.isEmpty, let inits = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btle.link_layer_data.crc_init", "-T", "fields",
-                                                                      "-e", "btle.link_layer_data.access_address", "-e", "btle.link_layer_data.crc_init"])
+        guard !frames.isEmpty,
+            let inits = TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "btle.link_layer_data.crc_init", "-T", "fields",
+                "-e", "btle.link_layer_data.access_address", "-e", "btle.link_layer_data.crc_init",
+            ])
         else { return [] }
         var crcInit: [UInt32: UInt32] = [:]
         for line in inits.split(separator: "\n") {
@@ -151,13 +162,16 @@ import Testing
         var failed = Set<Int>()
         for frame in frames {
             guard let json = TestEnvironment.tshark(["-n", "-r", path, "-Y", "frame.number == \(frame)", "-T", "json", "-x"]),
-                  let r = json.range(of: "\"btle_raw\": [") else { continue }
+                let r = json.range(of: "\"btle_raw\": [")
+            else { continue }
             let rest = json[r.upperBound...]
             guard let q1 = rest.firstIndex(of: "\""), let q2 = rest[rest.index(after: q1)...].firstIndex(of: "\"") else { continue }
             let hexText = rest[rest.index(after: q1)..<q2]
             var raw: [UInt8] = []
             var i = hexText.startIndex
-            while i < hexText.endIndex, let j = hexText.index(i, offsetBy: 2, limitedBy: hexText.endIndex), let b = UInt8(hexText[i..<j], radix: 16) {
+            while i < hexText.endIndex, let j = hexText.index(i, offsetBy: 2, limitedBy: hexText.endIndex),
+                let b = UInt8(hexText[i..<j], radix: 16)
+            {
                 raw.append(b); i = j
             }
             guard raw.count >= 9 else { continue }
@@ -185,9 +199,13 @@ import Testing
     /// up (no signalling) joined into SDUs per (direction, CID) (Core Spec Vol 3, Part A, 3.4.3: the first K-frame
     /// starts with the 2-byte SDU length), keyed by the frame of the last K-frame.
     static func tsharkCreditSDUs(_ path: String) -> [Int: [UInt8]] {
-        guard let out = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cid >= 0x40 && !btl2cap.cmd_code && !btl2cap.psm", "-T", "fields",
-                                                "-E", "separator=/t", "-e", "frame.number", "-e", "btl2cap.cid", "-e", "hci_h4.direction",
-                                                "-e", "packetlogger.type", "-e", "btl2cap.payload"]) else { return [:] }
+        guard
+            let out = TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "btl2cap.cid >= 0x40 && !btl2cap.cmd_code && !btl2cap.psm", "-T", "fields",
+                "-E", "separator=/t", "-e", "frame.number", "-e", "btl2cap.cid", "-e", "hci_h4.direction",
+                "-e", "packetlogger.type", "-e", "btl2cap.payload",
+            ])
+        else { return [:] }
         var partial: [String: (want: Int, got: [UInt8])] = [:]
         var sdus: [Int: [UInt8]] = [:]
         for line in out.split(separator: "\n") {
@@ -224,26 +242,35 @@ import Testing
     }
 
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
-    static func explainMissing(_ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace(),
-                               crcFailed: Set<Int> = []) -> Explanation? {
+    static func explainMissing(
+        _ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace(),
+        crcFailed: Set<Int> = []
+    ) -> Explanation? {
         if crcFailed.contains(t.frame) { return .crcFailsOnRecheckDecodedByTshark }
         // A repeat of an unacknowledged PDU: the latest earlier row with the same SN, same bytes, itself not acknowledged.
         if t.notAcknowledged, let sn = t.sequenceNumber {
-            let copies = theirs.values.filter { $0.frame < t.frame && $0.sequenceNumber == sn && $0.opcode == t.opcode
-                                                && $0.handles == t.handles && $0.value == t.value }
-            if let latest = copies.max(by: { $0.frame < $1.frame }), latest.notAcknowledged, copies.contains(where: { ours[$0.frame] != nil }) {
+            let copies = theirs.values.filter {
+                $0.frame < t.frame && $0.sequenceNumber == sn && $0.opcode == t.opcode
+                    && $0.handles == t.handles && $0.value == t.value
+            }
+            if let latest = copies.max(by: { $0.frame < $1.frame }), latest.notAcknowledged,
+                copies.contains(where: { ours[$0.frame] != nil })
+            {
                 return .unacknowledgedRepeatDecodedByTshark
             }
         }
-        if let c = t.connection, vendorTrace.handles.contains(UInt16(truncatingIfNeeded: c)), let first = vendorTrace.firstFrame, let last = vendorTrace.lastFrame,
-           (first...last).contains(t.frame) {
+        if let c = t.connection, vendorTrace.handles.contains(UInt16(truncatingIfNeeded: c)), let first = vendorTrace.firstFrame,
+            let last = vendorTrace.lastFrame,
+            (first...last).contains(t.frame)
+        {
             return .vendorTraceDecodedByTshark
         }
         if t.crcBad { return .crcBadFrameDecodedByTshark }
         if t.retransmission { return .retransmissionDecodedByTshark }
         // The same PDU (same SN, same bytes) as an earlier frame that blescope decoded: an LL retransmission.
         if let earlier = theirs.values.filter({ $0.frame < t.frame }).max(by: { $0.frame < $1.frame }),
-           earlier.opcode == t.opcode, earlier.handles == t.handles, earlier.value == t.value, ours[earlier.frame] != nil {
+            earlier.opcode == t.opcode, earlier.handles == t.handles, earlier.value == t.value, ours[earlier.frame] != nil
+        {
             return .retransmissionDecodedByTshark
         }
         return nil
@@ -262,18 +289,21 @@ import Testing
             }
             if t.requestFrame == nil && t.handles.isEmpty { return .tsharkDidNotPair }
             if let theirRequest = t.requestFrame, theirRequest != ourRequest,
-               ours.values.contains(where: { $0.frame < o.frame && $0.requestFrame == theirRequest }) {
+                ours.values.contains(where: { $0.frame < o.frame && $0.requestFrame == theirRequest })
+            {
                 return .tsharkReusedAnsweredRequest
             }
             if let theirRequest = t.requestFrame, ours[theirRequest]?.direction == o.direction,
-               ours[ourRequest]?.direction == o.direction.reversed {
+                ours[ourRequest]?.direction == o.direction.reversed
+            {
                 return .tsharkPairedIgnoringDirection
             }
         }
         // tshark paired the response with a request that another response already answered, and decoded its
         // values by that request's type (a Device Name read as characteristic declarations: extra "handles").
         if let theirRequest = t.requestFrame, let ourRequest = o.requestFrame, theirRequest != ourRequest, t.value.isEmpty,
-           t.handles.first == o.handles.first, ours.values.contains(where: { $0.requestFrame == theirRequest && $0.frame != o.frame }) {
+            t.handles.first == o.handles.first, ours.values.contains(where: { $0.requestFrame == theirRequest && $0.frame != o.frame })
+        {
             return .tsharkReusedAnsweredRequest
         }
         if t.malformed, t.value.isEmpty, !o.value.isEmpty, o.handles.count == 1, t.handles.first == o.handles.first {
@@ -289,7 +319,8 @@ import Testing
             let values = o.value.split(separator: ",").map(String.init)
             let named = values.compactMap { v -> Int? in
                 let at = v.count == 12 ? 0 : (v.count == 10 || v.count == 38) ? 2 : -1
-                guard at >= 0, let lo = Int(v.dropFirst(at).prefix(2), radix: 16), let hi = Int(v.dropFirst(at + 2).prefix(2), radix: 16) else { return nil }
+                guard at >= 0, let lo = Int(v.dropFirst(at).prefix(2), radix: 16), let hi = Int(v.dropFirst(at + 2).prefix(2), radix: 16)
+                else { return nil }
                 return lo | hi << 8
             }
             if named.count == values.count, named.count == o.handles.count, t.handles == zip(o.handles, named).flatMap({ [$0, $1] }) {
@@ -297,11 +328,13 @@ import Testing
             }
         }
         if t.opcode == 0x0F, t.value.isEmpty, !o.value.isEmpty, o.handles.isEmpty, let r = o.requestFrame, let request = ours[r],
-           request.opcode == 0x0E, t.handles == request.handles {
+            request.opcode == 0x0E, t.handles == request.handles
+        {
             return .readMultipleSplitByTshark
         }
         if let theirRequest = t.requestFrame, o.requestFrame == nil, o.handles.isEmpty, let request = ours[theirRequest],
-           request.direction == o.direction, t.handles == request.handles, t.value == o.value {
+            request.direction == o.direction, t.handles == request.handles, t.value == o.value
+        {
             return .unpairedForUnknownDirection
         }
         return nil
@@ -317,9 +350,11 @@ import Testing
         let capture = try CaptureFile.open(path: path)
         guard [251, 256, 272, 192].contains(Int(capture.datalink)) else { return nil }
         var decrypted: [Int: [UInt8]] = [:]
-        _ = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: false), configure: { a in
-            a.onDecryptedRecord = { frame, bytes in decrypted[frame] = bytes }
-        })
+        _ = Analyzer.analyze(
+            capture, options: AnalyzerOptions(timeline: false),
+            configure: { a in
+                a.onDecryptedRecord = { frame, bytes in decrypted[frame] = bytes }
+            })
         let ppi = capture.datalink == 192
         guard !decrypted.isEmpty || ppi else { return nil }
         let out = NSTemporaryDirectory() + "blescope-decrypted-\(UUID().uuidString).pcap"
@@ -348,10 +383,13 @@ import Testing
         let (ours, events, vendorTrace) = try Self.ourRows(path)
         // Counts per opcode: exactly equal, once the packets blescope keeps out on purpose (bad CRC,
         // LL retransmissions) are set aside.
-        let crcFailed = Self.crcFailures(reference ?? path, frames: theirs.values.filter { $0.crcUnchecked && ours[$0.frame] == nil }.map(\.frame))
+        let crcFailed = Self.crcFailures(
+            reference ?? path, frames: theirs.values.filter { $0.crcUnchecked && ours[$0.frame] == nil }.map(\.frame))
         var theirCounts: [Int: Int] = [:], ourCounts: [Int: Int] = [:]
-        for r in theirs.values where ours[r.frame] != nil
-            || Self.explainMissing(r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed) == nil {
+        for r in theirs.values
+        where ours[r.frame] != nil
+            || Self.explainMissing(r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed) == nil
+        {
             theirCounts[r.opcode, default: 0] += 1
         }
         // EATT PDUs tshark cannot read are counted from the SDUs its own L2CAP payloads make (below, per frame).
@@ -359,7 +397,8 @@ import Testing
         #expect(ourCounts == theirCounts, "ATT opcode counts differ for \(path)")
         // tshark read ATT from every shared capture that has some (a check that it ran); corpus files may hold none
         // it can read (encrypted links without a key).
-        #expect(!theirs.isEmpty || path.contains("classic") || path.contains("notes-only")
+        #expect(
+            !theirs.isEmpty || path.contains("classic") || path.contains("notes-only")
                 || TestEnvironment.corpusDirectory.map { path.hasPrefix($0) } == true)
         var explained: [Explanation: Int] = [:]
         var unexplained: [String] = []
@@ -377,7 +416,9 @@ import Testing
             if tt == oo { continue }
             if let t, let o, let why = Self.explain(t, o, ours: ours, theirs: theirs, event: events[frame]) {
                 explained[why, default: 0] += 1
-            } else if let t, o == nil, let why = Self.explainMissing(t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed) {
+            } else if let t, o == nil,
+                let why = Self.explainMissing(t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed)
+            {
                 explained[why, default: 0] += 1
             } else if t == nil, let o, let why = Self.explainEATT(o, event: events[frame], sdus: creditSDUs) {
                 explained[why, default: 0] += 1
@@ -386,11 +427,14 @@ import Testing
             }
         }
         let ourEATT = events.values.filter { $0.bearer == .eatt }.count
-        #expect(explained[.eattNotDecodedByTshark, default: 0] == ourEATT && creditSDUs.count == ourEATT,
-                "EATT PDUs: \(ourEATT) for blescope, \(creditSDUs.count) SDUs from tshark's L2CAP payloads")
+        #expect(
+            explained[.eattNotDecodedByTshark, default: 0] == ourEATT && creditSDUs.count == ourEATT,
+            "EATT PDUs: \(ourEATT) for blescope, \(creditSDUs.count) SDUs from tshark's L2CAP payloads")
         var perBearer: [String: Int] = [:]
         for e in events.values { perBearer[e.bearer?.rawValue ?? "none", default: 0] += 1 }
-        print("tshark differential \(path.split(separator: "/").last!): \(theirs.count) ATT PDUs, ours by bearer \(perBearer.sorted { $0.key < $1.key }), explained \(explained.map { "\($0.key.rawValue)=\($0.value)" }.sorted())")
+        print(
+            "tshark differential \(path.split(separator: "/").last!): \(theirs.count) ATT PDUs, ours by bearer \(perBearer.sorted { $0.key < $1.key }), explained \(explained.map { "\($0.key.rawValue)=\($0.value)" }.sorted())"
+        )
         #expect(unexplained.isEmpty, "\(unexplained.count) unexplained disagreements, first: \(unexplained.prefix(5))")
     }
 }
@@ -401,8 +445,11 @@ import Testing
     @Test(.enabled(if: TestEnvironment.tsharkPath != nil), arguments: TsharkDifferentialTests.captures)
     func dynamicChannelsHaveTsharksPSM(_ path: String) throws {
         guard FileManager.default.fileExists(atPath: path),
-              let out = TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cid >= 0x40 && btl2cap.psm && !btatt", "-T", "fields",
-                                                "-e", "frame.number", "-e", "btl2cap.psm"]) else { return }
+            let out = TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "btl2cap.cid >= 0x40 && btl2cap.psm && !btatt", "-T", "fields",
+                "-e", "frame.number", "-e", "btl2cap.psm",
+            ])
+        else { return }
         var theirs: [Int: Int] = [:]
         for line in out.split(separator: "\n") {
             let f = line.split(separator: "\t").map(String.init)
@@ -413,59 +460,78 @@ import Testing
         // LE credit-based channels: one "LE Credit Based SDU" event per SDU, at its last K-frame, saying
         // "cid=0x0040 spsm=0x0080 65 bytes from frame 73": every K-frame of that CID from the first to the last gets the PSM.
         var sdus: [(cid: Int, psm: Int, first: Int, last: Int)] = []
-        _ = Analyzer.analyze(try CaptureFile.open(path: path), options: AnalyzerOptions(timeline: true), configure: { analyzer in
-            analyzer.onEvent = { e in
-                if e.layer == .l2cap, e.name == "LE Credit Based SDU", let code = e.code {
-                    let words = e.summary.split(separator: " ")
-                    if let p = words.first(where: { $0.hasPrefix("spsm=0x") }), let psm = Int(p.dropFirst(7), radix: 16),
-                       let first = words.last.flatMap({ Int($0) }) {
-                        sdus.append((Int(code), psm, first, e.frame))
+        _ = Analyzer.analyze(
+            try CaptureFile.open(path: path), options: AnalyzerOptions(timeline: true),
+            configure: { analyzer in
+                analyzer.onEvent = { e in
+                    if e.layer == .l2cap, e.name == "LE Credit Based SDU", let code = e.code {
+                        let words = e.summary.split(separator: " ")
+                        if let p = words.first(where: { $0.hasPrefix("spsm=0x") }), let psm = Int(p.dropFirst(7), radix: 16),
+                            let first = words.last.flatMap({ Int($0) })
+                        {
+                            sdus.append((Int(code), psm, first, e.frame))
+                        }
+                        return
                     }
-                    return
+                    // "CID 0x0041 RFCOMM (0x0003)" or "CID 0x0041 PSM 0x1001": the PSM is the last hex number of the name.
+                    guard e.layer == .l2cap, let code = e.code, code >= 0x40, e.name.hasPrefix("CID "),
+                        let hexPart = e.name.split(separator: " ").last?.trimmingCharacters(in: CharacterSet(charactersIn: "()")),
+                        hexPart.hasPrefix("0x"), e.name.split(separator: " ").count > 2
+                    else { return }
+                    ours[e.frame] = Int(hexPart.dropFirst(2), radix: 16)
                 }
-                // "CID 0x0041 RFCOMM (0x0003)" or "CID 0x0041 PSM 0x1001": the PSM is the last hex number of the name.
-                guard e.layer == .l2cap, let code = e.code, code >= 0x40, e.name.hasPrefix("CID "),
-                      let hexPart = e.name.split(separator: " ").last?.trimmingCharacters(in: CharacterSet(charactersIn: "()")),
-                      hexPart.hasPrefix("0x"), e.name.split(separator: " ").count > 2 else { return }
-                ours[e.frame] = Int(hexPart.dropFirst(2), radix: 16)
-            }
-        })
+            })
         // Where tshark gives no PSM and blescope does, two reasons, both checked on tshark's own fields:
         // an ERTM supervisory frame (S-frame: tshark names the channel's service but writes no btl2cap.psm), and a
         // PDU between a Disconnection Request and its Response (tshark forgets the channel at the request; the
         // channel stays open until the response, Core Spec Vol 3, Part A, 4.6–4.7).
         var sFrames = Set<Int>()
-        for line in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.control_supervisory", "-T", "fields", "-e", "frame.number"]) ?? "")
-            .split(separator: "\n") { if let f = Int(line) { sFrames.insert(f) } }
+        for line
+            in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.control_supervisory", "-T", "fields", "-e", "frame.number"]) ?? "")
+            .split(separator: "\n")
+        { if let f = Int(line) { sFrames.insert(f) } }
         var disconnections: [(frame: Int, code: Int, cids: Set<Int>)] = []
-        for line in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cmd_code == 0x06 || btl2cap.cmd_code == 0x07", "-T", "fields",
-                                              "-e", "frame.number", "-e", "btl2cap.cmd_code", "-e", "btl2cap.dcid", "-e", "btl2cap.scid"]) ?? "")
-            .split(separator: "\n") {
+        for line
+            in (TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "btl2cap.cmd_code == 0x06 || btl2cap.cmd_code == 0x07", "-T", "fields",
+                "-e", "frame.number", "-e", "btl2cap.cmd_code", "-e", "btl2cap.dcid", "-e", "btl2cap.scid",
+            ]) ?? "")
+            .split(separator: "\n")
+        {
             let f = line.split(separator: "\t").map(String.init)
             guard f.count == 4, let frame = Int(f[0]), let code = Int(f[1].dropFirst(2), radix: 16) else { continue }
             disconnections.append((frame, code, Set([f[2], f[3]].compactMap { Int($0.dropFirst(2), radix: 16) })))
         }
         var cids: [Int: Int] = [:]
-        for line in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.cid >= 0x40", "-T", "fields", "-e", "frame.number", "-e", "btl2cap.cid"]) ?? "")
-            .split(separator: "\n") {
+        for line
+            in (TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "btl2cap.cid >= 0x40", "-T", "fields", "-e", "frame.number", "-e", "btl2cap.cid",
+            ]) ?? "")
+            .split(separator: "\n")
+        {
             let f = line.split(separator: "\t").map(String.init)
             if f.count == 2, let frame = Int(f[0]), let cid = Int(f[1].dropFirst(2), radix: 16) { cids[frame] = cid }
         }
         for sdu in sdus {
-            for (frame, cid) in cids where cid == sdu.cid && (sdu.first...sdu.last).contains(frame) && theirs[frame] != nil { ours[frame] = sdu.psm }
+            for (frame, cid) in cids where cid == sdu.cid && (sdu.first...sdu.last).contains(frame) && theirs[frame] != nil {
+                ours[frame] = sdu.psm
+            }
         }
         var explained = (sFrame: 0, disconnecting: 0)
         for (frame, _) in ours where theirs[frame] == nil {
             if sFrames.contains(frame) { explained.sFrame += 1; theirs[frame] = ours[frame]; continue }
             guard let cid = cids[frame],
-                  let request = disconnections.last(where: { $0.frame < frame && $0.code == 0x06 && $0.cids.contains(cid) }),
-                  !disconnections.contains(where: { $0.code == 0x07 && $0.frame > request.frame && $0.frame < frame && $0.cids.contains(cid) })
+                let request = disconnections.last(where: { $0.frame < frame && $0.code == 0x06 && $0.cids.contains(cid) }),
+                !disconnections.contains(where: { $0.code == 0x07 && $0.frame > request.frame && $0.frame < frame && $0.cids.contains(cid) }
+                )
             else { continue }
             explained.disconnecting += 1
             theirs[frame] = ours[frame]
         }
-        print("tshark channel differential \(path.split(separator: "/").last!): \(theirs.count) PDUs on channels tshark knows by PSM, "
-              + "\(ours.count) for blescope; explained: S-frames \(explained.sFrame), after a Disconnection Request \(explained.disconnecting)")
+        print(
+            "tshark channel differential \(path.split(separator: "/").last!): \(theirs.count) PDUs on channels tshark knows by PSM, "
+                + "\(ours.count) for blescope; explained: S-frames \(explained.sFrame), after a Disconnection Request \(explained.disconnecting)"
+        )
         #expect(ours == theirs)
     }
 }

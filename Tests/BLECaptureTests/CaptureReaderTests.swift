@@ -1,8 +1,9 @@
+import BLECore
+import BLETestSupport
 import Foundation
 import Testing
-import BLECore
+
 @testable import BLECapture
-import BLETestSupport
 
 @Suite("Real captures agree with tshark")
 struct RealCaptureTests {
@@ -80,8 +81,10 @@ struct RealCaptureTests {
     }
 
     @Test func gzipReadsIdentically() throws {
-        for name in ["android-btsnoop_horizon74-treadmill-writereq-notify.log", "pklg-macos-be_isap-sim-access-classic.pklg",
-                     "pcapng-lt201-h4phdr_airbily-smartwatch.pcapng", "nrfsniffer-lt272_sweyntooth-atsamb11-invalid-l2cap-fragment.pcap"]
+        for name in [
+            "android-btsnoop_horizon74-treadmill-writereq-notify.log", "pklg-macos-be_isap-sim-access-classic.pklg",
+            "pcapng-lt201-h4phdr_airbily-smartwatch.pcapng", "nrfsniffer-lt272_sweyntooth-atsamb11-invalid-l2cap-fragment.pcap",
+        ]
         where capturesDirectory != nil {
             let plain = RecordFixtures.readAll(try CaptureFile.open(path: capturePath(name)))
             let gz = zlibDeflate(captureBytes(name), gzip: true)
@@ -191,8 +194,12 @@ struct RoundTripTests {
 
     @Test func btsnoozOfRealCapture() throws {
         guard capturesDirectory != nil else { return }
-        let original = Array(RecordFixtures.readAll(try CaptureFile.open(path: capturePath(
-            "android-btsnoop_horizon74-treadmill-writereq-notify.log"))).prefix(500))
+        let original = Array(
+            RecordFixtures.readAll(
+                try CaptureFile.open(
+                    path: capturePath(
+                        "android-btsnoop_horizon74-treadmill-writereq-notify.log"))
+            ).prefix(500))
         let back = RecordFixtures.readAll(try CaptureFile.open(bytes: RecordFixtures.btsnoozBugReport(original), name: "br"))
         #expect(back.map(\.bytes) == original.map(\.bytes))
         #expect(back.map(\.timestamp.microseconds) == original.map { $0.timestamp.microseconds / 1000 * 1000 })
@@ -208,7 +215,7 @@ struct RoundTripTests {
             for r in records {
                 let packet: [UInt8] = [0, 0, 0, r.direction == .rx ? 1 : 0, r.kind.rawValue] + r.bytes
                 u32(UInt32(r.timestamp.microseconds / 1_000_000))
-                u32(UInt32(r.timestamp.microseconds % 1_000_000) * 1000 + 789) // ns, truncated to µs on reading
+                u32(UInt32(r.timestamp.microseconds % 1_000_000) * 1000 + 789)  // ns, truncated to µs on reading
                 u32(UInt32(packet.count)); u32(UInt32(packet.count))
                 out += packet
             }
@@ -262,7 +269,7 @@ struct BadInputTests {
         var bytes = captureBytes(Self.android)
         let offsets = btsnoopRecordOffsets(bytes)
         // Record 50: incl_len 0x7FFFFFFF.
-        bytes.replaceSubrange(offsets[49] + 4 ..< offsets[49] + 8, with: [0x7F, 0xFF, 0xFF, 0xFF])
+        bytes.replaceSubrange(offsets[49] + 4..<offsets[49] + 8, with: [0x7F, 0xFF, 0xFF, 0xFF])
         let file = try CaptureFile.open(bytes: bytes, name: "bad")
         #expect(RecordFixtures.readAll(file).count == 49)
         let f = try #require(file.findings.first)
@@ -273,7 +280,7 @@ struct BadInputTests {
         guard capturesDirectory != nil else { return }
         var bytes = captureBytes(Self.android)
         let offsets = btsnoopRecordOffsets(bytes)
-        bytes.replaceSubrange(offsets[9] ..< offsets[9] + 4, with: [0, 0, 0, 1]) // orig_len 1 < incl_len
+        bytes.replaceSubrange(offsets[9]..<offsets[9] + 4, with: [0, 0, 0, 1])  // orig_len 1 < incl_len
         let file = try CaptureFile.open(bytes: bytes, name: "bad")
         #expect(RecordFixtures.readAll(file).count == 9)
         #expect(file.findings.first?.frame == 10)
@@ -284,7 +291,7 @@ struct BadInputTests {
         guard capturesDirectory != nil else { return }
         var bytes = captureBytes(Self.android)
         let offsets = btsnoopRecordOffsets(bytes)
-        for i in [4, 19] { bytes.replaceSubrange(offsets[i] ..< offsets[i] + 4, with: [0, 0, 0x10, 0]) }
+        for i in [4, 19] { bytes.replaceSubrange(offsets[i]..<offsets[i] + 4, with: [0, 0, 0x10, 0]) }
         let file = try CaptureFile.open(bytes: bytes, name: "cut-records")
         var stats = CaptureStatistics()
         var truncatedFrames: [Int] = []
@@ -309,7 +316,7 @@ struct BadInputTests {
         #expect(cut.findings.first?.message == "file ends inside record 61: header at offset \(offsets[60]) needs 13 bytes, 5 available")
 
         var bad = bytes
-        bad.replaceSubrange(offsets[30] ..< offsets[30] + 4, with: [0, 0, 0, 3]) // length 3 < 9
+        bad.replaceSubrange(offsets[30]..<offsets[30] + 4, with: [0, 0, 0, 3])  // length 3 < 9
         let corrupted = try CaptureFile.open(bytes: bad, name: "bad.pklg")
         #expect(RecordFixtures.readAll(corrupted).count == 30)
         #expect(corrupted.findings.first.map { ($0.frame, $0.offset) } ?? (0, 0) == (31, Int64(offsets[30])))
@@ -330,7 +337,8 @@ struct BadInputTests {
             defer { try? FileManager.default.removeItem(atPath: path) }
             let file = try CaptureFile.open(path: path)
             #expect(RecordFixtures.readAll(file).count == 500)
-            #expect(file.findings.first?.message
+            #expect(
+                file.findings.first?.message
                     == "file ends inside record 501: header at offset \(offsets[500]) needs \(needed) bytes, \(into) available")
         }
     }
@@ -369,19 +377,25 @@ struct BadInputTests {
         defer { try? FileManager.default.removeItem(atPath: empty) }
         #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(path: empty) } == "\(empty): empty file")
         #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(path: "/tmp") } == "/tmp: is a directory")
-        #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(path: "/nonexistent/x") }
+        #expect(
+            message { () throws(CaptureOpenError) in try CaptureFile.open(path: "/nonexistent/x") }
                 == "/nonexistent/x: No such file or directory")
         let html = Array("<html><body>not a capture</body></html>\n".utf8)
-        #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: html, name: "F") }
+        #expect(
+            message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: html, name: "F") }
                 == "F: not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); starts with 3c 68 74 6d")
         var bcsp = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEB]
-        #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: bcsp, name: "F") }
+        #expect(
+            message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: bcsp, name: "F") }
                 == "F: btsnoop datalink 1003 (BCSP) is not supported")
         bcsp[15] = 0xEC
-        #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: bcsp, name: "F") }
+        #expect(
+            message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: bcsp, name: "F") }
                 == "F: btsnoop datalink 1004 (H5) is not supported")
         var ethernet = CaptureWriter.pcap([], linkType: 1)
-        #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: ethernet, name: "F") }.contains("link type 1 is not a Bluetooth link type"))
+        #expect(
+            message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: ethernet, name: "F") }.contains(
+                "link type 1 is not a Bluetooth link type"))
         ethernet = zlibDeflate(Array(repeating: 0, count: 100), gzip: true)
         #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: ethernet, name: "F") }.contains("not a capture"))
     }
@@ -436,7 +450,8 @@ struct BadInputTests {
             let other = RecordFixtures.readAll(try CaptureFile.open(path: TestEnvironment.sample("\(sample).\(format)")))
             #expect(other.count == btsnoop.count)
             for (a, b) in zip(btsnoop, other) {
-                #expect(a.frame == b.frame && a.timestamp == b.timestamp && a.direction == b.direction
+                #expect(
+                    a.frame == b.frame && a.timestamp == b.timestamp && a.direction == b.direction
                         && a.kind == b.kind && a.bytes == b.bytes, "\(sample).\(format) frame \(a.frame)")
             }
         }

@@ -1,12 +1,12 @@
-import Foundation
-import BLECore
 import BLECapture
+import BLECore
 import BLETestSupport
+import Foundation
 
 /// `<repo>/../shared/captures`, or nil when absent.
 let capturesDirectory: String? = {
     var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3) // Tests/BLECaptureTests/Helpers.swift
+    parts.removeLast(3)  // Tests/BLECaptureTests/Helpers.swift
     let dir = parts.joined(separator: "/") + "/../shared/captures"
     var isDir: ObjCBool = false
     return FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue ? dir : nil
@@ -14,7 +14,8 @@ let capturesDirectory: String? = {
 
 let realCaptures: [String] = {
     guard let dir = capturesDirectory,
-          let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
+        let names = try? FileManager.default.contentsOfDirectory(atPath: dir)
+    else { return [] }
     return names.filter { !$0.hasSuffix(".md") }.sorted()
 }()
 

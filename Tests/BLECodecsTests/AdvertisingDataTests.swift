@@ -1,7 +1,8 @@
 import BLECore
-import BLETestSupport
 import BLEProtocols
+import BLETestSupport
 import Testing
+
 @testable import BLECodecs
 
 /// AD data examples: bytes copied from real reports (frames named; checked against tshark's
@@ -28,11 +29,12 @@ struct AdvertisingDataTests {
     /// horizon74 capture, frame 184 (ADV_IND): flags 0x02, incomplete 16-bit list 0xFEE7, Texas Instruments data.
     @Test func realTreadmillAdvertisement() throws {
         let d = try ad("02 01 02 03 02 e7 fe 09 ff 0d 00 fa e4 e3 24 20 09")
-        #expect(d.elements == [
-            .flags(.leGeneralDiscoverable),
-            .serviceUUIDs(ServiceUUIDList(kind: .incomplete, width: 2, uuids: [BluetoothUUID(uuid16: 0xFEE7)])),
-            .manufacturerData(ManufacturerData(companyID: 0x000D, data: [0xFA, 0xE4, 0xE3, 0x24, 0x20, 0x09])),
-        ])
+        #expect(
+            d.elements == [
+                .flags(.leGeneralDiscoverable),
+                .serviceUUIDs(ServiceUUIDList(kind: .incomplete, width: 2, uuids: [BluetoothUUID(uuid16: 0xFEE7)])),
+                .manufacturerData(ManufacturerData(companyID: 0x000D, data: [0xFA, 0xE4, 0xE3, 0x24, 0x20, 0x09])),
+            ])
         #expect(d.manufacturerData.first?.companyName == "Texas Instruments Inc.")
         #expect(d.localName == nil)
     }
@@ -79,18 +81,21 @@ struct AdvertisingDataTests {
         #expect(t.temperatureCelsius == 23.5)
         #expect(t.advertisingCount == 256)
         #expect(t.uptimeDeciseconds == 10_000)
-        #expect(EddystoneTLM(batteryMillivolts: 0, temperatureRaw: Int16.min, advertisingCount: 0, uptimeDeciseconds: 0)
-            .temperatureCelsius == nil)
+        #expect(
+            EddystoneTLM(batteryMillivolts: 0, temperatureRaw: Int16.min, advertisingCount: 0, uptimeDeciseconds: 0)
+                .temperatureCelsius == nil)
     }
 
     /// Eddystone-UID with the 2 reserved bytes, and EID.
     @Test func eddystoneUIDAndEID() throws {
-        let d = try ad("17 16 aa fe 00 e7 00 01 02 03 04 05 06 07 08 09 a0 a1 a2 a3 a4 a5 00 00"
-                       + " 0d 16 aa fe 30 f0 11 22 33 44 55 66 77 88")
-        #expect(d.eddystone == [
-            .uid(txPower: -25, namespace: Array(0...9), instance: [0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA5], reserved: [0, 0]),
-            .eid(txPower: -16, identifier: [0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]),
-        ])
+        let d = try ad(
+            "17 16 aa fe 00 e7 00 01 02 03 04 05 06 07 08 09 a0 a1 a2 a3 a4 a5 00 00"
+                + " 0d 16 aa fe 30 f0 11 22 33 44 55 66 77 88")
+        #expect(
+            d.eddystone == [
+                .uid(txPower: -25, namespace: Array(0...9), instance: [0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA5], reserved: [0, 0]),
+                .eid(txPower: -16, identifier: [0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]),
+            ])
         #expect(d.eddystone.map(\.kind) == ["UID", "EID"])
     }
 
@@ -115,9 +120,10 @@ struct AdvertisingDataTests {
 
     /// TX power, appearance, connection interval range, interval, role, target address, 32/128-bit lists and data.
     @Test func otherTypedElements() throws {
-        let d = try ad("02 0a f4 03 19 41 03 05 12 06 00 80 0c 03 1a 40 06 02 1c 02 07 17 55 44 33 22 11 c0"
-                       + " 05 05 78 56 34 12 11 07 fb 34 9b 5f 80 00 00 80 00 10 00 00 0d 18 00 00"
-                       + " 07 20 78 56 34 12 aa bb")
+        let d = try ad(
+            "02 0a f4 03 19 41 03 05 12 06 00 80 0c 03 1a 40 06 02 1c 02 07 17 55 44 33 22 11 c0"
+                + " 05 05 78 56 34 12 11 07 fb 34 9b 5f 80 00 00 80 00 10 00 00 0d 18 00 00"
+                + " 07 20 78 56 34 12 aa bb")
         #expect(d.problems.isEmpty)
         #expect(d.txPowerLevel == -12)
         #expect(d.appearance == 0x0341)
@@ -152,12 +158,13 @@ struct AdvertisingDataTests {
     /// Wrong sizes for a type keep the bytes under `.other` with a problem; unknown types are kept by value.
     @Test func wrongSizesAndUnknownTypes() throws {
         let d = try ad("03 0a 01 02 04 03 0d 18 0a 02 ff 01 04 3e 01 02 03")
-        #expect(d.elements == [
-            .other(.txPowerLevel, [0x01, 0x02]),
-            .other(.completeServiceUUIDs16, [0x0D, 0x18, 0x0A]),
-            .other(.manufacturerSpecificData, [0x01]),
-            .other(ADType(0x3E), [0x01, 0x02, 0x03]),
-        ])
+        #expect(
+            d.elements == [
+                .other(.txPowerLevel, [0x01, 0x02]),
+                .other(.completeServiceUUIDs16, [0x0D, 0x18, 0x0A]),
+                .other(.manufacturerSpecificData, [0x01]),
+                .other(ADType(0x3E), [0x01, 0x02, 0x03]),
+            ])
         #expect(d.problems.count == 3)
         #expect(ADType(0x3E).description == "ADType(0x3e)")
         #expect(ADType.flags.description == "Flags")
@@ -172,16 +179,29 @@ struct AdvertisingDataTests {
 
     static let elements: [[ADElement]] = [
         [.flags([.leGeneralDiscoverable, .brEDRNotSupported]), .localName("Tag", complete: true), .txPowerLevel(-4)],
-        [.serviceUUIDs(ServiceUUIDList(kind: .complete, width: 16, uuids: [BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")!])),
-         .serviceUUIDs(ServiceUUIDList(kind: .solicitation, width: 2, uuids: [BluetoothUUID(uuid16: 0x1812)]))],
-        [IBeacon(proximityUUID: BluetoothUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 7, minor: 9, measuredPower: -59)
-            .manufacturerData].map(ADElement.manufacturerData),
-        [.serviceData(ServiceData(uuid: EddystoneFrame.serviceUUID,
-                                  data: EddystoneFrame.tlm(EddystoneTLM(batteryMillivolts: 2900, temperatureRaw: -256,
-                                                                         advertisingCount: 9, uptimeDeciseconds: 77)).serviceData))],
-        [.uri(URIValue(uri: "https://example.com")), .appearance(0x00C2), .leRole(.centralOnly),
-         .targetAddresses([BDAddress(0xC0_11_22_33_44_55), BDAddress(0x01)], random: true), .localName("Sh", complete: false),
-         .other(ADType(0x3D), [1, 2])],
+        [
+            .serviceUUIDs(ServiceUUIDList(kind: .complete, width: 16, uuids: [BluetoothUUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")!])),
+            .serviceUUIDs(ServiceUUIDList(kind: .solicitation, width: 2, uuids: [BluetoothUUID(uuid16: 0x1812)])),
+        ],
+        [
+            IBeacon(proximityUUID: BluetoothUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!, major: 7, minor: 9, measuredPower: -59)
+                .manufacturerData
+        ].map(ADElement.manufacturerData),
+        [
+            .serviceData(
+                ServiceData(
+                    uuid: EddystoneFrame.serviceUUID,
+                    data: EddystoneFrame.tlm(
+                        EddystoneTLM(
+                            batteryMillivolts: 2900, temperatureRaw: -256,
+                            advertisingCount: 9, uptimeDeciseconds: 77)
+                    ).serviceData))
+        ],
+        [
+            .uri(URIValue(uri: "https://example.com")), .appearance(0x00C2), .leRole(.centralOnly),
+            .targetAddresses([BDAddress(0xC0_11_22_33_44_55), BDAddress(0x01)], random: true), .localName("Sh", complete: false),
+            .other(ADType(0x3D), [1, 2]),
+        ],
     ]
 
     /// Encoders and the decoder agree: decode(encode(x)) == x.
@@ -195,8 +215,10 @@ struct AdvertisingDataTests {
     }
 
     @Test func eddystoneTLMRoundTripBytes() {
-        let frame = EddystoneFrame.tlm(EddystoneTLM(batteryMillivolts: 3000, temperatureRaw: 0x1780, advertisingCount: 256,
-                                                    uptimeDeciseconds: 10_000))
+        let frame = EddystoneFrame.tlm(
+            EddystoneTLM(
+                batteryMillivolts: 3000, temperatureRaw: 0x1780, advertisingCount: 256,
+                uptimeDeciseconds: 10_000))
         #expect(frame.serviceData == bytes(fromHex: "20 00 0b b8 17 80 00 00 01 00 00 00 27 10"))
         #expect(EddystoneFrame(serviceData: frame.serviceData) == frame)
     }

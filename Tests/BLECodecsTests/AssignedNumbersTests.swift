@@ -1,5 +1,6 @@
 import BLECore
 import Testing
+
 @testable import BLECodecs
 
 /// Expected names are the SIG's published names (Assigned Numbers sections 3.4–3.8, 2.6, 2.3; Core Vol 1, Part F).
@@ -45,7 +46,9 @@ struct AssignedNumbersTests {
 
     @Test func generatedVendorTableAndUnknown() throws {
         // From the generated bluetooth-numbers vendor table, not the hand-written catalogue.
-        #expect(AssignedNumbers.name(for: try #require(BluetoothUUID("00001523-1212-EFDE-1523-785FEABCD123"))) == "Nordic LED and Button Service (service)")
+        #expect(
+            AssignedNumbers.name(for: try #require(BluetoothUUID("00001523-1212-EFDE-1523-785FEABCD123")))
+                == "Nordic LED and Button Service (service)")
         #expect(AssignedNumbers.name(for: try #require(BluetoothUUID("12345678-1234-1234-1234-123456789ABC"))) == nil)
     }
 }

@@ -2,17 +2,21 @@ import BLECore
 import BLETestSupport
 import Foundation
 import Testing
+
 @testable import BLECodecs
 
 /// Random specs and payloads must never crash or hang the loader or the interpreter.
 /// Set BLECODECS_FUZZ_SEED to replay a run; the seed is printed.
 struct FuzzTests {
-    static let seed: UInt64 = ProcessInfo.processInfo.environment["BLECODECS_FUZZ_SEED"].flatMap { UInt64($0) }
+    static let seed: UInt64 =
+        ProcessInfo.processInfo.environment["BLECODECS_FUZZ_SEED"].flatMap { UInt64($0) }
         ?? UInt64.random(in: 0...UInt64.max)
 
     static let names = ["a", "b", "n", "len", "cmd", "x", "flags"]
-    static let types = ["u8", "u16", "u16be", "u24", "u32le", "u64", "i8", "i16", "i24be", "i32", "i64", "sfloat", "float",
-                        "bytes", "string", "array", "group", "u7", "", "bits"]
+    static let types = [
+        "u8", "u16", "u16be", "u24", "u32le", "u64", "i8", "i16", "i24be", "i32", "i64", "sfloat", "float",
+        "bytes", "string", "array", "group", "u7", "", "bits",
+    ]
     static let lengths = ["0", "1", "2", "7", "rest", "n", "len", "a", "-1", "65536", "99999999999", "0x10", "b"]
 
     struct Gen {
@@ -31,12 +35,16 @@ struct FuzzTests {
             if chance(0.1) { parts.append("enum: {0: zero, 1: one, 0xFF: max}") }
             if chance(0.1) { parts.append("flags: {0: a, 7: b, \(int(0...70)): c}") }
             if chance(0.1) { parts.append("bits: [{name: lo, bits: \(int(0...9))-\(int(0...70))}, {name: b, bit: \(int(0...64))}]") }
-            if chance(0.1) { parts.append("if: {field: \(pick(FuzzTests.names)), \(pick(["mask", "equals", "not-equals", "bogus"])): \(int(0...3))}") }
+            if chance(0.1) {
+                parts.append("if: {field: \(pick(FuzzTests.names)), \(pick(["mask", "equals", "not-equals", "bogus"])): \(int(0...3))}")
+            }
             if chance(0.1) { parts.append("optional: \(pick(["true", "false", "maybe"]))") }
             if chance(0.1) { parts.append("expect: \(pick(["0xA5", "frame-length", "A5 06", "zz"]))") }
             if chance(0.15) { parts.append("role: \(pick(["sequence", "total-count", "ota-result", "ota-data", "bad role"]))") }
             if chance(0.05) { parts.append("success: [0, 1]") }
-            if depth < 4, chance(0.3) { parts.append("fields: [\((0..<int(0...3)).map { _ in field(depth + 1) }.joined(separator: ", "))]") }
+            if depth < 4, chance(0.3) {
+                parts.append("fields: [\((0..<int(0...3)).map { _ in field(depth + 1) }.joined(separator: ", "))]")
+            }
             return "{" + parts.joined(separator: ", ") + "}"
         }
 
@@ -61,7 +69,9 @@ struct FuzzTests {
             var lines = ["codec: fuzz\(int(0...3))"]
             if chance(0.3) { lines.append("endian: \(pick(["big", "little", "middle"]))") }
             if chance(0.4) {
-                lines.append("checksum: {algorithm: \(pick(ChecksumAlgorithm.allCases.map(\.rawValue) + ["crc7"])), from: \(int(-5...5)), to: \(int(-5...5)), at: \(int(-5...5))}")
+                lines.append(
+                    "checksum: {algorithm: \(pick(ChecksumAlgorithm.allCases.map(\.rawValue) + ["crc7"])), from: \(int(-5...5)), to: \(int(-5...5)), at: \(int(-5...5))}"
+                )
             }
             if chance(0.3) { lines.append("match: {prefix: \"\(pick(["A5", "", "0", "zz"]))\", direction: \(pick(["write", "notify"]))}") }
             lines.append(group(0))
@@ -122,15 +132,19 @@ struct FuzzTests {
     @Test func samplesSurviveRandomPayloads() throws {
         var g = Gen(rng: FuzzRandom(seed: Self.seed ^ 0x5A5A))
         let registry = SampleCodecTests.registry
-        let contexts = [SampleCodecTests.braceletWrite, SampleCodecTests.braceletNotify,
-                        SampleCodecTests.headset(2, .write), SampleCodecTests.headset(3, .notify), SampleCodecTests.headset(4, .writeCommand)]
+        let contexts = [
+            SampleCodecTests.braceletWrite, SampleCodecTests.braceletNotify,
+            SampleCodecTests.headset(2, .write), SampleCodecTests.headset(3, .notify), SampleCodecTests.headset(4, .writeCommand),
+        ]
         for _ in 0..<5000 {
             var p = g.payload()
             if g.chance(0.3), !p.isEmpty { p[0] = 0xA5 }
             _ = registry.decode(p, context: g.pick(contexts))?.summary
         }
         for sig in SIGCodec.all {
-            for _ in 0..<100 { _ = sig.decode(g.payload(), context: CodecContext(characteristic: BluetoothUUID(uuid16: sig.uuid16)))?.summary }
+            for _ in 0..<100 {
+                _ = sig.decode(g.payload(), context: CodecContext(characteristic: BluetoothUUID(uuid16: sig.uuid16)))?.summary
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import BLECore
 import Foundation
 import Testing
+
 @testable import BLECodecs
 
 /// Decoding cost with a loaded spec. Runs only with BLECODECS_BENCH=1, meant for a release build:
@@ -29,7 +30,9 @@ struct PerformanceTests {
             let ns = Double(threadCPUNanoseconds() - t0) / Double(n)
             best = min(best, ns)
         }
-        print("PerformanceTests: \(label): \(String(fractionDigits: 1, best)) ns CPU per decode (\(bytes.count) bytes, best of 5 × \(n); sink \(sink))")
+        print(
+            "PerformanceTests: \(label): \(String(fractionDigits: 1, best)) ns CPU per decode (\(bytes.count) bytes, best of 5 × \(n); sink \(sink))"
+        )
         return best
     }
 
@@ -38,11 +41,15 @@ struct PerformanceTests {
         var data: [UInt8] = [0x81, 0x00, 0x05]
         data += (0..<17).map { UInt8($0) }
         let ota = measure("headset otaData", data, SampleCodecTests.headset(4, .writeCommand), registry: registry)
-        let bracelet: [UInt8] = [0xA5, 0x0B, 0x84, 0x05, 0x00, 0x0E, 0x10, 0x27, 0x48, 0x32, 0x0B ^ 0x84 ^ 0x05 ^ 0x0E ^ 0x10 ^ 0x27 ^ 0x48 ^ 0x32 ^ 0xA5]
+        let bracelet: [UInt8] = [
+            0xA5, 0x0B, 0x84, 0x05, 0x00, 0x0E, 0x10, 0x27, 0x48, 0x32, 0x0B ^ 0x84 ^ 0x05 ^ 0x0E ^ 0x10 ^ 0x27 ^ 0x48 ^ 0x32 ^ 0xA5,
+        ]
         let rec = measure("bracelet activityRecord", bracelet, SampleCodecTests.braceletNotify, registry: registry)
-        let hr = measure("sig heart rate", [0x10, 0x48, 0x00, 0x04, 0x00, 0x04], CodecContext(characteristic: BluetoothUUID(uuid16: 0x2A37)), registry: registry)
-        #expect(ota < 1000)   // the target: a 20-byte value with a loaded spec under 1 µs
-        #expect(rec < 1500)   // 9 fields, a checksum and a role; noisier on a shared machine
+        let hr = measure(
+            "sig heart rate", [0x10, 0x48, 0x00, 0x04, 0x00, 0x04], CodecContext(characteristic: BluetoothUUID(uuid16: 0x2A37)),
+            registry: registry)
+        #expect(ota < 1000)  // the target: a 20-byte value with a loaded spec under 1 µs
+        #expect(rec < 1500)  // 9 fields, a checksum and a role; noisier on a shared machine
         _ = hr
     }
 }

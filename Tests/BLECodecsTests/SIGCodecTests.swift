@@ -1,5 +1,6 @@
 import BLECore
 import Testing
+
 @testable import BLECodecs
 
 /// Values computed by hand from the field layouts in the GATT Specification Supplement.

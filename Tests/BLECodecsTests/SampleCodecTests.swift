@@ -1,5 +1,6 @@
 import BLECore
 import Testing
+
 @testable import BLECodecs
 
 /// The Samples/codecs specs against frames from Samples/PROTOCOLS.md.
@@ -22,11 +23,13 @@ struct SampleCodecTests {
 
     static let ffe0 = BluetoothUUID(uuid16: 0xFFE0)
     static let braceletWrite = CodecContext(service: ffe0, characteristic: BluetoothUUID(uuid16: 0xFFE1), direction: .tx, operation: .write)
-    static let braceletNotify = CodecContext(service: ffe0, characteristic: BluetoothUUID(uuid16: 0xFFE2), direction: .rx, operation: .notify)
+    static let braceletNotify = CodecContext(
+        service: ffe0, characteristic: BluetoothUUID(uuid16: 0xFFE2), direction: .rx, operation: .notify)
     static func headset(_ n: Int, _ op: AttributeOperation) -> CodecContext {
-        CodecContext(service: BluetoothUUID("5A4E0001-8C3B-4F2E-9A1D-0C7F2B6E4D10"),
-                     characteristic: BluetoothUUID("5A4E000\(n)-8C3B-4F2E-9A1D-0C7F2B6E4D10"),
-                     direction: op.isWrite ? .tx : .rx, operation: op)
+        CodecContext(
+            service: BluetoothUUID("5A4E0001-8C3B-4F2E-9A1D-0C7F2B6E4D10"),
+            characteristic: BluetoothUUID("5A4E000\(n)-8C3B-4F2E-9A1D-0C7F2B6E4D10"),
+            direction: op.isWrite ? .tx : .rx, operation: op)
     }
 
     /// Appends the XOR of all bytes (the bracelet's checksum), computed here independently of the codec.
@@ -91,7 +94,9 @@ struct SampleCodecTests {
     }
 
     @Test func braceletDoesNotApplyElsewhere() {
-        #expect(Self.registry.decode([0xA5, 0x06, 0x83, 0x0C, 0x00, 0x2C], context: CodecContext(characteristic: BluetoothUUID(uuid16: 0xFFF1))) == nil)
+        #expect(
+            Self.registry.decode(
+                [0xA5, 0x06, 0x83, 0x0C, 0x00, 0x2C], context: CodecContext(characteristic: BluetoothUUID(uuid16: 0xFFF1))) == nil)
         #expect(Self.registry.decode([0x5A, 0x06], context: Self.braceletNotify) == nil)  // prefix A5 required
     }
 

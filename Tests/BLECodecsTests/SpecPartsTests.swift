@@ -1,5 +1,6 @@
 import BLECore
 import Testing
+
 @testable import BLECodecs
 
 /// `parts:` — one spec covering several characteristics, each with its own layout (SPEC_FORMAT.md).
@@ -24,7 +25,8 @@ struct SpecPartsTests {
     func partsDecodeLikeSeparateSpecs(_ layout: String) throws {
         let r = try Self.load(layout)
         // 01 size=30000 crc=0x3bba23c4 (little-endian) on the control characteristic.
-        let start = try #require(r.decode([0x01, 0x30, 0x75, 0x00, 0x00, 0xC4, 0x23, 0xBA, 0x3B], context: Self.context(Self.control, .write)))
+        let start = try #require(
+            r.decode([0x01, 0x30, 0x75, 0x00, 0x00, 0xC4, 0x23, 0xBA, 0x3B], context: Self.context(Self.control, .write)))
         #expect(start.message.hasSuffix("start"))
         #expect(start.roles[.otaStart] == .present)
         #expect(start.roles[.totalSize] == .int(30_000))
@@ -60,30 +62,37 @@ struct SpecPartsTests {
             do { _ = try CodecSpecCompiler.compile(yaml: yaml, file: "x.yaml"); return nil } catch { return error.description }
         }
         // fields next to parts are ambiguous
-        #expect(error("codec: a\nfields: [{name: x, type: u8}]\nparts:\n  - fields: [{name: y, type: u8}]\n")?
-            .contains("'fields' goes inside each of 'parts'") == true)
+        #expect(
+            error("codec: a\nfields: [{name: x, type: u8}]\nparts:\n  - fields: [{name: y, type: u8}]\n")?
+                .contains("'fields' goes inside each of 'parts'") == true)
         #expect(error("codec: a\nparts: []\n")?.contains("non-empty list of parts") == true)
         // a part without match before another would hide it
-        #expect(error("codec: a\nparts:\n  - fields: [{name: y, type: u8}]\n  - match: {prefix: '01'}\n    fields: [{name: z, type: u8}]\n")?
-            .contains("parts[0]: only the last part may leave out 'match'") == true)
-        #expect(error("codec: a\nparts:\n  - match: {prefix: '01'}\n    fields: [{name: y, type: u9}]\n")?
-            .contains("parts[0].fields[0].type") == true)
+        #expect(
+            error("codec: a\nparts:\n  - fields: [{name: y, type: u8}]\n  - match: {prefix: '01'}\n    fields: [{name: z, type: u8}]\n")?
+                .contains("parts[0]: only the last part may leave out 'match'") == true)
+        #expect(
+            error("codec: a\nparts:\n  - match: {prefix: '01'}\n    fields: [{name: y, type: u9}]\n")?
+                .contains("parts[0].fields[0].type") == true)
         // A field of one part is not visible in the next.
-        #expect(error("codec: a\nparts:\n  - match: {prefix: '01'}\n    fields: [{name: n, type: u8}]\n  - fields: [{name: d, type: bytes, length: n}]\n")?
+        #expect(
+            error(
+                "codec: a\nparts:\n  - match: {prefix: '01'}\n    fields: [{name: n, type: u8}]\n  - fields: [{name: d, type: bytes, length: n}]\n"
+            )?
             .contains("parts[1].fields[0]") == true)
     }
 
     /// Endianness: a part may override the spec's, and a last part without match takes the rest.
     @Test func partEndianAndFallback() throws {
-        let spec = try CodecSpecCompiler.compile(yaml: """
-            codec: p
-            endian: big
-            parts:
-              - match: {prefix: "01"}
-                endian: little
-                fields: [{name: op, type: u8}, {name: v, type: u16}]
-              - fields: [{name: op, type: u8}, {name: v, type: u16}]
-            """)
+        let spec = try CodecSpecCompiler.compile(
+            yaml: """
+                codec: p
+                endian: big
+                parts:
+                  - match: {prefix: "01"}
+                    endian: little
+                    fields: [{name: op, type: u8}, {name: v, type: u16}]
+                  - fields: [{name: op, type: u8}, {name: v, type: u16}]
+                """)
         let little = try #require([UInt8]([0x01, 0x02, 0x03]).withUnsafeBytes { spec.decode($0, context: CodecContext()) })
         #expect(little.field("v")?.value == .int(0x0302))
         let big = try #require([UInt8]([0x02, 0x02, 0x03]).withUnsafeBytes { spec.decode($0, context: CodecContext()) })

@@ -11,7 +11,9 @@ import Testing
         let taken = Locked<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             for _ in 0..<5_000 {
-                let i = next.withLock { n -> Int in defer { n += 1 }; return n }
+                let i = next.withLock { n -> Int in
+                    defer { n += 1 }; return n
+                }
                 if i % 1_000 == 0 { taken.withLock { $0.append(i) } }
             }
         }

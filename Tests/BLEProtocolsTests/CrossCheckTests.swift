@@ -1,6 +1,6 @@
-import Testing
 import BLECore
 import BLEProtocols
+import Testing
 
 /// Parses tshark's `0x001b` / `39` strings.
 func tsharkInt(_ s: String) -> Int? {

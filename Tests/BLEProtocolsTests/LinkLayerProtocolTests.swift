@@ -13,14 +13,23 @@ import Testing
         .scanReq(scanner: rnd, advertiser: adv),
         .scanRsp(advertiser: adv, data: [0x05, 0x09, 0x41, 0x42, 0x43, 0x44]),
         .advScanInd(advertiser: adv, data: [0x02, 0x0A, 0xF4]),
-        .connectInd(LLConnectInd(initiator: rnd, advertiser: adv,
-                                 parameters: LLConnectionParameters(accessAddress: LLAccessAddress(0x50654A27), crcInit: 0x12_3456, windowSize: 3,
-                                                                    windowOffset: 7, interval: 24, latency: 2, timeout: 72,
-                                                                    channelMap: 0x1F_FFFF_FFFF, hop: 11, sleepClockAccuracy: 5))),
-        .extended(.advExtInd, LLExtendedAdvertisingPayload(advMode: 1, adi: LLAdvDataInfo(dataID: 0x123, setID: 2),
-                                                           auxPointer: LLAuxPointer(channelIndex: 12, clockAccuracy50ppm: true, offsetUnits300: false, auxOffset: 400, auxPHY: 1))),
-        .extended(.advExtInd, LLExtendedAdvertisingPayload(advMode: 0, advertiser: adv, target: rnd, cteInfo: 0x22, syncInfo: Array(0..<18),
-                                                           txPower: -4, acad: [1, 2], advData: [0x02, 0x01, 0x06])),
+        .connectInd(
+            LLConnectInd(
+                initiator: rnd, advertiser: adv,
+                parameters: LLConnectionParameters(
+                    accessAddress: LLAccessAddress(0x50654A27), crcInit: 0x12_3456, windowSize: 3,
+                    windowOffset: 7, interval: 24, latency: 2, timeout: 72,
+                    channelMap: 0x1F_FFFF_FFFF, hop: 11, sleepClockAccuracy: 5))),
+        .extended(
+            .advExtInd,
+            LLExtendedAdvertisingPayload(
+                advMode: 1, adi: LLAdvDataInfo(dataID: 0x123, setID: 2),
+                auxPointer: LLAuxPointer(channelIndex: 12, clockAccuracy50ppm: true, offsetUnits300: false, auxOffset: 400, auxPHY: 1))),
+        .extended(
+            .advExtInd,
+            LLExtendedAdvertisingPayload(
+                advMode: 0, advertiser: adv, target: rnd, cteInfo: 0x22, syncInfo: Array(0..<18),
+                txPower: -4, acad: [1, 2], advData: [0x02, 0x01, 0x06])),
         .extended(.auxConnectRsp, LLExtendedAdvertisingPayload(advMode: 0, advertiser: adv, target: rnd)),
         .unknown(LLAdvertisingPDUType(rawValue: 0x0F), [1, 2, 3]),
     ]
@@ -40,10 +49,14 @@ import Testing
 
     /// Spec layout of CONNECT_IND LLData checked byte by byte (Vol 6, Part B, 2.3.3.1).
     @Test func connectIndLayout() throws {
-        let p = LLConnectionParameters(accessAddress: LLAccessAddress(0xAF9A_9482), crcInit: 0x6D_4B3A, windowSize: 2, windowOffset: 0x000F,
-                                       interval: 0x0018, latency: 0, timeout: 0x0048, channelMap: 0x1F_FFFF_FFFF, hop: 9, sleepClockAccuracy: 1)
-        #expect(p.bytes == [0x82, 0x94, 0x9A, 0xAF, 0x3A, 0x4B, 0x6D, 0x02, 0x0F, 0x00, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00,
-                            0xFF, 0xFF, 0xFF, 0xFF, 0x1F, 0x29])
+        let p = LLConnectionParameters(
+            accessAddress: LLAccessAddress(0xAF9A_9482), crcInit: 0x6D_4B3A, windowSize: 2, windowOffset: 0x000F,
+            interval: 0x0018, latency: 0, timeout: 0x0048, channelMap: 0x1F_FFFF_FFFF, hop: 9, sleepClockAccuracy: 1)
+        #expect(
+            p.bytes == [
+                0x82, 0x94, 0x9A, 0xAF, 0x3A, 0x4B, 0x6D, 0x02, 0x0F, 0x00, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00,
+                0xFF, 0xFF, 0xFF, 0xFF, 0x1F, 0x29,
+            ])
         #expect(p.intervalMicroseconds == 30_000)
         #expect(p.usedChannels == 37)
     }
@@ -67,8 +80,10 @@ import Testing
         .featureReq(features: 0x0000_0000_0001_79FF), .featureRsp(features: 0xFF), .peripheralFeatureReq(features: 1),
         .versionInd(version: 0x0C, companyID: 0x0059, subversion: 0x1234),
         .rejectInd(errorCode: 0x06),
-        .connectionParamReq(LLConnectionParamRequest(intervalMin: 6, intervalMax: 12, latency: 0, timeout: 400, preferredPeriodicity: 2,
-                                                     referenceConnEventCount: 10, offsets: [0, 1, 2, 3, 4, 5])),
+        .connectionParamReq(
+            LLConnectionParamRequest(
+                intervalMin: 6, intervalMax: 12, latency: 0, timeout: 400, preferredPeriodicity: 2,
+                referenceConnEventCount: 10, offsets: [0, 1, 2, 3, 4, 5])),
         .connectionParamRsp(LLConnectionParamRequest(intervalMin: 6, intervalMax: 12, latency: 0, timeout: 400)),
         .rejectExtInd(rejectOpcode: .connectionParamReq, errorCode: 0x1A),
         .lengthReq(LLLengthParameters(maxRxOctets: 251, maxRxTime: 2120, maxTxOctets: 251, maxTxTime: 2120)),
@@ -118,9 +133,10 @@ import Testing
 
     @Test(arguments: [UInt8(0), 1, 2, 3])
     func nordicHeaderRoundTrips(_ version: UInt8) throws {
-        let h = NordicBLEHeader(boardID: 75, protocolVersion: version, packetCounter: 513, packetID: .eventPacketData,
-                                flags: NordicBLEFlags(crcOK: true, centralToPeripheral: true, encrypted: true, micOK: false, phy: .le2M),
-                                channel: 17, rssiSample: 60, eventCounter: 0xABCD, time: 123_456, linkLayerLength: 9)
+        let h = NordicBLEHeader(
+            boardID: 75, protocolVersion: version, packetCounter: 513, packetID: .eventPacketData,
+            flags: NordicBLEFlags(crcOK: true, centralToPeripheral: true, encrypted: true, micOK: false, phy: .le2M),
+            channel: 17, rssiSample: 60, eventCounter: 0xABCD, time: 123_456, linkLayerLength: 9)
         let bytes = h.bytes
         #expect(bytes.count == h.size)
         let back = try NordicBLEHeader(bytes: bytes)
@@ -140,13 +156,15 @@ import Testing
     }
 
     @Test func rfHeaderRoundTrips() throws {
-        let h = LERFHeader(rfChannel: 12, signalPower: -58, noisePower: -90, accessAddressOffenses: 1, referenceAccessAddress: 0x8E89_BED6,
-                           flags: LERFFlags(rawValue: 0x0C13 | 0x4000))
+        let h = LERFHeader(
+            rfChannel: 12, signalPower: -58, noisePower: -90, accessAddressOffenses: 1, referenceAccessAddress: 0x8E89_BED6,
+            flags: LERFFlags(rawValue: 0x0C13 | 0x4000))
         #expect(try LERFHeader(bytes: h.bytes) == h)
         #expect(h.bytes.count == 10)
         #expect(h.channelIndex == 38)
         #expect(h.flags.contains(.crcChecked) && h.flags.contains(.crcValid) && h.flags.phy == .le2M)
-        #expect(LERFHeader.channelIndex(rfChannel: 0) == 37 && LERFHeader.channelIndex(rfChannel: 1) == 0
+        #expect(
+            LERFHeader.channelIndex(rfChannel: 0) == 37 && LERFHeader.channelIndex(rfChannel: 1) == 0
                 && LERFHeader.channelIndex(rfChannel: 13) == 11 && LERFHeader.channelIndex(rfChannel: 38) == 36)
     }
 }

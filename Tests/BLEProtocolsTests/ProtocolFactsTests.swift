@@ -1,8 +1,8 @@
-import Testing
-import BLECore
 import BLECapture
+import BLECore
 import BLEProtocols
 import BLETestSupport
+import Testing
 
 @Suite("HCI tables, headers and summaries")
 struct HCITests {
@@ -48,18 +48,25 @@ struct HCITests {
     @Test func connectionCompleteSummary() throws {
         let bytes = HCIBuild.leConnectionComplete(handle: 0x0040, peer: BDAddress("C0:11:22:33:44:55")!)
         let packet = try HCIEventPacket(bytes: bytes)
-        #expect(packet.summary == "LE Connection Complete status=Success handle=0x0040 role=central peer=C0:11:22:33:44:55 (random) interval=30.00 ms latency=0 timeout=4000 ms")
+        #expect(
+            packet.summary
+                == "LE Connection Complete status=Success handle=0x0040 role=central peer=C0:11:22:33:44:55 (random) interval=30.00 ms latency=0 timeout=4000 ms"
+        )
     }
 
     /// Frame 537 of the treadmill capture; tshark: handle 0x0200, random peer fa:e4:e3:24:20:09, 30 ms, 5 s.
     @Test func enhancedConnectionCompleteFromCapture() throws {
         let packet = try HCIEventPacket(bytes: bytes(fromHex: "3e1f0a0000020001092024e3e4fa00000000000000000000000018000000f40100")!)
-        #expect(packet.summary == "LE Enhanced Connection Complete status=Success handle=0x0200 role=central peer=FA:E4:E3:24:20:09 (random) interval=30.00 ms latency=0 timeout=5000 ms")
+        #expect(
+            packet.summary
+                == "LE Enhanced Connection Complete status=Success handle=0x0200 role=central peer=FA:E4:E3:24:20:09 (random) interval=30.00 ms latency=0 timeout=5000 ms"
+        )
     }
 
     /// Frame 133 of the treadmill capture: one ADV_IND from A4:C1:38:BF:6F:AB, 31 data bytes, RSSI 0xCF = −49 dBm.
     @Test func advertisingReportFromCapture() throws {
-        let packet = try HCIEventPacket(bytes: bytes(fromHex: "3e2b02010000ab6fbf38c1a41f0d09475648353037325f36464142030388ec02010509ff88ec0002d0174200cf")!)
+        let packet = try HCIEventPacket(
+            bytes: bytes(fromHex: "3e2b02010000ab6fbf38c1a41f0d09475648353037325f36464142030388ec02010509ff88ec0002d0174200cf")!)
         guard case let .leAdvertisingReport(report) = try packet.decodeParameters() else { Issue.record("not a report"); return }
         #expect(report.reports.count == 1)
         let r = report.reports[0]
@@ -74,7 +81,9 @@ struct HCITests {
         let bytes = HCIBuild.commandComplete(.leReadBufferSize, returnParameters: [0x00, 0xFB, 0x00, 0x0F])
         let packet = try HCIEventPacket(bytes: bytes)
         guard case let .commandComplete(cc) = packet.decoded else { Issue.record("not CC"); return }
-        #expect(cc.decodedReturn == .leReadBufferSize(LEReadBufferSizeReturn(status: .success, aclDataPacketLength: 251, totalACLDataPackets: 15)))
+        #expect(
+            cc.decodedReturn
+                == .leReadBufferSize(LEReadBufferSizeReturn(status: .success, aclDataPacketLength: 251, totalACLDataPackets: 15)))
         #expect(packet.summary == "Command Complete opcode=LE Read Buffer Size ncmd=1 status=Success aclLength=251 aclPackets=15")
         // Status-only return parameters.
         let reset = try HCIEventPacket(bytes: HCIBuild.commandComplete(.reset))
@@ -88,7 +97,8 @@ struct HCITests {
 
     @Test func aclHeaderFlags() throws {
         // handle 0x040, PB 10 (first flushable), length 27
-        let header = try withByteReader([0x40, 0x20, 0x1B, 0x00]) { (r: inout ByteReader) throws(DecodeError) in try ACLHeader(parsing: &r) }
+        let header = try withByteReader([0x40, 0x20, 0x1B, 0x00]) { (r: inout ByteReader) throws(DecodeError) in try ACLHeader(parsing: &r)
+        }
         #expect(header.handle == 0x040 && header.packetBoundary == .firstFlushable && header.dataLength == 27 && header.broadcast == 0)
         let cont = try withByteReader([0x40, 0x10, 0x00, 0x00]) { (r: inout ByteReader) throws(DecodeError) in try ACLHeader(parsing: &r) }
         #expect(cont.packetBoundary == .continuation && !cont.packetBoundary.isStart)
@@ -117,17 +127,21 @@ struct HCITests {
         var findings: [Finding] = []
         let good: [UInt8] = [0x05, 0x04, 0x00, 0x40, 0x00, 0x13, 0xAA]
         let packet = good.withUnsafeBytes { buf in
-            HCIPacket.decode(CaptureRecord(frame: 7, timestamp: Timestamp(microseconds: 0), direction: .rx, kind: .event,
-                                           originalLength: buf.count, includedLength: buf.count, fileOffset: 100, bytes: buf),
-                             findings: &findings)
+            HCIPacket.decode(
+                CaptureRecord(
+                    frame: 7, timestamp: Timestamp(microseconds: 0), direction: .rx, kind: .event,
+                    originalLength: buf.count, includedLength: buf.count, fileOffset: 100, bytes: buf),
+                findings: &findings)
         }
         #expect(packet != nil)
         #expect(findings.count == 1 && findings[0].frame == 7 && findings[0].kind.code == "hci.length-mismatch")
         let short: [UInt8] = [0x05, 0x04, 0x00]
         let none = short.withUnsafeBytes { buf in
-            HCIPacket.decode(CaptureRecord(frame: 8, timestamp: Timestamp(microseconds: 0), direction: .rx, kind: .event,
-                                           originalLength: buf.count, includedLength: buf.count, fileOffset: 120, bytes: buf),
-                             findings: &findings)
+            HCIPacket.decode(
+                CaptureRecord(
+                    frame: 8, timestamp: Timestamp(microseconds: 0), direction: .rx, kind: .event,
+                    originalLength: buf.count, includedLength: buf.count, fileOffset: 120, bytes: buf),
+                findings: &findings)
         }
         #expect(none == nil && findings.count == 2 && findings[1].severity == .error)
     }
@@ -237,7 +251,9 @@ struct SMPAndL2CAPTests {
         }
         #expect(first.sduLength == 16 && first.payload == [1, 2, 3])
         #expect(first.bytes == [0x10, 0x00, 1, 2, 3])
-        let next = try withByteReader([4, 5]) { (r: inout ByteReader) throws(DecodeError) in try L2CAPKFrame(parsing: &r, isFirstOfSDU: false) }
+        let next = try withByteReader([4, 5]) { (r: inout ByteReader) throws(DecodeError) in
+            try L2CAPKFrame(parsing: &r, isFirstOfSDU: false)
+        }
         #expect(next.sduLength == nil && next.payload == [4, 5])
     }
 

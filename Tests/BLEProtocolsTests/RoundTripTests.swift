@@ -1,28 +1,38 @@
-import Testing
 import BLECore
 import BLEProtocols
+import Testing
 
 let peer = BDAddress(0xC0_11_22_33_44_55)
-let connParams = LEConnectionParameters(intervalMin: 24, intervalMax: 40, maxLatency: 0, supervisionTimeout: 400,
-                                        minCELength: 0, maxCELength: 0)
+let connParams = LEConnectionParameters(
+    intervalMin: 24, intervalMax: 40, maxLatency: 0, supervisionTimeout: 400,
+    minCELength: 0, maxCELength: 0)
 
 let sampleATT: [ATTPDU] = [
     .errorResponse(ATTErrorResponse(requestOpcode: .readByTypeRequest, handle: 0x0010, error: .attributeNotFound)),
     .exchangeMTURequest(clientRxMTU: 517), .exchangeMTUResponse(serverRxMTU: 247),
     .findInformationRequest(ATTHandleRange(start: 1, end: 0xFFFF)),
-    .findInformationResponse(ATTFindInformationResponse(format: 1, entries: [
-        ATTHandleUUID(handle: 0x0003, uuid: BluetoothUUID(uuid16: 0x2803)),
-        ATTHandleUUID(handle: 0x0004, uuid: BluetoothUUID(uuid16: 0x2A00)),
-    ])),
-    .findInformationResponse(ATTFindInformationResponse(format: 2, entries: [
-        ATTHandleUUID(handle: 0x0020, uuid: BluetoothUUID("8EC90001-F315-4F60-9FB8-838830DAEA50")!),
-    ])),
+    .findInformationResponse(
+        ATTFindInformationResponse(
+            format: 1,
+            entries: [
+                ATTHandleUUID(handle: 0x0003, uuid: BluetoothUUID(uuid16: 0x2803)),
+                ATTHandleUUID(handle: 0x0004, uuid: BluetoothUUID(uuid16: 0x2A00)),
+            ])),
+    .findInformationResponse(
+        ATTFindInformationResponse(
+            format: 2,
+            entries: [
+                ATTHandleUUID(handle: 0x0020, uuid: BluetoothUUID("8EC90001-F315-4F60-9FB8-838830DAEA50")!)
+            ])),
     .findByTypeValueRequest(ATTFindByTypeValueRequest(range: ATTHandleRange(start: 1, end: 0xFFFF), type: 0x2800, value: [0x0F, 0x18])),
     .findByTypeValueResponse([ATTHandleRange(start: 0x10, end: 0x15), ATTHandleRange(start: 0x20, end: 0xFFFF)]),
     .readByTypeRequest(ATTTypeRequest(range: ATTHandleRange(start: 1, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2803))),
-    .readByTypeRequest(ATTTypeRequest(range: ATTHandleRange(start: 1, end: 0xFFFF), type: BluetoothUUID("E20A39F4-73F5-4BC4-A12F-17D1AD07A961")!)),
-    .readByTypeResponse([ATTHandleValue(handle: 2, value: [0x02, 0x03, 0x00, 0x00, 0x2A]),
-                         ATTHandleValue(handle: 4, value: [0x02, 0x05, 0x00, 0x01, 0x2A])]),
+    .readByTypeRequest(
+        ATTTypeRequest(range: ATTHandleRange(start: 1, end: 0xFFFF), type: BluetoothUUID("E20A39F4-73F5-4BC4-A12F-17D1AD07A961")!)),
+    .readByTypeResponse([
+        ATTHandleValue(handle: 2, value: [0x02, 0x03, 0x00, 0x00, 0x2A]),
+        ATTHandleValue(handle: 4, value: [0x02, 0x05, 0x00, 0x01, 0x2A]),
+    ]),
     .readRequest(handle: 0x002A), .readResponse(value: [0x64]), .readResponse(value: []),
     .readBlobRequest(handle: 0x002A, offset: 22), .readBlobResponse(value: Array(0..<22)),
     .readMultipleRequest(handles: [3, 5, 7]), .readMultipleResponse(values: [1, 2, 3, 4]),
@@ -43,10 +53,14 @@ let sampleATT: [ATTPDU] = [
 ]
 
 let sampleSMP: [SMPPDU] = [
-    .pairingRequest(SMPPairingParameters(ioCapability: .noInputNoOutput, authReq: [.bonding, .secureConnections],
-                                         initiatorKeyDistribution: [.encKey, .idKey], responderKeyDistribution: [.encKey, .idKey])),
-    .pairingResponse(SMPPairingParameters(ioCapability: .displayYesNo, oobDataFlag: 1, authReq: [.bonding, .mitm, .secureConnections, .keypress, .ct2],
-                                          maxEncryptionKeySize: 7, initiatorKeyDistribution: [], responderKeyDistribution: [.encKey, .idKey, .signKey, .linkKey])),
+    .pairingRequest(
+        SMPPairingParameters(
+            ioCapability: .noInputNoOutput, authReq: [.bonding, .secureConnections],
+            initiatorKeyDistribution: [.encKey, .idKey], responderKeyDistribution: [.encKey, .idKey])),
+    .pairingResponse(
+        SMPPairingParameters(
+            ioCapability: .displayYesNo, oobDataFlag: 1, authReq: [.bonding, .mitm, .secureConnections, .keypress, .ct2],
+            maxEncryptionKeySize: 7, initiatorKeyDistribution: [], responderKeyDistribution: [.encKey, .idKey, .signKey, .linkKey])),
     .pairingConfirm(Array(0..<16)), .pairingRandom(Array(16..<32)), .pairingFailed(.confirmValueFailed),
     .encryptionInformation(longTermKey: Array(repeating: 0x42, count: 16)),
     .centralIdentification(ediv: 0x1234, rand: 0x0102_0304_0506_0708),
@@ -63,11 +77,16 @@ let sampleSignals: [L2CAPSignal] = [
     L2CAPSignal(identifier: 3, command: .disconnectionResponse(destinationCID: 0x40, sourceCID: 0x41)),
     L2CAPSignal(identifier: 4, command: .connectionParameterUpdateRequest(intervalMin: 6, intervalMax: 12, latency: 0, timeout: 500)),
     L2CAPSignal(identifier: 4, command: .connectionParameterUpdateResponse(result: 1)),
-    L2CAPSignal(identifier: 5, command: .leCreditBasedConnectionRequest(spsm: 0x80, sourceCID: 0x40, mtu: 512, mps: 247, initialCredits: 10)),
-    L2CAPSignal(identifier: 5, command: .leCreditBasedConnectionResponse(destinationCID: 0x41, mtu: 512, mps: 247, initialCredits: 10, result: 0)),
+    L2CAPSignal(
+        identifier: 5, command: .leCreditBasedConnectionRequest(spsm: 0x80, sourceCID: 0x40, mtu: 512, mps: 247, initialCredits: 10)),
+    L2CAPSignal(
+        identifier: 5, command: .leCreditBasedConnectionResponse(destinationCID: 0x41, mtu: 512, mps: 247, initialCredits: 10, result: 0)),
     L2CAPSignal(identifier: 6, command: .flowControlCreditIndication(cid: 0x40, credits: 5)),
-    L2CAPSignal(identifier: 7, command: .creditBasedConnectionRequest(spsm: 0x27, mtu: 64, mps: 64, initialCredits: 3, sourceCIDs: [0x40, 0x41])),
-    L2CAPSignal(identifier: 7, command: .creditBasedConnectionResponse(mtu: 64, mps: 64, initialCredits: 3, result: 0, destinationCIDs: [0x50, 0x51])),
+    L2CAPSignal(
+        identifier: 7, command: .creditBasedConnectionRequest(spsm: 0x27, mtu: 64, mps: 64, initialCredits: 3, sourceCIDs: [0x40, 0x41])),
+    L2CAPSignal(
+        identifier: 7,
+        command: .creditBasedConnectionResponse(mtu: 64, mps: 64, initialCredits: 3, result: 0, destinationCIDs: [0x50, 0x51])),
     L2CAPSignal(identifier: 8, command: .creditBasedReconfigureRequest(mtu: 100, mps: 100, destinationCIDs: [0x50])),
     L2CAPSignal(identifier: 8, command: .creditBasedReconfigureResponse(result: 0)),
     L2CAPSignal(identifier: 9, command: .other(.echoRequest, [1, 2])),
@@ -83,29 +102,52 @@ let sampleCommands: [HCICommandParameters] = [
     .leReadRemoteFeatures(HCIConnectionHandle(handle: 0x41)),
     .leSetScanParameters(LESetScanParameters(scanType: 1, interval: 0x10, window: 0x10, ownAddressType: .random, filterPolicy: 0)),
     .leSetScanEnable(LESetScanEnable(enable: true, filterDuplicates: 1)),
-    .leSetExtendedScanParameters(LESetExtendedScanParameters(ownAddressType: .public, filterPolicy: 0, scanningPHYs: 0x05, phys: [
-        .init(scanType: 1, interval: 0x60, window: 0x30), .init(scanType: 0, interval: 0x120, window: 0x90)])),
+    .leSetExtendedScanParameters(
+        LESetExtendedScanParameters(
+            ownAddressType: .public, filterPolicy: 0, scanningPHYs: 0x05,
+            phys: [
+                .init(scanType: 1, interval: 0x60, window: 0x30), .init(scanType: 0, interval: 0x120, window: 0x90),
+            ])),
     .leSetExtendedScanEnable(LESetExtendedScanEnable(enable: true, filterDuplicates: 0, duration: 0, period: 0)),
-    .leSetAdvertisingParameters(LESetAdvertisingParameters(intervalMin: 0x800, intervalMax: 0x800, advertisingType: 0,
-                                                           ownAddressType: .public, peerAddressType: .public, peerAddress: BDAddress(0),
-                                                           channelMap: 7, filterPolicy: 0)),
+    .leSetAdvertisingParameters(
+        LESetAdvertisingParameters(
+            intervalMin: 0x800, intervalMax: 0x800, advertisingType: 0,
+            ownAddressType: .public, peerAddressType: .public, peerAddress: BDAddress(0),
+            channelMap: 7, filterPolicy: 0)),
     .leSetAdvertisingEnable(LESetAdvertisingEnable(enable: true)),
-    .leSetExtendedAdvertisingEnable(LESetExtendedAdvertisingEnable(enable: true, sets: [.init(handle: 0, duration: 0, maxExtendedAdvertisingEvents: 0),
-                                                                                       .init(handle: 1, duration: 100, maxExtendedAdvertisingEvents: 5)])),
-    .leCreateConnection(LECreateConnection(scanInterval: 0x60, scanWindow: 0x30, initiatorFilterPolicy: 0, peerAddressType: .random,
-                                           peerAddress: peer, ownAddressType: .public, connection: connParams)),
-    .leExtendedCreateConnection(LEExtendedCreateConnection(initiatorFilterPolicy: 0, ownAddressType: .public, peerAddressType: .random,
-                                                           peerAddress: peer, initiatingPHYs: 0x03, phys: [
-        .init(scanInterval: 0x60, scanWindow: 0x60, connection: connParams), .init(scanInterval: 0, scanWindow: 0, connection: connParams)])),
-    .leExtendedCreateConnectionV2(LEExtendedCreateConnectionV2(advertisingHandle: 0xFF, subevent: 0xFF, connection: LEExtendedCreateConnection(
-        initiatorFilterPolicy: 0, ownAddressType: .random, peerAddressType: .public, peerAddress: peer, initiatingPHYs: 0x04,
-        phys: [.init(scanInterval: 0x60, scanWindow: 0x60, connection: connParams)]))),
+    .leSetExtendedAdvertisingEnable(
+        LESetExtendedAdvertisingEnable(
+            enable: true,
+            sets: [
+                .init(handle: 0, duration: 0, maxExtendedAdvertisingEvents: 0),
+                .init(handle: 1, duration: 100, maxExtendedAdvertisingEvents: 5),
+            ])),
+    .leCreateConnection(
+        LECreateConnection(
+            scanInterval: 0x60, scanWindow: 0x30, initiatorFilterPolicy: 0, peerAddressType: .random,
+            peerAddress: peer, ownAddressType: .public, connection: connParams)),
+    .leExtendedCreateConnection(
+        LEExtendedCreateConnection(
+            initiatorFilterPolicy: 0, ownAddressType: .public, peerAddressType: .random,
+            peerAddress: peer, initiatingPHYs: 0x03,
+            phys: [
+                .init(scanInterval: 0x60, scanWindow: 0x60, connection: connParams),
+                .init(scanInterval: 0, scanWindow: 0, connection: connParams),
+            ])),
+    .leExtendedCreateConnectionV2(
+        LEExtendedCreateConnectionV2(
+            advertisingHandle: 0xFF, subevent: 0xFF,
+            connection: LEExtendedCreateConnection(
+                initiatorFilterPolicy: 0, ownAddressType: .random, peerAddressType: .public, peerAddress: peer, initiatingPHYs: 0x04,
+                phys: [.init(scanInterval: 0x60, scanWindow: 0x60, connection: connParams)]))),
     .leConnectionUpdate(LEConnectionUpdate(handle: 0x40, connection: connParams)),
     .leRemoteConnectionParameterRequestReply(LERemoteConnectionParameterRequestReply(handle: 0x40, connection: connParams)),
-    .leRemoteConnectionParameterRequestNegativeReply(LERemoteConnectionParameterRequestNegativeReply(handle: 0x40, reason: .unacceptableConnectionParameters)),
+    .leRemoteConnectionParameterRequestNegativeReply(
+        LERemoteConnectionParameterRequestNegativeReply(handle: 0x40, reason: .unacceptableConnectionParameters)),
     .leSetDataLength(LESetDataLength(handle: 0x40, txOctets: 251, txTime: 2120)),
     .leSetPHY(LESetPHY(handle: 0x40, allPHYs: 0, txPHYs: 2, rxPHYs: 2, phyOptions: 0)),
-    .leEnableEncryption(LEEnableEncryption(handle: 0x40, randomNumber: 0x1122334455667788, encryptedDiversifier: 0xBEEF, longTermKey: Array(0..<16))),
+    .leEnableEncryption(
+        LEEnableEncryption(handle: 0x40, randomNumber: 0x1122334455667788, encryptedDiversifier: 0xBEEF, longTermKey: Array(0..<16))),
 ]
 
 let sampleEvents: [HCIEventParameters] = [
@@ -113,35 +155,66 @@ let sampleEvents: [HCIEventParameters] = [
     .encryptionChange(EncryptionChange(status: .success, handle: 0x40, encryptionEnabled: 1)),
     .encryptionChangeV2(EncryptionChangeV2(change: EncryptionChange(status: .success, handle: 0x40, encryptionEnabled: 1), keySize: 16)),
     .encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete(status: .success, handle: 0x40)),
-    .readRemoteVersionInformationComplete(ReadRemoteVersionInformationComplete(status: .success, handle: 0x40, version: 0x0C,
-                                                                              companyIdentifier: 0x0059, subversion: 0x1234)),
+    .readRemoteVersionInformationComplete(
+        ReadRemoteVersionInformationComplete(
+            status: .success, handle: 0x40, version: 0x0C,
+            companyIdentifier: 0x0059, subversion: 0x1234)),
     .commandComplete(CommandComplete(opcode: .reset, .status(.success))),
-    .commandComplete(CommandComplete(opcode: .leReadBufferSize, .leReadBufferSize(LEReadBufferSizeReturn(status: .success, aclDataPacketLength: 251, totalACLDataPackets: 8)))),
-    .commandComplete(CommandComplete(opcode: .leReadBufferSizeV2, .leReadBufferSizeV2(LEReadBufferSizeV2Return(
-        status: .success, aclDataPacketLength: 251, totalACLDataPackets: 15, isoDataPacketLength: 310, totalISODataPackets: 8)))),
-    .commandComplete(CommandComplete(opcode: .readBufferSize, .readBufferSize(ReadBufferSizeReturn(
-        status: .success, aclDataPacketLength: 1021, synchronousDataPacketLength: 64, totalACLDataPackets: 8, totalSynchronousDataPackets: 1)))),
+    .commandComplete(
+        CommandComplete(
+            opcode: .leReadBufferSize,
+            .leReadBufferSize(LEReadBufferSizeReturn(status: .success, aclDataPacketLength: 251, totalACLDataPackets: 8)))),
+    .commandComplete(
+        CommandComplete(
+            opcode: .leReadBufferSizeV2,
+            .leReadBufferSizeV2(
+                LEReadBufferSizeV2Return(
+                    status: .success, aclDataPacketLength: 251, totalACLDataPackets: 15, isoDataPacketLength: 310, totalISODataPackets: 8)))
+    ),
+    .commandComplete(
+        CommandComplete(
+            opcode: .readBufferSize,
+            .readBufferSize(
+                ReadBufferSizeReturn(
+                    status: .success, aclDataPacketLength: 1021, synchronousDataPacketLength: 64, totalACLDataPackets: 8,
+                    totalSynchronousDataPackets: 1)))),
     .commandComplete(CommandComplete(numHCICommandPackets: 1, opcode: .nop, returnParameters: [])),
     .commandStatus(CommandStatus(status: .success, opcode: .leCreateConnection)),
-    .numberOfCompletedPackets(NumberOfCompletedPackets(entries: [.init(handle: 0x40, completedPackets: 3), .init(handle: 0x41, completedPackets: 1)])),
-    .leConnectionComplete(LEConnectionComplete(status: .success, handle: 0x40, role: .central, peerAddressType: .random, peerAddress: peer,
-                                               interval: 24, latency: 0, supervisionTimeout: 400)),
-    .leAdvertisingReport(LEAdvertisingReport(reports: [.init(eventType: 0, addressType: .random, address: peer, data: [2, 1, 6], rssi: -60),
-                                                       .init(eventType: 4, addressType: .public, address: BDAddress(1), data: [], rssi: 127)])),
-    .leConnectionUpdateComplete(LEConnectionUpdateComplete(status: .success, handle: 0x40, interval: 6, latency: 0, supervisionTimeout: 500)),
+    .numberOfCompletedPackets(
+        NumberOfCompletedPackets(entries: [.init(handle: 0x40, completedPackets: 3), .init(handle: 0x41, completedPackets: 1)])),
+    .leConnectionComplete(
+        LEConnectionComplete(
+            status: .success, handle: 0x40, role: .central, peerAddressType: .random, peerAddress: peer,
+            interval: 24, latency: 0, supervisionTimeout: 400)),
+    .leAdvertisingReport(
+        LEAdvertisingReport(reports: [
+            .init(eventType: 0, addressType: .random, address: peer, data: [2, 1, 6], rssi: -60),
+            .init(eventType: 4, addressType: .public, address: BDAddress(1), data: [], rssi: 127),
+        ])),
+    .leConnectionUpdateComplete(
+        LEConnectionUpdateComplete(status: .success, handle: 0x40, interval: 6, latency: 0, supervisionTimeout: 500)),
     .leReadRemoteFeaturesComplete(LEReadRemoteFeaturesComplete(status: .success, handle: 0x40, features: 0x0000_0000_0000_01FF)),
     .leLongTermKeyRequest(LELongTermKeyRequest(handle: 0x40, randomNumber: 0, encryptedDiversifier: 0)),
-    .leRemoteConnectionParameterRequest(LERemoteConnectionParameterRequest(handle: 0x40, intervalMin: 6, intervalMax: 12, maxLatency: 0, supervisionTimeout: 500)),
+    .leRemoteConnectionParameterRequest(
+        LERemoteConnectionParameterRequest(handle: 0x40, intervalMin: 6, intervalMax: 12, maxLatency: 0, supervisionTimeout: 500)),
     .leDataLengthChange(LEDataLengthChange(handle: 0x40, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)),
-    .leEnhancedConnectionComplete(LEEnhancedConnectionComplete(status: .success, handle: 0x40, role: .peripheral, peerAddressType: .publicIdentity,
-                                                               peerAddress: peer, peerResolvablePrivateAddress: BDAddress(0x4A_BB_CC_DD_EE_FF),
-                                                               interval: 36, latency: 4, supervisionTimeout: 600)),
-    .leEnhancedConnectionCompleteV2(LEEnhancedConnectionCompleteV2(connection: LEEnhancedConnectionComplete(
-        status: .success, handle: 0x41, role: .central, peerAddressType: .random, peerAddress: peer, interval: 24, latency: 0,
-        supervisionTimeout: 400), advertisingHandle: 0xFF, syncHandle: 0xFFFF)),
+    .leEnhancedConnectionComplete(
+        LEEnhancedConnectionComplete(
+            status: .success, handle: 0x40, role: .peripheral, peerAddressType: .publicIdentity,
+            peerAddress: peer, peerResolvablePrivateAddress: BDAddress(0x4A_BB_CC_DD_EE_FF),
+            interval: 36, latency: 4, supervisionTimeout: 600)),
+    .leEnhancedConnectionCompleteV2(
+        LEEnhancedConnectionCompleteV2(
+            connection: LEEnhancedConnectionComplete(
+                status: .success, handle: 0x41, role: .central, peerAddressType: .random, peerAddress: peer, interval: 24, latency: 0,
+                supervisionTimeout: 400), advertisingHandle: 0xFF, syncHandle: 0xFFFF)),
     .lePHYUpdateComplete(LEPHYUpdateComplete(status: .success, handle: 0x40, txPHY: .le2M, rxPHY: .le2M)),
-    .leExtendedAdvertisingReport(LEExtendedAdvertisingReport(reports: [.init(eventType: 0x13, addressType: .random, address: peer, rssi: -70,
-                                                                             data: [2, 1, 6, 3, 3, 0x0F, 0x18])])),
+    .leExtendedAdvertisingReport(
+        LEExtendedAdvertisingReport(reports: [
+            .init(
+                eventType: 0x13, addressType: .random, address: peer, rssi: -70,
+                data: [2, 1, 6, 3, 3, 0x0F, 0x18])
+        ])),
     .leMeta(LESubevent(0x14), [0x40, 0x00, 0x01]),
     .raw(HCIEventCode(0x10), [0x01]),
 ]
@@ -185,7 +258,8 @@ struct RoundTripTests {
     }
 
     @Test(arguments: [
-        ISOPacket(handle: 0x60, packetBoundary: 2, timestamp: 0x01020304, sequenceNumber: 7, sduLength: 40, packetStatus: 0, data: Array(0..<40)),
+        ISOPacket(
+            handle: 0x60, packetBoundary: 2, timestamp: 0x01020304, sequenceNumber: 7, sduLength: 40, packetStatus: 0, data: Array(0..<40)),
         ISOPacket(handle: 0x60, packetBoundary: 0, sequenceNumber: 8, sduLength: 100, packetStatus: 1, data: Array(0..<50)),
         ISOPacket(handle: 0x60, packetBoundary: 3, data: Array(0..<50)),
     ])

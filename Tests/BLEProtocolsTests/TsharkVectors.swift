@@ -12,9 +12,12 @@ struct ATTVector: Sendable, CustomStringConvertible {
 }
 
 struct EventVector: Sendable, CustomStringConvertible {
-    let file: String, frame: Int, hex: String, code: String, subevent: String, handle: String, status: String, reason: String, opcode: String
-    init(_ file: String, _ frame: Int, _ hex: String, _ code: String, _ subevent: String, _ handle: String, _ status: String,
-         _ reason: String, _ opcode: String) {
+    let file: String, frame: Int, hex: String, code: String, subevent: String, handle: String, status: String, reason: String,
+        opcode: String
+    init(
+        _ file: String, _ frame: Int, _ hex: String, _ code: String, _ subevent: String, _ handle: String, _ status: String,
+        _ reason: String, _ opcode: String
+    ) {
         self.file = file; self.frame = frame; self.hex = hex; self.code = code; self.subevent = subevent
         self.handle = handle; self.status = status; self.reason = reason; self.opcode = opcode
     }
@@ -30,9 +33,12 @@ struct CommandVector: Sendable, CustomStringConvertible {
 }
 
 struct SMPVector: Sendable, CustomStringConvertible {
-    let frame: Int, hex: String, opcode: String, io: String, maxKeySize: String, reason: String, authReq: String, initKeys: String, respKeys: String
-    init(_ frame: Int, _ hex: String, _ opcode: String, _ io: String, _ maxKeySize: String, _ reason: String, _ authReq: String,
-         _ initKeys: String, _ respKeys: String) {
+    let frame: Int, hex: String, opcode: String, io: String, maxKeySize: String, reason: String, authReq: String, initKeys: String,
+        respKeys: String
+    init(
+        _ frame: Int, _ hex: String, _ opcode: String, _ io: String, _ maxKeySize: String, _ reason: String, _ authReq: String,
+        _ initKeys: String, _ respKeys: String
+    ) {
         self.frame = frame; self.hex = hex; self.opcode = opcode; self.io = io; self.maxKeySize = maxKeySize
         self.reason = reason; self.authReq = authReq; self.initKeys = initKeys; self.respKeys = respKeys
     }
@@ -42,8 +48,10 @@ struct SMPVector: Sendable, CustomStringConvertible {
 struct SignalVector: Sendable, CustomStringConvertible {
     let frame: Int, hex: String, code: String, ident: String, minInterval: String, maxInterval: String, latency: String,
         timeout: String, result: String, unused: String
-    init(_ frame: Int, _ hex: String, _ code: String, _ ident: String, _ minInterval: String, _ maxInterval: String,
-         _ latency: String, _ timeout: String, _ result: String, _ unused: String) {
+    init(
+        _ frame: Int, _ hex: String, _ code: String, _ ident: String, _ minInterval: String, _ maxInterval: String,
+        _ latency: String, _ timeout: String, _ result: String, _ unused: String
+    ) {
         self.frame = frame; self.hex = hex; self.code = code; self.ident = ident; self.minInterval = minInterval
         self.maxInterval = maxInterval; self.latency = latency; self.timeout = timeout; self.result = result; self.unused = unused
     }
@@ -77,8 +85,12 @@ let attVectors: [ATTVector] = [
     .init("android-btsnoop_horizon74-tr", 739, "12110055aa0100010200000000", "0x12", "0x0011", "55aa0100010200000000", "", ""),
     .init("android-btsnoop_horizon74-tr", 741, "13", "0x13", "0x0011", "", "", ""),
     .init("android-btsnoop_horizon74-tr", 742, "1b12000a00", "0x1b", "0x0012", "0a00", "", ""),
-    .init("android-btsnoop_horizon74-tr", 743, "1b140055aa000001029200a8db0236000d1f0200303030", "0x1b", "0x0014", "55aa000001029200a8db0236000d1f0200303030", "", ""),
-    .init("android-btsnoop_horizon74-tr", 789, "12110055aa02000116db02edc200477565737400000000", "0x12", "0x0011", "55aa02000116db02edc200477565737400000000", "", ""),
+    .init(
+        "android-btsnoop_horizon74-tr", 743, "1b140055aa000001029200a8db0236000d1f0200303030", "0x1b", "0x0014",
+        "55aa000001029200a8db0236000d1f0200303030", "", ""),
+    .init(
+        "android-btsnoop_horizon74-tr", 789, "12110055aa02000116db02edc200477565737400000000", "0x12", "0x0011",
+        "55aa02000116db02edc200477565737400000000", "", ""),
     .init("android-btsnoop_horizon74-tr", 791, "13", "0x13", "0x0011", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 279, "080100ffff002a", "0x08", "", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 281, "090e0300f09f9491204d6f64656c2059", "0x09", "0x0003", "", "", ""),
@@ -104,25 +116,63 @@ let attVectors: [ATTVector] = [
     .init("android-btsnoop_pixel8-pongb", 328, "037300", "0x03", "", "", "", "115"),
     .init("android-btsnoop_pixel8-pongb", 331, "120c000200", "0x12", "0x000c", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 333, "13", "0x13", "0x000c", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 335, "1d0b00001f1a1d12160a14ba9e55af188e20878c20c35a21e97540cac3bd621802220101", "0x1d", "0x000b", "001f1a1d12160a14ba9e55af188e20878c20c35a21e97540cac3bd621802220101", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 335, "1d0b00001f1a1d12160a14ba9e55af188e20878c20c35a21e97540cac3bd621802220101", "0x1d", "0x000b",
+        "001f1a1d12160a14ba9e55af188e20878c20c35a21e97540cac3bd621802220101", "", ""),
     .init("android-btsnoop_pixel8-pongb", 336, "1e", "0x1e", "0x000b", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 339, "1208000054320208023a121210f59c43d537adf2d95688da5014b59ff39a030100a003025204b97caf8c6a2d0a0218062a27120cfadbf83191bc7d53d81bc044186425e84e01002a10c56811e92e80867f37922cc8326f78a7", "0x12", "0x0008", "0054320208023a121210f59c43d537adf2d95688da5014b59ff39a030100a003025204b97caf8c6a2d0a0218062a27120cfadbf83191bc7d53d81bc044186425e84e01002a10c56811e92e80867f37922cc8326f78a7", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 339,
+        "1208000054320208023a121210f59c43d537adf2d95688da5014b59ff39a030100a003025204b97caf8c6a2d0a0218062a27120cfadbf83191bc7d53d81bc044186425e84e01002a10c56811e92e80867f37922cc8326f78a7",
+        "0x12", "0x0008",
+        "0054320208023a121210f59c43d537adf2d95688da5014b59ff39a030100a003025204b97caf8c6a2d0a0218062a27120cfadbf83191bc7d53d81bc044186425e84e01002a10c56811e92e80867f37922cc8326f78a7",
+        "", ""),
     .init("android-btsnoop_pixel8-pongb", 340, "13", "0x13", "0x0008", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 342, "1d0b00004232121210f59c43d537adf2d95688da5014b59ff33a0208026a244a220a0c643f708b99ffc5ea81b6aab710581a10e9deb1392393f5016058014215a67b1a92030100", "0x1d", "0x000b", "004232121210f59c43d537adf2d95688da5014b59ff33a0208026a244a220a0c643f708b99ffc5ea81b6aab710581a10e9deb1392393f5016058014215a67b1a92030100", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 342,
+        "1d0b00004232121210f59c43d537adf2d95688da5014b59ff33a0208026a244a220a0c643f708b99ffc5ea81b6aab710581a10e9deb1392393f5016058014215a67b1a92030100",
+        "0x1d", "0x000b",
+        "004232121210f59c43d537adf2d95688da5014b59ff33a0208026a244a220a0c643f708b99ffc5ea81b6aab710581a10e9deb1392393f5016058014215a67b1a92030100",
+        "", ""),
     .init("android-btsnoop_pixel8-pongb", 344, "1e", "0x1e", "0x000b", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 345, "1208000054320208023a1212100b566c6ac0d5d9e54f94722ffdc097c99a030100a003025204a43254a66a2d0a0218062a27120c99752fee5708204221338bf7186525e94e01002a10a2a867f03b85ade29183a30cdc34f33d", "0x12", "0x0008", "0054320208023a1212100b566c6ac0d5d9e54f94722ffdc097c99a030100a003025204a43254a66a2d0a0218062a27120c99752fee5708204221338bf7186525e94e01002a10a2a867f03b85ade29183a30cdc34f33d", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 345,
+        "1208000054320208023a1212100b566c6ac0d5d9e54f94722ffdc097c99a030100a003025204a43254a66a2d0a0218062a27120c99752fee5708204221338bf7186525e94e01002a10a2a867f03b85ade29183a30cdc34f33d",
+        "0x12", "0x0008",
+        "0054320208023a1212100b566c6ac0d5d9e54f94722ffdc097c99a030100a003025204a43254a66a2d0a0218062a27120c99752fee5708204221338bf7186525e94e01002a10a2a867f03b85ade29183a30cdc34f33d",
+        "", ""),
     .init("android-btsnoop_pixel8-pongb", 347, "13", "0x13", "0x0008", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 349, "1d0b000042321212100b566c6ac0d5d9e54f94722ffdc097c93a0208026a244a220a0cfefcaf6ceee59c356745ccb910591a103aadd6dd419957254cc4db441f0cc0ad92030100", "0x1d", "0x000b", "0042321212100b566c6ac0d5d9e54f94722ffdc097c93a0208026a244a220a0cfefcaf6ceee59c356745ccb910591a103aadd6dd419957254cc4db441f0cc0ad92030100", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 349,
+        "1d0b000042321212100b566c6ac0d5d9e54f94722ffdc097c93a0208026a244a220a0cfefcaf6ceee59c356745ccb910591a103aadd6dd419957254cc4db441f0cc0ad92030100",
+        "0x1d", "0x000b",
+        "0042321212100b566c6ac0d5d9e54f94722ffdc097c93a0208026a244a220a0cfefcaf6ceee59c356745ccb910591a103aadd6dd419957254cc4db441f0cc0ad92030100",
+        "", ""),
     .init("android-btsnoop_pixel8-pongb", 350, "1e", "0x1e", "0x000b", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 352, "1608000000008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b", "0x16", "0x0008", "008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 356, "1708000000008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b", "0x17", "0x0008", "008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 357, "1608006e00720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "0x16", "0x0008", "720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 362, "1708006e00720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "0x17", "0x0008", "720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 352,
+        "1608000000008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b",
+        "0x16", "0x0008",
+        "008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b",
+        "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 356,
+        "1708000000008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b",
+        "0x17", "0x0008",
+        "008f320208023a1212100b951fa4e1a1425308e204f3c2fc8c1f9a030100a00302523f1a1c57a4c919dcbccadb26a1150916c98b8d79e6f4b6bedd80dfd6b9f26ec70b12c59226eb5ef81c2fc5d00ae89f8e95254112b3842021300b647d54bd25266a2d0a0218062a27120c825b",
+        "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 357, "1608006e00720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "0x16",
+        "0x0008", "720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 362, "1708006e00720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "0x17",
+        "0x0008", "720baae9ec8c2ce3a46a186625ea4e01002a10f842211bf5b0973474f31d38c51f6e60", "", ""),
     .init("android-btsnoop_pixel8-pongb", 363, "1801", "0x18", "", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 365, "19", "0x19", "", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 460, "110601000400011805000d0000180e000e000a18", "0x11", "0x0001", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 710, "1b27000817", "0x1b", "0x0027", "0817", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 711, "1b2a00005ed46fb7904180e7b3f28f3489f11dc5c40300", "0x1b", "0x002a", "005ed46fb7904180e7b3f28f3489f11dc5c40300", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 711, "1b2a00005ed46fb7904180e7b3f28f3489f11dc5c40300", "0x1b", "0x002a",
+        "005ed46fb7904180e7b3f28f3489f11dc5c40300", "", ""),
     .init("android-btsnoop_pixel8-pongb", 712, "1b2a00010020fa2a", "0x1b", "0x002a", "010020fa2a", "", ""),
     .init("android-btsnoop_pixel8-pongb", 729, "02f700", "0x02", "", "", "", "247"),
     .init("android-btsnoop_pixel8-pongb", 732, "030502", "0x03", "", "", "", "517"),
@@ -133,18 +183,39 @@ let attVectors: [ATTVector] = [
     .init("android-btsnoop_pixel8-pongb", 1126, "060100ffff00280118", "0x06", "", "0118", "", ""),
     .init("android-btsnoop_pixel8-pongb", 1128, "0701000a00", "0x07", "0x0001", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 1133, "0a5200", "0x0a", "0x0052", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 1137, "0bac2f264581824be591e02992e6b40ebb", "0x0b", "0x0052", "ac2f264581824be591e02992e6b40ebb", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 1146, "060100ffff0028a8de01b00791cea31a49a5f600fb0f44", "0x06", "", "a8de01b00791cea31a49a5f600fb0f44", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 1137, "0bac2f264581824be591e02992e6b40ebb", "0x0b", "0x0052", "ac2f264581824be591e02992e6b40ebb",
+        "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 1146, "060100ffff0028a8de01b00791cea31a49a5f600fb0f44", "0x06", "",
+        "a8de01b00791cea31a49a5f600fb0f44", "", ""),
     .init("android-btsnoop_pixel8-pongb", 1149, "52420080", "0x52", "0x0042", "80", "", ""),
     .init("android-btsnoop_pixel8-pongb", 1150, "5242008100000808", "0x52", "0x0042", "8100000808", "", ""),
     .init("android-btsnoop_pixel8-pongb", 1154, "0793009e00", "0x07", "0x0093", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 1157, "524200004500009f004f0000ff1166fda9fe0002a9fe000316341634008bd06116fefd0000000000000000005d020000510000000000000051fefd69bc57a63730c7408d1f3645ccbee5c018f6a6e159f7d2cd961f54037046686e2088dc6006fc8e77d9de9ea8969c0bf61f399721fc9b77b4b05b4d3a4789893fb8c0a4000009ff010001000017000016fefd0000000000000001000c0e0000000001000000000000", "0x52", "0x0042", "004500009f004f0000ff1166fda9fe0002a9fe000316341634008bd06116fefd0000000000000000005d020000510000000000000051fefd69bc57a63730c7408d1f3645ccbee5c018f6a6e159f7d2cd961f54037046686e2088dc6006fc8e77d9de9ea8969c0bf61f399721fc9b77b4b05b4d3a4789893fb8c0a4000009ff010001000017000016fefd0000000000000001000c0e0000000001000000000000", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 1157,
+        "524200004500009f004f0000ff1166fda9fe0002a9fe000316341634008bd06116fefd0000000000000000005d020000510000000000000051fefd69bc57a63730c7408d1f3645ccbee5c018f6a6e159f7d2cd961f54037046686e2088dc6006fc8e77d9de9ea8969c0bf61f399721fc9b77b4b05b4d3a4789893fb8c0a4000009ff010001000017000016fefd0000000000000001000c0e0000000001000000000000",
+        "0x52", "0x0042",
+        "004500009f004f0000ff1166fda9fe0002a9fe000316341634008bd06116fefd0000000000000000005d020000510000000000000051fefd69bc57a63730c7408d1f3645ccbee5c018f6a6e159f7d2cd961f54037046686e2088dc6006fc8e77d9de9ea8969c0bf61f399721fc9b77b4b05b4d3a4789893fb8c0a4000009ff010001000017000016fefd0000000000000001000c0e0000000001000000000000",
+        "", ""),
     .init("android-btsnoop_pixel8-pongb", 1169, "0a3500", "0x0a", "0x0035", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 1172, "0b03000000000000", "0x0b", "0x0035", "03000000000000", "", ""),
     .init("android-btsnoop_pixel8-pongb", 1221, "0aa100", "0x0a", "0x00a1", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 1223, "0b000000000000000000000000000000000000", "0x0b", "0x00a1", "000000000000000000000000000000000000", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 4711, "1608000000008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f", "0x16", "0x0008", "008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 4714, "1708000000008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f", "0x17", "0x0008", "008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 1223, "0b000000000000000000000000000000000000", "0x0b", "0x00a1",
+        "000000000000000000000000000000000000", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 4711,
+        "1608000000008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f",
+        "0x16", "0x0008",
+        "008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f",
+        "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 4714,
+        "1708000000008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f",
+        "0x17", "0x0008",
+        "008f320208023a121210040d5a577c048b8310031b3decadfc1b9a030100a00302523fa40e6a9d2004676304af7453910582cd85031a86bed477de472e0b7b5dbbeff75da58a1d625b9f5cd546fa02729aa9e0ca5b5dacf70b64cf320724ee08c2bd6a2d0a0218062a27120cb55f",
+        "", ""),
     .init("android-btsnoop_pixel8-pongb", 4719, "1801", "0x18", "", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 4724, "19", "0x19", "", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 6406, "1801", "0x18", "", "", "", ""),
@@ -156,11 +227,15 @@ let attVectors: [ATTVector] = [
     .init("pcapng-lt201-h4phdr_airbily-", 223, "09070200200300052a", "0x09", "0x0002", "", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 225, "11060100090000180a000d0001180e00fffff00a", "0x11", "0x0001", "", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 226, "08010009000228", "0x08", "", "", "", ""),
-    .init("pcapng-lt201-h4phdr_airbily-", 230, "060100ffff0028d0002d121e4b0fa4994eceb531f40579", "0x06", "", "d0002d121e4b0fa4994eceb531f40579", "", ""),
+    .init(
+        "pcapng-lt201-h4phdr_airbily-", 230, "060100ffff0028d0002d121e4b0fa4994eceb531f40579", "0x06", "",
+        "d0002d121e4b0fa4994eceb531f40579", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 231, "010601000a", "0x01", "0x0001", "", "0x0a", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 232, "010801000a", "0x01", "0x0001", "", "0x0a", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 233, "08010009000328", "0x08", "", "", "", ""),
-    .init("pcapng-lt201-h4phdr_airbily-", 236, "060100ffff0028dcf855ad02c5f48e3a43360f2b50d389", "0x06", "", "dcf855ad02c5f48e3a43360f2b50d389", "", ""),
+    .init(
+        "pcapng-lt201-h4phdr_airbily-", 236, "060100ffff0028dcf855ad02c5f48e3a43360f2b50d389", "0x06", "",
+        "dcf855ad02c5f48e3a43360f2b50d389", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 237, "010601000a", "0x01", "0x0001", "", "0x0a", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 239, "090702000a0300002a0400020500012a0600020700042a", "0x09", "0x0002", "", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 242, "1200000200", "0x12", "0x0000", "0200", "", ""),
@@ -195,7 +270,10 @@ let attVectors: [ATTVector] = [
     .init("pklg-ios-le_even-g2-glasses-", 246, "103b00ffff0028", "0x10", "", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 249, "08060009000328", "0x08", "", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 250, "09070700200800052a", "0x09", "0x0007", "", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 251, "11142008250801102ec78a0e7390e111c208602700004008450850542ec78a0e7390e111c208602700006008650850642ec78a0e7390e111c208602700008008850850742ec78a0e7390e111c20860270000a008ffff9ecadc240ee5a9e093f3a3b50100406e", "0x11", "0x0820", "", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 251,
+        "11142008250801102ec78a0e7390e111c208602700004008450850542ec78a0e7390e111c208602700006008650850642ec78a0e7390e111c208602700008008850850742ec78a0e7390e111c20860270000a008ffff9ecadc240ee5a9e093f3a3b50100406e",
+        "0x11", "0x0820", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 252, "08100017000328", "0x08", "", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 254, "08080009000328", "0x08", "", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 255, "010809000a", "0x01", "0x0009", "", "0x0a", ""),
@@ -209,27 +287,47 @@ let attVectors: [ATTVector] = [
     .init("pklg-ios-le_even-g2-glasses-", 268, "1213000200", "0x12", "0x0013", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 271, "13", "0x13", "0x0009", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 273, "13", "0x13", "0x0009", "", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 300, "0915410804420801542ec78a0e7390e111c20860270000430810440802542ec78a0e7390e111c20860270000", "0x09", "0x0841", "", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 300, "0915410804420801542ec78a0e7390e111c20860270000430810440802542ec78a0e7390e111c20860270000",
+        "0x09", "0x0841", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 320, "0445084508", "0x04", "", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 326, "050145080229", "0x05", "0x0845", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 341, "060100ffff00280118", "0x06", "", "0118", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 342, "0706000900", "0x07", "0x0006", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 354, "010809000a", "0x01", "0x0009", "", "0x0a", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 369, "524208aa21010c01018000080410031a0408011003c846", "0x52", "0x0842", "aa21010c01018000080410031a0408011003c846", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 372, "1b4408aa12890801018000080410031a001b24", "0x1b", "0x0844", "aa12890801018000080410031a001b24", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 376, "1b4408aa12ec0b01018001080410ec011a020801f5a7", "0x1b", "0x0844", "aa12ec0b01018001080410ec011a020801f5a7", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 433, "1b4408aa12580a01018001080410581a0208015d67", "0x1b", "0x0844", "aa12580a01018001080410581a0208015d67", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 465, "524208aa21020c01018000080410041a04080110038c5f", "0x52", "0x0842", "aa21020c01018000080410041a04080110038c5f", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 470, "524208aa21030a0101802008051005220208015e42", "0x52", "0x0842", "aa21030a0101802008051005220208015e42", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 369, "524208aa21010c01018000080410031a0408011003c846", "0x52", "0x0842",
+        "aa21010c01018000080410031a0408011003c846", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 372, "1b4408aa12890801018000080410031a001b24", "0x1b", "0x0844", "aa12890801018000080410031a001b24",
+        "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 376, "1b4408aa12ec0b01018001080410ec011a020801f5a7", "0x1b", "0x0844",
+        "aa12ec0b01018001080410ec011a020801f5a7", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 433, "1b4408aa12580a01018001080410581a0208015d67", "0x1b", "0x0844",
+        "aa12580a01018001080410581a0208015d67", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 465, "524208aa21020c01018000080410041a04080110038c5f", "0x52", "0x0842",
+        "aa21020c01018000080410041a04080110038c5f", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 470, "524208aa21030a0101802008051005220208015e42", "0x52", "0x0842",
+        "aa21030a0101802008051005220208015e42", "", ""),
 ]
 
 /// HCI events (file, frame, bytes after the H4 indicator, code, subevent, handle, status, reason, command opcode).
 let eventVectors: [EventVector] = [
     // BR/EDR Connection Complete (tshark: handle 0x002a, bd_addr 00:13:e0:49:b9:ca, link type 0x01 ACL, encryption 0x00).
     .init("pklg-macos-be_isap-sim-access-classic", 33, "030b002a00cab949e013000100", "0x03", "", "0x002a", "0x00", "", ""),
-    .init("android-btsnoop_horizon74-tr", 133, "3e2b02010000ab6fbf38c1a41f0d09475648353037325f36464142030388ec02010509ff88ec0002d0174200cf", "0x3e", "0x02", "", "", "", ""),
-    .init("android-btsnoop_horizon74-tr", 134, "3e2702010400ab6fbf38c1a41b1aff4c000215494e54454c4c495f524f434b535f48575072f2ffc2cf", "0x3e", "0x02", "", "", "", ""),
-    .init("android-btsnoop_horizon74-tr", 537, "3e1f0a0000020001092024e3e4fa00000000000000000000000018000000f40100", "0x3e", "0x0a", "0x0200", "0x00", "", ""),
+    .init(
+        "android-btsnoop_horizon74-tr", 133, "3e2b02010000ab6fbf38c1a41f0d09475648353037325f36464142030388ec02010509ff88ec0002d0174200cf",
+        "0x3e", "0x02", "", "", "", ""),
+    .init(
+        "android-btsnoop_horizon74-tr", 134, "3e2702010400ab6fbf38c1a41b1aff4c000215494e54454c4c495f524f434b535f48575072f2ffc2cf", "0x3e",
+        "0x02", "", "", "", ""),
+    .init(
+        "android-btsnoop_horizon74-tr", 537, "3e1f0a0000020001092024e3e4fa00000000000000000000000018000000f40100", "0x3e", "0x0a", "0x0200",
+        "0x00", "", ""),
     .init("android-btsnoop_horizon74-tr", 544, "3e0c040000020100000000000000", "0x3e", "0x04", "0x0200", "0x00", "", ""),
     .init("android-btsnoop_horizon74-tr", 585, "3e0a0300000206000000f401", "0x3e", "0x03", "0x0200", "0x00", "", ""),
     .init("android-btsnoop_horizon74-tr", 738, "3e0a0300000218000000f401", "0x3e", "0x03", "0x0200", "0x00", "", ""),
@@ -240,15 +338,24 @@ let eventVectors: [EventVector] = [
     .init("android-btsnoop_horizon74-tr", 551, "0c08000002070d00a21b", "0x0c", "", "0x0200", "0x00", "", ""),
     .init("android-btsnoop_horizon74-tr", 565, "13050100020100", "0x13", "", "0x0200", "", "", ""),
     .init("android-btsnoop_horizon74-tr", 572, "13050100020100", "0x13", "", "0x0200", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 204, "3e1f0a02400000000000000000000000000000000000000000000f000000f40100", "0x3e", "0x0a", "0x0040", "0x02", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 217, "3e1f0a024100000000000000000000000000000000000000000000000000000000", "0x3e", "0x0a", "0x0041", "0x02", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 204, "3e1f0a02400000000000000000000000000000000000000000000f000000f40100", "0x3e", "0x0a", "0x0040",
+        "0x02", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 217, "3e1f0a024100000000000000000000000000000000000000000000000000000000", "0x3e", "0x0a", "0x0041",
+        "0x02", "", ""),
     .init("android-btsnoop_pixel8-pongb", 274, "3e0b0741001b0048012d00d801", "0x3e", "0x07", "0x0041", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 275, "3e0c04004100a900000000000000", "0x3e", "0x04", "0x0041", "0x00", "", ""),
     .init("android-btsnoop_pixel8-pongb", 334, "3e0a0300410027000000f401", "0x3e", "0x03", "0x0041", "0x00", "", ""),
     .init("android-btsnoop_pixel8-pongb", 337, "3e0b0741002d00d8012d00d801", "0x3e", "0x07", "0x0041", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 397, "3e0a0300410027000000c800", "0x3e", "0x03", "0x0041", "0x00", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 418, "3e320d0113000073490660b25c0100ff7fae000000000000000000180201061106e4ccdbe22a2ab481e91189efcc109808020a05", "0x3e", "0x0d", "", "", "", ""),
-    .init("android-btsnoop_pixel8-pongb", 419, "3e280d011b000073490660b25c0100ff7fad0000000000000000000e0d09354342323630303634393733", "0x3e", "0x0d", "", "", "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 418,
+        "3e320d0113000073490660b25c0100ff7fae000000000000000000180201061106e4ccdbe22a2ab481e91189efcc109808020a05", "0x3e", "0x0d", "", "",
+        "", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 419, "3e280d011b000073490660b25c0100ff7fad0000000000000000000e0d09354342323630303634393733", "0x3e",
+        "0x0d", "", "", "", ""),
     .init("android-btsnoop_pixel8-pongb", 452, "3e0c04004200ef00000800000000", "0x3e", "0x04", "0x0042", "0x00", "", ""),
     .init("android-btsnoop_pixel8-pongb", 2, "0e0401030c00", "0x0e", "", "", "0x00", "", "0x0c03"),
     .init("android-btsnoop_pixel8-pongb", 4, "0e0401010c00", "0x0e", "", "", "0x00", "", "0x0c01"),
@@ -266,9 +373,15 @@ let eventVectors: [EventVector] = [
     .init("android-btsnoop_pixel8-pongb", 1558, "050400430008", "0x05", "", "0x0043", "0x00", "0x08", ""),
     .init("android-btsnoop_pixel8-pongb", 5697, "050400440008", "0x05", "", "0x0044", "0x00", "0x08", ""),
     .init("android-btsnoop_pixel8-pongb", 5947, "59050042000110", "0x59", "", "", "", "", ""),
-    .init("pcapng-lt201-h4phdr_airbily-", 183, "3e2802010201ddd5ff7d82431c03036ffd17166ffdebd8de78173abce46461dbc7a3e899facfd9dbfab6", "0x3e", "0x02", "", "", "", ""),
-    .init("pcapng-lt201-h4phdr_airbily-", 184, "3e2802010201ddd5ff7d82431c03036ffd17166ffdebd8de78173abce46461dbc7a3e899facfd9dbfab6", "0x3e", "0x02", "", "", "", ""),
-    .init("pcapng-lt201-h4phdr_airbily-", 210, "3e1f0a00030000015e5661b840e700000000000000000000000024000000f40100", "0x3e", "0x0a", "0x0003", "0x00", "", ""),
+    .init(
+        "pcapng-lt201-h4phdr_airbily-", 183, "3e2802010201ddd5ff7d82431c03036ffd17166ffdebd8de78173abce46461dbc7a3e899facfd9dbfab6", "0x3e",
+        "0x02", "", "", "", ""),
+    .init(
+        "pcapng-lt201-h4phdr_airbily-", 184, "3e2802010201ddd5ff7d82431c03036ffd17166ffdebd8de78173abce46461dbc7a3e899facfd9dbfab6", "0x3e",
+        "0x02", "", "", "", ""),
+    .init(
+        "pcapng-lt201-h4phdr_airbily-", 210, "3e1f0a00030000015e5661b840e700000000000000000000000024000000f40100", "0x3e", "0x0a", "0x0003",
+        "0x00", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 218, "3e0c040003002541000000000000", "0x3e", "0x04", "0x0003", "0x00", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 228, "3e0b0703001b0048011b004808", "0x3e", "0x07", "0x0003", "", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 251, "3e0a0300030006000000f401", "0x3e", "0x03", "0x0003", "0x00", "", ""),
@@ -281,15 +394,23 @@ let eventVectors: [EventVector] = [
     .init("pcapng-lt201-h4phdr_airbily-", 224, "13050103000100", "0x13", "", "0x0003", "", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 255, "0c08000300095900a900", "0x0c", "", "0x0003", "0x00", "", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 800, "050400030016", "0x05", "", "0x0003", "0x00", "0x16", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 207, "3e22290045000001306ec7cc64e400000000000000000000000018000000480000ffffff", "0x3e", "0x29", "", "", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 207, "3e22290045000001306ec7cc64e400000000000000000000000018000000480000ffffff", "0x3e", "0x29", "",
+        "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 215, "3e0b074500fb004808fb004808", "0x3e", "0x07", "0x0045", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 232, "3e0c040045002f4c0107a8190000", "0x3e", "0x04", "0x0045", "0x00", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 238, "3e0b074500fb004808fb004808", "0x3e", "0x07", "0x0045", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 980, "3e0a03005f00180000005802", "0x3e", "0x03", "0x005f", "0x00", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 44, "1305011b000100", "0x13", "", "0x001b", "", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 45, "ff3cef0a00000001132601967a05986b678121ff7fce00000000000000000002af4f5cda0944ce7f7fffff1202011a0bff4c001006011db85ed418020a00", "0xff", "", "", "", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 45,
+        "ff3cef0a00000001132601967a05986b678121ff7fce00000000000000000002af4f5cda0944ce7f7fffff1202011a0bff4c001006011db85ed418020a00",
+        "0xff", "", "", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 52, "1305011b000200", "0x13", "", "0x001b", "", "", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 62, "ff3cef0a00000001132701967a05986b678121ff7fc800000000000000000002af4f5cda0944c87f7fffff1202011a0bff4c001006011db85ed418020a00", "0xff", "", "", "", "", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 62,
+        "ff3cef0a00000001132701967a05986b678121ff7fc800000000000000000002af4f5cda0944c87f7fffff1202011a0bff4c001006011db85ed418020a00",
+        "0xff", "", "", "", "", ""),
     .init("pklg-ios-le_even-g2-glasses-", 93, "0e0501e9fc004d", "0x0e", "", "", "", "", "0xfce9"),
     .init("pklg-ios-le_even-g2-glasses-", 108, "0e04012afe00", "0x0e", "", "", "", "", "0xfe2a"),
     .init("pklg-ios-le_even-g2-glasses-", 170, "0f0400018520", "0x0f", "", "", "0x00", "", "0x2085"),
@@ -331,8 +452,14 @@ let commandVectors: [CommandVector] = [
     .init("android-btsnoop_horizon74-tr", 63, "0f08020500", "0x080f", ""),
     .init("android-btsnoop_horizon74-tr", 65, "53fd00", "0xfd53", ""),
     .init("android-btsnoop_horizon74-tr", 67, "140c00", "0x0c14", ""),
-    .init("android-btsnoop_horizon74-tr", 69, "130cf846697265205461626c6574000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000", "0x0c13", ""),
-    .init("android-btsnoop_horizon74-tr", 71, "520cf1010c0946697265205461626c65740103010581070000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000", "0x0c52", ""),
+    .init(
+        "android-btsnoop_horizon74-tr", 69,
+        "130cf846697265205461626c6574000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "0x0c13", ""),
+    .init(
+        "android-btsnoop_horizon74-tr", 71,
+        "520cf1010c0946697265205461626c65740103010581070000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "0x0c52", ""),
     .init("android-btsnoop_horizon74-tr", 73, "182000", "0x2018", ""),
     .init("android-btsnoop_horizon74-tr", 75, "0520068998938cbc55", "0x2005", ""),
     .init("android-btsnoop_horizon74-tr", 79, "260c026000", "0x0c26", ""),
@@ -386,17 +513,28 @@ let commandVectors: [CommandVector] = [
     .init("android-btsnoop_pixel8-pongb", 81, "182000", "0x2018", ""),
     .init("android-btsnoop_pixel8-pongb", 83, "0520068f99f45f2252", "0x2005", ""),
     .init("android-btsnoop_pixel8-pongb", 85, "2d200100", "0x202d", ""),
-    .init("android-btsnoop_pixel8-pongb", 87, "272027005120d4f02de09ca77bea08cdae11c9981008fbe53387fc7e57a3939072eee48da36a37fb176c", "0x2027", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 87, "272027005120d4f02de09ca77bea08cdae11c9981008fbe53387fc7e57a3939072eee48da36a37fb176c",
+        "0x2027", ""),
     .init("android-btsnoop_pixel8-pongb", 89, "4e2008005120d4f02de001", "0x204e", ""),
     .init("android-btsnoop_pixel8-pongb", 91, "5efd13005e810400f401100000000000000000000000", "0xfd5e", ""),
-    .init("android-btsnoop_pixel8-pongb", 93, "520cf101010903030012010581070000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000", "0x0c52", ""),
-    .init("android-btsnoop_pixel8-pongb", 97, "130cf8506978656c203800000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000", "0x0c13", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 93,
+        "520cf101010903030012010581070000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "0x0c52", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 97,
+        "130cf8506978656c203800000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "0x0c13", ""),
     .init("android-btsnoop_pixel8-pongb", 103, "17fc09160302010004020100", "0xfc17", ""),
     .init("android-btsnoop_pixel8-pongb", 139, "41200801000101c012c012", "0x2041", ""),
     .init("android-btsnoop_pixel8-pongb", 141, "422006010000000000", "0x2042", ""),
     .init("android-btsnoop_pixel8-pongb", 149, "260c026000", "0x0c26", ""),
     .init("android-btsnoop_pixel8-pongb", 157, "112007000d347411ffff", "0x2011", ""),
-    .init("android-btsnoop_pixel8-pongb", 161, "43203a010100000000000000070008c000080010000000f401000000000008c000080010000000f401000000000008c000080010000000f40100000000", "0x2043", ""),
+    .init(
+        "android-btsnoop_pixel8-pongb", 161,
+        "43203a010100000000000000070008c000080010000000f401000000000008c000080010000000f401000000000008c000080010000000f40100000000",
+        "0x2043", ""),
     .init("android-btsnoop_pixel8-pongb", 181, "830c03000100", "0x0c83", ""),
     .init("android-btsnoop_pixel8-pongb", 185, "1e0c0400081200", "0x0c1e", ""),
     .init("android-btsnoop_pixel8-pongb", 187, "1a0c0100", "0x0c1a", ""),
@@ -419,7 +557,10 @@ let commandVectors: [CommandVector] = [
     .init("pcapng-lt201-h4phdr_airbily-", 3, "0c20020001", "0x200c", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 5, "0b200701801358000100", "0x200b", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 125, "260c026000", "0x0c26", ""),
-    .init("pcapng-lt201-h4phdr_airbily-", 127, "520cf101130947616c61787920413731206469206c6f72790d03051112112d112f11001232110105010728ff7500020901000000010100000000000192b1447b296100000000000000005b50686f6e655d20000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000", "0x0c52", ""),
+    .init(
+        "pcapng-lt201-h4phdr_airbily-", 127,
+        "520cf101130947616c61787920413731206469206c6f72790d03051112112d112f11001232110105010728ff7500020901000000010100000000000192b1447b296100000000000000005b50686f6e655d20000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "0x0c52", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 133, "240c030c025a", "0x0c24", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 139, "1a0c0100", "0x0c1a", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 157, "7dfd00", "0xfd7d", ""),
@@ -431,16 +572,23 @@ let commandVectors: [CommandVector] = [
     .init("pcapng-lt201-h4phdr_airbily-", 219, "1d04020300", "0x041d", "0x0003"),
     .init("pcapng-lt201-h4phdr_airbily-", 792, "2d200100", "0x202d", ""),
     .init("pcapng-lt201-h4phdr_airbily-", 798, "060403030013", "0x0406", "0x0003"),
-    .init("pklg-ios-le_even-g2-glasses-", 92, "e9fc3c4d0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000701", "0xfce9", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 92,
+        "e9fc3c4d0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000701",
+        "0xfce9", ""),
     .init("pklg-ios-le_even-g2-glasses-", 107, "2afe0101", "0xfe2a", ""),
     .init("pklg-ios-le_even-g2-glasses-", 122, "91fe03010000", "0xfe91", ""),
     .init("pklg-ios-le_even-g2-glasses-", 130, "3920020000", "0x2039", ""),
     .init("pklg-ios-le_even-g2-glasses-", 132, "7f201b001300b00100b00100070100000000000000007f01000200000000", "0x207f", ""),
     .init("pklg-ios-le_even-g2-glasses-", 134, "3720170003011302011a020a080cff4c001007771fd987b0b038", "0x2037", ""),
     .init("pklg-ios-le_even-g2-glasses-", 142, "35200703e6835a2fc4c5", "0x2035", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 156, "3afe27020002000000000900000100000001000100014000300000000000000000000000014000100032", "0xfe3a", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 156, "3afe27020002000000000900000100000001000100014000300000000000000000000000014000100032",
+        "0xfe3a", ""),
     .init("pklg-ios-le_even-g2-glasses-", 164, "11200701306ec7cc64e4", "0x2011", ""),
-    .init("pklg-ios-le_even-g2-glasses-", 168, "85202cffff0101000000000000000330003000080018000000480002000c0030003000080018000000480002000c00", "0x2085", ""),
+    .init(
+        "pklg-ios-le_even-g2-glasses-", 168,
+        "85202cffff0101000000000000000330003000080018000000480002000c0030003000080018000000480002000c00", "0x2085", ""),
     .init("pklg-ios-le_even-g2-glasses-", 208, "12200701306ec7cc64e4", "0x2012", ""),
     .init("pklg-ios-le_even-g2-glasses-", 211, "c1fd03450012", "0xfdc1", ""),
     .init("pklg-ios-le_even-g2-glasses-", 214, "19201c450000000000000000000000b707eb660b91dd41ad6b538d8deb1ac9", "0x2019", "0x0045"),
@@ -459,8 +607,14 @@ let commandVectors: [CommandVector] = [
 let smpVectors: [SMPVector] = [
     .init(57, "01030009100d0f", "0x01", "0x03", "16", "", "0x09", "0x0d", "0x0f"),
     .init(66, "02040009100103", "0x02", "0x04", "16", "", "0x09", "0x01", "0x03"),
-    .init(75, "0c440ed0f2bcb429aa389228a83cf340bc8f196c942bbeaa30e1b1fbf83abb5be701d0854bd9b1834c2a89716b6cfbd4f60956835b664fc8534378cb71afd2a759", "0x0c", "", "", "", "", "", ""),
-    .init(138, "0cd48f23d1850fa66d883b775f83710a0c8f063be8731ffd682541957ec622059a4555ed36708cd0d952ffba1b97e8d1779ef954d8dea2a4dc58f5630b9bc1349b", "0x0c", "", "", "", "", "", ""),
+    .init(
+        75,
+        "0c440ed0f2bcb429aa389228a83cf340bc8f196c942bbeaa30e1b1fbf83abb5be701d0854bd9b1834c2a89716b6cfbd4f60956835b664fc8534378cb71afd2a759",
+        "0x0c", "", "", "", "", "", ""),
+    .init(
+        138,
+        "0cd48f23d1850fa66d883b775f83710a0c8f063be8731ffd682541957ec622059a4555ed36708cd0d952ffba1b97e8d1779ef954d8dea2a4dc58f5630b9bc1349b",
+        "0x0c", "", "", "", "", "", ""),
     .init(140, "03aa09c34967b26f584146c2eac5b35570", "0x03", "", "", "", "", "", ""),
     .init(143, "0474b48747a55a628c01b4bd7b36120cce", "0x04", "", "", "", "", "", ""),
     .init(148, "0432bd4875b470cd236460fea79a1cd3c4", "0x04", "", "", "", "", "", ""),

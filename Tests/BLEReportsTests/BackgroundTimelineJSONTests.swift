@@ -2,13 +2,15 @@ import BLEAnalysis
 import BLECapture
 import BLECodecs
 import BLECore
-@testable import BLEReports
 import BLETestSupport
 import Foundation
+import Testing
+
+@testable import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// JSON Lines rendered on a second thread (``BackgroundTimelineJSON``) are byte for byte those rendered inline,
 /// for every Sample and shared capture, at any batch size.
@@ -35,9 +37,11 @@ struct BackgroundTimelineJSONTests {
             guard let capture = try? CaptureFile.open(path: path) else { return }
             var inline = TimelineJSONRenderer()
             let background = batchSize.map { BackgroundTimelineJSON(stream: out, batchSize: $0, maxBatchesInFlight: 2) }
-            _ = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()), configure: {
-                $0.onEvent = { e in if let background { background.write(e) } else { inline.write(e, to: out) } }
-            })
+            _ = Analyzer.analyze(
+                capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()),
+                configure: {
+                    $0.onEvent = { e in if let background { background.write(e) } else { inline.write(e, to: out) } }
+                })
             background?.finish()
         }
     }

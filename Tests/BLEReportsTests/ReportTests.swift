@@ -1,13 +1,15 @@
 import BLEAnalysis
 import BLECodecs
 import BLECore
-@testable import BLEReports
 import BLETestSupport
 import Foundation
+import Testing
+
+@testable import BLEReports
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// `Samples/` of this repository (found from this file's path).
 let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -48,7 +50,9 @@ func linkTargets(_ html: String) -> [String] {
         for path in sampleFiles {
             let html = HTMLReport.render(Report.build(paths: [path]))
             #expect(html.utf8.count < 2_000_000, "\(path)")
-            let external = linkTargets(html).filter { $0.lowercased().hasPrefix("http:") || $0.lowercased().hasPrefix("https:") || $0.hasPrefix("//") }
+            let external = linkTargets(html).filter {
+                $0.lowercased().hasPrefix("http:") || $0.lowercased().hasPrefix("https:") || $0.hasPrefix("//")
+            }
             #expect(external.isEmpty, "\(path): \(external)")
             #expect(!html.contains("<script"), "\(path)")
             #expect(!html.lowercased().contains("http://") && !html.lowercased().contains("https://"), "\(path)")
@@ -59,8 +63,10 @@ func linkTargets(_ html: String) -> [String] {
     @Test(.enabled(if: hasDFUSample))
     func htmlShowsTheSectionsAndCharts() {
         let html = HTMLReport.render(Report.build(paths: [dfuSample]))
-        for heading in ["Capture", "Devices and connections", "Throughput", "Transfers", "Firmware updates (OTA)", "GATT databases",
-                        "Key events", "Findings"] {
+        for heading in [
+            "Capture", "Devices and connections", "Throughput", "Transfers", "Firmware updates (OTA)", "GATT databases",
+            "Key events", "Findings",
+        ] {
             #expect(html.contains("<h3>\(SVGChart.escape(heading))</h3>"), "\(heading)")
         }
         // The DFU packet stream: a chart with its ceiling line, a gap histogram, the verdict.
@@ -82,10 +88,14 @@ func linkTargets(_ html: String) -> [String] {
         let html = dir.appendingPathComponent("report.html")
         let png = dir.appendingPathComponent("report.png")
         try HTMLReport.render(Report.build(paths: [dfuSample])).write(to: html, atomically: true, encoding: .utf8)
-        let run = try #require(TestEnvironment.execute(chromium!, [
-            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--proxy-server=127.0.0.1:9",
-            "--user-data-dir=\(dir.appendingPathComponent("profile").path)",
-            "--screenshot=\(png.path)", "--window-size=1280,4000", html.absoluteString]))
+        let run = try #require(
+            TestEnvironment.execute(
+                chromium!,
+                [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--proxy-server=127.0.0.1:9",
+                    "--user-data-dir=\(dir.appendingPathComponent("profile").path)",
+                    "--screenshot=\(png.path)", "--window-size=1280,4000", html.absoluteString,
+                ]))
         #expect(run.status == 0)
         let size = (try? FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int) ?? 0
         #expect(size > 10_000)
@@ -105,8 +115,10 @@ func linkTargets(_ html: String) -> [String] {
     }
 
     /// What ``ReportWriter`` writes for `paths`, read back from the temporary file it wrote to.
-    static func written(_ paths: [String], _ format: ReportFormat, jobs: Int,
-                        analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false)) throws -> (text: String, failed: Int) {
+    static func written(
+        _ paths: [String], _ format: ReportFormat, jobs: Int,
+        analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false)
+    ) throws -> (text: String, failed: Int) {
         let file = try #require(tmpfile())
         defer { fclose(file) }
         let out = OutputStream(fd: fileno(file))
@@ -183,8 +195,10 @@ func linkTargets(_ html: String) -> [String] {
         }
         let streams = try #require((f["throughput"] as? [String: Any])?["streams"] as? [[String: Any]])
         for s in streams {
-            for key in ["conn", "dir", "handle", "uuid", "kind", "packets", "value_bytes", "first_time", "last_time", "rate_bps",
-                        "ceiling_bps", "window", "link", "periods", "verdict", "series"] {
+            for key in [
+                "conn", "dir", "handle", "uuid", "kind", "packets", "value_bytes", "first_time", "last_time", "rate_bps",
+                "ceiling_bps", "window", "link", "periods", "verdict", "series",
+            ] {
                 #expect(s.keys.contains(key), "\(key)")
             }
         }
@@ -217,7 +231,9 @@ func linkTargets(_ html: String) -> [String] {
     @Test func findingsAreGroupedByCode() {
         let a = FindingKind(code: "x.a", message: "A")
         let b = FindingKind(code: "x.b", message: "B")
-        let findings = [Finding(.info, a, frame: 3), Finding(.warning, b, frame: 5), Finding(.info, a, frame: 9), Finding(.info, a, frame: 12)]
+        let findings = [
+            Finding(.info, a, frame: 3), Finding(.warning, b, frame: 5), Finding(.info, a, frame: 9), Finding(.info, a, frame: 12),
+        ]
         let groups = Report.groupFindings(findings)
         #expect(groups.map(\.code) == ["x.b", "x.a"])
         #expect(groups[1].count == 3 && groups[1].firstFrames == [3, 9, 12])

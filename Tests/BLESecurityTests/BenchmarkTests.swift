@@ -26,18 +26,29 @@ struct BenchmarkTests {
 
     @Test(arguments: [27, 251])
     func llCipherPerPacket(_ length: Int) {
-        let cipher = LLCipher(sessionKey: Key128(hex: "99AD1B5226A37E3E058E3B8E27C2C666")!, iv: [0x24, 0xAB, 0xDC, 0xBA, 0xBE, 0xBA, 0xAF, 0xDE])
-        let air = cipher.encrypt(header0: 0x02, plaintext: [UInt8](repeating: 0x5A, count: length), packetCounter: 7, centralToPeripheral: true)
+        let cipher = LLCipher(
+            sessionKey: Key128(hex: "99AD1B5226A37E3E058E3B8E27C2C666")!, iv: [0x24, 0xAB, 0xDC, 0xBA, 0xBE, 0xBA, 0xAF, 0xDE])
+        let air = cipher.encrypt(
+            header0: 0x02, plaintext: [UInt8](repeating: 0x5A, count: length), packetCounter: 7, centralToPeripheral: true)
         var out: [UInt8] = []
         out.reserveCapacity(256)
         let n = 100_000
         var okCount = 0
-        let ns = air.withUnsafeBytes { raw in
+        let ns =
+            air.withUnsafeBytes { raw in
+                best {
+                    for _ in 0..<n
+                    where cipher.decrypt(header0: 0x02, payload: raw, packetCounter: 7, centralToPeripheral: true, into: &out) {
+                        okCount += 1
+                    }
+                }
+            } / Double(n)
+        let enc =
             best {
-                for _ in 0..<n where cipher.decrypt(header0: 0x02, payload: raw, packetCounter: 7, centralToPeripheral: true, into: &out) { okCount += 1 }
-            }
-        } / Double(n)
-        let enc = best { for i in 0..<n / 10 { _ = cipher.encrypt(header0: 0x02, plaintext: out, packetCounter: UInt64(i), centralToPeripheral: true) } } / Double(n / 10)
+                for i in 0..<n / 10 {
+                    _ = cipher.encrypt(header0: 0x02, plaintext: out, packetCounter: UInt64(i), centralToPeripheral: true)
+                }
+            } / Double(n / 10)
         print("LLCipher \(length)-octet payload: decrypt+MIC check \(Int(ns)) ns/packet, encrypt \(Int(enc)) ns/packet (\(okCount) ok)")
     }
 
@@ -46,11 +57,14 @@ struct BenchmarkTests {
         let ia = PairingAddress([1, 2, 3, 4, 5, 6], isRandom: false), ra = PairingAddress([6, 5, 4, 3, 2, 1], isRandom: true)
         let mrand = Key128(hex: "5783D52156AD6F0E6388274EC6702EE0")!, srand = Key128(hex: "A6E8E7CC25A75F6E216583F7FF3DC4CF")!
         let tk = Key128(999_999)
-        let x = LegacyPairingExchange(pairingRequest: preq, pairingResponse: pres, initiator: ia, responder: ra, mrand: mrand, srand: srand,
-                                      mconfirm: SecurityFunction.c1(k: tk, r: mrand, preq: preq, pres: pres, initiator: ia, responder: ra))
+        let x = LegacyPairingExchange(
+            pairingRequest: preq, pairingResponse: pres, initiator: ia, responder: ra, mrand: mrand, srand: srand,
+            mconfirm: SecurityFunction.c1(k: tk, r: mrand, preq: preq, pres: pres, initiator: ia, responder: ra))
         let t0 = Date()
         let ns = best(rounds: 3) { _ = LegacyPairingCracker.crack(x) }
-        print("legacy crack, passkey 999999 (all 1,000,000 candidates): \(String(format: "%.3f", ns / 1e9)) s CPU, \(String(format: "%.3f", Date().timeIntervalSince(t0) / 3)) s wall per search")
+        print(
+            "legacy crack, passkey 999999 (all 1,000,000 candidates): \(String(format: "%.3f", ns / 1e9)) s CPU, \(String(format: "%.3f", Date().timeIntervalSince(t0) / 3)) s wall per search"
+        )
         #expect(LegacyPairingCracker.crack(x)?.passkey == 999_999)
     }
 
@@ -63,6 +77,8 @@ struct BenchmarkTests {
             while i < data.count { h.update(data[i..<min(i + 4096, data.count)]); i += 4096 }
             _ = h.finalize()
         }
-        print("SHA-256 of 1 MiB (libcrypto): one-shot \(String(format: "%.2f", oneShot / 1e6)) ms, streaming in 4 KiB updates \(String(format: "%.2f", streaming / 1e6)) ms")
+        print(
+            "SHA-256 of 1 MiB (libcrypto): one-shot \(String(format: "%.2f", oneShot / 1e6)) ms, streaming in 4 KiB updates \(String(format: "%.2f", streaming / 1e6)) ms"
+        )
     }
 }

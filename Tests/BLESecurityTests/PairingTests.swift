@@ -16,8 +16,9 @@ import Testing
         func confirm(_ r: Key128) -> Key128 {
             SecurityFunction.c1(k: tk, r: r, preq: preq, pres: pres, initiator: initiator, responder: responder)
         }
-        return LegacyPairingExchange(pairingRequest: preq, pairingResponse: pres, initiator: initiator, responder: responder,
-                                     mrand: mrand, srand: srand, mconfirm: confirm(mrand), sconfirm: confirm(srand))
+        return LegacyPairingExchange(
+            pairingRequest: preq, pairingResponse: pres, initiator: initiator, responder: responder,
+            mrand: mrand, srand: srand, mconfirm: confirm(mrand), sconfirm: confirm(srand))
     }
 
     @Test func cracksJustWorks() throws {
@@ -48,18 +49,23 @@ import Testing
         let privateB = wire("55188b3d32f6bb9a900afcfbeed4e72a59cb9ac2f19d7cfb6b4fdd49f47fc5fd")
         let bx = wire("1ea1f0f01faf1d9609592284f19e4c0047b58afd8615a69f559077b22faaa190")
         let by = wire("4c55f33e429dad377356703a9ab85160472d1130e28e36765f89aff915b1214a")
-        let dh = try #require(SecureConnections.dhKey(privateKey: privateB, peerX: SecureConnections.debugPublicKeyX,
-                                                      peerY: SecureConnections.debugPublicKeyY))
+        let dh = try #require(
+            SecureConnections.dhKey(
+                privateKey: privateB, peerX: SecureConnections.debugPublicKeyX,
+                peerY: SecureConnections.debugPublicKeyY))
         let na = key("d5cb8454d177733effffb2ec712baeab"), nb = key("a6e8e7cc25a75f6e216583f7ff3dc4cf")
         let (macKey, ltk) = SecurityFunction.f5(w: dh, n1: na, n2: nb, a1: Self.initiator, a2: Self.responder)
-        let ea = SecurityFunction.f6(w: macKey, n1: na, n2: nb, r: .zero, ioCap: Array(Self.preq[1...3]), a1: Self.initiator, a2: Self.responder)
-        let eb = SecurityFunction.f6(w: macKey, n1: nb, n2: na, r: .zero, ioCap: Array(Self.pres[1...3]), a1: Self.responder, a2: Self.initiator)
-        var x = SecureConnectionsExchange(pairingRequest: Self.preq, pairingResponse: Self.pres,
-                                          initiator: Self.initiator, responder: Self.responder,
-                                          initiatorPublicKeyX: bx, initiatorPublicKeyY: by,
-                                          responderPublicKeyX: SecureConnections.debugPublicKeyX,
-                                          responderPublicKeyY: SecureConnections.debugPublicKeyY,
-                                          na: na, nb: nb, ea: ea, eb: eb)
+        let ea = SecurityFunction.f6(
+            w: macKey, n1: na, n2: nb, r: .zero, ioCap: Array(Self.preq[1...3]), a1: Self.initiator, a2: Self.responder)
+        let eb = SecurityFunction.f6(
+            w: macKey, n1: nb, n2: na, r: .zero, ioCap: Array(Self.pres[1...3]), a1: Self.responder, a2: Self.initiator)
+        var x = SecureConnectionsExchange(
+            pairingRequest: Self.preq, pairingResponse: Self.pres,
+            initiator: Self.initiator, responder: Self.responder,
+            initiatorPublicKeyX: bx, initiatorPublicKeyY: by,
+            responderPublicKeyX: SecureConnections.debugPublicKeyX,
+            responderPublicKeyY: SecureConnections.debugPublicKeyY,
+            na: na, nb: nb, ea: ea, eb: eb)
         let keys = try #require(SecureConnections.deriveWithDebugKey(x))
         #expect(keys.dhKey == dh && keys.macKey == macKey && keys.ltk == ltk)
         #expect(keys.eaMatches == true && keys.ebMatches == true)

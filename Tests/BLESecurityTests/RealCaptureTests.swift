@@ -35,10 +35,12 @@ func airPDUs(_ path: String) throws -> [AirPDU] {
         guard rec.count >= lead + 6 else { continue }
         let length = Int(rec[lead + 5])
         guard rec.count >= lead + 6 + length else { continue }
-        out.append(AirPDU(frame: frame, time: time, header0: rec[lead + 4],
-                          payload: Array(rec[(lead + 6)..<(lead + 6 + length)]),
-                          centralToPeripheral: linkType == 272 ? rec[8] & 0x02 != 0 : nil,
-                          accessAddress: UInt32(rec[lead]) | UInt32(rec[lead + 1]) << 8 | UInt32(rec[lead + 2]) << 16 | UInt32(rec[lead + 3]) << 24))
+        out.append(
+            AirPDU(
+                frame: frame, time: time, header0: rec[lead + 4],
+                payload: Array(rec[(lead + 6)..<(lead + 6 + length)]),
+                centralToPeripheral: linkType == 272 ? rec[8] & 0x02 != 0 : nil,
+                accessAddress: UInt32(rec[lead]) | UInt32(rec[lead + 1]) << 8 | UInt32(rec[lead + 2]) << 16 | UInt32(rec[lead + 3]) << 24))
     }
     return out
 }
@@ -101,7 +103,9 @@ func smpPDUs(_ pdus: [AirPDU]) -> [(frame: Int, pdu: [UInt8])] {
         // Session key from LL_ENC_REQ (frame 211) and LL_ENC_RSP (frame 214).
         let req = try #require(pdus.first { $0.frame == 211 }), rsp = try #require(pdus.first { $0.frame == 214 })
         let sk = LinkLayerEncryption.sessionKey(ltk: derived.ltk, skdm: Array(req.payload[11..<19]), skds: Array(rsp.payload[1..<9]))
-        print("LESC capture: LTK \(derived.ltk), SK \(sk), IV \(hexString(LinkLayerEncryption.iv(ivm: Array(req.payload[19..<23]), ivs: Array(rsp.payload[9..<13]))))")
+        print(
+            "LESC capture: LTK \(derived.ltk), SK \(sk), IV \(hexString(LinkLayerEncryption.iv(ivm: Array(req.payload[19..<23]), ivs: Array(rsp.payload[9..<13]))))"
+        )
     }
 
     /// Legacy Just Works pairing in the clear (frames 125–136), then three encrypted connections: the first with
@@ -114,11 +118,14 @@ func smpPDUs(_ pdus: [AirPDU]) -> [(frame: Int, pdu: [UInt8])] {
         let initiator = PairingAddress(Array(connect.payload[0..<6]), isRandom: connect.header0 & 0x40 != 0)
         let responder = PairingAddress(Array(connect.payload[6..<12]), isRandom: connect.header0 & 0x80 != 0)
         let smp = smpPDUs(pdus.filter { $0.accessAddress == 0x20C1_92EE })
-        func pdu(_ opcode: UInt8, _ n: Int = 0) throws -> [UInt8] { try #require(smp.filter { $0.pdu[0] == opcode }.dropFirst(n).first).pdu }
-        let x = LegacyPairingExchange(pairingRequest: try pdu(0x01), pairingResponse: try pdu(0x02),
-                                      initiator: initiator, responder: responder,
-                                      mrand: Key128(wire: try pdu(0x04, 0)[1...])!, srand: Key128(wire: try pdu(0x04, 1)[1...])!,
-                                      mconfirm: Key128(wire: try pdu(0x03, 0)[1...])!, sconfirm: Key128(wire: try pdu(0x03, 1)[1...])!)
+        func pdu(_ opcode: UInt8, _ n: Int = 0) throws -> [UInt8] {
+            try #require(smp.filter { $0.pdu[0] == opcode }.dropFirst(n).first).pdu
+        }
+        let x = LegacyPairingExchange(
+            pairingRequest: try pdu(0x01), pairingResponse: try pdu(0x02),
+            initiator: initiator, responder: responder,
+            mrand: Key128(wire: try pdu(0x04, 0)[1...])!, srand: Key128(wire: try pdu(0x04, 1)[1...])!,
+            mconfirm: Key128(wire: try pdu(0x03, 0)[1...])!, sconfirm: Key128(wire: try pdu(0x03, 1)[1...])!)
         let found = try #require(LegacyPairingCracker.crack(x))
         #expect(found.tk == .zero && found.passkey == nil)
         print("legacy capture: TK \(found.tk), STK \(found.stk)")
@@ -127,7 +134,9 @@ func smpPDUs(_ pdus: [AirPDU]) -> [(frame: Int, pdu: [UInt8])] {
         let ltk = key("0F241772AC270CAFEE654186F0A65D5F")
         for (aa, k, expected) in [(UInt32(0x20C1_92EE), found.stk, 0), (0xEDB0_2BC4, ltk, 0), (0x5D21_84BE, ltk, 0)] {
             let report = decryptConnection(pdus.filter { $0.accessAddress == aa }, key: k)
-            print("connection \(hexString([UInt8(aa >> 24), UInt8(aa >> 16 & 0xFF), UInt8(aa >> 8 & 0xFF), UInt8(aa & 0xFF)])): " + report.lines.joined(separator: "\n  "))
+            print(
+                "connection \(hexString([UInt8(aa >> 24), UInt8(aa >> 16 & 0xFF), UInt8(aa >> 8 & 0xFF), UInt8(aa & 0xFF)])): "
+                    + report.lines.joined(separator: "\n  "))
             #expect(report.decrypted > 0 && report.failed == expected, "\(report.failed) MIC failures")
             if aa == 0x20C1_92EE {
                 // Frame 152 (P→C) is SMP Encryption Information: the bonded LTK, as upstream names it; frame 154
@@ -160,13 +169,15 @@ func smpPDUs(_ pdus: [AirPDU]) -> [(frame: Int, pdu: [UInt8])] {
     /// of its direction is a retransmission and keeps its counter (Core Spec Vol 6, Part B, 4.5.9; Part E, 2).
     func decryptConnection(_ pdus: [AirPDU], key: Key128) -> (decrypted: Int, failed: Int, lines: [String], plaintext: [Int: [UInt8]]) {
         guard let req = pdus.first(where: { $0.header0 & 3 == 3 && $0.payload.first == 0x03 }),
-              let rsp = pdus.first(where: { $0.header0 & 3 == 3 && $0.payload.first == 0x04 }),
-              let start = pdus.first(where: { $0.header0 & 3 == 3 && $0.payload.first == 0x05 && $0.payload.count == 1 })
+            let rsp = pdus.first(where: { $0.header0 & 3 == 3 && $0.payload.first == 0x04 }),
+            let start = pdus.first(where: { $0.header0 & 3 == 3 && $0.payload.first == 0x05 && $0.payload.count == 1 })
         else { return (0, 0, ["no LL_ENC_REQ/RSP/START_ENC_REQ"], [:]) }
         let sk = LinkLayerEncryption.sessionKey(ltk: key, skdm: Array(req.payload[11..<19]), skds: Array(rsp.payload[1..<9]))
         let iv = LinkLayerEncryption.iv(ivm: Array(req.payload[19..<23]), ivs: Array(rsp.payload[9..<13]))
         let cipher = LLCipher(sessionKey: sk, iv: iv)
-        var lines = ["LL_ENC_REQ frame \(req.frame), LL_ENC_RSP \(rsp.frame), LL_START_ENC_REQ \(start.frame); key \(key) SK \(sk) IV \(hexString(iv))"]
+        var lines = [
+            "LL_ENC_REQ frame \(req.frame), LL_ENC_RSP \(rsp.frame), LL_START_ENC_REQ \(start.frame); key \(key) SK \(sk) IV \(hexString(iv))"
+        ]
         var next: [Bool: UInt64] = [true: 0, false: 0]
         var lastSN: [Bool: UInt8] = [:]
         var decrypted = 0, failed = 0, resynchronised = 0
@@ -201,14 +212,17 @@ func smpPDUs(_ pdus: [AirPDU]) -> [(frame: Int, pdu: [UInt8])] {
                 plaintext[p.frame] = plain
                 ok.append("\(p.frame)")
                 if decrypted <= 6 || !note.isEmpty && note != " (retransmission)" {
-                    lines.append("frame \(p.frame) \(dir ? "C→P" : "P→C") counter \(counter)\(note): MIC ok, \(hexString(plain.prefix(12)))")
+                    lines.append(
+                        "frame \(p.frame) \(dir ? "C→P" : "P→C") counter \(counter)\(note): MIC ok, \(hexString(plain.prefix(12)))")
                 }
             } else {
                 failed += 1
                 lines.append("frame \(p.frame) \(dir ? "C→P" : "P→C") counter \(counter): MIC FAILED")
             }
         }
-        lines.append("\(decrypted) PDUs decrypted with MIC ok (frames \(ok.first ?? "-")…\(ok.last ?? "-")), \(failed) failed, \(resynchronised) counter resynchronisations")
+        lines.append(
+            "\(decrypted) PDUs decrypted with MIC ok (frames \(ok.first ?? "-")…\(ok.last ?? "-")), \(failed) failed, \(resynchronised) counter resynchronisations"
+        )
         return (decrypted, failed, lines, plaintext)
     }
 }

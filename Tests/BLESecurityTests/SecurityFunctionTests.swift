@@ -36,17 +36,19 @@ import Testing
 
     /// Core Spec Vol 3, Part H, 2.2.3 example.
     @Test func c1() {
-        let r = SecurityFunction.c1(k: .zero, r: key("5783D52156AD6F0E6388274EC6702EE0"),
-                                    preq: wire("07071000000101"), pres: wire("05000800000302"),
-                                    initiator: PairingAddress(wire("A1A2A3A4A5A6"), isRandom: true),
-                                    responder: PairingAddress(wire("B1B2B3B4B5B6"), isRandom: false))
+        let r = SecurityFunction.c1(
+            k: .zero, r: key("5783D52156AD6F0E6388274EC6702EE0"),
+            preq: wire("07071000000101"), pres: wire("05000800000302"),
+            initiator: PairingAddress(wire("A1A2A3A4A5A6"), isRandom: true),
+            responder: PairingAddress(wire("B1B2B3B4B5B6"), isRandom: false))
         #expect(r == key("1e1e3fef878988ead2a74dc5bef13b86"))
     }
 
     /// Core Spec Vol 3, Part H, 2.2.4 example.
     @Test func s1() {
-        let r = SecurityFunction.s1(k: .zero, r1: key("000F0E0D0C0B0A091122334455667788"),
-                                    r2: key("010203040506070899AABBCCDDEEFF00"))
+        let r = SecurityFunction.s1(
+            k: .zero, r1: key("000F0E0D0C0B0A091122334455667788"),
+            r2: key("010203040506070899AABBCCDDEEFF00"))
         #expect(r == key("9a1fe1f0e8b0f49b5b4216ae796da062"))
     }
 
@@ -55,8 +57,10 @@ import Testing
         ("", "bb1d6929e95937287fa37d129b756746"),
         ("6bc1bee22e409f96e93d7e117393172a", "070a16b46b4d4144f79bdd9dd04a287c"),
         ("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411", "dfa66747de9ae63030ca32611497c827"),
-        ("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710",
-         "51f0bebf7e3b9d92fc49741779363cfe"),
+        (
+            "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710",
+            "51f0bebf7e3b9d92fc49741779363cfe"
+        ),
     ])
     func aesCMAC(_ message: String, _ tag: String) {
         #expect(SecurityFunction.aesCMAC(key: raw("2b7e151628aed2a6abf7158809cf4f3c"), message: raw(message)) == raw(tag))
@@ -84,9 +88,10 @@ import Testing
 
     /// Core Spec Vol 3, Part H, D.4.
     @Test func f6() {
-        let e = SecurityFunction.f6(w: key("2965f176a1084a02fd3f6a20ce636e20"), n1: Self.na, n2: Self.nb,
-                                    r: key("12a3343bb453bb5408da42d20c2d0fc8"), ioCap: wire("010102"),
-                                    a1: Self.a1, a2: Self.a2)
+        let e = SecurityFunction.f6(
+            w: key("2965f176a1084a02fd3f6a20ce636e20"), n1: Self.na, n2: Self.nb,
+            r: key("12a3343bb453bb5408da42d20c2d0fc8"), ioCap: wire("010102"),
+            a1: Self.a1, a2: Self.a2)
         #expect(e == key("e3c473989cd0e8c5d26c0b09da958f61"))
     }
 
@@ -111,8 +116,10 @@ import Testing
         let dh = SecureConnections.dhKey(privateKey: SecureConnections.debugPrivateKey, peerX: bx, peerY: by)
         #expect(dh == wire("ec0234a357c8ad05341010a60a397d9b99796b13b4f866f1868d34f373bfa698"))
         let privateB = wire("55188b3d32f6bb9a900afcfbeed4e72a59cb9ac2f19d7cfb6b4fdd49f47fc5fd")
-        #expect(SecureConnections.dhKey(privateKey: privateB, peerX: SecureConnections.debugPublicKeyX,
-                                        peerY: SecureConnections.debugPublicKeyY) == dh)
+        #expect(
+            SecureConnections.dhKey(
+                privateKey: privateB, peerX: SecureConnections.debugPublicKeyX,
+                peerY: SecureConnections.debugPublicKeyY) == dh)
         // A point off the curve is refused.
         var badY = by
         badY[0] ^= 1

@@ -21,8 +21,9 @@ import Testing
         func report(_ type: UInt8, _ addressType: UInt8, _ address: [UInt8], _ ad: String, rssi: Int8) -> [UInt8] {
             let data = bytes(fromHex: ad)!
             // LE Advertising Report: subevent 02, 1 report, type, address type, address (LE), length, data, RSSI.
-            return HCIBuild.leMeta(LESubevent(rawValue: 0x02),
-                                   parameters: [0x01, type, addressType] + address + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)])
+            return HCIBuild.leMeta(
+                LESubevent(rawValue: 0x02),
+                parameters: [0x01, type, addressType] + address + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)])
         }
         let tag: [UInt8] = [0x55, 0x44, 0x33, 0x22, 0x11, 0xC0]  // C0:11:22:33:44:55
         let beacon: [UInt8] = [0x13, 0x71, 0xDA, 0x7D, 0x1A, 0x00]  // 00:1A:7D:DA:71:13
@@ -32,8 +33,9 @@ import Testing
             report(3, 0, beacon, "1a ff 4c 00 02 15 e2 c5 6d b5 df fb 48 d2 b0 60 d0 f5 a7 10 96 e0 00 01 00 02 c5", rssi: -40),
         ]
         let records = events.enumerated().map { i, e in
-            OwnedRecord(frame: i + 1, timestamp: Timestamp(microseconds: 1_700_000_000_000_000 + Int64(i) * 1000), direction: .rx,
-                        kind: .event, bytes: e)
+            OwnedRecord(
+                frame: i + 1, timestamp: Timestamp(microseconds: 1_700_000_000_000_000 + Int64(i) * 1000), direction: .rx,
+                kind: .event, bytes: e)
         }
         let path = NSTemporaryDirectory() + "blescope-adverts-\(UUID().uuidString).btsnoop"  // tests run in parallel
         try Data(CaptureWriter.btsnoop(records)).write(to: URL(fileURLWithPath: path))
@@ -79,8 +81,13 @@ import Testing
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasSuffix(": 2 devices, 3 advertising reports in 3 events") == true)
         #expect(lines.contains("ADDRESS            TYPE    NAME  RSSI min/avg/max  COUNT  ADVERTISES"))
-        #expect(lines.contains("C0:11:22:33:44:55  random  HRM   -70/-65.0/-60         2  services 0x180D Heart Rate; appearance Heart rate belt"))
-        #expect(lines.contains("00:1A:7D:DA:71:13  public        -40/-40.0/-40         1  iBeacon E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 1/2; Apple, Inc. (0x004c)"))
+        #expect(
+            lines.contains(
+                "C0:11:22:33:44:55  random  HRM   -70/-65.0/-60         2  services 0x180D Heart Rate; appearance Heart rate belt"))
+        #expect(
+            lines.contains(
+                "00:1A:7D:DA:71:13  public        -40/-40.0/-40         1  iBeacon E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 1/2; Apple, Inc. (0x004c)"
+            ))
     }
 
     @Test func unreadableInputExits2() throws {
@@ -93,9 +100,12 @@ import Testing
     /// On the real Android capture: one device per distinct (address) in tshark's reports.
     @Test func realCapture() throws {
         guard let path = TestEnvironment.realCaptures.first(where: { $0.contains("horizon74") }),
-              let theirs = TestEnvironment.tshark(["-n", "-r", path, "-Y", "bthci_evt.le_meta_subevent == 0x02", "-T", "fields",
-                                                   "-e", "bthci_evt.bd_addr"]),
-              let (out, status) = Self.run(["adverts", path, "--json", "--quiet"]) else { return }
+            let theirs = TestEnvironment.tshark([
+                "-n", "-r", path, "-Y", "bthci_evt.le_meta_subevent == 0x02", "-T", "fields",
+                "-e", "bthci_evt.bd_addr",
+            ]),
+            let (out, status) = Self.run(["adverts", path, "--json", "--quiet"])
+        else { return }
         #expect(status == 0)
         let addresses = Set(theirs.split(separator: "\n").map { $0.uppercased() })
         let object = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])

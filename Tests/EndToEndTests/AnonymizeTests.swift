@@ -8,16 +8,22 @@ import Testing
 /// has the same events (frame, layer, opcode, connection, handles, attribute types, pairing) with only values changed.
 @Suite struct AnonymizeTests {
     /// tshark fields that hold a device address (FT_ETHER fields of the Bluetooth dissectors) or a device name.
-    static let addressFields = ["bthci_cmd.bd_addr", "bthci_evt.bd_addr", "bthci_evt.le_local_rpa", "bthci_evt.le_peer_rpa",
-                                "bthci_evt.direct_bd_addr", "btcommon.eir_ad.entry.bd_addr", "btle.advertising_address",
-                                "btle.initiator_address", "btle.target_address", "btle.scanning_address", "btsmp.bd_addr",
-                                "hci_mon.bd_addr", "btatt.reconnection_address", "bluetooth.addr"]
-    static let nameFields = ["btcommon.eir_ad.entry.device_name", "bthci_cmd.device_name", "bthci_evt.remote_name",
-                             "bthci_evt.device_name", "btatt.device_name"]
+    static let addressFields = [
+        "bthci_cmd.bd_addr", "bthci_evt.bd_addr", "bthci_evt.le_local_rpa", "bthci_evt.le_peer_rpa",
+        "bthci_evt.direct_bd_addr", "btcommon.eir_ad.entry.bd_addr", "btle.advertising_address",
+        "btle.initiator_address", "btle.target_address", "btle.scanning_address", "btsmp.bd_addr",
+        "hci_mon.bd_addr", "btatt.reconnection_address", "bluetooth.addr",
+    ]
+    static let nameFields = [
+        "btcommon.eir_ad.entry.device_name", "bthci_cmd.device_name", "bthci_evt.remote_name",
+        "bthci_evt.device_name", "btatt.device_name",
+    ]
 
     /// Key fields: zero in the output.
-    static let keyFields = ["btsmp.long_term_key", "btsmp.id_resolving_key", "btsmp.signature_key", "bthci_evt.link_key",
-                            "bthci_cmd.link_key", "bthci_cmd.le_long_term_key", "bthci_cmd.le_peer_irk", "bthci_cmd.le_local_irk"]
+    static let keyFields = [
+        "btsmp.long_term_key", "btsmp.id_resolving_key", "btsmp.signature_key", "bthci_evt.link_key",
+        "bthci_cmd.link_key", "bthci_cmd.le_long_term_key", "bthci_cmd.le_peer_irk", "bthci_cmd.le_local_irk",
+    ]
 
     static var inputs: [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: TestEnvironment.samplesDirectory)) ?? []
@@ -34,10 +40,14 @@ import Testing
 
     /// One tshark pass: the ATT tuple of every frame that has one, and every address and name field.
     static func tshark(_ path: String) -> TsharkView? {
-        let fields = ["frame.number", "btatt.opcode", "btatt.handle"] + addressFields + nameFields + keyFields
+        let fields =
+            ["frame.number", "btatt.opcode", "btatt.handle"] + addressFields + nameFields + keyFields
             + ["btle.crc.incorrect", "nordic_ble.crcok", "btle_rf.flags.crc_checked", "btle_rf.flags.crc_valid"]
-        guard let rows = TestEnvironment.tsharkFields(["-r", path, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|"]
-            + fields.flatMap { ["-e", $0] }) else { return nil }
+        guard
+            let rows = TestEnvironment.tsharkFields(
+                ["-r", path, "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=|"]
+                    + fields.flatMap { ["-e", $0] })
+        else { return nil }
         var view = TsharkView(att: [], addresses: [], names: [])
         for row in rows where row.count == fields.count {
             // The PDU's own handle (the first): in vendor values tshark guesses more "handles", which change with the values.
@@ -89,8 +99,10 @@ import Testing
 
     /// The parts of a timeline line anonymization must not change.
     static func structure(_ line: [String: Any]) -> String {
-        ["frame", "time", "conn", "conn_number", "dir", "layer", "opcode", "opcode_name", "handle", "handles", "uuid", "name",
-         "request_frame", "response_frame", "latency_us", "status"].map { "\(line[$0] ?? "-")" }.joined(separator: " ")
+        [
+            "frame", "time", "conn", "conn_number", "dir", "layer", "opcode", "opcode_name", "handle", "handles", "uuid", "name",
+            "request_frame", "response_frame", "latency_us", "status",
+        ].map { "\(line[$0] ?? "-")" }.joined(separator: " ")
     }
 
     @Test func everySampleAndCaptureIsAnonymized() {
@@ -113,7 +125,8 @@ import Testing
             let out = Self.output(for: input, in: directory, 0)
             // With --decrypt: air captures whose links blescope can decrypt are compared in the clear (without it they
             // stay encrypted, and a pairing in them can no longer be cracked, since c1 covers the replaced addresses).
-            let r = try #require(TestEnvironment.execute(binary, ["convert", "--decrypt", "--anonymize", "--salt", "test", "--values", "hash", input, out]))
+            let r = try #require(
+                TestEnvironment.execute(binary, ["convert", "--decrypt", "--anonymize", "--salt", "test", "--values", "hash", input, out]))
             #expect(r.status == 0, "\(name): \(r.stderr)")
             #expect(r.stderr.contains("anonymized"), "\(name): no replacement report on stderr: \(r.stderr)")
             let original = try #require(Self.tshark(input))
@@ -154,18 +167,24 @@ import Testing
             #expect(!original.addresses.isEmpty, "\(name): tshark found no address")
             // 2. tshark: the same ATT PDUs (frame, opcode, handles).
             let differs = anonymized.att != baseline.att
-            #expect(!differs, "\(name): tshark's ATT PDUs differ: \(zip(baseline.att, anonymized.att).first { $0 != $1 }.map { "\($0) → \($1)" } ?? "count \(baseline.att.count) → \(anonymized.att.count)")")
+            #expect(
+                !differs,
+                "\(name): tshark's ATT PDUs differ: \(zip(baseline.att, anonymized.att).first { $0 != $1 }.map { "\($0) → \($1)" } ?? "count \(baseline.att.count) → \(anonymized.att.count)")"
+            )
             // 3. blescope: the same timeline apart from values (and the summaries and codec results that show them).
-            let before = try Blescope.run(["timeline", "--format", "jsonl", baselinePath]).jsonLines.filter { $0["layer"] as? String != "finding" }
+            let before = try Blescope.run(["timeline", "--format", "jsonl", baselinePath]).jsonLines.filter {
+                $0["layer"] as? String != "finding"
+            }
             let after = try Blescope.run(["timeline", "--format", "jsonl", out]).jsonLines.filter { $0["layer"] as? String != "finding" }
             #expect(before.count == after.count, "\(name): \(before.count) events, \(after.count) after anonymization")
             if let d = zip(before, after).first(where: { Self.structure($0) != Self.structure($1) }) {
                 Issue.record("\(name): timeline differs:\n  \(Self.structure(d.0))\n  \(Self.structure(d.1))")
             }
-            print("AnonymizeTests: \(name): \(original.addresses.count) addresses and \(original.names.count) names absent, "
-                + "\(baseline.keys.count) keys zeroed, \(baseline.att.count) ATT PDUs"
-                + (baselinePath == input ? "" : " (decrypted)") + " and \(before.count) timeline events unchanged, "
-                + String(format: "%.1f s", Date().timeIntervalSince(start)))
+            print(
+                "AnonymizeTests: \(name): \(original.addresses.count) addresses and \(original.names.count) names absent, "
+                    + "\(baseline.keys.count) keys zeroed, \(baseline.att.count) ATT PDUs"
+                    + (baselinePath == input ? "" : " (decrypted)") + " and \(before.count) timeline events unchanged, "
+                    + String(format: "%.1f s", Date().timeIntervalSince(start)))
         }
     }
 }

@@ -42,7 +42,12 @@ import Testing
     }
 
     @Test func withoutTheSpecNothingIsDecoded() throws {
-        let lines = try Blescope.run(["timeline", "--format", "jsonl", "--quiet", "--codec", "Samples/codecs", "Samples/coc-stream.btsnoop"]).jsonLines
-        #expect(lines.filter { $0["opcode_name"] as? String == "LE Credit Based SDU" }.allSatisfy { $0["decoded"] is NSNull || $0["decoded"] == nil })
+        let lines = try Blescope.run([
+            "timeline", "--format", "jsonl", "--quiet", "--codec", "Samples/codecs", "Samples/coc-stream.btsnoop",
+        ]).jsonLines
+        #expect(
+            lines.filter { $0["opcode_name"] as? String == "LE Credit Based SDU" }.allSatisfy {
+                $0["decoded"] is NSNull || $0["decoded"] == nil
+            })
     }
 }

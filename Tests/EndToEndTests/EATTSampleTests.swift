@@ -30,13 +30,15 @@ import Testing
                 counts[key, default: ["sent": 0, "rcvd": 0]][l["dir"] as? String == "tx" ? "sent" : "rcvd"]! += 1
             }
             let want = try #require(b["att_pdus_by_opcode"] as? [String: [String: Int]])
-            #expect(counts == Dictionary(uniqueKeysWithValues: want.map { (String($0.key.prefix(4)), $0.value) }), "\(b["name"]!) in \(format)")
+            #expect(
+                counts == Dictionary(uniqueKeysWithValues: want.map { (String($0.key.prefix(4)), $0.value) }), "\(b["name"]!) in \(format)")
             // Notifications: at the generator's frames, with the values the device sent on that bearer.
             let notifications = mine.filter { $0["opcode"] as? Int == 0x1B }
             #expect(notifications.compactMap { $0["frame"] as? Int } == b["notification_frames"] as? [Int], "\(b["name"]!)")
             let values = (try Blescope.truth("eatt")["notification_values"] as? [String: [String]])?[b["name"] as! String] ?? []
             #expect(notifications.compactMap { $0["value"] as? String } == values, "\(b["name"]!)")
-            #expect(mine.filter { $0["opcode"] as? Int == 0x0C }.compactMap { $0["frame"] as? Int } == b["read_blob_request_frames"] as? [Int])
+            #expect(
+                mine.filter { $0["opcode"] as? Int == 0x0C }.compactMap { $0["frame"] as? Int } == b["read_blob_request_frames"] as? [Int])
         }
         // Nothing else: every ATT PDU is on one of the four bearers.
         #expect(lines.count == (try Blescope.truth("eatt")["capture"] as? [String: Any])?["att_pdus"] as? Int)

@@ -25,7 +25,10 @@ import Testing
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 5)
-        #expect(lines[0] == "PASS  ota nordic-secure-dfu succeeds at ≥ 20kB/s: nordic-secure-dfu on connection #1: success, 184.5 kbps, frames 77–1260")
+        #expect(
+            lines[0]
+                == "PASS  ota nordic-secure-dfu succeeds at ≥ 20kB/s: nordic-secure-dfu on connection #1: success, 184.5 kbps, frames 77–1260"
+        )
         #expect(lines[1].hasPrefix("PASS  no ATT error (except Attribute Not Found): none in 4 Error Responses"))
         #expect(lines[3].hasPrefix("PASS  latency of Write Request under 100 ms: "))
         #expect(lines[4] == "4 passed, 0 failed")
@@ -36,12 +39,20 @@ import Testing
     @Test func failingExampleExitsOneWithJUnitThatParses() throws {
         let junit = NSTemporaryDirectory() + "blescope-junit-\(UUID().uuidString).xml"
         defer { try? FileManager.default.removeItem(atPath: junit) }
-        let r = try Blescope.run(["check", "--expect", "Samples/expect/nordic-dfu-strict.yaml", "Samples/nordic-dfu.btsnoop", "--junit", junit])
+        let r = try Blescope.run([
+            "check", "--expect", "Samples/expect/nordic-dfu-strict.yaml", "Samples/nordic-dfu.btsnoop", "--junit", junit,
+        ])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(lines[0] == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below min_rate 50kB/s (frame 1245)")
+        #expect(
+            lines[0]
+                == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below min_rate 50kB/s (frame 1245)"
+        )
         #expect(lines[1] == "FAIL  no disconnection: connection #1 disconnected at frame 1263: Remote User Terminated Connection")
-        #expect(lines[2] == "FAIL  link quality above the floor (RSSI ≥ -80 dBm, no approaching supervision timeout): no Bluetooth Quality Report in the capture")
+        #expect(
+            lines[2]
+                == "FAIL  link quality above the floor (RSSI ≥ -80 dBm, no approaching supervision timeout): no Bluetooth Quality Report in the capture"
+        )
         #expect(lines.last == "0 passed, 3 failed")
         #expect(try Self.readme().contains(r.stdout))
         // A real XML parser reads the JUnit file: Python's xml.etree.
@@ -80,14 +91,20 @@ import Testing
         // Lines without decoded fields carry no such key.
         #expect(lines.filter { $0["fields"] != nil }.count == 26)
         let t = try Blescope.run(["throughput", "--quiet", path])
-        #expect(t.stdout.contains("link quality: radio fine: 26 quality reports (frames 6–939), RSSI -56…-32 dBm (mean -46, lowest at frame 130), 2,015 retransmissions"))
+        #expect(
+            t.stdout.contains(
+                "link quality: radio fine: 26 quality reports (frames 6–939), RSSI -56…-32 dBm (mean -46, lowest at frame 130), 2,015 retransmissions"
+            ))
         let expect = NSTemporaryDirectory() + "blescope-lq-\(UUID().uuidString).yaml"
         defer { try? FileManager.default.removeItem(atPath: expect) }
         try "expect:\n  - link_quality: {min_rssi: -55}\n".write(toFile: expect, atomically: true, encoding: .utf8)
         let c = try Blescope.run(["check", "--expect", expect, path])
         #expect(c.status == 1)
         // Connection #1: the ACL on handle 0x0EDC (frame 3) is the controller's debug log, not a connection.
-        #expect(c.stdout.hasPrefix("FAIL  link quality above the floor (RSSI ≥ -55 dBm, no approaching supervision timeout): RSSI -56 dBm on connection #1 at frame 130"))
+        #expect(
+            c.stdout.hasPrefix(
+                "FAIL  link quality above the floor (RSSI ≥ -55 dBm, no approaching supervision timeout): RSSI -56 dBm on connection #1 at frame 130"
+            ))
     }
 
     /// Time going backwards, counted independently: tshark's negative `frame.time_delta` on every real capture.
@@ -136,10 +153,13 @@ import Testing
         #expect(r.status == 0)
         let page = try String(contentsOfFile: html, encoding: .utf8)
         let summary = try #require(page.range(of: "<span id=\"file1-summary\"></span><h3>Summary</h3>"))
-        let ota = try #require(page.range(of: "<b>ota</b>: nordic-secure-dfu on connection #1: SUCCESS, 100,000 bytes in 4.626 s at 184.5 kbps"))
+        let ota = try #require(
+            page.range(of: "<b>ota</b>: nordic-secure-dfu on connection #1: SUCCESS, 100,000 bytes in 4.626 s at 184.5 kbps"))
         let capture = try #require(page.range(of: "<span id=\"file1-capture\"></span><h3>Capture</h3>"))
         #expect(summary.lowerBound < ota.lowerBound && ota.lowerBound < capture.lowerBound)
-        #expect(page.contains("<a href=\"#file1-ota\">details</a>") && page.contains("<span id=\"file1-ota\"></span><h3>Firmware updates (OTA)</h3>"))
+        #expect(
+            page.contains("<a href=\"#file1-ota\">details</a>")
+                && page.contains("<span id=\"file1-ota\"></span><h3>Firmware updates (OTA)</h3>"))
         #expect(page.contains("<b>completeness</b>: log complete: the log shows every record whole, in time order"))
 
         let md = try Blescope.run(["report", "--quiet", "--format", "md", "Samples/nordic-dfu.btsnoop"])
@@ -153,7 +173,7 @@ import Testing
         let file = try #require((object["files"] as? [[String: Any]])?.first)
         let items = try #require((file["summary"] as? [String: Any])?["items"] as? [[String: Any]])
         #expect(items.first?["topic"] as? String == "ota" && items.first?["status"] as? String == "ok")
-        #expect(items.map { $0["topic"] as? String } .contains("completeness"))
+        #expect(items.map { $0["topic"] as? String }.contains("completeness"))
         // `summary` comes before `capture` in each file object.
         let keyOrder = try #require(json.stdout.range(of: "\"summary\":")).lowerBound < json.stdout.range(of: "\"capture\":")!.lowerBound
         #expect(keyOrder)
@@ -183,6 +203,9 @@ import Testing
         let text = try Blescope.run(["info", path])
         #expect(text.stdout.split(separator: "\n")[1] == "Completeness:       incomplete (1 item below)")
         let md = try Blescope.run(["report", "--quiet", "--format", "md", path])
-        #expect(md.stdout.contains("- ! **completeness**: log incomplete: ACL payloads cut to at most 14 bytes in 8 of 8 ACL records (Android filtered snoop log)"))
+        #expect(
+            md.stdout.contains(
+                "- ! **completeness**: log incomplete: ACL payloads cut to at most 14 bytes in 8 of 8 ACL records (Android filtered snoop log)"
+            ))
     }
 }

@@ -50,15 +50,17 @@ import Testing
             try Data(r.stdout.utf8).write(to: URL(fileURLWithPath: c.goldenPath))
             return
         }
-        let golden = try #require(FileManager.default.contents(atPath: c.goldenPath),
-                                  "no golden file \(c.goldenPath): write it with BLESCOPE_UPDATE_GOLDEN=1 swift test --filter GoldenTests")
+        let golden = try #require(
+            FileManager.default.contents(atPath: c.goldenPath),
+            "no golden file \(c.goldenPath): write it with BLESCOPE_UPDATE_GOLDEN=1 swift test --filter GoldenTests")
         let expected = String(decoding: golden, as: UTF8.self)
         guard r.stdout != expected else { return }
         // The first differing line says more than two whole outputs.
         let got = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
         let want = expected.split(separator: "\n", omittingEmptySubsequences: false)
         let line = (0..<min(got.count, want.count)).first { got[$0] != want[$0] } ?? min(got.count, want.count)
-        Issue.record("""
+        Issue.record(
+            """
             \(c) differs from \(c.description).txt at line \(line + 1) \
             (\(got.count) lines against \(want.count)); if the change is meant: BLESCOPE_UPDATE_GOLDEN=1 swift test --filter GoldenTests
               golden: \(line < want.count ? String(want[line]) : "<end>")
@@ -126,14 +128,26 @@ import Testing
         #expect(text.hasPrefix("nordic-secure-dfu on connection #1: SUCCESS\n"))
         let size = grouped(image["size"] as! Int)
         #expect(line(text, startingWith: "image ") == imageLine(image))
-        #expect(line(text, startingWith: "\(truth["packet_count_total"] as! Int) packets, \(truth["prn_receipt_count"] as! Int) receipts (PRN \(truth["prn"] as! Int))") != nil)
-        #expect(text.contains("data length \(truth["data_length_octets"] as! Int)/\(truth["data_length_octets"] as! Int), MTU \(truth["att_mtu"] as! Int)"))
+        #expect(
+            line(
+                text,
+                startingWith:
+                    "\(truth["packet_count_total"] as! Int) packets, \(truth["prn_receipt_count"] as! Int) receipts (PRN \(truth["prn"] as! Int))"
+            ) != nil)
+        #expect(
+            text.contains(
+                "data length \(truth["data_length_octets"] as! Int)/\(truth["data_length_octets"] as! Int), MTU \(truth["att_mtu"] as! Int)"
+            ))
         // The init packet, then the data objects: their packets and bytes.
-        #expect(line(text, startingWith: "phase init packet")?.hasSuffix("\(truth["init_packet_packet_count"] as! Int) packets, \(truth["init_packet_size"] as! Int) bytes") == true)
+        #expect(
+            line(text, startingWith: "phase init packet")?.hasSuffix(
+                "\(truth["init_packet_packet_count"] as! Int) packets, \(truth["init_packet_size"] as! Int) bytes") == true)
         #expect(line(text, startingWith: "phase data")?.hasSuffix("\(truth["data_packet_count"] as! Int) packets, \(size) bytes") == true)
         // The first control step and the last response bound the session.
         let steps = try #require(truth["control_steps"] as? [[String: Any]])
-        #expect(line(text, startingWith: "frames ")?.hasPrefix("frames \(steps.first!["request_frame"] as! Int)-\(steps.last!["response_frame"] as! Int),") == true)
+        #expect(
+            line(text, startingWith: "frames ")?.hasPrefix(
+                "frames \(steps.first!["request_frame"] as! Int)-\(steps.last!["response_frame"] as! Int),") == true)
     }
 
     @Test func headsetOTASessionIsTheGenerators() throws {
@@ -141,7 +155,12 @@ import Testing
         let text = try golden("ota-headset-ota.pklg")
         #expect(text.hasPrefix("vendor (headset) on connection #1: SUCCESS\n"))
         let resent = try #require(truth["resent_indices"] as? [Int])
-        #expect(line(text, startingWith: "\(truth["data_packets_sent"] as! Int) packets (\(truth["total_packets"] as! Int) announced), \(resent.count) resent (index \(resent.map(String.init).joined(separator: ", ")))") != nil)
+        #expect(
+            line(
+                text,
+                startingWith:
+                    "\(truth["data_packets_sent"] as! Int) packets (\(truth["total_packets"] as! Int) announced), \(resent.count) resent (index \(resent.map(String.init).joined(separator: ", ")))"
+            ) != nil)
         #expect(text.contains("MTU \(truth["att_mtu"] as! Int),"))
     }
 
@@ -162,7 +181,9 @@ import Testing
         let cp = try #require(line(text, startingWith: String(format: "0x%04x  ", dfu["control_point_value_handle"] as! Int)))
         #expect(cp.contains(dfu["control_point_uuid"] as! String))
         // Write requests: every one the generator sent but the CCCD's.
-        let writes = try #require((dfu["capture"] as? [String: Any])?["att_pdus_by_opcode"] as? [String: [String: Int]])["0x12 write_req"]?["sent"] ?? 0
+        let writes =
+            try #require((dfu["capture"] as? [String: Any])?["att_pdus_by_opcode"] as? [String: [String: Int]])["0x12 write_req"]?["sent"]
+            ?? 0
         #expect(cp.hasSuffix("[\(writes - 1) writes, \(dfu["control_point_notification_count"] as! Int) notif.]"))
         let packet = try #require(line(text, startingWith: String(format: "0x%04x  ", dfu["packet_value_handle"] as! Int)))
         #expect(packet.contains(dfu["packet_uuid"] as! String) && packet.hasSuffix("[\(dfu["packet_count_total"] as! Int) write-cmd]"))
@@ -199,7 +220,8 @@ import Testing
         let p = packet.split(separator: " ")
         // Every packet of the init packet and the image, and their bytes.
         #expect(p[2] == String(format: "0x%04x", dfu["packet_value_handle"] as! Int))
-        #expect(p[4] == "\(dfu["packet_count_total"] as! Int)" && p[5] == grouped((image["size"] as! Int) + (dfu["init_packet_size"] as! Int)))
+        #expect(
+            p[4] == "\(dfu["packet_count_total"] as! Int)" && p[5] == grouped((image["size"] as! Int) + (dfu["init_packet_size"] as! Int)))
     }
 
     @Test func braceletTimelineShowsEveryFrameAndTheBadChecksum() throws {
@@ -207,17 +229,23 @@ import Testing
         let text = try golden("timeline-bracelet.btsnoop")
         let lines = text.split(separator: "\n")
         // One line per record, each starting with its frame number.
-        #expect(lines.filter { Int($0.split(separator: " ").first ?? "") != nil }.count == (truth["capture"] as? [String: Any])?["frames"] as? Int)
-        let byFrame = Dictionary(lines.compactMap { l -> (Int, Substring)? in
-            guard let n = Int(l.split(separator: " ").first ?? "") else { return nil }
-            return (n, l)
-        }, uniquingKeysWith: { a, _ in a })
+        #expect(
+            lines.filter { Int($0.split(separator: " ").first ?? "") != nil }.count == (truth["capture"] as? [String: Any])?["frames"]
+                as? Int)
+        let byFrame = Dictionary(
+            lines.compactMap { l -> (Int, Substring)? in
+                guard let n = Int(l.split(separator: " ").first ?? "") else { return nil }
+                return (n, l)
+            }, uniquingKeysWith: { a, _ in a })
         for f in try #require(truth["frames"] as? [[String: Any]]) {
             let l = try #require(byFrame[f["frame"] as! Int])
             #expect(l.contains("value=\(f["hex"] as! String)  bracelet."))
             // ✓ a checksum that holds, ✗ one that does not.
             #expect(l.contains(" ✓") == (f["checksum_ok"] as! Bool) && l.contains(" ✗") != (f["checksum_ok"] as! Bool))
         }
-        #expect(text.contains("bad checksum (xor8): stored 0x\((truth["bad_frame_hex"] as! String).suffix(2)), computed 0x\(truth["bad_frame_correct_checksum"] as! String) (frame \(truth["bad_frame_number"] as! Int))"))
+        #expect(
+            text.contains(
+                "bad checksum (xor8): stored 0x\((truth["bad_frame_hex"] as! String).suffix(2)), computed 0x\(truth["bad_frame_correct_checksum"] as! String) (frame \(truth["bad_frame_number"] as! Int))"
+            ))
     }
 }

@@ -31,7 +31,9 @@ import Testing
 
         // JSON: one line per capture, its file first, in input order.
         let json = try Blescope.run(["ota", "--quiet", "--json"] + codec + [dir]).jsonLines
-        #expect(json.compactMap { $0["file"] as? String } == ["legacy-dfu.pklg", "nordic-dfu.btsnoop", "silabs-ota.pcap", "vendor-ota.pklg"].map { dir + "/" + $0 })
+        #expect(
+            json.compactMap { $0["file"] as? String }
+                == ["legacy-dfu.pklg", "nordic-dfu.btsnoop", "silabs-ota.pcap", "vendor-ota.pklg"].map { dir + "/" + $0 })
         let protocols = json.map { (($0["sessions"] as? [[String: Any]]) ?? []).compactMap { $0["protocol"] as? String } }
         #expect(protocols == [["nordic-legacy-dfu"], ["nordic-secure-dfu"], ["silabs-ota"], ["vendor"]])
 
@@ -45,11 +47,13 @@ import Testing
 
     /// Every protocol's Sample passes --image with its own image (written by --extract) and a rate just
     /// below the truth's, and fails a rate just above it.
-    @Test(arguments: [("nordic-dfu", "pcap"), ("legacy-dfu", "pklg"), ("mcumgr-upload", "btsnoop"), ("silabs-ota", "pklg"),
-                      ("headset-ota", "pcap"), ("vendor-ota", "btsnoop"),
-                      ("buttonless-dfu", "pklg"), ("ti-oad", "pcap"), ("dialog-suota", "btsnoop"),
-                      ("esp-ble-ota", "pklg"), ("telink-ota", "pcap"),
-                      ("mcumgr-confirm", "btsnoop"), ("cypress-bootloader", "pklg")])
+    @Test(arguments: [
+        ("nordic-dfu", "pcap"), ("legacy-dfu", "pklg"), ("mcumgr-upload", "btsnoop"), ("silabs-ota", "pklg"),
+        ("headset-ota", "pcap"), ("vendor-ota", "btsnoop"),
+        ("buttonless-dfu", "pklg"), ("ti-oad", "pcap"), ("dialog-suota", "btsnoop"),
+        ("esp-ble-ota", "pklg"), ("telink-ota", "pcap"),
+        ("mcumgr-confirm", "btsnoop"), ("cypress-bootloader", "pklg"),
+    ])
     func everyProtocolKeepsItsGates(_ sample: (String, String)) throws {
         let dir = NSTemporaryDirectory() + "blescope-ota-extract-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: dir) }

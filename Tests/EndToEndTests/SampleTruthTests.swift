@@ -29,7 +29,8 @@ import Testing
     func attCountsPerOpcodeMatchTheGenerator(_ sample: String, _ format: String) throws {
         let truth = try Blescope.truth(sample)
         let expected = try #require((truth["capture"] as? [String: Any])?["att_pdus_by_opcode"] as? [String: [String: Int]])
-        let lines = try Blescope.run(["timeline", "--format", "jsonl", "--layer", "att", "--quiet", "Samples/\(sample).\(format)"]).jsonLines
+        let lines = try Blescope.run(["timeline", "--format", "jsonl", "--layer", "att", "--quiet", "Samples/\(sample).\(format)"])
+            .jsonLines
         var counts: [Int: Int] = [:]
         for l in lines where l["layer"] as? String == "att" {
             if let op = l["opcode"] as? Int { counts[op, default: 0] += 1 }
@@ -62,7 +63,8 @@ import Testing
     @Test func braceletFramesDecodeAndTheBadChecksumIsFound() throws {
         let truth = try Blescope.truth("bracelet")
         let frames = try #require(truth["frames"] as? [[String: Any]])
-        let lines = try Blescope.run(["timeline", "--format", "jsonl", "--codec", "Samples/codecs", "--quiet", "Samples/bracelet.btsnoop"]).jsonLines
+        let lines = try Blescope.run(["timeline", "--format", "jsonl", "--codec", "Samples/codecs", "--quiet", "Samples/bracelet.btsnoop"])
+            .jsonLines
         var byFrame: [Int: [String: Any]] = [:]
         for l in lines where l["layer"] as? String == "att" { byFrame[l["frame"] as! Int] = l }
         for f in frames {
@@ -193,8 +195,9 @@ import Testing
         #expect(connections.allSatisfy { $0["end_reason"] as? String == "Remote User Terminated Connection" })
         let gap = try #require(connections.last?["gap_s"] as? Double)
         #expect(abs(gap * 1e6 - (truth["reconnect_gap_us"] as! Double)) < 1)
-        #expect((s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
-            == ["enter bootloader", "reconnect", "init packet", "data"])
+        #expect(
+            (s["phases"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+                == ["enter bootloader", "reconnect", "init packet", "data"])
         let rate = try #require(s["throughput_bps"] as? Double)
         let wantRate = try #require(truth["throughput_bps"] as? Double)
         #expect(abs(rate - wantRate) / wantRate < 0.01, "rate \(rate) vs truth \(wantRate)")
@@ -331,9 +334,12 @@ import Testing
         #expect(s["end_frame"] as? Int == truth["confirm_response_frame"] as? Int)
         let phases = try #require(s["phases"] as? [[String: Any]])
         #expect(phases.compactMap { $0["name"] as? String } == ["upload", "test", "reset", "reconnect", "confirm"])
-        #expect(phases.compactMap { $0["start_frame"] as? Int }
-            == [truth["upload_start_frame"], truth["test_frame"], truth["reset_frame"],
-                (truth["connections"] as? [[String: Any]])?.first?["end_frame"], truth["confirm_frame"]].compactMap { $0 as? Int })
+        #expect(
+            phases.compactMap { $0["start_frame"] as? Int }
+                == [
+                    truth["upload_start_frame"], truth["test_frame"], truth["reset_frame"],
+                    (truth["connections"] as? [[String: Any]])?.first?["end_frame"], truth["confirm_frame"],
+                ].compactMap { $0 as? Int })
         let connections = try #require(s["connections"] as? [[String: Any]])
         let want = try #require(truth["connections"] as? [[String: Any]])
         #expect(connections.compactMap { $0["role"] as? String } == ["upload", "confirm"])
@@ -389,10 +395,16 @@ import Testing
         // sha256sum, independent of blescope's own SHA-256.
         let sum = try #require(TestEnvironment.execute("/usr/bin/sha256sum", [path]))
         #expect(sum.stdout.split(separator: " ").first.map(String.init) == sha)
-        #expect(try Blescope.run(["ota", "--codec", "Samples/codecs/vendor-ota/one-spec", "--image", path, "--min-rate", "400kbps",
-                                  "Samples/vendor-ota.btsnoop"]).status == 0)
-        #expect(try Blescope.run(["ota", "--codec", "Samples/codecs/vendor-ota/one-spec", "--min-rate", "600kbps",
-                                  "Samples/vendor-ota.btsnoop"]).status == 1)
+        #expect(
+            try Blescope.run([
+                "ota", "--codec", "Samples/codecs/vendor-ota/one-spec", "--image", path, "--min-rate", "400kbps",
+                "Samples/vendor-ota.btsnoop",
+            ]).status == 0)
+        #expect(
+            try Blescope.run([
+                "ota", "--codec", "Samples/codecs/vendor-ota/one-spec", "--min-rate", "600kbps",
+                "Samples/vendor-ota.btsnoop",
+            ]).status == 1)
     }
 
     @Test func otaGatesExitNonZero() throws {
@@ -451,7 +463,8 @@ import Testing
         #expect(glob.status == 2)  // bracelet.truth.json is matched too
         let pcaps = try Blescope.run(["report", "--format", "json", "--quiet", "Samples/*.pcap"])
         #expect(pcaps.status == 0)
-        let pcapFiles = try #require((try JSONSerialization.jsonObject(with: Data(pcaps.stdout.utf8)) as? [String: Any])?["files"] as? [Any])
+        let pcapFiles = try #require(
+            (try JSONSerialization.jsonObject(with: Data(pcaps.stdout.utf8)) as? [String: Any])?["files"] as? [Any])
         #expect(pcapFiles.count == TestEnvironment.sampleNames.count)
         #expect(try Blescope.run(["report", "--quiet", "Samples/nothing-*.pcap"]).status == 2)
     }

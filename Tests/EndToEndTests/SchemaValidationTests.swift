@@ -68,23 +68,33 @@ import Testing
 
         struct Job { var output: String; var label: String; var path: String; var arguments: [String]; var expectedStatus: Set<Int32> }
         var jobs: [Job] = []
-        jobs.append(Job(output: "info", label: "info --json over \(inputs.count + 1) files (line N = file N)",
-                        path: directory + "/info.jsonl", arguments: ["info", "--json"] + inputs + [notCapture],
-                        expectedStatus: [2]))
-        jobs.append(Job(output: "report", label: "report --format json over \(inputs.count + 1) files (files/N = file N)",
-                        path: directory + "/report.json",
-                        arguments: ["report", "--format", "json", "--quiet", "--codec", codecs] + inputs + [notCapture,
-                                    "-o", directory + "/report.json"], expectedStatus: [2]))
+        jobs.append(
+            Job(
+                output: "info", label: "info --json over \(inputs.count + 1) files (line N = file N)",
+                path: directory + "/info.jsonl", arguments: ["info", "--json"] + inputs + [notCapture],
+                expectedStatus: [2]))
+        jobs.append(
+            Job(
+                output: "report", label: "report --format json over \(inputs.count + 1) files (files/N = file N)",
+                path: directory + "/report.json",
+                arguments: ["report", "--format", "json", "--quiet", "--codec", codecs] + inputs + [
+                    notCapture,
+                    "-o", directory + "/report.json",
+                ], expectedStatus: [2]))
         for (i, input) in inputs.enumerated() {
             let name = (input as NSString).lastPathComponent
-            jobs.append(Job(output: "timeline", label: "\(name) [timeline --format jsonl]", path: directory + "/\(i).timeline.jsonl",
-                            arguments: ["timeline", "--format", "jsonl", "--quiet", "--codec", codecs, input], expectedStatus: [0]))
+            jobs.append(
+                Job(
+                    output: "timeline", label: "\(name) [timeline --format jsonl]", path: directory + "/\(i).timeline.jsonl",
+                    arguments: ["timeline", "--format", "jsonl", "--quiet", "--codec", codecs, input], expectedStatus: [0]))
             for command in ["gatt", "transfers", "ota", "throughput", "adverts"] {
                 var arguments = [command, "--json", "--quiet", input]
                 if command != "adverts" { arguments += ["--codec", codecs] }
                 // `ota` exits 1 when an update did not succeed: the JSON is written all the same.
-                jobs.append(Job(output: command, label: "\(name) [\(command) --json]", path: directory + "/\(i).\(command).json",
-                                arguments: arguments, expectedStatus: command == "ota" ? [0, 1] : [0]))
+                jobs.append(
+                    Job(
+                        output: command, label: "\(name) [\(command) --json]", path: directory + "/\(i).\(command).json",
+                        arguments: arguments, expectedStatus: command == "ota" ? [0, 1] : [0]))
             }
         }
 
@@ -115,14 +125,20 @@ import Testing
         for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report"] {
             let files = try #require(byOutput[output])
             let v = try Self.validate(output, files)
-            #expect(v.status == 0, "\(output) output does not match schemas/\(output).schema.json:\n\(v.stdout.split(separator: "\n").prefix(40).joined(separator: "\n"))\n\(v.stderr.suffix(500))")
+            #expect(
+                v.status == 0,
+                "\(output) output does not match schemas/\(output).schema.json:\n\(v.stdout.split(separator: "\n").prefix(40).joined(separator: "\n"))\n\(v.stderr.suffix(500))"
+            )
             // The validator saw every document blescope wrote (an empty or skipped file would pass vacuously).
             #expect(v.documents == lines[output], "\(output): validated \(v.documents ?? -1) documents of \(lines[output] ?? 0)")
             documents += v.documents ?? 0
         }
         let validated = Date().timeIntervalSince(validationStart)
-        print(String(format: "SchemaValidationTests: %d inputs, %d outputs, %d documents; blescope %.1f s, validation %.1f s (8 python processes)",
-                     inputs.count, jobs.count, documents, ran, validated))
+        print(
+            String(
+                format:
+                    "SchemaValidationTests: %d inputs, %d outputs, %d documents; blescope %.1f s, validation %.1f s (8 python processes)",
+                inputs.count, jobs.count, documents, ran, validated))
     }
 
     /// The validator fails on drift and says where: file, output, JSON pointer and schema rule.
@@ -138,14 +154,17 @@ import Testing
         guard Self.checkAvailable() else { return }
         let r = try Blescope.run(["info", "--json", "Samples/bracelet.btsnoop"])
         let valid = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let line: String = switch mutation {
-        case "ADD": valid.replacingOccurrences(of: #""drops":"#, with: #""summary":{},"drops":"#)
-        case "TYPE": valid.replacingOccurrences(of: #""records":111"#, with: #""records":"111""#)
-        case "ENUM": valid.replacingOccurrences(of: #""format":"btsnoop""#, with: #""format":"snoop""#)
-        case "FINDING": valid.replacingOccurrences(of: #""findings":[]"#,
-                                                   with: #""findings":[{"severity":"warning","code":"a.b","message":"m","frame":1}]"#)
-        default: mutation
-        }
+        let line: String =
+            switch mutation {
+            case "ADD": valid.replacingOccurrences(of: #""drops":"#, with: #""summary":{},"drops":"#)
+            case "TYPE": valid.replacingOccurrences(of: #""records":111"#, with: #""records":"111""#)
+            case "ENUM": valid.replacingOccurrences(of: #""format":"btsnoop""#, with: #""format":"snoop""#)
+            case "FINDING":
+                valid.replacingOccurrences(
+                    of: #""findings":[]"#,
+                    with: #""findings":[{"severity":"warning","code":"a.b","message":"m","frame":1}]"#)
+            default: mutation
+            }
         #expect(line != valid, "the mutation did not apply: \(change)")
         let path = NSTemporaryDirectory() + "blescope-schema-drift-\(UUID().uuidString).jsonl"
         try (valid + "\n" + line + "\n").write(toFile: path, atomically: true, encoding: .utf8)

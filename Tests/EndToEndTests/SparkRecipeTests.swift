@@ -9,9 +9,15 @@ import Testing
 @Suite struct SparkRecipeTests {
     static func available() -> String? {
         if ProcessInfo.processInfo.environment["BLESCOPE_SPARK"] == "0" { return "BLESCOPE_SPARK=0" }
-        if TestEnvironment.execute("/usr/bin/env", ["java", "-version"])?.status != 0 { return "java is missing (apt-get install openjdk-17-jre-headless)" }
-        if TestEnvironment.execute("/usr/bin/env", ["python3", "-c", "import pyspark"])?.status != 0 { return "pyspark is missing (pip install pyspark)" }
-        if TestEnvironment.execute("/usr/bin/env", ["python3", "-c", "import duckdb"])?.status != 0 { return "duckdb is missing (pip install duckdb)" }
+        if TestEnvironment.execute("/usr/bin/env", ["java", "-version"])?.status != 0 {
+            return "java is missing (apt-get install openjdk-17-jre-headless)"
+        }
+        if TestEnvironment.execute("/usr/bin/env", ["python3", "-c", "import pyspark"])?.status != 0 {
+            return "pyspark is missing (pip install pyspark)"
+        }
+        if TestEnvironment.execute("/usr/bin/env", ["python3", "-c", "import duckdb"])?.status != 0 {
+            return "duckdb is missing (pip install duckdb)"
+        }
         return nil
     }
 
@@ -43,9 +49,14 @@ import Testing
         let script = TestEnvironment.repositoryRoot + "/scripts/spark_fleet.py"
         let jsonl = directory + "/fleet.jsonl"
         let start = Date()
-        let spark = try #require(TestEnvironment.execute("/usr/bin/env", ["python3", script, "--blescope", binary, "--codec",
-                                                                          TestEnvironment.sample("codecs"), "--files", list,
-                                                                          "--partitions", "4", "--jsonl", jsonl]))
+        let spark = try #require(
+            TestEnvironment.execute(
+                "/usr/bin/env",
+                [
+                    "python3", script, "--blescope", binary, "--codec",
+                    TestEnvironment.sample("codecs"), "--files", list,
+                    "--partitions", "4", "--jsonl", jsonl,
+                ]))
         let sparkSeconds = Date().timeIntervalSince(start)
         #expect(spark.status == 0, "spark: \(spark.stderr.suffix(2000))")
         let duck = try #require(TestEnvironment.execute("/usr/bin/env", ["python3", script, "--duckdb", jsonl]))
@@ -62,6 +73,8 @@ import Testing
             #expect((row["successful"] as? Int ?? 0) >= 3, "\(name): \(row)")
             #expect((row["sessions"] as? Int ?? 0) > 3, "\(name): the cut copies add sessions that did not finish")
         }
-        print(String(format: "SparkRecipeTests: %d captures, Spark (local[2], 4 partitions) %.1f s, DuckDB agrees", files.count, sparkSeconds))
+        print(
+            String(format: "SparkRecipeTests: %d captures, Spark (local[2], 4 partitions) %.1f s, DuckDB agrees", files.count, sparkSeconds)
+        )
     }
 }

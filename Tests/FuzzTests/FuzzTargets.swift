@@ -1,14 +1,15 @@
+import BLEAnalysis
+import BLECapture
+import BLECodecs
+import BLECore
+import BLEReports
+
 // Fuzz targets shared by the seeded fuzzer of the test suite (FuzzTests.swift) and the libFuzzer
 // executable built by scripts/fuzz.sh (which compiles this file with its own entry point), so it
 // imports neither Testing nor BLETestSupport.
 #if canImport(Glibc)
 import Glibc
 #endif
-import BLEAnalysis
-import BLECapture
-import BLECodecs
-import BLECore
-import BLEReports
 
 /// One fuzz target: how raw fuzzer bytes become a capture, and what runs over it.
 enum FuzzTarget: String, CaseIterable, Sendable {
@@ -52,8 +53,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .btsnoop: return bytes.starts(with: Array("btsnoop\0".utf8)) ? Array(bytes.dropFirst(16)) : nil
         case .pcap: return bytes.starts(with: [0xD4, 0xC3, 0xB2, 0xA1]) ? Array(bytes.dropFirst(24)) : nil
         case .pcapng: return bytes.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) || bytes.starts(with: [0xD4, 0xC3, 0xB2, 0xA1]) ? bytes : nil
-        case .pklg: return bytes.starts(with: Array("btsnoop\0".utf8)) || bytes.starts(with: [0xD4, 0xC3, 0xB2, 0xA1])
-                        || bytes.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) ? nil : bytes
+        case .pklg:
+            return bytes.starts(with: Array("btsnoop\0".utf8)) || bytes.starts(with: [0xD4, 0xC3, 0xB2, 0xA1])
+                || bytes.starts(with: [0x0A, 0x0D, 0x0D, 0x0A]) ? nil : bytes
         case .btsnooz: return FuzzTargets.btsnoozBody(fromBTSnoop: bytes)
         case .gzip, .pipeline, .report: return bytes
         }
@@ -126,13 +128,15 @@ enum FuzzTargets {
         var renderer = TimelineJSONRenderer()
         var out: [UInt8] = []
         var written = 0
-        let analyzer = Analyzer.analyze(capture, options: options, configure: {
-            $0.observers = [ChunkedTransferTracker(), OTATracker(), GATTUsageTracker(), ThroughputTracker()]
-            $0.onEvent = { e in
-                renderer.append(e, to: &out)
-                if out.count > 1 << 16 { written &+= out.count; out.removeAll(keepingCapacity: true) }
-            }
-        })
+        let analyzer = Analyzer.analyze(
+            capture, options: options,
+            configure: {
+                $0.observers = [ChunkedTransferTracker(), OTATracker(), GATTUsageTracker(), ThroughputTracker()]
+                $0.onEvent = { e in
+                    renderer.append(e, to: &out)
+                    if out.count > 1 << 16 { written &+= out.count; out.removeAll(keepingCapacity: true) }
+                }
+            })
         var total = written &+ out.count &+ analyzer.findings.count &+ analyzer.connections.count
         for observer in analyzer.observers {
             if let t = observer as? ChunkedTransferTracker { total &+= TransfersReport.json(t.transfers, findings: t.findings).utf8.count }
@@ -151,7 +155,8 @@ enum FuzzTargets {
         guard !bytes.isEmpty, let capture = try? CaptureFile.open(bytes: bytes, name: "fuzz") else { return 0 }
         let options = ReportOptions(backgroundTrackers: bytes.count % 2 == 1)
         let f = Report.analyze(capture: capture, options: options, analyzerOptions: AnalyzerOptions(timeline: false, codecs: codecs))
-        return HTMLReport.file(f, index: 1, options: options).utf8.count &+ HTMLReport.overview([FileOverview(f), FileOverview(f)]).utf8.count
+        return HTMLReport.file(f, index: 1, options: options).utf8.count
+            &+ HTMLReport.overview([FileOverview(f), FileOverview(f)]).utf8.count
             &+ MarkdownReport.file(f, options: options).utf8.count &+ JSONReport.file(f).utf8.count
     }
 

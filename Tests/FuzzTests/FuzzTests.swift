@@ -177,8 +177,9 @@ struct WorstCaseTests {
         let n = 60_000
         for i in 0..<n { records.append(WorstCaseCapture.record(i)) }
         let capture = try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "worst.btsnoop")
-        let analyzer = Analyzer.analyze(capture, options: AnalyzerOptions(timeline: true, maxConnections: 512),
-                                        configure: { $0.maxRetainedConnections = 2000 })
+        let analyzer = Analyzer.analyze(
+            capture, options: AnalyzerOptions(timeline: true, maxConnections: 512),
+            configure: { $0.maxRetainedConnections = 2000 })
         #expect(analyzer.counters.records == n)
         #expect(analyzer.connections.count == 2000)
         let codes = Set(analyzer.findings.map(\.kind.code))

@@ -95,8 +95,9 @@ public struct AdvertisingDevice: Hashable, Sendable {
         if !dataOnly.isEmpty { parts.append("service data " + dataOnly.map(serviceLabel).joined(separator: ", ")) }
         if !solicitedServices.isEmpty { parts.append("solicits " + solicitedServices.map(serviceLabel).joined(separator: ", ")) }
         if !manufacturers.isEmpty {
-            parts.append(manufacturers.map { id in AssignedNumbers.companyName(id).map { "\($0) (\(hex(id)))" } ?? "company \(hex(id))" }
-                .joined(separator: ", "))
+            parts.append(
+                manufacturers.map { id in AssignedNumbers.companyName(id).map { "\($0) (\(hex(id)))" } ?? "company \(hex(id))" }
+                    .joined(separator: ", "))
         }
         for a in appearances { parts.append("appearance " + (AssignedNumbers.appearanceName(a) ?? hex(a))) }
         if !txPowerLevels.isEmpty { parts.append("tx " + txPowerLevels.map { "\($0)" }.joined(separator: "/") + " dBm") }
@@ -184,8 +185,9 @@ public struct AdvertisingTracker: Sendable {
         switch parameters {
         case let .leAdvertisingReport(event):
             for r in event.reports {
-                observe(address: r.address, addressType: r.addressType, eventType: AdvertisingEventType(legacyReportEventType: r.eventType),
-                        rssi: r.rssi == 127 ? nil : r.rssi, data: r.data, frame: record.frame, timestamp: record.timestamp)
+                observe(
+                    address: r.address, addressType: r.addressType, eventType: AdvertisingEventType(legacyReportEventType: r.eventType),
+                    rssi: r.rssi == 127 ? nil : r.rssi, data: r.data, frame: record.frame, timestamp: record.timestamp)
             }
         case let .leExtendedAdvertisingReport(event):
             for r in event.reports {
@@ -199,9 +201,10 @@ public struct AdvertisingTracker: Sendable {
                 } else if let pending = fragments.removeValue(forKey: key) {
                     data = pending + data
                 }
-                observe(address: r.address, addressType: r.addressType, eventType: AdvertisingEventType(extendedReportEventType: r.eventType),
-                        rssi: r.rssi == 127 ? nil : r.rssi, data: data, frame: record.frame, timestamp: record.timestamp,
-                        txPower: r.txPower == 127 ? nil : r.txPower)
+                observe(
+                    address: r.address, addressType: r.addressType, eventType: AdvertisingEventType(extendedReportEventType: r.eventType),
+                    rssi: r.rssi == 127 ? nil : r.rssi, data: data, frame: record.frame, timestamp: record.timestamp,
+                    txPower: r.txPower == 127 ? nil : r.txPower)
             }
         default:
             break
@@ -227,9 +230,13 @@ public struct AdvertisingTracker: Sendable {
         var reports: [(BDAddress, LEAddressType, AdvertisingEventType, Int8?, [UInt8], Int, Timestamp)] = []
         airTracker.process(record, findings: &ignored) { output in
             guard case .advertising(let a) = output, let advertiser = a.advertiser,
-                  let type = AdvertisingEventType(linkLayerPDUType: a.type.rawValue) else { return }
-            reports.append((BDAddress(advertiser.value), advertiser.isRandom ? .random : .public, type,
-                            a.rssi.map { Int8(clamping: $0) }, Array(a.advertisingData), a.frame, a.timestamp))
+                let type = AdvertisingEventType(linkLayerPDUType: a.type.rawValue)
+            else { return }
+            reports.append(
+                (
+                    BDAddress(advertiser.value), advertiser.isRandom ? .random : .public, type,
+                    a.rssi.map { Int8(clamping: $0) }, Array(a.advertisingData), a.frame, a.timestamp
+                ))
         }
         for r in reports {
             advertisingEvents += 1
@@ -237,8 +244,10 @@ public struct AdvertisingTracker: Sendable {
         }
     }
 
-    public mutating func observe(address: BDAddress, addressType: LEAddressType, eventType: AdvertisingEventType, rssi: Int8?,
-                                 data: [UInt8], frame: Int, timestamp: Timestamp, txPower: Int8? = nil) {
+    public mutating func observe(
+        address: BDAddress, addressType: LEAddressType, eventType: AdvertisingEventType, rssi: Int8?,
+        data: [UInt8], frame: Int, timestamp: Timestamp, txPower: Int8? = nil
+    ) {
         reportCount += 1
         let key = AdvertisingDevice.Key(address: address, addressType: addressType)
         let i: Int
@@ -340,6 +349,7 @@ extension FindingKind {
     static func malformedAdvertisingData(address: BDAddress, _ problem: String) -> FindingKind {
         FindingKind(code: "adverts.malformed-data", message: "advertising data from \(address): \(problem)")
     }
-    static let advertisingReportTruncated = FindingKind(code: "adverts.truncated-report",
-                                                        message: "advertising report cut by the capturer: not decoded")
+    static let advertisingReportTruncated = FindingKind(
+        code: "adverts.truncated-report",
+        message: "advertising report cut by the capturer: not decoded")
 }

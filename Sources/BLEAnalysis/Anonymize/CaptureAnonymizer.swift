@@ -313,7 +313,9 @@ public final class CaptureAnonymizer {
             let start = air.packet.offset + 4
             let pdu = start..<(start + air.packet.pdu.count)
             guard pdu.upperBound + 3 <= bytes.count else { return nil }
-            let crcInit: UInt32? = air.packet.accessAddress.isAdvertising ? 0x55_5555
+            let crcInit: UInt32? =
+                air.packet.accessAddress.isAdvertising
+                ? 0x55_5555
                 : state.crcInit[air.packet.accessAddress.rawValue]
             guard let crcInit else { return CRCCheck(pdu: pdu, crcInit: 0, matched: false) }
             return CRCCheck(pdu: pdu, crcInit: crcInit, matched: LLCRC.compute(crcInit: crcInit, over: bytes[pdu]) == air.packet.crc)
@@ -399,7 +401,7 @@ public final class CaptureAnonymizer {
         let p = 3
         switch opcode {
         case 0x0405, 0x0409, 0x040A, 0x040C, 0x040E, 0x0419, 0x041A, 0x042B, 0x042C, 0x042D, 0x042E, 0x042F, 0x0434,
-             0x0C0D, 0x0C12:
+            0x0C0D, 0x0C12:
             address(bytes, p)  // classic commands whose first parameter is BD_ADDR
         case 0x040B: address(bytes, p); key(&bytes, p + 6, 16, "link key")
         case 0x040D: address(bytes, p); key(&bytes, p + 7, 16, "PIN")
@@ -516,19 +518,27 @@ public final class CaptureAnonymizer {
     // MARK: Link layer
 
     private func linkLayer(_ bytes: inout [UInt8], linkType: UInt32) {
-        let parsed: (offset: Int, payload: Int, length: Int, header0: UInt8, advertising: Bool, direction: Direction,
-                     encryptedUnreadable: Bool, aa: UInt32)? = bytes.withUnsafeBytes { raw in
-            guard let air = try? LLAirPacket(linkType: linkType, bytes: raw) else { return nil }
-            // A packet whose CRC fails is noise: its "addresses" and "names" are random bytes (learning them would make
-            // the whole-record replacement rewrite the same bytes in good packets). Advertising CRCs are checked here
-            // here where the pseudo-header does not say (a header saying "valid" is trusted: some capturers zero the CRC).
-            if air.crc == .invalid { return nil }
-            if air.crc == .notChecked, !air.isDataChannel,
-               LLCRC.compute(crcInit: 0x55_5555, over: air.packet.pdu) != air.packet.crc { return nil }
-            let payload = air.packet.offset + 4 + (air.packet.pdu.count - air.packet.payload.count)
-            return (air.packet.offset, payload, air.packet.payload.count, air.packet.header0, !air.isDataChannel, air.direction,
-                    air.encrypted && air.mic != .valid, air.packet.accessAddress.rawValue)
-        }
+        let parsed:
+            (
+                offset: Int, payload: Int, length: Int, header0: UInt8, advertising: Bool, direction: Direction,
+                encryptedUnreadable: Bool, aa: UInt32
+            )? = bytes.withUnsafeBytes { raw in
+                guard let air = try? LLAirPacket(linkType: linkType, bytes: raw) else { return nil }
+                // A packet whose CRC fails is noise: its "addresses" and "names" are random bytes (learning them would make
+                // the whole-record replacement rewrite the same bytes in good packets). Advertising CRCs are checked here
+                // here where the pseudo-header does not say (a header saying "valid" is trusted: some capturers zero the CRC).
+                if air.crc == .invalid { return nil }
+                if air.crc == .notChecked, !air.isDataChannel,
+                    LLCRC.compute(crcInit: 0x55_5555, over: air.packet.pdu) != air.packet.crc
+                {
+                    return nil
+                }
+                let payload = air.packet.offset + 4 + (air.packet.pdu.count - air.packet.payload.count)
+                return (
+                    air.packet.offset, payload, air.packet.payload.count, air.packet.header0, !air.isDataChannel, air.direction,
+                    air.encrypted && air.mic != .valid, air.packet.accessAddress.rawValue
+                )
+            }
         guard let ll = parsed else { return }
         let pl = ll.payload
         let end = pl + ll.length
@@ -539,7 +549,8 @@ public final class CaptureAnonymizer {
             case 5:  // CONNECT_IND: InitA, AdvA, LLData (access address, CRCInit, …)
                 address(bytes, pl); address(bytes, pl + 6)
                 if pl + 19 <= bytes.count {
-                    let aa = UInt32(bytes[pl + 12]) | UInt32(bytes[pl + 13]) << 8 | UInt32(bytes[pl + 14]) << 16 | UInt32(bytes[pl + 15]) << 24
+                    let aa =
+                        UInt32(bytes[pl + 12]) | UInt32(bytes[pl + 13]) << 8 | UInt32(bytes[pl + 14]) << 16 | UInt32(bytes[pl + 15]) << 24
                     state.crcInit[aa] = UInt32(bytes[pl + 16]) | UInt32(bytes[pl + 17]) << 8 | UInt32(bytes[pl + 18]) << 16
                 }
             case 7, 8:  // Common Extended Advertising Payload Format (Vol 6, Part B, 2.3.4)
@@ -611,7 +622,11 @@ public final class CaptureAnonymizer {
                 if values == .blank {
                     for i in r { bytes[i] = 0 }
                 } else {
-                    var h = pending.hashes[index] ?? { var s = SHA256(); s.update(salt); s.update(Array("value".utf8)); return s }()
+                    var h =
+                        pending.hashes[index]
+                        ?? {
+                            var s = SHA256(); s.update(salt); s.update(Array("value".utf8)); return s
+                        }()
                     for i in r {
                         h.update(CollectionOfOne(bytes[i]))
                         var copy = h
@@ -709,9 +724,11 @@ extension OwnedRecord {
     /// The record as a ``CaptureRecord`` borrowing its bytes (same original length).
     func withRecord<R>(_ body: (CaptureRecord) -> R) -> R {
         bytes.withUnsafeBytes { raw in
-            body(CaptureRecord(frame: frame, timestamp: timestamp, direction: direction, kind: kind, controllerIndex: controllerIndex,
-                               originalLength: max(originalLength, raw.count), includedLength: raw.count, fileOffset: 0,
-                               rawType: rawType, linkType: linkType, bytes: raw))
+            body(
+                CaptureRecord(
+                    frame: frame, timestamp: timestamp, direction: direction, kind: kind, controllerIndex: controllerIndex,
+                    originalLength: max(originalLength, raw.count), includedLength: raw.count, fileOffset: 0,
+                    rawType: rawType, linkType: linkType, bytes: raw))
         }
     }
 }

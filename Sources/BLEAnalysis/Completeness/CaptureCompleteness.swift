@@ -77,7 +77,9 @@ public struct CompletenessTracker: Sendable {
 
     public init() {}
 
-    @inline(__always) static func key(_ controller: UInt16, _ handle: UInt16) -> UInt32 { UInt32(controller) << 16 | UInt32(handle & 0x0FFF) }
+    @inline(__always) static func key(_ controller: UInt16, _ handle: UInt16) -> UInt32 {
+        UInt32(controller) << 16 | UInt32(handle & 0x0FFF)
+    }
 
     public mutating func add(_ record: CaptureRecord) {
         let t = record.timestamp
@@ -177,58 +179,87 @@ public struct CompletenessTracker: Sendable {
         var items: [CaptureCompleteness.Item] = []
         if aclCut > 0 {
             let filtered = aclCut * 10 >= aclRecords * 9
-            let source = format == "btsnooz" ? "btsnooz log from a bug report"
+            let source =
+                format == "btsnooz"
+                ? "btsnooz log from a bug report"
                 : filtered ? "Android filtered snoop log" : "cut by the capturer"
-            let impossible = "ATT values, codec decoding, transfers, OTA image checks and per-characteristic throughput cannot be checked"
+            let impossible =
+                "ATT values, codec decoding, transfers, OTA image checks and per-characteristic throughput cannot be checked"
                 + "; HCI events, connections, link parameters, packet counts and byte totals (original lengths) are whole"
-            items.append(.init(code: "acl-payload-cut", severity: .warning,
-                               message: "ACL payloads cut to at most \(max(0, aclCutMaxKept)) bytes in \(aclCut) of \(aclRecords) ACL records (\(source)): \(impossible)",
-                               frame: aclCutFirstFrame, count: aclCut))
+            items.append(
+                .init(
+                    code: "acl-payload-cut", severity: .warning,
+                    message:
+                        "ACL payloads cut to at most \(max(0, aclCutMaxKept)) bytes in \(aclCut) of \(aclRecords) ACL records (\(source)): \(impossible)",
+                    frame: aclCutFirstFrame, count: aclCut))
         }
         if otherCut > 0 {
-            items.append(.init(code: "truncated-records", severity: .warning,
-                               message: "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
-                               count: otherCut))
+            items.append(
+                .init(
+                    code: "truncated-records", severity: .warning,
+                    message: "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
+                    count: otherCut))
         }
         if lastDrops > 0 {
-            items.append(.init(code: "drops", severity: .warning,
-                               message: "the capturer dropped \(lastDrops) packet\(lastDrops == 1 ? "" : "s") (first counted at frame \(dropsFirstFrame ?? 0))",
-                               frame: dropsFirstFrame, count: Int(lastDrops)))
+            items.append(
+                .init(
+                    code: "drops", severity: .warning,
+                    message:
+                        "the capturer dropped \(lastDrops) packet\(lastDrops == 1 ? "" : "s") (first counted at frame \(dropsFirstFrame ?? 0))",
+                    frame: dropsFirstFrame, count: Int(lastDrops)))
         }
         if backwards > 0 {
-            items.append(.init(code: "time-backwards", severity: .warning,
-                               message: "timestamps go backwards \(backwards) time\(backwards == 1 ? "" : "s") (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
-                               frame: backwardsFirstFrame, count: backwards))
+            items.append(
+                .init(
+                    code: "time-backwards", severity: .warning,
+                    message:
+                        "timestamps go backwards \(backwards) time\(backwards == 1 ? "" : "s") (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
+                    frame: backwardsFirstFrame, count: backwards))
         }
         if gaps > 0 {
-            items.append(.init(code: "time-gap", severity: .info,
-                               message: "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): a paused or rotated log?",
-                               frame: largestGapFrame, count: gaps))
+            items.append(
+                .init(
+                    code: "time-gap", severity: .info,
+                    message:
+                        "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): a paused or rotated log?",
+                    frame: largestGapFrame, count: gaps))
         }
         // A reset before any data is the controller's bring-up (nothing lost); one after data means the state
         // before it is gone.
         let midResets = resets.filter { r in firstACLFrame.map { r > $0 } ?? false }
         if let first = midResets.first {
-            items.append(.init(code: "controller-reset", severity: .warning,
-                               message: "controller reset at frame \(first)\(midResets.count > 1 ? " (+\(midResets.count - 1) more)" : ""): every connection before it was dropped",
-                               frame: first, count: midResets.count))
+            items.append(
+                .init(
+                    code: "controller-reset", severity: .warning,
+                    message:
+                        "controller reset at frame \(first)\(midResets.count > 1 ? " (+\(midResets.count - 1) more)" : ""): every connection before it was dropped",
+                    frame: first, count: midResets.count))
         }
         if let first = hardwareErrors.first {
-            items.append(.init(code: "hardware-error", severity: .warning,
-                               message: "controller hardware error at frame \(first)\(hardwareErrors.count > 1 ? " (+\(hardwareErrors.count - 1) more)" : "")",
-                               frame: first, count: hardwareErrors.count))
+            items.append(
+                .init(
+                    code: "hardware-error", severity: .warning,
+                    message:
+                        "controller hardware error at frame \(first)\(hardwareErrors.count > 1 ? " (+\(hardwareErrors.count - 1) more)" : "")",
+                    frame: first, count: hardwareErrors.count))
         }
         if let first = startedBefore.first {
             let handles = startedBefore.prefix(5).map { hex($0.handle, width: 4) }.joined(separator: ", ")
-            items.append(.init(code: "started-before-capture", severity: .info,
-                               message: "\(startedBefore.count) connection\(startedBefore.count == 1 ? "" : "s") started before the capture (traffic on \(handles)\(startedBefore.count > 5 ? ", …" : "") from frame \(first.frame) without a Connection Complete): parameters and MTU before it are unknown",
-                               frame: first.frame, count: startedBefore.count))
+            items.append(
+                .init(
+                    code: "started-before-capture", severity: .info,
+                    message:
+                        "\(startedBefore.count) connection\(startedBefore.count == 1 ? "" : "s") started before the capture (traffic on \(handles)\(startedBefore.count > 5 ? ", …" : "") from frame \(first.frame) without a Connection Complete): parameters and MTU before it are unknown",
+                    frame: first.frame, count: startedBefore.count))
         }
         if !open.isEmpty {
             let first = open.values.min()!
-            items.append(.init(code: "open-at-end", severity: .info,
-                               message: "\(open.count) connection\(open.count == 1 ? "" : "s") still open when the capture ends (no Disconnection Complete; the first opened at frame \(first))",
-                               frame: first, count: open.count))
+            items.append(
+                .init(
+                    code: "open-at-end", severity: .info,
+                    message:
+                        "\(open.count) connection\(open.count == 1 ? "" : "s") still open when the capture ends (no Disconnection Complete; the first opened at frame \(first))",
+                    frame: first, count: open.count))
         }
         return CaptureCompleteness(items: items)
     }

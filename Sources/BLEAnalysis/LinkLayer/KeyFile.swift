@@ -30,11 +30,14 @@ extension LinkKeyMaterial {
         var material = LinkKeyMaterial()
         for entry in list {
             let line = (entry.mark?.line).map { ":\($0)" } ?? ""
-            guard let m = entry.mapping else { throw LoadError(description: "\(path)\(line): expected a mapping (ltk:, irk:, address:, ediv:, rand:)") }
+            guard let m = entry.mapping else {
+                throw LoadError(description: "\(path)\(line): expected a mapping (ltk:, irk:, address:, ediv:, rand:)")
+            }
             func key(_ name: String) throws(LoadError) -> [UInt8]? {
                 guard let s = m[name]?.scalar?.string else { return nil }
                 guard let bytes = LinkKeyMaterial.parseKey(s) else {
-                    throw LoadError(description: "\(path)\(line): \(name) '\(s)' is not 16 bytes of hex (32 hex digits, most significant first)")
+                    throw LoadError(
+                        description: "\(path)\(line): \(name) '\(s)' is not 16 bytes of hex (32 hex digits, most significant first)")
                 }
                 return bytes
             }
@@ -58,7 +61,8 @@ extension LinkKeyMaterial {
             let ediv = try integer("ediv", max: 0xFFFF), rand = try integer("rand", max: .max)
             guard ltk != nil || irk != nil else { throw LoadError(description: "\(path)\(line): give an ltk or an irk") }
             if let ltk {
-                material.linkKeys.append(LinkKey(ltk: ltk, ediv: ediv.map(UInt16.init), rand: rand, address: address?.value, source: .keyFile(path)))
+                material.linkKeys.append(
+                    LinkKey(ltk: ltk, ediv: ediv.map(UInt16.init), rand: rand, address: address?.value, source: .keyFile(path)))
             }
             if let irk { material.identityKeys.append(IdentityKey(irk: irk, identity: address, source: .keyFile(path))) }
         }
@@ -68,7 +72,8 @@ extension LinkKeyMaterial {
     /// `--ltk HEX`: a key for any encrypted link in the capture.
     public init(ltkOption text: String) throws(LoadError) {
         guard let bytes = LinkKeyMaterial.parseKey(text) else {
-            throw LoadError(description: "--ltk '\(text)' is not 16 bytes of hex (32 hex digits, most significant first, as sniffers print keys)")
+            throw LoadError(
+                description: "--ltk '\(text)' is not 16 bytes of hex (32 hex digits, most significant first, as sniffers print keys)")
         }
         self.init(linkKeys: [LinkKey(ltk: bytes, source: .commandLine)])
     }

@@ -1,6 +1,6 @@
+import BLECapture
 import BLECore
 import BLEProtocols
-import BLECapture
 import BLESecurity
 
 // MARK: - Keys
@@ -28,7 +28,8 @@ public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
         case .keyFile(let path): "key file \(path)"
         case let .phoneLog(path, frame): "phone log \(path) frame \(frame)"
         case let .legacyPairing(passkey, frame):
-            passkey == 0 ? "LE legacy Just Works pairing (TK 0) at frame \(frame)"
+            passkey == 0
+                ? "LE legacy Just Works pairing (TK 0) at frame \(frame)"
                 : "LE legacy passkey pairing (passkey \(String(passkey).leftPadded(to: 6, with: "0")), found by search) at frame \(frame)"
         case .secureConnectionsDebugKey(let frame): "LE Secure Connections with the debug key pair at frame \(frame)"
         case .distributed(let frame): "SMP Encryption Information at frame \(frame)"
@@ -159,26 +160,36 @@ struct LLEncryptionState {
 /// ``BLESecurity`` (`LLCipher`); the protocol keeps the link-layer tracker testable and free of key material.
 protocol LLPacketCipher: AnyObject {
     /// Decrypts `payload` (ciphertext then the 4-byte MIC) into `output`; false when the MIC does not check.
-    func decrypt(header0: UInt8, payload: UnsafeRawBufferPointer, packetCounter: UInt64, centralToPeripheral: Bool,
-                 into output: inout [UInt8]) -> Bool
+    func decrypt(
+        header0: UInt8, payload: UnsafeRawBufferPointer, packetCounter: UInt64, centralToPeripheral: Bool,
+        into output: inout [UInt8]
+    ) -> Bool
 }
 
 extension FindingKind {
     static func llEncryptedNoKey(_ count: Int, from: Int, encryptedFrom: Int, keysTried: Int, handle: UInt16) -> FindingKind {
-        .init(code: "ll.encrypted-no-key",
-              message: "link encrypted from frame \(encryptedFrom): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
+        .init(
+            code: "ll.encrypted-no-key",
+            message:
+                "link encrypted from frame \(encryptedFrom): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
                 + (keysTried == 0 ? "no key" : "none of the \(keysTried) keys tried checks their MIC")
-                + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing")
+                + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
+        )
     }
     static func llEncryptionStartUnseen(_ count: Int, from: Int, handle: UInt16) -> FindingKind {
-        .init(code: "ll.encrypted-no-key",
-              message: "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): \(count) encrypted PDUs from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts")
+        .init(
+            code: "ll.encrypted-no-key",
+            message:
+                "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): \(count) encrypted PDUs from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
+        )
     }
     static func llMICFailures(_ count: Int, from: Int, handle: UInt16, capturer: Bool) -> FindingKind {
-        .init(code: "ll.mic-failed",
-              message: "\(count) encrypted PDUs on connection \(hex(handle, width: 4)) failed their MIC from frame \(from)"
-                + (capturer ? " (the capturer's verdict: it lost the packet counter, usually after missing a packet, or used the wrong key)"
-                            : " (wrong key, or the capture missed packets beyond the counter search)")
+        .init(
+            code: "ll.mic-failed",
+            message: "\(count) encrypted PDUs on connection \(hex(handle, width: 4)) failed their MIC from frame \(from)"
+                + (capturer
+                    ? " (the capturer's verdict: it lost the packet counter, usually after missing a packet, or used the wrong key)"
+                    : " (wrong key, or the capture missed packets beyond the counter search)")
                 + ": kept out of the decode")
     }
 }
@@ -244,8 +255,10 @@ extension LinkLayerTracker {
     static let counterSearchWindow: UInt64 = 8
 
     /// The payload of an encrypted PDU as plaintext, or why not.
-    static func decrypt(_ c: inout Conn, _ air: LLAirPacket, llid: UInt8, payload: UnsafeRawBufferPointer, direction: Direction,
-                        header0: UInt8, frame: Int, keys: LinkKeyStore?, buffer: LLPlaintextBuffer) -> LLDecryptOutcome {
+    static func decrypt(
+        _ c: inout Conn, _ air: LLAirPacket, llid: UInt8, payload: UnsafeRawBufferPointer, direction: Direction,
+        header0: UInt8, frame: Int, keys: LinkKeyStore?, buffer: LLPlaintextBuffer
+    ) -> LLDecryptOutcome {
         let centralToPeripheral = direction != .rx
         // An encrypted PDU carries at least one byte and the 4-byte MIC: a shorter one on a capture without flags
         // was written in the clear (crackle writes the links it decrypted that way, MIC removed).
@@ -267,8 +280,10 @@ extension LinkLayerTracker {
         if c.encryption.cipher == nil && !c.encryption.keySearchDone {
             c.encryption.keySearchDone = true
             for t in 0..<tries where c.encryption.cipher == nil {
-                findKey(&c, keys: keys, header0: header0, payload: payload, centralToPeripheral: t == 0 ? centralToPeripheral : !centralToPeripheral,
-                        buffer: buffer)
+                findKey(
+                    &c, keys: keys, header0: header0, payload: payload,
+                    centralToPeripheral: t == 0 ? centralToPeripheral : !centralToPeripheral,
+                    buffer: buffer)
             }
         }
         guard let cipher = c.encryption.cipher else { return capturerLostSync ? .micFailed : .noKey }
@@ -276,8 +291,11 @@ extension LinkLayerTracker {
             let d = t == 0 ? centralToPeripheral : !centralToPeripheral
             let expected = d ? c.encryption.counters.0 : c.encryption.counters.1
             for counter in expected..<(expected + counterSearchWindow) {
-                guard cipher.decrypt(header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: d,
-                                     into: &buffer.scratch) else { continue }
+                guard
+                    cipher.decrypt(
+                        header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: d,
+                        into: &buffer.scratch)
+                else { continue }
                 c.encryption.missedPDUs += Int(counter - expected)
                 if d { c.encryption.counters.0 = counter + 1 } else { c.encryption.counters.1 = counter + 1 }
                 c.stats.decryptedHere &+= 1
@@ -290,22 +308,28 @@ extension LinkLayerTracker {
     }
 
     /// Tries every candidate key on the first encrypted PDU; the one whose MIC checks is the link's key.
-    static func findKey(_ c: inout Conn, keys: LinkKeyStore?, header0: UInt8, payload: UnsafeRawBufferPointer,
-                        centralToPeripheral: Bool, buffer: LLPlaintextBuffer) {
+    static func findKey(
+        _ c: inout Conn, keys: LinkKeyStore?, header0: UInt8, payload: UnsafeRawBufferPointer,
+        centralToPeripheral: Bool, buffer: LLPlaintextBuffer
+    ) {
         guard let keys else { return }
         let e = c.encryption
         // SKD and IV as LL_ENC_REQ/RSP carried them (wire order).
         func wire<T: FixedWidthInteger>(_ v: T) -> [UInt8] { var w = ByteWriter(); w.write(littleEndian: v); return w.bytes }
         let skdm = wire(e.skdCentral), skds = wire(e.skdPeripheral)
         let iv = LinkLayerEncryption.iv(ivm: wire(e.ivCentral), ivs: wire(e.ivPeripheral))
-        let candidates = keys.candidates(handle: c.info.handle, ediv: e.ediv, rand: e.rand, central: c.info.central,
-                                         peripheral: c.info.peripheral)
+        let candidates = keys.candidates(
+            handle: c.info.handle, ediv: e.ediv, rand: e.rand, central: c.info.central,
+            peripheral: c.info.peripheral)
         c.encryption.keysTried = min(candidates.count, 256)
         for candidate in candidates.prefix(256) {
             guard let ltk = Key128(wire: candidate.ltk) else { continue }
             let cipher = LLCipher(sessionKey: LinkLayerEncryption.sessionKey(ltk: ltk, skdm: skdm, skds: skds), iv: iv)
-            for counter in 0..<counterSearchWindow where cipher.decrypt(header0: header0, payload: payload, packetCounter: counter,
-                                                                         centralToPeripheral: centralToPeripheral, into: &buffer.scratch) {
+            for counter in 0..<counterSearchWindow
+            where cipher.decrypt(
+                header0: header0, payload: payload, packetCounter: counter,
+                centralToPeripheral: centralToPeripheral, into: &buffer.scratch)
+            {
                 c.encryption.cipher = cipher
                 c.encryption.key = candidate
                 return
@@ -362,9 +386,10 @@ public struct LLEncryptionSummary: Hashable, Sendable {
 extension LLEncryptionState {
     var summary: LLEncryptionSummary? {
         guard let encryptedFrom else { return nil }
-        return LLEncryptionSummary(encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
-                                   firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
-                                   missedPDUs: missedPDUs, keysTried: keysTried)
+        return LLEncryptionSummary(
+            encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
+            firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
+            missedPDUs: missedPDUs, keysTried: keysTried)
     }
 }
 
@@ -372,7 +397,10 @@ extension LLEncryptionState {
     func stateText(_ stats: LinkLayerStats) -> String {
         if clearAfterStart { return "decrypted before it was written (plaintext after the encryption start, no MIC)" }
         if stats.decryptedByCapturer > 0 { return "decrypted by the capturer" }
-        if let key { return "decrypted by blescope with \(key.ediv == 0 && key.rand == 0 && key.source.kind.hasPrefix("legacy") ? "STK" : "LTK") \(key.displayText) (\(key.source))" }
+        if let key {
+            return
+                "decrypted by blescope with \(key.ediv == 0 && key.rand == 0 && key.source.kind.hasPrefix("legacy") ? "STK" : "LTK") \(key.displayText) (\(key.source))"
+        }
         if stats.micFailures > 0 { return "not decrypted: MIC failed" }
         if !sessionKeyKnown { return "not decrypted: the encryption start (LL_ENC_REQ/LL_ENC_RSP) is not in the capture" }
         return "not decrypted: no key (--ltk, --keys, --keys-from)"

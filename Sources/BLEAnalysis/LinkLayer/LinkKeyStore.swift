@@ -71,8 +71,10 @@ final class LinkKeyStore {
     // MARK: SMP
 
     /// Records one SMP PDU of connection `handle` (`centralToPeripheral` as the link says).
-    func smp(_ pdu: SMPPDU, raw: UnsafeRawBufferPointer, handle: UInt16, centralToPeripheral: Bool, frame: Int,
-             central: UInt64?, peripheral: UInt64?) {
+    func smp(
+        _ pdu: SMPPDU, raw: UnsafeRawBufferPointer, handle: UInt16, centralToPeripheral: Bool, frame: Int,
+        central: UInt64?, peripheral: UInt64?
+    ) {
         let side = centralToPeripheral ? 0 : 1
         switch pdu {
         case .pairingRequest:
@@ -100,8 +102,10 @@ final class LinkKeyStore {
         case let .centralIdentification(ediv, rand):
             if let pending = pendingLTK[handle]?[side] {
                 // The distributor's LTK: the other side selects it with this EDIV/Rand in a later LL_ENC_REQ.
-                add(LinkKey(ltk: pending.ltk, ediv: ediv, rand: rand, address: centralToPeripheral ? central : peripheral,
-                            source: distributedSource(pending.frame)))
+                add(
+                    LinkKey(
+                        ltk: pending.ltk, ediv: ediv, rand: rand, address: centralToPeripheral ? central : peripheral,
+                        source: distributedSource(pending.frame)))
                 pendingLTK[handle]?[side] = nil
             }
         case .identityInformation(let irk):
@@ -143,8 +147,10 @@ final class LinkKeyStore {
 
     /// LE Enable Encryption: the phone is central and hands its controller the key (Core Spec Vol 4, Part E, 7.8.24).
     func hciEnableEncryption(_ p: LEEnableEncryption, peer: UInt64?, frame: Int) {
-        add(LinkKey(ltk: p.longTermKey, ediv: p.encryptedDiversifier, rand: p.randomNumber, address: peer,
-                    source: .phoneLog(path: phoneLogPath ?? "HCI log", frame: frame)))
+        add(
+            LinkKey(
+                ltk: p.longTermKey, ediv: p.encryptedDiversifier, rand: p.randomNumber, address: peer,
+                source: .phoneLog(path: phoneLogPath ?? "HCI log", frame: frame)))
     }
 
     /// LE Long Term Key Request event: the phone is peripheral; its reply carries the key.
@@ -154,8 +160,10 @@ final class LinkKeyStore {
 
     func hciLTKReply(handle: UInt16, ltk: [UInt8], peer: UInt64?, frame: Int) {
         let request = ltkRequests.removeValue(forKey: handle)
-        add(LinkKey(ltk: ltk, ediv: request?.ediv, rand: request?.rand, address: peer,
-                    source: .phoneLog(path: phoneLogPath ?? "HCI log", frame: frame)))
+        add(
+            LinkKey(
+                ltk: ltk, ediv: request?.ediv, rand: request?.rand, address: peer,
+                source: .phoneLog(path: phoneLogPath ?? "HCI log", frame: frame)))
     }
 
     // MARK: Asking for keys
@@ -196,12 +204,15 @@ final class LinkKeyStore {
             if t.isSecureConnections {
                 result = Self.secureConnectionsDebugKey(t, initiator: initiator, responder: responder)
             } else if let request = t.request, let response = t.response, let mconfirm = t.confirm[0].flatMap(Key128.init(wire:)),
-                      let mrand = t.random[0].flatMap(Key128.init(wire:)), let srand = t.random[1].flatMap(Key128.init(wire:)) {
-                let exchange = LegacyPairingExchange(pairingRequest: request, pairingResponse: response, initiator: initiator,
-                                                     responder: responder, mrand: mrand, srand: srand, mconfirm: mconfirm,
-                                                     sconfirm: t.confirm[1].flatMap(Key128.init(wire:)))
+                let mrand = t.random[0].flatMap(Key128.init(wire:)), let srand = t.random[1].flatMap(Key128.init(wire:))
+            {
+                let exchange = LegacyPairingExchange(
+                    pairingRequest: request, pairingResponse: response, initiator: initiator,
+                    responder: responder, mrand: mrand, srand: srand, mconfirm: mconfirm,
+                    sconfirm: t.confirm[1].flatMap(Key128.init(wire:)))
                 if let found = LegacyPairingCracker.crack(exchange) {
-                    result = LinkKey(ltk: found.stk.bytes, ediv: 0, rand: 0, source: .legacyPairing(passkey: found.passkey ?? 0, frame: t.lastFrame))
+                    result = LinkKey(
+                        ltk: found.stk.bytes, ediv: 0, rand: 0, source: .legacyPairing(passkey: found.passkey ?? 0, frame: t.lastFrame))
                 }
             }
         }
@@ -210,15 +221,17 @@ final class LinkKeyStore {
         return result
     }
 
-    private static func secureConnectionsDebugKey(_ t: PairingTranscript, initiator: PairingAddress, responder: PairingAddress) -> LinkKey? {
+    private static func secureConnectionsDebugKey(_ t: PairingTranscript, initiator: PairingAddress, responder: PairingAddress) -> LinkKey?
+    {
         guard let request = t.request, let response = t.response, request.count == 7, response.count == 7,
-              let xa = t.publicKeyX[0], let ya = t.publicKeyY[0], let xb = t.publicKeyX[1], let yb = t.publicKeyY[1],
-              let na = t.random[0].flatMap(Key128.init(wire:)), let nb = t.random[1].flatMap(Key128.init(wire:))
+            let xa = t.publicKeyX[0], let ya = t.publicKeyY[0], let xb = t.publicKeyX[1], let yb = t.publicKeyY[1],
+            let na = t.random[0].flatMap(Key128.init(wire:)), let nb = t.random[1].flatMap(Key128.init(wire:))
         else { return nil }
-        let exchange = SecureConnectionsExchange(pairingRequest: request, pairingResponse: response, initiator: initiator, responder: responder,
-                                                 initiatorPublicKeyX: xa, initiatorPublicKeyY: ya, responderPublicKeyX: xb,
-                                                 responderPublicKeyY: yb, na: na, nb: nb,
-                                                 ea: t.dhKeyCheck[0].flatMap(Key128.init(wire:)), eb: t.dhKeyCheck[1].flatMap(Key128.init(wire:)))
+        let exchange = SecureConnectionsExchange(
+            pairingRequest: request, pairingResponse: response, initiator: initiator, responder: responder,
+            initiatorPublicKeyX: xa, initiatorPublicKeyY: ya, responderPublicKeyX: xb,
+            responderPublicKeyY: yb, na: na, nb: nb,
+            ea: t.dhKeyCheck[0].flatMap(Key128.init(wire:)), eb: t.dhKeyCheck[1].flatMap(Key128.init(wire:)))
         // Just Works / Numeric Comparison use ra = rb = 0; with a passkey the checks fail and the LTK is still right
         // (the MIC of the first encrypted PDU decides), so the checks only inform.
         guard let keys = SecureConnections.deriveWithDebugKey(exchange) else { return nil }

@@ -50,8 +50,10 @@ public struct LLLinkParameters: Hashable, Sendable {
     public var channelMap: UInt64?
     public var centralToPeripheralPHY: LLPHY
     public var peripheralToCentralPHY: LLPHY
-    public init(interval: UInt16? = nil, latency: UInt16? = nil, timeout: UInt16? = nil, channelMap: UInt64? = nil,
-                centralToPeripheralPHY: LLPHY = .le1M, peripheralToCentralPHY: LLPHY = .le1M) {
+    public init(
+        interval: UInt16? = nil, latency: UInt16? = nil, timeout: UInt16? = nil, channelMap: UInt64? = nil,
+        centralToPeripheralPHY: LLPHY = .le1M, peripheralToCentralPHY: LLPHY = .le1M
+    ) {
         self.interval = interval
         self.latency = latency
         self.timeout = timeout
@@ -330,8 +332,10 @@ public struct LinkLayerTracker {
         }
     }
 
-    private mutating func processAdvertising(_ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
-                                             _ emit: (LinkLayerOutput) -> Void) {
+    private mutating func processAdvertising(
+        _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
+        _ emit: (LinkLayerOutput) -> Void
+    ) {
         advertisingPackets &+= 1
         var crc = air.crc
         if crc == .notChecked {
@@ -355,9 +359,12 @@ public struct LinkLayerTracker {
             if payload.count >= 12 { advertiser = LinkLayerTracker.address(payload, 6, header.rxAddRandom) }
         default: break
         }
-        emit(.advertising(LLAdvertisingReport(frame: record.frame, timestamp: record.timestamp, channel: air.channel, rssi: air.rssi,
-                                              type: header.type, header: header, advertiser: advertiser, payload: payload,
-                                              advertisingData: data)))
+        emit(
+            .advertising(
+                LLAdvertisingReport(
+                    frame: record.frame, timestamp: record.timestamp, channel: air.channel, rssi: air.rssi,
+                    type: header.type, header: header, advertiser: advertiser, payload: payload,
+                    advertisingData: data)))
         guard header.type == .connectInd, air.channel >= 37 || air.channel == 0xFF || record.linkType == LLAirPacket.linkTypeNordicBLE
         else { return }
         var r = ByteReader(payload)
@@ -372,11 +379,13 @@ public struct LinkLayerTracker {
         if let old = byAccessAddress[aa] {
             endConnection(old, reason: .replaced, frame: record.frame, timestamp: record.timestamp, emit)
         }
-        let info = LLConnectionInfo(handle: takeHandle(), accessAddress: c.parameters.accessAddress, central: c.initiator,
-                                    peripheral: c.advertiser, connectParameters: c.parameters,
-                                    parameters: LLLinkParameters(interval: c.parameters.interval, latency: c.parameters.latency,
-                                                                 timeout: c.parameters.timeout, channelMap: c.parameters.channelMap),
-                                    startFrame: record.frame, startTimestamp: record.timestamp, inferred: false)
+        let info = LLConnectionInfo(
+            handle: takeHandle(), accessAddress: c.parameters.accessAddress, central: c.initiator,
+            peripheral: c.advertiser, connectParameters: c.parameters,
+            parameters: LLLinkParameters(
+                interval: c.parameters.interval, latency: c.parameters.latency,
+                timeout: c.parameters.timeout, channelMap: c.parameters.channelMap),
+            startFrame: record.frame, startTimestamp: record.timestamp, inferred: false)
         conns.append(Conn(info: info, crcInit: c.parameters.crcInit))
         byAccessAddress[aa] = conns.count - 1
         lastIndex = -1
@@ -396,14 +405,19 @@ public struct LinkLayerTracker {
         return LLDeviceAddress(v, isRandom: random)
     }
 
-    private mutating func endConnection(_ index: Int, reason: LLConnectionEndReason, frame: Int, timestamp: Timestamp,
-                                        _ emit: (LinkLayerOutput) -> Void) {
+    private mutating func endConnection(
+        _ index: Int, reason: LLConnectionEndReason, frame: Int, timestamp: Timestamp,
+        _ emit: (LinkLayerOutput) -> Void
+    ) {
         guard !conns[index].ended else { return }
         conns[index].ended = true
         var s = conns[index].stats
         LinkLayerTracker.closeEvent(&s, conns[index].packetsThisEvent)
-        emit(.connectionEnded(LLConnectionEnded(connection: conns[index].info, reason: reason, frame: frame, timestamp: timestamp, stats: s,
-                                                encryption: conns[index].encryption.summary)))
+        emit(
+            .connectionEnded(
+                LLConnectionEnded(
+                    connection: conns[index].info, reason: reason, frame: frame, timestamp: timestamp, stats: s,
+                    encryption: conns[index].encryption.summary)))
     }
 
     /// At the end of the capture: ends the connections still running (reason `.captureEnded`).
@@ -422,8 +436,10 @@ public struct LinkLayerTracker {
         return i
     }
 
-    private mutating func processData(_ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
-                                      _ emit: (LinkLayerOutput) -> Void) {
+    private mutating func processData(
+        _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
+        _ emit: (LinkLayerOutput) -> Void
+    ) {
         let aa = air.packet.accessAddress.rawValue
         let index: Int
         if let i = connectionIndex(aa) {
@@ -433,9 +449,10 @@ public struct LinkLayerTracker {
                 crcErrors &+= 1
                 return
             }
-            let info = LLConnectionInfo(handle: takeHandle(), accessAddress: air.packet.accessAddress, central: nil, peripheral: nil,
-                                        connectParameters: nil, parameters: LLLinkParameters(), startFrame: record.frame,
-                                        startTimestamp: record.timestamp, inferred: true)
+            let info = LLConnectionInfo(
+                handle: takeHandle(), accessAddress: air.packet.accessAddress, central: nil, peripheral: nil,
+                connectParameters: nil, parameters: LLLinkParameters(), startFrame: record.frame,
+                startTimestamp: record.timestamp, inferred: true)
             conns.append(Conn(info: info, crcInit: nil))
             index = conns.count - 1
             byAccessAddress[aa] = index
@@ -443,12 +460,16 @@ public struct LinkLayerTracker {
             lastIndex = index
             emit(.connectionStarted(info))
         }
-        if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, keys: keyStore, buffer: plaintext, emit) { crcErrors &+= 1 }
+        if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, keys: keyStore, buffer: plaintext, emit) {
+            crcErrors &+= 1
+        }
     }
 
     /// One packet of a known connection, in place. Returns false for a CRC-bad packet.
-    private static func processConnectionPacket(_ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
-                                                keys: LinkKeyStore?, buffer: LLPlaintextBuffer, _ emit: (LinkLayerOutput) -> Void) -> Bool {
+    private static func processConnectionPacket(
+        _ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
+        keys: LinkKeyStore?, buffer: LLPlaintextBuffer, _ emit: (LinkLayerOutput) -> Void
+    ) -> Bool {
         c.stats.packets &+= 1
         let pkt = air.packet
 
@@ -547,8 +568,11 @@ public struct LinkLayerTracker {
             if first { c.encryption.encryptedFrom = record.frame }
             defer {
                 if first {
-                    emit(.encryptionStarted(LLEncryptionStarted(handle: c.info.handle, direction: direction, frame: record.frame,
-                                                                timestamp: record.timestamp, state: c.encryption.stateText(c.stats))))
+                    emit(
+                        .encryptionStarted(
+                            LLEncryptionStarted(
+                                handle: c.info.handle, direction: direction, frame: record.frame,
+                                timestamp: record.timestamp, state: c.encryption.stateText(c.stats))))
                 }
             }
             if retransmission {
@@ -556,8 +580,9 @@ public struct LinkLayerTracker {
                 c.stats.retransmissions &+= 1
                 return true
             }
-            let outcome = LinkLayerTracker.decrypt(&c, air, llid: llid, payload: payload, direction: direction, header0: b0,
-                                                   frame: record.frame, keys: keys, buffer: buffer)
+            let outcome = LinkLayerTracker.decrypt(
+                &c, air, llid: llid, payload: payload, direction: direction, header0: b0,
+                frame: record.frame, keys: keys, buffer: buffer)
             switch outcome {
             case .plaintext(let p), .plaintextOtherDirection(let p):
                 payload = p
@@ -590,8 +615,11 @@ public struct LinkLayerTracker {
         switch llid {
         case 1, 2:
             if !retransmission {
-                emit(.l2capFragment(LLL2CAPFragment(handle: c.info.handle, direction: direction, isStart: llid == 2, payload: payload,
-                                                    frame: record.frame, timestamp: record.timestamp, isCut: record.isTruncated)))
+                emit(
+                    .l2capFragment(
+                        LLL2CAPFragment(
+                            handle: c.info.handle, direction: direction, isStart: llid == 2, payload: payload,
+                            frame: record.frame, timestamp: record.timestamp, isCut: record.isTruncated)))
             }
         case 3:
             c.stats.controlPDUs &+= 1
@@ -601,9 +629,12 @@ public struct LinkLayerTracker {
             do { pdu = try LLControlPacket(parsing: &r).pdu } catch {
                 findings.append(Finding(.warning, .llControlMalformed(opcode, error), frame: record.frame))
             }
-            emit(.control(LLControlEvent(handle: c.info.handle, direction: direction, opcode: opcode, pdu: pdu,
-                                         unreadParameters: pdu == nil ? Array(payload[1...]) : [],
-                                         frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission)))
+            emit(
+                .control(
+                    LLControlEvent(
+                        handle: c.info.handle, direction: direction, opcode: opcode, pdu: pdu,
+                        unreadParameters: pdu == nil ? Array(payload[1...]) : [],
+                        frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission)))
             if !retransmission, let pdu { applyControl(&c, pdu, record, emit) }
         default:
             findings.append(Finding(.warning, .llReservedLLID(pkt.accessAddress), frame: record.frame))
@@ -639,8 +670,11 @@ public struct LinkLayerTracker {
             c.ended = true
             var s = c.stats
             LinkLayerTracker.closeEvent(&s, c.packetsThisEvent)
-            emit(.connectionEnded(LLConnectionEnded(connection: c.info, reason: .terminated(errorCode: e), frame: record.frame,
-                                                    timestamp: record.timestamp, stats: s, encryption: c.encryption.summary)))
+            emit(
+                .connectionEnded(
+                    LLConnectionEnded(
+                        connection: c.info, reason: .terminated(errorCode: e), frame: record.frame,
+                        timestamp: record.timestamp, stats: s, encryption: c.encryption.summary)))
         default: break
         }
     }
@@ -660,8 +694,11 @@ public struct LinkLayerTracker {
                 if cp != 0 { c.info.parameters.centralToPeripheralPHY = LinkLayerTracker.phy(fromBit: cp) }
                 if pc != 0 { c.info.parameters.peripheralToCentralPHY = LinkLayerTracker.phy(fromBit: pc) }
             }
-            emit(.parametersChanged(LLParametersChanged(handle: c.info.handle, parameters: c.info.parameters, instant: p.instant,
-                                                        frame: record.frame, timestamp: record.timestamp, announcedIn: p.opcode)))
+            emit(
+                .parametersChanged(
+                    LLParametersChanged(
+                        handle: c.info.handle, parameters: c.info.parameters, instant: p.instant,
+                        frame: record.frame, timestamp: record.timestamp, announcedIn: p.opcode)))
         }
         c.pending = remaining
     }

@@ -82,11 +82,13 @@ public struct LinkQualitySummary: Hashable, Sendable {
         var parts: [String] = []
         parts.append("\(reports) quality report\(reports == 1 ? "" : "s") (frames \(firstFrame)–\(lastFrame))")
         parts.append("RSSI \(minRSSI)…\(maxRSSI) dBm (mean \(Int(meanRSSI.rounded())), lowest at frame \(worstRSSIFrame))")
-        parts.append("\(grouped(retransmissions)) retransmissions, \(grouped(nak)) NAK, \(grouped(noRx)) no-RX, \(grouped(flowOff)) flow-off")
+        parts.append(
+            "\(grouped(retransmissions)) retransmissions, \(grouped(nak)) NAK, \(grouped(noRx)) no-RX, \(grouped(flowOff)) flow-off")
         if crcErrors > 0 || txUnacked > 0 { parts.append("\(grouped(crcErrors)) CRC errors, \(grouped(txUnacked)) unacknowledged") }
         if let f = approachingLSTOFrames.first {
-            parts.append("approaching supervision timeout at frame \(f)"
-                         + (approachingLSTOFrames.count > 1 ? " (+\(approachingLSTOFrames.count - 1) more)" : ""))
+            parts.append(
+                "approaching supervision timeout at frame \(f)"
+                    + (approachingLSTOFrames.count > 1 ? " (+\(approachingLSTOFrames.count - 1) more)" : ""))
         }
         if let f = choppyFrames.first { parts.append("choppy audio reported at frame \(f)") }
         return (isRadioLimited ? "limited by the radio: " : "radio fine: ") + parts.joined(separator: ", ")
@@ -95,13 +97,17 @@ public struct LinkQualitySummary: Hashable, Sendable {
 
 extension FindingKind {
     static func bqrMalformed(_ error: DecodeError) -> FindingKind {
-        FindingKind(code: "hci.bqr-malformed", message: "Bluetooth Quality Report cannot be decoded: \(error) (event parameters; kept as bytes)")
+        FindingKind(
+            code: "hci.bqr-malformed", message: "Bluetooth Quality Report cannot be decoded: \(error) (event parameters; kept as bytes)")
     }
     static func bqrUnknownReport(_ id: BQRReportID) -> FindingKind {
-        FindingKind(code: "hci.bqr-unknown-report", message: "Bluetooth Quality Report with unknown report id \(hex(id.rawValue)); parameters kept as bytes")
+        FindingKind(
+            code: "hci.bqr-unknown-report",
+            message: "Bluetooth Quality Report with unknown report id \(hex(id.rawValue)); parameters kept as bytes")
     }
     static func tooManyQualityReports(_ n: Int) -> FindingKind {
-        FindingKind(code: "limit.quality-reports", message: "more than \(n) quality reports on one connection; later ones are in the timeline only")
+        FindingKind(
+            code: "limit.quality-reports", message: "more than \(n) quality reports on one connection; later ones are in the timeline only")
     }
 }
 

@@ -122,7 +122,7 @@ public indirect enum CBORValue: Hashable, Sendable {
             case 24: _ = try UInt8(parsing: &input); return .undefined
             case 25:
                 let h = try UInt16(parsingBigEndian: &input)
-                return .float(Double(Float16Bits(h)))
+                return .float(Double(floatFromHalfBits(h)))
             case 26: return .float(Double(Float(bitPattern: try UInt32(parsingBigEndian: &input))))
             case 27: return .float(Double(bitPattern: try UInt64(parsingBigEndian: &input)))
             case 0..<20: return .undefined
@@ -174,12 +174,16 @@ public struct CBORPair: Hashable, Sendable {
 }
 
 /// IEEE 754 half precision to Float (RFC 8949 Appendix D), without relying on Float16 availability.
-func Float16Bits(_ h: UInt16) -> Float {
+func floatFromHalfBits(_ h: UInt16) -> Float {
     let exp = Int(h >> 10 & 0x1F)
     let mant = Float(h & 0x3FF)
     let value: Float
-    if exp == 0 { value = mant * Float(sign: .plus, exponent: -24, significand: 1) }
-    else if exp != 31 { value = (mant + 1024) * Float(sign: .plus, exponent: exp - 25, significand: 1) }
-    else { value = mant == 0 ? .infinity : .nan }
+    if exp == 0 {
+        value = mant * Float(sign: .plus, exponent: -24, significand: 1)
+    } else if exp != 31 {
+        value = (mant + 1024) * Float(sign: .plus, exponent: exp - 25, significand: 1)
+    } else {
+        value = mant == 0 ? .infinity : .nan
+    }
     return h & 0x8000 != 0 ? -value : value
 }

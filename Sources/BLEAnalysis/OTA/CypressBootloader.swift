@@ -24,10 +24,12 @@ public struct CypressBootloaderCommand: RawRepresentable, Hashable, Sendable, Cu
     /// Exits and resets into the application; the bootloader does not answer.
     public static let exitBootloader = CypressBootloaderCommand(rawValue: 0x3B)
     public static let names = OTACodeTable<CypressBootloaderCommand>(
-        [.verifyChecksum: "Verify checksum", .getFlashSize: "Get flash size", .init(rawValue: 0x33): "Get app status",
-         .init(rawValue: 0x34): "Erase row", .init(rawValue: 0x35): "Sync bootloader", .init(rawValue: 0x36): "Set active app",
-         .sendData: "Send data", .enterBootloader: "Enter bootloader", .programRow: "Program row", .verifyRow: "Verify row",
-         .exitBootloader: "Exit bootloader", .init(rawValue: 0x3C): "Get metadata"],
+        [
+            .verifyChecksum: "Verify checksum", .getFlashSize: "Get flash size", .init(rawValue: 0x33): "Get app status",
+            .init(rawValue: 0x34): "Erase row", .init(rawValue: 0x35): "Sync bootloader", .init(rawValue: 0x36): "Set active app",
+            .sendData: "Send data", .enterBootloader: "Enter bootloader", .programRow: "Program row", .verifyRow: "Verify row",
+            .exitBootloader: "Exit bootloader", .init(rawValue: 0x3C): "Get metadata",
+        ],
         unknown: { "Command(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
 }
@@ -38,11 +40,13 @@ public struct CypressBootloaderStatus: RawRepresentable, Hashable, Sendable, Cus
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public static let success = CypressBootloaderStatus(rawValue: 0x00)
     public static let names = OTACodeTable<CypressBootloaderStatus>(
-        [.success: "Success", .init(rawValue: 0x01): "ERR_KEY", .init(rawValue: 0x02): "ERR_VERIFY",
-         .init(rawValue: 0x03): "ERR_LENGTH", .init(rawValue: 0x04): "ERR_DATA", .init(rawValue: 0x05): "ERR_CMD",
-         .init(rawValue: 0x06): "ERR_DEVICE", .init(rawValue: 0x07): "ERR_VERSION", .init(rawValue: 0x08): "ERR_CHECKSUM",
-         .init(rawValue: 0x09): "ERR_ARRAY", .init(rawValue: 0x0A): "ERR_ROW", .init(rawValue: 0x0B): "ERR_PROTECT",
-         .init(rawValue: 0x0C): "ERR_APP", .init(rawValue: 0x0D): "ERR_ACTIVE", .init(rawValue: 0x0F): "ERR_UNK"],
+        [
+            .success: "Success", .init(rawValue: 0x01): "ERR_KEY", .init(rawValue: 0x02): "ERR_VERIFY",
+            .init(rawValue: 0x03): "ERR_LENGTH", .init(rawValue: 0x04): "ERR_DATA", .init(rawValue: 0x05): "ERR_CMD",
+            .init(rawValue: 0x06): "ERR_DEVICE", .init(rawValue: 0x07): "ERR_VERSION", .init(rawValue: 0x08): "ERR_CHECKSUM",
+            .init(rawValue: 0x09): "ERR_ARRAY", .init(rawValue: 0x0A): "ERR_ROW", .init(rawValue: 0x0B): "ERR_PROTECT",
+            .init(rawValue: 0x0C): "ERR_APP", .init(rawValue: 0x0D): "ERR_ACTIVE", .init(rawValue: 0x0F): "ERR_UNK",
+        ],
         unknown: { "Status(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
 }
@@ -171,11 +175,15 @@ public struct CypressBootloader: OTAProfile {
         o.session.retransmissionUnit = "index"
         guard let p = Self.packet(v) else {
             o.account(e, "bootloader value")
-            o.session.findings.append(Finding(.warning, .otaNote("bootloader value of \(v.count) bytes is not one packet (01 … 17)"), frame: e.frame))
+            o.session.findings.append(
+                Finding(.warning, .otaNote("bootloader value of \(v.count) bytes is not one packet (01 … 17)"), frame: e.frame))
             return
         }
         if p.checksumKind == nil {
-            o.session.findings.append(Finding(.warning, .otaNote("packet checksum \(hex(p.checksum)) matches neither the sum nor the CRC of its bytes"), frame: e.frame))
+            o.session.findings.append(
+                Finding(
+                    .warning, .otaNote("packet checksum \(hex(p.checksum)) matches neither the sum nor the CRC of its bytes"),
+                    frame: e.frame))
         }
         v.isSent ? command(p, e, &o) : response(p, e, &o)
     }
@@ -225,16 +233,22 @@ public struct CypressBootloader: OTAProfile {
         if lastCommand == .verifyChecksum, let valid = p.data.first {
             checksumValid = valid != 0
             if valid == 0 {
-                o.session.findings.append(Finding(.error, .otaError("Verify checksum: the application's checksum is not valid"), frame: e.frame))
+                o.session.findings.append(
+                    Finding(.error, .otaError("Verify checksum: the application's checksum is not valid"), frame: e.frame))
             }
         }
     }
 
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if checksumValid == false { o.session.result = .failure(code: nil, name: "application checksum not valid") }
-        else if checksumValid == true && exited { o.session.result = .success }
-        else { o.cut(why, frame: frame) }
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if checksumValid == false {
+            o.session.result = .failure(code: nil, name: "application checksum not valid")
+        } else if checksumValid == true && exited {
+            o.session.result = .success
+        } else {
+            o.cut(why, frame: frame)
+        }
         o.session.image = rows.keys.sorted().flatMap { rows[$0] ?? [] }
     }
 }

@@ -21,10 +21,14 @@ public struct DFUInitPacketInfo: Hashable, Sendable {
     public init?(_ bytes: [UInt8]) {
         guard let packet = Self.fields(bytes[...]) else { return nil }
         var command: ArraySlice<UInt8>?
-        if let c = packet[1]?.bytes { command = c }
-        else if let signed = packet[2]?.bytes, let s = Self.fields(signed), let c = s[1]?.bytes { command = c }
+        if let c = packet[1]?.bytes {
+            command = c
+        } else if let signed = packet[2]?.bytes, let s = Self.fields(signed), let c = s[1]?.bytes {
+            command = c
+        }
         guard let command, let cmd = Self.fields(command), let initBytes = cmd[2]?.bytes,
-              let initCommand = Self.fields(initBytes) else { return nil }
+            let initCommand = Self.fields(initBytes)
+        else { return nil }
         softDeviceSize = initCommand[5]?.varint ?? 0
         bootloaderSize = initCommand[6]?.varint ?? 0
         applicationSize = initCommand[7]?.varint ?? 0
@@ -32,7 +36,8 @@ public struct DFUInitPacketInfo: Hashable, Sendable {
         guard totalSize > 0 else { return nil }
     }
 
-    enum Field { case varint(Int), bytes(ArraySlice<UInt8>)
+    enum Field {
+        case varint(Int), bytes(ArraySlice<UInt8>)
         var varint: Int? { if case let .varint(v) = self { v } else { nil } }
         var bytes: ArraySlice<UInt8>? { if case let .bytes(b) = self { b } else { nil } }
     }

@@ -9,14 +9,16 @@ public struct SUOTAStatus: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let serviceExit = SUOTAStatus(rawValue: 0x03)
     public static let imageStarted = SUOTAStatus(rawValue: 0x10)
     public static let names = OTACodeTable<SUOTAStatus>(
-        [.serviceStarted: "Service started", .completeOK: "Complete OK", .serviceExit: "Service exit",
-         .init(rawValue: 0x04): "CRC error", .init(rawValue: 0x05): "Patch length error",
-         .init(rawValue: 0x06): "External memory write error", .init(rawValue: 0x07): "Internal memory error",
-         .init(rawValue: 0x08): "Invalid memory type", .init(rawValue: 0x09): "Application error",
-         .imageStarted: "Image started", .init(rawValue: 0x11): "Invalid image bank",
-         .init(rawValue: 0x12): "Invalid image header", .init(rawValue: 0x13): "Invalid image size",
-         .init(rawValue: 0x14): "Invalid product header", .init(rawValue: 0x15): "Same image",
-         .init(rawValue: 0x16): "External memory read error"],
+        [
+            .serviceStarted: "Service started", .completeOK: "Complete OK", .serviceExit: "Service exit",
+            .init(rawValue: 0x04): "CRC error", .init(rawValue: 0x05): "Patch length error",
+            .init(rawValue: 0x06): "External memory write error", .init(rawValue: 0x07): "Internal memory error",
+            .init(rawValue: 0x08): "Invalid memory type", .init(rawValue: 0x09): "Application error",
+            .imageStarted: "Image started", .init(rawValue: 0x11): "Invalid image bank",
+            .init(rawValue: 0x12): "Invalid image header", .init(rawValue: 0x13): "Invalid image size",
+            .init(rawValue: 0x14): "Invalid product header", .init(rawValue: 0x15): "Same image",
+            .init(rawValue: 0x16): "External memory read error",
+        ],
         unknown: { "Status(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
     /// Statuses that report progress rather than a failure.
@@ -31,9 +33,11 @@ public struct SUOTAMemoryCommand: RawRepresentable, Hashable, Sendable, CustomSt
     public static let end = SUOTAMemoryCommand(rawValue: 0xFE)
     public static let abort = SUOTAMemoryCommand(rawValue: 0xFF)
     public static let names = OTACodeTable<SUOTAMemoryCommand>(
-        [.reboot: "Reboot", .end: "End of transfer", .abort: "Abort", .init(rawValue: 0x00): "System RAM",
-         .init(rawValue: 0x01): "Retention RAM", .init(rawValue: 0x02): "SPI flash", .init(rawValue: 0x03): "I2C EEPROM",
-         .init(rawValue: 0x12): "I2C EEPROM image", .init(rawValue: 0x13): "SPI flash image"],
+        [
+            .reboot: "Reboot", .end: "End of transfer", .abort: "Abort", .init(rawValue: 0x00): "System RAM",
+            .init(rawValue: 0x01): "Retention RAM", .init(rawValue: 0x02): "SPI flash", .init(rawValue: 0x03): "I2C EEPROM",
+            .init(rawValue: 0x12): "I2C EEPROM image", .init(rawValue: 0x13): "SPI flash image",
+        ],
         unknown: { "memory \(hex($0.rawValue))" })
     public var description: String { Self.names[self] }
     /// Selects a memory to write an image to: starts an update.
@@ -118,9 +122,14 @@ public struct DialogSUOTA: OTAProfile {
     }
 
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if aborted && !accepted { o.session.result = .aborted("SUOTA abort or service exit") }
-        else if accepted { o.session.result = .success }
-        else { o.cut(why, frame: frame) }
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if aborted && !accepted {
+            o.session.result = .aborted("SUOTA abort or service exit")
+        } else if accepted {
+            o.session.result = .success
+        } else {
+            o.cut(why, frame: frame)
+        }
     }
 }

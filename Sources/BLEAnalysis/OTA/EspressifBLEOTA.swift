@@ -45,8 +45,10 @@ public struct EspressifOTASectorStatus: RawRepresentable, Hashable, Sendable, Cu
     public static let sectorIndexError = EspressifOTASectorStatus(rawValue: 0x0002)
     public static let payloadLengthError = EspressifOTASectorStatus(rawValue: 0x0003)
     public static let names = OTACodeTable<EspressifOTASectorStatus>(
-        [.success: "Success", .crcError: "CRC error", .sectorIndexError: "Sector index error",
-         .payloadLengthError: "Payload length error"],
+        [
+            .success: "Success", .crcError: "CRC error", .sectorIndexError: "Sector index error",
+            .payloadLengthError: "Payload length error",
+        ],
         unknown: { "Status(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
 }
@@ -90,7 +92,8 @@ public struct EspressifOTAControlPacket: Hashable, Sendable {
         self.word0 = word0
         self.word1 = word1
         self.word2 = word2
-        payload = [UInt8(truncatingIfNeeded: word1), UInt8(word1 >> 8), UInt8(truncatingIfNeeded: word2), UInt8(word2 >> 8)]
+        payload =
+            [UInt8(truncatingIfNeeded: word1), UInt8(word1 >> 8), UInt8(truncatingIfNeeded: word2), UInt8(word2 >> 8)]
             + [UInt8](repeating: 0, count: 12)
         computedCRC = UInt16(ChecksumAlgorithm.crc16XModem.compute([UInt8(truncatingIfNeeded: word0), UInt8(word0 >> 8)] + payload))
         crc = correctCRC ? computedCRC : ~computedCRC
@@ -153,8 +156,9 @@ public struct EspressifOTAFirmwarePacket: Hashable, Sendable {
         return starts.enumerated().map { i, start in
             let chunk = Array(data[start..<min(start + step, data.count)])
             let last = i == starts.count - 1
-            return EspressifOTAFirmwarePacket(sector: sector, sequence: last ? lastSequence : UInt8(truncatingIfNeeded: i),
-                                              data: chunk, sectorCRC: last ? crc : nil)
+            return EspressifOTAFirmwarePacket(
+                sector: sector, sequence: last ? lastSequence : UInt8(truncatingIfNeeded: i),
+                data: chunk, sectorCRC: last ? crc : nil)
         }
     }
 
@@ -225,7 +229,8 @@ public struct EspressifBLEOTA: OTAProfile {
                 return
             }
             if !c.crcOK {
-                o.session.findings.append(Finding(.warning, .otaNote("command CRC-16 \(hex(c.crc)), its bytes give \(hex(c.computedCRC))"), frame: e.frame))
+                o.session.findings.append(
+                    Finding(.warning, .otaNote("command CRC-16 \(hex(c.crc)), its bytes give \(hex(c.computedCRC))"), frame: e.frame))
             }
             v.isSent ? sentCommand(c, e, &o) : commandACK(c, e, &o)
         case (.packet, true):
@@ -241,7 +246,9 @@ public struct EspressifBLEOTA: OTAProfile {
             var reader = ByteReader(v.bytes)
             guard let ack = try? EspressifOTAControlPacket(parsing: &reader) else { return }
             if !ack.crcOK {
-                o.session.findings.append(Finding(.warning, .otaNote("sector ACK CRC-16 \(hex(ack.crc)), its bytes give \(hex(ack.computedCRC))"), frame: e.frame))
+                o.session.findings.append(
+                    Finding(.warning, .otaNote("sector ACK CRC-16 \(hex(ack.crc)), its bytes give \(hex(ack.computedCRC))"), frame: e.frame)
+                )
             }
             sectorACK(ack, e, &o)
         default:
@@ -269,8 +276,9 @@ public struct EspressifBLEOTA: OTAProfile {
         o.account(e, "ACK of \(answered): \(status)")
         guard EspressifOTACommand(rawValue: c.word0) == .ack else { return }
         guard status == .accept else {
-            o.fail(code: Int(status.rawValue), name: "\(answered): \(status)",
-                   finding: "\(answered) answered \(status)", frame: e.frame)
+            o.fail(
+                code: Int(status.rawValue), name: "\(answered): \(status)",
+                finding: "\(answered) answered \(status)", frame: e.frame)
             return
         }
         o.lastResponseOK = true
@@ -305,7 +313,10 @@ public struct EspressifBLEOTA: OTAProfile {
         current = nil
         let computed = UInt16(ChecksumAlgorithm.crc16XModem.compute(c.data))
         if let crc = p.sectorCRC, crc != computed {
-            o.session.findings.append(Finding(.warning, .otaNote("sector \(c.sector): CRC-16 \(hex(crc)) sent, its \(c.data.count) bytes give \(hex(computed))"), frame: e.frame))
+            o.session.findings.append(
+                Finding(
+                    .warning, .otaNote("sector \(c.sector): CRC-16 \(hex(crc)) sent, its \(c.data.count) bytes give \(hex(computed))"),
+                    frame: e.frame))
         }
         sectors[c.sector] = c.data
     }
@@ -328,13 +339,20 @@ public struct EspressifBLEOTA: OTAProfile {
     }
 
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if stopAccepted { o.session.result = .success }
-        else if let (status, sector) = sectorError {
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if stopAccepted {
+            o.session.result = .success
+        } else if let (status, sector) = sectorError {
             o.session.result = .failure(code: Int(status.rawValue), name: "\(status) (sector \(sector))")
-        } else { o.cut(why, frame: frame) }
+        } else {
+            o.cut(why, frame: frame)
+        }
         if !requested.isEmpty {
-            o.session.findings.append(Finding(.warning, .otaNote("sector asked for again but never sent: \(indexList(requested.keys.sorted()))"), frame: o.session.endFrame))
+            o.session.findings.append(
+                Finding(
+                    .warning, .otaNote("sector asked for again but never sent: \(indexList(requested.keys.sorted()))"),
+                    frame: o.session.endFrame))
         }
         var all = sectors
         if let c = current, all[c.sector] == nil { all[c.sector] = c.data }
@@ -344,7 +362,10 @@ public struct EspressifBLEOTA: OTAProfile {
         for i in 0...last {
             if let s = all[i] {
                 if i < last && s.count != Self.sectorSize {
-                    o.session.findings.append(Finding(.warning, .otaNote("sector \(i) holds \(s.count) bytes, \(Self.sectorSize) expected"), frame: o.session.endFrame))
+                    o.session.findings.append(
+                        Finding(
+                            .warning, .otaNote("sector \(i) holds \(s.count) bytes, \(Self.sectorSize) expected"), frame: o.session.endFrame
+                        ))
                 }
                 image += s
             } else {

@@ -6,10 +6,12 @@ public struct McuMgrReturnCode: RawRepresentable, Hashable, Sendable, CustomStri
     public init(rawValue: Int64) { self.rawValue = rawValue }
     public static let ok = McuMgrReturnCode(rawValue: 0)
     public static let names = OTACodeTable<McuMgrReturnCode>(
-        [.ok: "EOK", .init(rawValue: 1): "EUNKNOWN", .init(rawValue: 2): "ENOMEM", .init(rawValue: 3): "EINVAL",
-         .init(rawValue: 4): "ETIMEOUT", .init(rawValue: 5): "ENOENT", .init(rawValue: 6): "EBADSTATE",
-         .init(rawValue: 7): "EMSGSIZE", .init(rawValue: 8): "ENOTSUP", .init(rawValue: 9): "ECORRUPT",
-         .init(rawValue: 10): "EBUSY", .init(rawValue: 11): "EACCESSDENIED"],
+        [
+            .ok: "EOK", .init(rawValue: 1): "EUNKNOWN", .init(rawValue: 2): "ENOMEM", .init(rawValue: 3): "EINVAL",
+            .init(rawValue: 4): "ETIMEOUT", .init(rawValue: 5): "ENOENT", .init(rawValue: 6): "EBADSTATE",
+            .init(rawValue: 7): "EMSGSIZE", .init(rawValue: 8): "ENOTSUP", .init(rawValue: 9): "ECORRUPT",
+            .init(rawValue: 10): "EBUSY", .init(rawValue: 11): "EACCESSDENIED",
+        ],
         unknown: { "rc \($0.rawValue)" })
     public var description: String { Self.names[self] }
 }
@@ -121,8 +123,9 @@ public struct McuMgrImageUpload: OTAProfile {
         o.account(e, "image state response")
         let rc = McuMgrReturnCode(rawValue: body?["rc"]?.intValue ?? 0)
         if rc != .ok {
-            o.fail(code: Int(clamping: rc.rawValue), name: rc.description,
-                   finding: "image \(confirm ? "confirm" : "test") failed: \(rc)", frame: e.frame)
+            o.fail(
+                code: Int(clamping: rc.rawValue), name: rc.description,
+                finding: "image \(confirm ? "confirm" : "test") failed: \(rc)", frame: e.frame)
         } else {
             o.lastResponseOK = true
             if confirm { confirmed = true }
@@ -130,8 +133,12 @@ public struct McuMgrImageUpload: OTAProfile {
     }
 
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if uploadDone || confirmed { o.session.result = .success }
-        else { o.cut(why, frame: frame) }
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if uploadDone || confirmed {
+            o.session.result = .success
+        } else {
+            o.cut(why, frame: frame)
+        }
     }
 }

@@ -20,8 +20,10 @@ public struct ButtonlessDFUResult: RawRepresentable, Hashable, Sendable, CustomS
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public static let success = ButtonlessDFUResult(rawValue: 0x01)
     public static let names = OTACodeTable<ButtonlessDFUResult>(
-        [.success: "Success", .init(rawValue: 0x02): "Opcode not supported", .init(rawValue: 0x04): "Operation failed",
-         .init(rawValue: 0x05): "Invalid advertisement name", .init(rawValue: 0x06): "Busy", .init(rawValue: 0x07): "Not bonded"],
+        [
+            .success: "Success", .init(rawValue: 0x02): "Opcode not supported", .init(rawValue: 0x04): "Operation failed",
+            .init(rawValue: 0x05): "Invalid advertisement name", .init(rawValue: 0x06): "Busy", .init(rawValue: 0x07): "Not bonded",
+        ],
         unknown: { "Result(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
 }
@@ -73,8 +75,12 @@ public struct NordicButtonlessDFU: OTAProfile {
     }
 
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if entered { o.session.result = .success }
-        else { o.cut(why, frame: frame) }
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if entered {
+            o.session.result = .success
+        } else {
+            o.cut(why, frame: frame)
+        }
     }
 }

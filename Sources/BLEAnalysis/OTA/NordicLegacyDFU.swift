@@ -16,9 +16,11 @@ public struct LegacyDFUOpcode: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let packetReceipt = LegacyDFUOpcode(rawValue: 0x11)
 
     public static let names = OTACodeTable<LegacyDFUOpcode>(
-        [.start: "Start DFU", .initialize: "Initialize DFU parameters", .receiveImage: "Receive firmware image",
-         .validate: "Validate firmware", .activateAndReset: "Activate and reset", .reset: "Reset",
-         .packetReceiptRequest: "PRN request", .response: "Response", .packetReceipt: "Packet receipt"],
+        [
+            .start: "Start DFU", .initialize: "Initialize DFU parameters", .receiveImage: "Receive firmware image",
+            .validate: "Validate firmware", .activateAndReset: "Activate and reset", .reset: "Reset",
+            .packetReceiptRequest: "PRN request", .response: "Response", .packetReceipt: "Packet receipt",
+        ],
         unknown: { "control \(hex($0.rawValue))" })
     public var description: String { Self.names[self] }
 }
@@ -29,9 +31,11 @@ public struct LegacyDFUStatus: RawRepresentable, Hashable, Sendable, CustomStrin
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public static let success = LegacyDFUStatus(rawValue: 1)
     public static let names = OTACodeTable<LegacyDFUStatus>(
-        [.success: "Success", LegacyDFUStatus(rawValue: 2): "Invalid state", LegacyDFUStatus(rawValue: 3): "Not supported",
-         LegacyDFUStatus(rawValue: 4): "Data size exceeds limit", LegacyDFUStatus(rawValue: 5): "CRC error",
-         LegacyDFUStatus(rawValue: 6): "Operation failed"],
+        [
+            .success: "Success", LegacyDFUStatus(rawValue: 2): "Invalid state", LegacyDFUStatus(rawValue: 3): "Not supported",
+            LegacyDFUStatus(rawValue: 4): "Data size exceeds limit", LegacyDFUStatus(rawValue: 5): "CRC error",
+            LegacyDFUStatus(rawValue: 6): "Operation failed",
+        ],
         unknown: { "Status(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
 }
@@ -85,8 +89,9 @@ public struct NordicLegacyDFU: OTAProfile {
                     o.lastResponseOK = true
                     if LegacyDFUOpcode(rawValue: v[1]) == .validate { validated = true }
                 } else {
-                    o.fail(code: Int(v[2]), name: status.description,
-                           finding: "request \(hex(v[1])) failed: \(status)", frame: e.frame)
+                    o.fail(
+                        code: Int(v[2]), name: status.description,
+                        finding: "request \(hex(v[1])) failed: \(status)", frame: e.frame)
                 }
             } else if op == .packetReceipt, let n = v.le32(1) {
                 o.session.receipts += 1
@@ -128,9 +133,14 @@ public struct NordicLegacyDFU: OTAProfile {
     }
 
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if activated && validated { o.session.result = .success }
-        else if reset { o.session.result = .aborted("system reset (0x06)") }
-        else { o.cut(why, frame: frame) }
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if activated && validated {
+            o.session.result = .success
+        } else if reset {
+            o.session.result = .aborted("system reset (0x06)")
+        } else {
+            o.cut(why, frame: frame)
+        }
     }
 }

@@ -14,8 +14,10 @@ public struct SecureDFUOpcode: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let response = SecureDFUOpcode(rawValue: 0x60)
 
     public static let names = OTACodeTable<SecureDFUOpcode>(
-        [.create: "Create", .setPRN: "Set PRN", .calculateCRC: "CRC request", .execute: "Execute", .select: "Select",
-         .abort: "Abort", .response: "Response"],
+        [
+            .create: "Create", .setPRN: "Set PRN", .calculateCRC: "CRC request", .execute: "Execute", .select: "Select",
+            .abort: "Abort", .response: "Response",
+        ],
         unknown: { "control \(hex($0.rawValue))" })
     public var description: String { Self.names[self] }
 }
@@ -29,18 +31,22 @@ public struct SecureDFUResult: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let extendedError = SecureDFUResult(rawValue: 0x0B)
 
     public static let names = OTACodeTable<SecureDFUResult>(
-        [SecureDFUResult(rawValue: 0x00): "Invalid opcode", .success: "Success",
-         SecureDFUResult(rawValue: 0x02): "Opcode not supported", SecureDFUResult(rawValue: 0x03): "Invalid parameter",
-         SecureDFUResult(rawValue: 0x04): "Insufficient resources", SecureDFUResult(rawValue: 0x05): "Invalid object",
-         SecureDFUResult(rawValue: 0x07): "Unsupported type", SecureDFUResult(rawValue: 0x08): "Operation not permitted",
-         SecureDFUResult(rawValue: 0x0A): "Operation failed", .extendedError: "Extended error"],
+        [
+            SecureDFUResult(rawValue: 0x00): "Invalid opcode", .success: "Success",
+            SecureDFUResult(rawValue: 0x02): "Opcode not supported", SecureDFUResult(rawValue: 0x03): "Invalid parameter",
+            SecureDFUResult(rawValue: 0x04): "Insufficient resources", SecureDFUResult(rawValue: 0x05): "Invalid object",
+            SecureDFUResult(rawValue: 0x07): "Unsupported type", SecureDFUResult(rawValue: 0x08): "Operation not permitted",
+            SecureDFUResult(rawValue: 0x0A): "Operation failed", .extendedError: "Extended error",
+        ],
         unknown: { "Result(\(hex($0.rawValue)))" })
 
     public static let extendedErrorNames = OTACodeTable<UInt8>(
-        [0x00: "No error", 0x01: "Invalid error code", 0x02: "Wrong command format", 0x03: "Unknown command",
-         0x04: "Init command invalid", 0x05: "Firmware version failure", 0x06: "Hardware version failure",
-         0x07: "SoftDevice version failure", 0x08: "Signature missing", 0x09: "Wrong hash type", 0x0A: "Hash failed",
-         0x0B: "Wrong signature type", 0x0C: "Verification failed", 0x0D: "Insufficient space"],
+        [
+            0x00: "No error", 0x01: "Invalid error code", 0x02: "Wrong command format", 0x03: "Unknown command",
+            0x04: "Init command invalid", 0x05: "Firmware version failure", 0x06: "Hardware version failure",
+            0x07: "SoftDevice version failure", 0x08: "Signature missing", 0x09: "Wrong hash type", 0x0A: "Hash failed",
+            0x0B: "Wrong signature type", 0x0C: "Verification failed", 0x0D: "Insufficient space",
+        ],
         unknown: { "ExtendedError(\(hex($0)))" })
     public var description: String { Self.names[self] }
 }
@@ -81,7 +87,8 @@ public struct NordicSecureDFU: OTAProfile {
     public static func admission(_ v: OTAValue, open: NordicSecureDFU?) -> OTAAdmission {
         guard let op = v.first else { return .ignore }
         if v.isControl && v.isSent && SecureDFUOpcode(rawValue: op) == .select && v.count >= 2 && v[1] == 1,
-           open?.dataExecuted == true {
+            open?.dataExecuted == true
+        {
             // A new init packet after a finished image: the next update (e.g. application after SoftDevice).
             return .restart("a new update")
         }
@@ -118,7 +125,9 @@ public struct NordicSecureDFU: OTAProfile {
                 o.beginPhase("data", e)
                 var s = streams[1]
                 if s.offset != s.offsetLast {
-                    o.session.findings.append(Finding(.info, .otaNote("Create discards \(s.offset - s.offsetLast) bytes of an object not executed"), frame: e.frame))
+                    o.session.findings.append(
+                        Finding(
+                            .info, .otaNote("Create discards \(s.offset - s.offsetLast) bytes of an object not executed"), frame: e.frame))
                 }
                 s.offset = s.offsetLast
                 s.crc = s.crcLast
@@ -199,8 +208,9 @@ public struct NordicSecureDFU: OTAProfile {
             var name = result.description
             let extended = result == .extendedError && v.count >= 4
             if extended { name += ": " + SecureDFUResult.extendedErrorNames[v[3]] }
-            o.fail(code: Int(extended ? v[3] : result.rawValue), name: name,
-                   finding: "request \(hex(requestOp.rawValue)) failed: \(name)", frame: e.frame)
+            o.fail(
+                code: Int(extended ? v[3] : result.rawValue), name: name,
+                finding: "request \(hex(requestOp.rawValue)) failed: \(name)", frame: e.frame)
             return
         }
         o.lastResponseOK = true
@@ -213,7 +223,8 @@ public struct NordicSecureDFU: OTAProfile {
             if isReceipt {
                 o.session.receipts += 1
                 if let entry = streams[t].history.last(where: { $0.0 == offset }), streams[t].crcKnown, entry.1 != crc {
-                    o.session.findings.append(Finding(.error, .otaCRCMismatch(computed: entry.1, reported: crc, offset: offset), frame: e.frame))
+                    o.session.findings.append(
+                        Finding(.error, .otaCRCMismatch(computed: entry.1, reported: crc, offset: offset), frame: e.frame))
                 }
                 return
             }
@@ -225,7 +236,8 @@ public struct NordicSecureDFU: OTAProfile {
             } else if s.offset != offset {
                 o.session.findings.append(Finding(.error, .otaOffsetMismatch(device: offset, sent: s.offset), frame: e.frame))
             } else if s.crc.value != crc {
-                o.session.findings.append(Finding(.error, .otaCRCMismatch(computed: s.crc.value, reported: crc, offset: offset), frame: e.frame))
+                o.session.findings.append(
+                    Finding(.error, .otaCRCMismatch(computed: s.crc.value, reported: crc, offset: offset), frame: e.frame))
             }
             streams[t] = s
             if !o.session.objects.isEmpty {
@@ -272,7 +284,8 @@ public struct NordicSecureDFU: OTAProfile {
         } else if let failure = o.standingFailure {
             o.session.result = failure
         } else if dataExecuted && !pending
-                    && (o.session.expectedSize.map { o.session.imageOffset + o.session.image.count >= $0 } ?? true) {
+            && (o.session.expectedSize.map { o.session.imageOffset + o.session.image.count >= $0 } ?? true)
+        {
             o.session.result = .success
         } else {
             o.cut(why, frame: frame)

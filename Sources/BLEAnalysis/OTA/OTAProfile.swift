@@ -104,8 +104,10 @@ public struct OTASessionBuilder: Sendable {
     public mutating func account(_ e: AttributeValueEvent, _ label: String) {
         let gap = e.timestamp.microseconds(since: lastTime)
         if gap > stallThreshold, session.firstPacketFrame != nil {
-            session.stalls.append(OTAStall(afterFrame: lastFrame, resumeFrame: e.frame, gapMicroseconds: gap,
-                                           preceding: lastLabel))
+            session.stalls.append(
+                OTAStall(
+                    afterFrame: lastFrame, resumeFrame: e.frame, gapMicroseconds: gap,
+                    preceding: lastLabel))
         }
         lastTime = e.timestamp
         lastFrame = e.frame
@@ -169,11 +171,18 @@ public struct OTASessionBuilder: Sendable {
         }
         if position - session.image.count > Self.maximumGap {
             // A wild offset (a damaged or misread value): zero-filling up to it could take gigabytes.
-            session.findings.append(Finding(.warning, .otaError("image bytes at offset \(offset), \(position - session.image.count) bytes beyond what was sent: ignored"), frame: frame))
+            session.findings.append(
+                Finding(
+                    .warning,
+                    .otaError("image bytes at offset \(offset), \(position - session.image.count) bytes beyond what was sent: ignored"),
+                    frame: frame))
             return
         }
         if position > session.image.count {
-            session.findings.append(Finding(.warning, .otaError("gap in the image: bytes \(session.imageOffset + session.image.count)..<\(offset) never sent"), frame: frame))
+            session.findings.append(
+                Finding(
+                    .warning, .otaError("gap in the image: bytes \(session.imageOffset + session.image.count)..<\(offset) never sent"),
+                    frame: frame))
             session.image += [UInt8](repeating: 0, count: position - session.image.count)
         }
         let overlap = min(bytes.count, session.image.count - position)

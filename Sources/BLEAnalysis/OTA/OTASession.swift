@@ -141,8 +141,10 @@ public struct OTAConnectionStep: Hashable, Sendable {
     /// From the previous connection's end to this one's start (µs); nil for the first.
     public var gapMicroseconds: Int64?
 
-    public init(role: String, connectionNumber: Int, connection: UInt16, peerAddress: String?, startFrame: Int,
-                startTime: Timestamp, endFrame: Int?, endTime: Timestamp?, endReason: String?, gapMicroseconds: Int64? = nil) {
+    public init(
+        role: String, connectionNumber: Int, connection: UInt16, peerAddress: String?, startFrame: Int,
+        startTime: Timestamp, endFrame: Int?, endTime: Timestamp?, endReason: String?, gapMicroseconds: Int64? = nil
+    ) {
         self.role = role
         self.connectionNumber = connectionNumber
         self.connection = connection
@@ -228,8 +230,10 @@ public struct OTASession: Hashable, Sendable {
     public var result: OTAResult = .incomplete("no outcome seen")
     public var findings: [Finding] = []
 
-    public init(protocolName: OTAProtocol, codec: String? = nil, connection: UInt16, connectionNumber: Int,
-                frame: Int, time: Timestamp) {
+    public init(
+        protocolName: OTAProtocol, codec: String? = nil, connection: UInt16, connectionNumber: Int,
+        frame: Int, time: Timestamp
+    ) {
         self.protocolName = protocolName
         self.codec = codec
         self.connection = connection
@@ -286,10 +290,11 @@ public struct OTASession: Hashable, Sendable {
             i += 1
         }
         if first == nil, image.count != expected.count { first = n }
-        return ImageComparison(size: image.count, expectedSize: expected.count,
-                               sha256: SHA256.hexDigest(image), expectedSHA256: SHA256.hexDigest(expected),
-                               crc32: CRC32.checksum(image), expectedCRC32: CRC32.checksum(expected),
-                               firstDifference: first)
+        return ImageComparison(
+            size: image.count, expectedSize: expected.count,
+            sha256: SHA256.hexDigest(image), expectedSHA256: SHA256.hexDigest(expected),
+            crc32: CRC32.checksum(image), expectedCRC32: CRC32.checksum(expected),
+            firstDifference: first)
     }
 }
 
@@ -315,8 +320,9 @@ public struct ImageComparison: Hashable, Sendable, CustomStringConvertible {
 
 extension FindingKind {
     public static func otaCRCMismatch(computed: UInt32, reported: UInt32, offset: Int) -> FindingKind {
-        FindingKind(code: "ota.crc-mismatch",
-                    message: "device CRC-32 \(hex(reported)) at offset \(offset) differs from the bytes sent (\(hex(computed)))")
+        FindingKind(
+            code: "ota.crc-mismatch",
+            message: "device CRC-32 \(hex(reported)) at offset \(offset) differs from the bytes sent (\(hex(computed)))")
     }
     public static func otaOffsetMismatch(device: Int, sent: Int) -> FindingKind {
         FindingKind(code: "ota.offset-mismatch", message: "device reports \(device) bytes, \(sent) were sent")

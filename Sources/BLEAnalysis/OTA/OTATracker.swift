@@ -75,8 +75,10 @@ public struct OTATracker: AttributeValueObserver {
         if endpoint == .smp {
             let smpKey = SMPKey(connectionNumber: event.connectionNumber, direction: event.direction)
             // A value that cannot open a message is dropped (the transfer tracker names it).
-            let messages = (try? smp[smpKey, default: SMPReassembler()].feed(event.value, frame: event.frame,
-                                                                              time: event.timestamp)) ?? []
+            let messages =
+                (try? smp[smpKey, default: SMPReassembler()].feed(
+                    event.value, frame: event.frame,
+                    time: event.timestamp)) ?? []
             for m in messages {
                 m.bytes.withUnsafeBytes { deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: $0)) }
             }
@@ -108,12 +110,15 @@ public struct OTATracker: AttributeValueObserver {
         case let .restart(why): close(key, why: why, frame: value.event.frame)
         }
         let e = value.event
-        var o = open.removeValue(forKey: key)
-            ?? Open(builder: OTASessionBuilder(
-                        OTASession(protocolName: P.protocolName, connection: e.connection,
-                                   connectionNumber: e.connectionNumber, frame: e.frame, time: e.timestamp),
-                        frame: e.frame, time: e.timestamp, stallThreshold: stallThreshold),
-                    profile: P())
+        var o =
+            open.removeValue(forKey: key)
+            ?? Open(
+                builder: OTASessionBuilder(
+                    OTASession(
+                        protocolName: P.protocolName, connection: e.connection,
+                        connectionNumber: e.connectionNumber, frame: e.frame, time: e.timestamp),
+                    frame: e.frame, time: e.timestamp, stallThreshold: stallThreshold),
+                profile: P())
         var profile = o.profile as? P ?? P()
         profile.feed(value, &o.builder)
         o.profile = profile
@@ -135,8 +140,10 @@ public struct OTATracker: AttributeValueObserver {
         o.profile.finish(&o.builder, why: why, frame: frame)
         let s = o.builder.session
         if let expected = s.expectedSize, s.imageOffset + s.image.count != expected {
-            o.builder.session.findings.append(Finding(.warning, .otaNote("image has \(s.image.count) bytes, \(expected) announced"),
-                                                      frame: s.endFrame))
+            o.builder.session.findings.append(
+                Finding(
+                    .warning, .otaNote("image has \(s.image.count) bytes, \(expected) announced"),
+                    frame: s.endFrame))
         }
     }
 }

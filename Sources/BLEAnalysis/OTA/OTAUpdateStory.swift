@@ -19,10 +19,11 @@ public enum OTAUpdateStory {
         let byNumber = Dictionary(connections.map { ($0.number, $0) }, uniquingKeysWith: { a, _ in a })
         func step(_ s: OTASession, role: String) -> OTAConnectionStep {
             let c = byNumber[s.connectionNumber]
-            return OTAConnectionStep(role: role, connectionNumber: s.connectionNumber, connection: s.connection,
-                                     peerAddress: c?.peerAddress, startFrame: c?.startFrame ?? s.startFrame,
-                                     startTime: c?.startTime ?? s.startTime, endFrame: c?.endFrame, endTime: c?.endTime,
-                                     endReason: c?.disconnectReason)
+            return OTAConnectionStep(
+                role: role, connectionNumber: s.connectionNumber, connection: s.connection,
+                peerAddress: c?.peerAddress, startFrame: c?.startFrame ?? s.startFrame,
+                startTime: c?.startTime ?? s.startTime, endFrame: c?.endFrame, endTime: c?.endTime,
+                endReason: c?.disconnectReason)
         }
         var out = sessions.map { s -> OTASession in
             var s = s
@@ -35,8 +36,9 @@ public enum OTAUpdateStory {
             let next = out.indices.first { j in
                 let s = out[j]
                 guard s.protocolName == .nordicSecureDFU, !absorbed.contains(j), s.connectionNumber > b.connectionNumber,
-                      let c = s.connections.first, c.startTime.microseconds(since: appEnd) >= 0,
-                      c.startTime.microseconds(since: appEnd) <= maximumGap else { return false }
+                    let c = s.connections.first, c.startTime.microseconds(since: appEnd) >= 0,
+                    c.startTime.microseconds(since: appEnd) <= maximumGap
+                else { return false }
                 return isBootloaderAddress(c.peerAddress, of: app.peerAddress)
             }
             guard let j = next else { continue }
@@ -69,15 +71,18 @@ public enum OTAUpdateStory {
     static func joinConfirmations(_ sessions: [OTASession]) -> [OTASession] {
         var out = sessions
         var absorbed = Set<Int>()
-        for (i, c) in out.enumerated() where c.protocolName == .mcumgr && c.packets == 0
-            && c.phases.contains(where: { $0.name == "confirm" }) {
+        for (i, c) in out.enumerated()
+        where c.protocolName == .mcumgr && c.packets == 0
+            && c.phases.contains(where: { $0.name == "confirm" })
+        {
             guard let confirmConnection = c.connections.first else { continue }
             let upload = out.indices.last { j in
                 let u = out[j]
                 guard j != i, !absorbed.contains(j), u.protocolName == .mcumgr, u.packets > 0,
-                      u.connectionNumber < c.connectionNumber, u.phases.last?.name == "reset",
-                      let last = u.connections.last, let end = last.endTime,
-                      last.peerAddress != nil, last.peerAddress == confirmConnection.peerAddress else { return false }
+                    u.connectionNumber < c.connectionNumber, u.phases.last?.name == "reset",
+                    let last = u.connections.last, let end = last.endTime,
+                    last.peerAddress != nil, last.peerAddress == confirmConnection.peerAddress
+                else { return false }
                 let gap = confirmConnection.startTime.microseconds(since: end)
                 return gap >= 0 && gap <= maximumGap
             }

@@ -20,11 +20,13 @@ public struct TIOADControlOpcode: RawRepresentable, Hashable, Sendable, CustomSt
     public static let blockRequest = TIOADControlOpcode(rawValue: 0x12)
     public static let eraseBonds = TIOADControlOpcode(rawValue: 0x13)
     public static let names = OTACodeTable<TIOADControlOpcode>(
-        [.getBlockSize: "Get block size", .imageCount: "Image count", .startOAD: "Start OAD", .enableImage: "Enable image",
-         .cancelOAD: "Cancel OAD", .disableBlockNotifications: "Disable block notifications",
-         .getSoftwareVersion: "Get software version", .getImageStatus: "Get image status",
-         .getProfileVersion: "Get profile version", .getDeviceType: "Get device type", .getImageInfo: "Get image info",
-         .blockRequest: "Block request", .eraseBonds: "Erase bonds"],
+        [
+            .getBlockSize: "Get block size", .imageCount: "Image count", .startOAD: "Start OAD", .enableImage: "Enable image",
+            .cancelOAD: "Cancel OAD", .disableBlockNotifications: "Disable block notifications",
+            .getSoftwareVersion: "Get software version", .getImageStatus: "Get image status",
+            .getProfileVersion: "Get profile version", .getDeviceType: "Get device type", .getImageInfo: "Get image info",
+            .blockRequest: "Block request", .eraseBonds: "Erase bonds",
+        ],
         unknown: { "control \(hex($0.rawValue))" })
     public var description: String { Self.names[self] }
 }
@@ -36,13 +38,15 @@ public struct TIOADStatus: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let success = TIOADStatus(rawValue: 0)
     public static let downloadComplete = TIOADStatus(rawValue: 14)
     public static let names = OTACodeTable<TIOADStatus>(
-        [.success: "Success", .init(rawValue: 1): "CRC error", .init(rawValue: 2): "Flash error",
-         .init(rawValue: 3): "Buffer overflow (block number not the one requested)", .init(rawValue: 4): "Already started",
-         .init(rawValue: 5): "Not started", .init(rawValue: 6): "Download not complete", .init(rawValue: 7): "No resources",
-         .init(rawValue: 8): "Image too big", .init(rawValue: 9): "Incompatible image", .init(rawValue: 10): "Invalid file",
-         .init(rawValue: 11): "Incompatible file", .init(rawValue: 12): "Authorization failed",
-         .init(rawValue: 13): "Control command not supported", .downloadComplete: "Download complete",
-         .init(rawValue: 15): "CCCD not enabled", .init(rawValue: 16): "Image identify timeout"],
+        [
+            .success: "Success", .init(rawValue: 1): "CRC error", .init(rawValue: 2): "Flash error",
+            .init(rawValue: 3): "Buffer overflow (block number not the one requested)", .init(rawValue: 4): "Already started",
+            .init(rawValue: 5): "Not started", .init(rawValue: 6): "Download not complete", .init(rawValue: 7): "No resources",
+            .init(rawValue: 8): "Image too big", .init(rawValue: 9): "Incompatible image", .init(rawValue: 10): "Invalid file",
+            .init(rawValue: 11): "Incompatible file", .init(rawValue: 12): "Authorization failed",
+            .init(rawValue: 13): "Control command not supported", .downloadComplete: "Download complete",
+            .init(rawValue: 15): "CCCD not enabled", .init(rawValue: 16): "Image identify timeout",
+        ],
         unknown: { "Status(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
 }
@@ -62,8 +66,10 @@ public struct TIOAD: OTAProfile {
     public static let externalControl = BluetoothUUID("F000FFC5-0451-4000-B000-000000000000")!
     /// The Image Identify characteristic.
     public static let identify = OTAEndpoint(rawValue: "identify")
-    public static let endpoints: [BluetoothUUID: OTAEndpoint] = [imageIdentify: identify, imageBlock: .packet,
-                                                                   externalControl: .control]
+    public static let endpoints: [BluetoothUUID: OTAEndpoint] = [
+        imageIdentify: identify, imageBlock: .packet,
+        externalControl: .control,
+    ]
 
     var blocks: [Int: [UInt8]] = [:]
     var requested: [Int: Int] = [:]
@@ -145,7 +151,8 @@ public struct TIOAD: OTAProfile {
                 return
             }
             if status != .success {
-                o.session.findings.append(Finding(.warning, .otaNote("block write failed (\(status)), block \(block) requested"), frame: e.frame))
+                o.session.findings.append(
+                    Finding(.warning, .otaNote("block write failed (\(status)), block \(block) requested"), frame: e.frame))
             }
             if block <= highestRequested || blocks[block] != nil {
                 // Asked again: the target lost or rejected it.
@@ -175,12 +182,20 @@ public struct TIOAD: OTAProfile {
     }
 
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if cancelled { o.session.result = .aborted("Cancel OAD (0x05)") }
-        else if complete && enabled { o.session.result = .success }
-        else { o.cut(why, frame: frame) }
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if cancelled {
+            o.session.result = .aborted("Cancel OAD (0x05)")
+        } else if complete && enabled {
+            o.session.result = .success
+        } else {
+            o.cut(why, frame: frame)
+        }
         if !requested.isEmpty {
-            o.session.findings.append(Finding(.warning, .otaNote("block requested again but never sent: \(indexList(requested.keys.sorted()))"), frame: o.session.endFrame))
+            o.session.findings.append(
+                Finding(
+                    .warning, .otaNote("block requested again but never sent: \(indexList(requested.keys.sorted()))"),
+                    frame: o.session.endFrame))
         }
         guard let maxIndex = blocks.keys.max() else { return }
         var image: [UInt8] = []

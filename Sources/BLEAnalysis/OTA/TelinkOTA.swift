@@ -27,10 +27,12 @@ public struct TelinkOTACommand: RawRepresentable, Hashable, Sendable, CustomStri
     public static let schedulePDUCount = TelinkOTACommand(rawValue: 0xFF08)
     public static let scheduleFirmwareSize = TelinkOTACommand(rawValue: 0xFF09)
     public static let names = OTACodeTable<TelinkOTACommand>(
-        [.version: "CMD_OTA_VERSION", .start: "CMD_OTA_START", .end: "CMD_OTA_END", .startExtended: "CMD_OTA_START_EXT",
-         .firmwareVersionRequest: "CMD_OTA_FW_VERSION_REQ", .firmwareVersionResponse: "CMD_OTA_FW_VERSION_RSP",
-         .result: "CMD_OTA_RESULT", .schedulePDUCount: "CMD_OTA_SCHEDULE_PDU_NUM",
-         .scheduleFirmwareSize: "CMD_OTA_SCHEDULE_FW_SIZE"],
+        [
+            .version: "CMD_OTA_VERSION", .start: "CMD_OTA_START", .end: "CMD_OTA_END", .startExtended: "CMD_OTA_START_EXT",
+            .firmwareVersionRequest: "CMD_OTA_FW_VERSION_REQ", .firmwareVersionResponse: "CMD_OTA_FW_VERSION_RSP",
+            .result: "CMD_OTA_RESULT", .schedulePDUCount: "CMD_OTA_SCHEDULE_PDU_NUM",
+            .scheduleFirmwareSize: "CMD_OTA_SCHEDULE_FW_SIZE",
+        ],
         unknown: { "Command(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
     /// The first u16 of a value is a command, not a packet index.
@@ -45,14 +47,16 @@ public struct TelinkOTAResult: RawRepresentable, Hashable, Sendable, CustomStrin
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public static let success = TelinkOTAResult(rawValue: 0x00)
     public static let names = OTACodeTable<TelinkOTAResult>(
-        [.success: "OTA_SUCCESS", .init(rawValue: 0x01): "OTA_DATA_PACKET_SEQ_ERR", .init(rawValue: 0x02): "OTA_PACKET_INVALID",
-         .init(rawValue: 0x03): "OTA_DATA_CRC_ERR", .init(rawValue: 0x04): "OTA_WRITE_FLASH_ERR",
-         .init(rawValue: 0x05): "OTA_DATA_UNCOMPLETE", .init(rawValue: 0x06): "OTA_FLOW_ERR",
-         .init(rawValue: 0x07): "OTA_FW_CHECK_ERR", .init(rawValue: 0x08): "OTA_VERSION_COMPARE_ERR",
-         .init(rawValue: 0x09): "OTA_PDU_LEN_ERR", .init(rawValue: 0x0A): "OTA_FIRMWARE_MARK_ERR",
-         .init(rawValue: 0x0B): "OTA_FW_SIZE_ERR", .init(rawValue: 0x0C): "OTA_DATA_PACKET_TIMEOUT",
-         .init(rawValue: 0x0D): "OTA_TIMEOUT", .init(rawValue: 0x0E): "OTA_FAIL_DUE_TO_CONNECTION_TERMIANTE",
-         .init(rawValue: 0x0F): "OTA_LOGIC_ERR"],
+        [
+            .success: "OTA_SUCCESS", .init(rawValue: 0x01): "OTA_DATA_PACKET_SEQ_ERR", .init(rawValue: 0x02): "OTA_PACKET_INVALID",
+            .init(rawValue: 0x03): "OTA_DATA_CRC_ERR", .init(rawValue: 0x04): "OTA_WRITE_FLASH_ERR",
+            .init(rawValue: 0x05): "OTA_DATA_UNCOMPLETE", .init(rawValue: 0x06): "OTA_FLOW_ERR",
+            .init(rawValue: 0x07): "OTA_FW_CHECK_ERR", .init(rawValue: 0x08): "OTA_VERSION_COMPARE_ERR",
+            .init(rawValue: 0x09): "OTA_PDU_LEN_ERR", .init(rawValue: 0x0A): "OTA_FIRMWARE_MARK_ERR",
+            .init(rawValue: 0x0B): "OTA_FW_SIZE_ERR", .init(rawValue: 0x0C): "OTA_DATA_PACKET_TIMEOUT",
+            .init(rawValue: 0x0D): "OTA_TIMEOUT", .init(rawValue: 0x0E): "OTA_FAIL_DUE_TO_CONNECTION_TERMIANTE",
+            .init(rawValue: 0x0F): "OTA_LOGIC_ERR",
+        ],
         unknown: { "Result(\(hex($0.rawValue)))" })
     public var description: String { Self.names[self] }
 }
@@ -84,13 +88,16 @@ public struct TelinkOTAPacket: Hashable, Sendable {
     public init(index: Int, data: [UInt8]) {
         self.index = index
         self.data = data + [UInt8](repeating: 0xFF, count: (16 - data.count % 16) % 16)
-        computedCRC = UInt16(ChecksumAlgorithm.crc16Modbus.compute([UInt8(truncatingIfNeeded: index), UInt8(truncatingIfNeeded: index >> 8)] + self.data))
+        computedCRC = UInt16(
+            ChecksumAlgorithm.crc16Modbus.compute([UInt8(truncatingIfNeeded: index), UInt8(truncatingIfNeeded: index >> 8)] + self.data))
         crc = computedCRC
     }
 
     /// The bytes on the wire.
     public var bytes: [UInt8] {
-        [UInt8(truncatingIfNeeded: index), UInt8(truncatingIfNeeded: index >> 8)] + data + [UInt8(truncatingIfNeeded: crc), UInt8(crc >> 8)]
+        [UInt8(truncatingIfNeeded: index), UInt8(truncatingIfNeeded: index >> 8)] + data + [
+            UInt8(truncatingIfNeeded: crc), UInt8(crc >> 8),
+        ]
     }
 
     public var crcOK: Bool { crc == computedCRC }
@@ -145,16 +152,21 @@ public struct TelinkOTA: OTAProfile {
         var reader = ByteReader(v.bytes)
         guard let p = try? TelinkOTAPacket(parsing: &reader) else {
             o.account(e, "packet")
-            o.session.findings.append(Finding(.warning, .otaNote("OTA value of \(v.count) bytes is neither a command nor index + 16·n bytes + CRC"), frame: e.frame))
+            o.session.findings.append(
+                Finding(
+                    .warning, .otaNote("OTA value of \(v.count) bytes is neither a command nor index + 16·n bytes + CRC"), frame: e.frame))
             return
         }
         o.account(e, "packet \(p.index)")
         o.beginPhase("transfer", e)
         if !p.crcOK {
-            o.session.findings.append(Finding(.warning, .otaNote("packet \(p.index): CRC-16 \(hex(p.crc)), its bytes give \(hex(p.computedCRC))"), frame: e.frame))
+            o.session.findings.append(
+                Finding(.warning, .otaNote("packet \(p.index): CRC-16 \(hex(p.crc)), its bytes give \(hex(p.computedCRC))"), frame: e.frame)
+            )
         }
         if p.data.count != pduLength {
-            o.session.findings.append(Finding(.warning, .otaNote("packet \(p.index) carries \(p.data.count) bytes, PDU length \(pduLength)"), frame: e.frame))
+            o.session.findings.append(
+                Finding(.warning, .otaNote("packet \(p.index) carries \(p.data.count) bytes, PDU length \(pduLength)"), frame: e.frame))
         }
         guard p.index <= OTASessionBuilder.maximumIndex else { return }
         if let old = packets[p.index] {
@@ -184,7 +196,11 @@ public struct TelinkOTA: OTAProfile {
             lastIndex = last
             o.session.expectedPackets = last + 1
             if UInt16(check) != ~UInt16(last) {
-                o.session.findings.append(Finding(.warning, .otaNote("CMD_OTA_END: last index \(last) with check \(hex(UInt16(check))), \(hex(~UInt16(last))) expected"), frame: e.frame))
+                o.session.findings.append(
+                    Finding(
+                        .warning,
+                        .otaNote("CMD_OTA_END: last index \(last) with check \(hex(UInt16(check))), \(hex(~UInt16(last))) expected"),
+                        frame: e.frame))
             }
         default:
             break
@@ -205,13 +221,20 @@ public struct TelinkOTA: OTAProfile {
     public func finish(_ o: inout OTASessionBuilder, why: String, frame: Int) {
         let last = lastIndex ?? packets.keys.max() ?? -1
         let missing = last < 0 ? [] : (0...last).filter { packets[$0] == nil }
-        if let failure = o.standingFailure { o.session.result = failure }
-        else if result == .success { o.session.result = .success }
-        else if lastIndex != nil && missing.isEmpty && !packets.isEmpty {
+        if let failure = o.standingFailure {
+            o.session.result = failure
+        } else if result == .success {
+            o.session.result = .success
+        } else if lastIndex != nil && missing.isEmpty && !packets.isEmpty {
             // Legacy servers check the packets and reboot without CMD_OTA_RESULT.
             o.session.result = .success
-            o.session.findings.append(Finding(.warning, .otaNote("no CMD_OTA_RESULT: success taken from CMD_OTA_END after every packet 0…\(last)"), frame: o.session.endFrame))
-        } else { o.cut(why, frame: frame) }
+            o.session.findings.append(
+                Finding(
+                    .warning, .otaNote("no CMD_OTA_RESULT: success taken from CMD_OTA_END after every packet 0…\(last)"),
+                    frame: o.session.endFrame))
+        } else {
+            o.cut(why, frame: frame)
+        }
         if !missing.isEmpty {
             o.session.findings.append(Finding(.warning, .otaMissingPackets(missing), frame: o.session.endFrame))
             if case .success = o.session.result { o.session.result = .incomplete("packets missing but the device reported success") }

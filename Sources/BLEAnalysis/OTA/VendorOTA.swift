@@ -40,8 +40,9 @@ public struct VendorOTA: OTAProfile {
         guard let d = e.decoded else { return }
         let r = d.roles
         o.session.retransmissionUnit = "index"
-        if o.session.codec == nil { o.session.codec = d.codec }
-        else if let codecs = o.session.codec, !codecs.split(separator: "+").contains(Substring(d.codec)) {
+        if o.session.codec == nil {
+            o.session.codec = d.codec
+        } else if let codecs = o.session.codec, !codecs.split(separator: "+").contains(Substring(d.codec)) {
             o.session.codec = codecs + "+" + d.codec
         }
         if r[.otaStart] != nil {
@@ -85,9 +86,10 @@ public struct VendorOTA: OTAProfile {
         if let code = r[.otaResult]?.intValue {
             o.account(e, d.message)
             resultSeen = true
-            let name = d.fields.first(where: {
-                if case let .named(v, n) = $0.value { return v == code && n != nil } else { return false }
-            }).flatMap { field -> String? in if case let .named(_, n) = field.value { n } else { nil } } ?? "result \(code)"
+            let name =
+                d.fields.first(where: {
+                    if case let .named(v, n) = $0.value { return v == code && n != nil } else { return false }
+                }).flatMap { field -> String? in if case let .named(_, n) = field.value { n } else { nil } } ?? "result \(code)"
             switch d.otaSuccess {
             case true?: o.session.result = .success
             case false?: o.session.result = .failure(code: Int(clamping: code), name: name)
@@ -97,7 +99,8 @@ public struct VendorOTA: OTAProfile {
                 o.session.findings.append(Finding(.error, .otaError("update failed: \(name)"), frame: e.frame))
             }
             if !requested.isEmpty {
-                o.session.findings.append(Finding(.warning, .otaNote("resend requested but never sent: \(indexList(requested.keys.sorted()))"), frame: e.frame))
+                o.session.findings.append(
+                    Finding(.warning, .otaNote("resend requested but never sent: \(indexList(requested.keys.sorted()))"), frame: e.frame))
             }
             o.ended = "result"
         }

@@ -67,8 +67,10 @@ public enum ThroughputCeiling {
     /// Application bits per second of back-to-back notifications of `mtu − 3` value bytes.
     ///
     /// 1M/27/23 → 236.7 kbps, 1M/251/247 → 791 kbps, 2M/251/247 → 1402 kbps. Nil for an MTU below 23.
-    public static func notificationCeiling(mtu: Int, dataLength: Int, phy: PHY, peerPHY: PHY? = nil,
-                                           encrypted: Bool = false) -> Double? {
+    public static func notificationCeiling(
+        mtu: Int, dataLength: Int, phy: PHY, peerPHY: PHY? = nil,
+        encrypted: Bool = false
+    ) -> Double? {
         guard mtu >= 23 else { return nil }
         let t = pduTime(mtu: mtu, dataLength: dataLength, phy: phy, peerPHY: peerPHY, encrypted: encrypted)
         return Double(mtu - 3) * 8 / t * 1_000_000
@@ -83,8 +85,10 @@ public enum ThroughputCeiling {
     }
 
     /// How many PDUs fit in one connection event (the whole interval, no other traffic).
-    public static func packetsPerEvent(mtu: Int, dataLength: Int, phy: PHY, intervalMicroseconds: Int,
-                                       encrypted: Bool = false) -> Int {
+    public static func packetsPerEvent(
+        mtu: Int, dataLength: Int, phy: PHY, intervalMicroseconds: Int,
+        encrypted: Bool = false
+    ) -> Int {
         let t = pduTime(mtu: mtu, dataLength: dataLength, phy: phy, encrypted: encrypted)
         guard t > 0 else { return 0 }
         return Int(Double(intervalMicroseconds) / t)
@@ -97,7 +101,8 @@ public enum ThroughputCeiling {
         let peerValue = tx ? link.phy.rx : link.phy.tx
         guard let phy = PHY(hci: phyValue) else { return nil }
         let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
-        return notificationCeiling(mtu: link.mtu, dataLength: dl, phy: phy, peerPHY: PHY(hci: peerValue),
-                                   encrypted: link.encrypted)
+        return notificationCeiling(
+            mtu: link.mtu, dataLength: dl, phy: phy, peerPHY: PHY(hci: peerValue),
+            encrypted: link.encrypted)
     }
 }

@@ -1,4 +1,5 @@
 import BLECore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,8 +19,10 @@ public struct ThroughputOptions: Sendable {
     /// Most steady link periods per stream.
     public var maxPeriods: Int
 
-    public init(window: Int64 = 1_000_000, idleThreshold: Int64 = 500_000, seriesPoints: Int = 500,
-                maxStreams: Int = 4096, maxPeriods: Int = 32) {
+    public init(
+        window: Int64 = 1_000_000, idleThreshold: Int64 = 500_000, seriesPoints: Int = 500,
+        maxStreams: Int = 4096, maxPeriods: Int = 32
+    ) {
         self.window = max(10, window)
         self.idleThreshold = max(1, idleThreshold)
         self.seriesPoints = max(2, seriesPoints)
@@ -74,8 +77,9 @@ public struct ThroughputTracker: AttributeValueObserver {
     }
 
     public mutating func observe(_ event: AttributeValueEvent) {
-        let key = ThroughputStreamKey(connectionNumber: event.connectionNumber, direction: event.direction,
-                                      handle: event.handle, kind: event.kind)
+        let key = ThroughputStreamKey(
+            connectionNumber: event.connectionNumber, direction: event.direction,
+            handle: event.handle, kind: event.kind)
         var i = -1
         for r in recent where r.key == key {
             i = r.index
@@ -216,8 +220,9 @@ struct PeriodState {
             }
             return 64
         }
-        return PacketsPerEvent(events: events, mean: Double(total) / Double(events), median: quantile(0.5),
-                               p90: quantile(0.9), max: bursts.lastIndex { $0 > 0 } ?? 0)
+        return PacketsPerEvent(
+            events: events, mean: Double(total) / Double(events), median: quantile(0.5),
+            p90: quantile(0.9), max: bursts.lastIndex { $0 > 0 } ?? 0)
     }
 }
 
@@ -294,7 +299,8 @@ struct StreamState {
                 if longestIdle.count < 20 {
                     longestIdle.append(gapRecord)
                 } else if let m = longestIdle.indices.min(by: { longestIdle[$0].microseconds < longestIdle[$1].microseconds }),
-                          longestIdle[m].microseconds < g {
+                    longestIdle[m].microseconds < g
+                {
                     longestIdle[m] = gapRecord
                 }
             }
@@ -332,8 +338,9 @@ struct StreamState {
         let lastPeriod = periods.count - 1
         if lastPeriod >= 0, periods[lastPeriod].link == event.link || periods.count >= options.maxPeriods {
             if periods[lastPeriod].link != event.link { periodsNotSplit += 1 }
-            periods[lastPeriod].add(frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: gap,
-                                           idleThreshold: options.idleThreshold)
+            periods[lastPeriod].add(
+                frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: gap,
+                idleThreshold: options.idleThreshold)
         } else {
             if !periods.isEmpty { periods[periods.count - 1].closeBurst() }
             var p = PeriodState(link: event.link, frame: event.frame, time: t)
@@ -377,9 +384,12 @@ struct StreamState {
         var copy = self
         copy.closeStep(copy.bucketBytes)  // the step holding the last packet ends the last window
         let h = copy.windowRates
-        let windows: WindowStats? = h.count == 0 ? nil : WindowStats(
-            windowMicroseconds: step * 10, count: h.count, min: h.minimum, median: h.quantile(0.5), p95: h.quantile(0.95),
-            max: h.maximum)
+        let windows: WindowStats? =
+            h.count == 0
+            ? nil
+            : WindowStats(
+                windowMicroseconds: step * 10, count: h.count, min: h.minimum, median: h.quantile(0.5), p95: h.quantile(0.95),
+                max: h.maximum)
         let averageValue = packets > 0 ? Double(valueBytes) / Double(packets) : 0
         var periodResults: [ThroughputPeriod] = []
         for var p in periods {
@@ -404,7 +414,8 @@ struct StreamState {
             firstTime: first, lastTime: last, minValueSize: packets > 0 ? minValue : 0, maxValueSize: maxValue,
             windows: windows, peakBitsPerSecond: Double(copy.peakBytes) * 8 * 1_000_000 / Double(step),
             gapHistogram: gaps, idleThresholdMicroseconds: options.idleThreshold, idleGapCount: idleCount,
-            idleMicroseconds: idleTotal, longestIdleGaps: longestIdle.sorted { ($0.microseconds, $1.afterFrame) > ($1.microseconds, $0.afterFrame) },
+            idleMicroseconds: idleTotal,
+            longestIdleGaps: longestIdle.sorted { ($0.microseconds, $1.afterFrame) > ($1.microseconds, $0.afterFrame) },
             periods: periodResults, periodsNotSplit: periodsNotSplit,
             series: series.enumerated().map { i, bytes in
                 let start = first.microseconds + Int64(i) * slot
@@ -413,8 +424,9 @@ struct StreamState {
                     let covered = last.microseconds - start
                     if covered >= slot / 2 && covered < slot { length = covered }
                 }
-                return RatePoint(time: Timestamp(microseconds: start), microseconds: length,
-                                 bitsPerSecond: Double(bytes) * 8 * 1_000_000 / Double(length))
+                return RatePoint(
+                    time: Timestamp(microseconds: start), microseconds: length,
+                    bitsPerSecond: Double(bytes) * 8 * 1_000_000 / Double(length))
             },
             seriesSlotMicroseconds: slot, verdict: ThroughputVerdict(limit: .unknown, text: ""))
         stream.psm = psm

@@ -31,12 +31,15 @@ extension ThroughputVerdict {
     /// 6. with packets per event known: packets in ≥ 80 % of the connection events and fewer per event than fit
     ///    → ``ThroughputLimit/packetsPerEvent``; packets in fewer events → ``ThroughputLimit/app``;
     /// 7. otherwise ``ThroughputLimit/app`` (or ``ThroughputLimit/unknown`` without a connection interval).
-    public static func judge(kind: ValueKind, direction: Direction, link: LinkSnapshot, packets: Int,
-                             durationMicroseconds: Int64, idleMicroseconds: Int64, valueBytes: Int,
-                             averageValueSize: Double, packetsPerEvent: PacketsPerEvent?,
-                             idleThreshold: Int64) -> ThroughputVerdict {
+    public static func judge(
+        kind: ValueKind, direction: Direction, link: LinkSnapshot, packets: Int,
+        durationMicroseconds: Int64, idleMicroseconds: Int64, valueBytes: Int,
+        averageValueSize: Double, packetsPerEvent: PacketsPerEvent?,
+        idleThreshold: Int64
+    ) -> ThroughputVerdict {
         guard packets >= 2, durationMicroseconds > 0 else {
-            return ThroughputVerdict(limit: .unknown, text: "\(packets) packet\(packets == 1 ? "" : "s") at one instant: too few to measure a rate")
+            return ThroughputVerdict(
+                limit: .unknown, text: "\(packets) packet\(packets == 1 ? "" : "s") at one instant: too few to measure a rate")
         }
         let rate = Double(valueBytes) * 8 * 1_000_000 / Double(durationMicroseconds)
         let label = linkLabel(link, direction: direction)
@@ -54,20 +57,26 @@ extension ThroughputVerdict {
         if kind == .creditSDU {
             // K-frames on an LE credit-based channel: nothing waits for an ATT response; the receiver's credits pace the
             // sender (stalls are counted per connection). The notification ceiling does not apply to K-frames.
-            return verdict(.unknown, "an L2CAP credit-based channel: no ATT round trip; paced by the receiver's credits and the sender (no ceiling computed for K-frames)")
+            return verdict(
+                .unknown,
+                "an L2CAP credit-based channel: no ATT round trip; paced by the receiver's credits and the sender (no ceiling computed for K-frames)"
+            )
         }
         guard hasCeiling(kind) else {
-            let what: String = switch kind {
-            case .indication: "each indication waits for its confirmation"
-            case .readResponse, .readBlobResponse, .longRead: "each read waits for its response"
-            default: "each write request waits for its response"
-            }
+            let what: String =
+                switch kind {
+                case .indication: "each indication waits for its confirmation"
+                case .readResponse, .readBlobResponse, .longRead: "each read waits for its response"
+                default: "each write request waits for its response"
+                }
             return verdict(.roundTrip, "limited by the ATT round trip: \(what) (notifications or write without response would not wait)")
         }
         let idleFraction = Double(idleMicroseconds) / Double(durationMicroseconds)
         if idleFraction >= 0.5 {
-            return verdict(.idleGaps, "limited by idle gaps: \(percentText(idleFraction)) % of the time in pauses over "
-                           + millisecondsText(Int(idleThreshold)) + " ms (the sender paused)")
+            return verdict(
+                .idleGaps,
+                "limited by idle gaps: \(percentText(idleFraction)) % of the time in pauses over "
+                    + millisecondsText(Int(idleThreshold)) + " ms (the sender paused)")
         }
         guard let c = ceiling else { return verdict(.unknown, "PHY unknown: no ceiling") }
         let active = durationMicroseconds - idleMicroseconds
@@ -104,7 +113,10 @@ extension ThroughputVerdict {
         }
         let usable = Double(max(1, link.mtu - 3))
         if averageValueSize < 0.5 * usable {
-            return verdict(.valueSize, "limited by the value size: \(Int(averageValueSize.rounded()))-byte values where the MTU allows \(Int(usable)) (send fewer, larger values)")
+            return verdict(
+                .valueSize,
+                "limited by the value size: \(Int(averageValueSize.rounded()))-byte values where the MTU allows \(Int(usable)) (send fewer, larger values)"
+            )
         }
         guard let ci = link.parameters?.intervalMicroseconds, ci > 0, let ppe = packetsPerEvent else {
             return verdict(.unknown, "below the ceiling; connection interval not seen, so packets per event cannot be estimated")
@@ -114,13 +126,17 @@ extension ThroughputVerdict {
         let perEvent = "\(ppe.median) packet\(ppe.median == 1 ? "" : "s") per event"
         if coverage >= 0.8 {
             if ppe.median < fit {
-                return verdict(.packetsPerEvent, "limited by \(perEvent) at \(millisecondsText(ci)) ms (\(fit) would fit: "
-                               + "more packets per event or a shorter interval would raise it)")
+                return verdict(
+                    .packetsPerEvent,
+                    "limited by \(perEvent) at \(millisecondsText(ci)) ms (\(fit) would fit: "
+                        + "more packets per event or a shorter interval would raise it)")
             }
             return verdict(.app, "events carry \(perEvent) (full) yet the rate stays below the ceiling: other traffic shares the link")
         }
-        return verdict(.app, "limited by the app: packets in only \(percentText(coverage)) % of the connection events, "
-                       + "\(perEvent) (the sender offers less than the link carries)")
+        return verdict(
+            .app,
+            "limited by the app: packets in only \(percentText(coverage)) % of the connection events, "
+                + "\(perEvent) (the sender offers less than the link carries)")
     }
 }
 

@@ -69,7 +69,8 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
 
     public mutating func observe(_ event: AttributeValueEvent) {
         if options.followRoles, let decoded = event.decoded, !decoded.roles.isEmpty,
-           observeRoles(event, decoded) {
+            observeRoles(event, decoded)
+        {
             return
         }
         let key = StreamKey(connectionNumber: event.connectionNumber, handle: event.handle, direction: event.direction)
@@ -78,8 +79,10 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
             index = i
         } else {
             index = streams.count
-            streams.append(Stream(mode: classify(event), connection: event.connection,
-                                  characteristic: event.characteristic, service: event.service))
+            streams.append(
+                Stream(
+                    mode: classify(event), connection: event.connection,
+                    characteristic: event.characteristic, service: event.service))
             streamIndex[key] = index
         }
         switch streams[index].mode {
@@ -96,7 +99,8 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
         if let d = options.direction, d != event.direction { return .ignored }
         guard Self.carriesData(event.kind) else { return .ignored }
         if options.followSMP,
-           event.characteristic == TransferOptions.smpCharacteristic || event.service == TransferOptions.smpService {
+            event.characteristic == TransferOptions.smpCharacteristic || event.service == TransferOptions.smpService
+        {
             return .smp
         }
         if options.handles.contains(event.handle) { return .terminator }
@@ -180,9 +184,10 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
             return
         }
         for m in messages {
-            var t = smpTransfer(m, connection: event.connection, connectionNumber: event.connectionNumber,
-                                handle: event.handle, characteristic: event.characteristic, service: event.service,
-                                direction: event.direction)
+            var t = smpTransfer(
+                m, connection: event.connection, connectionNumber: event.connectionNumber,
+                handle: event.handle, characteristic: event.characteristic, service: event.service,
+                direction: event.direction)
             t.lastFrame = event.frame
             t.lastTime = event.timestamp
             t.complete = true
@@ -191,11 +196,14 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
     }
 
     /// A transfer of framing `smp` holding a reassembled message (or the part of one).
-    func smpTransfer(_ m: SMPReassembler.Message, connection: UInt16, connectionNumber: Int, handle: UInt16,
-                     characteristic: BluetoothUUID?, service: BluetoothUUID?, direction: Direction) -> Transfer {
-        var t = Transfer(framing: .smp, connection: connection, connectionNumber: connectionNumber, handle: handle,
-                         characteristic: characteristic, service: service, direction: direction,
-                         firstFrame: m.firstFrame, firstTime: m.firstTime)
+    func smpTransfer(
+        _ m: SMPReassembler.Message, connection: UInt16, connectionNumber: Int, handle: UInt16,
+        characteristic: BluetoothUUID?, service: BluetoothUUID?, direction: Direction
+    ) -> Transfer {
+        var t = Transfer(
+            framing: .smp, connection: connection, connectionNumber: connectionNumber, handle: handle,
+            characteristic: characteristic, service: service, direction: direction,
+            firstFrame: m.firstFrame, firstTime: m.firstTime)
         t.data = m.bytes
         t.byteCount = m.bytes.count
         t.chunks = m.chunks
@@ -218,10 +226,11 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
                 old.transfer.findings.append(Finding(.warning, .transferSuperseded(), frame: event.frame))
                 closeRecords(&old, complete: false)
             }
-            var t = Transfer(framing: .records, connection: event.connection, connectionNumber: event.connectionNumber,
-                             handle: event.handle, characteristic: event.characteristic, service: event.service,
-                             direction: event.direction, codec: decoded.codec,
-                             firstFrame: event.frame, firstTime: event.timestamp)
+            var t = Transfer(
+                framing: .records, connection: event.connection, connectionNumber: event.connectionNumber,
+                handle: event.handle, characteristic: event.characteristic, service: event.service,
+                direction: event.direction, codec: decoded.codec,
+                firstFrame: event.frame, firstTime: event.timestamp)
             t.countFrame = event.frame
             t.expectedCount = Int(clamping: max(0, total))
             var state = RecordState(transfer: t)
@@ -234,14 +243,18 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
         }
         if let seq = roles[.sequence]?.intValue {
             let index = Int(clamping: seq)
-            var state = records.removeValue(forKey: key) ?? RecordState(transfer: {
-                var t = Transfer(framing: .records, connection: event.connection, connectionNumber: event.connectionNumber,
-                                 handle: event.handle, characteristic: event.characteristic, service: event.service,
-                                 direction: event.direction, codec: decoded.codec,
-                                 firstFrame: event.frame, firstTime: event.timestamp)
-                t.chunks = 0
-                return t
-            }())
+            var state =
+                records.removeValue(forKey: key)
+                ?? RecordState(
+                    transfer: {
+                        var t = Transfer(
+                            framing: .records, connection: event.connection, connectionNumber: event.connectionNumber,
+                            handle: event.handle, characteristic: event.characteristic, service: event.service,
+                            direction: event.direction, codec: decoded.codec,
+                            firstFrame: event.frame, firstTime: event.timestamp)
+                        t.chunks = 0
+                        return t
+                    }())
             if state.transfer.chunks == 0 && state.transfer.countFrame != nil {
                 // First record after the count: the message starts at the count.
                 state.transfer.handle = event.handle
@@ -317,9 +330,10 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
                 streams[i].open = nil
             case .smp:
                 if let m = streams[i].smp.pending {
-                    var t = smpTransfer(m, connection: streams[i].connection, connectionNumber: key.connectionNumber,
-                                        handle: key.handle, characteristic: streams[i].characteristic,
-                                        service: streams[i].service, direction: key.direction)
+                    var t = smpTransfer(
+                        m, connection: streams[i].connection, connectionNumber: key.connectionNumber,
+                        handle: key.handle, characteristic: streams[i].characteristic,
+                        service: streams[i].service, direction: key.direction)
                     t.lastFrame = frame
                     t.findings.append(Finding(.warning, .transferCut(why), frame: frame))
                     transfers.append(t)

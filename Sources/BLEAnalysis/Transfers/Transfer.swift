@@ -52,9 +52,11 @@ public struct Transfer: Hashable, Sendable {
     public var smp: SMPHeader?
     public var findings: [Finding] = []
 
-    public init(framing: Framing, connection: UInt16, connectionNumber: Int, handle: UInt16,
-                characteristic: BluetoothUUID?, service: BluetoothUUID?, direction: Direction, codec: String? = nil,
-                firstFrame: Int, firstTime: Timestamp) {
+    public init(
+        framing: Framing, connection: UInt16, connectionNumber: Int, handle: UInt16,
+        characteristic: BluetoothUUID?, service: BluetoothUUID?, direction: Direction, codec: String? = nil,
+        firstFrame: Int, firstTime: Timestamp
+    ) {
         self.framing = framing
         self.connection = connection
         self.connectionNumber = connectionNumber
@@ -218,8 +220,9 @@ extension FindingKind {
         FindingKind(code: "transfer.index-out-of-range", message: "record index \(index) beyond the announced count \(count)")
     }
     public static func transferInvalidRecord(_ index: Int?, _ problems: [String]) -> FindingKind {
-        FindingKind(code: "transfer.invalid-record",
-                    message: "record \(index.map(String.init) ?? "?") failed validation: \(problems.joined(separator: "; "))")
+        FindingKind(
+            code: "transfer.invalid-record",
+            message: "record \(index.map(String.init) ?? "?") failed validation: \(problems.joined(separator: "; "))")
     }
     public static func transferSuperseded() -> FindingKind {
         FindingKind(code: "transfer.superseded", message: "a new count arrived before all announced records")

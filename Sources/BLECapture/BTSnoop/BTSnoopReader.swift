@@ -71,8 +71,10 @@ final class BTSnoopReader: RecordReader {
         let rawTime = Int64(bitPattern: h.be64(16))
         let recordFrame = walk.frame &+ 1
         let recordOffset = src.offset
-        if let problem = RecordWalk.lengthProblem(captured: includedLength, original: originalLength,
-                                                  maximum: BTSnoop.maxRecordLength, noun: "included") {
+        if let problem = RecordWalk.lengthProblem(
+            captured: includedLength, original: originalLength,
+            maximum: BTSnoop.maxRecordLength, noun: "included")
+        {
             walk.stop(invalidLength: problem, offset: recordOffset)
             return nil
         }
@@ -86,10 +88,11 @@ final class BTSnoopReader: RecordReader {
         src.advance(total)
         if includedLength < originalLength { walk.truncation.note(frame: recordFrame) }
 
-        var record = CaptureRecord(frame: recordFrame, timestamp: Timestamp(microseconds: rawTime &- BTSnoop.epochOffset),
-                                   direction: .unknown, kind: .other, originalLength: originalLength,
-                                   includedLength: includedLength, fileOffset: recordOffset, rawType: flags,
-                                   bytes: payload, cumulativeDrops: drops)
+        var record = CaptureRecord(
+            frame: recordFrame, timestamp: Timestamp(microseconds: rawTime &- BTSnoop.epochOffset),
+            direction: .unknown, kind: .other, originalLength: originalLength,
+            includedLength: includedLength, fileOffset: recordOffset, rawType: flags,
+            bytes: payload, cumulativeDrops: drops)
         switch datalink {
         case BTSnoop.datalinkH4:
             record.direction = flags & 1 != 0 ? .rx : .tx
@@ -110,7 +113,7 @@ final class BTSnoopReader: RecordReader {
             if opcode == LinuxMonitor.userLogging, LinuxMonitor.composeUserLogging(payload, into: &scratch) {
                 record.bytes = scratch.bytes
             }
-        default: // H1
+        default:  // H1
             let received = flags & 1 != 0
             record.direction = received ? .rx : .tx
             record.kind = flags & 2 != 0 ? (received ? .event : .command) : .acl

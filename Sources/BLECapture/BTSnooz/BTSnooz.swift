@@ -48,8 +48,20 @@ public enum BTSnooz {
 
     enum Layout: CaseIterable {
         case v1, v2, v2u64
-        var headerSize: Int { switch self { case .v1: 7; case .v2: 9; case .v2u64: 12 } }
-        var name: String { switch self { case .v1: "v1"; case .v2: "v2"; case .v2u64: "v2 (64-bit deltas)" } }
+        var headerSize: Int {
+            switch self {
+            case .v1: 7;
+            case .v2: 9;
+            case .v2u64: 12
+            }
+        }
+        var name: String {
+            switch self {
+            case .v1: "v1";
+            case .v2: "v2";
+            case .v2u64: "v2 (64-bit deltas)"
+            }
+        }
     }
 
     struct Entry { var length: Int; var packetLength: Int; var delta: UInt64; var type: UInt8; var dataStart: Int; var dataCount: Int }
@@ -63,15 +75,18 @@ public enum BTSnooz {
         var e: Entry
         switch layout {
         case .v1:
-            e = Entry(length: length, packetLength: length, delta: UInt64(h.le32(2)), type: h.byte(6),
-                      dataStart: offset + 7, dataCount: length - 1)
+            e = Entry(
+                length: length, packetLength: length, delta: UInt64(h.le32(2)), type: h.byte(6),
+                dataStart: offset + 7, dataCount: length - 1)
         case .v2:
-            e = Entry(length: length, packetLength: Int(h.le16(2)), delta: UInt64(h.le32(4)), type: h.byte(8),
-                      dataStart: offset + 9, dataCount: length - 1)
+            e = Entry(
+                length: length, packetLength: Int(h.le16(2)), delta: UInt64(h.le32(4)), type: h.byte(8),
+                dataStart: offset + 9, dataCount: length - 1)
         case .v2u64:
             guard offset + 12 + 1 <= body.count else { return nil }
-            e = Entry(length: length, packetLength: Int(h.le16(2)), delta: h.le64(4), type: h.byte(12),
-                      dataStart: offset + 13, dataCount: length - 1)
+            e = Entry(
+                length: length, packetLength: Int(h.le16(2)), delta: h.le64(4), type: h.byte(12),
+                dataStart: offset + 13, dataCount: length - 1)
         }
         guard h4Type(e.type) != nil, e.dataStart + e.dataCount <= body.count else { return nil }
         return e
@@ -105,8 +120,8 @@ public enum BTSnooz {
             if layout != preferred[0] { notes.append("btsnooz version \(version) with \(layout.name) record layout") }
             // Unit of the timestamps, from the magnitude of the last one.
             let lastSigned = Int64(bitPattern: last)
-            let msRange: ClosedRange<Int64> = 946_684_800_000 ... 4_102_444_800_000
-            let usRange: ClosedRange<Int64> = 946_684_800_000_000 ... 4_102_444_800_000_000
+            let msRange: ClosedRange<Int64> = 946_684_800_000...4_102_444_800_000
+            let usRange: ClosedRange<Int64> = 946_684_800_000_000...4_102_444_800_000_000
             var scale: Int64 = 1000
             var lastUnixUs: Int64
             if msRange.contains(lastSigned) {
@@ -144,7 +159,7 @@ public enum BTSnooz {
                 out.write(bigEndian: UInt32(0))
                 out.write(bigEndian: UInt64(bitPattern: time &+ BTSnoop.epochOffset))
                 out.write(h4Type(e.type)!)
-                out.write(contentsOf: UnsafeRawBufferPointer(rebasing: raw[e.dataStart ..< e.dataStart + e.dataCount]))
+                out.write(contentsOf: UnsafeRawBufferPointer(rebasing: raw[e.dataStart..<e.dataStart + e.dataCount]))
                 offset = e.dataStart + e.dataCount
             }
             return (out.bytes, notes)
@@ -335,8 +350,11 @@ func zlibInflate(_ input: [UInt8], gzip: Bool = false, maxOutput: Int = 1 << 31)
 /// zlib (RFC 1950) deflate of a whole buffer; `gzip` writes a gzip (RFC 1952) member instead.
 public func zlibDeflate(_ input: [UInt8], gzip: Bool = false) -> [UInt8] {
     var stream = z_stream()
-    guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, gzip ? 15 + 16 : 15, 8, Z_DEFAULT_STRATEGY,
-                        zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return [] }
+    guard
+        deflateInit2_(
+            &stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, gzip ? 15 + 16 : 15, 8, Z_DEFAULT_STRATEGY,
+            zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+    else { return [] }
     defer { deflateEnd(&stream) }
     let bound = Int(deflateBound(&stream, UInt(input.count))) + 64
     var out = [UInt8](repeating: 0, count: bound)

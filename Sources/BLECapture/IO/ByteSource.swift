@@ -1,9 +1,10 @@
+import CZlib
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CZlib
 
 /// A forward-only window over a file's (decompressed) bytes, with no per-record allocation.
 ///

@@ -61,8 +61,10 @@ final class ClassicPcapReader: RecordReader {
         let len = Int(be ? h.be32(12) : h.le32(12))
         let recordFrame = walk.frame &+ 1
         let recordOffset = src.offset
-        if let problem = RecordWalk.lengthProblem(captured: caplen, original: len,
-                                                  maximum: BTSnoop.maxRecordLength, noun: "captured") {
+        if let problem = RecordWalk.lengthProblem(
+            captured: caplen, original: len,
+            maximum: BTSnoop.maxRecordLength, noun: "captured")
+        {
             walk.stop(invalidLength: problem, offset: recordOffset)
             return nil
         }
@@ -76,9 +78,10 @@ final class ClassicPcapReader: RecordReader {
         src.advance(total)
         if caplen < len { walk.truncation.note(frame: recordFrame) }
         let micros = nanoseconds ? Int64(fraction / 1000) : Int64(fraction)
-        var record = CaptureRecord(frame: recordFrame, timestamp: Timestamp(microseconds: Int64(seconds) &* 1_000_000 &+ micros),
-                                   direction: .unknown, kind: .other, originalLength: len, includedLength: caplen,
-                                   fileOffset: recordOffset, rawType: linkType, linkType: linkType, bytes: packet)
+        var record = CaptureRecord(
+            frame: recordFrame, timestamp: Timestamp(microseconds: Int64(seconds) &* 1_000_000 &+ micros),
+            direction: .unknown, kind: .other, originalLength: len, includedLength: caplen,
+            fileOffset: recordOffset, rawType: linkType, linkType: linkType, bytes: packet)
         PcapLinkType.interpret(&record, packet: packet)
         return record
     }

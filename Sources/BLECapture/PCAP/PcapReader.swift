@@ -1,11 +1,12 @@
+import BLECore
+import CPcap
+import CZlib
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import BLECore
-import CPcap
-import CZlib
 
 /// pcap link types blescope reads (tcpdump.org LINKTYPE_ values).
 public enum PcapLinkType {
@@ -104,9 +105,10 @@ final class PcapReader: RecordReader {
         let tv = header.pointee.ts
         let timestamp = Timestamp(microseconds: Int64(tv.tv_sec) &* 1_000_000 &+ Int64(tv.tv_usec))
         let packet = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : caplen)
-        var record = CaptureRecord(frame: frame, timestamp: timestamp, direction: .unknown, kind: .other,
-                                   originalLength: len, includedLength: caplen, fileOffset: recordOffset,
-                                   rawType: linkType, linkType: linkType, bytes: packet)
+        var record = CaptureRecord(
+            frame: frame, timestamp: timestamp, direction: .unknown, kind: .other,
+            originalLength: len, includedLength: caplen, fileOffset: recordOffset,
+            rawType: linkType, linkType: linkType, bytes: packet)
         PcapLinkType.interpret(&record, packet: packet)
         return record
     }

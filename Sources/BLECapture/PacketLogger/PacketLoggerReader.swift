@@ -122,8 +122,9 @@ final class PacketLoggerReader: RecordReader {
         let recordFrame = walk.frame &+ 1
         let recordOffset = src.offset
         guard length >= PacketLogger.minLength, length <= PacketLogger.maxLength else {
-            walk.stop(invalidLength: "length \(length) outside \(PacketLogger.minLength)...\(PacketLogger.maxLength)",
-                      offset: recordOffset)
+            walk.stop(
+                invalidLength: "length \(length) outside \(PacketLogger.minLength)...\(PacketLogger.maxLength)",
+                offset: recordOffset)
             return nil
         }
         let total = 4 &+ length
@@ -135,9 +136,10 @@ final class PacketLoggerReader: RecordReader {
         let payload = UnsafeRawBufferPointer(start: src.cursor + PacketLogger.headerSize, count: length - PacketLogger.minLength)
         src.advance(total)
         let (kind, direction) = PacketLogger.classify(type)
-        var record = CaptureRecord(frame: recordFrame, timestamp: Timestamp(seconds: Int64(seconds), microseconds: Int64(micros)),
-                                   direction: direction, kind: kind, originalLength: length - 8, includedLength: length - 8,
-                                   fileOffset: recordOffset, rawType: UInt32(type), bytes: payload)
+        var record = CaptureRecord(
+            frame: recordFrame, timestamp: Timestamp(seconds: Int64(seconds), microseconds: Int64(micros)),
+            direction: direction, kind: kind, originalLength: length - 8, includedLength: length - 8,
+            fileOffset: recordOffset, rawType: UInt32(type), bytes: payload)
         if type == PacketLogger.syslog, let text = composeSyslog(payload) { record.bytes = text }
         return record
     }
@@ -151,10 +153,10 @@ final class PacketLoggerReader: RecordReader {
         var start = 5
         var i = 5
         while i < payload.count, fields.count < 5 {
-            if payload[i] == 0 { fields.append(start ..< i); start = i + 1 }
+            if payload[i] == 0 { fields.append(start..<i); start = i + 1 }
             i += 1
         }
-        if fields.count < 5, start < payload.count { fields.append(start ..< payload.count) }
+        if fields.count < 5, start < payload.count { fields.append(start..<payload.count) }
         guard fields.count == 5 else { return nil }
         scratch.reset(reserving: payload.count + 2)
         scratch.append(UnsafeRawBufferPointer(rebasing: payload[fields[0]]))

@@ -52,8 +52,10 @@ public struct ADFlags: OptionSet, Hashable, Sendable, CustomStringConvertible {
     /// Simultaneous LE and BR/EDR to the same device capable (host); reserved since CSS v10.
     public static let simultaneousLEBREDRHost = ADFlags(rawValue: 0x10)
 
-    static let bitNames = ["LE Limited Discoverable", "LE General Discoverable", "BR/EDR Not Supported",
-                           "Simultaneous LE and BR/EDR (Controller)", "Simultaneous LE and BR/EDR (Host)"]
+    static let bitNames = [
+        "LE Limited Discoverable", "LE General Discoverable", "BR/EDR Not Supported",
+        "Simultaneous LE and BR/EDR (Controller)", "Simultaneous LE and BR/EDR (Host)",
+    ]
 
     /// Names of the set bits in bit order; reserved bits as `bit 5`.
     public var names: [String] {

@@ -198,13 +198,18 @@ public enum ADElement: Hashable, Sendable, CustomStringConvertible {
         case let .serviceUUIDs(list):
             type = list.adType
             for u in list.uuids {
-                let widened = u.width == list.width ? u : list.width == 16 ? BluetoothUUID(high: u.high, low: u.low)
-                    : list.width == 4 ? BluetoothUUID(uuid32: u.uuid32 ?? 0) : BluetoothUUID(uuid16: u.uuid16 ?? 0)
+                let widened =
+                    u.width == list.width
+                    ? u
+                    : list.width == 16
+                        ? BluetoothUUID(high: u.high, low: u.low)
+                        : list.width == 4 ? BluetoothUUID(uuid32: u.uuid32 ?? 0) : BluetoothUUID(uuid16: u.uuid16 ?? 0)
                 w.write(contentsOf: widened.littleEndianBytes)
             }
         case let .localName(name, complete): type = complete ? .completeLocalName : .shortenedLocalName; w.write(contentsOf: name.utf8)
         case let .txPowerLevel(p): type = .txPowerLevel; w.write(UInt8(bitPattern: p))
-        case let .peripheralConnectionIntervalRange(lo, hi): type = .peripheralConnectionIntervalRange; w.write(littleEndian: lo); w.write(littleEndian: hi)
+        case let .peripheralConnectionIntervalRange(lo, hi):
+            type = .peripheralConnectionIntervalRange; w.write(littleEndian: lo); w.write(littleEndian: hi)
         case let .serviceData(sd): type = sd.adType; w.write(contentsOf: sd.uuid.littleEndianBytes); w.write(contentsOf: sd.data)
         case let .targetAddresses(addresses, random):
             type = random ? .randomTargetAddress : .publicTargetAddress
@@ -224,17 +229,21 @@ public enum ADElement: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case let .flags(f): return "Flags: \(f)"
         case let .serviceUUIDs(l):
-            let what = l.kind == .solicitation ? "Solicited services" : l.kind == .complete ? "Services (complete)" : "Services (incomplete)"
+            let what =
+                l.kind == .solicitation ? "Solicited services" : l.kind == .complete ? "Services (complete)" : "Services (incomplete)"
             return "\(what): " + l.uuids.map(serviceLabel).joined(separator: ", ")
         case let .localName(n, complete): return "\(complete ? "Complete" : "Shortened") local name: \"\(n)\""
         case let .txPowerLevel(p): return "TX power level: \(p) dBm"
         case let .peripheralConnectionIntervalRange(lo, hi):
-            func ms(_ v: UInt16) -> String { v == 0xFFFF ? "any" : String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(v)) + " ms" }
+            func ms(_ v: UInt16) -> String {
+                v == 0xFFFF ? "any" : String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(v)) + " ms"
+            }
             return "Peripheral connection interval: \(ms(lo))–\(ms(hi))"
         case let .serviceData(sd):
             if let e = sd.eddystone { return e.description }
             return "Service data \(sd)"
-        case let .targetAddresses(a, random): return "\(random ? "Random" : "Public") target address: " + a.map(\.description).joined(separator: ", ")
+        case let .targetAddresses(a, random):
+            return "\(random ? "Random" : "Public") target address: " + a.map(\.description).joined(separator: ", ")
         case let .appearance(a): return "Appearance: \(AssignedNumbers.appearanceName(a) ?? "unknown") (\(hex(a)))"
         case let .advertisingInterval(i): return "Advertising interval: " + String(fractionDigits: 3, Double(i) * 0.625) + " ms"
         case let .leRole(r): return "LE role: \(r)"
@@ -283,7 +292,9 @@ public struct AdvertisingData: Hashable, Sendable, CustomStringConvertible {
                 break
             }
             guard n <= input.remaining else {
-                problems.append("AD structure at offset \(start) (\(ADType(type))): length \(length) runs past the end (\(input.remaining + 1) bytes left)")
+                problems.append(
+                    "AD structure at offset \(start) (\(ADType(type))): length \(length) runs past the end (\(input.remaining + 1) bytes left)"
+                )
                 _ = input.readRemaining()
                 break
             }

@@ -93,13 +93,16 @@ public enum EddystoneFrame: Hashable, Sendable, CustomStringConvertible {
         }
         switch type {
         case 0x00 where body.count == 17 || body.count == 19:
-            self = .uid(txPower: Int8(bitPattern: body[0]), namespace: Array(body[1..<11]), instance: Array(body[11..<17]),
-                        reserved: Array(body[17...]))
+            self = .uid(
+                txPower: Int8(bitPattern: body[0]), namespace: Array(body[1..<11]), instance: Array(body[11..<17]),
+                reserved: Array(body[17...]))
         case 0x10 where (2...19).contains(body.count):
             self = .url(txPower: Int8(bitPattern: body[0]), scheme: body[1], encoded: Array(body[2...]))
         case 0x20 where body.count == 13 && body[0] == 0x00:
-            self = .tlm(EddystoneTLM(batteryMillivolts: be(1, UInt16.self), temperatureRaw: Int16(bitPattern: be(3, UInt16.self)),
-                                     advertisingCount: be(5, UInt32.self), uptimeDeciseconds: be(9, UInt32.self)))
+            self = .tlm(
+                EddystoneTLM(
+                    batteryMillivolts: be(1, UInt16.self), temperatureRaw: Int16(bitPattern: be(3, UInt16.self)),
+                    advertisingCount: be(5, UInt32.self), uptimeDeciseconds: be(9, UInt32.self)))
         case 0x20 where body.count == 17 && body[0] == 0x01:
             self = .encryptedTLM(Array(body[1...]))
         case 0x30 where body.count == 9:
@@ -157,16 +160,22 @@ public enum EddystoneFrame: Hashable, Sendable, CustomStringConvertible {
     /// URL scheme prefixes (Eddystone-URL, "URL Scheme Prefix").
     public static let urlSchemes = ["http://www.", "https://www.", "http://", "https://"]
     /// HTTP URL encoding expansions for bytes 0x00–0x0D (Eddystone-URL, "Eddystone-URL HTTP URL encoding").
-    public static let urlExpansions = [".com/", ".org/", ".edu/", ".net/", ".info/", ".biz/", ".gov/",
-                                       ".com", ".org", ".edu", ".net", ".info", ".biz", ".gov"]
+    public static let urlExpansions = [
+        ".com/", ".org/", ".edu/", ".net/", ".info/", ".biz/", ".gov/",
+        ".com", ".org", ".edu", ".net", ".info", ".biz", ".gov",
+    ]
 
     /// The URL an Eddystone-URL frame encodes; unknown scheme or reserved bytes print as `<0x0e>`.
     public static func decodeURL(scheme: UInt8, encoded: [UInt8]) -> String {
         var s = Int(scheme) < urlSchemes.count ? urlSchemes[Int(scheme)] : "<\(hex(scheme))>"
         for b in encoded {
-            if Int(b) < urlExpansions.count { s += urlExpansions[Int(b)] }
-            else if (0x21...0x7E).contains(b) { s.unicodeScalars.append(Unicode.Scalar(b)) }
-            else { s += "<\(hex(b))>" }
+            if Int(b) < urlExpansions.count {
+                s += urlExpansions[Int(b)]
+            } else if (0x21...0x7E).contains(b) {
+                s.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                s += "<\(hex(b))>"
+            }
         }
         return s
     }
@@ -174,13 +183,16 @@ public enum EddystoneFrame: Hashable, Sendable, CustomStringConvertible {
     /// Encodes a URL for an Eddystone-URL frame (longest scheme prefix, then greedy expansions);
     /// nil when no scheme matches or a character is not printable ASCII.
     public static func encodeURL(_ url: String) -> (scheme: UInt8, encoded: [UInt8])? {
-        guard let scheme = urlSchemes.indices.filter({ url.hasPrefix(urlSchemes[$0]) })
-            .max(by: { urlSchemes[$0].count < urlSchemes[$1].count }) else { return nil }
+        guard
+            let scheme = urlSchemes.indices.filter({ url.hasPrefix(urlSchemes[$0]) })
+                .max(by: { urlSchemes[$0].count < urlSchemes[$1].count })
+        else { return nil }
         var rest = Substring(url.dropFirst(urlSchemes[scheme].count))
         var out: [UInt8] = []
         while !rest.isEmpty {
             if let i = urlExpansions.indices.filter({ rest.hasPrefix(urlExpansions[$0]) })
-                .max(by: { urlExpansions[$0].count < urlExpansions[$1].count }) {
+                .max(by: { urlExpansions[$0].count < urlExpansions[$1].count })
+            {
                 out.append(UInt8(i))
                 rest = rest.dropFirst(urlExpansions[i].count)
             } else {

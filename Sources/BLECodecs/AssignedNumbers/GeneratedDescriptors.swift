@@ -6,21 +6,21 @@
 extension AssignedNumbers {
     /// 16-bit descriptor UUIDs (16 entries; `hex=name` lines).
     static let descriptorText = #"""
-2900=Characteristic Extended Properties
-2901=Characteristic User Descriptor
-2902=Client Characteristic Configuration
-2903=Server Characteristic Configuration
-2904=Characteristic Presentation Format
-2905=Characteristic Aggregate Format
-2906=Valid Range
-2907=External Report Reference
-2908=Report Reference
-2909=Number of Digitals
-290A=Value Trigger Setting
-290B=Environmental Sensing Configuration
-290C=Environmental Sensing Measurement
-290D=Environmental Sensing Trigger Setting
-290E=Time Trigger Setting
-290F=Complete BR-EDR Transport Block Data
-"""#
+        2900=Characteristic Extended Properties
+        2901=Characteristic User Descriptor
+        2902=Client Characteristic Configuration
+        2903=Server Characteristic Configuration
+        2904=Characteristic Presentation Format
+        2905=Characteristic Aggregate Format
+        2906=Valid Range
+        2907=External Report Reference
+        2908=Report Reference
+        2909=Number of Digitals
+        290A=Value Trigger Setting
+        290B=Environmental Sensing Configuration
+        290C=Environmental Sensing Measurement
+        290D=Environmental Sensing Trigger Setting
+        290E=Time Trigger Setting
+        290F=Complete BR-EDR Transport Block Data
+        """#
 }

@@ -140,7 +140,9 @@ extension SIGCodec {
             }
         },
         SIGCodec(0x2A38, "Body Sensor Location") { r, s throws(DecodeError) in
-            s.add("location", named(try u8(&r), [0: "Other", 1: "Chest", 2: "Wrist", 3: "Finger", 4: "Hand", 5: "Ear Lobe", 6: "Foot"]), at: 0)
+            s.add(
+                "location", named(try u8(&r), [0: "Other", 1: "Chest", 2: "Wrist", 3: "Finger", 4: "Hand", 5: "Ear Lobe", 6: "Foot"]), at: 0
+            )
         },
         // GATT Supplement 3.216 (Health Thermometer).
         SIGCodec(0x2A1C, "Temperature Measurement") { r, s throws(DecodeError) in
@@ -151,16 +153,29 @@ extension SIGCodec {
             if flags & 2 != 0 { try dateTime(&r, &s, "timeStamp") }
             if flags & 4 != 0 {
                 let o = r.offset
-                s.add("temperatureType", named(try u8(&r), [1: "Armpit", 2: "Body (general)", 3: "Ear", 4: "Finger",
-                                                           5: "Gastro-intestinal tract", 6: "Mouth", 7: "Rectum", 8: "Toe", 9: "Tympanum"]), at: o)
+                s.add(
+                    "temperatureType",
+                    named(
+                        try u8(&r),
+                        [
+                            1: "Armpit", 2: "Body (general)", 3: "Ear", 4: "Finger",
+                            5: "Gastro-intestinal tract", 6: "Mouth", 7: "Rectum", 8: "Toe", 9: "Tympanum",
+                        ]), at: o)
             }
         },
         // GATT Supplement 3.62 (Exact Time 256 + Adjust Reason).
         SIGCodec(0x2A2B, "Current Time") { r, s throws(DecodeError) in
             try dateTime(&r, &s, "dateTime")
-            s.add("dayOfWeek", named(try u8(&r), [0: "unknown", 1: "Monday", 2: "Tuesday", 3: "Wednesday", 4: "Thursday", 5: "Friday", 6: "Saturday", 7: "Sunday"]), at: 7)
+            s.add(
+                "dayOfWeek",
+                named(
+                    try u8(&r),
+                    [0: "unknown", 1: "Monday", 2: "Tuesday", 3: "Wednesday", 4: "Thursday", 5: "Friday", 6: "Saturday", 7: "Sunday"]),
+                at: 7)
             s.add("fractions256", .int(try u8(&r)), at: 8)
-            s.add("adjustReason", flagNames(try u8(&r), ["manualTimeUpdate", "externalReferenceTimeUpdate", "changeOfTimeZone", "changeOfDST"]), at: 9)
+            s.add(
+                "adjustReason",
+                flagNames(try u8(&r), ["manualTimeUpdate", "externalReferenceTimeUpdate", "changeOfTimeZone", "changeOfDST"]), at: 9)
         },
         // GATT Supplement 3.62 / CSCS 3.1.
         SIGCodec(0x2A5B, "CSC Measurement") { r, s throws(DecodeError) in
@@ -195,11 +210,20 @@ extension SIGCodec {
             s.add("diastolic", .double(IEEE11073.sfloat(try UInt16(parsingLittleEndian: &r))), unit: unit, at: 3)
             s.add("meanArterialPressure", .double(IEEE11073.sfloat(try UInt16(parsingLittleEndian: &r))), unit: unit, at: 5)
             if flags & 2 != 0 { try dateTime(&r, &s, "timeStamp") }
-            if flags & 4 != 0 { let o = r.offset; s.add("pulseRate", .double(IEEE11073.sfloat(try UInt16(parsingLittleEndian: &r))), unit: "bpm", at: o) }
+            if flags & 4 != 0 {
+                let o = r.offset; s.add("pulseRate", .double(IEEE11073.sfloat(try UInt16(parsingLittleEndian: &r))), unit: "bpm", at: o)
+            }
             if flags & 8 != 0 { let o = r.offset; s.add("userId", .int(try u8(&r)), at: o) }
             if flags & 16 != 0 {
                 let o = r.offset
-                s.add("measurementStatus", flagNames(try u16(&r), ["bodyMovement", "cuffTooLoose", "irregularPulse", "pulseRateExceedsUpper", "pulseRateBelowLower", "improperPosition"]), at: o)
+                s.add(
+                    "measurementStatus",
+                    flagNames(
+                        try u16(&r),
+                        [
+                            "bodyMovement", "cuffTooLoose", "irregularPulse", "pulseRateExceedsUpper", "pulseRateBelowLower",
+                            "improperPosition",
+                        ]), at: o)
             }
         },
         // GATT Supplement 3.104 (Glucose Measurement).
@@ -214,10 +238,19 @@ extension SIGCodec {
                 let c = IEEE11073.sfloat(try UInt16(parsingLittleEndian: &r))
                 s.add("concentration", .double(c), unit: flags & 4 != 0 ? "mol/L" : "kg/L", at: o)
                 let ts = try u8(&r)
-                s.add("type", named(ts & 0x0F, [1: "Capillary Whole blood", 2: "Capillary Plasma", 3: "Venous Whole blood", 4: "Venous Plasma",
-                                                5: "Arterial Whole blood", 6: "Arterial Plasma", 7: "Undetermined Whole blood",
-                                                8: "Undetermined Plasma", 9: "Interstitial Fluid", 10: "Control Solution"]), at: o + 2)
-                s.add("sampleLocation", named(ts >> 4, [1: "Finger", 2: "Alternate Site Test", 3: "Earlobe", 4: "Control solution", 15: "Not available"]), at: o + 2)
+                s.add(
+                    "type",
+                    named(
+                        ts & 0x0F,
+                        [
+                            1: "Capillary Whole blood", 2: "Capillary Plasma", 3: "Venous Whole blood", 4: "Venous Plasma",
+                            5: "Arterial Whole blood", 6: "Arterial Plasma", 7: "Undetermined Whole blood",
+                            8: "Undetermined Plasma", 9: "Interstitial Fluid", 10: "Control Solution",
+                        ]), at: o + 2)
+                s.add(
+                    "sampleLocation",
+                    named(ts >> 4, [1: "Finger", 2: "Alternate Site Test", 3: "Earlobe", 4: "Control solution", 15: "Not available"]),
+                    at: o + 2)
             }
             if flags & 8 != 0 { let o = r.offset; s.add("sensorStatus", .flags(try u16(&r), []), at: o) }
         },
@@ -241,8 +274,14 @@ extension SIGCodec {
         },
         // Core Vol 3, Part G, 3.3.1: properties, value handle, UUID (2 or 16 bytes).
         SIGCodec(0x2803, "Characteristic Declaration") { r, s throws(DecodeError) in
-            s.add("properties", flagNames(try u8(&r), ["broadcast", "read", "writeWithoutResponse", "write", "notify", "indicate",
-                                                      "authenticatedSignedWrites", "extendedProperties"]), at: 0)
+            s.add(
+                "properties",
+                flagNames(
+                    try u8(&r),
+                    [
+                        "broadcast", "read", "writeWithoutResponse", "write", "notify", "indicate",
+                        "authenticatedSignedWrites", "extendedProperties",
+                    ]), at: 0)
             s.add("valueHandle", .int(try u16(&r)), at: 1)
             let width = r.remaining
             guard width == 2 || width == 16 else { throw .invalidSize(expected: 2, got: width) }

@@ -102,15 +102,23 @@ final class CompiledField: Sendable {
     let optional: Bool
     let hidden: Bool
 
-    init(name: String, kind: Kind, slot: Int, unit: String?, scale: Double?, offset: Double?, expect: Expect?, role: Role?,
-         success: [Int64], failure: [Int64], names: [(Int64, String)], flags: [(Int, String)], bits: [BitField],
-         condition: Condition?, optional: Bool, hidden: Bool) {
+    init(
+        name: String, kind: Kind, slot: Int, unit: String?, scale: Double?, offset: Double?, expect: Expect?, role: Role?,
+        success: [Int64], failure: [Int64], names: [(Int64, String)], flags: [(Int, String)], bits: [BitField],
+        condition: Condition?, optional: Bool, hidden: Bool
+    ) {
         self.name = name; self.kind = kind; self.slot = slot; self.unit = unit; self.scale = scale; self.offset = offset
         self.expect = expect; self.role = role; self.success = success; self.failure = failure
         self.names = names.sorted { $0.0 < $1.0 }; self.flags = flags; self.bits = bits; self.condition = condition
         self.optional = optional; self.hidden = hidden
-        presentation = !bits.isEmpty ? .bits : !flags.isEmpty ? .flags : !names.isEmpty ? .named
-            : (scale != nil || offset != nil) ? .scaled : .plain
+        presentation =
+            !bits.isEmpty
+            ? .bits
+            : !flags.isEmpty
+                ? .flags
+                : !names.isEmpty
+                    ? .named
+                    : (scale != nil || offset != nil) ? .scaled : .plain
         checks = expect != nil || role != nil
     }
 
@@ -184,7 +192,9 @@ struct Matcher: Sendable {
         if !services.isEmpty {
             if let s = c.service {
                 if !services.contains(s) { return false }
-            } else if !charOK { return false }
+            } else if !charOK {
+                return false
+            }
         }
         if !handles.isEmpty {
             guard let h = c.handle, handles.contains(h) else { return false }
@@ -293,8 +303,9 @@ public final class DeclarativeCodec: ValueCodec {
                 run.problems.append("\(reader.remaining) trailing byte(s) not described by the spec")
             }
             if let checksumField { fields.append(checksumField) }
-            return DecodedValue(codec: name, message: run.messageName ?? name, fields: fields, valid: run.problems.isEmpty,
-                                problems: run.problems, roles: run.roles, otaSuccess: run.otaSuccess)
+            return DecodedValue(
+                codec: name, message: run.messageName ?? name, fields: fields, valid: run.problems.isEmpty,
+                problems: run.problems, roles: run.roles, otaSuccess: run.otaSuccess)
         }
     }
 
@@ -337,7 +348,8 @@ struct Interpreter {
             stored = stored << 8 | b
         }
         if stored != computed {
-            problems.append("bad checksum (\(cs.algorithm.rawValue)): stored \(hex(stored, width: 2 * w)), computed \(hex(computed, width: 2 * w))")
+            problems.append(
+                "bad checksum (\(cs.algorithm.rawValue)): stored \(hex(stored, width: 2 * w)), computed \(hex(computed, width: 2 * w))")
         }
         return DecodedField("checksum", .int(Int64(stored)), offset: at, hidden: true)
     }
@@ -425,8 +437,10 @@ struct Interpreter {
             var end = raw.count
             while end > 0, raw[end - 1] == 0 { end -= 1 }
             let body = UnsafeRawBufferPointer(rebasing: raw[0..<end])
-            let text = ascii ? String(decoding: body.map { $0 < 0x80 ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
-                             : String(decoding: body, as: UTF8.self)
+            let text =
+                ascii
+                ? String(decoding: body.map { $0 < 0x80 ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+                : String(decoding: body, as: UTF8.self)
             out.append(DecodedField(f.name, .string(text), unit: f.unit, offset: at, hidden: f.hidden))
         case let .array(src, element):
             let count = length(src, reader)
@@ -476,7 +490,11 @@ struct Interpreter {
             if let r = f.role {
                 roles[r] = .int(v)
                 if r == .otaResult {
-                    if f.success.contains(v) { otaSuccess = true } else if f.failure.contains(v) || !f.success.isEmpty { otaSuccess = false }
+                    if f.success.contains(v) {
+                        otaSuccess = true
+                    } else if f.failure.contains(v) || !f.success.isEmpty {
+                        otaSuccess = false
+                    }
                 }
             }
         }
@@ -495,7 +513,9 @@ struct Interpreter {
                 let x = Int64(bitPattern: (UInt64(bitPattern: v) >> UInt64(b.shift)) & b.mask)
                 slots[b.slot] = x
                 if let r = b.role { roles[r] = .int(x) }
-                sub.append(DecodedField(b.name, b.names.isEmpty ? (b.mask == 1 ? .bool(x != 0) : .int(x)) : .named(x, lookup(b.names, x)), offset: at))
+                sub.append(
+                    DecodedField(
+                        b.name, b.names.isEmpty ? (b.mask == 1 ? .bool(x != 0) : .int(x)) : .named(x, lookup(b.names, x)), offset: at))
             }
             value = .nested(sub)
         }

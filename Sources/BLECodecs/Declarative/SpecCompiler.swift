@@ -116,9 +116,13 @@ private struct Compiler {
         var negative = false
         if t.hasPrefix("-") { negative = true; t = t.dropFirst() } else if t.hasPrefix("+") { t = t.dropFirst() }
         var v: Int64?
-        if t.hasPrefix("0x") || t.hasPrefix("0X") { v = UInt64(t.dropFirst(2), radix: 16).map { Int64(bitPattern: $0) } }
-        else if t.hasPrefix("0b") || t.hasPrefix("0B") { v = UInt64(t.dropFirst(2), radix: 2).map { Int64(bitPattern: $0) } }
-        else { v = Int64(t) }
+        if t.hasPrefix("0x") || t.hasPrefix("0X") {
+            v = UInt64(t.dropFirst(2), radix: 16).map { Int64(bitPattern: $0) }
+        } else if t.hasPrefix("0b") || t.hasPrefix("0B") {
+            v = UInt64(t.dropFirst(2), radix: 2).map { Int64(bitPattern: $0) }
+        } else {
+            v = Int64(t)
+        }
         guard let x = v else { return nil }
         return negative ? 0 &- x : x
     }
@@ -185,8 +189,12 @@ private struct Compiler {
     // MARK: spec
 
     mutating func spec(_ node: Node) throws(CodecSpecError) -> DeclarativeCodec {
-        let keys = try mapping(node, "", allowed: ["codec", "description", "endian", "match", "checksum", "fields", "select",
-                                                   "messages", "parts"])
+        let keys = try mapping(
+            node, "",
+            allowed: [
+                "codec", "description", "endian", "match", "checksum", "fields", "select",
+                "messages", "parts",
+            ])
         var name: String?
         var description: String?
         var matchers: [Matcher] = []
@@ -227,8 +235,12 @@ private struct Compiler {
             var partTexts: [String] = []
             for (i, partNode) in seq.enumerated() {
                 let path = "parts[\(i)]"
-                let pk = try mapping(partNode, path, allowed: ["name", "match", "endian", "checksum", "fields", "select", "messages",
-                                                              "description"])
+                let pk = try mapping(
+                    partNode, path,
+                    allowed: [
+                        "name", "match", "endian", "checksum", "fields", "select", "messages",
+                        "description",
+                    ])
                 var part = DeclarativeCodec.Part()
                 var texts: [String] = []
                 defaultBigEndian = outerEndian
@@ -263,10 +275,11 @@ private struct Compiler {
             part.root = try group(keys, node, "", fieldsKey: "fields")
             parts.append(part)
         }
-        let summary = CodecSpecSummary(name: name, description: description, file: file, messages: messageNames,
-                                       roles: roles.sorted(),
-                                       appliesTo: (appliesTo.isEmpty ? "anything (no match)" : appliesTo.joined(separator: "; or "))
-                                           + (partsText.map { "; " + $0 } ?? ""))
+        let summary = CodecSpecSummary(
+            name: name, description: description, file: file, messages: messageNames,
+            roles: roles.sorted(),
+            appliesTo: (appliesTo.isEmpty ? "anything (no match)" : appliesTo.joined(separator: "; or "))
+                + (partsText.map { "; " + $0 } ?? ""))
         return DeclarativeCodec(name: name, summary: summary, matchers: matchers, parts: parts, slotCount: slotCount)
     }
 
@@ -293,9 +306,11 @@ private struct Compiler {
                     m.psms.append(UInt16(psm))
                 }
                 text.append("psm " + m.psms.map { hex($0, width: 4) }.joined(separator: "|"))
-            case "service": for (n, q) in list(value, p) { m.services.append(try uuid(n, q)) }
+            case "service":
+                for (n, q) in list(value, p) { m.services.append(try uuid(n, q)) }
                 text.append("service " + m.services.map(\.description).joined(separator: "|"))
-            case "characteristic": for (n, q) in list(value, p) { m.characteristics.append(try uuid(n, q)) }
+            case "characteristic":
+                for (n, q) in list(value, p) { m.characteristics.append(try uuid(n, q)) }
                 text.append("characteristic " + m.characteristics.map(\.description).joined(separator: "|"))
             case "handle":
                 for (n, q) in list(value, p) {
@@ -311,7 +326,10 @@ private struct Compiler {
         }
         if !m.psms.isEmpty, !m.services.isEmpty || !m.characteristics.isEmpty || !m.handles.isEmpty {
             // An L2CAP SDU has no attribute: such a mapping could never match.
-            throw fail(node, path, "psm matches the SDUs of an L2CAP credit-based channel, which have no service, characteristic or handle: use psm with direction and prefix only")
+            throw fail(
+                node, path,
+                "psm matches the SDUs of an L2CAP credit-based channel, which have no service, characteristic or handle: use psm with direction and prefix only"
+            )
         }
         return (m, text.joined(separator: ", "))
     }
@@ -345,7 +363,9 @@ private struct Compiler {
 
     // MARK: groups, messages, fields
 
-    mutating func group(_ keys: [(String, Node, Node)], _ node: Node, _ path: String, fieldsKey: String) throws(CodecSpecError) -> CompiledGroup {
+    mutating func group(_ keys: [(String, Node, Node)], _ node: Node, _ path: String, fieldsKey: String) throws(CodecSpecError)
+        -> CompiledGroup
+    {
         var fields: [CompiledField] = []
         if let f = keys.first(where: { $0.0 == fieldsKey }) {
             guard let seq = f.2.sequence else { throw fail(f.2, path + fieldsKey, "expected a list of fields") }
@@ -412,9 +432,11 @@ private struct Compiler {
         return .slot(slot, adjust: adjust)
     }
 
-    static let fieldKeys: Set<String> = ["name", "type", "endian", "length", "count", "adjust", "fields", "unit", "scale", "offset",
-                                         "expect", "role", "success", "failure", "enum", "flags", "bits", "if", "optional",
-                                         "hidden", "encoding", "description"]
+    static let fieldKeys: Set<String> = [
+        "name", "type", "endian", "length", "count", "adjust", "fields", "unit", "scale", "offset",
+        "expect", "role", "success", "failure", "enum", "flags", "bits", "if", "optional",
+        "hidden", "encoding", "description",
+    ]
 
     mutating func field(_ node: Node, _ path: String) throws(CodecSpecError) -> CompiledField {
         let keys = try mapping(node, path, allowed: Compiler.fieldKeys)
@@ -436,10 +458,15 @@ private struct Compiler {
 
         let kind: CompiledField.Kind
         var base = typeText
-        if base.hasSuffix("le") && base.count > 2 && base.first != "b" { base.removeLast(2); big = false }
-        else if base.hasSuffix("be") && base.count > 2 && base != "be" { base.removeLast(2); big = true }
-        let intTypes: [String: (Int, Bool)] = ["u8": (1, false), "u16": (2, false), "u24": (3, false), "u32": (4, false), "u64": (8, false),
-                                               "i8": (1, true), "i16": (2, true), "i24": (3, true), "i32": (4, true), "i64": (8, true)]
+        if base.hasSuffix("le") && base.count > 2 && base.first != "b" {
+            base.removeLast(2); big = false
+        } else if base.hasSuffix("be") && base.count > 2 && base != "be" {
+            base.removeLast(2); big = true
+        }
+        let intTypes: [String: (Int, Bool)] = [
+            "u8": (1, false), "u16": (2, false), "u24": (3, false), "u32": (4, false), "u64": (8, false),
+            "i8": (1, true), "i16": (2, true), "i24": (3, true), "i32": (4, true), "i64": (8, true),
+        ]
         var isInt = false
         if let (w, signed) = intTypes[base] {
             kind = .int(width: w, signed: signed, bigEndian: big)
@@ -449,7 +476,8 @@ private struct Compiler {
             case "sfloat": kind = .sfloat(bigEndian: big)
             case "float": kind = .float(bigEndian: big)
             case "bytes":
-                kind = .bytes(try value("length").map { n throws(CodecSpecError) in try lengthSource(n, path + ".length", adjust: adjust) } ?? .rest)
+                kind = .bytes(
+                    try value("length").map { n throws(CodecSpecError) in try lengthSource(n, path + ".length", adjust: adjust) } ?? .rest)
             case "string":
                 var ascii = false
                 if let e = value("encoding") {
@@ -459,7 +487,9 @@ private struct Compiler {
                     case let s: throw fail(e, path + ".encoding", "encoding is ascii or utf8, got '\(s)'")
                     }
                 }
-                kind = .string(try value("length").map { n throws(CodecSpecError) in try lengthSource(n, path + ".length", adjust: adjust) } ?? .rest, ascii: ascii)
+                kind = .string(
+                    try value("length").map { n throws(CodecSpecError) in try lengthSource(n, path + ".length", adjust: adjust) } ?? .rest,
+                    ascii: ascii)
             case "array", "group":
                 guard let fieldsNode = value("fields"), let seq = fieldsNode.sequence else {
                     throw fail(node, path, "\(typeText) needs 'fields: [...]'")
@@ -470,21 +500,27 @@ private struct Compiler {
                 scope = saved
                 let g = CompiledGroup(fields: inner, selectSlot: nil, selectName: nil, messages: [])
                 if typeText == "array" {
-                    let src = try value("count").map { n throws(CodecSpecError) in try lengthSource(n, path + ".count", adjust: adjust) } ?? .rest
+                    let src =
+                        try value("count").map { n throws(CodecSpecError) in try lengthSource(n, path + ".count", adjust: adjust) } ?? .rest
                     kind = .array(src, g)
                 } else {
-                    kind = .group(try value("length").map { n throws(CodecSpecError) in try lengthSource(n, path + ".length", adjust: adjust) }, g)
+                    kind = .group(
+                        try value("length").map { n throws(CodecSpecError) in try lengthSource(n, path + ".length", adjust: adjust) }, g)
                 }
             default:
-                throw fail(typeNode, path + ".type", "unknown type '\(typeText)' (u8 u16 u24 u32 u64 i8 … i64 with optional le/be suffix, sfloat, float, bytes, string, array, group)")
+                throw fail(
+                    typeNode, path + ".type",
+                    "unknown type '\(typeText)' (u8 u16 u24 u32 u64 i8 … i64 with optional le/be suffix, sfloat, float, bytes, string, array, group)"
+                )
             }
         }
         for k in ["enum", "flags", "bits", "scale", "offset", "success", "failure"] where value(k) != nil && !isInt {
-            if (k == "scale" || k == "offset"), case .sfloat = kind { continue }
-            if (k == "scale" || k == "offset"), case .float = kind { continue }
+            if k == "scale" || k == "offset", case .sfloat = kind { continue }
+            if k == "scale" || k == "offset", case .float = kind { continue }
             throw fail(value(k), path + "." + k, "'\(k)' applies to integer fields only")
         }
-        if value("count") != nil, case .array = kind {} else if value("count") != nil {
+        if value("count") != nil, case .array = kind {
+        } else if value("count") != nil {
             throw fail(value("count"), path + ".count", "'count' applies to arrays; use 'length' for bytes and strings")
         }
         if value("length") != nil, isInt { throw fail(value("length"), path + ".length", "integer fields have a fixed size") }
@@ -499,17 +535,24 @@ private struct Compiler {
         var flags: [(Int, String)] = []
         if let e = value("flags") {
             for (k, kn, v) in try mapping(e, path + ".flags", allowed: anyKeys(e)) {
-                guard let n = parseInteger(k), (0..<64).contains(n) else { throw fail(kn, path + ".flags", "flag keys are bit numbers 0…63, got '\(k)'") }
+                guard let n = parseInteger(k), (0..<64).contains(n) else {
+                    throw fail(kn, path + ".flags", "flag keys are bit numbers 0…63, got '\(k)'")
+                }
                 flags.append((Int(n), try string(v, path + ".flags.\(k)")))
             }
         }
         var expect: CompiledField.Expect?
         if let e = value("expect") {
             let s = try string(e, path + ".expect")
-            if s == "frame-length" { expect = .frameLength }
-            else if isInt { expect = .value(try integer(e, path + ".expect")) }
-            else if case .bytes = kind { expect = .bytes(try hexBytes(e, path + ".expect")) }
-            else { throw fail(e, path + ".expect", "'expect' applies to integers and bytes") }
+            if s == "frame-length" {
+                expect = .frameLength
+            } else if isInt {
+                expect = .value(try integer(e, path + ".expect"))
+            } else if case .bytes = kind {
+                expect = .bytes(try hexBytes(e, path + ".expect"))
+            } else {
+                throw fail(e, path + ".expect", "'expect' applies to integers and bytes")
+            }
         }
         var role: Role?
         if let r = value("role") { role = try self.role(r, path + ".role"); roles.insert(role!) }
@@ -522,7 +565,9 @@ private struct Compiler {
         let slot = newSlot(name, numeric: numeric)
         var bits: [BitField] = []
         if let b = value("bits") {
-            guard case let .int(width, _, _) = kind, let seq = b.sequence else { throw fail(b, path + ".bits", "expected a list of bit fields") }
+            guard case let .int(width, _, _) = kind, let seq = b.sequence else {
+                throw fail(b, path + ".bits", "expected a list of bit fields")
+            }
             for (i, bn) in seq.enumerated() { bits.append(try bitField(bn, "\(path).bits[\(i)]", width: width)) }
         }
         return CompiledField(
@@ -530,7 +575,8 @@ private struct Compiler {
             scale: try value("scale").map { n throws(CodecSpecError) in try double(n, path + ".scale") },
             offset: try value("offset").map { n throws(CodecSpecError) in try double(n, path + ".offset") },
             expect: expect, role: role, success: success, failure: failure, names: names, flags: flags, bits: bits,
-            condition: condition, optional: try value("optional").map { n throws(CodecSpecError) in try bool(n, path + ".optional") } ?? false,
+            condition: condition,
+            optional: try value("optional").map { n throws(CodecSpecError) in try bool(n, path + ".optional") } ?? false,
             hidden: try value("hidden").map { n throws(CodecSpecError) in try bool(n, path + ".hidden") } ?? false)
     }
 
@@ -544,13 +590,18 @@ private struct Compiler {
         guard let nameNode = value("name") else { throw fail(node, path, "missing 'name'") }
         let name = try string(nameNode, path + ".name")
         var lo: Int64, hi: Int64
-        if let b = value("bit") { lo = try integer(b, path + ".bit"); hi = lo }
-        else if let b = value("bits") {
+        if let b = value("bit") {
+            lo = try integer(b, path + ".bit"); hi = lo
+        } else if let b = value("bits") {
             let s = try string(b, path + ".bits")
             let parts = s.split(separator: "-").map { parseInteger(String($0)) }
-            guard parts.count == 2, let a = parts[0], let z = parts[1] else { throw fail(b, path + ".bits", "bit range is 'low-high', e.g. '0-3'") }
+            guard parts.count == 2, let a = parts[0], let z = parts[1] else {
+                throw fail(b, path + ".bits", "bit range is 'low-high', e.g. '0-3'")
+            }
             lo = min(a, z); hi = max(a, z)
-        } else { throw fail(node, path, "needs 'bit: n' or 'bits: low-high'") }
+        } else {
+            throw fail(node, path, "needs 'bit: n' or 'bits: low-high'")
+        }
         guard lo >= 0, hi < Int64(width * 8) else { throw fail(node, path, "bits \(lo)-\(hi) do not fit in \(width * 8) bits") }
         var names: [(Int64, String)] = []
         if let e = value("enum") {

@@ -183,7 +183,9 @@ public enum ATTPDU: WireCodable, CustomStringConvertible {
             w.write(f.format)
             for e in f.entries {
                 u16(e.handle)
-                if f.format == 1, let short = e.uuid.uuid16 { u16(short) } else {
+                if f.format == 1, let short = e.uuid.uuid16 {
+                    u16(short)
+                } else {
                     let full = BluetoothUUID(high: e.uuid.high, low: e.uuid.low)
                     w.write(contentsOf: full.littleEndianBytes)
                 }
@@ -203,7 +205,7 @@ public enum ATTPDU: WireCodable, CustomStringConvertible {
             w.write(UInt8(truncatingIfNeeded: 4 + (list.first?.value.count ?? 0)))
             for e in list { u16(e.start); u16(e.end); w.write(contentsOf: e.value) }
         case let .writeRequest(h, v), let .handleValueNotification(h, v), let .handleValueIndication(h, v),
-             let .writeCommand(h, v):
+            let .writeCommand(h, v):
             u16(h); w.write(contentsOf: v)
         case .writeResponse, .executeWriteResponse, .handleValueConfirmation: break
         case let .prepareWriteRequest(h, o, v), let .prepareWriteResponse(h, o, v): u16(h); u16(o); w.write(contentsOf: v)
@@ -221,8 +223,8 @@ public enum ATTPDU: WireCodable, CustomStringConvertible {
         switch self {
         case let .errorResponse(e): e.handle
         case let .readRequest(h), let .readBlobRequest(h, _), let .writeRequest(h, _), let .prepareWriteRequest(h, _, _),
-             let .prepareWriteResponse(h, _, _), let .handleValueNotification(h, _), let .handleValueIndication(h, _),
-             let .writeCommand(h, _), let .signedWriteCommand(h, _, _):
+            let .prepareWriteResponse(h, _, _), let .handleValueNotification(h, _), let .handleValueIndication(h, _),
+            let .writeCommand(h, _), let .signedWriteCommand(h, _, _):
             h
         default: nil
         }
@@ -234,8 +236,8 @@ public enum ATTPDU: WireCodable, CustomStringConvertible {
         switch self {
         case let .readResponse(v), let .readBlobResponse(v), let .readMultipleResponse(v): v
         case let .writeRequest(_, v), let .prepareWriteRequest(_, _, v), let .prepareWriteResponse(_, _, v),
-             let .handleValueNotification(_, v), let .handleValueIndication(_, v), let .writeCommand(_, v),
-             let .signedWriteCommand(_, v, _):
+            let .handleValueNotification(_, v), let .handleValueIndication(_, v), let .writeCommand(_, v),
+            let .signedWriteCommand(_, v, _):
             v
         default: nil
         }
@@ -325,9 +327,11 @@ public struct ATTValueSpan: Hashable, Sendable {
 public enum ATTTable {
     public static let entries: [UInt8: ATTOpcodeInfo] = [
         0x01: .init("Error Response", size: 4, fixed: true) { input throws(DecodeError) in
-            .errorResponse(ATTErrorResponse(requestOpcode: ATTOpcode(try input.readUInt8()),
-                                            handle: try UInt16(parsingLittleEndian: &input),
-                                            error: ATTErrorCode(try input.readUInt8())))
+            .errorResponse(
+                ATTErrorResponse(
+                    requestOpcode: ATTOpcode(try input.readUInt8()),
+                    handle: try UInt16(parsingLittleEndian: &input),
+                    error: ATTErrorCode(try input.readUInt8())))
         },
         0x02: .init("Exchange MTU Request", size: 2, fixed: true) { input throws(DecodeError) in
             .exchangeMTURequest(clientRxMTU: try UInt16(parsingLittleEndian: &input))
@@ -346,18 +350,24 @@ public enum ATTTable {
             case 2: width = 16
             default: throw .invalidValue(field: "Find Information format", value: Int(format), offset: input.absoluteOffset - 1)
             }
-            guard input.remaining % (2 + width) == 0 else { throw .invalidSize(expected: (input.remaining / (2 + width) + 1) * (2 + width), got: input.remaining) }
+            guard input.remaining % (2 + width) == 0 else {
+                throw .invalidSize(expected: (input.remaining / (2 + width) + 1) * (2 + width), got: input.remaining)
+            }
             var entries: [ATTHandleUUID] = []
             while !input.isAtEnd {
-                entries.append(ATTHandleUUID(handle: try UInt16(parsingLittleEndian: &input),
-                                             uuid: try BluetoothUUID(parsingLittleEndian: &input, width: width)))
+                entries.append(
+                    ATTHandleUUID(
+                        handle: try UInt16(parsingLittleEndian: &input),
+                        uuid: try BluetoothUUID(parsingLittleEndian: &input, width: width)))
             }
             return .findInformationResponse(ATTFindInformationResponse(format: format, entries: entries))
         },
         0x06: .init("Find By Type Value Request", size: 6, fixed: false) { input throws(DecodeError) in
-            .findByTypeValueRequest(ATTFindByTypeValueRequest(range: try ATTHandleRange(parsing: &input),
-                                                              type: try UInt16(parsingLittleEndian: &input),
-                                                              value: input.readRemaining()))
+            .findByTypeValueRequest(
+                ATTFindByTypeValueRequest(
+                    range: try ATTHandleRange(parsing: &input),
+                    type: try UInt16(parsingLittleEndian: &input),
+                    value: input.readRemaining()))
         },
         0x07: .init("Find By Type Value Response", size: 4, fixed: false) { input throws(DecodeError) in
             guard input.remaining % 4 == 0 else { throw .invalidSize(expected: (input.remaining / 4 + 1) * 4, got: input.remaining) }
@@ -370,7 +380,9 @@ public enum ATTTable {
         },
         0x09: .init("Read By Type Response", size: 3, fixed: false) { input throws(DecodeError) in
             let length = Int(try input.readUInt8())
-            guard length >= 2 else { throw .invalidValue(field: "Read By Type Response length", value: length, offset: input.absoluteOffset - 1) }
+            guard length >= 2 else {
+                throw .invalidValue(field: "Read By Type Response length", value: length, offset: input.absoluteOffset - 1)
+            }
             guard input.remaining % length == 0 else {
                 throw .invalidValue(field: "Read By Type Response length", value: length, offset: input.absoluteOffset - 1)
             }
@@ -387,7 +399,9 @@ public enum ATTTable {
         0x0C: .init("Read Blob Request", size: 4, fixed: true) { input throws(DecodeError) in
             .readBlobRequest(handle: try UInt16(parsingLittleEndian: &input), offset: try UInt16(parsingLittleEndian: &input))
         },
-        0x0D: .init("Read Blob Response", size: 0, fixed: false) { input throws(DecodeError) in .readBlobResponse(value: input.readRemaining()) },
+        0x0D: .init("Read Blob Response", size: 0, fixed: false) { input throws(DecodeError) in
+            .readBlobResponse(value: input.readRemaining())
+        },
         0x0E: .init("Read Multiple Request", size: 4, fixed: false) { input throws(DecodeError) in
             .readMultipleRequest(handles: try ATTTable.handles(&input))
         },
@@ -404,8 +418,10 @@ public enum ATTTable {
             }
             var list: [ATTGroupValue] = []
             while !input.isAtEnd {
-                list.append(ATTGroupValue(start: try UInt16(parsingLittleEndian: &input), end: try UInt16(parsingLittleEndian: &input),
-                                          value: try input.readArray(length - 4)))
+                list.append(
+                    ATTGroupValue(
+                        start: try UInt16(parsingLittleEndian: &input), end: try UInt16(parsingLittleEndian: &input),
+                        value: try input.readArray(length - 4)))
             }
             return .readByGroupTypeResponse(list)
         },
@@ -414,12 +430,14 @@ public enum ATTTable {
         },
         0x13: .init("Write Response", size: 0, fixed: true) { _ throws(DecodeError) in .writeResponse },
         0x16: .init("Prepare Write Request", size: 4, fixed: false) { input throws(DecodeError) in
-            .prepareWriteRequest(handle: try UInt16(parsingLittleEndian: &input), offset: try UInt16(parsingLittleEndian: &input),
-                                 value: input.readRemaining())
+            .prepareWriteRequest(
+                handle: try UInt16(parsingLittleEndian: &input), offset: try UInt16(parsingLittleEndian: &input),
+                value: input.readRemaining())
         },
         0x17: .init("Prepare Write Response", size: 4, fixed: false) { input throws(DecodeError) in
-            .prepareWriteResponse(handle: try UInt16(parsingLittleEndian: &input), offset: try UInt16(parsingLittleEndian: &input),
-                                  value: input.readRemaining())
+            .prepareWriteResponse(
+                handle: try UInt16(parsingLittleEndian: &input), offset: try UInt16(parsingLittleEndian: &input),
+                value: input.readRemaining())
         },
         0x18: .init("Execute Write Request", size: 1, fixed: true) { input throws(DecodeError) in
             .executeWriteRequest(flags: try input.readUInt8())

@@ -125,8 +125,10 @@ public struct BQRLinkQuality: Hashable, Sendable {
         public var crcErrorPackets: UInt32
         public var rxDuplicatePackets: UInt32
         public var rxUnreceivedPackets: UInt32
-        public init(txTotalPackets: UInt32, txUnackedPackets: UInt32, txFlushedPackets: UInt32, txLastSubeventPackets: UInt32,
-                    crcErrorPackets: UInt32, rxDuplicatePackets: UInt32, rxUnreceivedPackets: UInt32) {
+        public init(
+            txTotalPackets: UInt32, txUnackedPackets: UInt32, txFlushedPackets: UInt32, txLastSubeventPackets: UInt32,
+            crcErrorPackets: UInt32, rxDuplicatePackets: UInt32, rxUnreceivedPackets: UInt32
+        ) {
             self.txTotalPackets = txTotalPackets; self.txUnackedPackets = txUnackedPackets; self.txFlushedPackets = txFlushedPackets
             self.txLastSubeventPackets = txLastSubeventPackets; self.crcErrorPackets = crcErrorPackets
             self.rxDuplicatePackets = rxDuplicatePackets; self.rxUnreceivedPackets = rxUnreceivedPackets
@@ -136,11 +138,13 @@ public struct BQRLinkQuality: Hashable, Sendable {
     /// Bytes of the v1 fields after the report id; the v5 and v6 groups.
     public static let v1Size = 47, v5Size = 7, v6Size = 28
 
-    public init(packetType: UInt8 = 0, handle: UInt16, role: UInt8 = 0, txPowerLevel: Int8 = 0, rssi: Int8, snr: UInt8 = 0,
-                unusedAFHChannelCount: UInt8 = 0, afhSelectUnidealChannelCount: UInt8 = 0, lsto: UInt16 = 0,
-                piconetClock: UInt32 = 0, retransmissionCount: UInt32 = 0, noRxCount: UInt32 = 0, nakCount: UInt32 = 0,
-                lastTxAckTimestamp: UInt32 = 0, flowOffCount: UInt32 = 0, lastFlowOnTimestamp: UInt32 = 0,
-                bufferOverflowBytes: UInt32 = 0, bufferUnderflowBytes: UInt32 = 0, v5: V5? = nil, v6: V6? = nil) {
+    public init(
+        packetType: UInt8 = 0, handle: UInt16, role: UInt8 = 0, txPowerLevel: Int8 = 0, rssi: Int8, snr: UInt8 = 0,
+        unusedAFHChannelCount: UInt8 = 0, afhSelectUnidealChannelCount: UInt8 = 0, lsto: UInt16 = 0,
+        piconetClock: UInt32 = 0, retransmissionCount: UInt32 = 0, noRxCount: UInt32 = 0, nakCount: UInt32 = 0,
+        lastTxAckTimestamp: UInt32 = 0, flowOffCount: UInt32 = 0, lastFlowOnTimestamp: UInt32 = 0,
+        bufferOverflowBytes: UInt32 = 0, bufferUnderflowBytes: UInt32 = 0, v5: V5? = nil, v6: V6? = nil
+    ) {
         self.packetType = packetType; self.handle = handle; self.role = role; self.txPowerLevel = txPowerLevel
         self.rssi = rssi; self.snr = snr; self.unusedAFHChannelCount = unusedAFHChannelCount
         self.afhSelectUnidealChannelCount = afhSelectUnidealChannelCount; self.lsto = lsto; self.piconetClock = piconetClock
@@ -179,25 +183,30 @@ public struct BQRLinkQuality: Hashable, Sendable {
         guard input.remaining >= Self.v5Size else { return }
         v5 = V5(remoteAddress: try BDAddress(parsing: &input), calibrationFailedItemCount: try input.readUInt8())
         guard input.remaining >= Self.v6Size else { return }
-        v6 = V6(txTotalPackets: try UInt32(parsingLittleEndian: &input), txUnackedPackets: try UInt32(parsingLittleEndian: &input),
-                txFlushedPackets: try UInt32(parsingLittleEndian: &input),
-                txLastSubeventPackets: try UInt32(parsingLittleEndian: &input),
-                crcErrorPackets: try UInt32(parsingLittleEndian: &input), rxDuplicatePackets: try UInt32(parsingLittleEndian: &input),
-                rxUnreceivedPackets: try UInt32(parsingLittleEndian: &input))
+        v6 = V6(
+            txTotalPackets: try UInt32(parsingLittleEndian: &input), txUnackedPackets: try UInt32(parsingLittleEndian: &input),
+            txFlushedPackets: try UInt32(parsingLittleEndian: &input),
+            txLastSubeventPackets: try UInt32(parsingLittleEndian: &input),
+            crcErrorPackets: try UInt32(parsingLittleEndian: &input), rxDuplicatePackets: try UInt32(parsingLittleEndian: &input),
+            rxUnreceivedPackets: try UInt32(parsingLittleEndian: &input))
     }
 
     public func encode(into w: inout ByteWriter) {
         w.write(packetType); w.write(littleEndian: handle); w.write(role)
         w.write(UInt8(bitPattern: txPowerLevel)); w.write(UInt8(bitPattern: rssi)); w.write(snr)
         w.write(unusedAFHChannelCount); w.write(afhSelectUnidealChannelCount); w.write(littleEndian: lsto)
-        for v in [piconetClock, retransmissionCount, noRxCount, nakCount, lastTxAckTimestamp, flowOffCount,
-                  lastFlowOnTimestamp, bufferOverflowBytes, bufferUnderflowBytes] { w.write(littleEndian: v) }
+        for v in [
+            piconetClock, retransmissionCount, noRxCount, nakCount, lastTxAckTimestamp, flowOffCount,
+            lastFlowOnTimestamp, bufferOverflowBytes, bufferUnderflowBytes,
+        ] { w.write(littleEndian: v) }
         guard let v5 else { return }
         v5.remoteAddress.encode(into: &w)
         w.write(v5.calibrationFailedItemCount)
         guard let v6 else { return }
-        for v in [v6.txTotalPackets, v6.txUnackedPackets, v6.txFlushedPackets, v6.txLastSubeventPackets, v6.crcErrorPackets,
-                  v6.rxDuplicatePackets, v6.rxUnreceivedPackets] { w.write(littleEndian: v) }
+        for v in [
+            v6.txTotalPackets, v6.txUnackedPackets, v6.txFlushedPackets, v6.txLastSubeventPackets, v6.crcErrorPackets,
+            v6.rxDuplicatePackets, v6.rxUnreceivedPackets,
+        ] { w.write(littleEndian: v) }
     }
 
     /// Link supervision timeout in milliseconds.
@@ -206,7 +215,8 @@ public struct BQRLinkQuality: Hashable, Sendable {
 
     /// `handle=0x0004 role=central tx_power=10 dBm rssi=-53 dBm snr=0 dB …`.
     public var summary: String {
-        var s = "handle=\(hex(handle)) role=\(roleName) packet_type=\(hex(packetType)) tx_power=\(txPowerLevel) dBm"
+        var s =
+            "handle=\(hex(handle)) role=\(roleName) packet_type=\(hex(packetType)) tx_power=\(txPowerLevel) dBm"
             + " rssi=\(rssi) dBm snr=\(snr) dB unused_afh_channels=\(unusedAFHChannelCount)"
             + " unideal_afh_channels=\(afhSelectUnidealChannelCount) lsto=\(formatMilliseconds(lstoMilliseconds))"
             + " retransmissions=\(retransmissionCount) no_rx=\(noRxCount) nak=\(nakCount) flow_off=\(flowOffCount)"
@@ -214,7 +224,8 @@ public struct BQRLinkQuality: Hashable, Sendable {
             + " piconet_clock=\(hex(piconetClock)) last_tx_ack=\(hex(lastTxAckTimestamp)) last_flow_on=\(hex(lastFlowOnTimestamp))"
         if let v5 { s += " peer=\(v5.remoteAddress) cal_failed=\(v5.calibrationFailedItemCount)" }
         if let v6 {
-            s += " tx_total=\(v6.txTotalPackets) tx_unacked=\(v6.txUnackedPackets) tx_flushed=\(v6.txFlushedPackets)"
+            s +=
+                " tx_total=\(v6.txTotalPackets) tx_unacked=\(v6.txUnackedPackets) tx_flushed=\(v6.txFlushedPackets)"
                 + " tx_last_subevent=\(v6.txLastSubeventPackets) crc_errors=\(v6.crcErrorPackets)"
                 + " rx_duplicates=\(v6.rxDuplicatePackets) rx_unreceived=\(v6.rxUnreceivedPackets)"
         }
@@ -234,10 +245,12 @@ public struct BQRLinkQuality: Hashable, Sendable {
         ]
         if let v5 { f.append(("cal_failed_items", Int64(v5.calibrationFailedItemCount))) }
         if let v6 {
-            f += [("tx_total", Int64(v6.txTotalPackets)), ("tx_unacked", Int64(v6.txUnackedPackets)),
-                  ("tx_flushed", Int64(v6.txFlushedPackets)), ("tx_last_subevent", Int64(v6.txLastSubeventPackets)),
-                  ("crc_errors", Int64(v6.crcErrorPackets)), ("rx_duplicates", Int64(v6.rxDuplicatePackets)),
-                  ("rx_unreceived", Int64(v6.rxUnreceivedPackets))]
+            f += [
+                ("tx_total", Int64(v6.txTotalPackets)), ("tx_unacked", Int64(v6.txUnackedPackets)),
+                ("tx_flushed", Int64(v6.txFlushedPackets)), ("tx_last_subevent", Int64(v6.txLastSubeventPackets)),
+                ("crc_errors", Int64(v6.crcErrorPackets)), ("rx_duplicates", Int64(v6.rxDuplicatePackets)),
+                ("rx_unreceived", Int64(v6.rxUnreceivedPackets)),
+            ]
         }
         return f
     }

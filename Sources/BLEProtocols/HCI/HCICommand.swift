@@ -118,8 +118,10 @@ public enum HCICommandTable {
         (.leExtendedCreateConnectionV2, p(HCICommandParameters.leExtendedCreateConnectionV2)),
         (.leConnectionUpdate, p(HCICommandParameters.leConnectionUpdate)),
         (.leRemoteConnectionParameterRequestReply, p(HCICommandParameters.leRemoteConnectionParameterRequestReply)),
-        (.leRemoteConnectionParameterRequestNegativeReply,
-         p(HCICommandParameters.leRemoteConnectionParameterRequestNegativeReply)),
+        (
+            .leRemoteConnectionParameterRequestNegativeReply,
+            p(HCICommandParameters.leRemoteConnectionParameterRequestNegativeReply)
+        ),
         (.leSetDataLength, p(HCICommandParameters.leSetDataLength)),
         (.leSetPHY, p(HCICommandParameters.leSetPHY)),
         (.leEnableEncryption, p(HCICommandParameters.leEnableEncryption)),

@@ -192,8 +192,10 @@ public struct LESetExtendedScanParameters: WireCodable, HCISummary {
         scanningPHYs = try input.readUInt8()
         phys = []
         for _ in 0..<scanningPHYs.nonzeroBitCount {
-            phys.append(PHYParameters(scanType: try input.readUInt8(), interval: try UInt16(parsingLittleEndian: &input),
-                                      window: try UInt16(parsingLittleEndian: &input)))
+            phys.append(
+                PHYParameters(
+                    scanType: try input.readUInt8(), interval: try UInt16(parsingLittleEndian: &input),
+                    window: try UInt16(parsingLittleEndian: &input)))
         }
     }
     public func encode(into w: inout ByteWriter) {
@@ -202,7 +204,8 @@ public struct LESetExtendedScanParameters: WireCodable, HCISummary {
     }
     public var summary: String {
         "own=\(ownAddressType) filter=\(filterPolicy) phys=\(hex(scanningPHYs))"
-            + phys.map { " [type=\($0.scanType) interval=\(Units.interval625($0.interval)) window=\(Units.interval625($0.window))]" }.joined()
+            + phys.map { " [type=\($0.scanType) interval=\(Units.interval625($0.interval)) window=\(Units.interval625($0.window))]" }
+            .joined()
     }
 }
 
@@ -241,8 +244,10 @@ public struct LESetAdvertisingParameters: WireCodable, HCISummary {
     public var peerAddress: BDAddress
     public var channelMap: UInt8
     public var filterPolicy: UInt8
-    public init(intervalMin: UInt16, intervalMax: UInt16, advertisingType: UInt8, ownAddressType: LEAddressType,
-                peerAddressType: LEAddressType, peerAddress: BDAddress, channelMap: UInt8, filterPolicy: UInt8) {
+    public init(
+        intervalMin: UInt16, intervalMax: UInt16, advertisingType: UInt8, ownAddressType: LEAddressType,
+        peerAddressType: LEAddressType, peerAddress: BDAddress, channelMap: UInt8, filterPolicy: UInt8
+    ) {
         self.intervalMin = intervalMin; self.intervalMax = intervalMax; self.advertisingType = advertisingType
         self.ownAddressType = ownAddressType; self.peerAddressType = peerAddressType; self.peerAddress = peerAddress
         self.channelMap = channelMap; self.filterPolicy = filterPolicy
@@ -265,7 +270,8 @@ public struct LESetAdvertisingParameters: WireCodable, HCISummary {
     static let typeNames = ["ADV_IND", "ADV_DIRECT_IND", "ADV_SCAN_IND", "ADV_NONCONN_IND", "ADV_DIRECT_IND(low duty)"]
     public var summary: String {
         let t = Int(advertisingType) < Self.typeNames.count ? Self.typeNames[Int(advertisingType)] : hex(advertisingType)
-        return "interval=\(Units.interval625(intervalMin))–\(Units.interval625(intervalMax)) type=\(t) own=\(ownAddressType) peer=\(peerAddress) (\(peerAddressType)) channels=\(hex(channelMap)) filter=\(filterPolicy)"
+        return
+            "interval=\(Units.interval625(intervalMin))–\(Units.interval625(intervalMax)) type=\(t) own=\(ownAddressType) peer=\(peerAddress) (\(peerAddressType)) channels=\(hex(channelMap)) filter=\(filterPolicy)"
     }
 }
 
@@ -297,8 +303,10 @@ public struct LESetExtendedAdvertisingEnable: WireCodable, HCISummary {
         let n = Int(try input.readUInt8())
         sets = []
         for _ in 0..<n {
-            sets.append(Set(handle: try input.readUInt8(), duration: try UInt16(parsingLittleEndian: &input),
-                            maxExtendedAdvertisingEvents: try input.readUInt8()))
+            sets.append(
+                Set(
+                    handle: try input.readUInt8(), duration: try UInt16(parsingLittleEndian: &input),
+                    maxExtendedAdvertisingEvents: try input.readUInt8()))
         }
     }
     public func encode(into w: inout ByteWriter) {
@@ -320,8 +328,10 @@ public struct LEConnectionParameters: Hashable, Sendable {
     public var supervisionTimeout: UInt16
     public var minCELength: UInt16
     public var maxCELength: UInt16
-    public init(intervalMin: UInt16, intervalMax: UInt16, maxLatency: UInt16, supervisionTimeout: UInt16,
-                minCELength: UInt16 = 0, maxCELength: UInt16 = 0) {
+    public init(
+        intervalMin: UInt16, intervalMax: UInt16, maxLatency: UInt16, supervisionTimeout: UInt16,
+        minCELength: UInt16 = 0, maxCELength: UInt16 = 0
+    ) {
         self.intervalMin = intervalMin; self.intervalMax = intervalMax; self.maxLatency = maxLatency
         self.supervisionTimeout = supervisionTimeout; self.minCELength = minCELength; self.maxCELength = maxCELength
     }
@@ -351,8 +361,10 @@ public struct LECreateConnection: WireCodable, HCISummary {
     public var peerAddress: BDAddress
     public var ownAddressType: LEAddressType
     public var connection: LEConnectionParameters
-    public init(scanInterval: UInt16, scanWindow: UInt16, initiatorFilterPolicy: UInt8, peerAddressType: LEAddressType,
-                peerAddress: BDAddress, ownAddressType: LEAddressType, connection: LEConnectionParameters) {
+    public init(
+        scanInterval: UInt16, scanWindow: UInt16, initiatorFilterPolicy: UInt8, peerAddressType: LEAddressType,
+        peerAddress: BDAddress, ownAddressType: LEAddressType, connection: LEConnectionParameters
+    ) {
         self.scanInterval = scanInterval; self.scanWindow = scanWindow; self.initiatorFilterPolicy = initiatorFilterPolicy
         self.peerAddressType = peerAddressType; self.peerAddress = peerAddress; self.ownAddressType = ownAddressType
         self.connection = connection
@@ -394,8 +406,10 @@ public struct LEExtendedCreateConnection: WireCodable, HCISummary {
     public var peerAddress: BDAddress
     public var initiatingPHYs: UInt8
     public var phys: [PHYParameters]
-    public init(initiatorFilterPolicy: UInt8, ownAddressType: LEAddressType, peerAddressType: LEAddressType,
-                peerAddress: BDAddress, initiatingPHYs: UInt8, phys: [PHYParameters]) {
+    public init(
+        initiatorFilterPolicy: UInt8, ownAddressType: LEAddressType, peerAddressType: LEAddressType,
+        peerAddress: BDAddress, initiatingPHYs: UInt8, phys: [PHYParameters]
+    ) {
         self.initiatorFilterPolicy = initiatorFilterPolicy; self.ownAddressType = ownAddressType
         self.peerAddressType = peerAddressType; self.peerAddress = peerAddress
         self.initiatingPHYs = initiatingPHYs; self.phys = phys
@@ -408,9 +422,11 @@ public struct LEExtendedCreateConnection: WireCodable, HCISummary {
         initiatingPHYs = try input.readUInt8()
         phys = []
         for _ in 0..<initiatingPHYs.nonzeroBitCount {
-            phys.append(PHYParameters(scanInterval: try UInt16(parsingLittleEndian: &input),
-                                      scanWindow: try UInt16(parsingLittleEndian: &input),
-                                      connection: try LEConnectionParameters(parsing: &input)))
+            phys.append(
+                PHYParameters(
+                    scanInterval: try UInt16(parsingLittleEndian: &input),
+                    scanWindow: try UInt16(parsingLittleEndian: &input),
+                    connection: try LEConnectionParameters(parsing: &input)))
         }
     }
     public func encode(into w: inout ByteWriter) {
@@ -491,7 +507,9 @@ public struct LESetDataLength: WireCodable, HCISummary {
         txOctets = try UInt16(parsingLittleEndian: &input)
         txTime = try UInt16(parsingLittleEndian: &input)
     }
-    public func encode(into w: inout ByteWriter) { w.write(littleEndian: handle); w.write(littleEndian: txOctets); w.write(littleEndian: txTime) }
+    public func encode(into w: inout ByteWriter) {
+        w.write(littleEndian: handle); w.write(littleEndian: txOctets); w.write(littleEndian: txTime)
+    }
     public var summary: String { "handle=\(hex(handle)) txOctets=\(txOctets) txTime=\(txTime) µs" }
 }
 

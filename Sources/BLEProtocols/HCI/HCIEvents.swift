@@ -198,15 +198,17 @@ public enum HCIEventTable {
     }
 
     public static let events: [UInt8: HCIEventEntry] = [
-        0x01: E("Inquiry Complete"), 0x02: E("Inquiry Result"), 0x03: E("Connection Complete", size: .fixed(11), decode: d(HCIEventParameters.connectionComplete)),
+        0x01: E("Inquiry Complete"), 0x02: E("Inquiry Result"),
+        0x03: E("Connection Complete", size: .fixed(11), decode: d(HCIEventParameters.connectionComplete)),
         0x04: E("Connection Request"),
         0x05: E("Disconnection Complete", size: .fixed(4), decode: d(HCIEventParameters.disconnectionComplete)),
         0x06: E("Authentication Complete"), 0x07: E("Remote Name Request Complete"),
         0x08: E("Encryption Change", size: .fixed(4), decode: d(HCIEventParameters.encryptionChange)),
         0x09: E("Change Connection Link Key Complete"), 0x0A: E("Link Key Type Changed"),
         0x0B: E("Read Remote Supported Features Complete"),
-        0x0C: E("Read Remote Version Information Complete", size: .fixed(8),
-                decode: d(HCIEventParameters.readRemoteVersionInformationComplete)),
+        0x0C: E(
+            "Read Remote Version Information Complete", size: .fixed(8),
+            decode: d(HCIEventParameters.readRemoteVersionInformationComplete)),
         0x0D: E("QoS Setup Complete"),
         0x0E: E("Command Complete", size: .atLeast(3), decode: d(HCIEventParameters.commandComplete)),
         0x0F: E("Command Status", size: .fixed(4), decode: d(HCIEventParameters.commandStatus)),
@@ -247,8 +249,9 @@ public enum HCIEventTable {
         0x03: E("LE Connection Update Complete", size: .fixed(9), decode: d(HCIEventParameters.leConnectionUpdateComplete)),
         0x04: E("LE Read Remote Features Complete", size: .fixed(11), decode: d(HCIEventParameters.leReadRemoteFeaturesComplete)),
         0x05: E("LE Long Term Key Request", size: .fixed(12), decode: d(HCIEventParameters.leLongTermKeyRequest)),
-        0x06: E("LE Remote Connection Parameter Request", size: .fixed(10),
-                decode: d(HCIEventParameters.leRemoteConnectionParameterRequest)),
+        0x06: E(
+            "LE Remote Connection Parameter Request", size: .fixed(10),
+            decode: d(HCIEventParameters.leRemoteConnectionParameterRequest)),
         0x07: E("LE Data Length Change", size: .fixed(10), decode: d(HCIEventParameters.leDataLengthChange)),
         0x08: E("LE Read Local P-256 Public Key Complete"), 0x09: E("LE Generate DHKey Complete"),
         0x0A: E("LE Enhanced Connection Complete", size: .fixed(30), decode: d(HCIEventParameters.leEnhancedConnectionComplete)),
@@ -266,12 +269,15 @@ public enum HCIEventTable {
         0x24: E("LE Periodic Advertising Sync Established v2"), 0x25: E("LE Periodic Advertising Report v2"),
         0x26: E("LE Periodic Advertising Sync Transfer Received v2"), 0x27: E("LE Periodic Advertising Subevent Data Request"),
         0x28: E("LE Periodic Advertising Response Report"),
-        0x29: E("LE Enhanced Connection Complete v2", size: .fixed(33),
-                decode: d(HCIEventParameters.leEnhancedConnectionCompleteV2)),
+        0x29: E(
+            "LE Enhanced Connection Complete v2", size: .fixed(33),
+            decode: d(HCIEventParameters.leEnhancedConnectionCompleteV2)),
     ]
 
     /// Decodes through `entry`: the size rule checked once, then the decoder, which must use every byte.
-    static func decode(_ entry: HCIEventEntry, _ decoder: HCIEventDecoder, _ input: inout ByteReader) throws(DecodeError) -> HCIEventParameters {
+    static func decode(_ entry: HCIEventEntry, _ decoder: HCIEventDecoder, _ input: inout ByteReader) throws(DecodeError)
+        -> HCIEventParameters
+    {
         try entry.size.check(input.remaining)
         let v = try decoder(&input)
         try input.expectEnd()
@@ -302,7 +308,12 @@ public struct ConnectionComplete: WireCodable, HCISummary {
         w.write(status.rawValue); w.write(littleEndian: handle); address.encode(into: &w); w.write(linkType); w.write(encryptionEnabled)
     }
     public var summary: String {
-        let link = switch linkType { case 0: "SCO"; case 1: "ACL"; default: hex(linkType) }
+        let link =
+            switch linkType {
+            case 0: "SCO";
+            case 1: "ACL";
+            default: hex(linkType)
+            }
         return "status=\(status) handle=\(hex(handle)) address=\(address) link=\(link) encryption=\(encryptionEnabled)"
     }
 }
@@ -337,7 +348,9 @@ public struct EncryptionChange: WireCodable, HCISummary {
     }
     public func encode(into w: inout ByteWriter) { w.write(status.rawValue); w.write(littleEndian: handle); w.write(encryptionEnabled) }
     public var summary: String {
-        let e = encryptionEnabled == 0 ? "off" : encryptionEnabled == 1 ? "on" : encryptionEnabled == 2 ? "on (AES-CCM)" : hex(encryptionEnabled)
+        let e =
+            encryptionEnabled == 0
+            ? "off" : encryptionEnabled == 1 ? "on" : encryptionEnabled == 2 ? "on (AES-CCM)" : hex(encryptionEnabled)
         return "status=\(status) handle=\(hex(handle)) encryption=\(e)"
     }
 }
@@ -464,8 +477,10 @@ public struct NumberOfCompletedPackets: WireCodable, HCISummary {
         entries = []
         entries.reserveCapacity(n)
         for _ in 0..<n {
-            entries.append(Entry(handle: try UInt16(parsingLittleEndian: &input) & 0x0FFF,
-                                 completedPackets: try UInt16(parsingLittleEndian: &input)))
+            entries.append(
+                Entry(
+                    handle: try UInt16(parsingLittleEndian: &input) & 0x0FFF,
+                    completedPackets: try UInt16(parsingLittleEndian: &input)))
         }
     }
     public func encode(into w: inout ByteWriter) {
@@ -487,8 +502,10 @@ public struct LEConnectionComplete: WireCodable, HCISummary {
     public var latency: UInt16
     public var supervisionTimeout: UInt16
     public var centralClockAccuracy: UInt8
-    public init(status: HCIStatus, handle: UInt16, role: HCIRole, peerAddressType: LEAddressType, peerAddress: BDAddress,
-                interval: UInt16, latency: UInt16, supervisionTimeout: UInt16, centralClockAccuracy: UInt8 = 0) {
+    public init(
+        status: HCIStatus, handle: UInt16, role: HCIRole, peerAddressType: LEAddressType, peerAddress: BDAddress,
+        interval: UInt16, latency: UInt16, supervisionTimeout: UInt16, centralClockAccuracy: UInt8 = 0
+    ) {
         self.status = status; self.handle = handle; self.role = role; self.peerAddressType = peerAddressType
         self.peerAddress = peerAddress; self.interval = interval; self.latency = latency
         self.supervisionTimeout = supervisionTimeout; self.centralClockAccuracy = centralClockAccuracy
@@ -528,9 +545,11 @@ public struct LEEnhancedConnectionComplete: WireCodable, HCISummary {
     public var latency: UInt16
     public var supervisionTimeout: UInt16
     public var centralClockAccuracy: UInt8
-    public init(status: HCIStatus, handle: UInt16, role: HCIRole, peerAddressType: LEAddressType, peerAddress: BDAddress,
-                localResolvablePrivateAddress: BDAddress = BDAddress(0), peerResolvablePrivateAddress: BDAddress = BDAddress(0),
-                interval: UInt16, latency: UInt16, supervisionTimeout: UInt16, centralClockAccuracy: UInt8 = 0) {
+    public init(
+        status: HCIStatus, handle: UInt16, role: HCIRole, peerAddressType: LEAddressType, peerAddress: BDAddress,
+        localResolvablePrivateAddress: BDAddress = BDAddress(0), peerResolvablePrivateAddress: BDAddress = BDAddress(0),
+        interval: UInt16, latency: UInt16, supervisionTimeout: UInt16, centralClockAccuracy: UInt8 = 0
+    ) {
         self.status = status; self.handle = handle; self.role = role; self.peerAddressType = peerAddressType
         self.peerAddress = peerAddress; self.localResolvablePrivateAddress = localResolvablePrivateAddress
         self.peerResolvablePrivateAddress = peerResolvablePrivateAddress; self.interval = interval
@@ -576,7 +595,9 @@ public struct LEEnhancedConnectionCompleteV2: WireCodable, HCISummary {
         advertisingHandle = try input.readUInt8()
         syncHandle = try UInt16(parsingLittleEndian: &input)
     }
-    public func encode(into w: inout ByteWriter) { connection.encode(into: &w); w.write(advertisingHandle); w.write(littleEndian: syncHandle) }
+    public func encode(into w: inout ByteWriter) {
+        connection.encode(into: &w); w.write(advertisingHandle); w.write(littleEndian: syncHandle)
+    }
     public var summary: String { connection.summary + " advHandle=\(hex(advertisingHandle)) syncHandle=\(hex(syncHandle))" }
 }
 
@@ -612,13 +633,17 @@ public struct LEReadRemoteFeaturesComplete: WireCodable, HCISummary {
     public var status: HCIStatus
     public var handle: UInt16
     public var features: UInt64
-    public init(status: HCIStatus, handle: UInt16, features: UInt64) { self.status = status; self.handle = handle; self.features = features }
+    public init(status: HCIStatus, handle: UInt16, features: UInt64) {
+        self.status = status; self.handle = handle; self.features = features
+    }
     public init(parsing input: inout ByteReader) throws(DecodeError) {
         status = try HCIStatus(parsing: &input)
         handle = try UInt16(parsingLittleEndian: &input)
         features = try UInt64(parsingLittleEndian: &input)
     }
-    public func encode(into w: inout ByteWriter) { w.write(status.rawValue); w.write(littleEndian: handle); w.write(littleEndian: features) }
+    public func encode(into w: inout ByteWriter) {
+        w.write(status.rawValue); w.write(littleEndian: handle); w.write(littleEndian: features)
+    }
     public var summary: String { "status=\(status) handle=\(hex(handle)) features=\(hex(features))" }
 }
 
@@ -778,10 +803,12 @@ public struct LEExtendedAdvertisingReport: WireCodable, HCISummary {
         public var directAddressType: LEAddressType
         public var directAddress: BDAddress
         public var data: [UInt8]
-        public init(eventType: UInt16, addressType: LEAddressType, address: BDAddress, primaryPHY: LEPHY = .le1M,
-                    secondaryPHY: LEPHY = .none, advertisingSID: UInt8 = 0xFF, txPower: Int8 = 127, rssi: Int8,
-                    periodicAdvertisingInterval: UInt16 = 0, directAddressType: LEAddressType = .public,
-                    directAddress: BDAddress = BDAddress(0), data: [UInt8]) {
+        public init(
+            eventType: UInt16, addressType: LEAddressType, address: BDAddress, primaryPHY: LEPHY = .le1M,
+            secondaryPHY: LEPHY = .none, advertisingSID: UInt8 = 0xFF, txPower: Int8 = 127, rssi: Int8,
+            periodicAdvertisingInterval: UInt16 = 0, directAddressType: LEAddressType = .public,
+            directAddress: BDAddress = BDAddress(0), data: [UInt8]
+        ) {
             self.eventType = eventType; self.addressType = addressType; self.address = address
             self.primaryPHY = primaryPHY; self.secondaryPHY = secondaryPHY; self.advertisingSID = advertisingSID
             self.txPower = txPower; self.rssi = rssi; self.periodicAdvertisingInterval = periodicAdvertisingInterval
@@ -813,10 +840,12 @@ public struct LEExtendedAdvertisingReport: WireCodable, HCISummary {
             let dType = LEAddressType(try input.readUInt8())
             let dAddr = try BDAddress(parsing: &input)
             let data = try input.readLengthPrefixedArray()
-            reports.append(Report(eventType: type, addressType: addressType, address: address, primaryPHY: p1,
-                                  secondaryPHY: p2, advertisingSID: sid, txPower: tx, rssi: rssi,
-                                  periodicAdvertisingInterval: interval, directAddressType: dType,
-                                  directAddress: dAddr, data: data))
+            reports.append(
+                Report(
+                    eventType: type, addressType: addressType, address: address, primaryPHY: p1,
+                    secondaryPHY: p2, advertisingSID: sid, txPower: tx, rssi: rssi,
+                    periodicAdvertisingInterval: interval, directAddressType: dType,
+                    directAddress: dAddr, data: data))
         }
     }
     public func encode(into w: inout ByteWriter) {

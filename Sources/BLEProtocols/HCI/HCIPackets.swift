@@ -1,5 +1,5 @@
-import BLECore
 import BLECapture
+import BLECore
 
 // HCI packet headers (Core Spec 5.4 Vol 4, Part E, 5.4). Headers parse without allocating; the packet
 // structs own their payload for convenience and fixtures.
@@ -217,8 +217,10 @@ public struct ISOPacket: WireCodable {
     public var sduLength: UInt16?
     public var packetStatus: UInt8?
     public var data: [UInt8]
-    public init(handle: UInt16, packetBoundary: UInt8, timestamp: UInt32? = nil, sequenceNumber: UInt16? = nil,
-                sduLength: UInt16? = nil, packetStatus: UInt8? = nil, data: [UInt8]) {
+    public init(
+        handle: UInt16, packetBoundary: UInt8, timestamp: UInt32? = nil, sequenceNumber: UInt16? = nil,
+        sduLength: UInt16? = nil, packetStatus: UInt8? = nil, data: [UInt8]
+    ) {
         self.handle = handle & 0x0FFF; self.packetBoundary = packetBoundary & 3; self.timestamp = timestamp
         self.sequenceNumber = sequenceNumber; self.sduLength = sduLength; self.packetStatus = packetStatus; self.data = data
     }
@@ -293,8 +295,12 @@ public enum HCIPacket: Hashable, Sendable {
     public static func decode(_ record: CaptureRecord, findings: inout [Finding]) -> HCIPacket? {
         guard record.kind.isHCI else { return nil }
         if record.isTruncated {
-            findings.append(Finding(.info, .hciTruncatedRecord(kind: record.kind, included: record.includedLength,
-                                                               original: record.originalLength), frame: record.frame))
+            findings.append(
+                Finding(
+                    .info,
+                    .hciTruncatedRecord(
+                        kind: record.kind, included: record.includedLength,
+                        original: record.originalLength), frame: record.frame))
             return nil
         }
         var r = record.reader
@@ -308,13 +314,17 @@ public enum HCIPacket: Hashable, Sendable {
             default: packet = .iso(try ISOPacket(parsing: &r))
             }
             if !r.isAtEnd {
-                findings.append(Finding(.warning, .hciLengthMismatch(kind: record.kind, declared: r.offset, present: r.count),
-                                        frame: record.frame, offset: record.fileOffset))
+                findings.append(
+                    Finding(
+                        .warning, .hciLengthMismatch(kind: record.kind, declared: r.offset, present: r.count),
+                        frame: record.frame, offset: record.fileOffset))
             }
             return packet
         } catch {
-            findings.append(Finding(.error, .hciLengthMismatch(kind: record.kind, error: error), frame: record.frame,
-                                    offset: record.fileOffset))
+            findings.append(
+                Finding(
+                    .error, .hciLengthMismatch(kind: record.kind, error: error), frame: record.frame,
+                    offset: record.fileOffset))
             return nil
         }
     }
@@ -333,8 +343,9 @@ public enum HCIPacket: Hashable, Sendable {
 extension FindingKind {
     /// An HCI packet's length field disagrees with the bytes present.
     public static func hciLengthMismatch(kind: RecordKind, declared: Int, present: Int) -> FindingKind {
-        FindingKind(code: "hci.length-mismatch",
-                    message: "HCI \(kind) packet declares \(declared) bytes but the record holds \(present)")
+        FindingKind(
+            code: "hci.length-mismatch",
+            message: "HCI \(kind) packet declares \(declared) bytes but the record holds \(present)")
     }
     /// An HCI packet could not be read (short header or payload).
     public static func hciLengthMismatch(kind: RecordKind, error: DecodeError) -> FindingKind {
@@ -342,8 +353,9 @@ extension FindingKind {
     }
     /// The capturer kept fewer bytes than were on the wire.
     public static func hciTruncatedRecord(kind: RecordKind, included: Int, original: Int) -> FindingKind {
-        FindingKind(code: "hci.truncated-record",
-                    message: "HCI \(kind) record cut by the capturer: \(included) of \(original) bytes kept")
+        FindingKind(
+            code: "hci.truncated-record",
+            message: "HCI \(kind) record cut by the capturer: \(included) of \(original) bytes kept")
     }
     /// Parameters of a known command or event do not parse.
     public static func hciMalformedParameters(_ what: String, error: DecodeError) -> FindingKind {

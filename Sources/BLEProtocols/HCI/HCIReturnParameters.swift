@@ -88,8 +88,10 @@ public struct ReadBufferSizeReturn: WireCodable, HCISummary {
     public var synchronousDataPacketLength: UInt8
     public var totalACLDataPackets: UInt16
     public var totalSynchronousDataPackets: UInt16
-    public init(status: HCIStatus, aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8,
-                totalACLDataPackets: UInt16, totalSynchronousDataPackets: UInt16) {
+    public init(
+        status: HCIStatus, aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8,
+        totalACLDataPackets: UInt16, totalSynchronousDataPackets: UInt16
+    ) {
         self.status = status; self.aclDataPacketLength = aclDataPacketLength
         self.synchronousDataPacketLength = synchronousDataPacketLength
         self.totalACLDataPackets = totalACLDataPackets; self.totalSynchronousDataPackets = totalSynchronousDataPackets
@@ -136,8 +138,10 @@ public struct LEReadBufferSizeV2Return: WireCodable, HCISummary {
     public var totalACLDataPackets: UInt8
     public var isoDataPacketLength: UInt16
     public var totalISODataPackets: UInt8
-    public init(status: HCIStatus, aclDataPacketLength: UInt16, totalACLDataPackets: UInt8,
-                isoDataPacketLength: UInt16, totalISODataPackets: UInt8) {
+    public init(
+        status: HCIStatus, aclDataPacketLength: UInt16, totalACLDataPackets: UInt8,
+        isoDataPacketLength: UInt16, totalISODataPackets: UInt8
+    ) {
         self.status = status; self.aclDataPacketLength = aclDataPacketLength; self.totalACLDataPackets = totalACLDataPackets
         self.isoDataPacketLength = isoDataPacketLength; self.totalISODataPackets = totalISODataPackets
     }

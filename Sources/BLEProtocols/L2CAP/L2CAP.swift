@@ -288,14 +288,18 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
             self = .connectionParameterUpdateRequest(intervalMin: try u16(), intervalMax: try u16(), latency: try u16(), timeout: try u16())
         case .connectionParameterUpdateResponse: self = .connectionParameterUpdateResponse(result: try u16())
         case .leCreditBasedConnectionRequest:
-            self = .leCreditBasedConnectionRequest(spsm: try u16(), sourceCID: try u16(), mtu: try u16(), mps: try u16(), initialCredits: try u16())
+            self = .leCreditBasedConnectionRequest(
+                spsm: try u16(), sourceCID: try u16(), mtu: try u16(), mps: try u16(), initialCredits: try u16())
         case .leCreditBasedConnectionResponse:
-            self = .leCreditBasedConnectionResponse(destinationCID: try u16(), mtu: try u16(), mps: try u16(), initialCredits: try u16(), result: try u16())
+            self = .leCreditBasedConnectionResponse(
+                destinationCID: try u16(), mtu: try u16(), mps: try u16(), initialCredits: try u16(), result: try u16())
         case .flowControlCreditIndication: self = .flowControlCreditIndication(cid: try u16(), credits: try u16())
         case .creditBasedConnectionRequest:
-            self = .creditBasedConnectionRequest(spsm: try u16(), mtu: try u16(), mps: try u16(), initialCredits: try u16(), sourceCIDs: try cids())
+            self = .creditBasedConnectionRequest(
+                spsm: try u16(), mtu: try u16(), mps: try u16(), initialCredits: try u16(), sourceCIDs: try cids())
         case .creditBasedConnectionResponse:
-            self = .creditBasedConnectionResponse(mtu: try u16(), mps: try u16(), initialCredits: try u16(), result: try u16(), destinationCIDs: try cids())
+            self = .creditBasedConnectionResponse(
+                mtu: try u16(), mps: try u16(), initialCredits: try u16(), result: try u16(), destinationCIDs: try cids())
         case .creditBasedReconfigureRequest:
             self = .creditBasedReconfigureRequest(mtu: try u16(), mps: try u16(), destinationCIDs: try cids())
         case .creditBasedReconfigureResponse: self = .creditBasedReconfigureResponse(result: try u16())
@@ -328,7 +332,8 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
     public var summary: String {
         switch self {
         case let .commandReject(reason, data):
-            let r = reason == 0 ? "command not understood" : reason == 1 ? "signalling MTU exceeded" : reason == 2 ? "invalid CID" : hex(reason)
+            let r =
+                reason == 0 ? "command not understood" : reason == 1 ? "signalling MTU exceeded" : reason == 2 ? "invalid CID" : hex(reason)
             return "reason=\(r)" + (data.isEmpty ? "" : " data=" + hexString(data))
         case let .connectionRequest(psm, s): return "psm=\(L2CAPPSM(psm)) scid=\(hex(s))"
         case let .connectionResponse(d, s, r, st):
@@ -336,8 +341,12 @@ public enum L2CAPSignalCommand: Hashable, Sendable {
         case let .configureRequest(d, f, o):
             return "dcid=\(hex(d))" + (f & 1 != 0 ? " continued" : "") + (Self.mtuOption(o).map { " mtu=\($0)" } ?? "")
         case let .configureResponse(s, f, r, o):
-            let result = r == 0 ? "Success" : r == 1 ? "Unacceptable parameters" : r == 2 ? "Rejected" : r == 3 ? "Unknown options" : r == 4 ? "Pending" : hex(r)
-            return "scid=\(hex(s))" + (f & 1 != 0 ? " continued" : "") + " result=\(result)" + (Self.mtuOption(o).map { " mtu=\($0)" } ?? "")
+            let result =
+                r == 0
+                ? "Success"
+                : r == 1 ? "Unacceptable parameters" : r == 2 ? "Rejected" : r == 3 ? "Unknown options" : r == 4 ? "Pending" : hex(r)
+            return "scid=\(hex(s))" + (f & 1 != 0 ? " continued" : "") + " result=\(result)"
+                + (Self.mtuOption(o).map { " mtu=\($0)" } ?? "")
         case let .disconnectionRequest(d, s), let .disconnectionResponse(d, s): return "dcid=\(hex(d)) scid=\(hex(s))"
         case let .connectionParameterUpdateRequest(a, b, c, d):
             return "interval=\(Units.interval1250(a))–\(Units.interval1250(b)) latency=\(c) timeout=\(Units.timeout10(d))"

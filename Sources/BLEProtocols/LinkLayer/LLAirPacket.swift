@@ -114,11 +114,12 @@ public struct LLAirPacket {
             guard headerLength >= 8, headerLength <= bytes.count else {
                 throw .invalidValue(field: "PPI header length", value: headerLength, offset: 2)
             }
-            let innerType: UInt32 = switch inner {
-            case 147, LLAirPacket.linkTypeLELL: LLAirPacket.linkTypeLELL
-            case LLAirPacket.linkTypeLELLWithPHDR, LLAirPacket.linkTypeNordicBLE: inner
-            default: throw .unsupported("PPI carrying DLT \(inner) is not a link-layer capture")
-            }
+            let innerType: UInt32 =
+                switch inner {
+                case 147, LLAirPacket.linkTypeLELL: LLAirPacket.linkTypeLELL
+                case LLAirPacket.linkTypeLELLWithPHDR, LLAirPacket.linkTypeNordicBLE: inner
+                default: throw .unsupported("PPI carrying DLT \(inner) is not a link-layer capture")
+                }
             self = try LLAirPacket(linkType: innerType, bytes: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]))
             packet.offset += headerLength
         default:
@@ -146,15 +147,18 @@ public struct LLAirPacket {
 extension LLPacketView {
     @usableFromInline
     static func unchecked(all: UnsafeRawBufferPointer, pduLength: Int, origin: Int) -> LLPacketView {
-        LLPacketView(accessAddress: LLAccessAddress(rawValue: all.loadUnaligned(as: UInt32.self).littleEndian),
-                     header0: all[4], header1: all[5], cteInfo: nil,
-                     pdu: UnsafeRawBufferPointer(rebasing: all[4..<(4 + pduLength)]),
-                     payload: UnsafeRawBufferPointer(rebasing: all[6..<(4 + pduLength)]), crc: 0, offset: origin)
+        LLPacketView(
+            accessAddress: LLAccessAddress(rawValue: all.loadUnaligned(as: UInt32.self).littleEndian),
+            header0: all[4], header1: all[5], cteInfo: nil,
+            pdu: UnsafeRawBufferPointer(rebasing: all[4..<(4 + pduLength)]),
+            payload: UnsafeRawBufferPointer(rebasing: all[6..<(4 + pduLength)]), crc: 0, offset: origin)
     }
 
     @usableFromInline
-    init(accessAddress: LLAccessAddress, header0: UInt8, header1: UInt8, cteInfo: UInt8?, pdu: UnsafeRawBufferPointer,
-         payload: UnsafeRawBufferPointer, crc: UInt32, offset: Int) {
+    init(
+        accessAddress: LLAccessAddress, header0: UInt8, header1: UInt8, cteInfo: UInt8?, pdu: UnsafeRawBufferPointer,
+        payload: UnsafeRawBufferPointer, crc: UInt32, offset: Int
+    ) {
         self.accessAddress = accessAddress
         self.header0 = header0
         self.header1 = header1

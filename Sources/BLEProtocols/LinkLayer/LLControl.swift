@@ -76,7 +76,7 @@ public struct LLControlOpcodeInfo: Hashable, Sendable {
 /// The one table of LL control opcodes (Core Spec 5.4, Vol 6, Part B, 2.4.2), indexed by opcode.
 public enum LLControlTable {
     public static let entries: [LLControlOpcodeInfo] = [
-        .init("LL_CONNECTION_UPDATE_IND", size: 11),     // 0x00
+        .init("LL_CONNECTION_UPDATE_IND", size: 11),  // 0x00
         .init("LL_CHANNEL_MAP_IND", size: 7),
         .init("LL_TERMINATE_IND", size: 1),
         .init("LL_ENC_REQ", size: 22),
@@ -84,7 +84,7 @@ public enum LLControlTable {
         .init("LL_START_ENC_REQ", size: 0),
         .init("LL_START_ENC_RSP", size: 0),
         .init("LL_UNKNOWN_RSP", size: 1),
-        .init("LL_FEATURE_REQ", size: 8),                // 0x08
+        .init("LL_FEATURE_REQ", size: 8),  // 0x08
         .init("LL_FEATURE_RSP", size: 8),
         .init("LL_PAUSE_ENC_REQ", size: 0),
         .init("LL_PAUSE_ENC_RSP", size: 0),
@@ -92,7 +92,7 @@ public enum LLControlTable {
         .init("LL_REJECT_IND", size: 1),
         .init("LL_PERIPHERAL_FEATURE_REQ", size: 8),
         .init("LL_CONNECTION_PARAM_REQ", size: 23),
-        .init("LL_CONNECTION_PARAM_RSP", size: 23),      // 0x10
+        .init("LL_CONNECTION_PARAM_RSP", size: 23),  // 0x10
         .init("LL_REJECT_EXT_IND", size: 2),
         .init("LL_PING_REQ", size: 0),
         .init("LL_PING_RSP", size: 0),
@@ -100,7 +100,7 @@ public enum LLControlTable {
         .init("LL_LENGTH_RSP", size: 8),
         .init("LL_PHY_REQ", size: 2),
         .init("LL_PHY_RSP", size: 2),
-        .init("LL_PHY_UPDATE_IND", size: 4),             // 0x18
+        .init("LL_PHY_UPDATE_IND", size: 4),  // 0x18
         .init("LL_MIN_USED_CHANNELS_IND", size: 2),
         .init("LL_CTE_REQ", size: 1),
         .init("LL_CTE_RSP", size: 0),
@@ -108,7 +108,7 @@ public enum LLControlTable {
         .init("LL_CLOCK_ACCURACY_REQ", size: 1),
         .init("LL_CLOCK_ACCURACY_RSP", size: 1),
         .init("LL_CIS_REQ", size: 35),
-        .init("LL_CIS_RSP", size: 8),                    // 0x20
+        .init("LL_CIS_RSP", size: 8),  // 0x20
         .init("LL_CIS_IND", size: 15),
         .init("LL_CIS_TERMINATE_IND", size: 3),
         .init("LL_POWER_CONTROL_REQ", size: 3),
@@ -116,7 +116,7 @@ public enum LLControlTable {
         .init("LL_POWER_CHANGE_IND", size: 4),
         .init("LL_SUBRATE_REQ", size: 10),
         .init("LL_SUBRATE_IND", size: 10),
-        .init("LL_CHANNEL_REPORTING_IND", size: 3),      // 0x28
+        .init("LL_CHANNEL_REPORTING_IND", size: 3),  // 0x28
         .init("LL_CHANNEL_STATUS_IND", size: 10),
         .init("LL_PERIODIC_SYNC_WR_IND", size: 34, fixed: false),
     ]
@@ -149,8 +149,10 @@ public struct LLConnectionParamRequest: Hashable, Sendable {
     public var preferredPeriodicity: UInt8
     public var referenceConnEventCount: UInt16
     public var offsets: [UInt16]
-    public init(intervalMin: UInt16, intervalMax: UInt16, latency: UInt16, timeout: UInt16, preferredPeriodicity: UInt8 = 0,
-                referenceConnEventCount: UInt16 = 0, offsets: [UInt16] = Array(repeating: 0xFFFF, count: 6)) {
+    public init(
+        intervalMin: UInt16, intervalMax: UInt16, latency: UInt16, timeout: UInt16, preferredPeriodicity: UInt8 = 0,
+        referenceConnEventCount: UInt16 = 0, offsets: [UInt16] = Array(repeating: 0xFFFF, count: 6)
+    ) {
         self.intervalMin = intervalMin
         self.intervalMax = intervalMax
         self.latency = latency
@@ -263,7 +265,8 @@ public enum LLControlPDU: Hashable, Sendable {
         let name = opcode.name
         switch self {
         case .connectionUpdateInd(let u):
-            return "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(u.interval))) ms latency \(u.latency) timeout \(Int(u.timeout) * 10) ms instant \(u.instant)"
+            return
+                "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(u.interval))) ms latency \(u.latency) timeout \(Int(u.timeout) * 10) ms instant \(u.instant)"
         case .channelMapInd(let m, let i): return "\(name) \((m & 0x1F_FFFF_FFFF).nonzeroBitCount) channels instant \(i)"
         case .terminateInd(let e), .rejectInd(let e): return "\(name) error \(hex(e))"
         case .encReq(_, let ediv, _, _): return "\(name) EDIV \(hex(ediv))"
@@ -271,7 +274,8 @@ public enum LLControlPDU: Hashable, Sendable {
         case .featureReq(let f), .featureRsp(let f), .peripheralFeatureReq(let f): return "\(name) features \(hex(f))"
         case .versionInd(let v, let c, let s): return "\(name) version \(v) company \(hex(c)) subversion \(hex(s))"
         case .connectionParamReq(let p), .connectionParamRsp(let p):
-            return "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMin)))–\(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMax))) ms latency \(p.latency) timeout \(Int(p.timeout) * 10) ms"
+            return
+                "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMin)))–\(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMax))) ms latency \(p.latency) timeout \(Int(p.timeout) * 10) ms"
         case .rejectExtInd(let o, let e): return "\(name) \(o.name) error \(hex(e))"
         case .lengthReq(let l), .lengthRsp(let l):
             return "\(name) rx \(l.maxRxOctets)/\(l.maxRxTime) µs tx \(l.maxTxOctets)/\(l.maxTxTime) µs"
@@ -308,8 +312,10 @@ public struct LLControlPacket: LLWireCodable {
         func u64() throws(DecodeError) -> UInt64 { try UInt64(parsingLittleEndian: &p) }
         switch op {
         case .connectionUpdateInd:
-            pdu = .connectionUpdateInd(LLConnectionUpdate(windowSize: try u8(), windowOffset: try u16(), interval: try u16(),
-                                                          latency: try u16(), timeout: try u16(), instant: try u16()))
+            pdu = .connectionUpdateInd(
+                LLConnectionUpdate(
+                    windowSize: try u8(), windowOffset: try u16(), interval: try u16(),
+                    latency: try u16(), timeout: try u16(), instant: try u16()))
         case .channelMapInd:
             pdu = .channelMapInd(channelMap: try LLConnectionParameters.readChannelMap(&p), instant: try u16())
         case .terminateInd: pdu = .terminateInd(errorCode: try u8())
@@ -326,8 +332,9 @@ public struct LLControlPacket: LLWireCodable {
         case .rejectInd: pdu = .rejectInd(errorCode: try u8())
         case .peripheralFeatureReq: pdu = .peripheralFeatureReq(features: try u64())
         case .connectionParamReq, .connectionParamRsp:
-            var r = LLConnectionParamRequest(intervalMin: try u16(), intervalMax: try u16(), latency: try u16(), timeout: try u16(),
-                                             preferredPeriodicity: try u8(), referenceConnEventCount: try u16(), offsets: [])
+            var r = LLConnectionParamRequest(
+                intervalMin: try u16(), intervalMax: try u16(), latency: try u16(), timeout: try u16(),
+                preferredPeriodicity: try u8(), referenceConnEventCount: try u16(), offsets: [])
             for _ in 0..<6 { r.offsets.append(try u16()) }
             pdu = op == .connectionParamReq ? .connectionParamReq(r) : .connectionParamRsp(r)
         case .rejectExtInd: pdu = .rejectExtInd(rejectOpcode: LLControlOpcode(rawValue: try u8()), errorCode: try u8())
@@ -349,9 +356,11 @@ public struct LLControlPacket: LLWireCodable {
         case .cisTerminateInd: pdu = .cisTerminateInd(cigID: try u8(), cisID: try u8(), errorCode: try u8())
         case .powerControlReq: pdu = .powerControlReq(phy: try u8(), delta: Int8(bitPattern: try u8()), txPower: Int8(bitPattern: try u8()))
         case .subrateReq:
-            pdu = .subrateReq(factorMin: try u16(), factorMax: try u16(), maxLatency: try u16(), continuationNumber: try u16(), timeout: try u16())
+            pdu = .subrateReq(
+                factorMin: try u16(), factorMax: try u16(), maxLatency: try u16(), continuationNumber: try u16(), timeout: try u16())
         case .subrateInd:
-            pdu = .subrateInd(factor: try u16(), baseEvent: try u16(), latency: try u16(), continuationNumber: try u16(), timeout: try u16())
+            pdu = .subrateInd(
+                factor: try u16(), baseEvent: try u16(), latency: try u16(), continuationNumber: try u16(), timeout: try u16())
         default:
             pdu = .other(op, p.readRemaining())
         }
@@ -365,7 +374,8 @@ public struct LLControlPacket: LLWireCodable {
             w.write(littleEndian: u.latency); w.write(littleEndian: u.timeout); w.write(littleEndian: u.instant)
         case .channelMapInd(let m, let i): LLConnectionParameters.writeChannelMap(m, &w); w.write(littleEndian: i)
         case .terminateInd(let e), .rejectInd(let e): w.write(e)
-        case .encReq(let r, let e, let s, let iv): w.write(littleEndian: r); w.write(littleEndian: e); w.write(littleEndian: s); w.write(littleEndian: iv)
+        case .encReq(let r, let e, let s, let iv):
+            w.write(littleEndian: r); w.write(littleEndian: e); w.write(littleEndian: s); w.write(littleEndian: iv)
         case .encRsp(let s, let iv): w.write(littleEndian: s); w.write(littleEndian: iv)
         case .startEncReq, .startEncRsp, .pauseEncReq, .pauseEncRsp, .pingReq, .pingRsp, .cteRsp: break
         case .unknownRsp(let t): w.write(t.rawValue)
@@ -377,7 +387,8 @@ public struct LLControlPacket: LLWireCodable {
             for i in 0..<6 { w.write(littleEndian: i < r.offsets.count ? r.offsets[i] : 0xFFFF) }
         case .rejectExtInd(let o, let e): w.write(o.rawValue); w.write(e)
         case .lengthReq(let l), .lengthRsp(let l):
-            w.write(littleEndian: l.maxRxOctets); w.write(littleEndian: l.maxRxTime); w.write(littleEndian: l.maxTxOctets); w.write(littleEndian: l.maxTxTime)
+            w.write(littleEndian: l.maxRxOctets); w.write(littleEndian: l.maxRxTime); w.write(littleEndian: l.maxTxOctets);
+            w.write(littleEndian: l.maxTxTime)
         case .phyReq(let t, let r), .phyRsp(let t, let r): w.write(t); w.write(r)
         case .phyUpdateInd(let c, let p, let i): w.write(c); w.write(p); w.write(littleEndian: i)
         case .minUsedChannelsInd(let p, let n): w.write(p); w.write(n)

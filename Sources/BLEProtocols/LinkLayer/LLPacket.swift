@@ -135,7 +135,9 @@ public struct LLAdvertisingHeader: LLWireCodable {
     public var rxAddRandom: Bool
     public var length: UInt8
 
-    public init(type: LLAdvertisingPDUType, channelSelection: Bool = false, txAddRandom: Bool = false, rxAddRandom: Bool = false, length: UInt8) {
+    public init(
+        type: LLAdvertisingPDUType, channelSelection: Bool = false, txAddRandom: Bool = false, rxAddRandom: Bool = false, length: UInt8
+    ) {
         self.type = type
         self.channelSelection = channelSelection
         self.txAddRandom = txAddRandom
@@ -181,8 +183,10 @@ public struct LLConnectionParameters: LLWireCodable {
     public var hop: UInt8
     public var sleepClockAccuracy: UInt8
 
-    public init(accessAddress: LLAccessAddress, crcInit: UInt32, windowSize: UInt8 = 2, windowOffset: UInt16 = 0, interval: UInt16,
-                latency: UInt16 = 0, timeout: UInt16, channelMap: UInt64 = 0x1F_FFFF_FFFF, hop: UInt8 = 7, sleepClockAccuracy: UInt8 = 0) {
+    public init(
+        accessAddress: LLAccessAddress, crcInit: UInt32, windowSize: UInt8 = 2, windowOffset: UInt16 = 0, interval: UInt16,
+        latency: UInt16 = 0, timeout: UInt16, channelMap: UInt64 = 0x1F_FFFF_FFFF, hop: UInt8 = 7, sleepClockAccuracy: UInt8 = 0
+    ) {
         self.accessAddress = accessAddress
         self.crcInit = crcInit
         self.windowSize = windowSize
@@ -310,9 +314,11 @@ public struct LLExtendedAdvertisingPayload: Hashable, Sendable {
     /// The extended header is a lone flags byte of 0 (no field present); kept so it round-trips.
     public var hasFlagsByte: Bool
 
-    public init(advMode: UInt8 = 0, advertiser: LLDeviceAddress? = nil, target: LLDeviceAddress? = nil, cteInfo: UInt8? = nil,
-                adi: LLAdvDataInfo? = nil, auxPointer: LLAuxPointer? = nil, syncInfo: [UInt8]? = nil, txPower: Int8? = nil,
-                acad: [UInt8] = [], advData: [UInt8] = [], hasFlagsByte: Bool = false) {
+    public init(
+        advMode: UInt8 = 0, advertiser: LLDeviceAddress? = nil, target: LLDeviceAddress? = nil, cteInfo: UInt8? = nil,
+        adi: LLAdvDataInfo? = nil, auxPointer: LLAuxPointer? = nil, syncInfo: [UInt8]? = nil, txPower: Int8? = nil,
+        acad: [UInt8] = [], advData: [UInt8] = [], hasFlagsByte: Bool = false
+    ) {
         self.advMode = advMode
         self.advertiser = advertiser
         self.target = target
@@ -345,12 +351,17 @@ public struct LLExtendedAdvertisingPayload: Hashable, Sendable {
             if flags & 0x08 != 0 {
                 let v = try UInt16(parsingLittleEndian: &h)
                 adi = LLAdvDataInfo(dataID: v & 0x0FFF, setID: UInt8(v >> 12))
-            } else { adi = nil }
+            } else {
+                adi = nil
+            }
             if flags & 0x10 != 0 {
                 let a = try UInt8(parsing: &h), v = try UInt16(parsingLittleEndian: &h)
-                auxPointer = LLAuxPointer(channelIndex: a & 0x3F, clockAccuracy50ppm: a & 0x40 != 0, offsetUnits300: a & 0x80 != 0,
-                                          auxOffset: v & 0x1FFF, auxPHY: UInt8(v >> 13))
-            } else { auxPointer = nil }
+                auxPointer = LLAuxPointer(
+                    channelIndex: a & 0x3F, clockAccuracy50ppm: a & 0x40 != 0, offsetUnits300: a & 0x80 != 0,
+                    auxOffset: v & 0x1FFF, auxPHY: UInt8(v >> 13))
+            } else {
+                auxPointer = nil
+            }
             syncInfo = flags & 0x20 != 0 ? try h.readArray(18) : nil
             txPower = flags & 0x40 != 0 ? Int8(bitPattern: try UInt8(parsing: &h)) : nil
             acad = h.readRemaining()
@@ -363,7 +374,8 @@ public struct LLExtendedAdvertisingPayload: Hashable, Sendable {
     public func encode(into writer: inout ByteWriter) {
         var h = ByteWriter()
         if hasFlagsByte || advertiser != nil || target != nil || cteInfo != nil || adi != nil || auxPointer != nil || syncInfo != nil
-            || txPower != nil || !acad.isEmpty {
+            || txPower != nil || !acad.isEmpty
+        {
             var flags: UInt8 = 0
             if advertiser != nil { flags |= 0x01 }
             if target != nil { flags |= 0x02 }
@@ -451,8 +463,9 @@ public struct LLAdvertisingPacketPDU: LLWireCodable {
         }
         var w = ByteWriter()
         LLAdvertisingPacketPDU.encodePayload(pdu, &w)
-        header = LLAdvertisingHeader(type: pdu.type, channelSelection: channelSelection, txAddRandom: txAddRandom ?? tx,
-                                     rxAddRandom: rxAddRandom ?? rx, length: UInt8(truncatingIfNeeded: w.count))
+        header = LLAdvertisingHeader(
+            type: pdu.type, channelSelection: channelSelection, txAddRandom: txAddRandom ?? tx,
+            rxAddRandom: rxAddRandom ?? rx, length: UInt8(truncatingIfNeeded: w.count))
     }
 
     public init(parsing input: inout ByteReader) throws(DecodeError) {
@@ -548,7 +561,9 @@ public struct LLDataHeader: LLWireCodable {
     public var length: UInt8
     public var rfu: UInt8
 
-    public init(llid: LLID, nesn: Bool = false, sn: Bool = false, moreData: Bool = false, cteInfo: UInt8? = nil, length: UInt8, rfu: UInt8 = 0) {
+    public init(
+        llid: LLID, nesn: Bool = false, sn: Bool = false, moreData: Bool = false, cteInfo: UInt8? = nil, length: UInt8, rfu: UInt8 = 0
+    ) {
         self.llid = llid
         self.nesn = nesn
         self.sn = sn

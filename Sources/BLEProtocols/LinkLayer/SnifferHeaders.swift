@@ -106,9 +106,11 @@ public struct NordicBLEHeader: LLWireCodable {
         }
     }
 
-    public init(boardID: UInt8 = 0, protocolVersion: UInt8 = 2, packetCounter: UInt16 = 0, packetID: NordicPacketID = .eventPacketData,
-                flags: NordicBLEFlags, channel: UInt8, rssiSample: UInt8 = 50, eventCounter: UInt16 = 0, time: UInt32 = 0,
-                linkLayerLength: Int) {
+    public init(
+        boardID: UInt8 = 0, protocolVersion: UInt8 = 2, packetCounter: UInt16 = 0, packetID: NordicPacketID = .eventPacketData,
+        flags: NordicBLEFlags, channel: UInt8, rssiSample: UInt8 = 50, eventCounter: UInt16 = 0, time: UInt32 = 0,
+        linkLayerLength: Int
+    ) {
         self.boardID = boardID
         self.protocolVersion = protocolVersion
         self.packetCounter = packetCounter
@@ -149,7 +151,8 @@ public struct NordicBLEHeader: LLWireCodable {
             packetID = NordicPacketID(rawValue: p[6])
             eventPacketLength = p[7]
             guard eventPacketLength >= 10 else {
-                throw .invalidValue(field: "nRF Sniffer event packet length", value: Int(eventPacketLength), offset: input.absoluteOffset + 7)
+                throw .invalidValue(
+                    field: "nRF Sniffer event packet length", value: Int(eventPacketLength), offset: input.absoluteOffset + 7)
             }
             flags = NordicBLEFlags(rawValue: p[8])
             channel = p[9]
@@ -257,8 +260,10 @@ public struct LERFHeader: LLWireCodable {
     public var referenceAccessAddress: UInt32
     public var flags: LERFFlags
 
-    public init(rfChannel: UInt8, signalPower: Int8 = 0, noisePower: Int8 = 0, accessAddressOffenses: UInt8 = 0,
-                referenceAccessAddress: UInt32 = 0, flags: LERFFlags) {
+    public init(
+        rfChannel: UInt8, signalPower: Int8 = 0, noisePower: Int8 = 0, accessAddressOffenses: UInt8 = 0,
+        referenceAccessAddress: UInt32 = 0, flags: LERFFlags
+    ) {
         self.rfChannel = rfChannel
         self.signalPower = signalPower
         self.noisePower = noisePower

@@ -145,8 +145,10 @@ public struct SMPPairingParameters: Hashable, Sendable, CustomStringConvertible 
     public var maxEncryptionKeySize: UInt8
     public var initiatorKeyDistribution: SMPKeyDistribution
     public var responderKeyDistribution: SMPKeyDistribution
-    public init(ioCapability: SMPIOCapability, oobDataFlag: UInt8 = 0, authReq: SMPAuthReq, maxEncryptionKeySize: UInt8 = 16,
-                initiatorKeyDistribution: SMPKeyDistribution, responderKeyDistribution: SMPKeyDistribution) {
+    public init(
+        ioCapability: SMPIOCapability, oobDataFlag: UInt8 = 0, authReq: SMPAuthReq, maxEncryptionKeySize: UInt8 = 16,
+        initiatorKeyDistribution: SMPKeyDistribution, responderKeyDistribution: SMPKeyDistribution
+    ) {
         self.ioCapability = ioCapability; self.oobDataFlag = oobDataFlag; self.authReq = authReq
         self.maxEncryptionKeySize = maxEncryptionKeySize; self.initiatorKeyDistribution = initiatorKeyDistribution
         self.responderKeyDistribution = responderKeyDistribution
@@ -233,7 +235,7 @@ public enum SMPPDU: WireCodable, CustomStringConvertible {
         switch self {
         case let .pairingRequest(p), let .pairingResponse(p): p.encode(into: &w)
         case let .pairingConfirm(v), let .pairingRandom(v), let .encryptionInformation(v), let .identityInformation(v),
-             let .signingInformation(v), let .pairingDHKeyCheck(v):
+            let .signingInformation(v), let .pairingDHKeyCheck(v):
             fixed(v, 16)
         case let .pairingFailed(r): w.write(r.rawValue)
         case let .centralIdentification(ediv, rand): w.write(littleEndian: ediv); w.write(littleEndian: rand)
@@ -284,7 +286,8 @@ public enum SMPTable {
         0x03: .init("Pairing Confirm", size: 16) { r throws(DecodeError) in .pairingConfirm(try r.readArray(16)) },
         0x04: .init("Pairing Random", size: 16) { r throws(DecodeError) in .pairingRandom(try r.readArray(16)) },
         0x05: .init("Pairing Failed", size: 1) { r throws(DecodeError) in .pairingFailed(SMPPairingFailedReason(try r.readUInt8())) },
-        0x06: .init("Encryption Information", size: 16) { r throws(DecodeError) in .encryptionInformation(longTermKey: try r.readArray(16)) },
+        0x06: .init("Encryption Information", size: 16) { r throws(DecodeError) in .encryptionInformation(longTermKey: try r.readArray(16))
+        },
         0x07: .init("Central Identification", size: 10) { r throws(DecodeError) in
             .centralIdentification(ediv: try UInt16(parsingLittleEndian: &r), rand: try UInt64(parsingLittleEndian: &r))
         },

@@ -32,7 +32,8 @@ public enum Expectation: Hashable, Sendable {
         case let .transfer(uuid, handle):
             return "transfer on " + (uuid.map { $0.description } ?? handle.map { hex($0, width: 4) } ?? "any characteristic") + " completes"
         case let .noATTError(handle, except):
-            return "no ATT error" + (handle.map { " on handle \(hex($0, width: 4))" } ?? "") + (except.isEmpty ? "" : " (except \(except.joined(separator: ", ")))")
+            return "no ATT error" + (handle.map { " on handle \(hex($0, width: 4))" } ?? "")
+                + (except.isEmpty ? "" : " (except \(except.joined(separator: ", ")))")
         case let .noDisconnection(reason):
             return "no disconnection" + (reason.map { " with reason \($0)" } ?? "")
         case let .latency(request, handle, max):
@@ -62,14 +63,19 @@ extension Expectation {
             throw ExpectationFileError(message: "\(path): not YAML: \(error)")
         }
         let list: [Any]
-        if let l = document as? [Any] { list = l }
-        else if let m = document as? [String: Any], let l = m["expect"] as? [Any] { list = l }
-        else { throw ExpectationFileError(message: "\(path): expected a list of expectations under 'expect:'") }
+        if let l = document as? [Any] {
+            list = l
+        } else if let m = document as? [String: Any], let l = m["expect"] as? [Any] {
+            list = l
+        } else {
+            throw ExpectationFileError(message: "\(path): expected a list of expectations under 'expect:'")
+        }
         var out: [Expectation] = []
         for (i, item) in list.enumerated() {
             let at = "\(path): expectation \(i + 1)"
             guard let m = item as? [String: Any], m.count == 1, let (kind, value) = m.first else {
-                throw ExpectationFileError(message: "\(at): one key per expectation (ota, transfer, no_att_error, no_disconnection, latency, link_quality)")
+                throw ExpectationFileError(
+                    message: "\(at): one key per expectation (ota, transfer, no_att_error, no_disconnection, latency, link_quality)")
             }
             let o = (value as? [String: Any]) ?? [:]
             if !(value is [String: Any]) && (value is String || value is Int || value is [Any]) {
@@ -77,7 +83,8 @@ extension Expectation {
             }
             func allow(_ keys: Set<String>) throws {
                 if let bad = o.keys.sorted().first(where: { !keys.contains($0) }) {
-                    throw ExpectationFileError(message: "\(at): '\(kind)' has no key '\(bad)' (known: \(keys.sorted().joined(separator: ", ")))")
+                    throw ExpectationFileError(
+                        message: "\(at): '\(kind)' has no key '\(bad)' (known: \(keys.sorted().joined(separator: ", ")))")
                 }
             }
             func handle(_ key: String) throws -> UInt16? {
@@ -91,11 +98,15 @@ extension Expectation {
                 try allow(["protocol", "min_rate", "image"])
                 var rate: Double? = nil
                 if let r = o["min_rate"] {
-                    guard let v = parseRate("\(r)") else { throw ExpectationFileError(message: "\(at): min_rate '\(r)': e.g. 20kB/s or 160kbps") }
+                    guard let v = parseRate("\(r)") else {
+                        throw ExpectationFileError(message: "\(at): min_rate '\(r)': e.g. 20kB/s or 160kbps")
+                    }
                     rate = v
                 }
-                out.append(.ota(protocolName: o["protocol"].map { "\($0)" }, minRateBitsPerSecond: rate, rateText: o["min_rate"].map { "\($0)" },
-                                imagePath: o["image"].map { "\($0)" }))
+                out.append(
+                    .ota(
+                        protocolName: o["protocol"].map { "\($0)" }, minRateBitsPerSecond: rate, rateText: o["min_rate"].map { "\($0)" },
+                        imagePath: o["image"].map { "\($0)" }))
             case "transfer":
                 try allow(["uuid", "handle"])
                 var uuid: BluetoothUUID? = nil
@@ -111,24 +122,33 @@ extension Expectation {
                 try allow(["reason"])
                 var reason: String? = nil
                 if let r = o["reason"] {
-                    if let n = r as? Int { reason = HCIStatus(rawValue: UInt8(truncatingIfNeeded: n)).description }
-                    else if let s = r as? String, s.lowercased().hasPrefix("0x"), let n = UInt8(s.dropFirst(2), radix: 16) { reason = HCIStatus(rawValue: n).description }
-                    else { reason = "\(r)" }
+                    if let n = r as? Int {
+                        reason = HCIStatus(rawValue: UInt8(truncatingIfNeeded: n)).description
+                    } else if let s = r as? String, s.lowercased().hasPrefix("0x"), let n = UInt8(s.dropFirst(2), radix: 16) {
+                        reason = HCIStatus(rawValue: n).description
+                    } else {
+                        reason = "\(r)"
+                    }
                 }
                 out.append(.noDisconnection(reason: reason))
             case "latency":
                 try allow(["request", "handle", "max_ms"])
-                guard let request = o["request"].map({ "\($0)" }) else { throw ExpectationFileError(message: "\(at): latency needs 'request' (e.g. Write Request)") }
+                guard let request = o["request"].map({ "\($0)" }) else {
+                    throw ExpectationFileError(message: "\(at): latency needs 'request' (e.g. Write Request)")
+                }
                 guard let ms = (o["max_ms"] as? Int).map(Double.init) ?? (o["max_ms"] as? Double), ms > 0 else {
                     throw ExpectationFileError(message: "\(at): latency needs 'max_ms' (a positive number)")
                 }
                 out.append(.latency(request: request, handle: try handle("handle"), maxMicroseconds: Int64(ms * 1000)))
             case "link_quality":
                 try allow(["min_rssi", "max_retransmissions_per_report", "allow_approaching_lsto"])
-                out.append(.linkQuality(minRSSI: o["min_rssi"] as? Int, maxRetransmissionsPerReport: o["max_retransmissions_per_report"] as? Int,
-                                        allowApproachingLSTO: o["allow_approaching_lsto"] as? Bool ?? false))
+                out.append(
+                    .linkQuality(
+                        minRSSI: o["min_rssi"] as? Int, maxRetransmissionsPerReport: o["max_retransmissions_per_report"] as? Int,
+                        allowApproachingLSTO: o["allow_approaching_lsto"] as? Bool ?? false))
             default:
-                throw ExpectationFileError(message: "\(at): unknown expectation '\(kind)' (ota, transfer, no_att_error, no_disconnection, latency, link_quality)")
+                throw ExpectationFileError(
+                    message: "\(at): unknown expectation '\(kind)' (ota, transfer, no_att_error, no_disconnection, latency, link_quality)")
             }
         }
         return out
@@ -161,8 +181,10 @@ public struct ExpectationResult: Hashable, Sendable {
 /// (empty when every session succeeded, fast enough, with the expected image).
 public enum OTAGate {
     /// `rateLabel` names the bound in messages (`--min-rate 20kB/s` for the ota command, `min_rate 20kB/s` for check).
-    public static func failures(_ sessions: [OTASession], minRateBitsPerSecond: Double?, rateLabel: String?, expected: [UInt8]?,
-                                requireSession: Bool) -> [(text: String, frame: Int?)] {
+    public static func failures(
+        _ sessions: [OTASession], minRateBitsPerSecond: Double?, rateLabel: String?, expected: [UInt8]?,
+        requireSession: Bool
+    ) -> [(text: String, frame: Int?)] {
         var failures: [(String, Int?)] = []
         if sessions.isEmpty && requireSession { failures.append(("no update found in the capture", nil)) }
         for s in sessions {
@@ -170,7 +192,10 @@ public enum OTAGate {
             if s.result != .success { failures.append(("\(name): \(s.result)", s.endFrame)) }
             if let limit = minRateBitsPerSecond {
                 let rate = s.throughputBitsPerSecond ?? 0
-                if rate < limit { failures.append(("\(name): \(formatBitRate(rate)) is below \(rateLabel ?? formatBitRate(limit))", s.lastPacketFrame ?? s.endFrame)) }
+                if rate < limit {
+                    failures.append(
+                        ("\(name): \(formatBitRate(rate)) is below \(rateLabel ?? formatBitRate(limit))", s.lastPacketFrame ?? s.endFrame))
+                }
             }
             if let expected {
                 let c = s.compare(expected: expected)
@@ -183,9 +208,12 @@ public enum OTAGate {
 
 /// Everything one pass over a capture gathers for the expectations.
 public struct CheckFacts: Sendable {
-    public struct ATTError: Hashable, Sendable { public var frame: Int; public var handle: UInt16?; public var error: String; public var summary: String }
+    public struct ATTError: Hashable, Sendable {
+        public var frame: Int; public var handle: UInt16?; public var error: String; public var summary: String
+    }
     public struct Request: Hashable, Sendable {
-        public var frame: Int; public var name: String; public var handle: UInt16?; public var latency: Int64?; public var responseFrame: Int?
+        public var frame: Int; public var name: String; public var handle: UInt16?; public var latency: Int64?;
+        public var responseFrame: Int?
     }
     public var otaSessions: [OTASession] = []
     public var transfers: [Transfer] = []
@@ -199,16 +227,20 @@ public struct CheckFacts: Sendable {
         var options = options
         options.timeline = true
         var errors: [ATTError] = [], requests: [Request] = []
-        let analysis = CaptureAnalysis.analyze(capture, options: options,
-                                               observing: Observing(transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold),
-                                               onEvent: { e, _ in
-            guard e.layer == .att else { return }
-            if e.name == "Error Response" {
-                if errors.count < 100_000 { errors.append(ATTError(frame: e.frame, handle: e.handle, error: e.status ?? "", summary: e.summary)) }
-            } else if e.isRequest, requests.count < 1_000_000 {
-                requests.append(Request(frame: e.frame, name: e.name, handle: e.handle, latency: e.latency, responseFrame: e.responseFrame))
-            }
-        })
+        let analysis = CaptureAnalysis.analyze(
+            capture, options: options,
+            observing: Observing(transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold),
+            onEvent: { e, _ in
+                guard e.layer == .att else { return }
+                if e.name == "Error Response" {
+                    if errors.count < 100_000 {
+                        errors.append(ATTError(frame: e.frame, handle: e.handle, error: e.status ?? "", summary: e.summary))
+                    }
+                } else if e.isRequest, requests.count < 1_000_000 {
+                    requests.append(
+                        Request(frame: e.frame, name: e.name, handle: e.handle, latency: e.latency, responseFrame: e.responseFrame))
+                }
+            })
         facts.otaSessions = analysis.otaSessions ?? []
         facts.transfers = analysis.transfers?.transfers ?? []
         facts.connections = analysis.connections
@@ -226,33 +258,52 @@ public struct CheckFacts: Sendable {
         case let .ota(protocolName, minRate, rateText, imagePath):
             let sessions = otaSessions.filter { protocolName == nil || $0.protocolName.rawValue == protocolName }
             guard !sessions.isEmpty else {
-                return result(false, "no \(protocolName ?? "firmware") update in the capture (\(otaSessions.count) other session\(otaSessions.count == 1 ? "" : "s"))", nil)
+                return result(
+                    false,
+                    "no \(protocolName ?? "firmware") update in the capture (\(otaSessions.count) other session\(otaSessions.count == 1 ? "" : "s"))",
+                    nil)
             }
-            let failures = OTAGate.failures(sessions, minRateBitsPerSecond: minRate, rateLabel: rateText.map { "min_rate \($0)" },
-                                            expected: imagePath.flatMap { images[$0] }, requireSession: true)
+            let failures = OTAGate.failures(
+                sessions, minRateBitsPerSecond: minRate, rateLabel: rateText.map { "min_rate \($0)" },
+                expected: imagePath.flatMap { images[$0] }, requireSession: true)
             if let f = failures.first { return result(false, f.text + (f.frame.map { " (frame \($0))" } ?? ""), f.frame) }
             let s = sessions[0]
-            return result(true, "\(s.protocolName.rawValue) on connection #\(s.connectionNumber): success, "
-                          + (s.throughputBitsPerSecond.map { formatBitRate($0) } ?? "-") + ", frames \(s.startFrame)–\(s.endFrame)", s.endFrame)
+            return result(
+                true,
+                "\(s.protocolName.rawValue) on connection #\(s.connectionNumber): success, "
+                    + (s.throughputBitsPerSecond.map { formatBitRate($0) } ?? "-") + ", frames \(s.startFrame)–\(s.endFrame)", s.endFrame)
         case let .transfer(uuid, handle):
             let matching = transfers.filter { t in (uuid == nil || t.characteristic == uuid) && (handle == nil || t.handle == handle) }
             if let done = matching.first(where: \.complete) {
-                return result(true, "\(formatCount(done.length)) bytes complete on connection #\(done.connectionNumber), frames \(done.firstFrame)–\(done.lastFrame)", done.lastFrame)
+                return result(
+                    true,
+                    "\(formatCount(done.length)) bytes complete on connection #\(done.connectionNumber), frames \(done.firstFrame)–\(done.lastFrame)",
+                    done.lastFrame)
             }
             if let cut = matching.first {
-                return result(false, "transfer cut: \(formatCount(cut.length)) bytes, frames \(cut.firstFrame)–\(cut.lastFrame), no end marker", cut.lastFrame)
+                return result(
+                    false, "transfer cut: \(formatCount(cut.length)) bytes, frames \(cut.firstFrame)–\(cut.lastFrame), no end marker",
+                    cut.lastFrame)
             }
             return result(false, "no transfer on it in the capture", nil)
         case let .noATTError(handle, except):
-            let hits = attErrors.filter { e in (handle == nil || e.handle == handle) && !except.contains { $0.caseInsensitiveCompare(e.error) } }
+            let hits = attErrors.filter { e in
+                (handle == nil || e.handle == handle) && !except.contains { $0.caseInsensitiveCompare(e.error) }
+            }
             if let e = hits.first {
-                return result(false, "Error Response \(e.error) at frame \(e.frame) (\(e.summary))" + (hits.count > 1 ? "; \(hits.count - 1) more" : ""), e.frame)
+                return result(
+                    false,
+                    "Error Response \(e.error) at frame \(e.frame) (\(e.summary))" + (hits.count > 1 ? "; \(hits.count - 1) more" : ""),
+                    e.frame)
             }
             return result(true, "none in \(attErrors.count) Error Response\(attErrors.count == 1 ? "" : "s")", nil)
         case let .noDisconnection(reason):
-            let ended = connections.filter { $0.endFrame != nil && (reason == nil || $0.disconnectReason?.caseInsensitiveCompare(reason!) == true) }
+            let ended = connections.filter {
+                $0.endFrame != nil && (reason == nil || $0.disconnectReason?.caseInsensitiveCompare(reason!) == true)
+            }
             if let c = ended.first {
-                return result(false, "connection #\(c.number) disconnected at frame \(c.endFrame!): \(c.disconnectReason ?? "?")", c.endFrame)
+                return result(
+                    false, "connection #\(c.number) disconnected at frame \(c.endFrame!): \(c.disconnectReason ?? "?")", c.endFrame)
             }
             return result(true, "no such disconnection (\(connections.count) connection\(connections.count == 1 ? "" : "s"))", nil)
         case let .latency(request, handle, max):
@@ -262,7 +313,8 @@ public struct CheckFacts: Sendable {
                 return result(false, "\(request) at frame \(unanswered.frame) never answered", unanswered.frame)
             }
             let worst = matching.max { $0.latency! < $1.latency! }!
-            let text = "\(matching.count) request\(matching.count == 1 ? "" : "s"), slowest \(formatDuration(microseconds: worst.latency!)) at frame \(worst.frame) (answered at \(worst.responseFrame ?? 0))"
+            let text =
+                "\(matching.count) request\(matching.count == 1 ? "" : "s"), slowest \(formatDuration(microseconds: worst.latency!)) at frame \(worst.frame) (answered at \(worst.responseFrame ?? 0))"
             return result(worst.latency! <= max, text, worst.frame)
         case let .linkQuality(minRSSI, maxRetx, allowLSTO):
             let samples = connections.flatMap { c in c.linkQuality.map { (c.number, $0) } }
@@ -272,14 +324,16 @@ public struct CheckFacts: Sendable {
                     return result(false, "RSSI \(s.quality.rssi) dBm on connection #\(n) at frame \(s.frame)", s.frame)
                 }
                 if let maxRetx, Int(s.quality.retransmissionCount) > maxRetx {
-                    return result(false, "\(s.quality.retransmissionCount) retransmissions on connection #\(n) at frame \(s.frame)", s.frame)
+                    return result(
+                        false, "\(s.quality.retransmissionCount) retransmissions on connection #\(n) at frame \(s.frame)", s.frame)
                 }
                 if !allowLSTO && s.reportID == .approachingLSTO {
                     return result(false, "approaching supervision timeout on connection #\(n) at frame \(s.frame)", s.frame)
                 }
             }
             let lowest = samples.min { $0.1.quality.rssi < $1.1.quality.rssi }!
-            return result(true, "\(samples.count) reports, lowest RSSI \(lowest.1.quality.rssi) dBm at frame \(lowest.1.frame)", lowest.1.frame)
+            return result(
+                true, "\(samples.count) reports, lowest RSSI \(lowest.1.quality.rssi) dBm at frame \(lowest.1.frame)", lowest.1.frame)
         }
     }
 }

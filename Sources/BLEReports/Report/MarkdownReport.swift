@@ -33,8 +33,10 @@ public enum MarkdownReport {
             out += header(["frame", "time", "report", "RSSI dBm", "SNR dB", "retransmissions", "NAK", "no-RX", "flow-off"])
             for s in c.linkQuality.prefix(50) {
                 let v = s.quality
-                out += row(["\(s.frame)", clock.format(s.timestamp), s.reportID.description, "\(v.rssi)", "\(v.snr)",
-                            "\(v.retransmissionCount)", "\(v.nakCount)", "\(v.noRxCount)", "\(v.flowOffCount)"])
+                out += row([
+                    "\(s.frame)", clock.format(s.timestamp), s.reportID.description, "\(v.rssi)", "\(v.snr)",
+                    "\(v.retransmissionCount)", "\(v.nakCount)", "\(v.noRxCount)", "\(v.flowOffCount)",
+                ])
             }
             if c.linkQuality.count > 50 { out += "\n… \(c.linkQuality.count - 50) more reports.\n" }
             out += "\n"
@@ -72,8 +74,10 @@ public enum MarkdownReport {
     static func summary(_ items: [VerdictItem]) -> String {
         var out = "### Summary\n\n"
         if items.isEmpty { return out + "Nothing to report: no connection, transfer or update found.\n\n" }
-        let sections = ["ota": "Transfers and firmware updates", "transfers": "Transfers and firmware updates", "throughput": "Throughput",
-                        "connections": "Link quality", "capture": "Capture", "findings": "Findings"]
+        let sections = [
+            "ota": "Transfers and firmware updates", "transfers": "Transfers and firmware updates", "throughput": "Throughput",
+            "connections": "Link quality", "capture": "Capture", "findings": "Findings",
+        ]
         for i in items {
             let mark = i.status == .ok ? "✓" : i.status == .failure ? "✗" : i.status == .warning ? "!" : "·"
             out += "- \(mark) **\(i.topic)**: \(i.text)"
@@ -98,7 +102,9 @@ public enum MarkdownReport {
             out += header(["Capture", ""])
             out += row(["Format", info.format + (info.compressed ? " (gzip)" : "") + ", datalink \(info.datalink) (\(info.datalinkName))"])
             out += row(["Records", formatCount(s.records)])
-            out += row(["First / last record", "\(s.firstTimestamp.map(clock.format) ?? "—") / \(s.lastTimestamp.map(clock.format) ?? "—")"])
+            out += row([
+                "First / last record", "\(s.firstTimestamp.map(clock.format) ?? "—") / \(s.lastTimestamp.map(clock.format) ?? "—")",
+            ])
             out += row(["Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"])
             out += row(["Completeness", info.completeness.headline])
             if let h = info.decodeHealth { out += row(["Decode health", h.headline]) }
@@ -111,12 +117,16 @@ public enum MarkdownReport {
         } else {
             out += header(["#", "handle", "peer", "start", "interval / latency / timeout", "PHY", "DL tx/rx", "MTU", "encrypted", "end"])
             for c in f.connections.prefix(options.maxRows) {
-                out += row(["\(c.number)", hex(c.handle, width: 4), (c.peerAddress ?? "—") + (c.inferred ? " (inferred)" : ""),
-                            clock.format(c.startTime),
-                            c.currentParameters.map { "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms" } ?? "—",
-                            c.currentPHY.description, "\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)",
-                            "\(c.currentMTU)", c.isEncrypted ? "yes" : "no",
-                            c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected")])
+                out += row([
+                    "\(c.number)", hex(c.handle, width: 4), (c.peerAddress ?? "—") + (c.inferred ? " (inferred)" : ""),
+                    clock.format(c.startTime),
+                    c.currentParameters.map {
+                        "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms"
+                    } ?? "—",
+                    c.currentPHY.description, "\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)",
+                    "\(c.currentMTU)", c.isEncrypted ? "yes" : "no",
+                    c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected"),
+                ])
             }
         }
         out += linkQuality(f.connections, clock: clock)
@@ -127,10 +137,12 @@ public enum MarkdownReport {
             out += header(["conn", "dir", "handle", "kind", "packets", "bytes", "duration", "rate", "window p95", "ceiling", "share"])
             for s in f.throughput.prefix(options.maxRows) {
                 let share = s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }
-                out += row(["#\(s.key.connectionNumber)", s.key.direction.description, hex(s.key.handle, width: 4), s.key.kind.name,
-                            formatCount(s.packets), formatCount(s.valueBytes), formatDuration(microseconds: s.durationMicroseconds),
-                            s.rateBitsPerSecond.map(formatBitRate) ?? "—", s.windows.map { formatBitRate($0.p95) } ?? "—",
-                            s.ceilingBitsPerSecond.map(formatBitRate) ?? "—", share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—"])
+                out += row([
+                    "#\(s.key.connectionNumber)", s.key.direction.description, hex(s.key.handle, width: 4), s.key.kind.name,
+                    formatCount(s.packets), formatCount(s.valueBytes), formatDuration(microseconds: s.durationMicroseconds),
+                    s.rateBitsPerSecond.map(formatBitRate) ?? "—", s.windows.map { formatBitRate($0.p95) } ?? "—",
+                    s.ceilingBitsPerSecond.map(formatBitRate) ?? "—", share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—",
+                ])
             }
             out += "\n"
             for s in f.throughput.prefix(options.maxRows) {
@@ -140,16 +152,22 @@ public enum MarkdownReport {
             }
         }
         out += "\n### Transfers and firmware updates\n\n"
-        if f.transfers.isEmpty { out += "No chunked transfers found.\n" } else {
+        if f.transfers.isEmpty {
+            out += "No chunked transfers found.\n"
+        } else {
             out += header(["conn", "handle", "dir", "framing", "frames", "chunks", "bytes", "rate", "status"])
             for t in f.transfers.prefix(options.maxRows) {
-                out += row(["#\(t.connectionNumber)", hex(t.handle, width: 4), t.direction.description, t.framing.rawValue,
-                            "\(t.firstFrame)–\(t.lastFrame)", "\(t.chunks)", formatCount(t.length),
-                            t.rateBitsPerSecond.map(formatBitRate) ?? "—", t.complete ? "complete" : "**INCOMPLETE**"])
+                out += row([
+                    "#\(t.connectionNumber)", hex(t.handle, width: 4), t.direction.description, t.framing.rawValue,
+                    "\(t.firstFrame)–\(t.lastFrame)", "\(t.chunks)", formatCount(t.length),
+                    t.rateBitsPerSecond.map(formatBitRate) ?? "—", t.complete ? "complete" : "**INCOMPLETE**",
+                ])
             }
         }
         out += "\n"
-        if f.otaSessions.isEmpty { out += "No firmware update found.\n" } else {
+        if f.otaSessions.isEmpty {
+            out += "No firmware update found.\n"
+        } else {
             out += "```\n" + OTAReport.text(Array(f.otaSessions.prefix(options.maxRows))) + "```\n"
         }
         out += "\n### GATT databases\n\n```\n"
@@ -157,19 +175,27 @@ public enum MarkdownReport {
         if gatt.utf8.count > 30_000 { gatt = String(decoding: Array(gatt.utf8.prefix(30_000)), as: UTF8.self) + "\n… (cut)\n" }
         out += gatt + "```\n"
         out += "\n### Key events\n\n"
-        if f.keyEvents.isEmpty { out += "None.\n" } else {
+        if f.keyEvents.isEmpty {
+            out += "None.\n"
+        } else {
             out += header(["frame", "time", "conn", "event"])
             for e in f.keyEvents {
-                out += row(["\(e.frame)", e.timestamp.map(clock.format) ?? "", e.connectionNumber.map { "#\($0)" } ?? "", "\(e.kind): \(e.text)"])
+                out += row([
+                    "\(e.frame)", e.timestamp.map(clock.format) ?? "", e.connectionNumber.map { "#\($0)" } ?? "", "\(e.kind): \(e.text)",
+                ])
             }
             if f.keyEventsOmitted > 0 { out += "\n… \(f.keyEventsOmitted) more key events not shown.\n" }
         }
         out += "\n### Findings\n\n"
-        if f.findingGroups.isEmpty { out += "None.\n" } else {
+        if f.findingGroups.isEmpty {
+            out += "None.\n"
+        } else {
             out += header(["severity", "code", "count", "first frames", "message"])
             for g in f.findingGroups.prefix(options.maxRows) {
-                out += row([g.severity.rawValue, "`\(g.code)`", formatCount(g.count),
-                            g.firstFrames.map(String.init).joined(separator: ", ") + (g.count > g.firstFrames.count ? ", …" : ""), g.message])
+                out += row([
+                    g.severity.rawValue, "`\(g.code)`", formatCount(g.count),
+                    g.firstFrames.map(String.init).joined(separator: ", ") + (g.count > g.firstFrames.count ? ", …" : ""), g.message,
+                ])
             }
         }
         return out

@@ -2,6 +2,7 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -98,9 +99,11 @@ public struct ReportOptions: Sendable {
     /// machine has more than one core and `BLESCOPE_THREADS=1` is not set. Results are the same either way.
     public var backgroundTrackers: Bool
 
-    public init(throughput: ThroughputOptions = ThroughputOptions(), clock: ReportClock = .utc, maxKeyEvents: Int = 300,
-                maxCharts: Int = 12, maxRows: Int = 200,
-                backgroundTrackers: Bool = secondThreadAvailable) {
+    public init(
+        throughput: ThroughputOptions = ThroughputOptions(), clock: ReportClock = .utc, maxKeyEvents: Int = 300,
+        maxCharts: Int = 12, maxRows: Int = 200,
+        backgroundTrackers: Bool = secondThreadAvailable
+    ) {
         self.backgroundTrackers = backgroundTrackers
         self.throughput = throughput
         self.clock = clock
@@ -124,9 +127,11 @@ public struct Report: @unchecked Sendable {
     /// processing: each file has its own analyzer and trackers, results are placed by input position).
     /// The whole report stays in memory: over many files, ``ReportWriter`` writes the same output file by file.
     /// One codec registry serves every worker (``CodecRegistry`` is thread-safe).
-    public static func build(paths: [String], options: ReportOptions = ReportOptions(), parallel: Bool = true,
-                             analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
-                             progress: (@Sendable (String) -> ProgressReporter?)? = nil) -> Report {
+    public static func build(
+        paths: [String], options: ReportOptions = ReportOptions(), parallel: Bool = true,
+        analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
+        progress: (@Sendable (String) -> ProgressReporter?)? = nil
+    ) -> Report {
         let results = Locked<[FileAnalysis?]>(Array(repeating: nil, count: paths.count))
         let work: @Sendable (Int) -> Void = { i in
             let p = progress?(paths[i])
@@ -144,23 +149,30 @@ public struct Report: @unchecked Sendable {
     }
 
     /// One file through one analyzer with the throughput, transfer, OTA and GATT usage trackers.
-    public static func analyze(path: String, options: ReportOptions = ReportOptions(),
-                               analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
-                               progress: ProgressReporter? = nil) -> FileAnalysis {
+    public static func analyze(
+        path: String, options: ReportOptions = ReportOptions(),
+        analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
+        progress: ProgressReporter? = nil
+    ) -> FileAnalysis {
         let capture: CaptureFile
         do { capture = try CaptureFile.open(path: path) } catch { return FileAnalysis(path: path, error: error.message) }
         return analyze(capture: capture, options: options, analyzerOptions: analyzerOptions, progress: progress)
     }
 
-    public static func analyze(capture: CaptureFile, options: ReportOptions = ReportOptions(),
-                               analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
-                               progress: ProgressReporter? = nil) -> FileAnalysis {
+    public static func analyze(
+        capture: CaptureFile, options: ReportOptions = ReportOptions(),
+        analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
+        progress: ProgressReporter? = nil
+    ) -> FileAnalysis {
         var analyzerOptions = analyzerOptions
         analyzerOptions.timeline = false
         // The trackers cost about as much as decoding: on a second core they run alongside it.
-        let pass = AnalysisPass(options: analyzerOptions, observing: Observing(
-            throughput: options.throughput, transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold, gattUsage: true,
-            inBackground: options.backgroundTrackers))
+        let pass = AnalysisPass(
+            options: analyzerOptions,
+            observing: Observing(
+                throughput: options.throughput, transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold,
+                gattUsage: true,
+                inBackground: options.backgroundTrackers))
         var stats = CaptureStatistics()
         var completeness = CompletenessTracker()
         while let record = capture.next() {
@@ -205,8 +217,9 @@ public struct Report: @unchecked Sendable {
                 if f.severity > g.severity { g.severity = f.severity }
                 groups[f.kind.code] = g
             } else {
-                groups[f.kind.code] = FindingGroup(code: f.kind.code, severity: f.severity, count: 1,
-                                                   firstFrames: f.frame.map { [$0] } ?? [], message: f.message)
+                groups[f.kind.code] = FindingGroup(
+                    code: f.kind.code, severity: f.severity, count: 1,
+                    firstFrames: f.frame.map { [$0] } ?? [], message: f.message)
                 order.append(f.kind.code)
             }
         }
@@ -225,27 +238,40 @@ public struct Report: @unchecked Sendable {
             if let role = c.role { text += ", local role \(role.rawValue)" }
             events.append(KeyEvent(frame: c.startFrame, timestamp: c.startTime, connectionNumber: c.number, kind: "connect", text: text))
             for p in c.parameters {
-                events.append(KeyEvent(frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "parameters",
-                                       text: "connection parameters: " + p.value.description))
+                events.append(
+                    KeyEvent(
+                        frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "parameters",
+                        text: "connection parameters: " + p.value.description))
             }
             for p in c.phy {
-                events.append(KeyEvent(frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "phy",
-                                       text: "PHY " + p.value.description))
+                events.append(
+                    KeyEvent(
+                        frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "phy",
+                        text: "PHY " + p.value.description))
             }
             for d in c.dataLength {
-                events.append(KeyEvent(frame: d.frame, timestamp: d.timestamp, connectionNumber: c.number, kind: "data-length",
-                                       text: "data length tx \(d.value.maxTxOctets) octets / \(d.value.maxTxTime) µs, rx \(d.value.maxRxOctets) octets / \(d.value.maxRxTime) µs"))
+                events.append(
+                    KeyEvent(
+                        frame: d.frame, timestamp: d.timestamp, connectionNumber: c.number, kind: "data-length",
+                        text:
+                            "data length tx \(d.value.maxTxOctets) octets / \(d.value.maxTxTime) µs, rx \(d.value.maxRxOctets) octets / \(d.value.maxRxTime) µs"
+                    ))
             }
             for m in c.mtu {
-                events.append(KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: "ATT MTU \(m.value)"))
+                events.append(
+                    KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: "ATT MTU \(m.value)"))
             }
             for e in c.encryption {
-                events.append(KeyEvent(frame: e.frame, timestamp: e.timestamp, connectionNumber: c.number, kind: "encryption",
-                                       text: e.value ? "encryption on" : "encryption off"))
+                events.append(
+                    KeyEvent(
+                        frame: e.frame, timestamp: e.timestamp, connectionNumber: c.number, kind: "encryption",
+                        text: e.value ? "encryption on" : "encryption off"))
             }
             if let end = c.endFrame {
-                events.append(KeyEvent(frame: end, timestamp: c.endTime, connectionNumber: c.number, kind: "disconnect",
-                                       text: "disconnected" + (c.disconnectReason.map { ": \($0)" } ?? "")))
+                events.append(
+                    KeyEvent(
+                        frame: end, timestamp: c.endTime, connectionNumber: c.number, kind: "disconnect",
+                        text: "disconnected" + (c.disconnectReason.map { ": \($0)" } ?? "")))
             }
         }
         var perCode: [String: Int] = [:]
@@ -253,8 +279,10 @@ public struct Report: @unchecked Sendable {
             // The first three of each code: the timeline shows that it happened and where it started.
             perCode[f.kind.code, default: 0] += 1
             guard perCode[f.kind.code]! <= 3 else { continue }
-            events.append(KeyEvent(frame: f.frame ?? 0, timestamp: nil, connectionNumber: nil, kind: f.severity.rawValue,
-                                   text: "\(f.kind.code): \(f.message)"))
+            events.append(
+                KeyEvent(
+                    frame: f.frame ?? 0, timestamp: nil, connectionNumber: nil, kind: f.severity.rawValue,
+                    text: "\(f.kind.code): \(f.message)"))
         }
         // Stable: by frame, then the order above.
         let sorted = events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)

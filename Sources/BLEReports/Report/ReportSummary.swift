@@ -36,37 +36,51 @@ extension Report {
             text += ", \(formatCount(s.image.count)) bytes in \(formatDuration(microseconds: s.durationMicroseconds))"
             if let r = s.throughputBitsPerSecond { text += " at \(formatBitRate(r))" }
             if let limit = otaStream(s, in: f.throughput) { text += "; \(limit.verdict.text)" }
-            items.append(VerdictItem(topic: "ota", status: s.result == .success ? .ok : .failure, text: text, section: "ota",
-                                     frame: s.result == .success ? s.startFrame : s.endFrame))
+            items.append(
+                VerdictItem(
+                    topic: "ota", status: s.result == .success ? .ok : .failure, text: text, section: "ota",
+                    frame: s.result == .success ? s.startFrame : s.endFrame))
         }
         if !f.transfers.isEmpty {
             let cut = f.transfers.filter { !$0.complete }
             var text = "\(f.transfers.count) transfer\(f.transfers.count == 1 ? "" : "s"): \(f.transfers.count - cut.count) complete"
-            if let first = cut.first { text += ", \(cut.count) cut (first on connection #\(first.connectionNumber), frames \(first.firstFrame)–\(first.lastFrame))" }
-            items.append(VerdictItem(topic: "transfers", status: cut.isEmpty ? .ok : .warning, text: text, section: "transfers",
-                                     frame: cut.first?.lastFrame))
+            if let first = cut.first {
+                text += ", \(cut.count) cut (first on connection #\(first.connectionNumber), frames \(first.firstFrame)–\(first.lastFrame))"
+            }
+            items.append(
+                VerdictItem(
+                    topic: "transfers", status: cut.isEmpty ? .ok : .warning, text: text, section: "transfers",
+                    frame: cut.first?.lastFrame))
         }
         if let s = worstStream(f.throughput) {
             let name = "#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(s.key.kind.name)"
             let rate = s.rateBitsPerSecond.map(formatBitRate) ?? "-"
-            items.append(VerdictItem(topic: "throughput", status: s.verdict.limit == .ceiling || s.verdict.limit == .unknown ? .info : .warning,
-                                     text: "slowest stream \(name), \(rate): \(s.verdict.text)", section: "throughput", frame: s.firstFrame))
+            items.append(
+                VerdictItem(
+                    topic: "throughput", status: s.verdict.limit == .ceiling || s.verdict.limit == .unknown ? .info : .warning,
+                    text: "slowest stream \(name), \(rate): \(s.verdict.text)", section: "throughput", frame: s.firstFrame))
         }
         for c in f.connections {
             guard let q = LinkQualitySummary(c.linkQuality) else { continue }
-            items.append(VerdictItem(topic: "link-quality", status: q.isRadioLimited ? .warning : .ok,
-                                     text: "connection #\(c.number): \(q.verdict)", section: "connections",
-                                     frame: q.approachingLSTOFrames.first ?? q.worstRSSIFrame))
+            items.append(
+                VerdictItem(
+                    topic: "link-quality", status: q.isRadioLimited ? .warning : .ok,
+                    text: "connection #\(c.number): \(q.verdict)", section: "connections",
+                    frame: q.approachingLSTOFrames.first ?? q.worstRSSIFrame))
         }
         if let completeness = f.info?.completeness {
             let status: VerdictItem.Status = completeness.verdict == "incomplete" ? .warning : completeness.items.isEmpty ? .ok : .info
-            items.append(VerdictItem(topic: "completeness", status: status, text: "log " + completeness.headline, section: "capture",
-                                     frame: completeness.items.first { $0.severity >= .warning }?.frame ?? completeness.items.first?.frame))
+            items.append(
+                VerdictItem(
+                    topic: "completeness", status: status, text: "log " + completeness.headline, section: "capture",
+                    frame: completeness.items.first { $0.severity >= .warning }?.frame ?? completeness.items.first?.frame))
         }
         for g in f.findingGroups.prefix(maxFindings) where g.severity >= .warning {
-            items.append(VerdictItem(topic: "findings", status: g.severity == .error ? .failure : .warning,
-                                     text: "\(g.severity.rawValue) \(g.code) ×\(g.count): \(g.message)", section: "findings",
-                                     frame: g.firstFrames.first))
+            items.append(
+                VerdictItem(
+                    topic: "findings", status: g.severity == .error ? .failure : .warning,
+                    text: "\(g.severity.rawValue) \(g.code) ×\(g.count): \(g.message)", section: "findings",
+                    frame: g.firstFrames.first))
         }
         return items
     }

@@ -1,5 +1,6 @@
 import BLEAnalysis
 import BLECore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -50,11 +51,13 @@ public struct FileOverview: Sendable, Hashable {
 public enum ReportWriter {
     /// Writes the report of `paths` to `out`; returns how many files could not be read (each named on
     /// standard error, in input order, and listed in the report with its error).
-    public static func write(paths: [String], format: ReportFormat, to out: OutputStream,
-                             options: ReportOptions = ReportOptions(),
-                             analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false), jobs: Int = 1,
-                             filesProgress: FilesProgress? = nil,
-                             fileProgress: (@Sendable (String) -> ProgressReporter?)? = nil) -> Int {
+    public static func write(
+        paths: [String], format: ReportFormat, to out: OutputStream,
+        options: ReportOptions = ReportOptions(),
+        analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false), jobs: Int = 1,
+        filesProgress: FilesProgress? = nil,
+        fileProgress: (@Sendable (String) -> ProgressReporter?)? = nil
+    ) -> Int {
         var options = options
         if jobs > 1 && paths.count > 1 {
             // The cores are busy with other files: a second thread per file would only contend with them.

@@ -58,16 +58,17 @@ public enum SVGChart {
         let ceilings = s.periods.compactMap(\.ceilingBitsPerSecond)
         // A ceiling more than 10 × the highest rate would flatten the series: it is named above the plot instead.
         let ceilingOffScale = (ceilings.max() ?? 0) > 10 * max(maxRate, s.rateBitsPerSecond ?? 0)
-        let top_ = max(maxRate, ceilingOffScale ? 0 : ceilings.max() ?? 0, 1)
-        let (unit, divisor) = top_ >= 2e6 ? ("Mbps", 1e6) : top_ >= 2e3 ? ("kbps", 1e3) : ("bps", 1.0)
-        let yTicks = ticks(max: top_ * 1.05 / divisor)
+        let chartTop = max(maxRate, ceilingOffScale ? 0 : ceilings.max() ?? 0, 1)
+        let (unit, divisor) = chartTop >= 2e6 ? ("Mbps", 1e6) : chartTop >= 2e3 ? ("kbps", 1e3) : ("bps", 1.0)
+        let yTicks = ticks(max: chartTop * 1.05 / divisor)
         let yMax = (yTicks.last ?? 1) * divisor
         let xTicks = ticks(max: span, count: 8)
         let xMax = xTicks.last ?? 1
         func x(_ t: Double) -> Double { left + t / xMax * w }
         func y(_ v: Double) -> Double { top + h - v / yMax * h }
 
-        var out = "<svg class=\"chart\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
+        var out =
+            "<svg class=\"chart\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
         out += "<text x=\"\(Int(left))\" y=\"16\" class=\"title\">\(escape(title))</text>"
         // Grid and y labels.
         for v in yTicks {
@@ -81,8 +82,10 @@ public enum SVGChart {
             out += "<text x=\"\(xx)\" y=\"\(coordinate(top + h + 18))\" class=\"xlabel\">\(number(t))</text>"
         }
         out += "<line x1=\"\(Int(left))\" y1=\"\(Int(top))\" x2=\"\(Int(left))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
-        out += "<line x1=\"\(Int(left))\" y1=\"\(coordinate(top + h))\" x2=\"\(coordinate(left + w))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
-        out += "<text x=\"\(coordinate(left + w / 2))\" y=\"\(height - 6)\" class=\"xtitle\">seconds since the stream's first packet (\(number(slot * 1000)) ms slots)</text>"
+        out +=
+            "<line x1=\"\(Int(left))\" y1=\"\(coordinate(top + h))\" x2=\"\(coordinate(left + w))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
+        out +=
+            "<text x=\"\(coordinate(left + w / 2))\" y=\"\(height - 6)\" class=\"xtitle\">seconds since the stream's first packet (\(number(slot * 1000)) ms slots)</text>"
         out += "<text transform=\"translate(14 \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">\(unit)</text>"
         // Ceilings per period (a dashed segment over each period's span).
         for p in s.periods where !ceilingOffScale {
@@ -95,9 +98,11 @@ public enum SVGChart {
         }
         if let c = s.ceilingBitsPerSecond {
             if ceilingOffScale {
-                out += "<text x=\"\(coordinate(left + w - 4))\" y=\"16\" class=\"ceilinglabel\">ceiling \(escape(formatBitRate(c))) (far above this scale)</text>"
+                out +=
+                    "<text x=\"\(coordinate(left + w - 4))\" y=\"16\" class=\"ceilinglabel\">ceiling \(escape(formatBitRate(c))) (far above this scale)</text>"
             } else {
-                out += "<text x=\"\(coordinate(left + w - 4))\" y=\"\(coordinate(y(c) - 5))\" class=\"ceilinglabel\">ceiling \(escape(formatBitRate(c)))</text>"
+                out +=
+                    "<text x=\"\(coordinate(left + w - 4))\" y=\"\(coordinate(y(c) - 5))\" class=\"ceilinglabel\">ceiling \(escape(formatBitRate(c)))</text>"
             }
         }
         // The series as steps: each slot's rate held over its slot.
@@ -116,7 +121,8 @@ public enum SVGChart {
             out += "<line x1=\"\(Int(left))\" y1=\"\(yy)\" x2=\"\(coordinate(left + w))\" y2=\"\(yy)\" class=\"average\"/>"
             // Right-aligned, under the line when the ceiling label sits above it nearby.
             let below = s.ceilingBitsPerSecond.map { abs(y($0) - y(r)) < 16 } ?? false
-            out += "<text x=\"\(coordinate(left + w - 4))\" y=\"\(coordinate(y(r) + (below ? 14 : -5)))\" class=\"averagelabel\">average \(escape(formatBitRate(r)))</text>"
+            out +=
+                "<text x=\"\(coordinate(left + w - 4))\" y=\"\(coordinate(y(r) + (below ? 14 : -5)))\" class=\"averagelabel\">average \(escape(formatBitRate(r)))</text>"
         }
         out += "</svg>"
         return out
@@ -139,7 +145,8 @@ public enum SVGChart {
         func x(_ t: Double) -> Double { left + t / xMax * w }
         func yR(_ v: Double) -> Double { top + h - (v - rssiMin) / (rssiMax - rssiMin) * h }
         func yN(_ v: Double) -> Double { top + h - v / retxMax * h }
-        var out = "<svg class=\"chart\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
+        var out =
+            "<svg class=\"chart\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
         out += "<text x=\"\(Int(left))\" y=\"16\" class=\"title\">\(escape(title))</text>"
         var v = rssiMin
         while v <= rssiMax {
@@ -156,13 +163,16 @@ public enum SVGChart {
             out += "<line x1=\"\(xx)\" y1=\"\(coordinate(top + h))\" x2=\"\(xx)\" y2=\"\(coordinate(top + h + 5))\" class=\"axis\"/>"
             out += "<text x=\"\(xx)\" y=\"\(coordinate(top + h + 18))\" class=\"xlabel\">\(number(t))</text>"
         }
-        out += "<line x1=\"\(Int(left))\" y1=\"\(coordinate(top + h))\" x2=\"\(coordinate(left + w))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
+        out +=
+            "<line x1=\"\(Int(left))\" y1=\"\(coordinate(top + h))\" x2=\"\(coordinate(left + w))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
         out += "<text x=\"\(coordinate(left + w / 2))\" y=\"\(height - 6)\" class=\"xtitle\">seconds since the first quality report</text>"
         out += "<text transform=\"translate(14 \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">RSSI dBm (line)</text>"
-        out += "<text transform=\"translate(\(width - 8) \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">retransmissions per report (bars)</text>"
+        out +=
+            "<text transform=\"translate(\(width - 8) \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">retransmissions per report (bars)</text>"
         for (t, s) in zip(times, samples) where s.quality.retransmissionCount > 0 {
             let yy = yN(Double(s.quality.retransmissionCount))
-            out += "<rect x=\"\(coordinate(x(t) - 2))\" y=\"\(coordinate(yy))\" width=\"4\" height=\"\(coordinate(top + h - yy))\" class=\"bar\"/>"
+            out +=
+                "<rect x=\"\(coordinate(x(t) - 2))\" y=\"\(coordinate(yy))\" width=\"4\" height=\"\(coordinate(top + h - yy))\" class=\"bar\"/>"
         }
         var d = ""
         for (i, (t, s)) in zip(times, samples).enumerated() {
@@ -191,7 +201,8 @@ public enum SVGChart {
         let yMax = yTicks.last ?? 1
         let band = w / Double(n)
         func y(_ v: Double) -> Double { top + h - v / yMax * h }
-        var out = "<svg class=\"chart\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
+        var out =
+            "<svg class=\"chart\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"\(escape(title))\">"
         out += "<text x=\"\(Int(left))\" y=\"16\" class=\"title\">\(escape(title))</text>"
         for v in yTicks {
             let yy = coordinate(y(v))
@@ -203,15 +214,18 @@ public enum SVGChart {
             let bw = band * 0.76
             if c > 0 {
                 let yy = y(Double(c))
-                out += "<rect x=\"\(coordinate(x0))\" y=\"\(coordinate(yy))\" width=\"\(coordinate(bw))\" height=\"\(coordinate(top + h - yy))\" class=\"bar\"/>"
+                out +=
+                    "<rect x=\"\(coordinate(x0))\" y=\"\(coordinate(yy))\" width=\"\(coordinate(bw))\" height=\"\(coordinate(top + h - yy))\" class=\"bar\"/>"
                 out += "<text x=\"\(coordinate(x0 + bw / 2))\" y=\"\(coordinate(yy - 3))\" class=\"barlabel\">\(c)</text>"
             }
             let label = i < gapLabels.count ? gapLabels[i] : ""
             out += "<text x=\"\(coordinate(x0 + bw / 2))\" y=\"\(coordinate(top + h + 14))\" class=\"xlabel small\">\(escape(label))</text>"
         }
-        out += "<line x1=\"\(Int(left))\" y1=\"\(coordinate(top + h))\" x2=\"\(coordinate(left + w))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
+        out +=
+            "<line x1=\"\(Int(left))\" y1=\"\(coordinate(top + h))\" x2=\"\(coordinate(left + w))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
         out += "<line x1=\"\(Int(left))\" y1=\"\(Int(top))\" x2=\"\(Int(left))\" y2=\"\(coordinate(top + h))\" class=\"axis\"/>"
-        out += "<text x=\"\(coordinate(left + w / 2))\" y=\"\(height - 6)\" class=\"xtitle\">gap between consecutive packets (bucket lower bound)</text>"
+        out +=
+            "<text x=\"\(coordinate(left + w / 2))\" y=\"\(height - 6)\" class=\"xtitle\">gap between consecutive packets (bucket lower bound)</text>"
         out += "<text transform=\"translate(14 \(coordinate(top + h / 2))) rotate(-90)\" class=\"ytitle\">gaps</text>"
         out += "</svg>"
         return out
