@@ -12,7 +12,7 @@ struct OTA: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ota",
         abstract:
-            "Follow firmware updates (Nordic Secure, legacy and buttonless DFU, MCUmgr, Silicon Labs, TI OAD, Dialog SUOTA, vendor protocols from codec roles): result, speed, stalls, resends.",
+            "Follow firmware updates (Nordic Secure, legacy and buttonless DFU, MCUmgr, Silicon Labs, TI OAD, Dialog SUOTA, Espressif, Telink, Cypress/Infineon bootloader, vendor protocols from codec roles): result, speed, stalls, resends.",
         discussion: """
             Exit code 1 when a check fails: an update that did not succeed, a rate below --min-rate, \
             or an image that differs from --image; 0 otherwise. A CI pipeline can gate on it. Over several \
