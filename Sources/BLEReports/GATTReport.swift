@@ -1,6 +1,7 @@
 import BLEAnalysis
 import BLECodecs
 import BLECore
+import BLEProtocols
 
 /// Renders a GATT database as an indented tree: services, characteristics, descriptors.
 public struct GATTTextRenderer {
@@ -38,7 +39,7 @@ public struct GATTTextRenderer {
                 shown.insert(c.valueHandle)
                 shown.insert(c.declarationHandle)
                 for (h, t) in db.attributeTypes.sorted(by: { $0.key < $1.key }) where h > c.valueHandle {
-                    guard db.characteristic(owning: h) == c, ![0x2800, 0x2801, 0x2802, 0x2803].contains(t.uuid16 ?? 0) else { continue }
+                    guard db.characteristic(owning: h) == c, !GATTAttributeType.declarations.contains(t.uuid16 ?? 0) else { continue }
                     out += "      " + terminal.paint(hex(h, width: 4), .dim) + "  " + label(t) + usageText(h) + "\n"
                     shown.insert(h)
                 }
@@ -153,7 +154,7 @@ public struct GATTReport {
                     writeUsage(used[ch.valueHandle], into: &w)
                     w.beginArray("descriptors")
                     for (h, t) in c.gatt.attributeTypes.sorted(by: { $0.key < $1.key }) where h > ch.valueHandle {
-                        guard c.gatt.characteristic(owning: h) == ch, ![0x2800, 0x2801, 0x2802, 0x2803].contains(t.uuid16 ?? 0) else {
+                        guard c.gatt.characteristic(owning: h) == ch, !GATTAttributeType.declarations.contains(t.uuid16 ?? 0) else {
                             continue
                         }
                         w.beginObject()
