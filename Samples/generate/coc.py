@@ -93,33 +93,12 @@ async def run(loop, out):
 
 def read_sdus(data: bytes) -> dict:
     """SDUs of the credit-based channels in a btsnoop (datalink 1002), without bumble: (frame, sent, sdu) per CID pair."""
-    pos, frame_no = 16, 0
-    partial: dict[tuple[int, bool], bytearray] = {}
     cids: set[tuple[bool, int]] = set()  # (sent, cid) of K-frames of channels the signalling opened
     pending: dict[int, int] = {}  # identifier -> the phone's source CID
     sdu: dict[tuple[bool, int], tuple[int, bytearray]] = {}
     out: dict[str, list] = defaultdict(list)
     kframes = 0
-    while pos < len(data):
-        _o, incl, flags, _d, _t = struct.unpack(">IIIIQ", data[pos:pos + 24])
-        pkt = data[pos + 24:pos + 24 + incl]
-        pos += 24 + incl
-        frame_no += 1
-        sent = (flags & 1) == 0
-        if pkt[0] != 0x02:
-            continue
-        hf, length = struct.unpack("<HH", pkt[1:5])
-        key = (hf & 0x0FFF, sent)
-        if (hf >> 12) & 0x3 in (0, 2):
-            partial[key] = bytearray(pkt[5:5 + length])
-        else:
-            partial.setdefault(key, bytearray()).extend(pkt[5:5 + length])
-        buf = partial[key]
-        if len(buf) < 4 or len(buf) < struct.unpack("<H", buf[:2])[0] + 4:
-            continue
-        del partial[key]
-        l2len, cid = struct.unpack("<HH", buf[:4])
-        body = bytes(buf[4:4 + l2len])
+    for frame_no, sent, cid, body in common.l2cap_pdus(data):
         if cid == 0x0005:
             code, ident = body[0], body[1]
             if code == 0x14 and sent and struct.unpack("<H", body[4:6])[0] == PSM:

@@ -76,6 +76,33 @@ class AttPdu:
         return self.pdu[3:]
 
 
+def l2cap_pdus(data: bytes):
+    """The L2CAP PDUs of a btsnoop file (datalink 1002), independently of bumble: ACL fragments joined per handle and
+    direction. Yields (frame, sent, cid, payload) for each whole PDU, frame being the btsnoop record of its last fragment."""
+    pos, frame = 16, 0
+    partial: dict[tuple[int, bool], bytearray] = {}
+    while pos < len(data):
+        _orig, incl, flags, _drops, _ts = struct.unpack(">IIIIQ", data[pos : pos + 24])
+        pkt = data[pos + 24 : pos + 24 + incl]
+        pos += 24 + incl
+        frame += 1
+        if pkt[0] != 0x02:
+            continue
+        sent = (flags & 1) == 0
+        hf, length = struct.unpack("<HH", pkt[1:5])
+        key = (hf & 0x0FFF, sent)
+        if (hf >> 12) & 0x3 in (0, 2):
+            partial[key] = bytearray(pkt[5 : 5 + length])
+        else:
+            partial.setdefault(key, bytearray()).extend(pkt[5 : 5 + length])
+        buf = partial[key]
+        if len(buf) < 4 or len(buf) < struct.unpack("<H", buf[:2])[0] + 4:
+            continue
+        del partial[key]
+        l2len, cid = struct.unpack("<HH", buf[:4])
+        yield frame, sent, cid, bytes(buf[4 : 4 + l2len])
+
+
 def read_btsnoop(data: bytes):
     """Parse a btsnoop file (datalink 1002) written by the generator.
 

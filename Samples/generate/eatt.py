@@ -178,8 +178,6 @@ def read_bearers(data: bytes) -> dict:
     starts with its 2-byte length). Returns, per bearer (keyed by the phone's CID; 4 for the fixed
     channel): counts per opcode and direction, and (frame, sent, opcode, first bytes) rows.
     """
-    pos, frame = 16, 0
-    partial: dict[tuple[int, bool], bytearray] = {}
     pending_req: dict[int, tuple[int, list[int]]] = {}  # identifier -> (psm, phone source CIDs)
     eatt_cids: dict[int, int] = {}  # device CID -> phone CID
     phone_cids: set[int] = set()
@@ -187,32 +185,12 @@ def read_bearers(data: bytes) -> dict:
     rows: dict[int, list] = defaultdict(list)
     kframes: Counter = Counter()
 
-    def att_pdu(phone_cid, sent, pdu):
+    def att_pdu(frame, phone_cid, sent, pdu):
         rows[phone_cid].append((frame, sent, pdu[0], pdu))
 
-    while pos < len(data):
-        _orig, incl, flags, _drops, _ts = struct.unpack(">IIIIQ", data[pos:pos + 24])
-        pkt = data[pos + 24:pos + 24 + incl]
-        pos += 24 + incl
-        frame += 1
-        sent = (flags & 1) == 0
-        if pkt[0] != 0x02:
-            continue
-        hf, length = struct.unpack("<HH", pkt[1:5])
-        key = (hf & 0x0FFF, sent)
-        payload = pkt[5:5 + length]
-        if (hf >> 12) & 0x3 in (0, 2):
-            partial[key] = bytearray(payload)
-        else:
-            partial.setdefault(key, bytearray()).extend(payload)
-        buf = partial[key]
-        if len(buf) < 4 or len(buf) < struct.unpack("<H", buf[:2])[0] + 4:
-            continue
-        del partial[key]
-        l2len, cid = struct.unpack("<HH", buf[:4])
-        body = bytes(buf[4:4 + l2len])
+    for frame, sent, cid, body in common.l2cap_pdus(data):
         if cid == 0x0004:
-            att_pdu(0x0004, sent, body)
+            att_pdu(frame, 0x0004, sent, body)
         elif cid == 0x0005:
             i = 0
             while i + 4 <= len(body):
@@ -241,7 +219,7 @@ def read_bearers(data: bytes) -> dict:
             want, got = sdu[k]
             if len(got) >= want:
                 del sdu[k]
-                att_pdu(phone_cid, sent, bytes(got))
+                att_pdu(frame, phone_cid, sent, bytes(got))
     out = {}
     for phone_cid, rs in sorted(rows.items()):
         counts: dict[str, dict[str, int]] = defaultdict(lambda: {"sent": 0, "rcvd": 0})
