@@ -167,21 +167,19 @@ public struct Report: @unchecked Sendable {
         var analyzerOptions = analyzerOptions
         analyzerOptions.timeline = false
         // The trackers cost about as much as decoding: on a second core they run alongside it.
-        let pass = AnalysisPass(
-            options: analyzerOptions,
+        var stats = CaptureStatistics()
+        var completeness = CompletenessTracker()
+        let analysis = CaptureAnalysis.analyze(
+            capture, options: analyzerOptions,
             observing: Observing(
                 throughput: options.throughput, transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold,
                 gattUsage: true,
-                inBackground: options.backgroundTrackers))
-        var stats = CaptureStatistics()
-        var completeness = CompletenessTracker()
-        while let record = capture.next() {
-            stats.add(record)
-            completeness.add(record)
-            pass.process(record)
-            progress?.update(records: record.frame, bytes: capture.bytesConsumed)
-        }
-        let analysis = pass.finish()
+                inBackground: options.backgroundTrackers),
+            progress: { progress?.update(records: $0, bytes: $1) },
+            onRecord: { record in
+                stats.add(record)
+                completeness.add(record)
+            })
         var a = FileAnalysis(path: capture.path)
         var verdict = completeness.result(format: capture.format.name)
         // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
