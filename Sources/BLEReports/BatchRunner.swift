@@ -1,3 +1,4 @@
+import BLECapture
 import BLECore
 import Dispatch
 
@@ -101,6 +102,36 @@ public enum BatchRunner {
         group.wait()
         progress?.clear()
         return failed
+    }
+}
+
+extension BatchRunner {
+    /// Runs `work(index, path, capture, output)` for every capture that opens (as ``run(_:jobs:out:progress:work:)``)
+    /// and returns how many failed. A capture that cannot be opened fails with its reason on standard error and, when
+    /// `jsonErrors` (a JSON Lines batch), its ``errorLine(file:error:)`` in the output where its result would have been.
+    public static func forEachCapture(
+        _ paths: [String], jobs: Int, out: OutputStream, progress: FilesProgress? = nil, jsonErrors: Bool = false,
+        work: @escaping @Sendable (Int, String, CaptureFile, OutputStream) -> Outcome
+    ) -> Int {
+        run(paths, jobs: jobs, out: out, progress: progress) { i, path, out in
+            let capture: CaptureFile
+            do throws(CaptureOpenError) { capture = try CaptureFile.open(path: path) } catch {
+                if jsonErrors { out.write(errorLine(file: path, error: error) + "\n") }
+                return Outcome(ok: false, message: "blescope: \(error)\n")
+            }
+            return work(i, path, capture, out)
+        }
+    }
+
+    /// `{"file": path, "error": reason}`: the JSON line of a capture that could not be read (`info --json`, `ota --json`
+    /// over several captures).
+    public static func errorLine(file: String, error: CaptureOpenError) -> String {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("file", file)
+        w.field("error", error.message)
+        w.endObject()
+        return w.string
     }
 }
 

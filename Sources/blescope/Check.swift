@@ -36,7 +36,7 @@ struct Check: ParsableCommand {
         }
         var images: [String: [UInt8]] = [:]
         for case let .ota(_, _, _, path?) in expectations where images[path] == nil {
-            guard let bytes = readBinaryFile(path) else {
+            guard let bytes = BinaryFile.read(path) else {
                 writeStandardError("blescope: \(path): cannot read the expected image\n")
                 throw Exit.badInput
             }
@@ -57,7 +57,7 @@ struct Check: ParsableCommand {
         let failed = results.filter { !$0.passed }.count
         out.write("\(results.count - failed) passed, \(failed) failed\n")
         out.flush()
-        if let junit, !writeFile(junit, Array(JUnitReport.xml(results).utf8)) {
+        if let junit, !BinaryFile.write(junit, Array(JUnitReport.xml(results).utf8)) {
             writeStandardError("blescope: cannot write \(junit)\n")
             throw Exit.badInput
         }

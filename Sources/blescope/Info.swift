@@ -44,21 +44,8 @@ struct Info: ParsableCommand {
         // Several files: one line counting files, not a progress bar per file (parallel bars would overwrite each other).
         let quiet = self.quiet || inputs.files.count > 1
         let files = self.quiet ? nil : FilesProgress(label: "info", total: inputs.files.count)
-        let failed = BatchRunner.run(inputs.files, jobs: jobs, out: out, progress: files) { i, path, out in
-            let capture: CaptureFile
-            do {
-                capture = try CaptureFile.open(path: path)
-            } catch {
-                if batchJSON {
-                    var w = JSONWriter()
-                    w.beginObject()
-                    w.field("file", path)
-                    w.field("error", (error as? CaptureOpenError)?.message ?? "\(error)")
-                    w.endObject()
-                    out.write(w.string + "\n")
-                }
-                return .init(ok: false, message: "blescope: \(error)\n")
-            }
+        let failed = BatchRunner.forEachCapture(inputs.files, jobs: jobs, out: out, progress: files, jsonErrors: batchJSON) {
+            i, path, capture, out in
             let progress = quiet ? nil : ProgressReporter(label: path, totalBytes: capture.fileSize)
             let info = CaptureInfo(reading: capture, progress: progress, decode: !noDecode)
             if json {

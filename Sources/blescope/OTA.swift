@@ -1,12 +1,7 @@
 import ArgumentParser
 import BLEAnalysis
 import BLECapture
-import BLECore
 import BLEReports
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 struct OTA: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,94 +52,31 @@ struct OTA: ParsableCommand {
         let inputs = CaptureInputs(files)
         var expected: [UInt8]? = nil
         if let image {
-            guard let bytes = readBinaryFile(image) else {
+            guard let bytes = BinaryFile.read(image) else {
                 writeStandardError("blescope: \(image): cannot read the expected image\n")
                 throw Exit.badInput
             }
             expected = bytes
         }
-        let (minRate, rateLabel, requireSession) = (
-            self.minRate.flatMap(OTA.parseRate), self.minRate.map { "--min-rate \($0)" },
-            self.minRate != nil || expected != nil
-        )
-        let expectedImage = expected
-        let options = try analysis.analyzerOptions(timeline: false)
-        if let extract { mkdir(extract, 0o755) }
-        let several = inputs.isBatch
-        let (json, quiet, stall, extract) = (self.json, analysis.quiet || inputs.files.count > 1, Int64(stallMs) * 1000, self.extract)
-        let terminal = Terminal.standardOutput
-        let failedChecks = Locked(0)
+        let gate = OTAGate(
+            minRateBitsPerSecond: minRate.flatMap(OTA.parseRate), rateLabel: minRate.map { "--min-rate \($0)" }, expectedImage: expected)
+        let ota = OTARun(
+            analyzerOptions: try analysis.analyzerOptions(timeline: false), stallThreshold: Int64(stallMs) * 1000, gate: gate,
+            json: json, extractDirectory: extract, terminal: .standardOutput,
+            showProgress: !analysis.quiet && inputs.files.count == 1)
         let out = OutputStream()
-        let progressLine = analysis.quiet || !several ? nil : FilesProgress(label: "ota", total: inputs.files.count)
-        let failed = BatchRunner.run(inputs.files, jobs: several ? batch.effectiveJobs : 1, out: out, progress: progressLine) {
-            i, path, out in
-            let capture: CaptureFile
-            do {
-                capture = try CaptureFile.open(path: path)
-            } catch {
-                if json && several {
-                    var w = JSONWriter()
-                    w.beginObject()
-                    w.field("file", path)
-                    w.field("error", (error as? CaptureOpenError)?.message ?? "\(error)")
-                    w.endObject()
-                    out.write(w.string + "\n")
-                }
-                return .init(ok: false, message: "blescope: \(error)\n")
-            }
-            let progress = quiet ? nil : ProgressReporter(label: path, totalBytes: capture.fileSize)
-            let sessions = OTAReport.sessions(
-                capture, options: options, stallThreshold: stall,
-                progress: { progress?.update(records: $0, bytes: $1) })
-            progress?.finish()
-            if json {
-                out.write(OTAReport.json(sessions, file: several ? path : nil) + "\n")
-            } else {
-                if several { out.write((i > 0 ? "\n" : "") + terminal.paint("== \(path)", .bold) + "\n") }
-                out.write(OTAReport.text(sessions, terminal: terminal))
-                if let expected = expectedImage {
-                    for s in sessions {
-                        out.write(
-                            "image check, session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue)): \(s.compare(expected: expected))\n"
-                        )
-                    }
-                }
-            }
-            var messages: [String] = []
-            if let extract {
-                let prefix = several ? fileStem(path) + "-" : ""
-                for s in sessions where !s.image.isEmpty {
-                    let file = "\(extract)/\(prefix)conn\(s.connectionNumber)-\(s.protocolName.rawValue)-\(s.startFrame).bin"
-                    if !writeFile(file, s.image) { messages.append("blescope: cannot write \(file)\n") }
-                }
-            }
-            // The gate is the library's (`check` uses the same one).
-            let failures = OTAGate.failures(
-                sessions, minRateBitsPerSecond: minRate, rateLabel: rateLabel, expected: expectedImage,
-                requireSession: requireSession
-            ).map(\.text)
-            if !failures.isEmpty { failedChecks.withLock { $0 += 1 } }
-            for f in failures { messages.append("blescope: check failed: \(several ? path + ": " : "")\(f)\n") }
-            return .init(
-                ok: messages.allSatisfy { !$0.hasPrefix("blescope: cannot write") },
-                message: messages.isEmpty ? nil : messages.joined())
-        }
+        let several = inputs.isBatch
+        let progress = analysis.quiet || !several ? nil : FilesProgress(label: "ota", total: inputs.files.count)
+        let outcome = ota.run(inputs.files, several: several, jobs: batch.effectiveJobs, out: out, progress: progress)
         out.flush()
         for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
         if inputs.files.isEmpty && inputs.missing.isEmpty {
             writeStandardError("blescope: no capture files in \(files.joined(separator: " "))\n")
         }
-        if failed > 0 || !inputs.missing.isEmpty || inputs.files.isEmpty { throw Exit.badInput }
-        let failing = failedChecks.withLock { $0 }
-        if failing > 0 {
-            if several { writeStandardError("blescope: \(failing) of \(inputs.files.count) captures failed the check\n") }
+        if outcome.unreadable > 0 || !inputs.missing.isEmpty || inputs.files.isEmpty { throw Exit.badInput }
+        if outcome.failing > 0 {
+            if several { writeStandardError("blescope: \(outcome.failing) of \(inputs.files.count) captures failed the check\n") }
             throw Exit.checkFailed
         }
-    }
-
-    /// `dir/name.btsnoop` → `name` (extracted images of several captures are told apart by it).
-    func fileStem(_ path: String) -> String {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        return name.split(separator: ".").first.map(String.init) ?? name
     }
 }

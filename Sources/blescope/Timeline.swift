@@ -98,11 +98,7 @@ struct Timeline: ParsableCommand {
         if format == .csv { out.write("file," + TimelineCSVRenderer.header) }
         let jobs = batch.effectiveJobs
         let files = analysis.quiet ? nil : FilesProgress(label: "timeline", total: inputs.files.count)
-        let failed = BatchRunner.run(inputs.files, jobs: jobs, out: out, progress: files) { i, path, out in
-            let capture: CaptureFile
-            do { capture = try CaptureFile.open(path: path) } catch {
-                return .init(ok: false, message: "blescope: \(error)\n")
-            }
+        let failed = BatchRunner.forEachCapture(inputs.files, jobs: jobs, out: out, progress: files) { i, path, capture, out in
             if format == .text { out.write((i > 0 ? "\n" : "") + "==> \(path) <==\n") }
             render(capture, options: options, filter: filter, out: out, file: path, quiet: true)
             return .init(ok: true)

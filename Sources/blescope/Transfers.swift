@@ -3,10 +3,6 @@ import BLEAnalysis
 import BLECore
 import BLEReports
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 struct Transfers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Reassemble chunked messages (BTLE Transfer EOM framing, codec roles, MCUmgr SMP) and check they arrived whole.")
@@ -85,10 +81,10 @@ struct Transfers: ParsableCommand {
                 : TransfersReport.text(transfers, findings: findings, terminal: .standardOutput))
         out.flush()
         if let extract {
-            mkdir(extract, 0o755)
+            BinaryFile.makeDirectory(extract)
             for t in transfers {
                 let path = "\(extract)/conn\(t.connectionNumber)-handle\(hex(t.handle, width: 4))-\(t.firstFrame).bin"
-                guard writeFile(path, t.data) else {
+                guard BinaryFile.write(path, t.data) else {
                     writeStandardError("blescope: cannot write \(path)\n")
                     throw Exit.badInput
                 }
@@ -96,23 +92,4 @@ struct Transfers: ParsableCommand {
             writeStandardError("blescope: wrote \(transfers.count) message(s) to \(extract)\n")
         }
     }
-}
-
-func writeFile(_ path: String, _ bytes: [UInt8]) -> Bool {
-    guard let f = fopen(path, "wb") else { return false }
-    defer { fclose(f) }
-    return bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) } == bytes.count
-}
-
-func readBinaryFile(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, f)
-        if n <= 0 { break }
-        bytes.append(contentsOf: buffer[0..<n])
-    }
-    return ferror(f) == 0 ? bytes : nil
 }

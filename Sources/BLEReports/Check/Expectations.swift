@@ -177,29 +177,52 @@ public struct ExpectationResult: Hashable, Sendable {
     public var frame: Int?
 }
 
-/// The OTA gate shared by `blescope ota --min-rate/--image` and `check`: what is wrong with the sessions
-/// (empty when every session succeeded, fast enough, with the expected image).
-public enum OTAGate {
-    /// `rateLabel` names the bound in messages (`--min-rate 20kB/s` for the ota command, `min_rate 20kB/s` for check).
-    public static func failures(
-        _ sessions: [OTASession], minRateBitsPerSecond: Double?, rateLabel: String?, expected: [UInt8]?,
-        requireSession: Bool
-    ) -> [(text: String, frame: Int?)] {
-        var failures: [(String, Int?)] = []
-        if sessions.isEmpty && requireSession { failures.append(("no update found in the capture", nil)) }
+/// The OTA pass/fail rule shared by `blescope ota --min-rate/--image` (``OTARun``) and `check`'s `ota:` expectations:
+/// what is wrong with the sessions (nothing when every session succeeded, fast enough, with the expected image).
+public struct OTAGate: Sendable {
+    /// One reason to fail, with the frame that decides it (nil: no session at all).
+    public struct Failure: Hashable, Sendable {
+        public var text: String
+        public var frame: Int?
+    }
+
+    /// Sessions slower than this (bits per second, ``OTASession/throughputBitsPerSecond``) fail.
+    public var minRateBitsPerSecond: Double?
+    /// Names the bound in messages: `--min-rate 20kB/s` for the ota command, `min_rate 20kB/s` for check.
+    public var rateLabel: String?
+    /// Sessions whose image differs from this fail (``OTASession/compare(expected:)``).
+    public var expectedImage: [UInt8]?
+    /// A capture without any session fails.
+    public var requireSession: Bool
+
+    /// `requireSession` defaults to true when a rate or an image is asked for (there must be something to check).
+    public init(
+        minRateBitsPerSecond: Double? = nil, rateLabel: String? = nil, expectedImage: [UInt8]? = nil, requireSession: Bool? = nil
+    ) {
+        self.minRateBitsPerSecond = minRateBitsPerSecond
+        self.rateLabel = rateLabel
+        self.expectedImage = expectedImage
+        self.requireSession = requireSession ?? (minRateBitsPerSecond != nil || expectedImage != nil)
+    }
+
+    public func failures(_ sessions: [OTASession]) -> [Failure] {
+        var failures: [Failure] = []
+        if sessions.isEmpty && requireSession { failures.append(Failure(text: "no update found in the capture", frame: nil)) }
         for s in sessions {
             let name = "session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue))"
-            if s.result != .success { failures.append(("\(name): \(s.result)", s.endFrame)) }
+            if s.result != .success { failures.append(Failure(text: "\(name): \(s.result)", frame: s.endFrame)) }
             if let limit = minRateBitsPerSecond {
                 let rate = s.throughputBitsPerSecond ?? 0
                 if rate < limit {
                     failures.append(
-                        ("\(name): \(formatBitRate(rate)) is below \(rateLabel ?? formatBitRate(limit))", s.lastPacketFrame ?? s.endFrame))
+                        Failure(
+                            text: "\(name): \(formatBitRate(rate)) is below \(rateLabel ?? formatBitRate(limit))",
+                            frame: s.lastPacketFrame ?? s.endFrame))
                 }
             }
-            if let expected {
-                let c = s.compare(expected: expected)
-                if !c.matches { failures.append(("\(name): image \(c)", s.endFrame)) }
+            if let expectedImage {
+                let c = s.compare(expected: expectedImage)
+                if !c.matches { failures.append(Failure(text: "\(name): image \(c)", frame: s.endFrame)) }
             }
         }
         return failures
@@ -263,9 +286,10 @@ public struct CheckFacts: Sendable {
                     "no \(protocolName ?? "firmware") update in the capture (\(otaSessions.count) other session\(otaSessions.count == 1 ? "" : "s"))",
                     nil)
             }
-            let failures = OTAGate.failures(
-                sessions, minRateBitsPerSecond: minRate, rateLabel: rateText.map { "min_rate \($0)" },
-                expected: imagePath.flatMap { images[$0] }, requireSession: true)
+            let gate = OTAGate(
+                minRateBitsPerSecond: minRate, rateLabel: rateText.map { "min_rate \($0)" },
+                expectedImage: imagePath.flatMap { images[$0] }, requireSession: true)
+            let failures = gate.failures(sessions)
             if let f = failures.first { return result(false, f.text + (f.frame.map { " (frame \($0))" } ?? ""), f.frame) }
             let s = sessions[0]
             return result(
