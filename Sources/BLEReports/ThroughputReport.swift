@@ -39,14 +39,6 @@ public struct ThroughputReport {
         self.streamsDropped = streamsDropped
     }
 
-    /// The report for a tracker driven by hand: its streams, the analyzer's connections and buffers.
-    public init(tracker: ThroughputTracker, analyzer: Analyzer) {
-        self.init(
-            streams: tracker.streams, connections: analyzer.connections,
-            aclBuffers: analyzer.aclBuffers.sorted { $0.key < $1.key }.first?.value,
-            streamsDropped: tracker.streamsDropped)
-    }
-
     /// The report for an analysis: its throughput streams (none unless it observed throughput), connections and buffers.
     public init(_ analysis: CaptureAnalysis) {
         self.init(

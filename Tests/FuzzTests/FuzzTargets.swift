@@ -128,25 +128,22 @@ enum FuzzTargets {
         var renderer = TimelineJSONRenderer()
         var out: [UInt8] = []
         var written = 0
-        let analyzer = Analyzer.analyze(
-            capture, options: options,
-            configure: {
-                $0.observers = [ChunkedTransferTracker(), OTATracker(), GATTUsageTracker(), ThroughputTracker()]
-                $0.onEvent = { e in
-                    renderer.append(e, to: &out)
-                    if out.count > 1 << 16 { written &+= out.count; out.removeAll(keepingCapacity: true) }
-                }
+        // The typed entry point, as the commands use it: each tracker's result comes back typed, none is cast out of observers.
+        let observing = Observing(
+            throughput: ThroughputOptions(), transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold,
+            gattUsage: true)
+        let analysis = CaptureAnalysis.analyze(
+            capture, options: options, observing: observing,
+            onEvent: { e, _ in
+                renderer.append(e, to: &out)
+                if out.count > 1 << 16 { written &+= out.count; out.removeAll(keepingCapacity: true) }
             })
-        var total = written &+ out.count &+ analyzer.findings.count &+ analyzer.connections.count
-        for observer in analyzer.observers {
-            if let t = observer as? ChunkedTransferTracker { total &+= TransfersReport.json(t.transfers, findings: t.findings).utf8.count }
-            if let o = observer as? OTATracker { total &+= OTAReport.json(o.sessions).utf8.count }
-            if let g = observer as? GATTUsageTracker { total &+= g.byConnection.count }
-            if let t = observer as? ThroughputTracker {
-                let report = ThroughputReport(tracker: t, analyzer: analyzer)
-                total &+= report.json().utf8.count &+ report.csv().utf8.count
-            }
-        }
+        var total = written &+ out.count &+ analysis.findings.count &+ analysis.connections.count
+        if let t = analysis.transfers { total &+= TransfersReport.json(t.transfers, findings: t.findings).utf8.count }
+        if let sessions = analysis.otaSessions { total &+= OTAReport.json(sessions).utf8.count }
+        if let g = analysis.gattUsage { total &+= g.byConnection.count }
+        let report = ThroughputReport(analysis)
+        total &+= report.json().utf8.count &+ report.csv().utf8.count
         return total
     }
 
