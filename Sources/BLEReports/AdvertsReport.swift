@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLECapture
 import BLECodecs
 import BLECore
 import BLEProtocols
@@ -50,6 +51,19 @@ public struct AdvertsReport {
                 if let id = resolver.identity(of: d.address.value) { identities[d.address] = id.description }
             }
         }
+    }
+
+    /// Reads a whole capture through an ``AdvertisingTracker`` (`blescope adverts`): its devices, and the findings of
+    /// the reader and the tracker.
+    public init(
+        reading capture: CaptureFile, file: String, resolver: IdentityResolver? = nil, progress: ((Int, Int64) -> Void)? = nil
+    ) {
+        var tracker = AdvertisingTracker()
+        while let record = capture.next() {
+            tracker.process(record)
+            progress?(record.frame, capture.bytesConsumed)
+        }
+        self.init(file: file, tracker: tracker, findings: capture.findings + tracker.findings, resolver: resolver)
     }
 
     /// The tracker's devices in the requested order (ties by address, then address type).

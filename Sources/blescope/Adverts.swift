@@ -34,16 +34,11 @@ struct Adverts: ParsableCommand {
     func run() throws {
         let capture = try openCapture(file)
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
-        var tracker = AdvertisingTracker()
-        while let record = capture.next() {
-            tracker.process(record)
-            progress?.update(records: record.frame, bytes: capture.bytesConsumed)
-        }
-        progress?.finish()
         let identities = try keys.keyMaterial().identityKeys
         let report = AdvertsReport(
-            file: file, tracker: tracker, findings: capture.findings + tracker.findings,
-            resolver: identities.isEmpty ? nil : IdentityResolver(identities))
+            reading: capture, file: file, resolver: identities.isEmpty ? nil : IdentityResolver(identities),
+            progress: { progress?.update(records: $0, bytes: $1) })
+        progress?.finish()
         let order = AdvertsSort(rawValue: sort.rawValue) ?? .count
         let out = OutputStream()
         out.write(json ? report.json(sort: order) : report.text(terminal: .standardOutput, sort: order))
