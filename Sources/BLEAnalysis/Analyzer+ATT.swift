@@ -704,10 +704,10 @@ extension Analyzer {
             frame: frame, timestamp: context.timestamp, connection: state.handle,
             connectionNumber: state.number,
             direction: direction, kind: kind, handle: handle, offset: 0,
-            characteristic: characteristic, service: service, value: value, decoded: decoded,
+            characteristic: characteristic, service: service, decoded: decoded,
             l2capBytes: context.l2capBytes, link: state.link)
         e.serverIsPeer = db == .peer
-        for i in observers.indices { observers[i].observe(e) }
+        for i in observers.indices { observers[i].observe(e, value: value.bytes) }
     }
 }
 

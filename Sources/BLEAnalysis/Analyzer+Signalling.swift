@@ -191,9 +191,9 @@ extension Analyzer {
                 var e = AttributeValueEvent(
                     frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
                     direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
-                    value: raw, decoded: decoded, l2capBytes: sdu.kframeBytes, link: owner.link)
+                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: owner.link)
                 e.psm = spsm
-                for i in observers.indices { observers[i].observe(e) }
+                for i in observers.indices { observers[i].observe(e, value: raw.bytes) }
             }
         }
         guard options.timeline else { return }

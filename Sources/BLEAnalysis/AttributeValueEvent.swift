@@ -62,8 +62,10 @@ public struct LinkSnapshot: Hashable, Sendable {
 
 /// An ATT PDU that carried an attribute value, as handed to the trackers (transfers, OTA, throughput).
 ///
-/// `value` is borrowed and valid only during the callback: copy what you keep.
-public struct AttributeValueEvent {
+/// The value's bytes are not in the event: ``AttributeValueObserver/observe(_:value:)`` lends them beside it as a
+/// `RawSpan`, which cannot outlive the call. So an event is a plain value an observer may keep (or send to another
+/// thread), and what it keeps of the bytes it copies out of the span, where the copy shows.
+public struct AttributeValueEvent: Sendable {
     /// Frame at which the PDU completed (Wireshark's frame number).
     public var frame: Int
     public var timestamp: Timestamp
@@ -78,7 +80,6 @@ public struct AttributeValueEvent {
     public var offset: Int
     public var characteristic: BluetoothUUID?
     public var service: BluetoothUUID?
-    public var value: UnsafeRawBufferPointer
     /// What a codec made of the value (with its roles), when one applies.
     public var decoded: DecodedValue? {
         get { decodedBox?.value }
@@ -100,7 +101,7 @@ public struct AttributeValueEvent {
     public init(
         frame: Int, timestamp: Timestamp, connection: UInt16, connectionNumber: Int, direction: Direction,
         kind: ValueKind, handle: UInt16, offset: Int = 0, characteristic: BluetoothUUID?, service: BluetoothUUID?,
-        value: UnsafeRawBufferPointer, decoded: DecodedValue? = nil, l2capBytes: Int, link: LinkSnapshot
+        decoded: DecodedValue? = nil, l2capBytes: Int, link: LinkSnapshot
     ) {
         self.frame = frame
         self.timestamp = timestamp
@@ -112,21 +113,24 @@ public struct AttributeValueEvent {
         self.offset = offset
         self.characteristic = characteristic
         self.service = service
-        self.value = value
         self.decodedBox = decoded.map(DecodedBox.init)
         self.l2capBytes = l2capBytes
         self.link = link
     }
 }
 
-final class DecodedBox: @unchecked Sendable {
+/// Immutable, so `Sendable` as it stands (no lock needed): events that share it only read it.
+final class DecodedBox: Sendable {
     let value: DecodedValue
     init(_ value: DecodedValue) { self.value = value }
 }
 
 /// Something that follows attribute values through a capture: transfer, OTA and throughput trackers.
 public protocol AttributeValueObserver {
-    mutating func observe(_ event: AttributeValueEvent)
+    /// One value: where and how it travelled (`event`) and its bytes, borrowed for the call (`value`: the analyzer's
+    /// reassembly buffer or the capture record, not copied for the observers; a `RawSpan` cannot escape, so copy what
+    /// you keep, e.g. `value.withUnsafeBytes(Array.init)`).
+    mutating func observe(_ event: AttributeValueEvent, value: RawSpan)
     /// The connection ended (Disconnection Complete); open sessions on it are cut.
     mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String)
     /// The capture ended.

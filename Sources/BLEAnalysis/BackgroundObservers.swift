@@ -27,9 +27,9 @@ public struct BackgroundObservers: AttributeValueObserver {
     /// The wrapped observers, in the order given. Complete once ``finish(frame:timestamp:)`` has returned.
     public var observers: [any AttributeValueObserver] { worker.observers }
 
-    public mutating func observe(_ event: AttributeValueEvent) {
+    public mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
         let start = pending.bytes.count
-        pending.bytes.append(contentsOf: event.value)
+        value.withUnsafeBytes { pending.bytes.append(contentsOf: $0) }
         pending.ranges.append(start..<pending.bytes.count)
         pending.events.append(event)
         if pending.events.count >= batchSize { send() }
@@ -55,16 +55,17 @@ public struct BackgroundObservers: AttributeValueObserver {
 }
 
 extension BackgroundObservers {
-    struct ConnectionEnd {
+    struct ConnectionEnd: Sendable {
         var connectionNumber: Int
         var frame: Int
         var timestamp: Timestamp
         var reason: String
     }
 
-    /// Unchecked Sendable: a batch is built by the producer, then handed over whole and never touched by it again.
-    struct Batch: @unchecked Sendable {
-        /// The events as delivered; `ranges[i]` says where event i's value bytes are in `bytes`.
+    /// Events and copies of their values: plain values, built by the producer and then handed over whole.
+    struct Batch: Sendable {
+        /// The events as delivered; `ranges[i]` says where event i's value bytes are in `bytes` (the event holds no
+        /// pointer, so nothing in a batch points into the analyzer's buffers).
         var events: [AttributeValueEvent] = []
         var ranges: [Range<Int>] = []
         var bytes: [UInt8] = []
@@ -85,7 +86,10 @@ extension BackgroundObservers {
         }
     }
 
-    /// Owns the observers; only its serial queue touches them until `finish` has waited for the queue.
+    /// Owns the observers. Unchecked Sendable because the observers (any `AttributeValueObserver`, not `Sendable`)
+    /// and `finished` are guarded by the serial `queue` instead of a lock: batches run on it one at a time, and the
+    /// producer's thread touches the observers only in `finish`, after `queue.sync {}` has waited for every batch.
+    /// `spare` is behind its own lock (``Locked``).
     final class Worker: @unchecked Sendable {
         private(set) var observers: [any AttributeValueObserver]
         private let queue = DispatchQueue(label: "blescope.observers")
@@ -117,18 +121,14 @@ extension BackgroundObservers {
             var nextEnd = 0
             let ends = batch.ends, ranges = batch.ranges
             batch.bytes.withUnsafeBytes { raw in
-                batch.events.withUnsafeMutableBufferPointer { events in
-                    for i in 0...events.count {
-                        while nextEnd < ends.count && ends[nextEnd].position == i {
-                            endConnection(ends[nextEnd].end)
-                            nextEnd += 1
-                        }
-                        guard i < events.count else { break }
-                        let r = ranges[i]
-                        events[i].value =
-                            r.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: raw[r])
-                        for o in observers.indices { observers[o].observe(events[i]) }
+                for i in 0...batch.events.count {
+                    while nextEnd < ends.count && ends[nextEnd].position == i {
+                        endConnection(ends[nextEnd].end)
+                        nextEnd += 1
                     }
+                    guard i < batch.events.count else { break }
+                    let value = UnsafeRawBufferPointer(rebasing: raw[ranges[i]])
+                    for o in observers.indices { observers[o].observe(batch.events[i], value: value.bytes) }
                 }
             }
         }

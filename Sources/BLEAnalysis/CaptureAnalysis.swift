@@ -35,7 +35,7 @@ public struct Observing: Sendable {
 
 /// What one pass over a capture found: the analyzer's connections, findings and counters, and the result of each
 /// tracker ``Observing`` asked for (nil for those it did not).
-public struct CaptureAnalysis {
+public struct CaptureAnalysis: Sendable {
     /// Every connection, in the order they started (``Analyzer/connections``).
     public var connections: [Connection]
     /// The analyzer's findings (the capture reader's are ``CaptureFile/findings``), sorted by frame.
@@ -51,7 +51,7 @@ public struct CaptureAnalysis {
     /// Firmware updates, each told across its connections (``OTAUpdateStory/link(_:connections:)``).
     public var otaSessions: [OTASession]?
     /// How each attribute handle was used, per connection.
-    public var gattUsage: GATTUsageTracker?
+    public var gattUsage: GATTUsage?
 
     /// The buffers of the lowest-numbered controller: what the throughput report shows.
     public var firstACLBuffers: (length: Int, packets: Int)? { aclBuffers.sorted { $0.key < $1.key }.first?.value }
@@ -114,7 +114,7 @@ public final class AnalysisPass {
             throughput: set?.throughput.map { ($0.streams, $0.streamsDropped) },
             transfers: set?.transfers.map { ($0.transfers, $0.findings) },
             otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: analyzer.connections) },
-            gattUsage: set?.gattUsage)
+            gattUsage: set?.gattUsage?.result)
     }
 }
 
@@ -132,11 +132,11 @@ struct TrackerSet: AttributeValueObserver {
         gattUsage = observing.gattUsage ? GATTUsageTracker() : nil
     }
 
-    mutating func observe(_ event: AttributeValueEvent) {
-        throughput?.observe(event)
-        transfers?.observe(event)
-        ota?.observe(event)
-        gattUsage?.observe(event)
+    mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
+        throughput?.observe(event, value: value)
+        transfers?.observe(event, value: value)
+        ota?.observe(event, value: value)
+        gattUsage?.observe(event, value: value)
     }
 
     mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
@@ -164,7 +164,7 @@ final class TrackerBox {
 /// The analyzer's observer: forwards to the box.
 struct BoxedTrackers: AttributeValueObserver {
     let box: TrackerBox
-    func observe(_ event: AttributeValueEvent) { box.set.observe(event) }
+    func observe(_ event: AttributeValueEvent, value: RawSpan) { box.set.observe(event, value: value) }
     func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
         box.set.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
     }

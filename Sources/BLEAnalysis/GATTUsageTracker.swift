@@ -22,6 +22,19 @@ public struct HandleUsage: Hashable, Sendable {
     }
 }
 
+/// How each attribute handle was used, per connection: the result of a ``GATTUsageTracker``.
+public struct GATTUsage: Hashable, Sendable {
+    /// Connection number → handle → usage, for the peer's database.
+    public var byConnection: [Int: [UInt16: HandleUsage]]
+    /// The same for the capturing side's own database (the peer as client).
+    public var localByConnection: [Int: [UInt16: HandleUsage]]
+
+    public init(byConnection: [Int: [UInt16: HandleUsage]] = [:], localByConnection: [Int: [UInt16: HandleUsage]] = [:]) {
+        self.byConnection = byConnection
+        self.localByConnection = localByConnection
+    }
+}
+
 /// Counts reads, writes, notifications and indications per (connection, handle).
 public struct GATTUsageTracker: AttributeValueObserver {
     struct Key: Hashable {
@@ -40,13 +53,16 @@ public struct GATTUsageTracker: AttributeValueObserver {
 
     public init() {}
 
+    /// What the tracker counted, as a value to keep (``CaptureAnalysis/gattUsage``).
+    public var result: GATTUsage { GATTUsage(byConnection: byConnection, localByConnection: localByConnection) }
+
     private func grouped(peer: Bool) -> [Int: [UInt16: HandleUsage]] {
         var out: [Int: [UInt16: HandleUsage]] = [:]
         for (k, u) in usage where k.serverIsPeer == peer { out[k.connection, default: [:]][k.handle] = u }
         return out
     }
 
-    public mutating func observe(_ event: AttributeValueEvent) {
+    public mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
         let key = Key(connection: event.connectionNumber, handle: event.handle, serverIsPeer: event.serverIsPeer)
         switch event.kind {
         case .notification: usage[key, default: HandleUsage()].notifications += 1

@@ -11,16 +11,20 @@ public struct ACLStreamKey: Hashable, Sendable {
 }
 
 /// One ACL (or LL data) fragment of an L2CAP PDU.
-public struct L2CAPFragment {
+///
+/// `package`, not `public`, like ``L2CAPPDU`` and ``L2CAPReassembler``: the payload is borrowed from the capture record
+/// through an unsafe pointer, which the per-record hot path keeps to itself (no copy per fragment). Outside the package
+/// the reassembled values come out as `RawSpan` (``AttributeValueObserver``) or owned bytes.
+package struct L2CAPFragment {
     /// True for a start fragment (HCI PB 00/10 or 11 "complete"; LL LLID 10), false for a continuation (PB 01; LLID 01).
-    public var isStart: Bool
-    public var payload: UnsafeRawBufferPointer
-    public var frame: Int
-    public var timestamp: Timestamp
+    package var isStart: Bool
+    package var payload: UnsafeRawBufferPointer
+    package var frame: Int
+    package var timestamp: Timestamp
     /// The capturer cut this fragment (incl_len < orig_len): its bytes are not all there.
-    public var isCut: Bool
+    package var isCut: Bool
 
-    public init(isStart: Bool, payload: UnsafeRawBufferPointer, frame: Int, timestamp: Timestamp, isCut: Bool = false) {
+    package init(isStart: Bool, payload: UnsafeRawBufferPointer, frame: Int, timestamp: Timestamp, isCut: Bool = false) {
         self.isStart = isStart
         self.payload = payload
         self.frame = frame
@@ -29,17 +33,18 @@ public struct L2CAPFragment {
     }
 }
 
-/// A whole L2CAP PDU (basic header included), borrowed for the duration of the callback.
-public struct L2CAPPDU {
-    public var bytes: UnsafeRawBufferPointer
+/// A whole L2CAP PDU (basic header included), borrowed for the duration of the callback (package only, as
+/// ``L2CAPFragment``: it points into the reassembler's buffer or the record).
+package struct L2CAPPDU {
+    package var bytes: UnsafeRawBufferPointer
     /// Frame of the first and of the last fragment (the PDU "completes" at `lastFrame`, as Wireshark reports it).
-    public var firstFrame: Int
-    public var lastFrame: Int
-    public var firstTimestamp: Timestamp
-    public var fragments: Int
-    public var channel: UInt16 { UInt16(bytes[2]) | UInt16(bytes[3]) << 8 }
+    package var firstFrame: Int
+    package var lastFrame: Int
+    package var firstTimestamp: Timestamp
+    package var fragments: Int
+    package var channel: UInt16 { UInt16(bytes[2]) | UInt16(bytes[3]) << 8 }
     /// The information payload after the 4-byte basic header.
-    public var payload: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[4...]) }
+    package var payload: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[4...]) }
 }
 
 extension FindingKind {
@@ -78,19 +83,19 @@ extension FindingKind {
 /// Failure cases become findings: a continuation without a start (`.unexpectedContinuation`), a new
 /// start before the previous PDU completed, more bytes than the length field announced
 /// (`.frameTooLong`), and a PDU cut by the end of the capture (``finish(findings:)``).
-public struct L2CAPReassembler {
+package struct L2CAPReassembler {
     private var buffer: [UInt8] = []
     private var expected = 0  // 4 + L2CAP length, once known
     private var firstFrame = 0
     private var firstTimestamp = Timestamp(microseconds: 0)
     private var fragments = 0
     private var cut = false
-    public private(set) var inProgress = false
+    package private(set) var inProgress = false
 
-    public init() {}
+    package init() {}
 
     /// Feeds one fragment; calls `onPDU` (synchronously) for each PDU it completes.
-    public mutating func feed(_ fragment: L2CAPFragment, findings: inout [Finding], onPDU: (L2CAPPDU) -> Void) {
+    package mutating func feed(_ fragment: L2CAPFragment, findings: inout [Finding], onPDU: (L2CAPPDU) -> Void) {
         let payload = fragment.payload
         if fragment.isStart {
             if inProgress {
@@ -156,16 +161,16 @@ public struct L2CAPReassembler {
     }
 
     /// Bytes of memory held for the PDU in progress (the buffer's capacity: growth doubles it).
-    public var bufferedBytes: Int { buffer.capacity }
+    package var bufferedBytes: Int { buffer.capacity }
 
     /// Drops the PDU in progress and its buffer (the analyzer's memory budget ran out): reported by the caller.
-    public mutating func abandon() {
+    package mutating func abandon() {
         reset()
         buffer = []
     }
 
     /// At the end of the capture (or a disconnection): reports a PDU still in progress.
-    public mutating func finish(findings: inout [Finding], frame: Int?) {
+    package mutating func finish(findings: inout [Finding], frame: Int?) {
         if inProgress {
             findings.append(
                 Finding(.warning, .cutAtEnd(have: buffer.count, expected: expected, since: firstFrame), frame: frame ?? firstFrame))

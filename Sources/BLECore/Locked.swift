@@ -9,6 +9,8 @@ import Darwin
 /// Not `Synchronization.Mutex`: on Linux that locks with raw futex system calls, which ThreadSanitizer
 /// cannot see, so every contended `withLock` is reported as a "Swift access race" and a TSan run of the
 /// test suite fails at random. A pthread mutex is intercepted by TSan and costs the same when uncontended.
+///
+/// Unchecked Sendable: `value` is read and written only inside ``withLock(_:)``, which holds `mutex`.
 public final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value

@@ -70,6 +70,8 @@ public final class BackgroundTimelineJSON {
         if pending.capacity < batchSize { pending.reserveCapacity(batchSize) }
     }
 
+    /// Unchecked Sendable: `renderer` and `stream` (not Sendable) are used only on the serial `queue`, one batch at a
+    /// time, and by the producer only after `finish()` has waited for it (`queue.sync`); `spare` is behind ``Locked``.
     final class Worker: @unchecked Sendable {
         private let stream: OutputStream
         private var renderer = TimelineJSONRenderer()

@@ -32,6 +32,8 @@ public enum BatchRunner {
         }
     }
 
+    /// Unchecked Sendable: `fd` and `outcome` are written by one worker before `done.signal()` and read by the calling
+    /// thread only after `done.wait()`; the semaphore orders the two (it is the lock here).
     private final class Slot: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         var fd: Int32 = -1
@@ -137,7 +139,7 @@ extension BatchRunner {
 
 /// `report: 1,204 of 3,000 files (2 unreadable), 41 files/s, ETA 43 s` on standard error, for runs over many
 /// captures. Only on a terminal; redrawn at most five times a second.
-public final class FilesProgress: @unchecked Sendable {
+public final class FilesProgress {
     private let label: String
     private let total: Int
     private let start = ProgressReporter.nowNanoseconds()
@@ -168,11 +170,13 @@ public final class FilesProgress: @unchecked Sendable {
 
 extension OutputStream {
     /// Writes a JSON object line with `"file": path` as its first key, given a line `{...}\n`.
-    public func writeTagged(file key: [UInt8], line: UnsafeRawBufferPointer) {
-        guard line.count >= 2, line[0] == UInt8(ascii: "{") else { write(line); return }
-        write(key)
-        if line[1] != UInt8(ascii: "}") { write([UInt8(ascii: ",")]) }
-        write(UnsafeRawBufferPointer(rebasing: line[1...]))
+    public func writeTagged(file key: [UInt8], line: [UInt8]) {
+        line.withUnsafeBytes { line in
+            guard line.count >= 2, line[0] == UInt8(ascii: "{") else { write(line); return }
+            write(key)
+            if line[1] != UInt8(ascii: "}") { write([UInt8(ascii: ",")]) }
+            write(UnsafeRawBufferPointer(rebasing: line[1...]))
+        }
     }
 
     /// Appends everything in the file `fd` from its first byte (a worker's spooled output).

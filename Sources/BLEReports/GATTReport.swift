@@ -61,9 +61,9 @@ public struct GATTTextRenderer {
 /// `blescope gatt`: every connection's database, in text or JSON.
 public struct GATTReport {
     public var connections: [Connection]
-    public var usage: GATTUsageTracker
+    public var usage: GATTUsage
 
-    public init(connections: [Connection], usage: GATTUsageTracker) {
+    public init(connections: [Connection], usage: GATTUsage) {
         self.connections = connections
         self.usage = usage
     }

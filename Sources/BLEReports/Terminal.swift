@@ -37,7 +37,7 @@ public struct Terminal: Sendable {
 }
 
 /// Writes bytes to standard output through a large buffer (one write per 64 KiB, not per line).
-public final class OutputStream: @unchecked Sendable {
+public final class OutputStream {
     private var buffer: [UInt8] = []
     private let fd: Int32
 
@@ -51,7 +51,9 @@ public final class OutputStream: @unchecked Sendable {
         if buffer.count >= 1 << 16 { flush() }
     }
 
-    public func write(_ bytes: UnsafeRawBufferPointer) {
+    /// `package`: for renderers that lend their line buffer (``TimelineJSONRenderer``) without a copy into an array;
+    /// outside the package, bytes go in as `[UInt8]`.
+    package func write(_ bytes: UnsafeRawBufferPointer) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= 1 << 16 { flush() }
     }
@@ -77,7 +79,7 @@ public final class OutputStream: @unchecked Sendable {
 }
 
 /// Progress on standard error for long runs: bytes and records, rate, ETA. Only on a TTY.
-public final class ProgressReporter: @unchecked Sendable {
+public final class ProgressReporter {
     private let enabled: Bool
     private let label: String
     private let totalBytes: Int64?

@@ -4,6 +4,8 @@ import COpenSSL
 /// SHA-256 (FIPS 180-4) through libcrypto's EVP: one-shot `SHA256.hash(bytes)` or streaming
 /// `var h = SHA256(); h.update(bytes); h.finalize()`. A copy of a hasher continues independently.
 public struct SHA256: Sendable {
+    /// Unchecked Sendable: `ctx` is changed only through `unique()`, which copies a box that another hasher shares
+    /// (copy on write), so threads sharing a box only read it.
     private final class Box: @unchecked Sendable {
         let ctx: OpaquePointer
         init() {

@@ -22,7 +22,7 @@ struct Gatt: ParsableCommand {
             capture, options: try analysis.analyzerOptions(timeline: false), observing: Observing(gattUsage: true),
             progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
-        let report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsageTracker())
+        let report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsage())
         let out = OutputStream()
         out.write(json ? report.json + "\n" : report.text(terminal: .standardOutput))
         out.flush()

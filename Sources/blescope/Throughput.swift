@@ -104,7 +104,7 @@ struct Throughput: ParsableCommand {
 /// the instance given to the analyzer, not cast back out of its observers.
 final class CountingObserver: AttributeValueObserver {
     var count = 0
-    func observe(_ event: AttributeValueEvent) { count &+= 1 }
+    func observe(_ event: AttributeValueEvent, value: RawSpan) { count &+= 1 }
     func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
     func finish(frame: Int, timestamp: Timestamp) {}
 }

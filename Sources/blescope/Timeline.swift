@@ -149,7 +149,7 @@ struct Timeline: ParsableCommand {
                     if let fileKey {
                         line.removeAll(keepingCapacity: true)
                         json.append(e, to: &line)
-                        line.withUnsafeBytes { out.writeTagged(file: fileKey, line: $0) }
+                        out.writeTagged(file: fileKey, line: line)
                     } else if let background {
                         background.write(e)
                     } else {

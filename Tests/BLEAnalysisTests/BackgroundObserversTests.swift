@@ -22,11 +22,11 @@ import Testing
         var values = 0
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         mutating func mix(_ v: UInt64) { hash = (hash ^ v) &* 0x0000_0100_0000_01B3 }
-        mutating func observe(_ event: AttributeValueEvent) {
+        mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
             values += 1
             mix(UInt64(event.frame)); mix(UInt64(event.connectionNumber)); mix(UInt64(event.kind.rawValue)); mix(UInt64(event.handle))
-            mix(UInt64(event.value.count))
-            for b in event.value { mix(UInt64(b)) }
+            mix(UInt64(value.byteCount))
+            for i in value.byteOffsets { mix(UInt64(value.unsafeLoad(fromByteOffset: i, as: UInt8.self))) }
         }
         mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
             mix(0xE0D); mix(UInt64(connectionNumber)); mix(UInt64(frame))

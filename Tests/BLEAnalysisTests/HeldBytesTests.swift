@@ -66,7 +66,7 @@ import Testing
 struct ValueCounter: AttributeValueObserver {
     let onValue: () -> Void
     init(_ onValue: @escaping () -> Void) { self.onValue = onValue }
-    mutating func observe(_ event: AttributeValueEvent) { onValue() }
+    mutating func observe(_ event: AttributeValueEvent, value: RawSpan) { onValue() }
     mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
     mutating func finish(frame: Int, timestamp: Timestamp) {}
 }

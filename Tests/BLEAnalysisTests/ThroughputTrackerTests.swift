@@ -116,9 +116,9 @@ import Testing
                 t.observe(
                     AttributeValueEvent(
                         frame: i + 1, timestamp: Timestamp(microseconds: time), connection: 1, connectionNumber: 1,
-                        direction: .rx, kind: .notification, handle: 0x10, characteristic: nil, service: nil,
-                        value: UnsafeRawBufferPointer(rebasing: raw[0..<Int(x % 244)]), l2capBytes: 100,
-                        link: TestEvent.defaultLink))
+                        direction: .rx, kind: .notification, handle: 0x10, characteristic: nil, service: nil, l2capBytes: 100,
+                        link: TestEvent.defaultLink),
+                    value: UnsafeRawBufferPointer(rebasing: raw[0..<Int(x % 244)]).bytes)
             }
         }
         let state = t.states[0]

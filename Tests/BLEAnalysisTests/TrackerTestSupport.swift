@@ -59,8 +59,9 @@ func feed<O: AttributeValueObserver>(_ observer: inout O, _ events: [TestEvent],
                 AttributeValueEvent(
                     frame: e.frame, timestamp: Timestamp(microseconds: e.time), connection: e.connection,
                     connectionNumber: e.connectionNumber, direction: e.direction, kind: e.kind, handle: e.handle,
-                    characteristic: e.characteristic, service: e.service, value: raw, decoded: e.decoded,
-                    l2capBytes: e.value.count + 3 + 4, link: e.link))
+                    characteristic: e.characteristic, service: e.service, decoded: e.decoded,
+                    l2capBytes: e.value.count + 3 + 4, link: e.link),
+                value: raw.bytes)
         }
         lastFrame = max(lastFrame, e.frame)
         lastTime = max(lastTime, e.time)

@@ -113,9 +113,9 @@ public struct AdvertisingDevice: Hashable, Sendable {
 /// Runs beside the ``Analyzer`` on the same records; it keeps no reference to them. Memory is bounded:
 /// at most ``Options/maxDevices`` devices (later ones are counted, with one finding), and per device
 /// only distinct values up to ``Options/maxDistinctValues`` per list.
-public struct AdvertisingTracker: Sendable {
+public struct AdvertisingTracker {
     /// Decodes link-layer records of air captures.
-    nonisolated(unsafe) private var airTracker = LinkLayerTracker()  // value type, copied with the tracker
+    private var airTracker = LinkLayerTracker()
 
     public struct Options: Sendable {
         public var maxDevices: Int

@@ -81,41 +81,44 @@ public struct LLConnectionInfo: Hashable, Sendable {
 }
 
 /// An advertising physical channel PDU seen (borrowed bytes: valid during the callback only).
-public struct LLAdvertisingReport {
-    public var frame: Int
-    public var timestamp: Timestamp
-    public var channel: UInt8
-    public var rssi: Int?
-    public var type: LLAdvertisingPDUType
-    public var header: LLAdvertisingHeader
+///
+/// `package`, like ``LLL2CAPFragment`` and ``LinkLayerOutput``: the bytes are the capture record's, reached through an
+/// unsafe pointer on the per-record path and not copied; they never leave the package that way.
+package struct LLAdvertisingReport {
+    package var frame: Int
+    package var timestamp: Timestamp
+    package var channel: UInt8
+    package var rssi: Int?
+    package var type: LLAdvertisingPDUType
+    package var header: LLAdvertisingHeader
     /// AdvA (or the advertiser a SCAN_REQ / CONNECT_IND is addressed to) when the PDU has one at a fixed place.
-    public var advertiser: LLDeviceAddress?
+    package var advertiser: LLDeviceAddress?
     /// The PDU payload after the header, borrowed.
-    public var payload: UnsafeRawBufferPointer
+    package var payload: UnsafeRawBufferPointer
     /// AD structures of ADV_IND / ADV_NONCONN_IND / ADV_SCAN_IND / SCAN_RSP, borrowed (empty for other types).
-    public var advertisingData: UnsafeRawBufferPointer
+    package var advertisingData: UnsafeRawBufferPointer
 
     /// The typed PDU (decoded on demand; copies).
-    public func decode() throws(DecodeError) -> LLAdvertisingPDU {
+    package func decode() throws(DecodeError) -> LLAdvertisingPDU {
         var r = ByteReader(payload)
         return try LLAdvertisingPacketPDU.parsePayload(header, &r)
     }
 }
 
 /// One LL data PDU carrying L2CAP bytes, ready for ``L2CAPReassembler`` (payload borrowed).
-public struct LLL2CAPFragment {
-    public var handle: UInt16
+package struct LLL2CAPFragment {
+    package var handle: UInt16
     /// `.tx` central → peripheral, `.rx` peripheral → central.
-    public var direction: Direction
+    package var direction: Direction
     /// LLID 10 (start or complete) versus LLID 01 (continuation).
-    public var isStart: Bool
-    public var payload: UnsafeRawBufferPointer
-    public var frame: Int
-    public var timestamp: Timestamp
-    public var isCut: Bool
+    package var isStart: Bool
+    package var payload: UnsafeRawBufferPointer
+    package var frame: Int
+    package var timestamp: Timestamp
+    package var isCut: Bool
 
-    public var streamKey: ACLStreamKey { ACLStreamKey(handle, direction) }
-    public var fragment: L2CAPFragment {
+    package var streamKey: ACLStreamKey { ACLStreamKey(handle, direction) }
+    package var fragment: L2CAPFragment {
         L2CAPFragment(isStart: isStart, payload: payload, frame: frame, timestamp: timestamp, isCut: isCut)
     }
 }
@@ -171,7 +174,7 @@ public struct LLParametersChanged: Hashable, Sendable {
 }
 
 /// What ``LinkLayerTracker`` hands out, in capture order.
-public enum LinkLayerOutput {
+package enum LinkLayerOutput {
     case advertising(LLAdvertisingReport)
     case connectionStarted(LLConnectionInfo)
     case l2capFragment(LLL2CAPFragment)
@@ -308,7 +311,7 @@ public struct LinkLayerTracker {
     }
 
     /// Processes one record; ignores records that are not `.linkLayer`.
-    public mutating func process(_ record: CaptureRecord, findings: inout [Finding], emit: (LinkLayerOutput) -> Void) {
+    package mutating func process(_ record: CaptureRecord, findings: inout [Finding], emit: (LinkLayerOutput) -> Void) {
         guard record.kind == .linkLayer else { return }
         packets &+= 1
         let air: LLAirPacket
@@ -421,7 +424,7 @@ public struct LinkLayerTracker {
     }
 
     /// At the end of the capture: ends the connections still running (reason `.captureEnded`).
-    public mutating func finish(findings: inout [Finding], frame: Int, timestamp: Timestamp, emit: (LinkLayerOutput) -> Void) {
+    package mutating func finish(findings: inout [Finding], frame: Int, timestamp: Timestamp, emit: (LinkLayerOutput) -> Void) {
         for i in conns.indices where !conns[i].ended {
             endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
         }

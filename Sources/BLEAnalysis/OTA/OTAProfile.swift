@@ -40,11 +40,13 @@ public struct OTAEndpoint: RawRepresentable, Hashable, Sendable, CustomStringCon
 }
 
 /// One value as a profile sees it: the event, the endpoint it arrived on, and its bytes (the
-/// event's value, or a whole SMP message). `bytes` is borrowed for the call only.
+/// event's value, or a whole SMP message). `bytes` is borrowed for the call only: an unsafe pointer the profiles
+/// slice without copying (every image packet goes through here), so it is `package`; outside, the value reads through
+/// `first`, `count`, the subscript and `le16`/`le32`.
 public struct OTAValue {
     public var event: AttributeValueEvent
     public var endpoint: OTAEndpoint
-    public var bytes: UnsafeRawBufferPointer
+    package var bytes: UnsafeRawBufferPointer
 
     public var isControl: Bool { endpoint == .control }
     /// Sent by the capturing host (write), not received (notification).
@@ -153,7 +155,8 @@ public struct OTASessionBuilder: Sendable {
     }
 
     /// Places image bytes at an absolute offset; bytes below the highest offset sent count as resent.
-    public mutating func place(_ bytes: UnsafeRawBufferPointer, at offset: Int, frame: Int) {
+    /// `package`: `bytes` is a profile's borrowed slice of ``OTAValue/bytes``, copied into the image here.
+    package mutating func place(_ bytes: UnsafeRawBufferPointer, at offset: Int, frame: Int) {
         if offset < maxOffsetSent {
             session.retransmittedPackets.append(offset)
             session.retransmittedBytes += min(bytes.count, maxOffsetSent - offset)
@@ -198,7 +201,7 @@ public struct OTASessionBuilder: Sendable {
     public static let maximumIndex = 1 << 20
 
     /// Appends image bytes after what the session holds.
-    public mutating func append(_ bytes: UnsafeRawBufferPointer, frame: Int) {
+    package mutating func append(_ bytes: UnsafeRawBufferPointer, frame: Int) {
         place(bytes, at: session.imageOffset + session.image.count, frame: frame)
     }
 

@@ -61,11 +61,16 @@ public struct OTATracker: AttributeValueObserver {
 
     // MARK: Observer
 
-    public mutating func observe(_ event: AttributeValueEvent) {
+    public mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
+        value.withUnsafeBytes { observe(event, bytes: $0) }
+    }
+
+    /// `bytes`: the value, borrowed for the call; the pointer goes no further than the profiles (``OTAValue``).
+    mutating func observe(_ event: AttributeValueEvent, bytes: UnsafeRawBufferPointer) {
         if let decoded = event.decoded, !decoded.roles.isEmpty {
             let key = Key(connectionNumber: event.connectionNumber, proto: .vendor, service: event.service)
             if VendorOTA.claims(decoded.roles, sessionOpen: open[key] != nil) {
-                deliver(VendorOTA.self, key, OTAValue(event: event, endpoint: .roles, bytes: event.value))
+                deliver(VendorOTA.self, key, OTAValue(event: event, endpoint: .roles, bytes: bytes))
                 return
             }
         }
@@ -77,14 +82,14 @@ public struct OTATracker: AttributeValueObserver {
             // A value that cannot open a message is dropped (the transfer tracker names it).
             let messages =
                 (try? smp[smpKey, default: SMPReassembler()].feed(
-                    event.value, frame: event.frame,
+                    bytes, frame: event.frame,
                     time: event.timestamp)) ?? []
             for m in messages {
                 m.bytes.withUnsafeBytes { deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: $0)) }
             }
             return
         }
-        deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: event.value))
+        deliver(profile, key, OTAValue(event: event, endpoint: endpoint, bytes: bytes))
     }
 
     public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {

@@ -76,7 +76,7 @@ public struct ThroughputTracker: AttributeValueObserver {
         }
     }
 
-    public mutating func observe(_ event: AttributeValueEvent) {
+    public mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
         let key = ThroughputStreamKey(
             connectionNumber: event.connectionNumber, direction: event.direction,
             handle: event.handle, kind: event.kind)
@@ -101,7 +101,7 @@ public struct ThroughputTracker: AttributeValueObserver {
                 recentNext = (recentNext + 1) & 3
             }
         }
-        states[i].add(event, options: options)
+        states[i].add(event, valueBytes: value.byteCount, options: options)
     }
 
     public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
@@ -281,8 +281,7 @@ struct StreamState {
         slot = step
     }
 
-    mutating func add(_ event: AttributeValueEvent, options: ThroughputOptions) {
-        let n = event.value.count
+    mutating func add(_ event: AttributeValueEvent, valueBytes n: Int, options: ThroughputOptions) {
         let t = event.timestamp
         var gap: Int64? = nil
         if packets > 0 {

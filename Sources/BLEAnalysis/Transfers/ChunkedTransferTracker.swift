@@ -67,9 +67,14 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
             || kind == .signedWriteCommand || kind == .longWrite
     }
 
-    public mutating func observe(_ event: AttributeValueEvent) {
+    public mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
+        value.withUnsafeBytes { observe(event, bytes: $0) }
+    }
+
+    /// `bytes`: the value, borrowed for the call; the pointer goes no further than this tracker's own parts.
+    mutating func observe(_ event: AttributeValueEvent, bytes: UnsafeRawBufferPointer) {
         if options.followRoles, let decoded = event.decoded, !decoded.roles.isEmpty,
-            observeRoles(event, decoded)
+            observeRoles(event, decoded, bytes)
         {
             return
         }
@@ -89,9 +94,9 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
         case .ignored:
             return
         case .candidate, .terminator:
-            feedTerminator(index, event)
+            feedTerminator(index, event, bytes)
         case .smp:
-            feedSMP(index, event)
+            feedSMP(index, event, bytes)
         }
     }
 
@@ -115,8 +120,8 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
         return true
     }
 
-    mutating func feedTerminator(_ index: Int, _ event: AttributeValueEvent) {
-        if isTerminator(event.value) {
+    mutating func feedTerminator(_ index: Int, _ event: AttributeValueEvent, _ bytes: UnsafeRawBufferPointer) {
+        if isTerminator(bytes) {
             streams[index].mode = .terminator
             if var t = streams[index].open {
                 streams[index].open = nil
@@ -139,7 +144,7 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
             streams[index].sequences.removeAll(keepingCapacity: true)
             streams[index].maxSequence = -1
         }
-        streams[index].open!.append(event.value, frame: event.frame, time: event.timestamp, cap: options.maxMessageBytes)
+        streams[index].open!.append(bytes, frame: event.frame, time: event.timestamp, cap: options.maxMessageBytes)
         if let seq = event.decoded?.role(.sequence) {
             let s = Int(clamping: seq)
             if !streams[index].sequences.insert(s).inserted {
@@ -172,10 +177,10 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
 
     // MARK: SMP
 
-    mutating func feedSMP(_ index: Int, _ event: AttributeValueEvent) {
+    mutating func feedSMP(_ index: Int, _ event: AttributeValueEvent, _ bytes: UnsafeRawBufferPointer) {
         let messages: [SMPReassembler.Message]
         do throws(SMPReassembler.Failure) {
-            messages = try streams[index].smp.feed(event.value, frame: event.frame, time: event.timestamp)
+            messages = try streams[index].smp.feed(bytes, frame: event.frame, time: event.timestamp)
         } catch {
             switch error {
             case let .notAMessageStart(op):
@@ -214,7 +219,7 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
     // MARK: Roles
 
     /// Record framing from codec roles; true when the value was consumed.
-    mutating func observeRoles(_ event: AttributeValueEvent, _ decoded: DecodedValue) -> Bool {
+    mutating func observeRoles(_ event: AttributeValueEvent, _ decoded: DecodedValue, _ bytes: UnsafeRawBufferPointer) -> Bool {
         let roles = decoded.roles
         // OTA messages belong to the OTA tracker.
         if roles[.otaStart] != nil || roles[.otaData] != nil || roles[.otaResult] != nil || roles[.resendRequest] != nil {
@@ -261,7 +266,7 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
                 state.transfer.characteristic = event.characteristic
                 state.transfer.direction = event.direction
             }
-            state.transfer.append(event.value, frame: event.frame, time: event.timestamp, cap: options.maxMessageBytes)
+            state.transfer.append(bytes, frame: event.frame, time: event.timestamp, cap: options.maxMessageBytes)
             if !decoded.valid {
                 state.transfer.findings.append(Finding(.warning, .transferInvalidRecord(index, decoded.problems), frame: event.frame))
             }

@@ -38,7 +38,9 @@ public struct SMPReassembler: Sendable {
     public mutating func reset() { held = nil }
 
     /// Takes one value and returns the messages it completes, oldest first.
-    public mutating func feed(_ value: UnsafeRawBufferPointer, frame: Int, time: Timestamp) throws(Failure) -> [Message] {
+    /// `package`: `value` is the observer's borrowed value as an unsafe pointer (the tracker's hot path); the
+    /// messages it returns own their bytes.
+    package mutating func feed(_ value: UnsafeRawBufferPointer, frame: Int, time: Timestamp) throws(Failure) -> [Message] {
         if pending == nil {
             if let first = value.first, first & 0x07 > 3 || first & 0xE0 != 0 { throw .notAMessageStart(opByte: first) }
             held = Message(bytes: [], chunks: 0, firstFrame: frame, firstTime: time)

@@ -52,7 +52,7 @@ public struct FindingGroup: Hashable, Sendable {
 }
 
 /// One capture file analysed for a report: summary, connections, GATT, throughput, transfers, OTA, key events, findings.
-public struct FileAnalysis: @unchecked Sendable {
+public struct FileAnalysis: Sendable {
     public var path: String
     /// Why the file could not be read (then everything else is empty).
     public var error: String?
@@ -60,7 +60,7 @@ public struct FileAnalysis: @unchecked Sendable {
     public var counters = AnalysisCounters()
     public var connections: [Connection] = []
     public var aclBuffers: (length: Int, packets: Int)?
-    public var usage = GATTUsageTracker()
+    public var usage = GATTUsage()
     public var throughput: [ThroughputStream] = []
     public var streamsDropped = 0
     public var transfers: [Transfer] = []
@@ -114,7 +114,7 @@ public struct ReportOptions: Sendable {
 }
 
 /// The report over one or more capture files: each file analysed by its own ``Analyzer``.
-public struct Report: @unchecked Sendable {
+public struct Report: Sendable {
     public var files: [FileAnalysis]
     public var options: ReportOptions
 
