@@ -33,21 +33,21 @@ public enum AdvertsSort: String, Sendable, CaseIterable {
 ///  "findings": [{"severity": "warning", "code": "…", "message": "…", "frame": 12 | null}]}
 /// ```
 /// Times are seconds since the Unix epoch with µs precision; `count` is the number of reports.
-public struct AdvertsReport {
+public struct AdvertsReport: Sendable {
     public var file: String
-    public var tracker: AdvertisingTracker
+    public var adverts: AdvertisingResult
     /// Findings of the capture reader and the tracker.
     public var findings: [Finding]
 
     /// Identity addresses of the devices whose resolvable private addresses a known IRK resolves (by address).
     public var identities: [BDAddress: String] = [:]
 
-    public init(file: String, tracker: AdvertisingTracker, findings: [Finding], resolver: IdentityResolver? = nil) {
+    public init(file: String, adverts: AdvertisingResult, findings: [Finding], resolver: IdentityResolver? = nil) {
         self.file = file
-        self.tracker = tracker
+        self.adverts = adverts
         self.findings = findings
         if var resolver {
-            for d in tracker.devices where d.addressType == .random {
+            for d in adverts.devices where d.addressType == .random {
                 if let id = resolver.identity(of: d.address.value) { identities[d.address] = id.description }
             }
         }
@@ -63,15 +63,15 @@ public struct AdvertsReport {
             tracker.process(record)
             progress?(record.frame, capture.bytesConsumed)
         }
-        self.init(file: file, tracker: tracker, findings: capture.findings + tracker.findings, resolver: resolver)
+        self.init(file: file, adverts: tracker.result, findings: capture.findings + tracker.findings, resolver: resolver)
     }
 
-    /// The tracker's devices in the requested order (ties by address, then address type).
+    /// The devices in the requested order (ties by address, then address type).
     public func sortedDevices(_ sort: AdvertsSort) -> [AdvertisingDevice] {
         func tie(_ a: AdvertisingDevice, _ b: AdvertisingDevice) -> Bool {
             (a.address, a.addressType.rawValue) < (b.address, b.addressType.rawValue)
         }
-        return tracker.devices.sorted { a, b in
+        return adverts.devices.sorted { a, b in
             switch sort {
             case .count:
                 return a.reports != b.reports ? a.reports > b.reports : tie(a, b)
@@ -103,9 +103,9 @@ public struct AdvertsReport {
         let devices = sortedDevices(sort)
         var out =
             terminal.paint(file, .bold) + ": \(devices.count) device\(devices.count == 1 ? "" : "s"), "
-            + "\(tracker.reportCount) advertising report\(tracker.reportCount == 1 ? "" : "s") in \(tracker.advertisingEvents) event\(tracker.advertisingEvents == 1 ? "" : "s")\n"
-        if tracker.untrackedReports > 0 {
-            out += "\(tracker.untrackedReports) reports from devices past the limit of \(tracker.options.maxDevices) not tracked\n"
+            + "\(adverts.reportCount) advertising report\(adverts.reportCount == 1 ? "" : "s") in \(adverts.advertisingEvents) event\(adverts.advertisingEvents == 1 ? "" : "s")\n"
+        if adverts.untrackedReports > 0 {
+            out += "\(adverts.untrackedReports) reports from devices past the limit of \(adverts.maxDevices) not tracked\n"
         }
         if !devices.isEmpty {
             func clip(_ s: String, _ n: Int) -> String { s.count <= n ? s : String(s.prefix(n - 1)) + "…" }
@@ -132,13 +132,13 @@ public struct AdvertsReport {
                 out += line.trimmingWhitespace() + "\n"
             }
         }
-        if !findings.isEmpty || tracker.suppressedFindings > 0 {
-            out += "\n" + terminal.paint("Findings (\(findings.count + tracker.suppressedFindings))", .bold) + "\n"
+        if !findings.isEmpty || adverts.suppressedFindings > 0 {
+            out += "\n" + terminal.paint("Findings (\(findings.count + adverts.suppressedFindings))", .bold) + "\n"
             for f in findings {
                 let location = f.frame.map { " (frame \($0))" } ?? ""
                 out += "  " + terminal.severity(f.severity) + ": " + f.message + location + "\n"
             }
-            if tracker.suppressedFindings > 0 { out += "  … and \(tracker.suppressedFindings) more\n" }
+            if adverts.suppressedFindings > 0 { out += "  … and \(adverts.suppressedFindings) more\n" }
         }
         return out
     }
@@ -148,9 +148,9 @@ public struct AdvertsReport {
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         w.field("file", file)
-        w.field("events", tracker.advertisingEvents)
-        w.field("reports", tracker.reportCount)
-        w.field("untrackedReports", tracker.untrackedReports)
+        w.field("events", adverts.advertisingEvents)
+        w.field("reports", adverts.reportCount)
+        w.field("untrackedReports", adverts.untrackedReports)
         w.beginArray("devices")
         for d in sortedDevices(sort) { AdvertsReport.write(d, identity: identities[d.address], to: &w) }
         w.endArray()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BLECapture
 import BLEReports
 
 /// Options of the commands that take many captures (`info`, `timeline`, `report`).
@@ -11,4 +12,9 @@ struct BatchOptions: ParsableArguments {
     }
 
     var effectiveJobs: Int { max(1, jobs ?? BatchRunner.cores) }
+}
+
+/// One line on standard error per glob that matched nothing (`info`, `ota`, `timeline`, `report`).
+func reportMissing(_ inputs: CaptureInputs) {
+    for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
 }

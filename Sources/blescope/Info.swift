@@ -57,7 +57,7 @@ struct Info: ParsableCommand {
             return .init(ok: true)
         }
         out.flush()
-        for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
+        reportMissing(inputs)
         if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
     }
 }

@@ -69,7 +69,7 @@ struct OTA: ParsableCommand {
         let progress = analysis.quiet || !several ? nil : FilesProgress(label: "ota", total: inputs.files.count)
         let outcome = ota.run(inputs.files, several: several, jobs: batch.effectiveJobs, out: out, progress: progress)
         out.flush()
-        for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
+        reportMissing(inputs)
         if inputs.files.isEmpty && inputs.missing.isEmpty {
             writeStandardError("blescope: no capture files in \(files.joined(separator: " "))\n")
         }

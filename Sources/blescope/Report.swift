@@ -63,7 +63,7 @@ struct Report: ParsableCommand {
     func run() throws {
         var inputs = CaptureInputs(self.inputs)
         if let output { inputs.exclude(sameFileAs: output) }
-        for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
+        reportMissing(inputs)
         let paths = inputs.files
         guard !paths.isEmpty else {
             if inputs.missing.isEmpty { writeStandardError("blescope: no capture files in \(self.inputs.joined(separator: " "))\n") }

@@ -104,7 +104,7 @@ struct Timeline: ParsableCommand {
             return .init(ok: true)
         }
         out.flush()
-        for m in inputs.missing { writeStandardError("blescope: \(m): no such file (pattern matched nothing)\n") }
+        reportMissing(inputs)
         if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
     }
 

@@ -106,6 +106,23 @@ public struct AdvertisingDevice: Hashable, Sendable {
     }
 }
 
+/// The devices seen advertising in a capture and the counts around them: the result of an ``AdvertisingTracker``.
+public struct AdvertisingResult: Hashable, Sendable {
+    /// Devices in the order they were first seen.
+    public var devices: [AdvertisingDevice]
+    public var findings: [Finding]
+    /// Findings past ``AdvertisingTracker/Options/maxFindings``, counted only.
+    public var suppressedFindings: Int
+    /// Reports observed (including those of devices past the cap).
+    public var reportCount: Int
+    /// HCI events that carried advertising reports.
+    public var advertisingEvents: Int
+    /// Reports from devices not tracked because `maxDevices` was reached.
+    public var untrackedReports: Int
+    /// The cap on devices the tracker ran with (``AdvertisingTracker/Options/maxDevices``).
+    public var maxDevices: Int
+}
+
 /// Collects the devices seen advertising in a capture: from HCI LE (Extended) Advertising Reports, and
 /// (through ``observe(address:addressType:eventType:rssi:data:frame:timestamp:txPower:)``) from any other
 /// source of advertising PDUs, such as link-layer air captures.
@@ -332,6 +349,14 @@ public struct AdvertisingTracker {
 
     private mutating func addFinding(_ f: Finding) {
         if findings.count < options.maxFindings { findings.append(f) } else { suppressedFindings += 1 }
+    }
+
+    /// What the tracker collected, as a value to keep (``AdvertisingResult``): the tracker itself holds a link-layer
+    /// decoder whose scratch buffer its copies share.
+    public var result: AdvertisingResult {
+        AdvertisingResult(
+            devices: devices, findings: findings, suppressedFindings: suppressedFindings, reportCount: reportCount,
+            advertisingEvents: advertisingEvents, untrackedReports: untrackedReports, maxDevices: options.maxDevices)
     }
 
     /// Feeds every record of a capture (the convenience for tests and the CLI).
