@@ -153,7 +153,7 @@ extension Analyzer {
             if p.status.rawValue == 0,
                 let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true)
             {
-                connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
+                connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY, rx: p.rxPHY)))
                 connectionChanged(i)
             }
         case .leLongTermKeyRequest(let r):

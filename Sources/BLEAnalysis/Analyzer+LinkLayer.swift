@@ -23,8 +23,6 @@ extension Analyzer {
         findings += llFindings
     }
 
-    static func hciPHY(_ phy: LLPHY) -> UInt8 { phy.rawValue &+ 1 }
-
     func handleLinkLayer(_ output: LinkLayerOutput, record: CaptureRecord) {
         let controller = record.controllerIndex
         switch output {
@@ -84,7 +82,7 @@ extension Analyzer {
                     connections[index].parameters.record(Change(frame: p.frame, timestamp: p.timestamp, value: value))
                 }
             }
-            let phy = PHYPair(tx: Self.hciPHY(p.parameters.centralToPeripheralPHY), rx: Self.hciPHY(p.parameters.peripheralToCentralPHY))
+            let phy = PHYPair(tx: p.parameters.centralToPeripheralPHY, rx: p.parameters.peripheralToCentralPHY)
             if connections[index].currentPHY != phy {
                 connections[index].phy.record(Change(frame: p.frame, timestamp: p.timestamp, value: phy))
             }

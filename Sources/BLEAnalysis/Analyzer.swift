@@ -431,7 +431,7 @@ final class ConnectionState {
     var inferred = false
     var mtu = 23
     var mtuExchanged = false
-    var link = LinkSnapshot(parameters: nil, phy: PHYPair(tx: 1, rx: 1), dataLength: .default, mtu: 23, encrypted: false)
+    var link = LinkSnapshot(parameters: nil, phy: .le1M, dataLength: .default, mtu: 23, encrypted: false)
     /// Handle (+ 0x10000 for this side's own database) → what names it; cleared when a database changes.
     var attributes: [UInt32: AttributeInfo] = [:]
     /// A small direct-mapped cache in front of `attributes`: bulk traffic repeats a few handles, and

@@ -111,25 +111,6 @@ public struct HCIRole: RawRepresentable, Hashable, Sendable, CustomStringConvert
     }
 }
 
-/// LE PHY value in PHY Update Complete and extended reports: 1 = 1M, 2 = 2M, 3 = Coded (Core Spec Vol 4, Part E, 7.7.65.12).
-public struct LEPHY: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let none = LEPHY(rawValue: 0)
-    public static let le1M = LEPHY(rawValue: 1)
-    public static let le2M = LEPHY(rawValue: 2)
-    public static let leCoded = LEPHY(rawValue: 3)
-    public var description: String {
-        switch rawValue {
-        case 0: "none"
-        case 1: "1M"
-        case 2: "2M"
-        case 3: "Coded"
-        default: "LEPHY(\(hex(rawValue)))"
-        }
-    }
-}
-
 /// Formatting helpers for summaries of HCI values in their spec units.
 enum Units {
     /// Connection interval units of 1.25 ms → `30.00 ms`.

@@ -82,35 +82,6 @@ public struct LLDeviceAddress: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The PHY a packet was received on, as the sniffer pseudo-headers report it.
-public struct LLPHY: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let le1M = LLPHY(rawValue: 0)
-    public static let le2M = LLPHY(rawValue: 1)
-    public static let leCoded = LLPHY(rawValue: 2)
-
-    public var description: String {
-        switch self {
-        case .le1M: "LE 1M"
-        case .le2M: "LE 2M"
-        case .leCoded: "LE Coded"
-        default: "LLPHY(\(rawValue))"
-        }
-    }
-
-    /// Air time in µs of a packet with `pduBytes` bytes of PDU (header + payload, with MIC), uncoded PHYs
-    /// (Core Spec Vol 6, Part B, 2.1): preamble + access address + PDU + CRC at 1 or 2 Mbit/s. Coded PHY
-    /// is taken as S8 (the worst case).
-    @inlinable public func airTime(pduBytes: Int) -> Int {
-        switch rawValue {
-        case 1: return (2 + 4 + pduBytes + 3) * 4
-        case 2: return 80 + 256 + 16 + 24 + (pduBytes + 3) * 64 + 24
-        default: return (1 + 4 + pduBytes + 3) * 8
-        }
-    }
-}
-
 /// The 24-bit link-layer CRC (Core Spec Vol 6, Part B, 3.1.1): polynomial
 /// x²⁴ + x¹⁰ + x⁹ + x⁶ + x⁴ + x³ + x + 1, shifted in least significant bit first, over the PDU
 /// (header and payload). `crcInit` is `0x555555` on advertising channels, the CONNECT_IND value on a connection.
