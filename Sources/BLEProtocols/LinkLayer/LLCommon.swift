@@ -1,34 +1,7 @@
 import BLECore
 
-/// A link-layer value with a fixed wire form: parsed from a ``ByteReader``, written back with a ``ByteWriter``.
-///
-/// The same shape as the module's `WireCodable` (HCI side); kept separate so the link-layer folder
-/// builds on its own. Fixtures round-trip: `#expect(try T(bytes: value.bytes) == value)`.
-public protocol LLWireCodable: Hashable, Sendable {
-    init(parsing input: inout ByteReader) throws(DecodeError)
-    func encode(into writer: inout ByteWriter)
-}
-
-extension LLWireCodable {
-    /// The wire form as an owned array.
-    public var bytes: [UInt8] {
-        var w = ByteWriter()
-        encode(into: &w)
-        return w.bytes
-    }
-
-    /// Parses `bytes`, requiring every byte to be consumed.
-    public init(bytes: [UInt8]) throws(DecodeError) {
-        self = try withByteReader(bytes) { (r: inout ByteReader) throws(DecodeError) -> Self in
-            let v = try Self(parsing: &r)
-            try r.expectEnd()
-            return v
-        }
-    }
-}
-
 /// A link-layer access address (Core Spec Vol 6, Part B, 2.1.2); little-endian on the air.
-public struct LLAccessAddress: RawRepresentable, Hashable, Sendable, CustomStringConvertible, LLWireCodable {
+public struct LLAccessAddress: RawRepresentable, Hashable, Sendable, CustomStringConvertible, WireCodable {
     public var rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     public init(_ rawValue: UInt32) { self.rawValue = rawValue }

@@ -291,7 +291,7 @@ public enum LLControlPDU: Hashable, Sendable {
 }
 
 /// An LL control PDU as carried in a data channel PDU with LLID 11: opcode then CtrData.
-public struct LLControlPacket: LLWireCodable {
+public struct LLControlPacket: WireCodable {
     public var pdu: LLControlPDU
     public init(_ pdu: LLControlPDU) { self.pdu = pdu }
 

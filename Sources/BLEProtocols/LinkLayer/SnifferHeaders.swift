@@ -69,7 +69,7 @@ public struct NordicBLEFlags: RawRepresentable, Hashable, Sendable {
 ///               time = µs from the end of the previous packet (version < 3), firmware timestamp in µs (version 3)
 /// ```
 /// The link-layer packet (access address onwards) follows the event packet.
-public struct NordicBLEHeader: LLWireCodable {
+public struct NordicBLEHeader: WireCodable {
     /// Board id (versions ≥ 1); 0 for the legacy version, which has the marker `0xBEEF` instead.
     public var boardID: UInt8
     public var protocolVersion: UInt8
@@ -252,7 +252,7 @@ public struct LERFFlags: RawRepresentable, Hashable, Sendable {
 /// reference access address u32 LE | flags u16 LE
 /// ```
 /// (tcpdump.org LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR; Wireshark `packet-btle_rf.c`.)
-public struct LERFHeader: LLWireCodable {
+public struct LERFHeader: WireCodable {
     public var rfChannel: UInt8
     public var signalPower: Int8
     public var noisePower: Int8

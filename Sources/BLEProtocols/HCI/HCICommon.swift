@@ -1,34 +1,5 @@
 import BLECore
 
-/// A value with a fixed wire form: parsed from a ``ByteReader`` and written back with a ``ByteWriter``.
-///
-/// Every typed PDU, command and event parameter set of this module conforms, so fixtures can be built
-/// from typed values and round-tripped: `#expect(try T(bytes: value.bytes) == value)`.
-public protocol WireCodable: Hashable, Sendable {
-    /// Reads the value; throws ``DecodeError`` on truncated or malformed input.
-    init(parsing input: inout ByteReader) throws(DecodeError)
-    /// Appends the wire form.
-    func encode(into writer: inout ByteWriter)
-}
-
-extension WireCodable {
-    /// The wire form as an owned array.
-    public var bytes: [UInt8] {
-        var w = ByteWriter()
-        encode(into: &w)
-        return w.bytes
-    }
-
-    /// Parses `bytes`, requiring every byte to be consumed.
-    public init(bytes: [UInt8]) throws(DecodeError) {
-        self = try withByteReader(bytes) { (r: inout ByteReader) throws(DecodeError) -> Self in
-            let v = try Self(parsing: &r)
-            try r.expectEnd()
-            return v
-        }
-    }
-}
-
 /// A Bluetooth device address (BD_ADDR), stored as on the wire (least significant byte first).
 ///
 /// Printed most significant byte first, as people write it: `C0:11:22:33:44:55` (Core Spec Vol 2, Part B, 1.2).
