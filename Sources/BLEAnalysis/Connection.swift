@@ -22,9 +22,9 @@ public struct ConnectionParameters: Hashable, Sendable {
         self.timeout = timeout
     }
 
-    public var intervalMicroseconds: Int { Int(interval) * 1250 }
+    public var intervalMicroseconds: Int { ConnectionTiming.intervalMicroseconds(interval) }
     public var description: String {
-        "interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(interval))) ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
+        "interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(interval))) ms, latency \(latency), timeout \(ConnectionTiming.supervisionTimeoutMilliseconds(timeout)) ms"
     }
 }
 

@@ -89,7 +89,7 @@ enum Units {
     /// Advertising/scan units of 0.625 ms → `100.000 ms`.
     static func interval625(_ v: UInt16) -> String { String(fractionDigits: 3, Double(v) * 0.625) + " ms" }
     /// Supervision timeout units of 10 ms → `4000 ms`.
-    static func timeout10(_ v: UInt16) -> String { "\(Int(v) * 10) ms" }
+    static func timeout10(_ v: UInt16) -> String { "\(ConnectionTiming.supervisionTimeoutMilliseconds(v)) ms" }
 }
 
 extension ByteReader {

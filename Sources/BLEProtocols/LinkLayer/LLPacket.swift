@@ -226,7 +226,7 @@ public struct LLConnectionParameters: WireCodable {
     }
 
     /// Connection interval in µs.
-    public var intervalMicroseconds: Int { Int(interval) * 1250 }
+    public var intervalMicroseconds: Int { ConnectionTiming.intervalMicroseconds(interval) }
     /// Number of data channels in use.
     public var usedChannels: Int { (channelMap & 0x1F_FFFF_FFFF).nonzeroBitCount }
 
