@@ -97,7 +97,7 @@ extension Analyzer {
         case .disconnectionComplete(let d):
             handle = d.handle
             status = d.status.description
-            if d.status.rawValue == 0, let i = activeIndex(ConnectionKey(controller: controller, handle: d.handle)) {
+            if d.status.rawValue == 0, let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)) {
                 closeConnection(index: i, frame: frame, timestamp: time, reason: d.reason.description)
             }
         case .leConnectionComplete(let c):
@@ -172,7 +172,7 @@ extension Analyzer {
         case .numberOfCompletedPackets(let n):
             if n.entries.count == 1 { handle = n.entries[0].handle }
             for entry in n.entries {
-                if let i = activeIndex(ConnectionKey(controller: controller, handle: entry.handle)) {
+                if let i = table.lookup(ConnectionKey(controller: controller, handle: entry.handle)) {
                     connections[i].inFlight = max(0, connections[i].inFlight - Int(entry.completedPackets))
                     connections[i].completedPackets += Int(entry.completedPackets)
                 }
@@ -313,7 +313,7 @@ extension Analyzer {
 extension Analyzer {
     /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
     func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
-        guard let state = states[index] else { return }
+        guard let state = table.states[index] else { return }
         if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         var reassemblyFindings: [Finding] = []
         // unowned(unsafe), as in processLinkLayer: `self` and `state` are held for the whole call, and
@@ -372,6 +372,6 @@ extension Analyzer {
     }
 
     func peerValue(controller: UInt16, handle: UInt16) -> UInt64? {
-        activeIndex(ConnectionKey(controller: controller, handle: handle)).flatMap { connections[$0].peripheralAddressValue }
+        table.lookup(ConnectionKey(controller: controller, handle: handle)).flatMap { connections[$0].peripheralAddressValue }
     }
 }

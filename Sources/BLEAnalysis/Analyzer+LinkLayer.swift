@@ -111,7 +111,7 @@ extension Analyzer {
     }
 
     func endAirConnection(_ e: LLConnectionEnded) {
-        guard let index = active.first(where: { $0.key.handle == e.connection.handle })?.value else { return }
+        guard let index = table.openIndex(handle: e.connection.handle) else { return }
         connections[index].linkLayer = e.stats
         connections[index].linkEncryption = e.encryption
         noteEncryption(e)

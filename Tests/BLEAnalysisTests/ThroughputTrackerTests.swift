@@ -183,7 +183,8 @@ import Testing
 @Suite struct ThroughputVerdictTests {
     static func link(phy: UInt8, dl: UInt16, mtu: Int, ciUnits: UInt16) -> LinkSnapshot {
         LinkSnapshot(
-            parameters: ConnectionParameters(interval: ciUnits, latency: 0, timeout: 400), phy: PHYPair(tx: LEPHY(rawValue: phy), rx: LEPHY(rawValue: phy)),
+            parameters: ConnectionParameters(interval: ciUnits, latency: 0, timeout: 400),
+            phy: PHYPair(tx: LEPHY(rawValue: phy), rx: LEPHY(rawValue: phy)),
             dataLength: DataLength(maxTxOctets: dl, maxTxTime: 2120, maxRxOctets: dl, maxRxTime: 2120), mtu: mtu, encrypted: false)
     }
 
