@@ -157,9 +157,11 @@ extension Analyzer {
     /// ``deliverValue(_:kind:handle:typeHint:in:event:)`` need besides the PDU and the value.
     struct ATTContext {
         var connection: Int
-        /// A strong reference: `unowned(unsafe)` here (to save a reference count per value) crashed the analyzer with a
-        /// bad pointer when the timeline was rendered on a second thread (BackgroundTimelineJSONTests, every run), so
-        /// some context outlived its state.
+        /// A strong reference. The crash once blamed on `unowned(unsafe)` here (BackgroundTimelineJSONTests, debug
+        /// builds only) came from no dying object: an incremental debug build had left that test's object file compiled
+        /// against an older stored-property layout of `Analyzer`. Its store to `onEvent` landed on `observers`, and the
+        /// observer loop in `decodeAndDeliver` crashed (reproduced on 2026-11-24 by a layout change; recompiling the test
+        /// file alone cured it). After changing the stored properties of a public class, rebuild its dependents in full.
         var state: ConnectionState
         /// The database that serves the PDU (``serverDatabase(_:_:)``).
         var db: GATTSide

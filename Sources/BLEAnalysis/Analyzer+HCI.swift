@@ -316,9 +316,12 @@ extension Analyzer {
         guard let state = table.states[index] else { return }
         if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         var reassemblyFindings: [Finding] = []
-        // unowned(unsafe), as in processLinkLayer: `self` and `state` are held for the whole call, and
-        // strong captures cost reference counts per fragment. The state rides along so the ATT path
-        // does not look it up (and count it) again.
+        // unowned(unsafe) is safe here, for a reason the compiler checks: `onPDU` is only passed to `feed`, whose
+        // parameter is non-escaping, so it runs only inside one of the three `state.….feed` calls below. During that
+        // call `state` is the receiver being mutated (a borrowed, live reference: the local keeps the object even
+        // if `table.close` drops the table's reference meanwhile), and `self` is the analyzer whose method this
+        // is. Strong captures cost reference counts per fragment. The state rides along so the ATT path does not
+        // look it up (and count it) again.
         let onPDU: (L2CAPPDU) -> Void = { [unowned(unsafe) self, unowned(unsafe) state] pdu in
             self.processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp, state: state)
         }
