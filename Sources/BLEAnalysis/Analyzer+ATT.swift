@@ -23,7 +23,10 @@ public enum ATTBearerKind: String, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One ATT bearer of a connection: its own MTU and transactions; the GATT database is the connection's.
-final class ATTBearer {
+///
+/// A value kept in its connection's ``ConnectionState`` and changed in place there through
+/// ``ConnectionState/subscript(bearer:)``; the analyzer names a bearer by its ``ATTBearerSlot``.
+struct ATTBearer {
     let kind: ATTBearerKind
     /// The dynamic channel it rides on (index into the connection's ``ChannelTable``); nil for the fixed channel.
     let channel: Int?
@@ -62,10 +65,17 @@ final class ATTBearer {
     var heldBytes: Int { longRead.heldBytes + preparedWrites.heldBytes }
 
     /// Lets the long read and the queued writes go (the analyzer's memory budget ran out).
-    func shed() {
+    mutating func shed() {
         longRead.drop()
         preparedWrites.drop()
     }
+}
+
+/// Where a connection keeps one of its ATT bearers: the LE fixed channel's, or the n-th on a dynamic channel
+/// (``ConnectionState/bearers``).
+enum ATTBearerSlot: Equatable {
+    case fixed
+    case dynamic(Int)
 }
 
 extension Analyzer {
@@ -83,7 +93,7 @@ extension Analyzer {
             state?.decode.smp &+= 1
             processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
         default:
-            processDynamicChannel(pdu, connection: index, direction: direction, timestamp: timestamp, state: state ?? states[index])
+            processDynamicChannel(pdu, connection: index, direction: direction, timestamp: timestamp, state: state ?? table.states[index])
         }
     }
 
@@ -100,7 +110,7 @@ extension Analyzer {
             processATT(
                 ATTInput(
                     payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
-                    timestamp: timestamp, cid: cid, bearer: state.bearers[b]), connection: index, state: state)
+                    timestamp: timestamp, cid: cid, bearer: .dynamic(b)), connection: index, state: state)
             return
         }
         if processCreditFrame(pdu, connection: index, direction: direction, timestamp: timestamp) {
@@ -139,17 +149,19 @@ extension Analyzer {
         var timestamp: Timestamp
         /// The CID in the L2CAP header (0x0004 on the LE fixed channel).
         var cid: UInt16 = 0x0004
-        /// The bearer; nil for the connection's fixed bearer.
-        var bearer: ATTBearer? = nil
+        /// The bearer: the connection's fixed one unless the PDU came on a dynamic channel.
+        var bearer: ATTBearerSlot = .fixed
     }
 
     /// Where the values of one ATT PDU come from: what ``applyATT(_:bearer:request:in:event:)`` and
     /// ``deliverValue(_:kind:handle:typeHint:in:event:)`` need besides the PDU and the value.
     struct ATTContext {
         var connection: Int
-        /// A strong reference: `unowned(unsafe)` here (to save a reference count per value) crashed the analyzer with a
-        /// bad pointer when the timeline was rendered on a second thread (BackgroundTimelineJSONTests, every run), so
-        /// some context outlived its state.
+        /// A strong reference. The crash once blamed on `unowned(unsafe)` here (BackgroundTimelineJSONTests, debug
+        /// builds only) came from no dying object: an incremental debug build had left that test's object file compiled
+        /// against an older stored-property layout of `Analyzer`. Its store to `onEvent` landed on `observers`, and the
+        /// observer loop in `decodeAndDeliver` crashed (reproduced on 2026-11-24 by a layout change; recompiling the test
+        /// file alone cured it). After changing the stored properties of a public class, rebuild its dependents in full.
         var state: ConnectionState
         /// The database that serves the PDU (``serverDatabase(_:_:)``).
         var db: GATTSide
@@ -181,7 +193,7 @@ extension Analyzer {
         let frame = input.frame
         let method = opcode.method
         let db = Self.serverDatabase(method, direction)
-        guard let state = given ?? states[index] else { return }
+        guard let state = given ?? table.states[index] else { return }
         let context = ATTContext(
             connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
             l2capBytes: input.l2capBytes)
@@ -210,7 +222,7 @@ extension Analyzer {
     ) {
         let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
         let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
-        let bearer = input.bearer ?? state.bearer
+        let bearer = input.bearer, bearerKind = state[bearer: bearer].kind
 
         checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
 
@@ -239,7 +251,7 @@ extension Analyzer {
             }
             if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
             e.connectionNumber = state.number
-            e.bearer = bearer.kind
+            e.bearer = bearerKind
             e.cid = input.cid
             if let h = e.handle { nameAttribute(&e, handle: h, connection: index, db: db) }
             event = e
@@ -249,7 +261,7 @@ extension Analyzer {
         var responseTo: ATTBearer.Pending? = nil
         if method == .request || method == .indication {
             let tkey = TransactionKey(direction: direction, indication: method == .indication)
-            if let stale = bearer.pending[tkey] {
+            if let stale = state[bearer: bearer].pending[tkey] {
                 findings.append(
                     Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
@@ -268,10 +280,10 @@ extension Analyzer {
                 }
             }
             event?.isRequest = true
-            bearer.pending[tkey] = p
+            state[bearer: bearer].pending[tkey] = p
         } else if method == .response || method == .confirmation {
             let requestKey = TransactionKey(direction: direction.reversed, indication: method == .confirmation)
-            if let p = bearer.pending.removeValue(forKey: requestKey),
+            if let p = state[bearer: bearer].pending.removeValue(forKey: requestKey),
                 opcode == .errorResponse || p.opcode.responseOpcode == opcode
                     || (method == .confirmation && p.opcode == .handleValueIndication)
             {
@@ -295,7 +307,7 @@ extension Analyzer {
                     event?.handle = h
                     if var e = event { nameAttribute(&e, handle: h, connection: index, db: db); event = e }
                 }
-            } else if let p = bearer.pending[requestKey] {
+            } else if let p = state[bearer: bearer].pending[requestKey] {
                 findings.append(
                     Finding(
                         .warning,
@@ -308,7 +320,7 @@ extension Analyzer {
                     Finding(
                         .warning,
                         .responseOnOtherBearer(
-                            opcode, on: bearer.kind, cid: input.cid, request: p.opcode,
+                            opcode, on: bearerKind, cid: input.cid, request: p.opcode,
                             requestBearer: other.kind, requestFrame: p.frame), frame: frame))
             } else {
                 findings.append(
@@ -330,8 +342,8 @@ extension Analyzer {
         }
         if let e = event {
             let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
-            if e.isRequest, bearer.pending[tkey]?.frame == frame {
-                bearer.pending[tkey]?.eventID = emit(e, waiting: true)
+            if e.isRequest, state[bearer: bearer].pending[tkey]?.frame == frame {
+                state[bearer: bearer].pending[tkey]?.eventID = emit(e, waiting: true)
             } else {
                 emit(e)
             }
@@ -341,8 +353,9 @@ extension Analyzer {
     /// A PDU longer than the connection's ATT_MTU (not judged on an inferred connection whose MTU exchange was not seen).
     /// A dynamic bearer is judged against its own MTU, once known.
     @inline(__always)
-    func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, bearer: ATTBearer? = nil, frame: Int) {
-        if let bearer {
+    func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, bearer slot: ATTBearerSlot = .fixed, frame: Int) {
+        if case .dynamic(let b) = slot {
+            let bearer = state.bearers[b]
             guard let mtu = bearer.mtu, size > mtu else { return }
             findings.append(
                 Finding(
@@ -432,7 +445,7 @@ extension Analyzer {
 
     /// Names a handle in an event from the connection's GATT database.
     func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int, db: GATTSide) {
-        guard let state = states[index] else { return }
+        guard let state = table.states[index] else { return }
         let info = attribute(index, handle: handle, db: db, state: state)
         if info.hasUserName, let name = connections[index][database: db].userNames[handle] {
             e.attributeName = name
@@ -448,12 +461,15 @@ extension Analyzer {
     }
 
     /// State changes and value delivery for a decoded ATT PDU.
-    func applyATT(_ pdu: ATTPDU, bearer: ATTBearer, request: ATTBearer.Pending?, in context: ATTContext, event: inout TimelineEvent?) {
+    func applyATT(
+        _ pdu: ATTPDU, bearer slot: ATTBearerSlot, request: ATTBearer.Pending?, in context: ATTContext, event: inout TimelineEvent?
+    ) {
+        let state = context.state, kind = state[bearer: slot].kind
         let index = context.connection, db = context.db, direction = context.direction, frame = context.frame, timestamp = context.timestamp
         switch pdu {
         case .exchangeMTURequest(let mtu):
-            bearer.clientMTU = Int(mtu)
-            if bearer.kind != .leFixed {
+            state[bearer: slot].clientMTU = Int(mtu)
+            if kind != .leFixed {
                 // Core Spec Vol 3, Part F, 3.4.2.1: not used on BR/EDR nor on an enhanced bearer (the L2CAP MTU rules).
                 findings.append(
                     Finding(
@@ -461,19 +477,19 @@ extension Analyzer {
                         .init(
                             code: "att.mtu-exchange-on-bearer",
                             message:
-                                "ATT Exchange MTU Request on a \(bearer.kind) bearer, where ATT_MTU comes from the L2CAP channel: ignored"),
+                                "ATT Exchange MTU Request on a \(kind) bearer, where ATT_MTU comes from the L2CAP channel: ignored"),
                         frame: frame))
             }
         case .exchangeMTUResponse(let mtu):
-            bearer.serverMTU = Int(mtu)
-            if request != nil, bearer.kind == .leFixed {
-                let effective = max(23, min(bearer.clientMTU ?? Int(mtu), Int(mtu)))
+            state[bearer: slot].serverMTU = Int(mtu)
+            if request != nil, kind == .leFixed {
+                let effective = max(23, min(state[bearer: slot].clientMTU ?? Int(mtu), Int(mtu)))
                 connections[index].mtu.record(Change(frame: frame, timestamp: timestamp, value: effective))
                 connectionChanged(index)
                 event?.summary += " → ATT_MTU \(effective)"
             }
         case .readByGroupTypeResponse(let groups):
-            states[index]?.forgetAttributes()
+            table.states[index]?.forgetAttributes()
             let primary = request?.type?.uuid16 != GATTAttributeType.secondaryService
             for g in groups {
                 guard let uuid = uuidFromValue(g.value) else { continue }
@@ -481,7 +497,7 @@ extension Analyzer {
                     .init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
             }
         case .findByTypeValueResponse(let ranges):
-            states[index]?.forgetAttributes()
+            table.states[index]?.forgetAttributes()
             if let r = request, r.type?.uuid16 == GATTAttributeType.primaryService || r.type?.uuid16 == GATTAttributeType.secondaryService,
                 let uuid = uuidFromValue(r.typeValue)
             {
@@ -494,7 +510,7 @@ extension Analyzer {
             }
         case .readByTypeResponse(let items):
             if request?.type?.uuid16 == GATTAttributeType.characteristic || request?.type?.uuid16 == GATTAttributeType.include {
-                states[index]?.forgetAttributes()
+                table.states[index]?.forgetAttributes()
             }
             if request?.type?.uuid16 == GATTAttributeType.characteristic {
                 for item in items where item.value.count == 5 || item.value.count == 19 {
@@ -523,7 +539,7 @@ extension Analyzer {
                 }
             }
         case .findInformationResponse(let info):
-            states[index]?.forgetAttributes()
+            table.states[index]?.forgetAttributes()
             for entry in info.entries { connections[index][database: db].addAttributeType(handle: entry.handle, uuid: entry.uuid) }
         case .handleValueNotification(let h, let v):
             v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, in: context, event: &event) }
@@ -532,7 +548,7 @@ extension Analyzer {
                 // Service Changed (Core Vol 3, Part G, 7.1): the range's attributes are no longer valid.
                 let start = UInt16(v[0]) | UInt16(v[1]) << 8, end = UInt16(v[2]) | UInt16(v[3]) << 8
                 connections[index][database: db].invalidate(start...max(start, end), keeping: h)
-                states[index]?.forgetAttributes()
+                table.states[index]?.forgetAttributes()
                 event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
             }
             v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, in: context, event: &event) }
@@ -559,14 +575,14 @@ extension Analyzer {
         // Long reads and queued writes, assembled per bearer.
         let read = LongReadAssembler.Input(
             pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
-            direction: direction, mtu: attMTU(bearer, state: context.state))
-        switch bearer.longRead.feed(read) {
+            direction: direction, mtu: attMTU(state[bearer: slot], state: state))
+        switch state[bearer: slot].longRead.feed(read) {
         case .longRead(let whole)?: finishLongRead(whole, in: context)
         case .blobPart(let h, let value)?:
             value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
         case nil: break
         }
-        if let writes = bearer.preparedWrites.feed(pdu, frame: frame) {
+        if let writes = state[bearer: slot].preparedWrites.feed(pdu, frame: frame) {
             for write in writes { finishLongWrite(write, in: context) }
         }
     }

@@ -97,7 +97,7 @@ extension Analyzer {
         case .disconnectionComplete(let d):
             handle = d.handle
             status = d.status.description
-            if d.status.rawValue == 0, let i = activeIndex(ConnectionKey(controller: controller, handle: d.handle)) {
+            if d.status.rawValue == 0, let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)) {
                 closeConnection(index: i, frame: frame, timestamp: time, reason: d.reason.description)
             }
         case .leConnectionComplete(let c):
@@ -153,7 +153,7 @@ extension Analyzer {
             if p.status.rawValue == 0,
                 let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true)
             {
-                connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY.rawValue, rx: p.rxPHY.rawValue)))
+                connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY, rx: p.rxPHY)))
                 connectionChanged(i)
             }
         case .leLongTermKeyRequest(let r):
@@ -172,7 +172,7 @@ extension Analyzer {
         case .numberOfCompletedPackets(let n):
             if n.entries.count == 1 { handle = n.entries[0].handle }
             for entry in n.entries {
-                if let i = activeIndex(ConnectionKey(controller: controller, handle: entry.handle)) {
+                if let i = table.lookup(ConnectionKey(controller: controller, handle: entry.handle)) {
                     connections[i].inFlight = max(0, connections[i].inFlight - Int(entry.completedPackets))
                     connections[i].completedPackets += Int(entry.completedPackets)
                 }
@@ -313,12 +313,15 @@ extension Analyzer {
 extension Analyzer {
     /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
     func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
-        guard let state = states[index] else { return }
+        guard let state = table.states[index] else { return }
         if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         var reassemblyFindings: [Finding] = []
-        // unowned(unsafe), as in processLinkLayer: `self` and `state` are held for the whole call, and
-        // strong captures cost reference counts per fragment. The state rides along so the ATT path
-        // does not look it up (and count it) again.
+        // unowned(unsafe) is safe here, for a reason the compiler checks: `onPDU` is only passed to `feed`, whose
+        // parameter is non-escaping, so it runs only inside one of the three `state.….feed` calls below. During that
+        // call `state` is the receiver being mutated (a borrowed, live reference: the local keeps the object even
+        // if `table.close` drops the table's reference meanwhile), and `self` is the analyzer whose method this
+        // is. Strong captures cost reference counts per fragment. The state rides along so the ATT path does not
+        // look it up (and count it) again.
         let onPDU: (L2CAPPDU) -> Void = { [unowned(unsafe) self, unowned(unsafe) state] pdu in
             self.processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp, state: state)
         }
@@ -372,6 +375,6 @@ extension Analyzer {
     }
 
     func peerValue(controller: UInt16, handle: UInt16) -> UInt64? {
-        activeIndex(ConnectionKey(controller: controller, handle: handle)).flatMap { connections[$0].peripheralAddressValue }
+        table.lookup(ConnectionKey(controller: controller, handle: handle)).flatMap { connections[$0].peripheralAddressValue }
     }
 }

@@ -11,7 +11,7 @@ extension Analyzer {
             return
         }
         let handle = connections[index].handle
-        let connectionState = states[index]
+        let connectionState = table.states[index]
         for s in signals {
             if let connectionState, let change = connectionState.channels.feed(s, direction: direction, frame: pdu.lastFrame) {
                 applyChannelChange(change, signal: s, connection: index, state: connectionState)
@@ -171,7 +171,7 @@ extension Analyzer {
         _ sdu: CreditChannelState.SDU, spsm: UInt16, pdu: L2CAPPDU, connection index: Int, direction: Direction,
         timestamp: Timestamp
     ) {
-        if spsm == L2CAPPSM.eatt.rawValue, let owner = states[index],
+        if spsm == L2CAPPSM.eatt.rawValue, let owner = table.states[index],
             let c = owner.channels.channel(direction: direction, cid: pdu.channel), let b = owner.channelBearers[c]
         {
             // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
@@ -179,13 +179,13 @@ extension Analyzer {
                 processATT(
                     ATTInput(
                         payload: raw, frame: pdu.lastFrame, l2capBytes: sdu.kframeBytes, direction: direction, timestamp: timestamp,
-                        cid: pdu.channel, bearer: owner.bearers[b]), connection: index, state: owner)
+                        cid: pdu.channel, bearer: .dynamic(b)), connection: index, state: owner)
             }
             return
         }
         // A codec spec may match the channel's PSM: its SDUs are then decoded like attribute values.
         let decoded = decodeCreditSDU(sdu.bytes, psm: spsm, cid: pdu.channel, direction: direction, frame: pdu.lastFrame)
-        if !observers.isEmpty, let owner = states[index] {
+        if !observers.isEmpty, let owner = table.states[index] {
             // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
             sdu.bytes.withUnsafeBytes { raw in
                 var e = AttributeValueEvent(

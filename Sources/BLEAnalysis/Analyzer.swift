@@ -63,7 +63,10 @@ public final class Analyzer {
     public let options: AnalyzerOptions
     public internal(set) var findings: [Finding] = []
     /// Every connection seen, in the order they started (handles are reused, numbers are not).
-    public internal(set) var connections: [Connection] = []
+    public internal(set) var connections: [Connection] {
+        get { table.connections }
+        _modify { yield &table.connections }
+    }
     public internal(set) var counters = AnalysisCounters()
     /// Controller ACL buffers from (LE) Read Buffer Size, per controller: (packet length, packets).
     public var aclBuffers: [UInt16: (length: Int, packets: Int)] { buffers.sizes }
@@ -73,30 +76,15 @@ public final class Analyzer {
     /// Observers of attribute values (transfers, OTA, throughput).
     public var observers: [any AttributeValueObserver] = []
 
-    struct ConnectionKey: Hashable {
-        var controller: UInt16
-        var handle: UInt16
-    }
+    typealias ConnectionKey = ConnectionTable.Key
 
-    var active: [ConnectionKey: Int] = [:]
-    /// Per-connection decoding state (reassemblers, ATT bearer), parallel to `connections`; nil once closed.
-    var states: [ConnectionState?] = []
-    /// One-entry cache of the last connection looked up (most records continue the same connection).
-    var lastKey: ConnectionKey?
-    /// Direct-mapped cache in front of `active` (by handle): captures interleave a few connections, and
-    /// hashing the key for every ACL packet and completed-packets entry showed in profiles.
-    var activeSlots = [(key: ConnectionKey, index: Int)](repeating: (ConnectionKey(controller: .max, handle: .max), 0), count: 32)
-    var lastIndex = 0
+    /// The connections, their decoding state (reassemblers, ATT bearers) and the lookup by (controller, handle).
+    var table = ConnectionTable()
     var commands = HCICommandPairing()
     var queue: EventQueue
     var lastFrame = 0
     var lastTimestamp = Timestamp(microseconds: 0)
-    /// Databases by peer address, for connections without discovery.
-    var databasesByPeer: [String: GATTDatabase] = [:]
-    var inferredNoted = Set<ConnectionKey>()
     var truncatedACLNoted = false
-    /// The latest connection on each handle (any controller), for naming events.
-    var latestByHandle: [UInt16: Int] = [:]
     var linkLayer = LinkLayerTracker()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
@@ -110,7 +98,10 @@ public final class Analyzer {
     var creditChannels = CreditChannelTable()
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
     /// a hostile capture with a Connection Complete per record would otherwise grow it without end.
-    public var maxRetainedConnections = 65_536
+    public var maxRetainedConnections: Int {
+        get { table.maxRetained }
+        set { table.maxRetained = newValue }
+    }
     var heldBudget: HeldBytesBudget
     /// What was carried against what was decoded, per connection and for the capture; set by ``finish()``.
     public internal(set) var decodeHealth = DecodeHealth()
@@ -174,7 +165,7 @@ public final class Analyzer {
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
         finishLinkLayer()
-        for (i, state) in states.enumerated() {
+        for (i, state) in table.states.enumerated() {
             guard let state else { continue }
             state.finishReassembly(findings: &findings, frame: lastFrame)
             connections[i].decode = state.decode
@@ -184,7 +175,7 @@ public final class Analyzer {
         for pending in commands.takeUnanswered() {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
         }
-        for state in states {
+        for state in table.states {
             guard let state else { continue }
             for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
                 findings.append(
@@ -220,8 +211,8 @@ public final class Analyzer {
     @discardableResult
     func emit(_ event: TimelineEvent, waiting: Bool = false) -> Int {
         var event = event
-        if event.connectionNumber == nil, let h = event.connection, let i = latestByHandle[h] {
-            event.connectionNumber = states[i]?.number ?? connections[i].number
+        if event.connectionNumber == nil, let h = event.connection, let i = table.latest(onHandle: h) {
+            event.connectionNumber = table.states[i]?.number ?? connections[i].number
         }
         // Nothing waiting ahead of it: hand it out now instead of copying it through the queue.
         if !waiting && queue.isEmpty {
@@ -235,18 +226,13 @@ public final class Analyzer {
 
     func connectionIndex(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
         let key = ConnectionKey(controller: controller, handle: handle)
-        if key == lastKey { return lastIndex }
-        if let i = activeIndex(key) {
-            lastKey = key
-            lastIndex = i
-            return i
-        }
+        if let i = table.lookup(key) { return i }
         guard infer else { return nil }
-        guard connections.count < maxRetainedConnections else {
+        guard table.canRetainAnother else {
             noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
             return nil
         }
-        guard active.count < options.maxConnections else {
+        guard table.openCount < options.maxConnections else {
             findings.append(Finding(.warning, .tooManyConnections(options.maxConnections), frame: frame))
             return nil
         }
@@ -254,34 +240,12 @@ public final class Analyzer {
             number: connections.count + 1, handle: handle, controller: controller, inferred: true,
             startFrame: frame, startTime: timestamp)
         if let map = options.gattMap { c.gatt = map.database }
-        connections.append(c)
-        states.append(ConnectionState())
-        active[key] = connections.count - 1
-        forgetActiveSlot(key)
-        latestByHandle[handle] = connections.count - 1
-        connectionChanged(connections.count - 1)
-        if inferredNoted.insert(key).inserted {
+        let index = table.open(c, key: key)
+        connectionChanged(index)
+        if table.noteInferred(key) {
             findings.append(Finding(.info, .connectionInferred(handle), frame: frame))
         }
-        return connections.count - 1
-    }
-
-    /// `active[key]` through `activeSlots`.
-    @inline(__always)
-    func activeIndex(_ key: ConnectionKey) -> Int? {
-        let slot = Self.activeSlot(key)
-        if activeSlots[slot].key == key { return activeSlots[slot].index }
-        guard let i = active[key] else { return nil }
-        activeSlots[slot] = (key, i)
-        return i
-    }
-
-    @inline(__always)
-    static func activeSlot(_ key: ConnectionKey) -> Int { Int(key.handle ^ key.controller &* 7) & 31 }
-
-    func forgetActiveSlot(_ key: ConnectionKey) {
-        let slot = Self.activeSlot(key)
-        if activeSlots[slot].key == key { activeSlots[slot].key = ConnectionKey(controller: .max, handle: .max) }
+        return index
     }
 
     func openConnection(
@@ -289,11 +253,11 @@ public final class Analyzer {
         configure: (inout Connection) -> Void
     ) {
         let key = ConnectionKey(controller: controller, handle: handle)
-        if let old = active[key] {
+        if let old = table.lookup(key) {
             // A new Connection Complete on a handle still open: the previous one ended unseen.
             closeConnection(index: old, frame: frame, timestamp: timestamp, reason: "replaced by a new connection on the same handle")
         }
-        guard connections.count < maxRetainedConnections else {
+        guard table.canRetainAnother else {
             noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
             return
         }
@@ -302,27 +266,21 @@ public final class Analyzer {
             startFrame: frame, startTime: timestamp)
         c.isLE = isLE
         configure(&c)
-        if c.gatt.isEmpty, let peer = c.peerAddress, var earlier = databasesByPeer[peer] {
+        if c.gatt.isEmpty, let peer = c.peerAddress, var earlier = table.earlierDatabase(peer: peer) {
             earlier.source = .earlierConnection
             c.gatt = earlier
         } else if c.gatt.isEmpty, let map = options.gattMap {
             c.gatt = map.database
         }
-        connections.append(c)
-        states.append(ConnectionState())
-        active[key] = connections.count - 1
-        forgetActiveSlot(key)
-        latestByHandle[handle] = connections.count - 1
-        connectionChanged(connections.count - 1)
+        connectionChanged(table.open(c, key: key))
     }
 
     func closeConnection(index: Int, frame: Int, timestamp: Timestamp, reason: String) {
-        let key = ConnectionKey(controller: connections[index].controller, handle: connections[index].handle)
         let number = connections[index].number
         connections[index].endFrame = frame
         connections[index].endTime = timestamp
         connections[index].disconnectReason = reason
-        if let state = states[index] {
+        if let state = table.states[index] {
             state.finishReassembly(findings: &findings, frame: frame)
             connections[index].decode = state.decode
             for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
@@ -330,17 +288,11 @@ public final class Analyzer {
                 if let id = p.eventID { queue.settle(id) }
             }
         }
-        states[index] = nil
+        table.close(index)
         creditChannels.close(connection: index)
-        if let peer = connections[index].peerAddress, !connections[index].gatt.isEmpty, connections[index].gatt.source == .discovery {
-            databasesByPeer[peer] = connections[index].gatt
-        }
         for i in observers.indices {
             observers[i].connectionEnded(connectionNumber: number, frame: frame, timestamp: timestamp, reason: reason)
         }
-        active.removeValue(forKey: key)
-        forgetActiveSlot(key)
-        if lastKey == key { lastKey = nil }
     }
 
 }
@@ -349,7 +301,7 @@ extension Analyzer {
     /// Everything held for unfinished work, across connections and credit-based channels.
     public var heldBytes: Int {
         var total = 0
-        for state in states { if let state { total += state.heldBytes } }
+        for state in table.states { if let state { total += state.heldBytes } }
         total += creditChannels.heldBytes
         return total
     }
@@ -358,11 +310,12 @@ extension Analyzer {
     /// (connections, then every credit-based channel if that is not enough), with one `limit.held-bytes` finding.
     func enforceHeldBytes(frame: Int) {
         let shedding = heldBudget.check(held: heldBytes) {
-            states.indices.compactMap { i in states[i].flatMap { $0.heldBytes > 0 ? .init(bytes: $0.heldBytes, index: i) : nil } }
+            table.states.indices.compactMap { i in table.states[i].flatMap { $0.heldBytes > 0 ? .init(bytes: $0.heldBytes, index: i) : nil }
+            }
         }
         guard let shedding else { return }
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
-        for i in shedding.holders { states[i]?.shed() }
+        for i in shedding.holders { table.states[i]?.shed() }
         if shedding.rest {
             heldBudget.droppedElsewhere(creditChannels.dropAll())
         }
@@ -422,7 +375,8 @@ extension FindingKind {
     }
 }
 
-/// Decoding state of one open connection. A class so the hot path mutates it in place.
+/// Decoding state of one open connection. A class so the hot path mutates it in place (one reference per connection,
+/// held by ``ConnectionTable/states``; its ATT bearers are values inside it).
 final class ConnectionState {
     /// Copies of the connection's current link facts, refreshed by `Analyzer.connectionChanged(_:)`
     /// so the per-packet path never copies a `Connection`.
@@ -431,7 +385,7 @@ final class ConnectionState {
     var inferred = false
     var mtu = 23
     var mtuExchanged = false
-    var link = LinkSnapshot(parameters: nil, phy: PHYPair(tx: 1, rx: 1), dataLength: .default, mtu: 23, encrypted: false)
+    var link = LinkSnapshot(parameters: nil, phy: .le1M, dataLength: .default, mtu: 23, encrypted: false)
     /// Handle (+ 0x10000 for this side's own database) → what names it; cleared when a database changes.
     var attributes: [UInt32: AttributeInfo] = [:]
     /// A small direct-mapped cache in front of `attributes`: bulk traffic repeats a few handles, and
@@ -457,10 +411,28 @@ final class ConnectionState {
     /// Every ATT bearer: the fixed one first.
     var allBearers: [ATTBearer] { [bearer] + bearers }
 
+    /// The bearer in `slot`, changed in place.
+    subscript(bearer slot: ATTBearerSlot) -> ATTBearer {
+        @inline(__always) get {
+            switch slot {
+            case .fixed: bearer
+            case .dynamic(let i): bearers[i]
+            }
+        }
+        @inline(__always) _modify {
+            switch slot {
+            case .fixed: yield &bearer
+            case .dynamic(let i): yield &bearers[i]
+            }
+        }
+    }
+
     /// A request (or indication) waiting on another bearer that `opcode` would answer: the response came on the wrong bearer.
-    func pendingElsewhere(_ key: TransactionKey, answeredBy opcode: ATTOpcode, except: ATTBearer) -> (ATTBearer, ATTBearer.Pending)? {
+    func pendingElsewhere(_ key: TransactionKey, answeredBy opcode: ATTOpcode, except: ATTBearerSlot) -> (ATTBearer, ATTBearer.Pending)? {
         guard !bearers.isEmpty else { return nil }
-        for b in allBearers where b !== except {
+        let slots = [ATTBearerSlot.fixed] + bearers.indices.map { .dynamic($0) }
+        for slot in slots where slot != except {
+            let b = self[bearer: slot]
             if let p = b.pending[key],
                 opcode == .errorResponse || p.opcode.responseOpcode == opcode
                     || (opcode.method == .confirmation && p.opcode == .handleValueIndication)
@@ -489,7 +461,8 @@ final class ConnectionState {
         tx.abandon()
         rx.abandon()
         unknown.abandon()
-        for b in allBearers { b.shed() }
+        bearer.shed()
+        for i in bearers.indices { bearers[i].shed() }
     }
 
     func finishReassembly(findings: inout [Finding], frame: Int) {
@@ -518,7 +491,7 @@ extension Analyzer {
     /// Refreshes the per-packet copies after the connection's parameters, PHY, data length, MTU,
     /// encryption or database changed.
     func connectionChanged(_ index: Int) {
-        guard let state = states[index] else { return }
+        guard let state = table.states[index] else { return }
         let c = connections[index]
         state.handle = c.handle
         state.number = c.number

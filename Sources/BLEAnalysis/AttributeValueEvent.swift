@@ -1,5 +1,6 @@
 import BLECodecs
 import BLECore
+import BLEProtocols
 
 /// How an attribute value travelled (ATT method), as the throughput, transfer and OTA trackers see it.
 ///

@@ -22,26 +22,10 @@ public struct ConnectionParameters: Hashable, Sendable {
         self.timeout = timeout
     }
 
-    public var intervalMicroseconds: Int { Int(interval) * 1250 }
+    public var intervalMicroseconds: Int { ConnectionTiming.intervalMicroseconds(interval) }
     public var description: String {
-        "interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(interval))) ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
+        "interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(interval))) ms, latency \(latency), timeout \(ConnectionTiming.supervisionTimeoutMilliseconds(timeout)) ms"
     }
-}
-
-/// LE PHY per direction (Core Spec Vol 4, Part E, 7.8.47: 1 = 1M, 2 = 2M, 3 = Coded).
-public struct PHYPair: Hashable, Sendable {
-    public var tx: UInt8
-    public var rx: UInt8
-    public init(tx: UInt8, rx: UInt8) { self.tx = tx; self.rx = rx }
-    public static func name(_ phy: UInt8) -> String {
-        switch phy {
-        case 1: "1M";
-        case 2: "2M";
-        case 3: "Coded";
-        default: "PHY(\(phy))"
-        }
-    }
-    public var description: String { tx == rx ? Self.name(tx) : "tx \(Self.name(tx)) / rx \(Self.name(rx))" }
 }
 
 /// Maximum LL payload octets and time per direction (LE Data Length Change, Core Spec Vol 4, Part E, 7.7.65.7).
@@ -136,7 +120,7 @@ public struct Connection: Hashable, Sendable {
     /// The ATT MTU in force now (23, the default, until an exchange, Core Spec Vol 3, Part F, 3.2.8).
     public var currentMTU: Int { mtu.last?.value ?? 23 }
     public var currentParameters: ConnectionParameters? { parameters.last?.value }
-    public var currentPHY: PHYPair { phy.last?.value ?? PHYPair(tx: 1, rx: 1) }
+    public var currentPHY: PHYPair { phy.last?.value ?? .le1M }
     public var currentDataLength: DataLength { dataLength.last?.value ?? .default }
     public var isEncrypted: Bool { encryption.last?.value ?? false }
 }

@@ -215,8 +215,8 @@ public enum OTAReport {
         for l in s.links {
             w.beginObject()
             w.field("interval_ms", l.parameters.map { Double($0.intervalMicroseconds) / 1000 }, decimals: 2)
-            w.field("phy_tx", ThroughputCeiling.PHY(hci: l.phy.tx)?.rawValue)
-            w.field("phy_rx", ThroughputCeiling.PHY(hci: l.phy.rx)?.rawValue)
+            w.field("phy_tx", ThroughputCeiling.PHY(l.phy.tx)?.rawValue)
+            w.field("phy_rx", ThroughputCeiling.PHY(l.phy.rx)?.rawValue)
             w.field("max_tx_octets", l.dataLength.maxTxOctets)
             w.field("max_rx_octets", l.dataLength.maxRxOctets)
             w.field("mtu", l.mtu)

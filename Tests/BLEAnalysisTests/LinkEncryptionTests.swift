@@ -20,9 +20,9 @@ struct EncryptedLinkBuilder {
     var counters: (UInt64, UInt64) = (0, 0)
     var sn: (Bool, Bool) = (false, false)
     let cipher: LLCipher
-    var phy: LLPHY
+    var phy: LEPHY
 
-    init(phy: LLPHY = .le1M) {
+    init(phy: LEPHY = .le1M) {
         self.phy = phy
         b.phy = phy
         let ltk = Key128(hex: Self.ltkText)!
@@ -106,8 +106,8 @@ struct EncryptedLinkBuilder {
         return Result(notifications: notifications.map { ($0.0, $0.1) }, timeline: timeline, analyzer: a)
     }
 
-    @Test(arguments: [LLPHY.le1M, LLPHY.le2M])
-    func decryptsBothDirectionsWithTheLTK(_ phy: LLPHY) throws {
+    @Test(arguments: [LEPHY.le1M, LEPHY.le2M])
+    func decryptsBothDirectionsWithTheLTK(_ phy: LEPHY) throws {
         var link = EncryptedLinkBuilder(phy: phy)
         link.startEncryption()
         let values: [[UInt8]] = [Array(0..<60), Array(100..<110), Array(repeating: 0xA5, count: 244)]

@@ -133,7 +133,7 @@ struct NordicBuilder {
     var time: Int64 = 1_000_000
     var counter: UInt16 = 0
     /// The PHY the header's flags give every packet.
-    var phy = LLPHY.le1M
+    var phy = LEPHY.le1M
 
     mutating func add(
         aa: LLAccessAddress, pdu: [UInt8], crcInit: UInt32, data: Bool, central: Bool = true, event: UInt16 = 0,

@@ -1,5 +1,6 @@
 import BLEAnalysis
 import BLECore
+import BLEProtocols
 import Testing
 
 @Suite struct CBORTests {
@@ -74,7 +75,7 @@ import Testing
         let cap = try #require(ThroughputCeiling.perEventCap(packetsPerEvent: 4, payloadBytes: 244, intervalMicroseconds: 15_000))
         #expect(abs(cap - 520_533) < 1)
         let link = LinkSnapshot(
-            parameters: nil, phy: PHYPair(tx: 2, rx: 2),
+            parameters: nil, phy: PHYPair(tx: .le2M, rx: .le2M),
             dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120),
             mtu: 247, encrypted: false)
         let c = try #require(ThroughputCeiling.ceiling(for: link, direction: .rx))

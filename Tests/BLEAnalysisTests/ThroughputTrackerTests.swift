@@ -1,4 +1,5 @@
 import BLECore
+import BLEProtocols
 import Foundation
 import Testing
 
@@ -131,10 +132,10 @@ import Testing
 
     @Test func linkChangesSplitPeriodsWithTheirCeilings() throws {
         let small = LinkSnapshot(
-            parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: PHYPair(tx: 1, rx: 1),
+            parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: .le1M,
             dataLength: .default, mtu: 23, encrypted: false)
         let big = LinkSnapshot(
-            parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: PHYPair(tx: 2, rx: 2),
+            parameters: ConnectionParameters(interval: 24, latency: 0, timeout: 400), phy: PHYPair(tx: .le2M, rx: .le2M),
             dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120),
             mtu: 247, encrypted: false)
         let events =
@@ -182,7 +183,8 @@ import Testing
 @Suite struct ThroughputVerdictTests {
     static func link(phy: UInt8, dl: UInt16, mtu: Int, ciUnits: UInt16) -> LinkSnapshot {
         LinkSnapshot(
-            parameters: ConnectionParameters(interval: ciUnits, latency: 0, timeout: 400), phy: PHYPair(tx: phy, rx: phy),
+            parameters: ConnectionParameters(interval: ciUnits, latency: 0, timeout: 400),
+            phy: PHYPair(tx: LEPHY(rawValue: phy), rx: LEPHY(rawValue: phy)),
             dataLength: DataLength(maxTxOctets: dl, maxTxTime: 2120, maxRxOctets: dl, maxRxTime: 2120), mtu: mtu, encrypted: false)
     }
 
@@ -232,7 +234,7 @@ import Testing
         let link = Self.link(phy: 1, dl: 27, mtu: 23, ciUnits: 6)
         let c = ThroughputCeiling.ceiling(for: link, direction: .rx)!
         var alternatives: [(ThroughputLimit, Double)] = []
-        var l = link; l.phy = PHYPair(tx: 2, rx: 2); alternatives.append((.phy, ThroughputCeiling.ceiling(for: l, direction: .rx)!))
+        var l = link; l.phy = PHYPair(tx: .le2M, rx: .le2M); alternatives.append((.phy, ThroughputCeiling.ceiling(for: l, direction: .rx)!))
         l = link; l.dataLength = DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)
         alternatives.append((.dataLength, ThroughputCeiling.ceiling(for: l, direction: .rx)!))
         l = link; l.mtu = 247; alternatives.append((.mtu, ThroughputCeiling.ceiling(for: l, direction: .rx)!))

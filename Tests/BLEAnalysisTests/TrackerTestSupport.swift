@@ -19,7 +19,7 @@ struct TestEvent {
     var link = TestEvent.defaultLink
 
     static let defaultLink = LinkSnapshot(
-        parameters: ConnectionParameters(interval: 12, latency: 0, timeout: 400), phy: PHYPair(tx: 1, rx: 1),
+        parameters: ConnectionParameters(interval: 12, latency: 0, timeout: 400), phy: .le1M,
         dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120), mtu: 247,
         encrypted: false)
 

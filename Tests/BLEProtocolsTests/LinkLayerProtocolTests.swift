@@ -167,4 +167,25 @@ import Testing
             LERFHeader.channelIndex(rfChannel: 0) == 37 && LERFHeader.channelIndex(rfChannel: 1) == 0
                 && LERFHeader.channelIndex(rfChannel: 13) == 11 && LERFHeader.channelIndex(rfChannel: 38) == 36)
     }
+
+    /// One PHY type, three encodings: HCI 1/2/3 (Core Spec Vol 4, Part E, 7.7.65.12), the LL bit field
+    /// 0x01/0x02/0x04 (Vol 6, Part B, 2.4.2.22), the sniffer headers' 0/1/2 (nRF Sniffer flags bits 4–6).
+    @Test func phyEncodings() throws {
+        let phys: [(LEPHY, hci: UInt8, llBit: UInt8, sniffer: UInt8)] = [
+            (.le1M, 1, 0x01, 0), (.le2M, 2, 0x02, 1), (.leCoded, 3, 0x04, 2),
+        ]
+        for (phy, hci, bit, sniffer) in phys {
+            #expect(phy.rawValue == hci && phy.llBit == bit && phy.snifferValue == sniffer)
+            #expect(LEPHY(llBits: bit) == phy && LEPHY(sniffer: sniffer) == phy)
+        }
+        // LL_PHY_UPDATE_IND: 0 means "no change"; a mask names its lowest PHY.
+        #expect(LEPHY(llBits: 0) == nil && LEPHY(llBits: 0x06) == .le2M)
+        // nRF Sniffer flags 0x21: CRC ok, PHY field 2 (LE Coded) in bits 4–6.
+        #expect(NordicBLEFlags(rawValue: 0x21).phy == .leCoded)
+        #expect(NordicBLEFlags(crcOK: true, phy: .leCoded).rawValue == 0x21)
+        // LE PHY Update Complete parameters (after subevent 0x0C): status 0, handle 0x0040, TX 2M, RX Coded.
+        let event = try LEPHYUpdateComplete(bytes: [0x00, 0x40, 0x00, 0x02, 0x03])
+        #expect(event.txPHY == .le2M && event.rxPHY == .leCoded && "\(event.rxPHY)" == "Coded")
+        #expect(PHYPair(tx: event.txPHY, rx: event.rxPHY).description == "tx 2M / rx Coded")
+    }
 }

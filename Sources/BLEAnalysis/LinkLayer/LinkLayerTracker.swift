@@ -48,11 +48,11 @@ public struct LLLinkParameters: Hashable, Sendable {
     /// Units of 10 ms.
     public var timeout: UInt16?
     public var channelMap: UInt64?
-    public var centralToPeripheralPHY: LLPHY
-    public var peripheralToCentralPHY: LLPHY
+    public var centralToPeripheralPHY: LEPHY
+    public var peripheralToCentralPHY: LEPHY
     public init(
         interval: UInt16? = nil, latency: UInt16? = nil, timeout: UInt16? = nil, channelMap: UInt64? = nil,
-        centralToPeripheralPHY: LLPHY = .le1M, peripheralToCentralPHY: LLPHY = .le1M
+        centralToPeripheralPHY: LEPHY = .le1M, peripheralToCentralPHY: LEPHY = .le1M
     ) {
         self.interval = interval
         self.latency = latency
@@ -694,8 +694,8 @@ public struct LinkLayerTracker {
             }
             if let m = p.channelMap { c.info.parameters.channelMap = m }
             if let (cp, pc) = p.phys {
-                if cp != 0 { c.info.parameters.centralToPeripheralPHY = LinkLayerTracker.phy(fromBit: cp) }
-                if pc != 0 { c.info.parameters.peripheralToCentralPHY = LinkLayerTracker.phy(fromBit: pc) }
+                if let phy = LEPHY(llBits: cp) { c.info.parameters.centralToPeripheralPHY = phy }
+                if let phy = LEPHY(llBits: pc) { c.info.parameters.peripheralToCentralPHY = phy }
             }
             emit(
                 .parametersChanged(
@@ -704,9 +704,5 @@ public struct LinkLayerTracker {
                         frame: record.frame, timestamp: record.timestamp, announcedIn: p.opcode)))
         }
         c.pending = remaining
-    }
-
-    static func phy(fromBit b: UInt8) -> LLPHY {
-        b & 1 != 0 ? .le1M : b & 2 != 0 ? .le2M : b & 4 != 0 ? .leCoded : .le1M
     }
 }

@@ -1,4 +1,5 @@
 import BLECore
+import BLEProtocols
 
 /// The highest rate notifications (or write commands) can reach for given link parameters.
 ///
@@ -19,12 +20,12 @@ public enum ThroughputCeiling {
     public enum PHY: String, Hashable, Sendable {
         case le1M = "1M", le2M = "2M", codedS2 = "Coded S2", codedS8 = "Coded S8"
 
-        /// From the HCI PHY value (1 = 1M, 2 = 2M, 3 = Coded: S8 assumed, the worst case; nil otherwise).
-        public init?(hci: UInt8) {
-            switch hci {
-            case 1: self = .le1M
-            case 2: self = .le2M
-            case 3: self = .codedS8
+        /// From the PHY a link uses (LE Coded: S8 assumed, the worst case; nil for none or an unknown PHY).
+        public init?(_ phy: LEPHY) {
+            switch phy {
+            case .le1M: self = .le1M
+            case .le2M: self = .le2M
+            case .leCoded: self = .codedS8
             default: return nil
             }
         }
@@ -97,12 +98,10 @@ public enum ThroughputCeiling {
     /// The ceiling for values going `direction` on a link as seen (`.tx`: the capturing host sends).
     public static func ceiling(for link: LinkSnapshot, direction: Direction) -> Double? {
         let tx = direction != .rx
-        let phyValue = tx ? link.phy.tx : link.phy.rx
-        let peerValue = tx ? link.phy.rx : link.phy.tx
-        guard let phy = PHY(hci: phyValue) else { return nil }
+        guard let phy = PHY(link.phy[direction]) else { return nil }
         let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
         return notificationCeiling(
-            mtu: link.mtu, dataLength: dl, phy: phy, peerPHY: PHY(hci: peerValue),
+            mtu: link.mtu, dataLength: dl, phy: phy, peerPHY: PHY(tx ? link.phy.rx : link.phy.tx),
             encrypted: link.encrypted)
     }
 }

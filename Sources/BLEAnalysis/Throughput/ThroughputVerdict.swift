@@ -1,4 +1,5 @@
 import BLECore
+import BLEProtocols
 
 extension ThroughputVerdict {
     /// Kinds the notification ceiling applies to: values sent without waiting for a response
@@ -10,7 +11,7 @@ extension ThroughputVerdict {
     /// `2M/251/247 at 30 ms`: PHY, data length (octets) and MTU for `direction`, and the connection interval.
     public static func linkLabel(_ link: LinkSnapshot, direction: Direction) -> String {
         let tx = direction != .rx
-        let phy = ThroughputCeiling.PHY(hci: tx ? link.phy.tx : link.phy.rx)?.rawValue ?? PHYPair.name(tx ? link.phy.tx : link.phy.rx)
+        let phy = ThroughputCeiling.PHY(link.phy[direction])?.rawValue ?? link.phy[direction].description
         let dl = tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets
         var s = "\(phy)/\(dl)/\(link.mtu)"
         if let p = link.parameters { s += " at " + millisecondsText(p.intervalMicroseconds) + " ms" }
@@ -83,7 +84,7 @@ extension ThroughputVerdict {
         let activeRate = Double(valueBytes) * 8 * 1_000_000 / Double(max(1, active))
 
         let tx = direction != .rx
-        let phy = tx ? link.phy.tx : link.phy.rx
+        let phy = link.phy[direction]
         let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
         if activeRate >= 0.75 * c {
             var best: (ThroughputLimit, String, Double)? = nil
@@ -91,10 +92,10 @@ extension ThroughputVerdict {
                 guard let v = ThroughputCeiling.ceiling(for: changed, direction: direction), v > (best?.2 ?? c) else { return }
                 best = (limit, what, v)
             }
-            if phy != 2 {
+            if phy != .le2M {
                 var l = link
-                l.phy = PHYPair(tx: 2, rx: 2)
-                consider(.phy, "PHY \(PHYPair.name(phy)) (2M", l)
+                l.phy = PHYPair(tx: .le2M, rx: .le2M)
+                consider(.phy, "PHY \(phy) (2M", l)
             }
             if dl < 251 {
                 var l = link
@@ -144,7 +145,7 @@ extension ThroughputCeiling {
     /// How many MTU-sized PDUs fit in one connection event of `link` going `direction` (at least 1; 1 without an interval).
     public static func packetsPerEvent(link: LinkSnapshot, direction: Direction) -> Int {
         let tx = direction != .rx
-        guard let phy = PHY(hci: tx ? link.phy.tx : link.phy.rx), let ci = link.parameters?.intervalMicroseconds else { return 1 }
+        guard let phy = PHY(link.phy[direction]), let ci = link.parameters?.intervalMicroseconds else { return 1 }
         let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
         return max(1, packetsPerEvent(mtu: link.mtu, dataLength: dl, phy: phy, intervalMicroseconds: ci, encrypted: link.encrypted))
     }

@@ -1,4 +1,5 @@
 import BLECore
+import BLEProtocols
 
 /// Collects fields while a built-in codec reads a value.
 struct FieldSink {
@@ -85,10 +86,11 @@ extension SIGCodec {
         },
         // Core Vol 3, Part C, 12.3.
         SIGCodec(0x2A04, "Peripheral Preferred Connection Parameters") { r, s throws(DecodeError) in
-            s.add("minInterval", .double(Double(try u16(&r)) * 1.25), unit: "ms", at: 0)
-            s.add("maxInterval", .double(Double(try u16(&r)) * 1.25), unit: "ms", at: 2)
+            s.add("minInterval", .double(ConnectionTiming.intervalMilliseconds(try UInt16(parsingLittleEndian: &r))), unit: "ms", at: 0)
+            s.add("maxInterval", .double(ConnectionTiming.intervalMilliseconds(try UInt16(parsingLittleEndian: &r))), unit: "ms", at: 2)
             s.add("latency", .int(try u16(&r)), at: 4)
-            s.add("timeout", .int(try u16(&r) * 10), unit: "ms", at: 6)
+            let timeout = ConnectionTiming.supervisionTimeoutMilliseconds(try UInt16(parsingLittleEndian: &r))
+            s.add("timeout", .int(Int64(timeout)), unit: "ms", at: 6)
         },
         // Core Vol 3, Part G, 7.1.
         SIGCodec(0x2A05, "Service Changed") { r, s throws(DecodeError) in

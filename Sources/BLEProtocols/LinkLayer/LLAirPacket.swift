@@ -35,7 +35,7 @@ public struct LLAirPacket {
     /// The pseudo-header says for every data PDU whether it was encrypted (nRF Sniffer); otherwise only the
     /// LL encryption procedure tells.
     public var reportsEncryption: Bool
-    public var phy: LLPHY
+    public var phy: LEPHY
     public var rssi: Int?
     /// nRF Sniffer: the connection event counter.
     public var eventCounter: UInt16?

@@ -1,34 +1,7 @@
 import BLECore
 
-/// A link-layer value with a fixed wire form: parsed from a ``ByteReader``, written back with a ``ByteWriter``.
-///
-/// The same shape as the module's `WireCodable` (HCI side); kept separate so the link-layer folder
-/// builds on its own. Fixtures round-trip: `#expect(try T(bytes: value.bytes) == value)`.
-public protocol LLWireCodable: Hashable, Sendable {
-    init(parsing input: inout ByteReader) throws(DecodeError)
-    func encode(into writer: inout ByteWriter)
-}
-
-extension LLWireCodable {
-    /// The wire form as an owned array.
-    public var bytes: [UInt8] {
-        var w = ByteWriter()
-        encode(into: &w)
-        return w.bytes
-    }
-
-    /// Parses `bytes`, requiring every byte to be consumed.
-    public init(bytes: [UInt8]) throws(DecodeError) {
-        self = try withByteReader(bytes) { (r: inout ByteReader) throws(DecodeError) -> Self in
-            let v = try Self(parsing: &r)
-            try r.expectEnd()
-            return v
-        }
-    }
-}
-
 /// A link-layer access address (Core Spec Vol 6, Part B, 2.1.2); little-endian on the air.
-public struct LLAccessAddress: RawRepresentable, Hashable, Sendable, CustomStringConvertible, LLWireCodable {
+public struct LLAccessAddress: RawRepresentable, Hashable, Sendable, CustomStringConvertible, WireCodable {
     public var rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     public init(_ rawValue: UInt32) { self.rawValue = rawValue }
@@ -79,35 +52,6 @@ public struct LLDeviceAddress: Hashable, Sendable, CustomStringConvertible {
             parts.append(b < 16 ? "0" + s : s)
         }
         return parts.joined(separator: ":") + (isRandom ? " (random)" : "")
-    }
-}
-
-/// The PHY a packet was received on, as the sniffer pseudo-headers report it.
-public struct LLPHY: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let le1M = LLPHY(rawValue: 0)
-    public static let le2M = LLPHY(rawValue: 1)
-    public static let leCoded = LLPHY(rawValue: 2)
-
-    public var description: String {
-        switch self {
-        case .le1M: "LE 1M"
-        case .le2M: "LE 2M"
-        case .leCoded: "LE Coded"
-        default: "LLPHY(\(rawValue))"
-        }
-    }
-
-    /// Air time in µs of a packet with `pduBytes` bytes of PDU (header + payload, with MIC), uncoded PHYs
-    /// (Core Spec Vol 6, Part B, 2.1): preamble + access address + PDU + CRC at 1 or 2 Mbit/s. Coded PHY
-    /// is taken as S8 (the worst case).
-    @inlinable public func airTime(pduBytes: Int) -> Int {
-        switch rawValue {
-        case 1: return (2 + 4 + pduBytes + 3) * 4
-        case 2: return 80 + 256 + 16 + 24 + (pduBytes + 3) * 64 + 24
-        default: return (1 + 4 + pduBytes + 3) * 8
-        }
     }
 }
 

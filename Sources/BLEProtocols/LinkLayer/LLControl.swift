@@ -266,7 +266,7 @@ public enum LLControlPDU: Hashable, Sendable {
         switch self {
         case .connectionUpdateInd(let u):
             return
-                "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(u.interval))) ms latency \(u.latency) timeout \(Int(u.timeout) * 10) ms instant \(u.instant)"
+                "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(u.interval))) ms latency \(u.latency) timeout \(ConnectionTiming.supervisionTimeoutMilliseconds(u.timeout)) ms instant \(u.instant)"
         case .channelMapInd(let m, let i): return "\(name) \((m & 0x1F_FFFF_FFFF).nonzeroBitCount) channels instant \(i)"
         case .terminateInd(let e), .rejectInd(let e): return "\(name) error \(hex(e))"
         case .encReq(_, let ediv, _, _): return "\(name) EDIV \(hex(ediv))"
@@ -275,7 +275,7 @@ public enum LLControlPDU: Hashable, Sendable {
         case .versionInd(let v, let c, let s): return "\(name) version \(v) company \(hex(c)) subversion \(hex(s))"
         case .connectionParamReq(let p), .connectionParamRsp(let p):
             return
-                "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMin)))–\(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMax))) ms latency \(p.latency) timeout \(Int(p.timeout) * 10) ms"
+                "\(name) interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMin)))–\(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(p.intervalMax))) ms latency \(p.latency) timeout \(ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout)) ms"
         case .rejectExtInd(let o, let e): return "\(name) \(o.name) error \(hex(e))"
         case .lengthReq(let l), .lengthRsp(let l):
             return "\(name) rx \(l.maxRxOctets)/\(l.maxRxTime) µs tx \(l.maxTxOctets)/\(l.maxTxTime) µs"
@@ -291,7 +291,7 @@ public enum LLControlPDU: Hashable, Sendable {
 }
 
 /// An LL control PDU as carried in a data channel PDU with LLID 11: opcode then CtrData.
-public struct LLControlPacket: LLWireCodable {
+public struct LLControlPacket: WireCodable {
     public var pdu: LLControlPDU
     public init(_ pdu: LLControlPDU) { self.pdu = pdu }
 

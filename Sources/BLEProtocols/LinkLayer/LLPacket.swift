@@ -7,7 +7,7 @@ import BLECore
 /// ```
 /// The header's second byte is the payload length for both advertising and data channel PDUs.
 /// The CRC is kept as sent (3 bytes read little-endian); ``LLCRC`` recomputes it.
-public struct LLPacket: LLWireCodable {
+public struct LLPacket: WireCodable {
     public var accessAddress: LLAccessAddress
     /// The PDU: header and payload (and CTEInfo when the data header's CP bit is set).
     public var pdu: [UInt8]
@@ -128,7 +128,7 @@ public struct LLAdvertisingPDUType: RawRepresentable, Hashable, Sendable, Custom
 /// ```
 /// byte 0: PDU type (bits 0–3) | RFU (4) | ChSel (5) | TxAdd (6) | RxAdd (7)     byte 1: length
 /// ```
-public struct LLAdvertisingHeader: LLWireCodable {
+public struct LLAdvertisingHeader: WireCodable {
     public var type: LLAdvertisingPDUType
     public var channelSelection: Bool
     public var txAddRandom: Bool
@@ -170,7 +170,7 @@ public struct LLAdvertisingHeader: LLWireCodable {
 /// AA u32 | CRCInit u24 | WinSize u8 | WinOffset u16 | Interval u16 | Latency u16 | Timeout u16 | ChM 5 bytes | Hop:5 SCA:3
 /// ```
 /// Times are in units of 1.25 ms (window, interval) and 10 ms (timeout).
-public struct LLConnectionParameters: LLWireCodable {
+public struct LLConnectionParameters: WireCodable {
     public var accessAddress: LLAccessAddress
     public var crcInit: UInt32
     public var windowSize: UInt8
@@ -226,7 +226,7 @@ public struct LLConnectionParameters: LLWireCodable {
     }
 
     /// Connection interval in µs.
-    public var intervalMicroseconds: Int { Int(interval) * 1250 }
+    public var intervalMicroseconds: Int { ConnectionTiming.intervalMicroseconds(interval) }
     /// Number of data channels in use.
     public var usedChannels: Int { (channelMap & 0x1F_FFFF_FFFF).nonzeroBitCount }
 
@@ -445,7 +445,7 @@ public enum LLAdvertisingPDU: Hashable, Sendable {
 }
 
 /// An advertising physical channel PDU with its header: the unit that round-trips.
-public struct LLAdvertisingPacketPDU: LLWireCodable {
+public struct LLAdvertisingPacketPDU: WireCodable {
     public var header: LLAdvertisingHeader
     public var pdu: LLAdvertisingPDU
 
@@ -551,7 +551,7 @@ public struct LLID: RawRepresentable, Hashable, Sendable, CustomStringConvertibl
 /// ```
 /// byte 0: LLID (bits 0–1) | NESN (2) | SN (3) | MD (4) | CP (5) | RFU (6–7)     byte 1: length     [CTEInfo if CP]
 /// ```
-public struct LLDataHeader: LLWireCodable {
+public struct LLDataHeader: WireCodable {
     public var llid: LLID
     public var nesn: Bool
     public var sn: Bool
@@ -592,7 +592,7 @@ public struct LLDataHeader: LLWireCodable {
 }
 
 /// A data physical channel PDU: header and payload (an L2CAP fragment, or an LL control PDU).
-public struct LLDataPDU: LLWireCodable {
+public struct LLDataPDU: WireCodable {
     public var header: LLDataHeader
     public var payload: [UInt8]
 

@@ -51,10 +51,10 @@ public struct NordicBLEFlags: RawRepresentable, Hashable, Sendable {
     /// Advertising on a secondary channel: 0 AUX_ADV_IND, 1 AUX_CHAIN_IND, 2 AUX_SYNC_IND, 3 AUX_SCAN_RSP.
     public var auxType: UInt8 { (rawValue >> 1) & 0x03 }
     public var addressResolved: Bool { rawValue & 0x08 != 0 }
-    public var phy: LLPHY { LLPHY(rawValue: (rawValue >> 4) & 0x07) }
+    public var phy: LEPHY { LEPHY(sniffer: (rawValue >> 4) & 0x07) }
 
-    public init(crcOK: Bool, centralToPeripheral: Bool = false, encrypted: Bool = false, micOK: Bool = false, phy: LLPHY = .le1M) {
-        rawValue = (crcOK ? 1 : 0) | (centralToPeripheral ? 2 : 0) | (encrypted ? 4 : 0) | (micOK ? 8 : 0) | (phy.rawValue & 7) << 4
+    public init(crcOK: Bool, centralToPeripheral: Bool = false, encrypted: Bool = false, micOK: Bool = false, phy: LEPHY = .le1M) {
+        rawValue = (crcOK ? 1 : 0) | (centralToPeripheral ? 2 : 0) | (encrypted ? 4 : 0) | (micOK ? 8 : 0) | (phy.snifferValue & 7) << 4
     }
 }
 
@@ -69,7 +69,7 @@ public struct NordicBLEFlags: RawRepresentable, Hashable, Sendable {
 ///               time = µs from the end of the previous packet (version < 3), firmware timestamp in µs (version 3)
 /// ```
 /// The link-layer packet (access address onwards) follows the event packet.
-public struct NordicBLEHeader: LLWireCodable {
+public struct NordicBLEHeader: WireCodable {
     /// Board id (versions ≥ 1); 0 for the legacy version, which has the marker `0xBEEF` instead.
     public var boardID: UInt8
     public var protocolVersion: UInt8
@@ -242,7 +242,7 @@ public struct LERFFlags: RawRepresentable, Hashable, Sendable {
     /// Bits 7–9: PDU type (0 advertising/unknown, 1 data, …) in newer writers.
     public var pduType: UInt8 { UInt8(truncatingIfNeeded: (rawValue >> 7) & 0x7) }
     /// Bits 14–15: PHY (0 1M, 1 2M, 2 Coded).
-    public var phy: LLPHY { LLPHY(rawValue: UInt8(truncatingIfNeeded: rawValue >> 14)) }
+    public var phy: LEPHY { LEPHY(sniffer: UInt8(truncatingIfNeeded: rawValue >> 14)) }
 }
 
 /// The 10-byte pseudo-header of pcap link type 256 (`LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR`).
@@ -252,7 +252,7 @@ public struct LERFFlags: RawRepresentable, Hashable, Sendable {
 /// reference access address u32 LE | flags u16 LE
 /// ```
 /// (tcpdump.org LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR; Wireshark `packet-btle_rf.c`.)
-public struct LERFHeader: LLWireCodable {
+public struct LERFHeader: WireCodable {
     public var rfChannel: UInt8
     public var signalPower: Int8
     public var noisePower: Int8

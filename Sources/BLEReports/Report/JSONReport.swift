@@ -187,8 +187,8 @@ public enum JSONReport {
             w.beginObject()
             w.field("frame", p.frame)
             w.field("time", p.timestamp)
-            w.field("tx", PHYPair.name(p.value.tx))
-            w.field("rx", PHYPair.name(p.value.rx))
+            w.field("tx", p.value.tx.description)
+            w.field("rx", p.value.rx.description)
             w.endObject()
         }
         w.endArray()

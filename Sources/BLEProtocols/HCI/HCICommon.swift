@@ -1,34 +1,5 @@
 import BLECore
 
-/// A value with a fixed wire form: parsed from a ``ByteReader`` and written back with a ``ByteWriter``.
-///
-/// Every typed PDU, command and event parameter set of this module conforms, so fixtures can be built
-/// from typed values and round-tripped: `#expect(try T(bytes: value.bytes) == value)`.
-public protocol WireCodable: Hashable, Sendable {
-    /// Reads the value; throws ``DecodeError`` on truncated or malformed input.
-    init(parsing input: inout ByteReader) throws(DecodeError)
-    /// Appends the wire form.
-    func encode(into writer: inout ByteWriter)
-}
-
-extension WireCodable {
-    /// The wire form as an owned array.
-    public var bytes: [UInt8] {
-        var w = ByteWriter()
-        encode(into: &w)
-        return w.bytes
-    }
-
-    /// Parses `bytes`, requiring every byte to be consumed.
-    public init(bytes: [UInt8]) throws(DecodeError) {
-        self = try withByteReader(bytes) { (r: inout ByteReader) throws(DecodeError) -> Self in
-            let v = try Self(parsing: &r)
-            try r.expectEnd()
-            return v
-        }
-    }
-}
-
 /// A Bluetooth device address (BD_ADDR), stored as on the wire (least significant byte first).
 ///
 /// Printed most significant byte first, as people write it: `C0:11:22:33:44:55` (Core Spec Vol 2, Part B, 1.2).
@@ -111,25 +82,6 @@ public struct HCIRole: RawRepresentable, Hashable, Sendable, CustomStringConvert
     }
 }
 
-/// LE PHY value in PHY Update Complete and extended reports: 1 = 1M, 2 = 2M, 3 = Coded (Core Spec Vol 4, Part E, 7.7.65.12).
-public struct LEPHY: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let none = LEPHY(rawValue: 0)
-    public static let le1M = LEPHY(rawValue: 1)
-    public static let le2M = LEPHY(rawValue: 2)
-    public static let leCoded = LEPHY(rawValue: 3)
-    public var description: String {
-        switch rawValue {
-        case 0: "none"
-        case 1: "1M"
-        case 2: "2M"
-        case 3: "Coded"
-        default: "LEPHY(\(hex(rawValue)))"
-        }
-    }
-}
-
 /// Formatting helpers for summaries of HCI values in their spec units.
 enum Units {
     /// Connection interval units of 1.25 ms → `30.00 ms`.
@@ -137,7 +89,7 @@ enum Units {
     /// Advertising/scan units of 0.625 ms → `100.000 ms`.
     static func interval625(_ v: UInt16) -> String { String(fractionDigits: 3, Double(v) * 0.625) + " ms" }
     /// Supervision timeout units of 10 ms → `4000 ms`.
-    static func timeout10(_ v: UInt16) -> String { "\(Int(v) * 10) ms" }
+    static func timeout10(_ v: UInt16) -> String { "\(ConnectionTiming.supervisionTimeoutMilliseconds(v)) ms" }
 }
 
 extension ByteReader {

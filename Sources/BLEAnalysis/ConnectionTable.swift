@@ -1,0 +1,112 @@
+import BLECore
+
+/// The connections of one capture and how the per-packet path finds them: every connection seen (numbers are not
+/// reused), the decoding state of those still open, and the caches in front of the lookup by (controller, handle).
+///
+/// HCI names a connection by its handle (Core Spec Vol 4, Part E, 5.4.2), which a controller reuses once the
+/// connection ends, so the table keeps two views: `connections` in the order they started, and `open`, the one
+/// connection each (controller, handle) names now. Almost every record continues the connection of the record before
+/// it, so ``lookup(_:)`` answers from the last lookup, then from a small direct-mapped cache, and only then hashes.
+struct ConnectionTable {
+    /// A connection as HCI names it: the controller (the capture's interface) and the connection handle.
+    struct Key: Hashable {
+        var controller: UInt16
+        var handle: UInt16
+    }
+
+    /// Every connection seen, in the order they started.
+    var connections: [Connection] = []
+    /// Per-connection decoding state, parallel to `connections`; nil once closed.
+    var states: [ConnectionState?] = []
+    /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it): a hostile
+    /// capture with a Connection Complete per record would otherwise grow it without end.
+    var maxRetained = 65_536
+    /// Open connections by key (index into `connections`).
+    private(set) var open: [Key: Int] = [:]
+    /// The last lookup's key and answer (most records continue the same connection).
+    private var lastKey: Key?
+    private var lastIndex = 0
+    /// Direct-mapped cache in front of `open` (by handle): captures interleave a few connections, and hashing the key
+    /// for every ACL packet and completed-packets entry showed in profiles.
+    private var slots = [(key: Key, index: Int)](repeating: (ConnectionTable.noKey, 0), count: 32)
+    /// The latest connection on each handle (any controller), for naming events.
+    private var latestByHandle: [UInt16: Int] = [:]
+    /// Keys whose connection was inferred from traffic once already (the finding says so once per key).
+    private var inferredNoted = Set<Key>()
+    /// The database each peer's last discovered connection ended with, for a later connection without discovery.
+    private var databasesByPeer: [String: GATTDatabase] = [:]
+
+    /// A key no connection has (controller and handle out of range), marking an empty cache slot.
+    static let noKey = Key(controller: .max, handle: .max)
+
+    /// Open connections.
+    var openCount: Int { open.count }
+    /// Whether another connection may be kept (``maxRetained``).
+    var canRetainAnother: Bool { connections.count < maxRetained }
+
+    /// The open connection `key` names, through the last-lookup and slot caches.
+    @inline(__always)
+    mutating func lookup(_ key: Key) -> Int? {
+        if key == lastKey { return lastIndex }
+        let slot = Self.slot(key)
+        let index: Int
+        if slots[slot].key == key {
+            index = slots[slot].index
+        } else {
+            guard let i = open[key] else { return nil }
+            slots[slot] = (key, i)
+            index = i
+        }
+        lastKey = key
+        lastIndex = index
+        return index
+    }
+
+    /// The open connection on `handle` of any controller (air captures have no controller; the first found).
+    func openIndex(handle: UInt16) -> Int? {
+        open.first(where: { $0.key.handle == handle })?.value
+    }
+
+    /// The latest connection (open or closed) on `handle` of any controller.
+    func latest(onHandle handle: UInt16) -> Int? { latestByHandle[handle] }
+
+    /// The database a discovered connection with `peer` ended with, if any.
+    func earlierDatabase(peer: String) -> GATTDatabase? { databasesByPeer[peer] }
+
+    /// Opens `connection` under `key` with fresh decoding state; returns its index. A connection still open under the
+    /// key must be closed first (``close(_:)``).
+    mutating func open(_ connection: Connection, key: Key) -> Int {
+        let index = connections.count
+        connections.append(connection)
+        states.append(ConnectionState())
+        open[key] = index
+        forgetSlot(key)
+        latestByHandle[key.handle] = index
+        return index
+    }
+
+    /// True the first time a connection under `key` is inferred from traffic.
+    mutating func noteInferred(_ key: Key) -> Bool { inferredNoted.insert(key).inserted }
+
+    /// Closes connection `index`: its decoding state goes, its key names no connection, and a database discovered on it
+    /// is kept for the peer's next connection.
+    mutating func close(_ index: Int) {
+        let c = connections[index]
+        let key = Key(controller: c.controller, handle: c.handle)
+        states[index] = nil
+        if let peer = c.peerAddress, !c.gatt.isEmpty, c.gatt.source == .discovery {
+            databasesByPeer[peer] = c.gatt
+        }
+        open.removeValue(forKey: key)
+        forgetSlot(key)
+        if lastKey == key { lastKey = nil }
+    }
+
+    @inline(__always)
+    static func slot(_ key: Key) -> Int { Int(key.handle ^ key.controller &* 7) & 31 }
+
+    private mutating func forgetSlot(_ key: Key) {
+        let slot = Self.slot(key)
+        if slots[slot].key == key { slots[slot].key = Self.noKey }
+    }
+}
