@@ -137,8 +137,8 @@ public enum VendorSpecific {
     /// Broadcom (company 0x000F). Commands: tshark 4.0.17's `bthci_vendor.broadcom.opcode` values
     /// (`tshark -G values`, from Wireshark's `packet-bthci_vendor_broadcom.c`), which name the firmware download
     /// (Download MiniDriver 0x02E, Write Firmware 0x04C, Launch RAM 0x04E), Write BD ADDR 0x001, Update Baudrate
-    /// 0x018, the PCM/SCO/WBS audio set-up and Set ACL Priority 0x057; BlueZ `monitor/broadcom.c`
-    /// (`vendor_ocf_table`) adds Read Sleepmode Param 0x028, Enable Radio 0x034, Read UART Clock Setting 0x044,
+    /// 0x018, the PCM/SCO/WBS audio set-up and Set ACL Priority 0x057; later Wireshark adds Read SCO PCM INT
+    /// Parameter 0x01D; BlueZ `monitor/broadcom.c` (`vendor_ocf_table`) adds Read Sleepmode Param 0x028, Enable Radio 0x034, Read UART Clock Setting 0x044,
     /// Read Raw RSSI 0x048, Read RAM 0x04D and Read Controller Features 0x06E. Events: BlueZ's `vendor_evt_table`
     /// (LM Diag 0xB4); Wireshark names none.
     public static let broadcom = VendorSpecificTable(
