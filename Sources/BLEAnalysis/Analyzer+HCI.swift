@@ -342,7 +342,7 @@ extension Analyzer {
         }
         let fragment = L2CAPFragment(
             isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
-            timestamp: record.timestamp, isCut: cut)
+            timestamp: record.timestamp, isCut: cut, carried: cut ? Int(header.dataLength) : nil)
         feedL2CAP(fragment, connection: index, direction: direction, timestamp: record.timestamp)
     }
 }

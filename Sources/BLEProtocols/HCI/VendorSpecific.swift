@@ -104,7 +104,8 @@ public enum VendorSpecific {
     /// LE_MULTI_ADVT 0xFD54, LE_BATCH_SCAN 0xFD56, LE_ADV_FILTER 0xFD57, LE_ENERGY_INFO 0xFD59,
     /// LE_EXTENDED_SCAN_PARAMS 0xFD5A, CONTROLLER_DEBUG_INFO 0xFD5B, CONTROLLER_A2DP_OPCODE 0xFD5D, CONTROLLER_BQR
     /// 0xFD5E); `stack/include/hcidefs.h` for HCI_BLE_TRACK_ADV 0x0158 (Bluedroid) and HCI_CONTROLLER_DAB 0x015F
-    /// with its sub-opcodes; the names are Wireshark's (`packet-bthci_vendor_broadcom.c`, where these first
+    /// with its sub-opcodes; Bluedroid `vnd/ble/vendor_hcidefs.h` for HCI_VENDOR_BLE_RPA_VSC 0x0155 (private address
+    /// resolution offload, sub-codes 0x01–0x05); the names are Wireshark's (`packet-bthci_vendor_broadcom.c`, where these first
     /// appeared) so that they read as tshark's do, and AOSP's own for the ones Wireshark lacks (the command that
     /// configures Bluetooth Quality Reports is `Controller BQR`, AOSP's CONTROLLER_BQR, so that only the reports
     /// themselves carry "Quality Report" in their name; bumble `vendor/android/hci.py` agrees on the codes).
@@ -115,7 +116,8 @@ public enum VendorSpecific {
     public static let android = VendorSpecificTable(
         vendor: "Android",
         commands: [
-            0x153: "LE Get Vendor Capabilities", 0x154: "LE Multi Advertising", 0x156: "LE Batch Scan",
+            0x153: "LE Get Vendor Capabilities", 0x154: "LE Multi Advertising", 0x155: "LE Private Address Resolution",
+            0x156: "LE Batch Scan",
             0x157: "LE Advertising Filter", 0x158: "LE Tracking Advertising", 0x159: "LE Energy Info",
             0x15A: "LE Extended Scan Params", 0x15B: "Controller Debug Info", 0x15D: "A2DP Hardware Offload",
             0x15E: "Controller BQR", 0x15F: "Dynamic Audio Buffer",
@@ -125,6 +127,7 @@ public enum VendorSpecific {
                 0x01: "Set Parameters", 0x02: "Write Advertising Data", 0x03: "Write Scan Response Data",
                 0x04: "Set Random Address", 0x05: "Enable",
             ],
+            0x155: [0x01: "Enable", 0x02: "Add IRK", 0x03: "Remove IRK", 0x04: "Clear IRK", 0x05: "Read IRK"],
             0x156: [0x01: "Enable/Disable", 0x02: "Set Storage Parameters", 0x03: "Set Parameters", 0x04: "Read Results"],
             0x157: [
                 0x00: "Enable", 0x01: "Feature Select", 0x02: "BD_ADDR", 0x03: "UUID", 0x04: "Solicitation UUID",
