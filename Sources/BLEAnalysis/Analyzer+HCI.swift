@@ -366,7 +366,9 @@ extension Analyzer {
         }
         if !reassemblyFindings.isEmpty {
             for f in reassemblyFindings { state.decode.countReassembly(f) }
-            findings += reassemblyFindings
+            // A PDU cut by the capturer is counted (decode health) and the cut said once (hci.acl-cut-by-capturer,
+            // the completeness verdict): one finding per cut PDU would bury the others in a filtered log.
+            findings += reassemblyFindings.filter { $0.kind.code != "l2cap.cut-by-capturer" }
         }
     }
 }
