@@ -51,7 +51,7 @@ import Testing
     /// A PDU the capturer cut ends where its ACL header says it would have: counted as cut by the capturer, and the
     /// next PDU (whole) decodes. Before, each cut PDU waited for bytes that never came and the next start counted
     /// it "lost in reassembly", blaming missing packets (found on the corpus's btsnooz-cut Android log
-    /// `android-btsnooz-cut_mi-watch-lite-qcom-ble.btsnoop`).
+    /// `android-btsnooz-cut_mi-watch-lite-qcom-ble-acl-10b.btsnoop`).
     @Test func cutPDUsAreCountedAsCutAndTheNextOneDecodes() throws {
         let (records, cut) = Self.filtered()
         var events: [TimelineEvent] = []
