@@ -132,8 +132,10 @@ import Testing
     static let vendorsTsharkLacks: Set<String> = ["Android", "Microsoft", "Qualcomm", "Realtek", "MediaTek"]
     /// The codes blescope names from BlueZ where Wireshark has none (`broadcomAndIntelNamesAreTsharks`).
     static let blueZOnly: [String: Set<String>] = [
-        "Broadcom": ["Read SCO PCM INT Parameter", "Read Sleepmode Param", "Enable Radio", "Read UART Clock Setting",
-            "Read Raw RSSI", "Read RAM", "Read Controller Features"],
+        "Broadcom": [
+            "Read SCO PCM INT Parameter", "Read Sleepmode Param", "Enable Radio", "Read UART Clock Setting",
+            "Read Raw RSSI", "Read RAM", "Read Controller Features",
+        ],
         "Intel": ["Read Supported Features", "PPAG Enable"],
     ]
 
@@ -159,7 +161,9 @@ import Testing
             let ourName = ourVendor.map { String(commandName.dropFirst($0.count + 1)) }
             if let t = theirs[frame] {
                 if let name = t.name {
-                    if ourName == name && (ourVendor == t.vendor || ourVendor == "Android") { agreed += 1 } else {
+                    if ourName == name && (ourVendor == t.vendor || ourVendor == "Android") {
+                        agreed += 1
+                    } else {
                         problems.append("frame \(frame): tshark \(t.vendor) \(name), blescope \(e.name)")
                     }
                 } else if let v = ourVendor, !vendorsTsharkLacks.contains(v), !(blueZOnly[v]?.contains(ourName ?? "") ?? false) {
@@ -245,7 +249,8 @@ import Testing
         #expect(Self.hciName(events, 7) == "Vendor Command (OCF 0x0017)")
         #expect(Self.hciName(events, 28) == "Android LE Get Vendor Capabilities")
         let activity = analyzer.vendorActivity
-        #expect(activity.commands.first { $0.opcode == HCICommand(0xFC17) }.map { ($0.label, $0.count) } ?? ("", 0) == ("Qualcomm Logging", 2))
+        #expect(
+            activity.commands.first { $0.opcode == HCICommand(0xFC17) }.map { ($0.label, $0.count) } ?? ("", 0) == ("Qualcomm Logging", 2))
         #expect(activity.events.map(\.label) == ["Qualcomm EDL Command Response"])
         #expect(activity.events.first?.firstFrame == 10)
     }
@@ -256,7 +261,8 @@ import Testing
         let info = CaptureInfo(reading: try CaptureFile.open(path: path))
         let text = info.text(terminal: Terminal(colors: false))
         #expect(text.contains("Controllers:        0: Qualcomm (0x001d), HCI 5.0, LMP 5.0 subversion 0x02be (frame 13)"))
-        #expect(text.contains("Vendor commands:    7 Android LE Advertising Filter, 2 Qualcomm Logging, 2 Android LE Get Vendor Capabilities"))
+        #expect(
+            text.contains("Vendor commands:    7 Android LE Advertising Filter, 2 Qualcomm Logging, 2 Android LE Get Vendor Capabilities"))
         #expect(text.contains("Vendor events:      1 Qualcomm EDL Command Response"))
         let json = try #require(try JSONSerialization.jsonObject(with: Data(info.json.utf8)) as? [String: Any])
         let ids = try #require(json["controller_identities"] as? [[String: Any]])

@@ -89,8 +89,9 @@ struct VendorSpecificTableTests {
         #expect(HCICommand(0xFC1E).name(manufacturer: .intel) == "Microsoft Extension")
         #expect(HCICommand(0xFC1E).name(manufacturer: .broadcom) == "Broadcom Write PCM Data Format Parameter")
         #expect(HCICommand(0xFD70).name(manufacturer: .qualcomm) == "Microsoft Extension")
-        #expect(VendorSpecific.command(HCICommand(0xFD70), parameters: [0x03], manufacturer: .qualcomm)?.subcommand
-            == "LE Monitor Advertisement")
+        #expect(
+            VendorSpecific.command(HCICommand(0xFD70), parameters: [0x03], manufacturer: .qualcomm)?.subcommand
+                == "LE Monitor Advertisement")
         #expect(HCICommand(0xFC17).name(manufacturer: .qualcomm) == "Qualcomm Logging")
         #expect(HCICommand(0x0C03).name(manufacturer: .intel) == "Reset")  // spec opcodes are never vendor's
         // Events: Android sub-events for any maker; 0xB4 is Broadcom's LM Diag and nothing for Qualcomm.
