@@ -80,6 +80,8 @@ aleksamarkoni/bluetooth_sample 4864ffa3ae6a6e363d5339eb7875ffd4fad6f8f1 a3e087c1
 manojshakti77/bluetooth 73becd3e66ec20a194cab64de2d8982b80af4772 d5545b058e762e676a4a9f36f75495f1de605c1c6bfdd742043ea752a4834e0c android-btsnoop-broadcom-vsc_manoj-classic-avdtp.log btsnoop_hci.log
 mtoslalibu/ec521 aafe98d5df91e72df170489688b67e427a08f1f3 3e4c07d246acf3a051ef9ac5df260b9ca33cae08ceeadc076f9c3490f7d3c437 android-btsnoop_ec521-le-smp-att-inferred-conn.log docs/bt-logs/btsnoop_hci.log
 tonton81/test 74774278a54c1627e90eef00e12c7e72244cd9ef 48933902c6f95d81a688f794c7f6ac2f87891fae3d97aba3f4b9ffe3da8380dc android-btsnoop_tonton-le-att.log btsnoop_hci.log
+jonohayon/mi-watch-lite-rtl ef3431b5c0b4376db7de4c952374318a41e62e65 4d66f116bd32f55dbb556c2e7ddd3a9f0a6c54fe5808772e77d7823ef24b29d0 android-btsnooz-cut_mi-watch-lite-qcom-ble-acl-10b.btsnoop out.btsnoop
+jonohayon/mi-watch-lite-rtl ef3431b5c0b4376db7de4c952374318a41e62e65 8468192098b32ce362d7fb9ccbe2bac71966376337e6280dd4a1998a958722aa android-btsnooz_mi-watch-lite-qcom-hci-only-1h42.btsnoop research/bluetooth/out.btsnoop
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]

@@ -328,7 +328,10 @@ extension Analyzer {
                         .info,
                         .init(
                             code: "att.response-without-request",
-                            message: "ATT \(opcode) without a request in the capture"), frame: frame))
+                            message: "ATT \(opcode) without a request in the capture"
+                                + (state.decode.cutByCapturer > 0
+                                    ? " (the capturer cut \(state.decode.cutByCapturer) L2CAP PDUs of this connection so far: the request may be one of them)"
+                                    : "")), frame: frame))
             }
         }
 

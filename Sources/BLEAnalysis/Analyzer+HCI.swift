@@ -12,12 +12,20 @@ extension Analyzer {
             return
         }
         var eventID: Int? = nil
+        if packet.opcode.isVendor {
+            vendorTally.command(packet.opcode, controller: record.controllerIndex, frame: record.frame, parameters: packet.parameters)
+        }
         if options.timeline {
             let decoded = packet.decoded
+            let manufacturer = manufacturer(of: record.controllerIndex)
+            var summary = decoded.summary
+            if let sub = VendorSpecific.command(packet.opcode, parameters: packet.parameters, manufacturer: manufacturer)?.subcommand {
+                summary = "subcommand=\(sub)" + (summary.isEmpty ? "" : " " + summary)
+            }
             var e = TimelineEvent(
                 frame: record.frame, timestamp: record.timestamp, connection: packet.connectionHandle,
                 direction: .tx, layer: .hci, code: UInt32(packet.opcode.rawValue),
-                name: packet.opcode.description, summary: decoded.summary)
+                name: packet.opcode.name(manufacturer: manufacturer), summary: summary)
             e.isRequest = true
             eventID = emit(e, waiting: true)
         }
@@ -77,6 +85,10 @@ extension Analyzer {
             }
             status = cc.status?.description
             switch cc.decodedReturn {
+            case .readLocalVersionInformation(let v) where v.status == .success:
+                controllerIdentities[controller] = ControllerIdentity(
+                    controller: controller, manufacturer: v.manufacturer, version: v, frame: frame,
+                    source: .readLocalVersionInformation)
             case .leReadBufferSize(let b):
                 buffers.leBufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
             case .leReadBufferSizeV2(let b):
@@ -187,6 +199,7 @@ extension Analyzer {
                 }
             }
         case .bluetoothQualityReport(let report):
+            vendorTally.event(parameters: packet.parameters, controller: controller, frame: frame)
             if let q = report.linkQuality {
                 handle = q.handle
                 if let i = connectionIndex(controller: controller, handle: q.handle, frame: frame, timestamp: time, infer: true) {
@@ -204,10 +217,13 @@ extension Analyzer {
                 findings.append(Finding(.info, .bqrUnknownReport(report.reportID), frame: frame, offset: record.fileOffset))
             }
         case .raw(let code, let params) where code == .vendor && params.first == AndroidVendorSubevent.bluetoothQualityReport.rawValue:
+            vendorTally.event(parameters: params, controller: controller, frame: frame)
             // Sub-event 0x58 that did not decode: say why, with the offset in the event parameters.
             do throws(DecodeError) { _ = try packet.decodeParameters() } catch {
                 findings.append(Finding(.warning, .bqrMalformed(error), frame: frame, offset: record.fileOffset))
             }
+        case .raw(let code, let params) where code == .vendor:
+            vendorTally.event(parameters: params, controller: controller, frame: frame)
         case .connectionComplete(let c):
             // BR/EDR (Core Vol 4, Part E, 7.7.3); the handle is 12 bits (5.4.2).
             let h = c.handle & 0x0FFF
@@ -223,15 +239,36 @@ extension Analyzer {
         }
 
         if options.timeline {
+            let manufacturer = manufacturer(of: controller)
             var e = TimelineEvent(
-                frame: frame, timestamp: time, connection: handle, direction: .rx,
-                layer: .hci, code: UInt32(packet.code.rawValue), name: decoded.name, summary: decoded.summary)
+                frame: frame, timestamp: time, connection: handle, direction: .rx, layer: .hci,
+                code: UInt32(packet.code.rawValue), name: decoded.name(manufacturer: manufacturer),
+                summary: decoded.summary(manufacturer: manufacturer))
             e.requestFrame = requestFrame
             e.latency = latency
             e.status = status
             e.fields = fields
             emit(e)
         }
+    }
+
+    /// The maker of a controller as known at this point of the capture.
+    func manufacturer(of controller: UInt16) -> ControllerManufacturer? { controllerIdentities[controller]?.manufacturer }
+
+    /// Linux monitor opcode 10, Index Info (BlueZ `src/shared/btsnoop.h`, BTSNOOP_OPCODE_INDEX_INFO).
+    static let monitorIndexInfo: UInt32 = 10
+
+    /// A Linux monitor Index Info record: address(6) manufacturer(2, little-endian) (`struct
+    /// btsnoop_opcode_index_info`). btmon writes it when it starts on a controller already up, so captures that
+    /// never show Read Local Version Information still name the maker. A later Read Local Version wins.
+    func noteIndexInfo(_ record: CaptureRecord) {
+        var r = record.reader
+        guard r.remaining >= 8, (try? r.skip(6)) != nil, let raw = try? UInt16(parsingLittleEndian: &r) else { return }
+        let controller = record.controllerIndex
+        if controllerIdentities[controller]?.source == .readLocalVersionInformation { return }
+        controllerIdentities[controller] = ControllerIdentity(
+            controller: controller, manufacturer: ControllerManufacturer(raw), version: nil, frame: record.frame,
+            source: .monitorIndexInfo)
     }
 
     func openLE(
@@ -305,7 +342,7 @@ extension Analyzer {
         }
         let fragment = L2CAPFragment(
             isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
-            timestamp: record.timestamp, isCut: cut)
+            timestamp: record.timestamp, isCut: cut, carried: cut ? Int(header.dataLength) : nil)
         feedL2CAP(fragment, connection: index, direction: direction, timestamp: record.timestamp)
     }
 }
@@ -332,7 +369,9 @@ extension Analyzer {
         }
         if !reassemblyFindings.isEmpty {
             for f in reassemblyFindings { state.decode.countReassembly(f) }
-            findings += reassemblyFindings
+            // A PDU cut by the capturer is counted (decode health) and the cut said once (hci.acl-cut-by-capturer,
+            // the completeness verdict): one finding per cut PDU would bury the others in a filtered log.
+            findings += reassemblyFindings.filter { $0.kind.code != "l2cap.cut-by-capturer" }
         }
     }
 }

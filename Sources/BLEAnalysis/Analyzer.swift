@@ -107,6 +107,14 @@ public final class Analyzer {
     public internal(set) var decodeHealth = DecodeHealth()
     /// ACL packets on the Qualcomm controller-log handle (``Analyzer/vendorTraceHandle``) outside any connection.
     var vendorTrace = VendorTrace()
+    /// Who made each controller (by controller index), from Read Local Version Information or a monitor Index Info;
+    /// the latest answer wins. Vendor-specific commands and events are named with it from its frame on.
+    public internal(set) var controllerIdentities: [UInt16: ControllerIdentity] = [:]
+    var vendorTally = VendorTally()
+    /// Vendor-specific commands and events per controller, counted and named (see ``VendorActivity``).
+    public var vendorActivity: VendorActivity {
+        vendorTally.activity(manufacturers: controllerIdentities.mapValues(\.manufacturer))
+    }
     /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
     public var heldBytesSheds: Int { heldBudget.sheds }
     public var heldBytesDropped: Int { heldBudget.dropped }
@@ -155,6 +163,8 @@ public final class Analyzer {
             }
         case .linkLayer:
             processLinkLayer(record)
+        case .monitor:
+            if record.rawType == Self.monitorIndexInfo { noteIndexInfo(record) }
         default:
             break
         }

@@ -23,13 +23,20 @@ package struct L2CAPFragment {
     package var timestamp: Timestamp
     /// The capturer cut this fragment (incl_len < orig_len): its bytes are not all there.
     package var isCut: Bool
+    /// The bytes the fragment carried before the capturer cut it (the ACL header's Data_Total_Length, which the
+    /// kept bytes still hold); `payload.count` for a whole fragment. It tells when a cut PDU would have ended.
+    package var carried: Int
 
-    package init(isStart: Bool, payload: UnsafeRawBufferPointer, frame: Int, timestamp: Timestamp, isCut: Bool = false) {
+    package init(
+        isStart: Bool, payload: UnsafeRawBufferPointer, frame: Int, timestamp: Timestamp, isCut: Bool = false,
+        carried: Int? = nil
+    ) {
         self.isStart = isStart
         self.payload = payload
         self.frame = frame
         self.timestamp = timestamp
         self.isCut = isCut
+        self.carried = max(carried ?? payload.count, payload.count)
     }
 }
 
@@ -89,6 +96,9 @@ package struct L2CAPReassembler {
     private var firstFrame = 0
     private var firstTimestamp = Timestamp(microseconds: 0)
     private var fragments = 0
+    /// Bytes the fragments carried on the link (``L2CAPFragment/carried``): what completes a PDU, so that one whose
+    /// fragments the capturer cut ends where it would have, counted as cut instead of waiting for bytes that never come.
+    private var carried = 0
     private var cut = false
     package private(set) var inProgress = false
 
@@ -119,6 +129,11 @@ package struct L2CAPReassembler {
                             lastFrame: fragment.frame, firstTimestamp: fragment.timestamp, fragments: 1))
                     return
                 }
+                // Cut by the capturer but whole on the link (Android's filtered snoop log, btsnooz): counted, not decoded.
+                if fragment.isCut && fragment.carried >= total {
+                    findings.append(Finding(.info, .cutByCapturer(have: payload.count), frame: fragment.frame))
+                    return
+                }
                 expected = total
             } else {
                 expected = 0  // header itself split across fragments: learn the length later
@@ -127,6 +142,7 @@ package struct L2CAPReassembler {
             firstFrame = fragment.frame
             firstTimestamp = fragment.timestamp
             fragments = 1
+            carried = fragment.carried
             cut = fragment.isCut
             buffer.removeAll(keepingCapacity: true)
             buffer.append(contentsOf: payload)
@@ -136,15 +152,17 @@ package struct L2CAPReassembler {
                 return
             }
             fragments += 1
+            carried += fragment.carried
             cut = cut || fragment.isCut
             buffer.append(contentsOf: payload)
         }
         if expected == 0, buffer.count >= 4 {
             expected = (Int(buffer[0]) | Int(buffer[1]) << 8) + 4
         }
-        guard expected > 0, buffer.count >= expected else { return }
-        if buffer.count > expected {
-            findings.append(Finding(.warning, .frameTooLong(extra: buffer.count - expected, expected: expected), frame: fragment.frame))
+        // Whole fragments carried what they hold (`carried == buffer.count`); cut ones carried more.
+        guard expected > 0, carried >= expected else { return }
+        if carried > expected {
+            findings.append(Finding(.warning, .frameTooLong(extra: carried - expected, expected: expected), frame: fragment.frame))
         }
         if cut {
             findings.append(Finding(.info, .cutByCapturer(have: buffer.count), frame: fragment.frame))
@@ -182,6 +200,7 @@ package struct L2CAPReassembler {
         inProgress = false
         expected = 0
         fragments = 0
+        carried = 0
         cut = false
         buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
     }

@@ -1,6 +1,8 @@
 import BLEAnalysis
 import BLECapture
+import BLECodecs
 import BLECore
+import BLEProtocols
 
 /// What `blescope info` says about one capture file: a capinfos for Bluetooth.
 public struct CaptureInfo: Sendable {
@@ -16,6 +18,10 @@ public struct CaptureInfo: Sendable {
     public var completeness: CaptureCompleteness
     /// What was carried against what was decoded (L2CAP and above), from a statistics-only analysis in the same pass.
     public var decodeHealth: DecodeHealth?
+    /// Who made each controller, by controller index (from the same analysis; empty without it).
+    public var controllerIdentities: [UInt16: ControllerIdentity] = [:]
+    /// Vendor-specific commands and events, counted and named (empty without the analysis).
+    public var vendorActivity = VendorActivity()
 
     /// Reads the whole capture once, counting records and decoding them without building events (for the decode
     /// health); `progress` is called with (records, bytes).
@@ -31,6 +37,8 @@ public struct CaptureInfo: Sendable {
         }
         analyzer?.finish()
         decodeHealth = analyzer?.decodeHealth
+        controllerIdentities = analyzer?.controllerIdentities ?? [:]
+        vendorActivity = analyzer?.vendorActivity ?? VendorActivity()
         progress?.finish()
         file = capture.path
         format = capture.format.name
@@ -80,7 +88,9 @@ public struct CaptureInfo: Sendable {
         rows.append(("By type", kinds.isEmpty ? "—" : kinds.joined(separator: ", ")))
         rows.append(("Truncated records", formatCount(s.truncatedRecords)))
         rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
-        rows.append(("Controllers", s.controllers.isEmpty ? "—" : s.controllers.sorted().map(String.init).joined(separator: ", ")))
+        rows.append(("Controllers", controllersText))
+        if !vendorActivity.commands.isEmpty { rows.append(("Vendor commands", vendorText(vendorActivity.commands))) }
+        if !vendorActivity.events.isEmpty { rows.append(("Vendor events", vendorText(vendorActivity.events))) }
         if let h = decodeHealth { rows.append(("Decoded", h.headline)) }
         rows.append(("Findings", findings.isEmpty ? "none" : "\(findings.count)"))
         let width = rows.map(\.0.count).max() ?? 0
@@ -107,6 +117,41 @@ public struct CaptureInfo: Sendable {
             if !location.isEmpty { out += " (" + location.joined(separator: ", ") + ")" }
         }
         return out + "\n"
+    }
+
+    /// `0: Broadcom Corporation (0x000f), HCI 4.2, LMP 4.2 subversion 0x4109 (frame 566)`; the bare index when
+    /// the capture does not say who made the controller.
+    var controllersText: String {
+        let indices = Set(statistics.controllers).union(controllerIdentities.keys).sorted()
+        if indices.isEmpty { return "—" }
+        return indices.map { index in
+            guard let id = controllerIdentities[index] else { return String(index) }
+            return "\(index): " + Self.describe(id)
+        }.joined(separator: "; ")
+    }
+
+    /// The maker by its assigned company name, the version numbers when known, and the frame that said so.
+    static func describe(_ id: ControllerIdentity) -> String {
+        let m = id.manufacturer.rawValue
+        // 0xFFFF is no company (Assigned Numbers reserve it for devices without one; test controllers answer it).
+        let company = m == 0xFFFF ? "no company ID" : AssignedNumbers.companyName(m) ?? "company"
+        var s = company + " (\(hex(m, width: 4)))"
+        if let v = id.version {
+            s += ", HCI \(ReadLocalVersionInformationReturn.versionName(v.hciVersion))"
+            s += ", LMP \(ReadLocalVersionInformationReturn.versionName(v.lmpVersion)) subversion \(hex(v.lmpSubversion, width: 4))"
+        }
+        return s + " (frame \(id.frame))"
+    }
+
+    /// The most frequent vendor commands or events: `84 Android LE Advertising Filter, 2 event 0x1b, … (+3 more)`.
+    func vendorText(_ entries: [VendorActivity.Entry]) -> String {
+        let shown = 5
+        let several = Set(entries.map(\.controller)).count > 1
+        var parts = entries.prefix(shown).map { e in
+            formatCount(e.count) + " " + (several ? "controller \(e.controller) " : "") + e.label
+        }
+        if entries.count > shown { parts.append("(+\(entries.count - shown) more)") }
+        return parts.joined(separator: ", ")
     }
 
     /// One JSON object (one line), keys as documented in the README.
@@ -144,6 +189,24 @@ public struct CaptureInfo: Sendable {
         w.beginArray("controllers")
         for c in s.controllers.sorted() { w.value(c) }
         w.endArray()
+        w.beginArray("controller_identities")
+        for id in controllerIdentities.values.sorted(by: { $0.controller < $1.controller }) {
+            w.beginObject()
+            w.field("controller", id.controller)
+            w.field("company_id", id.manufacturer.rawValue)
+            w.field("company", AssignedNumbers.companyName(id.manufacturer.rawValue))
+            w.field("vendor_table", id.manufacturer.table?.vendor)
+            w.field("hci_version", id.version?.hciVersion)
+            w.field("hci_subversion", id.version?.hciSubversion)
+            w.field("lmp_version", id.version?.lmpVersion)
+            w.field("lmp_subversion", id.version?.lmpSubversion)
+            w.field("frame", id.frame)
+            w.field("source", id.source.rawValue)
+            w.endObject()
+        }
+        w.endArray()
+        writeVendorEntries(vendorActivity.commands, key: "vendor_commands", into: &w)
+        writeVendorEntries(vendorActivity.events, key: "vendor_events", into: &w)
         writeCompleteness(completeness, into: &w)
         writeFindings(findings, into: &w)
         if let h = decodeHealth { writeDecodeHealth(h, into: &w) } else { w.fieldNull("decode_health") }
@@ -181,6 +244,26 @@ public func writeFindings(_ findings: [Finding], into w: inout JSONWriter, key: 
         w.field("message", f.message)
         w.field("frame", f.frame)
         w.field("offset", f.offset)
+        w.endObject()
+    }
+    w.endArray()
+}
+
+/// `"vendor_commands": [{"controller", "opcode", "event_code", "vendor", "name", "label", "count", "first_frame"}]`:
+/// `opcode` for commands, `event_code` (the first parameter byte) for events; `vendor`/`name` null when no table
+/// names the code.
+func writeVendorEntries(_ entries: [VendorActivity.Entry], key: String, into w: inout JSONWriter) {
+    w.beginArray(key)
+    for e in entries {
+        w.beginObject()
+        w.field("controller", e.controller)
+        w.field("opcode", e.opcode?.rawValue)
+        w.field("event_code", e.eventCode)
+        w.field("vendor", e.name?.vendor)
+        w.field("name", e.name?.name)
+        w.field("label", e.label)
+        w.field("count", e.count)
+        w.field("first_frame", e.firstFrame)
         w.endObject()
     }
     w.endArray()

@@ -83,3 +83,27 @@ extension CaptureBuilder {
         event(HCIEventPacket(.bluetoothQualityReport(report)).bytes)
     }
 }
+
+extension CaptureBuilder {
+    /// Read Local Version Information and its Command Complete naming `manufacturer` (two records): what tells the
+    /// analysis, and tshark, who made the controller.
+    public func localVersion(
+        manufacturer: ControllerManufacturer, hciVersion: UInt8 = 0x09, lmpSubversion: UInt16 = 0x0100
+    ) -> CaptureBuilder {
+        let version = ReadLocalVersionInformationReturn(
+            hciVersion: hciVersion, hciSubversion: 0x0100, lmpVersion: hciVersion, manufacturer: manufacturer,
+            lmpSubversion: lmpSubversion)
+        return command(HCIBuild.command(.readLocalVersionInformation))
+            .event(
+                HCIBuild.event(
+                    .commandComplete(CommandComplete(opcode: .readLocalVersionInformation, .readLocalVersionInformation(version)))))
+    }
+
+    /// A vendor-specific command and its Command Complete with `returnParameters` (two records).
+    public func vendorCommand(_ opcode: HCICommand, _ parameters: [UInt8] = [], returning returnParameters: [UInt8] = [0x00])
+        -> CaptureBuilder
+    {
+        command(HCIBuild.command(opcode, parameters: parameters))
+            .event(HCIBuild.event(.commandComplete(CommandComplete(opcode: opcode, returnParameters: returnParameters))))
+    }
+}

@@ -113,6 +113,9 @@ import Testing
         /// side's GATT database (both ends are servers), takes its bytes for a handle and marks the frame
         /// malformed; blescope keeps the value (OpenGuardian pump: 2 Write Requests).
         case tsharkUsedOtherSidesDatabase
+        /// The capturer cut the record (incl_len < orig_len: Android's filtered snoop log, btsnooz): tshark decodes the
+        /// bytes kept; blescope counts the PDU as cut by the capturer and decodes nothing of it (DESIGN §3).
+        case cutRecordDecodedByTshark
         /// tshark decodes a Qualcomm controller's firmware-log ACL packets (handle 0x0EDC, no connection) as
         /// L2CAP; blescope sets them aside as vendor trace (AOSP snoop_logger.cc: kQualcommDebugLogHandle).
         case vendorTraceDecodedByTshark
@@ -244,9 +247,10 @@ import Testing
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
     static func explainMissing(
         _ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace(),
-        crcFailed: Set<Int> = []
+        crcFailed: Set<Int> = [], cutFrames: Set<Int> = []
     ) -> Explanation? {
         if crcFailed.contains(t.frame) { return .crcFailsOnRecheckDecodedByTshark }
+        if cutFrames.contains(t.frame) { return .cutRecordDecodedByTshark }
         // A repeat of an unacknowledged PDU: the latest earlier row with the same SN, same bytes, itself not acknowledged.
         if t.notAcknowledged, let sn = t.sequenceNumber {
             let copies = theirs.values.filter {
@@ -385,10 +389,14 @@ import Testing
         // LL retransmissions) are set aside.
         let crcFailed = Self.crcFailures(
             reference ?? path, frames: theirs.values.filter { $0.crcUnchecked && ours[$0.frame] == nil }.map(\.frame))
+        var cutFrames = Set<Int>()
+        let records = try CaptureFile.open(path: path)
+        while let record = records.next() { if record.isTruncated { cutFrames.insert(record.frame) } }
         var theirCounts: [Int: Int] = [:], ourCounts: [Int: Int] = [:]
         for r in theirs.values
         where ours[r.frame] != nil
-            || Self.explainMissing(r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed) == nil
+            || Self.explainMissing(
+                r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames) == nil
         {
             theirCounts[r.opcode, default: 0] += 1
         }
@@ -417,7 +425,8 @@ import Testing
             if let t, let o, let why = Self.explain(t, o, ours: ours, theirs: theirs, event: events[frame]) {
                 explained[why, default: 0] += 1
             } else if let t, o == nil,
-                let why = Self.explainMissing(t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed)
+                let why = Self.explainMissing(
+                    t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames)
             {
                 explained[why, default: 0] += 1
             } else if t == nil, let o, let why = Self.explainEATT(o, event: events[frame], sdus: creditSDUs) {

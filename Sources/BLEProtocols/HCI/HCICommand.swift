@@ -2,8 +2,8 @@ import BLECore
 
 /// An HCI command opcode: OGF (6 bits) and OCF (10 bits) (Core Spec 5.4 Vol 4, Part E, 5.4.1).
 ///
-/// Open struct: an unknown opcode prints as `HCICommand(0x2087)`, a vendor command (OGF 0x3F) as
-/// `Vendor Command (OCF 0x0153)`; both are kept.
+/// Open struct: an unknown opcode prints as `HCICommand(0x2087)`, a vendor command (OGF 0x3F) that no vendor table
+/// names as `Vendor Command (OCF 0x01F1)`; both are kept. Vendor commands are named by ``VendorSpecific``.
 public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt16
     public init(rawValue: UInt16) { self.rawValue = rawValue }
@@ -56,9 +56,18 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     /// The spec name (`"LE Set Scan Enable"`), or nil for an opcode Core 5.4 does not define.
     public var name: String? { HCICommandTable.entries[rawValue]?.name }
 
-    public var description: String {
+    /// The name without knowing the controller's maker: the spec name, the Android host's name for its vendor
+    /// commands (`Android LE Advertising Filter`), or the raw form.
+    public var description: String { name(manufacturer: nil) }
+
+    /// The name as the controller's maker defines it: the spec name, a vendor table's name
+    /// (`Broadcom Launch RAM`), or `Vendor Command (OCF 0x01F1)` when no table names the code.
+    public func name(manufacturer: ControllerManufacturer?) -> String {
         if let name { return name }
-        if isVendor { return "Vendor Command (OCF \(hex(ocf, width: 4)))" }
+        if isVendor {
+            if let vendor = VendorSpecific.command(self, manufacturer: manufacturer) { return vendor.description }
+            return "Vendor Command (OCF \(hex(ocf, width: 4)))"
+        }
         return "HCICommand(\(hex(rawValue)))"
     }
 }
@@ -136,5 +145,6 @@ public enum HCICommandTable {
         (.leRemoteConnectionParameterRequestNegativeReply, r(HCIReturnParameters.statusAndHandle)),
         (.leLongTermKeyRequestReply, r(HCIReturnParameters.statusAndHandle)),
         (.leLongTermKeyRequestNegativeReply, r(HCIReturnParameters.statusAndHandle)),
+        (.readLocalVersionInformation, r(HCIReturnParameters.readLocalVersionInformation)),
     ]
 }

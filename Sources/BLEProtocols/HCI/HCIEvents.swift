@@ -108,24 +108,35 @@ public enum HCIEventParameters: Hashable, Sendable {
         }
     }
 
-    /// Event name: the subevent's for LE Meta events.
-    public var name: String {
+    /// Event name without knowing the controller's maker (see ``name(manufacturer:)``).
+    public var name: String { name(manufacturer: nil) }
+
+    /// Event name: the subevent's for LE Meta events; for Command Complete/Status the command's, and for vendor
+    /// events (0xFF) the vendor table's (`Vendor (Intel Bootup)`), both as the controller's maker defines them;
+    /// `Vendor` when no table names the event.
+    public func name(manufacturer: ControllerManufacturer?) -> String {
         if let s = subevent { return s.description }
-        if case let .commandComplete(cc) = self { return "Command Complete (\(cc.opcode))" }
-        if case let .commandStatus(cs) = self { return "Command Status (\(cs.opcode))" }
+        if case let .commandComplete(cc) = self { return "Command Complete (\(cc.opcode.name(manufacturer: manufacturer)))" }
+        if case let .commandStatus(cs) = self { return "Command Status (\(cs.opcode.name(manufacturer: manufacturer)))" }
         if case let .bluetoothQualityReport(q) = self { return "Bluetooth Quality Report (\(q.reportID))" }
-        if case let .raw(code, b) = self, code == .vendor, let first = b.first, let sub = AndroidVendorSubevent(first).name {
-            return "Vendor (Android \(sub))"
+        if case let .raw(code, b) = self, code == .vendor, let vendor = VendorSpecific.event(parameters: b, manufacturer: manufacturer) {
+            return "Vendor (\(vendor))"
         }
         return code.description
     }
 
-    public var summary: String {
+    /// Field summary without knowing the controller's maker (see ``summary(manufacturer:)``).
+    public var summary: String { summary(manufacturer: nil) }
+
+    /// Field summary; Command Complete/Status name their command as the controller's maker does.
+    public func summary(manufacturer: ControllerManufacturer?) -> String {
         switch self {
         case let .raw(_, b), let .leMeta(_, b): b.isEmpty ? "" : "params=" + hexString(b)
         // Shown as its bytes, as before it had a decoder, so that timelines stay byte-identical; the struct's own
         // `summary` names the fields.
         case let .connectionComplete(c): "params=" + hexString(c.bytes)
+        case let .commandComplete(cc) where cc.opcode.isVendor: cc.summary(opcodeName: cc.opcode.name(manufacturer: manufacturer))
+        case let .commandStatus(cs) where cs.opcode.isVendor: cs.summary(opcodeName: cs.opcode.name(manufacturer: manufacturer))
         default: value?.summary ?? ""
         }
     }
@@ -436,9 +447,11 @@ public struct CommandComplete: WireCodable, HCISummary {
     public var decodedReturn: HCIReturnParameters {
         (try? HCIReturnParameters.decode(opcode: opcode, bytes: returnParameters)) ?? .raw(returnParameters)
     }
-    public var summary: String {
+    public var summary: String { summary(opcodeName: opcode.description) }
+    /// The summary with the command named as given (a vendor command named by the controller's maker).
+    public func summary(opcodeName: String) -> String {
         let r = decodedReturn.summary
-        return "opcode=\(opcode) ncmd=\(numHCICommandPackets)" + (r.isEmpty ? "" : " " + r)
+        return "opcode=\(opcodeName) ncmd=\(numHCICommandPackets)" + (r.isEmpty ? "" : " " + r)
     }
 }
 
@@ -458,7 +471,9 @@ public struct CommandStatus: WireCodable, HCISummary {
     public func encode(into w: inout ByteWriter) {
         w.write(status.rawValue); w.write(numHCICommandPackets); w.write(littleEndian: opcode.rawValue)
     }
-    public var summary: String { "opcode=\(opcode) status=\(status) ncmd=\(numHCICommandPackets)" }
+    public var summary: String { summary(opcodeName: opcode.description) }
+    /// The summary with the command named as given (a vendor command named by the controller's maker).
+    public func summary(opcodeName: String) -> String { "opcode=\(opcodeName) status=\(status) ncmd=\(numHCICommandPackets)" }
 }
 
 /// Number Of Completed Packets (7.7.19): num handles(1) then per handle: handle(2) completed(2).

@@ -11,6 +11,7 @@ public enum HCIReturnParameters: Hashable, Sendable {
     case readBufferSize(ReadBufferSizeReturn)
     case leReadBufferSize(LEReadBufferSizeReturn)
     case leReadBufferSizeV2(LEReadBufferSizeV2Return)
+    case readLocalVersionInformation(ReadLocalVersionInformationReturn)
     /// Return parameters of a command without a typed decoder: first byte taken as status when present.
     case raw([UInt8])
 
@@ -23,6 +24,7 @@ public enum HCIReturnParameters: Hashable, Sendable {
         case let .readBufferSize(v): v.status
         case let .leReadBufferSize(v): v.status
         case let .leReadBufferSizeV2(v): v.status
+        case let .readLocalVersionInformation(v): v.status
         case let .raw(b): b.first.map(HCIStatus.init(rawValue:))
         }
     }
@@ -35,6 +37,7 @@ public enum HCIReturnParameters: Hashable, Sendable {
         case let .readBufferSize(v): v.bytes
         case let .leReadBufferSize(v): v.bytes
         case let .leReadBufferSizeV2(v): v.bytes
+        case let .readLocalVersionInformation(v): v.bytes
         case let .raw(b): b
         }
     }
@@ -47,6 +50,7 @@ public enum HCIReturnParameters: Hashable, Sendable {
         case let .readBufferSize(v): v.summary
         case let .leReadBufferSize(v): v.summary
         case let .leReadBufferSizeV2(v): v.summary
+        case let .readLocalVersionInformation(v): v.summary
         case let .raw(b):
             b.isEmpty ? "" : "status=\(HCIStatus(b[0]))" + (b.count > 1 ? " return=" + hexString(b.dropFirst()) : "")
         }
@@ -64,6 +68,48 @@ public enum HCIReturnParameters: Hashable, Sendable {
         }
         if bytes.count == 1 { return .status(HCIStatus(bytes[0])) }
         return .raw(bytes)
+    }
+}
+
+/// Read Local Version Information return (Core Spec 5.4 Vol 4, Part E, 7.4.1): status(1) HCI_Version(1)
+/// HCI_Subversion(2) LMP_Version(1) Company_Identifier(2) LMP_Subversion(2). The company identifier is the
+/// controller's maker, which decides what its vendor-specific commands and events mean (``VendorSpecific``).
+public struct ReadLocalVersionInformationReturn: WireCodable, HCISummary {
+    public var status: HCIStatus
+    /// HCI version (Assigned Numbers, same values as the LMP/LL version: 0x09 = 5.0 …).
+    public var hciVersion: UInt8
+    /// HCI_Subversion (HCI_Revision before Core 5.3).
+    public var hciSubversion: UInt16
+    public var lmpVersion: UInt8
+    public var manufacturer: ControllerManufacturer
+    public var lmpSubversion: UInt16
+    public init(
+        status: HCIStatus = .success, hciVersion: UInt8, hciSubversion: UInt16, lmpVersion: UInt8,
+        manufacturer: ControllerManufacturer, lmpSubversion: UInt16
+    ) {
+        self.status = status; self.hciVersion = hciVersion; self.hciSubversion = hciSubversion
+        self.lmpVersion = lmpVersion; self.manufacturer = manufacturer; self.lmpSubversion = lmpSubversion
+    }
+    public init(parsing input: inout ByteReader) throws(DecodeError) {
+        status = try HCIStatus(parsing: &input)
+        hciVersion = try input.readUInt8()
+        hciSubversion = try UInt16(parsingLittleEndian: &input)
+        lmpVersion = try input.readUInt8()
+        manufacturer = ControllerManufacturer(try UInt16(parsingLittleEndian: &input))
+        lmpSubversion = try UInt16(parsingLittleEndian: &input)
+    }
+    public func encode(into w: inout ByteWriter) {
+        w.write(status.rawValue); w.write(hciVersion); w.write(littleEndian: hciSubversion); w.write(lmpVersion)
+        w.write(littleEndian: manufacturer.rawValue); w.write(littleEndian: lmpSubversion)
+    }
+    /// `5.0` for the version numbers Assigned Numbers defines, hex otherwise.
+    public static func versionName(_ v: UInt8) -> String {
+        let names = ReadRemoteVersionInformationComplete.versions
+        return Int(v) < names.count ? names[Int(v)] : hex(v)
+    }
+    public var summary: String {
+        "status=\(status) hci=\(Self.versionName(hciVersion)) hciSubversion=\(hex(hciSubversion)) lmp=\(Self.versionName(lmpVersion)) "
+            + "company=\(hex(manufacturer.rawValue)) lmpSubversion=\(hex(lmpSubversion))"
     }
 }
 
