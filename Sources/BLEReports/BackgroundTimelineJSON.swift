@@ -28,14 +28,8 @@ public final class BackgroundTimelineJSON {
     private var pending: [TimelineEvent]
     private let batchSize: Int
 
-    /// Whether rendering on a second thread is expected to pay now: a second core (``secondThreadAvailable``) that
-    /// is idle, i.e. the 1-minute load average leaves at least one core free.
-    public static var pays: Bool {
-        guard secondThreadAvailable else { return false }
-        var load = [Double](repeating: 0, count: 1)
-        guard getloadavg(&load, 1) == 1 else { return true }
-        return load[0] <= Double(sysconf(Int32(_SC_NPROCESSORS_ONLN))) - 1
-    }
+    /// Whether rendering on a second thread is expected to pay now: a second core that is idle (``secondCoreIdle()``).
+    public static var pays: Bool { secondCoreIdle() }
 
     public init(stream: OutputStream, batchSize: Int = 1024, maxBatchesInFlight: Int = 3) {
         self.batchSize = max(1, batchSize)
