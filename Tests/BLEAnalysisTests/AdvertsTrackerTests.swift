@@ -78,6 +78,34 @@ import Testing
         #expect(tracker.findings.isEmpty)
     }
 
+    /// Names padded with NULs end at the first NUL, as in the public corpus ("SX70" sent as `SX70 00 00 00 00`, a
+    /// shortened name of one NUL, tshark shows "SX70" and ""); data whose AD length runs past the report keeps the
+    /// report's RSSI (the octet after the data, Core Spec Vol 4, Part E, 7.7.65.2) and adds one info finding.
+    @Test func paddedNamesAndDataPastItsEnd() throws {
+        let padded = [ADElement.localName("SX70\0\0\0\0", complete: true)]
+        #expect(AdvertisingData(padded).bytes == [0x09, 0x09, 0x53, 0x58, 0x37, 0x30, 0, 0, 0, 0])
+        #expect(AdvertisingData(bytes: AdvertisingData(padded).bytes).localName == "SX70")
+        let overrun: [UInt8] = [0x20, 0x02, 0x85, 0x34, 0xDC, 0xAB]  // length 32, 5 octets follow
+        let events = [
+            Self.legacy(0, Self.tag, rssi: -60, padded),
+            Self.legacy(0, Self.phone, .public, rssi: -70, [.localName("\0", complete: false)]),
+            HCIBuild.event(
+                .leAdvertisingReport(
+                    LEAdvertisingReport(reports: [
+                        .init(eventType: 0, addressType: .random, address: Self.tag, data: overrun, rssi: -93)
+                    ]))),
+        ]
+        let tracker = AdvertisingTracker.track(try Self.capture(events))
+        let tag = try #require(tracker.device(Self.tag, addressType: .random))
+        #expect(tag.names == ["SX70"])
+        #expect(tag.reports == 2)
+        #expect(tag.rssiMin == -93)
+        #expect(tag.rssiMax == -60)
+        #expect(try #require(tracker.device(Self.phone, addressType: .public)).names.isEmpty)
+        #expect(tracker.findings.map(\.kind.code) == ["adverts.malformed-data"])
+        #expect(tracker.findings.first?.frame == 3)
+    }
+
     @Test func extendedReportsAndFragments() throws {
         let url = EddystoneFrame.encodeURL("https://example.com/")!
         let eddystone = AdvertisingData([

@@ -314,7 +314,10 @@ public struct AdvertisingTracker {
                             AdvertisingTracker.insert(u, into: &d.services, cap: cap, dropped: &d.droppedValues)
                         }
                     }
-                case let .localName(n, _): AdvertisingTracker.insert(n, into: &d.names, cap: cap, dropped: &d.droppedValues)
+                case let .localName(n, _):
+                    // A name of NULs only (`08 00` in a real capture) names nothing.
+                    let name = deviceName(n)
+                    if !name.isEmpty { AdvertisingTracker.insert(name, into: &d.names, cap: cap, dropped: &d.droppedValues) }
                 case let .txPowerLevel(p): AdvertisingTracker.insert(p, into: &d.txPowerLevels, cap: cap, dropped: &d.droppedValues)
                 case let .serviceData(sd):
                     AdvertisingTracker.insert(sd.uuid, into: &d.serviceDataUUIDs, cap: cap, dropped: &d.droppedValues)

@@ -256,6 +256,15 @@ public enum ADElement: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// A local name as the device's name: what precedes its first NUL. Devices pad a fixed-size name field with
+/// NULs (`"SX70\0\0\0\0"` in a real capture); HCI defines the name that way ("the end of the name is indicated by
+/// a NULL octet (0x00), and the following octets … have unspecified values", Core Spec Vol 4, Part E, 7.3.11) and
+/// tshark shows AD names the same way. The AD element keeps the bytes as they were sent.
+public func deviceName(_ localName: String) -> String {
+    guard let nul = localName.firstIndex(of: "\0") else { return localName }
+    return String(localName[..<nul])
+}
+
 /// `0x180D Heart Rate`, or the UUID alone when it has no name.
 public func serviceLabel(_ uuid: BluetoothUUID) -> String {
     AssignedNumbers.name(for: uuid).map { "\(uuid) \($0)" } ?? uuid.description
@@ -333,8 +342,8 @@ public struct AdvertisingData: Hashable, Sendable, CustomStringConvertible {
     public var localName: String? {
         var shortened: String? = nil
         for case let .localName(n, complete) in elements {
-            if complete { return n }
-            if shortened == nil { shortened = n }
+            if complete { return deviceName(n) }
+            if shortened == nil { shortened = deviceName(n) }
         }
         return shortened
     }
