@@ -30,7 +30,7 @@ public enum AdvertsSort: String, Sendable, CaseIterable {
 ///    "appearances": [{"value": 833, "name": "Heart rate belt" | null}], "txPowerLevels": [-4], "reportedTxPowers": [],
 ///    "uris": ["https://example.com/"], "advertises": "<the table's summary>",
 ///    "malformedReports": 0, "firstProblem": null, "droppedValues": 0}, …],
-///  "findings": [{"severity": "warning", "code": "…", "message": "…", "frame": 12 | null}]}
+///  "findings": [{"severity": "warning", "code": "…", "message": "…", "frame": 12 | null, "offset": 4096 | null}]}
 /// ```
 /// Times are seconds since the Unix epoch with µs precision; `count` is the number of reports.
 public struct AdvertsReport: Sendable {
@@ -154,16 +154,8 @@ public struct AdvertsReport: Sendable {
         w.beginArray("devices")
         for d in sortedDevices(sort) { AdvertsReport.write(d, identity: identities[d.address], to: &w) }
         w.endArray()
-        w.beginArray("findings")
-        for f in findings {
-            w.beginObject()
-            w.field("severity", f.severity.rawValue)
-            w.field("code", f.kind.code)
-            w.field("message", f.message)
-            w.field("frame", f.frame)
-            w.endObject()
-        }
-        w.endArray()
+        // The shared writer: `offset` too (null when the finding has none), as schemas/adverts.schema.json requires.
+        writeFindings(findings, into: &w)
         w.endObject()
         return w.string + "\n"
     }

@@ -154,7 +154,8 @@ struct Convert: ParsableCommand {
 /// Picks the concrete output format: the datalink follows the input where the name leaves it open.
 enum CaptureConversion {
     static func outputFormat(_ name: String, input: CaptureFile) -> CaptureOutputFormat {
-        let linkLayer = [251, 256, 272].contains(Int(input.datalink)) && input.format.name.hasPrefix("pcap")
+        // Every link-layer datalink the reader takes (PPI, 192, too: its records keep their PPI header).
+        let linkLayer = PcapLinkType.isLinkLayer(input.datalink) && input.format.name.hasPrefix("pcap")
         switch name {
         case "btsnoop-h1": return .btsnoop(datalink: 1001)
         case "btsnoop-monitor": return .btsnoop(datalink: 2001)
