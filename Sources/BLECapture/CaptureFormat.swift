@@ -57,6 +57,20 @@ extension FindingKind {
                 "\(count) record\(count == 1 ? "" : "s") cut by the capturer (included length < original length), first is frame \(first)")
     }
 
+    /// Records whose sub-second field is out of range (pcap: ts_usec ≥ 1,000,000, or ts_nsec ≥ 1,000,000,000 in a
+    /// nanosecond file). The format defines the field as an unsigned count below one second; a writer that broke
+    /// that rule leaves times that are wrong by seconds or hours, so the analysis says so instead of trusting them.
+    public static func captureSubsecondOutOfRange(count: Int, first: Int, offset: Int64, value: UInt32, unit: String)
+        -> FindingKind
+    {
+        FindingKind(
+            code: "capture.timestamp-out-of-range",
+            message:
+                "\(count) record\(count == 1 ? "" : "s") with a \(unit) field of one second or more, first is frame \(first) "
+                + "(header at offset \(offset), \(unit) \(value)): read as the format defines it (seconds + field), "
+                + "so their times and the durations across them are wrong")
+    }
+
     /// The capture library or decompressor reported an error; reading stopped there.
     public static func captureReadError(_ detail: String) -> FindingKind {
         FindingKind(code: "capture.read-error", message: detail)

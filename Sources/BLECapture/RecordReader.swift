@@ -91,6 +91,28 @@ struct TruncationTally {
     }
 }
 
+/// Records whose timestamp's sub-second field is not below one second (``FindingKind/captureSubsecondOutOfRange``):
+/// counted in the hot loop with one comparison, reported once with the first one's place.
+struct SubsecondTally {
+    var count = 0
+    var firstFrame = 0
+    var firstOffset: Int64 = 0
+    var firstValue: UInt32 = 0
+    @inline(__always) mutating func note(frame: Int, offset: Int64, value: UInt32) {
+        if count == 0 { (firstFrame, firstOffset, firstValue) = (frame, offset, value) }
+        count &+= 1
+    }
+    func finding(unit: String) -> Finding? {
+        count == 0
+            ? nil
+            : Finding(
+                .warning,
+                .captureSubsecondOutOfRange(
+                    count: count, first: firstFrame, offset: firstOffset, value: firstValue, unit: unit),
+                frame: firstFrame, offset: firstOffset)
+    }
+}
+
 /// Linux monitor (btsnoop datalink 2001, pcap LINKTYPE 254) opcodes, BlueZ `src/shared/btsnoop.h`.
 enum LinuxMonitor {
     static let newIndex: UInt16 = 0, deleteIndex: UInt16 = 1, command: UInt16 = 2, event: UInt16 = 3

@@ -471,3 +471,57 @@ struct BadInputTests {
         }
     }
 }
+
+/// Classic pcap records whose ts_usec/ts_nsec field is one second or more: read as the format defines it, and said.
+@Suite struct PcapSubsecondRangeTests {
+    /// A little-endian classic pcap (link type 201, H4 with a 4-byte direction header) of one-byte-payload records
+    /// with the given fraction fields, built here byte by byte.
+    static func pcap(fractions: [UInt32], nanoseconds: Bool = false) -> [UInt8] {
+        func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * UInt32($0))) } }
+        var b = le32(nanoseconds ? 0xA1B2_3C4D : 0xA1B2_C3D4) + [2, 0, 4, 0] + le32(0) + le32(0) + le32(65535) + le32(201)
+        for (i, fraction) in fractions.enumerated() {
+            let payload: [UInt8] = [0, 0, 0, 1, 0x04]
+            b += le32(1_000 + UInt32(i)) + le32(fraction) + le32(UInt32(payload.count)) + le32(UInt32(payload.count))
+            b += payload
+        }
+        return b
+    }
+
+    @Test func outOfRangeMicrosecondsAreCountedOnceWithTheFirstPlace() throws {
+        // Records 2 and 4 break the rule; 999,999 is the largest valid value. Each record is 16 + 5 bytes after the
+        // 24-byte file header, so record 2's header is at offset 24 + 21 = 45.
+        let bytes = Self.pcap(fractions: [999_999, 1_500_000, 0, 4_292_882_157])
+        let file = try CaptureFile.open(bytes: bytes, name: "usec-range")
+        var times: [Int64] = []
+        while let r = file.next() { times.append(r.timestamp.microseconds) }
+        #expect(times == [1_000_999_999, 1_002_500_000, 1_002_000_000, 1_003_000_000 + 4_292_882_157])
+        let findings = file.findings.filter { $0.kind.code == "capture.timestamp-out-of-range" }
+        #expect(findings.count == 1)
+        #expect(findings.first?.frame == 2 && findings.first?.offset == 45)
+        #expect(findings.first?.message.hasPrefix("2 records with a ts_usec field of one second or more") == true)
+        #expect(findings.first?.message.contains("ts_usec 1500000") == true)
+    }
+
+    @Test func nanosecondFilesUseTheirOwnLimit() throws {
+        let valid = try CaptureFile.open(bytes: Self.pcap(fractions: [999_999_999, 1_500_000], nanoseconds: true), name: "ns")
+        while valid.next() != nil {}
+        #expect(!valid.findings.contains { $0.kind.code == "capture.timestamp-out-of-range" })
+        let invalid = try CaptureFile.open(bytes: Self.pcap(fractions: [0, 1_000_000_000], nanoseconds: true), name: "ns2")
+        while invalid.next() != nil {}
+        #expect(invalid.findings.filter { $0.kind.code == "capture.timestamp-out-of-range" }.map(\.frame) == [2])
+    }
+
+    /// The corpus's crackle numeric-PIN capture: its writer stored 238 of 307 ts_usec fields out of range (counted by
+    /// an independent header reader, ``ClassicPcapHeaders``).
+    @Test func realCaptureWithOutOfRangeFields() throws {
+        guard let dir = TestEnvironment.corpusDirectory else { return }
+        let path = dir + "/ppi-btle-lt192_crackle-numeric-pin-pairing.pcap"
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let expected = ClassicPcapHeaders.outOfRangeFractions(path)
+        #expect(expected == 238)
+        let file = try CaptureFile.open(path: path)
+        while file.next() != nil {}
+        let finding = file.findings.first { $0.kind.code == "capture.timestamp-out-of-range" }
+        #expect(finding?.message.hasPrefix("\(expected) records with a ts_usec field") == true)
+    }
+}

@@ -33,6 +33,7 @@ final class ClassicPcapReader: RecordReader {
     let nanoseconds: Bool
     let linkType: UInt32
     private var walk = RecordWalk()
+    private var subsecondOutOfRange = SubsecondTally()
 
     init(source: ByteSource, bigEndian: Bool, nanoseconds: Bool, linkType: UInt32) {
         self.source = source
@@ -42,7 +43,10 @@ final class ClassicPcapReader: RecordReader {
         source.advance(ClassicPcap.headerSize)
     }
 
-    var findings: [Finding] { walk.findings }
+    var findings: [Finding] {
+        guard let f = subsecondOutOfRange.finding(unit: nanoseconds ? "ts_nsec" : "ts_usec") else { return walk.findings }
+        return walk.findings + [f]
+    }
 
     var bytesConsumed: Int64 { source.bytesConsumed }
 
@@ -77,6 +81,9 @@ final class ClassicPcapReader: RecordReader {
         let packet = UnsafeRawBufferPointer(start: src.cursor + ClassicPcap.recordHeaderSize, count: caplen)
         src.advance(total)
         if caplen < len { walk.truncation.note(frame: recordFrame) }
+        if fraction >= (nanoseconds ? 1_000_000_000 : 1_000_000) {
+            subsecondOutOfRange.note(frame: recordFrame, offset: recordOffset, value: fraction)
+        }
         let micros = nanoseconds ? Int64(fraction / 1000) : Int64(fraction)
         var record = CaptureRecord(
             frame: recordFrame, timestamp: Timestamp(microseconds: Int64(seconds) &* 1_000_000 &+ micros),
