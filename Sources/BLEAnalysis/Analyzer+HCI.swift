@@ -309,7 +309,9 @@ extension Analyzer {
                     .warning, .invalidSize(expected: Int(header.dataLength), got: available), frame: record.frame,
                     offset: record.fileOffset))
         }
-        let payload = UnsafeRawBufferPointer(rebasing: input.remainingBytes.prefix(Int(header.dataLength)))
+        // The bytes the header announces, or those there are (the generic `prefix` on a raw buffer was not inlined).
+        let rest = input.remainingBytes
+        let payload = UnsafeRawBufferPointer(start: rest.baseAddress, count: min(rest.count, Int(header.dataLength)))
         guard
             let index = connectionIndex(
                 controller: record.controllerIndex, handle: header.handle, frame: record.frame,
