@@ -79,21 +79,22 @@ enum ATTBearerSlot: Equatable {
 }
 
 extension Analyzer {
-    func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState? = nil) {
+    /// One whole L2CAP PDU of an open connection, whose decoding state is `state`, to its channel's decoder.
+    func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState) {
         counters.l2capPDUs += 1
-        state?.decode.l2capPDUs &+= 1
+        state.decode.l2capPDUs &+= 1
         switch pdu.channel {
         case 0x0004:
-            state?.decode.att &+= 1
+            state.decode.att &+= 1
             processATT(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
         case 0x0005, 0x0001:
-            state?.decode.signalling &+= 1
+            state.decode.signalling &+= 1
             processSignalling(pdu, connection: index, direction: direction, timestamp: timestamp)
         case 0x0006, 0x0007:
-            state?.decode.smp &+= 1
+            state.decode.smp &+= 1
             processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
         default:
-            processDynamicChannel(pdu, connection: index, direction: direction, timestamp: timestamp, state: state ?? table.states[index])
+            processDynamicChannel(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
         }
     }
 
@@ -173,14 +174,15 @@ extension Analyzer {
     }
 
     @inline(__always)
-    func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state given: ConnectionState? = nil)
-    {
+    func processATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState) {
         processATT(
             ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
-            connection: index, state: given)
+            connection: index, state: state)
     }
 
-    func processATT(_ input: ATTInput, connection index: Int, state given: ConnectionState? = nil) {
+    /// One ATT PDU of an open connection, whose decoding state is `state` (the caller's reference keeps it for the call:
+    /// taking it non-optional, not looked up again here, saved a reference count per PDU).
+    func processATT(_ input: ATTInput, connection index: Int, state: ConnectionState) {
         let payload = input.payload, direction = input.direction, timestamp = input.timestamp
         guard let first = payload.first else {
             findings.append(Finding(.warning, .init(code: "att.empty", message: "empty ATT PDU"), frame: input.frame))
@@ -193,19 +195,22 @@ extension Analyzer {
         let frame = input.frame
         let method = opcode.method
         let db = Self.serverDatabase(method, direction)
-        guard let state = given ?? table.states[index] else { return }
-        let context = ATTContext(
-            connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
-            l2capBytes: input.l2capBytes)
         // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
         // where such a PDU holds its value (``ATTValueLayout``), and it goes to the observers from there.
         let layout = options.timeline ? nil : opcode.valueLayout
         let inPlace = layout?.value(in: payload)
-        if let inPlace, method == .notification || method == .command {
+        let valueOnly = inPlace != nil && (method == .notification || method == .command)
+        if valueOnly {
             // Nothing to pair and no event to build.
             checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
-            // No `TimelineEvent?` to pass: a nil one was 333 bytes set and copied per value (memset/memcpy ~5 % of `throughput`, perf).
+            // Nobody looks at the value: return before the context is built (it holds `state`, one reference count).
             if observers.isEmpty && options.codecs == nil { return }
+        }
+        let context = ATTContext(
+            connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
+            l2capBytes: input.l2capBytes)
+        if let inPlace, valueOnly {
+            // No `TimelineEvent?` to pass: a nil one was 333 bytes set and copied per value (memset/memcpy ~5 % of `throughput`, perf).
             _ = decodeAndDeliver(
                 UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
                 handle: inPlace.handle, typeHint: nil, in: context)

@@ -68,7 +68,8 @@ public struct CaptureAnalysis: Sendable {
     ) -> CaptureAnalysis {
         let pass = AnalysisPass(options: options, observing: observing)
         if let onEvent { pass.analyzer.onEvent = { [unowned pass] e in onEvent(e, pass) } }
-        while let record = capture.next() {
+        var record = CaptureRecord.empty  // written in place (``CaptureFile/next(into:)``)
+        while capture.next(into: &record) {
             onRecord?(record)
             pass.analyzer.process(record)
             progress?(record.frame, capture.bytesConsumed)

@@ -62,6 +62,13 @@ struct ConnectionTable {
         return index
     }
 
+    /// The decoding state of connection `index`, not retained (nil once closed): valid while the table keeps it, i.e. until
+    /// the connection is closed (``close(_:)``).
+    @inline(__always)
+    func unmanagedState(_ index: Int) -> Unmanaged<ConnectionState>? {
+        states[index].map { Unmanaged.passUnretained($0) }
+    }
+
     /// The open connection on `handle` of any controller (air captures have no controller; the first found).
     func openIndex(handle: UInt16) -> Int? {
         open.first(where: { $0.key.handle == handle })?.value

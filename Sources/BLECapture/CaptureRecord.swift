@@ -6,21 +6,23 @@ import BLECore
 /// values from 0x80 are blescope's own for records that are not HCI packets.
 public struct RecordKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let command = RecordKind(rawValue: 0x01)
-    public static let acl = RecordKind(rawValue: 0x02)
-    public static let sco = RecordKind(rawValue: 0x03)
-    public static let event = RecordKind(rawValue: 0x04)
-    public static let iso = RecordKind(rawValue: 0x05)
+    // Computed and inlinable, not stored: every record is switched on its kind, and a stored `static let` of another
+    // module is reached through a call to its addressor per case compared.
+    @inlinable public static var command: RecordKind { RecordKind(rawValue: 0x01) }
+    @inlinable public static var acl: RecordKind { RecordKind(rawValue: 0x02) }
+    @inlinable public static var sco: RecordKind { RecordKind(rawValue: 0x03) }
+    @inlinable public static var event: RecordKind { RecordKind(rawValue: 0x04) }
+    @inlinable public static var iso: RecordKind { RecordKind(rawValue: 0x05) }
     /// Human-readable text: Linux monitor system notes and user logging, PacketLogger notes and syslog.
-    public static let text = RecordKind(rawValue: 0x80)
+    @inlinable public static var text: RecordKind { RecordKind(rawValue: 0x80) }
     /// A link-layer (over-the-air) packet; `CaptureRecord.linkType` tells how to decode its bytes.
-    public static let linkLayer = RecordKind(rawValue: 0x81)
+    @inlinable public static var linkLayer: RecordKind { RecordKind(rawValue: 0x81) }
     /// Linux monitor bookkeeping (new/delete/open/close index, index info, control channel, vendor diagnostics).
-    public static let monitor = RecordKind(rawValue: 0x82)
+    @inlinable public static var monitor: RecordKind { RecordKind(rawValue: 0x82) }
     /// A record type the format defines but blescope does not interpret (kept, counted, shown by value).
-    public static let other = RecordKind(rawValue: 0xFF)
+    @inlinable public static var other: RecordKind { RecordKind(rawValue: 0xFF) }
 
     public var description: String {
         switch self {
@@ -87,6 +89,13 @@ public struct CaptureRecord {
         self.linkType = linkType
         self.bytes = bytes
         self.cumulativeDrops = cumulativeDrops
+    }
+
+    /// A record of nothing (frame 0, no bytes), for ``CaptureFile/next(into:)`` to write over.
+    public static var empty: CaptureRecord {
+        CaptureRecord(
+            frame: 0, timestamp: Timestamp(microseconds: 0), direction: .unknown, kind: .other, originalLength: 0,
+            includedLength: 0, fileOffset: 0, bytes: UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
     /// The capturer kept fewer bytes than were on the wire (Android filtered snoop, Windows logs):

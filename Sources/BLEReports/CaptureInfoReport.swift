@@ -29,7 +29,8 @@ public struct CaptureInfo: Sendable {
         var stats = CaptureStatistics()
         var tracker = CompletenessTracker()
         let analyzer = decode ? Analyzer(options: AnalyzerOptions(timeline: false)) : nil
-        while let record = capture.next() {
+        var record = CaptureRecord.empty  // written in place (``CaptureFile/next(into:)``)
+        while capture.next(into: &record) {
             stats.add(record)
             tracker.add(record)
             analyzer?.process(record)

@@ -57,11 +57,18 @@ final class BTSnoopReader: RecordReader {
     var bytesConsumed: Int64 { source.bytesConsumed }
 
     func next() -> CaptureRecord? {
-        if walk.stopped { return nil }
+        var record = CaptureRecord.empty
+        return next(into: &record) ? record : nil
+    }
+
+    /// The next record written over `record` (every field); false at the end. See ``CaptureFile/next(into:)``.
+    @inline(__always)
+    func next(into record: inout CaptureRecord) -> Bool {
+        if walk.stopped { return false }
         let src = source
         guard src.ensure(BTSnoop.recordHeaderSize) else {
             walk.stop(atEndOf: src, needed: BTSnoop.recordHeaderSize)
-            return nil
+            return false
         }
         let h = src.cursor
         let originalLength = Int(h.be32(0))
@@ -76,19 +83,19 @@ final class BTSnoopReader: RecordReader {
             maximum: BTSnoop.maxRecordLength, noun: "included")
         {
             walk.stop(invalidLength: problem, offset: recordOffset)
-            return nil
+            return false
         }
         let total = BTSnoop.recordHeaderSize &+ includedLength
         guard src.ensure(total) else {
             walk.stop(atEndOf: src, needed: total)
-            return nil
+            return false
         }
         walk.frame = recordFrame
         let payload = UnsafeRawBufferPointer(start: src.cursor + BTSnoop.recordHeaderSize, count: includedLength)
         src.advance(total)
         if includedLength < originalLength { walk.truncation.note(frame: recordFrame) }
 
-        var record = CaptureRecord(
+        record = CaptureRecord(
             frame: recordFrame, timestamp: Timestamp(microseconds: rawTime &- BTSnoop.epochOffset),
             direction: .unknown, kind: .other, originalLength: originalLength,
             includedLength: includedLength, fileOffset: recordOffset, rawType: flags,
@@ -118,6 +125,6 @@ final class BTSnoopReader: RecordReader {
             record.direction = received ? .rx : .tx
             record.kind = flags & 2 != 0 ? (received ? .event : .command) : .acl
         }
-        return record
+        return true
     }
 }

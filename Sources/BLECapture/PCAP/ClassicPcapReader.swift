@@ -51,11 +51,18 @@ final class ClassicPcapReader: RecordReader {
     var bytesConsumed: Int64 { source.bytesConsumed }
 
     func next() -> CaptureRecord? {
-        if walk.stopped { return nil }
+        var record = CaptureRecord.empty
+        return next(into: &record) ? record : nil
+    }
+
+    /// The next record written over `record` (every field); false at the end. See ``CaptureFile/next(into:)``.
+    @inline(__always)
+    func next(into record: inout CaptureRecord) -> Bool {
+        if walk.stopped { return false }
         let src = source
         guard src.ensure(ClassicPcap.recordHeaderSize) else {
             walk.stop(atEndOf: src, needed: ClassicPcap.recordHeaderSize)
-            return nil
+            return false
         }
         let h = src.cursor
         let be = bigEndian
@@ -70,12 +77,12 @@ final class ClassicPcapReader: RecordReader {
             maximum: BTSnoop.maxRecordLength, noun: "captured")
         {
             walk.stop(invalidLength: problem, offset: recordOffset)
-            return nil
+            return false
         }
         let total = ClassicPcap.recordHeaderSize &+ caplen
         guard src.ensure(total) else {
             walk.stop(atEndOf: src, needed: total)
-            return nil
+            return false
         }
         walk.frame = recordFrame
         let packet = UnsafeRawBufferPointer(start: src.cursor + ClassicPcap.recordHeaderSize, count: caplen)
@@ -85,11 +92,11 @@ final class ClassicPcapReader: RecordReader {
             subsecondOutOfRange.note(frame: recordFrame, offset: recordOffset, value: fraction)
         }
         let micros = nanoseconds ? Int64(fraction / 1000) : Int64(fraction)
-        var record = CaptureRecord(
+        record = CaptureRecord(
             frame: recordFrame, timestamp: Timestamp(microseconds: Int64(seconds) &* 1_000_000 &+ micros),
             direction: .unknown, kind: .other, originalLength: len, includedLength: caplen,
             fileOffset: recordOffset, rawType: linkType, linkType: linkType, bytes: packet)
         PcapLinkType.interpret(&record, packet: packet)
-        return record
+        return true
     }
 }
