@@ -87,7 +87,7 @@ public struct ThroughputTracker: AttributeValueObserver {
             handle: event.handle, kind: event.kind)
         let slot = Self.cacheSlot(key)
         var i = cacheIndices[slot]
-        if i < 0 || cacheKeys[slot] != key {
+        if i < 0 || !ThroughputStreamKey.same(cacheKeys[slot], key) {
             if let found = index[key] {
                 i = found
             } else {
@@ -112,6 +112,19 @@ public struct ThroughputTracker: AttributeValueObserver {
     }
 
     public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
+
+    /// The gap histogram's bucket of a gap (µs): the first edge it is below, or the last bucket. Unrolled over the
+    /// edges of ``gapBucketEdges`` (the test `gapBucketsMatchTheirEdges` checks it against them): the loop over the
+    /// global array went through its lazy initializer and bounds checks, up to 17 steps per value.
+    @inline(__always)
+    static func gapBucket(_ g: Int64) -> Int {
+        if g < 1_000 { return g < 100 ? 0 : g < 200 ? 1 : g < 500 ? 2 : 3 }
+        if g < 100_000 { return g < 2_000 ? 4 : g < 5_000 ? 5 : g < 10_000 ? 6 : g < 20_000 ? 7 : g < 50_000 ? 8 : 9 }
+        if g < 10_000_000 {
+            return g < 200_000 ? 10 : g < 500_000 ? 11 : g < 1_000_000 ? 12 : g < 2_000_000 ? 13 : g < 5_000_000 ? 14 : 15
+        }
+        return 16
+    }
 
     public mutating func finish(frame: Int, timestamp: Timestamp) {
         streams = states.map { $0.result(options: options) }.sorted { $0.key < $1.key }
@@ -263,14 +276,16 @@ struct StreamState {
     let step: Int64
     var bucket: Int64 = 0
     var bucketBytes = 0
-    var ring = [Int](repeating: 0, count: 10)
+    /// Inline (as `gaps`), not an `Array`: an array inside a struct inside the tracker's array of streams cost a
+    /// uniqueness check and a call per write.
+    var ring = InlineArray<10, Int>(repeating: 0)
     var ringPosition = 0
     var ringSum = 0
     var completedBuckets: Int64 = 0
     var windowRates = LogHistogram()
     var peakBytes = 0
     // Gaps.
-    var gaps = [Int](repeating: 0, count: ThroughputTracker.gapBucketEdges.count + 1)
+    var gaps = InlineArray<17, Int>(repeating: 0)  // ThroughputTracker.gapBucketEdges.count + 1
     var idleCount = 0
     var idleTotal: Int64 = 0
     var longestIdle: [IdleGap] = []
@@ -302,10 +317,7 @@ struct StreamState {
         if packets > 0 {
             let g = max(0, t.microseconds(since: last))
             gap = g
-            var b = 0
-            let edges = ThroughputTracker.gapBucketEdges
-            while b < edges.count && g >= edges[b] { b += 1 }
-            gaps[b] += 1
+            gaps[ThroughputTracker.gapBucket(g)] += 1
             if g > options.idleThreshold {
                 idleCount += 1
                 idleTotal += g
@@ -350,8 +362,9 @@ struct StreamState {
 
         // Periods.
         let lastPeriod = periods.count - 1
-        if lastPeriod >= 0, PeriodState.sameLink(periods[lastPeriod].link, event.link) || periods.count >= options.maxPeriods {
-            if !PeriodState.sameLink(periods[lastPeriod].link, event.link) { periodsNotSplit += 1 }
+        let sameLink = lastPeriod >= 0 && PeriodState.sameLink(periods[lastPeriod].link, event.link)
+        if lastPeriod >= 0, sameLink || periods.count >= options.maxPeriods {
+            if !sameLink { periodsNotSplit += 1 }
             periods[lastPeriod].add(
                 frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: gap,
                 idleThreshold: options.idleThreshold)
@@ -427,7 +440,7 @@ struct StreamState {
             valueBytes: valueBytes, attBytes: attBytes, l2capBytes: l2capBytes, firstFrame: firstFrame, lastFrame: lastFrame,
             firstTime: first, lastTime: last, minValueSize: packets > 0 ? minValue : 0, maxValueSize: maxValue,
             windows: windows, peakBitsPerSecond: Double(copy.peakBytes) * 8 * 1_000_000 / Double(step),
-            gapHistogram: gaps, idleThresholdMicroseconds: options.idleThreshold, idleGapCount: idleCount,
+            gapHistogram: (0..<gaps.count).map { gaps[$0] }, idleThresholdMicroseconds: options.idleThreshold, idleGapCount: idleCount,
             idleMicroseconds: idleTotal,
             longestIdleGaps: longestIdle.sorted { ($0.microseconds, $1.afterFrame) > ($1.microseconds, $0.afterFrame) },
             periods: periodResults, periodsNotSplit: periodsNotSplit,
