@@ -51,7 +51,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
     private var cacheKeys = [Key](
         repeating: Key(connection: .min, handle: 0, serverIsPeer: false), count: GATTUsageTracker.cacheSlots)
     private var cacheIndices = [Int](repeating: -1, count: GATTUsageTracker.cacheSlots)
-    static let cacheSlots = 64
+    static let cacheSlots = 256
 
     /// Connection number → handle → usage, for the peer's database.
     public var byConnection: [Int: [UInt16: HandleUsage]] { grouped(peer: true) }
@@ -73,7 +73,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
     @inline(__always)
     private mutating func position(of key: Key, create: Bool) -> Int? {
         let mixed = UInt64(truncatingIfNeeded: key.connection) &<< 17 | UInt64(key.handle) &<< 1 | (key.serverIsPeer ? 1 : 0)
-        let slot = Int(truncatingIfNeeded: (mixed &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        let slot = Int(truncatingIfNeeded: (mixed &* 0x9E37_79B9_7F4A_7C15) >> 56)
         let cached = cacheIndices[slot], k = cacheKeys[slot]
         if cached >= 0, k.connection == key.connection, k.handle == key.handle, k.serverIsPeer == key.serverIsPeer {
             return cached

@@ -56,13 +56,13 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
     var cacheKeys = [StreamKey](
         repeating: StreamKey(connectionNumber: .min, handle: 0, direction: .unknown), count: ChunkedTransferTracker.cacheSlots)
     var cacheIndices = [Int](repeating: -1, count: ChunkedTransferTracker.cacheSlots)
-    static let cacheSlots = 64
+    static let cacheSlots = 256
 
-    /// The cache slot of a stream: its fields mixed (a multiplicative hash), the top 6 bits.
+    /// The cache slot of a stream: its fields mixed (a multiplicative hash), the top 8 bits.
     @inline(__always)
     static func cacheSlot(_ key: StreamKey) -> Int {
         let mixed = UInt64(truncatingIfNeeded: key.connectionNumber) &<< 24 | UInt64(key.handle) &<< 8 | UInt64(key.direction.rawValue)
-        return Int(truncatingIfNeeded: (mixed &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        return Int(truncatingIfNeeded: (mixed &* 0x9E37_79B9_7F4A_7C15) >> 56)
     }
     var records: [RecordKey: RecordState] = [:]
 
