@@ -47,7 +47,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
     private var index: [Key: Int] = [:]
     private var counts: [HandleUsage] = []
     /// A direct-mapped cache in front of `index`, as ``ThroughputTracker``'s: one `Dictionary` lookup (and its `Hasher`)
-    /// per value was ~100 instructions of `report`'s ~4,900 per value (callgrind, 1 M-record capture).
+    /// per value was ~100 instructions of `report`'s ~4,400 per value on one thread (callgrind, 1 M-record capture).
     private var cacheKeys = [Key](
         repeating: Key(connection: .min, handle: 0, serverIsPeer: false), count: GATTUsageTracker.cacheSlots)
     private var cacheIndices = [Int](repeating: -1, count: GATTUsageTracker.cacheSlots)
