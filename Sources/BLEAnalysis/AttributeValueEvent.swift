@@ -120,6 +120,32 @@ public struct AttributeValueEvent: Sendable {
     }
 }
 
+extension AttributeValueEvent {
+    /// The analyzer's: the decoded value already boxed (shared with the timeline, not boxed again) and every field set
+    /// at once, so the event is built in place and never copied on its way to the observers.
+    @inline(__always)
+    init(
+        frame: Int, timestamp: Timestamp, connection: UInt16, connectionNumber: Int, direction: Direction, kind: ValueKind,
+        handle: UInt16, characteristic: BluetoothUUID?, service: BluetoothUUID?, decodedBox: DecodedBox?, l2capBytes: Int,
+        link: LinkSnapshot, serverIsPeer: Bool
+    ) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.connection = connection
+        self.connectionNumber = connectionNumber
+        self.direction = direction
+        self.kind = kind
+        self.handle = handle
+        self.offset = 0
+        self.characteristic = characteristic
+        self.service = service
+        self.decodedBox = decodedBox
+        self.l2capBytes = l2capBytes
+        self.link = link
+        self.serverIsPeer = serverIsPeer
+    }
+}
+
 /// Immutable, so `Sendable` as it stands (no lock needed): events that share it only read it.
 final class DecodedBox: Sendable {
     let value: DecodedValue

@@ -101,6 +101,18 @@ import Testing
         #expect(s.seriesSlotMicroseconds == 400_000)
     }
 
+    @Test func gapBucketsMatchTheirEdges() {
+        // The unrolled bucket search against its definition: bucket b holds gaps in [edges[b-1], edges[b]).
+        let edges = ThroughputTracker.gapBucketEdges
+        #expect(edges.count + 1 == InlineArray<17, Int>.count)
+        for (b, edge) in edges.enumerated() {
+            #expect(ThroughputTracker.gapBucket(edge - 1) == b)
+            #expect(ThroughputTracker.gapBucket(edge) == b + 1)
+        }
+        #expect(ThroughputTracker.gapBucket(0) == 0)
+        #expect(ThroughputTracker.gapBucket(Int64.max) == edges.count)
+    }
+
     @Test func memoryStaysFlat() {
         // State size does not grow with packets: ring of 10, ≤ 500 slots, a sparse histogram of distinct rates.
         var t = ThroughputTracker()

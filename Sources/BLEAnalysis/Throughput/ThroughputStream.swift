@@ -15,6 +15,13 @@ public struct ThroughputStreamKey: Hashable, Sendable, Comparable, CustomStringC
         self.kind = kind
     }
 
+    /// `a == b`, field by field and inlined: the synthesized `==` was a call per value (~20 instructions, callgrind).
+    @inline(__always)
+    static func same(_ a: ThroughputStreamKey, _ b: ThroughputStreamKey) -> Bool {
+        // Every stored property (a new one must be added here too).
+        a.connectionNumber == b.connectionNumber && a.handle == b.handle && a.direction == b.direction && a.kind == b.kind
+    }
+
     /// Connection, then handle, then direction, then kind: the order every report lists streams in.
     public static func < (a: Self, b: Self) -> Bool {
         (a.connectionNumber, a.handle, a.direction.rawValue, a.kind.name)
