@@ -64,7 +64,7 @@ public struct CaptureAnalysis: Sendable {
     public static func analyze(
         _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing,
         progress: ((Int, Int64) -> Void)? = nil, onRecord: ((CaptureRecord) -> Void)? = nil,
-        onEvent: ((TimelineEvent, AnalysisPass) -> Void)? = nil
+        onEvent: ((__owned TimelineEvent, AnalysisPass) -> Void)? = nil
     ) -> CaptureAnalysis {
         let pass = AnalysisPass(options: options, observing: observing)
         if let onEvent { pass.analyzer.onEvent = { [unowned pass] e in onEvent(e, pass) } }

@@ -87,34 +87,41 @@ public struct TimelineJSONRenderer {
 
     /// One object and a newline, appended to `out`.
     public mutating func append(_ e: TimelineEvent, to out: inout [UInt8]) {
+        line.clear()
         render(e)
         line.withBytes { out.append(contentsOf: $0) }
+        line.clear()
     }
 
     /// One object and a newline, written to `stream`.
     public mutating func write(_ e: TimelineEvent, to stream: OutputStream) {
+        line.clear()
         render(e)
         line.withBytes { stream.write($0) }
+        line.clear()
     }
 
-    private mutating func render(_ e: TimelineEvent) {
+    /// One object and a newline, gathered in the renderer's buffer and written to `stream` in chunks of 64 KiB, which
+    /// the stream passes to the file without copying them into its own buffer; ``flush(to:)`` writes the rest. Between
+    /// the two, nothing else may write to `stream`.
+    ///
+    /// Measured (2026-11-24, 1 M-record benchmark capture, 584 MB of JSON Lines): the copy of each line into the
+    /// stream's buffer was ~1.5 % of a one-thread `timeline --format jsonl` (`memmove` under `write(_:to:)`, perf).
+    public mutating func writeBuffered(_ e: TimelineEvent, to stream: OutputStream) {
+        render(e)
+        if line.count >= Self.chunkSize { flush(to: stream) }
+    }
+
+    /// Writes what ``writeBuffered(_:to:)`` gathered.
+    public mutating func flush(to stream: OutputStream) {
+        line.withBytes { stream.write($0) }
         line.clear()
-        line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
-        line.append(",\"time\":"); line.append(seconds: e.timestamp)
-        line.append(",\"conn\":"); line.append(optional: e.connection.map(Int64.init))
-        line.append(",\"conn_number\":"); line.append(optional: e.connectionNumber.map(Int64.init))
-        line.append(",\"dir\":")
-        switch e.direction {
-        case .tx: line.append("\"tx\"")
-        case .rx: line.append("\"rx\"")
-        case .unknown: line.append("null")
-        }
-        line.append(",\"layer\":"); line.append(string: e.layer.rawValue)
-        line.append(",\"bearer\":"); line.append(optionalString: e.bearer?.rawValue)
-        line.append(",\"cid\":"); line.append(optional: e.cid.map(Int64.init))
-        line.append(",\"opcode\":"); line.append(optional: e.code.map(Int64.init))
-        line.append(",\"opcode_name\":"); line.append(string: e.name)
-        line.append(",\"handle\":"); line.append(optional: e.handle.map(Int64.init))
+    }
+
+    static let chunkSize = 1 << 16
+
+    /// `handles`, `value` and `values` of an event with boxed fields.
+    private func renderLists(_ e: TimelineEvent) {
         line.append(",\"handles\":")
         if let hs = e.handles {
             line.append("[")
@@ -139,14 +146,66 @@ public struct TimelineJSONRenderer {
         } else {
             line.append("null")
         }
-        line.append(",\"uuid\":"); line.append(optionalString: e.uuid?.uuidString)
-        line.append(",\"name\":"); line.append(optionalString: e.attributeName)
-        line.append(",\"name_source\":"); line.append(optionalString: e.nameSource?.rawValue)
-        line.append(",\"request_frame\":"); line.append(optional: e.requestFrame.map(Int64.init))
-        line.append(",\"response_frame\":"); line.append(optional: e.responseFrame.map(Int64.init))
-        line.append(",\"latency_us\":"); line.append(optional: e.latency)
-        line.append(",\"status\":"); line.append(optionalString: e.status)
-        line.append(",\"summary\":"); line.append(string: e.summary)
+    }
+
+    /// Appends one line to `line`.
+    private mutating func render(_ e: TimelineEvent) {
+        line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
+        line.append(",\"time\":"); line.append(seconds: e.timestamp)
+        line.append(",\"conn\":"); line.append(optional: e.connection.map(Int64.init))
+        line.append(",\"conn_number\":"); line.append(optional: e.connectionNumber.map(Int64.init))
+        line.append(",\"dir\":")
+        switch e.direction {
+        case .tx: line.append("\"tx\"")
+        case .rx: line.append("\"rx\"")
+        case .unknown: line.append("null")
+        }
+        line.append(",\"layer\":")
+        switch e.layer {
+        case .att: line.append("\"att\"")
+        case .hci: line.append("\"hci\"")
+        default: line.append(string: e.layer.rawValue)
+        }
+        line.append(",\"bearer\":"); line.append(optionalString: e.bearer?.rawValue)
+        line.append(",\"cid\":"); line.append(optional: e.cid.map(Int64.init))
+        line.append(",\"opcode\":"); line.append(optional: e.code.map(Int64.init))
+        line.append(",\"opcode_name\":"); line.append(string: e.name)
+        line.append(",\"handle\":"); line.append(optional: e.handle.map(Int64.init))
+        if e.hasNoDetails {
+            // No boxed field: `handles` is null; its test through the box is skipped.
+            line.append(",\"handles\":null,\"value\":")
+            if let v = e.value { line.append(hexString: v) } else { line.append("null") }
+            line.append(",\"values\":null")
+        } else {
+            renderLists(e)
+        }
+
+        if e.hasNoDetails, e.requestFrame == nil, e.responseFrame == nil, e.latency == nil {
+            // A value event of an unnamed attribute (most lines of a big capture): one constant run, not seven keys
+            // each with its own test and append.
+            line.append(
+                ",\"uuid\":null,\"name\":null,\"name_source\":null,\"request_frame\":null,\"response_frame\":null,\"latency_us\":null,\"status\":null"
+            )
+        } else {
+            line.append(",\"uuid\":"); line.append(optionalString: e.uuid?.uuidString)
+            line.append(",\"name\":"); line.append(optionalString: e.attributeName)
+            line.append(",\"name_source\":"); line.append(optionalString: e.nameSource?.rawValue)
+            line.append(",\"request_frame\":"); line.append(optional: e.requestFrame.map(Int64.init))
+            line.append(",\"response_frame\":"); line.append(optional: e.responseFrame.map(Int64.init))
+            line.append(",\"latency_us\":"); line.append(optional: e.latency)
+            line.append(",\"status\":"); line.append(optionalString: e.status)
+        }
+        if let h = e.summaryHandle {
+            line.append(",\"summary\":\"handle=0x")
+            line.append(hex16: h)
+            line.append(byte: UInt8(ascii: "\""))
+        } else {
+            line.append(",\"summary\":"); line.append(string: e.summary)
+        }
+        guard !e.hasNoDetails else {
+            line.append(",\"decoded\":null}\n")
+            return
+        }
         line.append(",\"decoded\":")
         if let d = e.decoded {
             decodedWriter.reset()
@@ -251,6 +310,16 @@ final class ByteBuffer {
                 storage.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: m), toByteOffset: end &- 1, as: UInt8.self)
             }
         }
+    }
+
+    /// Four lowercase hex digits (`hex(v, width: 4)` without its `0x`).
+    func append(hex16 v: UInt16) {
+        reserve(4)
+        ByteBuffer.hexPairs.withUnsafeBufferPointer { pairs in
+            storage.storeBytes(of: pairs[Int(v >> 8)], toByteOffset: count, as: UInt16.self)
+            storage.storeBytes(of: pairs[Int(v & 0xFF)], toByteOffset: count &+ 2, as: UInt16.self)
+        }
+        count &+= 4
     }
 
     /// "00" "01" … "99".

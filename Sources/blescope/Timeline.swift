@@ -153,11 +153,12 @@ struct Timeline: ParsableCommand {
                     } else if let background {
                         background.write(e)
                     } else {
-                        json.write(e, to: out)
+                        json.writeBuffered(e, to: out)
                     }
                 }
             })
         background?.finish()
+        if format == .jsonl && fileKey == nil && background == nil { json.flush(to: out) }
         progress?.finish()
         let findings = (capture.findings + analysis.findings).filter(filter.keeps)
         switch format {
