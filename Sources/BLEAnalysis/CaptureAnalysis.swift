@@ -67,7 +67,9 @@ public struct CaptureAnalysis: Sendable {
         onEvent: ((__owned TimelineEvent, AnalysisPass) -> Void)? = nil
     ) -> CaptureAnalysis {
         let pass = AnalysisPass(options: options, observing: observing)
-        if let onEvent { pass.analyzer.onEvent = { [unowned pass] e in onEvent(e, pass) } }
+        // `unowned(unsafe)`: `pass` outlives every call (the loop below); a checked `unowned` cost a strong retain and
+        // release per event.
+        if let onEvent { pass.analyzer.onEvent = { [unowned(unsafe) pass] e in onEvent(e, pass) } }
         while let record = capture.next() {
             onRecord?(record)
             pass.analyzer.process(record)

@@ -44,6 +44,8 @@ struct EventQueue {
 
     /// Emits every event that no longer waits; `now` releases events that waited longer than the timeout.
     mutating func drain(now: Timestamp?, force: Bool = false, emit: (__owned TimelineEvent) -> Void) {
+        // Nothing queued (the usual case, drained after every record): no reset of the empty arrays below.
+        if events.isEmpty { return }
         while head < events.count {
             if waiting[head] && !force {
                 let overdue = now.map { $0.microseconds(since: events[head]!.timestamp) > timeout } ?? false
