@@ -344,23 +344,48 @@ final class ByteBuffer {
         count += 6
     }
 
-    /// Two hex digits per byte in one 16-bit store from a table (the digit-at-a-time version was 4 % of
-    /// `timeline --format jsonl`).
+    /// Two hex digits per byte: eight bytes at a time as 64-bit words (``hexDigits(of:)``), the rest with one 16-bit
+    /// store per byte from a table. Measured alone (300-byte values, 10⁶ runs, this machine): 128 ns against 146 ns a
+    /// value for the table alone; Swift's SIMD types compiled to lane-by-lane loops here (generic conversions and
+    /// comparisons not vectorised), so the words are plain `UInt64`s.
     func append(hexString v: [UInt8]) {
         reserve(v.count * 2 + 2)
         append(byte: UInt8(ascii: "\""))
         var n = count
         let out = storage
-        ByteBuffer.hexPairs.withUnsafeBufferPointer { pairs in
-            v.withUnsafeBufferPointer { buffer in
-                for b in buffer {
-                    out.storeBytes(of: pairs[Int(b)], toByteOffset: n, as: UInt16.self)
+        v.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var i = 0
+            while i &+ 8 <= bytes.count {
+                let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                out.storeBytes(of: ByteBuffer.hexDigits(of: word & 0xFFFF_FFFF), toByteOffset: n, as: UInt64.self)
+                out.storeBytes(of: ByteBuffer.hexDigits(of: word >> 32), toByteOffset: n &+ 8, as: UInt64.self)
+                i &+= 8
+                n &+= 16
+            }
+            ByteBuffer.hexPairs.withUnsafeBufferPointer { pairs in
+                while i < bytes.count {
+                    out.storeBytes(of: pairs[Int(bytes[i])], toByteOffset: n, as: UInt16.self)
                     n &+= 2
+                    i &+= 1
                 }
             }
         }
         count = n
         append(byte: UInt8(ascii: "\""))
+    }
+
+    /// The eight lowercase hex digits of the four bytes in the low half of `x` (first byte first), as they lie in
+    /// memory on a little-endian machine: each byte spread to a 16-bit lane, its high nibble in the lane's low byte,
+    /// then `'0' + n`, plus `'a' - '0' - 10` (0x27) where the nibble is over 9 (no carry crosses a byte: every byte stays
+    /// below 0x67).
+    @inline(__always)
+    static func hexDigits(of x: UInt64) -> UInt64 {
+        var y = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF
+        y = (y | (y << 8)) & 0x00FF_00FF_00FF_00FF
+        let nibbles = ((y >> 4) & 0x000F_000F_000F_000F) | ((y & 0x000F_000F_000F_000F) << 8)
+        let over9 = ((nibbles &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return nibbles &+ 0x3030_3030_3030_3030 &+ over9 &* 0x27
     }
 
     /// Byte → its two lowercase hex digits as they lie in memory (first digit in the low byte on little-endian machines).
