@@ -228,7 +228,7 @@ extension Analyzer {
     ) {
         let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
         let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
-        let bearer = input.bearer, bearerKind = state[bearer: bearer].kind
+        let bearer = input.bearer, bearerKind = state.bearerKind(bearer)
 
         checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
 
@@ -244,24 +244,11 @@ extension Analyzer {
             }
         }
 
-        var event: TimelineEvent? = nil
-        if options.timeline {
-            var e = TimelineEvent(
-                frame: frame, timestamp: timestamp, connection: state.handle, direction: direction, layer: .att,
-                code: UInt32(first), name: opcode.description, summary: Self.summary(typed, opcode: opcode, payload: payload))
-            e.handle = typed?.attributeHandle
-            e.value = typed?.value
-            if let typed {
-                e.handles = Self.listedHandles(typed, declarations: nil)
-                e.values = Self.listedValues(typed, declarations: nil)
-            }
-            if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
-            e.connectionNumber = state.number
-            e.bearer = bearerKind
-            e.cid = input.cid
-            if let h = e.handle { nameAttribute(&e, handle: h, connection: index, db: db) }
-            event = e
-        }
+        // Built by a function that returns it, straight into `event`: built here and assigned, it was copied (memcpy)
+        // several more times per PDU.
+        var event: TimelineEvent? =
+            options.timeline
+            ? attEvent(typed, opcode: opcode, input: input, bearerKind: bearerKind, in: context) : nil
 
         // Request / response pairing.
         var responseTo: ATTBearer.Pending? = nil
@@ -311,7 +298,7 @@ extension Analyzer {
                 }
                 if event?.handle == nil, event?.handles == nil, let h = p.handle {
                     event?.handle = h
-                    if var e = event { nameAttribute(&e, handle: h, connection: index, db: db); event = e }
+                    if event != nil { nameAttribute(&event!, handle: h, connection: index, db: db) }
                 }
             } else if let p = state[bearer: bearer].pending[requestKey] {
                 findings.append(
@@ -349,7 +336,8 @@ extension Analyzer {
                 UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode), handle: inPlace.handle,
                 in: context, event: &event)
         }
-        if let e = event {
+        // Moved out (`take()`), not copied: see ``emit(_:waiting:)``.
+        if let e = event.take() {
             let tkey = TransactionKey(direction: direction, indication: opcode == .handleValueIndication)
             if e.isRequest, state[bearer: bearer].pending[tkey]?.frame == frame {
                 state[bearer: bearer].pending[tkey]?.eventID = emit(e, waiting: true)
@@ -357,6 +345,36 @@ extension Analyzer {
                 emit(e)
             }
         }
+    }
+
+    /// The timeline event of one ATT PDU, before pairing and ``applyATT(_:bearer:request:in:event:)`` add to it.
+    func attEvent(_ typed: ATTPDU?, opcode: ATTOpcode, input: ATTInput, bearerKind: ATTBearerKind, in context: ATTContext)
+        -> TimelineEvent
+    {
+        let first = opcode.rawValue, name = Self.opcodeNames[Int(first)]
+        var e =
+            if let h = Self.summaryHandle(typed) {
+                TimelineEvent(
+                    frame: input.frame, timestamp: input.timestamp, connection: context.state.handle, direction: input.direction,
+                    layer: .att, code: UInt32(first), name: name, summaryHandle: h)
+            } else {
+                TimelineEvent(
+                    frame: input.frame, timestamp: input.timestamp, connection: context.state.handle, direction: input.direction,
+                    layer: .att, code: UInt32(first), name: name,
+                    summary: Self.summary(typed, opcode: opcode, payload: input.payload))
+            }
+        e.handle = typed?.attributeHandle
+        e.value = typed?.value
+        if let typed {
+            e.handles = Self.listedHandles(typed, declarations: nil)
+            e.values = Self.listedValues(typed, declarations: nil)
+        }
+        if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
+        e.connectionNumber = context.state.number
+        e.bearer = bearerKind
+        e.cid = input.cid
+        if let h = e.handle { nameAttribute(&e, handle: h, connection: context.connection, db: context.db) }
+        return e
     }
 
     /// A PDU longer than the connection's ATT_MTU (not judged on an inferred connection whose MTU exchange was not seen).
@@ -439,13 +457,23 @@ extension Analyzer {
     /// (`value`), and rendering it twice would double the cost of a timeline of notifications.
     static func summary(_ typed: ATTPDU?, opcode: ATTOpcode, payload: UnsafeRawBufferPointer) -> String {
         guard let typed else { return "malformed: " + hexString(payload) }
+        if let h = summaryHandle(typed) { return "handle=" + hex(h, width: 4) }
+        return strip(typed.summary, prefix: opcode.description)
+    }
+
+    /// The handle of a value-carrying PDU, whose summary is only `handle=0x002a` (``TimelineEvent/summaryHandle``).
+    @inline(__always)
+    static func summaryHandle(_ typed: ATTPDU?) -> UInt16? {
         switch typed {
-        case .handleValueNotification(let h, _), .handleValueIndication(let h, _), .writeCommand(let h, _), .writeRequest(let h, _):
-            return "handle=" + hex(h, width: 4)
-        default:
-            return strip(typed.summary, prefix: opcode.description)
+        case .handleValueNotification(let h, _)?, .handleValueIndication(let h, _)?, .writeCommand(let h, _)?, .writeRequest(let h, _)?:
+            h
+        default: nil
         }
     }
+
+    /// ``ATTOpcode/description`` of every opcode, for the timeline's `name`: an array index instead of the opcode table's
+    /// dictionary lookup per event.
+    static let opcodeNames: [String] = (0...255).map { ATTOpcode(rawValue: UInt8($0)).description }
 
     static func strip(_ summary: String, prefix: String) -> String {
         guard summary.hasPrefix(prefix) else { return summary }
@@ -456,15 +484,20 @@ extension Analyzer {
     func nameAttribute(_ e: inout TimelineEvent, handle: UInt16, connection index: Int, db: GATTSide) {
         guard let state = table.states[index] else { return }
         let info = attribute(index, handle: handle, db: db, state: state)
-        if info.hasUserName, let name = connections[index][database: db].userNames[handle] {
-            e.attributeName = name
-            e.nameSource = .userMap
-        }
-        if let uuid = info.uuid {
-            e.uuid = uuid
-            if e.attributeName == nil {
-                e.attributeName = AssignedNumbers.name(for: uuid)
-                e.nameSource = info.source
+        let userName = info.hasUserName ? connections[index][database: db].userNames[handle] : nil
+        guard userName != nil || info.uuid != nil else { return }
+        // One change of the event's boxed fields (``TimelineEvent/updateDetails(_:)``) for all three.
+        e.updateDetails { d in
+            if let userName {
+                d.attributeName = userName
+                d.nameSource = .userMap
+            }
+            if let uuid = info.uuid {
+                d.uuid = uuid
+                if d.attributeName == nil {
+                    d.attributeName = AssignedNumbers.name(for: uuid)
+                    d.nameSource = info.source
+                }
             }
         }
     }
@@ -473,7 +506,7 @@ extension Analyzer {
     func applyATT(
         _ pdu: ATTPDU, bearer slot: ATTBearerSlot, request: ATTBearer.Pending?, in context: ATTContext, event: inout TimelineEvent?
     ) {
-        let state = context.state, kind = state[bearer: slot].kind
+        let state = context.state, kind = state.bearerKind(slot)
         let index = context.connection, db = context.db, direction = context.direction, frame = context.frame, timestamp = context.timestamp
         switch pdu {
         case .exchangeMTURequest(let mtu):
@@ -584,14 +617,14 @@ extension Analyzer {
         // Long reads and queued writes, assembled per bearer.
         let read = LongReadAssembler.Input(
             pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
-            direction: direction, mtu: attMTU(state[bearer: slot], state: state))
-        switch state[bearer: slot].longRead.feed(read) {
+            direction: direction, mtu: state.attMTU(slot))
+        switch state.feedLongRead(read, bearer: slot) {
         case .longRead(let whole)?: finishLongRead(whole, in: context)
         case .blobPart(let h, let value)?:
             value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
         case nil: break
         }
-        if let writes = state[bearer: slot].preparedWrites.feed(pdu, frame: frame) {
+        if let writes = state.feedPreparedWrites(pdu, frame: frame, bearer: slot) {
             for write in writes { finishLongWrite(write, in: context) }
         }
     }
@@ -777,5 +810,46 @@ extension FindingKind {
             message: "ATT \(opcode) on the \(kind) bearer (CID \(hex(cid, width: 4))) would answer the \(request) of frame \(requestFrame) "
                 + "sent on the \(requestBearer) bearer: a response must come on its request's bearer (Core Spec Vol 3, Part F, 3.3.2); not paired"
         )
+    }
+}
+
+extension ConnectionState {
+    /// The kind of a bearer, read in place: `self[bearer: slot].kind` copied the whole ``ATTBearer`` (its pending
+    /// dictionary and assemblers: retained, then released) for every ATT PDU of a timeline, ~3 % of
+    /// `timeline --format jsonl` (`ATTBearer` value witnesses, perf).
+    @inline(__always)
+    func bearerKind(_ slot: ATTBearerSlot) -> ATTBearerKind {
+        switch slot {
+        case .fixed: bearer.kind
+        case .dynamic(let i): bearers[i].kind
+        }
+    }
+
+    /// `self[bearer: slot].longRead.feed(input)` without the subscript's `_modify` coroutine, whose frame was
+    /// allocated and freed on the heap for every ATT PDU of a timeline (malloc and free ~1.5 %, perf).
+    @inline(__always)
+    func feedLongRead(_ input: LongReadAssembler.Input, bearer slot: ATTBearerSlot) -> LongReadAssembler.Output? {
+        switch slot {
+        case .fixed: bearer.longRead.feed(input)
+        case .dynamic(let i): bearers[i].longRead.feed(input)
+        }
+    }
+
+    /// `self[bearer: slot].preparedWrites.feed(pdu, frame:)` without the coroutine (see ``feedLongRead(_:bearer:)``).
+    @inline(__always)
+    func feedPreparedWrites(_ pdu: ATTPDU, frame: Int, bearer slot: ATTBearerSlot) -> [PreparedWriteAssembler.LongWrite]? {
+        switch slot {
+        case .fixed: bearer.preparedWrites.feed(pdu, frame: frame)
+        case .dynamic(let i): bearers[i].preparedWrites.feed(pdu, frame: frame)
+        }
+    }
+
+    /// ``Analyzer/attMTU(_:state:)`` of a bearer, read in place (see ``bearerKind(_:)``).
+    @inline(__always)
+    func attMTU(_ slot: ATTBearerSlot) -> Int {
+        switch slot {
+        case .fixed: bearer.kind == .leFixed ? mtu : (bearer.mtu ?? 23)
+        case .dynamic(let i): bearers[i].kind == .leFixed ? mtu : (bearers[i].mtu ?? 23)
+        }
     }
 }

@@ -243,7 +243,7 @@ extension Analyzer {
             var e = TimelineEvent(
                 frame: frame, timestamp: time, connection: handle, direction: .rx, layer: .hci,
                 code: UInt32(packet.code.rawValue), name: decoded.name(manufacturer: manufacturer),
-                summary: decoded.summary(manufacturer: manufacturer))
+                deferredSummary: .hciEvent(decoded, manufacturer))
             e.requestFrame = requestFrame
             e.latency = latency
             e.status = status

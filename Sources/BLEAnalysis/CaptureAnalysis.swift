@@ -64,10 +64,12 @@ public struct CaptureAnalysis: Sendable {
     public static func analyze(
         _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing,
         progress: ((Int, Int64) -> Void)? = nil, onRecord: ((CaptureRecord) -> Void)? = nil,
-        onEvent: ((TimelineEvent, AnalysisPass) -> Void)? = nil
+        onEvent: ((__owned TimelineEvent, AnalysisPass) -> Void)? = nil
     ) -> CaptureAnalysis {
         let pass = AnalysisPass(options: options, observing: observing)
-        if let onEvent { pass.analyzer.onEvent = { [unowned pass] e in onEvent(e, pass) } }
+        // `unowned(unsafe)`: `pass` outlives every call (the loop below); a checked `unowned` cost a strong retain and
+        // release per event.
+        if let onEvent { pass.analyzer.onEvent = { [unowned(unsafe) pass] e in onEvent(e, pass) } }
         var record = CaptureRecord.empty  // written in place (``CaptureFile/next(into:)``)
         while capture.next(into: &record) {
             onRecord?(record)

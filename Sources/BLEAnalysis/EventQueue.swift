@@ -7,7 +7,8 @@ import BLECore
 /// timeout (30 s, Core Spec Vol 3, Part F, 3.3.3) of capture time, and by `capacity` events, so
 /// memory stays flat whatever the capture holds.
 struct EventQueue {
-    private var events: [TimelineEvent] = []
+    /// Optional so that ``drain(now:force:emit:)`` moves each event out (`take()`) instead of copying it.
+    private var events: [TimelineEvent?] = []
     private var waiting: [Bool] = []
     private var head = 0
     private var firstID = 0
@@ -22,7 +23,7 @@ struct EventQueue {
     var isEmpty: Bool { head == events.count }
 
     /// Adds an event; returns its id for ``update(_:_:)`` and ``settle(_:)``.
-    mutating func append(_ event: TimelineEvent, waiting isWaiting: Bool) -> Int {
+    mutating func append(_ event: consuming TimelineEvent, waiting isWaiting: Bool) -> Int {
         events.append(event)
         waiting.append(isWaiting)
         return firstID + events.count - 1
@@ -32,7 +33,7 @@ struct EventQueue {
     mutating func update(_ id: Int, _ body: (inout TimelineEvent) -> Void) {
         let i = id - firstID
         guard i >= head, i < events.count else { return }
-        body(&events[i])
+        body(&events[i]!)
     }
 
     mutating func settle(_ id: Int) {
@@ -42,13 +43,15 @@ struct EventQueue {
     }
 
     /// Emits every event that no longer waits; `now` releases events that waited longer than the timeout.
-    mutating func drain(now: Timestamp?, force: Bool = false, emit: (TimelineEvent) -> Void) {
+    mutating func drain(now: Timestamp?, force: Bool = false, emit: (__owned TimelineEvent) -> Void) {
+        // Nothing queued (the usual case, drained after every record): no reset of the empty arrays below.
+        if events.isEmpty { return }
         while head < events.count {
             if waiting[head] && !force {
-                let overdue = now.map { $0.microseconds(since: events[head].timestamp) > timeout } ?? false
+                let overdue = now.map { $0.microseconds(since: events[head]!.timestamp) > timeout } ?? false
                 if !overdue && events.count - head < capacity { break }
             }
-            emit(events[head])
+            emit(events[head].take()!)
             head += 1
         }
         if head == events.count {

@@ -1,5 +1,6 @@
 import BLECodecs
 import BLECore
+import BLEProtocols
 
 /// The protocol layer an event belongs to.
 public struct Layer: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -32,32 +33,124 @@ public struct TimelineEvent: Sendable {
     /// Name of the PDU/command/event: "Handle Value Notification", "LE Connection Complete".
     public var name: String
     /// Decoded parameters for people: `handle=0x002a status=Success`.
-    public var summary: String
+    public var summary: String {
+        get {
+            if let summaryHandle { return "handle=" + hex(summaryHandle, width: 4) }
+            if let deferred = details?.fields.deferredSummary { return deferred.text }
+            return summaryText
+        }
+        set {
+            summaryText = newValue
+            summaryHandle = nil
+            if details?.fields.deferredSummary != nil { updateDetails { $0.deferredSummary = nil } }
+        }
+    }
+    /// A summary made from decoded parameters only when it is read: on the rendering thread, for `timeline --format
+    /// jsonl` (``deferredSummary``).
+    public enum DeferredSummary: Sendable {
+        /// ``HCIEventParameters/summary(manufacturer:)``.
+        case hciEvent(HCIEventParameters, ControllerManufacturer?)
+
+        var text: String {
+            switch self {
+            case .hciEvent(let parameters, let manufacturer): parameters.summary(manufacturer: manufacturer)
+            }
+        }
+    }
+    /// Set when the summary is just `handle=0x002a` (a value PDU: notifications and writes, most of a timeline); the
+    /// JSON Lines renderer writes it from the number. Building that String per event (`hex` and two appends) was
+    /// ~4 % of `timeline --format jsonl` (perf, 1 M-record benchmark capture).
+    package private(set) var summaryHandle: UInt16?
+    private var summaryText: String
     // ATT
     public var handle: UInt16?
     /// Every handle a list-carrying PDU names (Read By Type/Group Type, Find Information responses, …).
-    public var handles: [UInt16]?
+    public var handles: [UInt16]? {
+        get { details?.fields.handles }
+        set { if newValue != nil || details != nil { updateDetails { $0.handles = newValue } } }
+    }
     /// The values of a list-carrying response, in the order of ``handles``' entries.
-    public var values: [[UInt8]]?
+    public var values: [[UInt8]]? {
+        get { details?.fields.values }
+        set { if newValue != nil || details != nil { updateDetails { $0.values = newValue } } }
+    }
     public var value: [UInt8]?
-    public var uuid: BluetoothUUID?
+    public var uuid: BluetoothUUID? {
+        get { details?.fields.uuid }
+        set { if newValue != nil || details != nil { updateDetails { $0.uuid = newValue } } }
+    }
     /// Name of the attribute (characteristic or descriptor) the handle refers to, when known.
-    public var attributeName: String?
-    public var nameSource: GATTSource?
+    public var attributeName: String? {
+        get { details?.fields.attributeName }
+        set { if newValue != nil || details != nil { updateDetails { $0.attributeName = newValue } } }
+    }
+    public var nameSource: GATTSource? {
+        get { details?.fields.nameSource }
+        set { if newValue != nil || details != nil { updateDetails { $0.nameSource = newValue } } }
+    }
     public var requestFrame: Int?
     public var responseFrame: Int?
     /// Request → response (or command → complete/status) latency.
     public var latency: Int64?
-    public var status: String?
+    public var status: String? {
+        get { details?.fields.status }
+        set { if newValue != nil || details != nil { updateDetails { $0.status = newValue } } }
+    }
     /// What a codec made of the value (SIG built-in or a YAML spec).
-    public var decoded: DecodedValue?
+    public var decoded: DecodedValue? {
+        get { details?.fields.decoded }
+        set { if newValue != nil || details != nil { updateDetails { $0.decoded = newValue } } }
+    }
     public var isRequest = false
     /// Decoded numeric fields of an event that has no codec (a Bluetooth Quality Report's RSSI, counters…),
     /// as (JSON key, value) in wire order.
-    public var fields: [(String, Int64)]? = nil
+    public var fields: [(String, Int64)]? {
+        get { details?.fields.fields }
+        set { if newValue != nil || details != nil { updateDetails { $0.fields = newValue } } }
+    }
     /// ATT events: the bearer that carried the PDU and the CID in its L2CAP header (0x0004 on the LE fixed channel).
     public var bearer: ATTBearerKind?
     public var cid: UInt16?
+
+    /// The fields most events leave nil (a notification or a write sets none of them), out of line: nil, or a box
+    /// holding at least one of them. Inline they made the event 321 bytes (a `DecodedValue?` alone is ~90), and the
+    /// event is moved several times between the decoder and the rendering thread's batch: `memmove` of events was
+    /// ~8 % of `timeline --format jsonl` on the decoding thread (perf, 1 M-record benchmark capture). The box is
+    /// immutable (so the event stays a plain `Sendable` value): a change makes a new one, which only the rare events pay.
+    private var details: Details?
+
+    /// True when none of the boxed fields (``handles``, ``values``, ``uuid``, ``attributeName``, ``nameSource``,
+    /// ``status``, ``decoded``, ``fields``) is set: one test for the renderers instead of eight.
+    package var hasNoDetails: Bool { details == nil }
+
+    struct DetailFields: Sendable {
+        var handles: [UInt16]?
+        var values: [[UInt8]]?
+        var uuid: BluetoothUUID?
+        var attributeName: String?
+        var nameSource: GATTSource?
+        var status: String?
+        var decoded: DecodedValue?
+        var fields: [(String, Int64)]?
+        var deferredSummary: DeferredSummary?
+
+        var isEmpty: Bool {
+            handles == nil && values == nil && uuid == nil && attributeName == nil && nameSource == nil && status == nil
+                && decoded == nil && fields == nil && deferredSummary == nil
+        }
+    }
+
+    final class Details: Sendable {
+        let fields: DetailFields
+        init(_ fields: DetailFields) { self.fields = fields }
+    }
+
+    /// Changes boxed fields: one new box for all the changes `body` makes.
+    mutating func updateDetails(_ body: (inout DetailFields) -> Void) {
+        var f = details?.fields ?? DetailFields()
+        body(&f)
+        details = f.isEmpty ? nil : Details(f)
+    }
 
     public init(
         frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
@@ -70,6 +163,30 @@ public struct TimelineEvent: Sendable {
         self.layer = layer
         self.code = code
         self.name = name
-        self.summary = summary
+        self.summaryText = summary
+    }
+
+    /// An event whose summary is made when it is read (``DeferredSummary``): building the summaries of HCI events
+    /// (Number Of Completed Packets: a list joined into a String) was ~3 % of the decoding thread of `timeline --format
+    /// jsonl`, which then made them on the rendering thread (perf, 1 M-record benchmark capture, 62 k such events).
+    public init(
+        frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
+        code: UInt32?, name: String, deferredSummary: DeferredSummary
+    ) {
+        self.init(
+            frame: frame, timestamp: timestamp, connection: connection, direction: direction, layer: layer, code: code,
+            name: name, summary: "")
+        updateDetails { $0.deferredSummary = deferredSummary }
+    }
+
+    /// An event whose summary is `handle=0x002a` (``summaryHandle``), kept as the number until rendered.
+    public init(
+        frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
+        code: UInt32?, name: String, summaryHandle: UInt16
+    ) {
+        self.init(
+            frame: frame, timestamp: timestamp, connection: connection, direction: direction, layer: layer, code: code,
+            name: name, summary: "")
+        self.summaryHandle = summaryHandle
     }
 }

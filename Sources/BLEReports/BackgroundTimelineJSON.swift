@@ -28,8 +28,12 @@ public final class BackgroundTimelineJSON {
     private var pending: [TimelineEvent]
     private let batchSize: Int
 
-    /// Whether rendering on a second thread is expected to pay now: a second core that is idle (``secondCoreIdle()``).
-    public static var pays: Bool { secondCoreIdle() }
+    /// Whether rendering on a second thread is expected to pay now: a second core that is idle (``secondCoreIdle()``);
+    /// `BLESCOPE_THREADS=2` says yes whatever the load (to measure both threads on a busy machine).
+    public static var pays: Bool {
+        if let v = getenv("BLESCOPE_THREADS"), String(cString: v) == "2" { return secondThreadAvailable }
+        return secondCoreIdle()
+    }
 
     public init(stream: OutputStream, batchSize: Int = 1024, maxBatchesInFlight: Int = 3) {
         self.batchSize = max(1, batchSize)
@@ -38,8 +42,8 @@ public final class BackgroundTimelineJSON {
         pending.reserveCapacity(self.batchSize)
     }
 
-    /// Queues one event (rendered later, in order).
-    public func write(_ e: TimelineEvent) {
+    /// Queues one event (rendered later, in order); moved into the batch, not copied.
+    public func write(_ e: consuming TimelineEvent) {
         pending.append(e)
         if pending.count >= batchSize { send() }
     }
@@ -84,7 +88,7 @@ public final class BackgroundTimelineJSON {
             queue.async { [self] in
                 // Borrowed in place: copying an event out would retain and release its strings on this thread.
                 batch.withUnsafeBufferPointer { events in
-                    for i in events.indices { renderer.write(events[i], to: stream) }
+                    for i in events.indices { renderer.writeBuffered(events[i], to: stream) }
                 }
                 spare.withLock { $0.append(batch) }
                 slots.signal()
@@ -92,7 +96,7 @@ public final class BackgroundTimelineJSON {
             return spare.withLock { $0.popLast() }
         }
 
-        func finish() { queue.sync {} }
+        func finish() { queue.sync { renderer.flush(to: stream) } }
 
         deinit { queue.sync {} }
     }

@@ -54,6 +54,13 @@ public final class OutputStream {
     /// `package`: for renderers that lend their line buffer (``TimelineJSONRenderer``) without a copy into an array;
     /// outside the package, bytes go in as `[UInt8]`.
     package func write(_ bytes: UnsafeRawBufferPointer) {
+        // A chunk as large as the buffer (``TimelineJSONRenderer/writeBuffered(_:to:)``) goes to the file after what is
+        // buffered, without a copy into the buffer.
+        if bytes.count >= 1 << 16 {
+            flush()
+            writeAll(bytes)
+            return
+        }
         buffer.append(contentsOf: bytes)
         if buffer.count >= 1 << 16 { flush() }
     }
@@ -64,15 +71,18 @@ public final class OutputStream {
     }
 
     public func flush() {
-        var offset = 0
-        buffer.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }  // EPIPE (e.g. `| head`): stop quietly
-                offset += n
-            }
-        }
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { writeAll($0) }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ raw: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < raw.count {
+            let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n <= 0 { break }  // EPIPE (e.g. `| head`): stop quietly
+            offset += n
+        }
     }
 
     deinit { flush() }

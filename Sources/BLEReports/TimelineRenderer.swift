@@ -87,34 +87,41 @@ public struct TimelineJSONRenderer {
 
     /// One object and a newline, appended to `out`.
     public mutating func append(_ e: TimelineEvent, to out: inout [UInt8]) {
+        line.clear()
         render(e)
         line.withBytes { out.append(contentsOf: $0) }
+        line.clear()
     }
 
     /// One object and a newline, written to `stream`.
     public mutating func write(_ e: TimelineEvent, to stream: OutputStream) {
+        line.clear()
         render(e)
         line.withBytes { stream.write($0) }
+        line.clear()
     }
 
-    private mutating func render(_ e: TimelineEvent) {
+    /// One object and a newline, gathered in the renderer's buffer and written to `stream` in chunks of 64 KiB, which
+    /// the stream passes to the file without copying them into its own buffer; ``flush(to:)`` writes the rest. Between
+    /// the two, nothing else may write to `stream`.
+    ///
+    /// Measured (2026-11-24, 1 M-record benchmark capture, 584 MB of JSON Lines): the copy of each line into the
+    /// stream's buffer was ~1.5 % of a one-thread `timeline --format jsonl` (`memmove` under `write(_:to:)`, perf).
+    public mutating func writeBuffered(_ e: TimelineEvent, to stream: OutputStream) {
+        render(e)
+        if line.count >= Self.chunkSize { flush(to: stream) }
+    }
+
+    /// Writes what ``writeBuffered(_:to:)`` gathered.
+    public mutating func flush(to stream: OutputStream) {
+        line.withBytes { stream.write($0) }
         line.clear()
-        line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
-        line.append(",\"time\":"); line.append(seconds: e.timestamp)
-        line.append(",\"conn\":"); line.append(optional: e.connection.map(Int64.init))
-        line.append(",\"conn_number\":"); line.append(optional: e.connectionNumber.map(Int64.init))
-        line.append(",\"dir\":")
-        switch e.direction {
-        case .tx: line.append("\"tx\"")
-        case .rx: line.append("\"rx\"")
-        case .unknown: line.append("null")
-        }
-        line.append(",\"layer\":"); line.append(string: e.layer.rawValue)
-        line.append(",\"bearer\":"); line.append(optionalString: e.bearer?.rawValue)
-        line.append(",\"cid\":"); line.append(optional: e.cid.map(Int64.init))
-        line.append(",\"opcode\":"); line.append(optional: e.code.map(Int64.init))
-        line.append(",\"opcode_name\":"); line.append(string: e.name)
-        line.append(",\"handle\":"); line.append(optional: e.handle.map(Int64.init))
+    }
+
+    static let chunkSize = 1 << 16
+
+    /// `handles`, `value` and `values` of an event with boxed fields.
+    private func renderLists(_ e: TimelineEvent) {
         line.append(",\"handles\":")
         if let hs = e.handles {
             line.append("[")
@@ -139,14 +146,66 @@ public struct TimelineJSONRenderer {
         } else {
             line.append("null")
         }
-        line.append(",\"uuid\":"); line.append(optionalString: e.uuid?.uuidString)
-        line.append(",\"name\":"); line.append(optionalString: e.attributeName)
-        line.append(",\"name_source\":"); line.append(optionalString: e.nameSource?.rawValue)
-        line.append(",\"request_frame\":"); line.append(optional: e.requestFrame.map(Int64.init))
-        line.append(",\"response_frame\":"); line.append(optional: e.responseFrame.map(Int64.init))
-        line.append(",\"latency_us\":"); line.append(optional: e.latency)
-        line.append(",\"status\":"); line.append(optionalString: e.status)
-        line.append(",\"summary\":"); line.append(string: e.summary)
+    }
+
+    /// Appends one line to `line`.
+    private mutating func render(_ e: TimelineEvent) {
+        line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
+        line.append(",\"time\":"); line.append(seconds: e.timestamp)
+        line.append(",\"conn\":"); line.append(optional: e.connection.map(Int64.init))
+        line.append(",\"conn_number\":"); line.append(optional: e.connectionNumber.map(Int64.init))
+        line.append(",\"dir\":")
+        switch e.direction {
+        case .tx: line.append("\"tx\"")
+        case .rx: line.append("\"rx\"")
+        case .unknown: line.append("null")
+        }
+        line.append(",\"layer\":")
+        switch e.layer {
+        case .att: line.append("\"att\"")
+        case .hci: line.append("\"hci\"")
+        default: line.append(string: e.layer.rawValue)
+        }
+        line.append(",\"bearer\":"); line.append(optionalString: e.bearer?.rawValue)
+        line.append(",\"cid\":"); line.append(optional: e.cid.map(Int64.init))
+        line.append(",\"opcode\":"); line.append(optional: e.code.map(Int64.init))
+        line.append(",\"opcode_name\":"); line.append(string: e.name)
+        line.append(",\"handle\":"); line.append(optional: e.handle.map(Int64.init))
+        if e.hasNoDetails {
+            // No boxed field: `handles` is null; its test through the box is skipped.
+            line.append(",\"handles\":null,\"value\":")
+            if let v = e.value { line.append(hexString: v) } else { line.append("null") }
+            line.append(",\"values\":null")
+        } else {
+            renderLists(e)
+        }
+
+        if e.hasNoDetails, e.requestFrame == nil, e.responseFrame == nil, e.latency == nil {
+            // A value event of an unnamed attribute (most lines of a big capture): one constant run, not seven keys
+            // each with its own test and append.
+            line.append(
+                ",\"uuid\":null,\"name\":null,\"name_source\":null,\"request_frame\":null,\"response_frame\":null,\"latency_us\":null,\"status\":null"
+            )
+        } else {
+            line.append(",\"uuid\":"); line.append(optionalString: e.uuid?.uuidString)
+            line.append(",\"name\":"); line.append(optionalString: e.attributeName)
+            line.append(",\"name_source\":"); line.append(optionalString: e.nameSource?.rawValue)
+            line.append(",\"request_frame\":"); line.append(optional: e.requestFrame.map(Int64.init))
+            line.append(",\"response_frame\":"); line.append(optional: e.responseFrame.map(Int64.init))
+            line.append(",\"latency_us\":"); line.append(optional: e.latency)
+            line.append(",\"status\":"); line.append(optionalString: e.status)
+        }
+        if let h = e.summaryHandle {
+            line.append(",\"summary\":\"handle=0x")
+            line.append(hex16: h)
+            line.append(byte: UInt8(ascii: "\""))
+        } else {
+            line.append(",\"summary\":"); line.append(string: e.summary)
+        }
+        guard !e.hasNoDetails else {
+            line.append(",\"decoded\":null}\n")
+            return
+        }
         line.append(",\"decoded\":")
         if let d = e.decoded {
             decodedWriter.reset()
@@ -253,6 +312,16 @@ final class ByteBuffer {
         }
     }
 
+    /// Four lowercase hex digits (`hex(v, width: 4)` without its `0x`).
+    func append(hex16 v: UInt16) {
+        reserve(4)
+        ByteBuffer.hexPairs.withUnsafeBufferPointer { pairs in
+            storage.storeBytes(of: pairs[Int(v >> 8)], toByteOffset: count, as: UInt16.self)
+            storage.storeBytes(of: pairs[Int(v & 0xFF)], toByteOffset: count &+ 2, as: UInt16.self)
+        }
+        count &+= 4
+    }
+
     /// "00" "01" … "99".
     private static let digitPairs: [UInt8] = (0..<100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
 
@@ -275,23 +344,48 @@ final class ByteBuffer {
         count += 6
     }
 
-    /// Two hex digits per byte in one 16-bit store from a table (the digit-at-a-time version was 4 % of
-    /// `timeline --format jsonl`).
+    /// Two hex digits per byte: eight bytes at a time as 64-bit words (``hexDigits(of:)``), the rest with one 16-bit
+    /// store per byte from a table. Measured alone (300-byte values, 10⁶ runs, this machine): 128 ns against 146 ns a
+    /// value for the table alone; Swift's SIMD types compiled to lane-by-lane loops here (generic conversions and
+    /// comparisons not vectorised), so the words are plain `UInt64`s.
     func append(hexString v: [UInt8]) {
         reserve(v.count * 2 + 2)
         append(byte: UInt8(ascii: "\""))
         var n = count
         let out = storage
-        ByteBuffer.hexPairs.withUnsafeBufferPointer { pairs in
-            v.withUnsafeBufferPointer { buffer in
-                for b in buffer {
-                    out.storeBytes(of: pairs[Int(b)], toByteOffset: n, as: UInt16.self)
+        v.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var i = 0
+            while i &+ 8 <= bytes.count {
+                let word = base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                out.storeBytes(of: ByteBuffer.hexDigits(of: word & 0xFFFF_FFFF), toByteOffset: n, as: UInt64.self)
+                out.storeBytes(of: ByteBuffer.hexDigits(of: word >> 32), toByteOffset: n &+ 8, as: UInt64.self)
+                i &+= 8
+                n &+= 16
+            }
+            ByteBuffer.hexPairs.withUnsafeBufferPointer { pairs in
+                while i < bytes.count {
+                    out.storeBytes(of: pairs[Int(bytes[i])], toByteOffset: n, as: UInt16.self)
                     n &+= 2
+                    i &+= 1
                 }
             }
         }
         count = n
         append(byte: UInt8(ascii: "\""))
+    }
+
+    /// The eight lowercase hex digits of the four bytes in the low half of `x` (first byte first), as they lie in
+    /// memory on a little-endian machine: each byte spread to a 16-bit lane, its high nibble in the lane's low byte,
+    /// then `'0' + n`, plus `'a' - '0' - 10` (0x27) where the nibble is over 9 (no carry crosses a byte: every byte stays
+    /// below 0x67).
+    @inline(__always)
+    static func hexDigits(of x: UInt64) -> UInt64 {
+        var y = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF
+        y = (y | (y << 8)) & 0x00FF_00FF_00FF_00FF
+        let nibbles = ((y >> 4) & 0x000F_000F_000F_000F) | ((y & 0x000F_000F_000F_000F) << 8)
+        let over9 = ((nibbles &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
+        return nibbles &+ 0x3030_3030_3030_3030 &+ over9 &* 0x27
     }
 
     /// Byte → its two lowercase hex digits as they lie in memory (first digit in the low byte on little-endian machines).

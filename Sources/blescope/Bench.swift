@@ -82,9 +82,10 @@ struct Bench: ParsableCommand {
                 let analyzer = Analyzer.analyze(
                     capture, options: AnalyzerOptions(timeline: true, codecs: CodecRegistry()),
                     configure: {
-                        $0.onEvent = { e in if let background { background.write(e) } else { renderer.write(e, to: sink) } }
+                        $0.onEvent = { e in if let background { background.write(e) } else { renderer.writeBuffered(e, to: sink) } }
                     })
                 background?.finish()
+                renderer.flush(to: sink)
                 sink.flush()
                 records = analyzer.counters.records
             }

@@ -133,12 +133,14 @@ struct Timeline: ParsableCommand {
         let background =
             format == .jsonl && file == nil && BackgroundTimelineJSON.pays
             ? BackgroundTimelineJSON(stream: out) : nil
+        let filtering = !filter.isEmpty
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
         let analysis = CaptureAnalysis.analyze(
             capture, options: options, progress: { progress?.update(records: $0, bytes: $1) },
             onEvent: { e, pass in
-                if origin == nil { origin = e.timestamp }
-                if !filter.isEmpty {
+                if filtering {
+                    // Only the filter reads `origin`: the first event's time, whether or not it is kept.
+                    if origin == nil { origin = e.timestamp }
                     let peer = e.connectionNumber.flatMap { pass.peerAddress(ofConnection: $0) }
                     guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
                 }
@@ -153,11 +155,12 @@ struct Timeline: ParsableCommand {
                     } else if let background {
                         background.write(e)
                     } else {
-                        json.write(e, to: out)
+                        json.writeBuffered(e, to: out)
                     }
                 }
             })
         background?.finish()
+        if format == .jsonl && fileKey == nil && background == nil { json.flush(to: out) }
         progress?.finish()
         let findings = (capture.findings + analysis.findings).filter(filter.keeps)
         switch format {
