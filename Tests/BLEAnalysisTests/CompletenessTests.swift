@@ -141,4 +141,24 @@ import Testing
         #expect(c.verdict == "incomplete")
         #expect(c.items.count == 7)
     }
+
+    /// Connections started before the capture, counted once each however their records interleave. The handles
+    /// are chosen to share the tracker's direct-mapped cache slots (0x0001, 0x0041, 0x0081, 0x00C1 all have the
+    /// same low six bits), so the cache is evicted between records of one connection; 0x0041 opens inside the
+    /// capture, 0x0081 closes and sends one late record, 0x0F00 is no connection handle (above 0x0EFF: a vendor trace).
+    @Test func startedBeforeCountedOnceWhenHandlesShareCacheSlots() throws {
+        var b = CaptureBuilder(step: 1_000).connect(handle: 0x41)  // 1
+        for round in 0..<3 {
+            for h: UInt16 in [0x01, 0x41, 0x81, 0xC1, 0x01] {
+                b = b.notify(handle: 0x2A, [UInt8(round)], connection: h)
+            }
+        }
+        b = b.disconnect(handle: 0x81).notify(handle: 0x2A, [9], connection: 0x81).notify(handle: 0x2A, [9], connection: 0xF00)
+        let c = Self.completeness(try CaptureFile.open(bytes: b.btsnoopBytes(), name: "slots.btsnoop"))
+        let item = try #require(c.items.first { $0.code == "started-before-capture" })
+        // 0x0001, 0x0081, 0x00C1: traffic without a Connection Complete; frame 2 is the first notification.
+        #expect(item.count == 3 && item.frame == 2)
+        #expect(item.message.contains("traffic on 0x0001, 0x0081, 0x00c1 from frame 2") && !item.message.contains("0x0041"))
+        #expect(!item.message.contains("0x0f00"))
+    }
 }
