@@ -345,7 +345,7 @@ extension Analyzer {
         // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the state alive while the fragment is
         // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
         // link-layer records do, between records), and a strong local cost a retain and a release per fragment
-        // (~4 % of a full decode, `perf`, 2026-11-24).
+        // (~3 % of a full decode, `perf`, 2026-11-24).
         guard let owner = table.unmanagedState(index) else { return }
         if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         owner._withUnsafeGuaranteedRef { state in
