@@ -61,6 +61,7 @@ extension Analyzer {
 
     func processEvent(_ record: CaptureRecord) {
         counters.events += 1
+        if !options.timeline && completedPacketsInPlace(record) { return }
         var input = record.reader
         let packet: HCIEventPacket
         do { packet = try HCIEventPacket(parsing: &input) } catch {
@@ -184,20 +185,9 @@ extension Analyzer {
         case .numberOfCompletedPackets(let n):
             if n.entries.count == 1 { handle = n.entries[0].handle }
             for entry in n.entries {
-                if let i = table.lookup(ConnectionKey(controller: controller, handle: entry.handle)) {
-                    connections[i].inFlight = max(0, connections[i].inFlight - Int(entry.completedPackets))
-                    connections[i].completedPackets += Int(entry.completedPackets)
-                }
-                buffers.completed(controller: controller, packets: Int(entry.completedPackets))
+                completed(Int(entry.completedPackets), controller: controller, handle: entry.handle)
             }
-            if let i = buffers.roomAgain(controller: controller) {
-                if var period = connections[i].controllerQueueFull.popLast() {
-                    period.endFrame = frame
-                    period.endTime = time
-                    connections[i].controllerQueueFullMicroseconds += period.durationMicroseconds ?? 0
-                    connections[i].controllerQueueFull.append(period)
-                }
-            }
+            bufferRoomAgain(controller: controller, frame: frame, timestamp: time)
         case .bluetoothQualityReport(let report):
             vendorTally.event(parameters: packet.parameters, controller: controller, frame: frame)
             if let q = report.linkQuality {
@@ -249,6 +239,48 @@ extension Analyzer {
             e.status = status
             e.fields = fields
             emit(e)
+        }
+    }
+
+    /// Number Of Completed Packets (Core Spec Vol 4, Part E, 7.7.19), the event bulk traffic brings most of, read from
+    /// the record's bytes when no timeline event is built: the general path copies the parameters and builds the
+    /// entries (allocations per event: `malloc`/`free` and the table decode were ~4 % of a full decode, `perf`,
+    /// 2026-11-24). Only a well-formed one (as many 4-byte entries as it says, within the record) is taken here; false
+    /// for anything else, which the general path decodes (and reports) as before.
+    func completedPacketsInPlace(_ record: CaptureRecord) -> Bool {
+        let b = record.bytes
+        guard b.count >= 3, b[0] == 0x13 else { return false }  // HCIEventCode.numberOfCompletedPackets
+        let parameterLength = Int(b[1]), entries = Int(b[2])
+        guard parameterLength <= b.count - 2, parameterLength == 1 + entries * 4 else { return false }
+        let controller = record.controllerIndex
+        for e in 0..<entries {
+            let at = 3 + e * 4
+            let handle = (UInt16(b[at]) | UInt16(b[at + 1]) << 8) & 0x0FFF
+            completed(Int(UInt16(b[at + 2]) | UInt16(b[at + 3]) << 8), controller: controller, handle: handle)
+        }
+        bufferRoomAgain(controller: controller, frame: record.frame, timestamp: record.timestamp)
+        return true
+    }
+
+    /// `packets` host → controller packets of (controller, handle) reported completed.
+    func completed(_ packets: Int, controller: UInt16, handle: UInt16) {
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
+            connections[i].inFlight = max(0, connections[i].inFlight - packets)
+            connections[i].completedPackets += packets
+        }
+        buffers.completed(controller: controller, packets: packets)
+    }
+
+    /// After completions: ends the full period of the connection whose send filled the controller's buffer, when it has
+    /// room again.
+    func bufferRoomAgain(controller: UInt16, frame: Int, timestamp: Timestamp) {
+        if let i = buffers.roomAgain(controller: controller) {
+            if var period = connections[i].controllerQueueFull.popLast() {
+                period.endFrame = frame
+                period.endTime = timestamp
+                connections[i].controllerQueueFullMicroseconds += period.durationMicroseconds ?? 0
+                connections[i].controllerQueueFull.append(period)
+            }
         }
     }
 
@@ -345,7 +377,7 @@ extension Analyzer {
         // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the state alive while the fragment is
         // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
         // link-layer records do, between records), and a strong local cost a retain and a release per fragment
-        // (~4 % of a full decode, `perf`, 2026-11-24).
+        // (~3 % of a full decode, `perf`, 2026-11-24).
         guard let owner = table.unmanagedState(index) else { return }
         if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         owner._withUnsafeGuaranteedRef { state in

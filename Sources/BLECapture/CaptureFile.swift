@@ -69,8 +69,9 @@ public final class CaptureFile {
     /// Reads the next record over `record` (every field is written); false at the end (or where reading had to stop).
     /// Its bytes are valid until the next call. The same records as ``next()``, for the per-record loops of the passes:
     /// a record returned as an optional was built on the reader's stack and copied twice on its way to the analyzer,
-    /// each copy reading back the 80 bytes just written field by field (store-forwarding stalls: ~10 % of a full
-    /// decode, `perf`, 2026-11-24); here the reader writes the caller's record in place.
+    /// each copy reading back the 80 bytes just written field by field (store-forwarding stalls, ~10 % of a full decode
+    /// once the reference counts were gone, `perf`, 2026-11-24); here the reader writes the caller's record in place.
+    /// One copy is left, the argument of `Analyzer.process` (~5 %): the compiler copies a `var` to pass it.
     ///
     /// ```swift
     /// var record = CaptureRecord.empty
