@@ -11,6 +11,13 @@ public let secondThreadAvailable: Bool = {
     return sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
 }()
 
+/// `BLESCOPE_THREADS=2`: use the second thread wherever a pass can, whatever the load or the default (to measure
+/// both ways on any machine).
+public let secondThreadForced: Bool = {
+    guard let v = getenv("BLESCOPE_THREADS") else { return false }
+    return String(cString: v) == "2" && secondThreadAvailable
+}()
+
 /// Whether a second thread for one file's pass is expected to pay now: ``secondThreadAvailable`` and, besides this
 /// process, fewer than one task per other core running.
 ///

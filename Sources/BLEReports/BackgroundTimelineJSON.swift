@@ -31,8 +31,7 @@ public final class BackgroundTimelineJSON {
     /// Whether rendering on a second thread is expected to pay now: a second core that is idle (``secondCoreIdle()``);
     /// `BLESCOPE_THREADS=2` says yes whatever the load (to measure both threads on a busy machine).
     public static var pays: Bool {
-        if let v = getenv("BLESCOPE_THREADS"), String(cString: v) == "2" { return secondThreadAvailable }
-        return secondCoreIdle()
+        secondThreadForced || secondCoreIdle()
     }
 
     public init(stream: OutputStream, batchSize: Int = 1024, maxBatchesInFlight: Int = 3) {

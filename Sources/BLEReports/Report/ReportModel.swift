@@ -96,8 +96,9 @@ public struct ReportOptions: Sendable {
     /// Most rows in list sections (transfers, OTA sessions, finding groups, parameter changes per connection).
     public var maxRows: Int
     /// Run the trackers on a second thread beside the decoder (``BackgroundObservers``); the default when the
-    /// machine has more than one core and `BLESCOPE_THREADS=1` is not set; ``ReportWriter`` uses it only while a second
-    /// core is idle (``secondCoreIdle()``). Results are the same either way.
+    /// machine has more than one core and `BLESCOPE_THREADS=1` is not set; ``ReportWriter`` uses it for one file only when
+    /// `BLESCOPE_THREADS=2` asks (``secondThreadForced``: the copies into the batches cost more than the trackers now).
+    /// Results are the same either way.
     public var backgroundTrackers: Bool
 
     public init(
