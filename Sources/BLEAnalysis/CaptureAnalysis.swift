@@ -60,7 +60,7 @@ public struct CaptureAnalysis: Sendable {
     ///
     /// `onEvent` receives the timeline (when `options.timeline`), in frame order, with the pass so far (the peer of a
     /// connection, ``AnalysisPass/peerAddress(ofConnection:)``); `onRecord` sees each record before the analyzer does
-    /// (statistics of the same single pass).
+    /// (statistics of the same single pass). `progress` is called with (frame, bytes read) at every 65,536th frame.
     public static func analyze(
         _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing,
         progress: ((Int, Int64) -> Void)? = nil, onRecord: ((CaptureRecord) -> Void)? = nil,
@@ -74,7 +74,9 @@ public struct CaptureAnalysis: Sendable {
         while capture.next(into: &record) {
             onRecord?(record)
             pass.analyzer.process(record)
-            progress?(record.frame, capture.bytesConsumed)
+            // Every 65,536 frames, the only ones ``ProgressReporter`` draws: asked per record, the reader's position
+            // (a protocol witness) and the closure cost ~1.5 % of `throughput` on the 1 M-record capture (perf).
+            if record.frame & 0xFFFF == 0 { progress?(record.frame, capture.bytesConsumed) }
         }
         return pass.finish()
     }

@@ -34,7 +34,8 @@ public struct CaptureInfo: Sendable {
             stats.add(record)
             tracker.add(record)
             analyzer?.process(record)
-            progress?.update(records: stats.records, bytes: capture.bytesConsumed)
+            // Asked only when the reporter would draw: the reader's position per record is a protocol witness.
+            if stats.records & 0xFFFF == 0 { progress?.update(records: stats.records, bytes: capture.bytesConsumed) }
         }
         analyzer?.finish()
         decodeHealth = analyzer?.decodeHealth
