@@ -425,6 +425,10 @@ final class ConnectionState {
     static let attributeSlotCount = 64
     var slotKeys: [UInt32] = []
     var slotInfos: [AttributeInfo] = []
+    /// The last attribute named, in front of the slots: bulk traffic sends runs of values on one handle, and this
+    /// answers them with one comparison (no hashing, no bounds or emptiness checks on the slot arrays).
+    var lastAttributeKey: UInt32 = .max
+    var lastAttribute = AttributeInfo(uuid: nil, service: nil, hasUserName: false, source: .discovery, codecPossible: false)
     var tx = L2CAPReassembler()
     var rx = L2CAPReassembler()
     var unknown = L2CAPReassembler()
@@ -499,6 +503,7 @@ final class ConnectionState {
     func forgetAttributes() {
         attributes.removeAll(keepingCapacity: true)
         for i in slotKeys.indices { slotKeys[i] = .max }
+        lastAttributeKey = .max
     }
 
     /// Bytes this connection holds for unfinished PDUs, long reads and prepared writes.
@@ -556,8 +561,18 @@ extension Analyzer {
         state.forgetAttributes()
     }
 
+    @inline(__always)
     func attribute(_ index: Int, handle: UInt16, db: GATTSide, state: ConnectionState) -> AttributeInfo {
         let key = UInt32(handle) | (db == .peer ? 0 : 0x10000)
+        if state.lastAttributeKey == key { return state.lastAttribute }
+        let info = attributeLookedUp(index, key: key, handle: handle, db: db, state: state)
+        state.lastAttributeKey = key
+        state.lastAttribute = info
+        return info
+    }
+
+    /// `attribute(_:handle:db:state:)` past the last-attribute cache: the slots, the dictionary, then the database.
+    func attributeLookedUp(_ index: Int, key: UInt32, handle: UInt16, db: GATTSide, state: ConnectionState) -> AttributeInfo {
         let slot = Int(truncatingIfNeeded: key &* 0x9E37_79B1) >> 26 & (ConnectionState.attributeSlotCount - 1)
         if !state.slotKeys.isEmpty, state.slotKeys[slot] == key { return state.slotInfos[slot] }
         if let cached = state.attributes[key] {
