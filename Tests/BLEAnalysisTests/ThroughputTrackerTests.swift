@@ -138,7 +138,7 @@ import Testing
         #expect(state.ring.count == 10)
         #expect(state.series.count <= 500)
         #expect(state.windowRates.bins.count < 2400)  // 1 % bins between 1 bps and 10 Gbps
-        #expect(state.periods.count == 1)
+        #expect(state.closedPeriods.isEmpty)  // one period: the open one
         #expect(state.longestIdle.count <= 20)
     }
 
