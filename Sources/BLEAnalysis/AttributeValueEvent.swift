@@ -104,19 +104,11 @@ public struct AttributeValueEvent: Sendable {
         kind: ValueKind, handle: UInt16, offset: Int = 0, characteristic: BluetoothUUID?, service: BluetoothUUID?,
         decoded: DecodedValue? = nil, l2capBytes: Int, link: LinkSnapshot
     ) {
-        self.frame = frame
-        self.timestamp = timestamp
-        self.connection = connection
-        self.connectionNumber = connectionNumber
-        self.direction = direction
-        self.kind = kind
-        self.handle = handle
+        self.init(
+            frame: frame, timestamp: timestamp, connection: connection, connectionNumber: connectionNumber,
+            direction: direction, kind: kind, handle: handle, characteristic: characteristic, service: service,
+            decodedBox: decoded.map(DecodedBox.init), l2capBytes: l2capBytes, link: link, serverIsPeer: true)
         self.offset = offset
-        self.characteristic = characteristic
-        self.service = service
-        self.decodedBox = decoded.map(DecodedBox.init)
-        self.l2capBytes = l2capBytes
-        self.link = link
     }
 }
 
