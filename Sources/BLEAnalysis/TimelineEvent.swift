@@ -67,26 +67,26 @@ public struct TimelineEvent: Sendable {
     /// Every handle a list-carrying PDU names (Read By Type/Group Type, Find Information responses, …).
     public var handles: [UInt16]? {
         get { details?.fields.handles }
-        set { if newValue != nil || details != nil { updateDetails { $0.handles = newValue } } }
+        set { setDetail(\.handles, newValue) }
     }
     /// The values of a list-carrying response, in the order of ``handles``' entries.
     public var values: [[UInt8]]? {
         get { details?.fields.values }
-        set { if newValue != nil || details != nil { updateDetails { $0.values = newValue } } }
+        set { setDetail(\.values, newValue) }
     }
     public var value: [UInt8]?
     public var uuid: BluetoothUUID? {
         get { details?.fields.uuid }
-        set { if newValue != nil || details != nil { updateDetails { $0.uuid = newValue } } }
+        set { setDetail(\.uuid, newValue) }
     }
     /// Name of the attribute (characteristic or descriptor) the handle refers to, when known.
     public var attributeName: String? {
         get { details?.fields.attributeName }
-        set { if newValue != nil || details != nil { updateDetails { $0.attributeName = newValue } } }
+        set { setDetail(\.attributeName, newValue) }
     }
     public var nameSource: GATTSource? {
         get { details?.fields.nameSource }
-        set { if newValue != nil || details != nil { updateDetails { $0.nameSource = newValue } } }
+        set { setDetail(\.nameSource, newValue) }
     }
     public var requestFrame: Int?
     public var responseFrame: Int?
@@ -94,19 +94,19 @@ public struct TimelineEvent: Sendable {
     public var latency: Int64?
     public var status: String? {
         get { details?.fields.status }
-        set { if newValue != nil || details != nil { updateDetails { $0.status = newValue } } }
+        set { setDetail(\.status, newValue) }
     }
     /// What a codec made of the value (SIG built-in or a YAML spec).
     public var decoded: DecodedValue? {
         get { details?.fields.decoded }
-        set { if newValue != nil || details != nil { updateDetails { $0.decoded = newValue } } }
+        set { setDetail(\.decoded, newValue) }
     }
     public var isRequest = false
     /// Decoded numeric fields of an event that has no codec (a Bluetooth Quality Report's RSSI, counters…),
     /// as (JSON key, value) in wire order.
     public var fields: [(String, Int64)]? {
         get { details?.fields.fields }
-        set { if newValue != nil || details != nil { updateDetails { $0.fields = newValue } } }
+        set { setDetail(\.fields, newValue) }
     }
     /// ATT events: the bearer that carried the PDU and the CID in its L2CAP header (0x0004 on the LE fixed channel).
     public var bearer: ATTBearerKind?
@@ -143,6 +143,13 @@ public struct TimelineEvent: Sendable {
     final class Details: Sendable {
         let fields: DetailFields
         init(_ fields: DetailFields) { self.fields = fields }
+    }
+
+    /// Sets one boxed field; setting nil where there is no box leaves it absent (no box made for nothing).
+    @inline(__always)
+    mutating func setDetail<Value>(_ field: WritableKeyPath<DetailFields, Value?>, _ value: Value?) {
+        guard value != nil || details != nil else { return }
+        updateDetails { $0[keyPath: field] = value }
     }
 
     /// Changes boxed fields: one new box for all the changes `body` makes.
