@@ -8,10 +8,13 @@ import Darwin
 
 /// A forward-only window over a file's (decompressed) bytes, with no per-record allocation.
 ///
-/// Two backings (an `mmap` variant was measured: no faster than `read(2)` into a 1 MiB buffer that
+/// Three backings (an `mmap` variant was measured: no faster than `read(2)` into a 1 MiB buffer that
 /// stays in cache, and its resident set grows with the kernel's read-ahead):
 /// - a reusable buffer refilled by `read(2)` (pipes) or `gzread` (gzip), compacted in place and grown
 ///   only to the largest record asked for;
+/// - the blocks of a ``ReadAhead`` (the same reads on a second thread): the window is one block, the unread end of
+///   the previous window copied into the block's headroom; when that end is longer than the headroom, the window is
+///   the growable buffer instead, holding that end and whole blocks copied after it;
 /// - bytes in memory (tests, decompressed btsnooz blocks).
 ///
 /// `ensure(n)` guarantees `n` readable bytes at `cursor` or returns false at the end of the data.
@@ -19,6 +22,7 @@ final class ByteSource {
     private enum Backing {
         case memory(UnsafeMutableRawPointer)
         case stream
+        case readAhead(ReadAhead)
     }
 
     private var backing: Backing
@@ -36,6 +40,10 @@ final class ByteSource {
     private var buffer: UnsafeMutableRawPointer? = nil
     private var capacity: Int = 0
     private var atEOF = false
+    /// Read-ahead: whether the window is a block taken from the ``ReadAhead`` (else the growable buffer, or nothing yet).
+    private var windowIsBlock = false
+    /// Read-ahead of a gzip stream.
+    private var readAheadInflates = false
     /// A decompression or read error, if one ended the stream early.
     private(set) var streamError: String? = nil
 
@@ -48,20 +56,27 @@ final class ByteSource {
         limit = bytes.count
     }
 
-    /// Reads a file descriptor (`gzip: true` decompresses transparently; takes ownership of `fd`).
-    init(streaming fd: Int32, gzip: Bool, initialCapacity: Int = 1 << 20) {
+    /// Reads a file descriptor (`gzip: true` decompresses transparently; takes ownership of `fd`), on a second thread
+    /// when `readAhead` gives the shape of its blocks.
+    init(streaming fd: Int32, gzip: Bool, readAhead: ReadAhead.Shape? = nil, initialCapacity: Int = 1 << 20) {
         backing = .stream
+        limit = 0
+        var stream: gzFile? = nil
+        if gzip {
+            stream = gzdopen(fd, "rb")
+            if let stream { _ = gzbuffer(stream, 256 << 10) } else { close(fd); atEOF = true; streamError = "cannot open gzip stream" }
+        }
+        if let readAhead, !atEOF {
+            backing = .readAhead(ReadAhead(fd: fd, gz: stream, shape: readAhead))
+            readAheadInflates = gzip
+            base = UnsafeRawPointer(bitPattern: 0x10)!  // no window yet (limit 0): never read
+            return
+        }
         capacity = initialCapacity
         let p = UnsafeMutableRawPointer.allocate(byteCount: initialCapacity, alignment: 16)
         buffer = p
         base = UnsafeRawPointer(p)
-        limit = 0
-        if gzip {
-            gz = gzdopen(fd, "rb")
-            if let gz { _ = gzbuffer(gz, 256 << 10) } else { close(fd); atEOF = true; streamError = "cannot open gzip stream" }
-        } else {
-            self.fd = fd
-        }
+        if gzip { gz = stream } else { self.fd = fd }
     }
 
     deinit {
@@ -71,6 +86,9 @@ final class ByteSource {
             buffer?.deallocate()
             if let gz { gzclose(gz) }
             if fd >= 0 { close(fd) }
+        case let .readAhead(reader):
+            buffer?.deallocate()
+            reader.cancel()
         }
     }
 
@@ -82,11 +100,15 @@ final class ByteSource {
     @inline(__always) var offset: Int64 { windowOffset &+ Int64(position) }
 
     /// True when a gzip-mode stream turned out to be plain data passed through (pipes).
-    var isPassthrough: Bool { gz.map { gzdirect($0) != 0 } ?? false }
+    var isPassthrough: Bool {
+        if case let .readAhead(reader) = backing { return reader.isPassthrough }
+        return gz.map { gzdirect($0) != 0 } ?? false
+    }
 
     /// Compressed bytes read so far for gzip, else the cursor's offset (for progress bars).
     var bytesConsumed: Int64 {
         if let gz { return Int64(gzoffset(gz)) }
+        if case let .readAhead(reader) = backing, readAheadInflates { return reader.compressedOffset }
         return offset
     }
 
@@ -102,6 +124,7 @@ final class ByteSource {
     }
 
     private func refill(_ n: Int) -> Bool {
+        if case let .readAhead(reader) = backing { return refill(n, from: reader) }
         guard case .stream = backing, !atEOF, let buf = buffer else { return false }
         // Compact the unread tail to the front.
         let tail = limit - position
@@ -124,36 +147,66 @@ final class ByteSource {
         let dst = buffer!
         while limit < n, !atEOF {
             let room = capacity - limit
-            var got: Int
-            if let gz {
-                got = Int(gzread(gz, dst + limit, UInt32(min(room, Int(Int32.max)))))
-                if got < 0 {
-                    var errnum: Int32 = 0
-                    let message = gzerror(gz, &errnum).map { String(cString: $0) } ?? "gzip error"
-                    streamError = "gzip: \(message)"
-                    got = 0
-                }
-            } else {
-                repeat { got = read(fd, dst + limit, room) } while got < 0 && errno == EINTR
-                if got < 0 { streamError = "read error: \(String(cString: strerror(errno)))"; got = 0 }
-            }
+            let (got, error) = readChunk(fd: fd, gz: gz, into: dst + limit, count: room)
             if got == 0 {
                 atEOF = true
-                // A cut gzip file reads as a clean end with Z_BUF_ERROR pending: say so.
-                if let gz, streamError == nil {
-                    var errnum: Int32 = 0
-                    let message = gzerror(gz, &errnum)
-                    if errnum != Z_OK {
-                        var text = message.map { String(cString: $0) } ?? "error \(errnum)"
-                        if text.hasPrefix("<fd:"), let colon = text.firstIndex(of: " ") { text = String(text[text.index(after: colon)...]) }
-                        streamError = "gzip: " + text
-                    }
-                }
+                streamError = error
             } else {
                 limit += got
             }
         }
         return limit - position >= n
+    }
+
+    /// Refills from read-ahead blocks until `n` bytes are readable at the cursor or the stream ends.
+    private func refill(_ n: Int, from reader: ReadAhead) -> Bool {
+        while limit &- position < n {
+            guard !atEOF else { return false }
+            guard let next = reader.take() else {
+                atEOF = true
+                streamError = reader.error
+                return false
+            }
+            let tail = limit - position
+            let unread = base + position
+            windowOffset += Int64(position)
+            if tail <= reader.shape.headroom {
+                // The usual case: the window becomes the new block, the previous window's unread end in front of it.
+                let start = next.data - tail
+                if tail > 0 { start.copyMemory(from: unread, byteCount: tail) }
+                if windowIsBlock { reader.release() }
+                windowIsBlock = true
+                base = UnsafeRawPointer(start)
+            } else {
+                // An unread end longer than the headroom (a record bigger than it): the growable buffer holds it and
+                // the whole new block.
+                let needed = tail + next.count
+                if windowIsBlock {
+                    if needed > capacity {
+                        buffer?.deallocate()
+                        capacity = max(needed, 1 << 20)
+                        buffer = .allocate(byteCount: capacity, alignment: 16)
+                    }
+                    buffer!.copyMemory(from: unread, byteCount: tail)
+                } else if needed > capacity {
+                    capacity = max(needed, capacity * 2)
+                    let p = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+                    p.copyMemory(from: unread, byteCount: tail)
+                    buffer?.deallocate()
+                    buffer = p
+                } else {
+                    memmove(buffer!, unread, tail)
+                }
+                buffer!.advanced(by: tail).copyMemory(from: next.data, byteCount: next.count)
+                if windowIsBlock { reader.release() }
+                reader.release()  // `next`, copied
+                windowIsBlock = false
+                base = UnsafeRawPointer(buffer!)
+            }
+            position = 0
+            limit = tail + next.count
+        }
+        return true
     }
 
     /// Copies everything that is left into an anonymous temporary file (for libpcap, which reads only
@@ -182,6 +235,27 @@ final class ByteSource {
         advance(n)
         return out
     }
+}
+
+/// One `read(2)` of `fd` (retried on EINTR), or one `gzread` of `gz` when there is one, into `destination`: the bytes
+/// read, 0 at the end of the stream, with the error that ended it early if one did.
+func readChunk(fd: Int32, gz: gzFile?, into destination: UnsafeMutableRawPointer, count: Int) -> (Int, String?) {
+    if let gz {
+        let got = Int(gzread(gz, destination, UInt32(min(count, Int(Int32.max)))))
+        if got > 0 { return (got, nil) }
+        var errnum: Int32 = 0
+        let message = gzerror(gz, &errnum)
+        if got < 0 { return (0, "gzip: " + (message.map { String(cString: $0) } ?? "gzip error")) }
+        // A cut gzip file reads as a clean end with Z_BUF_ERROR pending: say so.
+        guard errnum != Z_OK else { return (0, nil) }
+        var text = message.map { String(cString: $0) } ?? "error \(errnum)"
+        if text.hasPrefix("<fd:"), let colon = text.firstIndex(of: " ") { text = String(text[text.index(after: colon)...]) }
+        return (0, "gzip: " + text)
+    }
+    var got: Int
+    repeat { got = read(fd, destination, count) } while got < 0 && errno == EINTR
+    if got < 0 { return (0, "read error: \(String(cString: strerror(errno)))") }
+    return (got, nil)
 }
 
 /// Big-endian and little-endian loads from raw pointers (unaligned).
