@@ -12,6 +12,8 @@
 #                      (`tshark -r F -T fields -e frame.number -e frame.time_epoch -e bthci_acl.chandle
 #                      -e hci_h4.direction -e btatt.opcode -e btatt.handle -e btatt.value`), once each, on the
 #                      1 M-record file only (on 5 M records tshark takes minutes and ~2 GB); BENCH_TSHARK=1 too.
+#   --tshark-runs N    runs of each tshark pass (default 3; the median is the ratio's denominator: a single run of
+#                      the statistics pass took 3.6 to 4.4 s on the same idle machine within an hour)
 #   --baseline OLD     alternate every run with OLD (another blescope build) and add its median and new/old
 #   --files "F …"      names inside $BENCH_DIR (default: cap1m.btsnoop cap5m.btsnoop)
 #   BENCH_DIR          where the captures are generated (default bench-data; keep it outside the repository)
@@ -27,11 +29,12 @@
 # against the statistics pass, timeline against the field export; issue 20: ≥ 20× and ≥ 10×).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=3 tshark=${BENCH_TSHARK:-0} baseline="" files="cap1m.btsnoop cap5m.btsnoop" passes=()
+runs=3 tshark=${BENCH_TSHARK:-0} tshark_runs=3 baseline="" files="cap1m.btsnoop cap5m.btsnoop" passes=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --tshark) tshark=1; shift ;;
+    --tshark-runs) tshark=1; tshark_runs=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
     --files) files=$2; shift 2 ;;
     -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
@@ -54,8 +57,7 @@ if [[ " ${passes[*]} " == *" air "* ]] && [ ! -f "$out/air5m.pcap" ] && [ -f "$a
   python3 scripts/make_air_capture.py "$air" 5000000 "$out/air5m.pcap" >/dev/null
 fi
 if [ -z "${BLESCOPE:-}" ]; then
-  swift build -c release --product blescope 2>&1 | tail -1
-  bin=$(swift build -c release --show-bin-path)/blescope
+  bin=$(bash scripts/build-release.sh)
 else
   bin=$BLESCOPE
 fi
@@ -112,7 +114,13 @@ for f in "${targets[@]}"; do
   records=$("$bin" bench "$f" --pass read | sed -n 's/.*records=\([0-9]*\).*/\1/p')
   ts_stats="" ts_fields=""
   if [ "$tshark" = 1 ] && [ "$records" -le 1000000 ] && [[ "$base" != air* ]] && command -v tshark >/dev/null; then
-    ts_stats=$(run_once tshark tshark-stats "$f"); ts_fields=$(run_once tshark tshark-fields "$f")
+    : >"$tmp/ts-stats"; : >"$tmp/ts-fields"
+    for ((i = 0; i < tshark_runs; i++)); do
+      run_once tshark tshark-stats "$f" >>"$tmp/ts-stats"; run_once tshark tshark-fields "$f" >>"$tmp/ts-fields"
+    done
+    # "median rss_kib", as run_once prints one run.
+    ts_stats=$(sort -n "$tmp/ts-stats" | awk '{ s[NR] = $1; r[NR] = $2 } END { printf "%.3f %d", s[int((NR + 1) / 2)], r[NR] }')
+    ts_fields=$(sort -n "$tmp/ts-fields" | awk '{ s[NR] = $1; r[NR] = $2 } END { printf "%.3f %d", s[int((NR + 1) / 2)], r[NR] }')
     printf '%-14s %-14s %9s %8s %11s %8s\n' "$base" tshark-stats "${ts_stats% *}" — \
       "$(awk -v n="$records" -v s="${ts_stats% *}" 'BEGIN { printf "%d", n / s }')" "$(awk -v r="${ts_stats#* }" 'BEGIN { printf "%.1f", r / 1024 }')"
     printf '%-14s %-14s %9s %8s %11s %8s\n' "$base" tshark-fields "${ts_fields% *}" — \

@@ -8,8 +8,7 @@ cd "$(dirname "$0")/.."
 old=${1:?usage: scripts/compare_outputs.sh OLD_BINARY [NEW_BINARY]}
 new=${2:-}
 if [ -z "$new" ]; then
-  swift build -c release --product blescope 2>&1 | tail -1
-  new=$(swift build -c release --show-bin-path)/blescope
+  new=$(bash scripts/build-release.sh)
 fi
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 files=(Samples/*.btsnoop Samples/*.pcap Samples/*.pklg ../shared/captures/*)

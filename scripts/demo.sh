@@ -4,8 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 echo "building blescope (release; the first build takes a few minutes)…" >&2
-swift build -c release --product blescope 2>&1 | tail -1
-bin=$(swift build -c release --show-bin-path)/blescope
+bin=$(bash scripts/build-release.sh)
 run() { echo; echo "\$ blescope $*"; "$bin" "$@"; }
 run info Samples/nordic-dfu.btsnoop
 run ota Samples/nordic-dfu.btsnoop
