@@ -15,16 +15,21 @@ public struct Observing: Sendable {
     /// Run the trackers on a second thread beside the decoder (``BackgroundObservers``): the same results, sooner
     /// when several trackers run.
     public var inBackground: Bool
+    /// Let the throughput tracker move to a second thread, fed plain samples (``ThroughputBeside``), once the pass
+    /// sees a core idle (``AnalysisPass/offerSecondCore()``): the same streams, sooner. Not with `inBackground`
+    /// (whose worker runs it).
+    public var throughputBeside: Bool
 
     public init(
         throughput: ThroughputOptions? = nil, transfers: TransferOptions? = nil, otaStallThreshold: Int64? = nil,
-        gattUsage: Bool = false, inBackground: Bool = false
+        gattUsage: Bool = false, inBackground: Bool = false, throughputBeside: Bool = false
     ) {
         self.throughput = throughput
         self.transfers = transfers
         self.otaStallThreshold = otaStallThreshold
         self.gattUsage = gattUsage
         self.inBackground = inBackground
+        self.throughputBeside = throughputBeside
     }
 
     /// No tracker: connections, findings, counters and the timeline only.
@@ -76,7 +81,10 @@ public struct CaptureAnalysis: Sendable {
             pass.analyzer.process(record)
             // Every 65,536 frames, the only ones ``ProgressReporter`` draws: asked per record, the reader's position
             // (a protocol witness) and the closure cost ~1.5 % of `throughput` on the 1 M-record capture (perf).
-            if record.frame & 0xFFFF == 0 { progress?(record.frame, capture.bytesConsumed) }
+            if record.frame & 0xFFFF == 0 {
+                progress?(record.frame, capture.bytesConsumed)
+                pass.offerSecondCore()
+            }
         }
         return pass.finish()
     }
@@ -89,9 +97,13 @@ public struct CaptureAnalysis: Sendable {
 public final class AnalysisPass {
     public let analyzer: Analyzer
     private let trackers: TrackerBox?
+    /// The throughput tracker may still move to a second thread (``Observing/throughputBeside``).
+    private var throughputMayMove: Bool
 
     public init(options: AnalyzerOptions = AnalyzerOptions(), observing: Observing = .nothing) {
         analyzer = Analyzer(options: options)
+        throughputMayMove =
+            observing.throughputBeside && !observing.inBackground && observing.throughput != nil && secondThreadAvailable
         guard !observing.isEmpty else {
             trackers = nil
             return
@@ -103,6 +115,26 @@ public final class AnalysisPass {
     }
 
     public func process(_ record: CaptureRecord) { analyzer.process(record) }
+
+    /// Moves the throughput tracker to a second thread if ``Observing/throughputBeside`` allows it and a core is idle
+    /// now (one `/proc/stat` sample, no wait; `BLESCOPE_THREADS=2`: at once). Call it now and then: ``CaptureAnalysis``
+    /// does every 65,536 frames, so captures shorter than that never start a thread.
+    ///
+    /// Why at run time and not at the start: the tracker is ~17 % of `report` and ~20 % of `throughput` on the 1 M-record
+    /// benchmark capture, and on its own thread it makes them sooner with a core idle (`report` 171 against 199 ms, 11
+    /// alternating runs) but not with the other core busy (202 against 195 ms, one `yes` running; 254 against 234 ms,
+    /// two); deciding at the start needs ``secondCoreIdle(samples:)``'s 5 ms of sampling, a third of the gain.
+    public func offerSecondCore() {
+        guard throughputMayMove, trackers != nil else { return }
+        guard secondThreadForced || secondCoreIdle(samples: 1) else { return }
+        moveThroughputBeside()
+    }
+
+    /// Moves the throughput tracker to a second thread now (tests choose the batches' sizes).
+    func moveThroughputBeside(batchSize: Int = 8192, contextCapacity: Int = 256) {
+        throughputMayMove = false
+        trackers?.set.moveThroughputBeside(batchSize: batchSize, contextCapacity: contextCapacity)
+    }
 
     /// The peer address of connection `number` (1-based) as far as the pass has read.
     public func peerAddress(ofConnection number: Int) -> String? {
@@ -125,7 +157,10 @@ public final class AnalysisPass {
 
 /// The trackers of one pass, each optional, fed in a fixed order; one observer instead of several existentials.
 struct TrackerSet: AttributeValueObserver {
+    /// The throughput tracker counting inline, or (once finished) the one that counted on its own thread.
     var throughput: ThroughputTracker?
+    /// The throughput tracker on its own thread, until finished.
+    var throughputBeside: ThroughputBeside?
     var transfers: ChunkedTransferTracker?
     var ota: OTATracker?
     var gattUsage: GATTUsageTracker?
@@ -137,8 +172,16 @@ struct TrackerSet: AttributeValueObserver {
         gattUsage = observing.gattUsage ? GATTUsageTracker() : nil
     }
 
+    /// Hands the throughput tracker, as it stands, to a thread of its own (``ThroughputBeside``).
+    mutating func moveThroughputBeside(batchSize: Int = 8192, contextCapacity: Int = 256) {
+        guard let tracker = throughput else { return }
+        throughput = nil
+        throughputBeside = ThroughputBeside(tracker: tracker, batchSize: batchSize, contextCapacity: contextCapacity)
+    }
+
     mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
         throughput?.observe(event, value: value)
+        throughputBeside?.observe(event, valueBytes: value.byteCount)
         transfers?.observe(event, value: value)
         ota?.observe(event, value: value)
         gattUsage?.observe(event, value: value)
@@ -153,6 +196,10 @@ struct TrackerSet: AttributeValueObserver {
 
     mutating func finish(frame: Int, timestamp: Timestamp) {
         throughput?.finish(frame: frame, timestamp: timestamp)
+        if var beside = throughputBeside {
+            throughputBeside = nil
+            throughput = beside.finish(frame: frame, timestamp: timestamp)
+        }
         transfers?.finish(frame: frame, timestamp: timestamp)
         ota?.finish(frame: frame, timestamp: timestamp)
         gattUsage?.finish(frame: frame, timestamp: timestamp)

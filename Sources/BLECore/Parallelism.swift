@@ -25,10 +25,12 @@ public let secondThreadForced: Bool = {
 /// 1 ms apart, averaged. The 1-minute load average used before counts blescope's own previous runs: after one run it
 /// stays above 1 for a minute, so back-to-back runs on an idle 2-core machine never used the second thread. Elsewhere,
 /// or if `/proc/stat` cannot be read, the 1-minute load average (at most cores − 1).
-public func secondCoreIdle() -> Bool {
+/// - Parameter samples: how many samples to average (each after the first waits 1 ms); one takes no time, for a caller
+///   that asks again later.
+public func secondCoreIdle(samples: Int = 5) -> Bool {
     guard secondThreadAvailable else { return false }
     let cores = Double(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-    if let others = otherRunnableTasks(samples: 5) { return others <= cores - 1.5 }
+    if let others = otherRunnableTasks(samples: max(1, samples)) { return others <= cores - 1.5 }
     var load = [Double](repeating: 0, count: 1)
     guard getloadavg(&load, 1) == 1 else { return true }
     return load[0] <= cores - 1

@@ -83,7 +83,7 @@ struct Throughput: ParsableCommand {
         let options = ThroughputOptions(window: Int64((window * 1_000_000).rounded()), idleThreshold: Int64(idleMs) * 1000)
         let result = CaptureAnalysis.analyze(
             capture, options: try analysis.analyzerOptions(timeline: false),
-            observing: Observing(throughput: options),
+            observing: Observing(throughput: options, throughputBeside: true),
             progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
         let report = ThroughputReport(result)

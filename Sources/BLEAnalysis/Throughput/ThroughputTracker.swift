@@ -84,9 +84,13 @@ public struct ThroughputTracker: AttributeValueObserver {
     }
 
     public mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
+        add(ThroughputSample(event, valueBytes: value.byteCount), context: ThroughputContext(event))
+    }
+
+    /// Counts one value (what ``observe(_:value:)`` does with an event; ``ThroughputBeside`` calls it on its thread).
+    mutating func add(_ sample: ThroughputSample, context: ThroughputContext) {
         let key = ThroughputStreamKey(
-            connectionNumber: event.connectionNumber, direction: event.direction,
-            handle: event.handle, kind: event.kind)
+            connectionNumber: sample.connectionNumber, direction: sample.direction, handle: sample.handle, kind: sample.kind)
         let slot = Self.cacheSlot(key)
         var i = cacheIndices[slot]
         if i < 0 || !ThroughputStreamKey.same(cacheKeys[slot], key) {
@@ -95,13 +99,13 @@ public struct ThroughputTracker: AttributeValueObserver {
             } else {
                 guard states.count < options.maxStreams else { streamsDropped += 1; return }
                 i = states.count
-                states.append(StreamState(key: key, event: event, options: options))
+                states.append(StreamState(key: key, sample: sample, context: context, options: options))
                 index[key] = i
             }
             cacheKeys[slot] = key
             cacheIndices[slot] = i
         }
-        states[i].add(event, valueBytes: value.byteCount, options: options)
+        states[i].add(sample, context: context, options: options)
     }
 
     /// The cache slot of a stream: its fields mixed (a multiplicative hash), the top 8 bits.
@@ -301,24 +305,26 @@ struct StreamState {
     var slot: Int64
     var series: [Int] = []
 
-    init(key: ThroughputStreamKey, event: AttributeValueEvent, options: ThroughputOptions) {
+    init(key: ThroughputStreamKey, sample: ThroughputSample, context: ThroughputContext, options: ThroughputOptions) {
         self.key = key
-        connection = event.connection
+        connection = sample.connection
         attOverhead = ThroughputTracker.attPDUSize(valueCount: 0, kind: key.kind)
-        characteristic = event.characteristic
-        service = event.service
-        psm = event.psm
-        firstFrame = event.frame
-        lastFrame = event.frame
-        first = event.timestamp
-        last = event.timestamp
+        characteristic = context.characteristic
+        service = context.service
+        psm = context.psm
+        firstFrame = sample.frame
+        lastFrame = sample.frame
+        first = sample.timestamp
+        last = sample.timestamp
         step = max(1, options.window / 10)
         slot = step
-        period = PeriodState(link: event.link, frame: event.frame, time: event.timestamp)
+        period = PeriodState(link: context.link, frame: sample.frame, time: sample.timestamp)
     }
 
-    mutating func add(_ event: AttributeValueEvent, valueBytes n: Int, options: ThroughputOptions) {
-        let t = event.timestamp
+    mutating func add(_ sample: ThroughputSample, context: ThroughputContext, options: ThroughputOptions) {
+        let t = sample.timestamp
+        let n = Int(sample.valueBytes)
+        let l2cap = Int(sample.l2capBytes)
         var gap: Int64? = nil
         if packets > 0 {
             let g = max(0, t.microseconds(since: last))
@@ -327,7 +333,7 @@ struct StreamState {
             if g > options.idleThreshold {
                 idleCount += 1
                 idleTotal += g
-                let gapRecord = IdleGap(afterFrame: lastFrame, resumeFrame: event.frame, startTime: last, microseconds: g)
+                let gapRecord = IdleGap(afterFrame: lastFrame, resumeFrame: sample.frame, startTime: last, microseconds: g)
                 if longestIdle.count < 20 {
                     longestIdle.append(gapRecord)
                 } else if let m = longestIdle.indices.min(by: { longestIdle[$0].microseconds < longestIdle[$1].microseconds }),
@@ -337,15 +343,15 @@ struct StreamState {
                 }
             }
         }
-        if characteristic == nil { characteristic = event.characteristic }
-        if service == nil { service = event.service }
+        if characteristic == nil { characteristic = context.characteristic }
+        if service == nil { service = context.service }
         packets += 1
         valueBytes += n
         attBytes += n + attOverhead
-        l2capBytes += event.l2capBytes
+        l2capBytes += l2cap
         minValue = min(minValue, n)
         maxValue = max(maxValue, n)
-        lastFrame = event.frame
+        lastFrame = sample.frame
         if t > last { last = t }
 
         // Windows.
@@ -367,17 +373,17 @@ struct StreamState {
         series[Int(s)] += n
 
         // Periods (the open one was made by `init` from the stream's first value, which it takes with no gap).
-        let sameLink = PeriodState.sameLink(period.link, event.link)
+        let sameLink = PeriodState.sameLink(period.link, context.link)
         if sameLink || closedPeriods.count + 1 >= options.maxPeriods {
             if !sameLink { periodsNotSplit += 1 }
             period.add(
-                frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: gap,
+                frame: sample.frame, time: t, valueBytes: n, l2cap: l2cap, gap: gap,
                 idleThreshold: options.idleThreshold)
         } else {
             period.closeBurst()
             closedPeriods.append(period)
-            period = PeriodState(link: event.link, frame: event.frame, time: t)
-            period.add(frame: event.frame, time: t, valueBytes: n, l2cap: event.l2capBytes, gap: nil, idleThreshold: options.idleThreshold)
+            period = PeriodState(link: context.link, frame: sample.frame, time: t)
+            period.add(frame: sample.frame, time: t, valueBytes: n, l2cap: l2cap, gap: nil, idleThreshold: options.idleThreshold)
         }
     }
 

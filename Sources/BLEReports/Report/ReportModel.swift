@@ -100,6 +100,9 @@ public struct ReportOptions: Sendable {
     /// `BLESCOPE_THREADS=2` asks (``secondThreadForced``: the copies into the batches cost more than the trackers now).
     /// Results are the same either way.
     public var backgroundTrackers: Bool
+    /// Let the throughput tracker move to a second thread when a core is idle (``Observing/throughputBeside``); off
+    /// when several files are analysed at once. Results are the same either way.
+    public var throughputBeside: Bool = true
 
     public init(
         throughput: ThroughputOptions = ThroughputOptions(), clock: ReportClock = .utc, maxKeyEvents: Int = 300,
@@ -176,7 +179,7 @@ public struct Report: Sendable {
             observing: Observing(
                 throughput: options.throughput, transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold,
                 gattUsage: true,
-                inBackground: options.backgroundTrackers),
+                inBackground: options.backgroundTrackers, throughputBeside: options.throughputBeside),
             progress: { progress?.update(records: $0, bytes: $1) },
             onRecord: { record in
                 stats.add(record)

@@ -62,6 +62,7 @@ public enum ReportWriter {
         if jobs > 1 && paths.count > 1 {
             // The cores are busy with other files: a second thread per file would only contend with them.
             options.backgroundTrackers = false
+            options.throughputBeside = false
         } else if options.backgroundTrackers && !secondThreadForced {
             // One file: the trackers run on the decoding thread unless `BLESCOPE_THREADS=2` asks for the second one.
             // Since the trackers became cheap (issue 20, 2026-11-24) copying each value into the batches costs more than
