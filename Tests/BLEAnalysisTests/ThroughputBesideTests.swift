@@ -49,7 +49,9 @@ struct ThroughputBesideTests {
                 #expect(besideDropped == dropped)
             }
         }
-        // The files carry real traffic: this compares something.
-        #expect(streamsSeen >= 300 && values >= 5_000, "\(streamsSeen) streams, \(values) values")
+        // The files carry real traffic: this compares something (the Samples alone: 78 streams, 2,995 values; with the
+        // shared captures 317 and 6,991).
+        let floor = TestEnvironment.realCaptures.isEmpty ? (streams: 70, values: 2_500) : (streams: 300, values: 5_000)
+        #expect(streamsSeen >= floor.streams && values >= floor.values, "\(streamsSeen) streams, \(values) values")
     }
 }
