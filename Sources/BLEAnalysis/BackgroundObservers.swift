@@ -12,7 +12,8 @@ import Dispatch
 ///
 /// Read ``observers`` (the trackers with their results) only after ``finish(frame:timestamp:)``.
 public struct BackgroundObservers: AttributeValueObserver {
-    private let worker: Worker
+    private let running: Running
+    private let worker: BatchWorker<Batch>
     /// The batch being filled. Kept here, on the producer's side, and not in the worker object: a field
     /// the producer writes next to one the worker reads made both cores fight over one cache line.
     private var pending: Batch
@@ -23,12 +24,17 @@ public struct BackgroundObservers: AttributeValueObserver {
     /// every batch in flight or spare holds its events and their copied values.
     public init(_ observers: [any AttributeValueObserver], batchSize: Int = 512, maxBatchesInFlight: Int = 3) {
         self.batchSize = max(1, batchSize)
-        worker = Worker(observers: observers, maxBatchesInFlight: max(1, maxBatchesInFlight))
+        let running = Running(observers: observers)
+        self.running = running
+        worker = BatchWorker(label: "blescope.observers", maxBatchesInFlight: maxBatchesInFlight) { batch in
+            running.run(batch)
+            batch.empty()
+        }
         pending = Batch(reserving: self.batchSize)
     }
 
     /// The wrapped observers, in the order given. Complete once ``finish(frame:timestamp:)`` has returned.
-    public var observers: [any AttributeValueObserver] { worker.observers }
+    public var observers: [any AttributeValueObserver] { running.observers }
 
     public mutating func observe(_ event: AttributeValueEvent, value: RawSpan) {
         let start = pending.bytes.count
@@ -46,7 +52,7 @@ public struct BackgroundObservers: AttributeValueObserver {
 
     public mutating func finish(frame: Int, timestamp: Timestamp) {
         send()
-        worker.finish(frame: frame, timestamp: timestamp)
+        worker.finish { running.finish(frame: frame, timestamp: timestamp) }
     }
 
     private mutating func send() {
@@ -89,38 +95,15 @@ extension BackgroundObservers {
         }
     }
 
-    /// Owns the observers. Unchecked Sendable because the observers (any `AttributeValueObserver`, not `Sendable`)
-    /// and `finished` are guarded by the serial `queue` instead of a lock: batches run on it one at a time, and the
-    /// producer's thread touches the observers only in `finish`, after `queue.sync {}` has waited for every batch.
-    /// `spare` is behind its own lock (``Locked``).
-    final class Worker: @unchecked Sendable {
+    /// The observers, the worker's from the first batch until `finish`. Unchecked Sendable: used only on the
+    /// ``BatchWorker``'s queue, one batch at a time, and by the producer after `finish` has waited for every batch.
+    final class Running: @unchecked Sendable {
         private(set) var observers: [any AttributeValueObserver]
-        private let queue = DispatchQueue(label: "blescope.observers")
-        private let slots: DispatchSemaphore
         private var finished = false
-        /// Batches the worker has emptied, capacity kept: fresh arrays of this size would cost a page
-        /// fault and a zeroed page per 4 KiB every time.
-        private let spare = Locked<[Batch]>([])
 
-        init(observers: [any AttributeValueObserver], maxBatchesInFlight: Int) {
-            self.observers = observers
-            slots = DispatchSemaphore(value: maxBatchesInFlight)
-        }
+        init(observers: [any AttributeValueObserver]) { self.observers = observers }
 
-        /// Queues a full batch (waiting while `maxBatchesInFlight` are queued); returns an emptied one to refill, if any.
-        func send(_ batch: Batch) -> Batch? {
-            slots.wait()
-            queue.async { [self] in
-                var owned = batch
-                run(&owned)
-                owned.empty()
-                spare.withLock { $0.append(owned) }
-                slots.signal()
-            }
-            return spare.withLock { $0.popLast() }
-        }
-
-        private func run(_ batch: inout Batch) {
+        func run(_ batch: Batch) {
             var nextEnd = 0
             let ends = batch.ends, ranges = batch.ranges
             batch.bytes.withUnsafeBytes { raw in
@@ -146,13 +129,7 @@ extension BackgroundObservers {
         func finish(frame: Int, timestamp: Timestamp) {
             guard !finished else { return }
             finished = true
-            queue.sync {}  // every batch has run: the observers are ours again
             for i in observers.indices { observers[i].finish(frame: frame, timestamp: timestamp) }
-        }
-
-        deinit {
-            // Dropped without finish(): let the queued batches drain before the observers go.
-            if !finished { queue.sync {} }
         }
     }
 }

@@ -24,7 +24,9 @@ import Darwin
 /// 5 alternating runs: idle machine (load 0.8) 0.81 s against 1.02 s on one thread (−21 %); load 3–3.8, 5 M records,
 /// 8.0–8.6 s against 6.9–7.7 s (slower). Hence ``pays``: only when a core is idle.
 public final class BackgroundTimelineJSON {
-    private let worker: Worker
+    private let rendering: Rendering
+    /// Hands rendered batches back still full: this thread empties them (see `send`).
+    private let worker: BatchWorker<[TimelineEvent]>
     private var pending: [TimelineEvent]
     private let batchSize: Int
 
@@ -36,7 +38,14 @@ public final class BackgroundTimelineJSON {
 
     public init(stream: OutputStream, batchSize: Int = 1024, maxBatchesInFlight: Int = 3) {
         self.batchSize = max(1, batchSize)
-        worker = Worker(stream: stream, maxBatchesInFlight: max(1, maxBatchesInFlight))
+        let rendering = Rendering(stream: stream)
+        self.rendering = rendering
+        worker = BatchWorker(label: "blescope.jsonl", maxBatchesInFlight: maxBatchesInFlight) { batch in
+            // Borrowed in place: copying an event out would retain and release its strings on this thread.
+            batch.withUnsafeBufferPointer { events in
+                for i in events.indices { rendering.renderer.writeBuffered(events[i], to: rendering.stream) }
+            }
+        }
         pending = []
         pending.reserveCapacity(self.batchSize)
     }
@@ -50,7 +59,7 @@ public final class BackgroundTimelineJSON {
     /// Renders what is queued and waits for it: `stream` is the caller's again.
     public func finish() {
         send()
-        worker.finish()
+        worker.finish { rendering.renderer.flush(to: rendering.stream) }
     }
 
     private func send() {
@@ -67,36 +76,11 @@ public final class BackgroundTimelineJSON {
         if pending.capacity < batchSize { pending.reserveCapacity(batchSize) }
     }
 
-    /// Unchecked Sendable: `renderer` and `stream` (not Sendable) are used only on the serial `queue`, one batch at a
-    /// time, and by the producer only after `finish()` has waited for it (`queue.sync`); `spare` is behind ``Locked``.
-    final class Worker: @unchecked Sendable {
-        private let stream: OutputStream
-        private var renderer = TimelineJSONRenderer()
-        private let queue = DispatchQueue(label: "blescope.jsonl")
-        private let slots: DispatchSemaphore
-        /// Rendered batches, still full, for the producer to empty and refill (capacity kept).
-        private let spare = Locked<[[TimelineEvent]]>([])
-
-        init(stream: OutputStream, maxBatchesInFlight: Int) {
-            self.stream = stream
-            slots = DispatchSemaphore(value: maxBatchesInFlight)
-        }
-
-        func send(_ batch: [TimelineEvent]) -> [TimelineEvent]? {
-            slots.wait()
-            queue.async { [self] in
-                // Borrowed in place: copying an event out would retain and release its strings on this thread.
-                batch.withUnsafeBufferPointer { events in
-                    for i in events.indices { renderer.writeBuffered(events[i], to: stream) }
-                }
-                spare.withLock { $0.append(batch) }
-                slots.signal()
-            }
-            return spare.withLock { $0.popLast() }
-        }
-
-        func finish() { queue.sync { renderer.flush(to: stream) } }
-
-        deinit { queue.sync {} }
+    /// The renderer and the stream, the worker's from the first batch until `finish`. Unchecked Sendable: used only on
+    /// the ``BatchWorker``'s queue, and by the producer after `finish()` has waited for it.
+    final class Rendering: @unchecked Sendable {
+        let stream: OutputStream
+        var renderer = TimelineJSONRenderer()
+        init(stream: OutputStream) { self.stream = stream }
     }
 }

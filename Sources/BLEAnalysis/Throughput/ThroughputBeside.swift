@@ -64,7 +64,8 @@ struct ThroughputContext {
 /// worker counts the samples in order with the tracker's own ``ThroughputTracker/add(_:context:)``, so the streams are
 /// those of counting inline. At most `maxBatchesInFlight` batches wait, so memory stays bounded.
 struct ThroughputBeside {
-    private let worker: Worker
+    private let counting: Counting
+    private let worker: BatchWorker<Batch>
     /// The batch being filled, on the producer's side (not in the worker object: see ``BackgroundObservers``), and
     /// its buffers and counts, held here as raw pointers: reached through the batch object, each value paid a retain
     /// and a release of it (`swift_retain` 1.4 → 3.7 % of `report`, perf).
@@ -87,7 +88,15 @@ struct ThroughputBeside {
     init(tracker: ThroughputTracker, batchSize: Int = 8192, contextCapacity: Int = 256, maxBatchesInFlight: Int = 3) {
         capacity = min(max(1, batchSize), Int(Int16.max))
         self.contextCapacity = min(max(1, contextCapacity), capacity)
-        worker = Worker(tracker: tracker, maxBatchesInFlight: max(1, maxBatchesInFlight))
+        let counting = Counting(tracker: tracker)
+        self.counting = counting
+        worker = BatchWorker(label: "blescope.throughput", maxBatchesInFlight: maxBatchesInFlight) { batch in
+            for i in 0..<batch.count {
+                let sample = batch.samples[i]
+                counting.tracker.add(sample, context: batch.contexts[Int(sample.context)])
+            }
+            batch.empty()
+        }
         pending = Batch(capacity: capacity, contextCapacity: self.contextCapacity)
         samples = pending.samples
         contexts = pending.contexts
@@ -112,7 +121,10 @@ struct ThroughputBeside {
     /// Counts what is still queued, waits for the worker and returns the tracker, finished.
     mutating func finish(frame: Int, timestamp: Timestamp) -> ThroughputTracker {
         send()
-        return worker.finish(frame: frame, timestamp: timestamp)
+        return worker.finish {
+            counting.tracker.finish(frame: frame, timestamp: timestamp)
+            return counting.tracker
+        }
     }
 
     private mutating func send() {
@@ -131,7 +143,7 @@ struct ThroughputBeside {
 extension ThroughputBeside {
     /// Samples and their contexts in buffers of fixed capacity, written in place (plain memory: nothing to
     /// deinitialize). Unchecked Sendable: one thread at a time has it — the producer while filling, the worker from
-    /// `send` until it puts the batch back, emptied, among the spares (behind ``Locked``).
+    /// `send` until it hands it back, emptied (``BatchWorker``).
     final class Batch: @unchecked Sendable {
         let samples: UnsafeMutablePointer<ThroughputSample>
         var count = 0
@@ -167,49 +179,10 @@ extension ThroughputBeside {
         }
     }
 
-    /// Owns the tracker. Unchecked Sendable: `tracker` and `finished` are used only on the serial `queue` (one batch at a
-    /// time) and by the producer in `finish`, after `queue.sync {}` has waited for every batch; `spare` is behind
-    /// ``Locked``.
-    final class Worker: @unchecked Sendable {
-        private var tracker: ThroughputTracker
-        private let queue = DispatchQueue(label: "blescope.throughput")
-        private let slots: DispatchSemaphore
-        private var finished = false
-        /// Batches the worker has emptied, buffers kept.
-        private let spare = Locked<[Batch]>([])
-
-        init(tracker: ThroughputTracker, maxBatchesInFlight: Int) {
-            self.tracker = tracker
-            slots = DispatchSemaphore(value: maxBatchesInFlight)
-        }
-
-        /// Queues a full batch (waiting while `maxBatchesInFlight` are queued); returns an emptied one to refill, if any.
-        func send(_ batch: Batch) -> Batch? {
-            slots.wait()
-            queue.async { [self] in
-                for i in 0..<batch.count {
-                    let sample = batch.samples[i]
-                    tracker.add(sample, context: batch.contexts[Int(sample.context)])
-                }
-                batch.empty()
-                spare.withLock { $0.append(batch) }
-                slots.signal()
-            }
-            return spare.withLock { $0.popLast() }
-        }
-
-        func finish(frame: Int, timestamp: Timestamp) -> ThroughputTracker {
-            queue.sync {}  // every batch has run: the tracker is ours again
-            if !finished {
-                finished = true
-                tracker.finish(frame: frame, timestamp: timestamp)
-            }
-            return tracker
-        }
-
-        deinit {
-            // Dropped without finish(): let the queued batches drain first.
-            if !finished { queue.sync {} }
-        }
+    /// The tracker, the worker's from the first batch until `finish`. Unchecked Sendable: used only on the
+    /// ``BatchWorker``'s queue, one batch at a time, and by the producer after `finish` has waited for every batch.
+    final class Counting: @unchecked Sendable {
+        var tracker: ThroughputTracker
+        init(tracker: ThroughputTracker) { self.tracker = tracker }
     }
 }
