@@ -36,7 +36,8 @@ Classes and fields (frame = the frame of the event named):
                       capture, or the HCI Reset that flushed it, runs on 2 s or more: opcode.
                       Skipped: 0x0C35 (never answered by design), OGFs the spec does not define
                       (PacketLogger logs host-internal OGF 0x3D records). A late answer (> 2 s) is
-                      not an event; it is noted on stderr.
+                      not an event; it is noted on stderr. BR/EDR Connection Complete (0x03,
+                      0x2C) only opens handles for `disconnection`: its failures are not a class.
   encryption-error / encryption-started  Encryption Change v1 0x08 and v2 0x59, status != 0 / 0:
                       handle, status / handle, enabled.
   ltk-negative-reply  command 0x201B: handle.

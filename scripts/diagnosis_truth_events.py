@@ -5,9 +5,9 @@ the classes documented there. It reads only what tshark decoded and the raw byte
 DISCOVERY_REQUESTS = {0x04, 0x06, 0x08, 0x10}
 CREATE_OPCODES = {0x200D, 0x2043}
 NO_RESPONSE_OPCODES = {0x0C35}
-# OGFs the Core spec defines (plus vendor 0x3F). PacketLogger logs host-internal records with OGF
-# 0x3D that never reach the controller and are never answered.
-SPEC_OGFS = set(range(0x01, 0x09)) | {0x3F}
+# OGFs the Core spec defines (0x3E logo testing, 0x3F vendor). PacketLogger logs host-internal
+# records with OGF 0x3D that never reach the controller: never reported as unanswered.
+SPEC_OGFS = set(range(0x01, 0x09)) | {0x3E, 0x3F}
 COMMAND_TIMEOUT = 2.0
 
 
@@ -59,7 +59,7 @@ class Truth:
         params = raw[3:]
         if opcode == 0x0C03:
             self.flush_at_reset(p)  # before the Reset itself waits for its answer
-        if opcode not in NO_RESPONSE_OPCODES and opcode >> 10 in SPEC_OGFS:
+        if opcode not in NO_RESPONSE_OPCODES:
             self.pending.setdefault((ad, opcode), []).append((frame, p["time"]))
         handle = None
         if len(params) >= 2:
@@ -94,7 +94,7 @@ class Truth:
             if ad != p["adapter"]:
                 continue
             for frame, time in waiting:
-                if p["time"] - time >= COMMAND_TIMEOUT:
+                if p["time"] - time >= COMMAND_TIMEOUT and opcode >> 10 in SPEC_OGFS:
                     self.unanswered.append((frame, opcode, ad))
             waiting.clear()
         self.open = {k: v for k, v in self.open.items() if k[0] != p["adapter"]}
@@ -131,6 +131,7 @@ class Truth:
                    0x05: self.disconnection_complete, 0x08: self.encryption_change,
                    0x59: self.encryption_change, 0x10: self.hardware_error,
                    0x1A: self.buffer_overflow, 0x57: self.payload_timeout,
+                   0x03: self.bredr_connection_complete, 0x2C: self.bredr_connection_complete,
                    0xFF: self.vendor_event}.get(code)
         if handler is not None and params:
             handler(p, params)
@@ -209,6 +210,13 @@ class Truth:
                   attempt_seconds=round(p["time"] - attempt["time"], 6) if started else None,
                   **self.extra(p))
 
+    def bredr_connection_complete(self, p, params):
+        """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for the disconnection facts only."""
+        if len(params) >= 3 and params[0] == 0:
+            handle = int.from_bytes(params[1:3], "little") & 0x0FFF
+            self.open[(p["adapter"], handle)] = {"frame": p["frame"], "time": p["time"],
+                                                 "local": None, "bqr": None}
+
     def disconnection_complete(self, p, params):
         if len(params) < 4:
             return
@@ -277,7 +285,7 @@ class Truth:
     def finish_commands(self, end_time):
         for (ad, opcode), waiting in self.pending.items():
             for frame, time in waiting:
-                if end_time - time >= COMMAND_TIMEOUT:
+                if end_time - time >= COMMAND_TIMEOUT and opcode >> 10 in SPEC_OGFS:
                     self.unanswered.append((frame, opcode, ad))
         for frame, opcode, ad in self.unanswered:
             self.emit("command-unanswered", frame, opcode=opcode,
