@@ -81,7 +81,8 @@ Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus /wor
                       Disconnect 0x15 #7986*); error S android-btsnoop-cfa_oppo-...cfa #969 (0x13);
                       air info S lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap #175* (c2p
                       0x13), air error C ppi-btle-lt192_crackle-legacy-pairing-decrypted-by-crackle
-                      .pcap #713* (0x13, direction unknown).
+                      .pcap #713* (0x13, direction unknown), air critical C nrfsniffer-lt272-pcap-
+                      named-pcapng_sweyntooth-telink-ll-reject-06-mic-failure-3d.pcapng #172* (0x3D).
   command-error       S oppo cfa #318* (Sniff Subrating 0x0811, 0x1A); S pongbot #104 (vendor
                       0xFC17, 0x01, raw); C android-btsnoop_blefun-18k-att-notify-stream.log #22*
                       (opcode 0xFFFF answering vendor 0xFD53 #21*).
@@ -94,7 +95,8 @@ Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus /wor
   att-error           error S pcapng-lt201-h4phdr_airbily-smartwatch.pcapng #243* (Write Request,
                       0x01, sent); info (discovery end) S android-btsnoop_horizon74-...log #582*.
   conn-update-rejected  C android-btsnooz-cut_mi-watch-lite-qcom-ble-acl-10b.btsnoop #488*
-                      (0x2021, 0x3B). No real L2CAP result != 0 or LE Connection Update status.
+                      (0x2021, 0x3B); C android-btsnoop_bk300-conn-update-complete-err-20.log
+                      #400* (LE Connection Update Complete 0x20). No real L2CAP result != 0.
   quality-report      warning S pongbot #1555* (0x02 approach LSTO, handle 0x43, -64 dBm), #5768*
                       (-127 dBm on a link that never came up); info S oppo cfa #6* (0x01, -53 dBm),
                       S pongbot #1455 (0x06 energy monitor), #1556 (0x09 RF stats).
