@@ -82,7 +82,8 @@ Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus /wor
                       air info S lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap #175* (c2p
                       0x13), air error C ppi-btle-lt192_crackle-legacy-pairing-decrypted-by-crackle
                       .pcap #713* (0x13, direction unknown), air critical C nrfsniffer-lt272-pcap-
-                      named-pcapng_sweyntooth-telink-ll-reject-06-mic-failure-3d.pcapng #172* (0x3D).
+                      named-pcapng_sweyntooth-telink-ll-reject-06-mic-failure-3d.pcapng #172*
+                      (0x3D).
   command-error       S oppo cfa #318* (Sniff Subrating 0x0811, 0x1A); S pongbot #104 (vendor
                       0xFC17, 0x01, raw); C android-btsnoop_blefun-18k-att-notify-stream.log #22*
                       (opcode 0xFFFF answering vendor 0xFD53 #21*).
