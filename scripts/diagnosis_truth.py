@@ -8,7 +8,8 @@ pcapng or gzip header or its name ends in .pklg. Python 3 standard library only;
 
 Output: one JSON object per capture per line, events sorted by frame (then class):
   {"file": PATH, "tshark": "4.0.17", "records": N, "events": [
-     {"class": CLASS, "frame": N, "severity": "critical|error|warning|info", ...class fields...}, ...]}
+     {"class": CLASS, "frame": N, "severity": "critical|error|warning|info",
+      ...class fields...}, ...]}
 `records` is the number of frames tshark read. `--base-name` writes `file` as the base name (the
 committed Tests/Truth/diagnosis/*.jsonl). A file tshark cannot read gives {"file": PATH, "error":
 "..."} and exit status 1 at the end; a file tshark reads only in part (cut short) also carries
@@ -180,7 +181,8 @@ ACL_FIELDS = [
     "btle.control_opcode", "btle.control.error_code", "btle.control.reject_opcode",
     "_ws.col.Source", "nordic_ble.direction", "nordic_ble.crcok", "nordic_ble.encrypted",
     "nordic_ble.micok", "btle_rf.flags.crc_checked", "btle_rf.flags.crc_valid",
-    "btle_rf.flags.decrypted", "btle.crc.incorrect", "btle.data_header.llid", "btle.data_header.length",
+    "btle_rf.flags.decrypted", "btle.crc.incorrect", "btle.data_header.llid",
+    "btle.data_header.length",
     "frame.protocols",
 ]
 

@@ -316,7 +316,8 @@ class Truth:
         if row["btle.data_header.llid"] is None or number(row["btle.data_header.length"]) == 0:
             return True  # advertising channel or empty PDU (never encrypted)
         if row["nordic_ble.encrypted"] is not None:
-            usable = number(row["nordic_ble.encrypted"]) == 0 or number(row["nordic_ble.micok"]) == 1
+            usable = (number(row["nordic_ble.encrypted"]) == 0
+                      or number(row["nordic_ble.micok"]) == 1)
         elif number(row["btle_rf.flags.decrypted"]) == 1:
             usable = True
         else:
@@ -352,8 +353,10 @@ class Truth:
         handle = number(row["bthci_acl.chandle"])
         handle = handle & 0x0FFF if handle is not None else None
         if number(row["btatt.opcode"]) == 0x01 and row["btatt.error_code"] is not None:
-            request, error = number(row["btatt.req_opcode_in_error"]), number(row["btatt.error_code"])
-            self.emit("att-error", frame, request_opcode=request, handle=number(row["btatt.handle"]),
+            request = number(row["btatt.req_opcode_in_error"])
+            error = number(row["btatt.error_code"])
+            self.emit("att-error", frame, request_opcode=request,
+                      handle=number(row["btatt.handle"]),
                       error=error, discovery_end=error == 0x0A and request in DISCOVERY_REQUESTS,
                       direction=direction, connection_handle=handle, **link)
         if number(row["btsmp.opcode"]) == 0x05:
