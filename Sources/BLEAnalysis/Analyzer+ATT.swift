@@ -9,6 +9,9 @@ import BLEProtocols
 struct TransactionKey: Hashable {
     var direction: Direction
     var indication: Bool
+
+    /// Who sent the request (or indication): this side when it went host → controller.
+    var sender: EvidenceEvent.Sender { direction == .rx ? .peer : .local }
 }
 
 /// Which kind of channel carries an ATT bearer (Core Spec Vol 3, Part F, 3.2.11; Part G, 5.2–5.3).
@@ -193,6 +196,9 @@ extension Analyzer {
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
         let frame = input.frame
+        if case .fixed = input.bearer {
+            noteATT(payload, opcode: first, direction: direction, connection: index, state: state, frame: frame, timestamp: timestamp)
+        }
         let method = opcode.method
         let db = Self.serverDatabase(method, direction)
         // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
@@ -275,7 +281,7 @@ extension Analyzer {
         in context: ATTContext
     ) {
         let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
-        let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
+        let index = context.connection, state = context.state, db = context.db
         let bearer = input.bearer, bearerKind = state.bearerKind(bearer)
 
         checkMTU(opcode, size: payload.count, connection: index, state: state, bearer: input.bearer, frame: frame)
@@ -306,6 +312,11 @@ extension Analyzer {
                 findings.append(
                     Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
+                evidence(
+                    .attUnanswered(
+                        request: stale.opcode, handle: stale.handle, sender: tkey.sender, ended: .nextRequest, endFrame: frame,
+                        waited: timestamp.microseconds(since: stale.timestamp)), frame: stale.frame, timestamp: stale.timestamp,
+                    connection: connections[index].number)
             }
             // A malformed request keeps the handle its bytes give only where its opcode carries one there (an Exchange MTU
             // Request's bytes 1–2 are an MTU: a SweynTooth capture's fuzzed one gave its response a "handle" 0x000f).
@@ -330,6 +341,11 @@ extension Analyzer {
             {
                 responseTo = p
                 let latency = timestamp.microseconds(since: p.timestamp)
+                if latency > attTransactionTimeoutMicroseconds {
+                    evidence(
+                        .attLateResponse(request: p.opcode, handle: p.handle, requestFrame: p.frame, microseconds: latency), frame: frame,
+                        timestamp: timestamp, connection: connections[index].number)
+                }
                 if let id = p.eventID {
                     queue.update(id) {
                         $0.responseFrame = frame; $0.latency = latency
@@ -376,6 +392,10 @@ extension Analyzer {
             }
         }
 
+        if opcode == .errorResponse {
+            noteATTError(
+                payload, direction: direction, requestFrame: responseTo?.frame, connection: index, frame: frame, timestamp: timestamp)
+        }
         if let typed {
             applyATT(typed, bearer: bearer, request: responseTo, in: context, event: &event)
         } else if let inPlace {

@@ -30,12 +30,19 @@ extension Analyzer {
             eventID = emit(e, waiting: true)
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
+        recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
         let sent = commands.feed(
             packet.opcode, controller: record.controllerIndex,
             .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
         if let previous = sent.unanswered {
             findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
             if let id = previous.eventID { queue.settle(id) }
+            // Sent again within the time-out: both may be outstanding (Num_HCI_Command_Packets > 1), not a controller hang.
+            if record.timestamp.microseconds(since: previous.timestamp) > hciCommandTimeoutMicroseconds, packet.opcode.expectsAnswer {
+                evidence(
+                    .commandUnanswered(packet.opcode, commandFrame: previous.frame), frame: previous.frame, timestamp: previous.timestamp,
+                    controller: record.controllerIndex)
+            }
         }
         if sent.refused {
             noteLimit(.tooManyPendingCommands(HCICommandPairing.maxPending), frame: record.frame)
@@ -85,6 +92,11 @@ extension Analyzer {
                 }
             }
             status = cc.status?.description
+            if cc.opcode.rawValue != 0 {
+                recordAnswer(
+                    cc.opcode, status: cc.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
+                    controller: controller)
+            }
             switch cc.decodedReturn {
             case .readLocalVersionInformation(let v) where v.status == .success:
                 controllerIdentities[controller] = ControllerIdentity(
@@ -107,6 +119,11 @@ extension Analyzer {
                 }
             }
             status = cs.status.description
+            if cs.opcode.rawValue != 0 {
+                recordAnswer(
+                    cs.opcode, status: cs.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
+                    controller: controller)
+            }
         case .disconnectionComplete(let d):
             handle = d.handle
             status = d.status.description
@@ -180,7 +197,7 @@ extension Analyzer {
         case .numberOfCompletedPackets(let n):
             if n.entries.count == 1 { handle = n.entries[0].handle }
             for entry in n.entries {
-                completed(Int(entry.completedPackets), controller: controller, handle: entry.handle)
+                completed(Int(entry.completedPackets), controller: controller, handle: entry.handle, frame: frame, timestamp: time)
             }
             bufferRoomAgain(controller: controller, frame: frame, timestamp: time)
         case .bluetoothQualityReport(let report):
@@ -222,6 +239,7 @@ extension Analyzer {
         default:
             break
         }
+        recordEvent(decoded, frame: frame, timestamp: time, controller: controller)
 
         if options.timeline {
             let manufacturer = manufacturer(of: controller)
@@ -251,17 +269,18 @@ extension Analyzer {
         for e in 0..<entries {
             let at = 3 + e * 4
             let handle = (UInt16(b[at]) | UInt16(b[at + 1]) << 8) & 0x0FFF
-            completed(Int(UInt16(b[at + 2]) | UInt16(b[at + 3]) << 8), controller: controller, handle: handle)
+            completed(
+                Int(UInt16(b[at + 2]) | UInt16(b[at + 3]) << 8), controller: controller, handle: handle, frame: record.frame,
+                timestamp: record.timestamp)
         }
         bufferRoomAgain(controller: controller, frame: record.frame, timestamp: record.timestamp)
         return true
     }
 
-    /// `packets` host → controller packets of (controller, handle) reported completed.
-    func completed(_ packets: Int, controller: UInt16, handle: UInt16) {
+    /// `packets` host → controller packets of (controller, handle) reported completed at `frame`.
+    func completed(_ packets: Int, controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp) {
         if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
-            connections[i].inFlight = max(0, connections[i].inFlight - packets)
-            connections[i].completedPackets += packets
+            connections[i].complete(packets, at: .init(frame: frame, timestamp: timestamp))
         }
         buffers.completed(controller: controller, packets: packets)
     }
@@ -347,7 +366,8 @@ extension Analyzer {
             return
         }
         let direction = record.direction
-        let canCharge = connections[index].countACL(direction, bytes: record.originalLength)
+        let canCharge = connections[index].countACL(
+            direction, bytes: record.originalLength, at: .init(frame: record.frame, timestamp: record.timestamp))
         if direction == .tx, let total = buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
             connections[index].controllerQueueFull.append(
                 QueueFullPeriod(startFrame: record.frame, startTime: record.timestamp, packets: total))

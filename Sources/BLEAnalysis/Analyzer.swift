@@ -92,6 +92,8 @@ public final class Analyzer {
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
     var findingsBound = FindingsBound()
+    /// What the diagnosis reads, recorded as the pass goes (``EvidenceEvent``).
+    var evidenceLog = EvidenceLog()
     /// Bounded findings: at most this many of each kind are kept.
     public var keptFindingsPerCode: Int {
         get { findingsBound.keptPerCode }
@@ -153,6 +155,9 @@ public final class Analyzer {
         counters.records += 1
         lastFrame = record.frame
         lastTimestamp = record.timestamp
+        if record.controllerIndex != evidenceLog.lastController {
+            evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+        }
         switch record.kind {
         case .command: processCommand(record)
         case .event: processEvent(record)
@@ -183,16 +188,26 @@ public final class Analyzer {
             state.finishReassembly(findings: &findings, frame: lastFrame)
             connections[i].decode = state.decode
         }
+        for i in connections.indices { connections[i].activity.flush() }
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
         findings += decodeHealth.findings
         for pending in commands.takeUnanswered() {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
+            guard pending.opcode.expectsAnswer else { continue }
+            evidence(
+                .commandUnanswered(pending.opcode, commandFrame: pending.frame), frame: pending.frame, timestamp: pending.timestamp,
+                controller: pending.controller)
         }
-        for state in table.states {
+        for (i, state) in table.states.enumerated() {
             guard let state else { continue }
-            for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
+            for (key, p) in state.allBearers.flatMap({ $0.pending.map { $0 } }).sorted(by: { $0.value.frame < $1.value.frame }) {
                 findings.append(
                     Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
+                evidence(
+                    .attUnanswered(
+                        request: p.opcode, handle: p.handle, sender: key.sender, ended: .endOfCapture, endFrame: lastFrame,
+                        waited: lastTimestamp.microseconds(since: p.timestamp)), frame: p.frame, timestamp: p.timestamp,
+                    connection: connections[i].number)
             }
         }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
@@ -313,11 +328,16 @@ public final class Analyzer {
         if let state = table.states[index] {
             state.finishReassembly(findings: &findings, frame: frame)
             connections[index].decode = state.decode
-            for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
+            for (key, p) in state.allBearers.flatMap({ $0.pending.map { $0 } }).sorted(by: { $0.value.frame < $1.value.frame }) {
                 findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the disconnection"), frame: p.frame))
                 if let id = p.eventID { queue.settle(id) }
+                evidence(
+                    .attUnanswered(
+                        request: p.opcode, handle: p.handle, sender: key.sender, ended: .disconnection, endFrame: frame,
+                        waited: timestamp.microseconds(since: p.timestamp)), frame: p.frame, timestamp: p.timestamp, connection: number)
             }
         }
+        connections[index].activity.flush()
         table.close(index)
         creditChannels.close(connection: index)
         for i in observers.indices {

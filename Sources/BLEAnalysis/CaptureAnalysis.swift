@@ -57,6 +57,9 @@ public struct CaptureAnalysis: Sendable {
     public var otaSessions: [OTASession]?
     /// How each attribute handle was used, per connection.
     public var gattUsage: GATTUsage?
+    /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
+    /// and the completeness verdict (``Evidence/completeness``) before ``DiagnosisEngine/diagnose(_:rules:)``.
+    public var evidence: Evidence
 
     /// The buffers of the lowest-numbered controller: what the throughput report shows.
     public var firstACLBuffers: (length: Int, packets: Int)? { aclBuffers.sorted { $0.key < $1.key }.first?.value }
@@ -151,7 +154,8 @@ public final class AnalysisPass {
             throughput: set?.throughput.map { ($0.streams, $0.streamsDropped) },
             transfers: set?.transfers.map { ($0.transfers, $0.findings) },
             otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: analyzer.connections) },
-            gattUsage: set?.gattUsage?.result)
+            gattUsage: set?.gattUsage?.result,
+            evidence: analyzer.evidence(throughput: set?.throughput?.streams))
     }
 }
 

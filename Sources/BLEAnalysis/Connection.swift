@@ -112,6 +112,8 @@ public struct Connection: Hashable, Sendable {
     public var creditStalls: [CreditStall] = []
     /// Total time the controller's queue was full while this connection was sending, µs.
     public var controllerQueueFullMicroseconds: Int64 = 0
+    /// What it carried that the diagnosis reads (last packets, waits for the controller, per-handle use).
+    public var activity = LinkActivity()
 
     public init(number: Int, handle: UInt16, controller: UInt16, inferred: Bool, startFrame: Int, startTime: Timestamp) {
         self.number = number
@@ -135,14 +137,27 @@ public struct Connection: Hashable, Sendable {
     /// One call, so the analyzer reaches into its connections array once per packet: each access checked the
     /// array's uniqueness.
     @inline(__always)
-    mutating func countACL(_ direction: Direction, bytes: Int) -> Bool {
+    mutating func countACL(_ direction: Direction, bytes: Int, at moment: LinkActivity.Moment) -> Bool {
         aclPackets[direction] += 1
         aclBytes[direction] += bytes
         if direction == .tx {
+            if inFlight == 0 { activity.waitingSince = moment }
             inFlight += 1
             maxInFlight = max(maxInFlight, inFlight)
+            activity.lastSent = moment
+        } else if direction == .rx {
+            activity.lastReceived = moment
         }
         return controllerQueueFull.count < 10_000
+    }
+
+    /// `packets` host → controller packets reported sent (Number Of Completed Packets) at `moment`.
+    @inline(__always)
+    mutating func complete(_ packets: Int, at moment: LinkActivity.Moment) {
+        let before = inFlight
+        inFlight = max(0, before - packets)
+        completedPackets += packets
+        if before > 0 { activity.completed(packetsWaiting: before, stillInFlight: inFlight, at: moment) }
     }
 }
 
