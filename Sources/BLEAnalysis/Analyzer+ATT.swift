@@ -202,7 +202,7 @@ extension Analyzer {
         let valueOnly = inPlace != nil && (method == .notification || method == .command)
         if valueOnly {
             // Nothing to pair and no event to build.
-            checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
+            checkMTU(opcode, size: payload.count, connection: index, state: state, bearer: input.bearer, frame: frame)
             // Nobody looks at the value: return before the context is built (it holds `state`, one reference count).
             if observers.isEmpty && options.codecs == nil { return }
         }
@@ -238,7 +238,7 @@ extension Analyzer {
     @inline(never)
     func processValuePDU(_ input: ATTInput, opcode: ATTOpcode, span: ATTValueSpan, in context: ATTContext) {
         let state = context.state, frame = input.frame, handle = span.handle
-        checkMTU(opcode, size: input.payload.count, state: state, bearer: input.bearer, frame: frame)
+        checkMTU(opcode, size: input.payload.count, connection: context.connection, state: state, bearer: input.bearer, frame: frame)
         let value = UnsafeRawBufferPointer(rebasing: input.payload[span.range])
         var e = TimelineEvent(
             frame: frame, timestamp: input.timestamp, connection: state.handle, direction: input.direction, layer: .att,
@@ -279,7 +279,7 @@ extension Analyzer {
         let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
         let bearer = input.bearer, bearerKind = state.bearerKind(bearer)
 
-        checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
+        checkMTU(opcode, size: payload.count, connection: index, state: state, bearer: input.bearer, frame: frame)
 
         // Decoded once, typed, unless read in place above (a value PDU shorter than the table's minimum is then
         // left alone, as a statistics pass has always done).
@@ -426,10 +426,12 @@ extension Analyzer {
         return e
     }
 
-    /// A PDU longer than the connection's ATT_MTU (not judged on an inferred connection whose MTU exchange was not seen).
-    /// A dynamic bearer is judged against its own MTU, once known.
+    /// A PDU longer than the connection's ATT_MTU (not judged when the MTU is only assumed: a connection inferred from
+    /// traffic whose MTU exchange was not seen). A dynamic bearer is judged against its own MTU, once known.
     @inline(__always)
-    func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, bearer slot: ATTBearerSlot = .fixed, frame: Int) {
+    func checkMTU(
+        _ opcode: ATTOpcode, size: Int, connection index: Int, state: ConnectionState, bearer slot: ATTBearerSlot = .fixed, frame: Int
+    ) {
         if case .dynamic(let b) = slot {
             let bearer = state.bearers[b]
             guard let mtu = bearer.mtu, size > mtu else { return }
@@ -441,19 +443,14 @@ extension Analyzer {
                         message: "ATT \(opcode) of \(size) bytes exceeds the \(bearer.kind) bearer's ATT_MTU \(mtu)"), frame: frame))
             return
         }
-        guard size > state.mtu && (!state.inferred || state.mtuExchanged) else { return }
+        let mtu = table.connections[index].link.mtu
+        guard let value = mtu.value, size > value, mtu.source != .assumed else { return }
         findings.append(
             Finding(
                 .warning,
                 .init(
                     code: "att.pdu-exceeds-mtu",
-                    message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
-    }
-
-    /// ATT_MTU of a bearer: the connection's (Exchange MTU) for the fixed one, the channel's for the others.
-    @inline(__always)
-    func attMTU(_ bearer: ATTBearer, state: ConnectionState?) -> Int {
-        bearer.kind == .leFixed ? (state?.mtu ?? 23) : (bearer.mtu ?? 23)
+                    message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(value)"), frame: frame))
     }
 
     /// `declarations`: the request asked for characteristic declarations (0x2803); nil when the
@@ -580,8 +577,7 @@ extension Analyzer {
             state[bearer: slot].serverMTU = Int(mtu)
             if request != nil, kind == .leFixed {
                 let effective = max(23, min(state[bearer: slot].clientMTU ?? Int(mtu), Int(mtu)))
-                connections[index].mtu.record(Change(frame: frame, timestamp: timestamp, value: effective))
-                connectionChanged(index)
+                connections[index].link.apply(.mtu(effective), frame: frame, timestamp: timestamp)
                 event?.summary += " → ATT_MTU \(effective)"
             }
         case .readByGroupTypeResponse(let groups):
@@ -671,7 +667,7 @@ extension Analyzer {
         // Long reads and queued writes, assembled per bearer.
         let read = LongReadAssembler.Input(
             pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
-            direction: direction, mtu: state.attMTU(slot))
+            direction: direction, mtu: state.attMTU(slot, connectionMTU: linkSnapshot(index).mtu))
         switch state.feedLongRead(read, bearer: slot) {
         case .longRead(let whole)?: finishLongRead(whole, in: context)
         case .blobPart(let h, let value)?:
@@ -818,7 +814,7 @@ extension Analyzer {
         let event = AttributeValueEvent(
             frame: context.frame, timestamp: context.timestamp, connection: state.handle, connectionNumber: state.number,
             direction: context.direction, kind: kind, handle: handle, characteristic: characteristic, service: info.service,
-            decodedBox: decoded, l2capBytes: context.l2capBytes, link: state.link, serverIsPeer: db == .peer)
+            decodedBox: decoded, l2capBytes: context.l2capBytes, link: linkSnapshot(context.connection), serverIsPeer: db == .peer)
         for i in observers.indices { observers[i].observe(event, value: value.bytes) }
         return decoded
     }
@@ -914,12 +910,13 @@ extension ConnectionState {
         }
     }
 
-    /// ``Analyzer/attMTU(_:state:)`` of a bearer, read in place (see ``bearerKind(_:)``).
+    /// ATT_MTU of a bearer, read in place (see ``bearerKind(_:)``): the connection's (`connectionMTU`, from its
+    /// ``LinkState``) for the LE fixed one, the channel's for the others.
     @inline(__always)
-    func attMTU(_ slot: ATTBearerSlot) -> Int {
+    func attMTU(_ slot: ATTBearerSlot, connectionMTU: Int) -> Int {
         switch slot {
-        case .fixed: bearer.kind == .leFixed ? mtu : (bearer.mtu ?? 23)
-        case .dynamic(let i): bearers[i].kind == .leFixed ? mtu : (bearers[i].mtu ?? 23)
+        case .fixed: bearer.kind == .leFixed ? connectionMTU : (bearer.mtu ?? 23)
+        case .dynamic(let i): bearers[i].kind == .leFixed ? connectionMTU : (bearers[i].mtu ?? 23)
         }
     }
 }

@@ -144,21 +144,17 @@ extension Analyzer {
             if u.status.rawValue == 0,
                 let i = connectionIndex(controller: controller, handle: u.handle, frame: frame, timestamp: time, infer: true)
             {
-                connections[i].parameters.record(
-                    Change(
-                        frame: frame, timestamp: time,
-                        value: ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)))
-                connectionChanged(i)
+                connections[i].link.apply(
+                    .parameters(ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)),
+                    frame: frame, timestamp: time)
             }
         case .leDataLengthChange(let d):
             handle = d.handle
             if let i = connectionIndex(controller: controller, handle: d.handle, frame: frame, timestamp: time, infer: true) {
-                connections[i].dataLength.record(
-                    Change(
-                        frame: frame, timestamp: time,
-                        value: DataLength(
-                            maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)))
-                connectionChanged(i)
+                connections[i].link.apply(
+                    .dataLength(
+                        DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)),
+                    frame: frame, timestamp: time)
             }
         case .lePHYUpdateComplete(let p):
             handle = p.handle
@@ -166,8 +162,7 @@ extension Analyzer {
             if p.status.rawValue == 0,
                 let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true)
             {
-                connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY, rx: p.rxPHY)))
-                connectionChanged(i)
+                connections[i].link.apply(.phy(PHYPair(tx: p.txPHY, rx: p.rxPHY)), frame: frame, timestamp: time)
             }
         case .leLongTermKeyRequest(let r):
             keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
@@ -311,17 +306,14 @@ extension Analyzer {
             c.role = role == .central ? .central : .peripheral
             c.peerAddress = peer.description
             c.peerAddressType = peerType.description
-            c.parameters.record(
-                Change(
-                    frame: frame, timestamp: time,
-                    value: ConnectionParameters(interval: interval, latency: latency, timeout: timeout)))
+            c.link.apply(
+                .parameters(ConnectionParameters(interval: interval, latency: latency, timeout: timeout)), frame: frame, timestamp: time)
         }
     }
 
     func setEncryption(_ controller: UInt16, _ handle: UInt16, _ on: Bool, _ frame: Int, _ time: Timestamp) {
         if let i = connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: time, infer: true) {
-            connections[i].encryption.record(Change(frame: frame, timestamp: time, value: on))
-            connectionChanged(i)
+            connections[i].link.apply(.encryption(on), frame: frame, timestamp: time)
         }
     }
 

@@ -39,10 +39,9 @@ extension Analyzer {
                     c.centralAddress = info.central?.description
                     c.accessAddress = info.accessAddress.description
                     if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
-                        c.parameters.record(
-                            Change(
-                                frame: info.startFrame, timestamp: info.startTimestamp,
-                                value: ConnectionParameters(interval: i, latency: l, timeout: t)))
+                        c.link.apply(
+                            .parameters(ConnectionParameters(interval: i, latency: l, timeout: t)), frame: info.startFrame,
+                            timestamp: info.startTimestamp)
                     }
                 }
             }
@@ -80,14 +79,13 @@ extension Analyzer {
             if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
                 let value = ConnectionParameters(interval: i, latency: l, timeout: t)
                 if connections[index].currentParameters != value {
-                    connections[index].parameters.record(Change(frame: p.frame, timestamp: p.timestamp, value: value))
+                    connections[index].link.apply(.parameters(value), frame: p.frame, timestamp: p.timestamp)
                 }
             }
             let phy = PHYPair(tx: p.parameters.centralToPeripheralPHY, rx: p.parameters.peripheralToCentralPHY)
             if connections[index].currentPHY != phy {
-                connections[index].phy.record(Change(frame: p.frame, timestamp: p.timestamp, value: phy))
+                connections[index].link.apply(.phy(phy), frame: p.frame, timestamp: p.timestamp)
             }
-            connectionChanged(index)
         case .connectionEnded(let e):
             endAirConnection(e)
         case .encryptionStarted(let s):

@@ -191,7 +191,7 @@ extension Analyzer {
                 var e = AttributeValueEvent(
                     frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
                     direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
-                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: owner.link)
+                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: linkSnapshot(index))
                 e.psm = spsm
                 for i in observers.indices { observers[i].observe(e, value: raw.bytes) }
             }

@@ -271,7 +271,7 @@ public final class Analyzer {
             startFrame: frame, startTime: timestamp)
         if let map = options.gattMap { c.gatt = map.database }
         let index = table.open(c, key: key)
-        connectionChanged(index)
+        identify(index)
         if table.noteInferred(key) {
             findings.append(Finding(.info, .connectionInferred(handle), frame: frame))
         }
@@ -302,7 +302,7 @@ public final class Analyzer {
         } else if c.gatt.isEmpty, let map = options.gattMap {
             c.gatt = map.database
         }
-        connectionChanged(table.open(c, key: key))
+        identify(table.open(c, key: key))
     }
 
     func closeConnection(index: Int, frame: Int, timestamp: Timestamp, reason: String) {
@@ -408,14 +408,10 @@ extension FindingKind {
 /// Decoding state of one open connection. A class so the hot path mutates it in place (one reference per connection,
 /// held by ``ConnectionTable/states``; its ATT bearers are values inside it).
 final class ConnectionState {
-    /// Copies of the connection's current link facts, refreshed by `Analyzer.connectionChanged(_:)`
-    /// so the per-packet path never copies a `Connection`.
+    /// The connection's identity, set once when it opens (`Analyzer.identify(_:)`), so the per-packet path names it
+    /// without reaching into `Connection`. Link facts are not copied here: they live in `Connection.link` alone.
     var handle: UInt16 = 0
     var number = 0
-    var inferred = false
-    var mtu = 23
-    var mtuExchanged = false
-    var link = LinkSnapshot(parameters: nil, phy: .le1M, dataLength: .default, mtu: 23, encrypted: false)
     /// Handle (+ 0x10000 for this side's own database) → what names it; cleared when a database changes.
     var attributes: [UInt32: AttributeInfo] = [:]
     /// A small direct-mapped cache in front of `attributes`: bulk traffic repeats a few handles, and
@@ -545,21 +541,16 @@ struct AttributeInfo {
 }
 
 extension Analyzer {
-    /// Refreshes the per-packet copies after the connection's parameters, PHY, data length, MTU,
-    /// encryption or database changed.
-    func connectionChanged(_ index: Int) {
+    /// Gives a newly opened connection's decoding state its identity (handle and number).
+    func identify(_ index: Int) {
         guard let state = table.states[index] else { return }
-        let c = connections[index]
-        state.handle = c.handle
-        state.number = c.number
-        state.inferred = c.inferred
-        state.mtu = c.currentMTU
-        state.mtuExchanged = !c.mtu.isEmpty
-        state.link = LinkSnapshot(
-            parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
-            mtu: c.currentMTU, encrypted: c.isEncrypted)
-        state.forgetAttributes()
+        state.handle = connections[index].handle
+        state.number = connections[index].number
     }
+
+    /// The link facts in force on connection `index`, as the trackers take them with each value.
+    @inline(__always)
+    func linkSnapshot(_ index: Int) -> LinkSnapshot { table.connections[index].link.snapshot }
 
     @inline(__always)
     func attribute(_ index: Int, handle: UInt16, db: GATTSide, state: ConnectionState) -> AttributeInfo {

@@ -1,11 +1,19 @@
 import BLECore
 import BLEProtocols
 
-/// A value of a link parameter from a frame on.
+/// A value of a link parameter from a frame on, and where it came from.
 public struct Change<Value: Hashable & Sendable>: Hashable, Sendable {
     public var frame: Int
     public var timestamp: Timestamp
     public var value: Value
+    public var source: FactSource
+
+    public init(frame: Int, timestamp: Timestamp, value: Value, source: FactSource? = nil) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.value = value
+        self.source = source ?? .observed(frame: frame)
+    }
 }
 
 /// Connection interval, peripheral latency and supervision timeout (Core Spec Vol 6, Part B, 4.5.1).
@@ -74,12 +82,9 @@ public struct Connection: Hashable, Sendable {
     public var endFrame: Int?
     public var endTime: Timestamp?
     public var disconnectReason: String?
-    public var parameters: [Change<ConnectionParameters>] = []
-    public var phy: [Change<PHYPair>] = []
-    public var dataLength: [Change<DataLength>] = []
-    public var encryption: [Change<Bool>] = []
-    /// Effective ATT MTU (min of both sides' Exchange MTU values), per connection.
-    public var mtu: [Change<Int>] = []
+    /// Connection parameters, PHY, data length, ATT_MTU and encryption over time, each with where it came from: the one
+    /// place every reader asks (``LinkState``).
+    public var link: LinkState
     /// The peer's GATT database (the peer as server), discovered by this side.
     public var gatt = GATTDatabase()
     /// This side's own database as the peer discovered it (phones are GATT servers too).
@@ -115,14 +120,15 @@ public struct Connection: Hashable, Sendable {
         self.inferred = inferred
         self.startFrame = startFrame
         self.startTime = startTime
+        link = LinkState(startFrame: inferred ? nil : startFrame)
     }
 
     /// The ATT MTU in force now (23, the default, until an exchange, Core Spec Vol 3, Part F, 3.2.8).
-    public var currentMTU: Int { mtu.last?.value ?? 23 }
-    public var currentParameters: ConnectionParameters? { parameters.last?.value }
-    public var currentPHY: PHYPair { phy.last?.value ?? .le1M }
-    public var currentDataLength: DataLength { dataLength.last?.value ?? .default }
-    public var isEncrypted: Bool { encryption.last?.value ?? false }
+    public var currentMTU: Int { link.snapshot.mtu }
+    public var currentParameters: ConnectionParameters? { link.snapshot.parameters }
+    public var currentPHY: PHYPair { link.snapshot.phy }
+    public var currentDataLength: DataLength { link.snapshot.dataLength }
+    public var isEncrypted: Bool { link.snapshot.encrypted }
 
     /// Counts one ACL packet of `bytes` (original length) sent in `direction`, and for host → controller packets the
     /// packets in flight. Returns whether the connection keeps room for another ``controllerQueueFull`` period.
