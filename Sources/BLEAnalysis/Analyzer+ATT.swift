@@ -216,7 +216,8 @@ extension Analyzer {
             connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
             l2capBytes: input.l2capBytes)
         if let inPlace, valueOnly {
-            // No `TimelineEvent?` to pass: a nil one was 333 bytes set and copied per value (memset/memcpy ~5 % of `throughput`, perf).
+            // No `TimelineEvent?` to pass: a nil one was 333 bytes set and copied per value
+            // (docs/performance.md#analyzer-att).
             _ = decodeAndDeliver(
                 UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
                 handle: inPlace.handle, typeHint: nil, in: context)
@@ -239,7 +240,7 @@ extension Analyzer {
     /// no list), the value delivered, a write command's CCCD described; the long-read and prepared-write assemblers
     /// ignore both (a long read ends only on a request). The typed enum, moved between the decoder, the event, the
     /// ``applyATT(_:bearer:request:in:event:)`` switch and the assemblers' inputs, was most of the decoding thread's
-    /// `memmove` (perf, 1 M-record benchmark capture, `timeline --format jsonl`).
+    /// `memmove` (see docs/performance.md#analyzer-att).
     @inline(never)
     func processValuePDU(_ input: ATTInput, opcode: ATTOpcode, span: ATTValueSpan, in context: ATTContext) {
         let state = context.state, frame = input.frame, handle = span.handle
@@ -253,9 +254,9 @@ extension Analyzer {
         e.connectionNumber = state.number
         e.bearer = state.bearerKind(input.bearer)
         e.cid = input.cid
-        // Asked once for the name and the delivery (twice, ``attribute(_:handle:db:state:)`` was ~4 % of the decoding
-        // thread, perf); `state` is `table.states[context.connection]`, which ``nameAttribute(_:handle:connection:db:)``
-        // looks up again.
+        // Asked once for the name and the delivery (asked twice, ``attribute(_:handle:db:state:)`` showed in profiles:
+        // docs/performance.md#analyzer-att); `state` is `table.states[context.connection]`, which
+        // ``nameAttribute(_:handle:connection:db:)`` looks up again.
         let info = attribute(context.connection, handle: handle, db: context.db, state: state)
         nameAttribute(&e, handle: handle, info: info, connection: context.connection, db: context.db)
         // ``deliverValue(_:kind:handle:typeHint:in:event:)`` on an event that has no decoded value yet.
@@ -803,8 +804,8 @@ extension Analyzer {
     /// Decodes a value with the codecs (if any) and hands it to the observers; returns what the codecs made of it.
     ///
     /// Returned boxed, the codecs' part out of line and the event built once into a `let`: returning a `DecodedValue?`
-    /// (nil on a statistics pass) cost an outlined copy of the optional per value; with the rest, `throughput` on the
-    /// 1 M-record capture went from 2.63 to 2.34 G instructions (callgrind, with the tracker's changes).
+    /// (nil on a statistics pass) cost an outlined copy of the optional per value
+    /// (see docs/performance.md#analyzer-att).
     func decodeAndDeliver(
         _ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID?, in context: ATTContext
     ) -> DecodedBox? {
@@ -828,8 +829,8 @@ extension Analyzer {
             ? decode(value, kind: kind, handle: handle, characteristic: characteristic, service: info.service, in: context) : nil
         guard !observers.isEmpty else { return decoded }
         // The event is still copied once per value to go through the observers' existential (an outlined copy and two
-        // destroys, ~140 instructions): built in an out-of-line `deliver` from its parts, or passed to one `borrowing` or
-        // `consuming`, it was copied all the same and cost more (callgrind, 2026-11-24).
+        // destroys): built in an out-of-line `deliver` from its parts, or passed to one `borrowing` or `consuming`, it
+        // was copied all the same and cost more (docs/performance.md#analyzer-att).
         let event = AttributeValueEvent(
             frame: context.frame, timestamp: context.timestamp, connection: state.handle, connectionNumber: state.number,
             direction: context.direction, kind: kind, handle: handle, characteristic: characteristic, service: info.service,
@@ -900,8 +901,8 @@ extension FindingKind {
 
 extension ConnectionState {
     /// The kind of a bearer, read in place: `self[bearer: slot].kind` copied the whole ``ATTBearer`` (its pending
-    /// dictionary and assemblers: retained, then released) for every ATT PDU of a timeline, ~3 % of
-    /// `timeline --format jsonl` (`ATTBearer` value witnesses, perf).
+    /// dictionary and assemblers: retained, then released) for every ATT PDU of a timeline
+    /// (docs/performance.md#analyzer-att).
     @inline(__always)
     func bearerKind(_ slot: ATTBearerSlot) -> ATTBearerKind {
         switch slot {
@@ -911,7 +912,7 @@ extension ConnectionState {
     }
 
     /// `self[bearer: slot].longRead.feed(input)` without the subscript's `_modify` coroutine, whose frame was
-    /// allocated and freed on the heap for every ATT PDU of a timeline (malloc and free ~1.5 %, perf).
+    /// allocated and freed on the heap for every ATT PDU of a timeline (docs/performance.md#analyzer-att).
     @inline(__always)
     func feedLongRead(_ input: LongReadAssembler.Input, bearer slot: ATTBearerSlot) -> LongReadAssembler.Output? {
         switch slot {

@@ -257,9 +257,9 @@ extension Analyzer {
 
     /// Number Of Completed Packets (Core Spec Vol 4, Part E, 7.7.19), the event bulk traffic brings most of, read from
     /// the record's bytes when no timeline event is built: the general path copies the parameters and builds the
-    /// entries (allocations per event: `malloc`/`free` and the table decode were ~4 % of a full decode, `perf`,
-    /// 2026-11-24). Only a well-formed one (as many 4-byte entries as it says, within the record) is taken here; false
-    /// for anything else, which the general path decodes (and reports) as before.
+    /// entries, allocating per event (see docs/performance.md#analyzer-hci). Only a well-formed one (as many 4-byte
+    /// entries as it says, within the record) is taken here; false for anything else, which the general path decodes
+    /// (and reports) as before.
     func completedPacketsInPlace(_ record: CaptureRecord) -> Bool {
         let b = record.bytes
         guard b.count >= 3, b[0] == 0x13 else { return false }  // HCIEventCode.numberOfCompletedPackets
@@ -389,14 +389,14 @@ extension Analyzer {
         // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the state alive while the fragment is
         // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
         // link-layer records do, between records), and a strong local cost a retain and a release per fragment
-        // (~3 % of a full decode, `perf`, 2026-11-24).
+        // (see docs/performance.md#analyzer-hci).
         guard let owner = table.unmanagedState(index) else { return }
         if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         owner._withUnsafeGuaranteedRef { state in
             var reassemblyFindings: [Finding] = []
             // `state` rides along so the ATT path does not look it up (and count it) again. A PDU in one fragment (most
             // of them) comes back as a value: no closure, whose captures were retained and released per PDU even when
-            // captured `unowned(unsafe)` (~3 % of a full decode, `perf`, 2026-11-24).
+            // captured `unowned(unsafe)` (see docs/performance.md#l2cap-reassembler).
             switch state.feed(fragment, direction: direction, findings: &reassemblyFindings) {
             case .pending:
                 break

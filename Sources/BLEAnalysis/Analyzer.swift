@@ -242,7 +242,7 @@ public final class Analyzer {
     /// Hands `event` on (or queues it behind a request that waits for its response); returns its queue id, -1 if sent.
     ///
     /// `consuming` and moved all the way to ``onEvent``: the copies made on the way (here, at the caller's `if let`,
-    /// at the receiver's append) were ~8 % of `timeline --format jsonl` (`TimelineEvent` value witnesses, perf).
+    /// at the receiver's append) were a large share of `timeline --format jsonl` (docs/performance.md#analyzer).
     @discardableResult
     func emit(_ event: consuming TimelineEvent, waiting: Bool = false) -> Int {
         if event.connectionNumber == nil, let h = event.connection, let i = table.latest(onHandle: h) {
@@ -259,8 +259,8 @@ public final class Analyzer {
     // MARK: connections
 
     /// The open connection on (controller, handle); with `infer`, one opened for traffic without a Connection Complete.
-    /// The lookup is inlined into the per-packet callers (out of line it was 1.7 % of a full decode, `perf`); opening
-    /// stays out of line.
+    /// The lookup is inlined into the per-packet callers (out of line it showed in profiles:
+    /// docs/performance.md#analyzer); opening stays out of line.
     @inline(__always)
     func connectionIndex(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
         let key = ConnectionKey(controller: controller, handle: handle)
@@ -464,7 +464,7 @@ final class ConnectionState {
     /// The bearer in `slot`, changed in place.
     subscript(bearer slot: ATTBearerSlot) -> ATTBearer {
         // `_read`, not `get`: reading one field (`.kind`, `.pending[key]`) through a getter copied the whole bearer and
-        // counted its dictionaries and buffers (`ATTBearer` value witness copy, ~1 % of a full decode, `perf`).
+        // counted its dictionaries and buffers (docs/performance.md#analyzer).
         @inline(__always) _read {
             switch slot {
             case .fixed: yield bearer

@@ -168,7 +168,7 @@ public struct PerDirection: Hashable, Sendable {
     public var unknown = 0
     public init() {}
     public subscript(_ d: Direction) -> Int {
-        // Always inlined: left out of line, the getter and setter were 1.6 % of a full decode (`perf`, 2026-11-24).
+        // Always inlined: left out of line, the getter and setter showed in profiles (docs/performance.md#connection).
         @inline(__always) get { d == .tx ? tx : d == .rx ? rx : unknown }
         @inline(__always) set { if d == .tx { tx = newValue } else if d == .rx { rx = newValue } else { unknown = newValue } }
     }
