@@ -179,7 +179,7 @@ extension DiagnosisReport {
             capture, options: options, observing: Observing(throughput: ThroughputOptions(), throughputBeside: true),
             progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
         progress?.finish()
-        let completeness = tracker.result(format: capture.format.name)
+        let completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
         var evidence = analysis.evidence
         evidence.completeness = completeness
         evidence.findings = capture.findings + evidence.findings
