@@ -36,6 +36,7 @@ import diagencrypt  # noqa: E402
 import diagmtu  # noqa: E402
 import diagpairing  # noqa: E402
 import diagparams  # noqa: E402
+import diagstale  # noqa: E402
 import diagsupervision  # noqa: E402
 import eatt  # noqa: E402
 import eom  # noqa: E402
@@ -76,6 +77,7 @@ SCENARIOS = {
     "diag-insufficient-encryption": diagencrypt,
     "diag-cccd-never-written": diagcccd,
     "diag-att-timeout": diagatt,
+    "diag-stale-handle": diagstale,
     "diag-param-rejected": diagparams,
     "diag-mtu-23": diagmtu,
     "diag-supervision-timeout": diagsupervision,
@@ -92,7 +94,7 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  # The diagnosis Samples go on from cypress-bootloader, one hour apart.
                  "diag-connect-timeout": 54000.0, "diag-bond-lost": 57600.0, "diag-pairing-failed": 61200.0,
                  "diag-insufficient-encryption": 64800.0, "diag-cccd-never-written": 68400.0,
-                 "diag-att-timeout": 72000.0, "diag-param-rejected": 79200.0,
+                 "diag-att-timeout": 72000.0, "diag-stale-handle": 75600.0, "diag-param-rejected": 79200.0,
                  "diag-mtu-23": 82800.0, "diag-supervision-timeout": 86400.0}
 
 

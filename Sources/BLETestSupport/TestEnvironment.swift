@@ -45,7 +45,7 @@ public enum TestEnvironment {
         "esp-ble-ota", "telink-ota", "mcumgr-confirm",
         "cypress-bootloader", "eatt", "coc-stream",
         "diag-connect-timeout", "diag-bond-lost", "diag-pairing-failed", "diag-insufficient-encryption",
-        "diag-cccd-never-written", "diag-att-timeout", "diag-param-rejected", "diag-mtu-23",
+        "diag-cccd-never-written", "diag-att-timeout", "diag-stale-handle", "diag-param-rejected", "diag-mtu-23",
         "diag-supervision-timeout",
     ]
 
