@@ -22,6 +22,7 @@ extension Report {
         evidence.completeness = completeness
         evidence.findings = capture.findings + evidence.findings
         evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
+        evidence.otaSessions = analysis.otaSessions
         return DiagnosisEngine.diagnose(evidence)
     }
 
