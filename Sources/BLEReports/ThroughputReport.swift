@@ -337,6 +337,12 @@ public struct ThroughputReport {
         w.field("max_rx_octets", l.dataLength.maxRxOctets)
         w.field("mtu", l.mtu)
         w.field("encrypted", l.encrypted)
+        w.beginArray("assumed")
+        for name in l.unseen.assumedNames { w.value(name) }
+        w.endArray()
+        w.beginArray("inferred")
+        for name in l.unseen.inferredNames { w.value(name) }
+        w.endArray()
         w.endObject()
     }
 

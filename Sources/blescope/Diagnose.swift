@@ -27,6 +27,9 @@ struct Diagnose: ParsableCommand {
     @Flag(help: "List the rules (id, severity, title) and exit.")
     var listRules = false
 
+    @Flag(help: "With --list-rules: the Markdown table of docs/diagnosis.md (id, severity, group, title, evidence, anchors).")
+    var markdown = false
+
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var batch: BatchOptions
 
@@ -37,7 +40,7 @@ struct Diagnose: ParsableCommand {
     func run() throws {
         let out = OutputStream()
         if listRules {
-            out.write(DiagnosisReport.ruleList(markdown: false))
+            out.write(DiagnosisReport.ruleList(markdown: markdown))
             out.flush()
             return
         }

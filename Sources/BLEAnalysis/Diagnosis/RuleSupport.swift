@@ -148,10 +148,20 @@ extension Evidence {
     func expectedReboot(_ d: DisconnectionStory) -> CitedFrame? {
         guard let c = d.connection else { return nil }
         if let sessions = otaSessions {
+            // A successful update that this link's end falls in (a session told across the reboot, MCUmgr's test and
+            // confirm) or that ended on it at most 15 s before.
             let done = sessions.last { s in
-                s.connectionNumber == c.number && s.result == .success && d.event.timestamp.microseconds(since: s.endTime) <= 15_000_000
+                s.result == .success && s.startFrame <= d.frame
+                    && (s.endFrame >= d.frame
+                        || (s.connectionNumber == c.number && d.event.timestamp.microseconds(since: s.endTime) <= 15_000_000))
             }
-            return done.map { CitedFrame($0.endFrame, "\($0.protocolName.rawValue) update succeeded") }
+            return done.map {
+                CitedFrame(
+                    $0.endFrame,
+                    $0.endFrame > d.frame
+                        ? "\($0.protocolName.rawValue) update, which went on after the reboot and succeeded"
+                        : "\($0.protocolName.rawValue) update succeeded")
+            }
         }
         let writes = c.activity.written
         guard let last = writes.max(by: { $0.value.last < $1.value.last }), last.value.last < d.frame,

@@ -13,9 +13,10 @@ extension ThroughputVerdict {
         let tx = direction != .rx
         let phy = ThroughputCeiling.PHY(link.phy[direction])?.rawValue ?? link.phy[direction].description
         let dl = tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets
-        var s = "\(phy)/\(dl)/\(link.mtu)"
+        var s = "\(phy)/\(dl)/\(link.unseen.contains(.mtuAtLeast) ? "≥" : "")\(link.mtu)"
         if let p = link.parameters { s += " at " + millisecondsText(p.intervalMicroseconds) + " ms" }
-        return s
+        let caveat = link.unseen.caveat(mtu: link.mtu)
+        return caveat.isEmpty ? s : s + " " + caveat
     }
 
     /// The verdict on a run of packets sent with one link setting.

@@ -273,8 +273,8 @@ public struct Report: Sendable {
                     ))
             }
             for m in c.link.mtu.changes {
-                events.append(
-                    KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: "ATT MTU \(m.value)"))
+                let text = m.source.kind == "inferred" ? "ATT MTU at least \(m.value) (\(m.source.description))" : "ATT MTU \(m.value)"
+                events.append(KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: text))
             }
             for e in c.link.encryption.changes {
                 events.append(
