@@ -11,7 +11,7 @@ extension Analyzer {
     /// to add.
     public func evidence(throughput: [ThroughputStream]? = nil) -> Evidence {
         Evidence(
-            events: evidenceLog.events, connections: connections, findings: findings, records: counters.records,
+            events: evidenceLog.inFrameOrder, connections: connections, findings: findings, records: counters.records,
             lastTime: counters.records > 0 ? lastTimestamp : nil, lastFrame: lastFrame,
             isAirCapture: counters.linkLayerRecords > 0, controllers: controllerIdentities, aclBuffers: aclBuffers,
             eventsDropped: evidenceLog.dropped, throughput: throughput)
