@@ -33,7 +33,7 @@ struct DC03ThisSideEndedLink: DiagnosisRule {
             let window: Int64 = 35_000_000
             let failure = e.last(before: command.frame) { ev in
                 ev.connection == d.event.connection && command.timestamp.microseconds(since: ev.timestamp) <= window
-                    && DC02PeerEndedLink.isFailure(ev.kind)
+                    && DC02PeerEndedLink.isFailure(ev.kind) && !stillExpected(ev, at: command)
             }
             guard let failure else { return nil }  // the app asked: benign
             return Diagnosis(
@@ -51,5 +51,16 @@ struct DC03ThisSideEndedLink: DiagnosisRule {
                 ],
                 device: c?.peerAddress, connection: c?.number, foldKey: "DC-03 \(device)")
         }
+    }
+
+    /// How long a request must have waited for its answer before this side's Disconnect counts as giving up on it. A
+    /// shorter wait is a request in flight when the app closed the link (a write that reboots the peer, a close while
+    /// reading), not a failure; Android's own GATT time-out is 30 s, apps' own commonly 5–10 s.
+    static let patience: Int64 = 5_000_000
+
+    /// An ATT request that had waited less than ``patience`` when this side asked to disconnect.
+    static func stillExpected(_ ev: EvidenceEvent, at command: EvidenceEvent) -> Bool {
+        guard case .attUnanswered = ev.kind else { return false }
+        return command.timestamp.microseconds(since: ev.timestamp) < patience
     }
 }
