@@ -28,8 +28,9 @@ struct LP05ProcedureUnsupported: DiagnosisRule {
                 // A refusal other rules explain (a missing key: SEC-01; a collision: DC-06) is theirs. Any other reason
                 // than "unsupported" (0x3B unacceptable parameters, 0x1E invalid parameters…) is no missing feature:
                 // named, without the advice to fall back.
-                if let reason, SEC01BondLostOnPeripheral.isKeyMissing(sender: sender, procedure: procedure, reason: reason)
-                    || DC06ProcedureCollision.codes.contains(reason.rawValue)
+                if let reason,
+                    SEC01BondLostOnPeripheral.isKeyMissing(sender: sender, procedure: procedure, reason: reason)
+                        || DC06ProcedureCollision.codes.contains(reason.rawValue)
                 {
                     return nil
                 }
