@@ -20,15 +20,6 @@ struct EvidenceLog {
         events.append(event)
     }
 
-    /// The events sorted by frame, as ``Evidence/events`` promises. Most are recorded as their frame is read, but some
-    /// only once their outcome is known, under the frame they concern: an ATT request left unanswered (recorded at the
-    /// disconnection or the end of the capture), a command left unanswered. Events of one frame keep the order they
-    /// were recorded in.
-    var inFrameOrder: [EvidenceEvent] {
-        guard zip(events, events.dropFirst()).contains(where: { $0.frame > $1.frame }) else { return events }
-        return events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
-    }
-
     /// Announces `controller` the first time a record names it.
     @inline(__always)
     mutating func noteController(_ controller: UInt16, frame: Int, timestamp: Timestamp) {

@@ -206,9 +206,27 @@ extension DiagnosisRuleTests {
             let write = b.nextFrame
             b = b.att(.writeRequest(handle: 0x0015, value: [1]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
             let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first)
-            #expect(d.frame == write && d.message.contains("never subscribed to") && d.message.contains("(0x0012, notify)"))
+            #expect(d.frame == write && d.device == RuleTest.peerText)
+            #expect(
+                d.message.contains(
+                    "(0x0012, notify) on \(RuleTest.peerText) was never subscribed and never notified; the app wrote to its service"))
             // On a bonded link the subscription may persist from an earlier connection: context, not a warning.
             #expect(d.severity == (encrypted ? .info : .warning))
+        }
+
+        @Test(arguments: [1, 3])
+        func aNotifyingCharacteristicReadInsteadOfSubscribed(_ reads: Int) throws {
+            var b = Self.discovered(Self.connected())
+            let first = b.nextFrame
+            for i in 0..<reads {
+                b = b.at(Double(i + 1)).att(.readRequest(handle: 0x0012), handle: 0x40, .tx).att(
+                    .readResponse(value: [1]), handle: 0x40, .rx)
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first)
+            #expect(d.frame == first)
+            // Read once: an app that wanted the value once does that too. Read again and again: polling, not subscribing.
+            #expect(d.severity == (reads == 1 ? .info : .warning))
+            #expect(d.message.hasSuffix(reads == 1 ? "the app read it once (frame \(first))." : "the app read it 3 times (polling)."))
         }
 
         @Test func nearMissASubscriptionByWriteRequestThatDelivers() throws {

@@ -177,7 +177,7 @@ extension DiagnosisRuleTests {
             #expect(r.of("GATT-08").isEmpty)  // explained here
         }
 
-        @Test func aRefusalThatPairingCuredIsOnlyAWarning() throws {
+        @Test func aRefusalThatPairingCuredIsOnlyContext() throws {
             var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
             let read = b.nextFrame
             b = b.att(.readRequest(handle: 0x002A), handle: 0x40, .tx)
@@ -187,7 +187,7 @@ extension DiagnosisRuleTests {
             b = b.encryptionChange(handle: 0x40).att(.readRequest(handle: 0x002A), handle: 0x40, .tx).att(
                 .readResponse(value: [7]), handle: 0x40, .rx)
             let d = try #require(try RuleTest.diagnose(b).of("SEC-05").first)
-            #expect(d.severity == .warning && d.frame == read + 1 && d.supporting.map(\.frame) == [read, secured])
+            #expect(d.severity == .info && d.frame == read + 1 && d.supporting.map(\.frame) == [read, secured])
             #expect(d.message.hasSuffix("until the link was secured at frame \(secured)."))
         }
 

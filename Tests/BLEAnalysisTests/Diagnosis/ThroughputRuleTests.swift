@@ -4,7 +4,6 @@ import BLECore
 import BLEProtocols
 import BLEReports
 import BLETestSupport
-import Foundation
 import Testing
 
 /// TP-01 … TP-05: sending stalled in the controller, buffers overrun, throughput limited by the link parameters or
@@ -61,8 +60,8 @@ extension DiagnosisRuleTests {
 
         // MARK: TP-03 limited by the link parameters
 
-        /// 600 notifications of 20 bytes (12 kB) every 800 µs (200 kbit/s, 84 % of the 236.7 kbit/s that 1M/27/23 at
-        /// 30 ms carries) at the default MTU, data length and PHY, 30 ms interval.
+        /// 600 notifications of 20 bytes (12 kB) every 800 µs (200 kbit/s) at the default MTU, data length and PHY, 30 ms
+        /// interval.
         static func bulkAtTheDefaults(spacing: Int64 = 800, valueSize: Int = 20, mtu: UInt16? = nil) -> CaptureBuilder {
             var b = Self.connected()
             if let mtu {
@@ -75,46 +74,37 @@ extension DiagnosisRuleTests {
         }
 
         @Test func aBulkTransferAtTheDefaultParametersIsLimitedByThem() throws {
-            let b = Self.bulkAtTheDefaults()
-            let r = try RuleTest.diagnose(b)
-            let d = try #require(r.of("TP-03").first)
+            let d = try #require(try RuleTest.diagnose(Self.bulkAtTheDefaults()).of("TP-03").first)
             #expect(d.severity == .warning && d.frame == 2 && d.device == RuleTest.peerText)  // the first notification
             // 600 × 20 bytes over 599 gaps of 800 µs: 96,000 bits in 0.4792 s.
+            #expect(d.message.hasPrefix("Notifications from \(RuleTest.peerText) on 0x0025 (600 values, 12000 bytes) ran at 200.3 kbps"))
             #expect(
-                d.message.hasPrefix("Notify to/from \(RuleTest.peerText) on 0x0025: 200.3 kbps")
-                    && d.message.contains("limited by the link's"))
+                d.message.contains(
+                    "The link kept ATT_MTU 23 (20-byte values), data length 27, the 1M PHY, a 30 ms interval; with 2M/251/247"))
             #expect(d.facts.map(\.name) == ["ATT_MTU", "data length", "PHY", "connection interval"])
             #expect(d.facts.map(\.value) == ["23", "27", "1M", "30 ms"])
+            #expect(d.facts.first { $0.name == "connection interval" }?.source.frame == 1)
         }
 
-        /// vendor-ota (bumble): 125 Write Commands of 242 bytes at MTU 247 and data length 251 (its truth file), 4 per
-        /// 15 ms event where 6 fit: limited by packets per event. The facts and the first write are checked against the
-        /// truth file and tshark, not against blescope.
-        @Test func aSampleWhoseTransferIsLimitedByPacketsPerEvent() throws {
-            let path = TestEnvironment.sample("vendor-ota.btsnoop")
-            let truth = try #require(
-                try JSONSerialization.jsonObject(
-                    with: Data(contentsOf: URL(fileURLWithPath: TestEnvironment.sample("vendor-ota.truth.json")))) as? [String: Any])
-            let r = DiagnosisReport.analyze(try CaptureFile.open(path: path)).result
-            let d = try #require(r.of("TP-03").first)
-            let handle = try #require(truth["data_value_handle"] as? Int)
-            #expect(d.device == truth["device_address"] as? String && d.message.contains("on \(hex(UInt16(handle), width: 4))"))
-            #expect(d.facts.first { $0.name == "ATT_MTU" }?.value == "\(truth["att_mtu"] as! Int)")
-            #expect(d.facts.first { $0.name == "data length" }?.value == "\(truth["data_length_octets"] as! Int)")
-            if let rows = TestEnvironment.tsharkFields([
-                "-r", path, "-Y", "btatt.opcode == 0x52 && btatt.handle == \(handle)", "-T", "fields", "-e", "frame.number",
-            ]) {
-                #expect(d.frame == Int(rows.first?.first ?? ""))
-            }
-        }
-
-        @Test func nearMissFewPacketsOrSmallValuesAtALargeMTU() throws {
+        @Test func nearMissFewPacketsOrALinkAlreadyAtTheFastestParameters() throws {
             var few = Self.connected()
-            few.step = 400
+            few.step = 800
             for i in 0..<50 { few = few.notify(handle: 0x0025, Array(repeating: UInt8(i), count: 20), connection: 0x40) }
             #expect(try RuleTest.diagnose(few).of("TP-03").isEmpty)
-            // 20-byte values at MTU 247: the value size limits, not the link.
-            #expect(try RuleTest.diagnose(Self.bulkAtTheDefaults(mtu: 247)).of("TP-03").isEmpty)
+            // MTU 247, data length 251, 2M and a 15 ms interval: no default left to raise.
+            var fast = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: 12)
+                .att(.exchangeMTURequest(clientRxMTU: 247), handle: 0x40, .tx).att(
+                    .exchangeMTUResponse(serverRxMTU: 247), handle: 0x40, .rx
+                )
+                .event(
+                    HCIBuild.event(
+                        .leDataLengthChange(
+                            LEDataLengthChange(handle: 0x40, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)))
+                )
+                .phyUpdateComplete(handle: 0x40, phy: .le2M)
+            fast.step = 800
+            for i in 0..<600 { fast = fast.notify(handle: 0x0025, Array(repeating: UInt8(i & 0xFF), count: 200), connection: 0x40) }
+            #expect(try RuleTest.diagnose(fast).of("TP-03").isEmpty)
         }
 
         // MARK: TP-04 paced by the app

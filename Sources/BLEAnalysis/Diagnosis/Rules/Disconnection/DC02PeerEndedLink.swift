@@ -55,7 +55,6 @@ struct DC02PeerEndedLink: DiagnosisRule {
 
     static func isFailure(_ k: EvidenceEvent.Kind) -> Bool {
         switch k {
-        // 0x0A Attribute Not Found ending a discovery is how a discovery ends, not a failure (GATT-08 keeps quiet too).
         case .attError(let request, _, let error, _, _): !GATT08ErrorResponse.isDiscoveryEnd(request, error)
         case .pairingFailed, .attUnanswered: true
         case .encryptionChange(_, let s, _): s != .success

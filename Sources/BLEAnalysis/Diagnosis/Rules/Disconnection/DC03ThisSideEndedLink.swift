@@ -13,6 +13,17 @@ struct DC03ThisSideEndedLink: DiagnosisRule {
         "HCI Disconnect (its reason) then Disconnection Complete 0x16; what failed before it (ATT request unanswered, pairing failed, encryption error)"
     static let anchor = "hcidoc (power-off special case only)"
 
+    /// What makes a stack give up on a peer: an ATT or SMP time-out, a failed pairing or encryption. An app closing the
+    /// link after an Error Response it did not like is the app's choice, and stays quiet.
+    static func stackGaveUp(_ k: EvidenceEvent.Kind) -> Bool {
+        switch k {
+        case .pairingFailed: true
+        case .attUnanswered(_, _, _, let ended, _, let waited): ended != .nextRequest && waited >= attTransactionTimeoutMicroseconds
+        case .encryptionChange(_, let s, _): s != .success
+        default: false
+        }
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.disconnections.compactMap { d in
             guard let command = d.localCommand, case .disconnectCommand(_, let asked) = command.kind else { return nil }
@@ -33,7 +44,7 @@ struct DC03ThisSideEndedLink: DiagnosisRule {
             let window: Int64 = 35_000_000
             let failure = e.last(before: command.frame) { ev in
                 ev.connection == d.event.connection && command.timestamp.microseconds(since: ev.timestamp) <= window
-                    && DC02PeerEndedLink.isFailure(ev.kind) && !stillExpected(ev, at: command)
+                    && Self.stackGaveUp(ev.kind)
             }
             guard let failure else { return nil }  // the app asked: benign
             return Diagnosis(
@@ -51,16 +62,5 @@ struct DC03ThisSideEndedLink: DiagnosisRule {
                 ],
                 device: c?.peerAddress, connection: c?.number, foldKey: "DC-03 \(device)")
         }
-    }
-
-    /// How long a request must have waited for its answer before this side's Disconnect counts as giving up on it. A
-    /// shorter wait is a request in flight when the app closed the link (a write that reboots the peer, a close while
-    /// reading), not a failure; Android's own GATT time-out is 30 s, apps' own commonly 5–10 s.
-    static let patience: Int64 = 5_000_000
-
-    /// An ATT request that had waited less than ``patience`` when this side asked to disconnect.
-    static func stillExpected(_ ev: EvidenceEvent, at command: EvidenceEvent) -> Bool {
-        guard case .attUnanswered = ev.kind else { return false }
-        return command.timestamp.microseconds(since: ev.timestamp) < patience
     }
 }
