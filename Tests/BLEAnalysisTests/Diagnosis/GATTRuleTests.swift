@@ -321,7 +321,7 @@ extension DiagnosisRuleTests {
             b = b.att(Self.errorResponse(.writeRequest, handle: 0x0015, .invalidHandle), handle: 0x40, .rx)
             let d = try #require(try RuleTest.diagnose(b).of("GATT-06").first)
             #expect(d.frame == error && d.supporting.map(\.frame) == [changed])
-            #expect(d.message.hasSuffix("the peripheral announced changes to 0x0010–0xffff at frame \(changed)."))
+            #expect(d.message.hasSuffix("the peripheral announced changes to 0x0010–0xffff (Service Changed, frame \(changed))."))
         }
 
         @Test func nearMissAnInvalidHandleOnAFreshlyDiscoveredDatabaseIsAPlainError() throws {
