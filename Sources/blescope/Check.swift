@@ -10,9 +10,9 @@ struct Check: ParsableCommand {
         discussion: """
             One line per expectation and capture: PASS or FAIL, what decided it and at which frame; a failure \
             also names the diagnosis finding that explains it (rule id and deciding frame, as `diagnose`). \
-            Exit code 0 when every expectation holds, 1 when one fails, 2 when a capture or the \
-            expectations file cannot be read (file:line:column: key: what is wrong). The file format is in \
-            docs/ci-checks.md.
+            Exit code 0 when every expectation holds, 1 when one fails, 2 when a capture cannot be read or \
+            the expectations file has a mistake (named as file:line:column: key: what is wrong). The file \
+            format is in docs/ci-checks.md.
             """)
 
     @Option(help: "The expectations file (YAML).")

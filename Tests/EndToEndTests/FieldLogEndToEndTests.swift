@@ -14,7 +14,7 @@ import Testing
     /// docs/ci-checks.md shows both example files verbatim and the commands that run them.
     @Test func checksPageShowsTheExampleFiles() throws {
         let page = try Self.checksPage()
-        for name in ["nordic-dfu-ok", "nordic-dfu-strict"] {
+        for name in ["nordic-dfu-ok", "nordic-dfu-strict", "no-errors"] {
             let text = try String(contentsOfFile: TestEnvironment.sample("expect/\(name).yaml"), encoding: .utf8)
             #expect(page.contains(text), "docs/ci-checks.md must show Samples/expect/\(name).yaml as it is")
             #expect(page.contains("blescope check --expect Samples/expect/\(name).yaml Samples/nordic-dfu.btsnoop"))
@@ -45,11 +45,13 @@ import Testing
         ])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(
-            lines[0]
-                == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below min_rate 50kB/s (frame 1245)"
-        )
-        #expect(lines[1] == "FAIL  no disconnection: connection #1 disconnected at frame 1263: Remote User Terminated Connection")
+        // Each failure is followed by the diagnosis finding that explains it: for a rate, a throughput (TP-) finding;
+        // for the disconnection, the finding at its frame (1263, tshark's Disconnection Complete).
+        let rate =
+            "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below min_rate 50kB/s (frame 1245) — TP-"
+        #expect(lines[0].hasPrefix(rate), "\(lines[0])")
+        let disconnection = "FAIL  no disconnection: connection #1 disconnected at frame 1263: Remote User Terminated Connection — "
+        #expect(lines[1].hasPrefix(disconnection) && lines[1].contains(" at frame 1263: "), "\(lines[1])")
         #expect(
             lines[2]
                 == "FAIL  link quality above the floor (RSSI ≥ -80 dBm, no approaching supervision timeout): no Bluetooth Quality Report in the capture"
@@ -73,7 +75,7 @@ import Testing
         #expect(cases.count == 3)
         #expect(cases.allSatisfy { $0["suite"] as? String == "Samples/nordic-dfu.btsnoop" })
         #expect(cases[1]["name"] as? String == "no disconnection")
-        #expect(cases[1]["failure"] as? String == "connection #1 disconnected at frame 1263: Remote User Terminated Connection")
+        #expect(String(lines[1].dropFirst("FAIL  no disconnection: ".count)) == cases[1]["failure"] as? String)
     }
 
     /// The real OPPO capture: each quality report is a JSON line with its fields; `throughput` gives the
@@ -150,7 +152,11 @@ import Testing
         try "expect:\n  - otta: {protocol: x}\n".write(toFile: path, atomically: true, encoding: .utf8)
         let r = try Blescope.run(["check", "--expect", path, "Samples/nordic-dfu.btsnoop"])
         #expect(r.status == 2)
-        #expect(r.stderr.contains("unknown expectation 'otta'"))
+        // Where (line 2, column 5: the kind's key), which key and what is wrong.
+        #expect(
+            r.stderr
+                == "blescope: \(path):2:5: expect[0].otta: unknown expectation 'otta' (ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present)\n"
+        )
     }
 
     /// The report of the Nordic DFU Sample opens with the OTA verdict, before the capture details.

@@ -1,0 +1,114 @@
+import BLETestSupport
+import Foundation
+import Testing
+
+/// `check` through the binary: the diagnosis expectations of `Samples/expect/no-errors.yaml` on a clean update and on
+/// a lost link (frame 233 of mcumgr-confirm: Disconnection Complete 0x08 in tshark's truth,
+/// `Tests/Truth/diagnosis/mcumgr-confirm.btsnoop.jsonl`), the JUnit file read by Python's xml.etree, directories,
+/// globs and unreadable captures.
+@Suite struct CheckEndToEndTests {
+    static let expect = "Samples/expect/no-errors.yaml"
+
+    /// The frame of the truth's supervision timeout (reason 0x08) in mcumgr-confirm.
+    static func lostLinkFrame() throws -> Int {
+        let path = TestEnvironment.repositoryRoot + "/Tests/Truth/diagnosis/mcumgr-confirm.btsnoop.jsonl"
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        let events = try #require(object["events"] as? [[String: Any]])
+        let lost = events.filter { $0["class"] as? String == "disconnection" && $0["reason"] as? Int == 0x08 }
+        #expect(lost.count == 1)
+        return try #require(lost.first?["frame"] as? Int)
+    }
+
+    /// The JUnit file as Python's xml.etree reads it: the root's counts, and per case its suite, name, failure message
+    /// and error message.
+    static func junit(_ path: String) throws -> [String: Any] {
+        let script = """
+            import json, sys, xml.etree.ElementTree as ET
+            root = ET.parse(sys.argv[1]).getroot()
+            def message(c, tag):
+                e = c.find(tag)
+                return e.get("message") if e is not None else None
+            cases = [{"suite": s.get("name"), "name": c.get("name"), "failure": message(c, "failure"), "error": message(c, "error"),
+                      "text": (c.find("failure").text if c.find("failure") is not None else None)}
+                     for s in root.iter("testsuite") for c in s.iter("testcase")]
+            print(json.dumps({"tests": root.get("tests"), "failures": root.get("failures"), "errors": root.get("errors"), "cases": cases}))
+            """
+        let p = try #require(TestEnvironment.execute("/usr/bin/env", ["python3", "-c", script, path]))
+        #expect(p.status == 0, "\(p.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(p.stdout.utf8)) as? [String: Any])
+    }
+
+    @Test func aCleanUpdatePassesTheDiagnosisExpectations() throws {
+        let r = try Blescope.run(["check", "--expect", Self.expect, "Samples/nordic-dfu.btsnoop"])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3 && lines[0].hasPrefix("PASS  the diagnosis finds nothing at error or above: "))
+        #expect(lines[1].hasPrefix("PASS  no DC-01, CE-01, CE-02, SEC-03 finding: none fired ("))
+        #expect(lines[2] == "2 passed, 0 failed")
+        #expect(try FieldLogEndToEndTests.checksPage().contains(r.stdout))
+    }
+
+    @Test func aLostLinkFailsWithItsRuleAndFrameInTheLineAndTheJUnit() throws {
+        let frame = try Self.lostLinkFrame()
+        let junit = NSTemporaryDirectory() + "blescope-junit-\(UUID().uuidString).xml"
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+        let r = try Blescope.run(["check", "--expect", Self.expect, "Samples/mcumgr-confirm.btsnoop", "--junit", junit])
+        #expect(r.status == 1)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3 && lines[2] == "0 passed, 2 failed")
+        #expect(lines[0].hasPrefix("FAIL  the diagnosis finds nothing at error or above: critical DC-01 at frame \(frame): Link to "))
+        #expect(lines[1].hasPrefix("FAIL  no DC-01, CE-01, CE-02, SEC-03 finding: critical DC-01 at frame \(frame): "))
+        #expect(lines[0].contains("lost: supervision timeout (0x08) at frame \(frame)"))
+        #expect(try FieldLogEndToEndTests.checksPage().contains(r.stdout))
+
+        let parsed = try Self.junit(junit)
+        #expect(parsed["tests"] as? String == "2" && parsed["failures"] as? String == "2" && parsed["errors"] is NSNull)
+        let cases = try #require(parsed["cases"] as? [[String: Any]])
+        #expect(
+            cases.map { $0["name"] as? String } == [
+                "the diagnosis finds nothing at error or above", "no DC-01, CE-01, CE-02, SEC-03 finding",
+            ])
+        for c in cases {
+            let message = try #require(c["failure"] as? String)
+            #expect(message.contains("DC-01 at frame \(frame): Link to "), "\(message)")
+            #expect((c["text"] as? String)?.contains("#\(frame) decides") == true)
+        }
+    }
+
+    /// A directory: every capture below it, each line named; a file that is not a capture is named on stderr, counted
+    /// as unreadable, an `<error>` in the JUnit, exit 2 after the others were checked. A quoted glob: the same, for the
+    /// files it matches; a glob matching nothing is named.
+    @Test func directoriesGlobsAndUnreadableCaptures() throws {
+        let dir = NSTemporaryDirectory() + "blescope-check-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for name in ["mcumgr-confirm.btsnoop", "nordic-dfu.btsnoop"] {
+            try FileManager.default.copyItem(atPath: TestEnvironment.sample(name), toPath: dir + "/" + name)
+        }
+        try Data("not a capture".utf8).write(to: URL(fileURLWithPath: dir + "/notes.txt"))
+        let junit = dir + ".xml"
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+
+        let r = try Blescope.run(["check", "--expect", Self.expect, dir, "--junit", junit])
+        #expect(r.status == 2)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 5)
+        #expect(lines.prefix(2).allSatisfy { $0.hasPrefix("FAIL  \(dir)/mcumgr-confirm.btsnoop: ") })
+        #expect(lines[2...3].allSatisfy { $0.hasPrefix("PASS  \(dir)/nordic-dfu.btsnoop: ") })
+        #expect(lines[4] == "2 passed, 2 failed, 1 unreadable")
+        #expect(r.stderr.contains("blescope: \(dir)/notes.txt: not a capture"))
+        let parsed = try Self.junit(junit)
+        #expect(parsed["tests"] as? String == "5" && parsed["failures"] as? String == "2" && parsed["errors"] as? String == "1")
+        let cases = try #require(parsed["cases"] as? [[String: Any]])
+        let error = try #require(cases.last)
+        #expect(error["suite"] as? String == dir + "/notes.txt" && error["name"] as? String == "read the capture")
+        #expect((error["error"] as? String)?.hasPrefix("\(dir)/notes.txt: not a capture") == true)
+
+        let glob = try Blescope.run(["check", "--expect", Self.expect, dir + "/*.btsnoop"])
+        #expect(glob.status == 1)
+        #expect(glob.stdout.hasSuffix("2 passed, 2 failed\n") && glob.stdout.contains("PASS  \(dir)/nordic-dfu.btsnoop: "))
+        let none = try Blescope.run(["check", "--expect", Self.expect, dir + "/*.pklg"])
+        #expect(none.status == 2)
+        #expect(none.stderr.contains("\(dir)/*.pklg: no such file (pattern matched nothing)"))
+    }
+}
