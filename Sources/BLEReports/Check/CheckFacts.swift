@@ -58,7 +58,8 @@ public struct CheckFacts: Sendable {
         facts.connections = analysis.connections
         facts.attErrors = errors
         facts.requests = requests
-        let evidence = DiagnosisReport.evidence(analysis, capture: capture, completeness: completeness.result(format: capture.format.name))
+        let evidence = DiagnosisReport.evidence(
+            analysis, capture: capture, completeness: completeness.result(format: capture.format.name, readerFindings: capture.findings))
         facts.diagnosis = DiagnosisEngine.diagnose(evidence)
         return facts
     }

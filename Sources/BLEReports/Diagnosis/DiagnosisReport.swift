@@ -179,7 +179,7 @@ extension DiagnosisReport {
             capture, options: options, observing: Observing(throughput: ThroughputOptions(), throughputBeside: true),
             progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
         progress?.finish()
-        let completeness = tracker.result(format: capture.format.name)
+        let completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
         let evidence = Self.evidence(analysis, capture: capture, completeness: completeness)
         return DiagnosisReport(file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness)
     }
