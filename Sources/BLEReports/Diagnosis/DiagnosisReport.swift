@@ -166,7 +166,7 @@ func wrap(_ text: String, width: Int, first: String, rest: String) -> [String] {
 }
 
 extension DiagnosisReport {
-    /// One pass over `capture`: the analysis with the throughput tracker (for the throughput rules), the completeness
+    /// One pass over `capture` (no tracker: the throughput rules judge the connections' bulk tallies), the completeness
     /// verdict beside it, then the rules.
     public static func analyze(
         _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(timeline: false), progress: ProgressReporter? = nil,
@@ -176,7 +176,7 @@ extension DiagnosisReport {
         options.timeline = false
         var tracker = CompletenessTracker()
         let analysis = CaptureAnalysis.analyze(
-            capture, options: options, observing: Observing(throughput: ThroughputOptions(), throughputBeside: true),
+            capture, options: options, observing: .nothing,
             progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
         progress?.finish()
         let completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
