@@ -113,6 +113,51 @@ import Testing
         #expect(xml.contains("<error message=\"notes.txt: not a capture\" type=\"unreadable\">"))
     }
 
+    /// The findings a diagnosis Sample's generator says it must produce (`Samples/diag-*.truth.json`, `diagnosis`).
+    static func generatorFindings(_ sample: String) throws -> [(rule: String, severity: String, frame: Int)] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: TestEnvironment.sample(sample + ".truth.json")))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let findings = try #require((object["diagnosis"] as? [String: Any])?["findings"] as? [[String: Any]])
+        return findings.compactMap { f in
+            guard let rule = f["rule"] as? String, let severity = f["severity"] as? String, let frame = f["frame"] as? Int else {
+                return nil
+            }
+            return (rule, severity, frame)
+        }
+    }
+
+    /// The bumble Samples whose failure is critical: `absent` of its rule fails at the generator's frame, `present`
+    /// passes, and `no_findings` at critical names the same finding.
+    @Test(arguments: ["diag-supervision-timeout", "diag-pairing-failed", "diag-bond-lost", "diag-connect-timeout"])
+    func theGeneratorsCriticalFailureFailsAbsentAndPassesPresent(_ sample: String) throws {
+        let critical = try #require(try Self.generatorFindings(sample).first { $0.severity == "critical" })
+        let facts = try Self.facts(sample + ".btsnoop")
+        let results = try Self.check(
+            "- absent: [\(critical.rule)]\n- present: [\(critical.rule)]\n- no_findings: {min_severity: critical}\n", facts)
+        #expect(results.map(\.passed) == [false, true, false])
+        for r in [results[0], results[2]] {
+            #expect(r.finding?.rule == critical.rule && r.frame == critical.frame, "\(r.detail)")
+            #expect(r.detail.hasPrefix("critical \(critical.rule) at frame \(critical.frame): "))
+        }
+        #expect(results[1].detail == "\(critical.rule) at frame \(critical.frame)")
+    }
+
+    /// diag-supervision-timeout: the 0x08 disconnection and the approaching-LSTO quality report (frame 236 in the
+    /// generator's `bqr.report`) fail their expectations, each explained by the generator's finding at its frame.
+    @Test func failuresOfOtherKindsAreExplainedByTheGeneratorsFindings() throws {
+        let findings = try Self.generatorFindings("diag-supervision-timeout")
+        let lost = try #require(findings.first { $0.rule == "DC-01" })
+        let warned = try #require(findings.first { $0.rule == "HH-05" })
+        let facts = try Self.facts("diag-supervision-timeout.btsnoop")
+        let results = try Self.check("- no_disconnection: {reason: 0x08}\n- link_quality: {}\n", facts)
+        #expect(results.map(\.passed) == [false, false])
+        #expect(results[0].frame == lost.frame && results[0].finding?.rule == "DC-01" && results[0].finding?.frame == lost.frame)
+        #expect(results[0].explanation.hasPrefix(results[0].detail + " — DC-01 at frame \(lost.frame): "))
+        // The quality report is the deciding frame; what explains it is the controller's warning there, not the loss
+        // one frame later (a weak radio is explained by what came before it).
+        #expect(results[1].frame == warned.frame && results[1].finding?.rule == "HH-05" && results[1].finding?.frame == warned.frame)
+    }
+
     // MARK: which finding explains a failure (the policy, on findings made here)
 
     static func finding(_ rule: String, _ severity: DiagnosisSeverity, _ frame: Int, connection: Int?) -> Diagnosis {

@@ -75,6 +75,29 @@ import Testing
         }
     }
 
+    /// The strict example on diag-supervision-timeout: the 0x08 disconnection and the quality report are each followed
+    /// by the finding at their frame, frames from the generator's truth (`Samples/diag-supervision-timeout.truth.json`:
+    /// the report at `bqr.report.frame`, the loss as its DC-01 finding).
+    @Test func failingLinesEndWithTheFindingThatExplainsThem() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: TestEnvironment.sample("diag-supervision-timeout.truth.json")))
+        let truth = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let report = try #require(((truth["bqr"] as? [String: Any])?["report"] as? [String: Any])?["frame"] as? Int)
+        let findings = try #require((truth["diagnosis"] as? [String: Any])?["findings"] as? [[String: Any]])
+        let lost = try #require(findings.first { $0["rule"] as? String == "DC-01" }?["frame"] as? Int)
+        let r = try Blescope.run(["check", "--expect", "Samples/expect/nordic-dfu-strict.yaml", "Samples/diag-supervision-timeout.btsnoop"])
+        #expect(r.status == 1)
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        // Nothing explains a missing update: the line says only that.
+        #expect(
+            lines[0] == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: no nordic-secure-dfu update in the capture (0 other sessions)")
+        #expect(
+            lines[1].hasPrefix(
+                "FAIL  no disconnection: connection #1 disconnected at frame \(lost): Connection Timeout — DC-01 at frame \(lost): "))
+        #expect(lines[2].contains(" at frame \(report) — HH-05 at frame \(report): "), "\(lines[2])")
+        #expect(try FieldLogEndToEndTests.checksPage().contains(r.stdout))
+    }
+
     /// A directory: every capture below it, each line named; a file that is not a capture is named on stderr, counted
     /// as unreadable, an `<error>` in the JUnit, exit 2 after the others were checked. A quoted glob: the same, for the
     /// files it matches; a glob matching nothing is named.

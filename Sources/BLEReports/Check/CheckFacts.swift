@@ -22,8 +22,8 @@ public struct CheckFacts: Sendable {
     /// The findings of `blescope diagnose` on the same capture, from the same pass.
     public var diagnosis = DiagnosisResult(findings: [], rulesEvaluated: 0)
 
-    /// One pass: the analyzer with the OTA, transfer and throughput trackers, ATT errors and requests taken from the
-    /// timeline, the completeness verdict beside it; then the diagnosis rules on its evidence (what
+    /// One pass: the analyzer with the OTA and transfer trackers, ATT errors and requests taken from the timeline, the
+    /// completeness verdict beside it; then the diagnosis rules on its evidence (what
     /// ``DiagnosisReport/analyze(_:options:progress:rules:)`` does, without a second pass).
     public static func gather(_ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions()) -> CheckFacts {
         var facts = CheckFacts()
@@ -33,9 +33,7 @@ public struct CheckFacts: Sendable {
         var completeness = CompletenessTracker()
         let analysis = CaptureAnalysis.analyze(
             capture, options: options,
-            observing: Observing(
-                throughput: ThroughputOptions(), transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold,
-                throughputBeside: true),
+            observing: Observing(transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold),
             onRecord: { completeness.add($0) },
             onEvent: { e, _ in
                 guard e.layer == .att else { return }

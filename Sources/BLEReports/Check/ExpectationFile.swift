@@ -1,4 +1,3 @@
-import Foundation
 import Yams
 
 /// What an expectations file says is wrong with it, where: `nordic.yaml:4:24: expect[1].ota.min_rate: '20kB' is not
@@ -134,6 +133,8 @@ extension Expectation {
         } catch {
             throw ExpectationFileError(file: path, path: "", message: "not YAML: \(error)")
         }
+        // Decoded from the text, which Yams composes to the same tree: Yams 5.0 has no decode from a Node, and a file of
+        // a few lines is read twice in no time. The composed tree gives the marks that errors are located by.
         do {
             return try YAMLDecoder().decode(ExpectationDocument.self, from: text).entries.map(\.expectation)
         } catch let problem as ExpectationProblem {
