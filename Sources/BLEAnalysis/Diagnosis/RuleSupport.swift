@@ -140,3 +140,23 @@ extension Evidence {
         return out
     }
 }
+
+extension Evidence {
+    /// Why a disconnection is the device rebooting after a firmware update, if it is: an update on the connection
+    /// succeeded within 15 s before (when the pass followed updates), or else the connection's last write went to an
+    /// update protocol's command characteristic (not its image-packet one: a link lost mid-image is a failure).
+    func expectedReboot(_ d: DisconnectionStory) -> CitedFrame? {
+        guard let c = d.connection else { return nil }
+        if let sessions = otaSessions {
+            let done = sessions.last { s in
+                s.connectionNumber == c.number && s.result == .success && d.event.timestamp.microseconds(since: s.endTime) <= 15_000_000
+            }
+            return done.map { CitedFrame($0.endFrame, "\($0.protocolName.rawValue) update succeeded") }
+        }
+        let writes = c.activity.written
+        guard let last = writes.max(by: { $0.value.last < $1.value.last }), last.value.last < d.frame,
+            let uuid = c.gatt.uuid(for: last.key), let endpoint = OTATracker.endpoint(of: uuid), endpoint != .packet
+        else { return nil }
+        return CitedFrame(last.value.last, "last command to the firmware-update service (\(uuid))")
+    }
+}

@@ -15,7 +15,9 @@ struct TP03ParameterLimited: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.judgedStreams.compactMap { s in
-            guard s.packets >= 100, s.valueBytes >= 2_000, s.kind == .notification || s.kind == .writeCommand, let c = s.connection
+            // A bulk transfer: mostly sending (a sparse sensor stream is paced by its sender, TP-04's).
+            guard s.packets >= 100, s.valueBytes >= 2_000, s.kind == .notification || s.kind == .writeCommand, let c = s.connection,
+                s.verdict.limit != .idleGaps
             else { return nil }
             let direction: Direction = s.kind == .notification ? .rx : .tx
             let link = c.link.snapshot
