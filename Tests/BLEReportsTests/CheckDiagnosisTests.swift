@@ -41,13 +41,13 @@ import Testing
         try BLEReports.Expectation.parse(yaml: yaml).map { facts.evaluate($0, file: file) }
     }
 
-    /// mcumgr-confirm: the device reboots into the new image and the link is lost by supervision timeout, which tshark
-    /// shows as Disconnection Complete reason 0x08 — the truth's only critical event.
+    /// diag-supervision-timeout: the sensor's radio goes silent and the link is lost by supervision timeout, which
+    /// tshark shows as Disconnection Complete reason 0x08 — the truth's only critical event.
     @Test func aLostLinkFailsNoFindingsAndAbsentWithItsRuleAndFrame() throws {
-        let serious = try Self.truth("mcumgr-confirm.btsnoop").filter { $0.severity == "critical" || $0.severity == "error" }
+        let serious = try Self.truth("diag-supervision-timeout.btsnoop").filter { $0.severity == "critical" || $0.severity == "error" }
         let lost = try #require(serious.first)
         #expect(serious.count == 1 && lost.kind == "disconnection" && lost.reason == 0x08)
-        let facts = try Self.facts("mcumgr-confirm.btsnoop")
+        let facts = try Self.facts("diag-supervision-timeout.btsnoop")
         let results = try Self.check(
             "- no_findings: {min_severity: error}\n- absent: [CE-02, DC-01]\n- present: [DC-01]\n- absent: [CE-01, CE-02, SEC-03]\n", facts)
         #expect(results.map(\.passed) == [false, false, true, true])
@@ -60,15 +60,32 @@ import Testing
         }
         #expect(results[2].detail.hasPrefix("DC-01 at frame \(lost.frame)"))
         // The truth holds no failed establishment or pairing: those rules stay quiet.
-        #expect(!serious.contains { ["connection-failed", "establishment-failed", "smp-pairing-failed"].contains($0.kind) })
+        #expect(!serious.contains { ["connection-failed", "establishment-failed", "pairing-failed"].contains($0.kind) })
         #expect(results[3].detail.hasPrefix("none fired ("))
+    }
+
+    /// mcumgr-confirm: the generator resets the device (frame 230 of its truth, `reset_frame`) after the image test, and
+    /// the link is lost by supervision timeout (tshark: 0x08 at frame 233). A reboot the update asked for is no error:
+    /// nothing at error or above, but the finding is there, at info.
+    @Test func aRebootTheUpdateAskedForIsNoError() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: TestEnvironment.sample("mcumgr-confirm.truth.json")))
+        let generator = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let reset = try #require(generator["reset_frame"] as? Int)
+        let lost = try #require(try Self.truth("mcumgr-confirm.btsnoop").first { $0.kind == "disconnection" && $0.reason == 0x08 })
+        #expect(reset < lost.frame)
+        let facts = try Self.facts("mcumgr-confirm.btsnoop")
+        let results = try Self.check(
+            "- no_findings: {min_severity: error}\n- present: [DC-01]\n- no_findings: {min_severity: info}\n", facts)
+        #expect(results.map(\.passed) == [true, true, false])
+        #expect(results[1].detail == "DC-01 at frame \(lost.frame)")
+        #expect(results[2].detail.hasPrefix("info DC-01 at frame \(lost.frame): "))
     }
 
     /// nordic-dfu: a clean update; the truth has no critical or error event, and nothing at error or above is found.
     @Test func aCleanUpdatePassesNoFindings() throws {
         #expect(try Self.truth("nordic-dfu.btsnoop").allSatisfy { $0.severity != "critical" && $0.severity != "error" })
         let facts = try Self.facts("nordic-dfu.btsnoop")
-        let results = try Self.check("- no_findings: {min_severity: error}\n- absent: [DC-01, CE-01, CE-02, SEC-03]\n", facts)
+        let results = try Self.check("- no_findings: {min_severity: error}\n- absent: [DC-01, CE-01, CE-02, SEC-01, SEC-03]\n", facts)
         #expect(results.allSatisfy { $0.passed }, "\(results.map(\.detail))")
         #expect(results[0].detail.hasSuffix("(\(DiagnosisRules.all.count) rules)"), "\(results[0].detail)")
     }
@@ -102,14 +119,16 @@ import Testing
     }
 
     @Test func junitOfDiagnosisFailuresCarriesRuleAndFrame() throws {
-        let facts = try Self.facts("mcumgr-confirm.btsnoop")
-        let results = try Self.check("- no_findings:\n- present: [GATT-03]\n", facts, file: "mcumgr-confirm.btsnoop")
+        let lost = try #require(try Self.truth("diag-supervision-timeout.btsnoop").first { $0.reason == 0x08 }?.frame)
+        let facts = try Self.facts("diag-supervision-timeout.btsnoop")
+        let results = try Self.check("- no_findings:\n- present: [GATT-03]\n", facts, file: "diag-supervision-timeout.btsnoop")
         let xml = JUnitReport.xml(results, unreadable: [.init(file: "notes.txt", message: "notes.txt: not a capture")])
         #expect(xml.contains("<testsuites name=\"blescope check\" tests=\"3\" failures=\"2\" errors=\"1\">"))
-        #expect(xml.contains("name=\"the diagnosis finds nothing at error or above\"><failure message=\"critical DC-01 at frame 233: "))
-        #expect(xml.contains("evidence: ") && xml.contains("#233 decides"))
-        // A rule that did not fire: the message says which, and what the diagnosis found instead.
-        #expect(xml.contains("<failure message=\"GATT-03 did not fire (found: DC-01 at frame 233"))
+        #expect(
+            xml.contains("name=\"the diagnosis finds nothing at error or above\"><failure message=\"critical DC-01 at frame \(lost): "))
+        #expect(xml.contains("evidence: ") && xml.contains("#\(lost) decides"))
+        // A rule that did not fire: the message says which, and what the diagnosis found instead (the worst first).
+        #expect(xml.contains("<failure message=\"GATT-03 did not fire (found: DC-01 at frame \(lost)"))
         #expect(xml.contains("<error message=\"notes.txt: not a capture\" type=\"unreadable\">"))
     }
 

@@ -2,21 +2,20 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// `check` through the binary: the diagnosis expectations of `Samples/expect/no-errors.yaml` on a clean update and on
-/// a lost link (frame 233 of mcumgr-confirm: Disconnection Complete 0x08 in tshark's truth,
-/// `Tests/Truth/diagnosis/mcumgr-confirm.btsnoop.jsonl`), the JUnit file read by Python's xml.etree, directories,
-/// globs and unreadable captures.
+/// `check` through the binary: the diagnosis expectations of `Samples/expect/no-errors.yaml` on clean updates and on
+/// a lost link and a failed pairing (frames from tshark's truth, `Tests/Truth/diagnosis/*.jsonl`), the JUnit file read
+/// by Python's xml.etree, directories, globs and unreadable captures.
 @Suite struct CheckEndToEndTests {
     static let expect = "Samples/expect/no-errors.yaml"
 
-    /// The frame of the truth's supervision timeout (reason 0x08) in mcumgr-confirm.
-    static func lostLinkFrame() throws -> Int {
-        let path = TestEnvironment.repositoryRoot + "/Tests/Truth/diagnosis/mcumgr-confirm.btsnoop.jsonl"
+    /// The frame of the one truth event of `kind` at critical severity in `capture`.
+    static func criticalFrame(_ capture: String, _ kind: String) throws -> Int {
+        let path = TestEnvironment.repositoryRoot + "/Tests/Truth/diagnosis/\(capture).jsonl"
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         let events = try #require(object["events"] as? [[String: Any]])
-        let lost = events.filter { $0["class"] as? String == "disconnection" && $0["reason"] as? Int == 0x08 }
-        #expect(lost.count == 1)
-        return try #require(lost.first?["frame"] as? Int)
+        let critical = events.filter { $0["severity"] as? String == "critical" }
+        #expect(critical.count == 1 && critical.first?["class"] as? String == kind, "\(capture): \(critical)")
+        return try #require(critical.first?["frame"] as? Int)
     }
 
     /// The JUnit file as Python's xml.etree reads it: the root's counts, and per case its suite, name, failure message
@@ -38,41 +37,48 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: Data(p.stdout.utf8)) as? [String: Any])
     }
 
-    @Test func aCleanUpdatePassesTheDiagnosisExpectations() throws {
-        let r = try Blescope.run(["check", "--expect", Self.expect, "Samples/nordic-dfu.btsnoop"])
+    /// nordic-dfu and mcumgr-confirm: updates without a critical or error event in tshark's truth but mcumgr-confirm's
+    /// loss of the link when the device resets into its image (0x08 at frame 233, after the reset the update sent).
+    @Test func cleanUpdatesPassTheDiagnosisExpectations() throws {
+        let r = try Blescope.run(["check", "--expect", Self.expect, "Samples/nordic-dfu.btsnoop", "Samples/mcumgr-confirm.btsnoop"])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3 && lines[0].hasPrefix("PASS  the diagnosis finds nothing at error or above: "))
-        #expect(lines[1].hasPrefix("PASS  no DC-01, CE-01, CE-02, SEC-03 finding: none fired ("))
-        #expect(lines[2] == "2 passed, 0 failed")
+        #expect(lines.count == 5)
+        for (i, file) in ["Samples/nordic-dfu.btsnoop", "Samples/mcumgr-confirm.btsnoop"].enumerated() {
+            #expect(lines[2 * i].hasPrefix("PASS  \(file): the diagnosis finds nothing at error or above: "))
+            #expect(lines[2 * i + 1].hasPrefix("PASS  \(file): no CE-01, CE-02, SEC-01, SEC-03 finding: none fired ("))
+        }
+        #expect(lines[4] == "4 passed, 0 failed")
         #expect(try FieldLogEndToEndTests.checksPage().contains(r.stdout))
     }
 
-    @Test func aLostLinkFailsWithItsRuleAndFrameInTheLineAndTheJUnit() throws {
-        let frame = try Self.lostLinkFrame()
+    /// diag-supervision-timeout (0x08 at frame 237) and diag-pairing-failed (Pairing Failed at frame 75): the lines and
+    /// the JUnit failures carry the rule and the frame.
+    @Test func aLostLinkAndAFailedPairingFailWithRuleAndFrameInTheLineAndTheJUnit() throws {
+        let lost = try Self.criticalFrame("diag-supervision-timeout.btsnoop", "disconnection")
+        let pairing = try Self.criticalFrame("diag-pairing-failed.btsnoop", "pairing-failed")
         let junit = NSTemporaryDirectory() + "blescope-junit-\(UUID().uuidString).xml"
         defer { try? FileManager.default.removeItem(atPath: junit) }
-        let r = try Blescope.run(["check", "--expect", Self.expect, "Samples/mcumgr-confirm.btsnoop", "--junit", junit])
+        let (a, b) = ("Samples/diag-supervision-timeout.btsnoop", "Samples/diag-pairing-failed.btsnoop")
+        let r = try Blescope.run(["check", "--expect", Self.expect, a, b, "--junit", junit])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == 3 && lines[2] == "0 passed, 2 failed")
-        #expect(lines[0].hasPrefix("FAIL  the diagnosis finds nothing at error or above: critical DC-01 at frame \(frame): Link to "))
-        #expect(lines[1].hasPrefix("FAIL  no DC-01, CE-01, CE-02, SEC-03 finding: critical DC-01 at frame \(frame): "))
-        #expect(lines[0].contains("lost: supervision timeout (0x08) at frame \(frame)"))
+        #expect(lines.count == 5 && lines[4] == "1 passed, 3 failed")
+        #expect(lines[0].hasPrefix("FAIL  \(a): the diagnosis finds nothing at error or above: critical DC-01 at frame \(lost): Link to "))
+        #expect(lines[0].contains("lost: supervision timeout (0x08) at frame \(lost)"))
+        #expect(lines[1].hasPrefix("PASS  \(a): no CE-01, CE-02, SEC-01, SEC-03 finding: none fired ("))
+        #expect(lines[2].hasPrefix("FAIL  \(b): the diagnosis finds nothing at error or above: critical SEC-03 at frame \(pairing): "))
+        #expect(lines[3].hasPrefix("FAIL  \(b): no CE-01, CE-02, SEC-01, SEC-03 finding: critical SEC-03 at frame \(pairing): "))
         #expect(try FieldLogEndToEndTests.checksPage().contains(r.stdout))
 
         let parsed = try Self.junit(junit)
-        #expect(parsed["tests"] as? String == "2" && parsed["failures"] as? String == "2" && parsed["errors"] is NSNull)
+        #expect(parsed["tests"] as? String == "4" && parsed["failures"] as? String == "3" && parsed["errors"] is NSNull)
         let cases = try #require(parsed["cases"] as? [[String: Any]])
-        #expect(
-            cases.map { $0["name"] as? String } == [
-                "the diagnosis finds nothing at error or above", "no DC-01, CE-01, CE-02, SEC-03 finding",
-            ])
-        for c in cases {
-            let message = try #require(c["failure"] as? String)
-            #expect(message.contains("DC-01 at frame \(frame): Link to "), "\(message)")
-            #expect((c["text"] as? String)?.contains("#\(frame) decides") == true)
-        }
+        #expect(cases.map { $0["suite"] as? String } == [a, a, b, b])
+        let failures = cases.compactMap { c in (c["failure"] as? String).map { ($0, c["text"] as? String ?? "") } }
+        #expect(failures.count == 3)
+        #expect(failures[0].0.contains("DC-01 at frame \(lost): Link to ") && failures[0].1.contains("#\(lost) decides"))
+        for (message, _) in failures.dropFirst() { #expect(message.contains("SEC-03 at frame \(pairing): Pairing with "), "\(message)") }
     }
 
     /// The strict example on diag-supervision-timeout: the 0x08 disconnection and the quality report are each followed
@@ -105,7 +111,7 @@ import Testing
         let dir = NSTemporaryDirectory() + "blescope-check-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        for name in ["mcumgr-confirm.btsnoop", "nordic-dfu.btsnoop"] {
+        for name in ["diag-pairing-failed.btsnoop", "nordic-dfu.btsnoop"] {
             try FileManager.default.copyItem(atPath: TestEnvironment.sample(name), toPath: dir + "/" + name)
         }
         try Data("not a capture".utf8).write(to: URL(fileURLWithPath: dir + "/notes.txt"))
@@ -116,7 +122,7 @@ import Testing
         #expect(r.status == 2)
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 5)
-        #expect(lines.prefix(2).allSatisfy { $0.hasPrefix("FAIL  \(dir)/mcumgr-confirm.btsnoop: ") })
+        #expect(lines.prefix(2).allSatisfy { $0.hasPrefix("FAIL  \(dir)/diag-pairing-failed.btsnoop: ") })
         #expect(lines[2...3].allSatisfy { $0.hasPrefix("PASS  \(dir)/nordic-dfu.btsnoop: ") })
         #expect(lines[4] == "2 passed, 2 failed, 1 unreadable")
         #expect(r.stderr.contains("blescope: \(dir)/notes.txt: not a capture"))

@@ -24,7 +24,8 @@ public struct CheckFacts: Sendable {
 
     /// One pass: the analyzer with the OTA and transfer trackers, ATT errors and requests taken from the timeline, the
     /// completeness verdict beside it; then the diagnosis rules on its evidence (what
-    /// ``DiagnosisReport/analyze(_:options:progress:rules:)`` does, without a second pass).
+    /// ``DiagnosisReport/analyze(_:options:progress:rules:)`` does, without a second pass; with the updates, as the
+    /// report's diagnosis).
     public static func gather(_ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions()) -> CheckFacts {
         var facts = CheckFacts()
         var options = options
@@ -56,8 +57,11 @@ public struct CheckFacts: Sendable {
         facts.connections = analysis.connections
         facts.attErrors = errors
         facts.requests = requests
-        let evidence = DiagnosisReport.evidence(
+        var evidence = DiagnosisReport.evidence(
             analysis, capture: capture, completeness: completeness.result(format: capture.format.name, readerFindings: capture.findings))
+        // The pass followed the updates, as the report's does: a link that ends right after a successful one is the
+        // device rebooting into its image, not a failure.
+        evidence.otaSessions = analysis.otaSessions
         facts.diagnosis = DiagnosisEngine.diagnose(evidence)
         return facts
     }
