@@ -14,7 +14,7 @@ import Testing
     /// docs/ci-checks.md shows both example files verbatim and the commands that run them.
     @Test func checksPageShowsTheExampleFiles() throws {
         let page = try Self.checksPage()
-        for name in ["nordic-dfu-ok", "nordic-dfu-strict"] {
+        for name in ["nordic-dfu-ok", "nordic-dfu-strict", "no-errors"] {
             let text = try String(contentsOfFile: TestEnvironment.sample("expect/\(name).yaml"), encoding: .utf8)
             #expect(page.contains(text), "docs/ci-checks.md must show Samples/expect/\(name).yaml as it is")
             #expect(page.contains("blescope check --expect Samples/expect/\(name).yaml Samples/nordic-dfu.btsnoop"))
@@ -45,6 +45,8 @@ import Testing
         ])
         #expect(r.status == 1)
         let lines = r.stdout.split(separator: "\n").map(String.init)
+        // The update is clean (tshark's truth holds no failure event, Tests/Truth/diagnosis/nordic-dfu.btsnoop.jsonl):
+        // no diagnosis finding explains these failures, so the lines say only what failed.
         #expect(
             lines[0]
                 == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below min_rate 50kB/s (frame 1245)"
@@ -150,7 +152,11 @@ import Testing
         try "expect:\n  - otta: {protocol: x}\n".write(toFile: path, atomically: true, encoding: .utf8)
         let r = try Blescope.run(["check", "--expect", path, "Samples/nordic-dfu.btsnoop"])
         #expect(r.status == 2)
-        #expect(r.stderr.contains("unknown expectation 'otta'"))
+        // Where (line 2, column 5: the kind's key), which key and what is wrong.
+        #expect(
+            r.stderr
+                == "blescope: \(path):2:5: expect[0].otta: unknown expectation 'otta' (ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present)\n"
+        )
     }
 
     /// The report of the Nordic DFU Sample opens with the OTA verdict, before the capture details.
