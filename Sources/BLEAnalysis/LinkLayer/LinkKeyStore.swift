@@ -55,6 +55,10 @@ final class LinkKeyStore {
     /// Phone logs: LE Long Term Key Request events waiting for their reply (handle → EDIV, Rand).
     private var ltkRequests: [UInt16: (ediv: UInt16, rand: UInt64)] = [:]
     var phoneLogPath: String?
+    /// TK candidates the MIC searches of this capture may still try (``micSearchBudgetPerCapture``), and the Pairing
+    /// Random frames of the pairings searched so far (named when the budget runs out).
+    var micSearchBudget = LinkKeyStore.micSearchBudgetPerCapture
+    var micSearchedPairings: [Int] = []
 
     init(_ material: LinkKeyMaterial) {
         keys = material.linkKeys
@@ -190,6 +194,16 @@ final class LinkKeyStore {
         return out.filter { seen.insert($0.ltk).inserted }
     }
 
+    /// What the pairing seen on connection `handle` left for a key search, nil when none was seen (or it ended).
+    func pairing(onLink handle: UInt16) -> PairingOnLink? {
+        guard let t = transcripts[handle] else { return nil }
+        if t.isSecureConnections || t.publicKeyX[0] != nil { return .secureConnections(frame: t.lastFrame) }
+        guard let mrand = t.random[0].flatMap(Key128.init(wire:)), let srand = t.random[1].flatMap(Key128.init(wire:)) else {
+            return .incomplete(frame: t.lastFrame)
+        }
+        return .legacy(mrand: mrand, srand: srand, frame: t.lastFrame)
+    }
+
     /// The identity an address resolves to with a known IRK (Core Spec Vol 3, Part H, 2.2.2), or none.
     func identity(of address: UInt64) -> [LLDeviceAddress] {
         IdentityResolver.resolve(address, identities).map { [$0] } ?? []
@@ -241,6 +255,14 @@ final class LinkKeyStore {
         return LinkKey(ltk: keys.ltk.bytes, ediv: 0, rand: 0, source: .secureConnectionsDebugKey(frame: t.lastFrame))
     }
 
+}
+
+/// A pairing as a key search sees it (``LinkKeyStore/pairing(onLink:)``): the frame is the last Pairing Random's.
+enum PairingOnLink {
+    case legacy(mrand: Key128, srand: Key128, frame: Int)
+    case secureConnections(frame: Int)
+    /// A Pairing Random of either side is missing.
+    case incomplete(frame: Int)
 }
 
 extension Array where Element == [UInt8]? {
