@@ -78,7 +78,9 @@ public final class LegacyPairingMICSearch {
         accept: (LegacyPairingKeys) -> Bool = { _ in true }
     ) -> Outcome {
         let end = UInt32(min(Int(from) + max(0, limit), Self.candidateCount))
-        guard from < end, !pdus.isEmpty, pdus.allSatisfy({ $0.payload.count > 4 }) else { return Outcome(keys: nil, pdu: 0, candidate: from, tried: 0) }
+        guard from < end, !pdus.isEmpty, pdus.allSatisfy({ $0.payload.count > 4 }) else {
+            return Outcome(keys: nil, pdu: 0, candidate: from, tried: 0)
+        }
         let checks = pdus.map { CCMCheck(pdu: $0, iv: iv) }
         // TK, STK and SK side by side, FIPS-197 order.
         let keys = UnsafeMutablePointer<UInt8>.allocate(capacity: 48)

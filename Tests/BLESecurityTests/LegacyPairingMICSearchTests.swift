@@ -98,7 +98,9 @@ import Testing
     @Test func acceptFromAndLimit() {
         let pdu = Self.sealed(tk: 500, header0: 0x03, Self.startEncRsp)
         var asked: [UInt32?] = []
-        let refused = Self.search().search(limit: 2000, pdus: [pdu]) { asked.append($0.passkey); return false }
+        let refused = Self.search().search(limit: 2000, pdus: [pdu]) {
+            asked.append($0.passkey); return false
+        }
         #expect(asked == [500] && refused.keys == nil && refused.tried == 2000)
         #expect(Self.search().search(from: 501, limit: 2000, pdus: [pdu]).keys == nil)
         #expect(Self.search().search(from: 400, limit: 100, pdus: [pdu]).keys == nil)
@@ -108,6 +110,8 @@ import Testing
         #expect(Self.search().search(from: 999_999, limit: 10, pdus: [pdu]).tried == 1)
         #expect(Self.search().search(from: 0, limit: 0, pdus: [pdu]).tried == 0)
         // A PDU with no room for a MIC checks nothing.
-        #expect(Self.search().search(pdus: [SealedLLPDU(header0: 3, payload: [1, 2, 3, 4], packetCounter: 0, centralToPeripheral: true)]).tried == 0)
+        #expect(
+            Self.search().search(pdus: [SealedLLPDU(header0: 3, payload: [1, 2, 3, 4], packetCounter: 0, centralToPeripheral: true)]).tried
+                == 0)
     }
 }

@@ -17,10 +17,10 @@ public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
     /// LE legacy pairing seen in this capture: the STK from the TK found against the confirm values
     /// (TK 0 = Just Works, otherwise the passkey). Frame of the Pairing Random that completed the transcript.
     case legacyPairing(passkey: UInt32, frame: Int)
-    /// LE legacy pairing seen in a capture without the connection's CONNECT_IND, so without the addresses c1 needs:
-    /// the TK found by checking each candidate's STK against the MIC of the first encrypted PDU (`checkedFrame`).
-    /// Frame of the Pairing Random; `confirmation` what a second encrypted PDU said.
-    case legacyPairingMIC(passkey: UInt32, frame: Int, checkedFrame: Int, confirmation: LLKeyConfirmation)
+    /// LE legacy pairing seen in this capture where c1 cannot check a TK (`cause`: no CONNECT_IND, so no addresses; or
+    /// no Pairing Confirm values): the TK found by checking each candidate's STK against the MIC of the first encrypted
+    /// PDU (`checkedFrame`). Frame of the Pairing Random; `confirmation` what a second encrypted PDU said.
+    case legacyPairingMIC(passkey: UInt32, frame: Int, checkedFrame: Int, cause: LLMICSearchCause, confirmation: LLKeyConfirmation)
     /// LE Secure Connections where one side used the specification's debug key pair (Core Spec Vol 3, Part H, 2.3.5.6.1).
     case secureConnectionsDebugKey(frame: Int)
     /// SMP Encryption Information distributed earlier in this capture (decrypted), at that frame.
@@ -37,11 +37,11 @@ public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
                 : "LE legacy passkey pairing (passkey \(String(passkey).leftPadded(to: 6, with: "0")), found by search) at frame \(frame)"
         case .secureConnectionsDebugKey(let frame): "LE Secure Connections with the debug key pair at frame \(frame)"
         case .distributed(let frame): "SMP Encryption Information at frame \(frame)"
-        case let .legacyPairingMIC(passkey, frame, checked, confirmation):
+        case let .legacyPairingMIC(passkey, frame, checked, cause, confirmation):
             (passkey == 0
                 ? "TK 0 (Just Works)" : "passkey \(String(passkey).leftPadded(to: 6, with: "0")) (found by search)")
                 + " of the LE legacy pairing at frame \(frame), checked against the MIC of frame \(checked)"
-                + " because the capture has no CONNECT_IND" + confirmation.description
+                + " because \(cause)" + confirmation.description
         }
     }
 
@@ -52,7 +52,7 @@ public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
         case .keyFile: "key-file"
         case .phoneLog: "phone-log"
         case .legacyPairing(let passkey, _): passkey == 0 ? "legacy-just-works" : "legacy-passkey"
-        case .legacyPairingMIC(let passkey, _, _, _): passkey == 0 ? "legacy-just-works-mic" : "legacy-passkey-mic"
+        case .legacyPairingMIC(let passkey, _, _, _, _): passkey == 0 ? "legacy-just-works-mic" : "legacy-passkey-mic"
         case .secureConnectionsDebugKey: "lesc-debug-key"
         case .distributed: "smp-distributed"
         }

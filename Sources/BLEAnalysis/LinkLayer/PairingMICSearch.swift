@@ -24,12 +24,27 @@ public enum LLKeyConfirmation: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Why c1 could not check the TKs of a legacy pairing, so that the MIC of the first encrypted PDU did.
+public enum LLMICSearchCause: Hashable, Sendable, CustomStringConvertible {
+    /// The capture joined the connection after its CONNECT_IND: the addresses (and their types) c1 needs are unknown.
+    case noConnectInd
+    /// A pairing PDU c1 needs is not in the capture: its name (Pairing Request, Pairing Response, Pairing Confirm).
+    case missing(String)
+
+    public var description: String {
+        switch self {
+        case .noConnectInd: "the capture has no CONNECT_IND"
+        case .missing(let pdu): "the capture has no \(pdu)"
+        }
+    }
+}
+
 /// Why a pairing seen on an encrypted link gave no key: said in the `ll.encrypted-no-key` finding.
 public enum LLKeySearchNote: Hashable, Sendable, CustomStringConvertible {
-    /// Without the addresses (no CONNECT_IND), every TK was tried against the MIC of `checkedFrame` and none checks.
-    case noTKChecksTheMIC(pairingFrame: Int, checkedFrame: Int)
+    /// c1 impossible (`cause`): every TK was tried against the MIC of `checkedFrame` and none checks.
+    case noTKChecksTheMIC(pairingFrame: Int, checkedFrame: Int, cause: LLMICSearchCause)
     /// The capture's MIC-search budget ran out: `tried` of the 1,000,000 TKs were tried.
-    case budgetSpent(pairingFrame: Int, tried: Int, budget: Int, earlierPairings: [Int])
+    case budgetSpent(pairingFrame: Int, tried: Int, budget: Int, earlierPairings: [Int], cause: LLMICSearchCause)
     /// With the addresses, no TK gives the Pairing Confirm values (c1).
     case noTKMatchesTheConfirm(pairingFrame: Int)
     /// LE Secure Connections: the LTK comes from ECDH, so there is no TK to search.
@@ -40,18 +55,20 @@ public enum LLKeySearchNote: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .noTKMatchesTheConfirm(frame):
-            return "no TK (0 for Just Works, passkeys 000001-999999) gives the Pairing Confirm values of the LE legacy pairing at frame \(frame): an out-of-band TK"
-        case let .noTKChecksTheMIC(frame, checked):
-            return "the capture has no CONNECT_IND, so the TK of the LE legacy pairing at frame \(frame) was checked against the MIC of frame \(checked)"
+            return
+                "no TK (0 for Just Works, passkeys 000001-999999) gives the Pairing Confirm values of the LE legacy pairing at frame \(frame): an out-of-band TK"
+        case let .noTKChecksTheMIC(frame, checked, cause):
+            return "\(cause), so the TK of the LE legacy pairing at frame \(frame) was checked against the MIC of frame \(checked)"
                 + " (the first encrypted PDU): no TK (0 for Just Works, passkeys 000001-999999) gives an STK whose MIC checks there"
                 + " — an out-of-band TK, or the capture missed that direction's first encrypted PDU"
-        case let .budgetSpent(frame, tried, budget, earlier):
+        case let .budgetSpent(frame, tried, budget, earlier, cause):
             let spentOn = earlier.isEmpty ? "" : ", spent on the pairings at frames " + earlier.map(String.init).joined(separator: ", ")
-            return "the capture has no CONNECT_IND and the TK of the LE legacy pairing at frame \(frame) was checked against the MIC"
+            return "\(cause) and the TK of the LE legacy pairing at frame \(frame) was checked against the MIC"
                 + " for \(tried) of the 1000000 TKs only: the MIC search stops after \(budget) TKs per capture\(spentOn);"
-                + " pass the STK with --ltk, or capture the CONNECT_IND"
+                + " pass the STK with --ltk"
         case let .secureConnections(frame, addressesKnown):
-            return "the pairing at frame \(frame) is LE Secure Connections: its LTK comes from an ECDH key exchange, so there is no TK to search or check against a MIC; "
+            return
+                "the pairing at frame \(frame) is LE Secure Connections: its LTK comes from an ECDH key exchange, so there is no TK to search or check against a MIC; "
                 + (addressesKnown
                     ? "only a pairing with the debug key pair can be derived, and neither side used it"
                     : "a pairing with the debug key pair could be derived, but that needs both addresses from the CONNECT_IND, which the capture does not have")
@@ -68,14 +85,15 @@ struct LLMICSearchProgress {
     var pdus: [SealedLLPDU]
     var firstFrame: Int
     var pairingFrame: Int
+    var cause: LLMICSearchCause
     var winner: UInt32
 }
 
 extension LinkKeySource {
     /// The same source with what a second PDU said; other sources unchanged.
     func confirmed(_ confirmation: LLKeyConfirmation) -> LinkKeySource {
-        guard case let .legacyPairingMIC(passkey, frame, checked, _) = self else { return self }
-        return .legacyPairingMIC(passkey: passkey, frame: frame, checkedFrame: checked, confirmation: confirmation)
+        guard case let .legacyPairingMIC(passkey, frame, checked, cause, _) = self else { return self }
+        return .legacyPairingMIC(passkey: passkey, frame: frame, checkedFrame: checked, cause: cause, confirmation: confirmation)
     }
 }
 
@@ -89,11 +107,6 @@ extension LLEncryptionState {
 }
 
 extension LinkKeyStore {
-    /// TKs one capture's MIC searches may try in all: two full searches (2 × 10^6 candidates, about 1.3 s of CPU in a
-    /// release build; the cost is in `LegacyPairingMICSearch`'s benchmark), so a capture with many pairings cut
-    /// from their CONNECT_IND costs seconds, not minutes. TK 0 (Just Works) is tried even when it is spent.
-    static let micSearchBudgetPerCapture = 2_000_000
-
     /// Runs `search` with what is left of the budget (at least TK 0 on a first search) and charges what it tried.
     func spendMICSearch(pairingFrame: Int, first: Bool, _ search: (Int) -> LegacyPairingMICSearch.Outcome)
         -> LegacyPairingMICSearch.Outcome
@@ -107,8 +120,8 @@ extension LinkKeyStore {
 
 extension LinkLayerTracker {
     /// No key decrypts the first encrypted PDU of a link that a pairing seen on it is encrypting (EDIV and Rand 0):
-    /// when the capture lacks the CONNECT_IND (no addresses, so no c1), tries the TKs against this PDU's MIC;
-    /// otherwise says why the pairing gave no key.
+    /// when c1 cannot check a TK (no CONNECT_IND, so no addresses; or no Pairing Confirm), tries the TKs against this
+    /// PDU's MIC; otherwise says why the pairing gave no key.
     static func searchPairingByMIC(
         _ c: inout Conn, keys: LinkKeyStore?, header0: UInt8, payload: UnsafeRawBufferPointer, centralToPeripheral: Bool,
         eitherDirection: Bool, frame: Int
@@ -117,7 +130,7 @@ extension LinkLayerTracker {
             return
         }
         let addressesKnown = c.info.central != nil && c.info.peripheral != nil
-        let mrand: Key128, srand: Key128, pairingFrame: Int
+        let mrand: Key128, srand: Key128, pairingFrame: Int, cause: LLMICSearchCause
         switch pairing {
         case .secureConnections(let p):
             c.encryption.searchNote = .secureConnections(pairingFrame: p, addressesKnown: addressesKnown)
@@ -125,12 +138,13 @@ extension LinkLayerTracker {
         case .incomplete(let p):
             c.encryption.searchNote = .pairingIncomplete(pairingFrame: p)
             return
-        case let .legacy(m, s, p):
-            if addressesKnown {
-                c.encryption.searchNote = .noTKMatchesTheConfirm(pairingFrame: p)
+        case let .legacy(m, s, missing, c1Failed, p):
+            if addressesKnown && missing == nil {
+                // c1 decided: no TK (a note), or a TK whose STK did not check this PDU (the keys tried say so).
+                if c1Failed { c.encryption.searchNote = .noTKMatchesTheConfirm(pairingFrame: p) }
                 return
             }
-            (mrand, srand, pairingFrame) = (m, s, p)
+            (mrand, srand, pairingFrame, cause) = (m, s, p, missing.map { addressesKnown ? .missing($0) : .noConnectInd } ?? .noConnectInd)
         }
         let e = c.encryption
         let search = LegacyPairingMICSearch(
@@ -147,17 +161,18 @@ extension LinkLayerTracker {
             c.encryption.searchNote =
                 outcome.tried < LegacyPairingMICSearch.candidateCount
                 ? .budgetSpent(
-                    pairingFrame: pairingFrame, tried: outcome.tried, budget: LinkKeyStore.micSearchBudgetPerCapture,
-                    earlierPairings: earlier)
-                : .noTKChecksTheMIC(pairingFrame: pairingFrame, checkedFrame: frame)
+                    pairingFrame: pairingFrame, tried: outcome.tried, budget: keys.micSearchLimit,
+                    earlierPairings: earlier, cause: cause)
+                : .noTKChecksTheMIC(pairingFrame: pairingFrame, checkedFrame: frame, cause: cause)
             return
         }
         c.encryption.cipher = LLCipher(sessionKey: search.sessionKey(found), iv: search.initializationVector)
         c.encryption.key = LinkKey(
             ltk: found.stk.bytes, ediv: 0, rand: 0,
-            source: .legacyPairingMIC(passkey: found.passkey ?? 0, frame: pairingFrame, checkedFrame: frame, confirmation: .pending))
+            source: .legacyPairingMIC(
+                passkey: found.passkey ?? 0, frame: pairingFrame, checkedFrame: frame, cause: cause, confirmation: .pending))
         c.encryption.micSearch = LLMICSearchProgress(
-            search: search, pdus: pdus, firstFrame: frame, pairingFrame: pairingFrame, winner: outcome.candidate)
+            search: search, pdus: pdus, firstFrame: frame, pairingFrame: pairingFrame, cause: cause, winner: outcome.candidate)
     }
 
     /// The PDU after the one searched against fails its MIC under the winner: either its MIC checked by chance (odds
@@ -195,6 +210,7 @@ extension LinkLayerTracker {
             ltk: found.stk.bytes, ediv: 0, rand: 0,
             source: .legacyPairingMIC(
                 passkey: found.passkey ?? 0, frame: progress.pairingFrame, checkedFrame: progress.firstFrame,
+                cause: progress.cause,
                 confirmation: .confirmedAfterFalseMatch(frame: frame, falseTK: progress.winner, wrongFrame: progress.firstFrame)))
         return true
     }
