@@ -230,7 +230,7 @@ struct MidConnectionPairingBuilder {
         let how =
             "TK 0 (Just Works) of the LE legacy pairing at frame \(b.srandFrame), checked against the MIC of frame \(b.firstEncryptedFrame) because the capture has no CONNECT_IND"
         let started = r.timeline.filter { $0.name == "Encryption started" }
-        #expect(started.first?.summary == "decrypted by blescope with STK \(b.stk.hex) (\(how); not confirmed by a second encrypted PDU)")
+        #expect(started.first?.summary == "decrypted by blescope with STK \(b.stk.hex) (\(how); the next encrypted PDU confirms it or sends the search on)")
         #expect(started.first?.frame == b.firstEncryptedFrame)
         let lines = r.analyzer.decodeHealth.decryptions
         #expect(
@@ -370,5 +370,22 @@ struct MidConnectionPairingBuilder {
             key.source.description.hasSuffix("; frame \(b.secondEncryptedFrame) fails its MIC with this key and no other TK checks both"))
         #expect(link.linkLayer?.micFailures == 1 && link.linkLayer?.decryptedHere == 2)
         #expect(a.findings.filter { $0.kind.code == "ll.mic-failed" }.map(\.frame) == [b.secondEncryptedFrame])
+    }
+
+    /// A capture that ends after the first encrypted PDU: the key holds on that PDU's MIC alone, and says so.
+    @Test func noSecondPDUToConfirm() throws {
+        var b = MidConnectionPairingBuilder(format: .nordic)
+        b.send()
+        b.pair()
+        b.startEncryption(key: b.stk)
+        b.records.removeLast()  // the peripheral's LL_START_ENC_RSP
+        let r = LinkEncryptionTests.run(try b.capture())
+        let key = try #require(r.analyzer.connections.first?.linkEncryption?.key)
+        #expect(key.ltk == b.stk.bytes)
+        #expect(
+            key.source
+                == .legacyPairingMIC(
+                    passkey: 0, frame: b.srandFrame, checkedFrame: b.firstEncryptedFrame, cause: .noConnectInd, confirmation: .noSecondPDU))
+        #expect(key.source.description.hasSuffix("; no encrypted PDU followed to confirm it"))
     }
 }

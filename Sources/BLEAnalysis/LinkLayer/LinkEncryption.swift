@@ -80,6 +80,12 @@ public struct LinkKey: Hashable, Sendable {
 
     /// The key as sniffers and key files print it: most significant octet first, upper-case hex.
     public var displayText: String { ltk.reversed().map { hex($0).dropFirst(2) }.joined().uppercased() }
+
+    /// `decrypted by blescope with STK … (how it was found)`.
+    var decryptionText: String {
+        let label = ediv == 0 && rand == 0 && source.kind.hasPrefix("legacy") ? "STK" : "LTK"
+        return "decrypted by blescope with \(label) \(displayText) (\(source))"
+    }
 }
 
 /// An identity resolving key and the identity address it resolves to (SMP Identity Information +
@@ -418,10 +424,7 @@ public struct LLEncryptionSummary: Hashable, Sendable {
     public var keySearch: LLKeySearchNote?
 
     /// `decrypted by blescope with STK … (how it was found)`; nil when blescope decrypted nothing here.
-    public var decryptionText: String? {
-        guard let key else { return nil }
-        let label = key.ediv == 0 && key.rand == 0 && key.source.kind.hasPrefix("legacy") ? "STK" : "LTK"
-        return "decrypted by blescope with \(label) \(key.displayText) (\(key.source))"
+    public var decryptionText: String? { key?.decryptionText }
     }
 
     /// Why the PDUs stayed encrypted, for the findings: the search's verdict when a pairing was seen, otherwise the keys tried.
@@ -434,6 +437,9 @@ public struct LLEncryptionSummary: Hashable, Sendable {
 extension LLEncryptionState {
     var summary: LLEncryptionSummary? {
         guard let encryptedFrom else { return nil }
+        // Summed up when the link ends: a MIC search's winner still waiting for a second PDU never got one.
+        var key = key
+        if micSearch != nil, let source = key?.source { key?.source = source.confirmed(.noSecondPDU) }
         return LLEncryptionSummary(
             encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
             firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
@@ -445,7 +451,7 @@ extension LLEncryptionState {
     func stateText(_ stats: LinkLayerStats) -> String {
         if clearAfterStart { return "decrypted before it was written (plaintext after the encryption start, no MIC)" }
         if stats.decryptedByCapturer > 0 { return "decrypted by the capturer" }
-        if let text = summary?.decryptionText { return text }
+        if let text = key?.decryptionText { return text }
         if stats.micFailures > 0 { return "not decrypted: MIC failed" }
         if !sessionKeyKnown { return "not decrypted: the encryption start (LL_ENC_REQ/LL_ENC_RSP) is not in the capture" }
         if let searchNote { return "not decrypted: \(searchNote)" }

@@ -3,8 +3,10 @@ import BLESecurity
 
 /// What a second encrypted PDU said about a key found by the MIC search (``LinkKeySource/legacyPairingMIC``).
 public enum LLKeyConfirmation: Hashable, Sendable, CustomStringConvertible {
-    /// No encrypted PDU after the one searched against (yet).
+    /// No encrypted PDU after the one searched against yet: the next one confirms the key or sends the search on.
     case pending
+    /// The link ended with no encrypted PDU after the one searched against.
+    case noSecondPDU
     /// The MIC of that frame checks too.
     case confirmed(frame: Int)
     /// An earlier TK checked the first PDU's MIC by chance and failed `frame`; the search went on and this TK checks
@@ -15,7 +17,8 @@ public enum LLKeyConfirmation: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .pending: "; not confirmed by a second encrypted PDU"
+        case .pending: "; the next encrypted PDU confirms it or sends the search on"
+        case .noSecondPDU: "; no encrypted PDU followed to confirm it"
         case .confirmed(let frame): "; confirmed by the MIC of frame \(frame)"
         case let .confirmedAfterFalseMatch(frame, tk, wrong):
             "; confirmed by the MIC of frame \(frame), after TK \(tk) had checked frame \(wrong)'s MIC by chance (frame \(wrong) was decoded with that wrong key)"
@@ -120,8 +123,8 @@ extension LinkKeyStore {
 
 extension LinkLayerTracker {
     /// No key decrypts the first encrypted PDU of a link that a pairing seen on it is encrypting (EDIV and Rand 0):
-    /// when c1 cannot check a TK (no CONNECT_IND, so no addresses; or no Pairing Confirm), tries the TKs against this
-    /// PDU's MIC; otherwise says why the pairing gave no key.
+    /// when c1 cannot check a TK (no CONNECT_IND, so no addresses; or a pairing PDU c1 needs is missing), tries the TKs
+    /// against this PDU's MIC; otherwise says why the pairing gave no key.
     static func searchPairingByMIC(
         _ c: inout Conn, keys: LinkKeyStore?, header0: UInt8, payload: UnsafeRawBufferPointer, centralToPeripheral: Bool,
         eitherDirection: Bool, frame: Int
