@@ -100,7 +100,9 @@ def locate_capture(truth, data: bytes):
     truth["diagnosis"] = {
         "rules": ["GATT-03"],
         "findings": [
-            diagkit.finding("GATT-03", "E", b["read_frame"], [found[0], end["frame"]],
+            # Info, not an error: one read of a notifying characteristic without subscribing is also what an app does
+            # that wants the value once (a battery level); the capture alone cannot tell it expected notifications.
+            diagkit.finding("GATT-03", "I", b["read_frame"], [found[0], end["frame"]],
                             f"Battery Level 0x{b['value_handle']:04X} has Notify and a CCCD (0x{b['cccd_handle']:04X}, "
                             f"#{found[0]}); the app reads it (#{b['read_frame']}) but never writes the CCCD: no "
                             f"notification until the link ends (#{end['frame']})"),

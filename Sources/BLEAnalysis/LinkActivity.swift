@@ -38,13 +38,22 @@ public struct LinkActivity: Hashable, Sendable {
     public var notified: [UInt16: HandleUse] { notifiedTally.dictionary }
     /// Writes (request or command) this side sent, per attribute handle.
     public var written: [UInt16: HandleUse] { writtenTally.dictionary }
+    /// Read Requests this side sent, per attribute handle.
+    public var read: [UInt16: HandleUse] { readTally.dictionary }
+    var readTally = HandleTally()
     var notifiedTally = HandleTally()
     var writtenTally = HandleTally()
     /// Values carried in notifications, indications and writes, and how many filled ATT_MTU − 3 exactly.
     public var values = 0
     public var valuesFillingMTU = 0
+    /// The first value that filled ATT_MTU − 3.
+    public var firstFullValueFrame: Int?
     /// Read Blob and Prepare Write requests: long values moved in pieces.
     public var longValueRequests = 0
+    /// Bulk data without a response: notifications received, write commands sent (what the throughput rules judge when
+    /// no throughput tracker ran).
+    public var notificationsReceived = BulkTally()
+    public var writeCommandsSent = BulkTally()
     /// The largest ATT PDU, bytes, and its frame.
     public var largestATTPDU = 0
     public var largestATTPDUFrame = 0
@@ -65,15 +74,23 @@ public struct LinkActivity: Hashable, Sendable {
 extension LinkActivity {
     /// One ATT PDU of `size` bytes when ATT_MTU was `mtu`.
     @inline(__always)
-    mutating func notePDU(opcode: UInt8, size: Int, mtu: Int, frame: Int) {
+    mutating func notePDU(opcode: UInt8, size: Int, mtu: Int, frame: Int, timestamp: Timestamp, received: Bool) {
         if size > largestATTPDU {
             largestATTPDU = size
             largestATTPDUFrame = frame
         }
+        if opcode == 0x1B && received {
+            notificationsReceived.add(valueBytes: size - 3, frame: frame, timestamp: timestamp)
+        } else if opcode == 0x52 && !received {
+            writeCommandsSent.add(valueBytes: size - 3, frame: frame, timestamp: timestamp)
+        }
         switch opcode {
         case 0x1B, 0x1D, 0x12, 0x52:
             values += 1
-            if size == mtu { valuesFillingMTU += 1 }
+            if size == mtu {
+                valuesFillingMTU += 1
+                if firstFullValueFrame == nil { firstFullValueFrame = frame }
+            }
         case 0x0C, 0x16:  // Read Blob, Prepare Write
             longValueRequests += 1
         default:
@@ -84,6 +101,10 @@ extension LinkActivity {
     /// A notification or indication received on `handle`.
     @inline(__always)
     mutating func noteNotified(_ handle: UInt16, frame: Int) { notifiedTally.note(handle, frame: frame) }
+
+    /// A Read Request this side sent on `handle`.
+    @inline(__always)
+    mutating func noteRead(_ handle: UInt16, frame: Int) { readTally.note(handle, frame: frame) }
 
     /// A write (request or command) this side sent on `handle`.
     @inline(__always)
@@ -132,4 +153,36 @@ struct HandleTally: Hashable, Sendable {
 
     static func == (a: Self, b: Self) -> Bool { a.dictionary == b.dictionary }
     func hash(into hasher: inout Hasher) { hasher.combine(dictionary) }
+}
+
+/// Packets and value bytes of one kind of bulk data on a connection, its span and its idle time (gaps over
+/// ``BulkTally/idleThreshold``, the throughput tracker's default).
+public struct BulkTally: Hashable, Sendable {
+    public static let idleThreshold: Int64 = 500_000
+    public var packets = 0
+    public var valueBytes = 0
+    public var firstFrame = 0
+    public var lastFrame = 0
+    public var first = Timestamp(microseconds: 0)
+    public var last = Timestamp(microseconds: 0)
+    public var idleMicroseconds: Int64 = 0
+
+    public init() {}
+
+    @inline(__always)
+    mutating func add(valueBytes v: Int, frame: Int, timestamp: Timestamp) {
+        if packets == 0 {
+            first = timestamp
+            firstFrame = frame
+        } else {
+            let gap = timestamp.microseconds(since: last)
+            if gap > Self.idleThreshold { idleMicroseconds += gap }
+        }
+        packets += 1
+        valueBytes += max(0, v)
+        last = timestamp
+        lastFrame = frame
+    }
+
+    public var durationMicroseconds: Int64 { last.microseconds(since: first) }
 }

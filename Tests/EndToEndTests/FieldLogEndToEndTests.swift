@@ -180,7 +180,10 @@ import Testing
         let object = try #require(json.json as? [String: Any])
         let file = try #require((object["files"] as? [[String: Any]])?.first)
         let items = try #require((file["summary"] as? [String: Any])?["items"] as? [[String: Any]])
-        #expect(items.first?["topic"] as? String == "ota" && items.first?["status"] as? String == "ok")
+        // The diagnosis first (nothing wrong in this update), then the update itself.
+        #expect(items.first?["topic"] as? String == "diagnosis" && items.first?["status"] as? String == "ok")
+        #expect((items.first?["text"] as? String)?.hasPrefix("nothing wrong found by ") == true)
+        #expect(items.dropFirst().first?["topic"] as? String == "ota" && items.dropFirst().first?["status"] as? String == "ok")
         #expect(items.map { $0["topic"] as? String }.contains("completeness"))
         // `summary` comes before `capture` in each file object.
         let keyOrder = try #require(json.stdout.range(of: "\"summary\":")).lowerBound < json.stdout.range(of: "\"capture\":")!.lowerBound
@@ -209,7 +212,10 @@ import Testing
         let item = try #require((c["items"] as? [[String: Any]])?.first)
         #expect(item["code"] as? String == "acl-payload-cut" && item["count"] as? Int == 8 && item["frame"] as? Int == 2)
         let text = try Blescope.run(["info", path])
-        #expect(text.stdout.split(separator: "\n")[1] == "Completeness:       incomplete (1 item below)")
+        let lines = text.stdout.split(separator: "\n")
+        // The answer first: the diagnosis says the payloads were cut (CQ-02), then the completeness row.
+        #expect(lines[1].hasPrefix("Diagnosis:") && text.stdout.contains("CQ-02"))
+        #expect(lines.contains("Completeness:       incomplete (1 item below)"))
         let md = try Blescope.run(["report", "--quiet", "--format", "md", path])
         #expect(
             md.stdout.contains(

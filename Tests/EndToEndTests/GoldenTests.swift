@@ -2,7 +2,7 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// The text outputs people read (`info`, `timeline`, `gatt`, `ota`, `throughput`, `transfers`), compared byte for
+/// The text outputs people read (`info`, `timeline`, `gatt`, `ota`, `throughput`, `transfers`, `diagnose`), compared byte for
 /// byte with files under `Tests/EndToEndTests/Golden/`.
 ///
 /// A change to any of these outputs shows here as a diff to review. When the change is meant, rewrite the files with
@@ -23,21 +23,29 @@ import Testing
 
     /// A handful of Samples in each of the three formats: a Nordic DFU (btsnoop), the BTLE Transfer messages (pcap),
     /// a vendor headset OTA described by a codec's roles (pklg), the bracelet with its codec (btsnoop), an MCUmgr upload.
-    static let cases: [Case] = [
-        Case(command: ["info"], capture: "nordic-dfu.btsnoop"),
-        Case(command: ["info"], capture: "eom-transfer.pcap"),
-        Case(command: ["info"], capture: "headset-ota.pklg"),
-        Case(command: ["timeline"] + codecs, capture: "bracelet.btsnoop"),
-        Case(command: ["timeline"] + codecs, capture: "eom-transfer.pcap"),
-        Case(command: ["gatt"], capture: "nordic-dfu.btsnoop"),
-        Case(command: ["gatt"], capture: "headset-ota.pklg"),
-        Case(command: ["ota"] + codecs, capture: "nordic-dfu.btsnoop"),
-        Case(command: ["ota"] + codecs, capture: "headset-ota.pklg"),
-        Case(command: ["ota"] + codecs, capture: "mcumgr-upload.btsnoop"),
-        Case(command: ["throughput"], capture: "nordic-dfu.btsnoop"),
-        Case(command: ["throughput"], capture: "eom-transfer.pcap"),
-        Case(command: ["transfers"] + codecs, capture: "eom-transfer.pcap"),
-    ]
+    static let cases: [Case] =
+        [
+            Case(command: ["info"], capture: "nordic-dfu.btsnoop"),
+            Case(command: ["info"], capture: "eom-transfer.pcap"),
+            Case(command: ["info"], capture: "headset-ota.pklg"),
+            Case(command: ["timeline"] + codecs, capture: "bracelet.btsnoop"),
+            Case(command: ["timeline"] + codecs, capture: "eom-transfer.pcap"),
+            Case(command: ["gatt"], capture: "nordic-dfu.btsnoop"),
+            Case(command: ["gatt"], capture: "headset-ota.pklg"),
+            Case(command: ["ota"] + codecs, capture: "nordic-dfu.btsnoop"),
+            Case(command: ["ota"] + codecs, capture: "headset-ota.pklg"),
+            Case(command: ["ota"] + codecs, capture: "mcumgr-upload.btsnoop"),
+            Case(command: ["throughput"], capture: "nordic-dfu.btsnoop"),
+            Case(command: ["throughput"], capture: "eom-transfer.pcap"),
+            Case(command: ["transfers"] + codecs, capture: "eom-transfer.pcap"),
+        ] + diagnosisCases
+
+    /// `diagnose` on every diagnosis Sample (bumble-made failures, each in one of the three formats in turn).
+    static let diagnosisCases: [Case] = [
+        "diag-connect-timeout.btsnoop", "diag-bond-lost.pcap", "diag-pairing-failed.pklg", "diag-insufficient-encryption.btsnoop",
+        "diag-cccd-never-written.pcap", "diag-att-timeout.pklg", "diag-stale-handle.btsnoop", "diag-param-rejected.pcap",
+        "diag-mtu-23.pklg", "diag-supervision-timeout.btsnoop",
+    ].map { Case(command: ["diagnose"], capture: $0) }
 
     static var updating: Bool { ProcessInfo.processInfo.environment["BLESCOPE_UPDATE_GOLDEN"] == "1" }
 

@@ -27,6 +27,9 @@ public struct Evidence: Sendable {
     public var eventsDropped: Int
     /// Throughput streams with their verdicts, when the pass measured them.
     public var throughput: [ThroughputStream]?
+    /// Firmware updates, when the pass followed them (the report): a link that ends right after a successful update is
+    /// the device rebooting into it.
+    public var otaSessions: [OTASession]?
 
     public init(
         events: [EvidenceEvent], connections: [Connection], completeness: CaptureCompleteness? = nil, findings: [Finding] = [],

@@ -72,6 +72,10 @@ public struct FileAnalysis: Sendable {
     public var findingGroups: [FindingGroup] = []
     /// The verdicts that open the capture's section (``Report/summarize(_:maxFindings:)``); others may append.
     public var summary: [VerdictItem] = []
+    /// What went wrong and why (``DiagnosisEngine``): the findings the summary opens with.
+    public var diagnosis = DiagnosisResult(findings: [], rulesEvaluated: 0)
+    /// The timeline rows around each shown finding's deciding frame, by that frame.
+    public var exchanges: [Int: [ExchangeRow]] = [:]
 
     public init(path: String, error: String) {
         self.path = path
@@ -153,6 +157,9 @@ public struct Report: Sendable {
         return Report(files: files, options: options)
     }
 
+    /// Findings (errors and worse) that get the timeline rows around their deciding frame (the most severe first).
+    static let maxExchangeWindows = 20
+
     /// One file through one analyzer with the throughput, transfer, OTA and GATT usage trackers.
     public static func analyze(
         path: String, options: ReportOptions = ReportOptions(),
@@ -205,6 +212,11 @@ public struct Report: Sendable {
         a.findingCount = findings.count
         a.findingGroups = groupFindings(findings)
         (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analysis.connections, findings: findings, limit: options.maxKeyEvents)
+        a.diagnosis = diagnose(analysis, capture: capture, completeness: verdict)
+        // Errors and worse get the rows around them (a second pass over the file, up to the last one's frame):
+        // warnings show their evidence chain only, so a capture without errors costs no second pass.
+        let shown = a.diagnosis.atLeast(.error).prefix(maxExchangeWindows).map(\.frame)
+        if !shown.isEmpty { a.exchanges = exchanges(path: capture.path, around: Array(shown), options: analyzerOptions) }
         a.summary = summarize(a)
         return a
     }
