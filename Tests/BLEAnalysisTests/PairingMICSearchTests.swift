@@ -230,7 +230,9 @@ struct MidConnectionPairingBuilder {
         let how =
             "TK 0 (Just Works) of the LE legacy pairing at frame \(b.srandFrame), checked against the MIC of frame \(b.firstEncryptedFrame) because the capture has no CONNECT_IND"
         let started = r.timeline.filter { $0.name == "Encryption started" }
-        #expect(started.first?.summary == "decrypted by blescope with STK \(b.stk.hex) (\(how); the next encrypted PDU confirms it or sends the search on)")
+        #expect(
+            started.first?.summary
+                == "decrypted by blescope with STK \(b.stk.hex) (\(how); the next encrypted PDU confirms it or sends the search on)")
         #expect(started.first?.frame == b.firstEncryptedFrame)
         let lines = r.analyzer.decodeHealth.decryptions
         #expect(

@@ -425,7 +425,6 @@ public struct LLEncryptionSummary: Hashable, Sendable {
 
     /// `decrypted by blescope with STK … (how it was found)`; nil when blescope decrypted nothing here.
     public var decryptionText: String? { key?.decryptionText }
-    }
 
     /// Why the PDUs stayed encrypted, for the findings: the search's verdict when a pairing was seen, otherwise the keys tried.
     static func noKeyReason(keysTried: Int, note: LLKeySearchNote?) -> String {
