@@ -132,6 +132,7 @@ public struct CaptureInfo: Sendable {
                 out += "\n  " + terminal.severity(.warning) + ": " + (c.warning ?? "") + (c.warningFrame.map { " (frame \($0))" } ?? "")
             }
             if let v = h.vendorTraceSummary { out += "\n  " + terminal.severity(.info) + ": " + v }
+            for d in h.decryptions { out += "\n  " + terminal.severity(.info) + ": " + d }
         }
         if !completeness.items.isEmpty {
             out += "\n" + terminal.paint("What the log cannot show:", .bold)
