@@ -164,9 +164,11 @@ import Testing
             case "TYPE": valid.replacingOccurrences(of: #""records":111"#, with: #""records":"111""#)
             case "ENUM": valid.replacingOccurrences(of: #""format":"btsnoop""#, with: #""format":"snoop""#)
             case "FINDING":
-                valid.replacingOccurrences(
-                    of: #""findings":[]"#,
-                    with: #""findings":[{"severity":"warning","code":"a.b","message":"m","frame":1}]"#)
+                // The reader's findings, the last array of that name (the diagnosis, which leads, has its own).
+                valid.range(of: #""findings":[]"#, options: .backwards).map {
+                    valid.replacingCharacters(
+                        in: $0, with: #""findings":[{"severity":"warning","code":"a.b","message":"m","frame":1}]"#)
+                } ?? valid
             default: mutation
             }
         #expect(line != valid, "the mutation did not apply: \(change)")
