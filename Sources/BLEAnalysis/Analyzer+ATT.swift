@@ -275,7 +275,7 @@ extension Analyzer {
         in context: ATTContext
     ) {
         let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
-        let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
+        let index = context.connection, state = context.state, db = context.db
         let bearer = input.bearer, bearerKind = state.bearerKind(bearer)
 
         checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)

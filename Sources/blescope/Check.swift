@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLEAnalysis
 import BLECapture
+import BLECore
 import BLEReports
 
 struct Check: ParsableCommand {
@@ -16,13 +17,17 @@ struct Check: ParsableCommand {
     @Option(help: "The expectations file (YAML).")
     var expect: String
 
-    @Argument(help: "Capture files (each checked against every expectation).")
+    @Argument(help: capturesHelp)
     var files: [String]
 
     @Option(help: "Also write the results as JUnit XML to this file (one testsuite per capture).")
     var junit: String?
 
     @OptionGroup var analysis: AnalysisOptions
+
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
 
     func run() throws {
         guard let text = readTextFile(expect) else {
@@ -42,18 +47,36 @@ struct Check: ParsableCommand {
             }
             images[path] = bytes
         }
+        let terminal = display.terminal()
+        let expectedImages = images
         let options = try analysis.analyzerOptions(timeline: true)
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
+        defer { analysis.sayUnusedCodecs(options, captures: inputs.files.count) }
         let out = OutputStream()
-        var results: [ExpectationResult] = []
-        for file in files {
-            let capture = try openCapture(file)
-            let facts = CheckFacts.gather(capture, options: options)
-            for e in expectations {
-                let r = facts.evaluate(e, file: file, images: images)
-                results.append(r)
-                out.write((r.passed ? "PASS" : "FAIL") + "  " + (files.count > 1 ? file + ": " : "") + e.title + ": " + r.detail + "\n")
+        // Each capture's results, by its place in the input (captures are checked in parallel, written in order).
+        let byCapture = Locked([[ExpectationResult]](repeating: [], count: inputs.files.count))
+        let index = Dictionary(inputs.files.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let several = inputs.isBatch
+        let quiet = analysis.quiet
+        var unreadable: Error? = nil
+        do {
+            try runOverCaptures(inputs, arguments: files, jobs: batch.effectiveJobs, quiet: quiet, label: "check", out: out) {
+                capture, _, out, _ in
+                let file = capture.path
+                let facts = CheckFacts.gather(capture, options: options)
+                var results: [ExpectationResult] = []
+                for e in expectations {
+                    let r = facts.evaluate(e, file: file, images: expectedImages)
+                    results.append(r)
+                    let line = (r.passed ? "PASS" : "FAIL") + "  " + (several ? file + ": " : "") + e.title + ": " + r.detail
+                    out.write(terminal.fit(line) + "\n")
+                }
+                if let i = index[file] { byCapture.withLock { $0[i] = results } }
             }
+        } catch {
+            unreadable = error  // the summary and the JUnit file still cover every capture that was read
         }
+        let results = byCapture.withLock { $0.flatMap { $0 } }
         let failed = results.filter { !$0.passed }.count
         out.write("\(results.count - failed) passed, \(failed) failed\n")
         out.flush()
@@ -61,6 +84,7 @@ struct Check: ParsableCommand {
             writeStandardError("blescope: cannot write \(junit)\n")
             throw Exit.badInput
         }
+        if let unreadable { throw unreadable }
         if failed > 0 { throw Exit.checkFailed }
     }
 }

@@ -104,7 +104,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: allJobs.count) { i in
             let r = TestEnvironment.execute(binary, allJobs[i].arguments)
             if let r, allJobs[i].output != "report" {
-                FileManager.default.createFile(atPath: allJobs[i].path, contents: Data(r.stdout.utf8))
+                _ = FileManager.default.createFile(atPath: allJobs[i].path, contents: Data(r.stdout.utf8))
             }
             results.withLock { $0[i] = r }
         }
