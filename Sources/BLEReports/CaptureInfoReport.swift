@@ -50,7 +50,7 @@ public struct CaptureInfo: Sendable {
         fileSize = capture.fileSize
         statistics = stats
         findings = capture.findings
-        completeness = tracker.result(format: capture.format.name)
+        completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
     }
 
     public var span: Int64? {

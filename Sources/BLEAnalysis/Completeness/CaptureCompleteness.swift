@@ -9,7 +9,7 @@ import BLEProtocols
 /// A list of items, so other analyses can add theirs (an encrypted link without its key, for instance).
 public struct CaptureCompleteness: Hashable, Sendable {
     public struct Item: Hashable, Sendable {
-        /// Stable identifier: `acl-payload-cut`, `truncated-records`, `drops`, `time-gap`, `time-backwards`,
+        /// Stable identifier: `file-cut`, `file-corrupt`, `acl-payload-cut`, `truncated-records`, `drops`, `time-gap`, `time-backwards`,
         /// `controller-reset`, `hardware-error`, `started-before-capture`, `open-at-end`.
         public var code: String
         public var severity: Finding.Severity
@@ -73,8 +73,8 @@ public struct CompletenessTracker: Sendable {
     /// ACL handle keys already settled, direct-mapped by ``settledSlot(_:)``: a key in `seen` or on a vendor handle.
     /// Every key in `open` is in `seen` too and `seen` only grows, so "not seen yet" is the whole question for an
     /// ACL record and a settled key stays settled: the cache never needs clearing (a reset or disconnection only
-    /// shrinks `open`). Most ACL records hit it and cost no hashing; the 1 M-record benchmark capture's ACL
-    /// records hashed into `open` and `seen` whenever the handle changed (52 M instructions, callgrind) before.
+    /// shrinks `open`). Most ACL records hit it and cost no hashing, where before they hashed into `open` and `seen`
+    /// whenever the handle changed (docs/performance.md#completeness).
     var settledKeys = InlineArray<64, UInt32>(repeating: .max)
     var hciRecords = 0
 
@@ -181,8 +181,28 @@ public struct CompletenessTracker: Sendable {
     }
 
     /// The verdict, given the file's format name (`btsnooz`, `btsnoop`, …).
-    public func result(format: String) -> CaptureCompleteness {
+    /// The verdict; `readerFindings` (``CaptureFile/findings``) add what the reader met: a file cut inside a record, a
+    /// corrupt record length, a read error. A cut file is never "complete".
+    public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
         var items: [CaptureCompleteness.Item] = []
+        for f in readerFindings {
+            switch f.kind.code {
+            case "capture.truncated-file":
+                items.append(
+                    .init(
+                        code: "file-cut", severity: .warning,
+                        message: "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
+                        frame: f.frame))
+            case "capture.invalid-record-length", "capture.read-error":
+                items.append(
+                    .init(
+                        code: "file-corrupt", severity: .warning,
+                        message: "the file cannot be read past a point: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? "")",
+                        frame: f.frame))
+            default:
+                break
+            }
+        }
         if aclCut > 0 {
             let filtered = aclCut * 10 >= aclRecords * 9
             let source =
