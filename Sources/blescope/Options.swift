@@ -24,7 +24,7 @@ struct AnalysisOptions: ParsableArguments {
     @Flag(help: "No progress on stderr.")
     var quiet = false
 
-    @Flag(help: "Also list on stderr the codec specs loaded (--codec) and what each applies to.")
+    @Flag(help: "More detail: the codec specs loaded (--codec) on stderr, and what each applies to; diagnose: info findings in full.")
     var verbose = false
 
     /// Loads the codecs and the GATT map; exits 2 with a one-line error when one cannot be read.
@@ -66,9 +66,9 @@ struct AnalysisOptions: ParsableArguments {
         let total = registry.specs.count
         let scope = captures == 1 ? "this capture" : "these \(captures) captures"
         let names = unused.map(\.name).joined(separator: ", ")
-        writeStandardError(
-            "blescope: \(unused.count == total ? (total == 1 ? "the" : "all \(total)") : "\(unused.count) of \(total)") codec spec\(total == 1 ? "" : "s") matched nothing in \(scope): \(names)"
-                + (verbose ? "\n" : " (--verbose lists what each applies to)\n"))
+        let which = unused.count == total ? (total == 1 ? "the" : "all \(total)") : "\(unused.count) of \(total)"
+        let note = "blescope: \(which) codec spec\(total == 1 ? "" : "s") matched nothing in \(scope): \(names)"
+        writeStandardError(TextWidth.fit(note + (verbose ? "" : " (--verbose: what each applies to)"), width: TextWidth.standard) + "\n")
     }
 
     func progress(for capture: CaptureFile) -> ProgressReporter? {
@@ -78,7 +78,7 @@ struct AnalysisOptions: ParsableArguments {
 
 /// How text output looks: the unit of rates and the width of lines (every command that prints for people).
 struct DisplayOptions: ParsableArguments {
-    @Option(help: "The unit every rate is shown in: kbps, bps, Mbps, B/s, kB/s or MB/s (JSON and CSV stay in bits per second).")
+    @Option(help: "The unit every rate is shown in (JSON and CSV stay in bits per second).")
     var units: RateUnit = .kbps
 
     @Flag(help: "Lines as long as they are, instead of fitted to 100 columns (the terminal's width on a terminal).")

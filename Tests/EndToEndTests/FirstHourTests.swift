@@ -149,7 +149,8 @@ import Testing
         #expect(Set(listed.compactMap { $0.split(separator: " ").dropFirst(2).first.map(String.init) }) == Set(names.values))
         // The headset's spec decodes its traffic; every other spec matches nothing in it.
         let headset = try #require(names["headset.yaml"])
-        let unused = try #require(r.stderr.split(separator: "\n").first { $0.contains("matched nothing in this capture") }, "\(r.stderr)")
+        let notes = GoldenTruthTests.unwrapped(r.stderr).split(separator: "\n")  // fitted to 100 columns like the rest
+        let unused = try #require(notes.first { $0.contains("matched nothing in this capture") }, "\(r.stderr)")
         let said = Set(unused.split(separator: ":").last!.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         #expect(said == Set(names.values).subtracting([headset]), "\(unused)")
         // Nothing said with --quiet.

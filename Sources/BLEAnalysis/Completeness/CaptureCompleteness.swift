@@ -191,7 +191,8 @@ public struct CompletenessTracker: Sendable {
                 items.append(
                     .init(
                         code: "file-cut", severity: .warning,
-                        message: "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
+                        message:
+                            "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
                         frame: f.frame))
             case "capture.invalid-record-length", "capture.read-error":
                 items.append(
