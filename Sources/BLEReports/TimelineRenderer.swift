@@ -100,6 +100,8 @@ public struct TimelineTextRenderer {
 public struct TimelineJSONRenderer {
     private let line = ByteBuffer(capacity: 1024)
     private var decodedWriter = JSONWriter(capacity: 256)
+    /// ``TimelineColumns/extra``, read once: a global's accessor per event would cost its once-check on the hot path.
+    private let extraColumns = TimelineColumns.extra
 
     public init() {}
 
@@ -170,7 +172,7 @@ public struct TimelineJSONRenderer {
     private mutating func renderExtraColumns(_ e: TimelineEvent) {
         decodedWriter.reset()
         decodedWriter.beginObject()
-        for c in TimelineColumns.extra { if let key = c.key { c.value(e).write(key, to: &decodedWriter) } }
+        for c in extraColumns { if let key = c.key { c.value(e).write(key, to: &decodedWriter) } }
         decodedWriter.endObject()
         let bytes = decodedWriter.bytes
         guard bytes.count > 2 else { return }
@@ -233,7 +235,7 @@ public struct TimelineJSONRenderer {
             line.append(",\"summary\":"); line.append(string: e.summary)
         }
         guard !e.hasNoDetails else {
-            if TimelineColumns.extra.isEmpty {
+            if extraColumns.isEmpty {
                 line.append(",\"decoded\":null}\n")
             } else {
                 line.append(",\"decoded\":null")
@@ -255,7 +257,7 @@ public struct TimelineJSONRenderer {
         } else {
             line.append("null")
         }
-        if !TimelineColumns.extra.isEmpty { renderExtraColumns(e) }
+        if !extraColumns.isEmpty { renderExtraColumns(e) }
         if let fields = e.fields {
             // Only events with decoded fields carry the key: other lines stay as they were.
             line.append(",\"fields\":{")
