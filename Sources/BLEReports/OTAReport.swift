@@ -60,7 +60,7 @@ public enum OTAReport {
             if let g = s.goodput {
                 rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link"
             }
-            if let p = s.packetsPerConnectionEvent { rate += ", \(String(fractionDigits: 2, p)) packets per connection event" }
+            if let p = s.packetsPerConnectionEvent { rate += ", \(String(fractionDigits: 2, p)) packets per event" }
             out += rate + "\n"
             if let link = s.links.last {
                 var l = "  link " + linkDescription(link)

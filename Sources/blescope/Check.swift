@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLEAnalysis
 import BLECapture
+import BLECore
 import BLEReports
 
 struct Check: ParsableCommand {
@@ -19,13 +20,21 @@ struct Check: ParsableCommand {
     var expect: String
 
     @Argument(
-        help: "Capture files, directories (every file below, recursively) or quoted glob patterns; each checked against every expectation.")
+        help: ArgumentHelp(
+            "Capture files, directories (every file below, recursively) or quoted glob patterns; each checked against every expectation.",
+            discussion:
+                "Captures are checked one after another; a file found in a directory that is not a capture is skipped with one line on stderr; a capture that cannot be read is named, counted as unreadable (and a JUnit test case), and the exit code is 2."
+        ))
     var files: [String]
 
     @Option(help: "Also write the results as JUnit XML to this file (one testsuite per capture).")
     var junit: String?
 
     @OptionGroup var analysis: AnalysisOptions
+
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
 
     func run() throws {
         guard let text = readTextFile(expect) else {
@@ -45,8 +54,13 @@ struct Check: ParsableCommand {
             }
             images[path] = bytes
         }
+        let terminal = display.terminal()
+        let expectedImages = images
         let options = try analysis.analyzerOptions(timeline: true)
-        let inputs = CaptureInputs(files)
+        // Captures are checked one after another: each result line is written as soon as it is known, and a capture
+        // that cannot be read becomes a JUnit test case of its own.
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
+        defer { analysis.sayUnusedCodecs(options, captures: inputs.files.count) }
         let out = OutputStream()
         var results: [ExpectationResult] = []
         var unreadable: [JUnitReport.Unreadable] = []
@@ -60,9 +74,9 @@ struct Check: ParsableCommand {
             }
             let facts = CheckFacts.gather(capture, options: options)
             for e in expectations {
-                let r = facts.evaluate(e, file: file, images: images)
+                let r = facts.evaluate(e, file: file, images: expectedImages)
                 results.append(r)
-                out.write(r.line(showingFile: inputs.isBatch) + "\n")
+                out.write(terminal.fit(r.line(showingFile: inputs.isBatch)) + "\n")
             }
         }
         reportMissing(inputs)

@@ -24,7 +24,8 @@ import Testing
     @Test func passingExampleExitsZero() throws {
         let r = try Blescope.run(["check", "--expect", "Samples/expect/nordic-dfu-ok.yaml", "Samples/nordic-dfu.btsnoop"])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
-        let lines = r.stdout.split(separator: "\n").map(String.init)
+        // One line per expectation once the lines fitted to 100 columns are joined back.
+        let lines = GoldenTruthTests.unwrapped(r.stdout).split(separator: "\n").map(String.init)
         #expect(lines.count == 5)
         #expect(
             lines[0]
@@ -44,12 +45,12 @@ import Testing
             "check", "--expect", "Samples/expect/nordic-dfu-strict.yaml", "Samples/nordic-dfu.btsnoop", "--junit", junit,
         ])
         #expect(r.status == 1)
-        let lines = r.stdout.split(separator: "\n").map(String.init)
+        let lines = GoldenTruthTests.unwrapped(r.stdout).split(separator: "\n").map(String.init)
         // The update is clean (tshark's truth holds no failure event, Tests/Truth/diagnosis/nordic-dfu.btsnoop.jsonl):
         // no diagnosis finding explains these failures, so the lines say only what failed.
         #expect(
             lines[0]
-                == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below min_rate 50kB/s (frame 1245)"
+                == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below 400.0 kbps (min_rate 50kB/s) (frame 1245)"
         )
         #expect(lines[1] == "FAIL  no disconnection: connection #1 disconnected at frame 1263: Remote User Terminated Connection")
         #expect(
@@ -95,7 +96,7 @@ import Testing
         #expect(lines.filter { $0["fields"] != nil }.count == 26)
         let t = try Blescope.run(["throughput", "--quiet", path])
         #expect(
-            t.stdout.contains(
+            GoldenTruthTests.unwrapped(t.stdout).contains(
                 "link quality: radio fine: 26 quality reports (frames 6–939), RSSI -56…-32 dBm (mean -46, lowest at frame 130), 2,015 retransmissions"
             ))
         let expect = NSTemporaryDirectory() + "blescope-lq-\(UUID().uuidString).yaml"
@@ -105,7 +106,7 @@ import Testing
         #expect(c.status == 1)
         // Connection #1: the ACL on handle 0x0EDC (frame 3) is the controller's debug log, not a connection.
         #expect(
-            c.stdout.hasPrefix(
+            GoldenTruthTests.unwrapped(c.stdout).hasPrefix(
                 "FAIL  link quality above the floor (RSSI ≥ -55 dBm, no approaching supervision timeout): RSSI -56 dBm on connection #1 at frame 130"
             ))
     }

@@ -51,7 +51,7 @@ public struct OTAGate: Sendable {
                 if rate < limit {
                     failures.append(
                         Failure(
-                            text: "\(name): \(formatBitRate(rate)) is below \(rateLabel ?? formatBitRate(limit))",
+                            text: "\(name): \(formatRate(rate)) is below \(formatRate(limit))" + (rateLabel.map { " (\($0))" } ?? ""),
                             frame: s.lastPacketFrame ?? s.endFrame, connection: s.connectionNumber, reason: .rate))
                 }
             }
