@@ -196,13 +196,15 @@ public struct ThroughputReport {
 
     // MARK: JSON
 
-    public func json(series: Bool = true) -> String {
+    /// `{"streams": [...], "streams_dropped", "completeness"?}`: `log` when the command read the capture itself.
+    public func json(series: Bool = true, log: LogScope? = nil) -> String {
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         w.beginArray("streams")
         for row in rows { write(row, to: &w, series: series) }
         w.endArray()
         w.field("streams_dropped", streamsDropped)
+        if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
     }

@@ -140,7 +140,8 @@ struct Timeline: ParsableCommand {
             ? BackgroundTimelineJSON(stream: out) : nil
         let filtering = !filter.isEmpty
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
-        let analysis = CaptureAnalysis.analyze(
+        // The text ends with what the log cannot show: a stream cannot know it before its last record.
+        let (analysis, log) = LogScope.analyze(
             capture, options: options, progress: { progress?.update(records: $0, bytes: $1) },
             onEvent: { e, pass in
                 if filtering {
@@ -172,7 +173,10 @@ struct Timeline: ParsableCommand {
         progress?.finish()
         let findings = (capture.findings + analysis.findings).filter(filter.keeps)
         switch format {
-        case .text: out.write(terminal.fit(TimelineFindings.text(findings, terminal: terminal)))
+        case .text:
+            out.write(terminal.fit(TimelineFindings.text(findings, terminal: terminal)))
+            let scope = log.textLines(terminal: terminal)
+            if !scope.isEmpty { out.write("\n" + scope.joined(separator: "\n") + "\n") }
         case .jsonl: out.write(TimelineFindings.jsonLines(findings, file: file))
         case .csv: break
         }
