@@ -56,7 +56,13 @@ public enum OTAReport {
             }
             if s.receipts > 0 { packets += ", \(s.receipts) receipts (PRN \(s.packetReceiptInterval ?? 0))" }
             out += packets + "\n"
-            var rate = "  throughput " + (s.throughputBitsPerSecond.map(formatBitRate) ?? "-")
+            var rate =
+                "  throughput "
+                + (s.throughputBitsPerSecond.map(formatBitRate)
+                    ?? s.transferMicroseconds.map {
+                        "- (\(s.packets) packets within \(formatDuration(microseconds: $0)): too short to rate)"
+                    }
+                    ?? "-")
             if let g = s.goodput {
                 rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link"
             }
