@@ -71,6 +71,16 @@ public struct CaptureInfo: Sendable {
 
     /// The human-readable block, aligned.
     public func text(terminal: Terminal) -> String {
+        let rows = self.rows
+        let width = rows.map(\.0.count).max() ?? 0
+        var lines = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }
+        // The answer first: the diagnosis's findings at warning or above, one line each, under its row.
+        lines.insert(contentsOf: diagnosisLines(terminal: terminal), at: 2)
+        return lines.joined(separator: "\n") + belowRows(terminal: terminal) + "\n"
+    }
+
+    /// The rows `name: value`, in order.
+    var rows: [(String, String)] {
         let s = statistics
         var rows: [(String, String)] = []
         rows.append(("File", file))
@@ -98,6 +108,22 @@ public struct CaptureInfo: Sendable {
                 (span.map { formatDuration(microseconds: $0) } ?? "—")
                     + (outOfOrder ? " (earliest to latest record: the file's order goes back in time)" : "")
             ))
+        rows.append(("By type", byTypeText))
+        rows.append(("Truncated records", formatCount(s.truncatedRecords)))
+        rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
+        rows.append(("Controllers", controllersText))
+        if !vendorActivity.commands.isEmpty { rows.append(("Vendor commands", vendorText(vendorActivity.commands))) }
+        if !vendorActivity.events.isEmpty { rows.append(("Vendor events", vendorText(vendorActivity.events))) }
+        if let h = decodeHealth { rows.append(("Decoded", h.headline)) }
+        // Everything listed below the rows: the reader's findings and the decode-health warnings.
+        let listed = findings.count + (decodeHealth?.warnings.count ?? 0)
+        rows.append(("Findings", listed == 0 ? "none" : "\(listed) (below)"))
+        return rows
+    }
+
+    /// `commands 12, events 30, ACL tx 4, …`: the records by type, those present.
+    var byTypeText: String {
+        let s = statistics
         var kinds: [String] = []
         func add(_ name: String, _ n: Int) { if n > 0 { kinds.append("\(name) \(formatCount(n))") } }
         add("commands", s.commands)
@@ -112,31 +138,26 @@ public struct CaptureInfo: Sendable {
         add("monitor", s.monitor)
         add("link-layer", s.linkLayer)
         add("other", s.other)
-        rows.append(("By type", kinds.isEmpty ? "—" : kinds.joined(separator: ", ")))
-        rows.append(("Truncated records", formatCount(s.truncatedRecords)))
-        rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
-        rows.append(("Controllers", controllersText))
-        if !vendorActivity.commands.isEmpty { rows.append(("Vendor commands", vendorText(vendorActivity.commands))) }
-        if !vendorActivity.events.isEmpty { rows.append(("Vendor events", vendorText(vendorActivity.events))) }
-        if let h = decodeHealth { rows.append(("Decoded", h.headline)) }
-        // Everything listed below the rows: the reader's findings and the decode-health warnings.
-        let listed = findings.count + (decodeHealth?.warnings.count ?? 0)
-        rows.append(("Findings", listed == 0 ? "none" : "\(listed) (below)"))
-        let width = rows.map(\.0.count).max() ?? 0
-        var lines = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }
-        // The answer first: the diagnosis's findings at warning or above, one line each, under its row.
-        if let d = diagnosis {
-            let shown = d.atLeast(.warning)
-            var listed = shown.prefix(Self.diagnosisLines).flatMap { x in
-                wrap(
-                    "\(x.rule) \(DiagnosisReport.summaryLine(x))", width: DiagnosisReport.width,
-                    first: "  " + terminal.paint(x.severity.rawValue.uppercased(), x.severity >= .error ? .red : .yellow) + " ",
-                    rest: "      ")
-            }
-            if shown.count > Self.diagnosisLines { listed.append("  (+\(shown.count - Self.diagnosisLines) more: blescope diagnose)") }
-            lines.insert(contentsOf: listed, at: 2)
+        return kinds.isEmpty ? "—" : kinds.joined(separator: ", ")
+    }
+
+    /// The diagnosis's findings at warning or above (at most ``diagnosisLines``), wrapped under the Diagnosis row.
+    func diagnosisLines(terminal: Terminal) -> [String] {
+        guard let d = diagnosis else { return [] }
+        let shown = d.atLeast(.warning)
+        var listed = shown.prefix(Self.diagnosisLines).flatMap { x in
+            wrap(
+                "\(x.rule) \(DiagnosisReport.summaryLine(x))", width: DiagnosisReport.width,
+                first: "  " + terminal.paint(x.severity.rawValue.uppercased(), x.severity >= .error ? .red : .yellow) + " ",
+                rest: "      ")
         }
-        var out = lines.joined(separator: "\n")
+        if shown.count > Self.diagnosisLines { listed.append("  (+\(shown.count - Self.diagnosisLines) more: blescope diagnose)") }
+        return listed
+    }
+
+    /// Below the rows: decode-health warnings, what the log cannot show, the reader's findings.
+    func belowRows(terminal: Terminal) -> String {
+        var out = ""
         if let h = decodeHealth {
             for c in h.warnings {
                 out += "\n  " + terminal.severity(.warning) + ": " + (c.warning ?? "") + (c.warningFrame.map { " (frame \($0))" } ?? "")
@@ -159,7 +180,7 @@ public struct CaptureInfo: Sendable {
             out += "\n  " + terminal.severity(f.severity) + ": " + f.message
             if !location.isEmpty { out += " (" + location.joined(separator: ", ") + ")" }
         }
-        return out + "\n"
+        return out
     }
 
     /// How many findings `info` lists under its Diagnosis row.

@@ -184,6 +184,12 @@ public struct CompletenessTracker: Sendable {
     /// The verdict; `readerFindings` (``CaptureFile/findings``) add what the reader met: a file cut inside a record, a
     /// corrupt record length, a read error. A cut file is never "complete".
     public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
+        CaptureCompleteness(
+            items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems())
+    }
+
+    /// What the capture reader met: a file cut inside a record, a corrupt record length, a read error.
+    static func readerItems(_ readerFindings: [Finding]) -> [CaptureCompleteness.Item] {
         var items: [CaptureCompleteness.Item] = []
         for f in readerFindings {
             switch f.kind.code {
@@ -204,6 +210,12 @@ public struct CompletenessTracker: Sendable {
                 break
             }
         }
+        return items
+    }
+
+    /// What the capturer did to the records: payloads cut, records truncated or dropped, time going back or pausing.
+    func recordItems(format: String) -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
         if aclCut > 0 {
             let filtered = aclCut * 10 >= aclRecords * 9
             let source =
@@ -251,6 +263,12 @@ public struct CompletenessTracker: Sendable {
                         "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): a paused or rotated log?",
                     frame: largestGapFrame, count: gaps))
         }
+        return items
+    }
+
+    /// Resets and hardware errors that lost the state before them.
+    func controllerItems() -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
         // A reset before any data is the controller's bring-up (nothing lost); one after data means the state
         // before it is gone.
         let midResets = resets.filter { r in firstACLFrame.map { r > $0 } ?? false }
@@ -270,6 +288,12 @@ public struct CompletenessTracker: Sendable {
                         "controller hardware error at frame \(first)\(hardwareErrors.count > 1 ? " (+\(hardwareErrors.count - 1) more)" : "")",
                     frame: first, count: hardwareErrors.count))
         }
+        return items
+    }
+
+    /// Connections whose start or end the capture does not hold.
+    func connectionItems() -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
         if let first = startedBefore.first {
             let handles = startedBefore.prefix(5).map { hex($0.handle, width: 4) }.joined(separator: ", ")
             items.append(
@@ -288,7 +312,7 @@ public struct CompletenessTracker: Sendable {
                         "\(open.count) connection\(open.count == 1 ? "" : "s") still open when the capture ends (no Disconnection Complete; the first opened at frame \(first))",
                     frame: first, count: open.count))
         }
-        return CaptureCompleteness(items: items)
+        return items
     }
 }
 
