@@ -40,6 +40,8 @@ import sim  # noqa: E402
 import suota  # noqa: E402
 import telink  # noqa: E402
 import tioad  # noqa: E402
+import unicast  # noqa: E402
+import broadcast  # noqa: E402
 import vendorota  # noqa: E402
 
 SCENARIOS = {
@@ -60,6 +62,8 @@ SCENARIOS = {
     "cypress-bootloader": cypress,
     "eatt": eatt,
     "coc-stream": coc,
+    "le-audio-unicast": unicast,
+    "le-audio-broadcast": broadcast,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
@@ -69,7 +73,8 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "ti-oad": 32400.0, "dialog-suota": 36000.0, "esp-ble-ota": 39600.0, "telink-ota": 43200.0, "mcumgr-confirm": 46800.0, "cypress-bootloader": 50400.0,
                  # eatt and coc-stream were generated with these offsets on a parallel branch; they share a start time with
                  # esp-ble-ota and telink-ota (harmless: different files), and keep it so that they regenerate byte-identically.
-                 "eatt": 39600.0, "coc-stream": 43200.0}
+                 "eatt": 39600.0, "coc-stream": 43200.0,
+                 "le-audio-unicast": 54000.0, "le-audio-broadcast": 57600.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
@@ -97,6 +102,25 @@ def generate(name: str, out_dir: str) -> dict:
     }
     if hasattr(module, "amend_capture"):
         module.amend_capture(truth["capture"], data)
+    # A scenario recorded at both ends (EXTRA_SAMPLES) leaves each further capture in `module.extra_outputs`.
+    for extra in getattr(module, "EXTRA_SAMPLES", []):
+        extra_data = module.extra_outputs.pop(extra).getvalue()
+        extra_stats, _ = common.read_btsnoop(extra_data)
+        extra_truth = {
+            "sample": f"{extra}.btsnoop",
+            "format": "btsnoop v1, datalink 1002 (HCI UART/H4), recorded at the device (peripheral) host",
+            "generator": truth["generator"],
+            "device_address": module.DEVICE_ADDRESS,
+            "phone_random_address": sim.PHONE_RANDOM,
+            "recorded_with": f"{name}.btsnoop",
+            **module.extra_truth(extra, truth, extra_data),
+            "capture": extra_stats,
+        }
+        with open(os.path.join(out_dir, f"{extra}.btsnoop"), "wb") as f:
+            f.write(extra_data)
+        with open(os.path.join(out_dir, f"{extra}.truth.json"), "w") as f:
+            json.dump(extra_truth, f, indent=1)
+            f.write("\n")
     with open(os.path.join(out_dir, f"{name}.btsnoop"), "wb") as f:
         f.write(data)
     with open(os.path.join(out_dir, f"{name}.truth.json"), "w") as f:

@@ -11,7 +11,7 @@ cd "$root"
 
 python3 "$here/generate.py" --out "$root/Samples"
 
-samples=(eom-transfer bracelet nordic-dfu headset-ota legacy-dfu mcumgr-upload silabs-ota vendor-ota buttonless-dfu ti-oad dialog-suota esp-ble-ota telink-ota mcumgr-confirm cypress-bootloader eatt coc-stream)
+samples=(eom-transfer bracelet nordic-dfu headset-ota legacy-dfu mcumgr-upload silabs-ota vendor-ota buttonless-dfu ti-oad dialog-suota esp-ble-ota telink-ota mcumgr-confirm cypress-bootloader eatt coc-stream le-audio-unicast le-audio-broadcast le-audio-broadcast-receiver)
 if command -v swift >/dev/null 2>&1; then
     swift build -c release --product blescope
     for s in "${samples[@]}"; do

@@ -43,7 +43,8 @@ public enum TestEnvironment {
         "eom-transfer", "bracelet", "nordic-dfu", "headset-ota", "legacy-dfu", "mcumgr-upload",
         "silabs-ota", "vendor-ota", "buttonless-dfu", "ti-oad", "dialog-suota",
         "esp-ble-ota", "telink-ota", "mcumgr-confirm",
-        "cypress-bootloader", "eatt", "coc-stream",
+        "cypress-bootloader", "eatt", "coc-stream", "le-audio-unicast", "le-audio-broadcast",
+        "le-audio-broadcast-receiver",
     ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {
