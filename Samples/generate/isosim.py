@@ -37,6 +37,11 @@ import sim
 
 ISO_INTERVAL_UNIT_US = 1250
 
+# bumble 0.0.236 gives LE Read ISO TX Sync's Time_Offset 4 octets; the Core Spec gives it 3 (Vol 4, Part E, 7.8.96;
+# BlueZ's `bt_hci_rsp_le_read_iso_tx_sync` too). Both controller and host of the samples use the spec's width.
+hci.HCI_LE_Read_ISO_TX_Sync_ReturnParameters.fields = [
+    (name, 3 if name == "time_offset" else spec) for name, spec in hci.HCI_LE_Read_ISO_TX_Sync_ReturnParameters.fields]
+
 
 def air_time_2m_us(payload: int) -> int:
     """Air time of an LE 2M packet with `payload` octets: (11 + n) x 4 us (preamble 2, AA 4, header 2, CRC 3)."""

@@ -30,6 +30,7 @@ extension Analyzer {
             eventID = emit(e, waiting: true)
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
+        noteISOCommand(packet, record: record)
         let sent = commands.feed(
             packet.opcode, controller: record.controllerIndex,
             .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
@@ -98,6 +99,7 @@ extension Analyzer {
                 buffers.bufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
             default: break
             }
+            iso.commandComplete(cc.opcode, returns: cc.decodedReturn, controller: controller, frame: frame, timestamp: time)
         case .commandStatus(let cs):
             if cs.opcode.rawValue != 0 {
                 // A successful Command Status leaves the command open for its completion event, but it is answered.
@@ -107,9 +109,16 @@ extension Analyzer {
                 }
             }
             status = cs.status.description
+            iso.commandStatus(cs.opcode, status: cs.status, controller: controller, frame: frame, timestamp: time)
+        case .declared(let d):
+            handle = d.connectionHandle
+            status = d.status?.description
+            iso.event(d, controller: controller, frame: frame, timestamp: time)
+            if options.timeline { fields = d.value.numbers }
         case .disconnectionComplete(let d):
             handle = d.handle
             status = d.status.description
+            iso.disconnection(handle: d.handle, status: d.status, reason: d.reason, controller: controller, frame: frame, timestamp: time)
             if d.status.rawValue == 0, let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)) {
                 closeConnection(index: i, frame: frame, timestamp: time, reason: d.reason.description)
             }
@@ -264,6 +273,8 @@ extension Analyzer {
 
     /// `packets` host → controller packets of (controller, handle) reported completed.
     func completed(_ packets: Int, controller: UInt16, handle: UInt16) {
+        // A CIS or BIS handle's completions are ISO buffers, not ACL ones (Core Spec Vol 4, Part E, 7.7.19).
+        if iso.isStream(controller: controller, handle: handle) { return }
         if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
             connections[i].inFlight = max(0, connections[i].inFlight - packets)
             connections[i].completedPackets += packets
