@@ -203,6 +203,12 @@ extension ISOAccumulator {
             b.durationMicroseconds = Int64(b.sdus) * interval
             return b
         }.sorted { ($0.sdus, $1.frame) > ($1.sdus, $0.frame) }
+        var silence: Int64? = nil
+        if let s = stream, let end = s.endTime, let reason = s.endReason, ![0x00, 0x13, 0x16].contains(reason.rawValue),
+            interval > 0, end.microseconds - lastTime.microseconds > 2 * interval
+        {
+            silence = end.microseconds - lastTime.microseconds
+        }
         let configuredBitrate = stream?.maxSDU(direction).flatMap { sdu -> Double? in
             interval > 0 ? Double(sdu) * 8 * 1_000_000 / Double(interval) : nil
         }
@@ -222,6 +228,8 @@ extension ISOAccumulator {
                 ? max(hostStepMax - interval, interval - hostStepMin) : nil,
             bitrate: span + interval > 0 ? Double(sduBytes) * 8 * 1_000_000 / Double(span + interval) : 0,
             configuredBitrate: configuredBitrate, timeBucketMicroseconds: bucketWidth, receivedPerBucket: received,
-            lostPerBucket: lost, reassemblyFindings: reassemblyFindings)
+            lostPerBucket: lost, reassemblyFindings: reassemblyFindings, silenceBeforeEndMicroseconds: silence,
+            silentSDUs: silence.map { Int($0 / interval) }, endFrame: silence != nil ? stream?.endFrame : nil,
+            endReason: silence != nil ? stream?.endReason : nil)
     }
 }

@@ -81,6 +81,12 @@ public struct ISOStreamHealth: Hashable, Sendable {
     public var lostPerBucket: [Int]
     /// Reassembly failures (``ISOReassembler``).
     public var reassemblyFindings: Int
+    /// The stream ended abnormally (BIG Sync Lost, a CIS lost: any reason but success, 0x13 and 0x16) more than two SDU
+    /// intervals after its last SDU: the audio had stopped that long before (µs), about ``silentSDUs`` SDUs.
+    public var silenceBeforeEndMicroseconds: Int64?
+    public var silentSDUs: Int?
+    public var endFrame: Int?
+    public var endReason: HCIStatus?
 
     public var lossRatio: Double { expectedSDUs > 0 ? Double(lostSDUs) / Double(expectedSDUs) : 0 }
 
@@ -97,6 +103,9 @@ public struct ISOStreamHealth: Hashable, Sendable {
             }
         }
         if possiblyInvalid > 0 { s += "; \(possiblyInvalid) possibly invalid" }
+        if let silence = silenceBeforeEndMicroseconds, let end = endFrame, let reason = endReason {
+            s += "; then no SDU for \(silence / 1000) ms (about \(silentSDUs ?? 0) SDUs) until it ended (\(reason)) at frame \(end)"
+        }
         if outOfOrder > 0 { s += "; \(outOfOrder) out of order" }
         return s
     }

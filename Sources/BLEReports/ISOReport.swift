@@ -1,0 +1,145 @@
+import BLEAnalysis
+import BLECodecs
+import BLECore
+import BLEProtocols
+
+/// The isochronous channels of a capture and the audio profiles that drove them (`blescope iso`; also the `iso`
+/// section of `throughput` and `report`): each CIS and BIS with its parameters and life, each stream direction's
+/// health with its verdict line, the ASE states and control-point operations, BASS.
+public struct ISOReport: Sendable {
+    public var iso: ISOAnalysis
+    public var profiles: LEAudioProfiles?
+
+    public init(iso: ISOAnalysis, profiles: LEAudioProfiles? = nil) {
+        self.iso = iso
+        self.profiles = profiles
+    }
+
+    /// The verdict line of each stream direction, in order.
+    public var verdicts: [String] { iso.health.map { $0.verdict(label: iso.label(of: $0)) } }
+
+    // MARK: text
+
+    public func text(terminal: Terminal) -> String {
+        var out = ""
+        if iso.isEmpty && (profiles?.isEmpty ?? true) { return "No isochronous channels or LE Audio profiles in this capture.\n" }
+        if !iso.streams.isEmpty {
+            out += terminal.paint("ISO streams (\(iso.streams.count))", .bold) + "\n"
+            for s in iso.streams { out += streamText(s) }
+        }
+        if !iso.health.isEmpty {
+            out += "\n" + terminal.paint("Stream health", .bold) + "\n"
+            for h in iso.health { out += healthText(h, terminal: terminal) }
+        }
+        if !iso.events.isEmpty {
+            out += "\n" + terminal.paint("Lifecycle", .bold) + "\n"
+            for e in iso.events { out += "  " + Self.eventLine(e) + "\n" }
+        }
+        if let profiles, !profiles.isEmpty { out += profilesText(profiles, terminal: terminal) }
+        return out
+    }
+
+    func streamText(_ s: ISOStream) -> String {
+        var line = "  #\(s.number) \(s.label)  \(s.role)"
+        if let cig = s.cigID, let cis = s.cisID { line += "  CIG \(cig) CIS \(cis)" }
+        if let big = s.bigHandle, let bis = s.bisIndex { line += "  BIG \(hex(big)) BIS \(bis)" }
+        if let acl = s.aclHandle { line += "  ACL \(hex(acl, width: 4))" + (s.connectionNumber.map { " (#\($0))" } ?? "") }
+        line += "  frames \(s.establishedFrame)–" + (s.endFrame.map(String.init) ?? "end")
+        if let reason = s.endReason { line += "  ended: \(reason)" }
+        var out = line + "\n"
+        out += "     ISO interval \(String(fractionDigits: 2, Double(s.isoInterval) * 1.25)) ms  NSE \(s.nse)"
+        out += Self.direction("tx", interval: s.sduIntervalTx, sdu: s.maxSDUTx, phy: s.phyTx, latency: s.transportLatencyTx)
+        out += Self.direction("rx", interval: s.sduIntervalRx, sdu: s.maxSDURx, phy: s.phyRx, latency: s.transportLatencyRx)
+        out += "\n"
+        for p in s.dataPaths {
+            out += "     data path \(p.direction == .tx ? "tx" : "rx"): \(p.dataPathID == 0 ? "HCI" : "vendor \(hex(p.dataPathID))")"
+            out += " \(p.codec), controller delay \(p.controllerDelayMicroseconds) µs (frame \(p.frame)"
+            out += (p.removedFrame.map { ", removed at \($0)" } ?? "") + ")\n"
+        }
+        return out
+    }
+
+    static func direction(_ name: String, interval: UInt32?, sdu: UInt16?, phy: LEPHY?, latency: UInt32?) -> String {
+        guard interval != nil || sdu != nil || latency != nil else { return "" }
+        var parts: [String] = []
+        if let interval { parts.append("SDU every \(interval) µs") }
+        if let sdu { parts.append("max SDU \(sdu)") }
+        if let phy { parts.append(phy.description) }
+        if let latency { parts.append("latency \(latency) µs") }
+        return "  \(name): " + parts.joined(separator: ", ")
+    }
+
+    func healthText(_ h: ISOStreamHealth, terminal: Terminal) -> String {
+        let verdict = h.verdict(label: iso.label(of: h))
+        var out = "  " + (h.lostSDUs > 0 ? terminal.paint(verdict, .yellow) : verdict) + "\n"
+        out += "     packets \(h.packets), SDUs \(h.sdus)" + (h.fragmentedSDUs > 0 ? " (\(h.fragmentedSDUs) fragmented)" : "")
+        out += ", sequence \(h.firstSequence.map(String.init) ?? "–")…\(h.lastSequence.map(String.init) ?? "–")"
+        out += ", missing \(h.missingSDUs) in \(h.sequenceGaps) gap\(h.sequenceGaps == 1 ? "" : "s"), flagged lost \(h.flaggedLost)"
+        out += ", possibly invalid \(h.possiblyInvalid)\n"
+        out += "     SDU interval \(h.sduIntervalMicroseconds) µs (\(h.intervalSource)), expected by time \(h.expectedSDUsByTime)"
+        if let j = h.timestampJitterMaxMicroseconds {
+            out += ", time-stamp jitter max \(j) µs mean \(String(fractionDigits: 1, h.timestampJitterMeanMicroseconds ?? 0)) µs"
+        }
+        if let a = h.arrivalJitterMaxMicroseconds { out += ", arrival jitter max \(a) µs" }
+        out += "\n     bitrate \(Self.kbps(h.bitrate))" + (h.configuredBitrate.map { " (configured \(Self.kbps($0)))" } ?? "") + "\n"
+        if h.lostSDUs > 0 {
+            out += "     loss over time (\(h.timeBucketMicroseconds / 1000) ms per mark): \(Self.sparkline(h.lostPerBucket))\n"
+        }
+        return out
+    }
+
+    static func kbps(_ bps: Double) -> String { String(fractionDigits: 1, bps / 1000) + " kbps" }
+
+    /// One character per bucket, from blank (no loss) to full (the most).
+    static func sparkline(_ values: [Int]) -> String {
+        let marks = Array(" ▁▂▃▄▅▆▇█")
+        let top = max(values.max() ?? 0, 1)
+        return String(values.map { $0 == 0 ? marks[0] : marks[1 + min(7, ($0 * 8 - 1) / top)] })
+    }
+
+    static func eventLine(_ e: ISOLifecycleEvent) -> String {
+        var s = "frame \(e.frame)  \(e.kind.rawValue)"
+        if let h = e.handle { s += "  handle \(hex(h, width: 4))" }
+        if let c = e.cigID { s += "  CIG \(c)" }
+        if let b = e.bigHandle { s += "  BIG \(hex(b))" }
+        if e.status.rawValue != 0 { s += "  \(e.status)" }
+        return s
+    }
+
+    func profilesText(_ p: LEAudioProfiles, terminal: Terminal) -> String {
+        var out = ""
+        if !p.operations.isEmpty {
+            out += "\n" + terminal.paint("ASE Control Point (ASCS)", .bold) + "\n"
+            for op in p.operations {
+                var line = "  frame \(op.frame)  #\(op.connectionNumber) \(op.name) ASE \(op.aseIDs.map(String.init).joined(separator: ","))"
+                if let r = op.responseFrame {
+                    let answers = op.responses.map { $0.code == 0 ? "\($0.aseID): \($0.codeName)" : "\($0.aseID): \($0.codeName) (\($0.reasonName))" }
+                    line += " → frame \(r): " + answers.joined(separator: ", ")
+                } else {
+                    line += " → no response"
+                }
+                out += "  " + (op.refused ? terminal.paint(line.dropFirst(2) + "  REFUSED", .red) : String(line.dropFirst(2))) + "\n"
+            }
+        }
+        if !p.aseStates.isEmpty {
+            out += "\n" + terminal.paint("ASE states", .bold) + "\n"
+            for a in p.aseStates where a.previous != a.state {
+                let from = a.previous.map { (LEAudioTables.aseStates[Int64($0)] ?? "\($0)") + " → " } ?? ""
+                out += "  frame \(a.frame)  #\(a.connectionNumber) \(a.role) ASE \(a.aseID): \(from)\(a.stateName)"
+                out += (a.cigID.map { "  CIG \($0) CIS \(a.cisID ?? 0)" } ?? "") + (a.allowed ? "" : "  (not an ASCS transition)") + "\n"
+            }
+        }
+        if !p.bass.isEmpty {
+            out += "\n" + terminal.paint("Broadcast Audio Scan (BASS)", .bold) + "\n"
+            for b in p.bass {
+                var line = "  frame \(b.frame)  #\(b.connectionNumber) \(b.name)"
+                if let id = b.sourceID { line += "  source \(id)" }
+                if let id = b.broadcastID { line += "  Broadcast_ID \(hex(id, width: 6))" }
+                if let pa = b.paSyncState { line += "  PA: \(LEAudioTables.paSyncStates[Int64(pa)] ?? "\(pa)")" }
+                if !b.bisSync.isEmpty { line += "  BIS sync " + b.bisSync.map { hex($0, width: 8) }.joined(separator: ",") }
+                out += line + "\n"
+            }
+        }
+        return out
+    }
+}
