@@ -175,6 +175,7 @@ extension ISOReport {
         w.field("ase_id", a.aseID)
         w.field("state", a.state)
         w.field("state_name", a.stateName)
+        w.field("via_read", a.viaRead)
         w.field("previous", a.previous)
         w.field("allowed", a.allowed)
         w.field("cig_id", a.cigID)

@@ -111,9 +111,12 @@ public struct ISOReport: Sendable {
         if !p.operations.isEmpty {
             out += "\n" + terminal.paint("ASE Control Point (ASCS)", .bold) + "\n"
             for op in p.operations {
-                var line = "  frame \(op.frame)  #\(op.connectionNumber) \(op.name) ASE \(op.aseIDs.map(String.init).joined(separator: ","))"
+                var line =
+                    "  frame \(op.frame)  #\(op.connectionNumber) \(op.name) ASE \(op.aseIDs.map(String.init).joined(separator: ","))"
                 if let r = op.responseFrame {
-                    let answers = op.responses.map { $0.code == 0 ? "\($0.aseID): \($0.codeName)" : "\($0.aseID): \($0.codeName) (\($0.reasonName))" }
+                    let answers = op.responses.map {
+                        $0.code == 0 ? "\($0.aseID): \($0.codeName)" : "\($0.aseID): \($0.codeName) (\($0.reasonName))"
+                    }
                     line += " → frame \(r): " + answers.joined(separator: ", ")
                 } else {
                     line += " → no response"

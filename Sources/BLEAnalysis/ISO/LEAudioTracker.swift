@@ -11,6 +11,8 @@ public struct ASEStateReport: Hashable, Sendable {
     public var role: String
     public var aseID: UInt8
     public var state: UInt8
+    /// Read by the client (a read response) rather than notified by the server.
+    public var viaRead: Bool
     /// The state before, from the previous report of this ASE on this connection (nil for the first).
     public var previous: UInt8?
     /// False for a change ASCS's state machine does not allow (ASCS 3.1, Figures 3.2 and 3.3).
@@ -100,7 +102,7 @@ struct LEAudioTracker: AttributeValueObserver {
         else { return }
         var report = ASEStateReport(
             frame: event.frame, timestamp: event.timestamp, connectionNumber: event.connectionNumber, role: role, aseID: id,
-            state: state, previous: nil, allowed: true)
+            state: state, viaRead: event.kind != .notification && event.kind != .indication, previous: nil, allowed: true)
         if (2...5).contains(state) {
             report.cigID = try? r.readUInt8()
             report.cisID = try? r.readUInt8()
