@@ -94,10 +94,10 @@ public struct ISOStreamHealth: Hashable, Sendable {
     public func verdict(label: String) -> String {
         var s = "\(label) \(direction == .tx ? "tx" : "rx"): "
         if lostSDUs == 0 {
-            s += "\(expectedSDUs) of \(expectedSDUs) SDUs delivered, none lost"
+            s += "\(grouped(expectedSDUs)) of \(grouped(expectedSDUs)) SDUs delivered, none lost"
         } else {
             let pct = String(fractionDigits: 1, lossRatio * 100)
-            s += "\(lostSDUs) of \(expectedSDUs) SDUs lost (\(pct) %) in \(lossBursts) burst\(lossBursts == 1 ? "" : "s")"
+            s += "\(grouped(lostSDUs)) of \(grouped(expectedSDUs)) SDUs lost (\(pct) %) in \(grouped(lossBursts)) burst\(lossBursts == 1 ? "" : "s")"
             if let b = longestBurst {
                 s += ", longest gap \(b.durationMicroseconds / 1000) ms at frame \(b.frame)"
             }
