@@ -4,10 +4,10 @@ import PackageDescription
 // Modules depend only leftwards:
 // BLECore ← BLECapture ← BLEProtocols ← BLECodecs ← BLEAnalysis ← BLEReports ← blescope
 // BLECore ← BLESecurity (libcrypto: AES-CCM, pairing functions, P-256, SHA-256) ← BLEAnalysis
-// A map of the modules, their main types and where to start reading: Sources/README.md.
+// A map of the modules, their main types and where to start reading: docs/design.md.
 //
-// The per-record hot paths (BLEAnalysis, and BLEReports for JSON Lines) spend ~15 % of its time in dynamic exclusivity checks;
-// the capture readers (BLECapture) 8 % of an `info` pass once their bookkeeping is a struct (RecordWalk).
+// The per-record hot paths (BLEAnalysis, BLEReports for JSON Lines, the capture readers of BLECapture) spend a large
+// share of their time in dynamic exclusivity checks (figures: docs/performance.md#package-swift).
 // Release builds turn them off there; debug builds (and so the test suite) keep them, which is
 // where an overlapping access would show up.
 //
@@ -17,9 +17,7 @@ import PackageDescription
 // manifest says 6.2 or later (swift-package-manager #8896, #8951). With 6.2 the `BLEAnalysis` product can be used
 // by version (`from: "x.y.z"`, checked on 2026-11-23 with toolchain 6.3.1, a consumer package and a tagged clone: refused at
 // 6.1, accepted at 6.2) and release builds keep the speed; what it costs is a 6.2 toolchain to build blescope.
-// Dropping the flag instead was measured on a 1 M-record capture (make_big_capture.py -n 1000000 --seed 1; user+system
-// CPU, medians of 7 alternated runs, 2-core machine shared with other builds): `info` 0.17 → 0.30 s, `throughput
-// --json` 0.31 → 0.45 s, `report` 0.47 → 0.64 s, `timeline --format jsonl` 1.13 → 1.37 s (+21–76 %). Dropping the
+// Dropping the flag instead made every pass 21–76 % slower (docs/performance.md#package-swift). Dropping the
 // library product would have kept 6.1 but left nothing for others to depend on.
 let releaseSpeed: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 

@@ -9,6 +9,9 @@ import BLEProtocols
 struct TransactionKey: Hashable {
     var direction: Direction
     var indication: Bool
+
+    /// Who sent the request (or indication): this side when it went host → controller.
+    var sender: EvidenceEvent.Sender { direction == .rx ? .peer : .local }
 }
 
 /// Which kind of channel carries an ATT bearer (Core Spec Vol 3, Part F, 3.2.11; Part G, 5.2–5.3).
@@ -193,6 +196,9 @@ extension Analyzer {
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
         let frame = input.frame
+        if case .fixed = input.bearer {
+            noteATT(payload, opcode: first, direction: direction, connection: index, state: state, frame: frame, timestamp: timestamp)
+        }
         let method = opcode.method
         let db = Self.serverDatabase(method, direction)
         // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
@@ -202,7 +208,7 @@ extension Analyzer {
         let valueOnly = inPlace != nil && (method == .notification || method == .command)
         if valueOnly {
             // Nothing to pair and no event to build.
-            checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
+            checkMTU(opcode, size: payload.count, connection: index, state: state, bearer: input.bearer, frame: frame)
             // Nobody looks at the value: return before the context is built (it holds `state`, one reference count).
             if observers.isEmpty && options.codecs == nil { return }
         }
@@ -210,7 +216,8 @@ extension Analyzer {
             connection: index, state: state, db: db, direction: direction, frame: frame, timestamp: timestamp,
             l2capBytes: input.l2capBytes)
         if let inPlace, valueOnly {
-            // No `TimelineEvent?` to pass: a nil one was 333 bytes set and copied per value (memset/memcpy ~5 % of `throughput`, perf).
+            // No `TimelineEvent?` to pass: a nil one was 333 bytes set and copied per value
+            // (docs/performance.md#analyzer-att).
             _ = decodeAndDeliver(
                 UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
                 handle: inPlace.handle, typeHint: nil, in: context)
@@ -233,11 +240,11 @@ extension Analyzer {
     /// no list), the value delivered, a write command's CCCD described; the long-read and prepared-write assemblers
     /// ignore both (a long read ends only on a request). The typed enum, moved between the decoder, the event, the
     /// ``applyATT(_:bearer:request:in:event:)`` switch and the assemblers' inputs, was most of the decoding thread's
-    /// `memmove` (perf, 1 M-record benchmark capture, `timeline --format jsonl`).
+    /// `memmove` (see docs/performance.md#analyzer-att).
     @inline(never)
     func processValuePDU(_ input: ATTInput, opcode: ATTOpcode, span: ATTValueSpan, in context: ATTContext) {
         let state = context.state, frame = input.frame, handle = span.handle
-        checkMTU(opcode, size: input.payload.count, state: state, bearer: input.bearer, frame: frame)
+        checkMTU(opcode, size: input.payload.count, connection: context.connection, state: state, bearer: input.bearer, frame: frame)
         let value = UnsafeRawBufferPointer(rebasing: input.payload[span.range])
         var e = TimelineEvent(
             frame: frame, timestamp: input.timestamp, connection: state.handle, direction: input.direction, layer: .att,
@@ -247,9 +254,9 @@ extension Analyzer {
         e.connectionNumber = state.number
         e.bearer = state.bearerKind(input.bearer)
         e.cid = input.cid
-        // Asked once for the name and the delivery (twice, ``attribute(_:handle:db:state:)`` was ~4 % of the decoding
-        // thread, perf); `state` is `table.states[context.connection]`, which ``nameAttribute(_:handle:connection:db:)``
-        // looks up again.
+        // Asked once for the name and the delivery (asked twice, ``attribute(_:handle:db:state:)`` showed in profiles:
+        // docs/performance.md#analyzer-att); `state` is `table.states[context.connection]`, which
+        // ``nameAttribute(_:handle:connection:db:)`` looks up again.
         let info = attribute(context.connection, handle: handle, db: context.db, state: state)
         nameAttribute(&e, handle: handle, info: info, connection: context.connection, db: context.db)
         // ``deliverValue(_:kind:handle:typeHint:in:event:)`` on an event that has no decoded value yet.
@@ -275,10 +282,10 @@ extension Analyzer {
         in context: ATTContext
     ) {
         let payload = input.payload, direction = input.direction, timestamp = input.timestamp, frame = input.frame
-        let index = context.connection, state = context.state, db = context.db, first = opcode.rawValue
+        let index = context.connection, state = context.state, db = context.db
         let bearer = input.bearer, bearerKind = state.bearerKind(bearer)
 
-        checkMTU(opcode, size: payload.count, state: state, bearer: input.bearer, frame: frame)
+        checkMTU(opcode, size: payload.count, connection: index, state: state, bearer: input.bearer, frame: frame)
 
         // Decoded once, typed, unless read in place above (a value PDU shorter than the table's minimum is then
         // left alone, as a statistics pass has always done).
@@ -306,6 +313,11 @@ extension Analyzer {
                 findings.append(
                     Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
                 if let id = stale.eventID { queue.settle(id) }
+                evidence(
+                    .attUnanswered(
+                        request: stale.opcode, handle: stale.handle, sender: tkey.sender, ended: .nextRequest, endFrame: frame,
+                        waited: timestamp.microseconds(since: stale.timestamp)), frame: stale.frame, timestamp: stale.timestamp,
+                    connection: connections[index].number)
             }
             // A malformed request keeps the handle its bytes give only where its opcode carries one there (an Exchange MTU
             // Request's bytes 1–2 are an MTU: a SweynTooth capture's fuzzed one gave its response a "handle" 0x000f).
@@ -330,6 +342,11 @@ extension Analyzer {
             {
                 responseTo = p
                 let latency = timestamp.microseconds(since: p.timestamp)
+                if latency > attTransactionTimeoutMicroseconds {
+                    evidence(
+                        .attLateResponse(request: p.opcode, handle: p.handle, requestFrame: p.frame, microseconds: latency), frame: frame,
+                        timestamp: timestamp, connection: connections[index].number)
+                }
                 if let id = p.eventID {
                     queue.update(id) {
                         $0.responseFrame = frame; $0.latency = latency
@@ -376,6 +393,10 @@ extension Analyzer {
             }
         }
 
+        if opcode == .errorResponse {
+            noteATTError(
+                payload, direction: direction, requestFrame: responseTo?.frame, connection: index, frame: frame, timestamp: timestamp)
+        }
         if let typed {
             applyATT(typed, bearer: bearer, request: responseTo, in: context, event: &event)
         } else if let inPlace {
@@ -425,10 +446,12 @@ extension Analyzer {
         return e
     }
 
-    /// A PDU longer than the connection's ATT_MTU (not judged on an inferred connection whose MTU exchange was not seen).
-    /// A dynamic bearer is judged against its own MTU, once known.
+    /// A PDU longer than the connection's ATT_MTU (not judged when the MTU is only assumed: a connection inferred from
+    /// traffic whose MTU exchange was not seen). A dynamic bearer is judged against its own MTU, once known.
     @inline(__always)
-    func checkMTU(_ opcode: ATTOpcode, size: Int, state: ConnectionState, bearer slot: ATTBearerSlot = .fixed, frame: Int) {
+    func checkMTU(
+        _ opcode: ATTOpcode, size: Int, connection index: Int, state: ConnectionState, bearer slot: ATTBearerSlot = .fixed, frame: Int
+    ) {
         if case .dynamic(let b) = slot {
             let bearer = state.bearers[b]
             guard let mtu = bearer.mtu, size > mtu else { return }
@@ -440,19 +463,14 @@ extension Analyzer {
                         message: "ATT \(opcode) of \(size) bytes exceeds the \(bearer.kind) bearer's ATT_MTU \(mtu)"), frame: frame))
             return
         }
-        guard size > state.mtu && (!state.inferred || state.mtuExchanged) else { return }
+        let mtu = table.connections[index].link.mtu
+        guard let value = mtu.value, size > value, mtu.source != .assumed else { return }
         findings.append(
             Finding(
                 .warning,
                 .init(
                     code: "att.pdu-exceeds-mtu",
-                    message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(state.mtu)"), frame: frame))
-    }
-
-    /// ATT_MTU of a bearer: the connection's (Exchange MTU) for the fixed one, the channel's for the others.
-    @inline(__always)
-    func attMTU(_ bearer: ATTBearer, state: ConnectionState?) -> Int {
-        bearer.kind == .leFixed ? (state?.mtu ?? 23) : (bearer.mtu ?? 23)
+                    message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(value)"), frame: frame))
     }
 
     /// `declarations`: the request asked for characteristic declarations (0x2803); nil when the
@@ -579,8 +597,7 @@ extension Analyzer {
             state[bearer: slot].serverMTU = Int(mtu)
             if request != nil, kind == .leFixed {
                 let effective = max(23, min(state[bearer: slot].clientMTU ?? Int(mtu), Int(mtu)))
-                connections[index].mtu.record(Change(frame: frame, timestamp: timestamp, value: effective))
-                connectionChanged(index)
+                connections[index].link.apply(.mtu(effective), frame: frame, timestamp: timestamp)
                 event?.summary += " → ATT_MTU \(effective)"
             }
         case .readByGroupTypeResponse(let groups):
@@ -670,7 +687,7 @@ extension Analyzer {
         // Long reads and queued writes, assembled per bearer.
         let read = LongReadAssembler.Input(
             pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: frame,
-            direction: direction, mtu: state.attMTU(slot))
+            direction: direction, mtu: state.attMTU(slot, connectionMTU: linkSnapshot(index).mtu))
         switch state.feedLongRead(read, bearer: slot) {
         case .longRead(let whole)?: finishLongRead(whole, in: context)
         case .blobPart(let h, let value)?:
@@ -787,8 +804,8 @@ extension Analyzer {
     /// Decodes a value with the codecs (if any) and hands it to the observers; returns what the codecs made of it.
     ///
     /// Returned boxed, the codecs' part out of line and the event built once into a `let`: returning a `DecodedValue?`
-    /// (nil on a statistics pass) cost an outlined copy of the optional per value; with the rest, `throughput` on the
-    /// 1 M-record capture went from 2.63 to 2.34 G instructions (callgrind, with the tracker's changes).
+    /// (nil on a statistics pass) cost an outlined copy of the optional per value
+    /// (see docs/performance.md#analyzer-att).
     func decodeAndDeliver(
         _ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, typeHint: BluetoothUUID?, in context: ATTContext
     ) -> DecodedBox? {
@@ -812,12 +829,12 @@ extension Analyzer {
             ? decode(value, kind: kind, handle: handle, characteristic: characteristic, service: info.service, in: context) : nil
         guard !observers.isEmpty else { return decoded }
         // The event is still copied once per value to go through the observers' existential (an outlined copy and two
-        // destroys, ~140 instructions): built in an out-of-line `deliver` from its parts, or passed to one `borrowing` or
-        // `consuming`, it was copied all the same and cost more (callgrind, 2026-11-24).
+        // destroys): built in an out-of-line `deliver` from its parts, or passed to one `borrowing` or `consuming`, it
+        // was copied all the same and cost more (docs/performance.md#analyzer-att).
         let event = AttributeValueEvent(
             frame: context.frame, timestamp: context.timestamp, connection: state.handle, connectionNumber: state.number,
             direction: context.direction, kind: kind, handle: handle, characteristic: characteristic, service: info.service,
-            decodedBox: decoded, l2capBytes: context.l2capBytes, link: state.link, serverIsPeer: db == .peer)
+            decodedBox: decoded, l2capBytes: context.l2capBytes, link: linkSnapshot(context.connection), serverIsPeer: db == .peer)
         for i in observers.indices { observers[i].observe(event, value: value.bytes) }
         return decoded
     }
@@ -884,8 +901,8 @@ extension FindingKind {
 
 extension ConnectionState {
     /// The kind of a bearer, read in place: `self[bearer: slot].kind` copied the whole ``ATTBearer`` (its pending
-    /// dictionary and assemblers: retained, then released) for every ATT PDU of a timeline, ~3 % of
-    /// `timeline --format jsonl` (`ATTBearer` value witnesses, perf).
+    /// dictionary and assemblers: retained, then released) for every ATT PDU of a timeline
+    /// (docs/performance.md#analyzer-att).
     @inline(__always)
     func bearerKind(_ slot: ATTBearerSlot) -> ATTBearerKind {
         switch slot {
@@ -895,7 +912,7 @@ extension ConnectionState {
     }
 
     /// `self[bearer: slot].longRead.feed(input)` without the subscript's `_modify` coroutine, whose frame was
-    /// allocated and freed on the heap for every ATT PDU of a timeline (malloc and free ~1.5 %, perf).
+    /// allocated and freed on the heap for every ATT PDU of a timeline (docs/performance.md#analyzer-att).
     @inline(__always)
     func feedLongRead(_ input: LongReadAssembler.Input, bearer slot: ATTBearerSlot) -> LongReadAssembler.Output? {
         switch slot {
@@ -913,12 +930,13 @@ extension ConnectionState {
         }
     }
 
-    /// ``Analyzer/attMTU(_:state:)`` of a bearer, read in place (see ``bearerKind(_:)``).
+    /// ATT_MTU of a bearer, read in place (see ``bearerKind(_:)``): the connection's (`connectionMTU`, from its
+    /// ``LinkState``) for the LE fixed one, the channel's for the others.
     @inline(__always)
-    func attMTU(_ slot: ATTBearerSlot) -> Int {
+    func attMTU(_ slot: ATTBearerSlot, connectionMTU: Int) -> Int {
         switch slot {
-        case .fixed: bearer.kind == .leFixed ? mtu : (bearer.mtu ?? 23)
-        case .dynamic(let i): bearers[i].kind == .leFixed ? mtu : (bearers[i].mtu ?? 23)
+        case .fixed: bearer.kind == .leFixed ? connectionMTU : (bearer.mtu ?? 23)
+        case .dynamic(let i): bearers[i].kind == .leFixed ? connectionMTU : (bearers[i].mtu ?? 23)
         }
     }
 }

@@ -30,6 +30,7 @@ extension Analyzer {
             eventID = emit(e, waiting: true)
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
+        recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
         noteISOCommand(packet, record: record)
         let sent = commands.feed(
             packet.opcode, controller: record.controllerIndex,
@@ -37,6 +38,12 @@ extension Analyzer {
         if let previous = sent.unanswered {
             findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
             if let id = previous.eventID { queue.settle(id) }
+            // Sent again within the time-out: both may be outstanding (Num_HCI_Command_Packets > 1), not a controller hang.
+            if record.timestamp.microseconds(since: previous.timestamp) > hciCommandTimeoutMicroseconds, packet.opcode.expectsAnswer {
+                evidence(
+                    .commandUnanswered(packet.opcode, commandFrame: previous.frame), frame: previous.frame, timestamp: previous.timestamp,
+                    controller: record.controllerIndex)
+            }
         }
         if sent.refused {
             noteLimit(.tooManyPendingCommands(HCICommandPairing.maxPending), frame: record.frame)
@@ -86,6 +93,11 @@ extension Analyzer {
                 }
             }
             status = cc.status?.description
+            if cc.opcode.rawValue != 0 {
+                recordAnswer(
+                    cc.opcode, status: cc.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
+                    controller: controller)
+            }
             switch cc.decodedReturn {
             case .readLocalVersionInformation(let v) where v.status == .success:
                 controllerIdentities[controller] = ControllerIdentity(
@@ -109,6 +121,11 @@ extension Analyzer {
                 }
             }
             status = cs.status.description
+            if cs.opcode.rawValue != 0 {
+                recordAnswer(
+                    cs.opcode, status: cs.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
+                    controller: controller)
+            }
             iso.commandStatus(cs.opcode, status: cs.status, controller: controller, frame: frame, timestamp: time)
         case .declared(let d):
             handle = d.connectionHandle
@@ -153,21 +170,17 @@ extension Analyzer {
             if u.status.rawValue == 0,
                 let i = connectionIndex(controller: controller, handle: u.handle, frame: frame, timestamp: time, infer: true)
             {
-                connections[i].parameters.record(
-                    Change(
-                        frame: frame, timestamp: time,
-                        value: ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)))
-                connectionChanged(i)
+                connections[i].link.apply(
+                    .parameters(ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)),
+                    frame: frame, timestamp: time)
             }
         case .leDataLengthChange(let d):
             handle = d.handle
             if let i = connectionIndex(controller: controller, handle: d.handle, frame: frame, timestamp: time, infer: true) {
-                connections[i].dataLength.record(
-                    Change(
-                        frame: frame, timestamp: time,
-                        value: DataLength(
-                            maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)))
-                connectionChanged(i)
+                connections[i].link.apply(
+                    .dataLength(
+                        DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)),
+                    frame: frame, timestamp: time)
             }
         case .lePHYUpdateComplete(let p):
             handle = p.handle
@@ -175,8 +188,7 @@ extension Analyzer {
             if p.status.rawValue == 0,
                 let i = connectionIndex(controller: controller, handle: p.handle, frame: frame, timestamp: time, infer: true)
             {
-                connections[i].phy.record(Change(frame: frame, timestamp: time, value: PHYPair(tx: p.txPHY, rx: p.rxPHY)))
-                connectionChanged(i)
+                connections[i].link.apply(.phy(PHYPair(tx: p.txPHY, rx: p.rxPHY)), frame: frame, timestamp: time)
             }
         case .leLongTermKeyRequest(let r):
             keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
@@ -194,7 +206,7 @@ extension Analyzer {
         case .numberOfCompletedPackets(let n):
             if n.entries.count == 1 { handle = n.entries[0].handle }
             for entry in n.entries {
-                completed(Int(entry.completedPackets), controller: controller, handle: entry.handle)
+                completed(Int(entry.completedPackets), controller: controller, handle: entry.handle, frame: frame, timestamp: time)
             }
             bufferRoomAgain(controller: controller, frame: frame, timestamp: time)
         case .bluetoothQualityReport(let report):
@@ -236,6 +248,7 @@ extension Analyzer {
         default:
             break
         }
+        recordEvent(decoded, frame: frame, timestamp: time, controller: controller)
 
         if options.timeline {
             let manufacturer = manufacturer(of: controller)
@@ -253,9 +266,9 @@ extension Analyzer {
 
     /// Number Of Completed Packets (Core Spec Vol 4, Part E, 7.7.19), the event bulk traffic brings most of, read from
     /// the record's bytes when no timeline event is built: the general path copies the parameters and builds the
-    /// entries (allocations per event: `malloc`/`free` and the table decode were ~4 % of a full decode, `perf`,
-    /// 2026-11-24). Only a well-formed one (as many 4-byte entries as it says, within the record) is taken here; false
-    /// for anything else, which the general path decodes (and reports) as before.
+    /// entries, allocating per event (see docs/performance.md#analyzer-hci). Only a well-formed one (as many 4-byte
+    /// entries as it says, within the record) is taken here; false for anything else, which the general path decodes
+    /// (and reports) as before.
     func completedPacketsInPlace(_ record: CaptureRecord) -> Bool {
         let b = record.bytes
         guard b.count >= 3, b[0] == 0x13 else { return false }  // HCIEventCode.numberOfCompletedPackets
@@ -265,19 +278,20 @@ extension Analyzer {
         for e in 0..<entries {
             let at = 3 + e * 4
             let handle = (UInt16(b[at]) | UInt16(b[at + 1]) << 8) & 0x0FFF
-            completed(Int(UInt16(b[at + 2]) | UInt16(b[at + 3]) << 8), controller: controller, handle: handle)
+            completed(
+                Int(UInt16(b[at + 2]) | UInt16(b[at + 3]) << 8), controller: controller, handle: handle, frame: record.frame,
+                timestamp: record.timestamp)
         }
         bufferRoomAgain(controller: controller, frame: record.frame, timestamp: record.timestamp)
         return true
     }
 
-    /// `packets` host → controller packets of (controller, handle) reported completed.
-    func completed(_ packets: Int, controller: UInt16, handle: UInt16) {
+    /// `packets` host → controller packets of (controller, handle) reported completed at `frame`.
+    func completed(_ packets: Int, controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp) {
         // A CIS or BIS handle's completions are ISO buffers, not ACL ones (Core Spec Vol 4, Part E, 7.7.19).
         if iso.isStream(controller: controller, handle: handle) { return }
         if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
-            connections[i].inFlight = max(0, connections[i].inFlight - packets)
-            connections[i].completedPackets += packets
+            connections[i].complete(packets, at: .init(frame: frame, timestamp: timestamp))
         }
         buffers.completed(controller: controller, packets: packets)
     }
@@ -322,17 +336,14 @@ extension Analyzer {
             c.role = role == .central ? .central : .peripheral
             c.peerAddress = peer.description
             c.peerAddressType = peerType.description
-            c.parameters.record(
-                Change(
-                    frame: frame, timestamp: time,
-                    value: ConnectionParameters(interval: interval, latency: latency, timeout: timeout)))
+            c.link.apply(
+                .parameters(ConnectionParameters(interval: interval, latency: latency, timeout: timeout)), frame: frame, timestamp: time)
         }
     }
 
     func setEncryption(_ controller: UInt16, _ handle: UInt16, _ on: Bool, _ frame: Int, _ time: Timestamp) {
         if let i = connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: time, infer: true) {
-            connections[i].encryption.record(Change(frame: frame, timestamp: time, value: on))
-            connectionChanged(i)
+            connections[i].link.apply(.encryption(on), frame: frame, timestamp: time)
         }
     }
 
@@ -366,7 +377,8 @@ extension Analyzer {
             return
         }
         let direction = record.direction
-        let canCharge = connections[index].countACL(direction, bytes: record.originalLength)
+        let canCharge = connections[index].countACL(
+            direction, bytes: record.originalLength, at: .init(frame: record.frame, timestamp: record.timestamp))
         if direction == .tx, let total = buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
             connections[index].controllerQueueFull.append(
                 QueueFullPeriod(startFrame: record.frame, startTime: record.timestamp, packets: total))
@@ -388,14 +400,14 @@ extension Analyzer {
         // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the state alive while the fragment is
         // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
         // link-layer records do, between records), and a strong local cost a retain and a release per fragment
-        // (~3 % of a full decode, `perf`, 2026-11-24).
+        // (see docs/performance.md#analyzer-hci).
         guard let owner = table.unmanagedState(index) else { return }
         if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
         owner._withUnsafeGuaranteedRef { state in
             var reassemblyFindings: [Finding] = []
             // `state` rides along so the ATT path does not look it up (and count it) again. A PDU in one fragment (most
             // of them) comes back as a value: no closure, whose captures were retained and released per PDU even when
-            // captured `unowned(unsafe)` (~3 % of a full decode, `perf`, 2026-11-24).
+            // captured `unowned(unsafe)` (see docs/performance.md#l2cap-reassembler).
             switch state.feed(fragment, direction: direction, findings: &reassemblyFindings) {
             case .pending:
                 break

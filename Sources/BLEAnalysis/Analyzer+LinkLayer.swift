@@ -39,10 +39,9 @@ extension Analyzer {
                     c.centralAddress = info.central?.description
                     c.accessAddress = info.accessAddress.description
                     if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
-                        c.parameters.record(
-                            Change(
-                                frame: info.startFrame, timestamp: info.startTimestamp,
-                                value: ConnectionParameters(interval: i, latency: l, timeout: t)))
+                        c.link.apply(
+                            .parameters(ConnectionParameters(interval: i, latency: l, timeout: t)), frame: info.startFrame,
+                            timestamp: info.startTimestamp)
                     }
                 }
             }
@@ -66,6 +65,7 @@ extension Analyzer {
             connections[index].aclBytes[f.direction] += f.payload.count
             feedL2CAP(f.fragment, connection: index, direction: f.direction, timestamp: f.timestamp)
         case .control(let c):
+            if !c.isRetransmission { recordLinkLayerControl(c, controller: controller) }
             if options.timeline {
                 var e = TimelineEvent(
                     frame: c.frame, timestamp: c.timestamp, connection: c.handle, direction: c.direction, layer: .ll,
@@ -80,17 +80,20 @@ extension Analyzer {
             if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
                 let value = ConnectionParameters(interval: i, latency: l, timeout: t)
                 if connections[index].currentParameters != value {
-                    connections[index].parameters.record(Change(frame: p.frame, timestamp: p.timestamp, value: value))
+                    connections[index].link.apply(.parameters(value), frame: p.frame, timestamp: p.timestamp)
                 }
             }
             let phy = PHYPair(tx: p.parameters.centralToPeripheralPHY, rx: p.parameters.peripheralToCentralPHY)
             if connections[index].currentPHY != phy {
-                connections[index].phy.record(Change(frame: p.frame, timestamp: p.timestamp, value: phy))
+                connections[index].link.apply(.phy(phy), frame: p.frame, timestamp: p.timestamp)
             }
-            connectionChanged(index)
         case .connectionEnded(let e):
             endAirConnection(e)
         case .encryptionStarted(let s):
+            let number = table.openIndex(handle: s.handle).map { connections[$0].number }
+            evidence(
+                .encryptionChange(handle: s.handle, status: .success, enabled: true), frame: s.frame, timestamp: s.timestamp,
+                controller: controller, connection: number)
             if options.timeline {
                 emit(
                     TimelineEvent(
@@ -181,5 +184,27 @@ extension Analyzer {
                         + "the sniffer was far from the devices or missed the hopping, or a tool rewrote the capture without recomputing CRCs"
                 ),
                 frame: e.connection.startFrame))
+    }
+}
+
+extension Analyzer {
+    /// LL control PDUs the diagnosis reads (air captures): a termination and its error code, a refused procedure.
+    func recordLinkLayerControl(_ c: LLControlEvent, controller: UInt16) {
+        let sender: EvidenceEvent.Sender = c.direction == .rx ? .peer : .local
+        let kind: EvidenceEvent.Kind
+        switch c.pdu {
+        case .terminateInd(let code)?:
+            kind = .linkTerminated(sender: sender, reason: HCIStatus(code))
+        case .rejectInd(let code)?:
+            kind = .linkLayerRejected(sender: sender, procedure: "a procedure (LL_REJECT_IND)", reason: HCIStatus(code))
+        case .rejectExtInd(let opcode, let code)?:
+            kind = .linkLayerRejected(sender: sender, procedure: opcode.name, reason: HCIStatus(code))
+        case .unknownRsp(let opcode)?:
+            kind = .linkLayerRejected(sender: sender, procedure: "\(opcode.name) (LL_UNKNOWN_RSP)", reason: nil)
+        default:
+            return
+        }
+        let number = table.openIndex(handle: c.handle).map { connections[$0].number }
+        evidence(kind, frame: c.frame, timestamp: c.timestamp, controller: controller, connection: number)
     }
 }

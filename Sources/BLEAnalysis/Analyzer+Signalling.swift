@@ -31,6 +31,11 @@ extension Analyzer {
                     credits: Int(credits), frame: pdu.lastFrame)
                 creditChannels.pendingSPSM[index] = spsm
             case .leCreditBasedConnectionResponse(let destinationCID, _, _, let credits, let result):
+                if result != 0 {
+                    evidence(
+                        .creditConnectionRefused(psm: creditChannels.pendingSPSM[index], result: result), frame: pdu.lastFrame,
+                        timestamp: timestamp, connection: connections[index].number)
+                }
                 if result == 0, let spsm = creditChannels.pendingSPSM[index] {
                     addCreditChannel(
                         CreditKey(connection: index, direction: direction.reversed, cid: destinationCID), spsm: spsm,
@@ -45,6 +50,16 @@ extension Analyzer {
                             cid: cid, startFrame: since.frame, startTime: since.time,
                             endFrame: pdu.lastFrame, endTime: timestamp))
                 }
+            case .connectionParameterUpdateRequest(let minimum, let maximum, let latency, let timeout):
+                evidence(
+                    .parameterUpdateRequest(
+                        sender: direction == .rx ? .peer : .local, identifier: s.identifier,
+                        request: ParameterRequest(intervalMin: minimum, intervalMax: maximum, latency: latency, timeout: timeout)),
+                    frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].number)
+            case .connectionParameterUpdateResponse(let result):
+                evidence(
+                    .parameterUpdateResponse(sender: direction == .rx ? .peer : .local, identifier: s.identifier, result: result),
+                    frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].number)
             case .disconnectionResponse(let dcid, let scid):
                 creditChannels.close(CreditKey(connection: index, direction: .tx, cid: dcid))
                 creditChannels.close(CreditKey(connection: index, direction: .rx, cid: dcid))
@@ -104,6 +119,7 @@ extension Analyzer {
             keyStore.smp(
                 smp, raw: pdu.payload, handle: handle, centralToPeripheral: c.centralToPeripheral(direction), frame: pdu.lastFrame,
                 central: c.centralAddressValue, peripheral: c.peripheralAddressValue)
+            recordSMP(smp, connection: index, direction: direction, frame: pdu.lastFrame, timestamp: timestamp)
             if options.timeline {
                 var e = TimelineEvent(
                     frame: pdu.lastFrame, timestamp: timestamp, connection: handle, direction: direction,
@@ -191,7 +207,7 @@ extension Analyzer {
                 var e = AttributeValueEvent(
                     frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
                     direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
-                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: owner.link)
+                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: linkSnapshot(index))
                 e.psm = spsm
                 for i in observers.indices { observers[i].observe(e, value: raw.bytes) }
             }

@@ -94,6 +94,8 @@ public final class Analyzer {
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
     var findingsBound = FindingsBound()
+    /// What the diagnosis reads, recorded as the pass goes (``EvidenceEvent``).
+    var evidenceLog = EvidenceLog()
     /// Bounded findings: at most this many of each kind are kept.
     public var keptFindingsPerCode: Int {
         get { findingsBound.keptPerCode }
@@ -158,6 +160,9 @@ public final class Analyzer {
         counters.records += 1
         lastFrame = record.frame
         lastTimestamp = record.timestamp
+        if record.controllerIndex != evidenceLog.lastController {
+            evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+        }
         switch record.kind {
         case .command: processCommand(record)
         case .event: processEvent(record)
@@ -190,16 +195,26 @@ public final class Analyzer {
             state.finishReassembly(findings: &findings, frame: lastFrame)
             connections[i].decode = state.decode
         }
+        for i in connections.indices { connections[i].activity.flush() }
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
         findings += decodeHealth.findings
         for pending in commands.takeUnanswered() {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
+            guard pending.opcode.expectsAnswer else { continue }
+            evidence(
+                .commandUnanswered(pending.opcode, commandFrame: pending.frame), frame: pending.frame, timestamp: pending.timestamp,
+                controller: pending.controller)
         }
-        for state in table.states {
+        for (i, state) in table.states.enumerated() {
             guard let state else { continue }
-            for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
+            for (key, p) in state.allBearers.flatMap({ $0.pending.map { $0 } }).sorted(by: { $0.value.frame < $1.value.frame }) {
                 findings.append(
                     Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
+                evidence(
+                    .attUnanswered(
+                        request: p.opcode, handle: p.handle, sender: key.sender, ended: .endOfCapture, endFrame: lastFrame,
+                        waited: lastTimestamp.microseconds(since: p.timestamp)), frame: p.frame, timestamp: p.timestamp,
+                    connection: connections[i].number)
             }
         }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
@@ -234,7 +249,7 @@ public final class Analyzer {
     /// Hands `event` on (or queues it behind a request that waits for its response); returns its queue id, -1 if sent.
     ///
     /// `consuming` and moved all the way to ``onEvent``: the copies made on the way (here, at the caller's `if let`,
-    /// at the receiver's append) were ~8 % of `timeline --format jsonl` (`TimelineEvent` value witnesses, perf).
+    /// at the receiver's append) were a large share of `timeline --format jsonl` (docs/performance.md#analyzer).
     @discardableResult
     func emit(_ event: consuming TimelineEvent, waiting: Bool = false) -> Int {
         if event.connectionNumber == nil, let h = event.connection, let i = table.latest(onHandle: h) {
@@ -251,8 +266,8 @@ public final class Analyzer {
     // MARK: connections
 
     /// The open connection on (controller, handle); with `infer`, one opened for traffic without a Connection Complete.
-    /// The lookup is inlined into the per-packet callers (out of line it was 1.7 % of a full decode, `perf`); opening
-    /// stays out of line.
+    /// The lookup is inlined into the per-packet callers (out of line it showed in profiles:
+    /// docs/performance.md#analyzer); opening stays out of line.
     @inline(__always)
     func connectionIndex(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
         let key = ConnectionKey(controller: controller, handle: handle)
@@ -278,7 +293,7 @@ public final class Analyzer {
             startFrame: frame, startTime: timestamp)
         if let map = options.gattMap { c.gatt = map.database }
         let index = table.open(c, key: key)
-        connectionChanged(index)
+        identify(index)
         if table.noteInferred(key) {
             findings.append(Finding(.info, .connectionInferred(handle), frame: frame))
         }
@@ -309,7 +324,7 @@ public final class Analyzer {
         } else if c.gatt.isEmpty, let map = options.gattMap {
             c.gatt = map.database
         }
-        connectionChanged(table.open(c, key: key))
+        identify(table.open(c, key: key))
     }
 
     func closeConnection(index: Int, frame: Int, timestamp: Timestamp, reason: String) {
@@ -320,11 +335,16 @@ public final class Analyzer {
         if let state = table.states[index] {
             state.finishReassembly(findings: &findings, frame: frame)
             connections[index].decode = state.decode
-            for p in state.allBearers.flatMap({ $0.pending.values }).sorted(by: { $0.frame < $1.frame }) {
+            for (key, p) in state.allBearers.flatMap({ $0.pending.map { $0 } }).sorted(by: { $0.value.frame < $1.value.frame }) {
                 findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the disconnection"), frame: p.frame))
                 if let id = p.eventID { queue.settle(id) }
+                evidence(
+                    .attUnanswered(
+                        request: p.opcode, handle: p.handle, sender: key.sender, ended: .disconnection, endFrame: frame,
+                        waited: timestamp.microseconds(since: p.timestamp)), frame: p.frame, timestamp: p.timestamp, connection: number)
             }
         }
+        connections[index].activity.flush()
         table.close(index)
         creditChannels.close(connection: index)
         for i in observers.indices {
@@ -415,14 +435,10 @@ extension FindingKind {
 /// Decoding state of one open connection. A class so the hot path mutates it in place (one reference per connection,
 /// held by ``ConnectionTable/states``; its ATT bearers are values inside it).
 final class ConnectionState {
-    /// Copies of the connection's current link facts, refreshed by `Analyzer.connectionChanged(_:)`
-    /// so the per-packet path never copies a `Connection`.
+    /// The connection's identity, set once when it opens (`Analyzer.identify(_:)`), so the per-packet path names it
+    /// without reaching into `Connection`. Link facts are not copied here: they live in `Connection.link` alone.
     var handle: UInt16 = 0
     var number = 0
-    var inferred = false
-    var mtu = 23
-    var mtuExchanged = false
-    var link = LinkSnapshot(parameters: nil, phy: .le1M, dataLength: .default, mtu: 23, encrypted: false)
     /// Handle (+ 0x10000 for this side's own database) → what names it; cleared when a database changes.
     var attributes: [UInt32: AttributeInfo] = [:]
     /// A small direct-mapped cache in front of `attributes`: bulk traffic repeats a few handles, and
@@ -455,7 +471,7 @@ final class ConnectionState {
     /// The bearer in `slot`, changed in place.
     subscript(bearer slot: ATTBearerSlot) -> ATTBearer {
         // `_read`, not `get`: reading one field (`.kind`, `.pending[key]`) through a getter copied the whole bearer and
-        // counted its dictionaries and buffers (`ATTBearer` value witness copy, ~1 % of a full decode, `perf`).
+        // counted its dictionaries and buffers (docs/performance.md#analyzer).
         @inline(__always) _read {
             switch slot {
             case .fixed: yield bearer
@@ -552,21 +568,16 @@ struct AttributeInfo {
 }
 
 extension Analyzer {
-    /// Refreshes the per-packet copies after the connection's parameters, PHY, data length, MTU,
-    /// encryption or database changed.
-    func connectionChanged(_ index: Int) {
+    /// Gives a newly opened connection's decoding state its identity (handle and number).
+    func identify(_ index: Int) {
         guard let state = table.states[index] else { return }
-        let c = connections[index]
-        state.handle = c.handle
-        state.number = c.number
-        state.inferred = c.inferred
-        state.mtu = c.currentMTU
-        state.mtuExchanged = !c.mtu.isEmpty
-        state.link = LinkSnapshot(
-            parameters: c.currentParameters, phy: c.currentPHY, dataLength: c.currentDataLength,
-            mtu: c.currentMTU, encrypted: c.isEncrypted)
-        state.forgetAttributes()
+        state.handle = connections[index].handle
+        state.number = connections[index].number
     }
+
+    /// The link facts in force on connection `index`, as the trackers take them with each value.
+    @inline(__always)
+    func linkSnapshot(_ index: Int) -> LinkSnapshot { table.connections[index].link.snapshot }
 
     @inline(__always)
     func attribute(_ index: Int, handle: UInt16, db: GATTSide, state: ConnectionState) -> AttributeInfo {

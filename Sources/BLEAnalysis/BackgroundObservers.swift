@@ -19,9 +19,8 @@ public struct BackgroundObservers: AttributeValueObserver {
     private var pending: Batch
     private let batchSize: Int
 
-    /// Batches of 512 (2,048 until 2026-11-24): `report` on the 1 M-record benchmark capture peaked at 29.2 MiB
-    /// against 33.2 MiB (medians of 5 alternating runs, load 5–6), in the same CPU time (0.49 s against 0.50 s user);
-    /// every batch in flight or spare holds its events and their copied values.
+    /// Batches of 512, not 2,048: less memory for the same CPU time, since every batch in flight or spare holds its
+    /// events and their copied values (docs/performance.md#background-observers).
     public init(_ observers: [any AttributeValueObserver], batchSize: Int = 512, maxBatchesInFlight: Int = 3) {
         self.batchSize = max(1, batchSize)
         let running = Running(observers: observers)

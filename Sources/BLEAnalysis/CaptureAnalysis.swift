@@ -64,6 +64,9 @@ public struct CaptureAnalysis: Sendable {
     public var iso = ISOAnalysis()
     /// ASE states and operations, BASS operations (``Observing/leAudio``).
     public var leAudio: LEAudioProfiles?
+    /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
+    /// and the completeness verdict (``Evidence/completeness``) before ``DiagnosisEngine/diagnose(_:rules:)``.
+    public var evidence: Evidence
 
     /// The buffers of the lowest-numbered controller: what the throughput report shows.
     public var firstACLBuffers: (length: Int, packets: Int)? { aclBuffers.sorted { $0.key < $1.key }.first?.value }
@@ -87,7 +90,7 @@ public struct CaptureAnalysis: Sendable {
             onRecord?(record)
             pass.analyzer.process(record)
             // Every 65,536 frames, the only ones ``ProgressReporter`` draws: asked per record, the reader's position
-            // (a protocol witness) and the closure cost ~1.5 % of `throughput` on the 1 M-record capture (perf).
+            // (a protocol witness) and the closure cost time (see docs/performance.md#capture-analysis).
             if record.frame & 0xFFFF == 0 {
                 progress?(record.frame, capture.bytesConsumed)
                 pass.offerSecondCore()
@@ -127,10 +130,9 @@ public final class AnalysisPass {
     /// now (one `/proc/stat` sample, no wait; `BLESCOPE_THREADS=2`: at once). Call it now and then: ``CaptureAnalysis``
     /// does every 65,536 frames, so captures shorter than that never start a thread.
     ///
-    /// Why at run time and not at the start: the tracker is ~17 % of `report` and ~20 % of `throughput` on the 1 M-record
-    /// benchmark capture, and on its own thread it makes them sooner with a core idle (`report` 171 against 199 ms, 11
-    /// alternating runs) but not with the other core busy (202 against 195 ms, one `yes` running; 254 against 234 ms,
-    /// two); deciding at the start needs ``secondCoreIdle(samples:)``'s 5 ms of sampling, a third of the gain.
+    /// Why at run time and not at the start: the tracker is a large share of `report` and `throughput`, and on its own
+    /// thread it makes them sooner with a core idle but not with the other core busy; deciding at the start needs
+    /// ``secondCoreIdle(samples:)``'s 5 ms of sampling, a third of the gain (see docs/performance.md#capture-analysis).
     public func offerSecondCore() {
         guard throughputMayMove, trackers != nil else { return }
         guard secondThreadForced || secondCoreIdle(samples: 1) else { return }
@@ -158,7 +160,8 @@ public final class AnalysisPass {
             throughput: set?.throughput.map { ($0.streams, $0.streamsDropped) },
             transfers: set?.transfers.map { ($0.transfers, $0.findings) },
             otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: analyzer.connections) },
-            gattUsage: set?.gattUsage?.result)
+            gattUsage: set?.gattUsage?.result,
+            evidence: analyzer.evidence(throughput: set?.throughput?.streams))
         result.iso = analyzer.isoAnalysis
         result.leAudio = set?.leAudio?.result
         return result

@@ -1,11 +1,19 @@
 import BLECore
 import BLEProtocols
 
-/// A value of a link parameter from a frame on.
+/// A value of a link parameter from a frame on, and where it came from.
 public struct Change<Value: Hashable & Sendable>: Hashable, Sendable {
     public var frame: Int
     public var timestamp: Timestamp
     public var value: Value
+    public var source: FactSource
+
+    public init(frame: Int, timestamp: Timestamp, value: Value, source: FactSource? = nil) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.value = value
+        self.source = source ?? .observed(frame: frame)
+    }
 }
 
 /// Connection interval, peripheral latency and supervision timeout (Core Spec Vol 6, Part B, 4.5.1).
@@ -74,12 +82,9 @@ public struct Connection: Hashable, Sendable {
     public var endFrame: Int?
     public var endTime: Timestamp?
     public var disconnectReason: String?
-    public var parameters: [Change<ConnectionParameters>] = []
-    public var phy: [Change<PHYPair>] = []
-    public var dataLength: [Change<DataLength>] = []
-    public var encryption: [Change<Bool>] = []
-    /// Effective ATT MTU (min of both sides' Exchange MTU values), per connection.
-    public var mtu: [Change<Int>] = []
+    /// Connection parameters, PHY, data length, ATT_MTU and encryption over time, each with where it came from: the one
+    /// place every reader asks (``LinkState``).
+    public var link: LinkState
     /// The peer's GATT database (the peer as server), discovered by this side.
     public var gatt = GATTDatabase()
     /// This side's own database as the peer discovered it (phones are GATT servers too).
@@ -107,6 +112,8 @@ public struct Connection: Hashable, Sendable {
     public var creditStalls: [CreditStall] = []
     /// Total time the controller's queue was full while this connection was sending, µs.
     public var controllerQueueFullMicroseconds: Int64 = 0
+    /// What it carried that the diagnosis reads (last packets, waits for the controller, per-handle use).
+    public var activity = LinkActivity()
 
     public init(number: Int, handle: UInt16, controller: UInt16, inferred: Bool, startFrame: Int, startTime: Timestamp) {
         self.number = number
@@ -115,28 +122,42 @@ public struct Connection: Hashable, Sendable {
         self.inferred = inferred
         self.startFrame = startFrame
         self.startTime = startTime
+        link = LinkState(startFrame: inferred ? nil : startFrame)
     }
 
     /// The ATT MTU in force now (23, the default, until an exchange, Core Spec Vol 3, Part F, 3.2.8).
-    public var currentMTU: Int { mtu.last?.value ?? 23 }
-    public var currentParameters: ConnectionParameters? { parameters.last?.value }
-    public var currentPHY: PHYPair { phy.last?.value ?? .le1M }
-    public var currentDataLength: DataLength { dataLength.last?.value ?? .default }
-    public var isEncrypted: Bool { encryption.last?.value ?? false }
+    public var currentMTU: Int { link.snapshot.mtu }
+    public var currentParameters: ConnectionParameters? { link.snapshot.parameters }
+    public var currentPHY: PHYPair { link.snapshot.phy }
+    public var currentDataLength: DataLength { link.snapshot.dataLength }
+    public var isEncrypted: Bool { link.snapshot.encrypted }
 
     /// Counts one ACL packet of `bytes` (original length) sent in `direction`, and for host → controller packets the
     /// packets in flight. Returns whether the connection keeps room for another ``controllerQueueFull`` period.
     /// One call, so the analyzer reaches into its connections array once per packet: each access checked the
     /// array's uniqueness.
     @inline(__always)
-    mutating func countACL(_ direction: Direction, bytes: Int) -> Bool {
+    mutating func countACL(_ direction: Direction, bytes: Int, at moment: LinkActivity.Moment) -> Bool {
         aclPackets[direction] += 1
         aclBytes[direction] += bytes
         if direction == .tx {
+            if inFlight == 0 { activity.waitingSince = moment }
             inFlight += 1
             maxInFlight = max(maxInFlight, inFlight)
+            activity.lastSent = moment
+        } else if direction == .rx {
+            activity.lastReceived = moment
         }
         return controllerQueueFull.count < 10_000
+    }
+
+    /// `packets` host → controller packets reported sent (Number Of Completed Packets) at `moment`.
+    @inline(__always)
+    mutating func complete(_ packets: Int, at moment: LinkActivity.Moment) {
+        let before = inFlight
+        inFlight = max(0, before - packets)
+        completedPackets += packets
+        if before > 0 { activity.completed(packetsWaiting: before, stillInFlight: inFlight, at: moment) }
     }
 }
 
@@ -147,7 +168,7 @@ public struct PerDirection: Hashable, Sendable {
     public var unknown = 0
     public init() {}
     public subscript(_ d: Direction) -> Int {
-        // Always inlined: left out of line, the getter and setter were 1.6 % of a full decode (`perf`, 2026-11-24).
+        // Always inlined: left out of line, the getter and setter showed in profiles (docs/performance.md#connection).
         @inline(__always) get { d == .tx ? tx : d == .rx ? rx : unknown }
         @inline(__always) set { if d == .tx { tx = newValue } else if d == .rx { rx = newValue } else { unknown = newValue } }
     }

@@ -13,8 +13,8 @@ struct ControllerBuffers {
     }
 
     /// Controllers with an index below this are kept in an array by index; captures name a few, numbered from 0.
-    /// Three dictionaries keyed by controller cost two to four hashes per host → controller ACL packet: 2–3 % of a
-    /// full decode (`perf`, `Hasher._hash` under `sent`, 2026-11-24). Higher indices (a Linux monitor may number its
+    /// Three dictionaries keyed by controller cost two to four hashes per host → controller ACL packet
+    /// (docs/performance.md#controller-buffers). Higher indices (a Linux monitor may number its
     /// controllers up to 65,535) go to `sparse`.
     static let denseLimit = 64
     private var dense: [Controller] = []

@@ -46,8 +46,8 @@ public struct GATTUsageTracker: AttributeValueObserver {
     /// Where each (connection, handle, database) is counted in `counts`.
     private var index: [Key: Int] = [:]
     private var counts: [HandleUsage] = []
-    /// A direct-mapped cache in front of `index`, as ``ThroughputTracker``'s: one `Dictionary` lookup (and its `Hasher`)
-    /// per value was ~100 instructions of `report`'s ~4,400 per value on one thread (callgrind, 1 M-record capture).
+    /// A direct-mapped cache in front of `index`, as ``ThroughputTracker``'s: it saves one `Dictionary` lookup (and its
+    /// `Hasher`) per value (docs/performance.md#trackers).
     private var cacheKeys = [Key](
         repeating: Key(connection: .min, handle: 0, serverIsPeer: false), count: GATTUsageTracker.cacheSlots)
     private var cacheIndices = [Int](repeating: -1, count: GATTUsageTracker.cacheSlots)

@@ -44,9 +44,21 @@ struct HCICommandPairing {
         pending.removeValue(forKey: Self.key(controller, opcode))
     }
 
+    /// A command that was never answered: which, on which controller, and when it was sent.
+    struct Unanswered {
+        var opcode: HCICommand
+        var controller: UInt16
+        var frame: Int
+        var timestamp: Timestamp
+    }
+
     /// The commands still waiting, in frame order; none wait afterwards (the end of the capture).
-    mutating func takeUnanswered() -> [Pending] {
+    mutating func takeUnanswered() -> [Unanswered] {
         defer { pending.removeAll() }
-        return pending.values.sorted { $0.frame < $1.frame }
+        return pending.map {
+            Unanswered(
+                opcode: HCICommand(UInt16(truncatingIfNeeded: $0.key)), controller: UInt16(truncatingIfNeeded: $0.key >> 16),
+                frame: $0.value.frame, timestamp: $0.value.timestamp)
+        }.sorted { $0.frame < $1.frame }
     }
 }

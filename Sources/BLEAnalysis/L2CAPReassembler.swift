@@ -126,8 +126,9 @@ package struct L2CAPReassembler {
     }
 
     /// Feeds one fragment and says what it completed. The analyzer's per-fragment path: a PDU in one fragment comes back
-    /// as a value, with no closure to call (the closure's captures were reference-counted per PDU: ~3 % of a full
-    /// decode, `perf`, 2026-11-24); one reassembled from several waits in the buffer for ``deliverReassembled(_:)``.
+    /// as a value, with no closure to call (the closure's captures were reference-counted per PDU, see
+    /// docs/performance.md#l2cap-reassembler); one reassembled from several waits in the buffer for
+    /// ``deliverReassembled(_:)``.
     package mutating func feed(_ fragment: L2CAPFragment, findings: inout [Finding]) -> Step {
         let payload = fragment.payload
         if fragment.isStart {

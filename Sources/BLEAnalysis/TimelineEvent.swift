@@ -60,8 +60,8 @@ public struct TimelineEvent: Sendable {
         }
     }
     /// Set when the summary is just `handle=0x002a` (a value PDU: notifications and writes, most of a timeline); the
-    /// JSON Lines renderer writes it from the number. Building that String per event (`hex` and two appends) was
-    /// ~4 % of `timeline --format jsonl` (perf, 1 M-record benchmark capture).
+    /// JSON Lines renderer writes it from the number, instead of building that String per event (`hex` and two
+    /// appends; docs/performance.md#timeline-event).
     package private(set) var summaryHandle: UInt16?
     private var summaryText: String
     // ATT
@@ -115,9 +115,8 @@ public struct TimelineEvent: Sendable {
     public var cid: UInt16?
 
     /// The fields most events leave nil (a notification or a write sets none of them), out of line: nil, or a box
-    /// holding at least one of them. Inline they made the event 321 bytes (a `DecodedValue?` alone is ~90), and the
-    /// event is moved several times between the decoder and the rendering thread's batch: `memmove` of events was
-    /// ~8 % of `timeline --format jsonl` on the decoding thread (perf, 1 M-record benchmark capture). The box is
+    /// holding at least one of them. Inline they made the event three times as large, and the event is moved several
+    /// times between the decoder and the rendering thread's batch (docs/performance.md#timeline-event). The box is
     /// immutable (so the event stays a plain `Sendable` value): a change makes a new one, which only the rare events pay.
     private var details: Details?
 
@@ -175,9 +174,9 @@ public struct TimelineEvent: Sendable {
         self.summaryText = summary
     }
 
-    /// An event whose summary is made when it is read (``DeferredSummary``): building the summaries of HCI events
-    /// (Number Of Completed Packets: a list joined into a String) was ~3 % of the decoding thread of `timeline --format
-    /// jsonl`, which then made them on the rendering thread (perf, 1 M-record benchmark capture, 62 k such events).
+    /// An event whose summary is made when it is read (``DeferredSummary``): the summaries of HCI events (Number Of
+    /// Completed Packets: a list joined into a String) are then made on the rendering thread of `timeline --format
+    /// jsonl`, not the decoding one (docs/performance.md#timeline-event).
     public init(
         frame: Int, timestamp: Timestamp, connection: UInt16?, direction: Direction, layer: Layer,
         code: UInt32?, name: String, deferredSummary: DeferredSummary

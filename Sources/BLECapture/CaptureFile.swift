@@ -37,7 +37,7 @@ public final class CaptureFile {
     private let reader: RecordReader
     /// The hot readers by concrete type, so `next()` needs no dynamic dispatch. Unmanaged, called through
     /// `_withUnsafeGuaranteedRef`: `reader` owns them for the file's life, a strong `if let` cost two atomic counts per
-    /// record and an `unowned(unsafe)` one still a retain and a release (1–2 % of a full decode, `perf`, 2026-11-24).
+    /// record and an `unowned(unsafe)` one still a retain and a release (docs/performance.md#capture-file).
     private let btsnoop: Unmanaged<BTSnoopReader>?
     private let classicPcap: Unmanaged<ClassicPcapReader>?
     private var openNotes: [Finding]
@@ -69,9 +69,9 @@ public final class CaptureFile {
     /// Reads the next record over `record` (every field is written); false at the end (or where reading had to stop).
     /// Its bytes are valid until the next call. The same records as ``next()``, for the per-record loops of the passes:
     /// a record returned as an optional was built on the reader's stack and copied twice on its way to the analyzer,
-    /// each copy reading back the 80 bytes just written field by field (store-forwarding stalls, ~10 % of a full decode
-    /// once the reference counts were gone, `perf`, 2026-11-24); here the reader writes the caller's record in place.
-    /// One copy is left, the argument of `Analyzer.process` (~5 %): the compiler copies a `var` to pass it.
+    /// each copy reading back the 80 bytes just written field by field (store-forwarding stalls); here the reader
+    /// writes the caller's record in place. One copy is left, the argument of `Analyzer.process`: the compiler copies a
+    /// `var` to pass it (docs/performance.md#capture-file).
     ///
     /// ```swift
     /// var record = CaptureRecord.empty
@@ -106,8 +106,8 @@ public final class CaptureFile {
     /// Opens a capture file. Errors (the CLI exits 2): missing/unreadable file, directory, empty file,
     /// content that is no capture, unsupported datalink.
     /// - Parameter classicPcapThroughLibpcap: read classic pcap files with libpcap instead of blescope's
-    ///   own reader (which is ~5× faster and reports exact byte offsets for cut files); pcapng always
-    ///   goes through libpcap. Tests use it to check that both readers agree.
+    ///   own reader (which is faster, docs/performance.md#classic-pcap, and reports exact byte offsets for cut
+    ///   files); pcapng always goes through libpcap. Tests use it to check that both readers agree.
     public static func open(path: String) throws(CaptureOpenError) -> CaptureFile {
         try open(path: path, classicPcapThroughLibpcap: false)
     }
@@ -120,9 +120,8 @@ public final class CaptureFile {
     /// - Parameters:
     ///   - readAhead: read gzip files and pipes on a second thread in blocks of this shape, or on the caller's (nil).
     ///   - readAheadPlainFiles: plain files too. Not by default: the copy moved to the other core, but the analysis then
-    ///     read blocks another core had written and was no faster (1 M-record btsnoop, 15 alternating runs, idle:
-    ///     `report` 0.180 against 0.182 s, `throughput` 0.156 against 0.151 s). Tests use it, with small blocks to put
-    ///     block boundaries everywhere.
+    ///     read blocks another core had written and was no faster (docs/performance.md#read-ahead). Tests use it, with
+    ///     small blocks to put block boundaries everywhere.
     static func open(
         path: String, classicPcapThroughLibpcap: Bool, readAhead: ReadAhead.Shape?, readAheadPlainFiles: Bool = false
     ) throws(CaptureOpenError) -> CaptureFile {
@@ -146,7 +145,8 @@ public final class CaptureFile {
                 compressed = true
                 source = ByteSource(streaming: fd, gzip: true, readAhead: readAhead)
             } else {
-                // read(2) into a reusable cache-sized buffer: measured faster than mmap here and keeps RSS flat.
+                // read(2) into a reusable cache-sized buffer: faster than mmap here and keeps RSS flat
+                // (docs/performance.md#read-ahead).
                 #if os(Linux)
                 _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
                 #endif

@@ -23,7 +23,7 @@ public struct CaptureStatistics: Hashable, Sendable {
     public var minTimestamp: Timestamp? { records > 0 ? Timestamp(microseconds: minMicroseconds) : nil }
     public var maxTimestamp: Timestamp? { records > 0 ? Timestamp(microseconds: maxMicroseconds) : nil }
     // The four times as plain integers, valid once `records > 0`: per record a min and a max without optionals to
-    // test and unwrap. `add` went from 55.5 to 52.5 instructions per record (callgrind, 1 M-record benchmark capture).
+    // test and unwrap (docs/performance.md#capture-statistics).
     private var firstMicroseconds: Int64 = 0
     private var lastMicroseconds: Int64 = 0
     private var minMicroseconds: Int64 = .max

@@ -17,12 +17,9 @@ import Darwin
 /// `maxBatchesInFlight` batches wait at once, so memory stays bounded however far the decoder runs ahead.
 /// `stream` belongs to the worker until ``finish()`` has returned.
 ///
-/// Measured (2026-11-23, 1 M-record benchmark capture, `timeline --format jsonl`, CPU time from `perf stat` split
-/// by thread with `perf record`, 3 runs each on the loaded 2-core machine): the analyzer's thread 869–899 ms against
-/// 1,117–1,214 ms rendering inline (−25 %), at 5–10 % more CPU in all (the events' copies). Wall-clock gains need the
-/// second core free: with four other builds running the two threads were no faster than one. Wall-clock, medians of
-/// 5 alternating runs: idle machine (load 0.8) 0.81 s against 1.02 s on one thread (−21 %); load 3–3.8, 5 M records,
-/// 8.0–8.6 s against 6.9–7.7 s (slower). Hence ``pays``: only when a core is idle.
+/// It takes the rendering off the analyzer's thread at the price of more CPU in all (the events' copies), so it is
+/// sooner only with the second core free, and slower on a loaded machine
+/// (docs/performance.md#background-timeline-json). Hence ``pays``: only when a core is idle.
 public final class BackgroundTimelineJSON {
     private let rendering: Rendering
     /// Hands rendered batches back still full: this thread empties them (see `send`).
@@ -69,7 +66,7 @@ public final class BackgroundTimelineJSON {
         if var spare = worker.send(full) {
             // Emptied here, not on the worker: an event's strings and arrays are then released and freed by the
             // thread that made them. Freed on the worker, they cost this thread contended reference counts and
-            // malloc's slow path (perf, 1 M records: the main thread's time was 91 % of rendering inline, now ~75 %).
+            // malloc's slow path (docs/performance.md#background-timeline-json).
             spare.removeAll(keepingCapacity: true)
             pending = spare
         }

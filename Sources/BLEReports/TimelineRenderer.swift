@@ -105,8 +105,8 @@ public struct TimelineJSONRenderer {
     /// the stream passes to the file without copying them into its own buffer; ``flush(to:)`` writes the rest. Between
     /// the two, nothing else may write to `stream`.
     ///
-    /// Measured (2026-11-24, 1 M-record benchmark capture, 584 MB of JSON Lines): the copy of each line into the
-    /// stream's buffer was ~1.5 % of a one-thread `timeline --format jsonl` (`memmove` under `write(_:to:)`, perf).
+    /// Written in chunks, so each line is not copied again into the stream's buffer
+    /// (docs/performance.md#timeline-renderer).
     public mutating func writeBuffered(_ e: TimelineEvent, to stream: OutputStream) {
         render(e)
         if line.count >= Self.chunkSize { flush(to: stream) }
@@ -269,7 +269,7 @@ final class ByteBuffer {
     }
 
     /// Inlined so that each key's length is a constant and its copy a few moves, not a call to memmove:
-    /// the out-of-line version (about 30 calls per line) was 12 % of `timeline --format jsonl` (perf, 1 M records).
+    /// the out-of-line version was about 30 calls per line (docs/performance.md#timeline-renderer).
     @inline(__always) func append(_ s: StaticString) {
         reserve(s.utf8CodeUnitCount)
         (storage + count).copyMemory(from: s.utf8Start, byteCount: s.utf8CodeUnitCount)
@@ -284,7 +284,7 @@ final class ByteBuffer {
     }
 
     /// Decimal digits written backwards from the end, two at a time from a table: no reversal pass
-    /// (the digit-at-a-time version with a reversal was 4 % of `timeline --format jsonl`).
+    /// (the digit-at-a-time version with a reversal cost more: docs/performance.md#timeline-renderer).
     func append(integer v: Int64) {
         reserve(21)
         if v < 0 { storage.storeBytes(of: UInt8(ascii: "-"), toByteOffset: count, as: UInt8.self); count &+= 1 }
@@ -345,9 +345,8 @@ final class ByteBuffer {
     }
 
     /// Two hex digits per byte: eight bytes at a time as 64-bit words (``hexDigits(of:)``), the rest with one 16-bit
-    /// store per byte from a table. Measured alone (300-byte values, 10⁶ runs, this machine): 128 ns against 146 ns a
-    /// value for the table alone; Swift's SIMD types compiled to lane-by-lane loops here (generic conversions and
-    /// comparisons not vectorised), so the words are plain `UInt64`s.
+    /// store per byte from a table (docs/performance.md#timeline-renderer); Swift's SIMD types compiled to lane-by-lane
+    /// loops here (generic conversions and comparisons not vectorised), so the words are plain `UInt64`s.
     func append(hexString v: [UInt8]) {
         reserve(v.count * 2 + 2)
         append(byte: UInt8(ascii: "\""))

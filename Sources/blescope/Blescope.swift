@@ -13,7 +13,7 @@ struct Blescope: ParsableCommand {
             """,
         subcommands: [
             Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
-            Codecs.self, Convert.self, Check.self, ISO.self, Bench.self,
+            Diagnose.self, Codecs.self, Convert.self, Check.self, ISO.self, Bench.self,
         ]
     )
 

@@ -127,7 +127,8 @@ struct Timeline: ParsableCommand {
         case .csv: if file == nil { out.write(TimelineCSVRenderer.header) }
         case .jsonl: break
         }
-        // Read once: the property wrapper's getter in the per-event closure was 4 % of `timeline --format jsonl`.
+        // Read once: the property wrapper's getter in the per-event closure showed in profiles (see
+        // docs/performance.md#cli-timeline).
         let format = self.format
         // One file's JSON Lines are rendered on a second thread when a core is idle (several files already use the cores).
         let background =

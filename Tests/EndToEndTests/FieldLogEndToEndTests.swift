@@ -3,20 +3,21 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// Field-log answers through the binary: `check` with the README's examples (JUnit XML read by Python's
+/// Field-log answers through the binary: `check` with the examples of docs/ci-checks.md (JUnit XML read by Python's
 /// xml.etree), the report's opening summary, the completeness verdict in `info --json`.
 @Suite struct FieldLogEndToEndTests {
-    static func readme() throws -> String {
-        try String(contentsOfFile: TestEnvironment.repositoryRoot + "/README.md", encoding: .utf8)
+    /// The page that documents `check` (docs/ci-checks.md).
+    static func checksPage() throws -> String {
+        try String(contentsOfFile: TestEnvironment.repositoryRoot + "/docs/ci-checks.md", encoding: .utf8)
     }
 
-    /// The README shows both example files verbatim and the commands that run them.
-    @Test func readmeShowsTheExampleFiles() throws {
-        let readme = try Self.readme()
+    /// docs/ci-checks.md shows both example files verbatim and the commands that run them.
+    @Test func checksPageShowsTheExampleFiles() throws {
+        let page = try Self.checksPage()
         for name in ["nordic-dfu-ok", "nordic-dfu-strict"] {
             let text = try String(contentsOfFile: TestEnvironment.sample("expect/\(name).yaml"), encoding: .utf8)
-            #expect(readme.contains(text), "README must show Samples/expect/\(name).yaml as it is")
-            #expect(readme.contains("blescope check --expect Samples/expect/\(name).yaml Samples/nordic-dfu.btsnoop"))
+            #expect(page.contains(text), "docs/ci-checks.md must show Samples/expect/\(name).yaml as it is")
+            #expect(page.contains("blescope check --expect Samples/expect/\(name).yaml Samples/nordic-dfu.btsnoop"))
         }
     }
 
@@ -32,8 +33,8 @@ import Testing
         #expect(lines[1].hasPrefix("PASS  no ATT error (except Attribute Not Found): none in 4 Error Responses"))
         #expect(lines[3].hasPrefix("PASS  latency of Write Request under 100 ms: "))
         #expect(lines[4] == "4 passed, 0 failed")
-        // The README's output block is this output.
-        #expect(try Self.readme().contains(r.stdout))
+        // The page's output block is this output.
+        #expect(try Self.checksPage().contains(r.stdout))
     }
 
     @Test func failingExampleExitsOneWithJUnitThatParses() throws {
@@ -54,7 +55,7 @@ import Testing
                 == "FAIL  link quality above the floor (RSSI ≥ -80 dBm, no approaching supervision timeout): no Bluetooth Quality Report in the capture"
         )
         #expect(lines.last == "0 passed, 3 failed")
-        #expect(try Self.readme().contains(r.stdout))
+        #expect(try Self.checksPage().contains(r.stdout))
         // A real XML parser reads the JUnit file: Python's xml.etree.
         let script = """
             import json, sys, xml.etree.ElementTree as ET

@@ -73,8 +73,8 @@ public struct CompletenessTracker: Sendable {
     /// ACL handle keys already settled, direct-mapped by ``settledSlot(_:)``: a key in `seen` or on a vendor handle.
     /// Every key in `open` is in `seen` too and `seen` only grows, so "not seen yet" is the whole question for an
     /// ACL record and a settled key stays settled: the cache never needs clearing (a reset or disconnection only
-    /// shrinks `open`). Most ACL records hit it and cost no hashing; the 1 M-record benchmark capture's ACL
-    /// records hashed into `open` and `seen` whenever the handle changed (52 M instructions, callgrind) before.
+    /// shrinks `open`). Most ACL records hit it and cost no hashing, where before they hashed into `open` and `seen`
+    /// whenever the handle changed (docs/performance.md#completeness).
     var settledKeys = InlineArray<64, UInt32>(repeating: .max)
     var hciRecords = 0
 

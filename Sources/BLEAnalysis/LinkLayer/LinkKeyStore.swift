@@ -73,7 +73,8 @@ final class LinkKeyStore {
     /// Records one SMP PDU of connection `handle` (`centralToPeripheral` as the link says).
     ///
     /// The addresses are autoclosures: only a Central Identification needs one, and the connection keeps them as text,
-    /// so parsing both on every SMP PDU was ~4 % of decoding an air capture full of SMP (`perf`, 5 M records).
+    /// so parsing both on every SMP PDU showed in the decode of an air capture full of SMP
+    /// (docs/performance.md#link-key-store).
     func smp(
         _ pdu: SMPPDU, raw: UnsafeRawBufferPointer, handle: UInt16, centralToPeripheral: Bool, frame: Int,
         central: @autoclosure () -> UInt64?, peripheral: @autoclosure () -> UInt64?

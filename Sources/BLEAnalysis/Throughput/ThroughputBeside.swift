@@ -68,7 +68,7 @@ struct ThroughputBeside {
     private let worker: BatchWorker<Batch>
     /// The batch being filled, on the producer's side (not in the worker object: see ``BackgroundObservers``), and
     /// its buffers and counts, held here as raw pointers: reached through the batch object, each value paid a retain
-    /// and a release of it (`swift_retain` 1.4 → 3.7 % of `report`, perf).
+    /// and a release of it (docs/performance.md#throughput-beside).
     private var pending: Batch
     private var samples: UnsafeMutablePointer<ThroughputSample>
     private var count = 0
@@ -78,9 +78,8 @@ struct ThroughputBeside {
     private var contextOfSlot: UnsafeMutablePointer<Int16>
     private let contextCapacity: Int
 
-    /// - Parameter batchSize: samples per batch (at most 32,767: contexts are numbered with 16 bits). 8,192: on the
-    ///   1 M-record benchmark capture `report` took 185 ms with batches of 512, 177 ms with 1,024, 170 ms with 4,096
-    ///   and 168 ms with 16,384 (11 alternating runs, idle): each batch handed over wakes the worker.
+    /// - Parameter batchSize: samples per batch (at most 32,767: contexts are numbered with 16 bits). 8,192: each batch
+    ///   handed over wakes the worker, so smaller batches cost more (docs/performance.md#throughput-beside).
     /// - Parameters:
     ///   - tracker: the tracker as it stands (it goes on counting on the worker's thread).
     ///   - contextCapacity: contexts per batch (a batch is sent early when they run out): a context is ~100 bytes, and

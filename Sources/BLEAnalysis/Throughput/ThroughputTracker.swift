@@ -49,14 +49,14 @@ public struct ThroughputTracker: AttributeValueObserver {
     var states: [StreamState] = []
     var index: [ThroughputStreamKey: Int] = [:]
     /// A direct-mapped cache in front of `index`: traffic interleaves a dozen streams or so, and this skips hashing
-    /// the key. It was a list of the last 4 streams used, which the 1 M-record benchmark capture (about 10 busy
-    /// streams) missed often enough for `Hasher` to be ~3 % of `throughput` (`perf`).
+    /// the key. It was a list of the last 4 streams used, which a capture with about 10 busy streams missed often
+    /// enough for `Hasher` to show (docs/performance.md#throughput-tracker).
     var cacheKeys = [ThroughputStreamKey](
         repeating: ThroughputStreamKey(connectionNumber: .min, direction: .unknown, handle: 0, kind: ValueKind(rawValue: 0)),
         count: ThroughputTracker.cacheSlots)
     var cacheIndices = [Int](repeating: -1, count: ThroughputTracker.cacheSlots)
-    /// 256 slots, not 64: the benchmark capture's 27 streams collided in 64 and 100,012 of its 825,252 values went to
-    /// the dictionary (~29 M instructions of hashing, callgrind).
+    /// 256 slots, not 64: the benchmark capture's 27 streams collided in 64 and an eighth of its values went to the
+    /// dictionary (docs/performance.md#throughput-tracker).
     static let cacheSlots = 256
 
     public init(options: ThroughputOptions = ThroughputOptions()) {
@@ -205,7 +205,8 @@ struct PeriodState {
         lastTime = time
     }
 
-    /// `a == b`, field by field and inlined: the synthesized `==` was a call per value and ~3 % of `throughput` (`perf`).
+    /// `a == b`, field by field and inlined: the synthesized `==` was a call per value
+    /// (docs/performance.md#throughput-tracker).
     @inline(__always)
     static func sameLink(_ a: LinkSnapshot, _ b: LinkSnapshot) -> Bool {
         // Every stored property of LinkSnapshot (a new one must be added here too).
@@ -296,8 +297,7 @@ struct StreamState {
     var idleTotal: Int64 = 0
     var longestIdle: [IdleGap] = []
     // Periods: the closed ones, and the open one that every value goes to kept out of the array (reached through the
-    // array, each value paid a uniqueness check and bounds checks: `throughput` on the 1 M-record capture ran 13 M more
-    // instructions of 1.59 G, callgrind).
+    // array, each value paid a uniqueness check and bounds checks: docs/performance.md#throughput-tracker).
     var closedPeriods: [PeriodState] = []
     var period: PeriodState
     var periodsNotSplit = 0

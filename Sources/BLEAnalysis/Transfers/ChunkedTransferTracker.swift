@@ -51,8 +51,8 @@ public struct ChunkedTransferTracker: AttributeValueObserver {
 
     var streamIndex: [StreamKey: Int] = [:]
     var streams: [Stream] = []
-    /// A direct-mapped cache in front of `streamIndex`, as ``ThroughputTracker``'s: the `Dictionary` lookup per value
-    /// (its `Hasher`) was ~90 instructions of `report`'s ~4,400 per value on one thread (callgrind, 1 M-record capture).
+    /// A direct-mapped cache in front of `streamIndex`, as ``ThroughputTracker``'s: it saves the `Dictionary` lookup
+    /// (its `Hasher`) per value (docs/performance.md#trackers).
     var cacheKeys = [StreamKey](
         repeating: StreamKey(connectionNumber: .min, handle: 0, direction: .unknown), count: ChunkedTransferTracker.cacheSlots)
     var cacheIndices = [Int](repeating: -1, count: ChunkedTransferTracker.cacheSlots)

@@ -10,10 +10,9 @@ import Darwin
 /// Reads a stream (and inflates it, for gzip) on a thread of its own, into a ring of blocks its consumer takes in order.
 ///
 /// Why: inflating gzip costs more than most analyses of what it inflates; done a few blocks ahead on the second core,
-/// it overlaps the analysis instead of adding to it. Measured 2026-11-24 (this 2-core VM idle, the 1 M-record
-/// benchmark capture gzipped, 122 MiB, 7 alternating runs): `report` 0.591 → 0.450 s, `info` 0.516 → 0.448 s. Plain
-/// files are read inline (see `CaptureFile.open(path:classicPcapThroughLibpcap:readAhead:readAheadPlainFiles:)`): the
-/// kernel's copy moved to the other core but the analysis, reading what another core wrote, was no faster.
+/// it overlaps the analysis instead of adding to it (docs/performance.md#read-ahead). Plain files are read inline
+/// (see `CaptureFile.open(path:classicPcapThroughLibpcap:readAhead:readAheadPlainFiles:)`): the kernel's copy moved
+/// to the other core but the analysis, reading what another core wrote, was no faster.
 ///
 /// Each block has `headroom` bytes in front of its data: the consumer moves the unread end of the previous window
 /// (a record cut by the block's end) there, so the window stays contiguous without copying the block (see
@@ -35,7 +34,8 @@ final class ReadAhead: @unchecked Sendable {
         var headroom: Int
         var blocks: Int
 
-        /// 4 × 256 KiB (1.25 MiB with the headrooms): blocks of 1 MiB were no faster, and smaller ones stay in the caches.
+        /// 4 × 256 KiB (1.25 MiB with the headrooms): blocks of 1 MiB were no faster, and smaller ones stay in the
+        /// caches (docs/performance.md#read-ahead).
         static let standard = Shape(blockSize: 256 << 10, headroom: 64 << 10, blocks: 4)
     }
 

@@ -9,7 +9,7 @@ import BLECore
 /// magic a1b2c3d4 (µs) or a1b23c4d (ns), in the writer's byte order.
 ///
 /// Read natively over the same buffered source as btsnoop rather than through libpcap, whose
-/// per-packet `fread`s measured 3–5 M records/s against ~25 M here, and so that a cut file gives
+/// per-packet `fread`s are several times slower (docs/performance.md#classic-pcap), and so that a cut file gives
 /// exact offsets. pcapng still goes through libpcap.
 enum ClassicPcap {
     static let headerSize = 24

@@ -66,7 +66,7 @@ public struct LLPacketView {
     /// it is skipped and is not part of the PDU the CRC covers.
     ///
     /// Always inlined: called, it handed its 60-byte result back through memory that ``LLAirPacket`` then read in
-    /// wider loads than were stored (store-forwarding stalls: half of `LLAirPacket.init`'s ~9 % of an air decode, perf).
+    /// wider loads than were stored (store-forwarding stalls; docs/performance.md#ll-packet).
     @inlinable @inline(__always)
     public init(parsing input: inout ByteReader, isDataChannel: Bool?, codingIndicator: Bool = false) throws(DecodeError) {
         offset = input.absoluteOffset

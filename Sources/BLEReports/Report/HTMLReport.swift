@@ -228,19 +228,19 @@ public enum HTMLReport {
         // Parameter history per connection (when anything changed).
         for c in f.connections.prefix(options.maxRows) {
             var changes: [(Int, Timestamp, String)] = []
-            for p in c.parameters {
+            for p in c.link.parameters.changes {
                 changes.append(
                     (
                         p.frame, p.timestamp,
                         "interval \(String(fractionDigits: 2, Double(p.value.intervalMicroseconds) / 1000)) ms, latency \(p.value.latency), timeout \(Int(p.value.timeout) * 10) ms"
                     ))
             }
-            for p in c.phy { changes.append((p.frame, p.timestamp, "PHY \(p.value.description)")) }
-            for d in c.dataLength {
+            for p in c.link.phy.changes { changes.append((p.frame, p.timestamp, "PHY \(p.value.description)")) }
+            for d in c.link.dataLength.changes {
                 changes.append((d.frame, d.timestamp, "data length tx \(d.value.maxTxOctets) / rx \(d.value.maxRxOctets) octets"))
             }
-            for m in c.mtu { changes.append((m.frame, m.timestamp, "ATT MTU \(m.value)")) }
-            for e in c.encryption { changes.append((e.frame, e.timestamp, e.value ? "encryption on" : "encryption off")) }
+            for m in c.link.mtu.changes { changes.append((m.frame, m.timestamp, "ATT MTU \(m.value)")) }
+            for e in c.link.encryption.changes { changes.append((e.frame, e.timestamp, e.value ? "encryption on" : "encryption off")) }
             guard !changes.isEmpty else { continue }
             changes.sort { $0.0 < $1.0 }
             out +=

@@ -172,7 +172,7 @@ public enum JSONReport {
         w.field("end_time", c.endTime)
         w.field("disconnect_reason", c.disconnectReason)
         w.beginArray("parameters")
-        for p in c.parameters {
+        for p in c.link.parameters.changes {
             w.beginObject()
             w.field("frame", p.frame)
             w.field("time", p.timestamp)
@@ -183,7 +183,7 @@ public enum JSONReport {
         }
         w.endArray()
         w.beginArray("phy")
-        for p in c.phy {
+        for p in c.link.phy.changes {
             w.beginObject()
             w.field("frame", p.frame)
             w.field("time", p.timestamp)
@@ -193,7 +193,7 @@ public enum JSONReport {
         }
         w.endArray()
         w.beginArray("data_length")
-        for d in c.dataLength {
+        for d in c.link.dataLength.changes {
             w.beginObject()
             w.field("frame", d.frame)
             w.field("time", d.timestamp)
@@ -205,7 +205,7 @@ public enum JSONReport {
         }
         w.endArray()
         w.beginArray("mtu")
-        for m in c.mtu {
+        for m in c.link.mtu.changes {
             w.beginObject()
             w.field("frame", m.frame)
             w.field("time", m.timestamp)
@@ -214,7 +214,7 @@ public enum JSONReport {
         }
         w.endArray()
         w.beginArray("encryption")
-        for e in c.encryption {
+        for e in c.link.encryption.changes {
             w.beginObject()
             w.field("frame", e.frame)
             w.field("time", e.timestamp)

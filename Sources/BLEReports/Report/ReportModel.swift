@@ -240,19 +240,19 @@ public struct Report: Sendable {
             if let peer = c.peerAddress { text += ", peer \(peer)" + (c.peerAddressType.map { " (\($0))" } ?? "") }
             if let role = c.role { text += ", local role \(role.rawValue)" }
             events.append(KeyEvent(frame: c.startFrame, timestamp: c.startTime, connectionNumber: c.number, kind: "connect", text: text))
-            for p in c.parameters {
+            for p in c.link.parameters.changes {
                 events.append(
                     KeyEvent(
                         frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "parameters",
                         text: "connection parameters: " + p.value.description))
             }
-            for p in c.phy {
+            for p in c.link.phy.changes {
                 events.append(
                     KeyEvent(
                         frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "phy",
                         text: "PHY " + p.value.description))
             }
-            for d in c.dataLength {
+            for d in c.link.dataLength.changes {
                 events.append(
                     KeyEvent(
                         frame: d.frame, timestamp: d.timestamp, connectionNumber: c.number, kind: "data-length",
@@ -260,11 +260,11 @@ public struct Report: Sendable {
                             "data length tx \(d.value.maxTxOctets) octets / \(d.value.maxTxTime) µs, rx \(d.value.maxRxOctets) octets / \(d.value.maxRxTime) µs"
                     ))
             }
-            for m in c.mtu {
+            for m in c.link.mtu.changes {
                 events.append(
                     KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: "ATT MTU \(m.value)"))
             }
-            for e in c.encryption {
+            for e in c.link.encryption.changes {
                 events.append(
                     KeyEvent(
                         frame: e.frame, timestamp: e.timestamp, connectionNumber: c.number, kind: "encryption",

@@ -65,10 +65,8 @@ public enum ReportWriter {
             options.throughputBeside = false
         } else if options.backgroundTrackers && !secondThreadForced {
             // One file: the trackers run on the decoding thread unless `BLESCOPE_THREADS=2` asks for the second one.
-            // Since the trackers became cheap (issue 20, 2026-11-24) copying each value into the batches costs more than
-            // the trackers do: 1 M-record benchmark capture, nearly idle machine, 7 alternating runs: 0.21 s on one thread
-            // (0.21–0.23) against 0.27 s (0.25–0.32) with the second. Before, it paid only with a core idle (load 6:
-            // 1.09 s with it against 0.76 s without).
+            // Since the trackers became cheap, copying each value into the batches costs more than the trackers do
+            // (docs/performance.md#report-writer).
             options.backgroundTrackers = false
         }
         let opts = options

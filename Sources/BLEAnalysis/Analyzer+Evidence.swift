@@ -1,0 +1,250 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+/// What the diagnosis reads, recorded as the pass goes: one call per HCI command, per HCI event, per SMP PDU and per
+/// ATT exchange that a rule may cite (``EvidenceEvent``). Everything else a rule needs is in the connections
+/// (``Connection/link``, ``Connection/activity``).
+extension Analyzer {
+    /// What the diagnosis reads about the pass (after ``finish()``): the evidence events, the connections and the
+    /// analyzer's findings. The capture reader's findings, the completeness verdict and the file name are the caller's
+    /// to add.
+    public func evidence(throughput: [ThroughputStream]? = nil) -> Evidence {
+        Evidence(
+            events: evidenceLog.events, connections: connections, findings: findings, records: counters.records,
+            lastTime: counters.records > 0 ? lastTimestamp : nil, lastFrame: lastFrame,
+            isAirCapture: counters.linkLayerRecords > 0, controllers: controllerIdentities, aclBuffers: aclBuffers,
+            eventsDropped: evidenceLog.dropped, throughput: throughput)
+    }
+
+    func evidence(_ kind: EvidenceEvent.Kind, frame: Int, timestamp: Timestamp, controller: UInt16 = 0, connection: Int? = nil) {
+        evidenceLog.append(EvidenceEvent(frame: frame, timestamp: timestamp, controller: controller, connection: connection, kind: kind))
+    }
+
+    /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
+    func connectionNumber(controller: UInt16, handle: UInt16) -> Int? {
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) { return connections[i].number }
+        return table.latest(onHandle: handle).map { connections[$0].number }
+    }
+
+    /// An HCI command the host sent.
+    func recordCommand(_ packet: HCICommandPacket, frame: Int, timestamp: Timestamp, controller: UInt16) {
+        let kind: EvidenceEvent.Kind
+        switch packet.opcode {
+        case .leCreateConnection:
+            guard case .leCreateConnection(let c) = packet.decoded else { return }
+            kind = .createConnection(command: packet.opcode, peer: c.initiatorFilterPolicy == 0 ? c.peerAddress.description : nil)
+        case .leExtendedCreateConnection:
+            guard case .leExtendedCreateConnection(let c) = packet.decoded else { return }
+            kind = .createConnection(command: packet.opcode, peer: c.initiatorFilterPolicy == 0 ? c.peerAddress.description : nil)
+        case .leExtendedCreateConnectionV2:
+            guard case .leExtendedCreateConnectionV2(let c) = packet.decoded else { return }
+            let e = c.connection
+            kind = .createConnection(command: packet.opcode, peer: e.initiatorFilterPolicy == 0 ? e.peerAddress.description : nil)
+        case .leCreateConnectionCancel:
+            kind = .createConnectionCancel
+        case .disconnect:
+            guard case .disconnect(let d) = packet.decoded else { return }
+            kind = .disconnectCommand(handle: d.handle & 0x0FFF, reason: d.reason)
+        case .leEnableEncryption:
+            guard let h = packet.connectionHandle else { return }
+            kind = .encryptionStart(handle: h)
+        case .leLongTermKeyRequestReply:
+            guard let h = packet.connectionHandle else { return }
+            kind = .longTermKeyReply(handle: h)
+        case .leLongTermKeyRequestNegativeReply:
+            guard let h = packet.connectionHandle else { return }
+            kind = .longTermKeyNegativeReply(handle: h)
+        case .leRemoteConnectionParameterRequestNegativeReply:
+            guard case .leRemoteConnectionParameterRequestNegativeReply(let r) = packet.decoded else { return }
+            kind = .remoteParameterNegativeReply(handle: r.handle & 0x0FFF, reason: r.reason)
+        case .reset:
+            kind = .reset
+        default:
+            return
+        }
+        let number = packet.connectionHandle.flatMap { connectionNumber(controller: controller, handle: $0) }
+        evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
+    }
+
+    /// A command answered: an error status, or an answer later than the HCI command time-out, is evidence.
+    func recordAnswer(
+        _ opcode: HCICommand, status: HCIStatus?, commandFrame: Int?, latency: Int64?, frame: Int, timestamp: Timestamp,
+        controller: UInt16
+    ) {
+        if let status, status != .success {
+            evidence(
+                .commandFailed(opcode, status: status, commandFrame: commandFrame), frame: frame, timestamp: timestamp,
+                controller: controller)
+        }
+        if let latency, let commandFrame, latency > hciCommandTimeoutMicroseconds {
+            evidence(
+                .commandLate(opcode, commandFrame: commandFrame, microseconds: latency), frame: frame, timestamp: timestamp,
+                controller: controller)
+        }
+    }
+
+    /// An HCI event, after the analyzer applied it (a connection it opened is open, one it closed is the latest on its
+    /// handle).
+    func recordEvent(_ decoded: HCIEventParameters, frame: Int, timestamp: Timestamp, controller: UInt16) {
+        let kind: EvidenceEvent.Kind
+        var handle: UInt16? = nil
+        switch decoded {
+        case .disconnectionComplete(let d):
+            handle = d.handle
+            kind = .disconnectionComplete(handle: d.handle, status: d.status, reason: d.reason)
+        case .leConnectionComplete(let c):
+            handle = c.status == .success ? c.handle : nil
+            kind = .connectionComplete(handle: c.handle, status: c.status, peer: c.status == .success ? c.peerAddress.description : nil)
+        case .leEnhancedConnectionComplete(let c):
+            handle = c.status == .success ? c.handle : nil
+            kind = .connectionComplete(handle: c.handle, status: c.status, peer: c.status == .success ? c.peerAddress.description : nil)
+        case .leEnhancedConnectionCompleteV2(let v2):
+            let c = v2.connection
+            handle = c.status == .success ? c.handle : nil
+            kind = .connectionComplete(handle: c.handle, status: c.status, peer: c.status == .success ? c.peerAddress.description : nil)
+        case .leConnectionUpdateComplete(let u):
+            handle = u.handle
+            let p =
+                u.status == .success ? ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout) : nil
+            kind = .connectionUpdateComplete(handle: u.handle, status: u.status, parameters: p)
+        case .lePHYUpdateComplete(let p):
+            handle = p.handle
+            kind = .phyUpdateComplete(
+                handle: p.handle, status: p.status, phy: p.status == .success ? PHYPair(tx: p.txPHY, rx: p.rxPHY) : nil)
+        case .leReadRemoteFeaturesComplete(let r):
+            guard r.status != .success else { return }
+            handle = r.handle
+            kind = .readRemoteFeaturesComplete(handle: r.handle, status: r.status)
+        case .leRemoteConnectionParameterRequest(let r):
+            handle = r.handle
+            kind = .remoteParameterRequest(
+                handle: r.handle,
+                request: ParameterRequest(
+                    intervalMin: r.intervalMin, intervalMax: r.intervalMax, latency: r.maxLatency, timeout: r.supervisionTimeout))
+        case .leLongTermKeyRequest(let r):
+            handle = r.handle
+            kind = .longTermKeyRequest(handle: r.handle)
+        case .encryptionChange(let e):
+            handle = e.handle
+            kind = .encryptionChange(handle: e.handle, status: e.status, enabled: e.encryptionEnabled != 0)
+        case .encryptionChangeV2(let e2):
+            handle = e2.change.handle
+            kind = .encryptionChange(handle: e2.change.handle, status: e2.change.status, enabled: e2.change.encryptionEnabled != 0)
+        case .bluetoothQualityReport(let report):
+            guard let q = report.linkQuality else { return }
+            handle = q.handle
+            kind = .qualityReport(
+                handle: q.handle, report: report.reportID, rssi: Int(q.rssi), snr: Int(q.snr), noRx: Int(q.noRxCount),
+                retransmissions: Int(q.retransmissionCount))
+        case .raw(let code, let p) where code == .hardwareError:
+            kind = .hardwareError(code: p.first ?? 0)
+        case .raw(let code, let p) where code == .dataBufferOverflow:
+            kind = .dataBufferOverflow(linkType: p.first ?? 0)
+        case .raw(let code, let p) where code == .authenticatedPayloadTimeoutExpired && p.count >= 2:
+            let h = (UInt16(p[0]) | UInt16(p[1]) << 8) & 0x0FFF
+            handle = h
+            kind = .authenticatedPayloadTimeout(handle: h)
+        default:
+            return
+        }
+        let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
+        evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
+    }
+
+    /// An SMP PDU on connection `index`.
+    func recordSMP(_ smp: SMPPDU, connection index: Int, direction: Direction, frame: Int, timestamp: Timestamp) {
+        let sender: EvidenceEvent.Sender = direction == .rx ? .peer : .local
+        let kind: EvidenceEvent.Kind
+        switch smp {
+        case .pairingRequest(let p):
+            kind = .pairingRequest(sender: sender, authReq: p.authReq)
+        case .pairingResponse(let p):
+            kind = .pairingResponse(sender: sender, authReq: p.authReq)
+        case .securityRequest:
+            kind = .securityRequest(sender: sender)
+        case .pairingFailed(let reason):
+            kind = .pairingFailed(sender: sender, reason: reason)
+        case .encryptionInformation, .identityInformation, .signingInformation:
+            kind = .keysDistributed(sender: sender)
+        default:
+            return
+        }
+        evidence(kind, frame: frame, timestamp: timestamp, connection: connections[index].number)
+    }
+}
+
+extension Analyzer {
+    /// Every ATT PDU of connection `index`: the activity the rules read (largest PDU, values filling the MTU,
+    /// notifications received and writes sent per handle, long-value requests), and evidence for CCCD writes and
+    /// Service Changed. A few stores per PDU; the rest only for the rare opcodes.
+    @inline(__always)
+    func noteATT(
+        _ payload: UnsafeRawBufferPointer, opcode: UInt8, direction: Direction, connection index: Int, state: ConnectionState,
+        frame: Int, timestamp: Timestamp
+    ) {
+        let size = payload.count
+        connections[index].activity.notePDU(opcode: opcode, size: size, mtu: table.connections[index].link.snapshot.mtu, frame: frame)
+        switch opcode {
+        case 0x1B, 0x1D:  // notification, indication
+            guard direction == .rx, size >= 3 else { return }
+            let handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
+            connections[index].activity.noteNotified(handle, frame: frame)
+            if opcode == 0x1D, size == 7 {
+                noteServiceChanged(payload, handle: handle, connection: index, state: state, frame: frame, timestamp: timestamp)
+            }
+        case 0x12, 0x52:  // write request, command
+            guard direction == .tx, size >= 3 else { return }
+            let handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
+            connections[index].activity.noteWritten(handle, frame: frame)
+            if size == 5 {
+                noteCCCDWrite(
+                    handle, value: UInt16(payload[3]) | UInt16(payload[4]) << 8, byCommand: opcode == 0x52, connection: index,
+                    frame: frame, timestamp: timestamp)
+            }
+        default:
+            return
+        }
+    }
+
+    /// A 2-byte write to a handle the peer's database names a CCCD (0x2902), or that follows a notifying
+    /// characteristic's value: a subscription.
+    func noteCCCDWrite(_ handle: UInt16, value: UInt16, byCommand: Bool, connection index: Int, frame: Int, timestamp: Timestamp) {
+        let database = connections[index].gatt
+        let owner = database.characteristic(owning: handle)
+        let isCCCD: Bool
+        if let t = database.attributeTypes[handle] {
+            isCCCD = t.uuid16 == GATTAttributeType.clientCharacteristicConfiguration
+        } else if let c = owner, c.valueHandle &+ 1 == handle, !c.properties.intersection([.notify, .indicate]).isEmpty {
+            isCCCD = true
+        } else {
+            isCCCD = false
+        }
+        guard isCCCD else { return }
+        evidence(
+            .cccdWrite(handle: handle, valueHandle: owner?.valueHandle, value: value, byCommand: byCommand, sender: .local),
+            frame: frame, timestamp: timestamp, connection: connections[index].number)
+    }
+
+    /// An indication of the Service Changed characteristic (0x2A05): the peer's database changed in a range.
+    func noteServiceChanged(
+        _ payload: UnsafeRawBufferPointer, handle: UInt16, connection index: Int, state: ConnectionState, frame: Int,
+        timestamp: Timestamp
+    ) {
+        guard attribute(index, handle: handle, db: .peer, state: state).uuid?.uuid16 == 0x2A05 else { return }
+        let start = UInt16(payload[3]) | UInt16(payload[4]) << 8, end = UInt16(payload[5]) | UInt16(payload[6]) << 8
+        evidence(.serviceChanged(start: start, end: end), frame: frame, timestamp: timestamp, connection: connections[index].number)
+    }
+
+    /// An ATT Error Response, with the request it answers when the capture holds it.
+    func noteATTError(
+        _ payload: UnsafeRawBufferPointer, direction: Direction, requestFrame: Int?, connection index: Int, frame: Int, timestamp: Timestamp
+    ) {
+        guard payload.count >= 5 else { return }
+        evidence(
+            .attError(
+                request: ATTOpcode(rawValue: payload[1]), handle: UInt16(payload[2]) | UInt16(payload[3]) << 8,
+                error: ATTErrorCode(payload[4]), requestFrame: requestFrame, sender: direction == .rx ? .peer : .local),
+            frame: frame, timestamp: timestamp, connection: connections[index].number)
+    }
+}

@@ -1,0 +1,115 @@
+import BLECore
+
+/// The diagnosis of one capture: findings ranked (most severe first, then in frame order), repeats folded into one
+/// line, each qualified by what the capture cannot show.
+public struct DiagnosisResult: Hashable, Sendable {
+    public var findings: [Diagnosis]
+    /// How many rules ran.
+    public var rulesEvaluated: Int
+
+    public init(findings: [Diagnosis], rulesEvaluated: Int) {
+        self.findings = findings
+        self.rulesEvaluated = rulesEvaluated
+    }
+
+    public func count(_ severity: DiagnosisSeverity) -> Int { findings.filter { $0.severity == severity }.count }
+    /// The most severe finding's severity (nil: nothing found).
+    public var worst: DiagnosisSeverity? { findings.first?.severity }
+    /// Findings at `severity` or above.
+    public func atLeast(_ severity: DiagnosisSeverity) -> [Diagnosis] { findings.filter { $0.severity >= severity } }
+
+    /// `2 critical, 1 error, 3 warnings` (empty: nothing above info).
+    public var tally: String {
+        var parts: [String] = []
+        for s in DiagnosisSeverity.allCases.reversed() where s != .info {
+            let n = count(s)
+            if n > 0 { parts.append("\(n) \(s.rawValue)\(s == .info || n == 1 || s == .critical ? "" : "s")") }
+        }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// Runs the rules over the evidence, qualifies each finding by what the capture cannot show, folds repeats and ranks.
+public enum DiagnosisEngine {
+    public static func diagnose(_ evidence: Evidence, rules: [any DiagnosisRule.Type] = DiagnosisRules.all) -> DiagnosisResult {
+        var found: [Diagnosis] = []
+        for rule in rules { found += rule.evaluate(evidence) }
+        let caveats = Caveats(evidence)
+        for i in found.indices { found[i].confidence = caveats.confidence(of: found[i]) }
+        return DiagnosisResult(findings: rank(fold(found)), rulesEvaluated: rules.count)
+    }
+
+    /// Findings with the same fold key become one, listing every occurrence's deciding frame (the first keeps its
+    /// sentence and supporting frames).
+    static func fold(_ all: [Diagnosis]) -> [Diagnosis] {
+        var out: [Diagnosis] = []
+        var index: [String: Int] = [:]
+        for d in all.sorted(by: { ($0.frame, $0.rule) < ($1.frame, $1.rule) }) {
+            guard !d.foldKey.isEmpty else {
+                out.append(d)
+                continue
+            }
+            if let i = index[d.foldKey] {
+                out[i].occurrences.append(d.frame)
+                out[i].severity = max(out[i].severity, d.severity)
+                if case .lowered = d.confidence, !out[i].confidence.isLowered { out[i].confidence = d.confidence }
+            } else {
+                index[d.foldKey] = out.count
+                out.append(d)
+            }
+        }
+        return out
+    }
+
+    /// Most severe first; within a severity, in the order they happened.
+    static func rank(_ all: [Diagnosis]) -> [Diagnosis] {
+        all.sorted { a, b in a.severity != b.severity ? a.severity > b.severity : (a.frame, a.rule) < (b.frame, b.rule) }
+    }
+}
+
+/// What the capture cannot show, as it touches one finding: a break in the timeline near its frames, payloads cut by
+/// the capturer, a connection that started before the capture, facts only assumed.
+struct Caveats {
+    /// Frames where the timeline breaks (gap, backwards, drops), with what.
+    var breaks: [(frame: Int, text: String)] = []
+    var payloadsCut = false
+    var eventsDropped = 0
+    var startedBefore: Set<Int> = []
+
+    init(_ e: Evidence) {
+        for item in e.completeness?.items ?? [] {
+            switch item.code {
+            case "time-gap", "time-backwards", "drops":
+                if let f = item.frame { breaks.append((f, item.message)) }
+            case "acl-payload-cut":
+                payloadsCut = true
+            default:
+                break
+            }
+        }
+        eventsDropped = e.eventsDropped
+        startedBefore = Set(e.connections.filter(\.inferred).map(\.number))
+    }
+
+    /// Rules whose verdict rests on the connection's setup (parameters, pairing, subscriptions, MTU exchange).
+    static let needSetup: Set<String> = ["CE-04", "SEC-04", "SEC-05", "GATT-03", "GATT-05", "GATT-06", "GATT-07", "LP-02", "DC-01"]
+
+    func confidence(of d: Diagnosis) -> DiagnosisConfidence {
+        guard !d.rule.hasPrefix("CQ-") else { return .high }
+        if eventsDropped > 0 { return .lowered(reason: "the capture had more evidence than kept (\(eventsDropped) events dropped)") }
+        let low = d.frames.first ?? d.frame
+        if let b = breaks.first(where: { $0.frame <= d.frame && $0.frame >= low }) {
+            return .lowered(reason: "the timeline breaks at frame \(b.frame) (\(b.text))")
+        }
+        if payloadsCut && (d.rule.hasPrefix("GATT-") || d.rule.hasPrefix("TP-")) {
+            return .lowered(reason: "the capturer cut the payloads: values and sizes are not all seen")
+        }
+        if let n = d.connection, startedBefore.contains(n), Self.needSetup.contains(d.rule) {
+            return .lowered(reason: "the connection started before the capture: its setup is not in this file")
+        }
+        if let assumed = d.facts.first(where: { $0.source == .assumed }) {
+            return .lowered(reason: "it rests on an assumed \(assumed.name) (\(assumed.value)): the capture does not show it")
+        }
+        return .high
+    }
+}

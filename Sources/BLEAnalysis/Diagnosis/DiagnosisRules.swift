@@ -1,0 +1,70 @@
+/// Every diagnosis rule, one row each (the rule's own file says what it reads and says). Adding a rule: one file
+/// under `Rules/<group>/` and one row here; `docs/diagnosis.md` is generated from this table
+/// (`scripts/gen-diagnosis-docs.sh`, checked by `DiagnosisRuleTableTests`).
+public enum DiagnosisRules {
+    public static let all: [any DiagnosisRule.Type] = [
+        // Capture quality (evaluated first: they qualify the others)
+        CQ01StartedMidConnection.self,
+        CQ02PayloadsCut.self,
+        CQ03EndsTooSoon.self,
+        CQ04TimelineBreak.self,
+        CQ05AirCaptureBlind.self,
+        // Connection establishment
+        CE01ConnectGaveUp.self,
+        CE02FailedToEstablish.self,
+        CE03CreateRefused.self,
+        CE04PeerRefusedCentral.self,
+        CE05RemoteFeaturesFailed.self,
+        // Disconnection
+        DC01SupervisionTimeout.self,
+        DC02PeerEndedLink.self,
+        DC03ThisSideEndedLink.self,
+        DC04ProcedureTimeout.self,
+        DC05InstantPassed.self,
+        DC06ProcedureCollision.self,
+        DC07MICFailure.self,
+        DC08DataNeverLeft.self,
+        DC09Flapping.self,
+        // Security
+        SEC01BondLostOnPeripheral.self,
+        SEC02NoKeyForCentral.self,
+        SEC03PairingFailed.self,
+        SEC04PairingStalled.self,
+        SEC05InsufficientSecurity.self,
+        SEC06KeySizeTooShort.self,
+        SEC07AuthenticatedPayloadTimeout.self,
+        // ATT and GATT
+        GATT01RequestTimedOut.self,
+        GATT02ProtocolViolation.self,
+        GATT03NotificationsNotEnabled.self,
+        GATT04SubscriptionRefused.self,
+        GATT05SubscribedButSilent.self,
+        GATT06StaleHandles.self,
+        GATT07SmallMTU.self,
+        GATT08ErrorResponse.self,
+        // Throughput and flow control
+        TP01ControllerStalled.self,
+        TP02BufferOverflow.self,
+        TP03ParameterLimited.self,
+        TP04AppPaced.self,
+        TP05CreditChannelStalled.self,
+        // Link parameters
+        LP01ParameterRequestRejected.self,
+        LP02ShortSupervisionTimeout.self,
+        LP03ParameterPingPong.self,
+        LP04PHYUpdateFailed.self,
+        LP05ProcedureUnsupported.self,
+        LP06RadioInterference.self,
+        // Controller and host health
+        HH01CommandTimeout.self,
+        HH02HardwareError.self,
+        HH03StackRestarted.self,
+        HH04CommandErrors.self,
+        HH05QualityWarning.self,
+        HH06HandleDisagreement.self,
+        HH07SeveralControllers.self,
+    ]
+
+    /// The rule with this id (`DC-01`).
+    public static func rule(_ id: String) -> (any DiagnosisRule.Type)? { all.first { $0.id == id } }
+}

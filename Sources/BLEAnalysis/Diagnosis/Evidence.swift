@@ -1,0 +1,86 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+/// Everything the diagnosis rules read about one capture: the evidence events in frame order, the connections with
+/// their link facts (``Connection/link``) and activity (``Connection/activity``), what the capture cannot show
+/// (``CaptureCompleteness``) and the findings of the decoder. Rules are pure functions of it.
+public struct Evidence: Sendable {
+    public var events: [EvidenceEvent]
+    public var connections: [Connection]
+    /// What the log cannot show (cut payloads, gaps, resets, connections outside it), when the pass computed it.
+    public var completeness: CaptureCompleteness?
+    /// The capture reader's and the analyzer's findings.
+    public var findings: [Finding]
+    public var records: Int
+    public var firstTime: Timestamp?
+    public var lastTime: Timestamp?
+    public var lastFrame: Int
+    /// The capture's file name (an Android `.last` file is the older half of a rotated log).
+    public var fileName: String?
+    /// Air captures (a sniffer's link-layer records) rather than one host's HCI log.
+    public var isAirCapture: Bool
+    public var controllers: [UInt16: ControllerIdentity]
+    /// Controller ACL buffers per controller, from (LE) Read Buffer Size: (packet length, packets).
+    public var aclBuffers: [UInt16: (length: Int, packets: Int)]
+    /// Evidence events not kept (the log's bound, ``EvidenceLog/capacity``).
+    public var eventsDropped: Int
+    /// Throughput streams with their verdicts, when the pass measured them.
+    public var throughput: [ThroughputStream]?
+
+    public init(
+        events: [EvidenceEvent], connections: [Connection], completeness: CaptureCompleteness? = nil, findings: [Finding] = [],
+        records: Int = 0, firstTime: Timestamp? = nil, lastTime: Timestamp? = nil, lastFrame: Int = 0, fileName: String? = nil,
+        isAirCapture: Bool = false, controllers: [UInt16: ControllerIdentity] = [:],
+        aclBuffers: [UInt16: (length: Int, packets: Int)] = [:], eventsDropped: Int = 0, throughput: [ThroughputStream]? = nil
+    ) {
+        self.events = events
+        self.connections = connections
+        self.completeness = completeness
+        self.findings = findings
+        self.records = records
+        self.firstTime = firstTime
+        self.lastTime = lastTime
+        self.lastFrame = lastFrame
+        self.fileName = fileName
+        self.isAirCapture = isAirCapture
+        self.controllers = controllers
+        self.aclBuffers = aclBuffers
+        self.eventsDropped = eventsDropped
+        self.throughput = throughput
+    }
+
+    /// The connection numbered `number` (1-based).
+    public func connection(_ number: Int?) -> Connection? {
+        guard let number, number >= 1, number <= connections.count, connections[number - 1].number == number else {
+            return number.flatMap { n in connections.first { $0.number == n } }
+        }
+        return connections[number - 1]
+    }
+
+    /// The events of connection `number`, in frame order.
+    public func events(of number: Int) -> [EvidenceEvent] { events.filter { $0.connection == number } }
+
+    /// The last event before `frame` matching `predicate`.
+    public func last(before frame: Int, where predicate: (EvidenceEvent) -> Bool) -> EvidenceEvent? {
+        var found: EvidenceEvent? = nil
+        for e in events {
+            if e.frame >= frame { break }
+            if predicate(e) { found = e }
+        }
+        return found
+    }
+
+    /// The first event after `frame` matching `predicate`.
+    public func first(after frame: Int, where predicate: (EvidenceEvent) -> Bool) -> EvidenceEvent? {
+        events.first { $0.frame > frame && predicate($0) }
+    }
+
+    /// A device's name for the messages: the peer's identity or address (`C5:34:1A:…`), else the connection's number.
+    public func deviceName(_ c: Connection?) -> String {
+        guard let c else { return "the device" }
+        if let id = c.peerIdentity { return id }
+        if let a = c.peerAddress { return a }
+        return "connection #\(c.number) (handle \(hex(c.handle, width: 4)))"
+    }
+}

@@ -1,0 +1,140 @@
+import BLECore
+import BLEProtocols
+
+/// One thing the capture showed that a diagnosis rule may cite: an HCI command or event, an SMP or ATT exchange, an
+/// L2CAP signal or a link-layer control PDU, with its frame. Only what some rule reads is recorded (errors, connection
+/// lifecycle, security, subscriptions), never the bulk of the data: a capture holds few of these.
+public struct EvidenceEvent: Hashable, Sendable {
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// The controller (adapter index) the record came from.
+    public var controller: UInt16
+    /// The connection (1-based number, ``Connection/number``) the event belongs to, when one is open for it.
+    public var connection: Int?
+    public var kind: Kind
+
+    public init(frame: Int, timestamp: Timestamp, controller: UInt16 = 0, connection: Int? = nil, kind: Kind) {
+        self.frame = frame
+        self.timestamp = timestamp
+        self.controller = controller
+        self.connection = connection
+        self.kind = kind
+    }
+
+    /// Which side of the link sent an SMP, ATT or LL PDU.
+    public enum Sender: String, Hashable, Sendable {
+        /// The capturing host (HCI captures: host → controller), or the central on air captures.
+        case local
+        /// The peer (HCI: controller → host), or the peripheral on air captures.
+        case peer
+    }
+
+    public enum Kind: Hashable, Sendable {
+        // HCI connection lifecycle
+        /// LE Create Connection or LE Extended Create Connection (v1/v2): the peer asked for, or nil through the
+        /// filter accept list.
+        case createConnection(command: HCICommand, peer: String?)
+        case createConnectionCancel
+        /// LE (Enhanced) Connection Complete, any status (a failed one opens no connection).
+        case connectionComplete(handle: UInt16, status: HCIStatus, peer: String?)
+        /// HCI Disconnect sent by the host.
+        case disconnectCommand(handle: UInt16, reason: HCIStatus)
+        case disconnectionComplete(handle: UInt16, status: HCIStatus, reason: HCIStatus)
+        /// LL_TERMINATE_IND on an air capture, sent by `sender` with its error code.
+        case linkTerminated(sender: Sender, reason: HCIStatus)
+        // HCI commands and their answers
+        /// A Command Status or Command Complete with an error status; `commandFrame` is the command it answers.
+        case commandFailed(HCICommand, status: HCIStatus, commandFrame: Int?)
+        /// A command that got no Command Status or Complete before the capture ended (or before the host sent it again).
+        case commandUnanswered(HCICommand, commandFrame: Int)
+        /// A command answered later than the HCI command time-out (2 s on Android).
+        case commandLate(HCICommand, commandFrame: Int, microseconds: Int64)
+        case reset
+        case hardwareError(code: UInt8)
+        case dataBufferOverflow(linkType: UInt8)
+        // Link parameters
+        case connectionUpdateComplete(handle: UInt16, status: HCIStatus, parameters: ConnectionParameters?)
+        case remoteParameterRequest(handle: UInt16, request: ParameterRequest)
+        case remoteParameterNegativeReply(handle: UInt16, reason: HCIStatus)
+        /// An L2CAP LE signalling Connection Parameter Update Request (`identifier` pairs it with its response).
+        case parameterUpdateRequest(sender: Sender, identifier: UInt8, request: ParameterRequest)
+        case parameterUpdateResponse(sender: Sender, identifier: UInt8, result: UInt16)
+        case phyUpdateComplete(handle: UInt16, status: HCIStatus, phy: PHYPair?)
+        case readRemoteFeaturesComplete(handle: UInt16, status: HCIStatus)
+        /// LL_REJECT_IND / LL_REJECT_EXT_IND / LL_UNKNOWN_RSP on an air capture: the procedure refused and why.
+        case linkLayerRejected(sender: Sender, procedure: String, reason: HCIStatus?)
+        // Security
+        case encryptionStart(handle: UInt16)
+        case encryptionChange(handle: UInt16, status: HCIStatus, enabled: Bool)
+        case longTermKeyRequest(handle: UInt16)
+        case longTermKeyReply(handle: UInt16)
+        case longTermKeyNegativeReply(handle: UInt16)
+        case authenticatedPayloadTimeout(handle: UInt16)
+        /// SMP Pairing Request and Response with their AuthReq (LE Secure Connections only when both ask for it).
+        case pairingRequest(sender: Sender, authReq: SMPAuthReq)
+        case pairingResponse(sender: Sender, authReq: SMPAuthReq)
+        case securityRequest(sender: Sender)
+        case pairingFailed(sender: Sender, reason: SMPPairingFailedReason)
+        /// Key distribution seen (Encryption Information, Identity Information…): the pairing completed.
+        case keysDistributed(sender: Sender)
+        // ATT and GATT
+        /// An ATT Error Response: the request it answers (opcode, handle, frame) and the error.
+        case attError(request: ATTOpcode, handle: UInt16, error: ATTErrorCode, requestFrame: Int?, sender: Sender)
+        /// An ATT request (or indication) at this frame that got no response: what ended the wait, at which frame, after
+        /// how long.
+        case attUnanswered(request: ATTOpcode, handle: UInt16?, sender: Sender, ended: AttWaitEnd, endFrame: Int, waited: Int64)
+        /// A response that came later than the ATT transaction timeout (30 s, Core Spec Vol 3, Part F, 3.3.3).
+        case attLateResponse(request: ATTOpcode, handle: UInt16?, requestFrame: Int, microseconds: Int64)
+        /// A CCCD (0x2902) written: value, by request or command; the characteristic's value handle when the
+        /// database names it.
+        case cccdWrite(handle: UInt16, valueHandle: UInt16?, value: UInt16, byCommand: Bool, sender: Sender)
+        case mtuExchange(client: Int?, server: Int, effective: Int)
+        case serviceChanged(start: UInt16, end: UInt16)
+        case creditConnectionRefused(psm: UInt16?, result: UInt16)
+        // Controller health
+        case qualityReport(handle: UInt16, report: BQRReportID, rssi: Int, snr: Int, noRx: Int, retransmissions: Int)
+        /// A controller index (adapter) first seen in the capture.
+        case controllerSeen(index: UInt16)
+    }
+}
+
+/// What ended the wait for an ATT response.
+public enum AttWaitEnd: String, Hashable, Sendable {
+    case disconnection
+    /// Another request on the same bearer before the answer (a protocol violation, Core Spec Vol 3, Part F, 3.3.2).
+    case nextRequest = "next request"
+    case endOfCapture = "end of capture"
+}
+
+/// Connection parameters a peer asks for (a range, Core Spec Vol 3, Part A, 4.20 and Vol 4, Part E, 7.7.65.6).
+public struct ParameterRequest: Hashable, Sendable {
+    /// Interval minimum and maximum in 1.25 ms units.
+    public var intervalMin: UInt16
+    public var intervalMax: UInt16
+    public var latency: UInt16
+    /// Supervision timeout in 10 ms units.
+    public var timeout: UInt16
+
+    public init(intervalMin: UInt16, intervalMax: UInt16, latency: UInt16, timeout: UInt16) {
+        self.intervalMin = intervalMin
+        self.intervalMax = intervalMax
+        self.latency = latency
+        self.timeout = timeout
+    }
+
+    public var description: String {
+        "interval \(ConnectionTiming.intervalMilliseconds(intervalMin).formatted2)–\(ConnectionTiming.intervalMilliseconds(intervalMax).formatted2) ms, latency \(latency), timeout \(ConnectionTiming.supervisionTimeoutMilliseconds(timeout)) ms"
+    }
+}
+
+extension Double {
+    /// `7.5`, `30`: at most two decimals, no trailing zeros.
+    var formatted2: String {
+        let s = String(fractionDigits: 2, self)
+        guard s.contains(".") else { return s }
+        var t = s
+        while t.hasSuffix("0") { t.removeLast() }
+        if t.hasSuffix(".") { t.removeLast() }
+        return t
+    }
+}

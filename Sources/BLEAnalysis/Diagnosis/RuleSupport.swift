@@ -1,0 +1,99 @@
+import BLECore
+import BLEProtocols
+
+/// A disconnection as the rules read it: the event, its connection, and whether this side asked for it.
+struct DisconnectionStory {
+    var event: EvidenceEvent
+    var handle: UInt16
+    var status: HCIStatus
+    var reason: HCIStatus
+    var connection: Connection?
+    /// The host's HCI Disconnect for the handle since the connection opened, if any.
+    var localCommand: EvidenceEvent?
+    /// The LL_TERMINATE_IND sender on air captures.
+    var airSender: EvidenceEvent.Sender?
+
+    var frame: Int { event.frame }
+    var byThisSide: Bool { localCommand != nil || airSender == .local }
+    /// How long the link was up, µs (nil when it started before the capture).
+    var connectedMicroseconds: Int64? {
+        guard let c = connection, !c.inferred else { return nil }
+        return event.timestamp.microseconds(since: c.startTime)
+    }
+}
+
+/// Codes a controller reports when it ended the link itself (Core Spec Vol 1, Part F: the peer went silent, a
+/// procedure timed out, an instant passed, a MIC failed, the first packets never came).
+let controllerEndedReasons: Set<UInt8> = [0x08, 0x22, 0x28, 0x3D, 0x3E]
+/// Codes a peer gives when it ends the link (user, low resources, power off), or refusing us.
+let remoteEndedReasons: Set<UInt8> = [0x13, 0x14, 0x15]
+
+extension Evidence {
+    /// Every disconnection, in frame order, with its connection and the local command that asked for it.
+    var disconnections: [DisconnectionStory] {
+        var stories: [DisconnectionStory] = []
+        var commands: [UInt16: EvidenceEvent] = [:]
+        for e in events {
+            switch e.kind {
+            case .connectionComplete(let h, let status, _) where status == .success:
+                commands[h] = nil
+            case .disconnectCommand(let h, _):
+                commands[h] = e
+            case .disconnectionComplete(let h, let status, let reason):
+                guard status == .success else { continue }
+                stories.append(
+                    DisconnectionStory(
+                        event: e, handle: h, status: status, reason: reason, connection: connection(e.connection),
+                        localCommand: commands[h]))
+                commands[h] = nil
+            case .linkTerminated(let sender, let reason):
+                let c = connection(e.connection)
+                stories.append(
+                    DisconnectionStory(
+                        event: e, handle: c?.handle ?? 0, status: .success, reason: reason, connection: c, localCommand: nil,
+                        airSender: sender))
+            default:
+                break
+            }
+        }
+        return stories
+    }
+
+    /// Events of `connection` between two frames (exclusive), in order.
+    func events(of connection: Int?, from start: Int, to end: Int) -> [EvidenceEvent] {
+        events.filter { $0.frame > start && $0.frame < end && (connection == nil || $0.connection == connection) }
+    }
+
+    /// The quality reports of `connection`, in order.
+    func qualityReports(of connection: Int?) -> [EvidenceEvent] {
+        events.filter {
+            guard $0.connection == connection, case .qualityReport = $0.kind else { return false }
+            return true
+        }
+    }
+}
+
+/// `0x08 Connection Timeout`.
+func codeName(_ s: HCIStatus) -> String { "\(hex(s.rawValue)) \(s)" }
+
+/// `12.3 s`, `420 ms`, `2 min 5 s`.
+func duration(_ microseconds: Int64) -> String {
+    let ms = Double(microseconds) / 1000
+    if ms < 1000 { return "\(Int(ms.rounded())) ms" }
+    let s = ms / 1000
+    if s < 120 { return "\(String(fractionDigits: s < 10 ? 2 : 1, s)) s" }
+    let whole = Int(s.rounded())
+    return "\(whole / 60) min \(whole % 60) s"
+}
+
+/// `C5:34:1A:…`: an address shortened for a folded line.
+func shortAddress(_ a: String) -> String { a.count > 9 ? String(a.prefix(8)) + "…" : a }
+
+extension Connection {
+    /// The supervision timeout in force, µs, with where it came from.
+    var supervisionTimeout: (microseconds: Int64, fact: UsedFact)? {
+        guard let p = link.parameters.value else { return nil }
+        let ms = ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout)
+        return (Int64(ms) * 1000, UsedFact("supervision timeout", "\(ms) ms", link.parameters.source))
+    }
+}

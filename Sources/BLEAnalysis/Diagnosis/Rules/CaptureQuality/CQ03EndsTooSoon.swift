@@ -1,0 +1,60 @@
+import BLECore
+import BLEProtocols
+
+/// CQ-03: the capture ends before the outcome: the file is cut (its last record incomplete), or it ends with a command,
+/// an ATT request, a pairing or a connection attempt still pending, or within 2 s of the last failure.
+struct CQ03EndsTooSoon: DiagnosisRule {
+    static let id = "CQ-03"
+    static let group = RuleGroup.captureQuality
+    static let severity = DiagnosisSeverity.warning
+    static let title = "Capture ends before the outcome"
+    static let evidence =
+        "A cut last record (truncated file); at the end: a command unanswered, an ATT request pending, a connection attempt pending"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var out: [Diagnosis] = []
+        if let cut = e.findings.first(where: { $0.kind.code == "capture.truncated-file" }) {
+            out.append(
+                Diagnosis(
+                    rule: id, severity: severity, frame: cut.frame ?? e.lastFrame,
+                    message:
+                        "The file is cut: \(cut.message)\(cut.offset.map { " (byte offset \($0))" } ?? ""). What happened after it is not in the log.",
+                    headline: "the file is cut", causes: ["the log was copied while being written", "a transfer or disk cut it short"]))
+        }
+        var pending: [CitedFrame] = []
+        for ev in e.events {
+            switch ev.kind {
+            case .attUnanswered(let request, _, _, .endOfCapture, _, let waited) where waited < attTransactionTimeoutMicroseconds:
+                pending.append(CitedFrame(ev.frame, "\(request) still waiting for its answer"))
+            case .commandUnanswered(let op, let f):
+                if let end = e.lastTime, end.microseconds(since: ev.timestamp) <= hciCommandTimeoutMicroseconds {
+                    pending.append(CitedFrame(f, "\(op) still waiting for its answer"))
+                }
+            default:
+                break
+            }
+        }
+        if let lastCreate = e.events.last(where: { if case .createConnection = $0.kind { true } else { false } }),
+            !e.events.contains(where: { ev in
+                guard ev.frame > lastCreate.frame else { return false }
+                switch ev.kind {
+                case .connectionComplete, .createConnectionCancel: return true
+                default: return false
+                }
+            })
+        {
+            pending.append(CitedFrame(lastCreate.frame, "connection attempt still pending"))
+        }
+        if let last = pending.max(by: { $0.frame < $1.frame }) {
+            out.append(
+                Diagnosis(
+                    rule: id, severity: .info, frame: last.frame,
+                    message:
+                        "The capture ends with \(pending.count) thing\(pending.count == 1 ? "" : "s") still pending (\(last.text) at frame \(last.frame)): the outcome is not in the log.",
+                    headline: "capture ends with work pending", supporting: pending.filter { $0.frame != last.frame },
+                    causes: ["the log was pulled too early", "the stack crashed"]))
+        }
+        return out
+    }
+}

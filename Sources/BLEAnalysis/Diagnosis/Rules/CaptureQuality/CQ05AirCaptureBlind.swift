@@ -1,0 +1,37 @@
+import BLECore
+import BLEProtocols
+
+/// CQ-05: an air capture that did not follow the connection: no CONNECT_IND (joined mid-connection), or encrypted
+/// traffic no key opens. Link-layer and upper-layer rules see less.
+struct CQ05AirCaptureBlind: DiagnosisRule {
+    static let id = "CQ-05"
+    static let group = RuleGroup.captureQuality
+    static let severity = DiagnosisSeverity.error
+    static let title = "Air capture missed the connection or its key"
+    static let evidence = "Air capture: a connection inferred from data PDUs (no CONNECT_IND); encrypted PDUs no key decrypts"
+    static let anchor = "W (CRC/MIC flags only)"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        guard e.isAirCapture else { return [] }
+        var out: [Diagnosis] = []
+        for c in e.connections where c.inferred {
+            out.append(
+                Diagnosis(
+                    rule: id, severity: .warning, frame: c.startFrame,
+                    message:
+                        "The sniffer joined connection \(hex(c.handle, width: 4)) after it started (no CONNECT_IND; first packet at frame \(c.startFrame)): its parameters and addresses are not known.",
+                    headline: "sniffer joined a connection late", causes: ["the sniffer started after the connection"], connection: c.number
+                ))
+        }
+        for f in e.findings where f.kind.code == "ll.encrypted-no-key" {
+            guard let frame = f.frame else { continue }
+            out.append(
+                Diagnosis(
+                    rule: id, severity: severity, frame: frame,
+                    message: "\(f.message) (frame \(frame)): what it carried cannot be diagnosed.",
+                    headline: "encrypted link without a key", causes: ["LE Secure Connections without the LTK given (--ltk, --keys-from)"],
+                    foldKey: "CQ-05 no key"))
+        }
+        return out
+    }
+}

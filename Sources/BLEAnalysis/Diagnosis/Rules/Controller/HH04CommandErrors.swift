@@ -1,0 +1,42 @@
+import BLECore
+import BLEProtocols
+
+/// HH-04: commands the controller refused, grouped by command and status, except those another rule explains (creating
+/// connections, PHY, remote features, link-layer procedures) and a cancel with nothing to cancel.
+struct HH04CommandErrors: DiagnosisRule {
+    static let id = "HH-04"
+    static let group = RuleGroup.controller
+    static let severity = DiagnosisSeverity.warning
+    static let title = "Commands refused by the controller"
+    static let evidence =
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11)"
+    static let anchor = "hcidoc (Classic collisions and connection commands only)"
+    static let explained: Set<HCICommand> =
+        CE03CreateRefused.opcodes.union(LP05ProcedureUnsupported.procedures).union([.leReadRemoteFeatures])
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.events.compactMap { ev in
+            guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained.contains(op) else { return nil }
+            // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
+            if op == .leCreateConnectionCancel && status.rawValue == 0x0C { return nil }
+            let meaning: String =
+                switch status.rawValue {
+                case 0x0C: "not allowed in the controller's current state"
+                case 0x01: "the controller does not know the command"
+                case 0x12: "its parameters are invalid"
+                case 0x07: "the controller's table is full (filter accept list or resolving list)"
+                case 0x09: "the connection limit is reached"
+                case 0x0D, 0x3A: "the controller is busy or out of resources"
+                case 0x11: "unsupported"
+                default: "\(status)"
+                }
+            // A vendor command the controller does not know: the host probing for features, not a fault.
+            let probing = op.isVendor && status == .unknownCommand
+            return Diagnosis(
+                rule: id, severity: probing ? .info : severity, frame: ev.frame,
+                message: "The controller refused \(op) (\(codeName(status)), frame \(ev.frame)): \(meaning).",
+                headline: "\(op) refused (\(hex(status.rawValue)))", supporting: commandFrame.map { [CitedFrame($0, "\(op)")] } ?? [],
+                causes: ["a host state-machine bug", "small controller tables"], foldKey: "HH-04 \(op.rawValue) \(status.rawValue)")
+        }
+    }
+}

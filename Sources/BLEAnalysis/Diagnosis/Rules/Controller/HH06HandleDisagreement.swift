@@ -1,0 +1,30 @@
+import BLECore
+import BLEProtocols
+
+/// HH-06: host and controller disagree about a connection: traffic on a handle after its Disconnection Complete, for
+/// which the analysis had to infer a new connection.
+struct HH06HandleDisagreement: DiagnosisRule {
+    static let id = "HH-06"
+    static let group = RuleGroup.controller
+    static let severity = DiagnosisSeverity.warning
+    static let title = "Traffic on a closed or unknown handle"
+    static let evidence = "ACL data on a handle whose connection had ended, with no new Connection Complete"
+    static let anchor = "hcidoc (partial: unknown-handle NOCP is tolerated)"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.connections.compactMap { c in
+            guard c.inferred,
+                let ended = e.connections.last(where: {
+                    $0.handle == c.handle && $0.number < c.number && ($0.endFrame ?? .max) < c.startFrame
+                })
+            else { return nil }
+            return Diagnosis(
+                rule: id, severity: severity, frame: c.startFrame,
+                message:
+                    "Data came on handle \(hex(c.handle, width: 4)) at frame \(c.startFrame), after its connection ended at frame \(ended.endFrame!) and with no new connection: host and controller disagree.",
+                headline: "traffic on closed handle \(hex(c.handle, width: 4))",
+                supporting: [CitedFrame(ended.endFrame!, "connection ended")],
+                causes: ["lost events or a cut capture", "a stack bug"], connection: c.number)
+        }
+    }
+}

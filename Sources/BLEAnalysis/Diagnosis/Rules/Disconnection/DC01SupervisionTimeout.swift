@@ -1,0 +1,72 @@
+import BLECore
+import BLEProtocols
+
+/// DC-01: the link was lost because the peer went silent for the supervision timeout (Disconnection Complete 0x08,
+/// Core Spec Vol 6, Part B, 4.5.2). Says when the peer was last heard, the timeout in force and where it came from, and
+/// what the controller's quality reports said before.
+struct DC01SupervisionTimeout: DiagnosisRule {
+    static let id = "DC-01"
+    static let group = RuleGroup.disconnection
+    static let severity = DiagnosisSeverity.critical
+    static let title = "Link lost: supervision timeout"
+    static let evidence =
+        "Disconnection Complete 0x08; the last packet received from the peer; the supervision timeout in force (connection complete or update); Android quality reports before it (approaching LSTO, RSSI)"
+    static let anchor = "none (btmon -a prints the reason only)"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.disconnections.filter { $0.reason.rawValue == 0x08 && $0.airSender == nil }.map { d in
+            let c = d.connection
+            let device = e.deviceName(c)
+            var supporting: [CitedFrame] = []
+            var facts: [UsedFact] = []
+            var details: [String] = []
+            if let rx = c?.activity.lastReceived, rx.frame < d.frame {
+                let silent = d.event.timestamp.microseconds(since: rx.timestamp)
+                supporting.append(CitedFrame(rx.frame, "last data from the peer, \(duration(silent)) before the loss"))
+                details.append("its last data came \(duration(silent)) before")
+            }
+            if let t = c?.supervisionTimeout {
+                facts.append(t.fact)
+                details.append(
+                    "the \(t.fact.value) supervision timeout expired" + (t.fact.source.kind == "observed" ? "" : " (\(t.fact.source.kind))")
+                )
+                if let f = t.fact.source.frame { supporting.append(CitedFrame(f, "supervision timeout \(t.fact.value) set")) }
+            }
+            let reports = e.qualityReports(of: d.event.connection).filter { $0.frame < d.frame }
+            for r in reports.suffix(3) {
+                guard case .qualityReport(_, let id, let rssi, _, let noRx, _) = r.kind else { continue }
+                supporting.append(CitedFrame(r.frame, "quality report \(id): \(rssiText(rssi)), \(noRx) no-RX"))
+            }
+            if let warn = reports.last(where: { if case .qualityReport(_, .approachingLSTO, _, _, _, _) = $0.kind { true } else { false } })
+            {
+                details.append("the controller warned of it at frame \(warn.frame)")
+            }
+            if let last = reports.last, case .qualityReport(_, _, let rssi, _, _, _) = last.kind, rssi > BQRSignal.noSignal {
+                details.append("RSSI was \(rssi) dBm at the last report")
+            }
+            let sentence =
+                "Link to \(device) lost: supervision timeout (0x08) at frame \(d.frame)"
+                + (details.isEmpty ? "." : "; " + details.joined(separator: ", ") + ".")
+            return Diagnosis(
+                rule: id, severity: severity, frame: d.frame, message: sentence,
+                headline: "link to \(device) lost by supervision timeout (0x08)",
+                supporting: supporting.sorted { $0.frame < $1.frame },
+                causes: [
+                    "out of range or blocked by the body, interference (Wi-Fi coexistence)",
+                    "the peer reset, browned out or crashed (watchdog)",
+                    "a supervision timeout too short for the link",
+                ],
+                device: c?.peerAddress, connection: c?.number, facts: facts, foldKey: "DC-01 \(device)")
+        }
+    }
+}
+
+/// An RSSI as the messages say it: the bottom of the scale (−127 dBm) on a report means nothing was received to
+/// measure, not a very weak signal (AOSP BQR: RSSI of the last received packet).
+enum BQRSignal {
+    static let noSignal = -127
+}
+
+func rssiText(_ rssi: Int) -> String {
+    rssi <= BQRSignal.noSignal ? "no packet received to measure (RSSI −127, the bottom of the scale)" : "RSSI \(rssi) dBm"
+}

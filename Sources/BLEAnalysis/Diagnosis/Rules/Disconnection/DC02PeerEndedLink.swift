@@ -1,0 +1,79 @@
+import BLECore
+import BLEProtocols
+
+/// DC-02: the peer ended the link (0x13 user terminated, 0x14 low resources, 0x15 power off) without this side asking.
+/// An error when something failed just before (the likely reason); a warning otherwise.
+struct DC02PeerEndedLink: DiagnosisRule {
+    static let id = "DC-02"
+    static let group = RuleGroup.disconnection
+    static let severity = DiagnosisSeverity.error
+    static let title = "The peer ended the connection"
+    static let evidence =
+        "Disconnection Complete 0x13/0x14/0x15 with no HCI Disconnect from this side (air: LL_TERMINATE_IND from the peer); the last failure before it (ATT error, pairing failed, encryption error)"
+    static let anchor = "none"
+    /// How far back a failure counts as the peer's likely reason.
+    static let window: Int64 = 5_000_000
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.disconnections.compactMap { d in
+            guard remoteEndedReasons.contains(d.reason.rawValue), !d.byThisSide else { return nil }
+            // A drop right after connecting is CE-04's.
+            if let up = d.connectedMicroseconds, up < CE04PeerRefusedCentral.window, CE04PeerRefusedCentral.littleTraffic(d) {
+                return nil
+            }
+            let c = d.connection
+            let device = e.deviceName(c)
+            let since = d.event.timestamp.microseconds  // fixed point for the window
+            let failure = e.last(before: d.frame) { ev in
+                ev.connection == d.event.connection && since - ev.timestamp.microseconds <= window && isFailure(ev.kind)
+            }
+            var supporting: [CitedFrame] = []
+            var sentence = "\(device) ended the connection (\(codeName(d.reason))) at frame \(d.frame)"
+            if let failure {
+                supporting.append(CitedFrame(failure.frame, failureText(failure.kind)))
+                sentence +=
+                    ", \(duration(d.event.timestamp.microseconds(since: failure.timestamp))) after \(failureText(failure.kind)) (frame \(failure.frame))."
+            } else if let rx = c?.activity.lastReceived, rx.frame < d.frame {
+                sentence +=
+                    "; nothing failed before it (last packet from it \(duration(d.event.timestamp.microseconds(since: rx.timestamp))) before)."
+                supporting.append(CitedFrame(rx.frame, "last packet from the peer"))
+            } else {
+                sentence += "; nothing failed before it."
+            }
+            return Diagnosis(
+                rule: id, severity: failure == nil ? .warning : .error, frame: d.frame, message: sentence,
+                headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
+                causes: d.reason.rawValue == 0x15
+                    ? ["the peer powered off or its Bluetooth was switched off"]
+                    : [
+                        "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
+                        "the peer's app closed the link",
+                    ],
+                device: c?.peerAddress, connection: c?.number, foldKey: "DC-02 \(device) \(d.reason.rawValue)")
+        }
+    }
+
+    static func isFailure(_ k: EvidenceEvent.Kind) -> Bool {
+        switch k {
+        case .attError, .pairingFailed, .attUnanswered: true
+        case .encryptionChange(_, let s, _): s != .success
+        default: false
+        }
+    }
+
+    static func failureText(_ k: EvidenceEvent.Kind) -> String {
+        switch k {
+        case .attError(let request, let handle, let error, _, _):
+            return "\(request) on \(hex(handle, width: 4)) failed with \(error)"
+        case .pairingFailed(let sender, let reason):
+            let who = sender == .local ? "this side" : "the peer"
+            return "pairing failed (\(reason), sent by \(who))"
+        case .attUnanswered(let request, _, _, _, _, _):
+            return "an unanswered \(request)"
+        case .encryptionChange(_, let s, _):
+            return "encryption failed (\(codeName(s)))"
+        default:
+            return "an error"
+        }
+    }
+}

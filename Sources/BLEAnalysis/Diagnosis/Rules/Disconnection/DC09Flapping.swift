@@ -1,0 +1,47 @@
+import BLECore
+import BLEProtocols
+
+/// DC-09: three or more connect → disconnect cycles with the same peer within 5 minutes: a marginal link, an
+/// auto-reconnect loop or a peer reset loop. Summarises the reasons.
+struct DC09Flapping: DiagnosisRule {
+    static let id = "DC-09"
+    static let group = RuleGroup.disconnection
+    static let severity = DiagnosisSeverity.warning
+    static let title = "Connection flapping"
+    static let evidence = "Three or more connections to the same peer that each ended within 5 minutes of the first; their end reasons"
+    static let anchor = "none (hcidoc lists the connections only)"
+    static let window: Int64 = 300_000_000
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var byPeer: [String: [DisconnectionStory]] = [:]
+        for d in e.disconnections {
+            guard let peer = d.connection?.peerIdentity ?? d.connection?.peerAddress else { continue }
+            byPeer[peer, default: []].append(d)
+        }
+        var out: [Diagnosis] = []
+        for (peer, cycles) in byPeer.sorted(by: { $0.value[0].frame < $1.value[0].frame }) {
+            // The longest run of cycles that fits in the window.
+            var best: ArraySlice<DisconnectionStory> = []
+            var start = 0
+            for end in cycles.indices {
+                while cycles[end].event.timestamp.microseconds(since: cycles[start].event.timestamp) > window { start += 1 }
+                if end - start + 1 > best.count { best = cycles[start...end] }
+            }
+            guard best.count >= 3, let first = best.first, let last = best.last else { continue }
+            var reasons: [UInt8: Int] = [:]
+            for d in best { reasons[d.reason.rawValue, default: 0] += 1 }
+            let reasonText = reasons.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map { "\($0.value)× \(hex($0.key))" }
+                .joined(separator: ", ")
+            let span = last.event.timestamp.microseconds(since: first.event.timestamp)
+            out.append(
+                Diagnosis(
+                    rule: id, severity: severity, frame: last.frame,
+                    message: "The connection to \(peer) flapped: \(best.count) connections ended in \(duration(span)) (\(reasonText)).",
+                    headline: "connection to \(peer) flapped",
+                    supporting: best.dropLast().map { CitedFrame($0.frame, "ended: \(codeName($0.reason))") },
+                    causes: ["a marginal radio link", "an auto-reconnect loop", "the peer resetting"], device: peer,
+                    connection: last.connection?.number))
+        }
+        return out
+    }
+}

@@ -1,0 +1,63 @@
+import BLECore
+import BLEProtocols
+
+/// GATT-01: an ATT request (or indication) got no answer within the ATT transaction time-out (30 s, Core Spec Vol 3,
+/// Part F, 3.3.3): the bearer is dead after it, and stacks tear the link down.
+struct GATT01RequestTimedOut: DiagnosisRule {
+    static let id = "GATT-01"
+    static let group = RuleGroup.gatt
+    static let severity = DiagnosisSeverity.critical
+    static let title = "ATT request never answered (30 s time-out)"
+    static let evidence =
+        "An ATT request or indication with no response or confirmation for 30 s (ended by the disconnection or the end of the capture), or answered later"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.events.compactMap { ev in
+            let c = e.connection(ev.connection)
+            let device = e.deviceName(c)
+            switch ev.kind {
+            case .attUnanswered(let request, let handle, let sender, let ended, let endFrame, let waited)
+            where waited >= attTransactionTimeoutMicroseconds && ended != .nextRequest:
+                let on = handle.map { " for \(hex($0, width: 4))" } ?? ""
+                // The link went down because of it (soon after the 30 s, or this side closed it): the terminal failure.
+                let end = e.disconnections.first { $0.frame == endFrame }
+                let tornDown =
+                    ended == .disconnection && (waited < attTransactionTimeoutMicroseconds + 10_000_000 || end?.byThisSide == true)
+                let how =
+                    switch ended {
+                    case .disconnection where tornDown: "the ATT bearer timed out after 30 s and the link was torn down (frame \(endFrame))"
+                    case .disconnection:
+                        "the ATT bearer was dead from 30 s after it on, until the link ended \(duration(waited)) later (frame \(endFrame))"
+                    default: "it was still waiting \(duration(waited)) later, when the capture ended"
+                    }
+                let what = request == .handleValueIndication ? "never confirmed" : "never answered"
+                let from = sender == .local ? (e.isAirCapture ? "the central's" : "this side's") : "\(device)'s"
+                let to = sender == .local ? " by \(device)" : ""
+                return Diagnosis(
+                    rule: id, severity: tornDown ? severity : .error, frame: tornDown ? endFrame : ev.frame,
+                    message:
+                        "\(from.prefix(1).uppercased() + from.dropFirst()) \(request)\(on) (frame \(ev.frame)) was \(what)\(to): \(how).",
+                    headline: "\(request) on \(device) \(what)",
+                    supporting: tornDown ? [CitedFrame(ev.frame, "\(request)\(on)")] : [CitedFrame(endFrame, "the link ended")],
+                    causes: causes, device: c?.peerAddress, connection: c?.number, foldKey: "GATT-01 \(device) \(request.rawValue)")
+            case .attLateResponse(let request, let handle, let requestFrame, let us):
+                let on = handle.map { " for \(hex($0, width: 4))" } ?? ""
+                return Diagnosis(
+                    rule: id, severity: .error, frame: ev.frame,
+                    message:
+                        "\(request)\(on) on \(device) (frame \(requestFrame)) was answered only after \(duration(us)) (frame \(ev.frame)), past the 30 s ATT time-out.",
+                    headline: "\(request) on \(device) answered after the ATT time-out",
+                    supporting: [CitedFrame(requestFrame, "\(request)\(on)")],
+                    causes: causes, device: c?.peerAddress, connection: c?.number)
+            default:
+                return nil
+            }
+        }
+    }
+
+    static let causes = [
+        "the GATT server hung or waited for an app callback that never came", "the app never confirmed an indication",
+        "the response was lost in the peer's flow control",
+    ]
+}

@@ -1,0 +1,43 @@
+import BLECore
+import BLEProtocols
+
+/// GATT-02: a second ATT request before the answer to the first (Core Spec Vol 3, Part F, 3.3.2: one outstanding
+/// request per bearer), or a response without a request.
+struct GATT02ProtocolViolation: DiagnosisRule {
+    static let id = "GATT-02"
+    static let group = RuleGroup.gatt
+    static let severity = DiagnosisSeverity.warning
+    static let title = "ATT sequential-protocol violation"
+    static let evidence = "A request (or indication) sent while another waits for its answer on the same bearer; a response with no request"
+    static let anchor = "none (Wireshark links requests and responses, no rule)"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var out: [Diagnosis] = e.events.compactMap { ev in
+            guard case .attUnanswered(let request, let handle, _, .nextRequest, let next, _) = ev.kind else { return nil }
+            let c = e.connection(ev.connection)
+            let device = e.deviceName(c)
+            return Diagnosis(
+                rule: id, severity: severity, frame: next,
+                message:
+                    "A new ATT request went to \(device) at frame \(next) while \(request)\(handle.map { " for \(hex($0, width: 4))" } ?? "") (frame \(ev.frame)) was still waiting for its answer; the peer may ignore it.",
+                headline: "ATT requests overlapped on \(device)", supporting: [CitedFrame(ev.frame, "\(request), unanswered")],
+                causes: ["a client stack or app queue bug", "a custom GATT stack"], device: c?.peerAddress, connection: c?.number,
+                foldKey: "GATT-02 \(device)")
+        }
+        let orphans = e.findings.filter { $0.kind.code == "att.response-without-request" }
+        // Only a signal when the capture is whole around it: a cut or late-started log loses requests.
+        if let first = orphans.first, let frame = first.frame, e.completeness?.verdict != "incomplete" {
+            out.append(
+                Diagnosis(
+                    rule: id, severity: .info, frame: frame,
+                    message:
+                        "\(orphans.count) ATT response\(orphans.count == 1 ? "" : "s") came without a request in the capture (first at frame \(frame)).",
+                    headline: "ATT responses without a request",
+                    supporting: orphans.dropFirst().prefix(20).compactMap { f in
+                        f.frame.map { CitedFrame($0, "response without a request") }
+                    },
+                    causes: ["the request was sent before the capture started", "a peer that answers twice"]))
+        }
+        return out
+    }
+}

@@ -1,0 +1,72 @@
+import BLECore
+import BLEProtocols
+
+/// GATT-03: notifications were not (properly) enabled: a CCCD written with a Write Command (some servers ignore it), a
+/// CCCD value the characteristic does not support (indications on a notify-only characteristic), or — a warning — a
+/// service the app wrote to whose notifying characteristic was never subscribed and never notified.
+struct GATT03NotificationsNotEnabled: DiagnosisRule {
+    static let id = "GATT-03"
+    static let group = RuleGroup.gatt
+    static let severity = DiagnosisSeverity.error
+    static let title = "Notifications never (properly) enabled"
+    static let evidence =
+        "CCCD (0x2902) written with Write Command (0x52); a CCCD value without the matching Notify/Indicate property; a notifying characteristic in a service the app wrote to, with no CCCD write and no notification"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var out: [Diagnosis] = []
+        var subscribed: [Int: Set<UInt16>] = [:]
+        for ev in e.events {
+            guard case .cccdWrite(let handle, let valueHandle, let value, let byCommand, .local) = ev.kind else { continue }
+            let c = e.connection(ev.connection)
+            let device = e.deviceName(c)
+            if let v = valueHandle { subscribed[ev.connection ?? 0, default: []].insert(v) }
+            if byCommand {
+                out.append(
+                    Diagnosis(
+                        rule: id, severity: severity, frame: ev.frame,
+                        message:
+                            "The CCCD \(hex(handle, width: 4)) on \(device) was written with a Write Command (frame \(ev.frame)), which some servers ignore: use a Write Request.",
+                        headline: "CCCD on \(device) written without response",
+                        causes: ["the library sends Write Without Response to descriptors"],
+                        device: c?.peerAddress, connection: c?.number, foldKey: "GATT-03 command \(device)"))
+            }
+            if let c, let v = valueHandle, let ch = c.gatt.characteristic(owning: v), value != 0 {
+                let wantsNotify = value & 1 != 0, wantsIndicate = value & 2 != 0
+                if (wantsNotify && !ch.properties.contains(.notify)) || (wantsIndicate && !ch.properties.contains(.indicate)) {
+                    out.append(
+                        Diagnosis(
+                            rule: id, severity: severity, frame: ev.frame,
+                            message:
+                                "The CCCD \(hex(handle, width: 4)) on \(device) was set to \(hex(value, width: 4)) (frame \(ev.frame)), but the characteristic only supports \(ch.properties.contains(.notify) ? "notifications (0x0001)" : "indications (0x0002)").",
+                            headline: "wrong CCCD value on \(device)", causes: ["the app enabled the wrong mode"], device: c.peerAddress,
+                            connection: c.number))
+                }
+            }
+        }
+        for c in e.connections where !c.gatt.isEmpty && !c.activity.written.isEmpty {
+            let wrote = Set(c.activity.written.keys)
+            for service in c.gatt.services {
+                let chars = c.gatt.characteristics.filter { $0.valueHandle >= service.startHandle && $0.valueHandle <= service.endHandle }
+                guard chars.contains(where: { wrote.contains($0.valueHandle) }) else { continue }
+                for ch in chars where !ch.properties.intersection([.notify, .indicate]).isEmpty {
+                    guard !(subscribed[c.number]?.contains(ch.valueHandle) ?? false), c.activity.notified[ch.valueHandle] == nil else {
+                        continue
+                    }
+                    let firstWrite = chars.compactMap { c.activity.written[$0.valueHandle]?.first }.min() ?? c.startFrame
+                    let device = e.deviceName(c)
+                    out.append(
+                        Diagnosis(
+                            rule: id, severity: c.isEncrypted ? .info : .warning, frame: firstWrite,
+                            message:
+                                "The app wrote to service \(service.uuid) on \(device) (frame \(firstWrite)) but never subscribed to \(ch.uuid) (\(hex(ch.valueHandle, width: 4)), \(ch.properties.contains(.notify) ? "notify" : "indicate")), and nothing was notified on it."
+                                + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : ""),
+                            headline: "\(ch.uuid) on \(device) never subscribed",
+                            causes: ["the app forgot writeDescriptor / setNotifyValue"],
+                            device: c.peerAddress, connection: c.number, foldKey: "GATT-03 unsubscribed \(device) \(ch.valueHandle)"))
+                }
+            }
+        }
+        return out
+    }
+}

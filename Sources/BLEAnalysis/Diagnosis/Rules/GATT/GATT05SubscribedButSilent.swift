@@ -1,0 +1,50 @@
+import BLECore
+import BLEProtocols
+
+/// GATT-05: the subscription worked (the CCCD write was not refused) and the link stayed up, but the peripheral
+/// never notified or indicated on that characteristic.
+struct GATT05SubscribedButSilent: DiagnosisRule {
+    static let id = "GATT-05"
+    static let group = RuleGroup.gatt
+    static let severity = DiagnosisSeverity.warning
+    static let title = "Subscribed, but nothing was notified"
+    static let evidence =
+        "A CCCD write enabling notifications or indications, not refused; the link up for 30 s after it; no notification or indication on the characteristic"
+    static let anchor = "none"
+    /// How long the link must stay up after subscribing before silence counts.
+    static let quiet: Int64 = 30_000_000
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var refused = Set<Int>()  // request frames answered by an error
+        for ev in e.events { if case .attError(.writeRequest, _, _, let f?, _) = ev.kind { refused.insert(f) } }
+        var silent: [Int: [(event: EvidenceEvent, target: UInt16, guessed: Bool)]] = [:]
+        for ev in e.events {
+            guard case .cccdWrite(let handle, let valueHandle, let value, _, .local) = ev.kind, value != 0, !refused.contains(ev.frame),
+                let c = e.connection(ev.connection)
+            else { continue }
+            let end = c.endTime ?? e.lastTime ?? ev.timestamp
+            guard end.microseconds(since: ev.timestamp) >= quiet else { continue }
+            let target = valueHandle ?? handle &- 1
+            if let use = c.activity.notified[target], use.last > ev.frame { continue }
+            silent[c.number, default: []].append((ev, target, valueHandle == nil))
+        }
+        return silent.keys.sorted().compactMap { number in
+            guard let list = silent[number], let first = list.first, let c = e.connection(number) else { return nil }
+            let device = e.deviceName(c)
+            let handles = list.map { hex($0.target, width: 4) }.joined(separator: ", ")
+            let end = c.endTime ?? e.lastTime ?? first.event.timestamp
+            let guessed = list.contains { $0.guessed } ? " (a value handle taken as its CCCD's − 1: no discovery in the capture)" : ""
+            return Diagnosis(
+                rule: id, severity: severity, frame: first.event.frame,
+                message:
+                    "Subscribed to \(list.count == 1 ? "" : "\(list.count) characteristics, ")\(handles) on \(device) (from frame \(first.event.frame)), but nothing was notified there in the \(duration(end.microseconds(since: first.event.timestamp))) that followed\(guessed).",
+                headline: "subscribed on \(device), nothing notified (\(handles))",
+                supporting: list.dropFirst().map { CitedFrame($0.event.frame, "CCCD of \(hex($0.target, width: 4)) written") },
+                causes: [
+                    "the peripheral app produced no data or notifies another handle",
+                    "the subscription did not persist across a reconnection",
+                ],
+                device: c.peerAddress, connection: c.number, foldKey: "GATT-05 \(device) \(handles)")
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import BLECore
+import BLEProtocols
+
+/// GATT-06: the client uses handles from a stale cache: Invalid Handle (0x01) on a handle the database of this
+/// connection does not hold or that came from an earlier connection or a cache, Database Out Of Sync (0x12), or old
+/// handles used after a Service Changed indication.
+struct GATT06StaleHandles: DiagnosisRule {
+    static let id = "GATT-06"
+    static let group = RuleGroup.gatt
+    static let severity = DiagnosisSeverity.error
+    static let title = "Stale GATT cache"
+    static let evidence =
+        "ATT Error 0x01 Invalid Handle on a handle not discovered in this connection; ATT Error 0x12 Database Out Of Sync; a Service Changed indication (0x2A05) followed by errors in its range"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var changed: [Int: EvidenceEvent] = [:]
+        var out: [Diagnosis] = []
+        for ev in e.events {
+            if case .serviceChanged = ev.kind, let n = ev.connection { changed[n] = ev }
+            guard case .attError(let request, let handle, let error, _, .peer) = ev.kind,
+                error.rawValue == 0x01 || error.rawValue == 0x12
+            else { continue }
+            let c = e.connection(ev.connection)
+            let device = e.deviceName(c)
+            let cached = c.map { $0.gatt.source != .discovery || $0.gatt.isEmpty } ?? true
+            let sc = ev.connection.flatMap { changed[$0] }
+            guard error.rawValue == 0x12 || cached || sc != nil else { continue }
+            var sentence =
+                "\(device) rejected \(request) on \(hex(handle, width: 4)) with \(error) (frame \(ev.frame)): the phone is using a stale GATT cache"
+            var supporting: [CitedFrame] = []
+            if let sc, case .serviceChanged(let s, let t) = sc.kind {
+                sentence += "; the peripheral announced changes to \(hex(s, width: 4))–\(hex(t, width: 4)) at frame \(sc.frame)."
+                supporting.append(CitedFrame(sc.frame, "Service Changed"))
+            } else {
+                sentence += " (no discovery in this connection); the database changed without Service Changed being honoured."
+            }
+            out.append(
+                Diagnosis(
+                    rule: id, severity: severity, frame: ev.frame, message: sentence, headline: "stale GATT cache for \(device)",
+                    supporting: supporting,
+                    causes: [
+                        "a firmware update changed the handles", "no Service Changed characteristic or no bond",
+                        "the phone's GATT cache (refresh it)",
+                    ],
+                    device: c?.peerAddress, connection: c?.number, foldKey: "GATT-06 \(device)"))
+        }
+        return out
+    }
+}

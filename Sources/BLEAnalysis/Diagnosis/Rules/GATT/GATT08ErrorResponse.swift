@@ -1,0 +1,61 @@
+import BLECore
+import BLEProtocols
+
+/// GATT-08: every other ATT Error Response, decoded (request, handle, code). Quiet on the normal end of a discovery
+/// (0x0A Attribute Not Found to Read By Type, Read By Group Type, Find Information, Find By Type Value); the codes the
+/// security, subscription and cache rules explain are theirs. Reads refused with Read Not Permitted are only info
+/// (apps read every characteristic).
+struct GATT08ErrorResponse: DiagnosisRule {
+    static let id = "GATT-08"
+    static let group = RuleGroup.gatt
+    static let severity = DiagnosisSeverity.error
+    static let title = "ATT request refused"
+    static let evidence = "ATT Error Response (request opcode, handle, error), except the end of discovery and codes other rules explain"
+    static let anchor = "none"
+    static let discovery: Set<ATTOpcode> = [.readByTypeRequest, .readByGroupTypeRequest, .findInformationRequest, .findByTypeValueRequest]
+    /// Codes SEC-05, SEC-06 and GATT-06 explain when the peer refuses (this side refusing the peer stays here).
+    static let explained: Set<UInt8> = [0x05, 0x08, 0x0F, 0x0C, 0x01, 0x12]
+
+    static func isDiscoveryEnd(_ request: ATTOpcode, _ error: ATTErrorCode) -> Bool {
+        error == .attributeNotFound && discovery.contains(request)
+    }
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var cccdRequests = Set<Int>()
+        for ev in e.events { if case .cccdWrite = ev.kind { cccdRequests.insert(ev.frame) } }
+        return e.events.compactMap { ev in
+            guard case .attError(let request, let handle, let error, let requestFrame, let sender) = ev.kind,
+                !isDiscoveryEnd(request, error), sender == .local || !explained.contains(error.rawValue),
+                !(requestFrame.map(cccdRequests.contains) ?? false)
+            else { return nil }
+            let c = e.connection(ev.connection)
+            let device = sender == .peer ? e.deviceName(c) : "this side"
+            let readRefused = error == .readNotPermitted && (request == .readRequest || request == .readBlobRequest)
+            let sev: DiagnosisSeverity = readRefused ? .info : request.isWrite ? .error : .warning
+            return Diagnosis(
+                rule: id, severity: sev, frame: ev.frame,
+                message: "\(device) refused \(request) on \(hex(handle, width: 4)): \(error) (\(hex(error.rawValue)), frame \(ev.frame)).",
+                headline: "\(request) on \(hex(handle, width: 4)) refused: \(error)",
+                supporting: requestFrame.map { [CitedFrame($0, "\(request)")] } ?? [],
+                causes: causes(error), device: c?.peerAddress, connection: c?.number,
+                foldKey: "GATT-08 \(ev.connection ?? 0) \(request.rawValue) \(handle) \(error.rawValue)")
+        }
+    }
+
+    static func causes(_ error: ATTErrorCode) -> [String] {
+        switch error.rawValue {
+        case 0x02, 0x03: ["the characteristic's properties do not allow it (app and peripheral disagree)"]
+        case 0x06: ["the server does not support this request"]
+        case 0x07, 0x09: ["a long-write offset or queue the server cannot take"]
+        case 0x0D: ["the value's length is not what the characteristic takes"]
+        case 0x11: ["the server is out of resources"]
+        case 0x80...0x9F: ["the peripheral's application refused the value (see its protocol)"]
+        default: ["an app/peripheral contract mismatch", "a server exception"]
+        }
+    }
+}
+
+extension ATTOpcode {
+    /// A write: request, command, signed, prepare or execute.
+    var isWrite: Bool { [0x12, 0x52, 0xD2, 0x16, 0x18].contains(rawValue) }
+}

@@ -1,0 +1,87 @@
+import BLECore
+import BLEProtocols
+
+/// LP-01: a connection-parameter request was refused: L2CAP Connection Parameter Update Response result 0x0001, LE
+/// Remote Connection Parameter Request Negative Reply, or LE Connection Update Complete with an error. The request is
+/// checked against the spec and Apple's accessory rules, and the rules it breaks are named.
+struct LP01ParameterRequestRejected: DiagnosisRule {
+    static let id = "LP-01"
+    static let group = RuleGroup.linkParameters
+    static let severity = DiagnosisSeverity.warning
+    static let title = "Connection-parameter request rejected"
+    static let evidence =
+        "L2CAP Connection Parameter Update Response result 1 (with its request); LE Remote Connection Parameter Request Negative Reply; LE Connection Update Complete status ≠ 0"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var requests: [String: EvidenceEvent] = [:]
+        var out: [Diagnosis] = []
+        for ev in e.events {
+            let c = e.connection(ev.connection)
+            let device = e.deviceName(c)
+            switch ev.kind {
+            case .parameterUpdateRequest(_, let id, _):
+                requests["\(ev.connection ?? 0) \(id)"] = ev
+            case .parameterUpdateResponse(let sender, let identifier, let result) where result != 0:
+                let request = requests["\(ev.connection ?? 0) \(identifier)"]
+                var sentence = "\(sender == .local ? "This side" : device) rejected the connection-parameter request"
+                var supporting: [CitedFrame] = []
+                if let request, case .parameterUpdateRequest(_, _, let p) = request.kind {
+                    sentence += " (\(p.description), frame \(request.frame))"
+                    supporting.append(CitedFrame(request.frame, "Connection Parameter Update Request"))
+                    let broken = ParameterRules.violations(p)
+                    if !broken.isEmpty { sentence += "; it breaks " + broken.joined(separator: "; ") }
+                }
+                sentence += " at frame \(ev.frame)."
+                out.append(
+                    Diagnosis(
+                        rule: id, severity: severity, frame: ev.frame, message: sentence,
+                        headline: "parameter request with \(device) rejected",
+                        supporting: supporting, causes: ["the peripheral asks for parameters outside the phone's policy (Apple's rules)"],
+                        device: c?.peerAddress, connection: c?.number, foldKey: "LP-01 \(device)"))
+            case .remoteParameterNegativeReply(_, let reason):
+                out.append(
+                    Diagnosis(
+                        rule: id, severity: severity, frame: ev.frame,
+                        message:
+                            "The host refused \(device)'s link-layer parameter request (negative reply \(codeName(reason)), frame \(ev.frame)).",
+                        headline: "parameter request with \(device) refused",
+                        causes: ["the requested parameters are outside the host's policy"],
+                        device: c?.peerAddress, connection: c?.number, foldKey: "LP-01 \(device)"))
+            case .connectionUpdateComplete(_, let status, _)
+            where status != .success && !DC06ProcedureCollision.codes.contains(status.rawValue):
+                out.append(
+                    Diagnosis(
+                        rule: id, severity: severity, frame: ev.frame,
+                        message: "A connection update with \(device) failed (\(codeName(status)), frame \(ev.frame)).",
+                        headline: "connection update with \(device) failed",
+                        causes: ["unacceptable parameters (0x3B)", "the peer does not support the procedure (0x1A)"],
+                        device: c?.peerAddress, connection: c?.number, foldKey: "LP-01 \(device) \(status.rawValue)"))
+            default:
+                break
+            }
+        }
+        return out
+    }
+}
+
+/// Connection-parameter checks: the spec's (Core Spec Vol 6, Part B, 4.5.2: timeout > (1 + latency) × interval × 2)
+/// and Apple's accessory design guidelines (R8 "Connection Parameters": interval min ≥ 15 ms, a multiple of 15 ms;
+/// latency ≤ 30; 2 s ≤ timeout ≤ 6 s; interval max × (latency + 1) ≤ 2 s; interval max × (latency + 1) × 3 < timeout).
+enum ParameterRules {
+    static func violations(_ p: ParameterRequest) -> [String] {
+        let minMs = ConnectionTiming.intervalMilliseconds(p.intervalMin), maxMs = ConnectionTiming.intervalMilliseconds(p.intervalMax)
+        let timeoutMs = Double(ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout))
+        let effective = maxMs * Double(Int(p.latency) + 1)
+        var out: [String] = []
+        if timeoutMs <= effective * 2 { out.append("the spec (timeout \(Int(timeoutMs)) ms ≤ 2 × interval × (latency + 1))") }
+        if minMs < 15 || (minMs / 15).rounded() != minMs / 15 {
+            out.append("Apple's rule 'interval min ≥ 15 ms and a multiple of 15 ms' (\(minMs.formatted2) ms)")
+        }
+        if p.latency > 30 { out.append("Apple's rule 'latency ≤ 30' (\(p.latency))") }
+        if timeoutMs < 2000 || timeoutMs > 6000 { out.append("Apple's rule '2 s ≤ timeout ≤ 6 s' (\(Int(timeoutMs)) ms)") }
+        if effective > 2000 { out.append("Apple's rule 'interval max × (latency + 1) ≤ 2 s' (here \(duration(Int64(effective * 1000))))") }
+        if effective * 3 >= timeoutMs { out.append("Apple's rule 'interval max × (latency + 1) × 3 < timeout'") }
+        return out
+    }
+}

@@ -1,0 +1,76 @@
+import BLECore
+import BLEProtocols
+
+/// SEC-05: an attribute needs more security than the link has: ATT Error 0x05 Insufficient Authentication, 0x0F
+/// Insufficient Encryption or 0x08 Insufficient Authorization. A warning when pairing followed and the same request then
+/// worked; an error when nothing followed, or pairing did not satisfy it and the error came back.
+struct SEC05InsufficientSecurity: DiagnosisRule {
+    static let id = "SEC-05"
+    static let group = RuleGroup.security
+    static let severity = DiagnosisSeverity.error
+    static let title = "Attribute needs more security than the link has"
+    static let evidence =
+        "ATT Error Response 0x05, 0x0F or 0x08 on a handle; whether pairing or encryption followed and whether the same error came back"
+    static let anchor = "none"
+    static let codes: Set<UInt8> = [0x05, 0x0F, 0x08]
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var out: [Diagnosis] = []
+        var reported = Set<String>()
+        for (i, ev) in e.events.enumerated() {
+            guard case .attError(let request, let handle, let error, let requestFrame, _) = ev.kind, codes.contains(error.rawValue)
+            else { continue }
+            let key = "\(ev.connection ?? 0) \(handle) \(error.rawValue)"
+            guard !reported.contains(key) else { continue }
+            reported.insert(key)
+            let later = e.events[(i + 1)...].filter { $0.connection == ev.connection }
+            let secured = later.first { k in
+                switch k.kind {
+                case .encryptionChange(_, .success, true), .keysDistributed: true
+                default: false
+                }
+            }
+            let again = secured.flatMap { s in
+                later.first { k in
+                    guard k.frame > s.frame, case .attError(_, handle, error, _, _) = k.kind else { return false }
+                    return true
+                }
+            }
+            let c = e.connection(ev.connection)
+            let device = e.deviceName(c)
+            var supporting: [CitedFrame] = []
+            if let f = requestFrame { supporting.append(CitedFrame(f, "\(request)")) }
+            let sentence: String
+            let sev: DiagnosisSeverity
+            var frame = ev.frame
+            if let again, let secured {
+                supporting.append(CitedFrame(ev.frame, "first \(error)"))
+                supporting.append(CitedFrame(secured.frame, "the link was secured"))
+                frame = again.frame
+                sev = .error
+                sentence =
+                    "\(hex(handle, width: 4)) on \(device) needs more than the pairing gave: \(error) came back at frame \(again.frame) after the link was secured at frame \(secured.frame)"
+                    + (error.rawValue == 0x05 ? " (an authenticated, MITM pairing is needed; Just Works does not satisfy it)." : ".")
+            } else if let secured {
+                sev = .warning
+                supporting.append(CitedFrame(secured.frame, "the link was secured"))
+                sentence =
+                    "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)) until the link was secured at frame \(secured.frame)."
+            } else {
+                sev = .error
+                sentence =
+                    "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)), and no pairing or encryption followed."
+            }
+            out.append(
+                Diagnosis(
+                    rule: id, severity: sev, frame: frame, message: sentence,
+                    headline: "\(hex(handle, width: 4)) on \(device) refused: \(error)", supporting: supporting,
+                    causes: [
+                        "the characteristic needs a higher security level than the pairing achieved",
+                        "the central ignored the peripheral's Security Request", "the bond is missing",
+                    ],
+                    device: c?.peerAddress, connection: c?.number))
+        }
+        return out
+    }
+}

@@ -1,0 +1,28 @@
+import BLECore
+import BLEProtocols
+
+/// TP-01: the controller stopped reporting sent packets: host → controller ACL packets waited more than 5 s for
+/// Number Of Completed Packets while the link stayed up (hcidoc's `Nocp`).
+struct TP01ControllerStalled: DiagnosisRule {
+    static let id = "TP-01"
+    static let group = RuleGroup.throughput
+    static let severity = DiagnosisSeverity.error
+    static let title = "Sending stalled in the controller"
+    static let evidence = "Host → controller ACL packets with no Number Of Completed Packets for more than 5 s"
+    static let anchor = "hcidoc (Nocp)"
+    static let threshold: Int64 = 5_000_000
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.connections.compactMap { c in
+            guard let w = c.activity.longestWait, w.microseconds > threshold else { return nil }
+            let device = e.deviceName(c)
+            return Diagnosis(
+                rule: id, severity: severity, frame: w.end.frame,
+                message:
+                    "Sending to \(device) stalled: \(w.packets) packet\(w.packets == 1 ? "" : "s") waited \(duration(w.microseconds)) in the controller (frames \(w.start.frame)–\(w.end.frame)) before it reported them sent.",
+                headline: "sending to \(device) stalled in the controller", supporting: [CitedFrame(w.start.frame, "waiting since")],
+                causes: ["the peer stopped acknowledging (radio)", "a controller firmware stall"], device: c.peerAddress,
+                connection: c.number)
+        }
+    }
+}

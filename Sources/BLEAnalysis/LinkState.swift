@@ -1,0 +1,155 @@
+import BLECore
+import BLEProtocols
+
+/// Where a link fact comes from: a frame of the capture stated it, it was worked out from what the capture shows, or
+/// nothing in the capture says and a default stands in for it. Every verdict built on a fact can say which.
+public enum FactSource: Hashable, Sendable {
+    /// The frame that set it (an HCI event, an ATT exchange, an LL control PDU).
+    case observed(frame: Int)
+    /// Worked out from the capture: see ``Inference`` for from what.
+    case inferred(Inference)
+    /// A default: the capture does not show where the value came from (it started after the connection, or the value
+    /// is never announced over HCI).
+    case assumed
+
+    /// `observed`, `inferred` or `assumed`: the word outputs use.
+    public var kind: String {
+        switch self {
+        case .observed: "observed"
+        case .inferred: "inferred"
+        case .assumed: "assumed"
+        }
+    }
+
+    /// The frame the fact rests on, if one does.
+    public var frame: Int? {
+        switch self {
+        case .observed(let f): f
+        case .inferred(let i): i.frame
+        case .assumed: nil
+        }
+    }
+
+    /// `observed at frame 34`, `inferred: initial value, no change since the connection at frame 12`, `assumed (default)`.
+    public var description: String {
+        switch self {
+        case .observed(let f): "observed at frame \(f)"
+        case .inferred(let i): "inferred: \(i.description)"
+        case .assumed: "assumed (default)"
+        }
+    }
+}
+
+/// What a link fact was inferred from.
+public enum Inference: Hashable, Sendable {
+    /// The value every connection starts with (Core Spec: ATT_MTU 23, Vol 3 Part F 3.2.8; 1M PHY and 27-octet data
+    /// length, Vol 6 Part B 4.5.10 and 4.6.6; unencrypted), and the capture shows the connection from its start at
+    /// `connectionFrame` with no change announced since.
+    case initialValue(connectionFrame: Int)
+    /// At least the size of the largest ATT PDU the bearer carried (at `frame`): no PDU may exceed ATT_MTU
+    /// (Core Spec Vol 3, Part F, 3.2.8).
+    case largestATTPDU(frame: Int, bytes: Int)
+    /// At least the largest link-layer payload a direction carried (at `frame`): the LL cannot send more octets than
+    /// its maximum (Core Spec Vol 6, Part B, 4.5.10).
+    case largestFragment(frame: Int, octets: Int)
+
+    public var frame: Int {
+        switch self {
+        case .initialValue(let f): f
+        case .largestATTPDU(let f, _): f
+        case .largestFragment(let f, _): f
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .initialValue(let f): "initial value, no change since the connection at frame \(f)"
+        case .largestATTPDU(let f, let n): "at least the \(n)-byte ATT PDU at frame \(f)"
+        case .largestFragment(let f, let n): "at least the \(n)-octet link-layer payload at frame \(f)"
+        }
+    }
+}
+
+/// One link fact of a connection over time: every value set (with its frame and source) and the one in force.
+public struct LinkFact<Value: Hashable & Sendable>: Hashable, Sendable {
+    /// Every value set, in frame order (bounded: past 4,096 the last entry is replaced, so the value in force stays right).
+    public private(set) var changes: [Change<Value>] = []
+    /// The value before any change: the spec's initial value, or nil when there is none (connection parameters).
+    public let initial: Value?
+    /// Where ``initial`` comes from.
+    public let initialSource: FactSource
+
+    init(initial: Value?, source: FactSource) {
+        self.initial = initial
+        self.initialSource = source
+    }
+
+    /// The value in force now (nil: not known).
+    public var value: Value? { changes.last?.value ?? initial }
+    /// Where ``value`` comes from.
+    public var source: FactSource { changes.last?.source ?? initialSource }
+    /// Whether a frame of the capture set the value in force.
+    public var isObserved: Bool { if case .observed = source { true } else { false } }
+
+    mutating func set(_ value: Value, frame: Int, timestamp: Timestamp, source: FactSource) {
+        changes.record(Change(frame: frame, timestamp: timestamp, value: value, source: source))
+    }
+}
+
+/// A change of one link fact, as ``LinkState/apply(_:frame:timestamp:source:)`` takes it.
+public enum LinkUpdate: Hashable, Sendable {
+    case parameters(ConnectionParameters)
+    case phy(PHYPair)
+    case dataLength(DataLength)
+    /// The effective ATT_MTU of the LE fixed bearer (min of both sides' Exchange MTU values).
+    case mtu(Int)
+    case encryption(Bool)
+}
+
+/// A connection's link facts in one place: connection parameters, PHY, data length, ATT_MTU (of the LE fixed bearer;
+/// dynamic bearers have their channel's) and encryption, each with its history and where its value came from.
+///
+/// Changed only through ``apply(_:frame:timestamp:source:)``, which appends the history, records the source and
+/// refreshes ``snapshot`` (the copy handed to the trackers with each value): nothing else holds a copy to keep in step.
+public struct LinkState: Hashable, Sendable {
+    public private(set) var parameters: LinkFact<ConnectionParameters>
+    public private(set) var phy: LinkFact<PHYPair>
+    public private(set) var dataLength: LinkFact<DataLength>
+    public private(set) var mtu: LinkFact<Int>
+    public private(set) var encryption: LinkFact<Bool>
+    /// The values in force, as the trackers take them with each attribute value.
+    public private(set) var snapshot = LinkSnapshot(parameters: nil, phy: .le1M, dataLength: .default, mtu: 23, encrypted: false)
+
+    /// The initial state of a connection that starts at `startFrame` in the capture, or (nil) one that was already up
+    /// when the capture started: then every initial value is only assumed.
+    public init(startFrame: Int?) {
+        let initial: FactSource = startFrame.map { .inferred(.initialValue(connectionFrame: $0)) } ?? .assumed
+        parameters = LinkFact(initial: nil, source: .assumed)
+        phy = LinkFact(initial: .le1M, source: initial)
+        dataLength = LinkFact(initial: .default, source: initial)
+        mtu = LinkFact(initial: 23, source: initial)
+        encryption = LinkFact(initial: false, source: initial)
+    }
+
+    /// Sets one fact from `frame` on (observed at that frame unless `source` says otherwise).
+    public mutating func apply(_ update: LinkUpdate, frame: Int, timestamp: Timestamp, source: FactSource? = nil) {
+        let source = source ?? .observed(frame: frame)
+        switch update {
+        case .parameters(let p):
+            parameters.set(p, frame: frame, timestamp: timestamp, source: source)
+            snapshot.parameters = p
+        case .phy(let p):
+            phy.set(p, frame: frame, timestamp: timestamp, source: source)
+            snapshot.phy = p
+        case .dataLength(let d):
+            dataLength.set(d, frame: frame, timestamp: timestamp, source: source)
+            snapshot.dataLength = d
+        case .mtu(let m):
+            mtu.set(m, frame: frame, timestamp: timestamp, source: source)
+            snapshot.mtu = m
+        case .encryption(let on):
+            encryption.set(on, frame: frame, timestamp: timestamp, source: source)
+            snapshot.encrypted = on
+        }
+    }
+}

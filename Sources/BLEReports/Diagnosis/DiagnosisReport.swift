@@ -1,0 +1,204 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+
+/// `blescope diagnose` for one capture: the ranked findings, and what the log cannot show, as text (at most
+/// ``width`` columns) or one JSON object (schema `schemas/diagnose.schema.json`, `blescope-diagnose/1`).
+public struct DiagnosisReport: Sendable {
+    public var file: String
+    public var result: DiagnosisResult
+    public var completeness: CaptureCompleteness?
+
+    public init(file: String, result: DiagnosisResult, completeness: CaptureCompleteness?) {
+        self.file = file
+        self.result = result
+        self.completeness = completeness
+    }
+
+    /// Text columns (the default: 100).
+    public static let width = 100
+    /// Where a finding's text starts: after `CRITICAL  GATT-01  `.
+    static let indent = 19
+
+    /// The answer first: the tally, then each finding (most severe first) with its evidence, causes, facts and
+    /// confidence; info findings one line each at the end.
+    public func text(terminal: Terminal, width: Int = DiagnosisReport.width, verbose: Bool = false) -> String {
+        var lines: [String] = []
+        let tally = result.tally
+        lines.append(
+            terminal.paint("Diagnosis", .bold) + ": "
+                + (tally.isEmpty ? "nothing wrong found (\(result.rulesEvaluated) rules)" : tally + " (\(result.rulesEvaluated) rules)"))
+        if let completeness { lines.append(terminal.paint("Log", .bold) + ": " + completeness.headline) }
+        let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
+        for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
+        let context = result.findings.filter { $0.severity == .info }
+        if !verbose && !context.isEmpty {
+            lines.append("")
+            lines.append(terminal.paint("Context", .bold) + " (info):")
+            for d in context { lines += wrap("\(d.rule)  \(summaryLine(d))", width: width, first: "  ", rest: "    ") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `5× failed to be established (0x3E) to C5:34:1A:…, frames 1539, 1634, …` for a folded finding, else its sentence.
+    func summaryLine(_ d: Diagnosis) -> String {
+        guard d.count > 1 else { return d.message }
+        let frames = d.occurrences.prefix(8).map(String.init).joined(separator: ", ") + (d.count > 8 ? ", …" : "")
+        return "\(d.count)× \(d.headline), frames \(frames)"
+    }
+
+    func block(_ d: Diagnosis, terminal: Terminal, width: Int) -> [String] {
+        let label = d.severity.rawValue.uppercased()
+        let style: Terminal.Style = d.severity >= .error ? .red : d.severity == .warning ? .yellow : .cyan
+        let head = label.padding(to: 10) + d.rule.padding(to: Self.indent - 10)
+        let pad = String(repeating: " ", count: Self.indent)
+        var out = wrap(summaryLine(d), width: width, first: head, rest: pad)
+        out[0] = terminal.paint(label, style) + String(out[0].dropFirst(label.count))
+        if d.count > 1 { out += wrap(d.message, width: width, first: pad + "first: ", rest: pad + "       ") }
+        if !d.supporting.isEmpty {
+            let cited = d.supporting + [CitedFrame(d.frame, "decides")]
+            let chain = cited.sorted { $0.frame < $1.frame }.map { "#\($0.frame) \($0.text)" }.joined(separator: " → ")
+            out += wrap(chain, width: width, first: pad + "evidence: ", rest: pad + "          ")
+        }
+        if !d.causes.isEmpty {
+            out += wrap(d.causes.joined(separator: "; "), width: width, first: pad + "likely: ", rest: pad + "        ")
+        }
+        for f in d.facts {
+            out += wrap("\(f.name) \(f.value): \(f.source.description)", width: width, first: pad + "fact: ", rest: pad + "      ")
+        }
+        if case .lowered(let reason) = d.confidence {
+            out += wrap(reason, width: width, first: pad + "confidence lowered: ", rest: pad + "  ")
+        }
+        return out
+    }
+
+    /// One object: the file, the tally, what the log cannot show, every finding with its frames as numbers.
+    public var json: String {
+        var w = JSONWriter(capacity: 4096)
+        w.beginObject()
+        w.field("file", file)
+        w.field("schema", "blescope-diagnose/1")
+        w.field("rules", result.rulesEvaluated)
+        w.beginObject("summary")
+        for s in DiagnosisSeverity.allCases.reversed() { w.field(s.rawValue, result.count(s)) }
+        w.endObject()
+        if let c = completeness {
+            w.beginObject("completeness")
+            w.field("verdict", c.verdict)
+            w.field("headline", c.headline)
+            w.endObject()
+        }
+        w.beginArray("findings")
+        for d in result.findings { Self.write(d, to: &w) }
+        w.endArray()
+        w.endObject()
+        return w.string
+    }
+
+    static func write(_ d: Diagnosis, to w: inout JSONWriter) {
+        w.beginObject()
+        w.field("rule", d.rule)
+        w.field("severity", d.severity.rawValue)
+        w.field("frame", d.frame)
+        w.beginArray("frames")
+        for f in d.frames { w.value(f) }
+        w.endArray()
+        w.field("count", d.count)
+        w.beginArray("occurrences")
+        for f in d.occurrences { w.value(f) }
+        w.endArray()
+        w.field("message", d.message)
+        w.field("headline", d.headline)
+        w.field("device", d.device)
+        w.field("connection", d.connection)
+        w.beginArray("supporting")
+        for s in d.supporting {
+            w.beginObject()
+            w.field("frame", s.frame)
+            w.field("text", s.text)
+            w.endObject()
+        }
+        w.endArray()
+        w.beginArray("causes")
+        for c in d.causes { w.value(c) }
+        w.endArray()
+        w.beginArray("facts")
+        for f in d.facts {
+            w.beginObject()
+            w.field("name", f.name)
+            w.field("value", f.value)
+            w.field("source", f.source.kind)
+            w.field("sourceFrame", f.source.frame)
+            w.field("basis", f.source.description)
+            w.endObject()
+        }
+        w.endArray()
+        switch d.confidence {
+        case .high: w.field("confidence", "high")
+        case .lowered(let reason):
+            w.field("confidence", "lowered")
+            w.field("confidenceReason", reason)
+        }
+        w.endObject()
+    }
+}
+
+/// Words of `text` in lines of at most `width` columns (counted in characters), the first starting with `first` and
+/// the others with `rest`; a word longer than a line is cut in the middle with `…`.
+func wrap(_ text: String, width: Int, first: String, rest: String) -> [String] {
+    var lines: [String] = []
+    var line = first
+    var lineHasWord = false
+    for word in text.split(separator: " ", omittingEmptySubsequences: true) {
+        var w = String(word)
+        let room = width - rest.count
+        if w.count > room { w = String(w.prefix(room / 2 - 1)) + "…" + String(w.suffix(room / 2 - 1)) }
+        if lineHasWord && line.count + 1 + w.count > width {
+            lines.append(line)
+            line = rest + w
+        } else {
+            line += (lineHasWord ? " " : "") + w
+        }
+        lineHasWord = true
+    }
+    lines.append(line)
+    return lines
+}
+
+extension DiagnosisReport {
+    /// One pass over `capture`: the analysis with the throughput tracker (for the throughput rules), the completeness
+    /// verdict beside it, then the rules.
+    public static func analyze(
+        _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(timeline: false), progress: ProgressReporter? = nil,
+        rules: [any DiagnosisRule.Type] = DiagnosisRules.all
+    ) -> DiagnosisReport {
+        var options = options
+        options.timeline = false
+        var tracker = CompletenessTracker()
+        let analysis = CaptureAnalysis.analyze(
+            capture, options: options, observing: Observing(throughput: ThroughputOptions(), throughputBeside: true),
+            progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
+        progress?.finish()
+        let completeness = tracker.result(format: capture.format.name)
+        var evidence = analysis.evidence
+        evidence.completeness = completeness
+        evidence.findings = capture.findings + evidence.findings
+        evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
+        return DiagnosisReport(file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness)
+    }
+
+    /// Every rule: `id  severity  title` (text), or the table of `docs/diagnosis.md` (Markdown: id, severity, group,
+    /// title, evidence, anchor), generated from ``DiagnosisRules/all``.
+    public static func ruleList(markdown: Bool) -> String {
+        let rules = DiagnosisRules.all
+        guard markdown else {
+            return rules.map { "\($0.id.padding(to: 8)) \($0.severity.rawValue.padding(to: 9)) \($0.title)" }.joined(separator: "\n") + "\n"
+        }
+        var out = "| id | severity | group | what it finds | evidence | also named by |\n|---|---|---|---|---|---|\n"
+        for r in rules {
+            let cells = [r.id, r.severity.rawValue, r.group.rawValue, r.title, r.evidence, r.anchor]
+            out += "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import BLEAnalysis
+import BLECapture
+import BLEReports
+
+/// `blescope diagnose`: what went wrong and why, ranked, each finding with the frame that decides it.
+struct Diagnose: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Say what went wrong in each capture and why: findings ranked by severity, each with its deciding frame.",
+        discussion: """
+            Each finding names the device and what happened, the frame that decides it, the frames that lead to it, \
+            the likely causes, the link facts it rests on (observed, inferred or assumed) and whether what the log \
+            cannot show lowers its confidence. Repeats fold into one line. Rules: docs/diagnosis.md \
+            (`blescope diagnose --list-rules`). Exit 0 when the captures were read (whatever was found), 2 when one \
+            could not be.
+            """)
+
+    @Argument(help: "Capture files, directories (every file below, recursively) or quoted glob patterns.")
+    var files: [String] = []
+
+    @Flag(help: "One JSON object per capture, one per line (schemas/diagnose.schema.json).")
+    var json = false
+
+    @Flag(name: .long, help: "Show info findings in full, not one line each.")
+    var verbose = false
+
+    @Flag(help: "List the rules (id, severity, title) and exit.")
+    var listRules = false
+
+    @OptionGroup var analysis: AnalysisOptions
+    @OptionGroup var batch: BatchOptions
+
+    func validate() throws {
+        if files.isEmpty && !listRules { throw ValidationError("give at least one capture (or --list-rules)") }
+    }
+
+    func run() throws {
+        let out = OutputStream()
+        if listRules {
+            out.write(DiagnosisReport.ruleList(markdown: false))
+            out.flush()
+            return
+        }
+        let inputs = CaptureInputs(files)
+        let options = try analysis.analyzerOptions(timeline: false)
+        let terminal = Terminal.standardOutput
+        let jobs = inputs.files.count > 1 ? batch.effectiveJobs : 1
+        let quiet = analysis.quiet || inputs.files.count > 1
+        let (json, verbose, isBatch) = (self.json, self.verbose, inputs.isBatch)
+        let failed = BatchRunner.forEachCapture(inputs.files, jobs: jobs, out: out, progress: nil, jsonErrors: json && inputs.isBatch) {
+            i, path, capture, out in
+            let progress = quiet ? nil : ProgressReporter(label: path, totalBytes: capture.fileSize)
+            let report = DiagnosisReport.analyze(capture, options: options, progress: progress)
+            if json {
+                out.write(report.json + "\n")
+            } else {
+                if isBatch { out.write((i > 0 ? "\n" : "") + "== \(path)\n") }
+                out.write(report.text(terminal: terminal, verbose: verbose))
+            }
+            return .init(ok: true)
+        }
+        out.flush()
+        reportMissing(inputs)
+        if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
+    }
+}

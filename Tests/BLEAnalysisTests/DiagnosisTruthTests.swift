@@ -1,0 +1,69 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEReports
+import BLETestSupport
+import Foundation
+import Testing
+
+/// `diagnose` held to a truth made by tshark, not by blescope (`scripts/diagnosis_truth.py`, committed under
+/// `Tests/Truth/diagnosis/` for every Sample and shared capture): every critical or error event of the truth is cited by
+/// some finding (100 % recall on those classes), and every critical or error finding cites at least one frame the
+/// truth holds an event at (no verdict without evidence an independent decoder sees).
+@Suite struct DiagnosisTruthTests {
+    struct TruthEvent {
+        var frame: Int
+        var kind: String
+        var severity: String
+    }
+
+    static let truthDirectory = TestEnvironment.repositoryRoot + "/Tests/Truth/diagnosis"
+
+    /// Every capture with a committed truth that is on this machine (Samples always; shared captures when present).
+    static var captures: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: truthDirectory)) ?? []
+        return names.filter { $0.hasSuffix(".jsonl") }.sorted().compactMap { name in
+            let capture = String(name.dropLast(".jsonl".count))
+            let sample = TestEnvironment.sample(capture)
+            if FileManager.default.fileExists(atPath: sample) { return sample }
+            if let shared = TestEnvironment.sharedCaptures, FileManager.default.fileExists(atPath: shared + "/" + capture) {
+                return shared + "/" + capture
+            }
+            return nil
+        }
+    }
+
+    static func truth(for path: String) throws -> [TruthEvent] {
+        let name = String(path.split(separator: "/").last!)
+        let data = try Data(contentsOf: URL(fileURLWithPath: truthDirectory + "/" + name + ".jsonl"))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let events = try #require(object["events"] as? [[String: Any]])
+        return events.compactMap { e in
+            guard let frame = e["frame"] as? Int, let kind = e["class"] as? String, let severity = e["severity"] as? String else {
+                return nil
+            }
+            return TruthEvent(frame: frame, kind: kind, severity: severity)
+        }
+    }
+
+    @Test func theTruthCoversEverySampleAndSharedCapture() {
+        #expect(Self.captures.count >= TestEnvironment.sampleNames.count * 3)
+    }
+
+    @Test(arguments: captures)
+    func everyCriticalOrErrorEventIsCitedAndEveryVerdictHasEvidence(_ path: String) throws {
+        let truth = try Self.truth(for: path)
+        let report = DiagnosisReport.analyze(try CaptureFile.open(path: path))
+        let cited = Set(report.result.findings.flatMap(\.frames))
+        let serious = truth.filter { $0.severity == "critical" || $0.severity == "error" }
+        let missed = serious.filter { !cited.contains($0.frame) }
+        #expect(missed.isEmpty, "\(path): not cited by any finding: \(missed.map { "\($0.kind)@\($0.frame)" })")
+        let truthFrames = Set(truth.map(\.frame))
+        // Capture-quality findings are about the file (a cut record, a missing key), which has no event in the truth.
+        for d in report.result.atLeast(.error) where !d.rule.hasPrefix("CQ-") {
+            #expect(
+                !truthFrames.isDisjoint(with: d.frames),
+                "\(path): \(d.rule) at frame \(d.frame) cites no frame the truth has an event at: \(d.frames)")
+        }
+    }
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Self-test of diagnosis_truth.py for the classes no real capture shows.
+
+Writes two small captures into a temporary directory, byte by byte from the Core spec layouts
+(btsnoop H4 1002: a 30 s create/cancel, Enhanced Connection Complete v2 0x29, Encryption Change v1
+and v2, LTK negative reply, PHY and connection update failures, an L2CAP parameter update
+rejected, SMP Pairing Failed, authenticated payload timeout, data buffer overflow, hardware
+error, a command flushed unanswered by a Reset, a MIC-failure disconnect; Linux monitor 2001: two
+adapters using the same handle), runs diagnosis_truth.py on them (tshark decodes them) and
+compares every event with the values written here. Exit 0 when all match.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+BTSNOOP_EPOCH = 0x00DCDDB30F2F8000 + 1_700_000_000_000_000  # microseconds, 2023-11-14
+HANDLE = 0x0040
+
+
+def btsnoop(datalink, records):
+    return b"btsnoop\0" + struct.pack(">II", 1, datalink) + b"".join(records)
+
+
+def record(data, seconds, flags):
+    return struct.pack(">IIIIq", len(data), len(data), flags, 0,
+                       BTSNOOP_EPOCH + int(seconds * 1e6)) + data
+
+
+class H4:
+    def __init__(self):
+        self.records = []
+
+    def add(self, kind, data, seconds, sent):
+        flags = (0 if sent else 1) | (2 if kind in (1, 4) else 0)
+        self.records.append(record(bytes([kind]) + data, seconds, flags))
+
+    def command(self, opcode, params, seconds):
+        self.add(1, struct.pack("<HB", opcode, len(params)) + params, seconds, True)
+
+    def event(self, code, params, seconds):
+        self.add(4, bytes([code, len(params)]) + params, seconds, False)
+
+    def status(self, opcode, status, seconds):
+        self.event(0x0F, bytes([status, 1]) + struct.pack("<H", opcode), seconds)
+
+    def complete(self, opcode, ret, seconds):
+        self.event(0x0E, bytes([1]) + struct.pack("<H", opcode) + ret, seconds)
+
+    def acl(self, cid, payload, seconds, sent):
+        l2cap = struct.pack("<HH", len(payload), cid) + payload
+        self.add(2, struct.pack("<HH", HANDLE | 0x2000, len(l2cap)) + l2cap, seconds, sent)
+
+
+def enhanced_v2(status, peer):
+    return (bytes([0x29, status]) + struct.pack("<H", HANDLE) + bytes([0, 1]) + peer[::-1]
+            + bytes(12) + struct.pack("<HHH", 24, 0, 400) + bytes([0, 0xFF]) + b"\xff\xff")
+
+
+def h4_capture():
+    c, h = H4(), struct.pack("<H", HANDLE)
+    c.command(0x2043, bytes(10), 0.0)                                     # 1
+    c.status(0x2043, 0, 0.001)                                            # 2
+    c.command(0x200E, b"", 30.0)                                          # 3
+    c.complete(0x200E, b"\x00", 30.001)                                   # 4
+    c.event(0x3E, enhanced_v2(0x02, bytes(6)), 30.002)                    # 5
+    c.command(0x2043, bytes(10), 31.0)                                    # 6
+    c.status(0x2043, 0, 31.001)                                           # 7
+    c.event(0x3E, enhanced_v2(0x00, bytes.fromhex("aabbccddeeff")), 31.5)  # 8
+    c.event(0x08, b"\x06" + h + b"\x00", 32.1)                            # 9
+    c.event(0x59, b"\x05" + h + b"\x00\x00", 32.2)                        # 10
+    c.event(0x59, b"\x00" + h + b"\x01\x10", 32.3)                        # 11
+    c.command(0x201B, h, 32.4)                                            # 12
+    c.complete(0x201B, b"\x00" + h, 32.401)                               # 13
+    c.event(0x3E, b"\x0c\x1a" + h + b"\x01\x01", 33.0)                    # 14
+    c.event(0x3E, b"\x03\x3b" + h + struct.pack("<HHH", 24, 0, 400), 33.1)  # 15
+    c.acl(5, bytes([0x13, 0x07]) + struct.pack("<HH", 2, 1), 33.2, False)   # 16
+    c.acl(6, bytes([0x05, 0x03]), 33.3, True)                             # 17
+    c.acl(4, bytes([0x01, 0x0A, 0x03, 0x00, 0x05]), 33.35, False)         # 18
+    c.event(0x57, h, 33.4)                                                # 19
+    c.event(0x1A, b"\x01", 33.5)                                          # 20
+    c.event(0x10, b"\x03", 33.6)                                          # 21
+    c.command(0x200C, b"\x01\x00", 34.0)                                  # 22
+    c.command(0x0406, h + b"\x13", 34.5)                                  # 23
+    c.status(0x0406, 0, 34.501)                                           # 24
+    c.event(0x05, b"\x00" + h + b"\x3d", 37.0)                            # 25
+    c.command(0x0C03, b"", 38.0)                                          # 26
+    c.complete(0x0C03, b"\x00", 38.1)                                     # 27
+    return btsnoop(1002, c.records)
+
+
+H4_EXPECTED = [
+    {"class": "connection-failed", "frame": 5, "status": 2, "peer": None, "create_frame": 1,
+     "cancel_frame": 3, "cancel_seconds": 30.0, "attempt_seconds": 30.002, "severity": "critical"},
+    {"class": "encryption-error", "frame": 9, "handle": 64, "status": 6, "severity": "critical"},
+    {"class": "encryption-error", "frame": 10, "handle": 64, "status": 5, "severity": "critical"},
+    {"class": "encryption-started", "frame": 11, "handle": 64, "enabled": 1, "severity": "info"},
+    {"class": "ltk-negative-reply", "frame": 12, "handle": 64, "severity": "error"},
+    {"class": "phy-update-failed", "frame": 14, "status": 0x1A, "handle": 64, "severity": "error"},
+    {"class": "conn-update-rejected", "frame": 15, "status": 0x3B, "handle": 64,
+     "severity": "warning"},
+    {"class": "conn-update-rejected", "frame": 16, "result": 1, "handle": 64,
+     "direction": "received", "severity": "warning"},
+    {"class": "pairing-failed", "frame": 17, "reason": 3, "direction": "sent", "handle": 64,
+     "severity": "critical"},
+    {"class": "att-error", "frame": 18, "request_opcode": 0x0A, "handle": 3, "error": 5,
+     "discovery_end": False, "direction": "received", "connection_handle": 64,
+     "severity": "error"},
+    {"class": "authenticated-payload-timeout", "frame": 19, "handle": 64, "severity": "warning"},
+    {"class": "data-buffer-overflow", "frame": 20, "link_type": 1, "severity": "error"},
+    {"class": "hardware-error", "frame": 21, "code": 3, "severity": "critical"},
+    {"class": "command-unanswered", "frame": 22, "opcode": 0x200C, "severity": "critical"},
+    {"class": "disconnection", "frame": 25, "handle": 64, "status": 0, "reason": 0x3D,
+     "local_command_frame": 23, "local_reason": 0x13, "connect_frame": 8,
+     "seconds_since_connect": 5.5, "quality_report_frame": None, "severity": "critical"},
+    {"class": "hci-reset", "frame": 26, "severity": "info"},
+]
+
+
+def monitor_capture():
+    """Two controllers (adapter 0 and 1) each with a link on handle 0x0040."""
+    def add(adapter, opcode, data, seconds):
+        records.append(record(data, seconds, adapter << 16 | opcode))
+    records = []
+    complete = (bytes([0x3E, 19, 0x01, 0x00]) + struct.pack("<H", HANDLE) + bytes([0, 0])
+                + bytes.fromhex("112233445566") + struct.pack("<HHH", 24, 0, 400) + b"\x00")
+    add(0, 3, complete, 0.0)
+    add(1, 3, complete, 0.001)
+    add(0, 2, struct.pack("<HBHB", 0x0406, 3, HANDLE, 0x13), 2.0)
+    add(0, 3, bytes([0x0F, 4, 0, 1]) + struct.pack("<H", 0x0406), 2.001)
+    add(0, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x16", 3.0)
+    add(1, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x08", 3.5)
+    return btsnoop(2001, records)
+
+
+MONITOR_EXPECTED = [
+    {"class": "disconnection", "frame": 5, "handle": 64, "status": 0, "reason": 0x16,
+     "local_command_frame": 3, "local_reason": 0x13, "connect_frame": 1,
+     "seconds_since_connect": 3.0, "quality_report_frame": None, "adapter": 0,
+     "severity": "info"},
+    {"class": "disconnection", "frame": 6, "handle": 64, "status": 0, "reason": 0x08,
+     "local_command_frame": None, "local_reason": None, "connect_frame": 2,
+     "seconds_since_connect": 3.499, "quality_report_frame": None, "adapter": 1,
+     "severity": "critical"},
+]
+
+
+def main():
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis_truth.py")
+    failures = 0
+    with tempfile.TemporaryDirectory() as directory:
+        for name, data, expected in (("synthetic-h4.btsnoop", h4_capture(), H4_EXPECTED),
+                                     ("synthetic-monitor.btsnoop", monitor_capture(),
+                                      MONITOR_EXPECTED)):
+            path = os.path.join(directory, name)
+            with open(path, "wb") as handle:
+                handle.write(data)
+            out = subprocess.run([sys.executable, script, path], capture_output=True, text=True)
+            events = json.loads(out.stdout)["events"]
+            for index in range(max(len(events), len(expected))):
+                got = events[index] if index < len(events) else None
+                want = expected[index] if index < len(expected) else None
+                if got != want:
+                    failures += 1
+                    print("%s event %d:\n  got  %s\n  want %s" % (name, index, got, want))
+            print("%s: %d events checked" % (name, len(expected)))
+    print("FAIL: %d" % failures if failures else "OK")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
