@@ -138,14 +138,16 @@ def main() -> int:
     written, k, pending = 0, 0, 0
     while written < args.packets:
         t = t0 + k * INTERVAL_US
-        for c in CIS:
+        # Records in time order: the host's SDUs early in the interval, the controller's after the CIG sync delay.
+        for i, c in enumerate(CIS):
             if written >= args.packets:
                 break
-            w.write(F_DATA_TX, t + 100, iso(c, 0b10, payload, seq=k, sdu_len=SDU))
+            w.write(F_DATA_TX, t + 100 + 50 * i, iso(c, 0b10, payload, seq=k, sdu_len=SDU))
             tr = truth[f"0x{c:04x} tx"]
             tr["packets"] += 1; tr["sdus"] += 1; tr["sdu_bytes"] += SDU
             written += 1
             pending += 1
+        for i, c in enumerate(CIS):
             if written >= args.packets:
                 break
             tr = truth[f"0x{c:04x} rx"]
@@ -157,18 +159,19 @@ def main() -> int:
             if last_rx[c] >= 0:
                 tr["missing"] += k - last_rx[c] - 1
             last_rx[c] = k
+            at = t + 3200 + 100 * i
             ts = 0x1000_0000 + t + 2832
             r = rng.random()
             if r < 0.002:
-                w.write(F_DATA_RX, t + 3200, iso(c, 0b10, b"", ts=ts, seq=k, sdu_len=0, st=2))
+                w.write(F_DATA_RX, at, iso(c, 0b10, b"", ts=ts, seq=k, sdu_len=0, st=2))
                 tr["lost_flag"] += 1; written += 1; tr["packets"] += 1; tr["sdus"] += 1
             elif r < 0.0025 and args.packets - written >= 2:  # (the last packet never starts a fragmented SDU)
-                w.write(F_DATA_RX, t + 3200, iso(c, 0b00, payload[:20], ts=ts, seq=k, sdu_len=SDU))
-                w.write(F_DATA_RX, t + 3260, iso(c, 0b11, payload[20:]))
+                w.write(F_DATA_RX, at, iso(c, 0b00, payload[:20], ts=ts, seq=k, sdu_len=SDU))
+                w.write(F_DATA_RX, at + 40, iso(c, 0b11, payload[20:]))
                 tr["fragmented"] += 1; written += 2; tr["packets"] += 2; tr["sdus"] += 1; tr["sdu_bytes"] += SDU
             else:
                 st = 1 if r < 0.0035 else 0
-                w.write(F_DATA_RX, t + 3200, iso(c, 0b10, payload, ts=ts, seq=k, sdu_len=SDU, st=st))
+                w.write(F_DATA_RX, at, iso(c, 0b10, payload, ts=ts, seq=k, sdu_len=SDU, st=st))
                 tr["possibly_invalid"] += st; written += 1; tr["packets"] += 1; tr["sdus"] += 1; tr["sdu_bytes"] += SDU
         if pending >= 8:
             w.write(F_EVT, t + 4000, event(0x13, bytes([2]) + struct.pack("<HHHH", CIS[0], 4, CIS[1], 4)))

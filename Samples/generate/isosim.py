@@ -228,7 +228,19 @@ class IsoController(sim.SimController):
             return
         super().on_hci_packet(packet)
 
+    def on_le_connect_ind(self, packet) -> None:
+        self._connect_ind = packet
+        super().on_le_connect_ind(packet)
+
     def send_hci_packet(self, packet) -> None:
+        connect_ind = getattr(self, "_connect_ind", None)
+        if isinstance(packet, hci.HCI_LE_Connection_Complete_Event) and connect_ind is not None:
+            # bumble's peripheral reports placeholder figures (interval 12.5 ms, timeout 100 ms); a real one reports
+            # what the CONNECT_IND said (Vol 4, Part E, 7.7.65.1), which a peripheral's log (the receiver sample) shows.
+            packet.connection_interval = connect_ind.interval
+            packet.peripheral_latency = connect_ind.latency
+            packet.supervision_timeout = connect_ind.timeout
+            self._connect_ind = None
         if isinstance(packet, RawIsoPacket):
             # Same latency and order as every other controller -> host packet, but the bytes as built.
             loop = asyncio.get_running_loop()

@@ -164,6 +164,8 @@ public final class AnalysisPass {
             evidence: analyzer.evidence(throughput: set?.throughput?.streams))
         result.iso = analyzer.isoAnalysis
         result.leAudio = set?.leAudio?.result
+        result.evidence.iso = result.iso
+        result.evidence.leAudio = result.leAudio
         return result
     }
 }

@@ -27,6 +27,10 @@ public struct Evidence: Sendable {
     public var eventsDropped: Int
     /// Throughput streams with their verdicts, when the pass measured them.
     public var throughput: [ThroughputStream]?
+    /// The isochronous channels (CIS/BIS streams, their life and health) and the audio profiles on GATT (ASE
+    /// operations, BASS), for the LE Audio rules (`Rules/LEAudio/`).
+    public var iso: ISOAnalysis?
+    public var leAudio: LEAudioProfiles?
 
     public init(
         events: [EvidenceEvent], connections: [Connection], completeness: CaptureCompleteness? = nil, findings: [Finding] = [],

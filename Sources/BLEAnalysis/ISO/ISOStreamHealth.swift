@@ -97,7 +97,8 @@ public struct ISOStreamHealth: Hashable, Sendable {
             s += "\(grouped(expectedSDUs)) of \(grouped(expectedSDUs)) SDUs delivered, none lost"
         } else {
             let pct = String(fractionDigits: 1, lossRatio * 100)
-            s += "\(grouped(lostSDUs)) of \(grouped(expectedSDUs)) SDUs lost (\(pct) %) in \(grouped(lossBursts)) burst\(lossBursts == 1 ? "" : "s")"
+            s +=
+                "\(grouped(lostSDUs)) of \(grouped(expectedSDUs)) SDUs lost (\(pct) %) in \(grouped(lossBursts)) burst\(lossBursts == 1 ? "" : "s")"
             if let b = longestBurst {
                 s += ", longest gap \(b.durationMicroseconds / 1000) ms at frame \(b.frame)"
             }

@@ -176,7 +176,7 @@ extension DiagnosisReport {
         options.timeline = false
         var tracker = CompletenessTracker()
         let analysis = CaptureAnalysis.analyze(
-            capture, options: options, observing: Observing(throughput: ThroughputOptions(), throughputBeside: true),
+            capture, options: options, observing: Observing(throughput: ThroughputOptions(), throughputBeside: true, leAudio: true),
             progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
         progress?.finish()
         let completeness = tracker.result(format: capture.format.name)
