@@ -87,7 +87,7 @@ import Testing
                 Job(
                     output: "timeline", label: "\(name) [timeline --format jsonl]", path: directory + "/\(i).timeline.jsonl",
                     arguments: ["timeline", "--format", "jsonl", "--quiet", "--codec", codecs, input], expectedStatus: [0]))
-            for command in ["gatt", "transfers", "ota", "throughput", "adverts"] {
+            for command in ["gatt", "transfers", "ota", "throughput", "adverts", "iso"] {
                 var arguments = [command, "--json", "--quiet", input]
                 if command != "adverts" { arguments += ["--codec", codecs] }
                 // `ota` exits 1 when an update did not succeed: the JSON is written all the same.
@@ -122,7 +122,7 @@ import Testing
 
         let validationStart = Date()
         var documents = 0
-        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report"] {
+        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "iso", "report"] {
             let files = try #require(byOutput[output])
             let v = try Self.validate(output, files)
             #expect(

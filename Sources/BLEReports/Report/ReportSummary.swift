@@ -75,6 +75,7 @@ extension Report {
                     topic: "completeness", status: status, text: "log " + completeness.headline, section: "capture",
                     frame: completeness.items.first { $0.severity >= .warning }?.frame ?? completeness.items.first?.frame))
         }
+        items += isoItems(f)
         for g in f.findingGroups.prefix(maxFindings) where g.severity >= .warning {
             items.append(
                 VerdictItem(
