@@ -122,3 +122,26 @@ import Testing
         for (code, name) in names { #expect(HCIEventTable.subevents[code]?.name == name) }
     }
 }
+
+/// LL_CIS_REQ/RSP/IND on air captures (Core Spec Vol 6, Part B, 2.4.2.29–31): their fields named in the summary.
+@Suite struct LLCISFieldsTests {
+    @Test func cisRequestFieldsAsTheSpecLaysThemOut() throws {
+        let req: [UInt8] =
+            [0x01, 0x00, 0x02, 0x02, 0x28, 0x80, 0x28, 0x00]  // CIG 1, CIS 0, 2M/2M, max SDU 40 (framed) / 40
+            + [0x10, 0x27, 0x00, 0x4C, 0x1D, 0x00]  // SDU interval 10000 / 7500 µs
+            + [0x28, 0x00, 0x3C, 0x00, 0x02, 0xC4, 0x02, 0x00, 0x21, 0x02, 0x01]  // max PDU 40/60, NSE 2, 708 µs, BN 1/2, FT 2/1
+            + [0x08, 0x00, 0xE8, 0x03, 0x00, 0xD0, 0x07, 0x00, 0x64, 0x00]  // ISO 10 ms, offset 1000–2000 µs, event 100
+        let packet = try LLControlPacket(bytes: [0x1F] + req)
+        #expect(
+            packet.pdu.summary
+                == "LL_CIS_REQ CIG 1 CIS 0 PHY C→P 0x02 P→C 0x02 max SDU 40/40 SDU interval 10000/7500 µs max PDU 40/60 NSE 2 sub-interval 708 µs BN 1/2 FT 2/1 ISO interval 10.00 ms offset 1000–2000 µs event 100 framed"
+        )
+        let ind = try LLControlPacket(bytes: [
+            0x21, 0x78, 0x56, 0x34, 0x12, 0xE8, 0x03, 0x00, 0x88, 0x05, 0x00, 0x88, 0x05, 0x00, 0x65, 0x00,
+        ])
+        #expect(ind.pdu.summary == "LL_CIS_IND AA 0x12345678 offset 1000 µs CIG sync delay 1416 µs CIS sync delay 1416 µs event 101")
+        #expect(
+            try LLControlPacket(bytes: [0x20, 0xE8, 0x03, 0x00, 0xD0, 0x07, 0x00, 0x64, 0x00]).pdu.summary
+                == "LL_CIS_RSP offset 1000–2000 µs event 100")
+    }
+}
