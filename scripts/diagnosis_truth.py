@@ -45,6 +45,8 @@ Classes and fields (frame = the frame of the event named):
   pairing-failed      SMP Pairing Failed: reason, direction (sent/received; c2p/p2c on air),
                       handle (connection handle; null on air).
   att-error           ATT Error Response: request_opcode, handle (attribute), error, discovery_end
+  cccd-write-command  Write Command (0x52) to a descriptor tshark names Client Characteristic Configuration
+                      (0x2902, known from the discovery in the capture): handle, value
                       (0x0A answering 0x04/0x06/0x08/0x10), direction, connection_handle.
   conn-update-rejected  L2CAP LE Connection Parameter Update Response result != 0 (result,
                       handle, direction), LE Connection Update Complete status != 0 (status,
@@ -165,6 +167,7 @@ SEVERITY = [
     ("att-error", lambda e: e["discovery_end"], "info", "GATT-08 suppressed: end of discovery"),
     ("att-error", None, "error", "GATT-08 / SEC-05 / GATT-04 / GATT-06"),
     ("ltk-negative-reply", None, "error", "SEC-02 (catalogue: C)"),
+    ("cccd-write-command", None, "error", "GATT-03 (a CCCD written without response)"),
     ("phy-update-failed", None, "error", "LP-04"),
     ("data-buffer-overflow", None, "error", "TP-02"),
     ("conn-update-rejected", None, "warning", "LP-01"),
@@ -191,7 +194,7 @@ ACL_FIELDS = [
     "_ws.col.Source", "nordic_ble.direction", "nordic_ble.crcok", "nordic_ble.encrypted",
     "nordic_ble.micok", "btle_rf.flags.crc_checked", "btle_rf.flags.crc_valid",
     "btle_rf.flags.decrypted", "btle.crc.incorrect", "btle.data_header.llid",
-    "btle.data_header.length",
+    "btle.data_header.length", "btatt.uuid16",
     "frame.protocols",
 ]
 

@@ -371,6 +371,9 @@ class Truth:
                       handle=number(row["btatt.handle"]),
                       error=error, discovery_end=error == 0x0A and request in DISCOVERY_REQUESTS,
                       direction=direction, connection_handle=handle, **link)
+        if number(row["btatt.opcode"]) == 0x52 and "0x2902" in (row["btatt.uuid16"] or "").split(","):
+            self.emit("cccd-write-command", frame, handle=number(row["btatt.handle"]),
+                      direction=direction, connection_handle=handle, **link)
         if number(row["btsmp.opcode"]) == 0x05:
             self.emit("pairing-failed", frame, reason=number(row["btsmp.reason"]),
                       direction=direction, handle=handle, **link)

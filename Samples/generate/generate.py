@@ -28,6 +28,16 @@ import buttonless  # noqa: E402
 import common  # noqa: E402
 import cypress  # noqa: E402
 import dfu  # noqa: E402
+import diagatt  # noqa: E402
+import diagbond  # noqa: E402
+import diagcccd  # noqa: E402
+import diagconnect  # noqa: E402
+import diagencrypt  # noqa: E402
+import diagmtu  # noqa: E402
+import diagpairing  # noqa: E402
+import diagparams  # noqa: E402
+import diagstale  # noqa: E402
+import diagsupervision  # noqa: E402
 import eatt  # noqa: E402
 import eom  # noqa: E402
 import espota  # noqa: E402
@@ -62,6 +72,17 @@ SCENARIOS = {
     "cypress-bootloader": cypress,
     "eatt": eatt,
     "coc-stream": coc,
+    # Diagnosis Samples: failures no real capture of ours shows (diagnosis rules of ../shared/diagnosis-rules.md).
+    "diag-connect-timeout": diagconnect,
+    "diag-bond-lost": diagbond,
+    "diag-pairing-failed": diagpairing,
+    "diag-insufficient-encryption": diagencrypt,
+    "diag-cccd-never-written": diagcccd,
+    "diag-att-timeout": diagatt,
+    "diag-stale-handle": diagstale,
+    "diag-param-rejected": diagparams,
+    "diag-mtu-23": diagmtu,
+    "diag-supervision-timeout": diagsupervision,
     "le-audio-unicast": unicast,
     "le-audio-broadcast": broadcast,
 }
@@ -74,7 +95,13 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  # eatt and coc-stream were generated with these offsets on a parallel branch; they share a start time with
                  # esp-ble-ota and telink-ota (harmless: different files), and keep it so that they regenerate byte-identically.
                  "eatt": 39600.0, "coc-stream": 43200.0,
-                 "le-audio-unicast": 54000.0, "le-audio-broadcast": 57600.0}
+                 # The diagnosis Samples go on from cypress-bootloader, one hour apart.
+                 "diag-connect-timeout": 54000.0, "diag-bond-lost": 57600.0, "diag-pairing-failed": 61200.0,
+                 "diag-insufficient-encryption": 64800.0, "diag-cccd-never-written": 68400.0,
+                 "diag-att-timeout": 72000.0, "diag-stale-handle": 75600.0, "diag-param-rejected": 79200.0,
+                 "diag-mtu-23": 82800.0, "diag-supervision-timeout": 86400.0,
+                 # The LE Audio Samples after the diagnosis ones.
+                 "le-audio-unicast": 90000.0, "le-audio-broadcast": 93600.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

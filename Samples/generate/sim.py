@@ -316,12 +316,18 @@ class Rig:
         per_event: int = 4,
         start_offset_s: float | None = None,
         eatt: bool = False,
+        link_class: type[PacedLink] | None = None,
+        controller_class: type[SimController] | None = None,
     ):
+        # The diagnosis Samples pass the classes of simfaults.py (a real controller's failure events); the others
+        # keep these, so that they regenerate byte for byte.
+        link_class = link_class or PacedLink
+        controller_class = controller_class or SimController
         self.loop = loop
         self.interval_ms = interval_ms
-        self.link = PacedLink(interval_ms=interval_ms, per_event=per_event)
-        self.phone_ctl = SimController("phone-ctl", self.link, PHONE_ADDRESS, is_peripheral=False)
-        self.device_ctl = SimController("device-ctl", self.link, device_address, is_peripheral=True)
+        self.link = link_class(interval_ms=interval_ms, per_event=per_event)
+        self.phone_ctl = controller_class("phone-ctl", self.link, PHONE_ADDRESS, is_peripheral=False)
+        self.device_ctl = controller_class("device-ctl", self.link, device_address, is_peripheral=True)
         if start_offset_s is None:
             start_offset_s = START_OFFSET
         self.snooper = VirtualBtSnooper(snoop_out, loop, start_offset_s)

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import zlib
 
+import verify_diagnosis
+
 SAMPLES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -182,6 +184,10 @@ def main():
             ok &= good
         if name == "telink-ota":
             good, text = check_telink_ota(truth, rows)
+            print(text)
+            ok &= good
+        if name in verify_diagnosis.CHECKS:
+            good, text = verify_diagnosis.check(name, truth)
             print(text)
             ok &= good
     return 0 if ok else 1

@@ -10,8 +10,10 @@ extension Analyzer {
     /// analyzer's findings. The capture reader's findings, the completeness verdict and the file name are the caller's
     /// to add.
     public func evidence(throughput: [ThroughputStream]? = nil) -> Evidence {
-        Evidence(
-            events: evidenceLog.events, connections: connections, findings: findings, records: counters.records,
+        // Stable by frame: some events are recorded when their wait ends (an unanswered request at the disconnection).
+        let events = evidenceLog.events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
+        return Evidence(
+            events: events, connections: connections, findings: findings, records: counters.records,
             lastTime: counters.records > 0 ? lastTimestamp : nil, lastFrame: lastFrame,
             isAirCapture: counters.linkLayerRecords > 0, controllers: controllerIdentities, aclBuffers: aclBuffers,
             eventsDropped: evidenceLog.dropped, throughput: throughput)
@@ -184,7 +186,9 @@ extension Analyzer {
         frame: Int, timestamp: Timestamp
     ) {
         let size = payload.count
-        connections[index].activity.notePDU(opcode: opcode, size: size, mtu: table.connections[index].link.snapshot.mtu, frame: frame)
+        connections[index].activity.notePDU(
+            opcode: opcode, size: size, mtu: table.connections[index].link.snapshot.mtu, frame: frame, timestamp: timestamp,
+            received: direction == .rx)
         switch opcode {
         case 0x1B, 0x1D:  // notification, indication
             guard direction == .rx, size >= 3 else { return }
@@ -193,6 +197,9 @@ extension Analyzer {
             if opcode == 0x1D, size == 7 {
                 noteServiceChanged(payload, handle: handle, connection: index, state: state, frame: frame, timestamp: timestamp)
             }
+        case 0x0A:  // read request
+            guard direction == .tx, size >= 3 else { return }
+            connections[index].activity.noteRead(UInt16(payload[1]) | UInt16(payload[2]) << 8, frame: frame)
         case 0x12, 0x52:  // write request, command
             guard direction == .tx, size >= 3 else { return }
             let handle = UInt16(payload[1]) | UInt16(payload[2]) << 8

@@ -62,7 +62,7 @@ public struct AnalysisCounters: Sendable {
 /// One pass, streaming: call ``process(_:)`` for each record in order, then ``finish()``.
 /// Nothing throws past a record: bad input becomes a ``Finding`` and decoding goes on.
 public final class Analyzer {
-    public let options: AnalyzerOptions
+    public private(set) var options: AnalyzerOptions
     public internal(set) var findings: [Finding] = []
     /// Every connection seen, in the order they started (handles are reused, numbers are not).
     public internal(set) var connections: [Connection] {
@@ -186,6 +186,15 @@ public final class Analyzer {
         if findings.count > findingsBound.threshold { findingsBound.compact(&findings) }
     }
 
+    /// Builds timeline events from the next record on (`on`), or stops (what waits for a response is handed out now).
+    /// A pass that needs the timeline only around some frames (the report's evidence windows) runs as a statistics pass
+    /// elsewhere.
+    public func setTimeline(_ on: Bool) {
+        guard on != options.timeline else { return }
+        if !on { queue.drain(now: nil, force: true) { onEvent?($0) } }
+        options.timeline = on
+    }
+
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
         finishLinkLayer()
@@ -195,7 +204,7 @@ public final class Analyzer {
             state.finishReassembly(findings: &findings, frame: lastFrame)
             connections[i].decode = state.decode
         }
-        for i in connections.indices { connections[i].activity.flush() }
+
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
         findings += decodeHealth.findings
         for pending in commands.takeUnanswered() {
@@ -344,7 +353,7 @@ public final class Analyzer {
                         waited: timestamp.microseconds(since: p.timestamp)), frame: p.frame, timestamp: p.timestamp, connection: number)
             }
         }
-        connections[index].activity.flush()
+
         table.close(index)
         creditChannels.close(connection: index)
         for i in observers.indices {

@@ -22,6 +22,8 @@ public struct CaptureInfo: Sendable {
     public var controllerIdentities: [UInt16: ControllerIdentity] = [:]
     /// Vendor-specific commands and events, counted and named (empty without the analysis).
     public var vendorActivity = VendorActivity()
+    /// What went wrong and why, from the same pass (nil without the analysis: `--no-decode`).
+    public var diagnosis: DiagnosisResult?
 
     /// Reads the whole capture once, counting records and decoding them without building events (for the decode
     /// health); `progress` is called with (records, bytes).
@@ -50,7 +52,14 @@ public struct CaptureInfo: Sendable {
         fileSize = capture.fileSize
         statistics = stats
         findings = capture.findings
-        completeness = tracker.result(format: capture.format.name)
+        completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
+        if let analyzer {
+            var evidence = analyzer.evidence()
+            evidence.completeness = completeness
+            evidence.findings = capture.findings + evidence.findings
+            evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
+            diagnosis = DiagnosisEngine.diagnose(evidence)
+        }
     }
 
     public var span: Int64? {
@@ -63,6 +72,14 @@ public struct CaptureInfo: Sendable {
         let s = statistics
         var rows: [(String, String)] = []
         rows.append(("File", file))
+        if let d = diagnosis {
+            let tally = d.tally
+            rows.append(
+                (
+                    "Diagnosis",
+                    tally.isEmpty ? "nothing wrong found (\(d.rulesEvaluated) rules)" : tally + " (blescope diagnose: the evidence)"
+                ))
+        }
         let n = completeness.items.count
         let completenessRow: String = n == 0 ? completeness.headline : "\(completeness.verdict) (\(n == 1 ? "1 item" : "\(n) items") below)"
         rows.append(("Completeness", completenessRow))
@@ -96,7 +113,20 @@ public struct CaptureInfo: Sendable {
         if let h = decodeHealth { rows.append(("Decoded", h.headline)) }
         rows.append(("Findings", findings.isEmpty ? "none" : "\(findings.count)"))
         let width = rows.map(\.0.count).max() ?? 0
-        var out = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }.joined(separator: "\n")
+        var lines = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }
+        // The answer first: the diagnosis's findings at warning or above, one line each, under its row.
+        if let d = diagnosis {
+            let shown = d.atLeast(.warning)
+            var listed = shown.prefix(Self.diagnosisLines).flatMap { x in
+                wrap(
+                    "\(x.rule) \(DiagnosisReport.summaryLine(x))", width: DiagnosisReport.width,
+                    first: "  " + terminal.paint(x.severity.rawValue.uppercased(), x.severity >= .error ? .red : .yellow) + " ",
+                    rest: "      ")
+            }
+            if shown.count > Self.diagnosisLines { listed.append("  (+\(shown.count - Self.diagnosisLines) more: blescope diagnose)") }
+            lines.insert(contentsOf: listed, at: 2)
+        }
+        var out = lines.joined(separator: "\n")
         if let h = decodeHealth {
             for c in h.warnings {
                 out += "\n  " + terminal.severity(.warning) + ": " + (c.warning ?? "") + (c.warningFrame.map { " (frame \($0))" } ?? "")
@@ -120,6 +150,9 @@ public struct CaptureInfo: Sendable {
         }
         return out + "\n"
     }
+
+    /// How many findings `info` lists under its Diagnosis row.
+    static let diagnosisLines = 8
 
     /// `0: Broadcom Corporation (0x000f), HCI 4.2, LMP 4.2 subversion 0x4109 (frame 566)`; the bare index when
     /// the capture does not say who made the controller.
@@ -171,6 +204,25 @@ public struct CaptureInfo: Sendable {
         w.field("first_time", s.firstTimestamp)
         w.field("last_time", s.lastTimestamp)
         w.field("span_s", span.map { Double($0) / 1e6 }, decimals: 6)
+        if let d = diagnosis {
+            w.beginObject("diagnosis")
+            w.field("rules", d.rulesEvaluated)
+            w.beginObject("summary")
+            for s in DiagnosisSeverity.allCases.reversed() { w.field(s.rawValue, d.count(s)) }
+            w.endObject()
+            w.beginArray("findings")
+            for x in d.findings {
+                w.beginObject()
+                w.field("rule", x.rule)
+                w.field("severity", x.severity.rawValue)
+                w.field("frame", x.frame)
+                w.field("count", x.count)
+                w.field("message", x.message)
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        }
         w.beginObject("by_type")
         w.field("command", s.commands)
         w.field("event", s.events)

@@ -170,6 +170,12 @@ public struct JSONWriter: Sendable {
         appendInteger(Int64(truncatingIfNeeded: v))
     }
 
+    /// An array element that is already JSON (an object another writer made), written as it is.
+    public mutating func value(raw json: String) {
+        separator()
+        appendRaw(json)
+    }
+
     /// Ends a JSON Lines record.
     public mutating func newline() {
         bytes.append(UInt8(ascii: "\n"))

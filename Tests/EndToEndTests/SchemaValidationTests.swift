@@ -87,6 +87,10 @@ import Testing
                 Job(
                     output: "timeline", label: "\(name) [timeline --format jsonl]", path: directory + "/\(i).timeline.jsonl",
                     arguments: ["timeline", "--format", "jsonl", "--quiet", "--codec", codecs, input], expectedStatus: [0]))
+            jobs.append(
+                Job(
+                    output: "diagnose", label: "\(name) [diagnose --json]", path: directory + "/\(i).diagnose.json",
+                    arguments: ["diagnose", "--json", "--quiet", input], expectedStatus: [0]))
             for command in ["gatt", "transfers", "ota", "throughput", "adverts", "iso"] {
                 var arguments = [command, "--json", "--quiet", input]
                 if command != "adverts" { arguments += ["--codec", codecs] }
@@ -122,7 +126,7 @@ import Testing
 
         let validationStart = Date()
         var documents = 0
-        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "iso", "report"] {
+        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "diagnose", "iso"] {
             let files = try #require(byOutput[output])
             let v = try Self.validate(output, files)
             #expect(

@@ -9,7 +9,7 @@ import BLEProtocols
 /// A list of items, so other analyses can add theirs (an encrypted link without its key, for instance).
 public struct CaptureCompleteness: Hashable, Sendable {
     public struct Item: Hashable, Sendable {
-        /// Stable identifier: `acl-payload-cut`, `truncated-records`, `drops`, `time-gap`, `time-backwards`,
+        /// Stable identifier: `file-cut`, `file-corrupt`, `acl-payload-cut`, `truncated-records`, `drops`, `time-gap`, `time-backwards`,
         /// `controller-reset`, `hardware-error`, `started-before-capture`, `open-at-end`.
         public var code: String
         public var severity: Finding.Severity
@@ -181,8 +181,29 @@ public struct CompletenessTracker: Sendable {
     }
 
     /// The verdict, given the file's format name (`btsnooz`, `btsnoop`, …).
-    public func result(format: String) -> CaptureCompleteness {
+    /// The verdict; `readerFindings` (``CaptureFile/findings``) add what the reader met: a file cut inside a record, a
+    /// corrupt record length, a read error. A cut file is never "complete".
+    public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
         var items: [CaptureCompleteness.Item] = []
+        for f in readerFindings {
+            switch f.kind.code {
+            case "capture.truncated-file":
+                items.append(
+                    .init(
+                        code: "file-cut", severity: .warning,
+                        message:
+                            "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
+                        frame: f.frame))
+            case "capture.invalid-record-length", "capture.read-error":
+                items.append(
+                    .init(
+                        code: "file-corrupt", severity: .warning,
+                        message: "the file cannot be read past a point: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? "")",
+                        frame: f.frame))
+            default:
+                break
+            }
+        }
         if aclCut > 0 {
             let filtered = aclCut * 10 >= aclRecords * 9
             let source =

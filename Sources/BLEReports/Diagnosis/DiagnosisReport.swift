@@ -35,13 +35,13 @@ public struct DiagnosisReport: Sendable {
         if !verbose && !context.isEmpty {
             lines.append("")
             lines.append(terminal.paint("Context", .bold) + " (info):")
-            for d in context { lines += wrap("\(d.rule)  \(summaryLine(d))", width: width, first: "  ", rest: "    ") }
+            for d in context { lines += wrap("\(d.rule)  \(Self.summaryLine(d))", width: width, first: "  ", rest: "    ") }
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// `5× failed to be established (0x3E) to C5:34:1A:…, frames 1539, 1634, …` for a folded finding, else its sentence.
-    func summaryLine(_ d: Diagnosis) -> String {
+    public static func summaryLine(_ d: Diagnosis) -> String {
         guard d.count > 1 else { return d.message }
         let frames = d.occurrences.prefix(8).map(String.init).joined(separator: ", ") + (d.count > 8 ? ", …" : "")
         return "\(d.count)× \(d.headline), frames \(frames)"
@@ -52,7 +52,7 @@ public struct DiagnosisReport: Sendable {
         let style: Terminal.Style = d.severity >= .error ? .red : d.severity == .warning ? .yellow : .cyan
         let head = label.padding(to: 10) + d.rule.padding(to: Self.indent - 10)
         let pad = String(repeating: " ", count: Self.indent)
-        var out = wrap(summaryLine(d), width: width, first: head, rest: pad)
+        var out = wrap(Self.summaryLine(d), width: width, first: head, rest: pad)
         out[0] = terminal.paint(label, style) + String(out[0].dropFirst(label.count))
         if d.count > 1 { out += wrap(d.message, width: width, first: pad + "first: ", rest: pad + "       ") }
         if !d.supporting.isEmpty {
@@ -166,7 +166,7 @@ func wrap(_ text: String, width: Int, first: String, rest: String) -> [String] {
 }
 
 extension DiagnosisReport {
-    /// One pass over `capture`: the analysis with the throughput tracker (for the throughput rules), the completeness
+    /// One pass over `capture` (no tracker: the throughput rules judge the connections' bulk tallies), the completeness
     /// verdict beside it, then the rules.
     public static func analyze(
         _ capture: CaptureFile, options: AnalyzerOptions = AnalyzerOptions(timeline: false), progress: ProgressReporter? = nil,
@@ -176,10 +176,10 @@ extension DiagnosisReport {
         options.timeline = false
         var tracker = CompletenessTracker()
         let analysis = CaptureAnalysis.analyze(
-            capture, options: options, observing: Observing(throughput: ThroughputOptions(), throughputBeside: true, leAudio: true),
+            capture, options: options, observing: Observing(leAudio: true),
             progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
         progress?.finish()
-        let completeness = tracker.result(format: capture.format.name)
+        let completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
         var evidence = analysis.evidence
         evidence.completeness = completeness
         evidence.findings = capture.findings + evidence.findings

@@ -24,6 +24,8 @@ public enum HTMLReport {
         pre{background:#f7f9fb;border:1px solid #e3e8ee;padding:8px;overflow-x:auto;white-space:pre}
         .verdict{margin:2px 0 8px;padding:6px 10px;border-left:4px solid #d9822b;background:#fdf6ec}
         .verdict.ok{border-color:#2e8540;background:#eef8f0}.verdict.bad{border-color:#c23030;background:#fcefef}
+        .finding{margin:6px 0;padding:6px 10px;border-left:4px solid #d9822b;background:#fdf6ec}
+        .finding.failure{border-color:#c23030;background:#fcefef}.finding details{margin-top:4px}
         .sev-error{color:#c23030;font-weight:600}.sev-warning{color:#b36200;font-weight:600}.sev-info{color:#2b6cb0}
         .ok{color:#2e8540;font-weight:600}.bad{color:#c23030;font-weight:600}
         ul.summary{list-style:none;padding:0;margin:6px 0 12px}ul.summary li{margin:3px 0;padding:4px 10px;border-left:4px solid #8a96a3;background:#f7f9fb}
@@ -99,6 +101,7 @@ public enum HTMLReport {
             return out + "<p class=\"bad\">Cannot read this file: \(esc(error))</p></section>"
         }
         out += summary(f.summary, index: index)
+        out += diagnosis(f, index: index)
         // Decode health first: when a connection lost a large share, everything below is partial.
         if let h = f.info?.decodeHealth, !h.warnings.isEmpty {
             out += "<div class=\"bad\"><p><b>Not everything was decoded:</b> \(esc(h.headline))</p><ul>"
@@ -167,7 +170,8 @@ public enum HTMLReport {
         for i in items {
             out += "<li class=\"st-\(i.status.rawValue)\"><b>\(esc(i.topic))</b>: \(esc(i.text))"
             if let frame = i.frame { out += " <span class=\"muted\">(frame \(frame))</span>" }
-            out += " <a href=\"#file\(index)-\(i.section)\">details</a></li>"
+            let anchor = i.section == "diagnosis" && i.frame != nil ? "d\(i.frame!)" : i.section
+            out += " <a href=\"#file\(index)-\(anchor)\">details</a></li>"
         }
         return out + "</ul>"
     }

@@ -71,6 +71,7 @@ public enum JSONReport {
         sw.endObject()
         out += "," + String(sw.string.dropFirst().dropLast())
         out += ",\"capture\":" + (f.info?.json ?? "null")
+        out += ",\"diagnosis\":" + diagnosisJSON(f)
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         let c = f.counters
@@ -254,5 +255,47 @@ public enum JSONReport {
         }
         w.endArray()
         w.endObject()
+    }
+}
+
+extension JSONReport {
+    /// `{"rules", "summary": {severity: count}, "findings": [...]}`: each finding as `diagnose --json` writes it, plus
+    /// `exchanges`, the timeline rows around its deciding frame.
+    static func diagnosisJSON(_ f: FileAnalysis) -> String {
+        var w = JSONWriter(capacity: 2048)
+        w.beginObject()
+        w.field("rules", f.diagnosis.rulesEvaluated)
+        w.beginObject("summary")
+        for s in DiagnosisSeverity.allCases.reversed() { w.field(s.rawValue, f.diagnosis.count(s)) }
+        w.endObject()
+        w.beginArray("findings")
+        for d in f.diagnosis.findings {
+            var one = JSONWriter(capacity: 1024)
+            DiagnosisReport.write(d, to: &one)
+            var text = one.string
+            if let rows = f.exchanges[d.frame] {
+                var x = JSONWriter(capacity: 1024)
+                x.beginObject()
+                x.beginArray("exchanges")
+                for r in rows {
+                    x.beginObject()
+                    x.field("frame", r.frame)
+                    x.field("timestamp", r.timestamp)
+                    x.field("direction", r.direction.description)
+                    x.field("layer", r.layer)
+                    x.field("name", r.name)
+                    x.field("summary", r.summary)
+                    x.field("pairedFrame", r.pairedFrame)
+                    x.endObject()
+                }
+                x.endArray()
+                x.endObject()
+                text = String(text.dropLast()) + "," + String(x.string.dropFirst())
+            }
+            w.value(raw: text)
+        }
+        w.endArray()
+        w.endObject()
+        return w.string
     }
 }

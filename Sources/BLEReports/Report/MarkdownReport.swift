@@ -76,7 +76,8 @@ public enum MarkdownReport {
         if items.isEmpty { return out + "Nothing to report: no connection, transfer or update found.\n\n" }
         let sections = [
             "ota": "Transfers and firmware updates", "transfers": "Transfers and firmware updates", "throughput": "Throughput",
-            "connections": "Link quality", "capture": "Capture", "findings": "Findings", "iso": "LE Audio (isochronous streams)",
+            "connections": "Link quality", "capture": "Capture", "findings": "Findings", "diagnosis": "Diagnosis",
+            "iso": "LE Audio (isochronous streams)",
         ]
         for i in items {
             let mark = i.status == .ok ? "✓" : i.status == .failure ? "✗" : i.status == .warning ? "!" : "·"
@@ -92,6 +93,7 @@ public enum MarkdownReport {
         var out = "\n## \(f.path)\n\n"
         if let error = f.error { return out + "**Cannot read:** \(error)\n" }
         out += summary(f.summary)
+        out += diagnosis(f)
         if let h = f.info?.decodeHealth, !h.warnings.isEmpty {
             out += "> **Not everything was decoded:** \(h.headline)\n"
             for c in h.warnings { out += ">\n> - \(c.warning ?? "")\n" }

@@ -4,25 +4,14 @@ import BLECore
 /// The LE Audio part of the report: summary verdicts, the HTML and Markdown sections with each stream direction's
 /// verdict and its loss over time, the ASE operations refused. Nothing when the capture has no LE Audio.
 extension Report {
-    /// One verdict per ISO stream direction (at most 8), then one per refused ASE operation (at most 4).
+    /// One line per ISO stream direction (at most 8), as `info`: what went wrong with them (loss, a stop, an ASE
+    /// operation refused) the diagnosis says (LA-01 … LA-06).
     static func isoItems(_ f: FileAnalysis) -> [VerdictItem] {
-        var items: [VerdictItem] = []
-        for h in f.iso.health.prefix(8) {
-            let troubled = h.lostSDUs > 0 || h.silenceBeforeEndMicroseconds != nil
-            items.append(
-                VerdictItem(
-                    topic: "le-audio", status: troubled ? .warning : .ok, text: h.verdict(label: f.iso.label(of: h)), section: "iso",
-                    frame: h.longestBurst?.frame ?? h.endFrame ?? h.firstFrame))
+        f.iso.health.prefix(8).map { h in
+            VerdictItem(
+                topic: "le-audio", status: .info, text: h.verdict(label: f.iso.label(of: h)), section: "iso",
+                frame: h.longestBurst?.frame ?? h.endFrame ?? h.firstFrame)
         }
-        for op in (f.leAudio?.refusals ?? []).prefix(4) {
-            let why = op.responses.filter { $0.code != 0 }.map { "ASE \($0.aseID): \($0.codeName) (\($0.reasonName))" }
-            items.append(
-                VerdictItem(
-                    topic: "le-audio", status: .warning,
-                    text: "\(op.name) refused on connection #\(op.connectionNumber): " + why.joined(separator: ", "),
-                    section: "iso", frame: op.responseFrame ?? op.frame))
-        }
-        return items
     }
 }
 

@@ -75,6 +75,10 @@ public struct FileAnalysis: Sendable {
     public var findingGroups: [FindingGroup] = []
     /// The verdicts that open the capture's section (``Report/summarize(_:maxFindings:)``); others may append.
     public var summary: [VerdictItem] = []
+    /// What went wrong and why (``DiagnosisEngine``): the findings the summary opens with.
+    public var diagnosis = DiagnosisResult(findings: [], rulesEvaluated: 0)
+    /// The timeline rows around each shown finding's deciding frame, by that frame.
+    public var exchanges: [Int: [ExchangeRow]] = [:]
 
     public init(path: String, error: String) {
         self.path = path
@@ -156,6 +160,9 @@ public struct Report: Sendable {
         return Report(files: files, options: options)
     }
 
+    /// Findings that get the timeline rows around their deciding frame (the most severe first).
+    static let maxExchangeWindows = 20
+
     /// One file through one analyzer with the throughput, transfer, OTA and GATT usage trackers.
     public static func analyze(
         path: String, options: ReportOptions = ReportOptions(),
@@ -189,7 +196,7 @@ public struct Report: Sendable {
                 completeness.add(record)
             })
         var a = FileAnalysis(path: capture.path)
-        var verdict = completeness.result(format: capture.format.name)
+        var verdict = completeness.result(format: capture.format.name, readerFindings: capture.findings)
         // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
         for f in analysis.findings where f.kind.code == "ll.encrypted-no-key" {
             verdict.items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
@@ -210,6 +217,9 @@ public struct Report: Sendable {
         a.findingCount = findings.count
         a.findingGroups = groupFindings(findings)
         (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analysis.connections, findings: findings, limit: options.maxKeyEvents)
+        a.diagnosis = diagnose(analysis, capture: capture, completeness: verdict)
+        let shown = a.diagnosis.atLeast(.warning).prefix(maxExchangeWindows).map(\.frame)
+        if !shown.isEmpty { a.exchanges = exchanges(path: capture.path, around: Array(shown), options: analyzerOptions) }
         a.summary = summarize(a)
         return a
     }

@@ -25,11 +25,37 @@ public struct VerdictItem: Hashable, Sendable {
 }
 
 extension Report {
-    /// The verdicts that open a capture's section, in this order: OTA sessions (result, duration, rate, the
-    /// limit of the stream that carried the image), transfers (complete/cut), the worst throughput verdict,
-    /// link quality per connection with quality reports, completeness, the top findings by severity.
-    public static func summarize(_ f: FileAnalysis, maxFindings: Int = 3) -> [VerdictItem] {
+    /// The verdicts that open a capture's section, in this order: what the log cannot show when it is incomplete, the
+    /// diagnosis (each finding at warning or above, most severe first; or that nothing was found), OTA sessions (result,
+    /// duration, rate, the limit of the stream that carried the image), transfers (complete/cut), the busiest data
+    /// stream's throughput verdict, completeness when complete, decoder errors. Link quality and throughput limits are
+    /// diagnosis rules (DC-01, HH-05, TP-03): no line per connection when nothing is wrong.
+    public static func summarize(_ f: FileAnalysis, maxFindings: Int = 3, maxDiagnoses: Int = 12) -> [VerdictItem] {
         var items: [VerdictItem] = []
+        if let completeness = f.info?.completeness, completeness.verdict == "incomplete" {
+            items.append(
+                VerdictItem(
+                    topic: "completeness", status: .warning, text: "log " + completeness.headline, section: "capture",
+                    frame: completeness.items.first { $0.severity >= .warning }?.frame))
+        }
+        let serious = f.diagnosis.atLeast(.warning)
+        for d in serious.prefix(maxDiagnoses) {
+            items.append(
+                VerdictItem(
+                    topic: d.rule, status: d.severity.verdictStatus, text: DiagnosisReport.summaryLine(d), section: "diagnosis",
+                    frame: d.frame))
+        }
+        if serious.count > maxDiagnoses {
+            items.append(
+                VerdictItem(
+                    topic: "diagnosis", status: .info, text: "\(serious.count - maxDiagnoses) more findings in the diagnosis",
+                    section: "diagnosis"))
+        } else if serious.isEmpty && f.diagnosis.rulesEvaluated > 0 {
+            items.append(
+                VerdictItem(
+                    topic: "diagnosis", status: .ok, text: "nothing wrong found by \(f.diagnosis.rulesEvaluated) rules",
+                    section: "diagnosis"))
+        }
         for s in f.otaSessions.prefix(20) {
             var text = "\(s.protocolName.rawValue) on connection #\(s.connectionNumber): \(s.result.label.uppercased())"
             if let d = s.result.detail { text += " (\(d))" }
@@ -52,31 +78,22 @@ extension Report {
                     topic: "transfers", status: cut.isEmpty ? .ok : .warning, text: text, section: "transfers",
                     frame: cut.first?.lastFrame))
         }
-        if let s = worstStream(f.throughput) {
+        if let s = busiestStream(f.throughput) {
             let name = "#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(s.key.kind.name)"
             let rate = s.rateBitsPerSecond.map(formatBitRate) ?? "-"
             items.append(
                 VerdictItem(
-                    topic: "throughput", status: s.verdict.limit == .ceiling || s.verdict.limit == .unknown ? .info : .warning,
-                    text: "slowest stream \(name), \(rate): \(s.verdict.text)", section: "throughput", frame: s.firstFrame))
+                    topic: "throughput", status: .info, text: "busiest stream \(name), \(rate): \(s.verdict.text)", section: "throughput",
+                    frame: s.firstFrame))
         }
-        for c in f.connections {
-            guard let q = LinkQualitySummary(c.linkQuality) else { continue }
+        if let completeness = f.info?.completeness, completeness.verdict != "incomplete" {
             items.append(
                 VerdictItem(
-                    topic: "link-quality", status: q.isRadioLimited ? .warning : .ok,
-                    text: "connection #\(c.number): \(q.verdict)", section: "connections",
-                    frame: q.approachingLSTOFrames.first ?? q.worstRSSIFrame))
-        }
-        if let completeness = f.info?.completeness {
-            let status: VerdictItem.Status = completeness.verdict == "incomplete" ? .warning : completeness.items.isEmpty ? .ok : .info
-            items.append(
-                VerdictItem(
-                    topic: "completeness", status: status, text: "log " + completeness.headline, section: "capture",
-                    frame: completeness.items.first { $0.severity >= .warning }?.frame ?? completeness.items.first?.frame))
+                    topic: "completeness", status: completeness.items.isEmpty ? .ok : .info, text: "log " + completeness.headline,
+                    section: "capture", frame: completeness.items.first?.frame))
         }
         items += isoItems(f)
-        for g in f.findingGroups.prefix(maxFindings) where g.severity >= .warning {
+        for g in f.findingGroups.prefix(maxFindings) where g.severity >= .error {
             items.append(
                 VerdictItem(
                     topic: "findings", status: g.severity == .error ? .failure : .warning,
@@ -93,11 +110,11 @@ extension Report {
             .max { $0.valueBytes < $1.valueBytes }
     }
 
-    /// The worst throughput verdict: the lowest share of its ceiling among streams that carry data (10 packets and
-    /// 1 kB at least, so a control point's few bytes do not count), else the stream with the most bytes.
-    public static func worstStream(_ streams: [ThroughputStream]) -> ThroughputStream? {
-        let measured = streams.filter { $0.packets >= 10 && $0.valueBytes >= 1024 && $0.mainPeriod?.share != nil }
-        if let w = measured.min(by: { ($0.mainPeriod!.share!, $0.firstFrame) < ($1.mainPeriod!.share!, $1.firstFrame) }) { return w }
-        return streams.max { $0.valueBytes < $1.valueBytes }
+    /// The stream that carried the most data (10 packets and 1 kB at least: a control point's few bytes, a single read,
+    /// say nothing about throughput), first of equals. Called busiest, never slowest: its share of the ceiling is in
+    /// its verdict, and the throughput rules say when a stream was held back.
+    public static func busiestStream(_ streams: [ThroughputStream]) -> ThroughputStream? {
+        let measured = streams.filter { $0.packets >= 10 && $0.valueBytes >= 1024 }
+        return measured.max { ($0.valueBytes, -$0.firstFrame) < ($1.valueBytes, -$1.firstFrame) }
     }
 }

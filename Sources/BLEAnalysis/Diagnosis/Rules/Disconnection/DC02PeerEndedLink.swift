@@ -55,7 +55,8 @@ struct DC02PeerEndedLink: DiagnosisRule {
 
     static func isFailure(_ k: EvidenceEvent.Kind) -> Bool {
         switch k {
-        case .attError, .pairingFailed, .attUnanswered: true
+        case .attError(let request, _, let error, _, _): !GATT08ErrorResponse.isDiscoveryEnd(request, error)
+        case .pairingFailed, .attUnanswered: true
         case .encryptionChange(_, let s, _): s != .success
         default: false
         }

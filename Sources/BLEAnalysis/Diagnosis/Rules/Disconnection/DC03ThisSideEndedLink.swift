@@ -13,6 +13,17 @@ struct DC03ThisSideEndedLink: DiagnosisRule {
         "HCI Disconnect (its reason) then Disconnection Complete 0x16; what failed before it (ATT request unanswered, pairing failed, encryption error)"
     static let anchor = "hcidoc (power-off special case only)"
 
+    /// What makes a stack give up on a peer: an ATT or SMP time-out, a failed pairing or encryption. An app closing the
+    /// link after an Error Response it did not like is the app's choice, and stays quiet.
+    static func stackGaveUp(_ k: EvidenceEvent.Kind) -> Bool {
+        switch k {
+        case .pairingFailed: true
+        case .attUnanswered(_, _, _, let ended, _, let waited): ended != .nextRequest && waited >= attTransactionTimeoutMicroseconds
+        case .encryptionChange(_, let s, _): s != .success
+        default: false
+        }
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.disconnections.compactMap { d in
             guard let command = d.localCommand, case .disconnectCommand(_, let asked) = command.kind else { return nil }
@@ -33,7 +44,7 @@ struct DC03ThisSideEndedLink: DiagnosisRule {
             let window: Int64 = 35_000_000
             let failure = e.last(before: command.frame) { ev in
                 ev.connection == d.event.connection && command.timestamp.microseconds(since: ev.timestamp) <= window
-                    && DC02PeerEndedLink.isFailure(ev.kind)
+                    && Self.stackGaveUp(ev.kind)
             }
             guard let failure else { return nil }  // the app asked: benign
             return Diagnosis(

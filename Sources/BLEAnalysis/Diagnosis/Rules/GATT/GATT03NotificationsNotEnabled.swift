@@ -13,6 +13,42 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
         "CCCD (0x2902) written with Write Command (0x52); a CCCD value without the matching Notify/Indicate property; a notifying characteristic in a service the app wrote to, with no CCCD write and no notification"
     static let anchor = "none"
 
+    /// Notifying characteristics the app used but never subscribed to, and that never notified: a warning when the app
+    /// wrote to their service (a command whose answer comes as a notification) or read them again and again (polling
+    /// instead of subscribing); info when it read one once (an app that wanted the value once does that too).
+    static func unsubscribed(_ c: Connection, subscribed: Set<UInt16>, in e: Evidence) -> [Diagnosis] {
+        let wrote = Set(c.activity.written.keys), reads = c.activity.read
+        var out: [Diagnosis] = []
+        for service in c.gatt.services {
+            let chars = c.gatt.characteristics.filter { $0.valueHandle >= service.startHandle && $0.valueHandle <= service.endHandle }
+            let wroteToService = chars.contains { wrote.contains($0.valueHandle) }
+            for ch in chars where !ch.properties.intersection([.notify, .indicate]).isEmpty {
+                guard !subscribed.contains(ch.valueHandle), c.activity.notified[ch.valueHandle] == nil else { continue }
+                let readCount = reads[ch.valueHandle]?.count ?? 0
+                guard wroteToService || readCount > 0 else { continue }
+                let frame =
+                    reads[ch.valueHandle]?.first ?? chars.compactMap { c.activity.written[$0.valueHandle]?.first }.min() ?? c.startFrame
+                let how =
+                    wroteToService
+                    ? "the app wrote to its service \(service.uuid) (frame \(frame))"
+                    : readCount > 1 ? "the app read it \(readCount) times (polling)" : "the app read it once (frame \(frame))"
+                let severity: DiagnosisSeverity = (wroteToService || readCount > 1) && !c.isEncrypted ? .warning : .info
+                let device = e.deviceName(c)
+                out.append(
+                    Diagnosis(
+                        rule: id, severity: severity, frame: frame,
+                        message:
+                            "\(ch.uuid) (\(hex(ch.valueHandle, width: 4)), \(ch.properties.contains(.notify) ? "notify" : "indicate")) on \(device) was never subscribed and never notified; \(how)."
+                            + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : ""),
+                        headline: "\(ch.uuid) on \(device) never subscribed",
+                        supporting: c.activity.notified.isEmpty && c.endFrame != nil ? [CitedFrame(c.endFrame!, "the link ended")] : [],
+                        causes: ["the app forgot writeDescriptor / setNotifyValue (if it expected updates)"], device: c.peerAddress,
+                        connection: c.number, foldKey: "GATT-03 unsubscribed \(device) \(ch.valueHandle)"))
+            }
+        }
+        return out
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var out: [Diagnosis] = []
         var subscribed: [Int: Set<UInt16>] = [:]
@@ -44,28 +80,8 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
                 }
             }
         }
-        for c in e.connections where !c.gatt.isEmpty && !c.activity.written.isEmpty {
-            let wrote = Set(c.activity.written.keys)
-            for service in c.gatt.services {
-                let chars = c.gatt.characteristics.filter { $0.valueHandle >= service.startHandle && $0.valueHandle <= service.endHandle }
-                guard chars.contains(where: { wrote.contains($0.valueHandle) }) else { continue }
-                for ch in chars where !ch.properties.intersection([.notify, .indicate]).isEmpty {
-                    guard !(subscribed[c.number]?.contains(ch.valueHandle) ?? false), c.activity.notified[ch.valueHandle] == nil else {
-                        continue
-                    }
-                    let firstWrite = chars.compactMap { c.activity.written[$0.valueHandle]?.first }.min() ?? c.startFrame
-                    let device = e.deviceName(c)
-                    out.append(
-                        Diagnosis(
-                            rule: id, severity: c.isEncrypted ? .info : .warning, frame: firstWrite,
-                            message:
-                                "The app wrote to service \(service.uuid) on \(device) (frame \(firstWrite)) but never subscribed to \(ch.uuid) (\(hex(ch.valueHandle, width: 4)), \(ch.properties.contains(.notify) ? "notify" : "indicate")), and nothing was notified on it."
-                                + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : ""),
-                            headline: "\(ch.uuid) on \(device) never subscribed",
-                            causes: ["the app forgot writeDescriptor / setNotifyValue"],
-                            device: c.peerAddress, connection: c.number, foldKey: "GATT-03 unsubscribed \(device) \(ch.valueHandle)"))
-                }
-            }
+        for c in e.connections where !c.gatt.isEmpty {
+            out += unsubscribed(c, subscribed: subscribed[c.number] ?? [], in: e)
         }
         return out
     }

@@ -27,7 +27,8 @@ struct GATT07SmallMTU: DiagnosisRule {
                 : "\(a.longValueRequests) long-value requests split values into pieces"
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: a.largestATTPDUFrame > 0 ? a.largestATTPDUFrame : c.startFrame,
+                    rule: id, severity: severity,
+                    frame: a.firstFullValueFrame ?? (a.largestATTPDUFrame > 0 ? a.largestATTPDUFrame : c.startFrame),
                     message:
                         "ATT_MTU with \(device) stayed at 23 (\(mtu.source.description)): \(how). Request a larger MTU after connecting.",
                     headline: "ATT_MTU left at 23 with \(device)",

@@ -1,15 +1,16 @@
 import BLECore
 import BLEProtocols
 
-/// LP-02: the supervision timeout in force leaves no margin: at most 2 × the effective interval (a spec violation),
-/// under 6 effective intervals, or under 1 s — one short fade drops the link (a DC-01 risk).
+/// LP-02: the supervision timeout in force leaves no margin: at most 2 × the effective interval (a spec violation,
+/// Core Spec Vol 6, Part B, 4.5.2), not more than 3 effective intervals (Apple's accessory guideline: interval max ×
+/// (latency + 1) × 3 < timeout), or under 1 s — one short fade drops the link (a DC-01 risk).
 struct LP02ShortSupervisionTimeout: DiagnosisRule {
     static let id = "LP-02"
     static let group = RuleGroup.linkParameters
     static let severity = DiagnosisSeverity.warning
     static let title = "Supervision timeout too short"
     static let evidence =
-        "The connection parameters in force (with where they came from): timeout ≤ 2 × (1 + latency) × interval, < 6 effective intervals, or < 1 s"
+        "The connection parameters in force (with where they came from): timeout ≤ 2 × (1 + latency) × interval, ≤ 3 effective intervals, or < 1 s"
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -35,7 +36,7 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
         let effective = interval * Double(Int(p.latency) + 1)
         let timeout = Double(ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout))
         if timeout <= 2 * effective { return "at most 2 effective intervals of \(effective.formatted2) ms, below the spec's minimum" }
-        if timeout < 6 * effective { return "fewer than 6 effective intervals of \(effective.formatted2) ms" }
+        if timeout <= 3 * effective { return "at most 3 effective intervals of \(effective.formatted2) ms (Apple asks for more)" }
         if timeout < 1000 { return "under 1 s" }
         return nil
     }

@@ -52,7 +52,7 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
                     "\(hex(handle, width: 4)) on \(device) needs more than the pairing gave: \(error) came back at frame \(again.frame) after the link was secured at frame \(secured.frame)"
                     + (error.rawValue == 0x05 ? " (an authenticated, MITM pairing is needed; Just Works does not satisfy it)." : ".")
             } else if let secured {
-                sev = .warning
+                sev = .info
                 supporting.append(CitedFrame(secured.frame, "the link was secured"))
                 sentence =
                     "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)) until the link was secured at frame \(secured.frame)."

@@ -1,50 +1,72 @@
 import BLECore
 import BLEProtocols
 
-/// TP-03: a bulk transfer ran far below what the link could carry and the throughput verdict blames the link
-/// parameters (20-byte payloads at MTU 23, 27-octet data length, 1M PHY, a long interval): with the ceiling and
-/// where each parameter came from.
+/// TP-03: a bulk transfer ran far below what BLE offers because the link kept default parameters: ATT_MTU 23 (20-byte
+/// values), a 27-octet data length, the 1M PHY, a connection interval of 30 ms or more. It names each default the link
+/// kept and where that fact came from, with the ceiling as set and the one the fastest parameters would give.
 struct TP03ParameterLimited: DiagnosisRule {
     static let id = "TP-03"
     static let group = RuleGroup.throughput
     static let severity = DiagnosisSeverity.warning
     static let title = "Throughput limited by the link parameters"
     static let evidence =
-        "A stream of at least 100 values and 10 kB whose verdict is limited by the link parameters; MTU, data length, PHY and interval with their provenance"
+        "A stream of at least 100 notifications or write commands and 2 kB; ATT_MTU 23, data length 27, 1M PHY or an interval of 30 ms or more, with their provenance; the ceiling at least doubled by 2M/251/247"
     static let anchor = "none (btmon -a gives speed only)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        guard let streams = e.throughput else { return [] }
-        return streams.compactMap { s in
-            guard s.packets >= 100, s.valueBytes >= 10_000,
-                [ThroughputLimit.phy, .dataLength, .mtu, .packetsPerEvent].contains(s.verdict.limit)
+        e.judgedStreams.compactMap { s in
+            // A bulk transfer: mostly sending (a sparse sensor stream is paced by its sender, TP-04's).
+            guard s.packets >= 100, s.valueBytes >= 2_000, s.kind == .notification || s.kind == .writeCommand, let c = s.connection,
+                s.verdict.limit != .idleGaps
             else { return nil }
-            let c = e.connection(s.key.connectionNumber)
-            let device = e.deviceName(c)
-            var facts: [UsedFact] = []
-            if let c {
-                facts.append(UsedFact("ATT_MTU", "\(c.link.mtu.value ?? 23)", c.link.mtu.source))
-                facts.append(UsedFact("data length", "\(c.link.dataLength.value?.maxTxOctets ?? 27)", c.link.dataLength.source))
-                facts.append(UsedFact("PHY", c.link.phy.value?.description ?? "1M", c.link.phy.source))
-                if let p = c.link.parameters.value {
-                    facts.append(
-                        UsedFact(
-                            "connection interval", "\(ConnectionTiming.intervalMilliseconds(p.interval).formatted2) ms",
-                            c.link.parameters.source))
-                }
+            let direction: Direction = s.kind == .notification ? .rx : .tx
+            let link = c.link.snapshot
+            guard let ceiling = ThroughputCeiling.ceiling(for: link, direction: direction) else { return nil }
+            var best = link
+            best.mtu = 247
+            best.dataLength = DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)
+            best.phy = PHYPair(tx: .le2M, rx: .le2M)
+            guard let bestCeiling = ThroughputCeiling.ceiling(for: best, direction: direction), bestCeiling >= 2 * ceiling else {
+                return nil
             }
-            let assumed = facts.filter { $0.source.kind == "assumed" }.map(\.name)
+            var kept: [String] = []
+            var facts: [UsedFact] = []
+            let dl = Int(direction == .rx ? link.dataLength.maxRxOctets : link.dataLength.maxTxOctets)
+            if link.mtu <= 23 {
+                kept.append("ATT_MTU 23 (20-byte values)")
+                facts.append(UsedFact("ATT_MTU", "\(link.mtu)", c.link.mtu.source))
+            }
+            if dl <= 27 {
+                kept.append("data length 27")
+                facts.append(UsedFact("data length", "\(dl)", c.link.dataLength.source))
+            }
+            if link.phy[direction] == .le1M {
+                kept.append("the 1M PHY")
+                facts.append(UsedFact("PHY", "1M", c.link.phy.source))
+            }
+            if let p = link.parameters, p.intervalMicroseconds >= 30_000 {
+                kept.append("a \(ConnectionTiming.intervalMilliseconds(p.interval).formatted2) ms interval")
+                facts.append(
+                    UsedFact(
+                        "connection interval", "\(ConnectionTiming.intervalMilliseconds(p.interval).formatted2) ms",
+                        c.link.parameters.source))
+            }
+            guard !kept.isEmpty else { return nil }
+            let device = e.deviceName(c)
+            let what = s.kind == .notification ? "Notifications from \(device)" : "Write commands to \(device)"
+            let on = s.handle.map { " on \(hex($0, width: 4))" } ?? ""
+            let assumed = facts.filter { $0.source == .assumed }.map(\.name)
             return Diagnosis(
                 rule: id, severity: severity, frame: s.firstFrame,
                 message:
-                    "\(s.key.kind.name.capitalized) to/from \(device) on \(hex(s.key.handle, width: 4)): \(s.verdict.text)"
-                    + (assumed.isEmpty
-                        ? "." : " (the ceiling rests on assumed \(assumed.joined(separator: ", ")): the capture does not show them)."),
-                headline: "throughput with \(device) limited by the link parameters",
+                    "\(what)\(on) (\(s.packets) values, \(s.valueBytes) bytes) ran at \(s.verdict.text.split(separator: ";").first.map(String.init) ?? s.verdict.text). The link kept \(kept.joined(separator: ", ")); with 2M/251/247 the ceiling is \(rateText(bestCeiling))."
+                    + (assumed.isEmpty ? "" : " (Assumed, the capture does not show them: \(assumed.joined(separator: ", ")).)"),
+                headline: "throughput with \(device) limited by default link parameters",
                 causes: [
-                    "default parameters never raised (MTU, data length, PHY, interval)", "Write Request where Write Command would do",
+                    "the app never asked for a larger MTU, data length or 2M PHY",
+                    "a long connection interval; Write Request where Write Command would do",
                 ],
-                device: c?.peerAddress, connection: c?.number, facts: facts)
+                device: c.peerAddress, connection: c.number, facts: facts, foldKey: "TP-03 \(device) \(s.kind.rawValue)")
         }
     }
 }

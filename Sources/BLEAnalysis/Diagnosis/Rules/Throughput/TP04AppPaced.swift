@@ -12,15 +12,14 @@ struct TP04AppPaced: DiagnosisRule {
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        guard let streams = e.throughput else { return [] }
-        return streams.compactMap { s in
+        e.judgedStreams.compactMap { s in
             guard s.packets >= 100, s.valueBytes >= 10_000, [ThroughputLimit.app, .idleGaps].contains(s.verdict.limit) else { return nil }
-            let c = e.connection(s.key.connectionNumber)
+            let c = s.connection
             let device = e.deviceName(c)
             return Diagnosis(
                 rule: id, severity: severity, frame: s.firstFrame,
                 message:
-                    "\(s.key.kind.name.capitalized) with \(device) on \(hex(s.key.handle, width: 4)) was paced by the sender, not the radio: \(s.verdict.text).",
+                    "\(s.kind.name.capitalized) with \(device) on \(s.handle.map { hex($0, width: 4) } ?? "several handles") was paced by the sender, not the radio: \(s.verdict.text).",
                 headline: "throughput with \(device) paced by the app",
                 causes: ["the app waits for each callback before the next write", "Android GATT pacing"],
                 device: c?.peerAddress, connection: c?.number)

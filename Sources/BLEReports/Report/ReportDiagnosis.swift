@@ -1,0 +1,157 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+
+/// One timeline row shown beside a diagnosis finding: the exchanges around its deciding frame.
+public struct ExchangeRow: Hashable, Sendable {
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var direction: Direction
+    public var layer: String
+    public var name: String
+    public var summary: String
+    /// The other half of a request/response pair, when the capture holds it.
+    public var pairedFrame: Int?
+}
+
+extension Report {
+    /// The diagnosis of one analysed capture: the pass's evidence with what only the caller knows (the completeness
+    /// verdict, the capture reader's findings, the file name), through the rules.
+    static func diagnose(_ analysis: CaptureAnalysis, capture: CaptureFile, completeness: CaptureCompleteness) -> DiagnosisResult {
+        var evidence = analysis.evidence
+        evidence.completeness = completeness
+        evidence.findings = capture.findings + evidence.findings
+        evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
+        return DiagnosisEngine.diagnose(evidence)
+    }
+
+    /// Rows before and after each deciding frame (``exchangeRowsBefore`` events up to it, ``exchangeRowsAfter`` after),
+    /// from a second pass that builds timeline events only inside those windows and stops after the last one.
+    static let exchangeRowsBefore = 6
+    static let exchangeRowsAfter = 3
+
+    static func exchanges(path: String, around frames: [Int], options: AnalyzerOptions) -> [Int: [ExchangeRow]] {
+        let targets = Array(Set(frames)).sorted()
+        guard let last = targets.last, let capture = try? CaptureFile.open(path: path) else { return [:] }
+        var options = options
+        options.timeline = false
+        let analyzer = Analyzer(options: options)
+        var rows: [Int: [ExchangeRow]] = [:]
+        var recent: [ExchangeRow] = []  // the last few events, for the rows before a target
+        var after: [Int: Int] = [:]  // target → rows still to take after it
+        var next = 0  // the next target not reached yet
+        analyzer.onEvent = { e in
+            let row = ExchangeRow(
+                frame: e.frame, timestamp: e.timestamp, direction: e.direction, layer: e.layer.rawValue, name: e.name,
+                summary: e.summary, pairedFrame: e.responseFrame ?? e.requestFrame)
+            for (t, n) in after where n > 0 && e.frame > t {
+                rows[t, default: []].append(row)
+                after[t] = n - 1
+            }
+            while next < targets.count, e.frame >= targets[next] {
+                rows[targets[next]] = recent.filter { $0.frame < targets[next] } + (e.frame == targets[next] ? [row] : [])
+                after[targets[next]] = exchangeRowsAfter
+                next += 1
+            }
+            recent.append(row)
+            if recent.count > exchangeRowsBefore { recent.removeFirst() }
+        }
+        // A window opens a few hundred records ahead of its target (the rows before it), and the pass ends once the last
+        // window has its rows after: a statistics pass elsewhere, so the report stays about as fast.
+        let lead = 400
+        var record = CaptureRecord.empty
+        while capture.next(into: &record) {
+            let inWindow = targets.contains { record.frame >= $0 - lead && record.frame <= $0 + lead }
+            analyzer.setTimeline(inWindow)
+            analyzer.process(record)
+            if record.frame > last + lead { break }
+        }
+        analyzer.setTimeline(false)
+        return rows
+    }
+}
+
+extension DiagnosisSeverity {
+    /// The summary's status for a finding of this severity.
+    var verdictStatus: VerdictItem.Status {
+        switch self {
+        case .critical, .error: .failure
+        case .warning: .warning
+        case .info: .info
+        }
+    }
+}
+
+extension HTMLReport {
+    /// The diagnosis: every finding at warning or above with its evidence chain, causes, facts and confidence, and the
+    /// timeline rows around its deciding frame (one click from the summary, `#file<N>-d<frame>`); info findings folded.
+    static func diagnosis(_ f: FileAnalysis, index: Int) -> String {
+        let d = f.diagnosis
+        var out = "<span id=\"file\(index)-diagnosis\"></span><h3>Diagnosis</h3>"
+        let tally = d.tally
+        out +=
+            "<p>" + esc(tally.isEmpty ? "Nothing wrong found by \(d.rulesEvaluated) rules." : "\(tally) (\(d.rulesEvaluated) rules).")
+            + "</p>"
+        for finding in d.atLeast(.warning) { out += block(finding, index: index, rows: f.exchanges[finding.frame]) }
+        let context = d.findings.filter { $0.severity == .info }
+        if !context.isEmpty {
+            out += "<details><summary>\(context.count) more in context (info)</summary><ul>"
+            for c in context { out += "<li><b>\(esc(c.rule))</b> \(esc(DiagnosisReport.summaryLine(c)))</li>" }
+            out += "</ul></details>"
+        }
+        return out
+    }
+
+    static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?) -> String {
+        let cls = d.severity >= .error ? "finding failure" : "finding"
+        var out = "<div class=\"\(cls)\" id=\"file\(index)-d\(d.frame)\">"
+        out +=
+            "<b class=\"sev-\(d.severity >= .error ? "error" : "warning")\">\(esc(d.severity.rawValue.uppercased()))</b> <b>\(esc(d.rule))</b> "
+            + esc(DiagnosisReport.summaryLine(d))
+        if d.count > 1 { out += "<br><span class=\"muted\">first: \(esc(d.message))</span>" }
+        if !d.supporting.isEmpty {
+            let cited = (d.supporting + [CitedFrame(d.frame, "decides")]).sorted { $0.frame < $1.frame }
+            out +=
+                "<br><span class=\"muted\">evidence: " + cited.map { "#\($0.frame) \(esc($0.text))" }.joined(separator: " → ") + "</span>"
+        }
+        if !d.causes.isEmpty { out += "<br>likely: " + esc(d.causes.joined(separator: "; ")) }
+        for fact in d.facts {
+            out += "<br><span class=\"muted\">fact: \(esc(fact.name)) \(esc(fact.value)), \(esc(fact.source.description))</span>"
+        }
+        if case .lowered(let reason) = d.confidence { out += "<br><span class=\"sev-warning\">confidence lowered:</span> \(esc(reason))" }
+        if let rows, !rows.isEmpty {
+            out += "<details><summary>exchanges around frame \(d.frame)</summary><div class=\"scroll\"><table>"
+            out += "<tr><th>frame</th><th>time</th><th>dir</th><th>layer</th><th>what</th><th>pairs with</th></tr>"
+            for r in rows {
+                let mark = r.frame == d.frame ? " style=\"background:#fcefef\"" : ""
+                out +=
+                    "<tr\(mark)><td class=\"n\">\(r.frame)</td><td class=\"nw\">\(esc(r.timestamp.description))</td><td>\(esc(r.direction.arrow))</td>"
+                    + "<td>\(esc(r.layer))</td><td>\(esc(r.name))\(r.summary.isEmpty ? "" : " " + esc(r.summary))</td>"
+                    + "<td class=\"n\">\(r.pairedFrame.map(String.init) ?? "")</td></tr>"
+            }
+            out += "</table></div></details>"
+        }
+        return out + "</div>"
+    }
+}
+
+extension MarkdownReport {
+    /// The diagnosis as a list: each finding at warning or above with its evidence and likely causes.
+    static func diagnosis(_ f: FileAnalysis) -> String {
+        let d = f.diagnosis
+        var out = "### Diagnosis\n\n"
+        let serious = d.atLeast(.warning)
+        if serious.isEmpty { return out + "Nothing wrong found by \(d.rulesEvaluated) rules.\n\n" }
+        out += "\(d.tally) (\(d.rulesEvaluated) rules).\n\n"
+        for x in serious {
+            out += "- **\(x.severity.rawValue.uppercased()) \(x.rule)** \(DiagnosisReport.summaryLine(x))\n"
+            if !x.supporting.isEmpty {
+                let cited = (x.supporting + [CitedFrame(x.frame, "decides")]).sorted { $0.frame < $1.frame }
+                out += "  - evidence: " + cited.map { "#\($0.frame) \($0.text)" }.joined(separator: " → ") + "\n"
+            }
+            if !x.causes.isEmpty { out += "  - likely: " + x.causes.joined(separator: "; ") + "\n" }
+            if case .lowered(let reason) = x.confidence { out += "  - confidence lowered: \(reason)\n" }
+        }
+        return out + "\n"
+    }
+}
