@@ -3,7 +3,8 @@ import BLECore
 
 /// LA-02: the audio device refused an ASE Control Point operation (ASCS 5: a response code ≠ Success for an ASE), with
 /// the code and the reason it gave. A warning: the client may retry with other values (it is said when a later
-/// operation of the same kind on the same ASE succeeded).
+/// operation of the same kind on the same ASE succeeded). It needs the LE Audio profiles' tracker (``Evidence/leAudio``),
+/// which `report` and `iso` run; `diagnose` alone does not (it keeps the attribute values on the statistics path).
 struct LA02ASEOperationRefused: DiagnosisRule {
     static let id = "LA-02"
     static let group = RuleGroup.leAudio
