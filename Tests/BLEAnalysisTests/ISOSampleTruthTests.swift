@@ -111,3 +111,27 @@ import Testing
         }
     }
 }
+
+/// The same ISO counts from every container that carries ISO records with their direction, written from the unicast
+/// Sample: Linux monitor (btsnoop 2001: opcodes 18/19; pcap LT 254), H4 with a direction pseudo-header (pcap LT 201) and
+/// PacketLogger (types 0x12/0x13). The Sample's own truth is held in ISOSampleTruthTests; here, only that no container
+/// loses or reorders an ISO record.
+@Suite struct ISOContainerTests {
+    @Test(arguments: [
+        CaptureOutputFormat.btsnoop(datalink: BTSnoop.datalinkMonitor), .pcap(linkType: PcapLinkType.linuxMonitor),
+        .pcap(linkType: PcapLinkType.h4WithPHDR), .packetLogger(bigEndian: true),
+    ])
+    func everyContainerGivesTheSameHealth(_ format: CaptureOutputFormat) throws {
+        let original = try CaptureFile.open(path: samplesDirectory.appendingPathComponent("le-audio-unicast.btsnoop").path)
+        let records = RecordFixtures.readAll(original)
+        let rewritten = try CaptureFile.open(bytes: CaptureWriter.write(records, as: format), name: "iso")
+        let want = try ISOSampleTruthTests.analyze("le-audio-unicast", "btsnoop").iso.health
+        let got = CaptureAnalysis.analyze(rewritten, options: AnalyzerOptions(timeline: false)).iso.health
+        #expect(got.count == want.count && want.count == 2)
+        for (g, w) in zip(got, want) {
+            #expect(g.handle == w.handle && g.direction == w.direction && g.packets == w.packets && g.sdus == w.sdus)
+            #expect(g.lostSDUs == w.lostSDUs && g.possiblyInvalid == w.possiblyInvalid && g.fragmentedSDUs == w.fragmentedSDUs)
+            #expect(g.lastFrame == w.lastFrame)
+        }
+    }
+}
