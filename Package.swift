@@ -61,7 +61,10 @@ let package = Package(
             dependencies: [
                 "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ],
+            plugins: ["BuildInfo"]),
+        // `blescope --version` names the commit: the plugin writes it into the target before each build (see its comment).
+        .plugin(name: "BuildInfo", capability: .buildTool()),
         .target(name: "BLETestSupport", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLESecurity"]),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
         .testTarget(name: "BLESecurityTests", dependencies: ["BLESecurity", "BLECore", "BLETestSupport"]),

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# First command of the README: install what is missing, build, and run blescope on the bundled samples.
+# First command of the README: install blescope (scripts/install.sh: what is missing, the release build, the binary,
+# its manual and shell completions under PREFIX, default /usr/local), then run it on the bundled samples: the summary
+# of a capture, a firmware update followed (and one described by a codec spec), a chunked transfer reassembled, and the
+# decoded conversation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
-echo "building blescope (release; the first build takes a few minutes)…" >&2
-bin=$(bash scripts/build-release.sh)
+prefix=${1:-${PREFIX:-/usr/local}}
+bash scripts/install.sh "$prefix"
+bin="$prefix/bin/blescope"
 run() { echo; echo "\$ blescope $*"; "$bin" "$@"; }
 run info Samples/nordic-dfu.btsnoop
 run ota Samples/nordic-dfu.btsnoop

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 if swift format --version >/dev/null 2>&1; then fmt=(swift format)
 elif command -v swift-format >/dev/null 2>&1; then fmt=(swift-format)
 else echo "format: no swift-format (it ships with Swift 6 toolchains as \`swift format\`)" >&2; exit 2; fi
-paths=(Sources Tests Package.swift)
+paths=(Sources Tests Plugins Package.swift)
 case "${1:-}" in
   --check)
     out=$(mktemp); trap 'rm -f "$out"' EXIT

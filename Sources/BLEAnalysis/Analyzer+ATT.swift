@@ -464,7 +464,17 @@ extension Analyzer {
             return
         }
         let mtu = table.connections[index].link.mtu
-        guard let value = mtu.value, size > value, mtu.source != .assumed else { return }
+        guard let value = mtu.value, size > value else { return }
+        switch mtu.source {
+        case .assumed, .inferred(.largestATTPDU):
+            // The exchange is not in the capture: the PDU proves ATT_MTU is at least its size (Core Spec Vol 3,
+            // Part F, 3.2.8), and the link is judged against that from here on, said to be inferred.
+            table.connections[index].link.apply(
+                .mtu(size), frame: frame, timestamp: lastTimestamp, source: .inferred(.largestATTPDU(frame: frame, bytes: size)))
+            return
+        default:
+            break
+        }
         findings.append(
             Finding(
                 .warning,

@@ -133,6 +133,8 @@ extension Analyzer {
         case .encryptionChangeV2(let e2):
             handle = e2.change.handle
             kind = .encryptionChange(handle: e2.change.handle, status: e2.change.status, enabled: e2.change.encryptionEnabled != 0)
+        case .bluetoothQualityReport(let report) where report.reportID == .rootInflammation:
+            kind = .rootInflammation(errorCode: report.remaining.first ?? 0, vendorErrorCode: report.remaining.dropFirst().first ?? 0)
         case .bluetoothQualityReport(let report):
             guard let q = report.linkQuality else { return }
             handle = q.handle

@@ -51,8 +51,8 @@ extension Analyzer {
         }
     }
 
-    /// Pairs a Command Complete / Status with its command; returns (request frame, latency).
-    func answerCommand(controller: UInt16, opcode: HCICommand, frame: Int, timestamp: Timestamp) -> (Int, Int64)? {
+    /// Pairs a Command Complete / Status with its command; returns (request frame, latency, the command's opcode).
+    func answerCommand(controller: UInt16, opcode: HCICommand, frame: Int, timestamp: Timestamp) -> (Int, Int64, HCICommand)? {
         guard let pending = commands.answer(opcode, controller: controller) else { return nil }
         let latency = timestamp.microseconds(since: pending.timestamp)
         if let id = pending.eventID {
@@ -64,7 +64,7 @@ extension Analyzer {
             }
             queue.settle(id)
         }
-        return (pending.frame, latency)
+        return (pending.frame, latency, pending.opcode)
     }
 
     func processEvent(_ record: CaptureRecord) {
@@ -80,6 +80,7 @@ extension Analyzer {
         let frame = record.frame, time = record.timestamp, controller = record.controllerIndex
         var requestFrame: Int? = nil
         var latency: Int64? = nil
+        var answered: HCICommand? = nil
         var status: String? = nil
         var handle: UInt16? = nil
         var fields: [(String, Int64)]? = nil
@@ -87,15 +88,16 @@ extension Analyzer {
         switch decoded {
         case .commandComplete(let cc):
             if cc.opcode.rawValue != 0 {
-                if let (f, l) = answerCommand(controller: controller, opcode: cc.opcode, frame: frame, timestamp: time) {
+                if let (f, l, op) = answerCommand(controller: controller, opcode: cc.opcode, frame: frame, timestamp: time) {
                     requestFrame = f
                     latency = l
+                    answered = op
                 }
             }
             status = cc.status?.description
             if cc.opcode.rawValue != 0 {
                 recordAnswer(
-                    cc.opcode, status: cc.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
+                    answered ?? cc.opcode, status: cc.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
                     controller: controller)
             }
             switch cc.decodedReturn {
@@ -115,15 +117,16 @@ extension Analyzer {
         case .commandStatus(let cs):
             if cs.opcode.rawValue != 0 {
                 // A successful Command Status leaves the command open for its completion event, but it is answered.
-                if let (f, l) = answerCommand(controller: controller, opcode: cs.opcode, frame: frame, timestamp: time) {
+                if let (f, l, op) = answerCommand(controller: controller, opcode: cs.opcode, frame: frame, timestamp: time) {
                     requestFrame = f
                     latency = l
+                    answered = op
                 }
             }
             status = cs.status.description
             if cs.opcode.rawValue != 0 {
                 recordAnswer(
-                    cs.opcode, status: cs.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
+                    answered ?? cs.opcode, status: cs.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
                     controller: controller)
             }
             iso.commandStatus(cs.opcode, status: cs.status, controller: controller, frame: frame, timestamp: time)

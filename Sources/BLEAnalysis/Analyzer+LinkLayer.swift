@@ -143,7 +143,7 @@ extension Analyzer {
                 enc.startSeen
                 ? .llEncryptedNoKey(
                     e.stats.encryptedUndecrypted, from: from, encryptedFrom: enc.encryptedFrom, keysTried: enc.keysTried,
-                    handle: handle)
+                    note: enc.keySearch, handle: handle)
                 : .llEncryptionStartUnseen(e.stats.encryptedUndecrypted, from: from, handle: handle)
             findings.append(Finding(.warning, kind, frame: from))
         }

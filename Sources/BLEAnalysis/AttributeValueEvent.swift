@@ -51,14 +51,52 @@ public struct LinkSnapshot: Hashable, Sendable {
     public var dataLength: DataLength
     public var mtu: Int
     public var encrypted: Bool
+    /// Which of these the capture did not show (``LinkState`` keeps where each came from): a ceiling computed from
+    /// them says so.
+    public var unseen: UnseenLinkFacts = []
 
-    public init(parameters: ConnectionParameters?, phy: PHYPair, dataLength: DataLength, mtu: Int, encrypted: Bool) {
+    public init(
+        parameters: ConnectionParameters?, phy: PHYPair, dataLength: DataLength, mtu: Int, encrypted: Bool, unseen: UnseenLinkFacts = []
+    ) {
         self.parameters = parameters
         self.phy = phy
         self.dataLength = dataLength
         self.mtu = mtu
         self.encrypted = encrypted
+        self.unseen = unseen
     }
+}
+
+/// Link facts of a snapshot that no frame stated: assumed defaults (a connection that started before the capture), or
+/// an ATT_MTU only known to be at least the largest PDU.
+public struct UnseenLinkFacts: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let mtuAssumed = UnseenLinkFacts(rawValue: 1)
+    /// ATT_MTU is a lower bound: the largest PDU the connection carried.
+    public static let mtuAtLeast = UnseenLinkFacts(rawValue: 2)
+    public static let dataLengthAssumed = UnseenLinkFacts(rawValue: 4)
+    public static let phyAssumed = UnseenLinkFacts(rawValue: 8)
+
+    /// `(PHY and data length assumed: not in the capture; ATT_MTU ≥ 208 inferred from the PDU sizes)`, or empty.
+    public func caveat(mtu: Int) -> String {
+        var assumed: [String] = []
+        if contains(.phyAssumed) { assumed.append("PHY") }
+        if contains(.dataLengthAssumed) { assumed.append("data length") }
+        if contains(.mtuAssumed) { assumed.append("ATT_MTU") }
+        var parts: [String] = []
+        if !assumed.isEmpty {
+            parts.append(assumed.joined(separator: assumed.count == 2 ? " and " : ", ") + " assumed: not in the capture")
+        }
+        if contains(.mtuAtLeast) { parts.append("ATT_MTU ≥ \(mtu) inferred from the PDU sizes") }
+        return parts.isEmpty ? "" : "(" + parts.joined(separator: "; ") + ")"
+    }
+
+    /// The facts' names as the JSON outputs list them.
+    public var assumedNames: [String] {
+        [(UnseenLinkFacts.phyAssumed, "phy"), (.dataLengthAssumed, "data_length"), (.mtuAssumed, "mtu")].filter { contains($0.0) }.map(\.1)
+    }
+    public var inferredNames: [String] { contains(.mtuAtLeast) ? ["mtu"] : [] }
 }
 
 /// An ATT PDU that carried an attribute value, as handed to the trackers (transfers, OTA, throughput).

@@ -161,6 +161,8 @@ public struct DecodeHealth: Sendable {
         /// The warning only repeats what the link layer already said (ll.encrypted-no-key / ll.mic-failed): shown by
         /// `info`, which lists no analysis findings, and left out of the findings so it is said once.
         public var saidByLinkLayer = false
+        /// How blescope decrypted the link (air captures): the key and how it was found; nil when it decrypted nothing.
+        public var decryption: String?
     }
 
     public var connections: [ConnectionHealth] = []
@@ -190,13 +192,14 @@ public struct DecodeHealth: Sendable {
                 number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
                 aclBytes: bytes, counts: counts)
             (h.warning, h.warningFrame) = Self.judge(counts, connection: c)
+            h.decryption = c.linkEncryption?.decryptionText
             if h.warning == nil, let e = counts.encryptedUndecrypted, e > 0 {
                 let from = c.linkEncryption?.firstUndecryptedFrame ?? c.linkEncryption?.firstMICFailureFrame
                 h.warning =
                     "connection #\(c.number) (handle \(hex(c.handle, width: 4)), LE): \(e) link-layer data PDUs encrypted and not decrypted"
                     + (from.map { " from frame \($0)" } ?? "")
                     + (c.linkEncryption.map {
-                        " (link encrypted from frame \($0.encryptedFrom); \($0.keysTried == 0 ? "no key" : "\($0.keysTried) keys tried, none checks the MIC"))"
+                        " (link encrypted from frame \($0.encryptedFrom); \(LLEncryptionSummary.noKeyReason(keysTried: $0.keysTried, note: $0.keySearch)))"
                     } ?? "")
                     + ": their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG"
                 h.warningFrame = from
@@ -211,6 +214,12 @@ public struct DecodeHealth: Sendable {
 
     /// Connections with a warning.
     public var warnings: [ConnectionHealth] { connections.filter { $0.warning != nil } }
+
+    /// `connection #1 (handle 0x0001): decrypted by blescope with STK … (how the key was found)`, one per link
+    /// blescope decrypted: a reader knows which claim the decoded traffic rests on.
+    public var decryptions: [String] {
+        connections.compactMap { c in c.decryption.map { "connection #\(c.number) (handle \(hex(c.handle, width: 4))): " + $0 } }
+    }
 
     /// One `decode.health` warning per connection that needs one, and one note for vendor trace packets.
     public var findings: [Finding] {

@@ -10,6 +10,8 @@ struct HCICommandPairing {
         var timestamp: Timestamp
         /// Its timeline event, held in the queue until the answer fills in the response frame.
         var eventID: Int?
+        /// The command's opcode (set when it is fed: an answer for 0xFFFF names the vendor command it answers).
+        var opcode = HCICommand(rawValue: 0)
     }
 
     /// What sending a command did.
@@ -32,6 +34,8 @@ struct HCICommandPairing {
         let key = Self.key(controller, opcode)
         var sent = Sent(unanswered: pending[key])
         if pending.count < Self.maxPending {
+            var command = command
+            command.opcode = opcode
             pending[key] = command
         } else {
             sent.refused = true
@@ -40,8 +44,16 @@ struct HCICommandPairing {
     }
 
     /// A Command Complete or Command Status from `controller` for `opcode`: the command it answers, no longer waiting.
+    ///
+    /// Qualcomm controllers answer a vendor command they do not know with a Command Complete for opcode 0xFFFF (OGF
+    /// 0x3F, OCF 0x3FF) and Unknown HCI Command: that answers the oldest vendor (OGF 0x3F) command waiting.
     mutating func answer(_ opcode: HCICommand, controller: UInt16) -> Pending? {
-        pending.removeValue(forKey: Self.key(controller, opcode))
+        if let p = pending.removeValue(forKey: Self.key(controller, opcode)) { return p }
+        guard opcode.rawValue == 0xFFFF else { return nil }
+        let oldest = pending.filter { key, _ in
+            UInt16(truncatingIfNeeded: key >> 16) == controller && HCICommand(UInt16(truncatingIfNeeded: key)).ogf == 0x3F
+        }.min { $0.value.frame < $1.value.frame }
+        return oldest.flatMap { pending.removeValue(forKey: $0.key) }
     }
 
     /// A command that was never answered: which, on which controller, and when it was sent.

@@ -129,6 +129,7 @@ public struct LinkState: Hashable, Sendable {
         dataLength = LinkFact(initial: .default, source: initial)
         mtu = LinkFact(initial: 23, source: initial)
         encryption = LinkFact(initial: false, source: initial)
+        if startFrame == nil { snapshot.unseen = [.mtuAssumed, .dataLengthAssumed, .phyAssumed] }
     }
 
     /// Sets one fact from `frame` on (observed at that frame unless `source` says otherwise).
@@ -141,12 +142,16 @@ public struct LinkState: Hashable, Sendable {
         case .phy(let p):
             phy.set(p, frame: frame, timestamp: timestamp, source: source)
             snapshot.phy = p
+            snapshot.unseen.remove(.phyAssumed)
         case .dataLength(let d):
             dataLength.set(d, frame: frame, timestamp: timestamp, source: source)
             snapshot.dataLength = d
+            snapshot.unseen.remove(.dataLengthAssumed)
         case .mtu(let m):
             mtu.set(m, frame: frame, timestamp: timestamp, source: source)
             snapshot.mtu = m
+            snapshot.unseen.remove(.mtuAssumed)
+            if case .inferred(.largestATTPDU) = source { snapshot.unseen.insert(.mtuAtLeast) } else { snapshot.unseen.remove(.mtuAtLeast) }
         case .encryption(let on):
             encryption.set(on, frame: frame, timestamp: timestamp, source: source)
             snapshot.encrypted = on

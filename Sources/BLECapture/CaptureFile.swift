@@ -112,6 +112,16 @@ public final class CaptureFile {
         try open(path: path, classicPcapThroughLibpcap: false)
     }
 
+    /// Why `path` would not open as a capture, or nil when it would; it is opened on the caller's thread and closed.
+    public static func openError(path: String) -> CaptureOpenError? {
+        do throws(CaptureOpenError) {
+            _ = try open(path: path, classicPcapThroughLibpcap: false, readAhead: nil)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     public static func open(path: String, classicPcapThroughLibpcap: Bool) throws(CaptureOpenError) -> CaptureFile {
         // Inflating gzip, and reading pipes, on a second thread where there is one: see `ReadAhead` for why and the figures.
         try open(path: path, classicPcapThroughLibpcap: classicPcapThroughLibpcap, readAhead: secondThreadAvailable ? .standard : nil)
@@ -134,7 +144,7 @@ public final class CaptureFile {
         if mode == S_IFDIR { close(fd); throw fail("is a directory") }
         let regular = mode == S_IFREG
         let size = Int64(st.st_size)
-        if regular && size == 0 { close(fd); throw fail("empty file") }
+        if regular && size == 0 { close(fd); throw CaptureOpenError(path: path, message: "empty file", isNotACapture: true) }
 
         let source: ByteSource
         var compressed = false
@@ -263,7 +273,9 @@ public final class CaptureFile {
                     notes: notes.map { Finding(.info, .captureNote($0)) })
             }
         }
-        throw fail("not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); \(starts)")
+        throw CaptureOpenError(
+            path: path, message: "not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); \(starts)",
+            isNotACapture: true)
     }
 
     private static func looksLikeText(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {

@@ -26,9 +26,13 @@ public struct CaptureFormat: Hashable, Sendable, CustomStringConvertible {
 public struct CaptureOpenError: Error, Hashable, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
-    public init(path: String, message: String) {
+    /// The file is readable but holds no capture (no known format, or nothing at all): a folder's notes and scripts,
+    /// which commands skip when they were not named explicitly.
+    public var isNotACapture: Bool
+    public init(path: String, message: String, isNotACapture: Bool = false) {
         self.path = path
         self.message = message
+        self.isNotACapture = isNotACapture
     }
     /// `FILE: message`.
     public var description: String { "\(path): \(message)" }

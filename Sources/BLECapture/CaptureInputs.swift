@@ -1,3 +1,6 @@
+import BLECore
+import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,6 +18,11 @@ public struct CaptureInputs {
     /// True when the result may name several files (a directory, a glob or several arguments):
     /// the per-file forms of the output are used even if only one file was found.
     public var isBatch = false
+    /// The files named as arguments themselves (not found in a directory or by a pattern): one of them that is not a
+    /// capture is an error, where a file found in a folder is skipped (``separateNonCaptures()``).
+    public var named: Set<String> = []
+    /// Files found in a directory or by a pattern that are not captures (``separateNonCaptures()``), in input order.
+    public var skipped: [(path: String, reason: String)] = []
 
     public init(_ arguments: [String]) {
         isBatch = arguments.count > 1
@@ -24,6 +32,7 @@ public struct CaptureInputs {
                 files += Self.walk(argument)
             } else if Self.exists(argument) || !argument.contains(where: { "*?[".contains($0) }) {
                 files.append(argument)  // a missing plain path fails when it is opened
+                named.insert(argument)
             } else {
                 isBatch = true
                 let matches = Self.expandGlob(argument)
@@ -31,6 +40,32 @@ public struct CaptureInputs {
                 for m in matches { if Self.isDirectory(m) { files += Self.walk(m) } else { files.append(m) } }
             }
         }
+    }
+
+    /// Moves the files found in directories or by patterns that are not captures (README.md, a script, an empty file:
+    /// ``CaptureOpenError/isNotACapture``) from ``files`` to ``skipped``. Each is opened to look at its first bytes,
+    /// several at once; a file named as an argument stays, so that opening it fails and says why.
+    public mutating func separateNonCaptures(jobs: Int = 1) {
+        let candidates = files.indices.filter { !named.contains(files[$0]) }
+        guard !candidates.isEmpty else { return }
+        let reasons = Locked([String?](repeating: nil, count: candidates.count))
+        let paths = files
+        DispatchQueue.concurrentPerform(iterations: min(max(1, jobs), candidates.count)) { worker in
+            for k in stride(from: worker, to: candidates.count, by: max(1, jobs)) {
+                let path = paths[candidates[k]]
+                if let error = CaptureFile.openError(path: path), error.isNotACapture {
+                    reasons.withLock { $0[k] = error.message }
+                }
+            }
+        }
+        let found = reasons.withLock { $0 }
+        var drop = Set<Int>()
+        for (k, reason) in found.enumerated() {
+            guard let reason else { continue }
+            drop.insert(candidates[k])
+            skipped.append((files[candidates[k]], reason))
+        }
+        files = files.indices.filter { !drop.contains($0) }.map { files[$0] }
     }
 
     /// Drops the inputs that are the file at `path` (same device and inode), e.g. a report written into the

@@ -40,19 +40,37 @@ public final class CodecRegistry: Sendable {
         try load(specText: try CodecRegistry.read(path), file: path)
     }
 
-    /// Loads every `*.yaml` / `*.yml` file of a directory (not recursive), in name order.
-    /// Stops at the first bad spec, whose error names its file.
+    /// Loads every `*.yaml` / `*.yml` file of a directory and of the directories below it (hidden ones skipped), in
+    /// path order: a directory's own files, then each subdirectory's in name order. A spec with the name of one
+    /// loaded before replaces it. Stops at the first bad spec, whose error names its file.
     @discardableResult
     public func load(directory: String) throws(CodecSpecError) -> [CodecSpecSummary] {
+        var out: [CodecSpecSummary] = []
+        for file in try CodecRegistry.specFiles(in: directory) { out.append(try load(specFile: file)) }
+        return out
+    }
+
+    /// The spec files of `directory` and below, in the order ``load(directory:)`` reads them.
+    static func specFiles(in directory: String, depth: Int = 0) throws(CodecSpecError) -> [String] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
             throw CodecSpecError(file: directory, path: "", message: "cannot list directory: \(error.localizedDescription)")
         }
-        var out: [CodecSpecSummary] = []
-        for n in names.sorted() where n.hasSuffix(".yaml") || n.hasSuffix(".yml") {
-            out.append(try load(specFile: (directory as NSString).appendingPathComponent(n)))
+        var files: [String] = [], folders: [String] = []
+        for n in names.sorted() where !n.hasPrefix(".") {
+            let path = (directory as NSString).appendingPathComponent(n)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                folders.append(path)
+            } else if n.hasSuffix(".yaml") || n.hasSuffix(".yml") {
+                files.append(path)
+            }
         }
-        return out
+        // A link back up would loop forever; 32 levels is more than any tree of specs.
+        guard depth < 32 else { return files }
+        for folder in folders { files += try specFiles(in: folder, depth: depth + 1) }
+        return files
     }
 
     /// Compiles a spec without adding it (for `blescope codecs check`).
@@ -71,6 +89,11 @@ public final class CodecRegistry: Sendable {
     /// Summaries of the loaded specs, in load order.
     public var specs: [CodecSpecSummary] { state.withLock { $0.specs.map(\.summary) } }
 
+    /// The loaded specs that have decoded no value yet, in load order (after a run: the ones that matched nothing).
+    public var specsThatDecodedNothing: [CodecSpecSummary] {
+        state.withLock { $0.specs.filter { !$0.hasDecoded }.map(\.summary) }
+    }
+
     /// The loaded spec with this codec name.
     public func spec(named name: String) -> DeclarativeCodec? { state.withLock { $0.specs.first { $0.name == name } } }
 
@@ -87,6 +110,7 @@ public final class CodecRegistry: Sendable {
     public func decode(_ bytes: UnsafeRawBufferPointer, context: CodecContext) -> DecodedValue? {
         let snapshot = state.withLock { $0 }
         for spec in snapshot.specs where spec.applies(bytes, context: context) {
+            spec.markUsed()
             return spec.decodeUnconditionally(bytes, context: context)
         }
         if builtins, let uuid = context.characteristic, let codec = SIGCodec.codec(for: uuid) {

@@ -48,9 +48,14 @@ func otherRunnableTasks(samples: Int) -> Double? {
     return Double(total) / Double(samples)
 }
 
-/// `procs_running` from `/proc/stat` (about 1 KiB here; the interrupt line makes it longer on large machines).
+/// `procs_running` from `/proc/stat` (about 1 KiB here; the interrupt line makes it longer on large machines); nil
+/// where there is no `/proc` (Darwin: ``secondCoreIdle(samples:)`` then reads the load average).
 func procsRunning() -> Int? {
+    #if os(Linux)
     let fd = open("/proc/stat", O_RDONLY)
+    #else
+    let fd: Int32 = -1
+    #endif
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var buffer = [UInt8](repeating: 0, count: 16_384)

@@ -101,16 +101,18 @@ public struct AdvertsReport: Sendable {
     /// The aligned table, a summary line, and the findings.
     public func text(terminal: Terminal, sort: AdvertsSort = .count) -> String {
         let devices = sortedDevices(sort)
-        var out =
-            terminal.paint(file, .bold) + ": \(devices.count) device\(devices.count == 1 ? "" : "s"), "
-            + "\(adverts.reportCount) advertising report\(adverts.reportCount == 1 ? "" : "s") in \(adverts.advertisingEvents) event\(adverts.advertisingEvents == 1 ? "" : "s")\n"
+        let counts =
+            ": \(devices.count) device\(devices.count == 1 ? "" : "s"), "
+            + "\(adverts.reportCount) advertising report\(adverts.reportCount == 1 ? "" : "s") in \(adverts.advertisingEvents) event\(adverts.advertisingEvents == 1 ? "" : "s")"
+        // The path shortened in its middle, so that the counts stay on its line.
+        var out = terminal.paint(terminal.shorten(file, to: max(20, (terminal.width ?? 0) - counts.count)), .bold) + counts + "\n"
         if adverts.untrackedReports > 0 {
             out += "\(adverts.untrackedReports) reports from devices past the limit of \(adverts.maxDevices) not tracked\n"
         }
         if !devices.isEmpty {
-            func clip(_ s: String, _ n: Int) -> String { s.count <= n ? s : String(s.prefix(n - 1)) + "…" }
             let names = devices.map { d in
-                clip(d.names.joined(separator: " / "), 32) + (identities[d.address].map { " (identity \($0))" } ?? "")
+                TextWidth.shortenMiddle(d.names.joined(separator: " / "), to: 32)
+                    + (identities[d.address].map { " (identity \($0))" } ?? "")
             }
             let types = devices.map { $0.addressType.description }
             let rssis = devices.map(AdvertsReport.rssiText)

@@ -111,7 +111,9 @@ public struct CaptureInfo: Sendable {
         if !vendorActivity.commands.isEmpty { rows.append(("Vendor commands", vendorText(vendorActivity.commands))) }
         if !vendorActivity.events.isEmpty { rows.append(("Vendor events", vendorText(vendorActivity.events))) }
         if let h = decodeHealth { rows.append(("Decoded", h.headline)) }
-        rows.append(("Findings", findings.isEmpty ? "none" : "\(findings.count)"))
+        // Everything listed below the rows: the reader's findings and the decode-health warnings.
+        let listed = findings.count + (decodeHealth?.warnings.count ?? 0)
+        rows.append(("Findings", listed == 0 ? "none" : "\(listed) (below)"))
         let width = rows.map(\.0.count).max() ?? 0
         var lines = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }
         // The answer first: the diagnosis's findings at warning or above, one line each, under its row.
@@ -132,6 +134,7 @@ public struct CaptureInfo: Sendable {
                 out += "\n  " + terminal.severity(.warning) + ": " + (c.warning ?? "") + (c.warningFrame.map { " (frame \($0))" } ?? "")
             }
             if let v = h.vendorTraceSummary { out += "\n  " + terminal.severity(.info) + ": " + v }
+            for d in h.decryptions { out += "\n  " + terminal.severity(.info) + ": " + d }
         }
         if !completeness.items.isEmpty {
             out += "\n" + terminal.paint("What the log cannot show:", .bold)
@@ -154,14 +157,15 @@ public struct CaptureInfo: Sendable {
     /// How many findings `info` lists under its Diagnosis row.
     static let diagnosisLines = 8
 
-    /// `0: Broadcom Corporation (0x000f), HCI 4.2, LMP 4.2 subversion 0x4109 (frame 566)`; the bare index when
+    /// `index 0: Broadcom Corporation (0x000f), HCI 4.2, LMP 4.2 subversion 0x4109 (frame 566)`; the bare index when
     /// the capture does not say who made the controller.
     var controllersText: String {
         let indices = Set(statistics.controllers).union(controllerIdentities.keys).sorted()
         if indices.isEmpty { return "—" }
+        // `index 0`, not `0`: the controller's index in the log, which read alone looked like a count.
         return indices.map { index in
-            guard let id = controllerIdentities[index] else { return String(index) }
-            return "\(index): " + Self.describe(id)
+            guard let id = controllerIdentities[index] else { return "index \(index)" }
+            return "index \(index): " + Self.describe(id)
         }.joined(separator: "; ")
     }
 

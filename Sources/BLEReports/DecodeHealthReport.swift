@@ -56,6 +56,7 @@ public func writeDecodeHealth(_ h: DecodeHealth, into w: inout JSONWriter, key: 
         w.endArray()
         w.field("warning", c.warning)
         w.field("warning_frame", c.warningFrame)
+        w.field("decryption", c.decryption)
         w.endObject()
     }
     w.endArray()
@@ -68,6 +69,7 @@ extension DecodeHealth {
         var lines = [headline]
         for c in warnings { lines.append("warning: " + (c.warning ?? "") + (c.warningFrame.map { " (frame \($0))" } ?? "")) }
         if let v = vendorTraceSummary { lines.append("note: " + v) }
+        lines += decryptions.map { "note: " + $0 }
         return lines
     }
 }

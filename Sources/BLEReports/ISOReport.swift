@@ -36,7 +36,7 @@ public struct ISOReport: Sendable {
             for e in iso.events { out += "  " + Self.eventLine(e) + "\n" }
         }
         if let profiles, !profiles.isEmpty { out += profilesText(profiles, terminal: terminal) }
-        return out
+        return terminal.fit(out)
     }
 
     func streamText(_ s: ISOStream) -> String {
@@ -81,14 +81,12 @@ public struct ISOReport: Sendable {
             out += ", time-stamp jitter max \(j) µs mean \(String(fractionDigits: 1, h.timestampJitterMeanMicroseconds ?? 0)) µs"
         }
         if let a = h.arrivalJitterMaxMicroseconds { out += ", arrival jitter max \(a) µs" }
-        out += "\n     bitrate \(Self.kbps(h.bitrate))" + (h.configuredBitrate.map { " (configured \(Self.kbps($0)))" } ?? "") + "\n"
+        out += "\n     bitrate \(formatRate(h.bitrate))" + (h.configuredBitrate.map { " (configured \(formatRate($0)))" } ?? "") + "\n"
         if h.lostSDUs > 0 {
             out += "     loss over time (\(h.timeBucketMicroseconds / 1000) ms per mark): \(Self.sparkline(h.lostPerBucket))\n"
         }
         return out
     }
-
-    static func kbps(_ bps: Double) -> String { String(fractionDigits: 1, bps / 1000) + " kbps" }
 
     /// One character per bucket, from blank (no loss) to full (the most).
     static func sparkline(_ values: [Int]) -> String {

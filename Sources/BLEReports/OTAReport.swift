@@ -60,7 +60,7 @@ public enum OTAReport {
             if let g = s.goodput {
                 rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link"
             }
-            if let p = s.packetsPerConnectionEvent { rate += ", \(String(fractionDigits: 2, p)) packets per connection event" }
+            if let p = s.packetsPerConnectionEvent { rate += ", \(String(fractionDigits: 2, p)) packets per event" }
             out += rate + "\n"
             if let link = s.links.last {
                 var l = "  link " + linkDescription(link)
@@ -97,9 +97,10 @@ public enum OTAReport {
         if let p = l.parameters { parts.append("CI \(String(fractionDigits: 2, Double(p.intervalMicroseconds) / 1000)) ms") }
         parts.append("PHY \(l.phy.description)")
         parts.append("data length \(l.dataLength.maxTxOctets)/\(l.dataLength.maxRxOctets)")
-        parts.append("MTU \(l.mtu)")
+        parts.append("MTU \(l.unseen.contains(.mtuAtLeast) ? "≥ " : "")\(l.mtu)")
         if l.encrypted { parts.append("encrypted") }
-        return parts.joined(separator: ", ")
+        let caveat = l.unseen.caveat(mtu: l.mtu)
+        return parts.joined(separator: ", ") + (caveat.isEmpty ? "" : " " + caveat)
     }
 
     /// `{"sessions": [...]}`; with `file`, `{"file", "sessions"}` (one line of `ota --json` over several captures).
@@ -222,6 +223,12 @@ public enum OTAReport {
             w.field("mtu", l.mtu)
             w.field("encrypted", l.encrypted)
             w.field("ceiling_tx_bps", ThroughputCeiling.ceiling(for: l, direction: .tx), decimals: 0)
+            w.beginArray("assumed")
+            for name in l.unseen.assumedNames { w.value(name) }
+            w.endArray()
+            w.beginArray("inferred")
+            for name in l.unseen.inferredNames { w.value(name) }
+            w.endArray()
             w.endObject()
         }
         w.endArray()

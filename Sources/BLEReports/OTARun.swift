@@ -87,13 +87,17 @@ public struct OTARun: Sendable {
             out.write(OTAReport.json(result.sessions, file: several ? path : nil) + "\n")
             return
         }
-        if several { out.write((index > 0 ? "\n" : "") + terminal.paint("== \(path)", .bold) + "\n") }
-        out.write(OTAReport.text(result.sessions, terminal: terminal))
+        if several {
+            out.write(
+                (index > 0 ? "\n" : "") + terminal.paint("== " + terminal.shorten(path, to: max(20, (terminal.width ?? 0) - 3)), .bold)
+                    + "\n")
+        }
+        out.write(terminal.fit(OTAReport.text(result.sessions, terminal: terminal)))
         if let expected = gate.expectedImage {
             for s in result.sessions {
-                out.write(
-                    "image check, session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue)): \(s.compare(expected: expected))\n"
-                )
+                let line =
+                    "image check, session on connection #\(s.connectionNumber) (\(s.protocolName.rawValue)): \(s.compare(expected: expected))"
+                out.write(terminal.fit(line) + "\n")
             }
         }
     }

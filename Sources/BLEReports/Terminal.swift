@@ -6,15 +6,24 @@ import Glibc
 import Darwin
 #endif
 
-/// Where output goes and how it may be styled: colour only on a TTY, never in pipes or files.
+/// Where output goes and how it may be styled: colour only on a TTY, never in pipes or files; lines fitted to
+/// `width` columns (``TextWidth``), or as long as they are when it is nil.
 public struct Terminal: Sendable {
     public var colors: Bool
+    /// Columns a line may take; nil: no limit (`--wide`, and the libraries' default).
+    public var width: Int?
 
-    public init(colors: Bool) { self.colors = colors }
+    public init(colors: Bool, width: Int? = nil) {
+        self.colors = colors
+        self.width = width
+    }
 
-    /// Colours when standard output is a terminal and `NO_COLOR` is unset.
-    public static var standardOutput: Terminal {
-        Terminal(colors: isatty(STDOUT_FILENO) == 1 && getenv("NO_COLOR") == nil)
+    /// Colours when standard output is a terminal and `NO_COLOR` is unset; no width limit.
+    public static var standardOutput: Terminal { standardOutput(width: nil) }
+
+    /// Colours as ``standardOutput``, lines fitted to `width`.
+    public static func standardOutput(width: Int?) -> Terminal {
+        Terminal(colors: isatty(STDOUT_FILENO) == 1 && getenv("NO_COLOR") == nil, width: width)
     }
 
     public static var standardErrorIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
@@ -79,13 +88,22 @@ public final class OutputStream {
     private func writeAll(_ raw: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < raw.count {
-            let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            let n = systemWrite(fd, raw.baseAddress! + offset, raw.count - offset)
             if n <= 0 { break }  // EPIPE (e.g. `| head`): stop quietly
             offset += n
         }
     }
 
     deinit { flush() }
+}
+
+/// write(2), named apart from ``OutputStream``'s own `write` methods.
+@inline(__always) private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(fd, bytes, count)
+    #else
+    Darwin.write(fd, bytes, count)
+    #endif
 }
 
 /// Progress on standard error for long runs: bytes and records, rate, ETA. Only on a TTY.
@@ -181,12 +199,8 @@ public func formatBytes(_ n: Int64) -> String {
     return String(fractionDigits: 2, v / 1e9) + " GB"
 }
 
-/// `512.0 kbps`, `1.38 Mbps`.
-public func formatBitRate(_ bps: Double) -> String {
-    if bps < 1000 { return String(fractionDigits: 0, bps) + " bps" }
-    if bps < 1e6 { return String(fractionDigits: 1, bps / 1e3) + " kbps" }
-    return String(fractionDigits: 2, bps / 1e6) + " Mbps"
-}
+/// `512.0 kbps`: a rate in the run's one unit (``RateUnit/display``, `--units`).
+public func formatBitRate(_ bps: Double) -> String { formatRate(bps) }
 
 /// Writes text to standard error unbuffered (progress lines, error messages).
 public func writeStandardError(_ text: String) {

@@ -9,7 +9,7 @@ extension ThroughputReport {
         let report = ISOReport(iso: iso)
         var out = "\n" + terminal.paint("ISO streams (SDU data from the HCI ISO data packets; details: blescope iso)", .bold) + "\n"
         for h in iso.health { out += report.healthText(h, terminal: terminal) }
-        return out
+        return terminal.fit(out)
     }
 
     /// `"iso_streams": [health]` after the attribute streams, only when the capture has ISO data (so that the JSON of

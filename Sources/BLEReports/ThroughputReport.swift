@@ -72,92 +72,112 @@ public struct ThroughputReport {
         return s.characteristic.flatMap { AssignedNumbers.name(for: $0) }
     }
 
+    /// The rows the column table renders: each stream with its connection.
+    public var rows: [ThroughputRow] {
+        streams.map { ThroughputRow(stream: $0, connection: connection($0.key.connectionNumber), aclBuffers: aclBuffers) }
+    }
+
     // MARK: text
 
+    /// The table (``ThroughputColumns``) grouped by connection: a heading with the link (again whenever a stream saw
+    /// another), each stream's row, its name and details, its verdict; then what limited the connection.
     public func text(terminal: Terminal = Terminal(colors: false)) -> String {
         if streams.isEmpty {
             return (iso.health.isEmpty ? "No attribute values in this capture.\n" : "") + linkQualityText(terminal: terminal, except: [])
                 + isoText(terminal: terminal)
         }
-        var out =
-            terminal.paint(
-                "conn  dir  handle  kind        packets      bytes  duration    rate          window median / p95 / max        ceiling      share",
-                .bold) + "\n"
-        for s in streams {
-            var line = "#\(s.key.connectionNumber)".padding(to: 6)
-            line += s.key.direction.description.padding(to: 5)
-            line += hex(s.key.handle, width: 4).padding(to: 8)
-            line += s.key.kind.name.padding(to: 10)
-            line += formatCount(s.packets).leftPadding(to: 9)
-            line += formatCount(s.valueBytes).leftPadding(to: 11) + "  "
-            line += formatDuration(microseconds: s.durationMicroseconds).padding(to: 12)
-            line += (s.rateBitsPerSecond.map(formatBitRate) ?? "-").padding(to: 14)
-            if let w = s.windows {
-                line += (compactRate(w.median) + " / " + compactRate(w.p95) + " / " + formatBitRate(w.max)).padding(to: 33)
-            } else {
-                line += "(shorter than the window)".padding(to: 33)
-            }
-            line += (s.ceilingBitsPerSecond.map(formatBitRate) ?? "-").padding(to: 13)
-            if let share = s.mainPeriod?.share, s.mainPeriod?.packets == s.packets || s.periods.count == 1 {
-                line += String(fractionDigits: 0, share * 100) + " %"
-            } else if let r = s.rateBitsPerSecond, let c = s.ceilingBitsPerSecond, c > 0 {
-                line += String(fractionDigits: 0, r / c * 100) + " %"
-            } else {
-                line += "-"
-            }
-            out += line + "\n"
-            var detail: [String] = []
-            if let u = s.characteristic { detail.append(Self.name(of: s).map { "\($0) (\(u))" } ?? u.description) }
-            if let p = s.mainPeriod { detail.append("link " + OTAReport.linkDescription(p.link)) }
-            if let ppe = s.mainPeriod?.packetsPerEvent {
-                detail.append("~\(String(fractionDigits: 1, ppe.mean)) packets/event (median \(ppe.median), max \(ppe.max))")
-            }
-            if s.idleGapCount > 0 {
-                detail.append(
-                    "\(s.idleGapCount) idle gap\(s.idleGapCount == 1 ? "" : "s") > \(formatDuration(microseconds: s.idleThresholdMicroseconds)) (\(formatDuration(microseconds: s.idleMicroseconds)))"
-                )
-            }
-            if s.periods.count > 1 { detail.append("\(s.periods.count) link periods") }
-            if !detail.isEmpty { out += "      " + terminal.paint(detail.joined(separator: "; "), .dim) + "\n" }
-            out += "      → " + paintVerdict(s.verdict, terminal: terminal) + "\n"
-            if let q = connection(s.key.connectionNumber).flatMap({ LinkQualitySummary($0.linkQuality) }) {
-                out += "      → " + terminal.paint("link quality: " + q.verdict, q.isRadioLimited ? .yellow : .green) + "\n"
-            }
-        }
-        // Per connection: buffers, flow control, link layer.
+        let table = ThroughputColumns.table
+        var out = ""
         var seen = Set<Int>()
-        for s in streams where seen.insert(s.key.connectionNumber).inserted {
-            guard let c = connection(s.key.connectionNumber) else { continue }
-            var parts: [String] = []
-            if c.linkLayer == nil {
-                parts.append(
-                    "controller buffer: at most \(c.maxInFlight) ACL packet\(c.maxInFlight == 1 ? "" : "s") in flight"
-                        + (aclBuffers.map { " of \($0.packets)" } ?? ""))
-                if !c.controllerQueueFull.isEmpty {
-                    parts.append(
-                        "controller queue full \(c.controllerQueueFull.count) time\(c.controllerQueueFull.count == 1 ? "" : "s"), "
-                            + formatDuration(microseconds: c.controllerQueueFullMicroseconds)
-                            + " in all (the host waited for Number Of Completed Packets)")
+        let rows = self.rows
+        var i = 0
+        while i < rows.count {
+            let number = rows[i].stream.key.connectionNumber
+            seen.insert(number)
+            var shownLink: LinkSnapshot? = nil
+            var head = "connection #\(number) (handle \(hex(rows[i].stream.connection, width: 4)))"
+            if let link = rows[i].stream.mainPeriod?.link {
+                head += ": link " + OTAReport.linkDescription(link)
+                shownLink = link
+            }
+            out += (out.isEmpty ? "" : "\n") + terminal.fit(terminal.paint(head, .bold)) + "\n"
+            out += terminal.paint(table.textHeader, .dim) + "\n"
+            while i < rows.count && rows[i].stream.key.connectionNumber == number {
+                let row = rows[i]
+                if let link = row.stream.mainPeriod?.link, link != shownLink {
+                    out += terminal.fit(terminal.paint("link " + OTAReport.linkDescription(link), .dim)) + "\n"
+                    shownLink = link
                 }
+                out += streamText(row, table: table, terminal: terminal)
+                i += 1
             }
-            if let ll = c.linkLayer {
-                parts.append(
-                    "air: \(formatCount(ll.events)) events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets/event "
-                        + "(max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, "
-                        + "\(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
-            }
-            if c.creditStalls.isEmpty {
-                parts.append("no credit-based flow-control stall")
-            } else {
-                let total = c.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds }
-                parts.append(
-                    "credit-based channels: sender out of credits \(c.creditStalls.count) time\(c.creditStalls.count == 1 ? "" : "s"), "
-                        + formatDuration(microseconds: total) + " waiting for credits")
-            }
-            out += terminal.paint("connection #\(c.number): ", .bold) + parts.joined(separator: "; ") + "\n"
+            if let c = connection(number) { out += terminal.fit(connectionText(c, terminal: terminal)) + "\n" }
         }
         if streamsDropped > 0 { out += "\(streamsDropped) further stream(s) not tracked (limit reached)\n" }
         return out + linkQualityText(terminal: terminal, except: seen) + isoText(terminal: terminal)
+    }
+
+    /// A stream's row, the line naming it (characteristic, packets per event, idle gaps), its verdict and link quality.
+    func streamText(_ row: ThroughputRow, table: ColumnTable<ThroughputRow>, terminal: Terminal) -> String {
+        let s = row.stream
+        var out = terminal.fit(table.textLine(row)) + "\n"
+        var detail: [String] = []
+        if let ppe = s.mainPeriod?.packetsPerEvent {
+            detail.append("~\(String(fractionDigits: 1, ppe.mean)) packets/event (median \(ppe.median), max \(ppe.max))")
+        }
+        if s.idleGapCount > 0 {
+            detail.append(
+                "\(s.idleGapCount) idle gap\(s.idleGapCount == 1 ? "" : "s") > \(formatDuration(microseconds: s.idleThresholdMicroseconds)) (\(formatDuration(microseconds: s.idleMicroseconds)))"
+            )
+        }
+        if s.periods.count > 1 { detail.append("\(s.periods.count) link periods") }
+        // The attribute's name first; on a line of its own (shortened in its middle if need be) when the rest would
+        // not fit beside it.
+        if let name = s.characteristic.map({ u in Self.name(of: s).map { "\($0) (\(u))" } ?? u.description }) ?? Self.name(of: s) {
+            let line = ([name] + detail).joined(separator: "; ")
+            if let width = terminal.width, 4 + line.count > width {
+                out += "    " + terminal.paint(terminal.shorten(name, to: width - 4), .dim) + "\n"
+            } else {
+                detail.insert(name, at: 0)
+            }
+        }
+        if !detail.isEmpty { out += terminal.fit("    " + terminal.paint(detail.joined(separator: "; "), .dim)) + "\n" }
+        out += terminal.fit("    → " + paintVerdict(s.verdict, terminal: terminal)) + "\n"
+        if let q = row.connection.flatMap({ LinkQualitySummary($0.linkQuality) }) {
+            out += terminal.fit("    → " + terminal.paint("link quality: " + q.verdict, q.isRadioLimited ? .yellow : .green)) + "\n"
+        }
+        return out
+    }
+
+    /// `connection #1: controller buffer: …; no credit-based flow-control stall`: what limited the connection as a whole.
+    func connectionText(_ c: Connection, terminal: Terminal) -> String {
+        var parts: [String] = []
+        if c.linkLayer == nil {
+            parts.append(
+                "controller buffer: at most \(c.maxInFlight) ACL packet\(c.maxInFlight == 1 ? "" : "s") in flight"
+                    + (aclBuffers.map { " of \($0.packets)" } ?? ""))
+            if !c.controllerQueueFull.isEmpty {
+                parts.append(
+                    "controller queue full \(c.controllerQueueFull.count) time\(c.controllerQueueFull.count == 1 ? "" : "s"), "
+                        + formatDuration(microseconds: c.controllerQueueFullMicroseconds)
+                        + " in all (the host waited for Number Of Completed Packets)")
+            }
+        }
+        if let ll = c.linkLayer {
+            parts.append(
+                "air: \(formatCount(ll.events)) events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets/event "
+                    + "(max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, "
+                    + "\(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
+        }
+        if c.creditStalls.isEmpty {
+            parts.append("no credit-based flow-control stall")
+        } else {
+            let total = c.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds }
+            parts.append(
+                "credit-based channels: sender out of credits \(c.creditStalls.count) time\(c.creditStalls.count == 1 ? "" : "s"), "
+                    + formatDuration(microseconds: total) + " waiting for credits")
+        }
+        return "  " + parts.joined(separator: "; ")
     }
 
     /// `connection #2: link quality: limited by the radio: …` for connections with quality reports and no stream above.
@@ -165,16 +185,12 @@ public struct ThroughputReport {
         var out = ""
         for c in connections where !except.contains(c.number) {
             guard let q = LinkQualitySummary(c.linkQuality) else { continue }
-            out +=
+            let line =
                 terminal.paint("connection #\(c.number): ", .bold)
-                + terminal.paint("link quality: " + q.verdict, q.isRadioLimited ? .yellow : .green) + "\n"
+                + terminal.paint("link quality: " + q.verdict, q.isRadioLimited ? .yellow : .green)
+            out += terminal.fit(line) + "\n"
         }
         return out
-    }
-
-    func compactRate(_ bps: Double) -> String {
-        let s = formatBitRate(bps)
-        return s.hasSuffix(" kbps") || s.hasSuffix(" Mbps") || s.hasSuffix(" bps") ? String(s.split(separator: " ")[0]) : s
     }
 
     func paintVerdict(_ v: ThroughputVerdict, terminal: Terminal) -> String {
@@ -191,7 +207,7 @@ public struct ThroughputReport {
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         w.beginArray("streams")
-        for s in streams { write(s, to: &w, series: series) }
+        for row in rows { write(row, to: &w, series: series) }
         w.endArray()
         w.field("streams_dropped", streamsDropped)
         writeISO(into: &w)
@@ -199,51 +215,31 @@ public struct ThroughputReport {
         return w.string
     }
 
+    /// One stream as a JSON object (``ThroughputColumns``); `series: false` leaves the rate series out.
     public func write(_ s: ThroughputStream, to w: inout JSONWriter, series: Bool = true) {
+        write(ThroughputRow(stream: s, connection: connection(s.key.connectionNumber), aclBuffers: aclBuffers), to: &w, series: series)
+    }
+
+    func write(_ row: ThroughputRow, to w: inout JSONWriter, series: Bool) {
         w.beginObject()
-        w.field("conn", s.connection)
-        w.field("conn_number", s.key.connectionNumber)
-        w.field("dir", s.key.direction.description)
-        w.field("handle", s.key.handle)
-        w.field("uuid", s.characteristic?.uuidString)
-        w.field("name", Self.name(of: s))
-        w.field("service_uuid", s.service?.uuidString)
-        w.field("kind", s.key.kind.name)
-        w.field("psm", s.psm)
-        w.field("packets", s.packets)
-        w.field("value_bytes", s.valueBytes)
-        w.field("att_bytes", s.attBytes)
-        w.field("l2cap_bytes", s.l2capBytes)
-        w.field("first_frame", s.firstFrame)
-        w.field("last_frame", s.lastFrame)
-        w.field("first_time", s.firstTime)
-        w.field("last_time", s.lastTime)
-        w.field("duration_s", Double(s.durationMicroseconds) / 1e6, decimals: 6)
-        w.field("rate_bps", s.rateBitsPerSecond, decimals: 1)
-        w.field("att_rate_bps", s.attRateBitsPerSecond, decimals: 1)
-        w.field("l2cap_rate_bps", s.l2capRateBitsPerSecond, decimals: 1)
-        w.field("ceiling_bps", s.ceilingBitsPerSecond, decimals: 0)
-        w.field("share", s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }, decimals: 4)
-        w.beginObject("value_size")
-        w.field("min", s.minValueSize)
-        w.field("avg", s.packets > 0 ? Double(s.valueBytes) / Double(s.packets) : nil, decimals: 2)
-        w.field("max", s.maxValueSize)
+        ThroughputColumns.table.writeFields(row, to: &w, except: series ? [] : ["series"])
         w.endObject()
-        if let win = s.windows {
-            w.beginObject("window")
-            w.field("window_s", Double(win.windowMicroseconds) / 1e6, decimals: 6)
-            w.field("count", win.count)
-            w.field("min_bps", win.min, decimals: 1)
-            w.field("median_bps", win.median, decimals: 1)
-            w.field("p95_bps", win.p95, decimals: 1)
-            w.field("max_bps", win.max, decimals: 1)
-            w.endObject()
-        } else {
-            w.fieldNull("window")
-        }
-        w.field("peak_bps", s.peakBitsPerSecond, decimals: 1)
-        w.field("peak_step_s", Double(s.windows?.windowMicroseconds ?? 0) / 1e7, decimals: 6)
-        w.beginObject("gaps")
+    }
+
+    static func writeWindow(_ win: WindowStats?, key: String, to w: inout JSONWriter) {
+        guard let win else { w.fieldNull(key); return }
+        w.beginObject(key)
+        w.field("window_s", Double(win.windowMicroseconds) / 1e6, decimals: 6)
+        w.field("count", win.count)
+        w.field("min_bps", win.min, decimals: 1)
+        w.field("median_bps", win.median, decimals: 1)
+        w.field("p95_bps", win.p95, decimals: 1)
+        w.field("max_bps", win.max, decimals: 1)
+        w.endObject()
+    }
+
+    static func writeGaps(_ s: ThroughputStream, key: String, to w: inout JSONWriter) {
+        w.beginObject(key)
         w.beginArray("edges_us")
         for e in ThroughputTracker.gapBucketEdges { w.value(e) }
         w.endArray()
@@ -251,7 +247,10 @@ public struct ThroughputReport {
         for c in s.gapHistogram { w.value(c) }
         w.endArray()
         w.endObject()
-        w.beginObject("idle")
+    }
+
+    static func writeIdle(_ s: ThroughputStream, key: String, to w: inout JSONWriter) {
+        w.beginObject(key)
         w.field("threshold_s", Double(s.idleThresholdMicroseconds) / 1e6, decimals: 6)
         w.field("count", s.idleGapCount)
         w.field("total_s", Double(s.idleMicroseconds) / 1e6, decimals: 6)
@@ -266,16 +265,18 @@ public struct ThroughputReport {
         }
         w.endArray()
         w.endObject()
-        if let p = s.mainPeriod { Self.writeLink(p.link, key: "link", to: &w) } else { w.fieldNull("link") }
-        w.beginArray("periods")
-        for p in s.periods {
+    }
+
+    static func writePeriods(_ periods: [ThroughputPeriod], key: String, to w: inout JSONWriter) {
+        w.beginArray(key)
+        for p in periods {
             w.beginObject()
             w.field("first_frame", p.firstFrame)
             w.field("last_frame", p.lastFrame)
             w.field("first_time", p.firstTime)
             w.field("last_time", p.lastTime)
             w.field("duration_s", Double(p.durationMicroseconds) / 1e6, decimals: 6)
-            Self.writeLink(p.link, key: "link", to: &w)
+            writeLink(p.link, key: "link", to: &w)
             w.field("packets", p.packets)
             w.field("value_bytes", p.valueBytes)
             w.field("l2cap_bytes", p.l2capBytes)
@@ -301,36 +302,19 @@ public struct ThroughputReport {
             w.endObject()
         }
         w.endArray()
-        w.field("periods_not_split", s.periodsNotSplit)
-        let c = connection(s.key.connectionNumber)
-        w.beginObject("controller")
-        w.field("max_in_flight", c?.maxInFlight)
-        w.field("acl_buffer_packets", aclBuffers?.packets)
-        w.field("acl_buffer_length", aclBuffers?.length)
-        w.field("queue_full_count", c?.controllerQueueFull.count)
-        w.field("queue_full_us", c?.controllerQueueFullMicroseconds)
-        w.endObject()
-        w.beginObject("flow_control")
-        w.field("credit_stalls", c?.creditStalls.count)
-        w.field("credit_stall_us", c.map { $0.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds } })
-        w.endObject()
-        if let ll = c?.linkLayer { Self.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
-        w.field("limit", s.verdict.limit.rawValue)
-        w.field("verdict", s.verdict.text)
-        if let q = c.flatMap({ LinkQualitySummary($0.linkQuality) }) { writeLinkQuality(q, into: &w) } else { w.fieldNull("link_quality") }
-        if series {
-            w.beginObject("series")
-            w.field("slot_us", s.seriesSlotMicroseconds)
-            w.beginArray("points")
-            for p in s.series {
-                w.beginArray()
-                w.value(p.time.microseconds(since: s.firstTime))
-                w.value(Int64(p.bitsPerSecond.rounded()))
-                w.endArray()
-            }
+    }
+
+    static func writeSeries(_ s: ThroughputStream, key: String, to w: inout JSONWriter) {
+        w.beginObject(key)
+        w.field("slot_us", s.seriesSlotMicroseconds)
+        w.beginArray("points")
+        for p in s.series {
+            w.beginArray()
+            w.value(p.time.microseconds(since: s.firstTime))
+            w.value(Int64(p.bitsPerSecond.rounded()))
             w.endArray()
-            w.endObject()
         }
+        w.endArray()
         w.endObject()
     }
 
@@ -345,11 +329,17 @@ public struct ThroughputReport {
         w.field("max_rx_octets", l.dataLength.maxRxOctets)
         w.field("mtu", l.mtu)
         w.field("encrypted", l.encrypted)
+        w.beginArray("assumed")
+        for name in l.unseen.assumedNames { w.value(name) }
+        w.endArray()
+        w.beginArray("inferred")
+        for name in l.unseen.inferredNames { w.value(name) }
+        w.endArray()
         w.endObject()
     }
 
-    static func writeLinkLayer(_ ll: LinkLayerStats, to w: inout JSONWriter) {
-        w.beginObject("link_layer")
+    static func writeLinkLayer(_ ll: LinkLayerStats, key: String = "link_layer", to w: inout JSONWriter) {
+        w.beginObject(key)
         w.field("packets", ll.packets)
         w.field("events", ll.events)
         w.field("packets_per_event", ll.averagePacketsPerEvent, decimals: 3)
@@ -362,48 +352,14 @@ public struct ThroughputReport {
 
     // MARK: CSV
 
-    public static let csvHeader =
-        "conn,connection_handle,dir,handle,uuid,kind,packets,value_bytes,att_bytes,l2cap_bytes,first_frame,last_frame,"
-        + "first_time,last_time,duration_s,rate_bps,window_median_bps,window_p95_bps,window_max_bps,peak_bps,ceiling_bps,share,"
-        + "interval_ms,phy,data_length,mtu,packets_per_event,idle_gaps,limit,verdict\n"
+    /// The CSV header (``ThroughputColumns``).
+    public static var csvHeader: String { ThroughputColumns.table.csvHeader }
 
-    public func csv() -> String {
-        var out = Self.csvHeader
-        for s in streams {
-            let p = s.mainPeriod
-            var f: [String] = []
-            f.append(String(s.key.connectionNumber))
-            f.append(hex(s.connection, width: 4))
-            f.append(s.key.direction.description)
-            f.append(hex(s.key.handle, width: 4))
-            f.append(s.characteristic?.uuidString ?? "")
-            f.append(s.key.kind.name)
-            f.append(String(s.packets))
-            f.append(String(s.valueBytes))
-            f.append(String(s.attBytes))
-            f.append(String(s.l2capBytes))
-            f.append(String(s.firstFrame))
-            f.append(String(s.lastFrame))
-            f.append(s.firstTime.iso8601)
-            f.append(s.lastTime.iso8601)
-            f.append(String(fractionDigits: 6, Double(s.durationMicroseconds) / 1e6))
-            f.append(s.rateBitsPerSecond.map { String(fractionDigits: 1, $0) } ?? "")
-            f.append(s.windows.map { String(fractionDigits: 1, $0.median) } ?? "")
-            f.append(s.windows.map { String(fractionDigits: 1, $0.p95) } ?? "")
-            f.append(s.windows.map { String(fractionDigits: 1, $0.max) } ?? "")
-            f.append(String(fractionDigits: 1, s.peakBitsPerSecond))
-            f.append(s.ceilingBitsPerSecond.map { String(fractionDigits: 0, $0) } ?? "")
-            f.append(s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { String(fractionDigits: 4, r / $0) } } ?? "")
-            f.append(p?.link.parameters.map { String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000) } ?? "")
-            f.append(p.map { $0.link.phy.description } ?? "")
-            f.append(p.map { "\($0.link.dataLength.maxTxOctets)/\($0.link.dataLength.maxRxOctets)" } ?? "")
-            f.append(p.map { String($0.link.mtu) } ?? "")
-            f.append(p?.packetsPerEvent.map { String(fractionDigits: 2, $0.mean) } ?? "")
-            f.append(String(s.idleGapCount))
-            f.append(s.verdict.limit.rawValue)
-            f.append(s.verdict.text)
-            out += f.map(csvField).joined(separator: ",") + "\n"
-        }
+    /// The CSV: the header (unless `header` is false), then one row per stream, each after `prefix` (a file column).
+    public func csv(header: Bool = true, prefix: String = "") -> String {
+        let table = ThroughputColumns.table
+        var out = header ? table.csvHeader : ""
+        for row in rows { out += prefix + table.csvLine(row) }
         return out
     }
 }

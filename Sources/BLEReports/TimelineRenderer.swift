@@ -24,6 +24,20 @@ public struct TimelineTextRenderer {
         if case .relative(let t) = timeStyle { origin = t }
     }
 
+    /// Relative times count from `time` (the first record's) unless an origin was given: a filtered timeline's first
+    /// line is then `+12.600…`, as `--from 12.6` counted, not `+0`.
+    public mutating func startCounting(at time: Timestamp) {
+        if origin == nil { origin = time }
+    }
+
+    /// Where the event text starts (continuation lines of a fitted event are indented to it).
+    var eventColumn: Int {
+        switch timeStyle {
+        case .relative: 41
+        case .absoluteUTC, .absoluteLocal: 54
+        }
+    }
+
     public var header: String {
         let time: String
         switch timeStyle {
@@ -60,7 +74,11 @@ public struct TimelineTextRenderer {
         } else if let r = e.requestFrame {
             out += terminal.paint("  ← #\(r)", .dim)
         }
-        return out + "\n"
+        guard let width = terminal.width, out.utf8.count > width else { return out + "\n" }
+        // Wider than the output: the event's text goes on under itself, long values shortened in their middle.
+        var fitted = ""
+        TextWidth.fitLine(Substring(out), width: width, indent: eventColumn, into: &fitted)
+        return fitted + "\n"
     }
 
     private func layerStyle(_ layer: Layer) -> Terminal.Style {
@@ -82,6 +100,8 @@ public struct TimelineTextRenderer {
 public struct TimelineJSONRenderer {
     private let line = ByteBuffer(capacity: 1024)
     private var decodedWriter = JSONWriter(capacity: 256)
+    /// ``TimelineColumns/extra``, read once: a global's accessor per event would cost its once-check on the hot path.
+    private let extraColumns = TimelineColumns.extra
 
     public init() {}
 
@@ -148,6 +168,18 @@ public struct TimelineJSONRenderer {
         }
     }
 
+    /// The columns added to ``TimelineColumns/extra``, through the table (after the core keys, before `fields`).
+    private mutating func renderExtraColumns(_ e: TimelineEvent) {
+        decodedWriter.reset()
+        decodedWriter.beginObject()
+        for c in extraColumns { if let key = c.key { c.value(e).write(key, to: &decodedWriter) } }
+        decodedWriter.endObject()
+        let bytes = decodedWriter.bytes
+        guard bytes.count > 2 else { return }
+        line.append(",")
+        bytes[1..<(bytes.count - 1)].withUnsafeBytes { line.append(bytes: $0) }
+    }
+
     /// Appends one line to `line`.
     private mutating func render(_ e: TimelineEvent) {
         line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
@@ -203,7 +235,13 @@ public struct TimelineJSONRenderer {
             line.append(",\"summary\":"); line.append(string: e.summary)
         }
         guard !e.hasNoDetails else {
-            line.append(",\"decoded\":null}\n")
+            if extraColumns.isEmpty {
+                line.append(",\"decoded\":null}\n")
+            } else {
+                line.append(",\"decoded\":null")
+                renderExtraColumns(e)
+                line.append("}\n")
+            }
             return
         }
         line.append(",\"decoded\":")
@@ -219,6 +257,7 @@ public struct TimelineJSONRenderer {
         } else {
             line.append("null")
         }
+        if !extraColumns.isEmpty { renderExtraColumns(e) }
         if let fields = e.fields {
             // Only events with decoded fields carry the key: other lines stay as they were.
             line.append(",\"fields\":{")
@@ -428,32 +467,13 @@ final class ByteBuffer {
     }
 }
 
-/// Renders timeline events as CSV (RFC 4180 quoting), one header line first.
+/// Renders timeline events as CSV (RFC 4180 quoting), one header line first: the columns of ``TimelineColumns``.
 public struct TimelineCSVRenderer {
     public init() {}
 
-    public static let header =
-        "frame,time,conn,dir,layer,opcode,opcode_name,handle,value,uuid,name,request_frame,response_frame,latency_us,status,summary,decoded,bearer,cid\n"
+    public static var header: String { TimelineColumns.table.csvHeader }
 
-    public func line(_ e: TimelineEvent) -> String {
-        func q(_ s: String?) -> String {
-            guard let s else { return "" }
-            if s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-                return "\"" + s.replacingAll("\"", with: "\"\"") + "\""
-            }
-            return s
-        }
-        let time = e.timestamp.epochSecondsText
-        let fields: [String] = [
-            String(e.frame), time, e.connection.map { String($0) } ?? "", e.direction == .unknown ? "" : e.direction.description,
-            e.layer.rawValue, e.code.map { String($0) } ?? "", q(e.name), e.handle.map { String($0) } ?? "",
-            e.value.map { hexString($0) } ?? "", e.uuid?.uuidString ?? "", q(e.attributeName),
-            e.requestFrame.map { String($0) } ?? "", e.responseFrame.map { String($0) } ?? "",
-            e.latency.map { String($0) } ?? "", q(e.status), q(e.summary), q(e.decoded?.summary),
-            e.bearer?.rawValue ?? "", e.cid.map { String($0) } ?? "",
-        ]
-        return fields.joined(separator: ",") + "\n"
-    }
+    public func line(_ e: TimelineEvent) -> String { TimelineColumns.table.csvLine(e) }
 }
 
 extension String {

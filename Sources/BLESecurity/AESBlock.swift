@@ -30,6 +30,13 @@ final class AESBlockCipher {
         EVP_EncryptUpdate(ctx, output, &outLength, input, 16)
     }
 
+    /// Encrypts `count` independent blocks (ECB) in one call, which lets libcrypto pipeline them.
+    @inline(__always)
+    func encryptBlocks(_ input: UnsafePointer<UInt8>, _ output: UnsafeMutablePointer<UInt8>, count: Int) {
+        var outLength: Int32 = 0
+        EVP_EncryptUpdate(ctx, output, &outLength, input, Int32(16 * count))
+    }
+
     /// AES-128(key, block), both and the result in FIPS-197 order (most significant octet first).
     func encrypt(key: [UInt8], block: [UInt8]) -> [UInt8] {
         precondition(key.count == 16 && block.count == 16)

@@ -11,9 +11,11 @@ public enum TestEnvironment {
 
     public static let samplesDirectory = repositoryRoot + "/Samples"
 
-    /// `<repo>/../shared/captures`, or nil when it is absent (tests that need it skip).
+    /// `<repo>/../shared/captures` (or the folder `BLESCOPE_SHARED_CAPTURES` names, for a worktree kept elsewhere), or
+    /// nil when it is absent (tests that need it skip).
     public static let sharedCaptures: String? = {
-        let dir = repositoryRoot + "/../shared/captures"
+        let override = ProcessInfo.processInfo.environment["BLESCOPE_SHARED_CAPTURES"].flatMap { $0.isEmpty ? nil : $0 }
+        let dir = override ?? repositoryRoot + "/../shared/captures"
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) && isDirectory.boolValue ? dir : nil
     }()

@@ -3,7 +3,7 @@ import BLEAnalysis
 import BLECapture
 import BLEReports
 
-/// `blescope adverts FILE [--json] [--sort rssi|count|name]`: the devices seen advertising.
+/// `blescope adverts FILE… [--json] [--sort rssi|count|name]`: the devices seen advertising.
 ///
 /// Reads HCI LE Advertising Reports and LE Extended Advertising Reports. The table has one line per
 /// device (address + type): ADDRESS, TYPE, NAME (names seen, ` / `-separated), RSSI min/avg/max (dBm),
@@ -17,10 +17,13 @@ struct Adverts: ParsableCommand {
 
     enum Sort: String, ExpressibleByArgument, CaseIterable { case rssi, count, name }
 
-    @Argument(help: "Capture file.")
-    var file: String
+    @Argument(help: capturesHelp)
+    var files: [String]
 
-    @Flag(help: "One JSON object {\"devices\": [...]} (fields documented on AdvertsReport in BLEReports).")
+    @Flag(
+        help:
+            "One JSON object {\"devices\": [...]} (fields documented on AdvertsReport in BLEReports); with several captures one per line."
+    )
     var json = false
 
     @Option(help: "Order: rssi (strongest first), count (most reports first), name.")
@@ -31,17 +34,25 @@ struct Adverts: ParsableCommand {
 
     @OptionGroup var keys: KeyOptions
 
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
+
     func run() throws {
-        let capture = try openCapture(file)
-        let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let identities = try keys.keyMaterial().identityKeys
-        let report = AdvertsReport(
-            reading: capture, file: file, resolver: identities.isEmpty ? nil : IdentityResolver(identities),
-            progress: { progress?.update(records: $0, bytes: $1) })
-        progress?.finish()
         let order = AdvertsSort(rawValue: sort.rawValue) ?? .count
-        let out = OutputStream()
-        out.write(json ? report.json(sort: order) : report.text(terminal: .standardOutput, sort: order))
-        out.flush()
+        let json = self.json
+        try runOverCaptures(
+            inputs, arguments: files, jobs: batch.effectiveJobs, quiet: quiet, label: "adverts", out: OutputStream(),
+            jsonErrors: json, separator: { i, _ in json || i == 0 ? "" : "\n" },
+            work: { capture, _, out, progress in
+                // The report names its file itself ("file" in JSON).
+                let report = AdvertsReport(
+                    reading: capture, file: capture.path, resolver: identities.isEmpty ? nil : IdentityResolver(identities),
+                    progress: { progress?.update(records: $0, bytes: $1) })
+                out.write(json ? report.json(sort: order) : terminal.fit(report.text(terminal: terminal, sort: order)))
+            })
     }
 }

@@ -7,6 +7,8 @@ import BLEReports
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Measures a pass over a capture: records/s and peak RSS. `scripts/bench.sh` drives it.

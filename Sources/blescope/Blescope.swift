@@ -11,9 +11,10 @@ struct Blescope: ParsableCommand {
             (`ota` with a failed update, --min-rate or --image; `codecs check` with an invalid spec); \
             2 bad usage or an input that is not a readable capture.
             """,
+        version: BlescopeVersion.text,
         subcommands: [
             Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
-            Diagnose.self, Codecs.self, Convert.self, Check.self, ISO.self, Bench.self,
+            Diagnose.self, Codecs.self, Convert.self, Check.self, ISO.self, Version.self, Bench.self,
         ]
     )
 

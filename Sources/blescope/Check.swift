@@ -1,28 +1,40 @@
 import ArgumentParser
 import BLEAnalysis
 import BLECapture
+import BLECore
 import BLEReports
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Check captures against expectations (YAML): updates that succeed fast enough, transfers that complete, errors and disconnections that must not happen, latencies, link quality.",
+            "Check captures against expectations (YAML): updates that succeed fast enough, transfers that complete, errors and disconnections that must not happen, latencies, link quality, diagnosis findings.",
         discussion: """
-            One line per expectation and capture: PASS or FAIL, what decided it and at which frame. \
-            Exit code 0 when every expectation holds, 1 when one fails, 2 when a capture or the \
-            expectations file cannot be read. The file format is in the README ("Checks for CI").
+            One line per expectation and capture: PASS or FAIL, what decided it and at which frame; a failure \
+            also names the diagnosis finding that explains it (rule id and deciding frame, as `diagnose`). \
+            Exit code 0 when every expectation holds, 1 when one fails, 2 when a capture cannot be read or \
+            the expectations file has a mistake (named as file:line:column: key: what is wrong). The file \
+            format is in docs/ci-checks.md.
             """)
 
     @Option(help: "The expectations file (YAML).")
     var expect: String
 
-    @Argument(help: "Capture files (each checked against every expectation).")
+    @Argument(
+        help: ArgumentHelp(
+            "Capture files, directories (every file below, recursively) or quoted glob patterns; each checked against every expectation.",
+            discussion:
+                "Captures are checked one after another; a file found in a directory that is not a capture is skipped with one line on stderr; a capture that cannot be read is named, counted as unreadable (and a JUnit test case), and the exit code is 2."
+        ))
     var files: [String]
 
     @Option(help: "Also write the results as JUnit XML to this file (one testsuite per capture).")
     var junit: String?
 
     @OptionGroup var analysis: AnalysisOptions
+
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
 
     func run() throws {
         guard let text = readTextFile(expect) else {
@@ -42,25 +54,41 @@ struct Check: ParsableCommand {
             }
             images[path] = bytes
         }
+        let terminal = display.terminal()
+        let expectedImages = images
         let options = try analysis.analyzerOptions(timeline: true)
+        // Captures are checked one after another: each result line is written as soon as it is known, and a capture
+        // that cannot be read becomes a JUnit test case of its own.
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
+        defer { analysis.sayUnusedCodecs(options, captures: inputs.files.count) }
         let out = OutputStream()
         var results: [ExpectationResult] = []
-        for file in files {
-            let capture = try openCapture(file)
+        var unreadable: [JUnitReport.Unreadable] = []
+        for file in inputs.files {
+            let capture: CaptureFile
+            do { capture = try CaptureFile.open(path: file) } catch {
+                out.flush()
+                writeStandardError("blescope: \(error)\n")
+                unreadable.append(.init(file: file, message: "\(error)"))
+                continue
+            }
             let facts = CheckFacts.gather(capture, options: options)
             for e in expectations {
-                let r = facts.evaluate(e, file: file, images: images)
+                let r = facts.evaluate(e, file: file, images: expectedImages)
                 results.append(r)
-                out.write((r.passed ? "PASS" : "FAIL") + "  " + (files.count > 1 ? file + ": " : "") + e.title + ": " + r.detail + "\n")
+                out.write(terminal.fit(r.line(showingFile: inputs.isBatch)) + "\n")
             }
         }
+        reportMissing(inputs)
         let failed = results.filter { !$0.passed }.count
-        out.write("\(results.count - failed) passed, \(failed) failed\n")
+        out.write(
+            "\(results.count - failed) passed, \(failed) failed" + (unreadable.isEmpty ? "" : ", \(unreadable.count) unreadable") + "\n")
         out.flush()
-        if let junit, !BinaryFile.write(junit, Array(JUnitReport.xml(results).utf8)) {
+        if let junit, !BinaryFile.write(junit, Array(JUnitReport.xml(results, unreadable: unreadable).utf8)) {
             writeStandardError("blescope: cannot write \(junit)\n")
             throw Exit.badInput
         }
+        if !unreadable.isEmpty || !inputs.missing.isEmpty { throw Exit.badInput }
         if failed > 0 { throw Exit.checkFailed }
     }
 }

@@ -15,20 +15,21 @@ struct Diagnose: ParsableCommand {
             could not be.
             """)
 
-    @Argument(help: "Capture files, directories (every file below, recursively) or quoted glob patterns.")
+    @Argument(help: capturesHelp)
     var files: [String] = []
 
     @Flag(help: "One JSON object per capture, one per line (schemas/diagnose.schema.json).")
     var json = false
 
-    @Flag(name: .long, help: "Show info findings in full, not one line each.")
-    var verbose = false
-
     @Flag(help: "List the rules (id, severity, title) and exit.")
     var listRules = false
 
+    @Flag(help: "With --list-rules: the Markdown table of docs/diagnosis.md (id, severity, group, title, evidence, anchors).")
+    var markdown = false
+
     @OptionGroup var analysis: AnalysisOptions
     @OptionGroup var batch: BatchOptions
+    @OptionGroup var display: DisplayOptions
 
     func validate() throws {
         if files.isEmpty && !listRules { throw ValidationError("give at least one capture (or --list-rules)") }
@@ -37,16 +38,18 @@ struct Diagnose: ParsableCommand {
     func run() throws {
         let out = OutputStream()
         if listRules {
-            out.write(DiagnosisReport.ruleList(markdown: false))
+            out.write(DiagnosisReport.ruleList(markdown: markdown))
             out.flush()
             return
         }
-        let inputs = CaptureInputs(files)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let options = try analysis.analyzerOptions(timeline: false)
-        let terminal = Terminal.standardOutput
+        defer { analysis.sayUnusedCodecs(options, captures: inputs.files.count) }
         let jobs = inputs.files.count > 1 ? batch.effectiveJobs : 1
         let quiet = analysis.quiet || inputs.files.count > 1
-        let (json, verbose, isBatch) = (self.json, self.verbose, inputs.isBatch)
+        // --verbose (AnalysisOptions): info findings in full, not one line each (and the codec specs loaded).
+        let (json, verbose, isBatch) = (self.json, analysis.verbose, inputs.isBatch)
         let failed = BatchRunner.forEachCapture(inputs.files, jobs: jobs, out: out, progress: nil, jsonErrors: json && inputs.isBatch) {
             i, path, capture, out in
             let progress = quiet ? nil : ProgressReporter(label: path, totalBytes: capture.fileSize)
@@ -60,7 +63,6 @@ struct Diagnose: ParsableCommand {
             return .init(ok: true)
         }
         out.flush()
-        reportMissing(inputs)
-        if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
+        try finishBatch(inputs, failed: failed, arguments: files)
     }
 }

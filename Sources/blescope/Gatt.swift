@@ -7,24 +7,37 @@ struct Gatt: ParsableCommand {
         commandName: "gatt",
         abstract: "The GATT database of each connection, rebuilt from discovery, with how each handle was used.")
 
-    @Argument(help: "Capture file.")
-    var file: String
+    @Argument(help: capturesHelp)
+    var files: [String]
 
-    @Flag(help: "JSON instead of text (schema in the README).")
+    @Flag(help: "JSON instead of text (schema in the README); with several captures one object per line, its \"file\" first.")
     var json = false
 
     @OptionGroup var analysis: AnalysisOptions
 
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
+
     func run() throws {
-        let capture = try openCapture(file)
-        let progress = analysis.progress(for: capture)
-        let result = CaptureAnalysis.analyze(
-            capture, options: try analysis.analyzerOptions(timeline: false), observing: Observing(gattUsage: true),
-            progress: { progress?.update(records: $0, bytes: $1) })
-        progress?.finish()
-        let report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsage())
-        let out = OutputStream()
-        out.write(json ? report.json + "\n" : report.text(terminal: .standardOutput))
-        out.flush()
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
+        let json = self.json
+        try runOverCaptures(
+            inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "gatt", out: OutputStream(),
+            jsonErrors: json, separator: { i, path in json ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
+            work: { capture, file, out, progress in
+                let result = CaptureAnalysis.analyze(
+                    capture, options: analyzerOptions, observing: Observing(gattUsage: true),
+                    progress: { progress?.update(records: $0, bytes: $1) })
+                let report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsage())
+                if json {
+                    writeJSONLine(report.json, file: file, to: out)
+                } else {
+                    out.write(terminal.fit(report.text(terminal: terminal)))
+                }
+            })
     }
 }

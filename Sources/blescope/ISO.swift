@@ -13,24 +13,39 @@ struct ISO: ParsableCommand {
             how many were lost, in how many bursts, and where the longest gap was.
             """)
 
-    @Argument(help: "Capture file.")
-    var file: String
+    @Argument(help: capturesHelp)
+    var files: [String]
 
-    @Flag(help: "JSON instead of text (schema: schemas/iso.schema.json).")
+    @Flag(
+        help: "JSON instead of text (schema: schemas/iso.schema.json); with several captures one object per line, its \"file\" first.")
     var json = false
 
     @OptionGroup var analysis: AnalysisOptions
 
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
+
     func run() throws {
-        let capture = try openCapture(file)
-        let progress = analysis.progress(for: capture)
-        let result = CaptureAnalysis.analyze(
-            capture, options: try analysis.analyzerOptions(timeline: false), observing: Observing(leAudio: true),
-            progress: { progress?.update(records: $0, bytes: $1) })
-        progress?.finish()
-        let report = ISOReport(iso: result.iso, profiles: result.leAudio)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         let out = OutputStream()
-        out.write(json ? report.json() + "\n" : report.text(terminal: .standardOutput))
-        out.flush()
+        let json = self.json
+        try runOverCaptures(
+            inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "iso", out: out, jsonErrors: json,
+            separator: { i, path in json ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
+            work: { capture, file, out, progress in
+                let result = CaptureAnalysis.analyze(
+                    capture, options: analyzerOptions, observing: Observing(leAudio: true),
+                    progress: { progress?.update(records: $0, bytes: $1) })
+                let report = ISOReport(iso: result.iso, profiles: result.leAudio)
+                if json {
+                    writeJSONLine(report.json(), file: file, to: out)
+                } else {
+                    out.write(report.text(terminal: terminal))
+                }
+            })
     }
 }

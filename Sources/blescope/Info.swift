@@ -4,6 +4,8 @@ import BLEReports
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 struct Info: ParsableCommand {
@@ -11,8 +13,9 @@ struct Info: ParsableCommand {
         abstract: "Summarize capture files: format, records by type, time span, truncation, drops, findings.",
         discussion: """
             Several files, directories or globs are read in parallel (--jobs); output is in input order, \
-            as a sequential run would give. A file that cannot be read is reported on stderr and the \
-            others go on; the exit code is then 2.
+            as a sequential run would give. A file found in a directory that is not a capture is skipped \
+            with one line on stderr; a capture that cannot be read is reported on stderr and the others \
+            go on; the exit code is then 2.
             """)
 
     @Argument(
@@ -35,10 +38,12 @@ struct Info: ParsableCommand {
 
     @OptionGroup var batch: BatchOptions
 
+    @OptionGroup var display: DisplayOptions
+
     func run() throws {
-        let inputs = CaptureInputs(files)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let out = OutputStream()
-        let terminal = Terminal.standardOutput
         let (json, batchJSON) = (self.json, self.json && inputs.isBatch)
         let jobs = inputs.files.count > 1 ? batch.effectiveJobs : 1
         // Several files: one line counting files, not a progress bar per file (parallel bars would overwrite each other).
@@ -52,12 +57,11 @@ struct Info: ParsableCommand {
                 out.write(info.json + "\n")
             } else {
                 if i > 0 { out.write("\n") }
-                out.write(info.text(terminal: terminal))
+                out.write(terminal.fit(info.text(terminal: terminal), indent: 20))
             }
             return .init(ok: true)
         }
         out.flush()
-        reportMissing(inputs)
-        if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
+        try finishBatch(inputs, failed: failed, arguments: self.files)
     }
 }

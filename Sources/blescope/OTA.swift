@@ -1,6 +1,7 @@
 import ArgumentParser
 import BLEAnalysis
 import BLECapture
+import BLECore
 import BLEReports
 
 struct OTA: ParsableCommand {
@@ -15,7 +16,7 @@ struct OTA: ParsableCommand {
             exit 2 when a file could not be read.
             """)
 
-    @Argument(help: "Capture files, directories (every file below, recursively) or quoted glob patterns.")
+    @Argument(help: capturesHelp)
     var files: [String]
 
     @Flag(
@@ -40,8 +41,10 @@ struct OTA: ParsableCommand {
 
     @OptionGroup var batch: BatchOptions
 
+    @OptionGroup var display: DisplayOptions
+
     /// Parses a rate into bits per second.
-    static func parseRate(_ text: String) -> Double? { Expectation.parseRate(text) }
+    static func parseRate(_ text: String) -> Double? { RateUnit.parse(text)?.bitsPerSecond }
 
     func validate() throws {
         if let minRate, OTA.parseRate(minRate) == nil { throw ValidationError("--min-rate '\(minRate)': e.g. 20kB/s or 160kbps") }
@@ -49,7 +52,8 @@ struct OTA: ParsableCommand {
     }
 
     func run() throws {
-        let inputs = CaptureInputs(files)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         var expected: [UInt8]? = nil
         if let image {
             guard let bytes = BinaryFile.read(image) else {
@@ -60,9 +64,11 @@ struct OTA: ParsableCommand {
         }
         let gate = OTAGate(
             minRateBitsPerSecond: minRate.flatMap(OTA.parseRate), rateLabel: minRate.map { "--min-rate \($0)" }, expectedImage: expected)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         let ota = OTARun(
-            analyzerOptions: try analysis.analyzerOptions(timeline: false), stallThreshold: Int64(stallMs) * 1000, gate: gate,
-            json: json, extractDirectory: extract, terminal: .standardOutput,
+            analyzerOptions: analyzerOptions, stallThreshold: Int64(stallMs) * 1000, gate: gate,
+            json: json, extractDirectory: extract, terminal: terminal,
             showProgress: !analysis.quiet && inputs.files.count == 1)
         let out = OutputStream()
         let several = inputs.isBatch

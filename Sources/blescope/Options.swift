@@ -7,6 +7,8 @@ import BLEReports
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Options every analysing command shares: codecs, a GATT map, quiet.
@@ -22,18 +24,23 @@ struct AnalysisOptions: ParsableArguments {
     @Flag(help: "No progress on stderr.")
     var quiet = false
 
+    @Flag(help: "More detail: the codec specs loaded (--codec) on stderr, and what each applies to; diagnose: info findings in full.")
+    var verbose = false
+
     /// Loads the codecs and the GATT map; exits 2 with a one-line error when one cannot be read.
-    func analyzerOptions(timeline: Bool) throws -> AnalyzerOptions {
+    func analyzerOptions(timeline: Bool, announce: Bool = true) throws -> AnalyzerOptions {
         let registry = CodecRegistry()
         for path in codecs {
-            var isDirectory = false
-            var st = stat()
-            if stat(path, &st) == 0 { isDirectory = (st.st_mode & S_IFMT) == S_IFDIR }
             do {
-                if isDirectory { _ = try registry.load(directory: path) } else { _ = try registry.load(specFile: path) }
+                if CaptureInputs.isDirectory(path) { _ = try registry.load(directory: path) } else { _ = try registry.load(specFile: path) }
             } catch {
                 writeStandardError("blescope: \(error)\n")
                 throw Exit.badInput
+            }
+        }
+        if verbose && announce {
+            for spec in registry.specs {
+                writeStandardError("blescope: codec \(spec.name) from \(spec.file ?? "?"): \(spec.appliesTo)\n")
             }
         }
         var map: GATTMap? = nil
@@ -50,8 +57,44 @@ struct AnalysisOptions: ParsableArguments {
         return AnalyzerOptions(timeline: timeline, codecs: registry, gattMap: map, keys: try keys.keyMaterial())
     }
 
+    /// After a run: one line on stderr naming the loaded specs that decoded nothing in the captures read (a spec in
+    /// the wrong folder, or for another device, would otherwise go unnoticed). Nothing with --quiet.
+    func sayUnusedCodecs(_ options: AnalyzerOptions, captures: Int) {
+        guard !quiet, let registry = options.codecs else { return }
+        let unused = registry.specsThatDecodedNothing
+        guard !unused.isEmpty else { return }
+        let total = registry.specs.count
+        let scope = captures == 1 ? "this capture" : "these \(captures) captures"
+        let names = unused.map(\.name).joined(separator: ", ")
+        let which = unused.count == total ? (total == 1 ? "the" : "all \(total)") : "\(unused.count) of \(total)"
+        let note = "blescope: \(which) codec spec\(total == 1 ? "" : "s") matched nothing in \(scope): \(names)"
+        writeStandardError(TextWidth.fit(note + (verbose ? "" : " (--verbose: what each applies to)"), width: TextWidth.standard) + "\n")
+    }
+
     func progress(for capture: CaptureFile) -> ProgressReporter? {
         quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
+    }
+}
+
+/// How text output looks: the unit of rates and the width of lines (every command that prints for people).
+struct DisplayOptions: ParsableArguments {
+    @Option(help: "The unit every rate is shown in (JSON and CSV stay in bits per second).")
+    var units: RateUnit = .kbps
+
+    @Flag(help: "Lines as long as they are, instead of fitted to 100 columns (the terminal's width on a terminal).")
+    var wide = false
+
+    /// Applies --units to the run and returns the terminal standard output is, with the width text is fitted to.
+    func terminal() -> Terminal {
+        RateUnit.display = units
+        return .standardOutput(width: TextWidth.forStandardOutput(wide: wide))
+    }
+}
+
+extension RateUnit: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let unit = RateUnit.allCases.first(where: { $0.rawValue.lowercased() == argument.lowercased() }) else { return nil }
+        self = unit
     }
 }
 

@@ -6,6 +6,8 @@ import BLEReports
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 struct Report: ParsableCommand {
@@ -27,7 +29,11 @@ struct Report: ParsableCommand {
     )
     var inputs: [String]
 
-    @Option(name: .shortAndLong, help: "Output file (default: standard output).")
+    @Option(
+        name: .shortAndLong,
+        help:
+            "Output file. Without it: standard output when that is a file or a pipe; on a terminal, NAME.html (.md, .json) beside the one capture or directory given."
+    )
     var output: String?
 
     @Option(help: "Output format: html, md, json, jsonl (default: from the output's extension, else html).")
@@ -46,12 +52,16 @@ struct Report: ParsableCommand {
 
     @OptionGroup var analysis: AnalysisOptions
 
+    @OptionGroup var display: DisplayOptions
+
     func validate() throws {
         if !(window >= 0.001 && window <= 86_400) { throw ValidationError("--window: seconds between 0.001 and 86400") }
-        _ = try analysis.analyzerOptions(timeline: false)
+        _ = try analysis.analyzerOptions(timeline: false, announce: false)
     }
 
-    var chosenFormat: ReportFormat {
+    var chosenFormat: ReportFormat { format(for: output) }
+
+    func format(for output: String?) -> ReportFormat {
         if let format { return format }
         let lower = output?.lowercased() ?? ""
         if lower.hasSuffix(".md") || lower.hasSuffix(".markdown") { return .md }
@@ -60,8 +70,40 @@ struct Report: ParsableCommand {
         return .html
     }
 
+    /// Where a report asked for on a terminal without `-o` goes: `NAME.html` beside the one capture or directory
+    /// given (`logs/run1.btsnoop` → `logs/run1.html`, `logs/` → `logs.html`); nil for several inputs or a pattern.
+    func pathBesideInput() -> String? {
+        guard self.inputs.count == 1 else { return nil }
+        var input = self.inputs[0]
+        while input.count > 1 && input.hasSuffix("/") { input.removeLast() }
+        guard CaptureInputs.exists(input), input != "/" else { return nil }
+        let ext: String =
+            switch format ?? .html {
+            case .html: "html"
+            case .md: "md"
+            case .json: "json"
+            case .jsonl: "jsonl"
+            }
+        if CaptureInputs.isDirectory(input) { return (input == "." ? "report" : input) + "." + ext }
+        let slash = input.lastIndex(of: "/")
+        let name = slash.map { input[input.index(after: $0)...] } ?? input[...]
+        let stem = name.firstIndex(of: ".").map { name[..<$0] }.flatMap { $0.isEmpty ? nil : $0 } ?? name
+        return (slash.map { String(input[...$0]) } ?? "") + stem + "." + ext
+    }
+
     func run() throws {
-        var inputs = CaptureInputs(self.inputs)
+        var output = self.output
+        if output == nil && isatty(STDOUT_FILENO) == 1 {
+            // A report is a file to open or attach, not text for a terminal.
+            guard let beside = pathBesideInput() else {
+                writeStandardError("blescope: report: give -o FILE (several inputs; standard output is a terminal)\n")
+                throw Exit.badInput
+            }
+            output = beside
+        }
+        let chosenFormat = format(for: output)
+        RateUnit.display = display.units
+        var inputs = captureInputs(self.inputs, jobs: batch.effectiveJobs)
         if let output { inputs.exclude(sameFileAs: output) }
         reportMissing(inputs)
         let paths = inputs.files
@@ -69,6 +111,8 @@ struct Report: ParsableCommand {
             if inputs.missing.isEmpty { writeStandardError("blescope: no capture files in \(self.inputs.joined(separator: " "))\n") }
             throw Exit.badInput
         }
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        defer { analysis.sayUnusedCodecs(analyzerOptions, captures: paths.count) }
         let clock: ReportClock = local ? .local(offsetSeconds: localUTCOffset()) : .utc
         let options = ReportOptions(throughput: ThroughputOptions(window: Int64((window * 1_000_000).rounded())), clock: clock)
         let quiet = analysis.quiet
@@ -85,11 +129,12 @@ struct Report: ParsableCommand {
         let single = paths.count == 1
         let failed = ReportWriter.write(
             paths: paths, format: chosenFormat, to: out, options: options,
-            analyzerOptions: try analysis.analyzerOptions(timeline: false), jobs: sequential ? 1 : batch.effectiveJobs,
+            analyzerOptions: analyzerOptions, jobs: sequential ? 1 : batch.effectiveJobs,
             filesProgress: quiet ? nil : FilesProgress(label: "report", total: paths.count),
             fileProgress: { path in quiet || !single ? nil : ProgressReporter(label: path, totalBytes: fileSize(path)) })
         out.flush()
-        if let output, !quiet && Terminal.standardErrorIsTTY {
+        // Always where blescope chose the file itself; for -o only on a terminal, unless --quiet.
+        if let output, self.output == nil || (!quiet && Terminal.standardErrorIsTTY) {
             writeStandardError("blescope: wrote \(output) (\(formatBytes(fileSize(output) ?? 0)))\n")
         }
         // As `info` and `timeline`: the report covers every readable capture, and the exit code says some were not.

@@ -15,13 +15,13 @@ struct Throughput: ParsableCommand {
             force (see the README); packets per connection event are estimated from the timestamps.
             """)
 
-    @Argument(help: "Capture file.")
-    var file: String
+    @Argument(help: capturesHelp)
+    var files: [String]
 
-    @Flag(help: "JSON: {\"streams\": [...]} (schema in the README).")
+    @Flag(help: "JSON: {\"streams\": [...]} (schema in the README); with several captures one object per line, its \"file\" first.")
     var json = false
 
-    @Flag(help: "CSV, one row per stream.")
+    @Flag(help: "CSV, one row per stream (with several captures, a file column first).")
     var csv = false
 
     @Option(help: "Sliding window in seconds (default 1).")
@@ -40,6 +40,10 @@ struct Throughput: ParsableCommand {
     var measureDelivery = false
 
     @OptionGroup var analysis: AnalysisOptions
+
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
 
     func validate() throws {
         if json && csv { throw ValidationError("--json and --csv exclude each other") }
@@ -67,36 +71,41 @@ struct Throughput: ParsableCommand {
     }
 
     func run() throws {
-        let capture = try openCapture(file)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let f = try filters()
-        let progress = analysis.progress(for: capture)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         if measureDelivery {
             // Benchmark aid: the analyzer's cost of handing values to an observer that only counts them,
             // to tell the tracker's own cost from the delivery's (compare with a normal run).
             let counter = CountingObserver()
-            let a = Analyzer.analyze(
-                capture, options: try analysis.analyzerOptions(timeline: false),
-                configure: { $0.observers = [counter] })
+            let a = Analyzer.analyze(try openCapture(inputs.files[0]), options: analyzerOptions, configure: { $0.observers = [counter] })
             print("values=\(counter.count) records=\(a.counters.records)")
             return
         }
         let options = ThroughputOptions(window: Int64((window * 1_000_000).rounded()), idleThreshold: Int64(idleMs) * 1000)
-        let result = CaptureAnalysis.analyze(
-            capture, options: try analysis.analyzerOptions(timeline: false),
-            observing: Observing(throughput: options, throughputBeside: true),
-            progress: { progress?.update(records: $0, bytes: $1) })
-        progress?.finish()
-        let report = ThroughputReport(result)
-            .filtered(connectionNumbers: f.numbers, handles: f.handles, uuids: f.uuids)
+        // Several captures share the cores already: no second thread per capture.
+        let beside = !inputs.isBatch
         let out = OutputStream()
-        if json {
-            out.write(report.json() + "\n")
-        } else if csv {
-            out.write(report.csv())
-        } else {
-            out.write(report.text(terminal: .standardOutput))
-        }
-        out.flush()
+        let (json, csv) = (self.json, self.csv)
+        if csv && inputs.isBatch { out.write("file," + ThroughputReport.csvHeader) }
+        try runOverCaptures(
+            inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "throughput", out: out,
+            jsonErrors: json, separator: { i, path in json || csv ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
+            work: { capture, file, out, progress in
+                let result = CaptureAnalysis.analyze(
+                    capture, options: analyzerOptions, observing: Observing(throughput: options, throughputBeside: beside),
+                    progress: { progress?.update(records: $0, bytes: $1) })
+                let report = ThroughputReport(result).filtered(connectionNumbers: f.numbers, handles: f.handles, uuids: f.uuids)
+                if json {
+                    writeJSONLine(report.json(), file: file, to: out)
+                } else if csv {
+                    out.write(report.csv(header: file == nil, prefix: file.map { csvQuoted($0) + "," } ?? ""))
+                } else {
+                    out.write(report.text(terminal: terminal))
+                }
+            })
     }
 }
 

@@ -6,6 +6,8 @@ import BLEReports
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 struct Timeline: ParsableCommand {
@@ -44,13 +46,15 @@ struct Timeline: ParsableCommand {
     @Option(help: "Only these layers (repeatable): hci, l2cap, att, smp, note.")
     var layer: [String] = []
 
-    @Option(help: "From this time (seconds from the first record) or frame (#120).")
+    @Option(help: "From this time (seconds from the first record, as the time column counts) or frame (#120).")
     var from: String?
 
-    @Option(help: "Up to this time (seconds) or frame (#200).")
+    @Option(help: "Up to this time (seconds from the first record) or frame (#200).")
     var to: String?
 
     @OptionGroup var analysis: AnalysisOptions
+
+    @OptionGroup var display: DisplayOptions
 
     @OptionGroup var batch: BatchOptions
 
@@ -85,13 +89,15 @@ struct Timeline: ParsableCommand {
     func validate() throws { _ = try filter() }
 
     func run() throws {
-        let inputs = CaptureInputs(files)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let options = try analysis.analyzerOptions(timeline: true)
+        defer { analysis.sayUnusedCodecs(options, captures: inputs.files.count) }
         let filter = try filter()
         let out = OutputStream()
         guard inputs.isBatch else {
             let capture = try openCapture(inputs.files[0])
-            render(capture, options: options, filter: filter, out: out, file: nil, quiet: analysis.quiet)
+            render(capture, options: options, filter: filter, out: out, file: nil, quiet: analysis.quiet, terminal: terminal)
             out.flush()
             return
         }
@@ -99,21 +105,19 @@ struct Timeline: ParsableCommand {
         let jobs = batch.effectiveJobs
         let files = analysis.quiet ? nil : FilesProgress(label: "timeline", total: inputs.files.count)
         let failed = BatchRunner.forEachCapture(inputs.files, jobs: jobs, out: out, progress: files) { i, path, capture, out in
-            if format == .text { out.write((i > 0 ? "\n" : "") + "==> \(path) <==\n") }
-            render(capture, options: options, filter: filter, out: out, file: path, quiet: true)
+            if format == .text { out.write((i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal)) }
+            render(capture, options: options, filter: filter, out: out, file: path, quiet: true, terminal: terminal)
             return .init(ok: true)
         }
         out.flush()
-        reportMissing(inputs)
-        if failed > 0 || !inputs.missing.isEmpty { throw Exit.badInput }
+        try finishBatch(inputs, failed: failed, arguments: self.files)
     }
 
     /// One capture's timeline; `file` (several captures) tags each jsonl line and csv row with the path.
     func render(
         _ capture: CaptureFile, options: AnalyzerOptions, filter: TimelineFilter, out: OutputStream,
-        file: String?, quiet: Bool
+        file: String?, quiet: Bool, terminal: Terminal
     ) {
-        let terminal = Terminal.standardOutput
         let fileKey = file.map(jsonFileKey)
         let csvFile = file.map { "\"" + $0.replacingAll("\"", with: "\"\"") + "\"," }
         var line: [UInt8] = []
@@ -140,8 +144,11 @@ struct Timeline: ParsableCommand {
             capture, options: options, progress: { progress?.update(records: $0, bytes: $1) },
             onEvent: { e, pass in
                 if filtering {
-                    // Only the filter reads `origin`: the first event's time, whether or not it is kept.
-                    if origin == nil { origin = e.timestamp }
+                    // The filter's origin, and the time column's: the first event's time, whether or not it is kept.
+                    if origin == nil {
+                        origin = e.timestamp
+                        text.startCounting(at: e.timestamp)
+                    }
                     let peer = e.connectionNumber.flatMap { pass.peerAddress(ofConnection: $0) }
                     guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
                 }
@@ -165,7 +172,7 @@ struct Timeline: ParsableCommand {
         progress?.finish()
         let findings = (capture.findings + analysis.findings).filter(filter.keeps)
         switch format {
-        case .text: out.write(TimelineFindings.text(findings, terminal: terminal))
+        case .text: out.write(terminal.fit(TimelineFindings.text(findings, terminal: terminal)))
         case .jsonl: out.write(TimelineFindings.jsonLines(findings, file: file))
         case .csv: break
         }

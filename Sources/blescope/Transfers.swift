@@ -7,13 +7,16 @@ struct Transfers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Reassemble chunked messages (BTLE Transfer EOM framing, codec roles, MCUmgr SMP) and check they arrived whole.")
 
-    @Argument(help: "Capture file.")
-    var file: String
+    @Argument(help: capturesHelp)
+    var files: [String]
 
-    @Flag(help: "JSON: {\"transfers\": [...]} (schema in the README).")
+    @Flag(help: "JSON: {\"transfers\": [...]} (schema in the README); with several captures one object per line, its \"file\" first.")
     var json = false
 
-    @Option(help: "Write each reassembled message to this directory (conn<N>-handle<H>-<first frame>.bin).")
+    @Option(
+        help:
+            "Write each reassembled message to this directory (conn<N>-handle<H>-<first frame>.bin; with several captures, each capture's file name first)."
+    )
     var extract: String?
 
     @Option(help: "End-of-message marker: text (EOM) or hex (0x454f4d).")
@@ -29,6 +32,10 @@ struct Transfers: ParsableCommand {
     var direction: String?
 
     @OptionGroup var analysis: AnalysisOptions
+
+    @OptionGroup var display: DisplayOptions
+
+    @OptionGroup var batch: BatchOptions
 
     func transferOptions() throws -> TransferOptions {
         var o = TransferOptions()
@@ -64,32 +71,45 @@ struct Transfers: ParsableCommand {
     func validate() throws { _ = try transferOptions() }
 
     func run() throws {
-        let capture = try openCapture(file)
+        let terminal = display.terminal()
+        let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let options = try transferOptions()
-        let progress = analysis.progress(for: capture)
-        let result = CaptureAnalysis.analyze(
-            capture, options: try analysis.analyzerOptions(timeline: false),
-            observing: Observing(transfers: options),
-            progress: { progress?.update(records: $0, bytes: $1) })
-        progress?.finish()
-        let (transfers, transferFindings) = result.transfers ?? ([], [])
-        let findings = capture.findings + result.findings + transferFindings
-        let out = OutputStream()
-        out.write(
-            json
-                ? TransfersReport.json(transfers, findings: findings) + "\n"
-                : TransfersReport.text(transfers, findings: findings, terminal: .standardOutput))
-        out.flush()
-        if let extract {
-            BinaryFile.makeDirectory(extract)
-            for t in transfers {
-                let path = "\(extract)/conn\(t.connectionNumber)-handle\(hex(t.handle, width: 4))-\(t.firstFrame).bin"
-                guard BinaryFile.write(path, t.data) else {
-                    writeStandardError("blescope: cannot write \(path)\n")
-                    throw Exit.badInput
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
+        let (json, extract) = (self.json, self.extract)
+        if let extract { BinaryFile.makeDirectory(extract) }
+        let written = Locked(0), unwritable = Locked<[String]>([])
+        try runOverCaptures(
+            inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "transfers", out: OutputStream(),
+            jsonErrors: json, separator: { i, path in json ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
+            work: { capture, file, out, progress in
+                let result = CaptureAnalysis.analyze(
+                    capture, options: analyzerOptions, observing: Observing(transfers: options),
+                    progress: { progress?.update(records: $0, bytes: $1) })
+                let (transfers, transferFindings) = result.transfers ?? ([], [])
+                let findings = capture.findings + result.findings + transferFindings
+                if json {
+                    writeJSONLine(TransfersReport.json(transfers, findings: findings), file: file, to: out)
+                } else {
+                    out.write(terminal.fit(TransfersReport.text(transfers, findings: findings, terminal: terminal)))
                 }
-            }
-            writeStandardError("blescope: wrote \(transfers.count) message(s) to \(extract)\n")
+                guard let extract else { return }
+                // Several captures: each one's messages are named after it, so that two captures' first messages differ.
+                let prefix = file.map { basename($0) + "-" } ?? ""
+                for t in transfers {
+                    let path = "\(extract)/\(prefix)conn\(t.connectionNumber)-handle\(hex(t.handle, width: 4))-\(t.firstFrame).bin"
+                    if BinaryFile.write(path, t.data) { written.withLock { $0 += 1 } } else { unwritable.withLock { $0.append(path) } }
+                }
+            })
+        if let extract {
+            for path in unwritable.withLock({ $0 }) { writeStandardError("blescope: cannot write \(path)\n") }
+            writeStandardError("blescope: wrote \(written.withLock { $0 }) message(s) to \(extract)\n")
+            if !unwritable.withLock({ $0.isEmpty }) { throw Exit.badInput }
         }
     }
+}
+
+/// The last component of a path.
+func basename(_ path: String) -> String {
+    String(path.split(separator: "/", omittingEmptySubsequences: true).last ?? Substring(path))
 }

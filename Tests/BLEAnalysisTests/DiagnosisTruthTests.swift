@@ -18,24 +18,39 @@ import Testing
     }
 
     static let truthDirectory = TestEnvironment.repositoryRoot + "/Tests/Truth/diagnosis"
+    /// The public corpus's truth (not committed, like the corpus): `scripts/diagnosis_truth.py --base-name` of each
+    /// `$BLESCOPE_CORPUS` file into this folder, one `<name>.jsonl` each.
+    static let corpusTruthDirectory = ProcessInfo.processInfo.environment["BLESCOPE_CORPUS_TRUTH"]
 
-    /// Every capture with a committed truth that is on this machine (Samples always; shared captures when present).
+    /// Every capture with a truth that is on this machine: Samples always; shared captures when present; the corpus when
+    /// `BLESCOPE_CORPUS` and `BLESCOPE_CORPUS_TRUTH` name it and its truth.
     static var captures: [String] {
+        var out: [String] = []
         let names = (try? FileManager.default.contentsOfDirectory(atPath: truthDirectory)) ?? []
-        return names.filter { $0.hasSuffix(".jsonl") }.sorted().compactMap { name in
+        for name in names.filter({ $0.hasSuffix(".jsonl") }).sorted() {
             let capture = String(name.dropLast(".jsonl".count))
             let sample = TestEnvironment.sample(capture)
-            if FileManager.default.fileExists(atPath: sample) { return sample }
-            if let shared = TestEnvironment.sharedCaptures, FileManager.default.fileExists(atPath: shared + "/" + capture) {
-                return shared + "/" + capture
+            if FileManager.default.fileExists(atPath: sample) {
+                out.append(sample)
+            } else if let shared = TestEnvironment.sharedCaptures, FileManager.default.fileExists(atPath: shared + "/" + capture) {
+                out.append(shared + "/" + capture)
             }
-            return nil
         }
+        if let corpus = TestEnvironment.corpusDirectory, let truth = corpusTruthDirectory {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: truth)) ?? []
+            for name in names.filter({ $0.hasSuffix(".jsonl") }).sorted() {
+                let capture = corpus + "/" + String(name.dropLast(".jsonl".count))
+                if FileManager.default.fileExists(atPath: capture) { out.append(capture) }
+            }
+        }
+        return out
     }
 
     static func truth(for path: String) throws -> [TruthEvent] {
         let name = String(path.split(separator: "/").last!)
-        let data = try Data(contentsOf: URL(fileURLWithPath: truthDirectory + "/" + name + ".jsonl"))
+        let inCorpus = TestEnvironment.corpusDirectory.map { path.hasPrefix($0 + "/") } ?? false
+        let directory = inCorpus ? corpusTruthDirectory ?? truthDirectory : truthDirectory
+        let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name + ".jsonl"))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let events = try #require(object["events"] as? [[String: Any]])
         return events.compactMap { e in

@@ -215,13 +215,13 @@ import Testing
     @Test func atTheFastestCeiling() {
         let v = Self.judge(Self.link(phy: 2, dl: 251, mtu: 247, ciUnits: 6), rate: 1_300_000)
         #expect(v.limit == .ceiling)
-        #expect(v.text.hasPrefix("1.30 Mbps = 93 % of the 1.40 Mbps ceiling for 2M/251/247 at 7.5 ms"))
+        #expect(v.text.hasPrefix("1,300 kbps = 93 % of the 1,402 kbps ceiling for 2M/251/247 at 7.5 ms"))
     }
 
     @Test func nearTheCeilingOf1MNamesThePHY() {
         let v = Self.judge(Self.link(phy: 1, dl: 251, mtu: 247, ciUnits: 6), rate: 700_000)
         #expect(v.limit == .phy)
-        #expect(v.text.contains("limited by the link's PHY 1M (2M would allow 1.40 Mbps)"))
+        #expect(v.text.contains("limited by the link's PHY 1M (2M would allow 1,402 kbps)"))
     }
 
     @Test func nearTheCeilingWithShortPacketsNamesTheDataLength() {
@@ -230,7 +230,7 @@ import Testing
         let c = ThroughputCeiling.ceiling(for: link, direction: .rx)!
         let v = Self.judge(link, rate: 0.9 * c)
         #expect(v.limit == .dataLength)
-        #expect(v.text.contains("data length 27 (251 would allow 1.40 Mbps)"))
+        #expect(v.text.contains("data length 27 (251 would allow 1,402 kbps)"))
     }
 
     @Test func nearTheCeilingWithTheDefaultMTUNamesTheMTU() {
@@ -238,7 +238,7 @@ import Testing
         let c = ThroughputCeiling.ceiling(for: link, direction: .rx)!
         let v = Self.judge(link, rate: 0.8 * c, valueSize: 20)
         #expect(v.limit == .mtu)
-        #expect(v.text.contains("MTU 23 (247 would allow 1.40 Mbps)"))
+        #expect(v.text.contains("MTU 23 (247 would allow 1,402 kbps)"))
     }
 
     @Test func theBestOfSeveralChangesIsNamed() {
@@ -282,7 +282,7 @@ import Testing
         let v = Self.judge(link, rate: rate, ppe: ppe)
         #expect(v.limit == .packetsPerEvent)
         #expect(
-            v.text == "390.4 kbps = 28 % of the 1.40 Mbps ceiling for 2M/251/247 at 30 ms; limited by 6 packets per event at 30 ms "
+            v.text == "390.4 kbps = 28 % of the 1,402 kbps ceiling for 2M/251/247 at 30 ms; limited by 6 packets per event at 30 ms "
                 + "(\(ThroughputCeiling.packetsPerEvent(link: link, direction: .rx)) would fit: more packets per event or a shorter interval would raise it)"
         )
         #expect(

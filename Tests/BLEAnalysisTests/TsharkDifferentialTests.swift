@@ -137,6 +137,12 @@ import Testing
         /// included service's or the value's handle becomes a second "handle", the value is left empty); blescope keeps
         /// the value whole (SweynTooth Telink captures: 5 responses).
         case declarationDecodedByTshark
+        /// tshark reads a Read By Type Response as the attribute type of the request it pairs it with; when the
+        /// response's Length says otherwise it takes the first value for that type (an Include: its first two bytes as
+        /// the included service handle) and marks the frame malformed; blescope reads each Attribute Data by the
+        /// Length field (Core Spec Vol 3, Part F, 3.4.4.2). WHAD's capture, decrypted, frame 1494: Length 7
+        /// (characteristic declarations) after an Include request, the capture having missed the request it answers.
+        case responseReadAsItsRequestsTypeByTshark
         /// Air capture without a direction field whose timestamps are broken (crackle's rewritten output: microsecond
         /// fields above 10^6): blescope cannot tell who sent the response, so it does not pair it (no handle); tshark
         /// pairs it ignoring direction. On the encrypted original the decryption nonce gives the direction and they agree.
@@ -312,6 +318,12 @@ import Testing
         }
         if t.malformed, t.value.isEmpty, !o.value.isEmpty, o.handles.count == 1, t.handles.first == o.handles.first {
             return .tsharkUsedOtherSidesDatabase
+        }
+        if t.opcode == 0x09, t.malformed, t.value.isEmpty, t.handles.count == 2, t.handles.first == o.handles.first,
+            let first = o.value.split(separator: ",").first, let b = bytes(fromHex: String(first)), b.count >= 2,
+            t.handles[1] == Int(b[0]) | Int(b[1]) << 8
+        {
+            return .responseReadAsItsRequestsTypeByTshark
         }
         if !t.value.isEmpty, o.value.hasSuffix(t.value), t.handles.starts(with: o.handles), t.handles.count > o.handles.count {
             return .valueDecodedByTshark

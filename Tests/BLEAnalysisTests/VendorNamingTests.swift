@@ -260,7 +260,7 @@ import Testing
         guard let path = Self.corpus("android-btsnoop_msp-hci-commands-only.log") else { return }
         let info = CaptureInfo(reading: try CaptureFile.open(path: path))
         let text = info.text(terminal: Terminal(colors: false))
-        #expect(text.contains("Controllers:        0: Qualcomm (0x001d), HCI 5.0, LMP 5.0 subversion 0x02be (frame 13)"))
+        #expect(text.contains("Controllers:        index 0: Qualcomm (0x001d), HCI 5.0, LMP 5.0 subversion 0x02be (frame 13)"))
         #expect(
             text.contains("Vendor commands:    7 Android LE Advertising Filter, 2 Qualcomm Logging, 2 Android LE Get Vendor Capabilities"))
         #expect(text.contains("Vendor events:      1 Qualcomm EDL Command Response"))

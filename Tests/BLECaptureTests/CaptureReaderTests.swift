@@ -435,7 +435,7 @@ struct BadInputTests {
 
     @Test(arguments: classicPcaps)
     func ownPcapReaderAgreesWithLibpcap(_ path: String) throws {
-        var ours = RecordFixtures.readAll(try CaptureFile.open(path: path))
+        let ours = RecordFixtures.readAll(try CaptureFile.open(path: path))
         let libpcap = try CaptureFile.open(path: path, classicPcapThroughLibpcap: true)
         var theirs = RecordFixtures.readAll(libpcap)
         #expect(ours.count == theirs.count)

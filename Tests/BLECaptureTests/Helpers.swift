@@ -53,7 +53,7 @@ let provenance: [String: (Int, Int64, Int64)] = [
 
 func writeTemporary(_ bytes: [UInt8], name: String) -> String {
     let path = NSTemporaryDirectory() + "blecapture-\(getpid())-\(name)"
-    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     return path
 }
 

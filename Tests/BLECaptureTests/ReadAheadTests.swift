@@ -7,6 +7,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Reading on a second thread (`ReadAhead` behind `ByteSource`): the same bytes at the same offsets, the same

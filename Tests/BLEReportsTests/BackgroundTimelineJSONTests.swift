@@ -10,6 +10,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// JSON Lines rendered on a second thread (``BackgroundTimelineJSON``) are byte for byte those rendered inline,

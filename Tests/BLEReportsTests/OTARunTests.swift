@@ -49,7 +49,8 @@ import Testing
         let gate = OTAGate(minRateBitsPerSecond: 1e9, rateLabel: "--min-rate 125MB/s")
         #expect(gate.requireSession)
         let slow = OTARun(analyzerOptions: AnalyzerOptions(timeline: false), gate: gate).check(try CaptureFile.open(path: Self.sample))
-        #expect(slow.failures.map(\.text).contains { $0.hasSuffix("is below --min-rate 125MB/s") })
+        // Both rates in the run's unit (kbps), the bound as it was given after them.
+        #expect(slow.failures.map(\.text).contains { $0.hasSuffix("is below 1,000,000 kbps (--min-rate 125MB/s)") })
 
         let bracelet = TestEnvironment.sample("bracelet.btsnoop")
         let none = OTARun(analyzerOptions: AnalyzerOptions(timeline: false), gate: gate).check(try CaptureFile.open(path: bracelet))

@@ -9,6 +9,8 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `Samples/` of this repository (found from this file's path).
@@ -263,7 +265,8 @@ func linkTargets(_ html: String) -> [String] {
         #expect(streams.count == report.streams.count)
         let csv = report.csv().split(separator: "\n")
         #expect(csv.count == report.streams.count + 1)
-        #expect(csv[0].hasPrefix("conn,connection_handle,dir,handle,uuid,kind,packets,value_bytes"))
+        // The columns in ThroughputColumns' order (the JSON's): the handle first, then the connection's number.
+        #expect(csv[0].hasPrefix("connection_handle,conn,dir,handle,uuid,kind,packets,value_bytes"))
         let text = report.text()
         #expect(text.contains("→ 178.6 kbps = 23 % of the 790.9 kbps ceiling"))
         #expect(text.contains("no credit-based flow-control stall"))

@@ -68,6 +68,23 @@ struct BenchmarkTests {
         #expect(LegacyPairingCracker.crack(x)?.passkey == 999_999)
     }
 
+    /// The MIC search when nothing matches: all 1,000,000 TKs, one direction and both (captures without direction).
+    @Test func legacyMICSearchWorstCase() {
+        let search = LegacyPairingMICSearch(
+            mrand: Key128(hex: "5783D52156AD6F0E6388274EC6702EE0")!, srand: Key128(hex: "A6E8E7CC25A75F6E216583F7FF3DC4CF")!,
+            skdm: [1, 2, 3, 4, 5, 6, 7, 8], skds: [9, 10, 11, 12, 13, 14, 15, 16], ivm: [1, 2, 3, 4], ivs: [5, 6, 7, 8])
+        // An LL_START_ENC_RSP-sized PDU that no TK seals.
+        let pdu = SealedLLPDU(header0: 0x03, payload: [0x11, 0x22, 0x33, 0x44, 0x55], packetCounter: 0, centralToPeripheral: true)
+        var other = pdu
+        other.centralToPeripheral = false
+        for (name, pdus) in [("one direction", [pdu]), ("both directions", [pdu, other])] {
+            var tried = 0
+            let ns = best(rounds: 3) { tried = search.search(pdus: pdus).tried }
+            print("legacy MIC search, \(name), all 1,000,000 TKs: \(String(format: "%.3f", ns / 1e9)) s CPU per search")
+            #expect(tried == LegacyPairingMICSearch.candidateCount)
+        }
+    }
+
     @Test func sha256Megabyte() {
         let data = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let oneShot = best { _ = SHA256.hash(data) }

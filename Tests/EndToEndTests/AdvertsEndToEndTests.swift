@@ -76,7 +76,8 @@ import Testing
     @Test func textTable() throws {
         let path = try Self.fixture()
         defer { try? FileManager.default.removeItem(atPath: path) }
-        guard let (out, status) = Self.run(["adverts", path, "--quiet"]) else { return }
+        // Whole lines (--wide): the table's columns as they are; by default the last one goes on under the row.
+        guard let (out, status) = Self.run(["adverts", path, "--quiet", "--wide"]) else { return }
         #expect(status == 0)
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasSuffix(": 2 devices, 3 advertising reports in 3 events") == true)

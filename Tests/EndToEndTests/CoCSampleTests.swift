@@ -43,7 +43,7 @@ import Testing
 
     @Test func withoutTheSpecNothingIsDecoded() throws {
         let lines = try Blescope.run([
-            "timeline", "--format", "jsonl", "--quiet", "--codec", "Samples/codecs", "Samples/coc-stream.btsnoop",
+            "timeline", "--format", "jsonl", "--quiet", "--codec", "Samples/codecs/bracelet.yaml", "Samples/coc-stream.btsnoop",
         ]).jsonLines
         #expect(
             lines.filter { $0["opcode_name"] as? String == "LE Credit Based SDU" }.allSatisfy {

@@ -14,7 +14,7 @@ import Testing
     /// docs/ci-checks.md shows both example files verbatim and the commands that run them.
     @Test func checksPageShowsTheExampleFiles() throws {
         let page = try Self.checksPage()
-        for name in ["nordic-dfu-ok", "nordic-dfu-strict"] {
+        for name in ["nordic-dfu-ok", "nordic-dfu-strict", "no-errors"] {
             let text = try String(contentsOfFile: TestEnvironment.sample("expect/\(name).yaml"), encoding: .utf8)
             #expect(page.contains(text), "docs/ci-checks.md must show Samples/expect/\(name).yaml as it is")
             #expect(page.contains("blescope check --expect Samples/expect/\(name).yaml Samples/nordic-dfu.btsnoop"))
@@ -24,7 +24,8 @@ import Testing
     @Test func passingExampleExitsZero() throws {
         let r = try Blescope.run(["check", "--expect", "Samples/expect/nordic-dfu-ok.yaml", "Samples/nordic-dfu.btsnoop"])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
-        let lines = r.stdout.split(separator: "\n").map(String.init)
+        // One line per expectation once the lines fitted to 100 columns are joined back.
+        let lines = GoldenTruthTests.unwrapped(r.stdout).split(separator: "\n").map(String.init)
         #expect(lines.count == 5)
         #expect(
             lines[0]
@@ -44,10 +45,12 @@ import Testing
             "check", "--expect", "Samples/expect/nordic-dfu-strict.yaml", "Samples/nordic-dfu.btsnoop", "--junit", junit,
         ])
         #expect(r.status == 1)
-        let lines = r.stdout.split(separator: "\n").map(String.init)
+        let lines = GoldenTruthTests.unwrapped(r.stdout).split(separator: "\n").map(String.init)
+        // The update is clean (tshark's truth holds no failure event, Tests/Truth/diagnosis/nordic-dfu.btsnoop.jsonl):
+        // no diagnosis finding explains these failures, so the lines say only what failed.
         #expect(
             lines[0]
-                == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below min_rate 50kB/s (frame 1245)"
+                == "FAIL  ota nordic-secure-dfu succeeds at ≥ 50kB/s: session on connection #1 (nordic-secure-dfu): 184.5 kbps is below 400.0 kbps (min_rate 50kB/s) (frame 1245)"
         )
         #expect(lines[1] == "FAIL  no disconnection: connection #1 disconnected at frame 1263: Remote User Terminated Connection")
         #expect(
@@ -93,7 +96,7 @@ import Testing
         #expect(lines.filter { $0["fields"] != nil }.count == 26)
         let t = try Blescope.run(["throughput", "--quiet", path])
         #expect(
-            t.stdout.contains(
+            GoldenTruthTests.unwrapped(t.stdout).contains(
                 "link quality: radio fine: 26 quality reports (frames 6–939), RSSI -56…-32 dBm (mean -46, lowest at frame 130), 2,015 retransmissions"
             ))
         let expect = NSTemporaryDirectory() + "blescope-lq-\(UUID().uuidString).yaml"
@@ -103,7 +106,7 @@ import Testing
         #expect(c.status == 1)
         // Connection #1: the ACL on handle 0x0EDC (frame 3) is the controller's debug log, not a connection.
         #expect(
-            c.stdout.hasPrefix(
+            GoldenTruthTests.unwrapped(c.stdout).hasPrefix(
                 "FAIL  link quality above the floor (RSSI ≥ -55 dBm, no approaching supervision timeout): RSSI -56 dBm on connection #1 at frame 130"
             ))
     }
@@ -150,7 +153,11 @@ import Testing
         try "expect:\n  - otta: {protocol: x}\n".write(toFile: path, atomically: true, encoding: .utf8)
         let r = try Blescope.run(["check", "--expect", path, "Samples/nordic-dfu.btsnoop"])
         #expect(r.status == 2)
-        #expect(r.stderr.contains("unknown expectation 'otta'"))
+        // Where (line 2, column 5: the kind's key), which key and what is wrong.
+        #expect(
+            r.stderr
+                == "blescope: \(path):2:5: expect[0].otta: unknown expectation 'otta' (ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present)\n"
+        )
     }
 
     /// The report of the Nordic DFU Sample opens with the OTA verdict, before the capture details.
@@ -180,7 +187,10 @@ import Testing
         let object = try #require(json.json as? [String: Any])
         let file = try #require((object["files"] as? [[String: Any]])?.first)
         let items = try #require((file["summary"] as? [String: Any])?["items"] as? [[String: Any]])
-        #expect(items.first?["topic"] as? String == "ota" && items.first?["status"] as? String == "ok")
+        // The diagnosis first (nothing wrong in this update), then the update itself.
+        #expect(items.first?["topic"] as? String == "diagnosis" && items.first?["status"] as? String == "ok")
+        #expect((items.first?["text"] as? String)?.hasPrefix("nothing wrong found by ") == true)
+        #expect(items.dropFirst().first?["topic"] as? String == "ota" && items.dropFirst().first?["status"] as? String == "ok")
         #expect(items.map { $0["topic"] as? String }.contains("completeness"))
         // `summary` comes before `capture` in each file object.
         let keyOrder = try #require(json.stdout.range(of: "\"summary\":")).lowerBound < json.stdout.range(of: "\"capture\":")!.lowerBound
@@ -209,7 +219,10 @@ import Testing
         let item = try #require((c["items"] as? [[String: Any]])?.first)
         #expect(item["code"] as? String == "acl-payload-cut" && item["count"] as? Int == 8 && item["frame"] as? Int == 2)
         let text = try Blescope.run(["info", path])
-        #expect(text.stdout.split(separator: "\n")[1] == "Completeness:       incomplete (1 item below)")
+        let lines = text.stdout.split(separator: "\n")
+        // The answer first: the diagnosis says the payloads were cut (CQ-02), then the completeness row.
+        #expect(lines[1].hasPrefix("Diagnosis:") && text.stdout.contains("CQ-02"))
+        #expect(lines.contains("Completeness:       incomplete (1 item below)"))
         let md = try Blescope.run(["report", "--quiet", "--format", "md", path])
         #expect(
             md.stdout.contains(

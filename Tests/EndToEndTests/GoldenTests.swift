@@ -2,7 +2,7 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// The text outputs people read (`info`, `timeline`, `gatt`, `ota`, `throughput`, `transfers`), compared byte for
+/// The text outputs people read (`info`, `timeline`, `gatt`, `ota`, `throughput`, `transfers`, `diagnose`), compared byte for
 /// byte with files under `Tests/EndToEndTests/Golden/`.
 ///
 /// A change to any of these outputs shows here as a diff to review. When the change is meant, rewrite the files with
@@ -23,21 +23,29 @@ import Testing
 
     /// A handful of Samples in each of the three formats: a Nordic DFU (btsnoop), the BTLE Transfer messages (pcap),
     /// a vendor headset OTA described by a codec's roles (pklg), the bracelet with its codec (btsnoop), an MCUmgr upload.
-    static let cases: [Case] = [
-        Case(command: ["info"], capture: "nordic-dfu.btsnoop"),
-        Case(command: ["info"], capture: "eom-transfer.pcap"),
-        Case(command: ["info"], capture: "headset-ota.pklg"),
-        Case(command: ["timeline"] + codecs, capture: "bracelet.btsnoop"),
-        Case(command: ["timeline"] + codecs, capture: "eom-transfer.pcap"),
-        Case(command: ["gatt"], capture: "nordic-dfu.btsnoop"),
-        Case(command: ["gatt"], capture: "headset-ota.pklg"),
-        Case(command: ["ota"] + codecs, capture: "nordic-dfu.btsnoop"),
-        Case(command: ["ota"] + codecs, capture: "headset-ota.pklg"),
-        Case(command: ["ota"] + codecs, capture: "mcumgr-upload.btsnoop"),
-        Case(command: ["throughput"], capture: "nordic-dfu.btsnoop"),
-        Case(command: ["throughput"], capture: "eom-transfer.pcap"),
-        Case(command: ["transfers"] + codecs, capture: "eom-transfer.pcap"),
-    ]
+    static let cases: [Case] =
+        [
+            Case(command: ["info"], capture: "nordic-dfu.btsnoop"),
+            Case(command: ["info"], capture: "eom-transfer.pcap"),
+            Case(command: ["info"], capture: "headset-ota.pklg"),
+            Case(command: ["timeline"] + codecs, capture: "bracelet.btsnoop"),
+            Case(command: ["timeline"] + codecs, capture: "eom-transfer.pcap"),
+            Case(command: ["gatt"], capture: "nordic-dfu.btsnoop"),
+            Case(command: ["gatt"], capture: "headset-ota.pklg"),
+            Case(command: ["ota"] + codecs, capture: "nordic-dfu.btsnoop"),
+            Case(command: ["ota"] + codecs, capture: "headset-ota.pklg"),
+            Case(command: ["ota"] + codecs, capture: "mcumgr-upload.btsnoop"),
+            Case(command: ["throughput"], capture: "nordic-dfu.btsnoop"),
+            Case(command: ["throughput"], capture: "eom-transfer.pcap"),
+            Case(command: ["transfers"] + codecs, capture: "eom-transfer.pcap"),
+        ] + diagnosisCases
+
+    /// `diagnose` on every diagnosis Sample (bumble-made failures, each in one of the three formats in turn).
+    static let diagnosisCases: [Case] = [
+        "diag-connect-timeout.btsnoop", "diag-bond-lost.pcap", "diag-pairing-failed.pklg", "diag-insufficient-encryption.btsnoop",
+        "diag-cccd-never-written.pcap", "diag-att-timeout.pklg", "diag-stale-handle.btsnoop", "diag-param-rejected.pcap",
+        "diag-mtu-23.pklg", "diag-supervision-timeout.btsnoop",
+    ].map { Case(command: ["diagnose"], capture: $0) }
 
     static var updating: Bool { ProcessInfo.processInfo.environment["BLESCOPE_UPDATE_GOLDEN"] == "1" }
 
@@ -77,9 +85,28 @@ import Testing
 /// The golden files read against the Samples' truth files (what the generator sent, Samples/generate): each figure
 /// below comes from the truth file and is looked for in the golden text, so the goldens are checked, not just recorded.
 @Suite struct GoldenTruthTests {
+    /// The golden file with every line fitted to 100 columns joined back into one (``unwrapped(_:)``).
     func golden(_ name: String) throws -> String {
         let path = GoldenTests.directory + "/" + name + ".txt"
-        return String(decoding: try #require(FileManager.default.contents(atPath: path), "missing \(path)"), as: UTF8.self)
+        return Self.unwrapped(String(decoding: try #require(FileManager.default.contents(atPath: path), "missing \(path)"), as: UTF8.self))
+    }
+
+    /// Text outputs are fitted to 100 columns: a line too long goes on in lines indented at least 8 more than it
+    /// (TextWidth). Joined back with one space, a line reads as it did unfitted (a hex value longer than a whole line
+    /// is shortened in its middle; none of the figures read here is).
+    static func unwrapped(_ text: String) -> String {
+        var out: [String] = []
+        var lead = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let indent = line.prefix { $0 == " " }.count
+            if let last = out.last, !line.isEmpty, !last.isEmpty, indent >= lead + 8 {
+                out[out.count - 1] = last + " " + line.dropFirst(indent)
+            } else {
+                out.append(String(line))
+                lead = indent
+            }
+        }
+        return out.joined(separator: "\n")
     }
 
     /// The line that starts with `prefix` (after leading spaces), or nil.
@@ -208,20 +235,20 @@ import Testing
             #expect(fields[5] == "\(m["chunk_count"] as! Int)" && fields[6] == grouped(m["length"] as! Int))
             #expect(fields.last == "complete")
         }
-        // Throughput counts every notification, the EOM markers too.
+        // Throughput counts every notification, the EOM markers too. Columns: dir handle kind packets bytes …
         let notify = try #require(golden("throughput-eom-transfer.pcap").split(separator: "\n").first { $0.contains(" notify ") })
         let fields = notify.split(separator: " ")
-        #expect(fields[4] == "\(messages.reduce(0) { $0 + ($1["notifications_with_eom"] as! Int) })")
-        #expect(fields[5] == grouped(messages.reduce(0) { $0 + ($1["length"] as! Int) + 3 }))
+        #expect(fields[3] == "\(messages.reduce(0) { $0 + ($1["notifications_with_eom"] as! Int) })")
+        #expect(fields[4] == grouped(messages.reduce(0) { $0 + ($1["length"] as! Int) + 3 }))
 
         let dfu = try Blescope.truth("nordic-dfu")
         let image = try #require(dfu["image"] as? [String: Any])
         let packet = try #require(golden("throughput-nordic-dfu.btsnoop").split(separator: "\n").first { $0.contains(" write-cmd ") })
         let p = packet.split(separator: " ")
         // Every packet of the init packet and the image, and their bytes.
-        #expect(p[2] == String(format: "0x%04x", dfu["packet_value_handle"] as! Int))
+        #expect(p[1] == String(format: "0x%04x", dfu["packet_value_handle"] as! Int))
         #expect(
-            p[4] == "\(dfu["packet_count_total"] as! Int)" && p[5] == grouped((image["size"] as! Int) + (dfu["init_packet_size"] as! Int)))
+            p[3] == "\(dfu["packet_count_total"] as! Int)" && p[4] == grouped((image["size"] as! Int) + (dfu["init_packet_size"] as! Int)))
     }
 
     @Test func braceletTimelineShowsEveryFrameAndTheBadChecksum() throws {
@@ -239,7 +266,8 @@ import Testing
             }, uniquingKeysWith: { a, _ in a })
         for f in try #require(truth["frames"] as? [[String: Any]]) {
             let l = try #require(byFrame[f["frame"] as! Int])
-            #expect(l.contains("value=\(f["hex"] as! String)  bracelet."))
+            // The value, then the codec's reading (one space or two: a fitted line may break between them).
+            #expect(l.split(separator: " ").joined(separator: " ").contains("value=\(f["hex"] as! String) bracelet."))
             // ✓ a checksum that holds, ✗ one that does not.
             #expect(l.contains(" ✓") == (f["checksum_ok"] as! Bool) && l.contains(" ✗") != (f["checksum_ok"] as! Bool))
         }

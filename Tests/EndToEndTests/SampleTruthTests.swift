@@ -418,7 +418,8 @@ import Testing
     }
 
     @Test func unreadableInputsExitTwo() throws {
-        #expect(try Blescope.run(["info", "Samples"]).status == 2)
+        // A folder's notes and scripts are skipped; named, a file that is not a capture is an error.
+        #expect(try Blescope.run(["info", "Samples"]).status == 0)
         #expect(try Blescope.run(["info", "Samples/PROTOCOLS.md"]).status == 2)
         #expect(try Blescope.run(["info", "does-not-exist.btsnoop"]).status == 2)
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("blescope-empty.btsnoop")
@@ -428,7 +429,7 @@ import Testing
 }
 
 /// `info` over directories: every capture once, in a stable order, the same in parallel and in sequence;
-/// files that are not captures are reported and do not stop the rest (exit 2 at the end).
+/// files in them that are not captures are skipped, one line each on stderr (named explicitly, they are errors).
 @Suite struct ManyFilesTests {
     @Test func infoOverADirectoryIsParallelAndIdenticalToSequential() throws {
         let parallel = try Blescope.run(["info", "--json", "Samples"])
@@ -439,28 +440,31 @@ import Testing
         // every sample × 3 formats; PROTOCOLS.md, README.md and the truth files are not captures.
         #expect(files.count == TestEnvironment.sampleNames.count * 3)
         #expect(files == files.sorted())
-        #expect(parallel.status == 2)
+        #expect(parallel.status == 0)
+        #expect(parallel.jsonLines.allSatisfy { $0["error"] == nil })
+        let skipped = parallel.stderr.split(separator: "\n").filter { $0.hasPrefix("blescope: skipped Samples/") }
+        #expect(skipped.contains { $0.hasPrefix("blescope: skipped Samples/PROTOCOLS.md: not a capture") })
+        #expect(skipped.count == parallel.stderr.split(separator: "\n").count)
         let records = Dictionary(uniqueKeysWithValues: captures.map { ($0["file"] as! String, $0["records"] as! Int) })
         #expect(records["Samples/nordic-dfu.pklg"] == 1263)
         #expect(records["Samples/bracelet.pcap"] == 111)
     }
 
     /// `report` takes the same inputs as `info` (directories recursively, quoted globs) and the same exit
-    /// codes: a file that is not a capture is listed in the report and makes the exit code 2.
-    @Test func reportOverADirectoryListsUnreadableFilesAndExitsTwo() throws {
+    /// codes: a file found that is not a capture is skipped (not a section of the report), one named is an error.
+    @Test func reportOverADirectorySkipsWhatIsNotACapture() throws {
         let r = try Blescope.run(["report", "--format", "json", "--quiet", "Samples"])
-        #expect(r.status == 2)
+        #expect(r.status == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let files = try #require(report["files"] as? [[String: Any]])
-        let readable = files.filter { $0["error"] is NSNull }
-        let unreadable = files.filter { $0["error"] is String }
-        #expect(unreadable.allSatisfy { ($0["error"] as? String)?.hasPrefix("not a capture") == true })
-        #expect(readable.count == TestEnvironment.sampleNames.count * 3)
-        #expect(unreadable.compactMap { $0["file"] as? String }.contains("Samples/PROTOCOLS.md"))
-        #expect(r.stderr.contains("blescope: Samples/PROTOCOLS.md: not a capture"))
+        #expect(files.allSatisfy { $0["error"] is NSNull })
+        #expect(files.count == TestEnvironment.sampleNames.count * 3)
+        #expect(r.stderr.contains("blescope: skipped Samples/PROTOCOLS.md: not a capture"))
 
         let glob = try Blescope.run(["report", "--format", "json", "--quiet", "Samples/bracelet.*"])
-        #expect(glob.status == 2)  // bracelet.truth.json is matched too
+        #expect(glob.status == 0 && glob.stderr.contains("skipped Samples/bracelet.truth.json"))  // matched, not a capture
+        let named = try Blescope.run(["report", "--format", "json", "--quiet", "Samples/bracelet.pcap", "Samples/PROTOCOLS.md"])
+        #expect(named.status == 2 && named.stderr.contains("blescope: Samples/PROTOCOLS.md: not a capture"))
         let pcaps = try Blescope.run(["report", "--format", "json", "--quiet", "Samples/*.pcap"])
         #expect(pcaps.status == 0)
         let pcapFiles = try #require(

@@ -81,6 +81,15 @@ import Testing
                     notCapture,
                     "-o", directory + "/report.json",
                 ], expectedStatus: [2]))
+        // Several captures at once (the Samples folder, its notes skipped): one object per line, its "file" first.
+        for command in ["gatt", "transfers", "ota", "throughput", "adverts", "iso"] {
+            var arguments = [command, "--json", "--quiet", TestEnvironment.samplesDirectory]
+            if command != "adverts" { arguments += ["--codec", codecs] }
+            jobs.append(
+                Job(
+                    output: command, label: "\(command) --json over the Samples folder (line N = capture N)",
+                    path: directory + "/folder.\(command).jsonl", arguments: arguments, expectedStatus: command == "ota" ? [0, 1] : [0]))
+        }
         for (i, input) in inputs.enumerated() {
             let name = (input as NSString).lastPathComponent
             jobs.append(
@@ -108,7 +117,7 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: allJobs.count) { i in
             let r = TestEnvironment.execute(binary, allJobs[i].arguments)
             if let r, allJobs[i].output != "report" {
-                FileManager.default.createFile(atPath: allJobs[i].path, contents: Data(r.stdout.utf8))
+                _ = FileManager.default.createFile(atPath: allJobs[i].path, contents: Data(r.stdout.utf8))
             }
             results.withLock { $0[i] = r }
         }
@@ -164,9 +173,11 @@ import Testing
             case "TYPE": valid.replacingOccurrences(of: #""records":111"#, with: #""records":"111""#)
             case "ENUM": valid.replacingOccurrences(of: #""format":"btsnoop""#, with: #""format":"snoop""#)
             case "FINDING":
-                valid.replacingOccurrences(
-                    of: #""findings":[]"#,
-                    with: #""findings":[{"severity":"warning","code":"a.b","message":"m","frame":1}]"#)
+                // The reader's findings, the last array of that name (the diagnosis, which leads, has its own).
+                valid.range(of: #""findings":[]"#, options: .backwards).map {
+                    valid.replacingCharacters(
+                        in: $0, with: #""findings":[{"severity":"warning","code":"a.b","message":"m","frame":1}]"#)
+                } ?? valid
             default: mutation
             }
         #expect(line != valid, "the mutation did not apply: \(change)")

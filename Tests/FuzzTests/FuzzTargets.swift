@@ -9,6 +9,8 @@ import BLEReports
 // imports neither Testing nor BLETestSupport.
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// One fuzz target: how raw fuzzer bytes become a capture, and what runs over it.
@@ -71,7 +73,7 @@ enum FuzzTargets {
     }()
 
     /// SIG codecs plus the sample YAML specs, loaded once.
-    nonisolated(unsafe) static let codecs: CodecRegistry = {
+    static let codecs: CodecRegistry = {
         let registry = CodecRegistry()
         _ = try? registry.load(directory: repositoryRoot + "/Samples/codecs")
         return registry
@@ -111,7 +113,7 @@ enum FuzzTargets {
         var template = Array("/tmp/blescope-fuzz-XXXXXX".utf8CString)
         let fd = mkstemp(&template)
         guard fd >= 0 else { return 0 }
-        let path = String(cString: template)
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { unlink(path) }
         _ = payload.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)

@@ -77,7 +77,7 @@ struct FuzzTests {
                 input = mutator.mutate(base, other: seeds[rng.below(seeds.count)], using: &rng)
             }
             if let dir = Self.saveDirectory {
-                FileManager.default.createFile(atPath: dir + "/\(target.rawValue).current", contents: Data(input))
+                _ = FileManager.default.createFile(atPath: dir + "/\(target.rawValue).current", contents: Data(input))
             }
             let start = clock.now
             FuzzTargets.run(target, input)
@@ -85,7 +85,7 @@ struct FuzzTests {
             slowest = max(slowest, took)
             if took > .milliseconds(Int(Self.hangLimit * 1000)) {
                 let path = NSTemporaryDirectory() + "blescope-fuzz-\(target.rawValue)-slow-\(executions).bin"
-                FileManager.default.createFile(atPath: path, contents: Data(input))
+                _ = FileManager.default.createFile(atPath: path, contents: Data(input))
                 Issue.record("\(target): input \(executions) took \(took) (> \(Self.hangLimit) s), saved to \(path)")
             }
             executions += 1
@@ -151,7 +151,7 @@ struct SeedExport {
             let dir = root + "/" + target.rawValue
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             for (i, seed) in FuzzTests.seeds(for: target).enumerated() {
-                FileManager.default.createFile(atPath: dir + "/seed-\(i)", contents: Data(seed))
+                _ = FileManager.default.createFile(atPath: dir + "/seed-\(i)", contents: Data(seed))
             }
         }
     }

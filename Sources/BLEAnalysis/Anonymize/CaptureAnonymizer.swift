@@ -298,6 +298,9 @@ public final class CaptureAnonymizer {
         /// Partial L2CAP PDUs by (connection, direction).
         var pending: [UInt64: Pending] = [:]
         var deviceNameHandles: [UInt64: Set<UInt16>] = [:]
+        /// Service Changed (0x2A05) value handles: their values are the handle range the server changed, the GATT
+        /// cache's structure rather than anyone's data, and stay as captured (the analysis forgets handles by them).
+        var serviceChangedHandles: [UInt64: Set<UInt16>] = [:]
         var lastRead: [UInt64: UInt16] = [:]
         var lastReadByType: [UInt64: UInt16] = [:]
         /// CRCInit of each link-layer connection (access address), from CONNECT_IND.
@@ -661,6 +664,7 @@ public final class CaptureAnonymizer {
         let all = 0..<length
         func valueFrom(_ start: Int, handle: UInt16? = nil) -> [Action] {
             guard start < length else { return [] }
+            if let handle, state.serviceChangedHandles[connection]?.contains(handle) == true { return [] }
             let isName = handle.map { state.deviceNameHandles[connection]?.contains($0) ?? false } ?? false
             return [Action(range: start, all.upperBound, kind: isName ? .name : .value)]
         }
@@ -678,7 +682,7 @@ public final class CaptureAnonymizer {
             return valueFrom(3, handle: u16(sdu, 1).map(UInt16.init))
         case 0xD2: return length > 15 ? [Action(range: 3, (length - 12), kind: .value)] : []
         case 0x16, 0x17: return valueFrom(5)
-        case 0x1B, 0x1D: return valueFrom(3)
+        case 0x1B, 0x1D: return valueFrom(3, handle: u16(sdu, 1).map(UInt16.init))
         case 0x09:  // Read By Type Response: length, then (handle, value) entries
             guard sdu.count >= 2, sdu[1] >= 2 else { return [] }
             let entry = Int(sdu[1])
@@ -690,6 +694,9 @@ public final class CaptureAnonymizer {
                     // Characteristic declaration: properties, value handle, UUID.
                     if entry == 7, u16(sdu, q + 5) == 0x2A00, let h = u16(sdu, q + 3) {
                         state.deviceNameHandles[connection, default: []].insert(UInt16(h))
+                    }
+                    if entry == 7, u16(sdu, q + 5) == 0x2A05, let h = u16(sdu, q + 3) {
+                        state.serviceChangedHandles[connection, default: []].insert(UInt16(h))
                     }
                 } else if type == 0x2A00 {
                     actions.append(Action(range: q + 2, q + entry, kind: .name))

@@ -31,6 +31,9 @@ public struct Evidence: Sendable {
     /// operations, BASS), for the LE Audio rules (`Rules/LEAudio/`).
     public var iso: ISOAnalysis?
     public var leAudio: LEAudioProfiles?
+    /// Firmware updates, when the pass followed them (the report): a link that ends right after a successful update is
+    /// the device rebooting into it.
+    public var otaSessions: [OTASession]?
 
     public init(
         events: [EvidenceEvent], connections: [Connection], completeness: CaptureCompleteness? = nil, findings: [Finding] = [],

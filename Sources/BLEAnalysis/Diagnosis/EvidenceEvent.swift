@@ -93,6 +93,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         case creditConnectionRefused(psm: UInt16?, result: UInt16)
         // Controller health
         case qualityReport(handle: UInt16, report: BQRReportID, rssi: Int, snr: Int, noRx: Int, retransmissions: Int)
+        /// A Bluetooth Quality Report of id 0x05, root inflammation: the controller's fatal internal error (its error
+        /// code and vendor error code, AOSP `btif_bqr.h`); the stack restarts Bluetooth. It has no link-quality fields.
+        case rootInflammation(errorCode: UInt8, vendorErrorCode: UInt8)
         /// A controller index (adapter) first seen in the capture.
         case controllerSeen(index: UInt16)
     }

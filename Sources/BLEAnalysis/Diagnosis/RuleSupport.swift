@@ -140,3 +140,33 @@ extension Evidence {
         return out
     }
 }
+
+extension Evidence {
+    /// Why a disconnection is the device rebooting after a firmware update, if it is: an update on the connection
+    /// succeeded within 15 s before (when the pass followed updates), or else the connection's last write went to an
+    /// update protocol's command characteristic (not its image-packet one: a link lost mid-image is a failure).
+    func expectedReboot(_ d: DisconnectionStory) -> CitedFrame? {
+        guard let c = d.connection else { return nil }
+        if let sessions = otaSessions {
+            // A successful update that this link's end falls in (a session told across the reboot, MCUmgr's test and
+            // confirm) or that ended on it at most 15 s before.
+            let done = sessions.last { s in
+                s.result == .success && s.startFrame <= d.frame
+                    && (s.endFrame >= d.frame
+                        || (s.connectionNumber == c.number && d.event.timestamp.microseconds(since: s.endTime) <= 15_000_000))
+            }
+            return done.map {
+                CitedFrame(
+                    $0.endFrame,
+                    $0.endFrame > d.frame
+                        ? "\($0.protocolName.rawValue) update, which went on after the reboot and succeeded"
+                        : "\($0.protocolName.rawValue) update succeeded")
+            }
+        }
+        let writes = c.activity.written
+        guard let last = writes.max(by: { $0.value.last < $1.value.last }), last.value.last < d.frame,
+            let uuid = c.gatt.uuid(for: last.key), let endpoint = OTATracker.endpoint(of: uuid), endpoint != .packet
+        else { return nil }
+        return CitedFrame(last.value.last, "last command to the firmware-update service (\(uuid))")
+    }
+}

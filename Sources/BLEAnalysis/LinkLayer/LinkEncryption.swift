@@ -17,6 +17,10 @@ public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
     /// LE legacy pairing seen in this capture: the STK from the TK found against the confirm values
     /// (TK 0 = Just Works, otherwise the passkey). Frame of the Pairing Random that completed the transcript.
     case legacyPairing(passkey: UInt32, frame: Int)
+    /// LE legacy pairing seen in this capture where c1 cannot check a TK (`cause`: no CONNECT_IND, so no addresses; or
+    /// no Pairing Confirm values): the TK found by checking each candidate's STK against the MIC of the first encrypted
+    /// PDU (`checkedFrame`). Frame of the Pairing Random; `confirmation` what a second encrypted PDU said.
+    case legacyPairingMIC(passkey: UInt32, frame: Int, checkedFrame: Int, cause: LLMICSearchCause, confirmation: LLKeyConfirmation)
     /// LE Secure Connections where one side used the specification's debug key pair (Core Spec Vol 3, Part H, 2.3.5.6.1).
     case secureConnectionsDebugKey(frame: Int)
     /// SMP Encryption Information distributed earlier in this capture (decrypted), at that frame.
@@ -33,6 +37,11 @@ public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
                 : "LE legacy passkey pairing (passkey \(String(passkey).leftPadded(to: 6, with: "0")), found by search) at frame \(frame)"
         case .secureConnectionsDebugKey(let frame): "LE Secure Connections with the debug key pair at frame \(frame)"
         case .distributed(let frame): "SMP Encryption Information at frame \(frame)"
+        case let .legacyPairingMIC(passkey, frame, checked, cause, confirmation):
+            (passkey == 0
+                ? "TK 0 (Just Works)" : "passkey \(String(passkey).leftPadded(to: 6, with: "0")) (found by search)")
+                + " of the LE legacy pairing at frame \(frame), checked against the MIC of frame \(checked)"
+                + " because \(cause)" + confirmation.description
         }
     }
 
@@ -43,6 +52,7 @@ public enum LinkKeySource: Hashable, Sendable, CustomStringConvertible {
         case .keyFile: "key-file"
         case .phoneLog: "phone-log"
         case .legacyPairing(let passkey, _): passkey == 0 ? "legacy-just-works" : "legacy-passkey"
+        case .legacyPairingMIC(let passkey, _, _, _, _): passkey == 0 ? "legacy-just-works-mic" : "legacy-passkey-mic"
         case .secureConnectionsDebugKey: "lesc-debug-key"
         case .distributed: "smp-distributed"
         }
@@ -70,6 +80,12 @@ public struct LinkKey: Hashable, Sendable {
 
     /// The key as sniffers and key files print it: most significant octet first, upper-case hex.
     public var displayText: String { ltk.reversed().map { hex($0).dropFirst(2) }.joined().uppercased() }
+
+    /// `decrypted by blescope with STK … (how it was found)`.
+    var decryptionText: String {
+        let label = ediv == 0 && rand == 0 && source.kind.hasPrefix("legacy") ? "STK" : "LTK"
+        return "decrypted by blescope with \(label) \(displayText) (\(source))"
+    }
 }
 
 /// An identity resolving key and the identity address it resolves to (SMP Identity Information +
@@ -140,6 +156,10 @@ struct LLEncryptionState {
     var keySearchDone = false
     var keysTried = 0
     var key: LinkKey?
+    /// A key found by the MIC search, until a second encrypted PDU confirms it.
+    var micSearch: LLMICSearchProgress?
+    /// Why no key was found, when a pairing was seen and searched (or could not be).
+    var searchNote: LLKeySearchNote?
     /// Next packet counter per direction (0 central → peripheral, 1 peripheral → central).
     var counters: (UInt64, UInt64) = (0, 0)
     var micTrailer = CapturerMICTrailer.unknown
@@ -167,12 +187,14 @@ protocol LLPacketCipher: AnyObject {
 }
 
 extension FindingKind {
-    static func llEncryptedNoKey(_ count: Int, from: Int, encryptedFrom: Int, keysTried: Int, handle: UInt16) -> FindingKind {
+    static func llEncryptedNoKey(
+        _ count: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16
+    ) -> FindingKind {
         .init(
             code: "ll.encrypted-no-key",
             message:
                 "link encrypted from frame \(encryptedFrom): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
-                + (keysTried == 0 ? "no key" : "none of the \(keysTried) keys tried checks their MIC")
+                + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
                 + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
         )
     }
@@ -212,6 +234,8 @@ extension LLEncryptionState {
         cipher = nil
         keySearchDone = false
         key = nil
+        micSearch = nil
+        searchNote = nil
         counters = (0, 0)
         if phase == .clear { phase = .requested }
     }
@@ -285,6 +309,11 @@ extension LinkLayerTracker {
                     centralToPeripheral: t == 0 ? centralToPeripheral : !centralToPeripheral,
                     buffer: buffer)
             }
+            if c.encryption.cipher == nil {
+                searchPairingByMIC(
+                    &c, keys: keys, header0: header0, payload: payload, centralToPeripheral: centralToPeripheral,
+                    eitherDirection: tries == 2, frame: frame)
+            }
         }
         guard let cipher = c.encryption.cipher else { return capturerLostSync ? .micFailed : .noKey }
         for t in 0..<tries {
@@ -299,10 +328,20 @@ extension LinkLayerTracker {
                 c.encryption.missedPDUs += Int(counter - expected)
                 if d { c.encryption.counters.0 = counter + 1 } else { c.encryption.counters.1 = counter + 1 }
                 c.stats.decryptedHere &+= 1
+                c.encryption.confirmMICSearch(frame: frame)
                 buffer.scratch.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
                 let p = buffer.lend(buffer.scratch.count)
                 return d == centralToPeripheral ? .plaintext(p) : .plaintextOtherDirection(p)
             }
+        }
+        // The MIC search's winner fails the next PDU: its MIC may have checked by chance. The search goes on from the
+        // next TK with both PDUs; a new winner decrypts this one (the search cleared, so this recursion is one level).
+        if c.encryption.micSearch != nil,
+            resumeMICSearch(&c, keys: keys, header0: header0, payload: payload, eitherDirection: tries == 2, frame: frame)
+        {
+            return decrypt(
+                &c, air, llid: llid, payload: payload, direction: direction, header0: header0, frame: frame, keys: keys,
+                buffer: buffer)
         }
         return .micFailed
     }
@@ -381,15 +420,29 @@ public struct LLEncryptionSummary: Hashable, Sendable {
     public var missedPDUs: Int
     /// Keys tried on the first encrypted PDU blescope had to decrypt itself.
     public var keysTried: Int
+    /// Why no key was found for a pairing seen on the link (searched, or not searchable).
+    public var keySearch: LLKeySearchNote?
+
+    /// `decrypted by blescope with STK … (how it was found)`; nil when blescope decrypted nothing here.
+    public var decryptionText: String? { key?.decryptionText }
+
+    /// Why the PDUs stayed encrypted, for the findings: the search's verdict when a pairing was seen, otherwise the keys tried.
+    static func noKeyReason(keysTried: Int, note: LLKeySearchNote?) -> String {
+        if let note { return note.description }
+        return keysTried == 0 ? "no key" : "none of the \(keysTried) keys tried checks their MIC"
+    }
 }
 
 extension LLEncryptionState {
     var summary: LLEncryptionSummary? {
         guard let encryptedFrom else { return nil }
+        // Summed up when the link ends: a MIC search's winner still waiting for a second PDU never got one.
+        var key = key
+        if micSearch != nil, let source = key?.source { key?.source = source.confirmed(.noSecondPDU) }
         return LLEncryptionSummary(
             encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
             firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
-            missedPDUs: missedPDUs, keysTried: keysTried)
+            missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote)
     }
 }
 
@@ -397,12 +450,10 @@ extension LLEncryptionState {
     func stateText(_ stats: LinkLayerStats) -> String {
         if clearAfterStart { return "decrypted before it was written (plaintext after the encryption start, no MIC)" }
         if stats.decryptedByCapturer > 0 { return "decrypted by the capturer" }
-        if let key {
-            return
-                "decrypted by blescope with \(key.ediv == 0 && key.rand == 0 && key.source.kind.hasPrefix("legacy") ? "STK" : "LTK") \(key.displayText) (\(key.source))"
-        }
+        if let text = key?.decryptionText { return text }
         if stats.micFailures > 0 { return "not decrypted: MIC failed" }
         if !sessionKeyKnown { return "not decrypted: the encryption start (LL_ENC_REQ/LL_ENC_RSP) is not in the capture" }
+        if let searchNote { return "not decrypted: \(searchNote)" }
         return "not decrypted: no key (--ltk, --keys, --keys-from)"
     }
 }

@@ -55,10 +55,17 @@ final class LinkKeyStore {
     /// Phone logs: LE Long Term Key Request events waiting for their reply (handle → EDIV, Rand).
     private var ltkRequests: [UInt16: (ediv: UInt16, rand: UInt64)] = [:]
     var phoneLogPath: String?
+    /// TK candidates the MIC searches of this capture may try in all, what is left of them, and the Pairing Random
+    /// frames of the pairings searched so far (named when the budget runs out).
+    let micSearchLimit: Int
+    var micSearchBudget: Int
+    var micSearchedPairings: [Int] = []
 
-    init(_ material: LinkKeyMaterial) {
+    init(_ material: LinkKeyMaterial, micSearchLimit: Int = AnalyzerOptions.defaultMaxKeySearchCandidates) {
         keys = material.linkKeys
         identities = material.identityKeys
+        self.micSearchLimit = micSearchLimit
+        micSearchBudget = micSearchLimit
     }
 
     var material: LinkKeyMaterial { LinkKeyMaterial(linkKeys: keys, identityKeys: identities) }
@@ -191,6 +198,20 @@ final class LinkKeyStore {
         return out.filter { seen.insert($0.ltk).inserted }
     }
 
+    /// What the pairing seen on connection `handle` left for a key search, nil when none was seen (or it ended).
+    func pairing(onLink handle: UInt16) -> PairingOnLink? {
+        guard let t = transcripts[handle] else { return nil }
+        if t.isSecureConnections || t.publicKeyX[0] != nil { return .secureConnections(frame: t.lastFrame) }
+        guard let mrand = t.random[0].flatMap(Key128.init(wire:)), let srand = t.random[1].flatMap(Key128.init(wire:)) else {
+            return .incomplete(frame: t.lastFrame)
+        }
+        // `derived` holds nil inside when c1 was tried (addresses known) and no TK matched.
+        let c1Failed = t.derived.map { $0 == nil } ?? false
+        let missing =
+            t.request == nil ? "Pairing Request" : t.response == nil ? "Pairing Response" : t.confirm[0] == nil ? "Pairing Confirm" : nil
+        return .legacy(mrand: mrand, srand: srand, missingForC1: missing, c1Failed: c1Failed, frame: t.lastFrame)
+    }
+
     /// The identity an address resolves to with a known IRK (Core Spec Vol 3, Part H, 2.2.2), or none.
     func identity(of address: UInt64) -> [LLDeviceAddress] {
         IdentityResolver.resolve(address, identities).map { [$0] } ?? []
@@ -242,6 +263,16 @@ final class LinkKeyStore {
         return LinkKey(ltk: keys.ltk.bytes, ediv: 0, rand: 0, source: .secureConnectionsDebugKey(frame: t.lastFrame))
     }
 
+}
+
+/// A pairing as a key search sees it (``LinkKeyStore/pairing(onLink:)``): the frame is the last Pairing Random's.
+enum PairingOnLink {
+    /// `missingForC1`: the PDU c1 needs that the capture lacks (Pairing Request, Response or the central's Confirm),
+    /// nil when c1 can check a TK given the addresses; `c1Failed`: c1 was tried and no TK gives the confirm values.
+    case legacy(mrand: Key128, srand: Key128, missingForC1: String?, c1Failed: Bool, frame: Int)
+    case secureConnections(frame: Int)
+    /// A Pairing Random of either side is missing.
+    case incomplete(frame: Int)
 }
 
 extension Array where Element == [UInt8]? {

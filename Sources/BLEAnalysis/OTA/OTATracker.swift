@@ -35,6 +35,9 @@ public struct OTATracker: AttributeValueObserver {
         self.stallThreshold = stallThreshold
     }
 
+    /// What `uuid` is to an update protocol (nil: no protocol uses it).
+    public static func endpoint(of uuid: BluetoothUUID) -> OTAEndpoint? { endpoints[uuid]?.1 }
+
     /// Characteristic → (profile, endpoint), from every profile's ``OTAProfile/endpoints``.
     static let endpoints: [BluetoothUUID: (any OTAProfile.Type, OTAEndpoint)] = {
         var map: [BluetoothUUID: (any OTAProfile.Type, OTAEndpoint)] = [:]

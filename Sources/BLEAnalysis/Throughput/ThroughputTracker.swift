@@ -211,7 +211,7 @@ struct PeriodState {
     static func sameLink(_ a: LinkSnapshot, _ b: LinkSnapshot) -> Bool {
         // Every stored property of LinkSnapshot (a new one must be added here too).
         a.mtu == b.mtu && a.encrypted == b.encrypted && a.phy == b.phy && a.dataLength == b.dataLength
-            && a.parameters == b.parameters
+            && a.parameters == b.parameters && a.unseen == b.unseen
     }
 
     mutating func add(frame: Int, time: Timestamp, valueBytes v: Int, l2cap: Int, gap: Int64?, idleThreshold: Int64) {

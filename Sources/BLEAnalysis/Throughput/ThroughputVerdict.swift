@@ -13,9 +13,10 @@ extension ThroughputVerdict {
         let tx = direction != .rx
         let phy = ThroughputCeiling.PHY(link.phy[direction])?.rawValue ?? link.phy[direction].description
         let dl = tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets
-        var s = "\(phy)/\(dl)/\(link.mtu)"
+        var s = "\(phy)/\(dl)/\(link.unseen.contains(.mtuAtLeast) ? "≥" : "")\(link.mtu)"
         if let p = link.parameters { s += " at " + millisecondsText(p.intervalMicroseconds) + " ms" }
-        return s
+        let caveat = link.unseen.caveat(mtu: link.mtu)
+        return caveat.isEmpty ? s : s + " " + caveat
     }
 
     /// The verdict on a run of packets sent with one link setting.
@@ -151,12 +152,8 @@ extension ThroughputCeiling {
     }
 }
 
-/// `512.0 kbps`, `1.38 Mbps` (as the reports print rates).
-func rateText(_ bps: Double) -> String {
-    if bps < 1000 { return String(fractionDigits: 0, bps) + " bps" }
-    if bps < 1e6 { return String(fractionDigits: 1, bps / 1e3) + " kbps" }
-    return String(fractionDigits: 2, bps / 1e6) + " Mbps"
-}
+/// `512.0 kbps`: in the run's one unit, as the reports print rates (``RateUnit/display``).
+func rateText(_ bps: Double) -> String { formatRate(bps) }
 
 /// `37` for 0.37; one decimal under 10 %; `< 0.1` for a sliver.
 func percentText(_ fraction: Double) -> String {

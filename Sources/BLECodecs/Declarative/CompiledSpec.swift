@@ -1,4 +1,5 @@
 import BLECore
+import Synchronization
 
 /// Where a length or count comes from.
 enum LengthSource: Sendable {
@@ -234,9 +235,20 @@ public final class DeclarativeCodec: ValueCodec {
         }
     }
 
+    /// Whether the registry has decoded a value with this spec (a spec that matched nothing is said: `--codec`).
+    private let used = Atomic<Bool>(false)
+
     init(name: String, summary: CodecSpecSummary, matchers: [Matcher], parts: [Part], slotCount: Int) {
         self.name = name; self.summary = summary; self.matchers = matchers; self.parts = parts
         self.slotCount = slotCount
+    }
+
+    /// True once ``CodecRegistry`` decoded a value with this spec.
+    public var hasDecoded: Bool { used.load(ordering: .relaxed) }
+
+    /// Notes a decode: one relaxed load per value, a store only the first time.
+    func markUsed() {
+        if !used.load(ordering: .relaxed) { used.store(true, ordering: .relaxed) }
     }
 
     /// Whether any value of the attribute in `context` could match (service, characteristic, handle; or PSM).

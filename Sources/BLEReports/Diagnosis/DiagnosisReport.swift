@@ -183,11 +183,18 @@ extension DiagnosisReport {
             progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
         progress?.finish()
         let completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
+        let evidence = Self.evidence(analysis, capture: capture, completeness: completeness)
+        return DiagnosisReport(file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness)
+    }
+
+    /// The pass's evidence with what only the caller knows: the completeness verdict, the capture reader's findings
+    /// and the file's name (``CaptureAnalysis/evidence``).
+    static func evidence(_ analysis: CaptureAnalysis, capture: CaptureFile, completeness: CaptureCompleteness) -> Evidence {
         var evidence = analysis.evidence
         evidence.completeness = completeness
         evidence.findings = capture.findings + evidence.findings
         evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
-        return DiagnosisReport(file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness)
+        return evidence
     }
 
     /// Every rule: `id  severity  title` (text), or the table of `docs/diagnosis.md` (Markdown: id, severity, group,

@@ -133,6 +133,7 @@ public enum HTMLReport {
                     "\(formatCount(f.counters.l2capPDUs)) L2CAP PDUs, \(formatCount(f.counters.attPDUs)) ATT PDUs, \(formatCount(f.counters.smpPDUs)) SMP PDUs"
                 ))
             if let h = info.decodeHealth { rows.append(("Decode health", h.headline)) }
+            if let h = info.decodeHealth, !h.decryptions.isEmpty { rows.append(("Link decryption", h.decryptions.joined(separator: "; "))) }
             rows.append(("Truncated records", formatCount(s.truncatedRecords)))
             rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
             if let b = f.aclBuffers { rows.append(("Controller ACL buffers", "\(b.packets) × \(b.length) bytes")) }

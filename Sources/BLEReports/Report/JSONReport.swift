@@ -213,9 +213,11 @@ public enum JSONReport {
             w.field("frame", m.frame)
             w.field("time", m.timestamp)
             w.field("mtu", m.value)
+            w.field("source", m.source.kind)
             w.endObject()
         }
         w.endArray()
+        writeLinkFacts(c.link, to: &w)
         w.beginArray("encryption")
         for e in c.link.encryption.changes {
             w.beginObject()
@@ -297,5 +299,28 @@ extension JSONReport {
         w.endArray()
         w.endObject()
         return w.string
+    }
+}
+
+extension JSONReport {
+    /// `"link_facts": {"mtu": {"value", "source", "basis"}, ...}`: the value in force at the end of each link fact and
+    /// where it came from (observed at a frame, inferred from what, assumed).
+    static func writeLinkFacts(_ link: LinkState, to w: inout JSONWriter) {
+        func fact(_ key: String, _ value: String?, _ source: FactSource) {
+            w.beginObject(key)
+            w.field("value", value)
+            w.field("source", source.kind)
+            w.field("frame", source.frame)
+            w.field("basis", source.description)
+            w.endObject()
+        }
+        w.beginObject("link_facts")
+        fact("mtu", link.mtu.value.map(String.init), link.mtu.source)
+        fact("phy", link.phy.value?.description, link.phy.source)
+        fact(
+            "data_length", link.dataLength.value.map { "\($0.maxTxOctets)/\($0.maxRxOctets)" }, link.dataLength.source)
+        fact("parameters", link.parameters.value?.description, link.parameters.source)
+        fact("encryption", link.encryption.value.map { $0 ? "on" : "off" }, link.encryption.source)
+        w.endObject()
     }
 }

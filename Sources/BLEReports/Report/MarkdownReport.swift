@@ -110,6 +110,7 @@ public enum MarkdownReport {
             out += row(["Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"])
             out += row(["Completeness", info.completeness.headline])
             if let h = info.decodeHealth { out += row(["Decode health", h.headline]) }
+            if let h = info.decodeHealth, !h.decryptions.isEmpty { out += row(["Link decryption", h.decryptions.joined(separator: "; ")]) }
             out += row(["Truncated / dropped", "\(formatCount(s.truncatedRecords)) / \(formatCount(Int(s.maxDrops)))"])
             out += row(["Findings", "\(f.findingCount)"])
         }

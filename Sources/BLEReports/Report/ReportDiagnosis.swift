@@ -22,6 +22,7 @@ extension Report {
         evidence.completeness = completeness
         evidence.findings = capture.findings + evidence.findings
         evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
+        evidence.otaSessions = analysis.otaSessions
         return DiagnosisEngine.diagnose(evidence)
     }
 
@@ -60,9 +61,10 @@ extension Report {
         // window has its rows after: a statistics pass elsewhere, so the report stays about as fast.
         let lead = 400
         var record = CaptureRecord.empty
+        var window = 0  // the first target whose window is not behind the record
         while capture.next(into: &record) {
-            let inWindow = targets.contains { record.frame >= $0 - lead && record.frame <= $0 + lead }
-            analyzer.setTimeline(inWindow)
+            while window < targets.count, record.frame > targets[window] + lead { window += 1 }
+            analyzer.setTimeline(window < targets.count && record.frame >= targets[window] - lead)
             analyzer.process(record)
             if record.frame > last + lead { break }
         }

@@ -160,7 +160,7 @@ public struct Report: Sendable {
         return Report(files: files, options: options)
     }
 
-    /// Findings that get the timeline rows around their deciding frame (the most severe first).
+    /// Findings (errors and worse) that get the timeline rows around their deciding frame (the most severe first).
     static let maxExchangeWindows = 20
 
     /// One file through one analyzer with the throughput, transfer, OTA and GATT usage trackers.
@@ -218,7 +218,9 @@ public struct Report: Sendable {
         a.findingGroups = groupFindings(findings)
         (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analysis.connections, findings: findings, limit: options.maxKeyEvents)
         a.diagnosis = diagnose(analysis, capture: capture, completeness: verdict)
-        let shown = a.diagnosis.atLeast(.warning).prefix(maxExchangeWindows).map(\.frame)
+        // Errors and worse get the rows around them (a second pass over the file, up to the last one's frame):
+        // warnings show their evidence chain only, so a capture without errors costs no second pass.
+        let shown = a.diagnosis.atLeast(.error).prefix(maxExchangeWindows).map(\.frame)
         if !shown.isEmpty { a.exchanges = exchanges(path: capture.path, around: Array(shown), options: analyzerOptions) }
         a.summary = summarize(a)
         return a
@@ -276,8 +278,8 @@ public struct Report: Sendable {
                     ))
             }
             for m in c.link.mtu.changes {
-                events.append(
-                    KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: "ATT MTU \(m.value)"))
+                let text = m.source.kind == "inferred" ? "ATT MTU at least \(m.value) (\(m.source.description))" : "ATT MTU \(m.value)"
+                events.append(KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: text))
             }
             for e in c.link.encryption.changes {
                 events.append(

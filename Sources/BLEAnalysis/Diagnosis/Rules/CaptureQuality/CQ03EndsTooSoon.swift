@@ -40,6 +40,8 @@ struct CQ03EndsTooSoon: DiagnosisRule {
                 guard ev.frame > lastCreate.frame else { return false }
                 switch ev.kind {
                 case .connectionComplete, .createConnectionCancel: return true
+                // Refused by its Command Status: the attempt never started.
+                case .commandFailed(_, _, let commandFrame): return commandFrame == lastCreate.frame
                 default: return false
                 }
             })

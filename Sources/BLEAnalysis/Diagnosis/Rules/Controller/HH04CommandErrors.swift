@@ -11,12 +11,17 @@ struct HH04CommandErrors: DiagnosisRule {
     static let evidence =
         "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11)"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
-    static let explained: Set<HCICommand> =
-        CE03CreateRefused.opcodes.union(LP05ProcedureUnsupported.procedures).union([.leReadRemoteFeatures])
+    /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
+    /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
+    /// Connection Update refused with 0x0C Command Disallowed is this rule's).
+    static func explained(_ op: HCICommand, _ status: HCIStatus) -> Bool {
+        if CE03CreateRefused.opcodes.contains(op) || op == .leSetPHY || op == .leReadRemoteFeatures { return true }
+        return LP05ProcedureUnsupported.procedures.contains(op) && (status.rawValue == 0x1A || status.rawValue == 0x11)
+    }
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
-            guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained.contains(op) else { return nil }
+            guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained(op, status) else { return nil }
             // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
             if op == .leCreateConnectionCancel && status.rawValue == 0x0C { return nil }
             let meaning: String =

@@ -15,6 +15,14 @@ struct HH05QualityWarning: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
+            if case .rootInflammation(let code, let vendorCode) = ev.kind {
+                return Diagnosis(
+                    rule: id, severity: .error, frame: ev.frame,
+                    message:
+                        "The controller reported a fatal internal error (root inflammation, error \(hex(code)), vendor error \(hex(vendorCode)), frame \(ev.frame)): the stack restarts Bluetooth and every link drops.",
+                    headline: "controller root inflammation (fatal internal error)",
+                    causes: ["a controller firmware fault", "the controller's self-diagnosis"], foldKey: "HH-05 root \(code) \(vendorCode)")
+            }
             guard case .qualityReport(_, let report, let rssi, let snr, let noRx, let retransmissions) = ev.kind, report != .monitorMode,
                 report != .energyMonitor, report != .rfStats
             else { return nil }
@@ -23,13 +31,12 @@ struct HH05QualityWarning: DiagnosisRule {
             let what: String =
                 switch report {
                 case .approachingLSTO: "warned that the link to \(device) was about to time out"
-                case .rootInflammation: "reported a fatal internal error (root inflammation) and asks the stack to restart"
                 case .connectFail: "reported a failed connection to \(device)"
                 default: "reported \(report) on the link to \(device)"
                 }
             let measures = rssi <= BQRSignal.noSignal ? rssiText(rssi) : "RSSI \(rssi) dBm, SNR \(snr) dB"
             return Diagnosis(
-                rule: id, severity: report == .rootInflammation ? .error : severity, frame: ev.frame,
+                rule: id, severity: severity, frame: ev.frame,
                 message: "The controller \(what) (frame \(ev.frame)): \(measures), \(noRx) no-RX, \(retransmissions) retransmissions.",
                 headline: "controller quality report \(report) for \(device)",
                 causes: ["radio: range, body blocking, interference", "the controller's self-diagnosis"], device: c?.peerAddress,

@@ -44,11 +44,16 @@ struct DC01SupervisionTimeout: DiagnosisRule {
             if let last = reports.last, case .qualityReport(_, _, let rssi, _, _, _) = last.kind, rssi > BQRSignal.noSignal {
                 details.append("RSSI was \(rssi) dBm at the last report")
             }
-            let sentence =
+            var sentence =
                 "Link to \(device) lost: supervision timeout (0x08) at frame \(d.frame)"
                 + (details.isEmpty ? "." : "; " + details.joined(separator: ", ") + ".")
+            let reboot = e.expectedReboot(d)
+            if let reboot {
+                supporting.append(reboot)
+                sentence += " It follows the \(reboot.text) (frame \(reboot.frame)): the device most likely rebooted into the new firmware."
+            }
             return Diagnosis(
-                rule: id, severity: severity, frame: d.frame, message: sentence,
+                rule: id, severity: reboot == nil ? severity : .info, frame: d.frame, message: sentence,
                 headline: "link to \(device) lost by supervision timeout (0x08)",
                 supporting: supporting.sorted { $0.frame < $1.frame },
                 causes: [

@@ -40,8 +40,13 @@ struct DC02PeerEndedLink: DiagnosisRule {
             } else {
                 sentence += "; nothing failed before it."
             }
+            let reboot = failure == nil ? e.expectedReboot(d) : nil
+            if let reboot {
+                supporting.append(reboot)
+                sentence += " It follows the \(reboot.text) (frame \(reboot.frame)): the device restarting for the update, as expected."
+            }
             return Diagnosis(
-                rule: id, severity: failure == nil ? .warning : .error, frame: d.frame, message: sentence,
+                rule: id, severity: failure != nil ? .error : reboot != nil ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
                 causes: d.reason.rawValue == 0x15
                     ? ["the peer powered off or its Bluetooth was switched off"]

@@ -3,13 +3,14 @@ import BLEProtocols
 
 /// DC-06: both sides started link-layer procedures at once and the collision was not resolved (0x23 LL Procedure
 /// Collision, 0x2A Different Transaction Collision; Core Spec Vol 6, Part B, 5.3), in a disconnection or as a
-/// procedure's completion status.
+/// procedure's completion status, or (air captures) an LL_REJECT_EXT_IND / LL_REJECT_IND.
 struct DC06ProcedureCollision: DiagnosisRule {
     static let id = "DC-06"
     static let group = RuleGroup.disconnection
     static let severity = DiagnosisSeverity.error
     static let title = "Link-layer procedure collision"
-    static let evidence = "Disconnection Complete, Connection Update Complete or PHY Update Complete with 0x23 or 0x2A"
+    static let evidence =
+        "Disconnection Complete, Connection Update Complete or PHY Update Complete with 0x23 or 0x2A; air: LL_REJECT_EXT_IND / LL_REJECT_IND with them"
     static let anchor = "W (control_proc_* expert infos)"
     static let codes: Set<UInt8> = [0x23, 0x2A]
 
@@ -27,6 +28,9 @@ struct DC06ProcedureCollision: DiagnosisRule {
             case .phyUpdateComplete(_, let s, _) where codes.contains(s.rawValue):
                 status = s
                 what = "a PHY update failed"
+            case .linkLayerRejected(let sender, let procedure, let s?) where codes.contains(s.rawValue):
+                status = s
+                what = "\(sender == .peer ? "the peripheral" : "the central") rejected \(procedure)"
             default:
                 return nil
             }

@@ -14,9 +14,10 @@ struct CE03CreateRefused: DiagnosisRule {
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
             guard case .commandFailed(let opcode, let status, let commandFrame) = ev.kind, opcodes.contains(opcode) else { return nil }
+            // The command's own event (other events can share its frame: the first record of a controller announces it).
             var peer: String? = nil
-            if let f = commandFrame, let create = e.events.first(where: { $0.frame == f }), case .createConnection(_, let p) = create.kind {
-                peer = p
+            for create in e.events where create.frame == commandFrame {
+                if case .createConnection(_, let p) = create.kind { peer = p }
             }
             let why: String =
                 switch status.rawValue {

@@ -24,8 +24,12 @@ struct GATT02ProtocolViolation: DiagnosisRule {
                 causes: ["a client stack or app queue bug", "a custom GATT stack"], device: c?.peerAddress, connection: c?.number,
                 foldKey: "GATT-02 \(device)")
         }
-        let orphans = e.findings.filter { $0.kind.code == "att.response-without-request" }
-        // Only a signal when the capture is whole around it: a cut or late-started log loses requests.
+        // Only a signal when the capture is whole around it: a cut or late-started log loses requests (a response on
+        // a connection that started before the capture may answer a request sent before it).
+        let lateStarts = e.connections.filter(\.inferred).map { $0.startFrame...($0.endFrame ?? Int.max) }
+        let orphans = e.findings.filter { f in
+            f.kind.code == "att.response-without-request" && !lateStarts.contains { $0.contains(f.frame ?? 0) }
+        }
         if let first = orphans.first, let frame = first.frame, e.completeness?.verdict != "incomplete" {
             out.append(
                 Diagnosis(

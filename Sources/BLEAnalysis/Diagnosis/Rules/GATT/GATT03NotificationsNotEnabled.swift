@@ -21,7 +21,11 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
         var out: [Diagnosis] = []
         for service in c.gatt.services {
             let chars = c.gatt.characteristics.filter { $0.valueHandle >= service.startHandle && $0.valueHandle <= service.endHandle }
-            let wroteToService = chars.contains { wrote.contains($0.valueHandle) }
+            // A command service whose answers come as notifications: the app wrote to it and nothing in it was
+            // subscribed or notified. Not the Generic Attribute service (0x1801): the stack writes there, and
+            // Service Changed is the stack's to subscribe.
+            let quiet = chars.allSatisfy { !subscribed.contains($0.valueHandle) && c.activity.notified[$0.valueHandle] == nil }
+            let wroteToService = quiet && service.uuid != BluetoothUUID(uuid16: 0x1801) && chars.contains { wrote.contains($0.valueHandle) }
             for ch in chars where !ch.properties.intersection([.notify, .indicate]).isEmpty {
                 guard !subscribed.contains(ch.valueHandle), c.activity.notified[ch.valueHandle] == nil else { continue }
                 let readCount = reads[ch.valueHandle]?.count ?? 0

@@ -24,13 +24,20 @@ struct GATT06StaleHandles: DiagnosisRule {
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
             let cached = c.map { $0.gatt.source != .discovery || $0.gatt.isEmpty } ?? true
-            let sc = ev.connection.flatMap { changed[$0] }
+            // Service Changed before the error, or right after it (the server announcing the change it refused on).
+            let sc =
+                ev.connection.flatMap { changed[$0] }
+                ?? e.first(after: ev.frame) { later in
+                    guard later.connection == ev.connection, case .serviceChanged = later.kind else { return false }
+                    return later.timestamp.microseconds(since: ev.timestamp) <= 5_000_000
+                }
             guard error.rawValue == 0x12 || cached || sc != nil else { continue }
             var sentence =
                 "\(device) rejected \(request) on \(hex(handle, width: 4)) with \(error) (frame \(ev.frame)): the phone is using a stale GATT cache"
             var supporting: [CitedFrame] = []
             if let sc, case .serviceChanged(let s, let t) = sc.kind {
-                sentence += "; the peripheral announced changes to \(hex(s, width: 4))–\(hex(t, width: 4)) at frame \(sc.frame)."
+                sentence +=
+                    "; the peripheral announced changes to \(hex(s, width: 4))–\(hex(t, width: 4)) (Service Changed, frame \(sc.frame))."
                 supporting.append(CitedFrame(sc.frame, "Service Changed"))
             } else {
                 sentence += " (no discovery in this connection); the database changed without Service Changed being honoured."

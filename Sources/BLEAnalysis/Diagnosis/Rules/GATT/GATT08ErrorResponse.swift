@@ -13,8 +13,10 @@ struct GATT08ErrorResponse: DiagnosisRule {
     static let evidence = "ATT Error Response (request opcode, handle, error), except the end of discovery and codes other rules explain"
     static let anchor = "none"
     static let discovery: Set<ATTOpcode> = [.readByTypeRequest, .readByGroupTypeRequest, .findInformationRequest, .findByTypeValueRequest]
-    /// Codes SEC-05, SEC-06 and GATT-06 explain when the peer refuses (this side refusing the peer stays here).
-    static let explained: Set<UInt8> = [0x05, 0x08, 0x0F, 0x0C, 0x01, 0x12]
+    /// Codes SEC-05, SEC-06 and GATT-06 explain when the peer refuses (this side refusing the peer stays here). 0x01
+    /// Invalid Handle is GATT-06's only where it reads a stale cache (no discovery, or after Service Changed): on a
+    /// database discovered in this connection it is a plain refusal, named here.
+    static let explained: Set<UInt8> = [0x05, 0x08, 0x0F, 0x0C, 0x12]
 
     static func isDiscoveryEnd(_ request: ATTOpcode, _ error: ATTErrorCode) -> Bool {
         error == .attributeNotFound && discovery.contains(request)
@@ -23,9 +25,10 @@ struct GATT08ErrorResponse: DiagnosisRule {
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var cccdRequests = Set<Int>()
         for ev in e.events { if case .cccdWrite = ev.kind { cccdRequests.insert(ev.frame) } }
+        let stale = Set(GATT06StaleHandles.evaluate(e).map(\.frame))
         return e.events.compactMap { ev in
             guard case .attError(let request, let handle, let error, let requestFrame, let sender) = ev.kind,
-                !isDiscoveryEnd(request, error), sender == .local || !explained.contains(error.rawValue),
+                !isDiscoveryEnd(request, error), sender == .local || !(explained.contains(error.rawValue) || stale.contains(ev.frame)),
                 !(requestFrame.map(cccdRequests.contains) ?? false)
             else { return nil }
             let c = e.connection(ev.connection)

@@ -24,15 +24,15 @@ struct LP01ParameterRequestRejected: DiagnosisRule {
                 requests["\(ev.connection ?? 0) \(id)"] = ev
             case .parameterUpdateResponse(let sender, let identifier, let result) where result != 0:
                 let request = requests["\(ev.connection ?? 0) \(identifier)"]
-                var sentence = "\(sender == .local ? "This side" : device) rejected the connection-parameter request"
+                var sentence = "\(sender == .local ? "This side" : device) rejected a connection-parameter request at frame \(ev.frame)"
                 var supporting: [CitedFrame] = []
                 if let request, case .parameterUpdateRequest(_, _, let p) = request.kind {
-                    sentence += " (\(p.description), frame \(request.frame))"
+                    sentence += ": \(p.description) (frame \(request.frame))"
                     supporting.append(CitedFrame(request.frame, "Connection Parameter Update Request"))
                     let broken = ParameterRules.violations(p)
-                    if !broken.isEmpty { sentence += "; it breaks " + broken.joined(separator: "; ") }
+                    if !broken.isEmpty { sentence += ", which breaks " + broken.joined(separator: "; ") }
                 }
-                sentence += " at frame \(ev.frame)."
+                sentence += "."
                 out.append(
                     Diagnosis(
                         rule: id, severity: severity, frame: ev.frame, message: sentence,

@@ -3,7 +3,8 @@ import BLEProtocols
 
 /// SEC-05: an attribute needs more security than the link has: ATT Error 0x05 Insufficient Authentication, 0x0F
 /// Insufficient Encryption or 0x08 Insufficient Authorization. A warning when pairing followed and the same request then
-/// worked; an error when nothing followed, or pairing did not satisfy it and the error came back.
+/// worked; an error when nothing followed, or pairing did not satisfy it and the error came back. One finding per
+/// handle and code on a link, every refusal one of its occurrences.
 struct SEC05InsufficientSecurity: DiagnosisRule {
     static let id = "SEC-05"
     static let group = RuleGroup.security
@@ -36,6 +37,12 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
                     return true
                 }
             }
+            // Every refusal of the same handle with the same code on the link is one more occurrence of this finding.
+            let repeats = later.compactMap { k -> Int? in
+                guard case .attError(_, handle, error, _, _) = k.kind, k.frame != again?.frame else { return nil }
+                return k.frame
+            }
+            let pairing = later.first { if case .pairingRequest = $0.kind { true } else { false } }
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
             var supporting: [CitedFrame] = []
@@ -59,17 +66,20 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
             } else {
                 sev = .error
                 sentence =
-                    "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)), and no pairing or encryption followed."
+                    "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)), and "
+                    + (pairing.map { "the pairing started at frame \($0.frame) never secured the link." }
+                        ?? "no pairing or encryption followed.")
             }
-            out.append(
-                Diagnosis(
-                    rule: id, severity: sev, frame: frame, message: sentence,
-                    headline: "\(hex(handle, width: 4)) on \(device) refused: \(error)", supporting: supporting,
-                    causes: [
-                        "the characteristic needs a higher security level than the pairing achieved",
-                        "the central ignored the peripheral's Security Request", "the bond is missing",
-                    ],
-                    device: c?.peerAddress, connection: c?.number))
+            var d = Diagnosis(
+                rule: id, severity: sev, frame: frame, message: sentence,
+                headline: "\(hex(handle, width: 4)) on \(device) refused: \(error)", supporting: supporting,
+                causes: [
+                    "the characteristic needs a higher security level than the pairing achieved",
+                    "the central ignored the peripheral's Security Request", "the bond is missing",
+                ],
+                device: c?.peerAddress, connection: c?.number)
+            d.occurrences += repeats
+            out.append(d)
         }
         return out
     }

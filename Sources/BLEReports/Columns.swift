@@ -1,0 +1,150 @@
+import BLECore
+
+/// One column of an output, declared once: its JSON key, its CSV header, and its text header, width and cell.
+///
+/// An output's columns are one array (``ColumnTable``) from which its JSON objects, its CSV header and rows and its text
+/// table follow, in the array's order; a column missing from a format has nil there (a JSON-only object, a CSV-only
+/// flattening, a text-only summary). `ColumnTableTests` holds every table against its JSON Schema in `schemas/`, so a
+/// column added here and forgotten there (or the reverse) fails a test. Adding a column to an output is one entry.
+public struct Column<Row>: Sendable {
+    /// The JSON key (nil: not in the JSON objects).
+    public var key: String?
+    /// The CSV header (nil: not in the CSV).
+    public var csv: String?
+    /// How the text table shows it (nil: not in the text table).
+    public var text: TextColumn<Row>?
+    /// The value JSON and CSV write.
+    let value: @Sendable (Row) -> Cell
+    /// CSV's own spelling where it differs from JSON's (hex handles, ISO 8601 times).
+    let csvText: (@Sendable (Row) -> String)?
+
+    public init(
+        _ key: String?, csv: String? = nil, text: TextColumn<Row>? = nil, csvText: (@Sendable (Row) -> String)? = nil,
+        value: @escaping @Sendable (Row) -> Cell
+    ) {
+        self.key = key
+        self.csv = csv
+        self.text = text
+        self.csvText = csvText
+        self.value = value
+    }
+
+    /// A column that is only in the text table.
+    public static func textOnly(_ text: TextColumn<Row>) -> Column {
+        Column(nil, text: text) { _ in .text(nil) }
+    }
+
+    /// This column with CSV's own spelling of its value (a hex handle, an ISO 8601 time…).
+    public func csvText(_ text: @escaping @Sendable (Row) -> String) -> Column {
+        Column(key, csv: csv, text: self.text, csvText: text, value: value)
+    }
+}
+
+/// A column of a text table: header, width, alignment and the cell's text (with its unit).
+public struct TextColumn<Row>: Sendable {
+    public enum Alignment: Sendable { case left, right }
+    public var title: String
+    public var width: Int
+    public var alignment: Alignment
+    let cell: @Sendable (Row) -> String
+
+    public init(_ title: String, width: Int, _ alignment: Alignment = .left, cell: @escaping @Sendable (Row) -> String) {
+        self.title = title
+        self.width = width
+        self.alignment = alignment
+        self.cell = cell
+    }
+
+    func pad(_ s: String) -> String {
+        alignment == .left ? s.padding(to: width) : s.leftPadding(to: width)
+    }
+}
+
+/// A value as JSON and CSV write it.
+public enum Cell {
+    case int(Int?)
+    case int64(Int64?)
+    case double(Double?, decimals: Int)
+    case text(String?)
+    case bool(Bool?)
+    /// Seconds since the Unix epoch with µs in JSON, ISO 8601 in CSV.
+    case time(Timestamp?)
+    /// A JSON value written by the closure under the key it is given (an object, an array, or null); no CSV form.
+    case json((inout JSONWriter, String) -> Void)
+
+    func write(_ key: String, to w: inout JSONWriter) {
+        switch self {
+        case .int(let v): w.field(key, v)
+        case .int64(let v): w.field(key, v)
+        case .double(let v, let decimals): w.field(key, v, decimals: decimals)
+        case .text(let v): w.field(key, v)
+        case .bool(let v): w.field(key, v)
+        case .time(let v): w.field(key, v)
+        case .json(let write): write(&w, key)
+        }
+    }
+
+    var csv: String {
+        switch self {
+        case .int(let v): v.map { String($0) } ?? ""
+        case .int64(let v): v.map { String($0) } ?? ""
+        case .double(let v, let decimals): v.map { String(fractionDigits: decimals, $0) } ?? ""
+        case .text(let v): v.map(csvField) ?? ""
+        case .bool(let v): v.map { $0 ? "true" : "false" } ?? ""
+        case .time(let v): v?.iso8601 ?? ""
+        case .json: ""
+        }
+    }
+}
+
+/// The columns of one output, in order: JSON keys, CSV and text follow from it.
+public struct ColumnTable<Row>: Sendable {
+    public let columns: [Column<Row>]
+    /// The columns in the CSV, found once (a CSV row is rendered per event).
+    private let csvColumns: [Column<Row>]
+
+    public init(_ columns: [Column<Row>]) {
+        self.columns = columns
+        csvColumns = columns.filter { $0.csv != nil }
+    }
+
+    /// The JSON keys, in order.
+    public var keys: [String] { columns.compactMap(\.key) }
+
+    /// The CSV header line (with its newline).
+    public var csvHeader: String { columns.compactMap(\.csv).joined(separator: ",") + "\n" }
+
+    /// One CSV row (with its newline).
+    public func csvLine(_ row: Row) -> String {
+        csvColumns.map { c in c.csvText.map { csvField($0(row)) } ?? c.value(row).csv }.joined(separator: ",") + "\n"
+    }
+
+    /// The row's JSON fields, into the object the caller has begun.
+    public func writeFields(_ row: Row, to w: inout JSONWriter, except: Set<String> = []) {
+        for c in columns {
+            guard let key = c.key, !except.contains(key) else { continue }
+            c.value(row).write(key, to: &w)
+        }
+    }
+
+    /// The text table's header line (no newline), each title padded to its column.
+    public var textHeader: String {
+        textColumns.map { $0.pad($0.title) }.joined(separator: " ").trimmingTrailingSpaces
+    }
+
+    /// One text row (no newline).
+    public func textLine(_ row: Row) -> String {
+        textColumns.map { $0.pad($0.cell(row)) }.joined(separator: " ").trimmingTrailingSpaces
+    }
+
+    /// Columns of the text table, in order.
+    public var textColumns: [TextColumn<Row>] { columns.compactMap(\.text) }
+}
+
+extension String {
+    var trimmingTrailingSpaces: String {
+        var s = Substring(self)
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

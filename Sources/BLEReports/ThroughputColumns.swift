@@ -1,0 +1,170 @@
+import BLEAnalysis
+import BLECore
+
+/// One row of `blescope throughput`: a stream and what the report knows of its connection.
+public struct ThroughputRow {
+    public var stream: ThroughputStream
+    public var connection: Connection?
+    public var aclBuffers: (length: Int, packets: Int)?
+}
+
+/// The columns of `blescope throughput`, in JSON key order: its JSON (`schemas/throughput.schema.json`), its CSV and its
+/// text table all follow from this one list. A new column is one entry here (and its key in the schema).
+///
+/// Rates are bits per second in JSON and CSV; the text shows them in the run's unit (`--units`, kbps by default).
+public enum ThroughputColumns {
+    public typealias Row = ThroughputRow
+
+    public static let table = ColumnTable<Row>(identity + volume + rates + distribution + link + verdict)
+
+    static let identity: [Column<Row>] = [
+        Column("conn", csv: "connection_handle") { .int(Int($0.stream.connection)) }.csvText { hex($0.stream.connection, width: 4) },
+        Column("conn_number", csv: "conn") { .int($0.stream.key.connectionNumber) },
+        Column("dir", csv: "dir", text: TextColumn("dir", width: 3) { $0.stream.key.direction.description }) {
+            .text($0.stream.key.direction.description)
+        },
+        Column("handle", csv: "handle", text: TextColumn("handle", width: 6) { hex($0.stream.key.handle, width: 4) }) {
+            .int(Int($0.stream.key.handle))
+        }.csvText { hex($0.stream.key.handle, width: 4) },
+        Column("uuid", csv: "uuid") { .text($0.stream.characteristic?.uuidString) },
+        Column("name") { .text(ThroughputReport.name(of: $0.stream)) },
+        Column("service_uuid") { .text($0.stream.service?.uuidString) },
+        Column("kind", csv: "kind", text: TextColumn("kind", width: 9) { $0.stream.key.kind.name }) { .text($0.stream.key.kind.name) },
+        Column("psm") { .int($0.stream.psm.map(Int.init)) },
+    ]
+
+    static let volume: [Column<Row>] = [
+        Column("packets", csv: "packets", text: TextColumn("packets", width: 8, .right) { formatCount($0.stream.packets) }) {
+            .int($0.stream.packets)
+        },
+        Column("value_bytes", csv: "value_bytes", text: TextColumn("bytes", width: 10, .right) { formatCount($0.stream.valueBytes) }) {
+            .int($0.stream.valueBytes)
+        },
+        Column("att_bytes", csv: "att_bytes") { .int($0.stream.attBytes) },
+        Column("l2cap_bytes", csv: "l2cap_bytes") { .int($0.stream.l2capBytes) },
+        Column("first_frame", csv: "first_frame") { .int($0.stream.firstFrame) },
+        Column("last_frame", csv: "last_frame") { .int($0.stream.lastFrame) },
+        Column("first_time", csv: "first_time") { .time($0.stream.firstTime) },
+        Column("last_time", csv: "last_time") { .time($0.stream.lastTime) },
+        Column(
+            "duration_s", csv: "duration_s",
+            text: TextColumn("duration", width: 10, .right) { formatDuration(microseconds: $0.stream.durationMicroseconds) }
+        ) { .double(Double($0.stream.durationMicroseconds) / 1e6, decimals: 6) },
+    ]
+
+    static let rates: [Column<Row>] = [
+        Column(
+            "rate_bps", csv: "rate_bps", text: TextColumn("rate", width: 11, .right) { $0.stream.rateBitsPerSecond.map(formatRate) ?? "-" }
+        ) {
+            .double($0.stream.rateBitsPerSecond, decimals: 1)
+        },
+        Column("att_rate_bps") { .double($0.stream.attRateBitsPerSecond, decimals: 1) },
+        Column("l2cap_rate_bps") { .double($0.stream.l2capRateBitsPerSecond, decimals: 1) },
+        Column("ceiling_bps", csv: "ceiling_bps") { .double($0.stream.ceilingBitsPerSecond, decimals: 0) },
+        Column("share", csv: "share") { row in
+            let s = row.stream
+            return .double(s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }, decimals: 4)
+        },
+        Column("value_size") { row in
+            .json { w, key in
+                let s = row.stream
+                w.beginObject(key)
+                w.field("min", s.minValueSize)
+                w.field("avg", s.packets > 0 ? Double(s.valueBytes) / Double(s.packets) : nil, decimals: 2)
+                w.field("max", s.maxValueSize)
+                w.endObject()
+            }
+        },
+    ]
+
+    static let distribution: [Column<Row>] = [
+        Column("window", text: TextColumn("window median / p95 / max", width: 26) { windowText($0.stream) }) { row in
+            .json { w, key in ThroughputReport.writeWindow(row.stream.windows, key: key, to: &w) }
+        },
+        Column(nil, csv: "window_median_bps") { .double($0.stream.windows?.median, decimals: 1) },
+        Column(nil, csv: "window_p95_bps") { .double($0.stream.windows?.p95, decimals: 1) },
+        Column(nil, csv: "window_max_bps") { .double($0.stream.windows?.max, decimals: 1) },
+        Column("peak_bps", csv: "peak_bps") { .double($0.stream.peakBitsPerSecond, decimals: 1) },
+        Column("peak_step_s") { .double(Double($0.stream.windows?.windowMicroseconds ?? 0) / 1e7, decimals: 6) },
+        .textOnly(TextColumn("share", width: 5, .right) { shareText($0.stream) }),
+        Column("gaps") { row in .json { w, key in ThroughputReport.writeGaps(row.stream, key: key, to: &w) } },
+        Column("idle") { row in .json { w, key in ThroughputReport.writeIdle(row.stream, key: key, to: &w) } },
+        Column(nil, csv: "idle_gaps") { .int($0.stream.idleGapCount) },
+    ]
+
+    static let link: [Column<Row>] = [
+        Column("link") { row in
+            .json { w, key in
+                if let p = row.stream.mainPeriod { ThroughputReport.writeLink(p.link, key: key, to: &w) } else { w.fieldNull(key) }
+            }
+        },
+        Column(nil, csv: "interval_ms") { row in
+            .double(row.stream.mainPeriod?.link.parameters.map { Double($0.intervalMicroseconds) / 1000 }, decimals: 2)
+        },
+        Column(nil, csv: "phy") { .text($0.stream.mainPeriod?.link.phy.description) },
+        Column(nil, csv: "data_length") { row in
+            .text(row.stream.mainPeriod.map { "\($0.link.dataLength.maxTxOctets)/\($0.link.dataLength.maxRxOctets)" })
+        },
+        Column(nil, csv: "mtu") { .int($0.stream.mainPeriod?.link.mtu) },
+        Column(nil, csv: "packets_per_event") { .double($0.stream.mainPeriod?.packetsPerEvent?.mean, decimals: 2) },
+        Column("periods") { row in .json { w, key in ThroughputReport.writePeriods(row.stream.periods, key: key, to: &w) } },
+        Column("periods_not_split") { .int($0.stream.periodsNotSplit) },
+        Column("controller") { row in
+            .json { w, key in
+                let c = row.connection
+                w.beginObject(key)
+                w.field("max_in_flight", c?.maxInFlight)
+                w.field("acl_buffer_packets", row.aclBuffers?.packets)
+                w.field("acl_buffer_length", row.aclBuffers?.length)
+                w.field("queue_full_count", c?.controllerQueueFull.count)
+                w.field("queue_full_us", c?.controllerQueueFullMicroseconds)
+                w.endObject()
+            }
+        },
+        Column("flow_control") { row in
+            .json { w, key in
+                let c = row.connection
+                w.beginObject(key)
+                w.field("credit_stalls", c?.creditStalls.count)
+                w.field("credit_stall_us", c.map { $0.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds } })
+                w.endObject()
+            }
+        },
+        Column("link_layer") { row in
+            .json { w, key in
+                if let ll = row.connection?.linkLayer { ThroughputReport.writeLinkLayer(ll, key: key, to: &w) } else { w.fieldNull(key) }
+            }
+        },
+    ]
+
+    static let verdict: [Column<Row>] = [
+        Column("limit", csv: "limit") { .text($0.stream.verdict.limit.rawValue) },
+        Column("verdict", csv: "verdict") { .text($0.stream.verdict.text) },
+        Column("link_quality") { row in
+            .json { w, key in
+                if let q = row.connection.flatMap({ LinkQualitySummary($0.linkQuality) }) {
+                    writeLinkQuality(q, into: &w, key: key)
+                } else {
+                    w.fieldNull(key)
+                }
+            }
+        },
+        Column("series") { row in .json { w, key in ThroughputReport.writeSeries(row.stream, key: key, to: &w) } },
+    ]
+
+    /// `180.7 / 195.7 / 196.6 kbps`: the windows' median, 95th percentile and maximum, in one unit.
+    static func windowText(_ s: ThroughputStream) -> String {
+        guard let w = s.windows else { return "(shorter than the window)" }
+        let unit = RateUnit.display
+        return unit.number(w.median) + " / " + unit.number(w.p95) + " / " + unit.format(w.max)
+    }
+
+    /// The rate's share of the ceiling, `23 %`, or `-` without one.
+    static func shareText(_ s: ThroughputStream) -> String {
+        if let share = s.mainPeriod?.share, s.mainPeriod?.packets == s.packets || s.periods.count == 1 {
+            return String(fractionDigits: 0, share * 100) + " %"
+        }
+        if let r = s.rateBitsPerSecond, let c = s.ceilingBitsPerSecond, c > 0 { return String(fractionDigits: 0, r / c * 100) + " %" }
+        return "-"
+    }
+}

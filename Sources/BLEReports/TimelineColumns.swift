@@ -1,0 +1,62 @@
+import BLEAnalysis
+import BLECore
+
+/// The columns of `blescope timeline`, in JSON key order: `--format jsonl` (`schemas/timeline.schema.json`),
+/// `--format csv` and the text header follow from this list.
+///
+/// JSON Lines is the hot path (millions of lines): ``TimelineJSONRenderer`` writes the ``core`` keys as constant bytes,
+/// in this order (`ColumnTableTests` holds it to the list), and then any ``extra`` column through the table, so a new
+/// column is one entry in ``extra`` (and its key in the schema): JSON and CSV get it, CSV at the end of its rows.
+public enum TimelineColumns {
+    public typealias Row = TimelineEvent
+
+    public static let table = ColumnTable<Row>(core + extra)
+
+    /// Columns added after the first release of the table: rendered generically, after the core keys.
+    public static let extra: [Column<Row>] = []
+
+    /// What the JSON fast path writes itself (`fields`, only on events with decoded fields, is written after these).
+    static let core: [Column<Row>] = [
+        Column("frame", csv: "frame", text: TextColumn("frame", width: 7, .right) { String($0.frame) }) { .int($0.frame) },
+        Column("time", csv: "time") { .time($0.timestamp) }.csvText { $0.timestamp.epochSecondsText },
+        Column("conn", csv: "conn") { .int($0.connection.map(Int.init)) },
+        Column("conn_number") { .int($0.connectionNumber) },
+        Column("dir", csv: "dir") { .text($0.direction == .unknown ? nil : $0.direction.description) },
+        Column("layer", csv: "layer") { .text($0.layer.rawValue) },
+        Column("bearer", csv: "bearer") { .text($0.bearer?.rawValue) },
+        Column("cid", csv: "cid") { .int($0.cid.map(Int.init)) },
+        Column("opcode", csv: "opcode") { .int64($0.code.map(Int64.init)) },
+        Column("opcode_name", csv: "opcode_name") { .text($0.name) },
+        Column("handle", csv: "handle") { .int($0.handle.map(Int.init)) },
+        Column("handles") { e in
+            .json { w, key in
+                guard let hs = e.handles else { return w.fieldNull(key) }
+                w.beginArray(key)
+                for h in hs { w.value(h) }
+                w.endArray()
+            }
+        },
+        Column("value", csv: "value") { .text($0.value.map { hexString($0) }) },
+        Column("values") { e in
+            .json { w, key in
+                guard let vs = e.values else { return w.fieldNull(key) }
+                w.beginArray(key)
+                for v in vs { w.value(hexString(v)) }
+                w.endArray()
+            }
+        },
+        Column("uuid", csv: "uuid") { .text($0.uuid?.uuidString) },
+        Column("name", csv: "name") { .text($0.attributeName) },
+        Column("name_source") { .text($0.nameSource?.rawValue) },
+        Column("request_frame", csv: "request_frame") { .int($0.requestFrame) },
+        Column("response_frame", csv: "response_frame") { .int($0.responseFrame) },
+        Column("latency_us", csv: "latency_us") { .int64($0.latency) },
+        Column("status", csv: "status") { .text($0.status) },
+        Column("summary", csv: "summary") { .text($0.summary) },
+        Column("decoded", csv: "decoded") { e in
+            .json { w, key in
+                if let d = e.decoded { writeDecoded(d, into: &w, key: key) } else { w.fieldNull(key) }
+            }
+        }.csvText { $0.decoded?.summary ?? "" },
+    ]
+}

@@ -1,0 +1,95 @@
+import BLEAnalysis
+import BLETestSupport
+import Foundation
+import Testing
+
+/// The rule table against the catalogue (`shared/diagnosis-rules.md` §3, which the repository does not hold: its 52 ids
+/// and severities are listed here) and against the sources: one file per rule, in its group's folder, named after its
+/// type.
+@Suite struct DiagnosisRuleTableTests {
+    /// The catalogue's 52 rules with their severity letter (C critical, E error, W warning, I info; GATT-08 is "E/I":
+    /// an error that reports lower for reads refused, as a rule may).
+    static let catalogue: [(id: String, severity: String)] = [
+        ("CQ-01", "I"), ("CQ-02", "W"), ("CQ-03", "W"), ("CQ-04", "W"), ("CQ-05", "E"),
+        ("CE-01", "C"), ("CE-02", "C"), ("CE-03", "E"), ("CE-04", "E"), ("CE-05", "W"),
+        ("DC-01", "C"), ("DC-02", "E"), ("DC-03", "W"), ("DC-04", "C"), ("DC-05", "C"), ("DC-06", "E"), ("DC-07", "C"),
+        ("DC-08", "E"), ("DC-09", "W"),
+        ("SEC-01", "C"), ("SEC-02", "C"), ("SEC-03", "C"), ("SEC-04", "E"), ("SEC-05", "E"), ("SEC-06", "E"), ("SEC-07", "W"),
+        ("GATT-01", "C"), ("GATT-02", "W"), ("GATT-03", "E"), ("GATT-04", "E"), ("GATT-05", "W"), ("GATT-06", "E"),
+        ("GATT-07", "W"), ("GATT-08", "E"),
+        ("TP-01", "E"), ("TP-02", "E"), ("TP-03", "W"), ("TP-04", "I"), ("TP-05", "E"),
+        ("LP-01", "W"), ("LP-02", "W"), ("LP-03", "I"), ("LP-04", "E"), ("LP-05", "W"), ("LP-06", "W"),
+        ("HH-01", "C"), ("HH-02", "C"), ("HH-03", "E"), ("HH-04", "W"), ("HH-05", "W"), ("HH-06", "W"), ("HH-07", "I"),
+    ]
+
+    /// Each group: its folder under `Rules/` and the id prefix of its rules.
+    static let groups: [RuleGroup: (folder: String, prefix: String)] = [
+        .captureQuality: ("CaptureQuality", "CQ"), .establishment: ("Establishment", "CE"), .disconnection: ("Disconnection", "DC"),
+        .security: ("Security", "SEC"), .gatt: ("GATT", "GATT"), .throughput: ("Throughput", "TP"),
+        .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"),
+    ]
+
+    static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"
+
+    @Test func theTableHoldsExactlyTheCataloguesRulesInItsOrder() {
+        let ids: [String] = DiagnosisRules.all.map { $0.id }
+        #expect(Self.catalogue.count == 52)
+        #expect(ids == Self.catalogue.map { $0.id })
+    }
+
+    @Test func everyRuleReportsAtTheCataloguesSeverity() {
+        let letters: [DiagnosisSeverity: String] = [.critical: "C", .error: "E", .warning: "W", .info: "I"]
+        let wanted = Dictionary(uniqueKeysWithValues: Self.catalogue.map { ($0.id, $0.severity) })
+        for rule in DiagnosisRules.all {
+            let (id, severity) = (rule.id, rule.severity)
+            #expect(letters[severity] == wanted[id], "\(id) is \(severity)")
+        }
+    }
+
+    @Test func idsAreUniqueAndWellFormed() throws {
+        let ids: [String] = DiagnosisRules.all.map { $0.id }
+        #expect(Set(ids).count == ids.count)
+        let pattern = try Regex("^[A-Z]+-[0-9][0-9]$")
+        for id in ids { #expect(id.wholeMatch(of: pattern) != nil, "\(id)") }
+        for rule in DiagnosisRules.all {
+            let found = DiagnosisRules.rule(rule.id).map { String(describing: $0) }
+            #expect(found == String(describing: rule))
+        }
+    }
+
+    @Test func everyRuleSaysWhatItFindsOnWhatEvidenceAndWhoElseNamesIt() {
+        for rule in DiagnosisRules.all {
+            let id = rule.id
+            for (field, text) in [("title", rule.title), ("evidence", rule.evidence), ("anchor", rule.anchor)] {
+                #expect(!text.trimmingCharacters(in: .whitespaces).isEmpty, "\(id) has no \(field)")
+            }
+        }
+    }
+
+    @Test func everyRuleLivesInItsGroupsFolderInAFileNamedAfterItsType() {
+        for rule in DiagnosisRules.all {
+            let (type, id, ruleGroup) = (String(describing: rule), rule.id, rule.group)
+            let group = Self.groups[ruleGroup]!
+            #expect(id.hasPrefix(group.prefix + "-"), "\(id) is in group \(ruleGroup.rawValue)")
+            // CQ01StartedMidConnection: the id without its dash, then what it finds.
+            #expect(type.hasPrefix(id.replacingOccurrences(of: "-", with: "")), "\(type) for \(id)")
+            let path = "\(Self.rulesDirectory)/\(group.folder)/\(type).swift"
+            #expect(FileManager.default.fileExists(atPath: path), "\(path) missing")
+        }
+    }
+
+    @Test func everyFileUnderRulesIsARowOfTheTable() throws {
+        let registered = Set(
+            DiagnosisRules.all.map { rule -> String in
+                let folder = Self.groups[rule.group]!.folder
+                return "\(folder)/\(String(describing: rule)).swift"
+            })
+        var files: [String] = []
+        for folder in try FileManager.default.contentsOfDirectory(atPath: Self.rulesDirectory) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: Self.rulesDirectory + "/" + folder)) ?? []
+            files += names.filter { $0.hasSuffix(".swift") }.map { "\(folder)/\($0)" }
+        }
+        #expect(Set(files) == registered)
+        #expect(Set(Self.groups.values.map(\.folder)) == Set(try FileManager.default.contentsOfDirectory(atPath: Self.rulesDirectory)))
+    }
+}

@@ -1,0 +1,427 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLEReports
+import BLETestSupport
+import Testing
+
+/// GATT-01 … GATT-08: requests never answered, overlapping requests, the notification path (never enabled, refused,
+/// silent), stale caches, MTU 23, error responses; each on a capture that shows it and on the benign pattern that must
+/// stay quiet (0x0A at the end of a discovery, a subscription that delivers…).
+extension DiagnosisRuleTests {
+    @Suite struct GATT {
+        static func errorResponse(_ request: ATTOpcode, handle: UInt16, _ error: ATTErrorCode) -> ATTPDU {
+            .errorResponse(ATTErrorResponse(requestOpcode: request, handle: handle, error: error))
+        }
+
+        /// The peer's database as this side discovers it: the GATT service 0x0001–0x0005 (Service Changed, value 0x0003,
+        /// indicate), and service 0x180D at 0x0010–0x0020 with a characteristic of `properties` (value 0x0012, its CCCD
+        /// 0x0013) and a writable one (value 0x0015). Each discovery ends with 0x0A Attribute Not Found, as it should.
+        static func discovered(_ b: CaptureBuilder, properties: UInt8 = 0x10) -> CaptureBuilder {
+            let group = ATTTypeRequest(range: ATTHandleRange(start: 0x0001, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))
+            let chars = ATTTypeRequest(range: ATTHandleRange(start: 0x0001, end: 0x0020), type: BluetoothUUID(uuid16: 0x2803))
+            let more = ATTTypeRequest(range: ATTHandleRange(start: 0x0016, end: 0x0020), type: BluetoothUUID(uuid16: 0x2803))
+            let cccds = ATTFindInformationResponse(
+                format: 1,
+                entries: [
+                    ATTHandleUUID(handle: 0x0004, uuid: BluetoothUUID(uuid16: 0x2902)),
+                    ATTHandleUUID(handle: 0x0013, uuid: BluetoothUUID(uuid16: 0x2902)),
+                ])
+            return b.att(.readByGroupTypeRequest(group), handle: 0x40, .tx)
+                .att(
+                    .readByGroupTypeResponse([
+                        ATTGroupValue(start: 0x0001, end: 0x0005, value: [0x01, 0x18]),
+                        ATTGroupValue(start: 0x0010, end: 0x0020, value: [0x0D, 0x18]),
+                    ]), handle: 0x40, .rx
+                )
+                .att(
+                    .readByGroupTypeRequest(
+                        ATTTypeRequest(range: ATTHandleRange(start: 0x0021, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))),
+                    handle: 0x40, .tx
+                )
+                .att(errorResponse(.readByGroupTypeRequest, handle: 0x0021, .attributeNotFound), handle: 0x40, .rx)
+                .att(.readByTypeRequest(chars), handle: 0x40, .tx)
+                .att(
+                    .readByTypeResponse([
+                        ATTHandleValue(handle: 0x0002, value: [0x20, 0x03, 0x00, 0x05, 0x2A]),
+                        ATTHandleValue(handle: 0x0011, value: [properties, 0x12, 0x00, 0x37, 0x2A]),
+                        ATTHandleValue(handle: 0x0014, value: [0x08, 0x15, 0x00, 0x39, 0x2A]),
+                    ]), handle: 0x40, .rx
+                )
+                .att(.readByTypeRequest(more), handle: 0x40, .tx).att(
+                    errorResponse(.readByTypeRequest, handle: 0x0016, .attributeNotFound), handle: 0x40, .rx
+                )
+                .att(.findInformationRequest(ATTHandleRange(start: 0x0004, end: 0x0013)), handle: 0x40, .tx)
+                .att(.findInformationResponse(cccds), handle: 0x40, .rx)
+                .completed(handle: 0x40, count: 5)
+        }
+
+        static func connected() -> CaptureBuilder { CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer) }
+
+        // MARK: GATT-01 request never answered
+
+        @Test func aRequestUnansweredUntilTheLinkWasTornDownIsTheTerminalFailure() throws {
+            var b = Self.connected().at(1)
+            let read = b.nextFrame
+            b = b.att(.readRequest(handle: 0x002A), handle: 0x40, .tx).completed(handle: 0x40).at(31.5)
+            let end = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .remoteUserTerminatedConnection)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("GATT-01").first)
+            #expect(d.severity == .critical && d.frame == end && d.supporting.map(\.frame) == [read] && d.device == RuleTest.peerText)
+            #expect(
+                d.message
+                    == "This side's Read Request for 0x002a (frame \(read)) was never answered by \(RuleTest.peerText): the ATT bearer timed out after 30 s and the link was torn down (frame \(end))."
+            )
+            #expect(r.findings.first?.rule == "GATT-01")
+        }
+
+        @Test func anIndicationNeverConfirmed() throws {
+            var b = Self.connected().at(1)
+            let indication = b.nextFrame
+            b = b.att(.handleValueIndication(handle: 0x0025, value: [1]), handle: 0x40, .rx).at(31.5)
+            let end = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .remoteUserTerminatedConnection)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-01").first)
+            #expect(d.frame == end && d.supporting.map(\.frame) == [indication])
+            #expect(
+                d.message.hasPrefix("\(RuleTest.peerText)'s Handle Value Indication for 0x0025 (frame \(indication)) was never confirmed:"))
+        }
+
+        enum Unresolved: String, CaseIterable {
+            /// Still waiting when the capture ended, 39 s later.
+            case captureEnded
+            /// The link stayed up for 99 s: the bearer was dead, but something else ended the link.
+            case linkLingered
+            /// Answered, but after 31 s.
+            case late
+        }
+
+        @Test(arguments: Unresolved.allCases)
+        func aRequestPastTheTimeoutThatDidNotEndTheLinkIsAnError(_ kind: Unresolved) throws {
+            var b = Self.connected().at(1)
+            let read = b.nextFrame
+            b = b.att(.readRequest(handle: 0x002A), handle: 0x40, .tx).completed(handle: 0x40)
+            let expected: Int
+            switch kind {
+            case .captureEnded:
+                b = b.at(40).notify(handle: 0x25, [1], connection: 0x40)
+                expected = read
+            case .linkLingered:
+                b = b.at(100)
+                expected = read
+                b = b.disconnect(handle: 0x40, reason: .remoteUserTerminatedConnection)
+            case .late:
+                b = b.at(32)
+                expected = b.nextFrame
+                b = b.att(.readResponse(value: [1]), handle: 0x40, .rx)
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-01").first)
+            #expect(d.severity == .error && d.frame == expected)
+            let text = [
+                "captureEnded": "it was still waiting 39.0 s later, when the capture ended",
+                "linkLingered": "the ATT bearer was dead from 30 s after it on, until the link ended 99.0 s later",
+                "late": "was answered only after 31.0 s (frame \(expected)), past the 30 s ATT time-out",
+            ][kind.rawValue]!
+            #expect(d.message.contains(text))
+        }
+
+        @Test func nearMissASlowAnswerOrAShortWaitAtTheEnd() throws {
+            let slow = Self.connected().att(.readRequest(handle: 0x002A), handle: 0x40, .tx).at(5).att(
+                .readResponse(value: [1]), handle: 0x40, .rx)
+            #expect(try RuleTest.diagnose(slow).of("GATT-01").isEmpty)
+            let pending = Self.connected().att(.readRequest(handle: 0x002A), handle: 0x40, .tx).at(10).notify(
+                handle: 0x25, [1], connection: 0x40)
+            let r = try RuleTest.diagnose(pending)
+            #expect(r.of("GATT-01").isEmpty && r.of("CQ-03").count == 1)
+        }
+
+        // MARK: GATT-02 protocol violation
+
+        @Test func aSecondRequestBeforeTheAnswerOverlaps() throws {
+            var b = Self.connected()
+            let read = b.nextFrame
+            b = b.att(.readRequest(handle: 0x002A), handle: 0x40, .tx)
+            let write = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0030, value: [1]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("GATT-02").first)
+            #expect(d.severity == .warning && d.frame == write && d.supporting.map(\.frame) == [read] && d.device == RuleTest.peerText)
+            #expect(d.message.contains("at frame \(write) while Read Request for 0x002a (frame \(read)) was still waiting"))
+            #expect(r.of("GATT-01").isEmpty)
+        }
+
+        @Test func aResponseWithoutARequestInAWholeCaptureIsContext() throws {
+            var b = Self.connected()
+            let orphan = b.nextFrame
+            b = b.att(.readResponse(value: [1]), handle: 0x40, .rx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-02").first)
+            #expect(d.severity == .info && d.frame == orphan && d.message.hasPrefix("1 ATT response came without a request"))
+        }
+
+        @Test func nearMissRequestsInTurnOrAnOrphanInACaptureStartedLate() throws {
+            let inTurn = Self.connected().att(.readRequest(handle: 0x002A), handle: 0x40, .tx).att(
+                .readResponse(value: [1]), handle: 0x40, .rx
+            )
+            .att(.writeRequest(handle: 0x0030, value: [1]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            // The peer's own request (an indication) crossing ours is allowed: one transaction each way.
+            .att(.readRequest(handle: 0x002A), handle: 0x40, .tx).att(.handleValueIndication(handle: 0x25, value: [1]), handle: 0x40, .rx)
+            .att(.readResponse(value: [1]), handle: 0x40, .rx).att(.handleValueConfirmation, handle: 0x40, .tx)
+            #expect(try RuleTest.diagnose(inTurn).of("GATT-02").isEmpty)
+            // Started after the connection: the request may be before the first record.
+            let late = CaptureBuilder().att(.readResponse(value: [1]), handle: 0x40, .rx)
+            #expect(try RuleTest.diagnose(late).of("GATT-02").isEmpty)
+        }
+
+        // MARK: GATT-03 notifications never (properly) enabled
+
+        @Test func aCCCDWrittenWithAWriteCommand() throws {
+            var b = Self.discovered(Self.connected())
+            let write = b.nextFrame
+            b = b.att(.writeCommand(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first { $0.frame == write })
+            #expect(d.severity == .error && d.device == RuleTest.peerText)
+            #expect(
+                d.message
+                    == "The CCCD 0x0013 on \(RuleTest.peerText) was written with a Write Command (frame \(write)), which some servers ignore: use a Write Request."
+            )
+        }
+
+        @Test func indicationsAskedOfANotifyOnlyCharacteristic() throws {
+            var b = Self.discovered(Self.connected())
+            let write = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x02, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first)
+            #expect(
+                d.frame == write
+                    && d.message.contains("was set to 0x0002 (frame \(write)), but the characteristic only supports notifications (0x0001)")
+            )
+        }
+
+        @Test(arguments: [false, true])
+        func aServiceWrittenToWhoseNotifyingCharacteristicWasNeverSubscribed(_ encrypted: Bool) throws {
+            var b = Self.discovered(Self.connected())
+            if encrypted { b = b.enableEncryption(handle: 0x40).encryptionChange(handle: 0x40) }
+            let write = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0015, value: [1]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first)
+            #expect(d.frame == write && d.device == RuleTest.peerText)
+            #expect(
+                d.message.contains(
+                    "(0x0012, notify) on \(RuleTest.peerText) was never subscribed and never notified; the app wrote to its service"))
+            // On a bonded link the subscription may persist from an earlier connection: context, not a warning.
+            #expect(d.severity == (encrypted ? .info : .warning))
+        }
+
+        @Test(arguments: [1, 3])
+        func aNotifyingCharacteristicReadInsteadOfSubscribed(_ reads: Int) throws {
+            var b = Self.discovered(Self.connected())
+            let first = b.nextFrame
+            for i in 0..<reads {
+                b = b.at(Double(i + 1)).att(.readRequest(handle: 0x0012), handle: 0x40, .tx).att(
+                    .readResponse(value: [1]), handle: 0x40, .rx)
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first)
+            #expect(d.frame == first)
+            // Read once: an app that wanted the value once does that too. Read again and again: polling, not subscribing.
+            #expect(d.severity == (reads == 1 ? .info : .warning))
+            #expect(d.message.hasSuffix(reads == 1 ? "the app read it once (frame \(first))." : "the app read it 3 times (polling)."))
+        }
+
+        @Test func nearMissASubscriptionByWriteRequestThatDelivers() throws {
+            let b = Self.discovered(Self.connected()).att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx)
+                .att(.writeResponse, handle: 0x40, .rx).att(.writeRequest(handle: 0x0015, value: [1]), handle: 0x40, .tx)
+                .att(.writeResponse, handle: 0x40, .rx).notify(handle: 0x0012, [1], connection: 0x40)
+            let r = try RuleTest.diagnose(b)
+            #expect(r.of("GATT-03").isEmpty && r.atLeast(.warning).isEmpty)
+        }
+
+        // MARK: GATT-04 subscription refused
+
+        @Test(arguments: [ATTErrorCode.insufficientAuthentication, .cccdImproperlyConfigured])
+        func aCCCDWriteRefused(_ error: ATTErrorCode) throws {
+            var b = Self.discovered(Self.connected())
+            let write = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx)
+            let refused = b.nextFrame
+            b = b.att(Self.errorResponse(.writeRequest, handle: 0x0013, error), handle: 0x40, .rx)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("GATT-04").first)
+            #expect(d.severity == .error && d.frame == refused && d.supporting.map(\.frame) == [write] && d.device == RuleTest.peerText)
+            #expect(d.message.hasPrefix("Enabling notifications on \(RuleTest.peerText) failed: the CCCD 0x0013 write was refused with"))
+            #expect(
+                d.message.hasSuffix(
+                    error == .insufficientAuthentication ? "the peripheral needs pairing before subscription." : "(frame \(refused))."))
+            #expect(r.of("GATT-08").isEmpty && r.of("GATT-05").isEmpty)
+        }
+
+        @Test func nearMissAWriteRefusedOnAValueNotACCCD() throws {
+            let b = Self.discovered(Self.connected()).att(.writeRequest(handle: 0x0015, value: [0x01, 0x00]), handle: 0x40, .tx)
+                .att(Self.errorResponse(.writeRequest, handle: 0x0015, .writeNotPermitted), handle: 0x40, .rx)
+            let r = try RuleTest.diagnose(b)
+            #expect(r.of("GATT-04").isEmpty && r.of("GATT-08").count == 1)
+        }
+
+        // MARK: GATT-05 subscribed but silent
+
+        @Test func aSubscriptionThatNeverDeliveredIn40s() throws {
+            var b = Self.discovered(Self.connected()).at(1)
+            let write = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx).at(41)
+                .att(.readRequest(handle: 0x0015), handle: 0x40, .tx).att(.readResponse(value: [1]), handle: 0x40, .rx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-05").first)
+            #expect(d.severity == .warning && d.frame == write && d.device == RuleTest.peerText)
+            #expect(
+                d.message.hasPrefix(
+                    "Subscribed to 0x0012 on \(RuleTest.peerText) (from frame \(write)), but nothing was notified there in the 40.0 s that followed"
+                ))
+        }
+
+        enum Delivers: String, CaseIterable { case notified, linkEndedSoon, refused }
+
+        @Test(arguments: Delivers.allCases)
+        func nearMissASubscriptionThatDeliveredOrHadNoTime(_ kind: Delivers) throws {
+            var b = Self.discovered(Self.connected()).at(1).att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx)
+            b = b.att(
+                kind == .refused ? Self.errorResponse(.writeRequest, handle: 0x0013, .writeNotPermitted) : .writeResponse, handle: 0x40, .rx
+            )
+            if kind == .notified { b = b.at(2).notify(handle: 0x0012, [1], connection: 0x40) }
+            b = b.at(kind == .linkEndedSoon ? 10 : 41)
+            b = b.disconnect(handle: 0x40)
+            #expect(try RuleTest.diagnose(b).of("GATT-05").isEmpty)
+        }
+
+        // MARK: GATT-06 stale handles
+
+        @Test func invalidHandleWithoutADiscoveryIsAStaleCache() throws {
+            var b = Self.connected().att(.writeRequest(handle: 0x0016, value: [1]), handle: 0x40, .tx)
+            let error = b.nextFrame
+            b = b.att(Self.errorResponse(.writeRequest, handle: 0x0016, .invalidHandle), handle: 0x40, .rx)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("GATT-06").first)
+            #expect(d.severity == .error && d.frame == error && d.device == RuleTest.peerText)
+            #expect(d.message.contains("rejected Write Request on 0x0016 with") && d.message.contains("(no discovery in this connection)"))
+            #expect(r.of("GATT-08").isEmpty)
+        }
+
+        @Test func databaseOutOfSyncIsStaleEvenAfterADiscovery() throws {
+            var b = Self.discovered(Self.connected()).att(.readRequest(handle: 0x0015), handle: 0x40, .tx)
+            let error = b.nextFrame
+            b = b.att(Self.errorResponse(.readRequest, handle: 0x0015, .databaseOutOfSync), handle: 0x40, .rx)
+            #expect(try RuleTest.diagnose(b).of("GATT-06").map(\.frame) == [error])
+        }
+
+        @Test func oldHandlesUsedAfterServiceChanged() throws {
+            var b = Self.discovered(Self.connected())
+            let changed = b.nextFrame
+            b = b.att(.handleValueIndication(handle: 0x0003, value: [0x10, 0x00, 0xFF, 0xFF]), handle: 0x40, .rx)
+                .att(.handleValueConfirmation, handle: 0x40, .tx).att(.writeRequest(handle: 0x0015, value: [1]), handle: 0x40, .tx)
+            let error = b.nextFrame
+            b = b.att(Self.errorResponse(.writeRequest, handle: 0x0015, .invalidHandle), handle: 0x40, .rx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-06").first)
+            #expect(d.frame == error && d.supporting.map(\.frame) == [changed])
+            #expect(d.message.hasSuffix("the peripheral announced changes to 0x0010–0xffff (Service Changed, frame \(changed))."))
+        }
+
+        @Test func nearMissAnInvalidHandleOnAFreshlyDiscoveredDatabaseIsAPlainError() throws {
+            var b = Self.discovered(Self.connected()).att(.writeRequest(handle: 0x0030, value: [1]), handle: 0x40, .tx)
+            let error = b.nextFrame
+            b = b.att(Self.errorResponse(.writeRequest, handle: 0x0030, .invalidHandle), handle: 0x40, .rx)
+            let r = try RuleTest.diagnose(b)
+            #expect(r.of("GATT-06").isEmpty)
+            // Not a stale cache, but still a write the peer refused: GATT-08 names it.
+            #expect(r.of("GATT-08").map(\.frame) == [error])
+        }
+
+        // MARK: GATT-07 small MTU
+
+        @Test func twentyByteValuesAtTheDefaultMTU() throws {
+            var b = Self.connected()
+            let first = b.nextFrame
+            for i in 0..<25 { b = b.notify(handle: 0x0025, Array(repeating: UInt8(i), count: 20), connection: 0x40) }
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-07").first)
+            #expect(d.severity == .warning && d.frame == first && d.device == RuleTest.peerText)
+            #expect(d.message.contains("stayed at 23") && d.message.contains("25 of 25 values were exactly 20 bytes"))
+            // The connection opened in the capture and no exchange followed: 23 is inferred, and the verdict stands.
+            #expect(d.facts.first?.source.kind == "inferred" && !d.confidence.isLowered)
+        }
+
+        @Test func onALinkThatStartedBeforeTheCaptureTheMTUIsOnlyAssumed() throws {
+            var b = CaptureBuilder()
+            for i in 0..<25 { b = b.notify(handle: 0x0025, Array(repeating: UInt8(i), count: 20), connection: 0x40) }
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-07").first)
+            #expect(d.facts.first?.source.kind == "assumed" && d.confidence.isLowered)
+        }
+
+        @Test func longValuesReadInPiecesAtTheDefaultMTU() throws {
+            var b = Self.connected()
+            for offset in stride(from: UInt16(0), to: 88, by: 22) {
+                b = b.att(.readBlobRequest(handle: 0x0030, offset: offset), handle: 0x40, .tx)
+                    .att(.readBlobResponse(value: Array(repeating: 1, count: 22)), handle: 0x40, .rx)
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-07").first)
+            #expect(d.message.contains("4 long-value requests split values into pieces"))
+        }
+
+        @Test func aValueLongerThanTheMTUAllows() throws {
+            var b = Self.connected().att(.exchangeMTURequest(clientRxMTU: 23), handle: 0x40, .tx)
+                .att(.exchangeMTUResponse(serverRxMTU: 23), handle: 0x40, .rx)
+            let long = b.nextFrame
+            b = b.notify(handle: 0x0025, Array(repeating: 7, count: 40), connection: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-07").first)
+            #expect(d.frame == long && d.headline == "ATT PDUs longer than ATT_MTU")
+        }
+
+        @Test func nearMissAnMTUExchangedThenValuesOf20Bytes() throws {
+            var b = Self.connected().att(.exchangeMTURequest(clientRxMTU: 247), handle: 0x40, .tx)
+                .att(.exchangeMTUResponse(serverRxMTU: 247), handle: 0x40, .rx)
+            for i in 0..<25 { b = b.notify(handle: 0x0025, Array(repeating: UInt8(i), count: 20), connection: 0x40) }
+            #expect(try RuleTest.diagnose(b).of("GATT-07").isEmpty)
+        }
+
+        // MARK: GATT-08 error responses
+
+        @Test(arguments: [
+            (
+                ATTOpcode.writeRequest, ATTErrorCode.invalidAttributeValueLength, DiagnosisSeverity.error,
+                "the value's length is not what the characteristic takes"
+            ),
+            (.readRequest, .readNotPermitted, .info, "the characteristic's properties do not allow it (app and peripheral disagree)"),
+            (.readRequest, .requestNotSupported, .warning, "the server does not support this request"),
+            (.prepareWriteRequest, .prepareQueueFull, .error, "a long-write offset or queue the server cannot take"),
+            (.writeRequest, ATTErrorCode(0x80), .error, "the peripheral's application refused the value (see its protocol)"),
+        ])
+        func anErrorResponseIsDecoded(_ request: ATTOpcode, _ error: ATTErrorCode, _ severity: DiagnosisSeverity, _ cause: String) throws {
+            var b = Self.connected()
+            let sent = b.nextFrame
+            switch request {
+            case .writeRequest: b = b.att(.writeRequest(handle: 0x0040, value: Array(repeating: 1, count: 24)), handle: 0x40, .tx)
+            case .prepareWriteRequest: b = b.att(.prepareWriteRequest(handle: 0x0040, offset: 0, value: [1]), handle: 0x40, .tx)
+            default: b = b.att(.readRequest(handle: 0x0040), handle: 0x40, .tx)
+            }
+            let refused = b.nextFrame
+            b = b.att(Self.errorResponse(request, handle: 0x0040, error), handle: 0x40, .rx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-08").first)
+            #expect(d.severity == severity && d.frame == refused && d.supporting.map(\.frame) == [sent] && d.device == RuleTest.peerText)
+            #expect(
+                d.message.hasPrefix(
+                    "\(RuleTest.peerText) refused \(request) on 0x0040: \(error) (\(hex(error.rawValue)), frame \(refused))"))
+            #expect(d.causes == [cause])
+        }
+
+        @Test func thisSideRefusingThePeerIsNamedAsThisSide() throws {
+            var b = Self.connected().att(.readRequest(handle: 0x0005), handle: 0x40, .rx)
+            let refused = b.nextFrame
+            b = b.att(Self.errorResponse(.readRequest, handle: 0x0005, .insufficientAuthentication), handle: 0x40, .tx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-08").first)
+            #expect(d.frame == refused && d.message.hasPrefix("this side refused Read Request on 0x0005"))
+        }
+
+        @Test func nearMissTheEndOfADiscovery() throws {
+            let r = try RuleTest.diagnose(Self.discovered(Self.connected()))
+            #expect(r.of("GATT-08").isEmpty)
+            #expect(r.atLeast(.warning).isEmpty)
+        }
+    }
+}

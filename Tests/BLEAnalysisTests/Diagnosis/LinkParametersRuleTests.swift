@@ -1,0 +1,248 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLEReports
+import BLETestSupport
+import Testing
+
+/// LP-01 … LP-06: parameter requests rejected, supervision timeouts too short, ping-pong, PHY failures, procedures the
+/// peer does not support, interference; each on a capture that shows it and on the near miss that must stay quiet.
+extension DiagnosisRuleTests {
+    @Suite struct LinkParameters {
+        // MARK: LP-01 parameter request rejected
+
+        @Test func aRejectedL2CAPParameterRequestNamesTheRulesItBreaks() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            let request = b.nextFrame
+            b = b.leSignal(
+                .connectionParameterUpdateRequest(intervalMin: 6, intervalMax: 6, latency: 0, timeout: 42), identifier: 7, handle: 0x40, .rx
+            )
+            let response = b.nextFrame
+            b = b.leSignal(.connectionParameterUpdateResponse(result: 1), identifier: 7, handle: 0x40, .tx)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("LP-01").first)
+            #expect(
+                d.severity == .warning && d.frame == response && d.supporting.map(\.frame) == [request] && d.device == RuleTest.peerText)
+            #expect(
+                d.message.hasPrefix(
+                    "This side rejected a connection-parameter request at frame \(response): interval 7.5–7.5 ms, latency 0, timeout 420 ms (frame \(request)), which breaks"
+                ))
+            #expect(d.message.contains("Apple's rule 'interval min ≥ 15 ms and a multiple of 15 ms' (7.5 ms)"))
+            #expect(d.message.contains("Apple's rule '2 s ≤ timeout ≤ 6 s' (420 ms)"))
+            #expect(!d.message.contains("latency ≤ 30") && !d.message.contains("the spec"))
+        }
+
+        @Test func theHostsNegativeReplyToTheLinkLayersRequest() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).remoteParameterRequest(handle: 0x40)
+            let reply = b.nextFrame
+            b = b.remoteParameterNegativeReply(handle: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("LP-01").first)
+            #expect(d.frame == reply && d.device == RuleTest.peerText)
+            #expect(
+                d.message
+                    == "The host refused \(RuleTest.peerText)'s link-layer parameter request (negative reply 0x3b Unacceptable Connection Parameters, frame \(reply))."
+            )
+        }
+
+        @Test func aConnectionUpdateThatFailed() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            let update = b.nextFrame
+            b = b.connectionUpdateComplete(handle: 0x40, status: .unacceptableConnectionParameters)
+            let d = try #require(try RuleTest.diagnose(b).of("LP-01").first)
+            #expect(d.frame == update && d.message.contains("failed (0x3b"))
+        }
+
+        @Test func nearMissARequestAccepted() throws {
+            let b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+                .leSignal(
+                    .connectionParameterUpdateRequest(intervalMin: 12, intervalMax: 24, latency: 0, timeout: 400), identifier: 7,
+                    handle: 0x40, .rx
+                )
+                .leSignal(.connectionParameterUpdateResponse(result: 0), identifier: 7, handle: 0x40, .tx)
+                .connectionUpdateComplete(handle: 0x40, interval: 24, timeout: 400)
+            #expect(try RuleTest.diagnose(b).of("LP-01").isEmpty)
+        }
+
+        // MARK: LP-02 short supervision timeout
+
+        @Test(arguments: [
+            (UInt16(6), UInt16(0), UInt16(42), "under 1 s"),
+            (80, 4, 150, "at most 3 effective intervals of 500 ms (Apple asks for more)"),
+            (80, 9, 200, "at most 2 effective intervals of 1000 ms, below the spec's minimum"),
+        ])
+        func aSupervisionTimeoutWithoutMarginIsAWarning(_ interval: UInt16, _ latency: UInt16, _ timeout: UInt16, _ why: String) throws {
+            var b = CaptureBuilder()
+            let connect = b.nextFrame
+            b = b.connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: interval, latency: latency, timeout: timeout)
+            let d = try #require(try RuleTest.diagnose(b).of("LP-02").first)
+            #expect(d.severity == .warning && d.frame == connect && d.device == RuleTest.peerText)
+            #expect(
+                d.message
+                    == "The supervision timeout with \(RuleTest.peerText) is only \(Int(timeout) * 10) ms (\(why); frame \(connect)): one short fade drops the link."
+            )
+            #expect(d.facts.first?.source.kind == "observed")
+        }
+
+        @Test func aShortTimeoutSetByAnUpdateIsCitedThere() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            let update = b.nextFrame
+            b = b.connectionUpdateComplete(handle: 0x40, interval: 6, timeout: 42)
+            #expect(try RuleTest.diagnose(b).of("LP-02").map(\.frame) == [update])
+        }
+
+        @Test(arguments: [(UInt16(6), UInt16(0), UInt16(100)), (24, 0, 400), (12, 4, 300), (80, 4, 200)])
+        func nearMissAShortTimeoutThatIsFine(_ interval: UInt16, _ latency: UInt16, _ timeout: UInt16) throws {
+            // 1 s at 7.5 ms, 4 s at 30 ms, 3 s at 15 ms × 5, 2 s at 100 ms × 5: each at least 1 s and over 3 effective intervals.
+            let b = CaptureBuilder().connect(
+                handle: 0x40, peer: RuleTest.peer, role: .central, interval: interval, latency: latency, timeout: timeout)
+            #expect(try RuleTest.diagnose(b).of("LP-02").isEmpty)
+        }
+
+        // MARK: LP-03 ping-pong
+
+        @Test func parametersBouncingBetweenTwoSetsWithinAMinute() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: 24, timeout: 400)
+            var updates: [Int] = []
+            for (i, interval) in [UInt16(12), 24, 12].enumerated() {
+                b = b.at(Double(i + 1) * 10)
+                updates.append(b.nextFrame)
+                b = b.connectionUpdateComplete(handle: 0x40, interval: interval, timeout: 400)
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("LP-03").first)
+            #expect(d.severity == .info && d.frame == updates[2] && d.device == RuleTest.peerText)
+            #expect(d.supporting.map(\.frame) == [1] + updates.prefix(2))
+            #expect(d.message.hasSuffix("frames 1, \(updates.map(String.init).joined(separator: ", "))."))
+        }
+
+        @Test(arguments: [false, true])
+        func nearMissUpdatesThatMoveOnOrBounceSlowly(_ slow: Bool) throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: 24, timeout: 400)
+            let intervals: [UInt16] = slow ? [12, 24, 12] : [12, 16, 36]
+            for (i, interval) in intervals.enumerated() {
+                b = b.at(Double(i + 1) * (slow ? 40 : 10)).connectionUpdateComplete(handle: 0x40, interval: interval, timeout: 400)
+            }
+            #expect(try RuleTest.diagnose(b).of("LP-03").isEmpty)
+        }
+
+        // MARK: LP-04 PHY update failed
+
+        @Test func aPHYChangeRefusedOrFailed() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            let refused = b.nextFrame + 1
+            b = b.commandRefusedByStatus(
+                .leSetPHY, parameters: LESetPHY(handle: 0x40, allPHYs: 0, txPHYs: 0x04, rxPHYs: 0x04, phyOptions: 0).bytes,
+                status: .unsupportedFeatureOrParameter)
+            let failed = b.nextFrame
+            b = b.phyUpdateComplete(handle: 0x40, status: .unsupportedRemoteFeature)
+            let r = try RuleTest.diagnose(b)
+            #expect(r.of("LP-04").map(\.frame).sorted() == [refused, failed])
+            let d = try #require(r.of("LP-04").first { $0.frame == failed })
+            #expect(
+                d.severity == .error && d.device == RuleTest.peerText
+                    && d.message.contains("(0x1a Unsupported Remote Feature, frame \(failed))"))
+            #expect(r.of("HH-04").isEmpty)
+        }
+
+        @Test func aLinkLostSoonAfterSwitchingTo2M() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).at(1)
+            let phy = b.nextFrame
+            b = b.phyUpdateComplete(handle: 0x40, phy: .le2M).at(2.2)
+            let loss = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .connectionTimeout)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("LP-04").first)
+            #expect(d.frame == loss && d.supporting.map(\.frame) == [phy])
+            #expect(d.message.hasPrefix("The link to \(RuleTest.peerText) died 1.20 s after switching to"))
+            #expect(r.of("DC-01").count == 1)
+        }
+
+        @Test(arguments: [false, true])
+        func nearMissACollisionOrALossLongAfterThePHYChange(_ collision: Bool) throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            if collision {
+                b = b.phyUpdateComplete(handle: 0x40, status: .llProcedureCollision)
+            } else {
+                b = b.phyUpdateComplete(handle: 0x40).at(10).disconnect(handle: 0x40, reason: .connectionTimeout)
+            }
+            #expect(try RuleTest.diagnose(b).of("LP-04").isEmpty)
+        }
+
+        // MARK: LP-05 procedure unsupported
+
+        @Test func aConnectionUpdateThePeerDoesNotSupport() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            let update = b.nextFrame
+            b = b.connectionUpdateComplete(handle: 0x40, status: .unsupportedRemoteFeature)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("LP-05").first)
+            #expect(d.severity == .warning && d.frame == update && d.device == RuleTest.peerText)
+            #expect(d.message.hasSuffix("the peer does not support it; fall back (e.g. to the L2CAP parameter update)."))
+        }
+
+        /// An air capture: CONNECT_IND, the central's LL_CONNECTION_PARAM_REQ, the peripheral's answer (frame 3).
+        static func parameterRequestAnswered(_ answer: LLControlPDU) -> NordicBuilder {
+            var b = NordicBuilder()
+            b.connect()
+            let request = LLConnectionParamRequest(
+                intervalMin: 6, intervalMax: 12, latency: 0, timeout: 200, preferredPeriodicity: 0, referenceConnEventCount: 0,
+                offsets: [0, 0, 0, 0, 0, 0])
+            b.data(.control, LLControlPacket(.connectionParamReq(request)).bytes, event: 1)
+            b.data(.control, LLControlPacket(answer).bytes, central: false, event: 1)
+            b.data(.continuation, [], sn: true, event: 2)
+            return b
+        }
+
+        @Test func anLLUnknownRspOrAnUnsupportedRejectOnAnAirCaptureIsUnsupported() throws {
+            for answer in [
+                LLControlPDU.unknownRsp(unknownType: .connectionParamReq),
+                .rejectExtInd(rejectOpcode: .connectionParamReq, errorCode: 0x1A),
+            ] {
+                let d = try #require(try RuleTest.diagnose(air: Self.parameterRequestAnswered(answer)).of("LP-05").first)
+                #expect(d.frame == 3 && d.message.contains("the peripheral rejected LL_CONNECTION_PARAM_REQ"))
+                #expect(d.message.hasSuffix("fall back (e.g. to the L2CAP parameter update)."))
+            }
+        }
+
+        @Test func aRejectForAnotherReasonIsNamedWithoutTheFallBackAdvice() throws {
+            let r = try RuleTest.diagnose(
+                air: Self.parameterRequestAnswered(.rejectExtInd(rejectOpcode: .connectionParamReq, errorCode: 0x3B)))
+            let d = try #require(r.of("LP-05").first)
+            #expect(d.frame == 3 && d.headline.hasPrefix("procedure refused by"))
+            #expect(
+                d.message.hasSuffix("the peripheral rejected LL_CONNECTION_PARAM_REQ (0x3b Unacceptable Connection Parameters) (frame 3)."))
+        }
+
+        @Test func nearMissACollisionRejectIsDC06s() throws {
+            let r = try RuleTest.diagnose(
+                air: Self.parameterRequestAnswered(.rejectExtInd(rejectOpcode: .connectionParamReq, errorCode: 0x2A)))
+            #expect(r.of("LP-05").isEmpty)
+            let d = try #require(r.of("DC-06").first)
+            #expect(d.frame == 3 && d.severity == .error && d.message.contains("the peripheral rejected LL_CONNECTION_PARAM_REQ"))
+        }
+
+        // MARK: LP-06 interference
+
+        static func noisyLink(badCRC: Int, of packets: Int) -> NordicBuilder {
+            var b = NordicBuilder()
+            b.connect()
+            for i in 0..<packets {
+                b.data(
+                    .continuation, [], central: i % 2 == 0, sn: (i / 2) % 2 == 1, event: UInt16(i / 2 + 1),
+                    crcOK: i % (packets / badCRC) != 0)
+            }
+            return b
+        }
+
+        @Test func aFifthOfPacketsFailingTheirCRCIsHeavyInterference() throws {
+            let b = Self.noisyLink(badCRC: 20, of: 100)
+            let d = try #require(try RuleTest.diagnose(air: b).of("LP-06").first)
+            #expect(d.severity == .warning && d.frame == 1)
+            #expect(d.message.hasSuffix("20 of 100 packets (20 %) failed their CRC."))
+        }
+
+        @Test func nearMissAFewBadCRCs() throws {
+            #expect(try RuleTest.diagnose(air: Self.noisyLink(badCRC: 5, of: 100)).of("LP-06").isEmpty)
+        }
+    }
+}
