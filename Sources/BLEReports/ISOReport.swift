@@ -20,16 +20,24 @@ public struct ISOReport: Sendable {
 
     // MARK: text
 
+    /// The answer first: each stream direction's verdict with its figures, then the ASE operations the server refused;
+    /// then the streams' parameters, their lifecycle and the profiles' operations and states, each citing its frame.
     public func text(terminal: Terminal) -> String {
         var out = ""
         if iso.isEmpty && (profiles?.isEmpty ?? true) { return "No isochronous channels or LE Audio profiles in this capture.\n" }
-        if !iso.streams.isEmpty {
-            out += terminal.paint("ISO streams (\(iso.streams.count))", .bold) + "\n"
-            for s in iso.streams { out += streamText(s) }
-        }
         if !iso.health.isEmpty {
-            out += "\n" + terminal.paint("Stream health", .bold) + "\n"
+            out += terminal.paint("Stream health", .bold) + "\n"
             for h in iso.health { out += healthText(h, terminal: terminal) }
+        } else if !iso.streams.isEmpty {
+            out += "No ISO data packets in this capture (the controller carries the audio, or the log leaves it out).\n"
+        }
+        if let refusals = profiles?.refusals, !refusals.isEmpty {
+            out += (out.isEmpty ? "" : "\n") + terminal.paint("ASE operations refused", .bold) + "\n"
+            for op in refusals { out += "  " + terminal.paint(Self.operationLine(op), .red) + "\n" }
+        }
+        if !iso.streams.isEmpty {
+            out += (out.isEmpty ? "" : "\n") + terminal.paint("ISO streams (\(iso.streams.count))", .bold) + "\n"
+            for s in iso.streams { out += streamText(s) }
         }
         if !iso.events.isEmpty {
             out += "\n" + terminal.paint("Lifecycle", .bold) + "\n"
@@ -45,12 +53,11 @@ public struct ISOReport: Sendable {
         if let big = s.bigHandle, let bis = s.bisIndex { line += "  BIG \(hex(big)) BIS \(bis)" }
         if let acl = s.aclHandle { line += "  ACL \(hex(acl, width: 4))" + (s.connectionNumber.map { " (#\($0))" } ?? "") }
         line += "  frames \(s.establishedFrame)–" + (s.endFrame.map(String.init) ?? "end")
-        if let reason = s.endReason { line += "  ended: \(reason)" }
         var out = line + "\n"
-        out += "     ISO interval \(String(fractionDigits: 2, Double(s.isoInterval) * 1.25)) ms  NSE \(s.nse)"
+        if let reason = s.endReason { out += "     ended: \(reason)" + (s.endFrame.map { " (frame \($0))" } ?? "") + "\n" }
+        out += "     ISO interval \(String(fractionDigits: 2, Double(s.isoInterval) * 1.25)) ms, NSE \(s.nse)\n"
         out += Self.direction("tx", interval: s.sduIntervalTx, sdu: s.maxSDUTx, phy: s.phyTx, latency: s.transportLatencyTx)
         out += Self.direction("rx", interval: s.sduIntervalRx, sdu: s.maxSDURx, phy: s.phyRx, latency: s.transportLatencyRx)
-        out += "\n"
         for p in s.dataPaths {
             out += "     data path \(p.direction == .tx ? "tx" : "rx"): \(p.dataPathID == 0 ? "HCI" : "vendor \(hex(p.dataPathID))")"
             out += " \(p.codec), controller delay \(p.controllerDelayMicroseconds) µs (frame \(p.frame)"
@@ -59,6 +66,7 @@ public struct ISOReport: Sendable {
         return out
     }
 
+    /// `     tx: SDU every 10000 µs, max SDU 40, 2M, latency 11416 µs`, or nothing when the direction is unused.
     static func direction(_ name: String, interval: UInt32?, sdu: UInt16?, phy: LEPHY?, latency: UInt32?) -> String {
         guard interval != nil || sdu != nil || latency != nil else { return "" }
         var parts: [String] = []
@@ -66,26 +74,48 @@ public struct ISOReport: Sendable {
         if let sdu { parts.append("max SDU \(sdu)") }
         if let phy { parts.append(phy.description) }
         if let latency { parts.append("latency \(latency) µs") }
-        return "  \(name): " + parts.joined(separator: ", ")
+        return "     \(name): " + parts.joined(separator: ", ") + "\n"
     }
 
+    /// The verdict line (yellow when SDUs were lost), then the figures behind it, one topic a line.
     func healthText(_ h: ISOStreamHealth, terminal: Terminal) -> String {
         let verdict = h.verdict(label: iso.label(of: h))
         var out = "  " + (h.lostSDUs > 0 ? terminal.paint(verdict, .yellow) : verdict) + "\n"
         out += "     packets \(h.packets), SDUs \(h.sdus)" + (h.fragmentedSDUs > 0 ? " (\(h.fragmentedSDUs) fragmented)" : "")
         out += ", sequence \(h.firstSequence.map(String.init) ?? "–")…\(h.lastSequence.map(String.init) ?? "–")"
-        out += ", missing \(h.missingSDUs) in \(h.sequenceGaps) gap\(h.sequenceGaps == 1 ? "" : "s"), flagged lost \(h.flaggedLost)"
-        out += ", possibly invalid \(h.possiblyInvalid)\n"
-        out += "     SDU interval \(h.sduIntervalMicroseconds) µs (\(h.intervalSource)), expected by time \(h.expectedSDUsByTime)"
+        out += ", SDU interval \(h.sduIntervalMicroseconds) µs (\(h.intervalSource))\n"
+        out += "     missing \(h.missingSDUs) in \(h.sequenceGaps) gap\(h.sequenceGaps == 1 ? "" : "s"), flagged lost \(h.flaggedLost)"
+        out += ", possibly invalid \(h.possiblyInvalid), expected by time \(h.expectedSDUsByTime)\n"
+        var jitter: [String] = []
         if let j = h.timestampJitterMaxMicroseconds {
-            out += ", time-stamp jitter max \(j) µs mean \(String(fractionDigits: 1, h.timestampJitterMeanMicroseconds ?? 0)) µs"
+            jitter.append("time-stamp max \(j) µs, mean \(String(fractionDigits: 1, h.timestampJitterMeanMicroseconds ?? 0)) µs")
         }
-        if let a = h.arrivalJitterMaxMicroseconds { out += ", arrival jitter max \(a) µs" }
-        out += "\n     bitrate \(formatRate(h.bitrate))" + (h.configuredBitrate.map { " (configured \(formatRate($0)))" } ?? "") + "\n"
+        if let a = h.arrivalJitterMaxMicroseconds { jitter.append("arrival max \(a) µs") }
+        if !jitter.isEmpty { out += "     jitter: " + jitter.joined(separator: "; ") + "\n" }
+        out += "     bitrate \(formatRate(h.bitrate))" + (h.configuredBitrate.map { " (configured \(formatRate($0)))" } ?? "") + "\n"
         if h.lostSDUs > 0 {
             out += "     loss over time (\(h.timeBucketMicroseconds / 1000) ms per mark): \(Self.sparkline(h.lostPerBucket))\n"
         }
         return out
+    }
+
+    /// `frame 133  #1 Config QoS ASE 1,2 → frame 136: ASE 1, 2: Invalid Configuration Parameter Value (Presentation_Delay)`:
+    /// the server's answers, ASEs with the same answer together.
+    static func operationLine(_ op: ASEOperation) -> String {
+        var line = "frame \(op.frame)  #\(op.connectionNumber) \(op.name) ASE \(op.aseIDs.map(String.init).joined(separator: ","))"
+        guard let r = op.responseFrame else { return line + " → no response" }
+        var answers: [(ids: [UInt8], text: String)] = []
+        for response in op.responses {
+            let text = response.code == 0 ? response.codeName : "\(response.codeName) (\(response.reasonName))"
+            if let i = answers.firstIndex(where: { $0.text == text }) {
+                answers[i].ids.append(response.aseID)
+            } else {
+                answers.append(([response.aseID], text))
+            }
+        }
+        line += (op.refused ? " REFUSED" : "") + " → frame \(r): "
+        if answers.count == 1 && answers[0].ids == op.aseIDs { return line + answers[0].text }
+        return line + answers.map { "ASE \($0.ids.map(String.init).joined(separator: ", ")): \($0.text)" }.joined(separator: "; ")
     }
 
     /// One character per bucket, from blank (no loss) to full (the most).
@@ -109,17 +139,8 @@ public struct ISOReport: Sendable {
         if !p.operations.isEmpty {
             out += "\n" + terminal.paint("ASE Control Point (ASCS)", .bold) + "\n"
             for op in p.operations {
-                var line =
-                    "  frame \(op.frame)  #\(op.connectionNumber) \(op.name) ASE \(op.aseIDs.map(String.init).joined(separator: ","))"
-                if let r = op.responseFrame {
-                    let answers = op.responses.map {
-                        $0.code == 0 ? "\($0.aseID): \($0.codeName)" : "\($0.aseID): \($0.codeName) (\($0.reasonName))"
-                    }
-                    line += " → frame \(r): " + answers.joined(separator: ", ")
-                } else {
-                    line += " → no response"
-                }
-                out += "  " + (op.refused ? terminal.paint(line.dropFirst(2) + "  REFUSED", .red) : String(line.dropFirst(2))) + "\n"
+                let line = Self.operationLine(op)
+                out += "  " + (op.refused ? terminal.paint(line, .red) : line) + "\n"
             }
         }
         if !p.aseStates.isEmpty {
@@ -133,12 +154,12 @@ public struct ISOReport: Sendable {
         if !p.bass.isEmpty {
             out += "\n" + terminal.paint("Broadcast Audio Scan (BASS)", .bold) + "\n"
             for b in p.bass {
-                var line = "  frame \(b.frame)  #\(b.connectionNumber) \(b.name)"
-                if let id = b.sourceID { line += "  source \(id)" }
-                if let id = b.broadcastID { line += "  Broadcast_ID \(hex(id, width: 6))" }
-                if let pa = b.paSyncState { line += "  PA: \(LEAudioTables.paSyncStates[Int64(pa)] ?? "\(pa)")" }
-                if !b.bisSync.isEmpty { line += "  BIS sync " + b.bisSync.map { hex($0, width: 8) }.joined(separator: ",") }
-                out += line + "\n"
+                var parts: [String] = []
+                if let id = b.sourceID { parts.append("source \(id)") }
+                if let id = b.broadcastID { parts.append("broadcast \(hex(id, width: 6))") }
+                if let pa = b.paSyncState { parts.append("PA \(LEAudioTables.paSyncStates[Int64(pa)] ?? "\(pa)")") }
+                if !b.bisSync.isEmpty { parts.append("BIS sync " + b.bisSync.map { hex($0, width: 2) }.joined(separator: ",")) }
+                out += "  frame \(b.frame)  #\(b.connectionNumber) \(b.name)" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")) + "\n"
             }
         }
         return out
