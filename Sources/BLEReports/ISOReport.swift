@@ -159,7 +159,9 @@ public struct ISOReport: Sendable {
                 if let id = b.broadcastID { parts.append("broadcast \(hex(id, width: 6))") }
                 if let pa = b.paSyncState { parts.append("PA \(LEAudioTables.paSyncStates[Int64(pa)] ?? "\(pa)")") }
                 if !b.bisSync.isEmpty { parts.append("BIS sync " + b.bisSync.map { hex($0, width: 2) }.joined(separator: ",")) }
-                out += "  frame \(b.frame)  #\(b.connectionNumber) \(b.name)" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")) + "\n"
+                out +=
+                    "  frame \(b.frame)  #\(b.connectionNumber) \(b.name)" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+                    + "\n"
             }
         }
         return out
