@@ -67,6 +67,9 @@ struct ISOData {
     }
 
     /// Ends every open SDU (cut by the end of the capture) and gives each accumulator's result.
+    /// In stream order (data on no established stream last), rx before tx within a stream (the log shows loss on what
+    /// this host received; what it sent is counted as the host numbered it): the order `iso` lists the streams in, not
+    /// the order their first packets happened to come in.
     mutating func finish(streams: [ISOStream], findings: inout [Finding], frame: Int) -> [ISOStreamHealth] {
         var out: [ISOStreamHealth] = []
         for i in accumulators.indices {
@@ -74,6 +77,10 @@ struct ISOData {
             let stream = streamNumbers[i].map { streams[$0 - 1] }
             out.append(accumulators[i].health(stream: stream))
         }
-        return out
+        let order = out.indices.sorted {
+            (streamNumbers[$0] ?? Int.max, out[$0].direction == .rx ? 0 : 1, $0)
+                < (streamNumbers[$1] ?? Int.max, out[$1].direction == .rx ? 0 : 1, $1)
+        }
+        return order.map { out[$0] }
     }
 }
