@@ -76,7 +76,9 @@ extension Analyzer {
             findings.append(Finding(.warning, .malformed("HCI event", error), frame: record.frame, offset: record.fileOffset))
             return
         }
-        let decoded = packet.decoded
+        let decoding = packet.decoding
+        let decoded = decoding.parameters
+        if decoding.ignoredBytes > 0 || decoding.error != nil { noteEventDecoding(decoding, packet, record) }
         let frame = record.frame, time = record.timestamp, controller = record.controllerIndex
         var requestFrame: Int? = nil
         var latency: Int64? = nil
@@ -264,6 +266,23 @@ extension Analyzer {
             e.status = status
             e.fields = fields
             emit(e)
+        }
+    }
+
+    /// An event longer than its fixed size (read by its first bytes) or one blescope decodes that did not: said, not
+    /// dropped. The BQR vendor event says its own (``FindingKind/bqrMalformed(_:)``).
+    func noteEventDecoding(_ decoding: HCIEventPacket.Decoding, _ packet: HCIEventPacket, _ record: CaptureRecord) {
+        if decoding.ignoredBytes > 0 {
+            findings.append(
+                Finding(
+                    .info,
+                    FindingKind(
+                        code: "hci.event-extra-bytes",
+                        message:
+                            "\(packet.name): \(decoding.ignoredBytes) byte(s) after the \(packet.parameters.count - decoding.ignoredBytes) the spec defines, ignored (as the Android stack and tshark do)"
+                    ), frame: record.frame, offset: record.fileOffset))
+        } else if let error = decoding.error, packet.code != .vendor {
+            findings.append(Finding(.warning, .malformed(packet.name, error), frame: record.frame, offset: record.fileOffset))
         }
     }
 

@@ -62,9 +62,11 @@ public struct CaptureInfo: Sendable {
         }
     }
 
+    /// From the earliest record to the latest (as capinfos's duration): the time the log covers, also when its
+    /// records go back in time (then first and last in file order are not the bounds).
     public var span: Int64? {
-        guard let first = statistics.firstTimestamp, let last = statistics.lastTimestamp else { return nil }
-        return last.microseconds(since: first)
+        guard statistics.records > 0 else { return nil }
+        return statistics.durationMicroseconds
     }
 
     /// The human-readable block, aligned.
@@ -89,7 +91,13 @@ public struct CaptureInfo: Sendable {
         rows.append(("Records", formatCount(s.records)))
         rows.append(("First record", s.firstTimestamp.map { $0.description + " UTC" } ?? "—"))
         rows.append(("Last record", s.lastTimestamp.map { $0.description + " UTC" } ?? "—"))
-        rows.append(("Span", span.map { formatDuration(microseconds: $0) } ?? "—"))
+        let outOfOrder = s.records > 0 && (s.firstTimestamp != s.minTimestamp || s.lastTimestamp != s.maxTimestamp)
+        rows.append(
+            (
+                "Span",
+                (span.map { formatDuration(microseconds: $0) } ?? "—")
+                    + (outOfOrder ? " (earliest to latest record: the file's order goes back in time)" : "")
+            ))
         var kinds: [String] = []
         func add(_ name: String, _ n: Int) { if n > 0 { kinds.append("\(name) \(formatCount(n))") } }
         add("commands", s.commands)

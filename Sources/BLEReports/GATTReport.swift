@@ -62,6 +62,8 @@ public struct GATTTextRenderer {
 public struct GATTReport {
     public var connections: [Connection]
     public var usage: GATTUsage
+    /// What the capture cannot show, in the JSON when the command read the capture itself (the report says it once).
+    public var log: LogScope?
 
     public init(connections: [Connection], usage: GATTUsage) {
         self.connections = connections
@@ -183,6 +185,7 @@ public struct GATTReport {
             w.endObject()
         }
         w.endArray()
+        if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
     }

@@ -56,7 +56,13 @@ public enum OTAReport {
             }
             if s.receipts > 0 { packets += ", \(s.receipts) receipts (PRN \(s.packetReceiptInterval ?? 0))" }
             out += packets + "\n"
-            var rate = "  throughput " + (s.throughputBitsPerSecond.map(formatBitRate) ?? "-")
+            var rate =
+                "  throughput "
+                + (s.throughputBitsPerSecond.map(formatBitRate)
+                    ?? s.transferMicroseconds.map {
+                        "- (\(s.packets) packets within \(formatDuration(microseconds: $0)): too short to rate)"
+                    }
+                    ?? "-")
             if let g = s.goodput {
                 rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link"
             }
@@ -104,13 +110,16 @@ public enum OTAReport {
     }
 
     /// `{"sessions": [...]}`; with `file`, `{"file", "sessions"}` (one line of `ota --json` over several captures).
-    public static func json(_ sessions: [OTASession], file: String? = nil) -> String {
+    /// `{"file"?, "sessions": [...], "completeness"?}`: `log` (what the capture cannot show) when the command read the
+    /// capture itself (the report says it once for the file).
+    public static func json(_ sessions: [OTASession], file: String? = nil, log: LogScope? = nil) -> String {
         var w = JSONWriter(capacity: 2048)
         w.beginObject()
         if let file { w.field("file", file) }
         w.beginArray("sessions")
         for s in sessions { write(s, to: &w) }
         w.endArray()
+        if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
     }

@@ -37,6 +37,8 @@ public struct OTARun: Sendable {
     public struct CaptureResult: Sendable {
         public var sessions: [OTASession]
         public var failures: [OTAGate.Failure]
+        /// What the capture cannot show (said before the sessions).
+        public var log: LogScope
     }
 
     /// How a run over several captures went: captures that could not be read (or whose images could not be written),
@@ -48,8 +50,10 @@ public struct OTARun: Sendable {
 
     /// Follows the updates of one capture and applies the gate.
     public func check(_ capture: CaptureFile, progress: ((Int, Int64) -> Void)? = nil) -> CaptureResult {
-        let sessions = OTAReport.sessions(capture, options: analyzerOptions, stallThreshold: stallThreshold, progress: progress)
-        return CaptureResult(sessions: sessions, failures: gate.failures(sessions))
+        let (analysis, log) = LogScope.analyze(
+            capture, options: analyzerOptions, observing: Observing(otaStallThreshold: stallThreshold), progress: progress)
+        let sessions = analysis.otaSessions ?? []
+        return CaptureResult(sessions: sessions, failures: gate.failures(sessions), log: log)
     }
 
     /// Every capture in `paths` (in parallel with `jobs` workers), output in input order on `out`; failures of the gate
@@ -84,7 +88,7 @@ public struct OTARun: Sendable {
     /// the image comparison of each session when an image is expected.
     func write(_ result: CaptureResult, of path: String, index: Int, several: Bool, to out: OutputStream) {
         if json {
-            out.write(OTAReport.json(result.sessions, file: several ? path : nil) + "\n")
+            out.write(OTAReport.json(result.sessions, file: several ? path : nil, log: result.log) + "\n")
             return
         }
         if several {
@@ -92,6 +96,7 @@ public struct OTARun: Sendable {
                 (index > 0 ? "\n" : "") + terminal.paint("== " + terminal.shorten(path, to: max(20, (terminal.width ?? 0) - 3)), .bold)
                     + "\n")
         }
+        out.write(result.log.text(terminal: terminal))
         out.write(terminal.fit(OTAReport.text(result.sessions, terminal: terminal)))
         if let expected = gate.expectedImage {
             for s in result.sessions {

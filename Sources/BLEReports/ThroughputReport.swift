@@ -203,7 +203,8 @@ public struct ThroughputReport {
 
     // MARK: JSON
 
-    public func json(series: Bool = true) -> String {
+    /// `{"streams": [...], "streams_dropped", "completeness"?}`: `log` when the command read the capture itself.
+    public func json(series: Bool = true, log: LogScope? = nil) -> String {
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         w.beginArray("streams")
@@ -211,6 +212,7 @@ public struct ThroughputReport {
         w.endArray()
         w.field("streams_dropped", streamsDropped)
         writeISO(into: &w)
+        if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
     }
@@ -378,9 +380,11 @@ public func writeLinkQuality(_ q: LinkQualitySummary, into w: inout JSONWriter, 
     w.field("reports", q.reports)
     w.field("first_frame", q.firstFrame)
     w.field("last_frame", q.lastFrame)
-    w.field("rssi_min", q.minRSSI)
-    w.field("rssi_max", q.maxRSSI)
-    w.field("rssi_mean", q.meanRSSI, decimals: 1)
+    // null when no report measured a signal (each said RSSI -127, the bottom of the scale).
+    let measured = q.measuredReports > 0
+    w.field("rssi_min", measured ? q.minRSSI : nil)
+    w.field("rssi_max", measured ? q.maxRSSI : nil)
+    w.field("rssi_mean", measured ? q.meanRSSI : nil, decimals: 1)
     w.field("snr_min", q.minSNR)
     w.field("retransmissions", q.retransmissions)
     w.field("nak", q.nak)
@@ -388,7 +392,7 @@ public func writeLinkQuality(_ q: LinkQualitySummary, into w: inout JSONWriter, 
     w.field("flow_off", q.flowOff)
     w.field("crc_errors", q.crcErrors)
     w.field("tx_unacked", q.txUnacked)
-    w.field("worst_rssi_frame", q.worstRSSIFrame)
+    w.field("worst_rssi_frame", measured ? q.worstRSSIFrame : nil)
     w.beginArray("approaching_lsto_frames")
     for f in q.approachingLSTOFrames.prefix(100) { w.value(f) }
     w.endArray()

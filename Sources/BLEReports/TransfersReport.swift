@@ -53,7 +53,8 @@ public enum TransfersReport {
     }
 
     /// The JSON document `{"transfers": [...], "findings": [...]}`.
-    public static func json(_ transfers: [Transfer], findings: [Finding] = []) -> String {
+    /// `{"transfers": [...], "findings": [...], "completeness"?}`: `log` when the command read the capture itself.
+    public static func json(_ transfers: [Transfer], findings: [Finding] = [], log: LogScope? = nil) -> String {
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         w.beginArray("transfers")
@@ -62,6 +63,7 @@ public enum TransfersReport {
         w.beginArray("findings")
         for f in findings { writeFinding(f, to: &w) }
         w.endArray()
+        if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
     }

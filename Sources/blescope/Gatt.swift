@@ -29,13 +29,15 @@ struct Gatt: ParsableCommand {
             inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "gatt", out: OutputStream(),
             jsonErrors: json, separator: { i, path in json ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
             work: { capture, file, out, progress in
-                let result = CaptureAnalysis.analyze(
+                let (result, log) = LogScope.analyze(
                     capture, options: analyzerOptions, observing: Observing(gattUsage: true),
                     progress: { progress?.update(records: $0, bytes: $1) })
-                let report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsage())
+                var report = GATTReport(connections: result.connections, usage: result.gattUsage ?? GATTUsage())
+                report.log = log
                 if json {
                     writeJSONLine(report.json, file: file, to: out)
                 } else {
+                    out.write(log.text(terminal: terminal))
                     out.write(terminal.fit(report.text(terminal: terminal)))
                 }
             })

@@ -94,16 +94,16 @@ struct Throughput: ParsableCommand {
             inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "throughput", out: out,
             jsonErrors: json, separator: { i, path in json || csv ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
             work: { capture, file, out, progress in
-                let result = CaptureAnalysis.analyze(
+                let (result, log) = LogScope.analyze(
                     capture, options: analyzerOptions, observing: Observing(throughput: options, throughputBeside: beside),
                     progress: { progress?.update(records: $0, bytes: $1) })
                 let report = ThroughputReport(result).filtered(connectionNumbers: f.numbers, handles: f.handles, uuids: f.uuids)
                 if json {
-                    writeJSONLine(report.json(), file: file, to: out)
+                    writeJSONLine(report.json(log: log), file: file, to: out)
                 } else if csv {
                     out.write(report.csv(header: file == nil, prefix: file.map { csvQuoted($0) + "," } ?? ""))
                 } else {
-                    out.write(report.text(terminal: terminal))
+                    out.write(log.text(terminal: terminal) + report.text(terminal: terminal))
                 }
             })
     }

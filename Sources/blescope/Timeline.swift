@@ -140,39 +140,47 @@ struct Timeline: ParsableCommand {
             ? BackgroundTimelineJSON(stream: out) : nil
         let filtering = !filter.isEmpty
         let progress = quiet ? nil : ProgressReporter(label: capture.path, totalBytes: capture.fileSize)
-        let analysis = CaptureAnalysis.analyze(
-            capture, options: options, progress: { progress?.update(records: $0, bytes: $1) },
-            onEvent: { e, pass in
-                if filtering {
-                    // The filter's origin, and the time column's: the first event's time, whether or not it is kept.
-                    if origin == nil {
-                        origin = e.timestamp
-                        text.startCounting(at: e.timestamp)
-                    }
-                    let peer = e.connectionNumber.flatMap { pass.peerAddress(ofConnection: $0) }
-                    guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
+        let onEvent: (__owned TimelineEvent, AnalysisPass) -> Void = { e, pass in
+            if filtering {
+                // The filter's origin, and the time column's: the first event's time, whether or not it is kept.
+                if origin == nil {
+                    origin = e.timestamp
+                    text.startCounting(at: e.timestamp)
                 }
-                switch format {
-                case .text: out.write(text.line(e))
-                case .csv: out.write((csvFile ?? "") + csv.line(e))
-                case .jsonl:
-                    if let fileKey {
-                        line.removeAll(keepingCapacity: true)
-                        json.append(e, to: &line)
-                        out.writeTagged(file: fileKey, line: line)
-                    } else if let background {
-                        background.write(e)
-                    } else {
-                        json.writeBuffered(e, to: out)
-                    }
+                let peer = e.connectionNumber.flatMap { pass.peerAddress(ofConnection: $0) }
+                guard filter.matches(e, origin: origin, peerAddress: peer) else { return }
+            }
+            switch format {
+            case .text: out.write(text.line(e))
+            case .csv: out.write((csvFile ?? "") + csv.line(e))
+            case .jsonl:
+                if let fileKey {
+                    line.removeAll(keepingCapacity: true)
+                    json.append(e, to: &line)
+                    out.writeTagged(file: fileKey, line: line)
+                } else if let background {
+                    background.write(e)
+                } else {
+                    json.writeBuffered(e, to: out)
                 }
-            })
+            }
+        }
+        // The text ends with what the log cannot show (a stream cannot know it before its last record); JSON Lines and
+        // CSV carry events only, and skip the tracker (1.5 % of a JSON Lines run).
+        let reading: (Int, Int64) -> Void = { p, b in progress?.update(records: p, bytes: b) }
+        let (analysis, log): (CaptureAnalysis, LogScope?) =
+            format == .text
+            ? LogScope.analyze(capture, options: options, progress: reading, onEvent: onEvent)
+            : (CaptureAnalysis.analyze(capture, options: options, progress: reading, onEvent: onEvent), nil)
         background?.finish()
         if format == .jsonl && fileKey == nil && background == nil { json.flush(to: out) }
         progress?.finish()
         let findings = (capture.findings + analysis.findings).filter(filter.keeps)
         switch format {
-        case .text: out.write(terminal.fit(TimelineFindings.text(findings, terminal: terminal)))
+        case .text:
+            out.write(terminal.fit(TimelineFindings.text(findings, terminal: terminal)))
+            let scope = log?.textLines(terminal: terminal) ?? []
+            if !scope.isEmpty { out.write("\n" + scope.joined(separator: "\n") + "\n") }
         case .jsonl: out.write(TimelineFindings.jsonLines(findings, file: file))
         case .csv: break
         }

@@ -83,14 +83,15 @@ struct Transfers: ParsableCommand {
             inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "transfers", out: OutputStream(),
             jsonErrors: json, separator: { i, path in json ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
             work: { capture, file, out, progress in
-                let result = CaptureAnalysis.analyze(
+                let (result, log) = LogScope.analyze(
                     capture, options: analyzerOptions, observing: Observing(transfers: options),
                     progress: { progress?.update(records: $0, bytes: $1) })
                 let (transfers, transferFindings) = result.transfers ?? ([], [])
                 let findings = capture.findings + result.findings + transferFindings
                 if json {
-                    writeJSONLine(TransfersReport.json(transfers, findings: findings), file: file, to: out)
+                    writeJSONLine(TransfersReport.json(transfers, findings: findings, log: log), file: file, to: out)
                 } else {
+                    out.write(log.text(terminal: terminal))
                     out.write(terminal.fit(TransfersReport.text(transfers, findings: findings, terminal: terminal)))
                 }
                 guard let extract else { return }

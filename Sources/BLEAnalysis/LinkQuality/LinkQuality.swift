@@ -18,7 +18,10 @@ public struct LinkQualitySample: Hashable, Sendable {
 /// BQR counters are per reporting interval (they restart at each report), so totals are sums.
 public struct LinkQualitySummary: Hashable, Sendable {
     public var reports = 0
+    /// Reports that measured a signal (RSSI above ``unmeasuredRSSI``): the RSSI figures are theirs alone.
+    public var measuredReports = 0
     public var firstFrame = 0, lastFrame = 0
+    /// RSSI over the measured reports (0 when none measured).
     public var minRSSI: Int = 0, maxRSSI: Int = 0
     /// Mean RSSI over the reports, dBm.
     public var meanRSSI: Double = 0
@@ -41,15 +44,17 @@ public struct LinkQualitySummary: Hashable, Sendable {
         reports = samples.count
         firstFrame = first.frame
         lastFrame = samples[samples.count - 1].frame
-        minRSSI = Int(first.quality.rssi); maxRSSI = minRSSI; minSNR = Int(first.quality.snr)
-        worstRSSIFrame = first.frame
+        minSNR = Int(first.quality.snr)
         var sum = 0
         for s in samples {
             let q = s.quality
             let r = Int(q.rssi)
-            sum += r
-            if r < minRSSI { minRSSI = r; worstRSSIFrame = s.frame }
-            maxRSSI = max(maxRSSI, r)
+            if r > Self.unmeasuredRSSI {
+                if measuredReports == 0 || r < minRSSI { minRSSI = r; worstRSSIFrame = s.frame }
+                maxRSSI = measuredReports == 0 ? r : max(maxRSSI, r)
+                sum += r
+                measuredReports += 1
+            }
             minSNR = min(minSNR, Int(q.snr))
             retransmissions += Int(q.retransmissionCount)
             nak += Int(q.nakCount)
@@ -62,8 +67,12 @@ public struct LinkQualitySummary: Hashable, Sendable {
                 choppyFrames.append(s.frame)
             }
         }
-        meanRSSI = Double(sum) / Double(samples.count)
+        meanRSSI = measuredReports > 0 ? Double(sum) / Double(measuredReports) : 0
     }
+
+    /// The RSSI a controller reports when it received nothing to measure: the bottom of the scale (Android's reports on
+    /// links that never came up), never a measurement.
+    public static let unmeasuredRSSI = -127
 
     /// Thresholds of the verdict: below this RSSI (dBm) the radio is weak.
     public static let weakRSSI = -85
@@ -71,9 +80,12 @@ public struct LinkQualitySummary: Hashable, Sendable {
     public static let lossyRetransmissionsPerReport = 100
 
     /// The radio limited the link: weak signal, many retransmissions, or supervision timeout approached.
+    /// Never for a link whose reports measured nothing: it received no packet, so there is no radio to judge
+    /// (``verdict`` says so).
     public var isRadioLimited: Bool {
-        minRSSI <= Self.weakRSSI || !approachingLSTOFrames.isEmpty
-            || retransmissions > Self.lossyRetransmissionsPerReport * reports
+        measuredReports > 0
+            && (minRSSI <= Self.weakRSSI || !approachingLSTOFrames.isEmpty
+                || retransmissions > Self.lossyRetransmissionsPerReport * reports)
     }
 
     /// `limited by the radio: 913 retransmissions, RSSI −88 dBm, approaching supervision timeout at frame 412`
@@ -81,7 +93,9 @@ public struct LinkQualitySummary: Hashable, Sendable {
     public var verdict: String {
         var parts: [String] = []
         parts.append("\(reports) quality report\(reports == 1 ? "" : "s") (frames \(firstFrame)–\(lastFrame))")
-        parts.append("RSSI \(minRSSI)…\(maxRSSI) dBm (mean \(Int(meanRSSI.rounded())), lowest at frame \(worstRSSIFrame))")
+        if measuredReports > 0 {
+            parts.append("RSSI \(minRSSI)…\(maxRSSI) dBm (mean \(Int(meanRSSI.rounded())), lowest at frame \(worstRSSIFrame))")
+        }
         parts.append(
             "\(grouped(retransmissions)) retransmissions, \(grouped(nak)) NAK, \(grouped(noRx)) no-RX, \(grouped(flowOff)) flow-off")
         if crcErrors > 0 || txUnacked > 0 { parts.append("\(grouped(crcErrors)) CRC errors, \(grouped(txUnacked)) unacknowledged") }
@@ -91,6 +105,10 @@ public struct LinkQualitySummary: Hashable, Sendable {
                     + (approachingLSTOFrames.count > 1 ? " (+\(approachingLSTOFrames.count - 1) more)" : ""))
         }
         if let f = choppyFrames.first { parts.append("choppy audio reported at frame \(f)") }
+        if measuredReports == 0 {
+            return "no radio measurement: the link received nothing (RSSI \(Self.unmeasuredRSSI) dBm, the bottom of the scale): "
+                + parts.joined(separator: ", ")
+        }
         return (isRadioLimited ? "limited by the radio: " : "radio fine: ") + parts.joined(separator: ", ")
     }
 }

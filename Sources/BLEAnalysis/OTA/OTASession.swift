@@ -252,10 +252,18 @@ public struct OTASession: Hashable, Sendable {
         return b.microseconds(since: a)
     }
 
-    /// Image bits per second over the transfer time.
+    /// Image bits per second over the transfer time; nil when the packets span less than one connection interval
+    /// (7.5 ms, the shortest, when the interval is not known): packets handed to the controller in one burst say
+    /// nothing of the link's rate (a cut capture's 3 packets within 44 µs read as 88,727 kbps).
     public var throughputBitsPerSecond: Double? {
-        guard let t = transferMicroseconds, t > 0 else { return nil }
+        guard let t = ratedTransferMicroseconds else { return nil }
         return Double(image.count) * 8 * 1_000_000 / Double(t)
+    }
+
+    /// ``transferMicroseconds`` when long enough to rate (at least one connection interval).
+    public var ratedTransferMicroseconds: Int64? {
+        guard let t = transferMicroseconds, t >= Int64(max(connectionIntervalMicroseconds ?? 0, 7_500)) else { return nil }
+        return t
     }
 
     /// Image bytes / bytes on the link (0…1).
@@ -270,7 +278,7 @@ public struct OTASession: Hashable, Sendable {
 
     /// Packets per connection event: packets / (transfer time / CI).
     public var packetsPerConnectionEvent: Double? {
-        guard let t = transferMicroseconds, t > 0, let ci = connectionIntervalMicroseconds, ci > 0 else { return nil }
+        guard let t = ratedTransferMicroseconds, let ci = connectionIntervalMicroseconds, ci > 0 else { return nil }
         return Double(packets) / (Double(t) / Double(ci))
     }
 

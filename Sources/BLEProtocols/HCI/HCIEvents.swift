@@ -294,6 +294,14 @@ public enum HCIEventTable {
             decode: d(HCIEventParameters.leEnhancedConnectionCompleteV2)),
     ]
 
+    /// True when the event (or LE subevent) is decoded and has a fixed parameter size.
+    static func hasFixedSize(_ code: HCIEventCode, _ subevent: LESubevent?) -> Bool {
+        let entry: HCIEventEntry?
+        if let subevent { entry = subevents[subevent.rawValue] } else { entry = events[code.rawValue] }
+        guard let entry, entry.decode != nil, case .fixed = entry.size else { return false }
+        return true
+    }
+
     /// Decodes through `entry`: the size rule checked once, then the decoder, which must use every byte.
     static func decode(_ entry: HCIEventEntry, _ decoder: HCIEventDecoder, _ input: inout ByteReader) throws(DecodeError)
         -> HCIEventParameters

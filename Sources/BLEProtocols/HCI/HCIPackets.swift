@@ -132,18 +132,47 @@ public struct HCIEventPacket: WireCodable, CustomStringConvertible {
     }
     /// The LE Meta subevent code (first parameter byte), for LE Meta events.
     public var subevent: LESubevent? { code == .leMeta ? parameters.first.map(LESubevent.init(rawValue:)) : nil }
+    /// The typed parameters; bytes beyond the fixed size the spec gives the event are an error here (see
+    /// ``decoding``, which reads past them).
     public func decodeParameters() throws(DecodeError) -> HCIEventParameters {
-        let code = self.code
-        return try withByteReader(parameters) { (r: inout ByteReader) throws(DecodeError) -> HCIEventParameters in
+        try Self.decode(code, parameters)
+    }
+
+    static func decode(_ code: HCIEventCode, _ parameters: [UInt8]) throws(DecodeError) -> HCIEventParameters {
+        try withByteReader(parameters) { (r: inout ByteReader) throws(DecodeError) -> HCIEventParameters in
             try HCIEventParameters.decode(code: code, parameters: &r)
         }
     }
-    /// Typed parameters, or `.raw` when unknown or malformed (use ``decodeParameters()`` to see why).
-    public var decoded: HCIEventParameters {
-        if let v = try? decodeParameters() { return v }
-        if let s = subevent { return .leMeta(s, Array(parameters.dropFirst())) }
-        return .raw(code, parameters)
+
+    /// How the parameters decoded: the typed value, or `.raw`/`.leMeta` with the error when malformed.
+    public struct Decoding: Sendable {
+        public var parameters: HCIEventParameters
+        /// Bytes after the fields of a fixed-size event, left out of the decode (0 when the event has its size).
+        public var ignoredBytes = 0
+        /// Why the parameters did not decode (they are then `.raw` / `.leMeta`).
+        public var error: DecodeError?
     }
+
+    /// The typed parameters, reading an event longer than its fixed size by its first bytes: controllers append
+    /// bytes (a Command Status of 5 bytes, frame 299 of the ix7 tracker log in the corpus), the Android stack takes
+    /// the sizes as minimums (system/bt stack/include/hci_evt_length.h) and tshark decodes the known fields; the
+    /// bytes left out are counted in ``Decoding/ignoredBytes`` for the caller to say.
+    public var decoding: Decoding {
+        do throws(DecodeError) {
+            return Decoding(parameters: try decodeParameters())
+        } catch {
+            if case let .invalidSize(expected, got) = error, got > expected, HCIEventTable.hasFixedSize(code, subevent),
+                let v = try? Self.decode(code, Array(parameters.dropLast(got - expected)))
+            {
+                return Decoding(parameters: v, ignoredBytes: got - expected)
+            }
+            if let s = subevent { return Decoding(parameters: .leMeta(s, Array(parameters.dropFirst())), error: error) }
+            return Decoding(parameters: .raw(code, parameters), error: error)
+        }
+    }
+
+    /// Typed parameters, or `.raw` when unknown or malformed (``decoding`` says why).
+    public var decoded: HCIEventParameters { decoding.parameters }
     public var name: String {
         if let s = subevent { return s.description }
         return code.description

@@ -226,7 +226,8 @@ public struct CheckFacts: Sendable {
             .hinted(.none)
         }
         for (n, s) in samples {
-            if let minRSSI, Int(s.quality.rssi) < minRSSI {
+            // -127 dBm: nothing received to measure (LinkQualitySummary.unmeasuredRSSI), not a weak signal.
+            if let minRSSI, Int(s.quality.rssi) > LinkQualitySummary.unmeasuredRSSI, Int(s.quality.rssi) < minRSSI {
                 return fail("RSSI \(s.quality.rssi) dBm on connection #\(n) at frame \(s.frame)", n, s.frame)
             }
             if let maxRetx, Int(s.quality.retransmissionCount) > maxRetx {
@@ -236,7 +237,13 @@ public struct CheckFacts: Sendable {
                 return fail("approaching supervision timeout on connection #\(n) at frame \(s.frame)", n, s.frame)
             }
         }
-        let lowest = samples.min { $0.1.quality.rssi < $1.1.quality.rssi }!
+        let measured = samples.filter { Int($0.1.quality.rssi) > LinkQualitySummary.unmeasuredRSSI }
+        guard let lowest = measured.min(by: { $0.1.quality.rssi < $1.1.quality.rssi }) else {
+            return ExpectationResult(
+                expectation: e, file: "", passed: true,
+                detail: "\(samples.count) reports, none measured a signal (RSSI -127 dBm: nothing received)", frame: samples.first?.1.frame,
+                connection: samples.first?.0)
+        }
         return ExpectationResult(
             expectation: e, file: "", passed: true,
             detail: "\(samples.count) reports, lowest RSSI \(lowest.1.quality.rssi) dBm at frame \(lowest.1.frame)", frame: lowest.1.frame,

@@ -69,7 +69,7 @@ struct DC01SupervisionTimeout: DiagnosisRule {
 /// An RSSI as the messages say it: the bottom of the scale (−127 dBm) on a report means nothing was received to
 /// measure, not a very weak signal (AOSP BQR: RSSI of the last received packet).
 enum BQRSignal {
-    static let noSignal = -127
+    static let noSignal = LinkQualitySummary.unmeasuredRSSI
 }
 
 func rssiText(_ rssi: Int) -> String {

@@ -1,0 +1,50 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+
+/// What the log cannot show, said first by every command that reads a capture: the completeness verdict
+/// (``CaptureCompleteness``: a cut or corrupt file, payloads the capturer cut, drops, gaps, resets, connections set up
+/// before the capture started) of the same pass, with the capture reader's findings. A cut file is never complete.
+public struct LogScope: Hashable, Sendable {
+    public var completeness: CaptureCompleteness
+
+    public init(_ completeness: CaptureCompleteness) { self.completeness = completeness }
+
+    /// Items shown by ``textLines(terminal:)`` before `+N more`.
+    static let shownItems = 3
+
+    /// One pass of ``CaptureAnalysis/analyze(_:options:observing:progress:onRecord:onEvent:)`` with a
+    /// ``CompletenessTracker`` beside it (a few byte reads per record).
+    public static func analyze(
+        _ capture: CaptureFile, options: AnalyzerOptions, observing: Observing = .nothing,
+        progress: ((Int, Int64) -> Void)? = nil, onEvent: ((__owned TimelineEvent, AnalysisPass) -> Void)? = nil
+    ) -> (CaptureAnalysis, LogScope) {
+        var tracker = CompletenessTracker()
+        let analysis = CaptureAnalysis.analyze(
+            capture, options: options, observing: observing, progress: progress, onRecord: { tracker.add($0) }, onEvent: onEvent)
+        return (analysis, LogScope(tracker.result(format: capture.format.name, readerFindings: capture.findings)))
+    }
+
+    /// Nothing when the log shows every record whole; else `Log: incomplete` and its items, the worst first, each
+    /// with its frame: the first lines of a text output.
+    public func textLines(terminal: Terminal) -> [String] {
+        let items = completeness.items.enumerated().sorted { ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset) }
+            .map(\.element)
+        guard !items.isEmpty else { return [] }
+        var lines = [terminal.paint("Log:", .bold) + " " + completeness.verdict]
+        for item in items.prefix(Self.shownItems) {
+            let mark = item.severity >= .warning ? terminal.paint("!", .yellow) : "-"
+            // The frame, unless the message already names it.
+            let frame = item.frame.flatMap { item.message.contains("\($0)") ? nil : " (frame \($0))" } ?? ""
+            lines.append("  \(mark) " + item.message + frame)
+        }
+        if items.count > Self.shownItems { lines.append("  + \(items.count - Self.shownItems) more: blescope info") }
+        return lines.map { terminal.fit($0) }
+    }
+
+    /// ``textLines(terminal:)`` as text ending in a blank line, or nothing.
+    public func text(terminal: Terminal) -> String {
+        let lines = textLines(terminal: terminal)
+        return lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n\n"
+    }
+}
