@@ -2,12 +2,15 @@ import BLEAnalysis
 import BLECore
 import BLEProtocols
 
-/// The JSON form (`schemas/iso.schema.json`): `{"streams", "health", "events", "ase_states", "ase_operations", "bass"}`.
+/// The JSON form (`schemas/iso.schema.json`): `{"streams", "health", "events", "ase_states", "ase_operations", "bass",
+/// "completeness"?}`.
 extension ISOReport {
-    public func json() -> String {
+    /// `log` when the command read the capture itself (what the log cannot show, as `completeness`).
+    public func json(log: LogScope? = nil) -> String {
         var w = JSONWriter(capacity: 8192)
         w.beginObject()
         write(into: &w)
+        if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
     }

@@ -37,14 +37,14 @@ struct ISO: ParsableCommand {
             inputs, arguments: files, jobs: batch.effectiveJobs, quiet: analysis.quiet, label: "iso", out: out, jsonErrors: json,
             separator: { i, path in json ? "" : (i > 0 ? "\n" : "") + fileHeader(path, terminal: terminal) },
             work: { capture, file, out, progress in
-                let result = CaptureAnalysis.analyze(
+                let (result, log) = LogScope.analyze(
                     capture, options: analyzerOptions, observing: Observing(leAudio: true),
                     progress: { progress?.update(records: $0, bytes: $1) })
                 let report = ISOReport(iso: result.iso, profiles: result.leAudio)
                 if json {
-                    writeJSONLine(report.json(), file: file, to: out)
+                    writeJSONLine(report.json(log: log), file: file, to: out)
                 } else {
-                    out.write(report.text(terminal: terminal))
+                    out.write(log.text(terminal: terminal) + report.text(terminal: terminal))
                 }
             })
     }
