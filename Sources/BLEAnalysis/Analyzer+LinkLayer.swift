@@ -28,36 +28,7 @@ extension Analyzer {
         let controller = record.controllerIndex
         switch output {
         case .connectionStarted(let info):
-            if info.inferred {
-                _ = connectionIndex(
-                    controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
-            } else {
-                openConnection(
-                    controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true
-                ) { c in
-                    c.peerAddress = info.peripheral?.description
-                    c.centralAddress = info.central?.description
-                    c.accessAddress = info.accessAddress.description
-                    if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
-                        c.link.apply(
-                            .parameters(ConnectionParameters(interval: i, latency: l, timeout: t)), frame: info.startFrame,
-                            timestamp: info.startTimestamp)
-                    }
-                }
-            }
-            if options.timeline {
-                var summary = "access address \(info.accessAddress)"
-                if let c = info.central { summary += " central \(c)" + identityText(c.value) }
-                if let p = info.peripheral { summary += " peripheral \(p)" + identityText(p.value) }
-                if let i = info.parameters.interval {
-                    summary += " interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(i))) ms"
-                }
-                emit(
-                    TimelineEvent(
-                        frame: info.startFrame, timestamp: info.startTimestamp, connection: info.handle, direction: .tx,
-                        layer: .ll, code: nil, name: info.inferred ? "Connection (inferred from data PDUs)" : "CONNECT_IND",
-                        summary: summary))
-            }
+            linkLayerConnectionStarted(info, controller: controller)
         case .l2capFragment(let f):
             guard let index = connectionIndex(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true)
             else { return }
@@ -74,32 +45,11 @@ extension Analyzer {
                 emit(e)
             }
         case .parametersChanged(let p):
-            guard
-                let index = connectionIndex(controller: controller, handle: p.handle, frame: p.frame, timestamp: p.timestamp, infer: false)
-            else { return }
-            if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
-                let value = ConnectionParameters(interval: i, latency: l, timeout: t)
-                if connections[index].currentParameters != value {
-                    connections[index].link.apply(.parameters(value), frame: p.frame, timestamp: p.timestamp)
-                }
-            }
-            let phy = PHYPair(tx: p.parameters.centralToPeripheralPHY, rx: p.parameters.peripheralToCentralPHY)
-            if connections[index].currentPHY != phy {
-                connections[index].link.apply(.phy(phy), frame: p.frame, timestamp: p.timestamp)
-            }
+            linkLayerParametersChanged(p, controller: controller)
         case .connectionEnded(let e):
             endAirConnection(e)
         case .encryptionStarted(let s):
-            let number = table.openIndex(handle: s.handle).map { connections[$0].number }
-            evidence(
-                .encryptionChange(handle: s.handle, status: .success, enabled: true), frame: s.frame, timestamp: s.timestamp,
-                controller: controller, connection: number)
-            if options.timeline {
-                emit(
-                    TimelineEvent(
-                        frame: s.frame, timestamp: s.timestamp, connection: s.handle, direction: s.direction, layer: .ll,
-                        code: nil, name: "Encryption started", summary: s.state))
-            }
+            linkLayerEncryptionStarted(s, controller: controller)
         case .advertising(let a):
             if options.timeline {
                 var summary = a.advertiser.map { "\($0)" + identityText($0.value) } ?? ""
@@ -111,6 +61,71 @@ extension Analyzer {
                         frame: a.frame, timestamp: a.timestamp, connection: nil, direction: .unknown, layer: .ll,
                         code: UInt32(a.type.rawValue), name: a.type.description, summary: summary))
             }
+        }
+    }
+
+    /// CONNECT_IND (or a connection inferred from its data PDUs): the connection opened, its parameters observed.
+    func linkLayerConnectionStarted(_ info: LLConnectionInfo, controller: UInt16) {
+        if info.inferred {
+            _ = connectionIndex(
+                controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
+        } else {
+            openConnection(
+                controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true
+            ) { c in
+                c.peerAddress = info.peripheral?.description
+                c.centralAddress = info.central?.description
+                c.accessAddress = info.accessAddress.description
+                if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
+                    c.link.apply(
+                        .parameters(ConnectionParameters(interval: i, latency: l, timeout: t)), frame: info.startFrame,
+                        timestamp: info.startTimestamp)
+                }
+            }
+        }
+        if options.timeline {
+            var summary = "access address \(info.accessAddress)"
+            if let c = info.central { summary += " central \(c)" + identityText(c.value) }
+            if let p = info.peripheral { summary += " peripheral \(p)" + identityText(p.value) }
+            if let i = info.parameters.interval {
+                summary += " interval \(String(fractionDigits: 2, ConnectionTiming.intervalMilliseconds(i))) ms"
+            }
+            emit(
+                TimelineEvent(
+                    frame: info.startFrame, timestamp: info.startTimestamp, connection: info.handle, direction: .tx,
+                    layer: .ll, code: nil, name: info.inferred ? "Connection (inferred from data PDUs)" : "CONNECT_IND",
+                    summary: summary))
+        }
+    }
+
+    /// A connection update, channel map or PHY update reached its instant: the link's parameters and PHY, when changed.
+    func linkLayerParametersChanged(_ p: LLParametersChanged, controller: UInt16) {
+        guard
+            let index = connectionIndex(controller: controller, handle: p.handle, frame: p.frame, timestamp: p.timestamp, infer: false)
+        else { return }
+        if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
+            let value = ConnectionParameters(interval: i, latency: l, timeout: t)
+            if connections[index].currentParameters != value {
+                connections[index].link.apply(.parameters(value), frame: p.frame, timestamp: p.timestamp)
+            }
+        }
+        let phy = PHYPair(tx: p.parameters.centralToPeripheralPHY, rx: p.parameters.peripheralToCentralPHY)
+        if connections[index].currentPHY != phy {
+            connections[index].link.apply(.phy(phy), frame: p.frame, timestamp: p.timestamp)
+        }
+    }
+
+    /// The first encrypted PDU of a link: evidence, and the event.
+    func linkLayerEncryptionStarted(_ s: LLEncryptionStarted, controller: UInt16) {
+        let number = table.openIndex(handle: s.handle).map { connections[$0].number }
+        evidence(
+            .encryptionChange(handle: s.handle, status: .success, enabled: true), frame: s.frame, timestamp: s.timestamp,
+            controller: controller, connection: number)
+        if options.timeline {
+            emit(
+                TimelineEvent(
+                    frame: s.frame, timestamp: s.timestamp, connection: s.handle, direction: s.direction, layer: .ll,
+                    code: nil, name: "Encryption started", summary: s.state))
         }
     }
 

@@ -163,21 +163,6 @@ public struct AdvertsReport: Sendable {
     }
 
     static func write(_ d: AdvertisingDevice, identity: String? = nil, to w: inout JSONWriter) {
-        func uuids(_ key: String, _ list: [BluetoothUUID]) {
-            w.beginArray(key)
-            for u in list {
-                w.beginObject()
-                w.field("uuid", u.description)
-                w.field("name", AssignedNumbers.name(for: u))
-                w.endObject()
-            }
-            w.endArray()
-        }
-        func ints<T: BinaryInteger>(_ key: String, _ list: [T]) {
-            w.beginArray(key)
-            for v in list { w.value(v) }
-            w.endArray()
-        }
         w.beginObject()
         w.field("address", d.address.description)
         w.field("addressType", d.addressType.description)
@@ -208,6 +193,31 @@ public struct AdvertsReport: Sendable {
             w.endArray()
         } else {
             w.fieldNull("flags")
+        }
+        writeAdvertisedData(d, to: &w)
+        w.field("advertises", d.advertisesSummary)
+        w.field("malformedReports", d.malformedReports)
+        w.field("firstProblem", d.firstProblem)
+        w.field("droppedValues", d.droppedValues)
+        w.endObject()
+    }
+
+    /// What the device's advertising data said: services, manufacturers, beacons, appearances, TX powers, URIs.
+    static func writeAdvertisedData(_ d: AdvertisingDevice, to w: inout JSONWriter) {
+        func uuids(_ key: String, _ list: [BluetoothUUID]) {
+            w.beginArray(key)
+            for u in list {
+                w.beginObject()
+                w.field("uuid", u.description)
+                w.field("name", AssignedNumbers.name(for: u))
+                w.endObject()
+            }
+            w.endArray()
+        }
+        func ints<T: BinaryInteger>(_ key: String, _ list: [T]) {
+            w.beginArray(key)
+            for v in list { w.value(v) }
+            w.endArray()
         }
         uuids("services", d.services)
         uuids("serviceData", d.serviceDataUUIDs)
@@ -259,10 +269,5 @@ public struct AdvertsReport: Sendable {
         w.beginArray("uris")
         for u in d.uris { w.value(u) }
         w.endArray()
-        w.field("advertises", d.advertisesSummary)
-        w.field("malformedReports", d.malformedReports)
-        w.field("firstProblem", d.firstProblem)
-        w.field("droppedValues", d.droppedValues)
-        w.endObject()
     }
 }

@@ -171,6 +171,16 @@ public enum OTAReport {
         w.field("wire_bytes", s.wireBytes)
         w.field("goodput", s.goodput, decimals: 4)
         w.field("packets_per_event", s.packetsPerConnectionEvent, decimals: 2)
+        writeConnectionsAndPhases(s, to: &w)
+        writeLinks(s, to: &w)
+        w.beginArray("findings")
+        for f in s.findings { TransfersReport.writeFinding(f, to: &w) }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// `connections`, `phases`, `objects` and `stalls` of a session.
+    static func writeConnectionsAndPhases(_ s: OTASession, to w: inout JSONWriter) {
         w.beginArray("connections")
         for c in s.connections {
             w.beginObject()
@@ -221,6 +231,10 @@ public enum OTAReport {
             w.endObject()
         }
         w.endArray()
+    }
+
+    /// `link`: each link setting the session ran with, its ceiling, and which facts were assumed or inferred.
+    static func writeLinks(_ s: OTASession, to w: inout JSONWriter) {
         w.beginArray("link")
         for l in s.links {
             w.beginObject()
@@ -241,9 +255,5 @@ public enum OTAReport {
             w.endObject()
         }
         w.endArray()
-        w.beginArray("findings")
-        for f in s.findings { TransfersReport.writeFinding(f, to: &w) }
-        w.endArray()
-        w.endObject()
     }
 }

@@ -180,8 +180,43 @@ public struct TimelineJSONRenderer {
         bytes[1..<(bytes.count - 1)].withUnsafeBytes { line.append(bytes: $0) }
     }
 
-    /// Appends one line to `line`.
+    /// Appends one line to `line` (the helpers inlined: this is the JSON Lines fast path).
     private mutating func render(_ e: TimelineEvent) {
+        renderIdentity(e)
+        if e.hasNoDetails {
+            // No boxed field: `handles` is null; its test through the box is skipped.
+            line.append(",\"handles\":null,\"value\":")
+            if let v = e.value { line.append(hexString: v) } else { line.append("null") }
+            line.append(",\"values\":null")
+        } else {
+            renderLists(e)
+        }
+
+        renderPairing(e)
+        if let h = e.summaryHandle {
+            line.append(",\"summary\":\"handle=0x")
+            line.append(hex16: h)
+            line.append(byte: UInt8(ascii: "\""))
+        } else {
+            line.append(",\"summary\":"); line.append(string: e.summary)
+        }
+        guard !e.hasNoDetails else {
+            if extraColumns.isEmpty {
+                line.append(",\"decoded\":null}\n")
+            } else {
+                line.append(",\"decoded\":null")
+                renderExtraColumns(e)
+                line.append("}\n")
+            }
+            return
+        }
+        renderDecoded(e)
+        line.append("}\n")
+    }
+
+    /// `frame` to `handle`: where the event is and what it is.
+    @inline(__always)
+    private mutating func renderIdentity(_ e: TimelineEvent) {
         line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
         line.append(",\"time\":"); line.append(seconds: e.timestamp)
         line.append(",\"conn\":"); line.append(optional: e.connection.map(Int64.init))
@@ -203,15 +238,11 @@ public struct TimelineJSONRenderer {
         line.append(",\"opcode\":"); line.append(optional: e.code.map(Int64.init))
         line.append(",\"opcode_name\":"); line.append(string: e.name)
         line.append(",\"handle\":"); line.append(optional: e.handle.map(Int64.init))
-        if e.hasNoDetails {
-            // No boxed field: `handles` is null; its test through the box is skipped.
-            line.append(",\"handles\":null,\"value\":")
-            if let v = e.value { line.append(hexString: v) } else { line.append("null") }
-            line.append(",\"values\":null")
-        } else {
-            renderLists(e)
-        }
+    }
 
+    /// `uuid` to `status`: the attribute's name and the request/response pairing.
+    @inline(__always)
+    private mutating func renderPairing(_ e: TimelineEvent) {
         if e.hasNoDetails, e.requestFrame == nil, e.responseFrame == nil, e.latency == nil {
             // A value event of an unnamed attribute (most lines of a big capture): one constant run, not seven keys
             // each with its own test and append.
@@ -227,23 +258,11 @@ public struct TimelineJSONRenderer {
             line.append(",\"latency_us\":"); line.append(optional: e.latency)
             line.append(",\"status\":"); line.append(optionalString: e.status)
         }
-        if let h = e.summaryHandle {
-            line.append(",\"summary\":\"handle=0x")
-            line.append(hex16: h)
-            line.append(byte: UInt8(ascii: "\""))
-        } else {
-            line.append(",\"summary\":"); line.append(string: e.summary)
-        }
-        guard !e.hasNoDetails else {
-            if extraColumns.isEmpty {
-                line.append(",\"decoded\":null}\n")
-            } else {
-                line.append(",\"decoded\":null")
-                renderExtraColumns(e)
-                line.append("}\n")
-            }
-            return
-        }
+    }
+
+    /// `decoded`, the extra columns and `fields` of an event with details (the line's end is the caller's).
+    @inline(__always)
+    private mutating func renderDecoded(_ e: TimelineEvent) {
         line.append(",\"decoded\":")
         if let d = e.decoded {
             decodedWriter.reset()
@@ -269,7 +288,6 @@ public struct TimelineJSONRenderer {
             }
             line.append("}")
         }
-        line.append("}\n")
     }
 }
 

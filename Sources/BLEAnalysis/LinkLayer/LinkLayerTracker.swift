@@ -2,213 +2,6 @@ import BLECapture
 import BLECore
 import BLEProtocols
 
-// MARK: - Outputs
-
-/// Per-connection link-layer counters.
-public struct LinkLayerStats: Hashable, Sendable {
-    /// Every packet seen on the connection's access address (CRC-bad ones included).
-    public var packets = 0
-    /// Data PDUs with LLID 01 and no payload (counted once, retransmitted or not).
-    public var emptyPDUs = 0
-    /// Non-empty PDUs re-sent with the same SN and payload as the previous packet in that direction.
-    public var retransmissions = 0
-    /// Empty PDUs re-sent with the same SN.
-    public var emptyRetransmissions = 0
-    public var crcErrors = 0
-    /// Encrypted PDUs that neither the capturer nor a key given to blescope decrypted (not decoded).
-    public var encryptedUndecrypted = 0
-    /// Encrypted PDUs whose MIC failed, by the capturer's verdict or ours (not decoded).
-    public var micFailures = 0
-    /// Encrypted PDUs the capturer decrypted (nRF Sniffer / LT 256 flags) and blescope decrypted with a key.
-    public var decryptedByCapturer = 0
-    public var decryptedHere = 0
-    /// Connection events seen (at least one packet).
-    public var events = 0
-    public var maxPacketsPerEvent = 0
-    /// Packets counted into events (for the average).
-    public var packetsInEvents = 0
-    /// Non-empty decoded data PDUs central → peripheral and peripheral → central.
-    public var dataPDUsCentralToPeripheral = 0
-    public var dataPDUsPeripheralToCentral = 0
-    public var controlPDUs = 0
-    /// Payload bytes of the decoded, non-retransmitted data PDUs per direction.
-    public var payloadBytesCentralToPeripheral = 0
-    public var payloadBytesPeripheralToCentral = 0
-
-    public init() {}
-
-    public var averagePacketsPerEvent: Double { events == 0 ? 0 : Double(packetsInEvents) / Double(events) }
-}
-
-/// Parameters of a connection as they stand (nil where the capture never showed them).
-public struct LLLinkParameters: Hashable, Sendable {
-    /// Units of 1.25 ms.
-    public var interval: UInt16?
-    public var latency: UInt16?
-    /// Units of 10 ms.
-    public var timeout: UInt16?
-    public var channelMap: UInt64?
-    public var centralToPeripheralPHY: LEPHY
-    public var peripheralToCentralPHY: LEPHY
-    public init(
-        interval: UInt16? = nil, latency: UInt16? = nil, timeout: UInt16? = nil, channelMap: UInt64? = nil,
-        centralToPeripheralPHY: LEPHY = .le1M, peripheralToCentralPHY: LEPHY = .le1M
-    ) {
-        self.interval = interval
-        self.latency = latency
-        self.timeout = timeout
-        self.channelMap = channelMap
-        self.centralToPeripheralPHY = centralToPeripheralPHY
-        self.peripheralToCentralPHY = peripheralToCentralPHY
-    }
-}
-
-/// A connection seen by the tracker.
-public struct LLConnectionInfo: Hashable, Sendable {
-    /// The synthetic handle that keys this connection's L2CAP streams (``ACLStreamKey``).
-    public var handle: UInt16
-    public var accessAddress: LLAccessAddress
-    /// From CONNECT_IND: initiator (central) and advertiser (peripheral); nil for a connection already running when the capture began.
-    public var central: LLDeviceAddress?
-    public var peripheral: LLDeviceAddress?
-    /// The CONNECT_IND parameters; nil for an inferred connection.
-    public var connectParameters: LLConnectionParameters?
-    public var parameters: LLLinkParameters
-    public var startFrame: Int
-    public var startTimestamp: Timestamp
-    /// True when the connection was inferred from data-channel traffic (no CONNECT_IND seen).
-    public var inferred: Bool
-}
-
-/// An advertising physical channel PDU seen (borrowed bytes: valid during the callback only).
-///
-/// `package`, like ``LLL2CAPFragment`` and ``LinkLayerOutput``: the bytes are the capture record's, reached through an
-/// unsafe pointer on the per-record path and not copied; they never leave the package that way.
-package struct LLAdvertisingReport {
-    package var frame: Int
-    package var timestamp: Timestamp
-    package var channel: UInt8
-    package var rssi: Int?
-    package var type: LLAdvertisingPDUType
-    package var header: LLAdvertisingHeader
-    /// AdvA (or the advertiser a SCAN_REQ / CONNECT_IND is addressed to) when the PDU has one at a fixed place.
-    package var advertiser: LLDeviceAddress?
-    /// The PDU payload after the header, borrowed.
-    package var payload: UnsafeRawBufferPointer
-    /// AD structures of ADV_IND / ADV_NONCONN_IND / ADV_SCAN_IND / SCAN_RSP, borrowed (empty for other types).
-    package var advertisingData: UnsafeRawBufferPointer
-
-    /// The typed PDU (decoded on demand; copies).
-    package func decode() throws(DecodeError) -> LLAdvertisingPDU {
-        var r = ByteReader(payload)
-        return try LLAdvertisingPacketPDU.parsePayload(header, &r)
-    }
-}
-
-/// One LL data PDU carrying L2CAP bytes, ready for ``L2CAPReassembler`` (payload borrowed).
-package struct LLL2CAPFragment {
-    package var handle: UInt16
-    /// `.tx` central → peripheral, `.rx` peripheral → central.
-    package var direction: Direction
-    /// LLID 10 (start or complete) versus LLID 01 (continuation).
-    package var isStart: Bool
-    package var payload: UnsafeRawBufferPointer
-    package var frame: Int
-    package var timestamp: Timestamp
-    package var isCut: Bool
-
-    package var streamKey: ACLStreamKey { ACLStreamKey(handle, direction) }
-    package var fragment: L2CAPFragment {
-        L2CAPFragment(isStart: isStart, payload: payload, frame: frame, timestamp: timestamp, isCut: isCut)
-    }
-}
-
-/// An LL control PDU seen on a connection.
-public struct LLControlEvent: Hashable, Sendable {
-    public var handle: UInt16
-    public var direction: Direction
-    public var opcode: LLControlOpcode
-    /// nil when the parameters did not match the opcode's size (a finding says why).
-    public var pdu: LLControlPDU?
-    /// The parameter bytes when ``pdu`` is nil (kept only then).
-    public var unreadParameters: [UInt8]
-    /// Built on demand: most passes never show it, and formatting every control PDU cost more than decoding it.
-    public var summary: String { pdu?.summary ?? "\(opcode.name) \(hexString(unreadParameters))" }
-    public var frame: Int
-    public var timestamp: Timestamp
-    /// Same SN and bytes as the previous PDU in this direction: a link-layer retransmission.
-    public var isRetransmission: Bool
-}
-
-/// Why a connection ended.
-public enum LLConnectionEndReason: Hashable, Sendable {
-    /// LL_TERMINATE_IND with its error code.
-    case terminated(errorCode: UInt8)
-    /// A new CONNECT_IND reused the access address.
-    case replaced
-    /// The capture ended with the connection still running.
-    case captureEnded
-}
-
-public struct LLConnectionEnded: Hashable, Sendable {
-    public var connection: LLConnectionInfo
-    public var reason: LLConnectionEndReason
-    public var frame: Int
-    public var timestamp: Timestamp
-    public var stats: LinkLayerStats
-    /// Nil when the link never encrypted.
-    public var encryption: LLEncryptionSummary?
-}
-
-/// Parameters or PHY changed at an instant (connection update, channel map, PHY update).
-public struct LLParametersChanged: Hashable, Sendable {
-    public var handle: UInt16
-    public var parameters: LLLinkParameters
-    /// The connection event counter the change took effect at.
-    public var instant: UInt16
-    /// The frame of the first packet at or after the instant.
-    public var frame: Int
-    public var timestamp: Timestamp
-    /// The control PDU that announced it.
-    public var announcedIn: LLControlOpcode
-}
-
-/// What ``LinkLayerTracker`` hands out, in capture order.
-package enum LinkLayerOutput {
-    case advertising(LLAdvertisingReport)
-    case connectionStarted(LLConnectionInfo)
-    case l2capFragment(LLL2CAPFragment)
-    case control(LLControlEvent)
-    case parametersChanged(LLParametersChanged)
-    case connectionEnded(LLConnectionEnded)
-    /// The first encrypted PDU of a link (or of a restart after a pause), and whether it could be read.
-    case encryptionStarted(LLEncryptionStarted)
-}
-
-public struct LLEncryptionStarted: Hashable, Sendable {
-    public var handle: UInt16
-    public var direction: Direction
-    public var frame: Int
-    public var timestamp: Timestamp
-    /// `decrypted by the capturer`, `decrypted with LTK … (source)`, `not decrypted: …`.
-    public var state: String
-}
-
-extension FindingKind {
-    static func llMalformed(_ error: DecodeError) -> FindingKind {
-        .init(code: "ll.malformed", message: "link-layer packet with a good CRC could not be read: \(error)")
-    }
-    static func llControlMalformed(_ opcode: LLControlOpcode, _ error: DecodeError) -> FindingKind {
-        .init(code: "ll.control-malformed", message: "\(opcode.name): \(error)")
-    }
-    static func llReservedLLID(_ aa: LLAccessAddress) -> FindingKind {
-        .init(code: "ll.reserved-llid", message: "data PDU with reserved LLID 00 on \(aa): ignored")
-    }
-    static func llNotLinkLayer(_ linkType: UInt32) -> FindingKind {
-        .init(code: "ll.unsupported-link-type", message: "link type \(linkType) is not decoded by the link-layer tracker")
-    }
-}
-
 // MARK: - Tracker
 
 /// Follows air captures (pcap LT 272 / 256 / 251) at the link layer: advertising, connections, LL control,
@@ -475,49 +268,7 @@ public struct LinkLayerTracker {
     ) -> Bool {
         c.stats.packets &+= 1
         let pkt = air.packet
-
-        // Connection events and direction.
-        var direction = air.direction
-        let now = record.timestamp.microseconds
-        if let ec = air.eventCounter {
-            if !c.haveEvent || ec != c.lastNordicEvent {
-                LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
-                c.stats.events &+= 1
-                c.packetsThisEvent = 0
-                c.positionInEvent = 0
-                c.haveEvent = true
-                c.lastNordicEvent = ec
-                c.eventCounter = ec
-                if !c.pending.isEmpty { applyInstants(&c, record, emit) }
-            } else {
-                c.positionInEvent &+= 1
-            }
-        } else {
-            let phy = c.info.parameters.centralToPeripheralPHY
-            let air0 = phy.airTime(pduBytes: pkt.pdu.count)
-            let gap = now &- c.lastTime
-            if !c.haveEvent || gap > Int64(max(air0, c.lastAirTime) &+ 650) || gap < 0 {
-                LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
-                c.stats.events &+= 1
-                if c.haveEvent {
-                    if let interval = c.info.parameters.interval, interval > 0 {
-                        let n = (gap + Int64(interval) * 625) / (Int64(interval) * 1250)
-                        c.eventCounter &+= UInt16(truncatingIfNeeded: max(1, n))
-                    } else {
-                        c.eventCounter &+= 1
-                    }
-                }
-                c.haveEvent = true
-                c.packetsThisEvent = 0
-                c.positionInEvent = 0
-                if !c.pending.isEmpty { applyInstants(&c, record, emit) }
-            } else {
-                c.positionInEvent &+= 1
-            }
-            c.lastTime = now
-            c.lastAirTime = air0
-            if direction == .unknown { direction = c.positionInEvent & 1 == 0 ? .tx : .rx }
-        }
+        var direction = countEvent(&c, air, record, emit)
         c.packetsThisEvent &+= 1
         c.stats.packetsInEvents &+= 1
 
@@ -534,31 +285,10 @@ public struct LinkLayerTracker {
             return false
         }
 
-        let b0 = pkt.header0
-        let llid = b0 & 3
-        let sn: Int8 = b0 & 0x08 != 0 ? 1 : 0
-        var payload = pkt.payload
+        let llid = pkt.header0 & 3
         let d = direction == .rx ? 1 : 0
-
-        // Empty PDU.
-        if payload.isEmpty {
-            c.stats.emptyPDUs &+= 1
-            let last = d == 0 ? c.lastSN.0 : c.lastSN.1
-            let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
-            if last == sn, lastH == 0 { c.stats.emptyRetransmissions &+= 1 }
-            if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = 0 } else { c.lastSN.1 = sn; c.lastHash.1 = 0 }
-            return true
-        }
-
-        // Retransmission: same SN and same bytes as the previous PDU in this direction (an encrypted
-        // retransmission keeps its packet counter, so its ciphertext is the same too).
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(llid)
-        for byte in pkt.payload { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        if h == 0 { h = 1 }
-        let last = d == 0 ? c.lastSN.0 : c.lastSN.1
-        let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
-        let retransmission = last == sn && lastH == h
-        if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = h } else { c.lastSN.1 = sn; c.lastHash.1 = h }
+        guard let retransmission = trackSequence(&c, pkt, llid: llid, d: d) else { return true }
+        var payload = pkt.payload
 
         // Encryption (Core Spec Vol 6, Part E): decrypted by the capturer, decrypted here, or not at all.
         // Once LL_START_ENC_REQ has gone by, every non-empty PDU is encrypted until a pause (Core Spec Vol 6,
@@ -567,42 +297,12 @@ public struct LinkLayerTracker {
         // link's counter (MIC failures): from then on a packet it leaves unflagged is ciphertext, not plaintext.
         let trustFlag = air.reportsEncryption && c.stats.micFailures == 0
         if air.encrypted || (c.encryption.isOn && !trustFlag) {
-            let first = c.encryption.encryptedFrom == nil
-            if first { c.encryption.encryptedFrom = record.frame }
-            defer {
-                if first {
-                    emit(
-                        .encryptionStarted(
-                            LLEncryptionStarted(
-                                handle: c.info.handle, direction: direction, frame: record.frame,
-                                timestamp: record.timestamp, state: c.encryption.stateText(c.stats))))
-                }
-            }
-            if retransmission {
-                // Decrypted (or not) the first time; a retransmission changes nothing.
-                c.stats.retransmissions &+= 1
-                return true
-            }
-            let outcome = LinkLayerTracker.decrypt(
-                &c, air, llid: llid, payload: payload, direction: direction, header0: b0,
-                frame: record.frame, keys: keys, buffer: buffer)
-            switch outcome {
-            case .plaintext(let p), .plaintextOtherDirection(let p):
-                payload = p
-                if case .plaintextOtherDirection = outcome { direction = direction == .rx ? .tx : .rx }
-                if let rewritten = buffer.rewritten, !air.decryptedByCapturer {
-                    rewritten(record.frame, LLDecryptedRecord.rewrite(record, air, plaintext: p, crcInit: c.crcInit))
-                }
-            case .noKey:
-                c.stats.encryptedUndecrypted &+= 1
-                if c.encryption.firstUndecryptedFrame == nil { c.encryption.firstUndecryptedFrame = record.frame }
-                return true
-            case .micFailed:
-                c.stats.micFailures &+= 1
-                if c.encryption.firstMICFailureFrame == nil { c.encryption.firstMICFailureFrame = record.frame }
-                return true
-            }
-            if payload.isEmpty { return true }
+            guard
+                let plaintext = decryptPacket(
+                    &c, air, record, llid: llid, direction: &direction, retransmission: retransmission, keys: keys, buffer: buffer,
+                    emit)
+            else { return true }
+            payload = plaintext
         }
 
         if retransmission {
@@ -614,7 +314,130 @@ public struct LinkLayerTracker {
             c.stats.dataPDUsPeripheralToCentral &+= 1
             c.stats.payloadBytesPeripheralToCentral &+= payload.count
         }
+        deliverPDU(
+            &c, llid: llid, payload, direction: direction, retransmission: retransmission, accessAddress: pkt.accessAddress, record,
+            &findings, emit)
+        return true
+    }
 
+    /// Counts the connection event a packet belongs to and its place in it; returns the packet's direction (from the
+    /// sniffer, or from its place in the event: the central speaks first, Core Spec Vol 6, Part B, 4.5.1). A new event
+    /// applies the changes whose instant it reaches.
+    private static func countEvent(
+        _ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void
+    ) -> Direction {
+        if let ec = air.eventCounter {
+            if !c.haveEvent || ec != c.lastNordicEvent {
+                LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
+                c.stats.events &+= 1
+                c.packetsThisEvent = 0
+                c.positionInEvent = 0
+                c.haveEvent = true
+                c.lastNordicEvent = ec
+                c.eventCounter = ec
+                if !c.pending.isEmpty { applyInstants(&c, record, emit) }
+            } else {
+                c.positionInEvent &+= 1
+            }
+            return air.direction
+        }
+        let now = record.timestamp.microseconds
+        let air0 = c.info.parameters.centralToPeripheralPHY.airTime(pduBytes: air.packet.pdu.count)
+        let gap = now &- c.lastTime
+        if !c.haveEvent || gap > Int64(max(air0, c.lastAirTime) &+ 650) || gap < 0 {
+            LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
+            c.stats.events &+= 1
+            if c.haveEvent {
+                if let interval = c.info.parameters.interval, interval > 0 {
+                    let n = (gap + Int64(interval) * 625) / (Int64(interval) * 1250)
+                    c.eventCounter &+= UInt16(truncatingIfNeeded: max(1, n))
+                } else {
+                    c.eventCounter &+= 1
+                }
+            }
+            c.haveEvent = true
+            c.packetsThisEvent = 0
+            c.positionInEvent = 0
+            if !c.pending.isEmpty { applyInstants(&c, record, emit) }
+        } else {
+            c.positionInEvent &+= 1
+        }
+        c.lastTime = now
+        c.lastAirTime = air0
+        if air.direction == .unknown { return c.positionInEvent & 1 == 0 ? .tx : .rx }
+        return air.direction
+    }
+
+    /// Keeps the sequence number and a hash of the last PDU sent in direction `d` (0 central → peripheral, 1 back);
+    /// returns whether this PDU is a retransmission (same SN, same bytes: an encrypted retransmission keeps its packet
+    /// counter, so its ciphertext is the same too), nil for an empty PDU (counted here, nothing more to do).
+    private static func trackSequence(_ c: inout Conn, _ pkt: LLPacketView, llid: UInt8, d: Int) -> Bool? {
+        let sn: Int8 = pkt.header0 & 0x08 != 0 ? 1 : 0
+        let last = d == 0 ? c.lastSN.0 : c.lastSN.1
+        let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
+        if pkt.payload.isEmpty {
+            c.stats.emptyPDUs &+= 1
+            if last == sn, lastH == 0 { c.stats.emptyRetransmissions &+= 1 }
+            if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = 0 } else { c.lastSN.1 = sn; c.lastHash.1 = 0 }
+            return nil
+        }
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(llid)
+        for byte in pkt.payload { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        if h == 0 { h = 1 }
+        if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = h } else { c.lastSN.1 = sn; c.lastHash.1 = h }
+        return last == sn && lastH == h
+    }
+
+    /// An encrypted PDU: the plaintext to go on with, or nil when there is none (a retransmission, no key, a MIC
+    /// failure, an empty plaintext), each counted. The first encrypted PDU of the link announces the encryption;
+    /// a PDU decrypted in the other direction than it was said to go turns `direction` round.
+    private static func decryptPacket(
+        _ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, llid: UInt8, direction: inout Direction,
+        retransmission: Bool, keys: LinkKeyStore?, buffer: LLPlaintextBuffer, _ emit: (LinkLayerOutput) -> Void
+    ) -> UnsafeRawBufferPointer? {
+        let first = c.encryption.encryptedFrom == nil
+        if first { c.encryption.encryptedFrom = record.frame }
+        defer {
+            if first {
+                emit(
+                    .encryptionStarted(
+                        LLEncryptionStarted(
+                            handle: c.info.handle, direction: direction, frame: record.frame,
+                            timestamp: record.timestamp, state: c.encryption.stateText(c.stats))))
+            }
+        }
+        if retransmission {
+            // Decrypted (or not) the first time; a retransmission changes nothing.
+            c.stats.retransmissions &+= 1
+            return nil
+        }
+        let outcome = LinkLayerTracker.decrypt(
+            &c, air, llid: llid, payload: air.packet.payload, direction: direction, header0: air.packet.header0,
+            frame: record.frame, keys: keys, buffer: buffer)
+        switch outcome {
+        case .plaintext(let p), .plaintextOtherDirection(let p):
+            if case .plaintextOtherDirection = outcome { direction = direction == .rx ? .tx : .rx }
+            if let rewritten = buffer.rewritten, !air.decryptedByCapturer {
+                rewritten(record.frame, LLDecryptedRecord.rewrite(record, air, plaintext: p, crcInit: c.crcInit))
+            }
+            return p.isEmpty ? nil : p
+        case .noKey:
+            c.stats.encryptedUndecrypted &+= 1
+            if c.encryption.firstUndecryptedFrame == nil { c.encryption.firstUndecryptedFrame = record.frame }
+            return nil
+        case .micFailed:
+            c.stats.micFailures &+= 1
+            if c.encryption.firstMICFailureFrame == nil { c.encryption.firstMICFailureFrame = record.frame }
+            return nil
+        }
+    }
+
+    /// A data PDU by its LLID (Core Spec Vol 6, Part B, 2.4): an L2CAP fragment (01 continuation, 10 start), a control
+    /// PDU (11), or the reserved 00.
+    private static func deliverPDU(
+        _ c: inout Conn, llid: UInt8, _ payload: UnsafeRawBufferPointer, direction: Direction, retransmission: Bool,
+        accessAddress: LLAccessAddress, _ record: CaptureRecord, _ findings: inout [Finding], _ emit: (LinkLayerOutput) -> Void
+    ) {
         switch llid {
         case 1, 2:
             if !retransmission {
@@ -640,69 +463,7 @@ public struct LinkLayerTracker {
                         frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission)))
             if !retransmission, let pdu { applyControl(&c, pdu, record, emit) }
         default:
-            findings.append(Finding(.warning, .llReservedLLID(pkt.accessAddress), frame: record.frame))
+            findings.append(Finding(.warning, .llReservedLLID(accessAddress), frame: record.frame))
         }
-        return true
-    }
-
-    private static func applyControl(_ c: inout Conn, _ pdu: LLControlPDU, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
-        // At most one procedure with an instant is in progress at a time (Core Vol 6, Part B, 5.1); a
-        // capture that announces more (lost packets, hostile input) keeps only the latest few.
-        if c.pending.count >= 8 { c.pending.removeFirst(c.pending.count - 7) }
-        switch pdu {
-        case .connectionUpdateInd(let u):
-            c.pending.append(Pending(instant: u.instant, opcode: .connectionUpdateInd, update: u))
-        case .channelMapInd(let m, let instant):
-            c.pending.append(Pending(instant: instant, opcode: .channelMapInd, channelMap: m))
-        case .phyUpdateInd(let cp, let pc, let instant):
-            if cp == 0 && pc == 0 { return }  // no change
-            c.pending.append(Pending(instant: instant, opcode: .phyUpdateInd, phys: (cp, pc)))
-        case let .encReq(rand, ediv, skd, iv):
-            c.encryption.noteRequest(rand: rand, ediv: ediv, skdCentral: skd, ivCentral: iv)
-        case let .encRsp(skd, iv):
-            c.encryption.noteResponse(skdPeripheral: skd, ivPeripheral: iv)
-        case .startEncReq:
-            // Sent in the clear by the peripheral; from here on every non-empty PDU of both sides is
-            // encrypted (Core Spec Vol 6, Part B, 5.1.3.1). LT 256/251 carry no flag that says so.
-            c.encryption.phase = .encrypted
-        case .pauseEncRsp where c.encryption.isOn:
-            // The central's LL_PAUSE_ENC_RSP goes in the clear: the link is unencrypted until the next LL_START_ENC_REQ.
-            c.encryption.pause()
-        case .terminateInd(let e):
-            guard !c.ended else { return }
-            c.ended = true
-            var s = c.stats
-            LinkLayerTracker.closeEvent(&s, c.packetsThisEvent)
-            emit(
-                .connectionEnded(
-                    LLConnectionEnded(
-                        connection: c.info, reason: .terminated(errorCode: e), frame: record.frame,
-                        timestamp: record.timestamp, stats: s, encryption: c.encryption.summary)))
-        default: break
-        }
-    }
-
-    /// Applies the pending changes whose instant the event counter has reached (modulo 65536, Vol 6, Part B, 5.5.1).
-    private static func applyInstants(_ c: inout Conn, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
-        var remaining: [Pending] = []
-        for p in c.pending {
-            guard (c.eventCounter &- p.instant) < 0x8000 else { remaining.append(p); continue }
-            if let u = p.update {
-                c.info.parameters.interval = u.interval
-                c.info.parameters.latency = u.latency
-                c.info.parameters.timeout = u.timeout
-            }
-            if let m = p.channelMap { c.info.parameters.channelMap = m }
-            if let (cp, pc) = p.phys {
-                if let phy = LEPHY(llBits: cp) { c.info.parameters.centralToPeripheralPHY = phy }
-                if let phy = LEPHY(llBits: pc) { c.info.parameters.peripheralToCentralPHY = phy }
-            }
-            emit(
-                .parametersChanged(
-                    LLParametersChanged(
-                        handle: c.info.handle, parameters: c.info.parameters, instant: p.instant,
-                        frame: record.frame, timestamp: record.timestamp, announcedIn: p.opcode)))
-        }
-        c.pending = remaining
     }
 }

@@ -218,34 +218,7 @@ public struct NordicSecureDFU: OTAProfile {
         case .create:
             createTime = e.timestamp
         case .calculateCRC:
-            guard let offset = v.le32(3), let crcInt = v.le32(7) else { return }
-            let crc = UInt32(truncatingIfNeeded: crcInt)
-            if isReceipt {
-                o.session.receipts += 1
-                if let entry = streams[t].history.last(where: { $0.0 == offset }), streams[t].crcKnown, entry.1 != crc {
-                    o.session.findings.append(
-                        Finding(.error, .otaCRCMismatch(computed: entry.1, reported: crc, offset: offset), frame: e.frame))
-                }
-                return
-            }
-            var s = streams[t]
-            if !s.crcKnown {
-                s.crc = CRC32(crc)
-                s.crcKnown = true
-                o.session.findings.append(Finding(.info, .otaNote("CRC-32 taken from the device after a resume"), frame: e.frame))
-            } else if s.offset != offset {
-                o.session.findings.append(Finding(.error, .otaOffsetMismatch(device: offset, sent: s.offset), frame: e.frame))
-            } else if s.crc.value != crc {
-                o.session.findings.append(
-                    Finding(.error, .otaCRCMismatch(computed: s.crc.value, reported: crc, offset: offset), frame: e.frame))
-            }
-            streams[t] = s
-            if !o.session.objects.isEmpty {
-                let i = o.session.objects.count - 1
-                o.session.objects[i].computedCRC = s.crc.value
-                o.session.objects[i].reportedCRC = crc
-                o.session.objects[i].reportedOffset = offset
-            }
+            checksumResponse(v, stream: t, isReceipt: isReceipt, &o)
         case .execute:
             streams[t].offsetLast = streams[t].offset
             streams[t].crcLast = streams[t].crc
@@ -254,26 +227,66 @@ public struct NordicSecureDFU: OTAProfile {
             if t == 1 { dataExecuted = true }
             if t == 0, let info = DFUInitPacketInfo(o.session.initPacket) { o.session.expectedSize = info.totalSize }
         case .select:
-            guard let offset = v.le32(7), let crcInt = v.le32(11) else { return }
-            let maxSize = v.le32(3) ?? 0
-            if offset > 0 && streams[t].offset == 0 && (t == 0 || o.session.image.isEmpty) {
-                // The device already holds data: a resumed update.
-                var s = ObjectStream()
-                s.offset = offset
-                s.crc = CRC32(UInt32(truncatingIfNeeded: crcInt))
-                s.offsetLast = maxSize > 0 ? offset - offset % maxSize : offset
-                s.crcLastKnown = s.offsetLast == offset
-                s.crcLast = s.crc
-                streams[t] = s
-                if t == 1 {
-                    o.session.resumedFromOffset = offset
-                    o.session.imageOffset = offset
-                    o.maxOffsetSent = offset
-                    o.session.findings.append(Finding(.info, .otaNote("resumed: the device already has \(offset) bytes"), frame: e.frame))
-                }
-            }
+            selectResponse(v, stream: t, &o)
         default:
             break
+        }
+    }
+
+    /// Calculate Checksum response (`60 03 01 offset crc`): a packet receipt checked against the CRC sent up to its
+    /// offset, or the answer to a request checked against the stream (or taken as the CRC when resuming).
+    private mutating func checksumResponse(_ v: OTAValue, stream t: Int, isReceipt: Bool, _ o: inout OTASessionBuilder) {
+        let e = v.event
+        guard let offset = v.le32(3), let crcInt = v.le32(7) else { return }
+        let crc = UInt32(truncatingIfNeeded: crcInt)
+        if isReceipt {
+            o.session.receipts += 1
+            if let entry = streams[t].history.last(where: { $0.0 == offset }), streams[t].crcKnown, entry.1 != crc {
+                o.session.findings.append(
+                    Finding(.error, .otaCRCMismatch(computed: entry.1, reported: crc, offset: offset), frame: e.frame))
+            }
+            return
+        }
+        var s = streams[t]
+        if !s.crcKnown {
+            s.crc = CRC32(crc)
+            s.crcKnown = true
+            o.session.findings.append(Finding(.info, .otaNote("CRC-32 taken from the device after a resume"), frame: e.frame))
+        } else if s.offset != offset {
+            o.session.findings.append(Finding(.error, .otaOffsetMismatch(device: offset, sent: s.offset), frame: e.frame))
+        } else if s.crc.value != crc {
+            o.session.findings.append(
+                Finding(.error, .otaCRCMismatch(computed: s.crc.value, reported: crc, offset: offset), frame: e.frame))
+        }
+        streams[t] = s
+        if !o.session.objects.isEmpty {
+            let i = o.session.objects.count - 1
+            o.session.objects[i].computedCRC = s.crc.value
+            o.session.objects[i].reportedCRC = crc
+            o.session.objects[i].reportedOffset = offset
+        }
+    }
+
+    /// Select response (`60 06 01 max-size offset crc`): an offset already held by the device is a resumed update.
+    private mutating func selectResponse(_ v: OTAValue, stream t: Int, _ o: inout OTASessionBuilder) {
+        let e = v.event
+        guard let offset = v.le32(7), let crcInt = v.le32(11) else { return }
+        let maxSize = v.le32(3) ?? 0
+        if offset > 0 && streams[t].offset == 0 && (t == 0 || o.session.image.isEmpty) {
+            // The device already holds data: a resumed update.
+            var s = ObjectStream()
+            s.offset = offset
+            s.crc = CRC32(UInt32(truncatingIfNeeded: crcInt))
+            s.offsetLast = maxSize > 0 ? offset - offset % maxSize : offset
+            s.crcLastKnown = s.offsetLast == offset
+            s.crcLast = s.crc
+            streams[t] = s
+            if t == 1 {
+                o.session.resumedFromOffset = offset
+                o.session.imageOffset = offset
+                o.maxOffsetSent = offset
+                o.session.findings.append(Finding(.info, .otaNote("resumed: the device already has \(offset) bytes"), frame: e.frame))
+            }
         }
     }
 

@@ -83,35 +83,9 @@ extension ThroughputVerdict {
         guard let c = ceiling else { return verdict(.unknown, "PHY unknown: no ceiling") }
         let active = durationMicroseconds - idleMicroseconds
         let activeRate = Double(valueBytes) * 8 * 1_000_000 / Double(max(1, active))
-
-        let tx = direction != .rx
-        let phy = link.phy[direction]
-        let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
         if activeRate >= 0.75 * c {
-            var best: (ThroughputLimit, String, Double)? = nil
-            func consider(_ limit: ThroughputLimit, _ what: String, _ changed: LinkSnapshot) {
-                guard let v = ThroughputCeiling.ceiling(for: changed, direction: direction), v > (best?.2 ?? c) else { return }
-                best = (limit, what, v)
-            }
-            if phy != .le2M {
-                var l = link
-                l.phy = PHYPair(tx: .le2M, rx: .le2M)
-                consider(.phy, "PHY \(phy) (2M", l)
-            }
-            if dl < 251 {
-                var l = link
-                l.dataLength = DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)
-                consider(.dataLength, "data length \(dl) (251", l)
-            }
-            if link.mtu < 247 {
-                var l = link
-                l.mtu = 247
-                consider(.mtu, "MTU \(link.mtu) (247", l)
-            }
-            if let best, best.2 >= 1.05 * c {
-                return verdict(best.0, "limited by the link's \(best.1) would allow \(rateText(best.2)))")
-            }
-            return verdict(.ceiling, "at the link's ceiling: PHY, data length and MTU are already the fastest")
+            let (limit, why) = linkLimit(link, direction: direction, ceiling: c)
+            return verdict(limit, why)
         }
         let usable = Double(max(1, link.mtu - 3))
         if averageValueSize < 0.5 * usable {
@@ -120,25 +94,67 @@ extension ThroughputVerdict {
                 "limited by the value size: \(Int(averageValueSize.rounded()))-byte values where the MTU allows \(Int(usable)) (send fewer, larger values)"
             )
         }
+        let (limit, why) = eventLimit(link, direction: direction, activeMicroseconds: active, packetsPerEvent: packetsPerEvent)
+        return verdict(limit, why)
+    }
+
+    /// Rule 4: at 75 % of the ceiling `c` or more, the link setting whose fastest value raises the ceiling most (by 5 %
+    /// at least), or the ceiling itself.
+    static func linkLimit(_ link: LinkSnapshot, direction: Direction, ceiling c: Double) -> (ThroughputLimit, String) {
+        let tx = direction != .rx
+        let phy = link.phy[direction]
+        let dl = Int(tx ? link.dataLength.maxTxOctets : link.dataLength.maxRxOctets)
+        var best: (ThroughputLimit, String, Double)? = nil
+        func consider(_ limit: ThroughputLimit, _ what: String, _ changed: LinkSnapshot) {
+            guard let v = ThroughputCeiling.ceiling(for: changed, direction: direction), v > (best?.2 ?? c) else { return }
+            best = (limit, what, v)
+        }
+        if phy != .le2M {
+            var l = link
+            l.phy = PHYPair(tx: .le2M, rx: .le2M)
+            consider(.phy, "PHY \(phy) (2M", l)
+        }
+        if dl < 251 {
+            var l = link
+            l.dataLength = DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)
+            consider(.dataLength, "data length \(dl) (251", l)
+        }
+        if link.mtu < 247 {
+            var l = link
+            l.mtu = 247
+            consider(.mtu, "MTU \(link.mtu) (247", l)
+        }
+        if let best, best.2 >= 1.05 * c {
+            return (best.0, "limited by the link's \(best.1) would allow \(rateText(best.2)))")
+        }
+        return (.ceiling, "at the link's ceiling: PHY, data length and MTU are already the fastest")
+    }
+
+    /// Rules 6 and 7: below the ceiling with values of a fair size, how the packets fill the connection events.
+    static func eventLimit(
+        _ link: LinkSnapshot, direction: Direction, activeMicroseconds active: Int64, packetsPerEvent: PacketsPerEvent?
+    ) -> (ThroughputLimit, String) {
         guard let ci = link.parameters?.intervalMicroseconds, ci > 0, let ppe = packetsPerEvent else {
-            return verdict(.unknown, "below the ceiling; connection interval not seen, so packets per event cannot be estimated")
+            return (.unknown, "below the ceiling; connection interval not seen, so packets per event cannot be estimated")
         }
         let coverage = min(1, Double(ppe.events) * Double(ci) / Double(max(1, active)))
         let fit = ThroughputCeiling.packetsPerEvent(link: link, direction: direction)
         let perEvent = "\(ppe.median) packet\(ppe.median == 1 ? "" : "s") per event"
         if coverage >= 0.8 {
             if ppe.median < fit {
-                return verdict(
+                return (
                     .packetsPerEvent,
                     "limited by \(perEvent) at \(millisecondsText(ci)) ms (\(fit) would fit: "
-                        + "more packets per event or a shorter interval would raise it)")
+                        + "more packets per event or a shorter interval would raise it)"
+                )
             }
-            return verdict(.app, "events carry \(perEvent) (full) yet the rate stays below the ceiling: other traffic shares the link")
+            return (.app, "events carry \(perEvent) (full) yet the rate stays below the ceiling: other traffic shares the link")
         }
-        return verdict(
+        return (
             .app,
             "limited by the app: packets in only \(percentText(coverage)) % of the connection events, "
-                + "\(perEvent) (the sender offers less than the link carries)")
+                + "\(perEvent) (the sender offers less than the link carries)"
+        )
     }
 }
 

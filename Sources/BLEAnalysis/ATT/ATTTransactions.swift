@@ -1,0 +1,132 @@
+import BLECore
+import BLEProtocols
+
+/// Which transaction of a bearer a PDU belongs to: the requests sent in one direction, or the indications.
+///
+/// Core Spec Vol 3, Part F, 3.3.2: one outstanding request per client; its response comes back
+/// the other way. Indications wait for their confirmation the same way.
+struct TransactionKey: Hashable {
+    var direction: Direction
+    var indication: Bool
+
+    /// Who sent the request (or indication): this side when it went host → controller.
+    var sender: EvidenceEvent.Sender { direction == .rx ? .peer : .local }
+}
+
+/// A request or indication waiting for its response or confirmation.
+struct ATTTransaction: Equatable {
+    var opcode: ATTOpcode
+    var handle: UInt16?
+    var frame: Int
+    var timestamp: Timestamp
+    /// The timeline event of the request, held back until it is answered (the analyzer's event queue).
+    var eventID: Int?
+    /// For Read By Type / Group Type: the attribute type asked for (discovery needs it).
+    var type: BluetoothUUID?
+    /// For Find By Type Value: the service UUID asked for.
+    var typeValue: [UInt8] = []
+
+    /// The request in `payload` (decoded as `pdu` when it decoded). A malformed request keeps the handle its bytes give
+    /// only where its opcode carries one there (an Exchange MTU Request's bytes 1–2 are an MTU: a SweynTooth capture's
+    /// fuzzed one gave its response a "handle" 0x000f).
+    init(request pdu: ATTPDU?, opcode: ATTOpcode, payload: UnsafeRawBufferPointer, frame: Int, timestamp: Timestamp) {
+        self.opcode = opcode
+        self.handle = if let pdu { pdu.attributeHandle } else { ATTHeader(of: payload)?.handle }
+        self.frame = frame
+        self.timestamp = timestamp
+        switch pdu {
+        case .readByTypeRequest(let r)?, .readByGroupTypeRequest(let r)?: type = r.type
+        case .findByTypeValueRequest(let r)?:
+            type = BluetoothUUID(uuid16: r.type)
+            typeValue = r.value
+        default: break
+        }
+    }
+
+    /// Whether `opcode` (of method `method`) answers this transaction: its response opcode, a confirmation of an
+    /// indication, or an Error Response (which may answer any request).
+    func isAnswered(by opcode: ATTOpcode, method: ATTMethodType) -> Bool {
+        opcode == .errorResponse || self.opcode.responseOpcode == opcode
+            || (method == .confirmation && self.opcode == .handleValueIndication)
+    }
+}
+
+/// Pairs the requests and responses (indications and confirmations) of one ATT bearer.
+///
+/// Core Spec Vol 3, Part F, 3.3.2 (sequential protocol): a client sends one request and waits for its response before
+/// the next; a server sends one indication and waits for its confirmation. Requests and indications are separate
+/// transactions (a server may indicate while its own request waits), kept by the direction they were sent in. 3.3.3: a
+/// transaction not completed within 30 seconds has timed out (``isLate(_:)``).
+///
+/// Failure cases, named in ``Output``: a second request before the first was answered (`.opened(unanswered:)`, the
+/// first is given up), a response with no request it answers outstanding (`.responseWithoutRequest`; the request may be
+/// on another bearer or outside the capture). A response that does not answer the outstanding request is one of those
+/// too, and the request it does not answer is given up with it (`dropped`).
+/// Commands and notifications are no transactions: ``feed(_:)`` returns nil for them.
+struct ATTTransactions {
+    /// One PDU of the bearer, as the pairing needs it.
+    struct Input {
+        var opcode: ATTOpcode
+        var method: ATTMethodType
+        var direction: Direction
+        var frame: Int
+        var timestamp: Timestamp
+        /// What a request or indication asks; nil for the other PDUs.
+        var request: ATTTransaction?
+
+        /// The PDU in `payload` with opcode `opcode` (of method `method`), decoded as `pdu` when it decoded.
+        init(
+            opcode: ATTOpcode, method: ATTMethodType, pdu: ATTPDU?, payload: UnsafeRawBufferPointer, direction: Direction, frame: Int,
+            timestamp: Timestamp
+        ) {
+            self.opcode = opcode
+            self.method = method
+            self.direction = direction
+            self.frame = frame
+            self.timestamp = timestamp
+            if method == .request || method == .indication {
+                request = ATTTransaction(request: pdu, opcode: opcode, payload: payload, frame: frame, timestamp: timestamp)
+            }
+        }
+    }
+
+    enum Output: Equatable {
+        /// A request or indication is now outstanding. `unanswered`: the one sent before it the same way, never
+        /// answered and now given up (the sequential protocol broken).
+        case opened(unanswered: ATTTransaction?)
+        /// A response or confirmation answered `request` after `latency` microseconds.
+        case answered(ATTTransaction, latency: Int64)
+        /// A response with no request it answers outstanding on this bearer. `dropped`: the request that was
+        /// outstanding the same way, which the response does not answer, given up (nil when none was).
+        case responseWithoutRequest(dropped: ATTTransaction?)
+    }
+
+    /// A transaction not completed within 30 seconds has timed out (Core Spec Vol 3, Part F, 3.3.3).
+    static func isLate(_ latency: Int64) -> Bool { latency > attTransactionTimeoutMicroseconds }
+
+    /// The outstanding requests and indications, by the way they were sent.
+    private(set) var pending: [TransactionKey: ATTTransaction] = [:]
+
+    /// One PDU of the bearer, in order; nil for commands and notifications.
+    mutating func feed(_ input: Input) -> Output? {
+        if let request = input.request {
+            let key = TransactionKey(direction: input.direction, indication: input.method == .indication)
+            return .opened(unanswered: pending.updateValue(request, forKey: key))
+        }
+        switch input.method {
+        case .response, .confirmation:
+            let key = TransactionKey(direction: input.direction.reversed, indication: input.method == .confirmation)
+            guard let request = pending.removeValue(forKey: key) else { return .responseWithoutRequest(dropped: nil) }
+            guard request.isAnswered(by: input.opcode, method: input.method) else { return .responseWithoutRequest(dropped: request) }
+            return .answered(request, latency: input.timestamp.microseconds(since: request.timestamp))
+        default:
+            return nil
+        }
+    }
+
+    /// Whether the request sent at `frame` the way `key` says still waits (its event can wait with it).
+    func isOutstanding(_ key: TransactionKey, frame: Int) -> Bool { pending[key]?.frame == frame }
+
+    /// Ties the held-back timeline event `id` to the outstanding request of `key`.
+    mutating func setEventID(_ id: Int, for key: TransactionKey) { pending[key]?.eventID = id }
+}

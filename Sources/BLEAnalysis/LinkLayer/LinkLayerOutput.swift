@@ -1,0 +1,210 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+// MARK: - Outputs
+
+/// Per-connection link-layer counters.
+public struct LinkLayerStats: Hashable, Sendable {
+    /// Every packet seen on the connection's access address (CRC-bad ones included).
+    public var packets = 0
+    /// Data PDUs with LLID 01 and no payload (counted once, retransmitted or not).
+    public var emptyPDUs = 0
+    /// Non-empty PDUs re-sent with the same SN and payload as the previous packet in that direction.
+    public var retransmissions = 0
+    /// Empty PDUs re-sent with the same SN.
+    public var emptyRetransmissions = 0
+    public var crcErrors = 0
+    /// Encrypted PDUs that neither the capturer nor a key given to blescope decrypted (not decoded).
+    public var encryptedUndecrypted = 0
+    /// Encrypted PDUs whose MIC failed, by the capturer's verdict or ours (not decoded).
+    public var micFailures = 0
+    /// Encrypted PDUs the capturer decrypted (nRF Sniffer / LT 256 flags) and blescope decrypted with a key.
+    public var decryptedByCapturer = 0
+    public var decryptedHere = 0
+    /// Connection events seen (at least one packet).
+    public var events = 0
+    public var maxPacketsPerEvent = 0
+    /// Packets counted into events (for the average).
+    public var packetsInEvents = 0
+    /// Non-empty decoded data PDUs central → peripheral and peripheral → central.
+    public var dataPDUsCentralToPeripheral = 0
+    public var dataPDUsPeripheralToCentral = 0
+    public var controlPDUs = 0
+    /// Payload bytes of the decoded, non-retransmitted data PDUs per direction.
+    public var payloadBytesCentralToPeripheral = 0
+    public var payloadBytesPeripheralToCentral = 0
+
+    public init() {}
+
+    public var averagePacketsPerEvent: Double { events == 0 ? 0 : Double(packetsInEvents) / Double(events) }
+}
+
+/// Parameters of a connection as they stand (nil where the capture never showed them).
+public struct LLLinkParameters: Hashable, Sendable {
+    /// Units of 1.25 ms.
+    public var interval: UInt16?
+    public var latency: UInt16?
+    /// Units of 10 ms.
+    public var timeout: UInt16?
+    public var channelMap: UInt64?
+    public var centralToPeripheralPHY: LEPHY
+    public var peripheralToCentralPHY: LEPHY
+    public init(
+        interval: UInt16? = nil, latency: UInt16? = nil, timeout: UInt16? = nil, channelMap: UInt64? = nil,
+        centralToPeripheralPHY: LEPHY = .le1M, peripheralToCentralPHY: LEPHY = .le1M
+    ) {
+        self.interval = interval
+        self.latency = latency
+        self.timeout = timeout
+        self.channelMap = channelMap
+        self.centralToPeripheralPHY = centralToPeripheralPHY
+        self.peripheralToCentralPHY = peripheralToCentralPHY
+    }
+}
+
+/// A connection seen by the tracker.
+public struct LLConnectionInfo: Hashable, Sendable {
+    /// The synthetic handle that keys this connection's L2CAP streams (``ACLStreamKey``).
+    public var handle: UInt16
+    public var accessAddress: LLAccessAddress
+    /// From CONNECT_IND: initiator (central) and advertiser (peripheral); nil for a connection already running when the capture began.
+    public var central: LLDeviceAddress?
+    public var peripheral: LLDeviceAddress?
+    /// The CONNECT_IND parameters; nil for an inferred connection.
+    public var connectParameters: LLConnectionParameters?
+    public var parameters: LLLinkParameters
+    public var startFrame: Int
+    public var startTimestamp: Timestamp
+    /// True when the connection was inferred from data-channel traffic (no CONNECT_IND seen).
+    public var inferred: Bool
+}
+
+/// An advertising physical channel PDU seen (borrowed bytes: valid during the callback only).
+///
+/// `package`, like ``LLL2CAPFragment`` and ``LinkLayerOutput``: the bytes are the capture record's, reached through an
+/// unsafe pointer on the per-record path and not copied; they never leave the package that way.
+package struct LLAdvertisingReport {
+    package var frame: Int
+    package var timestamp: Timestamp
+    package var channel: UInt8
+    package var rssi: Int?
+    package var type: LLAdvertisingPDUType
+    package var header: LLAdvertisingHeader
+    /// AdvA (or the advertiser a SCAN_REQ / CONNECT_IND is addressed to) when the PDU has one at a fixed place.
+    package var advertiser: LLDeviceAddress?
+    /// The PDU payload after the header, borrowed.
+    package var payload: UnsafeRawBufferPointer
+    /// AD structures of ADV_IND / ADV_NONCONN_IND / ADV_SCAN_IND / SCAN_RSP, borrowed (empty for other types).
+    package var advertisingData: UnsafeRawBufferPointer
+
+    /// The typed PDU (decoded on demand; copies).
+    package func decode() throws(DecodeError) -> LLAdvertisingPDU {
+        var r = ByteReader(payload)
+        return try LLAdvertisingPacketPDU.parsePayload(header, &r)
+    }
+}
+
+/// One LL data PDU carrying L2CAP bytes, ready for ``L2CAPReassembler`` (payload borrowed).
+package struct LLL2CAPFragment {
+    package var handle: UInt16
+    /// `.tx` central → peripheral, `.rx` peripheral → central.
+    package var direction: Direction
+    /// LLID 10 (start or complete) versus LLID 01 (continuation).
+    package var isStart: Bool
+    package var payload: UnsafeRawBufferPointer
+    package var frame: Int
+    package var timestamp: Timestamp
+    package var isCut: Bool
+
+    package var streamKey: ACLStreamKey { ACLStreamKey(handle, direction) }
+    package var fragment: L2CAPFragment {
+        L2CAPFragment(isStart: isStart, payload: payload, frame: frame, timestamp: timestamp, isCut: isCut)
+    }
+}
+
+/// An LL control PDU seen on a connection.
+public struct LLControlEvent: Hashable, Sendable {
+    public var handle: UInt16
+    public var direction: Direction
+    public var opcode: LLControlOpcode
+    /// nil when the parameters did not match the opcode's size (a finding says why).
+    public var pdu: LLControlPDU?
+    /// The parameter bytes when ``pdu`` is nil (kept only then).
+    public var unreadParameters: [UInt8]
+    /// Built on demand: most passes never show it, and formatting every control PDU cost more than decoding it.
+    public var summary: String { pdu?.summary ?? "\(opcode.name) \(hexString(unreadParameters))" }
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// Same SN and bytes as the previous PDU in this direction: a link-layer retransmission.
+    public var isRetransmission: Bool
+}
+
+/// Why a connection ended.
+public enum LLConnectionEndReason: Hashable, Sendable {
+    /// LL_TERMINATE_IND with its error code.
+    case terminated(errorCode: UInt8)
+    /// A new CONNECT_IND reused the access address.
+    case replaced
+    /// The capture ended with the connection still running.
+    case captureEnded
+}
+
+public struct LLConnectionEnded: Hashable, Sendable {
+    public var connection: LLConnectionInfo
+    public var reason: LLConnectionEndReason
+    public var frame: Int
+    public var timestamp: Timestamp
+    public var stats: LinkLayerStats
+    /// Nil when the link never encrypted.
+    public var encryption: LLEncryptionSummary?
+}
+
+/// Parameters or PHY changed at an instant (connection update, channel map, PHY update).
+public struct LLParametersChanged: Hashable, Sendable {
+    public var handle: UInt16
+    public var parameters: LLLinkParameters
+    /// The connection event counter the change took effect at.
+    public var instant: UInt16
+    /// The frame of the first packet at or after the instant.
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// The control PDU that announced it.
+    public var announcedIn: LLControlOpcode
+}
+
+/// What ``LinkLayerTracker`` hands out, in capture order.
+package enum LinkLayerOutput {
+    case advertising(LLAdvertisingReport)
+    case connectionStarted(LLConnectionInfo)
+    case l2capFragment(LLL2CAPFragment)
+    case control(LLControlEvent)
+    case parametersChanged(LLParametersChanged)
+    case connectionEnded(LLConnectionEnded)
+    /// The first encrypted PDU of a link (or of a restart after a pause), and whether it could be read.
+    case encryptionStarted(LLEncryptionStarted)
+}
+
+public struct LLEncryptionStarted: Hashable, Sendable {
+    public var handle: UInt16
+    public var direction: Direction
+    public var frame: Int
+    public var timestamp: Timestamp
+    /// `decrypted by the capturer`, `decrypted with LTK … (source)`, `not decrypted: …`.
+    public var state: String
+}
+
+extension FindingKind {
+    static func llMalformed(_ error: DecodeError) -> FindingKind {
+        .init(code: "ll.malformed", message: "link-layer packet with a good CRC could not be read: \(error)")
+    }
+    static func llControlMalformed(_ opcode: LLControlOpcode, _ error: DecodeError) -> FindingKind {
+        .init(code: "ll.control-malformed", message: "\(opcode.name): \(error)")
+    }
+    static func llReservedLLID(_ aa: LLAccessAddress) -> FindingKind {
+        .init(code: "ll.reserved-llid", message: "data PDU with reserved LLID 00 on \(aa): ignored")
+    }
+    static func llNotLinkLayer(_ linkType: UInt32) -> FindingKind {
+        .init(code: "ll.unsupported-link-type", message: "link type \(linkType) is not decoded by the link-layer tracker")
+    }
+}
