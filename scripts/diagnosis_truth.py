@@ -61,6 +61,10 @@ Classes and fields (frame = the frame of the event named):
                       (AOSP BluetoothQualityReport parses them from offset 1; bumble wrongly parses
                       0x09 as link quality): handle and rssi are null.
   hci-reset           command 0x0C03.
+  cis-failed          LE CIS Established v1 (0x19) / v2 (0x2A) status != 0: status, handle (the CIS).
+  big-failed / big-sync-failed  LE Create BIG Complete (0x1B) / LE BIG Sync Established (0x1D)
+                      status != 0: status, big_handle.
+  big-sync-lost       LE BIG Sync Lost (0x1E): big_handle, reason (0x16: the host terminated it).
   ll-reject           air: LL_REJECT_IND / LL_REJECT_EXT_IND: reason, rejected_opcode (null for
                       LL_REJECT_IND), direction.
 How: pass 1 `tshark -T fields` over every frame (ACL, L2CAP, ATT, SMP, link layer); pass 2
@@ -171,6 +175,11 @@ SEVERITY = [
     ("authenticated-payload-timeout", None, "warning", "SEC-07"),
     ("quality-report", None, "info", "HH-05 context (monitor, energy, RF stats)"),
     ("encryption-started", None, "info", "DC-07 / SEC context"),
+    ("cis-failed", None, "error", "LA-01"),
+    ("big-failed", None, "error", "LA-01"),
+    ("big-sync-failed", None, "error", "LA-01"),
+    ("big-sync-lost", lambda e: e["reason"] == 0x16, "info", "LA-05 benign: the host ended the sync"),
+    ("big-sync-lost", None, "error", "LA-05 / LA-04"),
     ("hci-reset", None, "info", "HH-03 context"),
 ]
 

@@ -172,6 +172,18 @@ class Truth:
         sub = self.check(p, "bthci_evt.le_meta_subevent", params[0])
         if sub in (0x01, 0x0A, 0x29) and len(params) >= 12:
             self.connection_complete(p, params)
+        elif sub in (0x19, 0x2A) and len(params) >= 4 and params[1] != 0:
+            # LE CIS Established v1/v2 (Core 6.0 Vol 4, Part E, 7.7.65.25): status, CIS handle. Raw for v2,
+            # which tshark 4.0 shows as Unknown.
+            self.emit("cis-failed", p["frame"], status=params[1],
+                      handle=int.from_bytes(params[2:4], "little") & 0x0FFF, **self.extra(p))
+        elif sub in (0x1B, 0x1D) and len(params) >= 3 and params[1] != 0:
+            # LE Create BIG Complete / LE BIG Sync Established (7.7.65.27, 29): status, BIG handle.
+            self.emit("big-failed" if sub == 0x1B else "big-sync-failed", p["frame"], status=params[1],
+                      big_handle=params[2], **self.extra(p))
+        elif sub == 0x1E and len(params) >= 3:
+            # LE BIG Sync Lost (7.7.65.30): BIG handle, reason.
+            self.emit("big-sync-lost", p["frame"], big_handle=params[1], reason=params[2], **self.extra(p))
         elif sub in (0x03, 0x0C) and len(params) >= 4:
             status = self.check(p, "bthci_evt.status", params[1])
             handle = int.from_bytes(params[2:4], "little") & 0x0FFF

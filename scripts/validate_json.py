@@ -3,7 +3,7 @@
 
     python3 scripts/validate_json.py OUTPUT FILE...     (one process for many files: start-up is the cost)
 
-OUTPUT names the schema: info, timeline, gatt, transfers, ota, throughput, adverts, diagnose, report (one
+OUTPUT names the schema: info, timeline, gatt, transfers, ota, throughput, adverts, diagnose, iso, report (one
 `report --format json` document) or report-line (one element of `files`: a line of `report --format jsonl`).
 A FILE ending in .jsonl holds one document per line; any other FILE is one document. A FILE may be
 written `LABEL=PATH`: LABEL (say, the capture and command that produced it) is printed instead of PATH.
@@ -32,7 +32,7 @@ except ImportError:  # jsonschema < 4.18
     Registry = None
 
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas")
-OUTPUTS = ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "report-line", "diagnose"]
+OUTPUTS = ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "report-line", "diagnose", "iso"]
 
 
 def pointer(parts):

@@ -50,6 +50,8 @@ import sim  # noqa: E402
 import suota  # noqa: E402
 import telink  # noqa: E402
 import tioad  # noqa: E402
+import unicast  # noqa: E402
+import broadcast  # noqa: E402
 import vendorota  # noqa: E402
 
 SCENARIOS = {
@@ -81,6 +83,8 @@ SCENARIOS = {
     "diag-param-rejected": diagparams,
     "diag-mtu-23": diagmtu,
     "diag-supervision-timeout": diagsupervision,
+    "le-audio-unicast": unicast,
+    "le-audio-broadcast": broadcast,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
@@ -95,7 +99,9 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "diag-connect-timeout": 54000.0, "diag-bond-lost": 57600.0, "diag-pairing-failed": 61200.0,
                  "diag-insufficient-encryption": 64800.0, "diag-cccd-never-written": 68400.0,
                  "diag-att-timeout": 72000.0, "diag-stale-handle": 75600.0, "diag-param-rejected": 79200.0,
-                 "diag-mtu-23": 82800.0, "diag-supervision-timeout": 86400.0}
+                 "diag-mtu-23": 82800.0, "diag-supervision-timeout": 86400.0,
+                 # The LE Audio Samples after the diagnosis ones.
+                 "le-audio-unicast": 90000.0, "le-audio-broadcast": 93600.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
@@ -123,6 +129,25 @@ def generate(name: str, out_dir: str) -> dict:
     }
     if hasattr(module, "amend_capture"):
         module.amend_capture(truth["capture"], data)
+    # A scenario recorded at both ends (EXTRA_SAMPLES) leaves each further capture in `module.extra_outputs`.
+    for extra in getattr(module, "EXTRA_SAMPLES", []):
+        extra_data = module.extra_outputs.pop(extra).getvalue()
+        extra_stats, _ = common.read_btsnoop(extra_data)
+        extra_truth = {
+            "sample": f"{extra}.btsnoop",
+            "format": "btsnoop v1, datalink 1002 (HCI UART/H4), recorded at the device (peripheral) host",
+            "generator": truth["generator"],
+            "device_address": module.DEVICE_ADDRESS,
+            "phone_random_address": sim.PHONE_RANDOM,
+            "recorded_with": f"{name}.btsnoop",
+            **module.extra_truth(extra, truth, extra_data),
+            "capture": extra_stats,
+        }
+        with open(os.path.join(out_dir, f"{extra}.btsnoop"), "wb") as f:
+            f.write(extra_data)
+        with open(os.path.join(out_dir, f"{extra}.truth.json"), "w") as f:
+            json.dump(extra_truth, f, indent=1)
+            f.write("\n")
     with open(os.path.join(out_dir, f"{name}.btsnoop"), "wb") as f:
         f.write(data)
     with open(os.path.join(out_dir, f"{name}.truth.json"), "w") as f:

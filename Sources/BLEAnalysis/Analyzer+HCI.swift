@@ -31,6 +31,7 @@ extension Analyzer {
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
+        noteISOCommand(packet, record: record)
         let sent = commands.feed(
             packet.opcode, controller: record.controllerIndex,
             .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
@@ -114,6 +115,7 @@ extension Analyzer {
                 buffers.bufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
             default: break
             }
+            iso.commandComplete(cc.opcode, returns: cc.decodedReturn, controller: controller, frame: frame, timestamp: time)
         case .commandStatus(let cs):
             if cs.opcode.rawValue != 0 {
                 // A successful Command Status leaves the command open for its completion event, but it is answered.
@@ -129,9 +131,16 @@ extension Analyzer {
                     answered ?? cs.opcode, status: cs.status, commandFrame: requestFrame, latency: latency, frame: frame, timestamp: time,
                     controller: controller)
             }
+            iso.commandStatus(cs.opcode, status: cs.status, controller: controller, frame: frame, timestamp: time)
+        case .declared(let d):
+            handle = d.connectionHandle
+            status = d.status?.description
+            iso.event(d, controller: controller, frame: frame, timestamp: time)
+            if options.timeline { fields = d.value.numbers }
         case .disconnectionComplete(let d):
             handle = d.handle
             status = d.status.description
+            iso.disconnection(handle: d.handle, status: d.status, reason: d.reason, controller: controller, frame: frame, timestamp: time)
             if d.status.rawValue == 0, let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)) {
                 closeConnection(index: i, frame: frame, timestamp: time, reason: d.reason.description)
             }
@@ -301,6 +310,8 @@ extension Analyzer {
 
     /// `packets` host → controller packets of (controller, handle) reported completed at `frame`.
     func completed(_ packets: Int, controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp) {
+        // A CIS or BIS handle's completions are ISO buffers, not ACL ones (Core Spec Vol 4, Part E, 7.7.19).
+        if iso.isStream(controller: controller, handle: handle) { return }
         if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
             connections[i].complete(packets, at: .init(frame: frame, timestamp: timestamp))
         }

@@ -61,6 +61,8 @@ public struct AnalysisCounters: Sendable {
     public var smpPDUs = 0
     public var signallingPDUs = 0
     public var linkLayerRecords = 0
+    /// HCI ISO data packets.
+    public var isoPackets = 0
     public init() {}
 }
 
@@ -126,6 +128,9 @@ public final class Analyzer {
     /// the latest answer wins. Vendor-specific commands and events are named with it from its frame on.
     public internal(set) var controllerIdentities: [UInt16: ControllerIdentity] = [:]
     var vendorTally = VendorTally()
+    /// Isochronous channels (CIG/CIS/BIG) and their ISO data (`Analyzer+ISO.swift`); the health once finished.
+    var iso = ISOTracker()
+    var isoHealth: [ISOStreamHealth] = []
     /// Vendor-specific commands and events per controller, counted and named (see ``VendorActivity``).
     public var vendorActivity: VendorActivity {
         vendorTally.activity(manufacturers: controllerIdentities.mapValues(\.manufacturer))
@@ -172,6 +177,7 @@ public final class Analyzer {
         case .command: processCommand(record)
         case .event: processEvent(record)
         case .acl: processACL(record)
+        case .iso: processISO(record)
         case .text:
             if options.timeline {
                 emit(
@@ -202,6 +208,7 @@ public final class Analyzer {
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
         finishLinkLayer()
+        finishISO()
         for (i, state) in table.states.enumerated() {
             guard let state else { continue }
             state.finishReassembly(findings: &findings, frame: lastFrame)

@@ -12,6 +12,8 @@ public struct Observing: Sendable {
     /// Follow firmware updates; gaps longer than this are stalls (µs, ``OTATracker/stallThreshold``).
     public var otaStallThreshold: Int64?
     public var gattUsage: Bool
+    /// Follow the audio profiles on GATT (ASCS, BASS): ``CaptureAnalysis/leAudio``.
+    public var leAudio: Bool
     /// Run the trackers on a second thread beside the decoder (``BackgroundObservers``): the same results, sooner
     /// when several trackers run.
     public var inBackground: Bool
@@ -22,12 +24,13 @@ public struct Observing: Sendable {
 
     public init(
         throughput: ThroughputOptions? = nil, transfers: TransferOptions? = nil, otaStallThreshold: Int64? = nil,
-        gattUsage: Bool = false, inBackground: Bool = false, throughputBeside: Bool = false
+        gattUsage: Bool = false, inBackground: Bool = false, throughputBeside: Bool = false, leAudio: Bool = false
     ) {
         self.throughput = throughput
         self.transfers = transfers
         self.otaStallThreshold = otaStallThreshold
         self.gattUsage = gattUsage
+        self.leAudio = leAudio
         self.inBackground = inBackground
         self.throughputBeside = throughputBeside
     }
@@ -35,7 +38,7 @@ public struct Observing: Sendable {
     /// No tracker: connections, findings, counters and the timeline only.
     public static let nothing = Observing()
 
-    var isEmpty: Bool { throughput == nil && transfers == nil && otaStallThreshold == nil && !gattUsage }
+    var isEmpty: Bool { throughput == nil && transfers == nil && otaStallThreshold == nil && !gattUsage && !leAudio }
 }
 
 /// What one pass over a capture found: the analyzer's connections, findings and counters, and the result of each
@@ -57,6 +60,10 @@ public struct CaptureAnalysis: Sendable {
     public var otaSessions: [OTASession]?
     /// How each attribute handle was used, per connection.
     public var gattUsage: GATTUsage?
+    /// The isochronous channels: CIS/BIS streams, their life and the health of their ISO data (always run).
+    public var iso = ISOAnalysis()
+    /// ASE states and operations, BASS operations (``Observing/leAudio``).
+    public var leAudio: LEAudioProfiles?
     /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
     /// and the completeness verdict (``Evidence/completeness``) before ``DiagnosisEngine/diagnose(_:rules:)``.
     public var evidence: Evidence
@@ -147,7 +154,7 @@ public final class AnalysisPass {
     public func finish() -> CaptureAnalysis {
         analyzer.finish()
         let set = trackers?.set
-        return CaptureAnalysis(
+        var result = CaptureAnalysis(
             connections: analyzer.connections, findings: analyzer.findings, counters: analyzer.counters,
             aclBuffers: analyzer.aclBuffers, decodeHealth: analyzer.decodeHealth,
             throughput: set?.throughput.map { ($0.streams, $0.streamsDropped) },
@@ -155,6 +162,11 @@ public final class AnalysisPass {
             otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: analyzer.connections) },
             gattUsage: set?.gattUsage?.result,
             evidence: analyzer.evidence(throughput: set?.throughput?.streams))
+        result.iso = analyzer.isoAnalysis
+        result.leAudio = set?.leAudio?.result
+        result.evidence.iso = result.iso
+        result.evidence.leAudio = result.leAudio
+        return result
     }
 }
 
@@ -167,12 +179,14 @@ struct TrackerSet: AttributeValueObserver {
     var transfers: ChunkedTransferTracker?
     var ota: OTATracker?
     var gattUsage: GATTUsageTracker?
+    var leAudio: LEAudioTracker?
 
     init(_ observing: Observing) {
         throughput = observing.throughput.map { ThroughputTracker(options: $0) }
         transfers = observing.transfers.map { ChunkedTransferTracker(options: $0) }
         ota = observing.otaStallThreshold.map { OTATracker(stallThreshold: $0) }
         gattUsage = observing.gattUsage ? GATTUsageTracker() : nil
+        leAudio = observing.leAudio ? LEAudioTracker() : nil
     }
 
     /// Hands the throughput tracker, as it stands, to a thread of its own (``ThroughputBeside``).
@@ -188,6 +202,7 @@ struct TrackerSet: AttributeValueObserver {
         transfers?.observe(event, value: value)
         ota?.observe(event, value: value)
         gattUsage?.observe(event, value: value)
+        leAudio?.observe(event, value: value)
     }
 
     mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {
@@ -195,6 +210,7 @@ struct TrackerSet: AttributeValueObserver {
         transfers?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
         ota?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
         gattUsage?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
+        leAudio?.connectionEnded(connectionNumber: connectionNumber, frame: frame, timestamp: timestamp, reason: reason)
     }
 
     mutating func finish(frame: Int, timestamp: Timestamp) {

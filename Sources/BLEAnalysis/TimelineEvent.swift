@@ -12,6 +12,8 @@ public struct Layer: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let smp = Layer(rawValue: "smp")
     public static let ll = Layer(rawValue: "ll")
     public static let note = Layer(rawValue: "note")
+    /// HCI ISO data packets (the isochronous channels' SDUs).
+    public static let iso = Layer(rawValue: "iso")
     public var description: String { rawValue }
 }
 

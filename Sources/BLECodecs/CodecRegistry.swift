@@ -114,7 +114,7 @@ public final class CodecRegistry: Sendable {
             return spec.decodeUnconditionally(bytes, context: context)
         }
         if builtins, let uuid = context.characteristic, let codec = SIGCodec.codec(for: uuid) {
-            return codec.decode(bytes)
+            return codec.decode(bytes, in: context)
         }
         return nil
     }

@@ -16,7 +16,8 @@ import BLEProtocols
 /// "active_rate_bps", "idle_s", "ceiling_bps", "share", "packets_per_event": {"events", "mean", "median", "p90",
 /// "max", "estimated": true} | null, "limit", "verdict"}], "periods_not_split", "controller": {"max_in_flight",
 /// "acl_buffer_packets", "acl_buffer_length"}, "flow_control", "link_layer": {...} | null, "limit", "verdict",
-/// "series": {"slot_us", "points": [[µs from first_time, bps (integer)], …]}}], "streams_dropped": n}`
+/// "series": {"slot_us", "points": [[µs from first_time, bps (integer)], …]}}], "streams_dropped": n, "iso_streams":
+/// [health] (only when the capture has ISO data; `schemas/iso.schema.json`'s health objects)}`
 ///
 /// `{link}` is `{"interval_ms", "latency", "timeout_ms", "phy_tx", "phy_rx", "max_tx_octets", "max_rx_octets",
 /// "mtu", "encrypted"}`. Rates are value bits per second over first → last packet; times are seconds since the
@@ -28,6 +29,8 @@ public struct ThroughputReport {
     /// Controller ACL buffers (LE Read Buffer Size), any controller: (length, packets).
     public var aclBuffers: (length: Int, packets: Int)?
     public var streamsDropped: Int
+    /// The isochronous streams' health (`ThroughputReport+ISO.swift`): shown after the attribute streams when present.
+    public var iso = ISOAnalysis()
 
     public init(
         streams: [ThroughputStream], connections: [Connection] = [], aclBuffers: (length: Int, packets: Int)? = nil,
@@ -44,6 +47,7 @@ public struct ThroughputReport {
         self.init(
             streams: analysis.throughput?.streams ?? [], connections: analysis.connections, aclBuffers: analysis.firstACLBuffers,
             streamsDropped: analysis.throughput?.streamsDropped ?? 0)
+        iso = analysis.iso
     }
 
     func connection(_ number: Int) -> Connection? {
@@ -78,7 +82,10 @@ public struct ThroughputReport {
     /// The table (``ThroughputColumns``) grouped by connection: a heading with the link (again whenever a stream saw
     /// another), each stream's row, its name and details, its verdict; then what limited the connection.
     public func text(terminal: Terminal = Terminal(colors: false)) -> String {
-        if streams.isEmpty { return "No attribute values in this capture.\n" + linkQualityText(terminal: terminal, except: []) }
+        if streams.isEmpty {
+            return (iso.health.isEmpty ? "No attribute values in this capture.\n" : "") + linkQualityText(terminal: terminal, except: [])
+                + isoText(terminal: terminal)
+        }
         let table = ThroughputColumns.table
         var out = ""
         var seen = Set<Int>()
@@ -107,7 +114,7 @@ public struct ThroughputReport {
             if let c = connection(number) { out += terminal.fit(connectionText(c, terminal: terminal)) + "\n" }
         }
         if streamsDropped > 0 { out += "\(streamsDropped) further stream(s) not tracked (limit reached)\n" }
-        return out + linkQualityText(terminal: terminal, except: seen)
+        return out + linkQualityText(terminal: terminal, except: seen) + isoText(terminal: terminal)
     }
 
     /// A stream's row, the line naming it (characteristic, packets per event, idle gaps), its verdict and link quality.
@@ -204,6 +211,7 @@ public struct ThroughputReport {
         for row in rows { write(row, to: &w, series: series) }
         w.endArray()
         w.field("streams_dropped", streamsDropped)
+        writeISO(into: &w)
         if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string

@@ -49,6 +49,7 @@ public enum TestEnvironment {
         "diag-connect-timeout", "diag-bond-lost", "diag-pairing-failed", "diag-insufficient-encryption",
         "diag-cccd-never-written", "diag-att-timeout", "diag-stale-handle", "diag-param-rejected", "diag-mtu-23",
         "diag-supervision-timeout",
+        "le-audio-unicast", "le-audio-broadcast", "le-audio-broadcast-receiver",
     ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {

@@ -34,7 +34,9 @@ struct HCITests {
         #expect(HCIEventCode(0x7A).description == "HCIEventCode(0x7a)")
         for s in UInt8(0x01)...0x29 { #expect(LESubevent(s).name != nil) }
         #expect(LESubevent(0x29).description == "LE Enhanced Connection Complete v2")
-        #expect(LESubevent(0x2A).description == "LESubevent(0x2a)")
+        // Core 6.0, 7.7.65.25: LE CIS Established v2 is subevent 0x2A (declared in Declared/ISOEvents.swift).
+        #expect(LESubevent(0x2A).description == "LE CIS Established v2")
+        #expect(LESubevent(0x7F).description == "LESubevent(0x7f)")
     }
 
     @Test func statusNames() {

@@ -30,7 +30,7 @@ import Testing
     static let commands: [[String]] = [
         ["info"], ["timeline", "--codec", "Samples/codecs"], ["gatt"], ["transfers", "--codec", "Samples/codecs"],
         ["ota", "--codec", "Samples/codecs"], ["throughput"], ["adverts"], ["check", "--expect", "Samples/expect/nordic-dfu-ok.yaml"],
-        ["report", "--format", "md"],
+        ["report", "--format", "md"], ["iso"],
     ]
 
     /// `check` fails the headset capture (no Nordic update in it): 1, with both captures checked.
@@ -73,7 +73,7 @@ import Testing
 
     /// Several captures read in parallel give, line for line, what each gives alone (JSON: one object per capture, its
     /// `file` first, in input order).
-    @Test(arguments: ["gatt", "transfers", "ota", "throughput", "adverts"])
+    @Test(arguments: ["gatt", "transfers", "ota", "throughput", "adverts", "iso"])
     func aCaptureAmongSeveralGivesWhatItGivesAlone(_ command: String) throws {
         let folder = try Folder()
         let codecs = command == "adverts" ? [] : ["--codec", "Samples/codecs"]

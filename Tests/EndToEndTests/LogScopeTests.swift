@@ -24,7 +24,7 @@ import Testing
         return (path, record, offset)
     }
 
-    @Test(arguments: ["ota", "throughput", "transfers", "gatt"])
+    @Test(arguments: ["ota", "throughput", "transfers", "gatt", "iso"])
     func textOpensWithTheCut(_ command: String) throws {
         let (path, record, offset) = try Self.cutCapture()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -44,7 +44,7 @@ import Testing
         #expect(lines[log + 1].contains("the file is cut: file ends inside record \(record)"))
     }
 
-    @Test(arguments: ["ota", "throughput", "transfers", "gatt"])
+    @Test(arguments: ["ota", "throughput", "transfers", "gatt", "iso"])
     func jsonSaysTheCut(_ command: String) throws {
         let (path, record, _) = try Self.cutCapture()
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -58,7 +58,7 @@ import Testing
     }
 
     /// A whole capture from its first record to its last disconnection: nothing to say, no `Log` line.
-    @Test(arguments: ["ota", "throughput", "transfers", "gatt", "timeline"])
+    @Test(arguments: ["ota", "throughput", "transfers", "gatt", "timeline", "iso"])
     func aWholeCaptureSaysNothing(_ command: String) throws {
         let r = try Blescope.run([command, "--quiet", TestEnvironment.sample("nordic-dfu.btsnoop")])
         #expect(r.status == 0 && !r.stdout.contains("Log:"))

@@ -82,7 +82,7 @@ import Testing
                     "-o", directory + "/report.json",
                 ], expectedStatus: [2]))
         // Several captures at once (the Samples folder, its notes skipped): one object per line, its "file" first.
-        for command in ["gatt", "transfers", "ota", "throughput", "adverts"] {
+        for command in ["gatt", "transfers", "ota", "throughput", "adverts", "iso"] {
             var arguments = [command, "--json", "--quiet", TestEnvironment.samplesDirectory]
             if command != "adverts" { arguments += ["--codec", codecs] }
             jobs.append(
@@ -100,7 +100,7 @@ import Testing
                 Job(
                     output: "diagnose", label: "\(name) [diagnose --json]", path: directory + "/\(i).diagnose.json",
                     arguments: ["diagnose", "--json", "--quiet", input], expectedStatus: [0]))
-            for command in ["gatt", "transfers", "ota", "throughput", "adverts"] {
+            for command in ["gatt", "transfers", "ota", "throughput", "adverts", "iso"] {
                 var arguments = [command, "--json", "--quiet", input]
                 if command != "adverts" { arguments += ["--codec", codecs] }
                 // `ota` exits 1 when an update did not succeed: the JSON is written all the same.
@@ -135,7 +135,7 @@ import Testing
 
         let validationStart = Date()
         var documents = 0
-        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "diagnose"] {
+        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "diagnose", "iso"] {
             let files = try #require(byOutput[output])
             let v = try Self.validate(output, files)
             #expect(

@@ -13,7 +13,7 @@ import Testing
 
     static let textCommands: [[String]] = [
         ["info"], ["timeline", "--codec", "Samples/codecs"], ["gatt"], ["transfers", "--codec", "Samples/codecs"], ["adverts"],
-        ["ota", "--codec", "Samples/codecs"], ["throughput"], ["check", "--expect", "Samples/expect/nordic-dfu-ok.yaml"],
+        ["ota", "--codec", "Samples/codecs"], ["throughput"], ["check", "--expect", "Samples/expect/nordic-dfu-ok.yaml"], ["iso"],
     ]
 
     /// Every line of every text output of every Sample is at most 100 characters. One format each: the three formats
@@ -73,15 +73,7 @@ import Testing
         let json = try #require(try Blescope.run(["throughput", "--json", "Samples/nordic-dfu.btsnoop"]).json as? [String: Any])
         let streams = try #require(json["streams"] as? [[String: Any]])
         let text = try Blescope.run(["throughput", "--units", unit, "Samples/nordic-dfu.btsnoop"]).stdout
-        func shown(_ bps: Double) -> String {
-            let v = bps / divisor
-            if v >= 999.95 {
-                // Thousands grouped with commas, by hand (no locale).
-                let digits = Array(String(Int(v.rounded())))
-                return String(digits.enumerated().flatMap { i, d in i > 0 && (digits.count - i) % 3 == 0 ? [",", d] : [d] })
-            }
-            return v >= 0.995 ? String(format: "%.1f", v) : String(format: "%.2g", v)
-        }
+        func shown(_ bps: Double) -> String { Self.shown(bps / divisor) }
         for s in streams {
             guard let rate = s["rate_bps"] as? Double, let window = s["window"] as? [String: Any] else { continue }
             let handle = String(format: "0x%04x", s["handle"] as! Int)
@@ -93,6 +85,37 @@ import Testing
             #expect(row.contains(cell + " " + unit), "\(row) lacks \(cell) \(unit)")
             for other in ["bps", "kbps", "Mbps", "kB/s", "B/s"] where other != unit {
                 #expect(!row.contains(" " + other), "\(row)")
+            }
+        }
+    }
+
+    /// `v` as a rate's number is printed: thousands grouped with commas (by hand, no locale), one decimal from 1, two
+    /// significant digits below.
+    static func shown(_ v: Double) -> String {
+        if v >= 999.95 {
+            let digits = Array(String(Int(v.rounded())))
+            return String(digits.enumerated().flatMap { i, d in i > 0 && (digits.count - i) % 3 == 0 ? [",", d] : [d] })
+        }
+        return v >= 0.995 ? String(format: "%.1f", v) : String(format: "%.2g", v)
+    }
+
+    /// Each ISO stream direction's bitrate and configured bitrate, in `iso` and in `throughput`'s ISO part, are the
+    /// JSON's figures in the unit asked; no other unit on those lines.
+    @Test(arguments: [("kbps", 1000.0), ("B/s", 8.0), ("Mbps", 1e6)])
+    func isoBitratesAreInOneUnit(_ unit: String, _ divisor: Double) throws {
+        let sample = "Samples/le-audio-unicast.btsnoop"
+        let json = try #require(try Blescope.run(["iso", "--json", sample]).json as? [String: Any])
+        let health = try #require(json["health"] as? [[String: Any]])
+        #expect(health.count == 2)
+        for command in ["iso", "throughput"] {
+            let text = try Blescope.run([command, "--units", unit, sample]).stdout
+            let lines = text.split(separator: "\n").filter { $0.contains("bitrate ") }
+            #expect(lines.count == health.count, "\(command): \(text)")
+            for (line, h) in zip(lines, health) {
+                let rate = try #require(h["bitrate_bps"] as? Double), configured = try #require(h["configured_bitrate_bps"] as? Double)
+                #expect(line.contains("bitrate " + Self.shown(rate / divisor) + " " + unit), "\(line)")
+                #expect(line.contains("(configured " + Self.shown(configured / divisor) + " " + unit + ")"), "\(line)")
+                for other in ["bps", "kbps", "Mbps", "kB/s", "B/s"] where other != unit { #expect(!line.contains(" " + other), "\(line)") }
             }
         }
     }

@@ -115,6 +115,7 @@ public enum RuleGroup: String, Hashable, Sendable, CaseIterable {
     case throughput = "Throughput and flow control"
     case linkParameters = "Link parameters"
     case controller = "Controller and host health"
+    case leAudio = "LE Audio"
 }
 
 /// A diagnosis rule: an id, a severity, the evidence it reads and what it says. One small type per rule, one file

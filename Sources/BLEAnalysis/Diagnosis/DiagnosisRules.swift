@@ -63,6 +63,13 @@ public enum DiagnosisRules {
         HH05QualityWarning.self,
         HH06HandleDisagreement.self,
         HH07SeveralControllers.self,
+        // LE Audio
+        LA01IsochronousSetupFailed.self,
+        LA02ASEOperationRefused.self,
+        LA03AudioStreamLossy.self,
+        LA04AudioStreamStopped.self,
+        LA05BIGSyncLost.self,
+        LA06LEAudioChoppy.self,
     ]
 
     /// The rule with this id (`DC-01`).

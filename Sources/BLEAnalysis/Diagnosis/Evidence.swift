@@ -27,6 +27,10 @@ public struct Evidence: Sendable {
     public var eventsDropped: Int
     /// Throughput streams with their verdicts, when the pass measured them.
     public var throughput: [ThroughputStream]?
+    /// The isochronous channels (CIS/BIS streams, their life and health) and the audio profiles on GATT (ASE
+    /// operations, BASS), for the LE Audio rules (`Rules/LEAudio/`).
+    public var iso: ISOAnalysis?
+    public var leAudio: LEAudioProfiles?
     /// Firmware updates, when the pass followed them (the report): a link that ends right after a successful update is
     /// the device rebooting into it.
     public var otaSessions: [OTASession]?

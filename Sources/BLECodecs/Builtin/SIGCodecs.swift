@@ -16,9 +16,20 @@ public struct SIGCodec: ValueCodec {
     /// `sig.<kebab-name>`.
     public let name: String
     public let title: String
-    let body: @Sendable (inout ByteReader, inout FieldSink) throws(DecodeError) -> Void
+    /// Reads the value; the context tells a write from a notification where one characteristic carries both (the ASE
+    /// Control Point: operations written, responses notified).
+    let body: @Sendable (inout ByteReader, inout FieldSink, CodecContext) throws(DecodeError) -> Void
 
     init(_ uuid16: UInt16, _ title: String, _ body: @escaping @Sendable (inout ByteReader, inout FieldSink) throws(DecodeError) -> Void) {
+        self.init(
+            uuid16, title,
+            contextual: { (r: inout ByteReader, s: inout FieldSink, _: CodecContext) throws(DecodeError) in try body(&r, &s) })
+    }
+
+    init(
+        _ uuid16: UInt16, _ title: String,
+        contextual body: @escaping @Sendable (inout ByteReader, inout FieldSink, CodecContext) throws(DecodeError) -> Void
+    ) {
         self.uuid16 = uuid16
         self.title = title
         self.name = "sig." + title.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-")
@@ -28,15 +39,18 @@ public struct SIGCodec: ValueCodec {
     /// Applies when the context's attribute type is this UUID; a short or over-long value gives `valid == false`.
     public func decode(_ value: UnsafeRawBufferPointer, context: CodecContext) -> DecodedValue? {
         guard context.characteristic?.uuid16 == uuid16 else { return nil }
-        return decode(value)
+        return decode(value, in: context)
     }
 
-    public func decode(_ value: UnsafeRawBufferPointer) -> DecodedValue {
+    public func decode(_ value: UnsafeRawBufferPointer) -> DecodedValue { decode(value, in: CodecContext()) }
+
+    /// Decodes `value` as this codec's characteristic, as it travelled in `context`.
+    public func decode(_ value: UnsafeRawBufferPointer, in context: CodecContext) -> DecodedValue {
         var reader = ByteReader(value)
         var sink = FieldSink()
         sink.fields.reserveCapacity(8)
         do throws(DecodeError) {
-            try body(&reader, &sink)
+            try body(&reader, &sink, context)
             if !reader.isAtEnd { sink.problems.append("\(reader.remaining) unexpected trailing byte(s)") }
         } catch {
             sink.problems.append(error.description)
@@ -77,8 +91,11 @@ private func flagNames(_ v: Int64, _ names: [String?]) -> FieldValue {
 // MARK: - The table
 
 extension SIGCodec {
-    /// Every built-in codec, one per UUID.
-    public static let all: [SIGCodec] = [
+    /// Every built-in codec, one per UUID: the core and GATT-supplement ones here, the LE Audio ones
+    /// (`LEAudioCodecs.swift`).
+    public static let all: [SIGCodec] = core + leAudio
+
+    static let core: [SIGCodec] = [
         SIGCodec(0x2A00, "Device Name") { r, s throws(DecodeError) in utf8String(&r, &s, "name") },
         SIGCodec(0x2A01, "Appearance") { r, s throws(DecodeError) in
             let v = try u16(&r)

@@ -93,8 +93,8 @@ public enum HCICommandTable {
                 table[HCICommand(ogf: ogf, ocf: ocf).rawValue] = HCICommandInfo(name: name)
             }
         }
-        for (opcode, decode) in decoders { table[opcode.rawValue]?.decode = decode }
-        for (opcode, decode) in returnDecoders { table[opcode.rawValue]?.decodeReturn = decode }
+        for (opcode, decode) in decoders + HCIDeclaredSets.commandDecoders { table[opcode.rawValue]?.decode = decode }
+        for (opcode, decode) in returnDecoders + HCIDeclaredSets.returnDecoders { table[opcode.rawValue]?.decodeReturn = decode }
         return table
     }()
 
@@ -146,5 +146,9 @@ public enum HCICommandTable {
         (.leLongTermKeyRequestReply, r(HCIReturnParameters.statusAndHandle)),
         (.leLongTermKeyRequestNegativeReply, r(HCIReturnParameters.statusAndHandle)),
         (.readLocalVersionInformation, r(HCIReturnParameters.readLocalVersionInformation)),
+        // Status and the CIS/BIS handle (Core Spec Vol 4, Part E, 7.8.102, 7.8.109, 7.8.110).
+        (HCICommand(ogf: 0x08, ocf: 0x0067), r(HCIReturnParameters.statusAndHandle)),
+        (HCICommand(ogf: 0x08, ocf: 0x006E), r(HCIReturnParameters.statusAndHandle)),
+        (HCICommand(ogf: 0x08, ocf: 0x006F), r(HCIReturnParameters.statusAndHandle)),
     ]
 }

@@ -23,6 +23,8 @@ public enum HCICommandParameters: Hashable, Sendable {
     case leSetDataLength(LESetDataLength)
     case leSetPHY(LESetPHY)
     case leEnableEncryption(LEEnableEncryption)
+    /// Any command declared once (``HCIParameterSet``, listed in ``HCIDeclaredSets``): the isochronous commands.
+    case declared(HCIDeclared)
     /// Parameters of a command without a typed decoder, kept as bytes.
     case raw([UInt8])
 
@@ -30,6 +32,7 @@ public enum HCICommandParameters: Hashable, Sendable {
     public var opcode: HCICommand? {
         switch self {
         case .empty, .raw: nil
+        case let .declared(d): if case .command(let c) = d.carrier { c } else { nil }
         case .disconnect: .disconnect
         case .readRemoteVersionInformation: .readRemoteVersionInformation
         case .leReadRemoteFeatures: .leReadRemoteFeatures
@@ -55,6 +58,7 @@ public enum HCICommandParameters: Hashable, Sendable {
     var value: (any WireCodable & HCISummary)? {
         switch self {
         case .empty, .raw: nil
+        case let .declared(d): d.value
         case let .disconnect(v): v
         case let .readRemoteVersionInformation(v): v
         case let .leReadRemoteFeatures(v): v

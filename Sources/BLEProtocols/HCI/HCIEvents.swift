@@ -25,6 +25,8 @@ public enum HCIEventParameters: Hashable, Sendable {
     case leEnhancedConnectionCompleteV2(LEEnhancedConnectionCompleteV2)
     /// Android vendor event (0xFF) sub-event 0x58.
     case bluetoothQualityReport(BluetoothQualityReport)
+    /// Any event declared once (``HCIParameterSet``, listed in ``HCIDeclaredSets``): the isochronous events.
+    case declared(HCIDeclared)
     /// An LE Meta event whose subevent has no typed decoder: subevent and the bytes after it.
     case leMeta(LESubevent, [UInt8])
     /// An event without a typed decoder, parameters kept as bytes.
@@ -44,6 +46,7 @@ public enum HCIEventParameters: Hashable, Sendable {
         case .numberOfCompletedPackets: .numberOfCompletedPackets
         case .bluetoothQualityReport: .vendor
         case let .raw(code, _): code
+        case let .declared(d): if case .event(let c) = d.carrier { c } else { .leMeta }
         default: .leMeta
         }
     }
@@ -63,6 +66,7 @@ public enum HCIEventParameters: Hashable, Sendable {
         case .leExtendedAdvertisingReport: .extendedAdvertisingReport
         case .leEnhancedConnectionCompleteV2: .enhancedConnectionCompleteV2
         case let .leMeta(s, _): s
+        case let .declared(d): if case .leSubevent(let s) = d.carrier { s } else { nil }
         default: nil
         }
     }
@@ -90,6 +94,7 @@ public enum HCIEventParameters: Hashable, Sendable {
         case let .leExtendedAdvertisingReport(v): v
         case let .leEnhancedConnectionCompleteV2(v): v
         case let .bluetoothQualityReport(v): v
+        case let .declared(d): d.value
         case .leMeta, .raw: nil
         }
     }
@@ -190,8 +195,9 @@ public struct HCIEventEntry: Sendable {
 }
 
 /// The HCI event tables, one row per code: event code → (name, size, decoder) and LE subevent → (name, size,
-/// decoder) (Core Spec 5.4 Vol 4, Part E, 7.7). Adding a decoded event: its parameter struct, a case in
-/// ``HCIEventParameters`` (with its `code`/`subevent`/`value` lines), and its row here.
+/// decoder) (Core Spec 5.4 Vol 4, Part E, 7.7). Adding a decoded event: declare it once (``HCIParameterSet``) and list
+/// it in ``HCIDeclaredSets/all``; the events below still have their struct, a case in ``HCIEventParameters`` (with its
+/// `code`/`subevent`/`value` lines) and their row here, until they move (see ``HCIParameterSet``).
 public enum HCIEventTable {
     static func d<T: WireCodable>(_ wrap: @escaping @Sendable (T) -> HCIEventParameters) -> HCIEventDecoder {
         { (r: inout ByteReader) throws(DecodeError) -> HCIEventParameters in wrap(try T(parsing: &r)) }
@@ -208,7 +214,9 @@ public enum HCIEventTable {
         return .bluetoothQualityReport(try BluetoothQualityReport(parsing: &r))
     }
 
-    public static let events: [UInt8: HCIEventEntry] = [
+    public static let events: [UInt8: HCIEventEntry] = listedEvents.merging(HCIDeclaredSets.eventRows) { _, declared in declared }
+
+    static let listedEvents: [UInt8: HCIEventEntry] = [
         0x01: E("Inquiry Complete"), 0x02: E("Inquiry Result"),
         0x03: E("Connection Complete", size: .fixed(11), decode: d(HCIEventParameters.connectionComplete)),
         0x04: E("Connection Request"),
@@ -253,8 +261,11 @@ public enum HCIEventTable {
         0xFF: E("Vendor", decode: vendor),
     ]
 
-    /// LE Meta subevents (7.7.65); sizes count the bytes after the subevent code.
-    public static let subevents: [UInt8: HCIEventEntry] = [
+    /// LE Meta subevents (7.7.65); sizes count the bytes after the subevent code. The declared sets
+    /// (``HCIDeclaredSets``) bring their own rows.
+    public static let subevents: [UInt8: HCIEventEntry] = listedSubevents.merging(HCIDeclaredSets.subeventRows) { _, d in d }
+
+    static let listedSubevents: [UInt8: HCIEventEntry] = [
         0x01: E("LE Connection Complete", size: .fixed(18), decode: d(HCIEventParameters.leConnectionComplete)),
         0x02: E("LE Advertising Report", decode: d(HCIEventParameters.leAdvertisingReport)),
         0x03: E("LE Connection Update Complete", size: .fixed(9), decode: d(HCIEventParameters.leConnectionUpdateComplete)),
@@ -269,14 +280,12 @@ public enum HCIEventTable {
         0x0B: E("LE Directed Advertising Report"),
         0x0C: E("LE PHY Update Complete", size: .fixed(5), decode: d(HCIEventParameters.lePHYUpdateComplete)),
         0x0D: E("LE Extended Advertising Report", decode: d(HCIEventParameters.leExtendedAdvertisingReport)),
-        0x0E: E("LE Periodic Advertising Sync Established"), 0x0F: E("LE Periodic Advertising Report"),
-        0x10: E("LE Periodic Advertising Sync Lost"), 0x11: E("LE Scan Timeout"), 0x12: E("LE Advertising Set Terminated"),
+        0x0F: E("LE Periodic Advertising Report"), 0x11: E("LE Scan Timeout"), 0x12: E("LE Advertising Set Terminated"),
         0x13: E("LE Scan Request Received"), 0x14: E("LE Channel Selection Algorithm"),
         0x15: E("LE Connectionless IQ Report"), 0x16: E("LE Connection IQ Report"), 0x17: E("LE CTE Request Failed"),
-        0x18: E("LE Periodic Advertising Sync Transfer Received"), 0x19: E("LE CIS Established"), 0x1A: E("LE CIS Request"),
-        0x1B: E("LE Create BIG Complete"), 0x1C: E("LE Terminate BIG Complete"), 0x1D: E("LE BIG Sync Established"),
-        0x1E: E("LE BIG Sync Lost"), 0x1F: E("LE Request Peer SCA Complete"), 0x20: E("LE Path Loss Threshold"),
-        0x21: E("LE Transmit Power Reporting"), 0x22: E("LE BIGInfo Advertising Report"), 0x23: E("LE Subrate Change"),
+        0x18: E("LE Periodic Advertising Sync Transfer Received"),
+        0x1F: E("LE Request Peer SCA Complete"), 0x20: E("LE Path Loss Threshold"),
+        0x21: E("LE Transmit Power Reporting"), 0x23: E("LE Subrate Change"),
         0x24: E("LE Periodic Advertising Sync Established v2"), 0x25: E("LE Periodic Advertising Report v2"),
         0x26: E("LE Periodic Advertising Sync Transfer Received v2"), 0x27: E("LE Periodic Advertising Subevent Data Request"),
         0x28: E("LE Periodic Advertising Response Report"),

@@ -12,6 +12,8 @@ public enum HCIReturnParameters: Hashable, Sendable {
     case leReadBufferSize(LEReadBufferSizeReturn)
     case leReadBufferSizeV2(LEReadBufferSizeV2Return)
     case readLocalVersionInformation(ReadLocalVersionInformationReturn)
+    /// Any return parameter set declared once (``HCIParameterSet``, listed in ``HCIDeclaredSets``).
+    case declared(HCIDeclared)
     /// Return parameters of a command without a typed decoder: first byte taken as status when present.
     case raw([UInt8])
 
@@ -25,6 +27,7 @@ public enum HCIReturnParameters: Hashable, Sendable {
         case let .leReadBufferSize(v): v.status
         case let .leReadBufferSizeV2(v): v.status
         case let .readLocalVersionInformation(v): v.status
+        case let .declared(d): d.status
         case let .raw(b): b.first.map(HCIStatus.init(rawValue:))
         }
     }
@@ -38,6 +41,7 @@ public enum HCIReturnParameters: Hashable, Sendable {
         case let .leReadBufferSize(v): v.bytes
         case let .leReadBufferSizeV2(v): v.bytes
         case let .readLocalVersionInformation(v): v.bytes
+        case let .declared(d): d.value.bytes
         case let .raw(b): b
         }
     }
@@ -51,6 +55,7 @@ public enum HCIReturnParameters: Hashable, Sendable {
         case let .leReadBufferSize(v): v.summary
         case let .leReadBufferSizeV2(v): v.summary
         case let .readLocalVersionInformation(v): v.summary
+        case let .declared(d): d.summary
         case let .raw(b):
             b.isEmpty ? "" : "status=\(HCIStatus(b[0]))" + (b.count > 1 ? " return=" + hexString(b.dropFirst()) : "")
         }

@@ -284,6 +284,8 @@ public enum LLControlPDU: Hashable, Sendable {
         case .minUsedChannelsInd(let p, let n): return "\(name) phys \(hex(p)) min \(n)"
         case .clockAccuracyReq(let s), .clockAccuracyRsp(let s): return "\(name) SCA \(s)"
         case .cisTerminateInd(let g, let c, let e): return "\(name) CIG \(g) CIS \(c) error \(hex(e))"
+        case .other(let o, let d) where LLCISFields.opcodes.contains(o.rawValue):
+            return name + " " + (LLCISFields.summary(o, d) ?? hexString(d))
         case .other(_, let d) where !d.isEmpty: return "\(name) \(hexString(d))"
         default: return name
         }

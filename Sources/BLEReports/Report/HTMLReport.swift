@@ -40,7 +40,7 @@ public enum HTMLReport {
         svg .ceiling{stroke:#c23030;stroke-width:1.5;stroke-dasharray:6 4}
         svg .ceilinglabel{font-size:11px;fill:#c23030;text-anchor:end;paint-order:stroke;stroke:#fff;stroke-width:3px}
         svg .average{stroke:#2e8540;stroke-width:1;stroke-dasharray:2 3}svg .averagelabel{font-size:11px;fill:#2e8540;text-anchor:end;paint-order:stroke;stroke:#fff;stroke-width:3px}
-        svg .bar{fill:#6f9fd8}svg .barlabel{font-size:10px;fill:#1d232a;text-anchor:middle}
+        svg .bar{fill:#6f9fd8}svg .bar.lost{fill:#c0392b}svg .barlabel{font-size:10px;fill:#1d232a;text-anchor:middle}
         .legend span{margin-right:14px}.sw{display:inline-block;width:18px;height:0;border-top:2px solid;vertical-align:middle;margin-right:4px}
         footer{color:#66717d;font-size:12px;margin-top:24px}
         """
@@ -156,6 +156,7 @@ public enum HTMLReport {
         out += anchored(
             anchored(transfersAndOTA(f, options: options), "file\(index)-transfers"), "file\(index)-ota",
             heading: "<h3>Firmware updates (OTA)</h3>")
+        out += anchored(iso(f, options: options), "file\(index)-iso")
         out += gatt(f)
         out += timeline(f, options: options)
         out += anchored(findings(f, options: options), "file\(index)-findings")

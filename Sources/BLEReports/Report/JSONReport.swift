@@ -104,6 +104,8 @@ public enum JSONReport {
         out += ",\"throughput\":" + f.throughputReport.json(series: true)
         out += ",\"transfers\":" + TransfersReport.json(f.transfers)
         out += ",\"ota\":" + OTAReport.json(f.otaSessions)
+        // Only for a capture with LE Audio, so that the JSON of others stays as it was (schemas/report.schema.json).
+        if !f.iso.isEmpty || !(f.leAudio?.isEmpty ?? true) { out += ",\"iso\":" + ISOReport(iso: f.iso, profiles: f.leAudio).json() }
         var t = JSONWriter(capacity: 4096)
         t.beginObject()
         t.beginObject("key_events")

@@ -77,6 +77,7 @@ public enum MarkdownReport {
         let sections = [
             "ota": "Transfers and firmware updates", "transfers": "Transfers and firmware updates", "throughput": "Throughput",
             "connections": "Link quality", "capture": "Capture", "findings": "Findings", "diagnosis": "Diagnosis",
+            "iso": "LE Audio (isochronous streams)",
         ]
         for i in items {
             let mark = i.status == .ok ? "✓" : i.status == .failure ? "✗" : i.status == .warning ? "!" : "·"
@@ -172,6 +173,7 @@ public enum MarkdownReport {
         } else {
             out += "```\n" + OTAReport.text(Array(f.otaSessions.prefix(options.maxRows))) + "```\n"
         }
+        out += iso(f)
         out += "\n### GATT databases\n\n```\n"
         var gatt = GATTReport(connections: f.connections, usage: f.usage).text(terminal: Terminal(colors: false))
         if gatt.utf8.count > 30_000 { gatt = String(decoding: Array(gatt.utf8.prefix(30_000)), as: UTF8.self) + "\n… (cut)\n" }

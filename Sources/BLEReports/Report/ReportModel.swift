@@ -65,6 +65,9 @@ public struct FileAnalysis: Sendable {
     public var streamsDropped = 0
     public var transfers: [Transfer] = []
     public var otaSessions: [OTASession] = []
+    /// The isochronous streams and the audio profiles (`ReportISO.swift`): empty unless the capture has LE Audio.
+    public var iso = ISOAnalysis()
+    public var leAudio: LEAudioProfiles?
     public var keyEvents: [KeyEvent] = []
     public var keyEventsOmitted = 0
     /// All findings (capture, analyzer, transfer tracker), in frame order.
@@ -186,7 +189,7 @@ public struct Report: Sendable {
             observing: Observing(
                 throughput: options.throughput, transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold,
                 gattUsage: true,
-                inBackground: options.backgroundTrackers, throughputBeside: options.throughputBeside),
+                inBackground: options.backgroundTrackers, throughputBeside: options.throughputBeside, leAudio: true),
             progress: { progress?.update(records: $0, bytes: $1) },
             onRecord: { record in
                 stats.add(record)
@@ -206,6 +209,8 @@ public struct Report: Sendable {
         (a.throughput, a.streamsDropped) = analysis.throughput ?? ([], 0)
         a.transfers = analysis.transfers?.transfers ?? []
         a.otaSessions = analysis.otaSessions ?? []
+        a.iso = analysis.iso
+        a.leAudio = analysis.leAudio
         if let usage = analysis.gattUsage { a.usage = usage }
         var findings = capture.findings + analysis.findings + (analysis.transfers?.findings ?? [])
         findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }

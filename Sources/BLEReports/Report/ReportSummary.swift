@@ -92,6 +92,7 @@ extension Report {
                     topic: "completeness", status: completeness.items.isEmpty ? .ok : .info, text: "log " + completeness.headline,
                     section: "capture", frame: completeness.items.first?.frame))
         }
+        items += isoItems(f)
         for g in f.findingGroups.prefix(maxFindings) where g.severity >= .error {
             items.append(
                 VerdictItem(

@@ -22,24 +22,32 @@ import Testing
         ("HH-01", "C"), ("HH-02", "C"), ("HH-03", "E"), ("HH-04", "W"), ("HH-05", "W"), ("HH-06", "W"), ("HH-07", "I"),
     ]
 
+    /// The LE Audio rules after the catalogue's (issue 28, "as diagnosis rules": setup failures and a stream that stops
+    /// or loses its broadcast sync are errors; a refusal, loss and a choppy report are warnings).
+    static let leAudio: [(id: String, severity: String)] = [
+        ("LA-01", "E"), ("LA-02", "W"), ("LA-03", "W"), ("LA-04", "E"), ("LA-05", "E"), ("LA-06", "W"),
+    ]
+
+    static var table: [(id: String, severity: String)] { catalogue + leAudio }
+
     /// Each group: its folder under `Rules/` and the id prefix of its rules.
     static let groups: [RuleGroup: (folder: String, prefix: String)] = [
         .captureQuality: ("CaptureQuality", "CQ"), .establishment: ("Establishment", "CE"), .disconnection: ("Disconnection", "DC"),
         .security: ("Security", "SEC"), .gatt: ("GATT", "GATT"), .throughput: ("Throughput", "TP"),
-        .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"),
+        .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"), .leAudio: ("LEAudio", "LA"),
     ]
 
     static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"
 
-    @Test func theTableHoldsExactlyTheCataloguesRulesInItsOrder() {
+    @Test func theTableHoldsTheCataloguesRulesThenTheLEAudioRulesInOrder() {
         let ids: [String] = DiagnosisRules.all.map { $0.id }
         #expect(Self.catalogue.count == 52)
-        #expect(ids == Self.catalogue.map { $0.id })
+        #expect(ids == Self.table.map { $0.id })
     }
 
     @Test func everyRuleReportsAtTheCataloguesSeverity() {
         let letters: [DiagnosisSeverity: String] = [.critical: "C", .error: "E", .warning: "W", .info: "I"]
-        let wanted = Dictionary(uniqueKeysWithValues: Self.catalogue.map { ($0.id, $0.severity) })
+        let wanted = Dictionary(uniqueKeysWithValues: Self.table.map { ($0.id, $0.severity) })
         for rule in DiagnosisRules.all {
             let (id, severity) = (rule.id, rule.severity)
             #expect(letters[severity] == wanted[id], "\(id) is \(severity)")

@@ -1,0 +1,102 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+/// What a capture's isochronous channels did: each CIS and BIS with its parameters, the steps of their lives, and the
+/// health of each stream direction that carried ISO data over HCI.
+public struct ISOAnalysis: Hashable, Sendable {
+    public var streams: [ISOStream] = []
+    public var events: [ISOLifecycleEvent] = []
+    public var health: [ISOStreamHealth] = []
+    public init() {}
+
+    /// The stream a health entry belongs to.
+    public func stream(of health: ISOStreamHealth) -> ISOStream? { health.streamNumber.map { streams[$0 - 1] } }
+    /// `CIS 0x0002` (or `ISO 0x0002` for data on a handle no event established).
+    public func label(of health: ISOStreamHealth) -> String {
+        stream(of: health)?.label ?? "ISO \(hex(health.handle, width: 4))"
+    }
+    public var isEmpty: Bool { streams.isEmpty && health.isEmpty && events.isEmpty }
+}
+
+extension FindingKind {
+    static let isoCutByCapturer = FindingKind(
+        code: "iso.cut-by-capturer", message: "HCI ISO data packets cut by the capturer: not counted as SDUs")
+}
+
+extension Analyzer {
+    /// One HCI ISO data packet (H4 0x05, btsnoop, PacketLogger 0x12/0x13, Linux monitor 18/19, pcap LT 201/187/254):
+    /// its header read in place, counted in its stream's health, shown in the timeline.
+    func processISO(_ record: CaptureRecord) {
+        counters.isoPackets &+= 1
+        guard !record.isTruncated else {
+            if findingsBound.firstTime(.isoCutByCapturer) {
+                findings.append(Finding(.info, .isoCutByCapturer, frame: record.frame, offset: record.fileOffset))
+            }
+            return
+        }
+        var input = record.reader
+        let header: ISOHeader
+        do { header = try ISOHeader(parsing: &input) } catch {
+            findings.append(Finding(.warning, .malformed("HCI ISO data packet", error), frame: record.frame, offset: record.fileOffset))
+            return
+        }
+        if input.remaining > header.fragmentLength {
+            findings.append(
+                Finding(
+                    .warning, .hciLengthMismatch(kind: record.kind, declared: header.loadLength + 4, present: record.bytes.count),
+                    frame: record.frame, offset: record.fileOffset))
+        }
+        iso.data.add(
+            header, direction: record.direction, controller: record.controllerIndex, frame: record.frame,
+            timestamp: record.timestamp, findings: &findings)
+        if options.timeline { emitISO(header, record) }
+    }
+
+    private func emitISO(_ header: ISOHeader, _ record: CaptureRecord) {
+        var e = TimelineEvent(
+            frame: record.frame, timestamp: record.timestamp, connection: nil, direction: record.direction, layer: .iso,
+            code: nil, name: "ISO Data", summary: header.summary)
+        var fields: [(String, Int64)] = [("iso_handle", Int64(header.handle)), ("pb", Int64(header.boundary.rawValue))]
+        if let s = header.sequenceNumber { fields.append(("sequence_number", Int64(s))) }
+        if let l = header.sduLength { fields.append(("sdu_length", Int64(l))) }
+        if let s = header.status { fields.append(("packet_status", Int64(s.rawValue))) }
+        if let t = header.timestamp { fields.append(("time_stamp", Int64(t))) }
+        fields.append(("fragment_length", Int64(header.fragmentLength)))
+        e.fields = fields
+        emit(e)
+    }
+
+    /// The isochronous commands (one look at the opcode for the rest).
+    @inline(__always)
+    func noteISOCommand(_ packet: HCICommandPacket, record: CaptureRecord) {
+        guard packet.opcode.ogf == 0x08, (0x0061...0x0075).contains(packet.opcode.ocf) else { return }
+        iso.command(packet, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+    }
+
+    /// The ISO tracker's result, once ``finish()`` ran: streams, their life, their health (with each CIS's ACL
+    /// connection number).
+    public var isoAnalysis: ISOAnalysis {
+        var result = ISOAnalysis()
+        result.streams = iso.streams.map { s in
+            var s = s
+            if let acl = s.aclHandle {
+                s.connectionNumber =
+                    connections.last {
+                        $0.controller == s.controller && $0.handle == acl && $0.startFrame <= s.establishedFrame
+                    }?.number
+            }
+            return s
+        }
+        result.events = iso.events
+        result.health = isoHealth
+        return result
+    }
+
+    /// Ends the ISO streams' reassembly and computes their health (from ``finish()``).
+    func finishISO() {
+        var f: [Finding] = []
+        isoHealth = iso.data.finish(streams: iso.streams, findings: &f, frame: lastFrame)
+        findings += f + iso.findings
+    }
+}

@@ -1,0 +1,33 @@
+import BLECore
+
+/// LA-04: a received audio stream stopped: no SDU for more than two SDU intervals before the stream ended abnormally
+/// (BIG Sync Lost, a CIS lost with a reason other than 0x13/0x16). The audio was gone that long before the controller
+/// said so.
+struct LA04AudioStreamStopped: DiagnosisRule {
+    static let id = "LA-04"
+    static let group = RuleGroup.leAudio
+    static let severity = DiagnosisSeverity.error
+    static let title = "Audio stream stopped"
+    static let evidence =
+        "HCI ISO data: the last SDU of a CIS/BIS direction, then LE BIG Sync Lost or Disconnection Complete (reason ∉ 0x13, 0x16) more than two SDU intervals later"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        guard let iso = e.iso else { return [] }
+        return iso.health.compactMap { h in
+            guard let silence = h.silenceBeforeEndMicroseconds, let end = h.endFrame, let reason = h.endReason else { return nil }
+            let label = iso.label(of: h)
+            let c = e.connection(iso.stream(of: h)?.connectionNumber)
+            return Diagnosis(
+                rule: id, severity: severity, frame: end,
+                message:
+                    "\(label) \(h.direction == .tx ? "tx" : "rx") stopped: its last SDU came at frame \(h.lastFrame), then nothing for \(duration(silence)) (about \(h.silentSDUs ?? 0) SDUs) until the stream ended (\(codeName(reason)), frame \(end)).",
+                headline: "\(label) stopped \(duration(silence)) before it ended (\(codeName(reason)))",
+                supporting: [CitedFrame(h.lastFrame, "last SDU")],
+                causes: [
+                    "the receiver lost the source: out of range, the source stopped or moved its BIG",
+                    "the source's controller stopped transmitting (a stalled host, a stack restart)",
+                ], device: c?.peerAddress, connection: c?.number, foldKey: "LA-04 \(label)")
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import BLECore
+
+/// Every declared HCI parameter set: one line each. The command, return-parameter and event tables take their rows for
+/// these from here (name, size rule, decoder), so a declared set needs nothing else to be decoded, encoded, named and
+/// summarised everywhere.
+public enum HCIDeclaredSets {
+    public static let all: [any HCIParameterSet.Type] = [
+        // Connected isochronous groups and streams (Core Spec Vol 4, Part E, 7.8.96–7.8.102, 7.8.109–7.8.110, 7.8.117).
+        LEReadISOTXSync.self, LEReadISOTXSyncReturn.self, LESetCIGParameters.self, LESetCIGParametersReturn.self,
+        LESetCIGParametersTest.self, LESetCIGParametersTestReturn.self, LECreateCIS.self, LERemoveCIG.self,
+        LERemoveCIGReturn.self, LEAcceptCISRequest.self, LERejectCISRequest.self, LESetupISODataPath.self,
+        LERemoveISODataPath.self, LEReadISOLinkQuality.self, LEReadISOLinkQualityReturn.self,
+        // Broadcast isochronous groups (7.8.103–7.8.107).
+        LECreateBIG.self, LECreateBIGTest.self, LETerminateBIG.self, LEBIGCreateSync.self, LEBIGTerminateSync.self,
+        LEBIGTerminateSyncReturn.self,
+        // Their events (7.7.65.14, 16, 25–30, 34).
+        LECISEstablished.self, LECISEstablishedV2.self, LECISRequest.self, LECreateBIGComplete.self,
+        LETerminateBIGComplete.self, LEBIGSyncEstablished.self, LEBIGSyncLost.self, LEBIGInfoAdvertisingReport.self,
+        LEPeriodicAdvertisingSyncEstablished.self, LEPeriodicAdvertisingSyncLost.self,
+    ]
+
+    /// LE Meta subevent rows (``HCIEventTable/subevents`` merges them).
+    static let subeventRows: [UInt8: HCIEventEntry] = {
+        var rows: [UInt8: HCIEventEntry] = [:]
+        for type in all { if case .leSubevent(let s) = type.carrier { rows[s.rawValue] = eventRow(type) } }
+        return rows
+    }()
+
+    /// Event rows by code (none yet: every declared event is an LE subevent).
+    static let eventRows: [UInt8: HCIEventEntry] = {
+        var rows: [UInt8: HCIEventEntry] = [:]
+        for type in all { if case .event(let c) = type.carrier { rows[c.rawValue] = eventRow(type) } }
+        return rows
+    }()
+
+    /// (opcode, decoder) for command parameters (``HCICommandTable`` adds them to its decoders).
+    static let commandDecoders: [(HCICommand, HCICommandParameterDecoder)] = all.compactMap { type in
+        if case .command(let c) = type.carrier { (c, commandDecoder(type)) } else { nil }
+    }
+
+    /// (opcode, decoder) for Command Complete return parameters.
+    static let returnDecoders: [(HCICommand, HCIReturnParameterDecoder)] = all.compactMap { type in
+        if case .returnParameters(let c) = type.carrier { (c, returnDecoder(type)) } else { nil }
+    }
+
+    static func eventRow<T: HCIParameterSet>(_ type: T.Type) -> HCIEventEntry {
+        HCIEventEntry(T.name, size: T.size) { (r: inout ByteReader) throws(DecodeError) -> HCIEventParameters in
+            .declared(HCIDeclared(try T(parsing: &r)))
+        }
+    }
+
+    static func commandDecoder<T: HCIParameterSet>(_ type: T.Type) -> HCICommandParameterDecoder {
+        { (r: inout ByteReader) throws(DecodeError) -> HCICommandParameters in .declared(HCIDeclared(try T(parsing: &r))) }
+    }
+
+    static func returnDecoder<T: HCIParameterSet>(_ type: T.Type) -> HCIReturnParameterDecoder {
+        { (r: inout ByteReader) throws(DecodeError) -> HCIReturnParameters in .declared(HCIDeclared(try T(parsing: &r))) }
+    }
+}
+
+/// A decoded declared parameter set, as the event, command and return-parameter enums carry it: the value, compared
+/// and hashed by its type and wire form.
+public struct HCIDeclared: Hashable, Sendable, CustomStringConvertible {
+    public let value: any HCIParameterSet
+    public init(_ value: any HCIParameterSet) { self.value = value }
+
+    /// The value as `T`, when it is one: `decoded.declared?.as(LECISEstablished.self)`.
+    public func `as`<T: HCIParameterSet>(_ type: T.Type) -> T? { value as? T }
+
+    public var carrier: HCICarrier { type(of: value).carrier }
+    public var name: String { type(of: value).name }
+    public var summary: String { value.summary }
+    public var description: String { value.description }
+    public var connectionHandle: UInt16? { value.connectionHandle }
+    public var status: HCIStatus? { value.status }
+
+    public static func == (a: HCIDeclared, b: HCIDeclared) -> Bool {
+        ObjectIdentifier(type(of: a.value)) == ObjectIdentifier(type(of: b.value)) && a.value.bytes == b.value.bytes
+    }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(type(of: value)))
+        hasher.combine(value.bytes)
+    }
+}

@@ -1,0 +1,185 @@
+import BLECore
+
+/// The kinds of field an HCI parameter set is made of, each with its width, byte order (little-endian, Core Spec
+/// Vol 4, Part E, 5.2) and print form.
+extension HCIField {
+    /// An unsigned little-endian integer of `bytes` octets (1–4; 3 for the 24-bit intervals and latencies).
+    public static func uint<V: FixedWidthInteger & UnsignedInteger & Sendable>(
+        _ name: String, _ path: WritableKeyPath<Root, V> & Sendable, bytes: Int, _ format: HCINumberFormat = .decimal
+    ) -> HCIField {
+        HCIField(
+            name: name, width: bytes,
+            read: { root, input throws(DecodeError) in
+                var v: UInt32 = 0
+                for i in 0..<bytes { v |= UInt32(try input.readUInt8()) << (8 * i) }
+                root[keyPath: path] = V(truncatingIfNeeded: v)
+            },
+            write: { root, w in
+                let v = UInt32(truncatingIfNeeded: root[keyPath: path])
+                for i in 0..<bytes { w.write(UInt8(truncatingIfNeeded: v >> (8 * i))) }
+            },
+            text: { root in "\(name)=\(format.text(UInt32(truncatingIfNeeded: root[keyPath: path]), bytes: bytes))" },
+            numbers: { root in [(name, Int64(root[keyPath: path]))] })
+    }
+
+    public static func u8(_ name: String, _ path: WritableKeyPath<Root, UInt8> & Sendable, _ format: HCINumberFormat = .decimal)
+        -> HCIField
+    { uint(name, path, bytes: 1, format) }
+
+    public static func u16(
+        _ name: String, _ path: WritableKeyPath<Root, UInt16> & Sendable, _ format: HCINumberFormat = .decimal
+    ) -> HCIField { uint(name, path, bytes: 2, format) }
+
+    /// A 24-bit value (SDU intervals, sync delays, transport latencies, controller delay: µs).
+    public static func u24(
+        _ name: String, _ path: WritableKeyPath<Root, UInt32> & Sendable, _ format: HCINumberFormat = .microseconds
+    ) -> HCIField { uint(name, path, bytes: 3, format) }
+
+    public static func u32(
+        _ name: String, _ path: WritableKeyPath<Root, UInt32> & Sendable, _ format: HCINumberFormat = .decimal
+    ) -> HCIField { uint(name, path, bytes: 4, format) }
+
+    /// A connection handle (12 bits of a 16-bit field), printed `0x0060`; the set's ``HCIParameterSet/connectionHandle``.
+    public static func handle(_ path: WritableKeyPath<Root, UInt16> & Sendable) -> HCIField { handle("handle", path) }
+
+    public static func handle(_ name: String, _ path: WritableKeyPath<Root, UInt16> & Sendable) -> HCIField {
+        var field = uint(name, path, bytes: 2, .hex)
+        field.handleOf = { root in root[keyPath: path] & 0x0FFF }
+        return field
+    }
+
+    /// A status or reason (``HCIStatus``); the first is the set's ``HCIParameterSet/status``.
+    public static func status(_ path: WritableKeyPath<Root, HCIStatus> & Sendable) -> HCIField { status("status", path) }
+
+    public static func status(_ name: String, _ path: WritableKeyPath<Root, HCIStatus> & Sendable) -> HCIField {
+        var field = HCIField(
+            name: name, width: 1,
+            read: { root, input throws(DecodeError) in root[keyPath: path] = HCIStatus(try input.readUInt8()) },
+            write: { root, w in w.write(root[keyPath: path].rawValue) },
+            text: { root in "\(name)=\(root[keyPath: path])" },
+            numbers: { root in [(name, Int64(root[keyPath: path].rawValue))] })
+        field.statusOf = { root in root[keyPath: path] }
+        return field
+    }
+
+    /// A fixed-width value with its own wire form (a codec ID, an address).
+    public static func value<V: WireCodable & CustomStringConvertible>(
+        _ name: String, _ path: WritableKeyPath<Root, V> & Sendable, bytes: Int
+    ) -> HCIField {
+        HCIField(
+            name: name, width: bytes,
+            read: { root, input throws(DecodeError) in
+                var slice = try input.slice(bytes)
+                root[keyPath: path] = try V(parsing: &slice)
+            },
+            write: { root, w in root[keyPath: path].encode(into: &w) },
+            text: { root in "\(name)=\(root[keyPath: path])" }, numbers: { _ in [] })
+    }
+
+    /// Bytes of a fixed count (a Broadcast_Code), printed in hex, or not at all when `hidden` (a secret).
+    public static func bytes(
+        _ name: String, _ path: WritableKeyPath<Root, [UInt8]> & Sendable, count: Int, hidden: Bool = false
+    ) -> HCIField {
+        HCIField(
+            name: name, width: count,
+            read: { root, input throws(DecodeError) in root[keyPath: path] = try input.readArray(count) },
+            write: { root, w in
+                let b = root[keyPath: path]
+                w.write(contentsOf: b.prefix(count))
+                for _ in b.count..<max(b.count, count) { w.write(UInt8(0)) }
+            },
+            text: { root in hidden ? "" : "\(name)=\(hexString(root[keyPath: path]))" }, numbers: { _ in [] })
+    }
+
+    /// A one-byte length, then that many bytes (a codec configuration).
+    public static func lengthPrefixed(_ name: String, _ path: WritableKeyPath<Root, [UInt8]> & Sendable) -> HCIField {
+        HCIField(
+            name: name, width: nil, minimumWidth: 1,
+            read: { root, input throws(DecodeError) in root[keyPath: path] = try input.readLengthPrefixedArray() },
+            write: { root, w in
+                let b = root[keyPath: path].prefix(255)
+                w.write(UInt8(b.count)); w.write(contentsOf: b)
+            },
+            text: { root in root[keyPath: path].isEmpty ? "" : "\(name)=\(hexString(root[keyPath: path]))" },
+            numbers: { root in [(name + "Length", Int64(root[keyPath: path].count))] })
+    }
+
+    /// A one-byte count, then that many values of `width` bytes each (connection handles, BIS indices).
+    public static func counted<V: FixedWidthInteger & UnsignedInteger & Sendable>(
+        _ name: String, _ path: WritableKeyPath<Root, [V]> & Sendable, width: Int, _ format: HCINumberFormat = .hex
+    ) -> HCIField {
+        HCIField(
+            name: name, width: nil, minimumWidth: 1,
+            read: { root, input throws(DecodeError) in
+                let n = Int(try input.readUInt8())
+                guard input.remaining >= n * width else { throw .invalidSize(expected: n * width, got: input.remaining) }
+                var out: [V] = []
+                out.reserveCapacity(n)
+                for _ in 0..<n {
+                    var v: UInt32 = 0
+                    for i in 0..<width { v |= UInt32(try input.readUInt8()) << (8 * i) }
+                    out.append(V(truncatingIfNeeded: v))
+                }
+                root[keyPath: path] = out
+            },
+            write: { root, w in
+                let values = root[keyPath: path].prefix(255)
+                w.write(UInt8(values.count))
+                for value in values {
+                    let v = UInt32(truncatingIfNeeded: value)
+                    for i in 0..<width { w.write(UInt8(truncatingIfNeeded: v >> (8 * i))) }
+                }
+            },
+            text: { root in
+                "\(name)=[" + root[keyPath: path].map { format.text(UInt32(truncatingIfNeeded: $0), bytes: width) }.joined(separator: ",")
+                    + "]"
+            },
+            numbers: { root in [(name + "Count", Int64(root[keyPath: path].count))] })
+    }
+
+    /// A one-byte count, then that many groups of fields (the CISes of LE Set CIG Parameters), each in wire order.
+    /// Core Spec 5.3 and later lay array parameters out element by element (Vol 4, Part E, 5.2).
+    public static func list<G: HCIFieldGroup>(_ name: String, _ path: WritableKeyPath<Root, [G]> & Sendable) -> HCIField {
+        HCIField(
+            name: name, width: nil, minimumWidth: 1,
+            read: { root, input throws(DecodeError) in
+                let n = Int(try input.readUInt8())
+                var out: [G] = []
+                for _ in 0..<n {
+                    var g = G()
+                    for f in G.fields { try f.read(&g, &input) }
+                    out.append(g)
+                }
+                root[keyPath: path] = out
+            },
+            write: { root, w in
+                let groups = root[keyPath: path].prefix(255)
+                w.write(UInt8(groups.count))
+                for g in groups { for f in G.fields { f.write(g, &w) } }
+            },
+            text: { root in
+                root[keyPath: path].map { "\(name)[" + HCIFieldText.summary($0, G.fields) + "]" }.joined(separator: " ")
+            },
+            numbers: { root in [(name + "Count", Int64(root[keyPath: path].count))] })
+    }
+
+    /// A group's fields in place (the LE CIS Established fields that v2 repeats before its own).
+    public static func inline<G: HCIFieldGroup>(_ path: WritableKeyPath<Root, G> & Sendable) -> [HCIField] {
+        inlineFields(G.fields, path)
+    }
+
+    /// `fields` of a value kept at `path` in this root, read and written in place.
+    static func inlineFields<G>(_ fields: [HCIField<G>], _ path: WritableKeyPath<Root, G> & Sendable) -> [HCIField] {
+        fields.map { inner in
+            var field = HCIField(
+                name: inner.name, width: inner.width, minimumWidth: inner.minimumWidth,
+                read: { root, input throws(DecodeError) in try inner.read(&root[keyPath: path], &input) },
+                write: { root, w in inner.write(root[keyPath: path], &w) },
+                text: { root in inner.text(root[keyPath: path]) },
+                numbers: { root in inner.numbers(root[keyPath: path]) })
+            if let h = inner.handleOf { field.handleOf = { root in h(root[keyPath: path]) } }
+            if let s = inner.statusOf { field.statusOf = { root in s(root[keyPath: path]) } }
+            return field
+        }
+    }
+}

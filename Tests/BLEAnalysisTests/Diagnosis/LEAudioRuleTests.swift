@@ -1,0 +1,163 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLETestSupport
+import Foundation
+import Testing
+
+@testable import BLEAnalysis
+
+/// The LE Audio diagnosis rules (LA-01 … LA-06), each on a capture that must trigger it and one that must not: the
+/// LE Audio Samples, and captures built record by record where no Sample shows the case.
+@Suite struct LEAudioRuleTests {
+    static func evidence(_ capture: CaptureFile) -> Evidence {
+        CaptureAnalysis.analyze(capture, options: AnalyzerOptions(timeline: false), observing: Observing(leAudio: true)).evidence
+    }
+
+    static func sample(_ name: String) throws -> Evidence {
+        evidence(try CaptureFile.open(path: TestEnvironment.sample("\(name).btsnoop")))
+    }
+
+    static func leMeta<T: HCIParameterSet>(_ value: T) -> [UInt8] {
+        guard case .leSubevent(let s) = T.carrier else { return [] }
+        return HCIEventPacket(code: .leMeta, parameters: [s.rawValue] + value.bytes).bytes
+    }
+
+    static func command<T: HCIParameterSet>(_ value: T) -> [UInt8] { HCICommandPacket(opcode: T.command, parameters: value.bytes).bytes }
+
+    static func complete(_ opcode: HCICommand, _ ret: [UInt8]) -> [UInt8] {
+        HCIEventPacket(code: .commandComplete, parameters: [1] + [UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8)] + ret).bytes
+    }
+
+    /// A central's CIG 1 with CIS 0 on handle 0x0060 for the ACL link 0x0040, then LE CIS Established with `status`.
+    static func cis(status: HCIStatus) -> CaptureBuilder {
+        var cig = LESetCIGParameters()
+        cig.cigID = 1
+        cig.sduIntervalCToP = 10_000
+        cig.sduIntervalPToC = 10_000
+        var one = CIGParametersCIS()
+        one.maxSDUCToP = 40
+        one.maxSDUPToC = 40
+        cig.cis = [one]
+        var create = LECreateCIS()
+        var pair = CreateCISPair()
+        pair.cisHandle = 0x60
+        pair.aclHandle = 0x40
+        create.pairs = [pair]
+        var established = LECISEstablished()
+        established.cis.status = status
+        established.cis.handle = 0x60
+        established.cis.isoInterval = 8
+        return CaptureBuilder().connect(handle: 0x40)
+            .command(command(cig)).event(complete(LESetCIGParameters.command, [0x00, 0x01, 0x01, 0x60, 0x00]))
+            .command(command(create)).event(HCIBuild.event(.commandStatus(CommandStatus(status: .success, opcode: LECreateCIS.command))))
+            .event(leMeta(established))
+    }
+
+    static func isoPacket(_ sequence: UInt16, status: ISOPacketStatus = .valid) -> [UInt8] {
+        ISOHeader(
+            handle: 0x60, boundary: .complete, timestamp: UInt32(sequence) * 10_000, sequenceNumber: sequence, sduLength: 40,
+            status: status, fragmentLength: 40
+        ).packet(Array(repeating: 0xA5, count: 40))
+    }
+
+    @Test func la01NamesACISThatFailedAndNotOneThatCameUp() throws {
+        let failed = LA01IsochronousSetupFailed.evaluate(Self.evidence(try Self.cis(status: HCIStatus(0x3E)).captureFile()))
+        #expect(failed.count == 1)
+        #expect(failed.first?.frame == 6)  // connect (1), CIG (2, 3), Create CIS (4, 5), the failed CIS Established (6)
+        #expect(failed.first?.message.contains("Connection Failed to be Established") == true)
+        #expect(LA01IsochronousSetupFailed.evaluate(Self.evidence(try Self.cis(status: .success).captureFile())).isEmpty)
+        #expect(LA01IsochronousSetupFailed.evaluate(try Self.sample("le-audio-unicast")).isEmpty)
+    }
+
+    @Test func la02NamesTheRefusedConfigQoSWithItsReason() throws {
+        let truth = try #require(loadTruth("le-audio-unicast"))
+        let responses = ISOSampleTruthTests.list(truth["ase_control_point_responses"])
+        let refused = try #require(
+            responses.first { ISOSampleTruthTests.list($0["responses"]).contains { ISOSampleTruthTests.int($0["code"]) != 0 } })
+        let found = LA02ASEOperationRefused.evaluate(try Self.sample("le-audio-unicast"))
+        #expect(found.count == 1)
+        #expect(found.first?.frame == ISOSampleTruthTests.int(refused["frame"]))
+        #expect(found.first?.message.contains("Presentation_Delay") == true)
+        #expect(found.first?.message.contains("succeeded at frame") == true)
+        #expect(LA02ASEOperationRefused.evaluate(try Self.sample("le-audio-broadcast")).isEmpty)
+    }
+
+    @Test func la03NamesTheLossyReceivedStreamOnly() throws {
+        let found = LA03AudioStreamLossy.evaluate(try Self.sample("le-audio-unicast"))
+        #expect(found.count == 1)  // the received stream; the sent one lost nothing
+        #expect(found.first?.message.hasPrefix("CIS 0x0002 rx: 24 of 300 SDUs lost") == true)
+        #expect(LA03AudioStreamLossy.evaluate(try Self.sample("le-audio-broadcast")).isEmpty)
+    }
+
+    @Test func la04NamesTheStreamsThatStoppedBeforeTheSyncWasLost() throws {
+        let truth = try #require(loadTruth("le-audio-broadcast-receiver"))
+        let lifecycle = try #require(truth["iso_lifecycle"] as? [String: Any])
+        let lost = try #require(ISOSampleTruthTests.list(lifecycle["le_big_sync_lost"]).first)
+        let found = LA04AudioStreamStopped.evaluate(try Self.sample("le-audio-broadcast-receiver"))
+        #expect(found.count == 2)  // both BISes
+        #expect(found.allSatisfy { $0.frame == ISOSampleTruthTests.int(lost["frame"]) })
+        // The unicast CIS ended by the phone's own Disconnect (0x16): not a stop.
+        #expect(LA04AudioStreamStopped.evaluate(try Self.sample("le-audio-unicast")).isEmpty)
+    }
+
+    @Test func la05NamesALostSyncButNotOneTheHostEnded() throws {
+        let found = LA05BIGSyncLost.evaluate(try Self.sample("le-audio-broadcast-receiver"))
+        #expect(found.count == 1 && found.first?.message.contains("Connection Timeout") == true)
+        var established = LEBIGSyncEstablished()
+        established.big.bisHandles = [0x200]
+        var lost = LEBIGSyncLost()
+        lost.reason = HCIStatus(0x16)
+        let ended = try CaptureBuilder().event(Self.leMeta(established)).event(Self.leMeta(lost)).captureFile()
+        #expect(LA05BIGSyncLost.evaluate(Self.evidence(ended)).isEmpty)
+        #expect(LA05BIGSyncLost.evaluate(try Self.sample("le-audio-broadcast")).isEmpty)
+    }
+
+    @Test func la06TiesAChoppyReportToTheStream() throws {
+        var b = Self.cis(status: .success)
+        for s: UInt16 in [0, 1, 2, 9, 10] { b = b.record(.iso, .rx, Self.isoPacket(s)) }  // 3-8 never delivered
+        let q = BQRLinkQuality(
+            packetType: 0, handle: 0x40, role: 0, txPowerLevel: 0, rssi: -80, snr: 10, unusedAFHChannelCount: 0,
+            afhSelectUnidealChannelCount: 0, lsto: 0, piconetClock: 0, retransmissionCount: 30, noRxCount: 5, nakCount: 0,
+            lastTxAckTimestamp: 0, flowOffCount: 0, lastFlowOnTimestamp: 0, bufferOverflowBytes: 0, bufferUnderflowBytes: 0)
+        let choppy = try b.qualityReport(BluetoothQualityReport(reportID: .leAudioChoppy, linkQuality: q, remaining: [])).captureFile()
+        let found = LA06LEAudioChoppy.evaluate(Self.evidence(choppy))
+        #expect(found.count == 1)
+        #expect(found.first?.message.contains("on CIS 0x0060") == true)
+        #expect(found.first?.message.contains("lost 6 SDUs") == true)
+        let monitor = try Self.cis(status: .success)
+            .qualityReport(BluetoothQualityReport(reportID: .monitorMode, linkQuality: q, remaining: [])).captureFile()
+        #expect(LA06LEAudioChoppy.evaluate(Self.evidence(monitor)).isEmpty)
+    }
+
+    /// scripts/make_iso_capture.py: its own truth against the health of a 20,000-packet capture (gaps, flags,
+    /// fragments over hundreds of seconds of two streams each way).
+    @Test func theBenchmarkGeneratorsTruthHolds() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("iso-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("iso.btsnoop").path, truthPath = dir.appendingPathComponent("truth.json").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = [
+            "python3", TestEnvironment.repositoryRoot + "/scripts/make_iso_capture.py", "-n", "20000", "--seed", "7", "-o", out, "--truth",
+            truthPath,
+        ]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return }  // no python3 here
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        let truth = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: truthPath))) as? [String: Any])
+        let streams = try #require(truth["streams"] as? [String: [String: Int]])
+        let analysis = CaptureAnalysis.analyze(try CaptureFile.open(path: out), options: AnalyzerOptions(timeline: false))
+        #expect(analysis.counters.isoPackets == truth["iso_packets"] as? Int)
+        for h in analysis.iso.health {
+            let t = try #require(streams[String(format: "0x%04x %@", h.handle, h.direction == .tx ? "tx" : "rx")])
+            #expect(h.packets == t["packets"] && h.sdus == t["sdus"] && h.missingSDUs == t["missing"])
+            #expect(h.flaggedLost == t["lost_flag"] && h.possiblyInvalid == t["possibly_invalid"])
+            #expect(h.fragmentedSDUs == t["fragmented"] && h.sduBytes == Int64(t["sdu_bytes"] ?? -1))
+        }
+        #expect(analysis.iso.health.count == 4 && analysis.iso.streams.count == 2)
+    }
+}
