@@ -222,6 +222,27 @@ struct NordicBuilder {
         #expect(run.controls.map(\.opcode) == [.terminateInd])
     }
 
+    /// Advertising whose CRC failed is not decoded but said: all 4 bad → a warning naming the first (frame 1); 1 bad of
+    /// 10 → info.
+    @Test func advertisingWithBadCRCsIsSaidNotDropped() {
+        func adverts(bad: Set<Int>, of n: Int) -> [Finding] {
+            var b = NordicBuilder()
+            for i in 1...n {
+                let pdu = LLAdvertisingPacketPDU(.advInd(advertiser: LLDeviceAddress(0xC0FF_EE00_0001), data: [0x02, 0x01, 0x06])).bytes
+                b.add(aa: .advertising, pdu: pdu, crcInit: 0x55_5555, data: false, crcOK: !bad.contains(i))
+            }
+            var run = LLRun()
+            run.feed(b.records)
+            return run.findings.filter { $0.kind.code == "ll.advertising-crc" }
+        }
+        let all = adverts(bad: [1, 2, 3, 4], of: 4)
+        #expect(all.count == 1 && all.first?.severity == .warning && all.first?.frame == 1)
+        #expect(all.first?.message.hasPrefix("all 4 of 4 advertising packets failed their CRC") == true)
+        let few = adverts(bad: [7], of: 10)
+        #expect(few.count == 1 && few.first?.severity == .info && few.first?.frame == 7)
+        #expect(adverts(bad: [], of: 3).isEmpty)
+    }
+
     @Test func phyUpdateAppliesAtItsInstant() {
         var b = NordicBuilder()
         b.connect()

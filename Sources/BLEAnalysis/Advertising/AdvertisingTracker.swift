@@ -148,7 +148,9 @@ public struct AdvertisingTracker {
     /// Devices in the order they were first seen.
     public private(set) var devices: [AdvertisingDevice] = []
     private var index: [AdvertisingDevice.Key: Int] = [:]
-    public private(set) var findings: [Finding] = []
+    public private(set) var recordFindings: [Finding] = []
+    /// What was met reading the advertising: malformed data, and for air captures advertising packets whose CRC failed.
+    public var findings: [Finding] { recordFindings + (airTracker.advertisingCRCFinding.map { [$0] } ?? []) }
     public private(set) var suppressedFindings = 0
     /// Reports observed (including those of devices past the cap).
     public private(set) var reportCount = 0
@@ -351,7 +353,7 @@ public struct AdvertisingTracker {
     }
 
     private mutating func addFinding(_ f: Finding) {
-        if findings.count < options.maxFindings { findings.append(f) } else { suppressedFindings += 1 }
+        if recordFindings.count < options.maxFindings { recordFindings.append(f) } else { suppressedFindings += 1 }
     }
 
     /// What the tracker collected, as a value to keep (``AdvertisingResult``): the tracker itself holds a link-layer

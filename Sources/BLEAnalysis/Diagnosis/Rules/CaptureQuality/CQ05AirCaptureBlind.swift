@@ -1,14 +1,15 @@
 import BLECore
 import BLEProtocols
 
-/// CQ-05: an air capture that did not follow the connection: no CONNECT_IND (joined mid-connection), or encrypted
-/// traffic no key opens. Link-layer and upper-layer rules see less.
+/// CQ-05: an air capture that did not follow the connection: no CONNECT_IND (joined mid-connection), encrypted
+/// traffic no key opens, or advertising whose CRC failed. Link-layer and upper-layer rules see less.
 struct CQ05AirCaptureBlind: DiagnosisRule {
     static let id = "CQ-05"
     static let group = RuleGroup.captureQuality
     static let severity = DiagnosisSeverity.error
     static let title = "Air capture missed the connection or its key"
-    static let evidence = "Air capture: a connection inferred from data PDUs (no CONNECT_IND); encrypted PDUs no key decrypts"
+    static let evidence =
+        "Air capture: a connection inferred from data PDUs (no CONNECT_IND); encrypted PDUs no key decrypts; advertising PDUs failing their CRC (all, or a fifth or more)"
     static let anchor = "W (CRC/MIC flags only)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -31,6 +32,19 @@ struct CQ05AirCaptureBlind: DiagnosisRule {
                     message: "\(f.message) (frame \(frame)): what it carried cannot be diagnosed.",
                     headline: "encrypted link without a key", causes: ["LE Secure Connections without the LTK given (--ltk, --keys-from)"],
                     foldKey: "CQ-05 no key"))
+        }
+        // Advertising the sniffer could not read: every packet (or a fifth or more) failed its CRC.
+        for f in e.findings where f.kind.code == "ll.advertising-crc" && f.severity >= .warning {
+            guard let frame = f.frame else { continue }
+            out.append(
+                Diagnosis(
+                    rule: id, severity: .warning, frame: frame,
+                    message: f.message.prefix(1).uppercased() + f.message.dropFirst() + ": the devices they came from are not in the log.",
+                    headline: "advertising unreadable (bad CRC)",
+                    causes: [
+                        "a noisy radio environment", "the sniffer on the wrong PHY or channel",
+                        "a sniffer that keeps packets with a bad CRC",
+                    ]))
         }
         return out
     }
