@@ -80,10 +80,14 @@ extension Report {
         }
         if let s = busiestStream(f.throughput) {
             let name = "#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(s.key.kind.name)"
-            let rate = s.rateBitsPerSecond.map(formatBitRate) ?? "-"
+            // Its bytes and average over its whole span first, so that the verdict's figure (which may be its busiest link
+            // period's, as the verdict says) is not read as the same rate.
+            let span = formatDuration(microseconds: s.lastTime.microseconds(since: s.firstTime))
+            let rate = s.rateBitsPerSecond.map { ", \(formatBitRate($0)) on average over \(span)" } ?? ""
             items.append(
                 VerdictItem(
-                    topic: "throughput", status: .info, text: "busiest stream \(name), \(rate): \(s.verdict.text)", section: "throughput",
+                    topic: "throughput", status: .info,
+                    text: "busiest stream \(name) (\(formatCount(s.valueBytes)) bytes\(rate)): \(s.verdict.text)", section: "throughput",
                     frame: s.firstFrame))
         }
         if let completeness = f.info?.completeness, completeness.verdict != "incomplete" {
