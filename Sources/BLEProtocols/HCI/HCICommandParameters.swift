@@ -115,8 +115,14 @@ public struct HCIConnectionHandle: WireCodable, HCISummary {
     public var summary: String { "handle=\(hex(handle))" }
 }
 
-/// Disconnect command (Core Spec Vol 4, Part E, 7.1.6): handle(2) reason(1).
-public struct HCIDisconnect: WireCodable, HCISummary {
+/// Disconnect command (Core Spec Vol 4, Part E, 7.1.6).
+public typealias HCIDisconnect = HCIHandleAndReason
+/// LE Remote Connection Parameter Request Negative Reply (7.8.32).
+public typealias LERemoteConnectionParameterRequestNegativeReply = HCIHandleAndReason
+
+/// Connection_Handle(2) and Reason(1): the parameters of Disconnect (7.1.6) and of LE Remote Connection Parameter
+/// Request Negative Reply (7.8.32), one layout under two command names.
+public struct HCIHandleAndReason: WireCodable, HCISummary {
     public var handle: UInt16
     public var reason: HCIStatus
     public init(handle: UInt16, reason: HCIStatus) { self.handle = handle; self.reason = reason }
@@ -485,19 +491,6 @@ public struct LERemoteConnectionParameterRequestReply: WireCodable, HCISummary {
     }
     public func encode(into w: inout ByteWriter) { w.write(littleEndian: handle); connection.encode(into: &w) }
     public var summary: String { "handle=\(hex(handle)) \(connection.summary)" }
-}
-
-/// LE Remote Connection Parameter Request Negative Reply (7.8.32): handle(2) reason(1).
-public struct LERemoteConnectionParameterRequestNegativeReply: WireCodable, HCISummary {
-    public var handle: UInt16
-    public var reason: HCIStatus
-    public init(handle: UInt16, reason: HCIStatus) { self.handle = handle; self.reason = reason }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        handle = try UInt16(parsingLittleEndian: &input)
-        reason = try HCIStatus(parsing: &input)
-    }
-    public func encode(into w: inout ByteWriter) { w.write(littleEndian: handle); w.write(reason.rawValue) }
-    public var summary: String { "handle=\(hex(handle)) reason=\(reason)" }
 }
 
 /// LE Set Data Length (7.8.33): handle(2) tx octets(2) tx time(2, µs).

@@ -396,18 +396,8 @@ public struct EncryptionChangeV2: WireCodable, HCISummary {
     public var summary: String { change.summary + " keySize=\(keySize)" }
 }
 
-/// Encryption Key Refresh Complete (7.7.39): status(1) handle(2).
-public struct EncryptionKeyRefreshComplete: WireCodable, HCISummary {
-    public var status: HCIStatus
-    public var handle: UInt16
-    public init(status: HCIStatus, handle: UInt16) { self.status = status; self.handle = handle }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        status = try HCIStatus(parsing: &input)
-        handle = try UInt16(parsingLittleEndian: &input)
-    }
-    public func encode(into w: inout ByteWriter) { w.write(status.rawValue); w.write(littleEndian: handle) }
-    public var summary: String { "status=\(status) handle=\(hex(handle))" }
-}
+/// Encryption Key Refresh Complete (7.7.39): status(1) handle(2), the layout of many commands' return parameters.
+public typealias EncryptionKeyRefreshComplete = HCIStatusAndHandle
 
 /// Read Remote Version Information Complete (7.7.12): status(1) handle(2) version(1) company id(2) subversion(2).
 public struct ReadRemoteVersionInformationComplete: WireCodable, HCISummary {
