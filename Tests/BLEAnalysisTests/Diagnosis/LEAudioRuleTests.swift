@@ -150,6 +150,26 @@ import Testing
         #expect(LA05BIGSyncLost.evaluate(try Self.sample("le-audio-broadcast")).isEmpty)
     }
 
+    /// The phone (the Broadcast Assistant) removes its source (BASS Remove Source), then ends the link with 0x13: the
+    /// normal end of its visit, context (info) rather than a warning, citing the Remove Source.
+    @Test func dc02TakesAnAssistantLeavingAfterRemoveSourceAsExpected() throws {
+        let truth = try #require(loadTruth("le-audio-broadcast-receiver"))
+        let remove = try #require(
+            ISOSampleTruthTests.list(truth["bass_operations"]).first { $0["name"] as? String == "remove_source" })
+        let removeFrame = try #require(ISOSampleTruthTests.int(remove["frame"]))
+        let frames = try #require(truth["capture"] as? [String: Any])["frames"] as? Int  // the disconnection is the last record
+        let found = DC02PeerEndedLink.evaluate(try Self.sample("le-audio-broadcast-receiver"))
+        #expect(found.count == 1)
+        let d = try #require(found.first)
+        #expect(d.frame == frames)
+        #expect(d.severity == .info)
+        #expect(d.supporting.contains { $0.frame == removeFrame && $0.text.contains("Remove Source") })
+        // Without the Remove Source the same end is the peer's unexplained 0x13: a warning.
+        let plain = try CaptureBuilder().connect(handle: 0x40).at(microsecondsFromStart: 10_000_000).disconnect(handle: 0x40)
+            .captureFile()
+        #expect(DC02PeerEndedLink.evaluate(Self.evidence(plain)).first?.severity == .warning)
+    }
+
     @Test func la06TiesAChoppyReportToTheStream() throws {
         var b = Self.cis(status: .success)
         for s: UInt16 in [0, 1, 2, 9, 10] { b = b.record(.iso, .rx, Self.isoPacket(s)) }  // 3-8 never delivered
