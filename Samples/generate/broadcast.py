@@ -37,6 +37,7 @@ from bumble.device import PeriodicAdvertisingParameters
 from bumble.profiles import bap, bass, le_audio
 
 import common
+import diagkit
 import isoread
 import isosim
 import sim
@@ -254,4 +255,28 @@ def extra_truth(name: str, truth: dict, data: bytes) -> dict:
     out.update(isoread.audio_truth(data, out))
     out["handles"] = truth["handles"]
     out.update(isoread.bass_story(data, truth["handles"]))
+    out["diagnosis"] = receiver_diagnosis(out, data)
     return out
+
+
+def receiver_diagnosis(out: dict, data: bytes) -> dict:
+    """What a diagnosis of the receiver must say: the source stopped both BISes, so the one BIG Sync Lost (timeout) is
+    one error citing each BIS's last SDU, not one more per BIS; the phone removing its source and then disconnecting
+    (0x13) is the assistant's normal exit, at most context."""
+    lost = out["iso_lifecycle"]["le_big_sync_lost"][0]
+    last = [s["last_frame"] for s in out["iso_streams"].values()]
+    remove = next(op["frame"] for op in out["bass_operations"] if op["name"] == "remove_source")
+    disconnect = diagkit.Log(data).events(0x05)[-1].frame
+    return {
+        "rules": ["LA-04", "LA-05", "DC-02"],
+        "findings": [diagkit.finding(
+            "LA-05", "E", lost["frame"], last,
+            f"the source stopped both BISes (SDU {min(f.silent_from for f in RX_FAULTS.values())} on): the receiver's "
+            f"BIG sync timed out ({out['big_sync_timeout_ms']} ms, reason 0x{lost['reason']:02X}) at #{lost['frame']}")],
+        "not_flagged": [
+            diagkit.quiet("each BIS stopping at that one sync loss (LA-05's finding, not one more per BIS)",
+                          [lost["frame"]], ["LA-04"]),
+            diagkit.quiet("the phone's BASS Remove Source, then its disconnection (0x13): the assistant leaving",
+                          [remove, disconnect], ["DC-02"], at_most="info"),
+        ],
+    }

@@ -203,8 +203,15 @@ extension Analyzer {
             guard direction == .tx, size >= 3 else { return }
             connections[index].activity.noteRead(UInt16(payload[1]) | UInt16(payload[2]) << 8, frame: frame)
         case 0x12, 0x52:  // write request, command
-            guard direction == .tx, size >= 3 else { return }
+            guard size >= 3 else { return }
             let handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
+            guard direction == .tx else {
+                // The peer's 2-byte write 05 xx may be a BASS Remove Source: only then is the database asked.
+                if size == 5, payload[3] == 0x05 {
+                    noteSourceRemoved(handle, sourceID: payload[4], connection: index, frame: frame, timestamp: timestamp)
+                }
+                return
+            }
             connections[index].activity.noteWritten(handle, frame: frame)
             if size == 5 {
                 noteCCCDWrite(
@@ -234,6 +241,17 @@ extension Analyzer {
             .cccdWrite(handle: handle, valueHandle: owner?.valueHandle, value: value, byCommand: byCommand, sender: .local),
             frame: frame, timestamp: timestamp, connection: connections[index].number)
     }
+
+    /// A write of `05 id` by the peer to this side's Broadcast Audio Scan Control Point: the assistant removed a source.
+    func noteSourceRemoved(_ handle: UInt16, sourceID: UInt8, connection index: Int, frame: Int, timestamp: Timestamp) {
+        guard connections[index].localGATT.uuid(for: handle)?.uuid16 == Self.broadcastAudioScanControlPoint else { return }
+        evidence(
+            .broadcastSourceRemoved(sourceID: sourceID, sender: .peer), frame: frame, timestamp: timestamp,
+            connection: connections[index].number)
+    }
+
+    /// The Broadcast Audio Scan Control Point characteristic (Assigned Numbers 3.8).
+    static let broadcastAudioScanControlPoint: UInt16 = 0x2BC7
 
     /// An indication of the Service Changed characteristic (0x2A05): the peer's database changed in a range.
     func noteServiceChanged(

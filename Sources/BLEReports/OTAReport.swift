@@ -11,87 +11,111 @@ public enum OTAReport {
     public static func text(_ sessions: [OTASession], terminal: Terminal = Terminal(colors: false)) -> String {
         if sessions.isEmpty { return "No firmware update found.\n" }
         var out = ""
-        for s in sessions {
-            let verdict: String
-            switch s.result {
-            case .success: verdict = terminal.paint("SUCCESS", .green)
-            case .failure: verdict = terminal.paint("FAILED", .red)
-            case .aborted: verdict = terminal.paint("ABORTED", .yellow)
-            case .incomplete: verdict = terminal.paint("INCOMPLETE", .yellow)
-            }
-            let on =
-                s.connections.count > 1
-                ? "connections " + s.connections.map { "#\($0.connectionNumber)" }.joined(separator: " → ")
-                : "connection #\(s.connectionNumber)"
-            var head = "\(s.protocolName)\(s.codec.map { " (\($0))" } ?? "") on \(on): \(verdict)"
-            if let d = s.result.detail { head += " — \(d)" }
-            out += terminal.paint(head, .bold) + "\n"
-            out += "  frames \(s.startFrame)-\(s.endFrame), \(formatDuration(microseconds: s.durationMicroseconds))\n"
-            if s.connections.count > 1 {
-                for c in s.connections {
-                    var line = "  "
-                    if let gap = c.gapMicroseconds { line += "after \(formatDuration(microseconds: gap)), " }
-                    line += "connection #\(c.connectionNumber) (\(c.role))"
-                    if let a = c.peerAddress { line += " to \(a)" }
-                    line += ", frames \(c.startFrame)-" + (c.endFrame.map(String.init) ?? "end")
-                    line += c.endReason.map { ", ended: \($0)" } ?? (c.endFrame == nil ? ", open at the end of the capture" : "")
-                    out += line + "\n"
-                }
-            }
-            var image = "  image \(formatCount(s.image.count)) bytes"
-            if let e = s.expectedSize { image += " of \(formatCount(e)) announced" }
-            if s.imageOffset > 0 { image += " (from offset \(s.imageOffset))" }
-            image += ", SHA-256 \(s.imageSHA256), CRC-32 \(hex(s.imageCRC32))"
-            out += image + "\n"
-            var packets = "  \(formatCount(s.packets)) packets"
-            if let n = s.expectedPackets { packets += " (\(n) announced)" }
-            if !s.retransmittedPackets.isEmpty {
-                packets +=
-                    ", \(s.retransmittedPackets.count) resent (\(s.retransmissionUnit) \(list(s.retransmittedPackets))), \(formatCount(s.retransmittedBytes)) bytes wasted"
-            }
-            if !s.resendRequests.isEmpty {
-                packets += ", \(s.resendRequests.count) resend request(s)"
-                let unanswered = s.resends.filter { $0.resentFrame == nil }.count
-                if !s.resends.isEmpty { packets += unanswered == 0 ? ", each answered" : ", \(unanswered) never answered" }
-            }
-            if s.receipts > 0 { packets += ", \(s.receipts) receipts (PRN \(s.packetReceiptInterval ?? 0))" }
-            out += packets + "\n"
-            var rate =
-                "  throughput "
-                + (s.throughputBitsPerSecond.map(formatBitRate)
-                    ?? s.transferMicroseconds.map {
-                        "- (\(s.packets) packets within \(formatDuration(microseconds: $0)): too short to rate)"
-                    }
-                    ?? "-")
-            if let g = s.goodput {
-                rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link"
-            }
-            if let p = s.packetsPerConnectionEvent { rate += ", \(String(fractionDigits: 2, p)) packets per event" }
-            out += rate + "\n"
-            if let link = s.links.last {
-                var l = "  link " + linkDescription(link)
-                if let c = ThroughputCeiling.ceiling(for: link, direction: .tx) { l += ", ceiling \(formatBitRate(c))" }
-                if s.links.count > 1 { l += " (\(s.links.count) link states during the update)" }
-                out += l + "\n"
-            }
-            for p in s.phases {
-                out +=
-                    "  phase \(p.name.padding(to: 12)) frames \(p.startFrame)-\(p.endFrame)  \(formatDuration(microseconds: p.durationMicroseconds))"
-                out += p.packets > 0 ? ", \(p.packets) packets, \(formatCount(p.bytes)) bytes\n" : "\n"
-            }
-            let pauses = s.objects.compactMap(\.createPauseMicroseconds)
-            if !pauses.isEmpty {
-                let avg = pauses.reduce(0, +) / Int64(pauses.count)
-                out +=
-                    "  \(s.objects.count) objects; pause after Create: average \(formatDuration(microseconds: avg)), max \(formatDuration(microseconds: pauses.max() ?? 0))\n"
-            }
-            for st in s.stalls {
-                out +=
-                    "  stall \(formatDuration(microseconds: st.gapMicroseconds)) after \(st.preceding) (frames \(st.afterFrame)→\(st.resumeFrame))\n"
-            }
-            for f in s.findings { out += "  \(terminal.severity(f.severity)): \(f.message)\(f.frame.map { " (frame \($0))" } ?? "")\n" }
-        }
+        for s in sessions { out += session(s, terminal: terminal) }
         return out
+    }
+
+    /// One session: the verdict line, then one indented line per fact.
+    static func session(_ s: OTASession, terminal: Terminal) -> String {
+        var out = headline(s, terminal: terminal)
+        out += "  frames \(s.startFrame)-\(s.endFrame), \(formatDuration(microseconds: s.durationMicroseconds))\n"
+        if s.connections.count > 1 {
+            for c in s.connections { out += connectionLine(c) }
+        }
+        out += imageLine(s)
+        out += packetsLine(s)
+        out += rateLine(s)
+        if let link = s.links.last {
+            var l = "  link " + linkDescription(link)
+            if let c = ThroughputCeiling.ceiling(for: link, direction: .tx) { l += ", ceiling \(formatBitRate(c))" }
+            if s.links.count > 1 { l += " (\(s.links.count) link states during the update)" }
+            out += l + "\n"
+        }
+        for p in s.phases {
+            out +=
+                "  phase \(p.name.padding(to: 12)) frames \(p.startFrame)-\(p.endFrame)  \(formatDuration(microseconds: p.durationMicroseconds))"
+            out += p.packets > 0 ? ", \(p.packets) packets, \(formatCount(p.bytes)) bytes\n" : "\n"
+        }
+        let pauses = s.objects.compactMap(\.createPauseMicroseconds)
+        if !pauses.isEmpty {
+            let avg = pauses.reduce(0, +) / Int64(pauses.count)
+            out +=
+                "  \(s.objects.count) objects; pause after Create: average \(formatDuration(microseconds: avg)), max \(formatDuration(microseconds: pauses.max() ?? 0))\n"
+        }
+        for st in s.stalls {
+            out +=
+                "  stall \(formatDuration(microseconds: st.gapMicroseconds)) after \(st.preceding) (frames \(st.afterFrame)→\(st.resumeFrame))\n"
+        }
+        for f in s.findings { out += "  \(terminal.severity(f.severity)): \(f.message)\(f.frame.map { " (frame \($0))" } ?? "")\n" }
+        return out
+    }
+
+    /// `DFU (codec) on connection #n: SUCCESS — detail`, bold.
+    static func headline(_ s: OTASession, terminal: Terminal) -> String {
+        let verdict: String
+        switch s.result {
+        case .success: verdict = terminal.paint("SUCCESS", .green)
+        case .failure: verdict = terminal.paint("FAILED", .red)
+        case .aborted: verdict = terminal.paint("ABORTED", .yellow)
+        case .incomplete: verdict = terminal.paint("INCOMPLETE", .yellow)
+        }
+        let on =
+            s.connections.count > 1
+            ? "connections " + s.connections.map { "#\($0.connectionNumber)" }.joined(separator: " → ")
+            : "connection #\(s.connectionNumber)"
+        var head = "\(s.protocolName)\(s.codec.map { " (\($0))" } ?? "") on \(on): \(verdict)"
+        if let d = s.result.detail { head += " — \(d)" }
+        return terminal.paint(head, .bold) + "\n"
+    }
+
+    /// One connection of an update that spans several.
+    static func connectionLine(_ c: OTAConnectionStep) -> String {
+        var line = "  "
+        if let gap = c.gapMicroseconds { line += "after \(formatDuration(microseconds: gap)), " }
+        line += "connection #\(c.connectionNumber) (\(c.role))"
+        if let a = c.peerAddress { line += " to \(a)" }
+        line += ", frames \(c.startFrame)-" + (c.endFrame.map(String.init) ?? "end")
+        line += c.endReason.map { ", ended: \($0)" } ?? (c.endFrame == nil ? ", open at the end of the capture" : "")
+        return line + "\n"
+    }
+
+    static func imageLine(_ s: OTASession) -> String {
+        var image = "  image \(formatCount(s.image.count)) bytes"
+        if let e = s.expectedSize { image += " of \(formatCount(e)) announced" }
+        if s.imageOffset > 0 { image += " (from offset \(s.imageOffset))" }
+        image += ", SHA-256 \(s.imageSHA256), CRC-32 \(hex(s.imageCRC32))"
+        return image + "\n"
+    }
+
+    static func packetsLine(_ s: OTASession) -> String {
+        var packets = "  \(formatCount(s.packets)) packets"
+        if let n = s.expectedPackets { packets += " (\(n) announced)" }
+        if !s.retransmittedPackets.isEmpty {
+            packets +=
+                ", \(s.retransmittedPackets.count) resent (\(s.retransmissionUnit) \(list(s.retransmittedPackets))), \(formatCount(s.retransmittedBytes)) bytes wasted"
+        }
+        if !s.resendRequests.isEmpty {
+            packets += ", \(s.resendRequests.count) resend request(s)"
+            let unanswered = s.resends.filter { $0.resentFrame == nil }.count
+            if !s.resends.isEmpty { packets += unanswered == 0 ? ", each answered" : ", \(unanswered) never answered" }
+        }
+        if s.receipts > 0 { packets += ", \(s.receipts) receipts (PRN \(s.packetReceiptInterval ?? 0))" }
+        return packets + "\n"
+    }
+
+    static func rateLine(_ s: OTASession) -> String {
+        var rate =
+            "  throughput "
+            + (s.throughputBitsPerSecond.map(formatBitRate)
+                ?? s.transferMicroseconds.map {
+                    "- (\(s.packets) packets within \(formatDuration(microseconds: $0)): too short to rate)"
+                }
+                ?? "-")
+        if let g = s.goodput {
+            rate += ", goodput \(String(fractionDigits: 1, g * 100)) % of \(formatCount(s.wireBytes)) bytes on the link"
+        }
+        if let p = s.packetsPerConnectionEvent { rate += ", \(String(fractionDigits: 2, p)) packets per event" }
+        return rate + "\n"
     }
 
     static func list(_ v: [Int]) -> String {

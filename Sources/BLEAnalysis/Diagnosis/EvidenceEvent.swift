@@ -88,6 +88,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// A CCCD (0x2902) written: value, by request or command; the characteristic's value handle when the
         /// database names it.
         case cccdWrite(handle: UInt16, valueHandle: UInt16?, value: UInt16, byCommand: Bool, sender: Sender)
+        /// A Remove Source operation (0x05) written to a Broadcast Audio Scan Control Point (0x2BC7, BASS 3.1.2.7) by
+        /// `sender`: the Broadcast Assistant taking back the source it had added.
+        case broadcastSourceRemoved(sourceID: UInt8, sender: Sender)
         case mtuExchange(client: Int?, server: Int, effective: Int)
         case serviceChanged(start: UInt16, end: UInt16)
         case creditConnectionRefused(psm: UInt16?, result: UInt16)

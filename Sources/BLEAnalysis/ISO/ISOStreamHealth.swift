@@ -90,6 +90,12 @@ public struct ISOStreamHealth: Hashable, Sendable {
 
     public var lossRatio: Double { expectedSDUs > 0 ? Double(lostSDUs) / Double(expectedSDUs) : 0 }
 
+    /// `1000 ms (about 99 SDUs)`: the silence before an abnormal end, as the verdict and the diagnosis both say it
+    /// (one rounding, so the two never disagree by a millisecond).
+    public var silenceText: String? {
+        silenceBeforeEndMicroseconds.map { "\(duration($0)) (about \(silentSDUs ?? 0) SDUs)" }
+    }
+
     /// `CIS 0x0002 rx: 24 of 300 SDUs lost (8.0 %) in 4 bursts, longest gap 180 ms at frame 1002; 2 possibly invalid`.
     public func verdict(label: String) -> String {
         var s = "\(label) \(direction == .tx ? "tx" : "rx"): "
@@ -104,8 +110,8 @@ public struct ISOStreamHealth: Hashable, Sendable {
             }
         }
         if possiblyInvalid > 0 { s += "; \(possiblyInvalid) possibly invalid" }
-        if let silence = silenceBeforeEndMicroseconds, let end = endFrame, let reason = endReason {
-            s += "; then no SDU for \(silence / 1000) ms (about \(silentSDUs ?? 0) SDUs) until it ended (\(reason)) at frame \(end)"
+        if let silence = silenceText, let end = endFrame, let reason = endReason {
+            s += "; then no SDU for \(silence) until it ended (\(reason)) at frame \(end)"
         }
         if outOfOrder > 0 { s += "; \(outOfOrder) out of order" }
         return s

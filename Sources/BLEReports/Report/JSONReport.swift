@@ -72,6 +72,19 @@ public enum JSONReport {
         out += "," + String(sw.string.dropFirst().dropLast())
         out += ",\"capture\":" + (f.info?.json ?? "null")
         out += ",\"diagnosis\":" + diagnosisJSON(f)
+        out += "," + countersAndConnections(f)
+        out += ",\"gatt\":" + GATTReport(connections: f.connections, usage: f.usage).json
+        out += ",\"throughput\":" + f.throughputReport.json(series: true)
+        out += ",\"transfers\":" + TransfersReport.json(f.transfers)
+        out += ",\"ota\":" + OTAReport.json(f.otaSessions)
+        // Only for a capture with LE Audio, so that the JSON of others stays as it was (schemas/report.schema.json).
+        if !f.iso.isEmpty || !(f.leAudio?.isEmpty ?? true) { out += ",\"iso\":" + ISOReport(iso: f.iso, profiles: f.leAudio).json() }
+        out += "," + keyEventsAndFindings(f)
+        return out
+    }
+
+    /// `"counters":{…},"acl_buffers":…,"connections":[…]` (no braces: spliced into the file's object).
+    static func countersAndConnections(_ f: FileAnalysis) -> String {
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         let c = f.counters
@@ -99,13 +112,11 @@ public enum JSONReport {
         w.endArray()
         w.endObject()
         // Splice: drop the writer's braces and continue the open object.
-        out += "," + String(w.string.dropFirst().dropLast())
-        out += ",\"gatt\":" + GATTReport(connections: f.connections, usage: f.usage).json
-        out += ",\"throughput\":" + f.throughputReport.json(series: true)
-        out += ",\"transfers\":" + TransfersReport.json(f.transfers)
-        out += ",\"ota\":" + OTAReport.json(f.otaSessions)
-        // Only for a capture with LE Audio, so that the JSON of others stays as it was (schemas/report.schema.json).
-        if !f.iso.isEmpty || !(f.leAudio?.isEmpty ?? true) { out += ",\"iso\":" + ISOReport(iso: f.iso, profiles: f.leAudio).json() }
+        return String(w.string.dropFirst().dropLast())
+    }
+
+    /// `"key_events":{…},"findings":{…}}`: the last members and the brace that closes the file's object.
+    static func keyEventsAndFindings(_ f: FileAnalysis) -> String {
         var t = JSONWriter(capacity: 4096)
         t.beginObject()
         t.beginObject("key_events")
@@ -139,8 +150,7 @@ public enum JSONReport {
         t.endArray()
         t.endObject()
         t.endObject()
-        out += "," + String(t.string.dropFirst())
-        return out
+        return String(t.string.dropFirst())
     }
 
     /// `"summary": {"items": [{"topic", "status", "text", "section", "frame"}]}`, the verdicts in report order.
@@ -174,8 +184,20 @@ public enum JSONReport {
         w.field("end_frame", c.endFrame)
         w.field("end_time", c.endTime)
         w.field("disconnect_reason", c.disconnectReason)
+        writeLinkHistory(c.link, to: &w)
+        writeLinkFacts(c.link, to: &w)
+        writeEncryptionHistory(c.link, to: &w)
+        writeTraffic(c, to: &w)
+        if let ll = c.linkLayer { ThroughputReport.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
+        if let q = LinkQualitySummary(c.linkQuality) { writeLinkQuality(q, into: &w) } else { w.fieldNull("link_quality") }
+        writeQualityReports(c.linkQuality, to: &w)
+        w.endObject()
+    }
+
+    /// `"parameters"`, `"phy"`, `"data_length"` and `"mtu"`: each link value's changes, oldest first.
+    static func writeLinkHistory(_ link: LinkState, to w: inout JSONWriter) {
         w.beginArray("parameters")
-        for p in c.link.parameters.changes {
+        for p in link.parameters.changes {
             w.beginObject()
             w.field("frame", p.frame)
             w.field("time", p.timestamp)
@@ -186,7 +208,7 @@ public enum JSONReport {
         }
         w.endArray()
         w.beginArray("phy")
-        for p in c.link.phy.changes {
+        for p in link.phy.changes {
             w.beginObject()
             w.field("frame", p.frame)
             w.field("time", p.timestamp)
@@ -196,7 +218,7 @@ public enum JSONReport {
         }
         w.endArray()
         w.beginArray("data_length")
-        for d in c.link.dataLength.changes {
+        for d in link.dataLength.changes {
             w.beginObject()
             w.field("frame", d.frame)
             w.field("time", d.timestamp)
@@ -208,7 +230,7 @@ public enum JSONReport {
         }
         w.endArray()
         w.beginArray("mtu")
-        for m in c.link.mtu.changes {
+        for m in link.mtu.changes {
             w.beginObject()
             w.field("frame", m.frame)
             w.field("time", m.timestamp)
@@ -217,9 +239,12 @@ public enum JSONReport {
             w.endObject()
         }
         w.endArray()
-        writeLinkFacts(c.link, to: &w)
+    }
+
+    /// `"encryption": [{"frame", "time", "encrypted"}]`.
+    static func writeEncryptionHistory(_ link: LinkState, to w: inout JSONWriter) {
         w.beginArray("encryption")
-        for e in c.link.encryption.changes {
+        for e in link.encryption.changes {
             w.beginObject()
             w.field("frame", e.frame)
             w.field("time", e.timestamp)
@@ -227,6 +252,10 @@ public enum JSONReport {
             w.endObject()
         }
         w.endArray()
+    }
+
+    /// `"acl_packets"`, `"acl_bytes"`, `"att_pdus"`, `"max_in_flight"`, `"completed_packets"`.
+    static func writeTraffic(_ c: Connection, to w: inout JSONWriter) {
         w.beginObject("acl_packets")
         w.field("tx", c.aclPackets[.tx])
         w.field("rx", c.aclPackets[.rx])
@@ -238,10 +267,12 @@ public enum JSONReport {
         w.field("att_pdus", c.attPDUs)
         w.field("max_in_flight", c.maxInFlight)
         w.field("completed_packets", c.completedPackets)
-        if let ll = c.linkLayer { ThroughputReport.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
-        if let q = LinkQualitySummary(c.linkQuality) { writeLinkQuality(q, into: &w) } else { w.fieldNull("link_quality") }
+    }
+
+    /// `"quality_reports"`: every Bluetooth Quality Report of the connection.
+    static func writeQualityReports(_ reports: [LinkQualitySample], to w: inout JSONWriter) {
         w.beginArray("quality_reports")
-        for s in c.linkQuality {
+        for s in reports {
             w.beginObject()
             w.field("frame", s.frame)
             w.field("time", s.timestamp)
@@ -256,7 +287,6 @@ public enum JSONReport {
             w.endObject()
         }
         w.endArray()
-        w.endObject()
     }
 }
 

@@ -20,7 +20,6 @@ public enum MarkdownReport {
         return out
     }
 
-    /// Escapes table cell text (pipes, newlines).
     /// `### Link quality`: per connection with Bluetooth Quality Reports, the verdict and the series.
     static func linkQuality(_ connections: [Connection], clock: ReportClock) -> String {
         let reported = connections.filter { !$0.linkQuality.isEmpty }
@@ -44,6 +43,7 @@ public enum MarkdownReport {
         return out
     }
 
+    /// Escapes table cell text (pipes, newlines).
     static func cell(_ s: String) -> String {
         s.replacingAll("|", with: "\\|").replacingNewlines()
     }
@@ -69,7 +69,6 @@ public enum MarkdownReport {
         return out
     }
 
-    /// One capture's section.
     /// `### Summary` and one bullet per verdict, naming the section below with the detail.
     static func summary(_ items: [VerdictItem]) -> String {
         var out = "### Summary\n\n"
@@ -88,73 +87,99 @@ public enum MarkdownReport {
         return out + "\n"
     }
 
+    /// One capture's section: summary, diagnosis, then one subsection per topic.
     public static func file(_ f: FileAnalysis, options: ReportOptions) -> String {
         let clock = options.clock
         var out = "\n## \(f.path)\n\n"
         if let error = f.error { return out + "**Cannot read:** \(error)\n" }
         out += summary(f.summary)
         out += diagnosis(f)
-        if let h = f.info?.decodeHealth, !h.warnings.isEmpty {
-            out += "> **Not everything was decoded:** \(h.headline)\n"
-            for c in h.warnings { out += ">\n> - \(c.warning ?? "")\n" }
-            out += "\n"
-        }
-        if let info = f.info {
-            let s = info.statistics
-            out += header(["Capture", ""])
-            out += row(["Format", info.format + (info.compressed ? " (gzip)" : "") + ", datalink \(info.datalink) (\(info.datalinkName))"])
-            out += row(["Records", formatCount(s.records)])
-            out += row([
-                "First / last record", "\(s.firstTimestamp.map(clock.format) ?? "—") / \(s.lastTimestamp.map(clock.format) ?? "—")",
-            ])
-            out += row(["Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"])
-            out += row(["Completeness", info.completeness.headline])
-            if let h = info.decodeHealth { out += row(["Decode health", h.headline]) }
-            if let h = info.decodeHealth, !h.decryptions.isEmpty { out += row(["Link decryption", h.decryptions.joined(separator: "; ")]) }
-            out += row(["Truncated / dropped", "\(formatCount(s.truncatedRecords)) / \(formatCount(Int(s.maxDrops)))"])
-            out += row(["Findings", "\(f.findingCount)"])
-        }
-        out += "\n### Connections\n\n"
-        if f.connections.isEmpty {
-            out += "No connections.\n"
-        } else {
-            out += header(["#", "handle", "peer", "start", "interval / latency / timeout", "PHY", "DL tx/rx", "MTU", "encrypted", "end"])
-            for c in f.connections.prefix(options.maxRows) {
-                out += row([
-                    "\(c.number)", hex(c.handle, width: 4), (c.peerAddress ?? "—") + (c.inferred ? " (inferred)" : ""),
-                    clock.format(c.startTime),
-                    c.currentParameters.map {
-                        "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms"
-                    } ?? "—",
-                    c.currentPHY.description, "\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)",
-                    "\(c.currentMTU)", c.isEncrypted ? "yes" : "no",
-                    c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected"),
-                ])
-            }
-        }
+        out += decodeWarnings(f)
+        out += captureTable(f, clock: clock)
+        out += connections(f, options: options)
         out += linkQuality(f.connections, clock: clock)
-        out += "\n### Throughput\n\n"
-        if f.throughput.isEmpty {
-            out += "No attribute values.\n"
-        } else {
-            out += header(["conn", "dir", "handle", "kind", "packets", "bytes", "duration", "rate", "window p95", "ceiling", "share"])
-            for s in f.throughput.prefix(options.maxRows) {
-                let share = s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }
-                out += row([
-                    "#\(s.key.connectionNumber)", s.key.direction.description, hex(s.key.handle, width: 4), s.key.kind.name,
-                    formatCount(s.packets), formatCount(s.valueBytes), formatDuration(microseconds: s.durationMicroseconds),
-                    s.rateBitsPerSecond.map(formatBitRate) ?? "—", s.windows.map { formatBitRate($0.p95) } ?? "—",
-                    s.ceilingBitsPerSecond.map(formatBitRate) ?? "—", share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—",
-                ])
-            }
-            out += "\n"
-            for s in f.throughput.prefix(options.maxRows) {
-                out += "- `#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(s.key.kind)`: \(s.verdict.text)\n"
-                let spark = sparkline(s.series.map(\.bitsPerSecond))
-                if !spark.isEmpty { out += "  `\(spark)` (rate over \(formatDuration(microseconds: s.durationMicroseconds)))\n" }
-            }
+        out += throughput(f, options: options)
+        out += transfers(f, options: options)
+        out += iso(f)
+        out += gattDatabases(f)
+        out += keyEvents(f, clock: clock)
+        out += findings(f, options: options)
+        return out
+    }
+
+    /// The quoted block listing what was not decoded, when anything was not.
+    static func decodeWarnings(_ f: FileAnalysis) -> String {
+        guard let h = f.info?.decodeHealth, !h.warnings.isEmpty else { return "" }
+        var out = "> **Not everything was decoded:** \(h.headline)\n"
+        for c in h.warnings { out += ">\n> - \(c.warning ?? "")\n" }
+        return out + "\n"
+    }
+
+    /// The two-column table describing the capture file.
+    static func captureTable(_ f: FileAnalysis, clock: ReportClock) -> String {
+        guard let info = f.info else { return "" }
+        let s = info.statistics
+        var out = header(["Capture", ""])
+        out += row(["Format", info.format + (info.compressed ? " (gzip)" : "") + ", datalink \(info.datalink) (\(info.datalinkName))"])
+        out += row(["Records", formatCount(s.records)])
+        out += row([
+            "First / last record", "\(s.firstTimestamp.map(clock.format) ?? "—") / \(s.lastTimestamp.map(clock.format) ?? "—")",
+        ])
+        out += row(["Span", info.span.map { formatDuration(microseconds: $0) } ?? "—"])
+        out += row(["Completeness", info.completeness.headline])
+        if let h = info.decodeHealth { out += row(["Decode health", h.headline]) }
+        if let h = info.decodeHealth, !h.decryptions.isEmpty { out += row(["Link decryption", h.decryptions.joined(separator: "; ")]) }
+        out += row(["Truncated / dropped", "\(formatCount(s.truncatedRecords)) / \(formatCount(Int(s.maxDrops)))"])
+        out += row(["Findings", "\(f.findingCount)"])
+        return out
+    }
+
+    /// `### Connections`: one row per connection with the link parameters in force at its end.
+    static func connections(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "\n### Connections\n\n"
+        guard !f.connections.isEmpty else { return out + "No connections.\n" }
+        out += header(["#", "handle", "peer", "start", "interval / latency / timeout", "PHY", "DL tx/rx", "MTU", "encrypted", "end"])
+        for c in f.connections.prefix(options.maxRows) {
+            out += row([
+                "\(c.number)", hex(c.handle, width: 4), (c.peerAddress ?? "—") + (c.inferred ? " (inferred)" : ""),
+                options.clock.format(c.startTime),
+                c.currentParameters.map {
+                    "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms"
+                } ?? "—",
+                c.currentPHY.description, "\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)",
+                "\(c.currentMTU)", c.isEncrypted ? "yes" : "no",
+                c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected"),
+            ])
         }
-        out += "\n### Transfers and firmware updates\n\n"
+        return out
+    }
+
+    /// `### Throughput`: the stream table, then each stream's verdict and rate sparkline.
+    static func throughput(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "\n### Throughput\n\n"
+        guard !f.throughput.isEmpty else { return out + "No attribute values.\n" }
+        out += header(["conn", "dir", "handle", "kind", "packets", "bytes", "duration", "rate", "window p95", "ceiling", "share"])
+        for s in f.throughput.prefix(options.maxRows) {
+            let share = s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }
+            out += row([
+                "#\(s.key.connectionNumber)", s.key.direction.description, hex(s.key.handle, width: 4), s.key.kind.name,
+                formatCount(s.packets), formatCount(s.valueBytes), formatDuration(microseconds: s.durationMicroseconds),
+                s.rateBitsPerSecond.map(formatBitRate) ?? "—", s.windows.map { formatBitRate($0.p95) } ?? "—",
+                s.ceilingBitsPerSecond.map(formatBitRate) ?? "—", share.map { String(fractionDigits: 0, $0 * 100) + " %" } ?? "—",
+            ])
+        }
+        out += "\n"
+        for s in f.throughput.prefix(options.maxRows) {
+            out += "- `#\(s.key.connectionNumber) \(s.key.direction) \(hex(s.key.handle, width: 4)) \(s.key.kind)`: \(s.verdict.text)\n"
+            let spark = sparkline(s.series.map(\.bitsPerSecond))
+            if !spark.isEmpty { out += "  `\(spark)` (rate over \(formatDuration(microseconds: s.durationMicroseconds)))\n" }
+        }
+        return out
+    }
+
+    /// `### Transfers and firmware updates`: the chunked-transfer table, then the OTA sessions as text.
+    static func transfers(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "\n### Transfers and firmware updates\n\n"
         if f.transfers.isEmpty {
             out += "No chunked transfers found.\n"
         } else {
@@ -173,34 +198,42 @@ public enum MarkdownReport {
         } else {
             out += "```\n" + OTAReport.text(Array(f.otaSessions.prefix(options.maxRows))) + "```\n"
         }
-        out += iso(f)
-        out += "\n### GATT databases\n\n```\n"
+        return out
+    }
+
+    /// `### GATT databases`: the `gatt` command's text, cut at 30,000 bytes.
+    static func gattDatabases(_ f: FileAnalysis) -> String {
+        var out = "\n### GATT databases\n\n```\n"
         var gatt = GATTReport(connections: f.connections, usage: f.usage).text(terminal: Terminal(colors: false))
         if gatt.utf8.count > 30_000 { gatt = String(decoding: Array(gatt.utf8.prefix(30_000)), as: UTF8.self) + "\n… (cut)\n" }
         out += gatt + "```\n"
-        out += "\n### Key events\n\n"
-        if f.keyEvents.isEmpty {
-            out += "None.\n"
-        } else {
-            out += header(["frame", "time", "conn", "event"])
-            for e in f.keyEvents {
-                out += row([
-                    "\(e.frame)", e.timestamp.map(clock.format) ?? "", e.connectionNumber.map { "#\($0)" } ?? "", "\(e.kind): \(e.text)",
-                ])
-            }
-            if f.keyEventsOmitted > 0 { out += "\n… \(f.keyEventsOmitted) more key events not shown.\n" }
+        return out
+    }
+
+    /// `### Key events`.
+    static func keyEvents(_ f: FileAnalysis, clock: ReportClock) -> String {
+        var out = "\n### Key events\n\n"
+        guard !f.keyEvents.isEmpty else { return out + "None.\n" }
+        out += header(["frame", "time", "conn", "event"])
+        for e in f.keyEvents {
+            out += row([
+                "\(e.frame)", e.timestamp.map(clock.format) ?? "", e.connectionNumber.map { "#\($0)" } ?? "", "\(e.kind): \(e.text)",
+            ])
         }
-        out += "\n### Findings\n\n"
-        if f.findingGroups.isEmpty {
-            out += "None.\n"
-        } else {
-            out += header(["severity", "code", "count", "first frames", "message"])
-            for g in f.findingGroups.prefix(options.maxRows) {
-                out += row([
-                    g.severity.rawValue, "`\(g.code)`", formatCount(g.count),
-                    g.firstFrames.map(String.init).joined(separator: ", ") + (g.count > g.firstFrames.count ? ", …" : ""), g.message,
-                ])
-            }
+        if f.keyEventsOmitted > 0 { out += "\n… \(f.keyEventsOmitted) more key events not shown.\n" }
+        return out
+    }
+
+    /// `### Findings`: one row per finding group.
+    static func findings(_ f: FileAnalysis, options: ReportOptions) -> String {
+        var out = "\n### Findings\n\n"
+        guard !f.findingGroups.isEmpty else { return out + "None.\n" }
+        out += header(["severity", "code", "count", "first frames", "message"])
+        for g in f.findingGroups.prefix(options.maxRows) {
+            out += row([
+                g.severity.rawValue, "`\(g.code)`", formatCount(g.count),
+                g.firstFrames.map(String.init).joined(separator: ", ") + (g.count > g.firstFrames.count ? ", …" : ""), g.message,
+            ])
         }
         return out
     }

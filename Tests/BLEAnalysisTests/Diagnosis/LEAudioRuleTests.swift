@@ -90,27 +90,84 @@ import Testing
         #expect(LA03AudioStreamLossy.evaluate(try Self.sample("le-audio-broadcast")).isEmpty)
     }
 
-    @Test func la04NamesTheStreamsThatStoppedBeforeTheSyncWasLost() throws {
-        let truth = try #require(loadTruth("le-audio-broadcast-receiver"))
-        let lifecycle = try #require(truth["iso_lifecycle"] as? [String: Any])
-        let lost = try #require(ISOSampleTruthTests.list(lifecycle["le_big_sync_lost"]).first)
-        let found = LA04AudioStreamStopped.evaluate(try Self.sample("le-audio-broadcast-receiver"))
-        #expect(found.count == 2)  // both BISes
-        #expect(found.allSatisfy { $0.frame == ISOSampleTruthTests.int(lost["frame"]) })
+    /// CIS 0x0060 receives SDUs 0-9 every 10 ms from 100 ms, then nothing until the CIS is lost (0x08) 999.6 ms after
+    /// the last one: 99 SDU intervals of silence, 999.6 ms said as 1000 ms.
+    static func stoppedCIS() -> CaptureBuilder {
+        var b = cis(status: .success)
+        for s: UInt16 in 0..<10 { b = b.at(microsecondsFromStart: 100_000 + Int64(s) * 10_000).record(.iso, .rx, isoPacket(s)) }
+        return b.at(microsecondsFromStart: 190_000 + 999_600).disconnect(handle: 0x60, reason: HCIStatus(0x08))
+    }
+
+    @Test func la04NamesACISThatStoppedBeforeItWasLost() throws {
+        let built = Self.stoppedCIS()
+        let evidence = Self.evidence(try built.captureFile())
+        let found = LA04AudioStreamStopped.evaluate(evidence)
+        #expect(found.count == 1)
+        #expect(found.first?.frame == built.nextFrame - 1)  // the Disconnection Complete
+        #expect(found.first?.supporting.map(\.frame) == [built.nextFrame - 2])  // SDU 9
+        #expect(
+            found.first?.message.contains(
+                "CIS 0x0060 rx stopped: its last SDU came at frame \(built.nextFrame - 2), then nothing for 1000 ms (about 99 SDUs)")
+                == true)
+        // The stream's verdict says the same figure (one computation, one rounding: 999.6 ms is not "999 ms" there).
+        let health = try #require(evidence.iso?.health.first)
+        #expect(health.silenceText == "1000 ms (about 99 SDUs)")
+        #expect(health.verdict(label: "CIS 0x0060").contains("then no SDU for 1000 ms (about 99 SDUs)"))
         // The unicast CIS ended by the phone's own Disconnect (0x16): not a stop.
         #expect(LA04AudioStreamStopped.evaluate(try Self.sample("le-audio-unicast")).isEmpty)
     }
 
-    @Test func la05NamesALostSyncButNotOneTheHostEnded() throws {
+    /// The receiver's BIG sync is lost once, ending both BISes: one event, one finding (LA-05's), not one LA-04 per BIS.
+    @Test func la04LeavesTheBISesOfALostSyncToLA05() throws {
+        let evidence = try Self.sample("le-audio-broadcast-receiver")
+        #expect(evidence.iso?.health.filter { $0.silenceBeforeEndMicroseconds != nil }.count == 2)  // both did stop
+        #expect(LA04AudioStreamStopped.evaluate(evidence).isEmpty)
+    }
+
+    @Test func la05NamesALostSyncWithEachBISsSilenceButNotOneTheHostEnded() throws {
+        let truth = try #require(loadTruth("le-audio-broadcast-receiver"))
+        let lifecycle = try #require(truth["iso_lifecycle"] as? [String: Any])
+        let lost = try #require(ISOSampleTruthTests.list(lifecycle["le_big_sync_lost"]).first)
+        let streams = try #require(truth["iso_streams"] as? [String: [String: Any]])
+        let last200 = try #require(ISOSampleTruthTests.int(streams["0x0200 rx"]?["last_frame"]))
+        let last201 = try #require(ISOSampleTruthTests.int(streams["0x0201 rx"]?["last_frame"]))
+        let timeout = try #require(ISOSampleTruthTests.int(truth["big_sync_timeout_ms"]))
         let found = LA05BIGSyncLost.evaluate(try Self.sample("le-audio-broadcast-receiver"))
-        #expect(found.count == 1 && found.first?.message.contains("Connection Timeout") == true)
+        #expect(found.count == 1)
+        let d = try #require(found.first)
+        #expect(d.frame == ISOSampleTruthTests.int(lost["frame"]))
+        #expect(d.message.contains("Connection Timeout"))
+        // Both BISes fell silent when the source stopped, the sync timeout before the loss.
+        #expect(d.message.contains("BIS 0x0200 and BIS 0x0201 had received nothing for \(timeout) ms"))
+        #expect(d.message.contains("last SDUs at frames \(last200) and \(last201)"))
+        #expect(d.supporting.map(\.frame) == [last200, last201])
         var established = LEBIGSyncEstablished()
         established.big.bisHandles = [0x200]
-        var lost = LEBIGSyncLost()
-        lost.reason = HCIStatus(0x16)
-        let ended = try CaptureBuilder().event(Self.leMeta(established)).event(Self.leMeta(lost)).captureFile()
-        #expect(LA05BIGSyncLost.evaluate(Self.evidence(ended)).isEmpty)
+        var ended = LEBIGSyncLost()
+        ended.reason = HCIStatus(0x16)
+        let byHost = try CaptureBuilder().event(Self.leMeta(established)).event(Self.leMeta(ended)).captureFile()
+        #expect(LA05BIGSyncLost.evaluate(Self.evidence(byHost)).isEmpty)
         #expect(LA05BIGSyncLost.evaluate(try Self.sample("le-audio-broadcast")).isEmpty)
+    }
+
+    /// The phone (the Broadcast Assistant) removes its source (BASS Remove Source), then ends the link with 0x13: the
+    /// normal end of its visit, context (info) rather than a warning, citing the Remove Source.
+    @Test func dc02TakesAnAssistantLeavingAfterRemoveSourceAsExpected() throws {
+        let truth = try #require(loadTruth("le-audio-broadcast-receiver"))
+        let remove = try #require(
+            ISOSampleTruthTests.list(truth["bass_operations"]).first { $0["name"] as? String == "remove_source" })
+        let removeFrame = try #require(ISOSampleTruthTests.int(remove["frame"]))
+        let frames = try #require(truth["capture"] as? [String: Any])["frames"] as? Int  // the disconnection is the last record
+        let found = DC02PeerEndedLink.evaluate(try Self.sample("le-audio-broadcast-receiver"))
+        #expect(found.count == 1)
+        let d = try #require(found.first)
+        #expect(d.frame == frames)
+        #expect(d.severity == .info)
+        #expect(d.supporting.contains { $0.frame == removeFrame && $0.text.contains("Remove Source") })
+        // Without the Remove Source the same end is the peer's unexplained 0x13: a warning.
+        let plain = try CaptureBuilder().connect(handle: 0x40).at(microsecondsFromStart: 10_000_000).disconnect(handle: 0x40)
+            .captureFile()
+        #expect(DC02PeerEndedLink.evaluate(Self.evidence(plain)).first?.severity == .warning)
     }
 
     @Test func la06TiesAChoppyReportToTheStream() throws {

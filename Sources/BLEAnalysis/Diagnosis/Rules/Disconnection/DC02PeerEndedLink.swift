@@ -2,7 +2,8 @@ import BLECore
 import BLEProtocols
 
 /// DC-02: the peer ended the link (0x13 user terminated, 0x14 low resources, 0x15 power off) without this side asking.
-/// An error when something failed just before (the likely reason); a warning otherwise.
+/// An error when something failed just before (the likely reason); info when it is the expected end (the reboot of a
+/// firmware update, a Broadcast Assistant leaving after its Remove Source); a warning otherwise.
 struct DC02PeerEndedLink: DiagnosisRule {
     static let id = "DC-02"
     static let group = RuleGroup.disconnection
@@ -45,17 +46,41 @@ struct DC02PeerEndedLink: DiagnosisRule {
                 supporting.append(reboot)
                 sentence += " It follows the \(reboot.text) (frame \(reboot.frame)): the device restarting for the update, as expected."
             }
+            let leaving = failure == nil && reboot == nil ? assistantLeaving(d, in: e) : nil
+            if let leaving {
+                supporting.removeAll { $0.frame == leaving.frame }
+                supporting.append(leaving)
+                sentence +=
+                    " It follows the peer's \(leaving.text) (frame \(leaving.frame)): a Broadcast Assistant leaving once done, as expected."
+            }
+            let benign = reboot != nil || leaving != nil
             return Diagnosis(
-                rule: id, severity: failure != nil ? .error : reboot != nil ? .info : .warning, frame: d.frame, message: sentence,
+                rule: id, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
                 causes: d.reason.rawValue == 0x15
                     ? ["the peer powered off or its Bluetooth was switched off"]
-                    : [
-                        "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
-                        "the peer's app closed the link",
-                    ],
+                    : leaving != nil
+                        ? ["the Broadcast Assistant's app finished: it took back its source and closed the link"]
+                        : [
+                            "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
+                            "the peer's app closed the link",
+                        ],
                 device: c?.peerAddress, connection: c?.number, foldKey: "DC-02 \(device) \(d.reason.rawValue)")
         }
+    }
+
+    /// The peer's BASS Remove Source shortly before it ended the link with 0x13 (BAP 6.5: the assistant takes its
+    /// source back and disconnects): the normal end of an assistant's visit, not a problem.
+    static func assistantLeaving(_ d: DisconnectionStory, in e: Evidence) -> CitedFrame? {
+        guard d.reason.rawValue == 0x13 else { return nil }
+        let since = d.event.timestamp.microseconds
+        let removed = e.last(before: d.frame) { ev in
+            guard ev.connection == d.event.connection, since - ev.timestamp.microseconds <= window else { return false }
+            if case .broadcastSourceRemoved(_, .peer) = ev.kind { return true }
+            return false
+        }
+        guard let removed, case .broadcastSourceRemoved(let source, _) = removed.kind else { return nil }
+        return CitedFrame(removed.frame, "BASS Remove Source of source \(source)")
     }
 
     static func isFailure(_ k: EvidenceEvent.Kind) -> Bool {
