@@ -74,3 +74,23 @@ import Testing
         #expect(!text.lowercased().contains("slowest"))
     }
 }
+
+/// `info` and `report` open with the diagnosis `diagnose` gives: the same findings (rule, severity, frame) on every
+/// Sample, LE Audio included (info said "nothing wrong found" on the broadcast receiver, whose BIG sync loss
+/// `diagnose` reports as LA-05: its pass did not hand the ISO streams to the rules).
+@Suite struct DiagnosisEverywhereTests {
+    static func findings(_ object: Any?) -> [String] {
+        let list = (object as? [String: Any])?["findings"] as? [[String: Any]] ?? []
+        return list.map { "\($0["rule"] ?? "?") \($0["severity"] ?? "?") \($0["frame"] ?? "?")" }
+    }
+
+    @Test(arguments: TestEnvironment.sampleNames)
+    func infoSaysWhatDiagnoseSays(_ name: String) throws {
+        let path = TestEnvironment.sample(name + ".btsnoop")
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let diagnose = try Blescope.run(["diagnose", "--json", "--quiet", path])
+        let info = try Blescope.run(["info", "--json", "--quiet", path])
+        let fromInfo = (info.json as? [String: Any])?["diagnosis"]
+        #expect(Self.findings(fromInfo) == Self.findings(diagnose.json), "\(name)")
+    }
+}
