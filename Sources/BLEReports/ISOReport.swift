@@ -118,9 +118,9 @@ public struct ISOReport: Sendable {
         return line + answers.map { "ASE \($0.ids.map(String.init).joined(separator: ", ")): \($0.text)" }.joined(separator: "; ")
     }
 
-    /// One character per bucket, from blank (no loss) to full (the most).
+    /// One character per bucket, from a dot (no loss: visible, so a line never ends in blanks) to full (the most).
     static func sparkline(_ values: [Int]) -> String {
-        let marks = Array(" ▁▂▃▄▅▆▇█")
+        let marks = Array("·▁▂▃▄▅▆▇█")
         let top = max(values.max() ?? 0, 1)
         return String(values.map { $0 == 0 ? marks[0] : marks[1 + min(7, ($0 * 8 - 1) / top)] })
     }

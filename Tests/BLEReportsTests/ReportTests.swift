@@ -249,6 +249,12 @@ func linkTargets(_ html: String) -> [String] {
         #expect(SVGChart.ticks(max: 0.8) == [0, 0.2, 0.4, 0.6000000000000001, 0.8])
     }
 
+    /// The ISO loss line: a dot for a bucket without loss, so the line never ends in a blank.
+    @Test func isoLossSparklineMarksBucketsWithoutLoss() {
+        #expect(ISOReport.sparkline([8, 0, 0]) == "█··")
+        #expect(ISOReport.sparkline([0, 1, 8]) == "·▁█")
+    }
+
     @Test func sparklineScales() {
         #expect(MarkdownReport.sparkline([0, 1, 2, 4]) == "▁▂▄█")
         #expect(MarkdownReport.sparkline([]) == "")
