@@ -78,7 +78,7 @@ and encrypted PDUs not decrypted (nRF encrypted without MIC OK; LT 256/251/PPI: 
 PDU after LL_START_ENC_REQ, unless the first is a 1-byte LL_START_ENC_RSP - decrypted offline - or
 the RF header says decrypted).
 
-Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus /work/corpus-files;
+Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus (corpus/README.md, extracted by corpus/fetch.sh);
 * = checked by hand against `tshark -V` or the raw bytes against the spec layout):
   connection-failed   critical S android-btsnoop_pixel8-pongbot-...log.last #5875* (0x02, cancel
                       30.0 s after create #5862*, cancel #5872*); info "host cancel" same #204,
