@@ -239,20 +239,9 @@ public struct CaptureInfo: Sendable {
         w.field("span_s", span.map { Double($0) / 1e6 }, decimals: 6)
         if let d = diagnosis {
             w.beginObject("diagnosis")
-            w.field("rules", d.rulesEvaluated)
-            w.beginObject("summary")
-            for s in DiagnosisSeverity.allCases.reversed() { w.field(s.rawValue, d.count(s)) }
-            w.endObject()
+            DiagnosisReport.writeTally(d, to: &w)
             w.beginArray("findings")
-            for x in d.findings {
-                w.beginObject()
-                w.field("rule", x.rule)
-                w.field("severity", x.severity.rawValue)
-                w.field("frame", x.frame)
-                w.field("count", x.count)
-                w.field("message", x.message)
-                w.endObject()
-            }
+            for x in d.findings { DiagnosisReport.writeBrief(x, to: &w) }
             w.endArray()
             w.endObject()
         }

@@ -31,11 +31,9 @@ public struct CheckFacts: Sendable {
         var options = options
         options.timeline = true
         var errors: [ATTError] = [], requests: [Request] = []
-        var completeness = CompletenessTracker()
-        let analysis = CaptureAnalysis.analyze(
+        let (analysis, log) = LogScope.analyze(
             capture, options: options,
             observing: Observing(transfers: TransferOptions(), otaStallThreshold: OTATracker().stallThreshold),
-            onRecord: { completeness.add($0) },
             onEvent: { e, _ in
                 guard e.layer == .att else { return }
                 if e.name == "Error Response" {
@@ -57,8 +55,7 @@ public struct CheckFacts: Sendable {
         facts.connections = analysis.connections
         facts.attErrors = errors
         facts.requests = requests
-        var evidence = DiagnosisReport.evidence(
-            analysis, capture: capture, completeness: completeness.result(format: capture.format.name, readerFindings: capture.findings))
+        var evidence = DiagnosisReport.evidence(analysis, capture: capture, completeness: log.completeness)
         // The pass followed the updates, as the report's does: a link that ends right after a successful one is the
         // device rebooting into its image, not a failure.
         evidence.otaSessions = analysis.otaSessions

@@ -78,10 +78,7 @@ public struct DiagnosisReport: Sendable {
         w.beginObject()
         w.field("file", file)
         w.field("schema", "blescope-diagnose/1")
-        w.field("rules", result.rulesEvaluated)
-        w.beginObject("summary")
-        for s in DiagnosisSeverity.allCases.reversed() { w.field(s.rawValue, result.count(s)) }
-        w.endObject()
+        Self.writeTally(result, to: &w)
         if let c = completeness {
             w.beginObject("completeness")
             w.field("verdict", c.verdict)
@@ -93,6 +90,26 @@ public struct DiagnosisReport: Sendable {
         w.endArray()
         w.endObject()
         return w.string
+    }
+
+    /// `"rules": N, "summary": {severity: count}`: how every diagnosis object opens (diagnose, info, report).
+    static func writeTally(_ result: DiagnosisResult, to w: inout JSONWriter) {
+        w.field("rules", result.rulesEvaluated)
+        w.beginObject("summary")
+        for s in DiagnosisSeverity.allCases.reversed() { w.field(s.rawValue, result.count(s)) }
+        w.endObject()
+    }
+
+    /// `{"rule", "severity", "frame", "count", "message"}`: a finding as `info --json` lists it
+    /// (diagnose.schema.json#/$defs/brief).
+    static func writeBrief(_ d: Diagnosis, to w: inout JSONWriter) {
+        w.beginObject()
+        w.field("rule", d.rule)
+        w.field("severity", d.severity.rawValue)
+        w.field("frame", d.frame)
+        w.field("count", d.count)
+        w.field("message", d.message)
+        w.endObject()
     }
 
     static func write(_ d: Diagnosis, to w: inout JSONWriter) {
@@ -174,15 +191,13 @@ extension DiagnosisReport {
     ) -> DiagnosisReport {
         var options = options
         options.timeline = false
-        var tracker = CompletenessTracker()
         // No tracker: the attribute values then take the statistics pass's short path. The LE Audio profiles' tracker
         // (for LA-02, an ASE operation refused) would send every value through the observers (+30 % on the 1 M-record
         // benchmark capture): `report` runs it, `diagnose` alone does not.
-        let analysis = CaptureAnalysis.analyze(
-            capture, options: options, observing: .nothing,
-            progress: { progress?.update(records: $0, bytes: $1) }, onRecord: { tracker.add($0) })
+        let (analysis, log) = LogScope.analyze(
+            capture, options: options, observing: .nothing, progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
-        let completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
+        let completeness = log.completeness
         let evidence = Self.evidence(analysis, capture: capture, completeness: completeness)
         return DiagnosisReport(file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness)
     }

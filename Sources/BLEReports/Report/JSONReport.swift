@@ -296,10 +296,7 @@ extension JSONReport {
     static func diagnosisJSON(_ f: FileAnalysis) -> String {
         var w = JSONWriter(capacity: 2048)
         w.beginObject()
-        w.field("rules", f.diagnosis.rulesEvaluated)
-        w.beginObject("summary")
-        for s in DiagnosisSeverity.allCases.reversed() { w.field(s.rawValue, f.diagnosis.count(s)) }
-        w.endObject()
+        DiagnosisReport.writeTally(f.diagnosis, to: &w)
         w.beginArray("findings")
         for d in f.diagnosis.findings {
             var one = JSONWriter(capacity: 1024)
