@@ -97,47 +97,10 @@ extension Analyzer {
         let kind: EvidenceEvent.Kind
         var handle: UInt16? = nil
         switch decoded {
-        case .disconnectionComplete(let d):
-            handle = d.handle
-            kind = .disconnectionComplete(handle: d.handle, status: d.status, reason: d.reason)
-        case .leConnectionComplete(let c):
-            handle = c.status == .success ? c.handle : nil
-            kind = .connectionComplete(handle: c.handle, status: c.status, peer: c.status == .success ? c.peerAddress.description : nil)
-        case .leEnhancedConnectionComplete(let c):
-            handle = c.status == .success ? c.handle : nil
-            kind = .connectionComplete(handle: c.handle, status: c.status, peer: c.status == .success ? c.peerAddress.description : nil)
-        case .leEnhancedConnectionCompleteV2(let v2):
-            let c = v2.connection
-            handle = c.status == .success ? c.handle : nil
-            kind = .connectionComplete(handle: c.handle, status: c.status, peer: c.status == .success ? c.peerAddress.description : nil)
-        case .leConnectionUpdateComplete(let u):
-            handle = u.handle
-            let p =
-                u.status == .success ? ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout) : nil
-            kind = .connectionUpdateComplete(handle: u.handle, status: u.status, parameters: p)
-        case .lePHYUpdateComplete(let p):
-            handle = p.handle
-            kind = .phyUpdateComplete(
-                handle: p.handle, status: p.status, phy: p.status == .success ? PHYPair(tx: p.txPHY, rx: p.rxPHY) : nil)
-        case .leReadRemoteFeaturesComplete(let r):
-            guard r.status != .success else { return }
-            handle = r.handle
-            kind = .readRemoteFeaturesComplete(handle: r.handle, status: r.status)
-        case .leRemoteConnectionParameterRequest(let r):
-            handle = r.handle
-            kind = .remoteParameterRequest(
-                handle: r.handle,
-                request: ParameterRequest(
-                    intervalMin: r.intervalMin, intervalMax: r.intervalMax, latency: r.maxLatency, timeout: r.supervisionTimeout))
-        case .leLongTermKeyRequest(let r):
-            handle = r.handle
-            kind = .longTermKeyRequest(handle: r.handle)
-        case .encryptionChange(let e):
-            handle = e.handle
-            kind = .encryptionChange(handle: e.handle, status: e.status, enabled: e.encryptionEnabled != 0)
-        case .encryptionChangeV2(let e2):
-            handle = e2.change.handle
-            kind = .encryptionChange(handle: e2.change.handle, status: e2.change.status, enabled: e2.change.encryptionEnabled != 0)
+        case .declared(let d):
+            guard let (h, k) = Self.evidence(of: d.value) else { return }
+            handle = h
+            kind = k
         case .bluetoothQualityReport(let report) where report.reportID == .rootInflammation:
             kind = .rootInflammation(errorCode: report.remaining.first ?? 0, vendorErrorCode: report.remaining.dropFirst().first ?? 0)
         case .bluetoothQualityReport(let report):
@@ -159,6 +122,45 @@ extension Analyzer {
         }
         let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
         evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
+    }
+
+    /// What a declared link event is as evidence, and the handle it names (nil for a connection that did not open).
+    static func evidence(of event: any HCIParameterSet) -> (UInt16?, EvidenceEvent.Kind)? {
+        switch event {
+        case let d as DisconnectionComplete:
+            return (d.handle, .disconnectionComplete(handle: d.handle, status: d.status, reason: d.reason))
+        case let c as LEConnectionComplete: return connectionEvidence(c.status, c.handle, c.peerAddress)
+        case let c as LEEnhancedConnectionComplete: return connectionEvidence(c.status, c.handle, c.peerAddress)
+        case let v2 as LEEnhancedConnectionCompleteV2:
+            return connectionEvidence(v2.connection.status, v2.connection.handle, v2.connection.peerAddress)
+        case let u as LEConnectionUpdateComplete:
+            let p =
+                u.status == .success ? ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout) : nil
+            return (u.handle, .connectionUpdateComplete(handle: u.handle, status: u.status, parameters: p))
+        case let p as LEPHYUpdateComplete:
+            let phy = p.status == .success ? PHYPair(tx: p.txPHY, rx: p.rxPHY) : nil
+            return (p.handle, .phyUpdateComplete(handle: p.handle, status: p.status, phy: phy))
+        case let r as LEReadRemoteFeaturesComplete:
+            guard r.status != .success else { return nil }
+            return (r.handle, .readRemoteFeaturesComplete(handle: r.handle, status: r.status))
+        case let r as LERemoteConnectionParameterRequest:
+            let request = ParameterRequest(
+                intervalMin: r.intervalMin, intervalMax: r.intervalMax, latency: r.maxLatency, timeout: r.supervisionTimeout)
+            return (r.handle, .remoteParameterRequest(handle: r.handle, request: request))
+        case let r as LELongTermKeyRequest: return (r.handle, .longTermKeyRequest(handle: r.handle))
+        case let e as EncryptionChange: return encryptionEvidence(e)
+        case let e2 as EncryptionChangeV2: return encryptionEvidence(e2.change)
+        default: return nil
+        }
+    }
+
+    static func connectionEvidence(_ status: HCIStatus, _ handle: UInt16, _ peer: BDAddress) -> (UInt16?, EvidenceEvent.Kind) {
+        let opened = status == .success
+        return (opened ? handle : nil, .connectionComplete(handle: handle, status: status, peer: opened ? peer.description : nil))
+    }
+
+    static func encryptionEvidence(_ e: EncryptionChange) -> (UInt16?, EvidenceEvent.Kind) {
+        (e.handle, .encryptionChange(handle: e.handle, status: e.status, enabled: e.encryptionEnabled != 0))
     }
 
     /// An SMP PDU on connection `index`.

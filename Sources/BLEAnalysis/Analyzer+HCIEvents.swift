@@ -37,23 +37,6 @@ extension Analyzer {
         case .commandStatus(let cs): return commandStatus(cs, record)
         case .numberOfCompletedPackets(let n): return packetsCompleted(n, record)
         case .declared(let d): return declaredEvent(d, record)
-        case .disconnectionComplete(let d): return disconnected(d, record)
-        case .leConnectionComplete(let c):
-            return leConnected(
-                status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, peerType: c.peerAddressType,
-                interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout, record)
-        case .leEnhancedConnectionComplete(let c): return leConnected(c, record)
-        case .leEnhancedConnectionCompleteV2(let v2): return leConnected(v2.connection, record)
-        case .leConnectionUpdateComplete(let u): return connectionUpdated(u, record)
-        case .leDataLengthChange(let d): return dataLengthChanged(d, record)
-        case .lePHYUpdateComplete(let p): return phyUpdated(p, record)
-        case .leLongTermKeyRequest(let r):
-            keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
-            return HCIEventNote()
-        case .encryptionChange(let e): return encryptionChanged(e, record)
-        case .encryptionChangeV2(let e2): return encryptionChanged(e2.change, record)
-        case .encryptionKeyRefreshComplete(let k): return HCIEventNote(status: k.status.description, handle: k.handle)
-        case .connectionComplete(let c): return brEDRConnected(c, record)
         case .bluetoothQualityReport(let report): return qualityReported(report, packet, record)
         case .raw(let code, let params) where code == .vendor:
             vendorEvent(params, packet, record)
@@ -133,11 +116,34 @@ extension Analyzer {
         return HCIEventNote(handle: n.entries.count == 1 ? n.entries[0].handle : nil)
     }
 
-    /// A declared event (``HCIParameterSet``): the isochronous ones go to the ISO tracker.
+    /// A declared event (``HCIParameterSet``): the link's own events to their handlers, the rest (the isochronous ones)
+    /// to the ISO tracker.
     func declaredEvent(_ d: HCIDeclared, _ record: CaptureRecord) -> HCIEventNote {
-        iso.event(d, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
-        return HCIEventNote(
-            status: d.status?.description, handle: d.connectionHandle, fields: options.timeline ? d.value.numbers : nil)
+        switch d.value {
+        case let d as DisconnectionComplete: return disconnected(d, record)
+        case let c as LEConnectionComplete:
+            return leConnected(
+                status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, peerType: c.peerAddressType, timing: c.timing,
+                record)
+        case let c as LEEnhancedConnectionComplete: return leConnected(c, record)
+        case let v2 as LEEnhancedConnectionCompleteV2: return leConnected(v2.connection, record)
+        case let u as LEConnectionUpdateComplete: return connectionUpdated(u, record)
+        case let d as LEDataLengthChange: return dataLengthChanged(d, record)
+        case let p as LEPHYUpdateComplete: return phyUpdated(p, record)
+        case let r as LELongTermKeyRequest:
+            keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
+            return HCIEventNote()
+        case let e as EncryptionChange: return encryptionChanged(e, record)
+        case let e2 as EncryptionChangeV2: return encryptionChanged(e2.change, record)
+        case let k as EncryptionKeyRefreshComplete: return HCIEventNote(status: k.status.description, handle: k.handle)
+        case let c as ConnectionComplete: return brEDRConnected(c, record)
+        case is ReadRemoteVersionInformationComplete, is LEReadRemoteFeaturesComplete, is LERemoteConnectionParameterRequest:
+            return HCIEventNote()
+        default:
+            iso.event(d, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+            return HCIEventNote(
+                status: d.status?.description, handle: d.connectionHandle, fields: options.timeline ? d.value.numbers : nil)
+        }
     }
 
     /// Disconnection Complete (7.7.5): closes the connection.
@@ -153,19 +159,18 @@ extension Analyzer {
     /// LE Enhanced Connection Complete v1 or v2 (7.7.65.10).
     func leConnected(_ c: LEEnhancedConnectionComplete, _ record: CaptureRecord) -> HCIEventNote {
         leConnected(
-            status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, peerType: c.peerAddressType,
-            interval: c.interval, latency: c.latency, timeout: c.supervisionTimeout, record)
+            status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, peerType: c.peerAddressType, timing: c.timing, record)
     }
 
     /// LE (Enhanced) Connection Complete (7.7.65.1, 7.7.65.10): opens the connection when it succeeded.
     func leConnected(
-        status: HCIStatus, handle: UInt16, role: HCIRole, peer: BDAddress, peerType: LEAddressType, interval: UInt16,
-        latency: UInt16, timeout: UInt16, _ record: CaptureRecord
+        status: HCIStatus, handle: UInt16, role: HCIRole, peer: BDAddress, peerType: LEAddressType, timing: LEConnectionTimingFields,
+        _ record: CaptureRecord
     ) -> HCIEventNote {
         if status.rawValue == 0 {
             openLE(
                 controller: record.controllerIndex, handle: handle, frame: record.frame, time: record.timestamp, role: role,
-                peer: peer, peerType: peerType, interval: interval, latency: latency, timeout: timeout)
+                peer: peer, peerType: peerType, interval: timing.interval, latency: timing.latency, timeout: timing.supervisionTimeout)
         }
         return HCIEventNote(status: status.description, handle: handle)
     }

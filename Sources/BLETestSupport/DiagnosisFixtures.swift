@@ -90,16 +90,26 @@ extension CaptureBuilder {
 
     /// Encryption Change (v1, event 0x08) or v2 (0x59, with the key size).
     public func encryptionChange(handle: UInt16, status: HCIStatus = .success, enabled: Bool = true, v2: Bool = false) -> CaptureBuilder {
-        let change = EncryptionChange(status: status, handle: handle, encryptionEnabled: enabled ? 1 : 0)
-        return event(HCIBuild.event(v2 ? .encryptionChangeV2(EncryptionChangeV2(change: change, keySize: 16)) : .encryptionChange(change)))
+        let change = EncryptionChange {
+            $0.status = status
+            $0.handle = handle
+            $0.encryptionEnabled = enabled ? 1 : 0
+        }
+        let changeV2 = EncryptionChangeV2 {
+            $0.change = change
+            $0.keySize = 16
+        }
+        return event(HCIBuild.event(v2 ? .declared(changeV2) : .declared(change)))
     }
 
     /// LE Long Term Key Request (LE Meta 0x05): the central asks this side (peripheral) for the key of a stored bond.
     public func longTermKeyRequest(handle: UInt16) -> CaptureBuilder {
-        event(
-            HCIBuild.event(
-                .leLongTermKeyRequest(
-                    LELongTermKeyRequest(handle: handle, randomNumber: 0x1122_3344_5566_7788, encryptedDiversifier: 0xBEEF))))
+        let request = LELongTermKeyRequest {
+            $0.handle = handle
+            $0.randomNumber = 0x1122_3344_5566_7788
+            $0.encryptedDiversifier = 0xBEEF
+        }
+        return event(HCIBuild.event(.declared(request)))
     }
 
     /// LE Long Term Key Request Reply (with a key) and its Command Complete (two records).
@@ -146,28 +156,39 @@ extension CaptureBuilder {
     public func connectionUpdateComplete(
         handle: UInt16, status: HCIStatus = .success, interval: UInt16 = 24, latency: UInt16 = 0, timeout: UInt16 = 400
     ) -> CaptureBuilder {
-        event(
-            HCIBuild.event(
-                .leConnectionUpdateComplete(
-                    LEConnectionUpdateComplete(
-                        status: status, handle: handle, interval: interval, latency: latency, supervisionTimeout: timeout))))
+        let update = LEConnectionUpdateComplete {
+            $0.status = status
+            $0.handle = handle
+            $0.interval = interval
+            $0.latency = latency
+            $0.supervisionTimeout = timeout
+        }
+        return event(HCIBuild.event(.declared(update)))
     }
 
     /// LE PHY Update Complete (LE Meta 0x0C).
     public func phyUpdateComplete(handle: UInt16, status: HCIStatus = .success, phy: LEPHY = .le2M) -> CaptureBuilder {
-        event(HCIBuild.event(.lePHYUpdateComplete(LEPHYUpdateComplete(status: status, handle: handle, txPHY: phy, rxPHY: phy))))
+        let update = LEPHYUpdateComplete {
+            $0.status = status
+            $0.handle = handle
+            $0.txPHY = phy
+            $0.rxPHY = phy
+        }
+        return event(HCIBuild.event(.declared(update)))
     }
 
     /// LE Remote Connection Parameter Request (LE Meta 0x06): the peer's link layer asks for new parameters.
     public func remoteParameterRequest(
         handle: UInt16, intervalMin: UInt16 = 6, intervalMax: UInt16 = 12, latency: UInt16 = 0, timeout: UInt16 = 200
     ) -> CaptureBuilder {
-        event(
-            HCIBuild.event(
-                .leRemoteConnectionParameterRequest(
-                    LERemoteConnectionParameterRequest(
-                        handle: handle, intervalMin: intervalMin, intervalMax: intervalMax, maxLatency: latency, supervisionTimeout: timeout
-                    ))))
+        let request = LERemoteConnectionParameterRequest {
+            $0.handle = handle
+            $0.intervalMin = intervalMin
+            $0.intervalMax = intervalMax
+            $0.maxLatency = latency
+            $0.supervisionTimeout = timeout
+        }
+        return event(HCIBuild.event(.declared(request)))
     }
 
     /// LE Remote Connection Parameter Request Negative Reply and its Command Complete (two records).
@@ -188,10 +209,12 @@ extension CaptureBuilder {
         let b = command(HCIBuild.command(.leReadRemoteFeatures(HCIConnectionHandle(handle: handle))))
             .event(HCIBuild.commandStatus(.leReadRemoteFeatures, status: status))
         guard status == .success else { return b }
-        return b.event(
-            HCIBuild.event(
-                .leReadRemoteFeaturesComplete(
-                    LEReadRemoteFeaturesComplete(status: complete, handle: handle, features: complete == .success ? 0x01 : 0))))
+        let features = LEReadRemoteFeaturesComplete {
+            $0.status = complete
+            $0.handle = handle
+            $0.features = complete == .success ? 0x01 : 0
+        }
+        return b.event(HCIBuild.event(.declared(features)))
     }
 
     /// An L2CAP LE signalling command (CID 0x0005) on connection `handle`.

@@ -105,17 +105,26 @@ public enum HCIBuild {
         peerAddressType: LEAddressType = .random, interval: UInt16 = 24,
         latency: UInt16 = 0, timeout: UInt16 = 400, status: HCIStatus = .success
     ) -> [UInt8] {
-        event(
-            .leConnectionComplete(
-                LEConnectionComplete(
-                    status: status, handle: handle, role: role, peerAddressType: peerAddressType,
-                    peerAddress: peer, interval: interval, latency: latency,
-                    supervisionTimeout: timeout)))
+        let complete = LEConnectionComplete {
+            $0.status = status
+            $0.handle = handle
+            $0.role = role
+            $0.peerAddressType = peerAddressType
+            $0.peerAddress = peer
+            $0.timing.interval = interval
+            $0.timing.latency = latency
+            $0.timing.supervisionTimeout = timeout
+        }
+        return event(.declared(complete))
     }
 
     /// Disconnection Complete.
     public static func disconnectionComplete(handle: UInt16, reason: HCIStatus = .remoteUserTerminatedConnection) -> [UInt8] {
-        event(.disconnectionComplete(DisconnectionComplete(status: .success, handle: handle, reason: reason)))
+        let complete = DisconnectionComplete {
+            $0.handle = handle
+            $0.reason = reason
+        }
+        return event(.declared(complete))
     }
 
     /// The H4 form: packet indicator (01 command, 02 ACL, 03 SCO, 04 event, 05 ISO) then the packet.

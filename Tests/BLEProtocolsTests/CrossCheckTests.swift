@@ -60,23 +60,14 @@ struct CrossCheckTests {
         #expect(HCIEventPacket(decoded).bytes == raw)
         var handle: UInt16?, status: HCIStatus?, reason: HCIStatus?, opcode: HCICommand?
         switch decoded {
-        case let .disconnectionComplete(d): handle = d.handle; status = d.status; reason = d.reason
-        case let .connectionComplete(c):
-            handle = c.handle; status = c.status
-            if v.file.hasPrefix("pklg-macos-be_isap") {
+        case let .declared(d):
+            // Every declared event names its handle and status the same way, whatever its fields.
+            handle = d.connectionHandle; status = d.status
+            if let disconnection = d.as(DisconnectionComplete.self) { reason = disconnection.reason }
+            if let c = d.as(ConnectionComplete.self), v.file.hasPrefix("pklg-macos-be_isap") {
                 // tshark's bd_addr, link_type and encryption_mode for iSAP frame 33.
                 #expect(c.address.description == "00:13:E0:49:B9:CA" && c.linkType == 0x01 && c.encryptionEnabled == 0)
             }
-        case let .leConnectionComplete(c): handle = c.handle; status = c.status
-        case let .leEnhancedConnectionComplete(c): handle = c.handle; status = c.status
-        case let .leEnhancedConnectionCompleteV2(c): handle = c.connection.handle; status = c.connection.status
-        case let .leConnectionUpdateComplete(c): handle = c.handle; status = c.status
-        case let .leReadRemoteFeaturesComplete(c): handle = c.handle; status = c.status
-        case let .leDataLengthChange(c): handle = c.handle
-        case let .lePHYUpdateComplete(c): handle = c.handle; status = c.status
-        case let .encryptionChange(c): handle = c.handle; status = c.status
-        case let .encryptionChangeV2(c): handle = c.change.handle; status = c.change.status
-        case let .readRemoteVersionInformationComplete(c): handle = c.handle; status = c.status
         case let .commandStatus(c): status = c.status; opcode = c.opcode
         case let .commandComplete(c): opcode = c.opcode; status = c.decodedReturn.status
         case let .numberOfCompletedPackets(n): handle = n.entries.first?.handle

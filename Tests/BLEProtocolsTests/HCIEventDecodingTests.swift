@@ -27,7 +27,7 @@ import Testing
         let packet = HCIEventPacket(code: .leMeta, parameters: [0x07] + fields + [0xAA, 0xBB])
         let d = packet.decoding
         #expect(d.ignoredBytes == 2 && d.error == nil)
-        guard case let .leDataLengthChange(c) = d.parameters else {
+        guard case let .declared(declared) = d.parameters, let c = declared.as(LEDataLengthChange.self) else {
             Issue.record("not LE Data Length Change: \(d.parameters)")
             return
         }

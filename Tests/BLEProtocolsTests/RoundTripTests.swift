@@ -150,15 +150,48 @@ let sampleCommands: [HCICommandParameters] = [
         LEEnableEncryption(handle: 0x40, randomNumber: 0x1122334455667788, encryptedDiversifier: 0xBEEF, longTermKey: Array(0..<16))),
 ]
 
+let encryptionOn = EncryptionChange {
+    $0.handle = 0x40
+    $0.encryptionEnabled = 1
+}
+
+/// LE Data Length Change to 251 bytes (2120 µs) both ways.
+let dataLength251 = LEDataLengthChange {
+    $0.handle = 0x40
+    $0.maxTxOctets = 251
+    $0.maxTxTime = 2120
+    $0.maxRxOctets = 251
+    $0.maxRxTime = 2120
+}
+
+func timing(interval: UInt16, latency: UInt16, timeout: UInt16) -> LEConnectionTimingFields {
+    LEConnectionTimingFields {
+        $0.interval = interval
+        $0.latency = latency
+        $0.supervisionTimeout = timeout
+    }
+}
+
 let sampleEvents: [HCIEventParameters] = [
-    .disconnectionComplete(DisconnectionComplete(status: .success, handle: 0x40, reason: .connectionTimeout)),
-    .encryptionChange(EncryptionChange(status: .success, handle: 0x40, encryptionEnabled: 1)),
-    .encryptionChangeV2(EncryptionChangeV2(change: EncryptionChange(status: .success, handle: 0x40, encryptionEnabled: 1), keySize: 16)),
-    .encryptionKeyRefreshComplete(EncryptionKeyRefreshComplete(status: .success, handle: 0x40)),
-    .readRemoteVersionInformationComplete(
-        ReadRemoteVersionInformationComplete(
-            status: .success, handle: 0x40, version: 0x0C,
-            companyIdentifier: 0x0059, subversion: 0x1234)),
+    .declared(
+        DisconnectionComplete {
+            $0.handle = 0x40
+            $0.reason = .connectionTimeout
+        }),
+    .declared(encryptionOn),
+    .declared(
+        EncryptionChangeV2 {
+            $0.change = encryptionOn
+            $0.keySize = 16
+        }),
+    .declared(EncryptionKeyRefreshComplete { $0.handle = 0x40 }),
+    .declared(
+        ReadRemoteVersionInformationComplete {
+            $0.handle = 0x40
+            $0.version = 0x0C
+            $0.companyIdentifier = 0x0059
+            $0.subversion = 0x1234
+        }),
     .commandComplete(CommandComplete(opcode: .reset, .status(.success))),
     .commandComplete(
         CommandComplete(
@@ -182,33 +215,60 @@ let sampleEvents: [HCIEventParameters] = [
     .commandStatus(CommandStatus(status: .success, opcode: .leCreateConnection)),
     .numberOfCompletedPackets(
         NumberOfCompletedPackets(entries: [.init(handle: 0x40, completedPackets: 3), .init(handle: 0x41, completedPackets: 1)])),
-    .leConnectionComplete(
-        LEConnectionComplete(
-            status: .success, handle: 0x40, role: .central, peerAddressType: .random, peerAddress: peer,
-            interval: 24, latency: 0, supervisionTimeout: 400)),
+    .declared(
+        LEConnectionComplete {
+            $0.handle = 0x40
+            $0.peerAddressType = .random
+            $0.peerAddress = peer
+            $0.timing = timing(interval: 24, latency: 0, timeout: 400)
+        }),
     .leAdvertisingReport(
         LEAdvertisingReport(reports: [
             .init(eventType: 0, addressType: .random, address: peer, data: [2, 1, 6], rssi: -60),
             .init(eventType: 4, addressType: .public, address: BDAddress(1), data: [], rssi: 127),
         ])),
-    .leConnectionUpdateComplete(
-        LEConnectionUpdateComplete(status: .success, handle: 0x40, interval: 6, latency: 0, supervisionTimeout: 500)),
-    .leReadRemoteFeaturesComplete(LEReadRemoteFeaturesComplete(status: .success, handle: 0x40, features: 0x0000_0000_0000_01FF)),
-    .leLongTermKeyRequest(LELongTermKeyRequest(handle: 0x40, randomNumber: 0, encryptedDiversifier: 0)),
-    .leRemoteConnectionParameterRequest(
-        LERemoteConnectionParameterRequest(handle: 0x40, intervalMin: 6, intervalMax: 12, maxLatency: 0, supervisionTimeout: 500)),
-    .leDataLengthChange(LEDataLengthChange(handle: 0x40, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)),
-    .leEnhancedConnectionComplete(
-        LEEnhancedConnectionComplete(
-            status: .success, handle: 0x40, role: .peripheral, peerAddressType: .publicIdentity,
-            peerAddress: peer, peerResolvablePrivateAddress: BDAddress(0x4A_BB_CC_DD_EE_FF),
-            interval: 36, latency: 4, supervisionTimeout: 600)),
-    .leEnhancedConnectionCompleteV2(
-        LEEnhancedConnectionCompleteV2(
-            connection: LEEnhancedConnectionComplete(
-                status: .success, handle: 0x41, role: .central, peerAddressType: .random, peerAddress: peer, interval: 24, latency: 0,
-                supervisionTimeout: 400), advertisingHandle: 0xFF, syncHandle: 0xFFFF)),
-    .lePHYUpdateComplete(LEPHYUpdateComplete(status: .success, handle: 0x40, txPHY: .le2M, rxPHY: .le2M)),
+    .declared(
+        LEConnectionUpdateComplete {
+            $0.handle = 0x40
+            $0.interval = 6
+            $0.supervisionTimeout = 500
+        }),
+    .declared(
+        LEReadRemoteFeaturesComplete {
+            $0.handle = 0x40
+            $0.features = 0x0000_0000_0000_01FF
+        }),
+    .declared(LELongTermKeyRequest { $0.handle = 0x40 }),
+    .declared(
+        LERemoteConnectionParameterRequest {
+            $0.handle = 0x40
+            $0.intervalMin = 6
+            $0.intervalMax = 12
+            $0.supervisionTimeout = 500
+        }),
+    .declared(dataLength251),
+    .declared(
+        LEEnhancedConnectionComplete {
+            $0.handle = 0x40
+            $0.role = .peripheral
+            $0.peerAddressType = .publicIdentity
+            $0.peerAddress = peer
+            $0.peerResolvablePrivateAddress = BDAddress(0x4A_BB_CC_DD_EE_FF)
+            $0.timing = timing(interval: 36, latency: 4, timeout: 600)
+        }),
+    .declared(
+        LEEnhancedConnectionCompleteV2 {
+            $0.connection.handle = 0x41
+            $0.connection.peerAddressType = .random
+            $0.connection.peerAddress = peer
+            $0.connection.timing = timing(interval: 24, latency: 0, timeout: 400)
+        }),
+    .declared(
+        LEPHYUpdateComplete {
+            $0.handle = 0x40
+            $0.txPHY = .le2M
+            $0.rxPHY = .le2M
+        }),
     .leExtendedAdvertisingReport(
         LEExtendedAdvertisingReport(reports: [
             .init(

@@ -261,7 +261,9 @@ public struct BQRLinkQuality: Hashable, Sendable {
 ///
 /// Parameters (after the event header): `58 id …`. A link-quality report shorter than the v1 fields throws
 /// `.truncated` (the analyzer turns it into a finding with frame and offset); other ids keep their bytes.
-public struct BluetoothQualityReport: WireCodable, HCISummary {
+public struct BluetoothQualityReport: HCICarriedParameters {
+    /// The Android vendor event; its sub-event byte (0x58) comes before these parameters.
+    public static let carrier = HCICarrier.event(.vendor)
     public var reportID: BQRReportID
     public var linkQuality: BQRLinkQuality?
     /// Bytes after the fields read: vendor-specific parameters, or the whole body of a report without the

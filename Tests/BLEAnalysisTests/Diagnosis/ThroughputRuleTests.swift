@@ -4,6 +4,15 @@ import BLECore
 import BLEProtocols
 import BLEReports
 import BLETestSupport
+
+/// LE Data Length Change to 251 bytes (2120 µs) both ways.
+private let dataLength251 = LEDataLengthChange {
+    $0.handle = 0x40
+    $0.maxTxOctets = 251
+    $0.maxTxTime = 2120
+    $0.maxRxOctets = 251
+    $0.maxRxTime = 2120
+}
 import Testing
 
 /// TP-01 … TP-05: sending stalled in the controller, buffers overrun, throughput limited by the link parameters or
@@ -96,11 +105,7 @@ extension DiagnosisRuleTests {
                 .att(.exchangeMTURequest(clientRxMTU: 247), handle: 0x40, .tx).att(
                     .exchangeMTUResponse(serverRxMTU: 247), handle: 0x40, .rx
                 )
-                .event(
-                    HCIBuild.event(
-                        .leDataLengthChange(
-                            LEDataLengthChange(handle: 0x40, maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)))
-                )
+                .event(HCIBuild.event(.declared(dataLength251)))
                 .phyUpdateComplete(handle: 0x40, phy: .le2M)
             fast.step = 800
             for i in 0..<600 { fast = fast.notify(handle: 0x0025, Array(repeating: UInt8(i & 0xFF), count: 200), connection: 0x40) }

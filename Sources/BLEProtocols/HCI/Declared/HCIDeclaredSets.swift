@@ -5,6 +5,12 @@ import BLECore
 /// summarised everywhere.
 public enum HCIDeclaredSets {
     public static let all: [any HCIParameterSet.Type] = [
+        // What opens, changes and closes a link (Core Spec Vol 4, Part E, 7.7.3–7.7.39, 7.7.65.1–12, 7.7.65.10 v2).
+        ConnectionComplete.self, DisconnectionComplete.self, EncryptionChange.self, EncryptionChangeV2.self,
+        EncryptionKeyRefreshComplete.self, ReadRemoteVersionInformationComplete.self, LEConnectionComplete.self,
+        LEEnhancedConnectionComplete.self, LEEnhancedConnectionCompleteV2.self, LEConnectionUpdateComplete.self,
+        LEReadRemoteFeaturesComplete.self, LELongTermKeyRequest.self, LERemoteConnectionParameterRequest.self,
+        LEDataLengthChange.self, LEPHYUpdateComplete.self,
         // Connected isochronous groups and streams (Core Spec Vol 4, Part E, 7.8.96–7.8.102, 7.8.109–7.8.110, 7.8.117).
         LEReadISOTXSync.self, LEReadISOTXSyncReturn.self, LESetCIGParameters.self, LESetCIGParametersReturn.self,
         LESetCIGParametersTest.self, LESetCIGParametersTestReturn.self, LECreateCIS.self, LERemoveCIG.self,
@@ -26,7 +32,7 @@ public enum HCIDeclaredSets {
         return rows
     }()
 
-    /// Event rows by code (none yet: every declared event is an LE subevent).
+    /// Event rows by code.
     static let eventRows: [UInt8: HCIEventEntry] = {
         var rows: [UInt8: HCIEventEntry] = [:]
         for type in all { if case .event(let c) = type.carrier { rows[c.rawValue] = eventRow(type) } }

@@ -3,23 +3,26 @@ import BLECore
 /// The kinds of field an HCI parameter set is made of, each with its width, byte order (little-endian, Core Spec
 /// Vol 4, Part E, 5.2) and print form.
 extension HCIField {
-    /// An unsigned little-endian integer of `bytes` octets (1–4; 3 for the 24-bit intervals and latencies).
+    /// An unsigned little-endian integer of `bytes` octets (1–8; 3 for the 24-bit intervals and latencies).
     public static func uint<V: FixedWidthInteger & UnsignedInteger & Sendable>(
         _ name: String, _ path: WritableKeyPath<Root, V> & Sendable, bytes: Int, _ format: HCINumberFormat = .decimal
     ) -> HCIField {
         HCIField(
             name: name, width: bytes,
             read: { root, input throws(DecodeError) in
-                var v: UInt32 = 0
-                for i in 0..<bytes { v |= UInt32(try input.readUInt8()) << (8 * i) }
+                var v: UInt64 = 0
+                for i in 0..<bytes { v |= UInt64(try input.readUInt8()) << (8 * i) }
                 root[keyPath: path] = V(truncatingIfNeeded: v)
             },
             write: { root, w in
-                let v = UInt32(truncatingIfNeeded: root[keyPath: path])
+                let v = UInt64(truncatingIfNeeded: root[keyPath: path])
                 for i in 0..<bytes { w.write(UInt8(truncatingIfNeeded: v >> (8 * i))) }
             },
-            text: { root in "\(name)=\(format.text(UInt32(truncatingIfNeeded: root[keyPath: path]), bytes: bytes))" },
-            numbers: { root in [(name, Int64(root[keyPath: path]))] })
+            text: { root in
+                if case .hidden = format { return "" }
+                return "\(name)=\(format.text(UInt64(truncatingIfNeeded: root[keyPath: path]), bytes: bytes))"
+            },
+            numbers: { root in [(name, Int64(truncatingIfNeeded: root[keyPath: path]))] })
     }
 
     public static func u8(_ name: String, _ path: WritableKeyPath<Root, UInt8> & Sendable, _ format: HCINumberFormat = .decimal)
@@ -38,6 +41,97 @@ extension HCIField {
     public static func u32(
         _ name: String, _ path: WritableKeyPath<Root, UInt32> & Sendable, _ format: HCINumberFormat = .decimal
     ) -> HCIField { uint(name, path, bytes: 4, format) }
+
+    /// A 64-bit value (LE features, a random number), printed in hex.
+    public static func u64(_ name: String, _ path: WritableKeyPath<Root, UInt64> & Sendable) -> HCIField {
+        uint(name, path, bytes: 8, .hex)
+    }
+
+    /// A one-byte code with its own names (``HCIRole``, ``LEAddressType``, ``LEPHY``), printed by its description.
+    public static func code<V: RawRepresentable & CustomStringConvertible & Sendable>(
+        _ name: String, _ path: WritableKeyPath<Root, V> & Sendable
+    ) -> HCIField where V.RawValue == UInt8 {
+        HCIField(
+            name: name, width: 1,
+            read: { root, input throws(DecodeError) in
+                let byte = try input.readUInt8()
+                // These codes keep every byte (unknown values print in hex), so the initializer never fails.
+                if let v = V(rawValue: byte) { root[keyPath: path] = v }
+            },
+            write: { root, w in w.write(root[keyPath: path].rawValue) },
+            text: { root in "\(name)=\(root[keyPath: path])" },
+            numbers: { root in [(name, Int64(root[keyPath: path].rawValue))] })
+    }
+
+    /// An LE address after its type byte (7 bytes), printed `peer=C0:11:22:33:44:55 (random)` as every connection
+    /// event has printed its peer.
+    public static func address(
+        _ name: String, type: WritableKeyPath<Root, LEAddressType> & Sendable, _ path: WritableKeyPath<Root, BDAddress> & Sendable
+    ) -> HCIField {
+        HCIField(
+            name: name, width: 7,
+            read: { root, input throws(DecodeError) in
+                root[keyPath: type] = LEAddressType(try input.readUInt8())
+                root[keyPath: path] = try BDAddress(parsing: &input)
+            },
+            write: { root, w in
+                w.write(root[keyPath: type].rawValue)
+                root[keyPath: path].encode(into: &w)
+            },
+            text: { root in "\(name)=\(root[keyPath: path]) (\(root[keyPath: type]))" },
+            numbers: { root in [(name + "AddressType", Int64(root[keyPath: type].rawValue))] })
+    }
+
+    /// A BD_ADDR; with `omittedWhenZero`, printed only when set (the resolvable private addresses a controller
+    /// leaves zero when it did not use one).
+    public static func address(
+        _ name: String, _ path: WritableKeyPath<Root, BDAddress> & Sendable, omittedWhenZero: Bool = false
+    ) -> HCIField {
+        HCIField(
+            name: name, width: 6,
+            read: { root, input throws(DecodeError) in root[keyPath: path] = try BDAddress(parsing: &input) },
+            write: { root, w in root[keyPath: path].encode(into: &w) },
+            text: { root in omittedWhenZero && root[keyPath: path].value == 0 ? "" : "\(name)=\(root[keyPath: path])" },
+            numbers: { _ in [] })
+    }
+
+    /// Two consecutive 16-bit values printed as one range: `interval=30.00 ms–50.00 ms`.
+    public static func range(
+        _ name: String, _ low: WritableKeyPath<Root, UInt16> & Sendable, _ high: WritableKeyPath<Root, UInt16> & Sendable,
+        _ format: HCINumberFormat
+    ) -> HCIField {
+        pair(name, (low, "Min"), (high, "Max")) { format.text(UInt64($0), bytes: 2) + "–" + format.text(UInt64($1), bytes: 2) }
+    }
+
+    /// A data length direction: octets then time (µs), printed `tx=251 B/2120 µs`.
+    public static func dataLength(
+        _ name: String, octets: WritableKeyPath<Root, UInt16> & Sendable, time: WritableKeyPath<Root, UInt16> & Sendable
+    ) -> HCIField {
+        pair(name, (octets, "Octets"), (time, "Time")) { "\($0) B/\($1) µs" }
+    }
+
+    /// Two consecutive 16-bit values printed together as `text` makes them; their numbers are `name` + each suffix.
+    static func pair(
+        _ name: String, _ a: (WritableKeyPath<Root, UInt16> & Sendable, String),
+        _ b: (WritableKeyPath<Root, UInt16> & Sendable, String), _ text: @escaping @Sendable (UInt16, UInt16) -> String
+    ) -> HCIField {
+        let (first, firstSuffix) = a
+        let (second, secondSuffix) = b
+        return HCIField(
+            name: name, width: 4,
+            read: { root, input throws(DecodeError) in
+                root[keyPath: first] = try UInt16(parsingLittleEndian: &input)
+                root[keyPath: second] = try UInt16(parsingLittleEndian: &input)
+            },
+            write: { root, w in
+                w.write(littleEndian: root[keyPath: first])
+                w.write(littleEndian: root[keyPath: second])
+            },
+            text: { root in "\(name)=" + text(root[keyPath: first], root[keyPath: second]) },
+            numbers: { root in
+                [(name + firstSuffix, Int64(root[keyPath: first])), (name + secondSuffix, Int64(root[keyPath: second]))]
+            })
+    }
 
     /// A connection handle (12 bits of a 16-bit field), printed `0x0060`; the set's ``HCIParameterSet/connectionHandle``.
     public static func handle(_ path: WritableKeyPath<Root, UInt16> & Sendable) -> HCIField { handle("handle", path) }
@@ -131,7 +225,7 @@ extension HCIField {
                 }
             },
             text: { root in
-                "\(name)=[" + root[keyPath: path].map { format.text(UInt32(truncatingIfNeeded: $0), bytes: width) }.joined(separator: ",")
+                "\(name)=[" + root[keyPath: path].map { format.text(UInt64(truncatingIfNeeded: $0), bytes: width) }.joined(separator: ",")
                     + "]"
             },
             numbers: { root in [(name + "Count", Int64(root[keyPath: path].count))] })

@@ -27,15 +27,21 @@ import BLECore
 ///
 /// A parameter set that fails to parse (short, or bytes left over) is the table's usual `.raw`/`.leMeta` plus a finding,
 /// as for every other event.
-public protocol HCIParameterSet: WireCodable, HCISummary, CustomStringConvertible {
-    /// Where the set travels: command parameters, Command Complete return parameters, an event, an LE subevent.
-    static var carrier: HCICarrier { get }
+public protocol HCIParameterSet: HCICarriedParameters, CustomStringConvertible {
     /// The spec name (`LE CIS Established`), which names the command or event in every output.
     static var name: String { get }
     /// The fields in wire order.
     static var fields: [HCIField<Self>] { get }
     /// Every field at its zero value: what decoding starts from.
     init()
+}
+
+/// Parameters that name where they travel on their type: every declared set, and the hand-written lists that keep a
+/// case of their own in ``HCIEventParameters`` (Number Of Completed Packets, the advertising reports …), so that an
+/// event's code and subevent follow from its value without a switch per event.
+public protocol HCICarriedParameters: WireCodable, HCISummary {
+    /// Where the set travels: command parameters, Command Complete return parameters, an event, an LE subevent.
+    static var carrier: HCICarrier { get }
 }
 
 /// Where a declared parameter set travels (Core Spec Vol 4, Part E, 5.4.1, 5.4.4, 7.7.14, 7.7.65).
@@ -54,7 +60,21 @@ public protocol HCIFieldGroup: Hashable, Sendable {
     init()
 }
 
+extension HCIFieldGroup {
+    /// Every field at zero, then `build` sets some.
+    public init(_ build: (inout Self) -> Void) {
+        self.init()
+        build(&self)
+    }
+}
+
 extension HCIParameterSet {
+    /// Every field at zero, then `build` sets some: `LEDataLengthChange { $0.handle = 0x40; $0.maxTxOctets = 251 }`.
+    public init(_ build: (inout Self) -> Void) {
+        self.init()
+        build(&self)
+    }
+
     public init(parsing input: inout ByteReader) throws(DecodeError) {
         self.init()
         for field in Self.fields { try field.read(&self, &input) }
@@ -129,9 +149,11 @@ public enum HCINumberFormat: Sendable {
     case phyBits
     /// Enumerated: the value's name from the table, else hex.
     case named([UInt32: String])
+    /// Not printed: a field the summary leaves out (the central's clock accuracy), still decoded and encoded.
+    case hidden
 
     /// `v` as this format prints it; `bytes` is the field's width (hex prints two digits per byte: `0x0060`).
-    func text(_ v: UInt32, bytes: Int = 1) -> String {
+    func text(_ v: UInt64, bytes: Int = 1) -> String {
         switch self {
         case .decimal: String(v)
         case .hex: BLECore.hex(v, width: bytes * 2)
@@ -142,7 +164,8 @@ public enum HCINumberFormat: Sendable {
         case .phy: LEPHY(rawValue: UInt8(truncatingIfNeeded: v)).description
         case .phyBits:
             v == 0 ? "none" : [(1, "1M"), (2, "2M"), (4, "Coded")].filter { v & $0.0 != 0 }.map(\.1).joined(separator: "|")
-        case .named(let names): names[v] ?? BLECore.hex(v, width: 2)
+        case .named(let names): names[UInt32(truncatingIfNeeded: v)] ?? BLECore.hex(v, width: 2)
+        case .hidden: ""
         }
     }
 }
