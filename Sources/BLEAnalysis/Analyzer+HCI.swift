@@ -272,7 +272,7 @@ extension Analyzer {
     func noteKeys(_ packet: HCICommandPacket, controller: UInt16, frame: Int) {
         switch packet.opcode {
         case .leEnableEncryption:
-            guard case .leEnableEncryption(let p) = packet.decoded else { return }
+            guard case .declared(let d) = packet.decoded, let p = d.as(LEEnableEncryption.self) else { return }
             keyStore.hciEnableEncryption(p, peer: peerValue(controller: controller, handle: p.handle), frame: frame)
         case .leLongTermKeyRequestReply:
             guard packet.parameters.count >= 18 else { return }

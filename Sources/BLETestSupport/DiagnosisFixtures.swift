@@ -83,9 +83,13 @@ extension CaptureBuilder {
 extension CaptureBuilder {
     /// LE Enable Encryption with a stored key (central) and its Command Status (two records).
     public func enableEncryption(handle: UInt16) -> CaptureBuilder {
-        let start = LEEnableEncryption(
-            handle: handle, randomNumber: 0x1122_3344_5566_7788, encryptedDiversifier: 0xBEEF, longTermKey: Array(0..<16))
-        return command(HCIBuild.command(.leEnableEncryption(start))).event(HCIBuild.commandStatus(.leEnableEncryption))
+        let start = LEEnableEncryption {
+            $0.handle = handle
+            $0.randomNumber = 0x1122_3344_5566_7788
+            $0.encryptedDiversifier = 0xBEEF
+            $0.longTermKey = Array(0..<16)
+        }
+        return command(HCIBuild.command(.declared(start))).event(HCIBuild.commandStatus(.leEnableEncryption))
     }
 
     /// Encryption Change (v1, event 0x08) or v2 (0x59, with the key size).

@@ -225,10 +225,13 @@ struct EncryptedLinkBuilder {
             .connect(handle: 0x40, peer: BDAddress(0xC0FF_EE00_0001))
             .command(
                 HCIBuild.command(
-                    .leEnableEncryption(
-                        LEEnableEncryption(
-                            handle: 0x40, randomNumber: 0x1122, encryptedDiversifier: 0x3344,
-                            longTermKey: other)))
+                    .declared(
+                        LEEnableEncryption {
+                            $0.handle = 0x40
+                            $0.randomNumber = 0x1122
+                            $0.encryptedDiversifier = 0x3344
+                            $0.longTermKey = other
+                        }))
             )
             .connect(handle: 0x41, peer: BDAddress(0xC0FF_EE00_0002))
             .event(HCIBuild.leMeta(.longTermKeyRequest, parameters: [0x41, 0x00] + [0, 0, 0, 0, 0, 0, 0, 0] + [0, 0]))

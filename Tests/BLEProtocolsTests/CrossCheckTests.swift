@@ -92,9 +92,7 @@ struct CrossCheckTests {
             switch decoded {
             case let .disconnect(d): #expect(Int(d.handle) == h)
             case let .leConnectionUpdate(c): #expect(Int(c.handle) == h)
-            case let .leSetDataLength(c): #expect(Int(c.handle) == h)
-            case let .leSetPHY(c): #expect(Int(c.handle) == h)
-            case let .leEnableEncryption(c): #expect(Int(c.handle) == h)
+            case let .declared(d) where d.connectionHandle != nil: #expect(Int(d.connectionHandle ?? 0) == h)
             case let .readRemoteVersionInformation(c), let .leReadRemoteFeatures(c): #expect(Int(c.handle) == h)
             default: break
             }

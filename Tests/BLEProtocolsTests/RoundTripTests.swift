@@ -100,21 +100,32 @@ let sampleCommands: [HCICommandParameters] = [
     .disconnect(HCIDisconnect(handle: 0x40, reason: .remoteUserTerminatedConnection)),
     .readRemoteVersionInformation(HCIConnectionHandle(handle: 0x40)),
     .leReadRemoteFeatures(HCIConnectionHandle(handle: 0x41)),
-    .leSetScanParameters(LESetScanParameters(scanType: 1, interval: 0x10, window: 0x10, ownAddressType: .random, filterPolicy: 0)),
-    .leSetScanEnable(LESetScanEnable(enable: true, filterDuplicates: 1)),
+    .declared(
+        LESetScanParameters {
+            $0.scanType = 1
+            $0.interval = 0x10
+            $0.window = 0x10
+            $0.ownAddressType = .random
+        }),
+    .declared(
+        LESetScanEnable {
+            $0.enable = 1
+            $0.filterDuplicates = 1
+        }),
     .leSetExtendedScanParameters(
         LESetExtendedScanParameters(
             ownAddressType: .public, filterPolicy: 0, scanningPHYs: 0x05,
             phys: [
                 .init(scanType: 1, interval: 0x60, window: 0x30), .init(scanType: 0, interval: 0x120, window: 0x90),
             ])),
-    .leSetExtendedScanEnable(LESetExtendedScanEnable(enable: true, filterDuplicates: 0, duration: 0, period: 0)),
-    .leSetAdvertisingParameters(
-        LESetAdvertisingParameters(
-            intervalMin: 0x800, intervalMax: 0x800, advertisingType: 0,
-            ownAddressType: .public, peerAddressType: .public, peerAddress: BDAddress(0),
-            channelMap: 7, filterPolicy: 0)),
-    .leSetAdvertisingEnable(LESetAdvertisingEnable(enable: true)),
+    .declared(LESetExtendedScanEnable { $0.enable = 1 }),
+    .declared(
+        LESetAdvertisingParameters {
+            $0.intervalMin = 0x800
+            $0.intervalMax = 0x800
+            $0.channelMap = 7
+        }),
+    .declared(LESetAdvertisingEnable { $0.enable = 1 }),
     .leSetExtendedAdvertisingEnable(
         LESetExtendedAdvertisingEnable(
             enable: true,
@@ -144,10 +155,25 @@ let sampleCommands: [HCICommandParameters] = [
     .leRemoteConnectionParameterRequestReply(LERemoteConnectionParameterRequestReply(handle: 0x40, connection: connParams)),
     .leRemoteConnectionParameterRequestNegativeReply(
         LERemoteConnectionParameterRequestNegativeReply(handle: 0x40, reason: .unacceptableConnectionParameters)),
-    .leSetDataLength(LESetDataLength(handle: 0x40, txOctets: 251, txTime: 2120)),
-    .leSetPHY(LESetPHY(handle: 0x40, allPHYs: 0, txPHYs: 2, rxPHYs: 2, phyOptions: 0)),
-    .leEnableEncryption(
-        LEEnableEncryption(handle: 0x40, randomNumber: 0x1122334455667788, encryptedDiversifier: 0xBEEF, longTermKey: Array(0..<16))),
+    .declared(
+        LESetDataLength {
+            $0.handle = 0x40
+            $0.txOctets = 251
+            $0.txTime = 2120
+        }),
+    .declared(
+        LESetPHY {
+            $0.handle = 0x40
+            $0.txPHYs = 2
+            $0.rxPHYs = 2
+        }),
+    .declared(
+        LEEnableEncryption {
+            $0.handle = 0x40
+            $0.randomNumber = 0x1122334455667788
+            $0.encryptedDiversifier = 0xBEEF
+            $0.longTermKey = Array(0..<16)
+        }),
 ]
 
 let encryptionOn = EncryptionChange {

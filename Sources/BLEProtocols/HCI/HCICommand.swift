@@ -115,12 +115,7 @@ public enum HCICommandTable {
         (.disconnect, p(HCICommandParameters.disconnect)),
         (.readRemoteVersionInformation, p(HCICommandParameters.readRemoteVersionInformation)),
         (.leReadRemoteFeatures, p(HCICommandParameters.leReadRemoteFeatures)),
-        (.leSetScanParameters, p(HCICommandParameters.leSetScanParameters)),
-        (.leSetScanEnable, p(HCICommandParameters.leSetScanEnable)),
         (.leSetExtendedScanParameters, p(HCICommandParameters.leSetExtendedScanParameters)),
-        (.leSetExtendedScanEnable, p(HCICommandParameters.leSetExtendedScanEnable)),
-        (.leSetAdvertisingParameters, p(HCICommandParameters.leSetAdvertisingParameters)),
-        (.leSetAdvertisingEnable, p(HCICommandParameters.leSetAdvertisingEnable)),
         (.leSetExtendedAdvertisingEnable, p(HCICommandParameters.leSetExtendedAdvertisingEnable)),
         (.leCreateConnection, p(HCICommandParameters.leCreateConnection)),
         (.leExtendedCreateConnection, p(HCICommandParameters.leExtendedCreateConnection)),
@@ -131,9 +126,6 @@ public enum HCICommandTable {
             .leRemoteConnectionParameterRequestNegativeReply,
             p(HCICommandParameters.leRemoteConnectionParameterRequestNegativeReply)
         ),
-        (.leSetDataLength, p(HCICommandParameters.leSetDataLength)),
-        (.leSetPHY, p(HCICommandParameters.leSetPHY)),
-        (.leEnableEncryption, p(HCICommandParameters.leEnableEncryption)),
     ]
 
     static let returnDecoders: [(HCICommand, HCIReturnParameterDecoder)] = [

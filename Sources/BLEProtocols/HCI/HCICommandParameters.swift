@@ -7,12 +7,7 @@ public enum HCICommandParameters: Hashable, Sendable {
     case disconnect(HCIDisconnect)
     case readRemoteVersionInformation(HCIConnectionHandle)
     case leReadRemoteFeatures(HCIConnectionHandle)
-    case leSetScanParameters(LESetScanParameters)
-    case leSetScanEnable(LESetScanEnable)
     case leSetExtendedScanParameters(LESetExtendedScanParameters)
-    case leSetExtendedScanEnable(LESetExtendedScanEnable)
-    case leSetAdvertisingParameters(LESetAdvertisingParameters)
-    case leSetAdvertisingEnable(LESetAdvertisingEnable)
     case leSetExtendedAdvertisingEnable(LESetExtendedAdvertisingEnable)
     case leCreateConnection(LECreateConnection)
     case leExtendedCreateConnection(LEExtendedCreateConnection)
@@ -20,10 +15,7 @@ public enum HCICommandParameters: Hashable, Sendable {
     case leConnectionUpdate(LEConnectionUpdate)
     case leRemoteConnectionParameterRequestReply(LERemoteConnectionParameterRequestReply)
     case leRemoteConnectionParameterRequestNegativeReply(LERemoteConnectionParameterRequestNegativeReply)
-    case leSetDataLength(LESetDataLength)
-    case leSetPHY(LESetPHY)
-    case leEnableEncryption(LEEnableEncryption)
-    /// Any command declared once (``HCIParameterSet``, listed in ``HCIDeclaredSets``): the isochronous commands.
+    /// Any command declared once (``HCIParameterSet``, listed in ``HCIDeclaredSets``): `d.as(LESetPHY.self)`.
     case declared(HCIDeclared)
     /// Parameters of a command without a typed decoder, kept as bytes.
     case raw([UInt8])
@@ -36,12 +28,7 @@ public enum HCICommandParameters: Hashable, Sendable {
         case .disconnect: .disconnect
         case .readRemoteVersionInformation: .readRemoteVersionInformation
         case .leReadRemoteFeatures: .leReadRemoteFeatures
-        case .leSetScanParameters: .leSetScanParameters
-        case .leSetScanEnable: .leSetScanEnable
         case .leSetExtendedScanParameters: .leSetExtendedScanParameters
-        case .leSetExtendedScanEnable: .leSetExtendedScanEnable
-        case .leSetAdvertisingParameters: .leSetAdvertisingParameters
-        case .leSetAdvertisingEnable: .leSetAdvertisingEnable
         case .leSetExtendedAdvertisingEnable: .leSetExtendedAdvertisingEnable
         case .leCreateConnection: .leCreateConnection
         case .leExtendedCreateConnection: .leExtendedCreateConnection
@@ -49,11 +36,11 @@ public enum HCICommandParameters: Hashable, Sendable {
         case .leConnectionUpdate: .leConnectionUpdate
         case .leRemoteConnectionParameterRequestReply: .leRemoteConnectionParameterRequestReply
         case .leRemoteConnectionParameterRequestNegativeReply: .leRemoteConnectionParameterRequestNegativeReply
-        case .leSetDataLength: .leSetDataLength
-        case .leSetPHY: .leSetPHY
-        case .leEnableEncryption: .leEnableEncryption
         }
     }
+
+    /// `set` as decoded command parameters: `.declared(LESetPHY { $0.handle = 0x40 })`.
+    public static func declared(_ set: some HCIParameterSet) -> HCICommandParameters { .declared(HCIDeclared(set)) }
 
     var value: (any WireCodable & HCISummary)? {
         switch self {
@@ -62,12 +49,7 @@ public enum HCICommandParameters: Hashable, Sendable {
         case let .disconnect(v): v
         case let .readRemoteVersionInformation(v): v
         case let .leReadRemoteFeatures(v): v
-        case let .leSetScanParameters(v): v
-        case let .leSetScanEnable(v): v
         case let .leSetExtendedScanParameters(v): v
-        case let .leSetExtendedScanEnable(v): v
-        case let .leSetAdvertisingParameters(v): v
-        case let .leSetAdvertisingEnable(v): v
         case let .leSetExtendedAdvertisingEnable(v): v
         case let .leCreateConnection(v): v
         case let .leExtendedCreateConnection(v): v
@@ -75,9 +57,6 @@ public enum HCICommandParameters: Hashable, Sendable {
         case let .leConnectionUpdate(v): v
         case let .leRemoteConnectionParameterRequestReply(v): v
         case let .leRemoteConnectionParameterRequestNegativeReply(v): v
-        case let .leSetDataLength(v): v
-        case let .leSetPHY(v): v
-        case let .leEnableEncryption(v): v
         }
     }
 
@@ -134,48 +113,6 @@ public struct HCIHandleAndReason: WireCodable, HCISummary {
     public var summary: String { "handle=\(hex(handle)) reason=\(reason)" }
 }
 
-/// LE Set Scan Parameters (7.8.10): type(1) interval(2) window(2) own address type(1) filter policy(1).
-public struct LESetScanParameters: WireCodable, HCISummary {
-    /// 0 passive, 1 active.
-    public var scanType: UInt8
-    /// Units of 0.625 ms.
-    public var interval: UInt16
-    public var window: UInt16
-    public var ownAddressType: LEAddressType
-    public var filterPolicy: UInt8
-    public init(scanType: UInt8, interval: UInt16, window: UInt16, ownAddressType: LEAddressType, filterPolicy: UInt8) {
-        self.scanType = scanType; self.interval = interval; self.window = window
-        self.ownAddressType = ownAddressType; self.filterPolicy = filterPolicy
-    }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        scanType = try input.readUInt8()
-        interval = try UInt16(parsingLittleEndian: &input)
-        window = try UInt16(parsingLittleEndian: &input)
-        ownAddressType = LEAddressType(try input.readUInt8())
-        filterPolicy = try input.readUInt8()
-    }
-    public func encode(into w: inout ByteWriter) {
-        w.write(scanType); w.write(littleEndian: interval); w.write(littleEndian: window)
-        w.write(ownAddressType.rawValue); w.write(filterPolicy)
-    }
-    public var summary: String {
-        "type=\(scanType == 0 ? "passive" : scanType == 1 ? "active" : hex(scanType)) interval=\(Units.interval625(interval)) window=\(Units.interval625(window)) own=\(ownAddressType) filter=\(filterPolicy)"
-    }
-}
-
-/// LE Set Scan Enable (7.8.11): enable(1) filter duplicates(1).
-public struct LESetScanEnable: WireCodable, HCISummary {
-    public var enable: Bool
-    public var filterDuplicates: UInt8
-    public init(enable: Bool, filterDuplicates: UInt8) { self.enable = enable; self.filterDuplicates = filterDuplicates }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        enable = try input.readUInt8() != 0
-        filterDuplicates = try input.readUInt8()
-    }
-    public func encode(into w: inout ByteWriter) { w.write(enable ? 1 : 0); w.write(filterDuplicates) }
-    public var summary: String { "enable=\(enable) filterDuplicates=\(filterDuplicates)" }
-}
-
 /// LE Set Extended Scan Parameters (7.8.64): own address type(1) filter policy(1) PHYs(1),
 /// then per PHY bit set (bit 0 1M, bit 2 Coded): type(1) interval(2) window(2).
 public struct LESetExtendedScanParameters: WireCodable, HCISummary {
@@ -217,81 +154,6 @@ public struct LESetExtendedScanParameters: WireCodable, HCISummary {
             + phys.map { " [type=\($0.scanType) interval=\(Units.interval625($0.interval)) window=\(Units.interval625($0.window))]" }
             .joined()
     }
-}
-
-/// LE Set Extended Scan Enable (7.8.65): enable(1) filter duplicates(1) duration(2, 10 ms) period(2, 1.28 s).
-public struct LESetExtendedScanEnable: WireCodable, HCISummary {
-    public var enable: Bool
-    public var filterDuplicates: UInt8
-    public var duration: UInt16
-    public var period: UInt16
-    public init(enable: Bool, filterDuplicates: UInt8, duration: UInt16, period: UInt16) {
-        self.enable = enable; self.filterDuplicates = filterDuplicates; self.duration = duration; self.period = period
-    }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        enable = try input.readUInt8() != 0
-        filterDuplicates = try input.readUInt8()
-        duration = try UInt16(parsingLittleEndian: &input)
-        period = try UInt16(parsingLittleEndian: &input)
-    }
-    public func encode(into w: inout ByteWriter) {
-        w.write(enable ? 1 : 0); w.write(filterDuplicates); w.write(littleEndian: duration); w.write(littleEndian: period)
-    }
-    public var summary: String {
-        "enable=\(enable) filterDuplicates=\(filterDuplicates) duration=\(Units.timeout10(duration)) period=\(period)"
-    }
-}
-
-/// LE Set Advertising Parameters (7.8.5): interval min/max(2+2, 0.625 ms) type(1) own address type(1)
-/// peer address type(1) peer address(6) channel map(1) filter policy(1).
-public struct LESetAdvertisingParameters: WireCodable, HCISummary {
-    public var intervalMin: UInt16
-    public var intervalMax: UInt16
-    /// 0 ADV_IND, 1 ADV_DIRECT_IND (high duty), 2 ADV_SCAN_IND, 3 ADV_NONCONN_IND, 4 ADV_DIRECT_IND (low duty).
-    public var advertisingType: UInt8
-    public var ownAddressType: LEAddressType
-    public var peerAddressType: LEAddressType
-    public var peerAddress: BDAddress
-    public var channelMap: UInt8
-    public var filterPolicy: UInt8
-    public init(
-        intervalMin: UInt16, intervalMax: UInt16, advertisingType: UInt8, ownAddressType: LEAddressType,
-        peerAddressType: LEAddressType, peerAddress: BDAddress, channelMap: UInt8, filterPolicy: UInt8
-    ) {
-        self.intervalMin = intervalMin; self.intervalMax = intervalMax; self.advertisingType = advertisingType
-        self.ownAddressType = ownAddressType; self.peerAddressType = peerAddressType; self.peerAddress = peerAddress
-        self.channelMap = channelMap; self.filterPolicy = filterPolicy
-    }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        intervalMin = try UInt16(parsingLittleEndian: &input)
-        intervalMax = try UInt16(parsingLittleEndian: &input)
-        advertisingType = try input.readUInt8()
-        ownAddressType = LEAddressType(try input.readUInt8())
-        peerAddressType = LEAddressType(try input.readUInt8())
-        peerAddress = try BDAddress(parsing: &input)
-        channelMap = try input.readUInt8()
-        filterPolicy = try input.readUInt8()
-    }
-    public func encode(into w: inout ByteWriter) {
-        w.write(littleEndian: intervalMin); w.write(littleEndian: intervalMax); w.write(advertisingType)
-        w.write(ownAddressType.rawValue); w.write(peerAddressType.rawValue); peerAddress.encode(into: &w)
-        w.write(channelMap); w.write(filterPolicy)
-    }
-    static let typeNames = ["ADV_IND", "ADV_DIRECT_IND", "ADV_SCAN_IND", "ADV_NONCONN_IND", "ADV_DIRECT_IND(low duty)"]
-    public var summary: String {
-        let t = Int(advertisingType) < Self.typeNames.count ? Self.typeNames[Int(advertisingType)] : hex(advertisingType)
-        return
-            "interval=\(Units.interval625(intervalMin))–\(Units.interval625(intervalMax)) type=\(t) own=\(ownAddressType) peer=\(peerAddress) (\(peerAddressType)) channels=\(hex(channelMap)) filter=\(filterPolicy)"
-    }
-}
-
-/// LE Set Advertising Enable (7.8.9): enable(1).
-public struct LESetAdvertisingEnable: WireCodable, HCISummary {
-    public var enable: Bool
-    public init(enable: Bool) { self.enable = enable }
-    public init(parsing input: inout ByteReader) throws(DecodeError) { enable = try input.readUInt8() != 0 }
-    public func encode(into w: inout ByteWriter) { w.write(enable ? 1 : 0) }
-    public var summary: String { "enable=\(enable)" }
 }
 
 /// LE Set Extended Advertising Enable (7.8.56): enable(1) num sets(1) then per set: handle(1) duration(2) max events(1).
@@ -491,79 +353,4 @@ public struct LERemoteConnectionParameterRequestReply: WireCodable, HCISummary {
     }
     public func encode(into w: inout ByteWriter) { w.write(littleEndian: handle); connection.encode(into: &w) }
     public var summary: String { "handle=\(hex(handle)) \(connection.summary)" }
-}
-
-/// LE Set Data Length (7.8.33): handle(2) tx octets(2) tx time(2, µs).
-public struct LESetDataLength: WireCodable, HCISummary {
-    public var handle: UInt16
-    public var txOctets: UInt16
-    public var txTime: UInt16
-    public init(handle: UInt16, txOctets: UInt16, txTime: UInt16) { self.handle = handle; self.txOctets = txOctets; self.txTime = txTime }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        handle = try UInt16(parsingLittleEndian: &input)
-        txOctets = try UInt16(parsingLittleEndian: &input)
-        txTime = try UInt16(parsingLittleEndian: &input)
-    }
-    public func encode(into w: inout ByteWriter) {
-        w.write(littleEndian: handle); w.write(littleEndian: txOctets); w.write(littleEndian: txTime)
-    }
-    public var summary: String { "handle=\(hex(handle)) txOctets=\(txOctets) txTime=\(txTime) µs" }
-}
-
-/// LE Set PHY (7.8.49): handle(2) all PHYs(1) TX PHYs(1) RX PHYs(1) PHY options(2).
-public struct LESetPHY: WireCodable, HCISummary {
-    public var handle: UInt16
-    public var allPHYs: UInt8
-    /// Bit 0 1M, bit 1 2M, bit 2 Coded.
-    public var txPHYs: UInt8
-    public var rxPHYs: UInt8
-    public var phyOptions: UInt16
-    public init(handle: UInt16, allPHYs: UInt8, txPHYs: UInt8, rxPHYs: UInt8, phyOptions: UInt16) {
-        self.handle = handle; self.allPHYs = allPHYs; self.txPHYs = txPHYs; self.rxPHYs = rxPHYs; self.phyOptions = phyOptions
-    }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        handle = try UInt16(parsingLittleEndian: &input)
-        allPHYs = try input.readUInt8()
-        txPHYs = try input.readUInt8()
-        rxPHYs = try input.readUInt8()
-        phyOptions = try UInt16(parsingLittleEndian: &input)
-    }
-    public func encode(into w: inout ByteWriter) {
-        w.write(littleEndian: handle); w.write(allPHYs); w.write(txPHYs); w.write(rxPHYs); w.write(littleEndian: phyOptions)
-    }
-    static func phyMask(_ m: UInt8) -> String {
-        var parts: [String] = []
-        if m & 1 != 0 { parts.append("1M") }
-        if m & 2 != 0 { parts.append("2M") }
-        if m & 4 != 0 { parts.append("Coded") }
-        return parts.isEmpty ? "none" : parts.joined(separator: "|")
-    }
-    public var summary: String {
-        "handle=\(hex(handle)) all=\(hex(allPHYs)) tx=\(Self.phyMask(txPHYs)) rx=\(Self.phyMask(rxPHYs)) options=\(phyOptions)"
-    }
-}
-
-/// LE Enable Encryption (7.8.24): handle(2) random number(8) EDIV(2) LTK(16).
-public struct LEEnableEncryption: WireCodable, HCISummary {
-    public var handle: UInt16
-    public var randomNumber: UInt64
-    public var encryptedDiversifier: UInt16
-    /// Long Term Key in wire order (least significant byte first).
-    public var longTermKey: [UInt8]
-    public init(handle: UInt16, randomNumber: UInt64, encryptedDiversifier: UInt16, longTermKey: [UInt8]) {
-        self.handle = handle; self.randomNumber = randomNumber; self.encryptedDiversifier = encryptedDiversifier
-        self.longTermKey = longTermKey
-    }
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        handle = try UInt16(parsingLittleEndian: &input)
-        randomNumber = try UInt64(parsingLittleEndian: &input)
-        encryptedDiversifier = try UInt16(parsingLittleEndian: &input)
-        longTermKey = try input.readArray(16)
-    }
-    public func encode(into w: inout ByteWriter) {
-        w.write(littleEndian: handle); w.write(littleEndian: randomNumber); w.write(littleEndian: encryptedDiversifier)
-        w.write(contentsOf: longTermKey.prefix(16))
-        if longTermKey.count < 16 { w.write(contentsOf: [UInt8](repeating: 0, count: 16 - longTermKey.count)) }
-    }
-    public var summary: String { "handle=\(hex(handle)) rand=\(hex(randomNumber)) ediv=\(hex(encryptedDiversifier))" }
 }

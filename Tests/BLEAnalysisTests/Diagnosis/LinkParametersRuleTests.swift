@@ -131,7 +131,12 @@ extension DiagnosisRuleTests {
             var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
             let refused = b.nextFrame + 1
             b = b.commandRefusedByStatus(
-                .leSetPHY, parameters: LESetPHY(handle: 0x40, allPHYs: 0, txPHYs: 0x04, rxPHYs: 0x04, phyOptions: 0).bytes,
+                .leSetPHY,
+                parameters: LESetPHY {
+                    $0.handle = 0x40
+                    $0.txPHYs = 0x04
+                    $0.rxPHYs = 0x04
+                }.bytes,
                 status: .unsupportedFeatureOrParameter)
             let failed = b.nextFrame
             b = b.phyUpdateComplete(handle: 0x40, status: .unsupportedRemoteFeature)

@@ -4,6 +4,7 @@ import BLECore
 import BLEProtocols
 import BLEReports
 import BLETestSupport
+import Testing
 
 /// LE Data Length Change to 251 bytes (2120 µs) both ways.
 private let dataLength251 = LEDataLengthChange {
@@ -13,7 +14,6 @@ private let dataLength251 = LEDataLengthChange {
     $0.maxRxOctets = 251
     $0.maxRxTime = 2120
 }
-import Testing
 
 /// TP-01 … TP-05: sending stalled in the controller, buffers overrun, throughput limited by the link parameters or
 /// paced by the app, credit-based channels refused or starved; each on a capture that shows it and on the near miss

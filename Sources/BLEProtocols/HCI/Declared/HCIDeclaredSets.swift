@@ -11,6 +11,10 @@ public enum HCIDeclaredSets {
         LEEnhancedConnectionComplete.self, LEEnhancedConnectionCompleteV2.self, LEConnectionUpdateComplete.self,
         LEReadRemoteFeaturesComplete.self, LELongTermKeyRequest.self, LERemoteConnectionParameterRequest.self,
         LEDataLengthChange.self, LEPHYUpdateComplete.self,
+        // Commands that scan, advertise and set a link's data length, PHY and encryption (7.8.5–7.8.11, 7.8.24,
+        // 7.8.33, 7.8.49, 7.8.65).
+        LESetScanParameters.self, LESetScanEnable.self, LESetExtendedScanEnable.self, LESetAdvertisingParameters.self,
+        LESetAdvertisingEnable.self, LESetDataLength.self, LESetPHY.self, LEEnableEncryption.self,
         // Connected isochronous groups and streams (Core Spec Vol 4, Part E, 7.8.96–7.8.102, 7.8.109–7.8.110, 7.8.117).
         LEReadISOTXSync.self, LEReadISOTXSyncReturn.self, LESetCIGParameters.self, LESetCIGParametersReturn.self,
         LESetCIGParametersTest.self, LESetCIGParametersTestReturn.self, LECreateCIS.self, LERemoveCIG.self,

@@ -141,6 +141,8 @@ public enum HCINumberFormat: Sendable {
     case milliseconds
     /// Units of 1.25 ms (ISO interval): `10.00 ms`.
     case interval1250
+    /// Units of 0.625 ms (advertising and scan intervals): `100.000 ms`.
+    case interval625
     /// Units of 10 ms (BIG sync timeout): `1000 ms`.
     case timeout10
     /// An LE PHY, HCI encoding (1 1M, 2 2M, 3 Coded).
@@ -149,6 +151,8 @@ public enum HCINumberFormat: Sendable {
     case phyBits
     /// Enumerated: the value's name from the table, else hex.
     case named([UInt32: String])
+    /// An enable byte: `true` (1), `false` (0), else hex (the byte is kept as it was, so it encodes back unchanged).
+    public static let enable = HCINumberFormat.named([0: "false", 1: "true"])
     /// Not printed: a field the summary leaves out (the central's clock accuracy), still decoded and encoded.
     case hidden
 
@@ -160,6 +164,7 @@ public enum HCINumberFormat: Sendable {
         case .microseconds: "\(v) µs"
         case .milliseconds: "\(v) ms"
         case .interval1250: String(fractionDigits: 2, Double(v) * 1.25) + " ms"
+        case .interval625: String(fractionDigits: 3, Double(v) * 0.625) + " ms"
         case .timeout10: "\(v * 10) ms"
         case .phy: LEPHY(rawValue: UInt8(truncatingIfNeeded: v)).description
         case .phyBits:
