@@ -56,6 +56,19 @@ import Testing
         }
     }
 
+    /// LE Channel Selection Algorithm (7.7.65.20), the event an Android log has after each LE connection: the bytes of
+    /// frame 6992 of the corpus's btsnooper sample (`04 3e 04 14 03 00 00`), which tshark reads as Connection Handle
+    /// 0x0003, Channel Selection Algorithm #1 (0x00). Declared in 10 lines of LinkEvents.swift and one of
+    /// HCIDeclaredSets.swift, nothing else.
+    @Test func channelSelectionAlgorithmReadsAsTsharkDoes() throws {
+        let packet = try HCIEventPacket(bytes: [0x3E, 0x04, 0x14, 0x03, 0x00, 0x00])
+        let decoded = try packet.decodeParameters()
+        let d = try #require(decoded.declared?.as(LEChannelSelectionAlgorithm.self))
+        #expect(d.handle == 0x0003 && d.algorithm == 0)
+        #expect(decoded.name == "LE Channel Selection Algorithm" && decoded.summary == "handle=0x0003 algorithm=#1")
+        #expect(HCIEventPacket(decoded) == packet)
+    }
+
     /// LE Set CIG Parameters with two CISes, each's parameters together (Core 5.3+ Vol 4, Part E, 5.2 and 7.8.97).
     @Test func cigParametersListsEachCIS() throws {
         let bytes: [UInt8] =

@@ -22,6 +22,9 @@ public enum HCIEventParameters: Hashable, Sendable {
     /// `set` as a decoded event: `.declared(LEDataLengthChange { $0.handle = 0x40 })`.
     public static func declared(_ set: some HCIParameterSet) -> HCIEventParameters { .declared(HCIDeclared(set)) }
 
+    /// The declared set, when the event is one: `decoded.declared?.as(LEDataLengthChange.self)`.
+    public var declared: HCIDeclared? { if case .declared(let d) = self { d } else { nil } }
+
     /// The event code this value is carried in.
     public var code: HCIEventCode {
         switch self {

@@ -10,7 +10,7 @@ public enum HCIDeclaredSets {
         EncryptionKeyRefreshComplete.self, ReadRemoteVersionInformationComplete.self, LEConnectionComplete.self,
         LEEnhancedConnectionComplete.self, LEEnhancedConnectionCompleteV2.self, LEConnectionUpdateComplete.self,
         LEReadRemoteFeaturesComplete.self, LELongTermKeyRequest.self, LERemoteConnectionParameterRequest.self,
-        LEDataLengthChange.self, LEPHYUpdateComplete.self,
+        LEDataLengthChange.self, LEPHYUpdateComplete.self, LEChannelSelectionAlgorithm.self,
         // Commands that scan, advertise and set a link's data length, PHY and encryption (7.8.5–7.8.11, 7.8.24,
         // 7.8.33, 7.8.49, 7.8.65).
         LESetScanParameters.self, LESetScanEnable.self, LESetExtendedScanEnable.self, LESetAdvertisingParameters.self,

@@ -17,13 +17,10 @@ import BLECore
 /// and one line in ``HCIDeclaredSets/all``. Nothing else: no case in ``HCIEventParameters`` (it carries every declared
 /// set as ``HCIEventParameters/declared(_:)``), no parser, no encoder, no summary, no row in ``HCIEventTable``.
 ///
-/// **Moving an existing event here** (e.g. ``LEDataLengthChange``): make the struct conform with `carrier`
-/// (`.leSubevent(.dataLengthChange)`), `name` (its row's name) and `fields` written with the names and formats its
-/// summary prints today (`.handle()`, `.u16("maxTxOctets", \.maxTxOctets)` …), add `init()`, delete its
-/// `init(parsing:)`, `encode(into:)` and `summary`, its case and three switch lines in ``HCIEventParameters``, and its
-/// row in ``HCIEventTable/subevents``; add it to ``HCIDeclaredSets/all``; readers switch from
-/// `case .leDataLengthChange(let d)` to `case .declared(let p)` with `p.as(LEDataLengthChange.self)`. The round-trip
-/// and golden tests hold the bytes and the summary unchanged.
+/// **Reading one**: the event is `.declared(d)`; `d.as(LEDataLengthChange.self)` gives the typed value (the analyzer
+/// switches on `d.value` with `case let x as T`). **Building one** (tests, Samples): `LEDataLengthChange { $0.handle =
+/// 0x40 }` sets some fields of a zero value; `HCIEventParameters.declared(x)` wraps it. The round-trip, golden and
+/// tshark cross-check tests hold every declared set's bytes and summary.
 ///
 /// A parameter set that fails to parse (short, or bytes left over) is the table's usual `.raw`/`.leMeta` plus a finding,
 /// as for every other event.

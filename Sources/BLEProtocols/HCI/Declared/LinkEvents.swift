@@ -236,3 +236,13 @@ public struct LEPHYUpdateComplete: HCIParameterSet {
     public static let name = "LE PHY Update Complete"
     public static let fields: [HCIField<Self>] = [.status(\.status), .handle(\.handle), .code("tx", \.txPHY), .code("rx", \.rxPHY)]
 }
+
+/// LE Channel Selection Algorithm (7.7.65.20): handle, the algorithm the link uses (0x00 #1, 0x01 #2).
+public struct LEChannelSelectionAlgorithm: HCIParameterSet {
+    public var handle: UInt16 = 0
+    public var algorithm: UInt8 = 0
+    public init() {}
+    public static let carrier = HCICarrier.leSubevent(.channelSelectionAlgorithm)
+    public static let name = "LE Channel Selection Algorithm"
+    public static let fields: [HCIField<Self>] = [.handle(\.handle), .u8("algorithm", \.algorithm, .named([0: "#1", 1: "#2"]))]
+}
