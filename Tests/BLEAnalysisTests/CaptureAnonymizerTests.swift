@@ -77,6 +77,42 @@ import Testing
         #expect(out[0] == note && out[1] == zeros && a.report.addresses == 0)
     }
 
+    /// Samsung's stack fills its resolving list with placeholders such as 00:00:00:00:00:0C (corpus yeelock log, frame
+    /// 154). Replaced in the address fields the walk knows (LE Add Device to Resolving List 7.8.38, LE Set Privacy
+    /// Mode 7.8.77), never searched for elsewhere: a Read Local Name Command Complete starts `0E FC 01 14 0C 00 00…`,
+    /// whose opcode byte and zeros are the same six bytes (frame 65 had its opcode rewritten, and frame 68, LE Set
+    /// Privacy Mode, its parameter length).
+    @Test func placeholderAddressesAreReplacedInTheirFieldsOnly() {
+        let placeholder: [UInt8] = [0x0C, 0x00, 0x00, 0x00, 0x00, 0x00]
+        let addToList: [UInt8] = [0x27, 0x20, 39, 0x00] + placeholder + [UInt8](repeating: 0, count: 16) + Array(1...16)
+        let privacyMode: [UInt8] = [0x4E, 0x20, 0x08, 0x00] + placeholder + [0x01]
+        let readLocalName: [UInt8] = [0x0E, 0xFC, 0x01, 0x14, 0x0C, 0x00] + [UInt8](repeating: 0, count: 248)
+        let (out, a) = Self.run([(.command, .tx, addToList), (.command, .tx, privacyMode), (.event, .rx, readLocalName)])
+        let p = Array(withUnsafeBytes(of: a.pseudonym(address: 0x0C).littleEndian) { Array($0.prefix(6)) })
+        #expect(Array(out[0][4..<10]) == p && Array(out[0].prefix(4)) == Array(addToList.prefix(4)))
+        #expect(Array(out[0][10...]) == [UInt8](repeating: 0, count: 32), "both IRKs zeroed")
+        #expect(out[1] == [0x4E, 0x20, 0x08, 0x00] + p + [0x01], "the length byte kept, the address replaced")
+        #expect(out[2] == readLocalName, "a Command Complete whose bytes look like the placeholder is left alone")
+        #expect(a.report.addresses == 1)
+    }
+
+    /// An LE Bluetooth Device Address (AD type 0x1B) laid out type first, as Wireshark reads it and as the corpus novax
+    /// log's scooter sends it (`08 1B 00 87 32 0C 26 8D 60`: type 0, then 60:8D:26:0C:32:87): the address is the six
+    /// bytes after the type, so the status byte before that address in a later Command Complete (Link Key Request
+    /// Negative Reply, status 0, BD_ADDR) is not taken for part of a device address (frame 2765 had its status rewritten).
+    @Test func aTypeFirstLEDeviceAddressIsReadAtItsAddress() {
+        let ad: [UInt8] = [0x08, 0x1B, 0x00, 0x87, 0x32, 0x0C, 0x26, 0x8D, 0x60]
+        let report: [UInt8] =
+            [0x3E, UInt8(11 + ad.count), 0x02, 0x01, 0x00, 0x01] + [0x66, 0x55, 0x44, 0x33, 0x22, 0xC1]
+            + [UInt8(ad.count)] + ad + [0xC4]
+        let negativeReply: [UInt8] = [0x0E, 0x0A, 0x01, 0x0C, 0x04, 0x00, 0x87, 0x32, 0x0C, 0x26, 0x8D, 0x60]
+        let (out, a) = Self.run([(.event, .rx, report), (.event, .rx, negativeReply)])
+        let p = Array(withUnsafeBytes(of: a.pseudonym(address: 0x60_8D26_0C32_87).littleEndian) { Array($0.prefix(6)) })
+        #expect(Array(out[0][13...15]) == [0x08, 0x1B, 0x00] && Array(out[0][16..<22]) == p, "type kept, address replaced")
+        #expect(Array(out[1].prefix(6)) == Array(negativeReply.prefix(6)) && Array(out[1][6...]) == p, "status 0 kept")
+        #expect(a.report.addresses == 2)
+    }
+
     /// A notification split over three ACL fragments: every value byte is blanked, the L2CAP and ATT headers kept.
     @Test(arguments: [AnonymizedValues.blank, .hash])
     func valuesAcrossFragments(_ values: AnonymizedValues) {

@@ -143,10 +143,16 @@ import Testing
             let data = try Data(contentsOf: URL(fileURLWithPath: out))
             let windows = Self.windows([UInt8](data))
 
-            // 1. No address (wire order, reversed, text) nor name of the input is left.
+            // 1. No address (wire order, reversed, text) nor name of the input is left. A placeholder such as
+            // 00:00:00:00:00:06 (fewer than 3 bytes other than 00 and FF) is also the bytes of lengths and statuses
+            // followed by zeros: it must be gone from every address field tshark reads, not from every byte window.
             for a in original.addresses {
                 let be = a.split(separator: ":").compactMap { UInt8($0, radix: 16) }
                 #expect(be.count == 6, "\(name): tshark address \(a)")
+                if be.filter({ $0 != 0 && $0 != 0xFF }).count < 3 {
+                    #expect(!anonymized.addresses.contains(a), "\(name): placeholder address \(a) left in an address field")
+                    continue
+                }
                 let wire = windows.binary.contains(Self.number(be.reversed()))
                 let reversed = windows.binary.contains(Self.number(be))
                 let text = windows.text.contains(a)

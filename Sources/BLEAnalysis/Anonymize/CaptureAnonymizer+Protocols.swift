@@ -15,31 +15,31 @@ extension CaptureAnonymizer {
         switch opcode {
         case 0x0405, 0x0409, 0x040A, 0x040C, 0x040E, 0x0419, 0x041A, 0x042B, 0x042C, 0x042D, 0x042E, 0x042F, 0x0434,
             0x0C0D, 0x0C12:
-            address(bytes, p)  // classic commands whose first parameter is BD_ADDR
-        case 0x040B: address(bytes, p); key(&bytes, p + 6, 16, "link key")
-        case 0x040D: address(bytes, p); key(&bytes, p + 7, 16, "PIN")
+            address(&bytes, p)  // classic commands whose first parameter is BD_ADDR
+        case 0x040B: address(&bytes, p); key(&bytes, p + 6, 16, "link key")
+        case 0x040D: address(&bytes, p); key(&bytes, p + 7, 16, "PIN")
         case 0x0C11:  // Write Stored Link Key: count, then (BD_ADDR, key) each
             if p < bytes.count {
-                for i in 0..<Int(bytes[p]) { address(bytes, p + 1 + 22 * i); key(&bytes, p + 7 + 22 * i, 16, "link key") }
+                for i in 0..<Int(bytes[p]) { address(&bytes, p + 1 + 22 * i); key(&bytes, p + 7 + 22 * i, 16, "link key") }
             }
         case 0x0C13: name(&bytes, p..<(p + 248))  // Write Local Name
         case 0x0C52: advertisingData(&bytes, from: p + 1, to: bytes.count)  // Write Extended Inquiry Response
-        case 0x2005: address(bytes, p)  // LE Set Random Address
-        case 0x2006: address(bytes, p + 7)  // LE Set Advertising Parameters: peer address
+        case 0x2005: address(&bytes, p)  // LE Set Random Address
+        case 0x2006: address(&bytes, p + 7)  // LE Set Advertising Parameters: peer address
         case 0x2008, 0x2009:  // LE Set Advertising / Scan Response Data
             if p < bytes.count { advertisingData(&bytes, from: p + 1, to: (p + 1 + Int(bytes[p]))) }
-        case 0x200D: address(bytes, p + 6)  // LE Create Connection
-        case 0x2011, 0x2012, 0x2028, 0x202B, 0x202C, 0x204E: address(bytes, p + 1)
+        case 0x200D: address(&bytes, p + 6)  // LE Create Connection
+        case 0x2011, 0x2012, 0x2028, 0x202B, 0x202C, 0x204E: address(&bytes, p + 1)
         case 0x2017: key(&bytes, p, 16, "LE Encrypt key")
         case 0x2019: key(&bytes, p + 2, 10, "EDIV/Rand"); key(&bytes, p + 12, 16, "LTK")  // LE Enable Encryption
         case 0x201A: key(&bytes, p + 2, 16, "LTK")  // LE LTK Request Reply
-        case 0x2027: address(bytes, p + 1); key(&bytes, p + 7, 16, "IRK"); key(&bytes, p + 23, 16, "IRK")
-        case 0x2035: address(bytes, p + 1)  // LE Set Advertising Set Random Address
-        case 0x2036: address(bytes, p + 12)  // LE Set Extended Advertising Parameters: peer address
+        case 0x2027: address(&bytes, p + 1); key(&bytes, p + 7, 16, "IRK"); key(&bytes, p + 23, 16, "IRK")
+        case 0x2035: address(&bytes, p + 1)  // LE Set Advertising Set Random Address
+        case 0x2036: address(&bytes, p + 12)  // LE Set Extended Advertising Parameters: peer address
         case 0x2037, 0x2038:  // LE Set Extended Advertising / Scan Response Data
             if p + 3 < bytes.count { advertisingData(&bytes, from: p + 4, to: (p + 4 + Int(bytes[p + 3]))) }
-        case 0x2043: address(bytes, p + 3)  // LE Extended Create Connection
-        case 0x2044, 0x2046: address(bytes, p + 3)  // LE Periodic Advertising Create Sync / Add to list
+        case 0x2043: address(&bytes, p + 3)  // LE Extended Create Connection
+        case 0x2044, 0x2046: address(&bytes, p + 3)  // LE Periodic Advertising Create Sync / Add to list
         default: break
         }
     }
@@ -48,20 +48,20 @@ extension CaptureAnonymizer {
         guard bytes.count >= 2 else { return }
         let p = 2
         switch bytes[0] {
-        case 0x03: address(bytes, p + 3)  // Connection Complete
-        case 0x04, 0x16, 0x17, 0x31, 0x32, 0x33, 0x34, 0x3D, 0x3C: address(bytes, p)
-        case 0x12, 0x36: address(bytes, p + 1)  // Role Change, Simple Pairing Complete
-        case 0x07: address(bytes, p + 1); name(&bytes, (p + 7)..<(p + 7 + 248))  // Remote Name Request Complete
-        case 0x18: address(bytes, p); key(&bytes, p + 6, 16, "link key")  // Link Key Notification
+        case 0x03: address(&bytes, p + 3)  // Connection Complete
+        case 0x04, 0x16, 0x17, 0x31, 0x32, 0x33, 0x34, 0x3D, 0x3C: address(&bytes, p)
+        case 0x12, 0x36: address(&bytes, p + 1)  // Role Change, Simple Pairing Complete
+        case 0x07: address(&bytes, p + 1); name(&bytes, (p + 7)..<(p + 7 + 248))  // Remote Name Request Complete
+        case 0x18: address(&bytes, p); key(&bytes, p + 6, 16, "link key")  // Link Key Notification
         case 0x15:  // Return Link Keys
             if p < bytes.count {
-                for i in 0..<Int(bytes[p]) { address(bytes, p + 1 + 22 * i); key(&bytes, p + 7 + 22 * i, 16, "link key") }
+                for i in 0..<Int(bytes[p]) { address(&bytes, p + 1 + 22 * i); key(&bytes, p + 7 + 22 * i, 16, "link key") }
             }
         case 0x02:  // Inquiry Result: count, then the addresses
-            if p < bytes.count { for i in 0..<Int(bytes[p]) { address(bytes, p + 1 + 6 * i) } }
+            if p < bytes.count { for i in 0..<Int(bytes[p]) { address(&bytes, p + 1 + 6 * i) } }
         case 0x22:  // Inquiry Result with RSSI: 14 bytes each
-            if p < bytes.count { for i in 0..<Int(bytes[p]) { address(bytes, p + 1 + 14 * i) } }
-        case 0x2F: address(bytes, p + 1); advertisingData(&bytes, from: p + 15, to: bytes.count)  // Extended Inquiry Result
+            if p < bytes.count { for i in 0..<Int(bytes[p]) { address(&bytes, p + 1 + 14 * i) } }
+        case 0x2F: address(&bytes, p + 1); advertisingData(&bytes, from: p + 15, to: bytes.count)  // Extended Inquiry Result
         case 0x0E: commandComplete(&bytes)
         case 0x3E: leMeta(&bytes)
         default: break
@@ -72,7 +72,7 @@ extension CaptureAnonymizer {
         guard let opcode = u16(bytes, 3) else { return }
         let r = 5  // return parameters; r = status
         switch opcode {
-        case 0x1009, 0x202B, 0x202C: address(bytes, r + 1)  // Read BD_ADDR, Read Peer/Local Resolvable Address
+        case 0x1009, 0x202B, 0x202C: address(&bytes, r + 1)  // Read BD_ADDR, Read Peer/Local Resolvable Address
         case 0x0C14: name(&bytes, (r + 1)..<(r + 1 + 248))  // Read Local Name
         case 0x2017: key(&bytes, r + 1, 16, "LE Encrypt result")
         default: break
@@ -83,14 +83,14 @@ extension CaptureAnonymizer {
         guard bytes.count >= 3 else { return }
         let p = 2
         switch bytes[p] {
-        case 0x01: address(bytes, p + 6)
-        case 0x0A, 0x29: address(bytes, p + 6); address(bytes, p + 12); address(bytes, p + 18)
+        case 0x01: address(&bytes, p + 6)
+        case 0x0A, 0x29: address(&bytes, p + 6); address(&bytes, p + 12); address(&bytes, p + 18)
         case 0x02:  // Advertising Report: type, address type, address, length, data, RSSI each
             guard p + 1 < bytes.count else { return }
             var q = p + 2
             for _ in 0..<Int(bytes[p + 1]) {
                 guard q + 9 <= bytes.count else { return }
-                address(bytes, q + 2)
+                address(&bytes, q + 2)
                 let length = Int(bytes[q + 8])
                 advertisingData(&bytes, from: q + 9, to: (q + 9 + length))
                 q += 10 + length
@@ -100,17 +100,17 @@ extension CaptureAnonymizer {
             var q = p + 2
             for _ in 0..<Int(bytes[p + 1]) {
                 guard q + 24 <= bytes.count else { return }
-                address(bytes, q + 3)
-                address(bytes, q + 17)
+                address(&bytes, q + 3)
+                address(&bytes, q + 17)
                 let length = Int(bytes[q + 23])
                 advertisingData(&bytes, from: q + 24, to: (q + 24 + length))
                 q += 24 + length
             }
         case 0x0B:  // Directed Advertising Report: 16 bytes each
             guard p + 1 < bytes.count else { return }
-            for i in 0..<Int(bytes[p + 1]) { address(bytes, p + 2 + 16 * i + 2); address(bytes, p + 2 + 16 * i + 9) }
-        case 0x13: address(bytes, p + 3)  // Scan Request Received
-        case 0x0E, 0x24: address(bytes, p + 6)  // Periodic Advertising Sync Established (v1/v2)
+            for i in 0..<Int(bytes[p + 1]) { address(&bytes, p + 2 + 16 * i + 2); address(&bytes, p + 2 + 16 * i + 9) }
+        case 0x13: address(&bytes, p + 3)  // Scan Request Received
+        case 0x0E, 0x24: address(&bytes, p + 6)  // Periodic Advertising Sync Established (v1/v2)
         default: break
         }
     }
@@ -157,10 +157,10 @@ extension CaptureAnonymizer {
         let end = pl + ll.length
         if ll.advertising {
             switch ll.header0 & 0x0F {
-            case 0, 2, 4, 6: address(bytes, pl); advertisingData(&bytes, from: pl + 6, to: end)
-            case 1, 3: address(bytes, pl); address(bytes, pl + 6)
+            case 0, 2, 4, 6: address(&bytes, pl); advertisingData(&bytes, from: pl + 6, to: end)
+            case 1, 3: address(&bytes, pl); address(&bytes, pl + 6)
             case 5:  // CONNECT_IND: InitA, AdvA, LLData (access address, CRCInit, …)
-                address(bytes, pl); address(bytes, pl + 6)
+                address(&bytes, pl); address(&bytes, pl + 6)
                 if pl + 19 <= bytes.count {
                     let aa =
                         UInt32(bytes[pl + 12]) | UInt32(bytes[pl + 13]) << 8 | UInt32(bytes[pl + 14]) << 16 | UInt32(bytes[pl + 15]) << 24
@@ -172,8 +172,8 @@ extension CaptureAnonymizer {
                 if headerLength > 0, pl + 1 < end {
                     let flags = bytes[pl + 1]
                     var q = pl + 2
-                    if flags & 0x01 != 0 { address(bytes, q); q += 6 }
-                    if flags & 0x02 != 0 { address(bytes, q) }
+                    if flags & 0x01 != 0 { address(&bytes, q); q += 6 }
+                    if flags & 0x02 != 0 { address(&bytes, q) }
                 }
                 advertisingData(&bytes, from: pl + 1 + headerLength, to: end)
             default: break
@@ -262,7 +262,7 @@ extension CaptureAnonymizer {
         case 0x08: return [Action(range: 1, 17, kind: .zero("IRK"))]
         case 0x0A: return [Action(range: 1, 17, kind: .zero("CSRK"))]
         case 0x09:
-            address(sdu, 2)  // Identity Address Information: type, address (learned; replaced with the others)
+            learnAddress(sdu, 2)  // Identity Address Information: type, address (learned; replaced by the whole-record scan)
             return []
         default: return []
         }

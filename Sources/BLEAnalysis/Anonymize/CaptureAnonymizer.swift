@@ -49,8 +49,9 @@ public struct AnonymizationReport: Sendable, Hashable {
 /// them (HCI commands, events and their completions, advertising reports and data, SMP identity address information,
 /// link-layer advertising PDUs and CONNECT_IND, Linux monitor index records, addresses written as text in notes);
 /// ``anonymize(_:)`` then zeroes keys (LTK, IRK, CSRK, EDIV/Rand in SMP and in HCI, link keys, PINs), applies the value
-/// policy to ATT values, replaces GATT Device Name values, and replaces every occurrence of a learned address (either
-/// byte order, and as `AA:BB:…` text) and of a learned name (3 bytes or longer) anywhere in any record. A pseudonym is a
+/// policy to ATT values, replaces GATT Device Name values, replaces every learned address in the address fields it walks
+/// and every occurrence of a distinctive one (``isDistinctive(_:)``: either byte order, and as `AA:BB:…` text) and of a
+/// learned name (3 bytes or longer) anywhere in any record. A pseudonym is a
 /// keyed hash (SHA-256 of the salt and the original), so the same device gets the same pseudonym throughout the file and,
 /// with the same salt, across files; the two most significant bits of an address are kept so that the random address
 /// sub-type (static, resolvable, non-resolvable) survives. Lengths never change, so every record keeps its structure.
@@ -67,6 +68,9 @@ public final class CaptureAnonymizer {
     // Per pass.
     var state = WalkState()
     // Built after learning.
+    /// Every learned address (wire order) → its pseudonym, for the address fields the walk finds.
+    private var fieldReplacement: [UInt64: UInt64] = [:]
+    /// The distinctive ones (``isDistinctive(_:)``), in both byte orders, for the whole-record scan.
     private var addressReplacement: [UInt64: UInt64] = [:]
     private var namesByFirstByte: [UInt8: [[UInt8]]] = [:]
     private var nameCache: [[UInt8]: [UInt8]] = [:]
@@ -134,6 +138,8 @@ public final class CaptureAnonymizer {
         report.names = learnedNames.count
         for a in learnedAddresses {
             let p = pseudonym(address: a)
+            fieldReplacement[a] = p
+            guard Self.isDistinctive(a) else { continue }
             addressReplacement[a] = p
             addressReplacement[Self.reversed48(a)] = Self.reversed48(p)
         }
@@ -334,16 +340,42 @@ public final class CaptureAnonymizer {
         case .text: if learning { replaceTextAddresses(&bytes) }
         case .monitor:
             // Linux monitor New Index (0): type, bus, address, name; Index Info (10): address, manufacturer.
-            if record.rawType == 0 { address(bytes, 2) } else if record.rawType == 10 { address(bytes, 0) }
+            if record.rawType == 0 { address(&bytes, 2) } else if record.rawType == 10 { address(&bytes, 0) }
         default: break
         }
     }
 
-    func address(_ bytes: [UInt8], _ offset: Int) {
+    /// A BD_ADDR field the walk found by the protocol's layout: learned (pass 1), or replaced in place by its pseudonym
+    /// (pass 2), whatever the address looks like, placeholders included.
+    func address(_ bytes: inout [UInt8], _ offset: Int) {
+        guard offset >= 0, offset + 6 <= bytes.count else { return }
+        if learning { return learnAddress(bytes, offset) }
+        var v: UInt64 = 0
+        for k in 0..<6 { v |= UInt64(bytes[offset + k]) << (8 * UInt64(k)) }
+        guard let p = fieldReplacement[v] else { return }
+        for k in 0..<6 { bytes[offset + k] = UInt8((p >> (8 * UInt64(k))) & 0xFF) }
+        report.addressReplacements += 1
+    }
+
+    /// A BD_ADDR in bytes the walk cannot write back (an SDU gathered from fragments): learned only; pass 2's
+    /// whole-record scan replaces it where it is distinctive.
+    func learnAddress(_ bytes: [UInt8], _ offset: Int) {
         guard learning, offset >= 0, offset + 6 <= bytes.count else { return }
         var v: UInt64 = 0
         for k in 0..<6 { v |= UInt64(bytes[offset + k]) << (8 * UInt64(k)) }
         if v != 0 && v != 0xFFFF_FFFF_FFFF { learnedAddresses.insert(v) }
+    }
+
+    /// Whether an address is distinctive enough to be searched for in any bytes: at least 3 of its 6 bytes are
+    /// neither 0x00 nor 0xFF. A stack's placeholder such as 00:00:00:00:00:06 (Samsung's resolving-list entries) is
+    /// also the bytes of a length, a status and a handle followed by zeros: searched for anywhere, it rewrote a Command
+    /// Complete's opcode and a command's length (corpus yeelock log, frames 65 and 68). It is replaced where the walk
+    /// finds it in an address field, and nowhere else; a placeholder names no device.
+    static func isDistinctive(_ address: UInt64) -> Bool {
+        (0..<6).filter { i in
+            let b = (address >> (8 * UInt64(i))) & 0xFF
+            return b != 0 && b != 0xFF
+        }.count >= 3
     }
 
     /// A name field (NUL-terminated or padded): learned, or replaced by its pseudonym.
@@ -384,12 +416,25 @@ public final class CaptureAnonymizer {
             case 0x08, 0x09: name(&bytes, data)
             case 0x17, 0x18:
                 var a = data.lowerBound
-                while a + 6 <= data.upperBound { address(bytes, a); a += 6 }
-            case 0x1B: address(bytes, data.lowerBound)
+                while a + 6 <= data.upperBound { address(&bytes, a); a += 6 }
+            case 0x1B: address(&bytes, data.lowerBound + Self.leDeviceAddressOffset(bytes[data]))
             default: break
             }
             i += 1 + length
         }
+    }
+
+    /// Where the address starts in an LE Bluetooth Device Address structure (AD type 0x1B, 7 octets). The Supplement
+    /// to the Core Specification (Part A, 1.16) puts the 6-octet address first and the type octet last (bit 0; bits 1–7
+    /// reserved); Wireshark, and devices in the field, read the type octet first (the corpus novax log's scooter
+    /// advertises `00 87 32 0c 26 8d 60`, type 0 then the 60:8d:26:0c:32:87 it connects with over BR/EDR). The
+    /// layout whose type octet has its reserved bits clear wins; the address read at the wrong offset would be a
+    /// "device" made of a type byte and five address bytes, and replacing it everywhere corrupted a status byte before
+    /// the real address (frames 2765, 2770 of that log).
+    static func leDeviceAddressOffset(_ data: ArraySlice<UInt8>) -> Int {
+        guard data.count >= 7 else { return 0 }
+        let first = data[data.startIndex], last = data[data.startIndex + 6]
+        return last & 0xFE != 0 && first & 0xFE == 0 ? 1 : 0
     }
 
     func u16(_ bytes: [UInt8], _ offset: Int) -> Int? {
