@@ -43,16 +43,17 @@ class Pairing:
         self.reset = {side: (frame, time) for side in self.sides}
 
     def expiry(self):
-        """(time, silent side, frame) of the first timer to reach 30 s: the side that has sent
-        nothing for 30 s (None when both timers were last reset by the same PDU)."""
+        """(expiry time, silent side, (frame, time) of its last reset) of the first timer to reach
+        30 s; the silent side has sent nothing since (None when both timers last restarted at the
+        same PDU)."""
         side = min(self.sides, key=lambda s: self.reset[s][0])
         frame, time = self.reset[side]
         shared = len({self.reset[s][0] for s in self.sides}) == 1
         return time + TIMEOUT, None if shared else side, (frame, time)
 
     def complete(self):
-        return self.encrypted and self.expected is not None and self.keys_seen >= self.expected \
-            or self.encrypted and self.expected is None
+        """Encrypted, and every key PDU asked for sent (all of phase 3 when no Response was seen)."""
+        return self.encrypted and (self.expected is None or self.keys_seen >= self.expected)
 
 
 class PairingTimer:
