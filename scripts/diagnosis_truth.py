@@ -15,7 +15,13 @@ committed Tests/Truth/diagnosis/*.jsonl). A file tshark cannot read gives {"file
 "..."} and exit status 1 at the end; a file tshark reads only in part (cut short) also carries
 "tshark_error". Codes, handles and opcodes are integers, times are seconds, a missing fact is null.
 `adapter` (Linux monitor datalink only) keeps the handles of several controllers apart; air
-captures carry `access_address` (and `direction` "c2p"/"p2c", null where tshark shows "Unknown").
+captures carry `access_address` and `direction` "c2p"/"p2c": tshark's, or where tshark shows
+"Unknown" (LT 256/PPI carry no direction) "c2p" for a PDU that opens a connection event, else
+null. Opening an event (Core Vol 6, Part B, 4.5.1: the central transmits first in each connection
+event, then the two alternate T_IFS = 150 us apart): the PDU starts more than 3 ms after the
+previous packet on its access address (longer than T_IFS + the longest LE 1M/2M packet, 2.12 ms),
+or is the first after the connect request; Coded PHY (longer packets) is not handled, nor a
+capture whose air timestamps go backwards (then the direction stays null).
 
 Classes and fields (frame = the frame of the event named):
   connection-failed   LE (Enhanced v1/v2) Connection Complete, status != 0: status, peer (null when
@@ -67,6 +73,32 @@ Classes and fields (frame = the frame of the event named):
   big-sync-lost       LE BIG Sync Lost (0x1E): big_handle, reason (0x16: the host terminated it).
   ll-reject           air: LL_REJECT_IND / LL_REJECT_EXT_IND: reason, rejected_opcode (null for
                       LL_REJECT_IND), direction.
+  ll-control-malformed  air: an LL control PDU whose Length is not 1 + the CtrData size of its
+                      opcode (Core v5.4 Vol 6, Part B, 2.4.2.1-2.4.2.37; +4 allowed for a MIC left
+                      on a decrypted PDU): opcode, length, expected_length, direction. It is not the
+                      PDU its opcode names, so no ll-reject or disconnection is made of it (tshark
+                      reads an over-long LL_REJECT_EXT_IND's first two octets as a reject).
+  smp-timeout         an SMP pairing whose Security Manager Timer ran out (Core Vol 3, Part H,
+                      3.4): each side's timer starts at a Pairing Request sent or received and
+                      restarts when the side sends an SMP command; 30 s on either timer before the
+                      pairing completes is a failed pairing. Complete (Part H 2.1, 3.6.1): the link
+                      is encrypted (HCI Encryption Change on; air: the peripheral's
+                      LL_START_ENC_RSP, Vol 6, Part B, 5.1.3.1) and every key PDU the Pairing
+                      Response's Key Distribution fields ask for was sent (EncKey 2, ignored under
+                      Secure Connections; IdKey 2; SignKey 1). Pairing Failed ends it (its own
+                      class). frame = the Pairing Request; silent_side (the side whose timer ran
+                      out; null when both last restarted at the same PDU), last_frame (its last
+                      SMP command), silent_seconds (from there to next_frame, the next fact on the
+                      link, or to the end of the capture), handle or access_address. A PDU whose
+                      sender the capture does not say restarts both timers (a time-out may be
+                      missed, none invented).
+  pairing-unfinished  a pairing neither complete, failed nor timed out when: the link ended
+                      (end "ended": Disconnection Complete, LL_TERMINATE_IND, HCI Reset),
+                      a new connect request reused the access address ("connected-again"),
+                      the link turned encrypted beyond what the truth can read ("unreadable"), a
+                      new Pairing Request restarted it ("restarted"), the capture's clock went
+                      backwards ("clock-backwards": no timer can be measured), or the capture
+                      ended within 30 s ("capture-end"): end, end_frame, handle or access_address.
 How: pass 1 `tshark -T fields` over every frame (ACL, L2CAP, ATT, SMP, link layer); pass 2
 `tshark -Y "bthci_cmd || bthci_evt" -T json -x`: tshark's fields plus the raw command/event bytes,
 decoded here where tshark 4.0 shows "Unknown" (0x59, LE Meta 0x29, 0xFF, vendor Command Complete)
@@ -76,7 +108,8 @@ decoded as btle through Wireshark's DLT_USER preference. Air frames tshark can o
 nonsense are skipped and counted on stderr: a bad CRC (nRF flag, RF header flag, tshark's check),
 and encrypted PDUs not decrypted (nRF encrypted without MIC OK; LT 256/251/PPI: every non-empty
 PDU after LL_START_ENC_REQ, unless the first is a 1-byte LL_START_ENC_RSP - decrypted offline - or
-the RF header says decrypted).
+the RF header says decrypted). A CONNECT_IND / AUX_CONNECT_REQ starts its access address's air state
+over (SweynTooth's tester reuses one access address for every connection).
 
 Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus (corpus/README.md, extracted by corpus/fetch.sh);
 * = checked by hand against `tshark -V` or the raw bytes against the spec layout):
@@ -113,6 +146,11 @@ Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus (cor
                       (LL_REJECT_EXT_IND, LL_LENGTH_REQ, 0x2A); critical C nrfsniffer-lt272-pcap-
                       named-pcapng_sweyntooth-telink-invalid-ctrl-pdu-enc-loop.pcapng #402*
                       (LL_REJECT_IND 0x06).
+  smp-timeout         error C android-btsnoop_lightctl-2h-le-att-empty-appearance.log #48019*
+                      (LESC numeric comparison: the phone sent nothing after its Pairing Random
+                      #48057 for 30.7 s, the next Pairing Request #48427), #50200*.
+  ll-control-malformed  C nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-cypress-psoc6-llid-crash-
+                      pairing-loop.pcapng #1990* (LL_REJECT_EXT_IND, Length 21 for 3).
   No real capture shows: command-unanswered, encryption-error, ltk-negative-reply,
   phy-update-failed, hardware-error, data-buffer-overflow, authenticated-payload-timeout (the
   self-test covers them, and LE Connection Update / L2CAP rejections, with spec-layout bytes).
@@ -158,6 +196,9 @@ SEVERITY = [
     ("encryption-error", lambda e: e["status"] in (0x05, 0x06), "critical", "SEC-01"),
     ("encryption-error", None, "error", "SEC-01 family (hcidoc LongTermKeyMismatch: any status)"),
     ("pairing-failed", None, "critical", "SEC-03"),
+    ("smp-timeout", None, "error", "SEC-04 (the SMP timer ran out: the pairing failed)"),
+    ("pairing-unfinished", None, "info",
+     "SEC-04 context: the link ended, or the capture ended or turned unreadable, first"),
     ("hardware-error", None, "critical", "HH-02"),
     ("command-unanswered", None, "critical", "HH-01"),
     ("command-error", None, "error", "HH-04 (catalogue: W) / CE-03 / CE-05 / LP-04"),
@@ -181,6 +222,7 @@ SEVERITY = [
     ("big-sync-lost", lambda e: e["reason"] == 0x16, "info", "LA-05 benign: the host ended the sync"),
     ("big-sync-lost", None, "error", "LA-05 / LA-04"),
     ("hci-reset", None, "info", "HH-03 context"),
+    ("ll-control-malformed", None, "info", "not a procedure: the PDU is invalid (ll.control-malformed)"),
 ]
 
 CAPTURE_MAGICS = (b"btsnoop\0", b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
@@ -195,7 +237,8 @@ ACL_FIELDS = [
     "nordic_ble.micok", "btle_rf.flags.crc_checked", "btle_rf.flags.crc_valid",
     "btle_rf.flags.decrypted", "btle.crc.incorrect", "btle.data_header.llid",
     "btle.data_header.length", "btatt.uuid16",
-    "frame.protocols",
+    "frame.protocols", "btsmp.sc_flag", "btsmp.initiator_key_distribution",
+    "btsmp.responder_key_distribution", "btle.link_layer_data.access_address",
 ]
 
 
@@ -297,8 +340,12 @@ def analyse(path, version, shown_name):
     for packet in hci_packets(path):
         (truth.event if packet["kind"] == "evt" else truth.command)(packet)
     truth.finish_commands(max(float(r["frame.time_epoch"]) for r in rows))
+    end_time = max(float(r["frame.time_epoch"]) for r in rows)
+    air_times = [float(r["frame.time_epoch"]) for r in rows if r["btle.access_address"]]
+    truth.air_clock_monotonic = all(b >= a for a, b in zip(air_times, air_times[1:]))
     for row in rows:
         truth.acl_row(row)
+    truth.finish_pairings(end_time)
     truth.events.sort(key=lambda e: (e["frame"], e["class"]))
     for note in truth.notes:
         print("%s: %s" % (shown_name, note), file=sys.stderr)

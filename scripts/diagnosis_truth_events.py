@@ -2,6 +2,8 @@
 adapter and handle, pending commands, create/cancel attempts) and the ACL/air facts, turned into
 the classes documented there. It reads only what tshark decoded and the raw bytes tshark printed."""
 
+from diagnosis_truth_smp import PairingTimer
+
 DISCOVERY_REQUESTS = {0x04, 0x06, 0x08, 0x10}
 CREATE_OPCODES = {0x200D, 0x2043}
 NO_RESPONSE_OPCODES = {0x0C35}
@@ -9,6 +11,16 @@ NO_RESPONSE_OPCODES = {0x0C35}
 # records with OGF 0x3D that never reach the controller: never reported as unanswered.
 SPEC_OGFS = set(range(0x01, 0x09)) | {0x3E, 0x3F}
 COMMAND_TIMEOUT = 2.0
+# CtrData octets of each LL control opcode (Core v5.4 Vol 6, Part B, 2.4.2.1-2.4.2.37, LL_CONNECTION_
+# UPDATE_IND .. LL_POWER_CHANGE_IND). A PDU whose Length is not 1 + this (+ 4 for a MIC a sniffer
+# left on a decrypted PDU) is not the PDU its opcode names: `ll-control-malformed`, read no further.
+CTRDATA_OCTETS = [11, 7, 1, 22, 12, 0, 0, 1, 8, 8, 0, 0, 5, 1, 8, 23, 23, 2, 0, 0, 8, 8, 2, 2, 4,
+                  2, 1, 0, 34, 1, 1, 35, 8, 15, 3, 3, 4, 4]
+# A data-channel PDU that starts more than T_IFS (150 us) + the longest LE 1M/2M packet (2,120 us:
+# 1 + 4 + 2 + 251 + 4 MIC + 3 CRC octets at 1 Mb/s) + slack after the previous one on its access
+# address cannot answer it: it opens a connection event, which only the central does (Vol 6,
+# Part B, 4.5.1). Coded PHY packets last longer: not seen on the captures here.
+EVENT_OPENING_GAP = 0.003
 
 
 def number(text):
@@ -33,6 +45,11 @@ class Truth:
         self.unanswered = []
         self.air_encryption = {}  # access address -> pending / encrypted / plain
         self.skipped = {"bad_crc": 0, "encrypted": 0}
+        self.pairings = PairingTimer()
+        self.resets = []          # (adapter, frame, time) of HCI Resets: they end every link
+        self.air_last_time = {}   # access address -> time of its last data-channel packet
+        self.unreadable = set()   # access addresses whose encrypted PDUs the truth cannot read
+        self.air_clock_monotonic = True  # False: no timing inference (broken timestamps)
         self.now = 0.0
 
     def emit(self, cls, frame, **fields):
@@ -59,6 +76,7 @@ class Truth:
         params = raw[3:]
         if opcode == 0x0C03:
             self.flush_at_reset(p)  # before the Reset itself waits for its answer
+            self.resets.append((ad, frame, p["time"]))
         if opcode not in NO_RESPONSE_OPCODES:
             self.pending.setdefault((ad, opcode), []).append((frame, p["time"]))
         handle = None
@@ -252,6 +270,7 @@ class Truth:
                   quality_report_frame=link["bqr"], **self.extra(p))
         if status == 0:
             self.open.pop((ad, handle), None)
+            self.pairings.note((ad, handle), p["frame"], p["time"], "ended")
 
     def encryption_change(self, p, params):
         if len(params) < 4:
@@ -266,6 +285,8 @@ class Truth:
         else:
             self.emit("encryption-started", p["frame"], handle=handle, enabled=enabled,
                       **self.extra(p))
+            if enabled:
+                self.pairings.note((p["adapter"], handle), p["frame"], p["time"], "encrypted")
 
     def hardware_error(self, p, params):
         code = self.check(p, "bthci_evt.hardware_code", params[0])
@@ -303,12 +324,18 @@ class Truth:
             self.emit("command-unanswered", frame, opcode=opcode,
                       **({"adapter": ad} if ad is not None else {}))
 
+    def finish_pairings(self, end_time):
+        for ad, frame, time in self.resets:
+            for link in [k for k in self.pairings.facts if k[0] == ad and k[0] != "air"]:
+                self.pairings.note(link, frame, time, "ended")
+        self.pairings.finish(end_time, self.emit)
+
     # ACL and air ----------------------------------------------------------------------------
-    def direction(self, row):
+    def direction(self, row, opens_event=False):
         if row["nordic_ble.direction"] is not None or row["btle.access_address"] is not None:
             source = row["_ws.col.Source"] or ""
             return "c2p" if source.startswith("Master") else \
-                "p2c" if source.startswith("Slave") else None
+                "p2c" if source.startswith("Slave") else "c2p" if opens_event else None
         if row["hci_mon.opcode"] is not None:
             return {4: "sent", 5: "received"}.get(number(row["hci_mon.opcode"]))
         if row["packetlogger.type"] is not None:
@@ -336,6 +363,11 @@ class Truth:
             usable = self.air_plaintext(row)
         if not usable:
             self.skipped["encrypted"] += 1
+            aa = number(row["btle.access_address"])
+            if aa not in self.unreadable:
+                self.unreadable.add(aa)
+                self.pairings.note(("air", aa), int(row["frame.number"]),
+                                   float(row["frame.time_epoch"]), "unreadable")
         return usable
 
     def air_plaintext(self, row):
@@ -354,10 +386,23 @@ class Truth:
             self.air_encryption[aa] = "pending"
         return state != "encrypted"
 
+    def opens_event(self, row):
+        """Timing (EVENT_OPENING_GAP): the packet comes too long after the previous one on its
+        access address to answer it. The first packet of a connection opens an event too."""
+        if row["btle.access_address"] is None or row["btle.data_header.llid"] is None:
+            return False
+        aa, time = number(row["btle.access_address"]), float(row["frame.time_epoch"])
+        previous = self.air_last_time.get(aa)
+        self.air_last_time[aa] = time
+        return self.air_clock_monotonic and (previous is None or time - previous > EVENT_OPENING_GAP)
+
     def acl_row(self, row):
+        opens_event = self.opens_event(row)
         if not self.air_frame_usable(row):
             return
-        frame, direction = int(row["frame.number"]), self.direction(row)
+        frame, direction = int(row["frame.number"]), self.direction(row, opens_event)
+        if row["btle.link_layer_data.access_address"] is not None:
+            self.connect_request(row, frame)
         aa = number(row["btle.access_address"])
         link = {"access_address": aa} if aa is not None and row["btle.data_header.llid"] \
             else {"adapter": number(row["hci_mon.adapter_id"])} \
@@ -377,6 +422,8 @@ class Truth:
         if number(row["btsmp.opcode"]) == 0x05:
             self.emit("pairing-failed", frame, reason=number(row["btsmp.reason"]),
                       direction=direction, handle=handle, **link)
+        if number(row["btsmp.opcode"]) is not None:
+            self.smp_row(row, frame, direction, handle, link)
         result = number(row["btl2cap.move_result"])
         if number(row["btl2cap.cmd_code"]) == 0x13 and result:
             self.emit("conn-update-rejected", frame, result=result, handle=handle,
@@ -384,8 +431,51 @@ class Truth:
         if row["btle.data_header.llid"] is not None and number(row["btle.data_header.llid"]) == 3:
             self.ll_control(row, frame, direction, link)
 
+    def connect_request(self, row, frame):
+        """CONNECT_IND / AUX_CONNECT_REQ: a new connection on this access address (SweynTooth's
+        tester reuses one for every connection): the last one is gone, its state starts over."""
+        aa = number(row["btle.link_layer_data.access_address"])
+        self.pairings.note(("air", aa), frame, float(row["frame.time_epoch"]), "connected-again")
+        self.air_encryption.pop(aa, None)
+        self.air_last_time.pop(aa, None)
+        self.unreadable.discard(aa)
+
+    def smp_row(self, row, frame, direction, handle, link):
+        aa = link.get("access_address")
+        key, fields, sides = (("air", aa), {"access_address": aa}, ("c2p", "p2c")) if aa is not None \
+            else ((link.get("adapter"), handle), dict(handle=handle, **link), ("sent", "received"))
+        for opcode in (row["btsmp.opcode"] or "").split(","):
+            self.pairings.note(key, frame, float(row["frame.time_epoch"]), "smp",
+                               opcode=number(opcode), side=direction, sides=sides,
+                               link_fields=fields, sc=number(row["btsmp.sc_flag"]),
+                               initiator_keys=number(row["btsmp.initiator_key_distribution"]),
+                               responder_keys=number(row["btsmp.responder_key_distribution"]))
+
+    def control_malformed(self, row, opcode, frame, direction, link):
+        """Length is not 1 + CtrData for the opcode (4 more allowed on a decrypted PDU)."""
+        length = number(row["btle.data_header.length"])
+        if opcode is None or opcode >= len(CTRDATA_OCTETS) or length is None:
+            return False
+        expected = 1 + CTRDATA_OCTETS[opcode]
+        decrypted = number(row["nordic_ble.encrypted"]) == 1 or \
+            number(row["btle_rf.flags.decrypted"]) == 1
+        if length == expected or decrypted and length == expected + 4:
+            return False
+        self.emit("ll-control-malformed", frame, opcode=opcode, length=length,
+                  expected_length=expected, direction=direction, **link)
+        return True
+
     def ll_control(self, row, frame, direction, link):
         opcode, error = number(row["btle.control_opcode"]), number(row["btle.control.error_code"])
+        if self.control_malformed(row, opcode, frame, direction, link):
+            return
+        aa, time = link.get("access_address"), float(row["frame.time_epoch"])
+        if opcode == 0x06 and direction != "c2p":
+            # The peripheral's LL_START_ENC_RSP (read in plaintext or decrypted) ends the
+            # encryption start procedure (Vol 6, Part B, 5.1.3.1): the link is encrypted.
+            self.pairings.note(("air", aa), frame, time, "encrypted")
+        if opcode == 0x02:
+            self.pairings.note(("air", aa), frame, time, "ended")
         if opcode == 0x02 and error is not None:
             local = frame if direction == "c2p" else None
             self.emit("disconnection", frame, handle=None, status=0, reason=error,

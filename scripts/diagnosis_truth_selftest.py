@@ -6,8 +6,10 @@ Writes two small captures into a temporary directory, byte by byte from the Core
 and v2, LTK negative reply, PHY and connection update failures, an L2CAP parameter update
 rejected, SMP Pairing Failed, authenticated payload timeout, data buffer overflow, hardware
 error, a command flushed unanswered by a Reset, a MIC-failure disconnect; Linux monitor 2001: two
-adapters using the same handle), runs diagnosis_truth.py on them (tshark decodes them) and
-compares every event with the values written here. Exit 0 when all match.
+adapters using the same handle; H4 again: an SMP pairing whose timer runs out, one that completes,
+one cut by a disconnection; LT 256 air: an LL_REJECT_EXT_IND of the wrong length, LL_TERMINATE_IND
+0x13 opening a connection event and answering one), runs diagnosis_truth.py on them (tshark decodes
+them) and compares every event with the values written here. Exit 0 when all match.
 """
 
 import json
@@ -148,13 +150,101 @@ MONITOR_EXPECTED = [
 ]
 
 
+def smp(opcode, data=b""):
+    return bytes([opcode]) + data
+
+
+def pairing(opcode, initiator_keys, responder_keys):
+    """Pairing Request/Response (Vol 3, Part H, 3.5.1-2): IO capability, OOB, AuthReq (bonding,
+    no Secure Connections), max key size 16, key distribution fields."""
+    return smp(opcode, bytes([0x03, 0x00, 0x01, 16, initiator_keys, responder_keys]))
+
+
+def smp_capture():
+    """Core Vol 3, Part H, 3.4: the SMP timer restarts with each SMP command a side sends."""
+    c, h = H4(), struct.pack("<H", HANDLE)
+    complete = (bytes([0x01, 0x00]) + h + bytes([0, 0]) + bytes.fromhex("112233445566")
+                + struct.pack("<HHH", 24, 0, 400) + b"\x00")
+    c.event(0x3E, complete, 0.0)                                          # 1
+    c.acl(6, pairing(0x01, 0x01, 0x01), 1.0, True)                        # 2
+    c.acl(6, pairing(0x02, 0x01, 0x01), 1.1, False)                       # 3
+    c.acl(6, smp(0x03, bytes(16)), 1.2, True)                             # 4 last sent
+    c.acl(6, smp(0x03, bytes(16)), 1.3, False)                            # 5
+    c.acl(6, pairing(0x01, 0x00, 0x01), 40.0, True)                       # 6 after 30 s
+    c.acl(6, pairing(0x02, 0x00, 0x01), 40.1, False)                      # 7 keys: EncKey
+    c.event(0x08, b"\x00" + h + b"\x01", 41.0)                            # 8
+    c.acl(6, smp(0x06, bytes(16)), 41.1, False)                           # 9 Encryption Info
+    c.acl(6, smp(0x07, bytes(10)), 41.2, False)                           # 10 complete
+    c.acl(6, pairing(0x01, 0x00, 0x01), 80.0, True)                       # 11
+    c.acl(6, pairing(0x02, 0x00, 0x01), 80.1, False)                      # 12
+    c.event(0x05, b"\x00" + h + b"\x13", 85.0)                            # 13
+    c.event(0x3E, complete, 86.0)                                         # 14
+    c.acl(6, pairing(0x01, 0x00, 0x01), 87.0, True)                       # 15
+    c.acl(6, pairing(0x02, 0x00, 0x01), 86.5, False)                      # 16 clock steps back
+    return btsnoop(1002, c.records)
+
+
+SMP_EXPECTED = [
+    {"class": "smp-timeout", "frame": 2, "silent_side": "sent", "last_frame": 4,
+     "silent_seconds": 38.8, "next_frame": 6, "handle": 64, "severity": "error"},
+    {"class": "encryption-started", "frame": 8, "handle": 64, "enabled": 1, "severity": "info"},
+    {"class": "pairing-unfinished", "frame": 11, "end": "ended", "end_frame": 13, "handle": 64,
+     "severity": "info"},
+    {"class": "disconnection", "frame": 13, "handle": 64, "status": 0, "reason": 0x13,
+     "local_command_frame": None, "local_reason": None, "connect_frame": 1,
+     "seconds_since_connect": 85.0, "quality_report_frame": None, "severity": "error"},
+    {"class": "pairing-unfinished", "frame": 15, "end": "clock-backwards", "end_frame": 16,
+     "handle": 64, "severity": "info"},
+]
+
+AA1, AA2 = 0x5065A8B1, 0x7A419C22
+
+
+def air_capture():
+    """pcap LT 256 (no direction in the format; CRC not checked): data-channel PDUs."""
+    def pdu(aa, llid, payload):
+        header = bytes([10, 0, 0, 0]) + struct.pack("<IH", aa, 0x0011)  # dewhitened, ref AA valid
+        return header + struct.pack("<I", aa) + bytes([llid, len(payload)]) + payload + bytes(3)
+    packets = [
+        (0.0, pdu(AA1, 1, b"")),                                          # 1 opens an event
+        (0.0004, pdu(AA1, 3, bytes([0x11, 0x00, 0x06]) + bytes(19))),     # 2 CtrData 21, not 2
+        (0.050, pdu(AA1, 3, bytes([0x11, 0x03, 0x06]))),                  # 3 rejects LL_ENC_REQ
+        (0.0504, pdu(AA1, 1, b"")),                                       # 4
+        (0.100, pdu(AA1, 3, bytes([0x02, 0x13]))),                        # 5 opens: the central's
+        (0.200, pdu(AA2, 1, b"")),                                        # 6
+        (0.2004, pdu(AA2, 3, bytes([0x02, 0x13]))),                       # 7 answers: sender unknown
+    ]
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 256)
+    for seconds, data in packets:
+        out += struct.pack("<IIII", 1_700_000_000, round(seconds * 1e6), len(data), len(data)) + data
+    return out
+
+
+AIR_EXPECTED = [
+    {"class": "ll-control-malformed", "frame": 2, "opcode": 0x11, "length": 22,
+     "expected_length": 3, "direction": None, "access_address": AA1, "severity": "info"},
+    {"class": "ll-reject", "frame": 3, "reason": 6, "rejected_opcode": 3, "direction": "c2p",
+     "access_address": AA1, "severity": "critical"},
+    {"class": "disconnection", "frame": 5, "handle": None, "status": 0, "reason": 0x13,
+     "local_command_frame": 5, "local_reason": 0x13, "connect_frame": None,
+     "seconds_since_connect": None, "quality_report_frame": None, "direction": "c2p",
+     "access_address": AA1, "severity": "info"},
+    {"class": "disconnection", "frame": 7, "handle": None, "status": 0, "reason": 0x13,
+     "local_command_frame": None, "local_reason": None, "connect_frame": None,
+     "seconds_since_connect": None, "quality_report_frame": None, "direction": None,
+     "access_address": AA2, "severity": "error"},
+]
+
+
 def main():
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis_truth.py")
     failures = 0
     with tempfile.TemporaryDirectory() as directory:
         for name, data, expected in (("synthetic-h4.btsnoop", h4_capture(), H4_EXPECTED),
                                      ("synthetic-monitor.btsnoop", monitor_capture(),
-                                      MONITOR_EXPECTED)):
+                                      MONITOR_EXPECTED),
+                                     ("synthetic-smp.btsnoop", smp_capture(), SMP_EXPECTED),
+                                     ("synthetic-air.pcap", air_capture(), AIR_EXPECTED)):
             path = os.path.join(directory, name)
             with open(path, "wb") as handle:
                 handle.write(data)
