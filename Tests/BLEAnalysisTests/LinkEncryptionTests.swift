@@ -158,6 +158,27 @@ struct EncryptedLinkBuilder {
         #expect(r.analyzer.findings.filter { $0.kind.code == "ll.mic-failed" }.count == 1)
     }
 
+    /// The encryption start with both LL_START_ENC_RSPs flagged unencrypted (nRF Sniffer on a fuzzer's link: corpus
+    /// telink enc-loop, frames 413 and 415): no PDU is ever encrypted, yet the procedure finished (Core Spec Vol 6,
+    /// Part B, 5.1.3.1), so encryption started at the peripheral's response, once, and a pairing before it is not
+    /// "stalled" (SEC-04 said so at frame 384 of that capture).
+    @Test func anEncryptionStartShownInTheClearStillStartsEncryption() throws {
+        var link = EncryptedLinkBuilder()
+        link.clear(.encReq(rand: 0, ediv: 0, skdCentral: 1, ivCentral: 2), central: true)
+        link.clear(.encRsp(skdPeripheral: 3, ivPeripheral: 4), central: false)
+        link.clear(.startEncReq, central: false)
+        link.clear(.startEncRsp, central: true)
+        link.clear(.startEncRsp, central: false)
+        let peripheralResponse = link.b.records.count
+        let r = Self.run(try link.capture())
+        let started = r.timeline.filter { $0.name == "Encryption started" }
+        #expect(started.map(\.frame) == [peripheralResponse])
+        let evidence = r.analyzer.evidence().events.filter {
+            if case .encryptionChange(_, .success, true) = $0.kind { true } else { false }
+        }
+        #expect(evidence.map(\.frame) == [peripheralResponse])
+    }
+
     @Test func sniffersThatDecryptedKeepOrDropTheMIC() throws {
         // The same notification recorded as decrypted by the capturer, with the MIC left after the payload
         // (and in the LL length) and without it: both read the same once the packets show which it is.

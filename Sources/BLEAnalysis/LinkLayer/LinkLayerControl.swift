@@ -6,7 +6,9 @@ import BLEProtocols
 /// (encryption, termination) and what waits for its instant (connection update, channel map, PHY update).
 extension LinkLayerTracker {
     /// What a control PDU changes: an instant-bound change queued, the encryption's progress, the end of the link.
-    static func applyControl(_ c: inout Conn, _ pdu: LLControlPDU, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
+    static func applyControl(
+        _ c: inout Conn, _ pdu: LLControlPDU, direction: Direction, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void
+    ) {
         // At most one procedure with an instant is in progress at a time (Core Vol 6, Part B, 5.1); a
         // capture that announces more (lost packets, hostile input) keeps only the latest few.
         if c.pending.count >= 8 { c.pending.removeFirst(c.pending.count - 7) }
@@ -26,6 +28,20 @@ extension LinkLayerTracker {
             // Sent in the clear by the peripheral; from here on every non-empty PDU of both sides is
             // encrypted (Core Spec Vol 6, Part B, 5.1.3.1). LT 256/251 carry no flag that says so.
             c.encryption.phase = .encrypted
+            c.encryption.startResponses = 0
+        case .startEncRsp:
+            // The central's LL_START_ENC_RSP, then the peripheral's, end the encryption start (5.1.3.1). A capture
+            // whose PDUs after it are flagged unencrypted (nRF Sniffer on a fuzzer's link, corpus telink enc-loop
+            // frames 413, 415) never shows an encrypted PDU, yet the procedure finished: the second response says so.
+            c.encryption.startResponses += 1
+            if c.encryption.startResponses == 2 && !c.encryption.startAnnounced {
+                c.encryption.startAnnounced = true
+                emit(
+                    .encryptionStarted(
+                        LLEncryptionStarted(
+                            handle: c.info.handle, direction: direction, frame: record.frame, timestamp: record.timestamp,
+                            state: "LL_START_ENC_RSP both ways; the capture shows the PDUs that follow in the clear")))
+            }
         case .pauseEncRsp where c.encryption.isOn:
             // The central's LL_PAUSE_ENC_RSP goes in the clear: the link is unencrypted until the next LL_START_ENC_REQ.
             c.encryption.pause()

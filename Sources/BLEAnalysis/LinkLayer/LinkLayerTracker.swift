@@ -420,7 +420,8 @@ public struct LinkLayerTracker {
         let first = c.encryption.encryptedFrom == nil
         if first { c.encryption.encryptedFrom = record.frame }
         defer {
-            if first {
+            if first && !c.encryption.startAnnounced {
+                c.encryption.startAnnounced = true
                 emit(
                     .encryptionStarted(
                         LLEncryptionStarted(
@@ -483,7 +484,7 @@ public struct LinkLayerTracker {
                         handle: c.info.handle, direction: direction, opcode: opcode, pdu: pdu,
                         unreadParameters: pdu == nil ? Array(payload[1...]) : [],
                         frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission)))
-            if !retransmission, let pdu { applyControl(&c, pdu, record, emit) }
+            if !retransmission, let pdu { applyControl(&c, pdu, direction: direction, record, emit) }
         default:
             findings.append(Finding(.warning, .llReservedLLID(accessAddress), frame: record.frame))
         }

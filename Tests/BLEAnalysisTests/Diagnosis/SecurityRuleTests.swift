@@ -142,6 +142,22 @@ extension DiagnosisRuleTests {
             )
         }
 
+        /// A link that ended without a Disconnection Complete (a new Connection Complete on its handle; on air, a new
+        /// CONNECT_IND on its access address, as SweynTooth's fuzzer reconnects) ended the pairing there, 2 s after it
+        /// started, not "in 30 s" at the end of the capture.
+        @Test func aPairingCutByALinkThatEndedWithoutADisconnection() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            let request = b.nextFrame
+            b = Self.pairingStarted(b).at(2)
+            let end = b.nextFrame
+            b = b.connect(handle: 0x40, peer: RuleTest.peer).at(60).notify(handle: 0x25, [1], connection: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("SEC-04").first)
+            #expect(d.frame == end && d.supporting.map(\.frame) == [request])
+            #expect(
+                d.message.hasSuffix("before the link ended (frame \(end): replaced by a new connection on the same handle)."),
+                "\(d.message)")
+        }
+
         @Test func aPairingStillSilentAfter30sWhileTheLinkStaysUp() throws {
             var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
             let request = b.nextFrame

@@ -29,16 +29,26 @@ struct SEC04PairingStalled: DiagnosisRule {
                 if settled || end != nil || next.timestamp.microseconds(since: ev.timestamp) > timeout { break }
             }
             guard !settled else { continue }
-            let endTime = end?.timestamp ?? e.lastTime
-            guard let endTime, end != nil || endTime.microseconds(since: ev.timestamp) > timeout else { continue }
             let c = e.connection(number)
+            // A link that ended without a disconnection event (an air capture's access address taken by a new
+            // CONNECT_IND) ended all the same: the pairing stopped there, not 30 s later.
+            let closed: (frame: Int, reason: String?)? =
+                end.map { ($0.frame, nil) }
+                ?? c.flatMap { c in
+                    guard let frame = c.endFrame, let time = c.endTime, time.microseconds(since: ev.timestamp) <= timeout else {
+                        return nil
+                    }
+                    return (frame, c.disconnectReason)
+                }
+            let endTime = end?.timestamp ?? e.lastTime
+            guard let endTime, closed != nil || endTime.microseconds(since: ev.timestamp) > timeout else { continue }
             let device = e.deviceName(c)
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: end?.frame ?? ev.frame,
+                    rule: id, severity: severity, frame: closed?.frame ?? ev.frame,
                     message:
                         "Pairing with \(device) started at frame \(ev.frame) but never finished: no encryption or keys followed"
-                        + (end.map { " before the link ended (frame \($0.frame))." } ?? " in 30 s."),
+                        + (closed.map { " before the link ended (frame \($0.frame)\($0.reason.map { ": " + $0 } ?? ""))." } ?? " in 30 s."),
                     headline: "pairing with \(device) stalled", supporting: [CitedFrame(ev.frame, "Pairing Request")],
                     causes: [
                         "the user never confirmed the pairing dialog", "the peripheral waited for passkey input",
