@@ -164,6 +164,45 @@ import Testing
         #expect(s.verdict.text.hasSuffix("(in the busiest of 2 link periods)"))
     }
 
+    /// A connection up before the capture: its ATT_MTU is assumed 23 until a 200-byte value proves it is at least 203.
+    /// Exchange MTU happens once per connection (Core Spec Vol 3, Part F, 3.4.2.2), before the capture here, so the
+    /// bound holds from the first record: the stream that spans the proof is one period, and a stream that ended before
+    /// it (0x0030) is judged against ≥ 203 too, never against 23.
+    @Test func anMTUProvedByALaterPDUHoldsForTheWholeJoinedConnection() throws {
+        let joined: UnseenLinkFacts = [.mtuAssumed, .dataLengthAssumed, .phyAssumed]
+        let assumed = LinkSnapshot(
+            parameters: nil, phy: .le1M, dataLength: .default, mtu: 23, encrypted: false, unseen: joined)
+        var proved = assumed
+        proved.mtu = 203
+        proved.unseen = [.mtuAtLeast, .dataLengthAssumed, .phyAssumed]
+        let early = Self.uniform(count: 40, size: 20, every: 10_000, link: assumed)
+        let other = Self.uniform(count: 10, size: 20, every: 10_000, start: 5_000, frame0: 101, link: assumed).map {
+            var e = $0
+            e.handle = 0x30
+            return e
+        }
+        let late = Self.uniform(count: 60, size: 200, every: 10_000, start: 400_000, frame0: 41, link: proved)
+        let t = Self.run((early + other + late).sorted { $0.time < $1.time })
+        let s = try #require(t.streams.first { $0.key.handle == Self.handle })
+        #expect(s.periods.count == 1 && s.periods[0].packets == 100 && s.periods[0].link.mtu == 203)
+        #expect(s.periods[0].link.unseen == [.mtuAtLeast, .dataLengthAssumed, .phyAssumed])
+        #expect(!s.verdict.text.contains("link periods"))
+        let ended = try #require(t.streams.first { $0.key.handle == 0x30 })
+        #expect(ended.periods.count == 1 && ended.periods[0].link.mtu == 203 && ended.periods[0].link.unseen.contains(.mtuAtLeast))
+        #expect(ended.ceilingBitsPerSecond == ThroughputCeiling.ceiling(for: proved, direction: .rx))
+    }
+
+    /// A connection whose MTU was seen (or that started in the capture) keeps its history: 23, then 247.
+    @Test func anObservedMTUChangeStillSplitsPeriods() throws {
+        var observed = TestEvent.defaultLink
+        observed.mtu = 23
+        let events =
+            Self.uniform(count: 40, size: 20, every: 10_000, link: observed)
+            + Self.uniform(count: 60, size: 200, every: 10_000, start: 400_000, frame0: 41, link: TestEvent.defaultLink)
+        let s = try #require(Self.run(events).streams.first)
+        #expect(s.periods.map(\.link.mtu) == [23, 247])
+    }
+
     @Test func streamsAreKeyedByConnectionDirectionHandleAndKind() {
         var events: [TestEvent] = []
         events.append(.notify(1, handle: 0x10, uuid: nil, [1, 2, 3]))

@@ -133,6 +133,7 @@ public struct ThroughputTracker: AttributeValueObserver {
     }
 
     public mutating func finish(frame: Int, timestamp: Timestamp) {
+        MTUBackdating.apply(to: &states, idleThreshold: options.idleThreshold)
         streams = states.map { $0.result(options: options) }.sorted { $0.key < $1.key }
     }
 }
