@@ -39,15 +39,6 @@ extension Analyzer {
         var l2capBytes: Int
     }
 
-    /// One ATT PDU on the LE fixed channel 0x0004.
-    @inline(__always)
-    func processFixedChannelATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState)
-    {
-        processATT(
-            ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
-            connection: index, state: state)
-    }
-
     /// One ATT PDU of an open connection, whose decoding state is `state` (the caller's reference keeps it for the call:
     /// taking it non-optional, not looked up again here, saved a reference count per PDU).
     func processATT(_ input: ATTInput, connection index: Int, state: ConnectionState) {
