@@ -28,7 +28,7 @@ extension Analyzer {
             findings.append(Finding(.warning, .malformed("L2CAP signalling", error), frame: pdu.lastFrame))
         case .smp:
             state.decode.smp &+= 1
-            processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
+            processSMP(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
         case .kframe(let outcome):
             state.decode.creditFrames &+= 1
             processKFrame(outcome, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)

@@ -160,27 +160,6 @@ extension Analyzer {
         let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
         evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
     }
-
-    /// An SMP PDU on connection `index`.
-    func recordSMP(_ smp: SMPPDU, connection index: Int, direction: Direction, frame: Int, timestamp: Timestamp) {
-        let sender: EvidenceEvent.Sender = direction == .rx ? .peer : .local
-        let kind: EvidenceEvent.Kind
-        switch smp {
-        case .pairingRequest(let p):
-            kind = .pairingRequest(sender: sender, authReq: p.authReq)
-        case .pairingResponse(let p):
-            kind = .pairingResponse(sender: sender, authReq: p.authReq)
-        case .securityRequest:
-            kind = .securityRequest(sender: sender)
-        case .pairingFailed(let reason):
-            kind = .pairingFailed(sender: sender, reason: reason)
-        case .encryptionInformation, .identityInformation, .signingInformation:
-            kind = .keysDistributed(sender: sender)
-        default:
-            return
-        }
-        evidence(kind, frame: frame, timestamp: timestamp, connection: connections[index].number)
-    }
 }
 
 extension Analyzer {

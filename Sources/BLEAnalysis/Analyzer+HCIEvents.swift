@@ -49,6 +49,10 @@ extension Analyzer {
         case .lePHYUpdateComplete(let p): return phyUpdated(p, record)
         case .leLongTermKeyRequest(let r):
             keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
+            // The connection's SecurityTracker follows the procedure (machines branch: the one line added here).
+            feedSecurity(
+                .longTermKeyRequested, controller: record.controllerIndex, handle: r.handle, frame: record.frame,
+                timestamp: record.timestamp)
             return HCIEventNote()
         case .encryptionChange(let e): return encryptionChanged(e, record)
         case .encryptionChangeV2(let e2): return encryptionChanged(e2.change, record)

@@ -2,29 +2,6 @@ import BLECore
 import BLEProtocols
 
 extension Analyzer {
-    func processSMP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp) {
-        counters.smpPDUs += 1
-        var reader = ByteReader(pdu.payload)
-        let handle = connections[index].handle
-        do {
-            let smp = try SMPPDU(parsing: &reader)
-            let c = connections[index]
-            keyStore.smp(
-                smp, raw: pdu.payload, handle: handle, centralToPeripheral: c.centralToPeripheral(direction), frame: pdu.lastFrame,
-                central: c.centralAddressValue, peripheral: c.peripheralAddressValue)
-            recordSMP(smp, connection: index, direction: direction, frame: pdu.lastFrame, timestamp: timestamp)
-            if options.timeline {
-                var e = TimelineEvent(
-                    frame: pdu.lastFrame, timestamp: timestamp, connection: handle, direction: direction,
-                    layer: .smp, code: UInt32(smp.code.rawValue), name: smp.code.description, summary: smp.summary)
-                if case .pairingFailed = smp { e.status = smp.summary }
-                emit(e)
-            }
-        } catch {
-            findings.append(Finding(.warning, .malformed("SMP PDU", error), frame: pdu.lastFrame))
-        }
-    }
-
     /// What one K-frame of a credit-based channel did (``KFrameOutcome``): its failures as findings, its SDU handed on.
     func processKFrame(
         _ out: KFrameOutcome, pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState
