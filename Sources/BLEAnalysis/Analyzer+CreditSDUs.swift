@@ -1,6 +1,9 @@
+import BLECodecs
 import BLECore
 import BLEProtocols
 
+/// K-frames of credit-based channels, as the connection's ``ChannelMux`` names them: their failures, and their SDUs
+/// handed on (to ATT on an enhanced bearer, to a codec spec matching the PSM, to the observers, to the timeline).
 extension Analyzer {
     /// What one K-frame of a credit-based channel did (``KFrameOutcome``): its failures as findings, its SDU handed on.
     func processKFrame(
@@ -75,5 +78,25 @@ extension Analyzer {
         e.value = sdu.bytes
         e.decoded = decoded
         emit(e)
+    }
+
+    /// Decodes the SDU of an LE credit-based channel with the loaded codec specs whose `match` names its PSM
+    /// (SPEC_FORMAT.md, `psm`); a value the spec finds wrong is a `codec.invalid` finding, as for attribute values.
+    /// nil when no codecs are loaded or none matches.
+    func decodeCreditSDU(_ sdu: [UInt8], psm: UInt16, cid: UInt16, direction: Direction, frame: Int) -> DecodedValue? {
+        guard let codecs = options.codecs else { return nil }
+        let context = CodecContext(direction: direction, psm: psm)
+        guard let decoded = codecs.decode(sdu, context: context) else { return nil }
+        if !decoded.valid {
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "codec.invalid",
+                        message: "\(decoded.codec).\(decoded.message) on L2CAP CID \(hex(cid, width: 4)) (PSM \(hex(psm, width: 4))): "
+                            + (decoded.problems.isEmpty ? "invalid" : decoded.problems.joined(separator: "; "))),
+                    frame: frame))
+        }
+        return decoded
     }
 }
