@@ -2,9 +2,10 @@ import BLECapture
 import BLECore
 import BLEProtocols
 
-/// What the diagnosis reads, recorded as the pass goes: one call per HCI command, per HCI event, per SMP PDU and per
-/// ATT exchange that a rule may cite (``EvidenceEvent``). Everything else a rule needs is in the connections
-/// (``Connection/link``, ``Connection/activity``).
+/// What the diagnosis reads, recorded as the pass goes: one call per HCI command, per HCI event and per ATT exchange
+/// that a rule may cite (``EvidenceEvent``); the SMP PDUs' and the signalling's come from the connection's machines
+/// (``Analyzer/applySecurity(_:connection:frame:timestamp:)``, ``Analyzer/applySignal(_:frame:connection:direction:timestamp:state:)``).
+/// Everything else a rule needs is in the connections (``Connection/link``, ``Connection/activity``).
 extension Analyzer {
     /// What the diagnosis reads about the pass (after ``finish()``): the evidence events, the connections and the
     /// analyzer's findings. The capture reader's findings, the completeness verdict and the file name are the caller's
