@@ -6,16 +6,36 @@ extension Analyzer {
     /// One whole L2CAP PDU of an open connection, whose decoding state is `state`: the connection's ``ChannelMux`` says
     /// what it is, and this hands it on (ATT, SMP, the signalling's changes, K-frames and their SDUs) and counts it for the
     /// decode health.
+    ///
+    /// Kept small enough to be inlined into the reassembly loop: ATT (the bulk of every capture) is handed on here, the
+    /// rest out of line (``routeChannelOutput(_:pdu:connection:direction:timestamp:state:)``). Out of line as one
+    /// function it cost about 28 instructions per PDU (callgrind, `info` of a 1 M-record capture: +2.3 %).
+    @inline(__always)
     func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState) {
         counters.l2capPDUs += 1
         state.decode.l2capPDUs &+= 1
-        switch state.channels.feed(pdu, direction: direction, timestamp: timestamp) {
-        case .att(let bearer):
-            state.decode.att &+= 1
-            processATT(
-                ATTInput(
-                    payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
-                    timestamp: timestamp, cid: pdu.channel, bearer: bearer), connection: index, state: state)
+        let output = state.channels.feed(pdu, direction: direction, timestamp: timestamp)
+        guard case .att(let bearer) = output else {
+            routeChannelOutput(output, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+            return
+        }
+        state.decode.att &+= 1
+        processATT(
+            ATTInput(
+                payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
+                timestamp: timestamp, cid: pdu.channel, bearer: bearer), connection: index, state: state)
+    }
+
+    /// Every other output of the connection's ``ChannelMux``: SMP, the signalling's changes, K-frames, PDUs no decoder
+    /// takes.
+    @inline(never)
+    func routeChannelOutput(
+        _ output: ChannelOutput, pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp,
+        state: ConnectionState
+    ) {
+        switch output {
+        case .att:
+            preconditionFailure("ATT is handed on by processL2CAP")
         case .signalling(let outcomes):
             state.decode.signalling &+= 1
             counters.signallingPDUs += 1

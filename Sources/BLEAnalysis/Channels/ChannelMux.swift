@@ -56,6 +56,7 @@ struct ChannelMux {
 
     // MARK: dynamic channels
 
+    @inline(never)
     private mutating func dynamic(_ pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp) -> ChannelOutput {
         let cid = pdu.channel
         let known = table.channel(direction: direction, cid: cid)
@@ -77,6 +78,7 @@ struct ChannelMux {
 
     // MARK: signalling
 
+    @inline(never)
     private mutating func signalling(_ pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp) -> ChannelOutput {
         var reader = ByteReader(pdu.payload)
         let signals: [L2CAPSignal]
