@@ -5,49 +5,6 @@ import BLEProtocols
 extension Analyzer {
     // MARK: ATT
 
-    /// One ATT PDU and where it came from: the context ``processATT(_:connection:state:)`` works in.
-    struct ATTInput {
-        var payload: UnsafeRawBufferPointer
-        /// The frame the PDU (or the SDU carrying it) completed at.
-        var frame: Int
-        /// Bytes of the L2CAP PDU (or K-frame SDU) that carried it, for throughput.
-        var l2capBytes: Int
-        var direction: Direction
-        var timestamp: Timestamp
-        /// The CID in the L2CAP header (0x0004 on the LE fixed channel).
-        var cid: UInt16 = 0x0004
-        /// The bearer: the connection's fixed one unless the PDU came on a dynamic channel.
-        var bearer: ATTBearerSlot = .fixed
-    }
-
-    /// Where the values of one ATT PDU come from: what ``applyATT(_:bearer:request:in:event:)`` and
-    /// ``deliverValue(_:kind:handle:typeHint:in:event:)`` need besides the PDU and the value.
-    struct ATTContext {
-        var connection: Int
-        /// A strong reference. The crash once blamed on `unowned(unsafe)` here (BackgroundTimelineJSONTests, debug
-        /// builds only) came from no dying object: an incremental debug build had left that test's object file compiled
-        /// against an older stored-property layout of `Analyzer`. Its store to `onEvent` landed on `observers`, and the
-        /// observer loop in `decodeAndDeliver` crashed (reproduced on 2026-11-24 by a layout change; recompiling the test
-        /// file alone cured it). After changing the stored properties of a public class, rebuild its dependents in full.
-        var state: ConnectionState
-        /// The database that serves the PDU (``serverDatabase(_:_:)``).
-        var db: GATTSide
-        var direction: Direction
-        var frame: Int
-        var timestamp: Timestamp
-        /// Bytes of the L2CAP PDU (or K-frame SDU) that carried it, for throughput; 0 for a value assembled from several PDUs.
-        var l2capBytes: Int
-    }
-
-    /// One ATT PDU on the LE fixed channel 0x0004.
-    @inline(__always)
-    func processFixedChannelATT(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState)
-    {
-        processATT(
-            ATTInput(payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction, timestamp: timestamp),
-            connection: index, state: state)
-    }
-
     /// One ATT PDU of an open connection, whose decoding state is `state` (the caller's reference keeps it for the call:
     /// taking it non-optional, not looked up again here, saved a reference count per PDU).
     func processATT(_ input: ATTInput, connection index: Int, state: ConnectionState) {
@@ -198,70 +155,36 @@ extension Analyzer {
         }
     }
 
-    /// The timeline event of one ATT PDU, before pairing and ``applyATT(_:bearer:request:in:event:)`` add to it.
+    /// The timeline event of one ATT PDU, before pairing and ``applyATT(_:bearer:request:in:event:)`` add to it: its
+    /// text (``attEventText(_:opcode:input:bearerKind:state:)``), its attribute named.
     func attEvent(_ typed: ATTPDU?, opcode: ATTOpcode, input: ATTInput, bearerKind: ATTBearerKind, in context: ATTContext)
         -> TimelineEvent
     {
-        let first = opcode.rawValue, name = Self.opcodeNames[Int(first)]
-        var e =
-            if let h = Self.summaryHandle(typed) {
-                TimelineEvent(
-                    frame: input.frame, timestamp: input.timestamp, connection: context.state.handle, direction: input.direction,
-                    layer: .att, code: UInt32(first), name: name, summaryHandle: h)
-            } else {
-                TimelineEvent(
-                    frame: input.frame, timestamp: input.timestamp, connection: context.state.handle, direction: input.direction,
-                    layer: .att, code: UInt32(first), name: name,
-                    summary: Self.summary(typed, opcode: opcode, payload: input.payload))
-            }
-        e.handle = typed?.attributeHandle
-        e.value = typed?.value
-        if let typed {
-            e.handles = Self.listedHandles(typed, declarations: nil)
-            e.values = Self.listedValues(typed, declarations: nil)
-        }
-        if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
-        e.connectionNumber = context.state.number
-        e.bearer = bearerKind
-        e.cid = input.cid
+        var e = Self.attEventText(typed, opcode: opcode, input: input, bearerKind: bearerKind, state: context.state)
         if let h = e.handle { nameAttribute(&e, handle: h, connection: context.connection, db: context.db) }
         return e
     }
 
-    /// A PDU longer than the connection's ATT_MTU (not judged when the MTU is only assumed: a connection inferred from
-    /// traffic whose MTU exchange was not seen). A dynamic bearer is judged against its own MTU, once known.
+    /// A PDU longer than the ATT_MTU of its bearer (``ATTMTUCheck``): a finding, or, when the link's MTU was only assumed
+    /// or inferred, the larger MTU the PDU proves.
     @inline(__always)
     func checkMTU(
         _ opcode: ATTOpcode, size: Int, connection index: Int, state: ConnectionState, bearer slot: ATTBearerSlot = .fixed, frame: Int
     ) {
-        if case .dynamic(let b) = slot {
-            let bearer = state.bearers[b]
-            guard let mtu = bearer.mtu, size > mtu else { return }
-            findings.append(
-                Finding(
-                    .warning,
-                    .init(
-                        code: "att.pdu-exceeds-mtu",
-                        message: "ATT \(opcode) of \(size) bytes exceeds the \(bearer.kind) bearer's ATT_MTU \(mtu)"), frame: frame))
+        let verdict =
+            if case .dynamic(let b) = slot {
+                ATTMTUCheck.judge(size: size, bearer: state.bearers[b])
+            } else {
+                ATTMTUCheck.judge(size: size, link: table.connections[index].link.mtu)
+            }
+        switch verdict {
+        case .fits:
             return
-        }
-        let mtu = table.connections[index].link.mtu
-        guard let value = mtu.value, size > value else { return }
-        switch mtu.source {
-        case .assumed, .inferred(.largestATTPDU):
-            // The exchange is not in the capture: the PDU proves ATT_MTU is at least its size (Core Spec Vol 3,
-            // Part F, 3.2.8), and the link is judged against that from here on, said to be inferred.
+        case .provesLargerMTU:
             table.connections[index].link.apply(
                 .mtu(size), frame: frame, timestamp: lastTimestamp, source: .inferred(.largestATTPDU(frame: frame, bytes: size)))
-            return
-        default:
-            break
+        case .exceeds(let mtu, let bearer):
+            findings.append(Finding(.warning, .attPDUExceedsMTU(opcode, size: size, mtu: mtu, bearer: bearer), frame: frame))
         }
-        findings.append(
-            Finding(
-                .warning,
-                .init(
-                    code: "att.pdu-exceeds-mtu",
-                    message: "ATT \(opcode) of \(size) bytes exceeds the connection's ATT_MTU \(value)"), frame: frame))
     }
 }

@@ -3,61 +3,116 @@ import BLECore
 import BLEProtocols
 
 extension Analyzer {
-    /// One whole L2CAP PDU of an open connection, whose decoding state is `state`, to its channel's decoder.
+    /// One whole L2CAP PDU of an open connection, whose decoding state is `state`: the connection's ``ChannelMux`` says
+    /// what it is, and this hands it on (ATT, SMP, the signalling's changes, K-frames and their SDUs) and counts it for the
+    /// decode health.
+    ///
+    /// Kept small enough to be inlined into the reassembly loop: ATT (the bulk of every capture) is handed on here, the
+    /// rest out of line (``routeChannelOutput(_:pdu:connection:direction:timestamp:state:)``). Out of line as one
+    /// function it cost about 28 instructions per PDU (callgrind, `info` of a 1 M-record capture: +2.3 %).
+    @inline(__always)
     func processL2CAP(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState) {
         counters.l2capPDUs += 1
         state.decode.l2capPDUs &+= 1
-        switch pdu.channel {
-        case 0x0004:
-            state.decode.att &+= 1
-            processFixedChannelATT(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
-        case 0x0005, 0x0001:
+        let output = state.channels.feed(pdu, direction: direction, timestamp: timestamp)
+        guard case .att(let bearer) = output else {
+            routeChannelOutput(output, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+            return
+        }
+        state.decode.att &+= 1
+        processATT(
+            ATTInput(
+                payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
+                timestamp: timestamp, cid: pdu.channel, bearer: bearer), connection: index, state: state)
+    }
+
+    /// Every other output of the connection's ``ChannelMux``: SMP, the signalling's changes, K-frames, PDUs no decoder
+    /// takes.
+    @inline(never)
+    func routeChannelOutput(
+        _ output: ChannelOutput, pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp,
+        state: ConnectionState
+    ) {
+        switch output {
+        case .att:
+            preconditionFailure("ATT is handed on by processL2CAP")
+        case .signalling(let outcomes):
             state.decode.signalling &+= 1
-            processSignalling(pdu, connection: index, direction: direction, timestamp: timestamp)
-        case 0x0006, 0x0007:
+            counters.signallingPDUs += 1
+            for outcome in outcomes {
+                applySignal(outcome, frame: pdu.lastFrame, connection: index, direction: direction, timestamp: timestamp, state: state)
+            }
+        case .malformedSignalling(let error):
+            state.decode.signalling &+= 1
+            counters.signallingPDUs += 1
+            findings.append(Finding(.warning, .malformed("L2CAP signalling", error), frame: pdu.lastFrame))
+        case .smp:
             state.decode.smp &+= 1
-            processSMP(pdu, connection: index, direction: direction, timestamp: timestamp)
-        default:
-            processDynamicChannel(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+            processSMP(pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+        case .kframe(let outcome):
+            state.decode.creditFrames &+= 1
+            processKFrame(outcome, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+        case .undecoded(let psm):
+            state.decode.countKnown(psm: psm.rawValue)
+            emitUndecoded(pdu, psm: psm, connection: index, direction: direction, timestamp: timestamp)
+        case .unknownCID:
+            state.decode.countUnclaimed(cid: pdu.channel, bytes: pdu.bytes.count, frame: pdu.lastFrame)
+            emitUndecoded(pdu, psm: nil, connection: index, direction: direction, timestamp: timestamp)
         }
     }
 
-    /// A PDU on any other CID: an ATT bearer over BR/EDR (basic mode, PSM 0x001F), a K-frame of a credit-based
-    /// channel (EATT SDUs go on to ATT), a channel known by its PSM whose protocol blescope does not decode, or a
-    /// CID no decoder claims (counted for the decode health).
-    func processDynamicChannel(_ pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState?)
-    {
+    /// A PDU of a channel known by its PSM whose protocol blescope does not decode, or of a CID no decoder claims: its
+    /// timeline event (counted for the decode health by the caller).
+    func emitUndecoded(_ pdu: L2CAPPDU, psm: L2CAPPSM?, connection index: Int, direction: Direction, timestamp: Timestamp) {
+        guard options.timeline else { return }
         let cid = pdu.channel
-        if let state, let c = state.channels.channel(direction: direction, cid: cid), let b = state.channelBearers[c],
-            state.channels.channels[c].mode == .basic
-        {
-            state.decode.att &+= 1
-            processATT(
-                ATTInput(
-                    payload: pdu.payload, frame: pdu.lastFrame, l2capBytes: pdu.bytes.count, direction: direction,
-                    timestamp: timestamp, cid: cid, bearer: .dynamic(b)), connection: index, state: state)
-            return
-        }
-        if processCreditFrame(pdu, connection: index, direction: direction, timestamp: timestamp) {
-            state?.decode.creditFrames &+= 1
-            return
-        }
-        if let state {
-            if let c = state.channels.channel(direction: direction, cid: cid) {
-                state.decode.countKnown(psm: state.channels.channels[c].psm.rawValue)
-            } else {
-                state.decode.countUnclaimed(cid: cid, bytes: pdu.bytes.count, frame: pdu.lastFrame)
+        var name = L2CAPCID(cid).description
+        if let psm { name += " " + psm.description }
+        emit(
+            TimelineEvent(
+                frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+                layer: .l2cap, code: UInt32(cid), name: name, summary: "\(pdu.payload.count) bytes"))
+    }
+
+    /// What one signalling command changed (``ChannelEvent``), to the ATT bearers, the connection's record and the
+    /// evidence; then its timeline event.
+    func applySignal(
+        _ outcome: SignalOutcome, frame: Int, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState
+    ) {
+        let s = outcome.signal
+        let sender: EvidenceEvent.Sender = direction == .rx ? .peer : .local
+        for event in outcome.events {
+            switch event {
+            case .channelsChanged:
+                connections[index].channels = state.channels.channels
+            case .bearerOpened(let b, let kind, let channel, let mtu):
+                assert(b == state.bearers.count, "the mux numbers bearers in the order it opens them")
+                state.bearers.append(ATTBearer(kind: kind, channel: channel, mtu: mtu))
+            case .bearerMTU(let b, let mtu):
+                state.bearers[b].mtu = mtu
+            case .creditChannelLimit:
+                noteLimit(.tooManyCreditChannels(CreditChannelTable.maxChannels), frame: frame)
+            case .creditConnectionRefused(let psm, let result):
+                evidence(
+                    .creditConnectionRefused(psm: psm, result: result), frame: frame, timestamp: timestamp,
+                    connection: connections[index].number)
+            case .creditStallEnded(let stall):
+                connections[index].creditStalls.record(stall)
+            case .parameterUpdateRequest(let request):
+                evidence(
+                    .parameterUpdateRequest(sender: sender, identifier: s.identifier, request: request), frame: frame,
+                    timestamp: timestamp, connection: connections[index].number)
+            case .parameterUpdateResponse(let result):
+                evidence(
+                    .parameterUpdateResponse(sender: sender, identifier: s.identifier, result: result), frame: frame,
+                    timestamp: timestamp, connection: connections[index].number)
             }
         }
         if options.timeline {
-            var name = L2CAPCID(cid).description
-            if let state, let c = state.channels.channel(direction: direction, cid: cid) {
-                name += " " + state.channels.channels[c].psm.description
-            }
             emit(
                 TimelineEvent(
-                    frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
-                    layer: .l2cap, code: UInt32(cid), name: name, summary: "\(pdu.payload.count) bytes"))
+                    frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+                    layer: .l2cap, code: UInt32(s.code.rawValue), name: s.code.description, summary: s.command.summary))
         }
     }
 }

@@ -2,9 +2,10 @@ import BLECapture
 import BLECore
 import BLEProtocols
 
-/// What the diagnosis reads, recorded as the pass goes: one call per HCI command, per HCI event, per SMP PDU and per
-/// ATT exchange that a rule may cite (``EvidenceEvent``). Everything else a rule needs is in the connections
-/// (``Connection/link``, ``Connection/activity``).
+/// What the diagnosis reads, recorded as the pass goes: one call per HCI command, per HCI event and per ATT exchange
+/// that a rule may cite (``EvidenceEvent``); the SMP PDUs' and the signalling's come from the connection's machines
+/// (``Analyzer/applySecurity(_:connection:frame:timestamp:)``, ``Analyzer/applySignal(_:frame:connection:direction:timestamp:state:)``).
+/// Everything else a rule needs is in the connections (``Connection/link``, ``Connection/activity``).
 extension Analyzer {
     /// What the diagnosis reads about the pass (after ``finish()``): the evidence events, the connections and the
     /// analyzer's findings. The capture reader's findings, the completeness verdict and the file name are the caller's
@@ -161,27 +162,6 @@ extension Analyzer {
 
     static func encryptionEvidence(_ e: EncryptionChange) -> (UInt16?, EvidenceEvent.Kind) {
         (e.handle, .encryptionChange(handle: e.handle, status: e.status, enabled: e.encryptionEnabled != 0))
-    }
-
-    /// An SMP PDU on connection `index`.
-    func recordSMP(_ smp: SMPPDU, connection index: Int, direction: Direction, frame: Int, timestamp: Timestamp) {
-        let sender: EvidenceEvent.Sender = direction == .rx ? .peer : .local
-        let kind: EvidenceEvent.Kind
-        switch smp {
-        case .pairingRequest(let p):
-            kind = .pairingRequest(sender: sender, authReq: p.authReq)
-        case .pairingResponse(let p):
-            kind = .pairingResponse(sender: sender, authReq: p.authReq)
-        case .securityRequest:
-            kind = .securityRequest(sender: sender)
-        case .pairingFailed(let reason):
-            kind = .pairingFailed(sender: sender, reason: reason)
-        case .encryptionInformation, .identityInformation, .signingInformation:
-            kind = .keysDistributed(sender: sender)
-        default:
-            return
-        }
-        evidence(kind, frame: frame, timestamp: timestamp, connection: connections[index].number)
     }
 }
 

@@ -30,6 +30,7 @@ extension Analyzer {
             eventID = emit(e, waiting: true)
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
+        noteSecurityCommand(packet, record)
         recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
         noteISOCommand(packet, record: record)
         let sent = commands.feed(
@@ -161,9 +162,10 @@ extension Analyzer {
         }
     }
 
+    /// Encryption Change with success status: through the connection's ``SecurityTracker`` to its link state.
     func setEncryption(_ controller: UInt16, _ handle: UInt16, _ on: Bool, _ frame: Int, _ time: Timestamp) {
         if let i = connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: time, infer: true) {
-            connections[i].link.apply(.encryption(on), frame: frame, timestamp: time)
+            feedSecurity(.changed(status: .success, enabled: on), connection: i, frame: frame, timestamp: time)
         }
     }
 
@@ -283,6 +285,19 @@ extension Analyzer {
         default:
             break
         }
+    }
+
+    /// The host's answer to an LE Long Term Key Request (Core Spec Vol 4, Part E, 7.8.25–26), to the connection's
+    /// ``SecurityTracker``.
+    func noteSecurityCommand(_ packet: HCICommandPacket, _ record: CaptureRecord) {
+        let input: SecurityTracker.EncryptionInput
+        switch packet.opcode {
+        case .leLongTermKeyRequestReply: input = .longTermKeyReplied
+        case .leLongTermKeyRequestNegativeReply: input = .longTermKeyRefused
+        default: return
+        }
+        guard let handle = packet.connectionHandle else { return }
+        feedSecurity(input, controller: record.controllerIndex, handle: handle, frame: record.frame, timestamp: record.timestamp)
     }
 
     func peerValue(controller: UInt16, handle: UInt16) -> UInt64? {

@@ -132,6 +132,9 @@ extension Analyzer {
         case let p as LEPHYUpdateComplete: return phyUpdated(p, record)
         case let r as LELongTermKeyRequest:
             keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
+            feedSecurity(
+                .longTermKeyRequested, controller: record.controllerIndex, handle: r.handle, frame: record.frame,
+                timestamp: record.timestamp)
             return HCIEventNote()
         case let e as EncryptionChange: return encryptionChanged(e, record)
         case let e2 as EncryptionChangeV2: return encryptionChanged(e2.change, record)

@@ -112,7 +112,6 @@ public final class Analyzer {
         set { findingsBound.keptPerCode = newValue }
     }
     var buffers = ControllerBuffers()
-    var creditChannels = CreditChannelTable()
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
     /// a hostile capture with a Connection Complete per record would otherwise grow it without end.
     public var maxRetainedConnections: Int {
@@ -365,7 +364,6 @@ public final class Analyzer {
         }
 
         table.close(index)
-        creditChannels.close(connection: index)
         for i in observers.indices {
             observers[i].connectionEnded(connectionNumber: number, frame: frame, timestamp: timestamp, reason: reason)
         }
@@ -377,8 +375,7 @@ extension Analyzer {
     /// Everything held for unfinished work, across connections and credit-based channels.
     public var heldBytes: Int {
         var total = 0
-        for state in table.states { if let state { total += state.heldBytes } }
-        total += creditChannels.heldBytes
+        for state in table.states { if let state { total += state.heldBytes + state.channels.heldBytes } }
         return total
     }
 
@@ -393,7 +390,9 @@ extension Analyzer {
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
         for i in shedding.holders { table.states[i]?.shed() }
         if shedding.rest {
-            heldBudget.droppedElsewhere(creditChannels.dropAll())
+            var dropped = 0
+            for state in table.states { if let state { dropped += state.channels.dropPartialSDUs() } }
+            heldBudget.droppedElsewhere(dropped)
         }
     }
 }

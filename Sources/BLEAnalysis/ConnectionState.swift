@@ -27,13 +27,16 @@ final class ConnectionState {
     var unknown = L2CAPReassembler()
     /// The ATT bearer on the LE fixed channel 0x0004.
     var bearer = ATTBearer()
-    /// Dynamic channels learnt from the signalling, and the ATT bearers on some of them (BR/EDR PSM 0x001F, EATT).
-    var channels = ChannelTable()
+    /// The L2CAP channels: which decoder each PDU goes to, the dynamic channels the signalling opened, credits and SDUs.
+    var channels: ChannelMux
+    /// The ATT bearers on dynamic channels (BR/EDR PSM 0x001F, EATT), in the order the mux opened them.
     var bearers: [ATTBearer] = []
-    /// Channel index → index into `bearers`.
-    var channelBearers: [Int: Int] = [:]
+    /// Pairing and the procedure that encrypts the link.
+    var security = SecurityTracker()
     /// What was carried against what was decoded (see ``DecodeHealth``).
     var decode = DecodeCounts()
+
+    init(creditBudget: CreditChannelBudget) { channels = ChannelMux(creditBudget: creditBudget) }
 
     /// Every ATT bearer: the fixed one first.
     var allBearers: [ATTBearer] { [bearer] + bearers }

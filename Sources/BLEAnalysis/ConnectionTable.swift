@@ -39,6 +39,9 @@ struct ConnectionTable {
     /// A key no connection has (controller and handle out of range), marking an empty cache slot.
     static let noKey = Key(controller: .max, handle: .max)
 
+    /// The places for credit-based channels, shared by every connection's ``ChannelMux``.
+    let creditBudget = CreditChannelBudget()
+
     /// Open connections.
     var openCount: Int { open.count }
     /// Whether another connection may be kept (``maxRetained``).
@@ -85,7 +88,7 @@ struct ConnectionTable {
     mutating func open(_ connection: Connection, key: Key) -> Int {
         let index = connections.count
         connections.append(connection)
-        states.append(ConnectionState())
+        states.append(ConnectionState(creditBudget: creditBudget))
         open[key] = index
         forgetSlot(key)
         latestByHandle[key.handle] = index
@@ -100,6 +103,7 @@ struct ConnectionTable {
     mutating func close(_ index: Int) {
         let c = connections[index]
         let key = Key(controller: c.controller, handle: c.handle)
+        states[index]?.channels.close()
         states[index] = nil
         if let peer = c.peerAddress, !c.gatt.isEmpty, c.gatt.source == .discovery {
             databasesByPeer[peer] = c.gatt

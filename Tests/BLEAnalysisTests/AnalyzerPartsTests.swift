@@ -134,29 +134,33 @@ import Testing
         #expect(Self.kframe([0x01, 0x00, 9], &c, frame: 4).sdu?.bytes == [9])
     }
 
+    /// The bound on credit-based channels holds across connections: two connections' tables share one budget.
     @Test func creditChannelTableIsBoundedAndClosesWithItsConnection() {
-        var t = CreditChannelTable()
+        let budget = CreditChannelBudget()
+        var tables = [CreditChannelTable(budget: budget), CreditChannelTable(budget: budget)]
         for cid in 0..<UInt16(CreditChannelTable.maxChannels) {
-            let opened = t.open(CreditKey(connection: Int(cid % 2), direction: .rx, cid: 0x0040 + cid), spsm: 0x0025, credits: 1)
+            let opened = tables[Int(cid % 2)].open(CreditKey(direction: .rx, cid: 0x0040 + cid), spsm: 0x0025, credits: 1)
             #expect(opened)
         }
-        let overLimit = t.open(CreditKey(connection: 0, direction: .tx, cid: 0x0040), spsm: 0x0025, credits: 1)
-        let reopened = t.open(CreditKey(connection: 0, direction: .rx, cid: 0x0040), spsm: 0x0027, credits: 9)  // no new one
+        let overLimit = tables[0].open(CreditKey(direction: .tx, cid: 0x0040), spsm: 0x0025, credits: 1)
+        let reopened = tables[0].open(CreditKey(direction: .rx, cid: 0x0040), spsm: 0x0027, credits: 9)  // no new one
         #expect(!overLimit && reopened)
-        t.pendingSPSM[1] = 0x0080
-        let key = CreditKey(connection: 1, direction: .rx, cid: 0x0041)
+        let key = CreditKey(direction: .rx, cid: 0x0041)
         let fed = [UInt8]([0x04, 0x00, 0xDE, 0xAD]).withUnsafeBytes { raw in
-            t.feed(key, .init(payload: raw, l2capBytes: 8, firstFrame: 3, frame: 3, timestamp: Timestamp(microseconds: 0)))
+            tables[1].feed(key, .init(payload: raw, l2capBytes: 8, firstFrame: 3, frame: 3, timestamp: Timestamp(microseconds: 0)))
         }
         #expect(fed?.spsm == 0x0025 && fed?.output.sdu == nil)
-        #expect(t.heldBytes == 2)
-        let stall = t.credit(key, 2)  // its one credit went on that K-frame: stalled since frame 3
+        #expect(tables[1].heldBytes == 2)
+        let stall = tables[1].credit(key, 2)  // its one credit went on that K-frame: stalled since frame 3
         #expect(stall?.frame == 3)
-        t.close(connection: 1)
-        #expect(t.channels.count == CreditChannelTable.maxChannels / 2 && t.pendingSPSM[1] == nil)
-        let dropped = t.dropAll()
-        #expect(t.heldBytes == 0 && dropped == 0)
-        let closed = t.feed(
+        tables[1].closeAll()
+        #expect(tables[0].channels.count == CreditChannelTable.maxChannels / 2 && budget.open == CreditChannelTable.maxChannels / 2)
+        // The closed connection's places are free again.
+        let freed = tables[0].open(CreditKey(direction: .tx, cid: 0x0040), spsm: 0x0025, credits: 1)
+        #expect(freed)
+        let dropped = tables[0].dropAll()
+        #expect(tables[0].heldBytes == 0 && dropped == 0)
+        let closed = tables[1].feed(
             key,
             .init(
                 payload: UnsafeRawBufferPointer(start: nil, count: 0), l2capBytes: 4, firstFrame: 4, frame: 4,

@@ -75,4 +75,34 @@ extension Analyzer {
         guard summary.hasPrefix(prefix) else { return summary }
         return String(summary.dropFirst(prefix.count).drop(while: { $0 == " " }))
     }
+
+    /// The timeline event of one ATT PDU as its bytes say it (opcode name, summary or handle, values, lists, bearer,
+    /// CID); the attribute's name is the analyzer's to add.
+    static func attEventText(_ typed: ATTPDU?, opcode: ATTOpcode, input: ATTInput, bearerKind: ATTBearerKind, state: ConnectionState)
+        -> TimelineEvent
+    {
+        let first = opcode.rawValue, name = Self.opcodeNames[Int(first)]
+        var e =
+            if let h = Self.summaryHandle(typed) {
+                TimelineEvent(
+                    frame: input.frame, timestamp: input.timestamp, connection: state.handle, direction: input.direction,
+                    layer: .att, code: UInt32(first), name: name, summaryHandle: h)
+            } else {
+                TimelineEvent(
+                    frame: input.frame, timestamp: input.timestamp, connection: state.handle, direction: input.direction,
+                    layer: .att, code: UInt32(first), name: name,
+                    summary: Self.summary(typed, opcode: opcode, payload: input.payload))
+            }
+        e.handle = typed?.attributeHandle
+        e.value = typed?.value
+        if let typed {
+            e.handles = Self.listedHandles(typed, declarations: nil)
+            e.values = Self.listedValues(typed, declarations: nil)
+        }
+        if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
+        e.connectionNumber = state.number
+        e.bearer = bearerKind
+        e.cid = input.cid
+        return e
+    }
 }

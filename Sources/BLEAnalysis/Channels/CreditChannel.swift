@@ -98,35 +98,58 @@ struct CreditChannelState {
     }
 }
 
+/// One direction of a credit-based channel within a connection: the direction its data travels in, and the CID it
+/// carries (the receiver's endpoint).
 struct CreditKey: Hashable {
-    var connection: Int
     var direction: Direction
     var cid: UInt16
 }
 
-/// The open credit-based channels of all connections, by (connection, direction of the data, CID), within
-/// ``maxChannels`` (each may hold a partial SDU of up to 64 KiB); and per connection the SPSM of an LE Credit Based
-/// Connection Request waiting for its response (Core Spec Vol 3, Part A, 4.22–4.23).
+/// How many credit-based channel directions are open across every connection of a capture, against
+/// ``CreditChannelTable/maxChannels``: one count shared by the tables of all connections (each may hold a partial SDU of
+/// up to 64 KiB), so hostile signalling on many connections stays as flat as on one.
+final class CreditChannelBudget {
+    private(set) var open = 0
+    let limit: Int
+
+    init(limit: Int = CreditChannelTable.maxChannels) { self.limit = limit }
+
+    /// Takes one place; false when `limit` are taken.
+    func take() -> Bool {
+        guard open < limit else { return false }
+        open += 1
+        return true
+    }
+
+    func give(_ n: Int = 1) { open -= n }
+}
+
+/// The open credit-based channels of one connection, by (direction of the data, CID), within the capture-wide
+/// ``CreditChannelBudget`` of ``maxChannels`` (Core Spec Vol 3, Part A, 4.22–4.26 open them, 4.24 credits them, 4.7
+/// closes them).
 struct CreditChannelTable {
     static let maxChannels = 1024
 
     private(set) var channels: [CreditKey: CreditChannelState] = [:]
-    /// Connection index → SPSM its pending LE Credit Based Connection Request asked for.
-    var pendingSPSM: [Int: UInt16] = [:]
+    let budget: CreditChannelBudget
 
-    /// Opens (or reopens) a channel; false when ``maxChannels`` are open already.
+    init(budget: CreditChannelBudget) { self.budget = budget }
+
+    /// Opens (or reopens) a channel; false when the budget's ``maxChannels`` are open already.
     mutating func open(_ key: CreditKey, spsm: UInt16, credits: Int) -> Bool {
-        guard channels[key] != nil || channels.count < Self.maxChannels else { return false }
+        guard channels[key] != nil || budget.take() else { return false }
         channels[key] = CreditChannelState(spsm: spsm, credits: credits)
         return true
     }
 
-    mutating func close(_ key: CreditKey) { channels.removeValue(forKey: key) }
+    mutating func close(_ key: CreditKey) {
+        if channels.removeValue(forKey: key) != nil { budget.give() }
+    }
 
-    /// Every channel of a connection that ended.
-    mutating func close(connection: Int) {
-        if !channels.isEmpty { channels = channels.filter { $0.key.connection != connection } }
-        pendingSPSM.removeValue(forKey: connection)
+    /// Every channel (the connection ended): their places go back to the budget.
+    mutating func closeAll() {
+        budget.give(channels.count)
+        channels = [:]
     }
 
     /// One K-frame on `key`'s channel; nil when no such channel is open. The channel's SPSM comes with what it did.
@@ -144,7 +167,10 @@ struct CreditChannelTable {
     }
 
     /// Bytes held for partial SDUs.
-    var heldBytes: Int { channels.values.reduce(0) { $0 + $1.heldBytes } }
+    var heldBytes: Int {
+        if channels.isEmpty { return 0 }
+        return channels.values.reduce(0) { $0 + $1.heldBytes }
+    }
 
     /// Lets every partial SDU go (the analyzer's memory budget ran out); returns the bytes let go.
     mutating func dropAll() -> Int {

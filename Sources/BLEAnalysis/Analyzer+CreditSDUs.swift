@@ -1,0 +1,102 @@
+import BLECodecs
+import BLECore
+import BLEProtocols
+
+/// K-frames of credit-based channels, as the connection's ``ChannelMux`` names them: their failures, and their SDUs
+/// handed on (to ATT on an enhanced bearer, to a codec spec matching the PSM, to the observers, to the timeline).
+extension Analyzer {
+    /// What one K-frame of a credit-based channel did (``KFrameOutcome``): its failures as findings, its SDU handed on.
+    func processKFrame(
+        _ out: KFrameOutcome, pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState
+    ) {
+        if out.withoutCredit {
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "l2cap.no-credit",
+                        message: "K-frame on \(hex(pdu.channel, width: 4)) sent without a credit"), frame: pdu.lastFrame))
+        }
+        if out.tooShortToStart {
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "l2cap.short-kframe",
+                        message:
+                            "first K-frame of an SDU on \(hex(pdu.channel, width: 4)) has \(pdu.payload.count) bytes, fewer than the 2-byte SDU length"
+                    ),
+                    frame: pdu.lastFrame))
+        }
+        guard let sdu = out.sdu else { return }
+        handOnSDU(
+            sdu, spsm: out.spsm, bearer: out.bearer, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+        if out.sduLongerThanAnnounced {
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "l2cap.sdu-too-long",
+                        message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(sdu.announced) bytes"),
+                    frame: pdu.lastFrame))
+        }
+    }
+
+    /// A whole SDU: an ATT PDU on an enhanced ATT bearer, or a stream the observers see by PSM.
+    func handOnSDU(
+        _ sdu: CreditChannelState.SDU, spsm: UInt16, bearer: Int?, pdu: L2CAPPDU, connection index: Int, direction: Direction,
+        timestamp: Timestamp, state owner: ConnectionState
+    ) {
+        if let b = bearer {
+            // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
+            sdu.bytes.withUnsafeBytes { raw in
+                processATT(
+                    ATTInput(
+                        payload: raw, frame: pdu.lastFrame, l2capBytes: sdu.kframeBytes, direction: direction, timestamp: timestamp,
+                        cid: pdu.channel, bearer: .dynamic(b)), connection: index, state: owner)
+            }
+            return
+        }
+        // A codec spec may match the channel's PSM: its SDUs are then decoded like attribute values.
+        let decoded = decodeCreditSDU(sdu.bytes, psm: spsm, cid: pdu.channel, direction: direction, frame: pdu.lastFrame)
+        if !observers.isEmpty {
+            // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
+            sdu.bytes.withUnsafeBytes { raw in
+                var e = AttributeValueEvent(
+                    frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
+                    direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
+                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: linkSnapshot(index))
+                e.psm = spsm
+                for i in observers.indices { observers[i].observe(e, value: raw.bytes) }
+            }
+        }
+        guard options.timeline else { return }
+        var e = TimelineEvent(
+            frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+            layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
+            summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(spsm, width: 4)) \(sdu.bytes.count) bytes from frame \(sdu.firstFrame)")
+        e.value = sdu.bytes
+        e.decoded = decoded
+        emit(e)
+    }
+
+    /// Decodes the SDU of an LE credit-based channel with the loaded codec specs whose `match` names its PSM
+    /// (SPEC_FORMAT.md, `psm`); a value the spec finds wrong is a `codec.invalid` finding, as for attribute values.
+    /// nil when no codecs are loaded or none matches.
+    func decodeCreditSDU(_ sdu: [UInt8], psm: UInt16, cid: UInt16, direction: Direction, frame: Int) -> DecodedValue? {
+        guard let codecs = options.codecs else { return nil }
+        let context = CodecContext(direction: direction, psm: psm)
+        guard let decoded = codecs.decode(sdu, context: context) else { return nil }
+        if !decoded.valid {
+            findings.append(
+                Finding(
+                    .warning,
+                    .init(
+                        code: "codec.invalid",
+                        message: "\(decoded.codec).\(decoded.message) on L2CAP CID \(hex(cid, width: 4)) (PSM \(hex(psm, width: 4))): "
+                            + (decoded.problems.isEmpty ? "invalid" : decoded.problems.joined(separator: "; "))),
+                    frame: frame))
+        }
+        return decoded
+    }
+}
