@@ -301,7 +301,13 @@ let sampleEvents: [HCIEventParameters] = [
                 eventType: 0x13, addressType: .random, address: peer, rssi: -70,
                 data: [2, 1, 6, 3, 3, 0x0F, 0x18])
         ])),
-    .leMeta(LESubevent(0x14), [0x40, 0x00, 0x01]),
+    .declared(
+        LEChannelSelectionAlgorithm {
+            $0.handle = 0x40
+            $0.algorithm = 1
+        }),
+    // LE Subrate Change (7.7.65.35), not decoded: status, handle, factor 1, latency 0, continuation 0, timeout 2 s.
+    .leMeta(LESubevent(0x23), [0x00, 0x40, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xC8, 0x00]),
     .raw(HCIEventCode(0x10), [0x01]),
 ]
 
