@@ -18,7 +18,7 @@ extension Analyzer {
         connections[index].attPDUs += 1
         let opcode = ATTOpcode(rawValue: first)
         let frame = input.frame
-        if case .fixed = input.bearer {
+        if options.evidence, case .fixed = input.bearer {
             noteATT(payload, opcode: first, direction: direction, connection: index, state: state, frame: frame, timestamp: timestamp)
         }
         let method = opcode.method

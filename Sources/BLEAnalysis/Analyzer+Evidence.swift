@@ -26,6 +26,7 @@ extension Analyzer {
     }
 
     func evidence(_ kind: EvidenceEvent.Kind, frame: Int, timestamp: Timestamp, controller: UInt16 = 0, connection: Int? = nil) {
+        guard options.evidence else { return }
         evidenceLog.append(EvidenceEvent(frame: frame, timestamp: timestamp, controller: controller, connection: connection, kind: kind))
     }
 

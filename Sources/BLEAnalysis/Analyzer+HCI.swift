@@ -31,7 +31,9 @@ extension Analyzer {
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         noteSecurityCommand(packet, record)
-        recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
+        if options.evidence {
+            recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
+        }
         noteISOCommand(packet, record: record)
         let sent = commands.feed(
             packet.opcode, controller: record.controllerIndex,

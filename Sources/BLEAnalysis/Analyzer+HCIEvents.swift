@@ -27,7 +27,9 @@ extension Analyzer {
         let decoded = decoding.parameters
         if decoding.ignoredBytes > 0 || decoding.error != nil { noteEventDecoding(decoding, packet, record) }
         let note = applyEvent(decoded, packet, record)
-        recordEvent(decoded, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
+        if options.evidence {
+            recordEvent(decoded, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
+        }
         if options.timeline { emitEvent(decoded, packet, record, note) }
     }
 

@@ -25,12 +25,19 @@ public struct AnalyzerOptions: Sendable {
     /// Bound on the TKs the MIC searches of one capture may try in all (legacy pairings whose CONNECT_IND the capture
     /// lacks, ``defaultMaxKeySearchCandidates``): past it a pairing is left encrypted and its finding says why.
     public var maxKeySearchCandidates: Int
+    /// Gather the diagnosis's evidence (``Analyzer/evidence(throughput:)``): the HCI commands and events, the ATT
+    /// activity per connection and handle, the security exchanges. Off for passes that print no diagnosis
+    /// (`throughput`, `timeline`, `gatt`, `transfers`, `ota`, `iso`): it is 7 % of `throughput`'s instructions on the
+    /// 1 M-record benchmark capture (callgrind, 2026-11-26: 1.905 G → 1.772 G).
+    public var evidence: Bool
 
     public init(
         timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
         queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20,
-        keys: LinkKeyMaterial = LinkKeyMaterial(), maxKeySearchCandidates: Int = AnalyzerOptions.defaultMaxKeySearchCandidates
+        keys: LinkKeyMaterial = LinkKeyMaterial(), maxKeySearchCandidates: Int = AnalyzerOptions.defaultMaxKeySearchCandidates,
+        evidence: Bool = true
     ) {
+        self.evidence = evidence
         self.keys = keys
         self.maxKeySearchCandidates = maxKeySearchCandidates
         self.maxHeldBytes = maxHeldBytes

@@ -22,7 +22,7 @@ struct Gatt: ParsableCommand {
     func run() throws {
         let terminal = display.terminal()
         let inputs = captureInputs(files, jobs: batch.effectiveJobs)
-        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false, diagnosis: false)
         defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         let json = self.json
         try runOverCaptures(

@@ -29,7 +29,7 @@ struct ISO: ParsableCommand {
     func run() throws {
         let terminal = display.terminal()
         let inputs = captureInputs(files, jobs: batch.effectiveJobs)
-        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false, diagnosis: false)
         defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         let out = OutputStream()
         let json = self.json

@@ -64,7 +64,7 @@ struct OTA: ParsableCommand {
         }
         let gate = OTAGate(
             minRateBitsPerSecond: minRate.flatMap(OTA.parseRate), rateLabel: minRate.map { "--min-rate \($0)" }, expectedImage: expected)
-        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false, diagnosis: false)
         defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         let ota = OTARun(
             analyzerOptions: analyzerOptions, stallThreshold: Int64(stallMs) * 1000, gate: gate,

@@ -28,7 +28,8 @@ struct AnalysisOptions: ParsableArguments {
     var verbose = false
 
     /// Loads the codecs and the GATT map; exits 2 with a one-line error when one cannot be read.
-    func analyzerOptions(timeline: Bool, announce: Bool = true) throws -> AnalyzerOptions {
+    /// `diagnosis: false` for a command that prints no diagnosis: the analyzer gathers no evidence for one.
+    func analyzerOptions(timeline: Bool, diagnosis: Bool = true, announce: Bool = true) throws -> AnalyzerOptions {
         let registry = CodecRegistry()
         for path in codecs {
             do {
@@ -54,7 +55,7 @@ struct AnalysisOptions: ParsableArguments {
                 throw Exit.badInput
             }
         }
-        return AnalyzerOptions(timeline: timeline, codecs: registry, gattMap: map, keys: try keys.keyMaterial())
+        return AnalyzerOptions(timeline: timeline, codecs: registry, gattMap: map, keys: try keys.keyMaterial(), evidence: diagnosis)
     }
 
     /// After a run: one line on stderr naming the loaded specs that decoded nothing in the captures read (a spec in

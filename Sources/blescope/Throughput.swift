@@ -74,7 +74,7 @@ struct Throughput: ParsableCommand {
         let terminal = display.terminal()
         let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let f = try filters()
-        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false, diagnosis: false)
         defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         if measureDelivery {
             // Benchmark aid: the analyzer's cost of handing values to an observer that only counts them,

@@ -91,7 +91,7 @@ struct Timeline: ParsableCommand {
     func run() throws {
         let terminal = display.terminal()
         let inputs = captureInputs(files, jobs: batch.effectiveJobs)
-        let options = try analysis.analyzerOptions(timeline: true)
+        let options = try analysis.analyzerOptions(timeline: true, diagnosis: false)
         defer { analysis.sayUnusedCodecs(options, captures: inputs.files.count) }
         let filter = try filter()
         let out = OutputStream()

@@ -74,7 +74,7 @@ struct Transfers: ParsableCommand {
         let terminal = display.terminal()
         let inputs = captureInputs(files, jobs: batch.effectiveJobs)
         let options = try transferOptions()
-        let analyzerOptions = try analysis.analyzerOptions(timeline: false)
+        let analyzerOptions = try analysis.analyzerOptions(timeline: false, diagnosis: false)
         defer { analysis.sayUnusedCodecs(analyzerOptions, captures: inputs.files.count) }
         let (json, extract) = (self.json, self.extract)
         if let extract { BinaryFile.makeDirectory(extract) }
