@@ -31,6 +31,7 @@ extension Analyzer {
         }
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         noteSecurityCommand(packet, record)
+        if packet.opcode == .disconnect { noteDisconnectCommand(packet, record) }
         if options.evidence {
             recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
         }
@@ -149,6 +150,15 @@ extension Analyzer {
         controllerIdentities[controller] = ControllerIdentity(
             controller: controller, manufacturer: ControllerManufacturer(raw), version: nil, frame: record.frame,
             source: .monitorIndexInfo)
+    }
+
+    /// This side's HCI Disconnect (Core Spec Vol 4, Part E, 7.1.6): its connection waits for the Disconnection Complete,
+    /// which then says this side ended it.
+    func noteDisconnectCommand(_ packet: HCICommandPacket, _ record: CaptureRecord) {
+        guard case .disconnect(let d) = packet.decoded,
+            let i = table.lookup(ConnectionKey(controller: record.controllerIndex, handle: d.handle & 0x0FFF))
+        else { return }
+        _ = connections[i].lifecycle.feed(.disconnectRequested(reason: d.reason, frame: record.frame))
     }
 
     func openLE(

@@ -155,8 +155,11 @@ extension Analyzer {
     func disconnected(_ d: DisconnectionComplete, _ record: CaptureRecord) -> HCIEventNote {
         let frame = record.frame, time = record.timestamp, controller = record.controllerIndex
         iso.disconnection(handle: d.handle, status: d.status, reason: d.reason, controller: controller, frame: frame, timestamp: time)
-        if d.status.rawValue == 0, let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)) {
-            closeConnection(index: i, frame: frame, timestamp: time, reason: d.reason.description)
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)),
+            case .closed(let ending)? = connections[i].lifecycle.feed(
+                .disconnected(status: d.status, reason: d.reason, frame: frame, timestamp: time))
+        {
+            closeConnection(index: i, ending: ending)
         }
         return HCIEventNote(status: d.status.description, handle: d.handle)
     }

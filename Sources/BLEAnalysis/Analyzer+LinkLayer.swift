@@ -137,14 +137,14 @@ extension Analyzer {
         noteCRCErrors(e)
         keyStore.connectionEnded(
             handle: e.connection.handle, central: e.connection.central?.value, peripheral: e.connection.peripheral?.value)
-        let reason: String =
-            switch e.reason {
-            case .terminated(let code): "LL_TERMINATE_IND: " + HCIStatus(rawValue: code).description
-            case .replaced: "access address reused by a new CONNECT_IND"
-            case .captureEnded: "capture ended"
-            }
-        if case .captureEnded = e.reason { return }  // still open at the end, as HCI connections are
-        closeConnection(index: index, frame: e.frame, timestamp: e.timestamp, reason: reason)
+        let input: ConnectionLifecycle.Input
+        switch e.reason {
+        case .terminated(let code):
+            input = .terminated(code: code, byCentral: e.terminatedByCentral, frame: e.frame, timestamp: e.timestamp)
+        case .replaced: input = .replaced(why: "access address reused by a new CONNECT_IND", frame: e.frame, timestamp: e.timestamp)
+        case .captureEnded: return  // still open at the end, as HCI connections are
+        }
+        if case .closed(let ending)? = connections[index].lifecycle.feed(input) { closeConnection(index: index, ending: ending) }
     }
 }
 

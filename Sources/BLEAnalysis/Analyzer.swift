@@ -332,7 +332,9 @@ public final class Analyzer {
         let key = ConnectionKey(controller: controller, handle: handle)
         if let old = table.lookup(key) {
             // A new Connection Complete on a handle still open: the previous one ended unseen.
-            closeConnection(index: old, frame: frame, timestamp: timestamp, reason: "replaced by a new connection on the same handle")
+            let replaced = connections[old].lifecycle.feed(
+                .replaced(why: "replaced by a new connection on the same handle", frame: frame, timestamp: timestamp))
+            if case .closed(let ending)? = replaced { closeConnection(index: old, ending: ending) }
         }
         guard table.canRetainAnother else {
             noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
@@ -352,8 +354,11 @@ public final class Analyzer {
         identify(table.open(c, key: key))
     }
 
-    func closeConnection(index: Int, frame: Int, timestamp: Timestamp, reason: String) {
+    /// Connection `index` ended as its lifecycle says (``ConnectionLifecycle/Ending``): its end written, its partial
+    /// work and unanswered requests said, its decoding state dropped, the observers told.
+    func closeConnection(index: Int, ending: ConnectionLifecycle.Ending) {
         let number = connections[index].number
+        let frame = ending.frame, timestamp = ending.timestamp, reason = ending.reason
         connections[index].endFrame = frame
         connections[index].endTime = timestamp
         connections[index].disconnectReason = reason

@@ -82,6 +82,8 @@ public struct Connection: Hashable, Sendable {
     public var endFrame: Int?
     public var endTime: Timestamp?
     public var disconnectReason: String?
+    /// How the connection ends (``ConnectionLifecycle``): who asked, who ended it, with what reason.
+    public internal(set) var lifecycle = ConnectionLifecycle()
     /// Connection parameters, PHY, data length, ATT_MTU and encryption over time, each with where it came from: the one
     /// place every reader asks (``LinkState``).
     public var link: LinkState

@@ -54,7 +54,8 @@ extension LinkLayerTracker {
                 .connectionEnded(
                     LLConnectionEnded(
                         connection: c.info, reason: .terminated(errorCode: e), frame: record.frame,
-                        timestamp: record.timestamp, stats: s, encryption: c.encryption.summary)))
+                        timestamp: record.timestamp, stats: s, encryption: c.encryption.summary,
+                        terminatedByCentral: direction == .unknown ? nil : direction != .rx)))
         default: break
         }
     }

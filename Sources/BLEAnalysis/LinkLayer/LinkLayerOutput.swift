@@ -158,6 +158,8 @@ public struct LLConnectionEnded: Hashable, Sendable {
     public var stats: LinkLayerStats
     /// Nil when the link never encrypted.
     public var encryption: LLEncryptionSummary?
+    /// The LL_TERMINATE_IND's sender: the central (true), the peripheral (false), not known (nil; any other end).
+    public var terminatedByCentral: Bool? = nil
 }
 
 /// Parameters or PHY changed at an instant (connection update, channel map, PHY update).

@@ -1,0 +1,113 @@
+import BLECore
+import BLEProtocols
+
+/// How one connection ends, as HCI and the link layer tell it: a disconnection this side asked for (HCI Disconnect,
+/// Core Spec Vol 4, Part E, 7.1.6), the controller's Disconnection Complete and its reason (7.7.5), an
+/// LL_TERMINATE_IND on an air capture (Vol 6, Part B, 5.1.3), or the handle or access address taken by a new
+/// connection the capture shows without the old one's end.
+///
+/// Fed one input at a time; answers when the link is closed, with who ended it. The reason a Disconnection Complete
+/// carries says who: 0x16 "terminated by local host" is this side's Disconnect, 0x13–0x15 (remote user, low resources,
+/// power off) the peer's, and the link-loss codes (0x08 supervision timeout, 0x22 LL response timeout, 0x3D MIC
+/// failure, 0x3E failed to establish …) neither side's: the link itself (Vol 1, Part F, 2).
+public struct ConnectionLifecycle: Hashable, Sendable {
+    /// Who ended a link.
+    public enum EndedBy: String, Hashable, Sendable {
+        /// This side (the host whose log it is, or the central of an air capture's LL_TERMINATE_IND sent c2p).
+        case local
+        case peer
+        /// Neither: the link was lost (timeout, MIC failure, failed establishment).
+        case link
+        /// The capture cannot tell (a reason no side owns, a replaced handle).
+        case unknown
+    }
+
+    /// How the connection ended.
+    public struct Ending: Hashable, Sendable {
+        public var frame: Int
+        public var timestamp: Timestamp
+        /// What outputs show: the reason's name, `LL_TERMINATE_IND: …`, `replaced by a new connection on the same handle`.
+        public var reason: String
+        /// The error code, when the end carried one.
+        public var code: HCIStatus?
+        public var endedBy: EndedBy
+        /// This side's Disconnect that asked for it, when the capture holds it.
+        public var requestFrame: Int?
+    }
+
+    public enum Input: Hashable, Sendable {
+        /// HCI Disconnect sent by this side's host.
+        case disconnectRequested(reason: HCIStatus, frame: Int)
+        /// Disconnection Complete: `status` of the procedure, `reason` the link ended for.
+        case disconnected(status: HCIStatus, reason: HCIStatus, frame: Int, timestamp: Timestamp)
+        /// LL_TERMINATE_IND (air): sent by the central (`byCentral`), by the peripheral, or unknown (nil).
+        case terminated(code: UInt8, byCentral: Bool?, frame: Int, timestamp: Timestamp)
+        /// The handle or access address now names another connection; `why` says which.
+        case replaced(why: String, frame: Int, timestamp: Timestamp)
+    }
+
+    public enum Output: Hashable, Sendable {
+        case closed(Ending)
+        /// A Disconnection Complete whose status is an error: the link stays up (7.7.5).
+        case disconnectFailed(HCIStatus)
+    }
+
+    /// A Disconnect this side's host sent.
+    public struct Request: Hashable, Sendable {
+        public var frame: Int
+        public var reason: HCIStatus
+    }
+
+    /// This side's Disconnect still waiting for its Disconnection Complete.
+    public private(set) var pendingRequest: Request?
+    /// How it ended; nil while open.
+    public private(set) var ending: Ending?
+
+    public init() {}
+
+    /// One input; the answer when it closed the link or a disconnection failed. Inputs after the end change nothing.
+    public mutating func feed(_ input: Input) -> Output? {
+        guard ending == nil else { return nil }
+        switch input {
+        case .disconnectRequested(let reason, let frame):
+            pendingRequest = Request(frame: frame, reason: reason)
+            return nil
+        case .disconnected(let status, let reason, let frame, let timestamp):
+            guard status == .success else {
+                pendingRequest = nil
+                return .disconnectFailed(status)
+            }
+            let by = pendingRequest != nil ? EndedBy.local : Self.endedBy(reason)
+            return close(
+                Ending(
+                    frame: frame, timestamp: timestamp, reason: reason.description, code: reason, endedBy: by,
+                    requestFrame: pendingRequest?.frame))
+        case .terminated(let code, let byCentral, let frame, let timestamp):
+            let status = HCIStatus(rawValue: code)
+            // On air there is no host: the side that sent it ended it, when the capture says which.
+            let by: EndedBy = Self.endedBy(status) == .link ? .link : byCentral.map { $0 ? .local : .peer } ?? .unknown
+            return close(
+                Ending(
+                    frame: frame, timestamp: timestamp, reason: "LL_TERMINATE_IND: " + status.description, code: status,
+                    endedBy: by, requestFrame: nil))
+        case .replaced(let why, let frame, let timestamp):
+            return close(Ending(frame: frame, timestamp: timestamp, reason: why, code: nil, endedBy: .unknown, requestFrame: nil))
+        }
+    }
+
+    private mutating func close(_ e: Ending) -> Output {
+        ending = e
+        pendingRequest = nil
+        return .closed(e)
+    }
+
+    /// Who a Disconnection Complete reason (or LL_TERMINATE_IND error code) names, without a request in the capture.
+    static func endedBy(_ reason: HCIStatus) -> EndedBy {
+        switch reason.rawValue {
+        case 0x16: .local
+        case 0x13, 0x14, 0x15: .peer
+        case 0x08, 0x22, 0x28, 0x3D, 0x3E, 0x04, 0x2A: .link
+        default: .unknown
+        }
+    }
+}
