@@ -17,6 +17,15 @@ public struct Layer: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public var description: String { rawValue }
 }
 
+/// The name and type of a fact a timeline event can carry besides its own fields, as SwiftUI names its environment
+/// values: a new timeline column declares its key beside the analyzer line that sets it
+/// (`extension TimelineEvent { static let rssi = TimelineExtraKey<Int>("rssi") }`), and one entry of the column table
+/// renders it (`TimelineColumns.extra`), with its key in the schema: two files and the schema.
+public struct TimelineExtraKey<Value: Sendable>: Hashable, Sendable {
+    public let name: String
+    public init(_ name: String) { self.name = name }
+}
+
 /// One line of the timeline: something a host, controller or peer said, decoded.
 ///
 /// Owned (no borrowed bytes), so it can wait in the pairing queue until its response is seen.
@@ -114,6 +123,20 @@ public struct TimelineEvent: Sendable {
     public var bearer: ATTBearerKind?
     public var cid: UInt16?
 
+    /// A fact set through its typed key (``TimelineExtraKey``): `e[extra: TimelineEvent.valueLength] = 20`. Kept in the
+    /// boxed fields, so only the events that carry one pay for it.
+    public subscript<Value: Sendable>(extra key: TimelineExtraKey<Value>) -> Value? {
+        get { details?.fields.extras?[key.name] as? Value }
+        set {
+            guard newValue != nil || details?.fields.extras?[key.name] != nil else { return }
+            updateDetails { f in
+                var extras = f.extras ?? [:]
+                if let newValue { extras[key.name] = newValue } else { extras.removeValue(forKey: key.name) }
+                f.extras = extras.isEmpty ? nil : extras
+            }
+        }
+    }
+
     /// The fields most events leave nil (a notification or a write sets none of them), out of line: nil, or a box
     /// holding at least one of them. Inline they made the event three times as large, and the event is moved several
     /// times between the decoder and the rendering thread's batch (docs/performance.md#timeline-event). The box is
@@ -134,10 +157,12 @@ public struct TimelineEvent: Sendable {
         var decoded: DecodedValue?
         var fields: [(String, Int64)]?
         var deferredSummary: DeferredSummary?
+        /// Facts set through typed keys (``TimelineExtraKey``), by key name.
+        var extras: [String: any Sendable]?
 
         var isEmpty: Bool {
             handles == nil && values == nil && uuid == nil && attributeName == nil && nameSource == nil && status == nil
-                && decoded == nil && fields == nil && deferredSummary == nil
+                && decoded == nil && fields == nil && deferredSummary == nil && extras == nil
         }
     }
 
