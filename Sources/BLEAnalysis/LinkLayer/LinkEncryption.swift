@@ -152,10 +152,8 @@ struct LLEncryptionState {
     var haveResponse = false
     /// First frame sent encrypted (LL_START_ENC_REQ + 1 on raw captures, or the capturer's first encrypted packet).
     var encryptedFrom: Int?
-    /// The encryption start was announced (at the first encrypted PDU, or at the second LL_START_ENC_RSP).
-    var startAnnounced = false
-    /// LL_START_ENC_RSPs since the last LL_START_ENC_REQ.
-    var startResponses = 0
+    /// The start was announced (first encrypted PDU, or the second of the LL_START_ENC_RSPs counted since LL_START_ENC_REQ).
+    var startAnnounced = false, startResponses = 0
     var cipher: LLPacketCipher?
     var keySearchDone = false
     var keysTried = 0
