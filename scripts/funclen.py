@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Lists the functions (func and init) over 80 lines in BLEAnalysis and BLEReports; exits 1 when there is one.
+"""Lists the functions (func and init) over 80 lines in BLEAnalysis and BLEReports, and the hand-written source files
+over 500 lines anywhere in Sources (the generated assigned-number tables aside); exits 1 when there is one (issue 29).
 
 A simple brace counter, not a parser: a function runs from its `func`/`init` line to the brace that closes it, string
 literals and `//` comments left out of the count. Usage: scripts/funclen.py [LIMIT] (from anywhere; default 80).
@@ -43,4 +44,14 @@ for module in ("BLEAnalysis", "BLEReports"):
         found += [(n, rel, line, head) for n, line, head in long_functions(path)]
 for n, rel, line, head in sorted(found, reverse=True):
     print(n, f"{rel}:{line}", head)
-sys.exit(1 if found else 0)
+FILE_LIMIT = 500
+large = []
+for path in glob.glob(os.path.join(ROOT, "Sources", "**", "*.swift"), recursive=True):
+    if os.path.basename(path).startswith("Generated"):
+        continue
+    n = open(path, encoding="utf-8").read().count("\n")
+    if n > FILE_LIMIT:
+        large.append((n, os.path.relpath(path, ROOT)))
+for n, rel in sorted(large, reverse=True):
+    print(n, rel, f"(file over {FILE_LIMIT} lines)")
+sys.exit(1 if found or large else 0)
