@@ -33,6 +33,16 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         public var endedBy: EndedBy
         /// This side's Disconnect that asked for it, when the capture holds it.
         public var requestFrame: Int?
+
+        /// `Remote User Terminated Connection (the peer ended it)`: the reason and, when the capture says, who.
+        public var text: String {
+            switch endedBy {
+            case .local: reason + " (this side ended it)"
+            case .peer: reason + " (the peer ended it)"
+            case .link: reason + " (the link was lost)"
+            case .unknown: reason
+            }
+        }
     }
 
     public enum Input: Hashable, Sendable {

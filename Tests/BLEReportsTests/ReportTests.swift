@@ -182,6 +182,19 @@ func linkTargets(_ html: String) -> [String] {
         #expect(long.contains("<title>blescope report: c1.btsnoop, c2.btsnoop, c3.btsnoop, c4.btsnoop, c5.btsnoop and 7 more</title>"))
     }
 
+    /// Who ended each connection (``ConnectionLifecycle``): the supervision timeout of frame 237 (tshark: Disconnection
+    /// Complete, reason 0x08) was the link's loss, in the JSON and in the connection table.
+    @Test func eachConnectionSaysWhoEndedIt() throws {
+        let report = Report.build(paths: [samplePath("diag-supervision-timeout.btsnoop")])
+        let text = JSONReport.render(report)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let files = try #require(object["files"] as? [[String: Any]])
+        let connection = try #require((files.first?["connections"] as? [[String: Any]])?.first)
+        #expect(connection["end_frame"] as? Int == 237 && connection["ended_by"] as? String == "link")
+        #expect(connection["disconnect_reason"] as? String == "Connection Timeout")
+        #expect(MarkdownReport.render(report).contains("| Connection Timeout (the link was lost) |"))
+    }
+
     @Test(.enabled(if: hasDFUSample))
     func jsonIsValidWithStableKeys() throws {
         let report = Report.build(paths: [dfuSample, "/nonexistent/file.btsnoop"])

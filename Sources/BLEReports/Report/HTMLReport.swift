@@ -207,7 +207,7 @@ public enum HTMLReport {
                 "<td>\(esc(c.currentPHY.description)), \(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets), MTU \(c.currentMTU)\(c.isEncrypted ? ", encrypted" : "")</td>"
             out +=
                 "<td class=\"n\">\(formatCount(c.aclPackets[.tx])) / \(formatCount(c.aclPackets[.rx]))</td><td class=\"n\">\(c.maxInFlight)</td>"
-            out += "<td>\(esc(c.disconnectReason ?? (c.endFrame == nil ? "—" : "disconnected")))</td></tr>"
+            out += "<td>\(esc(c.lifecycle.ending?.text ?? c.disconnectReason ?? (c.endFrame == nil ? "—" : "disconnected")))</td></tr>"
         }
         out += "</table></div>"
         if f.connections.count > options.maxRows {

@@ -15,7 +15,7 @@ import BLECore
 ///                 "signalling_pdus", "link_layer_records"},
 ///    "acl_buffers": {"length", "packets"} | null,
 ///    "connections": [{"number", "handle", "controller", "peer", "peer_type", "role", "inferred",
-///                     "start_frame", "start_time", "end_frame", "end_time", "disconnect_reason",
+///                     "start_frame", "start_time", "end_frame", "end_time", "disconnect_reason", "ended_by",
 ///                     "parameters": [{"frame", "time", "interval_ms", "latency", "timeout_ms"}],
 ///                     "phy": [{"frame", "time", "tx", "rx"}],
 ///                     "data_length": [{"frame", "time", "max_tx_octets", "max_tx_time", "max_rx_octets", "max_rx_time"}],
@@ -184,6 +184,7 @@ public enum JSONReport {
         w.field("end_frame", c.endFrame)
         w.field("end_time", c.endTime)
         w.field("disconnect_reason", c.disconnectReason)
+        w.field("ended_by", c.lifecycle.ending?.endedBy.rawValue)
         writeLinkHistory(c.link, to: &w)
         writeLinkFacts(c.link, to: &w)
         writeEncryptionHistory(c.link, to: &w)

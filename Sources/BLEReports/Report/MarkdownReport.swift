@@ -148,7 +148,7 @@ public enum MarkdownReport {
                 } ?? "—",
                 c.currentPHY.description, "\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)",
                 "\(c.currentMTU)", c.isEncrypted ? "yes" : "no",
-                c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected"),
+                c.lifecycle.ending?.text ?? c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected"),
             ])
         }
         return out

@@ -291,7 +291,7 @@ public struct Report: Sendable {
                 events.append(
                     KeyEvent(
                         frame: end, timestamp: c.endTime, connectionNumber: c.number, kind: "disconnect",
-                        text: "disconnected" + (c.disconnectReason.map { ": \($0)" } ?? "")))
+                        text: "disconnected" + ((c.lifecycle.ending?.text ?? c.disconnectReason).map { ": \($0)" } ?? "")))
             }
         }
         var perCode: [String: Int] = [:]
