@@ -63,15 +63,7 @@ extension Analyzer {
     /// Command Complete (7.7.14): answers its command; some return parameters name the controller or its buffers.
     func commandCompleted(_ cc: CommandComplete, _ record: CaptureRecord) -> HCIEventNote {
         let frame = record.frame, time = record.timestamp, controller = record.controllerIndex
-        var note = HCIEventNote(status: cc.status?.description)
-        if cc.opcode.rawValue != 0 {
-            let answer = answerCommand(controller: controller, opcode: cc.opcode, frame: frame, timestamp: time)
-            note.requestFrame = answer?.0
-            note.latency = answer?.1
-            recordAnswer(
-                answer?.2 ?? cc.opcode, status: cc.status, commandFrame: note.requestFrame, latency: note.latency, frame: frame,
-                timestamp: time, controller: controller)
-        }
+        let note = answered(cc.opcode, status: cc.status, record)
         let returns = cc.decodedReturn
         switch returns {
         case .readLocalVersionInformation(let v) where v.status == .success:
@@ -89,18 +81,24 @@ extension Analyzer {
         return note
     }
 
+    /// The event's note, with the command it answers (its frame and latency) when that command is in the capture;
+    /// a NOP opcode (0x0000, the controller granting command credits) answers nothing (7.7.14, 7.7.15).
+    func answered(_ opcode: HCICommand, status: HCIStatus?, _ record: CaptureRecord) -> HCIEventNote {
+        var note = HCIEventNote(status: status?.description)
+        guard opcode.rawValue != 0 else { return note }
+        let answer = answerCommand(controller: record.controllerIndex, opcode: opcode, frame: record.frame, timestamp: record.timestamp)
+        note.requestFrame = answer?.0
+        note.latency = answer?.1
+        recordAnswer(
+            answer?.2 ?? opcode, status: status, commandFrame: note.requestFrame, latency: note.latency, frame: record.frame,
+            timestamp: record.timestamp, controller: record.controllerIndex)
+        return note
+    }
+
     /// Command Status (7.7.15): a successful one leaves the command open for its completion event, but it is answered.
     func commandStatus(_ cs: CommandStatus, _ record: CaptureRecord) -> HCIEventNote {
         let frame = record.frame, time = record.timestamp, controller = record.controllerIndex
-        var note = HCIEventNote(status: cs.status.description)
-        if cs.opcode.rawValue != 0 {
-            let answer = answerCommand(controller: controller, opcode: cs.opcode, frame: frame, timestamp: time)
-            note.requestFrame = answer?.0
-            note.latency = answer?.1
-            recordAnswer(
-                answer?.2 ?? cs.opcode, status: cs.status, commandFrame: note.requestFrame, latency: note.latency, frame: frame,
-                timestamp: time, controller: controller)
-        }
+        let note = answered(cs.opcode, status: cs.status, record)
         iso.commandStatus(cs.opcode, status: cs.status, controller: controller, frame: frame, timestamp: time)
         return note
     }
