@@ -4,7 +4,9 @@
     python3 scripts/validate_json.py OUTPUT FILE...     (one process for many files: start-up is the cost)
 
 OUTPUT names the schema: info, timeline, gatt, transfers, ota, throughput, adverts, diagnose, iso, report (one
-`report --format json` document) or report-line (one element of `files`: a line of `report --format jsonl`).
+`report --format json` document), report-line (one element of `files`: a line of `report --format jsonl`) or
+tables/TABLE (a table file of `export --tables`: captures, connections, findings, streams, ota_sessions,
+iso_streams, quality_reports).
 A FILE ending in .jsonl holds one document per line; any other FILE is one document. A FILE may be
 written `LABEL=PATH`: LABEL (say, the capture and command that produced it) is printed instead of PATH.
 
@@ -33,6 +35,9 @@ except ImportError:  # jsonschema < 4.18
 
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas")
 OUTPUTS = ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "report-line", "diagnose", "iso"]
+# `blescope export --tables`: one schema per table file, in schemas/tables/ (OUTPUT `tables/captures`, …).
+TABLES = ["captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports"]
+OUTPUTS += ["tables/" + t for t in TABLES]
 
 
 def pointer(parts):
@@ -66,7 +71,8 @@ def registry():
     resources = []
     store = {}
     schemas = {}
-    for name in sorted(os.listdir(SCHEMAS)):
+    names = sorted(os.listdir(SCHEMAS)) + ["tables/" + n for n in sorted(os.listdir(os.path.join(SCHEMAS, "tables")))]
+    for name in names:
         if not name.endswith(".schema.json"):
             continue
         with open(os.path.join(SCHEMAS, name)) as f:

@@ -127,6 +127,17 @@ public struct ColumnTable<Row>: Sendable {
         }
     }
 
+    /// The row's scalar fields: every JSON column whose value is not an object or array, under its JSON key, and every
+    /// CSV-only column (a flattening) under its CSV name. The flat form of a row (`export --tables`).
+    public func writeFlatFields(_ row: Row, to w: inout JSONWriter) {
+        for c in columns {
+            guard let name = c.key ?? c.csv else { continue }
+            let value = c.value(row)
+            if case .json = value { continue }
+            value.write(name, to: &w)
+        }
+    }
+
     /// The text table's header line (no newline), each title padded to its column.
     public var textHeader: String {
         textColumns.map { $0.pad($0.title) }.joined(separator: " ").trimmingTrailingSpaces
