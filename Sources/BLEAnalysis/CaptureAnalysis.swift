@@ -64,6 +64,10 @@ public struct CaptureAnalysis: Sendable {
     public var iso = ISOAnalysis()
     /// ASE states and operations, BASS operations (``Observing/leAudio``).
     public var leAudio: LEAudioProfiles?
+    /// The controllers the log names (Read Local Version Information, a monitor's index info) and their vendor commands
+    /// and events: what `info` shows, so that every output that shows them reads the same pass.
+    public var controllerIdentities: [UInt16: ControllerIdentity] = [:]
+    public var vendorActivity = VendorActivity()
     /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
     /// and the completeness verdict (``Evidence/completeness``) before ``DiagnosisEngine/diagnose(_:rules:)``.
     public var evidence: Evidence
@@ -164,6 +168,8 @@ public final class AnalysisPass {
             evidence: analyzer.evidence(throughput: set?.throughput?.streams))
         result.iso = analyzer.isoAnalysis
         result.leAudio = set?.leAudio?.result
+        result.controllerIdentities = analyzer.controllerIdentities
+        result.vendorActivity = analyzer.vendorActivity
         result.evidence.iso = result.iso
         result.evidence.leAudio = result.leAudio
         return result

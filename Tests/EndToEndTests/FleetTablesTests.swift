@@ -84,6 +84,9 @@ import Testing
             let lost = connections.filter { $0["capture_id"] as? String == pongbot && $0["end_reason_code"] as? Int == 8 }
             #expect(lost.compactMap { $0["end_frame"] as? Int }.sorted() == [1558, 5697, 5853, 6257, 6459, 7283])
             #expect(lost.allSatisfy { $0["ended_by"] as? String == "link" })
+            // Its controller, from Read Local Version Information at frame 10 (tshark: manufacturer 0x000f).
+            let row = captures.first { $0["capture_id"] as? String == pongbot }
+            #expect(row?["controller_manufacturer_id"] as? Int == 0x000F)
         }
         // A cut copy of an update that ends early is not a success.
         let cut = ota.filter { ($0["capture_id"] as? String ?? "").hasSuffix("nordic-dfu.btsnoop-cut45.btsnoop") }

@@ -203,6 +203,8 @@ public struct Report: Sendable {
         }
         a.info = CaptureInfo(capture: capture, statistics: stats, completeness: verdict)
         a.info?.decodeHealth = analysis.decodeHealth
+        a.info?.controllerIdentities = analysis.controllerIdentities
+        a.info?.vendorActivity = analysis.vendorActivity
         a.counters = analysis.counters
         a.connections = analysis.connections
         a.aclBuffers = analysis.firstACLBuffers
