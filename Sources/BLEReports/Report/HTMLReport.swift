@@ -42,6 +42,15 @@ public enum HTMLReport {
         svg .average{stroke:#2e8540;stroke-width:1;stroke-dasharray:2 3}svg .averagelabel{font-size:11px;fill:#2e8540;text-anchor:end;paint-order:stroke;stroke:#fff;stroke-width:3px}
         svg .bar{fill:#6f9fd8}svg .bar.lost{fill:#c0392b}svg .barlabel{font-size:10px;fill:#1d232a;text-anchor:middle}
         .legend span{margin-right:14px}.sw{display:inline-block;width:18px;height:0;border-top:2px solid;vertical-align:middle;margin-right:4px}
+        svg .lanelabel{font-size:11px;fill:#1d232a}svg .bar-conn{fill:#6f9fd8}svg .endmark{font-size:12px;font-weight:700}
+        svg .end-peer .bar-conn{fill:#a58fd6}svg .end-peer .endmark{fill:#6b3fa0}svg .end-link .bar-conn{fill:#e39a9a}
+        svg .end-link .endmark{fill:#c23030}svg .end-unknown .bar-conn{fill:#b8c1cb}svg .end-open .bar-conn{fill:#8fcf9c}
+        svg .end-local .endmark{fill:#1f4f99}svg .tick{stroke-width:2}svg .span-log{stroke:#d5dce3;stroke-width:4}
+        svg .conn:hover .bar-conn{stroke:#1d232a}svg .marker path{fill:#d9822b}svg .marker.sev-error path{fill:#c23030}
+        .k-encryption{stroke:#2e8540;border-color:#2e8540!important}.k-mtu{stroke:#1f6feb;border-color:#1f6feb!important}
+        .k-phy{stroke:#8e44ad;border-color:#8e44ad!important}.k-data-length{stroke:#b36200;border-color:#b36200!important}
+        .k-parameters{stroke:#46505a;border-color:#46505a!important}.span-ota{fill:#d9822b;border-color:#d9822b!important}
+        .span-iso{fill:#0f9d9a;border-color:#0f9d9a!important}
         footer{color:#66717d;font-size:12px;margin-top:24px}
         """
 
@@ -100,6 +109,7 @@ public enum HTMLReport {
         if let error = f.error {
             return out + "<p class=\"bad\">Cannot read this file: \(esc(error))</p></section>"
         }
+        if let links = LinksChart(f) { out += links.html(index: index) }
         out += summary(f.summary, index: index)
         out += diagnosis(f, index: index)
         // Decode health first: when a connection lost a large share, everything below is partial.

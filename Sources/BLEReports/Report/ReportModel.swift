@@ -79,6 +79,8 @@ public struct FileAnalysis: Sendable {
     public var diagnosis = DiagnosisResult(findings: [], rulesEvaluated: 0)
     /// The timeline rows around each shown finding's deciding frame, by that frame.
     public var exchanges: [Int: [ExchangeRow]] = [:]
+    /// Frames to times, for the links chart's findings (which carry only a frame).
+    public var frameClock = FrameClock()
 
     public init(path: String, error: String) {
         self.path = path
@@ -184,6 +186,7 @@ public struct Report: Sendable {
         // The trackers cost about as much as decoding: on a second core they run alongside it.
         var stats = CaptureStatistics()
         var completeness = CompletenessTracker()
+        var frameClock = FrameClock()
         let analysis = CaptureAnalysis.analyze(
             capture, options: analyzerOptions,
             observing: Observing(
@@ -194,8 +197,10 @@ public struct Report: Sendable {
             onRecord: { record in
                 stats.add(record)
                 completeness.add(record)
+                frameClock.add(frame: record.frame, timestamp: record.timestamp)
             })
         var a = FileAnalysis(path: capture.path)
+        a.frameClock = frameClock
         var verdict = completeness.result(format: capture.format.name, readerFindings: capture.findings)
         // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
         for f in analysis.findings where f.kind.code == "ll.encrypted-no-key" {
