@@ -89,7 +89,8 @@ extension LinksChart {
     private func findingMarks(y: Double, index: Int, x: (Timestamp) -> Double) -> String {
         guard !markers.isEmpty else { return "" }
         var out = "<text x=\"4\" y=\"\(c(y + 12))\" class=\"lanelabel\">findings</text>"
-        for m in markers {
+        // Errors drawn last: on top of a warning at the same place, and the one a click reaches.
+        for m in markers.enumerated().sorted(by: { ($0.element.severity, $0.offset) < ($1.element.severity, $1.offset) }).map(\.element) {
             let mx = x(m.time)
             let sev = m.severity >= .error ? "error" : "warning"
             out += "<a href=\"#file\(index)-d\(m.frame)\" class=\"marker sev-\(sev)\" data-frame=\"\(m.frame)\">"

@@ -94,7 +94,9 @@ extension HTMLReport {
         out +=
             "<p>" + esc(tally.isEmpty ? "Nothing wrong found by \(d.rulesEvaluated) rules." : "\(tally) (\(d.rulesEvaluated) rules).")
             + "</p>"
-        for finding in d.atLeast(.warning) { out += block(finding, index: index, rows: f.exchanges[finding.frame]) }
+        for finding in d.atLeast(.warning) {
+            out += block(finding, index: index, rows: f.exchanges[finding.frame], timeline: f.timeline != nil)
+        }
         let context = d.findings.filter { $0.severity == .info }
         if !context.isEmpty {
             out += "<details><summary>\(context.count) more in context (info)</summary><ul>"
@@ -104,12 +106,16 @@ extension HTMLReport {
         return out
     }
 
-    static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?) -> String {
+    static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?, timeline: Bool = false) -> String {
         let cls = d.severity >= .error ? "finding failure" : "finding"
         var out = "<div class=\"\(cls)\" id=\"file\(index)-d\(d.frame)\">"
         out +=
             "<b class=\"sev-\(d.severity >= .error ? "error" : "warning")\">\(esc(d.severity.rawValue.uppercased()))</b> <b>\(esc(d.rule))</b> "
             + esc(DiagnosisReport.summaryLine(d))
+        if timeline {
+            let target = index == 1 ? "#frame=\(d.frame)" : "#file\(index):frame=\(d.frame)"
+            out += " <a class=\"tl-link\" href=\"\(target)\" data-frame=\"\(d.frame)\">frame \(d.frame) in the timeline</a>"
+        }
         if d.count > 1 { out += "<br><span class=\"muted\">first: \(esc(d.message))</span>" }
         if !d.supporting.isEmpty {
             let cited = (d.supporting + [CitedFrame(d.frame, "decides")]).sorted { $0.frame < $1.frame }

@@ -1,0 +1,149 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+
+/// The whole timeline of a capture, in columns, for the page's searchable table (``HTMLReport`` embeds it gzipped; the
+/// page's script inflates it with the browser's own `DecompressionStream`, so the page stays one file without a fetch).
+///
+/// Columns rather than one object per event, and every text (layer, name, summary) once in a string table: a capture's
+/// events repeat a few names and summaries, so an event costs a handful of small integers. Frames and times are
+/// stored as differences from the previous event (mostly 1 and a few hundred µs).
+public struct EmbeddedTimeline: Sendable {
+    /// Most events embedded (the first ones); the page says how many more the capture has.
+    public static let maxEvents = 200_000
+    /// Most finding marks (frame, severity, text) the rows carry.
+    public static let maxMarks = 20_000
+
+    public private(set) var frames: [Int] = []
+    public private(set) var times: [Int64] = []
+    /// Connection numbers (0: none).
+    public private(set) var connections: [Int] = []
+    /// ATT attribute handles (0: none; 0 is no attribute's handle, Core Spec Vol 3, Part F, 3.2.2).
+    public private(set) var handles: [Int] = []
+    /// ``Direction`` raw values.
+    public private(set) var directions: [UInt8] = []
+    /// Indexes into ``strings``.
+    public private(set) var layers: [Int] = []
+    public private(set) var names: [Int] = []
+    public private(set) var summaries: [Int] = []
+    public private(set) var strings: [String] = []
+    private var stringIndex: [String: Int] = [:]
+    /// Events past ``maxEvents``.
+    public private(set) var omitted = 0
+    /// The capture's first record, µs: the page's times are seconds from it (as the links chart's axis).
+    public var origin: Int64?
+    /// Findings on frames: (frame, severity `info`/`warning`/`error`/`critical`, text).
+    public var marks: [(frame: Int, severity: String, text: String)] = []
+
+    public init() {}
+
+    public var count: Int { frames.count }
+
+    mutating func string(_ s: String) -> Int {
+        if let i = stringIndex[s] { return i }
+        strings.append(s)
+        stringIndex[s] = strings.count - 1
+        return strings.count - 1
+    }
+
+    public mutating func add(_ e: TimelineEvent) {
+        guard frames.count < Self.maxEvents else {
+            omitted += 1
+            return
+        }
+        frames.append(e.frame)
+        times.append(e.timestamp.microseconds)
+        connections.append(e.connectionNumber ?? 0)
+        handles.append(e.handle.map(Int.init) ?? 0)
+        directions.append(e.direction.rawValue)
+        layers.append(string(e.layer.rawValue))
+        names.append(string(e.name))
+        summaries.append(string(e.summary))
+    }
+
+    /// The JSON document the page's script reads (times are µs from `t0`): `{"v":1,"t0":µs,"s":[strings],"f":[Δframe],"t":[Δµs],"c":[…],
+    /// "h":[…],"d":[…],"l":[…],"n":[…],"m":[…],"x":[[frame,severity,text]],"omitted":n}`.
+    public func json() -> String {
+        var w = JSONWriter(capacity: count * 24 + 1024)
+        w.beginObject()
+        w.field("v", 1)
+        let t0 = origin ?? times.first ?? 0
+        w.field("t0", t0)
+        w.field("omitted", omitted)
+        w.beginArray("s")
+        for s in strings { w.value(s) }
+        w.endArray()
+        func deltas<T: BinaryInteger>(_ key: String, _ column: [T], from start: T) {
+            w.beginArray(key)
+            var previous = start
+            for v in column {
+                w.value(v - previous)
+                previous = v
+            }
+            w.endArray()
+        }
+        func plain<T: BinaryInteger>(_ key: String, _ column: [T]) {
+            w.beginArray(key)
+            for v in column { w.value(v) }
+            w.endArray()
+        }
+        w.field("f0", frames.first ?? 0)
+        deltas("f", frames, from: frames.first ?? 0)
+        deltas("t", times, from: t0)
+        plain("c", connections)
+        plain("h", handles)
+        plain("d", directions)
+        plain("l", layers)
+        plain("n", names)
+        plain("m", summaries)
+        w.beginArray("x")
+        for m in marks.prefix(Self.maxMarks) {
+            w.beginArray()
+            w.value(m.frame)
+            w.value(m.severity)
+            w.value(m.text)
+            w.endArray()
+        }
+        w.endArray()
+        w.endObject()
+        return w.string
+    }
+
+    /// The JSON gzipped (RFC 1952) and in base64: what the page embeds.
+    public func gzipBase64() -> String { base64(zlibDeflate(Array(json().utf8), gzip: true)) }
+
+    /// The timeline of the capture at `path`: a pass with timeline events on (the report's first pass builds none).
+    static func build(path: String, options: AnalyzerOptions) -> EmbeddedTimeline {
+        var table = EmbeddedTimeline()
+        guard let capture = try? CaptureFile.open(path: path) else { return table }
+        var options = options
+        options.timeline = true
+        let analyzer = Analyzer(options: options)
+        analyzer.onEvent = { table.add($0) }
+        var record = CaptureRecord.empty
+        while capture.next(into: &record) { analyzer.process(record) }
+        analyzer.finish()
+        analyzer.onEvent = nil
+        return table
+    }
+}
+
+/// RFC 4648 base64, with padding.
+func base64(_ bytes: [UInt8]) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var i = 0
+    while i + 2 < bytes.count {
+        let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+        out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+        i += 3
+    }
+    let rest = bytes.count - i
+    if rest > 0 {
+        let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+        out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)]]
+        out += rest == 2 ? [alphabet[Int(n >> 6 & 63)], UInt8(ascii: "=")] : [UInt8(ascii: "="), UInt8(ascii: "=")]
+    }
+    return String(decoding: out, as: UTF8.self)
+}
