@@ -68,7 +68,7 @@ public enum HTMLReport {
         // A fleet of captures would make a title longer than any tab shows.
         var names = paths.prefix(5).map(basename).joined(separator: ", ")
         if paths.count > 5 { names += " and \(formatCount(paths.count - 5)) more" }
-        out += "<title>blescope report: \(esc(names))</title><style>\(css)\(timelineCSS)</style></head><body><main>"
+        out += "<title>blescope report: \(esc(names))</title><style>\(css)\(timelineCSS)\(sequenceCSS)</style></head><body><main>"
         out += "<h1>blescope report</h1>"
         out += "<p class=\"muted\">\(paths.count) capture file\(paths.count == 1 ? "" : "s"); times in \(esc(options.clock.zoneName)). "
         out += "Rates are attribute value bits per second from a stream's first to its last packet; the ceiling is the "

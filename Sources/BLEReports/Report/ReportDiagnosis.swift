@@ -94,8 +94,17 @@ extension HTMLReport {
         out +=
             "<p>" + esc(tally.isEmpty ? "Nothing wrong found by \(d.rulesEvaluated) rules." : "\(tally) (\(d.rulesEvaluated) rules).")
             + "</p>"
+        let stats = f.info?.statistics
+        let hasController = (stats?.commands ?? 0) + (stats?.events ?? 0) > 0
         for finding in d.atLeast(.warning) {
-            out += block(finding, index: index, rows: f.exchanges[finding.frame], timeline: f.timeline != nil)
+            let rows = f.exchanges[finding.frame]
+            // Errors and worse: the exchanges drawn as a sequence chart (warnings keep their evidence chain).
+            var chart: SequenceChart?
+            if finding.severity >= .error, let rows, !rows.isEmpty {
+                let role = finding.connection.flatMap { n in f.connections.first { $0.number == n }?.role }
+                chart = SequenceChart(rows: rows, decidingFrame: finding.frame, localRole: role, hasController: hasController)
+            }
+            out += block(finding, index: index, rows: rows, timeline: f.timeline != nil, chart: chart)
         }
         let context = d.findings.filter { $0.severity == .info }
         if !context.isEmpty {
@@ -106,7 +115,7 @@ extension HTMLReport {
         return out
     }
 
-    static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?, timeline: Bool = false) -> String {
+    static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?, timeline: Bool = false, chart: SequenceChart? = nil) -> String {
         let cls = d.severity >= .error ? "finding failure" : "finding"
         var out = "<div class=\"\(cls)\" id=\"file\(index)-d\(d.frame)\">"
         out +=
@@ -127,6 +136,7 @@ extension HTMLReport {
             out += "<br><span class=\"muted\">fact: \(esc(fact.name)) \(esc(fact.value)), \(esc(fact.source.description))</span>"
         }
         if case .lowered(let reason) = d.confidence { out += "<br><span class=\"sev-warning\">confidence lowered:</span> \(esc(reason))" }
+        if let chart { out += chart.svg() }
         if let rows, !rows.isEmpty {
             out += "<details><summary>exchanges around frame \(d.frame)</summary><div class=\"scroll\"><table>"
             out += "<tr><th>frame</th><th>time</th><th>dir</th><th>layer</th><th>what</th><th>pairs with</th></tr>"
