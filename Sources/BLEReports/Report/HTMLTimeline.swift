@@ -70,7 +70,7 @@ extension HTMLReport {
         var o=document.createElement("option");o.value=k;o.textContent=j.s[k];sel.appendChild(o);});
         root.querySelectorAll("[data-f]").forEach(function(e){e.addEventListener("input",function(){apply(tl);});});
         tl.view.addEventListener("scroll",function(){render(tl);});
-        apply(tl);root.dataset.ready="1";return tl;});}
+        apply(tl);root.dataset.readyMs=Math.round(performance.now());root.dataset.ready="1";return tl;});}
         function num(v,hex){if(v==="")return -1;var x=hex||/^0x|[a-f]/i.test(v)?parseInt(v.replace(/^0x/i,""),16):parseInt(v.replace("#",""),10);return isNaN(x)?-2:x;}
         function apply(tl){var q={},j=tl.j,n=tl.n,out=new Int32Array(n),k=0,i,s;
         tl.root.querySelectorAll("[data-f]").forEach(function(e){q[e.dataset.f]=e.value.trim();});
