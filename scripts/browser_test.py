@@ -170,6 +170,33 @@ def check_filters(d, blescope, capture, shots):
     check(rows == total, "clearing the text shows every event again")
 
 
+def check_brush(d, page, blescope, capture, shots):
+    """Dragging across the links chart sets the timeline's time range: its rows are the events in it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    svg = d.find_element(By.CSS_SELECTOR, "svg.links")
+    d.execute_script("arguments[0].scrollIntoView({block:'center'});", svg)
+    left, width = float(svg.get_attribute("data-plot-left")), float(svg.get_attribute("data-plot-width"))
+    scale = svg.size["width"] / float(svg.get_attribute("width"))
+    # From 20 % to 70 % of the axis, in the last lane's row (clear of the markers), offsets from the element's centre.
+    x0 = (left + 0.2 * width) * scale - svg.size["width"] / 2
+    x1 = (left + 0.7 * width) * scale - svg.size["width"] / 2
+    y = svg.size["height"] / 2 - 40 * scale
+    ActionChains(d).move_to_element_with_offset(svg, int(x0), int(y)).click_and_hold().move_by_offset(int(x1 - x0), 0).release().perform()
+    wait(d, "return document.querySelector('#tl1 [data-f=from]').value!=='';", 5)
+    lo, hi, rows = d.execute_script(
+        "var r=document.querySelector('#tl1');return [+r.querySelector('[data-f=from]').value,+r.querySelector('[data-f=to]').value,+r.dataset.rows];")
+    # The events of `timeline --format jsonl` in that range, from the page's origin (the capture's first record).
+    _, data = timeline_data(page)
+    t0 = data["t0"] / 1e6
+    inside = jsonl_count(blescope, capture, lambda e: lo - 5e-7 <= round(e["time"] - t0, 6) <= hi + 5e-7)
+    span = float(svg.get_attribute("data-span"))
+    check(abs(lo - 0.2 * span) < 0.02 * span + 0.01 and abs(hi - 0.7 * span) < 0.02 * span + 0.01 and rows == inside,
+          f"brushing 20–70 % of the links chart keeps {lo:.3f}–{hi:.3f} s of {span} s: {rows} rows = {inside} events of timeline --format jsonl in that range")
+    d.save_screenshot(os.path.join(shots, "brush.png"))
+    d.execute_script("var r=document.querySelector('#tl1');['from','to'].forEach(function(k){r.querySelector('[data-f='+k+']').value='';});"
+                     "r.querySelector('[data-f=text]').dispatchEvent(new Event('input'));")
+
+
 def check_frame_link(d, url, frame, shots):
     open_page(d, url + f"#frame={frame}")
     got = wait(d, f"return document.querySelector('#tl1').dataset.frame==='{frame}';", 5)
@@ -201,6 +228,7 @@ def functional(args):
         check_lanes(d, doc)
         frame = check_finding_click(d, shots)
         check_filters(d, args.blescope, args.capture, shots)
+        check_brush(d, page, args.blescope, args.capture, shots)
         check_clean(d)
         check_frame_link(d, url, frame or doc["files"][0]["connections"][0]["start_frame"], shots)
         check_clean(d)

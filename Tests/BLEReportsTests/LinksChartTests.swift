@@ -65,6 +65,16 @@ import Testing
         #expect(Self.attributeValues("data-conn", in: svg).count == 14)
         #expect(Set(Self.attributeValues("data-end-frame", in: svg).compactMap { Int($0) }) == Set(expected.keys))
         #expect(chart.textLines().count == 14)
+        // RSSI under each bar whose link has quality reports, one point per report.
+        let reported = f.connections.filter { !$0.linkQuality.isEmpty }
+        let lines: Int = svg.components(separatedBy: "class=\"rssi\"").count - 1
+        #expect(!reported.isEmpty && lines == reported.count)
+        #expect(bars.filter { !$0.rssi.isEmpty }.map(\.number).sorted() == reported.map(\.number).sorted())
+        let drawn: Int = bars.map(\.rssi.count).reduce(0, +)
+        let reports: Int = f.connections.map(\.linkQuality.count).reduce(0, +)
+        #expect(drawn == reports)
+        // The brush maps the axis to seconds from the first record: the page's script reads these.
+        #expect(svg.contains("data-plot-left=\"190.0\" data-plot-width=\"854.0\" data-span=\"\(SVGChart.number(chart.spanSeconds))\""))
         // The findings are on the axis at their frame, each a link to its diagnosis.
         #expect(svg.contains("href=\"#file1-d1558\""))
         #expect(chart.markers.count == f.diagnosis.atLeast(.warning).count)

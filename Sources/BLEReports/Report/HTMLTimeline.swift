@@ -2,7 +2,7 @@ import BLEAnalysis
 import BLECore
 
 /// The page's searchable timeline: every event of the capture (``EmbeddedTimeline``, gzipped in the page), filtered by
-/// layer, connection, ATT handle, direction, severity, time and text, drawn a screenful at a time (only the rows in
+/// layer, connection, ATT handle, direction, severity, time (typed, or brushed on the links chart) and text, drawn a screenful at a time (only the rows in
 /// view are in the document, so 100,000 events scroll as 100 do). `#frame=N` (`#file2:frame=N` for a second capture)
 /// opens it at frame N; a finding's marks and links scroll it to their frame.
 ///
@@ -99,7 +99,18 @@ extension HTMLReport {
         function onHash(){var m=/^#(?:file(\d+):)?frame=(\d+)$/.exec(location.hash),d=/^#file(\d+)-d(\d+)$/.exec(location.hash);
         if(m&&byFile[m[1]||1])byFile[m[1]||1].then(function(t){goto(t,+m[2]);t.root.scrollIntoView();});
         else if(d&&byFile[d[1]])byFile[d[1]].then(function(t){goto(t,+d[2]);});}
+        function brush(svg){var p=byFile[svg.id.replace(/^file(\d+)-links$/,"$1")],L=+svg.dataset.plotLeft,W=+svg.dataset.plotWidth,
+        S=+svg.dataset.span,r=null,x0=0;if(!p)return;
+        function at(ev){var q=svg.createSVGPoint();q.x=ev.clientX;q.y=ev.clientY;return Math.max(L,Math.min(L+W,q.matrixTransform(svg.getScreenCTM().inverse()).x));}
+        svg.addEventListener("mousedown",function(ev){if(ev.target.closest("a"))return;svg.querySelectorAll(".brush").forEach(function(b){b.remove();});
+        x0=at(ev);r=document.createElementNS(svg.namespaceURI,"rect");r.setAttribute("class","brush");r.setAttribute("y",0);
+        r.setAttribute("height",svg.viewBox.baseVal.height);r.setAttribute("x",x0);r.setAttribute("width",0);svg.appendChild(r);ev.preventDefault();});
+        svg.addEventListener("mousemove",function(ev){if(!r)return;var x=at(ev);r.setAttribute("x",Math.min(x0,x));r.setAttribute("width",Math.abs(x-x0));});
+        window.addEventListener("mouseup",function(ev){if(!r)return;var x=at(ev),a=Math.min(x0,x),b=Math.max(x0,x),s=r;r=null;
+        if(b-a<3){s.remove();return;}p.then(function(t){t.root.querySelector("[data-f=from]").value=((a-L)/W*S).toFixed(3);
+        t.root.querySelector("[data-f=to]").value=((b-L)/W*S).toFixed(3);apply(t);});});}
         document.querySelectorAll(".tl").forEach(function(root){byFile[root.dataset.file]=load(root);});
+        document.querySelectorAll("svg.links").forEach(brush);
         document.addEventListener("click",function(ev){var a=ev.target.closest&&ev.target.closest("[data-frame]");
         if(!a||a.closest(".tl"))return;var p=byFile[fileOf(a)];if(p)p.then(function(t){goto(t,+a.dataset.frame);});});
         window.addEventListener("hashchange",onHash);onHash();})();

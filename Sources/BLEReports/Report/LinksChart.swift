@@ -78,6 +78,13 @@ public struct LinksChart: Sendable {
         public var reason: String?
         public var ticks: [Tick] = []
         public var spans: [Span] = []
+        /// The controller's quality reports on this link, drawn as a line under the bar.
+        public var rssi: [RSSIPoint] = []
+    }
+
+    public struct RSSIPoint: Sendable, Hashable {
+        public var time: Timestamp
+        public var dBm: Int
     }
 
     public struct Lane: Sendable, Hashable {
@@ -174,6 +181,7 @@ public struct LinksChart: Sendable {
                     kind: "ota", startFrame: s.startFrame, start: s.startTime, end: s.endTime,
                     text: "\(s.protocolName.rawValue) \(s.result.description), frames \(s.startFrame)–\(s.endFrame)"))
         }
+        bar.rssi = c.linkQuality.map { RSSIPoint(time: $0.timestamp, dBm: Int($0.quality.rssi)) }
         let open = c.endTime ?? f.info?.statistics.maxTimestamp ?? c.startTime
         for s in f.iso.streams where s.connectionNumber == c.number { bar.spans.append(span(s, until: open)) }
         return bar

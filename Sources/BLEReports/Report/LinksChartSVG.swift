@@ -19,7 +19,8 @@ extension LinksChart {
         let height = Int(top + Double(shown.count) * Self.laneHeight + axis + markerRow + 6)
         func x(_ t: Timestamp) -> Double { plotLeft + offset(t) / spanSeconds * plotWidth }
         var out =
-            "<svg class=\"chart links\" id=\"file\(index)-links\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"Links over time\">"
+            "<svg class=\"chart links\" id=\"file\(index)-links\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" role=\"img\" aria-label=\"Links over time\""
+            + " data-plot-left=\"\(c(plotLeft))\" data-plot-width=\"\(c(plotWidth))\" data-span=\"\(SVGChart.number(spanSeconds))\">"
         for (i, lane) in shown.enumerated() {
             let y = top + Double(i) * Self.laneHeight
             out += lane.isController ? "<g class=\"lane controller\">" : "<g class=\"lane\">"
@@ -65,8 +66,22 @@ extension LinksChart {
             out += "<title>\(Self.esc("#\(b.number) frame \(t.frame): \(t.text)"))</title></line>"
         }
         for s in b.spans { out += span(s, y: y + 19, x: x) }
+        out += rssiLine(b, y: y + 18, x: x)
         out += "<text x=\"\(c(x1))\" y=\"\(c(y + 16.5))\" class=\"endmark\">\(Self.endGlyph(b.endedBy))</text>"
         return out + "</g>"
+    }
+
+    /// RSSI under the bar: -100 dBm at its foot, -30 dBm at the bar (6 px), one point per quality report.
+    private func rssiLine(_ b: Bar, y: Double, x: (Timestamp) -> Double) -> String {
+        guard !b.rssi.isEmpty else { return "" }
+        let points = b.rssi.prefix(2_000).map { p in
+            "\(c(x(p.time))),\(c(y + 6 - Double(min(70, max(0, p.dBm + 100))) / 70 * 6))"
+        }
+        let values = b.rssi.map(\.dBm)
+        var out = "<polyline points=\"\(points.joined(separator: " "))\" class=\"rssi\">"
+        out +=
+            "<title>\(Self.esc("#\(b.number) RSSI from \(b.rssi.count) quality reports: \(values.min()!) to \(values.max()!) dBm, last \(values.last!) dBm"))</title>"
+        return out + "</polyline>"
     }
 
     private func span(_ s: Span, y: Double, x: (Timestamp) -> Double) -> String {
@@ -108,7 +123,8 @@ extension LinksChart {
         out += "<b class=\"bad\">✕</b> the link was lost · ? unknown · ▸ open at the end</span>"
         out += "<span>ticks: <i class=\"sw k-encryption\"></i>encryption <i class=\"sw k-mtu\"></i>MTU <i class=\"sw k-phy\"></i>PHY "
         out += "<i class=\"sw k-data-length\"></i>data length <i class=\"sw k-parameters\"></i>parameters</span>"
-        out += "<span><i class=\"sw span-ota\"></i>OTA <i class=\"sw span-iso\"></i>LE Audio ▲ finding</span></p>"
+        out +=
+            "<span><i class=\"sw span-ota\"></i>OTA <i class=\"sw span-iso\"></i>LE Audio <i class=\"sw rssi\"></i>RSSI ▲ finding</span></p>"
         return out
     }
 }
