@@ -34,6 +34,10 @@ import Testing
         #expect(lines.count == 1)
         #expect(lines.first?.hasSuffix("the link was lost (Connection Timeout)") == true, "\(lines)")
         #expect(lines.first?.contains("✕") == true, "\(lines)")
+        // The terminal's form (diagnose): tshark's frame 237 ends it, 3.290615 s after the first record.
+        let rows = chart.compactRows()
+        #expect(rows.count == 1 && rows.first?.ending == "lost: Connection Timeout (frame 237)")
+        #expect(rows.first?.head.hasSuffix("✕| 0.4–3.3 s") == true, "\(rows)")
         // Placed in the Markdown report and at the top of the HTML one.
         let report = Report(files: [f], options: ReportOptions())
         #expect(MarkdownReport.render(report).contains("### Links over time\n\n```\n0 → "))

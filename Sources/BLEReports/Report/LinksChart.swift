@@ -112,16 +112,33 @@ public struct LinksChart: Sendable {
 
     /// The chart of an analysed capture; nil when it has no record or no connection.
     public init?(_ f: FileAnalysis) {
-        guard let stats = f.info?.statistics, let first = stats.minTimestamp, let last = stats.maxTimestamp,
-            !f.connections.isEmpty
-        else { return nil }
-        start = first
-        end = max(last, Timestamp(microseconds: first.microseconds + 1))
+        guard let stats = f.info?.statistics else { return nil }
+        let markers = f.diagnosis.atLeast(.warning).compactMap { d -> Marker? in
+            guard let t = f.frameClock.time(ofFrame: d.frame) else { return nil }
+            return Marker(
+                frame: d.frame, time: t, severity: d.severity, rule: d.rule, text: DiagnosisReport.summaryLine(d),
+                connection: d.connection)
+        }
+        self.init(
+            connections: f.connections, start: stats.minTimestamp, end: stats.maxTimestamp,
+            hasController: stats.commands + stats.events > 0, otaSessions: f.otaSessions, isoStreams: f.iso.streams,
+            markers: markers)
+    }
+
+    /// The chart of `connections` over the capture from `start` to `end` (its first and last records); nil without
+    /// a record or a connection. `hasController`: an HCI log, whose controller gets a lane.
+    public init?(
+        connections: [Connection], start: Timestamp?, end: Timestamp?, hasController: Bool, otaSessions: [OTASession] = [],
+        isoStreams: [ISOStream] = [], markers: [Marker] = []
+    ) {
+        guard let first = start, let last = end, !connections.isEmpty else { return nil }
+        self.start = first
+        self.end = max(last, Timestamp(microseconds: first.microseconds + 1))
         var byPeer: [String: Int] = [:]
         var lanes: [Lane] = []
-        for c in f.connections.sorted(by: { ($0.startTime, $0.number) < ($1.startTime, $1.number) }) {
+        for c in connections.sorted(by: { ($0.startTime, $0.number) < ($1.startTime, $1.number) }) {
             let key = c.peerAddress ?? "handle " + hex(c.handle, width: 4)
-            let bar = Self.bar(c, f)
+            let bar = Self.bar(c, otaSessions: otaSessions, isoStreams: isoStreams, captureEnd: last)
             if let i = byPeer[key] {
                 lanes[i].bars.append(bar)
             } else {
@@ -130,23 +147,16 @@ public struct LinksChart: Sendable {
             }
         }
         // An HCI log has a controller: its lane holds the streams that belong to no connection (BIS).
-        if stats.commands + stats.events > 0 {
+        if hasController {
             var controller = Lane(label: "controller", bars: [], isController: true)
-            for s in f.iso.streams where s.connectionNumber == nil {
-                controller.spans.append(Self.span(s, until: end))
-            }
+            for s in isoStreams where s.connectionNumber == nil { controller.spans.append(Self.span(s, until: last)) }
             lanes.insert(controller, at: 0)
         }
         self.lanes = lanes
-        markers = f.diagnosis.atLeast(.warning).compactMap { d in
-            guard let t = f.frameClock.time(ofFrame: d.frame) else { return nil }
-            return Marker(
-                frame: d.frame, time: t, severity: d.severity, rule: d.rule, text: DiagnosisReport.summaryLine(d),
-                connection: d.connection)
-        }
+        self.markers = markers
     }
 
-    static func bar(_ c: Connection, _ f: FileAnalysis) -> Bar {
+    static func bar(_ c: Connection, otaSessions: [OTASession], isoStreams: [ISOStream], captureEnd: Timestamp) -> Bar {
         let ending = c.lifecycle.ending
         var bar = Bar(
             number: c.number, handle: c.handle, startFrame: c.startFrame, start: c.startTime, endFrame: c.endFrame,
@@ -175,15 +185,15 @@ public struct LinksChart: Sendable {
                     text: "interval \(ms) ms, latency \(p.value.latency), timeout \(Int(p.value.timeout) * 10) ms"))
         }
         bar.ticks.sort { ($0.frame, $0.kind) < ($1.frame, $1.kind) }
-        for s in f.otaSessions where s.connectionNumber == c.number {
+        for s in otaSessions where s.connectionNumber == c.number {
             bar.spans.append(
                 Span(
                     kind: "ota", startFrame: s.startFrame, start: s.startTime, end: s.endTime,
                     text: "\(s.protocolName.rawValue) \(s.result.description), frames \(s.startFrame)–\(s.endFrame)"))
         }
         bar.rssi = c.linkQuality.map { RSSIPoint(time: $0.timestamp, dBm: Int($0.quality.rssi)) }
-        let open = c.endTime ?? f.info?.statistics.maxTimestamp ?? c.startTime
-        for s in f.iso.streams where s.connectionNumber == c.number { bar.spans.append(span(s, until: open)) }
+        let open = c.endTime ?? captureEnd
+        for s in isoStreams where s.connectionNumber == c.number { bar.spans.append(span(s, until: open)) }
         return bar
     }
 
@@ -245,6 +255,37 @@ public struct LinksChart: Sendable {
             }
         }
         return rows.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// The terminal's form (`diagnose`): per connection its number, peer, a `track`-column track (`·` where it was not
+    /// up) and its times in `head`, how it ended in `ending` (the caller wraps it to its width).
+    public func compactRows(track: Int = 20) -> [(head: String, ending: String)] {
+        let numberWidth = String(lanes.flatMap(\.bars).map(\.number).max() ?? 1).count + 1
+        let labelWidth = min(17, lanes.map(\.label.count).max() ?? 8)
+        var rows: [(Int, String, String)] = []
+        for lane in lanes {
+            for b in lane.bars {
+                let from = column(b.start, width: track)
+                let to = max(from, column(b.end ?? end, width: track))
+                var cells = Array(repeating: Character("·"), count: track)
+                for i in from...to { cells[i] = "█" }
+                cells[to] = Character(Self.endGlyph(b.endedBy))
+                let number = "#\(b.number)".padding(toLength: numberWidth, withPad: " ", startingAt: 0)
+                let label = String(lane.label.prefix(labelWidth)).padding(toLength: labelWidth, withPad: " ", startingAt: 0)
+                let times = "\(String(fractionDigits: 1, offset(b.start)))–\(String(fractionDigits: 1, offset(b.end ?? end))) s"
+                let words: String =
+                    switch b.endedBy {
+                    case nil: "open at the end"
+                    case "local": "this side ended it"
+                    case "peer": "the peer ended it"
+                    case "link": "lost"
+                    default: "ended"
+                    }
+                let ending = words + (b.reason.map { ": \($0)" } ?? "") + (b.endFrame.map { " (frame \($0))" } ?? "")
+                rows.append((b.number, "\(number) \(label) |\(String(cells))| \(times)", ending))
+            }
+        }
+        return rows.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) }
     }
 
     /// `encryption on at frame 40, MTU 247, 1 OTA session, 2 LE Audio streams`.
