@@ -77,7 +77,7 @@ def open_page(d, url):
 
 def set_filter(d, name, value):
     return d.execute_script(
-        "var e=document.querySelector('#tl1 [data-f=\"'+arguments[0]+'\"]');var t=performance.now();e.value=arguments[1];"
+        "document.querySelector('#tl1').scrollIntoView();var e=document.querySelector('#tl1 [data-f=\"'+arguments[0]+'\"]');var t=performance.now();e.value=arguments[1];"
         "e.dispatchEvent(new Event('input'));return [+document.querySelector('#tl1').dataset.rows,performance.now()-t];",
         name, value)
 

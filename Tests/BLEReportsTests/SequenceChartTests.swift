@@ -43,6 +43,13 @@ import Testing
         #expect(svg.components(separatedBy: "class=\"seqgap\"").count - 1 == 1)
         // Times from the deciding frame.
         #expect(svg.contains(">−0.040 s<") && svg.contains(">+3.000 s<"))
+        // A row of another connection than the finding's: faded and named.
+        var mixed = rows
+        mixed[0].connection = 2
+        mixed[2].connection = 1
+        let other = SequenceChart(rows: mixed, decidingFrame: 12, localRole: .central, hasController: true, connection: 1).svg()
+        #expect(other.contains("<g class=\"msg other\" data-frame=\"10\"><title>#10 conn #2 · Read Request</title>"))
+        #expect(other.contains("<g class=\"msg decides\" data-frame=\"12\"><title>#12 Read Response</title>"))
     }
 
     /// The supervision-timeout Sample's error (frame 237, tshark: Disconnection Complete, reason 0x08) gets its chart in

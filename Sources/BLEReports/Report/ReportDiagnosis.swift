@@ -12,6 +12,8 @@ public struct ExchangeRow: Hashable, Sendable {
     public var summary: String
     /// The other half of a request/response pair, when the capture holds it.
     public var pairedFrame: Int?
+    /// The connection number of the row, when it belongs to one.
+    public var connection: Int? = nil
 }
 
 extension Report {
@@ -44,7 +46,7 @@ extension Report {
         analyzer.onEvent = { e in
             let row = ExchangeRow(
                 frame: e.frame, timestamp: e.timestamp, direction: e.direction, layer: e.layer.rawValue, name: e.name,
-                summary: e.summary, pairedFrame: e.responseFrame ?? e.requestFrame)
+                summary: e.summary, pairedFrame: e.responseFrame ?? e.requestFrame, connection: e.connectionNumber)
             for (t, n) in after where n > 0 && e.frame > t {
                 rows[t, default: []].append(row)
                 after[t] = n - 1
@@ -102,7 +104,8 @@ extension HTMLReport {
             var chart: SequenceChart?
             if finding.severity >= .error, let rows, !rows.isEmpty {
                 let role = finding.connection.flatMap { n in f.connections.first { $0.number == n }?.role }
-                chart = SequenceChart(rows: rows, decidingFrame: finding.frame, localRole: role, hasController: hasController)
+                chart = SequenceChart(
+                    rows: rows, decidingFrame: finding.frame, localRole: role, hasController: hasController, connection: finding.connection)
             }
             out += block(finding, index: index, rows: rows, timeline: f.timeline != nil, chart: chart)
         }

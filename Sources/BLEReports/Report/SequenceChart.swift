@@ -14,12 +14,24 @@ public struct SequenceChart: Sendable {
     /// The role of the side whose log it is (an HCI log); nil for an air capture, whose rows have no host.
     public var localRole: Connection.Role?
     public var hasController: Bool
+    /// The finding's connection: rows of other connections are drawn faded and named (`conn #2`), since their peer is
+    /// not the one in the column.
+    public var connection: Int?
 
-    public init(rows: [ExchangeRow], decidingFrame: Int, localRole: Connection.Role?, hasController: Bool) {
+    public init(
+        rows: [ExchangeRow], decidingFrame: Int, localRole: Connection.Role?, hasController: Bool, connection: Int? = nil
+    ) {
         self.rows = rows
         self.decidingFrame = decidingFrame
         self.localRole = hasController ? localRole ?? .central : nil
         self.hasController = hasController
+        self.connection = connection
+    }
+
+    /// A row of another connection than the finding's.
+    func isOther(_ r: ExchangeRow) -> Bool {
+        guard let connection, let other = r.connection else { return false }
+        return other != connection
     }
 
     var localColumn: Column { localRole == .peripheral ? .peripheral : .central }
@@ -93,8 +105,10 @@ public struct SequenceChart: Sendable {
 
     func message(_ r: ExchangeRow, y: Double, deciding: Timestamp?, x: (Column) -> Double) -> String {
         let decides = r.frame == decidingFrame
-        let text = "#\(r.frame) \(r.name)" + (r.summary.isEmpty ? "" : " " + r.summary)
-        var out = "<g class=\"msg\(decides ? " decides" : "")\" data-frame=\"\(r.frame)\"><title>\(Self.esc(text))</title>"
+        let other = isOther(r)
+        let text = "#\(r.frame) " + (other ? "conn #\(r.connection!) · " : "") + r.name + (r.summary.isEmpty ? "" : " " + r.summary)
+        let cls = decides ? "msg decides" : other ? "msg other" : "msg"
+        var out = "<g class=\"\(cls)\" data-frame=\"\(r.frame)\"><title>\(Self.esc(text))</title>"
         if decides { out += "<rect x=\"0\" y=\"\(Self.c(y - 20))\" width=\"100%\" height=\"26\" class=\"seqdecides\"/>" }
         if let deciding {
             let offset = Double(r.timestamp.microseconds(since: deciding)) / 1e6
@@ -138,6 +152,6 @@ extension HTMLReport {
         svg.seq .arrow.l-ll{stroke:#0f9d9a}svg.seq .seqlabel{font-size:11px;fill:#1d232a;paint-order:stroke;stroke:#fff;stroke-width:3px}
         svg.seq .seqtime{font-size:10px;fill:#66717d}svg.seq .seqdecides{fill:#fcefef}svg.seq .decides .seqlabel{font-weight:700;fill:#c23030}
         svg.seq .seqbreak{fill:#f4f6f8}svg.seq .seqgap{font-size:10px;fill:#66717d;text-anchor:middle}
-        svg.seq .pair{fill:none;stroke:#b36200;stroke-width:1.2}
+        svg.seq .pair{fill:none;stroke:#b36200;stroke-width:1.2}svg.seq .other{opacity:.45}
         """
 }
