@@ -81,6 +81,7 @@ extension HTMLReport {
         if(sv&&tl.sev[i]<sv||tl.T[i]<from||tl.T[i]>to)continue;if(hit&&!hit[j.n[i]]&&!hit[j.m[i]]&&!hit[j.l[i]])continue;out[k++]=i;}
         tl.rows=out.subarray(0,k);tl.spacer.style.height=k*RH+"px";
         tl.root.querySelector(".tl-count").textContent=k+" of "+n+" events"+(j.omitted?" (+"+j.omitted+" not in the page)":"");
+        var at=tl.hi>=0?find(tl,tl.hi):-1;tl.view.scrollTop=at>=0&&tl.F[tl.rows[at]]===tl.hi?Math.max(0,at*RH-3*RH):0;
         tl.root.dataset.rows=k;render(tl);}
         function render(tl){var v=tl.view,j=tl.j,a=Math.max(0,Math.floor(v.scrollTop/RH)-4),
         b=Math.min(tl.rows.length,Math.ceil((v.scrollTop+v.clientHeight)/RH)+4),html=[],r,i,f,nt;
