@@ -35,7 +35,7 @@ import Testing
         options.embedTimeline = true
         let f = Report.analyze(path: samplePath("diag-supervision-timeout.btsnoop"), options: options)
         let t = try #require(f.timeline)
-        #expect(t.count == 237 && t.omitted == 0)
+        #expect(t.count == 237 && t.cutAtFrame == nil)
         let page = try Self.decode(t.gzipBase64())
         #expect(page.frames.count == 237)
         let last = try #require(page.frames.lastIndex(of: 237))
@@ -47,6 +47,18 @@ import Testing
         let html = HTMLReport.render(Report(files: [f], options: options))
         #expect(html.contains("<div class=\"tl\" id=\"tl1\" data-file=\"1\" data-events=\"237\">"))
         #expect(html.contains("href=\"#frame=237\""))
+    }
+
+    /// Past its limit the pass stops: the first events are kept whole and the page names the frame it stopped at.
+    @Test func aFullTimelineStopsThePass() throws {
+        let all = EmbeddedTimeline.build(path: samplePath("diag-supervision-timeout.btsnoop"), options: AnalyzerOptions())
+        let cut = EmbeddedTimeline.build(path: samplePath("diag-supervision-timeout.btsnoop"), options: AnalyzerOptions(), limit: 100)
+        let at = try #require(cut.cutAtFrame)
+        #expect(cut.count == 100 && all.cutAtFrame == nil && all.count == 237)
+        #expect(Array(all.frames.prefix(100)) == cut.frames && cut.frames.allSatisfy { $0 < at })
+        #expect(at <= all.frames[100])
+        let page = try Self.decode(cut.gzipBase64())
+        #expect(page.doc["cut"] as? Int == at && page.frames == cut.frames)
     }
 
     /// The JSON Lines and Markdown reports build no timeline (the writer asks for it for HTML only).

@@ -28,8 +28,9 @@ public struct EmbeddedTimeline: Sendable {
     public private(set) var summaries: [Int] = []
     public private(set) var strings: [String] = []
     private var stringIndex: [String: Int] = [:]
-    /// Events past ``maxEvents``.
-    public private(set) var omitted = 0
+    /// Set when the page holds the first ``maxEvents`` events and the capture has more: the frame of the first record
+    /// not read (the pass stops there, so a large capture costs no more than its first events).
+    public private(set) var cutAtFrame: Int?
     /// The capture's first record, µs: the page's times are seconds from it (as the links chart's axis).
     public var origin: Int64?
     /// Findings on frames: (frame, severity `info`/`warning`/`error`/`critical`, text).
@@ -38,6 +39,9 @@ public struct EmbeddedTimeline: Sendable {
     public init() {}
 
     public var count: Int { frames.count }
+    var isFull: Bool { frames.count >= limit }
+    /// ``maxEvents`` unless a test asks for fewer.
+    var limit = EmbeddedTimeline.maxEvents
 
     mutating func string(_ s: String) -> Int {
         if let i = stringIndex[s] { return i }
@@ -47,10 +51,7 @@ public struct EmbeddedTimeline: Sendable {
     }
 
     public mutating func add(_ e: TimelineEvent) {
-        guard frames.count < Self.maxEvents else {
-            omitted += 1
-            return
-        }
+        guard !isFull else { return }
         frames.append(e.frame)
         times.append(e.timestamp.microseconds)
         connections.append(e.connectionNumber ?? 0)
@@ -62,7 +63,7 @@ public struct EmbeddedTimeline: Sendable {
     }
 
     /// The JSON document the page's script reads (times are µs from `t0`): `{"v":1,"t0":µs,"s":[strings],"f":[Δframe],"t":[Δµs],"c":[…],
-    /// "h":[…],"d":[…],"l":[…],"n":[…],"m":[…],"x":[[frame,severity,text]],"omitted":n}`.
+    /// "h":[…],"d":[…],"l":[…],"n":[…],"m":[…],"x":[[frame,severity,text]],"cut":frame or null}`.
     public func json() -> String { String(decoding: jsonBytes(), as: UTF8.self) }
 
     /// ``json()`` as UTF-8: the integer columns written digit by digit (most of the document; through ``JSONWriter``'s
@@ -71,7 +72,7 @@ public struct EmbeddedTimeline: Sendable {
         let t0 = origin ?? times.first ?? 0
         var out: [UInt8] = []
         out.reserveCapacity(count * 22 + 1024)
-        out += Array("{\"v\":1,\"t0\":\(t0),\"omitted\":\(omitted),\"s\":".utf8)
+        out += Array("{\"v\":1,\"t0\":\(t0),\"cut\":\(cutAtFrame.map(String.init) ?? "null"),\"s\":".utf8)
         var w = JSONWriter(capacity: strings.count * 24 + 16)
         w.beginArray()
         for s in strings { w.value(s) }
@@ -134,15 +135,22 @@ public struct EmbeddedTimeline: Sendable {
     public func gzipBase64() -> String { base64(zlibDeflate(jsonBytes(), gzip: true)) }
 
     /// The timeline of the capture at `path`: a pass with timeline events on (the report's first pass builds none).
-    static func build(path: String, options: AnalyzerOptions) -> EmbeddedTimeline {
+    static func build(path: String, options: AnalyzerOptions, limit: Int = maxEvents) -> EmbeddedTimeline {
         var table = EmbeddedTimeline()
+        table.limit = limit
         guard let capture = try? CaptureFile.open(path: path) else { return table }
         var options = options
         options.timeline = true
         let analyzer = Analyzer(options: options)
         analyzer.onEvent = { table.add($0) }
         var record = CaptureRecord.empty
-        while capture.next(into: &record) { analyzer.process(record) }
+        while capture.next(into: &record) {
+            guard !table.isFull else {
+                table.cutAtFrame = record.frame
+                break
+            }
+            analyzer.process(record)
+        }
         analyzer.finish()
         analyzer.onEvent = nil
         return table

@@ -29,7 +29,7 @@ extension HTMLReport {
         var out = "<span id=\"file\(index)-timeline\"></span><h3>Timeline</h3>"
         out += "<div class=\"tl\" id=\"tl\(index)\" data-file=\"\(index)\" data-events=\"\(t.count)\">"
         out += "<p class=\"muted\">Every event of the capture (\(formatCount(t.count))"
-        out += t.omitted > 0 ? "; the first ones: \(formatCount(t.omitted)) more are not in the page)" : ")"
+        out += t.cutAtFrame.map { "; the first ones: the capture has more from frame \($0) on)" } ?? ")"
         out += ". Filter below; a link <span class=\"mono\">#frame=N</span> opens it at frame N.</p>"
         out += "<div class=\"tl-filters\"><select data-f=\"layer\" title=\"layer\"><option value=\"\">all layers</option></select>"
         out += "<input data-f=\"conn\" placeholder=\"conn #\" size=\"6\" title=\"connection number\">"
@@ -80,7 +80,7 @@ extension HTMLReport {
         for(i=0;i<n;i++){if(layer>=0&&j.l[i]!==layer||conn!==-1&&j.c[i]!==conn||h!==-1&&j.h[i]!==h||dir>=0&&j.d[i]!==dir)continue;
         if(sv&&tl.sev[i]<sv||tl.T[i]<from||tl.T[i]>to)continue;if(hit&&!hit[j.n[i]]&&!hit[j.m[i]]&&!hit[j.l[i]])continue;out[k++]=i;}
         tl.rows=out.subarray(0,k);tl.spacer.style.height=k*RH+"px";
-        tl.root.querySelector(".tl-count").textContent=k+" of "+n+" events"+(j.omitted?" (+"+j.omitted+" not in the page)":"");
+        tl.root.querySelector(".tl-count").textContent=k+" of "+n+" events"+(j.cut?" (more from frame "+j.cut+" on are not in the page)":"");
         var at=tl.hi>=0?find(tl,tl.hi):-1;tl.view.scrollTop=at>=0&&tl.F[tl.rows[at]]===tl.hi?Math.max(0,at*RH-3*RH):0;
         tl.root.dataset.rows=k;render(tl);}
         function render(tl){var v=tl.view,j=tl.j,a=Math.max(0,Math.floor(v.scrollTop/RH)-4),
