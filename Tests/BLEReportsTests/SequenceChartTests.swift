@@ -31,9 +31,12 @@ import Testing
         #expect(peripheral.ends(rows[0])! == (.peripheral, .central))
         #expect(peripheral.ends(rows[1])! == (.controller, .peripheral))
         // An air capture: tx is the central's.
-        let air = SequenceChart(
-            rows: [Self.row(5, 0, .tx, "ll", "LL_TERMINATE_IND")], decidingFrame: 5, localRole: nil, hasController: false)
+        var terminate = Self.row(5, 0, .tx, "ll", "LL_TERMINATE_IND")
+        terminate.summary = "LL_TERMINATE_IND error 0x13"
+        let air = SequenceChart(rows: [terminate], decidingFrame: 5, localRole: nil, hasController: false)
         #expect(air.ends(air.rows[0])! == (.central, .peripheral))
+        // A link-layer summary names its PDU already: said once.
+        #expect(air.svg().contains("<title>#5 LL_TERMINATE_IND error 0x13</title>"))
         let svg = central.svg()
         #expect(svg.components(separatedBy: "<g class=\"msg").count - 1 == 4)
         #expect(svg.contains("<g class=\"msg decides\" data-frame=\"12\">"))

@@ -71,6 +71,7 @@ extension HTMLReport {
         root.querySelectorAll("[data-f]").forEach(function(e){e.addEventListener("input",function(){apply(tl);});});
         tl.view.addEventListener("scroll",function(){render(tl);});
         apply(tl);root.dataset.readyMs=Math.round(performance.now());root.dataset.ready="1";return tl;});}
+        function what(n,m){return m.indexOf(n)===0?m:m?n+" "+m:n;}
         function num(v,hex){if(v==="")return -1;var x=hex||/^0x|[a-f]/i.test(v)?parseInt(v.replace(/^0x/i,""),16):parseInt(v.replace("#",""),10);return isNaN(x)?-2:x;}
         function apply(tl){var q={},j=tl.j,n=tl.n,out=new Int32Array(n),k=0,i,s;
         tl.root.querySelectorAll("[data-f]").forEach(function(e){q[e.dataset.f]=e.value.trim();});
@@ -89,7 +90,7 @@ extension HTMLReport {
         html.push('<div class="tl-r s'+tl.sev[i]+(f===tl.hi?" hl":"")+'" data-frame="'+f+'"'+(nt?' title="'+esc(nt)+'"':"")+
         '><span class="f">'+f+'</span><span class="t">'+tl.T[i].toFixed(6)+'</span><span class="c">'+(j.c[i]?"#"+j.c[i]:"")+
         '</span><span class="d">'+(j.d[i]===1?"→":j.d[i]===2?"←":"·")+'</span><span class="l">'+esc(j.s[j.l[i]])+'</span><span class="h">'+
-        (j.h[i]?"0x"+("000"+j.h[i].toString(16)).slice(-4):"")+'</span><span class="w">'+esc(j.s[j.n[i]]+" "+j.s[j.m[i]])+"</span></div>");}
+        (j.h[i]?"0x"+("000"+j.h[i].toString(16)).slice(-4):"")+'</span><span class="w">'+esc(what(j.s[j.n[i]],j.s[j.m[i]]))+"</span></div>");}
         tl.box.style.transform="translateY("+a*RH+"px)";tl.box.innerHTML=html.join("");}
         function find(tl,frame){var rows=tl.rows,r,best=-1;for(r=0;r<rows.length;r++){var f=tl.F[rows[r]];
         if(f===frame)return r;if(f>frame&&best<0)best=r;}return best;}

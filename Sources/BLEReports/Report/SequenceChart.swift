@@ -106,7 +106,7 @@ public struct SequenceChart: Sendable {
     func message(_ r: ExchangeRow, y: Double, deciding: Timestamp?, x: (Column) -> Double) -> String {
         let decides = r.frame == decidingFrame
         let other = isOther(r)
-        let text = "#\(r.frame) " + (other ? "conn #\(r.connection!) · " : "") + r.name + (r.summary.isEmpty ? "" : " " + r.summary)
+        let text = "#\(r.frame) " + (other ? "conn #\(r.connection!) · " : "") + Self.what(r)
         let cls = decides ? "msg decides" : other ? "msg other" : "msg"
         var out = "<g class=\"\(cls)\" data-frame=\"\(r.frame)\"><title>\(Self.esc(text))</title>"
         if decides { out += "<rect x=\"0\" y=\"\(Self.c(y - 20))\" width=\"100%\" height=\"26\" class=\"seqdecides\"/>" }
@@ -126,6 +126,12 @@ public struct SequenceChart: Sendable {
             out += "<text x=\"\(Self.c(x(.central) + 6))\" y=\"\(Self.c(y - 5))\" class=\"seqlabel muted\">\(Self.esc(shown))</text>"
         }
         return out + "</g>"
+    }
+
+    /// The name and the summary, once: a link-layer summary already starts with the PDU's name.
+    static func what(_ r: ExchangeRow) -> String {
+        if r.summary.isEmpty { return r.name }
+        return r.summary.hasPrefix(r.name) ? r.summary : r.name + " " + r.summary
     }
 
     /// Each request joined to its response at the right edge, when both are drawn.
