@@ -79,3 +79,8 @@ if stale:
     print(f"gen-docs.sh: {stale} file(s) out of date: run scripts/gen-docs.sh", file=sys.stderr)
     sys.exit(1)
 PY
+# The report's screenshot (docs/report-screenshot.png): refreshed with the docs, never checked (a PNG from another
+# Chromium differs by a pixel); skipped without Chromium or the shared captures.
+if [ "$check" = 0 ]; then
+  scripts/render-report.sh --docs "$bin" >/dev/null 2>&1 && echo "gen-docs.sh: rendered docs/report-screenshot.png" >&2 || true
+fi

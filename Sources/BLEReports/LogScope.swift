@@ -7,8 +7,13 @@ import BLECore
 /// before the capture started) of the same pass, with the capture reader's findings. A cut file is never complete.
 public struct LogScope: Hashable, Sendable {
     public var completeness: CaptureCompleteness
+    /// The first record's time (nil for an empty capture): where `diagnose`'s links over time start.
+    public var firstTime: Timestamp?
 
-    public init(_ completeness: CaptureCompleteness) { self.completeness = completeness }
+    public init(_ completeness: CaptureCompleteness, firstTime: Timestamp? = nil) {
+        self.completeness = completeness
+        self.firstTime = firstTime
+    }
 
     /// Items shown by ``textLines(terminal:)`` before `+N more`.
     static let shownItems = 3
@@ -20,9 +25,14 @@ public struct LogScope: Hashable, Sendable {
         progress: ((Int, Int64) -> Void)? = nil, onEvent: ((__owned TimelineEvent, AnalysisPass) -> Void)? = nil
     ) -> (CaptureAnalysis, LogScope) {
         var tracker = CompletenessTracker()
+        var firstTime: Timestamp?
         let analysis = CaptureAnalysis.analyze(
-            capture, options: options, observing: observing, progress: progress, onRecord: { tracker.add($0) }, onEvent: onEvent)
-        return (analysis, LogScope(tracker.result(format: capture.format.name, readerFindings: capture.findings)))
+            capture, options: options, observing: observing, progress: progress,
+            onRecord: {
+                tracker.add($0)
+                if firstTime == nil { firstTime = $0.timestamp }
+            }, onEvent: onEvent)
+        return (analysis, LogScope(tracker.result(format: capture.format.name, readerFindings: capture.findings), firstTime: firstTime))
     }
 
     /// Nothing when the log shows every record whole; else `Log: incomplete` and its items, the worst first, each

@@ -16,7 +16,7 @@ struct Report: ParsableCommand {
         abstract:
             "One report over one or more captures: summary, connections, GATT, key events, transfers, OTA, throughput charts, findings.",
         discussion: """
-            HTML (the default) is one self-contained file (inline CSS and SVG, no script, no network) to attach to a \
+            HTML (the default) is one self-contained file (inline CSS, SVG and script; nothing fetched) to attach to a \
             bug; md is Markdown for issue trackers; json is everything with a stable schema (see the README); jsonl \
             is one line per capture (each an element of json's "files") for data engines. Several files, or a \
             directory, make one report; files are analysed in parallel (--jobs), each by its own analyzer, and \

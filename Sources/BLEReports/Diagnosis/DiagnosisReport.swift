@@ -8,11 +8,14 @@ public struct DiagnosisReport: Sendable {
     public var file: String
     public var result: DiagnosisResult
     public var completeness: CaptureCompleteness?
+    /// The links over time (``LinksChart``), printed before the findings; nil without a connection.
+    public var links: LinksChart?
 
-    public init(file: String, result: DiagnosisResult, completeness: CaptureCompleteness?) {
+    public init(file: String, result: DiagnosisResult, completeness: CaptureCompleteness?, links: LinksChart? = nil) {
         self.file = file
         self.result = result
         self.completeness = completeness
+        self.links = links
     }
 
     /// Text columns (the default: 100).
@@ -29,6 +32,13 @@ public struct DiagnosisReport: Sendable {
             terminal.paint("Diagnosis", .bold) + ": "
                 + (tally.isEmpty ? "nothing wrong found (\(result.rulesEvaluated) rules)" : tally + " (\(result.rulesEvaluated) rules)"))
         if let completeness { lines.append(terminal.paint("Log", .bold) + ": " + completeness.headline) }
+        if let links {
+            lines.append("")
+            lines.append(
+                terminal.paint("Links", .bold)
+                    + " over time (seconds from the first record; █ up, ■ this side ended it, ◆ the peer, ✕ lost):")
+            for row in links.compactRows() { lines += wrap(row.ending, width: width, first: "  " + row.head + " ", rest: "      ") }
+        }
         let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
         let context = result.findings.filter { $0.severity == .info }
@@ -199,7 +209,11 @@ extension DiagnosisReport {
         progress?.finish()
         let completeness = log.completeness
         let evidence = Self.evidence(analysis, capture: capture, completeness: completeness)
-        return DiagnosisReport(file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness)
+        let links = LinksChart(
+            connections: analysis.connections, start: log.firstTime, end: evidence.lastTime, hasController: false,
+            otaSessions: analysis.otaSessions ?? [], isoStreams: analysis.iso.streams)
+        return DiagnosisReport(
+            file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness, links: links)
     }
 
     /// The pass's evidence with what only the caller knows: the completeness verdict, the capture reader's findings

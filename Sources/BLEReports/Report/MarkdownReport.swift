@@ -93,6 +93,7 @@ public enum MarkdownReport {
         var out = "\n## \(f.path)\n\n"
         if let error = f.error { return out + "**Cannot read:** \(error)\n" }
         out += summary(f.summary)
+        out += linksOverTime(f)
         out += diagnosis(f)
         out += decodeWarnings(f)
         out += captureTable(f, clock: clock)
@@ -105,6 +106,15 @@ public enum MarkdownReport {
         out += keyEvents(f, clock: clock)
         out += findings(f, options: options)
         return out
+    }
+
+    /// `### Links over time`: the chart's text form, one line per connection, in a code block (the tracks align).
+    static func linksOverTime(_ f: FileAnalysis) -> String {
+        guard let chart = LinksChart(f) else { return "" }
+        var out = "### Links over time\n\n```\n"
+        out += "0 → \(String(fractionDigits: 3, chart.spanSeconds)) s; \(LinksChart.legend)\n"
+        for line in chart.textLines() { out += line + "\n" }
+        return out + "```\n\n"
     }
 
     /// The quoted block listing what was not decoded, when anything was not.

@@ -12,6 +12,8 @@ public struct ExchangeRow: Hashable, Sendable {
     public var summary: String
     /// The other half of a request/response pair, when the capture holds it.
     public var pairedFrame: Int?
+    /// The connection number of the row, when it belongs to one.
+    public var connection: Int? = nil
 }
 
 extension Report {
@@ -44,7 +46,7 @@ extension Report {
         analyzer.onEvent = { e in
             let row = ExchangeRow(
                 frame: e.frame, timestamp: e.timestamp, direction: e.direction, layer: e.layer.rawValue, name: e.name,
-                summary: e.summary, pairedFrame: e.responseFrame ?? e.requestFrame)
+                summary: e.summary, pairedFrame: e.responseFrame ?? e.requestFrame, connection: e.connectionNumber)
             for (t, n) in after where n > 0 && e.frame > t {
                 rows[t, default: []].append(row)
                 after[t] = n - 1
@@ -94,7 +96,19 @@ extension HTMLReport {
         out +=
             "<p>" + esc(tally.isEmpty ? "Nothing wrong found by \(d.rulesEvaluated) rules." : "\(tally) (\(d.rulesEvaluated) rules).")
             + "</p>"
-        for finding in d.atLeast(.warning) { out += block(finding, index: index, rows: f.exchanges[finding.frame]) }
+        let stats = f.info?.statistics
+        let hasController = (stats?.commands ?? 0) + (stats?.events ?? 0) > 0
+        for finding in d.atLeast(.warning) {
+            let rows = f.exchanges[finding.frame]
+            // Errors and worse: the exchanges drawn as a sequence chart (warnings keep their evidence chain).
+            var chart: SequenceChart?
+            if finding.severity >= .error, let rows, !rows.isEmpty {
+                let role = finding.connection.flatMap { n in f.connections.first { $0.number == n }?.role }
+                chart = SequenceChart(
+                    rows: rows, decidingFrame: finding.frame, localRole: role, hasController: hasController, connection: finding.connection)
+            }
+            out += block(finding, index: index, rows: rows, timeline: f.timeline != nil, chart: chart)
+        }
         let context = d.findings.filter { $0.severity == .info }
         if !context.isEmpty {
             out += "<details><summary>\(context.count) more in context (info)</summary><ul>"
@@ -104,12 +118,16 @@ extension HTMLReport {
         return out
     }
 
-    static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?) -> String {
+    static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?, timeline: Bool = false, chart: SequenceChart? = nil) -> String {
         let cls = d.severity >= .error ? "finding failure" : "finding"
         var out = "<div class=\"\(cls)\" id=\"file\(index)-d\(d.frame)\">"
         out +=
             "<b class=\"sev-\(d.severity >= .error ? "error" : "warning")\">\(esc(d.severity.rawValue.uppercased()))</b> <b>\(esc(d.rule))</b> "
             + esc(DiagnosisReport.summaryLine(d))
+        if timeline {
+            let target = index == 1 ? "#frame=\(d.frame)" : "#file\(index):frame=\(d.frame)"
+            out += " <a class=\"tl-link\" href=\"\(target)\" data-frame=\"\(d.frame)\">frame \(d.frame) in the timeline</a>"
+        }
         if d.count > 1 { out += "<br><span class=\"muted\">first: \(esc(d.message))</span>" }
         if !d.supporting.isEmpty {
             let cited = (d.supporting + [CitedFrame(d.frame, "decides")]).sorted { $0.frame < $1.frame }
@@ -121,6 +139,7 @@ extension HTMLReport {
             out += "<br><span class=\"muted\">fact: \(esc(fact.name)) \(esc(fact.value)), \(esc(fact.source.description))</span>"
         }
         if case .lowered(let reason) = d.confidence { out += "<br><span class=\"sev-warning\">confidence lowered:</span> \(esc(reason))" }
+        if let chart { out += chart.svg() }
         if let rows, !rows.isEmpty {
             out += "<details><summary>exchanges around frame \(d.frame)</summary><div class=\"scroll\"><table>"
             out += "<tr><th>frame</th><th>time</th><th>dir</th><th>layer</th><th>what</th><th>pairs with</th></tr>"

@@ -79,6 +79,10 @@ public struct FileAnalysis: Sendable {
     public var diagnosis = DiagnosisResult(findings: [], rulesEvaluated: 0)
     /// The timeline rows around each shown finding's deciding frame, by that frame.
     public var exchanges: [Int: [ExchangeRow]] = [:]
+    /// Frames to times, for the links chart's findings (which carry only a frame).
+    public var frameClock = FrameClock()
+    /// Every timeline event, for the HTML page's searchable timeline (``ReportOptions/embedTimeline``).
+    public var timeline: EmbeddedTimeline?
 
     public init(path: String, error: String) {
         self.path = path
@@ -110,6 +114,9 @@ public struct ReportOptions: Sendable {
     /// Let the throughput tracker move to a second thread when a core is idle (``Observing/throughputBeside``); off
     /// when several files are analysed at once. Results are the same either way.
     public var throughputBeside: Bool = true
+    /// Build every timeline event for the HTML page's searchable timeline (a second pass; ``ReportWriter`` turns it on
+    /// for HTML only, so the JSON and Markdown reports cost what they did).
+    public var embedTimeline = false
 
     public init(
         throughput: ThroughputOptions = ThroughputOptions(), clock: ReportClock = .utc, maxKeyEvents: Int = 300,
@@ -184,6 +191,17 @@ public struct Report: Sendable {
         // The trackers cost about as much as decoding: on a second core they run alongside it.
         var stats = CaptureStatistics()
         var completeness = CompletenessTracker()
+        var frameClock = FrameClock()
+        // The page's timeline is a pass of its own, with nothing to share with this one: on another core beside it.
+        let timelinePass = DispatchGroup()
+        let embedded = Locked<EmbeddedTimeline?>(nil)
+        if options.embedTimeline {
+            let path = capture.path, timelineOptions = analyzerOptions
+            DispatchQueue.global().async(group: timelinePass) {
+                let t = EmbeddedTimeline.build(path: path, options: timelineOptions)
+                embedded.withLock { $0 = t }
+            }
+        }
         let analysis = CaptureAnalysis.analyze(
             capture, options: analyzerOptions,
             observing: Observing(
@@ -194,8 +212,10 @@ public struct Report: Sendable {
             onRecord: { record in
                 stats.add(record)
                 completeness.add(record)
+                frameClock.add(frame: record.frame, timestamp: record.timestamp)
             })
         var a = FileAnalysis(path: capture.path)
+        a.frameClock = frameClock
         var verdict = completeness.result(format: capture.format.name, readerFindings: capture.findings)
         // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
         for f in analysis.findings where f.kind.code == "ll.encrypted-no-key" {
@@ -225,7 +245,25 @@ public struct Report: Sendable {
         let shown = a.diagnosis.atLeast(.error).prefix(maxExchangeWindows).map(\.frame)
         if !shown.isEmpty { a.exchanges = exchanges(path: capture.path, around: Array(shown), options: analyzerOptions) }
         a.summary = summarize(a)
+        if options.embedTimeline {
+            timelinePass.wait()
+            a.timeline = embedded.withLock { $0 }.map { marked($0, origin: stats.minTimestamp, findings: findings, diagnosis: a.diagnosis) }
+        }
         return a
+    }
+
+    /// The page's timeline: every event, and the findings marked on their frames (the diagnosis's first).
+    static func marked(_ timeline: EmbeddedTimeline, origin: Timestamp?, findings: [Finding], diagnosis: DiagnosisResult)
+        -> EmbeddedTimeline
+    {
+        var t = timeline
+        t.origin = origin?.microseconds
+        for d in diagnosis.findings { t.marks.append((d.frame, d.severity.rawValue, "\(d.rule) \(DiagnosisReport.summaryLine(d))")) }
+        for f in findings {
+            guard let frame = f.frame, t.marks.count < EmbeddedTimeline.maxMarks else { continue }
+            t.marks.append((frame, f.severity.rawValue, "\(f.kind.code): \(f.message)"))
+        }
+        return t
     }
 
     /// Groups findings by code (most severe first, then by first frame).

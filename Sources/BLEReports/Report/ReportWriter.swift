@@ -69,6 +69,8 @@ public enum ReportWriter {
             // (docs/performance.md#report-writer).
             options.backgroundTrackers = false
         }
+        // Only the page has a searchable timeline: the other formats skip its pass.
+        options.embedTimeline = format == .html
         let opts = options
         let overviews = Locked<[FileOverview?]>(Array(repeating: nil, count: format == .html ? paths.count : 0))
         let analyse: @Sendable (Int, String, OutputStream) -> BatchRunner.Outcome = { i, path, stream in

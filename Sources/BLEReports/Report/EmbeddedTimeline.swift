@@ -1,0 +1,178 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+
+/// The whole timeline of a capture, in columns, for the page's searchable table (``HTMLReport`` embeds it gzipped; the
+/// page's script inflates it with the browser's own `DecompressionStream`, so the page stays one file without a fetch).
+///
+/// Columns rather than one object per event, and every text (layer, name, summary) once in a string table: a capture's
+/// events repeat a few names and summaries, so an event costs a handful of small integers. Frames and times are
+/// stored as differences from the previous event (mostly 1 and a few hundred µs).
+public struct EmbeddedTimeline: Sendable {
+    /// Most events embedded (the first ones); the page says how many more the capture has.
+    public static let maxEvents = 200_000
+    /// Most finding marks (frame, severity, text) the rows carry.
+    public static let maxMarks = 20_000
+
+    public private(set) var frames: [Int] = []
+    public private(set) var times: [Int64] = []
+    /// Connection numbers (0: none).
+    public private(set) var connections: [Int] = []
+    /// ATT attribute handles (0: none; 0 is no attribute's handle, Core Spec Vol 3, Part F, 3.2.2).
+    public private(set) var handles: [Int] = []
+    /// ``Direction`` raw values.
+    public private(set) var directions: [UInt8] = []
+    /// Indexes into ``strings``.
+    public private(set) var layers: [Int] = []
+    public private(set) var names: [Int] = []
+    public private(set) var summaries: [Int] = []
+    public private(set) var strings: [String] = []
+    private var stringIndex: [String: Int] = [:]
+    /// Set when the page holds the first ``maxEvents`` events and the capture has more: the frame of the first record
+    /// not read (the pass stops there, so a large capture costs no more than its first events).
+    public private(set) var cutAtFrame: Int?
+    /// The capture's first record, µs: the page's times are seconds from it (as the links chart's axis).
+    public var origin: Int64?
+    /// Findings on frames: (frame, severity `info`/`warning`/`error`/`critical`, text).
+    public var marks: [(frame: Int, severity: String, text: String)] = []
+
+    public init() {}
+
+    public var count: Int { frames.count }
+    var isFull: Bool { frames.count >= limit }
+    /// ``maxEvents`` unless a test asks for fewer.
+    var limit = EmbeddedTimeline.maxEvents
+
+    mutating func string(_ s: String) -> Int {
+        if let i = stringIndex[s] { return i }
+        strings.append(s)
+        stringIndex[s] = strings.count - 1
+        return strings.count - 1
+    }
+
+    public mutating func add(_ e: TimelineEvent) {
+        guard !isFull else { return }
+        frames.append(e.frame)
+        times.append(e.timestamp.microseconds)
+        connections.append(e.connectionNumber ?? 0)
+        handles.append(e.handle.map(Int.init) ?? 0)
+        directions.append(e.direction.rawValue)
+        layers.append(string(e.layer.rawValue))
+        names.append(string(e.name))
+        summaries.append(string(e.summary))
+    }
+
+    /// The JSON document the page's script reads (times are µs from `t0`): `{"v":1,"t0":µs,"s":[strings],"f":[Δframe],"t":[Δµs],"c":[…],
+    /// "h":[…],"d":[…],"l":[…],"n":[…],"m":[…],"x":[[frame,severity,text]],"cut":frame or null}`.
+    public func json() -> String { String(decoding: jsonBytes(), as: UTF8.self) }
+
+    /// ``json()`` as UTF-8: the integer columns written digit by digit (most of the document; through ``JSONWriter``'s
+    /// generic values they took a fifth of the page's time), the strings and marks through ``JSONWriter``.
+    func jsonBytes() -> [UInt8] {
+        let t0 = origin ?? times.first ?? 0
+        var out: [UInt8] = []
+        out.reserveCapacity(count * 22 + 1024)
+        out += Array("{\"v\":1,\"t0\":\(t0),\"cut\":\(cutAtFrame.map(String.init) ?? "null"),\"s\":".utf8)
+        var w = JSONWriter(capacity: strings.count * 24 + 16)
+        w.beginArray()
+        for s in strings { w.value(s) }
+        w.endArray()
+        out += Array(w.string.utf8)
+        out += Array(",\"f0\":\(frames.first ?? 0)".utf8)
+        Self.append("f", Self.differences(frames, from: frames.first ?? 0), to: &out)
+        Self.append("t", Self.differences(times.map(Int.init), from: Int(t0)), to: &out)
+        Self.append("c", connections, to: &out)
+        Self.append("h", handles, to: &out)
+        Self.append("d", directions.map(Int.init), to: &out)
+        Self.append("l", layers, to: &out)
+        Self.append("n", names, to: &out)
+        Self.append("m", summaries, to: &out)
+        var x = JSONWriter(capacity: 256)
+        x.beginArray()
+        for m in marks.prefix(Self.maxMarks) {
+            x.beginArray()
+            x.value(m.frame)
+            x.value(m.severity)
+            x.value(m.text)
+            x.endArray()
+        }
+        x.endArray()
+        out += Array(",\"x\":".utf8) + Array(x.string.utf8) + [UInt8(ascii: "}")]
+        return out
+    }
+
+    static func differences(_ column: [Int], from start: Int) -> [Int] {
+        var previous = start
+        return column.map { v in
+            defer { previous = v }
+            return v &- previous
+        }
+    }
+
+    /// `,"key":[1,-2,30]`.
+    static func append(_ key: String, _ column: [Int], to out: inout [UInt8]) {
+        out += Array(",\"\(key)\":[".utf8)
+        var digits = [UInt8](repeating: 0, count: 20)
+        for (i, value) in column.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            var v = value.magnitude
+            var n = 0
+            repeat {
+                digits[n] = UInt8(ascii: "0") &+ UInt8(v % 10)
+                v /= 10
+                n += 1
+            } while v > 0
+            while n > 0 {
+                n -= 1
+                out.append(digits[n])
+            }
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// The JSON gzipped (RFC 1952) and in base64: what the page embeds.
+    public func gzipBase64() -> String { base64(zlibDeflate(jsonBytes(), gzip: true)) }
+
+    /// The timeline of the capture at `path`: a pass with timeline events on (the report's first pass builds none).
+    static func build(path: String, options: AnalyzerOptions, limit: Int = maxEvents) -> EmbeddedTimeline {
+        var table = EmbeddedTimeline()
+        table.limit = limit
+        guard let capture = try? CaptureFile.open(path: path) else { return table }
+        var options = options
+        options.timeline = true
+        let analyzer = Analyzer(options: options)
+        analyzer.onEvent = { table.add($0) }
+        var record = CaptureRecord.empty
+        while capture.next(into: &record) {
+            guard !table.isFull else {
+                table.cutAtFrame = record.frame
+                break
+            }
+            analyzer.process(record)
+        }
+        analyzer.finish()
+        analyzer.onEvent = nil
+        return table
+    }
+}
+
+/// RFC 4648 base64, with padding.
+func base64(_ bytes: [UInt8]) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var i = 0
+    while i + 2 < bytes.count {
+        let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+        out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+        i += 3
+    }
+    let rest = bytes.count - i
+    if rest > 0 {
+        let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+        out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)]]
+        out += rest == 2 ? [alphabet[Int(n >> 6 & 63)], UInt8(ascii: "=")] : [UInt8(ascii: "="), UInt8(ascii: "=")]
+    }
+    return String(decoding: out, as: UTF8.self)
+}

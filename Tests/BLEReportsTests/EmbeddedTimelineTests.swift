@@ -1,0 +1,86 @@
+import BLEAnalysis
+import BLECore
+import BLETestSupport
+import Foundation
+import Testing
+
+@testable import BLECapture
+@testable import BLEReports
+
+/// The timeline the HTML page embeds (``EmbeddedTimeline``): every event, its columns rebuilt from the page's data as
+/// the page's script rebuilds them.
+@Suite struct EmbeddedTimelineTests {
+    /// The page's data, inflated and parsed as the script does: (frames, seconds from the first record, names, document).
+    static func decode(_ base64: String) throws -> (frames: [Int], seconds: [Double], names: [String], doc: [String: Any]) {
+        let gz = try #require(Data(base64Encoded: base64))
+        let json = try #require(zlibInflate(Array(gz), gzip: true))
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(json)) as? [String: Any])
+        let strings = try #require(doc["s"] as? [String])
+        let df = try #require(doc["f"] as? [Int]), dt = try #require(doc["t"] as? [Int]), n = try #require(doc["n"] as? [Int])
+        var frame = try #require(doc["f0"] as? Int), t = 0
+        var frames: [Int] = [], seconds: [Double] = []
+        for (a, b) in zip(df, dt) {
+            frame += a
+            t += b
+            frames.append(frame)
+            seconds.append(Double(t) / 1e6)
+        }
+        return (frames, seconds, n.map { strings[$0] }, doc)
+    }
+
+    /// The supervision-timeout Sample: tshark reads 237 frames, the last (1742031003.290615) the Disconnection Complete,
+    /// 3.290615 s after the first (1742031000.000000); the page holds as many events as `timeline` prints (237 here).
+    @Test func thePageHoldsEveryEventWithItsFrameAndTime() throws {
+        var options = ReportOptions()
+        options.embedTimeline = true
+        let f = Report.analyze(path: samplePath("diag-supervision-timeout.btsnoop"), options: options)
+        let t = try #require(f.timeline)
+        #expect(t.count == 237 && t.cutAtFrame == nil)
+        let page = try Self.decode(t.gzipBase64())
+        #expect(page.frames.count == 237)
+        let last = try #require(page.frames.lastIndex(of: 237))
+        #expect(page.names[last] == "Disconnection Complete")
+        #expect(abs(page.seconds[last] - 3.290615) < 1e-9)
+        // The diagnosis's finding is marked on its frame with its severity.
+        let marks = try #require(page.doc["x"] as? [[Any]])
+        #expect(marks.contains { $0[0] as? Int == 237 && ($0[1] as? String == "error" || $0[1] as? String == "critical") })
+        let html = HTMLReport.render(Report(files: [f], options: options))
+        #expect(html.contains("<div class=\"tl\" id=\"tl1\" data-file=\"1\" data-events=\"237\">"))
+        #expect(html.contains("href=\"#frame=237\""))
+    }
+
+    /// Past its limit the pass stops: the first events are kept whole and the page names the frame it stopped at.
+    @Test func aFullTimelineStopsThePass() throws {
+        let all = EmbeddedTimeline.build(path: samplePath("diag-supervision-timeout.btsnoop"), options: AnalyzerOptions())
+        let cut = EmbeddedTimeline.build(path: samplePath("diag-supervision-timeout.btsnoop"), options: AnalyzerOptions(), limit: 100)
+        let at = try #require(cut.cutAtFrame)
+        #expect(cut.count == 100 && all.cutAtFrame == nil && all.count == 237)
+        #expect(Array(all.frames.prefix(100)) == cut.frames && cut.frames.allSatisfy { $0 < at })
+        #expect(at <= all.frames[100])
+        let page = try Self.decode(cut.gzipBase64())
+        #expect(page.doc["cut"] as? Int == at && page.frames == cut.frames)
+    }
+
+    /// The JSON Lines and Markdown reports build no timeline (the writer asks for it for HTML only).
+    @Test func onlyThePageBuildsTheTimeline() throws {
+        for (format, expected) in [(ReportFormat.md, false), (.json, false), (.html, true)] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("blescope-tl-\(getpid()).\(format.rawValue)").path
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            defer { unlink(path) }
+            let out = OutputStream(fd: fd)
+            _ = ReportWriter.write(paths: [samplePath("diag-supervision-timeout.btsnoop")], format: format, to: out)
+            out.flush()
+            close(fd)
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.contains("tl-data") == expected, "\(format)")
+        }
+    }
+
+    @Test func base64MatchesFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for n in [0, 1, 2, 3, 4, 5, 100, 1001] {
+            let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(base64(bytes) == Data(bytes).base64EncodedString(), "\(n) bytes")
+        }
+    }
+}
