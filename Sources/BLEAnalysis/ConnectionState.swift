@@ -31,8 +31,6 @@ final class ConnectionState {
     var channels: ChannelMux
     /// The ATT bearers on dynamic channels (BR/EDR PSM 0x001F, EATT), in the order the mux opened them.
     var bearers: [ATTBearer] = []
-    /// Pairing and the procedure that encrypts the link.
-    var security = SecurityTracker()
     /// What was carried against what was decoded (see ``DecodeHealth``).
     var decode = DecodeCounts()
 

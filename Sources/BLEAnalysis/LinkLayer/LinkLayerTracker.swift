@@ -52,6 +52,9 @@ public struct LinkLayerTracker {
         var positionInEvent = 0
         var packetsThisEvent = 0
         var pending: [Pending] = []
+        /// The latest LL_LENGTH_REQ of each side until answered, and whether the encryption was said (``LLLinkChange``).
+        var lengthRequests: (central: LLLengthParameters?, peripheral: LLLengthParameters?) = (nil, nil)
+        var encryptionSaid = false
     }
 
     private var conns: [Conn] = []
@@ -390,26 +393,6 @@ public struct LinkLayerTracker {
         return air.direction
     }
 
-    /// Keeps the sequence number and a hash of the last PDU sent in direction `d` (0 central → peripheral, 1 back);
-    /// returns whether this PDU is a retransmission (same SN, same bytes: an encrypted retransmission keeps its packet
-    /// counter, so its ciphertext is the same too), nil for an empty PDU (counted here, nothing more to do).
-    private static func trackSequence(_ c: inout Conn, _ pkt: LLPacketView, llid: UInt8, d: Int) -> Bool? {
-        let sn: Int8 = pkt.header0 & 0x08 != 0 ? 1 : 0
-        let last = d == 0 ? c.lastSN.0 : c.lastSN.1
-        let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
-        if pkt.payload.isEmpty {
-            c.stats.emptyPDUs &+= 1
-            if last == sn, lastH == 0 { c.stats.emptyRetransmissions &+= 1 }
-            if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = 0 } else { c.lastSN.1 = sn; c.lastHash.1 = 0 }
-            return nil
-        }
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(llid)
-        for byte in pkt.payload { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        if h == 0 { h = 1 }
-        if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = h } else { c.lastSN.1 = sn; c.lastHash.1 = h }
-        return last == sn && lastH == h
-    }
-
     /// An encrypted PDU: the plaintext to go on with, or nil when there is none (a retransmission, no key, a MIC
     /// failure, an empty plaintext), each counted. The first encrypted PDU of the link announces the encryption;
     /// a PDU decrypted in the other direction than it was said to go turns `direction` round.
@@ -437,6 +420,7 @@ public struct LinkLayerTracker {
         let outcome = LinkLayerTracker.decrypt(
             &c, air, llid: llid, payload: air.packet.payload, direction: direction, header0: air.packet.header0,
             frame: record.frame, keys: keys, buffer: buffer)
+        if !retransmission { noteEncryptedPDU(&c, readable: outcome.isPlaintext, llid: llid, record, emit) }
         switch outcome {
         case .plaintext(let p), .plaintextOtherDirection(let p):
             if case .plaintextOtherDirection = outcome { direction = direction == .rx ? .tx : .rx }
