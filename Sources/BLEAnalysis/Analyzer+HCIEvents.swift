@@ -247,13 +247,16 @@ extension Analyzer {
             }
             return HCIEventNote()
         }
-        if let i = eventConnection(q.handle, record) {
+        let sample = LinkQualitySample(frame: frame, timestamp: record.timestamp, reportID: report.reportID, quality: q)
+        // A vendor event opens no link: a report on a handle no connection has waits for traffic to open one there.
+        if let i = table.lookup(ConnectionKey(controller: record.controllerIndex, handle: q.handle)) {
             if connections[i].linkQuality.count < Connection.maxQualitySamples {
-                connections[i].linkQuality.append(
-                    LinkQualitySample(frame: frame, timestamp: record.timestamp, reportID: report.reportID, quality: q))
+                connections[i].linkQuality.append(sample)
             } else {
                 noteLimit(.tooManyQualityReports(Connection.maxQualitySamples), frame: frame)
             }
+        } else {
+            vendorTally.holdReport(sample, controller: record.controllerIndex, handle: q.handle)
         }
         return HCIEventNote(handle: q.handle, fields: options.timeline ? q.fields : nil)
     }

@@ -69,8 +69,9 @@ extension Analyzer {
     /// CONNECT_IND (or a connection inferred from its data PDUs): the connection opened, its parameters observed.
     func linkLayerConnectionStarted(_ info: LLConnectionInfo, controller: UInt16) {
         if info.inferred {
-            _ = connectionIndex(
+            let index = connectionIndex(
                 controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
+            if let index { connections[index].accessAddress = info.accessAddress.description }
         } else {
             openConnection(
                 controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true

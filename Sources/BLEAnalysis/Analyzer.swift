@@ -223,6 +223,7 @@ public final class Analyzer {
 
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
         findings += decodeHealth.findings
+        if let f = vendorTally.reportsWithoutLinkFinding() { findings.append(f) }
         for pending in commands.takeUnanswered() {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
             guard pending.opcode.expectsAnswer else { continue }

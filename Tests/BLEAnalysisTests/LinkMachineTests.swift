@@ -6,7 +6,7 @@ import BLETestSupport
 import Testing
 
 /// One machine per link: an air capture's LL procedures become the same link inputs as the HCI events (data length,
-/// encryption).
+/// encryption), and only a connection event, a CONNECT_IND or traffic acknowledged both ways opens a link.
 @Suite struct LinkMachineTests {
     /// The analyzer over built nRF Sniffer records.
     static func analyze(_ recs: [TinyPcap.Rec]) -> Analyzer {
@@ -91,5 +91,50 @@ import Testing
         b.data(.control, [0x3C, 0x11, 0x22, 0x33, 0x44], central: true, event: 3, encrypted: true)  // frame 5: MIC not checked
         let fact = Self.analyze(b.records).connections[0].link.encryption
         #expect(fact.value == true && fact.source == .inferred(.encryptedPDU(frame: 5)))
+    }
+
+    /// A single data PDU at an access address no CONNECT_IND announced, inside a followed connection, opens nothing:
+    /// one finding says how many and the first. Two PDUs of a link the sniffer joined, the peripheral answering the
+    /// central 300 µs later, open one connection from the first.
+    @Test func onlyAnsweredTrafficOpensALinkTheSnifferJoined() {
+        var b = NordicBuilder()
+        b.connect()  // frame 1
+        b.data(.continuation, [], central: true, event: 1)  // frame 2
+        let stray = LLAccessAddress(0x1234_5678)
+        b.add(aa: stray, pdu: LLDataPDU(llid: .start, sn: false, payload: [1, 0, 4, 0, 0x52]).bytes, crcInit: 1, data: true, dt: 5000)  // 3
+        b.data(.continuation, [], central: false, event: 1)  // frame 4
+        b.add(aa: stray, pdu: LLDataPDU(llid: .continuation, sn: false, payload: []).bytes, crcInit: 1, data: true, dt: 5000)  // 5
+        let joined = LLAccessAddress(0x2233_4455)
+        b.add(aa: joined, pdu: LLDataPDU(llid: .continuation, sn: false, payload: []).bytes, crcInit: 2, data: true, dt: 9000)  // 6
+        b.add(aa: joined, pdu: LLDataPDU(llid: .continuation, sn: false, payload: []).bytes, crcInit: 2, data: true, central: false)  // 7
+        let analyzer = Self.analyze(b.records)
+        #expect(analyzer.connections.count == 2)
+        #expect(analyzer.connections.map(\.accessAddress) == [NordicBuilder.aa.description, joined.description])
+        #expect(analyzer.connections[1].inferred && analyzer.connections[1].startFrame == 6)
+        #expect(analyzer.connections[1].linkLayer?.packets == 2)
+        let unanswered = analyzer.findings.filter { $0.kind.code == "ll.unanswered-pdus" }
+        #expect(unanswered.map(\.frame) == [3])
+        #expect(unanswered.first?.message.hasPrefix("2 data PDUs at access addresses no CONNECT_IND announced (first at frame 3)") == true)
+    }
+
+    /// An Android quality report on a handle no connection has opens nothing: a report the link that traffic later
+    /// opens on its handle claims (it was up before the capture), one before a Connection Complete on its handle and
+    /// one on a handle that never carries traffic are said once.
+    @Test func aQualityReportOpensNoLink() throws {
+        let q40 = BQRLinkQuality(handle: 0x40, rssi: -60)
+        let q41 = BQRLinkQuality(handle: 0x41, rssi: -61)
+        let q42 = BQRLinkQuality(handle: 0x42, rssi: -62)
+        let b = CaptureBuilder()
+            .qualityReport(BluetoothQualityReport(reportID: .monitorMode, linkQuality: q40))  // frame 1
+            .qualityReport(BluetoothQualityReport(reportID: .monitorMode, linkQuality: q41))  // frame 2
+            .qualityReport(BluetoothQualityReport(reportID: .monitorMode, linkQuality: q42))  // frame 3
+            .connect(handle: 0x41)  // frame 4
+            .notify(handle: 0x2A, [1], connection: 0x40)  // frame 5: traffic on 0x40, a link up before the capture
+        let (analyzer, _) = try AnalyzerTests.analyze(b)
+        #expect(analyzer.connections.map(\.handle) == [0x41, 0x40])
+        #expect(analyzer.connections[1].inferred && analyzer.connections[1].linkQuality.map(\.frame) == [1])
+        #expect(analyzer.connections[0].linkQuality.isEmpty)
+        let said = analyzer.findings.filter { $0.kind.code == "hci.bqr-without-connection" }
+        #expect(said.map(\.frame) == [2] && said.first?.message.hasPrefix("2 Bluetooth Quality Reports") == true)
     }
 }

@@ -63,6 +63,7 @@ public struct LinkLayerTracker {
     private var lastIndex = -1
     private var nextHandle: UInt16
     private var reportedLinkTypes: Set<UInt32> = []
+    private var unanswered = UnansweredPDUs()
     /// Keys for links that start encryption (nil: decrypt nothing; packets the capturer decrypted are still read).
     var keyStore: LinkKeyStore?
     /// Where decrypted payloads live until the next packet (shared by copies of the tracker: scratch only).
@@ -169,8 +170,9 @@ public struct LinkLayerTracker {
                     frame: record.frame, timestamp: record.timestamp, channel: air.channel, rssi: air.rssi,
                     type: header.type, header: header, advertiser: advertiser, payload: payload,
                     advertisingData: data)))
-        guard header.type == .connectInd, air.channel >= 37 || air.channel == 0xFF || record.linkType == LLAirPacket.linkTypeNordicBLE
-        else { return }
+        // On a secondary advertising channel the same PDU is AUX_CONNECT_REQ (Core Spec Vol 6, Part B, 2.3.3.1): it opens
+        // the connection as CONNECT_IND does.
+        guard header.type == .connectInd else { return }
         var r = ByteReader(payload)
         let pdu: LLAdvertisingPDU
         do { pdu = try LLAdvertisingPacketPDU.parsePayload(header, &r) } catch {
@@ -243,6 +245,8 @@ public struct LinkLayerTracker {
 
     package mutating func finish(findings: inout [Finding], frame: Int, timestamp: Timestamp, emit: (LinkLayerOutput) -> Void) {
         if let f = advertisingCRCFinding { findings.append(f) }
+        unanswered.finish()
+        if let f = unanswered.finding { findings.append(f) }
         for i in conns.indices where !conns[i].ended {
             endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
         }
@@ -270,24 +274,36 @@ public struct LinkLayerTracker {
                 crcErrors &+= 1
                 return
             }
+            // A link the sniffer joined opens when the other side answers (``UnansweredPDUs``); the PDU answered is
+            // replayed into it first.
+            guard let first = unanswered.answer(air, record) else { return }
             let info = LLConnectionInfo(
                 handle: takeHandle(), accessAddress: air.packet.accessAddress, central: nil, peripheral: nil,
-                connectParameters: nil, parameters: LLLinkParameters(), startFrame: record.frame,
-                startTimestamp: record.timestamp, inferred: true)
+                connectParameters: nil, parameters: LLLinkParameters(), startFrame: first.frame,
+                startTimestamp: first.timestamp, inferred: true)
             conns.append(Conn(info: info, crcInit: nil))
             index = conns.count - 1
             byAccessAddress[aa] = index
             lastAA = aa
             lastIndex = index
             emit(.connectionStarted(info))
+            replay(first, into: index, &findings, emit)
         }
         if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, keys: keyStore, buffer: plaintext, emit) {
             crcErrors &+= 1
         }
     }
 
+    /// The PDU a link's first answer answered, into the connection it opened (its bytes are a copy).
+    private mutating func replay(_ first: OwnedRecord, into index: Int, _ findings: inout [Finding], _ emit: (LinkLayerOutput) -> Void) {
+        first.withRecord { r in
+            guard let air = try? LLAirPacket(linkType: r.linkType, bytes: r.bytes) else { return }
+            _ = LinkLayerTracker.processConnectionPacket(&conns[index], air, r, &findings, keys: keyStore, buffer: plaintext, emit)
+        }
+    }
+
     /// One packet of a known connection, in place. Returns false for a CRC-bad packet.
-    private static func processConnectionPacket(
+    static func processConnectionPacket(
         _ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
         keys: LinkKeyStore?, buffer: LLPlaintextBuffer, _ emit: (LinkLayerOutput) -> Void
     ) -> Bool {
