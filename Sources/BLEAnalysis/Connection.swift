@@ -85,10 +85,11 @@ public struct Connection: Hashable, Sendable {
     /// The link's facts, its security and how it ends, changed only by what is fed to it (``LinkMachine``).
     public internal(set) var machine: LinkMachine
     /// How the connection ends (``ConnectionLifecycle``): who asked, who ended it, with what reason.
-    public var lifecycle: ConnectionLifecycle { machine.lifecycle }
+    public var lifecycle: ConnectionLifecycle { _read { yield machine.lifecycle } }
     /// Connection parameters, PHY, data length, ATT_MTU and encryption over time, each with where it came from: the one
     /// place every reader asks (``LinkState``), written only by ``machine``.
-    public var link: LinkState { machine.link }
+    /// Borrowed (`_read`), not copied: the per-value path reads its snapshot through it.
+    public var link: LinkState { _read { yield machine.link } }
     /// The peer's GATT database (the peer as server), discovered by this side.
     public var gatt = GATTDatabase()
     /// This side's own database as the peer discovered it (phones are GATT servers too).
