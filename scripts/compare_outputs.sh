@@ -2,7 +2,8 @@
 # Byte-identity check for refactoring: runs every command people and programs read over every Sample and every
 # capture in ../shared/captures (plus $BLESCOPE_CORPUS when set) with two builds, and diffs stdout and exit codes.
 # Usage: scripts/compare_outputs.sh OLD_BINARY [NEW_BINARY]   (NEW defaults to this tree's release build)
-# Prints one line per difference and "identical: N runs" at the end; exits 1 when anything differs.
+# Prints one line per difference and "identical: N runs" at the end; exits 1 when anything differs, 2 when a capture
+# pattern (Samples, ../shared/captures, $BLESCOPE_CORPUS) matches nothing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 old=${1:?usage: scripts/compare_outputs.sh OLD_BINARY [NEW_BINARY]}
@@ -11,8 +12,15 @@ if [ -z "$new" ]; then
   new=$(bash scripts/build-release.sh)
 fi
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
-files=(Samples/*.btsnoop Samples/*.pcap Samples/*.pklg ../shared/captures/*)
-if [ -n "${BLESCOPE_CORPUS:-}" ]; then files+=("$BLESCOPE_CORPUS"/*); fi
+patterns=("Samples/*.btsnoop" "Samples/*.pcap" "Samples/*.pklg" "../shared/captures/*")
+if [ -n "${BLESCOPE_CORPUS:-}" ]; then patterns+=("$BLESCOPE_CORPUS/*"); fi
+# A pattern that matches nothing would compare nothing and still say "identical": it is an error.
+files=()
+for p in "${patterns[@]}"; do
+  mapfile -t matched < <(compgen -G "$p")
+  if [ ${#matched[@]} -eq 0 ]; then echo "compare_outputs.sh: no capture matches $p" >&2; exit 2; fi
+  files+=("${matched[@]}")
+done
 codecs=(--codec Samples/codecs)
 # Each entry: a name and the arguments before the capture. Outputs that carry wall-clock figures (bench) are left out.
 runs=(

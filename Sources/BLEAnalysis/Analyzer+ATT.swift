@@ -181,8 +181,9 @@ extension Analyzer {
         case .fits:
             return
         case .provesLargerMTU:
-            table.connections[index].link.apply(
-                .mtu(size), frame: frame, timestamp: lastTimestamp, source: .inferred(.largestATTPDU(frame: frame, bytes: size)))
+            feedLink(
+                .mtu(size), connection: index, frame: frame, timestamp: lastTimestamp,
+                source: .inferred(.largestATTPDU(frame: frame, bytes: size)))
         case .exceeds(let mtu, let bearer):
             findings.append(Finding(.warning, .attPDUExceedsMTU(opcode, size: size, mtu: mtu, bearer: bearer), frame: frame))
         }

@@ -57,7 +57,7 @@ extension Analyzer {
             state[bearer: slot].serverMTU = Int(mtu)
             if request != nil, kind == .leFixed {
                 let effective = max(23, min(state[bearer: slot].clientMTU ?? Int(mtu), Int(mtu)))
-                connections[context.connection].link.apply(.mtu(effective), frame: context.frame, timestamp: context.timestamp)
+                feedLink(.mtu(effective), connection: context.connection, frame: context.frame, timestamp: context.timestamp)
                 event?.summary += " → ATT_MTU \(effective)"
             }
         default:

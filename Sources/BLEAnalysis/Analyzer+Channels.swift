@@ -19,6 +19,14 @@ extension Analyzer {
             routeChannelOutput(output, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
             return
         }
+        deliverATT(pdu, bearer: bearer, connection: index, direction: direction, timestamp: timestamp, state: state)
+    }
+
+    /// An ATT PDU, the L2CAP PDU's payload, to its bearer.
+    @inline(__always)
+    func deliverATT(
+        _ pdu: L2CAPPDU, bearer: ATTBearerSlot, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState
+    ) {
         state.decode.att &+= 1
         processATT(
             ATTInput(
@@ -34,8 +42,9 @@ extension Analyzer {
         state: ConnectionState
     ) {
         switch output {
-        case .att:
-            preconditionFailure("ATT is handed on by processL2CAP")
+        case .att(let bearer):
+            // processL2CAP hands ATT on before coming here; taken the same way all the same, never a trap.
+            deliverATT(pdu, bearer: bearer, connection: index, direction: direction, timestamp: timestamp, state: state)
         case .signalling(let outcomes):
             state.decode.signalling &+= 1
             counters.signallingPDUs += 1

@@ -28,6 +28,12 @@ extension Analyzer {
                     ),
                     frame: pdu.lastFrame))
         }
+        if let n = out.overMPS {
+            findings.append(Finding(.warning, .kframeOverMPS(n, cid: pdu.channel), frame: pdu.lastFrame))
+        }
+        if let n = out.overMTU {
+            findings.append(Finding(.warning, .sduOverMTU(n, cid: pdu.channel), frame: pdu.lastFrame))
+        }
         guard let sdu = out.sdu else { return }
         handOnSDU(
             sdu, spsm: out.spsm, bearer: out.bearer, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
@@ -98,5 +104,24 @@ extension Analyzer {
                     frame: frame))
         }
         return decoded
+    }
+}
+
+extension FindingKind {
+    /// A K-frame whose information payload is longer than the receiver's MPS (Core Spec Vol 3, Part A, 3.4.3).
+    static func kframeOverMPS(_ n: Int, cid: UInt16) -> FindingKind {
+        .init(
+            code: "l2cap.kframe-over-mps",
+            message:
+                "K-frame on \(hex(cid, width: 4)) carries \(n) bytes, more than the MPS its receiver announced: a protocol error (decoded anyway)"
+        )
+    }
+    /// An SDU whose announced length is more than the receiver's MTU (3.4.3).
+    static func sduOverMTU(_ n: Int, cid: UInt16) -> FindingKind {
+        .init(
+            code: "l2cap.sdu-over-mtu",
+            message:
+                "SDU on \(hex(cid, width: 4)) announces \(n) bytes, more than the MTU its receiver announced: a protocol error (decoded anyway)"
+        )
     }
 }

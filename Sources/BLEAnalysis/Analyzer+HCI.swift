@@ -158,7 +158,9 @@ extension Analyzer {
         guard case .disconnect(let d) = packet.decoded,
             let i = table.lookup(ConnectionKey(controller: record.controllerIndex, handle: d.handle & 0x0FFF))
         else { return }
-        _ = connections[i].lifecycle.feed(.disconnectRequested(reason: d.reason, frame: record.frame))
+        feedLink(
+            .lifecycle(.disconnectRequested(reason: d.reason, frame: record.frame)), connection: i, frame: record.frame,
+            timestamp: record.timestamp)
     }
 
     func openLE(
@@ -169,8 +171,9 @@ extension Analyzer {
             c.role = role == .central ? .central : .peripheral
             c.peerAddress = peer.description
             c.peerAddressType = peerType.description
-            c.link.apply(
-                .parameters(ConnectionParameters(interval: interval, latency: latency, timeout: timeout)), frame: frame, timestamp: time)
+            _ = c.machine.feed(
+                .parametersUpdated(ConnectionParameters(interval: interval, latency: latency, timeout: timeout)), frame: frame,
+                timestamp: time)
         }
     }
 

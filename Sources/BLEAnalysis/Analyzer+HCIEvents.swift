@@ -153,11 +153,10 @@ extension Analyzer {
     func disconnected(_ d: DisconnectionComplete, _ record: CaptureRecord) -> HCIEventNote {
         let frame = record.frame, time = record.timestamp, controller = record.controllerIndex
         iso.disconnection(handle: d.handle, status: d.status, reason: d.reason, controller: controller, frame: frame, timestamp: time)
-        if let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)),
-            case .closed(let ending)? = connections[i].lifecycle.feed(
-                .disconnected(status: d.status, reason: d.reason, frame: frame, timestamp: time))
-        {
-            closeConnection(index: i, ending: ending)
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: d.handle)) {
+            feedLink(
+                .lifecycle(.disconnected(status: d.status, reason: d.reason, frame: frame, timestamp: time)), connection: i,
+                frame: frame, timestamp: time)
         }
         return HCIEventNote(status: d.status.description, handle: d.handle)
     }
@@ -204,9 +203,9 @@ extension Analyzer {
     /// LE Connection Update Complete (7.7.65.3).
     func connectionUpdated(_ u: LEConnectionUpdateComplete, _ record: CaptureRecord) -> HCIEventNote {
         if u.status.rawValue == 0, let i = eventConnection(u.handle, record) {
-            connections[i].link.apply(
-                .parameters(ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)),
-                frame: record.frame, timestamp: record.timestamp)
+            feedLink(
+                .parametersUpdated(ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)),
+                connection: i, frame: record.frame, timestamp: record.timestamp)
         }
         return HCIEventNote(status: u.status.description, handle: u.handle)
     }
@@ -214,10 +213,10 @@ extension Analyzer {
     /// LE Data Length Change (7.7.65.7).
     func dataLengthChanged(_ d: LEDataLengthChange, _ record: CaptureRecord) -> HCIEventNote {
         if let i = eventConnection(d.handle, record) {
-            connections[i].link.apply(
-                .dataLength(
+            feedLink(
+                .dataLengthChanged(
                     DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)),
-                frame: record.frame, timestamp: record.timestamp)
+                connection: i, frame: record.frame, timestamp: record.timestamp)
         }
         return HCIEventNote(handle: d.handle)
     }
@@ -225,7 +224,7 @@ extension Analyzer {
     /// LE PHY Update Complete (7.7.65.12).
     func phyUpdated(_ p: LEPHYUpdateComplete, _ record: CaptureRecord) -> HCIEventNote {
         if p.status.rawValue == 0, let i = eventConnection(p.handle, record) {
-            connections[i].link.apply(.phy(PHYPair(tx: p.txPHY, rx: p.rxPHY)), frame: record.frame, timestamp: record.timestamp)
+            feedLink(.phyChanged(PHYPair(tx: p.txPHY, rx: p.rxPHY)), connection: i, frame: record.frame, timestamp: record.timestamp)
         }
         return HCIEventNote(status: p.status.description, handle: p.handle)
     }
@@ -248,13 +247,16 @@ extension Analyzer {
             }
             return HCIEventNote()
         }
-        if let i = eventConnection(q.handle, record) {
+        let sample = LinkQualitySample(frame: frame, timestamp: record.timestamp, reportID: report.reportID, quality: q)
+        // A vendor event opens no link: a report on a handle no connection has waits for traffic to open one there.
+        if let i = table.lookup(ConnectionKey(controller: record.controllerIndex, handle: q.handle)) {
             if connections[i].linkQuality.count < Connection.maxQualitySamples {
-                connections[i].linkQuality.append(
-                    LinkQualitySample(frame: frame, timestamp: record.timestamp, reportID: report.reportID, quality: q))
+                connections[i].linkQuality.append(sample)
             } else {
                 noteLimit(.tooManyQualityReports(Connection.maxQualitySamples), frame: frame)
             }
+        } else {
+            vendorTally.holdReport(sample, controller: record.controllerIndex, handle: q.handle)
         }
         return HCIEventNote(handle: q.handle, fields: options.timeline ? q.fields : nil)
     }

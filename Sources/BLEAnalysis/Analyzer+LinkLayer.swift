@@ -49,7 +49,9 @@ extension Analyzer {
         case .connectionEnded(let e):
             endAirConnection(e)
         case .encryptionStarted(let s):
-            linkLayerEncryptionStarted(s, controller: controller)
+            linkLayerEncryptionStarted(s)
+        case .linkChanged(let change):
+            linkLayerChanged(change, controller: controller)
         case .advertising(let a):
             if options.timeline {
                 var summary = a.advertiser.map { "\($0)" + identityText($0.value) } ?? ""
@@ -67,8 +69,9 @@ extension Analyzer {
     /// CONNECT_IND (or a connection inferred from its data PDUs): the connection opened, its parameters observed.
     func linkLayerConnectionStarted(_ info: LLConnectionInfo, controller: UInt16) {
         if info.inferred {
-            _ = connectionIndex(
+            let index = connectionIndex(
                 controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
+            if let index { connections[index].accessAddress = info.accessAddress.description }
         } else {
             openConnection(
                 controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true
@@ -77,8 +80,8 @@ extension Analyzer {
                 c.centralAddress = info.central?.description
                 c.accessAddress = info.accessAddress.description
                 if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
-                    c.link.apply(
-                        .parameters(ConnectionParameters(interval: i, latency: l, timeout: t)), frame: info.startFrame,
+                    _ = c.machine.feed(
+                        .parametersUpdated(ConnectionParameters(interval: i, latency: l, timeout: t)), frame: info.startFrame,
                         timestamp: info.startTimestamp)
                 }
             }
@@ -103,24 +106,22 @@ extension Analyzer {
         guard
             let index = connectionIndex(controller: controller, handle: p.handle, frame: p.frame, timestamp: p.timestamp, infer: false)
         else { return }
+        // A controller reports a change only (an update to the same values, or a channel map, changes nothing).
         if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
             let value = ConnectionParameters(interval: i, latency: l, timeout: t)
             if connections[index].currentParameters != value {
-                connections[index].link.apply(.parameters(value), frame: p.frame, timestamp: p.timestamp)
+                feedLink(.parametersUpdated(value), connection: index, frame: p.frame, timestamp: p.timestamp)
             }
         }
         let phy = PHYPair(tx: p.parameters.centralToPeripheralPHY, rx: p.parameters.peripheralToCentralPHY)
         if connections[index].currentPHY != phy {
-            connections[index].link.apply(.phy(phy), frame: p.frame, timestamp: p.timestamp)
+            feedLink(.phyChanged(phy), connection: index, frame: p.frame, timestamp: p.timestamp)
         }
     }
 
-    /// The first encrypted PDU of a link: evidence, and the event.
-    func linkLayerEncryptionStarted(_ s: LLEncryptionStarted, controller: UInt16) {
-        let number = table.openIndex(handle: s.handle).map { connections[$0].number }
-        evidence(
-            .encryptionChange(handle: s.handle, status: .success, enabled: true), frame: s.frame, timestamp: s.timestamp,
-            controller: controller, connection: number)
+    /// The first encrypted PDU of a link: the event, saying how it was read (the link's fact and the evidence come from
+    /// the procedure, ``linkLayerChanged(_:controller:)``).
+    func linkLayerEncryptionStarted(_ s: LLEncryptionStarted) {
         if options.timeline {
             emit(
                 TimelineEvent(
@@ -144,7 +145,7 @@ extension Analyzer {
         case .replaced: input = .replaced(why: "access address reused by a new CONNECT_IND", frame: e.frame, timestamp: e.timestamp)
         case .captureEnded: return  // still open at the end, as HCI connections are
         }
-        if case .closed(let ending)? = connections[index].lifecycle.feed(input) { closeConnection(index: index, ending: ending) }
+        feedLink(.lifecycle(input), connection: index, frame: e.frame, timestamp: e.timestamp)
     }
 }
 

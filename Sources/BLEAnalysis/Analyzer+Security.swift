@@ -16,7 +16,7 @@ extension Analyzer {
             keyStore.smp(
                 smp, raw: pdu.payload, handle: handle, centralToPeripheral: c.centralToPeripheral(direction), frame: pdu.lastFrame,
                 central: c.centralAddressValue, peripheral: c.peripheralAddressValue)
-            if let output = state.security.feed(smp: smp, sender: direction == .rx ? .peer : .local) {
+            if let output = connections[index].machine.feed(smp: smp, sender: direction == .rx ? .peer : .local) {
                 applySecurity(output, connection: index, frame: pdu.lastFrame, timestamp: timestamp)
             }
             if options.timeline {
@@ -38,19 +38,16 @@ extension Analyzer {
     }
 
     func feedSecurity(_ input: SecurityTracker.EncryptionInput, connection index: Int, frame: Int, timestamp: Timestamp) {
-        guard let output = table.states[index]?.security.feed(input) else { return }
-        applySecurity(output, connection: index, frame: frame, timestamp: timestamp)
+        feedLink(.encryption(input), connection: index, frame: frame, timestamp: timestamp)
     }
 
     /// What the security tracker said: the link's encryption, or evidence the diagnosis reads.
     func applySecurity(_ output: SecurityTracker.Output, connection index: Int, frame: Int, timestamp: Timestamp) {
         let kind: EvidenceEvent.Kind
         switch output {
-        case .encryption(let on):
-            connections[index].link.apply(.encryption(on), frame: frame, timestamp: timestamp)
-            return
-        case .encryptionFailed:
-            // The Encryption Change event itself is the evidence (``recordEvent(_:frame:timestamp:controller:)``).
+        case .encryption, .encryptionFailed:
+            // The link's fact is the machine's (``LinkMachine``); the
+            // Encryption Change event itself is the evidence (``recordEvent(_:frame:timestamp:controller:)``).
             return
         case .pairingRequested(let sender, let authReq): kind = .pairingRequest(sender: sender, authReq: authReq)
         case .pairingAccepted(let sender, let authReq): kind = .pairingResponse(sender: sender, authReq: authReq)

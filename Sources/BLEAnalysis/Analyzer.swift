@@ -223,6 +223,7 @@ public final class Analyzer {
 
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
         findings += decodeHealth.findings
+        if let f = vendorTally.reportsWithoutLinkFinding() { findings.append(f) }
         for pending in commands.takeUnanswered() {
             findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
             guard pending.opcode.expectsAnswer else { continue }
@@ -332,9 +333,9 @@ public final class Analyzer {
         let key = ConnectionKey(controller: controller, handle: handle)
         if let old = table.lookup(key) {
             // A new Connection Complete on a handle still open: the previous one ended unseen.
-            let replaced = connections[old].lifecycle.feed(
-                .replaced(why: "replaced by a new connection on the same handle", frame: frame, timestamp: timestamp))
-            if case .closed(let ending)? = replaced { closeConnection(index: old, ending: ending) }
+            feedLink(
+                .lifecycle(.replaced(why: "replaced by a new connection on the same handle", frame: frame, timestamp: timestamp)),
+                connection: old, frame: frame, timestamp: timestamp)
         }
         guard table.canRetainAnother else {
             noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
@@ -380,7 +381,6 @@ public final class Analyzer {
             observers[i].connectionEnded(connectionNumber: number, frame: frame, timestamp: timestamp, reason: reason)
         }
     }
-
 }
 
 extension Analyzer {

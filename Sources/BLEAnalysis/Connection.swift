@@ -82,11 +82,14 @@ public struct Connection: Hashable, Sendable {
     public var endFrame: Int?
     public var endTime: Timestamp?
     public var disconnectReason: String?
+    /// The link's facts, its security and how it ends, changed only by what is fed to it (``LinkMachine``).
+    public internal(set) var machine: LinkMachine
     /// How the connection ends (``ConnectionLifecycle``): who asked, who ended it, with what reason.
-    public internal(set) var lifecycle = ConnectionLifecycle()
+    public var lifecycle: ConnectionLifecycle { _read { yield machine.lifecycle } }
     /// Connection parameters, PHY, data length, ATT_MTU and encryption over time, each with where it came from: the one
-    /// place every reader asks (``LinkState``).
-    public var link: LinkState
+    /// place every reader asks (``LinkState``), written only by ``machine``.
+    /// Borrowed (`_read`), not copied: the per-value path reads its snapshot through it.
+    public var link: LinkState { _read { yield machine.link } }
     /// The peer's GATT database (the peer as server), discovered by this side.
     public var gatt = GATTDatabase()
     /// This side's own database as the peer discovered it (phones are GATT servers too).
@@ -124,7 +127,7 @@ public struct Connection: Hashable, Sendable {
         self.inferred = inferred
         self.startFrame = startFrame
         self.startTime = startTime
-        link = LinkState(startFrame: inferred ? nil : startFrame)
+        machine = LinkMachine(startFrame: inferred ? nil : startFrame)
     }
 
     /// The ATT MTU in force now (23, the default, until an exchange, Core Spec Vol 3, Part F, 3.2.8).

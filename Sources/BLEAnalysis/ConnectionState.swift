@@ -31,8 +31,6 @@ final class ConnectionState {
     var channels: ChannelMux
     /// The ATT bearers on dynamic channels (BR/EDR PSM 0x001F, EATT), in the order the mux opened them.
     var bearers: [ATTBearer] = []
-    /// Pairing and the procedure that encrypts the link.
-    var security = SecurityTracker()
     /// What was carried against what was decoded (see ``DecodeHealth``).
     var decode = DecodeCounts()
 
@@ -146,6 +144,11 @@ extension Analyzer {
         guard let state = table.states[index] else { return }
         state.handle = connections[index].handle
         state.number = connections[index].number
+        // Quality reports on the handle before the link showed itself: its own when traffic opened it (it was up
+        // before the capture began), no link's when a Connection Complete did.
+        let c = connections[index]
+        let held = vendorTally.takeReports(controller: c.controller, handle: c.handle, claim: c.inferred)
+        if !held.isEmpty { connections[index].linkQuality.insert(contentsOf: held, at: 0) }
     }
 
     /// The link facts in force on connection `index`, as the trackers take them with each value.

@@ -66,12 +66,58 @@ struct VendorTally {
         var firstParameters: [UInt8] = []
     }
     var counts: [Key: Count] = [:]
+    /// Quality reports naming a handle no connection has: a vendor event opens no link. They are held (at most
+    /// ``maxHeldReports``) for the link that traffic on the handle opens later (a link up before the capture began);
+    /// those no link claims are counted, with the first, and said once.
+    private var heldReports: [UInt32: [LinkQualitySample]] = [:]
+    private var heldReportCount = 0
+    static let maxHeldReports = 1024
+    private(set) var reportsWithoutLink = 0
+    private(set) var firstReportWithoutLink: Int?
     /// Bounded per key already; the number of controllers is bounded by the 16-bit index.
     static let keptParameterBytes = 4
 
     mutating func command(_ opcode: HCICommand, controller: UInt16, frame: Int, parameters: [UInt8]) {
         note(Key(controller: controller, isCommand: true, code: opcode.rawValue), frame: frame, parameters: parameters)
     }
+    /// A report on a handle no connection has.
+    mutating func holdReport(_ sample: LinkQualitySample, controller: UInt16, handle: UInt16) {
+        guard heldReportCount < Self.maxHeldReports else { return unclaimed(1, first: sample.frame) }
+        heldReports[UInt32(controller) << 16 | UInt32(handle), default: []].append(sample)
+        heldReportCount += 1
+    }
+
+    /// The reports held for a link that traffic on (controller, handle) opened (`claim`), or dropped as no link's when
+    /// a Connection Complete opens a new one there.
+    mutating func takeReports(controller: UInt16, handle: UInt16, claim: Bool) -> [LinkQualitySample] {
+        guard let held = heldReports.removeValue(forKey: UInt32(controller) << 16 | UInt32(handle)) else { return [] }
+        heldReportCount -= held.count
+        if claim { return held }
+        unclaimed(held.count, first: held[0].frame)
+        return []
+    }
+
+    private mutating func unclaimed(_ n: Int, first: Int) {
+        reportsWithoutLink += n
+        firstReportWithoutLink = min(firstReportWithoutLink ?? first, first)
+    }
+
+    /// Said once at the end: the quality reports no connection claimed.
+    mutating func reportsWithoutLinkFinding() -> Finding? {
+        for held in heldReports.values { unclaimed(held.count, first: held[0].frame) }
+        heldReports = [:]
+        heldReportCount = 0
+        guard let first = firstReportWithoutLink else { return nil }
+        return Finding(
+            .info,
+            FindingKind(
+                code: "hci.bqr-without-connection",
+                message:
+                    "\(reportsWithoutLink) Bluetooth Quality Report\(reportsWithoutLink == 1 ? "" : "s") named a handle no open connection has (first at frame \(first)): "
+                    + "kept in the timeline, not taken as connections (a vendor event opens no link)"),
+            frame: first)
+    }
+
     mutating func event(parameters: [UInt8], controller: UInt16, frame: Int) {
         // An event without parameters keeps the key 0x100, apart from every leading byte.
         note(

@@ -52,12 +52,16 @@ public enum Inference: Hashable, Sendable {
     /// At least the largest link-layer payload a direction carried (at `frame`): the LL cannot send more octets than
     /// its maximum (Core Spec Vol 6, Part B, 4.5.10).
     case largestFragment(frame: Int, octets: Int)
+    /// Encrypted from `frame` of an air capture, the first encrypted PDU there is to go by: the procedure's end (the
+    /// peripheral's LL_START_ENC_RSP, Core Spec Vol 6, Part B, 5.1.3.1) is encrypted with a key nobody gave, or missing.
+    case encryptedPDU(frame: Int)
 
     public var frame: Int {
         switch self {
         case .initialValue(let f): f
         case .largestATTPDU(let f, _): f
         case .largestFragment(let f, _): f
+        case .encryptedPDU(let f): f
         }
     }
 
@@ -66,6 +70,8 @@ public enum Inference: Hashable, Sendable {
         case .initialValue(let f): "initial value, no change since the connection at frame \(f)"
         case .largestATTPDU(let f, let n): "at least the \(n)-byte ATT PDU at frame \(f)"
         case .largestFragment(let f, let n): "at least the \(n)-octet link-layer payload at frame \(f)"
+        case .encryptedPDU(let f):
+            "encrypted PDUs from frame \(f) (the peripheral's LL_START_ENC_RSP that ends the start is unreadable or missing)"
         }
     }
 }

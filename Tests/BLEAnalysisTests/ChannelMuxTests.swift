@@ -125,6 +125,21 @@ final class MuxDriver {
         #expect(try #require(MuxDriver.kframeOutcome(d.kframe(cid: 0x0041, sduLength: 1, [0x42], .tx))).sdu?.bytes == [0x42])
     }
 
+    /// Each side's request or response states what it takes (Core Spec Vol 3, Part A, 4.22–4.23): this side MTU 512, MPS
+    /// 64 on its CID 0x0040; the peer MTU 256, MPS 64 on 0x0041. A K-frame whose payload (SDU length included) is longer
+    /// than its receiver's MPS, and an SDU announcing more than its receiver's MTU, are named (3.4.3); at the limits,
+    /// nothing is.
+    @Test func kframesOverTheMPSAndSDUsOverTheMTUAreNamed() throws {
+        let d = MuxDriver()
+        _ = d.openLECreditChannel()
+        let overMPS = try #require(MuxDriver.kframeOutcome(d.kframe(cid: 0x0040, sduLength: 63, Array(repeating: 7, count: 63), .rx)))
+        #expect(overMPS.overMPS == 65 && overMPS.overMTU == nil && overMPS.sdu?.bytes.count == 63)
+        let atLimits = try #require(MuxDriver.kframeOutcome(d.kframe(cid: 0x0041, sduLength: 256, Array(repeating: 1, count: 62), .tx)))
+        #expect(atLimits.overMPS == nil && atLimits.overMTU == nil && atLimits.sdu == nil)
+        let overMTU = try #require(MuxDriver.kframeOutcome(d.kframe(cid: 0x0040, sduLength: 513, [1, 2], .rx)))
+        #expect(overMTU.overMTU == 513 && overMTU.overMPS == nil)
+    }
+
     @Test func aFirstKFrameTooShortForTheSDULengthIsNamed() throws {
         let d = MuxDriver()
         _ = d.openLECreditChannel()

@@ -80,6 +80,7 @@ struct LLRun {
     var ends: [LLConnectionEnded] = []
     var changes: [LLParametersChanged] = []
     var encryptionStarts: [LLEncryptionStarted] = []
+    var linkChanges: [LLLinkChange] = []
     var advertising = 0
     /// (last frame, ATT opcode, handle or nil) of every reassembled ATT PDU.
     var att: [(frame: Int, opcode: UInt8, handle: UInt16?)] = []
@@ -112,6 +113,7 @@ struct LLRun {
         case .control(let c): controls.append(c)
         case .parametersChanged(let p): changes.append(p)
         case .encryptionStarted(let e): encryptionStarts.append(e)
+        case .linkChanged(let c): linkChanges.append(c)
         case .l2capFragment(let f):
             reassemblers[f.streamKey, default: L2CAPReassembler()].feed(f.fragment, findings: &findings) { pdu in
                 pdus.append(Array(pdu.bytes))

@@ -70,7 +70,8 @@ struct ChannelMux {
             if out.sdu != nil, spsm == L2CAPPSM.eatt.rawValue, let c = known { bearer = channelBearers[c] }
             return .kframe(
                 KFrameOutcome(
-                    spsm: spsm, withoutCredit: out.withoutCredit, tooShortToStart: out.tooShortToStart, sdu: out.sdu, bearer: bearer))
+                    spsm: spsm, withoutCredit: out.withoutCredit, tooShortToStart: out.tooShortToStart, overMPS: out.overMPS,
+                    overMTU: out.overMTU, sdu: out.sdu, bearer: bearer))
         }
         if let c = known { return .undecoded(table.channels[c].psm) }
         return .unknownCID
@@ -95,16 +96,20 @@ struct ChannelMux {
         // Data towards the requester arrives on its source CIDs; the credits are the responder's to send with.
         let towardsRequester = direction.reversed
         switch s.command {
-        case .creditBasedConnectionRequest(let spsm, _, _, let credits, let sourceCIDs):
+        case .creditBasedConnectionRequest(let spsm, let mtu, let mps, let credits, let sourceCIDs):
             // As for the LE request below, for each channel asked for (4.25).
-            for cid in sourceCIDs { open(CreditKey(direction: towardsRequester, cid: cid), spsm: spsm, credits: credits, &events) }
-        case .leCreditBasedConnectionRequest(let spsm, let sourceCID, _, _, let credits):
-            open(CreditKey(direction: towardsRequester, cid: sourceCID), spsm: spsm, credits: credits, &events)
+            for cid in sourceCIDs {
+                open(CreditKey(direction: towardsRequester, cid: cid), spsm: spsm, credits: credits, limits: (mtu, mps), &events)
+            }
+        case .leCreditBasedConnectionRequest(let spsm, let sourceCID, let mtu, let mps, let credits):
+            // The requester receives on its source CID, within the MTU and MPS it states (4.22).
+            open(CreditKey(direction: towardsRequester, cid: sourceCID), spsm: spsm, credits: credits, limits: (mtu, mps), &events)
             pendingSPSM = spsm
-        case .leCreditBasedConnectionResponse(let destinationCID, _, _, let credits, let result):
+        case .leCreditBasedConnectionResponse(let destinationCID, let mtu, let mps, let credits, let result):
             if result != 0 { events.append(.creditConnectionRefused(psm: pendingSPSM, result: result)) }
             if result == 0, let spsm = pendingSPSM {
-                open(CreditKey(direction: towardsRequester, cid: destinationCID), spsm: spsm, credits: credits, &events)
+                open(
+                    CreditKey(direction: towardsRequester, cid: destinationCID), spsm: spsm, credits: credits, limits: (mtu, mps), &events)
             }
         case .flowControlCreditIndication(let cid, let credits):
             // The receiver gives credits for the channel it receives on (its own CID).
@@ -136,11 +141,13 @@ struct ChannelMux {
             for cid in refused { credit.close(CreditKey(direction: towardsRequester, cid: cid)) }
             for i in list {
                 let channel = table.channels[i]
-                if channel.mode == .enhancedCredit, case .creditBasedConnectionResponse(_, _, let credits, _, _) = signal.command {
+                if channel.mode == .enhancedCredit,
+                    case .creditBasedConnectionResponse(let mtu, let mps, let credits, _, _) = signal.command
+                {
                     // Data towards the responder, with the credits its response gave (the other way was opened at the request).
                     open(
                         CreditKey(direction: channel.initiator, cid: channel.responderCID), spsm: channel.psm.rawValue, credits: credits,
-                        &events)
+                        limits: (mtu, mps), &events)
                 }
                 let kind: ATTBearerKind? =
                     switch (channel.psm, channel.mode) {
@@ -163,8 +170,13 @@ struct ChannelMux {
         events.append(.channelsChanged)
     }
 
-    private mutating func open(_ key: CreditKey, spsm: UInt16, credits: UInt16, _ events: inout [ChannelEvent]) {
-        if !credit.open(key, spsm: spsm, credits: Int(credits)) { events.append(.creditChannelLimit) }
+    /// `limits`: the receiver's MTU and MPS.
+    private mutating func open(
+        _ key: CreditKey, spsm: UInt16, credits: UInt16, limits: (mtu: UInt16, mps: UInt16), _ events: inout [ChannelEvent]
+    ) {
+        if !credit.open(key, spsm: spsm, credits: Int(credits), mtu: Int(limits.mtu), mps: Int(limits.mps)) {
+            events.append(.creditChannelLimit)
+        }
     }
 }
 
@@ -219,6 +231,10 @@ struct KFrameOutcome {
     var withoutCredit: Bool
     /// The first K-frame of an SDU, too short for the 2-byte SDU length: skipped.
     var tooShortToStart: Bool
+    /// The K-frame's payload length, when more than the receiver's MPS; the announced SDU length, when more than its MTU
+    /// (Vol 3, Part A, 3.4.3: both protocol errors; the bytes are still decoded).
+    var overMPS: Int?
+    var overMTU: Int?
     var sdu: CreditChannelState.SDU?
     /// The enhanced ATT bearer the SDU is an ATT PDU of (its index in the connection's dynamic bearers).
     var bearer: Int?

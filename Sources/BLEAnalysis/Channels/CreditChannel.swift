@@ -5,6 +5,10 @@ import BLECore
 /// only payload).
 struct CreditChannelState {
     var spsm: UInt16
+    /// The receiver's limits from its connection request or response (Vol 3, Part A, 4.22–4.26): the largest SDU (MTU)
+    /// and the largest K-frame payload (MPS) it takes; nil when the capture did not show them.
+    var mtu: Int?
+    var mps: Int?
     var sduExpected = 0
     var sdu: [UInt8] = []
     var firstFrame = 0
@@ -16,9 +20,11 @@ struct CreditChannelState {
     /// Set while the sender has no credit left: it must wait for the receiver's credits.
     var stalledSince: (frame: Int, time: Timestamp)?
 
-    init(spsm: UInt16, credits: Int) {
+    init(spsm: UInt16, credits: Int, mtu: Int? = nil, mps: Int? = nil) {
         self.spsm = spsm
         self.credits = credits
+        self.mtu = mtu
+        self.mps = mps
     }
 
     /// One K-frame's payload (its L2CAP header already read).
@@ -48,6 +54,10 @@ struct CreditChannelState {
         var withoutCredit = false
         /// The first K-frame of an SDU, too short for the SDU length: skipped, the channel waits for the next one.
         var tooShortToStart = false
+        /// The K-frame's payload is longer than the receiver's MPS (Vol 3, Part A, 3.4.3: a protocol error): its length.
+        var overMPS: Int?
+        /// The SDU length its first K-frame announced is more than the receiver's MTU (3.4.3): that length.
+        var overMTU: Int?
         var sdu: SDU?
     }
 
@@ -59,12 +69,14 @@ struct CreditChannelState {
             credits = 0
         }
         if credits == 0, stalledSince == nil { stalledSince = (k.frame, k.timestamp) }
+        if let mps, k.payload.count > mps { out.overMPS = k.payload.count }
         if sduExpected == 0 {
             guard k.payload.count >= 2 else {
                 out.tooShortToStart = true
                 return out
             }
             sduExpected = Int(k.payload[0]) | Int(k.payload[1]) << 8
+            if let mtu, sduExpected > mtu { out.overMTU = sduExpected }
             sdu = Array(k.payload[2...])
             firstFrame = k.firstFrame
             kframeBytes = k.l2capBytes
@@ -136,9 +148,9 @@ struct CreditChannelTable {
     init(budget: CreditChannelBudget) { self.budget = budget }
 
     /// Opens (or reopens) a channel; false when the budget's ``maxChannels`` are open already.
-    mutating func open(_ key: CreditKey, spsm: UInt16, credits: Int) -> Bool {
+    mutating func open(_ key: CreditKey, spsm: UInt16, credits: Int, mtu: Int? = nil, mps: Int? = nil) -> Bool {
         guard channels[key] != nil || budget.take() else { return false }
-        channels[key] = CreditChannelState(spsm: spsm, credits: credits)
+        channels[key] = CreditChannelState(spsm: spsm, credits: credits, mtu: mtu, mps: mps)
         return true
     }
 

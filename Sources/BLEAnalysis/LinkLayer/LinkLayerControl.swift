@@ -22,6 +22,7 @@ extension LinkLayerTracker {
             c.pending.append(Pending(instant: instant, opcode: .phyUpdateInd, phys: (cp, pc)))
         case let .encReq(rand, ediv, skd, iv):
             c.encryption.noteRequest(rand: rand, ediv: ediv, skdCentral: skd, ivCentral: iv)
+            emit(.linkChanged(LLLinkChange(handle: c.info.handle, change: .keyRequested, frame: record.frame, timestamp: record.timestamp)))
         case let .encRsp(skd, iv):
             c.encryption.noteResponse(skdPeripheral: skd, ivPeripheral: iv)
         case .startEncReq:
@@ -29,11 +30,16 @@ extension LinkLayerTracker {
             // encrypted (Core Spec Vol 6, Part B, 5.1.3.1). LT 256/251 carry no flag that says so.
             c.encryption.phase = .encrypted
             c.encryption.startResponses = 0
+            c.encryptionSaid = false
+            emit(.linkChanged(LLLinkChange(handle: c.info.handle, change: .keyGiven, frame: record.frame, timestamp: record.timestamp)))
+        case .lengthReq, .lengthRsp, .rejectInd, .rejectExtInd, .unknownRsp:
+            applyProcedureAnswer(&c, pdu, direction: direction, record, emit)
         case .startEncRsp:
             // The central's LL_START_ENC_RSP, then the peripheral's, end the encryption start (5.1.3.1). A capture
             // whose PDUs after it are flagged unencrypted (nRF Sniffer on a fuzzer's link, corpus telink enc-loop
             // frames 413, 415) never shows an encrypted PDU, yet the procedure finished: the second response says so.
             c.encryption.startResponses += 1
+            if c.encryption.startResponses == 2 { sayEncryption(&c, on: true, inferred: false, record, emit) }
             if c.encryption.startResponses == 2 && !c.encryption.startAnnounced {
                 c.encryption.startAnnounced = true
                 emit(
@@ -45,6 +51,7 @@ extension LinkLayerTracker {
         case .pauseEncRsp where c.encryption.isOn:
             // The central's LL_PAUSE_ENC_RSP goes in the clear: the link is unencrypted until the next LL_START_ENC_REQ.
             c.encryption.pause()
+            sayEncryption(&c, on: false, inferred: false, record, emit)
         case .terminateInd(let e):
             guard !c.ended else { return }
             c.ended = true

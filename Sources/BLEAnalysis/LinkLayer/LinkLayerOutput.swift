@@ -185,6 +185,31 @@ package enum LinkLayerOutput {
     case connectionEnded(LLConnectionEnded)
     /// The first encrypted PDU of a link (or of a restart after a pause), and whether it could be read.
     case encryptionStarted(LLEncryptionStarted)
+    /// A link fact an LL procedure settled (data length, the encryption procedure's steps).
+    case linkChanged(LLLinkChange)
+}
+
+/// A link fact an LL control procedure settled, as a controller would report it over HCI: the analyzer hands it to the
+/// link as the same ``LinkInput`` the HCI event becomes.
+package struct LLLinkChange: Hashable, Sendable {
+    package enum Change: Hashable, Sendable {
+        /// The effective data length once an LL_LENGTH_RSP answered an LL_LENGTH_REQ (Core Spec Vol 6, Part B, 5.1.9
+        /// and 4.5.10): `maxTx…` central → peripheral, `maxRx…` peripheral → central.
+        case dataLength(DataLength)
+        /// LL_ENC_REQ: the central starts encryption (over HCI the peripheral's host is asked for the key).
+        case keyRequested
+        /// LL_START_ENC_REQ: the peripheral has the key (over HCI, its host's LE Long Term Key Request Reply).
+        case keyGiven
+        /// LL_REJECT_IND or LL_REJECT_EXT_IND answering LL_ENC_REQ: no key (over HCI, a Negative Reply).
+        case keyRefused
+        /// Encryption on (the peripheral's LL_START_ENC_RSP, 5.1.3.1; `inferred` when only the first encrypted PDU
+        /// shows it) or off (LL_PAUSE_ENC_RSP, 5.1.3.2).
+        case encryption(on: Bool, inferred: Bool)
+    }
+    package var handle: UInt16
+    package var change: Change
+    package var frame: Int
+    package var timestamp: Timestamp
 }
 
 public struct LLEncryptionStarted: Hashable, Sendable {

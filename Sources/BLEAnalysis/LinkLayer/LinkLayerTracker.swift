@@ -52,6 +52,9 @@ public struct LinkLayerTracker {
         var positionInEvent = 0
         var packetsThisEvent = 0
         var pending: [Pending] = []
+        /// The latest LL_LENGTH_REQ of each side until answered, and whether the encryption was said (``LLLinkChange``).
+        var lengthRequests: (central: LLLengthParameters?, peripheral: LLLengthParameters?) = (nil, nil)
+        var encryptionSaid = false
     }
 
     private var conns: [Conn] = []
@@ -60,6 +63,7 @@ public struct LinkLayerTracker {
     private var lastIndex = -1
     private var nextHandle: UInt16
     private var reportedLinkTypes: Set<UInt32> = []
+    private var unanswered = UnansweredPDUs()
     /// Keys for links that start encryption (nil: decrypt nothing; packets the capturer decrypted are still read).
     var keyStore: LinkKeyStore?
     /// Where decrypted payloads live until the next packet (shared by copies of the tracker: scratch only).
@@ -166,8 +170,9 @@ public struct LinkLayerTracker {
                     frame: record.frame, timestamp: record.timestamp, channel: air.channel, rssi: air.rssi,
                     type: header.type, header: header, advertiser: advertiser, payload: payload,
                     advertisingData: data)))
-        guard header.type == .connectInd, air.channel >= 37 || air.channel == 0xFF || record.linkType == LLAirPacket.linkTypeNordicBLE
-        else { return }
+        // On a secondary advertising channel the same PDU is AUX_CONNECT_REQ (Core Spec Vol 6, Part B, 2.3.3.1): it opens
+        // the connection as CONNECT_IND does.
+        guard header.type == .connectInd else { return }
         var r = ByteReader(payload)
         let pdu: LLAdvertisingPDU
         do { pdu = try LLAdvertisingPacketPDU.parsePayload(header, &r) } catch {
@@ -240,6 +245,8 @@ public struct LinkLayerTracker {
 
     package mutating func finish(findings: inout [Finding], frame: Int, timestamp: Timestamp, emit: (LinkLayerOutput) -> Void) {
         if let f = advertisingCRCFinding { findings.append(f) }
+        unanswered.finish()
+        if let f = unanswered.finding { findings.append(f) }
         for i in conns.indices where !conns[i].ended {
             endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
         }
@@ -267,24 +274,36 @@ public struct LinkLayerTracker {
                 crcErrors &+= 1
                 return
             }
+            // A link the sniffer joined opens when the other side answers (``UnansweredPDUs``); the PDU answered is
+            // replayed into it first.
+            guard let first = unanswered.answer(air, record) else { return }
             let info = LLConnectionInfo(
                 handle: takeHandle(), accessAddress: air.packet.accessAddress, central: nil, peripheral: nil,
-                connectParameters: nil, parameters: LLLinkParameters(), startFrame: record.frame,
-                startTimestamp: record.timestamp, inferred: true)
+                connectParameters: nil, parameters: LLLinkParameters(), startFrame: first.frame,
+                startTimestamp: first.timestamp, inferred: true)
             conns.append(Conn(info: info, crcInit: nil))
             index = conns.count - 1
             byAccessAddress[aa] = index
             lastAA = aa
             lastIndex = index
             emit(.connectionStarted(info))
+            replay(first, into: index, &findings, emit)
         }
         if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, keys: keyStore, buffer: plaintext, emit) {
             crcErrors &+= 1
         }
     }
 
+    /// The PDU a link's first answer answered, into the connection it opened (its bytes are a copy).
+    private mutating func replay(_ first: OwnedRecord, into index: Int, _ findings: inout [Finding], _ emit: (LinkLayerOutput) -> Void) {
+        first.withRecord { r in
+            guard let air = try? LLAirPacket(linkType: r.linkType, bytes: r.bytes) else { return }
+            _ = LinkLayerTracker.processConnectionPacket(&conns[index], air, r, &findings, keys: keyStore, buffer: plaintext, emit)
+        }
+    }
+
     /// One packet of a known connection, in place. Returns false for a CRC-bad packet.
-    private static func processConnectionPacket(
+    static func processConnectionPacket(
         _ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ findings: inout [Finding],
         keys: LinkKeyStore?, buffer: LLPlaintextBuffer, _ emit: (LinkLayerOutput) -> Void
     ) -> Bool {
@@ -390,26 +409,6 @@ public struct LinkLayerTracker {
         return air.direction
     }
 
-    /// Keeps the sequence number and a hash of the last PDU sent in direction `d` (0 central → peripheral, 1 back);
-    /// returns whether this PDU is a retransmission (same SN, same bytes: an encrypted retransmission keeps its packet
-    /// counter, so its ciphertext is the same too), nil for an empty PDU (counted here, nothing more to do).
-    private static func trackSequence(_ c: inout Conn, _ pkt: LLPacketView, llid: UInt8, d: Int) -> Bool? {
-        let sn: Int8 = pkt.header0 & 0x08 != 0 ? 1 : 0
-        let last = d == 0 ? c.lastSN.0 : c.lastSN.1
-        let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
-        if pkt.payload.isEmpty {
-            c.stats.emptyPDUs &+= 1
-            if last == sn, lastH == 0 { c.stats.emptyRetransmissions &+= 1 }
-            if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = 0 } else { c.lastSN.1 = sn; c.lastHash.1 = 0 }
-            return nil
-        }
-        var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(llid)
-        for byte in pkt.payload { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        if h == 0 { h = 1 }
-        if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = h } else { c.lastSN.1 = sn; c.lastHash.1 = h }
-        return last == sn && lastH == h
-    }
-
     /// An encrypted PDU: the plaintext to go on with, or nil when there is none (a retransmission, no key, a MIC
     /// failure, an empty plaintext), each counted. The first encrypted PDU of the link announces the encryption;
     /// a PDU decrypted in the other direction than it was said to go turns `direction` round.
@@ -437,6 +436,7 @@ public struct LinkLayerTracker {
         let outcome = LinkLayerTracker.decrypt(
             &c, air, llid: llid, payload: air.packet.payload, direction: direction, header0: air.packet.header0,
             frame: record.frame, keys: keys, buffer: buffer)
+        if !retransmission { noteEncryptedPDU(&c, readable: outcome.isPlaintext, llid: llid, record, emit) }
         switch outcome {
         case .plaintext(let p), .plaintextOtherDirection(let p):
             if case .plaintextOtherDirection = outcome { direction = direction == .rx ? .tx : .rx }

@@ -15,10 +15,10 @@ import BLEProtocols
 /// (``Encryption/keyRefused``: a Negative Reply, the bond lost on this side), an Encryption Change with an error status
 /// (``Output/encryptionFailed(_:)``; the link stays as it was). PDUs out of order are taken as they come (a capture may
 /// start mid-pairing): a Pairing Response without its request still moves to key generation.
-struct SecurityTracker {
+struct SecurityTracker: Hashable, Sendable {
     typealias Sender = EvidenceEvent.Sender
 
-    enum Pairing: Equatable {
+    enum Pairing: Hashable, Sendable {
         /// No pairing seen.
         case none
         /// The peripheral asked for security (Security Request).
@@ -33,7 +33,7 @@ struct SecurityTracker {
         case failed(SMPPairingFailedReason)
     }
 
-    enum Encryption: Equatable {
+    enum Encryption: Hashable, Sendable {
         case off
         /// The controller asked the host for the long-term key of an encryption the central started.
         case keyRequested
@@ -45,14 +45,14 @@ struct SecurityTracker {
     }
 
     /// What the HCI says about encryption on the connection.
-    enum EncryptionInput: Equatable {
+    enum EncryptionInput: Hashable, Sendable {
         case longTermKeyRequested
         case longTermKeyReplied
         case longTermKeyRefused
         case changed(status: HCIStatus, enabled: Bool)
     }
 
-    enum Output: Equatable {
+    enum Output: Hashable, Sendable {
         case pairingRequested(by: Sender, authReq: SMPAuthReq)
         case pairingAccepted(by: Sender, authReq: SMPAuthReq)
         case securityRequested(by: Sender)

@@ -1,0 +1,78 @@
+import BLECore
+import BLEProtocols
+
+/// A change of one link, the same whichever way the capture told it: an HCI event of the controller or an LL control
+/// PDU seen on the air is translated into one of these before it reaches the link's ``LinkMachine``, so an air capture
+/// and an HCI log of the same connection give the same link facts.
+enum LinkInput: Equatable {
+    /// Interval, latency and supervision timeout: LE (Enhanced) Connection Complete and LE Connection Update Complete
+    /// (Core Spec Vol 4, Part E, 7.7.65.1, 7.7.65.3); on air CONNECT_IND and LL_CONNECTION_UPDATE_IND at its instant
+    /// (Vol 6, Part B, 5.1.1).
+    case parametersUpdated(ConnectionParameters)
+    /// The effective maximum octets and times each way: LE Data Length Change (Vol 4, Part E, 7.7.65.7); on air the
+    /// LL_LENGTH_RSP that answers an LL_LENGTH_REQ (Vol 6, Part B, 5.1.9; the effective values of 4.5.10).
+    case dataLengthChanged(DataLength)
+    /// LE PHY Update Complete (Vol 4, Part E, 7.7.65.12); on air LL_PHY_UPDATE_IND at its instant (Vol 6, Part B, 5.1.10).
+    case phyChanged(PHYPair)
+    /// The effective ATT_MTU of the LE fixed bearer (an ATT exchange, or inferred from the largest PDU).
+    case mtu(Int)
+    /// The encryption procedure: the key asked for, given or refused, and the link encrypted or not. HCI: LE Long Term
+    /// Key Request, its Reply or Negative Reply, Encryption Change (7.7.65.5, 7.8.25–26, 7.7.8); on air LL_ENC_REQ,
+    /// LL_START_ENC_REQ, LL_REJECT_IND, the peripheral's LL_START_ENC_RSP and the central's LL_PAUSE_ENC_RSP
+    /// (Vol 6, Part B, 5.1.3).
+    case encryption(SecurityTracker.EncryptionInput)
+    /// A disconnection asked for, the link ended (Disconnection Complete, LL_TERMINATE_IND with its sender) or replaced.
+    case lifecycle(ConnectionLifecycle.Input)
+}
+
+/// What a ``LinkInput`` did that the analyzer acts on: a security verdict (evidence) or the link's end.
+enum LinkOutput: Equatable {
+    case security(SecurityTracker.Output)
+    case lifecycle(ConnectionLifecycle.Output)
+}
+
+/// One link's facts and the machines that change them: its ``LinkState`` (parameters, PHY, data length, ATT_MTU,
+/// encryption), its ``SecurityTracker`` (pairing and the encryption procedure) and its ``ConnectionLifecycle`` (how it
+/// ends). Changed only through ``feed(_:frame:timestamp:source:)`` and ``feed(smp:sender:)``: nothing else writes a
+/// link fact.
+///
+/// A value inside ``Connection``; the inputs are rare (link events, not data), so each answers with at most one output
+/// and nothing is allocated per packet.
+public struct LinkMachine: Hashable, Sendable {
+    /// The link facts with their history and sources.
+    public private(set) var link: LinkState
+    /// How the link ends.
+    public private(set) var lifecycle = ConnectionLifecycle()
+    /// Pairing and encryption.
+    private(set) var security = SecurityTracker()
+
+    /// A link that starts at `startFrame` of the capture, or (nil) one already up when the capture began.
+    init(startFrame: Int?) { link = LinkState(startFrame: startFrame) }
+
+    /// One input at `frame`; a fact it sets is observed at that frame unless `source` says otherwise. Returns what the
+    /// analyzer must act on, if anything.
+    mutating func feed(_ input: LinkInput, frame: Int, timestamp: Timestamp, source: FactSource? = nil) -> LinkOutput? {
+        switch input {
+        case .parametersUpdated(let p):
+            link.apply(.parameters(p), frame: frame, timestamp: timestamp, source: source)
+        case .dataLengthChanged(let d):
+            link.apply(.dataLength(d), frame: frame, timestamp: timestamp, source: source)
+        case .phyChanged(let p):
+            link.apply(.phy(p), frame: frame, timestamp: timestamp, source: source)
+        case .mtu(let m):
+            link.apply(.mtu(m), frame: frame, timestamp: timestamp, source: source)
+        case .encryption(let e):
+            guard let output = security.feed(e) else { return nil }
+            if case .encryption(let on) = output { link.apply(.encryption(on), frame: frame, timestamp: timestamp, source: source) }
+            return .security(output)
+        case .lifecycle(let l):
+            return lifecycle.feed(l).map(LinkOutput.lifecycle)
+        }
+        return nil
+    }
+
+    /// One SMP PDU sent by `sender` (pairing moves on; no link fact changes).
+    mutating func feed(smp: SMPPDU, sender: SecurityTracker.Sender) -> SecurityTracker.Output? {
+        security.feed(smp: smp, sender: sender)
+    }
+}
