@@ -6,10 +6,13 @@ public struct DiagnosisResult: Hashable, Sendable {
     public var findings: [Diagnosis]
     /// How many rules ran.
     public var rulesEvaluated: Int
+    /// What the capture shows, in a few sentences, before the findings.
+    public var story: Story
 
-    public init(findings: [Diagnosis], rulesEvaluated: Int) {
+    public init(findings: [Diagnosis], rulesEvaluated: Int, story: Story = Story()) {
         self.findings = findings
         self.rulesEvaluated = rulesEvaluated
+        self.story = story
     }
 
     public func count(_ severity: DiagnosisSeverity) -> Int { findings.filter { $0.severity == severity }.count }
@@ -36,7 +39,8 @@ public enum DiagnosisEngine {
         for rule in rules { found += rule.evaluate(evidence) }
         let caveats = Caveats(evidence)
         for i in found.indices { found[i].confidence = caveats.confidence(of: found[i]) }
-        return DiagnosisResult(findings: rank(fold(found)), rulesEvaluated: rules.count)
+        let findings = rank(fold(found))
+        return DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))
     }
 
     /// Findings with the same fold key become one, listing every occurrence's deciding frame (the first keeps its
