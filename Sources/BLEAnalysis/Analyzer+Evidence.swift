@@ -73,7 +73,9 @@ extension Analyzer {
             guard let k = Self.classicCommandEvidence(packet) else { return }
             kind = k
         }
-        let number = packet.connectionHandle.flatMap { connectionNumber(controller: controller, handle: $0) }
+        var handle = packet.connectionHandle
+        if case .authenticationRequested(let h) = kind { handle = h }
+        let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
         evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
     }
 

@@ -97,6 +97,22 @@ struct DiagnoseOutput {
         #expect(classic.frames.count == 229 && classic.frames.first == 367 && classic.frames.last == 7876)
     }
 
+    /// BR-01: one folded finding per paged device, with tshark's count, first and last frame, and the Create Connection
+    /// that paged it first (tshark -r F -Y 'bthci_cmd.opcode==0x0405' -T fields -e frame.number -e bthci_cmd.bd_addr:
+    /// 199 to d8:80:3c:e8:72:69 from 197, 30 to 30:95:e3:b8:69:8c from 368).
+    @Test func pongbotPageTimeoutsAreOneFindingPerDevice() throws {
+        guard let out = try DiagnoseOutput.of(Self.pongbot) else { return }
+        let pages = out.findings("BR-01")
+        #expect(pages.count == 2)
+        for (device, count, first, last, create) in [("D8:80:3C:E8:72:69", 199, 367, 7876, 197), ("30:95:E3:B8:69:8C", 30, 399, 7337, 368)]
+        {
+            let f = try #require(pages.first { $0.message.contains(device) })
+            #expect(f.occurrences.count == count && f.occurrences.first == first && f.occurrences.last == last)
+            #expect(f.severity == "warning" && f.frames.contains(create))
+            #expect(f.message.contains("\(count) times, frames \(first)–\(last)") && f.message.contains("Create Connection \(count) times"))
+        }
+    }
+
     /// The first 25 lines at 100 columns hold the story and the most important finding's first line; no line is wider.
     @Test func pongbotFirstScreen() throws {
         guard let out = try DiagnoseOutput.of(Self.pongbot) else { return }

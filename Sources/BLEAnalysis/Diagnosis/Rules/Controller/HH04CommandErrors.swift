@@ -13,9 +13,11 @@ struct HH04CommandErrors: DiagnosisRule {
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
-    /// Connection Update refused with 0x0C Command Disallowed is this rule's).
+    /// Connection Update refused with 0x0C Command Disallowed is this rule's), a BR/EDR role switch or sniff request
+    /// (BR-06).
     static func explained(_ op: HCICommand, _ status: HCIStatus) -> Bool {
         if CE03CreateRefused.opcodes.contains(op) || op == .leSetPHY || op == .leReadRemoteFeatures { return true }
+        if BR06RoleOrSniffRefused.opcodes[op.rawValue] != nil { return true }
         return LP05ProcedureUnsupported.procedures.contains(op) && (status.rawValue == 0x1A || status.rawValue == 0x11)
     }
 
