@@ -10,9 +10,11 @@ struct BR06RoleOrSniffRefused: DiagnosisRule {
     static let severity = DiagnosisSeverity.warning
     static let title = "A BR/EDR role switch or sniff request refused"
     static let evidence =
-        "Role Change (0x12) or Mode Change (0x14) with status ≠ 0; Command Status ≠ 0 for Switch Role (0x080B), Sniff Mode (0x0803), Exit Sniff Mode (0x0804); info unless a link loss follows within 5 s"
+        "Role Change (0x12) or Mode Change (0x14) with status ≠ 0; Command Status ≠ 0 for Switch Role (0x080B), Sniff Mode (0x0803), Exit Sniff Mode (0x0804), Sniff Subrating (0x0811); info unless a link loss follows within 5 s"
     static let anchor = "none"
-    static let opcodes: [UInt16: String] = [0x080B: "role switch", 0x0803: "sniff request", 0x0804: "exit from sniff"]
+    static let opcodes: [UInt16: String] = [
+        0x080B: "role switch", 0x0803: "sniff request", 0x0804: "exit from sniff", 0x0811: "sniff subrating",
+    ]
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
