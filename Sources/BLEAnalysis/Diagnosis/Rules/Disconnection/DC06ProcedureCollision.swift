@@ -117,6 +117,6 @@ struct DC06ProcedureCollision: DiagnosisRule {
         }
         guard let last = moments.max(by: { $0.0 < $1.0 }), last.0 > ev.frame, last.1.microseconds(since: ev.timestamp) > redoWindow
         else { return nil }
-        return CitedFrame(last.0, "the link went on: data up to here")
+        return CitedFrame(last.0, "the link went on, its data until this frame")
     }
 }
