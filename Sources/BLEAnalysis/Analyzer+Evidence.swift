@@ -70,9 +70,12 @@ extension Analyzer {
         case .reset:
             kind = .reset
         default:
-            return
+            guard let k = Self.classicCommandEvidence(packet) else { return }
+            kind = k
         }
-        let number = packet.connectionHandle.flatMap { connectionNumber(controller: controller, handle: $0) }
+        var handle = packet.connectionHandle
+        if case .authenticationRequested(let h) = kind { handle = h }
+        let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
         evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
     }
 
@@ -152,7 +155,48 @@ extension Analyzer {
         case let r as LELongTermKeyRequest: return (r.handle, .longTermKeyRequest(handle: r.handle))
         case let e as EncryptionChange: return encryptionEvidence(e)
         case let e2 as EncryptionChangeV2: return encryptionEvidence(e2.change)
+        default: return classicEventEvidence(event)
+        }
+    }
+
+    /// The BR/EDR link events the diagnosis reads (``EvidenceEvent/Kind/classicConnectionComplete(handle:status:peer:linkType:)``
+    /// and the authentication chain), with the handle each names.
+    static func classicEventEvidence(_ event: any HCIParameterSet) -> (UInt16?, EvidenceEvent.Kind)? {
+        switch event {
+        case let c as ConnectionComplete:
+            let h = c.handle & 0x0FFF
+            let kind = EvidenceEvent.Kind.classicConnectionComplete(
+                handle: h, status: c.status, peer: c.address.description, linkType: c.linkType)
+            return (c.status == .success ? h : nil, kind)
+        case let a as AuthenticationComplete:
+            return (a.handle & 0x0FFF, .authenticationComplete(handle: a.handle & 0x0FFF, status: a.status))
+        case let r as RoleChange: return (nil, .roleChange(peer: r.address.description, status: r.status, role: r.role))
+        case let m as ModeChange: return (m.handle & 0x0FFF, .modeChange(handle: m.handle & 0x0FFF, status: m.status, mode: m.mode))
+        case let p as PINCodeRequest: return (nil, .pinCodeRequest(peer: p.address.description))
+        case let l as LinkKeyRequest: return (nil, .linkKeyRequest(peer: l.address.description))
+        case let l as LinkKeyNotification: return (nil, .linkKeyCreated(peer: l.address.description))
+        case let i as IOCapabilityRequest: return (nil, .ioCapabilityExchange(peer: i.address.description, sender: .local))
+        case let i as IOCapabilityResponse: return (nil, .ioCapabilityExchange(peer: i.address.description, sender: .peer))
+        case let s as SimplePairingComplete: return (nil, .simplePairingComplete(peer: s.address.description, status: s.status))
         default: return nil
+        }
+    }
+
+    /// The BR/EDR commands the diagnosis reads, from their parameters' leading BD_ADDR or handle (Create Connection
+    /// 7.1.5, Link Key Request Reply 7.1.10 and Negative Reply 7.1.11, Authentication Requested 7.1.15).
+    static func classicCommandEvidence(_ packet: HCICommandPacket) -> EvidenceEvent.Kind? {
+        let p = packet.parameters
+        switch packet.opcode.rawValue {
+        case 0x0405, 0x040B, 0x040C:
+            guard p.count >= 6 else { return nil }
+            let address = BDAddress(p.prefix(6).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }).description
+            if packet.opcode.rawValue == 0x0405 { return .pageRequested(peer: address) }
+            return .linkKeyAnswer(peer: address, found: packet.opcode.rawValue == 0x040B)
+        case 0x0411:
+            guard p.count >= 2 else { return nil }
+            return .authenticationRequested(handle: (UInt16(p[0]) | UInt16(p[1]) << 8) & 0x0FFF)
+        default:
+            return nil
         }
     }
 

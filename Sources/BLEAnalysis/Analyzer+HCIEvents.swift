@@ -142,6 +142,11 @@ extension Analyzer {
         case let c as ConnectionComplete: return brEDRConnected(c, record)
         case is ReadRemoteVersionInformationComplete, is LEReadRemoteFeaturesComplete, is LERemoteConnectionParameterRequest:
             return HCIEventNote()
+        // The BR/EDR authentication, pairing, role and mode events are the diagnosis's evidence only
+        // (``recordEvent(_:frame:timestamp:controller:)``); the timeline shows them as it did before they were declared.
+        case is AuthenticationComplete, is RoleChange, is ModeChange, is PINCodeRequest, is LinkKeyRequest, is LinkKeyNotification,
+            is IOCapabilityRequest, is IOCapabilityResponse, is SimplePairingComplete:
+            return HCIEventNote()
         default:
             iso.event(d, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
             return HCIEventNote(

@@ -74,8 +74,9 @@ public struct CaptureInfo: Sendable {
         let rows = self.rows
         let width = rows.map(\.0.count).max() ?? 0
         var lines = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }
-        // The answer first: the diagnosis's findings at warning or above, one line each, under its row.
-        lines.insert(contentsOf: diagnosisLines(terminal: terminal), at: 2)
+        // The answer first: the story, then the diagnosis's findings at warning or above, one line each, under its row.
+        let story = diagnosis.map { DiagnosisReport.storyLines($0.story, terminal: terminal) } ?? []
+        lines.insert(contentsOf: story + diagnosisLines(terminal: terminal), at: 2)
         return lines.joined(separator: "\n") + belowRows(terminal: terminal) + "\n"
     }
 
@@ -240,6 +241,7 @@ public struct CaptureInfo: Sendable {
         if let d = diagnosis {
             w.beginObject("diagnosis")
             DiagnosisReport.writeTally(d, to: &w)
+            DiagnosisReport.writeStory(d.story, to: &w)
             w.beginArray("findings")
             for x in d.findings { DiagnosisReport.writeBrief(x, to: &w) }
             w.endArray()

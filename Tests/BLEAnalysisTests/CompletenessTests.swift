@@ -142,6 +142,28 @@ import Testing
         #expect(c.items.count == 7)
     }
 
+    /// Issue 35 point 4: "incomplete" is for what is missing. A step back under 10 ms is clock jitter (a note); a reset
+    /// with no link open drops nothing (a note); a reset with a link open, or a step back of seconds, stays a warning.
+    @Test func jitterAndAnIdleResetAreNotes() throws {
+        let b = CaptureBuilder(step: 1_000)
+            .connect(handle: 0x40)  // 1
+            .notify(handle: 0x2A, [1], connection: 0x40)  // 2 at 1 ms
+            .at(microsecondsFromStart: 1_000 - 906)  // 906 µs back, as the sweyntooth capture's frame 168 (tshark: -0.000906)
+            .notify(handle: 0x2A, [2], connection: 0x40)  // 3
+            .disconnect(handle: 0x40)  // 4
+            .command([0x03, 0x0C, 0x00])  // 5: reset, no link open
+        let c = Self.completeness(try CaptureFile.open(bytes: b.btsnoopBytes(), name: "jitter.btsnoop"))
+        let back = try #require(c.items.first { $0.code == "time-backwards" })
+        #expect(back.severity == .info && back.frame == 3 && back.message.contains("by at most 906 µs"))
+        let reset = try #require(c.items.first { $0.code == "controller-reset" })
+        #expect(reset.severity == .info && reset.frame == 5 && reset.message.contains("with no link open"))
+        #expect(c.verdict == "complete with notes")
+        // The same reset with the link still open dropped it.
+        let open = CaptureBuilder(step: 1_000).connect(handle: 0x40).notify(handle: 0x2A, [1], connection: 0x40).command([0x03, 0x0C, 0x00])
+        let d = Self.completeness(try CaptureFile.open(bytes: open.btsnoopBytes(), name: "reset.btsnoop"))
+        #expect(d.items.first { $0.code == "controller-reset" }?.severity == .warning && d.verdict == "incomplete")
+    }
+
     /// Connections started before the capture, counted once each however their records interleave. The handles
     /// are chosen to share the tracker's direct-mapped cache slots (0x0001, 0x0041, 0x0081, 0x00C1 all have the
     /// same low six bits), so the cache is evicted between records of one connection; 0x0041 opens inside the

@@ -186,7 +186,11 @@ import Testing
         let json = try Blescope.run(["report", "--quiet", "--format", "json", "Samples/nordic-dfu.btsnoop"])
         let object = try #require(json.json as? [String: Any])
         let file = try #require((object["files"] as? [[String: Any]])?.first)
-        let items = try #require((file["summary"] as? [String: Any])?["items"] as? [[String: Any]])
+        let all = try #require((file["summary"] as? [String: Any])?["items"] as? [[String: Any]])
+        // The story first (one link, closed by this side; the data that moved), then the verdicts.
+        #expect(
+            all.first?["topic"] as? String == "story" && (all.first?["text"] as? String)?.hasPrefix("1 LE link to 1 peripheral") == true)
+        let items = all.filter { $0["topic"] as? String != "story" }
         // The diagnosis first (nothing wrong in this update), then the update itself.
         #expect(items.first?["topic"] as? String == "diagnosis" && items.first?["status"] as? String == "ok")
         #expect((items.first?["text"] as? String)?.hasPrefix("nothing wrong found by ") == true)

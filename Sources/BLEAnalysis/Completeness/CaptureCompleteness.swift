@@ -60,6 +60,15 @@ public struct CompletenessTracker: Sendable {
     var previous: Timestamp?
     var backwards = 0
     var backwardsFirstFrame: Int?
+    /// The largest step back, µs: under ``jitterLimit`` it is the capturer's clocks disagreeing, not a jump.
+    var largestStepBack: Int64 = 0
+    /// A step back shorter than this (10 ms) is jitter between clocks (a btsnoop writer's threads, a sniffer's USB
+    /// timestamps): the records are all there, only their order in time is off by that much.
+    static let jitterLimit: Int64 = 10_000
+    /// Resets with links open at the time (they dropped them), of ``resets``.
+    var resetsWithLinks: Set<Int> = []
+    /// Handles seen carrying data without a Connection Complete and not disconnected since (links open before the log).
+    var inferredOpen: Set<UInt32> = []
     var gaps = 0
     var largestGap: Int64 = 0
     var largestGapFrame: Int?
@@ -89,11 +98,13 @@ public struct CompletenessTracker: Sendable {
         Int(truncatingIfNeeded: (key ^ key >> 16) & 63)
     }
 
-    public mutating func add(_ record: CaptureRecord) {
+    /// Time going backwards (and by how much) and gaps between records.
+    @inline(__always) mutating func noteTime(_ record: CaptureRecord) {
         let t = record.timestamp
         if let p = previous {
             if t < p {
                 backwards += 1
+                largestStepBack = max(largestStepBack, p.microseconds(since: t))
                 if backwardsFirstFrame == nil { backwardsFirstFrame = record.frame }
             } else {
                 let gap = t.microseconds(since: p)
@@ -104,6 +115,10 @@ public struct CompletenessTracker: Sendable {
             }
         }
         previous = t
+    }
+
+    public mutating func add(_ record: CaptureRecord) {
+        noteTime(record)
         if record.cumulativeDrops > lastDrops {
             if dropsFirstFrame == nil { dropsFirstFrame = record.frame }
             lastDrops = record.cumulativeDrops
@@ -129,13 +144,16 @@ public struct CompletenessTracker: Sendable {
             if !seen.contains(k) && !Analyzer.isVendorHandle(handle) {
                 seen.insert(k)
                 if startedBefore.count < 1000 { startedBefore.append((handle, record.frame)) }
+                inferredOpen.insert(k)
             }
         case .command:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
+                if !open.isEmpty || !inferredOpen.isEmpty { resetsWithLinks.insert(record.frame) }
                 open.removeAll()
+                inferredOpen.removeAll()
             }
         case .event:
             hciRecords &+= 1
@@ -155,6 +173,7 @@ public struct CompletenessTracker: Sendable {
                 if b[2] == 0 {
                     let k = Self.key(record.controllerIndex, u16(1))
                     open.removeValue(forKey: k)
+                    inferredOpen.remove(k)
                     seen.insert(k)
                 }
             case .hardwareError:
@@ -248,11 +267,15 @@ public struct CompletenessTracker: Sendable {
                     frame: dropsFirstFrame, count: Int(lastDrops)))
         }
         if backwards > 0 {
+            // Jitter is a note: nothing is missing from the log (issue 35: "incomplete" is kept for what is missing).
+            let jitter = largestStepBack < Self.jitterLimit
+            let times = "\(backwards) time\(backwards == 1 ? "" : "s")"
             items.append(
                 .init(
-                    code: "time-backwards", severity: .warning,
-                    message:
-                        "timestamps go backwards \(backwards) time\(backwards == 1 ? "" : "s") (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
+                    code: "time-backwards", severity: jitter ? .info : .warning,
+                    message: jitter
+                        ? "timestamps step back \(times) by at most \(largestStepBack < 1000 ? "\(largestStepBack) µs" : "\(largestStepBack / 1000) ms") (first at frame \(backwardsFirstFrame ?? 0)): clock jitter, no record is missing"
+                        : "timestamps go backwards \(times) (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
                     frame: backwardsFirstFrame, count: backwards))
         }
         if gaps > 0 {
@@ -271,7 +294,17 @@ public struct CompletenessTracker: Sendable {
         var items: [CaptureCompleteness.Item] = []
         // A reset before any data is the controller's bring-up (nothing lost); one after data means the state
         // before it is gone.
-        let midResets = resets.filter { r in firstACLFrame.map { r > $0 } ?? false }
+        // A reset with no link open drops nothing (a Bluetooth toggle between connections): a note.
+        let idle = resets.filter { r in (firstACLFrame.map { r > $0 } ?? false) && !resetsWithLinks.contains(r) }
+        if let first = idle.first {
+            items.append(
+                .init(
+                    code: "controller-reset", severity: .info,
+                    message:
+                        "controller reset at frame \(first)\(idle.count > 1 ? " (+\(idle.count - 1) more)" : "") with no link open: nothing was dropped",
+                    frame: first, count: idle.count))
+        }
+        let midResets = resets.filter { r in (firstACLFrame.map { r > $0 } ?? false) && resetsWithLinks.contains(r) }
         if let first = midResets.first {
             items.append(
                 .init(

@@ -116,6 +116,7 @@ public enum RuleGroup: String, Hashable, Sendable, CaseIterable {
     case linkParameters = "Link parameters"
     case controller = "Controller and host health"
     case leAudio = "LE Audio"
+    case classic = "BR/EDR"
 }
 
 /// A diagnosis rule: an id, a severity, the evidence it reads and what it says. One small type per rule, one file

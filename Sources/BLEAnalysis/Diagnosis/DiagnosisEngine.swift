@@ -6,10 +6,13 @@ public struct DiagnosisResult: Hashable, Sendable {
     public var findings: [Diagnosis]
     /// How many rules ran.
     public var rulesEvaluated: Int
+    /// What the capture shows, in a few sentences, before the findings.
+    public var story: Story
 
-    public init(findings: [Diagnosis], rulesEvaluated: Int) {
+    public init(findings: [Diagnosis], rulesEvaluated: Int, story: Story = Story()) {
         self.findings = findings
         self.rulesEvaluated = rulesEvaluated
+        self.story = story
     }
 
     public func count(_ severity: DiagnosisSeverity) -> Int { findings.filter { $0.severity == severity }.count }
@@ -35,8 +38,12 @@ public enum DiagnosisEngine {
         var found: [Diagnosis] = []
         for rule in rules { found += rule.evaluate(evidence) }
         let caveats = Caveats(evidence)
-        for i in found.indices { found[i].confidence = caveats.confidence(of: found[i]) }
-        return DiagnosisResult(findings: rank(fold(found)), rulesEvaluated: rules.count)
+        for i in found.indices {
+            found[i].confidence = caveats.confidence(of: found[i])
+            Observability.qualify(&found[i], evidence)
+        }
+        let findings = rank(fold(found))
+        return DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))
     }
 
     /// Findings with the same fold key become one, listing every occurrence's deciding frame (the first keeps its
@@ -79,6 +86,8 @@ struct Caveats {
     init(_ e: Evidence) {
         for item in e.completeness?.items ?? [] {
             switch item.code {
+            case "time-backwards" where item.severity < .warning:
+                break  // clock jitter under 10 ms: timing holds
             case "time-gap", "time-backwards", "drops":
                 if let f = item.frame { breaks.append((f, item.message)) }
             case "acl-payload-cut":
@@ -111,5 +120,32 @@ struct Caveats {
             return .lowered(reason: "it rests on an assumed \(assumed.name) (\(assumed.value)): the capture does not show it")
         }
         return .high
+    }
+}
+
+/// Whether an air capture could have shown an absence a finding claims (a request never answered, nothing notified, no
+/// data): not when the link was encrypted and the sniffer had no key, nor when the sniffer stopped following the link
+/// (no end of it in the capture). Then the finding becomes info and says so (issue 35 point 5).
+enum Observability {
+    /// Rules whose verdict is that something did not happen.
+    static let absenceRules: Set<String> = ["GATT-01", "GATT-03", "GATT-05", "DC-08", "SEC-04", "TP-01", "TP-05", "LA-04"]
+
+    static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
+        guard e.isAirCapture, absenceRules.contains(d.rule), d.severity > .info, let c = e.connection(d.connection) else { return }
+        let why: String
+        if let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame ?? Optional(enc.encryptedFrom) {
+            why = "link #\(c.number) is encrypted from frame \(from) and the sniffer had no key: what it carried cannot be read"
+        } else if c.lifecycle.ending == nil,
+            let last = [c.activity.lastReceived?.frame, c.activity.lastSent?.frame].compactMap({ $0 }).max(),
+            last < e.lastFrame
+        {
+            why =
+                "the sniffer's last packet of link #\(c.number) is at frame \(last) and the capture holds no end of the link: it stopped following it"
+        } else {
+            return
+        }
+        d.severity = .info
+        d.message = "The capture cannot show whether this happened: \(why). What it shows: \(d.message)"
+        d.headline = "cannot tell (air capture): " + d.headline
     }
 }

@@ -70,6 +70,13 @@ public enum DiagnosisRules {
         LA04AudioStreamStopped.self,
         LA05BIGSyncLost.self,
         LA06LEAudioChoppy.self,
+        // BR/EDR
+        BR01PageTimeout.self,
+        BR02ConnectionFailed.self,
+        BR03PairingFailed.self,
+        BR04LinkKeyMissing.self,
+        BR05EncryptionFailed.self,
+        BR06RoleOrSniffRefused.self,
     ]
 
     /// The rule with this id (`DC-01`).

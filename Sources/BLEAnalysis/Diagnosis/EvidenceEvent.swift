@@ -42,6 +42,29 @@ public struct EvidenceEvent: Hashable, Sendable {
         case disconnectionComplete(handle: UInt16, status: HCIStatus, reason: HCIStatus)
         /// LL_TERMINATE_IND on an air capture, sent by `sender` with its error code.
         case linkTerminated(sender: Sender, reason: HCIStatus)
+        // BR/EDR (Core Spec Vol 4, Part E, 7.1 and 7.7)
+        /// Create Connection (7.1.5): the host pages `peer`.
+        case pageRequested(peer: String)
+        /// Connection Complete (7.7.3), any status; `linkType` 0 SCO, 1 ACL (a failed one opens no connection).
+        case classicConnectionComplete(handle: UInt16, status: HCIStatus, peer: String, linkType: UInt8)
+        /// Authentication Requested (7.1.15) by the host on a BR/EDR link.
+        case authenticationRequested(handle: UInt16)
+        /// Link Key Request (7.7.23): the controller asks for the key stored for `peer`.
+        case linkKeyRequest(peer: String)
+        /// The host's answer: Link Key Request Reply (a stored key, 7.1.10) or Negative Reply (none, 7.1.11).
+        case linkKeyAnswer(peer: String, found: Bool)
+        /// PIN Code Request (7.7.22): legacy pairing.
+        case pinCodeRequest(peer: String)
+        /// IO Capability Request (the controller asks this side) or Response (the peer's): Secure Simple Pairing.
+        case ioCapabilityExchange(peer: String, sender: Sender)
+        case simplePairingComplete(peer: String, status: HCIStatus)
+        /// Link Key Notification (7.7.24): a new link key, the pairing succeeded.
+        case linkKeyCreated(peer: String)
+        case authenticationComplete(handle: UInt16, status: HCIStatus)
+        /// Role Change (7.7.18): `role` is this side's new role (0 central, 1 peripheral).
+        case roleChange(peer: String, status: HCIStatus, role: UInt8)
+        /// Mode Change (7.7.20): 0 active, 1 hold, 2 sniff.
+        case modeChange(handle: UInt16, status: HCIStatus, mode: UInt8)
         // HCI commands and their answers
         /// A Command Status or Command Complete with an error status; `commandFrame` is the command it answers.
         case commandFailed(HCICommand, status: HCIStatus, commandFrame: Int?)

@@ -32,6 +32,9 @@ public struct DiagnosisReport: Sendable {
             terminal.paint("Diagnosis", .bold) + ": "
                 + (tally.isEmpty ? "nothing wrong found (\(result.rulesEvaluated) rules)" : tally + " (\(result.rulesEvaluated) rules)"))
         if let completeness { lines.append(terminal.paint("Log", .bold) + ": " + completeness.headline) }
+        lines += Self.storyLines(result.story, terminal: terminal, width: width)
+        let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
+        for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
         if let links {
             lines.append("")
             lines.append(
@@ -39,8 +42,6 @@ public struct DiagnosisReport: Sendable {
                     + " over time (seconds from the first record; █ up, ■ this side ended it, ◆ the peer, ✕ lost):")
             for row in links.compactRows() { lines += wrap(row.ending, width: width, first: "  " + row.head + " ", rest: "      ") }
         }
-        let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
-        for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
         let context = result.findings.filter { $0.severity == .info }
         if !verbose && !context.isEmpty {
             lines.append("")
@@ -48,6 +49,27 @@ public struct DiagnosisReport: Sendable {
             for d in context { lines += wrap("\(d.rule)  \(Self.summaryLine(d))", width: width, first: "  ", rest: "    ") }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `Story:` then each sentence, wrapped under a two-space indent (nothing when the story is empty).
+    public static func storyLines(_ story: Story, terminal: Terminal, width: Int = DiagnosisReport.width) -> [String] {
+        guard !story.isEmpty else { return [] }
+        return [terminal.paint("Story", .bold) + ":"] + story.sentences.flatMap { wrap($0.text, width: width, first: "  ", rest: "    ") }
+    }
+
+    /// `"story": [{"topic", "text", "frames"}]` (diagnose.schema.json#/$defs/story).
+    static func writeStory(_ story: Story, to w: inout JSONWriter) {
+        w.beginArray("story")
+        for s in story.sentences {
+            w.beginObject()
+            w.field("topic", s.topic.rawValue)
+            w.field("text", s.text)
+            w.beginArray("frames")
+            for f in s.frames { w.value(f) }
+            w.endArray()
+            w.endObject()
+        }
+        w.endArray()
     }
 
     /// `5× failed to be established (0x3E) to C5:34:1A:…, frames 1539, 1634, …` for a folded finding, else its sentence.
@@ -95,6 +117,7 @@ public struct DiagnosisReport: Sendable {
             w.field("headline", c.headline)
             w.endObject()
         }
+        Self.writeStory(result.story, to: &w)
         w.beginArray("findings")
         for d in result.findings { Self.write(d, to: &w) }
         w.endArray()

@@ -292,12 +292,13 @@ public enum JSONReport {
 }
 
 extension JSONReport {
-    /// `{"rules", "summary": {severity: count}, "findings": [...]}`: each finding as `diagnose --json` writes it, plus
+    /// `{"rules", "summary": {severity: count}, "story": [...], "findings": [...]}`: each finding as `diagnose --json` writes it, plus
     /// `exchanges`, the timeline rows around its deciding frame.
     static func diagnosisJSON(_ f: FileAnalysis) -> String {
         var w = JSONWriter(capacity: 2048)
         w.beginObject()
         DiagnosisReport.writeTally(f.diagnosis, to: &w)
+        DiagnosisReport.writeStory(f.diagnosis.story, to: &w)
         w.beginArray("findings")
         for d in f.diagnosis.findings {
             var one = JSONWriter(capacity: 1024)

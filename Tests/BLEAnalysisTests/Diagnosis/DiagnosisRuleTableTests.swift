@@ -28,13 +28,20 @@ import Testing
         ("LA-01", "E"), ("LA-02", "W"), ("LA-03", "W"), ("LA-04", "E"), ("LA-05", "E"), ("LA-06", "W"),
     ]
 
-    static var table: [(id: String, severity: String)] { catalogue + leAudio }
+    /// The BR/EDR rules (issue 35 point 2): a pairing, a bond or encryption lost are errors; pages and connections that
+    /// fail are warnings; a role switch or sniff refused is a warning only when a link loss follows (info otherwise).
+    static let classic: [(id: String, severity: String)] = [
+        ("BR-01", "W"), ("BR-02", "W"), ("BR-03", "E"), ("BR-04", "E"), ("BR-05", "E"), ("BR-06", "W"),
+    ]
+
+    static var table: [(id: String, severity: String)] { catalogue + leAudio + classic }
 
     /// Each group: its folder under `Rules/` and the id prefix of its rules.
     static let groups: [RuleGroup: (folder: String, prefix: String)] = [
         .captureQuality: ("CaptureQuality", "CQ"), .establishment: ("Establishment", "CE"), .disconnection: ("Disconnection", "DC"),
         .security: ("Security", "SEC"), .gatt: ("GATT", "GATT"), .throughput: ("Throughput", "TP"),
         .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"), .leAudio: ("LEAudio", "LA"),
+        .classic: ("Classic", "BR"),
     ]
 
     static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"

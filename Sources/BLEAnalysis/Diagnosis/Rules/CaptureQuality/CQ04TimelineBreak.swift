@@ -17,7 +17,9 @@ struct CQ04TimelineBreak: DiagnosisRule {
             guard codes.contains(item.code), let frame = item.frame else { return nil }
             return Diagnosis(
                 rule: id, severity: item.severity >= .warning ? severity : .info, frame: frame,
-                message: "\(item.message). Timing near it is unreliable.", headline: "timeline break (\(item.code))",
+                message: item.code == "time-backwards" && item.severity < .warning
+                    ? "\(item.message)." : "\(item.message). Timing near it is unreliable.",
+                headline: "timeline break (\(item.code))",
                 causes: ["a wall-clock (NTP) jump", "the host suspended", "the logger overran"])
         }
     }

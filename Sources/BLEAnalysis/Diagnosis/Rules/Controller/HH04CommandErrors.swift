@@ -13,10 +13,22 @@ struct HH04CommandErrors: DiagnosisRule {
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
-    /// Connection Update refused with 0x0C Command Disallowed is this rule's).
+    /// Connection Update refused with 0x0C Command Disallowed is this rule's), a BR/EDR role switch or sniff request
+    /// (BR-06).
     static func explained(_ op: HCICommand, _ status: HCIStatus) -> Bool {
         if CE03CreateRefused.opcodes.contains(op) || op == .leSetPHY || op == .leReadRemoteFeatures { return true }
+        if BR06RoleOrSniffRefused.opcodes[op.rawValue] != nil { return true }
         return LP05ProcedureUnsupported.procedures.contains(op) && (status.rawValue == 0x1A || status.rawValue == 0x11)
+    }
+
+    /// The successful BR/EDR Connection Complete within 2 s of a refused Accept Connection Request.
+    static func acceptedAnyway(_ ev: EvidenceEvent, _ e: Evidence) -> CitedFrame? {
+        let near = e.events.first { x in
+            guard case .classicConnectionComplete(_, .success, _, _) = x.kind else { return false }
+            let dt = x.timestamp.microseconds(since: ev.timestamp)
+            return dt > -2_000_000 && dt < 2_000_000
+        }
+        return near.map { CitedFrame($0.frame, "Connection Complete: success") }
     }
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -35,13 +47,26 @@ struct HH04CommandErrors: DiagnosisRule {
                 case 0x11: "unsupported"
                 default: "\(status)"
                 }
-            // A vendor command the controller does not know: the host probing for features, not a fault.
-            let probing = op.isVendor && status == .unknownCommand
+            // A command the controller does not know or support (a vendor command above all): the stack probing the
+            // controller's capabilities, not a fault (issue 35 point 4: severity from impact).
+            let probing = status == .unknownCommand || (op.isVendor && status.rawValue == 0x11)
+            // An Accept Connection Request refused as disallowed while the connection it accepts completes: the host
+            // accepted twice (macOS does), the first one did its work.
+            let accepted = op.rawValue == 0x0409 && status.rawValue == 0x0C ? acceptedAnyway(ev, e) : nil
+            let causes =
+                probing
+                ? ["the stack probing the controller's capabilities (harmless)"]
+                : accepted != nil
+                    ? ["the host sent the command twice; the first one did its work"]
+                    : ["a host state-machine bug", "small controller tables"]
             return Diagnosis(
-                rule: id, severity: probing ? .info : severity, frame: ev.frame,
-                message: "The controller refused \(op) (\(codeName(status)), frame \(ev.frame)): \(meaning).",
-                headline: "\(op) refused (\(hex(status.rawValue)))", supporting: commandFrame.map { [CitedFrame($0, "\(op)")] } ?? [],
-                causes: ["a host state-machine bug", "small controller tables"], foldKey: "HH-04 \(op.rawValue) \(status.rawValue)")
+                rule: id, severity: probing || accepted != nil ? .info : severity, frame: ev.frame,
+                message:
+                    "The controller refused \(op) (\(codeName(status)), frame \(ev.frame)): \(meaning)"
+                    + (accepted.map { "; the connection it accepts completed at frame \($0.frame)." } ?? "."),
+                headline: "\(op) refused (\(hex(status.rawValue)))",
+                supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + (accepted.map { [$0] } ?? []), causes: causes,
+                foldKey: "HH-04 \(op.rawValue) \(status.rawValue)")
         }
     }
 }

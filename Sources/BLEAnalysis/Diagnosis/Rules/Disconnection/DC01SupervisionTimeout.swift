@@ -44,6 +44,19 @@ struct DC01SupervisionTimeout: DiagnosisRule {
             if let last = reports.last, case .qualityReport(_, _, let rssi, _, _, _) = last.kind, rssi > BQRSignal.noSignal {
                 details.append("RSSI was \(rssi) dBm at the last report")
             }
+            // A request of this side the peer never answered, its wait ended by this loss: the peer stopped responding
+            // before the link was lost (cited first among the causes).
+            let unanswered = e.events.last { ev in
+                guard ev.connection == d.event.connection, ev.frame < d.frame,
+                    case .attUnanswered(_, _, .local, .disconnection, let end, _) = ev.kind
+                else { return false }
+                return end == d.frame
+            }
+            if let u = unanswered, case .attUnanswered(let request, let handle, _, _, _, _) = u.kind {
+                let on = handle.map { " for \(hex($0, width: 4))" } ?? ""
+                supporting.append(CitedFrame(u.frame, "\(request)\(on), never answered"))
+                details.append("the peer never answered this side's \(request)\(on) at frame \(u.frame)")
+            }
             var sentence =
                 "Link to \(device) lost: supervision timeout (0x08) at frame \(d.frame)"
                 + (details.isEmpty ? "." : "; " + details.joined(separator: ", ") + ".")
@@ -56,11 +69,14 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                 rule: id, severity: reboot == nil ? severity : .info, frame: d.frame, message: sentence,
                 headline: "link to \(device) lost by supervision timeout (0x08)",
                 supporting: supporting.sorted { $0.frame < $1.frame },
-                causes: [
-                    "out of range or blocked by the body, interference (Wi-Fi coexistence)",
-                    "the peer reset, browned out or crashed (watchdog)",
-                    "a supervision timeout too short for the link",
-                ],
+                causes: (unanswered.map {
+                    ["the peer stopped responding before the link was lost (request at frame \($0.frame) unanswered)"]
+                } ?? [])
+                    + [
+                        "out of range or blocked by the body, interference (Wi-Fi coexistence)",
+                        "the peer reset, browned out or crashed (watchdog)",
+                        "a supervision timeout too short for the link",
+                    ],
                 device: c?.peerAddress, connection: c?.number, facts: facts, foldKey: "DC-01 \(device)")
         }
     }

@@ -3,7 +3,8 @@ import BLEProtocols
 
 /// DC-04: an LL procedure timed out (0x22, LL Response Timeout: no answer in 40 s, Core Spec Vol 6, Part B, 5.2). On
 /// the same side, the usual cause is a request event the host never answered: an LE Long Term Key Request or a Remote
-/// Connection Parameter Request with no reply command.
+/// Connection Parameter Request with no reply command. After this side's own HCI Disconnect, the procedure is the
+/// termination the peer never acknowledged (info: the link was being closed).
 struct DC04ProcedureTimeout: DiagnosisRule {
     static let id = "DC-04"
     static let group = RuleGroup.disconnection
@@ -12,6 +13,9 @@ struct DC04ProcedureTimeout: DiagnosisRule {
     static let evidence =
         "Disconnection Complete 0x22; an LE Long Term Key Request or Remote Connection Parameter Request event with no reply command before it"
     static let anchor = "none"
+
+    /// How long after this side's Disconnect a 0x22 is the termination timing out (the LL response timeout is 40 s).
+    static let terminationWindow: Int64 = 45_000_000
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.disconnections.filter { $0.reason.rawValue == 0x22 }.map { d in
@@ -41,6 +45,24 @@ struct DC04ProcedureTimeout: DiagnosisRule {
             }
             var sentence = "A link-layer procedure with \(device) timed out (0x22 LL Response Timeout) at frame \(d.frame)"
             var supporting: [CitedFrame] = []
+            // This side's own HCI Disconnect before it: the procedure that timed out is the termination itself — the
+            // controller sent LL_TERMINATE_IND and the peer never acknowledged it (Core Spec Vol 6, Part B, 5.1.3). The
+            // link was being closed anyway: context, not a failure.
+            if let asked = d.localCommand, unanswered == nil,
+                d.event.timestamp.microseconds(since: asked.timestamp) <= terminationWindow
+            {
+                return Diagnosis(
+                    rule: id, severity: .info, frame: d.frame,
+                    message:
+                        sentence
+                        + ": this side asked to disconnect at frame \(asked.frame) (HCI Disconnect) and the peer never acknowledged the termination (LL_TERMINATE_IND), so the controller ended the link when its response timer ran out.",
+                    headline: "the peer never acknowledged the termination (0x22)",
+                    supporting: [CitedFrame(asked.frame, "HCI Disconnect by this side")],
+                    causes: [
+                        "the peer was already gone (out of range, powered off, reset)", "the peer's link layer ignored LL_TERMINATE_IND",
+                    ],
+                    device: c?.peerAddress, connection: c?.number, foldKey: "DC-04 terminate \(device)")
+            }
             if let u = unanswered {
                 let what =
                     if case .longTermKeyRequest = u.kind { "LE Long Term Key Request" } else { "Remote Connection Parameter Request" }

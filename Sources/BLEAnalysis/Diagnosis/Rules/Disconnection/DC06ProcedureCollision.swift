@@ -36,6 +36,16 @@ struct DC06ProcedureCollision: DiagnosisRule {
             }
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
+            // A collision resolved as the spec intends (Vol 6, Part B, 5.3): the procedure redone and completed a few
+            // seconds later is context, not a failure.
+            if let redone = redone(ev, c, e) {
+                return Diagnosis(
+                    rule: id, severity: .info, frame: ev.frame,
+                    message:
+                        "Both sides started link-layer procedures at the same time with \(device) and \(what) (\(codeName(status)), frame \(ev.frame)); resolved: \(redone.text) (frame \(redone.frame)).",
+                    headline: "link-layer procedure collision with \(device), resolved (\(hex(status.rawValue)))",
+                    supporting: [redone], device: c?.peerAddress, connection: c?.number, foldKey: "DC-06 redone \(device)")
+            }
             return Diagnosis(
                 rule: id, severity: severity, frame: ev.frame,
                 message:
@@ -47,5 +57,66 @@ struct DC06ProcedureCollision: DiagnosisRule {
                 ],
                 device: c?.peerAddress, connection: c?.number, foldKey: "DC-06 \(device) \(status.rawValue)")
         }
+    }
+
+    /// How long after a collision a completed procedure counts as the same one redone.
+    static let redoWindow: Int64 = 10_000_000
+
+    /// The frame where the collided procedure completed after all (a successful Connection Update or PHY Update
+    /// Complete; on air, the link's data length, PHY or parameters changing), within ``redoWindow``.
+    static func redone(_ ev: EvidenceEvent, _ c: Connection?, _ e: Evidence) -> CitedFrame? {
+        func soon(_ t: Timestamp) -> Bool { t.microseconds(since: ev.timestamp) <= redoWindow }
+        switch ev.kind {
+        case .connectionUpdateComplete:
+            let done = e.first(after: ev.frame) { x in
+                guard x.connection == ev.connection, soon(x.timestamp), case .connectionUpdateComplete(_, .success, _) = x.kind else {
+                    return false
+                }
+                return true
+            }
+            return done.map { CitedFrame($0.frame, "LE Connection Update Complete: success") }
+        case .phyUpdateComplete:
+            let done = e.first(after: ev.frame) { x in
+                guard x.connection == ev.connection, soon(x.timestamp), case .phyUpdateComplete(_, .success, _) = x.kind else {
+                    return false
+                }
+                return true
+            }
+            return done.map { CitedFrame($0.frame, "LE PHY Update Complete: success") }
+        case .linkLayerRejected(_, let procedure, _):
+            guard let link = c?.link else { return nil }
+            let frames: [(Int, Timestamp)]
+            if procedure.contains("LENGTH") {
+                frames = link.dataLength.changes.map { ($0.frame, $0.timestamp) }
+            } else if procedure.contains("PHY") {
+                frames = link.phy.changes.map { ($0.frame, $0.timestamp) }
+            } else if procedure.contains("CONNECTION") || procedure.contains("PARAM") {
+                frames = link.parameters.changes.map { ($0.frame, $0.timestamp) }
+            } else {
+                return nil
+            }
+            if let done = frames.first(where: { $0.0 > ev.frame && soon($0.1) }) {
+                return CitedFrame(done.0, "\(procedure) procedure completed")
+            }
+            return wentOn(ev, c, e)
+        default:
+            return nil
+        }
+    }
+
+    /// On an air capture whose link state does not show the procedure completing: the link went on (no end within
+    /// ``redoWindow``, data after it), which is what a resolved collision leaves (the procedure's own PDUs are not evidence).
+    static func wentOn(_ ev: EvidenceEvent, _ c: Connection?, _ e: Evidence) -> CitedFrame? {
+        guard let c else { return nil }
+        if let end = c.lifecycle.ending, end.timestamp.microseconds(since: ev.timestamp) <= redoWindow { return nil }
+        // The last data the link carried: its bulk tallies (notifications, write commands) on air captures, where the
+        // HCI-side moments are not kept.
+        var moments = [c.activity.lastReceived, c.activity.lastSent].compactMap { $0 }.map { ($0.frame, $0.timestamp) }
+        for t in [c.activity.notificationsReceived, c.activity.writeCommandsSent] where t.packets > 0 {
+            moments.append((t.lastFrame, t.last))
+        }
+        guard let last = moments.max(by: { $0.0 < $1.0 }), last.0 > ev.frame, last.1.microseconds(since: ev.timestamp) > redoWindow
+        else { return nil }
+        return CitedFrame(last.0, "the link went on, its data until this frame")
     }
 }

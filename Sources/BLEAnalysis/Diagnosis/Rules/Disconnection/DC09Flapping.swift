@@ -1,20 +1,22 @@
 import BLECore
 import BLEProtocols
 
-/// DC-09: three or more connect → disconnect cycles with the same peer within 5 minutes: a marginal link, an
-/// auto-reconnect loop or a peer reset loop. Summarises the reasons.
+/// DC-09: three or more connect → disconnect cycles with the same peer within 5 minutes, not ended by this side: a
+/// marginal link, an auto-reconnect loop or a peer reset loop. Summarises the reasons.
 struct DC09Flapping: DiagnosisRule {
     static let id = "DC-09"
     static let group = RuleGroup.disconnection
     static let severity = DiagnosisSeverity.warning
     static let title = "Connection flapping"
-    static let evidence = "Three or more connections to the same peer that each ended within 5 minutes of the first; their end reasons"
+    static let evidence =
+        "Three or more connections to the same peer that each ended, not by this side, within 5 minutes of the first; their end reasons"
     static let anchor = "none (hcidoc lists the connections only)"
     static let window: Int64 = 300_000_000
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var byPeer: [String: [DisconnectionStory]] = [:]
-        for d in e.disconnections {
+        // A link this side closed (the user, Bluetooth switched off) is no cycle of a flapping link.
+        for d in e.disconnections where !d.byThisSide {
             guard let peer = d.connection?.peerIdentity ?? d.connection?.peerAddress else { continue }
             byPeer[peer, default: []].append(d)
         }

@@ -21,14 +21,42 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
             let p = change.value
             let device = e.deviceName(c)
             let timeout = ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout)
+            // The request that asked for this timeout, when the capture holds it: the evidence decides who set it.
+            let asked = Self.request(for: p.timeout, before: change.frame, c, e)
+            let askedText = asked.map { " \($0.who.capitalizedFirst) asked for it at frame \($0.frame) (\($0.what))." } ?? ""
+            var causes = ["host defaults (BlueZ: 420 ms)", "an aggressive peripheral request"]
+            if let asked { causes = ["\(asked.who) asked for it (\(asked.what), frame \(asked.frame))"] }
             return Diagnosis(
                 rule: id, severity: severity, frame: change.frame,
                 message:
-                    "The supervision timeout with \(device) is only \(timeout) ms (\(why); frame \(change.frame)): one short fade drops the link.",
+                    "The supervision timeout with \(device) is only \(timeout) ms (\(why); frame \(change.frame)): one short fade drops the link."
+                    + askedText,
                 headline: "supervision timeout with \(device) too short",
-                causes: ["host defaults (BlueZ: 420 ms)", "an aggressive peripheral request"], device: c.peerAddress, connection: c.number,
+                supporting: asked.map { [CitedFrame($0.frame, "\($0.what) by \($0.who)")] } ?? [], causes: causes,
+                device: c.peerAddress, connection: c.number,
                 facts: [UsedFact("supervision timeout", "\(timeout) ms", change.source)], foldKey: "LP-02 \(device) \(p.timeout)")
         }
+    }
+
+    /// The last parameter request of the connection before `frame` that asked for this timeout: an L2CAP Connection
+    /// Parameter Update Request (Core Spec Vol 3, Part A, 4.20) or an LE Remote Connection Parameter Request (the
+    /// peer's LL_CONNECTION_PARAM_REQ, Vol 4, Part E, 7.7.65.6).
+    static func request(
+        for timeout: UInt16, before frame: Int, _ c: Connection, _ e: Evidence
+    ) -> (frame: Int, who: String, what: String)? {
+        var found: (frame: Int, who: String, what: String)? = nil
+        for ev in e.events where ev.connection == c.number && ev.frame <= frame {
+            switch ev.kind {
+            case .parameterUpdateRequest(let sender, _, let r) where r.timeout == timeout:
+                let who = sender == .peer ? (c.role == .peripheral ? "the central" : "the peripheral") : "this side"
+                found = (ev.frame, who, "L2CAP Connection Parameter Update Request, \(r.description)")
+            case .remoteParameterRequest(_, let r) where r.timeout == timeout:
+                found = (ev.frame, "the peer", "LE Remote Connection Parameter Request, \(r.description)")
+            default:
+                break
+            }
+        }
+        return found
     }
 
     static func tooShort(_ p: ConnectionParameters) -> String? {

@@ -15,6 +15,32 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
     static let anchor = "none"
     static let codes: Set<UInt8> = [0x05, 0x0F, 0x08]
 
+    /// The Encryption Change that encrypted the error's link before it (HCI), or on air the frame the link encrypted
+    /// from, when it did.
+    static func encryptedBefore(_ ev: EvidenceEvent, index i: Int, _ e: Evidence) -> CitedFrame? {
+        let change = e.events[..<i].last { k in
+            guard k.connection == ev.connection, case .encryptionChange(_, .success, true) = k.kind else { return false }
+            return true
+        }
+        if let change { return CitedFrame(change.frame, "Encryption Change") }
+        if let enc = e.connection(ev.connection)?.linkEncryption, enc.encryptedFrom < ev.frame {
+            return CitedFrame(enc.encryptedFrom, "encrypted")
+        }
+        return nil
+    }
+
+    static func causes(_ error: ATTErrorCode, alreadyEncrypted: Bool) -> [String] {
+        guard alreadyEncrypted else {
+            return [
+                "the characteristic needs a higher security level than the pairing achieved",
+                "the central ignored the peripheral's Security Request", "the bond is missing",
+            ]
+        }
+        return error.rawValue == 0x08
+            ? ["the server's application refused this client (authorization is decided above the link)"]
+            : ["the bond is Just Works or its key too short for this attribute"]
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var out: [Diagnosis] = []
         var reported = Set<String>()
@@ -63,6 +89,15 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
                 supporting.append(CitedFrame(secured.frame, "the link was secured"))
                 sentence =
                     "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)) until the link was secured at frame \(secured.frame)."
+            } else if let before = encryptedBefore(ev, index: i, e) {
+                // The link was already encrypted: no pairing can add what is missing (issue 35 point 3).
+                sev = .error
+                supporting.append(CitedFrame(before.frame, "the link was already encrypted"))
+                sentence =
+                    "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)) although the link was already encrypted (frame \(before.frame)): "
+                    + (error.rawValue == 0x08
+                        ? "authorization is the server application's decision (a permission or a user prompt), not a pairing."
+                        : "the existing keys are not strong enough (an authenticated, MITM pairing or a longer key is needed).")
             } else {
                 sev = .error
                 sentence =
@@ -73,10 +108,7 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
             var d = Diagnosis(
                 rule: id, severity: sev, frame: frame, message: sentence,
                 headline: "\(hex(handle, width: 4)) on \(device) refused: \(error)", supporting: supporting,
-                causes: [
-                    "the characteristic needs a higher security level than the pairing achieved",
-                    "the central ignored the peripheral's Security Request", "the bond is missing",
-                ],
+                causes: causes(error, alreadyEncrypted: supporting.contains { $0.text == "the link was already encrypted" }),
                 device: c?.peerAddress, connection: c?.number)
             d.occurrences += repeats
             out.append(d)

@@ -1,0 +1,68 @@
+import BLECore
+import BLEProtocols
+
+/// What the BR/EDR rules share: the peer a handle names, and the authentication chain before a failure.
+extension Evidence {
+    /// The peer's address of the BR/EDR connection `number` (as the evidence spells addresses).
+    func classicPeer(_ number: Int?) -> String? { connection(number)?.peerAddress }
+
+    /// The number of the latest BR/EDR connection with `peer` opened before `frame` (events that name only the address).
+    func classicConnection(peer: String?, before frame: Int) -> Int? {
+        connections.last { !$0.isLE && $0.peerAddress == peer && $0.startFrame < frame }?.number
+    }
+
+    /// The events of `peer`'s authentication before `frame` and after its last completed one (a Simple Pairing
+    /// Complete or Authentication Complete): Link Key Request, the host's answer, PIN Code Request, IO capabilities,
+    /// Authentication Requested on its link.
+    func authenticationChain(peer: String?, connection: Int?, before frame: Int) -> [EvidenceEvent] {
+        var chain: [EvidenceEvent] = []
+        for ev in events {
+            if ev.frame >= frame { break }
+            switch ev.kind {
+            case .linkKeyRequest(let p), .linkKeyAnswer(let p, _), .pinCodeRequest(let p), .ioCapabilityExchange(let p, _):
+                if p == peer { chain.append(ev) }
+            case .authenticationRequested:
+                if ev.connection != nil && ev.connection == connection { chain.append(ev) }
+            case .simplePairingComplete(let p, _):
+                if p == peer { chain.removeAll() }
+            case .authenticationComplete:
+                if ev.connection != nil && ev.connection == connection { chain.removeAll() }
+            default:
+                break
+            }
+        }
+        return chain
+    }
+}
+
+extension EvidenceEvent.Kind {
+    /// What a step of the authentication chain shows, for a cited frame.
+    var chainText: String? {
+        switch self {
+        case .linkKeyRequest: "Link Key Request: the controller asks for the stored key"
+        case .linkKeyAnswer(_, true): "Link Key Request Reply: this side gave its stored key"
+        case .linkKeyAnswer(_, false): "Link Key Request Negative Reply: this side has no key for the peer"
+        case .pinCodeRequest: "PIN Code Request: legacy pairing"
+        case .ioCapabilityExchange(_, .local): "IO Capability Request: Secure Simple Pairing starts"
+        case .ioCapabilityExchange(_, .peer): "IO Capability Response: the peer's capabilities"
+        case .authenticationRequested: "Authentication Requested by this side"
+        default: nil
+        }
+    }
+}
+
+/// `0x04 Page Timeout` meanings for BR/EDR connection failures (Core Spec Vol 1, Part F, 2).
+func classicConnectionFailureCause(_ status: HCIStatus) -> String {
+    switch status.rawValue {
+    case 0x04: "the device did not answer the page: off, out of range, or not connectable (page scan off)"
+    case 0x05, 0x06: "authentication failed: a link key is missing or does not match"
+    case 0x08: "the link timed out while it was being set up"
+    case 0x09, 0x0A: "a connection limit was reached"
+    case 0x0B: "a connection to the device already exists"
+    case 0x0D, 0x0E, 0x0F: "the device refused the connection (resources, security or its address)"
+    case 0x16: "this side cancelled it"
+    case 0x1A: "the device does not support a feature the connection needs"
+    case 0x22: "an LMP response timed out"
+    default: "see the status"
+    }
+}

@@ -1,0 +1,55 @@
+import BLECore
+import BLEProtocols
+
+/// BR-01: the host paged a BR/EDR device that never answered: Connection Complete with 0x04 Page Timeout, folded per
+/// device with how many times, the first and last frame, and what the host was trying (its Create Connection).
+struct BR01PageTimeout: DiagnosisRule {
+    static let id = "BR-01"
+    static let group = RuleGroup.classic
+    static let severity = DiagnosisSeverity.warning
+    static let title = "A BR/EDR device never answered the page"
+    static let evidence =
+        "Connection Complete (0x03) with status 0x04 Page Timeout, per device; the Create Connection (0x0405) that paged it"
+    static let anchor = "hcidoc (\"ConnectionComplete error S for addr\")"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var order: [String] = []
+        var timeouts: [String: [EvidenceEvent]] = [:]
+        var pages: [String: [Int]] = [:]
+        for ev in e.events {
+            switch ev.kind {
+            case .pageRequested(let peer):
+                pages[peer, default: []].append(ev.frame)
+            case .classicConnectionComplete(_, let status, let peer, _) where status.rawValue == 0x04:
+                if timeouts[peer] == nil { order.append(peer) }
+                timeouts[peer, default: []].append(ev)
+            default:
+                break
+            }
+        }
+        return order.map { peer in
+            let all = timeouts[peer]!
+            let (first, last) = (all.first!, all.last!)
+            let asked = pages[peer] ?? []
+            let span = last.timestamp.microseconds(since: first.timestamp)
+            let tries =
+                asked.isEmpty
+                ? "the capture does not hold the Create Connection that paged it"
+                : "the host kept paging it (Create Connection \(asked.count) times, first at frame \(asked[0]))"
+            let when =
+                all.count == 1
+                ? "at frame \(first.frame)" : "\(all.count) times, frames \(first.frame)–\(last.frame) over \(duration(span))"
+            var d = Diagnosis(
+                rule: id, severity: severity, frame: first.frame,
+                message: "Paging BR/EDR device \(peer) timed out (0x04 Page Timeout) \(when): \(tries); the device never answered.",
+                headline: "paging \(peer) timed out (0x04)",
+                supporting: asked.first.map { [CitedFrame($0, "Create Connection to \(peer)")] } ?? [],
+                causes: [
+                    "the device was off, out of range, or not connectable (page scan off)",
+                    "the host reconnects in the background to a bonded device that is not around",
+                ], device: peer)
+            d.occurrences = all.map(\.frame)
+            return d
+        }
+    }
+}

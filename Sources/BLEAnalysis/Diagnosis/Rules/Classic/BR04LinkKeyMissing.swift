@@ -1,0 +1,58 @@
+import BLECore
+import BLEProtocols
+
+/// BR-04: a BR/EDR bond broken: authentication failed with 0x05 or 0x06 without a pairing, after this side said it had
+/// no link key (Link Key Request Negative Reply) or after it gave one the peer refused (the peer forgot the bond).
+struct BR04LinkKeyMissing: DiagnosisRule {
+    static let id = "BR-04"
+    static let group = RuleGroup.classic
+    static let severity = DiagnosisSeverity.error
+    static let title = "A BR/EDR link key is missing or refused (bond lost)"
+    static let evidence =
+        "Link Key Request (0x17), Link Key Request Reply (0x040B) or Negative Reply (0x040C), then Authentication Complete (0x06), Connection Complete or Disconnection Complete with 0x05 Authentication Failure or 0x06 PIN or Key Missing, no pairing between"
+    static let anchor = "hcidoc (LinkKeyMismatch: Reply then 0x05)"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var out: [Diagnosis] = []
+        for ev in e.events {
+            let peer: String?, status: HCIStatus
+            switch ev.kind {
+            case .authenticationComplete(_, let s) where s.rawValue == 0x05 || s.rawValue == 0x06:
+                (peer, status) = (e.classicPeer(ev.connection), s)
+            case .classicConnectionComplete(_, let s, let p, _) where s.rawValue == 0x05 || s.rawValue == 0x06: (peer, status) = (p, s)
+            case .disconnectionComplete(_, .success, let r)
+            where (r.rawValue == 0x05 || r.rawValue == 0x06) && e.connection(ev.connection)?.isLE == false:
+                (peer, status) = (e.classicPeer(ev.connection), r)
+            default: continue
+            }
+            let chain = e.authenticationChain(peer: peer, connection: ev.connection, before: ev.frame)
+            let paired = chain.contains {
+                switch $0.kind {
+                case .ioCapabilityExchange, .pinCodeRequest: true
+                default: false
+                }
+            }
+            guard !paired, let answer = chain.last(where: { if case .linkKeyAnswer = $0.kind { true } else { false } }),
+                case .linkKeyAnswer(_, let found) = answer.kind
+            else { continue }
+            let name = peer ?? e.deviceName(e.connection(ev.connection))
+            let what =
+                found
+                ? "the peer refused the link key this side gave at frame \(answer.frame): it no longer has the bond, or the keys differ"
+                : "this side has no link key for it (Negative Reply at frame \(answer.frame)) and no pairing followed"
+            out.append(
+                Diagnosis(
+                    rule: id, severity: severity, frame: ev.frame,
+                    message: "Authentication with \(name) failed (\(codeName(status)) at frame \(ev.frame)): \(what).",
+                    headline: found
+                        ? "\(name) refused the stored link key (\(hex(status.rawValue)))"
+                        : "no link key for \(name) (\(hex(status.rawValue)))",
+                    supporting: chain.compactMap { c in c.kind.chainText.map { CitedFrame(c.frame, $0) } },
+                    causes: found
+                        ? ["the peer was reset or unpaired and lost its key: remove the bond on this side and pair again"]
+                        : ["the bond was removed on this side (or the key store was cleared): pair again"],
+                    device: peer, connection: ev.connection, foldKey: "BR-04 \(name) \(found)"))
+        }
+        return out
+    }
+}

@@ -1,0 +1,179 @@
+import BLECore
+import BLEProtocols
+
+// MARK: - Pairing and encryption, data, what the log cannot show
+
+extension Story {
+    /// LE pairing and encryption in one sentence, BR/EDR authentication in another.
+    static func security(_ e: Evidence) -> [StorySentence] {
+        var out: [StorySentence] = []
+        if e.connections.contains(where: \.isLE) { out.append(leSecurity(e)) }
+        if let classic = classicSecurity(e) { out.append(classic) }
+        return out
+    }
+
+    static func leSecurity(_ e: Evidence) -> StorySentence {
+        let le = e.connections.filter(\.isLE)
+        let leNumbers = Set(le.map(\.number))
+        var pairings: [Int] = [], completed: [Int] = [], failed: [(String, [Int])] = []
+        var encrypted: [Int: Int] = [:], starts: [(connection: Int?, frame: Int)] = [], refused: [(String, [Int])] = []
+        for ev in e.events where ev.connection.map(leNumbers.contains) ?? e.isAirCapture {
+            switch ev.kind {
+            case .pairingRequest: pairings.append(ev.frame)
+            case .keysDistributed: completed.append(ev.frame)
+            case .pairingFailed(_, let reason): failed.append(("failed (\(reason))", [ev.frame]))
+            case .encryptionStart: starts.append((ev.connection, ev.frame))
+            case .encryptionChange(_, let status, let on):
+                if status == .success && on, let n = ev.connection, encrypted[n] == nil { encrypted[n] = ev.frame }
+                if status != .success { refused.append(("refused with \(codeName(status))", [ev.frame])) }
+                starts.removeAll { $0.connection == ev.connection }
+            default: break
+            }
+        }
+        for c in le where e.isAirCapture {
+            if let enc = c.linkEncryption, encrypted[c.number] == nil { encrypted[c.number] = enc.encryptedFrom }
+        }
+        var parts: [String] = []
+        if pairings.isEmpty && completed.isEmpty && failed.isEmpty {
+            parts.append("no LE pairing in the log")
+        } else {
+            var outcomes = failed.map { "\($0.0) at \($0.1[0])" }
+            if !completed.isEmpty { outcomes.insert("keys distributed at \(completed[0])", at: 0) }
+            parts.append(
+                "\(plural(max(pairings.count, 1), "LE pairing"))" + (outcomes.isEmpty ? "" : ": " + outcomes.joined(separator: ", ")))
+        }
+        if encrypted.isEmpty {
+            parts.append(le.count == 1 ? "the link was never encrypted" : "none of the \(le.count) LE links was encrypted")
+        } else {
+            let frames = encrypted.values.sorted().prefix(6).map(String.init).joined(separator: ", ")
+            parts.append("\(encrypted.count) of \(le.count) LE links encrypted (from \(frames))")
+        }
+        if !starts.isEmpty {
+            let frames = starts.map { String($0.frame) }.joined(separator: ", ")
+            parts.append("LE Start Encryption at \(frames) got no Encryption Change")
+        }
+        if !refused.isEmpty { parts.append(refused.map { "encryption \($0.0) at \($0.1[0])" }.joined(separator: ", ")) }
+        let text = parts.joined(separator: "; ").capitalizedFirst + "."
+        let frames = pairings + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
+        return StorySentence(.security, text, frames: frames)
+    }
+
+    /// `BR/EDR: 2 links authenticated with a stored link key (Link Key Request Reply at 74, 147), 2 encrypted`.
+    static func classicSecurity(_ e: Evidence) -> StorySentence? {
+        let classicNumbers = Set(e.connections.filter { !$0.isLE }.map(\.number))
+        var stored: [Int] = [], missing: [Int] = [], pairedSSP: [Int] = [], legacy: [Int] = [], newKeys: [Int] = []
+        var failures: [(String, [Int])] = [], encrypted: [Int] = []
+        for ev in e.events {
+            switch ev.kind {
+            case .linkKeyAnswer(_, let found): if found { stored.append(ev.frame) } else { missing.append(ev.frame) }
+            case .ioCapabilityExchange(_, .local): pairedSSP.append(ev.frame)
+            case .pinCodeRequest: legacy.append(ev.frame)
+            case .linkKeyCreated: newKeys.append(ev.frame)
+            case .simplePairingComplete(_, let status) where status != .success:
+                failures.append(("Simple Pairing failed (\(codeName(status)))", [ev.frame]))
+            case .authenticationComplete(_, let status) where status != .success:
+                failures.append(("authentication failed (\(codeName(status)))", [ev.frame]))
+            case .encryptionChange(_, let status, let on) where ev.connection.map(classicNumbers.contains) ?? false:
+                if status == .success && on {
+                    encrypted.append(ev.frame)
+                } else if status != .success {
+                    failures.append(("encryption failed (\(codeName(status)))", [ev.frame]))
+                }
+            default: break
+            }
+        }
+        guard !(stored + missing + pairedSSP + legacy + newKeys + encrypted).isEmpty || !failures.isEmpty else { return nil }
+        var parts: [String] = []
+        if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(list(stored)))") }
+        if !missing.isEmpty { parts.append("no stored key for \(plural(missing.count, "request")) (\(list(missing)))") }
+        if !pairedSSP.isEmpty { parts.append("\(plural(pairedSSP.count, "Secure Simple Pairing")) started (\(list(pairedSSP)))") }
+        if !legacy.isEmpty { parts.append("\(plural(legacy.count, "legacy PIN pairing")) (\(list(legacy)))") }
+        if !newKeys.isEmpty { parts.append("\(plural(newKeys.count, "new link key")) (\(list(newKeys)))") }
+        if !failures.isEmpty { parts.append(folded(failures)) }
+        parts.append(
+            encrypted.isEmpty ? "no BR/EDR link encrypted" : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))")
+        let frames = stored + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
+        return StorySentence(.security, "BR/EDR security: " + parts.joined(separator: "; ") + ".", frames: frames)
+    }
+
+    /// `74, 147` (at most 6, then `…`).
+    static func list(_ frames: [Int]) -> String {
+        frames.prefix(6).map(String.init).joined(separator: ", ") + (frames.count > 6 ? ", …" : "")
+    }
+
+    /// `Data: 1906 ATT PDUs, 705 notifications received, 258 write commands sent; busiest stream …; OTA …`.
+    static func data(_ e: Evidence, findings: [Diagnosis]) -> StorySentence? {
+        let att = e.connections.reduce(0) { $0 + $1.attPDUs }
+        let notified = e.connections.reduce(0) { $0 + $1.activity.notificationsReceived.packets }
+        let written = e.connections.reduce(0) { $0 + $1.activity.writeCommandsSent.packets }
+        var parts: [String] = []
+        var frames: [Int] = []
+        if att > 0 {
+            var p = "\(plural(att, "ATT PDU"))"
+            if notified > 0 { p += ", \(plural(notified, "notification")) received" }
+            if written > 0 { p += ", \(plural(written, "write command")) sent" }
+            parts.append(p)
+        }
+        if let s = e.judgedStreams.filter({ $0.packets >= 10 }).max(by: { $0.valueBytes < $1.valueBytes }) {
+            // Without the throughput tracker a stream is a link's whole tally of its kind: its handle is the busiest one.
+            let handle = s.handle.map { (e.throughput == nil ? ", mostly on handle " : " on handle ") + hex($0, width: 4) } ?? ""
+            let who = s.connection.map { " with \(e.deviceName($0)) (link #\($0.number))" } ?? ""
+            parts.append("busiest stream: \(s.kind.name)\(who), \(s.packets) packets, \(s.valueBytes) bytes\(handle)")
+            frames.append(s.firstFrame)
+        }
+        for s in (e.otaSessions ?? []).prefix(3) {
+            parts.append("\(s.protocolName.rawValue) firmware update on link #\(s.connectionNumber): \(s.result)")
+            frames.append(s.result == .success ? s.startFrame : s.endFrame)
+        }
+        if let iso = e.iso, !iso.streams.isEmpty {
+            let audio = findings.filter { $0.rule.hasPrefix("LA-") && $0.severity >= .warning }
+            parts.append(
+                "\(plural(iso.streams.count, "isochronous stream")): "
+                    + (audio.isEmpty
+                        ? "no LE Audio problem found"
+                        : "\(plural(audio.count, "LE Audio finding")) (\(audio.map(\.rule).joined(separator: ", ")))"))
+            frames += audio.map(\.frame)
+        }
+        guard !parts.isEmpty else { return nil }
+        return StorySentence(.data, "Data: " + parts.joined(separator: "; ") + ".", frames: frames)
+    }
+
+    /// What the log cannot show: the completeness verdict's warnings, links that started before it, links the sniffer
+    /// could not decrypt, and on an HCI log the air behind every link it says was lost.
+    static func unseen(_ e: Evidence) -> [StorySentence] {
+        var out: [StorySentence] = []
+        for item in e.completeness?.items ?? [] where item.severity >= .warning {
+            out.append(StorySentence(.unseen, "The log cannot show everything: \(item.message).", frames: item.frame.map { [$0] } ?? []))
+        }
+        let before = e.connections.filter(\.inferred)
+        if !before.isEmpty {
+            out.append(
+                StorySentence(
+                    .unseen,
+                    "\(plural(before.count, "link")) started before the log: how \(before.count == 1 ? "it was" : "they were") set up is not in it.",
+                    frames: before.map(\.startFrame)))
+        }
+        for c in e.connections where e.isAirCapture {
+            guard let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame else { continue }
+            out.append(
+                StorySentence(
+                    .unseen,
+                    "Link #\(c.number) is encrypted from frame \(enc.encryptedFrom) and the sniffer had no key: what it carried after that cannot be read.",
+                    frames: [enc.encryptedFrom, from]))
+        }
+        let lost = e.connections.filter { $0.lifecycle.ending?.endedBy == .link }
+        if !e.isAirCapture && !lost.isEmpty {
+            out.append(
+                StorySentence(
+                    .unseen,
+                    "An HCI log does not show the air: why \(lost.count == 1 ? "the link was" : "the \(lost.count) links were") lost (range, interference, a peer that reset) is not in it.",
+                    frames: lost.compactMap { $0.lifecycle.ending?.frame }))
+        }
+        return out
+    }
+}
+
+extension String {
+    /// The first letter upper-cased.
+    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}

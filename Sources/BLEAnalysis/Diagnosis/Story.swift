@@ -1,0 +1,201 @@
+import BLECore
+import BLEProtocols
+
+/// One sentence of a capture's story, with the frames it rests on.
+public struct StorySentence: Hashable, Sendable {
+    public enum Topic: String, Hashable, Sendable {
+        /// The LE links: per peer, and how each ended.
+        case links
+        /// BR/EDR connections and connection attempts.
+        case classic
+        /// Pairing and encryption.
+        case security
+        /// The data that moved: ATT traffic, the busiest stream, firmware updates, LE Audio.
+        case data
+        /// What the log cannot show.
+        case unseen
+    }
+    public var topic: Topic
+    public var text: String
+    /// The frames it cites, ascending.
+    public var frames: [Int]
+
+    public init(_ topic: Topic, _ text: String, frames: [Int]) {
+        self.topic = topic
+        self.text = text
+        self.frames = Array(Set(frames)).sorted()
+    }
+}
+
+/// What a capture shows in a few sentences, before the findings: the links per peer and how each ended (folded: "6
+/// lost by supervision timeout (0x08)"), BR/EDR activity and failures, pairing and encryption, the data that moved, and
+/// what the log cannot show. Built from the evidence the rules read and their findings; `diagnose`, `info` and the
+/// report print it first.
+public struct Story: Hashable, Sendable {
+    public var sentences: [StorySentence]
+
+    public init(sentences: [StorySentence] = []) { self.sentences = sentences }
+
+    public init(_ e: Evidence, findings: [Diagnosis]) {
+        var s: [StorySentence] = []
+        if let links = Self.leLinks(e) { s.append(links) }
+        if let attempts = Self.leAttempts(e) { s.append(attempts) }
+        if let classic = Self.classic(e) { s.append(classic) }
+        s += Self.security(e)
+        if let data = Self.data(e, findings: findings) { s.append(data) }
+        s += Self.unseen(e)
+        sentences = s
+    }
+
+    public var isEmpty: Bool { sentences.isEmpty }
+
+    /// `6 lost by supervision timeout (0x08), 5 failed to be established (0x3E)`: groups of (what, frames), largest
+    /// first, ties in order of first appearance.
+    static func folded(_ groups: [(String, [Int])]) -> String {
+        var order: [String] = []
+        var frames: [String: [Int]] = [:]
+        for (what, f) in groups {
+            if frames[what] == nil { order.append(what) }
+            frames[what, default: []] += f
+        }
+        let ranked = order.enumerated().sorted { a, b in
+            let (na, nb) = (frames[a.element]!.count, frames[b.element]!.count)
+            return na != nb ? na > nb : a.offset < b.offset
+        }
+        return ranked.map { "\(frames[$0.element]!.count) \($0.element)" }.joined(separator: ", ")
+    }
+
+    /// `c5:34:18:42:4c:43 ×6, 5c:b2:60:06:49:73 ×5`: names by how often they appear (at most `limit`).
+    static func tally(_ names: [String], limit: Int = 4) -> String {
+        var order: [String] = []
+        var count: [String: Int] = [:]
+        for n in names {
+            if count[n] == nil { order.append(n) }
+            count[n, default: 0] += 1
+        }
+        let ranked = order.enumerated().sorted { a, b in
+            count[a.element]! != count[b.element]! ? count[a.element]! > count[b.element]! : a.offset < b.offset
+        }.map(\.element)
+        let shown = ranked.prefix(limit).map { "\($0) ×\(count[$0]!)" }
+        return (shown + (ranked.count > limit ? ["\(ranked.count - limit) more"] : [])).joined(separator: ", ")
+    }
+
+    static func plural(_ n: Int, _ word: String, _ plural: String? = nil) -> String {
+        "\(n) \(n == 1 ? word : plural ?? word + "s")"
+    }
+}
+
+// MARK: - Links
+
+extension Story {
+    /// `14 LE links to 4 peripherals (…): 6 lost by supervision timeout (0x08), …, 3 closed by this side (power off)`.
+    static func leLinks(_ e: Evidence) -> StorySentence? {
+        let links = e.connections.filter(\.isLE)
+        guard !links.isEmpty else { return nil }
+        let peers = links.map { e.deviceName($0) }
+        let distinct = Set(peers).count
+        let roles = Set(links.compactMap(\.role))
+        let noun =
+            e.isAirCapture || roles == [.central] ? "peripheral" : roles == [.peripheral] ? "central" : "peer"
+        var groups: [(String, [Int])] = []
+        for c in links {
+            let (what, frame) = ending(c, e)
+            groups.append((what, [frame]))
+        }
+        let text =
+            "\(plural(links.count, "LE link")) to \(plural(distinct, noun)) (\(tally(peers))): \(folded(groups))."
+        return StorySentence(.links, text, frames: links.map(\.startFrame) + groups.flatMap(\.1))
+    }
+
+    /// How a connection ended, folded with its like (`lost by supervision timeout (0x08)`), and the frame that says so.
+    static func ending(_ c: Connection, _ e: Evidence) -> (String, Int) {
+        let thisSide = e.isAirCapture ? "the central" : "this side"
+        let peer = e.isAirCapture ? "the peripheral" : "the peer"
+        guard let end = c.lifecycle.ending else {
+            return (e.isAirCapture ? "with no end in the capture" : "still open when the log ends", c.endFrame ?? e.lastFrame)
+        }
+        let code = end.code.map { hex($0.rawValue) } ?? ""
+        switch end.endedBy {
+        case .local:
+            let request = end.requestFrame.flatMap { f in e.events.first { $0.frame == f } }
+            if let r = request, case .disconnectCommand(_, let reason) = r.kind, reason.rawValue == 0x15 {
+                return ("closed by \(thisSide) (power off)", end.frame)
+            }
+            return ("closed by \(thisSide) (\(code))", end.frame)
+        case .peer:
+            return ("ended by \(peer) (\(end.code.map(codeName) ?? end.reason))", end.frame)
+        case .link:
+            return (linkLoss(end.code), end.frame)
+        case .unknown:
+            return (end.code.map { "ended (\(codeName($0)))" } ?? end.reason, end.frame)
+        }
+    }
+
+    static func linkLoss(_ code: HCIStatus?) -> String {
+        switch code?.rawValue {
+        case 0x08: "lost by supervision timeout (0x08)"
+        case 0x3E: "failed to be established (0x3E)"
+        case 0x22: "lost by an LL response timeout (0x22)"
+        case 0x28: "lost: an instant passed (0x28)"
+        case 0x3D: "lost to a MIC failure (0x3D)"
+        default: "lost (\(code.map(codeName) ?? "no reason"))"
+        }
+    }
+
+    /// `35 more LE connection attempts ended without a link: 35 cancelled by this side (0x02 after LE Create Connection
+    /// Cancel)`.
+    static func leAttempts(_ e: Evidence) -> StorySentence? {
+        var groups: [(String, [Int])] = []
+        var cancelPending = false
+        for ev in e.events {
+            switch ev.kind {
+            case .createConnectionCancel:
+                cancelPending = true
+            case .connectionComplete(_, let status, _) where status != .success:
+                let cancelled = cancelPending && status.rawValue == 0x02
+                groups.append(
+                    (cancelled ? "cancelled by this side (LE Create Connection Cancel, 0x02)" : "failed (\(codeName(status)))", [ev.frame]))
+                cancelPending = false
+            case .connectionComplete:
+                cancelPending = false
+            default:
+                break
+            }
+        }
+        guard !groups.isEmpty else { return nil }
+        let text = "\(plural(groups.count, "LE connection attempt")) ended without a link: \(folded(groups))."
+        return StorySentence(.links, text, frames: groups.flatMap(\.1))
+    }
+
+    /// BR/EDR: pages that failed (per device, with the status) and the links that opened, with how each ended.
+    static func classic(_ e: Evidence) -> StorySentence? {
+        var failed: [(peer: String, status: HCIStatus, frame: Int)] = []
+        for ev in e.events {
+            if case .classicConnectionComplete(_, let status, let peer, _) = ev.kind, status != .success {
+                failed.append((peer, status, ev.frame))
+            }
+        }
+        let links = e.connections.filter { !$0.isLE }
+        guard !failed.isEmpty || !links.isEmpty else { return nil }
+        var parts: [String] = []
+        if !links.isEmpty {
+            let peers = links.map { e.deviceName($0) }
+            let endings = links.map { c in ending(c, e) }
+            parts.append(
+                "\(plural(links.count, "BR/EDR link")) with \(tally(peers)): \(folded(endings.map { ($0.0, [$0.1]) }))")
+        }
+        if !failed.isEmpty {
+            let devices = Set(failed.map(\.peer)).count
+            let statuses = Set(failed.map(\.status.rawValue))
+            let byStatus =
+                statuses.count == 1
+                ? "all \(failed[0].status) (\(hex(failed[0].status.rawValue)))"
+                : folded(failed.map { ("\($0.status) (\(hex($0.status.rawValue)))", [$0.frame]) })
+            parts.append(
+                "\(plural(failed.count, "BR/EDR connection attempt")) to \(plural(devices, "device")) failed, \(byStatus): "
+                    + tally(failed.map(\.peer)))
+        }
+        let frames = links.map(\.startFrame) + failed.map(\.frame)
+        return StorySentence(.classic, parts.joined(separator: "; ") + ".", frames: frames)
+    }
+}

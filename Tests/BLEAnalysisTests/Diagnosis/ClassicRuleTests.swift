@@ -1,0 +1,170 @@
+import BLEAnalysis
+import BLECore
+import BLEProtocols
+import BLETestSupport
+import Testing
+
+/// The BR/EDR rules (BR-01…BR-06) on captures of the shapes no shared capture shows, built from the declared events
+/// (Core Spec Vol 4, Part E, 7.7): a Secure Simple Pairing that fails after a missing link key, a bond the peer lost,
+/// a refused connection, encryption and sniff. BR-01 on the real pongbot log is in EndToEndTests (StoryTests).
+extension DiagnosisRuleTests {
+    @Suite struct Classic {
+        static let peer = BDAddress(0x00_1B_DC_07_31_8E)
+        static let peerText = "00:1B:DC:07:31:8E"
+        static let handle: UInt16 = 0x000B
+
+        /// BD_ADDR as HCI carries it (little-endian).
+        static var address: [UInt8] { (0..<6).map { UInt8(truncatingIfNeeded: peer.value >> (8 * UInt64($0))) } }
+
+        static func event(_ set: some HCIParameterSet) -> [UInt8] {
+            guard case .event(let code) = type(of: set).carrier else { return [] }
+            return HCIBuild.event(code, parameters: set.bytes)
+        }
+
+        /// Create Connection (frames 1–2) and Connection Complete 0x00 on handle 0x000B (frame 3).
+        static func connected() -> CaptureBuilder {
+            CaptureBuilder()
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0405), parameters: address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .success
+                )
+                .event(
+                    event(
+                        ConnectionComplete {
+                            $0.handle = handle; $0.address = peer; $0.linkType = 1
+                        }))
+        }
+
+        /// Authentication Requested (4–5), Link Key Request (6), the host's answer (7–8).
+        static func keyAsked(found: Bool) -> CaptureBuilder {
+            connected()
+                .commandRefusedByStatus(HCICommand(rawValue: 0x0411), parameters: [UInt8(handle), 0], status: .success)
+                .event(event(LinkKeyRequest { $0.address = peer }))
+                .commandRefusedByComplete(
+                    HCICommand(rawValue: found ? 0x040B : 0x040C), parameters: address + (found ? [UInt8](repeating: 0x42, count: 16) : []),
+                    status: .success)
+        }
+
+        /// The SSP chain after a missing key: IO Capability Request (9), Response (10), Simple Pairing Complete 0x05
+        /// (11), Authentication Complete 0x05 (12).
+        @Test func secureSimplePairingFailureCitesTheChain() throws {
+            let b = Self.keyAsked(found: false)
+                .event(Self.event(IOCapabilityRequest { $0.address = Self.peer }))
+                .event(
+                    Self.event(
+                        IOCapabilityResponse {
+                            $0.address = Self.peer; $0.ioCapability = 1; $0.authenticationRequirements = 0x03
+                        })
+                )
+                .event(
+                    Self.event(
+                        SimplePairingComplete {
+                            $0.status = HCIStatus(rawValue: 0x05); $0.address = Self.peer
+                        })
+                )
+                .event(
+                    Self.event(
+                        AuthenticationComplete {
+                            $0.status = HCIStatus(rawValue: 0x05); $0.handle = Self.handle
+                        }))
+            let r = try RuleTest.diagnose(b)
+            let f = try #require(r.of("BR-03").first)
+            #expect(r.of("BR-03").count == 1 && f.severity == .error && f.frame == 11)
+            #expect(f.supporting.map(\.frame) == [4, 6, 7, 9, 10])
+            #expect(f.message.contains("Secure Simple Pairing with \(Self.peerText) failed (0x05 Authentication Failure at frame 11)"))
+            #expect(f.message.contains("after this side said it had no link key"))
+            // A pairing followed the Negative Reply: not BR-04's missing key.
+            #expect(r.of("BR-04").isEmpty)
+            let security = try #require(r.story.sentences.first { $0.text.hasPrefix("BR/EDR security") })
+            #expect(security.text.contains("Simple Pairing failed (0x05 Authentication Failure)") && security.frames.contains(11))
+        }
+
+        /// Negative Reply, then Authentication Complete 0x06 with no pairing: this side lost the key.
+        @Test func missingLinkKeyWithoutPairing() throws {
+            let b = Self.keyAsked(found: false)
+                .event(
+                    Self.event(
+                        AuthenticationComplete {
+                            $0.status = HCIStatus(rawValue: 0x06); $0.handle = Self.handle
+                        }))
+            let r = try RuleTest.diagnose(b)
+            let f = try #require(r.of("BR-04").first)
+            #expect(f.frame == 9 && f.severity == .error && f.headline == "no link key for \(Self.peerText) (0x06)")
+            #expect(f.message.contains("Negative Reply at frame 7"))
+            #expect(r.of("BR-03").isEmpty)
+        }
+
+        /// Reply with the stored key, then Authentication Complete 0x05: the peer forgot the bond (hcidoc's LinkKeyMismatch).
+        @Test func storedKeyRefusedByThePeer() throws {
+            let b = Self.keyAsked(found: true)
+                .event(
+                    Self.event(
+                        AuthenticationComplete {
+                            $0.status = HCIStatus(rawValue: 0x05); $0.handle = Self.handle
+                        }))
+            let r = try RuleTest.diagnose(b)
+            let f = try #require(r.of("BR-04").first)
+            #expect(f.frame == 9 && f.message.contains("the peer refused the link key this side gave at frame 7"))
+        }
+
+        /// Connection Complete 0x0E (rejected: security) is BR-02; 0x04 is BR-01's, with its Create Connection.
+        @Test func failedConnectionsByStatus() throws {
+            let b = CaptureBuilder()
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0405), parameters: Self.address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .success
+                )
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.status = HCIStatus(rawValue: 0x0E); $0.address = Self.peer; $0.linkType = 1
+                        })
+                )
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0405), parameters: Self.address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .success
+                )
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.status = HCIStatus(rawValue: 0x04); $0.address = Self.peer; $0.linkType = 1
+                        }))
+            let r = try RuleTest.diagnose(b)
+            let refused = try #require(r.of("BR-02").first)
+            #expect(refused.frame == 3 && refused.severity == .warning && refused.supporting.map(\.frame) == [1])
+            let page = try #require(r.of("BR-01").first)
+            #expect(page.frame == 6 && page.count == 1 && page.supporting.map(\.frame) == [1])
+            #expect(page.message.contains("Create Connection 2 times, first at frame 1"))
+        }
+
+        /// Encryption Change 0x06 on the BR/EDR link: BR-05.
+        @Test func encryptionFailure() throws {
+            let b = Self.connected().encryptionChange(handle: Self.handle, status: HCIStatus(rawValue: 0x06), enabled: false)
+            let r = try RuleTest.diagnose(b)
+            let f = try #require(r.of("BR-05").first)
+            #expect(f.frame == 4 && f.severity == .error)
+        }
+
+        /// Sniff Mode refused (0x0C) is info and not HH-04's; a Role Change refused 10 s later, then a supervision timeout 1 s after it, is
+        /// a warning citing the loss.
+        @Test func sniffAndRoleSwitchRefused() throws {
+            let b = Self.connected()
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0803), parameters: [UInt8(Self.handle), 0, 0x20, 0, 0x10, 0, 1, 0, 0, 0],
+                    status: HCIStatus(rawValue: 0x0C)
+                )
+                .at(10).event(
+                    Self.event(
+                        RoleChange {
+                            $0.status = HCIStatus(rawValue: 0x23); $0.address = Self.peer
+                        })
+                )
+                .at(11).disconnect(handle: Self.handle, reason: HCIStatus(rawValue: 0x08))
+            let r = try RuleTest.diagnose(b)
+            let found = r.of("BR-06")
+            #expect(Set(found.map(\.frame)) == [5, 6])
+            let sniff = try #require(found.first { $0.frame == 5 })
+            #expect(sniff.severity == .info && sniff.message.contains("sniff request"))
+            let role = try #require(found.first { $0.frame == 6 })
+            #expect(role.severity == .warning && role.supporting.map(\.frame) == [7])
+            #expect(r.of("HH-04").isEmpty)
+        }
+    }
+}
