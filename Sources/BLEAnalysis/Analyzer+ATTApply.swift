@@ -74,6 +74,7 @@ extension Analyzer {
         switch learnt {
         case .discovered?:
             table.states[index]?.forgetAttributes()
+            if event != nil { describeDiscovery(pdu, request: request, event: &event) }
         case .serviceChanged(let start, let end)?:
             table.states[index]?.forgetAttributes()
             event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
@@ -90,6 +91,15 @@ extension Analyzer {
         if case .handleValueIndication(let h, let v) = pdu {
             v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, in: context, event: &event) }
         }
+    }
+
+    /// A discovery response's timeline text and JSON: its items named, as Wireshark shows them (``ATTDiscovery``).
+    func describeDiscovery(_ pdu: ATTPDU, request: ATTTransaction?, event: inout TimelineEvent?) {
+        guard let items = ATTDiscovery.attributes(pdu, requestType: request?.type, typeValue: request?.typeValue ?? []),
+            !items.isEmpty
+        else { return }
+        event?[extra: TimelineEvent.discovered] = items
+        event?.summary = items.map(\.text).joined(separator: ", ")
     }
 
     /// The value a PDU carries, to the observers (a write's CCCD meaning to the event).
