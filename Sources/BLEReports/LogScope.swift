@@ -22,7 +22,9 @@ public struct LogScope: Hashable, Sendable {
         var tracker = CompletenessTracker()
         let analysis = CaptureAnalysis.analyze(
             capture, options: options, observing: observing, progress: progress, onRecord: { tracker.add($0) }, onEvent: onEvent)
-        return (analysis, LogScope(tracker.result(format: capture.format.name, readerFindings: capture.findings)))
+        var completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
+        completeness.add(analysisFindings: analysis.findings)
+        return (analysis, LogScope(completeness))
     }
 
     /// Nothing when the log shows every record whole; else `Log: incomplete` and its items, the worst first, each
