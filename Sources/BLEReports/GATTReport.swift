@@ -82,8 +82,11 @@ public struct GATTReport {
             out += terminal.paint(head, .bold) + "\n"
             out +=
                 terminal.paint(
-                    "  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), ATT_MTU \(c.currentMTU)",
-                    .dim) + "\n"
+                    "  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), "
+                        + Self.mtuText(c), .dim) + "\n"
+            if c.gatt.isEmpty {
+                out += terminal.paint("  names: give --gatt FILE (a map of handles to UUIDs or names) to name these handles", .dim) + "\n"
+            }
             let bearers = c.attBearers
             if bearers.contains(where: { $0.kind != .leFixed }) {
                 // Only where a dynamic bearer exists, so that LE-only captures read as before.
@@ -107,6 +110,15 @@ public struct GATTReport {
         return out.isEmpty ? "No GATT database or attribute traffic in this capture.\n" : out
     }
 
+    /// `ATT_MTU 247 (observed at frame 34)`, `ATT_MTU ≥ 243 (inferred: at least the 243-byte ATT PDU at frame 84)`,
+    /// `ATT_MTU 23 (assumed (default))`: the value with where it came from, as `throughput` and `report` give it.
+    static func mtuText(_ c: Connection) -> String {
+        let source = c.link.mtu.source
+        let atLeast: String =
+            if case .inferred(.largestATTPDU) = source { "≥ " } else { "" }
+        return "ATT_MTU \(atLeast)\(c.currentMTU) (\(source.description))"
+    }
+
     public var json: String {
         var w = JSONWriter()
         w.beginObject()
@@ -120,6 +132,8 @@ public struct GATTReport {
             w.field("peer_identity", c.peerIdentity)
             w.field("source", c.gatt.isEmpty ? nil : c.gatt.source.rawValue)
             w.field("mtu", c.currentMTU)
+            w.field("mtu_source", c.link.mtu.source.kind)
+            w.field("mtu_basis", c.link.mtu.source.description)
             let bearers = c.attBearers
             if bearers.contains(where: { $0.kind != .leFixed }) {
                 // Only where a dynamic bearer exists (BR/EDR, EATT): LE-only outputs stay as they were.
