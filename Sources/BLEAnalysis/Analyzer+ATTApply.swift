@@ -81,6 +81,10 @@ extension Analyzer {
         case .values(let type)?:
             guard case .readByTypeResponse(let items) = pdu else { break }
             for item in items {
+                // Read Using Characteristic UUID (Core Spec Vol 3, Part G, 4.8.2): the handle holds a value of the type.
+                connections[index][database: context.db].learn(
+                    type, for: item.handle, how: "a Read By Type for \(type) answered at frame \(context.frame)", frame: context.frame)
+                table.states[index]?.forgetAttributes()
                 item.value.withUnsafeBytes { raw in
                     deliverValue(raw, kind: .readResponse, handle: item.handle, typeHint: type, in: context, event: &event)
                 }

@@ -179,7 +179,8 @@ extension Analyzer {
         let uuid = database.uuid(for: handle), service = database.service(containing: handle)?.uuid
         let possible = options.codecs?.mayDecode(CodecContext(service: service, characteristic: uuid, handle: handle)) ?? false
         let info = AttributeInfo(
-            uuid: uuid, service: service, hasUserName: database.userNames[handle] != nil, source: database.source,
+            uuid: uuid, service: service, hasUserName: database.userNames[handle] != nil,
+            source: database.role(of: handle) == nil && database.learnedTypes[handle] != nil ? .traffic : database.source,
             codecPossible: possible)
         if state.attributes.count < 65_536 { state.attributes[key] = info }
         return info
