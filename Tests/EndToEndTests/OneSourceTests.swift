@@ -6,6 +6,7 @@ import Testing
 /// (`BLESCOPE_CORPUS`), the figures two commands both print come from one computation and agree in their JSON:
 /// completeness (`info`, `diagnose`, `throughput`, `report`), the diagnosis (`info`, `diagnose`, `report`), each
 /// stream's packets, bytes, duration and rate (`throughput`, `report`, and the throughput rules' messages), each
+/// firmware update (`ota`, `report`), each isochronous stream with its per-direction counts (`iso`, `report`), each
 /// connection's ATT_MTU (`gatt`, `report`).
 @Suite struct OneSourceTests {
     static var captures: [String] {
@@ -29,6 +30,22 @@ import Testing
         (list as? [[String: Any]] ?? []).map { s in
             ["conn_number", "dir", "handle", "kind", "packets", "value_bytes", "duration_s", "rate_bps"].map { "\(s[$0] ?? "nil")" }
                 .joined(separator: " ")
+        }
+    }
+
+    static let otaKeys = ["conn_number", "protocol", "result", "start_frame", "end_frame", "image_size", "packets", "image_sha256"]
+    static let isoKeys = ["number", "kind", "handle", "conn_number", "established_frame", "end_frame", "tx", "rx"]
+
+    /// The `keys` of each object of `list`, as text (nested objects included), in order.
+    static func rows(_ list: Any?, _ keys: [String]) -> [String] {
+        (list as? [[String: Any]] ?? []).map { item in
+            keys.map { key in
+                guard let v = item[key] else { return "nil" }
+                if let data = try? JSONSerialization.data(withJSONObject: v, options: [.sortedKeys, .fragmentsAllowed]) {
+                    return String(decoding: data, as: UTF8.self)
+                }
+                return "\(v)"
+            }.joined(separator: " ")
         }
     }
 
@@ -76,6 +93,16 @@ import Testing
                 },
                 "\(name): \(message)")
         }
+
+        // Firmware updates (`ota`) and isochronous streams (`iso`): the report's sections are the commands' figures.
+        let ota = try Self.json(["ota", "--json", path])
+        #expect(
+            Self.rows(ota["sessions"], Self.otaKeys) == Self.rows((report["ota"] as? [String: Any])?["sessions"], Self.otaKeys),
+            "\(name): ota vs report")
+        let iso = try Self.json(["iso", "--json", path])
+        #expect(
+            Self.rows(iso["streams"], Self.isoKeys) == Self.rows((report["iso"] as? [String: Any])?["streams"], Self.isoKeys),
+            "\(name): iso vs report")
 
         // ATT_MTU per connection: `gatt` and the report's link facts.
         let reportMTU = Dictionary(
