@@ -108,7 +108,10 @@ struct JudgedStream {
     var packets: Int
     var valueBytes: Int
     var firstFrame: Int
+    /// The verdict of the busiest of ``periods`` steady link periods (``ThroughputStream/verdict``): its rate is that
+    /// period's when there are several.
     var verdict: ThroughputVerdict
+    var periods: Int
 }
 
 extension Evidence {
@@ -116,7 +119,7 @@ extension Evidence {
         (throughput ?? []).map {
             JudgedStream(
                 connection: connection($0.key.connectionNumber), handle: $0.key.handle, kind: $0.key.kind, packets: $0.packets,
-                valueBytes: $0.valueBytes, firstFrame: $0.firstFrame, verdict: $0.verdict)
+                valueBytes: $0.valueBytes, firstFrame: $0.firstFrame, verdict: $0.verdict, periods: $0.periods.count)
         }
     }
 }

@@ -63,7 +63,7 @@ struct TP03ParameterLimited: DiagnosisRule {
             return Diagnosis(
                 rule: id, severity: severity, frame: s.firstFrame,
                 message:
-                    "\(what)\(on) (\(s.packets) values, \(s.valueBytes) bytes) ran at \(s.verdict.head). The link kept \(kept.joined(separator: ", ")); with 2M/251/247 the ceiling is \(rateText(bestCeiling))."
+                    "\(what)\(on) (\(s.packets) values, \(s.valueBytes) bytes) ran at \(s.verdict.head)\(s.periods > 1 ? " in the busiest of its \(s.periods) link periods" : ""). The link kept \(kept.joined(separator: ", ")); with 2M/251/247 the ceiling is \(rateText(bestCeiling))."
                     + (assumed.isEmpty ? "" : " (Assumed, the capture does not show them: \(assumed.joined(separator: ", ")).)"),
                 headline: "throughput with \(device) limited by default link parameters",
                 // The stream is notifications or write commands already: no advice about the write type.
