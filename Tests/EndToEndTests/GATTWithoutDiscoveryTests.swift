@@ -57,3 +57,24 @@ import Testing
         #expect(text.contains("ATT_MTU ≥ 208 (inferred: at least the 208-byte ATT PDU at frame 147)"), "\(text.prefix(600))")
     }
 }
+
+/// A CCCD told by the traffic: the Even G2 gesture capture (corpus) never discovers connection #2 (handle 0x0048), yet
+/// writes 01 00 to 0x0845 at frame 194 and receives notifications of 0x0844 from frame 331 (tshark:
+/// `btatt.opcode==0x12` value 0100 at 194; the first `btatt.opcode==0x1b && btatt.handle==0x0844` on 0x0048 is 331).
+@Suite struct CCCDFromTrafficTests {
+    @Test func aWriteThenNotificationsOfTheHandleBeforeMakeACCCD() throws {
+        guard let dir = TestEnvironment.corpusDirectory else {
+            print("BLESCOPE_CORPUS not set: skipped")
+            return
+        }
+        let path = dir + "/pklg-ios-le_even-g2-glasses-gesture-notify-bt3.pklg"
+        let json = try #require(try Blescope.run(["gatt", "--json", path]).json as? [String: Any])
+        let second = try #require((json["connections"] as? [[String: Any]])?.first { $0["conn_number"] as? Int == 2 })
+        let used = try #require(second["handles_used"] as? [[String: Any]])
+        let cccd = try #require(used.first { $0["handle"] as? Int == 0x0845 })
+        #expect(cccd["uuid"] as? String == "00002902-0000-1000-8000-00805F9B34FB")
+        #expect(cccd["learned_from"] as? String == "a write of 01 00 at frame 194, then notifications of 0x0844 at frame 331")
+        // 0x0825 was written 01 00 too, but nothing was notified on 0x0824: left unknown.
+        #expect(used.first { $0["handle"] as? Int == 0x0825 }?["uuid"] is NSNull)
+    }
+}
