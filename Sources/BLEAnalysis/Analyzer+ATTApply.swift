@@ -74,12 +74,17 @@ extension Analyzer {
         switch learnt {
         case .discovered?:
             table.states[index]?.forgetAttributes()
+            if event != nil { describeDiscovery(pdu, request: request, event: &event) }
         case .serviceChanged(let start, let end)?:
             table.states[index]?.forgetAttributes()
             event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
         case .values(let type)?:
             guard case .readByTypeResponse(let items) = pdu else { break }
             for item in items {
+                // Read Using Characteristic UUID (Core Spec Vol 3, Part G, 4.8.2): the handle holds a value of the type.
+                connections[index][database: context.db].learn(
+                    type, for: item.handle, how: "a Read By Type for \(type) answered at frame \(context.frame)", frame: context.frame)
+                table.states[index]?.forgetAttributes()
                 item.value.withUnsafeBytes { raw in
                     deliverValue(raw, kind: .readResponse, handle: item.handle, typeHint: type, in: context, event: &event)
                 }
@@ -90,6 +95,15 @@ extension Analyzer {
         if case .handleValueIndication(let h, let v) = pdu {
             v.withUnsafeBytes { deliverValue($0, kind: .indication, handle: h, in: context, event: &event) }
         }
+    }
+
+    /// A discovery response's timeline text and JSON: its items named, as Wireshark shows them (``ATTDiscovery``).
+    func describeDiscovery(_ pdu: ATTPDU, request: ATTTransaction?, event: inout TimelineEvent?) {
+        guard let items = ATTDiscovery.attributes(pdu, requestType: request?.type, typeValue: request?.typeValue ?? []),
+            !items.isEmpty
+        else { return }
+        event?[extra: TimelineEvent.discovered] = items
+        event?.summary = items.map(\.text).joined(separator: ", ")
     }
 
     /// The value a PDU carries, to the observers (a write's CCCD meaning to the event).

@@ -67,6 +67,8 @@ extension Analyzer {
         in context: ATTContext
     ) -> DecodedBox? {
         let state = context.state, db = context.db
+        // Rare (a write request, or values while a CCCD write waits for its notifications): out of line.
+        if kind == .writeRequest || !state.cccdCandidates.isEmpty { learnCCCD(value, kind: kind, handle: handle, in: context) }
         let characteristic = typeHint ?? info.uuid
         // Bound only when needed: binding the registry costs a reference count per value.
         let decoded =
@@ -82,6 +84,35 @@ extension Analyzer {
             decodedBox: decoded, l2capBytes: context.l2capBytes, link: linkSnapshot(context.connection), serverIsPeer: db == .peer)
         for i in observers.indices { observers[i].observe(event, value: value.bytes) }
         return decoded
+    }
+
+    /// A CCCD told by the traffic where no discovery named it (Core Spec Vol 3, Part G, 3.3.3.3, and the usual layout
+    /// of 3.3: the descriptor follows its characteristic's value): a two-byte write of 01 00, 02 00 or 03 00 to a
+    /// handle, then notifications (bit 0) or indications (bit 1) of the handle before it. Learned into the database
+    /// with how (``GATTDatabase/learn(_:for:how:frame:)``).
+    @inline(never)
+    func learnCCCD(_ value: UnsafeRawBufferPointer, kind: ValueKind, handle: UInt16, in context: ATTContext) {
+        let state = context.state, index = context.connection
+        switch kind {
+        case .writeRequest:
+            guard value.count == 2, value[1] == 0, (1...3).contains(value[0]),
+                connections[index][database: context.db].uuid(for: handle) == nil, state.cccdCandidates.count < 64
+            else { return }
+            state.cccdCandidates[handle] = (context.frame, value[0])
+        case .notification, .indication:
+            let cccd = handle &+ 1
+            guard let write = state.cccdCandidates[cccd], write.bits & (kind == .notification ? 1 : 2) != 0 else { return }
+            state.cccdCandidates[cccd] = nil
+            let what = kind == .notification ? "notifications" : "indications"
+            connections[index][database: context.db].learn(
+                BluetoothUUID(uuid16: GATTAttributeType.clientCharacteristicConfiguration), for: cccd,
+                how:
+                    "a write of \(hexString([write.bits])) 00 at frame \(write.frame), then \(what) of \(hex(handle, width: 4)) at frame \(context.frame)",
+                frame: write.frame)
+            state.forgetAttributes()
+        default:
+            return
+        }
     }
 
     /// The codecs' reading of a value (a finding when they call it invalid); out of line, as most values have no codec.

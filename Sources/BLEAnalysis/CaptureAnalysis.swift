@@ -38,6 +38,13 @@ public struct Observing: Sendable {
     /// No tracker: connections, findings, counters and the timeline only.
     public static let nothing = Observing()
 
+    /// What the diagnosis rules read besides the analyzer's evidence: the throughput tracker's streams (the one
+    /// computation of a stream's packets, bytes, duration, rate and verdict, the same `throughput` prints) and the
+    /// firmware updates (a reboot after a successful update), the LE Audio profiles (an ASE operation refused).
+    /// `info`, `diagnose` and `report` run at least these, so their findings agree.
+    public static let diagnosis = Observing(
+        throughput: ThroughputOptions(), otaStallThreshold: OTATracker().stallThreshold, throughputBeside: true, leAudio: true)
+
     var isEmpty: Bool { throughput == nil && transfers == nil && otaStallThreshold == nil && !gattUsage && !leAudio }
 }
 
@@ -172,6 +179,7 @@ public final class AnalysisPass {
         result.vendorActivity = analyzer.vendorActivity
         result.evidence.iso = result.iso
         result.evidence.leAudio = result.leAudio
+        result.evidence.otaSessions = result.otaSessions
         return result
     }
 }

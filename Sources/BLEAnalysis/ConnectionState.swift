@@ -21,6 +21,10 @@ final class ConnectionState {
     /// The last attribute named, in front of the slots: bulk traffic sends runs of values on one handle, and this
     /// answers them with one comparison (no hashing, no bounds or emptiness checks on the slot arrays).
     var lastAttributeKey: UInt32 = .max
+    /// Handles no discovery named that were written a Client Characteristic Configuration value (01 00, 02 00, 03 00):
+    /// the frame and the bits, until notifications or indications of the handle before show them a CCCD
+    /// (``Analyzer/learnCCCD(_:kind:handle:in:)``).
+    var cccdCandidates: [UInt16: (frame: Int, bits: UInt8)] = [:]
     var lastAttribute = AttributeInfo(uuid: nil, service: nil, hasUserName: false, source: .discovery, codecPossible: false)
     var tx = L2CAPReassembler()
     var rx = L2CAPReassembler()
@@ -182,7 +186,8 @@ extension Analyzer {
         let uuid = database.uuid(for: handle), service = database.service(containing: handle)?.uuid
         let possible = options.codecs?.mayDecode(CodecContext(service: service, characteristic: uuid, handle: handle)) ?? false
         let info = AttributeInfo(
-            uuid: uuid, service: service, hasUserName: database.userNames[handle] != nil, source: database.source,
+            uuid: uuid, service: service, hasUserName: database.userNames[handle] != nil,
+            source: database.role(of: handle) == nil && database.learnedTypes[handle] != nil ? .traffic : database.source,
             codecPossible: possible)
         if state.attributes.count < 65_536 { state.attributes[key] = info }
         return info

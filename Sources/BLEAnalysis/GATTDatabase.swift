@@ -33,6 +33,8 @@ public enum GATTSource: String, Hashable, Sendable {
     case earlierConnection = "earlier-connection"
     /// From the user's `--gatt` map.
     case userMap = "user-map"
+    /// Learned from what the traffic shows, without discovery (``GATTDatabase/LearnedType``).
+    case traffic
 }
 
 /// A GATT attribute database rebuilt from discovery (Core Spec Vol 3, Part G, 4.4–4.7).
@@ -75,6 +77,25 @@ public struct GATTDatabase: Hashable, Sendable {
     public var userNames: [UInt16: String] = [:]
 
     public init() {}
+
+    /// A handle's type learned from the traffic rather than from discovery, with how: a Read By Type response for a
+    /// characteristic type (Read Using Characteristic UUID, Core Spec Vol 3, Part G, 4.8.2: the handle holds a value
+    /// of that type), or a write of a Client Characteristic Configuration value followed by notifications or
+    /// indications of the handle before it (the usual layout, Part G, 3.3).
+    public struct LearnedType: Hashable, Sendable {
+        public var uuid: BluetoothUUID
+        /// `a Read By Type for 0x2A00 answered at frame 432`.
+        public var how: String
+        public var frame: Int
+    }
+    /// Handles named by the traffic, for those discovery did not name.
+    public var learnedTypes: [UInt16: LearnedType] = [:]
+
+    /// Keeps what the traffic shows `handle` to be, unless discovery (or an earlier lesson) named it already.
+    public mutating func learn(_ uuid: BluetoothUUID, for handle: UInt16, how: String, frame: Int) {
+        guard role(of: handle) == nil, learnedTypes[handle] == nil else { return }
+        learnedTypes[handle] = LearnedType(uuid: uuid, how: how, frame: frame)
+    }
 
     public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && attributeTypes.isEmpty && userNames.isEmpty }
 
@@ -145,7 +166,7 @@ public struct GATTDatabase: Hashable, Sendable {
         case .value(let c): c.uuid
         case .descriptor(let uuid, _): uuid
         case .declaration(let uuid): uuid
-        case nil: nil
+        case nil: learnedTypes[handle]?.uuid
         }
     }
 
@@ -170,5 +191,6 @@ public struct GATTDatabase: Hashable, Sendable {
         for i in other.includes { addInclude(i) }
         attributeTypes.merge(other.attributeTypes) { _, new in new }
         userNames.merge(other.userNames) { _, new in new }
+        learnedTypes.merge(other.learnedTypes) { old, _ in old }
     }
 }

@@ -50,10 +50,6 @@ public struct LinkActivity: Hashable, Sendable {
     public var firstFullValueFrame: Int?
     /// Read Blob and Prepare Write requests: long values moved in pieces.
     public var longValueRequests = 0
-    /// Bulk data without a response: notifications received, write commands sent (what the throughput rules judge when
-    /// no throughput tracker ran).
-    public var notificationsReceived = BulkTally()
-    public var writeCommandsSent = BulkTally()
     /// The largest ATT PDU, bytes, and its frame.
     public var largestATTPDU = 0
     public var largestATTPDUFrame = 0
@@ -78,11 +74,6 @@ extension LinkActivity {
         if size > largestATTPDU {
             largestATTPDU = size
             largestATTPDUFrame = frame
-        }
-        if opcode == 0x1B && received {
-            notificationsReceived.add(valueBytes: size - 3, frame: frame, timestamp: timestamp)
-        } else if opcode == 0x52 && !received {
-            writeCommandsSent.add(valueBytes: size - 3, frame: frame, timestamp: timestamp)
         }
         switch opcode {
         case 0x1B, 0x1D, 0x12, 0x52:
@@ -153,36 +144,4 @@ struct HandleTally: Hashable, Sendable {
 
     static func == (a: Self, b: Self) -> Bool { a.dictionary == b.dictionary }
     func hash(into hasher: inout Hasher) { hasher.combine(dictionary) }
-}
-
-/// Packets and value bytes of one kind of bulk data on a connection, its span and its idle time (gaps over
-/// ``BulkTally/idleThreshold``, the throughput tracker's default).
-public struct BulkTally: Hashable, Sendable {
-    public static let idleThreshold: Int64 = 500_000
-    public var packets = 0
-    public var valueBytes = 0
-    public var firstFrame = 0
-    public var lastFrame = 0
-    public var first = Timestamp(microseconds: 0)
-    public var last = Timestamp(microseconds: 0)
-    public var idleMicroseconds: Int64 = 0
-
-    public init() {}
-
-    @inline(__always)
-    mutating func add(valueBytes v: Int, frame: Int, timestamp: Timestamp) {
-        if packets == 0 {
-            first = timestamp
-            firstFrame = frame
-        } else {
-            let gap = timestamp.microseconds(since: last)
-            if gap > Self.idleThreshold { idleMicroseconds += gap }
-        }
-        packets += 1
-        valueBytes += max(0, v)
-        last = timestamp
-        lastFrame = frame
-    }
-
-    public var durationMicroseconds: Int64 { last.microseconds(since: first) }
 }

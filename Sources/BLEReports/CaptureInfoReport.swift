@@ -30,19 +30,23 @@ public struct CaptureInfo: Sendable {
     public init(reading capture: CaptureFile, progress: ProgressReporter? = nil, decode: Bool = true) {
         var stats = CaptureStatistics()
         var tracker = CompletenessTracker()
-        let analyzer = decode ? Analyzer(options: AnalyzerOptions(timeline: false)) : nil
+        // The trackers the diagnosis reads (``Observing/diagnosis``): its findings are `diagnose`'s and `report`'s.
+        let pass = decode ? AnalysisPass(options: AnalyzerOptions(timeline: false), observing: .diagnosis) : nil
         var record = CaptureRecord.empty  // written in place (``CaptureFile/next(into:)``)
         while capture.next(into: &record) {
             stats.add(record)
             tracker.add(record)
-            analyzer?.process(record)
+            pass?.process(record)
             // Asked only when the reporter would draw: the reader's position per record is a protocol witness.
-            if stats.records & 0xFFFF == 0 { progress?.update(records: stats.records, bytes: capture.bytesConsumed) }
+            if stats.records & 0xFFFF == 0 {
+                progress?.update(records: stats.records, bytes: capture.bytesConsumed)
+                pass?.offerSecondCore()
+            }
         }
-        analyzer?.finish()
-        decodeHealth = analyzer?.decodeHealth
-        controllerIdentities = analyzer?.controllerIdentities ?? [:]
-        vendorActivity = analyzer?.vendorActivity ?? VendorActivity()
+        let analysis = pass?.finish()
+        decodeHealth = analysis?.decodeHealth
+        controllerIdentities = pass?.analyzer.controllerIdentities ?? [:]
+        vendorActivity = pass?.analyzer.vendorActivity ?? VendorActivity()
         progress?.finish()
         file = capture.path
         format = capture.format.name
@@ -52,13 +56,11 @@ public struct CaptureInfo: Sendable {
         fileSize = capture.fileSize
         statistics = stats
         findings = capture.findings
-        completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
-        if let analyzer {
-            var evidence = analyzer.evidence()
-            evidence.completeness = completeness
-            evidence.findings = capture.findings + evidence.findings
-            evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
-            diagnosis = DiagnosisEngine.diagnose(evidence)
+        var verdict = tracker.result(format: capture.format.name, readerFindings: capture.findings)
+        verdict.add(analysisFindings: analysis?.findings ?? [])
+        completeness = verdict
+        if let analysis {
+            diagnosis = DiagnosisEngine.diagnose(DiagnosisReport.evidence(analysis, capture: capture, completeness: completeness))
         }
     }
 

@@ -46,12 +46,14 @@ public struct GATTTextRenderer {
             }
         }
         // Handles used but not discovered (or named by the user's map).
-        let extra = Set(usage.keys).union(db.userNames.keys).subtracting(shown).sorted()
+        let extra = Set(usage.keys).union(db.userNames.keys).union(db.learnedTypes.keys).subtracting(shown).sorted()
         if !extra.isEmpty {
             out += terminal.paint("handles outside the discovered database", .bold) + "\n"
             for h in extra {
                 let n = db.userNames[h] ?? db.uuid(for: h).map(label) ?? "unknown"
-                out += "  " + terminal.paint(hex(h, width: 4), .dim) + "  " + n + usageText(h) + "\n"
+                // A name the traffic taught says how it was learned.
+                let how = db.userNames[h] == nil ? db.learnedTypes[h].map { "  (learned from \($0.how))" } ?? "" : ""
+                out += "  " + terminal.paint(hex(h, width: 4), .dim) + "  " + n + usageText(h) + how + "\n"
             }
         }
         return out
@@ -82,8 +84,11 @@ public struct GATTReport {
             out += terminal.paint(head, .bold) + "\n"
             out +=
                 terminal.paint(
-                    "  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), ATT_MTU \(c.currentMTU)",
-                    .dim) + "\n"
+                    "  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), "
+                        + Self.mtuText(c), .dim) + "\n"
+            if c.gatt.isEmpty {
+                out += terminal.paint("  names: give --gatt FILE (a map of handles to UUIDs or names) to name these handles", .dim) + "\n"
+            }
             let bearers = c.attBearers
             if bearers.contains(where: { $0.kind != .leFixed }) {
                 // Only where a dynamic bearer exists, so that LE-only captures read as before.
@@ -107,6 +112,16 @@ public struct GATTReport {
         return out.isEmpty ? "No GATT database or attribute traffic in this capture.\n" : out
     }
 
+    /// `ATT_MTU 247 (observed at frame 34)`, `ATT_MTU ≥ 243 (inferred: at least the 243-byte ATT PDU at frame 84)`,
+    /// `ATT_MTU 23 (assumed: the default, the capture does not show it)`: the value with where it came from, as `throughput` and `report` give it.
+    static func mtuText(_ c: Connection) -> String {
+        let source = c.link.mtu.source
+        let atLeast: String =
+            if case .inferred(.largestATTPDU) = source { "≥ " } else { "" }
+        let basis = if case .assumed = source { "assumed: the default, the capture does not show it" } else { source.description }
+        return "ATT_MTU \(atLeast)\(c.currentMTU) (\(basis))"
+    }
+
     public var json: String {
         var w = JSONWriter()
         w.beginObject()
@@ -120,6 +135,8 @@ public struct GATTReport {
             w.field("peer_identity", c.peerIdentity)
             w.field("source", c.gatt.isEmpty ? nil : c.gatt.source.rawValue)
             w.field("mtu", c.currentMTU)
+            w.field("mtu_source", c.link.mtu.source.kind)
+            w.field("mtu_basis", c.link.mtu.source.description)
             let bearers = c.attBearers
             if bearers.contains(where: { $0.kind != .leFixed }) {
                 // Only where a dynamic bearer exists (BR/EDR, EATT): LE-only outputs stay as they were.
@@ -174,11 +191,14 @@ public struct GATTReport {
             }
             w.endArray()
             w.beginArray("handles_used")
-            for (h, u) in used.sorted(by: { $0.key < $1.key }) {
+            // Handles used, and those the traffic named without a use counted (a Read By Type's items).
+            let learned = c.gatt.learnedTypes.keys.filter { c.gatt.role(of: $0) == nil }
+            for h in Set(used.keys).union(learned).sorted() {
                 w.beginObject()
                 w.field("handle", h)
                 w.field("uuid", c.gatt.uuid(for: h)?.uuidString)
-                writeUsage(u, into: &w)
+                w.field("learned_from", c.gatt.role(of: h) == nil ? c.gatt.learnedTypes[h]?.how : nil)
+                writeUsage(used[h], into: &w)
                 w.endObject()
             }
             w.endArray()

@@ -32,7 +32,9 @@ public struct LogScope: Hashable, Sendable {
                 tracker.add($0)
                 if firstTime == nil { firstTime = $0.timestamp }
             }, onEvent: onEvent)
-        return (analysis, LogScope(tracker.result(format: capture.format.name, readerFindings: capture.findings), firstTime: firstTime))
+        var completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
+        completeness.add(analysisFindings: analysis.findings)
+        return (analysis, LogScope(completeness, firstTime: firstTime))
     }
 
     /// Nothing when the log shows every record whole; else `Log: incomplete` and its items, the worst first, each

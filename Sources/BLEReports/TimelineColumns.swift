@@ -13,7 +13,39 @@ public enum TimelineColumns {
     public static let table = ColumnTable<Row>(core + extra)
 
     /// Columns added after the first release of the table: rendered generically, after the core keys.
-    public static let extra: [Column<Row>] = []
+    public static let extra: [Column<Row>] = [
+        // A discovery response's items (services, includes, characteristic declarations, Find Information's types),
+        // named; null on every other event.
+        Column("attributes") { e in
+            .json { w, key in
+                guard let items = e[extra: TimelineEvent.discovered] else { return w.fieldNull(key) }
+                w.beginArray(key)
+                for item in items { writeDiscovered(item, into: &w) }
+                w.endArray()
+            }
+        }
+    ]
+
+    /// One discovered attribute: `{"kind":"characteristic","handle":2,"value_handle":3,"properties":10,
+    /// "property_names":["read","write"],"uuid":"00002A00-…","name":"Device Name"}` (keys that do not apply to the kind
+    /// are left out).
+    static func writeDiscovered(_ item: DiscoveredAttribute, into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("kind", item.kind.rawValue)
+        w.field("handle", Int(item.handle))
+        if let s = item.startHandle { w.field("start_handle", Int(s)) }
+        if let e = item.endHandle { w.field("end_handle", Int(e)) }
+        if let v = item.valueHandle { w.field("value_handle", Int(v)) }
+        if let p = item.properties {
+            w.field("properties", Int(p.rawValue))
+            w.beginArray("property_names")
+            for n in p.names { w.value(n) }
+            w.endArray()
+        }
+        w.field("uuid", item.uuid?.uuidString)
+        w.field("name", item.name)
+        w.endObject()
+    }
 
     /// What the JSON fast path writes itself (`fields`, only on events with decoded fields, is written after these).
     static let core: [Column<Row>] = [

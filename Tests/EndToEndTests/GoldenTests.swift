@@ -204,7 +204,8 @@ import Testing
         let dfu = try Blescope.truth("nordic-dfu")
         let text = try golden("gatt-nordic-dfu.btsnoop")
         #expect(text.hasPrefix("Connection #1  handle 0x0001  peer \(dfu["device_address"] as! String) (random)"))
-        #expect(text.contains("database: discovery, ATT_MTU \(dfu["att_mtu"] as! Int)\n"))
+        // The MTU with where it came from: the generator's Exchange MTU (tshark: frame 34, Exchange MTU Response).
+        #expect(text.contains("database: discovery, ATT_MTU \(dfu["att_mtu"] as! Int) (observed at frame 34)\n"))
         let cp = try #require(line(text, startingWith: String(format: "0x%04x  ", dfu["control_point_value_handle"] as! Int)))
         #expect(cp.contains(dfu["control_point_uuid"] as! String))
         // Write requests: every one the generator sent but the CCCD's.

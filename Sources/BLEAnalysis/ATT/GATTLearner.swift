@@ -31,34 +31,19 @@ enum GATTLearner {
         case serviceChanged(start: UInt16, end: UInt16)
     }
 
-    /// Learns what `input` teaches into `database`; nil when it teaches nothing.
+    /// Learns what `input` teaches into `database`; nil when it teaches nothing. The items of a discovery response are
+    /// read by ``ATTDiscovery/attributes(_:requestType:typeValue:)``, as the timeline shows them.
     static func feed(_ input: Input, into database: inout GATTDatabase) -> Output? {
         let request = input.request, frame = input.frame
         switch input.pdu {
-        case .readByGroupTypeResponse(let groups):
-            let primary = request?.type?.uuid16 != GATTAttributeType.secondaryService
-            for g in groups {
-                guard let uuid = uuid(g.value) else { continue }
-                database.addService(.init(startHandle: g.start, endHandle: g.end, uuid: uuid, isPrimary: primary, discoveredAt: frame))
-            }
+        case .readByGroupTypeResponse, .findByTypeValueResponse, .findInformationResponse:
+            let items = ATTDiscovery.attributes(input.pdu, requestType: request?.type, typeValue: request?.typeValue ?? [])
+            for item in items ?? [] { add(item, frame: frame, into: &database) }
             return .discovered
-        case .findByTypeValueResponse(let ranges):
-            let type = request?.type?.uuid16
-            if let r = request, type == GATTAttributeType.primaryService || type == GATTAttributeType.secondaryService,
-                let uuid = uuid(r.typeValue)
-            {
-                for range in ranges {
-                    database.addService(
-                        .init(
-                            startHandle: range.start, endHandle: range.end, uuid: uuid, isPrimary: type == GATTAttributeType.primaryService,
-                            discoveredAt: frame))
-                }
-            }
-            return .discovered
-        case .readByTypeResponse(let items):
-            return learnDeclarations(items, type: request?.type, frame: frame, into: &database)
-        case .findInformationResponse(let info):
-            for entry in info.entries { database.addAttributeType(handle: entry.handle, uuid: entry.uuid) }
+        case .readByTypeResponse:
+            guard let type = request?.type else { return nil }
+            guard let items = ATTDiscovery.attributes(input.pdu, requestType: type) else { return .values(type: type) }
+            for item in items { add(item, frame: frame, into: &database) }
             return .discovered
         case .handleValueIndication(let h, let v):
             guard v.count == 4, database.uuid(for: h)?.uuid16 == GATTAttributeType.serviceChanged else { return nil }
@@ -70,35 +55,26 @@ enum GATTLearner {
         }
     }
 
-    /// A Read By Type response: characteristic or include declarations when the request asked for them (0x2803,
-    /// 0x2802), values of the type asked for otherwise.
-    private static func learnDeclarations(
-        _ items: [ATTHandleValue], type: BluetoothUUID?, frame: Int, into database: inout GATTDatabase
-    ) -> Output? {
-        guard let type else { return nil }
-        switch type.uuid16 {
-        case GATTAttributeType.characteristic:
-            for item in items where item.value.count == 5 || item.value.count == 19 {
-                let valueHandle = UInt16(item.value[1]) | UInt16(item.value[2]) << 8
-                guard let uuid = uuid(Array(item.value[3...])) else { continue }
-                database.addCharacteristic(
-                    .init(
-                        declarationHandle: item.handle, properties: CharacteristicProperties(rawValue: item.value[0]),
-                        valueHandle: valueHandle, uuid: uuid, discoveredAt: frame))
-            }
-            return .discovered
-        case GATTAttributeType.include:
-            for item in items where item.value.count >= 4 {
-                let start = UInt16(item.value[0]) | UInt16(item.value[1]) << 8
-                let end = UInt16(item.value[2]) | UInt16(item.value[3]) << 8
-                database.addInclude(
-                    .init(
-                        handle: item.handle, startHandle: start, endHandle: end,
-                        uuid: item.value.count == 6 ? uuid(Array(item.value[4...])) : nil))
-            }
-            return .discovered
-        default:
-            return .values(type: type)
+    /// One discovered item into the database.
+    private static func add(_ item: DiscoveredAttribute, frame: Int, into database: inout GATTDatabase) {
+        switch item.kind {
+        case .primaryService, .secondaryService:
+            guard let uuid = item.uuid else { return }
+            database.addService(
+                .init(
+                    startHandle: item.handle, endHandle: item.endHandle ?? item.handle, uuid: uuid,
+                    isPrimary: item.kind == .primaryService, discoveredAt: frame))
+        case .characteristic:
+            guard let uuid = item.uuid, let valueHandle = item.valueHandle else { return }
+            database.addCharacteristic(
+                .init(
+                    declarationHandle: item.handle, properties: item.properties ?? [], valueHandle: valueHandle, uuid: uuid,
+                    discoveredAt: frame))
+        case .include:
+            database.addInclude(
+                .init(handle: item.handle, startHandle: item.startHandle ?? 0, endHandle: item.endHandle ?? 0, uuid: item.uuid))
+        case .attribute:
+            if let uuid = item.uuid { database.addAttributeType(handle: item.handle, uuid: uuid) }
         }
     }
 
@@ -118,14 +94,6 @@ enum GATTLearner {
         }
         guard isCCCD else { return nil }
         return CCCDWrite(bits: UInt16(low) | UInt16(high) << 8)
-    }
-
-    /// A UUID of 2, 4 or 16 bytes, little-endian; nil for any other length.
-    static func uuid(_ bytes: [UInt8]) -> BluetoothUUID? {
-        guard bytes.count == 2 || bytes.count == 16 || bytes.count == 4 else { return nil }
-        return try? withByteReader(bytes) { (r: inout ByteReader) throws(DecodeError) in
-            try BluetoothUUID(parsingLittleEndian: &r, width: bytes.count)
-        }
     }
 }
 

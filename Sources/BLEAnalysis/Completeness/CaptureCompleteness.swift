@@ -28,6 +28,15 @@ public struct CaptureCompleteness: Hashable, Sendable {
 
     public init(items: [Item] = []) { self.items = items }
 
+    /// What the analysis knows beyond the records, added to the records' verdict: links encrypted without a key (their
+    /// traffic is missing from every analysis). Every command that states completeness calls this with its pass's
+    /// findings, so `info`, `diagnose` and `report` give one verdict.
+    public mutating func add(analysisFindings findings: [Finding]) {
+        for f in findings where f.kind.code == "ll.encrypted-no-key" {
+            items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
+        }
+    }
+
     /// `complete` (nothing to say), `complete with notes` (only informational items), `incomplete`.
     public var verdict: String {
         if items.isEmpty { return "complete" }

@@ -98,9 +98,9 @@ extension Connection {
     }
 }
 
-/// A stream the throughput rules judge: one of the throughput tracker's when it ran (the report), else a connection's
-/// bulk data as its ``LinkActivity`` tallied it (notifications received, write commands sent), judged by the same
-/// ``ThroughputVerdict/judge`` without packets per event.
+/// A stream the throughput rules judge: one of the throughput tracker's (``Observing/diagnosis``: every command that
+/// diagnoses runs it), so its packets, bytes, rate and verdict are the ones `throughput` prints. None when no tracker
+/// ran.
 struct JudgedStream {
     var connection: Connection?
     var handle: UInt16?
@@ -108,36 +108,19 @@ struct JudgedStream {
     var packets: Int
     var valueBytes: Int
     var firstFrame: Int
+    /// The verdict of the busiest of ``periods`` steady link periods (``ThroughputStream/verdict``): its rate is that
+    /// period's when there are several.
     var verdict: ThroughputVerdict
+    var periods: Int
 }
 
 extension Evidence {
     var judgedStreams: [JudgedStream] {
-        if let streams = throughput {
-            return streams.map {
-                JudgedStream(
-                    connection: connection($0.key.connectionNumber), handle: $0.key.handle, kind: $0.key.kind, packets: $0.packets,
-                    valueBytes: $0.valueBytes, firstFrame: $0.firstFrame, verdict: $0.verdict)
-            }
+        (throughput ?? []).map {
+            JudgedStream(
+                connection: connection($0.key.connectionNumber), handle: $0.key.handle, kind: $0.key.kind, packets: $0.packets,
+                valueBytes: $0.valueBytes, firstFrame: $0.firstFrame, verdict: $0.verdict, periods: $0.periods.count)
         }
-        var out: [JudgedStream] = []
-        for c in connections {
-            for (kind, tally, uses, direction) in [
-                (ValueKind.notification, c.activity.notificationsReceived, c.activity.notified, Direction.rx),
-                (.writeCommand, c.activity.writeCommandsSent, c.activity.written, .tx),
-            ] where tally.packets >= 2 {
-                let verdict = ThroughputVerdict.judge(
-                    kind: kind, direction: direction, link: c.link.snapshot, packets: tally.packets,
-                    durationMicroseconds: tally.durationMicroseconds, idleMicroseconds: tally.idleMicroseconds,
-                    valueBytes: tally.valueBytes, averageValueSize: Double(tally.valueBytes) / Double(tally.packets),
-                    packetsPerEvent: nil, idleThreshold: BulkTally.idleThreshold)
-                out.append(
-                    JudgedStream(
-                        connection: c, handle: uses.max { $0.value.count < $1.value.count }?.key, kind: kind, packets: tally.packets,
-                        valueBytes: tally.valueBytes, firstFrame: tally.firstFrame, verdict: verdict))
-            }
-        }
-        return out
     }
 }
 

@@ -99,6 +99,20 @@ public struct ThroughputVerdict: Hashable, Sendable, CustomStringConvertible {
     /// `512.0 kbps = 37 % of the 1.38 Mbps ceiling for 2M/251/247 at 30 ms; limited by 6 packets per event …`
     public var text: String
     public var description: String { text }
+
+    /// The figures before the reason: `32.8 kbps = 11 % of the 305.1 kbps ceiling for 1M/27/≥208 (…)`, up to the first
+    /// `; ` outside parentheses (the link label's caveat has its own).
+    public var head: String {
+        var depth = 0
+        var previous: Character = " "
+        for i in text.indices {
+            let c = text[i]
+            if c == "(" { depth += 1 } else if c == ")" { depth -= 1 }
+            if c == " ", previous == ";", depth == 0 { return String(text[..<text.index(before: i)]) }
+            previous = c
+        }
+        return text
+    }
 }
 
 /// The link parameters were steady from `firstFrame` to `lastFrame` for this stream.

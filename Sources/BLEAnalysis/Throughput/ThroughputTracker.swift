@@ -443,7 +443,8 @@ struct StreamState {
             period.verdict = ThroughputVerdict.judge(
                 kind: key.kind, direction: key.direction, link: p.link, packets: p.packets,
                 durationMicroseconds: period.durationMicroseconds, idleMicroseconds: p.idle,
-                valueBytes: p.valueBytes, averageValueSize: avg, packetsPerEvent: p.packetsPerEvent,
+                valueBytes: p.valueBytes, averageValueSize: avg, uniformValueSize: packets > 0 && minValue == maxValue,
+                packetsPerEvent: p.packetsPerEvent,
                 idleThreshold: options.idleThreshold)
             periodResults.append(period)
         }

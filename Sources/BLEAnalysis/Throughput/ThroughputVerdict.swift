@@ -29,14 +29,18 @@ extension ThroughputVerdict {
     /// 4. the rate outside idle gaps is ≥ 75 % of the ceiling → the link: ``ThroughputLimit/phy``,
     ///    ``ThroughputLimit/dataLength`` or ``ThroughputLimit/mtu``, whichever change (2M, 251, 247) raises the
     ///    ceiling most, or ``ThroughputLimit/ceiling`` when none raises it by 5 %;
-    /// 5. values average under half of MTU − 3 → ``ThroughputLimit/valueSize``;
+    /// 5. values average under half of MTU − 3 → ``ThroughputLimit/valueSize``, unless the application sets the pace
+    ///    and larger values would not help (``ThroughputLimit/app``): fewer than ``fewValues`` values (a few button
+    ///    presses), values in under 80 % of the connection events (the sender offers little: a sender in every event
+    ///    is held back by each event's packet cap, which larger values beat), or values all of one size
+    ///    (`uniformValueSize`: input reports) at most one per connection event;
     /// 6. with packets per event known: packets in ≥ 80 % of the connection events and fewer per event than fit
     ///    → ``ThroughputLimit/packetsPerEvent``; packets in fewer events → ``ThroughputLimit/app``;
     /// 7. otherwise ``ThroughputLimit/app`` (or ``ThroughputLimit/unknown`` without a connection interval).
     public static func judge(
         kind: ValueKind, direction: Direction, link: LinkSnapshot, packets: Int,
         durationMicroseconds: Int64, idleMicroseconds: Int64, valueBytes: Int,
-        averageValueSize: Double, packetsPerEvent: PacketsPerEvent?,
+        averageValueSize: Double, uniformValueSize: Bool = false, packetsPerEvent: PacketsPerEvent?,
         idleThreshold: Int64
     ) -> ThroughputVerdict {
         guard packets >= 2, durationMicroseconds > 0 else {
@@ -89,6 +93,16 @@ extension ThroughputVerdict {
         }
         let usable = Double(max(1, link.mtu - 3))
         if averageValueSize < 0.5 * usable {
+            let coverage = link.parameters.flatMap { p -> Double? in
+                guard let ppe = packetsPerEvent, p.intervalMicroseconds > 0 else { return nil }
+                return min(1, Double(ppe.events) * Double(p.intervalMicroseconds) / Double(max(1, active)))
+            }
+            if let paced = paceOfApplication(
+                packets: packets, valueSize: averageValueSize, uniform: uniformValueSize, packetsPerEvent: packetsPerEvent,
+                eventCoverage: coverage)
+            {
+                return verdict(.app, paced)
+            }
             return verdict(
                 .valueSize,
                 "limited by the value size: \(Int(averageValueSize.rounded()))-byte values where the MTU allows \(Int(usable)) (send fewer, larger values)"
@@ -96,6 +110,32 @@ extension ThroughputVerdict {
         }
         let (limit, why) = eventLimit(link, direction: direction, activeMicroseconds: active, packetsPerEvent: packetsPerEvent)
         return verdict(limit, why)
+    }
+
+    /// Below this many values, a stream is a few events (button presses, a status now and then), not a transfer
+    /// that larger values would speed up.
+    public static let fewValues = 20
+
+    /// Rule 5's exception: why small values are the application's pace, not a waste of the link; nil when they are
+    /// a waste (a sender that fills the connection events with small values: it has more to say than it puts in each).
+    /// `eventCoverage`: the share of the connection events (while not idle) that carried the stream, when the interval
+    /// and packets per event are known.
+    static func paceOfApplication(
+        packets: Int, valueSize: Double, uniform: Bool, packetsPerEvent: PacketsPerEvent?, eventCoverage: Double?
+    ) -> String? {
+        let size = Int(valueSize.rounded())
+        if packets < fewValues {
+            return "paced by the application: \(packets) values are a few events, not a transfer (larger values would not raise it)"
+        }
+        if let coverage = eventCoverage, coverage < 0.8 {
+            return "paced by the application: values in only \(percentText(coverage)) % of the connection events "
+                + "(the sender offers little; larger values would not raise it)"
+        }
+        if uniform, (packetsPerEvent?.median ?? 1) <= 1 {
+            return "paced by the application: every value is \(size) byte\(size == 1 ? "" : "s") (a fixed report format), "
+                + "at most one per connection event (larger values would not raise it)"
+        }
+        return nil
     }
 
     /// Rule 4: at 75 % of the ceiling `c` or more, the link setting whose fastest value raises the ceiling most (by 5 %

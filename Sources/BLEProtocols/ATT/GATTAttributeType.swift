@@ -12,6 +12,17 @@ public enum GATTAttributeType {
     public static let characteristic: UInt16 = 0x2803
     /// The four declarations.
     public static let declarations: ClosedRange<UInt16> = 0x2800...0x2803
+    /// The name of one of the four declarations as the Assigned Numbers document (3.5, "GATT Declarations") and
+    /// Wireshark give it; nil for any other UUID.
+    public static func declarationName(_ uuid16: UInt16) -> String? {
+        switch uuid16 {
+        case primaryService: "Primary Service"
+        case secondaryService: "Secondary Service"
+        case include: "Include"
+        case characteristic: "Characteristic"
+        default: nil
+        }
+    }
     /// Client Characteristic Configuration descriptor (3.3.3.3).
     public static let clientCharacteristicConfiguration: UInt16 = 0x2902
     /// Service Changed characteristic (7.1).

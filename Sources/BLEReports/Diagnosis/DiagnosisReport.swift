@@ -224,11 +224,10 @@ extension DiagnosisReport {
     ) -> DiagnosisReport {
         var options = options
         options.timeline = false
-        // No tracker: the attribute values then take the statistics pass's short path. The LE Audio profiles' tracker
-        // (for LA-02, an ASE operation refused) would send every value through the observers (+30 % on the 1 M-record
-        // benchmark capture): `report` runs it, `diagnose` alone does not.
+        // The trackers the rules read (``Observing/diagnosis``), so a stream's figures are `throughput`'s. The LE Audio
+        // profiles' tracker (for LA-02, an ASE operation refused) is left to `report`.
         let (analysis, log) = LogScope.analyze(
-            capture, options: options, observing: .nothing, progress: { progress?.update(records: $0, bytes: $1) })
+            capture, options: options, observing: .diagnosis, progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
         let completeness = log.completeness
         let evidence = Self.evidence(analysis, capture: capture, completeness: completeness)
@@ -240,7 +239,8 @@ extension DiagnosisReport {
     }
 
     /// The pass's evidence with what only the caller knows: the completeness verdict, the capture reader's findings
-    /// and the file's name (``CaptureAnalysis/evidence``).
+    /// and the file's name (``CaptureAnalysis/evidence``). The one door to the rules for `info`, `diagnose` and
+    /// `report`.
     static func evidence(_ analysis: CaptureAnalysis, capture: CaptureFile, completeness: CaptureCompleteness) -> Evidence {
         var evidence = analysis.evidence
         evidence.completeness = completeness

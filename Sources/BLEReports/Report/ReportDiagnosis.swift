@@ -20,12 +20,7 @@ extension Report {
     /// The diagnosis of one analysed capture: the pass's evidence with what only the caller knows (the completeness
     /// verdict, the capture reader's findings, the file name), through the rules.
     static func diagnose(_ analysis: CaptureAnalysis, capture: CaptureFile, completeness: CaptureCompleteness) -> DiagnosisResult {
-        var evidence = analysis.evidence
-        evidence.completeness = completeness
-        evidence.findings = capture.findings + evidence.findings
-        evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
-        evidence.otaSessions = analysis.otaSessions
-        return DiagnosisEngine.diagnose(evidence)
+        DiagnosisEngine.diagnose(DiagnosisReport.evidence(analysis, capture: capture, completeness: completeness))
     }
 
     /// Rows before and after each deciding frame (``exchangeRowsBefore`` events up to it, ``exchangeRowsAfter`` after),

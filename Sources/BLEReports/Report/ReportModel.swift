@@ -217,10 +217,7 @@ public struct Report: Sendable {
         var a = FileAnalysis(path: capture.path)
         a.frameClock = frameClock
         var verdict = completeness.result(format: capture.format.name, readerFindings: capture.findings)
-        // What the analysis knows beyond the records: links encrypted without a key (their traffic is missing).
-        for f in analysis.findings where f.kind.code == "ll.encrypted-no-key" {
-            verdict.items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
-        }
+        verdict.add(analysisFindings: analysis.findings)
         a.info = CaptureInfo(capture: capture, statistics: stats, completeness: verdict)
         a.info?.decodeHealth = analysis.decodeHealth
         a.info?.controllerIdentities = analysis.controllerIdentities

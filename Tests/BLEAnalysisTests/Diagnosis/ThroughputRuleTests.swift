@@ -93,6 +93,8 @@ extension DiagnosisRuleTests {
             #expect(d.facts.map(\.name) == ["ATT_MTU", "data length", "PHY", "connection interval"])
             #expect(d.facts.map(\.value) == ["23", "27", "1M", "30 ms"])
             #expect(d.facts.first { $0.name == "connection interval" }?.source.frame == 1)
+            // A notification stream is never told to use Write Command instead of Write Request.
+            #expect(!d.causes.joined().contains("Write"), "\(d.causes)")
         }
 
         @Test func nearMissFewPacketsOrALinkAlreadyAtTheFastestParameters() throws {

@@ -10,14 +10,18 @@ struct TP03ParameterLimited: DiagnosisRule {
     static let severity = DiagnosisSeverity.warning
     static let title = "Throughput limited by the link parameters"
     static let evidence =
-        "A stream of at least 100 notifications or write commands and 2 kB; ATT_MTU 23, data length 27, 1M PHY or an interval of 30 ms or more, with their provenance; the ceiling at least doubled by 2M/251/247"
+        "A stream of at least 100 notifications or write commands and 2 kB whose verdict names the link (a setting, the ceiling, packets per event); ATT_MTU 23, data length 27, 1M PHY or an interval of 30 ms or more, with their provenance; the ceiling at least doubled by 2M/251/247"
     static let anchor = "none (btmon -a gives speed only)"
+
+    /// Verdicts that name the link (a setting, its ceiling, the packets per event): a stream paced by its sender (idle
+    /// gaps, the app, small values) or one the capture cannot judge is not held back by the parameters.
+    static let linkLimits: Set<ThroughputLimit> = [.phy, .dataLength, .mtu, .ceiling, .packetsPerEvent]
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.judgedStreams.compactMap { s in
             // A bulk transfer: mostly sending (a sparse sensor stream is paced by its sender, TP-04's).
             guard s.packets >= 100, s.valueBytes >= 2_000, s.kind == .notification || s.kind == .writeCommand, let c = s.connection,
-                s.verdict.limit != .idleGaps
+                Self.linkLimits.contains(s.verdict.limit)
             else { return nil }
             let direction: Direction = s.kind == .notification ? .rx : .tx
             let link = c.link.snapshot
@@ -59,13 +63,12 @@ struct TP03ParameterLimited: DiagnosisRule {
             return Diagnosis(
                 rule: id, severity: severity, frame: s.firstFrame,
                 message:
-                    "\(what)\(on) (\(s.packets) values, \(s.valueBytes) bytes) ran at \(s.verdict.text.split(separator: ";").first.map(String.init) ?? s.verdict.text). The link kept \(kept.joined(separator: ", ")); with 2M/251/247 the ceiling is \(rateText(bestCeiling))."
+                    "\(what)\(on) (\(s.packets) values, \(s.valueBytes) bytes) ran at \(s.verdict.head)\(s.periods > 1 ? " in the busiest of its \(s.periods) link periods" : ""). The link kept \(kept.joined(separator: ", ")); with 2M/251/247 the ceiling is \(rateText(bestCeiling))."
                     + (assumed.isEmpty ? "" : " (Assumed, the capture does not show them: \(assumed.joined(separator: ", ")).)"),
                 headline: "throughput with \(device) limited by default link parameters",
-                causes: [
-                    "the app never asked for a larger MTU, data length or 2M PHY",
-                    "a long connection interval; Write Request where Write Command would do",
-                ],
+                // The stream is notifications or write commands already: no advice about the write type.
+                causes: ["the app never asked for a larger MTU, data length or 2M PHY"]
+                    + (facts.contains { $0.name == "connection interval" } ? ["the peripheral's preferred interval is long"] : []),
                 device: c.peerAddress, connection: c.number, facts: facts, foldKey: "TP-03 \(device) \(s.kind.rawValue)")
         }
     }
