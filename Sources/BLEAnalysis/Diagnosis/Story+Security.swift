@@ -104,8 +104,10 @@ extension Story {
     /// `Data: 1906 ATT PDUs, 705 notifications received, 258 write commands sent; busiest stream …; OTA …`.
     static func data(_ e: Evidence, findings: [Diagnosis]) -> StorySentence? {
         let att = e.connections.reduce(0) { $0 + $1.attPDUs }
-        let notified = e.connections.reduce(0) { $0 + $1.activity.notificationsReceived.packets }
-        let written = e.connections.reduce(0) { $0 + $1.activity.writeCommandsSent.packets }
+        // From the throughput streams: the one count of values every output shares.
+        let streams = e.throughput ?? []
+        let notified = streams.filter { $0.key.kind == .notification && $0.key.direction == .rx }.reduce(0) { $0 + $1.packets }
+        let written = streams.filter { $0.key.kind == .writeCommand && $0.key.direction == .tx }.reduce(0) { $0 + $1.packets }
         var parts: [String] = []
         var frames: [Int] = []
         if att > 0 {

@@ -109,11 +109,11 @@ struct DC06ProcedureCollision: DiagnosisRule {
     static func wentOn(_ ev: EvidenceEvent, _ c: Connection?, _ e: Evidence) -> CitedFrame? {
         guard let c else { return nil }
         if let end = c.lifecycle.ending, end.timestamp.microseconds(since: ev.timestamp) <= redoWindow { return nil }
-        // The last data the link carried: its bulk tallies (notifications, write commands) on air captures, where the
+        // The last data the link carried: its throughput streams (notifications, writes) on air captures, where the
         // HCI-side moments are not kept.
         var moments = [c.activity.lastReceived, c.activity.lastSent].compactMap { $0 }.map { ($0.frame, $0.timestamp) }
-        for t in [c.activity.notificationsReceived, c.activity.writeCommandsSent] where t.packets > 0 {
-            moments.append((t.lastFrame, t.last))
+        for s in e.throughput ?? [] where s.key.connectionNumber == c.number && s.packets > 0 {
+            moments.append((s.lastFrame, s.lastTime))
         }
         guard let last = moments.max(by: { $0.0 < $1.0 }), last.0 > ev.frame, last.1.microseconds(since: ev.timestamp) > redoWindow
         else { return nil }
