@@ -76,7 +76,9 @@ public struct CaptureInfo: Sendable {
         var lines = rows.map { terminal.paint(($0.0 + ":").padding(to: width + 2), .bold) + $0.1 }
         // The answer first: the diagnosis's findings at warning or above, one line each, under its row.
         lines.insert(contentsOf: diagnosisLines(terminal: terminal), at: 2)
-        return lines.joined(separator: "\n") + belowRows(terminal: terminal) + "\n"
+        let text = lines.joined(separator: "\n") + belowRows(terminal: terminal) + "\n"
+        let note = NotationLegend.note(for: text, width: terminal.width ?? 100)
+        return note.isEmpty ? text : text + "\n" + note
     }
 
     /// The rows `name: value`, in order.
