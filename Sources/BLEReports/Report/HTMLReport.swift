@@ -160,7 +160,7 @@ public enum HTMLReport {
         out += gatt(f)
         out += timeline(f, options: options)
         out += anchored(findings(f, options: options), "file\(index)-findings")
-        return out + "</section>"
+        return RepeatedText.onceEach(out + "</section>", anchorPrefix: "file\(index)-note")
     }
 
     /// The opening verdicts: one line each, linking to the section with the detail.
