@@ -34,23 +34,12 @@ if ! { mkdir -p "$prefix" 2>/dev/null && [ -w "$prefix" ]; }; then
 fi
 $sudo install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
   "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
-# Stripped: the symbols and debug information (most of the release binary) are of no use to a user; they are kept
-# in bin/.debug/blescope.debug (linked by .gnu_debuglink: gdb and lldb look there) unless BLESCOPE_NO_DEBUG_FILE=1.
-cp "$bin" "$stage/blescope"
-if command -v objcopy >/dev/null && [ "$(uname -s)" = Linux ]; then
-  if [ "${BLESCOPE_NO_DEBUG_FILE:-0}" != 1 ]; then
-    objcopy --only-keep-debug "$stage/blescope" "$stage/blescope.debug"
-    objcopy --strip-all --add-gnu-debuglink="$stage/blescope.debug" "$stage/blescope"
-  else
-    objcopy --strip-all "$stage/blescope"
-  fi
-else
-  strip "$stage/blescope" 2>/dev/null || true
-fi
-$sudo install -m 755 "$stage/blescope" "$prefix/bin/blescope"
-if [ -f "$stage/blescope.debug" ]; then
+# Stripped (scripts/strip-binary.sh): its symbols and debug information go to bin/.debug/blescope.debug.
+bash scripts/strip-binary.sh "$bin" "$stage/strip"
+$sudo install -m 755 "$stage/strip/blescope" "$prefix/bin/blescope"
+if [ -f "$stage/strip/.debug/blescope.debug" ]; then
   $sudo install -d "$prefix/bin/.debug"
-  $sudo install -m 644 "$stage/blescope.debug" "$prefix/bin/.debug/blescope.debug"
+  $sudo install -m 644 "$stage/strip/.debug/blescope.debug" "$prefix/bin/.debug/blescope.debug"
 fi
 $sudo install -m 644 "$stage"/man1/*.1 "$prefix/share/man/man1/"
 $sudo install -m 644 "$stage/blescope.bash" "$prefix/share/bash-completion/completions/blescope"

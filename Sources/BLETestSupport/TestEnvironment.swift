@@ -80,19 +80,26 @@ public enum TestEnvironment {
         p.arguments = arguments
         p.currentDirectoryURL = URL(fileURLWithPath: directory)
         p.environment = environment ?? ["NO_COLOR": "1", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
-        let out = Pipe()
-        p.standardOutput = out
-        // A file, not a second pipe: reading one pipe to its end while the other fills would deadlock.
+        // Files, not pipes: reading one pipe to its end while the other fills would deadlock, and Foundation's
+        // readDataToEndOfFile() traps when a signal interrupts the read (EINTR), which a suite that starts hundreds of
+        // processes in parallel meets.
+        let outPath = NSTemporaryDirectory() + "blescope-test-stdout-\(UUID().uuidString)"
         let errPath = NSTemporaryDirectory() + "blescope-test-stderr-\(UUID().uuidString)"
-        guard FileManager.default.createFile(atPath: errPath, contents: nil),
-            let err = FileHandle(forWritingAtPath: errPath)
+        guard FileManager.default.createFile(atPath: outPath, contents: nil),
+            FileManager.default.createFile(atPath: errPath, contents: nil),
+            let out = FileHandle(forWritingAtPath: outPath), let err = FileHandle(forWritingAtPath: errPath)
         else { return nil }
-        defer { try? FileManager.default.removeItem(atPath: errPath) }
+        defer {
+            try? FileManager.default.removeItem(atPath: outPath)
+            try? FileManager.default.removeItem(atPath: errPath)
+        }
+        p.standardOutput = out
         p.standardError = err
         guard (try? p.run()) != nil else { return nil }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
+        try? out.close()
         try? err.close()
+        let data = FileManager.default.contents(atPath: outPath) ?? Data()
         let errData = FileManager.default.contents(atPath: errPath) ?? Data()
         return ProcessResult(
             stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
