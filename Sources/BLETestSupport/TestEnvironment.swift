@@ -80,30 +80,40 @@ public enum TestEnvironment {
         p.arguments = arguments
         p.currentDirectoryURL = URL(fileURLWithPath: directory)
         p.environment = environment ?? ["NO_COLOR": "1", "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin"]
-        // Files, not pipes: reading one pipe to its end while the other fills would deadlock, and Foundation's
-        // readDataToEndOfFile() traps when a signal interrupts the read (EINTR), which a suite that starts hundreds of
-        // processes in parallel meets.
-        let outPath = NSTemporaryDirectory() + "blescope-test-stdout-\(UUID().uuidString)"
-        let errPath = NSTemporaryDirectory() + "blescope-test-stderr-\(UUID().uuidString)"
-        guard FileManager.default.createFile(atPath: outPath, contents: nil),
-            FileManager.default.createFile(atPath: errPath, contents: nil),
-            let out = FileHandle(forWritingAtPath: outPath), let err = FileHandle(forWritingAtPath: errPath)
-        else { return nil }
-        defer {
-            try? FileManager.default.removeItem(atPath: outPath)
-            try? FileManager.default.removeItem(atPath: errPath)
-        }
+        let out = Pipe()
         p.standardOutput = out
+        // A file, not a second pipe: reading one pipe to its end while the other fills would deadlock.
+        let errPath = NSTemporaryDirectory() + "blescope-test-stderr-\(UUID().uuidString)"
+        guard FileManager.default.createFile(atPath: errPath, contents: nil),
+            let err = FileHandle(forWritingAtPath: errPath)
+        else { return nil }
+        defer { try? FileManager.default.removeItem(atPath: errPath) }
         p.standardError = err
         guard (try? p.run()) != nil else { return nil }
+        let data = readToEnd(out.fileHandleForReading.fileDescriptor)
         p.waitUntilExit()
-        try? out.close()
         try? err.close()
-        let data = FileManager.default.contents(atPath: outPath) ?? Data()
         let errData = FileManager.default.contents(atPath: errPath) ?? Data()
         return ProcessResult(
             stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
             status: p.terminationStatus)
+    }
+
+    /// Everything readable from `fd` until its end. Foundation's readDataToEndOfFile() traps when a signal interrupts
+    /// the read (EINTR), which a suite starting hundreds of processes in parallel meets: read(2) again instead.
+    static func readToEnd(_ fd: Int32) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                data.append(contentsOf: buffer[0..<n])
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return data
+            }
+        }
     }
 
     /// Runs a program and returns its standard output (standard error is discarded).
