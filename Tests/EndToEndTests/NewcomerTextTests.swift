@@ -87,3 +87,24 @@ import Testing
         #expect(html.contains("<a href=\"docs/diagnosis.md#cq-05\" title=\""))
     }
 }
+
+/// The Markdown report with the lines it wraps at 120 columns joined back (a paragraph's or a list item's continuation
+/// lines), so that a test reads one item per line. A line that opens something (a list item, a table row, a heading, a
+/// code span such as a sparkline, a fence) stays a line of its own.
+enum MarkdownText {
+    static func unwrapped(_ markdown: String) -> String {
+        var out: [String] = []
+        var inCode = false
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("```") { inCode.toggle() }
+            let body = line.drop { $0 == " " }
+            let opens = ["- ", "* ", "|", "#", "`"].contains { body.hasPrefix($0) } || body.isEmpty || line.hasPrefix("```")
+            if !inCode, !opens, let last = out.last, !last.isEmpty, !last.hasPrefix("|"), !last.hasPrefix("#"), !last.hasPrefix("```") {
+                out[out.count - 1] = last + " " + body
+            } else {
+                out.append(line)
+            }
+        }
+        return out.joined(separator: "\n")
+    }
+}
