@@ -151,6 +151,10 @@ struct Convert: ParsableCommand {
             throw ExitCode.failure
         }
         for f in capture.findings { writeStandardError("blescope: \(input): \(f)\n") }
+        if let pcapng = writer as? AnnotatingWriter, pcapng.beforeEpoch > 0 {
+            writeStandardError(
+                "blescope: \(pcapng.beforeEpoch) record(s) dated before 1970: pcapng timestamps cannot hold their time (written wrapped)\n")
+        }
         if let annotating = writer as? AnnotatingWriter {
             let frames = annotating.annotations.packetComments.count
             writeStandardError(
@@ -217,8 +221,16 @@ final class AnnotatingWriter: RecordSink {
         self.pcapng = pcapng
         self.annotations = annotations
     }
-    func write(_ record: CaptureRecord) throws { try pcapng.write(record, comments: annotations.packetComments[record.frame] ?? []) }
-    func write(_ record: OwnedRecord) throws { try pcapng.write(record, comments: annotations.packetComments[record.frame] ?? []) }
+    /// Records dated before 1970, whose time pcapng (unsigned timestamps) cannot hold: said on stderr.
+    private(set) var beforeEpoch = 0
+    func write(_ record: CaptureRecord) throws {
+        if record.timestamp.microseconds < 0 { beforeEpoch += 1 }
+        try pcapng.write(record, comments: annotations.packetComments[record.frame] ?? [])
+    }
+    func write(_ record: OwnedRecord) throws {
+        if record.timestamp.microseconds < 0 { beforeEpoch += 1 }
+        try pcapng.write(record, comments: annotations.packetComments[record.frame] ?? [])
+    }
     func close() throws { try pcapng.close() }
     var recordsSkipped: Int { 0 }
     var formatName: String { "pcapng" }
