@@ -293,7 +293,8 @@ public final class CaptureFile {
     ) throws(CaptureOpenError) -> CaptureFile {
         func fail(_ message: String) -> CaptureOpenError { CaptureOpenError(path: path, message: message) }
         var errbuf = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE) + 1)
-        let precision = UInt32(PCAP_TSTAMP_PRECISION_MICRO)
+        // Nanoseconds: records keep what a µs timestamp cannot hold (CaptureRecord.extraNanoseconds).
+        let precision = UInt32(PCAP_TSTAMP_PRECISION_NANO)
         var handle: OpaquePointer? = nil
         var keepAlive: AnyObject? = nil
         var gzipSizes: (Int64, Int64)? = nil

@@ -71,6 +71,15 @@ public struct CaptureRecord {
     public var bytes: UnsafeRawBufferPointer
     /// btsnoop cumulative drops as the capturer counted them (0 for other formats).
     public var cumulativeDrops: UInt32
+    /// The record as the file stores it after its record header, borrowed like `bytes`: a btsnoop packet (H4
+    /// indicator included), a pcap packet (pseudo-header included), a PacketLogger record from its type byte.
+    /// `bytes` can differ from it (a user-logging or syslog record is handed out as composed text); a writer that must
+    /// reproduce the file's packets (`convert` to pcapng) writes these. Empty (nil base) where a reader or a rewriter
+    /// (the anonymizer) leaves it unset.
+    public var stored: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// Nanoseconds past `timestamp`'s microsecond (0–999), for files that keep them (pcap and pcapng at ns
+    /// resolution); 0 otherwise.
+    public var extraNanoseconds: UInt16 = 0
 
     public init(
         frame: Int, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,

@@ -104,8 +104,13 @@ public struct AdvertsReport: Sendable {
         let counts =
             ": \(devices.count) device\(devices.count == 1 ? "" : "s"), "
             + "\(adverts.reportCount) advertising report\(adverts.reportCount == 1 ? "" : "s") in \(adverts.advertisingEvents) event\(adverts.advertisingEvents == 1 ? "" : "s")"
-        // The path shortened in its middle, so that the counts stay on its line.
-        var out = terminal.paint(terminal.shorten(file, to: max(20, (terminal.width ?? 0) - counts.count)), .bold) + counts + "\n"
+        // The path whole (it is copied from here); the counts under it when both do not fit on one line.
+        var out = terminal.paint(file, .bold)
+        if let width = terminal.width, file.count + counts.count > width {
+            out += "\n  " + counts.dropFirst(2) + "\n"
+        } else {
+            out += counts + "\n"
+        }
         if adverts.untrackedReports > 0 {
             out += "\(adverts.untrackedReports) reports from devices past the limit of \(adverts.maxDevices) not tracked\n"
         }

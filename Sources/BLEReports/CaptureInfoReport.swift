@@ -79,7 +79,9 @@ public struct CaptureInfo: Sendable {
         // The answer first: the story, then the diagnosis's findings at warning or above, one line each, under its row.
         let story = diagnosis.map { DiagnosisReport.storyLines($0.story, terminal: terminal) } ?? []
         lines.insert(contentsOf: story + diagnosisLines(terminal: terminal), at: 2)
-        return lines.joined(separator: "\n") + belowRows(terminal: terminal) + "\n"
+        let text = lines.joined(separator: "\n") + belowRows(terminal: terminal) + "\n"
+        let note = NotationLegend.note(for: text, width: terminal.width ?? 100)
+        return note.isEmpty ? text : text + "\n" + note
     }
 
     /// The rows `name: value`, in order.

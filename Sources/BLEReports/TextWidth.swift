@@ -67,7 +67,8 @@ public enum TextWidth {
         return out
     }
 
-    /// One line (no newline) fitted to `width`, appended to `out`.
+    /// One line (no newline) fitted to `width`, appended to `out`: broken between words; a word longer than a line is
+    /// never cut: a path stays whole, a value (hex) goes on over the next lines.
     public static func fitLine(_ line: Substring, width: Int, hang: Int = 8, indent: Int? = nil, into out: inout String) {
         if line.utf8.count <= width || columns(line) <= width {
             out += line
@@ -84,7 +85,8 @@ public enum TextWidth {
                 // The first word of the line keeps its indent.
                 out += spaces
                 used = spaces.count
-            } else if used + spaces.count + w <= width {
+            } else if used + spaces.count + w <= width || (word.contains("/") && w > width - continuation) {
+                // (A path longer than any line stays beside what names it: a new line would not make it fit.)
                 out += spaces
                 used += spaces.count
             } else {
@@ -93,13 +95,26 @@ public enum TextWidth {
             }
             lineStart = false
             let room = width - used
-            if w <= room {
+            if w <= room || word.contains("/") {
+                // A path is never cut (it could not be copied): it stands whole, past the width if it must.
                 out += word
                 used += w
-            } else {
+            } else if word.utf8.contains(0x1B) {
                 let short = shortenMiddle(word, to: max(room, 8))
                 out += short
                 used += columns(short)
+            } else {
+                // A long value (hex bytes) wraps: its pieces go on the following lines, nothing left out.
+                var rest = Substring(word)
+                var space = max(room, 8)
+                while columns(rest) > space {
+                    out += rest.prefix(space) + "\n" + pad
+                    rest = rest.dropFirst(space)
+                    space = max(width - continuation, 8)
+                    used = continuation
+                }
+                out += rest
+                used += columns(rest)
             }
         }
     }

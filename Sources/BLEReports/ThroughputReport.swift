@@ -114,7 +114,9 @@ public struct ThroughputReport {
             if let c = connection(number) { out += terminal.fit(connectionText(c, terminal: terminal)) + "\n" }
         }
         if streamsDropped > 0 { out += "\(streamsDropped) further stream(s) not tracked (limit reached)\n" }
-        return out + linkQualityText(terminal: terminal, except: seen) + isoText(terminal: terminal)
+        out += linkQualityText(terminal: terminal, except: seen) + isoText(terminal: terminal)
+        let note = NotationLegend.note(for: out, width: terminal.width ?? 100)
+        return note.isEmpty ? out : out + "\n" + note
     }
 
     /// A stream's row, the line naming it (characteristic, packets per event, idle gaps), its verdict and link quality.

@@ -75,7 +75,7 @@ public struct TimelineTextRenderer {
             out += terminal.paint("  ← #\(r)", .dim)
         }
         guard let width = terminal.width, out.utf8.count > width else { return out + "\n" }
-        // Wider than the output: the event's text goes on under itself, long values shortened in their middle.
+        // Wider than the output: the event's text goes on under itself, long values wrapped.
         var fitted = ""
         TextWidth.fitLine(Substring(out), width: width, indent: eventColumn, into: &fitted)
         return fitted + "\n"

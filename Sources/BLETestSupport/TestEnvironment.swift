@@ -90,13 +90,30 @@ public enum TestEnvironment {
         defer { try? FileManager.default.removeItem(atPath: errPath) }
         p.standardError = err
         guard (try? p.run()) != nil else { return nil }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = readToEnd(out.fileHandleForReading.fileDescriptor)
         p.waitUntilExit()
         try? err.close()
         let errData = FileManager.default.contents(atPath: errPath) ?? Data()
         return ProcessResult(
             stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
             status: p.terminationStatus)
+    }
+
+    /// Everything readable from `fd` until its end. Foundation's readDataToEndOfFile() traps when a signal interrupts
+    /// the read (EINTR), which a suite starting hundreds of processes in parallel meets: read(2) again instead.
+    static func readToEnd(_ fd: Int32) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n > 0 {
+                data.append(contentsOf: buffer[0..<n])
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return data
+            }
+        }
     }
 
     /// Runs a program and returns its standard output (standard error is discarded).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BLECore
 import BLEReports
 
 @main
@@ -21,6 +22,10 @@ struct Blescope: ParsableCommand {
     /// ArgumentParser ends usage errors with EX_USAGE (64); blescope documents 2 for bad usage (README, "Exit
     /// codes"), so those are reported the same way and end with 2. Help and everything else are unchanged.
     static func main() {
+        if let message = unknownCommand(Array(CommandLine.arguments.dropFirst())) {
+            writeStandardError(message)
+            Self.exit(withError: Exit.badInput)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -31,6 +36,27 @@ struct Blescope: ParsableCommand {
             }
             Self.exit(withError: error)
         }
+    }
+}
+
+extension Blescope {
+    /// `blescope foo x`: "unknown command 'foo'" and the commands with what each does, where ArgumentParser would
+    /// say "2 unexpected arguments" (the root takes no argument, so a first word that is no option and no command is
+    /// a mistyped command). Nil when the first word is a command, `help` or an option.
+    static func unknownCommand(_ arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-"), first != "help" else { return nil }
+        var rows: [(name: String, abstract: String)] = []
+        for command in configuration.subcommands {
+            let name: String = command._commandName
+            let abstract: String = command.configuration.abstract
+            rows.append((name, abstract))
+        }
+        if rows.contains(where: { $0.name == first }) { return nil }
+        let width = rows.reduce(0) { max($0, $1.name.count) }
+        var lines = ["blescope: unknown command '\(first)'", "commands:"]
+        for row in rows { lines.append("  " + row.name.padding(to: width + 2) + row.abstract) }
+        lines.append("(blescope COMMAND --help for one command's options)")
+        return lines.joined(separator: "\n") + "\n"
     }
 }
 

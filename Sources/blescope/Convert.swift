@@ -5,11 +5,17 @@ import BLEReports
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Rewrite a capture in another format (btsnoop, pcap, PacketLogger).",
+        abstract: "Rewrite a capture in another format (btsnoop, pcap, pcapng, PacketLogger), optionally with the findings as comments.",
         discussion: """
             The output format comes from OUT's extension (.btsnoop/.log/.cfa → btsnoop, .pcap → pcap, \
-            .pklg → PacketLogger) or from --format. Records the output format cannot hold (e.g. text notes \
-            in btsnoop H4) are skipped and counted on stderr.
+            .pcapng → pcapng, .pklg → PacketLogger) or from --format. Records the output format cannot hold (e.g. \
+            text notes in btsnoop H4) are skipped and counted on stderr. pcapng holds every record, so frame numbers \
+            stay those of the input: a btsnoop H4 or PacketLogger HCI record is written under LINKTYPE 201, a Linux \
+            monitor record under 254, a pcap packet under its own link type, a PacketLogger note under 147 (USER0).
+
+            --annotate (pcapng): each finding of `blescope diagnose` becomes a comment on its deciding frame \
+            ("DC-01 critical: one sentence") and a summary of them the file's comment, so Wireshark shows them: \
+            `tshark -r OUT -Y frame.comment -T fields -e frame.number -e frame.comment`.
 
             --anonymize replaces every device address (public and random; the random sub-type is kept) and device \
             name by a pseudonym, zeroes keys (LTK, IRK, CSRK, link keys, PINs) and treats attribute values as \
@@ -19,7 +25,7 @@ struct Convert: ParsableCommand {
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case btsnoop, btsnoopH1 = "btsnoop-h1", btsnoopMonitor = "btsnoop-monitor", pcap, pklg, pklgBE = "pklg-be"
+        case btsnoop, btsnoopH1 = "btsnoop-h1", btsnoopMonitor = "btsnoop-monitor", pcap, pcapng, pklg, pklgBE = "pklg-be"
     }
 
     @Argument(help: "Input capture (any supported format, .gz too).")
@@ -38,6 +44,9 @@ struct Convert: ParsableCommand {
     var decrypt = false
 
     @OptionGroup var keys: KeyOptions
+
+    @Flag(help: "pcapng: each finding of the diagnosis as a comment on its deciding frame, their summary as the file's comment.")
+    var annotate = false
 
     @Flag(help: "Replace addresses and names by pseudonyms, zero keys (see --values, --salt).")
     var anonymize = false
@@ -60,12 +69,20 @@ struct Convert: ParsableCommand {
         }
         if input == output { throw ValidationError("input and output are the same file") }
         if !anonymize && (salt != nil || values != nil) { throw ValidationError("--salt and --values go with --anonymize") }
+        if annotate && (format ?? Convert.format(forExtensionOf: output)) != .pcapng {
+            throw ValidationError("--annotate writes pcapng: name OUT .pcapng or give --format pcapng")
+        }
+        if annotate && anonymize {
+            throw ValidationError(
+                "--annotate and --anonymize together would put real addresses in the comments: annotate the anonymized file")
+        }
     }
 
     static func format(forExtensionOf path: String) -> Format? {
         let lower = path.lowercased()
         if lower.hasSuffix(".btsnoop") || lower.hasSuffix(".log") || lower.hasSuffix(".cfa") { return .btsnoop }
         if lower.hasSuffix(".pcap") { return .pcap }
+        if lower.hasSuffix(".pcapng") { return .pcapng }
         if lower.hasSuffix(".pklg") { return .pklg }
         return nil
     }
@@ -77,12 +94,7 @@ struct Convert: ParsableCommand {
             throw Exit.badInput
         }
         let chosen = format ?? Convert.format(forExtensionOf: output)!
-        let outputFormat = CaptureConversion.outputFormat(chosen.rawValue, input: capture)
-        let writer: CaptureFileWriter
-        do { writer = try CaptureFileWriter(path: output, format: outputFormat) } catch {
-            writeStandardError("blescope: \(error)\n")
-            throw Exit.badInput
-        }
+        let writer = try openWriter(chosen, input: capture)
         var decrypted: [Int: [UInt8]] = [:]
         if decrypt {
             // First pass: decrypt; second pass: copy, putting each decrypted record in place of its encrypted one.
@@ -139,6 +151,15 @@ struct Convert: ParsableCommand {
             throw ExitCode.failure
         }
         for f in capture.findings { writeStandardError("blescope: \(input): \(f)\n") }
+        if let pcapng = writer as? AnnotatingWriter, pcapng.beforeEpoch > 0 {
+            writeStandardError(
+                "blescope: \(pcapng.beforeEpoch) record(s) dated before 1970: pcapng timestamps cannot hold their time (written wrapped)\n")
+        }
+        if let annotating = writer as? AnnotatingWriter {
+            let frames = annotating.annotations.packetComments.count
+            writeStandardError(
+                "blescope: \(annotating.pcapng.commentsWritten) comment(s) on \(frames) frame(s), and the summary as the file's comment\n")
+        }
         if let anonymizer {
             writeStandardError("blescope: \(anonymizer.report.summary)\n")
             if salt == nil {
@@ -146,9 +167,73 @@ struct Convert: ParsableCommand {
             }
         }
         if writer.recordsSkipped > 0 {
-            writeStandardError("blescope: \(writer.recordsSkipped) record(s) that \(outputFormat) cannot hold were skipped\n")
+            writeStandardError("blescope: \(writer.recordsSkipped) record(s) that \(writer.formatName) cannot hold were skipped\n")
         }
     }
+
+    /// The writer of `chosen`: pcapng (with the diagnosis's comments under --annotate) or another format.
+    func openWriter(_ chosen: Format, input capture: CaptureFile) throws -> any RecordSink {
+        do {
+            guard chosen == .pcapng else {
+                return try CaptureFileWriter(path: output, format: CaptureConversion.outputFormat(chosen.rawValue, input: capture))
+            }
+            var annotations = CaptureAnnotations.none
+            if annotate { annotations = try self.annotations() }
+            let pcapng = try PcapngFileWriter(
+                path: output, input: capture, sectionComment: annotations.sectionComment, application: "blescope \(BlescopeVersion.number)")
+            return AnnotatingWriter(pcapng: pcapng, annotations: annotations)
+        } catch let error as CaptureWriteError {
+            writeStandardError("blescope: \(error)\n")
+            throw Exit.badInput
+        }
+    }
+
+    /// The diagnosis of the input as comments (one more pass over it, with the keys given).
+    func annotations() throws -> CaptureAnnotations {
+        let capture: CaptureFile
+        do { capture = try CaptureFile.open(path: input) } catch {
+            writeStandardError("blescope: \(error)\n")
+            throw Exit.badInput
+        }
+        let options = AnalyzerOptions(timeline: false, keys: try keys.keyMaterial())
+        return CaptureAnnotations(DiagnosisReport.analyze(capture, options: options))
+    }
+}
+
+/// Where `convert` writes records: a ``CaptureFileWriter`` or the pcapng writer with its comments.
+protocol RecordSink: AnyObject {
+    func write(_ record: CaptureRecord) throws
+    func write(_ record: OwnedRecord) throws
+    func close() throws
+    var recordsSkipped: Int { get }
+    var formatName: String { get }
+}
+
+extension CaptureFileWriter: RecordSink {
+    var formatName: String { format.description }
+}
+
+/// The pcapng writer, each record with the comments of its frame.
+final class AnnotatingWriter: RecordSink {
+    let pcapng: PcapngFileWriter
+    let annotations: CaptureAnnotations
+    init(pcapng: PcapngFileWriter, annotations: CaptureAnnotations) {
+        self.pcapng = pcapng
+        self.annotations = annotations
+    }
+    /// Records dated before 1970, whose time pcapng (unsigned timestamps) cannot hold: said on stderr.
+    private(set) var beforeEpoch = 0
+    func write(_ record: CaptureRecord) throws {
+        if record.timestamp.microseconds < 0 { beforeEpoch += 1 }
+        try pcapng.write(record, comments: annotations.packetComments[record.frame] ?? [])
+    }
+    func write(_ record: OwnedRecord) throws {
+        if record.timestamp.microseconds < 0 { beforeEpoch += 1 }
+        try pcapng.write(record, comments: annotations.packetComments[record.frame] ?? [])
+    }
+    func close() throws { try pcapng.close() }
+    var recordsSkipped: Int { 0 }
+    var formatName: String { "pcapng" }
 }
 
 /// Picks the concrete output format: the datalink follows the input where the name leaves it open.

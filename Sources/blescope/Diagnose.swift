@@ -11,7 +11,7 @@ struct Diagnose: ParsableCommand {
             Each finding names the device and what happened, the frame that decides it, the frames that lead to it, \
             the likely causes, the link facts it rests on (observed, inferred or assumed) and whether what the log \
             cannot show lowers its confidence. Repeats fold into one line. Rules: docs/diagnosis.md \
-            (`blescope diagnose --list-rules`). Exit 0 when the captures were read (whatever was found), 2 when one \
+            (`blescope diagnose --list-rules`; one rule's page: `--explain DC-01`). Exit 0 when the captures were read (whatever was found), 2 when one \
             could not be.
             """)
 
@@ -24,7 +24,15 @@ struct Diagnose: ParsableCommand {
     @Flag(help: "List the rules (id, severity, title) and exit.")
     var listRules = false
 
-    @Flag(help: "With --list-rules: the Markdown table of docs/diagnosis.md (id, severity, group, title, evidence, anchors).")
+    @Option(
+        name: .customLong("explain"),
+        help: ArgumentHelp("Print a rule's page: what it means, the evidence it reads, what to do (e.g. DC-01).", valueName: "RULE"))
+    var explainRule: String?
+
+    @Flag(
+        help:
+            "With --list-rules: the Markdown table of docs/diagnosis.md (id, severity, group, title, evidence, anchors); with --explain: the page in Markdown."
+    )
     var markdown = false
 
     @OptionGroup var analysis: AnalysisOptions
@@ -32,11 +40,24 @@ struct Diagnose: ParsableCommand {
     @OptionGroup var display: DisplayOptions
 
     func validate() throws {
-        if files.isEmpty && !listRules { throw ValidationError("give at least one capture (or --list-rules)") }
+        if files.isEmpty && !listRules && explainRule == nil {
+            throw ValidationError("give at least one capture (or --list-rules, --explain RULE)")
+        }
     }
 
     func run() throws {
         let out = OutputStream()
+        if let id = explainRule {
+            // `--explain all --markdown`: the rule pages of docs/diagnosis.md.
+            let page = id == "all" && markdown ? DiagnosisReport.rulePages() : DiagnosisReport.explain(id, markdown: markdown)
+            guard let page else {
+                writeStandardError("blescope: unknown rule '\(id)' (the rules: blescope diagnose --list-rules)\n")
+                throw Exit.badInput
+            }
+            out.write(page)
+            out.flush()
+            return
+        }
         if listRules {
             out.write(DiagnosisReport.ruleList(markdown: markdown))
             out.flush()

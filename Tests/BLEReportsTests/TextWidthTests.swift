@@ -23,12 +23,19 @@ import Testing
         #expect(fitted.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init) == words)
     }
 
-    @Test func aWordWiderThanALineIsCutInItsMiddle() {
+    /// A value longer than a line wraps (nothing cut out); a path longer than a line stays whole on the line that names it.
+    @Test func aWordWiderThanALineWrapsAndAPathStaysWhole() {
         let hex = String(repeating: "0123456789abcdef", count: 20)  // 320 characters
         let fitted = TextWidth.fit("value=" + hex, width: 50)
-        #expect(TextWidth.columns(fitted) == 50)
-        #expect(fitted.hasPrefix("value=0123456789abcdef"))
-        #expect(fitted.hasSuffix("89abcdef") && fitted.contains("…"))
+        let lines = fitted.split(separator: "\n")
+        #expect(lines.count == 8)  // 326 characters: 50, then 42 per continuation line (8 spaces of indent): 50 + 6 × 42 + 24
+        #expect(lines.allSatisfy { TextWidth.columns($0) <= 50 })
+        #expect(!fitted.contains("…"))
+        #expect(fitted.replacingOccurrences(of: "\n", with: "").replacingOccurrences(of: " ", with: "") == "value=" + hex)
+        let path = "/tmp/" + String(repeating: "long-folder-name/", count: 5) + "capture.log"  // 101 characters
+        let line = TextWidth.fit("File:               " + path + " (btsnoop)", width: 60)
+        #expect(line.hasPrefix("File:               " + path + "\n"))
+        #expect(line.hasSuffix("(btsnoop)"))
         #expect(TextWidth.shortenMiddle("Secure DFU Control Point", to: 11) == "Secur…Point")
         #expect(TextWidth.shortenMiddle("short", to: 11) == "short")
     }

@@ -229,7 +229,7 @@ import Testing
         #expect(lines.contains("Completeness:       incomplete (1 item below)"))
         let md = try Blescope.run(["report", "--quiet", "--format", "md", path])
         #expect(
-            md.stdout.contains(
+            MarkdownText.unwrapped(md.stdout).contains(
                 "- ! **completeness**: log incomplete: ACL payloads cut to at most 14 bytes in 8 of 8 ACL records (Android filtered snoop log)"
             ))
     }

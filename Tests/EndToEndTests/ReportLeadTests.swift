@@ -10,7 +10,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: out) }
         let r = try Blescope.run(["report", "--quiet", "--format", "md", "-o", out, capture])
         #expect(r.status == 0, "\(r.stderr)")
-        return try String(contentsOfFile: out, encoding: .utf8)
+        // Items whole again: the report wraps its lines at 120 columns.
+        return MarkdownText.unwrapped(try String(contentsOfFile: out, encoding: .utf8))
     }
 
     /// The summary's bullets (`- ✗ **DC-01**: …`), in order.

@@ -100,6 +100,7 @@ final class BTSnoopReader: RecordReader {
             direction: .unknown, kind: .other, originalLength: originalLength,
             includedLength: includedLength, fileOffset: recordOffset, rawType: flags,
             bytes: payload, cumulativeDrops: drops)
+        record.stored = payload
         switch datalink {
         case BTSnoop.datalinkH4:
             record.direction = flags & 1 != 0 ? .rx : .tx

@@ -96,6 +96,8 @@ final class ClassicPcapReader: RecordReader {
             frame: recordFrame, timestamp: Timestamp(microseconds: Int64(seconds) &* 1_000_000 &+ micros),
             direction: .unknown, kind: .other, originalLength: len, includedLength: caplen,
             fileOffset: recordOffset, rawType: linkType, linkType: linkType, bytes: packet)
+        record.stored = packet
+        if nanoseconds { record.extraNanoseconds = UInt16(truncatingIfNeeded: fraction % 1000) }
         PcapLinkType.interpret(&record, packet: packet)
         return true
     }

@@ -47,7 +47,8 @@ public enum PcapLinkType {
     }
 }
 
-/// Reads pcapng (and, as a fallback, anything else libpcap opens) through libpcap; µs precision requested.
+/// Reads pcapng (and, as a fallback, anything else libpcap opens) through libpcap, at nanosecond precision (the
+/// timestamp in µs, the rest in `extraNanoseconds`).
 ///
 /// The pcapng interface id of a packet is not exposed by libpcap: `controllerIndex` stays 0 (except for
 /// LINKTYPE 254, whose pseudo-header names the adapter).
@@ -103,12 +104,16 @@ final class PcapReader: RecordReader {
         nextOffset &+= 16 &+ Int64(caplen)
         if caplen < len { walk.truncation.note(frame: frame) }
         let tv = header.pointee.ts
-        let timestamp = Timestamp(microseconds: Int64(tv.tv_sec) &* 1_000_000 &+ Int64(tv.tv_usec))
+        // The handle is opened at nanosecond precision (tv_usec holds nanoseconds): the timestamp in µs, the rest kept.
+        let nanoseconds = Int64(tv.tv_usec)
+        let timestamp = Timestamp(microseconds: Int64(tv.tv_sec) &* 1_000_000 &+ nanoseconds / 1000)
         let packet = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : caplen)
         var record = CaptureRecord(
             frame: frame, timestamp: timestamp, direction: .unknown, kind: .other,
             originalLength: len, includedLength: caplen, fileOffset: recordOffset,
             rawType: linkType, linkType: linkType, bytes: packet)
+        record.stored = packet
+        record.extraNanoseconds = UInt16(truncatingIfNeeded: nanoseconds % 1000)
         PcapLinkType.interpret(&record, packet: packet)
         return record
     }

@@ -140,6 +140,8 @@ final class PacketLoggerReader: RecordReader {
             frame: recordFrame, timestamp: Timestamp(seconds: Int64(seconds), microseconds: Int64(micros)),
             direction: direction, kind: kind, originalLength: length - 8, includedLength: length - 8,
             fileOffset: recordOffset, rawType: UInt32(type), bytes: payload)
+        // From the type byte, as Wireshark's frame holds it.
+        record.stored = UnsafeRawBufferPointer(start: payload.baseAddress! - 1, count: payload.count + 1)
         if type == PacketLogger.syslog, let text = composeSyslog(payload) { record.bytes = text }
         return record
     }

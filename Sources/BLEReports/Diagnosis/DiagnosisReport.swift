@@ -48,7 +48,9 @@ public struct DiagnosisReport: Sendable {
             lines.append(terminal.paint("Context", .bold) + " (info):")
             for d in context { lines += wrap("\(d.rule)  \(Self.summaryLine(d))", width: width, first: "  ", rest: "    ") }
         }
-        return lines.joined(separator: "\n") + "\n"
+        let text = lines.joined(separator: "\n") + "\n"
+        let note = NotationLegend.note(for: text, width: width)
+        return note.isEmpty ? text : text + "\n" + note
     }
 
     /// `Story:` then each sentence, wrapped under a two-space indent (nothing when the story is empty).
@@ -248,6 +250,38 @@ extension DiagnosisReport {
         evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
         return evidence
     }
+
+    /// A rule's page: id, severity, group and title, what it means, the evidence it reads, what to do, who else names
+    /// it, and where its page is in the docs (``DiagnosisRules/explanation(_:)``); nil for an unknown id. Markdown: the
+    /// section `docs/diagnosis.md` holds for it, under an anchor of its id in lower case (`#dc-01`).
+    public static func explain(_ id: String, markdown: Bool = false, width: Int = DiagnosisReport.width) -> String? {
+        guard let rule = DiagnosisRules.all.first(where: { $0.id.lowercased() == id.lowercased() }) else { return nil }
+        let explanation = DiagnosisRules.explanation(rule.id)
+        let parts: [(String, String)] = [
+            ("What it means", explanation?.meaning ?? "(no explanation written yet)"), ("Evidence it reads", rule.evidence),
+            ("What to do", explanation?.advice ?? "(no advice written yet)"), ("Also named by", rule.anchor),
+        ]
+        var lines: [String]
+        if markdown {
+            lines = ["<a id=\"\(anchor(rule.id))\"></a>", "", "### \(rule.id): \(rule.title)", ""]
+            lines += wrap("**\(rule.severity.rawValue)**, \(rule.group.rawValue).", width: 120, first: "", rest: "")
+            for (label, text) in parts { lines += wrap("**\(label)**: \(text)", width: 120, first: "- ", rest: "  ") }
+        } else {
+            lines = wrap(
+                "\(rule.id) \(rule.severity.rawValue): \(rule.title) (\(rule.group.rawValue))", width: width, first: "", rest: "  ")
+            for (label, text) in parts { lines += [""] + wrap(text, width: width, first: label + ": ", rest: "  ") }
+            lines += ["", "Page: docs/diagnosis.md#\(anchor(rule.id)) (every rule: blescope diagnose --list-rules)"]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Every rule's page in Markdown, in the table's order (the generated part of `docs/diagnosis.md`).
+    public static func rulePages() -> String {
+        DiagnosisRules.all.compactMap { explain($0.id, markdown: true) }.joined(separator: "\n")
+    }
+
+    /// `dc-01`: the anchor of a rule's page in `docs/diagnosis.md` (the HTML report links rule ids to it).
+    public static func anchor(_ id: String) -> String { id.lowercased() }
 
     /// Every rule: `id  severity  title` (text), or the table of `docs/diagnosis.md` (Markdown: id, severity, group,
     /// title, evidence, anchor), generated from ``DiagnosisRules/all``.

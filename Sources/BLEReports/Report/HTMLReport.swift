@@ -173,7 +173,7 @@ public enum HTMLReport {
         out += timeline(f, options: options)
         out += searchableTimeline(f, index: index)
         out += anchored(findings(f, options: options), "file\(index)-findings")
-        return out + "</section>"
+        return RepeatedText.onceEach(out + "</section>", anchorPrefix: "file\(index)-note")
     }
 
     /// The opening verdicts: one line each, linking to the section with the detail.

@@ -11,13 +11,34 @@ public enum MarkdownReport {
         return out
     }
 
+    /// Lines longer than `width` broken between words, except tables (`|`), headings, code blocks and a word longer
+    /// than a line (a path stays whole); a list item's continuation is indented under its text, so the Markdown means
+    /// the same.
+    static func wrapParagraphs(_ text: String, width: Int) -> String {
+        var out: [String] = []
+        var inCode = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("```") { inCode.toggle() }
+            guard !inCode, line.count > width, !line.hasPrefix("|"), !line.hasPrefix("#"), !line.hasPrefix("    ") else {
+                out.append(line)
+                continue
+            }
+            let indent = line.prefix { $0 == " " }
+            let body = line.dropFirst(indent.count)
+            let marker = body.hasPrefix("- ") || body.hasPrefix("* ") ? "  " : ""
+            out += wrapWords(String(body), width: width, first: String(indent), rest: String(indent) + marker)
+        }
+        return out.joined(separator: "\n")
+    }
+
     /// The heading and how to read the rates; each file's section follows.
     public static func head(fileCount: Int, options: ReportOptions) -> String {
         var out = "# blescope report\n\n"
         out += "\(fileCount) capture file\(fileCount == 1 ? "" : "s"); times in \(options.clock.zoneName). "
         out += "Rates are attribute value bits per second from a stream's first to its last packet; the ceiling is the "
-        out += "notification / write-without-response maximum for the link in force.\n"
-        return out
+        out += "notification / write-without-response maximum for the link in force.\n\n"
+        out += "Notation: " + NotationLegend.linkSetting + " " + NotationLegend.linkPeriods + "\n"
+        return wrapParagraphs(out, width: 120)
     }
 
     /// `### Link quality`: per connection with Bluetooth Quality Reports, the verdict and the series.
@@ -105,7 +126,7 @@ public enum MarkdownReport {
         out += gattDatabases(f)
         out += keyEvents(f, clock: clock)
         out += findings(f, options: options)
-        return out
+        return wrapParagraphs(out, width: 120)
     }
 
     /// `### Links over time`: the chart's text form, one line per connection, in a code block (the tracks align).

@@ -107,17 +107,23 @@ extension HTMLReport {
         let context = d.findings.filter { $0.severity == .info }
         if !context.isEmpty {
             out += "<details><summary>\(context.count) more in context (info)</summary><ul>"
-            for c in context { out += "<li><b>\(esc(c.rule))</b> \(esc(DiagnosisReport.summaryLine(c)))</li>" }
+            for c in context { out += "<li><b>\(ruleLink(c.rule))</b> \(esc(DiagnosisReport.summaryLine(c)))</li>" }
             out += "</ul></details>"
         }
         return out
+    }
+
+    /// A rule id linked to its page in the docs (`docs/diagnosis.md#dc-01`), its meaning as the link's title.
+    static func ruleLink(_ id: String) -> String {
+        let title = DiagnosisRules.explanation(id).map { " title=\"\(esc($0.meaning))\"" } ?? ""
+        return "<a href=\"docs/diagnosis.md#\(DiagnosisReport.anchor(id))\"\(title)>\(esc(id))</a>"
     }
 
     static func block(_ d: Diagnosis, index: Int, rows: [ExchangeRow]?, timeline: Bool = false, chart: SequenceChart? = nil) -> String {
         let cls = d.severity >= .error ? "finding failure" : "finding"
         var out = "<div class=\"\(cls)\" id=\"file\(index)-d\(d.frame)\">"
         out +=
-            "<b class=\"sev-\(d.severity >= .error ? "error" : "warning")\">\(esc(d.severity.rawValue.uppercased()))</b> <b>\(esc(d.rule))</b> "
+            "<b class=\"sev-\(d.severity >= .error ? "error" : "warning")\">\(esc(d.severity.rawValue.uppercased()))</b> <b>\(ruleLink(d.rule))</b> "
             + esc(DiagnosisReport.summaryLine(d))
         if timeline {
             let target = index == 1 ? "#frame=\(d.frame)" : "#file\(index):frame=\(d.frame)"
