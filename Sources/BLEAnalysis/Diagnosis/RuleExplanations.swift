@@ -13,6 +13,37 @@ extension DiagnosisRules {
     public static func explanation(_ id: String) -> RuleExplanation? { explanations[id] }
 
     static let explanations: [String: RuleExplanation] = [
+        "BR-01": .init(
+            meaning:
+                "The phone paged a Classic (BR/EDR) device — a headset, a car kit, a speaker — and it never answered: it was off, out of range, or not connectable. The host usually retries in the background, so one device can fail hundreds of times.",
+            advice:
+                "Usually harmless background reconnection to a paired device that is not around; if the user expected that device to connect, check it is powered, in range and in pairing or connectable mode."
+        ),
+        "BR-02": .init(
+            meaning:
+                "A Classic (BR/EDR) connection attempt failed for a reason other than a page timeout: the status code says which (authentication, a limit reached, refused by the peer, cancelled by this side).",
+            advice:
+                "Read the status: 0x05/0x06 point at the bond (see BR-04), 0x0D–0x0F at the peer refusing, 0x16 at this side cancelling."),
+        "BR-03": .init(
+            meaning:
+                "A Classic pairing (Secure Simple Pairing, or a legacy PIN) ran and failed: the user rejected or mistyped, the devices' IO capabilities could not agree, or the pairing timed out.",
+            advice:
+                "Read the chain the finding cites (Link Key Request, IO capabilities, Simple Pairing Complete): retry the pairing with both devices in pairing mode and the user confirming on both sides."
+        ),
+        "BR-04": .init(
+            meaning:
+                "A Classic link could not be authenticated with the stored link key: this side had no key for the device (negative reply), or the device refused the key it had (it forgot the bond, e.g. after a reset).",
+            advice:
+                "Remove the device from the phone's paired list and pair again; if it happens after every reset of the device, the device does not keep its bonds."
+        ),
+        "BR-05": .init(
+            meaning:
+                "Starting encryption on a Classic link failed: the link stays unencrypted, and profiles that need security will not start.",
+            advice: "Read the status; with 0x05/0x06 the bond is broken (see BR-04): pair again."),
+        "BR-06": .init(
+            meaning:
+                "The peer or the controller refused a role switch or a power-saving mode (sniff) on a Classic link. The link goes on in its current role and mode; this only matters when a link loss follows.",
+            advice: "Nothing to do unless the link was lost right after; then look at the peer's link policy and the controller's logs."),
         "CQ-01": .init(
             meaning:
                 "The capture began while a connection was already up: its parameters, MTU and pairing were set before the first record, so they are assumed, not seen.",

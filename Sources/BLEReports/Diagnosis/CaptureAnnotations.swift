@@ -19,8 +19,9 @@ public struct CaptureAnnotations: Sendable {
     }
 
     /// Annotations of one diagnosis. `story` is a few sentences that tell what happened in the capture, placed first in
-    /// the section comment when given (``sectionComment(file:result:completeness:story:)``).
-    public init(_ report: DiagnosisReport, story: [String] = []) {
+    /// the section comment (``sectionComment(file:result:completeness:story:)``); by default the diagnosis's own story.
+    public init(_ report: DiagnosisReport, story: [String]? = nil) {
+        let story = story ?? report.result.story.sentences.map(\.text)
         var comments: [Int: [String]] = [:]
         for d in report.result.findings {
             for (k, frame) in d.occurrences.enumerated() where frame > 0 {
