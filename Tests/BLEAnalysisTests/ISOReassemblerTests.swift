@@ -155,4 +155,19 @@ import Testing
         #expect(health.lostSDUs == 4 && health.lossBursts == 2)
         #expect(health.longestBurst?.sdus == 2)
     }
+
+    /// A damaged record's time stamp can be anything: consecutive SDUs whose host times are Int64.min and Int64.max
+    /// apart (the seeded fuzzer found this, an arithmetic-overflow trap) are counted, their step is no measurement.
+    @Test func extremeTimeStampsAreNoStep() {
+        var a = ISOAccumulator(controller: 0, handle: 1, direction: .rx)
+        a.interval = 10_000
+        var findings: [Finding] = []
+        for (i, t) in [Int64.min + 1, Int64.max, 0].enumerated() {
+            let h = ISOHeader(
+                handle: 1, boundary: .complete, timestamp: UInt32(i) &* 3_000_000_000, sequenceNumber: UInt16(i * 3), sduLength: 4,
+                status: .valid, fragmentLength: 4)
+            a.add(h, frame: i + 1, timestamp: Timestamp(microseconds: t), findings: &findings)
+        }
+        #expect(a.health(stream: nil).sdus == 3)
+    }
 }

@@ -62,6 +62,8 @@ struct FuzzTests {
         let seeds = Self.seeds(for: target)
         try #require(!seeds.isEmpty, "no seeds for \(target)")
         var rng = FuzzRandom(seed: Self.targetSeed(target))
+        // Said before the run too: a crash ends the process before the closing line, and the seed replays it.
+        print("fuzz \(target.rawValue): seed=\(Self.seed) (replay: BLESCOPE_FUZZ_SEED=\(Self.seed))")
         let mutator = FuzzMutator(maxSize: 64 << 10)
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int(Self.seconds * 1000))

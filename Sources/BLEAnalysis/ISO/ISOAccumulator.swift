@@ -146,13 +146,20 @@ struct ISOAccumulator {
         }
     }
 
+    /// The longest time step or span the health figures add and subtract (about 73,000 years): a damaged record's time
+    /// is clamped to it so that no figure overflows.
+    static let longestStep: Int64 = Int64.max / 4
+
     /// Time-stamp steps between consecutive SDUs, per SDU interval elapsed.
     mutating func step(sequence: Int, controller: UInt32?, host: Int64) {
         defer { lastStamp = (sequence, controller, host) }
         guard let last = lastStamp else { return }
         let n = Int64(sequence - last.sequence)
         guard n > 0 else { return }
-        let hostStep = (host - last.host) / n
+        // A damaged record can carry any time stamp: a step that does not fit in 64 bits is no measurement.
+        let (hostDelta, overflow) = host.subtractingReportingOverflow(last.host)
+        guard !overflow else { return }
+        let hostStep = min(max(hostDelta / n, -Self.longestStep), Self.longestStep)
         hostStepMin = min(hostStepMin, hostStep)
         hostStepMax = max(hostStepMax, hostStep)
         guard let c = controller, let lc = last.controller else { return }
@@ -160,7 +167,9 @@ struct ISOAccumulator {
         stampStepMin = min(stampStepMin, stamp)
         stampStepMax = max(stampStepMax, stamp)
         if interval > 0 {
-            let deviation = abs(Int64(c &- lc) - n * interval)
+            let (expected, tooLong) = n.multipliedReportingOverflow(by: interval)
+            guard !tooLong else { return }
+            let deviation = abs(Int64(c &- lc) - expected)
             stampDeviationMax = max(stampDeviationMax, deviation)
             stampDeviationSum += Double(deviation)
             stampSteps &+= 1
@@ -169,10 +178,13 @@ struct ISOAccumulator {
 
     /// Adds to the loss-over-time bucket of `timestamp`, halving the resolution when the capture outgrows the buckets.
     mutating func bucket(_ timestamp: Timestamp, received r: Int = 0, lost l: Int = 0) {
-        var i = Int(max(0, timestamp.microseconds - firstTime.microseconds) / bucketWidth)
+        // A damaged record's time can be anything: an offset past 64 bits is counted in the last bucket there is.
+        let (offset, overflow) = timestamp.microseconds.subtractingReportingOverflow(firstTime.microseconds)
+        let since = overflow ? 0 : max(0, offset)
+        var i = Int(since / bucketWidth)
         while i >= Self.maxBuckets {
             halveResolution()
-            i = Int(max(0, timestamp.microseconds - firstTime.microseconds) / bucketWidth)
+            i = Int(since / bucketWidth)
         }
         while received.count <= i {
             received.append(0)
@@ -196,7 +208,9 @@ extension ISOAccumulator {
         let observed = stampStepMin != .max ? stampStepMin : hostStepMin != .max ? hostStepMin : 0
         if interval == 0 { interval = configured ?? observed }
         endRun()
-        let span = lastTime.microseconds - firstTime.microseconds
+        // A damaged record's time can be anything: a span past 64 bits, or backwards, is no duration.
+        let (rawSpan, spanOverflow) = lastTime.microseconds.subtractingReportingOverflow(firstTime.microseconds)
+        let span = spanOverflow || rawSpan < 0 ? 0 : min(rawSpan, Self.longestStep)
         let expected = firstSequence.map { lastSequence - $0 + 1 } ?? 0
         let bursts = longestBursts.map { b in
             var b = b
@@ -205,9 +219,10 @@ extension ISOAccumulator {
         }.sorted { ($0.sdus, $1.frame) > ($1.sdus, $0.frame) }
         var silence: Int64? = nil
         if let s = stream, let end = s.endTime, let reason = s.endReason, ![0x00, 0x13, 0x16].contains(reason.rawValue),
-            interval > 0, end.microseconds - lastTime.microseconds > 2 * interval
+            interval > 0, case let (gap, overflow) = end.microseconds.subtractingReportingOverflow(lastTime.microseconds),
+            !overflow, gap > 2 * interval
         {
-            silence = end.microseconds - lastTime.microseconds
+            silence = gap
         }
         let configuredBitrate = stream?.maxSDU(direction).flatMap { sdu -> Double? in
             interval > 0 ? Double(sdu) * 8 * 1_000_000 / Double(interval) : nil
