@@ -170,8 +170,8 @@ struct DiagnoseOutput {
         #expect(links.frames.contains(537))
         // P2: no SMP, no encryption.
         #expect(out.sentence("security", containing: ["No LE pairing", "never encrypted"]) != nil)
-        // P3: 1047 notifications (tshark: 786 on 0x0014 + 261 on 0x0012), MTU 23 (GATT-07 names it).
-        #expect(out.sentence("data", containing: ["1047 notifications received", "mostly on handle 0x0014"]) != nil)
+        // P3: 1047 notifications (tshark: 786 on 0x0014 + 261 on 0x0012; 15,277 value bytes on 0x0014), MTU 23 (GATT-07 names it).
+        #expect(out.sentence("data", containing: ["1047 notifications received", "786 packets, 15277 bytes on handle 0x0014"]) != nil)
         #expect(out.findings("GATT-07").first?.message.contains("since the connection at frame 537") == true)
         // P4: the 11 0x0A errors of discovery (582 … 720) and P5: the reset at frame 1: no alarm.
         #expect(Self.noAlarm(out, at: [1, 2, 582, 586, 589, 593, 602, 606, 615, 637, 657, 714, 720]))
