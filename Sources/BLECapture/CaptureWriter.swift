@@ -193,16 +193,7 @@ public final class CaptureFileWriter {
     public init(path: String, format: CaptureOutputFormat) throws(CaptureWriteError) {
         self.path = path
         self.format = format
-        if path == "-" {
-            fd = dup(1)
-        } else {
-            #if canImport(Glibc)
-            fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            #else
-            fd = Darwin.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            #endif
-        }
-        guard fd >= 0 else { throw CaptureWriteError(path: path, message: String(cString: strerror(errno))) }
+        fd = try openForWriting(path)
         buffer.reserveCapacity(CaptureFileWriter.flushSize + 70_000)
         CaptureWriter.appendFileHeader(format, to: &buffer)
     }
@@ -270,4 +261,21 @@ public final class CaptureFileWriter {
     #else
     return Darwin.write(fd, p, n)
     #endif
+}
+
+/// Creates (truncates) `path` for writing, or duplicates standard output for "-": the one way the capture writers open
+/// their output.
+func openForWriting(_ path: String) throws(CaptureWriteError) -> Int32 {
+    let fd: Int32
+    if path == "-" {
+        fd = dup(1)
+    } else {
+        #if canImport(Glibc)
+        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        #else
+        fd = Darwin.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        #endif
+    }
+    guard fd >= 0 else { throw CaptureWriteError(path: path, message: String(cString: strerror(errno))) }
+    return fd
 }

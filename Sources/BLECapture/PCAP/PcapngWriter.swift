@@ -227,16 +227,7 @@ final class FileSink {
 
     init(path: String) throws(CaptureWriteError) {
         self.path = path
-        if path == "-" {
-            fd = dup(1)
-        } else {
-            #if canImport(Glibc)
-            fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            #else
-            fd = Darwin.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            #endif
-        }
-        guard fd >= 0 else { throw CaptureWriteError(path: path, message: String(cString: strerror(errno))) }
+        fd = try openForWriting(path)
     }
 
     func write(_ bytes: [UInt8]) throws(CaptureWriteError) {
