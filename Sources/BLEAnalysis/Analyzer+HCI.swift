@@ -127,7 +127,8 @@ extension Analyzer {
             if var period = connections[i].controllerQueueFull.popLast() {
                 period.endFrame = frame
                 period.endTime = timestamp
-                connections[i].controllerQueueFullMicroseconds += period.durationMicroseconds ?? 0
+                // Wrapping: a damaged record's time stamp can be anything; a sum is never worth a trap.
+                connections[i].controllerQueueFullMicroseconds &+= period.durationMicroseconds ?? 0
                 connections[i].controllerQueueFull.append(period)
             }
         }

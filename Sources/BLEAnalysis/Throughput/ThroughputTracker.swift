@@ -333,7 +333,7 @@ struct StreamState {
             gaps[ThroughputTracker.gapBucket(g)] += 1
             if g > options.idleThreshold {
                 idleCount += 1
-                idleTotal += g
+                idleTotal &+= g  // wrapping: a damaged record's time can be anything
                 let gapRecord = IdleGap(afterFrame: lastFrame, resumeFrame: sample.frame, startTime: last, microseconds: g)
                 if longestIdle.count < 20 {
                     longestIdle.append(gapRecord)
@@ -458,10 +458,11 @@ struct StreamState {
             longestIdleGaps: longestIdle.sorted { ($0.microseconds, $1.afterFrame) > ($1.microseconds, $0.afterFrame) },
             periods: periodResults, periodsNotSplit: periodsNotSplit,
             series: series.enumerated().map { i, bytes in
-                let start = first.microseconds + Int64(i) * slot
+                // Wrapping: a damaged record's time stamp can be anything, and a series point is never worth a trap.
+                let start = first.microseconds &+ Int64(i) &* slot
                 var length = slot
                 if i == series.count - 1 {
-                    let covered = last.microseconds - start
+                    let covered = last.microseconds &- start
                     if covered >= slot / 2 && covered < slot { length = covered }
                 }
                 return RatePoint(
