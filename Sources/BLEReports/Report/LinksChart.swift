@@ -303,6 +303,8 @@ public struct LinksChart: Sendable {
     }
 
     func column(_ t: Timestamp, width: Int) -> Int {
-        min(width - 1, max(0, Int(offset(t) / spanSeconds * Double(width - 1))))
+        // Clamped before the conversion: a damaged record's time can put a point anywhere (or give NaN).
+        let x = offset(t) / spanSeconds * Double(width - 1)
+        return x.isNaN ? 0 : Int(min(Double(width - 1), max(0, x)))
     }
 }

@@ -45,7 +45,9 @@ public enum SVGChart {
         return s
     }
 
-    static func coordinate(_ v: Double) -> String { String(fractionDigits: 1, v) }
+    /// One decimal. A damaged record's time can put a point anywhere (even NaN): coordinates are kept within ±10⁹ px,
+    /// far outside any view box, so the page still draws and the number still formats.
+    static func coordinate(_ v: Double) -> String { String(fractionDigits: 1, v.isNaN ? 0 : min(max(v, -1e9), 1e9)) }
 
     /// Rate over time of a stream: a polyline, the ceiling (dashed) when known, axes with units.
     public static func rateChart(_ s: ThroughputStream, title: String, width: Int = 880, height: Int = 240) -> String {
