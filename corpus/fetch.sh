@@ -3,19 +3,24 @@
 # and check every file's sha256. It downloads nothing: fetch each repository first (search tool:
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
-# usage: corpus/fetch.sh MIRRORS [TARGET]   (MIRRORS: the folder holding the OWNER+NAME snapshots; TARGET default ./corpus-files)
+# usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28: only the files listed after the line
+#        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
-[ $# -ge 1 ] || { echo "usage: corpus/fetch.sh MIRRORS [TARGET]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]" >&2; exit 2; }
 MIRRORS=$1
 TARGET=${2:-./corpus-files}
+SECTION=${3:-}
+section=""
 [ -d "$MIRRORS" ] || { echo "fetch.sh: no mirror folder $MIRRORS" >&2; exit 2; }
 mkdir -p "$TARGET" || exit 2
 ok=0; bad=0; missing=0
 # repo commit sha256 name path   (one file per line; the list ends at END_OF_LIST)
 while read -r repo commit sha name path; do
   [ -z "$repo" ] && continue
-  case "$repo" in \#*) continue ;; esac
+  case "$repo" in \#*) [ "$repo $commit" = "# added" ] && section=$sha; continue ;; esac
+  [ -n "$SECTION" ] && [ "$section" != "$SECTION" ] && continue
   dir="$MIRRORS/$(printf '%s' "$repo" | tr / +)/repo"
   [ -d "$dir/.git" ] && dir="$dir/.git"
   if ! git --git-dir="$dir" cat-file -e "$commit:$path" 2>/dev/null; then
@@ -125,6 +130,21 @@ jasondoyle/Google-Nest-Cam-Bug-Disclosures afe7991aa038ec095228b2faba6203ecffad5
 homewsn/bsniffhub 29049d7d2108389b3d89cbe6e44cb94b0b5c9a64 e6e9f399517dfd5258476e86c0a0eb4e128f17200a4e385535b3476e315caced lell-rf-lt256_bsniffhub-legacy-oob-tk-enc.pcap examples/lp-oob-tk-5E882417A987222423A1A9EC719AED27.pcap
 homewsn/bsniffhub 29049d7d2108389b3d89cbe6e44cb94b0b5c9a64 64166904f8d823e5b1977643b0d7cc48d9389f8ab28838c579e4dc605cfbd34d lell-rf-lt256_bsniffhub-lesc-oob-enc.pcap examples/sc-oob-rand-27ED9A71ECA9A123242287A91724885E-confirm-50D923D248B168093CE2DD6FAE0E70A3.pcap
 AshMartian/HappyLeaf df2ad9e7a92d3d1cc5012e61628cc806547d1f75 86703ddd34c81d2d652752ec10bb2099a192bf0995a114d865e8f20e72feb819 android-btsnoop_happyleaf-elm327-bredr-linkkey-auth-sniff-rejected-24.log Logs/Bluetooth/btsnoop_hci_happyleaf_fail.log
+# added 2026-11-28
+darkmentorllc/Blue2thprinting eb4b451c27cc183eee368ea4525e622fdf36bfae 60df06d4252406b34285de8c37cf9f7751bd1ec81dfbb8cfbd9b1b1722857393 btmon-lt254_blue2th-bredr-page-timeout-04-le-fail-establish-3e.snoop Analysis/tests/fixtures/import.snoop
+darkmentorllc/Blue2thprinting eb4b451c27cc183eee368ea4525e622fdf36bfae 9c8035e929ba5f0f38a8d77249849fd2e262b5fb574ac8fcc38fe62653376a51 lell-rf-lt256_blue2th-smp-pairing-request-x6-unanswered.pcap Scripts/BG/tests/fixtures/public_bdaddr_capture.pcap
+darkmentorllc/Blue2thprinting eb4b451c27cc183eee368ea4525e622fdf36bfae e59c0dc4948a2a235b7733cf50f71b7b6e55f7709f9532e0a98c95029a1f3052 lell-rf-lt256_blue2th-cafe-att-errors-05-81-pairing-stalled.pcap Scripts/BG/tests/fixtures/cafe_capture.pcap
+joelarula/darkelf 9a9427f418c030ccf1bd335e188f716b06d0729e 7bb3e9ee7954c5ec09e56bfd680729fbb7a47890992796e6474a750ce03342d5 android-btsnoop_darkelf-btlog-2conn-16-then-supervision-timeout-08.log btlog/btsnoop_hci2.log
+joelarula/darkelf 9a9427f418c030ccf1bd335e188f716b06d0729e 3c6c7becd8f9caa2e8f9303319af131820e8cd20bd6dfe10db940c54c681b31a android-btsnoop_darkelf-11min-supervision-timeout-08.log btsnoop_hci2.log
+jorisrietveld/HackenBluetooth e39c893db38e086f3956fe077d4e2ac484e2197f bbe4e467bd0bf08bd459fb641753e9b36de43468793dd2c0c8800cdc91d0cbfe ppi-btle-lt192-pcapng-2if_hackenbt-ubertooth-plus-ethernet-att-05.pcapng Captures/Raw/Capture_2017_12_08_Arjan_0.pcapng
+FrankHJCuypers/fuut 18acc472ab7b249ee02be4e88021f8d86e056994 e613bde29f7f0162c9f01e48aa042320c1443d320aa78c006b1cfacaafaae382 android-btsnoop_fuut-nexxtender-le-cancel-02-cmd-disallowed-0c.log logs/btsnoop_hci20241230_02.log
+Swastik36/OPPO-Earbuds a8256619994450e9c1d068114de06835f472660d 223051fadac20eadd4e07913a80910f191a583a077e5860d6144186e58389f6e android-btsnoop_oppo-enco-dualmode-sniff-subrating-1a-x6.log captures/btsnoop_205240.log
+AshMartian/HappyLeaf df2ad9e7a92d3d1cc5012e61628cc806547d1f75 a17c86bd4dd1a98c583bfdf20f09557dbfe6aebb5f670541ab81b7cd5f34ea6c android-btsnoop_happyleaf-leafspy-bredr-page-timeout-04-then-rfcomm.log Logs/Leafspy_Read_DCT_btsnoop_hci.log
+scientistnobee/DSD6 01932d57ed2b6d11d0ed0f64ca67c46611c11b6c f04a121eba33f8481de9b72acd3e1a6084797ea49dd63ee816c22575f0fd5802 android-btsnoop_dsd6-bredr-page-timeout-04-x2-le-scan.log btsnoop_hci.log.63758104325217312
+whad-team/whad-client 2f409ced00843a182c7c3b308623c5c01978326b d2cbf81fdb1093db76136ff517c24c0d11312dc2e81394be05c2cce3022bd459 lell-rf-lt256_whad-encrypted-comm-no-key.pcap ressources/pcaps/comm.pcap
+whad-team/whad-client 2f409ced00843a182c7c3b308623c5c01978326b 53a2abcc105ab298f2f39e2cf67e8c4d2af8f746d320eb20daf1db3b19466644 lell-rf-lt256_whad-encrypted-comm-decrypted-twin.pcap ressources/pcaps/comm_dec.pcap
+johnfidel/smartEnergyMeter 7ffa37f5121d8696d44dcc56c471261840599059 bd687dc702a2a7c215f760d6619037fc3be5709238430a6c53ef2c5b63127525 android-btsnoop_smartenergymeter-le-att-16min-cancel-02.log doc/btsnoop_hci.log
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 40c985b9a9ff1189ddf278462440b120cf96b196 e227082c4779e99ce98ee935761d3ade64503c2c95f0df474b8d1fab3b44b8cd nrfsniffer-lt272_sweyntooth-esp32-hci-desync.pcap captures/capture_esp32_hci_desync.pcap
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
