@@ -168,6 +168,19 @@ import Testing
                 && LERFHeader.channelIndex(rfChannel: 13) == 11 && LERFHeader.channelIndex(rfChannel: 38) == 36)
     }
 
+    /// Frame 107 of the corpus capture `lell-rf-lt256_blue2th-smp-pairing-request-x6-unanswered.pcap` (LT 256), an ATT
+    /// Error Response that Wireshark shows as "PDU Type: Data, Slave to Master (3)", flags 0x4d93: the PDU type, not
+    /// the packet's place in its event, gives the direction. Flags 0x0c13 (type 0) leave it unknown.
+    @Test func rfHeaderPDUTypeGivesTheDirection() throws {
+        let record = bytes(fromHex: "24c08000 4ade4b93 934d 4ade4b93 1609 0500 0400 010a2a00f7 1259b9")!
+        let direction = try record.withUnsafeBytes { raw throws(DecodeError) in try LLAirPacket(linkType: 256, bytes: raw).direction }
+        let phy = try record.withUnsafeBytes { raw throws(DecodeError) in try LLAirPacket(linkType: 256, bytes: raw).phy }
+        let crc = try record.withUnsafeBytes { raw throws(DecodeError) in try LLAirPacket(linkType: 256, bytes: raw).crc }
+        #expect(direction == .rx && phy == .le2M && crc == .valid)
+        #expect(LERFFlags(rawValue: 0x4d93).pduType == 3 && LERFFlags(rawValue: 0x0d13).direction == .tx)
+        #expect(LERFFlags(rawValue: 0x0c13).direction == .unknown)
+    }
+
     /// One PHY type, three encodings: HCI 1/2/3 (Core Spec Vol 4, Part E, 7.7.65.12), the LL bit field
     /// 0x01/0x02/0x04 (Vol 6, Part B, 2.4.2.22), the sniffer headers' 0/1/2 (nRF Sniffer flags bits 4–6).
     @Test func phyEncodings() throws {

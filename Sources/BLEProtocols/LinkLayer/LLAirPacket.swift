@@ -9,7 +9,7 @@ public enum LLCheck: UInt8, Hashable, Sendable {
 ///
 /// Link types (tcpdump.org): 272 nRF Sniffer (``NordicBLEHeader``), 256 LE LL with a 10-byte RF header
 /// (``LERFHeader``), 251 LE LL with no pseudo-header. What the pseudo-header does not say stays unknown:
-/// `direction` is `.unknown` for 251/256, `crc` is `.notChecked` when the capturer did not check it.
+/// `direction` is `.unknown` for 251 and for 256 when its PDU type leaves it unspecified, `crc` is `.notChecked` when the capturer did not check it.
 public struct LLAirPacket {
     public static let linkTypeLELL: UInt32 = 251
     public static let linkTypeLELLWithPHDR: UInt32 = 256
@@ -95,10 +95,12 @@ public struct LLAirPacket {
             reportsEncryption = false
             phy = flags.phy
             eventCounter = nil
-            direction = .unknown
             guard input.remaining >= 4 else { throw .truncated(needed: 4, available: input.remaining, offset: input.absoluteOffset) }
             let aa = LLAccessAddress(rawValue: input.remainingBytes.loadUnaligned(as: UInt32.self).littleEndian)
             isDataChannel = !aa.isAdvertising
+            // Writers that set the PDU type say the direction (Ubertooth, WHAD, Sniffle); when they do not, the
+            // link-layer tracker infers it from the packet's place in its connection event.
+            direction = isDataChannel ? flags.direction : .unknown
             // LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR on LE Coded: a coding indicator byte after the access address.
             let coded = linkType == LLAirPacket.linkTypeLELLWithPHDR && flags.phy == .leCoded
             if crc == .invalid && !coded {

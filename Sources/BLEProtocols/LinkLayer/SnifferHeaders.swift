@@ -239,8 +239,19 @@ public struct LERFFlags: RawRepresentable, Hashable, Sendable {
     public static let micValid = LERFFlags(rawValue: 0x2000)
 
     public func contains(_ f: LERFFlags) -> Bool { rawValue & f.rawValue == f.rawValue }
-    /// Bits 7–9: PDU type (0 advertising/unknown, 1 data, …) in newer writers.
+    /// Bits 7–9: PDU type: 0 advertising or data of unspecified direction, 1 auxiliary advertising, 2 data central →
+    /// peripheral, 3 data peripheral → central, 4 and 5 connected isochronous in those two directions, 6 broadcast
+    /// isochronous (tcpdump.org LINKTYPE_BLUETOOTH_LE_LL_WITH_PHDR; Wireshark shows 3 as "Data, Slave to Master").
     public var pduType: UInt8 { UInt8(truncatingIfNeeded: (rawValue >> 7) & 0x7) }
+    /// The direction the PDU type states: `.tx` central → peripheral, `.rx` peripheral → central, `.unknown` when
+    /// the writer left it unspecified (type 0, as older writers do).
+    public var direction: Direction {
+        switch pduType {
+        case 2, 4: .tx
+        case 3, 5: .rx
+        default: .unknown
+        }
+    }
     /// Bits 14–15: PHY (0 1M, 1 2M, 2 Coded).
     public var phy: LEPHY { LEPHY(sniffer: UInt8(truncatingIfNeeded: rawValue >> 14)) }
 }
