@@ -179,7 +179,7 @@ struct ATTTests {
         #expect(ATTErrorCode(0x13).description == "Value Not Allowed")
         #expect(ATTErrorCode(0x80).description == "Application Error (0x80)")
         #expect(ATTErrorCode(0xFD).description == "Client Characteristic Configuration Descriptor Improperly Configured")
-        #expect(ATTErrorCode(0x14).description == "ATTErrorCode(0x14)")
+        #expect(ATTErrorCode(0x14).description == "Unknown (0x14)")
     }
 
     @Test func headerFastPath() throws {

@@ -151,7 +151,8 @@ public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         }
     }
     public var isApplicationError: Bool { (0x80...0x9F).contains(rawValue) }
-    public var description: String { name ?? "ATTErrorCode(\(hex(rawValue)))" }
+    /// Unassigned codes read as Wireshark shows them ("Unknown (0xf7)").
+    public var description: String { name ?? "Unknown (\(hex(rawValue)))" }
 }
 
 /// The opcode and (when the PDU names one) attribute handle of an ATT PDU, read without allocating.

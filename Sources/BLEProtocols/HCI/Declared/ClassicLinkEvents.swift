@@ -1,8 +1,7 @@
 import BLECore
 
 // The BR/EDR events that authenticate a link and change its role or mode (Core Spec 6.0 Vol 4, Part E, 7.7), declared
-// for the diagnosis's BR/EDR rules. Their timeline summary stays the parameter bytes every timeline printed before
-// they were decoded (as ``ConnectionComplete``'s): ``description`` names the fields.
+// for the diagnosis's BR/EDR rules and the timeline, which names their fields (a link key is never printed).
 
 /// Authentication Complete (7.7.6): status, handle.
 public struct AuthenticationComplete: HCIParameterSet {
@@ -12,7 +11,6 @@ public struct AuthenticationComplete: HCIParameterSet {
     public static let carrier = HCICarrier.event(HCIEventCode(0x06))
     public static let name = "Authentication Complete"
     public static let fields: [HCIField<Self>] = [.status(\.status), .handle(\.handle)]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -27,7 +25,6 @@ public struct RoleChange: HCIParameterSet {
     public static let fields: [HCIField<Self>] = [
         .status(\.status), .address("address", \.address), .u8("role", \.role, .named([0: "central", 1: "peripheral"])),
     ]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -44,7 +41,6 @@ public struct ModeChange: HCIParameterSet {
         .status(\.status), .handle(\.handle), .u8("mode", \.mode, .named([0: "active", 1: "hold", 2: "sniff"])),
         .u16("interval", \.interval),
     ]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -55,7 +51,6 @@ public struct PINCodeRequest: HCIParameterSet {
     public static let carrier = HCICarrier.event(HCIEventCode(0x16))
     public static let name = "PIN Code Request"
     public static let fields: [HCIField<Self>] = [.address("address", \.address)]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -66,7 +61,6 @@ public struct LinkKeyRequest: HCIParameterSet {
     public static let carrier = HCICarrier.event(HCIEventCode(0x17))
     public static let name = "Link Key Request"
     public static let fields: [HCIField<Self>] = [.address("address", \.address)]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -82,7 +76,6 @@ public struct LinkKeyNotification: HCIParameterSet {
     public static let fields: [HCIField<Self>] = [
         .address("address", \.address), .bytes("key", \.key, count: 16, hidden: true), .u8("keyType", \.keyType),
     ]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -94,7 +87,6 @@ public struct IOCapabilityRequest: HCIParameterSet {
     public static let carrier = HCICarrier.event(HCIEventCode(0x31))
     public static let name = "IO Capability Request"
     public static let fields: [HCIField<Self>] = [.address("address", \.address)]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -111,7 +103,6 @@ public struct IOCapabilityResponse: HCIParameterSet {
         .address("address", \.address), .u8("io", \.ioCapability), .u8("oob", \.oobDataPresent),
         .u8("authReq", \.authenticationRequirements, .hex),
     ]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
@@ -123,6 +114,5 @@ public struct SimplePairingComplete: HCIParameterSet {
     public static let carrier = HCICarrier.event(HCIEventCode(0x36))
     public static let name = "Simple Pairing Complete"
     public static let fields: [HCIField<Self>] = [.status(\.status), .address("address", \.address)]
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }

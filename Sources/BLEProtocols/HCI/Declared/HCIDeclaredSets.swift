@@ -14,6 +14,10 @@ public enum HCIDeclaredSets {
         // BR/EDR authentication, pairing, role and mode (7.7.6, 7.7.18, 7.7.20, 7.7.22–24, 7.7.40–41, 7.7.45).
         AuthenticationComplete.self, RoleChange.self, ModeChange.self, PINCodeRequest.self, LinkKeyRequest.self,
         LinkKeyNotification.self, IOCapabilityRequest.self, IOCapabilityResponse.self, SimplePairingComplete.self,
+        // BR/EDR paging and authentication commands and the LE key reply, their keys never printed (7.1.5, 7.1.10–11,
+        // 7.1.15–16, 7.8.25).
+        CreateConnection.self, LinkKeyRequestReply.self, LinkKeyRequestNegativeReply.self, AuthenticationRequested.self,
+        SetConnectionEncryption.self, LELongTermKeyRequestReply.self,
         // Commands that scan, advertise and set a link's data length, PHY and encryption (7.8.5–7.8.11, 7.8.24,
         // 7.8.33, 7.8.49, 7.8.65).
         LESetScanParameters.self, LESetScanEnable.self, LESetExtendedScanEnable.self, LESetAdvertisingParameters.self,

@@ -17,9 +17,6 @@ public struct ConnectionComplete: HCIParameterSet {
         .status(\.status), .handle(\.handle), .address("address", \.address), .u8("link", \.linkType, .named([0: "SCO", 1: "ACL"])),
         .u8("encryption", \.encryptionEnabled),
     ]
-    /// Its bytes, as timelines showed it before it was decoded (they stay byte-identical; ``description`` names the
-    /// fields).
-    public var summary: String { "params=" + hexString(bytes) }
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
