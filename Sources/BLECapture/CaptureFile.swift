@@ -322,8 +322,14 @@ public final class CaptureFile {
         let linkType = UInt32(bitPattern: pcap_datalink(handle))
         guard PcapLinkType.supported.contains(linkType) else {
             pcap_close(handle)
+            // libpcap gives a pcapng file the link type of its first interface and refuses later interfaces of
+            // another type, so a file that records Ethernet beside a sniffer cannot be read through it: say so.
+            let mixed =
+                isPcapng
+                ? "; a pcapng file is read with the link type of its first interface (libpcap), so one whose first interface is not Bluetooth cannot be read even if a later one is (tshark reads such files)"
+                : ""
             throw fail(
-                "\(isPcapng ? "pcapng" : "pcap") link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)"
+                "\(isPcapng ? "pcapng" : "pcap") link type \(linkType) is not a Bluetooth link type (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)\(mixed)"
             )
         }
         let reader = PcapReader(handle: handle, isPcapng: isPcapng, fileSize: fileSize, keepAlive: keepAlive, gzipSizes: gzipSizes)
