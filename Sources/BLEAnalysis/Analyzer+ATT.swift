@@ -8,29 +8,30 @@ extension Analyzer {
     /// One ATT PDU of an open connection, whose decoding state is `state` (the caller's reference keeps it for the call:
     /// taking it non-optional, not looked up again here, saved a reference count per PDU).
     func processATT(_ input: ATTInput, connection index: Int, state: ConnectionState) {
-        let payload = input.payload, direction = input.direction, timestamp = input.timestamp
-        guard let first = payload.first else {
+        let direction = input.direction, timestamp = input.timestamp
+        // Read once (``ATTView``): what every step below reads of the PDU.
+        guard let pdu = ATTView(input.payload) else {
             findings.append(Finding(.warning, .init(code: "att.empty", message: "empty ATT PDU"), frame: input.frame))
             return
         }
+        let opcode = pdu.opcode, frame = input.frame
         counters.attPDUs += 1
-        counters.attByOpcode[Int(first)] += 1
-        connections[index].attPDUs += 1
-        let opcode = ATTOpcode(rawValue: first)
-        let frame = input.frame
-        if options.evidence, case .fixed = input.bearer {
-            noteATT(payload, opcode: first, direction: direction, connection: index, state: state, frame: frame, timestamp: timestamp)
-        }
+        counters.attByOpcode[Int(opcode.rawValue)] += 1
+        // The evidence reads the LE fixed bearer's PDUs (what the rules look at).
+        var noting = false
+        if options.evidence, case .fixed = input.bearer { noting = true }
+        connections[index].machine.feed(att: pdu, frame: frame, direction: direction, activity: noting)
+        if noting { noteATT(pdu, direction: direction, connection: index, state: state, frame: frame, timestamp: timestamp) }
         let method = opcode.method
         let db = Self.serverDatabase(method, direction)
         // A statistics pass does not decode the bulk of real traffic (notifications, indications, writes): the table says
-        // where such a PDU holds its value (``ATTValueLayout``), and it goes to the observers from there.
-        let layout = options.timeline ? nil : opcode.valueLayout
-        let inPlace = layout?.value(in: payload)
+        // where such a PDU holds its value (``ATTView/span``), and it goes to the observers from there.
+        let readInPlace = !options.timeline && pdu.carriesValue
+        let inPlace = readInPlace ? pdu.span : nil
         let valueOnly = inPlace != nil && (method == .notification || method == .command)
         if valueOnly {
             // Nothing to pair and no event to build.
-            checkMTU(opcode, size: payload.count, connection: index, state: state, bearer: input.bearer, frame: frame)
+            checkMTU(opcode, size: pdu.size, connection: index, state: state, bearer: input.bearer, frame: frame)
             // Nobody looks at the value: return before the context is built (it holds `state`, one reference count).
             if observers.isEmpty && options.codecs == nil { return }
         }
@@ -41,18 +42,15 @@ extension Analyzer {
             // No `TimelineEvent?` to pass: a nil one was 333 bytes set and copied per value
             // (docs/performance.md#analyzer-att).
             _ = decodeAndDeliver(
-                UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode),
-                handle: inPlace.handle, typeHint: nil, in: context)
+                pdu.value, kind: ValueKind(carriedBy: opcode), handle: inPlace.handle, typeHint: nil, in: context)
             return
         }
         // The bulk of a timeline: notifications and write commands built from the bytes in place (below).
-        if options.timeline, opcode == .handleValueNotification || opcode == .writeCommand,
-            let span = opcode.valueLayout?.value(in: payload)
-        {
-            processValuePDU(input, opcode: opcode, span: span, in: context)
+        if options.timeline, opcode == .handleValueNotification || opcode == .writeCommand, let span = pdu.span {
+            processValuePDU(input, pdu: pdu, span: span, in: context)
             return
         }
-        decodeAndApplyATT(input, opcode: opcode, method: method, decode: layout == nil, inPlace: inPlace, in: context)
+        decodeAndApplyATT(input, pdu: pdu, method: method, decode: !readInPlace, in: context)
     }
 
     /// A Handle Value Notification or Write Command of a timeline pass (at least opcode and handle, so the typed decoder
@@ -64,10 +62,10 @@ extension Analyzer {
     /// ``applyATT(_:bearer:request:in:event:)`` switch and the assemblers' inputs, was most of the decoding thread's
     /// `memmove` (see docs/performance.md#analyzer-att).
     @inline(never)
-    func processValuePDU(_ input: ATTInput, opcode: ATTOpcode, span: ATTValueSpan, in context: ATTContext) {
-        let state = context.state, frame = input.frame, handle = span.handle
-        checkMTU(opcode, size: input.payload.count, connection: context.connection, state: state, bearer: input.bearer, frame: frame)
-        let value = UnsafeRawBufferPointer(rebasing: input.payload[span.range])
+    func processValuePDU(_ input: ATTInput, pdu: ATTView, span: ATTValueSpan, in context: ATTContext) {
+        let state = context.state, frame = input.frame, handle = span.handle, opcode = pdu.opcode
+        checkMTU(opcode, size: pdu.size, connection: context.connection, state: state, bearer: input.bearer, frame: frame)
+        let value = pdu.value
         var e = TimelineEvent(
             frame: frame, timestamp: input.timestamp, connection: state.handle, direction: input.direction, layer: .att,
             code: UInt32(opcode.rawValue), name: Self.opcodeNames[Int(opcode.rawValue)], summaryHandle: handle)
@@ -100,11 +98,12 @@ extension Analyzer {
     /// the bulk of a statistics pass (above) does not pay for this part's large stack frame.
     @inline(never)
     func decodeAndApplyATT(
-        _ input: ATTInput, opcode: ATTOpcode, method: ATTMethodType, decode: Bool, inPlace: ATTValueSpan?,
-        in context: ATTContext
+        _ input: ATTInput, pdu: ATTView, method: ATTMethodType, decode: Bool, in context: ATTContext
     ) {
-        let payload = input.payload, direction = input.direction, frame = input.frame
+        let payload = input.payload, direction = input.direction, frame = input.frame, opcode = pdu.opcode
         let state = context.state, bearer = input.bearer
+        // A statistics pass reads a value-carrying PDU's value in place (``ATTView/span``) instead of decoding it.
+        let inPlace = decode ? nil : pdu.span
 
         checkMTU(opcode, size: payload.count, connection: context.connection, state: state, bearer: input.bearer, frame: frame)
 
@@ -128,20 +127,19 @@ extension Analyzer {
 
         let transaction = ATTTransactions.Input(
             opcode: opcode, method: method, pdu: typed, payload: payload, direction: direction, frame: frame, timestamp: input.timestamp)
-        let responseTo = pairATT(state.feedTransaction(transaction, bearer: bearer), typed, input: input, in: context, event: &event)
+        let responseTo = pairATT(
+            state.feedTransaction(transaction, bearer: bearer), typed, opcode: opcode, input: input, in: context, event: &event)
 
         if opcode == .errorResponse {
             noteATTError(
-                payload, direction: direction, requestFrame: responseTo?.frame, connection: context.connection, frame: frame,
+                pdu, direction: direction, requestFrame: responseTo?.frame, connection: context.connection, frame: frame,
                 timestamp: input.timestamp)
         }
         if let typed {
             applyATT(typed, bearer: bearer, request: responseTo, in: context, event: &event)
         } else if let inPlace {
             // A request or indication read in place (statistics pass): paired above, its value goes to the observers.
-            deliverValue(
-                UnsafeRawBufferPointer(rebasing: payload[inPlace.range]), kind: ValueKind(carriedBy: opcode), handle: inPlace.handle,
-                in: context, event: &event)
+            deliverValue(pdu.value, kind: ValueKind(carriedBy: opcode), handle: inPlace.handle, in: context, event: &event)
         }
         // Moved out (`take()`), not copied: see ``emit(_:waiting:)``.
         if let e = event.take() {

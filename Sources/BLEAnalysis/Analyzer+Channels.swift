@@ -93,7 +93,7 @@ extension Analyzer {
         for event in outcome.events {
             switch event {
             case .channelsChanged:
-                connections[index].channels = state.channels.channels
+                feedLink(.channelsChanged(state.channels.channels), connection: index, frame: frame, timestamp: timestamp)
             case .bearerOpened(let b, let kind, let channel, let mtu):
                 assert(b == state.bearers.count, "the mux numbers bearers in the order it opens them")
                 state.bearers.append(ATTBearer(kind: kind, channel: channel, mtu: mtu))
@@ -106,7 +106,7 @@ extension Analyzer {
                     .creditConnectionRefused(psm: psm, result: result), frame: frame, timestamp: timestamp,
                     connection: connections[index].number)
             case .creditStallEnded(let stall):
-                connections[index].creditStalls.record(stall)
+                feedLink(.creditStallEnded(stall), connection: index, frame: frame, timestamp: timestamp)
             case .parameterUpdateRequest(let request):
                 evidence(
                     .parameterUpdateRequest(sender: sender, identifier: s.identifier, request: request), frame: frame,

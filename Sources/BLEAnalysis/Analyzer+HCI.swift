@@ -115,7 +115,7 @@ extension Analyzer {
         // A CIS or BIS handle's completions are ISO buffers, not ACL ones (Core Spec Vol 4, Part E, 7.7.19).
         if iso.isStream(controller: controller, handle: handle) { return }
         if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
-            connections[i].complete(packets, at: .init(frame: frame, timestamp: timestamp))
+            connections[i].machine.feed(completed: packets, at: .init(frame: frame, timestamp: timestamp))
         }
         buffers.completed(controller: controller, packets: packets)
     }
@@ -124,13 +124,7 @@ extension Analyzer {
     /// room again.
     func bufferRoomAgain(controller: UInt16, frame: Int, timestamp: Timestamp) {
         if let i = buffers.roomAgain(controller: controller) {
-            if var period = connections[i].controllerQueueFull.popLast() {
-                period.endFrame = frame
-                period.endTime = timestamp
-                // Wrapping: a damaged record's time stamp can be anything; a sum is never worth a trap.
-                connections[i].controllerQueueFullMicroseconds &+= period.durationMicroseconds ?? 0
-                connections[i].controllerQueueFull.append(period)
-            }
+            connections[i].machine.feed(bufferRoomAgainAt: .init(frame: frame, timestamp: timestamp))
         }
     }
 
@@ -215,11 +209,10 @@ extension Analyzer {
             return
         }
         let direction = record.direction
-        let canCharge = connections[index].countACL(
-            direction, bytes: record.originalLength, at: .init(frame: record.frame, timestamp: record.timestamp))
+        let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
+        let canCharge = connections[index].machine.feed(acl: direction, bytes: record.originalLength, at: moment)
         if direction == .tx, let total = buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
-            connections[index].controllerQueueFull.append(
-                QueueFullPeriod(startFrame: record.frame, startTime: record.timestamp, packets: total))
+            connections[index].machine.feed(bufferFilledWith: total, at: moment)
         }
         if cut && !truncatedACLNoted {
             truncatedACLNoted = true
