@@ -5,7 +5,8 @@ extension Analyzer {
     /// What the bearer's ``ATTTransactions`` made of a PDU, turned into findings, evidence and the event's pairing
     /// fields; returns the request a response answers.
     func pairATT(
-        _ output: ATTTransactions.Output?, _ typed: ATTPDU?, input: ATTInput, in context: ATTContext, event: inout TimelineEvent?
+        _ output: ATTTransactions.Output?, _ typed: ATTPDU?, opcode: ATTOpcode, input: ATTInput, in context: ATTContext,
+        event: inout TimelineEvent?
     ) -> ATTTransaction? {
         switch output {
         case .opened(let unanswered)?:
@@ -19,7 +20,7 @@ extension Analyzer {
             answered(request, latency: latency, typed, input: input, in: context, event: &event)
             return request
         case .responseWithoutRequest?:
-            reportResponseWithoutRequest(input, state: context.state)
+            reportResponseWithoutRequest(opcode, input: input, state: context.state)
             return nil
         case nil:
             return nil
@@ -70,8 +71,7 @@ extension Analyzer {
     }
 
     /// A response with no request on its bearer: on another bearer (where it may not be answered), or not in the capture.
-    func reportResponseWithoutRequest(_ input: ATTInput, state: ConnectionState) {
-        let opcode = ATTOpcode(rawValue: input.payload[0])
+    func reportResponseWithoutRequest(_ opcode: ATTOpcode, input: ATTInput, state: ConnectionState) {
         let requestKey = TransactionKey(direction: input.direction.reversed, indication: opcode.method == .confirmation)
         if let (other, p) = state.pendingElsewhere(requestKey, answeredBy: opcode, except: input.bearer) {
             // Core Spec Vol 3, Part F, 3.3.2 and 3.4.9: a response travels on the bearer of its request.

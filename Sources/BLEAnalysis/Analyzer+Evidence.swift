@@ -211,47 +211,26 @@ extension Analyzer {
 }
 
 extension Analyzer {
-    /// Every ATT PDU of connection `index`: the activity the rules read (largest PDU, values filling the MTU,
-    /// notifications received and writes sent per handle, long-value requests), and evidence for CCCD writes and
-    /// Service Changed. A few stores per PDU; the rest only for the rare opcodes.
+    /// The evidence in an ATT PDU of connection `index` (its activity is the link machine's, ``LinkActivity``): a CCCD
+    /// written, a Service Changed indication, a BASS source removed. Only the rare PDUs go further than a comparison.
     @inline(__always)
     func noteATT(
-        _ payload: UnsafeRawBufferPointer, opcode: UInt8, direction: Direction, connection index: Int, state: ConnectionState,
-        frame: Int, timestamp: Timestamp
+        _ pdu: ATTView, direction: Direction, connection index: Int, state: ConnectionState, frame: Int, timestamp: Timestamp
     ) {
-        let size = payload.count
-        connections[index].activity.notePDU(
-            opcode: opcode, size: size, mtu: table.connections[index].link.snapshot.mtu, frame: frame, timestamp: timestamp,
-            received: direction == .rx)
-        switch opcode {
-        case 0x1B, 0x1D:  // notification, indication
-            guard direction == .rx, size >= 3 else { return }
-            let handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
-            connections[index].activity.noteNotified(handle, frame: frame)
-            if opcode == 0x1D, size == 7 {
-                noteServiceChanged(payload, handle: handle, connection: index, state: state, frame: frame, timestamp: timestamp)
-            }
-        case 0x0A:  // read request
-            guard direction == .tx, size >= 3 else { return }
-            connections[index].activity.noteRead(UInt16(payload[1]) | UInt16(payload[2]) << 8, frame: frame)
-        case 0x12, 0x52:  // write request, command
-            guard size >= 3 else { return }
-            let handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
-            guard direction == .tx else {
-                // The peer's 2-byte write 05 xx may be a BASS Remove Source: only then is the database asked.
-                if size == 5, payload[3] == 0x05 {
-                    noteSourceRemoved(handle, sourceID: payload[4], connection: index, frame: frame, timestamp: timestamp)
-                }
-                return
-            }
-            connections[index].activity.noteWritten(handle, frame: frame)
-            if size == 5 {
+        guard pdu.size == 5 || pdu.size == 7, let handle = pdu.handle else { return }
+        let value = pdu.value
+        if pdu.opcode == .handleValueIndication {
+            guard direction == .rx, pdu.size == 7 else { return }
+            noteServiceChanged(value, handle: handle, connection: index, state: state, frame: frame, timestamp: timestamp)
+        } else if pdu.isWrite, pdu.size == 5 {
+            if direction == .tx {
                 noteCCCDWrite(
-                    handle, value: UInt16(payload[3]) | UInt16(payload[4]) << 8, byCommand: opcode == 0x52, connection: index,
-                    frame: frame, timestamp: timestamp)
+                    handle, value: UInt16(value[0]) | UInt16(value[1]) << 8, byCommand: pdu.opcode == .writeCommand,
+                    connection: index, frame: frame, timestamp: timestamp)
+            } else if value[0] == Self.removeSourceOpcode {
+                // The peer's 2-byte write 05 xx may be a BASS Remove Source: only then is the database asked.
+                noteSourceRemoved(handle, sourceID: value[1], connection: index, frame: frame, timestamp: timestamp)
             }
-        default:
-            return
         }
     }
 
@@ -284,26 +263,27 @@ extension Analyzer {
 
     /// The Broadcast Audio Scan Control Point characteristic (Assigned Numbers 3.8).
     static let broadcastAudioScanControlPoint: UInt16 = 0x2BC7
+    /// Its Remove Source operation (BASS 3.1.1, opcode 0x05: Source_ID follows).
+    static let removeSourceOpcode: UInt8 = 0x05
 
     /// An indication of the Service Changed characteristic (0x2A05): the peer's database changed in a range.
     func noteServiceChanged(
-        _ payload: UnsafeRawBufferPointer, handle: UInt16, connection index: Int, state: ConnectionState, frame: Int,
+        _ value: UnsafeRawBufferPointer, handle: UInt16, connection index: Int, state: ConnectionState, frame: Int,
         timestamp: Timestamp
     ) {
         guard attribute(index, handle: handle, db: .peer, state: state).uuid?.uuid16 == 0x2A05 else { return }
-        let start = UInt16(payload[3]) | UInt16(payload[4]) << 8, end = UInt16(payload[5]) | UInt16(payload[6]) << 8
+        let start = UInt16(value[0]) | UInt16(value[1]) << 8, end = UInt16(value[2]) | UInt16(value[3]) << 8
         evidence(.serviceChanged(start: start, end: end), frame: frame, timestamp: timestamp, connection: connections[index].number)
     }
 
     /// An ATT Error Response, with the request it answers when the capture holds it.
     func noteATTError(
-        _ payload: UnsafeRawBufferPointer, direction: Direction, requestFrame: Int?, connection index: Int, frame: Int, timestamp: Timestamp
+        _ pdu: ATTView, direction: Direction, requestFrame: Int?, connection index: Int, frame: Int, timestamp: Timestamp
     ) {
-        guard payload.count >= 5 else { return }
+        guard let e = pdu.errorResponse else { return }
         evidence(
             .attError(
-                request: ATTOpcode(rawValue: payload[1]), handle: UInt16(payload[2]) | UInt16(payload[3]) << 8,
-                error: ATTErrorCode(payload[4]), requestFrame: requestFrame, sender: direction == .rx ? .peer : .local),
+                request: e.request, handle: e.handle, error: e.error, requestFrame: requestFrame, sender: direction == .rx ? .peer : .local),
             frame: frame, timestamp: timestamp, connection: connections[index].number)
     }
 }

@@ -115,7 +115,7 @@ extension Analyzer {
         // A CIS or BIS handle's completions are ISO buffers, not ACL ones (Core Spec Vol 4, Part E, 7.7.19).
         if iso.isStream(controller: controller, handle: handle) { return }
         if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
-            connections[i].complete(packets, at: .init(frame: frame, timestamp: timestamp))
+            connections[i].machine.feed(completed: packets, at: .init(frame: frame, timestamp: timestamp))
         }
         buffers.completed(controller: controller, packets: packets)
     }
@@ -124,13 +124,7 @@ extension Analyzer {
     /// room again.
     func bufferRoomAgain(controller: UInt16, frame: Int, timestamp: Timestamp) {
         if let i = buffers.roomAgain(controller: controller) {
-            if var period = connections[i].controllerQueueFull.popLast() {
-                period.endFrame = frame
-                period.endTime = timestamp
-                // Wrapping: a damaged record's time stamp can be anything; a sum is never worth a trap.
-                connections[i].controllerQueueFullMicroseconds &+= period.durationMicroseconds ?? 0
-                connections[i].controllerQueueFull.append(period)
-            }
+            connections[i].machine.feed(bufferRoomAgainAt: .init(frame: frame, timestamp: timestamp))
         }
     }
 
@@ -182,86 +176,6 @@ extension Analyzer {
     func setEncryption(_ controller: UInt16, _ handle: UInt16, _ on: Bool, _ frame: Int, _ time: Timestamp) {
         if let i = connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: time, infer: true) {
             feedSecurity(.changed(status: .success, enabled: on), connection: i, frame: frame, timestamp: time)
-        }
-    }
-
-    func processACL(_ record: CaptureRecord) {
-        counters.aclFragments += 1
-        var input = record.reader
-        let header: ACLHeader
-        do { header = try ACLHeader(parsing: &input) } catch {
-            findings.append(Finding(.warning, .malformed("ACL header", error), frame: record.frame, offset: record.fileOffset))
-            return
-        }
-        let cut = record.isTruncated
-        let available = input.remaining
-        if !cut && available != Int(header.dataLength) {
-            findings.append(
-                Finding(
-                    .warning, .invalidSize(expected: Int(header.dataLength), got: available), frame: record.frame,
-                    offset: record.fileOffset))
-        }
-        // The bytes the header announces, or those there are (the generic `prefix` on a raw buffer was not inlined).
-        let rest = input.remainingBytes
-        let payload = UnsafeRawBufferPointer(start: rest.baseAddress, count: min(rest.count, Int(header.dataLength)))
-        guard
-            let index = connectionIndex(
-                controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                timestamp: record.timestamp, infer: !Self.isVendorHandle(header.handle))
-        else {
-            if Self.isVendorHandle(header.handle) {
-                vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
-            }
-            return
-        }
-        let direction = record.direction
-        let canCharge = connections[index].countACL(
-            direction, bytes: record.originalLength, at: .init(frame: record.frame, timestamp: record.timestamp))
-        if direction == .tx, let total = buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
-            connections[index].controllerQueueFull.append(
-                QueueFullPeriod(startFrame: record.frame, startTime: record.timestamp, packets: total))
-        }
-        if cut && !truncatedACLNoted {
-            truncatedACLNoted = true
-            findings.append(Finding(.info, .truncatedACL(record.bytes.count), frame: record.frame, offset: record.fileOffset))
-        }
-        let fragment = L2CAPFragment(
-            isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
-            timestamp: record.timestamp, isCut: cut, carried: cut ? Int(header.dataLength) : nil)
-        feedL2CAP(fragment, connection: index, direction: direction, timestamp: record.timestamp)
-    }
-}
-
-extension Analyzer {
-    /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
-    func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
-        // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the state alive while the fragment is
-        // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
-        // link-layer records do, between records), and a strong local cost a retain and a release per fragment
-        // (see docs/performance.md#analyzer-hci).
-        guard let owner = table.unmanagedState(index) else { return }
-        if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
-        owner._withUnsafeGuaranteedRef { state in
-            var reassemblyFindings: [Finding] = []
-            // `state` rides along so the ATT path does not look it up (and count it) again. A PDU in one fragment (most
-            // of them) comes back as a value: no closure, whose captures were retained and released per PDU even when
-            // captured `unowned(unsafe)` (see docs/performance.md#l2cap-reassembler).
-            switch state.feed(fragment, direction: direction, findings: &reassemblyFindings) {
-            case .pending:
-                break
-            case .whole(let pdu):
-                processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp, state: state)
-            case .reassembled:
-                state.deliverReassembled(direction: direction) { pdu in
-                    processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp, state: state)
-                }
-            }
-            if !reassemblyFindings.isEmpty {
-                for f in reassemblyFindings { state.decode.countReassembly(f) }
-                // A PDU cut by the capturer is counted (decode health) and the cut said once (hci.acl-cut-by-capturer,
-                // the completeness verdict): one finding per cut PDU would bury the others in a filtered log.
-                findings += reassemblyFindings.filter { $0.kind.code != "l2cap.cut-by-capturer" }
-            }
         }
     }
 }

@@ -256,7 +256,7 @@ extension Analyzer {
         // A vendor event opens no link: a report on a handle no connection has waits for traffic to open one there.
         if let i = table.lookup(ConnectionKey(controller: record.controllerIndex, handle: q.handle)) {
             if connections[i].linkQuality.count < Connection.maxQualitySamples {
-                connections[i].linkQuality.append(sample)
+                _ = connections[i].machine.feed(.qualityReport(sample), frame: frame, timestamp: record.timestamp)
             } else {
                 noteLimit(.tooManyQualityReports(Connection.maxQualitySamples), frame: frame)
             }

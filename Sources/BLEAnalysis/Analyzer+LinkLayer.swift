@@ -32,8 +32,7 @@ extension Analyzer {
         case .l2capFragment(let f):
             guard let index = connectionIndex(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true)
             else { return }
-            connections[index].aclPackets[f.direction] += 1
-            connections[index].aclBytes[f.direction] += f.payload.count
+            connections[index].machine.feed(airData: f.direction, bytes: f.payload.count)
             feedL2CAP(f.fragment, connection: index, direction: f.direction, timestamp: f.timestamp)
         case .control(let c):
             if !c.isRetransmission { recordLinkLayerControl(c, controller: controller) }

@@ -360,9 +360,6 @@ public final class Analyzer {
     func closeConnection(index: Int, ending: ConnectionLifecycle.Ending) {
         let number = connections[index].number
         let frame = ending.frame, timestamp = ending.timestamp, reason = ending.reason
-        connections[index].endFrame = frame
-        connections[index].endTime = timestamp
-        connections[index].disconnectReason = reason
         if let state = table.states[index] {
             state.finishReassembly(findings: &findings, frame: frame)
             connections[index].decode = state.decode

@@ -79,9 +79,10 @@ public struct Connection: Hashable, Sendable {
     public var inferred: Bool
     public var startFrame: Int
     public var startTime: Timestamp
-    public var endFrame: Int?
-    public var endTime: Timestamp?
-    public var disconnectReason: String?
+    /// Where and why it ended (``lifecycle``'s ending; nil while open).
+    public var endFrame: Int? { machine.lifecycle.ending?.frame }
+    public var endTime: Timestamp? { machine.lifecycle.ending?.timestamp }
+    public var disconnectReason: String? { machine.lifecycle.ending?.reason }
     /// The link's facts, its security and how it ends, changed only by what is fed to it (``LinkMachine``).
     public internal(set) var machine: LinkMachine
     /// How the connection ends (``ConnectionLifecycle``): who asked, who ended it, with what reason.
@@ -94,31 +95,32 @@ public struct Connection: Hashable, Sendable {
     public var gatt = GATTDatabase()
     /// This side's own database as the peer discovered it (phones are GATT servers too).
     public var localGATT = GATTDatabase()
-    // Counters (by original length, so cut records still count).
-    public var aclPackets = PerDirection()
-    public var aclBytes = PerDirection()
-    public var attPDUs = 0
+    // What the link carried, written only by ``machine`` (``LinkTraffic``, ``LinkActivity``): read here.
+    /// ACL packets and bytes each way, by original length (cut records still count).
+    public var aclPackets: PerDirection { machine.traffic.aclPackets }
+    public var aclBytes: PerDirection { machine.traffic.aclBytes }
+    public var attPDUs: Int { machine.traffic.attPDUs }
     /// Android Bluetooth Quality Reports about this connection (at most ``Connection/maxQualitySamples``).
-    public var linkQuality: [LinkQualitySample] = []
+    public var linkQuality: [LinkQualitySample] { machine.linkQuality }
     public static let maxQualitySamples = 20_000
     /// What the connection carried against what was decoded (see ``DecodeHealth``).
     public var decode = DecodeCounts()
     /// Dynamic L2CAP channels opened by its signalling (BR/EDR PSMs, LE CoC, EATT), in the order they opened.
-    public var channels: [DynamicChannel] = []
+    public var channels: [DynamicChannel] { machine.channels }
     /// Host → controller ACL packets not yet reported done by Number Of Completed Packets.
-    public var inFlight = 0
+    public var inFlight: Int { machine.traffic.inFlight }
     /// The most packets that were in the controller's buffer at once for this connection.
-    public var maxInFlight = 0
-    public var completedPackets = 0
+    public var maxInFlight: Int { machine.traffic.maxInFlight }
+    public var completedPackets: Int { machine.traffic.completedPackets }
     /// Periods when the controller's ACL buffer (LE Read Buffer Size) was full after this connection
     /// sent a packet: the host could not hand it more data until Number Of Completed Packets.
-    public var controllerQueueFull: [QueueFullPeriod] = []
+    public var controllerQueueFull: [QueueFullPeriod] { machine.traffic.controllerQueueFull }
     /// Periods when a sender on an LE credit-based channel had used all its credits and waited for more.
-    public var creditStalls: [CreditStall] = []
+    public var creditStalls: [CreditStall] { machine.creditStalls }
     /// Total time the controller's queue was full while this connection was sending, µs.
-    public var controllerQueueFullMicroseconds: Int64 = 0
+    public var controllerQueueFullMicroseconds: Int64 { machine.traffic.controllerQueueFullMicroseconds }
     /// What it carried that the diagnosis reads (last packets, waits for the controller, per-handle use).
-    public var activity = LinkActivity()
+    public var activity: LinkActivity { machine.activity }
 
     public init(number: Int, handle: UInt16, controller: UInt16, inferred: Bool, startFrame: Int, startTime: Timestamp) {
         self.number = number
@@ -136,34 +138,6 @@ public struct Connection: Hashable, Sendable {
     public var currentPHY: PHYPair { link.snapshot.phy }
     public var currentDataLength: DataLength { link.snapshot.dataLength }
     public var isEncrypted: Bool { link.snapshot.encrypted }
-
-    /// Counts one ACL packet of `bytes` (original length) sent in `direction`, and for host → controller packets the
-    /// packets in flight. Returns whether the connection keeps room for another ``controllerQueueFull`` period.
-    /// One call, so the analyzer reaches into its connections array once per packet: each access checked the
-    /// array's uniqueness.
-    @inline(__always)
-    mutating func countACL(_ direction: Direction, bytes: Int, at moment: LinkActivity.Moment) -> Bool {
-        aclPackets[direction] += 1
-        aclBytes[direction] += bytes
-        if direction == .tx {
-            if inFlight == 0 { activity.waitingSince = moment }
-            inFlight += 1
-            maxInFlight = max(maxInFlight, inFlight)
-            activity.lastSent = moment
-        } else if direction == .rx {
-            activity.lastReceived = moment
-        }
-        return controllerQueueFull.count < 10_000
-    }
-
-    /// `packets` host → controller packets reported sent (Number Of Completed Packets) at `moment`.
-    @inline(__always)
-    mutating func complete(_ packets: Int, at moment: LinkActivity.Moment) {
-        let before = inFlight
-        inFlight = max(0, before - packets)
-        completedPackets += packets
-        if before > 0 { activity.completed(packetsWaiting: before, stillInFlight: inFlight, at: moment) }
-    }
 }
 
 /// A count per direction, without a dictionary on the hot path.

@@ -152,7 +152,7 @@ extension Analyzer {
         // before the capture began), no link's when a Connection Complete did.
         let c = connections[index]
         let held = vendorTally.takeReports(controller: c.controller, handle: c.handle, claim: c.inferred)
-        if !held.isEmpty { connections[index].linkQuality.insert(contentsOf: held, at: 0) }
+        if !held.isEmpty { _ = connections[index].machine.feed(.qualityReportsBefore(held), frame: c.startFrame, timestamp: c.startTime) }
     }
 
     /// The link facts in force on connection `index`, as the trackers take them with each value.

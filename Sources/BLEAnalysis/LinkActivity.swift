@@ -68,38 +68,35 @@ public struct LinkActivity: Hashable, Sendable {
 }
 
 extension LinkActivity {
-    /// One ATT PDU of `size` bytes when ATT_MTU was `mtu`.
+    /// One ATT PDU (``ATTView``) sent in `direction` when ATT_MTU was `mtu`: the largest PDU, the values and how full
+    /// they were, the long-value requests, and per handle the notifications and indications received, the Read Requests
+    /// and the writes this side sent.
     @inline(__always)
-    mutating func notePDU(opcode: UInt8, size: Int, mtu: Int, frame: Int, timestamp: Timestamp, received: Bool) {
+    mutating func note(_ pdu: ATTView, mtu: Int, frame: Int, direction: Direction) {
+        let size = pdu.size
         if size > largestATTPDU {
             largestATTPDU = size
             largestATTPDUFrame = frame
         }
-        switch opcode {
-        case 0x1B, 0x1D, 0x12, 0x52:
+        if pdu.isNotifiedValue || pdu.isWrite {
             values += 1
             if size == mtu {
                 valuesFillingMTU += 1
                 if firstFullValueFrame == nil { firstFullValueFrame = frame }
             }
-        case 0x0C, 0x16:  // Read Blob, Prepare Write
+            if let handle = pdu.handle {
+                if pdu.isNotifiedValue {
+                    if direction == .rx { notifiedTally.note(handle, frame: frame) }
+                } else if direction == .tx {
+                    writtenTally.note(handle, frame: frame)
+                }
+            }
+        } else if pdu.opcode == .readRequest {
+            if direction == .tx, let handle = pdu.handle { readTally.note(handle, frame: frame) }
+        } else if pdu.opcode == .readBlobRequest || pdu.opcode == .prepareWriteRequest {
             longValueRequests += 1
-        default:
-            break
         }
     }
-
-    /// A notification or indication received on `handle`.
-    @inline(__always)
-    mutating func noteNotified(_ handle: UInt16, frame: Int) { notifiedTally.note(handle, frame: frame) }
-
-    /// A Read Request this side sent on `handle`.
-    @inline(__always)
-    mutating func noteRead(_ handle: UInt16, frame: Int) { readTally.note(handle, frame: frame) }
-
-    /// A write (request or command) this side sent on `handle`.
-    @inline(__always)
-    mutating func noteWritten(_ handle: UInt16, frame: Int) { writtenTally.note(handle, frame: frame) }
 }
 
 /// Uses per attribute handle without hashing on the per-packet path: the first 8 handles in place (a connection's

@@ -23,6 +23,14 @@ enum LinkInput: Equatable {
     case encryption(SecurityTracker.EncryptionInput)
     /// A disconnection asked for, the link ended (Disconnection Complete, LL_TERMINATE_IND with its sender) or replaced.
     case lifecycle(ConnectionLifecycle.Input)
+    /// The dynamic L2CAP channels the signalling opened or closed, as the link's ``ChannelMux`` holds them now.
+    case channelsChanged([DynamicChannel])
+    /// A sender on a credit-based channel waited for credits from a K-frame to the receiver's next credits.
+    case creditStallEnded(CreditStall)
+    /// Android Bluetooth Quality Reports about the link: one as it comes, or those held for its handle before the link
+    /// showed itself, which go first.
+    case qualityReport(LinkQualitySample)
+    case qualityReportsBefore([LinkQualitySample])
 }
 
 /// What a ``LinkInput`` did that the analyzer acts on: a security verdict (evidence) or the link's end.
@@ -32,12 +40,14 @@ enum LinkOutput: Equatable {
 }
 
 /// One link's facts and the machines that change them: its ``LinkState`` (parameters, PHY, data length, ATT_MTU,
-/// encryption), its ``SecurityTracker`` (pairing and the encryption procedure) and its ``ConnectionLifecycle`` (how it
-/// ends). Changed only through ``feed(_:frame:timestamp:source:)`` and ``feed(smp:sender:)``: nothing else writes a
-/// link fact.
+/// encryption), its ``SecurityTracker`` (pairing and the encryption procedure), its ``ConnectionLifecycle`` (how it
+/// ends), what it carried and its controller's flow control (``LinkTraffic``, ``LinkActivity``), its dynamic channels
+/// and credit stalls, its quality reports. Changed only through ``feed(_:frame:timestamp:source:)``,
+/// ``feed(smp:sender:)`` and the per-packet `feed` functions (`LinkTraffic.swift`): nothing else writes them, and
+/// ``Connection`` reads them from here.
 ///
-/// A value inside ``Connection``; the inputs are rare (link events, not data), so each answers with at most one output
-/// and nothing is allocated per packet.
+/// A value inside ``Connection``; the ``LinkInput``s are rare (link events, not data), so each answers with at most one
+/// output; the per-packet inputs answer with a `Bool` at most, and nothing is allocated per packet.
 public struct LinkMachine: Hashable, Sendable {
     /// The link facts with their history and sources.
     public private(set) var link: LinkState
@@ -45,6 +55,16 @@ public struct LinkMachine: Hashable, Sendable {
     public private(set) var lifecycle = ConnectionLifecycle()
     /// Pairing and encryption.
     private(set) var security = SecurityTracker()
+    /// What the link carried and its controller's flow control (``LinkTraffic``; fed per packet, `LinkTraffic.swift`).
+    public internal(set) var traffic = LinkTraffic()
+    /// What it carried that the diagnosis reads (fed per packet with ``traffic``).
+    public internal(set) var activity = LinkActivity()
+    /// Dynamic L2CAP channels opened by its signalling, in the order they opened.
+    public private(set) var channels: [DynamicChannel] = []
+    /// Credit-based channels' senders out of credits (at most 4,096 kept).
+    public private(set) var creditStalls: [CreditStall] = []
+    /// Android Bluetooth Quality Reports about the link (at most ``Connection/maxQualitySamples``).
+    public private(set) var linkQuality: [LinkQualitySample] = []
 
     /// A link that starts at `startFrame` of the capture, or (nil) one already up when the capture began.
     init(startFrame: Int?) { link = LinkState(startFrame: startFrame) }
@@ -67,6 +87,14 @@ public struct LinkMachine: Hashable, Sendable {
             return .security(output)
         case .lifecycle(let l):
             return lifecycle.feed(l).map(LinkOutput.lifecycle)
+        case .channelsChanged(let now):
+            channels = now
+        case .creditStallEnded(let stall):
+            creditStalls.record(stall)
+        case .qualityReport(let sample):
+            if linkQuality.count < Connection.maxQualitySamples { linkQuality.append(sample) }
+        case .qualityReportsBefore(let held):
+            linkQuality.insert(contentsOf: held, at: 0)
         }
         return nil
     }

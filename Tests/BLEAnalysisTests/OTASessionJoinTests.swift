@@ -1,8 +1,10 @@
-import BLEAnalysis
 import BLECodecs
 import BLECore
+import BLEProtocols
 import BLETestSupport
 import Testing
+
+@testable import BLEAnalysis
 
 /// Vendor roles from several codecs on one connection and service make one update session.
 @Suite struct OTASessionJoinTests {
@@ -92,9 +94,13 @@ import Testing
             number: number, handle: 1, controller: 0, inferred: false, startFrame: start,
             startTime: Timestamp(microseconds: Int64(start) * 1000))
         c.peerAddress = address
-        c.endFrame = end
-        c.endTime = end.map { Timestamp(microseconds: Int64($0) * 1000) }
-        c.disconnectReason = end == nil ? nil : "Remote User Terminated Connection"
+        // The end as the link's machine takes it: a Disconnection Complete (Remote User Terminated Connection).
+        if let end {
+            let time = Timestamp(microseconds: Int64(end) * 1000)
+            _ = c.machine.feed(
+                .lifecycle(.disconnected(status: .success, reason: .remoteUserTerminatedConnection, frame: end, timestamp: time)),
+                frame: end, timestamp: time)
+        }
         return c
     }
 

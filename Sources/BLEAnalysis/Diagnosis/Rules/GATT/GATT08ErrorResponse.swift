@@ -60,5 +60,5 @@ struct GATT08ErrorResponse: DiagnosisRule {
 
 extension ATTOpcode {
     /// A write: request, command, signed, prepare or execute.
-    var isWrite: Bool { [0x12, 0x52, 0xD2, 0x16, 0x18].contains(rawValue) }
+    var isWrite: Bool { [.writeRequest, .writeCommand, .signedWriteCommand, .prepareWriteRequest, .executeWriteRequest].contains(self) }
 }

@@ -1,6 +1,91 @@
+import BLECapture
 import BLECodecs
 import BLECore
 import BLEProtocols
+
+/// ACL data to whole L2CAP PDUs and on through the link's channels: the packet counted on its link (``LinkMachine``),
+/// the fragment reassembled, each whole PDU's ``ChannelMux`` output handed on (ATT to `Analyzer+ATT.swift`, SMP,
+/// the signalling's changes, K-frames).
+extension Analyzer {
+    func processACL(_ record: CaptureRecord) {
+        counters.aclFragments += 1
+        var input = record.reader
+        let header: ACLHeader
+        do { header = try ACLHeader(parsing: &input) } catch {
+            findings.append(Finding(.warning, .malformed("ACL header", error), frame: record.frame, offset: record.fileOffset))
+            return
+        }
+        let cut = record.isTruncated
+        let available = input.remaining
+        if !cut && available != Int(header.dataLength) {
+            findings.append(
+                Finding(
+                    .warning, .invalidSize(expected: Int(header.dataLength), got: available), frame: record.frame,
+                    offset: record.fileOffset))
+        }
+        // The bytes the header announces, or those there are (the generic `prefix` on a raw buffer was not inlined).
+        let rest = input.remainingBytes
+        let payload = UnsafeRawBufferPointer(start: rest.baseAddress, count: min(rest.count, Int(header.dataLength)))
+        guard
+            let index = connectionIndex(
+                controller: record.controllerIndex, handle: header.handle, frame: record.frame,
+                timestamp: record.timestamp, infer: !Self.isVendorHandle(header.handle))
+        else {
+            if Self.isVendorHandle(header.handle) {
+                vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
+            }
+            return
+        }
+        let direction = record.direction
+        let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
+        let canCharge = connections[index].machine.feed(acl: direction, bytes: record.originalLength, at: moment)
+        if direction == .tx, let total = buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
+            connections[index].machine.feed(bufferFilledWith: total, at: moment)
+        }
+        if cut && !truncatedACLNoted {
+            truncatedACLNoted = true
+            findings.append(Finding(.info, .truncatedACL(record.bytes.count), frame: record.frame, offset: record.fileOffset))
+        }
+        let fragment = L2CAPFragment(
+            isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
+            timestamp: record.timestamp, isCut: cut, carried: cut ? Int(header.dataLength) : nil)
+        feedL2CAP(fragment, connection: index, direction: direction, timestamp: record.timestamp)
+    }
+}
+
+extension Analyzer {
+    /// One fragment into its stream's reassembler; whole PDUs go on to L2CAP dispatch.
+    func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
+        // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the state alive while the fragment is
+        // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
+        // link-layer records do, between records), and a strong local cost a retain and a release per fragment
+        // (see docs/performance.md#analyzer-hci).
+        guard let owner = table.unmanagedState(index) else { return }
+        if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
+        owner._withUnsafeGuaranteedRef { state in
+            var reassemblyFindings: [Finding] = []
+            // `state` rides along so the ATT path does not look it up (and count it) again. A PDU in one fragment (most
+            // of them) comes back as a value: no closure, whose captures were retained and released per PDU even when
+            // captured `unowned(unsafe)` (see docs/performance.md#l2cap-reassembler).
+            switch state.feed(fragment, direction: direction, findings: &reassemblyFindings) {
+            case .pending:
+                break
+            case .whole(let pdu):
+                processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp, state: state)
+            case .reassembled:
+                state.deliverReassembled(direction: direction) { pdu in
+                    processL2CAP(pdu, connection: index, direction: direction, timestamp: fragment.timestamp, state: state)
+                }
+            }
+            if !reassemblyFindings.isEmpty {
+                for f in reassemblyFindings { state.decode.countReassembly(f) }
+                // A PDU cut by the capturer is counted (decode health) and the cut said once (hci.acl-cut-by-capturer,
+                // the completeness verdict): one finding per cut PDU would bury the others in a filtered log.
+                findings += reassemblyFindings.filter { $0.kind.code != "l2cap.cut-by-capturer" }
+            }
+        }
+    }
+}
 
 extension Analyzer {
     /// One whole L2CAP PDU of an open connection, whose decoding state is `state`: the connection's ``ChannelMux`` says
@@ -93,7 +178,7 @@ extension Analyzer {
         for event in outcome.events {
             switch event {
             case .channelsChanged:
-                connections[index].channels = state.channels.channels
+                feedLink(.channelsChanged(state.channels.channels), connection: index, frame: frame, timestamp: timestamp)
             case .bearerOpened(let b, let kind, let channel, let mtu):
                 assert(b == state.bearers.count, "the mux numbers bearers in the order it opens them")
                 state.bearers.append(ATTBearer(kind: kind, channel: channel, mtu: mtu))
@@ -106,7 +191,7 @@ extension Analyzer {
                     .creditConnectionRefused(psm: psm, result: result), frame: frame, timestamp: timestamp,
                     connection: connections[index].number)
             case .creditStallEnded(let stall):
-                connections[index].creditStalls.record(stall)
+                feedLink(.creditStallEnded(stall), connection: index, frame: frame, timestamp: timestamp)
             case .parameterUpdateRequest(let request):
                 evidence(
                     .parameterUpdateRequest(sender: sender, identifier: s.identifier, request: request), frame: frame,

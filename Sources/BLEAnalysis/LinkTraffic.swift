@@ -1,0 +1,88 @@
+import BLECore
+
+/// What one link carried and how its controller's ACL buffer took it: packets and bytes each way (by original length,
+/// so records the capturer cut still count), the host → controller packets not yet reported done by Number Of
+/// Completed Packets (Core Spec Vol 4, Part E, 7.7.19), and the periods the controller's buffer (4.1.1) stayed full
+/// after this link's send. A value inside the link's ``LinkMachine``, changed only through its `feed` functions.
+public struct LinkTraffic: Hashable, Sendable {
+    public fileprivate(set) var aclPackets = PerDirection()
+    public fileprivate(set) var aclBytes = PerDirection()
+    /// ATT PDUs on any bearer.
+    public fileprivate(set) var attPDUs = 0
+    /// Host → controller ACL packets not yet reported done by Number Of Completed Packets.
+    public fileprivate(set) var inFlight = 0
+    /// The most packets that were in the controller's buffer at once for this link.
+    public fileprivate(set) var maxInFlight = 0
+    public fileprivate(set) var completedPackets = 0
+    /// Periods when the controller's ACL buffer (LE Read Buffer Size) was full after this link sent a packet: the host
+    /// could not hand it more data until Number Of Completed Packets.
+    public fileprivate(set) var controllerQueueFull: [QueueFullPeriod] = []
+    /// Total time the controller's queue was full while this link was sending, µs.
+    public fileprivate(set) var controllerQueueFullMicroseconds: Int64 = 0
+
+    /// Bound on ``controllerQueueFull``: a link keeps room for another period while it holds fewer.
+    static let maxQueueFullPeriods = 10_000
+}
+
+/// The link's traffic and controller flow control (``LinkTraffic``) and what it carried that the diagnosis reads
+/// (``LinkActivity``), fed per packet: the per-packet inputs are functions, not ``LinkInput`` cases, so nothing is
+/// built or switched on per packet.
+extension LinkMachine {
+    /// One ACL packet of `bytes` (original length) sent in `direction` at `moment`, and for host → controller packets
+    /// the packets in flight. Returns whether the link keeps room for another ``LinkTraffic/controllerQueueFull`` period.
+    @inline(__always)
+    mutating func feed(acl direction: Direction, bytes: Int, at moment: LinkActivity.Moment) -> Bool {
+        traffic.aclPackets[direction] += 1
+        traffic.aclBytes[direction] += bytes
+        if direction == .tx {
+            if traffic.inFlight == 0 { activity.waitingSince = moment }
+            traffic.inFlight += 1
+            traffic.maxInFlight = max(traffic.maxInFlight, traffic.inFlight)
+            activity.lastSent = moment
+        } else if direction == .rx {
+            activity.lastReceived = moment
+        }
+        return traffic.controllerQueueFull.count < LinkTraffic.maxQueueFullPeriods
+    }
+
+    /// One LL data PDU carrying L2CAP on an air capture, `bytes` of payload, sent in `direction`: counted (no host and no
+    /// controller buffer on the air).
+    @inline(__always)
+    mutating func feed(airData direction: Direction, bytes: Int) {
+        traffic.aclPackets[direction] += 1
+        traffic.aclBytes[direction] += bytes
+    }
+
+    /// `packets` host → controller packets reported sent (Number Of Completed Packets) at `moment`.
+    @inline(__always)
+    mutating func feed(completed packets: Int, at moment: LinkActivity.Moment) {
+        let before = traffic.inFlight
+        traffic.inFlight = max(0, before - packets)
+        traffic.completedPackets += packets
+        if before > 0 { activity.completed(packetsWaiting: before, stillInFlight: traffic.inFlight, at: moment) }
+    }
+
+    /// This link's send filled its controller's buffer at `moment` with `packets` in flight: a full period starts.
+    mutating func feed(bufferFilledWith packets: Int, at moment: LinkActivity.Moment) {
+        traffic.controllerQueueFull.append(QueueFullPeriod(startFrame: moment.frame, startTime: moment.timestamp, packets: packets))
+    }
+
+    /// The buffer this link filled has room again at `moment`: the last full period ends.
+    mutating func feed(bufferRoomAgainAt moment: LinkActivity.Moment) {
+        guard var period = traffic.controllerQueueFull.popLast() else { return }
+        period.endFrame = moment.frame
+        period.endTime = moment.timestamp
+        // Wrapping: a damaged record's time stamp can be anything; a sum is never worth a trap.
+        traffic.controllerQueueFullMicroseconds &+= period.durationMicroseconds ?? 0
+        traffic.controllerQueueFull.append(period)
+    }
+
+    /// One ATT PDU, read once (``ATTView``): counted, and what the diagnosis reads noted (``LinkActivity``) against the
+    /// ATT_MTU in force; `activity` false for passes that gather no evidence and for PDUs on other bearers.
+    @inline(__always)
+    mutating func feed(att view: ATTView, frame: Int, direction: Direction, activity noting: Bool) {
+        traffic.attPDUs += 1
+        guard noting else { return }
+        activity.note(view, mtu: link.snapshot.mtu, frame: frame, direction: direction)
+    }
+}
