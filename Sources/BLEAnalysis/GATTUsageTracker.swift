@@ -63,6 +63,9 @@ public struct GATTUsageTracker: AttributeValueObserver {
 
     /// Which layouts the values of unnamed handles fit (nil: not followed).
     private var layouts: ValueLayoutTracker?
+    /// Per entry of `counts`: whether its values are still offered to `layouts` (false once no layout can name it, so
+    /// a named or hopeless handle costs nothing more).
+    private var layoutsOpen: [Bool] = []
 
     /// `codecs`: the loaded specs whose frames may name a handle too; `layouts` false: no handle named from values.
     public init(codecs: CodecRegistry? = nil, layouts: Bool = true) {
@@ -98,6 +101,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
             guard create else { return nil }
             i = counts.count
             counts.append(HandleUsage())
+            layoutsOpen.append(true)
             index[key] = i
         }
         cacheKeys[slot] = key
@@ -114,7 +118,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
             || kind == .writeCommand || kind == .signedWriteCommand || kind == .readResponse || kind == .readBlobResponse
             || kind == .longRead
         guard let i = position(of: key, create: counted) else { return }
-        layouts?.observe(event, key: key, value: value)
+        if layoutsOpen[i], layouts != nil { layoutsOpen[i] = layouts!.observe(event, key: key, value: value) }
         switch kind {
         case .notification: counts[i].notifications += 1
         case .indication: counts[i].indications += 1

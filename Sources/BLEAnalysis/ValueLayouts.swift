@@ -161,13 +161,15 @@ struct ValueLayoutTracker {
 
     init(codecs: CodecRegistry?) { layouts = ValueLayout.all(codecs: codecs) }
 
-    /// Only whole values of the peer's database whose type nothing named.
-    mutating func observe(_ event: AttributeValueEvent, key: GATTUsageTracker.Key, value: RawSpan) {
-        guard event.characteristic == nil, event.serverIsPeer, event.offset == 0, event.kind != .readBlobResponse,
-            event.kind != .prepareWrite, event.kind != .creditSDU
-        else { return }
+    /// Only whole values of the peer's database whose type nothing named. Returns false once no layout can name the
+    /// handle any more (the caller stops asking).
+    mutating func observe(_ event: AttributeValueEvent, key: GATTUsageTracker.Key, value: RawSpan) -> Bool {
+        guard event.characteristic == nil, event.serverIsPeer else { return false }
+        guard event.offset == 0, event.kind != .readBlobResponse, event.kind != .prepareWrite, event.kind != .creditSDU else {
+            return true
+        }
         var e = evidence[key] ?? Evidence(candidates: Array(layouts.indices), firstFrame: event.frame)
-        guard !e.candidates.isEmpty else { return }
+        guard !e.candidates.isEmpty else { return false }
         var kept: [Int] = []
         value.withUnsafeBytes { bytes in
             for i in e.candidates {
@@ -183,6 +185,7 @@ struct ValueLayoutTracker {
         e.candidates = kept
         e.values += 1
         evidence[key] = e
+        return !kept.isEmpty
     }
 
     /// The handles one layout, and only one, names: connection number → handle → what it is.

@@ -175,6 +175,7 @@ public struct ColumnTable<Row>: Sendable {
     public init(_ columns: [Column<Row>]) {
         self.columns = columns
         csvColumns = columns.filter { $0.csv != nil }
+        textColumns = columns.compactMap(\.text)
     }
 
     /// The JSON keys, in order.
@@ -247,8 +248,8 @@ public struct ColumnTable<Row>: Sendable {
         return line
     }
 
-    /// Columns of the text table, in order.
-    public var textColumns: [TextColumn<Row>] { columns.compactMap(\.text) }
+    /// Columns of the text table, in order (found once: a text line is rendered per event).
+    public let textColumns: [TextColumn<Row>]
 }
 
 extension String {
