@@ -176,7 +176,7 @@ public enum MarkdownReport {
         for c in f.connections.prefix(options.maxRows) {
             out += row(
                 [
-                    "\(c.number)", hex(c.handle, width: 4), (c.peerAddress ?? "—") + (c.inferred ? " (inferred)" : ""),
+                    "\(c.number)", hex(c.handle, width: 4), (ConnectionColumns.peerText(c) ?? "—") + (c.inferred ? " (inferred)" : ""),
                     options.clock.format(c.startTime),
                 ] + Self.linkCells.map { $0.textCell(c) ?? "" } + [
                     c.lifecycle.ending?.text ?? c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected")
