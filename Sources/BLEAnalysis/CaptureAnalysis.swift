@@ -1,4 +1,5 @@
 import BLECapture
+import BLECodecs
 import BLECore
 
 /// Which trackers a pass over a capture runs (nil: not run), and where.
@@ -129,7 +130,7 @@ public final class AnalysisPass {
             trackers = nil
             return
         }
-        let box = TrackerBox(TrackerSet(observing))
+        let box = TrackerBox(TrackerSet(observing, codecs: options.codecs))
         trackers = box
         let observer = BoxedTrackers(box: box)
         analyzer.observers = observing.inBackground ? [BackgroundObservers([observer])] : [observer]
@@ -195,11 +196,11 @@ struct TrackerSet: AttributeValueObserver {
     var gattUsage: GATTUsageTracker?
     var leAudio: LEAudioTracker?
 
-    init(_ observing: Observing) {
+    init(_ observing: Observing, codecs: CodecRegistry? = nil) {
         throughput = observing.throughput.map { ThroughputTracker(options: $0) }
         transfers = observing.transfers.map { ChunkedTransferTracker(options: $0) }
         ota = observing.otaStallThreshold.map { OTATracker(stallThreshold: $0) }
-        gattUsage = observing.gattUsage ? GATTUsageTracker() : nil
+        gattUsage = observing.gattUsage ? GATTUsageTracker(codecs: codecs) : nil
         leAudio = observing.leAudio ? LEAudioTracker() : nil
     }
 

@@ -1,3 +1,4 @@
+import BLECodecs
 import BLECore
 
 /// How a handle was used during a connection (for `blescope gatt`).
@@ -28,6 +29,8 @@ public struct GATTUsage: Hashable, Sendable {
     public var byConnection: [Int: [UInt16: HandleUsage]]
     /// The same for the capturing side's own database (the peer as client).
     public var localByConnection: [Int: [UInt16: HandleUsage]]
+    /// Handles of the peer's database that no discovery named, named from their values' layout (``ValueLayout``).
+    public var layouts: [Int: [UInt16: InferredLayout]] = [:]
 
     public init(byConnection: [Int: [UInt16: HandleUsage]] = [:], localByConnection: [Int: [UInt16: HandleUsage]] = [:]) {
         self.byConnection = byConnection
@@ -58,10 +61,23 @@ public struct GATTUsageTracker: AttributeValueObserver {
     /// The same for the capturing side's own database (the peer as client).
     public var localByConnection: [Int: [UInt16: HandleUsage]] { grouped(peer: false) }
 
-    public init() {}
+    /// Which layouts the values of unnamed handles fit (nil: not followed).
+    private var layouts: ValueLayoutTracker?
+    /// Per entry of `counts`: whether its values are still offered to `layouts` (false once no layout can name it, so
+    /// a named or hopeless handle costs nothing more).
+    private var layoutsOpen: [Bool] = []
+
+    /// `codecs`: the loaded specs whose frames may name a handle too; `layouts` false: no handle named from values.
+    public init(codecs: CodecRegistry? = nil, layouts: Bool = true) {
+        self.layouts = layouts ? ValueLayoutTracker(codecs: codecs) : nil
+    }
 
     /// What the tracker counted, as a value to keep (``CaptureAnalysis/gattUsage``).
-    public var result: GATTUsage { GATTUsage(byConnection: byConnection, localByConnection: localByConnection) }
+    public var result: GATTUsage {
+        var usage = GATTUsage(byConnection: byConnection, localByConnection: localByConnection)
+        usage.layouts = layouts?.result ?? [:]
+        return usage
+    }
 
     private func grouped(peer: Bool) -> [Int: [UInt16: HandleUsage]] {
         var out: [Int: [UInt16: HandleUsage]] = [:]
@@ -85,6 +101,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
             guard create else { return nil }
             i = counts.count
             counts.append(HandleUsage())
+            layoutsOpen.append(true)
             index[key] = i
         }
         cacheKeys[slot] = key
@@ -101,6 +118,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
             || kind == .writeCommand || kind == .signedWriteCommand || kind == .readResponse || kind == .readBlobResponse
             || kind == .longRead
         guard let i = position(of: key, create: counted) else { return }
+        if layoutsOpen[i], layouts != nil { layoutsOpen[i] = layouts!.observe(event, key: key, value: value) }
         switch kind {
         case .notification: counts[i].notifications += 1
         case .indication: counts[i].indications += 1

@@ -24,6 +24,9 @@ public final class CodecRegistry: Sendable {
     /// The built-in SIG codecs.
     public static var builtinCodecs: [SIGCodec] { SIGCodec.all }
 
+    /// The loaded specs, in load order (``loadedSpecs``).
+    var specsSnapshot: [DeclarativeCodec] { state.withLock { $0.specs } }
+
     /// Compiles a spec from text and adds it. A spec with the name of a loaded one replaces it.
     @discardableResult
     public func load(specText: String, file: String? = nil) throws(CodecSpecError) -> CodecSpecSummary {

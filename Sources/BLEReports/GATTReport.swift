@@ -19,7 +19,8 @@ public struct GATTTextRenderer {
         return uuid.description
     }
 
-    public func render(_ db: GATTDatabase, usage: [UInt16: HandleUsage] = [:]) -> String {
+    /// `inferred`: handles named from their values' layout (``InferredLayout``), for those nothing else named.
+    public func render(_ db: GATTDatabase, usage: [UInt16: HandleUsage] = [:], inferred: [UInt16: InferredLayout] = [:]) -> String {
         var out = ""
         func usageText(_ h: UInt16) -> String {
             var parts: [String] = []
@@ -50,9 +51,12 @@ public struct GATTTextRenderer {
         if !extra.isEmpty {
             out += terminal.paint("handles outside the discovered database", .bold) + "\n"
             for h in extra {
-                let n = db.userNames[h] ?? db.uuid(for: h).map(label) ?? "unknown"
-                // A name the traffic taught says how it was learned.
-                let how = db.userNames[h] == nil ? db.learnedTypes[h].map { "  (learned from \($0.how))" } ?? "" : ""
+                let layout = db.userNames[h] == nil && db.uuid(for: h) == nil ? inferred[h] : nil
+                let n = db.userNames[h] ?? db.uuid(for: h).map(label) ?? layout.map { $0.uuid.map(label) ?? $0.name } ?? "unknown"
+                // A name the traffic taught says how it was learned; one inferred from the values' layout says so.
+                let how =
+                    db.userNames[h] == nil
+                    ? db.learnedTypes[h].map { "  (learned from \($0.how))" } ?? layout.map { "  (\($0.how))" } ?? "" : ""
                 out += "  " + terminal.paint(hex(h, width: 4), .dim) + "  " + n + usageText(h) + how + "\n"
             }
         }
@@ -77,7 +81,7 @@ public struct GATTReport {
         var out = ""
         for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
             var head = "Connection #\(c.number)  handle \(hex(c.handle, width: 4))"
-            if let peer = c.peerAddress { head += "  peer \(peer)" + (c.peerAddressType.map { " (\($0))" } ?? "") }
+            if let peer = ConnectionColumns.peerText(c) { head += "  peer \(peer)" }
             if let identity = c.peerIdentity { head += " = identity \(identity)" }
             head += "  frames \(c.startFrame)–\(c.endFrame.map(String.init) ?? "end")"
             if c.inferred { head += "  (inferred)" }
@@ -99,7 +103,7 @@ public struct GATTReport {
                 }
                 out += terminal.paint("  bearers (CID tx/rx): " + list.joined(separator: "; "), .dim) + "\n"
             }
-            out += renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:])
+            out += renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:], inferred: usage.layouts[c.number] ?? [:])
                 .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
             let localUsage = usage.localByConnection[c.number] ?? [:]
             if !c.localGATT.isEmpty || !localUsage.isEmpty {
@@ -112,15 +116,8 @@ public struct GATTReport {
         return out.isEmpty ? "No GATT database or attribute traffic in this capture.\n" : out
     }
 
-    /// `ATT_MTU 247 (observed at frame 34)`, `ATT_MTU ≥ 243 (inferred: at least the 243-byte ATT PDU at frame 84)`,
-    /// `ATT_MTU 23 (assumed: the default, the capture does not show it)`: the value with where it came from, as `throughput` and `report` give it.
-    static func mtuText(_ c: Connection) -> String {
-        let source = c.link.mtu.source
-        let atLeast: String =
-            if case .inferred(.largestATTPDU) = source { "≥ " } else { "" }
-        let basis = if case .assumed = source { "assumed: the default, the capture does not show it" } else { source.description }
-        return "ATT_MTU \(atLeast)\(c.currentMTU) (\(basis))"
-    }
+    /// `ATT_MTU 247 (observed at frame 34)`: ``ConnectionColumns/mtuWithSource(_:)``, as every output gives it.
+    static func mtuText(_ c: Connection) -> String { ConnectionColumns.mtuWithSource(c) }
 
     public var json: String {
         var w = JSONWriter()
@@ -131,12 +128,12 @@ public struct GATTReport {
             w.beginObject()
             w.field("conn", c.handle)
             w.field("conn_number", c.number)
-            w.field("peer", c.peerAddress)
+            Self.writeField(ConnectionColumns.peer, c, to: &w)
             w.field("peer_identity", c.peerIdentity)
             w.field("source", c.gatt.isEmpty ? nil : c.gatt.source.rawValue)
-            w.field("mtu", c.currentMTU)
-            w.field("mtu_source", c.link.mtu.source.kind)
-            w.field("mtu_basis", c.link.mtu.source.description)
+            for column in [ConnectionColumns.link("mtu"), ConnectionColumns.mtuSource, ConnectionColumns.mtuBasis] {
+                Self.writeField(column, c, to: &w)
+            }
             let bearers = c.attBearers
             if bearers.contains(where: { $0.kind != .leFixed }) {
                 // Only where a dynamic bearer exists (BR/EDR, EATT): LE-only outputs stay as they were.
@@ -193,11 +190,16 @@ public struct GATTReport {
             w.beginArray("handles_used")
             // Handles used, and those the traffic named without a use counted (a Read By Type's items).
             let learned = c.gatt.learnedTypes.keys.filter { c.gatt.role(of: $0) == nil }
+            let inferred = usage.layouts[c.number] ?? [:]
             for h in Set(used.keys).union(learned).sorted() {
+                // Named from the values' layout only where nothing else named the handle.
+                let layout = c.gatt.uuid(for: h) == nil ? inferred[h] : nil
+                let uuid = c.gatt.uuid(for: h) ?? layout?.uuid
                 w.beginObject()
                 w.field("handle", h)
-                w.field("uuid", c.gatt.uuid(for: h)?.uuidString)
-                w.field("learned_from", c.gatt.role(of: h) == nil ? c.gatt.learnedTypes[h]?.how : nil)
+                w.field("uuid", uuid?.uuidString)
+                w.field("name", uuid.flatMap { AssignedNumbers.name(for: $0) } ?? layout?.name)
+                w.field("learned_from", c.gatt.role(of: h) == nil ? c.gatt.learnedTypes[h]?.how ?? layout?.how : nil)
                 writeUsage(used[h], into: &w)
                 w.endObject()
             }
@@ -208,6 +210,11 @@ public struct GATTReport {
         if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
+    }
+
+    /// One shared connection field (``ConnectionColumns``) under its key.
+    static func writeField(_ column: Column<Connection>, _ c: Connection, to w: inout JSONWriter) {
+        column.cell(c).write(column.key ?? "", to: &w)
     }
 
     private func writeUsage(_ u: HandleUsage?, into w: inout JSONWriter) {

@@ -5,7 +5,7 @@ import BLECore
 ///
 /// JSON: `{"sessions": [{"conn" (connection handle), "conn_number", "protocol", "result", "result_detail", "start_frame", "end_frame", "duration_s",
 /// "image_size", "image_sha256", "image_crc32", "packets", "retransmitted_packets", "retransmitted_bytes",
-/// "resend_requests", "connections" ([{"role", "conn_number", "conn", "address", "start_frame", "end_frame", "end_reason", "gap_s"}]), "resends" ([{"index", "request_frame", "resent_frame"}]), "throughput_bps", "goodput", "packets_per_event", "phases", "objects", "stalls", "link",
+/// "resend_requests", "connections" ([{"role", "conn_number", "conn", "peer", "start_frame", "end_frame", "end_reason", "gap_s"}]), "resends" ([{"index", "request_frame", "resent_frame"}]), "throughput_bps", "goodput", "packets_per_event", "phases", "objects", "stalls", "link",
 /// "findings"}]}`.
 public enum OTAReport {
     public static func text(_ sessions: [OTASession], terminal: Terminal = Terminal(colors: false)) -> String {
@@ -122,16 +122,8 @@ public enum OTAReport {
         v.count <= 12 ? v.map(String.init).joined(separator: ", ") : v.prefix(12).map(String.init).joined(separator: ", ") + ", …"
     }
 
-    static func linkDescription(_ l: LinkSnapshot) -> String {
-        var parts: [String] = []
-        if let p = l.parameters { parts.append("CI \(String(fractionDigits: 2, Double(p.intervalMicroseconds) / 1000)) ms") }
-        parts.append("PHY \(l.phy.description)")
-        parts.append("data length \(l.dataLength.maxTxOctets)/\(l.dataLength.maxRxOctets)")
-        parts.append("MTU \(l.unseen.contains(.mtuAtLeast) ? "≥ " : "")\(l.mtu)")
-        if l.encrypted { parts.append("encrypted") }
-        let caveat = l.unseen.caveat(mtu: l.mtu)
-        return parts.joined(separator: ", ") + (caveat.isEmpty ? "" : " " + caveat)
-    }
+    /// The link in one line (``LinkColumns/sentence(_:)``, as every output spells its fields).
+    static func linkDescription(_ l: LinkSnapshot) -> String { LinkColumns.sentence(l) }
 
     /// `{"sessions": [...]}`; with `file`, `{"file", "sessions"}` (one line of `ota --json` over several captures).
     /// `{"file"?, "sessions": [...], "completeness"?}`: `log` (what the capture cannot show) when the command read the
@@ -211,7 +203,7 @@ public enum OTAReport {
             w.field("role", c.role)
             w.field("conn_number", c.connectionNumber)
             w.field("conn", c.connection)
-            w.field("address", c.peerAddress)
+            w.field("peer", c.peerAddress)
             w.field("start_frame", c.startFrame)
             w.field("end_frame", c.endFrame)
             w.field("end_reason", c.endReason)
@@ -257,25 +249,12 @@ public enum OTAReport {
         w.endArray()
     }
 
-    /// `link`: each link setting the session ran with, its ceiling, and which facts were assumed or inferred.
+    /// `link`: each link setting the session ran with (``LinkColumns``: its ceiling, which facts were assumed or inferred).
     static func writeLinks(_ s: OTASession, to w: inout JSONWriter) {
         w.beginArray("link")
         for l in s.links {
             w.beginObject()
-            w.field("interval_ms", l.parameters.map { Double($0.intervalMicroseconds) / 1000 }, decimals: 2)
-            w.field("phy_tx", ThroughputCeiling.PHY(l.phy.tx)?.rawValue)
-            w.field("phy_rx", ThroughputCeiling.PHY(l.phy.rx)?.rawValue)
-            w.field("max_tx_octets", l.dataLength.maxTxOctets)
-            w.field("max_rx_octets", l.dataLength.maxRxOctets)
-            w.field("mtu", l.mtu)
-            w.field("encrypted", l.encrypted)
-            w.field("ceiling_tx_bps", ThroughputCeiling.ceiling(for: l, direction: .tx), decimals: 0)
-            w.beginArray("assumed")
-            for name in l.unseen.assumedNames { w.value(name) }
-            w.endArray()
-            w.beginArray("inferred")
-            for name in l.unseen.inferredNames { w.value(name) }
-            w.endArray()
+            LinkColumns.table.writeFields(l, to: &w)
             w.endObject()
         }
         w.endArray()

@@ -15,7 +15,7 @@ public struct ThroughputRow {
 public enum ThroughputColumns {
     public typealias Row = ThroughputRow
 
-    public static let table = ColumnTable<Row>(identity + volume + rates + distribution + link + verdict)
+    public static let table = ColumnTable<Row>(identity + volume + rates + distribution + link + linkCSV + linkDetails + verdict)
 
     static let identity: [Column<Row>] = [
         Column("conn", csv: "connection_handle") { .int(Int($0.stream.connection)) }.csvText { hex($0.stream.connection, width: 4) },
@@ -97,15 +97,15 @@ public enum ThroughputColumns {
             .json { w, key in
                 if let p = row.stream.mainPeriod { ThroughputReport.writeLink(p.link, key: key, to: &w) } else { w.fieldNull(key) }
             }
-        },
-        Column(nil, csv: "interval_ms") { row in
-            .double(row.stream.mainPeriod?.link.parameters.map { Double($0.intervalMicroseconds) / 1000 }, decimals: 2)
-        },
-        Column(nil, csv: "phy") { .text($0.stream.mainPeriod?.link.phy.description) },
-        Column(nil, csv: "data_length") { row in
-            .text(row.stream.mainPeriod.map { "\($0.link.dataLength.maxTxOctets)/\($0.link.dataLength.maxRxOctets)" })
-        },
-        Column(nil, csv: "mtu") { .int($0.stream.mainPeriod?.link.mtu) },
+        }
+    ]
+
+    /// The main period's link, in the CSV: the shared link fields (``LinkColumns``) that have a CSV name.
+    static let linkCSV: [Column<Row>] = LinkColumns.all.filter { $0.csv != nil }.map { (c: Column<LinkSnapshot>) -> Column<Row> in
+        c.renamed(nil).withText(nil).lifted(optional: { (row: Row) in row.stream.mainPeriod?.link })
+    }
+
+    static let linkDetails: [Column<Row>] = [
         Column(nil, csv: "packets_per_event") { .double($0.stream.mainPeriod?.packetsPerEvent?.mean, decimals: 2) },
         Column("periods") { row in .json { w, key in ThroughputReport.writePeriods(row.stream.periods, key: key, to: &w) } },
         Column("periods_not_split") { .int($0.stream.periodsNotSplit) },

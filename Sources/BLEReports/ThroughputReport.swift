@@ -19,8 +19,8 @@ import BLEProtocols
 /// "series": {"slot_us", "points": [[µs from first_time, bps (integer)], …]}}], "streams_dropped": n, "iso_streams":
 /// [health] (only when the capture has ISO data; `schemas/iso.schema.json`'s health objects)}`
 ///
-/// `{link}` is `{"interval_ms", "latency", "timeout_ms", "phy_tx", "phy_rx", "max_tx_octets", "max_rx_octets",
-/// "mtu", "encrypted"}`. Rates are value bits per second over first → last packet; times are seconds since the
+/// `{link}` is ``LinkColumns``' object: `{"interval_ms", "latency", "timeout_ms", "phy_tx", "phy_rx", "max_tx_octets",
+/// "max_rx_octets", "mtu", "encrypted", "ceiling_tx_bps", "assumed", "inferred"}`. Rates are value bits per second over first → last packet; times are seconds since the
 /// Unix epoch (UTC) with µs.
 public struct ThroughputReport {
     public var streams: [ThroughputStream]
@@ -322,25 +322,8 @@ public struct ThroughputReport {
         w.endObject()
     }
 
-    static func writeLink(_ l: LinkSnapshot, key: String, to w: inout JSONWriter) {
-        w.beginObject(key)
-        w.field("interval_ms", l.parameters.map { Double($0.intervalMicroseconds) / 1000 }, decimals: 2)
-        w.field("latency", l.parameters?.latency)
-        w.field("timeout_ms", l.parameters.map { Int($0.timeout) * 10 })
-        w.field("phy_tx", l.phy.tx.description)
-        w.field("phy_rx", l.phy.rx.description)
-        w.field("max_tx_octets", l.dataLength.maxTxOctets)
-        w.field("max_rx_octets", l.dataLength.maxRxOctets)
-        w.field("mtu", l.mtu)
-        w.field("encrypted", l.encrypted)
-        w.beginArray("assumed")
-        for name in l.unseen.assumedNames { w.value(name) }
-        w.endArray()
-        w.beginArray("inferred")
-        for name in l.unseen.inferredNames { w.value(name) }
-        w.endArray()
-        w.endObject()
-    }
+    /// `{link}`: ``LinkColumns``, the link object of every output.
+    static func writeLink(_ l: LinkSnapshot, key: String, to w: inout JSONWriter) { LinkColumns.write(l, key: key, to: &w) }
 
     static func writeLinkLayer(_ ll: LinkLayerStats, key: String = "link_layer", to w: inout JSONWriter) {
         w.beginObject(key)

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLECodecs
 import BLECore
 
 /// The columns of `blescope timeline`, in JSON key order: `--format jsonl` (`schemas/timeline.schema.json`),
@@ -51,14 +52,28 @@ public enum TimelineColumns {
     static let core: [Column<Row>] = [
         Column("frame", csv: "frame", text: TextColumn("frame", width: 7, .right) { String($0.frame) }) { .int($0.frame) },
         Column("time", csv: "time") { .time($0.timestamp) }.csvText { $0.timestamp.epochSecondsText },
-        Column("conn", csv: "conn") { .int($0.connection.map(Int.init)) },
+        Column("conn", csv: "conn", text: TextColumn("conn", width: 6, gap: 2) { $0.connection.map { hex($0, width: 4) } ?? "" }) {
+            .int($0.connection.map(Int.init))
+        },
         Column("conn_number") { .int($0.connectionNumber) },
-        Column("dir", csv: "dir") { .text($0.direction == .unknown ? nil : $0.direction.description) },
-        Column("layer", csv: "layer") { .text($0.layer.rawValue) },
+        Column("dir", csv: "dir", text: TextColumn("dir", width: 3, .right, gap: 0) { $0.direction.arrow }) {
+            .text($0.direction == .unknown ? nil : $0.direction.description)
+        },
+        Column(
+            "layer", csv: "layer",
+            text: TextColumn("layer", width: 5, gap: 2, paint: { text, e, t in t.paint(text, layerStyle(e.layer)) }) {
+                $0.layer.rawValue.uppercased()
+            }
+        ) { .text($0.layer.rawValue) },
         Column("bearer", csv: "bearer") { .text($0.bearer?.rawValue) },
         Column("cid", csv: "cid") { .int($0.cid.map(Int.init)) },
         Column("opcode", csv: "opcode") { .int64($0.code.map(Int64.init)) },
-        Column("opcode_name", csv: "opcode_name") { .text($0.name) },
+        Column(
+            "opcode_name", csv: "opcode_name",
+            text: TextColumn("event", width: 0, gap: 2, paint: { _, e, t in eventText(e, terminal: t) }) {
+                eventText($0, terminal: Terminal(colors: false))
+            }
+        ) { .text($0.name) },
         Column("handle", csv: "handle") { .int($0.handle.map(Int.init)) },
         Column("handles") { e in
             .json { w, key in
@@ -91,4 +106,50 @@ public enum TimelineColumns {
             }
         }.csvText { $0.decoded?.summary ?? "" },
     ]
+}
+
+extension TimelineColumns {
+    /// The table with the time column's text in `time`'s style (relative times count from `origin`, else from each
+    /// event's own time): what ``TimelineTextRenderer`` writes.
+    public static func textTable(time: TimeStyle, origin: Timestamp?) -> ColumnTable<Row> {
+        let clock: TextColumn<Row>
+        switch time {
+        case .relative:
+            clock = TextColumn("time (s)", width: 13, .right) { e in
+                "+" + String(fractionDigits: 6, Double(e.timestamp.microseconds(since: origin ?? e.timestamp)) / 1e6)
+            }
+        case .absoluteUTC:
+            clock = TextColumn("time (UTC)", width: 26) { $0.timestamp.formatted() }
+        case .absoluteLocal(let offset):
+            clock = TextColumn("time (local)", width: 26) { $0.timestamp.formatted(utcOffsetSeconds: offset) }
+        }
+        return ColumnTable((core + extra).map { $0.key == "time" ? $0.withText(clock) : $0 })
+    }
+
+    /// The event column: its name, the bearer, the attribute's name, the summary, the value, the decoded value and the
+    /// request or response it pairs with.
+    static func eventText(_ e: Row, terminal: Terminal) -> String {
+        var out = terminal.paint(e.name, .bold)
+        if let b = e.bearer, b != .leFixed { out += " " + terminal.paint("(\(b) CID \(e.cid.map { hex($0, width: 4) } ?? "?"))", .dim) }
+        if let n = e.attributeName ?? e.uuid?.description { out += " " + terminal.paint("[" + n + "]", .yellow) }
+        if !e.summary.isEmpty { out += "  " + e.summary }
+        if e.layer == .att, let v = e.value, !e.summary.contains("value=") { out += " value=" + hexString(v) }
+        if let d = e.decoded { out += "  " + terminal.paint(d.summary, d.valid ? .cyan : .red) }
+        if let r = e.responseFrame {
+            out += terminal.paint("  → #\(r)" + (e.latency.map { " " + formatDuration(microseconds: $0) } ?? ""), .dim)
+        } else if let r = e.requestFrame {
+            out += terminal.paint("  ← #\(r)", .dim)
+        }
+        return out
+    }
+
+    static func layerStyle(_ layer: Layer) -> Terminal.Style {
+        switch layer {
+        case .hci: .blue
+        case .att: .green
+        case .smp: .magenta
+        case .l2cap: .yellow
+        default: .dim
+        }
+    }
 }

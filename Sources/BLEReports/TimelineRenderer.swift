@@ -12,83 +12,43 @@ public enum TimeStyle: Sendable {
     case absoluteLocal(offsetSeconds: Int)
 }
 
-/// Renders timeline events as aligned text lines.
+/// Renders timeline events as aligned text lines: the text columns of ``TimelineColumns`` (frame, time, conn, dir,
+/// layer, event), the time in the run's style.
 public struct TimelineTextRenderer {
     public var terminal: Terminal
     public var timeStyle: TimeStyle
     private var origin: Timestamp?
+    /// ``TimelineColumns/textTable(time:origin:)``, made again when the origin becomes known.
+    private var table: ColumnTable<TimelineEvent>
 
     public init(terminal: Terminal, timeStyle: TimeStyle) {
         self.terminal = terminal
         self.timeStyle = timeStyle
         if case .relative(let t) = timeStyle { origin = t }
+        table = TimelineColumns.textTable(time: timeStyle, origin: origin)
     }
 
     /// Relative times count from `time` (the first record's) unless an origin was given: a filtered timeline's first
     /// line is then `+12.600…`, as `--from 12.6` counted, not `+0`.
     public mutating func startCounting(at time: Timestamp) {
-        if origin == nil { origin = time }
+        guard origin == nil else { return }
+        origin = time
+        table = TimelineColumns.textTable(time: timeStyle, origin: origin)
     }
 
     /// Where the event text starts (continuation lines of a fitted event are indented to it).
-    var eventColumn: Int {
-        switch timeStyle {
-        case .relative: 41
-        case .absoluteUTC, .absoluteLocal: 54
-        }
-    }
+    var eventColumn: Int { table.textOffsets.last ?? 0 }
 
-    public var header: String {
-        let time: String
-        switch timeStyle {
-        case .relative: time = "time (s)".leftPadding(to: 13)
-        case .absoluteUTC: time = "time (UTC)".padding(to: 26)
-        case .absoluteLocal: time = "time (local)".padding(to: 26)
-        }
-        return terminal.paint("  frame " + time + "  conn    dir layer  event", .dim) + "\n"
-    }
+    public var header: String { terminal.paint(table.textHeader, .dim) + "\n" }
 
     public mutating func line(_ e: TimelineEvent) -> String {
-        var out = String(e.frame).leftPadding(to: 7) + " "
-        switch timeStyle {
-        case .relative:
-            if origin == nil { origin = e.timestamp }
-            let delta = e.timestamp.microseconds(since: origin!)
-            out += ("+" + String(fractionDigits: 6, Double(delta) / 1e6)).leftPadding(to: 13)
-        case .absoluteUTC:
-            out += e.timestamp.formatted().padding(to: 26)
-        case .absoluteLocal(let offset):
-            out += e.timestamp.formatted(utcOffsetSeconds: offset).padding(to: 26)
-        }
-        out += "  " + (e.connection.map { hex($0, width: 4) } ?? "").padding(to: 7)
-        out += " " + e.direction.arrow + "  "
-        out += terminal.paint(e.layer.rawValue.uppercased().padding(to: 5), layerStyle(e.layer)) + "  "
-        out += terminal.paint(e.name, .bold)
-        if let b = e.bearer, b != .leFixed { out += " " + terminal.paint("(\(b) CID \(e.cid.map { hex($0, width: 4) } ?? "?"))", .dim) }
-        if let n = e.attributeName ?? e.uuid?.description { out += " " + terminal.paint("[" + n + "]", .yellow) }
-        if !e.summary.isEmpty { out += "  " + e.summary }
-        if e.layer == .att, let v = e.value, !e.summary.contains("value=") { out += " value=" + hexString(v) }
-        if let d = e.decoded { out += "  " + terminal.paint(d.summary, d.valid ? .cyan : .red) }
-        if let r = e.responseFrame {
-            out += terminal.paint("  → #\(r)" + (e.latency.map { " " + formatDuration(microseconds: $0) } ?? ""), .dim)
-        } else if let r = e.requestFrame {
-            out += terminal.paint("  ← #\(r)", .dim)
-        }
+        startCounting(at: e.timestamp)
+        let out = table.textLine(e, terminal: terminal)
         guard let width = terminal.width, out.utf8.count > width else { return out + "\n" }
         // Wider than the output: the event's text goes on under itself, long values wrapped.
         var fitted = ""
         TextWidth.fitLine(Substring(out), width: width, indent: eventColumn, into: &fitted)
         return fitted + "\n"
-    }
-
-    private func layerStyle(_ layer: Layer) -> Terminal.Style {
-        switch layer {
-        case .hci: .blue
-        case .att: .green
-        case .smp: .magenta
-        case .l2cap: .yellow
-        default: .dim
-        }
     }
 }
 

@@ -80,7 +80,7 @@ func linkTargets(_ html: String) -> [String] {
         #expect(html.contains("class=\"bar\""))
         #expect(html.contains("178.6 kbps = 23 % of the 790.9 kbps ceiling for 1M/251/247 at 15 ms"))
         #expect(html.contains("nordic-secure-dfu on connection #1: SUCCESS"))
-        #expect(html.contains("ATT MTU 247"))
+        #expect(html.contains("ATT_MTU 247"))
         #expect(html.contains("times in UTC"))
     }
 

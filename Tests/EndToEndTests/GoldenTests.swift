@@ -163,7 +163,7 @@ import Testing
             ) != nil)
         #expect(
             text.contains(
-                "data length \(truth["data_length_octets"] as! Int)/\(truth["data_length_octets"] as! Int), MTU \(truth["att_mtu"] as! Int)"
+                "data length \(truth["data_length_octets"] as! Int)/\(truth["data_length_octets"] as! Int), ATT_MTU \(truth["att_mtu"] as! Int)"
             ))
         // The init packet, then the data objects: their packets and bytes.
         #expect(

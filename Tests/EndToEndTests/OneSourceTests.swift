@@ -118,3 +118,140 @@ import Testing
         }
     }
 }
+
+/// The link and connection fields (interval, latency, timeout, PHY, data length, ATT_MTU with its source, encryption,
+/// role, peer) have one value in every output that writes them: `throughput`'s stream periods, `ota`'s session links,
+/// `report`'s connections (their `link` at the end, their change history and link facts), `gatt` and the fleet tables
+/// (`export --tables`). Run on Samples and real air captures (nRF Sniffer), whose link facts come from LL control PDUs.
+extension OneSourceTests {
+    static var linkCaptures: [String] {
+        ["nordic-dfu.btsnoop", "headset-ota.pklg", "bracelet.btsnoop", "mcumgr-upload.btsnoop", "eom-transfer.pcap"]
+            .map(TestEnvironment.sample)
+            + (TestEnvironment.sharedCaptures.map { dir in
+                [
+                    "nrfsniffer-lt272_surplife-led-ll-fragmentation.pcapng",
+                    "nrfsniffer-lt272_bsniffhub-lesc-debugkey-enc-micok-then-badmic.pcap",
+                ].map { dir + "/" + $0 }
+            } ?? [])
+    }
+
+    /// The keys every link object has, in every output (`schemas/throughput.schema.json#/$defs/link`).
+    static let linkKeys: Set<String> = [
+        "interval_ms", "latency", "timeout_ms", "phy_tx", "phy_rx", "max_tx_octets", "max_rx_octets", "mtu", "encrypted",
+        "ceiling_tx_bps", "assumed", "inferred",
+    ]
+    /// The fields compared between outputs.
+    static let comparedLinkKeys = [
+        "interval_ms", "latency", "timeout_ms", "phy_tx", "phy_rx", "max_tx_octets", "max_rx_octets", "mtu", "encrypted",
+    ]
+
+    static func text(_ v: Any?) -> String {
+        guard let v, !(v is NSNull) else { return "null" }
+        if let d = v as? Double, d != d.rounded() { return String(format: "%.2f", d) }
+        return "\(v)"
+    }
+
+    /// The link in force at `frame` from a report connection's change history (its values before any change: the
+    /// spec's initial ones).
+    static func linkInForce(_ connection: [String: Any], at frame: Int) -> [String: String] {
+        func last(_ key: String) -> [String: Any]? {
+            (connection[key] as? [[String: Any]] ?? []).last { ($0["frame"] as? Int ?? .max) <= frame }
+        }
+        let p = last("parameters"), phy = last("phy"), dl = last("data_length"), mtu = last("mtu"), enc = last("encryption")
+        return [
+            "interval_ms": text(p?["interval_ms"]), "latency": text(p?["latency"]), "timeout_ms": text(p?["timeout_ms"]),
+            "phy_tx": text(phy?["tx"] ?? "1M"), "phy_rx": text(phy?["rx"] ?? "1M"),
+            "max_tx_octets": text(dl?["max_tx_octets"] ?? 27), "max_rx_octets": text(dl?["max_rx_octets"] ?? 27),
+            "mtu": text(mtu?["mtu"] ?? 23), "encrypted": text(enc?["encrypted"] ?? NSNumber(value: false)),
+        ]
+    }
+
+    static func fields(_ link: [String: Any], _ keys: [String] = comparedLinkKeys) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: keys.map { ($0, text(link[$0])) })
+    }
+
+    @Test(arguments: linkCaptures)
+    func linkFieldsAgree(_ path: String) throws {
+        let name = (path as NSString).lastPathComponent
+        let report = try #require((try Self.json(["report", "--format", "json", path])["files"] as? [[String: Any]])?.first)
+        let throughput = try Self.json(["throughput", "--json", path])
+        let ota = try Self.json(["ota", "--json", path])
+        let gatt = try Self.json(["gatt", "--json", path])
+        let connections = report["connections"] as? [[String: Any]] ?? []
+        #expect(!connections.isEmpty, "\(name)")
+        let byNumber = Dictionary(connections.map { ($0["number"] as? Int ?? 0, $0) }, uniquingKeysWith: { a, _ in a })
+
+        // The report's link at each connection's end: the shared object, and the last value of each history.
+        for c in connections {
+            let link = try #require(c["link"] as? [String: Any], "\(name)")
+            #expect(Set(link.keys) == Self.linkKeys, "\(name)")
+            #expect(Self.fields(link) == Self.linkInForce(c, at: .max), "\(name): connection #\(c["number"] ?? "?")")
+            let facts = c["link_facts"] as? [String: Any]
+            #expect((facts?["mtu"] as? [String: Any])?["value"] as? String == Self.text(link["mtu"]), "\(name)")
+        }
+
+        // `throughput`: every period's link is the one the report's history has in force over the period.
+        var periodsSeen = 0
+        for s in throughput["streams"] as? [[String: Any]] ?? [] {
+            let c = try #require(byNumber[s["conn_number"] as? Int ?? 0], "\(name): stream on an unknown connection")
+            for p in s["periods"] as? [[String: Any]] ?? [] {
+                let link = try #require(p["link"] as? [String: Any])
+                #expect(Set(link.keys) == Self.linkKeys, "\(name)")
+                let last = p["last_frame"] as? Int ?? 0
+                #expect(Self.fields(link) == Self.linkInForce(c, at: last), "\(name): period ending at frame \(last)")
+                periodsSeen += 1
+            }
+        }
+
+        // `ota`: each link a session ran with is one the report's history had in force during the session.
+        for s in ota["sessions"] as? [[String: Any]] ?? [] {
+            let c = try #require(byNumber[s["conn_number"] as? Int ?? 0])
+            let start = s["start_frame"] as? Int ?? 0, end = s["end_frame"] as? Int ?? 0
+            let changeFrames = Set(
+                ["parameters", "phy", "data_length", "mtu", "encryption"].flatMap { key in
+                    (c[key] as? [[String: Any]] ?? []).compactMap { $0["frame"] as? Int }.filter { $0 > start && $0 <= end }
+                })
+            let inForce = ([start] + changeFrames.sorted()).map { Self.linkInForce(c, at: $0) }
+            for link in s["link"] as? [[String: Any]] ?? [] {
+                #expect(Set(link.keys) == Self.linkKeys, "\(name)")
+                #expect(inForce.contains(Self.fields(link)), "\(name): OTA link \(Self.fields(link)) not in \(inForce)")
+            }
+            // A session's peer is its connection's.
+            for step in s["connections"] as? [[String: Any]] ?? [] {
+                let n = step["conn_number"] as? Int ?? 0
+                #expect(Self.text(step["peer"]) == Self.text(byNumber[n]?["peer"]), "\(name): OTA connection #\(n)")
+            }
+        }
+
+        // `gatt`: peer, ATT_MTU and its source, as the report has them.
+        for g in gatt["connections"] as? [[String: Any]] ?? [] {
+            let c = try #require(byNumber[g["conn_number"] as? Int ?? 0])
+            let link = c["link"] as? [String: Any] ?? [:]
+            #expect(Self.text(g["peer"]) == Self.text(c["peer"]), "\(name): gatt peer")
+            #expect(Self.text(g["mtu"]) == Self.text(link["mtu"]), "\(name): gatt mtu")
+            let source = (c["link_facts"] as? [String: Any])?["mtu"] as? [String: Any]
+            #expect(g["mtu_source"] as? String == source?["source"] as? String, "\(name): gatt mtu_source")
+            #expect(g["mtu_basis"] as? String == source?["basis"] as? String, "\(name): gatt mtu_basis")
+        }
+
+        // The fleet tables' connection rows: the same peer, role and link.
+        let directory = NSTemporaryDirectory() + "blescope-link-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let export = try Blescope.run(["export", "--quiet", "--tables", directory, path])
+        #expect(export.status == 0, "\(name): \(export.stderr.prefix(300))")
+        let rows = try String(contentsOfFile: directory + "/connections.jsonl", encoding: .utf8).split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(rows.count == connections.count, "\(name)")
+        for row in rows {
+            let c = try #require(byNumber[row["conn_number"] as? Int ?? 0])
+            let link = c["link"] as? [String: Any] ?? [:]
+            let keys = ["interval_ms", "latency", "timeout_ms", "phy_tx", "phy_rx", "max_tx_octets", "mtu", "encrypted"]
+            #expect(Self.fields(row, keys) == Self.fields(link, keys), "\(name): fleet connection #\(row["conn_number"] ?? "?")")
+            #expect(Self.text(row["peer"]) == Self.text(c["peer"]) && Self.text(row["role"]) == Self.text(c["role"]), "\(name)")
+            let source = (c["link_facts"] as? [String: Any])?["mtu"] as? [String: Any]
+            #expect(row["mtu_source"] as? String == source?["source"] as? String, "\(name): fleet mtu_source")
+        }
+        print("\(name): \(connections.count) connections, \(periodsSeen) throughput periods compared")
+    }
+}

@@ -187,7 +187,7 @@ import Testing
         let connections = try #require(s["connections"] as? [[String: Any]])
         let want = try #require(truth["connections"] as? [[String: Any]])
         #expect(connections.compactMap { $0["role"] as? String } == ["application", "bootloader"])
-        #expect(connections.compactMap { $0["address"] as? String } == want.compactMap { $0["address"] as? String })
+        #expect(connections.compactMap { $0["peer"] as? String } == want.compactMap { $0["address"] as? String })
         #expect(connections.compactMap { $0["start_frame"] as? Int } == want.compactMap { $0["start_frame"] as? Int })
         #expect(connections.compactMap { $0["end_frame"] as? Int } == want.compactMap { $0["end_frame"] as? Int })
         // reason 0x13 in the truth file's Disconnection Complete events
@@ -343,7 +343,7 @@ import Testing
         let connections = try #require(s["connections"] as? [[String: Any]])
         let want = try #require(truth["connections"] as? [[String: Any]])
         #expect(connections.compactMap { $0["role"] as? String } == ["upload", "confirm"])
-        #expect(connections.compactMap { $0["address"] as? String } == want.compactMap { $0["address"] as? String })
+        #expect(connections.compactMap { $0["peer"] as? String } == want.compactMap { $0["address"] as? String })
         #expect(connections.compactMap { $0["start_frame"] as? Int } == want.compactMap { $0["start_frame"] as? Int })
         #expect(connections.compactMap { $0["end_frame"] as? Int } == want.compactMap { $0["end_frame"] as? Int })
         // 0x08 and 0x13 in the truth file's Disconnection Complete events.

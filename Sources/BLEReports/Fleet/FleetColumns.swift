@@ -38,14 +38,18 @@ enum FleetColumns {
         return (worst.isEmpty ? items : worst).first
     }
 
-    static let connections = ColumnTable<ConnectionRow>([
+    static let connectionIdentity: [Column<ConnectionRow>] = [
         Column("capture_id") { .text($0.id) },
         Column("conn_number") { .int($0.connection.number) },
         Column("handle") { .int(Int($0.connection.handle)) },
         Column("transport") { .text($0.connection.isLE ? "le" : "br/edr") },
-        Column("peer") { .text($0.connection.peerAddress) },
-        Column("peer_type") { .text($0.connection.peerAddressType) },
-        Column("role") { .text($0.connection.role?.rawValue) },
+    ]
+
+    /// Peer and role: the shared connection fields (``ConnectionColumns``).
+    static let connectionPeer: [Column<ConnectionRow>] = [ConnectionColumns.peer, ConnectionColumns.peerType, ConnectionColumns.role]
+        .map { $0.withText(nil).lifted { (row: ConnectionRow) in row.connection } }
+
+    static let connectionSpan: [Column<ConnectionRow>] = [
         Column("inferred") { .bool($0.connection.inferred) },
         Column("start_frame") { .int($0.connection.startFrame) },
         Column("start_time") { .time($0.connection.startTime) },
@@ -57,22 +61,25 @@ enum FleetColumns {
         Column("end_reason") { .text($0.connection.lifecycle.ending?.reason) },
         Column("end_reason_code") { .int($0.connection.lifecycle.ending?.code.map { Int($0.rawValue) }) },
         Column("ended_by") { .text($0.connection.lifecycle.ending?.endedBy.rawValue) },
-        Column("interval_ms") { row in
-            .double(row.connection.currentParameters.map { Double($0.intervalMicroseconds) / 1000 }, decimals: 2)
-        },
-        Column("latency") { .int($0.connection.currentParameters.map { Int($0.latency) }) },
-        Column("timeout_ms") { .int($0.connection.currentParameters.map { Int($0.timeout) * 10 }) },
-        Column("phy_tx") { .text($0.connection.currentPHY.tx.description) },
-        Column("phy_rx") { .text($0.connection.currentPHY.rx.description) },
-        Column("max_tx_octets") { .int(Int($0.connection.link.snapshot.dataLength.maxTxOctets)) },
-        Column("mtu") { .int($0.connection.currentMTU) },
-        Column("mtu_source") { .text($0.connection.link.mtu.source.kind) },
-        Column("encrypted") { .bool($0.connection.link.encryption.changes.contains { $0.value }) },
+    ]
+
+    /// The link in force at the connection's end: the shared link fields (``LinkColumns``), scalars only.
+    static let connectionLink: [Column<ConnectionRow>] = {
+        let link: [Column<Connection>] = ["interval_ms", "latency", "timeout_ms", "phy_tx", "phy_rx", "max_tx_octets", "mtu"]
+            .map(ConnectionColumns.link)
+        let more: [Column<Connection>] = [ConnectionColumns.mtuSource, ConnectionColumns.link("encrypted")]
+        return (link + more).map { $0.withText(nil).lifted { (row: ConnectionRow) in row.connection } }
+    }()
+
+    static let connectionTraffic: [Column<ConnectionRow>] = [
         Column("acl_bytes_tx") { .int($0.connection.aclBytes.tx) },
         Column("acl_bytes_rx") { .int($0.connection.aclBytes.rx) },
         Column("att_pdus") { .int($0.connection.attPDUs) },
         Column("quality_reports") { .int($0.connection.linkQuality.count) },
-    ])
+    ]
+
+    static let connections = ColumnTable<ConnectionRow>(
+        connectionIdentity + connectionPeer + connectionSpan + connectionLink + connectionTraffic)
 
     static let findings = ColumnTable<FindingRow>([
         Column("capture_id") { .text($0.id) },

@@ -211,13 +211,12 @@ public enum HTMLReport {
             out +=
                 "<td class=\"mono\">\(esc(c.peerAddress ?? "—"))\(c.peerAddressType.map { " <span class=\"muted\">(\(esc($0)))</span>" } ?? "")\(c.inferred ? " <span class=\"muted\">(inferred)</span>" : "")</td>"
             out +=
-                "<td>\(esc(c.role?.rawValue ?? "—"))</td><td class=\"mono nw\">\(esc(options.clock.format(c.startTime)))<br><span class=\"muted\">frame \(c.startFrame)</span></td>"
+                "<td>\(esc(ConnectionColumns.role.textCell(c) ?? "—"))</td><td class=\"mono nw\">\(esc(options.clock.format(c.startTime)))<br><span class=\"muted\">frame \(c.startFrame)</span></td>"
             out +=
                 "<td class=\"n\">\(c.endTime == nil ? "open at end" : esc(formatDuration(microseconds: end.microseconds(since: c.startTime))))</td>"
-            out +=
-                "<td>\(esc(c.currentParameters.map { "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms" } ?? "—"))</td>"
-            out +=
-                "<td>\(esc(c.currentPHY.description)), \(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets), MTU \(c.currentMTU)\(c.isEncrypted ? ", encrypted" : "")</td>"
+            let cell = { (name: String) in esc(ConnectionColumns.link(name).textCell(c) ?? "") }
+            out += "<td>\(cell("interval / latency / timeout"))</td>"
+            out += "<td>\(cell("phy")), \(cell("data_length")), MTU \(cell("mtu"))\(c.isEncrypted ? ", encrypted" : "")</td>"
             out +=
                 "<td class=\"n\">\(formatCount(c.aclPackets[.tx])) / \(formatCount(c.aclPackets[.rx]))</td><td class=\"n\">\(c.maxInFlight)</td>"
             out += "<td>\(esc(c.lifecycle.ending?.text ?? c.disconnectReason ?? (c.endFrame == nil ? "—" : "disconnected")))</td></tr>"
@@ -246,20 +245,7 @@ public enum HTMLReport {
         }
         // Parameter history per connection (when anything changed).
         for c in f.connections.prefix(options.maxRows) {
-            var changes: [(Int, Timestamp, String)] = []
-            for p in c.link.parameters.changes {
-                changes.append(
-                    (
-                        p.frame, p.timestamp,
-                        "interval \(String(fractionDigits: 2, Double(p.value.intervalMicroseconds) / 1000)) ms, latency \(p.value.latency), timeout \(Int(p.value.timeout) * 10) ms"
-                    ))
-            }
-            for p in c.link.phy.changes { changes.append((p.frame, p.timestamp, "PHY \(p.value.description)")) }
-            for d in c.link.dataLength.changes {
-                changes.append((d.frame, d.timestamp, "data length tx \(d.value.maxTxOctets) / rx \(d.value.maxRxOctets) octets"))
-            }
-            for m in c.link.mtu.changes { changes.append((m.frame, m.timestamp, "ATT MTU \(m.value)")) }
-            for e in c.link.encryption.changes { changes.append((e.frame, e.timestamp, e.value ? "encryption on" : "encryption off")) }
+            var changes = LinkColumns.changes(of: c.link).map { ($0.frame, $0.time, $0.text) }
             guard !changes.isEmpty else { continue }
             changes.sort { $0.0 < $1.0 }
             out +=

@@ -1,5 +1,6 @@
 import BLEAnalysis
 import BLECore
+import BLEProtocols
 
 /// The report as one JSON document: everything, keys in a fixed order.
 ///
@@ -16,6 +17,7 @@ import BLECore
 ///    "acl_buffers": {"length", "packets"} | null,
 ///    "connections": [{"number", "handle", "controller", "peer", "peer_type", "role", "inferred",
 ///                     "start_frame", "start_time", "end_frame", "end_time", "disconnect_reason", "ended_by",
+///                     "link": {link},   // in force at the end: the link object of every output (LinkColumns)
 ///                     "parameters": [{"frame", "time", "interval_ms", "latency", "timeout_ms"}],
 ///                     "phy": [{"frame", "time", "tx", "rx"}],
 ///                     "data_length": [{"frame", "time", "max_tx_octets", "max_tx_time", "max_rx_octets", "max_rx_time"}],
@@ -175,9 +177,9 @@ public enum JSONReport {
         w.field("number", c.number)
         w.field("handle", c.handle)
         w.field("controller", c.controller)
-        w.field("peer", c.peerAddress)
-        w.field("peer_type", c.peerAddressType)
-        w.field("role", c.role?.rawValue)
+        for column in [ConnectionColumns.peer, ConnectionColumns.peerType, ConnectionColumns.role] {
+            column.cell(c).write(column.key!, to: &w)
+        }
         w.field("inferred", c.inferred)
         w.field("start_frame", c.startFrame)
         w.field("start_time", c.startTime)
@@ -185,6 +187,7 @@ public enum JSONReport {
         w.field("end_time", c.endTime)
         w.field("disconnect_reason", c.disconnectReason)
         w.field("ended_by", c.lifecycle.ending?.endedBy.rawValue)
+        ConnectionColumns.linkObject.cell(c).write("link", to: &w)
         writeLinkHistory(c.link, to: &w)
         writeLinkFacts(c.link, to: &w)
         writeEncryptionHistory(c.link, to: &w)
@@ -195,6 +198,17 @@ public enum JSONReport {
         w.endObject()
     }
 
+    /// A parameters change's fields: the link's (``LinkColumns``).
+    static let parameterFields = ColumnTable<ConnectionParameters>(
+        [LinkColumns.interval, LinkColumns.latency, LinkColumns.timeout].lifted { Optional($0) })
+    /// A PHY change's fields: the link's `phy_tx` and `phy_rx`, named `tx` and `rx` within the change.
+    static let phyFields = ColumnTable<PHYPair>([LinkColumns.phyTx.renamed("tx"), LinkColumns.phyRx.renamed("rx")])
+    /// A data length change's fields: the link's octets, with the times the change also gives.
+    static let dataLengthFields = ColumnTable<DataLength>([
+        LinkColumns.maxTxOctets, Column("max_tx_time") { .int(Int($0.maxTxTime)) }, LinkColumns.maxRxOctets,
+        Column("max_rx_time") { .int(Int($0.maxRxTime)) },
+    ])
+
     /// `"parameters"`, `"phy"`, `"data_length"` and `"mtu"`: each link value's changes, oldest first.
     static func writeLinkHistory(_ link: LinkState, to w: inout JSONWriter) {
         w.beginArray("parameters")
@@ -202,9 +216,7 @@ public enum JSONReport {
             w.beginObject()
             w.field("frame", p.frame)
             w.field("time", p.timestamp)
-            w.field("interval_ms", Double(p.value.intervalMicroseconds) / 1000, decimals: 2)
-            w.field("latency", p.value.latency)
-            w.field("timeout_ms", Int(p.value.timeout) * 10)
+            Self.parameterFields.writeFields(p.value, to: &w)
             w.endObject()
         }
         w.endArray()
@@ -213,8 +225,7 @@ public enum JSONReport {
             w.beginObject()
             w.field("frame", p.frame)
             w.field("time", p.timestamp)
-            w.field("tx", p.value.tx.description)
-            w.field("rx", p.value.rx.description)
+            Self.phyFields.writeFields(p.value, to: &w)
             w.endObject()
         }
         w.endArray()
@@ -223,10 +234,7 @@ public enum JSONReport {
             w.beginObject()
             w.field("frame", d.frame)
             w.field("time", d.timestamp)
-            w.field("max_tx_octets", d.value.maxTxOctets)
-            w.field("max_tx_time", d.value.maxTxTime)
-            w.field("max_rx_octets", d.value.maxRxOctets)
-            w.field("max_rx_time", d.value.maxRxTime)
+            Self.dataLengthFields.writeFields(d.value, to: &w)
             w.endObject()
         }
         w.endArray()
@@ -345,10 +353,9 @@ extension JSONReport {
         }
         w.beginObject("link_facts")
         fact("mtu", link.mtu.value.map(String.init), link.mtu.source)
-        fact("phy", link.phy.value?.description, link.phy.source)
-        fact(
-            "data_length", link.dataLength.value.map { "\($0.maxTxOctets)/\($0.maxRxOctets)" }, link.dataLength.source)
-        fact("parameters", link.parameters.value?.description, link.parameters.source)
+        fact("phy", link.phy.value.flatMap { LinkColumns.phy.textCell($0) }, link.phy.source)
+        fact("data_length", link.dataLength.value.flatMap { LinkColumns.dataLength.textCell($0) }, link.dataLength.source)
+        fact("parameters", link.parameters.value.map(LinkColumns.parametersPhrase), link.parameters.source)
         fact("encryption", link.encryption.value.map { $0 ? "on" : "off" }, link.encryption.source)
         w.endObject()
     }

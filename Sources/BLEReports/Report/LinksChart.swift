@@ -162,27 +162,8 @@ public struct LinksChart: Sendable {
             number: c.number, handle: c.handle, startFrame: c.startFrame, start: c.startTime, endFrame: c.endFrame,
             end: c.endTime, endedBy: c.endFrame == nil ? nil : ending?.endedBy.rawValue ?? "unknown",
             reason: c.endFrame == nil ? nil : ending?.reason ?? c.disconnectReason ?? "disconnected")
-        let link = c.link
-        for e in link.encryption.changes {
-            bar.ticks.append(
-                Tick(frame: e.frame, time: e.timestamp, kind: "encryption", text: e.value ? "encryption on" : "encryption off"))
-        }
-        for m in link.mtu.changes { bar.ticks.append(Tick(frame: m.frame, time: m.timestamp, kind: "mtu", text: "ATT MTU \(m.value)")) }
-        for p in link.phy.changes {
-            bar.ticks.append(Tick(frame: p.frame, time: p.timestamp, kind: "phy", text: "PHY \(p.value.description)"))
-        }
-        for d in link.dataLength.changes {
-            bar.ticks.append(
-                Tick(
-                    frame: d.frame, time: d.timestamp, kind: "data-length",
-                    text: "data length tx \(d.value.maxTxOctets) / rx \(d.value.maxRxOctets) octets"))
-        }
-        for p in link.parameters.changes {
-            let ms = String(fractionDigits: 2, Double(p.value.intervalMicroseconds) / 1000)
-            bar.ticks.append(
-                Tick(
-                    frame: p.frame, time: p.timestamp, kind: "parameters",
-                    text: "interval \(ms) ms, latency \(p.value.latency), timeout \(Int(p.value.timeout) * 10) ms"))
+        for change in LinkColumns.changes(of: c.link) {
+            bar.ticks.append(Tick(frame: change.frame, time: change.time, kind: change.kind, text: change.text))
         }
         bar.ticks.sort { ($0.frame, $0.kind) < ($1.frame, $1.kind) }
         for s in otaSessions where s.connectionNumber == c.number {

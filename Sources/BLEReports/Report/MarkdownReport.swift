@@ -165,22 +165,22 @@ public enum MarkdownReport {
         return out
     }
 
+    /// The link columns of the connections table: the shared link fields' text (``LinkColumns``).
+    static let linkCells = ["interval / latency / timeout", "phy", "data_length", "mtu", "encrypted"].map(ConnectionColumns.link)
+
     /// `### Connections`: one row per connection with the link parameters in force at its end.
     static func connections(_ f: FileAnalysis, options: ReportOptions) -> String {
         var out = "\n### Connections\n\n"
         guard !f.connections.isEmpty else { return out + "No connections.\n" }
-        out += header(["#", "handle", "peer", "start", "interval / latency / timeout", "PHY", "DL tx/rx", "MTU", "encrypted", "end"])
+        out += header(["#", "handle", "peer", "start"] + linkCells.compactMap { $0.text?.title } + ["end"])
         for c in f.connections.prefix(options.maxRows) {
-            out += row([
-                "\(c.number)", hex(c.handle, width: 4), (c.peerAddress ?? "—") + (c.inferred ? " (inferred)" : ""),
-                options.clock.format(c.startTime),
-                c.currentParameters.map {
-                    "\(String(fractionDigits: 2, Double($0.intervalMicroseconds) / 1000)) ms / \($0.latency) / \(Int($0.timeout) * 10) ms"
-                } ?? "—",
-                c.currentPHY.description, "\(c.currentDataLength.maxTxOctets)/\(c.currentDataLength.maxRxOctets)",
-                "\(c.currentMTU)", c.isEncrypted ? "yes" : "no",
-                c.lifecycle.ending?.text ?? c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected"),
-            ])
+            out += row(
+                [
+                    "\(c.number)", hex(c.handle, width: 4), (ConnectionColumns.peerText(c) ?? "—") + (c.inferred ? " (inferred)" : ""),
+                    options.clock.format(c.startTime),
+                ] + Self.linkCells.map { $0.textCell(c) ?? "" } + [
+                    c.lifecycle.ending?.text ?? c.disconnectReason ?? (c.endFrame == nil ? "open" : "disconnected")
+                ])
         }
         return out
     }

@@ -291,38 +291,12 @@ public struct Report: Sendable {
         var events: [KeyEvent] = []
         for c in connections {
             var text = (c.inferred ? "connection inferred from traffic on handle " : "connected, handle ") + hex(c.handle, width: 4)
-            if let peer = c.peerAddress { text += ", peer \(peer)" + (c.peerAddressType.map { " (\($0))" } ?? "") }
+            if let peer = ConnectionColumns.peerText(c) { text += ", peer \(peer)" }
             if let role = c.role { text += ", local role \(role.rawValue)" }
             events.append(KeyEvent(frame: c.startFrame, timestamp: c.startTime, connectionNumber: c.number, kind: "connect", text: text))
-            for p in c.link.parameters.changes {
+            for change in LinkColumns.changes(of: c.link) {
                 events.append(
-                    KeyEvent(
-                        frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "parameters",
-                        text: "connection parameters: " + p.value.description))
-            }
-            for p in c.link.phy.changes {
-                events.append(
-                    KeyEvent(
-                        frame: p.frame, timestamp: p.timestamp, connectionNumber: c.number, kind: "phy",
-                        text: "PHY " + p.value.description))
-            }
-            for d in c.link.dataLength.changes {
-                events.append(
-                    KeyEvent(
-                        frame: d.frame, timestamp: d.timestamp, connectionNumber: c.number, kind: "data-length",
-                        text:
-                            "data length tx \(d.value.maxTxOctets) octets / \(d.value.maxTxTime) µs, rx \(d.value.maxRxOctets) octets / \(d.value.maxRxTime) µs"
-                    ))
-            }
-            for m in c.link.mtu.changes {
-                let text = m.source.kind == "inferred" ? "ATT MTU at least \(m.value) (\(m.source.description))" : "ATT MTU \(m.value)"
-                events.append(KeyEvent(frame: m.frame, timestamp: m.timestamp, connectionNumber: c.number, kind: "mtu", text: text))
-            }
-            for e in c.link.encryption.changes {
-                events.append(
-                    KeyEvent(
-                        frame: e.frame, timestamp: e.timestamp, connectionNumber: c.number, kind: "encryption",
-                        text: e.value ? "encryption on" : "encryption off"))
+                    KeyEvent(frame: change.frame, timestamp: change.time, connectionNumber: c.number, kind: change.kind, text: change.text))
             }
             if let end = c.endFrame {
                 events.append(
