@@ -2,10 +2,10 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// Ten more stories written from tshark alone (`Tests/EndToEndTests/Stories/*.story.md`, from `corpus/stories/`, each
+/// Eleven more stories written from tshark alone (`Tests/EndToEndTests/Stories/*.story.md`, from `corpus/stories/`, each
 /// point re-read with `tshark -V`), held point by point to `diagnose --json`: BR/EDR pages that time out, a BR/EDR link
 /// with a stored key and a refused sniff request, air captures (legacy bonding, GATT discovery, LE Secure Connections
-/// passkey), an iOS PacketLogger log that starts mid-link, Linux HCI logs as central and as peripheral, and a log with
+/// passkey), two iOS PacketLogger logs with links that started before them, Linux HCI logs as central and as peripheral, and a log with
 /// no Bluetooth traffic. Corpus captures need BLESCOPE_CORPUS; shared ones ../shared/captures.
 @Suite struct CorpusStoryTests {
     static func noAlarm(_ out: DiagnoseOutput, at frames: [Int]) -> Bool { StoryPointTests.noAlarm(out, at: frames) }
@@ -185,6 +185,33 @@ import Testing
         // P5: 84 notifications received (82 on 0x0030 the busiest).
         #expect(out.sentence("data", containing: ["376 ATT PDUs", "84 notifications received", "82 packets", "0x0030"]) != nil)
         #expect(!out.findings.contains { $0.atLeastWarning })
+    }
+
+    @Test func evenG2FourLinksOneOpenedInTheLog() throws {
+        guard let out = try DiagnoseOutput.of("pklg-ios-le_even-g2-glasses-discovery-indicate.pklg") else { return }
+        // P1: 0x001b, 0x005a, 0x005f before the log (first ACL 42, 186, 404); 0x0045 opened at 207 (subevent 0x29, tshark -x).
+        let links = try #require(
+            out.sentence("links", containing: ["4 LE links", "E4:64:CC:C7:6E:30 ×1", "4 still open when the log ends"]))
+        #expect(Set(links.frames).isSuperset(of: [42, 186, 207, 404]))
+        #expect(out.sentence("unseen", containing: ["3 links started before the log"])?.frames == [42, 186, 404])
+        // P2: Encryption Change v2 at 224 (59 05 00 45 00 01 10); the other three: cannot be seen.
+        let security = try #require(
+            out.sentence(
+                "security",
+                containing: ["No LE pairing", "1 of 4 LE links encrypted (from 224)", "whether the 3 links that started before the log"]))
+        #expect(security.frames == [224])
+        // P3: 183 notifications, 69 write commands; 117 on 0x0864 with 23,985 value bytes.
+        #expect(
+            out.sentence(
+                "data", containing: ["183 notifications received", "69 write commands sent", "117 packets, 23985 bytes on handle 0x0864"])
+                != nil)
+        // P4, P5: Service Changed (0x0012, CCCD 268) staying silent is normal; 0x0824 and 0x0884 (CCCDs 336, 363) are not.
+        let silent = try #require(out.findings("GATT-05").first)
+        #expect(silent.occurrences == [336] && silent.frames == [336, 363] && !silent.message.contains("0x0012"))
+        #expect(silent.message.contains("0x0824, 0x0884"))
+        // P6: 720 ms at 207.
+        #expect(out.findings("LP-02").first?.occurrences == [207])
+        #expect(!out.findings.contains { $0.serious })
     }
 
     @Test func batteReadHoldsOnlyMonitorNotes() throws {

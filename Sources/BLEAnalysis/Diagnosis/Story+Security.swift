@@ -192,7 +192,11 @@ extension Story {
     /// could not decrypt, and on an HCI log the air behind every link it says was lost.
     static func unseen(_ e: Evidence) -> [StorySentence] {
         var out: [StorySentence] = []
-        for item in e.completeness?.items ?? [] where item.severity >= .warning {
+        // A link the sniffer could not decrypt is told once, per link, below: the completeness item says the same at
+        // length.
+        let perLink =
+            e.isAirCapture && e.connections.contains { $0.linkEncryption?.key == nil && $0.linkEncryption?.firstUndecryptedFrame != nil }
+        for item in e.completeness?.items ?? [] where item.severity >= .warning && !(perLink && item.code == "encrypted-no-key") {
             out.append(StorySentence(.unseen, "The log cannot show everything: \(item.message).", frames: item.frame.map { [$0] } ?? []))
         }
         let before = e.connections.filter(\.inferred)
@@ -208,7 +212,7 @@ extension Story {
             out.append(
                 StorySentence(
                     .unseen,
-                    "Link #\(c.number) is encrypted from frame \(enc.encryptedFrom) and the sniffer had no key: what it carried after that cannot be read.",
+                    "Link #\(c.number) is encrypted from frame \(enc.encryptedFrom) and the sniffer had no key: what it carried after that cannot be read (give the key with --ltk, --keys or --keys-from).",
                     frames: [enc.encryptedFrom, from]))
         }
         let lost = e.connections.filter { $0.lifecycle.ending?.endedBy == .link }
