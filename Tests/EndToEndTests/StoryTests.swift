@@ -224,7 +224,8 @@ struct DiagnoseOutput {
 @Suite struct ObservabilityTests {
     /// The Garmin LESC capture of the corpus (BLESCOPE_CORPUS): tshark shows the Write Request to the CCCD 0x0019 at
     /// 4553 and the CCCD 0x000d at 4505 in clear, LL_ENC_REQ 4690, LL_START_ENC_REQ 4697, then nothing it can read
-    /// (LE Secure Connections, no key): whether the peer answered and notified cannot be seen.
+    /// (LE Secure Connections, no key): whether the peer answered and notified cannot be seen. 0x000d is Service
+    /// Changed's CCCD (tshark 4505), silent by design: only 0x0018's subscription (4553) is in question.
     @Test func anUndecryptedLinkCannotShowAnAbsence() throws {
         guard let out = try DiagnoseOutput.of("nrfsniffer-lt272-pcapng_tesi-ble-garmin-lesc-secreq-dle251-enc.pcapng", corpus: true) else {
             return
@@ -232,7 +233,8 @@ struct DiagnoseOutput {
         let unanswered = try #require(out.findings("GATT-01").first { $0.occurrences == [4553] })
         #expect(unanswered.severity == "info" && unanswered.message.hasPrefix("The capture cannot show whether"))
         #expect(unanswered.message.contains("encrypted from frame 4698"))
-        let silent = try #require(out.findings("GATT-05").first { $0.occurrences == [4505] })
+        let silent = try #require(out.findings("GATT-05").first { $0.occurrences == [4553] })
         #expect(silent.severity == "info" && silent.message.contains("the sniffer had no key"))
+        #expect(silent.message.contains("Subscribed to 0x0018 on") && !out.findings("GATT-05").contains { $0.message.contains("0x000c") })
     }
 }

@@ -40,13 +40,23 @@ extension Story {
             var outcomes = failed.map { "\($0.0) at \($0.1[0])" }
             if !completed.isEmpty { outcomes.insert("keys distributed at \(completed[0])", at: 0) }
             parts.append(
-                "\(plural(max(pairings.count, 1), "LE pairing"))" + (outcomes.isEmpty ? "" : ": " + outcomes.joined(separator: ", ")))
+                "\(plural(max(pairings.count, 1), "LE pairing"))\(pairingKinds(e, leNumbers))"
+                    + (outcomes.isEmpty ? "" : ": " + outcomes.joined(separator: ", ")))
         }
-        if encrypted.isEmpty {
-            parts.append(le.count == 1 ? "the link was never encrypted" : "none of the \(le.count) LE links was encrypted")
-        } else {
+        // A link that started before the log may have been encrypted before it: the log cannot say it never was.
+        let before = le.filter { $0.inferred && encrypted[$0.number] == nil }
+        let seen = le.count - before.count
+        if encrypted.isEmpty && seen > 0 {
+            parts.append(seen == 1 ? "the link was never encrypted" : "none of the \(seen) LE links was encrypted")
+        } else if !encrypted.isEmpty {
             let frames = encrypted.values.sorted().prefix(6).map(String.init).joined(separator: ", ")
             parts.append("\(encrypted.count) of \(le.count) LE links encrypted (from \(frames))")
+        }
+        if !before.isEmpty {
+            parts.append(
+                before.count == 1
+                    ? "whether the link that started before the log was encrypted cannot be seen"
+                    : "whether the \(before.count) links that started before the log were encrypted cannot be seen")
         }
         if !starts.isEmpty {
             let frames = starts.map { String($0.frame) }.joined(separator: ", ")
@@ -56,6 +66,25 @@ extension Story {
         let text = parts.joined(separator: "; ").capitalizedFirst + "."
         let frames = pairings + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
         return StorySentence(.security, text, frames: frames)
+    }
+
+    /// ` (legacy)`, ` (LE Secure Connections)`: each Pairing Request with the Pairing Response that answers it; LE Secure
+    /// Connections when both set the SC bit (Core Spec Vol 3, Part H, 2.3.5.6: otherwise legacy pairing is used).
+    static func pairingKinds(_ e: Evidence, _ leNumbers: Set<Int>) -> String {
+        var pending: [Int?: SMPAuthReq] = [:]
+        var kinds: [String] = []
+        for ev in e.events where ev.connection.map(leNumbers.contains) ?? e.isAirCapture {
+            switch ev.kind {
+            case .pairingRequest(_, let a): pending[ev.connection] = a
+            case .pairingResponse(_, let b):
+                guard let a = pending.removeValue(forKey: ev.connection) else { continue }
+                let sc = a.contains(.secureConnections) && b.contains(.secureConnections)
+                kinds.append(sc ? "LE Secure Connections" : "legacy")
+            default: break
+            }
+        }
+        guard !kinds.isEmpty else { return "" }
+        return Set(kinds).count == 1 ? " (\(kinds[0]))" : " (\(tally(kinds)))"
     }
 
     /// `BR/EDR: 2 links authenticated with a stored link key (Link Key Request Reply at 74, 147), 2 encrypted`.
@@ -123,6 +152,7 @@ extension Story {
             parts.append("busiest stream: \(s.kind.name)\(who), \(s.packets) packets, \(s.valueBytes) bytes\(handle)")
             frames.append(s.firstFrame)
         }
+        if let classic = classicData(e) { parts.append(classic.text); frames += classic.frames }
         for s in (e.otaSessions ?? []).prefix(3) {
             parts.append("\(s.protocolName.rawValue) firmware update on link #\(s.connectionNumber): \(s.result)")
             frames.append(s.result == .success ? s.startFrame : s.endFrame)
@@ -140,11 +170,33 @@ extension Story {
         return StorySentence(.data, "Data: " + parts.joined(separator: "; ") + ".", frames: frames)
     }
 
+    /// `105 ACL packets on 2 BR/EDR links (L2CAP channels: SDP, RFCOMM)`: what moved on BR/EDR, whose ATT the LE tallies
+    /// do not count.
+    static func classicData(_ e: Evidence) -> (text: String, frames: [Int])? {
+        let links = e.connections.filter { !$0.isLE }
+        let packets = links.reduce(0) { $0 + $1.aclPackets.tx + $1.aclPackets.rx + $1.aclPackets.unknown }
+        guard packets > 0 else { return nil }
+        var protocols: [String] = []
+        for c in links {
+            for ch in c.channels {
+                let name = ch.psm.name ?? "PSM \(hex(ch.psm.rawValue, width: 4))"
+                if !protocols.contains(name) { protocols.append(name) }
+            }
+        }
+        let over = protocols.isEmpty ? "" : " (L2CAP channels: \(protocols.joined(separator: ", ")))"
+        let frames = links.flatMap { $0.channels.map(\.openFrame) }
+        return ("\(plural(packets, "ACL packet")) on \(plural(links.count, "BR/EDR link"))\(over)", frames)
+    }
+
     /// What the log cannot show: the completeness verdict's warnings, links that started before it, links the sniffer
     /// could not decrypt, and on an HCI log the air behind every link it says was lost.
     static func unseen(_ e: Evidence) -> [StorySentence] {
         var out: [StorySentence] = []
-        for item in e.completeness?.items ?? [] where item.severity >= .warning {
+        // A link the sniffer could not decrypt is told once, per link, below: the completeness item says the same at
+        // length.
+        let perLink =
+            e.isAirCapture && e.connections.contains { $0.linkEncryption?.key == nil && $0.linkEncryption?.firstUndecryptedFrame != nil }
+        for item in e.completeness?.items ?? [] where item.severity >= .warning && !(perLink && item.code == "encrypted-no-key") {
             out.append(StorySentence(.unseen, "The log cannot show everything: \(item.message).", frames: item.frame.map { [$0] } ?? []))
         }
         let before = e.connections.filter(\.inferred)
@@ -160,7 +212,7 @@ extension Story {
             out.append(
                 StorySentence(
                     .unseen,
-                    "Link #\(c.number) is encrypted from frame \(enc.encryptedFrom) and the sniffer had no key: what it carried after that cannot be read.",
+                    "Link #\(c.number) is encrypted from frame \(enc.encryptedFrom) and the sniffer had no key: what it carried after that cannot be read (give the key with --ltk, --keys or --keys-from).",
                     frames: [enc.encryptedFrom, from]))
         }
         let lost = e.connections.filter { $0.lifecycle.ending?.endedBy == .link }

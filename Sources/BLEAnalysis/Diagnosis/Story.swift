@@ -38,6 +38,7 @@ public struct Story: Hashable, Sendable {
 
     public init(_ e: Evidence, findings: [Diagnosis]) {
         var s: [StorySentence] = []
+        if let none = Self.noLink(e) { s.append(none) }
         if let links = Self.leLinks(e) { s.append(links) }
         if let attempts = Self.leAttempts(e) { s.append(attempts) }
         if let classic = Self.classic(e) { s.append(classic) }
@@ -88,6 +89,32 @@ public struct Story: Hashable, Sendable {
 // MARK: - Links
 
 extension Story {
+    /// `No link in the log: …`: said outright when no LE or BR/EDR connection was made, so that a log of failed pages
+    /// or of scanning alone is not read as one whose links were left out.
+    static func noLink(_ e: Evidence) -> StorySentence? {
+        guard e.connections.isEmpty else { return nil }
+        // The requests that tried to open a link (LE Create Connection, BR/EDR Create Connection) and the answers.
+        let requests = e.events.filter { ev in
+            switch ev.kind {
+            case .createConnection, .pageRequested: true
+            default: false
+            }
+        }
+        let answered = e.events.contains { ev in
+            switch ev.kind {
+            case .connectionComplete, .classicConnectionComplete: true
+            default: false
+            }
+        }
+        let text =
+            !requests.isEmpty
+            ? "No link in the log: none of its \(plural(requests.count, "connection attempt")) succeeded."
+            : answered
+                ? "No link in the log: no LE or BR/EDR connection was established."
+                : "No link in the log: no LE or BR/EDR connection was made or attempted in its \(plural(e.records, "record"))."
+        return StorySentence(.links, text, frames: requests.map(\.frame))
+    }
+
     /// `14 LE links to 4 peripherals (…): 6 lost by supervision timeout (0x08), …, 3 closed by this side (power off)`.
     static func leLinks(_ e: Evidence) -> StorySentence? {
         let links = e.connections.filter(\.isLE)
@@ -195,7 +222,8 @@ extension Story {
                 "\(plural(failed.count, "BR/EDR connection attempt")) to \(plural(devices, "device")) failed, \(byStatus): "
                     + tally(failed.map(\.peer)))
         }
-        let frames = links.map(\.startFrame) + failed.map(\.frame)
+        let ends = links.map { ending($0, e).1 }
+        let frames = links.map(\.startFrame) + ends + failed.map(\.frame)
         return StorySentence(.classic, parts.joined(separator: "; ") + ".", frames: frames)
     }
 }

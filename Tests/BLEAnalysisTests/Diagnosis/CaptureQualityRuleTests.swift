@@ -168,14 +168,15 @@ extension DiagnosisRuleTests {
             #expect(d.message.contains("joined connection") && d.message.contains("first packet at frame 1"))
         }
 
-        @Test func anEncryptedLinkWithoutItsKeyIsAnError() throws {
+        @Test func anEncryptedLinkWithoutItsKeyIsAWarning() throws {
             var link = EncryptedLinkBuilder()
             link.startEncryption()
             let firstEncrypted = link.b.records.count - 1  // the first LL_START_ENC_RSP is encrypted
             link.notify(Array(0..<10))
             let r = try RuleTest.diagnose(air: link.b)
             let d = try #require(r.of("CQ-05").first)
-            #expect(d.severity == .error && d.frame == firstEncrypted)
+            // A limit of the capture, not a loss (issue 35 point 4): a warning.
+            #expect(d.severity == .warning && d.frame == firstEncrypted)
             #expect(d.message.contains("cannot be diagnosed"))
         }
 

@@ -165,6 +165,22 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(vendor).of("HH-04").map(\.severity) == [.info])
         }
 
+        /// Learning what the controller supports (a feature page it does not have, an event mask with events it does not
+        /// know) and a vendor feature it declines lose nothing: info (issue 35 point 4). Android's APCF (0xFD57) refused
+        /// with 0x17 is the aploadfile corpus log's (frames 206, 249, 280).
+        @Test(arguments: [
+            (HCICommand(ogf: 0x04, ocf: 0x0004), [UInt8(0x02)], HCIStatus(rawValue: 0x30)),
+            (HCICommand.leSetEventMask, [UInt8](repeating: 0x3F, count: 1) + [UInt8](repeating: 0, count: 7), HCIStatus(rawValue: 0x20)),
+            (HCICommand(ogf: 0x3F, ocf: 0x157), [UInt8(0x01), 0x01, 0x00], HCIStatus(rawValue: 0x17)),
+        ])
+        func probingAndVendorRefusalsAreInfo(_ op: HCICommand, _ parameters: [UInt8], _ status: HCIStatus) throws {
+            var b = CaptureBuilder()
+            let command = b.nextFrame
+            b = b.commandRefusedByComplete(op, parameters: parameters, status: status)
+            let d = try #require(try RuleTest.diagnose(b).of("HH-04").first)
+            #expect(d.severity == .info && d.frame == command + 1 && d.supporting.map(\.frame) == [command])
+        }
+
         // MARK: HH-05 quality warning
 
         @Test(arguments: [
@@ -232,12 +248,12 @@ extension DiagnosisRuleTests {
         // MARK: HH-07 several controllers
 
         /// A Linux monitor capture (btsnoop datalink 2001): `controllers` adapters, each naming its maker.
-        static func monitorCapture(_ controllers: [ControllerManufacturer]) throws -> CaptureFile {
+        static func monitorCapture(_ controllers: [ControllerManufacturer], indices: [UInt16]? = nil) throws -> CaptureFile {
             var records: [OwnedRecord] = []
             for (index, maker) in controllers.enumerated() {
                 let b = CaptureBuilder().localVersion(manufacturer: maker)
                 for var r in b.records {
-                    r.controllerIndex = UInt16(index)
+                    r.controllerIndex = indices?[index] ?? UInt16(index)
                     r.frame = records.count + 1
                     records.append(r)
                 }
@@ -255,6 +271,12 @@ extension DiagnosisRuleTests {
 
         @Test func nearMissOneController() throws {
             #expect(DiagnosisReport.analyze(try Self.monitorCapture([.intel])).result.of("HH-07").isEmpty)
+        }
+
+        /// Index 0xFFFF is the monitor's "no controller" (system notes, control channel: the batteread log's frame 6).
+        @Test func nearMissTheMonitorsOwnIndexIsNoController() throws {
+            let file = try Self.monitorCapture([.intel, .realtek], indices: [0, 0xFFFF])
+            #expect(DiagnosisReport.analyze(file).result.of("HH-07").isEmpty)
         }
     }
 }

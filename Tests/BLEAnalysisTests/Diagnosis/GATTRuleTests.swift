@@ -292,6 +292,15 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(b).of("GATT-05").isEmpty)
         }
 
+        /// The discovered database's 0x0003 is Service Changed (0x2A05, CCCD 0x0004): indicated only when the database
+        /// changes (Core Spec Vol 3, Part G, 7.1), so 40 s of silence after subscribing is the normal case.
+        @Test func nearMissServiceChangedStaysSilent() throws {
+            var b = Self.discovered(Self.connected()).at(1)
+            b = b.att(.writeRequest(handle: 0x0004, value: [0x02, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx).at(41)
+                .att(.readRequest(handle: 0x0015), handle: 0x40, .tx).att(.readResponse(value: [1]), handle: 0x40, .rx)
+            #expect(try RuleTest.diagnose(b).of("GATT-05").isEmpty)
+        }
+
         // MARK: GATT-06 stale handles
 
         @Test func invalidHandleWithoutADiscoveryIsAStaleCache() throws {

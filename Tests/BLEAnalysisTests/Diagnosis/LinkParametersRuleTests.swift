@@ -91,6 +91,25 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(b).of("LP-02").map(\.frame) == [update])
         }
 
+        /// The lv4 corpus capture's shape: 720 ms at the connection, then the peripheral asks for 420 ms (L2CAP request)
+        /// and gets it. The finding names the shortest, the request that set it and the first.
+        @Test func theShortestTimeoutIsNamedWithTheRequestThatSetItAndTheFirst() throws {
+            var b = CaptureBuilder()
+            let connect = b.nextFrame
+            b = b.connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: 24, timeout: 72)
+            let request = b.nextFrame
+            b = b.leSignal(
+                .connectionParameterUpdateRequest(intervalMin: 24, intervalMax: 40, latency: 0, timeout: 42), identifier: 3, handle: 0x40,
+                .rx)
+            let update = b.nextFrame
+            b = b.connectionUpdateComplete(handle: 0x40, interval: 36, timeout: 42)
+            let found = try RuleTest.diagnose(b).of("LP-02")
+            let d = try #require(found.first)
+            #expect(found.count == 1 && d.frame == update && Set(d.supporting.map(\.frame)) == [request, connect])
+            #expect(d.message.contains("only 420 ms") && d.message.contains("The peripheral asked for it at frame \(request)"))
+            #expect(d.message.hasSuffix("Before that it was 720 ms (frame \(connect))."))
+        }
+
         @Test(arguments: [(UInt16(6), UInt16(0), UInt16(100)), (24, 0, 400), (12, 4, 300), (80, 4, 200)])
         func nearMissAShortTimeoutThatIsFine(_ interval: UInt16, _ latency: UInt16, _ timeout: UInt16) throws {
             // 1 s at 7.5 ms, 4 s at 30 ms, 3 s at 15 ms × 5, 2 s at 100 ms × 5: each at least 1 s and over 3 effective intervals.

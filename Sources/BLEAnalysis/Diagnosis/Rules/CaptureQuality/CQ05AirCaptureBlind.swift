@@ -6,7 +6,9 @@ import BLEProtocols
 struct CQ05AirCaptureBlind: DiagnosisRule {
     static let id = "CQ-05"
     static let group = RuleGroup.captureQuality
-    static let severity = DiagnosisSeverity.error
+    /// A warning: what the sniffer missed limits the analysis; no link, data or pairing was lost because of it (issue
+    /// 35 point 4: severity from impact).
+    static let severity = DiagnosisSeverity.warning
     static let title = "Air capture missed the connection or its key"
     static let evidence =
         "Air capture: a connection inferred from data PDUs (no CONNECT_IND); encrypted PDUs no key decrypts; advertising PDUs failing their CRC (all, or a fifth or more)"

@@ -21,6 +21,13 @@ struct HH04CommandErrors: DiagnosisRule {
         return LP05ProcedureUnsupported.procedures.contains(op) && (status.rawValue == 0x1A || status.rawValue == 0x11)
     }
 
+    /// A command the stack sends to learn what the controller supports: the informational parameters (OGF 0x04: a
+    /// feature page the controller does not have is refused with 0x12 or 0x30) and the event masks (an event the
+    /// controller does not know is refused; it keeps reporting the ones it has). Refused, nothing is lost.
+    static func isCapabilityProbe(_ op: HCICommand) -> Bool {
+        op.ogf == 0x04 || op == .setEventMask || op == .leSetEventMask || op.rawValue == 0x0C63
+    }
+
     /// The successful BR/EDR Connection Complete within 2 s of a refused Accept Connection Request.
     static func acceptedAnyway(_ ev: EvidenceEvent, _ e: Evidence) -> CitedFrame? {
         let near = e.events.first { x in
@@ -36,7 +43,7 @@ struct HH04CommandErrors: DiagnosisRule {
             guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained(op, status) else { return nil }
             // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
             if op == .leCreateConnectionCancel && status.rawValue == 0x0C { return nil }
-            let meaning: String =
+            let meaning: String? =
                 switch status.rawValue {
                 case 0x0C: "not allowed in the controller's current state"
                 case 0x01: "the controller does not know the command"
@@ -45,24 +52,29 @@ struct HH04CommandErrors: DiagnosisRule {
                 case 0x09: "the connection limit is reached"
                 case 0x0D, 0x3A: "the controller is busy or out of resources"
                 case 0x11: "unsupported"
-                default: "\(status)"
+                default: nil
                 }
             // A command the controller does not know or support (a vendor command above all): the stack probing the
             // controller's capabilities, not a fault (issue 35 point 4: severity from impact).
-            let probing = status == .unknownCommand || (op.isVendor && status.rawValue == 0x11)
+            let probing = status == .unknownCommand || (op.isVendor && status.rawValue == 0x11) || Self.isCapabilityProbe(op)
+            // A vendor command refused otherwise (Android's LE advertising filter, …): a feature the vendor defines; the
+            // host goes on without it, and no link state depends on it.
+            let vendor = !probing && op.isVendor
             // An Accept Connection Request refused as disallowed while the connection it accepts completes: the host
             // accepted twice (macOS does), the first one did its work.
             let accepted = op.rawValue == 0x0409 && status.rawValue == 0x0C ? acceptedAnyway(ev, e) : nil
             let causes =
                 probing
                 ? ["the stack probing the controller's capabilities (harmless)"]
-                : accepted != nil
-                    ? ["the host sent the command twice; the first one did its work"]
-                    : ["a host state-machine bug", "small controller tables"]
+                : vendor
+                    ? ["a vendor feature the controller declined; the host goes on without it"]
+                    : accepted != nil
+                        ? ["the host sent the command twice; the first one did its work"]
+                        : ["a host state-machine bug", "small controller tables"]
             return Diagnosis(
-                rule: id, severity: probing || accepted != nil ? .info : severity, frame: ev.frame,
+                rule: id, severity: probing || vendor || accepted != nil ? .info : severity, frame: ev.frame,
                 message:
-                    "The controller refused \(op) (\(codeName(status)), frame \(ev.frame)): \(meaning)"
+                    "The controller refused \(op) (\(codeName(status)), frame \(ev.frame))\(meaning.map { ": " + $0 } ?? "")"
                     + (accepted.map { "; the connection it accepts completed at frame \($0.frame)." } ?? "."),
                 headline: "\(op) refused (\(hex(status.rawValue)))",
                 supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + (accepted.map { [$0] } ?? []), causes: causes,

@@ -11,7 +11,9 @@ struct HH07SeveralControllers: DiagnosisRule {
     static let anchor = "hcidoc (LikelyExternalController)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        let seen = e.events.filter { if case .controllerSeen = $0.kind { true } else { false } }
+        // Index 0xFFFF is the Linux monitor's "no controller" (HCI_DEV_NONE): its system notes and control channel
+        // records belong to no adapter.
+        let seen = e.events.filter { if case .controllerSeen(let index) = $0.kind { index != 0xFFFF } else { false } }
         guard seen.count > 1 else { return [] }
         let names = seen.map { ev -> String in
             let maker = e.controllers[ev.controller].map { " (\($0.manufacturer))" } ?? ""

@@ -14,6 +14,13 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
     /// How long the link must stay up after subscribing before silence counts.
     static let quiet: Int64 = 30_000_000
 
+    /// Service Changed (0x2A05) is indicated only when the server's database changes (Core Spec Vol 3, Part G, 7.1):
+    /// a subscription to it that stays silent is the normal case.
+    static func isServiceChanged(_ valueHandle: UInt16, _ c: Connection) -> Bool {
+        let uuid = c.gatt.characteristics.first { $0.valueHandle == valueHandle }?.uuid ?? c.gatt.uuid(for: valueHandle)
+        return uuid?.uuid16 == GATTAttributeType.serviceChanged
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var refused = Set<Int>()  // request frames answered by an error
         for ev in e.events { if case .attError(.writeRequest, _, _, let f?, _) = ev.kind { refused.insert(f) } }
@@ -26,6 +33,7 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
             guard end.microseconds(since: ev.timestamp) >= quiet else { continue }
             let target = valueHandle ?? handle &- 1
             if let use = c.activity.notified[target], use.last > ev.frame { continue }
+            if Self.isServiceChanged(target, c) { continue }
             silent[c.number, default: []].append((ev, target, valueHandle == nil))
         }
         return silent.keys.sorted().compactMap { number in

@@ -15,9 +15,16 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.connections.compactMap { c in
-            guard let change = c.link.parameters.changes.first(where: { Self.tooShort($0.value) != nil }),
-                let why = Self.tooShort(change.value)
+            // The shortest timeout the link ran with (a later update may have shortened the first one), and the first
+            // short one when it differs: the worst case, with how the link got there.
+            let short = c.link.parameters.changes.filter { Self.tooShort($0.value) != nil }
+            guard let change = short.min(by: { $0.value.timeout < $1.value.timeout }), let why = Self.tooShort(change.value)
             else { return nil }
+            let earlier = short.first.flatMap { $0.frame < change.frame && $0.value.timeout != change.value.timeout ? $0 : nil }
+            let earlierText =
+                earlier.map {
+                    " Before that it was \(ConnectionTiming.supervisionTimeoutMilliseconds($0.value.timeout)) ms (frame \($0.frame))."
+                } ?? ""
             let p = change.value
             let device = e.deviceName(c)
             let timeout = ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout)
@@ -30,9 +37,10 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
                 rule: id, severity: severity, frame: change.frame,
                 message:
                     "The supervision timeout with \(device) is only \(timeout) ms (\(why); frame \(change.frame)): one short fade drops the link."
-                    + askedText,
+                    + askedText + earlierText,
                 headline: "supervision timeout with \(device) too short",
-                supporting: asked.map { [CitedFrame($0.frame, "\($0.what) by \($0.who)")] } ?? [], causes: causes,
+                supporting: (asked.map { [CitedFrame($0.frame, "\($0.what) by \($0.who)")] } ?? [])
+                    + (earlier.map { [CitedFrame($0.frame, "the first short timeout")] } ?? []), causes: causes,
                 device: c.peerAddress, connection: c.number,
                 facts: [UsedFact("supervision timeout", "\(timeout) ms", change.source)], foldKey: "LP-02 \(device) \(p.timeout)")
         }
