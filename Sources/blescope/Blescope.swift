@@ -15,7 +15,7 @@ struct Blescope: ParsableCommand {
         version: BlescopeVersion.text,
         subcommands: [
             Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
-            Diagnose.self, Codecs.self, Convert.self, Check.self, ISO.self, Export.self, Version.self, Bench.self,
+            Diagnose.self, Codecs.self, Convert.self, Check.self, ISO.self, Export.self, Diff.self, Version.self, Bench.self,
         ]
     )
 
