@@ -74,6 +74,7 @@ struct Diff: ParsableCommand {
         var unreadable = 0
         var json = JSONWriter(capacity: 4096)
         json.beginObject()
+        json.field("schema", "blescope-diff/1")
         json.beginArray("comparisons")
         for (i, (pathA, pathB)) in pairs.pairs.enumerated() {
             let (fa, fb) = CaptureDiffer.analyze(pathA, pathB, analyzerOptions: analyzerOptions)
@@ -126,6 +127,9 @@ struct Diff: ParsableCommand {
 
     func relativeFiles(_ directory: String) -> [String] {
         let root = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        return captureInputs([root], jobs: 1).files.map { String($0.dropFirst(root.count + 1)) }.sorted()
+        // Files that are not captures (notes, truth files) are left out quietly: only captures pair.
+        var inputs = CaptureInputs([root])
+        inputs.separateNonCaptures(jobs: 1)
+        return inputs.files.map { String($0.dropFirst(root.count + 1)) }.sorted()
     }
 }

@@ -71,9 +71,16 @@ public enum CaptureDiffer {
             connections: inA ? (c.number, nil) : (nil, c.number), magnitude: Double(c.attPDUs))
     }
 
-    /// How the link ended (the connections table's `end_reason` and `ended_by`), when that differs.
+    /// Another peer (paired by the services or handles used, or in order), and how the link ended (the connections
+    /// table's `end_reason` and `ended_by`), when they differ.
     static func ending(_ a: Connection, _ b: Connection) -> [Difference] {
         var out: [Difference] = []
+        if let x = DiffMatching.peerKey(a), let y = DiffMatching.peerKey(b), x != y {
+            out.append(
+                Difference(
+                    .connections, "peer", impact: .minor, subject: "#\(a.number)↔#\(b.number) peer address", a: x, b: y,
+                    frames: (a.startFrame, b.startFrame), connections: (a.number, b.number), magnitude: 1))
+        }
         for (column, title) in [("end_reason", "ended with"), ("ended_by", "ended by")] {
             let va = DiffLink.cell(column, a), vb = DiffLink.cell(column, b)
             guard va != vb else { continue }

@@ -51,7 +51,8 @@ enum DiffGATT {
         return what + " " + e.uuid.description + (AssignedNumbers.name(for: e.uuid).map { " " + $0 } ?? "")
     }
 
-    /// The differences between the databases of one peer in A and in B (`connections` names them in the output).
+    /// The differences between the databases of one peer in A and in B (`connections` names them in the output): what
+    /// was removed ranks first (a client that used it breaks), then changed properties, then additions.
     static func compare(_ a: GATTDatabase, _ b: GATTDatabase, connections: (Int, Int)) -> [Difference] {
         let ea = entities(a), eb = entities(b)
         let byKeyA = Dictionary(ea.map { ($0.key, $0) }, uniquingKeysWith: { x, _ in x })
@@ -62,7 +63,7 @@ enum DiffGATT {
                 Difference(
                     .gatt, kindName(e.level) + "-removed", impact: .major, subject: label(e) + placement(e, byKeyA),
                     a: hex(e.handle, width: 4), b: nil, frames: (e.frame, nil), connections: (connections.0, connections.1),
-                    magnitude: Double(3 - e.level.rawValue)))
+                    magnitude: Double(10 - e.level.rawValue)))
         }
         for e in eb where byKeyA[e.key] == nil && (e.parent.map { byKeyA[$0] != nil } ?? true) {
             out.append(

@@ -4,7 +4,8 @@ import BLECore
 /// golden capture. Each difference that crosses one is a breach, said on one line with the frames on both sides.
 public struct DiffGate: Sendable, Equatable {
     public enum Threshold: Sendable, Equatable {
-        /// A stream's rate or an update's rate in B lower than A's by at least this fraction.
+        /// A stream's rate (streams of ten packets or more on both sides) or an update's rate in B lower than A's by at
+        /// least this fraction.
         case rateDrop(Double)
         /// A diagnosis rule at error or worse that A does not have.
         case newError
@@ -77,7 +78,8 @@ public struct DiffGate: Sendable, Equatable {
     func crosses(_ d: Difference, _ t: Threshold) -> Bool {
         switch t {
         case .rateDrop(let limit):
-            guard d.kind == "rate", let change = d.change else { return false }
+            // A stream of fewer than ten packets on a side (impact info) has no rate worth a gate.
+            guard d.kind == "rate", d.impact != .info, let change = d.change else { return false }
             return change <= -limit
         case .newError: return d.section == .diagnosis && d.kind == "rule-new" && d.impact == .major
         case .gattChanged: return d.section == .gatt

@@ -9,6 +9,8 @@ import BLEProtocols
 enum DiffLink {
     /// A link figure compared: its column in the connections table, its title, and the fact it rests on.
     struct Field {
+        /// The difference's `kind`.
+        var kind: String
         var column: String
         var title: String
         var frame: @Sendable (Connection) -> Int?
@@ -21,25 +23,31 @@ enum DiffLink {
 
     static let fields: [Field] = [
         Field(
-            column: "interval_ms", title: "interval (ms)", frame: { $0.link.parameters.source.frame },
+            kind: "interval", column: "interval_ms", title: "interval (ms)", frame: { $0.link.parameters.source.frame },
             source: { $0.link.parameters.source },
             largerIsWorse: true),
         Field(
-            column: "latency", title: "peripheral latency", frame: { $0.link.parameters.source.frame },
+            kind: "latency", column: "latency", title: "peripheral latency", frame: { $0.link.parameters.source.frame },
             source: { $0.link.parameters.source }, largerIsWorse: nil),
         Field(
-            column: "timeout_ms", title: "supervision timeout (ms)", frame: { $0.link.parameters.source.frame },
+            kind: "timeout", column: "timeout_ms", title: "supervision timeout (ms)", frame: { $0.link.parameters.source.frame },
             source: { $0.link.parameters.source }, largerIsWorse: nil),
-        Field(column: "phy_tx", title: "PHY tx", frame: { $0.link.phy.source.frame }, source: { $0.link.phy.source }, largerIsWorse: nil),
-        Field(column: "phy_rx", title: "PHY rx", frame: { $0.link.phy.source.frame }, source: { $0.link.phy.source }, largerIsWorse: nil),
         Field(
-            column: "max_tx_octets", title: "data length (tx octets)", frame: { $0.link.dataLength.source.frame },
+            kind: "phy-tx", column: "phy_tx", title: "PHY tx", frame: { $0.link.phy.source.frame }, source: { $0.link.phy.source },
+            largerIsWorse: nil),
+        Field(
+            kind: "phy-rx", column: "phy_rx", title: "PHY rx", frame: { $0.link.phy.source.frame }, source: { $0.link.phy.source },
+            largerIsWorse: nil),
+        Field(
+            kind: "data-length", column: "max_tx_octets", title: "data length (tx octets)", frame: { $0.link.dataLength.source.frame },
             source: { $0.link.dataLength.source }, largerIsWorse: false),
         Field(
-            column: "mtu", title: "ATT_MTU", frame: { $0.link.mtu.source.frame }, source: { $0.link.mtu.source }, largerIsWorse: false,
+            kind: "mtu", column: "mtu", title: "ATT_MTU", frame: { $0.link.mtu.source.frame }, source: { $0.link.mtu.source },
+            largerIsWorse: false,
             majorWhenWorse: true),
         Field(
-            column: "encrypted", title: "encrypted", frame: { $0.link.encryption.source.frame }, source: { $0.link.encryption.source },
+            kind: "encrypted", column: "encrypted", title: "encrypted", frame: { $0.link.encryption.source.frame },
+            source: { $0.link.encryption.source },
             largerIsWorse: false, majorWhenWorse: true),
     ]
 
@@ -58,7 +66,7 @@ enum DiffLink {
             guard va != vb else { continue }
             out.append(
                 Difference(
-                    .link, f.column, impact: isAssumed(f.source(a)) || isAssumed(f.source(b)) ? .info : impact(f, va, vb),
+                    .link, f.kind, impact: isAssumed(f.source(a)) || isAssumed(f.source(b)) ? .info : impact(f, va, vb),
                     subject: "\(pair) \(f.title)",
                     a: va.map { $0 + sourceNote(f.source(a)) }, b: vb.map { $0 + sourceNote(f.source(b)) },
                     frames: (f.frame(a), f.frame(b)), connections: (a.number, b.number), magnitude: relative(va, vb)))

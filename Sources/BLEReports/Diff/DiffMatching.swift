@@ -27,7 +27,7 @@ enum DiffMatching {
         if let chosen = options.connection {
             let ca = a.first { $0.number == chosen.a }, cb = b.first { $0.number == chosen.b }
             guard let ca, let cb else { return ([], ca.map { [$0] } ?? [], cb.map { [$0] } ?? []) }
-            return ([ConnectionPair(a: ca.number, b: cb.number, peer: peerKey(ca) ?? peerKey(cb) ?? "-", matchedBy: "chosen")], [], [])
+            return ([ConnectionPair(a: ca.number, b: cb.number, peer: peers(ca, cb), matchedBy: "chosen")], [], [])
         }
         var restA = a, restB = b
         if let peer = options.peer?.uppercased() {
@@ -55,8 +55,7 @@ enum DiffMatching {
             guard let k = key(ca), let cb = b.first(where: { !usedB.contains($0.number) && key($0) == k }) else { continue }
             usedA.insert(ca.number)
             usedB.insert(cb.number)
-            let peer = peerKey(ca) ?? peerKey(cb) ?? (k.isEmpty ? "-" : k)
-            pairs.append(ConnectionPair(a: ca.number, b: cb.number, peer: peer, matchedBy: how(ca)))
+            pairs.append(ConnectionPair(a: ca.number, b: cb.number, peer: peers(ca, cb), matchedBy: how(ca)))
         }
         a.removeAll { usedA.contains($0.number) }
         b.removeAll { usedB.contains($0.number) }
@@ -85,8 +84,7 @@ enum DiffMatching {
         for c in candidates where !usedNumbersA.contains(c.a.number) && !usedNumbersB.contains(c.b.number) {
             usedNumbersA.insert(c.a.number)
             usedNumbersB.insert(c.b.number)
-            let peer = peerKey(c.a) ?? peerKey(c.b) ?? "-"
-            pairs.append(ConnectionPair(a: c.a.number, b: c.b.number, peer: peer, matchedBy: "handles used"))
+            pairs.append(ConnectionPair(a: c.a.number, b: c.b.number, peer: peers(c.a, c.b), matchedBy: "handles used"))
         }
         a.removeAll { usedNumbersA.contains($0.number) }
         b.removeAll { usedNumbersB.contains($0.number) }
@@ -99,6 +97,14 @@ enum DiffMatching {
         var db = GATTDatabase()
         for other in connections where peerKey(other) == key { db.merge(other.gatt) }
         return db
+    }
+
+    /// The peer both connections name, `A ↔ B` when they name different ones, `-` when neither names one.
+    static func peers(_ a: Connection, _ b: Connection) -> String {
+        switch (peerKey(a), peerKey(b)) {
+        case (let x?, let y?) where x != y: "\(x) ↔ \(y)"
+        case (let x, let y): x ?? y ?? "-"
+        }
     }
 
     /// `#3 (C0:11:22:33:44:55)`: a connection as the differences name it.

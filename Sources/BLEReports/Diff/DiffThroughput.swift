@@ -26,7 +26,7 @@ enum DiffThroughput {
     }
 
     /// The streams of A and B taken as the same: by characteristic UUID, direction and kind (the n-th of a UUID with
-    /// the n-th, in handle order), then those left by handle, direction and kind (one side did not name it).
+    /// the n-th, in handle order), then those left by handle, direction and kind when one side does not name it.
     static func match(_ sa: [ThroughputStream], _ sb: [ThroughputStream]) -> (
         pairs: [(ThroughputStream, ThroughputStream)], onlyA: [ThroughputStream], onlyB: [ThroughputStream]
     ) {
@@ -52,7 +52,12 @@ enum DiffThroughput {
         }
         let restB = sb.filter { !usedB.contains($0.key) }
         for x in sa where !usedA.contains(x.key) {
-            guard let y = restB.first(where: { !usedB.contains($0.key) && byHandle($0) == byHandle(x) }) else { continue }
+            // By handle only when one side does not name it: two names on one handle are two characteristics.
+            guard
+                let y = restB.first(where: {
+                    !usedB.contains($0.key) && byHandle($0) == byHandle(x) && (x.characteristic == nil || $0.characteristic == nil)
+                })
+            else { continue }
             pairs.append((x, y))
             usedA.insert(x.key)
             usedB.insert(y.key)

@@ -21,8 +21,8 @@ public enum DiffWriter {
         let width = String(d.differences.count).count
         for (i, x) in d.differences.enumerated() {
             let rank = String(i + 1).leftPadding(to: width)
-            let line = "\(rank). \(x.impact.rawValue.padding(to: 5)) \(x.section.rawValue.padding(to: 10)) \(x.sentence)  [\(x.framesText)]"
-            out += terminal.fit(line, indent: width + 19) + "\n"
+            let line = "\(rank). \(x.impact.rawValue.padding(to: 5)) \(x.section.rawValue.padding(to: 11)) \(x.sentence)  [\(x.framesText)]"
+            out += terminal.fit(line, indent: width + 20) + "\n"
         }
         for n in d.notes { out += terminal.fit("note: " + n, hang: 6) + "\n" }
         if let breaches {
