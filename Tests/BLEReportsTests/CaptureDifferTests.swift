@@ -115,7 +115,9 @@ import Testing
         let d = CaptureDiffer.compare(a, b)
         #expect(d.differences.map(\.kind).sorted() == ["characteristic-added", "handles-moved"])
         let m = try #require(d.differences.first { $0.kind == "handles-moved" })
-        #expect(m.subject.hasPrefix("2 attributes at other handles (first: characteristic 0x2A37 Heart Rate Measurement 0x0012 → 0x0014"))
+        #expect(
+            m.subject
+                == "2 attributes at other handles (2 characteristics; first: characteristic 0x2A37 Heart Rate Measurement 0x0012 → 0x0014)")
         #expect(m.impact == .info)
     }
 

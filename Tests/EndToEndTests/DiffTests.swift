@@ -27,7 +27,7 @@ import Testing
 
     @Test func everySampleAgainstItselfHasNoDifferences() throws {
         let samples = TestEnvironment.sampleNames.flatMap { n in ["btsnoop", "pcap", "pklg"].map { TestEnvironment.sample("\(n).\($0)") } }
-        #expect(samples.count == 90)
+        #expect(samples.count == 102)
         let failures = try Self.notIdentical(samples.map { ($0, $0) })
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }
@@ -55,6 +55,106 @@ import Testing
         let failures = try Self.notIdentical(captures.map { ($0, $0) })
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
         print("DiffTests: \(captures.count) real captures against themselves: no differences")
+    }
+
+    /// `diff --json` of the bumble Samples made for it, held to the `diff` block of the second one's truth file (every
+    /// entry there recomputed from tshark by `Samples/generate/verify_diff.py`), A and B in every mix of formats.
+    @Test(arguments: ["btsnoop", "pcap", "pklg"])
+    func firmwareSamplesHoldToTheirTruthFile(_ formatB: String) throws {
+        let truth = try #require(try Blescope.truth("diff-fw2")["diff"] as? [String: Any])
+        let c = try Self.comparison("diff-fw1.btsnoop", "diff-fw2.\(formatB)")
+        let diffs = try #require(c["differences"] as? [[String: Any]])
+        func find(_ kind: String, _ subject: String? = nil) -> [String: Any]? {
+            diffs.first { d in d["kind"] as? String == kind && subject.map { (d["subject"] as? String)?.contains($0) == true } ?? true }
+        }
+        #expect((c["connections"] as? [[String: Any]])?.first?["peer"] as? String == truth["peer"] as? String)
+        for g in try #require(truth["gatt"] as? [[String: Any]]) {
+            let uuid = try #require(g["uuid"] as? String), service = try #require(g["service_uuid"] as? String)
+            if g["change"] as? String == "added" {
+                let d = try #require(find("characteristic-added", uuid), "\(uuid) added")
+                #expect(d["subject"] as? String == "characteristic \(uuid) in service \(service)")
+                #expect(d["b"] as? String == hex(UInt16(try #require(g["value_handle_b"] as? Int)), width: 4).lowercased())
+                #expect(d["frame_b"] as? Int == g["frame_b"] as? Int)
+            } else {
+                let d = try #require(find("properties-changed", uuid), "\(uuid) properties")
+                #expect(d["a"] as? String == (g["a"] as? [String])?.joined(separator: ","))
+                #expect(d["b"] as? String == (g["b"] as? [String])?.joined(separator: ","))
+                #expect(d["frame_a"] as? Int == g["frame_a"] as? Int && d["frame_b"] as? Int == g["frame_b"] as? Int)
+            }
+        }
+        // The moved characteristics (the service holding them and a CCCD moved with them).
+        let moved = try #require(truth["moved"] as? [[String: Any]])
+        #expect((find("handles-moved")?["subject"] as? String)?.contains("\(moved.count) characteristics") == true)
+        let link = try #require(truth["link"] as? [[String: Any]])
+        let interval = try #require(link.first { $0["field"] as? String == "interval_ms" })
+        let d = try #require(find("interval"))
+        #expect(d["a"] as? String == String(format: "%.2f", try #require(interval["a"] as? Double)))
+        #expect(d["b"] as? String == String(format: "%.2f", try #require(interval["b"] as? Double)))
+        #expect(d["frame_a"] as? Int == interval["frame_a"] as? Int && d["frame_b"] as? Int == interval["frame_b"] as? Int)
+        let request = try #require(link.first { $0["field"] as? String == "parameter_request" })
+        let asked = try #require(request["b"] as? [String: Any])
+        let r = try #require(find("parameter-requests"))
+        #expect(r["a"] is NSNull && r["frame_b"] as? Int == request["frame_b"] as? Int)
+        let ms = { (v: Any?) in (v as? Double).map { String(format: "%g", $0) } ?? "?" }
+        #expect(
+            r["b"] as? String
+                == "peer: interval \(ms(asked["interval_min_ms"]))–\(ms(asked["interval_max_ms"])) ms, latency \(asked["latency"]!), timeout \(asked["supervision_timeout_ms"]!) ms"
+        )
+        let stream = try #require((truth["throughput"] as? [[String: Any]])?.first)
+        let rate = try #require(find("rate", "\(stream["uuid"]!)"))
+        let drop = try #require(stream["rate_drop_percent"] as? Double)
+        #expect((rate["change"] as? Double).map { abs($0 * 100 + drop) < 0.1 } == true, "\(rate)")
+        #expect(rate["frame_a"] as? Int == stream["first_frame_a"] as? Int && rate["frame_b"] as? Int == stream["first_frame_b"] as? Int)
+        #expect(rate["impact"] as? String == "major")
+        let ppe = try #require(find("packets-per-event", "\(stream["uuid"]!)"))
+        #expect((ppe["a"] as? String).flatMap(Double.init).map { Int($0.rounded()) } == stream["packets_per_event_a"] as? Int)
+        #expect((ppe["b"] as? String).flatMap(Double.init).map { Int($0.rounded()) } == stream["packets_per_event_b"] as? Int)
+        // The update: the same image, half the rate.
+        let ota = try #require(truth["ota"] as? [String: Any])
+        let (oa, ob) = (try #require(ota["a"] as? [String: Any]), try #require(ota["b"] as? [String: Any]))
+        let otaRate = try #require(find("rate", "vendor update 1"))
+        #expect(otaRate["a"] as? String == "266.2 kbps" && String(format: "%.1f", (oa["image_rate_bps"] as? Double ?? 0) / 1000) == "266.2")
+        #expect(otaRate["frame_a"] as? Int == oa["start_frame"] as? Int && otaRate["frame_b"] as? Int == ob["start_frame"] as? Int)
+        #expect((otaRate["b"] as? String)?.hasPrefix(String(format: "%.1f kbps", (ob["image_rate_bps"] as? Double ?? 0) / 1000)) == true)
+        // What the truth says is unchanged is not a difference.
+        for kind in [
+            "mtu", "data-length", "latency", "timeout", "phy-tx", "phy-rx", "pairing", "image-sha256", "result", "first-divergence",
+        ] {
+            #expect(find(kind) == nil, "\(kind) unchanged")
+        }
+        #expect(diffs.filter { $0["section"] as? String == "gatt" }.count == 3)
+    }
+
+    @Test(arguments: ["btsnoop", "pcap", "pklg"])
+    func centralSamplesHoldToTheirTruthFile(_ formatB: String) throws {
+        let truth = try #require(try Blescope.truth("diff-central-b")["diff"] as? [String: Any])
+        let c = try Self.comparison("diff-central-a.pklg", "diff-central-b.\(formatB)")
+        let diffs = try #require(c["differences"] as? [[String: Any]])
+        #expect((truth["gatt"] as? [Any])?.isEmpty == true && !diffs.contains { $0["section"] as? String == "gatt" })
+        let mtu = try #require((truth["link"] as? [[String: Any]])?.first)
+        let d = try #require(diffs.first { $0["kind"] as? String == "mtu" })
+        #expect(d["a"] as? String == "\(mtu["a"]!)" && d["b"] as? String == "\(mtu["b"]!)")
+        #expect(d["frame_a"] as? Int == mtu["frame_a"] as? Int && d["frame_b"] as? Int == mtu["frame_b"] as? Int)
+        // The first step where the centrals part: B writes the Command (5A1E0003) before discovery ends.
+        let behaviour = try #require(truth["behaviour"] as? [String: Any])
+        let step = try #require(behaviour["first_divergence_step"] as? Int)
+        let first = try #require(diffs.first { $0["kind"] as? String == "first-divergence" })
+        #expect((first["subject"] as? String)?.hasSuffix("procedures part at step \(step)") == true)
+        let written = try #require((behaviour["b"] as? String)?.replacingOccurrences(of: "write ", with: "first write-req "))
+        #expect(first["b"] as? String == written && first["frame_b"] as? Int == behaviour["frame_b"] as? Int)
+        // A's step there is its first subscription: its descriptor discovery (frame 77) has no step (no frame kept).
+        #expect((first["a"] as? String)?.hasPrefix("subscribe \((behaviour["subscriptions_a"] as? [String])?.first ?? "?")") == true)
+        for kind in ["interval", "latency", "timeout", "data-length", "phy-tx", "phy-rx", "pairing", "rate"] {
+            #expect(!diffs.contains { $0["kind"] as? String == kind }, "\(kind) unchanged")
+        }
+    }
+
+    /// The one comparison of `diff --json --codec Samples/codecs A B` (Samples).
+    static func comparison(_ a: String, _ b: String) throws -> [String: Any] {
+        let r = try Blescope.run(["diff", "--json", "--quiet", "--codec", TestEnvironment.sample("codecs"), "Samples/" + a, "Samples/" + b])
+        #expect(r.status == 0, "\(r.stderr)")
+        let root = try #require(r.json as? [String: Any])
+        return try #require((root["comparisons"] as? [[String: Any]])?.first)
     }
 
     /// Two public captures of the same Even G2 glasses through iOS (PacketLogger): the shared
@@ -149,8 +249,9 @@ import Testing
         let lines = text.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "3 differences: 2 gatt, 1 link")
         #expect(lines.allSatisfy { $0.count <= 100 })
-        #expect(lines.contains { $0.contains("characteristic 0x2A38 Body Sensor Location in service 0x180D: only in B (0x0017)") })
-        #expect(lines.contains { $0.contains("#1↔#1 interval (ms): 30.00 → 60.00  [A #1, B #1]") })
+        let wide = try Blescope.run(["diff", "--wide", a, b]).stdout.split(separator: "\n").map(String.init)
+        #expect(wide.contains { $0.contains("characteristic 0x2A38 Body Sensor Location in service 0x180D: only in B (0x0017)") })
+        #expect(wide.contains { $0.contains("#1↔#1 interval (ms): 30.00 → 60.00  [A #1, B #1]") })
         let gate = try Blescope.run(["diff", "--fail-on", "gatt-changed,mtu-lower", a, b])
         #expect(gate.status == 1)
         let fails = gate.stdout.split(separator: "\n").filter { $0.hasPrefix("FAIL ") }

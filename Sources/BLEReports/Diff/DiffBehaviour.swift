@@ -1,9 +1,9 @@
 import BLEAnalysis
 import BLECore
 
-/// The order of the GATT procedures on one pair of connections: discovery (each primary service, the characteristics
-/// of each), the ATT_MTU exchange, pairing and encryption, subscriptions (each CCCD written, with its value) and the
-/// first write of each characteristic; the two sequences aligned (longest common subsequence) and the first step where
+/// The order of the GATT procedures on one pair of connections: discovery (of the services, of the characteristics),
+/// the ATT_MTU exchange, pairing and encryption, subscriptions (each CCCD written, with its value) and the first write
+/// of each characteristic; the two sequences aligned (longest common subsequence) and the first step where
 /// they part said with its frame on both sides.
 enum DiffBehaviour {
     struct Step: Equatable {
@@ -11,20 +11,18 @@ enum DiffBehaviour {
         var frame: Int
     }
 
-    /// The steps of connection `c`, in frame order.
+    /// The steps of connection `c`, in frame order: a procedure that goes on over several exchanges (the services,
+    /// the characteristics of several services one after another) is one step until another step comes between.
+    /// Descriptor discovery is not a step: the database keeps no frame for it.
     static func steps(_ c: Connection, evidence: [EvidenceEvent], streams: [ThroughputStream]) -> [Step] {
         var out: [Step] = []
         let db = c.gatt
-        for s in db.services { out.append(Step(text: "discover service \(s.uuid)", frame: s.discoveredAt)) }
-        for s in db.services {
-            let inside = db.characteristics.filter { $0.declarationHandle > s.startHandle && $0.declarationHandle <= s.endHandle }
-            if let first = inside.map(\.discoveredAt).min() {
-                out.append(Step(text: "discover characteristics of \(s.uuid)", frame: first))
-            }
-        }
+        for s in db.services { out.append(Step(text: "discover services", frame: s.discoveredAt)) }
+        for ch in db.characteristics { out.append(Step(text: "discover characteristics", frame: ch.discoveredAt)) }
+        // The ATT_MTU exchange: the link fact it set, observed at the response.
+        for m in c.link.mtu.changes { if case .observed = m.source { out.append(Step(text: "ATT_MTU exchange", frame: m.frame)) } }
         for e in evidence where e.connection == c.number {
             switch e.kind {
-            case .mtuExchange: out.append(Step(text: "ATT_MTU exchange", frame: e.frame))
             case .pairingRequest(let sender, _): out.append(Step(text: "pairing asked by \(sender.rawValue)", frame: e.frame))
             case .encryptionChange(_, _, let on): out.append(Step(text: "encryption \(on ? "on" : "off")", frame: e.frame))
             case .cccdWrite(let handle, let valueHandle, let value, _, _):
@@ -35,11 +33,16 @@ enum DiffBehaviour {
             default: continue
             }
         }
+        // First writes of each characteristic; a CCCD written is a subscription, said above.
+        let cccd = BluetoothUUID(uuid16: 0x2902)
         for s in streams where s.key.connectionNumber == c.number && [.writeRequest, .writeCommand].contains(s.key.kind) {
+            guard s.characteristic != cccd else { continue }
             let what = s.characteristic?.description ?? hex(s.key.handle, width: 4)
             out.append(Step(text: "first \(s.key.kind.name) \(what)", frame: s.firstFrame))
         }
-        return out.sorted { ($0.frame, $0.text) < ($1.frame, $1.text) }
+        out.sort { ($0.frame, $0.text) < ($1.frame, $1.text) }
+        // One step per run of the same procedure.
+        return out.enumerated().filter { $0.offset == 0 || out[$0.offset - 1].text != $0.element.text }.map(\.element)
     }
 
     /// One line of the aligned sequences: a step on both sides, or on one only.

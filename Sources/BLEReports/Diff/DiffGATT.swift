@@ -86,10 +86,15 @@ enum DiffGATT {
         }
         if let (x, y) = moved.first {
             let first = label(x) + " \(hex(x.handle, width: 4)) → \(hex(y.handle, width: 4))"
+            let levels = (0..<3).compactMap { level -> String? in
+                let n = moved.filter { $0.0.level.rawValue == level }.count
+                return n == 0 ? nil : "\(n) \(kindName(Entity.Level(rawValue: level)!))\(n == 1 ? "" : "s")"
+            }
             out.append(
                 Difference(
                     .gatt, "handles-moved", impact: .info,
-                    subject: "\(moved.count) attribute\(moved.count == 1 ? "" : "s") at other handles (first: \(first))",
+                    subject: "\(moved.count) attribute\(moved.count == 1 ? "" : "s") at other handles (\(levels.joined(separator: ", "));"
+                        + " first: \(first))",
                     a: nil, b: nil, frames: (x.frame, y.frame), connections: (connections.0, connections.1),
                     magnitude: Double(moved.count)))
         }

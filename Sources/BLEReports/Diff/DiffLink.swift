@@ -109,7 +109,6 @@ enum DiffLink {
 
     static let titles = [
         "parameter-requests": "parameter requests (who asked: what)",
-        "mtu-exchange": "ATT_MTU exchange (client/server → effective)",
         "pairing": "pairing (who asked: how)",
         "pairing-failed": "pairing failed",
         "encryption-attempts": "encryption (attempts: result)",
@@ -124,8 +123,6 @@ enum DiffLink {
                 asks["parameter-requests", default: []].append(("\(sender.rawValue): \(r.description)", e.frame))
             case .remoteParameterRequest(_, let r):
                 asks["parameter-requests", default: []].append(("peer (LL): \(r.description)", e.frame))
-            case .mtuExchange(let client, let server, let effective):
-                asks["mtu-exchange", default: []].append(("\(client.map(String.init) ?? "?")/\(server) → \(effective)", e.frame))
             case .pairingRequest(let sender, let authReq):
                 asks["pairing", default: []].append(("\(sender.rawValue) asked: \(authReq.description)", e.frame))
             case .pairingResponse(let sender, let authReq):
