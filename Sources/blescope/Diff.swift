@@ -13,7 +13,8 @@ struct Diff: ParsableCommand {
             by whom), the order of the GATT procedures with the first step where they part, throughput per stream \
             (matched by UUID, direction and kind) and updates, diagnosis findings, LE Audio streams. Each difference \
             is ranked and names its frames in A and in B. Peers are matched by address (by identity address when \
-            --keys gives their IRK), else by the services they show, then in order. The formats may differ. Two \
+            --keys gives their IRK), else by the services they show or the handles their traffic used, then in \
+            order. The formats may differ. Two \
             directories compare their files pairwise by name. Exit codes: 0 compared (differences or not), 1 a \
             --fail-on threshold was crossed (one FAIL line each), 2 a capture could not be read or bad usage.
             """)
@@ -27,7 +28,7 @@ struct Diff: ParsableCommand {
     @Flag(help: "JSON (schemas/diff.schema.json) instead of text.")
     var json = false
 
-    @Option(help: "text (default), md (Markdown for a ticket) or json.")
+    @Option(help: "text, md (Markdown for a ticket) or json (as --json).")
     var format: String = "text"
 
     @Option(help: "Only connections to this peer address (or identity address) on both sides.")
