@@ -170,4 +170,27 @@ import Testing
         #expect(y == DiffBehaviour.Step(text: "ATT_MTU exchange", frame: 20))
         #expect(DiffBehaviour.align(a, a).allSatisfy { if case .both = $0 { true } else { false } })
     }
+
+    @Test func baselineExpectationsParse() throws {
+        let parsed = try Expectation.parse(
+            yaml: "expect:\n  - baseline: golden.btsnoop\n  - baseline: {capture: g.pklg, fail_on: mtu-lower}\n", path: "e.yaml")
+        #expect(
+            parsed == [
+                .baseline(path: "golden.btsnoop", failOn: "rate-drop=10%,new-error,gatt-changed,mtu-lower"),
+                .baseline(path: "g.pklg", failOn: "mtu-lower"),
+            ])
+        #expect(parsed[1].title == "no regression against g.pklg (mtu-lower)")
+        #expect(Expectation.baselinePaths(parsed + parsed) == ["golden.btsnoop", "g.pklg"])
+        #expect(throws: ExpectationFileError.self) {
+            try Expectation.parse(yaml: "expect:\n  - baseline: {capture: g.pklg, fail_on: slower}\n", path: "e.yaml")
+        }
+        do {
+            _ = try Expectation.parse(yaml: "expect:\n  - baseline: {capture: g.pklg, fail_on: slower}\n", path: "e.yaml")
+        } catch {
+            #expect(
+                error.description
+                    == "e.yaml:2:42: expect[0].baseline.fail_on: --fail-on: unknown threshold 'slower' (known: rate-drop=N%, new-error, gatt-changed, mtu-lower)"
+            )
+        }
+    }
 }

@@ -57,6 +57,51 @@ import Testing
         print("DiffTests: \(captures.count) real captures against themselves: no differences")
     }
 
+    /// `check --expect` with `baseline:`: the firmware 1.5.0 Sample against 1.4.2 as golden fails with each breach and
+    /// both frames, in the line and in the JUnit case; the golden run against its own PacketLogger conversion passes.
+    @Test func baselineExpectationNamesEachBreachAndBothFrames() throws {
+        let directory = NSTemporaryDirectory() + "blescope-baseline-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.copyItem(atPath: TestEnvironment.sample("diff-fw1.btsnoop"), toPath: directory + "/golden.btsnoop")
+        let expect = directory + "/ci.yaml", junit = directory + "/junit.xml"
+        try "expect:\n  - baseline: {capture: golden.btsnoop, fail_on: \"rate-drop=10%,gatt-changed\"}\n".write(
+            toFile: expect, atomically: true, encoding: .utf8)
+        let r = try Blescope.run([
+            "check", "--wide", "--expect", expect, "--junit", junit, "Samples/diff-fw2.btsnoop", "Samples/diff-fw1.pklg",
+        ])
+        #expect(r.status == 1, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        let fail = try #require(lines.first { $0.hasPrefix("FAIL") })
+        #expect(fail.hasPrefix("FAIL  Samples/diff-fw2.btsnoop: no regression against golden.btsnoop (rate-drop=10%, gatt-changed): "))
+        // The write commands of the update: 268.4 → 137.4 kbps (the truth file: 268,443.6 and 137,390.9 bit/s).
+        #expect(
+            fail.contains(
+                "rate-drop=10%: #1↔#1 stream 7E5A0003-6F1C-4B8A-9D2E-3C4B5A6F7081 (0x001d) tx write-cmd rate: 268.4 kbps → 137.4 kbps (-49 %) (A #115, B #121)"
+            ))
+        #expect(
+            fail.contains(
+                "gatt-changed: characteristic 5A1E0004-8C2D-4F6B-A3E1-9B7C0D2E4F60 in service 5A1E0001-8C2D-4F6B-A3E1-9B7C0D2E4F60: only in B (0x0019) (A -, B #67)"
+            ))
+        #expect(
+            lines.contains {
+                $0.hasPrefix("PASS  Samples/diff-fw1.pklg: no regression against golden.btsnoop")
+                    && $0.hasSuffix("no differences, no threshold crossed")
+            })
+        #expect(lines.last == "1 passed, 1 failed")
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(
+            xml.contains(
+                "name=\"no regression against golden.btsnoop (rate-drop=10%, gatt-changed)\"><failure message=\"rate-drop=10%: #1↔#1 stream"
+            ))
+        #expect(xml.contains("(-49 %) (A #115, B #121); gatt-changed:"))
+        // A golden capture that is not there: exit 2, named.
+        try "expect:\n  - baseline: missing.btsnoop\n".write(toFile: expect, atomically: true, encoding: .utf8)
+        let missing = try Blescope.run(["check", "--expect", expect, "Samples/diff-fw2.btsnoop"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("baseline missing.btsnoop"))
+    }
+
     /// `diff --json` of the bumble Samples made for it, held to the `diff` block of the second one's truth file (every
     /// entry there recomputed from tshark by `Samples/generate/verify_diff.py`), A and B in every mix of formats.
     @Test(arguments: ["btsnoop", "pcap", "pklg"])
