@@ -13,7 +13,7 @@ struct Diff: ParsableCommand {
             by whom), the order of the GATT procedures with the first step where they part, throughput per stream \
             (matched by UUID, direction and kind) and updates, diagnosis findings, LE Audio streams. Each difference \
             is ranked and names its frames in A and in B. Peers are matched by address (by identity address when \
-            --keys gives their IRK), else by the services they show or the handles their traffic used, then in \
+            --irk or --keys gives their IRK), else by the services they show or the handles their traffic used, then in \
             order. The formats may differ. Two \
             directories compare their files pairwise by name. Exit codes: 0 compared (differences or not), 1 a \
             --fail-on threshold was crossed (one FAIL line each), 2 a capture could not be read or bad usage.
@@ -38,6 +38,13 @@ struct Diff: ParsableCommand {
     var connection: String?
 
     @Option(
+        name: .customLong("irk"),
+        help: ArgumentHelp(
+            "An identity resolving key (32 hex digits, most significant first), optionally @ its identity address: peers at private addresses it resolves are one device on both sides (repeatable).",
+            valueName: "HEX[@ADDRESS]"))
+    var irks: [String] = []
+
+    @Option(
         name: .customLong("fail-on"),
         help: "Exit 1 when B crosses one of these against A: rate-drop=N%, new-error, gatt-changed, mtu-lower (comma-separated).")
     var failOn: String?
@@ -56,6 +63,18 @@ struct Diff: ParsableCommand {
         if let failOn {
             do { _ = try DiffGate(parsing: failOn) } catch { throw ValidationError(error.description) }
         }
+        _ = try identityKeys()
+    }
+
+    /// The `--irk` keys, read as a key file's `irk:` and `address:` entries are.
+    func identityKeys() throws -> [IdentityKey] {
+        try irks.flatMap { text -> [IdentityKey] in
+            let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
+            let entry = "- irk: \(parts[0])\n" + (parts.count > 1 ? "  address: \(parts[1])\n" : "")
+            do { return try LinkKeyMaterial(keyFile: entry, path: "--irk \(text)").identityKeys } catch {
+                throw ValidationError("\(error)")
+            }
+        }
     }
 
     func connectionPair(_ text: String) -> (a: Int, b: Int)? {
@@ -67,7 +86,7 @@ struct Diff: ParsableCommand {
     func run() throws {
         let terminal = display.terminal()
         let gate = try failOn.map { text in try DiffGate(parsing: text) }
-        let options = DiffOptions(peer: peer, connection: connection.flatMap(connectionPair))
+        let options = DiffOptions(peer: peer, connection: connection.flatMap(connectionPair), identityKeys: try identityKeys())
         let analyzerOptions = try analysis.analyzerOptions(timeline: false)
         let pairs = try filePairs()
         let out = OutputStream()

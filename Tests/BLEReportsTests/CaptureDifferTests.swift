@@ -154,6 +154,25 @@ import Testing
         #expect(onlyA.differences.filter { $0.section == .connections }.map(\.kind) == ["connection-only-in-a"])
     }
 
+    /// Core Spec Vol 3, Part H, Appendix D.7: IRK ec0234a357c8ad05341010a60a397d9b resolves 70:81:94:0D:FB:AA. A sees
+    /// the device at that private address, B at its identity address C0:FF:EE:00:00:01: one peer with the key.
+    @Test func privateAddressesResolveWithTheIRK() throws {
+        let a = try Self.analysed(CaptureBuilder().connect(handle: 0x40, peer: BDAddress(0x7081_940D_FBAA)).disconnect(handle: 0x40))
+        let b = try Self.analysed(CaptureBuilder().connect(handle: 0x41, peer: BDAddress(0xC0FF_EE00_0001)).disconnect(handle: 0x41))
+        let withoutKey = CaptureDiffer.compare(a, b)
+        #expect(withoutKey.pairs.map(\.matchedBy) == ["order"])
+        #expect(withoutKey.differences.map(\.kind) == ["peer"])
+        let keys = try LinkKeyMaterial(keyFile: "- irk: ec0234a357c8ad05341010a60a397d9b\n  address: C0:FF:EE:00:00:01\n").identityKeys
+        let resolved = CaptureDiffer.compare(a, b, options: DiffOptions(identityKeys: keys))
+        #expect(resolved.pairs == [ConnectionPair(a: 1, b: 1, peer: "C0:FF:EE:00:00:01", matchedBy: "identity")])
+        #expect(resolved.isEmpty, "\(resolved.differences.map(\.sentence))")
+        // A key without its identity address still makes the private address one peer (`IRK 1`), but not the
+        // identity address B shows: in order, with their names said.
+        let bare = try LinkKeyMaterial(keyFile: "- irk: ec0234a357c8ad05341010a60a397d9b\n").identityKeys
+        let unnamed = CaptureDiffer.compare(a, b, options: DiffOptions(identityKeys: bare))
+        #expect(unnamed.pairs.map(\.peer) == ["IRK 1 ↔ C0:FF:EE:00:00:01"])
+    }
+
     @Test func procedureOrderAlignsAndNamesTheFirstDivergence() {
         func steps(_ texts: [String], from frame: Int) -> [DiffBehaviour.Step] {
             texts.enumerated().map { DiffBehaviour.Step(text: $0.element, frame: frame + $0.offset) }

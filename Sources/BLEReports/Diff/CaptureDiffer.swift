@@ -29,6 +29,9 @@ public enum CaptureDiffer {
 
     /// The differences between two analyses, most important first.
     public static func compare(_ a: FileAnalysis, _ b: FileAnalysis, options: DiffOptions = DiffOptions()) -> CaptureDiff {
+        var a = a, b = b
+        a.connections = DiffMatching.resolved(a.connections, keys: options.identityKeys)
+        b.connections = DiffMatching.resolved(b.connections, keys: options.identityKeys)
         let (pairs, onlyA, onlyB) = DiffMatching.pair(a, b, options: options)
         var notes: [String] = []
         var out: [Difference] = []

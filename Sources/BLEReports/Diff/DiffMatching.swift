@@ -1,5 +1,6 @@
 import BLEAnalysis
 import BLECore
+import BLEProtocols
 
 /// Which connection of A is which of B.
 ///
@@ -10,7 +11,25 @@ import BLECore
 enum DiffMatching {
     /// The peer a connection is to, as both sides can name it: the identity address when an IRK resolved it.
     static func peerKey(_ c: Connection) -> String? {
-        (c.peerIdentity ?? c.peerAddress).map { String($0.prefix(17)).uppercased() }
+        if let identity = c.peerIdentity { return identity.hasPrefix("IRK") ? identity : String(identity.prefix(17)).uppercased() }
+        return c.peerAddress.map { String($0.prefix(17)).uppercased() }
+    }
+
+    /// The connections with each peer at a resolvable private address named by the identity key that resolves it
+    /// (Core Spec Vol 3, Part H, 2.2.2: ah(IRK, prand) is the address's hash), unless the analysis named it already.
+    static func resolved(_ connections: [Connection], keys: [IdentityKey]) -> [Connection] {
+        guard !keys.isEmpty else { return connections }
+        // One resolver per key, so that a key without an identity address still says which key resolved the address.
+        var resolvers = keys.map { IdentityResolver([$0]) }
+        return connections.map { c in
+            guard c.peerIdentity == nil, let peer = c.peerAddress, let value = BDAddress(String(peer.prefix(17)))?.value else { return c }
+            for i in resolvers.indices where resolvers[i].identity(of: value) != nil {
+                var named = c
+                named.peerIdentity = keys[i].identity?.description ?? "IRK \(i + 1)"
+                return named
+            }
+            return c
+        }
     }
 
     /// The primary services a connection's database shows, as a signature (nil without discovery).

@@ -109,10 +109,14 @@ public struct DiffOptions: Sendable {
     public var peer: String?
     /// Only this connection of A against this one of B (1-based numbers).
     public var connection: (a: Int, b: Int)?
+    /// Identity keys (`--irk`): a peer at a resolvable private address one of them resolves is that key's device,
+    /// named by its identity address (or `IRK n` when none is given), on both sides.
+    public var identityKeys: [IdentityKey]
 
-    public init(peer: String? = nil, connection: (a: Int, b: Int)? = nil) {
+    public init(peer: String? = nil, connection: (a: Int, b: Int)? = nil, identityKeys: [IdentityKey] = []) {
         self.peer = peer
         self.connection = connection
+        self.identityKeys = identityKeys
     }
 }
 
