@@ -123,8 +123,9 @@ struct Diff: ParsableCommand {
         if outputFormat == "json" {
             out.write(json.string + "\n")
         } else {
-            for p in pairs.onlyA { out.write(terminal.fit("only in A (no file of that name in B): \(p)") + "\n") }
-            for p in pairs.onlyB { out.write(terminal.fit("only in B (no file of that name in A): \(p)") + "\n") }
+            let bullet = outputFormat == "md" ? "- " : ""
+            for p in pairs.onlyA { out.write(terminal.fit(bullet + "only in A (no file of that name in B): \(p)") + "\n") }
+            for p in pairs.onlyB { out.write(terminal.fit(bullet + "only in B (no file of that name in A): \(p)") + "\n") }
         }
         out.flush()
         if unreadable > 0 { throw Exit.badInput }

@@ -57,6 +57,42 @@ import Testing
         print("DiffTests: \(captures.count) real captures against themselves: no differences")
     }
 
+    /// Two directories: files paired by name (whatever their formats), one section each, the unpaired named.
+    @Test func directoriesComparePairwiseByName() throws {
+        let root = NSTemporaryDirectory() + "blescope-diff-dirs-\(UUID().uuidString)"
+        let (a, b) = (root + "/a", root + "/b")
+        for d in [a, b] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let fm = FileManager.default
+        try fm.copyItem(atPath: TestEnvironment.sample("bracelet.btsnoop"), toPath: a + "/bracelet.log")
+        try fm.copyItem(atPath: TestEnvironment.sample("bracelet.pklg"), toPath: b + "/bracelet.log")
+        try fm.copyItem(atPath: TestEnvironment.sample("diff-central-a.btsnoop"), toPath: a + "/central.log")
+        try fm.copyItem(atPath: TestEnvironment.sample("diff-central-b.pcap"), toPath: b + "/central.log")
+        try fm.copyItem(atPath: TestEnvironment.sample("eatt.btsnoop"), toPath: b + "/eatt.log")
+        let r = try Blescope.run(["diff", "--wide", a, b])
+        #expect(r.status == 0)
+        // The lines that are neither indented nor a numbered difference: each comparison's answer, then the unpaired.
+        let heads = r.stdout.split(separator: "\n").map(String.init).filter {
+            !$0.isEmpty && !$0.hasPrefix(" ") && $0.range(of: #"^[0-9]+\. "#, options: .regularExpression) == nil
+        }
+        #expect(heads == ["no differences", "4 differences: 1 link, 3 behaviour", "only in B (no file of that name in A): eatt.log"])
+    }
+
+    /// LE Audio: the unicast Sample against the broadcast one. tshark (raw bytes, `bthci_evt.le_meta_subevent`): frame
+    /// 153 of the unicast one is LE CIS Established (0x19) for CIS 0x0002, frame 93 of the broadcast one LE Create BIG
+    /// Complete (0x1b) with BIS 0x0100 and 0x0101.
+    @Test func audioStreamsOnlyOnOneSideAreNamedWithTheirFrames() throws {
+        let c = try Self.comparison("le-audio-unicast.btsnoop", "le-audio-broadcast.pcap")
+        let audio = try #require(c["differences"] as? [[String: Any]]).filter { $0["section"] as? String == "le-audio" }
+        let seen = audio.map {
+            "\($0["kind"]!) \($0["a"] as? String ?? "-") \($0["b"] as? String ?? "-") \($0["frame_a"] as? Int ?? 0) \($0["frame_b"] as? Int ?? 0)"
+        }
+        #expect(
+            Set(seen) == [
+                "stream-only-in-a CIS 0x0002 - 153 0", "stream-only-in-b - BIS 0x0100 0 93", "stream-only-in-b - BIS 0x0101 0 93",
+            ])
+    }
+
     /// `check --expect` with `baseline:`: the firmware 1.5.0 Sample against 1.4.2 as golden fails with each breach and
     /// both frames, in the line and in the JUnit case; the golden run against its own PacketLogger conversion passes.
     @Test func baselineExpectationNamesEachBreachAndBothFrames() throws {
