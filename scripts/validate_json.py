@@ -3,7 +3,7 @@
 
     python3 scripts/validate_json.py OUTPUT FILE...     (one process for many files: start-up is the cost)
 
-OUTPUT names the schema: info, timeline, gatt, transfers, ota, throughput, adverts, diagnose, iso, report (one
+OUTPUT names the schema: info, timeline, gatt, transfers, ota, throughput, adverts, diagnose, iso, diff, report (one
 `report --format json` document), report-line (one element of `files`: a line of `report --format jsonl`) or
 tables/TABLE (a table file of `export --tables`: captures, connections, findings, streams, ota_sessions,
 iso_streams, quality_reports).
@@ -34,7 +34,7 @@ except ImportError:  # jsonschema < 4.18
     Registry = None
 
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas")
-OUTPUTS = ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "report-line", "diagnose", "iso"]
+OUTPUTS = ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "report-line", "diagnose", "iso", "diff"]
 # `blescope export --tables`: one schema per table file, in schemas/tables/ (OUTPUT `tables/captures`, …).
 TABLES = ["captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports"]
 OUTPUTS += ["tables/" + t for t in TABLES]

@@ -38,6 +38,8 @@ import diagpairing  # noqa: E402
 import diagparams  # noqa: E402
 import diagstale  # noqa: E402
 import diagsupervision  # noqa: E402
+import diffcentral  # noqa: E402
+import difffw  # noqa: E402
 import eatt  # noqa: E402
 import eom  # noqa: E402
 import espota  # noqa: E402
@@ -85,6 +87,11 @@ SCENARIOS = {
     "diag-supervision-timeout": diagsupervision,
     "le-audio-unicast": unicast,
     "le-audio-broadcast": broadcast,
+    # The diff Samples: pairs for `blescope diff` (the second of each pair has a `diff` block against the first).
+    "diff-fw1": difffw.FW1,
+    "diff-fw2": difffw.FW2,
+    "diff-central-a": diffcentral.CENTRAL_A,
+    "diff-central-b": diffcentral.CENTRAL_B,
 }
 
 # Each sample starts at a different (fixed) wall-clock time.
@@ -101,7 +108,9 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "diag-att-timeout": 72000.0, "diag-stale-handle": 75600.0, "diag-param-rejected": 79200.0,
                  "diag-mtu-23": 82800.0, "diag-supervision-timeout": 86400.0,
                  # The LE Audio Samples after the diagnosis ones.
-                 "le-audio-unicast": 90000.0, "le-audio-broadcast": 93600.0}
+                 "le-audio-unicast": 90000.0, "le-audio-broadcast": 93600.0,
+                 # The diff Samples after the LE Audio ones.
+                 "diff-fw1": 97200.0, "diff-fw2": 100800.0, "diff-central-a": 104400.0, "diff-central-b": 108000.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
@@ -129,6 +138,13 @@ def generate(name: str, out_dir: str) -> dict:
     }
     if hasattr(module, "amend_capture"):
         module.amend_capture(truth["capture"], data)
+    # The second Sample of a diff pair lists every expected difference against the first (written before it).
+    if hasattr(module, "DIFF_AGAINST"):
+        first = os.path.join(out_dir, f"{module.DIFF_AGAINST}.truth.json")
+        if not os.path.exists(first):
+            raise SystemExit(f"{name}: generate {module.DIFF_AGAINST} first (its truth file is compared)")
+        with open(first) as f:
+            truth["diff"] = module.compare(truth, json.load(f), module.DIFF_AGAINST)
     # A scenario recorded at both ends (EXTRA_SAMPLES) leaves each further capture in `module.extra_outputs`.
     for extra in getattr(module, "EXTRA_SAMPLES", []):
         extra_data = module.extra_outputs.pop(extra).getvalue()

@@ -15,6 +15,7 @@ import sys
 import zlib
 
 import verify_diagnosis
+import verify_diff
 
 SAMPLES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -188,6 +189,10 @@ def main():
             ok &= good
         if name in verify_diagnosis.CHECKS:
             good, text = verify_diagnosis.check(name, truth)
+            print(text)
+            ok &= good
+        if name in verify_diff.PAIRS:
+            good, text = verify_diff.verify(name)
             print(text)
             ok &= good
     return 0 if ok else 1

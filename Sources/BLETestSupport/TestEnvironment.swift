@@ -50,6 +50,7 @@ public enum TestEnvironment {
         "diag-cccd-never-written", "diag-att-timeout", "diag-stale-handle", "diag-param-rejected", "diag-mtu-23",
         "diag-supervision-timeout",
         "le-audio-unicast", "le-audio-broadcast", "le-audio-broadcast-receiver",
+        "diff-fw1", "diff-fw2", "diff-central-a", "diff-central-b",
     ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {

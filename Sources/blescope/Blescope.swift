@@ -9,13 +9,13 @@ struct Blescope: ParsableCommand {
         abstract: "Analyze Bluetooth Low Energy captures (btsnoop, pcap/pcapng, PacketLogger, btsnooz).",
         discussion: """
             Exit codes: 0 success (findings may have been reported); 1 a check failed \
-            (`ota` with a failed update, --min-rate or --image; `codecs check` with an invalid spec); \
+            (`ota` with a failed update, --min-rate or --image; `diff --fail-on` crossed; `codecs check` with an invalid spec); \
             2 bad usage or an input that is not a readable capture.
             """,
         version: BlescopeVersion.text,
         subcommands: [
             Info.self, Timeline.self, Gatt.self, Transfers.self, OTA.self, Throughput.self, Report.self, Adverts.self,
-            Diagnose.self, Codecs.self, Convert.self, Check.self, ISO.self, Export.self, Version.self, Bench.self,
+            Diagnose.self, Codecs.self, Convert.self, Check.self, ISO.self, Export.self, Diff.self, Version.self, Bench.self,
         ]
     )
 

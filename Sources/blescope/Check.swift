@@ -4,6 +4,12 @@ import BLECapture
 import BLECore
 import BLEReports
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
@@ -57,6 +63,7 @@ struct Check: ParsableCommand {
         let terminal = display.terminal()
         let expectedImages = images
         let options = try analysis.analyzerOptions(timeline: true)
+        let baselines = try analyseBaselines(Expectation.baselinePaths(expectations), options: options)
         // Captures are checked one after another: each result line is written as soon as it is known, and a capture
         // that cannot be read becomes a JUnit test case of its own.
         let inputs = captureInputs(files, jobs: batch.effectiveJobs)
@@ -72,7 +79,12 @@ struct Check: ParsableCommand {
                 unreadable.append(.init(file: file, message: "\(error)"))
                 continue
             }
-            let facts = CheckFacts.gather(capture, options: options)
+            var facts = CheckFacts.gather(capture, options: options)
+            if !baselines.isEmpty {
+                // `baseline:` compares analyses as `diff` makes them: a second pass, only when one is asked for.
+                facts.baselineAnalyses = BaselineAnalyses(
+                    current: BLEReports.Report.analyze(path: file, analyzerOptions: options), baselines: baselines)
+            }
             for e in expectations {
                 let r = facts.evaluate(e, file: file, images: expectedImages)
                 results.append(r)
@@ -90,5 +102,22 @@ struct Check: ParsableCommand {
         }
         if !unreadable.isEmpty || !inputs.missing.isEmpty { throw Exit.badInput }
         if failed > 0 { throw Exit.checkFailed }
+    }
+
+    /// Each golden capture of a `baseline:` expectation analysed once, by the path written: as given, else beside the
+    /// expectations file. Exit 2 when one cannot be read.
+    func analyseBaselines(_ paths: [String], options: AnalyzerOptions) throws -> [String: FileAnalysis] {
+        var out: [String: FileAnalysis] = [:]
+        for path in paths {
+            let directory = expect.lastIndex(of: "/").map { String(expect[..<$0]) } ?? "."
+            let found = access(path, F_OK) == 0 || path.hasPrefix("/") ? path : directory + "/" + path
+            let f = BLEReports.Report.analyze(path: found, analyzerOptions: options)
+            if let error = f.error {
+                writeStandardError("blescope: \(expect): baseline \(path): \(error)\n")
+                throw Exit.badInput
+            }
+            out[path] = f
+        }
+        return out
     }
 }

@@ -2,7 +2,7 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// The text outputs people read (`info`, `timeline`, `gatt`, `ota`, `throughput`, `transfers`, `diagnose`), compared byte for
+/// The text outputs people read (`info`, `timeline`, `gatt`, `ota`, `throughput`, `transfers`, `diagnose`, `diff`), compared byte for
 /// byte with files under `Tests/EndToEndTests/Golden/`.
 ///
 /// A change to any of these outputs shows here as a diff to review. When the change is meant, rewrite the files with
@@ -38,6 +38,9 @@ import Testing
             Case(command: ["throughput"], capture: "nordic-dfu.btsnoop"),
             Case(command: ["throughput"], capture: "eom-transfer.pcap"),
             Case(command: ["transfers"] + codecs, capture: "eom-transfer.pcap"),
+            // `diff` of the firmware 1.4.2 Sample (btsnoop) with 1.5.0 (pklg), and of the two centrals (pklg, pcap).
+            Case(command: ["diff"] + codecs + ["Samples/diff-fw1.btsnoop"], capture: "diff-fw2.pklg"),
+            Case(command: ["diff"] + codecs + ["Samples/diff-central-a.pklg"], capture: "diff-central-b.pcap"),
         ] + diagnosisCases
 
     /// `diagnose` on every diagnosis Sample (bumble-made failures, each in one of the three formats in turn).

@@ -90,6 +90,28 @@ import Testing
                     output: command, label: "\(command) --json over the Samples folder (line N = capture N)",
                     path: directory + "/folder.\(command).jsonl", arguments: arguments, expectedStatus: command == "ota" ? [0, 1] : [0]))
         }
+        // `diff --json`: the Samples folder against itself (every Sample paired by name), two different Samples with
+        // the gate (differences in every section they have, breaches), and the two Even G2 sessions when present.
+        jobs.append(
+            Job(
+                output: "diff", label: "diff --json Samples Samples", path: directory + "/samples.diff.json",
+                arguments: ["diff", "--json", "--quiet", TestEnvironment.samplesDirectory, TestEnvironment.samplesDirectory],
+                expectedStatus: [0]))
+        let gated = ["--fail-on", "rate-drop=10%,new-error,gatt-changed,mtu-lower"]
+        for (a, b) in [("nordic-dfu.btsnoop", "buttonless-dfu.pklg"), ("diag-mtu-23.pcap", "bracelet.btsnoop")] {
+            jobs.append(
+                Job(
+                    output: "diff", label: "diff --json \(a) \(b)", path: directory + "/\(a)-\(b).diff.json",
+                    arguments: ["diff", "--json", "--quiet"] + gated + [TestEnvironment.sample(a), TestEnvironment.sample(b)],
+                    expectedStatus: [0, 1]))
+        }
+        let evenG2 = inputs.filter { $0.contains("even-g2") }
+        if evenG2.count >= 2 {
+            jobs.append(
+                Job(
+                    output: "diff", label: "diff --json (the Even G2 sessions)", path: directory + "/even-g2.diff.json",
+                    arguments: ["diff", "--json", "--quiet"] + gated + [evenG2[0], evenG2[1]], expectedStatus: [0, 1]))
+        }
         for (i, input) in inputs.enumerated() {
             let name = (input as NSString).lastPathComponent
             jobs.append(
@@ -135,7 +157,7 @@ import Testing
 
         let validationStart = Date()
         var documents = 0
-        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "diagnose", "iso"] {
+        for output in ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "diagnose", "iso", "diff"] {
             let files = try #require(byOutput[output])
             let v = try Self.validate(output, files)
             #expect(
@@ -150,7 +172,7 @@ import Testing
         print(
             String(
                 format:
-                    "SchemaValidationTests: %d inputs, %d outputs, %d documents; blescope %.1f s, validation %.1f s (8 python processes)",
+                    "SchemaValidationTests: %d inputs, %d outputs, %d documents; blescope %.1f s, validation %.1f s (11 python processes)",
                 inputs.count, jobs.count, documents, ran, validated))
     }
 

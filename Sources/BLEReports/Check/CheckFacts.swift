@@ -21,6 +21,8 @@ public struct CheckFacts: Sendable {
     public var requests: [Request] = []
     /// The findings of `blescope diagnose` on the same capture, from the same pass.
     public var diagnosis = DiagnosisResult(findings: [], rulesEvaluated: 0)
+    /// For `baseline` expectations: this capture and the golden ones analysed as `report` does (set by the caller).
+    public var baselineAnalyses: BaselineAnalyses?
 
     /// One pass: the analyzer with the OTA and transfer trackers, ATT errors and requests taken from the timeline, the
     /// completeness verdict beside it; then the diagnosis rules on its evidence (what
@@ -94,6 +96,8 @@ public struct CheckFacts: Sendable {
             return absent(expectation, rules)
         case let .present(rules):
             return present(expectation, rules)
+        case let .baseline(path, failOn):
+            return baseline(expectation, path, failOn)
         }
     }
 

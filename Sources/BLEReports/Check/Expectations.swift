@@ -14,6 +14,7 @@ import BLECore
 ///   - no_findings: {min_severity: error}                      # the diagnosis finds nothing that bad
 ///   - absent: [DC-01, CE-02]                                  # none of these diagnosis rules fires
 ///   - present: [DC-01]                                        # each of these fires
+///   - baseline: golden.btsnoop                                # no diff threshold crossed against a golden run
 /// ```
 ///
 /// Read with ``parse(yaml:path:)``, one decodable type per kind (``ExpectationKinds``).
@@ -30,6 +31,8 @@ public enum Expectation: Hashable, Sendable {
     case absent(rules: [String])
     /// Each of these rules fires.
     case present(rules: [String])
+    /// No `diff` threshold (``DiffGate``) crossed against the golden capture at `path`.
+    case baseline(path: String, failOn: String)
 
     /// How the expectation reads in a result line: `ota nordic-secure-dfu succeeds at ≥ 20kB/s`.
     public var title: String {
@@ -57,6 +60,8 @@ public enum Expectation: Hashable, Sendable {
             return "no " + rules.joined(separator: ", ") + " finding"
         case let .present(rules):
             return rules.joined(separator: ", ") + " found"
+        case let .baseline(path, failOn):
+            return "no regression against \(path) (" + failOn.split(separator: ",").joined(separator: ", ") + ")"
         }
     }
 }

@@ -77,6 +77,9 @@ public struct FileAnalysis: Sendable {
     public var summary: [VerdictItem] = []
     /// What went wrong and why (``DiagnosisEngine``): the findings the summary opens with.
     public var diagnosis = DiagnosisResult(findings: [], rulesEvaluated: 0)
+    /// The pass's evidence events (HCI, SMP, ATT and signalling exchanges the rules cite), in frame order: what `diff`
+    /// compares of parameter requests, pairing and subscriptions.
+    public var evidence: [EvidenceEvent] = []
     /// The timeline rows around each shown finding's deciding frame, by that frame.
     public var exchanges: [Int: [ExchangeRow]] = [:]
     /// Frames to times, for the links chart's findings (which carry only a frame).
@@ -237,6 +240,7 @@ public struct Report: Sendable {
         a.findingGroups = groupFindings(findings)
         (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analysis.connections, findings: findings, limit: options.maxKeyEvents)
         a.diagnosis = diagnose(analysis, capture: capture, completeness: verdict)
+        a.evidence = analysis.evidence.events
         // Errors and worse get the rows around them (a second pass over the file, up to the last one's frame):
         // warnings show their evidence chain only, so a capture without errors costs no second pass.
         let shown = a.diagnosis.atLeast(.error).prefix(maxExchangeWindows).map(\.frame)
