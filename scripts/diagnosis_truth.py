@@ -161,6 +161,7 @@ import os
 import subprocess
 import sys
 
+from diagnosis_truth_bredr import timestamp_steps
 from diagnosis_truth_events import Truth, number
 
 # Severity table: (class, condition, severity, catalogue rule ids in ../shared/diagnosis-rules.md).
@@ -193,7 +194,7 @@ SEVERITY = [
     ("disconnection", lambda e: e["reason"] == 0x16 and e["local_command_frame"] is not None,
      "warning", "DC-03"),
     ("disconnection", None, "info", "DC-* context (0x3E is carried by establishment-failed)"),
-    ("encryption-error", lambda e: e["status"] in (0x05, 0x06), "critical", "SEC-01"),
+    ("encryption-error", lambda e: e["status"] in (0x05, 0x06), "critical", "SEC-01 (BR/EDR: BR-05)"),
     ("encryption-error", None, "error", "SEC-01 family (hcidoc LongTermKeyMismatch: any status)"),
     ("pairing-failed", None, "critical", "SEC-03"),
     ("smp-timeout", None, "error", "SEC-04 (the SMP timer ran out: the pairing failed)"),
@@ -201,9 +202,17 @@ SEVERITY = [
      "SEC-04 context: the link ended, or the capture ended or turned unreadable, first"),
     ("hardware-error", None, "critical", "HH-02"),
     ("command-unanswered", None, "critical", "HH-01"),
+    # A command the controller does not know (0x01), or a vendor command (OGF 0x3F, or the 0xFFFF Qualcomm answers
+    # with) refused as unsupported (0x11) or with parameters it does not take (0x12): the host probing what the
+    # controller supports (Android's stack sends its vendor commands to every controller). Nothing was lost.
+    ("command-error", lambda e: e["status"] == 0x01 or (e["opcode"] >> 10 == 0x3F and e["status"] in (0x11, 0x12)),
+     "info", "HH-04 benign: the host probing the controller's capabilities", "capability probing"),
     ("command-error", None, "error", "HH-04 (catalogue: W) / CE-03 / CE-05 / LP-04"),
     ("ll-reject", lambda e: e["rejected_opcode"] in (0x03, None) and e["reason"] in (0x05, 0x06),
      "critical", "SEC-01 (air: LL_ENC_REQ rejected, key missing)"),
+    # A collision (0x23/0x2A, Vol 6, Part B, 5.3) whose procedure was run again and completed on the same link.
+    ("ll-reject", lambda e: e["redone_frame"] is not None, "info",
+     "LP-05 / DC-06 benign: the procedure was redone and completed", "procedure redone"),
     ("ll-reject", None, "error", "LP-05 / DC-06 (air analogue of command-error)"),
     ("att-error", lambda e: e["discovery_end"], "info", "GATT-08 suppressed: end of discovery"),
     ("att-error", None, "error", "GATT-08 / SEC-05 / GATT-04 / GATT-06"),
@@ -221,7 +230,24 @@ SEVERITY = [
     ("big-sync-failed", None, "error", "LA-01"),
     ("big-sync-lost", lambda e: e["reason"] == 0x16, "info", "LA-05 benign: the host ended the sync"),
     ("big-sync-lost", None, "error", "LA-05 / LA-04"),
-    ("hci-reset", None, "info", "HH-03 context"),
+    ("hci-reset", lambda e: e["open_links"] > 0, "error",
+     "HH-03 (links opened in the capture were up: the Reset dropped them)"),
+    ("hci-reset", None, "info", "HH-03 benign: no link open", "no open link"),
+    # BR/EDR (blescope's BR-01..BR-05; not in the catalogue). A page nobody answers costs nothing the user asked
+    # for by itself (Android pages bonded devices in the background); a refused key or pairing leaves the link
+    # unauthenticated: the profile the user wanted does not come up.
+    ("page-timeout", None, "warning", "BR-01 (folded per device)"),
+    ("bredr-connection-failed", lambda e: e["status"] in (0x02, 0x16), "info",
+     "BR-02 benign: this host cancelled the connection", "host cancel"),
+    ("bredr-connection-failed", lambda e: e["status"] in (0x05, 0x06), "error", "BR-04 (key refused or missing)"),
+    ("bredr-connection-failed", None, "warning", "BR-02"),
+    ("bredr-auth-failed", None, "error", "BR-03"),
+    ("link-key-missing", None, "error", "BR-04"),
+    # Records out of time order: under 10 ms is clock jitter between the HCI transport and the logger; more is a
+    # merged or rotated log, still not missing data (CQ-04 names gaps, not order).
+    ("timestamp-step-back", lambda e: e["step_seconds"] < 0.010, "info", "CQ-04 benign: clock jitter",
+     "clock jitter"),
+    ("timestamp-step-back", None, "warning", "CQ-04 (records out of time order)"),
     ("ll-control-malformed", None, "info", "not a procedure: the PDU is invalid (ll.control-malformed)"),
 ]
 
@@ -345,6 +371,8 @@ def analyse(path, version, shown_name):
     truth.air_clock_monotonic = all(b >= a for a, b in zip(air_times, air_times[1:]))
     for row in rows:
         truth.acl_row(row)
+    truth.finish_classic()
+    timestamp_steps(rows, truth.emit)
     truth.finish_pairings(end_time)
     truth.events.sort(key=lambda e: (e["frame"], e["class"]))
     for note in truth.notes:

@@ -2,6 +2,7 @@
 adapter and handle, pending commands, create/cancel attempts) and the ACL/air facts, turned into
 the classes documented there. It reads only what tshark decoded and the raw bytes tshark printed."""
 
+from diagnosis_truth_bredr import Classic, procedures_redone
 from diagnosis_truth_smp import PairingTimer
 
 DISCOVERY_REQUESTS = {0x04, 0x06, 0x08, 0x10}
@@ -50,6 +51,8 @@ class Truth:
         self.air_last_time = {}   # access address -> time of its last data-channel packet
         self.unreadable = set()   # access addresses whose encrypted PDUs the truth cannot read
         self.air_clock_monotonic = True  # False: no timing inference (broken timestamps)
+        self.classic = Classic(self)
+        self.controls = {}        # access address -> [(frame, opcode)] of the LL control PDUs read
         self.now = 0.0
 
     def emit(self, cls, frame, **fields):
@@ -83,8 +86,9 @@ class Truth:
         if len(params) >= 2:
             handle = int.from_bytes(params[0:2], "little") & 0x0FFF
         extra = {"adapter": ad} if ad is not None else {}
+        self.classic.command(p, opcode, params)
         if opcode == 0x0C03:
-            self.emit("hci-reset", frame, **extra)
+            self.emit("hci-reset", frame, open_links=self.reset_open_links, **extra)
         elif opcode in CREATE_OPCODES:
             self.create[ad] = {"frame": frame, "time": p["time"], "cancel_frame": None,
                                "cancel_time": None}
@@ -108,6 +112,9 @@ class Truth:
             self.emit("conn-update-rejected", frame, reason=reason, handle=handle, **extra)
 
     def flush_at_reset(self, p):
+        # Links opened in the capture and not closed: the Reset drops them (counted before they are forgotten).
+        self.reset_open_links = sum(1 for (ad, _h), link in self.open.items()
+                                    if ad == p["adapter"] and link["frame"] is not None)
         for (ad, opcode), waiting in self.pending.items():
             if ad != p["adapter"]:
                 continue
@@ -153,6 +160,8 @@ class Truth:
                    0xFF: self.vendor_event}.get(code)
         if handler is not None and params:
             handler(p, params)
+        if params:
+            self.classic.event(p, code, params)
 
     def extra(self, p):
         return {"adapter": p["adapter"]} if p["adapter"] is not None else {}
@@ -241,7 +250,9 @@ class Truth:
                   **self.extra(p))
 
     def bredr_connection_complete(self, p, params):
-        """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for the disconnection facts only."""
+        """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for the disconnection facts; failures and peers are the
+        Classic tracker's (page-timeout, bredr-connection-failed)."""
+        self.classic.connection_complete(p, params, number(p["fields"].get("bthci_evt.code")) or 0x03)
         if len(params) >= 3 and params[0] == 0:
             handle = int.from_bytes(params[1:3], "little") & 0x0FFF
             self.open[(p["adapter"], handle)] = {"frame": p["frame"], "time": p["time"],
@@ -323,6 +334,10 @@ class Truth:
         for frame, opcode, ad in self.unanswered:
             self.emit("command-unanswered", frame, opcode=opcode,
                       **({"adapter": ad} if ad is not None else {}))
+
+    def finish_classic(self):
+        self.classic.finish()
+        procedures_redone(self.events, self.controls, self.severity_of)
 
     def finish_pairings(self, end_time):
         for ad, frame, time in self.resets:
@@ -470,6 +485,7 @@ class Truth:
         if self.control_malformed(row, opcode, frame, direction, link):
             return
         aa, time = link.get("access_address"), float(row["frame.time_epoch"])
+        self.controls.setdefault(aa, []).append((frame, opcode))
         if opcode == 0x06 and direction != "c2p":
             # The peripheral's LL_START_ENC_RSP (read in plaintext or decrypted) ends the
             # encryption start procedure (Vol 6, Part B, 5.1.3.1): the link is encrypted.
@@ -485,4 +501,4 @@ class Truth:
         elif opcode in (0x0D, 0x11) and error is not None:
             self.emit("ll-reject", frame, reason=error,
                       rejected_opcode=number(row["btle.control.reject_opcode"])
-                      if opcode == 0x11 else None, direction=direction, **link)
+                      if opcode == 0x11 else None, direction=direction, redone_frame=None, **link)

@@ -38,6 +38,9 @@ import diagpairing  # noqa: E402
 import diagparams  # noqa: E402
 import diagstale  # noqa: E402
 import diagsupervision  # noqa: E402
+import diagssp  # noqa: E402
+import diagterminate  # noqa: E402
+import diagunanswered  # noqa: E402
 import eatt  # noqa: E402
 import eom  # noqa: E402
 import espota  # noqa: E402
@@ -83,6 +86,9 @@ SCENARIOS = {
     "diag-param-rejected": diagparams,
     "diag-mtu-23": diagmtu,
     "diag-supervision-timeout": diagsupervision,
+    "diag-unacked-terminate": diagterminate,
+    "diag-unanswered-before-timeout": diagunanswered,
+    "diag-ssp-missing-key": diagssp,
     "le-audio-unicast": unicast,
     "le-audio-broadcast": broadcast,
 }
@@ -101,7 +107,10 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "diag-att-timeout": 72000.0, "diag-stale-handle": 75600.0, "diag-param-rejected": 79200.0,
                  "diag-mtu-23": 82800.0, "diag-supervision-timeout": 86400.0,
                  # The LE Audio Samples after the diagnosis ones.
-                 "le-audio-unicast": 90000.0, "le-audio-broadcast": 93600.0}
+                 "le-audio-unicast": 90000.0, "le-audio-broadcast": 93600.0,
+                 # The diagnosis Samples of issue 35 after the LE Audio ones.
+                 "diag-unacked-terminate": 97200.0, "diag-unanswered-before-timeout": 100800.0,
+                 "diag-ssp-missing-key": 104400.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
