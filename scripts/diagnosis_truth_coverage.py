@@ -7,6 +7,8 @@ For every `<name>.jsonl` in TRUTH_DIR whose capture `<name>` is in one of the CA
 --json CAPTURE` and measures, as DiagnosisTruthTests does:
   named    the truth's critical and error events whose frame some finding cites (`frames`: every occurrence's
            deciding frame and every supporting frame);
+  evidence the critical and error findings (but the capture-quality CQ-*) that cite no frame the truth holds an
+           event at (timestamp-step-back aside: it is about the clock);
   benign   the truth's events of a benign class (their `benign` field: capability probing, procedure redone, clock
            jitter, no open link, host cancel, ...) that a critical or error finding decides (its `frame` or one of its
            `occurrences` is the event's frame): each is a false alarm.
@@ -47,6 +49,9 @@ def measure(blescope, truth, capture):
     missed = [e for e in serious if e["frame"] not in cited]
     alarms = [(e, f) for e in truth["events"] if "benign" in e for f in decided.get(e["frame"], [])
               if f["severity"] in SERIOUS]
+    events_at = {e["frame"] for e in truth["events"] if e["class"] != "timestamp-step-back"}
+    unsupported = [f for f in found if f["severity"] in SERIOUS and not f["rule"].startswith("CQ-")
+                   and not events_at & set(f["frames"])]
     by_class = {}
     for e in truth["events"]:
         counts = by_class.setdefault(e["class"], [0, 0])
@@ -58,6 +63,8 @@ def measure(blescope, truth, capture):
                         "blescope": said_at(found, e["frame"])} for e in missed],
             "alarms": [{"frame": e["frame"], "class": e["class"], "benign": e["benign"],
                         "finding": "%s %s" % (f["rule"], f["severity"])} for e, f in alarms],
+            "unsupported": ["%s %s at %d: %s" % (f["rule"], f["severity"], f["frame"], f["message"][:120])
+                            for f in unsupported],
             "classes": by_class}
 
 
@@ -94,12 +101,16 @@ def main(argv):
                                                               "; ".join(m["blescope"]) or "cites nothing there"))
             for a in r["alarms"]:
                 print("    FALSE ALARM #%d %s (%s): %s" % (a["frame"], a["class"], a["benign"], a["finding"]))
+            for u in r["unsupported"]:
+                print("    NO TRUTH EVENT CITED: %s" % u)
         serious = sum(r["serious"] for r in results)
         named = sum(r["named"] for r in results)
-        print("total: %d captures, %d/%d critical+error events named (%.1f%%), %d false alarms on %d benign events"
+        print("total: %d captures, %d/%d critical+error events named (%.1f%%), %d false alarms on %d benign events, "
+              "%d critical/error findings citing no truth event"
               % (len(results), named, serious, 100.0 * named / max(serious, 1),
-                 sum(r["false_alarms"] for r in results), sum(r["benign"] for r in results)))
-    ok = all(not r["missed"] and not r["alarms"] for r in results)
+                 sum(r["false_alarms"] for r in results), sum(r["benign"] for r in results),
+                 sum(len(r["unsupported"]) for r in results)))
+    ok = all(not r["missed"] and not r["alarms"] and not r["unsupported"] for r in results)
     return 0 if ok else 1
 
 

@@ -50,7 +50,7 @@ class Truth:
         self.resets = []          # (adapter, frame, time) of HCI Resets: they end every link
         self.air_last_time = {}   # access address -> time of its last data-channel packet
         self.unreadable = set()   # access addresses whose encrypted PDUs the truth cannot read
-        self.air_clock_monotonic = True  # False: no timing inference (broken timestamps)
+        self.air_clock_breaks_at = None  # the first air frame stamped before the one before it: no timing from there
         self.classic = Classic(self)
         self.controls = {}        # access address -> [(frame, opcode)] of the LL control PDUs read
         self.now = 0.0
@@ -409,7 +409,8 @@ class Truth:
         aa, time = number(row["btle.access_address"]), float(row["frame.time_epoch"])
         previous = self.air_last_time.get(aa)
         self.air_last_time[aa] = time
-        return self.air_clock_monotonic and (previous is None or time - previous > EVENT_OPENING_GAP)
+        trusted = self.air_clock_breaks_at is None or int(row["frame.number"]) < self.air_clock_breaks_at
+        return trusted and (previous is None or time - previous > EVENT_OPENING_GAP)
 
     def acl_row(self, row):
         opens_event = self.opens_event(row)

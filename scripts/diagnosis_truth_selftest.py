@@ -135,6 +135,12 @@ def monitor_capture():
     add(0, 3, bytes([0x0F, 4, 0, 1]) + struct.pack("<H", 0x0406), 2.001)
     add(0, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x16", 3.0)
     add(1, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x08", 3.5)
+    add(1, 3, complete, 4.0)                                              # 7 adapter 1 again
+    add(1, 2, struct.pack("<HBHB", 0x0406, 3, HANDLE, 0x13), 5.0)        # 8 its own Disconnect
+    add(1, 3, bytes([0x0F, 4, 0, 1]) + struct.pack("<H", 0x0406), 5.001)  # 9
+    add(1, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x22", 45.0)  # 10 never acknowledged
+    add(0, 3, complete, 46.0)                                             # 11
+    add(0, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x22", 50.0)  # 12 0x22, no Disconnect
     return btsnoop(2001, records)
 
 
@@ -147,6 +153,12 @@ MONITOR_EXPECTED = [
      "local_command_frame": None, "local_reason": None, "connect_frame": 2,
      "seconds_since_connect": 3.499, "quality_report_frame": None, "adapter": 1,
      "severity": "critical"},
+    {"class": "disconnection", "frame": 10, "handle": 64, "status": 0, "reason": 0x22,
+     "local_command_frame": 8, "local_reason": 0x13, "connect_frame": 7, "seconds_since_connect": 41.0,
+     "quality_report_frame": None, "adapter": 1, "benign": "termination unacknowledged", "severity": "info"},
+    {"class": "disconnection", "frame": 12, "handle": 64, "status": 0, "reason": 0x22,
+     "local_command_frame": None, "local_reason": None, "connect_frame": 11, "seconds_since_connect": 4.0,
+     "quality_report_frame": None, "adapter": 0, "severity": "critical"},
 ]
 
 

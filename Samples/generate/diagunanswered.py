@@ -8,7 +8,7 @@ current browns the lock out: its radio goes silent (simfaults.FaultLink.lose_rad
 connection event it was heard the phone's controller reports Disconnection Complete 0x08 Connection Timeout, 6.2 s
 after the request — well inside the 30 s ATT transaction timeout (Core Vol 3, Part F, 3.3.3), so the request was
 still waiting when the link went. The peer stopped responding before the link was lost: the loss finding cites the
-unanswered request first. Rules DC-01 and GATT-01.
+unanswered request first. Rule DC-01.
 """
 
 from __future__ import annotations
@@ -97,18 +97,16 @@ def locate_capture(truth, data: bytes):
                      "seconds_after_request": log.seconds(request, end["frame"]),
                      "silence_s": log.seconds(rx[-1], end["frame"])}
     truth["diagnosis"] = {
-        "rules": ["DC-01", "GATT-01"],
+        "rules": ["DC-01"],
         "findings": [
             diagkit.finding("DC-01", "C", end["frame"], [request],
                             f"Link lost: supervision timeout (0x08) at #{end['frame']}; the lock never answered the "
                             f"Write Request for 0x{h:04X} at #{request} ({truth['loss']['seconds_after_request']:.1f} s "
                             f"before): the peer stopped responding before the link was lost (the cause cited first)"),
-            diagkit.finding("GATT-01", "E", request, [end["frame"]],
-                            f"Write Request for 0x{h:04X} (#{request}) never answered; the link was lost at "
-                            f"#{end['frame']} with the request outstanding"),
         ],
-        "deciding_frame_note": "DC-01's deciding frame is the Disconnection Complete and it cites the request; GATT-01's "
-                               "is the request",
+        "deciding_frame_note": "DC-01's deciding frame is the Disconnection Complete; it cites the unanswered request "
+                               "and names it first among the causes (the request was outstanding 6.2 s, under the 30 s "
+                               "ATT timeout: the loss, not an ATT timeout, ended it)",
         "causal_chain": [request, end["frame"]],
         "not_flagged": [
             diagkit.quiet("the answered read of the lock state", [state_read], ["GATT-01", "GATT-02"]),

@@ -50,6 +50,7 @@ public enum TestEnvironment {
         "diag-cccd-never-written", "diag-att-timeout", "diag-stale-handle", "diag-param-rejected", "diag-mtu-23",
         "diag-supervision-timeout",
         "le-audio-unicast", "le-audio-broadcast", "le-audio-broadcast-receiver",
+        "diag-unacked-terminate", "diag-unanswered-before-timeout", "diag-ssp-missing-key",
     ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {
