@@ -194,7 +194,7 @@ import os
 import subprocess
 import sys
 
-from diagnosis_truth_bredr import timestamp_steps
+from diagnosis_truth_bredr import procedures_redone, timestamp_steps
 from diagnosis_truth_events import Truth, number
 
 # Severity table: (class, condition, severity, catalogue rule ids in ../shared/diagnosis-rules.md).
@@ -408,7 +408,8 @@ def analyse(path, version, shown_name):
     truth.air_clock_breaks_at = next((f for (_, a), (f, b) in zip(air, air[1:]) if b < a), None)
     for row in rows:
         truth.acl_row(row)
-    truth.finish_classic()
+    truth.classic.finish()
+    procedures_redone(truth.events, truth.controls, severity_of)
     timestamp_steps(rows, truth.emit)
     truth.finish_pairings(end_time)
     truth.events.sort(key=lambda e: (e["frame"], e["class"]))

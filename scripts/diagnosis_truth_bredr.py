@@ -57,7 +57,9 @@ class Classic:
 
     def event(self, p, code, params):
         ad, frame = p["adapter"], p["frame"]
-        if code == 0x17 and len(params) >= 6:
+        if code in (0x03, 0x2C):
+            self.connection_complete(p, params, code)
+        elif code == 0x17 and len(params) >= 6:
             self.chain(ad, self.peer_field(p, address(params[0:6])), frame)
         elif code in CHAIN_EVENTS and len(params) >= 6:
             self.chain(ad, self.peer_field(p, address(params[0:6])))[CHAIN_EVENTS[code]] = frame

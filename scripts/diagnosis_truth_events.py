@@ -2,7 +2,7 @@
 adapter and handle, pending commands, create/cancel attempts) and the ACL/air facts, turned into
 the classes documented there. It reads only what tshark decoded and the raw bytes tshark printed."""
 
-from diagnosis_truth_bredr import Classic, procedures_redone
+from diagnosis_truth_bredr import Classic
 from diagnosis_truth_smp import PairingTimer
 
 DISCOVERY_REQUESTS = {0x04, 0x06, 0x08, 0x10}
@@ -112,7 +112,7 @@ class Truth:
             self.emit("conn-update-rejected", frame, reason=reason, handle=handle, **extra)
 
     def flush_at_reset(self, p):
-        # Links opened in the capture and not closed: the Reset drops them (counted before they are forgotten).
+        # Links opened in the capture and not closed, which the Reset drops (counted before they are forgotten).
         self.reset_open_links = sum(1 for (ad, _h), link in self.open.items()
                                     if ad == p["adapter"] and link["frame"] is not None)
         for (ad, opcode), waiting in self.pending.items():
@@ -152,16 +152,17 @@ class Truth:
             return
         code = self.check(p, "bthci_evt.code", raw[0])
         params = raw[2:]
+        if not params:
+            return
         handler = {0x0E: self.command_complete, 0x0F: self.command_status, 0x3E: self.le_meta,
                    0x05: self.disconnection_complete, 0x08: self.encryption_change,
                    0x59: self.encryption_change, 0x10: self.hardware_error,
                    0x1A: self.buffer_overflow, 0x57: self.payload_timeout,
                    0x03: self.bredr_connection_complete, 0x2C: self.bredr_connection_complete,
                    0xFF: self.vendor_event}.get(code)
-        if handler is not None and params:
+        if handler is not None:
             handler(p, params)
-        if params:
-            self.classic.event(p, code, params)
+        self.classic.event(p, code, params)
 
     def extra(self, p):
         return {"adapter": p["adapter"]} if p["adapter"] is not None else {}
@@ -250,9 +251,7 @@ class Truth:
                   **self.extra(p))
 
     def bredr_connection_complete(self, p, params):
-        """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for the disconnection facts; failures and peers are the
-        Classic tracker's (page-timeout, bredr-connection-failed)."""
-        self.classic.connection_complete(p, params, number(p["fields"].get("bthci_evt.code")) or 0x03)
+        """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for `disconnection`; failures are the Classic tracker's."""
         if len(params) >= 3 and params[0] == 0:
             handle = int.from_bytes(params[1:3], "little") & 0x0FFF
             self.open[(p["adapter"], handle)] = {"frame": p["frame"], "time": p["time"],
@@ -334,10 +333,6 @@ class Truth:
         for frame, opcode, ad in self.unanswered:
             self.emit("command-unanswered", frame, opcode=opcode,
                       **({"adapter": ad} if ad is not None else {}))
-
-    def finish_classic(self):
-        self.classic.finish()
-        procedures_redone(self.events, self.controls, self.severity_of)
 
     def finish_pairings(self, end_time):
         for ad, frame, time in self.resets:
