@@ -113,4 +113,27 @@ import Testing
         let missed = events.filter { !cited.contains($0.frame) }
         #expect(missed.isEmpty, "\(path): BR/EDR failures no finding cites: \(missed.map { "\($0.kind)@\($0.frame)" })")
     }
+
+    /// The truth script itself, where tshark and python3 are installed: its self-test (the classes no real capture shows,
+    /// BR/EDR and the benign ones included, from spec-layout bytes) passes, and the committed truth of the issue 35
+    /// Samples is what it prints now (same tshark version): the truth is not stale.
+    @Test func theTruthScriptPassesItsSelfTestAndItsCommittedTruthIsCurrent() throws {
+        guard TestEnvironment.tsharkPath != nil,
+            let selftest = TestEnvironment.execute("/usr/bin/env", ["python3", "scripts/diagnosis_truth_selftest.py"])
+        else {
+            print("skipped: tshark or python3 not installed")
+            return
+        }
+        #expect(selftest.status == 0 && selftest.stdout.hasSuffix("OK\n"), "\(selftest.stdout.suffix(800))")
+        for name in ["diag-unacked-terminate.btsnoop", "diag-unanswered-before-timeout.btsnoop", "diag-ssp-missing-key.btsnoop"] {
+            let committed = try String(contentsOfFile: Self.truthDirectory + "/" + name + ".jsonl", encoding: .utf8)
+            let now = try #require(
+                TestEnvironment.execute("/usr/bin/env", ["python3", "scripts/diagnosis_truth.py", "--base-name", "Samples/" + name]))
+            let version = { (line: String) in
+                line.components(separatedBy: "\"tshark\": \"").dropFirst().first?.prefix(while: { $0 != "\"" })
+            }
+            guard version(now.stdout) == version(committed) else { continue }
+            #expect(now.stdout == committed, "\(name): the committed truth is stale; regenerate it (scripts/README.md)")
+        }
+    }
 }
