@@ -21,7 +21,8 @@ null. Opening an event (Core Vol 6, Part B, 4.5.1: the central transmits first i
 event, then the two alternate T_IFS = 150 us apart): the PDU starts more than 3 ms after the
 previous packet on its access address (longer than T_IFS + the longest LE 1M/2M packet, 2.12 ms),
 or is the first after the connect request; Coded PHY (longer packets) is not handled, nor a
-capture whose air timestamps go backwards (then the direction stays null).
+capture's air frames from the first whose timestamp goes backwards on (their direction stays null;
+the frames before keep a consistent clock).
 
 Classes and fields (frame = the frame of the event named):
   connection-failed   LE (Enhanced v1/v2) Connection Complete, status != 0: status, peer (null when
@@ -43,8 +44,9 @@ Classes and fields (frame = the frame of the event named):
                       capture, or the HCI Reset that flushed it, runs on 2 s or more: opcode.
                       Skipped: 0x0C35 (never answered by design), OGFs the spec does not define
                       (PacketLogger logs host-internal OGF 0x3D records). A late answer (> 2 s) is
-                      not an event; it is noted on stderr. BR/EDR Connection Complete (0x03,
-                      0x2C) only opens handles for `disconnection`: its failures are not a class.
+                      not an event; it is noted on stderr. A status 0x01 (Unknown HCI
+                      Command), or 0x11/0x12 on a vendor command (OGF 0x3F or the 0xFFFF answer),
+                      is the host probing the controller: info, benign "capability probing".
   encryption-error / encryption-started  Encryption Change v1 0x08 and v2 0x59, status != 0 / 0:
                       handle, status / handle, enabled.
   ltk-negative-reply  command 0x201B: handle.
@@ -66,13 +68,35 @@ Classes and fields (frame = the frame of the event named):
                       Monitor 0x06 and RF Stats 0x09 have another layout with no handle or RSSI
                       (AOSP BluetoothQualityReport parses them from offset 1; bumble wrongly parses
                       0x09 as link quality): handle and rssi are null.
-  hci-reset           command 0x0C03.
+  hci-reset           command 0x0C03: open_links (links opened in the capture, not closed, on its
+                      adapter: the Reset drops them; 0 is benign "no open link").
+  page-timeout        BR/EDR Connection Complete (0x03) status 0x04, folded per device: frame = the
+                      first, peer, count, last_frame, frames, create_frame (last Create Connection
+                      0x0405 to the peer before the first).
+  bredr-connection-failed  Connection Complete (0x03) / Synchronous Connection Complete (0x2C)
+                      status != 0 and != 0x04: status, peer, link_type (ACL/SCO/eSCO), create_frame.
+                      0x02/0x16 (this host cancelled) benign "host cancel".
+  bredr-auth-failed   Simple Pairing Complete (0x36) or Authentication Complete (0x06) status != 0:
+                      source, status, peer, handle, pairing ("ssp"/"legacy"/null), the chain since the
+                      peer's last Link Key Request (0x17): link_key_request_frame, link_key_answer
+                      ("reply" 0x040B / "negative-reply" 0x040C), link_key_answer_frame,
+                      pin_code_request_frame (0x16), io_capability_request/response_frame (0x31/
+                      0x32), user_confirmation/passkey_request_frame (0x33/0x34), and
+                      authentication_complete_frame: the Authentication Complete failing within 2 s
+                      of a failed Simple Pairing Complete of the peer is the same failure, folded.
+  link-key-missing    Authentication Complete 0x06 PIN or Key Missing, or 0x05 with no pairing
+                      (IO capabilities, PIN code) since the host's link key answer (a key refused or
+                      none given): the same fields but the pairing ones.
+  timestamp-step-back a record stamped earlier than the one before it: step_seconds; under 10 ms is
+                      benign "clock jitter".
   cis-failed          LE CIS Established v1 (0x19) / v2 (0x2A) status != 0: status, handle (the CIS).
   big-failed / big-sync-failed  LE Create BIG Complete (0x1B) / LE BIG Sync Established (0x1D)
                       status != 0: status, big_handle.
   big-sync-lost       LE BIG Sync Lost (0x1E): big_handle, reason (0x16: the host terminated it).
   ll-reject           air: LL_REJECT_IND / LL_REJECT_EXT_IND: reason, rejected_opcode (null for
-                      LL_REJECT_IND), direction.
+                      LL_REJECT_IND), direction, redone_frame: for a collision (0x23, 0x2A; Vol 6,
+                      Part B, 5.3) the later PDU on the link that completes the rejected procedure
+                      (LL_LENGTH_RSP for LL_LENGTH_REQ, ...): benign "procedure redone".
   ll-control-malformed  air: an LL control PDU whose Length is not 1 + the CtrData size of its
                       opcode (Core v5.4 Vol 6, Part B, 2.4.2.1-2.4.2.37; +4 allowed for a MIC left
                       on a decrypted PDU): opcode, length, expected_length, direction. It is not the
@@ -151,7 +175,16 @@ Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus (cor
                       #48057 for 30.7 s, the next Pairing Request #48427), #50200*.
   ll-control-malformed  C nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-cypress-psoc6-llid-crash-
                       pairing-loop.pcapng #1990* (LL_REJECT_EXT_IND, Length 21 for 3).
-  No real capture shows: command-unanswered, encryption-error, ltk-negative-reply,
+  page-timeout        warning S pongbot #367* (d8:80:3c:e8:72:69, 199 times to #7876, create #197),
+                      #399* (30:95:e3:b8:69:8c, 30 times).
+  bredr-auth-failed   error C android-btsnoop_novax-escooter-supervision-timeout-08.log #2807* (Simple
+                      Pairing Complete 0x05 after Link Key Request #2685, Negative Reply #2764).
+  bredr-connection-failed  warning C android-btsnoop-cfa_zabbits-bredr-conn-accept-timeout-10.cfa
+                      #187* (0x10).
+  benign              capability probing S pongbot #104 (vendor 0xFC17, 0x01); procedure redone S
+                      Surplife #10762* (LL_LENGTH_REQ rejected 0x2A, LL_LENGTH_RSP #10789*); clock
+                      jitter C novax #2662 (37 us).
+  No real capture shows: link-key-missing, command-unanswered, encryption-error, ltk-negative-reply,
   phy-update-failed, hardware-error, data-buffer-overflow, authenticated-payload-timeout (the
   self-test covers them, and LE Connection Update / L2CAP rejections, with spec-layout bytes).
 """
@@ -161,6 +194,7 @@ import os
 import subprocess
 import sys
 
+from diagnosis_truth_bredr import procedures_redone, timestamp_steps
 from diagnosis_truth_events import Truth, number
 
 # Severity table: (class, condition, severity, catalogue rule ids in ../shared/diagnosis-rules.md).
@@ -183,6 +217,10 @@ SEVERITY = [
     ("connection-failed", None, "critical", "CE-01 (cancel 25-35 s after create; other status)"),
     ("establishment-failed", None, "critical", "CE-02"),
     ("disconnection", lambda e: e["reason"] == 0x08, "critical", "DC-01"),
+    # 0x22 after this side's own Disconnect: the procedure that timed out is the termination the peer never
+    # acknowledged (LL_TERMINATE_IND, Vol 6, Part B, 5.1.6); the link this side closed is closed.
+    ("disconnection", lambda e: e["reason"] == 0x22 and e["local_command_frame"] is not None, "info",
+     "DC-04 benign: the termination this side asked for was never acknowledged", "termination unacknowledged"),
     ("disconnection", lambda e: e["reason"] == 0x22, "critical", "DC-04"),
     ("disconnection", lambda e: e["reason"] == 0x28, "critical", "DC-05"),
     ("disconnection", lambda e: e["reason"] == 0x3D, "critical", "DC-07"),
@@ -193,7 +231,7 @@ SEVERITY = [
     ("disconnection", lambda e: e["reason"] == 0x16 and e["local_command_frame"] is not None,
      "warning", "DC-03"),
     ("disconnection", None, "info", "DC-* context (0x3E is carried by establishment-failed)"),
-    ("encryption-error", lambda e: e["status"] in (0x05, 0x06), "critical", "SEC-01"),
+    ("encryption-error", lambda e: e["status"] in (0x05, 0x06), "critical", "SEC-01 (BR/EDR: BR-05)"),
     ("encryption-error", None, "error", "SEC-01 family (hcidoc LongTermKeyMismatch: any status)"),
     ("pairing-failed", None, "critical", "SEC-03"),
     ("smp-timeout", None, "error", "SEC-04 (the SMP timer ran out: the pairing failed)"),
@@ -201,9 +239,17 @@ SEVERITY = [
      "SEC-04 context: the link ended, or the capture ended or turned unreadable, first"),
     ("hardware-error", None, "critical", "HH-02"),
     ("command-unanswered", None, "critical", "HH-01"),
+    # A command the controller does not know (0x01), or a vendor command (OGF 0x3F, or the 0xFFFF Qualcomm answers
+    # with) refused as unsupported (0x11) or with parameters it does not take (0x12): the host probing what the
+    # controller supports (Android's stack sends its vendor commands to every controller). Nothing was lost.
+    ("command-error", lambda e: e["status"] == 0x01 or (e["opcode"] >> 10 == 0x3F and e["status"] in (0x11, 0x12)),
+     "info", "HH-04 benign: the host probing the controller's capabilities", "capability probing"),
     ("command-error", None, "error", "HH-04 (catalogue: W) / CE-03 / CE-05 / LP-04"),
     ("ll-reject", lambda e: e["rejected_opcode"] in (0x03, None) and e["reason"] in (0x05, 0x06),
      "critical", "SEC-01 (air: LL_ENC_REQ rejected, key missing)"),
+    # A collision (0x23/0x2A, Vol 6, Part B, 5.3) whose procedure was run again and completed on the same link.
+    ("ll-reject", lambda e: e["redone_frame"] is not None, "info",
+     "LP-05 / DC-06 benign: the procedure was redone and completed", "procedure redone"),
     ("ll-reject", None, "error", "LP-05 / DC-06 (air analogue of command-error)"),
     ("att-error", lambda e: e["discovery_end"], "info", "GATT-08 suppressed: end of discovery"),
     ("att-error", None, "error", "GATT-08 / SEC-05 / GATT-04 / GATT-06"),
@@ -221,7 +267,24 @@ SEVERITY = [
     ("big-sync-failed", None, "error", "LA-01"),
     ("big-sync-lost", lambda e: e["reason"] == 0x16, "info", "LA-05 benign: the host ended the sync"),
     ("big-sync-lost", None, "error", "LA-05 / LA-04"),
-    ("hci-reset", None, "info", "HH-03 context"),
+    ("hci-reset", lambda e: e["open_links"] > 0, "error",
+     "HH-03 (links opened in the capture were up: the Reset dropped them)"),
+    ("hci-reset", None, "info", "HH-03 benign: no link open", "no open link"),
+    # BR/EDR (blescope's BR-01..BR-05; not in the catalogue). A page nobody answers costs nothing the user asked
+    # for by itself (Android pages bonded devices in the background); a refused key or pairing leaves the link
+    # unauthenticated: the profile the user wanted does not come up.
+    ("page-timeout", None, "warning", "BR-01 (folded per device)"),
+    ("bredr-connection-failed", lambda e: e["status"] in (0x02, 0x16), "info",
+     "BR-02 benign: this host cancelled the connection", "host cancel"),
+    ("bredr-connection-failed", lambda e: e["status"] in (0x05, 0x06), "error", "BR-04 (key refused or missing)"),
+    ("bredr-connection-failed", None, "warning", "BR-02"),
+    ("bredr-auth-failed", None, "error", "BR-03"),
+    ("link-key-missing", None, "error", "BR-04"),
+    # Records out of time order: under 10 ms is clock jitter between the HCI transport and the logger; more is a
+    # merged or rotated log, still not missing data (CQ-04 names gaps, not order).
+    ("timestamp-step-back", lambda e: e["step_seconds"] < 0.010, "info", "CQ-04 benign: clock jitter",
+     "clock jitter"),
+    ("timestamp-step-back", None, "warning", "CQ-04 (records out of time order)"),
     ("ll-control-malformed", None, "info", "not a procedure: the PDU is invalid (ll.control-malformed)"),
 ]
 
@@ -341,10 +404,13 @@ def analyse(path, version, shown_name):
         (truth.event if packet["kind"] == "evt" else truth.command)(packet)
     truth.finish_commands(max(float(r["frame.time_epoch"]) for r in rows))
     end_time = max(float(r["frame.time_epoch"]) for r in rows)
-    air_times = [float(r["frame.time_epoch"]) for r in rows if r["btle.access_address"]]
-    truth.air_clock_monotonic = all(b >= a for a, b in zip(air_times, air_times[1:]))
+    air = [(int(r["frame.number"]), float(r["frame.time_epoch"])) for r in rows if r["btle.access_address"]]
+    truth.air_clock_breaks_at = next((f for (_, a), (f, b) in zip(air, air[1:]) if b < a), None)
     for row in rows:
         truth.acl_row(row)
+    truth.classic.finish()
+    procedures_redone(truth.events, truth.controls, severity_of)
+    timestamp_steps(rows, truth.emit)
     truth.finish_pairings(end_time)
     truth.events.sort(key=lambda e: (e["frame"], e["class"]))
     for note in truth.notes:

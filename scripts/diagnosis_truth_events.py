@@ -2,6 +2,7 @@
 adapter and handle, pending commands, create/cancel attempts) and the ACL/air facts, turned into
 the classes documented there. It reads only what tshark decoded and the raw bytes tshark printed."""
 
+from diagnosis_truth_bredr import Classic
 from diagnosis_truth_smp import PairingTimer
 
 DISCOVERY_REQUESTS = {0x04, 0x06, 0x08, 0x10}
@@ -49,7 +50,9 @@ class Truth:
         self.resets = []          # (adapter, frame, time) of HCI Resets: they end every link
         self.air_last_time = {}   # access address -> time of its last data-channel packet
         self.unreadable = set()   # access addresses whose encrypted PDUs the truth cannot read
-        self.air_clock_monotonic = True  # False: no timing inference (broken timestamps)
+        self.air_clock_breaks_at = None  # the first air frame stamped before the one before it: no timing from there
+        self.classic = Classic(self)
+        self.controls = {}        # access address -> [(frame, opcode)] of the LL control PDUs read
         self.now = 0.0
 
     def emit(self, cls, frame, **fields):
@@ -83,8 +86,9 @@ class Truth:
         if len(params) >= 2:
             handle = int.from_bytes(params[0:2], "little") & 0x0FFF
         extra = {"adapter": ad} if ad is not None else {}
+        self.classic.command(p, opcode, params)
         if opcode == 0x0C03:
-            self.emit("hci-reset", frame, **extra)
+            self.emit("hci-reset", frame, open_links=self.reset_open_links, **extra)
         elif opcode in CREATE_OPCODES:
             self.create[ad] = {"frame": frame, "time": p["time"], "cancel_frame": None,
                                "cancel_time": None}
@@ -108,6 +112,9 @@ class Truth:
             self.emit("conn-update-rejected", frame, reason=reason, handle=handle, **extra)
 
     def flush_at_reset(self, p):
+        # Links opened in the capture and not closed, which the Reset drops (counted before they are forgotten).
+        self.reset_open_links = sum(1 for (ad, _h), link in self.open.items()
+                                    if ad == p["adapter"] and link["frame"] is not None)
         for (ad, opcode), waiting in self.pending.items():
             if ad != p["adapter"]:
                 continue
@@ -145,14 +152,17 @@ class Truth:
             return
         code = self.check(p, "bthci_evt.code", raw[0])
         params = raw[2:]
+        if not params:
+            return
         handler = {0x0E: self.command_complete, 0x0F: self.command_status, 0x3E: self.le_meta,
                    0x05: self.disconnection_complete, 0x08: self.encryption_change,
                    0x59: self.encryption_change, 0x10: self.hardware_error,
                    0x1A: self.buffer_overflow, 0x57: self.payload_timeout,
                    0x03: self.bredr_connection_complete, 0x2C: self.bredr_connection_complete,
                    0xFF: self.vendor_event}.get(code)
-        if handler is not None and params:
+        if handler is not None:
             handler(p, params)
+        self.classic.event(p, code, params)
 
     def extra(self, p):
         return {"adapter": p["adapter"]} if p["adapter"] is not None else {}
@@ -241,7 +251,7 @@ class Truth:
                   **self.extra(p))
 
     def bredr_connection_complete(self, p, params):
-        """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for the disconnection facts only."""
+        """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for `disconnection`; failures are the Classic tracker's."""
         if len(params) >= 3 and params[0] == 0:
             handle = int.from_bytes(params[1:3], "little") & 0x0FFF
             self.open[(p["adapter"], handle)] = {"frame": p["frame"], "time": p["time"],
@@ -394,7 +404,8 @@ class Truth:
         aa, time = number(row["btle.access_address"]), float(row["frame.time_epoch"])
         previous = self.air_last_time.get(aa)
         self.air_last_time[aa] = time
-        return self.air_clock_monotonic and (previous is None or time - previous > EVENT_OPENING_GAP)
+        trusted = self.air_clock_breaks_at is None or int(row["frame.number"]) < self.air_clock_breaks_at
+        return trusted and (previous is None or time - previous > EVENT_OPENING_GAP)
 
     def acl_row(self, row):
         opens_event = self.opens_event(row)
@@ -470,6 +481,7 @@ class Truth:
         if self.control_malformed(row, opcode, frame, direction, link):
             return
         aa, time = link.get("access_address"), float(row["frame.time_epoch"])
+        self.controls.setdefault(aa, []).append((frame, opcode))
         if opcode == 0x06 and direction != "c2p":
             # The peripheral's LL_START_ENC_RSP (read in plaintext or decrypted) ends the
             # encryption start procedure (Vol 6, Part B, 5.1.3.1): the link is encrypted.
@@ -485,4 +497,4 @@ class Truth:
         elif opcode in (0x0D, 0x11) and error is not None:
             self.emit("ll-reject", frame, reason=error,
                       rejected_opcode=number(row["btle.control.reject_opcode"])
-                      if opcode == 0x11 else None, direction=direction, **link)
+                      if opcode == 0x11 else None, direction=direction, redone_frame=None, **link)

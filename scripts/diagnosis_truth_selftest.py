@@ -118,7 +118,7 @@ H4_EXPECTED = [
     {"class": "disconnection", "frame": 25, "handle": 64, "status": 0, "reason": 0x3D,
      "local_command_frame": 23, "local_reason": 0x13, "connect_frame": 8,
      "seconds_since_connect": 5.5, "quality_report_frame": None, "severity": "critical"},
-    {"class": "hci-reset", "frame": 26, "severity": "info"},
+    {"class": "hci-reset", "frame": 26, "open_links": 0, "benign": "no open link", "severity": "info"},
 ]
 
 
@@ -135,6 +135,12 @@ def monitor_capture():
     add(0, 3, bytes([0x0F, 4, 0, 1]) + struct.pack("<H", 0x0406), 2.001)
     add(0, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x16", 3.0)
     add(1, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x08", 3.5)
+    add(1, 3, complete, 4.0)                                              # 7 adapter 1 again
+    add(1, 2, struct.pack("<HBHB", 0x0406, 3, HANDLE, 0x13), 5.0)        # 8 its own Disconnect
+    add(1, 3, bytes([0x0F, 4, 0, 1]) + struct.pack("<H", 0x0406), 5.001)  # 9
+    add(1, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x22", 45.0)  # 10 never acknowledged
+    add(0, 3, complete, 46.0)                                             # 11
+    add(0, 3, bytes([0x05, 4, 0]) + struct.pack("<H", HANDLE) + b"\x22", 50.0)  # 12 0x22, no Disconnect
     return btsnoop(2001, records)
 
 
@@ -147,6 +153,12 @@ MONITOR_EXPECTED = [
      "local_command_frame": None, "local_reason": None, "connect_frame": 2,
      "seconds_since_connect": 3.499, "quality_report_frame": None, "adapter": 1,
      "severity": "critical"},
+    {"class": "disconnection", "frame": 10, "handle": 64, "status": 0, "reason": 0x22,
+     "local_command_frame": 8, "local_reason": 0x13, "connect_frame": 7, "seconds_since_connect": 41.0,
+     "quality_report_frame": None, "adapter": 1, "benign": "termination unacknowledged", "severity": "info"},
+    {"class": "disconnection", "frame": 12, "handle": 64, "status": 0, "reason": 0x22,
+     "local_command_frame": None, "local_reason": None, "connect_frame": 11, "seconds_since_connect": 4.0,
+     "quality_report_frame": None, "adapter": 0, "severity": "critical"},
 ]
 
 
@@ -195,9 +207,13 @@ SMP_EXPECTED = [
      "seconds_since_connect": 85.0, "quality_report_frame": None, "severity": "error"},
     {"class": "pairing-unfinished", "frame": 15, "end": "clock-backwards", "end_frame": 16,
      "handle": 64, "severity": "info"},
+    {"class": "timestamp-step-back", "frame": 16, "step_seconds": 0.5, "severity": "warning"},
 ]
 
-AA1, AA2 = 0x5065A8B1, 0x7A419C22
+AA1, AA2, AA3, AA4 = 0x5065A8B1, 0x7A419C22, 0x6B3D5E91, 0x4C8E2A17
+
+
+LENGTHS = struct.pack("<HHHH", 251, 2120, 251, 2120)  # LL_LENGTH_REQ/RSP CtrData (Vol 6, Part B, 2.4.2.21)
 
 
 def air_capture():
@@ -213,6 +229,13 @@ def air_capture():
         (0.100, pdu(AA1, 3, bytes([0x02, 0x13]))),                        # 5 opens: the central's
         (0.200, pdu(AA2, 1, b"")),                                        # 6
         (0.2004, pdu(AA2, 3, bytes([0x02, 0x13]))),                       # 7 answers: sender unknown
+        (0.300, pdu(AA3, 1, b"")),                                        # 8
+        (0.3004, pdu(AA3, 3, bytes([0x14]) + LENGTHS)),                   # 9 LL_LENGTH_REQ (answering)
+        (0.350, pdu(AA3, 3, bytes([0x11, 0x14, 0x2A]))),                  # 10 rejected: collision
+        (0.400, pdu(AA3, 3, bytes([0x14]) + LENGTHS)),                    # 11 LL_LENGTH_REQ again
+        (0.4004, pdu(AA3, 3, bytes([0x15]) + LENGTHS)),                   # 12 LL_LENGTH_RSP: redone
+        (0.500, pdu(AA4, 1, b"")),                                        # 13
+        (0.550, pdu(AA4, 3, bytes([0x11, 0x16, 0x23]))),                  # 14 LL_PHY_REQ collision, never redone
     ]
     out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 256)
     for seconds, data in packets:
@@ -224,7 +247,7 @@ AIR_EXPECTED = [
     {"class": "ll-control-malformed", "frame": 2, "opcode": 0x11, "length": 22,
      "expected_length": 3, "direction": None, "access_address": AA1, "severity": "info"},
     {"class": "ll-reject", "frame": 3, "reason": 6, "rejected_opcode": 3, "direction": "c2p",
-     "access_address": AA1, "severity": "critical"},
+     "redone_frame": None, "access_address": AA1, "severity": "critical"},
     {"class": "disconnection", "frame": 5, "handle": None, "status": 0, "reason": 0x13,
      "local_command_frame": 5, "local_reason": 0x13, "connect_frame": None,
      "seconds_since_connect": None, "quality_report_frame": None, "direction": "c2p",
@@ -233,6 +256,92 @@ AIR_EXPECTED = [
      "local_command_frame": None, "local_reason": None, "connect_frame": None,
      "seconds_since_connect": None, "quality_report_frame": None, "direction": None,
      "access_address": AA2, "severity": "error"},
+    {"class": "ll-reject", "frame": 10, "reason": 0x2A, "rejected_opcode": 0x14, "direction": "c2p",
+     "redone_frame": 12, "access_address": AA3, "benign": "procedure redone", "severity": "info"},
+    {"class": "ll-reject", "frame": 14, "reason": 0x23, "rejected_opcode": 0x16, "direction": "c2p",
+     "redone_frame": None, "access_address": AA4, "severity": "error"},
+]
+
+PEER_A, PEER_B, PEER_C = (bytes.fromhex(a) for a in ("001bdc4f62a8", "60a4b7112233", "4c0220531c24"))
+
+
+def bredr_capture():
+    """BR/EDR (Core v5.4 Vol 4, Part E, 7.1 and 7.7 layouts): two page timeouts of one device, a Secure Simple
+    Pairing that fails after the Link Key Request Negative Reply (Simple Pairing Complete and Authentication Complete
+    0x05), a stored key the peer refuses (Authentication Complete 0x06), a connection failing 0x10, capability probing
+    (vendor 0x12, unknown command 0x01) beside a real refusal (0x12 on Set Event Mask), a 3 ms step back in time, and
+    a Reset with the link still up."""
+    c, h, a, b = H4(), struct.pack("<H", 0x0002), PEER_A[::-1], PEER_B[::-1]
+    create = lambda peer: peer + struct.pack("<HBBHB", 0xCC18, 1, 0, 0, 1)      # noqa: E731
+
+    def complete(status, peer, handle=b"\x00\x00"):
+        return bytes([status]) + handle + peer + b"\x01\x00"
+    c.command(0x0405, create(a), 0.0)                                     # 1
+    c.status(0x0405, 0, 0.001)                                            # 2
+    c.event(0x03, complete(0x04, a), 5.12)                                # 3 page timeout
+    c.command(0x0405, create(a), 10.0)                                    # 4
+    c.status(0x0405, 0, 10.001)                                           # 5
+    c.event(0x03, complete(0x04, a), 15.12)                               # 6 page timeout
+    c.command(0x0405, create(b), 20.0)                                    # 7
+    c.status(0x0405, 0, 20.001)                                           # 8
+    c.event(0x03, complete(0x00, b, h), 20.3)                             # 9
+    c.command(0x0411, h, 20.4)                                            # 10 Authentication Requested
+    c.status(0x0411, 0, 20.401)                                           # 11
+    c.event(0x17, b, 20.402)                                              # 12 Link Key Request
+    c.command(0x040C, b, 20.403)                                          # 13 Negative Reply
+    c.complete(0x040C, b"\x00" + b, 20.404)                               # 14
+    c.event(0x31, b, 20.405)                                              # 15 IO Capability Request
+    c.command(0x042B, b + b"\x01\x00\x03", 20.406)                        # 16
+    c.complete(0x042B, b"\x00" + b, 20.407)                               # 17
+    c.event(0x32, b + b"\x01\x00\x03", 20.45)                             # 18 IO Capability Response
+    c.event(0x33, b + struct.pack("<I", 284913), 20.46)                   # 19 User Confirmation Request
+    c.event(0x36, b"\x05" + b, 21.3)                                      # 20 Simple Pairing Complete 0x05
+    c.event(0x06, b"\x05" + h, 21.301)                                    # 21 Authentication Complete 0x05
+    c.command(0x0411, h, 30.0)                                            # 22
+    c.status(0x0411, 0, 30.001)                                           # 23
+    c.event(0x17, b, 30.002)                                              # 24
+    c.command(0x040B, b + bytes(range(16)), 30.003)                       # 25 Link Key Request Reply
+    c.complete(0x040B, b"\x00" + b, 30.004)                               # 26
+    c.event(0x06, b"\x06" + h, 30.1)                                      # 27 0x06 PIN or Key Missing
+    c.command(0x0405, create(PEER_C[::-1]), 31.0)                         # 28
+    c.status(0x0405, 0, 31.001)                                           # 29
+    c.event(0x03, complete(0x10, PEER_C[::-1]), 36.0)                     # 30 Connection Accept Timeout
+    c.command(0xFC17, b"\x01", 37.0)                                      # 31 vendor
+    c.complete(0xFC17, b"\x12", 37.001)                                   # 32 refused: probing
+    c.command(0x2074, b"", 37.1)                                          # 33
+    c.complete(0x2074, b"\x01", 37.101)                                   # 34 unknown command: probing
+    c.command(0x0C01, bytes(8), 37.2)                                     # 35 Set Event Mask
+    c.complete(0x0C01, b"\x12", 37.201)                                   # 36 refused: an error
+    c.command(0x0C14, b"", 37.3)                                          # 37 Read Local Name
+    c.complete(0x0C14, b"\x00" + bytes(248), 37.297)                      # 38 stamped 3 ms earlier
+    c.command(0x0C03, b"", 40.0)                                          # 39 Reset, link 0x0002 up
+    c.complete(0x0C03, b"\x00", 40.1)                                     # 40
+    return btsnoop(1002, c.records)
+
+
+BREDR_EXPECTED = [
+    {"class": "page-timeout", "frame": 3, "peer": "00:1b:dc:4f:62:a8", "count": 2, "last_frame": 6,
+     "frames": [3, 6], "create_frame": 1, "severity": "warning"},
+    {"class": "bredr-auth-failed", "frame": 20, "source": "simple-pairing-complete", "status": 5,
+     "peer": "60:a4:b7:11:22:33", "handle": 2, "pairing": "ssp", "link_key_request_frame": 12,
+     "link_key_answer": "negative-reply", "link_key_answer_frame": 13, "pin_code_request_frame": None,
+     "io_capability_request_frame": 15, "io_capability_response_frame": 18,
+     "user_confirmation_request_frame": 19, "user_passkey_request_frame": None,
+     "authentication_complete_frame": 21, "severity": "error"},
+    {"class": "link-key-missing", "frame": 27, "source": "authentication-complete", "status": 6,
+     "peer": "60:a4:b7:11:22:33", "handle": 2, "link_key_request_frame": 24, "link_key_answer": "reply",
+     "link_key_answer_frame": 25, "severity": "error"},
+    {"class": "bredr-connection-failed", "frame": 30, "status": 0x10, "peer": "4c:02:20:53:1c:24",
+     "link_type": "ACL", "create_frame": 28, "severity": "warning"},
+    {"class": "command-error", "frame": 32, "opcode": 0xFC17, "status": 0x12, "command_frame": 31,
+     "benign": "capability probing", "severity": "info"},
+    {"class": "command-error", "frame": 34, "opcode": 0x2074, "status": 0x01, "command_frame": 33,
+     "benign": "capability probing", "severity": "info"},
+    {"class": "command-error", "frame": 36, "opcode": 0x0C01, "status": 0x12, "command_frame": 35,
+     "severity": "error"},
+    {"class": "timestamp-step-back", "frame": 38, "step_seconds": 0.003, "benign": "clock jitter",
+     "severity": "info"},
+    {"class": "hci-reset", "frame": 39, "open_links": 1, "severity": "error"},
 ]
 
 
@@ -244,7 +353,8 @@ def main():
                                      ("synthetic-monitor.btsnoop", monitor_capture(),
                                       MONITOR_EXPECTED),
                                      ("synthetic-smp.btsnoop", smp_capture(), SMP_EXPECTED),
-                                     ("synthetic-air.pcap", air_capture(), AIR_EXPECTED)):
+                                     ("synthetic-air.pcap", air_capture(), AIR_EXPECTED),
+                                     ("synthetic-bredr.btsnoop", bredr_capture(), BREDR_EXPECTED)):
             path = os.path.join(directory, name)
             with open(path, "wb") as handle:
                 handle.write(data)

@@ -16,7 +16,7 @@ import common
 # HCI error codes (Core Vol 1, Part F) and ATT / SMP error codes named in the truth files.
 HCI_ERRORS = {0x00: "Success", 0x02: "Unknown Connection Identifier", 0x05: "Authentication Failure",
               0x06: "PIN or Key Missing", 0x08: "Connection Timeout", 0x13: "Remote User Terminated Connection",
-              0x16: "Connection Terminated By Local Host"}
+              0x16: "Connection Terminated By Local Host", 0x22: "LMP/LL Response Timeout"}
 ATT_ERRORS = {0x01: "Invalid Handle", 0x05: "Insufficient Authentication", 0x0A: "Attribute Not Found",
               0x0F: "Insufficient Encryption"}
 SMP_ERRORS = {0x03: "Authentication Requirements", 0x04: "Confirm Value Failed"}

@@ -38,6 +38,9 @@ import diagpairing  # noqa: E402
 import diagparams  # noqa: E402
 import diagstale  # noqa: E402
 import diagsupervision  # noqa: E402
+import diagssp  # noqa: E402
+import diagterminate  # noqa: E402
+import diagunanswered  # noqa: E402
 import diffcentral  # noqa: E402
 import difffw  # noqa: E402
 import eatt  # noqa: E402
@@ -85,6 +88,9 @@ SCENARIOS = {
     "diag-param-rejected": diagparams,
     "diag-mtu-23": diagmtu,
     "diag-supervision-timeout": diagsupervision,
+    "diag-unacked-terminate": diagterminate,
+    "diag-unanswered-before-timeout": diagunanswered,
+    "diag-ssp-missing-key": diagssp,
     "le-audio-unicast": unicast,
     "le-audio-broadcast": broadcast,
     # The diff Samples: pairs for `blescope diff` (the second of each pair has a `diff` block against the first).
@@ -110,7 +116,10 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  # The LE Audio Samples after the diagnosis ones.
                  "le-audio-unicast": 90000.0, "le-audio-broadcast": 93600.0,
                  # The diff Samples after the LE Audio ones.
-                 "diff-fw1": 97200.0, "diff-fw2": 100800.0, "diff-central-a": 104400.0, "diff-central-b": 108000.0}
+                 "diff-fw1": 97200.0, "diff-fw2": 100800.0, "diff-central-a": 104400.0, "diff-central-b": 108000.0,
+                 # The diagnosis Samples of issue 35, made beside the diff ones (the same hours; each file keeps its own).
+                 "diag-unacked-terminate": 97200.0, "diag-unanswered-before-timeout": 100800.0,
+                 "diag-ssp-missing-key": 104400.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

@@ -21,6 +21,16 @@ Samples build their ``sim.Rig`` with ``FaultLink`` and ``FaultController``, whic
 * **LL control PDUs at connection events**: bumble hands them to the peer at once; here each goes at the next
   connection event, so that encryption start (LL_ENC_REQ, LL_START_ENC_REQ/RSP) or LL_REJECT_EXT_IND take the events
   they take on air.
+* **A termination the peer never acknowledges** (``FaultLink.terminate_never_acknowledged``; Vol 6, Part B, 5.1.6
+  and 5.2): the local Disconnect's LL_TERMINATE_IND is queued and never acknowledged, the peer keeps the link, and the
+  phone's controller gives up when the LL procedure response timer (40 s) runs out: Disconnection Complete 0x22
+  LMP/LL Response Timeout. (5.1.6 sets the terminate timer to connSupervisionTimeout; the controller modelled here
+  uses the 40 s response timer, as issue 35's case has it.)
+* **BR/EDR Disconnect**: as for LE, this side's Disconnection Complete carries 0x16, after LMP_DETACH.
+* **BR/EDR authentication** (Vol 4, Part E, 7.1.19 and 7.7.23; Vol 2, Part F, 4.2): Authentication Requested gives
+  Command Status, then Link Key Request, which the host answers with Link Key Request Reply or Negative Reply; bumble
+  goes straight to the IO Capability Request, leaving out the Link Key Request. LMP PDUs take a few slots on air
+  (``LMP_DELAY_S``) instead of being delivered at once.
 * **Android Bluetooth Quality Report** (AOSP HCI requirements: vendor command 0xFD5E, vendor event 0xFF sub-event
   0x58, layout of bumble's ``vendor/android/hci.py``): the host enables report ids with a mask; with bit 1 (approaching
   LSTO) set, the phone's controller sends report id 0x02 once half the supervision timeout has passed without hearing
@@ -33,7 +43,7 @@ import asyncio
 import math
 import struct
 
-from bumble import hci, ll
+from bumble import hci, ll, lmp
 from bumble.vendor.android import hci as android_hci
 
 import sim
@@ -44,6 +54,8 @@ BQR_LE_PACKET_TYPE = 0x11  # what the Pixel 8's controller reports for its LE li
 UPDATE_INSTANT_EVENTS = 6
 CLOCK_TICK_S = 0.0003125  # Bluetooth clock, the unit of BQR timestamps
 SLOT_S = 0.000625  # the unit of the BQR LSTO field (the Pixel 8 reports 9600 for a 6 s timeout)
+LL_RESPONSE_TIMEOUT_S = 40.0  # the LL procedure response timeout (Core Vol 6, Part B, 5.2)
+LMP_DELAY_S = 6 * 0.000625  # an LMP PDU and its baseband acknowledgement: a few 625 us slots (Vol 2, Part C)
 
 
 class FaultLink(sim.PacedLink):
@@ -54,6 +66,8 @@ class FaultLink(sim.PacedLink):
         self.latency = 0
         self.timeout_s = 5.0
         self.radio_lost_at: float | None = None
+        self.terminate_never_acknowledged = False  # set by a scenario whose peer ignores LL_TERMINATE_IND
+        self.next_lmp_delivery = 0.0  # LMP PDUs arrive in the order they were sent
 
     def lost(self, t: float) -> bool:
         return self.radio_lost_at is not None and t >= self.radio_lost_at - 1e-9
@@ -80,6 +94,17 @@ class FaultLink(sim.PacedLink):
             return super().send_ll_control_pdu(sender_address, receiver_address, packet) if receiver else None
         at = self.event_at_or_after(loop.time() + 1e-6) + 0.0003
         loop.call_at(at, lambda: None if self.lost(at) else receiver.on_ll_control_pdu(sender_address, packet))
+        return None
+
+    def send_lmp_packet(self, sender_controller, receiver_address, packet):
+        """An LMP PDU reaches the peer a few slots later (bumble delivers it at once)."""
+        receiver = self.find_classic_controller(receiver_address)
+        if receiver is None:
+            return super().send_lmp_packet(sender_controller, receiver_address, packet)
+        sender = sender_controller.public_address
+        loop = asyncio.get_running_loop()
+        at = self.next_lmp_delivery = max(loop.time() + LMP_DELAY_S, self.next_lmp_delivery + 1e-6)
+        loop.call_at(at, lambda: receiver.on_lmp_packet(sender, packet))
         return None
 
     def lose_radio(self) -> float:
@@ -133,10 +158,15 @@ class FaultController(sim.SimController):
 
     # Disconnect -> the peer gets the host's reason; this side reports 0x16 one connection event later.
     def on_hci_disconnect_command(self, command):
+        classic = self.find_classic_connection_by_handle(command.connection_handle)
+        if classic is not None and isinstance(self.link, FaultLink):
+            return self.detach(classic, command)
         connection = self.find_le_connection_by_handle(command.connection_handle)
         if connection is None or not isinstance(self.link, FaultLink):
             return super().on_hci_disconnect_command(command)
         self._send_hci_command_status(hci.HCI_COMMAND_STATUS_PENDING, command.op_code)
+        if self.link.terminate_never_acknowledged:
+            return self.terminate_unacknowledged(connection)
         connection.send_ll_control_pdu(ll.TerminateInd(command.reason))
         loop = asyncio.get_running_loop()
         acknowledged = self.link.event_at_or_after(loop.time() + 1e-6) + 0.0005
@@ -147,6 +177,55 @@ class FaultController(sim.SimController):
 
         loop.call_at(acknowledged, terminated)
         return None
+
+    def detach(self, connection, command) -> None:
+        """BR/EDR Disconnect: LMP_DETACH carries the host's reason to the peer; this side reports 0x16 once the peer
+        acknowledged it (Vol 2, Part C, 4.1.3). bumble reports the host's reason to this side too."""
+        self._send_hci_command_status(hci.HCI_COMMAND_STATUS_PENDING, command.op_code)
+        self.send_lmp_packet(connection.peer_address, lmp.LmpDetach(command.reason))
+        loop = asyncio.get_running_loop()
+        loop.call_at(loop.time() + 2 * LMP_DELAY_S, self.on_classic_disconnected, connection.peer_address,
+                     hci.HCI_ErrorCode.CONNECTION_TERMINATED_BY_LOCAL_HOST_ERROR)
+        return None
+
+    def terminate_unacknowledged(self, connection) -> None:
+        """LL_TERMINATE_IND queued, never acknowledged: the peer keeps the link; 0x22 when the response timer runs
+        out, at a connection event."""
+        loop = asyncio.get_running_loop()
+        at = self.link.event_at_or_after(loop.time() + LL_RESPONSE_TIMEOUT_S)
+
+        def timed_out():
+            if self.le_connections.get(connection.peer_address) is connection:
+                self.on_le_disconnected(connection, hci.HCI_ErrorCode.LMP_OR_LL_RESPONSE_TIMEOUT_ERROR)
+
+        loop.call_at(at, timed_out)
+        return None
+
+    # Write Secure Connections Host Support (7.3.92): a phone's controller supports it; bumble's answers 0x01.
+    def on_hci_write_secure_connections_host_support_command(self, _command):
+        return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
+
+    # Authentication Requested (BR/EDR) -> Command Status, then Link Key Request; the host's Reply or Negative Reply
+    # goes on in bumble's controller (Authentication Complete, or the IO Capability Request of Simple Pairing).
+    def on_hci_authentication_requested_command(self, command):
+        connection = self.find_classic_connection_by_handle(command.connection_handle)
+        if connection is None:
+            return super().on_hci_authentication_requested_command(command)
+        self._send_hci_command_status(hci.HCI_COMMAND_STATUS_PENDING, command.op_code)
+        connection.ssp_state.is_initiator = True
+        self.send_hci_packet(hci.HCI_Link_Key_Request_Event(bd_addr=connection.peer_address))
+        return None
+
+    # Link Key Request Negative Reply -> Command Complete, then the IO Capability Request of Simple Pairing (bumble
+    # sends the event before the Command Complete).
+    def on_hci_link_key_request_negative_reply_command(self, command):
+        connection = self.classic_connections.get(command.bd_addr)
+        if connection is None:
+            return super().on_hci_link_key_request_negative_reply_command(command)
+        connection.ssp_state.is_initiator = True
+        asyncio.get_running_loop().call_soon(
+            self.send_hci_packet, hci.HCI_IO_Capability_Request_Event(bd_addr=connection.peer_address))
+        return hci.HCI_StatusAndAddressReturnParameters(status=hci.HCI_ErrorCode.SUCCESS, bd_addr=command.bd_addr)
 
     # LE Connection Update -> Command Status; the update completes on both sides at the instant.
     def on_hci_le_connection_update_command(self, command):

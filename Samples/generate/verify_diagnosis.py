@@ -163,11 +163,53 @@ def check_supervision(t, table, name):
                 f"{lsto * 0.625:g} ms), ends {ends}, update timeout {update[0].int('bthci_evt.le_supv_timeout') * 10} ms")
 
 
+def check_unacked_terminate(t, table, _name):
+    tm = t["termination"]
+    disc = [(r.int("frame.number"), r.int("bthci_cmd.reason")) for r in where(table, **{"bthci_cmd.opcode": 0x0406})]
+    ends = [(r.int("frame.number"), r.int("bthci_evt.reason")) for r in where(table, **{"bthci_evt.code": 0x05})]
+    gap = float(where(table, **{"frame.number": ends[0][0]})[0]["frame.time_relative"]) - float(
+        where(table, **{"frame.number": disc[0][0]})[0]["frame.time_relative"])
+    later = [r.int("frame.number") for r in table if r.int("frame.number") > disc[0][0] and r.get("btatt.opcode")]
+    ok = (disc == [(tm["disconnect_frame"], 0x13)] and ends == [(tm["end"]["frame"], 0x22)] and 40.0 <= gap < 40.1
+          and not later)
+    return ok, f"Disconnect (frame, reason) {disc}, then {gap:.3f} s of nothing, Disconnection Complete {ends}"
+
+
+def check_unanswered(t, table, _name):
+    u, loss = t["unanswered_request"], t["loss"]
+    writes = [(r.int("frame.number"), r.int("btatt.handle")) for r in where(table, **{"btatt.opcode": 0x12})]
+    later = [r.int("frame.number") for r in table if r.int("frame.number") > u["frame"] and r.get("btatt.opcode")]
+    ends = [(r.int("frame.number"), r.int("bthci_evt.reason")) for r in where(table, **{"bthci_evt.code": 0x05})]
+    gap = float(where(table, **{"frame.number": ends[0][0]})[0]["frame.time_relative"]) - float(
+        where(table, **{"frame.number": u["frame"]})[0]["frame.time_relative"])
+    ok = (writes[-1] == (u["frame"], u["handle"]) and not later and ends == [(loss["disconnection"]["frame"], 0x08)]
+          and abs(gap - loss["seconds_after_request"]) < 1e-5)
+    return ok, f"Write Request {writes[-1]}, no ATT after it, Disconnection Complete {ends} {gap:.3f} s later"
+
+
+def check_ssp(t, table, _name):
+    # tshark 4.0: Link Key Request 0x17, IO Capability Request/Response 0x31/0x32, Simple Pairing Complete 0x36,
+    # Authentication Complete 0x06 (bthci_evt.status), Link Key Request Negative Reply 0x040C.
+    f = t["pairing"]["frames"]
+    codes = {code: [(r.int("frame.number"), r.int("bthci_evt.status")) for r in where(table, **{"bthci_evt.code": code})]
+             for code in (0x03, 0x17, 0x31, 0x32, 0x33, 0x36, 0x06, 0x05)}
+    negative = frames(table, **{"bthci_cmd.opcode": 0x040C})
+    ok = (codes[0x03] == [(f["Connection Complete"], 0)] and [x[0] for x in codes[0x17]] == [f["Link Key Request"]]
+          and negative == [f["Link Key Request Negative Reply"]]
+          and [x[0] for x in codes[0x31]] == [f["IO Capability Request"]]
+          and [x[0] for x in codes[0x32]] == [f["IO Capability Response"]]
+          and codes[0x36] == [(f["Simple Pairing Complete"], 0x05)] and codes[0x06] == [(f["Authentication Complete"], 0x05)]
+          and [r.int("bthci_evt.reason") for r in where(table, **{"bthci_evt.code": 0x05})] == [0x16])
+    return ok, (f"Link Key Request {codes[0x17]}, Negative Reply {negative}, IO capabilities {codes[0x31]} {codes[0x32]}, "
+                f"Simple Pairing Complete {codes[0x36]}, Authentication Complete {codes[0x06]}")
+
+
 CHECKS = {"diag-connect-timeout": check_connect_timeout, "diag-bond-lost": check_bond_lost,
           "diag-pairing-failed": check_pairing_failed, "diag-insufficient-encryption": check_insufficient_encryption,
           "diag-cccd-never-written": check_cccd, "diag-att-timeout": check_att_timeout,
           "diag-stale-handle": check_stale, "diag-param-rejected": check_params, "diag-mtu-23": check_mtu,
-          "diag-supervision-timeout": check_supervision}
+          "diag-supervision-timeout": check_supervision, "diag-unacked-terminate": check_unacked_terminate,
+          "diag-unanswered-before-timeout": check_unanswered, "diag-ssp-missing-key": check_ssp}
 
 
 def check(name, truth):

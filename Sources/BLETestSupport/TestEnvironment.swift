@@ -51,6 +51,7 @@ public enum TestEnvironment {
         "diag-supervision-timeout",
         "le-audio-unicast", "le-audio-broadcast", "le-audio-broadcast-receiver",
         "diff-fw1", "diff-fw2", "diff-central-a", "diff-central-b",
+        "diag-unacked-terminate", "diag-unanswered-before-timeout", "diag-ssp-missing-key",
     ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {

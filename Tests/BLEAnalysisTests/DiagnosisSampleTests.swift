@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func everyDiagnosisSampleIsHere() {
-        #expect(Self.names.count == 10)
+        #expect(Self.names.count == 13)
         #expect(Self.others == ["le-audio-broadcast-receiver"])
     }
 
