@@ -31,7 +31,12 @@ public struct DiagnosisReport: Sendable {
         lines.append(
             terminal.paint("Diagnosis", .bold) + ": "
                 + (tally.isEmpty ? "nothing wrong found (\(result.rulesEvaluated) rules)" : tally + " (\(result.rulesEvaluated) rules)"))
-        if let completeness { lines.append(terminal.paint("Log", .bold) + ": " + completeness.headline) }
+        if let completeness {
+            // Wrapped like the story (a completeness item can run to 500 columns on an undecrypted air capture).
+            var log = wrap("Log: " + completeness.headline, width: width, first: "", rest: "    ")
+            log[0] = terminal.paint("Log", .bold) + log[0].dropFirst(3)
+            lines += log
+        }
         lines += Self.storyLines(result.story, terminal: terminal, width: width)
         let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
