@@ -80,40 +80,49 @@ public struct GATTReport {
         let renderer = GATTTextRenderer(terminal: terminal) { AssignedNumbers.name(for: $0) }
         var out = ""
         for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
-            var head = "Connection #\(c.number)  handle \(hex(c.handle, width: 4))"
-            if let peer = ConnectionColumns.peerText(c) { head += "  peer \(peer)" }
-            if let identity = c.peerIdentity { head += " = identity \(identity)" }
-            head += "  frames \(c.startFrame)–\(c.endFrame.map(String.init) ?? "end")"
-            if c.inferred { head += "  (inferred)" }
-            out += terminal.paint(head, .bold) + "\n"
-            out +=
-                terminal.paint(
-                    "  database: \(c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue), "
-                        + Self.mtuText(c), .dim) + "\n"
-            if c.gatt.isEmpty {
-                out += terminal.paint("  names: give --gatt FILE (a map of handles to UUIDs or names) to name these handles", .dim) + "\n"
-            }
-            let bearers = c.attBearers
-            if bearers.contains(where: { $0.kind != .leFixed }) {
-                // Only where a dynamic bearer exists, so that LE-only captures read as before.
-                let list = bearers.map { b in
-                    b.kind == .leFixed
-                        ? "le-fixed ATT_MTU \(b.mtu ?? 23)"
-                        : "\(b.kind) CID \(hex(b.txCID, width: 4))/\(hex(b.rxCID, width: 4)) ATT_MTU \(b.mtu.map(String.init) ?? "?") from frame \(b.openFrame ?? 0)"
-                }
-                out += terminal.paint("  bearers (CID tx/rx): " + list.joined(separator: "; "), .dim) + "\n"
-            }
-            out += renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:], inferred: usage.layouts[c.number] ?? [:])
-                .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
-            let localUsage = usage.localByConnection[c.number] ?? [:]
-            if !c.localGATT.isEmpty || !localUsage.isEmpty {
-                out += terminal.paint("  this side's own database, as the peer discovered and used it:", .dim) + "\n"
-                out += renderer.render(c.localGATT, usage: localUsage)
-                    .split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
-            }
-            out += "\n"
+            out += connectionText(c, renderer: renderer, terminal: terminal)
         }
         return out.isEmpty ? "No GATT database or attribute traffic in this capture.\n" : out
+    }
+
+    /// One connection's heading, database, bearers and attributes. Its own function: inlined into ``text(terminal:)``,
+    /// Swift 6.3.1's release optimizer crashed on the loop (CopyPropagation, signal 6).
+    @inline(never)
+    func connectionText(_ c: Connection, renderer: GATTTextRenderer, terminal: Terminal) -> String {
+        var head = "Connection #\(c.number)  handle \(hex(c.handle, width: 4))"
+        if let peer = ConnectionColumns.peerText(c) { head += "  peer \(peer)" }
+        if let identity = c.peerIdentity { head += " = identity \(identity)" }
+        head += "  frames \(c.startFrame)–\(c.endFrame.map(String.init) ?? "end")"
+        if c.inferred { head += "  (inferred)" }
+        var out = terminal.paint(head, .bold) + "\n"
+        let source = c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue
+        out += terminal.paint("  database: " + source + ", " + Self.mtuText(c), .dim) + "\n"
+        if c.gatt.isEmpty {
+            out += terminal.paint("  names: give --gatt FILE (a map of handles to UUIDs or names) to name these handles", .dim) + "\n"
+        }
+        let bearers = c.attBearers
+        if bearers.contains(where: { $0.kind != .leFixed }) {
+            // Only where a dynamic bearer exists, so that LE-only captures read as before.
+            let list = bearers.map { b in
+                b.kind == .leFixed
+                    ? "le-fixed ATT_MTU \(b.mtu ?? 23)"
+                    : "\(b.kind) CID \(hex(b.txCID, width: 4))/\(hex(b.rxCID, width: 4)) ATT_MTU \(b.mtu.map(String.init) ?? "?") from frame \(b.openFrame ?? 0)"
+            }
+            out += terminal.paint("  bearers (CID tx/rx): " + list.joined(separator: "; "), .dim) + "\n"
+        }
+        let rendered = renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:], inferred: usage.layouts[c.number] ?? [:])
+        out += Self.indented(rendered)
+        let localUsage = usage.localByConnection[c.number] ?? [:]
+        if !c.localGATT.isEmpty || !localUsage.isEmpty {
+            out += terminal.paint("  this side's own database, as the peer discovered and used it:", .dim) + "\n"
+            out += Self.indented(renderer.render(c.localGATT, usage: localUsage))
+        }
+        return out + "\n"
+    }
+
+    /// Each non-empty line two spaces in.
+    static func indented(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "  " + $0 }.joined(separator: "\n")
     }
 
     /// `ATT_MTU 247 (observed at frame 34)`: ``ConnectionColumns/mtuWithSource(_:)``, as every output gives it.
