@@ -274,9 +274,9 @@ public struct LinkLayerTracker {
                 crcErrors &+= 1
                 return
             }
-            // A link the sniffer joined opens when the other side answers (``UnansweredPDUs``); the PDU answered is
-            // replayed into it first.
-            guard let first = unanswered.answer(air, record) else { return }
+            // A link the sniffer joined opens when the other side answers (``UnansweredPDUs``); the PDUs held until then
+            // are replayed into it first.
+            guard let earlier = unanswered.answer(air, record), let first = earlier.first else { return }
             let info = LLConnectionInfo(
                 handle: takeHandle(), accessAddress: air.packet.accessAddress, central: nil, peripheral: nil,
                 connectParameters: nil, parameters: LLLinkParameters(), startFrame: first.frame,
@@ -287,14 +287,14 @@ public struct LinkLayerTracker {
             lastAA = aa
             lastIndex = index
             emit(.connectionStarted(info))
-            replay(first, into: index, &findings, emit)
+            for held in earlier { replay(held, into: index, &findings, emit) }
         }
         if !LinkLayerTracker.processConnectionPacket(&conns[index], air, record, &findings, keys: keyStore, buffer: plaintext, emit) {
             crcErrors &+= 1
         }
     }
 
-    /// The PDU a link's first answer answered, into the connection it opened (its bytes are a copy).
+    /// A PDU held until the link's first answer, into the connection it opened (its bytes are a copy).
     private mutating func replay(_ first: OwnedRecord, into index: Int, _ findings: inout [Finding], _ emit: (LinkLayerOutput) -> Void) {
         first.withRecord { r in
             guard let air = try? LLAirPacket(linkType: r.linkType, bytes: r.bytes) else { return }
