@@ -26,10 +26,19 @@ public enum TestEnvironment {
         var all: [String] = []
         for dir in [sharedCaptures, corpusDirectory].compactMap({ $0 }) {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { continue }
-            all += names.filter { !$0.hasSuffix(".md") && !$0.hasPrefix(".") }.sorted().map { dir + "/" + $0 }
+            all += names.filter { !$0.hasSuffix(".md") && !$0.hasPrefix(".") && refusedByDesign[$0] == nil }.sorted().map {
+                dir + "/" + $0
+            }
         }
         return all
     }
+
+    /// Real captures blescope refuses, with the words of its error (`CaptureReaderTests` holds it to them): left out of
+    /// ``realCaptures``, which the differential tests read whole.
+    public static let refusedByDesign: [String: String] = [
+        // libpcap reads a pcapng with its first interface's link type; this one records Ethernet first.
+        "ppi-btle-lt192-pcapng-2if_hackenbt-ubertooth-plus-ethernet-att-05.pcapng": "pcapng link type 1 is not a Bluetooth link type"
+    ]
 
     /// The folder `BLESCOPE_CORPUS` names (captures fetched from public repositories, never committed), or nil.
     public static let corpusDirectory: String? = {

@@ -319,6 +319,15 @@ import Testing
         if t.malformed, t.value.isEmpty, !o.value.isEmpty, o.handles.count == 1, t.handles.first == o.handles.first {
             return .tsharkUsedOtherSidesDatabase
         }
+        // A characteristic declaration read by Read By Type (declaration handle, properties, value handle) that tshark
+        // reads as an Include because its attribute map, kept across connections, has that handle as one: the
+        // "included service handle" it prints is the properties byte and the value handle's low byte (the Broadcom
+        // dartparser log, frame 6644: 0x0902 = properties 0x02, value handle 0x0009).
+        if t.opcode == 0x09, t.malformed, t.value.isEmpty, t.handles.count == 2, o.handles.count == 2, t.handles[0] == o.handles[0],
+            t.handles[1] >> 8 == o.handles[1] & 0xFF
+        {
+            return .tsharkUsedOtherSidesDatabase
+        }
         if t.opcode == 0x09, t.malformed, t.value.isEmpty, t.handles.count == 2, t.handles.first == o.handles.first,
             let first = o.value.split(separator: ",").first, let b = bytes(fromHex: String(first)), b.count >= 2,
             t.handles[1] == Int(b[0]) | Int(b[1]) << 8

@@ -400,6 +400,23 @@ struct BadInputTests {
         #expect(message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: ethernet, name: "F") }.contains("not a capture"))
     }
 
+    /// A real capture blescope refuses (``TestEnvironment/refusedByDesign``) is refused loudly, with why: the corpus's
+    /// two-interface pcapng (Ethernet, then Ubertooth PPI) says the link type of its first interface and that tshark
+    /// reads it (capinfos: interface 0 Ethernet, 6 packets; interface 1 PPI, 6,802).
+    @Test func refusedRealCapturesSayWhy() throws {
+        guard let corpus = TestEnvironment.corpusDirectory else {
+            print("skipped: BLESCOPE_CORPUS not set")
+            return
+        }
+        for (name, words) in TestEnvironment.refusedByDesign {
+            let path = corpus + "/" + name
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            var said = "opened"
+            do { _ = try CaptureFile.open(path: path) } catch { said = "\(error)" }
+            #expect(said.contains(words) && said.contains("first interface") && said.contains("tshark reads"), "\(said)")
+        }
+    }
+
     /// Random corruption never traps and never reads past the data.
     @Test func randomCorruptionNeverTraps() throws {
         guard capturesDirectory != nil else { return }
