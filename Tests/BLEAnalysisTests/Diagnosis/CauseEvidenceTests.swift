@@ -76,3 +76,17 @@ extension DiagnosisRuleTests.CauseEvidence {
         #expect(d.causes.first?.hasPrefix("the peer stopped responding") == true)
     }
 }
+
+extension DiagnosisRuleTests.CauseEvidence {
+    /// The controller fails the encryption start the loss interrupts with the same 0x08 (Encryption Change, Core Spec Vol
+    /// 4, Part E, 7.7.8), as the Bafang iOS log does four frames before its Disconnection Complete (45368, 45372): DC-01
+    /// cites it, so the failed encryption is not an error left unexplained.
+    @Test func aSupervisionTimeoutCitesTheEncryptionItInterrupted() throws {
+        var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central)
+        let failed = b.nextFrame
+        b = b.event([0x08, 0x04, 0x08, 0x40, 0x00, 0x00]).disconnect(handle: 0x40, reason: HCIStatus(rawValue: 0x08))
+        let d = try #require(try RuleTest.diagnose(b).of("DC-01").first)
+        #expect(d.supporting.contains { $0.frame == failed && $0.text.contains("encryption start failed") })
+        #expect(d.message.contains("the encryption being started failed with it at frame \(failed)"))
+    }
+}

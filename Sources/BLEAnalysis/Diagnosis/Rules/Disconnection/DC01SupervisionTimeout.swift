@@ -52,6 +52,10 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                 else { return false }
                 return end == d.frame
             }
+            if let failed = interruptedEncryption(e, connection: d.event.connection, since: c?.startFrame ?? 0, before: d.frame) {
+                supporting.append(CitedFrame(failed, "encryption start failed with the same timeout (0x08)"))
+                details.append("the encryption being started failed with it at frame \(failed)")
+            }
             if let u = unanswered, case .attUnanswered(let request, let handle, _, _, _, _) = u.kind {
                 let on = handle.map { " for \(hex($0, width: 4))" } ?? ""
                 supporting.append(CitedFrame(u.frame, "\(request)\(on), never answered"))
@@ -79,6 +83,20 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                     ],
                 device: c?.peerAddress, connection: c?.number, facts: facts, foldKey: "DC-01 \(device)")
         }
+    }
+}
+
+extension DC01SupervisionTimeout {
+    /// An Encryption Change with 0x08 Connection Timeout on the lost link: the controller failing the encryption start
+    /// the loss interrupted (Core Spec Vol 4, Part E, 7.7.8), the same event seen from the encryption (a PacketLogger
+    /// log: Encryption Change v2 four frames before the loss).
+    static func interruptedEncryption(_ e: Evidence, connection: Int?, since start: Int, before end: Int) -> Int? {
+        e.events.last { ev in
+            guard ev.connection == connection, ev.frame >= start, ev.frame < end,
+                case .encryptionChange(_, let status, _) = ev.kind
+            else { return false }
+            return status.rawValue == 0x08
+        }?.frame
     }
 }
 

@@ -43,6 +43,17 @@ struct GATT01RequestTimedOut: DiagnosisRule {
                     causes: causes, device: c?.peerAddress, connection: c?.number, foldKey: "GATT-01 \(device) \(request.rawValue)")
             case .attLateResponse(let request, let handle, let requestFrame, let us):
                 let on = handle.map { " for \(hex($0, width: 4))" } ?? ""
+                // A clock that runs backwards by more than jitter (crackle's PPI captures: fraction fields above 10^6)
+                // cannot measure the wait: said as what the capture cannot show, not as an error.
+                if clockRunsBackwards(e) {
+                    return Diagnosis(
+                        rule: id, severity: .info, frame: ev.frame,
+                        message:
+                            "\(request)\(on) on \(device) (frame \(requestFrame)) was answered at frame \(ev.frame), \(duration(us)) later by the capture's clock; that clock runs backwards (Log), so the capture cannot show how long the answer took.",
+                        headline: "\(request) on \(device): the wait cannot be measured",
+                        supporting: [CitedFrame(requestFrame, "\(request)\(on)")], causes: [], device: c?.peerAddress,
+                        connection: c?.number)
+                }
                 return Diagnosis(
                     rule: id, severity: .error, frame: ev.frame,
                     message:
@@ -54,6 +65,12 @@ struct GATT01RequestTimedOut: DiagnosisRule {
                 return nil
             }
         }
+    }
+
+    /// The log's timestamps step back by more than clock jitter (``CaptureCompleteness``'s time-backwards item at
+    /// warning): durations across those steps are not measurable.
+    static func clockRunsBackwards(_ e: Evidence) -> Bool {
+        e.completeness?.items.contains { $0.code == "time-backwards" && $0.severity >= .warning } == true
     }
 
     static let causes = [
