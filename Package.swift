@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLETestSupport"]),
         .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLEReports", "BLESecurity", "BLETestSupport"]),
         .testTarget(name: "BLEReportsTests", dependencies: ["BLEReports", "BLETestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"], exclude: ["Golden"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"], exclude: ["Golden", "Stories"]),
         .testTarget(name: "FuzzTests", dependencies: ["BLEAnalysis", "BLEReports", "BLETestSupport"], exclude: ["Corpus"]),
     ]
 )
