@@ -201,25 +201,13 @@ public struct DiagnosisReport: Sendable {
 }
 
 /// Words of `text` in lines of at most `width` columns (counted in characters), the first starting with `first` and
-/// the others with `rest`; a word longer than a line is cut in the middle with `…`.
+/// the others with `rest`; a word longer than a line is cut in the middle with `…` (``wrapWords`` keeps it whole).
 func wrap(_ text: String, width: Int, first: String, rest: String) -> [String] {
-    var lines: [String] = []
-    var line = first
-    var lineHasWord = false
-    for word in text.split(separator: " ", omittingEmptySubsequences: true) {
-        var w = String(word)
-        let room = width - rest.count
-        if w.count > room { w = String(w.prefix(room / 2 - 1)) + "…" + String(w.suffix(room / 2 - 1)) }
-        if lineHasWord && line.count + 1 + w.count > width {
-            lines.append(line)
-            line = rest + w
-        } else {
-            line += (lineHasWord ? " " : "") + w
-        }
-        lineHasWord = true
+    let room = width - rest.count
+    let words = text.split(separator: " ", omittingEmptySubsequences: true).map { w in
+        w.count > room ? String(w.prefix(room / 2 - 1)) + "…" + String(w.suffix(room / 2 - 1)) : String(w)
     }
-    lines.append(line)
-    return lines
+    return wrapWords(words.joined(separator: " "), width: width, first: first, rest: rest)
 }
 
 extension DiagnosisReport {
