@@ -143,6 +143,7 @@ extension Analyzer {
             input = .terminated(code: code, byCentral: e.terminatedByCentral, frame: e.frame, timestamp: e.timestamp)
         case .replaced: input = .replaced(why: "access address reused by a new CONNECT_IND", frame: e.frame, timestamp: e.timestamp)
         case .captureEnded: return  // still open at the end, as HCI connections are
+        case .silent(let silence): input = .silent(silence)
         }
         feedLink(.lifecycle(input), connection: index, frame: e.frame, timestamp: e.timestamp)
     }

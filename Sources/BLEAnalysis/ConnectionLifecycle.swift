@@ -33,6 +33,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         public var endedBy: EndedBy
         /// This side's Disconnect that asked for it, when the capture holds it.
         public var requestFrame: Int?
+        /// Not seen but inferred (an air link the sniffer heard nothing more of, ``LinkSilence``): what it was inferred
+        /// from. Nil for an end the capture shows.
+        public var inferredFrom: String? = nil
 
         /// `Remote User Terminated Connection (the peer ended it)`: the reason and, when the capture says, who.
         public var text: String {
@@ -54,6 +57,8 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         case terminated(code: UInt8, byCentral: Bool?, frame: Int, timestamp: Timestamp)
         /// The handle or access address now names another connection; `why` says which.
         case replaced(why: String, frame: Int, timestamp: Timestamp)
+        /// An air link the sniffer heard nothing more of while the capture went on (``LinkSilence``).
+        case silent(LinkSilence)
     }
 
     public enum Output: Hashable, Sendable {
@@ -102,6 +107,8 @@ public struct ConnectionLifecycle: Hashable, Sendable {
                     endedBy: by, requestFrame: nil))
         case .replaced(let why, let frame, let timestamp):
             return close(Ending(frame: frame, timestamp: timestamp, reason: why, code: nil, endedBy: .unknown, requestFrame: nil))
+        case .silent(let silence):
+            return close(silence.ending)
         }
     }
 
@@ -119,5 +126,94 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         case 0x08, 0x22, 0x28, 0x3D, 0x3E, 0x04, 0x2A: .link
         default: .unknown
         }
+    }
+}
+
+/// An air link the sniffer heard nothing more of for longer than its supervision timeout while the capture went on: no
+/// end (LL_TERMINATE_IND) is in the capture, so how it ended is inferred from what the capture does show.
+///
+/// A live link carries a packet from the central at every connection event (Core Spec Vol 6, Part B, 4.5.1), so a
+/// sniffer that keeps following it hears it at least every interval. Silence alone cannot tell a lost link from a
+/// sniffer that lost the link's hopping; the peripheral's own advertising can: a peripheral advertises connectably
+/// again only once it is out of the link (4.5.2: a link with no packet in its first six intervals failed to be
+/// established; 4.5.2: one silent for its supervision timeout is lost).
+public struct LinkSilence: Hashable, Sendable {
+    /// The link's last packet (or its connect request, when it carried none).
+    public var lastFrame: Int
+    public var lastTimestamp: Timestamp
+    /// Whether any packet was heard on the link after its connect request.
+    public var carriedPackets: Bool
+    /// The peripheral's first connectable advertisement after `lastFrame` (or a scanner's SCAN_REQ to it), when the
+    /// capture holds one.
+    public var readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)?
+    /// The link's supervision timeout and connection interval (nil when not known), in microseconds.
+    public var supervisionTimeout: Int64
+    public var interval: Int64?
+    /// How long the capture went on after `lastTimestamp`, in microseconds.
+    public var silence: Int64
+
+    public init(
+        lastFrame: Int, lastTimestamp: Timestamp, carriedPackets: Bool,
+        readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)?,
+        supervisionTimeout: Int64, interval: Int64?, silence: Int64
+    ) {
+        self.lastFrame = lastFrame
+        self.lastTimestamp = lastTimestamp
+        self.carriedPackets = carriedPackets
+        self.readvertised = readvertised
+        self.supervisionTimeout = supervisionTimeout
+        self.interval = interval
+        self.silence = silence
+    }
+
+    public static func == (a: LinkSilence, b: LinkSilence) -> Bool {
+        a.lastFrame == b.lastFrame && a.lastTimestamp == b.lastTimestamp && a.carriedPackets == b.carriedPackets
+            && a.readvertised?.frame == b.readvertised?.frame && a.supervisionTimeout == b.supervisionTimeout
+            && a.interval == b.interval
+            && a.silence == b.silence
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(lastFrame)
+        h.combine(readvertised?.frame)
+        h.combine(silence)
+    }
+
+    /// The end the capture implies, at the link's last packet.
+    public var ending: ConnectionLifecycle.Ending {
+        let last = carriedPackets ? "the link's last packet (frame \(lastFrame))" : "the connect request (frame \(lastFrame))"
+        let reason: String, code: HCIStatus?, by: ConnectionLifecycle.EndedBy, evidence: String
+        if let again = readvertised {
+            let after = again.timestamp.microseconds(since: lastTimestamp)
+            let how = again.byScanRequest ? "a scanner's SCAN_REQ to it" : "its advertisement"
+            evidence = "the peripheral was advertising again at frame \(again.frame) (\(how)), \(Self.duration(after)) after \(last)"
+            if !carriedPackets {
+                (reason, code, by) = (Self.notEstablished, HCIStatus(rawValue: 0x3E), .link)
+            } else if let interval, after < interval {
+                // Before the next connection event: no LL_TERMINATE_IND can have been exchanged after the last packet.
+                (reason, code, by) = (Self.peripheralLeft, nil, .peer)
+            } else {
+                // A terminate the sniffer missed, a loss, or the peripheral leaving: the capture cannot tell which.
+                (reason, code, by) = (Self.endedUnseen, nil, .unknown)
+            }
+        } else {
+            evidence =
+                "the sniffer heard nothing of the link after \(last) for \(Self.duration(silence)) (its supervision timeout is \(Self.duration(supervisionTimeout)))"
+            (reason, code, by) = (Self.noLongerHeard, nil, .unknown)
+        }
+        var e = ConnectionLifecycle.Ending(
+            frame: lastFrame, timestamp: lastTimestamp, reason: reason, code: code, endedBy: by, requestFrame: nil)
+        e.inferredFrom = evidence
+        return e
+    }
+
+    /// The reasons an inferred end carries (``ConnectionLifecycle/Ending/reason``).
+    public static let notEstablished = "Connection Failed to be Established"
+    public static let peripheralLeft = "the peripheral left the link without LL_TERMINATE_IND"
+    public static let endedUnseen = "no LL_TERMINATE_IND in the capture"
+    public static let noLongerHeard = "no longer heard by the sniffer: its end is not in the capture"
+
+    static func duration(_ us: Int64) -> String {
+        us >= 1_000_000 ? String(fractionDigits: 1, Double(us) / 1e6) + " s" : "\(us / 1000) ms"
     }
 }

@@ -77,6 +77,8 @@ public enum DiagnosisRules {
         BR04LinkKeyMissing.self,
         BR05EncryptionFailed.self,
         BR06RoleOrSniffRefused.self,
+        // Air captures: the ends the capture does not show
+        DC10AirLinkEndUnseen.self,
     ]
 
     /// The rule with this id (`DC-01`).

@@ -124,6 +124,12 @@ extension DiagnosisRules {
             meaning:
                 "The same peer connected and disconnected three or more times within minutes: the link keeps failing and the app keeps retrying.",
             advice: "Fix the first disconnection's cause; add back-off to the reconnection logic."),
+        "DC-10": .init(
+            meaning:
+                "An air capture shows no end of the link: it went silent for longer than its supervision timeout while the capture went on. What the capture shows after (the peripheral advertising again, and how soon) says whether it was never established, the peripheral left it, or the sniffer only stopped following it.",
+            advice:
+                "If the peripheral left within one connection interval, look at the last PDU it received (a crash or reset on it); if the sniffer only lost the link, capture again closer to the devices."
+        ),
         "SEC-01": .init(
             meaning:
                 "The central tried to encrypt with its stored key and the peripheral said it has no such key: the peripheral forgot the bond (reset, reflashed, or paired with another phone).",

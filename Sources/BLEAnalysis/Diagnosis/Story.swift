@@ -142,6 +142,18 @@ extension Story {
             return (e.isAirCapture ? "with no end in the capture" : "still open when the log ends", c.endFrame ?? e.lastFrame)
         }
         let code = end.code.map { hex($0.rawValue) } ?? ""
+        if end.inferredFrom != nil {
+            // Not seen: the air capture went on without the link (``LinkSilence``); the words say it was inferred.
+            switch end.endedBy {
+            case .link: return (linkLoss(end.code) + ", inferred", end.frame)
+            case .peer: return ("left by \(peer) without LL_TERMINATE_IND, inferred", end.frame)
+            default:
+                return (
+                    end.reason == LinkSilence.endedUnseen
+                        ? "ended with no LL_TERMINATE_IND in the capture" : "no longer heard by the sniffer", end.frame
+                )
+            }
+        }
         switch end.endedBy {
         case .local:
             let request = end.requestFrame.flatMap { f in e.events.first { $0.frame == f } }

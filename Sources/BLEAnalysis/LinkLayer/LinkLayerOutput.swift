@@ -148,6 +148,8 @@ public enum LLConnectionEndReason: Hashable, Sendable {
     case replaced
     /// The capture ended with the connection still running.
     case captureEnded
+    /// The sniffer heard nothing of the link for longer than its supervision timeout before the capture ended.
+    case silent(LinkSilence)
 }
 
 public struct LLConnectionEnded: Hashable, Sendable {

@@ -28,37 +28,10 @@ public struct LinkLayerTracker {
         var phys: (UInt8, UInt8)?
     }
 
-    /// A struct mutated in place in `conns` (`&conns[i]`): no reference to retain per packet, and a copied
-    /// tracker (``AdvertisingTracker`` keeps one) does not share its connections.
-    struct Conn {
-        var info: LLConnectionInfo
-        var crcInit: UInt32?
-        init(info: LLConnectionInfo, crcInit: UInt32?) {
-            self.info = info
-            self.crcInit = crcInit
-        }
-        var stats = LinkLayerStats()
-        var ended = false
-        var encryption = LLEncryptionState()
-        // Per direction (index 0 = central → peripheral, 1 = peripheral → central).
-        var lastSN: (Int8, Int8) = (-1, -1)
-        var lastHash: (UInt64, UInt64) = (0, 0)
-        // Events.
-        var eventCounter: UInt16 = 0
-        var haveEvent = false
-        var lastNordicEvent: UInt16 = 0
-        var lastTime: Int64 = 0
-        var lastAirTime = 0
-        var positionInEvent = 0
-        var packetsThisEvent = 0
-        var pending: [Pending] = []
-        /// The latest LL_LENGTH_REQ of each side until answered, and whether the encryption was said (``LLLinkChange``).
-        var lengthRequests: (central: LLLengthParameters?, peripheral: LLLengthParameters?) = (nil, nil)
-        var encryptionSaid = false
-    }
-
     private var conns: [Conn] = []
     private var byAccessAddress: [UInt32: Int] = [:]
+    /// The latest connection to each peripheral address (from its CONNECT_IND): its advertising again says it left.
+    private var byPeripheral: [UInt64: Int] = [:]
     private var lastAA: UInt32 = 0
     private var lastIndex = -1
     private var nextHandle: UInt16
@@ -164,6 +137,13 @@ public struct LinkLayerTracker {
             if payload.count >= 12 { advertiser = LinkLayerTracker.address(payload, 6, header.rxAddRandom) }
         default: break
         }
+        // Connectable advertising from a peripheral with a link, or a scanner's SCAN_REQ to it (sent only within T_IFS of
+        // hearing its scannable advertisement, Vol 6, Part B, 4.4.2.3): it is advertising, so out of the link.
+        if let advertiser, header.type == .advInd || header.type == .advDirectInd || header.type == .scanReq,
+            !byPeripheral.isEmpty
+        {
+            noteAdvertising(by: advertiser, scanRequest: header.type == .scanReq, record)
+        }
         emit(
             .advertising(
                 LLAdvertisingReport(
@@ -194,8 +174,17 @@ public struct LinkLayerTracker {
             startFrame: record.frame, startTimestamp: record.timestamp, inferred: false)
         conns.append(Conn(info: info, crcInit: c.parameters.crcInit))
         byAccessAddress[aa] = conns.count - 1
+        byPeripheral[c.advertiser.value] = conns.count - 1
         lastIndex = -1
         emit(.connectionStarted(info))
+    }
+
+    /// A connectable advertisement from a peripheral with a link: the first after the link's last packet is kept.
+    private mutating func noteAdvertising(by advertiser: LLDeviceAddress, scanRequest: Bool, _ record: CaptureRecord) {
+        guard let i = byPeripheral[advertiser.value], !conns[i].ended else { return }
+        let last = conns[i].lastGood?.frame ?? conns[i].info.startFrame
+        if let seen = conns[i].readvertised, seen.frame > last { return }
+        conns[i].readvertised = (record.frame, record.timestamp, scanRequest)
     }
 
     private mutating func takeHandle() -> UInt16 {
@@ -226,29 +215,18 @@ public struct LinkLayerTracker {
                     encryption: conns[index].encryption.summary)))
     }
 
-    /// At the end of the capture: ends the connections still running (reason `.captureEnded`).
-    /// Advertising packets that failed their CRC are not decoded: said once, with how many and the first, so that a
-    /// capture whose every advertisement is bad does not read as an empty one (the Auracast thesis capture in the
-    /// corpus: 1,067 of 1,067).
-    package var advertisingCRCFinding: Finding? {
-        guard advertisingCRCErrors > 0, let first = firstAdvertisingCRCErrorFrame else { return nil }
-        let all = advertisingCRCErrors == advertisingPackets
-        return Finding(
-            all || advertisingCRCErrors * 5 >= advertisingPackets ? .warning : .info,
-            FindingKind(
-                code: "ll.advertising-crc",
-                message:
-                    "\(all ? "all " : "")\(advertisingCRCErrors) of \(advertisingPackets) advertising packets failed their CRC and were not decoded (first at frame \(first))"
-                    + (all ? ": the sniffer or its settings (PHY, channel) may be wrong" : "")),
-            frame: first)
-    }
-
+    /// At the end of the capture: ends the connections still running (reason `.captureEnded`, or `.silent` when the
+    /// capture went on without them for longer than their supervision timeout).
     package mutating func finish(findings: inout [Finding], frame: Int, timestamp: Timestamp, emit: (LinkLayerOutput) -> Void) {
         if let f = advertisingCRCFinding { findings.append(f) }
         unanswered.finish()
         if let f = unanswered.finding { findings.append(f) }
         for i in conns.indices where !conns[i].ended {
-            endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
+            if let silence = conns[i].silence(captureEnd: timestamp) {
+                endConnection(i, reason: .silent(silence), frame: silence.lastFrame, timestamp: silence.lastTimestamp, emit)
+            } else {
+                endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
+            }
         }
     }
 
@@ -325,6 +303,7 @@ public struct LinkLayerTracker {
             c.stats.crcErrors &+= 1
             return false
         }
+        c.lastGood = (record.frame, record.timestamp)
 
         let llid = pkt.header0 & 3
         let d = direction == .rx ? 1 : 0

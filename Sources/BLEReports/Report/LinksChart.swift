@@ -161,7 +161,7 @@ public struct LinksChart: Sendable {
         var bar = Bar(
             number: c.number, handle: c.handle, startFrame: c.startFrame, start: c.startTime, endFrame: c.endFrame,
             end: c.endTime, endedBy: c.endFrame == nil ? nil : ending?.endedBy.rawValue ?? "unknown",
-            reason: c.endFrame == nil ? nil : ending?.reason ?? c.disconnectReason ?? "disconnected")
+            reason: c.endFrame == nil ? nil : ending.map(Self.reason) ?? c.disconnectReason ?? "disconnected")
         for change in LinkColumns.changes(of: c.link) {
             bar.ticks.append(Tick(frame: change.frame, time: change.time, kind: change.kind, text: change.text))
         }
@@ -176,6 +176,11 @@ public struct LinksChart: Sendable {
         let open = c.endTime ?? captureEnd
         for s in isoStreams where s.connectionNumber == c.number { bar.spans.append(span(s, until: open)) }
         return bar
+    }
+
+    /// The end's reason, and what it was inferred from when the capture does not show it.
+    static func reason(_ e: ConnectionLifecycle.Ending) -> String {
+        e.inferredFrom.map { "\(e.reason), inferred: \($0)" } ?? e.reason
     }
 
     static func span(_ s: ISOStream, until open: Timestamp) -> Span {

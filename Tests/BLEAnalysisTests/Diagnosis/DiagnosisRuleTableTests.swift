@@ -34,7 +34,11 @@ import Testing
         ("BR-01", "W"), ("BR-02", "W"), ("BR-03", "E"), ("BR-04", "E"), ("BR-05", "E"), ("BR-06", "W"),
     ]
 
-    static var table: [(id: String, severity: String)] { catalogue + leAudio + classic }
+    /// The air-capture rules after them: an air link that ended with no terminate in the capture (an error when the capture
+    /// shows the peripheral out of the link; lower when it cannot tell).
+    static let air: [(id: String, severity: String)] = [("DC-10", "E")]
+
+    static var table: [(id: String, severity: String)] { catalogue + leAudio + classic + air }
 
     /// Each group: its folder under `Rules/` and the id prefix of its rules.
     static let groups: [RuleGroup: (folder: String, prefix: String)] = [

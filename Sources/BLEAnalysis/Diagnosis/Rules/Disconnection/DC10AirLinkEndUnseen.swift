@@ -1,0 +1,86 @@
+import BLECore
+import BLEProtocols
+
+/// DC-10: an air link the capture shows no end of (no LL_TERMINATE_IND) that went silent for longer than its
+/// supervision timeout while the capture went on (``LinkSilence``). What the capture does show decides the words:
+/// - no packet at all after the connect request and the peripheral advertising again: never established (error);
+/// - the peripheral advertising again before the link's next connection event: it left the link without a terminate,
+///   a reset or a crash (error: the SweynTooth captures' shape);
+/// - advertising again later: the link ended, how is not in the capture (a terminate the sniffer missed, a loss);
+/// - no advertising: the sniffer stopped following the link; what happened to it is not in the capture (info).
+/// Each names what was still waiting on the link when it went silent (an unanswered ATT request).
+struct DC10AirLinkEndUnseen: DiagnosisRule {
+    static let id = "DC-10"
+    static let group = RuleGroup.disconnection
+    static let severity = DiagnosisSeverity.error
+    static let title = "An air link ended without a terminate in the capture"
+    static let evidence =
+        "Air capture: a link's last packet, then nothing on its access address for longer than its supervision timeout while the capture went on; the peripheral's advertising (ADV_IND, ADV_DIRECT_IND, a SCAN_REQ to it) after the last packet; ATT requests still waiting"
+    static let anchor = "none (Wireshark shows the packets only)"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.connections.compactMap { c in
+            guard let end = c.lifecycle.ending, let inferred = end.inferredFrom else { return nil }
+            let device = e.deviceName(c)
+            // An answer the sniffer could not decrypt may have come: the request is not said unanswered then.
+            let hidden = c.linkEncryption.map { $0.key == nil && $0.firstUndecryptedFrame != nil } ?? false
+            let waiting = hidden ? nil : pendingRequest(c, end, e)
+            var supporting = [CitedFrame(end.frame, end.frame == c.startFrame ? "the connect request" : "the link's last packet")]
+            if let waiting { supporting.insert(CitedFrame(waiting.frame, "\(waiting.request), unanswered"), at: 0) }
+            let still = waiting.map { " The central's \($0.request) (frame \($0.frame)) was still unanswered." } ?? ""
+            let severity: DiagnosisSeverity, message: String, headline: String, causes: [String]
+            switch end.reason {
+            case LinkSilence.notEstablished:
+                severity = .error
+                headline = "link to \(device) never established"
+                message = "Link #\(c.number) to \(device) was never established: \(inferred) (Core Spec Vol 6, Part B, 4.5.2)."
+                causes = [
+                    "the peripheral rejected the connect request (invalid parameters, channel map)",
+                    "the peripheral reset on receiving it", "interference on the first connection events",
+                ]
+            case LinkSilence.peripheralLeft:
+                severity = .error
+                headline = "\(device) left the link without LL_TERMINATE_IND"
+                message =
+                    "\(device) left link #\(c.number) without an LL_TERMINATE_IND: \(inferred), before the link's next connection event.\(still)"
+                causes = [
+                    "the peripheral reset or crashed (on the last PDU it received)", "its firmware dropped the link silently",
+                ]
+            case LinkSilence.endedUnseen:
+                severity = .warning
+                headline = "link to \(device) ended with no terminate in the capture"
+                message =
+                    "Link #\(c.number) to \(device) ended with no LL_TERMINATE_IND in the capture: \(inferred).\(still)"
+                causes = [
+                    "an LL_TERMINATE_IND the sniffer missed", "the link was lost (supervision timeout)",
+                    "the peripheral reset",
+                ]
+            default:
+                severity = .info
+                headline = "the sniffer stopped following the link to \(device)"
+                message =
+                    "The sniffer stopped following link #\(c.number) to \(device): \(inferred). What happened to the link after is not in the capture.\(still)"
+                causes = ["the sniffer lost the link's channel hopping", "the link ended and the sniffer missed its end"]
+            }
+            var d = Diagnosis(
+                rule: id, severity: severity, frame: end.frame, message: message, headline: headline, supporting: supporting,
+                causes: causes, device: c.peerAddress, connection: c.number, foldKey: "DC-10 \(device) \(end.reason)")
+            d.confidence = .lowered(reason: "inferred: the capture holds no end of the link")
+            return d
+        }
+    }
+
+    /// The ATT request the link's end cut, when one was waiting at its last packet.
+    static func pendingRequest(_ c: Connection, _ end: ConnectionLifecycle.Ending, _ e: Evidence) -> (
+        request: ATTOpcode, frame: Int
+    )? {
+        for ev in e.events where ev.connection == c.number && ev.frame <= end.frame {
+            if case .attUnanswered(let request, _, let sender, _, let endFrame, _) = ev.kind, sender == .local,
+                endFrame >= end.frame
+            {
+                return (request, ev.frame)
+            }
+        }
+        return nil
+    }
+}

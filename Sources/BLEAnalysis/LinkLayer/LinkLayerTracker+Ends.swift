@@ -1,0 +1,70 @@
+import BLECore
+import BLEProtocols
+
+extension LinkLayerTracker {
+    /// A struct mutated in place in `conns` (`&conns[i]`): no reference to retain per packet, and a copied
+    /// tracker (``AdvertisingTracker`` keeps one) does not share its connections.
+    struct Conn {
+        var info: LLConnectionInfo
+        var crcInit: UInt32?
+        init(info: LLConnectionInfo, crcInit: UInt32?) {
+            self.info = info
+            self.crcInit = crcInit
+        }
+        var stats = LinkLayerStats()
+        var ended = false
+        var encryption = LLEncryptionState()
+        // Per direction (index 0 = central → peripheral, 1 = peripheral → central).
+        var lastSN: (Int8, Int8) = (-1, -1)
+        var lastHash: (UInt64, UInt64) = (0, 0)
+        // Events.
+        var eventCounter: UInt16 = 0
+        var haveEvent = false
+        var lastNordicEvent: UInt16 = 0
+        var lastTime: Int64 = 0
+        var lastAirTime = 0
+        var positionInEvent = 0
+        var packetsThisEvent = 0
+        var pending: [Pending] = []
+        /// The latest LL_LENGTH_REQ of each side until answered, and whether the encryption was said (``LLLinkChange``).
+        var lengthRequests: (central: LLLengthParameters?, peripheral: LLLengthParameters?) = (nil, nil)
+        var encryptionSaid = false
+        /// The last packet with a good CRC (frame, time), and the peripheral's first connectable advertisement after
+        /// it: what ``LinkSilence`` is made of when the capture holds no end of the link.
+        var lastGood: (frame: Int, timestamp: Timestamp)?
+        var readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)?
+    }
+
+    /// Advertising packets that failed their CRC are not decoded: said once, with how many and the first, so that a
+    /// capture whose every advertisement is bad does not read as an empty one (the Auracast thesis capture in the
+    /// corpus: 1,067 of 1,067).
+    package var advertisingCRCFinding: Finding? {
+        guard advertisingCRCErrors > 0, let first = firstAdvertisingCRCErrorFrame else { return nil }
+        let all = advertisingCRCErrors == advertisingPackets
+        return Finding(
+            all || advertisingCRCErrors * 5 >= advertisingPackets ? .warning : .info,
+            FindingKind(
+                code: "ll.advertising-crc",
+                message:
+                    "\(all ? "all " : "")\(advertisingCRCErrors) of \(advertisingPackets) advertising packets failed their CRC and were not decoded (first at frame \(first))"
+                    + (all ? ": the sniffer or its settings (PHY, channel) may be wrong" : "")),
+            frame: first)
+    }
+}
+
+extension LinkLayerTracker.Conn {
+    /// The silence a link ended the capture in, when it is longer than the link's supervision timeout (known from its
+    /// connect request or an update); nil when the link may still have been up at the end.
+    func silence(captureEnd: Timestamp) -> LinkSilence? {
+        let c = self
+        guard let units = c.info.parameters.timeout, units > 0 else { return nil }
+        let supervision = Int64(units) * 10_000
+        let last = c.lastGood ?? (c.info.startFrame, c.info.startTimestamp)
+        let quiet = captureEnd.microseconds(since: last.timestamp)
+        guard quiet > supervision else { return nil }
+        let again = c.readvertised.flatMap { $0.frame > last.frame ? $0 : nil }
+        return LinkSilence(
+            lastFrame: last.frame, lastTimestamp: last.timestamp, carriedPackets: c.lastGood != nil, readvertised: again,
+            supervisionTimeout: supervision, interval: c.info.parameters.interval.map { Int64($0) * 1250 }, silence: quiet)
+    }
+}
