@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28 or 2026-11-28-2: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -145,6 +145,23 @@ whad-team/whad-client 2f409ced00843a182c7c3b308623c5c01978326b d2cbf81fdb1093db7
 whad-team/whad-client 2f409ced00843a182c7c3b308623c5c01978326b 53a2abcc105ab298f2f39e2cf67e8c4d2af8f746d320eb20daf1db3b19466644 lell-rf-lt256_whad-encrypted-comm-decrypted-twin.pcap ressources/pcaps/comm_dec.pcap
 johnfidel/smartEnergyMeter 7ffa37f5121d8696d44dcc56c471261840599059 bd687dc702a2a7c215f760d6619037fc3be5709238430a6c53ef2c5b63127525 android-btsnoop_smartenergymeter-indication-unconfirmed-30s-x2-then-16.log doc/btsnoop_hci.log
 Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 40c985b9a9ff1189ddf278462440b120cf96b196 e227082c4779e99ce98ee935761d3ade64503c2c95f0df474b8d1fab3b44b8cd nrfsniffer-lt272_sweyntooth-esp32-hci-desync.pcap captures/capture_esp32_hci_desync.pcap
+# added 2026-11-28-2
+aitjcize/ha-blockbluelight ea461616ba43e126ea17fcfb171b9755078f4066 5338057afe0da93ac3e0c68bbc7d752bdf10cf237b809ca48d8f0145782fa107 android-btsnoop_blockbluelight-le-create-cancel-02-x6-att-0a-x24.log analysis/btsnoop_hci.log
+DavidVentura/divoom 414dd233fcb38ef2370297b9896d07e6b4209fed cf3866ebbbfd90c6ff479b5071f4268b6183074b1eaccdd760ed12ba5da1ca91 android-btsnoop_divoom-bredr-page-timeout-04-x10-conn-exists-0b-vendor-17.log analysis/btsnoop_hci.log
+ajesler/bluetooth-candle-go-talk 576fdd45e99793d6b68861104295d1357d6373ae 49127bd5e935fb7a7f69419d19bd51114edc19a0274d0735830831fef57341a8 android-btsnoop_candle-le-notify-writecmd-2conn-16.log resources/btsnoop_hci.log
+doafirst/code_study cc11fd55c3d1a58d0c29cf033b5699dc8573db0c c8c811495874f92e18104201effe87dbad6e6d2161be7a0ff0ffebaf4d0fab35 android-btsnoop-cfa_codestudy-bredr-a2dp-lhdc-hfp-avrcp-3.4k-media.cfa btsnoop_hci.cfa
+havvk/even-g2-smart-classroom ab391fd055f98a8e0eaa21903b9d739f5d052de8 9379306d586c8677f796f58d5b060b188e950b215d5a3bf85000e9557de29e59 pklg-ios-le_even-g2-test-iphone17-att-404.pklg tests/test.pklg
+havvk/even-g2-smart-classroom ad037b40775610d0915978aff22ab4cc47d8d39c bf6cc8266dafb0013a63471c19365c8d6112bb8fb583d8ae716d829cbadef9ea pklg-ios-le_even-g2-multiprompts-att-291.pklg tests/multiprompts.pklg
+mhaberler/ble-advertiser 787946120aac3672535a92be7c16562b542ac5b0 15f2257316bd12a700d9e81361719b534515ada07d80c7cac4fb60d889b4b1ba nrfsniffer-lt272-pcapng_ble-advertiser-adv-scan-ind-13.pcapng ble.pcapng
+Matheus-Garbelini/esp32_bluetooth_classic_sniffer 1fbc7b175af1b3f700347389f8d9fc91d46f64e2 45fbcfce0c8582641a53bb970cd53cecc6d41c9e50955face87245174be155f5 pcap-lt201-h4-type-09-named-pcapng_esp32-bredr-sniffer-air-not-hci.pcapng logs/samples/ESP32.pcapng
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 1c7d36634258b06734f8cd2d9fa7ee37456b9260 cfb3d53fb4ade9ffcb668c01bf8a19ce2c8b63253926c22f71c28b36bb847430 nrfsniffer-lt272_sweyntooth-cc2640-dhcheck-skip-enc-without-dhkey-check.pcap captures/capture_cc2640_dhcheck_skip.pcap
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks ef9fc06e669423394be3d1485acc1f0c8d8afce6 ae68ef9c7a7f5883d80036dd9091256804ef9d9699cc466be81fb00a5acae4ff nrfsniffer-lt272_sweyntooth-da14680-truncated-l2cap-crash.pcap captures/capture_dialog_DA14680_truncated_l2cap_crash.pcap
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 8a7ea2f80f6264d0c2455e40aa2f1edf9cdb8f45 d835c549b658f9bee17c53f180cbdfd47c2def3a253b977153f38947194afebb nrfsniffer-lt272_sweyntooth-cc2640-invalid-public-key-crash.pcap captures/capture_ti_cc2640_crash_public_key.pcap
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 1c7d36634258b06734f8cd2d9fa7ee37456b9260 856f08802355bdbc1c14113231fd8d20a6d9eabc54bcf8327cfd9d99b1f52a93 nrfsniffer-lt272_sweyntooth-zephyr-invalid-channel-map-crash.pcap captures/capture_zephyr_invalid_channel_map.pcap
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 8a7ea2f80f6264d0c2455e40aa2f1edf9cdb8f45 aa6ddac8b5fa2b73a2e0707854854f6af69b662e6854f8c84f32d3a7cac3bef3 nrfsniffer-lt272_sweyntooth-telink-key-size-overflow.pcap captures/capture_telink_key_overflow.pcap
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks ef9fc06e669423394be3d1485acc1f0c8d8afce6 d5425d4966856c3500f579c156a6ed9773a229e0f6eb3a06d1939ebaf4a1f7b9 nrfsniffer-lt272_sweyntooth-da14680-oversized-mtu-request-answered.pcap captures/noncompliance_DA14680_respond_to_oversized_mtu_request.pcap
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 8a7ea2f80f6264d0c2455e40aa2f1edf9cdb8f45 be247bbf7c04b45a6e6542172dd3fb32218948e7594f9f12a995c06eb397d9ac nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-wb55-sc-nonzero-ediv-rand-terminate-13.pcapng captures/noncompliance_stmicoelectronics_wb55_non_zero_ediv_rand_SC.pcapng
+Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 3d595d89559bd56af635b42270de3631e53391d6 903e3690724d8a27d1e5a864dcabe737c90f2f27601fdd460853e2c8e750be39 nrfsniffer-lt272_sweyntooth-cc2540-truncated-connect-req.pcap captures/noncompliance_cc2540_truncated_conn_request.pcap
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]

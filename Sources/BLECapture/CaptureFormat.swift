@@ -75,6 +75,16 @@ extension FindingKind {
                 + "so their times and the durations across them are wrong")
     }
 
+    /// Records of an H4 datalink whose packet indicator is not an HCI packet type (0x01–0x05): not decoded.
+    public static func captureNonHCIIndicator(count: Int, first: Int, indicator: UInt8) -> FindingKind {
+        FindingKind(
+            code: "capture.non-hci-records",
+            message:
+                "\(count) record\(count == 1 ? "" : "s") with an H4 packet indicator that is no HCI packet type "
+                + "(0x01–0x05, Core Vol 4, Part A, 2), first is frame \(first) (indicator \(hex(indicator))): "
+                + "kept as 'other', not decoded; another tool's records, not HCI traffic")
+    }
+
     /// The capture library or decompressor reported an error; reading stopped there.
     public static func captureReadError(_ detail: String) -> FindingKind {
         FindingKind(code: "capture.read-error", message: detail)

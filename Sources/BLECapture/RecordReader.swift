@@ -15,12 +15,10 @@ struct RecordWalk {
     var frame = 0
     var stopped = false
     var truncation = TruncationTally()
+    var nonHCI = NonHCIIndicatorTally()
     private var stored: [Finding] = []
 
-    var findings: [Finding] {
-        if let t = truncation.finding { return stored + [t] }
-        return stored
-    }
+    var findings: [Finding] { stored + [truncation.finding, nonHCI.finding].compactMap { $0 } }
 
     /// Ends the walk at a record whose length fields are impossible.
     mutating func stop(invalidLength detail: String, offset: Int64) {
@@ -88,6 +86,26 @@ struct TruncationTally {
     }
     var finding: Finding? {
         count == 0 ? nil : Finding(.info, .captureTruncatedRecords(count: count, first: firstFrame), frame: firstFrame)
+    }
+}
+
+/// Records of an H4 datalink (btsnoop 1002, pcap LINKTYPE 187/201) whose packet indicator is none of the HCI packet
+/// types 0x01–0x05 (Core v5.4 Vol 4, Part A, 2): kept as `.other`, reported once with the first one's place and type,
+/// so a log that holds another tool's records (the ESP32 BR/EDR sniffer writes type 0x09) does not read as complete.
+struct NonHCIIndicatorTally {
+    var count = 0
+    var firstFrame = 0
+    var firstIndicator: UInt8 = 0
+    @inline(__always) mutating func note(frame: Int, indicator: UInt8) {
+        if count == 0 { (firstFrame, firstIndicator) = (frame, indicator) }
+        count &+= 1
+    }
+    var finding: Finding? {
+        count == 0
+            ? nil
+            : Finding(
+                .warning, .captureNonHCIIndicator(count: count, first: firstFrame, indicator: firstIndicator),
+                frame: firstFrame)
     }
 }
 

@@ -109,6 +109,8 @@ final class BTSnoopReader: RecordReader {
                 if type >= 1 && type <= 5 {
                     record.kind = RecordKind(rawValue: type)
                     record.bytes = UnsafeRawBufferPointer(rebasing: payload[1...])
+                } else {
+                    walk.nonHCI.note(frame: recordFrame, indicator: type)
                 }
             }
         case BTSnoop.datalinkMonitor:

@@ -99,6 +99,9 @@ final class ClassicPcapReader: RecordReader {
         record.stored = packet
         if nanoseconds { record.extraNanoseconds = UInt16(truncatingIfNeeded: fraction % 1000) }
         PcapLinkType.interpret(&record, packet: packet)
+        if let indicator = PcapLinkType.nonHCIIndicator(record, packet: packet) {
+            walk.nonHCI.note(frame: recordFrame, indicator: indicator)
+        }
         return true
     }
 }

@@ -115,6 +115,9 @@ final class PcapReader: RecordReader {
         record.stored = packet
         record.extraNanoseconds = UInt16(truncatingIfNeeded: nanoseconds % 1000)
         PcapLinkType.interpret(&record, packet: packet)
+        if let indicator = PcapLinkType.nonHCIIndicator(record, packet: packet) {
+            walk.nonHCI.note(frame: frame, indicator: indicator)
+        }
         return record
     }
 
@@ -139,6 +142,18 @@ final class PcapReader: RecordReader {
 }
 
 extension PcapLinkType {
+    /// The H4 packet indicator of an H4 record (LINKTYPE 187, or 201 after its 4-octet direction) that is no HCI
+    /// packet type, which ``interpret(_:packet:)`` left as `.other`; nil for every other record.
+    @inline(__always)
+    static func nonHCIIndicator(_ record: CaptureRecord, packet: UnsafeRawBufferPointer) -> UInt8? {
+        guard record.kind == .other else { return nil }
+        switch record.linkType {
+        case PcapLinkType.h4WithPHDR: return packet.count >= 5 ? packet[4] : nil
+        case PcapLinkType.h4: return packet.count >= 1 ? packet[0] : nil
+        default: return nil
+        }
+    }
+
     /// Fills kind, direction, controller and payload of a pcap record from its link type.
     @inline(__always)
     static func interpret(_ record: inout CaptureRecord, packet: UnsafeRawBufferPointer) {

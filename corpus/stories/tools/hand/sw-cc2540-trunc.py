@@ -1,0 +1,4 @@
+[
+("Frame 14 is a connect request (PDU type 5, CRC OK) to 38:81:d7:3d:45:a2 whose header Length is **28, not 34** (Core v5.4 Vol 6, Part B, 2.3.3.1: InitA 6 + AdvA 6 + LLData 22): the LLData is cut after the Channel Map (0100000000: one channel) — tshark reads Hop 0 and SCA from missing octets. Access address 0x9a328370, interval 16, timeout 50.", [(14, r"PDU Type: 0x5"), (14, r"CRC: Ok"), (14, r"Length: 28"), (14, r"Access Address: 0x9a328370"), (14, r"Channel Map: 0100000000")]),
+("Frame 17 (0.614 s, the capture's last) is an Empty PDU on access address 0x9a328370: **a device answered on the link the malformed request named** — the CC2540 took the truncated CONNECT_IND (the SweynTooth noncompliance case).", [(17, r"Access Address: 0x9a328370"), (17, r"Length: 0"), (17, r"\[Time since reference or first frame: 0\.6140")]),
+]
