@@ -194,6 +194,7 @@ import os
 import subprocess
 import sys
 
+from diagnosis_truth_air import FIELDS as AIR_FIELDS, air_link_ends
 from diagnosis_truth_bredr import procedures_redone, timestamp_steps
 from diagnosis_truth_events import Truth, number
 
@@ -286,6 +287,12 @@ SEVERITY = [
      "clock jitter"),
     ("timestamp-step-back", None, "warning", "CQ-04 (records out of time order)"),
     ("ll-control-malformed", None, "info", "not a procedure: the PDU is invalid (ll.control-malformed)"),
+    # Air links the capture shows no end of, ended from what it shows after them (diagnosis_truth_air.py).
+    ("air-link-not-established", None, "error", "DC-10 (air: no packet after the connect request)"),
+    ("air-link-left", None, "error", "DC-10 (air: the peripheral advertising before the next event)"),
+    ("air-link-ended-unseen", None, "warning", "DC-10 (air: no terminate in the capture)"),
+    ("air-link-unfollowed", None, "info", "DC-10 context: the sniffer stopped following the link"),
+    ("air-link-end-encrypted", None, "info", "DC-10 context: its end may be in PDUs tshark cannot decrypt"),
 ]
 
 CAPTURE_MAGICS = (b"btsnoop\0", b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
@@ -302,7 +309,7 @@ ACL_FIELDS = [
     "btle.data_header.length", "btatt.uuid16",
     "frame.protocols", "btsmp.sc_flag", "btsmp.initiator_key_distribution",
     "btsmp.responder_key_distribution", "btle.link_layer_data.access_address",
-]
+] + AIR_FIELDS
 
 
 def severity_of(event):
@@ -412,6 +419,7 @@ def analyse(path, version, shown_name):
     procedures_redone(truth.events, truth.controls, severity_of)
     timestamp_steps(rows, truth.emit)
     truth.finish_pairings(end_time)
+    air_link_ends(rows, truth.emit, end_time)
     truth.events.sort(key=lambda e: (e["frame"], e["class"]))
     for note in truth.notes:
         print("%s: %s" % (shown_name, note), file=sys.stderr)

@@ -26,7 +26,12 @@ extension Analyzer {
             let fact = connections[index].link.dataLength
             guard fact.value != length || !fact.isObserved else { return }
             feedLink(.dataLengthChanged(length), connection: index, frame: frame, timestamp: timestamp)
-        case .keyRequested: feedLink(.encryption(.longTermKeyRequested), connection: index, frame: frame, timestamp: timestamp)
+        case .keyRequested:
+            feedLink(.encryption(.longTermKeyRequested), connection: index, frame: frame, timestamp: timestamp)
+            // LL_ENC_REQ: the central starts encryption, as LE Enable Encryption says it on HCI.
+            evidence(
+                .encryptionStart(handle: change.handle), frame: frame, timestamp: timestamp, controller: controller,
+                connection: connections[index].number)
         case .keyGiven: feedLink(.encryption(.longTermKeyReplied), connection: index, frame: frame, timestamp: timestamp)
         case .keyRefused: feedLink(.encryption(.longTermKeyRefused), connection: index, frame: frame, timestamp: timestamp)
         case .encryption(let on, let inferred):

@@ -129,8 +129,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
     }
 }
 
-/// An air link the sniffer heard nothing more of for longer than its supervision timeout while the capture went on: no
-/// end (LL_TERMINATE_IND) is in the capture, so how it ended is inferred from what the capture does show.
+/// An air link the sniffer heard nothing more of for longer than its supervision timeout while the capture went on, its
+/// peripheral advertising again after it: no end (LL_TERMINATE_IND) is in the capture, so how it ended is inferred from
+/// what the capture does show. (Silence without the advertising may be the sniffer's alone: no end is inferred then.)
 ///
 /// A live link carries a packet from the central at every connection event (Core Spec Vol 6, Part B, 4.5.1), so a
 /// sniffer that keeps following it hears it at least every interval. Silence alone cannot tell a lost link from a
@@ -143,18 +144,19 @@ public struct LinkSilence: Hashable, Sendable {
     public var lastTimestamp: Timestamp
     /// Whether any packet was heard on the link after its connect request.
     public var carriedPackets: Bool
-    /// The peripheral's first connectable advertisement after `lastFrame` (or a scanner's SCAN_REQ to it), when the
-    /// capture holds one.
-    public var readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)?
+    /// The peripheral's first connectable advertisement after `lastFrame` (or a scanner's SCAN_REQ to it).
+    public var readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)
     /// The link's supervision timeout and connection interval (nil when not known), in microseconds.
     public var supervisionTimeout: Int64
     public var interval: Int64?
     /// How long the capture went on after `lastTimestamp`, in microseconds.
     public var silence: Int64
+    /// The first of the link's PDUs that could not be decrypted: its LL_TERMINATE_IND may be among them.
+    public var undecryptedFrom: Int? = nil
 
     public init(
         lastFrame: Int, lastTimestamp: Timestamp, carriedPackets: Bool,
-        readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)?,
+        readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool),
         supervisionTimeout: Int64, interval: Int64?, silence: Int64
     ) {
         self.lastFrame = lastFrame
@@ -168,38 +170,37 @@ public struct LinkSilence: Hashable, Sendable {
 
     public static func == (a: LinkSilence, b: LinkSilence) -> Bool {
         a.lastFrame == b.lastFrame && a.lastTimestamp == b.lastTimestamp && a.carriedPackets == b.carriedPackets
-            && a.readvertised?.frame == b.readvertised?.frame && a.supervisionTimeout == b.supervisionTimeout
-            && a.interval == b.interval
+            && a.readvertised.frame == b.readvertised.frame && a.supervisionTimeout == b.supervisionTimeout
+            && a.interval == b.interval && a.undecryptedFrom == b.undecryptedFrom
             && a.silence == b.silence
     }
 
     public func hash(into h: inout Hasher) {
         h.combine(lastFrame)
-        h.combine(readvertised?.frame)
+        h.combine(readvertised.frame)
         h.combine(silence)
     }
 
     /// The end the capture implies, at the link's last packet.
     public var ending: ConnectionLifecycle.Ending {
         let last = carriedPackets ? "the link's last packet (frame \(lastFrame))" : "the connect request (frame \(lastFrame))"
-        let reason: String, code: HCIStatus?, by: ConnectionLifecycle.EndedBy, evidence: String
-        if let again = readvertised {
-            let after = again.timestamp.microseconds(since: lastTimestamp)
-            let how = again.byScanRequest ? "a scanner's SCAN_REQ to it" : "its advertisement"
-            evidence = "the peripheral was advertising again at frame \(again.frame) (\(how)), \(Self.duration(after)) after \(last)"
-            if !carriedPackets {
-                (reason, code, by) = (Self.notEstablished, HCIStatus(rawValue: 0x3E), .link)
-            } else if let interval, after < interval {
-                // Before the next connection event: no LL_TERMINATE_IND can have been exchanged after the last packet.
-                (reason, code, by) = (Self.peripheralLeft, nil, .peer)
-            } else {
-                // A terminate the sniffer missed, a loss, or the peripheral leaving: the capture cannot tell which.
-                (reason, code, by) = (Self.endedUnseen, nil, .unknown)
-            }
+        let reason: String, code: HCIStatus?, by: ConnectionLifecycle.EndedBy
+        let after = readvertised.timestamp.microseconds(since: lastTimestamp)
+        let how = readvertised.byScanRequest ? "a scanner's SCAN_REQ to it" : "its advertisement"
+        var evidence =
+            "the peripheral was advertising again at frame \(readvertised.frame) (\(how)), \(Self.duration(after)) after \(last)"
+        if !carriedPackets {
+            (reason, code, by) = (Self.notEstablished, HCIStatus(rawValue: 0x3E), .link)
+        } else if let from = undecryptedFrom {
+            // Its end may be an LL_TERMINATE_IND among the PDUs no key decrypted.
+            evidence += "; the link's PDUs from frame \(from) could not be decrypted and may hold its LL_TERMINATE_IND"
+            (reason, code, by) = (Self.endedUnseen, nil, .unknown)
+        } else if let interval, after < interval {
+            // Before the next connection event: no LL_TERMINATE_IND can have been exchanged after the last packet.
+            (reason, code, by) = (Self.peripheralLeft, nil, .peer)
         } else {
-            evidence =
-                "the sniffer heard nothing of the link after \(last) for \(Self.duration(silence)) (its supervision timeout is \(Self.duration(supervisionTimeout)))"
-            (reason, code, by) = (Self.noLongerHeard, nil, .unknown)
+            // A terminate the sniffer missed, a loss, or the peripheral leaving: the capture cannot tell which.
+            (reason, code, by) = (Self.endedUnseen, nil, .unknown)
         }
         var e = ConnectionLifecycle.Ending(
             frame: lastFrame, timestamp: lastTimestamp, reason: reason, code: code, endedBy: by, requestFrame: nil)
@@ -211,7 +212,6 @@ public struct LinkSilence: Hashable, Sendable {
     public static let notEstablished = "Connection Failed to be Established"
     public static let peripheralLeft = "the peripheral left the link without LL_TERMINATE_IND"
     public static let endedUnseen = "no LL_TERMINATE_IND in the capture"
-    public static let noLongerHeard = "no longer heard by the sniffer: its end is not in the capture"
 
     static func duration(_ us: Int64) -> String {
         us >= 1_000_000 ? String(fractionDigits: 1, Double(us) / 1e6) + " s" : "\(us / 1000) ms"

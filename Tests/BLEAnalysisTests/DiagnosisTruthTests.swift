@@ -41,7 +41,10 @@ import Testing
         if let corpus = TestEnvironment.corpusDirectory, let truth = corpusTruthDirectory {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: truth)) ?? []
             for name in names.filter({ $0.hasSuffix(".jsonl") }).sorted() {
-                let capture = corpus + "/" + String(name.dropLast(".jsonl".count))
+                let base = String(name.dropLast(".jsonl".count))
+                // A capture blescope refuses by design (`CaptureReaderTests` holds it to its words) has no diagnosis.
+                guard TestEnvironment.refusedByDesign[base] == nil else { continue }
+                let capture = corpus + "/" + base
                 if FileManager.default.fileExists(atPath: capture) { out.append(capture) }
             }
         }

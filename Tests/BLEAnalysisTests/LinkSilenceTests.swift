@@ -60,7 +60,7 @@ import Testing
         Self.advertise(&b, Self.peripheral, after: 1_000)  // frame 8, 1 ms after the last packet: within one 30 ms interval
         for _ in 0..<10 { Self.advertise(&b, Self.stranger, after: 100_000) }  // the capture goes on 1 s
         let s = try #require(Self.silence(Self.ends(b).first))
-        #expect(s.lastFrame == 7 && s.carriedPackets && s.readvertised?.frame == 8)
+        #expect(s.lastFrame == 7 && s.carriedPackets && s.readvertised.frame == 8)
         #expect(s.supervisionTimeout == 720_000 && s.interval == 30_000)
         let end = s.ending
         #expect(end.endedBy == .peer && end.code == nil && end.reason == LinkSilence.peripheralLeft && end.frame == 7)
@@ -83,21 +83,18 @@ import Testing
         Self.advertise(&b, Self.peripheral, after: 98_000)
         for _ in 0..<10 { Self.advertise(&b, Self.stranger, after: 100_000) }
         let s = try #require(Self.silence(Self.ends(b).first))
-        #expect(!s.carriedPackets && s.lastFrame == 1 && s.readvertised?.frame == 2)
+        #expect(!s.carriedPackets && s.lastFrame == 1 && s.readvertised.frame == 2)
         let end = s.ending
         #expect(end.endedBy == .link && end.code?.rawValue == 0x3E && end.frame == 1)
     }
 
-    @Test func silenceWithoutTheAdvertiserIsASnifferThatStoppedFollowing() throws {
+    /// Silence alone may be the sniffer's (it lost the hopping): no end is inferred, the link is open at the end.
+    @Test func silenceWithoutTheAdvertiserInfersNoEnd() {
         var b = Self.link()
         Self.advertise(&b, Self.peripheral, after: 500)  // advertising while the link still runs: not its end
         b.data(.continuation, [], central: true, event: 3)  // frame 9, the last packet
         for _ in 0..<10 { Self.advertise(&b, Self.stranger, after: 100_000) }
-        let s = try #require(Self.silence(Self.ends(b).first))
-        #expect(s.lastFrame == 9 && s.readvertised == nil)
-        let end = s.ending
-        #expect(end.endedBy == .unknown && end.reason == LinkSilence.noLongerHeard)
-        #expect(end.inferredFrom?.hasSuffix("for 1.0 s (its supervision timeout is 720 ms)") == true)
+        #expect(Self.ends(b).map(\.reason) == [.captureEnded])
     }
 
     @Test func aCaptureThatEndsWithinTheTimeoutLeavesTheLinkOpen() {
@@ -108,7 +105,7 @@ import Testing
 
     /// Every real air capture the tests find: each link blescope ends by inference, against tshark's packets — its last
     /// good packet on the access address is the frame cited, and the first ADV_IND, ADV_DIRECT_IND or SCAN_REQ naming
-    /// the peripheral after it is the advertising cited (or there is none when blescope says the sniffer stopped).
+    /// the peripheral after it is the advertising cited.
     @Test func everyInferredEndIsWhatTsharkShows() throws {
         guard TestEnvironment.tsharkPath != nil else {
             print("LinkSilenceTests: tshark not installed; skipped")
@@ -147,10 +144,9 @@ import Testing
                     r.count >= 6 && (Int(r[0]) ?? 0) > last && ["0x00", "0x01", "0x03", "0", "1", "3"].contains(r[4])
                         && r[5].lowercased() == peer
                 }.flatMap { Int($0[0]) }
+                #expect(again != nil, "\(path) #\(c.number): tshark shows no advertising after frame \(last)")
                 if let again {
                     #expect(end.inferredFrom?.contains("at frame \(again) (") == true, "\(path) #\(c.number): \(end.inferredFrom ?? "")")
-                } else {
-                    #expect(end.reason == LinkSilence.noLongerHeard, "\(path) #\(c.number): \(end.reason)")
                 }
                 checked += 1
             }

@@ -135,7 +135,7 @@ enum Observability {
         let why: String
         if let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame ?? Optional(enc.encryptedFrom) {
             why = "link #\(c.number) is encrypted from frame \(from) and the sniffer had no key: what it carried cannot be read"
-        } else if c.lifecycle.ending == nil || (c.lifecycle.ending?.endedBy == .unknown && c.lifecycle.ending?.inferredFrom != nil),
+        } else if c.lifecycle.ending == nil,
             let last = [c.activity.lastReceived?.frame, c.activity.lastSent?.frame].compactMap({ $0 }).max(),
             last < e.lastFrame
         {

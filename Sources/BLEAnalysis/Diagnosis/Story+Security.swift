@@ -23,6 +23,10 @@ extension Story {
             case .keysDistributed: completed.append(ev.frame)
             case .pairingFailed(_, let reason): failed.append(("failed (\(reason))", [ev.frame]))
             case .encryptionStart: starts.append((ev.connection, ev.frame))
+            case .linkLayerRejected(_, _, let reason) where starts.contains(where: { $0.connection == ev.connection }):
+                // LL_REJECT_(EXT_)IND ends the encryption procedure it answers (Core Spec Vol 6, Part B, 5.1.3.1).
+                refused.append(("refused with \(reason.map(codeName) ?? "no reason")", [ev.frame]))
+                starts.removeAll { $0.connection == ev.connection }
             case .encryptionChange(_, let status, let on):
                 if status == .success && on, let n = ev.connection, encrypted[n] == nil { encrypted[n] = ev.frame }
                 if status != .success { refused.append(("refused with \(codeName(status))", [ev.frame])) }
@@ -33,6 +37,8 @@ extension Story {
         for c in le where e.isAirCapture {
             if let enc = c.linkEncryption, encrypted[c.number] == nil { encrypted[c.number] = enc.encryptedFrom }
         }
+        // A start whose link the capture shows encrypted (its PDUs, not an event) ended well.
+        starts.removeAll { s in s.connection.map { encrypted[$0] != nil } ?? false }
         var parts: [String] = []
         if pairings.isEmpty && completed.isEmpty && failed.isEmpty {
             parts.append("no LE pairing in the log")
@@ -46,7 +52,7 @@ extension Story {
         // A link that started before the log may have been encrypted before it: the log cannot say it never was.
         let before = le.filter { $0.inferred && encrypted[$0.number] == nil }
         let seen = le.count - before.count
-        if encrypted.isEmpty && seen > 0 {
+        if encrypted.isEmpty && starts.isEmpty && seen > 0 {
             parts.append(seen == 1 ? "the link was never encrypted" : "none of the \(seen) LE links was encrypted")
         } else if !encrypted.isEmpty {
             let frames = encrypted.values.sorted().prefix(6).map(String.init).joined(separator: ", ")
@@ -59,10 +65,26 @@ extension Story {
                     : "whether the \(before.count) links that started before the log were encrypted cannot be seen")
         }
         if !starts.isEmpty {
-            let frames = starts.map { String($0.frame) }.joined(separator: ", ")
-            parts.append("LE Start Encryption at \(frames) got no Encryption Change")
+            let frames =
+                starts.count <= 4
+                ? starts.map { String($0.frame) }.joined(separator: ", ")
+                : "\(starts[0].frame), \(starts[1].frame), \(starts[2].frame) and \(starts.count - 3) more"
+            parts.append(
+                e.isAirCapture
+                    ? "encryption started at \(frames) (LL_ENC_REQ) and the capture shows no end of it"
+                    : "LE Start Encryption at \(frames) got no Encryption Change")
         }
-        if !refused.isEmpty { parts.append(refused.map { "encryption \($0.0) at \($0.1[0])" }.joined(separator: ", ")) }
+        if !refused.isEmpty {
+            // The same refusal repeated (a central retrying with a key the peripheral lacks) is said once, with how often.
+            var order: [String] = [], first: [String: Int] = [:], times: [String: Int] = [:]
+            for (what, frames) in refused {
+                if first[what] == nil { order.append(what); first[what] = frames[0] }
+                times[what, default: 0] += 1
+            }
+            parts.append(
+                order.map { w in "encryption \(w) at \(first[w]!)" + (times[w]! > 1 ? " (\(times[w]!) times)" : "") }
+                    .joined(separator: ", "))
+        }
         let text = parts.joined(separator: "; ").capitalizedFirst + "."
         let frames = pairings + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
         return StorySentence(.security, text, frames: frames)

@@ -62,9 +62,13 @@ extension LinkLayerTracker.Conn {
         let last = c.lastGood ?? (c.info.startFrame, c.info.startTimestamp)
         let quiet = captureEnd.microseconds(since: last.timestamp)
         guard quiet > supervision else { return nil }
-        let again = c.readvertised.flatMap { $0.frame > last.frame ? $0 : nil }
-        return LinkSilence(
+        // Without the peripheral advertising again, the silence may be the sniffer's alone (it lost the hopping): the link
+        // stays open at the end, and the diagnosis says the capture cannot show what followed (``Observability``).
+        guard let again = c.readvertised, again.frame > last.frame else { return nil }
+        var silence = LinkSilence(
             lastFrame: last.frame, lastTimestamp: last.timestamp, carriedPackets: c.lastGood != nil, readvertised: again,
             supervisionTimeout: supervision, interval: c.info.parameters.interval.map { Int64($0) * 1250 }, silence: quiet)
+        silence.undecryptedFrom = c.encryption.summary?.firstUndecryptedFrame
+        return silence
     }
 }

@@ -7,7 +7,8 @@ import BLEProtocols
 /// - the peripheral advertising again before the link's next connection event: it left the link without a terminate,
 ///   a reset or a crash (error: the SweynTooth captures' shape);
 /// - advertising again later: the link ended, how is not in the capture (a terminate the sniffer missed, a loss);
-/// - no advertising: the sniffer stopped following the link; what happened to it is not in the capture (info).
+///   info when PDUs no key decrypted may hold the terminate.
+/// Silence without the advertising is no end (the sniffer may only have lost the link): ``Observability`` says so.
 /// Each names what was still waiting on the link when it went silent (an unanswered ATT request).
 struct DC10AirLinkEndUnseen: DiagnosisRule {
     static let id = "DC-10"
@@ -15,7 +16,7 @@ struct DC10AirLinkEndUnseen: DiagnosisRule {
     static let severity = DiagnosisSeverity.error
     static let title = "An air link ended without a terminate in the capture"
     static let evidence =
-        "Air capture: a link's last packet, then nothing on its access address for longer than its supervision timeout while the capture went on; the peripheral's advertising (ADV_IND, ADV_DIRECT_IND, a SCAN_REQ to it) after the last packet; ATT requests still waiting"
+        "Air capture: a link's last packet, then nothing on its access address for longer than its supervision timeout while the capture went on, and the peripheral advertising again after it (ADV_IND, ADV_DIRECT_IND, a SCAN_REQ to it); ATT requests still waiting"
     static let anchor = "none (Wireshark shows the packets only)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -46,8 +47,9 @@ struct DC10AirLinkEndUnseen: DiagnosisRule {
                 causes = [
                     "the peripheral reset or crashed (on the last PDU it received)", "its firmware dropped the link silently",
                 ]
-            case LinkSilence.endedUnseen:
-                severity = .warning
+            default:  // LinkSilence.endedUnseen
+                // Encrypted PDUs no key decrypted may hold the terminate: nothing to warn of then.
+                severity = hidden ? .info : .warning
                 headline = "link to \(device) ended with no terminate in the capture"
                 message =
                     "Link #\(c.number) to \(device) ended with no LL_TERMINATE_IND in the capture: \(inferred).\(still)"
@@ -55,12 +57,6 @@ struct DC10AirLinkEndUnseen: DiagnosisRule {
                     "an LL_TERMINATE_IND the sniffer missed", "the link was lost (supervision timeout)",
                     "the peripheral reset",
                 ]
-            default:
-                severity = .info
-                headline = "the sniffer stopped following the link to \(device)"
-                message =
-                    "The sniffer stopped following link #\(c.number) to \(device): \(inferred). What happened to the link after is not in the capture.\(still)"
-                causes = ["the sniffer lost the link's channel hopping", "the link ended and the sniffer missed its end"]
             }
             var d = Diagnosis(
                 rule: id, severity: severity, frame: end.frame, message: message, headline: headline, supporting: supporting,
