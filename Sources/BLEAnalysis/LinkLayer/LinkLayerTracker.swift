@@ -43,6 +43,7 @@ public struct LinkLayerTracker {
         // Per direction (index 0 = central → peripheral, 1 = peripheral → central).
         var lastSN: (Int8, Int8) = (-1, -1)
         var lastHash: (UInt64, UInt64) = (0, 0)
+        var terminate: TerminateAcknowledgement?
         // Events.
         var eventCounter: UInt16 = 0
         var haveEvent = false
@@ -250,6 +251,7 @@ public struct LinkLayerTracker {
         for i in conns.indices where !conns[i].ended {
             endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
         }
+        findings += conns.compactMap { $0.terminate?.unacknowledgedFinding }
     }
 
     @inline(__always)
@@ -328,7 +330,7 @@ public struct LinkLayerTracker {
 
         let llid = pkt.header0 & 3
         let d = direction == .rx ? 1 : 0
-        guard let retransmission = trackSequence(&c, pkt, llid: llid, d: d) else { return true }
+        guard let retransmission = trackSequence(&c, pkt, llid: llid, d: d, frame: record.frame) else { return true }
         var payload = pkt.payload
 
         // Encryption (Core Spec Vol 6, Part E): decrypted by the capturer, decrypted here, or not at all.

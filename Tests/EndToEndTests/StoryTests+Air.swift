@@ -1,0 +1,51 @@
+import BLETestSupport
+import Foundation
+import Testing
+
+/// Air and iOS captures whose first screen said untrue things (issue 35's follow-up), held to tshark: a pairing asked
+/// six times and never answered, terminates no packet acknowledged, discovery's Unsupported Group Type, an unassigned
+/// ATT error code named once, and the completeness words ("out of time order", "not decrypted", "incomplete").
+@Suite struct AirStoryTests {
+    static let samsung = "lell-rf-lt256_blue2th-smp-pairing-request-x6-unanswered.pcap"
+
+    @Test func samsungTVPairingAskedSixTimesNeverAnswered() throws {
+        guard let out = try DiagnoseOutput.of(Self.samsung, corpus: true) else { return }
+        // tshark -Y 'btsmp.opcode' : six Pairing Requests (0x01), no Pairing Response (0x02) nor Failed (0x05). Each is a
+        // new PDU, not a retransmission: the peripheral's NESN moved past its SN 0 after each (126, 197, 250, 285, 332;
+        // 386's successor 387 is the central's next PDU), so none is counted as a pairing.
+        let requests = [125, 196, 248, 284, 331, 386]
+        let security = try #require(
+            out.sentence("security", containing: ["LE pairing asked 6 times (125, 196, 248, 284, 331, 386), never answered"]))
+        #expect(!security.text.contains("1 LE pairing") && security.frames == requests)
+        let stalled = try #require(out.findings("SEC-04").first)
+        #expect(out.findings("SEC-04").count == 1 && stalled.occurrences == [387] && Set(stalled.frames) == Set(requests + [387]))
+        #expect(stalled.message.contains("asked 6 times from frame 125") && stalled.message.contains("no Pairing Response"))
+        // LL_TERMINATE_IND 0x13 at 387 (central, SN 0) is the last packet on 0x934bde4a: nothing acknowledges it.
+        #expect(out.sentence("links", containing: ["LL_TERMINATE_IND at 387 was not acknowledged"])?.frames == [387])
+        // 0x10 Unsupported Group Type to the central's Read By Group Type (41 → 43, Slave to Master): discovery's end.
+        #expect(StoryPointTests.noAlarm(out, at: [43]) && !out.findings("GATT-08").contains { $0.occurrences.contains(43) })
+        // 0xF7 at 107 (tshark 'Error Code: Unknown (0xf7)'): the code once.
+        let f7 = try #require(out.findings("GATT-08").first { $0.occurrences == [107] })
+        #expect(f7.message.contains("Unknown (0xf7, frame 107)") && !f7.message.contains("(0xf7) (0xf7"))
+    }
+
+    @Test func whadTerminateAt175IsNotAcknowledged() throws {
+        guard let out = try DiagnoseOutput.of("lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap") else { return }
+        // tshark: 175 LL_TERMINATE_IND (control opcode 0x02) is the last packet on 0x2ac5cdce; 176–180 are adverts.
+        #expect(out.sentence("links", containing: ["LL_TERMINATE_IND at 175 was not acknowledged"])?.frames == [175])
+    }
+
+    @Test func bafangMillisecondStepsBackAreJitter() throws {
+        guard let out = try DiagnoseOutput.of("pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg", corpus: true) else { return }
+        // tshark frame.time_delta < 0 on 24 records, the first 1055, the largest −0.010000 (22941): the clock ticks in ms.
+        #expect(out.text.contains("Log: complete with notes: timestamps step back 24 times by at most 10 ms (first at frame 1055)"))
+        #expect(!out.text.contains("incomplete") && out.findings("CQ-04").allSatisfy { !$0.atLeastWarning })
+    }
+
+    @Test func whadNoKeyIsNotDecryptedNotIncomplete() throws {
+        guard let out = try DiagnoseOutput.of("lell-rf-lt256_whad-encrypted-comm-no-key.pcap", corpus: true) else { return }
+        // 8 encrypted PDUs from frame 18 (tshark: btle.data_header.llid with a 4-byte MIC, no key): the records are
+        // there, unreadable.
+        #expect(out.text.contains("Log: not decrypted: link encrypted from frame 18") && !out.text.contains("incomplete"))
+    }
+}
