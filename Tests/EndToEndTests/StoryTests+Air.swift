@@ -29,6 +29,17 @@ import Testing
         #expect(f7.message.contains("Unknown (0xf7, frame 107)") && !f7.message.contains("(0xf7) (0xf7"))
     }
 
+    @Test func cafePairingCutByTheCentral() throws {
+        guard let out = try DiagnoseOutput.of("lell-rf-lt256_blue2th-cafe-ots-att-05-81-pairing-cut-by-central.pcap", corpus: true)
+        else { return }
+        // tshark: Pairing Request 351 (flags 0x0d13, Master to Slave), Pairing Response 353 (0x4d93, Slave to Master),
+        // LL_TERMINATE_IND at 354 (0x0d13, Master to Slave) 1.7 ms later: the central walked away, not the peer.
+        let stalled = try #require(out.findings("SEC-04").first)
+        #expect(stalled.occurrences == [354] && stalled.message.contains("started at frame 351"))
+        #expect(stalled.message.contains("before the central ended the link (frame 354"))
+        #expect(out.sentence("security", containing: ["1 LE pairing (legacy)"])?.frames.contains(351) == true)
+    }
+
     @Test func whadTerminateAt175IsNotAcknowledged() throws {
         guard let out = try DiagnoseOutput.of("lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap") else { return }
         // tshark: 175 LL_TERMINATE_IND (control opcode 0x02) is the last packet on 0x2ac5cdce; 176–180 are adverts.

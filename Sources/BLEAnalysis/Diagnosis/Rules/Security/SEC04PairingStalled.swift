@@ -55,7 +55,16 @@ struct SEC04PairingStalled: DiagnosisRule {
         _ e: Evidence, _ attempt: PairingAttempt, first: EvidenceEvent, closed: (frame: Int, reason: String?)?, connection c: Connection?
     ) -> Diagnosis {
         let device = e.deviceName(c)
-        let ending = closed.map { " before the link ended (frame \($0.frame)\($0.reason.map { ": " + $0 } ?? ""))." } ?? " in 30 s."
+        // The side that ended the link mid-pairing walked away: said, and its likely cause first (the Blue2thprinting
+        // cafe capture's central ended the link 1.7 ms after the peripheral's Pairing Response).
+        let thisSide = e.isAirCapture ? "the central" : "this side"
+        let ender = c?.lifecycle.ending.flatMap { $0.endedBy == .local && $0.frame == closed?.frame ? thisSide : nil }
+        let ending =
+            closed.map {
+                " before \(ender ?? "the link") ended \(ender == nil ? "" : "the link ")(frame \($0.frame)\($0.reason.map { ": " + $0 } ?? ""))."
+            }
+            ?? " in 30 s."
+        let walkedAway = ender.map { ["\($0) ended the link during the pairing (its app or stack gave up)"] } ?? []
         let n = attempt.requests.count
         let message =
             attempt.answered
@@ -67,12 +76,16 @@ struct SEC04PairingStalled: DiagnosisRule {
             rule: id, severity: severity, frame: closed?.frame ?? first.frame, message: message,
             headline: attempt.answered ? "pairing with \(device) stalled" : "pairing with \(device) never answered",
             supporting: attempt.requests.prefix(6).map { CitedFrame($0, "Pairing Request") },
-            causes: attempt.answered
-                ? ["the user never confirmed the pairing dialog", "the peripheral waited for passkey input", "the peer's SMP got stuck"]
-                : [
-                    "the peer does not answer SMP (no pairing support, or it waits for its own application)",
-                    "the peer's SMP got stuck",
-                ] + (e.isAirCapture ? ["the sniffer missed its answers"] : []),
+            causes: walkedAway
+                + (attempt.answered
+                    ? [
+                        "the user never confirmed the pairing dialog", "the peripheral waited for passkey input",
+                        "the peer's SMP got stuck",
+                    ]
+                    : [
+                        "the peer does not answer SMP (no pairing support, or it waits for its own application)",
+                        "the peer's SMP got stuck",
+                    ] + (e.isAirCapture ? ["the sniffer missed its answers"] : [])),
             device: c?.peerAddress, connection: c?.number, foldKey: "SEC-04 \(device)")
     }
 }
