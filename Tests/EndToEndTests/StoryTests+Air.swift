@@ -2,9 +2,10 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// Air and iOS captures whose first screen said untrue things (issue 35's follow-up), held to tshark: a pairing asked
-/// six times and never answered, terminates no packet acknowledged, discovery's Unsupported Group Type, an unassigned
-/// ATT error code named once, and the completeness words ("out of time order", "not decrypted", "incomplete").
+/// Captures whose first screen said untrue things (issue 35's follow-up), held to tshark: a pairing asked six times and
+/// never answered, a pairing the central walked away from, terminates no packet acknowledged, discovery's Unsupported
+/// Group Type, an unassigned ATT error code named once, the completeness words ("out of time order", "not decrypted",
+/// "incomplete"); and one of the 14 captures added on 2026-11-28 (indications never confirmed) whose story holds.
 @Suite struct AirStoryTests {
     static let samsung = "lell-rf-lt256_blue2th-smp-pairing-request-x6-unanswered.pcap"
 
@@ -38,6 +39,29 @@ import Testing
         #expect(stalled.occurrences == [354] && stalled.message.contains("started at frame 351"))
         #expect(stalled.message.contains("before the central ended the link (frame 354"))
         #expect(out.sentence("security", containing: ["1 LE pairing (legacy)"])?.frames.contains(351) == true)
+    }
+
+    @Test func smartEnergyMeterIndicationsNeverConfirmed() throws {
+        guard
+            let out = try DiagnoseOutput.of("android-btsnoop_smartenergymeter-indication-unconfirmed-30s-x2-then-16.log", corpus: true)
+        else { return }
+        // tshark (corpus/stories): LE Connection Complete 1259, 1400, 4824 to b4:99:4c:52:d1:11, ended 0x13 at 1308 (the
+        // peer) and 0x16 at 1688, 4995 (this side); the attempt at 1315 ends with status 0x02.
+        let links = try #require(
+            out.sentence(
+                "links",
+                containing: [
+                    "3 LE links to 1 peripheral (B4:99:4C:52:D1:11 ×3)", "2 closed by this side (0x16)", "1 ended by the peer (0x13",
+                ]))
+        #expect(Set(links.frames) == [1259, 1308, 1400, 1688, 4824, 4995])
+        #expect(out.sentence("links", containing: ["1 LE connection attempt ended without a link"]) != nil)
+        // Handle Value Indication on 0x0003 sent at 1640 and 4948, no Handle Value Confirmation (0x1e) in the log; this
+        // side's Disconnect 0x13 at 1685 and 4991, 30.0 s after each (the ATT transaction timeout, Vol 3 Part F 3.3.3).
+        let unconfirmed = try #require(out.findings("GATT-01").first)
+        #expect(unconfirmed.serious && unconfirmed.occurrences == [1688, 4995] && unconfirmed.frames.contains(1640))
+        #expect(out.findings("DC-03").first?.occurrences == [1688, 4995])
+        // The peer's 0x13 at 1308 came 48 ms after this side's Read By Type Request 1306 (14.678 s → 14.726 s).
+        #expect(out.findings("DC-02").first.map { $0.occurrences == [1308] && $0.frames.contains(1306) } == true)
     }
 
     @Test func whadTerminateAt175IsNotAcknowledged() throws {
