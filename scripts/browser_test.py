@@ -206,6 +206,26 @@ def check_frame_link(d, url, frame, shots):
     d.save_screenshot(os.path.join(shots, "frame-link.png"))
 
 
+def check_capture_table(d, doc):
+    """The capture table names its two kinds of findings apart: the decoder's and the diagnosis's (a bare "Findings:
+    none" beside diagnosis warnings read as "nothing wrong")."""
+    rows = {}
+    for tr in d.find_elements(By.CSS_SELECTOR, "table.kv tr"):
+        th, td = tr.find_elements(By.TAG_NAME, "th"), tr.find_elements(By.TAG_NAME, "td")
+        if th and td and th[0].text not in rows:
+            rows[th[0].text] = td[0].text
+    f = doc["files"][0]
+    decode = f["findings"]["count"]
+    check("Findings" not in rows and rows.get("Decode findings") == ("none" if decode == 0 else f"{decode:,}"),
+          f"the capture table's 'Decode findings' is {rows.get('Decode findings')!r} for {decode} decoder findings in the JSON report")
+    summary, rules = f["diagnosis"]["summary"], f["diagnosis"]["rules"]
+    parts = [f"{summary[s]} {s}" + ("" if s == "critical" or summary[s] == 1 else "s")
+             for s in ("critical", "error", "warning") if summary.get(s)]
+    expected = (", ".join(parts) if parts else "nothing wrong found") + f" ({rules} rules)"
+    check(rows.get("Diagnosis") == expected,
+          f"the capture table's 'Diagnosis' is {rows.get('Diagnosis')!r} = {expected!r} from the JSON report's diagnosis")
+
+
 def check_clean(d):
     errors = [e for e in d.get_log("browser") if e.get("level") == "SEVERE"]
     check(not errors, f"no console error ({errors[:3]})")
@@ -226,6 +246,7 @@ def functional(args):
         check(bool(open_page(d, url)), "the page loads and its timeline is ready")
         d.save_screenshot(os.path.join(shots, "top.png"))
         check_lanes(d, doc)
+        check_capture_table(d, doc)
         frame = check_finding_click(d, shots)
         check_filters(d, args.blescope, args.capture, shots)
         check_brush(d, page, args.blescope, args.capture, shots)

@@ -55,7 +55,7 @@ Classes and fields (frame = the frame of the event named):
   att-error           ATT Error Response: request_opcode, handle (attribute), error, discovery_end
   cccd-write-command  Write Command (0x52) to a descriptor tshark names Client Characteristic Configuration
                       (0x2902, known from the discovery in the capture): handle, value
-                      (0x0A answering 0x04/0x06/0x08/0x10), direction, connection_handle.
+                      (0x0A answering 0x04/0x06/0x08/0x10; 0x10 answering 0x10), direction, connection_handle.
   conn-update-rejected  L2CAP LE Connection Parameter Update Response result != 0 (result,
                       handle, direction), LE Connection Update Complete status != 0 (status,
                       handle), command 0x2021 (reason, handle).

@@ -425,7 +425,10 @@ class Truth:
             error = number(row["btatt.error_code"])
             self.emit("att-error", frame, request_opcode=request,
                       handle=number(row["btatt.handle"]),
-                      error=error, discovery_end=error == 0x0A and request in DISCOVERY_REQUESTS,
+                      error=error, discovery_end=(error == 0x0A and request in DISCOVERY_REQUESTS)
+                      # 0x10 Unsupported Group Type answers a Read By Group Type for a type the server does not
+                      # group (Core Spec Vol 3, Part F, 3.4.4.9/3.4.4.10): the client goes on, as after 0x0A.
+                      or (error == 0x10 and request == 0x10),
                       direction=direction, connection_handle=handle, **link)
         if number(row["btatt.opcode"]) == 0x52 and "0x2902" in (row["btatt.uuid16"] or "").split(","):
             self.emit("cccd-write-command", frame, handle=number(row["btatt.handle"]),

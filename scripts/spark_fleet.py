@@ -74,7 +74,7 @@ SELECT CASE WHEN error IS NOT NULL THEN 'unreadable' ELSE completeness_code END 
        count(*) AS captures,
        min(capture_id) AS example
 FROM captures
-WHERE error IS NOT NULL OR completeness = 'incomplete'
+WHERE error IS NOT NULL OR completeness IN ('incomplete', 'not decrypted', 'out of time order')
 GROUP BY CASE WHEN error IS NOT NULL THEN 'unreadable' ELSE completeness_code END
 ORDER BY captures DESC, reason""",
 }

@@ -49,10 +49,36 @@ public enum ClassicPcapHeaders {
         return file.times.filter { $0.fraction >= limit }.count
     }
 
-    /// Options tshark needs to decode the file: for PPI (link type 192), the DLT 147 inside it as BTLE, as
-    /// `corpus/README.md` says (without it tshark decodes nothing).
+    /// The link types of a pcapng file's Interface Description Blocks (block type 1, link type in the body's first
+    /// two bytes: draft-ietf-opsawg-pcapng §4.2); nil for a file that is not pcapng.
+    public static func pcapngLinkTypes(_ path: String) -> Set<UInt32>? {
+        guard let data = FileManager.default.contents(atPath: path), data.count >= 12 else { return nil }
+        let b = [UInt8](data)
+        guard b[0] == 0x0A, b[1] == 0x0D, b[2] == 0x0D, b[3] == 0x0A else { return nil }
+        // The byte-order magic of the Section Header Block.
+        let bigEndian = b[8] == 0x1A && b[9] == 0x2B
+        func u32(_ at: Int) -> UInt32 {
+            let v = (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[at + $1]) << (8 * UInt32($1)) }
+            return bigEndian ? v.byteSwapped : v
+        }
+        var types: Set<UInt32> = []
+        var at = 0
+        while at + 12 <= b.count {
+            let (type, length) = (u32(at), Int(u32(at + 4)))
+            guard length >= 12, length % 4 == 0 else { break }
+            if type == 1 {
+                let lo = UInt32(b[at + 8]), hi = UInt32(b[at + 9])
+                types.insert(bigEndian ? lo << 8 | hi : hi << 8 | lo)
+            }
+            at += length
+        }
+        return types
+    }
+
+    /// Options tshark needs to decode the file: for PPI (link type 192, in a classic pcap header or a pcapng
+    /// interface), the DLT 147 inside it as BTLE, as `corpus/README.md` says (without it tshark decodes nothing).
     public static func tsharkOptions(_ path: String) -> [String] {
-        guard read(path)?.linkType == 192 else { return [] }
+        guard read(path)?.linkType == 192 || pcapngLinkTypes(path)?.contains(192) == true else { return [] }
         return ["-o", #"uat:user_dlts:"User 0 (DLT=147)","btle","0","","0","""#]
     }
 }

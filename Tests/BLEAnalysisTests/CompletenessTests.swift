@@ -164,6 +164,37 @@ import Testing
         #expect(d.items.first { $0.code == "controller-reset" }?.severity == .warning && d.verdict == "incomplete")
     }
 
+    /// A step back of exactly 10 ms (the Bafang iOS PacketLogger log's largest, frame 22941: tshark's
+    /// frame.time_delta −0.010000; its clock ticks in milliseconds) is jitter, a note; 11 ms is a jump, a warning whose
+    /// verdict is "out of time order": every record is there, only durations across it are wrong.
+    @Test(arguments: [(Int64(10_000), "complete with notes"), (Int64(11_000), "out of time order")])
+    func aStepBackIsOutOfTimeOrderNotIncomplete(_ back: Int64, _ verdict: String) throws {
+        let b = CaptureBuilder(step: 1_000).connect(handle: 0x40)
+            .at(microsecondsFromStart: 20_000).notify(handle: 0x2A, [1], connection: 0x40)  // 2
+            .at(microsecondsFromStart: 20_000 - back).notify(handle: 0x2A, [2], connection: 0x40)  // 3
+        let c = Self.completeness(try CaptureFile.open(bytes: b.btsnoopBytes(), name: "step.btsnoop"))
+        let item = try #require(c.items.first { $0.code == "time-backwards" })
+        #expect(item.frame == 3 && (item.severity == .warning) == (back > 10_000))
+        #expect(c.verdict == verdict && c.headline.hasPrefix(verdict + ": ") && c.hasWarnings == (back > 10_000))
+    }
+
+    /// The words say what the log shows: a link encrypted without its key is "not decrypted" (its records are all
+    /// there), a clock that jumped back "out of time order"; a record missing makes it "incomplete" whatever else, and
+    /// the headline leads with the item that gives the verdict.
+    @Test func theVerdictIsTheGravestOfWhatIsMissingUnreadableOrMistimed() {
+        let back = CaptureCompleteness.Item(code: "time-backwards", severity: .warning, message: "timestamps go backwards", frame: 5)
+        let key = CaptureCompleteness.Item(code: "encrypted-no-key", severity: .warning, message: "link encrypted from frame 18", frame: 18)
+        let drops = CaptureCompleteness.Item(code: "drops", severity: .warning, message: "the capturer dropped 3 packets", frame: 40)
+        #expect(CaptureCompleteness(items: [back]).verdict == "out of time order")
+        let unreadable = CaptureCompleteness(items: [back, key])
+        #expect(unreadable.verdict == "not decrypted" && unreadable.headline == "not decrypted: link encrypted from frame 18 (+1 more)")
+        let missing = CaptureCompleteness(items: [back, key, drops])
+        #expect(missing.verdict == "incomplete" && missing.headline == "incomplete: the capturer dropped 3 packets (+2 more)")
+        var fromFindings = CaptureCompleteness()
+        fromFindings.add(analysisFindings: [Finding(.warning, FindingKind(code: "ll.encrypted-no-key", message: "no key"), frame: 18)])
+        #expect(fromFindings.verdict == "not decrypted")
+    }
+
     /// Connections started before the capture, counted once each however their records interleave. The handles
     /// are chosen to share the tracker's direct-mapped cache slots (0x0001, 0x0041, 0x0081, 0x00C1 all have the
     /// same low six bits), so the cache is evicted between records of one connection; 0x0041 opens inside the

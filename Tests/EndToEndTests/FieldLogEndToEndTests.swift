@@ -132,15 +132,16 @@ import Testing
         #expect(ours == theirs, "\(path)")
     }
 
-    /// An air capture whose link stays encrypted (no key): the report's completeness says its traffic is missing.
-    @Test func encryptedLinkWithoutKeyIsIncomplete() throws {
+    /// An air capture whose link stays encrypted (no key): the report's completeness says its traffic cannot be read
+    /// ("not decrypted": the records are all there), as a warning.
+    @Test func encryptedLinkWithoutKeyIsNotDecrypted() throws {
         guard let dir = TestEnvironment.sharedCaptures else { return }
         let path = dir + "/lell-rf-lt256_crackle-lesc-pairing.pcapng"
         guard FileManager.default.fileExists(atPath: path) else { return }
         let r = try Blescope.run(["report", "--quiet", "--format", "json", path])
         let file = try #require(((r.json as? [String: Any])?["files"] as? [[String: Any]])?.first)
         let c = try #require((file["capture"] as? [String: Any])?["completeness"] as? [String: Any])
-        #expect(c["verdict"] as? String == "incomplete")
+        #expect(c["verdict"] as? String == "not decrypted")
         let item = try #require((c["items"] as? [[String: Any]])?.first { $0["code"] as? String == "encrypted-no-key" })
         #expect((item["message"] as? String)?.contains("could not be decrypted") == true)
         let summary = try #require((file["summary"] as? [String: Any])?["items"] as? [[String: Any]])

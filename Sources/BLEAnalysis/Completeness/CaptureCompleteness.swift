@@ -37,16 +37,39 @@ public struct CaptureCompleteness: Hashable, Sendable {
         }
     }
 
-    /// `complete` (nothing to say), `complete with notes` (only informational items), `incomplete`.
-    public var verdict: String {
-        if items.isEmpty { return "complete" }
-        return items.contains { $0.severity >= .warning } ? "incomplete" : "complete with notes"
+    /// The verdicts a warning item gives, the gravest first: records or bytes missing (`incomplete`), records all there
+    /// but some unreadable (`not decrypted`: a link encrypted without its key), records all there but out of time
+    /// order (`out of time order`: a clock that jumped back; the durations across it are wrong, nothing is missing).
+    public static let warningVerdicts = ["incomplete", "not decrypted", "out of time order"]
+
+    /// What a warning item of `code` says of the log (one of ``warningVerdicts``).
+    public static func verdict(of code: String) -> String {
+        switch code {
+        case "encrypted-no-key": "not decrypted"
+        case "time-backwards": "out of time order"
+        default: "incomplete"
+        }
     }
 
-    /// One line for people: `incomplete: ACL payloads cut to 14 bytes (Android filtered snoop log) …`.
+    /// `complete` (nothing to say), `complete with notes` (only informational items), else the gravest of
+    /// ``warningVerdicts`` its warnings give.
+    public var verdict: String {
+        if items.isEmpty { return "complete" }
+        let said = Set(items.filter { $0.severity >= .warning }.map { Self.verdict(of: $0.code) })
+        return Self.warningVerdicts.first(where: said.contains) ?? "complete with notes"
+    }
+
+    /// Whether some item is a warning: the log is incomplete, not decrypted or out of time order.
+    public var hasWarnings: Bool { items.contains { $0.severity >= .warning } }
+
+    /// One line for people: `incomplete: ACL payloads cut to 14 bytes (Android filtered snoop log) …`, the first item
+    /// shown one that gives the verdict.
     public var headline: String {
+        let verdict = verdict
         let worst = items.filter { $0.severity >= .warning }
-        let shown = worst.isEmpty ? items : worst
+        let shown =
+            worst.isEmpty
+            ? items : worst.filter { Self.verdict(of: $0.code) == verdict } + worst.filter { Self.verdict(of: $0.code) != verdict }
         guard let first = shown.first else { return "complete: the log shows every record whole, in time order" }
         return verdict + ": " + first.message + (shown.count > 1 ? " (+\(shown.count - 1) more)" : "")
     }
@@ -71,8 +94,9 @@ public struct CompletenessTracker: Sendable {
     var backwardsFirstFrame: Int?
     /// The largest step back, µs: under ``jitterLimit`` it is the capturer's clocks disagreeing, not a jump.
     var largestStepBack: Int64 = 0
-    /// A step back shorter than this (10 ms) is jitter between clocks (a btsnoop writer's threads, a sniffer's USB
-    /// timestamps): the records are all there, only their order in time is off by that much.
+    /// A step back up to this (10 ms) is jitter between clocks (a btsnoop writer's threads, a sniffer's USB
+    /// timestamps): the records are all there, only their order in time is off by that much. Up to and including it:
+    /// a clock that ticks in milliseconds (PacketLogger's) shows a disorder just under 10 ms as 10.000 ms.
     static let jitterLimit: Int64 = 10_000
     /// Resets with links open at the time (they dropped them), of ``resets``.
     var resetsWithLinks: Set<Int> = []
@@ -277,7 +301,7 @@ public struct CompletenessTracker: Sendable {
         }
         if backwards > 0 {
             // Jitter is a note: nothing is missing from the log (issue 35: "incomplete" is kept for what is missing).
-            let jitter = largestStepBack < Self.jitterLimit
+            let jitter = largestStepBack <= Self.jitterLimit
             let times = "\(backwards) time\(backwards == 1 ? "" : "s")"
             items.append(
                 .init(

@@ -15,11 +15,13 @@ extension Story {
     static func leSecurity(_ e: Evidence) -> StorySentence {
         let le = e.connections.filter(\.isLE)
         let leNumbers = Set(le.map(\.number))
-        var pairings: [Int] = [], completed: [Int] = [], failed: [(String, [Int])] = []
+        let attempts = PairingAttempt.all(e.events) { $0.map(leNumbers.contains) ?? e.isAirCapture }
+        let pairings = attempts.filter(\.answered).map { $0.requests[0] }
+        let unanswered = attempts.filter { !$0.answered }.flatMap(\.requests)
+        var completed: [Int] = [], failed: [(String, [Int])] = []
         var encrypted: [Int: Int] = [:], starts: [(connection: Int?, frame: Int)] = [], refused: [(String, [Int])] = []
         for ev in e.events where ev.connection.map(leNumbers.contains) ?? e.isAirCapture {
             switch ev.kind {
-            case .pairingRequest: pairings.append(ev.frame)
             case .keysDistributed: completed.append(ev.frame)
             case .pairingFailed(_, let reason): failed.append(("failed (\(reason))", [ev.frame]))
             case .encryptionStart: starts.append((ev.connection, ev.frame))
@@ -41,13 +43,21 @@ extension Story {
         starts.removeAll { s in s.connection.map { encrypted[$0] != nil } ?? false }
         var parts: [String] = []
         if pairings.isEmpty && completed.isEmpty && failed.isEmpty {
-            parts.append("no LE pairing in the log")
+            // A Pairing Request nobody answered is no pairing: said as what happened.
+            parts.append(
+                unanswered.isEmpty
+                    ? "no LE pairing in the log"
+                    : "LE pairing asked \(unanswered.count == 1 ? "once" : "\(unanswered.count) times") (\(list(unanswered))), never answered"
+            )
         } else {
             var outcomes = failed.map { "\($0.0) at \($0.1[0])" }
             if !completed.isEmpty { outcomes.insert("keys distributed at \(completed[0])", at: 0) }
             parts.append(
                 "\(plural(max(pairings.count, 1), "LE pairing"))\(pairingKinds(e, leNumbers))"
                     + (outcomes.isEmpty ? "" : ": " + outcomes.joined(separator: ", ")))
+            if !unanswered.isEmpty {
+                parts.append("\(plural(unanswered.count, "Pairing Request")) never answered (\(list(unanswered)))")
+            }
         }
         // A link that started before the log may have been encrypted before it: the log cannot say it never was.
         let before = le.filter { $0.inferred && encrypted[$0.number] == nil }
@@ -86,7 +96,7 @@ extension Story {
                     .joined(separator: ", "))
         }
         let text = parts.joined(separator: "; ").capitalizedFirst + "."
-        let frames = pairings + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
+        let frames = pairings + unanswered + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
         return StorySentence(.security, text, frames: frames)
     }
 

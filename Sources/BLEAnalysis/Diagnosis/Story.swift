@@ -40,6 +40,7 @@ public struct Story: Hashable, Sendable {
         var s: [StorySentence] = []
         if let none = Self.noLink(e) { s.append(none) }
         if let links = Self.leLinks(e) { s.append(links) }
+        if let terminates = Self.unacknowledgedTerminates(e) { s.append(terminates) }
         if let attempts = Self.leAttempts(e) { s.append(attempts) }
         if let classic = Self.classic(e) { s.append(classic) }
         s += Self.security(e)
@@ -132,6 +133,19 @@ extension Story {
         let text =
             "\(plural(links.count, "LE link")) to \(plural(distinct, noun)) (\(tally(peers))): \(folded(groups))."
         return StorySentence(.links, text, frames: links.map(\.startFrame) + groups.flatMap(\.1))
+    }
+
+    /// `The LL_TERMINATE_IND at 387 was not acknowledged in the capture: …`: an air capture's terminates no packet of the
+    /// other side acknowledged (``LinkLayerTracker``'s `ll.terminate-unacknowledged`, Core Spec Vol 6, Part B, 4.5.9
+    /// and 5.1.1): the link ended at the sender's word, and whether the peer heard it the capture cannot show.
+    static func unacknowledgedTerminates(_ e: Evidence) -> StorySentence? {
+        let frames = e.findings.filter { $0.kind.code == "ll.terminate-unacknowledged" }.compactMap(\.frame).sorted()
+        guard !frames.isEmpty else { return nil }
+        let one = frames.count == 1
+        return StorySentence(
+            .links,
+            "The LL_TERMINATE_IND at \(list(frames)) \(one ? "was" : "were") not acknowledged in the capture: no later packet of the other side moves its NESN past \(one ? "it" : "them").",
+            frames: frames)
     }
 
     /// How a connection ended, folded with its like (`lost by supervision timeout (0x08)`), and the frame that says so.

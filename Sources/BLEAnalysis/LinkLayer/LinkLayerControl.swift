@@ -54,6 +54,7 @@ extension LinkLayerTracker {
             sayEncryption(&c, on: false, inferred: false, record, emit)
         case .terminateInd(let e):
             guard !c.ended else { return }
+            c.terminate = TerminateAcknowledgement(frame: record.frame, centralSent: direction != .rx)
             c.ended = true
             var s = c.stats
             LinkLayerTracker.closeEvent(&s, c.packetsThisEvent)

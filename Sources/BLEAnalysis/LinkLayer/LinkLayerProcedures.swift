@@ -73,7 +73,8 @@ extension LinkLayerTracker {
     /// Keeps the sequence number and a hash of the last PDU sent in direction `d` (0 central → peripheral, 1 back);
     /// returns whether this PDU is a retransmission (same SN, same bytes: an encrypted retransmission keeps its packet
     /// counter, so its ciphertext is the same too), nil for an empty PDU (counted here, nothing more to do).
-    static func trackSequence(_ c: inout Conn, _ pkt: LLPacketView, llid: UInt8, d: Int) -> Bool? {
+    static func trackSequence(_ c: inout Conn, _ pkt: LLPacketView, llid: UInt8, d: Int, frame: Int) -> Bool? {
+        noteAcknowledgement(&c, pkt, d: d, frame: frame)
         let sn: Int8 = pkt.header0 & 0x08 != 0 ? 1 : 0
         let last = d == 0 ? c.lastSN.0 : c.lastSN.1
         let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1

@@ -17,6 +17,7 @@ extension LinkLayerTracker {
         // Per direction (index 0 = central → peripheral, 1 = peripheral → central).
         var lastSN: (Int8, Int8) = (-1, -1)
         var lastHash: (UInt64, UInt64) = (0, 0)
+        var terminate: TerminateAcknowledgement?
         // Events.
         var eventCounter: UInt16 = 0
         var haveEvent = false

@@ -228,6 +228,7 @@ public struct LinkLayerTracker {
                 endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
             }
         }
+        findings += conns.compactMap { $0.terminate?.unacknowledgedFinding }
     }
 
     @inline(__always)
@@ -307,7 +308,7 @@ public struct LinkLayerTracker {
 
         let llid = pkt.header0 & 3
         let d = direction == .rx ? 1 : 0
-        guard let retransmission = trackSequence(&c, pkt, llid: llid, d: d) else { return true }
+        guard let retransmission = trackSequence(&c, pkt, llid: llid, d: d, frame: record.frame) else { return true }
         var payload = pkt.payload
 
         // Encryption (Core Spec Vol 6, Part E): decrypted by the capturer, decrypted here, or not at all.

@@ -149,7 +149,10 @@ public enum HTMLReport {
             rows.append(("Truncated records", formatCount(s.truncatedRecords)))
             rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
             if let b = f.aclBuffers { rows.append(("Controller ACL buffers", "\(b.packets) × \(b.length) bytes")) }
-            rows.append(("Findings", f.findingCount == 0 ? "none" : formatCount(f.findingCount)))
+            // Two kinds of findings: the decoder's (malformed or odd records, the Findings section) and the diagnosis's
+            // (what went wrong on the links): one "none" beside the other's warnings would read as "nothing wrong".
+            rows.append(("Decode findings", f.findingCount == 0 ? "none" : formatCount(f.findingCount)))
+            rows.append(("Diagnosis", diagnosisTally(f)))
             rows.insert(("Completeness", info.completeness.verdict), at: 1)
             out += "<span id=\"file\(index)-capture\"></span><h3>Capture</h3><table class=\"kv\">"
             for (k, v) in rows { out += "<tr><th>\(esc(k))</th><td>\(esc(v))</td></tr>" }
@@ -329,6 +332,14 @@ public enum HTMLReport {
         out += "</table>"
         if f.keyEventsOmitted > 0 { out += "<p class=\"muted\">… \(f.keyEventsOmitted) more key events not shown.</p>" }
         return out
+    }
+
+    /// `1 error, 4 warnings (64 rules)`, `nothing wrong found (64 rules)`, or `not run`.
+    static func diagnosisTally(_ f: FileAnalysis) -> String {
+        let rules = f.diagnosis.rulesEvaluated
+        guard rules > 0 else { return "not run" }
+        let tally = f.diagnosis.tally
+        return (tally.isEmpty ? "nothing wrong found" : tally) + " (\(rules) rules)"
     }
 
     static func findings(_ f: FileAnalysis, options: ReportOptions) -> String {

@@ -161,7 +161,8 @@ public enum MarkdownReport {
         if let h = info.decodeHealth { out += row(["Decode health", h.headline]) }
         if let h = info.decodeHealth, !h.decryptions.isEmpty { out += row(["Link decryption", h.decryptions.joined(separator: "; ")]) }
         out += row(["Truncated / dropped", "\(formatCount(s.truncatedRecords)) / \(formatCount(Int(s.maxDrops)))"])
-        out += row(["Findings", "\(f.findingCount)"])
+        out += row(["Decode findings", "\(f.findingCount)"])
+        out += row(["Diagnosis", HTMLReport.diagnosisTally(f)])
         return out
     }
 

@@ -36,7 +36,7 @@ extension Report {
         var items = f.diagnosis.story.sentences.map {
             VerdictItem(topic: "story", status: .info, text: $0.text, section: "diagnosis", frame: $0.frames.first)
         }
-        if let completeness = f.info?.completeness, completeness.verdict == "incomplete" {
+        if let completeness = f.info?.completeness, completeness.hasWarnings {
             items.append(
                 VerdictItem(
                     topic: "completeness", status: .warning, text: "log " + completeness.headline, section: "capture",
@@ -94,7 +94,7 @@ extension Report {
                     text: "busiest stream \(name) (\(formatCount(s.valueBytes)) bytes\(rate)): \(s.verdict.text)", section: "throughput",
                     frame: s.firstFrame))
         }
-        if let completeness = f.info?.completeness, completeness.verdict != "incomplete" {
+        if let completeness = f.info?.completeness, !completeness.hasWarnings {
             items.append(
                 VerdictItem(
                     topic: "completeness", status: completeness.items.isEmpty ? .ok : .info, text: "log " + completeness.headline,

@@ -415,7 +415,8 @@ extension DiagnosisRuleTests {
             #expect(d.severity == severity && d.frame == refused && d.supporting.map(\.frame) == [sent] && d.device == RuleTest.peerText)
             #expect(
                 d.message.hasPrefix(
-                    "\(RuleTest.peerText) refused \(request) on 0x0040: \(error) (\(hex(error.rawValue)), frame \(refused))"))
+                    "\(RuleTest.peerText) refused \(request) on 0x0040: \(error.isApplicationError ? "Application Error" : "\(error)") (\(hex(error.rawValue)), frame \(refused))"
+                ))
             #expect(d.causes == [cause])
         }
 

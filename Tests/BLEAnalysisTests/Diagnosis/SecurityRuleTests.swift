@@ -142,6 +142,27 @@ extension DiagnosisRuleTests {
             )
         }
 
+        /// A Pairing Request sent again before any answer is the same attempt asked again (Vol 3, Part H, 3.5.1: only a
+        /// Pairing Response or Pairing Failed answers it): one finding from the first request, said never answered, and
+        /// this side's Disconnect (HCI Disconnect 0x0406 before the Disconnection Complete) named as what ended it.
+        @Test func aPairingAskedTwiceNeverAnsweredThenThisSideDisconnects() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            let first = b.nextFrame
+            b = b.smp(.pairingRequest(.bonding()), handle: 0x40, .tx).at(1)
+            let second = b.nextFrame
+            b = b.smp(.pairingRequest(.bonding()), handle: 0x40, .tx).at(2).command([0x06, 0x04, 0x03, 0x40, 0x00, 0x13])
+            let end = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            let found = try RuleTest.diagnose(b).of("SEC-04")
+            let d = try #require(found.first)
+            #expect(found.count == 1 && d.frame == end && d.supporting.map(\.frame) == [first, second])
+            #expect(
+                d.message
+                    == "Pairing with \(RuleTest.peerText) was asked 2 times from frame \(first) (\(first), \(second)) and never answered: no Pairing Response or Pairing Failed before this side ended the link (frame \(end))."
+            )
+            #expect(d.causes.first == "this side ended the link during the pairing (its app or stack gave up)")
+        }
+
         /// A link that ended without a Disconnection Complete (a new Connection Complete on its handle; on air, a new
         /// CONNECT_IND on its access address, as SweynTooth's fuzzer reconnects) ended the pairing there, 2 s after it
         /// started, not "in 30 s" at the end of the capture.

@@ -30,7 +30,7 @@ struct GATT02ProtocolViolation: DiagnosisRule {
         let orphans = e.findings.filter { f in
             f.kind.code == "att.response-without-request" && !lateStarts.contains { $0.contains(f.frame ?? 0) }
         }
-        if let first = orphans.first, let frame = first.frame, e.completeness?.verdict != "incomplete" {
+        if let first = orphans.first, let frame = first.frame, !(e.completeness?.hasWarnings ?? false) {
             out.append(
                 Diagnosis(
                     rule: id, severity: .info, frame: frame,

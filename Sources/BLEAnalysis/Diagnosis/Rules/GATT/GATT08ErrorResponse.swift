@@ -2,7 +2,8 @@ import BLECore
 import BLEProtocols
 
 /// GATT-08: every other ATT Error Response, decoded (request, handle, code). Quiet on the normal end of a discovery
-/// (0x0A Attribute Not Found to Read By Type, Read By Group Type, Find Information, Find By Type Value); the codes the
+/// (0x0A Attribute Not Found to Read By Type, Read By Group Type, Find Information, Find By Type Value; 0x10 Unsupported
+/// Group Type to Read By Group Type); the codes the
 /// security, subscription and cache rules explain are theirs. Reads refused with Read Not Permitted are only info
 /// (apps read every characteristic).
 struct GATT08ErrorResponse: DiagnosisRule {
@@ -18,8 +19,22 @@ struct GATT08ErrorResponse: DiagnosisRule {
     /// database discovered in this connection it is a plain refusal, named here.
     static let explained: Set<UInt8> = [0x05, 0x08, 0x0F, 0x0C, 0x12]
 
+    /// The normal end of a discovery: 0x0A Attribute Not Found to a discovery request, and 0x10 Unsupported Group
+    /// Type to a Read By Group Type Request for a type the server does not group (Core Spec Vol 3, Part F, 3.4.4.9 and
+    /// 3.4.4.10: the server answers so, and the client goes on; a client asking for «Secondary Service» meets it).
     static func isDiscoveryEnd(_ request: ATTOpcode, _ error: ATTErrorCode) -> Bool {
-        error == .attributeNotFound && discovery.contains(request)
+        (error == .attributeNotFound && discovery.contains(request))
+            || (error == .unsupportedGroupType && request == .readByGroupTypeRequest)
+    }
+
+    /// `Unlikely Error (0x0e`, `Unknown (0xf7`, `Application Error (0x80`: the code named once (an unassigned or
+    /// application code's name already carries it).
+    static func codeText(_ error: ATTErrorCode) -> String {
+        let code = hex(error.rawValue)
+        guard let name = error.name, !name.contains(code) else {
+            return "\(error.isApplicationError ? "Application Error" : "Unknown") (\(code)"
+        }
+        return "\(name) (\(code)"
     }
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -37,7 +52,7 @@ struct GATT08ErrorResponse: DiagnosisRule {
             let sev: DiagnosisSeverity = readRefused ? .info : request.isWrite ? .error : .warning
             return Diagnosis(
                 rule: id, severity: sev, frame: ev.frame,
-                message: "\(device) refused \(request) on \(hex(handle, width: 4)): \(error) (\(hex(error.rawValue)), frame \(ev.frame)).",
+                message: "\(device) refused \(request) on \(hex(handle, width: 4)): \(codeText(error)), frame \(ev.frame)).",
                 headline: "\(request) on \(hex(handle, width: 4)) refused: \(error)",
                 supporting: requestFrame.map { [CitedFrame($0, "\(request)")] } ?? [],
                 causes: causes(error), device: c?.peerAddress, connection: c?.number,

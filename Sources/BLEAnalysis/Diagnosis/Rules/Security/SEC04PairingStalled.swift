@@ -15,18 +15,21 @@ struct SEC04PairingStalled: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var out: [Diagnosis] = []
-        for (i, ev) in e.events.enumerated() {
-            guard case .pairingRequest = ev.kind, let number = ev.connection else { continue }
+        // A Pairing Request sent again before any answer is the same attempt asked again: judged from its last request,
+        // told from its first.
+        for attempt in PairingAttempt.all(e.events, include: { $0 != nil }) {
+            guard let number = attempt.connection else { continue }
+            let first = e.events[attempt.firstEvent], last = e.events[attempt.lastEvent]
             var settled = false
             var end: EvidenceEvent? = nil
-            for next in e.events[(i + 1)...] where next.connection == number {
+            for next in e.events[(attempt.lastEvent + 1)...] where next.connection == number {
                 switch next.kind {
                 case .pairingFailed, .keysDistributed, .pairingRequest: settled = true
                 case .encryptionChange(_, .success, true): settled = true
                 case .disconnectionComplete, .linkTerminated: end = next
                 default: break
                 }
-                if settled || end != nil || next.timestamp.microseconds(since: ev.timestamp) > timeout { break }
+                if settled || end != nil || next.timestamp.microseconds(since: last.timestamp) > timeout { break }
             }
             guard !settled else { continue }
             let c = e.connection(number)
@@ -35,27 +38,54 @@ struct SEC04PairingStalled: DiagnosisRule {
             let closed: (frame: Int, reason: String?)? =
                 end.map { ($0.frame, nil) }
                 ?? c.flatMap { c in
-                    guard let frame = c.endFrame, let time = c.endTime, time.microseconds(since: ev.timestamp) <= timeout else {
+                    guard let frame = c.endFrame, let time = c.endTime, time.microseconds(since: last.timestamp) <= timeout else {
                         return nil
                     }
                     return (frame, c.disconnectReason)
                 }
             let endTime = end?.timestamp ?? e.lastTime
-            guard let endTime, closed != nil || endTime.microseconds(since: ev.timestamp) > timeout else { continue }
-            let device = e.deviceName(c)
-            out.append(
-                Diagnosis(
-                    rule: id, severity: severity, frame: closed?.frame ?? ev.frame,
-                    message:
-                        "Pairing with \(device) started at frame \(ev.frame) but never finished: no encryption or keys followed"
-                        + (closed.map { " before the link ended (frame \($0.frame)\($0.reason.map { ": " + $0 } ?? ""))." } ?? " in 30 s."),
-                    headline: "pairing with \(device) stalled", supporting: [CitedFrame(ev.frame, "Pairing Request")],
-                    causes: [
-                        "the user never confirmed the pairing dialog", "the peripheral waited for passkey input",
-                        "the peer's SMP got stuck",
-                    ],
-                    device: c?.peerAddress, connection: number, foldKey: "SEC-04 \(device)"))
+            guard let endTime, closed != nil || endTime.microseconds(since: last.timestamp) > timeout else { continue }
+            out.append(finding(e, attempt, first: first, closed: closed, connection: c))
         }
         return out
+    }
+
+    /// Unanswered: no Pairing Response ever came (the peer ignored SMP); answered: the pairing stopped after it.
+    static func finding(
+        _ e: Evidence, _ attempt: PairingAttempt, first: EvidenceEvent, closed: (frame: Int, reason: String?)?, connection c: Connection?
+    ) -> Diagnosis {
+        let device = e.deviceName(c)
+        // The side that ended the link mid-pairing walked away: said, and its likely cause first (the Blue2thprinting
+        // cafe capture's central ended the link 1.7 ms after the peripheral's Pairing Response).
+        let thisSide = e.isAirCapture ? "the central" : "this side"
+        let ender = c?.lifecycle.ending.flatMap { $0.endedBy == .local && $0.frame == closed?.frame ? thisSide : nil }
+        let ending =
+            closed.map {
+                " before \(ender ?? "the link") ended \(ender == nil ? "" : "the link ")(frame \($0.frame)\($0.reason.map { ": " + $0 } ?? ""))."
+            }
+            ?? " in 30 s."
+        let walkedAway = ender.map { ["\($0) ended the link during the pairing (its app or stack gave up)"] } ?? []
+        let n = attempt.requests.count
+        let message =
+            attempt.answered
+            ? "Pairing with \(device) started at frame \(first.frame) but never finished: no encryption or keys followed" + ending
+            : "Pairing with \(device) was asked \(n == 1 ? "once" : "\(n) times") from frame \(first.frame)"
+                + (n > 1 ? " (\(Story.list(attempt.requests)))" : "") + " and never answered: no Pairing Response or Pairing Failed"
+                + ending
+        return Diagnosis(
+            rule: id, severity: severity, frame: closed?.frame ?? first.frame, message: message,
+            headline: attempt.answered ? "pairing with \(device) stalled" : "pairing with \(device) never answered",
+            supporting: attempt.requests.prefix(6).map { CitedFrame($0, "Pairing Request") },
+            causes: walkedAway
+                + (attempt.answered
+                    ? [
+                        "the user never confirmed the pairing dialog", "the peripheral waited for passkey input",
+                        "the peer's SMP got stuck",
+                    ]
+                    : [
+                        "the peer does not answer SMP (no pairing support, or it waits for its own application)",
+                        "the peer's SMP got stuck",
+                    ] + (e.isAirCapture ? ["the sniffer missed its answers"] : [])),
+            device: c?.peerAddress, connection: c?.number, foldKey: "SEC-04 \(device)")
     }
 }

@@ -1,0 +1,41 @@
+import BLECore
+import BLEProtocols
+
+/// Whether the other side acknowledged a link's LL_TERMINATE_IND in the capture. The side that sends it ends the link
+/// once the peer acknowledges it, or when the terminate procedure times out (Core Spec Vol 6, Part B, 5.1.1); an
+/// acknowledgement is the peer's next packet with its NESN moved past the terminate's SN (Vol 6, Part B, 4.5.9).
+struct TerminateAcknowledgement: Hashable, Sendable {
+    var frame: Int
+    var centralSent: Bool
+    /// The other side's packet that acknowledged it.
+    var acknowledgedAt: Int?
+
+    /// Said once per link whose terminate no packet acknowledged: the sender may have waited out the procedure
+    /// time-out, or the sniffer missed the answer.
+    var unacknowledgedFinding: Finding? {
+        guard acknowledgedAt == nil else { return nil }
+        let (sender, peer) = centralSent ? ("central", "peripheral") : ("peripheral", "central")
+        return Finding(
+            .info,
+            FindingKind(
+                code: "ll.terminate-unacknowledged",
+                message:
+                    "the \(sender)'s LL_TERMINATE_IND at frame \(frame) was not acknowledged: no packet of the \(peer) after it moves its NESN past the terminate's SN"
+            ),
+            frame: frame)
+    }
+}
+
+extension LinkLayerTracker {
+    /// Acknowledgements (Vol 6, Part B, 4.5.9): a packet whose NESN differs from the SN of the last PDU the other side
+    /// sent acknowledges that PDU. The other side's next PDU with the same SN is then a new one (the events between
+    /// were not captured: six SMP Pairing Requests a second apart are six, not one and five retransmissions), and an
+    /// LL_TERMINATE_IND waiting for its acknowledgement has it.
+    static func noteAcknowledgement(_ c: inout Conn, _ pkt: LLPacketView, d: Int, frame: Int) {
+        let nesn: Int8 = pkt.header0 & 0x04 != 0 ? 1 : 0
+        let other = d == 0 ? c.lastSN.1 : c.lastSN.0
+        guard other >= 0, nesn != other else { return }
+        if d == 0 { c.lastSN.1 = -1 } else { c.lastSN.0 = -1 }
+        if let t = c.terminate, t.acknowledgedAt == nil, t.centralSent != (d == 0) { c.terminate?.acknowledgedAt = frame }
+    }
+}
