@@ -19,6 +19,13 @@ import Testing
         "lell-rf-lt256_bsniffhub-lesc-justworks-ll-fragments-enc-ltk.pcap": (
             116, [], "LE Secure Connections, Just Works, no bonding"
         ),
+        // One device (C0:48:FF:F5:9D:B8, the tesi-ble "lv4" lock) paired twice: NoInputNoOutput, then DisplayOnly.
+        "nrfsniffer-lt272-pcapng_tesi-ble-lv4-lesc-justworks-att-05.pcapng": (
+            1307, [], "LE Secure Connections, Just Works, bonding"
+        ),
+        "nrfsniffer-lt272-pcapng_tesi-ble-lv4-lesc-passkey-dle251-enc.pcapng": (
+            3239, [], "LE Secure Connections, Passkey Entry, bonding"
+        ),
     ]
 
     /// Two captures of different methods compared: each side's pairing method, at its Pairing Request.
@@ -26,6 +33,10 @@ import Testing
         ("lell-rf-lt256_bsniffhub-lesc-numcomp-380717-enc.pcap", "lell-rf-lt256_bsniffhub-legacy-passkey-123456-enc.pcap"),
         ("lell-rf-lt256_bsniffhub-lesc-oob-enc.pcap", "lell-rf-lt256_bsniffhub-legacy-oob-tk-enc.pcap"),
         ("lell-rf-lt256_bsniffhub-lesc-passkey-123456-enc.pcap", "lell-rf-lt256_bsniffhub-lesc-justworks-ll-fragments-enc-ltk.pcap"),
+        (
+            "nrfsniffer-lt272-pcapng_tesi-ble-lv4-lesc-justworks-att-05.pcapng",
+            "nrfsniffer-lt272-pcapng_tesi-ble-lv4-lesc-passkey-dle251-enc.pcapng"
+        ),
     ])
     func pairingMethodsAgreeWithTshark(_ names: (String, String)) throws {
         guard let corpus = TestEnvironment.corpusDirectory else {
