@@ -55,6 +55,7 @@ extension Analyzer {
             }
         case .exchangeMTUResponse(let mtu):
             state[bearer: slot].serverMTU = Int(mtu)
+            if kind == .leFixed { recordMTUExchange(server: Int(mtu), client: state[bearer: slot].clientMTU, request, in: context) }
             if request != nil, kind == .leFixed {
                 let effective = max(23, min(state[bearer: slot].clientMTU ?? Int(mtu), Int(mtu)))
                 feedLink(.mtu(effective), connection: context.connection, frame: context.frame, timestamp: context.timestamp)

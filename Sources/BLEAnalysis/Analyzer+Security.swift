@@ -16,6 +16,8 @@ extension Analyzer {
             keyStore.smp(
                 smp, raw: pdu.payload, handle: handle, centralToPeripheral: c.centralToPeripheral(direction), frame: pdu.lastFrame,
                 central: c.centralAddressValue, peripheral: c.peripheralAddressValue)
+            recordPairingFeatures(
+                smp, sender: direction == .rx ? .peer : .local, connection: index, frame: pdu.lastFrame, timestamp: timestamp)
             if let output = connections[index].machine.feed(smp: smp, sender: direction == .rx ? .peer : .local) {
                 applySecurity(output, connection: index, frame: pdu.lastFrame, timestamp: timestamp)
             }

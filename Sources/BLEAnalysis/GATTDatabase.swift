@@ -72,6 +72,9 @@ public struct GATTDatabase: Hashable, Sendable {
     public var characteristics: [Characteristic] = []
     /// Every handle → type learned from Find Information (descriptors, and declarations too).
     public var attributeTypes: [UInt16: BluetoothUUID] = [:]
+    /// The frames of the Find Information Requests whose responses taught them (descriptor discovery, Core Spec Vol 3,
+    /// Part G, 4.7.1; the response's frame when the request is not in the capture): `diff` orders the procedures by them.
+    public var descriptorDiscoveryFrames: [Int] = []
     public var source: GATTSource = .discovery
     /// Names given by the user's map (handle → name), when the source is the user map.
     public var userNames: [UInt16: String] = [:]
@@ -190,6 +193,7 @@ public struct GATTDatabase: Hashable, Sendable {
         for c in other.characteristics { addCharacteristic(c) }
         for i in other.includes { addInclude(i) }
         attributeTypes.merge(other.attributeTypes) { _, new in new }
+        descriptorDiscoveryFrames += other.descriptorDiscoveryFrames
         userNames.merge(other.userNames) { _, new in new }
         learnedTypes.merge(other.learnedTypes) { old, _ in old }
     }

@@ -31,6 +31,19 @@ public struct GATTUsage: Hashable, Sendable {
     public var localByConnection: [Int: [UInt16: HandleUsage]]
     /// Handles of the peer's database that no discovery named, named from their values' layout (``ValueLayout``).
     public var layouts: [Int: [UInt16: InferredLayout]] = [:]
+    /// Connection number → the first Device Name (0x2A00, Core Spec Vol 3, Part C, 12.1) read from the peer, and the
+    /// frame of the read: how `diff` matches peers whose addresses differ.
+    public var deviceNames: [Int: DeviceName] = [:]
+
+    /// A peer's name as a read of its Device Name characteristic gave it.
+    public struct DeviceName: Hashable, Sendable {
+        public var name: String
+        public var frame: Int
+        public init(name: String, frame: Int) {
+            self.name = name
+            self.frame = frame
+        }
+    }
 
     public init(byConnection: [Int: [UInt16: HandleUsage]] = [:], localByConnection: [Int: [UInt16: HandleUsage]] = [:]) {
         self.byConnection = byConnection
@@ -66,6 +79,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
     /// Per entry of `counts`: whether its values are still offered to `layouts` (false once no layout can name it, so
     /// a named or hopeless handle costs nothing more).
     private var layoutsOpen: [Bool] = []
+    private var deviceNames: [Int: GATTUsage.DeviceName] = [:]
 
     /// `codecs`: the loaded specs whose frames may name a handle too; `layouts` false: no handle named from values.
     public init(codecs: CodecRegistry? = nil, layouts: Bool = true) {
@@ -76,6 +90,7 @@ public struct GATTUsageTracker: AttributeValueObserver {
     public var result: GATTUsage {
         var usage = GATTUsage(byConnection: byConnection, localByConnection: localByConnection)
         usage.layouts = layouts?.result ?? [:]
+        usage.deviceNames = deviceNames
         return usage
     }
 
@@ -124,13 +139,23 @@ public struct GATTUsageTracker: AttributeValueObserver {
         case .indication: counts[i].indications += 1
         case .writeRequest, .longWrite: counts[i].writes += 1
         case .writeCommand, .signedWriteCommand: counts[i].writeCommands += 1
-        case .readResponse, .readBlobResponse, .longRead: counts[i].reads += 1
+        case .readResponse, .readBlobResponse, .longRead:
+            counts[i].reads += 1
+            if kind != .readBlobResponse, event.serverIsPeer, event.characteristic == Self.deviceName,
+                deviceNames[event.connectionNumber] == nil || kind == .longRead
+            {
+                // UTF-8, not terminated (Core Spec Vol 3, Part C, 12.1); a long read's whole value replaces its first part.
+                let name = value.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+                if !name.isEmpty { deviceNames[event.connectionNumber] = .init(name: name, frame: event.frame) }
+            }
         default: break
         }
         if let codec = event.decoded?.codec, !counts[i].codecs.contains(codec), counts[i].codecs.count < 8 {
             counts[i].codecs.insert(codec)
         }
     }
+
+    static let deviceName = BluetoothUUID(uuid16: 0x2A00)
 
     public mutating func connectionEnded(connectionNumber: Int, frame: Int, timestamp: Timestamp, reason: String) {}
     public mutating func finish(frame: Int, timestamp: Timestamp) {}

@@ -13,8 +13,9 @@ struct Diff: ParsableCommand {
             by whom), the order of the GATT procedures with the first step where they part, throughput per stream \
             (matched by UUID, direction and kind) and updates, diagnosis findings, LE Audio streams. Each difference \
             is ranked and names its frames in A and in B. Peers are matched by address (by identity address when \
-            --irk or --keys gives their IRK), else by the services they show or the handles their traffic used, then in \
-            order. The formats may differ. Two \
+            --irk or --keys gives their IRK), else by their name (a Device Name read, else the Local Name their \
+            address advertised), the services they show or the handles their traffic used, then in order; each pair \
+            says how. The formats may differ. Two \
             directories compare their files pairwise by name. Exit codes: 0 compared (differences or not), 1 a \
             --fail-on threshold was crossed (one FAIL line each), 2 a capture could not be read or bad usage.
             """)

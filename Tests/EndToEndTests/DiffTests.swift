@@ -75,7 +75,7 @@ import Testing
         let heads = r.stdout.split(separator: "\n").map(String.init).filter {
             !$0.isEmpty && !$0.hasPrefix(" ") && $0.range(of: #"^[0-9]+\. "#, options: .regularExpression) == nil
         }
-        #expect(heads == ["no differences", "4 differences: 1 link, 3 behaviour", "only in B (no file of that name in A): eatt.log"])
+        #expect(heads == ["no differences", "5 differences: 2 link, 3 behaviour", "only in B (no file of that name in A): eatt.log"])
     }
 
     /// LE Audio: the unicast Sample against the broadcast one. tshark (raw bytes, `bthci_evt.le_meta_subevent`): frame
@@ -216,6 +216,13 @@ import Testing
         let d = try #require(diffs.first { $0["kind"] as? String == "mtu" })
         #expect(d["a"] as? String == "\(mtu["a"]!)" && d["b"] as? String == "\(mtu["b"]!)")
         #expect(d["frame_a"] as? Int == mtu["frame_a"] as? Int && d["frame_b"] as? Int == mtu["frame_b"] as? Int)
+        // Who asked: the central both times, 247 then 185, the peripheral answering 247, at the requests' frames.
+        let exchange = try #require(diffs.first { $0["kind"] as? String == "mtu-exchange" })
+        let asked = { (client: Any?, server: Any?) in "\(mtu["requested_by"]!) asked \(client!), peripheral answered \(server!)" }
+        #expect(exchange["a"] as? String == asked(mtu["client_mtu_a"], mtu["server_mtu_a"]))
+        #expect(exchange["b"] as? String == asked(mtu["client_mtu_b"], mtu["server_mtu_b"]))
+        #expect(
+            exchange["frame_a"] as? Int == mtu["request_frame_a"] as? Int && exchange["frame_b"] as? Int == mtu["request_frame_b"] as? Int)
         // The first step where the centrals part: B writes the Command (5A1E0003) before discovery ends.
         let behaviour = try #require(truth["behaviour"] as? [String: Any])
         let step = try #require(behaviour["first_divergence_step"] as? Int)
@@ -223,8 +230,8 @@ import Testing
         #expect((first["subject"] as? String)?.hasSuffix("procedures part at step \(step)") == true)
         let written = try #require((behaviour["b"] as? String)?.replacingOccurrences(of: "write ", with: "first write-req "))
         #expect(first["b"] as? String == written && first["frame_b"] as? Int == behaviour["frame_b"] as? Int)
-        // A's step there is its first subscription: its descriptor discovery (frame 77) has no step (no frame kept).
-        #expect((first["a"] as? String)?.hasPrefix("subscribe \((behaviour["subscriptions_a"] as? [String])?.first ?? "?")") == true)
+        // A's step there is its descriptor discovery: the Find Information Request at frame 77.
+        #expect(first["a"] as? String == behaviour["a"] as? String && first["frame_a"] as? Int == behaviour["frame_a"] as? Int)
         for kind in ["interval", "latency", "timeout", "data-length", "phy-tx", "phy-rx", "pairing", "rate"] {
             #expect(!diffs.contains { $0["kind"] as? String == kind }, "\(kind) unchanged")
         }
@@ -266,6 +273,11 @@ import Testing
         }
         // ATT_MTU: A's Exchange MTU Response at frame 233 (server 247); B has no exchange, the largest ATT PDU on
         // 0x005a is 208 bytes (frame 147, the first of that size).
+        // Who asked: in A the glasses (the peripheral) sent the Exchange MTU Request at frame 216 (Client Rx MTU 247,
+        // PacketLogger type 0x03: received), the iPhone answered 247 at 233; B holds no exchange.
+        let exchange = try #require(find("mtu-exchange", "#3↔#3"))
+        #expect(exchange["a"] as? String == "peripheral asked 247, central answered 247" && exchange["frame_a"] as? Int == 216)
+        #expect(exchange["b"] is NSNull)
         let mtu = try #require(find("mtu", "#3↔#3"))
         #expect(mtu["a"] as? String == "247" && mtu["frame_a"] as? Int == 233)
         #expect(mtu["b"] as? String == "208 (inferred)" && mtu["frame_b"] as? Int == 147)
@@ -297,6 +309,9 @@ import Testing
         }
         let exchange = try rows(a, "btatt.opcode==0x03", ["frame.number", "btatt.server_rx_mtu"])
         #expect(exchange == [["233", "247"]])
+        let request = try rows(a, "btatt.opcode==0x02", ["frame.number", "packetlogger.type", "btatt.client_rx_mtu"])
+        #expect(request == [["216", "0x03", "247"]])
+        #expect(try rows(b, "btatt.opcode==0x02 || btatt.opcode==0x03", ["frame.number"]).isEmpty)
         let largest = try rows(b, "btl2cap.cid==4 && bthci_acl.chandle==0x005a", ["frame.number", "btl2cap.length"])
         #expect(largest.compactMap { Int($0[1]) }.max() == 208)
         #expect(largest.first { $0[1] == "208" }?[0] == "147")

@@ -39,6 +39,9 @@ enum GATTLearner {
         case .readByGroupTypeResponse, .findByTypeValueResponse, .findInformationResponse:
             let items = ATTDiscovery.attributes(input.pdu, requestType: request?.type, typeValue: request?.typeValue ?? [])
             for item in items ?? [] { add(item, frame: frame, into: &database) }
+            if case .findInformationResponse = input.pdu, items?.isEmpty == false {
+                database.descriptorDiscoveryFrames.append(request?.frame ?? frame)
+            }
             return .discovered
         case .readByTypeResponse:
             guard let type = request?.type else { return nil }

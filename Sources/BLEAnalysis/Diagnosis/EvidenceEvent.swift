@@ -96,6 +96,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// SMP Pairing Request and Response with their AuthReq (LE Secure Connections only when both ask for it).
         case pairingRequest(sender: Sender, authReq: SMPAuthReq)
         case pairingResponse(sender: Sender, authReq: SMPAuthReq)
+        /// A Pairing Request (`response` false) or Response's whole feature exchange (Core Spec Vol 3, Part H,
+        /// 3.5.1–3.5.2): IO capability, OOB flag, AuthReq, key size and keys, from which the association model follows.
+        case pairingFeatures(sender: Sender, response: Bool, parameters: SMPPairingParameters)
         case securityRequest(sender: Sender)
         case pairingFailed(sender: Sender, reason: SMPPairingFailedReason)
         /// Key distribution seen (Encryption Information, Identity Information…): the pairing completed.
@@ -114,7 +117,10 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// A Remove Source operation (0x05) written to a Broadcast Audio Scan Control Point (0x2BC7, BASS 3.1.2.7) by
         /// `sender`: the Broadcast Assistant taking back the source it had added.
         case broadcastSourceRemoved(sourceID: UInt8, sender: Sender)
-        case mtuExchange(client: Int?, server: Int, effective: Int)
+        /// An ATT Exchange MTU Response on the LE fixed bearer (Core Spec Vol 3, Part F, 3.4.2): who sent the request
+        /// (the client) and the Client Rx MTU it asked (nil with `requestFrame`: the capture missed the request), the
+        /// Server Rx MTU the other side answered, and the ATT_MTU both then use (nil when the request was not seen).
+        case mtuExchange(requester: Sender, client: Int?, server: Int, effective: Int?, requestFrame: Int?)
         case serviceChanged(start: UInt16, end: UInt16)
         case creditConnectionRefused(psm: UInt16?, result: UInt16)
         // Controller health

@@ -32,7 +32,14 @@ public enum CaptureDiffer {
         var a = a, b = b
         a.connections = DiffMatching.resolved(a.connections, keys: options.identityKeys)
         b.connections = DiffMatching.resolved(b.connections, keys: options.identityKeys)
-        let (pairs, onlyA, onlyB) = DiffMatching.pair(a, b, options: options)
+        let (fa, fb) = (a, b)
+        let (pairs, onlyA, onlyB) = DiffMatching.pair(a, b, options: options) {
+            // Read only when some connections are left unpaired by address on both sides: a pass of each file's adverts.
+            (
+                DiffNames(fa, advertised: DiffNames.advertisedNames(path: fa.path)),
+                DiffNames(fb, advertised: DiffNames.advertisedNames(path: fb.path))
+            )
+        }
         var notes: [String] = []
         var out: [Difference] = []
         for c in onlyA { out.append(unpaired(c, inA: true)) }

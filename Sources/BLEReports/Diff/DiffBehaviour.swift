@@ -1,7 +1,7 @@
 import BLEAnalysis
 import BLECore
 
-/// The order of the GATT procedures on one pair of connections: discovery (of the services, of the characteristics),
+/// The order of the GATT procedures on one pair of connections: discovery (services, characteristics, descriptors),
 /// the ATT_MTU exchange, pairing and encryption, subscriptions (each CCCD written, with its value) and the first write
 /// of each characteristic; the two sequences aligned (longest common subsequence) and the first step where
 /// they part said with its frame on both sides.
@@ -12,13 +12,14 @@ enum DiffBehaviour {
     }
 
     /// The steps of connection `c`, in frame order: a procedure that goes on over several exchanges (the services,
-    /// the characteristics of several services one after another) is one step until another step comes between.
-    /// Descriptor discovery is not a step: the database keeps no frame for it.
+    /// the characteristics of several services one after another, the descriptors) is one step until another step
+    /// comes between.
     static func steps(_ c: Connection, evidence: [EvidenceEvent], streams: [ThroughputStream]) -> [Step] {
         var out: [Step] = []
         let db = c.gatt
         for s in db.services { out.append(Step(text: "discover services", frame: s.discoveredAt)) }
         for ch in db.characteristics { out.append(Step(text: "discover characteristics", frame: ch.discoveredAt)) }
+        for frame in db.descriptorDiscoveryFrames { out.append(Step(text: "discover descriptors", frame: frame)) }
         // The ATT_MTU exchange: the link fact it set, observed at the response.
         for m in c.link.mtu.changes { if case .observed = m.source { out.append(Step(text: "ATT_MTU exchange", frame: m.frame)) } }
         for e in evidence where e.connection == c.number {

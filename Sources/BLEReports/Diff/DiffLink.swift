@@ -71,14 +71,15 @@ enum DiffLink {
                     a: va.map { $0 + sourceNote(f.source(a)) }, b: vb.map { $0 + sourceNote(f.source(b)) },
                     frames: (f.frame(a), f.frame(b)), connections: (a.number, b.number), magnitude: relative(va, vb)))
         }
-        let ra = requests(evidenceA.filter { $0.connection == a.number })
-        let rb = requests(evidenceB.filter { $0.connection == b.number })
+        let ra = requests(evidenceA.filter { $0.connection == a.number }, on: a)
+        let rb = requests(evidenceB.filter { $0.connection == b.number }, on: b)
         for key in Set(ra.keys).union(rb.keys).sorted() {
             let xa = ra[key], xb = rb[key]
             guard xa?.value != xb?.value else { continue }
             out.append(
                 Difference(
-                    .link, key, impact: key == "pairing" ? .major : .minor, subject: "\(pair) \(titles[key] ?? key)",
+                    .link, key, impact: ["pairing", "pairing-method"].contains(key) ? .major : .minor,
+                    subject: "\(pair) \(titles[key] ?? key)",
                     a: xa?.value, b: xb?.value, frames: (xa?.frame, xb?.frame), connections: (a.number, b.number), magnitude: 1))
         }
         return out
@@ -112,10 +113,29 @@ enum DiffLink {
         "pairing": "pairing (who asked: how)",
         "pairing-failed": "pairing failed",
         "encryption-attempts": "encryption (attempts: result)",
+        "mtu-exchange": "ATT_MTU exchange (who asked: client MTU, server MTU)",
+        "pairing-method": "pairing method (association model, bonding; IO capabilities)",
     ]
 
+    /// The side that sent a PDU by its role on the link (`central`, `peripheral`) where the capture says it: the local
+    /// controller's role on an HCI log, the central as `local` on an air capture; else `local` or `peer`.
+    static func side(_ s: EvidenceEvent.Sender, on c: Connection) -> String {
+        let localRole: Connection.Role? = c.role ?? (c.centralAddress != nil ? .central : nil)
+        guard let localRole else { return s.rawValue }
+        let other: Connection.Role = localRole == .central ? .peripheral : .central
+        return (s == .local ? localRole : other).rawValue
+    }
+
+    /// `central asked 527, peripheral answered 247`; `request not seen, peripheral answered 247` when the capture
+    /// holds the response only (Core Spec Vol 3, Part F, 3.4.2: the client asks with its Client Rx MTU).
+    static func mtuExchangeText(requester: EvidenceEvent.Sender, client: Int?, server: Int, on c: Connection) -> String {
+        let answerer = side(requester == .local ? .peer : .local, on: c)
+        let ask = client.map { "\(side(requester, on: c)) asked \($0)" } ?? "request not seen"
+        return "\(ask), \(answerer) answered \(server)"
+    }
+
     /// What was asked on one connection, as comparable text with the frame of the first ask.
-    static func requests(_ events: [EvidenceEvent]) -> [String: (value: String, frame: Int)] {
+    static func requests(_ events: [EvidenceEvent], on c: Connection) -> [String: (value: String, frame: Int)] {
         var asks: [String: [(String, Int)]] = [:]
         for e in events {
             switch e.kind {
@@ -132,13 +152,45 @@ enum DiffLink {
             case .encryptionChange(_, let status, let enabled):
                 let result = status.rawValue == 0 ? (enabled ? "on" : "off") : "\(status)"
                 asks["encryption-attempts", default: []].append((result, e.frame))
+            case .mtuExchange(let requester, let client, let server, _, let requestFrame):
+                let text = mtuExchangeText(requester: requester, client: client, server: server, on: c)
+                asks["mtu-exchange", default: []].append((text, requestFrame ?? e.frame))
             default: continue
             }
         }
+        if let methods = pairingMethods(events, on: c) { asks["pairing-method"] = methods }
         return asks.mapValues { list in
             let texts = list.map(\.0)
             let value = (texts.count > 1 ? "\(texts.count)× " : "") + Array(Set(texts)).sorted().prefix(3).joined(separator: "; ")
             return (value, list[0].1)
         }
+    }
+
+    /// Each pairing's association model (Core Spec Vol 3, Part H, 2.3.5.1) from its Pairing Request and Response,
+    /// `LE Secure Connections, Numeric Comparison, bonding (central KeyboardDisplay MITM, peripheral DisplayYesNo)`,
+    /// at the request's frame; a request without its response, or a response without its request, says so.
+    static func pairingMethods(_ events: [EvidenceEvent], on c: Connection) -> [(String, Int)]? {
+        var out: [(String, Int)] = []
+        var request: (sender: EvidenceEvent.Sender, parameters: SMPPairingParameters, frame: Int)?
+        func features(_ s: EvidenceEvent.Sender, _ p: SMPPairingParameters) -> String {
+            "\(side(s, on: c)) \(p.ioCapability)" + (p.authReq.contains(.mitm) ? " MITM" : "") + (p.oobDataFlag == 1 ? " OOB" : "")
+        }
+        for e in events {
+            guard case .pairingFeatures(let sender, let response, let p) = e.kind else { continue }
+            guard response else {
+                if let r = request { out.append(("response not seen (\(features(r.sender, r.parameters)))", r.frame)) }
+                request = (sender, p, e.frame)
+                continue
+            }
+            guard let r = request else {
+                out.append(("request not seen (\(features(sender, p)))", e.frame))
+                continue
+            }
+            let model = SMPAssociationModel(initiator: r.parameters, responder: p).map(\.description) ?? "method unknown"
+            out.append(("\(model) (\(features(r.sender, r.parameters)), \(features(sender, p)))", r.frame))
+            request = nil
+        }
+        if let r = request { out.append(("response not seen (\(features(r.sender, r.parameters)))", r.frame)) }
+        return out.isEmpty ? nil : out
     }
 }

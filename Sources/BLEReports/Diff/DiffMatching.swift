@@ -5,9 +5,10 @@ import BLEProtocols
 /// Which connection of A is which of B.
 ///
 /// Peers are matched by identity address (an RPA resolved through an IRK of `--keys`), else by address; connections
-/// to one peer pair in the order they opened. Connections with no peer address (an iOS log that starts mid-connection)
-/// pair by their discovered GATT (the same primary services), then by the
-/// handles their traffic used, then in order. `--connection` and `--peer` choose.
+/// to one peer pair in the order they opened. Connections left (addresses that differ, a private address without its
+/// IRK, an iOS log that names no address) pair by the peer's name (``DiffNames``: a Device Name read, else the Local
+/// Name its address advertised), then by their discovered GATT (the same primary services), then by the handles their
+/// traffic used, then in order. `--connection` and `--peer` choose.
 enum DiffMatching {
     /// The peer a connection is to, as both sides can name it: the identity address when an IRK resolved it.
     static func peerKey(_ c: Connection) -> String? {
@@ -39,7 +40,9 @@ enum DiffMatching {
     }
 
     /// The pairs, and the connections of each side left without a partner (by number).
-    static func pair(_ fa: FileAnalysis, _ fb: FileAnalysis, options: DiffOptions) -> (
+    static func pair(
+        _ fa: FileAnalysis, _ fb: FileAnalysis, options: DiffOptions, names: () -> (DiffNames, DiffNames) = { (DiffNames(), DiffNames()) }
+    ) -> (
         pairs: [ConnectionPair], onlyA: [Connection], onlyB: [Connection]
     ) {
         let a = fa.connections, b = fb.connections
@@ -56,8 +59,10 @@ enum DiffMatching {
         var pairs: [ConnectionPair] = []
         // By address (or identity), in order per peer.
         pairInOrder(&restA, &restB, into: &pairs, key: { peerKey($0) }, how: { $0.peerIdentity != nil ? "identity" : "address" })
-        // By the services discovered, for connections without an address on one side.
-        pairInOrder(&restA, &restB, into: &pairs, key: { peerKey($0) == nil ? gattSignature($0) : nil }, how: { _ in "gatt" })
+        // By the peer's name (its Device Name read, else what its address advertised), then by the services
+        // discovered: addresses that differ (a private address without its IRK) or are missing (an iOS log).
+        if !restA.isEmpty && !restB.isEmpty { pairByName(&restA, &restB, into: &pairs, names: names()) }
+        pairInOrder(&restA, &restB, into: &pairs, key: { gattSignature($0) }, how: { _ in "gatt" })
         pairBySimilarity(&restA, &restB, into: &pairs, usedA: fa.usage, usedB: fb.usage)
         pairInOrder(&restA, &restB, into: &pairs, key: { _ in "" }, how: { _ in "order" })
         pairs.sort { $0.a < $1.a }
@@ -75,6 +80,23 @@ enum DiffMatching {
             usedA.insert(ca.number)
             usedB.insert(cb.number)
             pairs.append(ConnectionPair(a: ca.number, b: cb.number, peer: peers(ca, cb), matchedBy: how(ca)))
+        }
+        a.removeAll { usedA.contains($0.number) }
+        b.removeAll { usedB.contains($0.number) }
+    }
+
+    /// Pairs the connections whose peers have the same name, in order; the pair says the name.
+    private static func pairByName(
+        _ a: inout [Connection], _ b: inout [Connection], into pairs: inout [ConnectionPair], names: (DiffNames, DiffNames)
+    ) {
+        var usedA = Set<Int>(), usedB = Set<Int>()
+        for ca in a {
+            guard let name = names.0.name(ca),
+                let cb = b.first(where: { !usedB.contains($0.number) && names.1.name($0) == name })
+            else { continue }
+            usedA.insert(ca.number)
+            usedB.insert(cb.number)
+            pairs.append(ConnectionPair(a: ca.number, b: cb.number, peer: peers(ca, cb), matchedBy: "name", name: name))
         }
         a.removeAll { usedA.contains($0.number) }
         b.removeAll { usedB.contains($0.number) }

@@ -79,8 +79,13 @@ public struct ConnectionPair: Sendable, Hashable {
     public var b: Int
     /// The peer both name (identity address, address, or the name/GATT that matched them).
     public var peer: String
-    /// `address`, `identity`, `name`, `gatt`, `order`, `chosen`.
+    /// `address`, `identity`, `name`, `gatt`, `handles used`, `order`, `chosen`.
     public var matchedBy: String
+    /// The peer's name both sides gave, when it matched them (`matchedBy` is `name`).
+    public var name: String? = nil
+
+    /// How the pair was matched, as the outputs say it: `address`, `name 'Even G2_L'`, `gatt`.
+    public var matchedByText: String { name.map { "\(matchedBy) '\($0)'" } ?? matchedBy }
 }
 
 /// The differences between two analysed captures, ranked (most important first).

@@ -15,7 +15,7 @@ public enum DiffWriter {
         var out = headline(d) + "\n"
         out += "  A " + d.pathA + "\n  B " + d.pathB + "\n"
         for p in d.pairs {
-            out += "  connection A #\(p.a) ↔ B #\(p.b)  \(p.peer) (matched by \(p.matchedBy))\n"
+            out += "  connection A #\(p.a) ↔ B #\(p.b)  \(p.peer) (matched by \(p.matchedByText))\n"
         }
         if !d.isEmpty { out += "\n" }
         let width = String(d.differences.count).count
@@ -35,7 +35,7 @@ public enum DiffWriter {
     public static func markdown(_ d: CaptureDiff, breaches: [DiffGate.Breach]?) -> String {
         var out = "## blescope diff: \(headline(d))\n\n"
         out += "- A: `\(d.pathA)`\n- B: `\(d.pathB)`\n"
-        for p in d.pairs { out += "- connection A #\(p.a) ↔ B #\(p.b): \(p.peer) (matched by \(p.matchedBy))\n" }
+        for p in d.pairs { out += "- connection A #\(p.a) ↔ B #\(p.b): \(p.peer) (matched by \(p.matchedByText))\n" }
         if !d.isEmpty {
             out += "\n| # | impact | section | what | A | B | frames |\n|---|---|---|---|---|---|---|\n"
             for (i, x) in d.differences.enumerated() {
@@ -73,6 +73,7 @@ public enum DiffWriter {
             w.field("b", p.b)
             w.field("peer", p.peer)
             w.field("matched_by", p.matchedBy)
+            if let name = p.name { w.field("name", name) }
             w.endObject()
         }
         w.endArray()
