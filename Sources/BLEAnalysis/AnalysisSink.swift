@@ -1,7 +1,8 @@
 import BLECore
 
 /// What every machine of one pass writes into: the findings (bounded per kind), the timeline events (in frame order,
-/// behind the requests that wait for their response) and the diagnosis's evidence.
+/// behind the requests that wait for their response), the diagnosis's evidence, the attribute values (to the
+/// observers) and the capture-wide counts.
 ///
 /// One per ``Analyzer``, shared by reference with the machines it feeds (the router, each link's machine), so a machine
 /// writes its outputs without going through the analyzer and without an array allocated per PDU. A class, not a
@@ -21,6 +22,10 @@ final class AnalysisSink {
     var timeline: Bool
     /// Gather the diagnosis's evidence (``AnalyzerOptions/evidence``).
     let recordsEvidence: Bool
+    /// Observers of attribute values (``Analyzer/observers``).
+    var observers: [any AttributeValueObserver] = []
+    /// Counts over the whole capture (``Analyzer/counters``).
+    var counters = AnalysisCounters()
 
     init(timeline: Bool, evidence: Bool, queueCapacity: Int) {
         self.timeline = timeline
@@ -46,6 +51,12 @@ final class AnalysisSink {
     /// Hands out the queued events that no longer wait (or waited past the timeout at `now`); with `force`, all.
     func drain(now: Timestamp?, force: Bool = false) {
         queue.drain(now: now, force: force) { onEvent?($0) }
+    }
+
+    /// One attribute value to every observer (`value` borrowed for the call: see ``AttributeValueObserver``).
+    @inline(__always)
+    func deliver(_ event: AttributeValueEvent, value: RawSpan) {
+        for i in observers.indices { observers[i].observe(event, value: value) }
     }
 
     /// Records an evidence event (when the pass gathers evidence).
