@@ -1,7 +1,6 @@
 import BLEAnalysis
 import BLECapture
 import BLECore
-import BLEProtocols
 import BLETestSupport
 import Foundation
 import Testing
@@ -88,10 +87,6 @@ import Testing
     }
 
     enum Explanation: String {
-        /// The LL header's Length runs past the bytes the sniffer captured: blescope cannot read the packet and says so
-        /// (warning ll.malformed, "truncated: needed N bytes"); tshark decodes what bytes there are and marks the frame
-        /// malformed (the SweynTooth DA14680 oversized-MTU capture, frame 71: Length 114, 10 bytes).
-        case llLengthPastCapturedBytes
         /// tshark decodes a CCCD write into its bits and leaves btatt.value empty.
         case cccdValueDecodedByTshark
         /// tshark pairs a response with a request on another connection (it does not track ATT per connection).
@@ -258,10 +253,9 @@ import Testing
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
     static func explainMissing(
         _ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace(),
-        crcFailed: Set<Int> = [], cutFrames: Set<Int> = [], unreadable: Set<Int> = []
+        crcFailed: Set<Int> = [], cutFrames: Set<Int> = []
     ) -> Explanation? {
         if crcFailed.contains(t.frame) { return .crcFailsOnRecheckDecodedByTshark }
-        if t.malformed, unreadable.contains(t.frame) { return .llLengthPastCapturedBytes }
         if cutFrames.contains(t.frame) { return .cutRecordDecodedByTshark }
         // A repeat of an unacknowledged PDU: the latest earlier row with the same SN, same bytes, itself not acknowledged.
         if t.notAcknowledged, let sn = t.sequenceNumber {
@@ -428,20 +422,14 @@ import Testing
         // LL retransmissions) are set aside.
         let crcFailed = Self.crcFailures(
             reference ?? path, frames: theirs.values.filter { $0.crcUnchecked && ours[$0.frame] == nil }.map(\.frame))
-        var cutFrames = Set<Int>(), unreadable = Set<Int>()
+        var cutFrames = Set<Int>()
         let records = try CaptureFile.open(path: path)
-        while let record = records.next() {
-            if record.isTruncated { cutFrames.insert(record.frame) }
-            if record.kind == .linkLayer, (try? LLAirPacket(linkType: record.linkType, bytes: record.bytes)) == nil {
-                unreadable.insert(record.frame)
-            }
-        }
+        while let record = records.next() { if record.isTruncated { cutFrames.insert(record.frame) } }
         var theirCounts: [Int: Int] = [:], ourCounts: [Int: Int] = [:]
         for r in theirs.values
         where ours[r.frame] != nil
             || Self.explainMissing(
-                r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames,
-                unreadable: unreadable) == nil
+                r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames) == nil
         {
             theirCounts[r.opcode, default: 0] += 1
         }
@@ -471,8 +459,7 @@ import Testing
                 explained[why, default: 0] += 1
             } else if let t, o == nil,
                 let why = Self.explainMissing(
-                    t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames,
-                    unreadable: unreadable)
+                    t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames)
             {
                 explained[why, default: 0] += 1
             } else if t == nil, let o, let why = Self.explainEATT(o, event: events[frame], sdus: creditSDUs) {

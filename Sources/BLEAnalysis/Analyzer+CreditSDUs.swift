@@ -2,13 +2,15 @@ import BLECodecs
 import BLECore
 import BLEProtocols
 
-/// K-frames of credit-based channels, as the link's ``ChannelMux`` names them: their failures, and their SDUs
+/// K-frames of credit-based channels, as the connection's ``ChannelMux`` names them: their failures, and their SDUs
 /// handed on (to ATT on an enhanced bearer, to a codec spec matching the PSM, to the observers, to the timeline).
-extension ConnectionMachine {
+extension Analyzer {
     /// What one K-frame of a credit-based channel did (``KFrameOutcome``): its failures as findings, its SDU handed on.
-    func processKFrame(_ out: KFrameOutcome, pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp) {
+    func processKFrame(
+        _ out: KFrameOutcome, pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState
+    ) {
         if out.withoutCredit {
-            sink.findings.append(
+            findings.append(
                 Finding(
                     .warning,
                     .init(
@@ -16,7 +18,7 @@ extension ConnectionMachine {
                         message: "K-frame on \(hex(pdu.channel, width: 4)) sent without a credit"), frame: pdu.lastFrame))
         }
         if out.tooShortToStart {
-            sink.findings.append(
+            findings.append(
                 Finding(
                     .warning,
                     .init(
@@ -27,15 +29,16 @@ extension ConnectionMachine {
                     frame: pdu.lastFrame))
         }
         if let n = out.overMPS {
-            sink.findings.append(Finding(.warning, .kframeOverMPS(n, cid: pdu.channel), frame: pdu.lastFrame))
+            findings.append(Finding(.warning, .kframeOverMPS(n, cid: pdu.channel), frame: pdu.lastFrame))
         }
         if let n = out.overMTU {
-            sink.findings.append(Finding(.warning, .sduOverMTU(n, cid: pdu.channel), frame: pdu.lastFrame))
+            findings.append(Finding(.warning, .sduOverMTU(n, cid: pdu.channel), frame: pdu.lastFrame))
         }
         guard let sdu = out.sdu else { return }
-        handOnSDU(sdu, spsm: out.spsm, bearer: out.bearer, pdu: pdu, direction: direction, timestamp: timestamp)
+        handOnSDU(
+            sdu, spsm: out.spsm, bearer: out.bearer, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
         if out.sduLongerThanAnnounced {
-            sink.findings.append(
+            findings.append(
                 Finding(
                     .warning,
                     .init(
@@ -47,7 +50,8 @@ extension ConnectionMachine {
 
     /// A whole SDU: an ATT PDU on an enhanced ATT bearer, or a stream the observers see by PSM.
     func handOnSDU(
-        _ sdu: CreditChannelState.SDU, spsm: UInt16, bearer: Int?, pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp
+        _ sdu: CreditChannelState.SDU, spsm: UInt16, bearer: Int?, pdu: L2CAPPDU, connection index: Int, direction: Direction,
+        timestamp: Timestamp, state owner: ConnectionState
     ) {
         if let b = bearer {
             // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
@@ -55,26 +59,26 @@ extension ConnectionMachine {
                 processATT(
                     ATTInput(
                         payload: raw, frame: pdu.lastFrame, l2capBytes: sdu.kframeBytes, direction: direction, timestamp: timestamp,
-                        cid: pdu.channel, bearer: .dynamic(b)))
+                        cid: pdu.channel, bearer: .dynamic(b)), connection: index, state: owner)
             }
             return
         }
         // A codec spec may match the channel's PSM: its SDUs are then decoded like attribute values.
         let decoded = decodeCreditSDU(sdu.bytes, psm: spsm, cid: pdu.channel, direction: direction, frame: pdu.lastFrame)
-        if !sink.observers.isEmpty {
+        if !observers.isEmpty {
             // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
             sdu.bytes.withUnsafeBytes { raw in
                 var e = AttributeValueEvent(
-                    frame: pdu.lastFrame, timestamp: timestamp, connection: self.handle, connectionNumber: number,
+                    frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
                     direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
-                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: linkSnapshot)
+                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: linkSnapshot(index))
                 e.psm = spsm
-                sink.deliver(e, value: raw.bytes)
+                for i in observers.indices { observers[i].observe(e, value: raw.bytes) }
             }
         }
-        guard sink.timeline else { return }
+        guard options.timeline else { return }
         var e = TimelineEvent(
-            frame: pdu.lastFrame, timestamp: timestamp, connection: self.handle, direction: direction,
+            frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
             layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
             summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(spsm, width: 4)) \(sdu.bytes.count) bytes from frame \(sdu.firstFrame)")
         e.value = sdu.bytes
@@ -86,11 +90,11 @@ extension ConnectionMachine {
     /// (SPEC_FORMAT.md, `psm`); a value the spec finds wrong is a `codec.invalid` finding, as for attribute values.
     /// nil when no codecs are loaded or none matches.
     func decodeCreditSDU(_ sdu: [UInt8], psm: UInt16, cid: UInt16, direction: Direction, frame: Int) -> DecodedValue? {
-        guard let codecs = capture.codecs else { return nil }
+        guard let codecs = options.codecs else { return nil }
         let context = CodecContext(direction: direction, psm: psm)
         guard let decoded = codecs.decode(sdu, context: context) else { return nil }
         if !decoded.valid {
-            sink.findings.append(
+            findings.append(
                 Finding(
                     .warning,
                     .init(
