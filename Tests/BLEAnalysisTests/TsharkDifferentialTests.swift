@@ -1,6 +1,7 @@
 import BLEAnalysis
 import BLECapture
 import BLECore
+import BLEProtocols
 import BLETestSupport
 import Foundation
 import Testing
@@ -87,6 +88,10 @@ import Testing
     }
 
     enum Explanation: String {
+        /// The LL header's Length runs past the bytes the sniffer captured: blescope cannot read the packet and says so
+        /// (warning ll.malformed, "truncated: needed N bytes"); tshark decodes what bytes there are and marks the frame
+        /// malformed (the SweynTooth DA14680 oversized-MTU capture, frame 71: Length 114, 10 bytes).
+        case llLengthPastCapturedBytes
         /// tshark decodes a CCCD write into its bits and leaves btatt.value empty.
         case cccdValueDecodedByTshark
         /// tshark pairs a response with a request on another connection (it does not track ATT per connection).
@@ -253,9 +258,10 @@ import Testing
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
     static func explainMissing(
         _ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace(),
-        crcFailed: Set<Int> = [], cutFrames: Set<Int> = []
+        crcFailed: Set<Int> = [], cutFrames: Set<Int> = [], unreadable: Set<Int> = []
     ) -> Explanation? {
         if crcFailed.contains(t.frame) { return .crcFailsOnRecheckDecodedByTshark }
+        if t.malformed, unreadable.contains(t.frame) { return .llLengthPastCapturedBytes }
         if cutFrames.contains(t.frame) { return .cutRecordDecodedByTshark }
         // A repeat of an unacknowledged PDU: the latest earlier row with the same SN, same bytes, itself not acknowledged.
         if t.notAcknowledged, let sn = t.sequenceNumber {
@@ -422,14 +428,20 @@ import Testing
         // LL retransmissions) are set aside.
         let crcFailed = Self.crcFailures(
             reference ?? path, frames: theirs.values.filter { $0.crcUnchecked && ours[$0.frame] == nil }.map(\.frame))
-        var cutFrames = Set<Int>()
+        var cutFrames = Set<Int>(), unreadable = Set<Int>()
         let records = try CaptureFile.open(path: path)
-        while let record = records.next() { if record.isTruncated { cutFrames.insert(record.frame) } }
+        while let record = records.next() {
+            if record.isTruncated { cutFrames.insert(record.frame) }
+            if record.kind == .linkLayer, (try? LLAirPacket(linkType: record.linkType, bytes: record.bytes)) == nil {
+                unreadable.insert(record.frame)
+            }
+        }
         var theirCounts: [Int: Int] = [:], ourCounts: [Int: Int] = [:]
         for r in theirs.values
         where ours[r.frame] != nil
             || Self.explainMissing(
-                r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames) == nil
+                r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames,
+                unreadable: unreadable) == nil
         {
             theirCounts[r.opcode, default: 0] += 1
         }
@@ -459,7 +471,8 @@ import Testing
                 explained[why, default: 0] += 1
             } else if let t, o == nil,
                 let why = Self.explainMissing(
-                    t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames)
+                    t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames,
+                    unreadable: unreadable)
             {
                 explained[why, default: 0] += 1
             } else if t == nil, let o, let why = Self.explainEATT(o, event: events[frame], sdus: creditSDUs) {

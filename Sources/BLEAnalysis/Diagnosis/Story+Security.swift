@@ -74,30 +74,40 @@ extension Story {
                     ? "whether the link that started before the log was encrypted cannot be seen"
                     : "whether the \(before.count) links that started before the log were encrypted cannot be seen")
         }
+        parts += encryptionOutcomes(starts: starts.map(\.frame), refused: refused, air: e.isAirCapture)
+        let text = parts.joined(separator: "; ").capitalizedFirst + "."
+        let frames = pairings + unanswered + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
+        return StorySentence(.security, text, frames: frames)
+    }
+
+    /// Encryption starts the capture shows no end of, and refusals (the same one repeated is said once, with how often: a
+    /// central retrying with a key the peripheral lacks).
+    static func encryptionOutcomes(starts: [Int], refused: [(String, [Int])], air: Bool) -> [String] {
+        var parts: [String] = []
         if !starts.isEmpty {
             let frames =
                 starts.count <= 4
-                ? starts.map { String($0.frame) }.joined(separator: ", ")
-                : "\(starts[0].frame), \(starts[1].frame), \(starts[2].frame) and \(starts.count - 3) more"
+                ? starts.map(String.init).joined(separator: ", ")
+                : "\(starts[0]), \(starts[1]), \(starts[2]) and \(starts.count - 3) more"
             parts.append(
-                e.isAirCapture
+                air
                     ? "encryption started at \(frames) (LL_ENC_REQ) and the capture shows no end of it"
                     : "LE Start Encryption at \(frames) got no Encryption Change")
         }
         if !refused.isEmpty {
-            // The same refusal repeated (a central retrying with a key the peripheral lacks) is said once, with how often.
             var order: [String] = [], first: [String: Int] = [:], times: [String: Int] = [:]
             for (what, frames) in refused {
-                if first[what] == nil { order.append(what); first[what] = frames[0] }
+                if first[what] == nil {
+                    order.append(what)
+                    first[what] = frames[0]
+                }
                 times[what, default: 0] += 1
             }
             parts.append(
                 order.map { w in "encryption \(w) at \(first[w]!)" + (times[w]! > 1 ? " (\(times[w]!) times)" : "") }
                     .joined(separator: ", "))
         }
-        let text = parts.joined(separator: "; ").capitalizedFirst + "."
-        let frames = pairings + unanswered + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
-        return StorySentence(.security, text, frames: frames)
+        return parts
     }
 
     /// ` (legacy)`, ` (LE Secure Connections)`: each Pairing Request with the Pairing Response that answers it; LE Secure
