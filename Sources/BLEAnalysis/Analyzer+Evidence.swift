@@ -36,45 +36,9 @@ extension Analyzer {
         return table.latest(onHandle: handle).map { connections[$0].number }
     }
 
-    /// An HCI command the host sent.
+    /// An HCI command the host sent, as evidence (``HCIEvidence``).
     func recordCommand(_ packet: HCICommandPacket, frame: Int, timestamp: Timestamp, controller: UInt16) {
-        let kind: EvidenceEvent.Kind
-        switch packet.opcode {
-        case .leCreateConnection:
-            guard case .leCreateConnection(let c) = packet.decoded else { return }
-            kind = .createConnection(command: packet.opcode, peer: c.initiatorFilterPolicy == 0 ? c.peerAddress.description : nil)
-        case .leExtendedCreateConnection:
-            guard case .leExtendedCreateConnection(let c) = packet.decoded else { return }
-            kind = .createConnection(command: packet.opcode, peer: c.initiatorFilterPolicy == 0 ? c.peerAddress.description : nil)
-        case .leExtendedCreateConnectionV2:
-            guard case .leExtendedCreateConnectionV2(let c) = packet.decoded else { return }
-            let e = c.connection
-            kind = .createConnection(command: packet.opcode, peer: e.initiatorFilterPolicy == 0 ? e.peerAddress.description : nil)
-        case .leCreateConnectionCancel:
-            kind = .createConnectionCancel
-        case .disconnect:
-            guard case .disconnect(let d) = packet.decoded else { return }
-            kind = .disconnectCommand(handle: d.handle & 0x0FFF, reason: d.reason)
-        case .leEnableEncryption:
-            guard let h = packet.connectionHandle else { return }
-            kind = .encryptionStart(handle: h)
-        case .leLongTermKeyRequestReply:
-            guard let h = packet.connectionHandle else { return }
-            kind = .longTermKeyReply(handle: h)
-        case .leLongTermKeyRequestNegativeReply:
-            guard let h = packet.connectionHandle else { return }
-            kind = .longTermKeyNegativeReply(handle: h)
-        case .leRemoteConnectionParameterRequestNegativeReply:
-            guard case .leRemoteConnectionParameterRequestNegativeReply(let r) = packet.decoded else { return }
-            kind = .remoteParameterNegativeReply(handle: r.handle & 0x0FFF, reason: r.reason)
-        case .reset:
-            kind = .reset
-        default:
-            guard let k = Self.classicCommandEvidence(packet) else { return }
-            kind = k
-        }
-        var handle = packet.connectionHandle
-        if case .authenticationRequested(let h) = kind { handle = h }
+        guard let (handle, kind) = HCIEvidence.command(packet) else { return }
         let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
         evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
     }
@@ -97,116 +61,11 @@ extension Analyzer {
     }
 
     /// An HCI event, after the analyzer applied it (a connection it opened is open, one it closed is the latest on its
-    /// handle).
+    /// handle), as evidence (``HCIEvidence``).
     func recordEvent(_ decoded: HCIEventParameters, frame: Int, timestamp: Timestamp, controller: UInt16) {
-        let kind: EvidenceEvent.Kind
-        var handle: UInt16? = nil
-        switch decoded {
-        case .declared(let d):
-            guard let (h, k) = Self.evidence(of: d.value) else { return }
-            handle = h
-            kind = k
-        case .bluetoothQualityReport(let report) where report.reportID == .rootInflammation:
-            kind = .rootInflammation(errorCode: report.remaining.first ?? 0, vendorErrorCode: report.remaining.dropFirst().first ?? 0)
-        case .bluetoothQualityReport(let report):
-            guard let q = report.linkQuality else { return }
-            handle = q.handle
-            kind = .qualityReport(
-                handle: q.handle, report: report.reportID, rssi: Int(q.rssi), snr: Int(q.snr), noRx: Int(q.noRxCount),
-                retransmissions: Int(q.retransmissionCount))
-        case .raw(let code, let p) where code == .hardwareError:
-            kind = .hardwareError(code: p.first ?? 0)
-        case .raw(let code, let p) where code == .dataBufferOverflow:
-            kind = .dataBufferOverflow(linkType: p.first ?? 0)
-        case .raw(let code, let p) where code == .authenticatedPayloadTimeoutExpired && p.count >= 2:
-            let h = (UInt16(p[0]) | UInt16(p[1]) << 8) & 0x0FFF
-            handle = h
-            kind = .authenticatedPayloadTimeout(handle: h)
-        default:
-            return
-        }
+        guard let (handle, kind) = HCIEvidence.event(decoded) else { return }
         let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
         evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
-    }
-
-    /// What a declared link event is as evidence, and the handle it names (nil for a connection that did not open).
-    static func evidence(of event: any HCIParameterSet) -> (UInt16?, EvidenceEvent.Kind)? {
-        switch event {
-        case let d as DisconnectionComplete:
-            return (d.handle, .disconnectionComplete(handle: d.handle, status: d.status, reason: d.reason))
-        case let c as LEConnectionComplete: return connectionEvidence(c.status, c.handle, c.peerAddress)
-        case let c as LEEnhancedConnectionComplete: return connectionEvidence(c.status, c.handle, c.peerAddress)
-        case let v2 as LEEnhancedConnectionCompleteV2:
-            return connectionEvidence(v2.connection.status, v2.connection.handle, v2.connection.peerAddress)
-        case let u as LEConnectionUpdateComplete:
-            let p =
-                u.status == .success ? ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout) : nil
-            return (u.handle, .connectionUpdateComplete(handle: u.handle, status: u.status, parameters: p))
-        case let p as LEPHYUpdateComplete:
-            let phy = p.status == .success ? PHYPair(tx: p.txPHY, rx: p.rxPHY) : nil
-            return (p.handle, .phyUpdateComplete(handle: p.handle, status: p.status, phy: phy))
-        case let r as LEReadRemoteFeaturesComplete:
-            guard r.status != .success else { return nil }
-            return (r.handle, .readRemoteFeaturesComplete(handle: r.handle, status: r.status))
-        case let r as LERemoteConnectionParameterRequest:
-            let request = ParameterRequest(
-                intervalMin: r.intervalMin, intervalMax: r.intervalMax, latency: r.maxLatency, timeout: r.supervisionTimeout)
-            return (r.handle, .remoteParameterRequest(handle: r.handle, request: request))
-        case let r as LELongTermKeyRequest: return (r.handle, .longTermKeyRequest(handle: r.handle))
-        case let e as EncryptionChange: return encryptionEvidence(e)
-        case let e2 as EncryptionChangeV2: return encryptionEvidence(e2.change)
-        default: return classicEventEvidence(event)
-        }
-    }
-
-    /// The BR/EDR link events the diagnosis reads (``EvidenceEvent/Kind/classicConnectionComplete(handle:status:peer:linkType:)``
-    /// and the authentication chain), with the handle each names.
-    static func classicEventEvidence(_ event: any HCIParameterSet) -> (UInt16?, EvidenceEvent.Kind)? {
-        switch event {
-        case let c as ConnectionComplete:
-            let h = c.handle & 0x0FFF
-            let kind = EvidenceEvent.Kind.classicConnectionComplete(
-                handle: h, status: c.status, peer: c.address.description, linkType: c.linkType)
-            return (c.status == .success ? h : nil, kind)
-        case let a as AuthenticationComplete:
-            return (a.handle & 0x0FFF, .authenticationComplete(handle: a.handle & 0x0FFF, status: a.status))
-        case let r as RoleChange: return (nil, .roleChange(peer: r.address.description, status: r.status, role: r.role))
-        case let m as ModeChange: return (m.handle & 0x0FFF, .modeChange(handle: m.handle & 0x0FFF, status: m.status, mode: m.mode))
-        case let p as PINCodeRequest: return (nil, .pinCodeRequest(peer: p.address.description))
-        case let l as LinkKeyRequest: return (nil, .linkKeyRequest(peer: l.address.description))
-        case let l as LinkKeyNotification: return (nil, .linkKeyCreated(peer: l.address.description))
-        case let i as IOCapabilityRequest: return (nil, .ioCapabilityExchange(peer: i.address.description, sender: .local))
-        case let i as IOCapabilityResponse: return (nil, .ioCapabilityExchange(peer: i.address.description, sender: .peer))
-        case let s as SimplePairingComplete: return (nil, .simplePairingComplete(peer: s.address.description, status: s.status))
-        default: return nil
-        }
-    }
-
-    /// The BR/EDR commands the diagnosis reads, from their parameters' leading BD_ADDR or handle (Create Connection
-    /// 7.1.5, Link Key Request Reply 7.1.10 and Negative Reply 7.1.11, Authentication Requested 7.1.15).
-    static func classicCommandEvidence(_ packet: HCICommandPacket) -> EvidenceEvent.Kind? {
-        let p = packet.parameters
-        switch packet.opcode.rawValue {
-        case 0x0405, 0x040B, 0x040C:
-            guard p.count >= 6 else { return nil }
-            let address = BDAddress(p.prefix(6).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }).description
-            if packet.opcode.rawValue == 0x0405 { return .pageRequested(peer: address) }
-            return .linkKeyAnswer(peer: address, found: packet.opcode.rawValue == 0x040B)
-        case 0x0411:
-            guard p.count >= 2 else { return nil }
-            return .authenticationRequested(handle: (UInt16(p[0]) | UInt16(p[1]) << 8) & 0x0FFF)
-        default:
-            return nil
-        }
-    }
-
-    static func connectionEvidence(_ status: HCIStatus, _ handle: UInt16, _ peer: BDAddress) -> (UInt16?, EvidenceEvent.Kind) {
-        let opened = status == .success
-        return (opened ? handle : nil, .connectionComplete(handle: handle, status: status, peer: opened ? peer.description : nil))
-    }
-
-    static func encryptionEvidence(_ e: EncryptionChange) -> (UInt16?, EvidenceEvent.Kind) {
-        (e.handle, .encryptionChange(handle: e.handle, status: e.status, enabled: e.encryptionEnabled != 0))
     }
 }
 
