@@ -139,13 +139,25 @@ public struct ConnectionLifecycle: Hashable, Sendable {
 /// again only once it is out of the link (4.5.2: a link with no packet in its first six intervals failed to be
 /// established; 4.5.2: one silent for its supervision timeout is lost).
 public struct LinkSilence: Hashable, Sendable {
+    /// The peripheral heard advertising: the frame, its time, and whether a scanner's SCAN_REQ to it showed it.
+    public struct Advertising: Hashable, Sendable {
+        public var frame: Int
+        public var timestamp: Timestamp
+        public var byScanRequest: Bool
+        public init(frame: Int, timestamp: Timestamp, byScanRequest: Bool) {
+            self.frame = frame
+            self.timestamp = timestamp
+            self.byScanRequest = byScanRequest
+        }
+    }
+
     /// The link's last packet (or its connect request, when it carried none).
     public var lastFrame: Int
     public var lastTimestamp: Timestamp
     /// Whether any packet was heard on the link after its connect request.
     public var carriedPackets: Bool
     /// The peripheral's first connectable advertisement after `lastFrame` (or a scanner's SCAN_REQ to it).
-    public var readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)
+    public var readvertised: Advertising
     /// The link's supervision timeout and connection interval (nil when not known), in microseconds.
     public var supervisionTimeout: Int64
     public var interval: Int64?
@@ -156,7 +168,7 @@ public struct LinkSilence: Hashable, Sendable {
 
     public init(
         lastFrame: Int, lastTimestamp: Timestamp, carriedPackets: Bool,
-        readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool),
+        readvertised: Advertising,
         supervisionTimeout: Int64, interval: Int64?, silence: Int64
     ) {
         self.lastFrame = lastFrame
@@ -168,19 +180,6 @@ public struct LinkSilence: Hashable, Sendable {
         self.silence = silence
     }
 
-    public static func == (a: LinkSilence, b: LinkSilence) -> Bool {
-        a.lastFrame == b.lastFrame && a.lastTimestamp == b.lastTimestamp && a.carriedPackets == b.carriedPackets
-            && a.readvertised.frame == b.readvertised.frame && a.supervisionTimeout == b.supervisionTimeout
-            && a.interval == b.interval && a.undecryptedFrom == b.undecryptedFrom
-            && a.silence == b.silence
-    }
-
-    public func hash(into h: inout Hasher) {
-        h.combine(lastFrame)
-        h.combine(readvertised.frame)
-        h.combine(silence)
-    }
-
     /// The end the capture implies, at the link's last packet.
     public var ending: ConnectionLifecycle.Ending {
         let last = carriedPackets ? "the link's last packet (frame \(lastFrame))" : "the connect request (frame \(lastFrame))"
@@ -188,7 +187,7 @@ public struct LinkSilence: Hashable, Sendable {
         let after = readvertised.timestamp.microseconds(since: lastTimestamp)
         let how = readvertised.byScanRequest ? "a scanner's SCAN_REQ to it" : "its advertisement"
         var evidence =
-            "the peripheral was advertising again at frame \(readvertised.frame) (\(how)), \(Self.duration(after)) after \(last)"
+            "the peripheral was advertising again at frame \(readvertised.frame) (\(how)), \(duration(after)) after \(last)"
         if !carriedPackets {
             (reason, code, by) = (Self.notEstablished, HCIStatus(rawValue: 0x3E), .link)
         } else if let from = undecryptedFrom {
@@ -212,8 +211,4 @@ public struct LinkSilence: Hashable, Sendable {
     public static let notEstablished = "Connection Failed to be Established"
     public static let peripheralLeft = "the peripheral left the link without LL_TERMINATE_IND"
     public static let endedUnseen = "no LL_TERMINATE_IND in the capture"
-
-    static func duration(_ us: Int64) -> String {
-        us >= 1_000_000 ? String(fractionDigits: 1, Double(us) / 1e6) + " s" : "\(us / 1000) ms"
-    }
 }

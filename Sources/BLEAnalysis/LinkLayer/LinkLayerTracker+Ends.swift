@@ -33,7 +33,7 @@ extension LinkLayerTracker {
         /// The last packet with a good CRC (frame, time), and the peripheral's first connectable advertisement after
         /// it: what ``LinkSilence`` is made of when the capture holds no end of the link.
         var lastGood: (frame: Int, timestamp: Timestamp)?
-        var readvertised: (frame: Int, timestamp: Timestamp, byScanRequest: Bool)?
+        var readvertised: LinkSilence.Advertising?
     }
 
     /// Advertising packets that failed their CRC are not decoded: said once, with how many and the first, so that a
@@ -57,19 +57,18 @@ extension LinkLayerTracker.Conn {
     /// The silence a link ended the capture in, when it is longer than the link's supervision timeout (known from its
     /// connect request or an update); nil when the link may still have been up at the end.
     func silence(captureEnd: Timestamp) -> LinkSilence? {
-        let c = self
-        guard let units = c.info.parameters.timeout, units > 0 else { return nil }
+        guard let units = info.parameters.timeout, units > 0 else { return nil }
         let supervision = Int64(units) * 10_000
-        let last = c.lastGood ?? (c.info.startFrame, c.info.startTimestamp)
+        let last = lastGood ?? (info.startFrame, info.startTimestamp)
         let quiet = captureEnd.microseconds(since: last.timestamp)
         guard quiet > supervision else { return nil }
         // Without the peripheral advertising again, the silence may be the sniffer's alone (it lost the hopping): the link
         // stays open at the end, and the diagnosis says the capture cannot show what followed (``Observability``).
-        guard let again = c.readvertised, again.frame > last.frame else { return nil }
+        guard let again = readvertised, again.frame > last.frame else { return nil }
         var silence = LinkSilence(
-            lastFrame: last.frame, lastTimestamp: last.timestamp, carriedPackets: c.lastGood != nil, readvertised: again,
-            supervisionTimeout: supervision, interval: c.info.parameters.interval.map { Int64($0) * 1250 }, silence: quiet)
-        silence.undecryptedFrom = c.encryption.summary?.firstUndecryptedFrame
+            lastFrame: last.frame, lastTimestamp: last.timestamp, carriedPackets: lastGood != nil, readvertised: again,
+            supervisionTimeout: supervision, interval: info.parameters.interval.map { Int64($0) * 1250 }, silence: quiet)
+        silence.undecryptedFrom = encryption.summary?.firstUndecryptedFrame
         return silence
     }
 }

@@ -184,7 +184,7 @@ public struct LinkLayerTracker {
         guard let i = byPeripheral[advertiser.value], !conns[i].ended else { return }
         let last = conns[i].lastGood?.frame ?? conns[i].info.startFrame
         if let seen = conns[i].readvertised, seen.frame > last { return }
-        conns[i].readvertised = (record.frame, record.timestamp, scanRequest)
+        conns[i].readvertised = LinkSilence.Advertising(frame: record.frame, timestamp: record.timestamp, byScanRequest: scanRequest)
     }
 
     private mutating func takeHandle() -> UInt16 {
