@@ -3,90 +3,29 @@ import BLECodecs
 import BLECore
 import BLEProtocols
 
-/// What the analyzer should do besides tracking state.
-public struct AnalyzerOptions: Sendable {
-    /// Build a ``TimelineEvent`` for every decoded packet (costly; off for statistics-only passes).
-    public var timeline: Bool
-    /// Codecs for attribute values (SIG built-ins and YAML specs); nil decodes nothing.
-    public var codecs: CodecRegistry?
-    /// A user-supplied handle map for connections without discovery in the capture.
-    public var gattMap: GATTMap?
-    /// Bound on the events waiting for their response (memory stays flat whatever the capture holds).
-    public var queueCapacity: Int
-    /// Bound on tracked connections and open reassemblies.
-    public var maxConnections: Int
-    /// Bound on the bytes held for unfinished work across all connections: partial L2CAP PDUs, credit-based
-    /// SDUs, long reads and prepared writes (32 MiB by default). 4,096 connections each holding three 64 KiB partial PDUs would
-    /// otherwise take 800 MB; past the bound the partial work is dropped with a `limit.held-bytes` finding.
-    public var maxHeldBytes: Int
-    /// Keys for encrypted LE links in air captures (`--ltk`, `--keys`, `--keys-from`); keys learned from
-    /// pairings in the capture are added as the analysis goes.
-    public var keys: LinkKeyMaterial
-    /// Bound on the TKs the MIC searches of one capture may try in all (legacy pairings whose CONNECT_IND the capture
-    /// lacks, ``defaultMaxKeySearchCandidates``): past it a pairing is left encrypted and its finding says why.
-    public var maxKeySearchCandidates: Int
-    /// Gather the diagnosis's evidence (``Analyzer/evidence(throughput:)``): the HCI commands and events, the ATT
-    /// activity per connection and handle, the security exchanges. Off for passes that print no diagnosis
-    /// (`throughput`, `timeline`, `gatt`, `transfers`, `ota`, `iso`): it is 7 % of `throughput`'s instructions on the
-    /// 1 M-record benchmark capture (callgrind, 2026-11-26: 1.905 G → 1.772 G).
-    public var evidence: Bool
-
-    public init(
-        timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
-        queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20,
-        keys: LinkKeyMaterial = LinkKeyMaterial(), maxKeySearchCandidates: Int = AnalyzerOptions.defaultMaxKeySearchCandidates,
-        evidence: Bool = true
-    ) {
-        self.evidence = evidence
-        self.keys = keys
-        self.maxKeySearchCandidates = maxKeySearchCandidates
-        self.maxHeldBytes = maxHeldBytes
-        self.timeline = timeline
-        self.codecs = codecs
-        self.gattMap = gattMap
-        self.queueCapacity = queueCapacity
-        self.maxConnections = maxConnections
-    }
-
-    /// TKs one capture's MIC searches may try in all: two full searches, under 1 s of CPU (a full search of 10^6 TKs
-    /// costs 0.37 s in a release build, 0.42 s when the capture gives no direction and both are tried; callgrind 5.3 G
-    /// and 6.2 G instructions; `BenchmarkTests.legacyMICSearchWorstCase`), so a capture with many pairings cut from
-    /// their CONNECT_IND costs about a second, not minutes. TK 0 (Just Works) is tried even when it is spent.
-    public static let defaultMaxKeySearchCandidates = 2_000_000
-}
-
-/// Counts over the whole capture.
-public struct AnalysisCounters: Sendable {
-    public var records = 0
-    public var commands = 0
-    public var events = 0
-    public var aclFragments = 0
-    public var l2capPDUs = 0
-    public var attPDUs = 0
-    /// ATT PDUs by opcode.
-    public var attByOpcode = [Int](repeating: 0, count: 256)
-    public var smpPDUs = 0
-    public var signallingPDUs = 0
-    public var linkLayerRecords = 0
-    /// HCI ISO data packets.
-    public var isoPackets = 0
-    public init() {}
-}
-
-/// The one driver: feeds capture records through HCI, L2CAP, ATT/SMP and GATT state, and hands
-/// out timeline events and attribute values.
+/// The one driver: feeds capture records through HCI and the link layer, finds or opens each record's link and feeds
+/// it (each open link's data path is its ``ConnectionMachine``); everything the pass says goes into its
+/// ``AnalysisSink`` (timeline events, findings, evidence, attribute values).
 ///
 /// One pass, streaming: call ``process(_:)`` for each record in order, then ``finish()``.
 /// Nothing throws past a record: bad input becomes a ``Finding`` and decoding goes on.
 public final class Analyzer {
     public private(set) var options: AnalyzerOptions
-    public internal(set) var findings: [Finding] = []
+    /// What every machine of the pass writes into: findings, timeline events, evidence.
+    let sink: AnalysisSink
+    public internal(set) var findings: [Finding] {
+        get { sink.findings }
+        _modify { yield &sink.findings }
+    }
     /// Every connection seen, in the order they started (handles are reused, numbers are not).
     public internal(set) var connections: [Connection] {
         get { table.connections }
         _modify { yield &table.connections }
     }
-    public internal(set) var counters = AnalysisCounters()
+    public internal(set) var counters: AnalysisCounters {
+        get { sink.counters }
+        _modify { yield &sink.counters }
+    }
     /// Controller ACL buffers from (LE) Read Buffer Size, per controller: (packet length, packets).
     public var aclBuffers: [UInt16: (length: Int, packets: Int)] { buffers.sizes }
 
@@ -94,29 +33,31 @@ public final class Analyzer {
     ///
     /// Handed over owned (`__owned`): a receiver that keeps the event (a batch for the rendering thread) moves it
     /// instead of copying it (a copy retains and later releases each of its references, and walks its ~330 bytes).
-    public var onEvent: ((__owned TimelineEvent) -> Void)?
+    public var onEvent: ((__owned TimelineEvent) -> Void)? {
+        get { sink.onEvent }
+        set { sink.onEvent = newValue }
+    }
     /// Observers of attribute values (transfers, OTA, throughput).
-    public var observers: [any AttributeValueObserver] = []
+    public var observers: [any AttributeValueObserver] {
+        get { sink.observers }
+        _modify { yield &sink.observers }
+    }
 
     typealias ConnectionKey = ConnectionTable.Key
 
-    /// The connections, their decoding state (reassemblers, ATT bearers) and the lookup by (controller, handle).
-    var table = ConnectionTable()
+    /// The connections, the machines of those open (``ConnectionMachine``) and the lookup by (controller, handle).
+    var table: ConnectionTable
     var commands = HCICommandPairing()
-    var queue: EventQueue
     var lastFrame = 0
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
     var linkLayer = LinkLayerTracker()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
-    var findingsBound = FindingsBound()
-    /// What the diagnosis reads, recorded as the pass goes (``EvidenceEvent``).
-    var evidenceLog = EvidenceLog()
     /// Bounded findings: at most this many of each kind are kept.
     public var keptFindingsPerCode: Int {
-        get { findingsBound.keptPerCode }
-        set { findingsBound.keptPerCode = newValue }
+        get { sink.findingsBound.keptPerCode }
+        set { sink.findingsBound.keptPerCode = newValue }
     }
     var buffers = ControllerBuffers()
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
@@ -157,15 +98,14 @@ public final class Analyzer {
     public var knownKeys: LinkKeyMaterial { keyStore.material }
 
     /// Records a `limit.*` finding the first time the bound is hit.
-    func noteLimit(_ kind: FindingKind, frame: Int) {
-        if findingsBound.firstTime(kind) { findings.append(Finding(.warning, kind, frame: frame)) }
-    }
+    func noteLimit(_ kind: FindingKind, frame: Int) { sink.noteLimit(kind, frame: frame) }
 
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
-        queue = EventQueue(capacity: options.queueCapacity)
+        sink = AnalysisSink(timeline: options.timeline, evidence: options.evidence, queueCapacity: options.queueCapacity)
         heldBudget = HeldBytesBudget(limit: options.maxHeldBytes)
         keyStore = LinkKeyStore(options.keys, micSearchLimit: options.maxKeySearchCandidates)
+        table = ConnectionTable(sink: sink, capture: CaptureContext(codecs: options.codecs, keyStore: keyStore))
         linkLayer.keyStore = keyStore
     }
 
@@ -176,8 +116,8 @@ public final class Analyzer {
         counters.records += 1
         lastFrame = record.frame
         lastTimestamp = record.timestamp
-        if record.controllerIndex != evidenceLog.lastController {
-            evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+        if record.controllerIndex != sink.evidenceLog.lastController {
+            sink.evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         }
         switch record.kind {
         case .command: processCommand(record)
@@ -198,8 +138,8 @@ public final class Analyzer {
         default:
             break
         }
-        if options.timeline { queue.drain(now: record.timestamp) { onEvent?($0) } }
-        if findings.count > findingsBound.threshold { findingsBound.compact(&findings) }
+        if options.timeline { sink.drain(now: record.timestamp) }
+        sink.boundFindings()
     }
 
     /// Builds timeline events from the next record on (`on`), or stops (what waits for a response is handed out now).
@@ -207,18 +147,18 @@ public final class Analyzer {
     /// elsewhere.
     public func setTimeline(_ on: Bool) {
         guard on != options.timeline else { return }
-        if !on { queue.drain(now: nil, force: true) { onEvent?($0) } }
+        if !on { sink.drain(now: nil, force: true) }
         options.timeline = on
+        sink.timeline = on
     }
 
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
         finishLinkLayer()
         finishISO()
-        for (i, state) in table.states.enumerated() {
-            guard let state else { continue }
-            state.finishReassembly(findings: &findings, frame: lastFrame)
-            connections[i].decode = state.decode
+        for (i, machine) in table.machines.enumerated() {
+            guard let machine else { continue }
+            connections[i].decode = machine.finish(frame: lastFrame, timestamp: lastTimestamp, endOfCapture: true)
         }
 
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
@@ -231,23 +171,10 @@ public final class Analyzer {
                 .commandUnanswered(pending.opcode, commandFrame: pending.frame), frame: pending.frame, timestamp: pending.timestamp,
                 controller: pending.controller)
         }
-        for (i, state) in table.states.enumerated() {
-            guard let state else { continue }
-            for (key, p) in state.allBearers.flatMap({ $0.pending.map { $0 } }).sorted(by: { $0.value.frame < $1.value.frame }) {
-                findings.append(
-                    Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the end of the capture"), frame: p.frame))
-                evidence(
-                    .attUnanswered(
-                        request: p.opcode, handle: p.handle, sender: key.sender, ended: .endOfCapture, endFrame: lastFrame,
-                        waited: lastTimestamp.microseconds(since: p.timestamp)), frame: p.frame, timestamp: p.timestamp,
-                    connection: connections[i].number)
-            }
-        }
+        for machine in table.machines { machine?.finishRequests(frame: lastFrame, timestamp: lastTimestamp, endOfCapture: true) }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
-        queue.drain(now: nil, force: true) { onEvent?($0) }
-        findingsBound.compact(&findings)
-        findings += findingsBound.omissions()
-        findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
+        sink.drain(now: nil, force: true)
+        sink.finishFindings()
         resolvePeerIdentities()
     }
 
@@ -272,21 +199,14 @@ public final class Analyzer {
 
     // MARK: events
 
-    /// Hands `event` on (or queues it behind a request that waits for its response); returns its queue id, -1 if sent.
-    ///
-    /// `consuming` and moved all the way to ``onEvent``: the copies made on the way (here, at the caller's `if let`,
-    /// at the receiver's append) were a large share of `timeline --format jsonl` (docs/performance.md#analyzer).
+    /// Hands `event` to the sink (``AnalysisSink/emit(_:waiting:)``) with the number of the connection its handle
+    /// names; returns its queue id, -1 if sent.
     @discardableResult
     func emit(_ event: consuming TimelineEvent, waiting: Bool = false) -> Int {
         if event.connectionNumber == nil, let h = event.connection, let i = table.latest(onHandle: h) {
-            event.connectionNumber = table.states[i]?.number ?? connections[i].number
+            event.connectionNumber = table.machines[i]?.number ?? connections[i].number
         }
-        // Nothing waiting ahead of it: hand it out now instead of copying it through the queue.
-        if !waiting && queue.isEmpty {
-            onEvent?(event)
-            return -1
-        }
-        return queue.append(event, waiting: waiting)
+        return sink.emit(event, waiting: waiting)
     }
 
     // MARK: connections
@@ -360,17 +280,8 @@ public final class Analyzer {
     func closeConnection(index: Int, ending: ConnectionLifecycle.Ending) {
         let number = connections[index].number
         let frame = ending.frame, timestamp = ending.timestamp, reason = ending.reason
-        if let state = table.states[index] {
-            state.finishReassembly(findings: &findings, frame: frame)
-            connections[index].decode = state.decode
-            for (key, p) in state.allBearers.flatMap({ $0.pending.map { $0 } }).sorted(by: { $0.value.frame < $1.value.frame }) {
-                findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the disconnection"), frame: p.frame))
-                if let id = p.eventID { queue.settle(id) }
-                evidence(
-                    .attUnanswered(
-                        request: p.opcode, handle: p.handle, sender: key.sender, ended: .disconnection, endFrame: frame,
-                        waited: timestamp.microseconds(since: p.timestamp)), frame: p.frame, timestamp: p.timestamp, connection: number)
-            }
+        if let machine = table.machines[index] {
+            connections[index].decode = machine.finish(frame: frame, timestamp: timestamp, endOfCapture: false)
         }
 
         table.close(index)
@@ -382,102 +293,14 @@ public final class Analyzer {
 
 extension Analyzer {
     /// Everything held for unfinished work, across connections and credit-based channels.
-    public var heldBytes: Int {
-        var total = 0
-        for state in table.states { if let state { total += state.heldBytes + state.channels.heldBytes } }
-        return total
-    }
+    public var heldBytes: Int { table.heldBytes }
 
     /// Counts what is held (``HeldBytesBudget``) and, past the bound, drops the partial work of the largest holders
-    /// (connections, then every credit-based channel if that is not enough), with one `limit.held-bytes` finding.
+    /// (``ConnectionTable/shed(_:)``), with one `limit.held-bytes` finding.
     func enforceHeldBytes(frame: Int) {
-        let shedding = heldBudget.check(held: heldBytes) {
-            table.states.indices.compactMap { i in table.states[i].flatMap { $0.heldBytes > 0 ? .init(bytes: $0.heldBytes, index: i) : nil }
-            }
-        }
-        guard let shedding else { return }
+        guard let shedding = heldBudget.check(held: table.heldBytes, holders: { table.holders() }) else { return }
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
-        for i in shedding.holders { table.states[i]?.shed() }
-        if shedding.rest {
-            var dropped = 0
-            for state in table.states { if let state { dropped += state.channels.dropPartialSDUs() } }
-            heldBudget.droppedElsewhere(dropped)
-        }
-    }
-}
-
-extension FindingKind {
-    static func heldBytes(_ n: Int) -> FindingKind {
-        .init(
-            code: "limit.held-bytes",
-            message:
-                "unfinished PDUs, SDUs, long reads and prepared writes held more than \(n >> 20) MiB: the partial ones were dropped (see the report's counts) and decoding went on"
-        )
-    }
-    static let commandUnanswered = FindingKind(
-        code: "hci.command-unanswered", message: "HCI command never answered (no Command Complete or Command Status)")
-    static func connectionInferred(_ handle: UInt16) -> FindingKind {
-        .init(
-            code: "hci.connection-inferred",
-            message:
-                "ACL traffic on handle \(hex(handle, width: 4)) without a Connection Complete: connection inferred (capture started mid-connection?)"
-        )
-    }
-    static func tooManyConnections(_ n: Int) -> FindingKind {
-        .init(code: "limit.connections", message: "more than \(n) connections open at once: further handles are not tracked")
-    }
-    static func tooManyConnectionsInCapture(_ n: Int) -> FindingKind {
-        .init(
-            code: "limit.connections-total",
-            message: "more than \(n) connections in the capture: later connections are not tracked (their packets are counted, not decoded)"
-        )
-    }
-    static func tooManyCreditChannels(_ n: Int) -> FindingKind {
-        .init(
-            code: "limit.credit-channels",
-            message: "more than \(n) LE credit-based channels open at once: further channels are not reassembled")
-    }
-    static func tooManyPendingCommands(_ n: Int) -> FindingKind {
-        .init(
-            code: "limit.pending-commands",
-            message: "more than \(n) HCI commands waiting for an answer at once: further ones are not paired")
-    }
-    static func requestUnanswered(_ opcode: ATTOpcode, handle: UInt16?, end: String) -> FindingKind {
-        .init(
-            code: "att.request-unanswered",
-            message: "ATT \(opcode)\(handle.map { " on handle " + hex($0, width: 4) } ?? "") got no response before \(end)")
-    }
-    static func truncatedACL(_ n: Int) -> FindingKind {
-        .init(
-            code: "hci.acl-cut-by-capturer",
-            message:
-                "ACL packet cut by the capturer (\(n) bytes kept, e.g. Android filtered snoop): counted with its original length, not decoded"
-        )
-    }
-    static func malformed(_ what: String, _ error: DecodeError) -> FindingKind {
-        .init(code: "decode.malformed", message: "malformed \(what): \(error)")
-    }
-}
-
-extension Connection {
-    /// The direction of a packet as the link sees it: central → peripheral or back. Air captures say `.tx` for
-    /// central → peripheral; HCI captures say `.tx` for host → controller, which is central → peripheral when the
-    /// local controller is central.
-    func centralToPeripheral(_ direction: Direction) -> Bool {
-        role == .peripheral ? direction == .rx : direction != .rx
-    }
-
-    /// The central's and the peripheral's 48-bit addresses, where the capture shows them.
-    var centralAddressValue: UInt64? {
-        if let a = centralAddress { return Connection.addressValue(a) }
-        return nil
-    }
-    var peripheralAddressValue: UInt64? {
-        peerAddress.flatMap(Connection.addressValue)
-    }
-
-    static func addressValue(_ text: String) -> UInt64? {
-        BDAddress(String(text.prefix(17))).map(\.value)
+        heldBudget.droppedElsewhere(table.shed(shedding))
     }
 }
 

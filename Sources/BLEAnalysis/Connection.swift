@@ -208,3 +208,25 @@ extension Connection {
         }
     }
 }
+
+extension Connection {
+    /// The direction of a packet as the link sees it: central → peripheral or back. Air captures say `.tx` for
+    /// central → peripheral; HCI captures say `.tx` for host → controller, which is central → peripheral when the
+    /// local controller is central.
+    func centralToPeripheral(_ direction: Direction) -> Bool {
+        role == .peripheral ? direction == .rx : direction != .rx
+    }
+
+    /// The central's and the peripheral's 48-bit addresses, where the capture shows them.
+    var centralAddressValue: UInt64? {
+        if let a = centralAddress { return Connection.addressValue(a) }
+        return nil
+    }
+    var peripheralAddressValue: UInt64? {
+        peerAddress.flatMap(Connection.addressValue)
+    }
+
+    static func addressValue(_ text: String) -> UInt64? {
+        BDAddress(String(text.prefix(17))).map(\.value)
+    }
+}

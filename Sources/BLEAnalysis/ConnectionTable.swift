@@ -1,7 +1,7 @@
 import BLECore
 
 /// The connections of one capture and how the per-packet path finds them: every connection seen (numbers are not
-/// reused), the decoding state of those still open, and the caches in front of the lookup by (controller, handle).
+/// reused), the machines of those still open, and the caches in front of the lookup by (controller, handle).
 ///
 /// HCI names a connection by its handle (Core Spec Vol 4, Part E, 5.4.2), which a controller reuses once the
 /// connection ends, so the table keeps two views: `connections` in the order they started, and `open`, the one
@@ -14,10 +14,14 @@ struct ConnectionTable {
         var handle: UInt16
     }
 
-    /// Every connection seen, in the order they started.
-    var connections: [Connection] = []
-    /// Per-connection decoding state, parallel to `connections`; nil once closed.
-    var states: [ConnectionState?] = []
+    /// Every connection seen, in the order they started (held in ``records``, which the machines write too).
+    var connections: [Connection] {
+        @inline(__always) _read { yield records.all }
+        @inline(__always) nonmutating _modify { yield &records.all }
+    }
+    let records = ConnectionRecords()
+    /// The machine of each open connection (``ConnectionMachine``), parallel to `connections`; nil once closed.
+    var machines: [ConnectionMachine?] = []
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it): a hostile
     /// capture with a Connection Complete per record would otherwise grow it without end.
     var maxRetained = 65_536
@@ -41,6 +45,14 @@ struct ConnectionTable {
 
     /// The places for credit-based channels, shared by every connection's ``ChannelMux``.
     let creditBudget = CreditChannelBudget()
+    /// What every machine writes into, and what it needs from the capture.
+    let sink: AnalysisSink
+    let capture: CaptureContext
+
+    init(sink: AnalysisSink, capture: CaptureContext) {
+        self.sink = sink
+        self.capture = capture
+    }
 
     /// Open connections.
     var openCount: Int { open.count }
@@ -65,11 +77,11 @@ struct ConnectionTable {
         return index
     }
 
-    /// The decoding state of connection `index`, not retained (nil once closed): valid while the table keeps it, i.e. until
+    /// The machine of connection `index`, not retained (nil once closed): valid while the table keeps it, i.e. until
     /// the connection is closed (``close(_:)``).
     @inline(__always)
-    func unmanagedState(_ index: Int) -> Unmanaged<ConnectionState>? {
-        states[index].map { Unmanaged.passUnretained($0) }
+    func unmanagedMachine(_ index: Int) -> Unmanaged<ConnectionMachine>? {
+        machines[index].map { Unmanaged.passUnretained($0) }
     }
 
     /// The open connection on `handle` of any controller (air captures have no controller; the first found).
@@ -83,12 +95,12 @@ struct ConnectionTable {
     /// The database a discovered connection with `peer` ended with, if any.
     func earlierDatabase(peer: String) -> GATTDatabase? { databasesByPeer[peer] }
 
-    /// Opens `connection` under `key` with fresh decoding state; returns its index. A connection still open under the
+    /// Opens `connection` under `key` with a new machine; returns its index. A connection still open under the
     /// key must be closed first (``close(_:)``).
     mutating func open(_ connection: Connection, key: Key) -> Int {
         let index = connections.count
         connections.append(connection)
-        states.append(ConnectionState(creditBudget: creditBudget))
+        machines.append(ConnectionMachine(creditBudget: creditBudget, sink: sink, capture: capture, records: records, index: index))
         open[key] = index
         forgetSlot(key)
         latestByHandle[key.handle] = index
@@ -98,13 +110,13 @@ struct ConnectionTable {
     /// True the first time a connection under `key` is inferred from traffic.
     mutating func noteInferred(_ key: Key) -> Bool { inferredNoted.insert(key).inserted }
 
-    /// Closes connection `index`: its decoding state goes, its key names no connection, and a database discovered on it
+    /// Closes connection `index`: its machine goes, its key names no connection, and a database discovered on it
     /// is kept for the peer's next connection.
     mutating func close(_ index: Int) {
         let c = connections[index]
         let key = Key(controller: c.controller, handle: c.handle)
-        states[index]?.channels.close()
-        states[index] = nil
+        machines[index]?.channels.close()
+        machines[index] = nil
         if let peer = c.peerAddress, !c.gatt.isEmpty, c.gatt.source == .discovery {
             databasesByPeer[peer] = c.gatt
         }
@@ -120,4 +132,34 @@ struct ConnectionTable {
         let slot = Self.slot(key)
         if slots[slot].key == key { slots[slot].key = Self.noKey }
     }
+}
+
+extension ConnectionTable {
+    /// Everything the open connections hold for unfinished work, their credit-based channels' SDUs included.
+    var heldBytes: Int {
+        var total = 0
+        for machine in machines { if let machine { total += machine.heldBytes + machine.channels.heldBytes } }
+        return total
+    }
+
+    /// The connections holding partial work (``HeldBytesBudget/check(held:holders:)`` asks only past the bound).
+    func holders() -> [HeldBytesBudget.Holder] {
+        machines.indices.compactMap { i in machines[i].flatMap { $0.heldBytes > 0 ? .init(bytes: $0.heldBytes, index: i) : nil } }
+    }
+
+    /// Drops the partial work `shedding` names: the holders', then, if that is not enough, every credit-based channel's
+    /// partial SDUs; returns the bytes the channels let go.
+    func shed(_ shedding: HeldBytesBudget.Shedding) -> Int {
+        for i in shedding.holders { machines[i]?.shed() }
+        guard shedding.rest else { return 0 }
+        var dropped = 0
+        for machine in machines { if let machine { dropped += machine.channels.dropPartialSDUs() } }
+        return dropped
+    }
+}
+
+/// The connections' records (``Connection``), shared by the table and the open links' machines, each of which writes its
+/// own (its ``LinkMachine``, its GATT databases) by index with one short access per use.
+final class ConnectionRecords {
+    var all: [Connection] = []
 }

@@ -16,8 +16,15 @@ import Testing
         return c
     }
 
+    /// A table with a sink and a capture context of its own (nothing decoded here).
+    static func table() -> ConnectionTable {
+        ConnectionTable(
+            sink: AnalysisSink(timeline: false, evidence: false, queueCapacity: 16),
+            capture: CaptureContext(codecs: nil, keyStore: LinkKeyStore(LinkKeyMaterial())))
+    }
+
     @Test func looksUpOpenConnectionsAndForgetsClosedOnes() {
-        var table = ConnectionTable()
+        var table = Self.table()
         let a = ConnectionTable.Key(controller: 0, handle: 0x40)
         let b = ConnectionTable.Key(controller: 1, handle: 0x40)
         let first = table.open(Self.connection(1, handle: 0x40), key: a)
@@ -30,7 +37,7 @@ import Testing
         }
         #expect(table.latest(onHandle: 0x40) == 1)
         table.close(0)
-        #expect(table.lookup(a) == nil && table.states[0] == nil && table.states[1] != nil && table.openCount == 1)
+        #expect(table.lookup(a) == nil && table.machines[0] == nil && table.machines[1] != nil && table.openCount == 1)
         // Handle 0x0040 of controller 0 reused: a new connection, a new index; the old one stays in the list.
         let third = table.open(Self.connection(3, handle: 0x40), key: a)
         #expect(third == 2 && table.lookup(a) == 2 && table.connections.map(\.number) == [1, 2, 3])
@@ -39,7 +46,7 @@ import Testing
     }
 
     @Test func keepsADiscoveredDatabaseForThePeersNextConnection() {
-        var table = ConnectionTable()
+        var table = Self.table()
         let key = ConnectionTable.Key(controller: 0, handle: 0x40)
         var c = Self.connection(1, handle: 0x40, peer: "C0:11:22:33:44:55")
         c.gatt.addService(.init(startHandle: 1, endHandle: 5, uuid: BluetoothUUID(uuid16: 0x180D), isPrimary: true, discoveredAt: 7))

@@ -14,8 +14,8 @@ public enum ATTBearerKind: String, Hashable, Sendable, CustomStringConvertible {
 
 /// One ATT bearer of a connection: its own MTU and transactions; the GATT database is the connection's.
 ///
-/// A value kept in its connection's ``ConnectionState`` and changed in place there through
-/// ``ConnectionState/subscript(bearer:)``; the analyzer names a bearer by its ``ATTBearerSlot``.
+/// A value kept in its connection's ``ConnectionMachine`` and changed in place there through
+/// ``ConnectionMachine/subscript(bearer:)``; the analyzer names a bearer by its ``ATTBearerSlot``.
 struct ATTBearer {
     let kind: ATTBearerKind
     /// The dynamic channel it rides on (index into the connection's ``ChannelTable``); nil for the fixed channel.
@@ -53,7 +53,7 @@ struct ATTBearer {
 }
 
 /// Where a connection keeps one of its ATT bearers: the LE fixed channel's, or the n-th on a dynamic channel
-/// (``ConnectionState/bearers``).
+/// (``ConnectionMachine/bearers``).
 enum ATTBearerSlot: Equatable {
     case fixed
     case dynamic(Int)
@@ -72,7 +72,7 @@ extension FindingKind {
     }
 }
 
-extension ConnectionState {
+extension ConnectionMachine {
     /// The kind of a bearer, read in place: `self[bearer: slot].kind` copied the whole ``ATTBearer`` (its pending
     /// dictionary and assemblers: retained, then released) for every ATT PDU of a timeline
     /// (docs/performance.md#analyzer-att).

@@ -2,7 +2,7 @@ import BLECodecs
 import BLECore
 import BLEProtocols
 
-extension Analyzer {
+extension ConnectionMachine {
     /// `declarations`: the request asked for characteristic declarations (0x2803); nil when the
     /// request is not in the capture, then guessed from the item length (5 or 19 bytes).
     /// The handles a list-carrying response names, in the order Wireshark lists them: group
@@ -78,18 +78,18 @@ extension Analyzer {
 
     /// The timeline event of one ATT PDU as its bytes say it (opcode name, summary or handle, values, lists, bearer,
     /// CID); the attribute's name is the analyzer's to add.
-    static func attEventText(_ typed: ATTPDU?, opcode: ATTOpcode, input: ATTInput, bearerKind: ATTBearerKind, state: ConnectionState)
-        -> TimelineEvent
-    {
+    static func attEventText(
+        _ typed: ATTPDU?, opcode: ATTOpcode, input: ATTInput, bearerKind: ATTBearerKind, handle: UInt16, number: Int
+    ) -> TimelineEvent {
         let first = opcode.rawValue, name = Self.opcodeNames[Int(first)]
         var e =
             if let h = Self.summaryHandle(typed) {
                 TimelineEvent(
-                    frame: input.frame, timestamp: input.timestamp, connection: state.handle, direction: input.direction,
+                    frame: input.frame, timestamp: input.timestamp, connection: handle, direction: input.direction,
                     layer: .att, code: UInt32(first), name: name, summaryHandle: h)
             } else {
                 TimelineEvent(
-                    frame: input.frame, timestamp: input.timestamp, connection: state.handle, direction: input.direction,
+                    frame: input.frame, timestamp: input.timestamp, connection: handle, direction: input.direction,
                     layer: .att, code: UInt32(first), name: name,
                     summary: Self.summary(typed, opcode: opcode, payload: input.payload))
             }
@@ -100,7 +100,7 @@ extension Analyzer {
             e.values = Self.listedValues(typed, declarations: nil)
         }
         if case .findByTypeValueRequest(let r)? = typed { e.value = r.value }
-        e.connectionNumber = state.number
+        e.connectionNumber = number
         e.bearer = bearerKind
         e.cid = input.cid
         return e

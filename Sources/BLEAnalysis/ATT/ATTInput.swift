@@ -1,9 +1,9 @@
 import BLECore
 import BLEProtocols
 
-/// What the ATT router (`Analyzer+ATT.swift`) carries from one step to the next for one PDU.
-extension Analyzer {
-    /// One ATT PDU and where it came from: the context ``processATT(_:connection:state:)`` works in.
+/// What a link's ATT path (`ConnectionMachine+ATT.swift`) carries from one step to the next for one PDU.
+extension ConnectionMachine {
+    /// One ATT PDU and where it came from: the context ``processATT(_:)`` works in.
     struct ATTInput {
         var payload: UnsafeRawBufferPointer
         /// The frame the PDU (or the SDU carrying it) completed at.
@@ -21,13 +21,6 @@ extension Analyzer {
     /// Where the values of one ATT PDU come from: what ``applyATT(_:bearer:request:in:event:)`` and
     /// ``deliverValue(_:kind:handle:typeHint:in:event:)`` need besides the PDU and the value.
     struct ATTContext {
-        var connection: Int
-        /// A strong reference. The crash once blamed on `unowned(unsafe)` here (BackgroundTimelineJSONTests, debug
-        /// builds only) came from no dying object: an incremental debug build had left that test's object file compiled
-        /// against an older stored-property layout of `Analyzer`. Its store to `onEvent` landed on `observers`, and the
-        /// observer loop in `decodeAndDeliver` crashed (reproduced on 2026-11-24 by a layout change; recompiling the test
-        /// file alone cured it). After changing the stored properties of a public class, rebuild its dependents in full.
-        var state: ConnectionState
         /// The database that serves the PDU (``serverDatabase(_:_:)``).
         var db: GATTSide
         var direction: Direction

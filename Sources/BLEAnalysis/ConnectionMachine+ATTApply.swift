@@ -1,13 +1,13 @@
+import BLECodecs
 import BLECore
 import BLEProtocols
 
-extension Analyzer {
+extension ConnectionMachine {
     /// State changes and value delivery for a decoded ATT PDU: the MTU exchange, what the ``GATTLearner`` learns, the
     /// value for the observers, and the bearer's long reads and queued writes.
     func applyATT(
         _ pdu: ATTPDU, bearer slot: ATTBearerSlot, request: ATTTransaction?, in context: ATTContext, event: inout TimelineEvent?
     ) {
-        let state = context.state
         switch pdu {
         case .exchangeMTURequest, .exchangeMTUResponse:
             exchangeMTU(pdu, bearer: slot, answering: request, in: context, event: &event)
@@ -20,14 +20,14 @@ extension Analyzer {
         // Long reads and queued writes, assembled per bearer.
         let read = LongReadAssembler.Input(
             pdu: pdu, requestHandle: request?.handle, requestFrame: request?.frame ?? 0, frame: context.frame,
-            direction: context.direction, mtu: state.attMTU(slot, connectionMTU: linkSnapshot(context.connection).mtu))
-        switch state.feedLongRead(read, bearer: slot) {
+            direction: context.direction, mtu: attMTU(slot, connectionMTU: linkSnapshot.mtu))
+        switch feedLongRead(read, bearer: slot) {
         case .longRead(let whole)?: finishLongRead(whole, in: context)
         case .blobPart(let h, let value)?:
             value.withUnsafeBytes { deliverValue($0, kind: .readBlobResponse, handle: h, in: context, event: &event) }
         case nil: break
         }
-        if let writes = state.feedPreparedWrites(pdu, frame: context.frame, bearer: slot) {
+        if let writes = feedPreparedWrites(pdu, frame: context.frame, bearer: slot) {
             for write in writes { finishLongWrite(write, in: context) }
         }
     }
@@ -38,13 +38,13 @@ extension Analyzer {
         _ pdu: ATTPDU, bearer slot: ATTBearerSlot, answering request: ATTTransaction?, in context: ATTContext,
         event: inout TimelineEvent?
     ) {
-        let state = context.state, kind = state.bearerKind(slot)
+        let kind = bearerKind(slot)
         switch pdu {
         case .exchangeMTURequest(let mtu):
-            state[bearer: slot].clientMTU = Int(mtu)
+            self[bearer: slot].clientMTU = Int(mtu)
             if kind != .leFixed {
                 // Core Spec Vol 3, Part F, 3.4.2.1: not used on BR/EDR nor on an enhanced bearer (the L2CAP MTU rules).
-                findings.append(
+                sink.findings.append(
                     Finding(
                         .warning,
                         .init(
@@ -54,11 +54,11 @@ extension Analyzer {
                         frame: context.frame))
             }
         case .exchangeMTUResponse(let mtu):
-            state[bearer: slot].serverMTU = Int(mtu)
-            if kind == .leFixed { recordMTUExchange(server: Int(mtu), client: state[bearer: slot].clientMTU, request, in: context) }
+            self[bearer: slot].serverMTU = Int(mtu)
+            if kind == .leFixed { recordMTUExchange(server: Int(mtu), client: self[bearer: slot].clientMTU, request, in: context) }
             if request != nil, kind == .leFixed {
-                let effective = max(23, min(state[bearer: slot].clientMTU ?? Int(mtu), Int(mtu)))
-                feedLink(.mtu(effective), connection: context.connection, frame: context.frame, timestamp: context.timestamp)
+                let effective = max(23, min(self[bearer: slot].clientMTU ?? Int(mtu), Int(mtu)))
+                feedLink(.mtu(effective), frame: context.frame, timestamp: context.timestamp)
                 event?.summary += " → ATT_MTU \(effective)"
             }
         default:
@@ -69,23 +69,21 @@ extension Analyzer {
     /// A PDU the ``GATTLearner`` reads (discovery responses, indications): the database it serves learns, what names
     /// its handles is looked up again, values of a Read By Type and the indicated value go to the observers.
     func learnGATT(_ pdu: ATTPDU, request: ATTTransaction?, in context: ATTContext, event: inout TimelineEvent?) {
-        let index = context.connection
-        let learnt = GATTLearner.feed(
-            .init(pdu: pdu, request: request, frame: context.frame), into: &connections[index][database: context.db])
+        let learnt = GATTLearner.feed(.init(pdu: pdu, request: request, frame: context.frame), into: &connection[database: context.db])
         switch learnt {
         case .discovered?:
-            table.states[index]?.forgetAttributes()
+            forgetAttributes()
             if event != nil { describeDiscovery(pdu, request: request, event: &event) }
         case .serviceChanged(let start, let end)?:
-            table.states[index]?.forgetAttributes()
+            forgetAttributes()
             event?.summary += "  (Service Changed: \(hex(start, width: 4))–\(hex(end, width: 4)) to be rediscovered)"
         case .values(let type)?:
             guard case .readByTypeResponse(let items) = pdu else { break }
             for item in items {
                 // Read Using Characteristic UUID (Core Spec Vol 3, Part G, 4.8.2): the handle holds a value of the type.
-                connections[index][database: context.db].learn(
+                connection[database: context.db].learn(
                     type, for: item.handle, how: "a Read By Type for \(type) answered at frame \(context.frame)", frame: context.frame)
-                table.states[index]?.forgetAttributes()
+                forgetAttributes()
                 item.value.withUnsafeBytes { raw in
                     deliverValue(raw, kind: .readResponse, handle: item.handle, typeHint: type, in: context, event: &event)
                 }
@@ -109,16 +107,16 @@ extension Analyzer {
 
     /// The value a PDU carries, to the observers (a write's CCCD meaning to the event).
     func deliverValues(_ pdu: ATTPDU, request: ATTTransaction?, in context: ATTContext, event: inout TimelineEvent?) {
-        let index = context.connection, db = context.db
+        let db = context.db
         switch pdu {
         case .handleValueNotification(let h, let v):
             v.withUnsafeBytes { deliverValue($0, kind: .notification, handle: h, in: context, event: &event) }
         case .writeRequest(let h, let v):
             v.withUnsafeBytes { deliverValue($0, kind: .writeRequest, handle: h, in: context, event: &event) }
-            describeCCCD(h, v, connection: index, db: db, event: &event)
+            describeCCCD(h, v, db: db, event: &event)
         case .writeCommand(let h, let v):
             v.withUnsafeBytes { deliverValue($0, kind: .writeCommand, handle: h, in: context, event: &event) }
-            describeCCCD(h, v, connection: index, db: db, event: &event)
+            describeCCCD(h, v, db: db, event: &event)
         case .signedWriteCommand(let h, let v, _):
             v.withUnsafeBytes { deliverValue($0, kind: .signedWriteCommand, handle: h, in: context, event: &event) }
         case .multipleHandleValueNotification(let items):
@@ -137,17 +135,17 @@ extension Analyzer {
 
     /// A long read that ended: a "Long Read" event and the whole value for the observers.
     func finishLongRead(_ read: LongReadAssembler.LongRead, in context: ATTContext) {
-        let index = context.connection, frame = context.frame, timestamp = context.timestamp
+        let frame = context.frame, timestamp = context.timestamp
         var event: TimelineEvent? = nil
-        if options.timeline {
+        if sink.timeline {
             var e = TimelineEvent(
-                frame: frame, timestamp: timestamp, connection: connections[index].handle, direction: read.direction,
+                frame: frame, timestamp: timestamp, connection: handle, direction: read.direction,
                 layer: .att, code: nil, name: "Long Read",
                 summary: "handle=\(hex(read.handle, width: 4)) \(read.value.count) bytes from frames "
                     + read.frames.map(String.init).joined(separator: ","))
             e.handle = read.handle
             e.value = read.value
-            nameAttribute(&e, handle: read.handle, connection: index, db: context.db)
+            nameAttribute(&e, handle: read.handle, db: context.db)
             event = e
         }
         var assembled = context
@@ -159,9 +157,9 @@ extension Analyzer {
 
     /// A value an Execute Write wrote: a finding for each part out of place, a "Long Write" event, the value for the observers.
     func finishLongWrite(_ write: PreparedWriteAssembler.LongWrite, in context: ATTContext) {
-        let index = context.connection, frame = context.frame, h = write.handle
+        let frame = context.frame, h = write.handle
         for gap in write.gaps {
-            findings.append(
+            sink.findings.append(
                 Finding(
                     .warning,
                     .init(
@@ -170,15 +168,15 @@ extension Analyzer {
                 ))
         }
         var e: TimelineEvent? = nil
-        if options.timeline {
+        if sink.timeline {
             var ev = TimelineEvent(
-                frame: frame, timestamp: context.timestamp, connection: connections[index].handle, direction: context.direction,
+                frame: frame, timestamp: context.timestamp, connection: handle, direction: context.direction,
                 layer: .att, code: nil, name: "Long Write",
                 summary: "handle=\(hex(h, width: 4)) \(write.value.count) bytes from frames "
                     + (write.frames + [frame]).map(String.init).joined(separator: ","))
             ev.handle = h
             ev.value = write.value
-            nameAttribute(&ev, handle: h, connection: index, db: context.db)
+            nameAttribute(&ev, handle: h, db: context.db)
             e = ev
         }
         var assembled = context
@@ -188,13 +186,13 @@ extension Analyzer {
     }
 
     /// "notifications on/off" for writes to a Client Characteristic Configuration descriptor (Core Vol 3, Part G, 3.3.3.3).
-    func describeCCCD(_ handle: UInt16, _ value: [UInt8], connection index: Int, db: GATTSide, event: inout TimelineEvent?) {
-        guard event != nil, value.count == 2, let note = cccdNote(handle, value[0], value[1], connection: index, db: db) else { return }
+    func describeCCCD(_ handle: UInt16, _ value: [UInt8], db: GATTSide, event: inout TimelineEvent?) {
+        guard event != nil, value.count == 2, let note = cccdNote(handle, value[0], value[1], db: db) else { return }
         event?.summary += note
     }
 
-    /// ``describeCCCD(_:_:connection:db:event:)``'s text for a two-byte value `low`, `high`; nil when `handle` is no CCCD.
-    func cccdNote(_ handle: UInt16, _ low: UInt8, _ high: UInt8, connection index: Int, db: GATTSide) -> String? {
-        GATTLearner.cccdWrite(handle: handle, low, high, in: connections[index][database: db])?.note
+    /// ``describeCCCD(_:_:db:event:)``'s text for a two-byte value `low`, `high`; nil when `handle` is no CCCD.
+    func cccdNote(_ handle: UInt16, _ low: UInt8, _ high: UInt8, db: GATTSide) -> String? {
+        GATTLearner.cccdWrite(handle: handle, low, high, in: connection[database: db])?.note
     }
 }

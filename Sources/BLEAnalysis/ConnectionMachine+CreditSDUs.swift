@@ -2,15 +2,13 @@ import BLECodecs
 import BLECore
 import BLEProtocols
 
-/// K-frames of credit-based channels, as the connection's ``ChannelMux`` names them: their failures, and their SDUs
+/// K-frames of credit-based channels, as the link's ``ChannelMux`` names them: their failures, and their SDUs
 /// handed on (to ATT on an enhanced bearer, to a codec spec matching the PSM, to the observers, to the timeline).
-extension Analyzer {
+extension ConnectionMachine {
     /// What one K-frame of a credit-based channel did (``KFrameOutcome``): its failures as findings, its SDU handed on.
-    func processKFrame(
-        _ out: KFrameOutcome, pdu: L2CAPPDU, connection index: Int, direction: Direction, timestamp: Timestamp, state: ConnectionState
-    ) {
+    func processKFrame(_ out: KFrameOutcome, pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp) {
         if out.withoutCredit {
-            findings.append(
+            sink.findings.append(
                 Finding(
                     .warning,
                     .init(
@@ -18,7 +16,7 @@ extension Analyzer {
                         message: "K-frame on \(hex(pdu.channel, width: 4)) sent without a credit"), frame: pdu.lastFrame))
         }
         if out.tooShortToStart {
-            findings.append(
+            sink.findings.append(
                 Finding(
                     .warning,
                     .init(
@@ -29,16 +27,15 @@ extension Analyzer {
                     frame: pdu.lastFrame))
         }
         if let n = out.overMPS {
-            findings.append(Finding(.warning, .kframeOverMPS(n, cid: pdu.channel), frame: pdu.lastFrame))
+            sink.findings.append(Finding(.warning, .kframeOverMPS(n, cid: pdu.channel), frame: pdu.lastFrame))
         }
         if let n = out.overMTU {
-            findings.append(Finding(.warning, .sduOverMTU(n, cid: pdu.channel), frame: pdu.lastFrame))
+            sink.findings.append(Finding(.warning, .sduOverMTU(n, cid: pdu.channel), frame: pdu.lastFrame))
         }
         guard let sdu = out.sdu else { return }
-        handOnSDU(
-            sdu, spsm: out.spsm, bearer: out.bearer, pdu: pdu, connection: index, direction: direction, timestamp: timestamp, state: state)
+        handOnSDU(sdu, spsm: out.spsm, bearer: out.bearer, pdu: pdu, direction: direction, timestamp: timestamp)
         if out.sduLongerThanAnnounced {
-            findings.append(
+            sink.findings.append(
                 Finding(
                     .warning,
                     .init(
@@ -50,8 +47,7 @@ extension Analyzer {
 
     /// A whole SDU: an ATT PDU on an enhanced ATT bearer, or a stream the observers see by PSM.
     func handOnSDU(
-        _ sdu: CreditChannelState.SDU, spsm: UInt16, bearer: Int?, pdu: L2CAPPDU, connection index: Int, direction: Direction,
-        timestamp: Timestamp, state owner: ConnectionState
+        _ sdu: CreditChannelState.SDU, spsm: UInt16, bearer: Int?, pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp
     ) {
         if let b = bearer {
             // An enhanced ATT bearer: each SDU is one ATT PDU (Core Spec Vol 3, Part G, 5.3.2).
@@ -59,26 +55,26 @@ extension Analyzer {
                 processATT(
                     ATTInput(
                         payload: raw, frame: pdu.lastFrame, l2capBytes: sdu.kframeBytes, direction: direction, timestamp: timestamp,
-                        cid: pdu.channel, bearer: .dynamic(b)), connection: index, state: owner)
+                        cid: pdu.channel, bearer: .dynamic(b)))
             }
             return
         }
         // A codec spec may match the channel's PSM: its SDUs are then decoded like attribute values.
         let decoded = decodeCreditSDU(sdu.bytes, psm: spsm, cid: pdu.channel, direction: direction, frame: pdu.lastFrame)
-        if !observers.isEmpty {
+        if !sink.observers.isEmpty {
             // An LE CoC stream (Object Transfer, firmware images over L2CAP …): throughput sees its SDUs by PSM.
             sdu.bytes.withUnsafeBytes { raw in
                 var e = AttributeValueEvent(
-                    frame: pdu.lastFrame, timestamp: timestamp, connection: owner.handle, connectionNumber: owner.number,
+                    frame: pdu.lastFrame, timestamp: timestamp, connection: self.handle, connectionNumber: number,
                     direction: direction, kind: .creditSDU, handle: pdu.channel, characteristic: nil, service: nil,
-                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: linkSnapshot(index))
+                    decoded: decoded, l2capBytes: sdu.kframeBytes, link: linkSnapshot)
                 e.psm = spsm
-                for i in observers.indices { observers[i].observe(e, value: raw.bytes) }
+                sink.deliver(e, value: raw.bytes)
             }
         }
-        guard options.timeline else { return }
+        guard sink.timeline else { return }
         var e = TimelineEvent(
-            frame: pdu.lastFrame, timestamp: timestamp, connection: connections[index].handle, direction: direction,
+            frame: pdu.lastFrame, timestamp: timestamp, connection: self.handle, direction: direction,
             layer: .l2cap, code: UInt32(pdu.channel), name: "LE Credit Based SDU",
             summary: "cid=\(hex(pdu.channel, width: 4)) spsm=\(hex(spsm, width: 4)) \(sdu.bytes.count) bytes from frame \(sdu.firstFrame)")
         e.value = sdu.bytes
@@ -90,11 +86,11 @@ extension Analyzer {
     /// (SPEC_FORMAT.md, `psm`); a value the spec finds wrong is a `codec.invalid` finding, as for attribute values.
     /// nil when no codecs are loaded or none matches.
     func decodeCreditSDU(_ sdu: [UInt8], psm: UInt16, cid: UInt16, direction: Direction, frame: Int) -> DecodedValue? {
-        guard let codecs = options.codecs else { return nil }
+        guard let codecs = capture.codecs else { return nil }
         let context = CodecContext(direction: direction, psm: psm)
         guard let decoded = codecs.decode(sdu, context: context) else { return nil }
         if !decoded.valid {
-            findings.append(
+            sink.findings.append(
                 Finding(
                     .warning,
                     .init(
