@@ -37,9 +37,9 @@ extension Analyzer {
         }
         let direction = record.direction
         let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
-        let canCharge = connections[index].machine.feed(acl: direction, bytes: record.originalLength, at: moment)
+        let canCharge = table[index].machine.feed(acl: direction, bytes: record.originalLength, at: moment)
         if direction == .tx, let total = buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
-            connections[index].machine.feed(bufferFilledWith: total, at: moment)
+            table[index].machine.feed(bufferFilledWith: total, at: moment)
         }
         if cut && !truncatedACLNoted {
             truncatedACLNoted = true

@@ -32,8 +32,8 @@ extension Analyzer {
 
     /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
     func connectionNumber(controller: UInt16, handle: UInt16) -> Int? {
-        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) { return connections[i].number }
-        return table.latest(onHandle: handle).map { connections[$0].number }
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) { return table[i].number }
+        return table.latest(onHandle: handle).map { table[$0].number }
     }
 
     /// An HCI command the host sent, as evidence (``HCIEvidence``).

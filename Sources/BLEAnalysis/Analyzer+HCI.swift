@@ -115,7 +115,7 @@ extension Analyzer {
         // A CIS or BIS handle's completions are ISO buffers, not ACL ones (Core Spec Vol 4, Part E, 7.7.19).
         if iso.isStream(controller: controller, handle: handle) { return }
         if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
-            connections[i].machine.feed(completed: packets, at: .init(frame: frame, timestamp: timestamp))
+            table[i].machine.feed(completed: packets, at: .init(frame: frame, timestamp: timestamp))
         }
         buffers.completed(controller: controller, packets: packets)
     }
@@ -124,7 +124,7 @@ extension Analyzer {
     /// room again.
     func bufferRoomAgain(controller: UInt16, frame: Int, timestamp: Timestamp) {
         if let i = buffers.roomAgain(controller: controller) {
-            connections[i].machine.feed(bufferRoomAgainAt: .init(frame: frame, timestamp: timestamp))
+            table[i].machine.feed(bufferRoomAgainAt: .init(frame: frame, timestamp: timestamp))
         }
     }
 
@@ -231,6 +231,6 @@ extension Analyzer {
     }
 
     func peerValue(controller: UInt16, handle: UInt16) -> UInt64? {
-        table.lookup(ConnectionKey(controller: controller, handle: handle)).flatMap { connections[$0].peripheralAddressValue }
+        table.lookup(ConnectionKey(controller: controller, handle: handle)).flatMap { table[$0].peripheralAddressValue }
     }
 }

@@ -255,8 +255,8 @@ extension Analyzer {
         let sample = LinkQualitySample(frame: frame, timestamp: record.timestamp, reportID: report.reportID, quality: q)
         // A vendor event opens no link: a report on a handle no connection has waits for traffic to open one there.
         if let i = table.lookup(ConnectionKey(controller: record.controllerIndex, handle: q.handle)) {
-            if connections[i].linkQuality.count < Connection.maxQualitySamples {
-                _ = connections[i].machine.feed(.qualityReport(sample), frame: frame, timestamp: record.timestamp)
+            if table[i].linkQuality.count < Connection.maxQualitySamples {
+                _ = table[i].machine.feed(.qualityReport(sample), frame: frame, timestamp: record.timestamp)
             } else {
                 noteLimit(.tooManyQualityReports(Connection.maxQualitySamples), frame: frame)
             }

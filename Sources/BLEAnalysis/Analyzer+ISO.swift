@@ -78,11 +78,12 @@ extension Analyzer {
     /// connection number).
     public var isoAnalysis: ISOAnalysis {
         var result = ISOAnalysis()
+        let all = connections
         result.streams = iso.streams.map { s in
             var s = s
             if let acl = s.aclHandle {
                 s.connectionNumber =
-                    connections.last {
+                    all.last {
                         $0.controller == s.controller && $0.handle == acl && $0.startFrame <= s.establishedFrame
                     }?.number
             }

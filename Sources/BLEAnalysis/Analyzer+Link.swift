@@ -6,7 +6,7 @@ import BLEProtocols
 /// security verdict, the link's end) is acted on here.
 extension Analyzer {
     func feedLink(_ input: LinkInput, connection index: Int, frame: Int, timestamp: Timestamp, source: FactSource? = nil) {
-        guard let output = connections[index].machine.feed(input, frame: frame, timestamp: timestamp, source: source) else { return }
+        guard let output = table[index].machine.feed(input, frame: frame, timestamp: timestamp, source: source) else { return }
         switch output {
         case .lifecycle(.closed(let ending)): closeConnection(index: index, ending: ending)
         case .lifecycle(.disconnectFailed): break
@@ -23,7 +23,7 @@ extension Analyzer {
         switch change.change {
         case .dataLength(let length):
             // A controller reports a change only; a negotiation that confirms the value in force makes it observed.
-            let fact = connections[index].link.dataLength
+            let fact = table[index].link.dataLength
             guard fact.value != length || !fact.isObserved else { return }
             feedLink(.dataLengthChanged(length), connection: index, frame: frame, timestamp: timestamp)
         case .keyRequested:
@@ -31,17 +31,17 @@ extension Analyzer {
             // LL_ENC_REQ: the central starts encryption, as LE Enable Encryption says it on HCI.
             evidence(
                 .encryptionStart(handle: change.handle), frame: frame, timestamp: timestamp, controller: controller,
-                connection: connections[index].number)
+                connection: table[index].number)
         case .keyGiven: feedLink(.encryption(.longTermKeyReplied), connection: index, frame: frame, timestamp: timestamp)
         case .keyRefused: feedLink(.encryption(.longTermKeyRefused), connection: index, frame: frame, timestamp: timestamp)
         case .encryption(let on, let inferred):
-            guard connections[index].isEncrypted != on else { return }
+            guard table[index].isEncrypted != on else { return }
             feedLink(
                 .encryption(.changed(status: .success, enabled: on)), connection: index, frame: frame, timestamp: timestamp,
                 source: inferred ? .inferred(.encryptedPDU(frame: frame)) : nil)
             evidence(
                 .encryptionChange(handle: change.handle, status: .success, enabled: on), frame: frame, timestamp: timestamp,
-                controller: controller, connection: connections[index].number)
+                controller: controller, connection: table[index].number)
         }
     }
 }

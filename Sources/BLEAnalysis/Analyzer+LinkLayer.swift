@@ -32,7 +32,7 @@ extension Analyzer {
         case .l2capFragment(let f):
             guard let index = connectionIndex(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true)
             else { return }
-            connections[index].machine.feed(airData: f.direction, bytes: f.payload.count)
+            table[index].machine.feed(airData: f.direction, bytes: f.payload.count)
             feedL2CAP(f.fragment, connection: index, direction: f.direction, timestamp: f.timestamp)
         case .control(let c):
             if !c.isRetransmission { recordLinkLayerControl(c, controller: controller) }
@@ -70,7 +70,7 @@ extension Analyzer {
         if info.inferred {
             let index = connectionIndex(
                 controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, infer: true)
-            if let index { connections[index].accessAddress = info.accessAddress.description }
+            if let index { table[index].accessAddress = info.accessAddress.description }
         } else {
             openConnection(
                 controller: controller, handle: info.handle, frame: info.startFrame, timestamp: info.startTimestamp, isLE: true
@@ -108,12 +108,12 @@ extension Analyzer {
         // A controller reports a change only (an update to the same values, or a channel map, changes nothing).
         if let i = p.parameters.interval, let l = p.parameters.latency, let t = p.parameters.timeout {
             let value = ConnectionParameters(interval: i, latency: l, timeout: t)
-            if connections[index].currentParameters != value {
+            if table[index].currentParameters != value {
                 feedLink(.parametersUpdated(value), connection: index, frame: p.frame, timestamp: p.timestamp)
             }
         }
         let phy = PHYPair(tx: p.parameters.centralToPeripheralPHY, rx: p.parameters.peripheralToCentralPHY)
-        if connections[index].currentPHY != phy {
+        if table[index].currentPHY != phy {
             feedLink(.phyChanged(phy), connection: index, frame: p.frame, timestamp: p.timestamp)
         }
     }
@@ -131,8 +131,8 @@ extension Analyzer {
 
     func endAirConnection(_ e: LLConnectionEnded) {
         guard let index = table.openIndex(handle: e.connection.handle) else { return }
-        connections[index].linkLayer = e.stats
-        connections[index].linkEncryption = e.encryption
+        table[index].linkLayer = e.stats
+        table[index].linkEncryption = e.encryption
         noteEncryption(e)
         noteCRCErrors(e)
         keyStore.connectionEnded(
@@ -220,7 +220,7 @@ extension Analyzer {
         default:
             return
         }
-        let number = table.openIndex(handle: c.handle).map { connections[$0].number }
+        let number = table.openIndex(handle: c.handle).map { table[$0].number }
         evidence(kind, frame: c.frame, timestamp: c.timestamp, controller: controller, connection: number)
     }
 }

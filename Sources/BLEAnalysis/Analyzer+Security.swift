@@ -17,7 +17,7 @@ extension Analyzer {
     /// What the security tracker said: the link's encryption, or evidence the diagnosis reads.
     func applySecurity(_ output: SecurityTracker.Output, connection index: Int, frame: Int, timestamp: Timestamp) {
         guard let kind = output.evidence else { return }
-        evidence(kind, frame: frame, timestamp: timestamp, connection: connections[index].number)
+        evidence(kind, frame: frame, timestamp: timestamp, connection: table[index].number)
     }
 }
 

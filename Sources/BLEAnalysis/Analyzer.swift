@@ -17,11 +17,9 @@ public final class Analyzer {
         get { sink.findings }
         _modify { yield &sink.findings }
     }
-    /// Every connection seen, in the order they started (handles are reused, numbers are not).
-    public internal(set) var connections: [Connection] {
-        get { table.connections }
-        _modify { yield &table.connections }
-    }
+    /// Every connection seen, in the order they started (handles are reused, numbers are not), as it stands now: the
+    /// open ones as their machines hold them (a copy each call: read it once, at the end of the pass).
+    public var connections: [Connection] { table.connections }
     public internal(set) var counters: AnalysisCounters {
         get { sink.counters }
         _modify { yield &sink.counters }
@@ -158,7 +156,7 @@ public final class Analyzer {
         finishISO()
         for (i, machine) in table.machines.enumerated() {
             guard let machine else { continue }
-            connections[i].decode = machine.finish(frame: lastFrame, timestamp: lastTimestamp, endOfCapture: true)
+            table[i].decode = machine.finish(frame: lastFrame, timestamp: lastTimestamp, endOfCapture: true)
         }
 
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
@@ -204,12 +202,17 @@ public final class Analyzer {
     @discardableResult
     func emit(_ event: consuming TimelineEvent, waiting: Bool = false) -> Int {
         if event.connectionNumber == nil, let h = event.connection, let i = table.latest(onHandle: h) {
-            event.connectionNumber = table.machines[i]?.number ?? connections[i].number
+            event.connectionNumber = table[i].number
         }
         return sink.emit(event, waiting: waiting)
     }
 
     // MARK: connections
+
+    /// The peer address of connection `number` (1-based) as far as the pass has read (a timeline filter asks per event).
+    func peerAddress(ofConnection number: Int) -> String? {
+        number >= 1 && number <= table.count ? table[number - 1].peerAddress : nil
+    }
 
     /// The open connection on (controller, handle); with `infer`, one opened for traffic without a Connection Complete.
     /// The lookup is inlined into the per-packet callers (out of line it showed in profiles:
@@ -235,7 +238,7 @@ public final class Analyzer {
             return nil
         }
         var c = Connection(
-            number: connections.count + 1, handle: handle, controller: controller, inferred: true,
+            number: table.count + 1, handle: handle, controller: controller, inferred: true,
             startFrame: frame, startTime: timestamp)
         if let map = options.gattMap { c.gatt = map.database }
         let index = table.open(c, key: key)
@@ -262,7 +265,7 @@ public final class Analyzer {
             return
         }
         var c = Connection(
-            number: connections.count + 1, handle: handle, controller: controller, inferred: false,
+            number: table.count + 1, handle: handle, controller: controller, inferred: false,
             startFrame: frame, startTime: timestamp)
         c.isLE = isLE
         configure(&c)
@@ -278,10 +281,10 @@ public final class Analyzer {
     /// Connection `index` ended as its lifecycle says (``ConnectionLifecycle/Ending``): its end written, its partial
     /// work and unanswered requests said, its decoding state dropped, the observers told.
     func closeConnection(index: Int, ending: ConnectionLifecycle.Ending) {
-        let number = connections[index].number
+        let number = table[index].number
         let frame = ending.frame, timestamp = ending.timestamp, reason = ending.reason
         if let machine = table.machines[index] {
-            connections[index].decode = machine.finish(frame: frame, timestamp: timestamp, endOfCapture: false)
+            table[index].decode = machine.finish(frame: frame, timestamp: timestamp, endOfCapture: false)
         }
 
         table.close(index)
@@ -309,11 +312,11 @@ extension Analyzer {
     func resolvePeerIdentities() {
         var resolver = IdentityResolver(keyStore.identities)
         guard !resolver.keys.isEmpty else { return }
-        for i in connections.indices {
-            guard let peer = connections[i].peerAddress, let value = Connection.addressValue(peer),
+        for i in table.indices {
+            guard let peer = table[i].peerAddress, let value = Connection.addressValue(peer),
                 let identity = resolver.identity(of: value)
             else { continue }
-            connections[i].peerIdentity = identity.description
+            table[i].peerIdentity = identity.description
         }
     }
 }

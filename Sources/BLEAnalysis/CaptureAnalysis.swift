@@ -159,7 +159,7 @@ public final class AnalysisPass {
 
     /// The peer address of connection `number` (1-based) as far as the pass has read.
     public func peerAddress(ofConnection number: Int) -> String? {
-        number >= 1 && number <= analyzer.connections.count ? analyzer.connections[number - 1].peerAddress : nil
+        analyzer.peerAddress(ofConnection: number)
     }
 
     /// Ends the pass (``Analyzer/finish()``) and collects every result.

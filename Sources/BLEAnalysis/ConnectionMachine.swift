@@ -13,15 +13,17 @@ import BLEProtocols
 /// SMP, credit-based SDUs), `ConnectionMachine+ATT.swift` (one ATT PDU, its value delivered) and
 /// `ConnectionMachine+ATTApply.swift` (pairing, MTU, GATT learning, long reads and writes).
 final class ConnectionMachine {
-    /// What every link writes into. `unowned(unsafe)`: the analyzer holds the sink and the table that holds this
-    /// machine, so the sink outlives it, and a strong reference read per PDU cost a retain and a release.
-    unowned(unsafe) let sink: AnalysisSink
+    /// What every link writes into. A strong `let`: read through `self`, which the caller keeps alive, it costs no
+    /// reference count; `unowned(unsafe)` cost a retain and a release per access (each counter it bumps per PDU,
+    /// docs/performance.md#analyzer-att).
+    let sink: AnalysisSink
     /// What the link needs from the capture: the codecs and the key store.
     let capture: CaptureContext
-    /// The capture's connection records and this link's place in them (``connection``). `unowned(unsafe)`: the table
-    /// that holds this machine holds them.
-    unowned(unsafe) let records: ConnectionRecords
-    let index: Int
+    /// The link's record while it is open: its ``LinkMachine``, its GATT databases, its identity. Held here, in the
+    /// machine, and handed to the ``ConnectionTable`` when the link ends (``ConnectionTable/close(_:)``): the
+    /// per-PDU path reads and writes its fields in place, where a record reached by index in an array held elsewhere
+    /// was copied whole per PDU (2.7x the CPU: docs/performance.md#analyzer-att).
+    var connection: Connection
     /// The connection's identity, set once when it opens (`Analyzer.identify(_:)`), so the per-packet path names it
     /// without reaching into `Connection`. Link facts are not copied here: they live in `Connection.link` alone.
     var handle: UInt16 = 0
@@ -58,20 +60,11 @@ final class ConnectionMachine {
     /// proves (the ATT_MTU of a larger PDU) is observed at.
     var now = Timestamp(microseconds: 0)
 
-    init(creditBudget: CreditChannelBudget, sink: AnalysisSink, capture: CaptureContext, records: ConnectionRecords, index: Int) {
+    init(_ connection: Connection, creditBudget: CreditChannelBudget, sink: AnalysisSink, capture: CaptureContext) {
         channels = ChannelMux(creditBudget: creditBudget)
         self.sink = sink
         self.capture = capture
-        self.records = records
-        self.index = index
-    }
-
-    /// The link's record (``Connection``: its ``LinkMachine``, its GATT databases), read and changed in place. One short
-    /// access per use, never held across a call out: a timeline filter reads the records from inside
-    /// ``AnalysisSink/onEvent`` (the peer's address of an event's connection).
-    var connection: Connection {
-        @inline(__always) _read { yield records.all[index] }
-        @inline(__always) _modify { yield &records.all[index] }
+        self.connection = connection
     }
 
     /// Every ATT bearer: the fixed one first.
@@ -225,12 +218,12 @@ extension Analyzer {
     /// Gives a newly opened connection's machine its identity (handle and number).
     func identify(_ index: Int) {
         guard let machine = table.machines[index] else { return }
-        machine.handle = connections[index].handle
-        machine.number = connections[index].number
+        machine.handle = table[index].handle
+        machine.number = table[index].number
         // Quality reports on the handle before the link showed itself: its own when traffic opened it (it was up
         // before the capture began), no link's when a Connection Complete did.
-        let c = connections[index]
+        let c = table[index]
         let held = vendorTally.takeReports(controller: c.controller, handle: c.handle, claim: c.inferred)
-        if !held.isEmpty { _ = connections[index].machine.feed(.qualityReportsBefore(held), frame: c.startFrame, timestamp: c.startTime) }
+        if !held.isEmpty { _ = table[index].machine.feed(.qualityReportsBefore(held), frame: c.startFrame, timestamp: c.startTime) }
     }
 }

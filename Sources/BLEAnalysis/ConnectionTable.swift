@@ -1,7 +1,8 @@
 import BLECore
 
 /// The connections of one capture and how the per-packet path finds them: every connection seen (numbers are not
-/// reused), the machines of those still open, and the caches in front of the lookup by (controller, handle).
+/// reused), the machines of those still open (each holds its link's record until the link ends and hands it over),
+/// and the caches in front of the lookup by (controller, handle).
 ///
 /// HCI names a connection by its handle (Core Spec Vol 4, Part E, 5.4.2), which a controller reuses once the
 /// connection ends, so the table keeps two views: `connections` in the order they started, and `open`, the one
@@ -14,13 +15,10 @@ struct ConnectionTable {
         var handle: UInt16
     }
 
-    /// Every connection seen, in the order they started (held in ``records``, which the machines write too).
-    var connections: [Connection] {
-        @inline(__always) _read { yield records.all }
-        @inline(__always) nonmutating _modify { yield &records.all }
-    }
-    let records = ConnectionRecords()
-    /// The machine of each open connection (``ConnectionMachine``), parallel to `connections`; nil once closed.
+    /// Every connection's record, in the order they started: an ended link's as its machine handed it over, an open
+    /// link's as it opened (its machine holds the live one; ``subscript(_:)`` reads the right one).
+    private var records: [Connection] = []
+    /// The machine of each open connection (``ConnectionMachine``), parallel to `records`; nil once closed.
     var machines: [ConnectionMachine?] = []
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it): a hostile
     /// capture with a Connection Complete per record would otherwise grow it without end.
@@ -56,8 +54,24 @@ struct ConnectionTable {
 
     /// Open connections.
     var openCount: Int { open.count }
+    /// Connections seen.
+    var count: Int { records.count }
+    var indices: Range<Int> { records.indices }
     /// Whether another connection may be kept (``maxRetained``).
-    var canRetainAnother: Bool { connections.count < maxRetained }
+    var canRetainAnother: Bool { records.count < maxRetained }
+
+    /// Connection `index` as it stands: its machine's record while the link is open, the handed-over one after.
+    subscript(index: Int) -> Connection {
+        @inline(__always) _read {
+            if let machine = machines[index] { yield machine.connection } else { yield records[index] }
+        }
+        @inline(__always) _modify {
+            if let machine = machines[index] { yield &machine.connection } else { yield &records[index] }
+        }
+    }
+
+    /// Every connection as it stands, in the order they started (a new array: for the end of the pass).
+    var connections: [Connection] { records.indices.map { self[$0] } }
 
     /// The open connection `key` names, through the last-lookup and slot caches.
     @inline(__always)
@@ -98,9 +112,9 @@ struct ConnectionTable {
     /// Opens `connection` under `key` with a new machine; returns its index. A connection still open under the
     /// key must be closed first (``close(_:)``).
     mutating func open(_ connection: Connection, key: Key) -> Int {
-        let index = connections.count
-        connections.append(connection)
-        machines.append(ConnectionMachine(creditBudget: creditBudget, sink: sink, capture: capture, records: records, index: index))
+        let index = records.count
+        records.append(connection)
+        machines.append(ConnectionMachine(connection, creditBudget: creditBudget, sink: sink, capture: capture))
         open[key] = index
         forgetSlot(key)
         latestByHandle[key.handle] = index
@@ -110,13 +124,16 @@ struct ConnectionTable {
     /// True the first time a connection under `key` is inferred from traffic.
     mutating func noteInferred(_ key: Key) -> Bool { inferredNoted.insert(key).inserted }
 
-    /// Closes connection `index`: its machine goes, its key names no connection, and a database discovered on it
-    /// is kept for the peer's next connection.
+    /// Closes connection `index`: its machine hands over the link's record and goes, its key names no connection, and
+    /// a database discovered on it is kept for the peer's next connection.
     mutating func close(_ index: Int) {
-        let c = connections[index]
+        if let machine = machines[index] {
+            machine.channels.close()
+            records[index] = machine.connection
+            machines[index] = nil
+        }
+        let c = records[index]
         let key = Key(controller: c.controller, handle: c.handle)
-        machines[index]?.channels.close()
-        machines[index] = nil
         if let peer = c.peerAddress, !c.gatt.isEmpty, c.gatt.source == .discovery {
             databasesByPeer[peer] = c.gatt
         }
@@ -156,10 +173,4 @@ extension ConnectionTable {
         for machine in machines { if let machine { dropped += machine.channels.dropPartialSDUs() } }
         return dropped
     }
-}
-
-/// The connections' records (``Connection``), shared by the table and the open links' machines, each of which writes its
-/// own (its ``LinkMachine``, its GATT databases) by index with one short access per use.
-final class ConnectionRecords {
-    var all: [Connection] = []
 }
