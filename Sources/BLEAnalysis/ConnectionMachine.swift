@@ -132,9 +132,10 @@ final class ConnectionMachine {
     /// decoded, for ``Connection/decode``.
     func finish(frame: Int, timestamp: Timestamp, endOfCapture: Bool) -> DecodeCounts {
         var cut: [Finding] = []
-        if tx.inProgress { tx.finish(findings: &cut, frame: frame) }
-        if rx.inProgress { rx.finish(findings: &cut, frame: frame) }
-        if unknown.inProgress { unknown.finish(findings: &cut, frame: frame) }
+        let end: L2CAPReassembler.End = endOfCapture ? .captureEnded : .linkEnded(frame: frame)
+        if tx.inProgress { tx.finish(findings: &cut, frame: frame, end: end) }
+        if rx.inProgress { rx.finish(findings: &cut, frame: frame, end: end) }
+        if unknown.inProgress { unknown.finish(findings: &cut, frame: frame, end: end) }
         for f in cut { decode.countReassembly(f) }
         sink.findings += cut
         if !endOfCapture { finishRequests(frame: frame, timestamp: timestamp, endOfCapture: false) }

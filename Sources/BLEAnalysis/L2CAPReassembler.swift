@@ -68,10 +68,15 @@ extension FindingKind {
             code: "l2cap.frame-too-long",
             message: "L2CAP fragment carries \(extra) bytes more than the \(expected)-byte PDU: extra bytes ignored")
     }
-    static func cutAtEnd(have: Int, expected: Int, since frame: Int) -> FindingKind {
-        .init(
+    static func cutAtEnd(have: Int, expected: Int, since frame: Int, by end: L2CAPReassembler.End) -> FindingKind {
+        let cause =
+            switch end {
+            case .captureEnded: "the end of the capture"
+            case .linkEnded(let at): "the link's end at frame \(at)"
+            }
+        return .init(
             code: "l2cap.cut-by-end",
-            message: "L2CAP PDU started at frame \(frame) is cut by the end of the capture (\(have) of \(expected) bytes)")
+            message: "L2CAP PDU started at frame \(frame) is cut by \(cause) (\(have) of \(expected) bytes)")
     }
     static func cutByCapturer(have: Int) -> FindingKind {
         .init(code: "l2cap.cut-by-capturer", message: "L2CAP PDU cut by the capturer (\(have) bytes kept): not decoded")
@@ -89,7 +94,7 @@ extension FindingKind {
 ///
 /// Failure cases become findings: a continuation without a start (`.unexpectedContinuation`), a new
 /// start before the previous PDU completed, more bytes than the length field announced
-/// (`.frameTooLong`), and a PDU cut by the end of the capture (``finish(findings:)``).
+/// (`.frameTooLong`), and a PDU cut by the end of the capture or of its link (``finish(findings:frame:end:)``).
 package struct L2CAPReassembler {
     private var buffer: [UInt8] = []
     private var expected = 0  // 4 + L2CAP length, once known
@@ -219,10 +224,20 @@ package struct L2CAPReassembler {
     }
 
     /// At the end of the capture (or a disconnection): reports a PDU still in progress.
-    package mutating func finish(findings: inout [Finding], frame: Int?) {
+    /// What ended a stream with a PDU still in progress.
+    package enum End: Equatable {
+        case captureEnded
+        /// The link ended (a disconnection, an air link's inferred end) at that frame.
+        case linkEnded(frame: Int)
+    }
+
+    /// The stream ended (`end`): a PDU still in progress is said cut, at `frame` (or where it started).
+    package mutating func finish(findings: inout [Finding], frame: Int?, end: End = .captureEnded) {
         if inProgress {
             findings.append(
-                Finding(.warning, .cutAtEnd(have: buffer.count, expected: expected, since: firstFrame), frame: frame ?? firstFrame))
+                Finding(
+                    .warning, .cutAtEnd(have: buffer.count, expected: expected, since: firstFrame, by: end),
+                    frame: frame ?? firstFrame))
         }
         reset()
     }

@@ -56,6 +56,28 @@ import Testing
         #expect(result.findings.first?.frame == 2)
     }
 
+    /// A PDU in progress when its link ends is cut by that end, not by the end of the capture (DA14680's air capture:
+    /// the PDU of frame 68 cut by the link's inferred end at 69, said 'cut by the end of the capture' before).
+    @Test func aPDUCutByItsLinksEndSaysSo() {
+        let pdu = Self.pdu(valueLength: 40)
+        var findings: [Finding] = []
+        for end in [L2CAPReassembler.End.linkEnded(frame: 9), .captureEnded] {
+            var r = L2CAPReassembler()
+            Array(pdu[0..<20]).withUnsafeBytes { raw in
+                r.feed(L2CAPFragment(isStart: true, payload: raw, frame: 4, timestamp: Timestamp(microseconds: 0)), findings: &findings) {
+                    _ in
+                }
+            }
+            r.finish(findings: &findings, frame: 9, end: end)
+        }
+        #expect(findings.map(\.kind.code) == ["l2cap.cut-by-end", "l2cap.cut-by-end"])
+        #expect(
+            findings.map(\.kind.message) == [
+                "L2CAP PDU started at frame 4 is cut by the link's end at frame 9 (20 of 47 bytes)",
+                "L2CAP PDU started at frame 4 is cut by the end of the capture (20 of 47 bytes)",
+            ])
+    }
+
     @Test func extraBytesAreFlagged() {
         let a = Self.pdu(valueLength: 4)
         let result = Self.feedAll([Array(a[0..<5]), Array(a[5...]) + [0xEE, 0xEE]])
