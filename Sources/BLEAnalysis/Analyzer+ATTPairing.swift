@@ -31,7 +31,7 @@ extension Analyzer {
     func giveUp(_ stale: ATTTransaction, sender: EvidenceEvent.Sender, at input: ATTInput, connection index: Int) {
         findings.append(
             Finding(.info, .requestUnanswered(stale.opcode, handle: stale.handle, end: "the next request"), frame: stale.frame))
-        if let id = stale.eventID { queue.settle(id) }
+        if let id = stale.eventID { sink.queue.settle(id) }
         evidence(
             .attUnanswered(
                 request: stale.opcode, handle: stale.handle, sender: sender, ended: .nextRequest, endFrame: input.frame,
@@ -51,10 +51,10 @@ extension Analyzer {
                 timestamp: input.timestamp, connection: connections[context.connection].number)
         }
         if let id = p.eventID {
-            queue.update(id) {
+            sink.queue.update(id) {
                 $0.responseFrame = frame; $0.latency = latency
             }
-            queue.settle(id)
+            sink.queue.settle(id)
         }
         event?.requestFrame = p.frame
         event?.latency = latency

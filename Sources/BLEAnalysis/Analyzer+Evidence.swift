@@ -12,12 +12,13 @@ extension Analyzer {
     /// to add.
     public func evidence(throughput: [ThroughputStream]? = nil) -> Evidence {
         // Stable by frame: some events are recorded when their wait ends (an unanswered request at the disconnection).
-        let events = evidenceLog.events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)
+        let events = sink.evidenceLog.events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(
+            \.element)
         var evidence = Evidence(
             events: events, connections: connections, findings: findings, records: counters.records,
             lastTime: counters.records > 0 ? lastTimestamp : nil, lastFrame: lastFrame,
             isAirCapture: counters.linkLayerRecords > 0, controllers: controllerIdentities, aclBuffers: aclBuffers,
-            eventsDropped: evidenceLog.dropped, throughput: throughput)
+            eventsDropped: sink.evidenceLog.dropped, throughput: throughput)
         // The ISO streams are the analyzer's own (every pass follows them), so every diagnosis reads them: `info` said
         // "nothing wrong found" where `diagnose` found the BIG sync loss (LA-05). The ASE operations (LA-02) come from
         // the LE Audio tracker, only where it runs (``CaptureAnalysis/leAudio``).
@@ -26,8 +27,7 @@ extension Analyzer {
     }
 
     func evidence(_ kind: EvidenceEvent.Kind, frame: Int, timestamp: Timestamp, controller: UInt16 = 0, connection: Int? = nil) {
-        guard options.evidence else { return }
-        evidenceLog.append(EvidenceEvent(frame: frame, timestamp: timestamp, controller: controller, connection: connection, kind: kind))
+        sink.evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: connection)
     }
 
     /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).

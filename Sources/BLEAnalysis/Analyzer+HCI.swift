@@ -41,7 +41,7 @@ extension Analyzer {
             .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
         if let previous = sent.unanswered {
             findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
-            if let id = previous.eventID { queue.settle(id) }
+            if let id = previous.eventID { sink.queue.settle(id) }
             // Sent again within the time-out: both may be outstanding (Num_HCI_Command_Packets > 1), not a controller hang.
             if record.timestamp.microseconds(since: previous.timestamp) > hciCommandTimeoutMicroseconds, packet.opcode.expectsAnswer {
                 evidence(
@@ -51,7 +51,7 @@ extension Analyzer {
         }
         if sent.refused {
             noteLimit(.tooManyPendingCommands(HCICommandPairing.maxPending), frame: record.frame)
-            if let id = eventID { queue.settle(id) }
+            if let id = eventID { sink.queue.settle(id) }
         }
     }
 
@@ -60,13 +60,13 @@ extension Analyzer {
         guard let pending = commands.answer(opcode, controller: controller) else { return nil }
         let latency = timestamp.microseconds(since: pending.timestamp)
         if let id = pending.eventID {
-            queue.update(id) { e in
+            sink.queue.update(id) { e in
                 if e.responseFrame == nil {
                     e.responseFrame = frame
                     e.latency = latency
                 }
             }
-            queue.settle(id)
+            sink.queue.settle(id)
         }
         return (pending.frame, latency, pending.opcode)
     }

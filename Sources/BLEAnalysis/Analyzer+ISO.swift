@@ -30,7 +30,7 @@ extension Analyzer {
     func processISO(_ record: CaptureRecord) {
         counters.isoPackets &+= 1
         guard !record.isTruncated else {
-            if findingsBound.firstTime(.isoCutByCapturer) {
+            if sink.findingsBound.firstTime(.isoCutByCapturer) {
                 findings.append(Finding(.info, .isoCutByCapturer, frame: record.frame, offset: record.fileOffset))
             }
             return

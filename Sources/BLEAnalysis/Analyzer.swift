@@ -80,7 +80,12 @@ public struct AnalysisCounters: Sendable {
 /// Nothing throws past a record: bad input becomes a ``Finding`` and decoding goes on.
 public final class Analyzer {
     public private(set) var options: AnalyzerOptions
-    public internal(set) var findings: [Finding] = []
+    /// What every machine of the pass writes into: findings, timeline events, evidence.
+    let sink: AnalysisSink
+    public internal(set) var findings: [Finding] {
+        get { sink.findings }
+        _modify { yield &sink.findings }
+    }
     /// Every connection seen, in the order they started (handles are reused, numbers are not).
     public internal(set) var connections: [Connection] {
         get { table.connections }
@@ -94,7 +99,10 @@ public final class Analyzer {
     ///
     /// Handed over owned (`__owned`): a receiver that keeps the event (a batch for the rendering thread) moves it
     /// instead of copying it (a copy retains and later releases each of its references, and walks its ~330 bytes).
-    public var onEvent: ((__owned TimelineEvent) -> Void)?
+    public var onEvent: ((__owned TimelineEvent) -> Void)? {
+        get { sink.onEvent }
+        set { sink.onEvent = newValue }
+    }
     /// Observers of attribute values (transfers, OTA, throughput).
     public var observers: [any AttributeValueObserver] = []
 
@@ -103,20 +111,16 @@ public final class Analyzer {
     /// The connections, their decoding state (reassemblers, ATT bearers) and the lookup by (controller, handle).
     var table = ConnectionTable()
     var commands = HCICommandPairing()
-    var queue: EventQueue
     var lastFrame = 0
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
     var linkLayer = LinkLayerTracker()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
-    var findingsBound = FindingsBound()
-    /// What the diagnosis reads, recorded as the pass goes (``EvidenceEvent``).
-    var evidenceLog = EvidenceLog()
     /// Bounded findings: at most this many of each kind are kept.
     public var keptFindingsPerCode: Int {
-        get { findingsBound.keptPerCode }
-        set { findingsBound.keptPerCode = newValue }
+        get { sink.findingsBound.keptPerCode }
+        set { sink.findingsBound.keptPerCode = newValue }
     }
     var buffers = ControllerBuffers()
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
@@ -157,13 +161,11 @@ public final class Analyzer {
     public var knownKeys: LinkKeyMaterial { keyStore.material }
 
     /// Records a `limit.*` finding the first time the bound is hit.
-    func noteLimit(_ kind: FindingKind, frame: Int) {
-        if findingsBound.firstTime(kind) { findings.append(Finding(.warning, kind, frame: frame)) }
-    }
+    func noteLimit(_ kind: FindingKind, frame: Int) { sink.noteLimit(kind, frame: frame) }
 
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
-        queue = EventQueue(capacity: options.queueCapacity)
+        sink = AnalysisSink(timeline: options.timeline, evidence: options.evidence, queueCapacity: options.queueCapacity)
         heldBudget = HeldBytesBudget(limit: options.maxHeldBytes)
         keyStore = LinkKeyStore(options.keys, micSearchLimit: options.maxKeySearchCandidates)
         linkLayer.keyStore = keyStore
@@ -176,8 +178,8 @@ public final class Analyzer {
         counters.records += 1
         lastFrame = record.frame
         lastTimestamp = record.timestamp
-        if record.controllerIndex != evidenceLog.lastController {
-            evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+        if record.controllerIndex != sink.evidenceLog.lastController {
+            sink.evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         }
         switch record.kind {
         case .command: processCommand(record)
@@ -198,8 +200,8 @@ public final class Analyzer {
         default:
             break
         }
-        if options.timeline { queue.drain(now: record.timestamp) { onEvent?($0) } }
-        if findings.count > findingsBound.threshold { findingsBound.compact(&findings) }
+        if options.timeline { sink.drain(now: record.timestamp) }
+        sink.boundFindings()
     }
 
     /// Builds timeline events from the next record on (`on`), or stops (what waits for a response is handed out now).
@@ -207,8 +209,9 @@ public final class Analyzer {
     /// elsewhere.
     public func setTimeline(_ on: Bool) {
         guard on != options.timeline else { return }
-        if !on { queue.drain(now: nil, force: true) { onEvent?($0) } }
+        if !on { sink.drain(now: nil, force: true) }
         options.timeline = on
+        sink.timeline = on
     }
 
     /// Ends the pass: reports what was left open and flushes the timeline.
@@ -244,10 +247,8 @@ public final class Analyzer {
             }
         }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
-        queue.drain(now: nil, force: true) { onEvent?($0) }
-        findingsBound.compact(&findings)
-        findings += findingsBound.omissions()
-        findings.sort { ($0.frame ?? 0, $0.offset ?? 0) < ($1.frame ?? 0, $1.offset ?? 0) }
+        sink.drain(now: nil, force: true)
+        sink.finishFindings()
         resolvePeerIdentities()
     }
 
@@ -272,21 +273,14 @@ public final class Analyzer {
 
     // MARK: events
 
-    /// Hands `event` on (or queues it behind a request that waits for its response); returns its queue id, -1 if sent.
-    ///
-    /// `consuming` and moved all the way to ``onEvent``: the copies made on the way (here, at the caller's `if let`,
-    /// at the receiver's append) were a large share of `timeline --format jsonl` (docs/performance.md#analyzer).
+    /// Hands `event` to the sink (``AnalysisSink/emit(_:waiting:)``) with the number of the connection its handle
+    /// names; returns its queue id, -1 if sent.
     @discardableResult
     func emit(_ event: consuming TimelineEvent, waiting: Bool = false) -> Int {
         if event.connectionNumber == nil, let h = event.connection, let i = table.latest(onHandle: h) {
             event.connectionNumber = table.states[i]?.number ?? connections[i].number
         }
-        // Nothing waiting ahead of it: hand it out now instead of copying it through the queue.
-        if !waiting && queue.isEmpty {
-            onEvent?(event)
-            return -1
-        }
-        return queue.append(event, waiting: waiting)
+        return sink.emit(event, waiting: waiting)
     }
 
     // MARK: connections
@@ -365,7 +359,7 @@ public final class Analyzer {
             connections[index].decode = state.decode
             for (key, p) in state.allBearers.flatMap({ $0.pending.map { $0 } }).sorted(by: { $0.value.frame < $1.value.frame }) {
                 findings.append(Finding(.info, .requestUnanswered(p.opcode, handle: p.handle, end: "the disconnection"), frame: p.frame))
-                if let id = p.eventID { queue.settle(id) }
+                if let id = p.eventID { sink.queue.settle(id) }
                 evidence(
                     .attUnanswered(
                         request: p.opcode, handle: p.handle, sender: key.sender, ended: .disconnection, endFrame: frame,
