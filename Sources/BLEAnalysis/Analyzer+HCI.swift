@@ -35,7 +35,7 @@ extension Analyzer {
         if options.evidence {
             recordCommand(packet, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex)
         }
-        noteISOCommand(packet, record: record)
+        iso.noteCommand(packet, record: record)
         let sent = commands.feed(
             packet.opcode, controller: record.controllerIndex,
             .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))

@@ -138,9 +138,8 @@ public final class Analyzer {
     /// the latest answer wins. Vendor-specific commands and events are named with it from its frame on.
     public internal(set) var controllerIdentities: [UInt16: ControllerIdentity] = [:]
     var vendorTally = VendorTally()
-    /// Isochronous channels (CIG/CIS/BIG) and their ISO data (`Analyzer+ISO.swift`); the health once finished.
+    /// Isochronous channels (CIG/CIS/BIG), their ISO data and, once finished, its health (`ISOTracker+Records.swift`).
     var iso = ISOTracker()
-    var isoHealth: [ISOStreamHealth] = []
     /// Vendor-specific commands and events per controller, counted and named (see ``VendorActivity``).
     public var vendorActivity: VendorActivity {
         vendorTally.activity(manufacturers: controllerIdentities.mapValues(\.manufacturer))
@@ -185,7 +184,9 @@ public final class Analyzer {
         case .command: processCommand(record)
         case .event: processEvent(record)
         case .acl: processACL(record)
-        case .iso: processISO(record)
+        case .iso:
+            counters.isoPackets &+= 1
+            if let e = iso.data(record, timeline: options.timeline, findings: &findings) { emit(e) }
         case .text:
             if options.timeline {
                 emit(
@@ -217,7 +218,7 @@ public final class Analyzer {
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
         finishLinkLayer()
-        finishISO()
+        iso.finish(findings: &findings, frame: lastFrame)
         for (i, state) in table.states.enumerated() {
             guard let state else { continue }
             state.finishReassembly(findings: &findings, frame: lastFrame)
