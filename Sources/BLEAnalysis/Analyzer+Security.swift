@@ -49,7 +49,7 @@ extension Analyzer {
         switch output {
         case .encryption, .encryptionFailed:
             // The link's fact is the machine's (``LinkMachine``); the
-            // Encryption Change event itself is the evidence (``recordEvent(_:frame:timestamp:controller:)``).
+            // Encryption Change event itself is the evidence (``HCIEvidence``).
             return
         case .pairingRequested(let sender, let authReq): kind = .pairingRequest(sender: sender, authReq: authReq)
         case .pairingAccepted(let sender, let authReq): kind = .pairingResponse(sender: sender, authReq: authReq)

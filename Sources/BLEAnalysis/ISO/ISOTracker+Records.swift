@@ -105,5 +105,5 @@ extension ISOTracker {
 
 extension Analyzer {
     /// The ISO tracker's result, once ``finish()`` ran (``ISOTracker/analysis(connections:)``).
-    public var isoAnalysis: ISOAnalysis { iso.analysis(connections: connections) }
+    public var isoAnalysis: ISOAnalysis { hci.iso.analysis(connections: connections) }
 }
