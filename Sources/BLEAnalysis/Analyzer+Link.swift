@@ -33,6 +33,12 @@ extension Analyzer: HCILinks {
 
     func withMachine(_ link: Int, _ body: (inout LinkMachine) -> Void) { body(&connections[link].machine) }
 
+    func completed(_ packets: Int, controller: UInt16, handle: UInt16, at moment: LinkActivity.Moment) {
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
+            connections[i].machine.feed(completed: packets, at: moment)
+        }
+    }
+
     func peripheralAddress(link: Int) -> UInt64? { connections[link].peripheralAddressValue }
 
     func qualitySampleCount(link: Int) -> Int { connections[link].linkQuality.count }

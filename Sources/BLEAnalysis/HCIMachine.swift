@@ -13,8 +13,11 @@ protocol HCILinks: AnyObject {
     /// One ``LinkInput`` to the link's machine (`source` when the fact is not observed at `frame`); what it answers (its
     /// end, a security verdict) is the analyzer's to act on.
     func feed(_ input: LinkInput, link: Int, frame: Int, timestamp: Timestamp, source: FactSource?)
-    /// The link's machine, for the inputs that answer nothing (completed packets, buffer room, quality reports).
+    /// The link's machine, for the inputs that answer nothing (buffer room, quality reports).
     func withMachine(_ link: Int, _ body: (inout LinkMachine) -> Void)
+    /// `packets` of the open link on (controller, handle) completed at `moment` (Number Of Completed Packets): one call
+    /// per entry, the lookup and the count together, on the path bulk traffic takes most.
+    func completed(_ packets: Int, controller: UInt16, handle: UInt16, at moment: LinkActivity.Moment)
     /// The peripheral's address on the link, where the capture shows it (the peer a key is stored for).
     func peripheralAddress(link: Int) -> UInt64?
     /// The quality reports the link holds (bounded by ``Connection/maxQualitySamples``).
@@ -48,7 +51,9 @@ final class HCIMachine {
     /// Isochronous channels (CIG/CIS/BIG), their ISO data and, once finished, its health (`ISOTracker+Records.swift`).
     var iso = ISOTracker()
     let keyStore: LinkKeyStore
-    unowned let links: any HCILinks
+    /// The analyzer, which owns this machine and outlives it: `unowned(unsafe)` spares the atomic reference count a safe
+    /// unowned reference pays on every use (every completed-packets entry).
+    unowned(unsafe) let links: any HCILinks
     let sink: AnalysisSink
 
     init(keyStore: LinkKeyStore, links: any HCILinks, sink: AnalysisSink) {
@@ -225,9 +230,7 @@ final class HCIMachine {
     func completed(_ packets: Int, controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp) {
         // A CIS or BIS handle's completions are ISO buffers, not ACL ones (Core Spec Vol 4, Part E, 7.7.19).
         if iso.isStream(controller: controller, handle: handle) { return }
-        if let i = links.link(controller: controller, handle: handle, frame: frame, timestamp: timestamp, infer: false) {
-            links.withMachine(i) { $0.feed(completed: packets, at: .init(frame: frame, timestamp: timestamp)) }
-        }
+        links.completed(packets, controller: controller, handle: handle, at: .init(frame: frame, timestamp: timestamp))
         buffers.completed(controller: controller, packets: packets)
     }
 

@@ -19,7 +19,8 @@ protocol AirLinks: HCILinks {
 final class AirLinkRouter {
     var tracker = LinkLayerTracker()
     let keyStore: LinkKeyStore
-    unowned let links: any AirLinks
+    /// The analyzer, which owns this router and outlives it (`unowned(unsafe)`: no reference count per PDU).
+    unowned(unsafe) let links: any AirLinks
     let sink: AnalysisSink
 
     init(keyStore: LinkKeyStore, links: any AirLinks, sink: AnalysisSink) {
