@@ -241,7 +241,7 @@ public final class Analyzer {
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
         sink.drain(now: nil, force: true)
         sink.finishFindings()
-        resolvePeerIdentities()
+        IdentityResolver.nameIdentities(of: &connections, keys: keyStore.identities)
     }
 
     /// Runs a whole capture file through a new analyzer; `progress` is called with (frame, bytes read) at every
@@ -464,19 +464,5 @@ extension Connection {
 
     static func addressValue(_ text: String) -> UInt64? {
         BDAddress(String(text.prefix(17))).map(\.value)
-    }
-}
-
-extension Analyzer {
-    /// Names each connection's peer by its identity address where an IRK known at the end resolves it.
-    func resolvePeerIdentities() {
-        var resolver = IdentityResolver(keyStore.identities)
-        guard !resolver.keys.isEmpty else { return }
-        for i in connections.indices {
-            guard let peer = connections[i].peerAddress, let value = Connection.addressValue(peer),
-                let identity = resolver.identity(of: value)
-            else { continue }
-            connections[i].peerIdentity = identity.description
-        }
     }
 }

@@ -32,3 +32,18 @@ public struct IdentityResolver: Sendable {
         return nil
     }
 }
+
+extension IdentityResolver {
+    /// Names each connection's peer by its identity address where one of the keys resolves it (the keys known at the
+    /// end of the pass).
+    static func nameIdentities(of connections: inout [Connection], keys: [IdentityKey]) {
+        guard !keys.isEmpty else { return }
+        var resolver = IdentityResolver(keys)
+        for i in connections.indices {
+            guard let peer = connections[i].peerAddress, let value = Connection.addressValue(peer),
+                let identity = resolver.identity(of: value)
+            else { continue }
+            connections[i].peerIdentity = identity.description
+        }
+    }
+}
