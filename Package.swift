@@ -66,14 +66,32 @@ let package = Package(
         // `blescope --version` names the commit: the plugin writes it into the target before each build (see its comment).
         .plugin(name: "BuildInfo", capability: .buildTool()),
         .target(name: "BLETestSupport", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLESecurity"]),
+        // Each test target names every module its sources import, not only the one it tests: SwiftPM rebuilds a target
+        // when the modules it names change, and a test reads the stored properties of the types it imports in place
+        // (their layout is compiled in). With BLEAnalysis reached only through BLEReports, a change to `Analyzer`'s
+        // stored properties that left BLEReports' interface byte for byte the same rebuilt BLEAnalysis and BLEReports
+        // but not BLEReportsTests: its `analyzer.onEvent = …` stored a closure over `observers` and the connection table
+        // of the new layout (the heap corruption in BackgroundTimelineJSONTests, 2026-11-24 and 2026-11-28).
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
         .testTarget(name: "BLESecurityTests", dependencies: ["BLESecurity", "BLECore", "BLETestSupport"]),
-        .testTarget(name: "BLECaptureTests", dependencies: ["BLECapture", "BLETestSupport"]),
-        .testTarget(name: "BLEProtocolsTests", dependencies: ["BLEProtocols", "BLETestSupport"]),
-        .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLETestSupport"]),
-        .testTarget(name: "BLEAnalysisTests", dependencies: ["BLEAnalysis", "BLEReports", "BLESecurity", "BLETestSupport"]),
-        .testTarget(name: "BLEReportsTests", dependencies: ["BLEReports", "BLETestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["BLETestSupport", "blescope"], exclude: ["Golden", "Stories"]),
-        .testTarget(name: "FuzzTests", dependencies: ["BLEAnalysis", "BLEReports", "BLETestSupport"], exclude: ["Corpus"]),
+        .testTarget(name: "BLECaptureTests", dependencies: ["BLECapture", "BLECore", "BLETestSupport"]),
+        .testTarget(name: "BLEProtocolsTests", dependencies: ["BLEProtocols", "BLECapture", "BLECore", "BLETestSupport"]),
+        .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLEProtocols", "BLECore", "BLETestSupport"]),
+        .testTarget(
+            name: "BLEAnalysisTests",
+            dependencies: [
+                "BLEAnalysis", "BLEReports", "BLESecurity", "BLECodecs", "BLEProtocols", "BLECapture", "BLECore", "BLETestSupport",
+            ]),
+        .testTarget(
+            name: "BLEReportsTests",
+            dependencies: [
+                "BLEReports", "BLEAnalysis", "BLESecurity", "BLECodecs", "BLEProtocols", "BLECapture", "BLECore", "BLETestSupport",
+            ]),
+        .testTarget(
+            name: "EndToEndTests", dependencies: ["BLETestSupport", "BLEProtocols", "BLECapture", "BLECore", "blescope"],
+            exclude: ["Golden", "Stories"]),
+        .testTarget(
+            name: "FuzzTests", dependencies: ["BLEAnalysis", "BLEReports", "BLECodecs", "BLECapture", "BLECore", "BLETestSupport"],
+            exclude: ["Corpus"]),
     ]
 )

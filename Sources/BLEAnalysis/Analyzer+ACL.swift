@@ -31,14 +31,14 @@ extension Analyzer {
                 timestamp: record.timestamp, infer: !Self.isVendorHandle(header.handle))
         else {
             if Self.isVendorHandle(header.handle) {
-                vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
+                hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
             }
             return
         }
         let direction = record.direction
         let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
         let canCharge = table[index].machine.feed(acl: direction, bytes: record.originalLength, at: moment)
-        if direction == .tx, let total = buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
+        if direction == .tx, let total = hci.buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
             table[index].machine.feed(bufferFilledWith: total, at: moment)
         }
         if cut && !truncatedACLNoted {

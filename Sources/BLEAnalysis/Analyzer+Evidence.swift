@@ -29,42 +29,4 @@ extension Analyzer {
     func evidence(_ kind: EvidenceEvent.Kind, frame: Int, timestamp: Timestamp, controller: UInt16 = 0, connection: Int? = nil) {
         sink.evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: connection)
     }
-
-    /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
-    func connectionNumber(controller: UInt16, handle: UInt16) -> Int? {
-        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) { return table[i].number }
-        return table.latest(onHandle: handle).map { table[$0].number }
-    }
-
-    /// An HCI command the host sent, as evidence (``HCIEvidence``).
-    func recordCommand(_ packet: HCICommandPacket, frame: Int, timestamp: Timestamp, controller: UInt16) {
-        guard let (handle, kind) = HCIEvidence.command(packet) else { return }
-        let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
-        evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
-    }
-
-    /// A command answered: an error status, or an answer later than the HCI command time-out, is evidence.
-    func recordAnswer(
-        _ opcode: HCICommand, status: HCIStatus?, commandFrame: Int?, latency: Int64?, frame: Int, timestamp: Timestamp,
-        controller: UInt16
-    ) {
-        if let status, status != .success {
-            evidence(
-                .commandFailed(opcode, status: status, commandFrame: commandFrame), frame: frame, timestamp: timestamp,
-                controller: controller)
-        }
-        if let latency, let commandFrame, latency > hciCommandTimeoutMicroseconds {
-            evidence(
-                .commandLate(opcode, commandFrame: commandFrame, microseconds: latency), frame: frame, timestamp: timestamp,
-                controller: controller)
-        }
-    }
-
-    /// An HCI event, after the analyzer applied it (a connection it opened is open, one it closed is the latest on its
-    /// handle), as evidence (``HCIEvidence``).
-    func recordEvent(_ decoded: HCIEventParameters, frame: Int, timestamp: Timestamp, controller: UInt16) {
-        guard let (handle, kind) = HCIEvidence.event(decoded) else { return }
-        let number = handle.flatMap { connectionNumber(controller: controller, handle: $0) }
-        evidence(kind, frame: frame, timestamp: timestamp, controller: controller, connection: number)
-    }
 }

@@ -13,35 +13,51 @@ extension Analyzer {
         case .security(let verdict): applySecurity(verdict, connection: index, frame: frame, timestamp: timestamp)
         }
     }
+}
 
-    /// A link fact an air capture's LL procedure settled, as the ``LinkInput`` the HCI event would have become: the data
-    /// length (LE Data Length Change), the encryption procedure's steps (LE Long Term Key Request, its Reply or
-    /// Negative Reply, Encryption Change). The evidence of an encryption change is the one HCI's event gives.
-    func linkLayerChanged(_ change: LLLinkChange, controller: UInt16) {
-        guard let index = table.openIndex(handle: change.handle) else { return }
-        let frame = change.frame, timestamp = change.timestamp
-        switch change.change {
-        case .dataLength(let length):
-            // A controller reports a change only; a negotiation that confirms the value in force makes it observed.
-            let fact = table[index].link.dataLength
-            guard fact.value != length || !fact.isObserved else { return }
-            feedLink(.dataLengthChanged(length), connection: index, frame: frame, timestamp: timestamp)
-        case .keyRequested:
-            feedLink(.encryption(.longTermKeyRequested), connection: index, frame: frame, timestamp: timestamp)
-            // LL_ENC_REQ: the central starts encryption, as LE Enable Encryption says it on HCI.
-            evidence(
-                .encryptionStart(handle: change.handle), frame: frame, timestamp: timestamp, controller: controller,
-                connection: table[index].number)
-        case .keyGiven: feedLink(.encryption(.longTermKeyReplied), connection: index, frame: frame, timestamp: timestamp)
-        case .keyRefused: feedLink(.encryption(.longTermKeyRefused), connection: index, frame: frame, timestamp: timestamp)
-        case .encryption(let on, let inferred):
-            guard table[index].isEncrypted != on else { return }
-            feedLink(
-                .encryption(.changed(status: .success, enabled: on)), connection: index, frame: frame, timestamp: timestamp,
-                source: inferred ? .inferred(.encryptedPDU(frame: frame)) : nil)
-            evidence(
-                .encryptionChange(handle: change.handle, status: .success, enabled: on), frame: frame, timestamp: timestamp,
-                controller: controller, connection: table[index].number)
+/// The connection table as the HCI machine sees it (``HCILinks``).
+extension Analyzer: HCILinks {
+    func link(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
+        connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: timestamp, infer: infer)
+    }
+
+    func openLink(
+        controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool, configure: (inout Connection) -> Void
+    ) {
+        openConnection(controller: controller, handle: handle, frame: frame, timestamp: timestamp, isLE: isLE, configure: configure)
+    }
+
+    func feed(_ input: LinkInput, link: Int, frame: Int, timestamp: Timestamp, source: FactSource?) {
+        feedLink(input, connection: link, frame: frame, timestamp: timestamp, source: source)
+    }
+
+    func withMachine(_ link: Int, _ body: (inout LinkMachine) -> Void) { body(&table[link].machine) }
+
+    func completed(_ packets: Int, controller: UInt16, handle: UInt16, at moment: LinkActivity.Moment) {
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) {
+            table[i].machine.feed(completed: packets, at: moment)
         }
     }
+
+    func peripheralAddress(link: Int) -> UInt64? { table[link].peripheralAddressValue }
+
+    func qualitySampleCount(link: Int) -> Int { table[link].linkQuality.count }
+
+    /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
+    func number(controller: UInt16, handle: UInt16) -> Int? {
+        if let i = table.lookup(ConnectionKey(controller: controller, handle: handle)) { return table[i].number }
+        return table.latest(onHandle: handle).map { table[$0].number }
+    }
+}
+
+/// The connection table as the air router sees it (``AirLinks``).
+extension Analyzer: AirLinks {
+    func openIndex(handle: UInt16) -> Int? { table.openIndex(handle: handle) }
+
+    func airData(_ f: LLL2CAPFragment, link: Int) {
+        table[link].machine.feed(airData: f.direction, bytes: f.payload.count)
+        feedL2CAP(f.fragment, connection: link, direction: f.direction, timestamp: f.timestamp)
+    }
+
+    func withConnection(_ link: Int, _ body: (inout Connection) -> Void) { body(&table[link]) }
 }

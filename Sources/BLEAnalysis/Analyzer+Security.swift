@@ -23,7 +23,7 @@ extension Analyzer {
 
 extension SecurityTracker.Output {
     /// The evidence the diagnosis reads of a verdict; nil for the link's encryption, which is the link machine's fact
-    /// (``LinkMachine``): the Encryption Change event itself is the evidence (``Analyzer/recordEvent(_:frame:timestamp:controller:)``).
+    /// (``LinkMachine``): the Encryption Change event itself is the evidence (``HCIEvidence``).
     var evidence: EvidenceEvent.Kind? {
         switch self {
         case .encryption, .encryptionFailed: nil

@@ -25,7 +25,7 @@ public final class Analyzer {
         _modify { yield &sink.counters }
     }
     /// Controller ACL buffers from (LE) Read Buffer Size, per controller: (packet length, packets).
-    public var aclBuffers: [UInt16: (length: Int, packets: Int)] { buffers.sizes }
+    public var aclBuffers: [UInt16: (length: Int, packets: Int)] { hci.buffers.sizes }
 
     /// Receives timeline events in frame order (after pairing).
     ///
@@ -45,11 +45,9 @@ public final class Analyzer {
 
     /// The connections, the machines of those open (``ConnectionMachine``) and the lookup by (controller, handle).
     var table: ConnectionTable
-    var commands = HCICommandPairing()
     var lastFrame = 0
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
-    var linkLayer = LinkLayerTracker()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
     /// Bounded findings: at most this many of each kind are kept.
@@ -57,7 +55,6 @@ public final class Analyzer {
         get { sink.findingsBound.keptPerCode }
         set { sink.findingsBound.keptPerCode = newValue }
     }
-    var buffers = ControllerBuffers()
     /// Bound on the connections kept over the whole capture (``connections`` never grows beyond it):
     /// a hostile capture with a Connection Complete per record would otherwise grow it without end.
     public var maxRetainedConnections: Int {
@@ -67,19 +64,15 @@ public final class Analyzer {
     var heldBudget: HeldBytesBudget
     /// What was carried against what was decoded, per connection and for the capture; set by ``finish()``.
     public internal(set) var decodeHealth = DecodeHealth()
-    /// ACL packets on the Qualcomm controller-log handle (``Analyzer/vendorTraceHandle``) outside any connection.
-    var vendorTrace = VendorTrace()
-    /// Who made each controller (by controller index), from Read Local Version Information or a monitor Index Info;
-    /// the latest answer wins. Vendor-specific commands and events are named with it from its frame on.
-    public internal(set) var controllerIdentities: [UInt16: ControllerIdentity] = [:]
-    var vendorTally = VendorTally()
-    /// Isochronous channels (CIG/CIS/BIG) and their ISO data (`Analyzer+ISO.swift`); the health once finished.
-    var iso = ISOTracker()
-    var isoHealth: [ISOStreamHealth] = []
+    /// The capture-wide HCI machine: commands and their answers, controller buffers and identities, vendor activity, the
+    /// ISO tracker; it feeds the links through ``HCILinks``.
+    lazy var hci = HCIMachine(keyStore: keyStore, links: self, sink: sink)
+    /// Air captures' link layer (``LinkLayerTracker``) and what it says of the links.
+    lazy var air = AirLinkRouter(keyStore: keyStore, links: self, sink: sink)
+    /// Who made each controller (``HCIMachine/identities``).
+    public var controllerIdentities: [UInt16: ControllerIdentity] { hci.identities }
     /// Vendor-specific commands and events per controller, counted and named (see ``VendorActivity``).
-    public var vendorActivity: VendorActivity {
-        vendorTally.activity(manufacturers: controllerIdentities.mapValues(\.manufacturer))
-    }
+    public var vendorActivity: VendorActivity { hci.vendorActivity }
     /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
     public var heldBytesSheds: Int { heldBudget.sheds }
     public var heldBytesDropped: Int { heldBudget.dropped }
@@ -87,8 +80,8 @@ public final class Analyzer {
     /// Receives every air record blescope decrypted with a key, rewritten in the clear (frame, record bytes):
     /// what `convert --decrypt` writes in place of the encrypted record.
     public var onDecryptedRecord: ((Int, [UInt8]) -> Void)? {
-        get { linkLayer.onDecryptedRecord }
-        set { linkLayer.onDecryptedRecord = newValue }
+        get { air.tracker.onDecryptedRecord }
+        set { air.tracker.onDecryptedRecord = newValue }
     }
 
     /// Every key the analysis knows at the end: those given, and those learned from pairings, key distribution
@@ -104,7 +97,6 @@ public final class Analyzer {
         heldBudget = HeldBytesBudget(limit: options.maxHeldBytes)
         keyStore = LinkKeyStore(options.keys, micSearchLimit: options.maxKeySearchCandidates)
         table = ConnectionTable(sink: sink, capture: CaptureContext(codecs: options.codecs, keyStore: keyStore))
-        linkLayer.keyStore = keyStore
     }
 
     // MARK: driving
@@ -118,10 +110,16 @@ public final class Analyzer {
             sink.evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         }
         switch record.kind {
-        case .command: processCommand(record)
-        case .event: processEvent(record)
+        case .command:
+            counters.commands += 1
+            hci.command(record)
+        case .event:
+            counters.events += 1
+            hci.event(record)
         case .acl: processACL(record)
-        case .iso: processISO(record)
+        case .iso:
+            counters.isoPackets &+= 1
+            if let e = hci.iso.data(record, timeline: options.timeline, findings: &findings) { emit(e) }
         case .text:
             if options.timeline {
                 emit(
@@ -130,9 +128,10 @@ public final class Analyzer {
                         layer: .note, code: nil, name: "Note", summary: record.text))
             }
         case .linkLayer:
-            processLinkLayer(record)
+            counters.linkLayerRecords += 1
+            air.process(record)
         case .monitor:
-            if record.rawType == Self.monitorIndexInfo { noteIndexInfo(record) }
+            hci.monitor(record)
         default:
             break
         }
@@ -152,28 +151,21 @@ public final class Analyzer {
 
     /// Ends the pass: reports what was left open and flushes the timeline.
     public func finish() {
-        finishLinkLayer()
-        finishISO()
+        air.finish(frame: lastFrame, timestamp: lastTimestamp)
+        hci.iso.finish(findings: &findings, frame: lastFrame)
         for (i, machine) in table.machines.enumerated() {
             guard let machine else { continue }
             table[i].decode = machine.finish(frame: lastFrame, timestamp: lastTimestamp, endOfCapture: true)
         }
 
-        decodeHealth = DecodeHealth(connections: connections, vendorTrace: vendorTrace)
+        decodeHealth = DecodeHealth(connections: connections, vendorTrace: hci.vendorTrace)
         findings += decodeHealth.findings
-        if let f = vendorTally.reportsWithoutLinkFinding() { findings.append(f) }
-        for pending in commands.takeUnanswered() {
-            findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
-            guard pending.opcode.expectsAnswer else { continue }
-            evidence(
-                .commandUnanswered(pending.opcode, commandFrame: pending.frame), frame: pending.frame, timestamp: pending.timestamp,
-                controller: pending.controller)
-        }
+        hci.finish()
         for machine in table.machines { machine?.finishRequests(frame: lastFrame, timestamp: lastTimestamp, endOfCapture: true) }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
         sink.drain(now: nil, force: true)
         sink.finishFindings()
-        resolvePeerIdentities()
+        IdentityResolver.nameIdentities(in: &table, keys: keyStore.identities)
     }
 
     /// Runs a whole capture file through a new analyzer; `progress` is called with (frame, bytes read) at every
@@ -304,19 +296,5 @@ extension Analyzer {
         guard let shedding = heldBudget.check(held: table.heldBytes, holders: { table.holders() }) else { return }
         noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
         heldBudget.droppedElsewhere(table.shed(shedding))
-    }
-}
-
-extension Analyzer {
-    /// Names each connection's peer by its identity address where an IRK known at the end resolves it.
-    func resolvePeerIdentities() {
-        var resolver = IdentityResolver(keyStore.identities)
-        guard !resolver.keys.isEmpty else { return }
-        for i in table.indices {
-            guard let peer = table[i].peerAddress, let value = Connection.addressValue(peer),
-                let identity = resolver.identity(of: value)
-            else { continue }
-            table[i].peerIdentity = identity.description
-        }
     }
 }

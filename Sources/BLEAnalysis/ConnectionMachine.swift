@@ -224,7 +224,7 @@ extension Analyzer {
         // Quality reports on the handle before the link showed itself: its own when traffic opened it (it was up
         // before the capture began), no link's when a Connection Complete did.
         let c = table[index]
-        let held = vendorTally.takeReports(controller: c.controller, handle: c.handle, claim: c.inferred)
+        let held = hci.vendorTally.takeReports(controller: c.controller, handle: c.handle, claim: c.inferred)
         if !held.isEmpty { _ = table[index].machine.feed(.qualityReportsBefore(held), frame: c.startFrame, timestamp: c.startTime) }
     }
 }

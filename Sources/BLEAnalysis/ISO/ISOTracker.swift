@@ -4,7 +4,7 @@ import BLEProtocols
 
 /// Follows isochronous channels through an HCI log: CIGs and CISes, BIGs and BIG syncs, their data paths, and each
 /// stream's ISO data, from the commands the host sent and the events the controller answered with (Core Spec Vol 4,
-/// Part E, 7.7.65.25–30, 7.8.97–7.8.110). One per analyzer; fed by ``Analyzer`` (`Analyzer+ISO.swift`).
+/// Part E, 7.7.65.25–30, 7.8.97–7.8.110). One per analyzer; its records and the pass's end in `ISOTracker+Records.swift`.
 ///
 /// Streams are keyed by (controller, handle); a handle reused after its stream ended opens a new one. Data on a handle
 /// no event established (a capture that starts mid-stream) is still counted, as a stream without parameters.
@@ -35,6 +35,10 @@ struct ISOTracker {
     var pendingDataPath: [UInt16: LESetupISODataPath] = [:]
     var pendingRemoveDataPath: [UInt16: LERemoveISODataPath] = [:]
     var data = ISOData()
+    /// Each stream direction's health, once the pass finished (``finish(findings:frame:)``).
+    var health: [ISOStreamHealth] = []
+    /// Whether the `iso.cut-by-capturer` finding was made (once per capture).
+    var cutNoted = false
 
     /// Every (controller, handle) a CIS or BIS was established on.
     var isoHandles: Set<Key> = []

@@ -32,3 +32,18 @@ public struct IdentityResolver: Sendable {
         return nil
     }
 }
+
+extension IdentityResolver {
+    /// Names each connection's peer by its identity address where one of the keys resolves it (the keys known at the
+    /// end of the pass).
+    static func nameIdentities(in table: inout ConnectionTable, keys: [IdentityKey]) {
+        guard !keys.isEmpty else { return }
+        var resolver = IdentityResolver(keys)
+        for i in table.indices {
+            guard let peer = table[i].peerAddress, let value = Connection.addressValue(peer),
+                let identity = resolver.identity(of: value)
+            else { continue }
+            table[i].peerIdentity = identity.description
+        }
+    }
+}

@@ -24,22 +24,24 @@ extension FindingKind {
         code: "iso.cut-by-capturer", message: "HCI ISO data packets cut by the capturer: not counted as SDUs")
 }
 
-extension Analyzer {
+/// The ISO tracker as the analyzer's isochronous machine: the HCI ISO data records, the isochronous commands, the end of
+/// the pass and its result. The analyzer hands it each record of its kind and emits the timeline event it answers.
+extension ISOTracker {
     /// One HCI ISO data packet (H4 0x05, btsnoop, PacketLogger 0x12/0x13, Linux monitor 18/19, pcap LT 201/187/254):
-    /// its header read in place, counted in its stream's health, shown in the timeline.
-    func processISO(_ record: CaptureRecord) {
-        counters.isoPackets &+= 1
+    /// its header read in place, counted in its stream's health; its timeline event when `timeline`.
+    mutating func data(_ record: CaptureRecord, timeline: Bool, findings: inout [Finding]) -> TimelineEvent? {
         guard !record.isTruncated else {
-            if sink.findingsBound.firstTime(.isoCutByCapturer) {
+            if !cutNoted {
+                cutNoted = true
                 findings.append(Finding(.info, .isoCutByCapturer, frame: record.frame, offset: record.fileOffset))
             }
-            return
+            return nil
         }
         var input = record.reader
         let header: ISOHeader
         do { header = try ISOHeader(parsing: &input) } catch {
             findings.append(Finding(.warning, .malformed("HCI ISO data packet", error), frame: record.frame, offset: record.fileOffset))
-            return
+            return nil
         }
         if input.remaining > header.fragmentLength {
             findings.append(
@@ -47,13 +49,13 @@ extension Analyzer {
                     .warning, .hciLengthMismatch(kind: record.kind, declared: header.loadLength + 4, present: record.bytes.count),
                     frame: record.frame, offset: record.fileOffset))
         }
-        iso.data.add(
+        data.add(
             header, direction: record.direction, controller: record.controllerIndex, frame: record.frame,
             timestamp: record.timestamp, findings: &findings)
-        if options.timeline { emitISO(header, record) }
+        return timeline ? Self.event(header, record) : nil
     }
 
-    private func emitISO(_ header: ISOHeader, _ record: CaptureRecord) {
+    private static func event(_ header: ISOHeader, _ record: CaptureRecord) -> TimelineEvent {
         var e = TimelineEvent(
             frame: record.frame, timestamp: record.timestamp, connection: nil, direction: record.direction, layer: .iso,
             code: nil, name: "ISO Data", summary: header.summary)
@@ -64,40 +66,44 @@ extension Analyzer {
         if let t = header.timestamp { fields.append(("time_stamp", Int64(t))) }
         fields.append(("fragment_length", Int64(header.fragmentLength)))
         e.fields = fields
-        emit(e)
+        return e
     }
 
-    /// The isochronous commands (one look at the opcode for the rest).
+    /// The isochronous commands (Core Spec Vol 4, Part E, 7.8.97–7.8.117; one look at the opcode for the rest).
     @inline(__always)
-    func noteISOCommand(_ packet: HCICommandPacket, record: CaptureRecord) {
+    mutating func noteCommand(_ packet: HCICommandPacket, record: CaptureRecord) {
         guard packet.opcode.ogf == 0x08, (0x0061...0x0075).contains(packet.opcode.ocf) else { return }
-        iso.command(packet, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+        command(packet, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
     }
 
-    /// The ISO tracker's result, once ``finish()`` ran: streams, their life, their health (with each CIS's ACL
-    /// connection number).
-    public var isoAnalysis: ISOAnalysis {
+    /// Ends the streams' reassembly and computes their health; the tracker's findings go to `findings`.
+    mutating func finish(findings: inout [Finding], frame: Int) {
+        var f: [Finding] = []
+        health = data.finish(streams: streams, findings: &f, frame: frame)
+        findings += f + self.findings
+    }
+
+    /// The result, once ``finish(findings:frame:)`` ran: streams, their life, their health (with each CIS's ACL
+    /// connection number, the latest connection on its ACL handle that started before it).
+    func analysis(connections: [Connection]) -> ISOAnalysis {
         var result = ISOAnalysis()
-        let all = connections
-        result.streams = iso.streams.map { s in
+        result.streams = streams.map { s in
             var s = s
             if let acl = s.aclHandle {
                 s.connectionNumber =
-                    all.last {
+                    connections.last {
                         $0.controller == s.controller && $0.handle == acl && $0.startFrame <= s.establishedFrame
                     }?.number
             }
             return s
         }
-        result.events = iso.events
-        result.health = isoHealth
+        result.events = events
+        result.health = health
         return result
     }
+}
 
-    /// Ends the ISO streams' reassembly and computes their health (from ``finish()``).
-    func finishISO() {
-        var f: [Finding] = []
-        isoHealth = iso.data.finish(streams: iso.streams, findings: &f, frame: lastFrame)
-        findings += f + iso.findings
-    }
+extension Analyzer {
+    /// The ISO tracker's result, once ``finish()`` ran (``ISOTracker/analysis(connections:)``).
+    public var isoAnalysis: ISOAnalysis { hci.iso.analysis(connections: connections) }
 }

@@ -1,0 +1,139 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+import Testing
+
+@testable import BLEAnalysis
+
+/// The HCI machine against a connection table of its own (``HCILinks``): what each event asks of the links, read from
+/// event bytes written here from Core Spec 6.0 Vol 4, Part E, 7.7.
+@Suite struct HCIMachineTests {
+    /// A connection table that records what the machine asks: links opened, inputs fed, packets completed.
+    final class Links: HCILinks {
+        var open: [UInt16: Int] = [:]
+        var connections: [Connection] = []
+        var fed: [(input: LinkInput, link: Int, frame: Int)] = []
+        var completions: [(packets: Int, handle: UInt16, frame: Int)] = []
+        var emitted: [TimelineEvent] = []
+
+        func link(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? { open[handle] }
+        func openLink(
+            controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool, configure: (inout Connection) -> Void
+        ) {
+            var c = Connection(
+                number: connections.count + 1, handle: handle, controller: controller, inferred: false, startFrame: frame,
+                startTime: timestamp)
+            c.isLE = isLE
+            configure(&c)
+            open[handle] = connections.count
+            connections.append(c)
+        }
+        func feed(_ input: LinkInput, link: Int, frame: Int, timestamp: Timestamp, source: FactSource?) {
+            fed.append((input, link, frame))
+        }
+        func withMachine(_ link: Int, _ body: (inout LinkMachine) -> Void) { body(&connections[link].machine) }
+        func completed(_ packets: Int, controller: UInt16, handle: UInt16, at moment: LinkActivity.Moment) {
+            completions.append((packets, handle, moment.frame))
+        }
+        func peripheralAddress(link: Int) -> UInt64? { nil }
+        func qualitySampleCount(link: Int) -> Int { connections[link].linkQuality.count }
+        func number(controller: UInt16, handle: UInt16) -> Int? { open[handle].map { connections[$0].number } }
+        func emit(_ event: consuming TimelineEvent, waiting: Bool) -> Int {
+            emitted.append(event)
+            return -1
+        }
+    }
+
+    let links = Links()
+    let sink = AnalysisSink(timeline: false, evidence: true, queueCapacity: 64)
+    let machine: HCIMachine
+
+    init() {
+        machine = HCIMachine(keyStore: LinkKeyStore(LinkKeyMaterial()), links: links, sink: sink)
+    }
+
+    func event(_ hex: String, frame: Int) throws {
+        let record = OwnedRecord(
+            frame: frame, timestamp: Timestamp(microseconds: Int64(frame) * 1000), direction: .rx, kind: .event,
+            bytes: try #require(bytes(fromHex: hex)))
+        record.withRecord { machine.event($0) }
+    }
+
+    func command(_ hex: String, frame: Int) throws {
+        let record = OwnedRecord(
+            frame: frame, timestamp: Timestamp(microseconds: Int64(frame) * 1000), direction: .tx, kind: .command,
+            bytes: try #require(bytes(fromHex: hex)))
+        record.withRecord { machine.command($0) }
+    }
+
+    /// LE Connection Complete opens the link with its role, peer and parameters; later events on its handle become
+    /// its inputs; Disconnection Complete is its end.
+    @Test func eventsBecomeLinkInputs() throws {
+        // LE Connection Complete (7.7.65.1): success, handle 0x0040, central, public peer 00:11:22:33:44:55,
+        // interval 0x0028 (50 ms), latency 0, timeout 0x00C8 (2 s).
+        try event("3E 13 01 00 40 00 00 00 55 44 33 22 11 00 28 00 00 00 C8 00 00", frame: 1)
+        #expect(links.connections.count == 1)
+        let c = try #require(links.connections.first)
+        #expect(c.handle == 0x0040 && c.isLE && c.role == .central)
+        #expect(c.peerAddress == "00:11:22:33:44:55")
+        #expect(c.currentParameters == ConnectionParameters(interval: 0x28, latency: 0, timeout: 0xC8))
+        // LE Data Length Change (7.7.65.7): 251 octets / 2120 µs each way.
+        try event("3E 0B 07 40 00 FB 00 48 08 FB 00 48 08", frame: 2)
+        // LE PHY Update Complete (7.7.65.12): 2M both ways.
+        try event("3E 06 0C 00 40 00 02 02", frame: 3)
+        // Encryption Change (7.7.8): on.
+        try event("08 04 00 40 00 01", frame: 4)
+        // Disconnection Complete (7.7.5): Remote User Terminated (0x13).
+        try event("05 04 00 40 00 13", frame: 5)
+        let length = DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)
+        #expect(
+            links.fed.map(\.input) == [
+                .dataLengthChanged(length), .phyChanged(PHYPair(tx: .le2M, rx: .le2M)),
+                .encryption(.changed(status: .success, enabled: true)),
+                .lifecycle(.disconnected(status: .success, reason: HCIStatus(0x13), frame: 5, timestamp: Timestamp(microseconds: 5000))),
+            ])
+        #expect(links.fed.map(\.frame) == [2, 3, 4, 5])
+        // The evidence names the connection the handle belongs to.
+        let kinds = sink.evidenceLog.events.map(\.kind)
+        #expect(kinds.contains(.disconnectionComplete(handle: 0x0040, status: .success, reason: HCIStatus(0x13))))
+        #expect(sink.evidenceLog.events.allSatisfy { $0.connection == 1 })
+    }
+
+    /// Number Of Completed Packets (7.7.19), read in place without a timeline: one call per entry, nothing decoded.
+    @Test func completedPacketsInPlace() throws {
+        // Two entries: handle 0x0040 3 packets, handle 0x0041 2 packets.
+        try event("13 09 02 40 00 03 00 41 00 02 00", frame: 7)
+        #expect(links.completions.map(\.packets) == [3, 2])
+        #expect(links.completions.map(\.handle) == [0x0040, 0x0041])
+        #expect(links.completions.map(\.frame) == [7, 7])
+        #expect(sink.findings.isEmpty)
+    }
+
+    /// A vendor quality report naming a handle no link has opens nothing; it is held for traffic to claim.
+    @Test func qualityReportOpensNoLink() throws {
+        // Android BQR (vendor event 0xFF, sub-event 0x58), Monitoring report (0x01): packet type 0x02, handle 0x0002,
+        // the rest of its fields zero.
+        var report: [UInt8] = [0x58, 0x01, 0x02, 0x02, 0x00]
+        report += [UInt8](repeating: 0, count: 60)
+        try event("FF \(hexString([UInt8(report.count)])) " + hexString(report), frame: 9)
+        #expect(links.connections.isEmpty)
+        #expect(links.fed.isEmpty)
+        let held = machine.vendorTally.takeReports(controller: 0, handle: 0x0002, claim: true)
+        #expect(held.map(\.frame) == [9])
+    }
+
+    /// A command waits for its answer; Read Local Version Information's names the controller's maker.
+    @Test func commandsAndTheirAnswers() throws {
+        // Read Local Version Information (0x1001, 7.4.1), then its Command Complete: HCI 5.2 (0x0B), revision 0x0100,
+        // LMP 0x0B, manufacturer 0x000F (Broadcom), subversion 0x2209.
+        try command("01 10 00", frame: 1)
+        try event("0E 0C 01 01 10 00 0B 00 01 0B 0F 00 09 22", frame: 2)
+        #expect(machine.identities[0]?.manufacturer == ControllerManufacturer(0x000F))
+        #expect(machine.identities[0]?.frame == 2)
+        // LE Create Connection Cancel (0x200E) is never answered: said at the end, with its evidence.
+        try command("0E 20 00", frame: 3)
+        machine.finish()
+        #expect(sink.findings.map(\.kind.code) == ["hci.command-unanswered"])
+        #expect(sink.findings.map(\.frame) == [3])
+    }
+}
