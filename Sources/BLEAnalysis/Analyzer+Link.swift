@@ -8,9 +8,12 @@ extension Analyzer {
     func feedLink(_ input: LinkInput, connection index: Int, frame: Int, timestamp: Timestamp, source: FactSource? = nil) {
         guard let output = table[index].machine.feed(input, frame: frame, timestamp: timestamp, source: source) else { return }
         switch output {
-        case .lifecycle(.closed(let ending)): closeConnection(index: index, ending: ending)
+        case .lifecycle(.closed(let ending)): table.end(index, ending: ending)
         case .lifecycle(.disconnectFailed): break
-        case .security(let verdict): applySecurity(verdict, connection: index, frame: frame, timestamp: timestamp)
+        case .security(let verdict):
+            // A pairing's or an encryption's verdict: evidence the diagnosis reads (the link's encryption is its fact).
+            guard let kind = verdict.evidence else { return }
+            sink.evidence(kind, frame: frame, timestamp: timestamp, connection: table[index].number)
         }
     }
 }
@@ -21,10 +24,26 @@ extension Analyzer: HCILinks {
         connectionIndex(controller: controller, handle: handle, frame: frame, timestamp: timestamp, infer: infer)
     }
 
+    /// A link an HCI event opened (a connection complete), replacing one still open on its key, within the bounds.
     func openLink(
         controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool, configure: (inout Connection) -> Void
     ) {
-        openConnection(controller: controller, handle: handle, frame: frame, timestamp: timestamp, isLE: isLE, configure: configure)
+        let key = ConnectionKey(controller: controller, handle: handle)
+        if let old = table.lookup(key) {
+            // A new Connection Complete on a handle still open: the previous one ended unseen.
+            feedLink(
+                .lifecycle(.replaced(why: "replaced by a new connection on the same handle", frame: frame, timestamp: timestamp)),
+                connection: old, frame: frame, timestamp: timestamp)
+        }
+        guard table.canRetainAnother else {
+            noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
+            return
+        }
+        let index = table.openLink(key: key, frame: frame, timestamp: timestamp, inferred: false, gattMap: options.gattMap) {
+            $0.isLE = isLE
+            configure(&$0)
+        }
+        identify(index)
     }
 
     func feed(_ input: LinkInput, link: Int, frame: Int, timestamp: Timestamp, source: FactSource?) {

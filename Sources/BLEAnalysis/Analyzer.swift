@@ -220,7 +220,6 @@ public final class Analyzer {
     /// A connection opened for traffic on a key no Connection Complete named (within the bounds), with its finding.
     @inline(never)
     private func inferConnection(_ key: ConnectionKey, frame: Int, timestamp: Timestamp) -> Int? {
-        let (controller, handle) = (key.controller, key.handle)
         guard table.canRetainAnother else {
             noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
             return nil
@@ -229,60 +228,12 @@ public final class Analyzer {
             findings.append(Finding(.warning, .tooManyConnections(options.maxConnections), frame: frame))
             return nil
         }
-        var c = Connection(
-            number: table.count + 1, handle: handle, controller: controller, inferred: true,
-            startFrame: frame, startTime: timestamp)
-        if let map = options.gattMap { c.gatt = map.database }
-        let index = table.open(c, key: key)
+        let index = table.openLink(key: key, frame: frame, timestamp: timestamp, inferred: true, gattMap: options.gattMap) { _ in }
         identify(index)
         if table.noteInferred(key) {
-            findings.append(Finding(.info, .connectionInferred(handle), frame: frame))
+            findings.append(Finding(.info, .connectionInferred(key.handle), frame: frame))
         }
         return index
-    }
-
-    func openConnection(
-        controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, isLE: Bool,
-        configure: (inout Connection) -> Void
-    ) {
-        let key = ConnectionKey(controller: controller, handle: handle)
-        if let old = table.lookup(key) {
-            // A new Connection Complete on a handle still open: the previous one ended unseen.
-            feedLink(
-                .lifecycle(.replaced(why: "replaced by a new connection on the same handle", frame: frame, timestamp: timestamp)),
-                connection: old, frame: frame, timestamp: timestamp)
-        }
-        guard table.canRetainAnother else {
-            noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
-            return
-        }
-        var c = Connection(
-            number: table.count + 1, handle: handle, controller: controller, inferred: false,
-            startFrame: frame, startTime: timestamp)
-        c.isLE = isLE
-        configure(&c)
-        if c.gatt.isEmpty, let peer = c.peerAddress, var earlier = table.earlierDatabase(peer: peer) {
-            earlier.source = .earlierConnection
-            c.gatt = earlier
-        } else if c.gatt.isEmpty, let map = options.gattMap {
-            c.gatt = map.database
-        }
-        identify(table.open(c, key: key))
-    }
-
-    /// Connection `index` ended as its lifecycle says (``ConnectionLifecycle/Ending``): its end written, its partial
-    /// work and unanswered requests said, its decoding state dropped, the observers told.
-    func closeConnection(index: Int, ending: ConnectionLifecycle.Ending) {
-        let number = table[index].number
-        let frame = ending.frame, timestamp = ending.timestamp, reason = ending.reason
-        if let machine = table.machines[index] {
-            table[index].decode = machine.finish(frame: frame, timestamp: timestamp, endOfCapture: false)
-        }
-
-        table.close(index)
-        for i in observers.indices {
-            observers[i].connectionEnded(connectionNumber: number, frame: frame, timestamp: timestamp, reason: reason)
-        }
     }
 }
 

@@ -23,7 +23,7 @@ public struct AnalyzerOptions: Sendable {
     /// Bound on the TKs the MIC searches of one capture may try in all (legacy pairings whose CONNECT_IND the capture
     /// lacks, ``defaultMaxKeySearchCandidates``): past it a pairing is left encrypted and its finding says why.
     public var maxKeySearchCandidates: Int
-    /// Gather the diagnosis's evidence (``Analyzer/evidence(throughput:)``): the HCI commands and events, the ATT
+    /// Gather the diagnosis's evidence (``Evidence/init(pass:throughput:)``): the HCI commands and events, the ATT
     /// activity per connection and handle, the security exchanges. Off for passes that print no diagnosis
     /// (`throughput`, `timeline`, `gatt`, `transfers`, `ota`, `iso`): it is 7 % of `throughput`'s instructions on the
     /// 1 M-record benchmark capture (callgrind, 2026-11-26: 1.905 G → 1.772 G).

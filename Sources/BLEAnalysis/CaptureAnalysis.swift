@@ -173,7 +173,7 @@ public final class AnalysisPass {
             transfers: set?.transfers.map { ($0.transfers, $0.findings) },
             otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: analyzer.connections) },
             gattUsage: set?.gattUsage?.result,
-            evidence: analyzer.evidence(throughput: set?.throughput?.streams))
+            evidence: Evidence(pass: analyzer, throughput: set?.throughput?.streams))
         result.iso = analyzer.isoAnalysis
         result.leAudio = set?.leAudio?.result
         result.controllerIdentities = analyzer.controllerIdentities

@@ -24,7 +24,7 @@ final class ConnectionMachine {
     /// per-PDU path reads and writes its fields in place, where a record reached by index in an array held elsewhere
     /// was copied whole per PDU (2.7x the CPU: docs/performance.md#analyzer-att).
     var connection: Connection
-    /// The connection's identity, set once when it opens (`Analyzer.identify(_:)`), so the per-packet path names it
+    /// The connection's identity, set once when it opens (from its ``Connection``), so the per-packet path names it
     /// without reaching into `Connection`. Link facts are not copied here: they live in `Connection.link` alone.
     var handle: UInt16 = 0
     var number = 0
@@ -65,6 +65,8 @@ final class ConnectionMachine {
         self.sink = sink
         self.capture = capture
         self.connection = connection
+        handle = connection.handle
+        number = connection.number
     }
 
     /// Every ATT bearer: the fixed one first.
@@ -216,11 +218,8 @@ extension ConnectionMachine {
 }
 
 extension Analyzer {
-    /// Gives a newly opened connection's machine its identity (handle and number).
+    /// A newly opened link takes the quality reports its handle carried before it showed itself.
     func identify(_ index: Int) {
-        guard let machine = table.machines[index] else { return }
-        machine.handle = table[index].handle
-        machine.number = table[index].number
         // Quality reports on the handle before the link showed itself: its own when traffic opened it (it was up
         // before the capture began), no link's when a Connection Complete did.
         let c = table[index]

@@ -174,3 +174,38 @@ extension ConnectionTable {
         return dropped
     }
 }
+
+extension ConnectionTable {
+    /// A new link under `key` (``open(_:key:)``), its record numbered after every connection seen; its peer's GATT
+    /// database the one an earlier connection with the peer discovered, else the user's map, unless `configure` (what
+    /// the opening event says) gave one.
+    mutating func openLink(
+        key: Key, frame: Int, timestamp: Timestamp, inferred: Bool, gattMap: GATTMap?, configure: (inout Connection) -> Void
+    ) -> Int {
+        var c = Connection(
+            number: count + 1, handle: key.handle, controller: key.controller, inferred: inferred, startFrame: frame,
+            startTime: timestamp)
+        configure(&c)
+        if c.gatt.isEmpty, let peer = c.peerAddress, var earlier = earlierDatabase(peer: peer) {
+            earlier.source = .earlierConnection
+            c.gatt = earlier
+        } else if c.gatt.isEmpty, let map = gattMap {
+            c.gatt = map.database
+        }
+        return open(c, key: key)
+    }
+
+    /// Link `index` ended as its lifecycle says (``ConnectionLifecycle/Ending``): its machine says its partial work and
+    /// unanswered requests and hands over its record with what it decoded (``close(_:)``); the observers are told.
+    mutating func end(_ index: Int, ending: ConnectionLifecycle.Ending) {
+        let number = self[index].number
+        if let machine = machines[index] {
+            self[index].decode = machine.finish(frame: ending.frame, timestamp: ending.timestamp, endOfCapture: false)
+        }
+        close(index)
+        for i in sink.observers.indices {
+            sink.observers[i].connectionEnded(
+                connectionNumber: number, frame: ending.frame, timestamp: ending.timestamp, reason: ending.reason)
+        }
+    }
+}

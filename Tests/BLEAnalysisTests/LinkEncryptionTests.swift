@@ -173,7 +173,7 @@ struct EncryptedLinkBuilder {
         let r = Self.run(try link.capture())
         let started = r.timeline.filter { $0.name == "Encryption started" }
         #expect(started.map(\.frame) == [peripheralResponse])
-        let evidence = r.analyzer.evidence().events.filter {
+        let evidence = Evidence(pass: r.analyzer).events.filter {
             if case .encryptionChange(_, .success, true) = $0.kind { true } else { false }
         }
         #expect(evidence.map(\.frame) == [peripheralResponse])

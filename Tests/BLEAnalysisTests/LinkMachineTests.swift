@@ -74,7 +74,7 @@ import Testing
         let analyzer = Self.analyze(b.records)
         let fact = analyzer.connections[0].link.encryption
         #expect(fact.value == true && fact.source == .observed(frame: 7) && fact.changes.map(\.frame) == [7])
-        let changes = analyzer.evidence().events.filter {
+        let changes = Evidence(pass: analyzer).events.filter {
             if case .encryptionChange = $0.kind { true } else { false }
         }
         #expect(changes.map(\.frame) == [7])
