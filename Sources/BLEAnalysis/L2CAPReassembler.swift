@@ -74,9 +74,9 @@ extension FindingKind {
             case .captureEnded: "the end of the capture"
             case .linkEnded(let at): "the link's end at frame \(at)"
             }
-        return .init(
-            code: "l2cap.cut-by-end",
-            message: "L2CAP PDU started at frame \(frame) is cut by \(cause) (\(have) of \(expected) bytes)")
+        // A start shorter than the basic header never said how long its PDU is (Core Spec Vol 3, Part A, 3.1).
+        let size = expected > 0 ? "\(have) of \(expected) bytes" : "\(have) of the basic header's 4 bytes: its length never read"
+        return .init(code: "l2cap.cut-by-end", message: "L2CAP PDU started at frame \(frame) is cut by \(cause) (\(size))")
     }
     static func cutByCapturer(have: Int) -> FindingKind {
         .init(code: "l2cap.cut-by-capturer", message: "L2CAP PDU cut by the capturer (\(have) bytes kept): not decoded")

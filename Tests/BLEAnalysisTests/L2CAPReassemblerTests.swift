@@ -76,6 +76,19 @@ import Testing
                 "L2CAP PDU started at frame 4 is cut by the link's end at frame 9 (20 of 47 bytes)",
                 "L2CAP PDU started at frame 4 is cut by the end of the capture (20 of 47 bytes)",
             ])
+        // A start shorter than the basic header (SweynTooth's ATSAMB11 capture, frame 73: 1 byte) never said its length.
+        var short = L2CAPReassembler()
+        var shortFindings: [Finding] = []
+        [UInt8(0x05)].withUnsafeBytes { raw in
+            short.feed(
+                L2CAPFragment(isStart: true, payload: raw, frame: 73, timestamp: Timestamp(microseconds: 0)), findings: &shortFindings
+            ) { _ in }
+        }
+        short.finish(findings: &shortFindings, frame: 73, end: .linkEnded(frame: 73))
+        #expect(
+            shortFindings.last?.kind.message
+                == "L2CAP PDU started at frame 73 is cut by the link's end at frame 73 (1 of the basic header's 4 bytes: its length never read)"
+        )
     }
 
     @Test func extraBytesAreFlagged() {
