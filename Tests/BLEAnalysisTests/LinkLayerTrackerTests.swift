@@ -194,6 +194,30 @@ struct NordicBuilder {
         #expect(run.findings.isEmpty)
     }
 
+    /// A CONNECT_IND cut short still names its access address and, from 28 octets on, its timing (Core Spec Vol 6,
+    /// Part B, 2.3.3.1): malformed, said so, and a link, which the peripheral may answer (SweynTooth's CC2540 capture:
+    /// Length 28 at frame 14, an Empty PDU on 0x9a328370 at 17). Under 19 octets the access address is not there.
+    @Test(arguments: [(28, true), (19, true), (18, false)])
+    func aConnectIndCutShortOpensTheLinkItNames(_ length: Int, _ opens: Bool) {
+        var b = NordicBuilder()
+        let c = LLConnectInd(
+            initiator: LLDeviceAddress(0x1122_3344_5566, isRandom: true), advertiser: LLDeviceAddress(0xC0FF_EE00_0001),
+            parameters: LLConnectionParameters(accessAddress: NordicBuilder.aa, crcInit: NordicBuilder.crcInit, interval: 16, timeout: 50))
+        let whole = LLAdvertisingPacketPDU(.connectInd(c)).bytes
+        #expect(whole.count == 2 + 34)
+        b.add(aa: .advertising, pdu: [whole[0], UInt8(length)] + whole[2..<(2 + length)], crcInit: 0x55_5555, data: false)
+        b.data(.continuation, [], central: false, event: 0)
+        var run = LLRun()
+        run.feed(b.records)
+        #expect(run.findings.map(\.kind.code).prefix(1) == ["ll.malformed"])
+        #expect(run.starts.filter { !$0.inferred }.count == (opens ? 1 : 0))
+        guard opens, let link = run.starts.first else { return }
+        #expect(link.accessAddress == NordicBuilder.aa && link.startFrame == 1 && link.peripheral?.value == 0xC0FF_EE00_0001)
+        #expect(link.connectParameters == nil && link.parameters.channelMap == nil)
+        #expect(link.parameters.interval == (length >= 28 ? 16 : nil) && link.parameters.timeout == (length >= 28 ? 50 : nil))
+        #expect(run.tracker.connections[0].stats.packets == 1)
+    }
+
     @Test func continuationWithoutStartAndStartThatNeverCompletes() {
         var b = NordicBuilder()
         b.connect()

@@ -158,23 +158,41 @@ public struct LinkLayerTracker {
         do { pdu = try LLAdvertisingPacketPDU.parsePayload(header, &r) } catch {
             malformed &+= 1
             findings.append(Finding(.warning, .llMalformed(error), frame: record.frame))
+            // Cut short, it may still name its access address, and a peripheral may answer it (SweynTooth's CC2540).
+            if let cut = TruncatedConnectInd(header, payload) {
+                openConnection(
+                    central: cut.initiator, peripheral: cut.advertiser, accessAddress: cut.accessAddress, crcInit: cut.crcInit,
+                    connectParameters: nil, parameters: cut.parameters, record: record, emit)
+            }
             return
         }
         guard case .connectInd(let c) = pdu else { return }
-        let aa = c.parameters.accessAddress.rawValue
+        openConnection(
+            central: c.initiator, peripheral: c.advertiser, accessAddress: c.parameters.accessAddress, crcInit: c.parameters.crcInit,
+            connectParameters: c.parameters,
+            parameters: LLLinkParameters(
+                interval: c.parameters.interval, latency: c.parameters.latency,
+                timeout: c.parameters.timeout, channelMap: c.parameters.channelMap),
+            record: record, emit)
+    }
+
+    /// A CONNECT_IND (or AUX_CONNECT_REQ) opens the link on its access address; one still open there was replaced.
+    private mutating func openConnection(
+        central: LLDeviceAddress, peripheral: LLDeviceAddress, accessAddress: LLAccessAddress, crcInit: UInt32,
+        connectParameters: LLConnectionParameters?, parameters: LLLinkParameters, record: CaptureRecord,
+        _ emit: (LinkLayerOutput) -> Void
+    ) {
+        let aa = accessAddress.rawValue
         if let old = byAccessAddress[aa] {
             endConnection(old, reason: .replaced, frame: record.frame, timestamp: record.timestamp, emit)
         }
         let info = LLConnectionInfo(
-            handle: takeHandle(), accessAddress: c.parameters.accessAddress, central: c.initiator,
-            peripheral: c.advertiser, connectParameters: c.parameters,
-            parameters: LLLinkParameters(
-                interval: c.parameters.interval, latency: c.parameters.latency,
-                timeout: c.parameters.timeout, channelMap: c.parameters.channelMap),
-            startFrame: record.frame, startTimestamp: record.timestamp, inferred: false)
-        conns.append(Conn(info: info, crcInit: c.parameters.crcInit))
+            handle: takeHandle(), accessAddress: accessAddress, central: central, peripheral: peripheral,
+            connectParameters: connectParameters, parameters: parameters, startFrame: record.frame,
+            startTimestamp: record.timestamp, inferred: false)
+        conns.append(Conn(info: info, crcInit: crcInit))
         byAccessAddress[aa] = conns.count - 1
-        byPeripheral[c.advertiser.value] = conns.count - 1
+        byPeripheral[peripheral.value] = conns.count - 1
         lastIndex = -1
         emit(.connectionStarted(info))
     }
