@@ -86,6 +86,13 @@ import Testing
         #expect(!s.carriedPackets && s.lastFrame == 1 && s.readvertised.frame == 2)
         let end = s.ending
         #expect(end.endedBy == .link && end.code?.rawValue == 0x3E && end.frame == 1)
+        // Its 720 ms timeout never ran: the diagnosis says the failed establishment (DC-10), not a short timeout (LP-02),
+        // which a link that carried packets with the same request still gets.
+        let diagnosis = try RuleTest.diagnose(air: b)
+        #expect(diagnosis.of("DC-10").map(\.frame) == [1] && diagnosis.of("LP-02").isEmpty)
+        var carried = Self.link()
+        for _ in 0..<10 { Self.advertise(&carried, Self.stranger, after: 100_000) }
+        #expect(try RuleTest.diagnose(air: carried).of("LP-02").map(\.frame) == [1])
     }
 
     /// Silence alone may be the sniffer's (it lost the hopping): no end is inferred, the link is open at the end.

@@ -15,6 +15,9 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.connections.compactMap { c in
+            // A link never established carried no packet: its timeout never had a fade to survive (DC-10 or the HCI
+            // event says why it failed; warning about it as well buried that).
+            guard c.lifecycle.ending?.code != .connectionFailedToBeEstablished else { return nil }
             // The shortest timeout the link ran with (a later update may have shortened the first one), and the first
             // short one when it differs: the worst case, with how the link got there.
             let short = c.link.parameters.changes.filter { Self.tooShort($0.value) != nil }
