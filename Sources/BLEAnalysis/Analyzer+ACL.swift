@@ -26,11 +26,11 @@ extension Analyzer {
         let rest = input.remainingBytes
         let payload = UnsafeRawBufferPointer(start: rest.baseAddress, count: min(rest.count, Int(header.dataLength)))
         guard
-            let index = connectionIndex(
+            let index = table.link(
                 controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                timestamp: record.timestamp, infer: !Self.isVendorHandle(header.handle))
+                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle))
         else {
-            if Self.isVendorHandle(header.handle) {
+            if VendorTrace.isVendorHandle(header.handle) {
                 hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
             }
             return
@@ -48,20 +48,6 @@ extension Analyzer {
         let fragment = L2CAPFragment(
             isStart: header.packetBoundary.isStart, payload: payload, frame: record.frame,
             timestamp: record.timestamp, isCut: cut, carried: cut ? Int(header.dataLength) : nil)
-        feedL2CAP(fragment, connection: index, direction: direction, timestamp: record.timestamp)
-    }
-}
-
-extension Analyzer {
-    /// One fragment of connection `index` to its ``ConnectionMachine`` (held bytes counted first: past the bound the
-    /// largest holders' partial work is dropped).
-    func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction, timestamp: Timestamp) {
-        // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the machine alive while the fragment is
-        // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
-        // link-layer records do, between records), and a strong local cost a retain and a release per fragment
-        // (see docs/performance.md#analyzer-hci).
-        guard let owner = table.unmanagedMachine(index) else { return }
-        if heldBudget.feed(fragment.payload.count) { enforceHeldBytes(frame: fragment.frame) }
-        owner._withUnsafeGuaranteedRef { $0.feed(fragment, direction: direction, now: lastTimestamp) }
+        table.feedL2CAP(fragment, connection: index, direction: direction)
     }
 }

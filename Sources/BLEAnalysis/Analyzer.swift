@@ -41,10 +41,8 @@ public final class Analyzer {
         _modify { yield &sink.observers }
     }
 
-    typealias ConnectionKey = ConnectionTable.Key
-
     /// The connections, the machines of those open (``ConnectionMachine``) and the lookup by (controller, handle).
-    var table: ConnectionTable
+    let table: ConnectionTable
     var lastFrame = 0
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
@@ -61,21 +59,22 @@ public final class Analyzer {
         get { table.maxRetained }
         set { table.maxRetained = newValue }
     }
-    var heldBudget: HeldBytesBudget
     /// What was carried against what was decoded, per connection and for the capture; set by ``finish()``.
     public internal(set) var decodeHealth = DecodeHealth()
     /// The capture-wide HCI machine: commands and their answers, controller buffers and identities, vendor activity, the
     /// ISO tracker; it feeds the links through ``HCILinks``.
-    lazy var hci = HCIMachine(keyStore: keyStore, links: self, sink: sink)
+    lazy var hci = HCIMachine(keyStore: keyStore, links: table, sink: sink)
     /// Air captures' link layer (``LinkLayerTracker``) and what it says of the links.
-    lazy var air = AirLinkRouter(keyStore: keyStore, links: self, sink: sink)
+    lazy var air = AirLinkRouter(keyStore: keyStore, links: table, sink: sink)
     /// Who made each controller (``HCIMachine/identities``).
     public var controllerIdentities: [UInt16: ControllerIdentity] { hci.identities }
     /// Vendor-specific commands and events per controller, counted and named (see ``VendorActivity``).
     public var vendorActivity: VendorActivity { hci.vendorActivity }
     /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.
-    public var heldBytesSheds: Int { heldBudget.sheds }
-    public var heldBytesDropped: Int { heldBudget.dropped }
+    /// Everything held for unfinished work, across connections and credit-based channels.
+    public var heldBytes: Int { table.heldBytes }
+    public var heldBytesSheds: Int { table.heldBudget.sheds }
+    public var heldBytesDropped: Int { table.heldBudget.dropped }
 
     /// Receives every air record blescope decrypted with a key, rewritten in the clear (frame, record bytes):
     /// what `convert --decrypt` writes in place of the encrypted record.
@@ -88,15 +87,15 @@ public final class Analyzer {
     /// and HCI commands in the capture (what `--keys-from` reads from a phone's log).
     public var knownKeys: LinkKeyMaterial { keyStore.material }
 
-    /// Records a `limit.*` finding the first time the bound is hit.
-    func noteLimit(_ kind: FindingKind, frame: Int) { sink.noteLimit(kind, frame: frame) }
-
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
         sink = AnalysisSink(timeline: options.timeline, evidence: options.evidence, queueCapacity: options.queueCapacity)
-        heldBudget = HeldBytesBudget(limit: options.maxHeldBytes)
         keyStore = LinkKeyStore(options.keys, micSearchLimit: options.maxKeySearchCandidates)
         table = ConnectionTable(sink: sink, capture: CaptureContext(codecs: options.codecs, keyStore: keyStore))
+        table.maxConnections = options.maxConnections
+        table.gattMap = options.gattMap
+        table.heldBudget = HeldBytesBudget(limit: options.maxHeldBytes)
+        table.qualityReportsBefore = { [unowned(unsafe) self] in self.hci.vendorTally.takeReports(controller: $0, handle: $1, claim: $2) }
     }
 
     // MARK: driving
@@ -106,6 +105,7 @@ public final class Analyzer {
         counters.records += 1
         lastFrame = record.frame
         lastTimestamp = record.timestamp
+        table.now = record.timestamp
         if record.controllerIndex != sink.evidenceLog.lastController {
             sink.evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         }
@@ -119,13 +119,13 @@ public final class Analyzer {
         case .acl: processACL(record)
         case .iso:
             counters.isoPackets &+= 1
-            if let e = hci.iso.data(record, timeline: options.timeline, findings: &findings) { emit(e) }
+            if let e = hci.iso.data(record, timeline: options.timeline, findings: &findings) { table.emit(e, waiting: false) }
         case .text:
             if options.timeline {
-                emit(
+                table.emit(
                     TimelineEvent(
                         frame: record.frame, timestamp: record.timestamp, connection: nil, direction: .unknown,
-                        layer: .note, code: nil, name: "Note", summary: record.text))
+                        layer: .note, code: nil, name: "Note", summary: record.text), waiting: false)
             }
         case .linkLayer:
             counters.linkLayerRecords += 1
@@ -165,7 +165,7 @@ public final class Analyzer {
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
         sink.drain(now: nil, force: true)
         sink.finishFindings()
-        IdentityResolver.nameIdentities(in: &table, keys: keyStore.identities)
+        IdentityResolver.nameIdentities(in: table, keys: keyStore.identities)
     }
 
     /// Runs a whole capture file through a new analyzer; `progress` is called with (frame, bytes read) at every
@@ -185,67 +185,5 @@ public final class Analyzer {
         }
         analyzer.finish()
         return analyzer
-    }
-
-    // MARK: events
-
-    /// Hands `event` to the sink (``AnalysisSink/emit(_:waiting:)``) with the number of the connection its handle
-    /// names; returns its queue id, -1 if sent.
-    @discardableResult
-    func emit(_ event: consuming TimelineEvent, waiting: Bool = false) -> Int {
-        if event.connectionNumber == nil, let h = event.connection, let i = table.latest(onHandle: h) {
-            event.connectionNumber = table[i].number
-        }
-        return sink.emit(event, waiting: waiting)
-    }
-
-    // MARK: connections
-
-    /// The peer address of connection `number` (1-based) as far as the pass has read (a timeline filter asks per event).
-    func peerAddress(ofConnection number: Int) -> String? {
-        number >= 1 && number <= table.count ? table[number - 1].peerAddress : nil
-    }
-
-    /// The open connection on (controller, handle); with `infer`, one opened for traffic without a Connection Complete.
-    /// The lookup is inlined into the per-packet callers (out of line it showed in profiles:
-    /// docs/performance.md#analyzer); opening stays out of line.
-    @inline(__always)
-    func connectionIndex(controller: UInt16, handle: UInt16, frame: Int, timestamp: Timestamp, infer: Bool) -> Int? {
-        let key = ConnectionKey(controller: controller, handle: handle)
-        if let i = table.lookup(key) { return i }
-        guard infer else { return nil }
-        return inferConnection(key, frame: frame, timestamp: timestamp)
-    }
-
-    /// A connection opened for traffic on a key no Connection Complete named (within the bounds), with its finding.
-    @inline(never)
-    private func inferConnection(_ key: ConnectionKey, frame: Int, timestamp: Timestamp) -> Int? {
-        guard table.canRetainAnother else {
-            noteLimit(.tooManyConnectionsInCapture(maxRetainedConnections), frame: frame)
-            return nil
-        }
-        guard table.openCount < options.maxConnections else {
-            findings.append(Finding(.warning, .tooManyConnections(options.maxConnections), frame: frame))
-            return nil
-        }
-        let index = table.openLink(key: key, frame: frame, timestamp: timestamp, inferred: true, gattMap: options.gattMap) { _ in }
-        identify(index)
-        if table.noteInferred(key) {
-            findings.append(Finding(.info, .connectionInferred(key.handle), frame: frame))
-        }
-        return index
-    }
-}
-
-extension Analyzer {
-    /// Everything held for unfinished work, across connections and credit-based channels.
-    public var heldBytes: Int { table.heldBytes }
-
-    /// Counts what is held (``HeldBytesBudget``) and, past the bound, drops the partial work of the largest holders
-    /// (``ConnectionTable/shed(_:)``), with one `limit.held-bytes` finding.
-    func enforceHeldBytes(frame: Int) {
-        guard let shedding = heldBudget.check(held: table.heldBytes, holders: { table.holders() }) else { return }
-        noteLimit(.heldBytes(options.maxHeldBytes), frame: frame)
-        heldBudget.droppedElsewhere(table.shed(shedding))
     }
 }

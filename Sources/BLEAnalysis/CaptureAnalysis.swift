@@ -159,7 +159,7 @@ public final class AnalysisPass {
 
     /// The peer address of connection `number` (1-based) as far as the pass has read.
     public func peerAddress(ofConnection number: Int) -> String? {
-        analyzer.peerAddress(ofConnection: number)
+        analyzer.table.peerAddress(ofConnection: number)
     }
 
     /// Ends the pass (``Analyzer/finish()``) and collects every result.

@@ -216,14 +216,3 @@ extension ConnectionMachine {
         sink.evidence(kind, frame: frame, timestamp: timestamp, connection: number)
     }
 }
-
-extension Analyzer {
-    /// A newly opened link takes the quality reports its handle carried before it showed itself.
-    func identify(_ index: Int) {
-        // Quality reports on the handle before the link showed itself: its own when traffic opened it (it was up
-        // before the capture began), no link's when a Connection Complete did.
-        let c = table[index]
-        let held = hci.vendorTally.takeReports(controller: c.controller, handle: c.handle, claim: c.inferred)
-        if !held.isEmpty { _ = table[index].machine.feed(.qualityReportsBefore(held), frame: c.startFrame, timestamp: c.startTime) }
-    }
-}

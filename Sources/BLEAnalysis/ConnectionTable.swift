@@ -8,7 +8,7 @@ import BLECore
 /// connection ends, so the table keeps two views: `connections` in the order they started, and `open`, the one
 /// connection each (controller, handle) names now. Almost every record continues the connection of the record before
 /// it, so ``lookup(_:)`` answers from the last lookup, then from a small direct-mapped cache, and only then hashes.
-struct ConnectionTable {
+final class ConnectionTable {
     /// A connection as HCI names it: the controller (the capture's interface) and the connection handle.
     struct Key: Hashable {
         var controller: UInt16
@@ -46,6 +46,17 @@ struct ConnectionTable {
     /// What every machine writes into, and what it needs from the capture.
     let sink: AnalysisSink
     let capture: CaptureContext
+    /// Links open at once beyond which traffic on a new handle opens none (``AnalyzerOptions/maxConnections``).
+    var maxConnections = Int.max
+    /// The user's GATT map, the database of a link that discovered none (``AnalyzerOptions/gattMap``).
+    var gattMap: GATTMap?
+    /// Bytes held for unfinished work across the links (``AnalyzerOptions/maxHeldBytes``).
+    var heldBudget = HeldBytesBudget(limit: .max)
+    /// The time of the record being processed (a held air PDU's fragment may be older).
+    var now = Timestamp(microseconds: 0)
+    /// The quality reports a controller sent on a handle before its link showed itself (controller, handle, whether
+    /// traffic opened the link): the HCI machine's, which opens links through this table.
+    var qualityReportsBefore: ((UInt16, UInt16, Bool) -> [LinkQualitySample])?
 
     init(sink: AnalysisSink, capture: CaptureContext) {
         self.sink = sink
@@ -75,7 +86,7 @@ struct ConnectionTable {
 
     /// The open connection `key` names, through the last-lookup and slot caches.
     @inline(__always)
-    mutating func lookup(_ key: Key) -> Int? {
+    func lookup(_ key: Key) -> Int? {
         if key == lastKey { return lastIndex }
         let slot = Self.slot(key)
         let index: Int
@@ -111,7 +122,7 @@ struct ConnectionTable {
 
     /// Opens `connection` under `key` with a new machine; returns its index. A connection still open under the
     /// key must be closed first (``close(_:)``).
-    mutating func open(_ connection: Connection, key: Key) -> Int {
+    func open(_ connection: Connection, key: Key) -> Int {
         let index = records.count
         records.append(connection)
         machines.append(ConnectionMachine(connection, creditBudget: creditBudget, sink: sink, capture: capture))
@@ -122,11 +133,11 @@ struct ConnectionTable {
     }
 
     /// True the first time a connection under `key` is inferred from traffic.
-    mutating func noteInferred(_ key: Key) -> Bool { inferredNoted.insert(key).inserted }
+    func noteInferred(_ key: Key) -> Bool { inferredNoted.insert(key).inserted }
 
     /// Closes connection `index`: its machine hands over the link's record and goes, its key names no connection, and
     /// a database discovered on it is kept for the peer's next connection.
-    mutating func close(_ index: Int) {
+    func close(_ index: Int) {
         if let machine = machines[index] {
             machine.channels.close()
             records[index] = machine.connection
@@ -145,7 +156,7 @@ struct ConnectionTable {
     @inline(__always)
     static func slot(_ key: Key) -> Int { Int(key.handle ^ key.controller &* 7) & 31 }
 
-    private mutating func forgetSlot(_ key: Key) {
+    private func forgetSlot(_ key: Key) {
         let slot = Self.slot(key)
         if slots[slot].key == key { slots[slot].key = Self.noKey }
     }
@@ -179,7 +190,7 @@ extension ConnectionTable {
     /// A new link under `key` (``open(_:key:)``), its record numbered after every connection seen; its peer's GATT
     /// database the one an earlier connection with the peer discovered, else the user's map, unless `configure` (what
     /// the opening event says) gave one.
-    mutating func openLink(
+    func openLink(
         key: Key, frame: Int, timestamp: Timestamp, inferred: Bool, gattMap: GATTMap?, configure: (inout Connection) -> Void
     ) -> Int {
         var c = Connection(
@@ -192,12 +203,17 @@ extension ConnectionTable {
         } else if c.gatt.isEmpty, let map = gattMap {
             c.gatt = map.database
         }
-        return open(c, key: key)
+        let index = open(c, key: key)
+        // Its own reports when traffic opened it (it was up before the capture began), no link's when an event did.
+        if let held = qualityReportsBefore?(c.controller, c.handle, inferred), !held.isEmpty {
+            _ = self[index].machine.feed(.qualityReportsBefore(held), frame: frame, timestamp: timestamp)
+        }
+        return index
     }
 
     /// Link `index` ended as its lifecycle says (``ConnectionLifecycle/Ending``): its machine says its partial work and
     /// unanswered requests and hands over its record with what it decoded (``close(_:)``); the observers are told.
-    mutating func end(_ index: Int, ending: ConnectionLifecycle.Ending) {
+    func end(_ index: Int, ending: ConnectionLifecycle.Ending) {
         let number = self[index].number
         if let machine = machines[index] {
             self[index].decode = machine.finish(frame: ending.frame, timestamp: ending.timestamp, endOfCapture: false)

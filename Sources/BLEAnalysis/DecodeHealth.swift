@@ -131,15 +131,15 @@ public struct VendorTrace: Hashable, Sendable {
     }
 }
 
-extension Analyzer {
+extension VendorTrace {
     /// The Qualcomm controller-log ACL handle; treated as such only when no Connection Complete named it.
-    public static let vendorTraceHandle: UInt16 = 0x0EDC
+    public static let handle: UInt16 = 0x0EDC
     /// The largest valid connection handle (Core Spec Vol 4, Part E, 5.4.2).
     public static let maxConnectionHandle: UInt16 = 0x0EFF
 
     /// ACL on this handle outside a connection is vendor data, not a connection to infer.
     @inline(__always)
-    static func isVendorHandle(_ handle: UInt16) -> Bool { handle == vendorTraceHandle || handle > maxConnectionHandle }
+    static func isVendorHandle(_ handle: UInt16) -> Bool { handle == Self.handle || handle > maxConnectionHandle }
 }
 
 /// Decode health of a capture: per connection and in total, what was carried and what was decoded, and ONE
@@ -235,7 +235,7 @@ public struct DecodeHealth: Sendable {
     public var vendorTraceSummary: String? {
         guard vendorTrace.packets > 0 else { return nil }
         let names = vendorTrace.handles.map {
-            hex($0, width: 4) + ($0 == Analyzer.vendorTraceHandle ? " (Qualcomm debug-log handle)" : " (reserved, above 0x0eff)")
+            hex($0, width: 4) + ($0 == VendorTrace.handle ? " (Qualcomm debug-log handle)" : " (reserved, above 0x0eff)")
         }
         return "\(vendorTrace.packets) ACL packets (\(vendorTrace.bytes) bytes) on handle\(names.count == 1 ? "" : "s") "
             + names.joined(separator: ", ")

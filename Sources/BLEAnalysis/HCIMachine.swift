@@ -46,7 +46,7 @@ final class HCIMachine {
     /// the latest answer wins. Vendor-specific commands and events are named with it from its frame on.
     var identities: [UInt16: ControllerIdentity] = [:]
     var vendorTally = VendorTally()
-    /// ACL packets on the Qualcomm controller-log handle (``Analyzer/vendorTraceHandle``) outside any connection.
+    /// ACL packets on the Qualcomm controller-log handle (``VendorTrace/handle``) outside any connection.
     var vendorTrace = VendorTrace()
     /// Isochronous channels (CIG/CIS/BIG), their ISO data and, once finished, its health (`ISOTracker+Records.swift`).
     var iso = ISOTracker()

@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func looksUpOpenConnectionsAndForgetsClosedOnes() {
-        var table = Self.table()
+        let table = Self.table()
         let a = ConnectionTable.Key(controller: 0, handle: 0x40)
         let b = ConnectionTable.Key(controller: 1, handle: 0x40)
         let first = table.open(Self.connection(1, handle: 0x40), key: a)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func keepsADiscoveredDatabaseForThePeersNextConnection() {
-        var table = Self.table()
+        let table = Self.table()
         let key = ConnectionTable.Key(controller: 0, handle: 0x40)
         var c = Self.connection(1, handle: 0x40, peer: "C0:11:22:33:44:55")
         c.gatt.addService(.init(startHandle: 1, endHandle: 5, uuid: BluetoothUUID(uuid16: 0x180D), isPrimary: true, discoveredAt: 7))

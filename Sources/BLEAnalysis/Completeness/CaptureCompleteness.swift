@@ -173,8 +173,8 @@ public struct CompletenessTracker: Sendable {
             if settledKeys[slot] == k { return }
             settledKeys[slot] = k
             let handle = UInt16(truncatingIfNeeded: k)
-            // A controller's debug log on a vendor handle is no connection (Analyzer.isVendorHandle).
-            if !seen.contains(k) && !Analyzer.isVendorHandle(handle) {
+            // A controller's debug log on a vendor handle is no connection (VendorTrace.isVendorHandle).
+            if !seen.contains(k) && !VendorTrace.isVendorHandle(handle) {
                 seen.insert(k)
                 if startedBefore.count < 1000 { startedBefore.append((handle, record.frame)) }
                 inferredOpen.insert(k)

@@ -36,7 +36,7 @@ public struct IdentityResolver: Sendable {
 extension IdentityResolver {
     /// Names each connection's peer by its identity address where one of the keys resolves it (the keys known at the
     /// end of the pass).
-    static func nameIdentities(in table: inout ConnectionTable, keys: [IdentityKey]) {
+    static func nameIdentities(in table: ConnectionTable, keys: [IdentityKey]) {
         guard !keys.isEmpty else { return }
         var resolver = IdentityResolver(keys)
         for i in table.indices {
