@@ -6,7 +6,7 @@ import BLEProtocols
 /// once (``ATTView``), counted on its link, its evidence noted, then either delivered in place (a statistics pass's
 /// values, a timeline's notifications and write commands) or decoded, paired and applied
 /// (`ConnectionMachine+ATTApply.swift`, `ConnectionMachine+ATTPairing.swift`); its attribute named and its value
-/// decoded and handed to the observers. A notification goes record → `Analyzer.processACL` (`Analyzer+ACL.swift`) →
+/// decoded and handed to the observers. A notification goes record → `Analyzer.processACL` (`ACLPath.swift`) →
 /// here → ``AnalysisSink/emit(_:waiting:)`` and ``AnalysisSink/deliver(_:value:)`` (`AnalysisSink.swift`): three files.
 extension ConnectionMachine {
     /// One ACL fragment of the link, sent in `direction`, at the time of the record `now`: reassembled, and each whole

@@ -47,21 +47,6 @@ extension ConnectionTable {
         }
     }
 
-    /// One fragment of link `index` to its ``ConnectionMachine`` (held bytes counted first: past the bound the
-    /// largest holders' partial work is dropped, with one `limit.held-bytes` finding).
-    func feedL2CAP(_ fragment: L2CAPFragment, connection index: Int, direction: Direction) {
-        // Unmanaged, used through `_withUnsafeGuaranteedRef`: the table keeps the machine alive while the fragment is
-        // decoded (nothing on the L2CAP path closes a connection; only HCI events, a new connection on the handle and
-        // link-layer records do, between records), and a strong local cost a retain and a release per fragment
-        // (see docs/performance.md#analyzer-hci).
-        guard let owner = unmanagedMachine(index) else { return }
-        if heldBudget.feed(fragment.payload.count), let shedding = heldBudget.check(held: heldBytes, holders: { holders() }) {
-            sink.noteLimit(.heldBytes(heldBudget.limit), frame: fragment.frame)
-            heldBudget.droppedElsewhere(shed(shedding))
-        }
-        owner._withUnsafeGuaranteedRef { $0.feed(fragment, direction: direction, now: now) }
-    }
-
     /// The peer address of connection `number` (1-based) as far as the pass has read (a timeline filter asks per event).
     func peerAddress(ofConnection number: Int) -> String? {
         number >= 1 && number <= count ? self[number - 1].peerAddress : nil
