@@ -166,12 +166,14 @@ public final class AnalysisPass {
     public func finish() -> CaptureAnalysis {
         analyzer.finish()
         let set = trackers?.set
+        // Built once: the open links' records come from their machines (``Analyzer/connections``).
+        let connections = analyzer.connections
         var result = CaptureAnalysis(
-            connections: analyzer.connections, findings: analyzer.findings, counters: analyzer.counters,
+            connections: connections, findings: analyzer.findings, counters: analyzer.counters,
             aclBuffers: analyzer.aclBuffers, decodeHealth: analyzer.decodeHealth,
             throughput: set?.throughput.map { ($0.streams, $0.streamsDropped) },
             transfers: set?.transfers.map { ($0.transfers, $0.findings) },
-            otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: analyzer.connections) },
+            otaSessions: set?.ota.map { OTAUpdateStory.link($0.sessions, connections: connections) },
             gattUsage: set?.gattUsage?.result,
             evidence: Evidence(pass: analyzer, throughput: set?.throughput?.streams))
         result.iso = analyzer.isoAnalysis
