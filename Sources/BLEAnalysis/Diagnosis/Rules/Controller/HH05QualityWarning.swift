@@ -3,7 +3,7 @@ import BLEProtocols
 
 extension FindingCode {
     static let qualityWarning = FindingCode(
-        "HH-05", layer: .hci, severity: .warning,
+        "HH-05", layer: .hci, severity: .error,
         title: "Controller quality warning",
         explain: .init(
             meaning:
@@ -44,8 +44,9 @@ struct HH05QualityWarning: DiagnosisRule {
                 default: "reported \(report) on the link to \(device)"
                 }
             let measures = rssi <= BQRSignal.noSignal ? rssiText(rssi) : "RSSI \(rssi) dBm, SNR \(snr) dB"
+            // A report about the link degrading: a warning (the code's error is a fatal controller error, above).
             return Diagnosis(
-                rule: Self.code, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: .warning, frame: ev.frame,
                 message: "The controller \(what) (frame \(ev.frame)): \(measures), \(noRx) no-RX, \(retransmissions) retransmissions.",
                 headline: "controller quality report \(report) for \(device)",
                 causes: ["radio: range, body blocking, interference", "the controller's self-diagnosis"], device: c?.peerAddress,
