@@ -44,6 +44,8 @@ public final class Analyzer {
     /// The connections, the machines of those open (``ConnectionMachine``) and the lookup by (controller, handle).
     let table: ConnectionTable
     var lastFrame = 0
+    /// The log's first text records: who wrote the log (``PlatformClues``).
+    public private(set) var platformNotes: [PlatformNote] = []
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
@@ -121,6 +123,7 @@ public final class Analyzer {
             counters.isoPackets &+= 1
             if let e = hci.iso.data(record, timeline: options.timeline, findings: &findings) { table.emit(e, waiting: false) }
         case .text:
+            if platformNotes.count < PlatformClues.keptNotes { platformNotes.append(PlatformNote(frame: record.frame, text: record.text)) }
             if options.timeline {
                 table.emit(
                     TimelineEvent(

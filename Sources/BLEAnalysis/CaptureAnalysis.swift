@@ -76,6 +76,8 @@ public struct CaptureAnalysis: Sendable {
     /// and events: what `info` shows, so that every output that shows them reads the same pass.
     public var controllerIdentities: [UInt16: ControllerIdentity] = [:]
     public var vendorActivity = VendorActivity()
+    /// The log's first text records (PacketLogger and monitor notes): what names the platform (``PlatformClues``).
+    public var platformNotes: [PlatformNote] = []
     /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
     /// and the completeness verdict (``Evidence/completeness``) before ``DiagnosisEngine/diagnose(_:rules:)``.
     public var evidence: Evidence
@@ -180,6 +182,7 @@ public final class AnalysisPass {
         result.leAudio = set?.leAudio?.result
         result.controllerIdentities = analyzer.controllerIdentities
         result.vendorActivity = analyzer.vendorActivity
+        result.platformNotes = analyzer.platformNotes
         result.evidence.iso = result.iso
         result.evidence.leAudio = result.leAudio
         result.evidence.otaSessions = result.otaSessions

@@ -21,6 +21,8 @@ enum HCIEvidence {
             kind = .createConnection(command: packet.opcode, peer: e.initiatorFilterPolicy == 0 ? e.peerAddress.description : nil)
         case .leCreateConnectionCancel:
             kind = .createConnectionCancel
+        case .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList, .leClearFilterAcceptList:
+            kind = .acceptListEdited(packet.opcode)
         case .disconnect:
             guard case .disconnect(let d) = packet.decoded else { return nil }
             kind = .disconnectCommand(handle: d.handle & 0x0FFF, reason: d.reason)

@@ -8,6 +8,8 @@ public struct DiagnosisResult: Hashable, Sendable {
     public var rulesEvaluated: Int
     /// What the capture shows, in a few sentences, before the findings.
     public var story: Story
+    /// The platform the log was taken on, when the log says (``Evidence/platform``).
+    public var platform: PlatformIdentity?
 
     public init(findings: [Diagnosis], rulesEvaluated: Int, story: Story = Story()) {
         self.findings = findings
@@ -45,7 +47,9 @@ public enum DiagnosisEngine {
             Observability.qualify(&found[i], evidence)
         }
         let findings = rank(fold(found))
-        return DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))
+        var result = DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))
+        result.platform = evidence.platform
+        return result
     }
 
     /// Findings with the same fold key become one, listing every occurrence's deciding frame (the first keeps its

@@ -18,6 +18,9 @@ public struct Evidence: Sendable {
     public var lastFrame: Int
     /// The capture's file name (an Android `.last` file is the older half of a rotated log).
     public var fileName: String?
+    /// The platform whose stack the log was taken on (``PlatformClues/identify()``), when the log says: the rules
+    /// ask ``PlatformTable`` whether a value is its routine.
+    public var platform: PlatformIdentity?
     /// Air captures (a sniffer's link-layer records) rather than one host's HCI log.
     public var isAirCapture: Bool
     public var controllers: [UInt16: ControllerIdentity]

@@ -35,6 +35,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// filter accept list.
         case createConnection(command: HCICommand, peer: String?)
         case createConnectionCancel
+        /// LE Add Device To, Remove Device From, or Clear the Filter Accept List (Core Spec Vol 4, Part E, 7.8.14–16):
+        /// a stack edits it between connection attempts (``PlatformBehaviour/acceptListEdit``).
+        case acceptListEdited(HCICommand)
         /// LE (Enhanced) Connection Complete, any status (a failed one opens no connection).
         case connectionComplete(handle: UInt16, status: HCIStatus, peer: String?)
         /// HCI Disconnect sent by the host.

@@ -23,8 +23,10 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let readRemoteVersionInformation = HCICommand(ogf: 0x01, ocf: 0x001D)
     public static let setEventMask = HCICommand(ogf: 0x03, ocf: 0x0001)
     public static let reset = HCICommand(ogf: 0x03, ocf: 0x0003)
+    public static let writeSynchronousFlowControlEnable = HCICommand(ogf: 0x03, ocf: 0x002F)
     public static let hostNumberOfCompletedPackets = HCICommand(ogf: 0x03, ocf: 0x0035)
     public static let setEventMaskPage2 = HCICommand(ogf: 0x03, ocf: 0x0063)
+    public static let configureDataPath = HCICommand(ogf: 0x03, ocf: 0x0083)
     public static let readLocalVersionInformation = HCICommand(ogf: 0x04, ocf: 0x0001)
     public static let readBufferSize = HCICommand(ogf: 0x04, ocf: 0x0005)
     public static let readBDADDR = HCICommand(ogf: 0x04, ocf: 0x0009)
@@ -39,6 +41,9 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let leSetScanEnable = HCICommand(ogf: 0x08, ocf: 0x000C)
     public static let leCreateConnection = HCICommand(ogf: 0x08, ocf: 0x000D)
     public static let leCreateConnectionCancel = HCICommand(ogf: 0x08, ocf: 0x000E)
+    public static let leClearFilterAcceptList = HCICommand(ogf: 0x08, ocf: 0x0010)
+    public static let leAddDeviceToFilterAcceptList = HCICommand(ogf: 0x08, ocf: 0x0011)
+    public static let leRemoveDeviceFromFilterAcceptList = HCICommand(ogf: 0x08, ocf: 0x0012)
     public static let leConnectionUpdate = HCICommand(ogf: 0x08, ocf: 0x0013)
     public static let leReadRemoteFeatures = HCICommand(ogf: 0x08, ocf: 0x0016)
     public static let leEnableEncryption = HCICommand(ogf: 0x08, ocf: 0x0019)
@@ -48,6 +53,8 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let leRemoteConnectionParameterRequestNegativeReply = HCICommand(ogf: 0x08, ocf: 0x0021)
     public static let leSetDataLength = HCICommand(ogf: 0x08, ocf: 0x0022)
     public static let leReadMaximumDataLength = HCICommand(ogf: 0x08, ocf: 0x002F)
+    public static let leReadPeerResolvableAddress = HCICommand(ogf: 0x08, ocf: 0x002B)
+    public static let leReadLocalResolvableAddress = HCICommand(ogf: 0x08, ocf: 0x002C)
     public static let leSetPHY = HCICommand(ogf: 0x08, ocf: 0x0032)
     public static let leSetExtendedAdvertisingEnable = HCICommand(ogf: 0x08, ocf: 0x0039)
     public static let leSetExtendedScanParameters = HCICommand(ogf: 0x08, ocf: 0x0041)
@@ -55,6 +62,7 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let leExtendedCreateConnection = HCICommand(ogf: 0x08, ocf: 0x0043)
     public static let leReadBufferSizeV2 = HCICommand(ogf: 0x08, ocf: 0x0060)
     public static let leExtendedCreateConnectionV2 = HCICommand(ogf: 0x08, ocf: 0x0085)
+    public static let leSetDefaultSubrate = HCICommand(ogf: 0x08, ocf: 0x007D)
 
     /// The spec name (`"LE Set Scan Enable"`), or nil for an opcode Core 5.4 does not define.
     public var name: String? { HCICommandTable.entries[rawValue]?.name }

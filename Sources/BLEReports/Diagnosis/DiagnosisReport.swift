@@ -37,6 +37,12 @@ public struct DiagnosisReport: Sendable {
             log[0] = terminal.paint("Log", .bold) + log[0].dropFirst(3)
             lines += log
         }
+        if let platform = result.platform {
+            // Which stack's routine the findings were judged against (``PlatformTable``), and what says so.
+            var line = wrap("Platform: " + platform.summary, width: width, first: "", rest: "    ")
+            line[0] = terminal.paint("Platform", .bold) + line[0].dropFirst(8)
+            lines += line
+        }
         lines += Self.storyLines(result.story, terminal: terminal, width: width)
         let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
@@ -122,6 +128,15 @@ public struct DiagnosisReport: Sendable {
             w.beginObject("completeness")
             w.field("verdict", c.verdict)
             w.field("headline", c.headline)
+            w.endObject()
+        }
+        if let p = result.platform {
+            w.beginObject("platform")
+            w.field("name", p.platform.rawValue)
+            w.field("detail", p.detail)
+            w.field("provenance", p.provenance.kind)
+            w.field("frame", p.provenance.frame)
+            w.field("basis", p.provenance.description)
             w.endObject()
         }
         Self.writeStory(result.story, to: &w)
@@ -241,6 +256,7 @@ extension DiagnosisReport {
         evidence.completeness = completeness
         evidence.findings = capture.findings + evidence.findings
         evidence.fileName = capture.path.split(separator: "/").last.map(String.init)
+        evidence.platform = PlatformClues(analysis, capture: capture, fileName: evidence.fileName).identify()
         return evidence
     }
 

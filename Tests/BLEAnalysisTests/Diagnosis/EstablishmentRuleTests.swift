@@ -14,7 +14,8 @@ extension DiagnosisRuleTests {
 
         @Test(arguments: [false, true])
         func aConnectCancelledAfter30sAndCompletedWith0x02IsGATT133(_ extended: Bool) throws {
-            var b = CaptureBuilder()
+            // An Android log (its stack asks LE Get Vendor Capabilities first): "GATT 133" is Android's word.
+            var b = CaptureBuilder().vendorCommand(HCICommand(ogf: 0x3F, ocf: 0x153))
             let create = b.nextFrame
             b = extended ? b.extendedCreateConnection(to: RuleTest.peer) : b.createConnection(to: RuleTest.peer)
             b = b.at(30)

@@ -37,6 +37,23 @@ struct HH04CommandErrors: DiagnosisRule {
         op.ogf == 0x04 || op == .setEventMask || op == .leSetEventMask || op == .setEventMaskPage2
     }
 
+    /// The row of the log's platform (``PlatformTable``) that lists `op` among the commands its stack sends while it
+    /// probes or initialises the controller (BTstack's Write Synchronous Flow Control Enable, Android's LE Get Vendor
+    /// Capabilities…): refused, the stack goes on without the feature.
+    static func platformProbe(_ op: HCICommand, _ e: Evidence) -> PlatformFact? {
+        e.platform?.seen.flatMap { PlatformTable.listing(op, .initialisationProbe, for: $0) }
+    }
+
+    /// The answer the spec prescribes for a question about a peer the controller does not hold: LE Read Peer or Local
+    /// Resolvable Address for an identity not in the resolving list is answered Unknown Connection Identifier (Core
+    /// Spec Vol 4, Part E, 7.8.42 and 7.8.43).
+    static func prescribed(_ op: HCICommand, _ status: HCIStatus) -> Bool {
+        (op == .leReadPeerResolvableAddress || op == .leReadLocalResolvableAddress) && status == .unknownConnectionIdentifier
+    }
+
+    static let prescribedCause =
+        "the peer is not in the controller's resolving list: the answer the spec prescribes (Core Spec Vol 4, Part E, 7.8.42)"
+
     /// The successful BR/EDR Connection Complete within 2 s of a refused Accept Connection Request.
     static func acceptedAnyway(_ ev: EvidenceEvent, _ e: Evidence) -> CitedFrame? {
         let near = e.events.first { x in
@@ -65,22 +82,23 @@ struct HH04CommandErrors: DiagnosisRule {
                 }
             // A command the controller does not know or support (a vendor command above all): the stack probing the
             // controller's capabilities, not a fault (issue 35 point 4: severity from impact).
+            let probe = Self.platformProbe(op, e)
             let probing =
                 status == .unknownCommand || (op.isVendor && status == .unsupportedFeatureOrParameter) || Self.isCapabilityProbe(op)
+                || probe != nil || Self.prescribed(op, status)
             // A vendor command refused otherwise (Android's LE advertising filter, …): a feature the vendor defines; the
             // host goes on without it, and no link state depends on it.
             let vendor = !probing && op.isVendor
             // An Accept Connection Request refused as disallowed while the connection it accepts completes: the host
             // accepted twice (macOS does), the first one did its work.
             let accepted = op == .acceptConnectionRequest && status == .commandDisallowed ? acceptedAnyway(ev, e) : nil
-            let causes =
-                probing
-                ? ["the stack probing the controller's capabilities (harmless)"]
-                : vendor
-                    ? ["a vendor feature the controller declined; the host goes on without it"]
-                    : accepted != nil
-                        ? ["the host sent the command twice; the first one did its work"]
-                        : ["a host state-machine bug", "small controller tables"]
+            let causes: [String] =
+                if let probe { ["\(probe.platform) sends it while it initialises the controller and goes on without it (\(probe.source))"] }
+                else if Self.prescribed(op, status) { [Self.prescribedCause] }
+                else if probing { ["the stack probing the controller's capabilities (harmless)"] }
+                else if vendor { ["a vendor feature the controller declined; the host goes on without it"] }
+                else if accepted != nil { ["the host sent the command twice; the first one did its work"] }
+                else { ["a host state-machine bug", "small controller tables"] }
             return Diagnosis(
                 rule: Self.code, severity: probing || vendor || accepted != nil ? .info : severity, frame: ev.frame,
                 message:

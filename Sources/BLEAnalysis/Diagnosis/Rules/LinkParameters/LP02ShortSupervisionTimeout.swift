@@ -44,17 +44,34 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
             let askedText = asked.map { " \($0.who.capitalizedFirst) asked for it at frame \($0.frame) (\($0.what))." } ?? ""
             var causes = ["host defaults (BlueZ: 420 ms)", "an aggressive peripheral request"]
             if let asked { causes = ["\(asked.who) asked for it (\(asked.what), frame \(asked.frame))"] }
+            // The timeout this side's platform gives every connection it creates, unchanged since: its routine, context.
+            let routine = asked == nil ? Self.platformDefault(change, of: c, e) : nil
+            if let routine { causes = ["\(routine.platform)'s default for the connections it creates (\(routine.source))"] }
+            let routineText =
+                routine.map {
+                    " That is the \(e.platform?.name ?? $0.platform.rawValue) default for the connections it creates (\($0.versions)), not a choice of this app or device; the peripheral can ask for a longer one."
+                } ?? ""
             return Diagnosis(
-                rule: Self.code, severity: severity, frame: change.frame,
+                rule: Self.code, severity: routine == nil ? severity : .info, frame: change.frame,
                 message:
                     "The supervision timeout with \(device) is only \(timeout) ms (\(why); frame \(change.frame)): one short fade drops the link."
-                    + askedText + earlierText,
+                    + askedText + earlierText + routineText,
                 headline: "supervision timeout with \(device) too short",
                 supporting: (asked.map { [CitedFrame($0.frame, "\($0.what) by \($0.who)")] } ?? [])
                     + (earlier.map { [CitedFrame($0.frame, "the first short timeout")] } ?? []), causes: causes,
                 device: c.peerAddress, connection: c.number,
                 facts: [UsedFact("supervision timeout", "\(timeout) ms", change.source)], fold: "\(device) \(p.timeout)")
         }
+    }
+
+    /// The platform row (``PlatformTable``) whose default supervision timeout this is, when this side is the central
+    /// that created the link on a platform the log names, and the value is the one the connection started with.
+    static func platformDefault(_ change: Change<ConnectionParameters>, of c: Connection, _ e: Evidence)
+        -> PlatformFact?
+    {
+        guard c.role == .central, let platform = e.platform?.seen, c.link.parameters.changes.first?.frame == change.frame else { return nil }
+        let ms = Double(ConnectionTiming.supervisionTimeoutMilliseconds(change.value.timeout))
+        return PlatformTable.defaultDuration(.supervisionTimeout, ms, for: platform)
     }
 
     /// The last parameter request of the connection before `frame` that asked for this timeout: an L2CAP Connection

@@ -1,0 +1,145 @@
+import BLECapture
+import BLEProtocols
+
+/// Which platform's stack the log was taken on, with what says so: a frame that names it (`seen`), or a trait of the
+/// file that points to it (`inferred`).
+public struct PlatformIdentity: Hashable, Sendable {
+    public enum Provenance: Hashable, Sendable {
+        /// A record names the platform (a PacketLogger note, a vendor command only that stack sends, a monitor index).
+        case seen(frame: Int?, what: String)
+        /// The file's format or name points to it.
+        case inferred(what: String)
+
+        /// `seen`, `inferred`: the word outputs use.
+        public var kind: String {
+            switch self {
+            case .seen: "seen"
+            case .inferred: "inferred"
+            }
+        }
+        public var frame: Int? { if case .seen(let f, _) = self { f } else { nil } }
+        /// `seen: PacketLogger note at frame 1`, `inferred: a PacketLogger file without notes`.
+        public var description: String {
+            switch self {
+            case .seen(let frame, let what): "seen: " + what + (frame.map { " at frame \($0)" } ?? "")
+            case .inferred(let what): "inferred: " + what
+            }
+        }
+    }
+
+    public var platform: Platform
+    /// What the log says of the version and device (`iOS 26.5.1, iPhone18,2`), when it says.
+    public var detail: String?
+    public var provenance: Provenance
+
+    public init(_ platform: Platform, detail: String? = nil, _ provenance: Provenance) {
+        self.platform = platform
+        self.detail = detail
+        self.provenance = provenance
+    }
+
+    /// The platform when a record names it: what the rules judge by. An inference from the format alone (a
+    /// PacketLogger file without notes may be BTstack's, a generated Sample's) is shown, never acted on.
+    public var seen: Platform? { if case .seen = provenance { platform } else { nil } }
+
+    /// The platform as the log names it: `iOS` or `macOS` for Apple's, `BlueZ`, `Android`.
+    public var name: String {
+        guard platform == .apple || platform == .bluez, case .seen = provenance, let word = detail?.split(separator: " ").first else {
+            return platform.rawValue
+        }
+        return String(word)
+    }
+
+    /// `iOS 26.5.1, iPhone18,2 (seen: PacketLogger note "Product: iPhone18,2" at frame 1)`: the first screen's line.
+    public var summary: String {
+        (detail ?? platform.rawValue) + " (" + provenance.description + ")"
+    }
+}
+
+/// A text record of the log (PacketLogger note, Linux monitor system note): the first ones say who wrote the log.
+public struct PlatformNote: Hashable, Sendable {
+    public var frame: Int
+    public var text: String
+}
+
+/// What the pass saw that can name the platform; ``identify()`` reads it.
+public struct PlatformClues: Sendable {
+    /// The first text records (at most ``PlatformClues/keptNotes``).
+    public var notes: [PlatformNote] = []
+    public var format: CaptureFormat?
+    public var datalink: UInt32 = 0
+    public var fileName: String?
+    /// The first command of the Android host's own vendor table (LE Get Vendor Capabilities…) and its frame.
+    public var androidVendorCommand: (name: String, frame: Int)?
+    /// The first Linux monitor Index Info record's frame.
+    public var monitorIndexFrame: Int?
+
+    /// Notes kept: Apple and BTstack name themselves in the first dozen.
+    public static let keptNotes = 64
+
+    public init() {}
+
+    /// The clues of a finished pass and of the file it read.
+    public init(_ analysis: CaptureAnalysis, capture: CaptureFile, fileName: String?) {
+        notes = analysis.platformNotes
+        format = capture.format
+        datalink = capture.datalink
+        self.fileName = fileName
+        if let android = analysis.vendorActivity.commands.filter({ $0.name?.vendor == "Android" }).min(by: { $0.firstFrame < $1.firstFrame }) {
+            androidVendorCommand = (android.label, android.firstFrame)
+        }
+        monitorIndexFrame = analysis.controllerIdentities.values.filter { $0.source == .monitorIndexInfo }.map(\.frame).min()
+    }
+
+    /// The platform, from the strongest clue: a note naming it, a command only its stack sends, a monitor index, the
+    /// format; nil when nothing points to one (a btsnoop H4 file with no Android vendor command: Android's format, but
+    /// also bumble's and others').
+    public func identify() -> PlatformIdentity? {
+        if let apple = appleNote() { return apple }
+        if let note = notes.first(where: { Self.isBTstackLine($0.text) }) {
+            return PlatformIdentity(.btstack, detail: "BTstack", .seen(frame: note.frame, what: "BTstack log line \"\(note.text.prefix(40))\""))
+        }
+        if let android = androidVendorCommand {
+            return PlatformIdentity(.android, .seen(frame: android.frame, what: android.name))
+        }
+        if format == .btsnooz { return PlatformIdentity(.android, .seen(frame: nil, what: "an Android bug report's btsnooz log")) }
+        // btmon's system notes: `Linux version 6.6.31+rpt-rpi-2712 (aarch64)`, `Bluetooth daemon 5.66`.
+        if let note = notes.first(where: { $0.text.hasPrefix("Linux version ") || $0.text.hasPrefix("Bluetooth daemon ") }) {
+            let version = note.text.split(separator: " ").dropFirst(2).first.map(String.init) ?? ""
+            let name = note.text.hasPrefix("Linux") ? "Linux " : "BlueZ "
+            return PlatformIdentity(.bluez, detail: "BlueZ (" + name + version + ")", .seen(frame: note.frame, what: "btmon system note"))
+        }
+        if let frame = monitorIndexFrame { return PlatformIdentity(.bluez, .seen(frame: frame, what: "Linux monitor index record")) }
+        if datalink == 2001 && format == .btsnoop { return PlatformIdentity(.bluez, .inferred(what: "btmon's btsnoop format (datalink 2001)")) }
+        if format == .packetLogger {
+            return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, no notes"))
+        }
+        if fileName?.hasSuffix(".cfa") == true { return PlatformIdentity(.android, .inferred(what: "an Android .cfa snoop file name")) }
+        return nil
+    }
+
+    /// PacketLogger's opening notes on Apple devices: `Product: iPhone18,2`, `Bluetooth Host: MobileBluetooth-…`,
+    /// `Software: Version 26.5.1 (Build 23F81)`.
+    func appleNote() -> PlatformIdentity? {
+        guard let host = notes.first(where: { $0.text.hasPrefix("Bluetooth Host: ") || $0.text.hasPrefix("Product: ") }) else { return nil }
+        let product = notes.first { $0.text.hasPrefix("Product: ") }.map { String($0.text.dropFirst("Product: ".count)) }
+        let software = notes.first { $0.text.hasPrefix("Software: Version ") }.map {
+            String($0.text.dropFirst("Software: Version ".count).prefix { $0 != " " })
+        }
+        let mac = product?.hasPrefix("Mac") == true
+        let os = mac ? "macOS" : "iOS"
+        let detail = [software.map { os + " " + $0 } ?? os, product].compactMap { $0 }.joined(separator: ", ")
+        return PlatformIdentity(.apple, detail: detail, .seen(frame: host.frame, what: "PacketLogger note \"\(host.text.prefix(40))\""))
+    }
+
+    /// A BTstack log line: `hci.c.2862: hci_power_control: 1, current mode 0` (file and line first), or its older
+    /// lines without them.
+    public static func isBTstackLine(_ text: String) -> Bool {
+        if text.contains("BTstack") || text.hasPrefix("hci_power_control") { return true }
+        guard let colon = text.firstIndex(of: ":") else { return false }
+        let head = text[..<colon]
+        guard let dotC = head.range(of: ".c.") else { return false }
+        let line = head[dotC.upperBound...]
+        return !line.isEmpty && line.allSatisfy(\.isNumber) && !head[..<dotC.lowerBound].isEmpty
+    }
+}

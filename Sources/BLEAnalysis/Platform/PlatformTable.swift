@@ -1,0 +1,264 @@
+import BLEProtocols
+
+/// The host stack that drove the controller a log was taken on: what its routine looks like is data
+/// (``PlatformTable``), so a rule asks whether a value is the platform's own before it calls it a problem.
+///
+/// Open struct: a platform the table does not know yet is a new constant and its rows.
+public struct Platform: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Android's Bluetooth stack (Bluedroid, then the "GD" stack from Android 12): `packages/modules/Bluetooth`.
+    public static let android = Platform(rawValue: "Android")
+    /// Apple's stack (bluetoothd) on iOS, iPadOS, watchOS and macOS: the PacketLogger captures.
+    public static let apple = Platform(rawValue: "iOS/macOS")
+    /// Linux: the kernel's Bluetooth subsystem and BlueZ's bluetoothd (btmon captures).
+    public static let bluez = Platform(rawValue: "BlueZ")
+    /// BlueKitchen's BTstack (it writes PacketLogger files too).
+    public static let btstack = Platform(rawValue: "BTstack")
+    /// Windows' Bluetooth stack (BthPort, BthLEEnum).
+    public static let windows = Platform(rawValue: "Windows")
+
+    public var description: String { rawValue }
+}
+
+/// One behaviour a platform has a documented or measured routine for (a row key of ``PlatformTable``).
+public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The connection interval range the stack asks for when it creates an LE connection as central.
+    public static let connectionIntervalMin = PlatformBehaviour(rawValue: "connection interval min")
+    public static let connectionIntervalMax = PlatformBehaviour(rawValue: "connection interval max")
+    public static let peripheralLatency = PlatformBehaviour(rawValue: "peripheral latency")
+    /// The supervision timeout of the connections it creates.
+    public static let supervisionTimeout = PlatformBehaviour(rawValue: "supervision timeout")
+    /// How long a direct (app-requested) connection attempt runs before the stack gives up on it.
+    public static let directConnectTimeout = PlatformBehaviour(rawValue: "direct connect timeout")
+    /// How long a background (auto-connect, accept-list) attempt runs: ``PlatformValue/never``.
+    public static let backgroundConnectTimeout = PlatformBehaviour(rawValue: "background connect timeout")
+    /// The scan interval of a direct connection attempt, and of a background one (how the log tells them apart).
+    public static let directConnectScanInterval = PlatformBehaviour(rawValue: "direct connect scan interval")
+    public static let backgroundConnectScanInterval = PlatformBehaviour(rawValue: "background connect scan interval")
+    /// What the stack does to the filter accept list while a connection attempt runs: it cancels the attempt
+    /// (LE Create Connection Cancel, the controller answers Connection Complete 0x02), edits the list, creates again.
+    public static let acceptListEdit = PlatformBehaviour(rawValue: "accept-list edit")
+    /// Commands the stack sends while it probes or initialises the controller; a refusal is the answer to a question.
+    public static let initialisationProbe = PlatformBehaviour(rawValue: "initialisation probe")
+    /// Where the stack's HCI trace comes from and what marks it as that stack's.
+    public static let traceChannel = PlatformBehaviour(rawValue: "trace channel")
+    /// Notes the trace carries besides HCI packets.
+    public static let logNote = PlatformBehaviour(rawValue: "log note")
+
+    public var description: String { rawValue }
+}
+
+/// A behaviour's value: a duration, "no time-out", commands, or words.
+public enum PlatformValue: Hashable, Sendable {
+    case milliseconds(Double)
+    /// The behaviour has no time-out: the attempt runs until it succeeds or is cancelled.
+    case never
+    case commands([HCICommand])
+    case text(String)
+
+    /// The duration, when the value is one.
+    public var milliseconds: Double? { if case .milliseconds(let ms) = self { ms } else { nil } }
+    public var commands: [HCICommand] { if case .commands(let c) = self { c } else { [] } }
+}
+
+/// One row: a platform's behaviour, the versions it holds for, and where it is documented or measured.
+public struct PlatformFact: Sendable {
+    public var platform: Platform
+    public var behaviour: PlatformBehaviour
+    public var value: PlatformValue
+    /// The versions the row holds for ("Android 12+", "iOS 26, iPhone18,2"); "all" when no version differs.
+    public var versions: String
+    /// Where it is documented (AOSP file and symbol, Apple's Accessory Design Guidelines section, the Linux or BlueZ
+    /// source file) or measured (which capture, which frame).
+    public var source: String
+
+    init(_ platform: Platform, _ behaviour: PlatformBehaviour, _ value: PlatformValue, versions: String = "all", source: String) {
+        self.platform = platform
+        self.behaviour = behaviour
+        self.value = value
+        self.versions = versions
+        self.source = source
+    }
+}
+
+/// Platform behaviours as data: one row per behaviour per platform (per version where versions differ), each with
+/// its citation. Rules read it (``PlatformTable/facts(_:for:)``) instead of hard-coding one platform's semantics.
+///
+/// Measured rows name the capture of the public corpus (`corpus/README.md`) and the frame they were read from with
+/// tshark 4.0.17.
+public enum PlatformTable {
+    public static let rows: [PlatformFact] = android + apple + bluez + btstack + windows
+
+    /// The rows of `behaviour` for `platform`, newest versions first as listed.
+    public static func facts(_ behaviour: PlatformBehaviour, for platform: Platform) -> [PlatformFact] {
+        rows.filter { $0.platform == platform && $0.behaviour == behaviour }
+    }
+
+    /// The first row of `behaviour` for `platform`.
+    public static func fact(_ behaviour: PlatformBehaviour, for platform: Platform) -> PlatformFact? {
+        rows.first { $0.platform == platform && $0.behaviour == behaviour }
+    }
+
+    /// The row of `platform` whose default `behaviour` duration is `milliseconds`, if one is.
+    public static func defaultDuration(_ behaviour: PlatformBehaviour, _ milliseconds: Double, for platform: Platform) -> PlatformFact? {
+        facts(behaviour, for: platform).first { $0.value.milliseconds == milliseconds }
+    }
+
+    /// The row of `platform` that lists `command` among the commands of `behaviour`.
+    public static func listing(_ command: HCICommand, _ behaviour: PlatformBehaviour, for platform: Platform) -> PlatformFact? {
+        facts(behaviour, for: platform).first { $0.value.commands.contains(command) }
+    }
+
+    static let aospLE = "AOSP packages/modules/Bluetooth system/gd/hci/acl_manager/le_impl.h"
+    static let android: [PlatformFact] = [
+        .init(
+            .android, .connectionIntervalMin, .milliseconds(30), versions: "Android 12+ (GD stack)",
+            source: "\(aospLE): kConnIntervalMin 0x0018 (system property bluetooth.core.le.min_connection_interval)"),
+        .init(
+            .android, .connectionIntervalMin, .milliseconds(30), versions: "Android ≤ 11 (Bluedroid)",
+            source: "AOSP system/bt include/bt_target.h: BTM_BLE_CONN_INT_MIN_DEF 24"),
+        .init(
+            .android, .connectionIntervalMax, .milliseconds(50), versions: "Android 12+ (GD stack)",
+            source: "\(aospLE): kConnIntervalMax 0x0028 (bluetooth.core.le.max_connection_interval)"),
+        .init(.android, .peripheralLatency, .milliseconds(0), source: "\(aospLE): kConnLatency 0"),
+        .init(
+            .android, .supervisionTimeout, .milliseconds(5000), versions: "Android 12+ (GD stack)",
+            source:
+                "\(aospLE): kSupervisionTimeout 0x01F4 (bluetooth.core.le.connection_supervision_timeout); measured: 500 × 10 ms in the LE Create Connection of android-btsnoop_oppo-enco-classic-hfp-a2dp-fresh.log"
+        ),
+        .init(
+            .android, .supervisionTimeout, .milliseconds(20000), versions: "Android ≤ 11 (Bluedroid)",
+            source:
+                "AOSP system/bt include/bt_target.h: BTM_BLE_CONN_TIMEOUT_DEF 2000; measured: 2000 × 10 ms in the LE Create Connection of android-btsnooz_mi-watch-lite-qcom-hci-only-1h42.btsnoop"
+        ),
+        .init(
+            .android, .directConnectTimeout, .milliseconds(30000),
+            source:
+                "AOSP system/stack/gatt/connection_manager.cc: DIRECT_CONNECT_TIMEOUT (30 * 1000), wl_direct_connect_timeout_cb; \(aospLE): kCreateConnectionTimeoutMs (bluetooth.core.le.direct_connection_timeout); the app sees status 133 (GATT_ERROR)"
+        ),
+        .init(
+            .android, .backgroundConnectTimeout, .never,
+            source: "AOSP system/stack/gatt/connection_manager.cc: background_connect_add sets no alarm (only direct_connect_add does)"),
+        .init(
+            .android, .directConnectScanInterval, .milliseconds(60),
+            source: "\(aospLE): arm_connectability uses kScanIntervalFast 0x0060 while a direct connection is pending"),
+        .init(
+            .android, .backgroundConnectScanInterval, .milliseconds(1280),
+            source:
+                "\(aospLE): arm_connectability uses kScanIntervalSlow 0x0800 for background connections only (vendors override it: 2977 × 0.625 ms in android-btsnoop_lightctl-2h-le-att-empty-appearance.log)"
+        ),
+        .init(
+            .android, .acceptListEdit,
+            .commands([.leCreateConnectionCancel, .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList]),
+            source:
+                "\(aospLE): every connection attempt goes through the filter accept list (InitiatorFilterPolicy::USE_FILTER_ACCEPT_LIST); create_le_connection and the address manager's pause disarm it (disarm_connectability: LE Create Connection Cancel), edit the list, then re-arm; measured: cancel, Connection Complete 0x02, LE Add Device To Filter Accept List 5 ms later, a new LE Extended Create Connection (android-btsnoop_pixel8-pongbot-14conn-prepwrite-indicate.log.last frames 1560–1567)"
+        ),
+        .init(
+            .android, .initialisationProbe,
+            .commands([
+                HCICommand(ogf: 0x3F, ocf: 0x153), HCICommand(ogf: 0x3F, ocf: 0x15B), HCICommand(ogf: 0x3F, ocf: 0x15E),
+                HCICommand(ogf: 0x3F, ocf: 0x15F), .configureDataPath, .leSetDefaultSubrate,
+            ]),
+            source:
+                "AOSP system/gd/hci/controller.cc: the controller's start-up asks LE Get Vendor Capabilities (0xFD53) and sets up what the answer allows (Controller Debug Info, BQR, Dynamic Audio Buffer); system/stack/hcic/hcicmds.cc btsnd_hcic_configure_data_path (a codec's data path, HFP offload); \(aospLE) LeSetDefaultSubrate; opcodes: system/pdl/hci/hci_packets.pdl enum OpCode; measured: LE Get Vendor Capabilities refused 0x01 at frame 22 of android-btsnoop_blefun-18k-att-notify-stream.log"
+        ),
+        .init(
+            .android, .traceChannel, .text("btsnoop_hci.log (datalink 1002, H4); btsnooz in a bug report; .cfa copies"),
+            source:
+                "AOSP system/gd/hal/snoop_logger.cc (btsnoop_hci.log, filtered and full modes); system/tools/scripts/btsnooz.py (the bug report's BTSNOOP_LOG_SUMMARY)"
+        ),
+        .init(
+            .android, .logNote, .text("none: the btsnoop file carries HCI packets only; vendor event 0xFF sub-event 0x58 is a Bluetooth Quality Report"),
+            source: "AOSP system/pdl/hci/hci_packets.pdl enum VseSubeventCode (BQR_EVENT 0x58)"),
+    ]
+
+    static let appleGuidelines = "Apple, Accessory Design Guidelines for Apple Devices, \"Connection Parameters\" (R17 §40.6, R21 §49.6)"
+    static let apple: [PlatformFact] = [
+        .init(
+            .apple, .connectionIntervalMin, .milliseconds(10), versions: "iOS 26 (iPhone18,2)",
+            source:
+                "measured: LE Extended Create Connection, interval 8–24 × 1.25 ms, pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg frame 831 (91 of 91 attempts alike)"
+        ),
+        .init(
+            .apple, .connectionIntervalMax, .milliseconds(30), versions: "iOS 26 (iPhone18,2)",
+            source: "measured: the same attempts; 20 connections completed at 30 ms, latency 0, 720 ms"),
+        .init(.apple, .peripheralLatency, .milliseconds(0), versions: "iOS 26 (iPhone18,2)", source: "measured: the same attempts"),
+        .init(
+            .apple, .supervisionTimeout, .milliseconds(720), versions: "measured on iOS 26 and 27",
+            source:
+                "measured: supervision timeout 72 × 10 ms in every LE Extended Create Connection and LE Enhanced Connection Complete of pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg (frames 831, 794…) and in the LE Enhanced Connection Complete v2 of pklg-ios-le_even-g2-glasses-discovery-indicate.pklg (iOS 27, frame 207); \(appleGuidelines) leaves the central's initial parameters to the device and asks the accessory to request its own (2–6 s)"
+        ),
+        .init(
+            .apple, .directConnectTimeout, .never,
+            source:
+                "Apple Core Bluetooth, CBCentralManager connect(_:options:): \"Core Bluetooth doesn't time out a connection attempt\"; measured: every attempt in pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg goes through the filter accept list (initiator filter policy 1)"
+        ),
+        .init(
+            .apple, .backgroundConnectTimeout, .never,
+            source: "Apple Core Bluetooth, CBCentralManager connect(_:options:); the attempt stays pending until the app cancels it"),
+        .init(
+            .apple, .backgroundConnectScanInterval, .milliseconds(300), versions: "iOS 26 (iPhone18,2)",
+            source: "measured: scan interval 480 × 0.625 ms, pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg frame 831"),
+        .init(
+            .apple, .acceptListEdit, .commands([.leCreateConnectionCancel]),
+            source:
+                "measured: 71 of 91 attempts in pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg end in a cancel and Connection Complete 0x02 (first at frame 794), each followed by Apple vendor commands and a new attempt"
+        ),
+        .init(
+            .apple, .traceChannel, .text("PacketLogger (.pklg): Xcode's Additional Tools, or a sysdiagnose's bluetooth logs"),
+            source: "Apple, Bluetooth logging profile and PacketLogger (developer.apple.com/bug-reporting/profiles-and-logs)"),
+        .init(
+            .apple, .logNote,
+            .text("PacketLogger notes (type 0xFC): \"Product: iPhone18,2\", \"Bluetooth Host: MobileBluetooth-…\", \"Software: Version 26.5.1 (Build 23F81)\""),
+            source:
+                "measured: the first notes of pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg and pklg-ios-le_even-g2-test-iphone17-att-404.pklg"
+        ),
+    ]
+
+    static let bluez: [PlatformFact] = [
+        .init(
+            .bluez, .connectionIntervalMin, .milliseconds(30),
+            source: "Linux net/bluetooth/hci_core.c hci_alloc_dev_priv: le_conn_min_interval 0x0018"),
+        .init(
+            .bluez, .connectionIntervalMax, .milliseconds(50),
+            source: "Linux net/bluetooth/hci_core.c hci_alloc_dev_priv: le_conn_max_interval 0x0028"),
+        .init(
+            .bluez, .peripheralLatency, .milliseconds(0), source: "Linux net/bluetooth/hci_core.c hci_alloc_dev_priv: le_conn_latency 0"),
+        .init(
+            .bluez, .supervisionTimeout, .milliseconds(420),
+            source:
+                "Linux net/bluetooth/hci_core.c hci_alloc_dev_priv: le_supv_timeout 0x002a (debugfs supervision_timeout, main.conf LE ConnectionSupervisionTimeout); measured: 420 ms in btmon-w-dl2001_blue2th-bredr-page-timeout-04-le-fail-establish-3e.snoop frame 366"
+        ),
+        .init(
+            .bluez, .traceChannel, .text("btmon -w (btsnoop datalink 2001, the Linux monitor channel with index records)"),
+            source: "BlueZ src/shared/btsnoop.h (BTSNOOP_FORMAT_MONITOR 2001, BTSNOOP_OPCODE_NEW_INDEX/INDEX_INFO/SYSTEM_NOTE)"),
+        .init(
+            .bluez, .logNote, .text("system notes (\"Bluetooth daemon 5.x\", \"Linux version …\") and user logging of bluetoothd"),
+            source: "BlueZ monitor/control.c and src/shared/btsnoop.h (BTSNOOP_OPCODE_SYSTEM_NOTE 12, USER_LOGGING 13)"),
+    ]
+
+    static let btstack: [PlatformFact] = [
+        .init(
+            .btstack, .initialisationProbe, .commands([.writeSynchronousFlowControlEnable]),
+            source:
+                "BTstack src/hci.c hci_initializing_run: HCI_INIT_WRITE_SYNCHRONOUS_FLOW_CONTROL_ENABLE during start-up when SCO flow control is wanted; measured: refused 0x11 at frame 89 of pklg-btstack-be_hfp-hf-ssp-cvsd-esco-16k-sco.pklg, the stack goes on"
+        ),
+        .init(
+            .btstack, .traceChannel, .text("PacketLogger format (hci_dump_posix.c, HCI_DUMP_PACKETLOGGER) or btsnoop"),
+            source: "BTstack platform/posix/hci_dump_posix.c"),
+        .init(
+            .btstack, .logNote, .text("log lines (type 0xFC) prefixed with the source file and line: \"hci.c.2862: hci_power_control: 1\""),
+            source: "BTstack src/btstack_debug.h log_info; measured: pklg-btstack-be_hfp-hf-ssp-cvsd-esco-16k-sco.pklg"),
+    ]
+
+    static let windows: [PlatformFact] = [
+        .init(
+            .windows, .traceChannel, .text("ETW (BthTracing .etl), not a btsnoop or pcap file: blescope reads none"),
+            source: "Microsoft, \"Bluetooth tracing\" (learn.microsoft.com, BTVS / BthTracing); no connection-parameter default is published"),
+    ]
+}

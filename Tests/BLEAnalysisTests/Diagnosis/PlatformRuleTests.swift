@@ -1,0 +1,131 @@
+@testable import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLEReports
+import BLETestSupport
+import Testing
+
+/// Issue 48 scope 1: rules read the platform table (``PlatformTable``) instead of one platform's semantics. Each case
+/// fires on the platform whose routine it is not, and stays at info (or quiet) on the platform whose routine it is.
+extension DiagnosisRuleTests {
+    @Suite struct Platforms {
+        /// The first notes of an iPhone's PacketLogger log (pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg).
+        static let iPhone = ["Product: iPhone18,2", "Bluetooth Host: MobileBluetooth-195.7.1.2", "Software: Version 26.5.1 (Build 23F81)"]
+
+        static func text(_ s: String, _ frame: Int) -> OwnedRecord {
+            OwnedRecord(frame: frame, timestamp: Timestamp(microseconds: 1_700_000_000_000_000), direction: .unknown, kind: .text, bytes: Array(s.utf8))
+        }
+
+        /// `b`'s records in a PacketLogger file opened by `notes` (Apple's, BTstack's…).
+        static func diagnose(notes: [String], _ b: CaptureBuilder) throws -> DiagnosisResult {
+            let records = notes.enumerated().map { text($1, $0 + 1) } + b.records
+            let file = try CaptureFile.open(bytes: CaptureWriter.packetLogger(records, bigEndian: false), name: "phone.pklg")
+            return DiagnosisReport.analyze(file).result
+        }
+
+        /// LE Add Device To (or Remove Device From) Filter Accept List for `peer` and its Command Complete (two records).
+        static func acceptList(_ b: CaptureBuilder, _ op: HCICommand, _ peer: BDAddress = RuleTest.peer) -> CaptureBuilder {
+            b.command(HCIBuild.command(op, parameters: [0x01] + peer.bytes))
+                .event(HCIBuild.commandComplete(op, returnParameters: [0x00]))
+        }
+
+        /// Android's stack asks LE Get Vendor Capabilities first thing (AOSP `gd/hci/controller.cc`).
+        static var android: CaptureBuilder { CaptureBuilder().vendorCommand(HCICommand(ogf: 0x3F, ocf: 0x153)) }
+
+        // MARK: LP-02: the platform's default supervision timeout
+
+        /// iOS creates every connection with 720 ms (72 × 10 ms, measured on the iPhone capture the table cites).
+        static func iOSDefaultLink(role: HCIRole = .central, timeout: UInt16 = 72) -> CaptureBuilder {
+            CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: role, interval: 24, latency: 0, timeout: timeout)
+        }
+
+        @Test func iOSsOwnDefaultTimeoutIsContextNotAWarning() throws {
+            let d = try #require(try Self.diagnose(notes: Self.iPhone, Self.iOSDefaultLink()).of("LP-02").first)
+            #expect(d.severity == .info)
+            #expect(d.message.hasPrefix("The supervision timeout with \(RuleTest.peerText) is only 720 ms"))
+            #expect(d.message.contains("That is the iOS default for the connections it creates (measured on iOS 26 and 27), not a choice"))
+            #expect(d.causes.first?.hasPrefix("iOS/macOS's default for the connections it creates (measured: supervision timeout 72 × 10 ms") == true)
+        }
+
+        @Test func nearMissTheSameTimeoutWithoutANamedPlatformStaysAWarning() throws {
+            let d = try #require(try RuleTest.diagnose(Self.iOSDefaultLink()).of("LP-02").first)
+            #expect(d.severity == .warning && !d.message.contains("default"))
+        }
+
+        @Test func nearMissOnIOSAShorterTimeoutOrOneTheCentralDidNotChooseStaysAWarning() throws {
+            // 500 ms is not iOS's default; as peripheral, the 720 ms is the other central's choice, not this iPhone's.
+            for b in [Self.iOSDefaultLink(timeout: 50), Self.iOSDefaultLink(role: .peripheral)] {
+                let d = try #require(try Self.diagnose(notes: Self.iPhone, b).of("LP-02").first)
+                #expect(d.severity == .warning)
+            }
+        }
+
+        @Test func blueZsDefault420msIsContext() throws {
+            // Linux hci_core.c: le_supv_timeout 0x002a; the btmon system note names the platform.
+            let records = [Self.text("Linux version 6.6.31+rpt-rpi-2712 (aarch64)", 1)] + Self.iOSDefaultLink(timeout: 42).records
+            let file = try CaptureFile.open(bytes: CaptureWriter.btsnoop(records, datalink: BTSnoop.datalinkMonitor), name: "pi.snoop")
+            let d = try #require(DiagnosisReport.analyze(file).result.of("LP-02").first)
+            #expect(d.severity == .info && d.message.contains("That is the BlueZ default"))
+        }
+
+        // MARK: CE-01: GATT 133 only for a direct connect that ran its 30 s
+
+        /// A direct connect through the accept list, cancelled after `seconds`, answered 0x02; then `after`.
+        static func attempt(_ b: CaptureBuilder, seconds: Double, then after: (CaptureBuilder) -> CaptureBuilder = { $0 }) -> CaptureBuilder {
+            let start = b.at(1).createConnection(to: nil)
+            return after(start.at(1 + seconds).createConnectionCancel().connectionFailed(.unknownConnectionIdentifier))
+        }
+
+        @Test func androidsDirectConnectThatRanItsTimeoutIsGATT133() throws {
+            // The time-out's own clean-up: the device leaves the accept list (AOSP le_impl.h on_create_connection_timeout).
+            let b = Self.attempt(Self.android, seconds: 30) { Self.acceptList($0, .leRemoveDeviceFromFilterAcceptList) }
+            let d = try #require(try RuleTest.diagnose(b).of("CE-01").first)
+            #expect(d.severity == .critical && d.message.contains("gave up after 30.0 s"))
+            #expect(d.message.hasSuffix("Android gives up on a direct connect after 30 s (DIRECT_CONNECT_TIMEOUT): the app saw GATT 133."))
+        }
+
+        @Test func nearMissAnAcceptListEditRightAfterTheCancelIsNotATimeout() throws {
+            // pixel8 frames 1560–1567: cancel, Connection Complete 0x02, LE Add Device To Filter Accept List 5 ms later.
+            let b = Self.attempt(Self.android, seconds: 30) { Self.acceptList($0.at(31.005), .leAddDeviceToFilterAcceptList, BDAddress(0xC0_99_88_77_66_55)) }
+            #expect(try RuleTest.diagnose(b).of("CE-01").isEmpty)
+            // An addition after the next attempt began belongs to that attempt, not to this cancel.
+            let later = Self.attempt(Self.android, seconds: 30) {
+                Self.acceptList($0.createConnection(to: nil).createConnectionCancel(), .leAddDeviceToFilterAcceptList)
+            }
+            #expect(try RuleTest.diagnose(later).of("CE-01").count == 1)
+        }
+
+        @Test func nearMissIOSNeverTimesOutAConnectSoItsCancelsAreNotGATT133() throws {
+            // Core Bluetooth's connect has no time-out: the bafang iPhone's background cancels (29.2 s and others).
+            let b = Self.attempt(CaptureBuilder(), seconds: 30)
+            #expect(try Self.diagnose(notes: Self.iPhone, b).of("CE-01").isEmpty)
+        }
+
+        @Test func withoutANamedPlatformTheGiveUpIsToldWithoutAndroidsWords() throws {
+            let d = try #require(try RuleTest.diagnose(Self.attempt(CaptureBuilder(), seconds: 30)).of("CE-01").first)
+            #expect(d.severity == .critical && !d.message.contains("GATT 133") && !d.message.contains("Android"))
+        }
+
+        // MARK: HH-04: refusals during the platform's initialisation
+
+        @Test func btstacksSynchronousFlowControlProbeRefusedIsContext() throws {
+            // pklg-btstack-be_hfp-hf-ssp-cvsd-esco-16k-sco.pklg frame 89: refused 0x11, the stack goes on.
+            let b = CaptureBuilder().commandRefusedByComplete(.writeSynchronousFlowControlEnable, parameters: [0x01], status: .unsupportedFeatureOrParameter)
+            let d = try #require(try Self.diagnose(notes: ["hci.c.2862: hci_power_control: 1, current mode 0"], b).of("HH-04").first)
+            #expect(d.severity == .info && d.causes.first?.hasPrefix("BTstack sends it while it initialises the controller") == true)
+            // Near miss: the same refusal in a log that names no platform is still a warning.
+            #expect(try RuleTest.diagnose(b).of("HH-04").map(\.severity) == [.warning])
+        }
+
+        @Test func readPeerResolvableAddressAnswered0x02IsTheSpecsAnswer() throws {
+            let address = [0x01] + RuleTest.peer.bytes
+            let prescribed = CaptureBuilder().commandRefusedByComplete(.leReadPeerResolvableAddress, parameters: address, status: .unknownConnectionIdentifier)
+            let d = try #require(try RuleTest.diagnose(prescribed).of("HH-04").first)
+            #expect(d.severity == .info && d.causes == [HH04CommandErrors.prescribedCause])
+            // Near miss: refused for invalid parameters, it is no such answer.
+            let invalid = CaptureBuilder().commandRefusedByComplete(.leReadPeerResolvableAddress, parameters: address, status: .invalidCommandParameters)
+            #expect(try RuleTest.diagnose(invalid).of("HH-04").map(\.severity) == [.warning])
+        }
+    }
+}
