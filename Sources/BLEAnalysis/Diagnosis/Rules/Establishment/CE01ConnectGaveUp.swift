@@ -20,14 +20,14 @@ extension FindingCode {
 /// Complete 0x02 — Android's "GATT 133".
 ///
 /// A short attempt the app cancelled stays quiet, as does a background connection (no time-out: Android cancels and
-/// re-creates it whenever its accept list changes, minutes apart), a cancel of Bluetooth switching off, a cancel
-/// followed by a device added to the accept list (the stack edits the list, it did not give up), and every cancel on a
-/// platform whose attempts never time out (iOS and macOS: Core Bluetooth's connect has no time-out).
+/// re-creates it whenever its accept list changes, minutes apart) and a cancel of Bluetooth switching off. A cancel
+/// followed by a device added to the accept list (the stack edits the list, it did not give up), and a cancel on a
+/// platform whose attempts never time out (iOS and macOS: Core Bluetooth's connect has no time-out), are info.
 struct CE01ConnectGaveUp: DiagnosisRule {
     static let code = FindingCode.connectGaveUp
     static let group = RuleGroup.establishment
     static let evidence =
-        "LE (Extended) Create Connection, no connection for the platform's direct-connect timeout ± 5 s (30 s unless the log names another platform), LE Create Connection Cancel, Connection Complete 0x02; no Bluetooth shutdown within 5 s, no device added to the accept list within 1 s; never on iOS/macOS"
+        "LE (Extended) Create Connection, no connection for the platform's direct-connect timeout ± 5 s (30 s unless the log names another platform), LE Create Connection Cancel, Connection Complete 0x02; no Bluetooth shutdown within 5 s; info when a device is added to the accept list within 1 s (an edit) or on iOS/macOS (connects never time out)"
     static let anchor = "hcidoc (report \"LeConnectionComplete error\", no interpretation)"
     /// How far from the platform's timeout an attempt may end and still be that timeout (the stack's timer runs from
     /// its own request, the log's from the command).
@@ -40,7 +40,7 @@ struct CE01ConnectGaveUp: DiagnosisRule {
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         let platform = e.platform?.seen
         let timeout = platform.flatMap { PlatformTable.fact(.directConnectTimeout, for: $0) }
-        if timeout?.value == .never { return [] }
+        let never = timeout?.value == .never
         let limit = timeout?.value.milliseconds.map { Int64($0 * 1000) } ?? defaultTimeout
         let android = e.platform?.platform == .android
         var out: [Diagnosis] = []
@@ -60,9 +60,14 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                 }
                 guard status == .unknownConnectionIdentifier, let start = create, let stop = cancel else { continue }
                 let attempt = stop.timestamp.microseconds(since: start.timestamp)
-                guard abs(attempt - limit) <= slack, !cancelledForTheSystem(after: i, e) else { continue }
+                guard abs(attempt - limit) <= slack, !shutdown(after: i, e) else { continue }
                 guard case .createConnection(_, let peer) = start.kind else { continue }
                 let target = peer ?? "the devices on the accept list"
+                let addition = acceptListAddition(after: i, e)
+                if never || addition != nil {
+                    out.append(routineCancel(ev, start: start, stop: stop, peer: peer, never: never ? timeout : nil, addition: addition, e))
+                    continue
+                }
                 let gatt133 = android ? " Android gives up on a direct connect after 30 s (DIRECT_CONNECT_TIMEOUT): the app saw GATT 133." : ""
                 out.append(
                     Diagnosis(
@@ -87,28 +92,53 @@ struct CE01ConnectGaveUp: DiagnosisRule {
         return out
     }
 
-    /// Whether the cancel answered by the Connection Complete at `index` was the system's, not a give-up: Bluetooth
-    /// switched off or the controller reset within 5 s, or a device added to the filter accept list within 1 s and
-    /// before the next attempt (the stack disarms the attempt to edit the list, then creates it again: AOSP `le_impl.h`
-    /// `create_le_connection`, ``PlatformBehaviour/acceptListEdit``; after a real time-out it removes the device
-    /// instead, `on_create_connection_timeout`).
-    static func cancelledForTheSystem(after index: Int, _ e: Evidence) -> Bool {
+    /// A cancel that is the platform's routine, said at info so its frames stay cited: an attempt on a platform whose
+    /// connects never time out (`never`, its ``PlatformTable`` row), or one the stack cancelled to add a device to the
+    /// filter accept list and connect again (AOSP `le_impl.h` `create_le_connection`; after a real time-out it removes
+    /// the device instead, `on_create_connection_timeout`).
+    static func routineCancel(
+        _ complete: EvidenceEvent, start: EvidenceEvent, stop: EvidenceEvent, peer: String?, never: PlatformFact?, addition: CitedFrame?,
+        _ e: Evidence
+    ) -> Diagnosis {
+        let target = peer ?? "the devices on the accept list"
+        let attempt = duration(stop.timestamp.microseconds(since: start.timestamp))
+        let why =
+            never.map { _ in "\(e.platform?.name ?? "this platform")'s connection attempts never time out (Core Bluetooth's connect has no timer): the system or the app cancelled it, the peripheral was not given up on" }
+            ?? "the stack cancelled it to add a device to the filter accept list (frame \(addition?.frame ?? complete.frame)) and connect again: an accept-list edit, not a time-out"
+        return Diagnosis(
+            rule: Self.code, severity: .info, frame: complete.frame,
+            message: "Connecting to \(target) was cancelled after \(attempt) (Connection Complete 0x02 after the cancel at frame \(stop.frame)): \(why).",
+            headline: "connect to \(peer.map(shortAddress) ?? "the accept list") cancelled (not a time-out)",
+            supporting: [CitedFrame(start.frame, "LE Create Connection"), CitedFrame(stop.frame, "LE Create Connection Cancel")] + (addition.map { [$0] } ?? []),
+            causes: [never?.source ?? "the stack's accept-list edit (\(PlatformTable.fact(.acceptListEdit, for: .android)?.source ?? ""))"],
+            device: peer, fold: "routine \(target)")
+    }
+
+    /// Bluetooth switched off or the controller reset within 5 s of the Connection Complete at `index`: the cancel was
+    /// the shutdown's.
+    static func shutdown(after index: Int, _ e: Evidence) -> Bool {
         let complete = e.events[index]
-        let after = e.events[(index + 1)...].prefix { $0.timestamp.microseconds(since: complete.timestamp) <= 5_000_000 }
-        let shutdown = after.contains { next in
+        return e.events[(index + 1)...].prefix { $0.timestamp.microseconds(since: complete.timestamp) <= 5_000_000 }.contains { next in
             switch next.kind {
             case .reset: return true
             case .disconnectCommand(_, let reason): return reason == .remotePowerOff
             default: return false
             }
         }
-        let beforeNextAttempt = after.prefix { next in
+    }
+
+    /// LE Add Device To Filter Accept List within 1 s of the Connection Complete at `index` and before the next
+    /// attempt: the cancel was the stack's, to edit the list (``PlatformBehaviour/acceptListEdit``).
+    static func acceptListAddition(after index: Int, _ e: Evidence) -> CitedFrame? {
+        let complete = e.events[index]
+        for next in e.events[(index + 1)...] {
+            guard next.timestamp.microseconds(since: complete.timestamp) <= editWindow else { return nil }
             switch next.kind {
-            case .createConnection, .createConnectionCancel: return false
-            default: return next.timestamp.microseconds(since: complete.timestamp) <= editWindow
+            case .createConnection, .createConnectionCancel: return nil
+            case .acceptListEdited(.leAddDeviceToFilterAcceptList): return CitedFrame(next.frame, "LE Add Device To Filter Accept List")
+            default: continue
             }
         }
-        let edited = beforeNextAttempt.contains { $0.kind == .acceptListEdited(.leAddDeviceToFilterAcceptList) }
-        return shutdown || edited
+        return nil
     }
 }
