@@ -223,14 +223,26 @@ def index(events):
     return at
 
 
-def judge(rule, severity, message, frame, at):
+# Rules whose deciding frame ends a wait (the disconnection or the late answer): the truth's event is at the frame the
+# wait began, which the finding cites among its frames.
+MATCH_CITED = {"GATT-01"}
+# What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
+# unjudged rather than false.
+OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"}}
+
+
+def judge(rule, severity, message, frame, at, cited=()):
     """'true', 'false' or None (unjudged), and what the truth holds at the frame."""
     test = TRUTH.get(rule)
     held = at.get(frame, [])
     if test is None or not JUDGED_KIND.get(rule, lambda _m: True)(message):
         return None, held
-    matching = [e for e in held if test(e)]
+    frames = {frame} | (set(cited) if rule in MATCH_CITED else set())
+    matching = [e for f in sorted(frames) for e in at.get(f, []) if test(e)]
     if not matching:
+        opaque = OPAQUE.get(rule, set())
+        if any(e["class"] in opaque for e in held + at.get(0, [])):
+            return None, held
         return "false", held
     if severity != "info" and all("benign" in e for e in matching):
         return "false", held
@@ -265,7 +277,7 @@ def measure(blescope, paths, truth_dirs, cache):
                                               "false": 0, "unjudged": 0})
             row["captures"].add(os.path.basename(path))
             for frame in f.get("occurrences") or [f["frame"]]:
-                verdict, held = judge(f["rule"], f["severity"], f.get("message", ""), frame, at)
+                verdict, held = judge(f["rule"], f["severity"], f.get("message", ""), frame, at, f.get("frames", []))
                 row["occurrences"] += 1
                 row[verdict or "unjudged"] += 1
                 if verdict == "false":

@@ -22,6 +22,10 @@ current. Classes (frame = the frame named; times in seconds):
                         tshark's Source column names central and peripheral). GATT-01's evidence.
   att-request-while-pending  an ATT request sent while an earlier request of the same side on the same link awaits its
                         answer: opcode, pending_frame. GATT-02's evidence.
+  le-meta-undecoded     an LE Meta event tshark 4.0 does not decode (e.g. 0x29, LE Enhanced Connection Complete v2): its
+                        connection parameters are not read here (a firing there is unjudged): subevent.
+  att-direction-unknown frame 0, once per capture: the count of ATT PDUs whose direction tshark does not give (the
+                        ATT classes above cannot be complete there: GATT-01/02 firings are unjudged).
   host-packets-stalled  host-to-controller ACL packets of a handle that Number Of Completed Packets did not report for
                         more than 5 s: frame = the report (or Disconnection Complete) that ends the wait, since_frame,
                         waited, handle. TP-01's and DC-08's evidence. A report for more packets than the log shows
@@ -92,7 +96,7 @@ def side(row):
 class Extra:
     def __init__(self):
         self.events, self.opened, self.seen, self.timeouts = [], set(), set(), {}
-        self.pending, self.sent, self.credit = {}, {}, {}
+        self.pending, self.sent, self.credit, self.undirected = {}, {}, {}, 0
 
     def emit(self, cls, frame, **fields):
         self.events.append(dict({"class": cls, "frame": frame}, **fields))
@@ -121,6 +125,9 @@ class Extra:
         elif code == 0x3E and sub == 0x03 and status == 0 and row["bthci_evt.le_supv_timeout"]:
             self.setting((adapter, handle), frame, number(row["bthci_evt.le_supv_timeout"]) * 0.01,
                          number(row["bthci_evt.le_con_interval"]) * 0.00125, number(row["bthci_evt.le_con_latency"]))
+        elif code == 0x3E and sub not in (None, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C,
+                                          0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x14):
+            self.emit("le-meta-undecoded", frame, subevent=sub)
         elif code in (0x12, 0x14) and status:
             self.emit("bredr-mode-refused", frame, status=status, handle=handle)
         elif code == 0x05 and handle is not None:
@@ -209,8 +216,12 @@ class Extra:
         who, opcode = side(row), number(row["btatt.opcode"])
         if opcode is not None and who is not None:
             self.att(link, who, opcode, frame, time)
+        elif opcode is not None:
+            self.undirected += 1
 
     def finish(self, end):
+        if self.undirected:
+            self.emit("att-direction-unknown", 0, count=self.undirected)
         for (link, _who), waiting in list(self.pending.items()):
             for request_frame, request_time, opcode in waiting:
                 self.emit("att-unanswered", request_frame, opcode=opcode, waited=round(end - request_time, 3),
