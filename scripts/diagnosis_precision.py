@@ -110,7 +110,7 @@ TRUTH = {
     "BR-06": lambda e: e["class"] == "bredr-mode-refused"
     or (e["class"] == "command-error" and e.get("opcode") in (0x080B, 0x0803, 0x0804, 0x0811)),
     "GATT-01": lambda e: e["class"] == "att-unanswered" and e.get("waited", 0) >= 30,
-    "GATT-02": cls("att-request-while-pending"),
+    "GATT-02": cls("att-request-while-pending", "att-response-unrequested"),
     "TP-01": cls("host-packets-stalled"),
     "DC-08": cls("host-packets-stalled"),
     "LP-02": lambda e: e["class"] == "supervision-timeout" and e.get("short") and not e.get("replaced_long"),
@@ -223,9 +223,11 @@ def index(events):
     return at
 
 
-# Rules whose deciding frame ends a wait (the disconnection or the late answer): the truth's event is at the frame the
-# wait began, which the finding cites among its frames.
-MATCH_CITED = {"GATT-01"}
+# Rules whose deciding frame is not where the truth puts the fact: the end of a wait (the disconnection or the late
+# answer: GATT-01, SEC-04; the truth's event is at the request or the Pairing Request) or the connection event where an
+# update took effect (LP-02; the truth's event is at the LL_CONNECTION_UPDATE_IND or the L2CAP request). The finding
+# cites those frames among its `frames`; they are matched too.
+MATCH_CITED = {"GATT-01", "SEC-04", "LP-02"}
 # What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
 # unjudged rather than false.
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"}}
@@ -292,12 +294,9 @@ def measure(blescope, paths, truth_dirs, cache):
 
 
 def markdown(rows, count, commit):
-    lines = ["Measured on %d captures (the public corpus of `corpus/fetch.sh`, the Samples and `../shared/captures`) "
-             "by `scripts/diagnosis_precision.py` with a release build of main at `%s` and tshark 4.0.17. An "
-             "occurrence is a finding's deciding frame; true when the tshark-only truth "
-             "(`scripts/diagnosis_truth.py`) holds an event of the rule's class there (a benign one counts true only "
-             "for an info finding), false otherwise; unjudged when the truth has no class for the rule yet."
-             % (count, commit), "",
+    lines = ["Measured on %d captures (the public corpus of `corpus/fetch.sh`, the Samples and `../shared/captures`; a "
+             "capture neither blescope nor tshark reads is left out) with a release build of main at `%s` and tshark "
+             "4.0.17. Precision = true / (true + false); **bold** under 90 %%." % (count, commit), "",
              "| rule | captures | occurrences | true | false | unjudged | precision |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         precision = "%.1f %%" % r["precision"] if r["precision"] is not None else "—"

@@ -14,14 +14,16 @@ current. Classes (frame = the frame named; times in seconds):
                         (the refused Sniff/Exit Sniff/Switch Role commands are diagnosis_truth.py's command-error).
   acl-before-connection HCI logs: the first ACL packet, Number Of Completed Packets entry or Disconnection Complete of
                         a connection handle that no connection complete (LE, BR/EDR, synchronous) opened before, on
-                        that adapter: handle. CQ-01's evidence.
+                        that adapter: handle; air: the first good data-channel packet on an access address no connect
+                        request named before: access_address. CQ-01's evidence.
   att-unanswered        an ATT request or indication with no response (or Error Response, or confirmation) from the
                         other side for 30 s, or before the link ends or the capture does: opcode, waited (seconds to
                         the answer, the link's end or the capture's end), answered_frame, until ("answer", "link-end",
                         "capture-end"). Only where tshark gives the direction (HCI logs; air captures whose header or
                         tshark's Source column names central and peripheral). GATT-01's evidence.
   att-request-while-pending  an ATT request sent while an earlier request of the same side on the same link awaits its
-                        answer: opcode, pending_frame. GATT-02's evidence.
+                        answer: opcode, pending_frame. att-response-unrequested: a response (or confirmation) with no
+                        request (indication) of the other side waiting: opcode. GATT-02's evidence.
   le-meta-undecoded     an LE Meta event tshark 4.0 does not decode (e.g. 0x29, LE Enhanced Connection Complete v2): its
                         connection parameters are not read here (a firing there is unjudged): subevent.
   att-direction-unknown frame 0, once per capture: the count of ATT PDUs whose direction tshark does not give (the
@@ -97,6 +99,7 @@ class Extra:
     def __init__(self):
         self.events, self.opened, self.seen, self.timeouts = [], set(), set(), {}
         self.pending, self.sent, self.credit, self.undirected = {}, {}, {}, 0
+        self.connected_air, self.seen_air = set(), set()
 
     def emit(self, cls, frame, **fields):
         self.events.append(dict({"class": cls, "frame": frame}, **fields))
@@ -174,6 +177,8 @@ class Extra:
         elif opcode in ANSWERS or opcode == CONFIRMATION:
             waiting = self.pending.get((link, other), [])
             match = next((w for w in waiting if (opcode == CONFIRMATION) == (w[2] == INDICATION)), None)
+            if match is None:
+                self.emit("att-response-unrequested", frame, opcode=opcode)
             if match:
                 waiting.remove(match)
                 if time - match[1] >= ATT_TIMEOUT:
@@ -191,12 +196,16 @@ class Extra:
             return
         if row["btle.link_layer_data.access_address"] is not None and row["btle.link_layer_data.timeout"]:
             link = ("air", number(row["btle.link_layer_data.access_address"]))
+            self.connected_air.add(link[1])
             self.end_link(link, frame, time, "link-end")
             self.timeouts.pop(link, None)
             self.setting(link, frame, number(row["btle.link_layer_data.timeout"]) * 0.01,
                          number(row["btle.link_layer_data.interval"]) * 0.00125,
                          number(row["btle.link_layer_data.latency"]))
             return
+        if aa is not None and aa != 0x8E89BED6 and aa not in self.connected_air and aa not in self.seen_air:
+            self.seen_air.add(aa)
+            self.emit("acl-before-connection", frame, access_address=aa)
         handle = number(row["bthci_acl.chandle"])
         link = ("air", aa) if aa is not None else (adapter, handle & 0x0FFF) if handle is not None else None
         if link is None:
