@@ -112,7 +112,7 @@ struct PcapngReaderTests {
         #expect(reader.secrets.map(\.type) == [0x544C_534B])
         #expect(reader.secrets.map(\.length) == [20])
         // The snap length cut one packet: the usual finding, nothing else.
-        #expect(file.findings.map(\.kind.code) == ["capture.truncated-records"])
+        #expect(file.findings.map(\.kind.code) == [.captureTruncatedRecords])
     }
 
     /// A block whose trailing length disagrees with its leading one, mid-file: a finding at its offset, and reading
@@ -133,7 +133,7 @@ struct PcapngReaderTests {
         var times: [Int64] = []
         while let r = file.next() { times.append(r.timestamp.microseconds) }
         #expect(times == [1, 3, 5])
-        let findings = file.findings.filter { $0.kind.code == "capture.damaged-block" }
+        let findings = file.findings.filter { $0.kind.code == .captureDamagedBlock }
         #expect(findings.map(\.offset) == [Int64(damagedAt), Int64(undescribedAt)])
         #expect(findings.first?.message.contains("trailing total length 57005 differs from the leading 40") == true)
         #expect(findings.first?.message.contains("resumed at the next block (offset \(resumedAt))") == true)
@@ -153,7 +153,7 @@ struct PcapngReaderTests {
         var n = 0
         while file.next() != nil { n += 1 }
         #expect(n == 1)
-        let f = try #require(file.findings.first { $0.kind.code == "capture.damaged-block" })
+        let f = try #require(file.findings.first { $0.kind.code == .captureDamagedBlock })
         #expect(f.offset == Int64(at))
         #expect(f.message.contains("no block follows: reading stopped"))
     }
@@ -244,6 +244,6 @@ struct RealPcapngTests {
         }
         #expect(n == rows.count, "\(path): \(n) frames, tshark \(rows.count)")
         #expect(mismatches.isEmpty, "\(path): \(mismatches.prefix(5))")
-        #expect(file.findings.allSatisfy { $0.severity == .info || $0.kind.code == "capture.non-hci-records" }, "\(file.findings)")
+        #expect(file.findings.allSatisfy { $0.severity == .info || $0.kind.code == .captureNonHCIRecords }, "\(file.findings)")
     }
 }

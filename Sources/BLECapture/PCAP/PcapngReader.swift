@@ -100,7 +100,7 @@ extension FindingKind {
     /// A pcapng block that cannot be read as the format says: skipped, and reading resumed at the next block.
     public static func capturePcapngDamagedBlock(offset: Int64, block: String, detail: String, resumedAt: Int64?) -> FindingKind {
         FindingKind(
-            code: "capture.damaged-block",
+            .captureDamagedBlock,
             message: "pcapng \(block) at offset \(offset): \(detail); "
                 + (resumedAt.map { "skipped, reading resumed at the next block (offset \($0))" } ?? "no block follows: reading stopped"))
     }
