@@ -137,9 +137,9 @@ public struct PlatformClues: Sendable {
     public static func isBTstackLine(_ text: String) -> Bool {
         if text.contains("BTstack") || text.hasPrefix("hci_power_control") { return true }
         guard let colon = text.firstIndex(of: ":") else { return false }
-        let head = text[..<colon]
-        guard let dotC = head.range(of: ".c.") else { return false }
-        let line = head[dotC.upperBound...]
-        return !line.isEmpty && line.allSatisfy(\.isNumber) && !head[..<dotC.lowerBound].isEmpty
+        // `file.c.line` before the colon: a name, `c`, then digits only.
+        let parts = text[..<colon].split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, parts[1] == "c", !parts[2].isEmpty else { return false }
+        return parts[2].allSatisfy { $0.isNumber }
     }
 }
