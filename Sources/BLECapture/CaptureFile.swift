@@ -41,6 +41,9 @@ public final class CaptureFile {
     private let btsnoop: Unmanaged<BTSnoopReader>?
     private let classicPcap: Unmanaged<ClassicPcapReader>?
     private var openNotes: [Finding]
+    /// For air captures whose pseudo-header holds the sniffer's clock: record times put back on it where the file's are
+    /// off by whole wraps (``SnifferClock``).
+    private var clock: SnifferClock?
 
     private init(
         path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,
@@ -56,14 +59,15 @@ public final class CaptureFile {
         self.btsnoop = (reader as? BTSnoopReader).map { Unmanaged.passUnretained($0) }
         self.classicPcap = (reader as? ClassicPcapReader).map { Unmanaged.passUnretained($0) }
         self.openNotes = notes
+        if format == .pcap || format == .pcapng, SnifferClock.applies(to: datalink) { clock = SnifferClock() }
     }
 
     /// The next record, or nil at the end (or where reading had to stop; see ``findings``).
     /// Its bytes are valid until the next call.
     @inline(__always) public func next() -> CaptureRecord? {
         if let btsnoop { return btsnoop._withUnsafeGuaranteedRef { $0.next() } }
-        if let classicPcap { return classicPcap._withUnsafeGuaranteedRef { $0.next() } }
-        return reader.next()
+        var record = CaptureRecord.empty
+        return next(into: &record) ? record : nil
     }
 
     /// Reads the next record over `record` (every field is written); false at the end (or where reading had to stop).
@@ -79,14 +83,18 @@ public final class CaptureFile {
     /// ```
     @inline(__always) public func next(into record: inout CaptureRecord) -> Bool {
         if let btsnoop { return btsnoop._withUnsafeGuaranteedRef { $0.next(into: &record) } }
-        if let classicPcap { return classicPcap._withUnsafeGuaranteedRef { $0.next(into: &record) } }
-        guard let next = reader.next() else { return false }
-        record = next
+        if let classicPcap {
+            guard classicPcap._withUnsafeGuaranteedRef({ $0.next(into: &record) }) else { return false }
+        } else {
+            guard let next = reader.next() else { return false }
+            record = next
+        }
+        if clock != nil { clock!.correct(&record) }
         return true
     }
 
     /// Everything odd seen so far: truncated file, impossible lengths, records cut by the capturer, notes.
-    public var findings: [Finding] { openNotes + reader.findings }
+    public var findings: [Finding] { openNotes + reader.findings + (clock?.finding.map { [$0] } ?? []) }
 
     /// Bytes of the file consumed so far (compressed bytes for gzip), for progress reporting.
     public var bytesConsumed: Int64 { reader.bytesConsumed }
