@@ -195,7 +195,7 @@ extension FindingKind {
         .init(
             code: "ll.encrypted-no-key",
             message:
-                "link encrypted from frame \(encryptedFrom): encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from), not decrypted ("
+                "link encrypted from frame \(encryptedFrom): encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
                 + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
                 + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
         )
@@ -204,7 +204,7 @@ extension FindingKind {
         .init(
             code: "ll.encrypted-no-key",
             message:
-                "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): encrypted, no key: \(count) PDUs, \(bytes) bytes from frame \(from) on connection \(hex(handle, width: 4)), not decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
+                "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): encrypted, no key: \(count) PDUs, \(bytes) bytes from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
         )
     }
     static func llMICFailures(_ count: Int, from: Int, handle: UInt16, capturer: Bool) -> FindingKind {
