@@ -59,4 +59,22 @@ import Testing
         #expect(completeness.items.contains { $0.code == "started-before-capture" && $0.frame == 1 })
         #expect(diagnosis.story.sentences.map(\.text).joined().contains("1 closed by this side (0x16)"))
     }
+
+    /// The near miss of a CIS: its Disconnection Complete ends a channel the log set up on its own handle (LE CIS
+    /// Established, subevent 0x19: status, CIS handle, then 25 octets of timing), not a link from before the log. The LE
+    /// Audio unicast Sample's CIS 0x0002, closed at frame 1062, was taken for one.
+    @Test func aCISTheLogEstablishedEndsNoLinkFromBeforeIt() throws {
+        let established = HCIBuild.leMeta(LESubevent(0x19), parameters: [0x00, 0x60, 0x00] + [UInt8](repeating: 1, count: 25))
+        let b = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x0040, peer: RuleTest.peer)
+            .event(established)
+            .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
+        let (_, completeness, _) = try Self.analyze(b)
+        #expect(!completeness.items.contains { $0.code == "link-before-log-ended" })
+        // Without its CIS Established, the same Disconnection Complete is one.
+        let unseen = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x0040, peer: RuleTest.peer)
+            .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
+        #expect(try Self.analyze(unseen).1.items.contains { $0.code == "link-before-log-ended" && $0.frame == 4 })
+    }
 }

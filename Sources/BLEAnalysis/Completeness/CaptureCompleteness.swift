@@ -199,39 +199,56 @@ public struct CompletenessTracker: Sendable {
         case .event:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
-            guard b.count >= 2 else { return }
-            let p = b.count - 2
-            func u16(_ i: Int) -> UInt16 { UInt16(b[2 + i]) | UInt16(b[3 + i]) << 8 }
-            switch HCIEventCode(b[0]) {
-            case .leMeta where p >= 4:
-                let sub = LESubevent(b[2])
-                if (sub == .connectionComplete || sub == .enhancedConnectionComplete || sub == .enhancedConnectionCompleteV2) && b[3] == 0 {
-                    opened(record, u16(2))
-                }
-            case HCIEventCode(0x03) where p >= 3:
-                if b[2] == 0 { opened(record, u16(1)) }
-            case .disconnectionComplete where p >= 4:
-                if b[2] == 0 {
-                    let k = Self.key(record.controllerIndex, u16(1))
-                    if !seen.contains(k), endedUnseen.count < 1000 {
-                        endedUnseen.append((u16(1) & 0x0FFF, record.frame, b[5], record.timestamp))
-                    }
-                    open.removeValue(forKey: k)
-                    inferredOpen.remove(k)
-                    seen.insert(k)
-                }
-            case HCIEventCode(0x2C) where p >= 3:
-                // Synchronous Connection Complete: an SCO/eSCO handle the log opened (its end is no link from before it).
-                if b[2] == 0 { seen.insert(Self.key(record.controllerIndex, u16(1))) }
-            case .hardwareError:
-                hardwareErrors.append(record.frame)
-            default: break
-            }
+            noteEvent(record)
         case .sco, .iso:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
+            // Data on an SCO/eSCO or ISO handle names it: its Disconnection Complete ends a channel the log holds.
+            guard b.count >= 2 else { return }
+            let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
+            let slot = Self.settledSlot(k)
+            if settledKeys[slot] != k {
+                settledKeys[slot] = k
+                seen.insert(k)
+            }
         default:
             if record.isTruncated { noteOtherCut(record.frame) }
+        }
+    }
+
+    /// The events that open and close handles (links, SCO/eSCO, CIS), resets' effects aside, and hardware errors.
+    mutating func noteEvent(_ record: CaptureRecord) {
+        let b = record.bytes
+        guard b.count >= 2 else { return }
+        let p = b.count - 2
+        func u16(_ i: Int) -> UInt16 { UInt16(b[2 + i]) | UInt16(b[3 + i]) << 8 }
+        switch HCIEventCode(b[0]) {
+        case .leMeta where p >= 4:
+            let sub = LESubevent(b[2])
+            if (sub == .connectionComplete || sub == .enhancedConnectionComplete || sub == .enhancedConnectionCompleteV2) && b[3] == 0 {
+                opened(record, u16(2))
+            } else if (sub == LESubevent(0x19) || sub == LESubevent(0x2A)) && b[3] == 0 {
+                // LE CIS Established (v1, v2): a CIS the log set up, on its own handle, ended by a Disconnection Complete.
+                seen.insert(Self.key(record.controllerIndex, u16(2)))
+            }
+        case HCIEventCode(0x03) where p >= 3:
+            if b[2] == 0 { opened(record, u16(1)) }
+        case .disconnectionComplete where p >= 4:
+            if b[2] == 0 {
+                let k = Self.key(record.controllerIndex, u16(1))
+                if !seen.contains(k), endedUnseen.count < 1000 {
+                    endedUnseen.append((u16(1) & 0x0FFF, record.frame, b[5], record.timestamp))
+                }
+                open.removeValue(forKey: k)
+                inferredOpen.remove(k)
+                seen.insert(k)
+            }
+        case HCIEventCode(0x2C) where p >= 3:
+            // Synchronous Connection Complete: an SCO/eSCO handle the log opened (its end is no link from before it).
+            if b[2] == 0 { seen.insert(Self.key(record.controllerIndex, u16(1))) }
+        case .hardwareError:
+            hardwareErrors.append(record.frame)
+        default: break
         }
     }
 
