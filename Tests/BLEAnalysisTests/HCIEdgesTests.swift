@@ -26,7 +26,7 @@ import Testing
         let (diagnosis, completeness, connections) = try Self.analyze(b)
         #expect(connections.isEmpty)
         #expect(diagnosis.findings.filter { $0.rule.hasPrefix("DC-") }.isEmpty)
-        let item = try #require(completeness.items.first { $0.code == "link-before-log-ended" })
+        let item = try #require(completeness.items.first { $0.code == .linkBeforeLogEnded })
         #expect(item.severity == .info && item.frame == 2 && item.count == 1)
         #expect(
             item.message
@@ -42,7 +42,7 @@ import Testing
         let (diagnosis, completeness, connections) = try Self.analyze(b)
         #expect(connections.count == 1 && connections[0].lifecycle.ending?.frame == 4 && connections[0].lifecycle.ending?.endedBy == .peer)
         #expect(diagnosis.of("DC-02").map(\.frame) == [4])
-        #expect(!completeness.items.contains { $0.code == "link-before-log-ended" })
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
     }
 
     /// A link that began before the log (traffic on a handle no Connection Complete opened) is counted, and so is its end
@@ -55,8 +55,8 @@ import Testing
         let (diagnosis, completeness, connections) = try Self.analyze(b)
         #expect(connections.count == 1 && connections[0].inferred && connections[0].lifecycle.ending?.endedBy == .local)
         #expect(connections[0].lifecycle.ending?.frame == b.records.count)
-        #expect(!completeness.items.contains { $0.code == "link-before-log-ended" })
-        #expect(completeness.items.contains { $0.code == "started-before-capture" && $0.frame == 1 })
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
+        #expect(completeness.items.contains { $0.code == .startedBeforeCapture && $0.frame == 1 })
         #expect(diagnosis.story.sentences.map(\.text).joined().contains("1 closed by this side (0x16)"))
     }
 
@@ -70,11 +70,11 @@ import Testing
             .event(established)
             .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
         let (_, completeness, _) = try Self.analyze(b)
-        #expect(!completeness.items.contains { $0.code == "link-before-log-ended" })
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
         // Without its CIS Established, the same Disconnection Complete is one.
         let unseen = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
             .connect(handle: 0x0040, peer: RuleTest.peer)
             .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
-        #expect(try Self.analyze(unseen).1.items.contains { $0.code == "link-before-log-ended" && $0.frame == 4 })
+        #expect(try Self.analyze(unseen).1.items.contains { $0.code == .linkBeforeLogEnded && $0.frame == 4 })
     }
 }

@@ -62,12 +62,12 @@ import Testing
         ]
         let (times, findings, completeness) = try Self.read(records, linkType: 272)
         #expect(times.map { $0 - Self.start } == [0, 1250, 2500, 4207])
-        let note = findings.first { $0.kind.code == "capture.sniffer-clock-wrap" }
+        let note = findings.first { $0.kind.code == .captureSnifferClockWrap }
         #expect(note?.frame == 3 && note?.severity == .info)
         #expect(
             note?.message.contains("4294.965759 s later than the sniffer's own clock, which moved 1.250 ms: one wrap of 2^32 µs") == true)
-        #expect(!completeness.items.contains { $0.code == "time-gap" || $0.code == "time-backwards" })
-        #expect(completeness.items.contains { $0.code == "sniffer-clock-wrap" && $0.severity == .info && $0.frame == 3 })
+        #expect(!completeness.items.contains { $0.code == .timeGap || $0.code == .timeBackwards })
+        #expect(completeness.items.contains { $0.code == .snifferClockWrap && $0.severity == .info && $0.frame == 3 })
     }
 
     /// The near miss: a real pause of 71 minutes, which the sniffer's clock saw too, is still a gap.
@@ -80,8 +80,8 @@ import Testing
         ]
         let (times, findings, completeness) = try Self.read(records, linkType: 272)
         #expect(times.map { $0 - Self.start } == [0, pause, pause + 1250])
-        #expect(!findings.contains { $0.kind.code == "capture.sniffer-clock-wrap" })
-        let gap = completeness.items.first { $0.code == "time-gap" }
+        #expect(!findings.contains { $0.kind.code == .captureSnifferClockWrap })
+        let gap = completeness.items.first { $0.code == .timeGap }
         #expect(gap?.frame == 2 && gap?.message.contains("the longest 1 h 11 min before frame 2") == true)
     }
 
@@ -94,7 +94,7 @@ import Testing
         ]
         let (times, findings, _) = try Self.read(records, linkType: 272)
         #expect(times.map { $0 - Self.start } == [0, Self.wrap + 90_000_000])
-        #expect(findings.allSatisfy { $0.kind.code != "capture.sniffer-clock-wrap" })
+        #expect(findings.allSatisfy { $0.kind.code != .captureSnifferClockWrap })
     }
 
     /// The HackenBluetooth Ubertooth capture: at frame 3743 the clock steps back 74.5 µs and the host tool, taking it for
@@ -111,11 +111,11 @@ import Testing
         ]
         let (times, findings, completeness) = try Self.read(records, linkType: 192)
         #expect(times.map { $0 - Self.start } == [0, -75, 29_904, 29_904 + 101_821_637, 29_904 + 101_821_637 + 3742])
-        let note = try #require(findings.first { $0.kind.code == "capture.sniffer-clock-wrap" })
+        let note = try #require(findings.first { $0.kind.code == .captureSnifferClockWrap })
         #expect(
             note.frame == 2 && note.message.contains("which moved -75 µs: one wrap of 2^32 × 100 ns") && note.message.contains("(+2 more)"))
-        #expect(completeness.items.first { $0.code == "time-gap" }?.frame == 4)
-        #expect(completeness.items.first { $0.code == "time-backwards" }?.severity == .info)
+        #expect(completeness.items.first { $0.code == .timeGap }?.frame == 4)
+        #expect(completeness.items.first { $0.code == .timeBackwards }?.severity == .info)
     }
 
     /// LINKTYPE 256 carries no clock: its times are the file's, a jump of a wrap included.
@@ -131,7 +131,7 @@ import Testing
         records.append(later)
         let (times, _, completeness) = try Self.read(records, linkType: 256)
         #expect(times.map { $0 - Self.start } == [0, Self.wrap])
-        #expect(completeness.items.contains { $0.code == "time-gap" })
+        #expect(completeness.items.contains { $0.code == .timeGap })
     }
 
     /// An iOS PacketLogger log opens with header notes dated when the device's details were read (101 h before the
@@ -152,7 +152,7 @@ import Testing
             stats.add(r)
         }
         let items = tracker.result(format: "packetlogger").items
-        #expect(!items.contains { $0.code == "time-gap" || $0.code == "time-backwards" })
+        #expect(!items.contains { $0.code == .timeGap || $0.code == .timeBackwards })
         #expect(stats.firstTimestamp?.microseconds == Self.start && stats.durationMicroseconds == 1_000 && stats.text == 2)
     }
 
@@ -167,7 +167,7 @@ import Testing
         let file = try CaptureFile.open(bytes: CaptureWriter.packetLogger(b.records, bigEndian: false), name: "ios.pklg")
         var tracker = CompletenessTracker()
         while let r = file.next() { tracker.add(r) }
-        let gap = tracker.result(format: "packetlogger").items.first { $0.code == "time-gap" }
+        let gap = tracker.result(format: "packetlogger").items.first { $0.code == .timeGap }
         #expect(gap?.frame == 3 && gap?.message.contains("100 h 59 min") == true)
     }
 }

@@ -139,7 +139,7 @@ struct SnifferClock {
         return Finding(
             .info,
             FindingKind(
-                code: "capture.sniffer-clock-wrap",
+                .captureSnifferClockWrap,
                 message:
                     "the file dates frame \(first.frame) \(seconds) s \(first.moved < 0 ? "later" : "earlier") than the sniffer's own clock, which moved \(step): \(wraps == 1 ? "one wrap" : "\(wraps) wraps") of \(clock) (the host software's error, not a gap); blescope uses the sniffer's clock from there on\(more), so its times differ from tshark's"
             ),

@@ -19,7 +19,7 @@ import Testing
         ("GATT-07", "W"), ("GATT-08", "E"),
         ("TP-01", "E"), ("TP-02", "E"), ("TP-03", "W"), ("TP-04", "I"), ("TP-05", "E"),
         ("LP-01", "W"), ("LP-02", "W"), ("LP-03", "I"), ("LP-04", "E"), ("LP-05", "W"), ("LP-06", "W"),
-        ("HH-01", "C"), ("HH-02", "C"), ("HH-03", "E"), ("HH-04", "W"), ("HH-05", "W"), ("HH-06", "W"), ("HH-07", "I"),
+        ("HH-01", "C"), ("HH-02", "C"), ("HH-03", "E"), ("HH-04", "W"), ("HH-05", "E"), ("HH-06", "W"), ("HH-07", "I"),
     ]
 
     /// The LE Audio rules after the catalogue's (issue 28, "as diagnosis rules": setup failures and a stream that stops
