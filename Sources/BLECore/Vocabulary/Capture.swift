@@ -29,6 +29,11 @@ extension FindingCode {
         meaning:
             "The host software that wrote an air capture dated records whole wraps of the sniffer's counter away from the sniffer's own clock in their pseudo-header (nRF Sniffer: 2^32 µs; Ubertooth: 2^32 × 100 ns): no gap and no step back, its error. blescope uses the sniffer's clock from there on, so its times differ from tshark's."
     )
+    public static let captureDamagedBlock = FindingCode(
+        "capture.damaged-block", layer: .capture, severity: .warning, title: "pcapng block damaged",
+        meaning:
+            "A pcapng block whose lengths disagree or whose packet does not hold together: skipped, and reading resumed at the next block that checks out."
+    )
     public static let captureNote = FindingCode(
         "capture.note", layer: .capture, severity: .info, title: "Note about the file",
         meaning: "Something about the file worth knowing that is not an error.")
@@ -90,8 +95,8 @@ extension FindingVocabulary {
     static let core: [FindingCode] = [.invalidSize, .decodeError]
     static let capture: [FindingCode] = [
         .captureTruncatedFile, .captureInvalidRecordLength, .captureTruncatedRecords, .captureTimestampOutOfRange,
-        .captureNonHCIRecords, .captureReadError, .captureSnifferClockWrap, .captureNote, .encryptedNoKey, .fileCut,
-        .fileCorrupt, .snifferClockWrap, .aclPayloadCut, .truncatedRecords, .drops, .timeBackwards, .timeGap,
+        .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureSnifferClockWrap, .captureNote, .encryptedNoKey,
+        .fileCut, .fileCorrupt, .snifferClockWrap, .aclPayloadCut, .truncatedRecords, .drops, .timeBackwards, .timeGap,
         .controllerReset, .hardwareError, .startedBeforeCapture, .linkBeforeLogEnded, .openAtEnd,
     ]
 }
