@@ -40,7 +40,8 @@ import Testing
             links += unopened.count
             let aaOf = try Self.accessAddresses(path)
             for f in analyzer.findings {
-                guard let frame = f.frame, Self.plaintextCodes.contains(where: { f.kind.code.id.hasPrefix($0) }), let aa = aaOf[frame] else {
+                guard let frame = f.frame, Self.plaintextCodes.contains(where: { f.kind.code.id.hasPrefix($0) }), let aa = aaOf[frame]
+                else {
                     continue
                 }
                 let hit = unopened.first { $0.0 == aa && frame >= $0.1 && frame <= $0.2 }
