@@ -42,7 +42,8 @@ import Testing
     @Test func nearMissAPacketLoggerFileWithoutNotesIsAppleOnlyInferred() throws {
         let b = CaptureBuilder().connect(handle: 0x40)
         let p = try #require(Self.platform(try Self.packetLogger(notes: [], b)))
-        #expect(p.platform == .apple && p.detail == "iOS/macOS, or BTstack" && p.provenance == .inferred(what: "PacketLogger format, no notes"))
+        #expect(
+            p.platform == .apple && p.detail == "iOS/macOS, or BTstack" && p.provenance == .inferred(what: "PacketLogger format, no notes"))
         #expect(p.seen == nil)  // shown, not acted on
     }
 
@@ -70,7 +71,9 @@ import Testing
 
     @Test func btmonsSystemNoteNamesBlueZWithTheKernel() throws {
         // btmon-w-dl2001_batteread-rpi-notes-only.btsnoop's first record.
-        let records = [Self.note("Linux version 6.6.31+rpt-rpi-2712 (aarch64)", frame: 1), Self.note("Bluetooth subsystem version 2.22", frame: 2)]
+        let records = [
+            Self.note("Linux version 6.6.31+rpt-rpi-2712 (aarch64)", frame: 1), Self.note("Bluetooth subsystem version 2.22", frame: 2),
+        ]
         let capture = try CaptureFile.open(bytes: CaptureWriter.btsnoop(records, datalink: BTSnoop.datalinkMonitor), name: "btmon.snoop")
         let p = try #require(Self.platform(capture))
         #expect(p.platform == .bluez && p.detail == "BlueZ (Linux 6.6.31+rpt-rpi-2712)" && p.provenance.frame == 1)
@@ -82,7 +85,9 @@ import Testing
         let lines = report.text(terminal: Terminal(colors: false)).split(separator: "\n", omittingEmptySubsequences: false)
         let index = try #require(lines.firstIndex { $0.hasPrefix("Platform: ") })
         let story = try #require(lines.firstIndex { $0.hasPrefix("Story:") })
-        #expect(index < story && lines[index] == "Platform: iOS 26.5.1, iPhone18,2 (seen: PacketLogger note \"Product: iPhone18,2\" at frame 1)")
+        #expect(
+            index < story && lines[index] == "Platform: iOS 26.5.1, iPhone18,2 (seen: PacketLogger note \"Product: iPhone18,2\" at frame 1)"
+        )
         let json = try #require(try JSONSerialization.jsonObject(with: Data(report.json.utf8)) as? [String: Any])
         let platform = try #require(json["platform"] as? [String: Any])
         #expect(platform["name"] as? String == "iOS/macOS" && platform["provenance"] as? String == "seen" && platform["frame"] as? Int == 1)
@@ -93,7 +98,9 @@ import Testing
     @Test func everyRowCitesItsSourceAndOnePlatformHasOneRowPerBehaviourAndVersion() {
         for row in PlatformTable.rows {
             #expect(row.source.count > 20, "\(row.platform) \(row.behaviour) has no citation")
-            let same = PlatformTable.rows.filter { $0.platform == row.platform && $0.behaviour == row.behaviour && $0.versions == row.versions }
+            let same = PlatformTable.rows.filter {
+                $0.platform == row.platform && $0.behaviour == row.behaviour && $0.versions == row.versions
+            }
             #expect(same.count == 1, "\(row.platform) \(row.behaviour) \(row.versions) twice")
         }
         // The values the rules read, as the cited sources give them.

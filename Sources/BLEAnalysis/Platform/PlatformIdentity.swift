@@ -85,7 +85,8 @@ public struct PlatformClues: Sendable {
         format = capture.format
         datalink = capture.datalink
         self.fileName = fileName
-        if let android = analysis.vendorActivity.commands.filter({ $0.name?.vendor == "Android" }).min(by: { $0.firstFrame < $1.firstFrame }) {
+        if let android = analysis.vendorActivity.commands.filter({ $0.name?.vendor == "Android" }).min(by: { $0.firstFrame < $1.firstFrame }
+        ) {
             androidVendorCommand = (android.label, android.firstFrame)
         }
         monitorIndexFrame = analysis.controllerIdentities.values.filter { $0.source == .monitorIndexInfo }.map(\.frame).min()
@@ -97,7 +98,8 @@ public struct PlatformClues: Sendable {
     public func identify() -> PlatformIdentity? {
         if let apple = appleNote() { return apple }
         if let note = notes.first(where: { Self.isBTstackLine($0.text) }) {
-            return PlatformIdentity(.btstack, detail: "BTstack", .seen(frame: note.frame, what: "BTstack log line \"\(note.text.prefix(40))\""))
+            return PlatformIdentity(
+                .btstack, detail: "BTstack", .seen(frame: note.frame, what: "BTstack log line \"\(note.text.prefix(40))\""))
         }
         if let android = androidVendorCommand {
             return PlatformIdentity(.android, .seen(frame: android.frame, what: android.name))
@@ -110,7 +112,9 @@ public struct PlatformClues: Sendable {
             return PlatformIdentity(.bluez, detail: "BlueZ (" + name + version + ")", .seen(frame: note.frame, what: "btmon system note"))
         }
         if let frame = monitorIndexFrame { return PlatformIdentity(.bluez, .seen(frame: frame, what: "Linux monitor index record")) }
-        if datalink == 2001 && format == .btsnoop { return PlatformIdentity(.bluez, .inferred(what: "btmon's btsnoop format (datalink 2001)")) }
+        if datalink == 2001 && format == .btsnoop {
+            return PlatformIdentity(.bluez, .inferred(what: "btmon's btsnoop format (datalink 2001)"))
+        }
         if format == .packetLogger {
             return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, no notes"))
         }

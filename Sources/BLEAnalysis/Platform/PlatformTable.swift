@@ -173,7 +173,8 @@ public enum PlatformTable {
                 "AOSP system/gd/hal/snoop_logger.cc (btsnoop_hci.log, filtered and full modes); system/tools/scripts/btsnooz.py (the bug report's BTSNOOP_LOG_SUMMARY)"
         ),
         .init(
-            .android, .logNote, .text("none: the btsnoop file carries HCI packets only; vendor event 0xFF sub-event 0x58 is a Bluetooth Quality Report"),
+            .android, .logNote,
+            .text("none: the btsnoop file carries HCI packets only; vendor event 0xFF sub-event 0x58 is a Bluetooth Quality Report"),
             source: "AOSP system/pdl/hci/hci_packets.pdl enum VseSubeventCode (BQR_EVENT 0x58)"),
     ]
 
@@ -214,7 +215,9 @@ public enum PlatformTable {
             source: "Apple, Bluetooth logging profile and PacketLogger (developer.apple.com/bug-reporting/profiles-and-logs)"),
         .init(
             .apple, .logNote,
-            .text("PacketLogger notes (type 0xFC): \"Product: iPhone18,2\", \"Bluetooth Host: MobileBluetooth-…\", \"Software: Version 26.5.1 (Build 23F81)\""),
+            .text(
+                "PacketLogger notes (type 0xFC): \"Product: iPhone18,2\", \"Bluetooth Host: MobileBluetooth-…\", \"Software: Version 26.5.1 (Build 23F81)\""
+            ),
             source:
                 "measured: the first notes of pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg and pklg-ios-le_even-g2-test-iphone17-att-404.pklg"
         ),
@@ -259,6 +262,7 @@ public enum PlatformTable {
     static let windows: [PlatformFact] = [
         .init(
             .windows, .traceChannel, .text("ETW (BthTracing .etl), not a btsnoop or pcap file: blescope reads none"),
-            source: "Microsoft, \"Bluetooth tracing\" (learn.microsoft.com, BTVS / BthTracing); no connection-parameter default is published"),
+            source:
+                "Microsoft, \"Bluetooth tracing\" (learn.microsoft.com, BTVS / BthTracing); no connection-parameter default is published")
     ]
 }

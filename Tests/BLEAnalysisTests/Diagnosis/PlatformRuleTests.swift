@@ -1,10 +1,11 @@
-@testable import BLEAnalysis
 import BLECapture
 import BLECore
 import BLEProtocols
 import BLEReports
 import BLETestSupport
 import Testing
+
+@testable import BLEAnalysis
 
 /// Issue 48 scope 1: rules read the platform table (``PlatformTable``) instead of one platform's semantics. Each case
 /// fires on the platform whose routine it is not, and stays at info (or quiet) on the platform whose routine it is.
@@ -14,7 +15,9 @@ extension DiagnosisRuleTests {
         static let iPhone = ["Product: iPhone18,2", "Bluetooth Host: MobileBluetooth-195.7.1.2", "Software: Version 26.5.1 (Build 23F81)"]
 
         static func text(_ s: String, _ frame: Int) -> OwnedRecord {
-            OwnedRecord(frame: frame, timestamp: Timestamp(microseconds: 1_700_000_000_000_000), direction: .unknown, kind: .text, bytes: Array(s.utf8))
+            OwnedRecord(
+                frame: frame, timestamp: Timestamp(microseconds: 1_700_000_000_000_000), direction: .unknown, kind: .text,
+                bytes: Array(s.utf8))
         }
 
         /// `b`'s records in a PacketLogger file opened by `notes` (Apple's, BTstack's…).
@@ -45,7 +48,9 @@ extension DiagnosisRuleTests {
             #expect(d.severity == .info)
             #expect(d.message.hasPrefix("The supervision timeout with \(RuleTest.peerText) is only 720 ms"))
             #expect(d.message.contains("That is the iOS default for the connections it creates (measured on iOS 26 and 27), not a choice"))
-            #expect(d.causes.first?.hasPrefix("iOS/macOS's default for the connections it creates (measured: supervision timeout 72 × 10 ms") == true)
+            #expect(
+                d.causes.first?.hasPrefix("iOS/macOS's default for the connections it creates (measured: supervision timeout 72 × 10 ms")
+                    == true)
         }
 
         @Test func nearMissTheSameTimeoutWithoutANamedPlatformStaysAWarning() throws {
@@ -72,7 +77,8 @@ extension DiagnosisRuleTests {
         // MARK: CE-01: GATT 133 only for a direct connect that ran its 30 s
 
         /// A direct connect through the accept list, cancelled after `seconds`, answered 0x02; then `after`.
-        static func attempt(_ b: CaptureBuilder, seconds: Double, then after: (CaptureBuilder) -> CaptureBuilder = { $0 }) -> CaptureBuilder {
+        static func attempt(_ b: CaptureBuilder, seconds: Double, then after: (CaptureBuilder) -> CaptureBuilder = { $0 }) -> CaptureBuilder
+        {
             let start = b.at(1).createConnection(to: nil)
             return after(start.at(1 + seconds).createConnectionCancel().connectionFailed(.unknownConnectionIdentifier))
         }
@@ -94,7 +100,9 @@ extension DiagnosisRuleTests {
             }
             let d = try #require(try RuleTest.diagnose(b).of("CE-01").first)
             #expect(d.severity == .info && d.supporting.map(\.frame).contains(add))
-            #expect(d.message.contains("to add a device to the filter accept list (frame \(add)) and connect again: an accept-list edit, not a time-out"))
+            #expect(
+                d.message.contains(
+                    "to add a device to the filter accept list (frame \(add)) and connect again: an accept-list edit, not a time-out"))
             // An addition after the next attempt began belongs to that attempt, not to this cancel.
             let later = Self.attempt(Self.android, seconds: 30) {
                 Self.acceptList($0.createConnection(to: nil).createConnectionCancel(), .leAddDeviceToFilterAcceptList)
@@ -106,7 +114,8 @@ extension DiagnosisRuleTests {
             // Core Bluetooth's connect has no time-out: the bafang iPhone's background cancels (29.2 s and others).
             let b = Self.attempt(CaptureBuilder(), seconds: 30)
             let d = try #require(try Self.diagnose(notes: Self.iPhone, b).of("CE-01").first)
-            #expect(d.severity == .info && d.message.contains("iOS's connection attempts never time out") && !d.message.contains("GATT 133"))
+            #expect(
+                d.severity == .info && d.message.contains("iOS's connection attempts never time out") && !d.message.contains("GATT 133"))
         }
 
         @Test func withoutANamedPlatformTheGiveUpIsToldWithoutAndroidsWords() throws {
@@ -118,7 +127,8 @@ extension DiagnosisRuleTests {
 
         @Test func btstacksSynchronousFlowControlProbeRefusedIsContext() throws {
             // pklg-btstack-be_hfp-hf-ssp-cvsd-esco-16k-sco.pklg frame 89: refused 0x11, the stack goes on.
-            let b = CaptureBuilder().commandRefusedByComplete(.writeSynchronousFlowControlEnable, parameters: [0x01], status: .unsupportedFeatureOrParameter)
+            let b = CaptureBuilder().commandRefusedByComplete(
+                .writeSynchronousFlowControlEnable, parameters: [0x01], status: .unsupportedFeatureOrParameter)
             let d = try #require(try Self.diagnose(notes: ["hci.c.2862: hci_power_control: 1, current mode 0"], b).of("HH-04").first)
             #expect(d.severity == .info && d.causes.first?.hasPrefix("BTstack sends it while it initialises the controller") == true)
             // Near miss: the same refusal in a log that names no platform is still a warning.
@@ -127,11 +137,13 @@ extension DiagnosisRuleTests {
 
         @Test func readPeerResolvableAddressAnswered0x02IsTheSpecsAnswer() throws {
             let address = [0x01] + RuleTest.peer.bytes
-            let prescribed = CaptureBuilder().commandRefusedByComplete(.leReadPeerResolvableAddress, parameters: address, status: .unknownConnectionIdentifier)
+            let prescribed = CaptureBuilder().commandRefusedByComplete(
+                .leReadPeerResolvableAddress, parameters: address, status: .unknownConnectionIdentifier)
             let d = try #require(try RuleTest.diagnose(prescribed).of("HH-04").first)
             #expect(d.severity == .info && d.causes == [HH04CommandErrors.prescribedCause])
             // Near miss: refused for invalid parameters, it is no such answer.
-            let invalid = CaptureBuilder().commandRefusedByComplete(.leReadPeerResolvableAddress, parameters: address, status: .invalidCommandParameters)
+            let invalid = CaptureBuilder().commandRefusedByComplete(
+                .leReadPeerResolvableAddress, parameters: address, status: .invalidCommandParameters)
             #expect(try RuleTest.diagnose(invalid).of("HH-04").map(\.severity) == [.warning])
         }
     }

@@ -93,12 +93,13 @@ struct HH04CommandErrors: DiagnosisRule {
             // accepted twice (macOS does), the first one did its work.
             let accepted = op == .acceptConnectionRequest && status == .commandDisallowed ? acceptedAnyway(ev, e) : nil
             let causes: [String] =
-                if let probe { ["\(probe.platform) sends it while it initialises the controller and goes on without it (\(probe.source))"] }
-                else if Self.prescribed(op, status) { [Self.prescribedCause] }
-                else if probing { ["the stack probing the controller's capabilities (harmless)"] }
-                else if vendor { ["a vendor feature the controller declined; the host goes on without it"] }
-                else if accepted != nil { ["the host sent the command twice; the first one did its work"] }
-                else { ["a host state-machine bug", "small controller tables"] }
+                if let probe {
+                    ["\(probe.platform) sends it while it initialises the controller and goes on without it (\(probe.source))"]
+                } else if Self.prescribed(op, status) { [Self.prescribedCause] } else if probing {
+                    ["the stack probing the controller's capabilities (harmless)"]
+                } else if vendor { ["a vendor feature the controller declined; the host goes on without it"] } else if accepted != nil {
+                    ["the host sent the command twice; the first one did its work"]
+                } else { ["a host state-machine bug", "small controller tables"] }
             return Diagnosis(
                 rule: Self.code, severity: probing || vendor || accepted != nil ? .info : severity, frame: ev.frame,
                 message:

@@ -68,7 +68,8 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                     out.append(routineCancel(ev, start: start, stop: stop, peer: peer, never: never ? timeout : nil, addition: addition, e))
                     continue
                 }
-                let gatt133 = android ? " Android gives up on a direct connect after 30 s (DIRECT_CONNECT_TIMEOUT): the app saw GATT 133." : ""
+                let gatt133 =
+                    android ? " Android gives up on a direct connect after 30 s (DIRECT_CONNECT_TIMEOUT): the app saw GATT 133." : ""
                 out.append(
                     Diagnosis(
                         rule: Self.code, severity: severity, frame: ev.frame,
@@ -103,13 +104,17 @@ struct CE01ConnectGaveUp: DiagnosisRule {
         let target = peer ?? "the devices on the accept list"
         let attempt = duration(stop.timestamp.microseconds(since: start.timestamp))
         let why =
-            never.map { _ in "\(e.platform?.name ?? "this platform")'s connection attempts never time out (Core Bluetooth's connect has no timer): the system or the app cancelled it, the peripheral was not given up on" }
+            never.map { _ in
+                "\(e.platform?.name ?? "this platform")'s connection attempts never time out (Core Bluetooth's connect has no timer): the system or the app cancelled it, the peripheral was not given up on"
+            }
             ?? "the stack cancelled it to add a device to the filter accept list (frame \(addition?.frame ?? complete.frame)) and connect again: an accept-list edit, not a time-out"
         return Diagnosis(
             rule: Self.code, severity: .info, frame: complete.frame,
-            message: "Connecting to \(target) was cancelled after \(attempt) (Connection Complete 0x02 after the cancel at frame \(stop.frame)): \(why).",
+            message:
+                "Connecting to \(target) was cancelled after \(attempt) (Connection Complete 0x02 after the cancel at frame \(stop.frame)): \(why).",
             headline: "connect to \(peer.map(shortAddress) ?? "the accept list") cancelled (not a time-out)",
-            supporting: [CitedFrame(start.frame, "LE Create Connection"), CitedFrame(stop.frame, "LE Create Connection Cancel")] + (addition.map { [$0] } ?? []),
+            supporting: [CitedFrame(start.frame, "LE Create Connection"), CitedFrame(stop.frame, "LE Create Connection Cancel")]
+                + (addition.map { [$0] } ?? []),
             causes: [never?.source ?? "the stack's accept-list edit (\(PlatformTable.fact(.acceptListEdit, for: .android)?.source ?? ""))"],
             device: peer, fold: "routine \(target)")
     }

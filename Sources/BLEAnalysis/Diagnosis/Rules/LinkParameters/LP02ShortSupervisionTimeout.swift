@@ -73,7 +73,9 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
     static func platformDefault(_ change: Change<ConnectionParameters>, of c: Connection, _ e: Evidence)
         -> PlatformFact?
     {
-        guard c.role == .central, let platform = e.platform?.seen, c.link.parameters.changes.first?.frame == change.frame else { return nil }
+        guard c.role == .central, let platform = e.platform?.seen, c.link.parameters.changes.first?.frame == change.frame else {
+            return nil
+        }
         let ms = Double(ConnectionTiming.supervisionTimeoutMilliseconds(change.value.timeout))
         return PlatformTable.defaultDuration(.supervisionTimeout, ms, for: platform)
     }
