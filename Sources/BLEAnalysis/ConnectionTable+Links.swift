@@ -100,6 +100,11 @@ extension ConnectionTable: HCILinks {
         return sink.emit(event, waiting: waiting)
     }
 
+    /// The BR/EDR link open with `peer` on `controller`, the latest if several (a few links at most: a scan).
+    func link(controller: UInt16, peer: String) -> Int? {
+        open.filter { $0.key.controller == controller && !self[$0.value].isLE && self[$0.value].peerAddress == peer }.map(\.value).max()
+    }
+
     /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
     func number(controller: UInt16, handle: UInt16) -> Int? {
         if let i = lookup(Key(controller: controller, handle: handle)) { return self[i].number }

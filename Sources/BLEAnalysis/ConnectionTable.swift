@@ -37,6 +37,8 @@ final class ConnectionTable {
     private var inferredNoted = Set<Key>()
     /// The database each peer's last discovered connection ended with, for a later connection without discovery.
     private var databasesByPeer: [String: GATTDatabase] = [:]
+    /// The bonding pairing each peer's last link completed (`ConnectionTable+Security.swift`).
+    var bondsByPeer: [String: LinkSecurity.Bond] = [:]
 
     /// A key no connection has (controller and handle out of range), marking an empty cache slot.
     static let noKey = Key(controller: .max, handle: .max)
@@ -148,6 +150,7 @@ final class ConnectionTable {
         if let peer = c.peerAddress, !c.gatt.isEmpty, c.gatt.source == .discovery {
             databasesByPeer[peer] = c.gatt
         }
+        noteBond(of: c)
         open.removeValue(forKey: key)
         forgetSlot(key)
         if lastKey == key { lastKey = nil }
@@ -204,6 +207,7 @@ extension ConnectionTable {
             c.gatt = map.database
         }
         let index = open(c, key: key)
+        giveBond(link: index, frame: frame, timestamp: timestamp)
         // Its own reports when traffic opened it (it was up before the capture began), no link's when an event did.
         if let held = qualityReportsBefore?(c.controller, c.handle, inferred), !held.isEmpty {
             _ = self[index].machine.feed(.qualityReportsBefore(held), frame: frame, timestamp: timestamp)

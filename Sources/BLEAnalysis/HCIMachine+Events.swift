@@ -44,7 +44,10 @@ extension HCIMachine {
                 cs.opcode, status: cs.status, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
             return note
         case .numberOfCompletedPackets(let n): return packetsCompleted(n, record)
-        case .declared(let d): return declaredEvent(d, record)
+        case .declared(let d):
+            let note = declaredEvent(d, record)
+            noteSecurityRecord(d, record)
+            return note
         case .bluetoothQualityReport(let report): return qualityReported(report, packet, record)
         case .raw(let code, let params) where code == .vendor:
             vendorEvent(params, packet, record)
@@ -100,6 +103,7 @@ extension HCIMachine {
             buffers.bufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
         default: break
         }
+        if cc.opcode == .readEncryptionKeySize { noteKeySize(returns, record) }
         iso.commandComplete(cc.opcode, returns: returns, controller: controller, frame: frame, timestamp: record.timestamp)
         return note
     }

@@ -26,6 +26,8 @@ protocol HCILinks: AnyObject {
     @discardableResult func emit(_ event: consuming TimelineEvent, waiting: Bool) -> Int
     /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
     func number(controller: UInt16, handle: UInt16) -> Int?
+    /// The BR/EDR link open with `peer` on `controller` (the pairing events name the peer, not the handle).
+    func link(controller: UInt16, peer: String) -> Int?
 }
 
 extension HCILinks {
@@ -83,6 +85,7 @@ final class HCIMachine {
         let eventID = sink.timeline ? emitCommand(packet, record) : nil
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         noteSecurityCommand(packet, record)
+        noteSecurityRecord(packet, record)
         if packet.opcode == .disconnect { noteDisconnectCommand(packet, record) }
         if sink.recordsEvidence, let (handle, kind) = HCIEvidence.command(packet) {
             let number = handle.flatMap { links.number(controller: record.controllerIndex, handle: $0) }

@@ -21,6 +21,9 @@ enum LinkInput: Equatable {
     /// LL_START_ENC_REQ, LL_REJECT_IND, the peripheral's LL_START_ENC_RSP and the central's LL_PAUSE_ENC_RSP
     /// (Vol 6, Part B, 5.1.3).
     case encryption(SecurityTracker.EncryptionInput)
+    /// The rest of how the link is secured: the key a start names, the key size, refreshes and pauses, the BR/EDR
+    /// pairing's steps (``SecurityInput``), into the link's security record.
+    case security(SecurityInput)
     /// A disconnection asked for, the link ended (Disconnection Complete, LL_TERMINATE_IND with its sender) or replaced.
     case lifecycle(ConnectionLifecycle.Input)
     /// The dynamic L2CAP channels the signalling opened or closed, as the link's ``ChannelMux`` holds them now.
@@ -55,6 +58,8 @@ public struct LinkMachine: Hashable, Sendable {
     public private(set) var lifecycle = ConnectionLifecycle()
     /// Pairing and encryption.
     private(set) var security = SecurityTracker()
+    /// How the link was secured: its pairings and encryption sessions, each fact with its source.
+    public var securityRecord: LinkSecurity { _read { yield security.record } }
     /// What the link carried and its controller's flow control (``LinkTraffic``; fed per packet, `LinkTraffic.swift`).
     public internal(set) var traffic = LinkTraffic()
     /// What it carried that the diagnosis reads (fed per packet with ``traffic``).
@@ -82,11 +87,13 @@ public struct LinkMachine: Hashable, Sendable {
         case .mtu(let m):
             link.apply(.mtu(m), frame: frame, timestamp: timestamp, source: source)
         case .encryption(let e):
-            guard let output = security.feed(e) else { return nil }
+            guard let output = security.feed(e, frame: frame) else { return nil }
             if case .encryption(let on) = output { link.apply(.encryption(on), frame: frame, timestamp: timestamp, source: source) }
             return .security(output)
         case .lifecycle(let l):
             return lifecycle.feed(l).map(LinkOutput.lifecycle)
+        case .security(let s):
+            security.record(s, frame: frame)
         case .channelsChanged(let now):
             channels = now
         case .creditStallEnded(let stall):
@@ -99,8 +106,8 @@ public struct LinkMachine: Hashable, Sendable {
         return nil
     }
 
-    /// One SMP PDU sent by `sender` (pairing moves on; no link fact changes).
-    mutating func feed(smp: SMPPDU, sender: SecurityTracker.Sender) -> SecurityTracker.Output? {
-        security.feed(smp: smp, sender: sender)
+    /// One SMP PDU sent by `sender` at `frame` (pairing moves on; no link fact changes).
+    mutating func feed(smp: SMPPDU, sender: SecurityTracker.Sender, frame: Int) -> SecurityTracker.Output? {
+        security.feed(smp: smp, sender: sender, frame: frame)
     }
 }

@@ -55,6 +55,12 @@ public enum Inference: Hashable, Sendable {
     /// Encrypted from `frame` of an air capture, the first encrypted PDU there is to go by: the procedure's end (the
     /// peripheral's LL_START_ENC_RSP, Core Spec Vol 6, Part B, 5.1.3.1) is encrypted with a key nobody gave, or missing.
     case encryptedPDU(frame: Int)
+    /// An encryption key size: the smaller of the two Maximum Encryption Key Sizes of the pairing whose key the link
+    /// encrypted with (its Pairing Response at `frame`; Core Spec Vol 3, Part H, 2.3.4, 3.5.1).
+    case pairingKeySize(frame: Int)
+    /// An encryption key size: that of the pairing on link `connection` (its Pairing Response at `frame`) whose bond the
+    /// link encrypted with.
+    case bondKeySize(frame: Int, connection: Int)
 
     public var frame: Int {
         switch self {
@@ -62,6 +68,8 @@ public enum Inference: Hashable, Sendable {
         case .largestATTPDU(let f, _): f
         case .largestFragment(let f, _): f
         case .encryptedPDU(let f): f
+        case .pairingKeySize(let f): f
+        case .bondKeySize(let f, _): f
         }
     }
 
@@ -72,6 +80,9 @@ public enum Inference: Hashable, Sendable {
         case .largestFragment(let f, let n): "at least the \(n)-octet link-layer payload at frame \(f)"
         case .encryptedPDU(let f):
             "encrypted PDUs from frame \(f) (the peripheral's LL_START_ENC_RSP that ends the start is unreadable or missing)"
+        case .pairingKeySize(let f): "the smaller Maximum Encryption Key Size of the pairing (Pairing Response at frame \(f))"
+        case .bondKeySize(let f, let c):
+            "the key size of the bond's pairing on link #\(c) (Pairing Response at frame \(f))"
         }
     }
 }

@@ -38,6 +38,7 @@ import Testing
         func peripheralAddress(link: Int) -> UInt64? { nil }
         func qualitySampleCount(link: Int) -> Int { connections[link].linkQuality.count }
         func number(controller: UInt16, handle: UInt16) -> Int? { open[handle].map { connections[$0].number } }
+        func link(controller: UInt16, peer: String) -> Int? { nil }
         func emit(_ event: consuming TimelineEvent, waiting: Bool) -> Int {
             emitted.append(event)
             return -1
@@ -90,9 +91,11 @@ import Testing
             links.fed.map(\.input) == [
                 .dataLengthChanged(length), .phyChanged(PHYPair(tx: .le2M, rx: .le2M)),
                 .encryption(.changed(status: .success, enabled: true)),
+                // Its Encryption_Enabled value (1: AES-CCM on LE) for the link's security record.
+                .security(.encryptionDetails(enabledValue: 1, keySize: nil)),
                 .lifecycle(.disconnected(status: .success, reason: HCIStatus(0x13), frame: 5, timestamp: Timestamp(microseconds: 5000))),
             ])
-        #expect(links.fed.map(\.frame) == [2, 3, 4, 5])
+        #expect(links.fed.map(\.frame) == [2, 3, 4, 4, 5])
         // The evidence names the connection the handle belongs to.
         let kinds = sink.evidenceLog.events.map(\.kind)
         #expect(kinds.contains(.disconnectionComplete(handle: 0x0040, status: .success, reason: HCIStatus(0x13))))

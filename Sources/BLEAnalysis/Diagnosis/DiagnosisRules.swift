@@ -33,6 +33,17 @@ public enum DiagnosisRules {
         SEC05InsufficientSecurity.self,
         SEC06KeySizeTooShort.self,
         SEC07AuthenticatedPayloadTimeout.self,
+        SEC08KeySizeBelowFull.self,
+        SEC09KeySizeDowngrade.self,
+        SEC10LegacyPairingCrackable.self,
+        SEC11DebugKey.self,
+        SEC12NonZeroDiversifier.self,
+        SEC13MITMNotAchieved.self,
+        SEC14SameKeyDifferentPeers.self,
+        SEC15BondNeverEncrypted.self,
+        SEC16PairingEveryConnection.self,
+        SEC17KeySizeOutOfRange.self,
+        SEC18DHKeyCheckSkipped.self,
         // ATT and GATT
         GATT01RequestTimedOut.self,
         GATT02ProtocolViolation.self,
@@ -79,6 +90,10 @@ public enum DiagnosisRules {
         BR06RoleOrSniffRefused.self,
         // Air captures: the ends the capture does not show
         DC10AirLinkEndUnseen.self,
+        // Link-layer compliance (air captures)
+        LL01ProcedureLoop.self,
+        LL02InvalidChannelMap.self,
+        LL03ParameterOutOfRange.self,
     ]
 
     /// The rule with this id (`DC-01`).

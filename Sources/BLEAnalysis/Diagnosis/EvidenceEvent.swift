@@ -84,6 +84,8 @@ public struct EvidenceEvent: Hashable, Sendable {
         case parameterUpdateResponse(sender: Sender, identifier: UInt8, result: UInt16)
         case phyUpdateComplete(handle: UInt16, status: HCIStatus, phy: PHYPair?)
         case readRemoteFeaturesComplete(handle: UInt16, status: HCIStatus)
+        /// A link-layer PDU out of the specification's bounds on an air capture (``LLNonCompliance``).
+        case linkLayerNonCompliance(LLNonCompliance)
         /// LL_REJECT_IND / LL_REJECT_EXT_IND / LL_UNKNOWN_RSP on an air capture: the procedure refused and why.
         case linkLayerRejected(sender: Sender, procedure: String, reason: HCIStatus?)
         // Security

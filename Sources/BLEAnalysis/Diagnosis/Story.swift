@@ -43,7 +43,7 @@ public struct Story: Hashable, Sendable {
         if let terminates = Self.unacknowledgedTerminates(e) { s.append(terminates) }
         if let attempts = Self.leAttempts(e) { s.append(attempts) }
         if let classic = Self.classic(e) { s.append(classic) }
-        s += Self.security(e)
+        s += Self.security(e, findings: findings)
         if let data = Self.data(e, findings: findings) { s.append(data) }
         s += Self.unseen(e)
         sentences = s

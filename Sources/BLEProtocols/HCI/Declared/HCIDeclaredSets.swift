@@ -14,6 +14,9 @@ public enum HCIDeclaredSets {
         // BR/EDR authentication, pairing, role and mode (7.7.6, 7.7.18, 7.7.20, 7.7.22–24, 7.7.40–41, 7.7.45).
         AuthenticationComplete.self, RoleChange.self, ModeChange.self, PINCodeRequest.self, LinkKeyRequest.self,
         LinkKeyNotification.self, IOCapabilityRequest.self, IOCapabilityResponse.self, SimplePairingComplete.self,
+        // Secure Simple Pairing's user steps and the key size in force (7.1.29, 7.5.7, 7.7.42–44, 7.7.48).
+        IOCapabilityRequestReply.self, UserConfirmationRequest.self, UserPasskeyRequest.self, RemoteOOBDataRequest.self,
+        UserPasskeyNotification.self, ReadEncryptionKeySize.self, ReadEncryptionKeySizeReturn.self,
         // BR/EDR paging and authentication commands and the LE key reply, their keys never printed (7.1.5, 7.1.10–11,
         // 7.1.15–16, 7.8.25).
         CreateConnection.self, LinkKeyRequestReply.self, LinkKeyRequestNegativeReply.self, AuthenticationRequested.self,

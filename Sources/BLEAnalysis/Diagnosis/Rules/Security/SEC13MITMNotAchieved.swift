@@ -1,0 +1,33 @@
+import BLECore
+import BLEProtocols
+
+/// SEC-13: a side asked for MITM protection and the pairing completed without it: the IO capabilities left Just Works
+/// (Core Spec Vol 3, Part H, 2.3.5.1: the responder should then fail with Authentication Requirements), or BR/EDR made
+/// an unauthenticated link key (Vol 4, Part E, 7.7.24). The keys work, but nothing proves who is at the other end.
+struct SEC13MITMNotAchieved: DiagnosisRule {
+    static let id = "SEC-13"
+    static let group = RuleGroup.security
+    static let severity = DiagnosisSeverity.warning
+    static let title = "MITM protection asked for, not achieved"
+    static let evidence = "AuthReq MITM (SMP) or Authentication_Requirements (IO Capability exchange), the model, the link key type"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.securedLinks.compactMap { c, record in
+            guard let p = record.pairings.first(where: { $0.mitmRequested && $0.completed && $0.authenticated == false }),
+                case .completed(let done) = p.outcome
+            else { return nil }
+            let device = e.deviceName(c)
+            let io = p.ioCapabilities.count == 2 ? " (IO capabilities \(p.ioCapabilities[0]) and \(p.ioCapabilities[1]))" : ""
+            let result = p.linkKeyType.map { "an \($0)" } ?? "unauthenticated keys"
+            return Diagnosis(
+                rule: id, severity: severity, frame: p.responseFrame ?? p.frame,
+                message:
+                    "\(e.linkName(c).capitalizedFirst): a side asked for MITM protection, yet the pairing ran \(p.methodText)\(io) and completed at frame \(done) with \(result): nothing authenticated the peer.",
+                headline: "MITM asked, \(p.model?.rawValue ?? "unauthenticated") pairing with \(device)",
+                supporting: [CitedFrame(p.frame, "pairing started"), CitedFrame(done, "completed")],
+                causes: ["a side without a display or keyboard (NoInputNoOutput)", "the responder accepts Just Works despite the MITM flag"],
+                device: c.peerAddress, connection: c.number, foldKey: "SEC-13 \(device)")
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import BLECore
+import BLEProtocols
+
+/// SEC-15: a link to a bonded peer (its bond made earlier in this capture, or a stored BR/EDR link key given) carried
+/// data and was never encrypted: the bond protected nothing on it. Only for links the log shows from their start (one
+/// that began before the log may have been encrypted before).
+struct SEC15BondNeverEncrypted: DiagnosisRule {
+    static let id = "SEC-15"
+    static let group = RuleGroup.security
+    static let severity = DiagnosisSeverity.warning
+    static let title = "Bonded link never encrypted"
+    static let evidence = "a bond with the peer (an earlier pairing with bonding, a Link Key Request Reply) and no encryption on the link"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        e.securedLinks.compactMap { c, record in
+            guard !c.inferred, !record.everEncrypted, record.sessions.isEmpty else { return nil }
+            let stored = record.storedKeyAnswers.first(where: \.found)
+            guard record.bond != nil || stored != nil else { return nil }
+            let carried = c.attPDUs > 0 ? c.attPDUs : c.aclPackets.total
+            guard carried > 0, !(e.isAirCapture && c.linkEncryption != nil) else { return nil }
+            let device = e.deviceName(c)
+            let bond =
+                record.bond.map { "bonded on link #\($0.connection) (pairing at frame \($0.pairing.frame))" }
+                ?? "its stored link key given at frame \(stored!.frame)"
+            return Diagnosis(
+                rule: id, severity: severity, frame: c.startFrame,
+                message:
+                    "\(e.linkName(c).capitalizedFirst) is \(bond), yet it carried \(carried) \(c.attPDUs > 0 ? "ATT PDUs" : "ACL packets") and never started encryption: the bond protected nothing on it.",
+                headline: "bonded link with \(device) never encrypted", supporting: record.bond.map { [CitedFrame($0.pairing.frame, "bond")] } ?? [],
+                causes: ["the app reads and writes attributes that need no security", "the central does not re-encrypt bonded links"],
+                device: c.peerAddress, connection: c.number, foldKey: "SEC-15 \(device)")
+        }
+    }
+}
