@@ -38,14 +38,28 @@ import Testing
     /// shows the peripheral out of the link; lower when it cannot tell).
     static let air: [(id: String, severity: String)] = [("DC-10", "E")]
 
-    static var table: [(id: String, severity: String)] { catalogue + leAudio + classic + air }
+    /// The per-link security rules after SEC-07 (issue 45): a key under 7 bytes, a downgrade, a debug key, a key for
+    /// several peers, encryption before the DHKey checks and a key size out of range are errors (each rule reports
+    /// lower where the risk is less: a 7–15-byte key is a warning); the rest are warnings.
+    static let securityRecord: [(id: String, severity: String)] = [
+        ("SEC-08", "E"), ("SEC-09", "E"), ("SEC-10", "W"), ("SEC-11", "E"), ("SEC-12", "W"), ("SEC-13", "W"), ("SEC-14", "E"),
+        ("SEC-15", "W"), ("SEC-16", "W"), ("SEC-17", "E"), ("SEC-18", "E"),
+    ]
+
+    /// The link-layer compliance rules last (issue 45 point 3; air captures).
+    static let linkLayer: [(id: String, severity: String)] = [("LL-01", "W"), ("LL-02", "E"), ("LL-03", "W")]
+
+    static var table: [(id: String, severity: String)] {
+        let sec07 = catalogue.firstIndex { $0.id == "SEC-07" }! + 1
+        return Array(catalogue[..<sec07]) + securityRecord + Array(catalogue[sec07...]) + leAudio + classic + air + linkLayer
+    }
 
     /// Each group: its folder under `Rules/` and the id prefix of its rules.
     static let groups: [RuleGroup: (folder: String, prefix: String)] = [
         .captureQuality: ("CaptureQuality", "CQ"), .establishment: ("Establishment", "CE"), .disconnection: ("Disconnection", "DC"),
         .security: ("Security", "SEC"), .gatt: ("GATT", "GATT"), .throughput: ("Throughput", "TP"),
         .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"), .leAudio: ("LEAudio", "LA"),
-        .classic: ("Classic", "BR"),
+        .classic: ("Classic", "BR"), .linkLayer: ("LinkLayer", "LL"),
     ]
 
     static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"

@@ -14,24 +14,27 @@ struct LL03ParameterOutOfRange: DiagnosisRule {
     static let anchor = "SweynTooth (Invalid Connection Request, CVE-2019-19193 family)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        var out: [Diagnosis] = []
+        // One finding per PDU, naming every field of it out of range.
+        var byFrame: [(ev: EvidenceEvent, pdu: String, fields: [String])] = []
         for ev in e.events {
             guard case .linkLayerNonCompliance(let n) = ev.kind, case let .parameter(pdu, field, value, allowed) = n.kind else { continue }
-            let c = e.connection(ev.connection)
-            if let i = out.firstIndex(where: { $0.frame == ev.frame }) {
-                out[i].message = out[i].message.replacingOccurrences(of: " (allowed", with: ", \(field) \(value) (allowed \(allowed)) (allowed")
-                continue
+            let text = "\(field) \(value) (allowed \(allowed))"
+            if let i = byFrame.firstIndex(where: { $0.ev.frame == ev.frame && $0.pdu == pdu }) {
+                byFrame[i].fields.append(text)
+            } else {
+                byFrame.append((ev, pdu, [text]))
             }
-            let device = e.deviceName(c)
-            out.append(
-                Diagnosis(
-                    rule: id, severity: severity, frame: ev.frame,
-                    message:
-                        "\(pdu) at frame \(ev.frame) (link #\(c?.number ?? 0) with \(device)) sets \(field) \(value) (allowed \(allowed)): outside the specification's range; a peripheral should ignore it.",
-                    headline: "\(pdu) \(field) \(value) out of range (\(device))",
-                    causes: ["a fuzzer or attack tool (SweynTooth)", "a central's parameter bug"],
-                    device: c?.peerAddress, connection: c?.number, foldKey: "LL-03 \(device) \(pdu) \(field)"))
         }
-        return out
+        return byFrame.map { ev, pdu, fields in
+            let c = e.connection(ev.connection)
+            let device = e.deviceName(c)
+            return Diagnosis(
+                rule: id, severity: severity, frame: ev.frame,
+                message:
+                    "\(pdu) at frame \(ev.frame) (link #\(c?.number ?? 0) with \(device)) sets \(fields.joined(separator: ", ")): outside the specification's range; a peripheral should ignore it.",
+                headline: "\(pdu) \(fields[0].prefix { $0 != "(" })out of range (\(device))",
+                causes: ["a fuzzer or attack tool (SweynTooth)", "a central's parameter bug"],
+                device: c?.peerAddress, connection: c?.number, foldKey: "LL-03 \(device) \(pdu)")
+        }
     }
 }
