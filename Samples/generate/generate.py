@@ -39,6 +39,8 @@ import diagparams  # noqa: E402
 import diagstale  # noqa: E402
 import diagsupervision  # noqa: E402
 import diagssp  # noqa: E402
+import secbredr  # noqa: E402
+import secle  # noqa: E402
 import diagterminate  # noqa: E402
 import diagunanswered  # noqa: E402
 import diffcentral  # noqa: E402
@@ -91,6 +93,10 @@ SCENARIOS = {
     "diag-unacked-terminate": diagterminate,
     "diag-unanswered-before-timeout": diagunanswered,
     "diag-ssp-missing-key": diagssp,
+    # The security Samples (issue 45): how a link was secured and what is weak.
+    "sec-legacy-short-key": secle.LegacyShortKey,
+    "sec-sc-debug-key": secle.DebugKey,
+    "sec-bredr-key-downgrade": secbredr,
     "le-audio-unicast": unicast,
     "le-audio-broadcast": broadcast,
     # The diff Samples: pairs for `blescope diff` (the second of each pair has a `diff` block against the first).
@@ -119,7 +125,9 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "diff-fw1": 97200.0, "diff-fw2": 100800.0, "diff-central-a": 104400.0, "diff-central-b": 108000.0,
                  # The diagnosis Samples of issue 35, made beside the diff ones (the same hours; each file keeps its own).
                  "diag-unacked-terminate": 97200.0, "diag-unanswered-before-timeout": 100800.0,
-                 "diag-ssp-missing-key": 104400.0}
+                 "diag-ssp-missing-key": 104400.0,
+                 # The security Samples of issue 45, after the diff ones.
+                 "sec-legacy-short-key": 111600.0, "sec-sc-debug-key": 115200.0, "sec-bredr-key-downgrade": 118800.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

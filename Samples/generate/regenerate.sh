@@ -16,7 +16,8 @@ samples=(eom-transfer bracelet nordic-dfu headset-ota legacy-dfu mcumgr-upload s
          diag-att-timeout diag-stale-handle diag-param-rejected diag-mtu-23 diag-supervision-timeout
          diag-unacked-terminate diag-unanswered-before-timeout diag-ssp-missing-key
          le-audio-unicast le-audio-broadcast le-audio-broadcast-receiver
-         diff-fw1 diff-fw2 diff-central-a diff-central-b)
+         diff-fw1 diff-fw2 diff-central-a diff-central-b
+         sec-legacy-short-key sec-sc-debug-key sec-bredr-key-downgrade)
 if command -v swift >/dev/null 2>&1; then
     swift build -c release --product blescope
     for s in "${samples[@]}"; do

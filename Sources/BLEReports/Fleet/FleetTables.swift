@@ -13,6 +13,8 @@ public enum FleetTable: String, CaseIterable, Sendable {
     case otaSessions = "ota_sessions"
     case isoStreams = "iso_streams"
     case qualityReports = "quality_reports"
+    /// One row per link: how it was secured (`FleetSecurity.swift`).
+    case security
 
     /// `captures.jsonl`.
     public var fileName: String { rawValue + ".jsonl" }
@@ -46,6 +48,7 @@ public struct FleetRows: Sendable {
         add(.isoStreams, FleetColumns.isoStreams, f.iso.health.map { ISORow(id: id, health: $0, label: f.iso.label(of: $0)) })
         let reports = f.connections.flatMap { c in c.linkQuality.map { QualityRow(id: id, connection: c.number, sample: $0) } }
         add(.qualityReports, FleetColumns.qualityReports, reports)
+        add(.security, FleetColumns.security, FleetColumns.securityRows(id: id, f))
     }
 
     private mutating func add<Row>(_ table: FleetTable, _ columns: ColumnTable<Row>, _ rows: [Row]) {

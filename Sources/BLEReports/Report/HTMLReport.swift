@@ -167,6 +167,7 @@ public enum HTMLReport {
             }
         }
         out += anchored(connections(f, options: options), "file\(index)-connections")
+        out += anchored(ReportSecurity.html(f), "file\(index)-security")
         out += anchored(throughput(f, options: options), "file\(index)-throughput")
         out += anchored(
             anchored(transfersAndOTA(f, options: options), "file\(index)-transfers"), "file\(index)-ota",

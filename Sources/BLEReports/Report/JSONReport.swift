@@ -195,6 +195,7 @@ public enum JSONReport {
         if let ll = c.linkLayer { ThroughputReport.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
         if let q = LinkQualitySummary(c.linkQuality) { writeLinkQuality(q, into: &w) } else { w.fieldNull("link_quality") }
         writeQualityReports(c.linkQuality, to: &w)
+        SecurityJSON.write(c, to: &w)
         w.endObject()
     }
 
