@@ -166,7 +166,7 @@ class LegacyShortKey:
             "findings": [
                 diagkit.finding("SEC-08", "W", response, [changes[0].frame], "a 7-byte key (the scale's maximum)"),
                 diagkit.finding("SEC-10", "W", request, [response], "LE legacy Just Works: the TK is 0"),
-                diagkit.finding("SEC-13", "W", response, [request], "MITM asked by the phone, Just Works used"),
+                diagkit.finding("SEC-13", "I", response, [request], "MITM asked by the phone, Just Works used; the data did not need it"),
             ],
             "not_flagged": [
                 diagkit.quiet("the stored legacy LTK named by its EDIV and Rand (non-zero, as legacy keys are)",

@@ -24,7 +24,7 @@ extension EncryptionSession {
 
 extension SecurityPairing {
     /// `LE legacy Just Works`, `Secure Simple Pairing Numeric Comparison`, `LE pairing (method not in the log)`.
-    var methodText: String {
+    public var methodText: String {
         let procedure = procedure?.rawValue ?? "pairing"
         return model.map { "\(procedure) \($0.rawValue)" } ?? "\(procedure) (method not in the log)"
     }
