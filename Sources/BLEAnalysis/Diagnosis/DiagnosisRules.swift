@@ -44,6 +44,7 @@ public enum DiagnosisRules {
         SEC16PairingEveryConnection.self,
         SEC17KeySizeOutOfRange.self,
         SEC18DHKeyCheckSkipped.self,
+        SEC19InvalidPublicKey.self,
         // ATT and GATT
         GATT01RequestTimedOut.self,
         GATT02ProtocolViolation.self,

@@ -52,6 +52,10 @@ extension DiagnosisRules {
             meaning:
                 "In an LE Secure Connections pairing, encryption started before both DHKey Checks were exchanged: a side that never proved it knows the DHKey got an encrypted link (SweynTooth's DHCheck Skip).",
             advice: "The peripheral must not accept LL_ENC_REQ before it has checked the central's DHKey Check; update its stack."),
+        "SEC-19": .init(
+            meaning:
+                "A Pairing Public Key was not a point on the P-256 curve, or came in a pairing that is LE legacy. A device must check the peer's key; one that uses an off-curve key can leak its private key (Invalid Curve attack), and stacks that do not expect a key have crashed on one (SweynTooth).",
+            advice: "The sender is a fuzzer or buggy; the receiver must fail the pairing (DHKey Check Failed) and not crash."),
         "LL-01": .init(
             meaning:
                 "A link-layer procedure the specification allows once per link and direction ran again: LL_VERSION_IND sent more than once. Answered in kind every time, it becomes a loop that keeps both controllers busy.",

@@ -177,6 +177,9 @@ public struct SecurityPairing: Hashable, Sendable {
     /// The frame a side sent the spec's debug P-256 public key (Vol 3, Part H, 2.3.5.6.1), or a BR/EDR debug
     /// combination key was made.
     public var debugKeyFrame: Int?
+    /// LE: a Pairing Public Key that is not a point on P-256, and one sent in a pairing the feature exchange made legacy.
+    public var invalidPublicKeyFrame: Int?
+    public var misplacedPublicKeyFrame: Int?
     /// LE Secure Connections: the DHKey Check each side sent (Vol 3, Part H, 2.3.5.6.5), by frame.
     public var dhKeyChecks: [Sender: Int] = [:]
     /// LE: the keys each side distributed (complete ones).

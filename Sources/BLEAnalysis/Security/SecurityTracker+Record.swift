@@ -59,7 +59,14 @@ extension SecurityTracker {
                 record.pairings.recordPairing(new)
             }
             let i = record.pairings.count - 1
-            record.pairings[i].procedure = .leSecureConnections
+            // A public key in a pairing the feature exchange made legacy is out of place; it does not make it SC.
+            if record.pairings[i].procedure == nil { record.pairings[i].procedure = .leSecureConnections }
+            if record.pairings[i].procedure == .leLegacy, record.pairings[i].misplacedPublicKeyFrame == nil {
+                record.pairings[i].misplacedPublicKeyFrame = frame
+            }
+            if record.pairings[i].invalidPublicKeyFrame == nil, !SecureConnections.isOnCurve(x: x, y: y) {
+                record.pairings[i].invalidPublicKeyFrame = frame
+            }
             if SecureConnections.isDebugPublicKey(x: x, y: y), record.pairings[i].debugKeyFrame == nil {
                 record.pairings[i].debugKeyFrame = frame
             }

@@ -43,7 +43,7 @@ import Testing
     /// lower where the risk is less: a 7–15-byte key is a warning); the rest are warnings.
     static let securityRecord: [(id: String, severity: String)] = [
         ("SEC-08", "E"), ("SEC-09", "E"), ("SEC-10", "W"), ("SEC-11", "E"), ("SEC-12", "W"), ("SEC-13", "W"), ("SEC-14", "E"),
-        ("SEC-15", "W"), ("SEC-16", "W"), ("SEC-17", "E"), ("SEC-18", "E"),
+        ("SEC-15", "W"), ("SEC-16", "W"), ("SEC-17", "E"), ("SEC-18", "E"), ("SEC-19", "E"),
     ]
 
     /// The link-layer compliance rules last (issue 45 point 3; air captures).

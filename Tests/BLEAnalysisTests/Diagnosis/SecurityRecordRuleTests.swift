@@ -186,6 +186,22 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(keys(Self.value(5) + Self.value(5), Self.value(6) + Self.value(6))).of("SEC-11").isEmpty)
         }
 
+        @Test func aPublicKeyOffTheCurveOrInALegacyPairingIsSaidTheDebugKeyIsNot() throws {
+            func key(sc: Bool, _ x: [UInt8], _ y: [UInt8]) -> CaptureBuilder {
+                Self.lePairing(sc: sc).smp(.pairingPublicKey(x: x, y: y), handle: 0x40, .tx)
+            }
+            // X = 0x0505…, Y = 0x0606…: y² ≠ x³ − 3x + b mod p (OpenSSL's check).
+            let off = try #require(try RuleTest.diagnose(key(sc: true, Self.value(5) + Self.value(5), Self.value(6) + Self.value(6))).of("SEC-19").first)
+            #expect(off.frame == 4 && off.message.contains("not a point on P-256 (frame 4)"))
+            // The debug key is a point on the curve, in an SC pairing: nothing to say here (SEC-11 says the rest).
+            let debug = key(sc: true, SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)
+            #expect(try RuleTest.diagnose(debug).of("SEC-19").isEmpty)
+            // The same valid key in a pairing the feature exchange made legacy is out of place.
+            let legacy = try #require(
+                try RuleTest.diagnose(key(sc: false, SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)).of("SEC-19").first)
+            #expect(legacy.frame == 4 && legacy.message.contains("in a pairing whose feature exchange made it LE legacy"))
+        }
+
         @Test func aMaximumKeySizeOutOfRangeIsSaid() throws {
             let d = try #require(try RuleTest.diagnose(Self.lePairing(sc: true, keySize: 253)).of("SEC-17").first)
             #expect(d.frame == 2 && d.message.contains("Maximum Encryption Key Size of 253"))
