@@ -224,6 +224,8 @@ public struct EncryptionSession: Hashable, Sendable {
     public var ediv: UInt16?
     public var rand: UInt64?
     public var origin: KeyOrigin?
+    /// The key accepted: the host's LE Long Term Key Request Reply, or on air the peripheral's LL_START_ENC_REQ.
+    public var acceptedFrame: Int?
     /// Encryption on (Encryption Change, or on air the peripheral's LL_START_ENC_RSP / the first encrypted PDU).
     public var onFrame: Int?
     /// Encryption_Enabled of the Encryption Change (1: E0 on BR/EDR, AES-CCM on LE; 2: AES-CCM on BR/EDR, 7.7.8).

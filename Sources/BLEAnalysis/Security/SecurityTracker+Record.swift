@@ -122,8 +122,11 @@ extension SecurityTracker {
     /// One step of the encryption procedure into the record.
     mutating func record(_ input: EncryptionInput, frame: Int) {
         switch input {
-        case .longTermKeyRequested, .longTermKeyReplied:
+        case .longTermKeyRequested:
             break
+        case .longTermKeyReplied:
+            guard let i = record.sessions.indices.last, record.sessions[i].acceptedFrame == nil else { return }
+            record.sessions[i].acceptedFrame = frame
         case .longTermKeyRefused:
             guard let i = record.sessions.indices.last, record.sessions[i].onFrame == nil else { return }
             record.sessions[i].failure = "no key (the host had none for it)"

@@ -30,18 +30,16 @@ struct LL01ProcedureLoop: DiagnosisRule {
             let c = e.connection(f.ev.connection)
             let device = e.deviceName(c)
             let who = f.sender == .local ? "the central" : "the peripheral \(device)"
-            var d = Diagnosis(
+            return Diagnosis(
                 rule: id, severity: f.count > 10 ? .warning : .info, frame: f.ev.frame,
                 message:
-                    "\(who.capitalizedFirst) sent \(f.opcode.name) \(f.count) times on link #\(c?.number ?? 0) (first at frame \(f.first), again at \(f.ev.frame)"
+                    "\(who.capitalizedFirst) sent \(f.opcode.name) \(f.count) times (retransmissions not counted) on link #\(c?.number ?? 0) (first at frame \(f.first), again at \(f.ev.frame)"
                     + (f.last != f.ev.frame ? ", last at \(f.last)" : "") + "): the version exchange runs at most once per direction on a link"
                     + (f.count > 10 ? "; answered in kind again and again, it is a procedure loop." : "."),
                 headline: "\(f.opcode.name) ×\(f.count) from \(f.sender == .local ? "the central" : device)",
-                supporting: [CitedFrame(f.first, "first \(f.opcode.name)")],
+                supporting: [CitedFrame(f.first, "first \(f.opcode.name)")] + (f.last != f.ev.frame ? [CitedFrame(f.last, "last")] : []),
                 causes: ["a fuzzer or test tool replaying the PDU", "a controller that answers every LL_VERSION_IND instead of the first"],
                 device: c?.peerAddress, connection: c?.number, foldKey: "LL-01 \(key)")
-            if f.last != f.ev.frame { d.occurrences.append(f.last) }
-            return d
         }
     }
 }

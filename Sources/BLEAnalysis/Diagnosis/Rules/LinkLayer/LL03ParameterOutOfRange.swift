@@ -34,7 +34,7 @@ struct LL03ParameterOutOfRange: DiagnosisRule {
                     "\(pdu) at frame \(ev.frame) (link #\(c?.number ?? 0) with \(device)) sets \(fields.joined(separator: ", ")): outside the specification's range; a peripheral should ignore it.",
                 headline: "\(pdu) \(fields[0].prefix { $0 != "(" })out of range (\(device))",
                 causes: ["a fuzzer or attack tool (SweynTooth)", "a central's parameter bug"],
-                device: c?.peerAddress, connection: c?.number, foldKey: "LL-03 \(device) \(pdu)")
+                device: c?.peerAddress, connection: c?.number, foldKey: "LL-03 \(device) \(pdu) \(fields.joined())")
         }
     }
 }

@@ -17,7 +17,10 @@ struct SEC12NonZeroDiversifier: DiagnosisRule {
         e.securedLinks.compactMap { c, record in
             for s in record.sessions where !s.zeroDiversifier {
                 guard let start = s.startFrame, let key = keyOfPairing(s, record) else { continue }
-                let accepted = s.onFrame.map { "the peripheral accepted it (encryption on at frame \($0))" } ?? "encryption did not come on"
+                let accepted =
+                    s.onFrame.map { "the peripheral accepted it (encryption on at frame \($0))" }
+                    ?? s.acceptedFrame.map { "the peripheral accepted it (frame \($0)); the capture shows no end of the start" }
+                    ?? "the capture shows no acceptance"
                 var supporting = [CitedFrame(key.responseFrame ?? key.frame, "\(key.procedure?.rawValue ?? "pairing")")]
                 if let on = s.onFrame { supporting.append(CitedFrame(on, "encryption on")) }
                 let ediv = hex(s.ediv ?? 0, width: 4), rand = hex(s.rand ?? 0, width: 16)
@@ -25,7 +28,7 @@ struct SEC12NonZeroDiversifier: DiagnosisRule {
                     rule: id, severity: severity, frame: start,
                     message:
                         "\(e.linkName(c).capitalizedFirst): encryption started at frame \(start) with EDIV \(ediv) and Rand \(rand) for the key of the \(key.procedure?.rawValue ?? "") pairing at frame \(key.frame), which the specification names by EDIV and Rand zero; \(accepted).",
-                    headline: "non-zero EDIV/Rand for a \(key.procedure == .leSecureConnections ? "Secure Connections LTK" : "STK") with \(e.deviceName(c))",
+                    headline: "non-zero EDIV/Rand for a \(key.procedure == .leSecureConnections ? "Secure Connections LTK" : "legacy STK") with \(e.deviceName(c))",
                     supporting: supporting,
                     causes: ["the central's stack stores a Secure Connections key like a legacy one", "a fuzzer or test tool (SweynTooth)"],
                     device: c.peerAddress, connection: c.number, foldKey: "SEC-12 \(e.deviceName(c))")

@@ -3,7 +3,8 @@ import BLEProtocols
 
 /// SEC-15: a link to a bonded peer (its bond made earlier in this capture, or a stored BR/EDR link key given) carried
 /// data and was never encrypted: the bond protected nothing on it. Only for links the log shows from their start (one
-/// that began before the log may have been encrypted before).
+/// that began before the log may have been encrypted before) and that ran at least 5 s: a link that ends (or that the
+/// capture stops watching) a moment after it opened, as a test tool's probes do, may not have had the time.
 struct SEC15BondNeverEncrypted: DiagnosisRule {
     static let id = "SEC-15"
     static let group = RuleGroup.security
@@ -19,6 +20,8 @@ struct SEC15BondNeverEncrypted: DiagnosisRule {
             guard record.bond != nil || stored != nil else { return nil }
             let carried = c.attPDUs > 0 ? c.attPDUs : c.aclPackets.total
             guard carried > 0, !(e.isAirCapture && c.linkEncryption != nil) else { return nil }
+            let watched = c.endTime ?? e.lastTime
+            guard (watched.map { $0.microseconds(since: c.startTime) >= 5_000_000 } ?? false) else { return nil }
             let device = e.deviceName(c)
             let bond =
                 record.bond.map { "bonded on link #\($0.connection) (pairing at frame \($0.pairing.frame))" }

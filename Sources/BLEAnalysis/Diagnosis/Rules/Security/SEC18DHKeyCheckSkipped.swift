@@ -4,7 +4,8 @@ import BLEProtocols
 /// SEC-18: LE Secure Connections encryption started before both DHKey Checks were exchanged (Core Spec Vol 3, Part H,
 /// 2.3.5.6.5: the central starts encryption only after checking the peripheral's DHKey Check), and whether the
 /// peripheral encrypted anyway: the shape of SweynTooth's DHCheck Skip (the CC2640 case), which lets a central that
-/// never proved it knows the DHKey encrypt.
+/// never proved it knows the DHKey encrypt. On an air capture only when neither check is there: the sniffer may have
+/// lost one (a packet with a bad CRC is not decoded), never both with the PDUs around them.
 struct SEC18DHKeyCheckSkipped: DiagnosisRule {
     static let id = "SEC-18"
     static let group = RuleGroup.security
@@ -18,14 +19,17 @@ struct SEC18DHKeyCheckSkipped: DiagnosisRule {
             for s in record.sessions {
                 guard case .pairing(let f)? = s.origin, let start = s.startFrame,
                     let p = record.pairings.last(where: { $0.frame == f }), p.procedure == .leSecureConnections,
-                    p.dhKeyChecks.count < 2, p.responseFrame != nil
+                    p.dhKeyChecks.count < (e.isAirCapture ? 1 : 2), p.responseFrame != nil
                 else { continue }
                 let missing = [EvidenceEvent.Sender.local, .peer].filter { p.dhKeyChecks[$0] == nil }
                     .map { $0 == .local ? (e.isAirCapture ? "the central's" : "this side's") : "the peer's" }
                 let device = e.deviceName(c)
-                let outcome = s.onFrame.map { "the link encrypted anyway at frame \($0)" } ?? "encryption did not come on"
+                let accepted = s.onFrame ?? s.acceptedFrame
+                let outcome =
+                    s.onFrame.map { "the link encrypted anyway at frame \($0)" }
+                    ?? s.acceptedFrame.map { "the peripheral accepted the key anyway (frame \($0))" } ?? "the capture shows no acceptance"
                 return Diagnosis(
-                    rule: id, severity: s.onFrame == nil ? .warning : severity, frame: start,
+                    rule: id, severity: accepted == nil ? .warning : severity, frame: start,
                     message:
                         "\(e.linkName(c).capitalizedFirst): encryption started at frame \(start) in the LE Secure Connections pairing of frame \(p.frame) without \(missing.joined(separator: " and ")) DHKey Check; \(outcome). This is the shape of SweynTooth's DHCheck Skip.",
                     headline: "encryption before the DHKey Check with \(device)", supporting: [CitedFrame(p.frame, "pairing")],
