@@ -9,7 +9,7 @@ extension Story {
     /// is weak".
     static func security(_ e: Evidence, findings: [Diagnosis]) -> [StorySentence] {
         let sentences = security(e)
-        let risks = findings.filter { ($0.rule.hasPrefix("SEC-") || $0.rule.hasPrefix("LL-")) && $0.severity >= .warning }
+        let risks = findings.filter { $0.isSecurity && $0.severity >= .warning }
             .enumerated().sorted { ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset) }.map(\.element)
         guard !sentences.isEmpty || !risks.isEmpty else { return [] }
         var text = "Security: "

@@ -53,7 +53,7 @@ extension FleetColumns {
 
     /// The security rows of a capture: one per link, with its security and link-layer findings worst first.
     static func securityRows(id: String, _ f: FileAnalysis) -> [SecurityRow] {
-        let mine = f.diagnosis.findings.filter { $0.rule.hasPrefix("SEC-") || $0.rule.hasPrefix("LL-") }
+        let mine = f.diagnosis.findings.filter(\.isSecurity)
         return f.connections.map { c in
             let findings = mine.filter { $0.connection == c.number }.enumerated()
                 .sorted { ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset) }.map(\.element)

@@ -12,7 +12,7 @@ enum ReportSecurity {
     }
 
     static func rows(_ f: FileAnalysis) -> [Row] {
-        let mine = f.diagnosis.findings.filter { $0.rule.hasPrefix("SEC-") || $0.rule.hasPrefix("LL-") }
+        let mine = f.diagnosis.findings.filter(\.isSecurity)
         return f.connections.compactMap { c in
             let r = c.machine.securityRecord
             let findings = mine.filter { $0.connection == c.number }
@@ -21,7 +21,8 @@ enum ReportSecurity {
             let pairing = r.pairings.map(pairingText).joined(separator: "; ")
             let encryption = r.sessions.map { sessionText($0, isLE: c.isLE) }.joined(separator: "; ")
             let said = findings.map { "\($0.rule) \($0.severity.rawValue): \($0.headline)" }.joined(separator: "; ")
-            return Row(link: link, pairing: pairing.isEmpty ? "none in the log" : pairing, encryption: encryption.isEmpty ? "never" : encryption,
+            return Row(
+                link: link, pairing: pairing.isEmpty ? "none in the log" : pairing, encryption: encryption.isEmpty ? "never" : encryption,
                 findings: said)
         }
     }

@@ -19,7 +19,7 @@ import Testing
         ("GATT-07", "W"), ("GATT-08", "E"),
         ("TP-01", "E"), ("TP-02", "E"), ("TP-03", "W"), ("TP-04", "I"), ("TP-05", "E"),
         ("LP-01", "W"), ("LP-02", "W"), ("LP-03", "I"), ("LP-04", "E"), ("LP-05", "W"), ("LP-06", "W"),
-        ("HH-01", "C"), ("HH-02", "C"), ("HH-03", "E"), ("HH-04", "W"), ("HH-05", "W"), ("HH-06", "W"), ("HH-07", "I"),
+        ("HH-01", "C"), ("HH-02", "C"), ("HH-03", "E"), ("HH-04", "W"), ("HH-05", "E"), ("HH-06", "W"), ("HH-07", "I"),
     ]
 
     /// The LE Audio rules after the catalogue's (issue 28, "as diagnosis rules": setup failures and a stream that stops
@@ -39,7 +39,7 @@ import Testing
     static let air: [(id: String, severity: String)] = [("DC-10", "E")]
 
     /// The per-link security rules after SEC-07 (issue 45): a key under 7 bytes, a downgrade, a debug key, a key for
-    /// several peers, encryption before the DHKey checks and a key size out of range are errors (each rule reports
+    /// several peers, encryption before the DHKey checks, a key size out of range and a public key off the curve are errors (each rule reports
     /// lower where the risk is less: a 7–15-byte key is a warning); the rest are warnings.
     static let securityRecord: [(id: String, severity: String)] = [
         ("SEC-08", "E"), ("SEC-09", "E"), ("SEC-10", "W"), ("SEC-11", "E"), ("SEC-12", "W"), ("SEC-13", "W"), ("SEC-14", "E"),

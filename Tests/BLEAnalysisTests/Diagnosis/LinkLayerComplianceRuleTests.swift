@@ -20,7 +20,8 @@ extension DiagnosisRuleTests {
             -> LLConnectionParameters
         {
             LLConnectionParameters(
-                accessAddress: NordicBuilder.aa, crcInit: NordicBuilder.crcInit, interval: interval, timeout: timeout, channelMap: channelMap,
+                accessAddress: NordicBuilder.aa, crcInit: NordicBuilder.crcInit, interval: interval, timeout: timeout,
+                channelMap: channelMap,
                 hop: hop)
         }
 
@@ -59,7 +60,9 @@ extension DiagnosisRuleTests {
             var one = NordicBuilder()
             Self.connect(&one, Self.parameters(channelMap: 0x1))
             let d = try #require(try RuleTest.diagnose(air: one).of("LL-02").first)
-            #expect(d.frame == 1 && d.severity == .error && d.message.contains("CONNECT_IND at frame 1") && d.message.contains("uses 1 data channel"))
+            #expect(
+                d.frame == 1 && d.severity == .error && d.message.contains("CONNECT_IND at frame 1")
+                    && d.message.contains("uses 1 data channel"))
             var none = NordicBuilder()
             Self.connect(&none, Self.parameters(channelMap: 0))
             #expect(try RuleTest.diagnose(air: none).of("LL-02").first?.message.contains("uses 0 data channels") == true)
@@ -72,7 +75,9 @@ extension DiagnosisRuleTests {
             var zero = NordicBuilder()
             Self.connect(&zero, Self.parameters(interval: 0, hop: 3))
             let d = try #require(try RuleTest.diagnose(air: zero).of("LL-03").first)
-            #expect(d.frame == 1 && d.message.contains("sets interval 0 (allowed 6–3200 (7.5 ms–4 s))") && d.message.contains("hop increment 3"), "\(d.message) \(d.frame)")
+            #expect(
+                d.frame == 1 && d.message.contains("sets interval 0 (allowed 6–3200 (7.5 ms–4 s))")
+                    && d.message.contains("hop increment 3"), "\(d.message) \(d.frame)")
             // A timeout no longer than (1 + latency) × interval × 2: 200 ms against 100 ms × 2; 210 ms is enough.
             var short = NordicBuilder()
             Self.connect(&short, Self.parameters(interval: 80, timeout: 20))

@@ -18,14 +18,27 @@ extension DiagnosisRuleTests {
         static func command(_ set: some HCIParameterSet) -> [UInt8] { HCIBuild.command(.declared(set)) }
 
         /// A BR/EDR link to `peer` on `handle`, encrypted (E0), its key size read as `keySize` (3 or 4 records).
-        static func classicSession(_ b: CaptureBuilder, handle: UInt16 = handle, peer: BDAddress = peer, keySize: UInt8?) -> CaptureBuilder {
-            var b = b.event(event(ConnectionComplete { $0.handle = handle; $0.address = peer; $0.linkType = 1 }))
-                .event(event(EncryptionChange { $0.handle = handle; $0.encryptionEnabled = 1 }))
+        static func classicSession(_ b: CaptureBuilder, handle: UInt16 = handle, peer: BDAddress = peer, keySize: UInt8?) -> CaptureBuilder
+        {
+            var b = b.event(
+                event(
+                    ConnectionComplete {
+                        $0.handle = handle; $0.address = peer; $0.linkType = 1
+                    })
+            )
+            .event(
+                event(
+                    EncryptionChange {
+                        $0.handle = handle; $0.encryptionEnabled = 1
+                    }))
             if let keySize {
                 b = b.command(command(ReadEncryptionKeySize { $0.handle = handle }))
                     .event(
                         HCIBuild.commandComplete(
-                            .readEncryptionKeySize, returnParameters: ReadEncryptionKeySizeReturn { $0.handle = handle; $0.keySize = keySize }.bytes))
+                            .readEncryptionKeySize,
+                            returnParameters: ReadEncryptionKeySizeReturn {
+                                $0.handle = handle; $0.keySize = keySize
+                            }.bytes))
             }
             return b
         }
@@ -71,14 +84,38 @@ extension DiagnosisRuleTests {
         static func ssp(localIO: UInt8, peerIO: UInt8, authReq: UInt8 = 0x05, keyType: UInt8) -> CaptureBuilder {
             let address = (0..<6).map { UInt8(truncatingIfNeeded: Self.peer.value >> (8 * UInt64($0))) }
             return CaptureBuilder()
-                .event(event(ConnectionComplete { $0.handle = Self.handle; $0.address = Self.peer; $0.linkType = 1 }))
+                .event(
+                    event(
+                        ConnectionComplete {
+                            $0.handle = Self.handle; $0.address = Self.peer; $0.linkType = 1
+                        })
+                )
                 .event(event(IOCapabilityRequest { $0.address = Self.peer }))
-                .command(command(IOCapabilityRequestReply { $0.address = Self.peer; $0.ioCapability = localIO; $0.authenticationRequirements = authReq }))
+                .command(
+                    command(
+                        IOCapabilityRequestReply {
+                            $0.address = Self.peer; $0.ioCapability = localIO; $0.authenticationRequirements = authReq
+                        })
+                )
                 .event(HCIBuild.commandComplete(HCICommand(ogf: 0x01, ocf: 0x002B), returnParameters: [0x00] + address))
-                .event(event(IOCapabilityResponse { $0.address = Self.peer; $0.ioCapability = peerIO; $0.authenticationRequirements = authReq }))
-                .event(event(UserConfirmationRequest { $0.address = Self.peer; $0.numericValue = 123_456 }))
+                .event(
+                    event(
+                        IOCapabilityResponse {
+                            $0.address = Self.peer; $0.ioCapability = peerIO; $0.authenticationRequirements = authReq
+                        })
+                )
+                .event(
+                    event(
+                        UserConfirmationRequest {
+                            $0.address = Self.peer; $0.numericValue = 123_456
+                        })
+                )
                 .event(event(SimplePairingComplete { $0.address = Self.peer }))
-                .event(event(LinkKeyNotification { $0.address = Self.peer; $0.key = Array(repeating: 0x42, count: 16); $0.keyType = keyType }))
+                .event(
+                    event(
+                        LinkKeyNotification {
+                            $0.address = Self.peer; $0.key = Array(repeating: 0x42, count: 16); $0.keyType = keyType
+                        }))
         }
 
         @Test func secureSimplePairingNamesItsModelAndKeyType() throws {
@@ -91,7 +128,8 @@ extension DiagnosisRuleTests {
             // DisplayYesNo facing NoInputNoOutput: Just Works, an unauthenticated key though MITM was asked (SEC-13).
             let jw = try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 3, keyType: 0x07))
             let d = try #require(jw.of("SEC-13").first)
-            #expect(d.frame == 2 && d.message.contains("Secure Simple Pairing Just Works (IO capabilities DisplayYesNo and NoInputNoOutput)"))
+            #expect(
+                d.frame == 2 && d.message.contains("Secure Simple Pairing Just Works (IO capabilities DisplayYesNo and NoInputNoOutput)"))
             #expect(d.message.contains("completed at frame 8 with an unauthenticated combination key (P-256)"))
             #expect(try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 1, keyType: 0x08)).of("SEC-13").isEmpty)
             // No MITM asked (authReq 0x04): Just Works is what both wanted.
@@ -106,11 +144,21 @@ extension DiagnosisRuleTests {
 
         @Test func theSameLinkKeyWithTwoPeersIsAnErrorDifferentKeysAreNot() throws {
             func keyed(_ b: CaptureBuilder, handle: UInt16, peer: BDAddress, key: UInt8) -> CaptureBuilder {
-                b.event(Self.event(ConnectionComplete { $0.handle = handle; $0.address = peer; $0.linkType = 1 }))
-                    .event(Self.event(LinkKeyRequest { $0.address = peer }))
-                    .command(Self.command(LinkKeyRequestReply { $0.address = peer; $0.key = Array(repeating: key, count: 16) }))
+                b.event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.handle = handle; $0.address = peer; $0.linkType = 1
+                        })
+                )
+                .event(Self.event(LinkKeyRequest { $0.address = peer }))
+                .command(
+                    Self.command(
+                        LinkKeyRequestReply {
+                            $0.address = peer; $0.key = Array(repeating: key, count: 16)
+                        }))
             }
-            let same = keyed(keyed(CaptureBuilder(), handle: 0x0B, peer: Self.peer, key: 0x42), handle: 0x0C, peer: Self.otherPeer, key: 0x42)
+            let same = keyed(
+                keyed(CaptureBuilder(), handle: 0x0B, peer: Self.peer, key: 0x42), handle: 0x0C, peer: Self.otherPeer, key: 0x42)
             let d = try #require(try RuleTest.diagnose(same).of("SEC-14").first)
             #expect(d.frame == 6 && d.supporting.map(\.frame) == [3] && d.message.contains("with 2 different peers"))
             let different = keyed(
@@ -143,12 +191,19 @@ extension DiagnosisRuleTests {
         @Test func theLEKeySizeComesFromThePairingAndAShortOneIsSaid() throws {
             // Legacy, 7-byte maximum: LE Enable Encryption with EDIV/Rand 0 (4–5), Encryption Change (6).
             let b = Self.lePairing(sc: false, keySize: 7)
-                .command(Self.command(LEEnableEncryption { $0.handle = 0x40; $0.longTermKey = Self.value(1) }))
+                .command(
+                    Self.command(
+                        LEEnableEncryption {
+                            $0.handle = 0x40; $0.longTermKey = Self.value(1)
+                        })
+                )
                 .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
             let r = try RuleTest.diagnose(b)
             let d = try #require(r.of("SEC-08").first)
             #expect(d.frame == 3 && d.severity == .warning && d.supporting.map(\.frame) == [6])
-            #expect(d.message.contains("a 7-byte key (inferred: the smaller Maximum Encryption Key Size of the pairing (Pairing Response at frame 3))"))
+            #expect(
+                d.message.contains(
+                    "a 7-byte key (inferred: the smaller Maximum Encryption Key Size of the pairing (Pairing Response at frame 3))"))
             #expect(r.story.sentences.contains { $0.text.contains("7-byte key (from the pairing)") })
             #expect(r.of("SEC-12").isEmpty)
         }
@@ -158,7 +213,12 @@ extension DiagnosisRuleTests {
                 Self.lePairing(sc: true).smp(.pairingDHKeyCheck(Self.value(2)), handle: 0x40, .tx).smp(
                     .pairingDHKeyCheck(Self.value(3)), handle: 0x40, .rx
                 )
-                .command(Self.command(LEEnableEncryption { $0.handle = 0x40; $0.encryptedDiversifier = ediv; $0.longTermKey = Self.value(1) }))
+                .command(
+                    Self.command(
+                        LEEnableEncryption {
+                            $0.handle = 0x40; $0.encryptedDiversifier = ediv; $0.longTermKey = Self.value(1)
+                        })
+                )
                 .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
             }
             let d = try #require(try RuleTest.diagnose(started(ediv: 0x0040)).of("SEC-12").first)
@@ -170,7 +230,12 @@ extension DiagnosisRuleTests {
 
         @Test func encryptionBeforeTheDHKeyChecksIsSaid() throws {
             let b = Self.lePairing(sc: true)
-                .command(Self.command(LEEnableEncryption { $0.handle = 0x40; $0.longTermKey = Self.value(1) }))
+                .command(
+                    Self.command(
+                        LEEnableEncryption {
+                            $0.handle = 0x40; $0.longTermKey = Self.value(1)
+                        })
+                )
                 .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
             let d = try #require(try RuleTest.diagnose(b).of("SEC-18").first)
             #expect(d.frame == 4 && d.severity == .error && d.message.contains("without this side's and the peer's DHKey Check"))
@@ -206,14 +271,16 @@ extension DiagnosisRuleTests {
                 Self.lePairing(sc: sc).smp(.pairingPublicKey(x: x, y: y), handle: 0x40, .tx)
             }
             // X = 0x0505…, Y = 0x0606…: y² ≠ x³ − 3x + b mod p (OpenSSL's check).
-            let off = try #require(try RuleTest.diagnose(key(sc: true, Self.value(5) + Self.value(5), Self.value(6) + Self.value(6))).of("SEC-19").first)
+            let off = try #require(
+                try RuleTest.diagnose(key(sc: true, Self.value(5) + Self.value(5), Self.value(6) + Self.value(6))).of("SEC-19").first)
             #expect(off.frame == 4 && off.message.contains("not a point on P-256 (frame 4)"))
             // The debug key is a point on the curve, in an SC pairing: nothing to say here (SEC-11 says the rest).
             let debug = key(sc: true, SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)
             #expect(try RuleTest.diagnose(debug).of("SEC-19").isEmpty)
             // The same valid key in a pairing the feature exchange made legacy is out of place.
             let legacy = try #require(
-                try RuleTest.diagnose(key(sc: false, SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)).of("SEC-19").first)
+                try RuleTest.diagnose(key(sc: false, SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)).of("SEC-19")
+                    .first)
             #expect(legacy.frame == 4 && legacy.message.contains("in a pairing whose feature exchange made it LE legacy"))
         }
 

@@ -1,15 +1,24 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let parameterOutOfRange = FindingCode(
+        "LL-03", layer: .link, severity: .warning,
+        title: "Connection parameter out of range",
+        explain: .init(
+            meaning:
+                "A connect request or connection update carried a timing parameter outside the specification's range (interval, latency, supervision timeout, transmit window, hop).",
+            advice: "The central is a fuzzer or buggy; the peripheral should ignore the request rather than act on it."),
+        fold: .value)
+}
+
 /// LL-03: a CONNECT_IND or LL_CONNECTION_UPDATE_IND timing parameter outside its range (Core Spec Vol 6, Part B,
 /// 2.3.3.1 and 5.1.1): interval 7.5 ms–4 s, latency ≤ 499, supervision timeout 100 ms–32 s and more than
 /// (1 + latency) × interval × 2, transmit window 1.25 ms–min(10 ms, interval − 1.25 ms), hop 5–16. A peripheral must
 /// not act on such a request; one that does may lose the link or crash (SweynTooth's invalid connection requests).
 struct LL03ParameterOutOfRange: DiagnosisRule {
-    static let id = "LL-03"
+    static let code = FindingCode.parameterOutOfRange
     static let group = RuleGroup.linkLayer
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Connection parameter out of range"
     static let evidence = "CONNECT_IND and LL_CONNECTION_UPDATE_IND Interval, Latency, Timeout, WinSize, WinOffset, Hop (air captures)"
     static let anchor = "SweynTooth (Invalid Connection Request, CVE-2019-19193 family)"
 
@@ -29,12 +38,12 @@ struct LL03ParameterOutOfRange: DiagnosisRule {
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message:
                     "\(pdu) at frame \(ev.frame) (link #\(c?.number ?? 0) with \(device)) sets \(fields.joined(separator: ", ")): outside the specification's range; a peripheral should ignore it.",
                 headline: "\(pdu) \(fields[0].prefix { $0 != "(" })out of range (\(device))",
                 causes: ["a fuzzer or attack tool (SweynTooth)", "a central's parameter bug"],
-                device: c?.peerAddress, connection: c?.number, foldKey: "LL-03 \(device) \(pdu) \(fields.joined())")
+                device: c?.peerAddress, connection: c?.number, fold: "\(device) \(pdu) \(fields.joined())")
         }
     }
 }

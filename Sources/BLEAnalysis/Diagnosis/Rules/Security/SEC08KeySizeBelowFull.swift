@@ -1,16 +1,28 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let keySizeBelowFull = FindingCode(
+        "SEC-08", layer: .security, severity: .error,
+        title: "Encryption key shorter than 16 bytes",
+        explain: .init(
+            meaning:
+                "The link ran encrypted with a key shorter than 16 bytes. Each byte less divides an attacker's search by 256; below 7 bytes (the smallest the specification allows since the KNOB attack) the key is found by brute force in real time.",
+            advice:
+                "Set the maximum key size to 16 on both sides (SMP Maximum Encryption Key Size; on BR/EDR the controller's minimum), and refuse links under 16 where the data matters (Android and BlueZ check Read Encryption Key Size)."
+        ),
+        fold: .value)
+}
+
 /// SEC-08: a link ran encrypted with a key shorter than 16 bytes (error below 7, the smallest the specification allows:
 /// Core Spec Vol 3, Part H, 2.3.4 for LE; Vol 2, Part C, 4.2.5.4 and the KNOB erratum for BR/EDR). Read from each
 /// encryption session's key size in force (Read Encryption Key Size, Encryption Change v2, or the pairing's agreed
 /// maximum); one finding per link, at its smallest key.
 struct SEC08KeySizeBelowFull: DiagnosisRule {
-    static let id = "SEC-08"
+    static let code = FindingCode.keySizeBelowFull
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.error
-    static let title = "Encryption key shorter than 16 bytes"
-    static let evidence = "each encryption session's key size: Read Encryption Key Size, Encryption Change v2, SMP Maximum Encryption Key Size"
+    static let evidence =
+        "each encryption session's key size: Read Encryption Key Size, Encryption Change v2, SMP Maximum Encryption Key Size"
     static let anchor = "KNOB (CVE-2019-9506)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -22,7 +34,7 @@ struct SEC08KeySizeBelowFull: DiagnosisRule {
             if let on = s.onFrame, on != frame { supporting.append(CitedFrame(on, "encryption on")) }
             let others = record.sessions.filter { ($0.keySize ?? 16) < 16 }.compactMap(\.keySizeFrame).filter { $0 != frame }
             var d = Diagnosis(
-                rule: id, severity: below ? .error : .warning, frame: frame,
+                rule: Self.code, severity: below ? .error : .warning, frame: frame,
                 message:
                     "\(e.linkName(c).capitalizedFirst) ran encrypted with a \(size)-byte key (\(s.keySizeProvenance))"
                     + (below
@@ -32,7 +44,7 @@ struct SEC08KeySizeBelowFull: DiagnosisRule {
                 causes: [
                     "a side offered a reduced Maximum Encryption Key Size", "the controller negotiated a short key (KNOB-style downgrade)",
                 ], device: c.peerAddress, connection: c.number,
-                facts: [UsedFact("key size", "\(size)", s.keySizeSource ?? .assumed)], foldKey: "SEC-08 \(device) \(size)")
+                facts: [UsedFact("key size", "\(size)", s.keySizeSource ?? .assumed)], fold: "\(device) \(size)")
             d.occurrences += others
             return d
         }

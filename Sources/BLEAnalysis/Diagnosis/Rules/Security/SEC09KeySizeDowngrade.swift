@@ -1,14 +1,25 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let keySizeDowngrade = FindingCode(
+        "SEC-09", layer: .security, severity: .error,
+        title: "Encryption key size went down",
+        explain: .init(
+            meaning:
+                "A later session with the same device ran with a shorter key than an earlier one. Nothing legitimate lowers a bond's key size between sessions; the KNOB and BLUFFS attacks do exactly this by negotiating it down.",
+            advice:
+                "Treat as an attack or a broken controller: compare controller firmware between the sessions, enforce a 16-byte minimum on the host, update the controller (KNOB and BLUFFS fixes)."
+        ),
+        fold: .device)
+}
+
 /// SEC-09: a later encryption session with the same peer ran with a shorter key than an earlier one: the key size of a
 /// bond went down (the KNOB and BLUFFS attacks force exactly this; Core Spec Vol 2, Part C, 4.2.5.4). A longer key after
 /// a shorter one is no downgrade. Sessions are compared across the peer's links in frame order.
 struct SEC09KeySizeDowngrade: DiagnosisRule {
-    static let id = "SEC-09"
+    static let code = FindingCode.keySizeDowngrade
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.error
-    static let title = "Encryption key size went down"
     static let evidence = "each encryption session's key size with the same peer, in order"
     static let anchor = "KNOB (CVE-2019-9506), BLUFFS (CVE-2023-24023)"
 
@@ -36,7 +47,7 @@ struct SEC09KeySizeDowngrade: DiagnosisRule {
                 }
                 let (c, s, size) = entry
                 first = Diagnosis(
-                    rule: id, severity: severity, frame: frame,
+                    rule: Self.code, severity: severity, frame: frame,
                     message:
                         "The encryption key with \(e.deviceName(c)) went down from \(b.2) bytes (link #\(b.0.number), frame \(b.1.keySizeFrame ?? 0)) to \(size) bytes on link #\(c.number) (\(s.keySizeProvenance)): the same bond now runs with a weaker key, the shape of a KNOB or BLUFFS key-size downgrade.",
                     headline: "key size \(b.2) → \(size) bytes with \(e.deviceName(c))",
@@ -45,7 +56,7 @@ struct SEC09KeySizeDowngrade: DiagnosisRule {
                         "an attacker (or a controller) negotiating the key size down (KNOB, BLUFFS)",
                         "a firmware or host change to the minimum key size between sessions",
                     ], device: c.peerAddress, connection: c.number,
-                    facts: [UsedFact("key size", "\(size)", s.keySizeSource ?? .assumed)], foldKey: "SEC-09 \(peer)")
+                    facts: [UsedFact("key size", "\(size)", s.keySizeSource ?? .assumed)], fold: "\(peer)")
             }
             return first
         }

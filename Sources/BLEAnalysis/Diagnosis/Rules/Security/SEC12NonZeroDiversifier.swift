@@ -1,16 +1,26 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let nonZeroDiversifier = FindingCode(
+        "SEC-12", layer: .security, severity: .warning,
+        title: "Non-zero EDIV/Rand with a Secure Connections key or an STK",
+        explain: .init(
+            meaning:
+                "Encryption started with a key that the specification names by EDIV and Rand zero (an LE Secure Connections LTK, or the STK of a legacy pairing), with non-zero values. A peripheral that accepts it does not check what key it is asked for.",
+            advice: "Fix the central's key storage (Secure Connections keys have no EDIV/Rand); a peripheral should reject the request."),
+        fold: .device)
+}
+
 /// SEC-12: encryption started with a key from a pairing that requires EDIV and Rand zero, with non-zero ones: an LTK
 /// from LE Secure Connections (Core Spec Vol 3, Part H, 2.4.4 and 3.6.1: no Central Identification is distributed; the
 /// key is named by EDIV 0 and Rand 0) or a legacy STK (2.4.4.1). Whether the peripheral accepted it is said: a
 /// peripheral that encrypts anyway does not check (SweynTooth's STM32WB55 case).
 struct SEC12NonZeroDiversifier: DiagnosisRule {
-    static let id = "SEC-12"
+    static let code = FindingCode.nonZeroDiversifier
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Non-zero EDIV/Rand with a Secure Connections key or an STK"
-    static let evidence = "LL_ENC_REQ, LE Enable Encryption or LE Long Term Key Request's EDIV and Rand, and the pairing whose key it starts"
+    static let evidence =
+        "LL_ENC_REQ, LE Enable Encryption or LE Long Term Key Request's EDIV and Rand, and the pairing whose key it starts"
     static let anchor = "SweynTooth (non-compliance)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -25,13 +35,16 @@ struct SEC12NonZeroDiversifier: DiagnosisRule {
                 if let on = s.onFrame { supporting.append(CitedFrame(on, "encryption on")) }
                 let ediv = hex(s.ediv ?? 0, width: 4), rand = hex(s.rand ?? 0, width: 16)
                 return Diagnosis(
-                    rule: id, severity: severity, frame: start,
+                    rule: Self.code, severity: severity, frame: start,
                     message:
                         "\(e.linkName(c).capitalizedFirst): encryption started at frame \(start) with EDIV \(ediv) and Rand \(rand) for the key of the \(key.procedure?.rawValue ?? "") pairing at frame \(key.frame), which the specification names by EDIV and Rand zero; \(accepted).",
-                    headline: "non-zero EDIV/Rand for a \(key.procedure == .leSecureConnections ? "Secure Connections LTK" : "legacy STK") with \(e.deviceName(c))",
+                    headline:
+                        "non-zero EDIV/Rand for a \(key.procedure == .leSecureConnections ? "Secure Connections LTK" : "legacy STK") with \(e.deviceName(c))",
                     supporting: supporting,
-                    causes: ["the central's stack stores a Secure Connections key like a legacy one", "a fuzzer or test tool (SweynTooth)"],
-                    device: c.peerAddress, connection: c.number, foldKey: "SEC-12 \(e.deviceName(c))")
+                    causes: [
+                        "the central's stack stores a Secure Connections key like a legacy one", "a fuzzer or test tool (SweynTooth)",
+                    ],
+                    device: c.peerAddress, connection: c.number, fold: "\(e.deviceName(c))")
             }
             return nil
         }
