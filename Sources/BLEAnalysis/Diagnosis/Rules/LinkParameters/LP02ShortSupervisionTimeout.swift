@@ -26,9 +26,13 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
             // A link never established carried no packet: its timeout never had a fade to survive (DC-10 or the HCI
             // event says why it failed; warning about it as well buried that).
             guard c.lifecycle.ending?.code != .connectionFailedToBeEstablished else { return nil }
-            // The shortest timeout the link ran with (a later update may have shortened the first one), and the first
-            // short one when it differs: the worst case, with how the link got there.
-            let short = c.link.parameters.changes.filter { Self.tooShort($0.value) != nil }
+            // A short timeout a later setting of the link replaced with a safe one was a passing state the link
+            // survived (a connection opened at the central's default, then raised at the peripheral's request): judged
+            // from the settings after the last safe one. Of those, the shortest (a later update may have shortened
+            // the first one), and the first short one when it differs: the worst case, with how the link got there.
+            let changes = c.link.parameters.changes
+            let sinceLastSafe = changes.lastIndex { Self.tooShort($0.value) == nil }.map { changes[($0 + 1)...] } ?? changes[...]
+            let short = sinceLastSafe.filter { Self.tooShort($0.value) != nil }
             guard let change = short.min(by: { $0.value.timeout < $1.value.timeout }), let why = Self.tooShort(change.value)
             else { return nil }
             let earlier = short.first.flatMap { $0.frame < change.frame && $0.value.timeout != change.value.timeout ? $0 : nil }
