@@ -117,7 +117,9 @@ extension ConnectionMachine {
                 smp, raw: pdu.payload, handle: handle, centralToPeripheral: connection.centralToPeripheral(direction),
                 frame: pdu.lastFrame, central: connection.centralAddressValue, peripheral: connection.peripheralAddressValue)
             recordPairingFeatures(smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame, timestamp: timestamp)
-            if let output = connection.machine.feed(smp: smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame), let kind = output.evidence {
+            if let output = connection.machine.feed(smp: smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame),
+                let kind = output.evidence
+            {
                 sink.evidence(kind, frame: pdu.lastFrame, timestamp: timestamp, connection: number)
             }
             if sink.timeline {

@@ -6,7 +6,9 @@ extension ConnectionTable {
     /// Keeps the last completed bonding pairing of a closing link, by peer.
     func noteBond(of c: Connection) {
         guard let peer = c.peerAddress,
-            let p = c.machine.securityRecord.pairings.last(where: { $0.completed && ($0.bonding || !$0.distributed.isEmpty || $0.linkKeyType != nil) })
+            let p = c.machine.securityRecord.pairings.last(where: {
+                $0.completed && ($0.bonding || !$0.distributed.isEmpty || $0.linkKeyType != nil)
+            })
         else { return }
         bondsByPeer[peer] = LinkSecurity.Bond(connection: c.number, pairing: p)
     }

@@ -15,7 +15,9 @@ extension HCIMachine {
             feed(.security(.encryptionStarted(ediv: e.encryptedDiversifier, rand: e.randomNumber)), handle: e.handle, record, infer: false)
             feed(.security(.keyUsed(.init(frame: record.frame, kind: "LTK", key: e.longTermKey))), handle: e.handle, record, infer: false)
         case let r as LELongTermKeyRequestReply:
-            feed(.security(.keyUsed(.init(frame: record.frame, kind: "LTK", key: r.longTermKey))), handle: r.handle & 0x0FFF, record, infer: false)
+            feed(
+                .security(.keyUsed(.init(frame: record.frame, kind: "LTK", key: r.longTermKey))), handle: r.handle & 0x0FFF, record,
+                infer: false)
         case let s as SetConnectionEncryption where s.enable == 1:
             feed(.security(.encryptionStarted(ediv: nil, rand: nil)), handle: s.handle, record, infer: false)
         case let r as IOCapabilityRequestReply:

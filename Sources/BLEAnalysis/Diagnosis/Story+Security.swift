@@ -168,7 +168,8 @@ extension Story {
         parts.append(
             encrypted.isEmpty
                 ? "no BR/EDR link encrypted"
-                : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))" + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
+                : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))"
+                    + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
         let frames = stored + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
         return StorySentence(.security, "BR/EDR security: " + parts.joined(separator: "; ") + ".", frames: frames)
     }

@@ -24,10 +24,13 @@ extension AirLinkRouter {
         switch c.pdu {
         case .channelMapInd(let map, _)?:
             let used = (map & 0x1F_FFFF_FFFF).nonzeroBitCount
-            if used < 2 { noteCompliance(.channelMap(pdu: "LL_CHANNEL_MAP_IND", used: used, map: map), handle: c.handle, c.frame, c.timestamp) }
+            if used < 2 {
+                noteCompliance(.channelMap(pdu: "LL_CHANNEL_MAP_IND", used: used, map: map), handle: c.handle, c.frame, c.timestamp)
+            }
         case .connectionUpdateInd(let u)?:
             for (field, value, allowed) in LLTimingRanges.violations(
-                interval: u.interval, latency: u.latency, timeout: u.timeout, windowSize: u.windowSize, windowOffset: u.windowOffset, hop: nil)
+                interval: u.interval, latency: u.latency, timeout: u.timeout, windowSize: u.windowSize, windowOffset: u.windowOffset,
+                hop: nil)
             {
                 noteCompliance(
                     .parameter(pdu: "LL_CONNECTION_UPDATE_IND", field: field, value: value, allowed: allowed), handle: c.handle, c.frame,
@@ -51,8 +54,8 @@ extension AirLinkRouter {
             noteCompliance(.channelMap(pdu: "CONNECT_IND", used: p.usedChannels, map: p.channelMap), handle: info.handle, frame, time)
         }
         for (field, value, allowed) in LLTimingRanges.violations(
-            interval: p.interval, latency: p.latency, timeout: p.timeout, windowSize: p.windowSize, windowOffset: p.windowOffset, hop: p.hop)
-        {
+            interval: p.interval, latency: p.latency, timeout: p.timeout, windowSize: p.windowSize, windowOffset: p.windowOffset, hop: p.hop
+        ) {
             noteCompliance(.parameter(pdu: "CONNECT_IND", field: field, value: value, allowed: allowed), handle: info.handle, frame, time)
         }
     }
@@ -60,7 +63,8 @@ extension AirLinkRouter {
     /// A link ended: how often each once-only procedure ran on it, when more than twice.
     func complianceEnded(handle: UInt16, frame: Int, timestamp: Timestamp) {
         for (key, v) in procedureCounts.take(handle: handle) where v.count > 2 {
-            noteCompliance(.repeated(opcode: key.opcode, sender: key.sender, count: v.count, firstFrame: v.first), handle: handle, v.last, timestamp)
+            noteCompliance(
+                .repeated(opcode: key.opcode, sender: key.sender, count: v.count, firstFrame: v.first), handle: handle, v.last, timestamp)
         }
     }
 

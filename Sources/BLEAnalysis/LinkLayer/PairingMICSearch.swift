@@ -75,8 +75,8 @@ public enum LLKeySearchNote: Hashable, Sendable, CustomStringConvertible {
                 + (addressesKnown && debugKey
                     ? "a side used the debug key pair, yet the key derived from it does not decrypt these PDUs (a key changed since the pairing, or the capturer altered them)"
                     : addressesKnown
-                    ? "only a pairing with the debug key pair can be derived, and neither side used it"
-                    : "a pairing with the debug key pair could be derived, but that needs both addresses from the CONNECT_IND, which the capture does not have")
+                        ? "only a pairing with the debug key pair can be derived, and neither side used it"
+                        : "a pairing with the debug key pair could be derived, but that needs both addresses from the CONNECT_IND, which the capture does not have")
         case let .pairingIncomplete(frame):
             return "the LE legacy pairing at frame \(frame) is not whole in the capture (a Pairing Random is missing): no STK to search"
         }

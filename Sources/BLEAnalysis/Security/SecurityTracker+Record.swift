@@ -193,7 +193,8 @@ extension SecurityTracker {
         case .stored?:
             guard let bond = record.bond, let size = bond.pairing.keySize, bond.pairing.procedure?.isLE ?? false else { return }
             record.sessions[i].keySize = size
-            record.sessions[i].keySizeSource = .inferred(.bondKeySize(frame: bond.pairing.responseFrame ?? bond.pairing.frame, connection: bond.connection))
+            record.sessions[i].keySizeSource = .inferred(
+                .bondKeySize(frame: bond.pairing.responseFrame ?? bond.pairing.frame, connection: bond.connection))
         case nil:
             return
         }

@@ -49,7 +49,8 @@ struct SecurityKind: ExpectationKind {
             methods = try names.map { name in
                 guard let m = Self.models.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else {
                     throw ExpectationProblem(
-                        path: c.codingPath + [CodingKeys.methods], message: "unknown method '\(name)' (\(Self.models.joined(separator: ", ")))")
+                        path: c.codingPath + [CodingKeys.methods],
+                        message: "unknown method '\(name)' (\(Self.models.joined(separator: ", ")))")
                 }
                 return m
             }
@@ -89,7 +90,8 @@ extension CheckFacts {
                 checked += 1
                 let frame = session.keySizeSource?.frame ?? session.onFrame!
                 guard let size = session.keySize else {
-                    return fail(e, "link #\(c.number): encrypted at frame \(session.onFrame!), its key size not in the log", session.onFrame!, c)
+                    return fail(
+                        e, "link #\(c.number): encrypted at frame \(session.onFrame!), its key size not in the log", session.onFrame!, c)
                 }
                 if size < min {
                     return fail(e, "link #\(c.number): \(size)-byte key (\(session.keySizeSource?.description ?? ""))", frame, c)
