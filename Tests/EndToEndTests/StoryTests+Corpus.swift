@@ -88,7 +88,7 @@ import Testing
         #expect(Set(links.frames) == [50, 361, 394, 697, 738, 1077])
         // P2, P3: one legacy pairing (Pairing Request 125 without the SC bit), three links encrypted, the first done at 150.
         let security = try #require(
-            out.sentence("security", containing: ["1 LE pairing (legacy)", "3 of 3 LE links encrypted (from 150, 456, 834)"]))
+            out.sentence("security", containing: ["1 LE pairing (LE legacy", "3 of 3 LE links encrypted (from 150, 456, 834)"]))
         #expect(Set(security.frames).isSuperset(of: [125, 150, 456, 834]))
         // P5, P6: nothing lost, nothing failed.
         #expect(!out.story.contains { $0.text.contains("lost") } && !out.findings.contains { $0.atLeastWarning })
@@ -174,7 +174,7 @@ import Testing
         // P2: legacy pairing (Pairing Request 41, AuthReq 0x05), Encryption Change 0x00 at 65, keys from 70.
         let security = try #require(
             out.sentence(
-                "security", containing: ["1 LE pairing (legacy)", "keys distributed at 70", "1 of 1 LE links encrypted (from 65)"]))
+                "security", containing: ["1 LE pairing (LE legacy", "keys distributed at 70", "1 of 1 LE links encrypted (from 65)"]))
         #expect(Set(security.frames).isSuperset(of: [41, 65, 70, 80]))
         // P3: the ten 0x0A of discovery are no alarm.
         #expect(Self.noAlarm(out, at: [89, 101, 102, 111, 120, 150, 249, 261, 267, 273]))
