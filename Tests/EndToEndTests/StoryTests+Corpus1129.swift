@@ -100,7 +100,9 @@ import Testing
         // BTstack's second report, 0x16 at 193, is not a second end).
         let links = try #require(out.sentence("links", containing: ["1 LE link to 1 central", "1 ended by the peer (0x13"]))
         #expect(links.frames == [99, 191])
-        #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy Just Works): keys distributed at 176", "encrypted (from 163)"]) != nil)
+        #expect(
+            out.sentence("security", containing: ["1 LE pairing (LE legacy Just Works): keys distributed at 176", "encrypted (from 163)"])
+                != nil)
         // The Disconnection Complete at 23 ends a link the log never opened, during the host's Reset.
         withKnownIssue("issue 49: a log that starts mid-session is not said; its link's end is a DC-02 warning") {
             #expect(!out.findings.contains { $0.rule == "DC-02" && $0.occurrences == [23] })
