@@ -18,7 +18,8 @@ extension Story {
             text += shown.joined(separator: "; ").capitalizedFirst + (risks.count > 3 ? "; \(risks.count - 3) more" : "") + ". "
         }
         // One line: the BR/EDR sentence's own prefix gives way to the line's.
-        text += sentences.map { $0.text.replacingOccurrences(of: "BR/EDR security: ", with: "BR/EDR: ") }.joined(separator: " ")
+        let own = "BR/EDR security: "
+        text += sentences.map { $0.text.hasPrefix(own) ? "BR/EDR: " + $0.text.dropFirst(own.count) : $0.text }.joined(separator: " ")
         let frames = sentences.flatMap(\.frames) + risks.prefix(3).map(\.frame)
         return [StorySentence(.security, text, frames: frames)]
     }

@@ -47,7 +47,7 @@ struct SecurityKind: ExpectationKind {
         var methods: [String]? = nil
         if let names = try c.decodeIfPresent([String].self, forKey: .methods) {
             methods = try names.map { name in
-                guard let m = Self.models.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else {
+                guard let m = Self.models.first(where: { $0.lowercased() == name.lowercased() }) else {
                     throw ExpectationProblem(
                         path: c.codingPath + [CodingKeys.methods],
                         message: "unknown method '\(name)' (\(Self.models.joined(separator: ", ")))")
