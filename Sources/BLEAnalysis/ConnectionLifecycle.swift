@@ -59,6 +59,8 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         case replaced(why: String, frame: Int, timestamp: Timestamp)
         /// An air link the sniffer heard nothing more of while the capture went on (``LinkSilence``).
         case silent(LinkSilence)
+        /// An air link the sniffer stopped following after its packet at `frame`: no end, and nothing claimed after it.
+        case notFollowed(frame: Int, timestamp: Timestamp)
     }
 
     public enum Output: Hashable, Sendable {
@@ -77,6 +79,14 @@ public struct ConnectionLifecycle: Hashable, Sendable {
     public private(set) var pendingRequest: Request?
     /// How it ended; nil while open.
     public private(set) var ending: Ending?
+    /// An air link with no end in the capture that the sniffer stopped following: its last packet (issue 49, point 7).
+    public private(set) var followedUntil: LastHeard?
+
+    /// A link's last packet the capture holds.
+    public struct LastHeard: Hashable, Sendable {
+        public var frame: Int
+        public var timestamp: Timestamp
+    }
 
     public init() {}
 
@@ -109,6 +119,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
             return close(Ending(frame: frame, timestamp: timestamp, reason: why, code: nil, endedBy: .unknown, requestFrame: nil))
         case .silent(let silence):
             return close(silence.ending)
+        case .notFollowed(let frame, let timestamp):
+            followedUntil = LastHeard(frame: frame, timestamp: timestamp)
+            return nil
         }
     }
 
@@ -158,8 +171,9 @@ public struct LinkSilence: Hashable, Sendable {
     public var lastTimestamp: Timestamp
     /// Whether any packet was heard on the link after its connect request.
     public var carriedPackets: Bool
-    /// The peripheral's first connectable advertisement after `lastFrame` (or a scanner's SCAN_REQ to it).
-    public var readvertised: Advertising
+    /// The peripheral's first connectable advertisement after `lastFrame` (or a scanner's SCAN_REQ to it); nil when the
+    /// link's own last exchange shows its end (``encryptedTerminate``).
+    public var readvertised: Advertising?
     /// The link's supervision timeout and connection interval (nil when not known), in microseconds.
     public var supervisionTimeout: Int64
     public var interval: Int64?
@@ -167,10 +181,25 @@ public struct LinkSilence: Hashable, Sendable {
     public var silence: Int64
     /// The first of the link's PDUs that could not be decrypted: its LL_TERMINATE_IND may be among them.
     public var undecryptedFrom: Int? = nil
+    /// The link's last PDU was encrypted, no key opened it, and its size is an LL_TERMINATE_IND's (2 octets and the
+    /// MIC), acknowledged or not: with the silence after it, probably the terminate (issue 49).
+    public var encryptedTerminate: EncryptedTerminate? = nil
+
+    public struct EncryptedTerminate: Hashable, Sendable {
+        public var frame: Int
+        public var byCentral: Bool
+        /// The other side's packet that acknowledged it (its NESN past the PDU's SN), if the capture holds one.
+        public var acknowledgedAt: Int?
+        public init(frame: Int, byCentral: Bool, acknowledgedAt: Int?) {
+            self.frame = frame
+            self.byCentral = byCentral
+            self.acknowledgedAt = acknowledgedAt
+        }
+    }
 
     public init(
         lastFrame: Int, lastTimestamp: Timestamp, carriedPackets: Bool,
-        readvertised: Advertising,
+        readvertised: Advertising?,
         supervisionTimeout: Int64, interval: Int64?, silence: Int64
     ) {
         self.lastFrame = lastFrame
@@ -186,15 +215,30 @@ public struct LinkSilence: Hashable, Sendable {
     public var ending: ConnectionLifecycle.Ending {
         let last = carriedPackets ? "the link's last packet (frame \(lastFrame))" : "the connect request (frame \(lastFrame))"
         let reason: String, code: HCIStatus?, by: ConnectionLifecycle.EndedBy
-        let after = readvertised.timestamp.microseconds(since: lastTimestamp)
-        let how = readvertised.byScanRequest ? "a scanner's SCAN_REQ to it" : "its advertisement"
-        var evidence =
-            "the peripheral was advertising again at frame \(readvertised.frame) (\(how)), \(duration(after)) after \(last)"
+        let after = readvertised.map { $0.timestamp.microseconds(since: lastTimestamp) } ?? silence
+        var evidence = readvertised.map { again in
+            let how = again.byScanRequest ? "a scanner's SCAN_REQ to it" : "its advertisement"
+            return "the peripheral was advertising again at frame \(again.frame) (\(how)), \(duration(after)) after \(last)"
+        }
+        if let t = encryptedTerminate, carriedPackets {
+            let sender = t.byCentral ? "central" : "peripheral"
+            let acknowledged = t.acknowledgedAt.map { "acknowledged at frame \($0)" } ?? "not acknowledged in the capture"
+            evidence =
+                "the \(sender)'s encrypted control PDU at frame \(t.frame) has an LL_TERMINATE_IND's size (2 octets and the MIC; no key opened it), \(acknowledged), and the link was silent after it for \(duration(silence))"
+                + (evidence.map { "; " + $0 } ?? "")
+            var e = ConnectionLifecycle.Ending(
+                frame: t.frame, timestamp: lastTimestamp, reason: Self.encryptedTerminateReason, code: nil,
+                endedBy: t.byCentral ? .local : .peer, requestFrame: nil)
+            e.inferredFrom = evidence
+            return e
+        }
         if !carriedPackets {
             (reason, code, by) = (Self.notEstablished, HCIStatus(rawValue: 0x3E), .link)
         } else if let from = undecryptedFrom {
             // Its end may be an LL_TERMINATE_IND among the PDUs no key decrypted.
-            evidence += "; the link's PDUs from frame \(from) could not be decrypted and may hold its LL_TERMINATE_IND"
+            evidence =
+                (evidence ?? "the link went silent")
+                + "; the link's PDUs from frame \(from) could not be decrypted and may hold its LL_TERMINATE_IND"
             (reason, code, by) = (Self.endedUnseen, nil, .unknown)
         } else if let interval, after < interval {
             // Before the next connection event: no LL_TERMINATE_IND can have been exchanged after the last packet.
@@ -205,7 +249,7 @@ public struct LinkSilence: Hashable, Sendable {
         }
         var e = ConnectionLifecycle.Ending(
             frame: lastFrame, timestamp: lastTimestamp, reason: reason, code: code, endedBy: by, requestFrame: nil)
-        e.inferredFrom = evidence
+        e.inferredFrom = evidence ?? "the link was silent after \(last) for \(duration(silence))"
         return e
     }
 
@@ -213,4 +257,5 @@ public struct LinkSilence: Hashable, Sendable {
     public static let notEstablished = "Connection Failed to be Established"
     public static let peripheralLeft = "the peripheral left the link without LL_TERMINATE_IND"
     public static let endedUnseen = "no LL_TERMINATE_IND in the capture"
+    public static let encryptedTerminateReason = "probably LL_TERMINATE_IND (encrypted)"
 }

@@ -30,7 +30,12 @@ extension HCIMachine {
         if sink.recordsEvidence, let (handle, kind) = HCIEvidence.event(decoded) {
             let controller = record.controllerIndex
             let number = handle.flatMap { links.number(controller: controller, handle: $0) }
-            sink.evidence(kind, frame: record.frame, timestamp: record.timestamp, controller: controller, connection: number)
+            // The end of a link the log holds nothing else of (one from before it, or the one an HCI Reset dropped): no
+            // link's end to diagnose; the log's edges say it (CompletenessTracker, `link-before-log-ended`).
+            if number == nil, case .disconnectionComplete = kind {
+            } else {
+                sink.evidence(kind, frame: record.frame, timestamp: record.timestamp, controller: controller, connection: number)
+            }
         }
         if sink.timeline { emitEvent(decoded, packet, record, note) }
     }

@@ -42,6 +42,9 @@ public final class CaptureFile {
     private let classicPcap: Unmanaged<ClassicPcapReader>?
     private let pcapng: Unmanaged<PcapngReader>?
     private var openNotes: [Finding]
+    /// For air captures whose pseudo-header holds the sniffer's clock: record times put back on it where the file's are
+    /// off by whole wraps (``SnifferClock``).
+    private var clock: SnifferClock?
 
     private init(
         path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,
@@ -58,14 +61,15 @@ public final class CaptureFile {
         self.classicPcap = (reader as? ClassicPcapReader).map { Unmanaged.passUnretained($0) }
         self.pcapng = (reader as? PcapngReader).map { Unmanaged.passUnretained($0) }
         self.openNotes = notes
+        if format == .pcap || format == .pcapng, SnifferClock.applies(to: datalink) { clock = SnifferClock() }
     }
 
     /// The next record, or nil at the end (or where reading had to stop; see ``findings``).
     /// Its bytes are valid until the next call.
     @inline(__always) public func next() -> CaptureRecord? {
         if let btsnoop { return btsnoop._withUnsafeGuaranteedRef { $0.next() } }
-        if let classicPcap { return classicPcap._withUnsafeGuaranteedRef { $0.next() } }
-        return reader.next()
+        var record = CaptureRecord.empty
+        return next(into: &record) ? record : nil
     }
 
     /// Reads the next record over `record` (every field is written); false at the end (or where reading had to stop).
@@ -81,15 +85,20 @@ public final class CaptureFile {
     /// ```
     @inline(__always) public func next(into record: inout CaptureRecord) -> Bool {
         if let btsnoop { return btsnoop._withUnsafeGuaranteedRef { $0.next(into: &record) } }
-        if let classicPcap { return classicPcap._withUnsafeGuaranteedRef { $0.next(into: &record) } }
-        if let pcapng { return pcapng._withUnsafeGuaranteedRef { $0.next(into: &record) } }
-        guard let next = reader.next() else { return false }
-        record = next
+        if let classicPcap {
+            guard classicPcap._withUnsafeGuaranteedRef({ $0.next(into: &record) }) else { return false }
+        } else if let pcapng {
+            guard pcapng._withUnsafeGuaranteedRef({ $0.next(into: &record) }) else { return false }
+        } else {
+            guard let next = reader.next() else { return false }
+            record = next
+        }
+        if clock != nil { clock!.correct(&record) }
         return true
     }
 
     /// Everything odd seen so far: truncated file, impossible lengths, records cut by the capturer, notes.
-    public var findings: [Finding] { openNotes + reader.findings }
+    public var findings: [Finding] { openNotes + reader.findings + (clock?.finding.map { [$0] } ?? []) }
 
     /// The format's reader (for tests of what it counted).
     var recordReader: RecordReader { reader }

@@ -16,18 +16,18 @@ public struct CaptureStatistics: Hashable, Sendable {
     public var other = 0
     /// HCI data records (ACL/SCO/ISO) whose direction the file does not state (counted as rx above too).
     public var unknownDirection = 0
-    /// Timestamp of the first and last record in file order.
-    public var firstTimestamp: Timestamp? { records > 0 ? Timestamp(microseconds: firstMicroseconds) : nil }
-    public var lastTimestamp: Timestamp? { records > 0 ? Timestamp(microseconds: lastMicroseconds) : nil }
+    /// Timestamp of the first and last record in file order. Notes and headers (`.text`: PacketLogger's, btmon's) are
+    /// not records in time: an iOS log opens with header notes dated when the device's details were read, days before
+    /// its first HCI record (issue 49). They count only in a file of nothing else.
+    public var firstTimestamp: Timestamp? { timed.first }
+    public var lastTimestamp: Timestamp? { timed.last }
     /// Earliest and latest timestamps (files are not always in time order).
-    public var minTimestamp: Timestamp? { records > 0 ? Timestamp(microseconds: minMicroseconds) : nil }
-    public var maxTimestamp: Timestamp? { records > 0 ? Timestamp(microseconds: maxMicroseconds) : nil }
-    // The four times as plain integers, valid once `records > 0`: per record a min and a max without optionals to
-    // test and unwrap (docs/performance.md#capture-statistics).
-    private var firstMicroseconds: Int64 = 0
-    private var lastMicroseconds: Int64 = 0
-    private var minMicroseconds: Int64 = .max
-    private var maxMicroseconds: Int64 = .min
+    public var minTimestamp: Timestamp? { timed.min }
+    public var maxTimestamp: Timestamp? { timed.max }
+    /// The records in time, or the notes when there is nothing else.
+    private var timed: TimeRange { times.count > 0 ? times : noteTimes }
+    private var times = TimeRange()
+    private var noteTimes = TimeRange()
     /// Records the capturer cut (included length < original length).
     public var truncatedRecords = 0
     public var originalBytes: Int64 = 0
@@ -71,11 +71,7 @@ public struct CaptureStatistics: Hashable, Sendable {
         case .linkLayer: linkLayer &+= 1
         default: other &+= 1
         }
-        let t = record.timestamp.microseconds
-        if records == 1 { firstMicroseconds = t }
-        lastMicroseconds = t
-        minMicroseconds = min(minMicroseconds, t)
-        maxMicroseconds = max(maxMicroseconds, t)
+        if record.kind != .text { times.add(record.timestamp.microseconds) } else { noteTimes.add(record.timestamp.microseconds) }
         if record.includedLength < record.originalLength { truncatedRecords &+= 1 }
         originalBytes &+= Int64(truncatingIfNeeded: record.originalLength)
         includedBytes &+= Int64(truncatingIfNeeded: record.includedLength)
@@ -85,4 +81,28 @@ public struct CaptureStatistics: Hashable, Sendable {
             controllers.insert(record.controllerIndex)
         }
     }
+}
+
+/// First, last, earliest and latest of some records' times.
+struct TimeRange: Hashable, Sendable {
+    var count = 0
+    // The four times as plain integers, valid once `count > 0`: per record a min and a max without optionals to
+    // test and unwrap (docs/performance.md#capture-statistics).
+    private var firstMicroseconds: Int64 = 0
+    private var lastMicroseconds: Int64 = 0
+    private var minMicroseconds: Int64 = .max
+    private var maxMicroseconds: Int64 = .min
+
+    @inline(__always) mutating func add(_ t: Int64) {
+        count &+= 1
+        if count == 1 { firstMicroseconds = t }
+        lastMicroseconds = t
+        minMicroseconds = Swift.min(minMicroseconds, t)
+        maxMicroseconds = Swift.max(maxMicroseconds, t)
+    }
+
+    var first: Timestamp? { count > 0 ? Timestamp(microseconds: firstMicroseconds) : nil }
+    var last: Timestamp? { count > 0 ? Timestamp(microseconds: lastMicroseconds) : nil }
+    var min: Timestamp? { count > 0 ? Timestamp(microseconds: minMicroseconds) : nil }
+    var max: Timestamp? { count > 0 ? Timestamp(microseconds: maxMicroseconds) : nil }
 }

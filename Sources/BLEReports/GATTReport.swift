@@ -79,11 +79,21 @@ public struct GATTReport {
     public func text(terminal: Terminal) -> String {
         let renderer = GATTTextRenderer(terminal: terminal) { AssignedNumbers.name(for: $0) }
         var out = ""
-        for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
+        for c in connections where hasDatabase(c) {
             out += connectionText(c, renderer: renderer, terminal: terminal)
         }
         return out.isEmpty ? "No GATT database or attribute traffic in this capture.\n" : out
     }
+
+    /// Whether `c` has a database or attribute traffic to show: the peer's as server, or this side's (a peripheral-side
+    /// log, where the peer discovers and reads this side's database: issue 49, point 6).
+    func hasDatabase(_ c: Connection) -> Bool {
+        !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) || !c.localGATT.isEmpty
+            || !(usage.localByConnection[c.number]?.isEmpty ?? true)
+    }
+
+    /// The peer's database or its use is in the capture (this side acted as GATT client).
+    func hasPeerDatabase(_ c: Connection) -> Bool { !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) }
 
     /// One connection's heading, database, bearers and attributes. Its own function: inlined into ``text(terminal:)``,
     /// Swift 6.3.1's release optimizer crashed on the loop (CopyPropagation, signal 6).
@@ -95,9 +105,13 @@ public struct GATTReport {
         head += "  frames \(c.startFrame)–\(c.endFrame.map(String.init) ?? "end")"
         if c.inferred { head += "  (inferred)" }
         var out = terminal.paint(head, .bold) + "\n"
-        let source = c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue
+        let peer = hasPeerDatabase(c)
+        let source =
+            !peer
+            ? "the peer's: none (this side was the GATT server)"
+            : c.gatt.isEmpty ? "none (no discovery in the capture)" : c.gatt.source.rawValue
         out += terminal.paint("  database: " + source + ", " + Self.mtuText(c), .dim) + "\n"
-        if c.gatt.isEmpty {
+        if c.gatt.isEmpty && peer {
             out += terminal.paint("  names: give --gatt FILE (a map of handles to UUIDs or names) to name these handles", .dim) + "\n"
         }
         let bearers = c.attBearers
@@ -110,8 +124,10 @@ public struct GATTReport {
             }
             out += terminal.paint("  bearers (CID tx/rx): " + list.joined(separator: "; "), .dim) + "\n"
         }
-        let rendered = renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:], inferred: usage.layouts[c.number] ?? [:])
-        out += Self.indented(rendered)
+        if peer {
+            let rendered = renderer.render(c.gatt, usage: usage.byConnection[c.number] ?? [:], inferred: usage.layouts[c.number] ?? [:])
+            out += Self.indented(rendered)
+        }
         let localUsage = usage.localByConnection[c.number] ?? [:]
         if !c.localGATT.isEmpty || !localUsage.isEmpty {
             out += terminal.paint("  this side's own database, as the peer discovered and used it:", .dim) + "\n"
@@ -132,7 +148,7 @@ public struct GATTReport {
         var w = JSONWriter()
         w.beginObject()
         w.beginArray("connections")
-        for c in connections where !c.gatt.isEmpty || !(usage.byConnection[c.number]?.isEmpty ?? true) {
+        for c in connections where hasDatabase(c) {
             let used = usage.byConnection[c.number] ?? [:]
             w.beginObject()
             w.field("conn", c.handle)
@@ -158,44 +174,7 @@ public struct GATTReport {
                 }
                 w.endArray()
             }
-            w.beginArray("services")
-            for s in c.gatt.services {
-                w.beginObject()
-                w.field("start_handle", s.startHandle)
-                w.field("end_handle", s.endHandle)
-                w.field("uuid", s.uuid.uuidString)
-                w.field("name", AssignedNumbers.name(for: s.uuid))
-                w.field("primary", s.isPrimary)
-                w.beginArray("characteristics")
-                for ch in c.gatt.characteristics where ch.declarationHandle > s.startHandle && ch.declarationHandle <= s.endHandle {
-                    w.beginObject()
-                    w.field("declaration_handle", ch.declarationHandle)
-                    w.field("value_handle", ch.valueHandle)
-                    w.field("uuid", ch.uuid.uuidString)
-                    w.field("name", AssignedNumbers.name(for: ch.uuid))
-                    w.beginArray("properties")
-                    for p in ch.properties.names { w.value(p) }
-                    w.endArray()
-                    writeUsage(used[ch.valueHandle], into: &w)
-                    w.beginArray("descriptors")
-                    for (h, t) in c.gatt.attributeTypes.sorted(by: { $0.key < $1.key }) where h > ch.valueHandle {
-                        guard c.gatt.characteristic(owning: h) == ch, !GATTAttributeType.declarations.contains(t.uuid16 ?? 0) else {
-                            continue
-                        }
-                        w.beginObject()
-                        w.field("handle", h)
-                        w.field("uuid", t.uuidString)
-                        w.field("name", AssignedNumbers.name(for: t))
-                        writeUsage(used[h], into: &w)
-                        w.endObject()
-                    }
-                    w.endArray()
-                    w.endObject()
-                }
-                w.endArray()
-                w.endObject()
-            }
-            w.endArray()
+            writeServices("services", c.gatt, used: used, into: &w)
             w.beginArray("handles_used")
             // Handles used, and those the traffic named without a use counted (a Read By Type's items).
             let learned = c.gatt.learnedTypes.keys.filter { c.gatt.role(of: $0) == nil }
@@ -213,12 +192,77 @@ public struct GATTReport {
                 w.endObject()
             }
             w.endArray()
+            writeThisSide(c, into: &w)
             w.endObject()
         }
         w.endArray()
         if let log { writeCompleteness(log.completeness, into: &w) }
         w.endObject()
         return w.string
+    }
+
+    /// This side's own database as the peer discovered and used it (the peer as GATT client), when the capture shows
+    /// it: `this_side` {`services`, `handles_used`}, marked apart from the peer's.
+    private func writeThisSide(_ c: Connection, into w: inout JSONWriter) {
+        let used = usage.localByConnection[c.number] ?? [:]
+        guard !c.localGATT.isEmpty || !used.isEmpty else { return }
+        w.beginObject("this_side")
+        writeServices("services", c.localGATT, used: used, into: &w)
+        w.beginArray("handles_used")
+        for h in used.keys.sorted() {
+            let uuid = c.localGATT.uuid(for: h)
+            w.beginObject()
+            w.field("handle", h)
+            w.field("uuid", uuid?.uuidString)
+            w.field("name", uuid.flatMap { AssignedNumbers.name(for: $0) })
+            w.field("learned_from", nil as String?)
+            writeUsage(used[h], into: &w)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
+    /// A database's services, characteristics and descriptors, each attribute with its use.
+    private func writeServices(_ key: String, _ db: GATTDatabase, used: [UInt16: HandleUsage], into w: inout JSONWriter) {
+        w.beginArray(key)
+        for s in db.services {
+            w.beginObject()
+            w.field("start_handle", s.startHandle)
+            w.field("end_handle", s.endHandle)
+            w.field("uuid", s.uuid.uuidString)
+            w.field("name", AssignedNumbers.name(for: s.uuid))
+            w.field("primary", s.isPrimary)
+            w.beginArray("characteristics")
+            for ch in db.characteristics where ch.declarationHandle > s.startHandle && ch.declarationHandle <= s.endHandle {
+                w.beginObject()
+                w.field("declaration_handle", ch.declarationHandle)
+                w.field("value_handle", ch.valueHandle)
+                w.field("uuid", ch.uuid.uuidString)
+                w.field("name", AssignedNumbers.name(for: ch.uuid))
+                w.beginArray("properties")
+                for p in ch.properties.names { w.value(p) }
+                w.endArray()
+                writeUsage(used[ch.valueHandle], into: &w)
+                w.beginArray("descriptors")
+                for (h, t) in db.attributeTypes.sorted(by: { $0.key < $1.key }) where h > ch.valueHandle {
+                    guard db.characteristic(owning: h) == ch, !GATTAttributeType.declarations.contains(t.uuid16 ?? 0) else {
+                        continue
+                    }
+                    w.beginObject()
+                    w.field("handle", h)
+                    w.field("uuid", t.uuidString)
+                    w.field("name", AssignedNumbers.name(for: t))
+                    writeUsage(used[h], into: &w)
+                    w.endObject()
+                }
+                w.endArray()
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        }
+        w.endArray()
     }
 
     /// One shared connection field (``ConnectionColumns``) under its key.

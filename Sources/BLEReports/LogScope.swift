@@ -26,11 +26,16 @@ public struct LogScope: Hashable, Sendable {
     ) -> (CaptureAnalysis, LogScope) {
         var tracker = CompletenessTracker()
         var firstTime: Timestamp?
+        var firstIsNote = false
         let analysis = CaptureAnalysis.analyze(
             capture, options: options, observing: observing, progress: progress,
             onRecord: {
                 tracker.add($0)
-                if firstTime == nil { firstTime = $0.timestamp }
+                // Notes are not records in time (CaptureStatistics.firstTimestamp): the first other record starts it.
+                if firstTime == nil || firstIsNote && $0.kind != .text {
+                    firstTime = $0.timestamp
+                    firstIsNote = $0.kind == .text
+                }
             }, onEvent: onEvent)
         var completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
         completeness.add(analysisFindings: analysis.findings)

@@ -136,9 +136,10 @@ struct EncryptedLinkBuilder {
         for keys in [LinkKeyMaterial(), try LinkKeyMaterial(ltkOption: "00112233445566778899AABBCCDDEEFF")] {
             let r = Self.run(try link.capture(), keys: keys)
             #expect(r.notifications.isEmpty)
-            let found = r.analyzer.findings.filter { $0.kind.code.id == "ll.encrypted-no-key" }
-            // 2 LL_START_ENC_RSP + 3 fragments, reported once, at the first encrypted frame (the 5th record).
-            #expect(found.count == 1 && found[0].frame == 5 && found[0].kind.message.contains("5 encrypted PDUs"))
+            let found = r.analyzer.findings.filter { $0.kind.code == .llEncryptedNoKey }
+            // 2 LL_START_ENC_RSP + 3 fragments, reported once, at the first encrypted frame (the 5th record); their bytes on
+            // air: 2 × (1 + 4 MIC) and 27 + 27 + 13 of the 67-byte L2CAP PDU, each with its 4-byte MIC.
+            #expect(found.count == 1 && found[0].frame == 5 && found[0].kind.message.contains("encrypted, no key: 5 PDUs, 89 bytes"))
             #expect(r.analyzer.connections.first?.linkLayer?.encryptedUndecrypted == 5)
             #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") })
         }

@@ -60,7 +60,7 @@ import Testing
         Self.advertise(&b, Self.peripheral, after: 1_000)  // frame 8, 1 ms after the last packet: within one 30 ms interval
         for _ in 0..<10 { Self.advertise(&b, Self.stranger, after: 100_000) }  // the capture goes on 1 s
         let s = try #require(Self.silence(Self.ends(b).first))
-        #expect(s.lastFrame == 7 && s.carriedPackets && s.readvertised.frame == 8)
+        #expect(s.lastFrame == 7 && s.carriedPackets && s.readvertised?.frame == 8)
         #expect(s.supervisionTimeout == 720_000 && s.interval == 30_000)
         let end = s.ending
         #expect(end.endedBy == .peer && end.code == nil && end.reason == LinkSilence.peripheralLeft && end.frame == 7)
@@ -83,7 +83,7 @@ import Testing
         Self.advertise(&b, Self.peripheral, after: 98_000)
         for _ in 0..<10 { Self.advertise(&b, Self.stranger, after: 100_000) }
         let s = try #require(Self.silence(Self.ends(b).first))
-        #expect(!s.carriedPackets && s.lastFrame == 1 && s.readvertised.frame == 2)
+        #expect(!s.carriedPackets && s.lastFrame == 1 && s.readvertised?.frame == 2)
         let end = s.ending
         #expect(end.endedBy == .link && end.code?.rawValue == 0x3E && end.frame == 1)
         // Its 720 ms timeout never ran: the diagnosis says the failed establishment (DC-10), not a short timeout (LP-02),
@@ -95,13 +95,16 @@ import Testing
         #expect(try RuleTest.diagnose(air: carried).of("LP-02").map(\.frame) == [1])
     }
 
-    /// Silence alone may be the sniffer's (it lost the hopping): no end is inferred, the link is open at the end.
-    @Test func silenceWithoutTheAdvertiserInfersNoEnd() {
+    /// Silence alone may be the sniffer's (it lost the hopping): no end is inferred; the sniffer followed the link until
+    /// its last packet, and nothing is claimed after it (issue 49, point 7).
+    @Test func silenceWithoutTheAdvertiserInfersNoEnd() throws {
         var b = Self.link()
         Self.advertise(&b, Self.peripheral, after: 500)  // advertising while the link still runs: not its end
         b.data(.continuation, [], central: true, event: 3)  // frame 9, the last packet
         for _ in 0..<10 { Self.advertise(&b, Self.stranger, after: 100_000) }
-        #expect(Self.ends(b).map(\.reason) == [.captureEnded])
+        #expect(Self.ends(b).map(\.reason) == [.notFollowed] && Self.ends(b).map(\.frame) == [9])
+        let c = try #require(Analyzer.analyze(try RuleTest.airCapture(b.records), options: AnalyzerOptions()).connections.first)
+        #expect(c.lifecycle.ending == nil && c.lifecycle.followedUntil?.frame == 9)
     }
 
     @Test func aCaptureThatEndsWithinTheTimeoutLeavesTheLinkOpen() {
@@ -129,6 +132,7 @@ import Testing
                     ClassicPcapHeaders.tsharkOptions(path) + [
                         "-r", path, "-T", "fields", "-e", "frame.number", "-e", "btle.access_address", "-e", "btle.crc.incorrect",
                         "-e", "nordic_ble.crcok", "-e", "btle.advertising_header.pdu_type", "-e", "btle.advertising_address",
+                        "-e", "btle.data_header.llid", "-e", "btle.data_header.length",
                     ]))
             // A PPI pcapng's user DLT 147 is set only for classic pcap headers (`ClassicPcapHeaders`): tshark reads no
             // link layer there, so there is nothing to hold blescope to.
@@ -146,7 +150,16 @@ import Testing
                         && (r[3].isEmpty || r[3] == "1")
                 }
                 let last = good.compactMap { Int($0[0]) }.max() ?? c.startFrame
-                #expect(end.frame == last, "\(path) #\(c.number): blescope \(end.frame), tshark \(last)")
+                if end.reason == LinkSilence.encryptedTerminateReason {
+                    // The link's last exchange: a control PDU of 6 octets on air (an LL_TERMINATE_IND's 2 and the MIC), then
+                    // at most its acknowledgement.
+                    let frames = good.compactMap { Int($0[0]) }.filter { $0 >= end.frame }
+                    let terminate = good.first { Int($0[0]) == end.frame }
+                    #expect(terminate?.count ?? 0 >= 8 && terminate?[6] == "0x03" && terminate?[7] == "6", "\(path) #\(c.number)")
+                    #expect(frames.count <= 2 && frames.last == last, "\(path) #\(c.number): after \(end.frame): \(frames)")
+                } else {
+                    #expect(end.frame == last, "\(path) #\(c.number): blescope \(end.frame), tshark \(last)")
+                }
                 let again = rows.first { r in
                     r.count >= 6 && (Int(r[0]) ?? 0) > last && ["0x00", "0x01", "0x03", "0", "1", "3"].contains(r[4])
                         && r[5].lowercased() == peer

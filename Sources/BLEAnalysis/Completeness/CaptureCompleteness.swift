@@ -112,6 +112,10 @@ public struct CompletenessTracker: Sendable {
     var open: [UInt32: Int] = [:]
     var seen: Set<UInt32> = []
     var startedBefore: [(handle: UInt16, frame: Int)] = []
+    /// Disconnection Completes for handles nothing else in the log names: links from before it that ended (after an HCI
+    /// Reset, the links it dropped), with the reason and the reset before them.
+    var endedUnseen: [(handle: UInt16, frame: Int, reason: UInt8, time: Timestamp)] = []
+    var lastReset: (frame: Int, time: Timestamp)?
     /// ACL handle keys already settled, direct-mapped by ``settledSlot(_:)``: a key in `seen` or on a vendor handle.
     /// Every key in `open` is in `seen` too and `seen` only grows, so "not seen yet" is the whole question for an
     /// ACL record and a settled key stays settled: the cache never needs clearing (a reset or disconnection only
@@ -131,8 +135,11 @@ public struct CompletenessTracker: Sendable {
         Int(truncatingIfNeeded: (key ^ key >> 16) & 63)
     }
 
-    /// Time going backwards (and by how much) and gaps between records.
+    /// Time going backwards (and by how much) and gaps between records. Notes and headers are not records in time
+    /// (``CaptureStatistics/firstTimestamp``): an iOS log's header notes dated days before its first HCI record are no
+    /// gap, nor a power note a few ms behind the record before it a step back.
     @inline(__always) mutating func noteTime(_ record: CaptureRecord) {
+        guard record.kind != .text else { return }
         let t = record.timestamp
         if let p = previous {
             if t < p {
@@ -184,6 +191,7 @@ public struct CompletenessTracker: Sendable {
             if record.isTruncated { noteOtherCut(record.frame) }
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
+                lastReset = (record.frame, record.timestamp)
                 if !open.isEmpty || !inferredOpen.isEmpty { resetsWithLinks.insert(record.frame) }
                 open.removeAll()
                 inferredOpen.removeAll()
@@ -191,33 +199,56 @@ public struct CompletenessTracker: Sendable {
         case .event:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
-            guard b.count >= 2 else { return }
-            let p = b.count - 2
-            func u16(_ i: Int) -> UInt16 { UInt16(b[2 + i]) | UInt16(b[3 + i]) << 8 }
-            switch HCIEventCode(b[0]) {
-            case .leMeta where p >= 4:
-                let sub = LESubevent(b[2])
-                if (sub == .connectionComplete || sub == .enhancedConnectionComplete || sub == .enhancedConnectionCompleteV2) && b[3] == 0 {
-                    opened(record, u16(2))
-                }
-            case HCIEventCode(0x03) where p >= 3:
-                if b[2] == 0 { opened(record, u16(1)) }
-            case .disconnectionComplete where p >= 3:
-                if b[2] == 0 {
-                    let k = Self.key(record.controllerIndex, u16(1))
-                    open.removeValue(forKey: k)
-                    inferredOpen.remove(k)
-                    seen.insert(k)
-                }
-            case .hardwareError:
-                hardwareErrors.append(record.frame)
-            default: break
-            }
+            noteEvent(record)
         case .sco, .iso:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
+            // Data on an SCO/eSCO or ISO handle names it: its Disconnection Complete ends a channel the log holds.
+            guard b.count >= 2 else { return }
+            let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
+            let slot = Self.settledSlot(k)
+            if settledKeys[slot] != k {
+                settledKeys[slot] = k
+                seen.insert(k)
+            }
         default:
             if record.isTruncated { noteOtherCut(record.frame) }
+        }
+    }
+
+    /// The events that open and close handles (links, SCO/eSCO, CIS), resets' effects aside, and hardware errors.
+    mutating func noteEvent(_ record: CaptureRecord) {
+        let b = record.bytes
+        guard b.count >= 2 else { return }
+        let p = b.count - 2
+        func u16(_ i: Int) -> UInt16 { UInt16(b[2 + i]) | UInt16(b[3 + i]) << 8 }
+        switch HCIEventCode(b[0]) {
+        case .leMeta where p >= 4:
+            let sub = LESubevent(b[2])
+            if (sub == .connectionComplete || sub == .enhancedConnectionComplete || sub == .enhancedConnectionCompleteV2) && b[3] == 0 {
+                opened(record, u16(2))
+            } else if (sub == LESubevent(0x19) || sub == LESubevent(0x2A)) && b[3] == 0 {
+                // LE CIS Established (v1, v2): a CIS the log set up, on its own handle, ended by a Disconnection Complete.
+                seen.insert(Self.key(record.controllerIndex, u16(2)))
+            }
+        case HCIEventCode(0x03) where p >= 3:
+            if b[2] == 0 { opened(record, u16(1)) }
+        case .disconnectionComplete where p >= 4:
+            if b[2] == 0 {
+                let k = Self.key(record.controllerIndex, u16(1))
+                if !seen.contains(k), endedUnseen.count < 1000 {
+                    endedUnseen.append((u16(1) & 0x0FFF, record.frame, b[5], record.timestamp))
+                }
+                open.removeValue(forKey: k)
+                inferredOpen.remove(k)
+                seen.insert(k)
+            }
+        case HCIEventCode(0x2C) where p >= 3:
+            // Synchronous Connection Complete: an SCO/eSCO handle the log opened (its end is no link from before it).
+            if b[2] == 0 { seen.insert(Self.key(record.controllerIndex, u16(1))) }
+        case .hardwareError:
+            hardwareErrors.append(record.frame)
+        default: break
         }
     }
 
@@ -252,6 +283,9 @@ public struct CompletenessTracker: Sendable {
                         message:
                             "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
                         frame: f.frame))
+            case .captureSnifferClockWrap:
+                // Corrected, so nothing is missing: said because the times differ from the file's (and tshark's).
+                items.append(.init(code: .snifferClockWrap, severity: .info, message: f.message, frame: f.frame))
             case .captureInvalidRecordLength, .captureReadError:
                 items.append(
                     .init(
@@ -369,6 +403,19 @@ public struct CompletenessTracker: Sendable {
                         "\(startedBefore.count) connection\(startedBefore.count == 1 ? "" : "s") started before the capture (traffic on \(handles)\(startedBefore.count > 5 ? ", …" : "") from frame \(first.frame) without a Connection Complete): parameters and MTU before it are unknown",
                     frame: first.frame, count: startedBefore.count))
         }
+        if let first = endedUnseen.first {
+            let reset = lastReset.flatMap { r in
+                r.frame < first.frame
+                    ? ", \(formatMilliseconds(first.time.microseconds(since: r.time))) after the HCI Reset at frame \(r.frame)" : nil
+            }
+            let more = endedUnseen.count > 1 ? " (+\(endedUnseen.count - 1) more)" : ""
+            items.append(
+                .init(
+                    code: .linkBeforeLogEnded, severity: .info,
+                    message:
+                        "\(endedUnseen.count) link\(endedUnseen.count == 1 ? "" : "s") from before the log ended: a Disconnection Complete for handle \(hex(first.handle, width: 4)) (\(HCIStatus(rawValue: first.reason)), frame \(first.frame)\(reset ?? ""))\(more) names no link the log holds anything else of; nothing else is known of it",
+                    frame: first.frame, count: endedUnseen.count))
+        }
         if !open.isEmpty {
             let first = open.values.min()!
             items.append(
@@ -387,4 +434,8 @@ func formatSeconds(_ us: Int64) -> String {
     if s >= 3600 { return "\(Int(s / 3600)) h \(Int(s) % 3600 / 60) min" }
     if s >= 60 { return "\(Int(s / 60)) min \(Int(s) % 60) s" }
     return "\(Int(s)) s"
+}
+
+func formatMilliseconds(_ us: Int64) -> String {
+    us < 1_000_000 ? String(fractionDigits: 1, Double(us) / 1000) + " ms" : formatSeconds(us)
 }

@@ -43,6 +43,7 @@ public enum DiagnosisEngine {
             found[i].severity = min(found[i].severity, found[i].code.severity)
             found[i].confidence = caveats.confidence(of: found[i])
             Observability.qualify(&found[i], evidence)
+            SnifferMissed.qualify(&found[i], evidence)
         }
         let findings = rank(fold(found))
         return DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))

@@ -153,11 +153,16 @@ extension Story {
         let thisSide = e.isAirCapture ? "the central" : "this side"
         let peer = e.isAirCapture ? "the peripheral" : "the peer"
         guard let end = c.lifecycle.ending else {
+            // Air: the sniffer stopped following it (its last packet long before the capture's end), nothing said after.
+            if let last = c.lifecycle.followedUntil { return ("not followed by the sniffer to its end", last.frame) }
             return (e.isAirCapture ? "with no end in the capture" : "still open when the log ends", c.endFrame ?? e.lastFrame)
         }
         let code = end.code.map { hex($0.rawValue) } ?? ""
         if end.inferredFrom != nil {
             // Not seen: the air capture went on without the link (``LinkSilence``); the words say it was inferred.
+            if end.reason == LinkSilence.encryptedTerminateReason {
+                return ("probably closed by \(end.endedBy == .local ? thisSide : peer) (LL_TERMINATE_IND encrypted, inferred)", end.frame)
+            }
             switch end.endedBy {
             case .link: return (linkLoss(end.code) + ", inferred", end.frame)
             case .peer: return ("left by \(peer) without LL_TERMINATE_IND, inferred", end.frame)

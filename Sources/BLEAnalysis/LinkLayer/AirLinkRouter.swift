@@ -202,6 +202,7 @@ final class AirLinkRouter {
         case .replaced: input = .replaced(why: "access address reused by a new CONNECT_IND", frame: e.frame, timestamp: e.timestamp)
         case .captureEnded: return  // still open at the end, as HCI connections are
         case .silent(let silence): input = .silent(silence)
+        case .notFollowed: input = .notFollowed(frame: e.frame, timestamp: e.timestamp)
         }
         links.feed(.lifecycle(input), link: index, frame: e.frame, timestamp: e.timestamp)
     }
@@ -245,9 +246,11 @@ extension AirLinkRouter {
             let kind: FindingKind =
                 enc.startSeen
                 ? .llEncryptedNoKey(
-                    e.stats.encryptedUndecrypted, from: from, encryptedFrom: enc.encryptedFrom, keysTried: enc.keysTried,
+                    e.stats.encryptedUndecrypted, bytes: e.stats.encryptedUndecryptedBytes, from: from, encryptedFrom: enc.encryptedFrom,
+                    keysTried: enc.keysTried,
                     note: enc.keySearch, handle: handle)
-                : .llEncryptionStartUnseen(e.stats.encryptedUndecrypted, from: from, handle: handle)
+                : .llEncryptionStartUnseen(
+                    e.stats.encryptedUndecrypted, bytes: e.stats.encryptedUndecryptedBytes, from: from, handle: handle)
             sink.findings.append(Finding(.warning, kind, frame: from))
         }
         if let from = enc.firstMICFailureFrame, e.stats.micFailures > 0 {

@@ -190,21 +190,21 @@ protocol LLPacketCipher: AnyObject {
 
 extension FindingKind {
     static func llEncryptedNoKey(
-        _ count: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16
+        _ count: Int, bytes: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16
     ) -> FindingKind {
         .init(
             .llEncryptedNoKey,
             message:
-                "link encrypted from frame \(encryptedFrom): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
+                "link encrypted from frame \(encryptedFrom): encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
                 + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
                 + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
         )
     }
-    static func llEncryptionStartUnseen(_ count: Int, from: Int, handle: UInt16) -> FindingKind {
+    static func llEncryptionStartUnseen(_ count: Int, bytes: Int, from: Int, handle: UInt16) -> FindingKind {
         .init(
             .llEncryptedNoKey,
             message:
-                "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): \(count) encrypted PDUs from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
+                "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): encrypted, no key: \(count) PDUs, \(bytes) bytes from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
         )
     }
     static func llMICFailures(_ count: Int, from: Int, handle: UInt16, capturer: Bool) -> FindingKind {

@@ -17,6 +17,8 @@ public struct LinkLayerStats: Hashable, Sendable {
     public var crcErrors = 0
     /// Encrypted PDUs that neither the capturer nor a key given to blescope decrypted (not decoded).
     public var encryptedUndecrypted = 0
+    /// Their bytes on air (payload and MIC).
+    public var encryptedUndecryptedBytes = 0
     /// Encrypted PDUs whose MIC failed, by the capturer's verdict or ours (not decoded).
     public var micFailures = 0
     /// Encrypted PDUs the capturer decrypted (nRF Sniffer / LT 256 flags) and blescope decrypted with a key.
@@ -34,6 +36,8 @@ public struct LinkLayerStats: Hashable, Sendable {
     /// Payload bytes of the decoded, non-retransmitted data PDUs per direction.
     public var payloadBytesCentralToPeripheral = 0
     public var payloadBytesPeripheralToCentral = 0
+    /// Connection events the sniffer missed and packets it heard with a bad CRC (``SnifferMisses``).
+    public var missed = SnifferMisses()
 
     public init() {}
 
@@ -150,6 +154,9 @@ public enum LLConnectionEndReason: Hashable, Sendable {
     case captureEnded
     /// The sniffer heard nothing of the link for longer than its supervision timeout before the capture ended.
     case silent(LinkSilence)
+    /// The sniffer heard nothing more of the link after its packet at the end's frame, for longer than the link can be
+    /// silent and live, and the capture shows no end of it: the sniffer stopped following it (issue 49, point 7).
+    case notFollowed
 }
 
 public struct LLConnectionEnded: Hashable, Sendable {

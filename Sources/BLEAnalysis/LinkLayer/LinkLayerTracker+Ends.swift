@@ -2,6 +2,14 @@ import BLECore
 import BLEProtocols
 
 extension LinkLayerTracker {
+    /// A device address of 6 octets at `at` in an advertising payload.
+    @inline(__always)
+    static func address(_ p: UnsafeRawBufferPointer, _ at: Int, _ random: Bool) -> LLDeviceAddress {
+        var v: UInt64 = 0
+        for i in 0..<6 { v |= UInt64(p[at + i]) << UInt64(8 * i) }
+        return LLDeviceAddress(v, isRandom: random)
+    }
+
     /// A struct mutated in place in `conns` (`&conns[i]`): no reference to retain per packet, and a copied
     /// tracker (``AdvertisingTracker`` keeps one) does not share its connections.
     struct Conn {
@@ -18,6 +26,8 @@ extension LinkLayerTracker {
         var lastSN: (Int8, Int8) = (-1, -1)
         var lastHash: (UInt64, UInt64) = (0, 0)
         var terminate: TerminateAcknowledgement?
+        /// The latest encrypted control PDU no key opened whose size is an LL_TERMINATE_IND's (``encryptedTerminate``).
+        var encryptedTerminate: TerminateAcknowledgement?
         // Events.
         var eventCounter: UInt16 = 0
         var haveEvent = false
@@ -54,6 +64,15 @@ extension LinkLayerTracker {
 }
 
 extension LinkLayerTracker.Conn {
+    /// The link's last packet when the capture went on without it for longer than it can be silent and live (its
+    /// supervision timeout, or the longest one the specification allows, 32 s, when the capture does not show it) and
+    /// holds no end of it (``silence(captureEnd:)`` found none): the sniffer stopped following it there.
+    func notFollowed(captureEnd: Timestamp) -> (frame: Int, timestamp: Timestamp)? {
+        guard let last = lastGood else { return nil }
+        let supervision = info.parameters.timeout.map { Int64($0) * 10_000 } ?? 32_000_000
+        return captureEnd.microseconds(since: last.timestamp) > supervision ? last : nil
+    }
+
     /// The silence a link ended the capture in, when it is longer than the link's supervision timeout (known from its
     /// connect request or an update); nil when the link may still have been up at the end.
     func silence(captureEnd: Timestamp) -> LinkSilence? {
@@ -62,13 +81,21 @@ extension LinkLayerTracker.Conn {
         let last = lastGood ?? (info.startFrame, info.startTimestamp)
         let quiet = captureEnd.microseconds(since: last.timestamp)
         guard quiet > supervision else { return nil }
+        // The link's last packets: an encrypted control PDU of a terminate's size and its acknowledgement.
+        let terminate = encryptedTerminate.flatMap { t in
+            t.acknowledgedAt == last.frame || t.frame == last.frame
+                ? LinkSilence.EncryptedTerminate(frame: t.frame, byCentral: t.centralSent, acknowledgedAt: t.acknowledgedAt) : nil
+        }
         // Without the peripheral advertising again, the silence may be the sniffer's alone (it lost the hopping): the link
-        // stays open at the end, and the diagnosis says the capture cannot show what followed (``Observability``).
-        guard let again = readvertised, again.frame > last.frame else { return nil }
+        // stays open at the end, and the diagnosis says the capture cannot show what followed (``Observability``). An
+        // acknowledged terminate-sized PDU as the last exchange is the end the sniffer saw, advertising or not.
+        let again = readvertised.flatMap { $0.frame > last.frame ? $0 : nil }
+        guard again != nil || terminate?.acknowledgedAt != nil else { return nil }
         var silence = LinkSilence(
             lastFrame: last.frame, lastTimestamp: last.timestamp, carriedPackets: lastGood != nil, readvertised: again,
             supervisionTimeout: supervision, interval: info.parameters.interval.map { Int64($0) * 1250 }, silence: quiet)
         silence.undecryptedFrom = encryption.summary?.firstUndecryptedFrame
+        silence.encryptedTerminate = terminate
         return silence
     }
 }

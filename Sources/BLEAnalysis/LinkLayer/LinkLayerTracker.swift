@@ -211,13 +211,6 @@ public struct LinkLayerTracker {
         return h
     }
 
-    @inline(__always)
-    static func address(_ p: UnsafeRawBufferPointer, _ at: Int, _ random: Bool) -> LLDeviceAddress {
-        var v: UInt64 = 0
-        for i in 0..<6 { v |= UInt64(p[at + i]) << UInt64(8 * i) }
-        return LLDeviceAddress(v, isRandom: random)
-    }
-
     private mutating func endConnection(
         _ index: Int, reason: LLConnectionEndReason, frame: Int, timestamp: Timestamp,
         _ emit: (LinkLayerOutput) -> Void
@@ -242,6 +235,8 @@ public struct LinkLayerTracker {
         for i in conns.indices where !conns[i].ended {
             if let silence = conns[i].silence(captureEnd: timestamp) {
                 endConnection(i, reason: .silent(silence), frame: silence.lastFrame, timestamp: silence.lastTimestamp, emit)
+            } else if let last = conns[i].notFollowed(captureEnd: timestamp) {
+                endConnection(i, reason: .notFollowed, frame: last.frame, timestamp: last.timestamp, emit)
             } else {
                 endConnection(i, reason: .captureEnded, frame: frame, timestamp: timestamp, emit)
             }
@@ -320,6 +315,7 @@ public struct LinkLayerTracker {
         }
         if crc == .invalid {
             c.stats.crcErrors &+= 1
+            c.stats.missed.note(after: c.lastGood?.frame ?? c.info.startFrame, at: record.frame, events: 0)
             return false
         }
         c.lastGood = (record.frame, record.timestamp)
@@ -367,6 +363,12 @@ public struct LinkLayerTracker {
     ) -> Direction {
         if let ec = air.eventCounter {
             if !c.haveEvent || ec != c.lastNordicEvent {
+                // Events the counter skipped are events the sniffer missed (a count past half the range is the counter
+                // going back: a new link on the access address, not a miss).
+                let skipped = Int(ec &- c.lastNordicEvent &- 1)
+                if c.haveEvent, skipped > 0, skipped < 0x8000 {
+                    c.stats.missed.note(after: c.lastGood?.frame ?? c.info.startFrame, at: record.frame, events: skipped)
+                }
                 LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
                 c.stats.events &+= 1
                 c.packetsThisEvent = 0
@@ -390,6 +392,7 @@ public struct LinkLayerTracker {
                 if let interval = c.info.parameters.interval, interval > 0 {
                     let n = (gap + Int64(interval) * 625) / (Int64(interval) * 1250)
                     c.eventCounter &+= UInt16(truncatingIfNeeded: max(1, n))
+                    if n > 1 { c.stats.missed.note(after: c.lastGood?.frame ?? c.info.startFrame, at: record.frame, events: Int(n - 1)) }
                 } else {
                     c.eventCounter &+= 1
                 }
@@ -444,6 +447,8 @@ public struct LinkLayerTracker {
             return p.isEmpty ? nil : p
         case .noKey:
             c.stats.encryptedUndecrypted &+= 1
+            c.stats.encryptedUndecryptedBytes &+= air.packet.payload.count
+            noteEncryptedControl(&c, llid: llid, payloadCount: air.packet.payload.count, direction: direction, frame: record.frame)
             if c.encryption.firstUndecryptedFrame == nil { c.encryption.firstUndecryptedFrame = record.frame }
             return nil
         case .micFailed:

@@ -37,5 +37,23 @@ extension LinkLayerTracker {
         guard other >= 0, nesn != other else { return }
         if d == 0 { c.lastSN.1 = -1 } else { c.lastSN.0 = -1 }
         if let t = c.terminate, t.acknowledgedAt == nil, t.centralSent != (d == 0) { c.terminate?.acknowledgedAt = frame }
+        if let t = c.encryptedTerminate, t.acknowledgedAt == nil, t.centralSent != (d == 0) {
+            c.encryptedTerminate?.acknowledgedAt = frame
+        }
     }
+
+    /// An encrypted control PDU no key opened, 6 octets on air: 2 in the clear and the 4-octet MIC (Core Spec Vol 6,
+    /// Part E, 1), the size of LL_TERMINATE_IND (opcode, error code), and of LL_REJECT_IND, LL_UNKNOWN_RSP and
+    /// LL_CLOCK_ACCURACY_REQ/RSP too. Kept as the link's candidate end: only a terminate is followed by its
+    /// acknowledgement and then silence (``LinkSilence/EncryptedTerminate``).
+    static func noteEncryptedControl(_ c: inout Conn, llid: UInt8, payloadCount: Int, direction: Direction, frame: Int) {
+        guard llid == 3 else { return }
+        c.encryptedTerminate =
+            payloadCount == 2 + LLEncryptionState.micLength ? TerminateAcknowledgement(frame: frame, centralSent: direction != .rx) : nil
+    }
+}
+
+extension LLEncryptionState {
+    /// The MIC after every encrypted payload, octets (Core Spec Vol 6, Part E, 1).
+    static let micLength = 4
 }

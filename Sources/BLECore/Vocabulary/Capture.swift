@@ -24,6 +24,11 @@ extension FindingCode {
     public static let captureReadError = FindingCode(
         "capture.read-error", layer: .capture, severity: .error, title: "File cannot be read",
         meaning: "Reading the file failed (I/O, decompression, a broken container): what was read before is analysed.")
+    public static let captureSnifferClockWrap = FindingCode(
+        "capture.sniffer-clock-wrap", layer: .capture, severity: .info, title: "Records put back on the sniffer's clock",
+        meaning:
+            "The host software that wrote an air capture dated records whole wraps of the sniffer's counter away from the sniffer's own clock in their pseudo-header (nRF Sniffer: 2^32 µs; Ubertooth: 2^32 × 100 ns): no gap and no step back, its error. blescope uses the sniffer's clock from there on, so its times differ from tshark's."
+    )
     public static let captureDamagedBlock = FindingCode(
         "capture.damaged-block", layer: .capture, severity: .warning, title: "pcapng block damaged",
         meaning:
@@ -71,6 +76,16 @@ extension FindingCode {
     public static let startedBeforeCapture = FindingCode(
         "started-before-capture", layer: .capture, severity: .info, title: "Connection started before the capture",
         meaning: "A connection was up when the capture began: its setup is not in the file.")
+    public static let snifferClockWrap = FindingCode(
+        "sniffer-clock-wrap", layer: .capture, severity: .info, title: "Times on the sniffer's clock",
+        meaning:
+            "Records the file dated whole wraps of the sniffer's counter away from the sniffer's own clock are put back on it: nothing is missing, but blescope's times there differ from the file's and tshark's."
+    )
+    public static let linkBeforeLogEnded = FindingCode(
+        "link-before-log-ended", layer: .capture, severity: .info, title: "A link from before the log ended",
+        meaning:
+            "A Disconnection Complete names a handle nothing else in the log names (a link from before the log, or one an HCI Reset dropped): its end is counted and nothing else is claimed of it."
+    )
     public static let openAtEnd = FindingCode(
         "open-at-end", layer: .capture, severity: .info, title: "Connection open at the end",
         meaning: "A connection was still open when the capture ended: its outcome is not in the file.")
@@ -80,9 +95,8 @@ extension FindingVocabulary {
     static let core: [FindingCode] = [.invalidSize, .decodeError]
     static let capture: [FindingCode] = [
         .captureTruncatedFile, .captureInvalidRecordLength, .captureTruncatedRecords, .captureTimestampOutOfRange,
-        .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureNote, .encryptedNoKey, .fileCut, .fileCorrupt,
-        .aclPayloadCut,
-        .truncatedRecords, .drops, .timeBackwards, .timeGap, .controllerReset, .hardwareError, .startedBeforeCapture,
-        .openAtEnd,
+        .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureSnifferClockWrap, .captureNote, .encryptedNoKey,
+        .fileCut, .fileCorrupt, .snifferClockWrap, .aclPayloadCut, .truncatedRecords, .drops, .timeBackwards, .timeGap,
+        .controllerReset, .hardwareError, .startedBeforeCapture, .linkBeforeLogEnded, .openAtEnd,
     ]
 }

@@ -65,11 +65,30 @@ public enum CaptureDiffer {
             out += DiffBehaviour.compare(ca, cb, fileA: a, fileB: b)
             out += DiffThroughput.compareStreams(p, a, b)
         }
+        out += thisSide(a, b, notes: &notes)
         out += DiffThroughput.compareOTA(a, b)
         out += DiffDiagnosis.compare(a, b)
         out += DiffDiagnosis.compareAudio(a, b)
         out.sort(by: Difference.ranked)
         return CaptureDiff(pathA: a.path, pathB: b.path, pairs: pairs, differences: out, notes: notes)
+    }
+
+    /// This side's own database (this side as GATT server: a peripheral-side log), as the peers discovered it in each
+    /// capture, compared like a peer's and named as this side's (issue 49, point 6).
+    static func thisSide(_ a: FileAnalysis, _ b: FileAnalysis, notes: inout [String]) -> [Difference] {
+        func database(_ f: FileAnalysis) -> (GATTDatabase, Int?) {
+            var db = GATTDatabase()
+            for c in f.connections { db.merge(c.localGATT) }
+            return (db, f.connections.first { !$0.localGATT.isEmpty }?.number)
+        }
+        let (da, na) = database(a), (db, nb) = database(b)
+        switch (da.services.isEmpty, db.services.isEmpty) {
+        case (false, false): return DiffGATT.compare(da, db, connections: (na, nb), side: "this side's ")
+        case (true, false): notes.append("this side's GATT database not discovered in A: not compared")
+        case (false, true): notes.append("this side's GATT database not discovered in B: not compared")
+        case (true, true): break
+        }
+        return []
     }
 
     static func unpaired(_ c: Connection, inA: Bool) -> Difference {

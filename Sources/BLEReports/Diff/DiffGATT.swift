@@ -53,7 +53,9 @@ enum DiffGATT {
 
     /// The differences between the databases of one peer in A and in B (`connections` names them in the output): what
     /// was removed ranks first (a client that used it breaks), then changed properties, then additions.
-    static func compare(_ a: GATTDatabase, _ b: GATTDatabase, connections: (Int, Int)) -> [Difference] {
+    /// `side` names whose database it is when it is not the peer's (`this side's `).
+    static func compare(_ a: GATTDatabase, _ b: GATTDatabase, connections: (Int?, Int?), side: String = "") -> [Difference] {
+        func label(_ e: Entity) -> String { side + Self.label(e) }
         let ea = entities(a), eb = entities(b)
         let byKeyA = Dictionary(ea.map { ($0.key, $0) }, uniquingKeysWith: { x, _ in x })
         let byKeyB = Dictionary(eb.map { ($0.key, $0) }, uniquingKeysWith: { x, _ in x })

@@ -162,6 +162,11 @@ public struct LinksChart: Sendable {
             number: c.number, handle: c.handle, startFrame: c.startFrame, start: c.startTime, endFrame: c.endFrame,
             end: c.endTime, endedBy: c.endFrame == nil ? nil : ending?.endedBy.rawValue ?? "unknown",
             reason: c.endFrame == nil ? nil : ending.map(Self.reason) ?? c.disconnectReason ?? "disconnected")
+        // An air link the sniffer stopped following is drawn to its last packet, and nothing claimed after it.
+        if c.endFrame == nil, let last = c.lifecycle.followedUntil {
+            (bar.endFrame, bar.end, bar.endedBy) = (last.frame, last.timestamp, Self.notFollowed)
+            bar.reason = "followed until frame \(last.frame): the sniffer heard nothing of the link after it, and no end of it"
+        }
         for change in LinkColumns.changes(of: c.link) {
             bar.ticks.append(Tick(frame: change.frame, time: change.time, kind: change.kind, text: change.text))
         }
@@ -194,10 +199,15 @@ public struct LinksChart: Sendable {
 
     var spanSeconds: Double { max(offset(end), 1e-6) }
 
-    /// `■` this side, `◆` the peer, `✕` the link was lost, `?` unknown, `▸` open at the capture's end.
+    /// ``Bar/endedBy`` of an air link the sniffer stopped following (no end in the capture).
+    public static let notFollowed = "not-followed"
+
+    /// `■` this side, `◆` the peer, `✕` the link was lost, `?` unknown, `▸` open at the capture's end, `…` not followed
+    /// after its last packet.
     static func endGlyph(_ endedBy: String?) -> String {
         switch endedBy {
         case nil: "▸"
+        case Self.notFollowed: "…"
         case "local": "■"
         case "peer": "◆"
         case "link": "✕"
@@ -208,6 +218,7 @@ public struct LinksChart: Sendable {
     static func endWords(_ endedBy: String?) -> String {
         switch endedBy {
         case nil: "open at the capture's end"
+        case Self.notFollowed: "not followed after"
         case "local": "ended by this side"
         case "peer": "ended by the peer"
         case "link": "the link was lost"
@@ -215,7 +226,8 @@ public struct LinksChart: Sendable {
         }
     }
 
-    public static let legend = "█ connected · end: ■ this side ended it, ◆ the peer, ✕ the link was lost, ? unknown, ▸ open at the end"
+    public static let legend =
+        "█ connected · end: ■ this side ended it, ◆ the peer, ✕ the link was lost, ? unknown, ▸ open at the end, … not followed after"
 
     /// One line per connection: its number, peer, a `width`-column track of the capture with the connection drawn,
     /// its times, and how it ended.
@@ -262,6 +274,7 @@ public struct LinksChart: Sendable {
                 let words: String =
                     switch b.endedBy {
                     case nil: "open at the end"
+                    case Self.notFollowed: "not followed after"
                     case "local": "this side ended it"
                     case "peer": "the peer ended it"
                     case "link": "lost"

@@ -20,7 +20,9 @@ extension FindingCode {
 /// - the peripheral advertising again before the link's next connection event: it left the link without a terminate,
 ///   a reset or a crash (error: the SweynTooth captures' shape);
 /// - advertising again later: the link ended, how is not in the capture (a terminate the sniffer missed, a loss);
-///   info when PDUs no key decrypted may hold the terminate.
+///   info when PDUs no key decrypted may hold the terminate;
+/// - the link's last exchange an encrypted control PDU of an LL_TERMINATE_IND's size and its acknowledgement: probably
+///   that terminate, encrypted (info; issue 49).
 /// Silence without the advertising is no end (the sniffer may only have lost the link): ``Observability`` says so.
 /// Each names what was still waiting on the link when it went silent (an unanswered ATT request).
 struct DC10AirLinkEndUnseen: DiagnosisRule {
@@ -58,6 +60,12 @@ struct DC10AirLinkEndUnseen: DiagnosisRule {
                 causes = [
                     "the peripheral reset or crashed (on the last PDU it received)", "its firmware dropped the link silently",
                 ]
+            case LinkSilence.encryptedTerminateReason:
+                // The end the capture shows, only encrypted: nothing went wrong that it can tell.
+                severity = .info
+                headline = "link to \(device) probably ended by an encrypted LL_TERMINATE_IND"
+                message = "Link #\(c.number) to \(device) probably ended with an LL_TERMINATE_IND no key opened: \(inferred)."
+                causes = []
             default:  // LinkSilence.endedUnseen
                 // Encrypted PDUs no key decrypted may hold the terminate: nothing to warn of then.
                 severity = hidden ? .info : .warning

@@ -22,13 +22,15 @@ struct GATT02ProtocolViolation: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var out: [Diagnosis] = e.events.compactMap { ev in
-            guard case .attUnanswered(let request, let handle, _, .nextRequest, let next, _) = ev.kind else { return nil }
+            guard case .attUnanswered(let request, let handle, let sender, .nextRequest, let next, _) = ev.kind else { return nil }
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
+            // The peer as the client (a peripheral discovering the phone's database) sends its requests the other way.
+            let way = sender == .local ? "went to" : "came from"
             return Diagnosis(
                 rule: Self.code, severity: severity, frame: next,
                 message:
-                    "A new ATT request went to \(device) at frame \(next) while \(request)\(handle.map { " for \(hex($0, width: 4))" } ?? "") (frame \(ev.frame)) was still waiting for its answer; the peer may ignore it.",
+                    "A new ATT request \(way) \(device) at frame \(next) while \(request)\(handle.map { " for \(hex($0, width: 4))" } ?? "") (frame \(ev.frame)) was still waiting for its answer; the peer may ignore it.",
                 headline: "ATT requests overlapped on \(device)", supporting: [CitedFrame(ev.frame, "\(request), unanswered")],
                 causes: ["a client stack or app queue bug", "a custom GATT stack"], device: c?.peerAddress, connection: c?.number,
                 fold: "\(device)")

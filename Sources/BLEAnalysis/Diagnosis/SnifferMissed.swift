@@ -1,0 +1,31 @@
+import BLECore
+
+/// On an air capture, an ATT request the capture shows no answer to, across connection events the sniffer missed or
+/// packets it heard with a bad CRC (``SnifferMisses``): the answer may have gone there. "Response not captured", at info
+/// (issue 49, point 4). A request unanswered while the sniffer heard every event of its link after it stays what the rule
+/// says, and so does one on an HCI log, which holds every packet the host sent and received.
+enum SnifferMissed {
+    /// Rules whose verdict rests on an ATT answer being absent.
+    static let rules: Set<String> = ["GATT-01", "GATT-02"]
+
+    static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
+        guard e.isAirCapture, rules.contains(d.rule), d.severity > .info, let c = e.connection(d.connection),
+            let misses = c.linkLayer?.missed
+        else { return }
+        let frames = d.frames + [d.frame]
+        guard let from = frames.min(), let to = frames.max(), let windows = misses.within(from, to), let first = windows.first
+        else { return }
+        let events = windows.reduce(0) { $0 + $1.events }
+        let bad = windows.filter { $0.events == 0 }.count
+        var what: [String] = []
+        if events > 0 { what.append("\(events) connection event\(events == 1 ? "" : "s")") }
+        if bad > 0 { what.append("\(bad) packet\(bad == 1 ? "" : "s") with a bad CRC") }
+        if what.isEmpty { what.append("part of the link (more gaps than kept)") }
+        d.severity = .info
+        d.message =
+            "Response not captured: the sniffer missed \(what.joined(separator: " and ")) of link #\(c.number) between frames \(from) and \(to) (the first between frames \(first.after) and \(first.at)), where the answer may have gone. What it shows: "
+            + d.message
+        d.headline = "response not captured (air capture): " + d.headline
+        if !d.foldKey.isEmpty { d.foldKey += " not captured" }
+    }
+}

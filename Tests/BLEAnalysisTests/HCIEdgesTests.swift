@@ -1,0 +1,80 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLEReports
+import BLETestSupport
+import Foundation
+import Testing
+
+/// Issue 49, point 5: the log's edges on HCI. A Disconnection Complete for a handle nothing else in the log names (the
+/// BTstack LE pairing log: 3.5 ms after its HCI Reset, frame 23) ends a link from before the log: counted as such, with
+/// nothing claimed of a link that never was; a link that began before the log and carried traffic is counted with its
+/// end; a Disconnection Complete for an open link is still that link's end.
+@Suite struct HCIEdgesTests {
+    static func analyze(_ b: CaptureBuilder) throws -> (DiagnosisResult, CaptureCompleteness, [Connection]) {
+        let report = DiagnosisReport.analyze(try b.captureFile())
+        let (analysis, scope) = LogScope.analyze(try b.captureFile(), options: AnalyzerOptions(timeline: false))
+        return (report.result, scope.completeness, analysis.connections)
+    }
+
+    @Test func aDisconnectionAfterTheResetForAHandleNeverOpenedIsALinkFromBeforeTheLog() throws {
+        let b = CaptureBuilder(step: 3_500)
+            .command(HCIBuild.command(.reset))
+            .disconnect(handle: 0x004A, reason: .remoteUserTerminatedConnection)
+            .event(HCIBuild.commandComplete(.reset))
+        let (diagnosis, completeness, connections) = try Self.analyze(b)
+        #expect(connections.isEmpty)
+        #expect(diagnosis.findings.filter { $0.rule.hasPrefix("DC-") }.isEmpty)
+        let item = try #require(completeness.items.first { $0.code == .linkBeforeLogEnded })
+        #expect(item.severity == .info && item.frame == 2 && item.count == 1)
+        #expect(
+            item.message
+                == "1 link from before the log ended: a Disconnection Complete for handle 0x004a (Remote User Terminated Connection, frame 2, 3.5 ms after the HCI Reset at frame 1) names no link the log holds anything else of; nothing else is known of it"
+        )
+    }
+
+    /// The near miss: the same event for a link the log opened is that link's end, and the peer's (DC-02).
+    @Test func aDisconnectionForAnOpenLinkIsStillItsEnd() throws {
+        let b = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x004A, peer: RuleTest.peer).at(5)
+            .disconnect(handle: 0x004A, reason: .remoteUserTerminatedConnection)
+        let (diagnosis, completeness, connections) = try Self.analyze(b)
+        #expect(connections.count == 1 && connections[0].lifecycle.ending?.frame == 4 && connections[0].lifecycle.ending?.endedBy == .peer)
+        #expect(diagnosis.of("DC-02").map(\.frame) == [4])
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
+    }
+
+    /// A link that began before the log (traffic on a handle no Connection Complete opened) is counted, and so is its end
+    /// by this side's Disconnect.
+    @Test func aLinkFromBeforeTheLogWithTrafficIsCountedWithItsEnd() throws {
+        let b = CaptureBuilder()
+            .notify(handle: 0x0025, [1, 2], connection: 0x0041)
+            .disconnectCommand(handle: 0x0041)
+            .disconnect(handle: 0x0041, reason: .connectionTerminatedByLocalHost)
+        let (diagnosis, completeness, connections) = try Self.analyze(b)
+        #expect(connections.count == 1 && connections[0].inferred && connections[0].lifecycle.ending?.endedBy == .local)
+        #expect(connections[0].lifecycle.ending?.frame == b.records.count)
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
+        #expect(completeness.items.contains { $0.code == .startedBeforeCapture && $0.frame == 1 })
+        #expect(diagnosis.story.sentences.map(\.text).joined().contains("1 closed by this side (0x16)"))
+    }
+
+    /// The near miss of a CIS: its Disconnection Complete ends a channel the log set up on its own handle (LE CIS
+    /// Established, subevent 0x19: status, CIS handle, then 25 octets of timing), not a link from before the log. The LE
+    /// Audio unicast Sample's CIS 0x0002, closed at frame 1062, was taken for one.
+    @Test func aCISTheLogEstablishedEndsNoLinkFromBeforeIt() throws {
+        let established = HCIBuild.leMeta(LESubevent(0x19), parameters: [0x00, 0x60, 0x00] + [UInt8](repeating: 1, count: 25))
+        let b = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x0040, peer: RuleTest.peer)
+            .event(established)
+            .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
+        let (_, completeness, _) = try Self.analyze(b)
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
+        // Without its CIS Established, the same Disconnection Complete is one.
+        let unseen = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x0040, peer: RuleTest.peer)
+            .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
+        #expect(try Self.analyze(unseen).1.items.contains { $0.code == .linkBeforeLogEnded && $0.frame == 4 })
+    }
+}
