@@ -42,7 +42,9 @@ public struct Story: Hashable, Sendable {
         if let links = Self.leLinks(e) { s.append(links) }
         if let terminates = Self.unacknowledgedTerminates(e) { s.append(terminates) }
         if let attempts = Self.leAttempts(e) { s.append(attempts) }
+        if let unknown = Self.unknownTransport(e) { s.append(unknown) }
         if let classic = Self.classic(e) { s.append(classic) }
+        if let calls = Self.synchronousLine(e) { s.append(calls) }
         s += Self.security(e)
         if let data = Self.data(e, findings: findings) { s.append(data) }
         s += Self.unseen(e)
