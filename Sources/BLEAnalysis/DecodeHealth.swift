@@ -307,7 +307,7 @@ public struct DecodeHealth: Sendable {
         let kind =
             !connection.inferred
             ? (connection.isLE ? "LE" : "BR/EDR")
-            : c.unclaimedByCID.keys.contains(where: { $0 > 0x007F }) || !connection.isLE ? "BR/EDR by its CIDs" : "link type unknown"
+            : c.unclaimedByCID.keys.contains(where: { $0 > 0x007F }) || connection.isBREDR ? "BR/EDR by its CIDs" : "link type unknown"
         return (
             "connection #\(connection.number) (handle \(hex(connection.handle, width: 4)), \(kind)\(connection.inferred ? ", inferred" : "")): "
                 + reasons.joined(separator: "; "), firstFrame

@@ -230,7 +230,7 @@ extension Story {
                 failed.append((peer, status, ev.frame))
             }
         }
-        let links = e.connections.filter { !$0.isLE }
+        let links = e.connections.filter(\.isBREDR)
         guard !failed.isEmpty || !links.isEmpty else { return nil }
         var parts: [String] = []
         if !links.isEmpty {

@@ -73,7 +73,7 @@ public enum CaptureDiffer {
     }
 
     static func unpaired(_ c: Connection, inA: Bool) -> Difference {
-        let what = "\(c.isLE ? "LE" : "BR/EDR") connection \(DiffMatching.label(c))"
+        let what = "\(c.isLE ? "LE" : c.isBREDR ? "BR/EDR" : "transport-unknown") connection \(DiffMatching.label(c))"
         let value = "\(formatCount(c.attPDUs)) ATT PDUs"
         return Difference(
             .connections, inA ? "connection-only-in-a" : "connection-only-in-b", impact: .major, subject: what,

@@ -21,18 +21,17 @@ public struct ConnectionRequest: HCIParameterSet {
 /// A remote device's name as Remote Name Request Complete carries it: 248 octets, UTF-8, ended by the first zero
 /// (Vol 4, Part E, 7.7.7; Vol 3, Part C, 3.2.2).
 public struct RemoteName: WireCodable, CustomStringConvertible {
-    public var text: String
-    public init(_ text: String) { self.text = text }
-    public static let width = 248
-    public init(parsing input: inout ByteReader) throws(DecodeError) {
-        let raw = try input.readArray(Self.width)
-        text = String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-    }
-    public func encode(into writer: inout ByteWriter) {
+    /// The 248 octets as sent (kept whole: the bytes after the first zero are padding, but the event is re-encoded as read).
+    public var raw: [UInt8]
+    public init(_ text: String) {
         let utf8 = Array(text.utf8.prefix(Self.width))
-        writer.write(contentsOf: utf8)
-        for _ in utf8.count..<Self.width { writer.write(UInt8(0)) }
+        raw = utf8 + Array(repeating: 0, count: Self.width - utf8.count)
     }
+    public static let width = 248
+    public init(parsing input: inout ByteReader) throws(DecodeError) { raw = try input.readArray(Self.width) }
+    public func encode(into writer: inout ByteWriter) { writer.write(contentsOf: raw) }
+    /// The name: UTF-8 up to the first zero (invalid sequences replaced).
+    public var text: String { String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
     public var description: String { "\"\(text)\"" }
 }
 

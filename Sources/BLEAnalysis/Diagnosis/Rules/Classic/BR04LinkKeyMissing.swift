@@ -21,7 +21,7 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                 (peer, status) = (e.classicPeer(ev.connection), s)
             case .classicConnectionComplete(_, let s, let p, _) where s.rawValue == 0x05 || s.rawValue == 0x06: (peer, status) = (p, s)
             case .disconnectionComplete(_, .success, let r)
-            where (r.rawValue == 0x05 || r.rawValue == 0x06) && e.connection(ev.connection)?.isLE == false:
+            where (r.rawValue == 0x05 || r.rawValue == 0x06) && e.connection(ev.connection)?.isBREDR == true:
                 (peer, status) = (e.classicPeer(ev.connection), r)
             default: continue
             }
