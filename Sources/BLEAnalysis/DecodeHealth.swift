@@ -150,6 +150,8 @@ public struct DecodeHealth: Sendable {
         public var number: Int
         public var handle: UInt16
         public var isLE: Bool
+        /// The link is BR/EDR (neither this nor ``isLE``: its transport is not in the capture).
+        public var isBREDR = false
         public var inferred: Bool
         public var aclPackets: Int
         public var aclBytes: Int
@@ -191,6 +193,7 @@ public struct DecodeHealth: Sendable {
             var h = ConnectionHealth(
                 number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
                 aclBytes: bytes, counts: counts)
+            h.isBREDR = c.isBREDR
             (h.warning, h.warningFrame) = Self.judge(counts, connection: c)
             h.decryption = c.linkEncryption?.decryptionText
             if h.warning == nil, let e = counts.encryptedUndecrypted, e > 0 {
