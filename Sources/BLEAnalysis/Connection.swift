@@ -106,6 +106,9 @@ public struct Connection: Hashable, Sendable {
     /// Android Bluetooth Quality Reports about this connection (at most ``Connection/maxQualitySamples``).
     public var linkQuality: [LinkQualitySample] { machine.linkQuality }
     public static let maxQualitySamples = 20_000
+    /// A BR/EDR link's profiles: SDP, RFCOMM, A2DP, HFP, AVRCP (``ClassicProfilesResult``; set when the link or the
+    /// capture ends, nil when none ran).
+    public var profiles: ClassicProfilesResult?
     /// What the connection carried against what was decoded (see ``DecodeHealth``).
     public var decode = DecodeCounts()
     /// Dynamic L2CAP channels opened by its signalling (BR/EDR PSMs, LE CoC, EATT), in the order they opened.

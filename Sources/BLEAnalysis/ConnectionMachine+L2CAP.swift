@@ -64,9 +64,14 @@ extension ConnectionMachine {
         case .kframe(let outcome):
             decode.creditFrames &+= 1
             processKFrame(outcome, pdu: pdu, direction: direction, timestamp: timestamp)
-        case .undecoded(let psm):
-            decode.countKnown(psm: psm.rawValue)
-            emitUndecoded(pdu, psm: psm, direction: direction, timestamp: timestamp)
+        case .undecoded(let psm, let channel):
+            if Self.isClassicProfile(psm) {
+                decode.profilePDUs &+= 1
+                processClassic(pdu, psm: psm, channel: channel, direction: direction, timestamp: timestamp)
+            } else {
+                decode.countKnown(psm: psm.rawValue)
+                emitUndecoded(pdu, psm: psm, direction: direction, timestamp: timestamp)
+            }
         case .unknownCID:
             decode.countUnclaimed(cid: pdu.channel, bytes: pdu.bytes.count, frame: pdu.lastFrame)
             emitUndecoded(pdu, psm: nil, direction: direction, timestamp: timestamp)

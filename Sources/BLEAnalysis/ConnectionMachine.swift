@@ -61,6 +61,8 @@ final class ConnectionMachine {
     var now = Timestamp(microseconds: 0)
     /// Whether the link's transport is known (``LinkState/transport``); until it is, each L2CAP PDU's channel may show it.
     var transportKnown: Bool
+    /// The BR/EDR profiles of the link (``ClassicProfiles``), made on their first PDU.
+    var classic: ClassicProfiles?
 
     init(_ connection: Connection, creditBudget: CreditChannelBudget, sink: AnalysisSink, capture: CaptureContext) {
         channels = ChannelMux(creditBudget: creditBudget)
@@ -143,6 +145,7 @@ final class ConnectionMachine {
         if unknown.inProgress { unknown.finish(findings: &cut, frame: frame, end: end) }
         for f in cut { decode.countReassembly(f) }
         sink.findings += cut
+        connection.profiles = finishClassic(endFrame: endOfCapture ? nil : frame)
         if !endOfCapture { finishRequests(frame: frame, timestamp: timestamp, endOfCapture: false) }
         return decode
     }

@@ -32,6 +32,8 @@ public struct DecodeCounts: Hashable, Sendable {
     public var creditFrames = 0
     /// PDUs on a dynamic channel whose PSM is known but whose protocol blescope does not decode, by PSM.
     public var knownChannelPDUs = 0
+    /// PDUs of the BR/EDR profiles decoded (SDP, RFCOMM, AVDTP signalling and media, AVCTP).
+    public var profilePDUs = 0
     public var knownByPSM: [UInt16: Int] = [:]
     /// PDUs on CIDs no decoder claims (no signalling for them in the capture), by CID (at most 32 CIDs listed).
     public var unclaimedPDUs = 0
@@ -89,7 +91,7 @@ public struct DecodeCounts: Hashable, Sendable {
     /// PDUs decoded or knowingly set aside, plus those lost: the denominator of the shares below.
     public var attempted: Int { l2capPDUs + reassemblyDropped + cutByCapturer + cutAtEnd }
     /// PDUs some decoder took (ATT, SMP, signalling, K-frames).
-    public var decoded: Int { att + smp + signalling + creditFrames }
+    public var decoded: Int { att + smp + signalling + creditFrames + profilePDUs }
 
     public static func + (a: DecodeCounts, b: DecodeCounts) -> DecodeCounts {
         var s = a
@@ -99,6 +101,7 @@ public struct DecodeCounts: Hashable, Sendable {
         s.signalling += b.signalling
         s.creditFrames += b.creditFrames
         s.knownChannelPDUs += b.knownChannelPDUs
+        s.profilePDUs += b.profilePDUs
         for (k, v) in b.knownByPSM { s.knownByPSM[k, default: 0] += v }
         s.unclaimedPDUs += b.unclaimedPDUs
         s.reassemblyDropped += b.reassemblyDropped

@@ -64,7 +64,7 @@ extension HCIMachine {
         switch opcode {
         case SetupSynchronousConnection.opcode, EnhancedSetupSynchronousConnection.opcode, AcceptSynchronousConnectionRequest.opcode,
             EnhancedAcceptSynchronousConnectionRequest.opcode:
-            synchronous.commandStatus(status, controller: record.controllerIndex, frame: record.frame)
+            synchronous.commandStatus(status, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         default:
             break
         }

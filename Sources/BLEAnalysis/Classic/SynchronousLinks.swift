@@ -27,6 +27,7 @@ public struct SynchronousLink: Hashable, Sendable {
     /// The event that said how it went: Synchronous Connection Complete (or Connection Complete for SCO), or the
     /// Command Status that refused the request.
     public var resultFrame: Int?
+    public var resultTime: Timestamp?
     public var status: HCIStatus
     public var established: Bool { status == .success && handle != nil && startFrame != nil }
     public var startFrame: Int?
@@ -103,11 +104,12 @@ struct SynchronousLinks {
     }
 
     /// The Command Status of a setup: a failure ends the attempt there (no complete event follows, 7.7.15).
-    mutating func commandStatus(_ status: HCIStatus, controller: UInt16, frame: Int) {
+    mutating func commandStatus(_ status: HCIStatus, controller: UInt16, frame: Int, timestamp: Timestamp) {
         guard status != .success, let i = pending[controller]?.last else { return }
         pending[controller]?.removeLast()
         links[i].status = status
         links[i].resultFrame = frame
+        links[i].resultTime = timestamp
     }
 
     /// Synchronous Connection Complete (7.7.35), or Connection Complete with link type SCO (7.7.3): the link is up on
@@ -129,6 +131,7 @@ struct SynchronousLinks {
         links[i].linkType = linkType
         links[i].status = status
         links[i].resultFrame = frame
+        links[i].resultTime = timestamp
         links[i].peerAddress = peer
         if links[i].aclConnection == nil { links[i].aclConnection = acl }
         links[i].airMode = airMode

@@ -45,6 +45,7 @@ public struct Story: Hashable, Sendable {
         if let unknown = Self.unknownTransport(e) { s.append(unknown) }
         if let classic = Self.classic(e) { s.append(classic) }
         if let calls = Self.synchronousLine(e) { s.append(calls) }
+        s += Self.audio(e)
         s += Self.security(e)
         if let data = Self.data(e, findings: findings) { s.append(data) }
         s += Self.unseen(e)
