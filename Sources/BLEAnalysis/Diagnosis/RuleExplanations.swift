@@ -10,7 +10,7 @@ public struct RuleExplanation: Hashable, Sendable {
 
 extension DiagnosisRules {
     /// The explanation of the rule `id` (every rule of ``all`` has one: `DiagnosisDocsTests` checks it).
-    public static func explanation(_ id: String) -> RuleExplanation? { explanations[id] }
+    public static func explanation(_ id: String) -> RuleExplanation? { explanations[id] ?? audioExplanations[id] }
 
     static let explanations: [String: RuleExplanation] = [
         "BR-01": .init(
