@@ -89,6 +89,32 @@ public enum ClassicLinkColumns {
         return out
     }
 
+    /// A BR/EDR connection's stretches for the links chart: sniff periods (`sniff`), A2DP media from its first packet to
+    /// its last (`a2dp`), its SCO/eSCO links from setup to removal (`sco`).
+    public static func spans(_ c: Connection, synchronous: [SynchronousLink], until open: Timestamp) -> [LinksChart.Span] {
+        var out: [LinksChart.Span] = []
+        if let modes = c.link.classic?.mode.changes {
+            for (i, m) in modes.enumerated() where m.value.isSniff {
+                let end = i + 1 < modes.count ? modes[i + 1].timestamp : open
+                out.append(
+                    LinksChart.Span(
+                        kind: "sniff", startFrame: m.frame, start: m.timestamp, end: end, text: "\(m.value) from frame \(m.frame)"))
+            }
+        }
+        for s in c.profiles?.a2dp.streams ?? [] {
+            guard let first = s.media.firstTime, let last = s.media.lastTime, let frame = s.media.firstFrame else { continue }
+            let text = "A2DP \(s.codec?.name ?? "stream") SEID \(s.acpSEID): \(s.media.packets) media packets from frame \(frame)"
+            out.append(LinksChart.Span(kind: "a2dp", startFrame: frame, start: first, end: last, text: text))
+        }
+        for l in synchronous where l.aclConnection == c.number && l.established {
+            guard let start = l.startTime, let frame = l.startFrame else { continue }
+            let text =
+                "\(l.isESCO ? "eSCO" : "SCO") \(l.airMode?.description ?? "") from frame \(frame)" + (l.endFrame.map { " to \($0)" } ?? "")
+            out.append(LinksChart.Span(kind: "sco", startFrame: frame, start: start, end: l.endTime ?? open, text: text))
+        }
+        return out
+    }
+
     /// `5000 ms`: a timeout in slots of 0.625 ms.
     public static func timeoutText(_ slots: UInt16) -> String { String(fractionDigits: 0, Self.slots(slots)) + " ms" }
     static func slots(_ v: UInt16) -> Double { Double(v) * 0.625 }

@@ -64,6 +64,7 @@ public enum CaptureDiffer {
             out += DiffLink.compare(ca, cb, evidenceA: a.evidence, evidenceB: b.evidence)
             out += DiffBehaviour.compare(ca, cb, fileA: a, fileB: b)
             out += DiffThroughput.compareStreams(p, a, b)
+            out += DiffAudio.compare(ca, cb, fileA: a, fileB: b)
         }
         out += DiffThroughput.compareOTA(a, b)
         out += DiffDiagnosis.compare(a, b)

@@ -81,6 +81,13 @@ public enum JSONReport {
         out += ",\"ota\":" + OTAReport.json(f.otaSessions)
         // Only for a capture with LE Audio, so that the JSON of others stays as it was (schemas/report.schema.json).
         if !f.iso.isEmpty || !(f.leAudio?.isEmpty ?? true) { out += ",\"iso\":" + ISOReport(iso: f.iso, profiles: f.leAudio).json() }
+        if !AudioReport.isEmpty(f.connections, f.classic) {
+            var a = JSONWriter()
+            a.beginObject()
+            AudioReport.write(f.connections, f.classic, to: &a)
+            a.endObject()
+            out += "," + String(a.string.dropFirst().dropLast())
+        }
         out += "," + keyEventsAndFindings(f)
         return out
     }
