@@ -22,6 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import a2dpstream  # noqa: E402
 import bracelet  # noqa: E402
 import coc  # noqa: E402
 import buttonless  # noqa: E402
@@ -47,6 +48,7 @@ import eatt  # noqa: E402
 import eom  # noqa: E402
 import espota  # noqa: E402
 import headset  # noqa: E402
+import hfpcall  # noqa: E402
 import legacydfu  # noqa: E402
 import mcumgr  # noqa: E402
 import mcumgrconfirm  # noqa: E402
@@ -91,6 +93,10 @@ SCENARIOS = {
     "diag-unacked-terminate": diagterminate,
     "diag-unanswered-before-timeout": diagunanswered,
     "diag-ssp-missing-key": diagssp,
+    # BR/EDR audio (issue 46): A2DP streaming, a hands-free call with eSCO, an eSCO setup that fails.
+    "a2dp-stream": a2dpstream,
+    "hfp-call": hfpcall.CALL,
+    "hfp-esco-fails": hfpcall.ESCO_FAILS,
     "le-audio-unicast": unicast,
     "le-audio-broadcast": broadcast,
     # The diff Samples: pairs for `blescope diff` (the second of each pair has a `diff` block against the first).
@@ -119,7 +125,9 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "diff-fw1": 97200.0, "diff-fw2": 100800.0, "diff-central-a": 104400.0, "diff-central-b": 108000.0,
                  # The diagnosis Samples of issue 35, made beside the diff ones (the same hours; each file keeps its own).
                  "diag-unacked-terminate": 97200.0, "diag-unanswered-before-timeout": 100800.0,
-                 "diag-ssp-missing-key": 104400.0}
+                 "diag-ssp-missing-key": 104400.0,
+                 # The BR/EDR audio Samples of issue 46, after the diff ones.
+                 "a2dp-stream": 111600.0, "hfp-call": 115200.0, "hfp-esco-fails": 118800.0}
 
 
 def generate(name: str, out_dir: str) -> dict:
