@@ -120,10 +120,12 @@ public struct ConnectionLifecycle: Hashable, Sendable {
 
     /// Who a Disconnection Complete reason (or LL_TERMINATE_IND error code) names, without a request in the capture.
     static func endedBy(_ reason: HCIStatus) -> EndedBy {
-        switch reason.rawValue {
-        case 0x16: .local
-        case 0x13, 0x14, 0x15: .peer
-        case 0x08, 0x22, 0x28, 0x3D, 0x3E, 0x04, 0x2A: .link
+        switch reason {
+        case .connectionTerminatedByLocalHost: .local
+        case .remoteUserTerminatedConnection, .remoteLowResources, .remotePowerOff: .peer
+        case .connectionTimeout, .llResponseTimeout, .instantPassed, .connectionTerminatedMICFailure, .connectionFailedToBeEstablished,
+            .pageTimeout, .differentTransactionCollision:
+            .link
         default: .unknown
         }
     }

@@ -37,7 +37,7 @@ extension ConnectionMachine {
             for f in reassemblyFindings { decode.countReassembly(f) }
             // A PDU cut by the capturer is counted (decode health) and the cut said once (hci.acl-cut-by-capturer,
             // the completeness verdict): one finding per cut PDU would bury the others in a filtered log.
-            sink.findings += reassemblyFindings.filter { $0.kind.code != "l2cap.cut-by-capturer" }
+            sink.findings += reassemblyFindings.filter { $0.kind.code != .l2capCutByCapturer }
         }
     }
 
@@ -77,7 +77,7 @@ extension ConnectionMachine {
         let direction = input.direction, timestamp = input.timestamp
         // Read once (``ATTView``): what every step below reads of the PDU.
         guard let pdu = ATTView(input.payload) else {
-            sink.findings.append(Finding(.warning, .init(code: "att.empty", message: "empty ATT PDU"), frame: input.frame))
+            sink.findings.append(Finding(.warning, .init(.attEmpty, message: "empty ATT PDU"), frame: input.frame))
             return
         }
         let opcode = pdu.opcode, frame = input.frame
@@ -352,7 +352,7 @@ extension ConnectionMachine {
                 Finding(
                     .warning,
                     .init(
-                        code: "codec.invalid",
+                        .codecInvalid,
                         message: "\(d.codec).\(d.message) on handle \(hex(handle, width: 4)): "
                             + (d.problems.isEmpty ? "invalid" : d.problems.joined(separator: "; "))),
                     frame: context.frame))

@@ -48,7 +48,7 @@ extension ConnectionMachine {
                     Finding(
                         .warning,
                         .init(
-                            code: "att.mtu-exchange-on-bearer",
+                            .attMTUExchangeOnBearer,
                             message:
                                 "ATT Exchange MTU Request on a \(kind) bearer, where ATT_MTU comes from the L2CAP channel: ignored"),
                         frame: context.frame))
@@ -163,7 +163,7 @@ extension ConnectionMachine {
                 Finding(
                     .warning,
                     .init(
-                        code: "att.prepared-write-gap",
+                        .attPreparedWriteGap,
                         message: "Prepare Write on \(hex(h, width: 4)) at offset \(gap.offset), expected \(gap.expected)"), frame: gap.frame
                 ))
         }

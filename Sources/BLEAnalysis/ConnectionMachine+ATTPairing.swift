@@ -157,7 +157,7 @@ extension ConnectionMachine {
             Finding(
                 .info,
                 .init(
-                    code: "att.response-without-request",
+                    .attResponseWithoutRequest,
                     message: "ATT \(opcode) without a request in the capture"
                         + (decode.cutByCapturer > 0
                             ? " (the capturer cut \(decode.cutByCapturer) L2CAP PDUs of this connection so far: the request may be one of them)"

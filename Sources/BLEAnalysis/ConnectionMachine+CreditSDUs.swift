@@ -12,7 +12,7 @@ extension ConnectionMachine {
                 Finding(
                     .warning,
                     .init(
-                        code: "l2cap.no-credit",
+                        .l2capNoCredit,
                         message: "K-frame on \(hex(pdu.channel, width: 4)) sent without a credit"), frame: pdu.lastFrame))
         }
         if out.tooShortToStart {
@@ -20,7 +20,7 @@ extension ConnectionMachine {
                 Finding(
                     .warning,
                     .init(
-                        code: "l2cap.short-kframe",
+                        .l2capShortKFrame,
                         message:
                             "first K-frame of an SDU on \(hex(pdu.channel, width: 4)) has \(pdu.payload.count) bytes, fewer than the 2-byte SDU length"
                     ),
@@ -39,7 +39,7 @@ extension ConnectionMachine {
                 Finding(
                     .warning,
                     .init(
-                        code: "l2cap.sdu-too-long",
+                        .l2capSDUTooLong,
                         message: "credit-based SDU on \(hex(pdu.channel, width: 4)) longer than its announced \(sdu.announced) bytes"),
                     frame: pdu.lastFrame))
         }
@@ -94,7 +94,7 @@ extension ConnectionMachine {
                 Finding(
                     .warning,
                     .init(
-                        code: "codec.invalid",
+                        .codecInvalid,
                         message: "\(decoded.codec).\(decoded.message) on L2CAP CID \(hex(cid, width: 4)) (PSM \(hex(psm, width: 4))): "
                             + (decoded.problems.isEmpty ? "invalid" : decoded.problems.joined(separator: "; "))),
                     frame: frame))
@@ -107,7 +107,7 @@ extension FindingKind {
     /// A K-frame whose information payload is longer than the receiver's MPS (Core Spec Vol 3, Part A, 3.4.3).
     static func kframeOverMPS(_ n: Int, cid: UInt16) -> FindingKind {
         .init(
-            code: "l2cap.kframe-over-mps",
+            .l2capKFrameOverMPS,
             message:
                 "K-frame on \(hex(cid, width: 4)) carries \(n) bytes, more than the MPS its receiver announced: a protocol error (decoded anyway)"
         )
@@ -115,7 +115,7 @@ extension FindingKind {
     /// An SDU whose announced length is more than the receiver's MTU (3.4.3).
     static func sduOverMTU(_ n: Int, cid: UInt16) -> FindingKind {
         .init(
-            code: "l2cap.sdu-over-mtu",
+            .l2capSDUOverMTU,
             message:
                 "SDU on \(hex(cid, width: 4)) announces \(n) bytes, more than the MTU its receiver announced: a protocol error (decoded anyway)"
         )

@@ -111,7 +111,7 @@ struct VendorTally {
         return Finding(
             .info,
             FindingKind(
-                code: "hci.bqr-without-connection",
+                .hciBQRWithoutConnection,
                 message:
                     "\(reportsWithoutLink) Bluetooth Quality Report\(reportsWithoutLink == 1 ? "" : "s") named a handle no open connection has (first at frame \(first)): "
                     + "kept in the timeline, not taken as connections (a vendor event opens no link)"),

@@ -75,12 +75,12 @@ public struct DecodeCounts: Hashable, Sendable {
     /// A reassembly finding: what it says was lost.
     mutating func countReassembly(_ f: Finding) {
         switch f.kind.code {
-        case "l2cap.unexpected-continuation", "l2cap.incomplete-sdu":
+        case .l2capUnexpectedContinuation, .l2capIncompleteSDU:
             reassemblyDropped &+= 1
-        case "l2cap.cut-by-end":
+        case .l2capCutByEnd:
             cutAtEnd &+= 1
             return
-        case "l2cap.cut-by-capturer":
+        case .l2capCutByCapturer:
             cutByCapturer &+= 1
         default:
             return
@@ -230,10 +230,10 @@ public struct DecodeHealth: Sendable {
     /// One `decode.health` warning per connection that needs one, and one note for vendor trace packets.
     public var findings: [Finding] {
         var out = warnings.filter { !$0.saidByLinkLayer }
-            .map { Finding(.warning, FindingKind(code: "decode.health", message: $0.warning!), frame: $0.warningFrame) }
+            .map { Finding(.warning, FindingKind(.decodeHealth, message: $0.warning!), frame: $0.warningFrame) }
         if vendorTrace.packets > 0 {
             out.append(
-                Finding(.info, FindingKind(code: "decode.vendor-trace", message: vendorTraceSummary!), frame: vendorTrace.firstFrame))
+                Finding(.info, FindingKind(.decodeVendorTrace, message: vendorTraceSummary!), frame: vendorTrace.firstFrame))
         }
         return out
     }

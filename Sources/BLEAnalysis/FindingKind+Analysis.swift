@@ -5,52 +5,52 @@ import BLEProtocols
 extension FindingKind {
     static func heldBytes(_ n: Int) -> FindingKind {
         .init(
-            code: "limit.held-bytes",
+            .limitHeldBytes,
             message:
                 "unfinished PDUs, SDUs, long reads and prepared writes held more than \(n >> 20) MiB: the partial ones were dropped (see the report's counts) and decoding went on"
         )
     }
     static let commandUnanswered = FindingKind(
-        code: "hci.command-unanswered", message: "HCI command never answered (no Command Complete or Command Status)")
+        .hciCommandUnanswered, message: "HCI command never answered (no Command Complete or Command Status)")
     static func connectionInferred(_ handle: UInt16) -> FindingKind {
         .init(
-            code: "hci.connection-inferred",
+            .hciConnectionInferred,
             message:
                 "ACL traffic on handle \(hex(handle, width: 4)) without a Connection Complete: connection inferred (capture started mid-connection?)"
         )
     }
     static func tooManyConnections(_ n: Int) -> FindingKind {
-        .init(code: "limit.connections", message: "more than \(n) connections open at once: further handles are not tracked")
+        .init(.limitConnections, message: "more than \(n) connections open at once: further handles are not tracked")
     }
     static func tooManyConnectionsInCapture(_ n: Int) -> FindingKind {
         .init(
-            code: "limit.connections-total",
+            .limitConnectionsTotal,
             message: "more than \(n) connections in the capture: later connections are not tracked (their packets are counted, not decoded)"
         )
     }
     static func tooManyCreditChannels(_ n: Int) -> FindingKind {
         .init(
-            code: "limit.credit-channels",
+            .limitCreditChannels,
             message: "more than \(n) LE credit-based channels open at once: further channels are not reassembled")
     }
     static func tooManyPendingCommands(_ n: Int) -> FindingKind {
         .init(
-            code: "limit.pending-commands",
+            .limitPendingCommands,
             message: "more than \(n) HCI commands waiting for an answer at once: further ones are not paired")
     }
     static func requestUnanswered(_ opcode: ATTOpcode, handle: UInt16?, end: String) -> FindingKind {
         .init(
-            code: "att.request-unanswered",
+            .attRequestUnanswered,
             message: "ATT \(opcode)\(handle.map { " on handle " + hex($0, width: 4) } ?? "") got no response before \(end)")
     }
     static func truncatedACL(_ n: Int) -> FindingKind {
         .init(
-            code: "hci.acl-cut-by-capturer",
+            .hciACLCutByCapturer,
             message:
                 "ACL packet cut by the capturer (\(n) bytes kept, e.g. Android filtered snoop): counted with its original length, not decoded"
         )
     }
     static func malformed(_ what: String, _ error: DecodeError) -> FindingKind {
-        .init(code: "decode.malformed", message: "malformed \(what): \(error)")
+        .init(.decodeMalformed, message: "malformed \(what): \(error)")
     }
 }

@@ -15,18 +15,18 @@ struct FindingsBound {
     private var limitsNoted = Set<String>()
 
     /// True the first time a `limit.*` bound is hit.
-    mutating func firstTime(_ limit: FindingKind) -> Bool { limitsNoted.insert(limit.code).inserted }
+    mutating func firstTime(_ limit: FindingKind) -> Bool { limitsNoted.insert(limit.code.id).inserted }
 
     mutating func compact(_ findings: inout [Finding]) {
         var kept = Array(findings[0..<compactedPrefix])
         var perCode = keptByCode
         for f in findings[compactedPrefix...] {
-            let n = perCode[f.kind.code, default: 0]
+            let n = perCode[f.kind.code.id, default: 0]
             if n < keptPerCode {
                 kept.append(f)
-                perCode[f.kind.code] = n + 1
+                perCode[f.kind.code.id] = n + 1
             } else {
-                suppressed[f.kind.code, default: (0, f.frame)].count += 1
+                suppressed[f.kind.code.id, default: (0, f.frame)].count += 1
             }
         }
         keptByCode = perCode
@@ -41,7 +41,7 @@ struct FindingsBound {
             Finding(
                 .info,
                 FindingKind(
-                    code: "limit.findings",
+                    .limitFindings,
                     message: "\(s.count) more \(code) findings not listed (the first \(keptPerCode) are)"), frame: s.firstFrame)
         }
     }

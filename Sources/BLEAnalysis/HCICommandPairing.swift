@@ -47,9 +47,12 @@ struct HCICommandPairing {
     ///
     /// Qualcomm controllers answer a vendor command they do not know with a Command Complete for opcode 0xFFFF (OGF
     /// 0x3F, OCF 0x3FF) and Unknown HCI Command: that answers the oldest vendor (OGF 0x3F) command waiting.
+    /// The opcode of that answer: OGF 0x3F (vendor), OCF 0x3FF.
+    static let unknownVendorCommandAnswer = HCICommand(ogf: 0x3F, ocf: 0x03FF)
+
     mutating func answer(_ opcode: HCICommand, controller: UInt16) -> Pending? {
         if let p = pending.removeValue(forKey: Self.key(controller, opcode)) { return p }
-        guard opcode.rawValue == 0xFFFF else { return nil }
+        guard opcode == Self.unknownVendorCommandAnswer else { return nil }
         let oldest = pending.filter { key, _ in
             UInt16(truncatingIfNeeded: key >> 16) == controller && HCICommand(UInt16(truncatingIfNeeded: key)).ogf == 0x3F
         }.min { $0.value.frame < $1.value.frame }

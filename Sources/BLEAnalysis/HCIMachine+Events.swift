@@ -77,7 +77,7 @@ extension HCIMachine {
                 Finding(
                     .info,
                     FindingKind(
-                        code: "hci.event-extra-bytes",
+                        .hciEventExtraBytes,
                         message:
                             "\(packet.name): \(decoding.ignoredBytes) byte(s) after the \(packet.parameters.count - decoding.ignoredBytes) the spec defines, ignored (as the Android stack and tshark do)"
                     ), frame: record.frame, offset: record.fileOffset))

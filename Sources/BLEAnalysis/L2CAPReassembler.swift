@@ -56,16 +56,16 @@ package struct L2CAPPDU {
 
 extension FindingKind {
     static func unexpectedContinuation(_ n: Int) -> FindingKind {
-        .init(code: "l2cap.unexpected-continuation", message: "L2CAP continuation fragment (\(n) bytes) without a start fragment: dropped")
+        .init(.l2capUnexpectedContinuation, message: "L2CAP continuation fragment (\(n) bytes) without a start fragment: dropped")
     }
     static func previousIncomplete(have: Int, expected: Int, since frame: Int) -> FindingKind {
         .init(
-            code: "l2cap.incomplete-sdu",
+            .l2capIncompleteSDU,
             message: "L2CAP PDU started at frame \(frame) had \(have) of \(expected) bytes when a new start fragment arrived: discarded")
     }
     static func frameTooLong(extra: Int, expected: Int) -> FindingKind {
         .init(
-            code: "l2cap.frame-too-long",
+            .l2capFrameTooLong,
             message: "L2CAP fragment carries \(extra) bytes more than the \(expected)-byte PDU: extra bytes ignored")
     }
     static func cutAtEnd(have: Int, expected: Int, since frame: Int, by end: L2CAPReassembler.End) -> FindingKind {
@@ -76,13 +76,10 @@ extension FindingKind {
             }
         // A start shorter than the basic header never said how long its PDU is (Core Spec Vol 3, Part A, 3.1).
         let size = expected > 0 ? "\(have) of \(expected) bytes" : "\(have) of the basic header's 4 bytes: its length never read"
-        return .init(code: "l2cap.cut-by-end", message: "L2CAP PDU started at frame \(frame) is cut by \(cause) (\(size))")
+        return .init(.l2capCutByEnd, message: "L2CAP PDU started at frame \(frame) is cut by \(cause) (\(size))")
     }
     static func cutByCapturer(have: Int) -> FindingKind {
-        .init(code: "l2cap.cut-by-capturer", message: "L2CAP PDU cut by the capturer (\(have) bytes kept): not decoded")
-    }
-    static func shortStart(_ n: Int) -> FindingKind {
-        .init(code: "l2cap.short-start", message: "L2CAP start fragment of \(n) bytes is shorter than the basic header; waiting for more")
+        .init(.l2capCutByCapturer, message: "L2CAP PDU cut by the capturer (\(have) bytes kept): not decoded")
     }
 }
 

@@ -42,21 +42,21 @@ extension FindingKind {
     /// The file ends inside a record: everything before it was read.
     public static func captureTruncatedFile(frame: Int, offset: Int64, needed: Int, available: Int) -> FindingKind {
         FindingKind(
-            code: "capture.truncated-file",
+            .captureTruncatedFile,
             message: "file ends inside record \(frame): header at offset \(offset) needs \(needed) bytes, \(available) available")
     }
 
     /// A record header states a length the format does not allow; reading stopped there.
     public static func captureInvalidRecordLength(frame: Int, offset: Int64, detail: String) -> FindingKind {
         FindingKind(
-            code: "capture.invalid-record-length",
+            .captureInvalidRecordLength,
             message: "record \(frame) at offset \(offset): \(detail); reading stopped here")
     }
 
     /// Records whose payload the capturer cut (included length < original length).
     public static func captureTruncatedRecords(count: Int, first: Int) -> FindingKind {
         FindingKind(
-            code: "capture.truncated-records",
+            .captureTruncatedRecords,
             message:
                 "\(count) record\(count == 1 ? "" : "s") cut by the capturer (included length < original length), first is frame \(first)")
     }
@@ -68,7 +68,7 @@ extension FindingKind {
         -> FindingKind
     {
         FindingKind(
-            code: "capture.timestamp-out-of-range",
+            .captureTimestampOutOfRange,
             message:
                 "\(count) record\(count == 1 ? "" : "s") with a \(unit) field of one second or more, first is frame \(first) "
                 + "(header at offset \(offset), \(unit) \(value)): read as the format defines it (seconds + field), "
@@ -78,7 +78,7 @@ extension FindingKind {
     /// Records of an H4 datalink whose packet indicator is not an HCI packet type (0x01–0x05): not decoded.
     public static func captureNonHCIIndicator(count: Int, first: Int, indicator: UInt8) -> FindingKind {
         FindingKind(
-            code: "capture.non-hci-records",
+            .captureNonHCIRecords,
             message:
                 "\(count) record\(count == 1 ? "" : "s") with an H4 packet indicator that is no HCI packet type "
                 + "(0x01–0x05, Core Vol 4, Part A, 2), first is frame \(first) (indicator \(hex(indicator))): "
@@ -87,11 +87,11 @@ extension FindingKind {
 
     /// The capture library or decompressor reported an error; reading stopped there.
     public static func captureReadError(_ detail: String) -> FindingKind {
-        FindingKind(code: "capture.read-error", message: detail)
+        FindingKind(.captureReadError, message: detail)
     }
 
     /// Something about the file worth knowing that is not an error.
     public static func captureNote(_ detail: String) -> FindingKind {
-        FindingKind(code: "capture.note", message: detail)
+        FindingKind(.captureNote, message: detail)
     }
 }

@@ -216,10 +216,3 @@ extension ValueCodec {
         value.withUnsafeBytes { decode($0, context: context) }
     }
 }
-
-extension FindingKind {
-    /// A codec decoded a value but found it wrong (bad checksum, truncated, unknown command…).
-    public static func codecProblem(codec: String, message: String, problem: String) -> FindingKind {
-        FindingKind(code: "codec.invalid-value", message: "\(codec).\(message): \(problem)")
-    }
-}

@@ -2,11 +2,8 @@
 ///
 /// Bad input becomes data plus a finding; decoding goes on at the next frame.
 public struct Finding: Hashable, Sendable, CustomStringConvertible {
-    public enum Severity: String, Hashable, Sendable, Comparable, CaseIterable {
-        case info, warning, error
-        private var rank: Int { self == .info ? 0 : self == .warning ? 1 : 2 }
-        public static func < (a: Self, b: Self) -> Bool { a.rank < b.rank }
-    }
+    /// The one severity scale (``BLECore/Severity``); the decoder's findings use info, warning and error.
+    public typealias Severity = BLECore.Severity
 
     public var severity: Severity
     public var kind: FindingKind
@@ -15,8 +12,10 @@ public struct Finding: Hashable, Sendable, CustomStringConvertible {
     /// Byte offset in the file (or in the record, as the message says), when known.
     public var offset: Int64?
 
+    /// `severity`: this finding's, at most its code's (``FindingCode/severity``: a finding may say less, never more).
     public init(_ severity: Severity, _ kind: FindingKind, frame: Int? = nil, offset: Int64? = nil) {
-        self.severity = severity
+        assert(severity <= kind.code.severity, "\(kind.code.id) is declared at most \(kind.code.severity), reported \(severity)")
+        self.severity = min(severity, kind.code.severity)
         self.kind = kind
         self.frame = frame
         self.offset = offset
@@ -33,25 +32,26 @@ public struct Finding: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What a finding is about: a stable machine-readable code and a human message.
+/// What a finding is about: its registered code (``FindingCode``, declared once with its layer, severity and
+/// explanation) and this occurrence's message.
 ///
-/// An open struct: each module adds the kinds it reports as static members in an extension,
-/// e.g. `.invalidSize(expected: 4, got: 2)`.
+/// Each module adds the kinds it reports as static members in an extension, e.g. `.invalidSize(expected: 4, got: 2)`,
+/// each naming its code by symbol: `FindingKind(.l2capFrameTooLong, message: …)`.
 public struct FindingKind: Hashable, Sendable {
-    /// Stable identifier (`"capture.truncated-file"`), for filtering and JSON.
-    public var code: String
+    /// The registered code; `code.id` (`"capture.truncated-file"`) is what outputs print.
+    public var code: FindingCode
     public var message: String
 
-    public init(code: String, message: String) {
+    public init(_ code: FindingCode, message: String) {
         self.code = code
         self.message = message
     }
 
     public static func invalidSize(expected: Int, got: Int) -> FindingKind {
-        FindingKind(code: "invalid-size", message: "invalid size: expected \(expected) bytes, got \(got)")
+        FindingKind(.invalidSize, message: "invalid size: expected \(expected) bytes, got \(got)")
     }
 
     public static func decode(_ error: DecodeError, what: String) -> FindingKind {
-        FindingKind(code: "decode-error", message: "\(what): \(error)")
+        FindingKind(.decodeError, message: "\(what): \(error)")
     }
 }

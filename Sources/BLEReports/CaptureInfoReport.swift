@@ -305,7 +305,7 @@ public func writeCompleteness(_ c: CaptureCompleteness, into w: inout JSONWriter
     w.beginArray("items")
     for i in c.items {
         w.beginObject()
-        w.field("code", i.code)
+        w.field("code", i.code.id)
         w.field("severity", i.severity.rawValue)
         w.field("message", i.message)
         w.field("frame", i.frame)
@@ -322,7 +322,7 @@ public func writeFindings(_ findings: [Finding], into w: inout JSONWriter, key: 
     for f in findings {
         w.beginObject()
         w.field("severity", f.severity.rawValue)
-        w.field("code", f.kind.code)
+        w.field("code", f.kind.code.id)
         w.field("message", f.message)
         w.field("frame", f.frame)
         w.field("offset", f.offset)

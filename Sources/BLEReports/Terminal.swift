@@ -41,6 +41,7 @@ public struct Terminal: Sendable {
         case .info: paint("info", .cyan)
         case .warning: paint("warning", .yellow)
         case .error: paint("error", .red)
+        case .critical: paint("critical", .red)
         }
     }
 }

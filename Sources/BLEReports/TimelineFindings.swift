@@ -41,7 +41,7 @@ public enum TimelineFindings {
             w.field("frame", f.frame)
             w.field("layer", "finding")
             w.field("severity", f.severity.rawValue)
-            w.field("code", f.kind.code)
+            w.field("code", f.kind.code.id)
             w.field("message", f.message)
             w.field("offset", f.offset)
             w.endObject()

@@ -113,7 +113,7 @@ public enum TransfersReport {
     static func writeFinding(_ f: Finding, to w: inout JSONWriter) {
         w.beginObject()
         w.field("severity", f.severity.rawValue)
-        w.field("code", f.kind.code)
+        w.field("code", f.kind.code.id)
         w.field("message", f.message)
         w.field("frame", f.frame)
         w.endObject()

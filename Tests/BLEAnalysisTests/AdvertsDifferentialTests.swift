@@ -86,7 +86,7 @@ import Testing
         // The only findings: AD data that runs past its end, on reports where tshark stopped on it too.
         let malformedFrames = Set(theirs.filter(\.malformed).map(\.frame))
         for f in tracker.findings {
-            guard f.kind.code == "adverts.malformed-data", let frame = f.frame, malformedFrames.contains(frame) else {
+            guard f.kind.code.id == "adverts.malformed-data", let frame = f.frame, malformedFrames.contains(frame) else {
                 Issue.record("unexpected finding \(f)")
                 continue
             }

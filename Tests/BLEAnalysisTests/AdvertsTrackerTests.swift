@@ -102,7 +102,7 @@ import Testing
         #expect(tag.rssiMin == -93)
         #expect(tag.rssiMax == -60)
         #expect(try #require(tracker.device(Self.phone, addressType: .public)).names.isEmpty)
-        #expect(tracker.findings.map(\.kind.code) == ["adverts.malformed-data"])
+        #expect(tracker.findings.map(\.kind.code.id) == ["adverts.malformed-data"])
         #expect(tracker.findings.first?.frame == 3)
     }
 
@@ -172,7 +172,7 @@ import Testing
         #expect(tracker.devices.count == 3)
         #expect(tracker.reportCount == 10)
         #expect(tracker.untrackedReports == 4)
-        #expect(tracker.findings.map(\.kind.code) == ["adverts.too-many-devices"])
+        #expect(tracker.findings.map(\.kind.code.id) == ["adverts.too-many-devices"])
         #expect(tracker.devices[0].names == ["n0", "n5"])  // the first two distinct names
         #expect(tracker.devices[0].droppedValues == 0)
         tracker.observe(
@@ -196,7 +196,7 @@ import Testing
         let d = try #require(tracker.device(Self.tag, addressType: .public))
         #expect(d.malformedReports == 2)
         #expect(d.flags == [.leGeneralDiscoverable, .brEDRNotSupported])
-        #expect(tracker.findings.map(\.kind.code) == ["adverts.malformed-data", "decode.malformed"])
+        #expect(tracker.findings.map(\.kind.code.id) == ["adverts.malformed-data", "decode.malformed"])
         #expect(tracker.findings.map(\.frame) == [1, 3])
     }
 }

@@ -53,7 +53,7 @@ import Testing
         sink.noteLimit(.heldBytes(32 << 20), frame: 7)
         sink.finishFindings()
         #expect(sink.findings.map(\.frame) == [5, 9])
-        #expect(sink.findings.map(\.kind.code) == ["limit.held-bytes", "hci.command-unanswered"])
+        #expect(sink.findings.map(\.kind.code.id) == ["limit.held-bytes", "hci.command-unanswered"])
     }
 
     @Test func evidenceIsRecordedOnlyWhenThePassGathersIt() {

@@ -38,7 +38,7 @@ import Testing
     @Test func findingsBeyondTheBoundAreCountedNotKept() {
         var bound = FindingsBound()
         bound.keptPerCode = 2
-        let a = FindingKind(code: "x.a", message: "a"), b = FindingKind(code: "x.b", message: "b")
+        let a = FindingKind(.l2capFrameTooLong, message: "a"), b = FindingKind(.l2capNoCredit, message: "b")
         var findings = (1...5).map { Finding(.warning, a, frame: $0) } + [Finding(.info, b, frame: 6)]
         bound.compact(&findings)
         #expect(findings.map(\.frame) == [1, 2, 6])
@@ -50,8 +50,8 @@ import Testing
         let notes = bound.omissions()
         #expect(
             notes.map(\.kind.message) == [
-                "3 more x.a findings not listed (the first 2 are)",
-                "1 more x.b findings not listed (the first 2 are)",
+                "3 more l2cap.frame-too-long findings not listed (the first 2 are)",
+                "1 more l2cap.no-credit findings not listed (the first 2 are)",
             ])
         #expect(notes.map(\.frame) == [3, 8])
         #expect(bound.firstTime(.tooManyPendingCommands(1)) && !bound.firstTime(.tooManyPendingCommands(1)))

@@ -66,7 +66,7 @@ import Testing
         let (analyzer, events) = try Self.analyze(b)
         let att = Self.att(events)
         #expect(att[0].responseFrame == 3 && att[1].requestFrame == 2 && att[1].handle == 0x0E)
-        let unanswered = analyzer.findings.filter { $0.kind.code == "att.request-unanswered" }
+        let unanswered = analyzer.findings.filter { $0.kind.code.id == "att.request-unanswered" }
         #expect(unanswered.map(\.frame) == [4])
         #expect(analyzer.connections[0].endFrame == 5)
         #expect(analyzer.connections[0].disconnectReason == "Remote User Terminated Connection")
@@ -130,7 +130,7 @@ import Testing
     @Test func valuesLongerThanTheMTUAreFlagged() throws {
         let b = CaptureBuilder().connect(handle: 0x40).notify(handle: 0x2A, Array(repeating: 1, count: 30), connection: 0x40)
         let (analyzer, _) = try Self.analyze(b)
-        #expect(analyzer.findings.map(\.kind.code) == ["att.pdu-exceeds-mtu"])
+        #expect(analyzer.findings.map(\.kind.code.id) == ["att.pdu-exceeds-mtu"])
         #expect(analyzer.findings.first?.frame == 2)
     }
 
@@ -139,7 +139,7 @@ import Testing
         let (analyzer, events) = try Self.analyze(b)
         #expect(analyzer.connections.count == 1)
         #expect(analyzer.connections[0].inferred)
-        #expect(analyzer.findings.map(\.kind.code) == ["hci.connection-inferred"])
+        #expect(analyzer.findings.map(\.kind.code.id) == ["hci.connection-inferred"])
         #expect(Self.att(events).first?.connection == 0x0B)
     }
 
@@ -150,7 +150,7 @@ import Testing
             .command(HCIBuild.command(.leReadBufferSize))
         let (analyzer, events) = try Self.analyze(b)
         #expect(events[0].responseFrame == 2 && events[0].latency == 500 && events[1].requestFrame == 1)
-        #expect(analyzer.findings.map(\.kind.code) == ["hci.command-unanswered"])
+        #expect(analyzer.findings.map(\.kind.code.id) == ["hci.command-unanswered"])
         #expect(analyzer.findings.first?.frame == 3)
     }
 
@@ -160,7 +160,7 @@ import Testing
         let b = CaptureBuilder().connect(handle: 0x40).record(.acl, .rx, first).disconnect(handle: 0x40)
         let (analyzer, events) = try Self.analyze(b)
         #expect(Self.att(events).isEmpty)
-        #expect(analyzer.findings.map(\.kind.code) == ["l2cap.cut-by-end"])
+        #expect(analyzer.findings.map(\.kind.code.id) == ["l2cap.cut-by-end"])
         #expect(analyzer.findings.first?.frame == 3)
     }
 

@@ -12,7 +12,7 @@ import Testing
     static func analyze(_ b: CaptureBuilder, options: AnalyzerOptions = AnalyzerOptions()) throws -> (Analyzer, [TimelineEvent]) {
         try AnalyzerTests.analyze(b, options: options)
     }
-    static func codes(_ analyzer: Analyzer) -> [String] { analyzer.findings.map(\.kind.code) }
+    static func codes(_ analyzer: Analyzer) -> [String] { analyzer.findings.map(\.kind.code.id) }
 
     // MARK: builder round trip
 
@@ -89,7 +89,7 @@ import Testing
         // The database is the connection's, whatever the bearer: the service discovered on BR/EDR names the CCCD write.
         #expect(c.gatt.services.map(\.uuid) == [Self.hrService])
         // Only the 343-byte notification exceeds ATT_MTU 339.
-        let mtu = analyzer.findings.filter { $0.kind.code == "att.pdu-exceeds-mtu" }
+        let mtu = analyzer.findings.filter { $0.kind.code.id == "att.pdu-exceeds-mtu" }
         #expect(mtu.map(\.frame) == [18])
         #expect(mtu.first?.message.contains("bredr bearer's ATT_MTU 339") == true)
         // Decode health: 6 signalling + 7 ATT PDUs (the 4-fragment one counts once), nothing lost.
@@ -110,7 +110,7 @@ import Testing
         let (analyzer, _) = try Self.analyze(b)
         #expect(analyzer.connections[0].channels.first?.commonMTU == 672)
         // 672 fits, 673 does not.
-        #expect(analyzer.findings.filter { $0.kind.code == "att.pdu-exceeds-mtu" }.map(\.frame) == [13])
+        #expect(analyzer.findings.filter { $0.kind.code.id == "att.pdu-exceeds-mtu" }.map(\.frame) == [13])
     }
 
     @Test func refusedAndPendingConnectionsOpenNothing() throws {
@@ -180,7 +180,7 @@ import Testing
             bearer: .eatt(cid: 0x0041, mps: 64))
         let end = b2.nextFrame
         let (analyzer, events) = try Self.analyze(b2)
-        let over = analyzer.findings.filter { $0.kind.code == "att.pdu-exceeds-mtu" }.map(\.frame)
+        let over = analyzer.findings.filter { $0.kind.code.id == "att.pdu-exceeds-mtu" }.map(\.frame)
         // The fixed-bearer notification (287 L2CAP bytes) takes two ACL packets, 6 and 7.
         #expect(over == [7, end - 1])
         #expect(AnalyzerTests.att(events).filter { $0.code == 0x1B }.map(\.frame) == [7, tooBig - 1, end - 1])
@@ -192,12 +192,12 @@ import Testing
             .att(.readRequest(handle: 0x0003), handle: 0x0040, .tx, bearer: .eatt(cid: 0x0060, mps: 64))  // 6
             .att(.readResponse(value: [1]), handle: 0x0040, .rx)  // 7: on the fixed bearer
         let (analyzer, events) = try Self.analyze(b)
-        let f = try #require(analyzer.findings.first { $0.kind.code == "att.response-on-other-bearer" })
+        let f = try #require(analyzer.findings.first { $0.kind.code.id == "att.response-on-other-bearer" })
         #expect(f.frame == 7)
         #expect(f.message.contains("le-fixed bearer (CID 0x0004)") && f.message.contains("frame 6") && f.message.contains("eatt bearer"))
         // Not paired, and the request is still waiting at the end.
         #expect(AnalyzerTests.att(events).first { $0.frame == 7 }?.requestFrame == nil)
-        #expect(analyzer.findings.contains { $0.kind.code == "att.request-unanswered" && $0.frame == 6 })
+        #expect(analyzer.findings.contains { $0.kind.code.id == "att.request-unanswered" && $0.frame == 6 })
     }
 
     @Test func exchangeMTUOnAnEnhancedBearerIsIgnored() throws {
@@ -282,7 +282,7 @@ import Testing
         let c = analyzer.connections[0]
         #expect(c.decode.reassemblyDropped == lost)
         #expect(c.decode.attempted == 21 && c.decode.l2capPDUs == 21 - lost)
-        let health = analyzer.findings.filter { $0.kind.code == "decode.health" }
+        let health = analyzer.findings.filter { $0.kind.code.id == "decode.health" }
         #expect(health.count == (warns ? 1 : 0))
         if warns {
             #expect(health[0].frame == lostFrames[0])
@@ -299,7 +299,7 @@ import Testing
         #expect(
             analyzer.connections[0].decode.unclaimedByCID[0x0077]
                 == CIDTally(pdus: n, bytes: 5 * n, firstFrame: first, lastFrame: first + n - 1))
-        let health = analyzer.findings.filter { $0.kind.code == "decode.health" }
+        let health = analyzer.findings.filter { $0.kind.code.id == "decode.health" }
         #expect(health.count == (warns ? 1 : 0))
         if warns { #expect(health[0].message.contains("CID 0x0077 4 PDUs (frames \(first)–\(first + 3))")) }
     }
@@ -310,7 +310,7 @@ import Testing
         for _ in 0..<3 { b = b.record(.acl, .rx, ACLPacket(handle: 0x0040, packetBoundary: .continuation, data: [9]).bytes) }
         b = b.notify(handle: 3, [1], connection: 0x0041)
         let (analyzer, _) = try Self.analyze(b)
-        let health = analyzer.findings.filter { $0.kind.code == "decode.health" }
+        let health = analyzer.findings.filter { $0.kind.code.id == "decode.health" }
         #expect(health.count == 1)
         #expect(health.first?.message.hasPrefix("connection #1 (handle 0x0040, LE)") == true)
         #expect(health.first?.message.contains("3 of 8 L2CAP PDUs (37.5 %) incomplete") == true)
@@ -344,7 +344,7 @@ import Testing
                 == {
                     var v = VendorTrace(); v.packets = 2; v.bytes = 24; v.firstFrame = 1; v.lastFrame = 2; v.handles = [0x0EDC]; return v
                 }())
-        #expect(a1.findings.map(\.kind.code) == ["decode.vendor-trace"])
+        #expect(a1.findings.map(\.kind.code.id) == ["decode.vendor-trace"])
         // A connection on that handle decodes as any other.
         let (a2, e2) = try Self.analyze(CaptureBuilder().connect(handle: 0x0EDC).record(.acl, .rx, trace))
         #expect(AnalyzerTests.att(e2).map(\.frame) == [2])
@@ -370,7 +370,7 @@ import Testing
             )
             .att(.readRequest(handle: 3), handle: 0x000B, .tx, bearer: .bredr(cid: 0x0055))
         let (analyzer, _) = try Self.analyze(b)
-        let malformed = try #require(analyzer.findings.first { $0.kind.code == "decode.malformed" })
+        let malformed = try #require(analyzer.findings.first { $0.kind.code.id == "decode.malformed" })
         #expect(malformed.frame == 2)
         #expect(analyzer.connections[0].channels.isEmpty)
         #expect(analyzer.connections[0].decode.unclaimedByCID[0x0055]?.pdus == 1)

@@ -78,7 +78,7 @@ import Testing
         #expect(t.transfers[0].complete)
         #expect(!t.transfers[1].complete)
         #expect(t.transfers[1].data == Self.message(60))
-        #expect(t.transfers[1].findings.map(\.kind.code) == ["transfer.incomplete"])
+        #expect(t.transfers[1].findings.map(\.kind.code.id) == ["transfer.incomplete"])
         #expect(t.transfers[1].findings[0].message.contains("disconnection"))
     }
 
@@ -96,7 +96,7 @@ import Testing
             [.notify(1, uuid: appleUUID, Array("EOM".utf8))] + Self.eomEvents([1, 2, 3], chunk: 20, from: 2)
                 + [.notify(9, uuid: appleUUID, Array("EOM".utf8))])
         #expect(t.transfers.count == 1)
-        #expect(t.findings.map(\.kind.code) == ["transfer.empty", "transfer.empty"])
+        #expect(t.findings.map(\.kind.code.id) == ["transfer.empty", "transfer.empty"])
         #expect(t.findings.map(\.frame) == [1, 9])
     }
 
@@ -141,7 +141,7 @@ import Testing
         feed(&t, Self.eomEvents(Self.message(250), chunk: 20, from: 1))
         #expect(t.transfers[0].data.count == 100)
         #expect(t.transfers[0].length == 250)
-        #expect(t.transfers[0].findings.map(\.kind.code) == ["transfer.too-long"])
+        #expect(t.transfers[0].findings.map(\.kind.code.id) == ["transfer.too-long"])
     }
 
     @Test func sequenceRolesInsideEOMMessage() {
@@ -183,7 +183,7 @@ import Testing
         #expect(t.transfers[0].missingIndices == [1])
         #expect(t.transfers[0].duplicateIndices == [2])
         #expect(!t.transfers[0].complete)
-        #expect(t.transfers[0].findings.contains { $0.kind.code == "transfer.incomplete" })
+        #expect(t.transfers[0].findings.contains { $0.kind.code.id == "transfer.incomplete" })
     }
 
     @Test(arguments: [20, 100, 182, 244])

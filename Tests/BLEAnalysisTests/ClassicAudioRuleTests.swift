@@ -38,9 +38,9 @@ import Testing
     }
 
     @Test func br08RejectionWithAndWithoutAStartAfter() throws {
-        // The Start rejected at 33 (BAD_STATE) has no Start after it: a warning.
+        // The Start rejected at 33 (BAD_STATE) has no Start after it: an error (no A2DP audio).
         let d = BR08AVDTPRejected.evaluate(try Self.evidence(ClassicProfilesFlowTests.a2dp()))
-        #expect(d.map(\.frame) == [33] && d.first?.severity == .warning && d.first?.message.contains("BAD_STATE (0x31)") == true)
+        #expect(d.map(\.frame) == [33] && d.first?.severity == .error && d.first?.message.contains("BAD_STATE (0x31)") == true)
         // Near miss: a Start accepted after the rejection makes it context (info), not a failure.
         let b = ClassicProfilesFlowTests.avdtp(
             ClassicProfilesFlowTests.avdtp(
@@ -74,7 +74,7 @@ import Testing
         for r in ClassicProfilesFlowTests.capture().records.prefix(29) { b = b.record(r.kind, r.direction, r.bytes) }
         b = ClassicProfilesFlowTests.at(b, "\r\nERROR\r\n", rx: false)
         let d = BR10HFPConnectionFailed.evaluate(try Self.evidence(b))
-        #expect(d.map(\.frame) == [30] && d.first?.severity == .critical && d.first?.message.contains("AT+CIND=? got ERROR") == true)
+        #expect(d.map(\.frame) == [30] && d.first?.severity == .error && d.first?.message.contains("AT+CIND=? got ERROR") == true)
         #expect(BR10HFPConnectionFailed.evaluate(try Self.evidence(ClassicProfilesFlowTests.capture())).isEmpty)
     }
 

@@ -38,7 +38,7 @@ import Testing
         let info = CaptureInfo(reading: try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "filtered.btsnoop"))
         let c = info.completeness
         #expect(c.verdict == "incomplete")
-        let item = try #require(c.items.first { $0.code == "acl-payload-cut" })
+        let item = try #require(c.items.first { $0.code.id == "acl-payload-cut" })
         #expect(item.count == 12 && item.frame == cut.first && item.severity == .warning)
         #expect(item.message.hasPrefix("ACL payloads cut to at most 14 bytes in 12 of 13 ACL records (Android filtered snoop log)"))
         #expect(item.message.contains("ATT values") && item.message.contains("transfers"))
@@ -91,7 +91,7 @@ import Testing
         let file = try CaptureFile.open(bytes: text, name: "bugreport.txt")
         #expect(file.format.name == "btsnooz")
         let c = Self.completeness(file)
-        let item = try #require(c.items.first { $0.code == "acl-payload-cut" })
+        let item = try #require(c.items.first { $0.code.id == "acl-payload-cut" })
         #expect(item.count == cut.count)
         #expect(item.message.contains("(btsnooz log from a bug report)"))
     }
@@ -129,7 +129,7 @@ import Testing
             frame += 1
         }
         let c = Self.completeness(try CaptureFile.open(bytes: bytes, name: "items.btsnoop"))
-        func item(_ code: String) -> CaptureCompleteness.Item? { c.items.first { $0.code == code } }
+        func item(_ code: String) -> CaptureCompleteness.Item? { c.items.first { $0.code.id == code } }
         #expect(item("time-backwards")?.frame == 4)
         #expect(item("time-gap")?.frame == 5)
         #expect(item("time-gap")?.message.contains("3 min 19 s") == true)
@@ -153,15 +153,15 @@ import Testing
             .disconnect(handle: 0x40)  // 4
             .command([0x03, 0x0C, 0x00])  // 5: reset, no link open
         let c = Self.completeness(try CaptureFile.open(bytes: b.btsnoopBytes(), name: "jitter.btsnoop"))
-        let back = try #require(c.items.first { $0.code == "time-backwards" })
+        let back = try #require(c.items.first { $0.code.id == "time-backwards" })
         #expect(back.severity == .info && back.frame == 3 && back.message.contains("by at most 906 µs"))
-        let reset = try #require(c.items.first { $0.code == "controller-reset" })
+        let reset = try #require(c.items.first { $0.code.id == "controller-reset" })
         #expect(reset.severity == .info && reset.frame == 5 && reset.message.contains("with no link open"))
         #expect(c.verdict == "complete with notes")
         // The same reset with the link still open dropped it.
         let open = CaptureBuilder(step: 1_000).connect(handle: 0x40).notify(handle: 0x2A, [1], connection: 0x40).command([0x03, 0x0C, 0x00])
         let d = Self.completeness(try CaptureFile.open(bytes: open.btsnoopBytes(), name: "reset.btsnoop"))
-        #expect(d.items.first { $0.code == "controller-reset" }?.severity == .warning && d.verdict == "incomplete")
+        #expect(d.items.first { $0.code.id == "controller-reset" }?.severity == .warning && d.verdict == "incomplete")
     }
 
     /// A step back of exactly 10 ms (the Bafang iOS PacketLogger log's largest, frame 22941: tshark's
@@ -173,7 +173,7 @@ import Testing
             .at(microsecondsFromStart: 20_000).notify(handle: 0x2A, [1], connection: 0x40)  // 2
             .at(microsecondsFromStart: 20_000 - back).notify(handle: 0x2A, [2], connection: 0x40)  // 3
         let c = Self.completeness(try CaptureFile.open(bytes: b.btsnoopBytes(), name: "step.btsnoop"))
-        let item = try #require(c.items.first { $0.code == "time-backwards" })
+        let item = try #require(c.items.first { $0.code.id == "time-backwards" })
         #expect(item.frame == 3 && (item.severity == .warning) == (back > 10_000))
         #expect(c.verdict == verdict && c.headline.hasPrefix(verdict + ": ") && c.hasWarnings == (back > 10_000))
     }
@@ -182,16 +182,16 @@ import Testing
     /// there), a clock that jumped back "out of time order"; a record missing makes it "incomplete" whatever else, and
     /// the headline leads with the item that gives the verdict.
     @Test func theVerdictIsTheGravestOfWhatIsMissingUnreadableOrMistimed() {
-        let back = CaptureCompleteness.Item(code: "time-backwards", severity: .warning, message: "timestamps go backwards", frame: 5)
-        let key = CaptureCompleteness.Item(code: "encrypted-no-key", severity: .warning, message: "link encrypted from frame 18", frame: 18)
-        let drops = CaptureCompleteness.Item(code: "drops", severity: .warning, message: "the capturer dropped 3 packets", frame: 40)
+        let back = CaptureCompleteness.Item(code: .timeBackwards, severity: .warning, message: "timestamps go backwards", frame: 5)
+        let key = CaptureCompleteness.Item(code: .encryptedNoKey, severity: .warning, message: "link encrypted from frame 18", frame: 18)
+        let drops = CaptureCompleteness.Item(code: .drops, severity: .warning, message: "the capturer dropped 3 packets", frame: 40)
         #expect(CaptureCompleteness(items: [back]).verdict == "out of time order")
         let unreadable = CaptureCompleteness(items: [back, key])
         #expect(unreadable.verdict == "not decrypted" && unreadable.headline == "not decrypted: link encrypted from frame 18 (+1 more)")
         let missing = CaptureCompleteness(items: [back, key, drops])
         #expect(missing.verdict == "incomplete" && missing.headline == "incomplete: the capturer dropped 3 packets (+2 more)")
         var fromFindings = CaptureCompleteness()
-        fromFindings.add(analysisFindings: [Finding(.warning, FindingKind(code: "ll.encrypted-no-key", message: "no key"), frame: 18)])
+        fromFindings.add(analysisFindings: [Finding(.warning, FindingKind(.llEncryptedNoKey, message: "no key"), frame: 18)])
         #expect(fromFindings.verdict == "not decrypted")
     }
 
@@ -208,7 +208,7 @@ import Testing
         }
         b = b.disconnect(handle: 0x81).notify(handle: 0x2A, [9], connection: 0x81).notify(handle: 0x2A, [9], connection: 0xF00)
         let c = Self.completeness(try CaptureFile.open(bytes: b.btsnoopBytes(), name: "slots.btsnoop"))
-        let item = try #require(c.items.first { $0.code == "started-before-capture" })
+        let item = try #require(c.items.first { $0.code.id == "started-before-capture" })
         // 0x0001, 0x0081, 0x00C1: traffic without a Connection Complete; frame 2 is the first notification.
         #expect(item.count == 3 && item.frame == 2)
         #expect(item.message.contains("traffic on 0x0001, 0x0081, 0x00c1 from frame 2") && !item.message.contains("0x0041"))

@@ -81,6 +81,6 @@ import Testing
         #expect(c.map(\.endFrame) == [3, nil, 7, nil])
         #expect(c.map(\.inferred) == [false, false, true, true])
         #expect(c.map(\.attPDUs) == [1, 1, 1, 1])
-        #expect(analyzer.findings.filter { $0.kind.code == "hci.connection-inferred" }.map(\.frame) == [6])
+        #expect(analyzer.findings.filter { $0.kind.code.id == "hci.connection-inferred" }.map(\.frame) == [6])
     }
 }

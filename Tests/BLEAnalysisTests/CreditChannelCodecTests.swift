@@ -86,7 +86,7 @@ import Testing
     @Test func aBadChecksumIsAFindingNamingTheChannel() throws {
         let (b, _, frames) = Self.capture(records: 3, badRecord: 1)
         let (analyzer, _) = try AnalyzerTests.analyze(b, options: try Self.options())
-        let bad = analyzer.findings.filter { $0.kind.code == "codec.invalid" }
+        let bad = analyzer.findings.filter { $0.kind.code.id == "codec.invalid" }
         #expect(bad.map(\.frame) == [frames[1]])
         #expect(bad.first?.kind.message.contains("CID 0x0040 (PSM 0x0080)") == true)
     }

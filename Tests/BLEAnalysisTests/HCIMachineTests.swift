@@ -140,7 +140,7 @@ import Testing
         // LE Create Connection Cancel (0x200E) is never answered: said at the end, with its evidence.
         try command("0E 20 00", frame: 3)
         machine.finish()
-        #expect(sink.findings.map(\.kind.code) == ["hci.command-unanswered"])
+        #expect(sink.findings.map(\.kind.code.id) == ["hci.command-unanswered"])
         #expect(sink.findings.map(\.frame) == [3])
     }
 }

@@ -93,7 +93,7 @@ import Testing
         let packets = Self.packets(Self.sdu, size: 50)
         #expect(try Self.feed(packets[1], into: &r, frame: 1, findings: &findings) == nil)
         #expect(try Self.feed(packets[2], into: &r, frame: 2, findings: &findings) == nil)
-        #expect(findings.map(\.kind.code) == ["iso.unexpected-continuation", "iso.unexpected-continuation"])
+        #expect(findings.map(\.kind.code.id) == ["iso.unexpected-continuation", "iso.unexpected-continuation"])
     }
 
     @Test func aNewSDUBeforeTheLastEndedDiscardsIt() throws {
@@ -104,7 +104,7 @@ import Testing
         #expect(try Self.feed(first[0], into: &r, frame: 1, findings: &findings) == nil)
         let s = try #require(try Self.feed(second[0], into: &r, frame: 2, findings: &findings))
         #expect(s.sequenceNumber == 8 && s.length == 3)
-        #expect(findings.map(\.kind.code) == ["iso.incomplete-sdu"])
+        #expect(findings.map(\.kind.code.id) == ["iso.incomplete-sdu"])
         #expect(findings.first?.frame == 2)
     }
 
@@ -114,7 +114,7 @@ import Testing
         let packet = ISOHeader(handle: 1, boundary: .complete, sequenceNumber: 1, sduLength: 2, fragmentLength: 4).packet([9, 8, 7, 6])
         let s = try #require(try Self.feed(packet, into: &r, frame: 1, findings: &findings))
         #expect(s.bytes == [9, 8] && s.received == 2)
-        #expect(findings.map(\.kind.code) == ["iso.sdu-too-long"])
+        #expect(findings.map(\.kind.code.id) == ["iso.sdu-too-long"])
     }
 
     @Test func aLostSDUIsWholeAndEmpty() throws {
@@ -130,7 +130,7 @@ import Testing
         var findings: [Finding] = []
         _ = try Self.feed(Self.packets(Self.sdu, size: 50)[0], into: &r, frame: 1, findings: &findings)
         r.finish(findings: &findings, frame: 9)
-        #expect(findings.map(\.kind.code) == ["iso.cut-by-end"])
+        #expect(findings.map(\.kind.code.id) == ["iso.cut-by-end"])
     }
 
     /// The health counts of a stream built packet by packet: gaps, flags, bursts, wrap of the sequence numbers.

@@ -44,7 +44,7 @@ import Testing
         let pdu = Self.pdu(valueLength: 10)
         let result = Self.feedAll([Array(pdu[4...]), pdu], starts: [false, true])
         #expect(result.pdus == [pdu])
-        #expect(result.findings.map(\.kind.code) == ["l2cap.unexpected-continuation"])
+        #expect(result.findings.map(\.kind.code.id) == ["l2cap.unexpected-continuation"])
         #expect(result.findings.first?.frame == 1)
     }
 
@@ -52,7 +52,7 @@ import Testing
         let a = Self.pdu(valueLength: 40), b = Self.pdu(valueLength: 5, seed: 9)
         let result = Self.feedAll([Array(a[0..<20]), b], starts: [true, true])
         #expect(result.pdus == [b])
-        #expect(result.findings.map(\.kind.code) == ["l2cap.incomplete-sdu"])
+        #expect(result.findings.map(\.kind.code.id) == ["l2cap.incomplete-sdu"])
         #expect(result.findings.first?.frame == 2)
     }
 
@@ -70,7 +70,7 @@ import Testing
             }
             r.finish(findings: &findings, frame: 9, end: end)
         }
-        #expect(findings.map(\.kind.code) == ["l2cap.cut-by-end", "l2cap.cut-by-end"])
+        #expect(findings.map(\.kind.code.id) == ["l2cap.cut-by-end", "l2cap.cut-by-end"])
         #expect(
             findings.map(\.kind.message) == [
                 "L2CAP PDU started at frame 4 is cut by the link's end at frame 9 (20 of 47 bytes)",
@@ -95,14 +95,14 @@ import Testing
         let a = Self.pdu(valueLength: 4)
         let result = Self.feedAll([Array(a[0..<5]), Array(a[5...]) + [0xEE, 0xEE]])
         #expect(result.pdus == [a])
-        #expect(result.findings.map(\.kind.code) == ["l2cap.frame-too-long"])
+        #expect(result.findings.map(\.kind.code.id) == ["l2cap.frame-too-long"])
     }
 
     @Test func pduCutByTheEndOfTheCaptureIsReported() {
         let a = Self.pdu(valueLength: 100)
         let result = Self.feedAll([Array(a[0..<30]), Array(a[30..<60])])
         #expect(result.pdus.isEmpty)
-        #expect(result.findings.map(\.kind.code) == ["l2cap.cut-by-end"])
+        #expect(result.findings.map(\.kind.code.id) == ["l2cap.cut-by-end"])
         #expect(result.findings.first?.message.contains("60 of 107 bytes") == true)
     }
 }

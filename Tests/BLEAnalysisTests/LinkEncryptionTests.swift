@@ -126,7 +126,7 @@ struct EncryptedLinkBuilder {
         #expect(ll.decryptedHere == 8 && ll.retransmissions == 1 && ll.encryptedUndecrypted == 0 && ll.micFailures == 0)
         let started = r.timeline.filter { $0.name == "Encryption started" }
         #expect(started.count == 1 && started[0].summary.contains("LTK 0F241772AC270CAFEE654186F0A65D5F (--ltk)"))
-        #expect(!r.analyzer.findings.contains { $0.kind.code.hasPrefix("ll.") })
+        #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("ll.") })
     }
 
     @Test func withoutTheKeyOneFindingSaysWhatIsMissing() throws {
@@ -136,11 +136,11 @@ struct EncryptedLinkBuilder {
         for keys in [LinkKeyMaterial(), try LinkKeyMaterial(ltkOption: "00112233445566778899AABBCCDDEEFF")] {
             let r = Self.run(try link.capture(), keys: keys)
             #expect(r.notifications.isEmpty)
-            let found = r.analyzer.findings.filter { $0.kind.code == "ll.encrypted-no-key" }
+            let found = r.analyzer.findings.filter { $0.kind.code.id == "ll.encrypted-no-key" }
             // 2 LL_START_ENC_RSP + 3 fragments, reported once, at the first encrypted frame (the 5th record).
             #expect(found.count == 1 && found[0].frame == 5 && found[0].kind.message.contains("5 encrypted PDUs"))
             #expect(r.analyzer.connections.first?.linkLayer?.encryptedUndecrypted == 5)
-            #expect(!r.analyzer.findings.contains { $0.kind.code.hasPrefix("l2cap.") })
+            #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") })
         }
     }
 
@@ -155,7 +155,7 @@ struct EncryptedLinkBuilder {
         let r = Self.run(try link.capture(), keys: try LinkKeyMaterial(ltkOption: EncryptedLinkBuilder.ltkText))
         #expect(r.notifications.map(\.value) == [Array(0..<20), Array(20..<40), [9, 9, 9]])
         #expect(r.analyzer.connections.first?.linkLayer?.micFailures == 1)
-        #expect(r.analyzer.findings.filter { $0.kind.code == "ll.mic-failed" }.count == 1)
+        #expect(r.analyzer.findings.filter { $0.kind.code.id == "ll.mic-failed" }.count == 1)
     }
 
     /// The encryption start with both LL_START_ENC_RSPs flagged unencrypted (nRF Sniffer on a fuzzer's link: corpus
@@ -199,7 +199,7 @@ struct EncryptedLinkBuilder {
             let r = Self.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"))
             #expect(r.notifications.map(\.value) == [Array(0..<40)], "MIC kept: \(keepMIC)")
             #expect(r.analyzer.connections.first?.linkLayer?.decryptedByCapturer == 3)
-            #expect(!r.analyzer.findings.contains { $0.kind.code.hasPrefix("l2cap.") })
+            #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") })
         }
     }
 
@@ -351,7 +351,7 @@ struct EncryptedLinkBuilder {
         #expect(r.timeline.filter { $0.layer == .att }.count == 18)
         let ll = try #require(r.analyzer.connections.first?.linkLayer)
         #expect(ll.micFailures == 19 && ll.decryptedByCapturer == 39 - 19)
-        #expect(r.analyzer.findings.filter { $0.kind.code == "ll.mic-failed" }.map(\.frame) == [503])
-        #expect(!r.analyzer.findings.contains { $0.kind.code.hasPrefix("l2cap.") })
+        #expect(r.analyzer.findings.filter { $0.kind.code.id == "ll.mic-failed" }.map(\.frame) == [503])
+        #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") })
     }
 }

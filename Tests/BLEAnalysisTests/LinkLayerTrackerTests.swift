@@ -209,7 +209,7 @@ struct NordicBuilder {
         b.data(.continuation, [], central: false, event: 0)
         var run = LLRun()
         run.feed(b.records)
-        #expect(run.findings.map(\.kind.code).prefix(1) == ["ll.malformed"])
+        #expect(run.findings.map(\.kind.code.id).prefix(1) == ["ll.malformed"])
         #expect(run.starts.filter { !$0.inferred }.count == (opens ? 1 : 0))
         guard opens, let link = run.starts.first else { return }
         #expect(link.accessAddress == NordicBuilder.aa && link.startFrame == 1 && link.peripheral?.value == 0xC0FF_EE00_0001)
@@ -226,7 +226,7 @@ struct NordicBuilder {
         var run = LLRun()
         run.feed(b.records)
         #expect(run.pdus.isEmpty)
-        #expect(run.findings.map(\.kind.code) == ["l2cap.unexpected-continuation", "l2cap.cut-by-end"])
+        #expect(run.findings.map(\.kind.code.id) == ["l2cap.unexpected-continuation", "l2cap.cut-by-end"])
         #expect(run.findings.first?.frame == 2)
     }
 
@@ -259,7 +259,7 @@ struct NordicBuilder {
             }
             var run = LLRun()
             run.feed(b.records)
-            return run.findings.filter { $0.kind.code == "ll.advertising-crc" }
+            return run.findings.filter { $0.kind.code.id == "ll.advertising-crc" }
         }
         let all = adverts(bad: [1, 2, 3, 4], of: 4)
         #expect(all.count == 1 && all.first?.severity == .warning && all.first?.frame == 1)

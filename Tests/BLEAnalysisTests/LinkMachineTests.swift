@@ -112,7 +112,7 @@ import Testing
         #expect(analyzer.connections.map(\.accessAddress) == [NordicBuilder.aa.description, joined.description])
         #expect(analyzer.connections[1].inferred && analyzer.connections[1].startFrame == 6)
         #expect(analyzer.connections[1].linkLayer?.packets == 2)
-        let unanswered = analyzer.findings.filter { $0.kind.code == "ll.unanswered-pdus" }
+        let unanswered = analyzer.findings.filter { $0.kind.code.id == "ll.unanswered-pdus" }
         #expect(unanswered.map(\.frame) == [3])
         #expect(unanswered.first?.message.hasPrefix("2 data PDUs at access addresses no CONNECT_IND announced (first at frame 3)") == true)
     }
@@ -134,7 +134,7 @@ import Testing
         #expect(analyzer.connections.map(\.handle) == [0x41, 0x40])
         #expect(analyzer.connections[1].inferred && analyzer.connections[1].linkQuality.map(\.frame) == [1])
         #expect(analyzer.connections[0].linkQuality.isEmpty)
-        let said = analyzer.findings.filter { $0.kind.code == "hci.bqr-without-connection" }
+        let said = analyzer.findings.filter { $0.kind.code.id == "hci.bqr-without-connection" }
         #expect(said.map(\.frame) == [2] && said.first?.message.hasPrefix("2 Bluetooth Quality Reports") == true)
     }
 }

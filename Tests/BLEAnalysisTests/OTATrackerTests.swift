@@ -116,7 +116,7 @@ struct DFUBuilder {
         var t = OTATracker()
         feed(&t, b.events)
         let s = t.sessions[0]
-        #expect(s.findings.contains { $0.kind.code == "ota.crc-mismatch" })
+        #expect(s.findings.contains { $0.kind.code.id == "ota.crc-mismatch" })
         #expect(s.objects[2].crcMatches == false)
         #expect(s.compare(expected: Self.image).firstDifference == 5000)
     }
@@ -141,7 +141,7 @@ struct DFUBuilder {
         #expect(s1.image == Self.image)
         #expect(s2.result.label == "incomplete")
         #expect(s2.image == Array(other[0..<4096]))
-        #expect(s2.findings.contains { $0.kind.code == "ota.incomplete" })
+        #expect(s2.findings.contains { $0.kind.code.id == "ota.incomplete" })
     }
 
     @Test func resumedUpdate() {

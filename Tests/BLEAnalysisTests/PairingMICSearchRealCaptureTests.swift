@@ -283,7 +283,7 @@ extension PairingMICSearchRealCaptureTests {
         guard case .secureConnections(_, addressesKnown: false) = summary.keySearch else {
             Issue.record("\(String(describing: summary.keySearch))"); return
         }
-        let finding = try #require(cut.analyzer.findings.first { $0.kind.code == "ll.encrypted-no-key" })
+        let finding = try #require(cut.analyzer.findings.first { $0.kind.code.id == "ll.encrypted-no-key" })
         #expect(
             finding.kind.message.contains("is LE Secure Connections: its LTK comes from an ECDH key exchange, so there is no TK to search"))
         #expect(finding.kind.message.contains("needs both addresses from the CONNECT_IND, which the capture does not have"))

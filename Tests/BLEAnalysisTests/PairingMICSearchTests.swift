@@ -225,7 +225,7 @@ struct MidConnectionPairingBuilder {
             links[1].key?.displayText == "0F241772AC270CAFEE654186F0A65D5F"
                 && links[1].key?.source == .distributed(frame: b.encryptionInformationFrame))
         #expect(r.analyzer.connections.compactMap(\.linkLayer).allSatisfy { $0.encryptedUndecrypted == 0 && $0.micFailures == 0 })
-        #expect(!r.analyzer.findings.contains { $0.kind.code.hasPrefix("ll.") || $0.kind.code.hasPrefix("l2cap.") })
+        #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("ll.") || $0.kind.code.id.hasPrefix("l2cap.") })
         // What a reader sees: the timeline's encryption start, and info/report's line per decrypted link.
         let how =
             "TK 0 (Just Works) of the LE legacy pairing at frame \(b.srandFrame), checked against the MIC of frame \(b.firstEncryptedFrame) because the capture has no CONNECT_IND"
@@ -278,7 +278,7 @@ struct MidConnectionPairingBuilder {
         #expect(
             r.analyzer.connections.first?.linkEncryption?.keySearch
                 == .noTKChecksTheMIC(pairingFrame: b.srandFrame, checkedFrame: b.firstEncryptedFrame, cause: .noConnectInd))
-        let found = r.analyzer.findings.filter { $0.kind.code == "ll.encrypted-no-key" }
+        let found = r.analyzer.findings.filter { $0.kind.code.id == "ll.encrypted-no-key" }
         try #require(found.count == 1)
         #expect(found[0].frame == b.firstEncryptedFrame)
         #expect(
@@ -315,7 +315,7 @@ struct MidConnectionPairingBuilder {
                 == .budgetSpent(
                     pairingFrame: second.srandFrame, tried: 100_000 - 6, budget: 100_000, earlierPairings: [firstPairing],
                     cause: .noConnectInd))
-        let finding = try #require(bounded.findings.first { $0.kind.code == "ll.encrypted-no-key" })
+        let finding = try #require(bounded.findings.first { $0.kind.code.id == "ll.encrypted-no-key" })
         #expect(finding.frame == second.firstEncryptedFrame)
         #expect(
             finding.kind.message.contains(
@@ -343,7 +343,7 @@ struct MidConnectionPairingBuilder {
         let r = LinkEncryptionTests.run(try b.capture(), keys: LinkKeyMaterial())
         #expect(r.notifications.isEmpty && r.analyzer.connections.first?.inferred == false)
         #expect(r.analyzer.connections.first?.linkEncryption?.keySearch == .noTKMatchesTheConfirm(pairingFrame: b.srandFrame))
-        let finding = try #require(r.analyzer.findings.first { $0.kind.code == "ll.encrypted-no-key" })
+        let finding = try #require(r.analyzer.findings.first { $0.kind.code.id == "ll.encrypted-no-key" })
         #expect(
             finding.kind.message.contains(
                 "(no TK (0 for Just Works, passkeys 000001-999999) gives the Pairing Confirm values of the LE legacy pairing at frame \(b.srandFrame): an out-of-band TK)"
@@ -371,7 +371,7 @@ struct MidConnectionPairingBuilder {
         #expect(
             key.source.description.hasSuffix("; frame \(b.secondEncryptedFrame) fails its MIC with this key and no other TK checks both"))
         #expect(link.linkLayer?.micFailures == 1 && link.linkLayer?.decryptedHere == 2)
-        #expect(a.findings.filter { $0.kind.code == "ll.mic-failed" }.map(\.frame) == [b.secondEncryptedFrame])
+        #expect(a.findings.filter { $0.kind.code.id == "ll.mic-failed" }.map(\.frame) == [b.secondEncryptedFrame])
     }
 
     /// A capture that ends after the first encrypted PDU: the key holds on that PDU's MIC alone, and says so.

@@ -158,7 +158,7 @@ import Testing
         // `bthci_acl.chandle==0x0004`) wait for it, and the link that traffic opens (up before the capture) claims them.
         let c = try #require(analyzer.connections.first { $0.handle == 0x0004 })
         #expect(analyzer.connections.count == 1 && c.startFrame == 217 && c.inferred)
-        #expect(!analyzer.findings.contains { $0.kind.code == "hci.bqr-without-connection" })
+        #expect(!analyzer.findings.contains { $0.kind.code.id == "hci.bqr-without-connection" })
         #expect(c.linkQuality.map(\.frame) == frames)
         #expect(c.linkQuality.map { Int($0.quality.rssi) } == rssi)
         #expect(c.linkQuality.map { Int($0.quality.retransmissionCount) } == retransmissions)
@@ -167,7 +167,7 @@ import Testing
         #expect(summary.retransmissions == retransmissions.reduce(0, +))
         #expect(!summary.isRadioLimited)
         #expect(summary.verdict.hasPrefix("radio fine: 26 quality reports (frames 6–939), RSSI -56…-32 dBm"))
-        #expect(!analyzer.findings.contains { $0.kind.code.hasPrefix("hci.bqr") })
+        #expect(!analyzer.findings.contains { $0.kind.code.id.hasPrefix("hci.bqr") })
 
         // bumble agrees on every field the 56-byte (v5) reports carry.
         var wire: [[UInt8]] = []
@@ -197,11 +197,11 @@ import Testing
             .event([0xFF, 0])  // frame 6: vendor event without parameters
             .notify(handle: 0x2A, [1], connection: 0x40)
         let (analyzer, events) = try AnalyzerTests.analyze(b)
-        let malformed = analyzer.findings.filter { $0.kind.code == "hci.bqr-malformed" }
+        let malformed = analyzer.findings.filter { $0.kind.code.id == "hci.bqr-malformed" }
         #expect(malformed.map(\.frame) == [2, 5])
         #expect(malformed.allSatisfy { $0.offset != nil && $0.severity == .warning })
         #expect(malformed.first?.message.contains("needed 47") == true)
-        let unknownFindings = analyzer.findings.filter { $0.kind.code == "hci.bqr-unknown-report" }
+        let unknownFindings = analyzer.findings.filter { $0.kind.code.id == "hci.bqr-unknown-report" }
         #expect(unknownFindings.map(\.frame) == [3])
         #expect(unknownFindings.first?.message.contains("0x42") == true)
         #expect(events.first { $0.frame == 3 }?.name == "Bluetooth Quality Report (BQRReportID(0x42))")
@@ -228,7 +228,7 @@ import Testing
         var b = CaptureBuilder().connect(handle: 0x40)
         for n in 1...params.count { b = b.event([0xFF, UInt8(n)] + params.prefix(n)) }  // frame n + 1
         let (analyzer, events) = try AnalyzerTests.analyze(b)
-        let malformed = analyzer.findings.filter { $0.kind.code == "hci.bqr-malformed" }.map(\.frame)
+        let malformed = analyzer.findings.filter { $0.kind.code.id == "hci.bqr-malformed" }.map(\.frame)
         #expect(malformed == Array(2...49))  // n = 1…48: the sub-event byte and less than id + 47
         let samples = analyzer.connections[0].linkQuality
         #expect(samples.map(\.frame) == Array(50...(params.count + 1)))

@@ -90,7 +90,7 @@ import Testing
             #expect(x.complete)
             #expect(x.missingIndices.isEmpty && x.duplicateIndices.isEmpty)
         }
-        let bad = t.allFindings.filter { $0.kind.code == "transfer.invalid-record" }
+        let bad = t.allFindings.filter { $0.kind.code.id == "transfer.invalid-record" }
         #expect(bad.map(\.frame) == [truth["bad_frame_number"] as? Int])
     }
 }

@@ -258,7 +258,7 @@ struct BadInputTests {
         } else {
             #expect(records.count == 99)
             let f = try #require(file.findings.first)
-            #expect(f.frame == 100 && f.offset == Int64(offsets[99]) && f.kind.code == "capture.truncated-file")
+            #expect(f.frame == 100 && f.offset == Int64(offsets[99]) && f.kind.code.id == "capture.truncated-file")
             let needed = into < 24 ? 24 : 24 + incl
             #expect(f.message == "file ends inside record 100: header at offset \(offsets[99]) needs \(needed) bytes, \(into) available")
         }
@@ -273,7 +273,7 @@ struct BadInputTests {
         let file = try CaptureFile.open(bytes: bytes, name: "bad")
         #expect(RecordFixtures.readAll(file).count == 49)
         let f = try #require(file.findings.first)
-        #expect((f.frame, f.offset, f.kind.code) == (50, Int64(offsets[49]), "capture.invalid-record-length"))
+        #expect((f.frame, f.offset, f.kind.code.id) == (50, Int64(offsets[49]), "capture.invalid-record-length"))
     }
 
     @Test func btsnoopIncludedLongerThanOriginalStops() throws {
@@ -297,7 +297,7 @@ struct BadInputTests {
         var truncatedFrames: [Int] = []
         while let r = file.next() { stats.add(r); if r.isTruncated { truncatedFrames.append(r.frame) } }
         #expect(stats.records == 2572 && stats.truncatedRecords == 2 && truncatedFrames == [5, 20])
-        #expect(file.findings.map(\.kind.code) == ["capture.truncated-records"])
+        #expect(file.findings.map(\.kind.code.id) == ["capture.truncated-records"])
         #expect(file.findings.first?.frame == 5)
     }
 
@@ -353,7 +353,7 @@ struct BadInputTests {
         #expect(read.count > 300 && read.count < 810)
         #expect(read == Array(all.prefix(read.count)))
         let f = try #require(file.findings.first)
-        #expect(f.kind.code == "capture.truncated-file" && f.frame == read.count + 1, "\(f)")
+        #expect(f.kind.code.id == "capture.truncated-file" && f.frame == read.count + 1, "\(f)")
     }
 
     @Test func cutGzipReportsBoth() throws {
@@ -364,7 +364,7 @@ struct BadInputTests {
         let file = try CaptureFile.open(path: path)
         let n = RecordFixtures.readAll(file).count
         #expect(n > 500 && n < 2572)
-        #expect(file.findings.map(\.kind.code) == ["capture.truncated-file", "capture.read-error"])
+        #expect(file.findings.map(\.kind.code.id) == ["capture.truncated-file", "capture.read-error"])
         #expect(file.findings.last?.message == "gzip: unexpected end of file")
     }
 
@@ -512,7 +512,7 @@ struct BadInputTests {
         var times: [Int64] = []
         while let r = file.next() { times.append(r.timestamp.microseconds) }
         #expect(times == [1_000_999_999, 1_002_500_000, 1_002_000_000, 1_003_000_000 + 4_292_882_157])
-        let findings = file.findings.filter { $0.kind.code == "capture.timestamp-out-of-range" }
+        let findings = file.findings.filter { $0.kind.code.id == "capture.timestamp-out-of-range" }
         #expect(findings.count == 1)
         #expect(findings.first?.frame == 2 && findings.first?.offset == 45)
         #expect(findings.first?.message.hasPrefix("2 records with a ts_usec field of one second or more") == true)
@@ -522,10 +522,10 @@ struct BadInputTests {
     @Test func nanosecondFilesUseTheirOwnLimit() throws {
         let valid = try CaptureFile.open(bytes: Self.pcap(fractions: [999_999_999, 1_500_000], nanoseconds: true), name: "ns")
         while valid.next() != nil {}
-        #expect(!valid.findings.contains { $0.kind.code == "capture.timestamp-out-of-range" })
+        #expect(!valid.findings.contains { $0.kind.code.id == "capture.timestamp-out-of-range" })
         let invalid = try CaptureFile.open(bytes: Self.pcap(fractions: [0, 1_000_000_000], nanoseconds: true), name: "ns2")
         while invalid.next() != nil {}
-        #expect(invalid.findings.filter { $0.kind.code == "capture.timestamp-out-of-range" }.map(\.frame) == [2])
+        #expect(invalid.findings.filter { $0.kind.code.id == "capture.timestamp-out-of-range" }.map(\.frame) == [2])
     }
 
     /// The corpus's crackle numeric-PIN capture: its writer stored 238 of 307 ts_usec fields out of range (counted by
@@ -538,7 +538,7 @@ struct BadInputTests {
         #expect(expected == 238)
         let file = try CaptureFile.open(path: path)
         while file.next() != nil {}
-        let finding = file.findings.first { $0.kind.code == "capture.timestamp-out-of-range" }
+        let finding = file.findings.first { $0.kind.code.id == "capture.timestamp-out-of-range" }
         #expect(finding?.message.hasPrefix("\(expected) records with a ts_usec field") == true)
     }
 }

@@ -31,7 +31,7 @@ struct NonHCIRecordTests {
         let file = try CaptureFile.open(bytes: Self.btsnoopH4(indicators: [0x01, 0x09, 0x09, 0x04, 0x09]), name: "h4-09")
         let kinds = RecordFixtures.readAll(file).map(\.kind)
         #expect(kinds == [.command, .other, .other, .event, .other])
-        let found = file.findings.filter { $0.kind.code == "capture.non-hci-records" }
+        let found = file.findings.filter { $0.kind.code.id == "capture.non-hci-records" }
         #expect(found.count == 1)
         #expect(found.first?.frame == 2)
         #expect(found.first?.severity == .warning)
@@ -42,7 +42,7 @@ struct NonHCIRecordTests {
     @Test func hciOnlyLogHasNoSuchFinding() throws {
         let file = try CaptureFile.open(bytes: Self.btsnoopH4(indicators: [0x01, 0x01]), name: "h4-hci")
         _ = RecordFixtures.readAll(file)
-        #expect(!file.findings.contains { $0.kind.code == "capture.non-hci-records" })
+        #expect(!file.findings.contains { $0.kind.code.id == "capture.non-hci-records" })
     }
 
     @Test func pcap201RecordsWithIndicator09AreCounted() throws {
@@ -65,7 +65,7 @@ struct NonHCIRecordTests {
         }
         let file = try CaptureFile.open(bytes: out, name: "h4phdr-09.pcap")
         #expect(RecordFixtures.readAll(file).map(\.kind) == [.command, .other, .other])
-        let found = file.findings.filter { $0.kind.code == "capture.non-hci-records" }
+        let found = file.findings.filter { $0.kind.code.id == "capture.non-hci-records" }
         // The third record is too short to hold an indicator: cut, not another tool's record.
         #expect(found.map(\.frame) == [2])
         #expect(found.first?.kind.message.hasPrefix("1 record with an H4 packet indicator") == true)
@@ -83,7 +83,7 @@ struct NonHCIRecordTests {
         let records = RecordFixtures.readAll(file)
         #expect(records.count == 114)
         #expect(records.allSatisfy { $0.kind == .other })
-        let found = file.findings.filter { $0.kind.code == "capture.non-hci-records" }
+        let found = file.findings.filter { $0.kind.code.id == "capture.non-hci-records" }
         #expect(found.count == 1)
         #expect(found.first?.frame == 1)
         #expect(found.first?.kind.message.hasPrefix("114 records with an H4 packet indicator") == true)

@@ -132,7 +132,7 @@ struct ReadAheadTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         let inline = try CaptureFile.open(path: path, classicPcapThroughLibpcap: false, readAhead: nil)
         let expected = RecordFixtures.readAll(inline)
-        #expect(inline.findings.map(\.kind.code) == ["capture.truncated-file", "capture.read-error"])
+        #expect(inline.findings.map(\.kind.code.id) == ["capture.truncated-file", "capture.read-error"])
         for shape in [ReadAhead.Shape(blockSize: 333, headroom: 40, blocks: 2), .standard] {
             let file = try CaptureFile.open(path: path, classicPcapThroughLibpcap: false, readAhead: shape)
             #expect(RecordFixtures.readAll(file) == expected)

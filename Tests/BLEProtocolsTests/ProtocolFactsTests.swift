@@ -136,7 +136,7 @@ struct HCITests {
                 findings: &findings)
         }
         #expect(packet != nil)
-        #expect(findings.count == 1 && findings[0].frame == 7 && findings[0].kind.code == "hci.length-mismatch")
+        #expect(findings.count == 1 && findings[0].frame == 7 && findings[0].kind.code.id == "hci.length-mismatch")
         let short: [UInt8] = [0x05, 0x04, 0x00]
         let none = short.withUnsafeBytes { buf in
             HCIPacket.decode(

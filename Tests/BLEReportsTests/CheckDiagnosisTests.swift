@@ -180,7 +180,8 @@ import Testing
     // MARK: which finding explains a failure (the policy, on findings made here)
 
     static func finding(_ rule: String, _ severity: DiagnosisSeverity, _ frame: Int, connection: Int?) -> Diagnosis {
-        Diagnosis(rule: rule, severity: severity, frame: frame, message: "\(rule) message.", connection: connection)
+        Diagnosis(
+            rule: DiagnosisRules.rule(rule)!.code, severity: severity, frame: frame, message: "\(rule) message.", connection: connection)
     }
 
     static func facts(_ findings: [Diagnosis]) -> CheckFacts {

@@ -249,13 +249,13 @@ func linkTargets(_ html: String) -> [String] {
     }
 
     @Test func findingsAreGroupedByCode() {
-        let a = FindingKind(code: "x.a", message: "A")
-        let b = FindingKind(code: "x.b", message: "B")
+        let a = FindingKind(.l2capFrameTooLong, message: "A")
+        let b = FindingKind(.l2capNoCredit, message: "B")
         let findings = [
             Finding(.info, a, frame: 3), Finding(.warning, b, frame: 5), Finding(.info, a, frame: 9), Finding(.info, a, frame: 12),
         ]
         let groups = Report.groupFindings(findings)
-        #expect(groups.map(\.code) == ["x.b", "x.a"])
+        #expect(groups.map(\.code) == ["l2cap.no-credit", "l2cap.frame-too-long"])
         #expect(groups[1].count == 3 && groups[1].firstFrames == [3, 9, 12])
     }
 

@@ -184,7 +184,7 @@ struct WorstCaseTests {
             configure: { $0.maxRetainedConnections = 2000 })
         #expect(analyzer.counters.records == n)
         #expect(analyzer.connections.count == 2000)
-        let codes = Set(analyzer.findings.map(\.kind.code))
+        let codes = Set(analyzer.findings.map(\.kind.code.id))
         for code in ["limit.connections", "limit.connections-total", "limit.pending-commands", "limit.credit-channels"] {
             #expect(codes.contains(code), "no \(code) finding")
         }

@@ -65,7 +65,7 @@ extension FindingKind {
         requestBearer: ATTBearerKind, requestFrame: Int
     ) -> FindingKind {
         .init(
-            code: "att.response-on-other-bearer",
+            .attResponseOnOtherBearer,
             message: "ATT \(opcode) on the \(kind) bearer (CID \(hex(cid, width: 4))) would answer the \(request) of frame \(requestFrame) "
                 + "sent on the \(requestBearer) bearer: a response must come on its request's bearer (Core Spec Vol 3, Part F, 3.3.2); not paired"
         )

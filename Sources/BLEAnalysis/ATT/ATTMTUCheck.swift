@@ -36,7 +36,7 @@ enum ATTMTUCheck {
 extension FindingKind {
     static func attPDUExceedsMTU(_ opcode: ATTOpcode, size: Int, mtu: Int, bearer: ATTBearerKind?) -> FindingKind {
         .init(
-            code: "att.pdu-exceeds-mtu",
+            .attPDUExceedsMTU,
             message: "ATT \(opcode) of \(size) bytes exceeds the \(bearer.map { "\($0) bearer's" } ?? "connection's") ATT_MTU \(mtu)")
     }
 }

@@ -374,12 +374,12 @@ public struct AdvertisingTracker {
 
 extension FindingKind {
     static func tooManyAdvertisers(_ n: Int) -> FindingKind {
-        FindingKind(code: "adverts.too-many-devices", message: "more than \(n) advertising devices: later ones are counted, not tracked")
+        FindingKind(.advertsTooManyDevices, message: "more than \(n) advertising devices: later ones are counted, not tracked")
     }
     static func malformedAdvertisingData(address: BDAddress, _ problem: String) -> FindingKind {
-        FindingKind(code: "adverts.malformed-data", message: "advertising data from \(address): \(problem)")
+        FindingKind(.advertsMalformedData, message: "advertising data from \(address): \(problem)")
     }
     static let advertisingReportTruncated = FindingKind(
-        code: "adverts.truncated-report",
+        .advertsTruncatedReport,
         message: "advertising report cut by the capturer: not decoded")
 }

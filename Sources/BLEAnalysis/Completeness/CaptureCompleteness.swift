@@ -9,9 +9,9 @@ import BLEProtocols
 /// A list of items, so other analyses can add theirs (an encrypted link without its key, for instance).
 public struct CaptureCompleteness: Hashable, Sendable {
     public struct Item: Hashable, Sendable {
-        /// Stable identifier: `file-cut`, `file-corrupt`, `acl-payload-cut`, `truncated-records`, `drops`, `time-gap`, `time-backwards`,
-        /// `controller-reset`, `hardware-error`, `started-before-capture`, `open-at-end`.
-        public var code: String
+        /// Its registered code (`FindingCode.fileCut`…, declared in `BLECore/Vocabulary/Capture.swift`); `code.id` is
+        /// the stable identifier outputs print (`file-cut`, `time-gap`…).
+        public var code: FindingCode
         public var severity: Finding.Severity
         public var message: String
         /// The first frame concerned.
@@ -19,7 +19,7 @@ public struct CaptureCompleteness: Hashable, Sendable {
         /// How many records, gaps, connections… the item counts.
         public var count: Int
 
-        public init(code: String, severity: Finding.Severity, message: String, frame: Int?, count: Int = 1) {
+        public init(code: FindingCode, severity: Finding.Severity, message: String, frame: Int?, count: Int = 1) {
             self.code = code; self.severity = severity; self.message = message; self.frame = frame; self.count = count
         }
     }
@@ -32,8 +32,8 @@ public struct CaptureCompleteness: Hashable, Sendable {
     /// traffic is missing from every analysis). Every command that states completeness calls this with its pass's
     /// findings, so `info`, `diagnose` and `report` give one verdict.
     public mutating func add(analysisFindings findings: [Finding]) {
-        for f in findings where f.kind.code == "ll.encrypted-no-key" {
-            items.append(.init(code: "encrypted-no-key", severity: .warning, message: f.message, frame: f.frame))
+        for f in findings where f.kind.code == .llEncryptedNoKey {
+            items.append(.init(code: .encryptedNoKey, severity: .warning, message: f.message, frame: f.frame))
         }
     }
 
@@ -43,10 +43,10 @@ public struct CaptureCompleteness: Hashable, Sendable {
     public static let warningVerdicts = ["incomplete", "not decrypted", "out of time order"]
 
     /// What a warning item of `code` says of the log (one of ``warningVerdicts``).
-    public static func verdict(of code: String) -> String {
+    public static func verdict(of code: FindingCode) -> String {
         switch code {
-        case "encrypted-no-key": "not decrypted"
-        case "time-backwards": "out of time order"
+        case .encryptedNoKey: "not decrypted"
+        case .timeBackwards: "out of time order"
         default: "incomplete"
         }
     }
@@ -245,17 +245,17 @@ public struct CompletenessTracker: Sendable {
         var items: [CaptureCompleteness.Item] = []
         for f in readerFindings {
             switch f.kind.code {
-            case "capture.truncated-file":
+            case .captureTruncatedFile:
                 items.append(
                     .init(
-                        code: "file-cut", severity: .warning,
+                        code: .fileCut, severity: .warning,
                         message:
                             "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
                         frame: f.frame))
-            case "capture.invalid-record-length", "capture.read-error":
+            case .captureInvalidRecordLength, .captureReadError:
                 items.append(
                     .init(
-                        code: "file-corrupt", severity: .warning,
+                        code: .fileCorrupt, severity: .warning,
                         message: "the file cannot be read past a point: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? "")",
                         frame: f.frame))
             default:
@@ -279,7 +279,7 @@ public struct CompletenessTracker: Sendable {
                 + "; HCI events, connections, link parameters, packet counts and byte totals (original lengths) are whole"
             items.append(
                 .init(
-                    code: "acl-payload-cut", severity: .warning,
+                    code: .aclPayloadCut, severity: .warning,
                     message:
                         "ACL payloads cut to at most \(max(0, aclCutMaxKept)) bytes in \(aclCut) of \(aclRecords) ACL records (\(source)): \(impossible)",
                     frame: aclCutFirstFrame, count: aclCut))
@@ -287,14 +287,14 @@ public struct CompletenessTracker: Sendable {
         if otherCut > 0 {
             items.append(
                 .init(
-                    code: "truncated-records", severity: .warning,
+                    code: .truncatedRecords, severity: .warning,
                     message: "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
                     count: otherCut))
         }
         if lastDrops > 0 {
             items.append(
                 .init(
-                    code: "drops", severity: .warning,
+                    code: .drops, severity: .warning,
                     message:
                         "the capturer dropped \(lastDrops) packet\(lastDrops == 1 ? "" : "s") (first counted at frame \(dropsFirstFrame ?? 0))",
                     frame: dropsFirstFrame, count: Int(lastDrops)))
@@ -305,7 +305,7 @@ public struct CompletenessTracker: Sendable {
             let times = "\(backwards) time\(backwards == 1 ? "" : "s")"
             items.append(
                 .init(
-                    code: "time-backwards", severity: jitter ? .info : .warning,
+                    code: .timeBackwards, severity: jitter ? .info : .warning,
                     message: jitter
                         ? "timestamps step back \(times) by at most \(largestStepBack < 1000 ? "\(largestStepBack) µs" : "\(largestStepBack / 1000) ms") (first at frame \(backwardsFirstFrame ?? 0)): clock jitter, no record is missing"
                         : "timestamps go backwards \(times) (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
@@ -314,7 +314,7 @@ public struct CompletenessTracker: Sendable {
         if gaps > 0 {
             items.append(
                 .init(
-                    code: "time-gap", severity: .info,
+                    code: .timeGap, severity: .info,
                     message:
                         "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): a paused or rotated log?",
                     frame: largestGapFrame, count: gaps))
@@ -332,7 +332,7 @@ public struct CompletenessTracker: Sendable {
         if let first = idle.first {
             items.append(
                 .init(
-                    code: "controller-reset", severity: .info,
+                    code: .controllerReset, severity: .info,
                     message:
                         "controller reset at frame \(first)\(idle.count > 1 ? " (+\(idle.count - 1) more)" : "") with no link open: nothing was dropped",
                     frame: first, count: idle.count))
@@ -341,7 +341,7 @@ public struct CompletenessTracker: Sendable {
         if let first = midResets.first {
             items.append(
                 .init(
-                    code: "controller-reset", severity: .warning,
+                    code: .controllerReset, severity: .warning,
                     message:
                         "controller reset at frame \(first)\(midResets.count > 1 ? " (+\(midResets.count - 1) more)" : ""): every connection before it was dropped",
                     frame: first, count: midResets.count))
@@ -349,7 +349,7 @@ public struct CompletenessTracker: Sendable {
         if let first = hardwareErrors.first {
             items.append(
                 .init(
-                    code: "hardware-error", severity: .warning,
+                    code: .hardwareError, severity: .warning,
                     message:
                         "controller hardware error at frame \(first)\(hardwareErrors.count > 1 ? " (+\(hardwareErrors.count - 1) more)" : "")",
                     frame: first, count: hardwareErrors.count))
@@ -364,7 +364,7 @@ public struct CompletenessTracker: Sendable {
             let handles = startedBefore.prefix(5).map { hex($0.handle, width: 4) }.joined(separator: ", ")
             items.append(
                 .init(
-                    code: "started-before-capture", severity: .info,
+                    code: .startedBeforeCapture, severity: .info,
                     message:
                         "\(startedBefore.count) connection\(startedBefore.count == 1 ? "" : "s") started before the capture (traffic on \(handles)\(startedBefore.count > 5 ? ", …" : "") from frame \(first.frame) without a Connection Complete): parameters and MTU before it are unknown",
                     frame: first.frame, count: startedBefore.count))
@@ -373,7 +373,7 @@ public struct CompletenessTracker: Sendable {
             let first = open.values.min()!
             items.append(
                 .init(
-                    code: "open-at-end", severity: .info,
+                    code: .openAtEnd, severity: .info,
                     message:
                         "\(open.count) connection\(open.count == 1 ? "" : "s") still open when the capture ends (no Disconnection Complete; the first opened at frame \(first))",
                     frame: first, count: open.count))

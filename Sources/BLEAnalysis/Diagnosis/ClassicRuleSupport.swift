@@ -53,16 +53,17 @@ extension EvidenceEvent.Kind {
 
 /// `0x04 Page Timeout` meanings for BR/EDR connection failures (Core Spec Vol 1, Part F, 2).
 func classicConnectionFailureCause(_ status: HCIStatus) -> String {
-    switch status.rawValue {
-    case 0x04: "the device did not answer the page: off, out of range, or not connectable (page scan off)"
-    case 0x05, 0x06: "authentication failed: a link key is missing or does not match"
-    case 0x08: "the link timed out while it was being set up"
-    case 0x09, 0x0A: "a connection limit was reached"
-    case 0x0B: "a connection to the device already exists"
-    case 0x0D, 0x0E, 0x0F: "the device refused the connection (resources, security or its address)"
-    case 0x16: "this side cancelled it"
-    case 0x1A: "the device does not support a feature the connection needs"
-    case 0x22: "an LMP response timed out"
+    switch status {
+    case .pageTimeout: "the device did not answer the page: off, out of range, or not connectable (page scan off)"
+    case .authenticationFailure, .pinOrKeyMissing: "authentication failed: a link key is missing or does not match"
+    case .connectionTimeout: "the link timed out while it was being set up"
+    case .connectionLimitExceeded, .synchronousConnectionLimitExceeded: "a connection limit was reached"
+    case .connectionAlreadyExists: "a connection to the device already exists"
+    case .connectionRejectedLimitedResources, .connectionRejectedSecurityReasons, .connectionRejectedUnacceptableBDADDR:
+        "the device refused the connection (resources, security or its address)"
+    case .connectionTerminatedByLocalHost: "this side cancelled it"
+    case .unsupportedRemoteFeature: "the device does not support a feature the connection needs"
+    case .llResponseTimeout: "an LMP response timed out"
     default: "see the status"
     }
 }

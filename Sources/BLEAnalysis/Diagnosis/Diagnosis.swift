@@ -1,20 +1,9 @@
 import BLECore
 
-/// How much a diagnosis matters: `critical` explains the failure the user saw, `error` is a failure of its own,
-/// `warning` a contributing factor or a risk, `info` context or a caveat of the capture.
-public enum DiagnosisSeverity: String, Hashable, Sendable, Comparable, CaseIterable {
-    case info, warning, error, critical
-
-    var rank: Int {
-        switch self {
-        case .info: 0
-        case .warning: 1
-        case .error: 2
-        case .critical: 3
-        }
-    }
-    public static func < (a: Self, b: Self) -> Bool { a.rank < b.rank }
-}
+/// How much a diagnosis matters: the one scale by impact (``BLECore/Severity``), critical when an operation the user
+/// or the app asked for failed, error when something failed silently or will, warning when the capture shows it
+/// degraded, info for context and for what the capture cannot tell.
+public typealias DiagnosisSeverity = Severity
 
 /// How far a diagnosis can be trusted: lowered when what the capture cannot show (a cut payload, a gap, a start
 /// after the connection) touches the frames it rests on; the reason says what.
@@ -52,8 +41,10 @@ public struct UsedFact: Hashable, Sendable {
 /// One finding of the diagnosis: which rule, how bad, the deciding frame, the frames that support it (the causal
 /// chain, earliest first), one sentence naming the device and what happened, and the likely causes.
 public struct Diagnosis: Hashable, Sendable {
+    /// The rule's registered code (its id, layer, severity, explanation, fold and traits).
+    public var code: FindingCode
     /// The rule's id (`DC-01`), as ``DiagnosisRule/id`` and `docs/diagnosis.md` list it.
-    public var rule: String
+    public var rule: String { code.id }
     public var severity: DiagnosisSeverity
     /// The frame that decides it (Wireshark's numbering).
     public var frame: Int
@@ -76,15 +67,18 @@ public struct Diagnosis: Hashable, Sendable {
     /// Folded repeats: the deciding frames of every occurrence (this one's first) when the same rule fired on the same
     /// device several times (``count`` = their number).
     public var occurrences: [Int]
-    /// Key that makes occurrences the same for folding (rule + device + detail); empty: never folded.
+    /// Key that makes occurrences the same for folding (the code's id and what it folds on); empty: never folded.
     public var foldKey: String
 
+    /// `fold`: what this occurrence folds on, as its code's ``FindingCode/fold`` declares (the device as named, the
+    /// value, or "" for every occurrence in the capture); nil: never folded.
     public init(
-        rule: String, severity: DiagnosisSeverity, frame: Int, message: String, headline: String? = nil,
+        rule code: FindingCode, severity: DiagnosisSeverity, frame: Int, message: String, headline: String? = nil,
         supporting: [CitedFrame] = [],
-        causes: [String] = [], device: String? = nil, connection: Int? = nil, facts: [UsedFact] = [], foldKey: String = ""
+        causes: [String] = [], device: String? = nil, connection: Int? = nil, facts: [UsedFact] = [], fold: String? = nil
     ) {
-        self.rule = rule
+        assert(fold == nil || code.fold != .never, "\(code.id) declares that it never folds")
+        self.code = code
         self.severity = severity
         self.frame = frame
         self.message = message
@@ -96,7 +90,7 @@ public struct Diagnosis: Hashable, Sendable {
         self.facts = facts
         self.confidence = .high
         self.occurrences = [frame]
-        self.foldKey = foldKey
+        self.foldKey = fold.map { $0.isEmpty ? code.id : code.id + " " + $0 } ?? ""
     }
 
     public var count: Int { occurrences.count }
@@ -119,20 +113,28 @@ public enum RuleGroup: String, Hashable, Sendable, CaseIterable {
     case classic = "BR/EDR"
 }
 
-/// A diagnosis rule: an id, a severity, the evidence it reads and what it says. One small type per rule, one file
-/// each under `Diagnosis/Rules/<group>/`, registered by one row of ``DiagnosisRules/all``.
+/// A diagnosis rule: its registered code, the evidence it reads and what it says. One small type per rule, one file
+/// each under `Diagnosis/Rules/<group>/` (its code declared at the top of the file:
+/// `extension FindingCode { static let supervisionTimeout = FindingCode("DC-01", layer: .link, severity: .critical, …) }`),
+/// registered by one row of ``DiagnosisRules/all``.
 public protocol DiagnosisRule: Sendable {
-    /// `DC-01`.
-    static var id: String { get }
+    /// Its outcome's code: id, layer, severity, title, explanation, fold and traits, declared once.
+    static var code: FindingCode { get }
     static var group: RuleGroup { get }
-    /// The severity it reports at (a rule may report lower when the evidence is weaker, never higher).
-    static var severity: DiagnosisSeverity { get }
-    /// What it detects, in a few words (`docs/diagnosis.md`'s title column).
-    static var title: String { get }
     /// The evidence it needs (codes, events), for the documentation.
     static var evidence: String { get }
     /// Who else names the case (hcidoc, btmon, Wireshark, Frontline) or `none`.
     static var anchor: String { get }
     /// Its findings on one capture.
     static func evaluate(_ evidence: Evidence) -> [Diagnosis]
+}
+
+extension DiagnosisRule {
+    /// `DC-01`.
+    public static var id: String { code.id }
+    /// The severity it reports at (a rule may report lower when the evidence is weaker, never higher: the engine holds
+    /// it to this).
+    public static var severity: DiagnosisSeverity { code.severity }
+    /// What it detects, in a few words (`docs/diagnosis.md`'s title column).
+    public static var title: String { code.title }
 }

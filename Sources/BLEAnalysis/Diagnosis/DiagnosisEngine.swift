@@ -39,6 +39,8 @@ public enum DiagnosisEngine {
         for rule in rules { found += rule.evaluate(evidence) }
         let caveats = Caveats(evidence)
         for i in found.indices {
+            // A rule reports at its code's severity or below, never above (its evidence decides how far below).
+            found[i].severity = min(found[i].severity, found[i].code.severity)
             found[i].confidence = caveats.confidence(of: found[i])
             Observability.qualify(&found[i], evidence)
         }
@@ -86,11 +88,11 @@ struct Caveats {
     init(_ e: Evidence) {
         for item in e.completeness?.items ?? [] {
             switch item.code {
-            case "time-backwards" where item.severity < .warning:
+            case .timeBackwards where item.severity < .warning:
                 break  // clock jitter under 10 ms: timing holds
-            case "time-gap", "time-backwards", "drops":
+            case .timeGap, .timeBackwards, .drops:
                 if let f = item.frame { breaks.append((f, item.message)) }
-            case "acl-payload-cut":
+            case .aclPayloadCut:
                 payloadsCut = true
             default:
                 break
@@ -100,20 +102,17 @@ struct Caveats {
         startedBefore = Set(e.connections.filter(\.inferred).map(\.number))
     }
 
-    /// Rules whose verdict rests on the connection's setup (parameters, pairing, subscriptions, MTU exchange).
-    static let needSetup: Set<String> = ["CE-04", "SEC-04", "SEC-05", "GATT-03", "GATT-05", "GATT-06", "GATT-07", "LP-02", "DC-01"]
-
     func confidence(of d: Diagnosis) -> DiagnosisConfidence {
-        guard !d.rule.hasPrefix("CQ-") else { return .high }
+        guard !d.code.has(.describesCapture) else { return .high }
         if eventsDropped > 0 { return .lowered(reason: "the capture had more evidence than kept (\(eventsDropped) events dropped)") }
         let low = d.frames.first ?? d.frame
         if let b = breaks.first(where: { $0.frame <= d.frame && $0.frame >= low }) {
             return .lowered(reason: "the timeline breaks at frame \(b.frame) (\(b.text))")
         }
-        if payloadsCut && (d.rule.hasPrefix("GATT-") || d.rule.hasPrefix("TP-")) {
+        if payloadsCut && d.code.has(.readsPayloads) {
             return .lowered(reason: "the capturer cut the payloads: values and sizes are not all seen")
         }
-        if let n = d.connection, startedBefore.contains(n), Self.needSetup.contains(d.rule) {
+        if let n = d.connection, startedBefore.contains(n), d.code.has(.restsOnSetup) {
             return .lowered(reason: "the connection started before the capture: its setup is not in this file")
         }
         if let assumed = d.facts.first(where: { $0.source == .assumed }) {
@@ -127,11 +126,8 @@ struct Caveats {
 /// data): not when the link was encrypted and the sniffer had no key, nor when the sniffer stopped following the link
 /// (no end of it in the capture). Then the finding becomes info and says so (issue 35 point 5).
 enum Observability {
-    /// Rules whose verdict is that something did not happen.
-    static let absenceRules: Set<String> = ["GATT-01", "GATT-03", "GATT-05", "DC-08", "SEC-04", "TP-01", "TP-05", "LA-04"]
-
     static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
-        guard e.isAirCapture, absenceRules.contains(d.rule), d.severity > .info, let c = e.connection(d.connection) else { return }
+        guard e.isAirCapture, d.code.has(.claimsAbsence), d.severity > .info, let c = e.connection(d.connection) else { return }
         let why: String
         if let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame ?? Optional(enc.encryptedFrom) {
             why = "link #\(c.number) is encrypted from frame \(from) and the sniffer had no key: what it carried cannot be read"

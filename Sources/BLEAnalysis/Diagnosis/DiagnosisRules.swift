@@ -1,6 +1,7 @@
-/// Every diagnosis rule, one row each (the rule's own file says what it reads and says). Adding a rule: one file
-/// under `Rules/<group>/` and one row here; `docs/diagnosis.md` is generated from this table
-/// (`scripts/gen-diagnosis-docs.sh`, checked by `DiagnosisRuleTableTests`).
+/// Every diagnosis rule, one row each (the rule's own file declares its code, with its severity, explanation, fold
+/// and traits, and says what it reads and says). Adding a rule: one file under `Rules/<group>/` and one row here;
+/// `docs/diagnosis.md` is generated from this table (`scripts/gen-diagnosis-docs.sh`, checked by
+/// `DiagnosisRuleTableTests`).
 public enum DiagnosisRules {
     public static let all: [any DiagnosisRule.Type] = [
         // Capture quality (evaluated first: they qualify the others)

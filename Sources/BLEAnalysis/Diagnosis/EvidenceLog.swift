@@ -41,5 +41,5 @@ extension HCICommand {
     /// Whether the controller answers this command: Host Number Of Completed Packets (0x0C35) gets no Command Complete
     /// unless it fails (Core Spec Vol 4, Part E, 7.3.40), and PacketLogger logs Apple host-internal records under OGF
     /// 0x3D that no controller sees.
-    var expectsAnswer: Bool { rawValue != 0x0C35 && ogf != 0x3D }
+    var expectsAnswer: Bool { self != .hostNumberOfCompletedPackets && ogf != 0x3D }
 }

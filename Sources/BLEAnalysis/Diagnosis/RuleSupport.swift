@@ -24,9 +24,11 @@ struct DisconnectionStory {
 
 /// Codes a controller reports when it ended the link itself (Core Spec Vol 1, Part F: the peer went silent, a
 /// procedure timed out, an instant passed, a MIC failed, the first packets never came).
-let controllerEndedReasons: Set<UInt8> = [0x08, 0x22, 0x28, 0x3D, 0x3E]
+let controllerEndedReasons: Set<HCIStatus> = [
+    .connectionTimeout, .llResponseTimeout, .instantPassed, .connectionTerminatedMICFailure, .connectionFailedToBeEstablished,
+]
 /// Codes a peer gives when it ends the link (user, low resources, power off), or refusing us.
-let remoteEndedReasons: Set<UInt8> = [0x13, 0x14, 0x15]
+let remoteEndedReasons: Set<HCIStatus> = [.remoteUserTerminatedConnection, .remoteLowResources, .remotePowerOff]
 
 extension Evidence {
     /// Every disconnection, in frame order, with its connection and the local command that asked for it.

@@ -200,7 +200,7 @@ extension Story {
             frames.append(s.result == .success ? s.startFrame : s.endFrame)
         }
         if let iso = e.iso, !iso.streams.isEmpty {
-            let audio = findings.filter { $0.rule.hasPrefix("LA-") && $0.severity >= .warning }
+            let audio = findings.filter { DiagnosisRules.rule($0.rule)?.group == .leAudio && $0.severity >= .warning }
             parts.append(
                 "\(plural(iso.streams.count, "isochronous stream")): "
                     + (audio.isEmpty
@@ -238,7 +238,7 @@ extension Story {
         // length.
         let perLink =
             e.isAirCapture && e.connections.contains { $0.linkEncryption?.key == nil && $0.linkEncryption?.firstUndecryptedFrame != nil }
-        for item in e.completeness?.items ?? [] where item.severity >= .warning && !(perLink && item.code == "encrypted-no-key") {
+        for item in e.completeness?.items ?? [] where item.severity >= .warning && !(perLink && item.code == .encryptedNoKey) {
             out.append(StorySentence(.unseen, "The log cannot show everything: \(item.message).", frames: item.frame.map { [$0] } ?? []))
         }
         let before = e.connections.filter(\.inferred)

@@ -142,7 +142,7 @@ extension Story {
     /// other side acknowledged (``LinkLayerTracker``'s `ll.terminate-unacknowledged`, Core Spec Vol 6, Part B, 4.5.9
     /// and 5.1.1): the link ended at the sender's word, and whether the peer heard it the capture cannot show.
     static func unacknowledgedTerminates(_ e: Evidence) -> StorySentence? {
-        let frames = e.findings.filter { $0.kind.code == "ll.terminate-unacknowledged" }.compactMap(\.frame).sorted()
+        let frames = e.findings.filter { $0.kind.code == .llTerminateUnacknowledged }.compactMap(\.frame).sorted()
         guard !frames.isEmpty else { return nil }
         let one = frames.count == 1
         return StorySentence(
@@ -174,7 +174,7 @@ extension Story {
         switch end.endedBy {
         case .local:
             let request = end.requestFrame.flatMap { f in e.events.first { $0.frame == f } }
-            if let r = request, case .disconnectCommand(_, let reason) = r.kind, reason.rawValue == 0x15 {
+            if let r = request, case .disconnectCommand(_, let reason) = r.kind, reason == .remotePowerOff {
                 return ("closed by \(thisSide) (power off)", end.frame)
             }
             return ("closed by \(thisSide) (\(code))", end.frame)
@@ -188,12 +188,12 @@ extension Story {
     }
 
     static func linkLoss(_ code: HCIStatus?) -> String {
-        switch code?.rawValue {
-        case 0x08: "lost by supervision timeout (0x08)"
-        case 0x3E: "failed to be established (0x3E)"
-        case 0x22: "lost by an LL response timeout (0x22)"
-        case 0x28: "lost: an instant passed (0x28)"
-        case 0x3D: "lost to a MIC failure (0x3D)"
+        switch code {
+        case .connectionTimeout: "lost by supervision timeout (0x08)"
+        case .connectionFailedToBeEstablished: "failed to be established (0x3E)"
+        case .llResponseTimeout: "lost by an LL response timeout (0x22)"
+        case .instantPassed: "lost: an instant passed (0x28)"
+        case .connectionTerminatedMICFailure: "lost to a MIC failure (0x3D)"
         default: "lost (\(code.map(codeName) ?? "no reason"))"
         }
     }
@@ -208,7 +208,7 @@ extension Story {
             case .createConnectionCancel:
                 cancelPending = true
             case .connectionComplete(_, let status, _) where status != .success:
-                let cancelled = cancelPending && status.rawValue == 0x02
+                let cancelled = cancelPending && status == .unknownConnectionIdentifier
                 groups.append(
                     (cancelled ? "cancelled by this side (LE Create Connection Cancel, 0x02)" : "failed (\(codeName(status)))", [ev.frame]))
                 cancelPending = false

@@ -218,7 +218,8 @@ extension ISOAccumulator {
             return b
         }.sorted { ($0.sdus, $1.frame) > ($1.sdus, $0.frame) }
         var silence: Int64? = nil
-        if let s = stream, let end = s.endTime, let reason = s.endReason, ![0x00, 0x13, 0x16].contains(reason.rawValue),
+        if let s = stream, let end = s.endTime, let reason = s.endReason,
+            ![HCIStatus.success, .remoteUserTerminatedConnection, .connectionTerminatedByLocalHost].contains(reason),
             interval > 0, case let (gap, overflow) = end.microseconds.subtractingReportingOverflow(lastTime.microseconds),
             !overflow, gap > 2 * interval
         {

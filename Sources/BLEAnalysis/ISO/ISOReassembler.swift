@@ -40,27 +40,27 @@ package struct ISOSDU {
 extension FindingKind {
     static func isoUnexpectedContinuation(_ boundary: ISOPacketBoundary, bytes: Int) -> FindingKind {
         .init(
-            code: "iso.unexpected-continuation",
+            .isoUnexpectedContinuation,
             message: "ISO \(boundary) fragment (\(bytes) bytes) without a first fragment: dropped")
     }
     static func isoIncompleteSDU(sequence: UInt16, have: Int, expected: Int, since frame: Int) -> FindingKind {
         .init(
-            code: "iso.incomplete-sdu",
+            .isoIncompleteSDU,
             message: "ISO SDU \(sequence) started at frame \(frame) had \(have) of \(expected) bytes when a new SDU began: discarded")
     }
     static func isoSDUTooLong(sequence: UInt16, have: Int, expected: Int) -> FindingKind {
         .init(
-            code: "iso.sdu-too-long",
+            .isoSDUTooLong,
             message: "ISO SDU \(sequence) carries \(have) bytes, more than its ISO_SDU_Length of \(expected): the extra ignored")
     }
     static func isoSDUShort(sequence: UInt16, have: Int, expected: Int) -> FindingKind {
         .init(
-            code: "iso.sdu-short",
+            .isoSDUShort,
             message: "ISO SDU \(sequence) ended with \(have) of its \(expected) announced bytes")
     }
     static func isoCutAtEnd(sequence: UInt16, have: Int, expected: Int, since frame: Int) -> FindingKind {
         .init(
-            code: "iso.cut-by-end",
+            .isoCutByEnd,
             message: "ISO SDU \(sequence) started at frame \(frame) is cut by the end of the capture (\(have) of \(expected) bytes)")
     }
 }

@@ -21,7 +21,7 @@ public struct ISOAnalysis: Hashable, Sendable {
 
 extension FindingKind {
     static let isoCutByCapturer = FindingKind(
-        code: "iso.cut-by-capturer", message: "HCI ISO data packets cut by the capturer: not counted as SDUs")
+        .isoCutByCapturer, message: "HCI ISO data packets cut by the capturer: not counted as SDUs")
 }
 
 /// The ISO tracker as the analyzer's isochronous machine: the HCI ISO data records, the isochronous commands, the end of

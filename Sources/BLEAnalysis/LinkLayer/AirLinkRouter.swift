@@ -262,7 +262,7 @@ extension AirLinkRouter {
             Finding(
                 .warning,
                 FindingKind(
-                    code: "ll.crc-errors",
+                    .llCRCErrors,
                     message:
                         "\(s.crcErrors) of \(s.packets) packets on connection \(hex(e.connection.handle, width: 4)) failed their CRC and were not decoded: "
                         + "the sniffer was far from the devices or missed the hopping, or a tool rewrote the capture without recomputing CRCs"

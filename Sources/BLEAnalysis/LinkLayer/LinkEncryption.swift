@@ -193,7 +193,7 @@ extension FindingKind {
         _ count: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16
     ) -> FindingKind {
         .init(
-            code: "ll.encrypted-no-key",
+            .llEncryptedNoKey,
             message:
                 "link encrypted from frame \(encryptedFrom): \(count) encrypted PDUs on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
                 + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
@@ -202,14 +202,14 @@ extension FindingKind {
     }
     static func llEncryptionStartUnseen(_ count: Int, from: Int, handle: UInt16) -> FindingKind {
         .init(
-            code: "ll.encrypted-no-key",
+            .llEncryptedNoKey,
             message:
                 "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): \(count) encrypted PDUs from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
         )
     }
     static func llMICFailures(_ count: Int, from: Int, handle: UInt16, capturer: Bool) -> FindingKind {
         .init(
-            code: "ll.mic-failed",
+            .llMICFailed,
             message: "\(count) encrypted PDUs on connection \(hex(handle, width: 4)) failed their MIC from frame \(from)"
                 + (capturer
                     ? " (the capturer's verdict: it lost the packet counter, usually after missing a packet, or used the wrong key)"

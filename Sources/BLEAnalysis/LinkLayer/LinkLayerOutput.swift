@@ -225,15 +225,15 @@ public struct LLEncryptionStarted: Hashable, Sendable {
 
 extension FindingKind {
     static func llMalformed(_ error: DecodeError) -> FindingKind {
-        .init(code: "ll.malformed", message: "link-layer packet with a good CRC could not be read: \(error)")
+        .init(.llMalformed, message: "link-layer packet with a good CRC could not be read: \(error)")
     }
     static func llControlMalformed(_ opcode: LLControlOpcode, _ error: DecodeError) -> FindingKind {
-        .init(code: "ll.control-malformed", message: "\(opcode.name): \(error)")
+        .init(.llControlMalformed, message: "\(opcode.name): \(error)")
     }
     static func llReservedLLID(_ aa: LLAccessAddress) -> FindingKind {
-        .init(code: "ll.reserved-llid", message: "data PDU with reserved LLID 00 on \(aa): ignored")
+        .init(.llReservedLLID, message: "data PDU with reserved LLID 00 on \(aa): ignored")
     }
     static func llNotLinkLayer(_ linkType: UInt32) -> FindingKind {
-        .init(code: "ll.unsupported-link-type", message: "link type \(linkType) is not decoded by the link-layer tracker")
+        .init(.llUnsupportedLinkType, message: "link type \(linkType) is not decoded by the link-layer tracker")
     }
 }

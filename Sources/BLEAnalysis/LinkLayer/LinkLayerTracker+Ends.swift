@@ -45,7 +45,7 @@ extension LinkLayerTracker {
         return Finding(
             all || advertisingCRCErrors * 5 >= advertisingPackets ? .warning : .info,
             FindingKind(
-                code: "ll.advertising-crc",
+                .llAdvertisingCRC,
                 message:
                     "\(all ? "all " : "")\(advertisingCRCErrors) of \(advertisingPackets) advertising packets failed their CRC and were not decoded (first at frame \(first))"
                     + (all ? ": the sniffer or its settings (PHY, channel) may be wrong" : "")),

@@ -18,7 +18,7 @@ struct TerminateAcknowledgement: Hashable, Sendable {
         return Finding(
             .info,
             FindingKind(
-                code: "ll.terminate-unacknowledged",
+                .llTerminateUnacknowledged,
                 message:
                     "the \(sender)'s LL_TERMINATE_IND at frame \(frame) was not acknowledged: no packet of the \(peer) after it moves its NESN past the terminate's SN"
             ),

@@ -96,7 +96,7 @@ struct UnansweredPDUs {
         return Finding(
             .info,
             FindingKind(
-                code: "ll.unanswered-pdus",
+                .llUnansweredPDUs,
                 message:
                     "\(count) data PDU\(count == 1 ? "" : "s") at access addresses no CONNECT_IND announced (first at frame \(first)) "
                     + "never answered from the other side: not taken as connections (noise that passed the CRC, a fuzzer's packets, "

@@ -116,16 +116,16 @@ public struct LinkQualitySummary: Hashable, Sendable {
 extension FindingKind {
     static func bqrMalformed(_ error: DecodeError) -> FindingKind {
         FindingKind(
-            code: "hci.bqr-malformed", message: "Bluetooth Quality Report cannot be decoded: \(error) (event parameters; kept as bytes)")
+            .hciBQRMalformed, message: "Bluetooth Quality Report cannot be decoded: \(error) (event parameters; kept as bytes)")
     }
     static func bqrUnknownReport(_ id: BQRReportID) -> FindingKind {
         FindingKind(
-            code: "hci.bqr-unknown-report",
+            .hciBQRUnknownReport,
             message: "Bluetooth Quality Report with unknown report id \(hex(id.rawValue)); parameters kept as bytes")
     }
     static func tooManyQualityReports(_ n: Int) -> FindingKind {
         FindingKind(
-            code: "limit.quality-reports", message: "more than \(n) quality reports on one connection; later ones are in the timeline only")
+            .limitQualityReports, message: "more than \(n) quality reports on one connection; later ones are in the timeline only")
     }
 }
 

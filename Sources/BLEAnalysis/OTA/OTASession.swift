@@ -329,22 +329,22 @@ public struct ImageComparison: Hashable, Sendable, CustomStringConvertible {
 extension FindingKind {
     public static func otaCRCMismatch(computed: UInt32, reported: UInt32, offset: Int) -> FindingKind {
         FindingKind(
-            code: "ota.crc-mismatch",
+            .otaCRCMismatch,
             message: "device CRC-32 \(hex(reported)) at offset \(offset) differs from the bytes sent (\(hex(computed)))")
     }
     public static func otaOffsetMismatch(device: Int, sent: Int) -> FindingKind {
-        FindingKind(code: "ota.offset-mismatch", message: "device reports \(device) bytes, \(sent) were sent")
+        FindingKind(.otaOffsetMismatch, message: "device reports \(device) bytes, \(sent) were sent")
     }
     public static func otaError(_ what: String) -> FindingKind {
-        FindingKind(code: "ota.error", message: what)
+        FindingKind(.otaError, message: what)
     }
     public static func otaNote(_ what: String) -> FindingKind {
-        FindingKind(code: "ota.note", message: what)
+        FindingKind(.otaNote, message: what)
     }
     public static func otaCut(_ why: String) -> FindingKind {
-        FindingKind(code: "ota.incomplete", message: "update cut by \(why)")
+        FindingKind(.otaIncomplete, message: "update cut by \(why)")
     }
     public static func otaMissingPackets(_ indices: [Int]) -> FindingKind {
-        FindingKind(code: "ota.missing-packets", message: "packet(s) never sent: \(indexList(indices))")
+        FindingKind(.otaMissingPackets, message: "packet(s) never sent: \(indexList(indices))")
     }
 }

@@ -202,33 +202,33 @@ public struct TransferOptions: Sendable {
 
 extension FindingKind {
     public static func transferTooLong(cap: Int) -> FindingKind {
-        FindingKind(code: "transfer.too-long", message: "message longer than \(cap) bytes: the rest is not kept")
+        FindingKind(.transferTooLong, message: "message longer than \(cap) bytes: the rest is not kept")
     }
     public static func transferCut(_ why: String) -> FindingKind {
-        FindingKind(code: "transfer.incomplete", message: "message cut by \(why)")
+        FindingKind(.transferIncomplete, message: "message cut by \(why)")
     }
     public static var emptyTransfer: FindingKind {
-        FindingKind(code: "transfer.empty", message: "end-of-message marker with no data before it")
+        FindingKind(.transferEmpty, message: "end-of-message marker with no data before it")
     }
     public static func transferMissing(_ indices: [Int]) -> FindingKind {
-        FindingKind(code: "transfer.missing-chunks", message: "missing chunk(s) \(indexList(indices))")
+        FindingKind(.transferMissingChunks, message: "missing chunk(s) \(indexList(indices))")
     }
     public static func transferDuplicate(_ index: Int) -> FindingKind {
-        FindingKind(code: "transfer.duplicate-chunk", message: "chunk \(index) received again")
+        FindingKind(.transferDuplicateChunk, message: "chunk \(index) received again")
     }
     public static func transferOutOfRange(_ index: Int, count: Int) -> FindingKind {
-        FindingKind(code: "transfer.index-out-of-range", message: "record index \(index) beyond the announced count \(count)")
+        FindingKind(.transferIndexOutOfRange, message: "record index \(index) beyond the announced count \(count)")
     }
     public static func transferInvalidRecord(_ index: Int?, _ problems: [String]) -> FindingKind {
         FindingKind(
-            code: "transfer.invalid-record",
+            .transferInvalidRecord,
             message: "record \(index.map(String.init) ?? "?") failed validation: \(problems.joined(separator: "; "))")
     }
     public static func transferSuperseded() -> FindingKind {
-        FindingKind(code: "transfer.superseded", message: "a new count arrived before all announced records")
+        FindingKind(.transferSuperseded, message: "a new count arrived before all announced records")
     }
     public static func smpBadHeader(_ what: String) -> FindingKind {
-        FindingKind(code: "transfer.smp-bad-header", message: "not an SMP message start: \(what)")
+        FindingKind(.transferSMPBadHeader, message: "not an SMP message start: \(what)")
     }
 }
 

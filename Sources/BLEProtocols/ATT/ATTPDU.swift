@@ -421,10 +421,3 @@ public enum ATTTable {
         return list
     }
 }
-
-extension FindingKind {
-    /// An ATT PDU did not decode.
-    public static func attMalformed(_ opcode: ATTOpcode, error: DecodeError) -> FindingKind {
-        FindingKind(code: "att.malformed", message: "\(opcode): \(error)")
-    }
-}

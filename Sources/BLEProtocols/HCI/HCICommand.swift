@@ -19,9 +19,12 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
 
     public static let nop = HCICommand(0x0000)
     public static let disconnect = HCICommand(ogf: 0x01, ocf: 0x0006)
+    public static let acceptConnectionRequest = HCICommand(ogf: 0x01, ocf: 0x0009)
     public static let readRemoteVersionInformation = HCICommand(ogf: 0x01, ocf: 0x001D)
     public static let setEventMask = HCICommand(ogf: 0x03, ocf: 0x0001)
     public static let reset = HCICommand(ogf: 0x03, ocf: 0x0003)
+    public static let hostNumberOfCompletedPackets = HCICommand(ogf: 0x03, ocf: 0x0035)
+    public static let setEventMaskPage2 = HCICommand(ogf: 0x03, ocf: 0x0063)
     public static let readLocalVersionInformation = HCICommand(ogf: 0x04, ocf: 0x0001)
     public static let readBufferSize = HCICommand(ogf: 0x04, ocf: 0x0005)
     public static let readBDADDR = HCICommand(ogf: 0x04, ocf: 0x0009)

@@ -373,21 +373,17 @@ extension FindingKind {
     /// An HCI packet's length field disagrees with the bytes present.
     public static func hciLengthMismatch(kind: RecordKind, declared: Int, present: Int) -> FindingKind {
         FindingKind(
-            code: "hci.length-mismatch",
+            .hciLengthMismatch,
             message: "HCI \(kind) packet declares \(declared) bytes but the record holds \(present)")
     }
     /// An HCI packet could not be read (short header or payload).
     public static func hciLengthMismatch(kind: RecordKind, error: DecodeError) -> FindingKind {
-        FindingKind(code: "hci.length-mismatch", message: "HCI \(kind) packet: \(error)")
+        FindingKind(.hciLengthMismatch, message: "HCI \(kind) packet: \(error)")
     }
     /// The capturer kept fewer bytes than were on the wire.
     public static func hciTruncatedRecord(kind: RecordKind, included: Int, original: Int) -> FindingKind {
         FindingKind(
-            code: "hci.truncated-record",
+            .hciTruncatedRecord,
             message: "HCI \(kind) record cut by the capturer: \(included) of \(original) bytes kept")
-    }
-    /// Parameters of a known command or event do not parse.
-    public static func hciMalformedParameters(_ what: String, error: DecodeError) -> FindingKind {
-        FindingKind(code: "hci.malformed-parameters", message: "\(what): \(error)")
     }
 }

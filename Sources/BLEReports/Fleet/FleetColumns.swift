@@ -20,7 +20,7 @@ enum FleetColumns {
         Column("controller_manufacturer_id") { .int(controllerIdentity($0.file).map { Int($0.manufacturer.rawValue) }) },
         Column("completeness") { .text($0.file.info?.completeness.verdict) },
         Column("completeness_items") { .int($0.file.info?.completeness.items.count) },
-        Column("completeness_code") { .text(worstItem($0.file)?.code) },
+        Column("completeness_code") { .text(worstItem($0.file)?.code.id) },
         Column("completeness_reason") { .text(worstItem($0.file)?.message) },
         Column("connections") { .int($0.file.error == nil ? $0.file.connections.count : nil) },
         Column("findings") { .int($0.file.error == nil ? $0.file.diagnosis.findings.count : nil) },

@@ -265,7 +265,7 @@ public struct Report: Sendable {
         for d in diagnosis.findings { t.marks.append((d.frame, d.severity.rawValue, "\(d.rule) \(DiagnosisReport.summaryLine(d))")) }
         for f in findings {
             guard let frame = f.frame, t.marks.count < EmbeddedTimeline.maxMarks else { continue }
-            t.marks.append((frame, f.severity.rawValue, "\(f.kind.code): \(f.message)"))
+            t.marks.append((frame, f.severity.rawValue, "\(f.kind.code.id): \(f.message)"))
         }
         return t
     }
@@ -275,16 +275,16 @@ public struct Report: Sendable {
         var groups: [String: FindingGroup] = [:]
         var order: [String] = []
         for f in findings {
-            if var g = groups[f.kind.code] {
+            if var g = groups[f.kind.code.id] {
                 g.count += 1
                 if let fr = f.frame, g.firstFrames.count < 10 { g.firstFrames.append(fr) }
                 if f.severity > g.severity { g.severity = f.severity }
-                groups[f.kind.code] = g
+                groups[f.kind.code.id] = g
             } else {
-                groups[f.kind.code] = FindingGroup(
-                    code: f.kind.code, severity: f.severity, count: 1,
+                groups[f.kind.code.id] = FindingGroup(
+                    code: f.kind.code.id, severity: f.severity, count: 1,
                     firstFrames: f.frame.map { [$0] } ?? [], message: f.message)
-                order.append(f.kind.code)
+                order.append(f.kind.code.id)
             }
         }
         return order.enumerated().map { ($0.offset, groups[$0.element]!) }
@@ -315,12 +315,12 @@ public struct Report: Sendable {
         var perCode: [String: Int] = [:]
         for f in findings where f.severity >= .warning {
             // The first three of each code: the timeline shows that it happened and where it started.
-            perCode[f.kind.code, default: 0] += 1
-            guard perCode[f.kind.code]! <= 3 else { continue }
+            perCode[f.kind.code.id, default: 0] += 1
+            guard perCode[f.kind.code.id]! <= 3 else { continue }
             events.append(
                 KeyEvent(
                     frame: f.frame ?? 0, timestamp: nil, connectionNumber: nil, kind: f.severity.rawValue,
-                    text: "\(f.kind.code): \(f.message)"))
+                    text: "\(f.kind.code.id): \(f.message)"))
         }
         // Stable: by frame, then the order above.
         let sorted = events.enumerated().sorted { ($0.element.frame, $0.offset) < ($1.element.frame, $1.offset) }.map(\.element)

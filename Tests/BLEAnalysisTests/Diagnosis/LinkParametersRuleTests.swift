@@ -110,6 +110,19 @@ extension DiagnosisRuleTests {
             #expect(d.message.hasSuffix("Before that it was 720 ms (frame \(connect))."))
         }
 
+        /// The heart-strap capture's shape (corpus, frames 1913 and 2082): 720 ms at the connection, then an update
+        /// sets 6 s. The link survived the short setting and ran on a safe one: nothing to warn about. The same update
+        /// followed by one back to 720 ms is judged from the last safe setting on: the later short one.
+        @Test func aShortTimeoutALaterSettingMadeSafeIsNotAFinding() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: 24, timeout: 72)
+            b = b.at(2).connectionUpdateComplete(handle: 0x40, interval: 36, timeout: 600)
+            #expect(try RuleTest.diagnose(b).of("LP-02").isEmpty)
+            let shortAgain = b.nextFrame
+            b = b.at(4).connectionUpdateComplete(handle: 0x40, interval: 24, timeout: 72)
+            let found = try RuleTest.diagnose(b).of("LP-02")
+            #expect(found.map(\.frame) == [shortAgain] && found.first?.supporting.isEmpty == true)
+        }
+
         @Test(arguments: [(UInt16(6), UInt16(0), UInt16(100)), (24, 0, 400), (12, 4, 300), (80, 4, 200)])
         func nearMissAShortTimeoutThatIsFine(_ interval: UInt16, _ latency: UInt16, _ timeout: UInt16) throws {
             // 1 s at 7.5 ms, 4 s at 30 ms, 3 s at 15 ms × 5, 2 s at 100 ms × 5: each at least 1 s and over 3 effective intervals.

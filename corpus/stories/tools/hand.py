@@ -7,7 +7,7 @@ points = eval(open(spec).read())
 cache = {}
 def verbose(n):
     if n not in cache:
-        cache[n] = subprocess.run(['tshark', '-r', F, '-V', '-x', '-Y', f'frame.number=={n}'], capture_output=True, text=True).stdout
+        cache[n] = subprocess.run(['tshark', '-r', F, '-o', 'uat:user_dlts:"User 0 (DLT=147)","btle","0","","0",""', '-V', '-x', '-Y', f'frame.number=={n}'], capture_output=True, text=True).stdout
     return cache[n]
 kept = dropped = 0
 for text, checks in points:

@@ -1,23 +1,32 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let endsTooSoon = FindingCode(
+        "CQ-03", layer: .capture, severity: .warning,
+        title: "Capture ends before the outcome",
+        explain: .init(
+            meaning:
+                "The capture stops before something it shows had an outcome: a command without its answer, a request without its response, a connection attempt still running.",
+            advice: "Let the capture run a few seconds past the failure before stopping it."),
+        fold: .never, traits: [.describesCapture])
+}
+
 /// CQ-03: the capture ends before the outcome: the file is cut (its last record incomplete), or it ends with a command,
 /// an ATT request, a pairing or a connection attempt still pending, or within 2 s of the last failure.
 struct CQ03EndsTooSoon: DiagnosisRule {
-    static let id = "CQ-03"
+    static let code = FindingCode.endsTooSoon
     static let group = RuleGroup.captureQuality
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Capture ends before the outcome"
     static let evidence =
         "A cut last record (truncated file); at the end: a command unanswered, an ATT request pending, a connection attempt pending"
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var out: [Diagnosis] = []
-        if let cut = e.findings.first(where: { $0.kind.code == "capture.truncated-file" }) {
+        if let cut = e.findings.first(where: { $0.kind.code == .captureTruncatedFile }) {
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: cut.frame ?? e.lastFrame,
+                    rule: Self.code, severity: severity, frame: cut.frame ?? e.lastFrame,
                     message:
                         "The file is cut: \(cut.message)\(cut.offset.map { " (byte offset \($0))" } ?? ""). What happened after it is not in the log.",
                     headline: "the file is cut", causes: ["the log was copied while being written", "a transfer or disk cut it short"]))
@@ -51,7 +60,7 @@ struct CQ03EndsTooSoon: DiagnosisRule {
         if let last = pending.max(by: { $0.frame < $1.frame }) {
             out.append(
                 Diagnosis(
-                    rule: id, severity: .info, frame: last.frame,
+                    rule: Self.code, severity: .info, frame: last.frame,
                     message:
                         "The capture ends with \(pending.count) thing\(pending.count == 1 ? "" : "s") still pending (\(last.text) at frame \(last.frame)): the outcome is not in the log.",
                     headline: "capture ends with work pending", supporting: pending.filter { $0.frame != last.frame },

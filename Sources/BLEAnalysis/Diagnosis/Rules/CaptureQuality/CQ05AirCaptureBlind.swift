@@ -1,15 +1,24 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let airCaptureBlind = FindingCode(
+        "CQ-05", layer: .capture, severity: .warning,
+        title: "Air capture missed the connection or its key",
+        explain: .init(
+            meaning:
+                "An over-the-air sniffer missed what it needs: the connection's start (CONNECT_IND), the key of an encrypted link, or advertising packets (bad CRC).",
+            advice: "Start the sniffer before the devices connect, give it the key (--ltk, --keys-from) and keep it close to both devices."),
+        fold: .capture, traits: [.describesCapture])
+}
+
 /// CQ-05: an air capture that did not follow the connection: no CONNECT_IND (joined mid-connection), encrypted
 /// traffic no key opens, or advertising whose CRC failed. Link-layer and upper-layer rules see less.
 struct CQ05AirCaptureBlind: DiagnosisRule {
-    static let id = "CQ-05"
+    static let code = FindingCode.airCaptureBlind
     static let group = RuleGroup.captureQuality
     /// A warning: what the sniffer missed limits the analysis; no link, data or pairing was lost because of it (issue
     /// 35 point 4: severity from impact).
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Air capture missed the connection or its key"
     static let evidence =
         "Air capture: a connection inferred from data PDUs (no CONNECT_IND); encrypted PDUs no key decrypts; advertising PDUs failing their CRC (all, or a fifth or more)"
     static let anchor = "W (CRC/MIC flags only)"
@@ -20,27 +29,27 @@ struct CQ05AirCaptureBlind: DiagnosisRule {
         for c in e.connections where c.inferred {
             out.append(
                 Diagnosis(
-                    rule: id, severity: .warning, frame: c.startFrame,
+                    rule: Self.code, severity: .warning, frame: c.startFrame,
                     message:
                         "The sniffer joined connection \(hex(c.handle, width: 4)) after it started (no CONNECT_IND; first packet at frame \(c.startFrame)): its parameters and addresses are not known.",
                     headline: "sniffer joined a connection late", causes: ["the sniffer started after the connection"], connection: c.number
                 ))
         }
-        for f in e.findings where f.kind.code == "ll.encrypted-no-key" {
+        for f in e.findings where f.kind.code == .llEncryptedNoKey {
             guard let frame = f.frame else { continue }
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: frame,
+                    rule: Self.code, severity: severity, frame: frame,
                     message: "\(f.message) (frame \(frame)): what it carried cannot be diagnosed.",
                     headline: "encrypted link without a key", causes: ["LE Secure Connections without the LTK given (--ltk, --keys-from)"],
-                    foldKey: "CQ-05 no key"))
+                    fold: "no key"))
         }
         // Advertising the sniffer could not read: every packet (or a fifth or more) failed its CRC.
-        for f in e.findings where f.kind.code == "ll.advertising-crc" && f.severity >= .warning {
+        for f in e.findings where f.kind.code == .llAdvertisingCRC && f.severity >= .warning {
             guard let frame = f.frame else { continue }
             out.append(
                 Diagnosis(
-                    rule: id, severity: .warning, frame: frame,
+                    rule: Self.code, severity: .warning, frame: frame,
                     message: f.message.prefix(1).uppercased() + f.message.dropFirst() + ": the devices they came from are not in the log.",
                     headline: "advertising unreadable (bad CRC)",
                     causes: [

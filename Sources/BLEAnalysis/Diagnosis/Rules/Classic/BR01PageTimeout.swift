@@ -1,13 +1,24 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let pageTimeout = FindingCode(
+        "BR-01", layer: .classic, severity: .warning,
+        title: "A BR/EDR device never answered the page",
+        explain: .init(
+            meaning:
+                "The phone paged a Classic (BR/EDR) device — a headset, a car kit, a speaker — and it never answered: it was off, out of range, or not connectable. The host usually retries in the background, so one device can fail hundreds of times.",
+            advice:
+                "Usually harmless background reconnection to a paired device that is not around; if the user expected that device to connect, check it is powered, in range and in pairing or connectable mode."
+        ),
+        fold: .never)
+}
+
 /// BR-01: the host paged a BR/EDR device that never answered: Connection Complete with 0x04 Page Timeout, folded per
 /// device with how many times, the first and last frame, and what the host was trying (its Create Connection).
 struct BR01PageTimeout: DiagnosisRule {
-    static let id = "BR-01"
+    static let code = FindingCode.pageTimeout
     static let group = RuleGroup.classic
-    static let severity = DiagnosisSeverity.warning
-    static let title = "A BR/EDR device never answered the page"
     static let evidence =
         "Connection Complete (0x03) with status 0x04 Page Timeout, per device; the Create Connection (0x0405) that paged it"
     static let anchor = "hcidoc (\"ConnectionComplete error S for addr\")"
@@ -20,7 +31,7 @@ struct BR01PageTimeout: DiagnosisRule {
             switch ev.kind {
             case .pageRequested(let peer):
                 pages[peer, default: []].append(ev.frame)
-            case .classicConnectionComplete(_, let status, let peer, _) where status.rawValue == 0x04:
+            case .classicConnectionComplete(_, let status, let peer, _) where status == .pageTimeout:
                 if timeouts[peer] == nil { order.append(peer) }
                 timeouts[peer, default: []].append(ev)
             default:
@@ -40,7 +51,7 @@ struct BR01PageTimeout: DiagnosisRule {
                 all.count == 1
                 ? "at frame \(first.frame)" : "\(all.count) times, frames \(first.frame)–\(last.frame) over \(duration(span))"
             var d = Diagnosis(
-                rule: id, severity: severity, frame: first.frame,
+                rule: Self.code, severity: severity, frame: first.frame,
                 message: "Paging BR/EDR device \(peer) timed out (0x04 Page Timeout) \(when): \(tries); the device never answered.",
                 headline: "paging \(peer) timed out (0x04)",
                 supporting: asked.first.map { [CitedFrame($0, "Create Connection to \(peer)")] } ?? [],

@@ -1,13 +1,23 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let connectionFailed = FindingCode(
+        "BR-02", layer: .classic, severity: .warning,
+        title: "A BR/EDR connection failed",
+        explain: .init(
+            meaning:
+                "A Classic (BR/EDR) connection attempt failed for a reason other than a page timeout: the status code says which (authentication, a limit reached, refused by the peer, cancelled by this side).",
+            advice:
+                "Read the status: 0x05/0x06 point at the bond (see BR-04), 0x0D–0x0F at the peer refusing, 0x16 at this side cancelling."),
+        fold: .device)
+}
+
 /// BR-02: a BR/EDR connection failed for another reason than a page timeout (BR-01): Connection Complete with an error
 /// status, folded per device and status.
 struct BR02ConnectionFailed: DiagnosisRule {
-    static let id = "BR-02"
+    static let code = FindingCode.connectionFailed
     static let group = RuleGroup.classic
-    static let severity = DiagnosisSeverity.warning
-    static let title = "A BR/EDR connection failed"
     static let evidence =
         "Connection Complete (0x03) with status ≠ 0 and ≠ 0x04 (0x05/0x06 authentication, 0x08 timeout, 0x09 limit, 0x0B exists, 0x0D–0x0F refused, 0x16 cancelled, 0x1A unsupported, 0x22 LMP timeout)"
     static let anchor = "hcidoc (\"ConnectionComplete error S for addr\")"
@@ -15,19 +25,19 @@ struct BR02ConnectionFailed: DiagnosisRule {
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
             guard case .classicConnectionComplete(_, let status, let peer, let linkType) = ev.kind, status != .success,
-                status.rawValue != 0x04
+                status != .pageTimeout
             else { return nil }
             let link = linkType == 0 ? "SCO" : "ACL"
             let page = e.last(before: ev.frame) { if case .pageRequested(peer) = $0.kind { true } else { false } }
             // Cancelled by this side (0x02 after Create Connection Cancel, 0x16): asked for, not a failure.
-            let cancelled = status.rawValue == 0x16 || status.rawValue == 0x02
+            let cancelled = status == .connectionTerminatedByLocalHost || status == .unknownConnectionIdentifier
             return Diagnosis(
-                rule: id, severity: cancelled ? .info : severity, frame: ev.frame,
+                rule: Self.code, severity: cancelled ? .info : severity, frame: ev.frame,
                 message:
                     "The BR/EDR \(link) connection with \(peer) failed (\(codeName(status)) at frame \(ev.frame)): \(classicConnectionFailureCause(status)).",
                 headline: "BR/EDR connection with \(peer) failed (\(hex(status.rawValue)))",
                 supporting: page.map { [CitedFrame($0.frame, "Create Connection to \(peer)")] } ?? [],
-                causes: [classicConnectionFailureCause(status)], device: peer, foldKey: "BR-02 \(peer) \(status.rawValue)")
+                causes: [classicConnectionFailureCause(status)], device: peer, fold: "\(peer) \(status.rawValue)")
         }
     }
 }

@@ -1,14 +1,25 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let classicPairingFailed = FindingCode(
+        "BR-03", layer: .classic, severity: .error,
+        title: "A BR/EDR pairing (Secure Simple Pairing or legacy PIN) failed",
+        explain: .init(
+            meaning:
+                "A Classic pairing (Secure Simple Pairing, or a legacy PIN) ran and failed: the user rejected or mistyped, the devices' IO capabilities could not agree, or the pairing timed out.",
+            advice:
+                "Read the chain the finding cites (Link Key Request, IO capabilities, Simple Pairing Complete): retry the pairing with both devices in pairing mode and the user confirming on both sides."
+        ),
+        fold: .device)
+}
+
 /// BR-03: a BR/EDR pairing failed: Simple Pairing Complete with an error after the IO capabilities, or Authentication
 /// Complete with an error after a PIN Code Request (legacy pairing), cited with the chain that led to it (Link Key
 /// Request → Negative Reply → IO Capability Request/Response → Simple Pairing Complete).
 struct BR03PairingFailed: DiagnosisRule {
-    static let id = "BR-03"
+    static let code = FindingCode.classicPairingFailed
     static let group = RuleGroup.classic
-    static let severity = DiagnosisSeverity.error
-    static let title = "A BR/EDR pairing (Secure Simple Pairing or legacy PIN) failed"
     static let evidence =
         "Simple Pairing Complete (0x36) status ≠ 0, or Authentication Complete (0x06) status ≠ 0 after IO Capability Request/Response (0x31/0x32) or PIN Code Request (0x16); the Link Key Request (0x17) and the host's answer before"
     static let anchor = "hcidoc (LinkKeyMismatch reads the same events)"
@@ -39,12 +50,12 @@ struct BR03PairingFailed: DiagnosisRule {
             let name = peer ?? e.deviceName(e.connection(ev.connection))
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: ev.frame,
+                    rule: Self.code, severity: severity, frame: ev.frame,
                     message:
                         "\(kind) with \(name) failed (\(codeName(status)) at frame \(ev.frame))\(noKey ? " after this side said it had no link key" : ""): the link stays unauthenticated.",
                     headline: "\(kind.lowercased()) with \(name) failed (\(hex(status.rawValue)))",
                     supporting: chain.compactMap { c in c.kind.chainText.map { CitedFrame(c.frame, $0) } },
-                    causes: causes(status), device: peer, connection: number, foldKey: "BR-03 \(name) \(status.rawValue)"))
+                    causes: causes(status), device: peer, connection: number, fold: "\(name) \(status.rawValue)"))
         }
         return out
     }
@@ -52,13 +63,13 @@ struct BR03PairingFailed: DiagnosisRule {
     static func isSimplePairing(_ k: EvidenceEvent.Kind) -> Bool { if case .simplePairingComplete = k { true } else { false } }
 
     static func causes(_ status: HCIStatus) -> [String] {
-        switch status.rawValue {
-        case 0x05: ["the numeric comparison or passkey was rejected or mistyped", "the peer's stack refused the pairing"]
-        case 0x06: ["a link key is missing on one side (bond removed)"]
-        case 0x18: ["pairing is not allowed by the peer (0x18)"]
-        case 0x29: ["the peer does not accept pairing with a unit key (0x29)"]
-        case 0x37: ["Simple Pairing is not supported by the host (0x37)"]
-        case 0x08, 0x22: ["the user did not confirm in time, or the link was lost during pairing"]
+        switch status {
+        case .authenticationFailure: ["the numeric comparison or passkey was rejected or mistyped", "the peer's stack refused the pairing"]
+        case .pinOrKeyMissing: ["a link key is missing on one side (bond removed)"]
+        case .pairingNotAllowed: ["pairing is not allowed by the peer (0x18)"]
+        case .pairingWithUnitKeyNotSupported: ["the peer does not accept pairing with a unit key (0x29)"]
+        case .simplePairingNotSupportedByHost: ["Simple Pairing is not supported by the host (0x37)"]
+        case .connectionTimeout, .llResponseTimeout: ["the user did not confirm in time, or the link was lost during pairing"]
         default: ["see the status"]
         }
     }

@@ -1,13 +1,24 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let linkKeyMissing = FindingCode(
+        "BR-04", layer: .classic, severity: .error,
+        title: "A BR/EDR link key is missing or refused (bond lost)",
+        explain: .init(
+            meaning:
+                "A Classic link could not be authenticated with the stored link key: this side had no key for the device (negative reply), or the device refused the key it had (it forgot the bond, e.g. after a reset).",
+            advice:
+                "Remove the device from the phone's paired list and pair again; if it happens after every reset of the device, the device does not keep its bonds."
+        ),
+        fold: .device)
+}
+
 /// BR-04: a BR/EDR bond broken: authentication failed with 0x05 or 0x06 without a pairing, after this side said it had
 /// no link key (Link Key Request Negative Reply) or after it gave one the peer refused (the peer forgot the bond).
 struct BR04LinkKeyMissing: DiagnosisRule {
-    static let id = "BR-04"
+    static let code = FindingCode.linkKeyMissing
     static let group = RuleGroup.classic
-    static let severity = DiagnosisSeverity.error
-    static let title = "A BR/EDR link key is missing or refused (bond lost)"
     static let evidence =
         "Link Key Request (0x17), Link Key Request Reply (0x040B) or Negative Reply (0x040C), then Authentication Complete (0x06), Connection Complete or Disconnection Complete with 0x05 Authentication Failure or 0x06 PIN or Key Missing, no pairing between"
     static let anchor = "hcidoc (LinkKeyMismatch: Reply then 0x05)"
@@ -17,11 +28,12 @@ struct BR04LinkKeyMissing: DiagnosisRule {
         for ev in e.events {
             let peer: String?, status: HCIStatus
             switch ev.kind {
-            case .authenticationComplete(_, let s) where s.rawValue == 0x05 || s.rawValue == 0x06:
+            case .authenticationComplete(_, let s) where s == .authenticationFailure || s == .pinOrKeyMissing:
                 (peer, status) = (e.classicPeer(ev.connection), s)
-            case .classicConnectionComplete(_, let s, let p, _) where s.rawValue == 0x05 || s.rawValue == 0x06: (peer, status) = (p, s)
+            case .classicConnectionComplete(_, let s, let p, _) where s == .authenticationFailure || s == .pinOrKeyMissing:
+                (peer, status) = (p, s)
             case .disconnectionComplete(_, .success, let r)
-            where (r.rawValue == 0x05 || r.rawValue == 0x06) && e.connection(ev.connection)?.isBREDR == true:
+            where (r == .authenticationFailure || r == .pinOrKeyMissing) && e.connection(ev.connection)?.isBREDR == true:
                 (peer, status) = (e.classicPeer(ev.connection), r)
             default: continue
             }
@@ -42,7 +54,7 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                 : "this side has no link key for it (Negative Reply at frame \(answer.frame)) and no pairing followed"
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: ev.frame,
+                    rule: Self.code, severity: severity, frame: ev.frame,
                     message: "Authentication with \(name) failed (\(codeName(status)) at frame \(ev.frame)): \(what).",
                     headline: found
                         ? "\(name) refused the stored link key (\(hex(status.rawValue)))"
@@ -51,7 +63,7 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                     causes: found
                         ? ["the peer was reset or unpaired and lost its key: remove the bond on this side and pair again"]
                         : ["the bond was removed on this side (or the key store was cleared): pair again"],
-                    device: peer, connection: ev.connection, foldKey: "BR-04 \(name) \(found)"))
+                    device: peer, connection: ev.connection, fold: "\(name) \(found)"))
         }
         return out
     }

@@ -1,14 +1,23 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let synchronousSetupFailed = FindingCode(
+        "BR-09", layer: .classic, severity: .critical,
+        title: "A SCO/eSCO link for a call failed to come up",
+        explain: .init(
+            meaning:
+                "The SCO/eSCO link that carries a call's audio did not come up. Without a retry that succeeds, the call has no audio on the headset.",
+            advice: "Read the status: an unsupported feature (0x1A) asks for a fallback (mSBC → CVSD, eSCO → SCO); no resources (0x0D) means another synchronous link holds the controller."),
+        fold: .value)
+}
+
 /// BR-09: a SCO/eSCO link for a call failed to come up: Synchronous Connection Complete (or Connection Complete for
 /// SCO) with an error, or its setup refused by Command Status. Critical when no synchronous link came up on the same
 /// ACL within 10 s after (the call had no audio on the headset); info when a retry succeeded.
 struct BR09SynchronousSetupFailed: DiagnosisRule {
-    static let id = "BR-09"
+    static let code = FindingCode.synchronousSetupFailed
     static let group = RuleGroup.classic
-    static let severity = DiagnosisSeverity.critical
-    static let title = "A SCO/eSCO link for a call failed to come up"
     static let evidence =
         "Synchronous Connection Complete (0x2C) or SCO Connection Complete with status ≠ 0, or Command Status ≠ 0 for (Enhanced) Setup / Accept Synchronous Connection; critical unless a synchronous link on the same ACL came up within 10 s"
     static let anchor = "none"
@@ -33,10 +42,10 @@ struct BR09SynchronousSetupFailed: DiagnosisRule {
             if let r = l.requestFrame { supporting.append(CitedFrame(r, "the \(l.request ?? "setup") command")) }
             if let r = retry?.startFrame { supporting.append(CitedFrame(r, "the retry's link up")) }
             return Diagnosis(
-                rule: id, severity: retry == nil ? severity : .info, frame: frame, message: message,
+                rule: Self.code, severity: retry == nil ? severity : .info, frame: frame, message: message,
                 headline: "\(kind) setup with \(name) failed (\(hex(l.status.rawValue)))", supporting: supporting,
                 causes: causes(l.status), device: l.peerAddress, connection: l.aclConnection,
-                foldKey: "BR-09 \(name) \(l.status.rawValue)")
+                fold: "\(name) \(l.status.rawValue)")
         }
     }
 

@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let codecRenegotiationLoop = FindingCode(
+        "BR-12", layer: .classic, severity: .warning,
+        title: "Codec renegotiation in a loop",
+        explain: .init(
+            meaning:
+                "The two sides negotiated the codec again and again without the audio coming up between: they disagree, and the user hears nothing or delays.",
+            advice: "Compare what each side offers and selects at each round; one of them retries a configuration the other rejects."),
+        fold: .value)
+}
+
 /// BR-12: codec renegotiation in a loop: three or more HFP codec selections (+BCS) on one link within 30 s with no
 /// eSCO link up between them, or three or more AVDTP configurations or reconfigurations of one end point within 30 s.
 struct BR12RenegotiationLoop: DiagnosisRule {
-    static let id = "BR-12"
+    static let code = FindingCode.codecRenegotiationLoop
     static let group = RuleGroup.classic
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Codec renegotiation in a loop"
     static let evidence =
         "≥ 3 +BCS within 30 s on a link with no Synchronous Connection Complete (success) between them; ≥ 3 Set Configuration / Reconfigure accepted for one SEID within 30 s"
     static let anchor = "none"
@@ -57,13 +66,13 @@ struct BR12RenegotiationLoop: DiagnosisRule {
 
     static func diagnosis(_ c: Connection, _ name: String, _ run: [Int], what: String, headline: String) -> Diagnosis {
         Diagnosis(
-            rule: id, severity: severity, frame: run[2],
+            rule: Self.code, severity: severity, frame: run[2],
             message:
                 "\(run.count) \(what) with \(name) within 30 s (frames \(run.map(String.init).joined(separator: ", "))) without the audio coming up in between: the two sides do not agree.",
             headline: headline, supporting: run.map { CitedFrame($0, what) },
             causes: [
                 "each side retries a configuration the other cannot use", "the audio link fails each time and the gateway starts over",
             ],
-            device: c.peerAddress, connection: c.number, foldKey: "BR-12 \(name) \(what)")
+            device: c.peerAddress, connection: c.number, fold: "\(name) \(what)")
     }
 }

@@ -1,13 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let stackRestarted = FindingCode(
+        "HH-03", layer: .hci, severity: .error,
+        title: "Stack restarted with links up",
+        explain: .init(
+            meaning: "The host reset the controller while connections were up, so every link was dropped without a disconnection.",
+            advice: "Find why the stack restarted (a crash, a timeout before it)."),
+        fold: .never)
+}
+
 /// HH-03: the Bluetooth stack restarted with links up: an HCI Reset while connections were open, which then vanished
 /// without Disconnection Complete.
 struct HH03StackRestarted: DiagnosisRule {
-    static let id = "HH-03"
+    static let code = FindingCode.stackRestarted
     static let group = RuleGroup.controller
-    static let severity = DiagnosisSeverity.error
-    static let title = "Stack restarted with links up"
     static let evidence = "HCI Reset (0x0C03) while connections are open; links gone without Disconnection Complete"
     static let anchor = "hcidoc (handles Reset internally, no signal)"
 
@@ -23,7 +31,7 @@ struct HH03StackRestarted: DiagnosisRule {
             }
             guard !dropped.isEmpty else { return nil }
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message:
                     "The Bluetooth stack restarted at frame \(ev.frame) (HCI Reset) with \(dropped.count) link\(dropped.count == 1 ? "" : "s") up; they dropped without disconnection events.",
                 headline: "stack restarted with links up",

@@ -1,13 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let commandErrors = FindingCode(
+        "HH-04", layer: .hci, severity: .warning,
+        title: "Commands refused by the controller",
+        explain: .init(
+            meaning: "The controller refused HCI commands (the finding groups them by command and status).",
+            advice: "Read the status codes: a command not allowed in that state, unknown to the controller, or with bad parameters."),
+        fold: .value)
+}
+
 /// HH-04: commands the controller refused, grouped by command and status, except those another rule explains (creating
 /// connections, PHY, remote features, link-layer procedures) and a cancel with nothing to cancel.
 struct HH04CommandErrors: DiagnosisRule {
-    static let id = "HH-04"
+    static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Commands refused by the controller"
     static let evidence =
         "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11)"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
@@ -18,14 +26,15 @@ struct HH04CommandErrors: DiagnosisRule {
     static func explained(_ op: HCICommand, _ status: HCIStatus) -> Bool {
         if CE03CreateRefused.opcodes.contains(op) || op == .leSetPHY || op == .leReadRemoteFeatures { return true }
         if BR06RoleOrSniffRefused.opcodes[op.rawValue] != nil { return true }
-        return LP05ProcedureUnsupported.procedures.contains(op) && (status.rawValue == 0x1A || status.rawValue == 0x11)
+        return LP05ProcedureUnsupported.procedures.contains(op)
+            && (status == .unsupportedRemoteFeature || status == .unsupportedFeatureOrParameter)
     }
 
     /// A command the stack sends to learn what the controller supports: the informational parameters (OGF 0x04: a
     /// feature page the controller does not have is refused with 0x12 or 0x30) and the event masks (an event the
     /// controller does not know is refused; it keeps reporting the ones it has). Refused, nothing is lost.
     static func isCapabilityProbe(_ op: HCICommand) -> Bool {
-        op.ogf == 0x04 || op == .setEventMask || op == .leSetEventMask || op.rawValue == 0x0C63
+        op.ogf == 0x04 || op == .setEventMask || op == .leSetEventMask || op == .setEventMaskPage2
     }
 
     /// The successful BR/EDR Connection Complete within 2 s of a refused Accept Connection Request.
@@ -42,27 +51,28 @@ struct HH04CommandErrors: DiagnosisRule {
         e.events.compactMap { ev in
             guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained(op, status) else { return nil }
             // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
-            if op == .leCreateConnectionCancel && status.rawValue == 0x0C { return nil }
+            if op == .leCreateConnectionCancel && status == .commandDisallowed { return nil }
             let meaning: String? =
-                switch status.rawValue {
-                case 0x0C: "not allowed in the controller's current state"
-                case 0x01: "the controller does not know the command"
-                case 0x12: "its parameters are invalid"
-                case 0x07: "the controller's table is full (filter accept list or resolving list)"
-                case 0x09: "the connection limit is reached"
-                case 0x0D, 0x3A: "the controller is busy or out of resources"
-                case 0x11: "unsupported"
+                switch status {
+                case .commandDisallowed: "not allowed in the controller's current state"
+                case .unknownCommand: "the controller does not know the command"
+                case .invalidCommandParameters: "its parameters are invalid"
+                case .memoryCapacityExceeded: "the controller's table is full (filter accept list or resolving list)"
+                case .connectionLimitExceeded: "the connection limit is reached"
+                case .connectionRejectedLimitedResources, .controllerBusy: "the controller is busy or out of resources"
+                case .unsupportedFeatureOrParameter: "unsupported"
                 default: nil
                 }
             // A command the controller does not know or support (a vendor command above all): the stack probing the
             // controller's capabilities, not a fault (issue 35 point 4: severity from impact).
-            let probing = status == .unknownCommand || (op.isVendor && status.rawValue == 0x11) || Self.isCapabilityProbe(op)
+            let probing =
+                status == .unknownCommand || (op.isVendor && status == .unsupportedFeatureOrParameter) || Self.isCapabilityProbe(op)
             // A vendor command refused otherwise (Android's LE advertising filter, …): a feature the vendor defines; the
             // host goes on without it, and no link state depends on it.
             let vendor = !probing && op.isVendor
             // An Accept Connection Request refused as disallowed while the connection it accepts completes: the host
             // accepted twice (macOS does), the first one did its work.
-            let accepted = op.rawValue == 0x0409 && status.rawValue == 0x0C ? acceptedAnyway(ev, e) : nil
+            let accepted = op == .acceptConnectionRequest && status == .commandDisallowed ? acceptedAnyway(ev, e) : nil
             let causes =
                 probing
                 ? ["the stack probing the controller's capabilities (harmless)"]
@@ -72,13 +82,13 @@ struct HH04CommandErrors: DiagnosisRule {
                         ? ["the host sent the command twice; the first one did its work"]
                         : ["a host state-machine bug", "small controller tables"]
             return Diagnosis(
-                rule: id, severity: probing || vendor || accepted != nil ? .info : severity, frame: ev.frame,
+                rule: Self.code, severity: probing || vendor || accepted != nil ? .info : severity, frame: ev.frame,
                 message:
                     "The controller refused \(op) (\(codeName(status)), frame \(ev.frame))\(meaning.map { ": " + $0 } ?? "")"
                     + (accepted.map { "; the connection it accepts completed at frame \($0.frame)." } ?? "."),
                 headline: "\(op) refused (\(hex(status.rawValue)))",
                 supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + (accepted.map { [$0] } ?? []), causes: causes,
-                foldKey: "HH-04 \(op.rawValue) \(status.rawValue)")
+                fold: "\(op.rawValue) \(status.rawValue)")
         }
     }
 }

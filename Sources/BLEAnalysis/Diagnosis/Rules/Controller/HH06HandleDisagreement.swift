@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let handleDisagreement = FindingCode(
+        "HH-06", layer: .hci, severity: .warning,
+        title: "Traffic on a closed or unknown handle",
+        explain: .init(
+            meaning:
+                "Data used a connection handle that had been closed or never opened: host and controller disagree about which links exist.",
+            advice: "A host stack bug, or records missing from the capture: check for gaps near it."),
+        fold: .never)
+}
+
 /// HH-06: host and controller disagree about a connection: traffic on a handle after its Disconnection Complete, for
 /// which the analysis had to infer a new connection.
 struct HH06HandleDisagreement: DiagnosisRule {
-    static let id = "HH-06"
+    static let code = FindingCode.handleDisagreement
     static let group = RuleGroup.controller
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Traffic on a closed or unknown handle"
     static let evidence = "ACL data on a handle whose connection had ended, with no new Connection Complete"
     static let anchor = "hcidoc (partial: unknown-handle NOCP is tolerated)"
 
@@ -19,7 +28,7 @@ struct HH06HandleDisagreement: DiagnosisRule {
                 })
             else { return nil }
             return Diagnosis(
-                rule: id, severity: severity, frame: c.startFrame,
+                rule: Self.code, severity: severity, frame: c.startFrame,
                 message:
                     "Data came on handle \(hex(c.handle, width: 4)) at frame \(c.startFrame), after its connection ended at frame \(ended.endFrame!) and with no new connection: host and controller disagree.",
                 headline: "traffic on closed handle \(hex(c.handle, width: 4))",

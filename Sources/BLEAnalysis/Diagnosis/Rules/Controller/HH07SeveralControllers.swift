@@ -1,12 +1,20 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let severalControllers = FindingCode(
+        "HH-07", layer: .hci, severity: .info,
+        title: "More than one controller",
+        explain: .init(
+            meaning: "The capture holds records from more than one controller (for example a built-in and a USB adapter).",
+            advice: "Make sure you read the controller the device used; filter by controller index."),
+        fold: .never)
+}
+
 /// HH-07: the capture holds more than one controller (a USB dongle beside the built-in one): results may mix adapters.
 struct HH07SeveralControllers: DiagnosisRule {
-    static let id = "HH-07"
+    static let code = FindingCode.severalControllers
     static let group = RuleGroup.controller
-    static let severity = DiagnosisSeverity.info
-    static let title = "More than one controller"
     static let evidence = "Records from more than one controller index (Linux monitor, PacketLogger)"
     static let anchor = "hcidoc (LikelyExternalController)"
 
@@ -21,7 +29,7 @@ struct HH07SeveralControllers: DiagnosisRule {
         }
         return [
             Diagnosis(
-                rule: id, severity: severity, frame: seen[1].frame,
+                rule: Self.code, severity: severity, frame: seen[1].frame,
                 message:
                     "The capture holds \(seen.count) controllers (\(names.joined(separator: ", "))): connections are kept apart by controller.",
                 headline: "\(seen.count) controllers in the capture", supporting: [CitedFrame(seen[0].frame, "first controller")],

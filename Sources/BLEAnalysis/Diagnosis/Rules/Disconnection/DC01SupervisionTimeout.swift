@@ -1,20 +1,29 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let supervisionTimeout = FindingCode(
+        "DC-01", layer: .link, severity: .critical,
+        title: "Link lost: supervision timeout",
+        explain: .init(
+            meaning:
+                "No packet came from the peer for the whole supervision timeout, so the link was declared lost: out of range, blocked, or the peer stopped (reset, crash, brown-out).",
+            advice: "Check range and the peer's power and logs at that time; a longer supervision timeout tolerates short fades."),
+        fold: .device, traits: [.restsOnSetup])
+}
+
 /// DC-01: the link was lost because the peer went silent for the supervision timeout (Disconnection Complete 0x08,
 /// Core Spec Vol 6, Part B, 4.5.2). Says when the peer was last heard, the timeout in force and where it came from, and
 /// what the controller's quality reports said before.
 struct DC01SupervisionTimeout: DiagnosisRule {
-    static let id = "DC-01"
+    static let code = FindingCode.supervisionTimeout
     static let group = RuleGroup.disconnection
-    static let severity = DiagnosisSeverity.critical
-    static let title = "Link lost: supervision timeout"
     static let evidence =
         "Disconnection Complete 0x08; the last packet received from the peer; the supervision timeout in force (connection complete or update); Android quality reports before it (approaching LSTO, RSSI)"
     static let anchor = "none (btmon -a prints the reason only)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        e.disconnections.filter { $0.reason.rawValue == 0x08 && $0.airSender == nil }.map { d in
+        e.disconnections.filter { $0.reason == .connectionTimeout && $0.airSender == nil }.map { d in
             let c = d.connection
             let device = e.deviceName(c)
             var supporting: [CitedFrame] = []
@@ -70,7 +79,7 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                 sentence += " It follows the \(reboot.text) (frame \(reboot.frame)): the device most likely rebooted into the new firmware."
             }
             return Diagnosis(
-                rule: id, severity: reboot == nil ? severity : .info, frame: d.frame, message: sentence,
+                rule: Self.code, severity: reboot == nil ? severity : .info, frame: d.frame, message: sentence,
                 headline: "link to \(device) lost by supervision timeout (0x08)",
                 supporting: supporting.sorted { $0.frame < $1.frame },
                 causes: (unanswered.map {
@@ -81,7 +90,7 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                         "the peer reset, browned out or crashed (watchdog)",
                         "a supervision timeout too short for the link",
                     ],
-                device: c?.peerAddress, connection: c?.number, facts: facts, foldKey: "DC-01 \(device)")
+                device: c?.peerAddress, connection: c?.number, facts: facts, fold: "\(device)")
         }
     }
 }
@@ -95,7 +104,7 @@ extension DC01SupervisionTimeout {
             guard ev.connection == connection, ev.frame >= start, ev.frame < end,
                 case .encryptionChange(_, let status, _) = ev.kind
             else { return false }
-            return status.rawValue == 0x08
+            return status == .connectionTimeout
         }?.frame
     }
 }

@@ -1,14 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let peerEndedLink = FindingCode(
+        "DC-02", layer: .link, severity: .error,
+        title: "The peer ended the connection",
+        explain: .init(
+            meaning: "The other device closed the connection; the finding names the failure just before it, which is usually why.",
+            advice: "Fix the failure cited (ATT error, pairing failure); otherwise read the peer's logs for why it disconnected."),
+        fold: .device)
+}
+
 /// DC-02: the peer ended the link (0x13 user terminated, 0x14 low resources, 0x15 power off) without this side asking.
 /// An error when something failed just before (the likely reason); info when it is the expected end (the reboot of a
 /// firmware update, a Broadcast Assistant leaving after its Remove Source); a warning otherwise.
 struct DC02PeerEndedLink: DiagnosisRule {
-    static let id = "DC-02"
+    static let code = FindingCode.peerEndedLink
     static let group = RuleGroup.disconnection
-    static let severity = DiagnosisSeverity.error
-    static let title = "The peer ended the connection"
     static let evidence =
         "Disconnection Complete 0x13/0x14/0x15 with no HCI Disconnect from this side (air: LL_TERMINATE_IND from the peer); the last failure before it (ATT error, pairing failed, encryption error)"
     static let anchor = "none"
@@ -17,7 +25,7 @@ struct DC02PeerEndedLink: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.disconnections.compactMap { d in
-            guard remoteEndedReasons.contains(d.reason.rawValue), !d.byThisSide else { return nil }
+            guard remoteEndedReasons.contains(d.reason), !d.byThisSide else { return nil }
             // A drop right after connecting is CE-04's.
             if let up = d.connectedMicroseconds, up < CE04PeerRefusedCentral.window, CE04PeerRefusedCentral.littleTraffic(d) {
                 return nil
@@ -55,9 +63,9 @@ struct DC02PeerEndedLink: DiagnosisRule {
             }
             let benign = reboot != nil || leaving != nil
             return Diagnosis(
-                rule: id, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
+                rule: Self.code, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
-                causes: d.reason.rawValue == 0x15
+                causes: d.reason == .remotePowerOff
                     ? ["the peer powered off or its Bluetooth was switched off"]
                     : leaving != nil
                         ? ["the Broadcast Assistant's app finished: it took back its source and closed the link"]
@@ -65,14 +73,14 @@ struct DC02PeerEndedLink: DiagnosisRule {
                             "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
                             "the peer's app closed the link",
                         ],
-                device: c?.peerAddress, connection: c?.number, foldKey: "DC-02 \(device) \(d.reason.rawValue)")
+                device: c?.peerAddress, connection: c?.number, fold: "\(device) \(d.reason.rawValue)")
         }
     }
 
     /// The peer's BASS Remove Source shortly before it ended the link with 0x13 (BAP 6.5: the assistant takes its
     /// source back and disconnects): the normal end of an assistant's visit, not a problem.
     static func assistantLeaving(_ d: DisconnectionStory, in e: Evidence) -> CitedFrame? {
-        guard d.reason.rawValue == 0x13 else { return nil }
+        guard d.reason == .remoteUserTerminatedConnection else { return nil }
         let since = d.event.timestamp.microseconds
         let removed = e.last(before: d.frame) { ev in
             guard ev.connection == d.event.connection, since - ev.timestamp.microseconds <= window else { return false }

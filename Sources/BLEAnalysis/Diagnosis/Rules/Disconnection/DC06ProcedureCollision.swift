@@ -1,34 +1,42 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let procedureCollision = FindingCode(
+        "DC-06", layer: .link, severity: .error,
+        title: "Link-layer procedure collision",
+        explain: .init(
+            meaning: "Both sides started link-layer procedures at the same time and the controllers could not resolve it (0x23/0x2A).",
+            advice: "Avoid starting parameter, PHY or data-length updates from both sides at once (delay one side's request)."),
+        fold: .device)
+}
+
 /// DC-06: both sides started link-layer procedures at once and the collision was not resolved (0x23 LL Procedure
 /// Collision, 0x2A Different Transaction Collision; Core Spec Vol 6, Part B, 5.3), in a disconnection or as a
 /// procedure's completion status, or (air captures) an LL_REJECT_EXT_IND / LL_REJECT_IND.
 struct DC06ProcedureCollision: DiagnosisRule {
-    static let id = "DC-06"
+    static let code = FindingCode.procedureCollision
     static let group = RuleGroup.disconnection
-    static let severity = DiagnosisSeverity.error
-    static let title = "Link-layer procedure collision"
     static let evidence =
         "Disconnection Complete, Connection Update Complete or PHY Update Complete with 0x23 or 0x2A; air: LL_REJECT_EXT_IND / LL_REJECT_IND with them"
     static let anchor = "W (control_proc_* expert infos)"
-    static let codes: Set<UInt8> = [0x23, 0x2A]
+    static let codes: Set<HCIStatus> = [.llProcedureCollision, .differentTransactionCollision]
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
             let status: HCIStatus
             let what: String
             switch ev.kind {
-            case .disconnectionComplete(_, .success, let reason) where codes.contains(reason.rawValue):
+            case .disconnectionComplete(_, .success, let reason) where codes.contains(reason):
                 status = reason
                 what = "the link dropped"
-            case .connectionUpdateComplete(_, let s, _) where codes.contains(s.rawValue):
+            case .connectionUpdateComplete(_, let s, _) where codes.contains(s):
                 status = s
                 what = "a connection update failed"
-            case .phyUpdateComplete(_, let s, _) where codes.contains(s.rawValue):
+            case .phyUpdateComplete(_, let s, _) where codes.contains(s):
                 status = s
                 what = "a PHY update failed"
-            case .linkLayerRejected(let sender, let procedure, let s?) where codes.contains(s.rawValue):
+            case .linkLayerRejected(let sender, let procedure, let s?) where codes.contains(s):
                 status = s
                 what = "\(sender == .peer ? "the peripheral" : "the central") rejected \(procedure)"
             default:
@@ -40,14 +48,14 @@ struct DC06ProcedureCollision: DiagnosisRule {
             // seconds later is context, not a failure.
             if let redone = redone(ev, c, e) {
                 return Diagnosis(
-                    rule: id, severity: .info, frame: ev.frame,
+                    rule: Self.code, severity: .info, frame: ev.frame,
                     message:
                         "Both sides started link-layer procedures at the same time with \(device) and \(what) (\(codeName(status)), frame \(ev.frame)); resolved: \(redone.text) (frame \(redone.frame)).",
                     headline: "link-layer procedure collision with \(device), resolved (\(hex(status.rawValue)))",
-                    supporting: [redone], device: c?.peerAddress, connection: c?.number, foldKey: "DC-06 redone \(device)")
+                    supporting: [redone], device: c?.peerAddress, connection: c?.number, fold: "redone \(device)")
             }
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message:
                     "Both sides started link-layer procedures at the same time with \(device) and \(what) (\(codeName(status)), frame \(ev.frame)).",
                 headline: "link-layer procedure collision with \(device) (\(hex(status.rawValue)))",
@@ -55,7 +63,7 @@ struct DC06ProcedureCollision: DiagnosisRule {
                     "the peripheral asked for a parameter update while the central ran a PHY, length or encryption procedure",
                     "a collision-handling bug in one link layer",
                 ],
-                device: c?.peerAddress, connection: c?.number, foldKey: "DC-06 \(device) \(status.rawValue)")
+                device: c?.peerAddress, connection: c?.number, fold: "\(device) \(status.rawValue)")
         }
     }
 

@@ -1,18 +1,27 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let micFailure = FindingCode(
+        "DC-07", layer: .link, severity: .critical,
+        title: "Link dropped: MIC failure",
+        explain: .init(
+            meaning:
+                "An encrypted packet failed its integrity check (MIC), so the link was dropped: the two sides did not use the same key.",
+            advice: "Remove the bond on both devices and pair again; check how the firmware stores and selects keys."),
+        fold: .device)
+}
+
 /// DC-07: encrypted packets failed their integrity check (0x3D Connection Terminated due to MIC Failure), most often
 /// right after encryption started on a reconnection: the two sides hold different keys.
 struct DC07MICFailure: DiagnosisRule {
-    static let id = "DC-07"
+    static let code = FindingCode.micFailure
     static let group = RuleGroup.disconnection
-    static let severity = DiagnosisSeverity.critical
-    static let title = "Link dropped: MIC failure"
     static let evidence = "Disconnection Complete 0x3D; the Encryption Change before it and how long before"
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        e.disconnections.filter { $0.reason.rawValue == 0x3D }.map { d in
+        e.disconnections.filter { $0.reason == .connectionTerminatedMICFailure }.map { d in
             let c = d.connection
             let device = e.deviceName(c)
             let enc = e.last(before: d.frame) { ev in
@@ -28,13 +37,13 @@ struct DC07MICFailure: DiagnosisRule {
             }
             sentence += ": the two sides most likely hold different keys."
             return Diagnosis(
-                rule: id, severity: severity, frame: d.frame, message: sentence,
+                rule: Self.code, severity: severity, frame: d.frame, message: sentence,
                 headline: "link to \(device) dropped on a MIC failure (0x3D)", supporting: supporting,
                 causes: [
                     "one side re-paired or reset its keys", "an LTK/EDIV/Rand mix-up (Secure Connections vs legacy key handling)",
                     "a controller bug after pausing and resuming encryption",
                 ],
-                device: c?.peerAddress, connection: c?.number, foldKey: "DC-07 \(device)")
+                device: c?.peerAddress, connection: c?.number, fold: "\(device)")
         }
     }
 }

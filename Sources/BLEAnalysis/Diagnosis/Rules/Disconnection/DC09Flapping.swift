@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let flapping = FindingCode(
+        "DC-09", layer: .link, severity: .warning,
+        title: "Connection flapping",
+        explain: .init(
+            meaning:
+                "The same peer connected and disconnected three or more times within minutes: the link keeps failing and the app keeps retrying.",
+            advice: "Fix the first disconnection's cause; add back-off to the reconnection logic."),
+        fold: .never)
+}
+
 /// DC-09: three or more connect → disconnect cycles with the same peer within 5 minutes, not ended by this side: a
 /// marginal link, an auto-reconnect loop or a peer reset loop. Summarises the reasons.
 struct DC09Flapping: DiagnosisRule {
-    static let id = "DC-09"
+    static let code = FindingCode.flapping
     static let group = RuleGroup.disconnection
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Connection flapping"
     static let evidence =
         "Three or more connections to the same peer that each ended, not by this side, within 5 minutes of the first; their end reasons"
     static let anchor = "none (hcidoc lists the connections only)"
@@ -37,7 +46,7 @@ struct DC09Flapping: DiagnosisRule {
             let span = last.event.timestamp.microseconds(since: first.event.timestamp)
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: last.frame,
+                    rule: Self.code, severity: severity, frame: last.frame,
                     message: "The connection to \(peer) flapped: \(best.count) connections ended in \(duration(span)) (\(reasonText)).",
                     headline: "connection to \(peer) flapped",
                     supporting: best.dropLast().map { CitedFrame($0.frame, "ended: \(codeName($0.reason))") },

@@ -1,6 +1,19 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let airLinkEndUnseen = FindingCode(
+        "DC-10", layer: .link, severity: .error,
+        title: "An air link ended without a terminate in the capture",
+        explain: .init(
+            meaning:
+                "An air capture shows no end of the link: it went silent for longer than its supervision timeout while the capture went on. What the capture shows after (the peripheral advertising again, and how soon) says whether it was never established, the peripheral left it, or the sniffer only stopped following it.",
+            advice:
+                "If the peripheral left within one connection interval, look at the last PDU it received (a crash or reset on it); if the sniffer only lost the link, capture again closer to the devices."
+        ),
+        fold: .device)
+}
+
 /// DC-10: an air link the capture shows no end of (no LL_TERMINATE_IND) that went silent for longer than its
 /// supervision timeout while the capture went on (``LinkSilence``). What the capture does show decides the words:
 /// - no packet at all after the connect request and the peripheral advertising again: never established (error);
@@ -11,10 +24,8 @@ import BLEProtocols
 /// Silence without the advertising is no end (the sniffer may only have lost the link): ``Observability`` says so.
 /// Each names what was still waiting on the link when it went silent (an unanswered ATT request).
 struct DC10AirLinkEndUnseen: DiagnosisRule {
-    static let id = "DC-10"
+    static let code = FindingCode.airLinkEndUnseen
     static let group = RuleGroup.disconnection
-    static let severity = DiagnosisSeverity.error
-    static let title = "An air link ended without a terminate in the capture"
     static let evidence =
         "Air capture: a link's last packet, then nothing on its access address for longer than its supervision timeout while the capture went on, and the peripheral advertising again after it (ADV_IND, ADV_DIRECT_IND, a SCAN_REQ to it); ATT requests still waiting"
     static let anchor = "none (Wireshark shows the packets only)"
@@ -59,8 +70,8 @@ struct DC10AirLinkEndUnseen: DiagnosisRule {
                 ]
             }
             var d = Diagnosis(
-                rule: id, severity: severity, frame: end.frame, message: message, headline: headline, supporting: supporting,
-                causes: causes, device: c.peerAddress, connection: c.number, foldKey: "DC-10 \(device) \(end.reason)")
+                rule: Self.code, severity: severity, frame: end.frame, message: message, headline: headline, supporting: supporting,
+                causes: causes, device: c.peerAddress, connection: c.number, fold: "\(device) \(end.reason)")
             d.confidence = .lowered(reason: "inferred: the capture holds no end of the link")
             return d
         }

@@ -1,6 +1,19 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let connectGaveUp = FindingCode(
+        "CE-01", layer: .link, severity: .critical,
+        title: "Connection attempt gave up (Android GATT 133)",
+        explain: .init(
+            meaning:
+                "The phone tried to connect for about 30 s, never reached the device and gave up (on Android the app sees GATT error 133).",
+            advice:
+                "Check the device is advertising and connectable at that moment and in range; retry with a fresh scan rather than a stored address."
+        ),
+        fold: .device)
+}
+
 /// CE-01: a connection attempt that gave up: LE Create Connection accepted, no connection for about 30 s, then the
 /// host cancelled (LE Create Connection Cancel) and the controller reported Connection Complete 0x02 — Android's
 /// "GATT 133" (`DIRECT_CONNECT_TIMEOUT` = 30 s, AOSP `gatt/connection_manager.cc`).
@@ -8,10 +21,8 @@ import BLEProtocols
 /// A short attempt the app cancelled stays quiet, as does a background connection (no time-out: Android cancels and
 /// re-creates it whenever its accept list changes, minutes apart) and a cancel of Bluetooth switching off.
 struct CE01ConnectGaveUp: DiagnosisRule {
-    static let id = "CE-01"
+    static let code = FindingCode.connectGaveUp
     static let group = RuleGroup.establishment
-    static let severity = DiagnosisSeverity.critical
-    static let title = "Connection attempt gave up (Android GATT 133)"
     static let evidence =
         "LE (Extended) Create Connection, no connection for 25–35 s, LE Create Connection Cancel, Connection Complete 0x02; no Bluetooth shutdown within 5 s"
     static let anchor = "hcidoc (report \"LeConnectionComplete error\", no interpretation)"
@@ -45,7 +56,7 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                     .contains { next in
                         switch next.kind {
                         case .reset: return true
-                        case .disconnectCommand(_, let reason): return reason.rawValue == 0x15
+                        case .disconnectCommand(_, let reason): return reason == .remotePowerOff
                         default: return false
                         }
                     }
@@ -54,7 +65,7 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                 let target = peer ?? "the devices on the accept list"
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message:
                             "Connecting to \(target) gave up after \(duration(attempt)): the peripheral never answered (Connection Complete 0x02 after the cancel at frame \(stop.frame)). On Android this is \"GATT 133\".",
                         headline: "connecting to \(peer.map(shortAddress) ?? "the accept list") gave up after about 30 s",
@@ -66,7 +77,7 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                             "out of range", "it advertises with a resolvable private address the phone cannot resolve (bond or IRK lost)",
                             "a wrong address type, or a very long advertising interval",
                         ],
-                        device: peer, foldKey: "CE-01 \(target)"))
+                        device: peer, fold: "\(target)"))
             default:
                 break
             }

@@ -1,12 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let createRefused = FindingCode(
+        "CE-03", layer: .link, severity: .error,
+        title: "The controller refused to start a connection",
+        explain: .init(
+            meaning:
+                "The controller refused the command that starts a connection (busy with another attempt, bad parameters, or too many links).",
+            advice: "Read the status code: serialize connection attempts and check the parameters the app passes."),
+        fold: .value)
+}
+
 /// CE-03: the controller refused to start a connection: Command Status ≠ 0 for LE (Extended) Create Connection.
 struct CE03CreateRefused: DiagnosisRule {
-    static let id = "CE-03"
+    static let code = FindingCode.createRefused
     static let group = RuleGroup.establishment
-    static let severity = DiagnosisSeverity.error
-    static let title = "The controller refused to start a connection"
     static let evidence = "Command Status ≠ 0 for LE Create Connection (0x200D) or LE Extended Create Connection (0x2043, 0x2085)"
     static let anchor = "hcidoc (\"Failing command status\", \"Dangling LE connection attempt\")"
     static let opcodes: Set<HCICommand> = [.leCreateConnection, .leExtendedCreateConnection, .leExtendedCreateConnectionV2]
@@ -20,21 +29,21 @@ struct CE03CreateRefused: DiagnosisRule {
                 if case .createConnection(_, let p) = create.kind { peer = p }
             }
             let why: String =
-                switch status.rawValue {
-                case 0x0C: "another connection attempt was already pending, or scanning/advertising conflicted"
-                case 0x07, 0x09: "the controller is out of connection resources"
-                case 0x12: "the parameters are invalid (e.g. the supervision-timeout rule is broken)"
-                case 0x11: "a PHY it does not support was asked for"
+                switch status {
+                case .commandDisallowed: "another connection attempt was already pending, or scanning/advertising conflicted"
+                case .memoryCapacityExceeded, .connectionLimitExceeded: "the controller is out of connection resources"
+                case .invalidCommandParameters: "the parameters are invalid (e.g. the supervision-timeout rule is broken)"
+                case .unsupportedFeatureOrParameter: "a PHY it does not support was asked for"
                 default: "see the status"
                 }
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message:
                     "The controller refused to start the connection\(peer.map { " to \($0)" } ?? "") (\(codeName(status)) at frame \(ev.frame)): \(why).",
                 headline: "the controller refused to start a connection (\(hex(status.rawValue)))",
                 supporting: commandFrame.map { [CitedFrame($0, "\(opcode)")] } ?? [],
                 causes: ["a host bug (parallel connection attempts)", "the connection limit reached", "invalid parameters"], device: peer,
-                foldKey: "CE-03 \(status.rawValue)")
+                fold: "\(status.rawValue)")
         }
     }
 }

@@ -1,13 +1,23 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let requestTimedOut = FindingCode(
+        "GATT-01", layer: .att, severity: .critical,
+        title: "ATT request never answered (30 s time-out)",
+        explain: .init(
+            meaning:
+                "An ATT request got no response within 30 s: the ATT bearer is dead from then on (no other request may be sent) until the link is reconnected.",
+            advice: "Find why the peer did not answer (busy, crashed, waiting on something): the peer's firmware must answer every request."
+        ),
+        fold: .device, traits: [.claimsAbsence, .readsPayloads])
+}
+
 /// GATT-01: an ATT request (or indication) got no answer within the ATT transaction time-out (30 s, Core Spec Vol 3,
 /// Part F, 3.3.3): the bearer is dead after it, and stacks tear the link down.
 struct GATT01RequestTimedOut: DiagnosisRule {
-    static let id = "GATT-01"
+    static let code = FindingCode.requestTimedOut
     static let group = RuleGroup.gatt
-    static let severity = DiagnosisSeverity.critical
-    static let title = "ATT request never answered (30 s time-out)"
     static let evidence =
         "An ATT request or indication with no response or confirmation for 30 s (ended by the disconnection or the end of the capture), or answered later"
     static let anchor = "none"
@@ -35,19 +45,19 @@ struct GATT01RequestTimedOut: DiagnosisRule {
                 let from = sender == .local ? (e.isAirCapture ? "the central's" : "this side's") : "\(device)'s"
                 let to = sender == .local ? " by \(device)" : ""
                 return Diagnosis(
-                    rule: id, severity: tornDown ? severity : .error, frame: tornDown ? endFrame : ev.frame,
+                    rule: Self.code, severity: tornDown ? severity : .error, frame: tornDown ? endFrame : ev.frame,
                     message:
                         "\(from.prefix(1).uppercased() + from.dropFirst()) \(request)\(on) (frame \(ev.frame)) was \(what)\(to): \(how).",
                     headline: "\(request) on \(device) \(what)",
                     supporting: tornDown ? [CitedFrame(ev.frame, "\(request)\(on)")] : [CitedFrame(endFrame, "the link ended")],
-                    causes: causes, device: c?.peerAddress, connection: c?.number, foldKey: "GATT-01 \(device) \(request.rawValue)")
+                    causes: causes, device: c?.peerAddress, connection: c?.number, fold: "\(device) \(request.rawValue)")
             case .attLateResponse(let request, let handle, let requestFrame, let us):
                 let on = handle.map { " for \(hex($0, width: 4))" } ?? ""
                 // A clock that runs backwards by more than jitter (crackle's PPI captures: fraction fields above 10^6)
                 // cannot measure the wait: said as what the capture cannot show, not as an error.
                 if clockRunsBackwards(e) {
                     return Diagnosis(
-                        rule: id, severity: .info, frame: ev.frame,
+                        rule: Self.code, severity: .info, frame: ev.frame,
                         message:
                             "\(request)\(on) on \(device) (frame \(requestFrame)) was answered at frame \(ev.frame), \(duration(us)) later by the capture's clock; that clock runs backwards (Log), so the capture cannot show how long the answer took.",
                         headline: "\(request) on \(device): the wait cannot be measured",
@@ -55,7 +65,7 @@ struct GATT01RequestTimedOut: DiagnosisRule {
                         connection: c?.number)
                 }
                 return Diagnosis(
-                    rule: id, severity: .error, frame: ev.frame,
+                    rule: Self.code, severity: .error, frame: ev.frame,
                     message:
                         "\(request)\(on) on \(device) (frame \(requestFrame)) was answered only after \(duration(us)) (frame \(ev.frame)), past the 30 s ATT time-out.",
                     headline: "\(request) on \(device) answered after the ATT time-out",
@@ -70,7 +80,7 @@ struct GATT01RequestTimedOut: DiagnosisRule {
     /// The log's timestamps step back by more than clock jitter (``CaptureCompleteness``'s time-backwards item at
     /// warning): durations across those steps are not measurable.
     static func clockRunsBackwards(_ e: Evidence) -> Bool {
-        e.completeness?.items.contains { $0.code == "time-backwards" && $0.severity >= .warning } == true
+        e.completeness?.items.contains { $0.code == .timeBackwards && $0.severity >= .warning } == true
     }
 
     static let causes = [

@@ -1,14 +1,23 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let notificationsNotEnabled = FindingCode(
+        "GATT-03", layer: .gatt, severity: .error,
+        title: "Notifications never (properly) enabled",
+        explain: .init(
+            meaning:
+                "Notifications were expected but never properly turned on: the CCCD was written the wrong way, with the wrong value, or not at all.",
+            advice: "Write 0x0001 (notify) or 0x0002 (indicate) to the characteristic's CCCD (0x2902) with a Write Request."),
+        fold: .device, traits: [.restsOnSetup, .claimsAbsence, .readsPayloads])
+}
+
 /// GATT-03: notifications were not (properly) enabled: a CCCD written with a Write Command (some servers ignore it), a
 /// CCCD value the characteristic does not support (indications on a notify-only characteristic), or — a warning — a
 /// service the app wrote to whose notifying characteristic was never subscribed and never notified.
 struct GATT03NotificationsNotEnabled: DiagnosisRule {
-    static let id = "GATT-03"
+    static let code = FindingCode.notificationsNotEnabled
     static let group = RuleGroup.gatt
-    static let severity = DiagnosisSeverity.error
-    static let title = "Notifications never (properly) enabled"
     static let evidence =
         "CCCD (0x2902) written with Write Command (0x52); a CCCD value without the matching Notify/Indicate property; a notifying characteristic in a service the app wrote to, with no CCCD write and no notification"
     static let anchor = "none"
@@ -40,14 +49,14 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
                 let device = e.deviceName(c)
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: frame,
+                        rule: Self.code, severity: severity, frame: frame,
                         message:
                             "\(ch.uuid) (\(hex(ch.valueHandle, width: 4)), \(ch.properties.contains(.notify) ? "notify" : "indicate")) on \(device) was never subscribed and never notified; \(how)."
                             + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : ""),
                         headline: "\(ch.uuid) on \(device) never subscribed",
                         supporting: c.activity.notified.isEmpty && c.endFrame != nil ? [CitedFrame(c.endFrame!, "the link ended")] : [],
                         causes: ["the app forgot writeDescriptor / setNotifyValue (if it expected updates)"], device: c.peerAddress,
-                        connection: c.number, foldKey: "GATT-03 unsubscribed \(device) \(ch.valueHandle)"))
+                        connection: c.number, fold: "unsubscribed \(device) \(ch.valueHandle)"))
             }
         }
         return out
@@ -64,19 +73,19 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
             if byCommand {
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message:
                             "The CCCD \(hex(handle, width: 4)) on \(device) was written with a Write Command (frame \(ev.frame)), which some servers ignore: use a Write Request.",
                         headline: "CCCD on \(device) written without response",
                         causes: ["the library sends Write Without Response to descriptors"],
-                        device: c?.peerAddress, connection: c?.number, foldKey: "GATT-03 command \(device)"))
+                        device: c?.peerAddress, connection: c?.number, fold: "command \(device)"))
             }
             if let c, let v = valueHandle, let ch = c.gatt.characteristic(owning: v), value != 0 {
                 let wantsNotify = value & 1 != 0, wantsIndicate = value & 2 != 0
                 if (wantsNotify && !ch.properties.contains(.notify)) || (wantsIndicate && !ch.properties.contains(.indicate)) {
                     out.append(
                         Diagnosis(
-                            rule: id, severity: severity, frame: ev.frame,
+                            rule: Self.code, severity: severity, frame: ev.frame,
                             message:
                                 "The CCCD \(hex(handle, width: 4)) on \(device) was set to \(hex(value, width: 4)) (frame \(ev.frame)), but the characteristic only supports \(ch.properties.contains(.notify) ? "notifications (0x0001)" : "indications (0x0002)").",
                             headline: "wrong CCCD value on \(device)", causes: ["the app enabled the wrong mode"], device: c.peerAddress,

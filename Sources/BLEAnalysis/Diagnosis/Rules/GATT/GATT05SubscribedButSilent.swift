@@ -1,13 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let subscribedButSilent = FindingCode(
+        "GATT-05", layer: .gatt, severity: .warning,
+        title: "Subscribed, but nothing was notified",
+        explain: .init(
+            meaning: "Notifications were turned on and accepted, but nothing came for at least 30 s while the link was up.",
+            advice: "Check that the peer has data to send and sends it on that characteristic (its firmware, its state)."),
+        fold: .device, traits: [.restsOnSetup, .claimsAbsence, .readsPayloads])
+}
+
 /// GATT-05: the subscription worked (the CCCD write was not refused) and the link stayed up, but the peripheral
 /// never notified or indicated on that characteristic.
 struct GATT05SubscribedButSilent: DiagnosisRule {
-    static let id = "GATT-05"
+    static let code = FindingCode.subscribedButSilent
     static let group = RuleGroup.gatt
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Subscribed, but nothing was notified"
     static let evidence =
         "A CCCD write enabling notifications or indications, not refused; the link up for 30 s after it; no notification or indication on the characteristic"
     static let anchor = "none"
@@ -43,7 +51,7 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
             let end = c.endTime ?? e.lastTime ?? first.event.timestamp
             let guessed = list.contains { $0.guessed } ? " (a value handle taken as its CCCD's − 1: no discovery in the capture)" : ""
             return Diagnosis(
-                rule: id, severity: severity, frame: first.event.frame,
+                rule: Self.code, severity: severity, frame: first.event.frame,
                 message:
                     "Subscribed to \(list.count == 1 ? "" : "\(list.count) characteristics, ")\(handles) on \(device) (from frame \(first.event.frame)), but nothing was notified there in the \(duration(end.microseconds(since: first.event.timestamp))) that followed\(guessed).",
                 headline: "subscribed on \(device), nothing notified (\(handles))",
@@ -52,7 +60,7 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
                     "the peripheral app produced no data or notifies another handle",
                     "the subscription did not persist across a reconnection",
                 ],
-                device: c.peerAddress, connection: c.number, foldKey: "GATT-05 \(device) \(handles)")
+                device: c.peerAddress, connection: c.number, fold: "\(device) \(handles)")
         }
     }
 }

@@ -1,14 +1,23 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let staleHandles = FindingCode(
+        "GATT-06", layer: .gatt, severity: .error,
+        title: "Stale GATT cache",
+        explain: .init(
+            meaning:
+                "The app used handles from an old discovery that no longer match the peer's database (after a firmware update or a change of services).",
+            advice: "Rediscover services after a Service Changed indication or a firmware update; clear the GATT cache."),
+        fold: .device, traits: [.restsOnSetup, .readsPayloads])
+}
+
 /// GATT-06: the client uses handles from a stale cache: Invalid Handle (0x01) on a handle the database of this
 /// connection does not hold or that came from an earlier connection or a cache, Database Out Of Sync (0x12), or old
 /// handles used after a Service Changed indication.
 struct GATT06StaleHandles: DiagnosisRule {
-    static let id = "GATT-06"
+    static let code = FindingCode.staleHandles
     static let group = RuleGroup.gatt
-    static let severity = DiagnosisSeverity.error
-    static let title = "Stale GATT cache"
     static let evidence =
         "ATT Error 0x01 Invalid Handle on a handle not discovered in this connection; ATT Error 0x12 Database Out Of Sync; a Service Changed indication (0x2A05) followed by errors in its range"
     static let anchor = "none"
@@ -19,7 +28,7 @@ struct GATT06StaleHandles: DiagnosisRule {
         for ev in e.events {
             if case .serviceChanged = ev.kind, let n = ev.connection { changed[n] = ev }
             guard case .attError(let request, let handle, let error, _, .peer) = ev.kind,
-                error.rawValue == 0x01 || error.rawValue == 0x12
+                error == .invalidHandle || error == .databaseOutOfSync
             else { continue }
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
@@ -31,7 +40,7 @@ struct GATT06StaleHandles: DiagnosisRule {
                     guard later.connection == ev.connection, case .serviceChanged = later.kind else { return false }
                     return later.timestamp.microseconds(since: ev.timestamp) <= 5_000_000
                 }
-            guard error.rawValue == 0x12 || cached || sc != nil else { continue }
+            guard error == .databaseOutOfSync || cached || sc != nil else { continue }
             var sentence =
                 "\(device) rejected \(request) on \(hex(handle, width: 4)) with \(error) (frame \(ev.frame)): the phone is using a stale GATT cache"
             var supporting: [CitedFrame] = []
@@ -44,13 +53,13 @@ struct GATT06StaleHandles: DiagnosisRule {
             }
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: ev.frame, message: sentence, headline: "stale GATT cache for \(device)",
+                    rule: Self.code, severity: severity, frame: ev.frame, message: sentence, headline: "stale GATT cache for \(device)",
                     supporting: supporting,
                     causes: [
                         "a firmware update changed the handles", "no Service Changed characteristic or no bond",
                         "the phone's GATT cache (refresh it)",
                     ],
-                    device: c?.peerAddress, connection: c?.number, foldKey: "GATT-06 \(device)"))
+                    device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
         }
         return out
     }

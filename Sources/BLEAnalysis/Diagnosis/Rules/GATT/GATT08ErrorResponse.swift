@@ -1,23 +1,33 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let errorResponse = FindingCode(
+        "GATT-08", layer: .att, severity: .error,
+        title: "ATT request refused",
+        explain: .init(
+            meaning: "The peer answered a request with an ATT error (the finding names the request, the handle and the error).",
+            advice: "Read the error code: a wrong handle, a value of the wrong length, or an operation the attribute does not allow."),
+        fold: .value, traits: [.readsPayloads])
+}
+
 /// GATT-08: every other ATT Error Response, decoded (request, handle, code). Quiet on the normal end of a discovery
 /// (0x0A Attribute Not Found to Read By Type, Read By Group Type, Find Information, Find By Type Value; 0x10 Unsupported
 /// Group Type to Read By Group Type); the codes the
 /// security, subscription and cache rules explain are theirs. Reads refused with Read Not Permitted are only info
 /// (apps read every characteristic).
 struct GATT08ErrorResponse: DiagnosisRule {
-    static let id = "GATT-08"
+    static let code = FindingCode.errorResponse
     static let group = RuleGroup.gatt
-    static let severity = DiagnosisSeverity.error
-    static let title = "ATT request refused"
     static let evidence = "ATT Error Response (request opcode, handle, error), except the end of discovery and codes other rules explain"
     static let anchor = "none"
     static let discovery: Set<ATTOpcode> = [.readByTypeRequest, .readByGroupTypeRequest, .findInformationRequest, .findByTypeValueRequest]
     /// Codes SEC-05, SEC-06 and GATT-06 explain when the peer refuses (this side refusing the peer stays here). 0x01
     /// Invalid Handle is GATT-06's only where it reads a stale cache (no discovery, or after Service Changed): on a
     /// database discovered in this connection it is a plain refusal, named here.
-    static let explained: Set<UInt8> = [0x05, 0x08, 0x0F, 0x0C, 0x12]
+    static let explained: Set<ATTErrorCode> = [
+        .insufficientAuthentication, .insufficientAuthorization, .insufficientEncryption, .encryptionKeySizeTooShort, .databaseOutOfSync,
+    ]
 
     /// The normal end of a discovery: 0x0A Attribute Not Found to a discovery request, and 0x10 Unsupported Group
     /// Type to a Read By Group Type Request for a type the server does not group (Core Spec Vol 3, Part F, 3.4.4.9 and
@@ -43,7 +53,7 @@ struct GATT08ErrorResponse: DiagnosisRule {
         let stale = Set(GATT06StaleHandles.evaluate(e).map(\.frame))
         return e.events.compactMap { ev in
             guard case .attError(let request, let handle, let error, let requestFrame, let sender) = ev.kind,
-                !isDiscoveryEnd(request, error), sender == .local || !(explained.contains(error.rawValue) || stale.contains(ev.frame)),
+                !isDiscoveryEnd(request, error), sender == .local || !(explained.contains(error) || stale.contains(ev.frame)),
                 !(requestFrame.map(cccdRequests.contains) ?? false)
             else { return nil }
             let c = e.connection(ev.connection)
@@ -51,12 +61,12 @@ struct GATT08ErrorResponse: DiagnosisRule {
             let readRefused = error == .readNotPermitted && (request == .readRequest || request == .readBlobRequest)
             let sev: DiagnosisSeverity = readRefused ? .info : request.isWrite ? .error : .warning
             return Diagnosis(
-                rule: id, severity: sev, frame: ev.frame,
+                rule: Self.code, severity: sev, frame: ev.frame,
                 message: "\(device) refused \(request) on \(hex(handle, width: 4)): \(codeText(error)), frame \(ev.frame)).",
                 headline: "\(request) on \(hex(handle, width: 4)) refused: \(error)",
                 supporting: requestFrame.map { [CitedFrame($0, "\(request)")] } ?? [],
                 causes: causes(error), device: c?.peerAddress, connection: c?.number,
-                foldKey: "GATT-08 \(ev.connection ?? 0) \(request.rawValue) \(handle) \(error.rawValue)")
+                fold: "\(ev.connection ?? 0) \(request.rawValue) \(handle) \(error.rawValue)")
         }
     }
 

@@ -1,13 +1,21 @@
 import BLECore
 
+extension FindingCode {
+    static let audioStreamLossy = FindingCode(
+        "LA-03", layer: .audio, severity: .warning,
+        title: "Audio stream lossy",
+        explain: .init(
+            meaning: "Audio packets were lost or flagged lost on a stream: what was heard had gaps.",
+            advice: "Check range and interference; more retransmissions or a longer latency trade delay for robustness."),
+        fold: .value)
+}
+
 /// LA-03: a received audio stream lost SDUs: at least 1 % of those expected, or a gap of at least 100 ms (never
 /// delivered, a sequence gap, or delivered flagged lost). The verdict line of the stream's health says how many, in how
 /// many bursts and where the longest was.
 struct LA03AudioStreamLossy: DiagnosisRule {
-    static let id = "LA-03"
+    static let code = FindingCode.audioStreamLossy
     static let group = RuleGroup.leAudio
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Audio stream lossy"
     static let evidence =
         "HCI ISO data: sequence-number gaps and Packet_Status_Flag 0b10 (lost) against the SDUs expected, per CIS/BIS and direction"
     static let anchor = "none (btmon and Wireshark show each packet's flags; none counts the loss)"
@@ -29,13 +37,13 @@ struct LA03AudioStreamLossy: DiagnosisRule {
                 supporting.append(CitedFrame(first, "first SDU flagged lost"))
             }
             return Diagnosis(
-                rule: id, severity: severity, frame: frame, message: h.verdict(label: label) + ".",
+                rule: Self.code, severity: severity, frame: frame, message: h.verdict(label: label) + ".",
                 headline: "\(label) \(h.direction == .tx ? "tx" : "rx") lost \(String(fractionDigits: 1, h.lossRatio * 100)) % of its SDUs",
                 supporting: supporting.sorted { $0.frame < $1.frame },
                 causes: [
                     "radio: range, body blocking (an earbud on the far ear), 2.4 GHz interference (Wi-Fi)",
                     "too few retransmissions for the link (RTN, NSE, FT) or a scheduling conflict with other links",
-                ], device: c?.peerAddress, connection: c?.number, foldKey: "LA-03 \(label) \(h.direction)")
+                ], device: c?.peerAddress, connection: c?.number, fold: "\(label) \(h.direction)")
         }
     }
 }

@@ -1,13 +1,21 @@
 import BLECore
 
+extension FindingCode {
+    static let bigSyncLost = FindingCode(
+        "LA-05", layer: .audio, severity: .error,
+        title: "Broadcast sync lost",
+        explain: .init(
+            meaning: "A receiver lost its synchronization to a broadcast audio stream.",
+            advice: "Usually range or the broadcaster stopping; check the reason code."),
+        fold: .value)
+}
+
 /// LA-05: a broadcast receiver lost its synchronization to a BIG (LE BIG Sync Lost, reason ≠ 0x16): timeout (0x08),
 /// the source ended the BIG (0x13), or a MIC failure (0x3D, a wrong Broadcast_Code). One finding per loss, naming
 /// each BIS of the BIG with its silence before the loss (LA-04 leaves those BISes to this rule).
 struct LA05BIGSyncLost: DiagnosisRule {
-    static let id = "LA-05"
+    static let code = FindingCode.bigSyncLost
     static let group = RuleGroup.leAudio
-    static let severity = DiagnosisSeverity.error
-    static let title = "Broadcast sync lost"
     static let evidence = "LE BIG Sync Lost with a reason other than 0x16 (the host's own terminate)"
     static let anchor = "btmon decodes the event"
 
@@ -18,23 +26,23 @@ struct LA05BIGSyncLost: DiagnosisRule {
             let streams = iso.streams.filter { $0.kind == .bis && $0.bigHandle == ev.bigHandle && $0.endFrame == ev.frame }
             let health = streams.flatMap { s in iso.health.filter { $0.streamNumber == s.number } }.sorted { $0.lastFrame < $1.lastFrame }
             let cause: [String] =
-                switch ev.status.rawValue {
-                case 0x3D: ["the Broadcast_Code is wrong (MIC failure)"]
-                case 0x13: ["the source ended its broadcast"]
+                switch ev.status {
+                case .connectionTerminatedMICFailure: ["the Broadcast_Code is wrong (MIC failure)"]
+                case .remoteUserTerminatedConnection: ["the source ended its broadcast"]
                 default: ["the receiver moved out of range of the source", "the source stopped or changed its BIG"]
                 }
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message: "The broadcast receiver lost its sync to BIG \(hex(ev.bigHandle ?? 0)) (\(codeName(ev.status)), frame \(ev.frame))"
                     + before(health, iso: iso),
                 headline: "BIG sync lost (\(codeName(ev.status)))",
                 supporting: health.map { CitedFrame($0.lastFrame, "last SDU of \(iso.label(of: $0))") }, causes: cause,
-                foldKey: "LA-05 \(ev.status.rawValue)")
+                fold: "\(ev.status.rawValue)")
         }
     }
 
     /// A loss of sync this rule reports: not the host's own terminate (0x16).
-    static func reported(_ ev: ISOLifecycleEvent) -> Bool { ev.kind == .bigSyncLost && ev.status.rawValue != 0x16 }
+    static func reported(_ ev: ISOLifecycleEvent) -> Bool { ev.kind == .bigSyncLost && ev.status != .connectionTerminatedByLocalHost }
 
     /// The reported BIG Sync Lost that ended `stream`, if one did: LA-04 leaves such a BIS to this rule.
     static func syncLoss(ending stream: ISOStream, in iso: ISOAnalysis) -> ISOLifecycleEvent? {

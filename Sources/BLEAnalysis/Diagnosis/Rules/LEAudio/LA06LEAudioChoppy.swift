@@ -1,13 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let leAudioChoppy = FindingCode(
+        "LA-06", layer: .audio, severity: .warning,
+        title: "LE Audio choppy (quality report)",
+        explain: .init(
+            meaning: "The controller reported choppy LE Audio while a stream was running, and packets were lost around it.",
+            advice: "Check range and interference; Wi-Fi coexistence is a common cause."),
+        fold: .value)
+}
+
 /// LA-06: the controller reported choppy LE Audio (Android Bluetooth Quality Report 0x07) while an audio stream was
 /// running: the report tied to the stream, with what the stream lost around it (± 1 s).
 struct LA06LEAudioChoppy: DiagnosisRule {
-    static let id = "LA-06"
+    static let code = FindingCode.leAudioChoppy
     static let group = RuleGroup.leAudio
-    static let severity = DiagnosisSeverity.warning
-    static let title = "LE Audio choppy (quality report)"
     static let evidence =
         "Bluetooth Quality Report id 0x07 (LE Audio choppy) during an established CIS or BIS; the stream's SDUs lost within 1 s of it"
     static let anchor = "none (Android logs the report; nothing ties it to the stream)"
@@ -29,12 +37,12 @@ struct LA06LEAudioChoppy: DiagnosisRule {
             let c = e.connection(ev.connection ?? stream?.connectionNumber)
             let on = stream.map { " on \($0.label)" } ?? " with no ISO stream open"
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message:
                     "The controller reported choppy LE Audio\(on) (frame \(ev.frame), RSSI \(rssi) dBm); the stream lost \(lost) SDU\(lost == 1 ? "" : "s") in the longest bursts within 1 s of it.",
                 headline: "LE Audio choppy\(on)",
                 causes: ["radio: range, body blocking, interference", "a scheduling conflict (another link, Wi-Fi coexistence)"],
-                device: c?.peerAddress, connection: c?.number, foldKey: "LA-06 \(stream?.label ?? "")")
+                device: c?.peerAddress, connection: c?.number, fold: "\(stream?.label ?? "")")
         }
     }
 }

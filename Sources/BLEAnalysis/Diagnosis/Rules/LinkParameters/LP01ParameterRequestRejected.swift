@@ -1,14 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let parameterRequestRejected = FindingCode(
+        "LP-01", layer: .link, severity: .warning,
+        title: "Connection-parameter request rejected",
+        explain: .init(
+            meaning: "A request to change the connection parameters (interval, latency, timeout) was rejected.",
+            advice: "Request parameters within what the other side accepts (iOS publishes its limits)."),
+        fold: .device)
+}
+
 /// LP-01: a connection-parameter request was refused: L2CAP Connection Parameter Update Response result 0x0001, LE
 /// Remote Connection Parameter Request Negative Reply, or LE Connection Update Complete with an error. The request is
 /// checked against the spec and Apple's accessory rules, and the rules it breaks are named.
 struct LP01ParameterRequestRejected: DiagnosisRule {
-    static let id = "LP-01"
+    static let code = FindingCode.parameterRequestRejected
     static let group = RuleGroup.linkParameters
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Connection-parameter request rejected"
     static let evidence =
         "L2CAP Connection Parameter Update Response result 1 (with its request); LE Remote Connection Parameter Request Negative Reply; LE Connection Update Complete status ≠ 0"
     static let anchor = "none"
@@ -35,28 +43,28 @@ struct LP01ParameterRequestRejected: DiagnosisRule {
                 sentence += "."
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame, message: sentence,
+                        rule: Self.code, severity: severity, frame: ev.frame, message: sentence,
                         headline: "parameter request with \(device) rejected",
                         supporting: supporting, causes: ["the peripheral asks for parameters outside the phone's policy (Apple's rules)"],
-                        device: c?.peerAddress, connection: c?.number, foldKey: "LP-01 \(device)"))
+                        device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
             case .remoteParameterNegativeReply(_, let reason):
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message:
                             "The host refused \(device)'s link-layer parameter request (negative reply \(codeName(reason)), frame \(ev.frame)).",
                         headline: "parameter request with \(device) refused",
                         causes: ["the requested parameters are outside the host's policy"],
-                        device: c?.peerAddress, connection: c?.number, foldKey: "LP-01 \(device)"))
+                        device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
             case .connectionUpdateComplete(_, let status, _)
-            where status != .success && !DC06ProcedureCollision.codes.contains(status.rawValue):
+            where status != .success && !DC06ProcedureCollision.codes.contains(status):
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message: "A connection update with \(device) failed (\(codeName(status)), frame \(ev.frame)).",
                         headline: "connection update with \(device) failed",
                         causes: ["unacceptable parameters (0x3B)", "the peer does not support the procedure (0x1A)"],
-                        device: c?.peerAddress, connection: c?.number, foldKey: "LP-01 \(device) \(status.rawValue)"))
+                        device: c?.peerAddress, connection: c?.number, fold: "\(device) \(status.rawValue)"))
             default:
                 break
             }

@@ -1,14 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let shortSupervisionTimeout = FindingCode(
+        "LP-02", layer: .link, severity: .warning,
+        title: "Supervision timeout too short",
+        explain: .init(
+            meaning: "The supervision timeout is too short for the connection interval and latency: a few missed events lose the link.",
+            advice: "Use a supervision timeout well above (1 + latency) × interval × 2; a few seconds is usual."),
+        fold: .device, traits: [.restsOnSetup])
+}
+
 /// LP-02: the supervision timeout in force leaves no margin: at most 2 × the effective interval (a spec violation,
 /// Core Spec Vol 6, Part B, 4.5.2), not more than 3 effective intervals (Apple's accessory guideline: interval max ×
 /// (latency + 1) × 3 < timeout), or under 1 s — one short fade drops the link (a DC-01 risk).
 struct LP02ShortSupervisionTimeout: DiagnosisRule {
-    static let id = "LP-02"
+    static let code = FindingCode.shortSupervisionTimeout
     static let group = RuleGroup.linkParameters
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Supervision timeout too short"
     static let evidence =
         "The connection parameters in force (with where they came from): timeout ≤ 2 × (1 + latency) × interval, ≤ 3 effective intervals, or < 1 s"
     static let anchor = "none"
@@ -18,9 +26,13 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
             // A link never established carried no packet: its timeout never had a fade to survive (DC-10 or the HCI
             // event says why it failed; warning about it as well buried that).
             guard c.lifecycle.ending?.code != .connectionFailedToBeEstablished else { return nil }
-            // The shortest timeout the link ran with (a later update may have shortened the first one), and the first
-            // short one when it differs: the worst case, with how the link got there.
-            let short = c.link.parameters.changes.filter { Self.tooShort($0.value) != nil }
+            // A short timeout a later setting of the link replaced with a safe one was a passing state the link
+            // survived (a connection opened at the central's default, then raised at the peripheral's request): judged
+            // from the settings after the last safe one. Of those, the shortest (a later update may have shortened
+            // the first one), and the first short one when it differs: the worst case, with how the link got there.
+            let changes = c.link.parameters.changes
+            let sinceLastSafe = changes.lastIndex { Self.tooShort($0.value) == nil }.map { changes[($0 + 1)...] } ?? changes[...]
+            let short = sinceLastSafe.filter { Self.tooShort($0.value) != nil }
             guard let change = short.min(by: { $0.value.timeout < $1.value.timeout }), let why = Self.tooShort(change.value)
             else { return nil }
             let earlier = short.first.flatMap { $0.frame < change.frame && $0.value.timeout != change.value.timeout ? $0 : nil }
@@ -37,7 +49,7 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
             var causes = ["host defaults (BlueZ: 420 ms)", "an aggressive peripheral request"]
             if let asked { causes = ["\(asked.who) asked for it (\(asked.what), frame \(asked.frame))"] }
             return Diagnosis(
-                rule: id, severity: severity, frame: change.frame,
+                rule: Self.code, severity: severity, frame: change.frame,
                 message:
                     "The supervision timeout with \(device) is only \(timeout) ms (\(why); frame \(change.frame)): one short fade drops the link."
                     + askedText + earlierText,
@@ -45,7 +57,7 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
                 supporting: (asked.map { [CitedFrame($0.frame, "\($0.what) by \($0.who)")] } ?? [])
                     + (earlier.map { [CitedFrame($0.frame, "the first short timeout")] } ?? []), causes: causes,
                 device: c.peerAddress, connection: c.number,
-                facts: [UsedFact("supervision timeout", "\(timeout) ms", change.source)], foldKey: "LP-02 \(device) \(p.timeout)")
+                facts: [UsedFact("supervision timeout", "\(timeout) ms", change.source)], fold: "\(device) \(p.timeout)")
         }
     }
 

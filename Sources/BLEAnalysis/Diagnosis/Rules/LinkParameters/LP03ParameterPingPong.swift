@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let parameterPingPong = FindingCode(
+        "LP-03", layer: .link, severity: .info,
+        title: "Connection-parameter ping-pong",
+        explain: .init(
+            meaning:
+                "The connection parameters switched back and forth between two settings: the two sides (or two apps) want different ones.",
+            advice: "Decide which side sets the parameters and stop the other from requesting its own."),
+        fold: .never)
+}
+
 /// LP-03: the connection parameters bounced between two sets three or more times within a minute: the peripheral asks
 /// again and the phone overrides.
 struct LP03ParameterPingPong: DiagnosisRule {
-    static let id = "LP-03"
+    static let code = FindingCode.parameterPingPong
     static let group = RuleGroup.linkParameters
-    static let severity = DiagnosisSeverity.info
-    static let title = "Connection-parameter ping-pong"
     static let evidence = "Three or more connection updates within 60 s alternating between two parameter sets"
     static let anchor = "none"
     static let window: Int64 = 60_000_000
@@ -24,7 +33,7 @@ struct LP03ParameterPingPong: DiagnosisRule {
                 else { continue }
                 let device = e.deviceName(c)
                 return Diagnosis(
-                    rule: id, severity: severity, frame: run.last!.frame,
+                    rule: Self.code, severity: severity, frame: run.last!.frame,
                     message:
                         "The connection parameters with \(device) bounced between two sets (\(values[0].description) and \(values[1].description)), frames \(run.map { String($0.frame) }.joined(separator: ", ")).",
                     headline: "parameter ping-pong with \(device)",

@@ -1,13 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let phyUpdateFailed = FindingCode(
+        "LP-04", layer: .link, severity: .error,
+        title: "PHY update failed",
+        explain: .init(
+            meaning: "Changing the PHY (1M, 2M, Coded) failed, or the link was lost right after a PHY change.",
+            advice: "Check both sides support the PHY asked; keep 1M if the peer is unreliable on 2M."),
+        fold: .value)
+}
+
 /// LP-04: a PHY change failed (LE Set PHY refused, LE PHY Update Complete ≠ 0), or the link was lost within 3 s of a
 /// successful one.
 struct LP04PHYUpdateFailed: DiagnosisRule {
-    static let id = "LP-04"
+    static let code = FindingCode.phyUpdateFailed
     static let group = RuleGroup.linkParameters
-    static let severity = DiagnosisSeverity.error
-    static let title = "PHY update failed"
     static let evidence =
         "LE Set PHY Command Status ≠ 0; LE PHY Update Complete status ≠ 0; a link loss (0x08) within 3 s after a PHY change"
     static let anchor = "none"
@@ -22,29 +30,29 @@ struct LP04PHYUpdateFailed: DiagnosisRule {
             case .commandFailed(.leSetPHY, let status, _):
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message: "The controller refused to change the PHY (\(codeName(status)), frame \(ev.frame)).",
-                        headline: "PHY change refused", causes: ["the PHY asked for is not supported"], foldKey: "LP-04 set"))
+                        headline: "PHY change refused", causes: ["the PHY asked for is not supported"], fold: "set"))
             case .phyUpdateComplete(_, let status, let phy):
                 if status == .success, let n = ev.connection {
                     lastChange[n] = ev
-                } else if !DC06ProcedureCollision.codes.contains(status.rawValue) {
+                } else if !DC06ProcedureCollision.codes.contains(status) {
                     out.append(
                         Diagnosis(
-                            rule: id, severity: severity, frame: ev.frame,
+                            rule: Self.code, severity: severity, frame: ev.frame,
                             message: "The PHY update with \(device) failed (\(codeName(status)), frame \(ev.frame)).",
                             headline: "PHY update with \(device) failed",
                             causes: ["the peer lacks 2M or Coded PHY", "a controller PHY bug"],
-                            device: c?.peerAddress, connection: c?.number, foldKey: "LP-04 \(device)"))
+                            device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
                 }
                 _ = phy
-            case .disconnectionComplete(_, .success, let reason) where reason.rawValue == 0x08:
+            case .disconnectionComplete(_, .success, let reason) where reason == .connectionTimeout:
                 guard let n = ev.connection, let change = lastChange[n], case .phyUpdateComplete(_, _, let phy?) = change.kind,
                     ev.timestamp.microseconds(since: change.timestamp) <= 3_000_000
                 else { continue }
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message:
                             "The link to \(device) died \(duration(ev.timestamp.microseconds(since: change.timestamp))) after switching to \(phy) (frame \(change.frame)).",
                         headline: "link to \(device) died after a PHY change",

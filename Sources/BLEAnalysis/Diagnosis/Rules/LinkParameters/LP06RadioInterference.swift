@@ -1,12 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let radioInterference = FindingCode(
+        "LP-06", layer: .link, severity: .warning,
+        title: "Heavy interference (air capture)",
+        explain: .init(
+            meaning:
+                "More than a tenth of the link-layer packets the sniffer saw failed their CRC: the radio environment is noisy (or the sniffer is far away).",
+            advice: "Move the sniffer closer; look for Wi-Fi or other 2.4 GHz sources near the devices."),
+        fold: .never)
+}
+
 /// LP-06: on an air capture, the radio was poor: a large share of packets failed their CRC.
 struct LP06RadioInterference: DiagnosisRule {
-    static let id = "LP-06"
+    static let code = FindingCode.radioInterference
     static let group = RuleGroup.linkParameters
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Heavy interference (air capture)"
     static let evidence = "Link-layer packets with a bad CRC: more than 10 % of at least 100 packets"
     static let anchor = "Frontline (PER views); W (CRC flags)"
 
@@ -16,7 +25,7 @@ struct LP06RadioInterference: DiagnosisRule {
             let device = e.deviceName(c)
             let share = Double(s.crcErrors) * 100 / Double(s.packets)
             return Diagnosis(
-                rule: id, severity: severity, frame: c.startFrame,
+                rule: Self.code, severity: severity, frame: c.startFrame,
                 message:
                     "The radio link with \(device) was poor: \(s.crcErrors) of \(s.packets) packets (\(Int(share.rounded())) %) failed their CRC.",
                 headline: "heavy interference with \(device)",

@@ -1,15 +1,24 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let bondLostOnPeripheral = FindingCode(
+        "SEC-01", layer: .security, severity: .critical,
+        title: "The peripheral lost the bond",
+        explain: .init(
+            meaning:
+                "The central tried to encrypt with its stored key and the peripheral said it has no such key: the peripheral forgot the bond (reset, reflashed, or paired with another phone).",
+            advice: "Remove the device from the phone's Bluetooth settings and pair again; firmware should keep bonds across updates."),
+        fold: .device)
+}
+
 /// SEC-01: this side (central) started encryption with its stored key and the peripheral no longer had the bond:
 /// Encryption Change 0x06 PIN or Key Missing (or 0x05 Authentication Failure); on an air capture, the peripheral's
 /// LL_REJECT_EXT_IND (LL_ENC_REQ) or LL_REJECT_IND with 0x06 (or 0x05). When this side is the peripheral (it was asked for the
 /// key: LE Long Term Key Request), the failure is its own missing key, SEC-02's.
 struct SEC01BondLostOnPeripheral: DiagnosisRule {
-    static let id = "SEC-01"
+    static let code = FindingCode.bondLostOnPeripheral
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.critical
-    static let title = "The peripheral lost the bond"
     static let evidence =
         "LE Enable Encryption (0x2019), then Encryption Change (0x08 or v2 0x59) with status 0x06 or 0x05, this side central; air: LL_REJECT_EXT_IND (LL_ENC_REQ) or LL_REJECT_IND 0x06/0x05 from the peripheral"
     static let anchor = "hcidoc (LongTermKeyMismatch, no cause text)"
@@ -30,24 +39,24 @@ struct SEC01BondLostOnPeripheral: DiagnosisRule {
                 let device = e.deviceName(c)
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message:
                             "\(device) no longer has the bond: the peripheral refused to encrypt with the stored key (\(codeName(reason)) at frame \(ev.frame)). Remove the pairing on the central and pair again.",
                         headline: "\(device) lost the bond (encryption \(hex(reason.rawValue)))", causes: causes, device: c?.peerAddress,
-                        connection: c?.number, foldKey: "SEC-01 \(device)"))
+                        connection: c?.number, fold: "\(device)"))
             case .encryptionChange(let h, let status, _)
-            where (status.rawValue == 0x06 || status.rawValue == 0x05) && !isPeripheral(ev.connection, askedForKey, e):
+            where (status == .pinOrKeyMissing || status == .authenticationFailure) && !isPeripheral(ev.connection, askedForKey, e):
                 let c = e.connection(ev.connection)
                 let device = e.deviceName(c)
                 let start = started[h]
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message:
                             "\(device) no longer has the bond: encryption with the stored key failed (\(codeName(status)) at frame \(ev.frame)). Remove the pairing on the phone and pair again.",
                         headline: "\(device) lost the bond (encryption \(hex(status.rawValue)))",
                         supporting: start.map { [CitedFrame($0.frame, "LE Enable Encryption with the stored key")] } ?? [],
-                        causes: causes, device: c?.peerAddress, connection: c?.number, foldKey: "SEC-01 \(device)"))
+                        causes: causes, device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
                 started[h] = nil
             case .encryptionChange(let h, _, _):
                 started[h] = nil
@@ -61,7 +70,7 @@ struct SEC01BondLostOnPeripheral: DiagnosisRule {
     /// An air capture's LL_REJECT_EXT_IND (LL_ENC_REQ) or LL_REJECT_IND from the peripheral with 0x06 PIN or Key Missing
     /// (or 0x05): it has no key for the central (LL_REJECT_IND rejects only encryption with those codes).
     static func isKeyMissing(sender: EvidenceEvent.Sender, procedure: String, reason: HCIStatus) -> Bool {
-        sender == .peer && (reason.rawValue == 0x06 || reason.rawValue == 0x05)
+        sender == .peer && (reason == .pinOrKeyMissing || reason == .authenticationFailure)
             && (procedure == LLControlOpcode.encReq.name || procedure.hasSuffix("(LL_REJECT_IND)"))
     }
 

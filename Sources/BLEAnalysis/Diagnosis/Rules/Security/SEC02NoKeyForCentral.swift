@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let noKeyForCentral = FindingCode(
+        "SEC-02", layer: .security, severity: .critical,
+        title: "This peripheral has no key for the central",
+        explain: .init(
+            meaning:
+                "The central asked to encrypt with a key this device (peripheral) does not have: it lost the bond or never had one with that central.",
+            advice: "Pair again; check that bonds are stored and looked up with the right identity address."),
+        fold: .device)
+}
+
 /// SEC-02: this side is the peripheral and has no key for the central that asks to encrypt: LE Long Term Key Request
 /// answered with LTK Request Negative Reply. The phone still thinks it is bonded.
 struct SEC02NoKeyForCentral: DiagnosisRule {
-    static let id = "SEC-02"
+    static let code = FindingCode.noKeyForCentral
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.critical
-    static let title = "This peripheral has no key for the central"
     static let evidence = "LE Long Term Key Request event (LE Meta 0x05) answered by LE Long Term Key Request Negative Reply (0x201B)"
     static let anchor = "none"
 
@@ -23,7 +32,7 @@ struct SEC02NoKeyForCentral: DiagnosisRule {
                 let device = e.deviceName(c)
                 out.append(
                     Diagnosis(
-                        rule: id, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: severity, frame: ev.frame,
                         message:
                             "This side (the peripheral) has no key for \(device), which asked to encrypt with a stored bond (negative reply at frame \(ev.frame)); the central still thinks it is bonded.",
                         headline: "no key for \(device)'s stored bond",
@@ -32,7 +41,7 @@ struct SEC02NoKeyForCentral: DiagnosisRule {
                             "the peripheral lost its bond store",
                             "the central's address (RPA) was not resolved, so the wrong bond was looked up",
                         ],
-                        device: c?.peerAddress, connection: c?.number, foldKey: "SEC-02 \(device)"))
+                        device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
                 requests[h] = nil
             default:
                 break

@@ -1,12 +1,21 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let pairingFailed = FindingCode(
+        "SEC-03", layer: .security, severity: .critical,
+        title: "Pairing failed",
+        explain: .init(
+            meaning:
+                "Pairing was aborted by one side with a reason code (for example, the IO capabilities cannot give the security asked, or a confirm value did not match).",
+            advice: "Read the reason given: align the security requirements with the devices' IO capabilities, check the passkey entry."),
+        fold: .device)
+}
+
 /// SEC-03: pairing failed: SMP Pairing Failed with its reason and who sent it (Core Spec Vol 3, Part H, 3.5.5).
 struct SEC03PairingFailed: DiagnosisRule {
-    static let id = "SEC-03"
+    static let code = FindingCode.pairingFailed
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.critical
-    static let title = "Pairing failed"
     static let evidence = "SMP Pairing Failed (0x05) with its reason; who sent it"
     static let anchor = "none"
 
@@ -21,32 +30,34 @@ struct SEC03PairingFailed: DiagnosisRule {
                 return true
             }
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message:
                     "Pairing with \(device) failed: \(who) sent Pairing Failed \"\(reason)\" (\(hex(reason.rawValue))) at frame \(ev.frame). \(meaning(reason))",
                 headline: "pairing with \(device) failed (\(reason))",
                 supporting: start.map { [CitedFrame($0.frame, "Pairing Request")] } ?? [], causes: causes(reason), device: c?.peerAddress,
-                connection: c?.number, foldKey: "SEC-03 \(device) \(reason.rawValue)")
+                connection: c?.number, fold: "\(device) \(reason.rawValue)")
         }
     }
 
     static func meaning(_ r: SMPPairingFailedReason) -> String {
-        switch r.rawValue {
-        case 0x01, 0x04, 0x0B, 0x0C: "The passkey or the confirmation did not match."
-        case 0x03: "It demands MITM protection or Secure Connections the IO capabilities cannot give."
-        case 0x05: "Pairing is not supported or disabled on that side."
-        case 0x06: "The encryption key size offered is too short."
-        case 0x09: "Too many attempts: the peer throttles pairing."
+        switch r {
+        case .passkeyEntryFailed, .confirmValueFailed, .dhKeyCheckFailed, .numericComparisonFailed:
+            "The passkey or the confirmation did not match."
+        case .authenticationRequirements: "It demands MITM protection or Secure Connections the IO capabilities cannot give."
+        case .pairingNotSupported: "Pairing is not supported or disabled on that side."
+        case .encryptionKeySize: "The encryption key size offered is too short."
+        case .repeatedAttempts: "Too many attempts: the peer throttles pairing."
         default: ""
         }
     }
 
     static func causes(_ r: SMPPairingFailedReason) -> [String] {
-        switch r.rawValue {
-        case 0x01, 0x04, 0x0B, 0x0C: ["a wrong passkey, or the user cancelled the dialog"]
-        case 0x03: ["an IO-capability mismatch", "Secure-Connections-only on one side and legacy on the other"]
-        case 0x09: ["retry throttling after earlier failures"]
-        case 0x05: ["pairing disabled on the peer"]
+        switch r {
+        case .passkeyEntryFailed, .confirmValueFailed, .dhKeyCheckFailed, .numericComparisonFailed:
+            ["a wrong passkey, or the user cancelled the dialog"]
+        case .authenticationRequirements: ["an IO-capability mismatch", "Secure-Connections-only on one side and legacy on the other"]
+        case .repeatedAttempts: ["retry throttling after earlier failures"]
+        case .pairingNotSupported: ["pairing disabled on the peer"]
         default: ["an IO-capability or security-policy mismatch", "the user rejected or cancelled pairing"]
         }
     }

@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let pairingStalled = FindingCode(
+        "SEC-04", layer: .security, severity: .error,
+        title: "Pairing stalled",
+        explain: .init(
+            meaning:
+                "Pairing started but neither finished nor failed: one side stopped answering (a prompt nobody accepted, a stack waiting for the user).",
+            advice: "Check for a pairing dialog on the phone and for the peer's handling of the pairing request."),
+        fold: .device, traits: [.restsOnSetup, .claimsAbsence])
+}
+
 /// SEC-04: pairing started but neither failed nor finished: no encryption and no key distribution followed within 30 s
 /// (the SMP time-out, Core Spec Vol 3, Part H, 3.4) or before the link ended.
 struct SEC04PairingStalled: DiagnosisRule {
-    static let id = "SEC-04"
+    static let code = FindingCode.pairingStalled
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.error
-    static let title = "Pairing stalled"
     static let evidence =
         "SMP Pairing Request with no Pairing Failed, no successful Encryption Change and no key distribution within 30 s or before the disconnection"
     static let anchor = "none"
@@ -73,7 +82,7 @@ struct SEC04PairingStalled: DiagnosisRule {
                 + (n > 1 ? " (\(Story.list(attempt.requests)))" : "") + " and never answered: no Pairing Response or Pairing Failed"
                 + ending
         return Diagnosis(
-            rule: id, severity: severity, frame: closed?.frame ?? first.frame, message: message,
+            rule: Self.code, severity: severity, frame: closed?.frame ?? first.frame, message: message,
             headline: attempt.answered ? "pairing with \(device) stalled" : "pairing with \(device) never answered",
             supporting: attempt.requests.prefix(6).map { CitedFrame($0, "Pairing Request") },
             causes: walkedAway
@@ -86,6 +95,6 @@ struct SEC04PairingStalled: DiagnosisRule {
                         "the peer does not answer SMP (no pairing support, or it waits for its own application)",
                         "the peer's SMP got stuck",
                     ] + (e.isAirCapture ? ["the sniffer missed its answers"] : [])),
-            device: c?.peerAddress, connection: c?.number, foldKey: "SEC-04 \(device)")
+            device: c?.peerAddress, connection: c?.number, fold: "\(device)")
     }
 }

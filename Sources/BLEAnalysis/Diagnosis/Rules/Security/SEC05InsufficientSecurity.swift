@@ -1,19 +1,28 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let insufficientSecurity = FindingCode(
+        "SEC-05", layer: .security, severity: .error,
+        title: "Attribute needs more security than the link has",
+        explain: .init(
+            meaning:
+                "An attribute asked for more security (encryption or authentication) than the link had; the finding says whether pairing followed and fixed it.",
+            advice: "Pair or encrypt before accessing that attribute, or lower its permission if it does not need protection."),
+        fold: .never, traits: [.restsOnSetup])
+}
+
 /// SEC-05: an attribute needs more security than the link has: ATT Error 0x05 Insufficient Authentication, 0x0F
 /// Insufficient Encryption or 0x08 Insufficient Authorization. A warning when pairing followed and the same request then
 /// worked; an error when nothing followed, or pairing did not satisfy it and the error came back. One finding per
 /// handle and code on a link, every refusal one of its occurrences.
 struct SEC05InsufficientSecurity: DiagnosisRule {
-    static let id = "SEC-05"
+    static let code = FindingCode.insufficientSecurity
     static let group = RuleGroup.security
-    static let severity = DiagnosisSeverity.error
-    static let title = "Attribute needs more security than the link has"
     static let evidence =
         "ATT Error Response 0x05, 0x0F or 0x08 on a handle; whether pairing or encryption followed and whether the same error came back"
     static let anchor = "none"
-    static let codes: Set<UInt8> = [0x05, 0x0F, 0x08]
+    static let codes: Set<ATTErrorCode> = [.insufficientAuthentication, .insufficientEncryption, .insufficientAuthorization]
 
     /// The Encryption Change that encrypted the error's link before it (HCI), or on air the frame the link encrypted
     /// from, when it did.
@@ -36,7 +45,7 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
                 "the central ignored the peripheral's Security Request", "the bond is missing",
             ]
         }
-        return error.rawValue == 0x08
+        return error == .insufficientAuthorization
             ? ["the server's application refused this client (authorization is decided above the link)"]
             : ["the bond is Just Works or its key too short for this attribute"]
     }
@@ -45,7 +54,7 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
         var out: [Diagnosis] = []
         var reported = Set<String>()
         for (i, ev) in e.events.enumerated() {
-            guard case .attError(let request, let handle, let error, let requestFrame, _) = ev.kind, codes.contains(error.rawValue)
+            guard case .attError(let request, let handle, let error, let requestFrame, _) = ev.kind, codes.contains(error)
             else { continue }
             let key = "\(ev.connection ?? 0) \(handle) \(error.rawValue)"
             guard !reported.contains(key) else { continue }
@@ -83,7 +92,8 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
                 sev = .error
                 sentence =
                     "\(hex(handle, width: 4)) on \(device) needs more than the pairing gave: \(error) came back at frame \(again.frame) after the link was secured at frame \(secured.frame)"
-                    + (error.rawValue == 0x05 ? " (an authenticated, MITM pairing is needed; Just Works does not satisfy it)." : ".")
+                    + (error == .insufficientAuthentication
+                        ? " (an authenticated, MITM pairing is needed; Just Works does not satisfy it)." : ".")
             } else if let secured {
                 sev = .info
                 supporting.append(CitedFrame(secured.frame, "the link was secured"))
@@ -95,7 +105,7 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
                 supporting.append(CitedFrame(before.frame, "the link was already encrypted"))
                 sentence =
                     "\(request) on \(hex(handle, width: 4)) was refused with \(error) (frame \(ev.frame)) although the link was already encrypted (frame \(before.frame)): "
-                    + (error.rawValue == 0x08
+                    + (error == .insufficientAuthorization
                         ? "authorization is the server application's decision (a permission or a user prompt), not a pairing."
                         : "the existing keys are not strong enough (an authenticated, MITM pairing or a longer key is needed).")
             } else {
@@ -106,7 +116,7 @@ struct SEC05InsufficientSecurity: DiagnosisRule {
                         ?? "no pairing or encryption followed.")
             }
             var d = Diagnosis(
-                rule: id, severity: sev, frame: frame, message: sentence,
+                rule: Self.code, severity: sev, frame: frame, message: sentence,
                 headline: "\(hex(handle, width: 4)) on \(device) refused: \(error)", supporting: supporting,
                 causes: causes(error, alreadyEncrypted: supporting.contains { $0.text == "the link was already encrypted" }),
                 device: c?.peerAddress, connection: c?.number)

@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let controllerStalled = FindingCode(
+        "TP-01", layer: .hci, severity: .error,
+        title: "Sending stalled in the controller",
+        explain: .init(
+            meaning:
+                "Data handed to the controller was not sent for more than 5 s: the controller's buffers stayed full (the link was not moving data).",
+            advice: "Look at the link at that time (peer not acknowledging, interference, a long connection interval)."),
+        fold: .never, traits: [.claimsAbsence, .readsPayloads])
+}
+
 /// TP-01: the controller stopped reporting sent packets: host → controller ACL packets waited more than 5 s for
 /// Number Of Completed Packets while the link stayed up (hcidoc's `Nocp`).
 struct TP01ControllerStalled: DiagnosisRule {
-    static let id = "TP-01"
+    static let code = FindingCode.controllerStalled
     static let group = RuleGroup.throughput
-    static let severity = DiagnosisSeverity.error
-    static let title = "Sending stalled in the controller"
     static let evidence = "Host → controller ACL packets with no Number Of Completed Packets for more than 5 s"
     static let anchor = "hcidoc (Nocp)"
     static let threshold: Int64 = 5_000_000
@@ -17,7 +26,7 @@ struct TP01ControllerStalled: DiagnosisRule {
             guard let w = c.activity.longestWait, w.microseconds > threshold else { return nil }
             let device = e.deviceName(c)
             return Diagnosis(
-                rule: id, severity: severity, frame: w.end.frame,
+                rule: Self.code, severity: severity, frame: w.end.frame,
                 message:
                     "Sending to \(device) stalled: \(w.packets) packet\(w.packets == 1 ? "" : "s") waited \(duration(w.microseconds)) in the controller (frames \(w.start.frame)–\(w.end.frame)) before it reported them sent.",
                 headline: "sending to \(device) stalled in the controller", supporting: [CitedFrame(w.start.frame, "waiting since")],

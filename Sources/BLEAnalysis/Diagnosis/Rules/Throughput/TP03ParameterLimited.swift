@@ -1,14 +1,23 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let parameterLimited = FindingCode(
+        "TP-03", layer: .link, severity: .warning,
+        title: "Throughput limited by the link parameters",
+        explain: .init(
+            meaning:
+                "A data stream ran near the ceiling its link parameters allow (MTU, data length, PHY, interval): better parameters would at least double it.",
+            advice: "Negotiate a larger MTU and data length, 2M PHY and a shorter connection interval where both devices support them."),
+        fold: .device, traits: [.readsPayloads])
+}
+
 /// TP-03: a bulk transfer ran far below what BLE offers because the link kept default parameters: ATT_MTU 23 (20-byte
 /// values), a 27-octet data length, the 1M PHY, a connection interval of 30 ms or more. It names each default the link
 /// kept and where that fact came from, with the ceiling as set and the one the fastest parameters would give.
 struct TP03ParameterLimited: DiagnosisRule {
-    static let id = "TP-03"
+    static let code = FindingCode.parameterLimited
     static let group = RuleGroup.throughput
-    static let severity = DiagnosisSeverity.warning
-    static let title = "Throughput limited by the link parameters"
     static let evidence =
         "A stream of at least 100 notifications or write commands and 2 kB whose verdict names the link (a setting, the ceiling, packets per event); ATT_MTU 23, data length 27, 1M PHY or an interval of 30 ms or more, with their provenance; the ceiling at least doubled by 2M/251/247"
     static let anchor = "none (btmon -a gives speed only)"
@@ -61,7 +70,7 @@ struct TP03ParameterLimited: DiagnosisRule {
             let on = s.handle.map { " on \(hex($0, width: 4))" } ?? ""
             let assumed = facts.filter { $0.source == .assumed }.map(\.name)
             return Diagnosis(
-                rule: id, severity: severity, frame: s.firstFrame,
+                rule: Self.code, severity: severity, frame: s.firstFrame,
                 message:
                     "\(what)\(on) (\(s.packets) values, \(s.valueBytes) bytes) ran at \(s.verdict.head)\(s.periods > 1 ? " in the busiest of its \(s.periods) link periods" : ""). The link kept \(kept.joined(separator: ", ")); with 2M/251/247 the ceiling is \(rateText(bestCeiling))."
                     + (assumed.isEmpty ? "" : " (Assumed, the capture does not show them: \(assumed.joined(separator: ", ")).)"),
@@ -69,7 +78,7 @@ struct TP03ParameterLimited: DiagnosisRule {
                 // The stream is notifications or write commands already: no advice about the write type.
                 causes: ["the app never asked for a larger MTU, data length or 2M PHY"]
                     + (facts.contains { $0.name == "connection interval" } ? ["the peripheral's preferred interval is long"] : []),
-                device: c.peerAddress, connection: c.number, facts: facts, foldKey: "TP-03 \(device) \(s.kind.rawValue)")
+                device: c.peerAddress, connection: c.number, facts: facts, fold: "\(device) \(s.kind.rawValue)")
         }
     }
 }

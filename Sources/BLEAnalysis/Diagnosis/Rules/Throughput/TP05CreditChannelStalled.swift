@@ -1,13 +1,22 @@
 import BLECore
 import BLEProtocols
 
+extension FindingCode {
+    static let creditChannelStalled = FindingCode(
+        "TP-05", layer: .l2cap, severity: .error,
+        title: "Credit-based channel refused or starved",
+        explain: .init(
+            meaning:
+                "An L2CAP credit-based channel was refused, or a sender waited more than 5 s for credits: the receiver stopped granting them.",
+            advice: "Check the receiver returns credits as it consumes data, and the channel's PSM and security."),
+        fold: .never, traits: [.claimsAbsence, .readsPayloads])
+}
+
 /// TP-05: an L2CAP credit-based channel (LE CoC or EATT) was refused, or its sender ran out of credits for long: the
 /// receiver granted none for more than 5 s.
 struct TP05CreditChannelStalled: DiagnosisRule {
-    static let id = "TP-05"
+    static let code = FindingCode.creditChannelStalled
     static let group = RuleGroup.throughput
-    static let severity = DiagnosisSeverity.error
-    static let title = "Credit-based channel refused or starved"
     static let evidence = "LE Credit Based Connection Response result ≠ 0; a sender without credits for more than 5 s"
     static let anchor = "none"
     static let stall: Int64 = 5_000_000
@@ -26,7 +35,7 @@ struct TP05CreditChannelStalled: DiagnosisRule {
                 default: "result \(hex(result, width: 4))"
                 }
             return Diagnosis(
-                rule: id, severity: severity, frame: ev.frame,
+                rule: Self.code, severity: severity, frame: ev.frame,
                 message:
                     "\(device) refused the credit-based channel\(psm.map { " to PSM \(hex($0, width: 4))" } ?? "") (frame \(ev.frame)): \(why).",
                 headline: "credit-based channel to \(device) refused",
@@ -40,7 +49,7 @@ struct TP05CreditChannelStalled: DiagnosisRule {
             let device = e.deviceName(c)
             out.append(
                 Diagnosis(
-                    rule: id, severity: severity, frame: worst.endFrame,
+                    rule: Self.code, severity: severity, frame: worst.endFrame,
                     message:
                         "The credit-based channel \(hex(worst.cid, width: 4)) with \(device) stalled for \(duration(worst.durationMicroseconds)): the receiver granted no credits (frames \(worst.startFrame)–\(worst.endFrame)).",
                     headline: "credit-based channel with \(device) starved", supporting: [CitedFrame(worst.startFrame, "out of credits")],

@@ -1,0 +1,82 @@
+/// The capture file's and the capturer's findings: what was read, cut, dropped or out of order.
+extension FindingCode {
+    public static let invalidSize = FindingCode(
+        "invalid-size", layer: .capture, severity: .warning, title: "Structure of the wrong size",
+        meaning: "A structure had a size other than the one its format fixes; it was not decoded.")
+    public static let decodeError = FindingCode(
+        "decode-error", layer: .capture, severity: .warning, title: "Structure cannot be decoded",
+        meaning: "Bytes that should hold a structure could not be read as one; they are kept as bytes.")
+    public static let captureTruncatedFile = FindingCode(
+        "capture.truncated-file", layer: .capture, severity: .warning, title: "File ends inside a record",
+        meaning: "The file stops in the middle of a record (the capture was copied before it was closed): everything before is read.")
+    public static let captureInvalidRecordLength = FindingCode(
+        "capture.invalid-record-length", layer: .capture, severity: .warning, title: "Record length impossible",
+        meaning: "A record's header gives a length the format cannot hold: reading stopped there, as nothing after it can be framed.")
+    public static let captureTruncatedRecords = FindingCode(
+        "capture.truncated-records", layer: .capture, severity: .info, title: "Records cut by the capturer",
+        meaning: "The capturer kept fewer bytes of some records than were on the wire (snap length, Android's filtered log).")
+    public static let captureTimestampOutOfRange = FindingCode(
+        "capture.timestamp-out-of-range", layer: .capture, severity: .warning, title: "Sub-second field out of range",
+        meaning: "Records whose microsecond or nanosecond field is one second or more: read as the format defines it.")
+    public static let captureNonHCIRecords = FindingCode(
+        "capture.non-hci-records", layer: .capture, severity: .warning, title: "Records that are not HCI",
+        meaning: "Records whose H4 packet indicator is no HCI packet type: counted, not decoded.")
+    public static let captureReadError = FindingCode(
+        "capture.read-error", layer: .capture, severity: .error, title: "File cannot be read",
+        meaning: "Reading the file failed (I/O, decompression, a broken container): what was read before is analysed.")
+    public static let captureNote = FindingCode(
+        "capture.note", layer: .capture, severity: .info, title: "Note about the file",
+        meaning: "Something about the file worth knowing that is not an error.")
+
+    // The completeness items (`info`'s completeness section): what the capture lacks, as a whole.
+    public static let encryptedNoKey = FindingCode(
+        "encrypted-no-key", layer: .capture, severity: .warning, title: "Encrypted link, no key",
+        meaning: "An air capture's link was encrypted and no key decrypted it: what it carried cannot be read.")
+    public static let fileCut = FindingCode(
+        "file-cut", layer: .capture, severity: .warning, title: "File cut",
+        meaning: "The file ends inside a record: nothing after that point is in the log.")
+    public static let fileCorrupt = FindingCode(
+        "file-corrupt", layer: .capture, severity: .warning, title: "File unreadable past a point",
+        meaning: "The file cannot be read past a point: nothing after it is analysed.")
+    public static let aclPayloadCut = FindingCode(
+        "acl-payload-cut", layer: .capture, severity: .warning, title: "ACL payloads cut by the capturer",
+        meaning:
+            "The capturer kept only the first bytes of ACL packets (Android's filtered snoop log, btsnooz): values and long PDUs are not seen whole."
+    )
+    public static let truncatedRecords = FindingCode(
+        "truncated-records", layer: .capture, severity: .warning, title: "Records truncated",
+        meaning: "Records other than ACL were truncated by the capturer.")
+    public static let drops = FindingCode(
+        "drops", layer: .capture, severity: .warning, title: "Records dropped",
+        meaning: "The capturer says it dropped records: what they held is unknown.")
+    public static let timeBackwards = FindingCode(
+        "time-backwards", layer: .capture, severity: .warning, title: "Time goes backwards",
+        meaning:
+            "A record's time is earlier than the one before: under 10 ms it is clock jitter and timing holds; more, and times around it cannot be compared."
+    )
+    public static let timeGap = FindingCode(
+        "time-gap", layer: .capture, severity: .info, title: "Long gap in the log",
+        meaning: "Nothing was logged for a long time: a pause of the capture, or a quiet radio.")
+    public static let controllerReset = FindingCode(
+        "controller-reset", layer: .capture, severity: .warning, title: "Controller reset",
+        meaning: "The host reset the controller: every link and state before it is gone.")
+    public static let hardwareError = FindingCode(
+        "hardware-error", layer: .capture, severity: .warning, title: "Controller hardware error",
+        meaning: "The controller reported a hardware error: what it did around it is uncertain.")
+    public static let startedBeforeCapture = FindingCode(
+        "started-before-capture", layer: .capture, severity: .info, title: "Connection started before the capture",
+        meaning: "A connection was up when the capture began: its setup is not in the file.")
+    public static let openAtEnd = FindingCode(
+        "open-at-end", layer: .capture, severity: .info, title: "Connection open at the end",
+        meaning: "A connection was still open when the capture ended: its outcome is not in the file.")
+}
+
+extension FindingVocabulary {
+    static let core: [FindingCode] = [.invalidSize, .decodeError]
+    static let capture: [FindingCode] = [
+        .captureTruncatedFile, .captureInvalidRecordLength, .captureTruncatedRecords, .captureTimestampOutOfRange,
+        .captureNonHCIRecords, .captureReadError, .captureNote, .encryptedNoKey, .fileCut, .fileCorrupt, .aclPayloadCut,
+        .truncatedRecords, .drops, .timeBackwards, .timeGap, .controllerReset, .hardwareError, .startedBeforeCapture,
+        .openAtEnd,
+    ]
+}

@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""diagnosis_precision.py: each diagnosis rule's precision, every firing held to the tshark-only truth.
+
+Usage: scripts/diagnosis_precision.py BLESCOPE CAPTURE_OR_DIR... [--truth DIR]... [--json] [--markdown]
+                                      [--commit SHA] [--truth-cache DIR]
+
+For every capture (directories are walked, files tshark cannot read are skipped), runs `BLESCOPE diagnose --json` and
+judges each occurrence of each finding (its deciding frame: `occurrences`, or `frame` when it has none) against the
+truth of scripts/diagnosis_truth.py for that capture: `<name>.jsonl` in the first --truth DIR holding it (default:
+Tests/Truth/diagnosis, then $BLESCOPE_CORPUS_TRUTH), else made now with diagnosis_truth.py (kept in --truth-cache
+when given). A truth is tshark's alone: blescope's output never enters it.
+
+An occurrence is
+  true       when a truth event of a class the rule's evidence names (TRUTH below; the classes of
+             diagnosis_truth.py and of diagnosis_truth_extra.py, cached as <name>.extra.jsonl) is at its deciding frame (the
+             event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
+             the event is not benign, or the finding is only info;
+  false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
+             benign (capability probing, host cancel, procedure redone, clock jitter, ...) while the finding is a
+             warning or above;
+  unjudged   when the rule has no truth class yet (RULES_WITHOUT_TRUTH says why), or the firing is of a kind the
+             truth does not extract (JUDGED_KIND: a gap for CQ-04, a CCCD never written for GATT-03, LL_UNKNOWN_RSP
+             for LP-05).
+Precision = true / (true + false). Output: one row per rule (captures fired on, occurrences, true, false, unjudged,
+precision), then the false occurrences one per line (capture, frame, severity, what the truth holds there), so each
+can be read with `tshark -V`. --markdown prints the table docs/diagnosis.md carries; --json one object per rule.
+Exit 0; 2 on bad usage. Python 3 standard library only.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CAPTURE_MAGICS = (b"btsnoop\0", b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
+                  b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a", b"\x1f\x8b")
+
+COLLISION = (0x23, 0x2A)
+ALARMING_BQR = (0x02, 0x03, 0x04, 0x05, 0x07, 0x08)
+LE_CREATE = (0x200D, 0x2043, 0x2085)
+
+
+def cls(*names):
+    return lambda e: e["class"] in names
+
+
+def disc(condition):
+    return lambda e: e["class"] == "disconnection" and condition(e)
+
+
+# Rule -> the truth events that bear it out (the rule's evidence column in docs/diagnosis.md, read by tshark).
+TRUTH = {
+    "CE-01": lambda e: e["class"] == "connection-failed" and e.get("status") == 0x02,
+    "CE-02": lambda e: e["class"] == "establishment-failed"
+    or (e["class"] == "connection-failed" and e.get("status") == 0x3E) or e["class"] == "air-link-not-established",
+    "CE-03": lambda e: e["class"] == "command-error" and e.get("opcode") in LE_CREATE,
+    "CE-04": disc(lambda e: e.get("reason") in (0x13, 0x05, 0x15, 0x1A) and e.get("local_command_frame") is None
+                  and (e.get("seconds_since_connect") is None or e["seconds_since_connect"] < 2)),
+    "CE-05": lambda e: e["class"] == "command-error" and e.get("opcode") == 0x2016,
+    "DC-01": disc(lambda e: e.get("reason") == 0x08),
+    "DC-02": disc(lambda e: e.get("reason") in (0x13, 0x14, 0x15) and e.get("local_command_frame") is None),
+    "DC-03": disc(lambda e: e.get("local_command_frame") is not None),
+    "DC-04": disc(lambda e: e.get("reason") == 0x22),
+    "DC-05": disc(lambda e: e.get("reason") == 0x28),
+    "DC-06": lambda e: (e["class"] == "disconnection" and e.get("reason") in COLLISION)
+    or (e["class"] == "ll-reject" and e.get("reason") in COLLISION)
+    or (e["class"] in ("conn-update-rejected", "phy-update-failed", "command-error") and e.get("status") in COLLISION),
+    "DC-07": lambda e: e["class"] == "disconnection" and e.get("reason") == 0x3D,
+    "DC-09": disc(lambda e: e.get("local_command_frame") is None),
+    "DC-10": cls("air-link-not-established", "air-link-left", "air-link-ended-unseen", "air-link-unfollowed",
+                 "air-link-end-encrypted"),
+    "SEC-01": lambda e: (e["class"] == "encryption-error" and e.get("status") in (0x05, 0x06))
+    or (e["class"] == "ll-reject" and e.get("reason") in (0x05, 0x06)),
+    "SEC-02": cls("ltk-negative-reply"),
+    "SEC-03": cls("pairing-failed"),
+    "SEC-04": cls("smp-timeout", "pairing-unfinished"),
+    "SEC-05": lambda e: e["class"] == "att-error" and e.get("error") in (0x05, 0x0F, 0x08),
+    "SEC-06": lambda e: (e["class"] == "att-error" and e.get("error") == 0x0C)
+    or (e["class"] == "pairing-failed" and e.get("reason") == 0x06),
+    "SEC-07": cls("authenticated-payload-timeout"),
+    "GATT-03": cls("cccd-write-command"),
+    "GATT-04": lambda e: e["class"] == "att-error" and e.get("request_opcode") == 0x12,
+    "GATT-06": lambda e: e["class"] == "att-error" and e.get("error") in (0x01, 0x12),
+    "GATT-08": lambda e: e["class"] == "att-error",
+    "HH-01": cls("command-unanswered"),
+    "HH-02": cls("hardware-error"),
+    "HH-03": lambda e: e["class"] == "hci-reset" and (e.get("open_links") or 0) > 0,
+    "HH-04": cls("command-error"),
+    "HH-05": lambda e: e["class"] == "quality-report" and e.get("report_id") in ALARMING_BQR,
+    "LP-01": cls("conn-update-rejected"),
+    "LP-04": lambda e: e["class"] == "phy-update-failed"
+    or (e["class"] == "command-error" and e.get("opcode") in (0x2032, 0x2031)),
+    "LP-05": lambda e: (e["class"] == "ll-reject" and e.get("reason") not in (0x05, 0x06))
+    or (e["class"] in ("command-error", "conn-update-rejected", "phy-update-failed")
+        and e.get("status") in (0x1A, 0x11, 0x1E, 0x20)),
+    "TP-02": cls("data-buffer-overflow"),
+    "LA-01": cls("cis-failed", "big-failed", "big-sync-failed"),
+    "LA-05": cls("big-sync-lost"),
+    "BR-01": cls("page-timeout"),
+    "BR-02": cls("bredr-connection-failed"),
+    "BR-03": cls("bredr-auth-failed"),
+    "BR-04": lambda e: e["class"] == "link-key-missing"
+    or (e["class"] == "bredr-connection-failed" and e.get("status") in (0x05, 0x06)),
+    "BR-05": cls("encryption-error"),
+    "CQ-04": cls("timestamp-step-back"),
+    # diagnosis_truth_extra.py's classes
+    "CQ-01": cls("acl-before-connection"),
+    "BR-06": lambda e: e["class"] == "bredr-mode-refused"
+    or (e["class"] == "command-error" and e.get("opcode") in (0x080B, 0x0803, 0x0804, 0x0811)),
+    "GATT-01": lambda e: e["class"] == "att-unanswered" and e.get("waited", 0) >= 30,
+    "GATT-02": cls("att-request-while-pending", "att-response-unrequested"),
+    "TP-01": cls("host-packets-stalled"),
+    "DC-08": cls("host-packets-stalled"),
+    "LP-02": lambda e: e["class"] == "supervision-timeout" and e.get("short") and not e.get("replaced_long"),
+}
+
+# Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
+JUDGED_KIND = {
+    "CQ-04": lambda message: "step back" in message,  # gaps and btsnoop drops: not extracted
+    "GATT-03": lambda message: "Write Command" in message,  # a CCCD never written: not extracted
+    "LP-05": lambda message: "LL_UNKNOWN_RSP" not in message,  # LL_UNKNOWN_RSP: not extracted
+}
+
+# Why the others are not judged yet: what the truth would need.
+RULES_WITHOUT_TRUTH = {
+    "CQ-02": "cut records (caplen < len) (not extracted)",
+    "CQ-03": "pending at the end of the capture (not extracted)",
+    "CQ-05": "air capture joined late / undecrypted PDUs (not extracted)",
+    "GATT-05": "CCCD enabled, no notification for 30 s (not extracted)",
+    "GATT-07": "ATT_MTU and value sizes (not extracted)",
+    "TP-03": "throughput verdicts (not extracted)",
+    "TP-04": "throughput verdicts (not extracted)",
+    "TP-05": "LE credit-based channels (not extracted)",
+    "LP-03": "connection updates over time (not extracted)",
+    "LP-06": "CRC error ratio (not extracted)",
+    "HH-06": "ACL on closed handles (not extracted)",
+    "HH-07": "controller indexes (not extracted)",
+}
+
+# Fields of a truth event that name other frames of the same fact (a folded event, the command behind a completion).
+FRAME_FIELDS = ("frame", "create_frame", "cancel_frame", "local_command_frame", "command_frame", "last_frame",
+                "readvertised_frame", "connect_frame", "end_frame")
+
+
+def is_capture(path):
+    if path.endswith(".pklg"):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+    except OSError:
+        return False
+    return any(head.startswith(m) for m in CAPTURE_MAGICS)
+
+
+def captures(args):
+    for arg in args:
+        if os.path.isdir(arg):
+            for base, _dirs, files in os.walk(arg):
+                for name in sorted(files):
+                    path = os.path.join(base, name)
+                    if is_capture(path):
+                        yield path
+        elif is_capture(arg):
+            yield arg
+
+
+def truth_for(path, truth_dirs, cache):
+    name = os.path.basename(path) + ".jsonl"
+    for directory in truth_dirs + ([cache] if cache else []):
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate) and os.path.getsize(candidate) > 0:
+            with open(candidate) as handle:
+                return json.loads(handle.readline())
+    out = subprocess.run([sys.executable, os.path.join(HERE, "diagnosis_truth.py"), "--base-name", path],
+                         capture_output=True, text=True)
+    line = out.stdout.splitlines()[0] if out.stdout else "{}"
+    if cache:
+        os.makedirs(cache, exist_ok=True)
+        with open(os.path.join(cache, name), "w") as handle:
+            handle.write(line + "\n")
+    return json.loads(line)
+
+
+def extra_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_extra.py's events (the classes diagnosis_truth.py does not extract), cached like the truth."""
+    name = os.path.basename(path) + ".extra.jsonl"
+    for directory in truth_dirs + ([cache] if cache else []):
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate) and os.path.getsize(candidate) > 0:
+            with open(candidate) as handle:
+                return json.loads(handle.readline()).get("events", [])
+    out = subprocess.run([sys.executable, os.path.join(HERE, "diagnosis_truth_extra.py"), "--base-name", path],
+                         capture_output=True, text=True)
+    line = out.stdout.splitlines()[0] if out.stdout else "{}"
+    if cache:
+        os.makedirs(cache, exist_ok=True)
+        with open(os.path.join(cache, name), "w") as handle:
+            handle.write(line + "\n")
+    return json.loads(line).get("events", [])
+
+
+def findings(blescope, path):
+    out = subprocess.run([blescope, "diagnose", "--json", path], capture_output=True, text=True)
+    line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
+    return json.loads(line).get("findings", []) if line else None
+
+
+def index(events):
+    # A short supervision timeout a later setting of the same link replaced with a long one is not the one in force.
+    by_frame = {e["frame"]: e for e in events if e["class"] == "supervision-timeout"}
+    for e in by_frame.values():
+        later = by_frame.get(e.get("replaced_frame"))
+        e["replaced_long"] = later is not None and not later["short"] and not e.get("requested")
+    at = {}
+    for event in events:
+        frames = {event.get(f) for f in FRAME_FIELDS} | set(event.get("frames") or [])
+        for frame in frames:
+            if isinstance(frame, int):
+                at.setdefault(frame, []).append(event)
+    return at
+
+
+# Rules whose deciding frame is not where the truth puts the fact: the end of a wait (the disconnection or the late
+# answer: GATT-01, SEC-04; the truth's event is at the request or the Pairing Request) or the connection event where an
+# update took effect (LP-02; the truth's event is at the LL_CONNECTION_UPDATE_IND or the L2CAP request). The finding
+# cites those frames among its `frames`; they are matched too.
+MATCH_CITED = {"GATT-01", "SEC-04", "LP-02"}
+# What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
+# unjudged rather than false.
+OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"}}
+
+
+def judge(rule, severity, message, frame, at, cited=()):
+    """'true', 'false' or None (unjudged), and what the truth holds at the frame."""
+    test = TRUTH.get(rule)
+    held = at.get(frame, [])
+    if test is None or not JUDGED_KIND.get(rule, lambda _m: True)(message):
+        return None, held
+    frames = {frame} | (set(cited) if rule in MATCH_CITED else set())
+    matching = [e for f in sorted(frames) for e in at.get(f, []) if test(e)]
+    if not matching:
+        opaque = OPAQUE.get(rule, set())
+        if any(e["class"] in opaque for e in held + at.get(0, [])):
+            return None, held
+        return "false", held
+    if severity != "info" and all("benign" in e for e in matching):
+        return "false", held
+    return "true", held
+
+
+def describe(events):
+    parts = []
+    for e in events:
+        keys = [k for k in ("status", "reason", "error", "opcode", "report_id") if e.get(k) is not None]
+        detail = " ".join("%s 0x%02X" % (k, e[k]) for k in keys)
+        parts.append("%s%s%s" % (e["class"], " " + detail if detail else "",
+                                 " (benign: %s)" % e["benign"] if "benign" in e else ""))
+    return "; ".join(parts) or "nothing"
+
+
+def measure(blescope, paths, truth_dirs, cache):
+    rows, falses, unread, count = {}, [], [], 0
+    for path in paths:
+        found = findings(blescope, path)
+        if found is None:
+            unread.append(path)
+            continue
+        truth = truth_for(path, truth_dirs, cache)
+        if "events" not in truth:
+            unread.append(path)
+            continue
+        count += 1
+        at = index(truth["events"] + extra_truth_for(path, truth_dirs, cache))
+        for f in found:
+            row = rows.setdefault(f["rule"], {"rule": f["rule"], "captures": set(), "occurrences": 0, "true": 0,
+                                              "false": 0, "unjudged": 0})
+            row["captures"].add(os.path.basename(path))
+            for frame in f.get("occurrences") or [f["frame"]]:
+                verdict, held = judge(f["rule"], f["severity"], f.get("message", ""), frame, at, f.get("frames", []))
+                row["occurrences"] += 1
+                row[verdict or "unjudged"] += 1
+                if verdict == "false":
+                    falses.append((f["rule"], os.path.basename(path), frame, f["severity"], describe(held)))
+    for row in rows.values():
+        judged = row["true"] + row["false"]
+        row["precision"] = round(100.0 * row["true"] / judged, 1) if judged else None
+        row["captures"] = len(row["captures"])
+        row["why_unjudged"] = RULES_WITHOUT_TRUTH.get(row["rule"]) if row["rule"] not in TRUTH else None
+    order = sorted(rows.values(), key=lambda r: r["rule"])
+    return order, sorted(falses), unread, count
+
+
+def markdown(rows, count, commit):
+    lines = ["Measured on %d captures (the public corpus of `corpus/fetch.sh`, the Samples and `../shared/captures`; a "
+             "capture neither blescope nor tshark reads is left out) with a release build of main at `%s` and tshark "
+             "4.0.17. Precision = true / (true + false); **bold** under 90 %%." % (count, commit), "",
+             "| rule | captures | occurrences | true | false | unjudged | precision |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        precision = "%.1f %%" % r["precision"] if r["precision"] is not None else "—"
+        if r["precision"] is not None and r["precision"] < 90:
+            precision = "**%s**" % precision
+        lines.append("| %s | %d | %d | %d | %d | %d | %s |" % (r["rule"], r["captures"], r["occurrences"], r["true"],
+                                                              r["false"], r["unjudged"], precision))
+    return "\n".join(lines)
+
+
+def main(argv):
+    opts = {"--truth": [], "--commit": ["?"], "--truth-cache": [None]}
+    flags, rest, i = set(), [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a in opts:
+            if i + 1 >= len(argv):
+                return 2
+            opts[a].append(argv[i + 1])
+            i += 2
+            continue
+        if a in ("--json", "--markdown"):
+            flags.add(a)
+        else:
+            rest.append(a)
+        i += 1
+    if len(rest) < 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    truth_dirs = opts["--truth"] or [d for d in (os.path.join(ROOT, "Tests/Truth/diagnosis"),
+                                                  os.environ.get("BLESCOPE_CORPUS_TRUTH")) if d]
+    rows, falses, unread, count = measure(rest[0], list(captures(rest[1:])), truth_dirs, opts["--truth-cache"][-1])
+    if "--json" in flags:
+        for r in rows:
+            print(json.dumps(r, sort_keys=True))
+        return 0
+    if "--markdown" in flags:
+        print(markdown(rows, count, opts["--commit"][-1]))
+        return 0
+    print("%-8s %8s %11s %6s %6s %9s %9s" % ("rule", "captures", "occurrences", "true", "false", "unjudged",
+                                              "precision"))
+    for r in rows:
+        precision = "%.1f%%" % r["precision"] if r["precision"] is not None else "-"
+        print("%-8s %8d %11d %6d %6d %9d %9s" % (r["rule"], r["captures"], r["occurrences"], r["true"], r["false"],
+                                                  r["unjudged"], precision))
+    print("%d captures judged; %d unreadable by blescope or tshark" % (count, len(unread)))
+    for rule, capture, frame, severity, held in falses:
+        print("FALSE %s %s #%d %s: truth holds %s" % (rule, capture, frame, severity, held))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
