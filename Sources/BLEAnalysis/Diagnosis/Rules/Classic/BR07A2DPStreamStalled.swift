@@ -8,7 +8,9 @@ extension FindingCode {
         explain: .init(
             meaning:
                 "The phone stopped sending media packets for more than 200 ms while an A2DP stream was playing, so the listener heard a dropout. On a phone's HCI log the cause is on the host side (the audio path or the controller's buffers), not the radio.",
-            advice: "Look at what the phone did at that moment (CPU load, Wi-Fi, another profile's traffic) and at the controller's buffer and quality reports."),
+            advice:
+                "Look at what the phone did at that moment (CPU load, Wi-Fi, another profile's traffic) and at the controller's buffer and quality reports."
+        ),
         fold: .device, traits: [.claimsAbsence])
 }
 

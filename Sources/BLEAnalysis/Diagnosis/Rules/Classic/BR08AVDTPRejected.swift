@@ -8,7 +8,9 @@ extension FindingCode {
         explain: .init(
             meaning:
                 "One side refused an AVDTP command with an error code. A refused configuration, open or start with no stream started after it means no A2DP audio.",
-            advice: "Read the error code: a codec the headset does not support (0xC1–0xE3), an end point already in use (0x13), or a command in the wrong state (0x31)."),
+            advice:
+                "Read the error code: a codec the headset does not support (0xC1–0xE3), an end point already in use (0x13), or a command in the wrong state (0x31)."
+        ),
         fold: .value)
 }
 

@@ -8,7 +8,9 @@ extension FindingCode {
         explain: .init(
             meaning:
                 "The SCO/eSCO link that carries a call's audio did not come up. Without a retry that succeeds, the call has no audio on the headset.",
-            advice: "Read the status: an unsupported feature (0x1A) asks for a fallback (mSBC → CVSD, eSCO → SCO); no resources (0x0D) means another synchronous link holds the controller."),
+            advice:
+                "Read the status: an unsupported feature (0x1A) asks for a fallback (mSBC → CVSD, eSCO → SCO); no resources (0x0D) means another synchronous link holds the controller."
+        ),
         fold: .value)
 }
 

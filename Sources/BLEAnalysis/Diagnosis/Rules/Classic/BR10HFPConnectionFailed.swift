@@ -8,7 +8,9 @@ extension FindingCode {
         explain: .init(
             meaning:
                 "The hands-free service level connection (the AT-command setup between phone and headset) failed, so the headset cannot take or make calls.",
-            advice: "Read the command that failed and its answer; check the features both sides announced (AT+BRSF / +BRSF) and the indicators."),
+            advice:
+                "Read the command that failed and its answer; check the features both sides announced (AT+BRSF / +BRSF) and the indicators."
+        ),
         fold: .device)
 }
 
