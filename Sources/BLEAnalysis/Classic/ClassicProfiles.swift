@@ -25,13 +25,15 @@ struct ClassicProfiles {
     var avrcpPending: [UInt8: Int] = [:]
 
     /// Whether RFCOMM data on `dlci` is hands-free AT traffic: SDP named its server channel (Handsfree, Headset or their
-    /// gateways), or, with no SDP answer for it, its first bytes are AT lines.
+    /// gateways, by service class or profile), or, with no SDP answer that names it, its first bytes are AT lines.
     mutating func isHandsFree(dlci: UInt8, data: [UInt8]) -> Bool {
         if let h = hfp { return h.session.dlci == dlci }
         let channel = dlci >> 1
-        if let service = sdp.service(onRFCOMMChannel: channel) {
-            let classes = Set(service.classes.compactMap(\.uuid16))
-            guard !classes.isDisjoint(with: [0x111E, 0x111F, 0x1108, 0x1112, 0x1131]) else { return false }
+        let service = sdp.service(onRFCOMMChannel: channel)
+        // A search may ask for the protocol and profile lists only (no service class list): the profile names it then.
+        let named = Set((service?.classes ?? []).compactMap(\.uuid16) + (service?.profiles ?? []).compactMap(\.profile.uuid16))
+        if !named.isEmpty {
+            guard !named.isDisjoint(with: [0x111E, 0x111F, 0x1108, 0x1112, 0x1131]) else { return false }
         } else if !HFPTracker.looksLikeAT(data) {
             return false
         }
