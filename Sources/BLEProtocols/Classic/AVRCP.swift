@@ -144,14 +144,15 @@ public struct AVCFrame: WireCodable {
         }
         if case let (pdu, params)? = avrcpPDU {
             let name = Self.pdus[pdu] ?? "PDU \(hex(pdu))"
+            // A REJECTED response carries a status, not the command's parameters (a rejected RegisterNotification
+            // names no event).
+            if code == .rejected, let s = params.first { return "\(name) rejected: \(Self.statuses[s] ?? hex(s))" }
             switch pdu {
             case 0x31 where !params.isEmpty: return "\(name) \(Self.events[params[0]] ?? hex(params[0]))"
             case 0x50 where !params.isEmpty:
                 let v = Int(params[0] & 0x7F)
                 return "\(name) \(v) (\(v * 100 / 127) %)"
-            default:
-                if code == .rejected, let s = params.first { return "\(name) rejected: \(Self.statuses[s] ?? hex(s))" }
-                return name
+            default: return name
             }
         }
         switch opcode {
@@ -163,7 +164,7 @@ public struct AVCFrame: WireCodable {
 
     /// The notification event a RegisterNotification command or response names.
     public var notificationEvent: String? {
-        guard case let (pdu, params)? = avrcpPDU, pdu == 0x31, let e = params.first else { return nil }
+        guard case let (pdu, params)? = avrcpPDU, pdu == 0x31, code != .rejected, let e = params.first else { return nil }
         return Self.events[e] ?? hex(e)
     }
     /// The absolute volume (0–127) a SetAbsoluteVolume or a VOLUME_CHANGED notification carries.
