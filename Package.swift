@@ -4,6 +4,7 @@ import PackageDescription
 // Modules depend only leftwards:
 // BLECore ← BLECapture ← BLEProtocols ← BLECodecs ← BLEAnalysis ← BLEReports ← blescope
 // BLECore ← BLESecurity (libcrypto: AES-CCM, pairing functions, P-256, SHA-256) ← BLEAnalysis
+// BLEYAML (libyaml) ← BLECodecs: codec specs, GATT maps, key files and expectation files are YAML
 // A map of the modules, their main types and where to start reading: docs/design.md.
 //
 // The per-record hot paths (BLEAnalysis, BLEReports for JSON Lines, the capture readers of BLECapture) spend a large
@@ -29,8 +30,7 @@ let package = Package(
         .library(name: "BLEAnalysis", targets: ["BLEAnalysis"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         .systemLibrary(
@@ -42,19 +42,24 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+        // libyaml under BLEYAML's nodes: Yams, which it replaces, needs Foundation, and so ICU (34 MB of the static binary).
+        .systemLibrary(
+            name: "CYAML", pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .target(name: "BLECore"),
+        .target(name: "BLEYAML", dependencies: ["CYAML"]),
         .target(name: "BLESecurity", dependencies: ["BLECore", "COpenSSL"], swiftSettings: releaseSpeed),
         .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"], swiftSettings: releaseSpeed),
         .target(name: "BLEProtocols", dependencies: ["BLECore", "BLECapture"]),
         .target(
-            name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", .product(name: "Yams", package: "Yams")],
+            name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", "BLEYAML"],
             exclude: ["Declarative/SPEC_FORMAT.md"]),
         .target(
             name: "BLEAnalysis",
-            dependencies: ["BLECore", "BLECapture", "BLESecurity", "BLEProtocols", "BLECodecs", .product(name: "Yams", package: "Yams")],
+            dependencies: ["BLECore", "BLECapture", "BLESecurity", "BLEProtocols", "BLECodecs", "BLEYAML"],
             swiftSettings: releaseSpeed),
         .target(
-            name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis"],
+            name: "BLEReports", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEYAML"],
             swiftSettings: releaseSpeed),
         .executableTarget(
             name: "blescope",
@@ -76,7 +81,7 @@ let package = Package(
         .testTarget(name: "BLESecurityTests", dependencies: ["BLESecurity", "BLECore", "BLETestSupport"]),
         .testTarget(name: "BLECaptureTests", dependencies: ["BLECapture", "BLECore", "BLETestSupport"]),
         .testTarget(name: "BLEProtocolsTests", dependencies: ["BLEProtocols", "BLECapture", "BLECore", "BLETestSupport"]),
-        .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLEProtocols", "BLECore", "BLETestSupport"]),
+        .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLEYAML", "BLEProtocols", "BLECore", "BLETestSupport"]),
         .testTarget(
             name: "BLEAnalysisTests",
             dependencies: [

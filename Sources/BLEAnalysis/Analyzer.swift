@@ -137,7 +137,10 @@ public final class Analyzer {
         default:
             break
         }
-        if options.timeline { sink.drain(now: record.timestamp) }
+        if options.timeline {
+            if record.comment.count > 0 { emitComment(record) }
+            sink.drain(now: record.timestamp)
+        }
         sink.boundFindings()
     }
 

@@ -1,5 +1,5 @@
 import BLECore
-import Yams
+import BLEYAML
 
 /// A user-supplied handle map (`--gatt FILE`) for captures without GATT discovery.
 ///
@@ -20,7 +20,7 @@ public struct GATTMap: Sendable {
 
     public init(yaml text: String, file: String = "gatt map") throws(LoadError) {
         let node: Node?
-        do { node = try Yams.compose(yaml: text) } catch { throw LoadError(description: "\(file): not valid YAML: \(error)") }
+        do { node = try YAML.compose(yaml: text) } catch { throw LoadError(description: "\(file): not valid YAML: \(error)") }
         guard let mapping = node?.mapping else { throw LoadError(description: "\(file): expected a mapping of handle: UUID") }
         var entries: [UInt16: (uuid: BluetoothUUID?, name: String?)] = [:]
         for (key, value) in mapping {

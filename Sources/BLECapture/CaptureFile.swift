@@ -40,6 +40,7 @@ public final class CaptureFile {
     /// record and an `unowned(unsafe)` one still a retain and a release (docs/performance.md#capture-file).
     private let btsnoop: Unmanaged<BTSnoopReader>?
     private let classicPcap: Unmanaged<ClassicPcapReader>?
+    private let pcapng: Unmanaged<PcapngReader>?
     private var openNotes: [Finding]
 
     private init(
@@ -55,6 +56,7 @@ public final class CaptureFile {
         self.reader = reader
         self.btsnoop = (reader as? BTSnoopReader).map { Unmanaged.passUnretained($0) }
         self.classicPcap = (reader as? ClassicPcapReader).map { Unmanaged.passUnretained($0) }
+        self.pcapng = (reader as? PcapngReader).map { Unmanaged.passUnretained($0) }
         self.openNotes = notes
     }
 
@@ -80,6 +82,7 @@ public final class CaptureFile {
     @inline(__always) public func next(into record: inout CaptureRecord) -> Bool {
         if let btsnoop { return btsnoop._withUnsafeGuaranteedRef { $0.next(into: &record) } }
         if let classicPcap { return classicPcap._withUnsafeGuaranteedRef { $0.next(into: &record) } }
+        if let pcapng { return pcapng._withUnsafeGuaranteedRef { $0.next(into: &record) } }
         guard let next = reader.next() else { return false }
         record = next
         return true
@@ -87,6 +90,9 @@ public final class CaptureFile {
 
     /// Everything odd seen so far: truncated file, impossible lengths, records cut by the capturer, notes.
     public var findings: [Finding] { openNotes + reader.findings }
+
+    /// The format's reader (for tests of what it counted).
+    var recordReader: RecordReader { reader }
 
     /// Bytes of the file consumed so far (compressed bytes for gzip), for progress reporting.
     public var bytesConsumed: Int64 { reader.bytesConsumed }
@@ -239,7 +245,8 @@ public final class CaptureFile {
                         linkType: linkType))
             }
             let isPcapng = be == 0x0A0D_0D0A
-            if isPcapng || ClassicPcap.magic(be) != nil {
+            if isPcapng { return try openPcapng(path: path, source: source, compressed: isCompressed, fileSize: fileSize) }
+            if ClassicPcap.magic(be) != nil {
                 return try openPcap(
                     path: path, source: source, compressed: isCompressed, fileSize: fileSize,
                     memory: memory, isPcapng: isPcapng)
@@ -285,6 +292,26 @@ public final class CaptureFile {
             if b >= 0x20 || b == 0x09 || b == 0x0A || b == 0x0D { printable += 1 }
         }
         return printable * 10 >= bytes.count * 9
+    }
+
+    /// pcapng through ``PcapngReader``: the file's datalink is its first Bluetooth interface's link type (every
+    /// interface keeps its own for its packets).
+    private static func openPcapng(path: String, source: ByteSource, compressed: Bool, fileSize: Int64?) throws(CaptureOpenError)
+        -> CaptureFile
+    {
+        let reader = PcapngReader(source: source)
+        let interfaces = reader.readInterfacesAhead()
+        guard let first = interfaces.first(where: \.isBluetooth) else {
+            let types = interfaces.map { String($0.linkType) }
+            throw CaptureOpenError(
+                path: path,
+                message: types.isEmpty
+                    ? "pcapng: no Interface Description Block before the first packet"
+                    : "pcapng link type\(types.count == 1 ? "" : "s") \(types.joined(separator: ", ")) \(types.count == 1 ? "is not a Bluetooth link type" : "are not Bluetooth link types") (supported: 187, 201, 254, 251, 256, 272, 192 with LE inside)"
+            )
+        }
+        return CaptureFile(
+            path: path, format: .pcapng, compressed: compressed, datalink: first.linkType, fileSize: fileSize, reader: reader)
     }
 
     private static func openPcap(

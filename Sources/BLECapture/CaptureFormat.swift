@@ -12,7 +12,7 @@ public struct CaptureFormat: Hashable, Sendable, CustomStringConvertible {
     public static let btsnoop = CaptureFormat(name: "btsnoop")
     /// Classic libpcap file (any byte order, µs or ns timestamps).
     public static let pcap = CaptureFormat(name: "pcap")
-    /// pcapng (read through libpcap).
+    /// pcapng (``PcapngReader``: every interface, section and byte order).
     public static let pcapng = CaptureFormat(name: "pcapng")
     /// Apple PacketLogger `.pklg` (big- or little-endian records, no file header).
     public static let packetLogger = CaptureFormat(name: "pklg")

@@ -80,6 +80,11 @@ public struct CaptureRecord {
     /// Nanoseconds past `timestamp`'s microsecond (0–999), for files that keep them (pcap and pcapng at ns
     /// resolution); 0 otherwise.
     public var extraNanoseconds: UInt16 = 0
+    /// pcapng: the packet's comment (`opt_comment`, UTF-8 as written), borrowed like `bytes`; empty otherwise.
+    public var comment = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// pcapng: the packet's flags word (`epb_flags`; bits 0–1 the direction, which `direction` already holds), 0
+    /// otherwise.
+    public var packetFlags: UInt32 = 0
 
     public init(
         frame: Int, timestamp: Timestamp, direction: Direction, kind: RecordKind, controllerIndex: UInt16 = 0,

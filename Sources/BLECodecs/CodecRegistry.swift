@@ -1,5 +1,11 @@
 import BLECore
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// All codecs the analyzer knows: the SIG built-ins and the YAML specs loaded at run time.
 ///
@@ -55,16 +61,21 @@ public final class CodecRegistry: Sendable {
 
     /// The spec files of `directory` and below, in the order ``load(directory:)`` reads them.
     static func specFiles(in directory: String, depth: Int = 0) throws(CodecSpecError) -> [String] {
-        let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: directory) } catch {
-            throw CodecSpecError(file: directory, path: "", message: "cannot list directory: \(error.localizedDescription)")
+        guard let dir = opendir(directory) else {
+            throw CodecSpecError(file: directory, path: "", message: "cannot list directory: \(String(cString: strerror(errno)))")
         }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        closedir(dir)
         var files: [String] = [], folders: [String] = []
-        for n in names.sorted() where !n.hasPrefix(".") {
-            let path = (directory as NSString).appendingPathComponent(n)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
-            if isDirectory.boolValue {
+        for n in names.sorted() {
+            let path = directory.hasSuffix("/") ? directory + n : directory + "/" + n
+            var st = stat()
+            guard stat(path, &st) == 0 else { continue }
+            if st.st_mode & S_IFMT == S_IFDIR {
                 folders.append(path)
             } else if n.hasSuffix(".yaml") || n.hasSuffix(".yml") {
                 files.append(path)

@@ -269,7 +269,7 @@ extension String {
         guard !target.isEmpty else { return self }
         var out = ""
         var rest = Substring(self)
-        while let r = rest.range(of: target) {
+        while let r = rest.firstRange(of: target) {
             out += rest[..<r.lowerBound]
             out += replacement
             rest = rest[r.upperBound...]

@@ -35,10 +35,8 @@ public enum TestEnvironment {
 
     /// Real captures blescope refuses, with the words of its error (`CaptureReaderTests` holds it to them): left out of
     /// ``realCaptures``, which the differential tests read whole.
-    public static let refusedByDesign: [String: String] = [
-        // libpcap reads a pcapng with its first interface's link type; this one records Ethernet first.
-        "ppi-btle-lt192-pcapng-2if_hackenbt-ubertooth-plus-ethernet-att-05.pcapng": "pcapng link type 1 is not a Bluetooth link type"
-    ]
+    /// (None since pcapng is read natively: the one pcapng whose first interface is Ethernet reads now.)
+    public static let refusedByDesign: [String: String] = [:]
 
     /// The folder `BLESCOPE_CORPUS` names (captures fetched from public repositories, never committed), or nil.
     public static let corpusDirectory: String? = {

@@ -19,7 +19,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case btsnoop
     /// Classic pcap records (blescope's own reader) behind a fixed LINKTYPE 201 header.
     case pcap
-    /// Anything libpcap takes (pcapng, classic pcap through libpcap): the bytes as they are.
+    /// pcapng (``PcapngReader``: interfaces, sections, byte orders, damaged blocks) or classic pcap: the bytes as they are.
     case pcapng
     /// PacketLogger records (no header; the sniffer must accept them).
     case pklg

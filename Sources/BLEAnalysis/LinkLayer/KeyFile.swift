@@ -1,7 +1,7 @@
 import BLECapture
 import BLECore
 import BLEProtocols
-import Yams
+import BLEYAML
 
 /// A key file (`--keys FILE`): the keys of devices whose links an air capture encrypted.
 ///
@@ -23,7 +23,7 @@ extension LinkKeyMaterial {
     /// Reads a key file's text. - Throws: ``LoadError`` naming the file, the line and the field.
     public init(keyFile text: String, path: String = "key file") throws(LoadError) {
         let node: Node?
-        do { node = try Yams.compose(yaml: text) } catch { throw LoadError(description: "\(path): not valid YAML: \(error)") }
+        do { node = try YAML.compose(yaml: text) } catch { throw LoadError(description: "\(path): not valid YAML: \(error)") }
         guard let list = node?.sequence else {
             throw LoadError(description: "\(path): expected a list of entries (- ltk: …, address: …)")
         }

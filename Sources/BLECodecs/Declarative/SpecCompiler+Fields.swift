@@ -1,5 +1,5 @@
 import BLECore
-import Yams
+import BLEYAML
 
 /// Groups, messages and fields: the part of a spec that says how bytes decode.
 extension SpecNodeCompiler {

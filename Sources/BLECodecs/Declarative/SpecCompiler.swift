@@ -1,5 +1,5 @@
 import BLECore
-import Yams
+import BLEYAML
 
 /// Why a codec spec was rejected: where (file, line, column, field path) and what is wrong.
 public struct CodecSpecError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -43,13 +43,13 @@ public enum CodecSpecCompiler {
     public static func compile(yaml text: String, file: String? = nil) throws(CodecSpecError) -> DeclarativeCodec {
         let root: Node
         do {
-            guard let node = try Yams.compose(yaml: text) else {
+            guard let node = try YAML.compose(yaml: text) else {
                 throw CodecSpecError(file: file, path: "", message: "empty spec")
             }
             root = node
         } catch let e as CodecSpecError {
             throw e
-        } catch let e as YamlError {
+        } catch let e as YAMLError {
             throw yamlError(e, file: file)
         } catch {
             throw CodecSpecError(file: file, path: "", message: "YAML: \(error)")
@@ -58,13 +58,9 @@ public enum CodecSpecCompiler {
         return try c.spec(root)
     }
 
-    static func yamlError(_ e: YamlError, file: String?) -> CodecSpecError {
-        switch e {
-        case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
-            return CodecSpecError(file: file, line: mark.line, column: mark.column, path: "", message: "YAML syntax: \(problem)")
-        default:
-            return CodecSpecError(file: file, path: "", message: "YAML: \(e)")
-        }
+    static func yamlError(_ e: YAMLError, file: String?) -> CodecSpecError {
+        guard let mark = e.mark, let problem = e.problem else { return CodecSpecError(file: file, path: "", message: "YAML: \(e)") }
+        return CodecSpecError(file: file, line: mark.line, column: mark.column, path: "", message: "YAML syntax: \(problem)")
     }
 }
 

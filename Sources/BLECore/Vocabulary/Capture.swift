@@ -24,6 +24,11 @@ extension FindingCode {
     public static let captureReadError = FindingCode(
         "capture.read-error", layer: .capture, severity: .error, title: "File cannot be read",
         meaning: "Reading the file failed (I/O, decompression, a broken container): what was read before is analysed.")
+    public static let captureDamagedBlock = FindingCode(
+        "capture.damaged-block", layer: .capture, severity: .warning, title: "pcapng block damaged",
+        meaning:
+            "A pcapng block whose lengths disagree or whose packet does not hold together: skipped, and reading resumed at the next block that checks out."
+    )
     public static let captureNote = FindingCode(
         "capture.note", layer: .capture, severity: .info, title: "Note about the file",
         meaning: "Something about the file worth knowing that is not an error.")
@@ -75,7 +80,8 @@ extension FindingVocabulary {
     static let core: [FindingCode] = [.invalidSize, .decodeError]
     static let capture: [FindingCode] = [
         .captureTruncatedFile, .captureInvalidRecordLength, .captureTruncatedRecords, .captureTimestampOutOfRange,
-        .captureNonHCIRecords, .captureReadError, .captureNote, .encryptedNoKey, .fileCut, .fileCorrupt, .aclPayloadCut,
+        .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureNote, .encryptedNoKey, .fileCut, .fileCorrupt,
+        .aclPayloadCut,
         .truncatedRecords, .drops, .timeBackwards, .timeGap, .controllerReset, .hardwareError, .startedBeforeCapture,
         .openAtEnd,
     ]

@@ -1,4 +1,4 @@
-import Yams
+import BLEYAML
 
 /// What an expectations file says is wrong with it, where: `nordic.yaml:4:24: expect[1].ota.min_rate: '20kB' is not
 /// a rate (e.g. 20kB/s or 160kbps)` (the same shape as `blescope codecs check`).
@@ -122,25 +122,24 @@ extension Expectation {
     public static func parse(yaml text: String, path: String = "expectations") throws(ExpectationFileError) -> [Expectation] {
         let root: Node
         do {
-            guard let node = try Yams.compose(yaml: text) else {
+            guard let node = try YAML.compose(yaml: text) else {
                 throw ExpectationFileError(file: path, path: "", message: "empty: expected a list of expectations under 'expect:'")
             }
             root = node
         } catch let e as ExpectationFileError {
             throw e
-        } catch let e as YamlError {
+        } catch let e as YAMLError {
             throw syntaxError(e, file: path)
         } catch {
             throw ExpectationFileError(file: path, path: "", message: "not YAML: \(error)")
         }
-        // Decoded from the text, which Yams composes to the same tree: Yams 5.0 has no decode from a Node, and a file of
-        // a few lines is read twice in no time. The composed tree gives the marks that errors are located by.
+        // Decoded from the composed tree, whose marks locate the errors.
         do {
-            return try YAMLDecoder().decode(ExpectationDocument.self, from: text).entries.map(\.expectation)
+            return try YAMLDecoder().decode(ExpectationDocument.self, from: root).entries.map(\.expectation)
         } catch let problem as ExpectationProblem {
             throw locate(problem, in: root, file: path)
         } catch let error as DecodingError {
-            // Yams wraps an error thrown by a type's `init(from:)` in `dataCorrupted`: ours carries its own path.
+            // A decoder may wrap an error thrown by a type's `init(from:)` in `dataCorrupted`: ours carries its own path.
             if case .dataCorrupted(let context) = error, let problem = context.underlyingError as? ExpectationProblem {
                 throw locate(problem, in: root, file: path)
             }
@@ -150,13 +149,11 @@ extension Expectation {
         }
     }
 
-    static func syntaxError(_ e: YamlError, file: String) -> ExpectationFileError {
-        switch e {
-        case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
-            return ExpectationFileError(file: file, line: mark.line, column: mark.column, path: "", message: "not YAML: \(problem)")
-        default:
+    static func syntaxError(_ e: YAMLError, file: String) -> ExpectationFileError {
+        guard let mark = e.mark, let problem = e.problem else {
             return ExpectationFileError(file: file, path: "", message: "not YAML: \(e)")
         }
+        return ExpectationFileError(file: file, line: mark.line, column: mark.column, path: "", message: "not YAML: \(problem)")
     }
 
     /// The line and column of the node at the problem's path (its key's, for an unknown key), and the path as text.
@@ -188,7 +185,7 @@ extension Expectation {
         return (node, key)
     }
 
-    /// Yams' decoding errors in the file's words: what the key takes and what it found.
+    /// The decoder's errors in the file's words: what the key takes and what it found.
     static func describe(_ error: DecodingError, in root: Node) -> ExpectationProblem {
         switch error {
         case let .typeMismatch(type, context), let .valueNotFound(type, context):

@@ -286,7 +286,7 @@ extension DiagnosisReport {
         var out = "| id | severity | group | what it finds | evidence | also named by |\n|---|---|---|---|---|---|\n"
         for r in rules {
             let cells = [r.id, r.severity.rawValue, r.group.rawValue, r.title, r.evidence, r.anchor]
-            out += "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n"
+            out += "| " + cells.map { $0.replacing("|", with: "\\|") }.joined(separator: " | ") + " |\n"
         }
         return out
     }

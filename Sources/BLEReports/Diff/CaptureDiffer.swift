@@ -97,7 +97,7 @@ public enum CaptureDiffer {
             guard va != vb else { continue }
             out.append(
                 Difference(
-                    .connections, column.replacingOccurrences(of: "_", with: "-"), impact: .minor,
+                    .connections, column.replacing("_", with: "-"), impact: .minor,
                     subject: "#\(a.number)↔#\(b.number) \(title)", a: va ?? "(still up)", b: vb ?? "(still up)",
                     frames: (a.endFrame, b.endFrame), connections: (a.number, b.number), magnitude: 1))
         }

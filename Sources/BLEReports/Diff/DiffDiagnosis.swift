@@ -125,8 +125,8 @@ enum DiffDiagnosis {
                 let worse = (DiffLink.number(vb ?? "") ?? 0) > (DiffLink.number(va ?? "") ?? 0) && column != "sdus"
                 out.append(
                     Difference(
-                        .leAudio, column.replacingOccurrences(of: "_", with: "-"), impact: worse ? .major : .minor,
-                        subject: "stream \(k) \(column.replacingOccurrences(of: "_", with: " "))", a: va, b: vb,
+                        .leAudio, column.replacing("_", with: "-"), impact: worse ? .major : .minor,
+                        subject: "stream \(k) \(column.replacing("_", with: " "))", a: va, b: vb,
                         frames: (x.firstFrame, y.firstFrame), magnitude: DiffLink.relative(va, vb)))
             }
         }

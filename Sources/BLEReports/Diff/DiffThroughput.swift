@@ -114,7 +114,7 @@ enum DiffThroughput {
             guard va != vb else { continue }
             out.append(
                 Difference(
-                    .throughput, column.replacingOccurrences(of: "_", with: "-"), impact: .minor, subject: subject + " " + title,
+                    .throughput, column.replacing("_", with: "-"), impact: .minor, subject: subject + " " + title,
                     a: va, b: vb, frames: frames, connections: conns, magnitude: DiffLink.relative(va, vb)))
         }
         let shareA = ThroughputColumns.shareText(x), shareB = ThroughputColumns.shareText(y)
@@ -177,7 +177,7 @@ enum DiffThroughput {
             let major = f.column == "result" || f.column == "image_sha256"
             out.append(
                 Difference(
-                    .ota, f.column.replacingOccurrences(of: "_", with: "-"), impact: major ? .major : .minor,
+                    .ota, f.column.replacing("_", with: "-"), impact: major ? .major : .minor,
                     subject: subject + " " + f.title, a: va, b: vb, frames: frames, connections: conns, magnitude: 1))
         }
         if x.durationMicroseconds != y.durationMicroseconds, x.durationMicroseconds > 0 {

@@ -52,8 +52,18 @@ public enum DiffWriter {
         return out
     }
 
+    /// `|` escaped, every line feed a space (also the one of a CR LF pair, which is one Character to Swift's `replacing`).
     static func markdownCell(_ s: String) -> String {
-        s.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+        var out = String.UnicodeScalarView()
+        for c in s.unicodeScalars {
+            if c == "|" {
+                out.append("\\")
+                out.append("|")
+            } else {
+                out.append(c == "\n" ? " " : c)
+            }
+        }
+        return String(out)
     }
 
     /// One comparison as a JSON object (the `comparisons` items of the schema).

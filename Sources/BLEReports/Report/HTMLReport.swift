@@ -197,7 +197,7 @@ public enum HTMLReport {
     /// `html` with an empty anchor `<span id>` before its first `heading` (by default its first `<h3>`): the
     /// summary links there, the headings stay as they are.
     static func anchored(_ html: String, _ id: String, heading: String = "<h3>") -> String {
-        guard let r = html.range(of: heading) else { return html }
+        guard let r = html.firstRange(of: heading) else { return html }
         var out = html
         out.replaceSubrange(r, with: "<span id=\"\(id)\"></span>" + heading)
         return out

@@ -231,8 +231,8 @@ public struct LinksChart: Sendable {
                 var track = Array(repeating: Character(" "), count: width)
                 for i in from...to { track[i] = "█" }
                 track[to] = Character(Self.endGlyph(b.endedBy))
-                let number = "#\(b.number)".padding(toLength: numberWidth, withPad: " ", startingAt: 0)
-                let label = String(lane.label.prefix(labelWidth)).padding(toLength: labelWidth, withPad: " ", startingAt: 0)
+                let number = "#\(b.number)".padding(utf16Length: numberWidth)
+                let label = String(lane.label.prefix(labelWidth)).padding(utf16Length: labelWidth)
                 let times = "\(String(fractionDigits: 3, offset(b.start)))–\(String(fractionDigits: 3, offset(b.end ?? end))) s"
                 var line = "\(number) \(label) |\(String(track))| \(times) frames \(b.startFrame)–\(b.endFrame.map(String.init) ?? "end")"
                 line += ": " + Self.endWords(b.endedBy) + (b.reason.map { " (\($0))" } ?? "")
@@ -257,8 +257,8 @@ public struct LinksChart: Sendable {
                 var cells = Array(repeating: Character("·"), count: track)
                 for i in from...to { cells[i] = "█" }
                 cells[to] = Character(Self.endGlyph(b.endedBy))
-                let number = "#\(b.number)".padding(toLength: numberWidth, withPad: " ", startingAt: 0)
-                let label = String(lane.label.prefix(labelWidth)).padding(toLength: labelWidth, withPad: " ", startingAt: 0)
+                let number = "#\(b.number)".padding(utf16Length: numberWidth)
+                let label = String(lane.label.prefix(labelWidth)).padding(utf16Length: labelWidth)
                 let times = "\(String(fractionDigits: 1, offset(b.start)))–\(String(fractionDigits: 1, offset(b.end ?? end))) s"
                 let words: String =
                     switch b.endedBy {

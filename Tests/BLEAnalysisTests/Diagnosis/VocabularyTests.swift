@@ -26,9 +26,9 @@ import Testing
         #expect(Set(registered).count == registered.count, "an id registered twice")
         #expect(Self.declared.count == registered.count, "declared \(Self.declared.count), registered \(registered.count)")
         for d in Self.declared { #expect(registered.contains(d.id), "\(d.symbol) (\(d.id), \(d.file)) is declared but not registered") }
-        // 92 decoder and analysis codes, one per rule.
-        #expect(FindingVocabulary.decoder.count == 92)
-        #expect(FindingVocabulary.all.count == 92 + DiagnosisRules.all.count)
+        // The decoder and analysis codes, and one per rule: nothing else is registered.
+        #expect(FindingVocabulary.decoder.count >= 92)
+        #expect(FindingVocabulary.all.count == FindingVocabulary.decoder.count + DiagnosisRules.all.count)
     }
 
     @Test func noFindingIsMadeFromAStringCode() throws {
