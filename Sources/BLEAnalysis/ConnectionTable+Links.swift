@@ -71,7 +71,8 @@ extension ConnectionTable: HCILinks {
             return
         }
         _ = openLink(key: key, frame: frame, timestamp: timestamp, inferred: false, gattMap: gattMap) {
-            $0.isLE = isLE
+            // Known from its first event: LE Connection Complete, Connection Complete, CONNECT_IND.
+            _ = $0.machine.feed(.transport(isLE ? .le : .bredr), frame: frame, timestamp: timestamp)
             configure(&$0)
         }
     }
@@ -88,6 +89,12 @@ extension ConnectionTable: HCILinks {
 
     func peripheralAddress(link: Int) -> UInt64? { self[link].peripheralAddressValue }
 
+    func link(controller: UInt16, peer: String) -> Int? { openLink(controller: controller, peer: peer) }
+
+    func connectionNumber(link: Int) -> Int { self[link].number }
+
+    func peer(link: Int) -> String? { self[link].peerAddress }
+
     func qualitySampleCount(link: Int) -> Int { self[link].linkQuality.count }
 
     /// Hands `event` to the sink (``AnalysisSink/emit(_:waiting:)``) with the number of the connection its handle
@@ -98,11 +105,6 @@ extension ConnectionTable: HCILinks {
             event.connectionNumber = self[i].number
         }
         return sink.emit(event, waiting: waiting)
-    }
-
-    /// The BR/EDR link open with `peer` on `controller`, the latest if several (a few links at most: a scan).
-    func link(controller: UInt16, peer: String) -> Int? {
-        open.filter { $0.key.controller == controller && !self[$0.value].isLE && self[$0.value].peerAddress == peer }.map(\.value).max()
     }
 
     /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).

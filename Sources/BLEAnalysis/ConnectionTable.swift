@@ -116,6 +116,12 @@ final class ConnectionTable {
         open.first(where: { $0.key.handle == handle })?.value
     }
 
+    /// The open BR/EDR (or not yet known) link to `peer` on `controller`: BR/EDR events name the address (Role Change,
+    /// Remote Name Request Complete); the latest if several. Few links are open at once: a scan, not an index.
+    func openLink(controller: UInt16, peer: String) -> Int? {
+        open.filter { $0.key.controller == controller && !self[$0.value].isLE && self[$0.value].peerAddress == peer }.map(\.value).max()
+    }
+
     /// The latest connection (open or closed) on `handle` of any controller.
     func latest(onHandle handle: UInt16) -> Int? { latestByHandle[handle] }
 

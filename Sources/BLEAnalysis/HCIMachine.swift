@@ -26,8 +26,11 @@ protocol HCILinks: AnyObject {
     @discardableResult func emit(_ event: consuming TimelineEvent, waiting: Bool) -> Int
     /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
     func number(controller: UInt16, handle: UInt16) -> Int?
-    /// The BR/EDR link open with `peer` on `controller` (the pairing events name the peer, not the handle).
+    /// The open BR/EDR link to `peer` on `controller` (BR/EDR events such as Role Change name the address, not the handle).
     func link(controller: UInt16, peer: String) -> Int?
+    /// The link's connection number and peer address.
+    func connectionNumber(link: Int) -> Int
+    func peer(link: Int) -> String?
 }
 
 extension HCILinks {
@@ -52,6 +55,10 @@ final class HCIMachine {
     var vendorTrace = VendorTrace()
     /// Isochronous channels (CIG/CIS/BIG), their ISO data and, once finished, its health (`ISOTracker+Records.swift`).
     var iso = ISOTracker()
+    /// SCO and eSCO links, each on its own handle beside its ACL (`Classic/SynchronousLinks.swift`).
+    var synchronous = SynchronousLinks()
+    /// What BR/EDR links' facts wait on between events (`Classic/HCIMachine+Classic.swift`).
+    var classic = ClassicHCIState()
     let keyStore: LinkKeyStore
     /// The analyzer, which owns this machine and outlives it: `unowned(unsafe)` spares the atomic reference count a safe
     /// unowned reference pays on every use (every completed-packets entry).
@@ -92,6 +99,7 @@ final class HCIMachine {
             sink.evidence(kind, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex, connection: number)
         }
         iso.noteCommand(packet, record: record)
+        classicCommand(packet, record)
         pair(packet, record, eventID: eventID)
     }
 

@@ -34,6 +34,14 @@ enum LinkInput: Equatable {
     /// showed itself, which go first.
     case qualityReport(LinkQualitySample)
     case qualityReportsBefore([LinkQualitySample])
+    /// The link's transport: from its connection event (LE Connection Complete, Connection Complete), or for a link
+    /// inferred from traffic, from the first channel or event only one transport has (``Inference/transportShownBy(frame:what:)``).
+    case transport(LinkTransport)
+    /// This side's role as the connection event states it (LE) or the paging shows it (BR/EDR: this side paged, central).
+    case role(Connection.Role)
+    /// A BR/EDR link fact: role switch, mode, subrating, supervision timeout, packet types, the remote's version,
+    /// features and name (``ClassicLinkInput``).
+    case classic(ClassicLinkInput)
 }
 
 /// What a ``LinkInput`` did that the analyzer acts on: a security verdict (evidence) or the link's end.
@@ -102,6 +110,12 @@ public struct LinkMachine: Hashable, Sendable {
             if linkQuality.count < Connection.maxQualitySamples { linkQuality.append(sample) }
         case .qualityReportsBefore(let held):
             linkQuality.insert(contentsOf: held, at: 0)
+        case .transport(let t):
+            link.apply(.transport(t), frame: frame, timestamp: timestamp, source: source)
+        case .role(let r):
+            link.apply(.role(r), frame: frame, timestamp: timestamp, source: source)
+        case .classic(let c):
+            link.apply(classic: c, frame: frame, timestamp: timestamp, source: source ?? .observed(frame: frame))
         }
         return nil
     }

@@ -90,6 +90,12 @@ public enum DiagnosisRules {
         BR04LinkKeyMissing.self,
         BR05EncryptionFailed.self,
         BR06RoleOrSniffRefused.self,
+        BR07A2DPStreamStalled.self,
+        BR08AVDTPRejected.self,
+        BR09SynchronousSetupFailed.self,
+        BR10HFPConnectionFailed.self,
+        BR11HFPCodecFallback.self,
+        BR12RenegotiationLoop.self,
         // Air captures: the ends the capture does not show
         DC10AirLinkEndUnseen.self,
         // Link-layer compliance (air captures)

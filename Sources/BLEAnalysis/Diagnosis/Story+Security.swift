@@ -132,7 +132,7 @@ extension Story {
 
     /// `BR/EDR: 2 links authenticated with a stored link key (Link Key Request Reply at 74, 147), 2 encrypted`.
     static func classicSecurity(_ e: Evidence) -> StorySentence? {
-        let classicNumbers = Set(e.connections.filter { !$0.isLE }.map(\.number))
+        let classicNumbers = Set(e.connections.filter(\.isBREDR).map(\.number))
         var stored: [Int] = [], missing: [Int] = [], pairedSSP: [Int] = [], legacy: [Int] = [], newKeys: [Int] = []
         var failures: [(String, [Int])] = [], encrypted: [Int] = []
         for ev in e.events {
@@ -222,7 +222,7 @@ extension Story {
     /// `105 ACL packets on 2 BR/EDR links (L2CAP channels: SDP, RFCOMM)`: what moved on BR/EDR, whose ATT the LE tallies
     /// do not count.
     static func classicData(_ e: Evidence) -> (text: String, frames: [Int])? {
-        let links = e.connections.filter { !$0.isLE }
+        let links = e.connections.filter(\.isBREDR)
         let packets = links.reduce(0) { $0 + $1.aclPackets.tx + $1.aclPackets.rx + $1.aclPackets.unknown }
         guard packets > 0 else { return nil }
         var protocols: [String] = []

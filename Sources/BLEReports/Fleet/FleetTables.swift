@@ -15,6 +15,8 @@ public enum FleetTable: String, CaseIterable, Sendable {
     case qualityReports = "quality_reports"
     /// One row per link: how it was secured (`FleetSecurity.swift`).
     case security
+    case audioStreams = "audio_streams"
+    case scoLinks = "sco_links"
 
     /// `captures.jsonl`.
     public var fileName: String { rawValue + ".jsonl" }
@@ -49,6 +51,11 @@ public struct FleetRows: Sendable {
         let reports = f.connections.flatMap { c in c.linkQuality.map { QualityRow(id: id, connection: c.number, sample: $0) } }
         add(.qualityReports, FleetColumns.qualityReports, reports)
         add(.security, FleetColumns.security, FleetColumns.securityRows(id: id, f))
+        let streams = f.connections.flatMap { c in
+            (c.profiles?.a2dp.streams ?? []).map { AudioStreamRow(id: id, connection: c.number, stream: $0) }
+        }
+        add(.audioStreams, FleetColumns.audioStreams, streams)
+        add(.scoLinks, FleetColumns.scoLinks, f.classic.synchronousLinks.map { SCORow(id: id, link: $0) })
     }
 
     private mutating func add<Row>(_ table: FleetTable, _ columns: ColumnTable<Row>, _ rows: [Row]) {
