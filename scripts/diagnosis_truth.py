@@ -197,6 +197,7 @@ import sys
 from diagnosis_truth_air import FIELDS as AIR_FIELDS, air_link_ends
 from diagnosis_truth_bredr import procedures_redone, timestamp_steps
 from diagnosis_truth_events import Truth, number
+from diagnosis_truth_security import SEVERITY as SECURITY_SEVERITY, security_events
 
 # Severity table: (class, condition, severity, catalogue rule ids in ../shared/diagnosis-rules.md).
 # The first row whose class matches and whose condition holds gives the severity.
@@ -293,7 +294,7 @@ SEVERITY = [
     ("air-link-ended-unseen", None, "warning", "DC-10 (air: no terminate in the capture)"),
     ("air-link-unfollowed", None, "info", "DC-10 context: the sniffer stopped following the link"),
     ("air-link-end-encrypted", None, "info", "DC-10 context: its end may be in PDUs tshark cannot decrypt"),
-]
+] + SECURITY_SEVERITY  # how links were secured (diagnosis_truth_security.py)
 
 CAPTURE_MAGICS = (b"btsnoop\0", b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
                   b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a", b"\x1f\x8b")
@@ -420,6 +421,7 @@ def analyse(path, version, shown_name):
     timestamp_steps(rows, truth.emit)
     truth.finish_pairings(end_time)
     air_link_ends(rows, truth.emit, end_time)
+    security_events(TSHARK, path, truth.emit)
     truth.events.sort(key=lambda e: (e["frame"], e["class"]))
     for note in truth.notes:
         print("%s: %s" % (shown_name, note), file=sys.stderr)

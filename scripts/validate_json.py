@@ -6,7 +6,7 @@
 OUTPUT names the schema: info, timeline, gatt, transfers, ota, throughput, adverts, diagnose, iso, diff, report (one
 `report --format json` document), report-line (one element of `files`: a line of `report --format jsonl`) or
 tables/TABLE (a table file of `export --tables`: captures, connections, findings, streams, ota_sessions,
-iso_streams, quality_reports).
+iso_streams, quality_reports, audio_streams, sco_links, security).
 A FILE ending in .jsonl holds one document per line; any other FILE is one document. A FILE may be
 written `LABEL=PATH`: LABEL (say, the capture and command that produced it) is printed instead of PATH.
 
@@ -36,7 +36,7 @@ except ImportError:  # jsonschema < 4.18
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "schemas")
 OUTPUTS = ["info", "timeline", "gatt", "transfers", "ota", "throughput", "adverts", "report", "report-line", "diagnose", "iso", "diff"]
 # `blescope export --tables`: one schema per table file, in schemas/tables/ (OUTPUT `tables/captures`, …).
-TABLES = ["captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports"]
+TABLES = ["captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports", "audio_streams", "sco_links", "security"]
 OUTPUTS += ["tables/" + t for t in TABLES]
 
 

@@ -22,6 +22,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import a2dpstream  # noqa: E402
 import bracelet  # noqa: E402
 import coc  # noqa: E402
 import buttonless  # noqa: E402
@@ -39,6 +40,8 @@ import diagparams  # noqa: E402
 import diagstale  # noqa: E402
 import diagsupervision  # noqa: E402
 import diagssp  # noqa: E402
+import secbredr  # noqa: E402
+import secle  # noqa: E402
 import diagterminate  # noqa: E402
 import diagunanswered  # noqa: E402
 import diffcentral  # noqa: E402
@@ -47,6 +50,7 @@ import eatt  # noqa: E402
 import eom  # noqa: E402
 import espota  # noqa: E402
 import headset  # noqa: E402
+import hfpcall  # noqa: E402
 import legacydfu  # noqa: E402
 import mcumgr  # noqa: E402
 import mcumgrconfirm  # noqa: E402
@@ -91,6 +95,14 @@ SCENARIOS = {
     "diag-unacked-terminate": diagterminate,
     "diag-unanswered-before-timeout": diagunanswered,
     "diag-ssp-missing-key": diagssp,
+    # The security Samples (issue 45): how a link was secured and what is weak.
+    "sec-legacy-short-key": secle.LegacyShortKey,
+    "sec-sc-debug-key": secle.DebugKey,
+    "sec-bredr-key-downgrade": secbredr,
+    # BR/EDR audio (issue 46): A2DP streaming, a hands-free call with eSCO, an eSCO setup that fails.
+    "a2dp-stream": a2dpstream,
+    "hfp-call": hfpcall.CALL,
+    "hfp-esco-fails": hfpcall.ESCO_FAILS,
     "le-audio-unicast": unicast,
     "le-audio-broadcast": broadcast,
     # The diff Samples: pairs for `blescope diff` (the second of each pair has a `diff` block against the first).
@@ -119,7 +131,11 @@ START_OFFSETS = {"eom-transfer": 0.0, "bracelet": 3600.0, "nordic-dfu": 7200.0, 
                  "diff-fw1": 97200.0, "diff-fw2": 100800.0, "diff-central-a": 104400.0, "diff-central-b": 108000.0,
                  # The diagnosis Samples of issue 35, made beside the diff ones (the same hours; each file keeps its own).
                  "diag-unacked-terminate": 97200.0, "diag-unanswered-before-timeout": 100800.0,
-                 "diag-ssp-missing-key": 104400.0}
+                 "diag-ssp-missing-key": 104400.0,
+                 # The security Samples of issue 45, after the diff ones.
+                 "sec-legacy-short-key": 111600.0, "sec-sc-debug-key": 115200.0, "sec-bredr-key-downgrade": 118800.0,
+                 # The BR/EDR audio Samples of issue 46, made beside the security ones (the same hours; each file keeps its own).
+                 "a2dp-stream": 111600.0, "hfp-call": 115200.0, "hfp-esco-fails": 118800.0}
 
 
 def generate(name: str, out_dir: str) -> dict:

@@ -135,6 +135,8 @@ public final class Analyzer {
             air.process(record)
         case .monitor:
             hci.monitor(record)
+        case .sco:
+            hci.synchronous.data(record)
         default:
             break
         }

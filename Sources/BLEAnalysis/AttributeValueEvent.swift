@@ -54,6 +54,9 @@ public struct LinkSnapshot: Hashable, Sendable {
     /// Which of these the capture did not show (``LinkState`` keeps where each came from): a ceiling computed from
     /// them says so.
     public var unseen: UnseenLinkFacts = []
+    /// LE, BR/EDR, or nil while the capture has not shown which: on BR/EDR the PHY, data length and ATT_MTU here are
+    /// placeholders no output shows (``LinkState`` holds them as unknown).
+    public var transport: LinkTransport? = nil
 
     public init(
         parameters: ConnectionParameters?, phy: PHYPair, dataLength: DataLength, mtu: Int, encrypted: Bool, unseen: UnseenLinkFacts = []

@@ -70,6 +70,8 @@ public struct CaptureAnalysis: Sendable {
     public var gattUsage: GATTUsage?
     /// The isochronous channels: CIS/BIS streams, their life and the health of their ISO data (always run).
     public var iso = ISOAnalysis()
+    /// SCO/eSCO links beside their ACL (``ClassicAnalysis``).
+    public var classic = ClassicAnalysis()
     /// ASE states and operations, BASS operations (``Observing/leAudio``).
     public var leAudio: LEAudioProfiles?
     /// The controllers the log names (Read Local Version Information, a monitor's index info) and their vendor commands
@@ -179,6 +181,7 @@ public final class AnalysisPass {
             gattUsage: set?.gattUsage?.result,
             evidence: Evidence(pass: analyzer, throughput: set?.throughput?.streams))
         result.iso = analyzer.isoAnalysis
+        result.classic = analyzer.classicAnalysis
         result.leAudio = set?.leAudio?.result
         result.controllerIdentities = analyzer.controllerIdentities
         result.vendorActivity = analyzer.vendorActivity

@@ -72,9 +72,12 @@ public struct Connection: Hashable, Sendable {
     /// The peer's identity address when its address is a resolvable private address that a known IRK
     /// (key file, phone log, SMP Identity Information in the capture) resolves; set at the end of the analysis.
     public var peerIdentity: String?
-    /// The local controller's role in the connection.
-    public var role: Role?
-    public var isLE = true
+    /// The local controller's role in the connection (``LinkState/role``: its history and source).
+    public var role: Role? { link.role.value }
+    /// The link runs on LE (``LinkState/transport``; false for BR/EDR and for a link whose transport no record showed).
+    public var isLE: Bool { link.transport.value == .le }
+    /// The link runs on BR/EDR.
+    public var isBREDR: Bool { link.transport.value == .bredr }
     /// No Connection Complete was seen: the connection was inferred from ACL traffic.
     public var inferred: Bool
     public var startFrame: Int
@@ -103,6 +106,9 @@ public struct Connection: Hashable, Sendable {
     /// Android Bluetooth Quality Reports about this connection (at most ``Connection/maxQualitySamples``).
     public var linkQuality: [LinkQualitySample] { machine.linkQuality }
     public static let maxQualitySamples = 20_000
+    /// A BR/EDR link's profiles: SDP, RFCOMM, A2DP, HFP, AVRCP (``ClassicProfilesResult``; set when the link or the
+    /// capture ends, nil when none ran).
+    public var profiles: ClassicProfilesResult?
     /// What the connection carried against what was decoded (see ``DecodeHealth``).
     public var decode = DecodeCounts()
     /// Dynamic L2CAP channels opened by its signalling (BR/EDR PSMs, LE CoC, EATT), in the order they opened.

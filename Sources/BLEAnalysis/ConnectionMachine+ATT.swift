@@ -51,6 +51,7 @@ extension ConnectionMachine {
     func processL2CAP(_ pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp) {
         sink.counters.l2capPDUs += 1
         decode.l2capPDUs &+= 1
+        if !transportKnown { learnTransport(channel: pdu.channel, frame: pdu.lastFrame, timestamp: timestamp) }
         let output = channels.feed(pdu, direction: direction, timestamp: timestamp)
         guard case .att(let bearer) = output else {
             routeChannelOutput(output, pdu: pdu, direction: direction, timestamp: timestamp)

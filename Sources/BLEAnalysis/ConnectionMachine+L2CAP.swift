@@ -25,6 +25,24 @@ extension ConnectionMachine {
         }
     }
 
+    /// A link whose transport no event showed (inferred from traffic): a fixed channel only one transport has shows it
+    /// (Core Spec Vol 3, Part A, 2.1: 0x0001 BR/EDR signalling, 0x0007 BR/EDR security manager; 0x0004 ATT, 0x0005 LE
+    /// signalling, 0x0006 LE security manager). Dynamic channels exist on both and say nothing.
+    @inline(never)
+    func learnTransport(channel: UInt16, frame: Int, timestamp: Timestamp) {
+        let transport: LinkTransport
+        switch channel {
+        case 0x0001, 0x0007: transport = .bredr
+        case 0x0004, 0x0005, 0x0006: transport = .le
+        default:
+            if connection.link.transport.value != nil { transportKnown = true }
+            return
+        }
+        transportKnown = true
+        let what = "L2CAP \(L2CAPCID(channel).description)"
+        feedLink(.transport(transport), frame: frame, timestamp: timestamp, source: .inferred(.transportShownBy(frame: frame, what: what)))
+    }
+
     /// Every other output of the link's ``ChannelMux``: SMP, the signalling's changes, K-frames, PDUs no decoder takes.
     @inline(never)
     func routeChannelOutput(_ output: ChannelOutput, pdu: L2CAPPDU, direction: Direction, timestamp: Timestamp) {
@@ -46,9 +64,14 @@ extension ConnectionMachine {
         case .kframe(let outcome):
             decode.creditFrames &+= 1
             processKFrame(outcome, pdu: pdu, direction: direction, timestamp: timestamp)
-        case .undecoded(let psm):
-            decode.countKnown(psm: psm.rawValue)
-            emitUndecoded(pdu, psm: psm, direction: direction, timestamp: timestamp)
+        case .undecoded(let psm, let channel):
+            if Self.isClassicProfile(psm) {
+                decode.profilePDUs &+= 1
+                processClassic(pdu, psm: psm, channel: channel, direction: direction, timestamp: timestamp)
+            } else {
+                decode.countKnown(psm: psm.rawValue)
+                emitUndecoded(pdu, psm: psm, direction: direction, timestamp: timestamp)
+            }
         case .unknownCID:
             decode.countUnclaimed(cid: pdu.channel, bytes: pdu.bytes.count, frame: pdu.lastFrame)
             emitUndecoded(pdu, psm: nil, direction: direction, timestamp: timestamp)
@@ -117,7 +140,9 @@ extension ConnectionMachine {
                 smp, raw: pdu.payload, handle: handle, centralToPeripheral: connection.centralToPeripheral(direction),
                 frame: pdu.lastFrame, central: connection.centralAddressValue, peripheral: connection.peripheralAddressValue)
             recordPairingFeatures(smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame, timestamp: timestamp)
-            if let output = connection.machine.feed(smp: smp, sender: direction == .rx ? .peer : .local), let kind = output.evidence {
+            if let output = connection.machine.feed(smp: smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame),
+                let kind = output.evidence
+            {
                 sink.evidence(kind, frame: pdu.lastFrame, timestamp: timestamp, connection: number)
             }
             if sink.timeline {

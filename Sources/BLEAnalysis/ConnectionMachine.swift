@@ -59,6 +59,10 @@ final class ConnectionMachine {
     /// The time of the record being processed (a held air PDU's fragment may be older): the time a fact the traffic
     /// proves (the ATT_MTU of a larger PDU) is observed at.
     var now = Timestamp(microseconds: 0)
+    /// Whether the link's transport is known (``LinkState/transport``); until it is, each L2CAP PDU's channel may show it.
+    var transportKnown: Bool
+    /// The BR/EDR profiles of the link (``ClassicProfiles``), made on their first PDU.
+    var classic: ClassicProfiles?
 
     init(_ connection: Connection, creditBudget: CreditChannelBudget, sink: AnalysisSink, capture: CaptureContext) {
         channels = ChannelMux(creditBudget: creditBudget)
@@ -67,6 +71,7 @@ final class ConnectionMachine {
         self.connection = connection
         handle = connection.handle
         number = connection.number
+        transportKnown = connection.link.transport.value != nil
     }
 
     /// Every ATT bearer: the fixed one first.
@@ -140,6 +145,7 @@ final class ConnectionMachine {
         if unknown.inProgress { unknown.finish(findings: &cut, frame: frame, end: end) }
         for f in cut { decode.countReassembly(f) }
         sink.findings += cut
+        connection.profiles = finishClassic(endFrame: endOfCapture ? nil : frame)
         if !endOfCapture { finishRequests(frame: frame, timestamp: timestamp, endOfCapture: false) }
         return decode
     }

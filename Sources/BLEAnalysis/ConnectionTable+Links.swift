@@ -71,7 +71,8 @@ extension ConnectionTable: HCILinks {
             return
         }
         _ = openLink(key: key, frame: frame, timestamp: timestamp, inferred: false, gattMap: gattMap) {
-            $0.isLE = isLE
+            // Known from its first event: LE Connection Complete, Connection Complete, CONNECT_IND.
+            _ = $0.machine.feed(.transport(isLE ? .le : .bredr), frame: frame, timestamp: timestamp)
             configure(&$0)
         }
     }
@@ -87,6 +88,12 @@ extension ConnectionTable: HCILinks {
     }
 
     func peripheralAddress(link: Int) -> UInt64? { self[link].peripheralAddressValue }
+
+    func link(controller: UInt16, peer: String) -> Int? { openLink(controller: controller, peer: peer) }
+
+    func connectionNumber(link: Int) -> Int { self[link].number }
+
+    func peer(link: Int) -> String? { self[link].peerAddress }
 
     func qualitySampleCount(link: Int) -> Int { self[link].linkQuality.count }
 

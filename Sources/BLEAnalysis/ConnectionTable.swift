@@ -37,6 +37,8 @@ final class ConnectionTable {
     private var inferredNoted = Set<Key>()
     /// The database each peer's last discovered connection ended with, for a later connection without discovery.
     private var databasesByPeer: [String: GATTDatabase] = [:]
+    /// The bonding pairing each peer's last link completed (`ConnectionTable+Security.swift`).
+    var bondsByPeer: [String: LinkSecurity.Bond] = [:]
 
     /// A key no connection has (controller and handle out of range), marking an empty cache slot.
     static let noKey = Key(controller: .max, handle: .max)
@@ -114,6 +116,12 @@ final class ConnectionTable {
         open.first(where: { $0.key.handle == handle })?.value
     }
 
+    /// The open BR/EDR (or not yet known) link to `peer` on `controller`: BR/EDR events name the address (Role Change,
+    /// Remote Name Request Complete); the latest if several. Few links are open at once: a scan, not an index.
+    func openLink(controller: UInt16, peer: String) -> Int? {
+        open.filter { $0.key.controller == controller && !self[$0.value].isLE && self[$0.value].peerAddress == peer }.map(\.value).max()
+    }
+
     /// The latest connection (open or closed) on `handle` of any controller.
     func latest(onHandle handle: UInt16) -> Int? { latestByHandle[handle] }
 
@@ -148,6 +156,7 @@ final class ConnectionTable {
         if let peer = c.peerAddress, !c.gatt.isEmpty, c.gatt.source == .discovery {
             databasesByPeer[peer] = c.gatt
         }
+        noteBond(of: c)
         open.removeValue(forKey: key)
         forgetSlot(key)
         if lastKey == key { lastKey = nil }
@@ -204,6 +213,7 @@ extension ConnectionTable {
             c.gatt = map.database
         }
         let index = open(c, key: key)
+        giveBond(link: index, frame: frame, timestamp: timestamp)
         // Its own reports when traffic opened it (it was up before the capture began), no link's when an event did.
         if let held = qualityReportsBefore?(c.controller, c.handle, inferred), !held.isEmpty {
             _ = self[index].machine.feed(.qualityReportsBefore(held), frame: frame, timestamp: timestamp)

@@ -32,6 +32,8 @@ public struct DecodeCounts: Hashable, Sendable {
     public var creditFrames = 0
     /// PDUs on a dynamic channel whose PSM is known but whose protocol blescope does not decode, by PSM.
     public var knownChannelPDUs = 0
+    /// PDUs of the BR/EDR profiles decoded (SDP, RFCOMM, AVDTP signalling and media, AVCTP).
+    public var profilePDUs = 0
     public var knownByPSM: [UInt16: Int] = [:]
     /// PDUs on CIDs no decoder claims (no signalling for them in the capture), by CID (at most 32 CIDs listed).
     public var unclaimedPDUs = 0
@@ -89,7 +91,7 @@ public struct DecodeCounts: Hashable, Sendable {
     /// PDUs decoded or knowingly set aside, plus those lost: the denominator of the shares below.
     public var attempted: Int { l2capPDUs + reassemblyDropped + cutByCapturer + cutAtEnd }
     /// PDUs some decoder took (ATT, SMP, signalling, K-frames).
-    public var decoded: Int { att + smp + signalling + creditFrames }
+    public var decoded: Int { att + smp + signalling + creditFrames + profilePDUs }
 
     public static func + (a: DecodeCounts, b: DecodeCounts) -> DecodeCounts {
         var s = a
@@ -99,6 +101,7 @@ public struct DecodeCounts: Hashable, Sendable {
         s.signalling += b.signalling
         s.creditFrames += b.creditFrames
         s.knownChannelPDUs += b.knownChannelPDUs
+        s.profilePDUs += b.profilePDUs
         for (k, v) in b.knownByPSM { s.knownByPSM[k, default: 0] += v }
         s.unclaimedPDUs += b.unclaimedPDUs
         s.reassemblyDropped += b.reassemblyDropped
@@ -150,6 +153,8 @@ public struct DecodeHealth: Sendable {
         public var number: Int
         public var handle: UInt16
         public var isLE: Bool
+        /// The link is BR/EDR (neither this nor ``isLE``: its transport is not in the capture).
+        public var isBREDR = false
         public var inferred: Bool
         public var aclPackets: Int
         public var aclBytes: Int
@@ -191,6 +196,7 @@ public struct DecodeHealth: Sendable {
             var h = ConnectionHealth(
                 number: c.number, handle: c.handle, isLE: c.isLE, inferred: c.inferred, aclPackets: packets,
                 aclBytes: bytes, counts: counts)
+            h.isBREDR = c.isBREDR
             (h.warning, h.warningFrame) = Self.judge(counts, connection: c)
             h.decryption = c.linkEncryption?.decryptionText
             if h.warning == nil, let e = counts.encryptedUndecrypted, e > 0 {
@@ -307,7 +313,7 @@ public struct DecodeHealth: Sendable {
         let kind =
             !connection.inferred
             ? (connection.isLE ? "LE" : "BR/EDR")
-            : c.unclaimedByCID.keys.contains(where: { $0 > 0x007F }) || !connection.isLE ? "BR/EDR by its CIDs" : "link type unknown"
+            : c.unclaimedByCID.keys.contains(where: { $0 > 0x007F }) || connection.isBREDR ? "BR/EDR by its CIDs" : "link type unknown"
         return (
             "connection #\(connection.number) (handle \(hex(connection.handle, width: 4)), \(kind)\(connection.inferred ? ", inferred" : "")): "
                 + reasons.joined(separator: "; "), firstFrame

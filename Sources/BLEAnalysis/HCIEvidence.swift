@@ -132,6 +132,9 @@ enum HCIEvidence {
     /// and the authentication chain), with the handle each names.
     static func classicEvent(_ event: any HCIParameterSet) -> (handle: UInt16?, kind: EvidenceEvent.Kind)? {
         switch event {
+        case let c as ConnectionComplete where c.linkType == SynchronousLinkType.sco:
+            // A SCO link: the synchronous links' own evidence (``HCIMachine/scoConnectionComplete(_:_:)``).
+            return nil
         case let c as ConnectionComplete:
             let h = c.handle & 0x0FFF
             let kind = EvidenceEvent.Kind.classicConnectionComplete(

@@ -9,6 +9,8 @@ struct HCIEventNote {
     var status: String? = nil
     var handle: UInt16? = nil
     var fields: [(String, Int64)]? = nil
+    /// The event was a synchronous link's (its Disconnection Complete): its evidence is that link's, not the ACL's.
+    var synchronous = false
 }
 
 /// One handler per decoded HCI event (Core Spec Vol 4, Part E, 7.7): each turns the event into what it does to its link
@@ -27,7 +29,7 @@ extension HCIMachine {
         if decoding.ignoredBytes > 0 || decoding.error != nil { noteEventDecoding(decoding, packet, record) }
         let note = apply(decoded, packet, record)
         // After the event applied: a connection it opened is open, one it closed is the latest on its handle.
-        if sink.recordsEvidence, let (handle, kind) = HCIEvidence.event(decoded) {
+        if sink.recordsEvidence, !note.synchronous, let (handle, kind) = HCIEvidence.event(decoded) {
             let controller = record.controllerIndex
             let number = handle.flatMap { links.number(controller: controller, handle: $0) }
             // The end of a link the log holds nothing else of (one from before it, or the one an HCI Reset dropped): no
@@ -47,9 +49,13 @@ extension HCIMachine {
             let note = answered(cs.opcode, status: cs.status, record)
             iso.commandStatus(
                 cs.opcode, status: cs.status, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+            classicCommandStatus(cs.opcode, status: cs.status, record)
             return note
         case .numberOfCompletedPackets(let n): return packetsCompleted(n, record)
-        case .declared(let d): return declaredEvent(d, record)
+        case .declared(let d):
+            let note = declaredEvent(d, record)
+            noteSecurityRecord(d, record)
+            return note
         case .bluetoothQualityReport(let report): return qualityReported(report, packet, record)
         case .raw(let code, let params) where code == .vendor:
             vendorEvent(params, packet, record)
@@ -105,7 +111,9 @@ extension HCIMachine {
             buffers.bufferSize(controller: controller, length: Int(b.aclDataPacketLength), packets: Int(b.totalACLDataPackets))
         default: break
         }
+        if cc.opcode == .readEncryptionKeySize { noteKeySize(returns, record) }
         iso.commandComplete(cc.opcode, returns: returns, controller: controller, frame: frame, timestamp: record.timestamp)
+        classicCommandComplete(cc, record)
         return note
     }
 
@@ -160,15 +168,17 @@ extension HCIMachine {
         case let u as LEConnectionUpdateComplete:
             if u.status == .success {
                 let p = ConnectionParameters(interval: u.interval, latency: u.latency, timeout: u.supervisionTimeout)
-                feed(.parametersUpdated(p), handle: u.handle, record, infer: true)
+                feedLE(.parametersUpdated(p), handle: u.handle, record, shownBy: LEConnectionUpdateComplete.name)
             }
             return HCIEventNote(status: u.status.description, handle: u.handle)
         case let d as LEDataLengthChange:
             let length = DataLength(maxTxOctets: d.maxTxOctets, maxTxTime: d.maxTxTime, maxRxOctets: d.maxRxOctets, maxRxTime: d.maxRxTime)
-            feed(.dataLengthChanged(length), handle: d.handle, record, infer: true)
+            feedLE(.dataLengthChanged(length), handle: d.handle, record, shownBy: LEDataLengthChange.name)
             return HCIEventNote(handle: d.handle)
         case let p as LEPHYUpdateComplete:
-            if p.status == .success { feed(.phyChanged(PHYPair(tx: p.txPHY, rx: p.rxPHY)), handle: p.handle, record, infer: true) }
+            if p.status == .success {
+                feedLE(.phyChanged(PHYPair(tx: p.txPHY, rx: p.rxPHY)), handle: p.handle, record, shownBy: LEPHYUpdateComplete.name)
+            }
             return HCIEventNote(status: p.status.description, handle: p.handle)
         case let r as LELongTermKeyRequest:
             keyStore.hciLTKRequest(handle: r.handle, ediv: r.encryptedDiversifier, rand: r.randomNumber)
@@ -178,27 +188,49 @@ extension HCIMachine {
         case let e2 as EncryptionChangeV2: return encryptionChanged(e2.change, record)
         case let k as EncryptionKeyRefreshComplete: return HCIEventNote(status: k.status.description, handle: k.handle)
         case let c as ConnectionComplete: return brEDRConnected(c, record)
-        case is ReadRemoteVersionInformationComplete, is LEReadRemoteFeaturesComplete, is LERemoteConnectionParameterRequest:
+        case is LEReadRemoteFeaturesComplete, is LERemoteConnectionParameterRequest:
             return HCIEventNote()
-        // The BR/EDR authentication, pairing, role and mode events are the diagnosis's evidence only (``HCIEvidence``);
-        // the timeline shows them as it did before they were declared.
-        case is AuthenticationComplete, is RoleChange, is ModeChange, is PINCodeRequest, is LinkKeyRequest, is LinkKeyNotification,
-            is IOCapabilityRequest, is IOCapabilityResponse, is SimplePairingComplete:
+        // The BR/EDR authentication and pairing events are the diagnosis's evidence only (``HCIEvidence``); the timeline
+        // shows them as it did before they were declared.
+        case is AuthenticationComplete, is PINCodeRequest, is LinkKeyRequest, is LinkKeyNotification, is IOCapabilityRequest,
+            is IOCapabilityResponse, is SimplePairingComplete:
             return HCIEventNote()
         default:
+            if let note = classicEvent(d.value, record) { return note }
             iso.event(d, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
             return HCIEventNote(status: d.status?.description, handle: d.connectionHandle, fields: sink.timeline ? d.value.numbers : nil)
         }
     }
 
+    /// An LE event's input to the link on `handle` (one inferred for it if none is open): the event shows the link is LE
+    /// when nothing had said so (a link up before the capture).
+    private func feedLE(_ input: LinkInput, handle: UInt16, _ record: CaptureRecord, shownBy event: String) {
+        guard
+            let i = links.link(
+                controller: record.controllerIndex, handle: handle, frame: record.frame, timestamp: record.timestamp, infer: true)
+        else { return }
+        links.feed(
+            .transport(.le), link: i, frame: record.frame, timestamp: record.timestamp,
+            source: .inferred(.transportShownBy(frame: record.frame, what: event)))
+        links.feed(input, link: i, frame: record.frame, timestamp: record.timestamp)
+    }
+
     /// Disconnection Complete (7.7.5): closes the connection.
     private func disconnected(_ d: DisconnectionComplete, _ record: CaptureRecord) -> HCIEventNote {
         let frame = record.frame, time = record.timestamp
+        if synchronousDisconnected(d, record) {
+            var note = HCIEventNote(status: d.status.description, handle: d.handle)
+            note.synchronous = true
+            return note
+        }
         iso.disconnection(
             handle: d.handle, status: d.status, reason: d.reason, controller: record.controllerIndex, frame: frame, timestamp: time)
         feed(
             .lifecycle(.disconnected(status: d.status, reason: d.reason, frame: frame, timestamp: time)), handle: d.handle, record,
             infer: false)
+        if d.status == .success, let number = links.number(controller: record.controllerIndex, handle: d.handle & 0x0FFF) {
+            synchronous.aclEnded(number, frame: frame, timestamp: time)
+        }
         return HCIEventNote(status: d.status.description, handle: d.handle)
     }
 
@@ -216,7 +248,7 @@ extension HCIMachine {
         if status.rawValue == 0 {
             let frame = record.frame, time = record.timestamp
             links.openLink(controller: record.controllerIndex, handle: handle, frame: frame, timestamp: time, isLE: true) { c in
-                c.role = role == .central ? .central : .peripheral
+                _ = c.machine.feed(.role(role == .central ? .central : .peripheral), frame: frame, timestamp: time)
                 c.peerAddress = peer.description
                 c.peerAddressType = peerType.description
                 let p = ConnectionParameters(interval: timing.interval, latency: timing.latency, timeout: timing.supervisionTimeout)
@@ -229,11 +261,20 @@ extension HCIMachine {
     /// Connection Complete (7.7.3), BR/EDR; the handle is 12 bits (5.4.2).
     private func brEDRConnected(_ c: ConnectionComplete, _ record: CaptureRecord) -> HCIEventNote {
         let h = c.handle & 0x0FFF
+        if c.linkType == SynchronousLinkType.sco {
+            scoConnectionComplete(c, record)
+            return HCIEventNote(handle: h)
+        }
         if c.status.rawValue == 0 {
             links.openLink(controller: record.controllerIndex, handle: h, frame: record.frame, timestamp: record.timestamp, isLE: false) {
                 conn in
                 conn.peerAddress = c.address.description
                 conn.peerAddressType = "BR/EDR"
+            }
+            if let i = links.link(
+                controller: record.controllerIndex, handle: h, frame: record.frame, timestamp: record.timestamp, infer: false)
+            {
+                classicLinkOpened(i, address: c.address.description, record)
             }
         }
         return HCIEventNote(handle: h)

@@ -26,6 +26,11 @@ protocol HCILinks: AnyObject {
     @discardableResult func emit(_ event: consuming TimelineEvent, waiting: Bool) -> Int
     /// The number of the connection `handle` names on `controller` (open, or the latest on the handle).
     func number(controller: UInt16, handle: UInt16) -> Int?
+    /// The open BR/EDR link to `peer` on `controller` (BR/EDR events such as Role Change name the address, not the handle).
+    func link(controller: UInt16, peer: String) -> Int?
+    /// The link's connection number and peer address.
+    func connectionNumber(link: Int) -> Int
+    func peer(link: Int) -> String?
 }
 
 extension HCILinks {
@@ -50,6 +55,10 @@ final class HCIMachine {
     var vendorTrace = VendorTrace()
     /// Isochronous channels (CIG/CIS/BIG), their ISO data and, once finished, its health (`ISOTracker+Records.swift`).
     var iso = ISOTracker()
+    /// SCO and eSCO links, each on its own handle beside its ACL (`Classic/SynchronousLinks.swift`).
+    var synchronous = SynchronousLinks()
+    /// What BR/EDR links' facts wait on between events (`Classic/HCIMachine+Classic.swift`).
+    var classic = ClassicHCIState()
     let keyStore: LinkKeyStore
     /// The analyzer, which owns this machine and outlives it: `unowned(unsafe)` spares the atomic reference count a safe
     /// unowned reference pays on every use (every completed-packets entry).
@@ -83,12 +92,14 @@ final class HCIMachine {
         let eventID = sink.timeline ? emitCommand(packet, record) : nil
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         noteSecurityCommand(packet, record)
+        noteSecurityRecord(packet, record)
         if packet.opcode == .disconnect { noteDisconnectCommand(packet, record) }
         if sink.recordsEvidence, let (handle, kind) = HCIEvidence.command(packet) {
             let number = handle.flatMap { links.number(controller: record.controllerIndex, handle: $0) }
             sink.evidence(kind, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex, connection: number)
         }
         iso.noteCommand(packet, record: record)
+        classicCommand(packet, record)
         pair(packet, record, eventID: eventID)
     }
 

@@ -21,6 +21,9 @@ enum LinkInput: Equatable {
     /// LL_START_ENC_REQ, LL_REJECT_IND, the peripheral's LL_START_ENC_RSP and the central's LL_PAUSE_ENC_RSP
     /// (Vol 6, Part B, 5.1.3).
     case encryption(SecurityTracker.EncryptionInput)
+    /// The rest of how the link is secured: the key a start names, the key size, refreshes and pauses, the BR/EDR
+    /// pairing's steps (``SecurityInput``), into the link's security record.
+    case security(SecurityInput)
     /// A disconnection asked for, the link ended (Disconnection Complete, LL_TERMINATE_IND with its sender) or replaced.
     case lifecycle(ConnectionLifecycle.Input)
     /// The dynamic L2CAP channels the signalling opened or closed, as the link's ``ChannelMux`` holds them now.
@@ -31,6 +34,14 @@ enum LinkInput: Equatable {
     /// showed itself, which go first.
     case qualityReport(LinkQualitySample)
     case qualityReportsBefore([LinkQualitySample])
+    /// The link's transport: from its connection event (LE Connection Complete, Connection Complete), or for a link
+    /// inferred from traffic, from the first channel or event only one transport has (``Inference/transportShownBy(frame:what:)``).
+    case transport(LinkTransport)
+    /// This side's role as the connection event states it (LE) or the paging shows it (BR/EDR: this side paged, central).
+    case role(Connection.Role)
+    /// A BR/EDR link fact: role switch, mode, subrating, supervision timeout, packet types, the remote's version,
+    /// features and name (``ClassicLinkInput``).
+    case classic(ClassicLinkInput)
 }
 
 /// What a ``LinkInput`` did that the analyzer acts on: a security verdict (evidence) or the link's end.
@@ -55,6 +66,8 @@ public struct LinkMachine: Hashable, Sendable {
     public private(set) var lifecycle = ConnectionLifecycle()
     /// Pairing and encryption.
     private(set) var security = SecurityTracker()
+    /// How the link was secured: its pairings and encryption sessions, each fact with its source.
+    public var securityRecord: LinkSecurity { _read { yield security.record } }
     /// What the link carried and its controller's flow control (``LinkTraffic``; fed per packet, `LinkTraffic.swift`).
     public internal(set) var traffic = LinkTraffic()
     /// What it carried that the diagnosis reads (fed per packet with ``traffic``).
@@ -82,11 +95,13 @@ public struct LinkMachine: Hashable, Sendable {
         case .mtu(let m):
             link.apply(.mtu(m), frame: frame, timestamp: timestamp, source: source)
         case .encryption(let e):
-            guard let output = security.feed(e) else { return nil }
+            guard let output = security.feed(e, frame: frame) else { return nil }
             if case .encryption(let on) = output { link.apply(.encryption(on), frame: frame, timestamp: timestamp, source: source) }
             return .security(output)
         case .lifecycle(let l):
             return lifecycle.feed(l).map(LinkOutput.lifecycle)
+        case .security(let s):
+            security.record(s, frame: frame)
         case .channelsChanged(let now):
             channels = now
         case .creditStallEnded(let stall):
@@ -95,12 +110,18 @@ public struct LinkMachine: Hashable, Sendable {
             if linkQuality.count < Connection.maxQualitySamples { linkQuality.append(sample) }
         case .qualityReportsBefore(let held):
             linkQuality.insert(contentsOf: held, at: 0)
+        case .transport(let t):
+            link.apply(.transport(t), frame: frame, timestamp: timestamp, source: source)
+        case .role(let r):
+            link.apply(.role(r), frame: frame, timestamp: timestamp, source: source)
+        case .classic(let c):
+            link.apply(classic: c, frame: frame, timestamp: timestamp, source: source ?? .observed(frame: frame))
         }
         return nil
     }
 
-    /// One SMP PDU sent by `sender` (pairing moves on; no link fact changes).
-    mutating func feed(smp: SMPPDU, sender: SecurityTracker.Sender) -> SecurityTracker.Output? {
-        security.feed(smp: smp, sender: sender)
+    /// One SMP PDU sent by `sender` at `frame` (pairing moves on; no link fact changes).
+    mutating func feed(smp: SMPPDU, sender: SecurityTracker.Sender, frame: Int) -> SecurityTracker.Output? {
+        security.feed(smp: smp, sender: sender, frame: frame)
     }
 }

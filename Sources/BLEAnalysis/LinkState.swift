@@ -55,6 +55,19 @@ public enum Inference: Hashable, Sendable {
     /// Encrypted from `frame` of an air capture, the first encrypted PDU there is to go by: the procedure's end (the
     /// peripheral's LL_START_ENC_RSP, Core Spec Vol 6, Part B, 5.1.3.1) is encrypted with a key nobody gave, or missing.
     case encryptedPDU(frame: Int)
+    /// An encryption key size: the smaller of the two Maximum Encryption Key Sizes of the pairing whose key the link
+    /// encrypted with (its Pairing Response at `frame`; Core Spec Vol 3, Part H, 2.3.4, 3.5.1).
+    case pairingKeySize(frame: Int)
+    /// An encryption key size: that of the pairing on link `connection` (its Pairing Response at `frame`) whose bond the
+    /// link encrypted with.
+    case bondKeySize(frame: Int, connection: Int)
+    /// The link's transport, from what only one transport carries (`what` at `frame`): an L2CAP channel (0x0001
+    /// signalling and PSMs are BR/EDR's, 0x0004–0x0006 LE's, Core Spec Vol 3, Part A, 2.1) or a link event of one
+    /// transport (Mode Change is BR/EDR's, LE Connection Update LE's).
+    case transportShownBy(frame: Int, what: String)
+    /// A BR/EDR role from the paging at `frame`: this side paged (Create Connection: central, Vol 2, Part B, 8.3) or
+    /// accepted the peer's page (Connection Request, Accept Connection Request: peripheral until a Role Change).
+    case paging(frame: Int, accepted: Bool)
 
     public var frame: Int {
         switch self {
@@ -62,6 +75,10 @@ public enum Inference: Hashable, Sendable {
         case .largestATTPDU(let f, _): f
         case .largestFragment(let f, _): f
         case .encryptedPDU(let f): f
+        case .pairingKeySize(let f): f
+        case .bondKeySize(let f, _): f
+        case .transportShownBy(let f, _): f
+        case .paging(let f, _): f
         }
     }
 
@@ -72,6 +89,11 @@ public enum Inference: Hashable, Sendable {
         case .largestFragment(let f, let n): "at least the \(n)-octet link-layer payload at frame \(f)"
         case .encryptedPDU(let f):
             "encrypted PDUs from frame \(f) (the peripheral's LL_START_ENC_RSP that ends the start is unreadable or missing)"
+        case .pairingKeySize(let f): "the smaller Maximum Encryption Key Size of the pairing (Pairing Response at frame \(f))"
+        case .bondKeySize(let f, let c):
+            "the key size of the bond's pairing on link #\(c) (Pairing Response at frame \(f))"
+        case .transportShownBy(let f, let what): "\(what) at frame \(f)"
+        case .paging(let f, let accepted): accepted ? "the peer paged this side (frame \(f))" : "this side paged the peer (frame \(f))"
         }
     }
 }
@@ -110,6 +132,10 @@ public enum LinkUpdate: Hashable, Sendable {
     /// The effective ATT_MTU of the LE fixed bearer (min of both sides' Exchange MTU values).
     case mtu(Int)
     case encryption(Bool)
+    /// The radio the link runs on: set once, when the link opens or its first transport-specific event shows it.
+    case transport(LinkTransport)
+    /// This side's role.
+    case role(Connection.Role)
 }
 
 /// A connection's link facts in one place: connection parameters, PHY, data length, ATT_MTU (of the LE fixed bearer;
@@ -123,6 +149,15 @@ public struct LinkState: Hashable, Sendable {
     public private(set) var dataLength: LinkFact<DataLength>
     public private(set) var mtu: LinkFact<Int>
     public private(set) var encryption: LinkFact<Bool>
+    /// LE or BR/EDR (nil: the capture has not shown it yet, a link inferred from traffic). Once BR/EDR, the LE facts
+    /// (PHY, data length, ATT_MTU of the fixed channel) are unknown for good: they do not exist on that link.
+    public private(set) var transport = LinkFact<LinkTransport>(initial: nil, source: .assumed)
+    /// This side's role (nil: not shown).
+    public private(set) var role = LinkFact<Connection.Role>(initial: nil, source: .assumed)
+    /// A BR/EDR link's own facts (nil on LE links and links whose transport is not known).
+    public internal(set) var classic: ClassicLinkFacts?
+    /// Where the link starts in the capture (nil: before it), for the initial values of facts set later.
+    let startFrame: Int?
     /// The values in force, as the trackers take them with each attribute value.
     public private(set) var snapshot = LinkSnapshot(parameters: nil, phy: .le1M, dataLength: .default, mtu: 23, encrypted: false)
 
@@ -135,6 +170,7 @@ public struct LinkState: Hashable, Sendable {
         dataLength = LinkFact(initial: .default, source: initial)
         mtu = LinkFact(initial: 23, source: initial)
         encryption = LinkFact(initial: false, source: initial)
+        self.startFrame = startFrame
         if startFrame == nil { snapshot.unseen = [.mtuAssumed, .dataLengthAssumed, .phyAssumed] }
     }
 
@@ -161,6 +197,36 @@ public struct LinkState: Hashable, Sendable {
         case .encryption(let on):
             encryption.set(on, frame: frame, timestamp: timestamp, source: source)
             snapshot.encrypted = on
+        case .transport(let t):
+            guard transport.value == nil else { return }
+            transport.set(t, frame: frame, timestamp: timestamp, source: source)
+            snapshot.transport = t
+            if t == .bredr { becomeBREDR() }
+        case .role(let r):
+            role.set(r, frame: frame, timestamp: timestamp, source: source)
         }
+    }
+
+    /// A BR/EDR link has no LE PHY, data length or fixed-channel ATT_MTU: their facts are unknown (nil), never defaults;
+    /// its own facts start.
+    private mutating func becomeBREDR() {
+        phy = LinkFact(initial: nil, source: .assumed)
+        dataLength = LinkFact(initial: nil, source: .assumed)
+        mtu = LinkFact(initial: nil, source: .assumed)
+        snapshot.unseen = []
+        classic = ClassicLinkFacts(startFrame: startFrame)
+    }
+
+    /// One BR/EDR fact (ignored on a link not known to be BR/EDR).
+    mutating func apply(classic input: ClassicLinkInput, frame: Int, timestamp: Timestamp, source: FactSource) {
+        if case .roleSwitched(let r) = input {
+            if let old = role.value, old != r, var c = classic, c.roleSwitchFrames.count < 4096 {
+                c.roleSwitchFrames.append(frame)
+                classic = c
+            }
+            role.set(r, frame: frame, timestamp: timestamp, source: source)
+            return
+        }
+        classic?.apply(input, frame: frame, timestamp: timestamp, source: source)
     }
 }

@@ -32,7 +32,7 @@ public func writeDecodeHealth(_ h: DecodeHealth, into w: inout JSONWriter, key: 
         w.beginObject()
         w.field("conn", c.handle)
         w.field("conn_number", c.number)
-        w.field("link", c.inferred ? nil : (c.isLE ? "le" : "bredr"))
+        w.field("link", c.inferred ? nil : (c.isLE ? "le" : c.isBREDR ? "bredr" : nil))
         w.field("inferred", c.inferred)
         w.field("acl_packets", c.aclPackets)
         w.field("acl_bytes", c.aclBytes)

@@ -92,12 +92,22 @@ public enum LinkColumns {
         return c
     }
 
-    /// `{link}` under `key`: the link object of every output.
+    /// `{link}` under `key`: the link object of every output. A BR/EDR link's is `{"transport": "bredr", "encrypted"}`:
+    /// no interval, PHY, data length, ATT_MTU or ceiling, which exist on LE only (its own facts are the connection's
+    /// `bredr` object, ``ClassicLinkColumns``).
     public static func write(_ link: Row, key: String, to w: inout JSONWriter) {
         w.beginObject(key)
-        table.writeFields(link, to: &w)
+        if link.transport == .bredr {
+            w.field("transport", "bredr")
+            encrypted.cell(link).write("encrypted", to: &w)
+        } else {
+            table.writeFields(link, to: &w)
+        }
         w.endObject()
     }
+
+    /// The fields an LE link has and a BR/EDR link never does (every field but `encrypted`).
+    public static func isLEOnly(_ name: String) -> Bool { name != "encrypted" }
 
     // MARK: The spellings, one per field
 
@@ -126,6 +136,7 @@ public enum LinkColumns {
     /// `interval 15.00 ms, latency 0, timeout 4000 ms, PHY 1M, data length 251/251, ATT_MTU 247, encrypted`, and what
     /// the capture did not show: a link in one line of text (`ota`).
     public static func sentence(_ l: Row) -> String {
+        if l.transport == .bredr { return "BR/EDR" + (l.encrypted ? ", encrypted" : "") }
         var parts: [String] = []
         if let p = l.parameters { parts.append(parametersPhrase(p)) }
         parts.append("PHY \(l.phy.description)")
@@ -150,7 +161,7 @@ public struct LinkChange: Hashable, Sendable {
 extension LinkColumns {
     /// Every change of the link's facts, in words (``LinkChange``), fact by fact (each in frame order).
     public static func changes(of link: LinkState) -> [LinkChange] {
-        var out: [LinkChange] = []
+        var out: [LinkChange] = ClassicLinkColumns.changes(of: link)
         for p in link.parameters.changes {
             out.append(LinkChange(frame: p.frame, time: p.timestamp, kind: "parameters", text: parametersPhrase(p.value)))
         }
@@ -184,15 +195,20 @@ public enum ConnectionColumns {
     public static let role = Column<Row>("role", text: TextColumn("role", width: 10) { $0.role?.rawValue ?? "—" }) {
         .text($0.role?.rawValue)
     }
-    /// `observed`, `inferred` or `assumed` (``FactSource/kind``).
-    public static let mtuSource = Column<Row>("mtu_source") { .text($0.link.mtu.source.kind) }
+    /// `observed`, `inferred` or `assumed` (``FactSource/kind``); null on BR/EDR (no ATT_MTU on its fixed channels).
+    public static let mtuSource = Column<Row>("mtu_source") { .text($0.isBREDR ? nil : $0.link.mtu.source.kind) }
     /// `observed at frame 34`, `inferred: at least the 243-byte ATT PDU at frame 84`, `assumed (default)`.
-    public static let mtuBasis = Column<Row>("mtu_basis") { .text($0.link.mtu.source.description) }
+    public static let mtuBasis = Column<Row>("mtu_basis") { .text($0.isBREDR ? nil : $0.link.mtu.source.description) }
 
-    /// The link in force at the connection's end, field by field.
-    public static let link: [Column<Row>] = LinkColumns.all.lifted { (c: Row) in c.link.snapshot }
+    /// The link in force at the connection's end, field by field (an LE-only field is null on a BR/EDR link).
+    public static let link: [Column<Row>] = LinkColumns.all.map(lift)
     /// One link field of the connection (``LinkColumns/field(_:)``).
-    public static func link(_ name: String) -> Column<Row> { LinkColumns.field(name).lifted { (c: Row) in c.link.snapshot } }
+    public static func link(_ name: String) -> Column<Row> { lift(LinkColumns.field(name)) }
+    static func lift(_ column: Column<LinkSnapshot>) -> Column<Row> {
+        let name = column.key ?? column.csv ?? column.text?.title ?? ""
+        guard LinkColumns.isLEOnly(name) else { return column.lifted { (c: Row) in c.link.snapshot } }
+        return column.lifted(optional: { (c: Row) in c.isBREDR ? nil : c.link.snapshot })
+    }
     /// `"link": {link}`: the link in force at the connection's end.
     public static let linkObject = Column<Row>("link") { c in .json { w, key in LinkColumns.write(c.link.snapshot, key: key, to: &w) } }
 

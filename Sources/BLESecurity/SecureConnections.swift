@@ -19,6 +19,16 @@ public enum SecureConnections {
         x == debugPublicKeyX && y == debugPublicKeyY
     }
 
+    /// Whether a Pairing Public Key (X, Y wire order, 32 octets each) is a point on P-256 (Core Spec Vol 3, Part H,
+    /// 2.3.5.6.1: a device checks the peer's key before using it; the Invalid Curve attack sends one that is not).
+    public static func isOnCurve(x: [UInt8], y: [UInt8]) -> Bool {
+        guard x.count == 32, y.count == 32, let key = makeKey(publicPoint: [4] + x.reversed() + y.reversed(), privateKey: nil) else {
+            return false
+        }
+        EVP_PKEY_free(key)
+        return true
+    }
+
     /// P-256 ECDH (Core Spec Vol 3, Part H, 2.3.5.6.1; via libcrypto's EVP_PKEY): the DHKey, i.e. the X coordinate
     /// of privateKey·(peerX, peerY).
     ///

@@ -59,6 +59,7 @@ public enum TestEnvironment {
         "le-audio-unicast", "le-audio-broadcast", "le-audio-broadcast-receiver",
         "diff-fw1", "diff-fw2", "diff-central-a", "diff-central-b",
         "diag-unacked-terminate", "diag-unanswered-before-timeout", "diag-ssp-missing-key",
+        "sec-legacy-short-key", "sec-sc-debug-key", "sec-bredr-key-downgrade",
     ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {

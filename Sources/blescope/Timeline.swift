@@ -73,8 +73,8 @@ struct Timeline: ParsableCommand {
             f.uuids.insert(v)
         }
         for l in layer {
-            guard ["hci", "l2cap", "att", "smp", "note", "ll"].contains(l) else {
-                throw ValidationError("--layer '\(l)': use hci, l2cap, att, smp, note")
+            guard ["hci", "l2cap", "att", "smp", "note", "ll", "iso", "sdp", "rfcomm", "hfp", "avdtp", "a2dp", "avrcp"].contains(l) else {
+                throw ValidationError("--layer '\(l)': use hci, l2cap, att, smp, note, ll, iso, sdp, rfcomm, hfp, avdtp, a2dp, avrcp")
             }
             f.layers.insert(Layer(rawValue: l))
         }

@@ -211,7 +211,7 @@ final class MuxDriver {
         // RFCOMM (PSM 0x0003) is known by its PSM, not decoded.
         _ = d.signal(.connectionRequest(psm: 0x0003, sourceCID: 0x0042), id: 4, .tx, cid: 0x0001)
         _ = d.signal(.connectionResponse(destinationCID: 0x0071, sourceCID: 0x0042, result: 0, status: 0), id: 4, .rx, cid: 0x0001)
-        guard case .undecoded(let psm) = d.feed(cid: 0x0071, [0x01], .tx), psm == L2CAPPSM(0x0003) else {
+        guard case .undecoded(let psm, _) = d.feed(cid: 0x0071, [0x01], .tx), psm == L2CAPPSM(0x0003) else {
             Issue.record("RFCOMM not named by its PSM")
             return
         }

@@ -25,7 +25,7 @@ import Testing
 
     @Test func everyDiagnosisSampleIsHere() {
         #expect(Self.names.count == 13)
-        #expect(Self.others == ["le-audio-broadcast-receiver"])
+        #expect(Self.others == ["le-audio-broadcast-receiver", "sec-legacy-short-key", "sec-sc-debug-key", "sec-bredr-key-downgrade"])
     }
 
     @Test(arguments: cases)

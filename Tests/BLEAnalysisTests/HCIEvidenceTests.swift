@@ -47,7 +47,11 @@ import Testing
             guard case .command(let c) = type.carrier, c.ogf == 0x01 else { return nil }
             return c.rawValue
         }
-        #expect(Set(linkControl) == [0x0405, 0x040B, 0x040C, 0x0411, 0x0413])
+        // The link-fact and SCO/eSCO commands are the link's and the synchronous links' (ClassicLinkTests), not evidence:
+        // Change Connection Packet Type, Accept Connection Request, Remote Name Request, (Enhanced) Setup, Accept and
+        // Reject Synchronous Connection.
+        let facts: Set<UInt16> = [0x040F, 0x0409, 0x0419, 0x0428, 0x0429, 0x042A, 0x043D, 0x043E]
+        #expect(Set(linkControl) == Set<UInt16>([0x0405, 0x040B, 0x040C, 0x0411, 0x0413]).union(facts))
         #expect(HCIEvidence.classicCommandOpcodes.map(\.rawValue).sorted() == [0x0405, 0x040B, 0x040C, 0x0411])
     }
 

@@ -23,7 +23,7 @@ import Testing
             var c = Connection(
                 number: connections.count + 1, handle: handle, controller: controller, inferred: false, startFrame: frame,
                 startTime: timestamp)
-            c.isLE = isLE
+            _ = c.machine.feed(.transport(isLE ? .le : .bredr), frame: frame, timestamp: timestamp)
             configure(&c)
             open[handle] = connections.count
             connections.append(c)
@@ -38,6 +38,9 @@ import Testing
         func peripheralAddress(link: Int) -> UInt64? { nil }
         func qualitySampleCount(link: Int) -> Int { connections[link].linkQuality.count }
         func number(controller: UInt16, handle: UInt16) -> Int? { open[handle].map { connections[$0].number } }
+        func link(controller: UInt16, peer: String) -> Int? { connections.indices.last { connections[$0].peerAddress == peer } }
+        func connectionNumber(link: Int) -> Int { connections[link].number }
+        func peer(link: Int) -> String? { connections[link].peerAddress }
         func emit(_ event: consuming TimelineEvent, waiting: Bool) -> Int {
             emitted.append(event)
             return -1
@@ -86,13 +89,19 @@ import Testing
         // Disconnection Complete (7.7.5): Remote User Terminated (0x13).
         try event("05 04 00 40 00 13", frame: 5)
         let length = DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120)
+        // Each LE event says first that the link is LE (a link up before the capture learns it there).
+        let transport = links.fed.filter { $0.input == .transport(.le) }
+        #expect(transport.map(\.frame) == [2, 3])
+        links.fed.removeAll { $0.input == .transport(.le) }
         #expect(
             links.fed.map(\.input) == [
                 .dataLengthChanged(length), .phyChanged(PHYPair(tx: .le2M, rx: .le2M)),
                 .encryption(.changed(status: .success, enabled: true)),
+                // Its Encryption_Enabled value (1: AES-CCM on LE) for the link's security record.
+                .security(.encryptionDetails(enabledValue: 1, keySize: nil)),
                 .lifecycle(.disconnected(status: .success, reason: HCIStatus(0x13), frame: 5, timestamp: Timestamp(microseconds: 5000))),
             ])
-        #expect(links.fed.map(\.frame) == [2, 3, 4, 5])
+        #expect(links.fed.map(\.frame) == [2, 3, 4, 4, 5])
         // The evidence names the connection the handle belongs to.
         let kinds = sink.evidenceLog.events.map(\.kind)
         #expect(kinds.contains(.disconnectionComplete(handle: 0x0040, status: .success, reason: HCIStatus(0x13))))

@@ -280,7 +280,7 @@ extension PairingMICSearchRealCaptureTests {
             try CaptureFile.open(bytes: CaptureWriter.pcap(kept, linkType: all[0].linkType), name: "cut.pcap"))
         let summary = try #require(cut.analyzer.connections.first?.linkEncryption)
         #expect(summary.key == nil)
-        guard case .secureConnections(_, addressesKnown: false) = summary.keySearch else {
+        guard case .secureConnections(_, addressesKnown: false, _) = summary.keySearch else {
             Issue.record("\(String(describing: summary.keySearch))"); return
         }
         let finding = try #require(cut.analyzer.findings.first { $0.kind.code.id == "ll.encrypted-no-key" })

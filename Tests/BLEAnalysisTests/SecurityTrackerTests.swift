@@ -9,7 +9,7 @@ import Testing
 /// layouts (Part H, 3.5–3.6: code, then the fields in order, little-endian); the expected phases follow Part H, 2.1.
 @Suite struct SecurityTrackerTests {
     static func feed(_ bytes: [UInt8], by sender: EvidenceEvent.Sender, into t: inout SecurityTracker) throws -> SecurityTracker.Output? {
-        t.feed(smp: try SMPPDU(bytes: bytes), sender: sender)
+        t.feed(smp: try SMPPDU(bytes: bytes), sender: sender, frame: 1)
     }
 
     /// Pairing Request/Response: IO NoInputNoOutput (0x03), no OOB, AuthReq Bonding|SC (0x09), 16-byte keys, EncKey|IdKey
@@ -78,13 +78,13 @@ import Testing
     /// Encryption Change fails with 0x06 PIN or Key Missing, the link unchanged. With the key, encryption turns on.
     @Test func encryptionFollowsTheKeyRequest() {
         var t = SecurityTracker()
-        #expect(t.feed(.longTermKeyRequested) == nil && t.encryption == .keyRequested)
-        #expect(t.feed(.longTermKeyRefused) == nil && t.encryption == .keyRefused)
-        #expect(t.feed(.changed(status: HCIStatus(0x06), enabled: false)) == .encryptionFailed(.pinOrKeyMissing))
+        #expect(t.feed(.longTermKeyRequested, frame: 1) == nil && t.encryption == .keyRequested)
+        #expect(t.feed(.longTermKeyRefused, frame: 1) == nil && t.encryption == .keyRefused)
+        #expect(t.feed(.changed(status: HCIStatus(0x06), enabled: false), frame: 1) == .encryptionFailed(.pinOrKeyMissing))
         #expect(t.encryption == .keyRefused)
-        #expect(t.feed(.longTermKeyRequested) == nil)
-        #expect(t.feed(.longTermKeyReplied) == nil && t.encryption == .keyReplied)
-        #expect(t.feed(.changed(status: .success, enabled: true)) == .encryption(true) && t.encryption == .on)
-        #expect(t.feed(.changed(status: .success, enabled: false)) == .encryption(false) && t.encryption == .off)
+        #expect(t.feed(.longTermKeyRequested, frame: 1) == nil)
+        #expect(t.feed(.longTermKeyReplied, frame: 1) == nil && t.encryption == .keyReplied)
+        #expect(t.feed(.changed(status: .success, enabled: true), frame: 1) == .encryption(true) && t.encryption == .on)
+        #expect(t.feed(.changed(status: .success, enabled: false), frame: 1) == .encryption(false) && t.encryption == .off)
     }
 }

@@ -497,6 +497,8 @@ import Testing
 /// Dynamic channels: every L2CAP PDU tshark attributes to a PSM (it follows the same Connection Requests) is
 /// attributed to the same PSM by blescope, on every capture with BR/EDR or LE signalling that opens channels.
 @Suite struct TsharkChannelDifferentialTests {
+    static let profilePSMs: [Layer: Int] = [.sdp: 0x0001, .rfcomm: 0x0003, .avrcp: 0x0017, .avdtp: 0x0019, .a2dp: 0x0019]
+
     @Test(.enabled(if: TestEnvironment.tsharkPath != nil), arguments: TsharkDifferentialTests.captures)
     func dynamicChannelsHaveTsharksPSM(_ path: String) throws {
         guard FileManager.default.fileExists(atPath: path),
@@ -526,6 +528,12 @@ import Testing
                         {
                             sdus.append((Int(code), psm, first, e.frame))
                         }
+                        return
+                    }
+                    // A BR/EDR profile's PDU (issue 46): its layer names its PSM (SDP 0x0001, RFCOMM 0x0003, AVCTP 0x0017,
+                    // AVDTP signalling and media 0x0019).
+                    if let psm = Self.profilePSMs[e.layer] {
+                        ours[e.frame] = psm
                         return
                     }
                     // "CID 0x0041 RFCOMM (0x0003)" or "CID 0x0041 PSM 0x1001": the PSM is the last hex number of the name.

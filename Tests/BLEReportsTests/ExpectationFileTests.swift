@@ -81,7 +81,7 @@ import Testing
         // Unknown kind: points at the kind's key (line 3, column 5).
         (
             "expect:\n  - ota: {protocol: nordic-secure-dfu}\n  - otta: {protocol: x}\n",
-            "e.yaml:3:5: expect[1].otta: unknown expectation 'otta' (ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline)"
+            "e.yaml:3:5: expect[1].otta: unknown expectation 'otta' (ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline, security)"
         ),
         // Unknown key: points at the key, `min_rat` at column 40.
         (
@@ -153,11 +153,11 @@ import Testing
         // Shape of the document and of the items.
         (
             "expect:\n  - ota\n",
-            "e.yaml:2:5: expect[0]: one kind per expectation, as `- ota: {protocol: nordic-secure-dfu}` (kinds: ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline)"
+            "e.yaml:2:5: expect[0]: one kind per expectation, as `- ota: {protocol: nordic-secure-dfu}` (kinds: ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline, security)"
         ),
         (
             "expect:\n  - ota: {}\n    transfer: {}\n",
-            "e.yaml:2:5: expect[0]: one kind per expectation, as `- ota: {protocol: nordic-secure-dfu}` (kinds: ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline)"
+            "e.yaml:2:5: expect[0]: one kind per expectation, as `- ota: {protocol: nordic-secure-dfu}` (kinds: ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline, security)"
         ),
         ("expect:\n  - ota: {}\nexpcet: []\n", "e.yaml:3:1: expcet: unknown key 'expcet' for the document (known: expect)"),
         ("expect: ota\n", "e.yaml:1:9: expect: expected a list ([a, b]), found 'ota'"),

@@ -157,7 +157,7 @@ import Testing
         // Where (line 2, column 5: the kind's key), which key and what is wrong.
         #expect(
             r.stderr
-                == "blescope: \(path):2:5: expect[0].otta: unknown expectation 'otta' (ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline)\n"
+                == "blescope: \(path):2:5: expect[0].otta: unknown expectation 'otta' (ota, transfer, no_att_error, no_disconnection, latency, link_quality, no_findings, absent, present, baseline, security)\n"
         )
     }
 

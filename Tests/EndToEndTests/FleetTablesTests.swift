@@ -9,7 +9,9 @@ import Testing
 /// The engines are skipped with a message where Java, pyspark or duckdb is missing; `BLESCOPE_REQUIRE_SPARK=1` (set by
 /// `.ci/run`) makes their absence a failure. About 60–90 s on this 2-core machine, nearly all of it Spark's start.
 @Suite(.serialized) struct FleetTablesTests {
-    static let tables = ["captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports"]
+    static let tables = [
+        "captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports", "audio_streams", "sco_links", "security",
+    ]
 
     static func missingEngine() -> String? {
         if TestEnvironment.execute("/usr/bin/env", ["java", "-version"])?.status != 0 {

@@ -38,7 +38,7 @@ import Testing
         let stalled = try #require(out.findings("SEC-04").first)
         #expect(stalled.occurrences == [354] && stalled.message.contains("started at frame 351"))
         #expect(stalled.message.contains("before the central ended the link (frame 354"))
-        #expect(out.sentence("security", containing: ["1 LE pairing (legacy)"])?.frames.contains(351) == true)
+        #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy"])?.frames.contains(351) == true)
     }
 
     @Test func smartEnergyMeterIndicationsNeverConfirmed() throws {

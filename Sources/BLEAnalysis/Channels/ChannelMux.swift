@@ -73,7 +73,7 @@ struct ChannelMux {
                     spsm: spsm, withoutCredit: out.withoutCredit, tooShortToStart: out.tooShortToStart, overMPS: out.overMPS,
                     overMTU: out.overMTU, sdu: out.sdu, bearer: bearer))
         }
-        if let c = known { return .undecoded(table.channels[c].psm) }
+        if let c = known { return .undecoded(table.channels[c].psm, channel: c) }
         return .unknownCID
     }
 
@@ -192,8 +192,9 @@ enum ChannelOutput {
     case malformedSignalling(DecodeError)
     /// A K-frame of a credit-based channel, and the SDU it completed.
     case kframe(KFrameOutcome)
-    /// A PDU of a channel opened to a PSM whose protocol blescope does not decode.
-    case undecoded(L2CAPPSM)
+    /// A PDU of a channel opened to a PSM the mux does not decode itself (the profiles by PSM, `channel` its index:
+    /// ``ConnectionMachine/processClassic(_:psm:channel:direction:timestamp:)``; others undecoded).
+    case undecoded(L2CAPPSM, channel: Int)
     /// A PDU on a CID no fixed channel, open dynamic channel or credit-based channel claims.
     case unknownCID
 }

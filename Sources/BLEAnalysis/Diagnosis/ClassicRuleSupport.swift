@@ -8,7 +8,7 @@ extension Evidence {
 
     /// The number of the latest BR/EDR connection with `peer` opened before `frame` (events that name only the address).
     func classicConnection(peer: String?, before frame: Int) -> Int? {
-        connections.last { !$0.isLE && $0.peerAddress == peer && $0.startFrame < frame }?.number
+        connections.last { $0.isBREDR && $0.peerAddress == peer && $0.startFrame < frame }?.number
     }
 
     /// The events of `peer`'s authentication before `frame` and after its last completed one (a Simple Pairing

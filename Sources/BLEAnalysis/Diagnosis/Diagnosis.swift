@@ -111,6 +111,7 @@ public enum RuleGroup: String, Hashable, Sendable, CaseIterable {
     case controller = "Controller and host health"
     case leAudio = "LE Audio"
     case classic = "BR/EDR"
+    case linkLayer = "Link-layer compliance"
 }
 
 /// A diagnosis rule: its registered code, the evidence it reads and what it says. One small type per rule, one file

@@ -34,6 +34,18 @@ public enum DiagnosisRules {
         SEC05InsufficientSecurity.self,
         SEC06KeySizeTooShort.self,
         SEC07AuthenticatedPayloadTimeout.self,
+        SEC08KeySizeBelowFull.self,
+        SEC09KeySizeDowngrade.self,
+        SEC10LegacyPairingCrackable.self,
+        SEC11DebugKey.self,
+        SEC12NonZeroDiversifier.self,
+        SEC13MITMNotAchieved.self,
+        SEC14SameKeyDifferentPeers.self,
+        SEC15BondNeverEncrypted.self,
+        SEC16PairingEveryConnection.self,
+        SEC17KeySizeOutOfRange.self,
+        SEC18DHKeyCheckSkipped.self,
+        SEC19InvalidPublicKey.self,
         // ATT and GATT
         GATT01RequestTimedOut.self,
         GATT02ProtocolViolation.self,
@@ -78,8 +90,18 @@ public enum DiagnosisRules {
         BR04LinkKeyMissing.self,
         BR05EncryptionFailed.self,
         BR06RoleOrSniffRefused.self,
+        BR07A2DPStreamStalled.self,
+        BR08AVDTPRejected.self,
+        BR09SynchronousSetupFailed.self,
+        BR10HFPConnectionFailed.self,
+        BR11HFPCodecFallback.self,
+        BR12RenegotiationLoop.self,
         // Air captures: the ends the capture does not show
         DC10AirLinkEndUnseen.self,
+        // Link-layer compliance (air captures)
+        LL01ProcedureLoop.self,
+        LL02InvalidChannelMap.self,
+        LL03ParameterOutOfRange.self,
     ]
 
     /// The rule with this id (`DC-01`).

@@ -19,5 +19,6 @@ extension Evidence {
         // "nothing wrong found" where `diagnose` found the BIG sync loss (LA-05). The ASE operations (LA-02) come from
         // the LE Audio tracker, only where it runs (``CaptureAnalysis/leAudio``).
         iso = analyzer.isoAnalysis
+        classic = analyzer.classicAnalysis
     }
 }

@@ -37,6 +37,8 @@ public struct Evidence: Sendable {
     /// Firmware updates, when the pass followed them (the report): a link that ends right after a successful update is
     /// the device rebooting into it.
     public var otaSessions: [OTASession]?
+    /// SCO/eSCO links and (later) the BR/EDR audio profiles (``ClassicAnalysis``).
+    public var classic = ClassicAnalysis()
 
     public init(
         events: [EvidenceEvent], connections: [Connection], completeness: CaptureCompleteness? = nil, findings: [Finding] = [],

@@ -50,6 +50,11 @@ public struct EvidenceEvent: Hashable, Sendable {
         case pageRequested(peer: String)
         /// Connection Complete (7.7.3), any status; `linkType` 0 SCO, 1 ACL (a failed one opens no connection).
         case classicConnectionComplete(handle: UInt16, status: HCIStatus, peer: String, linkType: UInt8)
+        /// Synchronous Connection Complete (7.7.35) or a SCO Connection Complete: SCO/eSCO link `link` (its number in
+        /// ``ClassicAnalysis/synchronousLinks``) up on its own handle, or failed with `status`.
+        case synchronousConnectionComplete(handle: UInt16, status: HCIStatus, peer: String, linkType: UInt8, airMode: AirMode?, link: Int)
+        /// Disconnection Complete for a synchronous link's handle: that link removed, its ACL still up.
+        case synchronousDisconnected(handle: UInt16, status: HCIStatus, reason: HCIStatus, link: Int)
         /// Authentication Requested (7.1.15) by the host on a BR/EDR link.
         case authenticationRequested(handle: UInt16)
         /// Link Key Request (7.7.23): the controller asks for the key stored for `peer`.
@@ -87,6 +92,8 @@ public struct EvidenceEvent: Hashable, Sendable {
         case parameterUpdateResponse(sender: Sender, identifier: UInt8, result: UInt16)
         case phyUpdateComplete(handle: UInt16, status: HCIStatus, phy: PHYPair?)
         case readRemoteFeaturesComplete(handle: UInt16, status: HCIStatus)
+        /// A link-layer PDU out of the specification's bounds on an air capture (``LLNonCompliance``).
+        case linkLayerNonCompliance(LLNonCompliance)
         /// LL_REJECT_IND / LL_REJECT_EXT_IND / LL_UNKNOWN_RSP on an air capture: the procedure refused and why.
         case linkLayerRejected(sender: Sender, procedure: String, reason: HCIStatus?)
         // Security

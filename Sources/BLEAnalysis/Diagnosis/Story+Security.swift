@@ -53,7 +53,7 @@ extension Story {
             var outcomes = failed.map { "\($0.0) at \($0.1[0])" }
             if !completed.isEmpty { outcomes.insert("keys distributed at \(completed[0])", at: 0) }
             parts.append(
-                "\(plural(max(pairings.count, 1), "LE pairing"))\(pairingKinds(e, leNumbers))"
+                "\(plural(max(pairings.count, 1), "LE pairing"))\(pairingMethods(e, le: true) ?? pairingKinds(e, leNumbers))"
                     + (outcomes.isEmpty ? "" : ": " + outcomes.joined(separator: ", ")))
             if !unanswered.isEmpty {
                 parts.append("\(plural(unanswered.count, "Pairing Request")) never answered (\(list(unanswered)))")
@@ -74,6 +74,7 @@ extension Story {
                     ? "whether the link that started before the log was encrypted cannot be seen"
                     : "whether the \(before.count) links that started before the log were encrypted cannot be seen")
         }
+        if !encrypted.isEmpty, let sizes = keySizes(e, le: true) { parts.append(sizes) }
         parts += encryptionOutcomes(starts: starts.map(\.frame), refused: refused, air: e.isAirCapture)
         let text = parts.joined(separator: "; ").capitalizedFirst + "."
         let frames = pairings + unanswered + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
@@ -131,7 +132,7 @@ extension Story {
 
     /// `BR/EDR: 2 links authenticated with a stored link key (Link Key Request Reply at 74, 147), 2 encrypted`.
     static func classicSecurity(_ e: Evidence) -> StorySentence? {
-        let classicNumbers = Set(e.connections.filter { !$0.isLE }.map(\.number))
+        let classicNumbers = Set(e.connections.filter(\.isBREDR).map(\.number))
         var stored: [Int] = [], missing: [Int] = [], pairedSSP: [Int] = [], legacy: [Int] = [], newKeys: [Int] = []
         var failures: [(String, [Int])] = [], encrypted: [Int] = []
         for ev in e.events {
@@ -157,12 +158,18 @@ extension Story {
         var parts: [String] = []
         if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(list(stored)))") }
         if !missing.isEmpty { parts.append("no stored key for \(plural(missing.count, "request")) (\(list(missing)))") }
-        if !pairedSSP.isEmpty { parts.append("\(plural(pairedSSP.count, "Secure Simple Pairing")) started (\(list(pairedSSP)))") }
+        if !pairedSSP.isEmpty {
+            parts.append(
+                "\(plural(pairedSSP.count, "Secure Simple Pairing")) started (\(list(pairedSSP)))" + (pairingMethods(e, le: false) ?? ""))
+        }
         if !legacy.isEmpty { parts.append("\(plural(legacy.count, "legacy PIN pairing")) (\(list(legacy)))") }
         if !newKeys.isEmpty { parts.append("\(plural(newKeys.count, "new link key")) (\(list(newKeys)))") }
         if !failures.isEmpty { parts.append(folded(failures)) }
         parts.append(
-            encrypted.isEmpty ? "no BR/EDR link encrypted" : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))")
+            encrypted.isEmpty
+                ? "no BR/EDR link encrypted"
+                : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))"
+                    + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
         let frames = stored + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
         return StorySentence(.security, "BR/EDR security: " + parts.joined(separator: "; ") + ".", frames: frames)
     }
@@ -215,7 +222,7 @@ extension Story {
     /// `105 ACL packets on 2 BR/EDR links (L2CAP channels: SDP, RFCOMM)`: what moved on BR/EDR, whose ATT the LE tallies
     /// do not count.
     static func classicData(_ e: Evidence) -> (text: String, frames: [Int])? {
-        let links = e.connections.filter { !$0.isLE }
+        let links = e.connections.filter(\.isBREDR)
         let packets = links.reduce(0) { $0 + $1.aclPackets.tx + $1.aclPackets.rx + $1.aclPackets.unknown }
         guard packets > 0 else { return nil }
         var protocols: [String] = []

@@ -42,8 +42,11 @@ public struct Story: Hashable, Sendable {
         if let links = Self.leLinks(e) { s.append(links) }
         if let terminates = Self.unacknowledgedTerminates(e) { s.append(terminates) }
         if let attempts = Self.leAttempts(e) { s.append(attempts) }
+        if let unknown = Self.unknownTransport(e) { s.append(unknown) }
         if let classic = Self.classic(e) { s.append(classic) }
-        s += Self.security(e)
+        if let calls = Self.synchronousLine(e) { s.append(calls) }
+        s += Self.audio(e)
+        s += Self.security(e, findings: findings)
         if let data = Self.data(e, findings: findings) { s.append(data) }
         s += Self.unseen(e)
         sentences = s
@@ -233,7 +236,7 @@ extension Story {
                 failed.append((peer, status, ev.frame))
             }
         }
-        let links = e.connections.filter { !$0.isLE }
+        let links = e.connections.filter(\.isBREDR)
         guard !failed.isEmpty || !links.isEmpty else { return nil }
         var parts: [String] = []
         if !links.isEmpty {

@@ -22,6 +22,8 @@ final class AirLinkRouter {
     /// The analyzer, which owns this router and outlives it (`unowned(unsafe)`: no reference count per PDU).
     unowned(unsafe) let links: any AirLinks
     let sink: AnalysisSink
+    /// The once-per-link LL procedures seen on each link (`AirLinkRouter+Security.swift`).
+    var procedureCounts = LLProcedureCounts()
 
     init(keyStore: LinkKeyStore, links: any AirLinks, sink: AnalysisSink) {
         self.keyStore = keyStore
@@ -52,12 +54,16 @@ final class AirLinkRouter {
         switch output {
         case .connectionStarted(let info):
             started(info, controller: controller)
+            complianceConnect(info)
         case .l2capFragment(let f):
             guard let index = links.link(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true)
             else { return }
             links.airData(f, link: index)
         case .control(let c):
-            if !c.isRetransmission { recordControl(c, controller: controller) }
+            if !c.isRetransmission {
+                recordControl(c, controller: controller)
+                securityControl(c)
+            }
             if sink.timeline {
                 var e = TimelineEvent(
                     frame: c.frame, timestamp: c.timestamp, connection: c.handle, direction: c.direction, layer: .ll,
@@ -179,6 +185,7 @@ final class AirLinkRouter {
     }
 
     private func ended(_ e: LLConnectionEnded) {
+        complianceEnded(handle: e.connection.handle, frame: e.frame, timestamp: e.timestamp)
         guard let index = links.openIndex(handle: e.connection.handle) else { return }
         links.withConnection(index) {
             $0.linkLayer = e.stats

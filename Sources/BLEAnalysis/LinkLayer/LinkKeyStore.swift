@@ -201,7 +201,12 @@ final class LinkKeyStore {
     /// What the pairing seen on connection `handle` left for a key search, nil when none was seen (or it ended).
     func pairing(onLink handle: UInt16) -> PairingOnLink? {
         guard let t = transcripts[handle] else { return nil }
-        if t.isSecureConnections || t.publicKeyX[0] != nil { return .secureConnections(frame: t.lastFrame) }
+        if t.isSecureConnections || t.publicKeyX[0] != nil {
+            let debug = (0..<2).contains { i in
+                t.publicKeyX[i].map { x in t.publicKeyY[i].map { SecureConnections.isDebugPublicKey(x: x, y: $0) } ?? false } ?? false
+            }
+            return .secureConnections(frame: t.lastFrame, debugKey: debug)
+        }
         guard let mrand = t.random[0].flatMap(Key128.init(wire:)), let srand = t.random[1].flatMap(Key128.init(wire:)) else {
             return .incomplete(frame: t.lastFrame)
         }
@@ -270,7 +275,8 @@ enum PairingOnLink {
     /// `missingForC1`: the PDU c1 needs that the capture lacks (Pairing Request, Response or the central's Confirm),
     /// nil when c1 can check a TK given the addresses; `c1Failed`: c1 was tried and no TK gives the confirm values.
     case legacy(mrand: Key128, srand: Key128, missingForC1: String?, c1Failed: Bool, frame: Int)
-    case secureConnections(frame: Int)
+    /// `debugKey`: a side's Pairing Public Key is the specification's debug key.
+    case secureConnections(frame: Int, debugKey: Bool)
     /// A Pairing Random of either side is missing.
     case incomplete(frame: Int)
 }

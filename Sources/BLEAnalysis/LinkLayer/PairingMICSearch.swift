@@ -51,7 +51,7 @@ public enum LLKeySearchNote: Hashable, Sendable, CustomStringConvertible {
     /// With the addresses, no TK gives the Pairing Confirm values (c1).
     case noTKMatchesTheConfirm(pairingFrame: Int)
     /// LE Secure Connections: the LTK comes from ECDH, so there is no TK to search.
-    case secureConnections(pairingFrame: Int, addressesKnown: Bool)
+    case secureConnections(pairingFrame: Int, addressesKnown: Bool, debugKey: Bool)
     /// A Pairing Random of either side is not in the capture.
     case pairingIncomplete(pairingFrame: Int)
 
@@ -69,12 +69,14 @@ public enum LLKeySearchNote: Hashable, Sendable, CustomStringConvertible {
             return "\(cause) and the TK of the LE legacy pairing at frame \(frame) was checked against the MIC"
                 + " for \(tried) of the 1000000 TKs only: the MIC search stops after \(budget) TKs per capture\(spentOn);"
                 + " pass the STK with --ltk"
-        case let .secureConnections(frame, addressesKnown):
+        case let .secureConnections(frame, addressesKnown, debugKey):
             return
                 "the pairing at frame \(frame) is LE Secure Connections: its LTK comes from an ECDH key exchange, so there is no TK to search or check against a MIC; "
-                + (addressesKnown
-                    ? "only a pairing with the debug key pair can be derived, and neither side used it"
-                    : "a pairing with the debug key pair could be derived, but that needs both addresses from the CONNECT_IND, which the capture does not have")
+                + (addressesKnown && debugKey
+                    ? "a side used the debug key pair, yet the key derived from it does not decrypt these PDUs (a key changed since the pairing, or the capturer altered them)"
+                    : addressesKnown
+                        ? "only a pairing with the debug key pair can be derived, and neither side used it"
+                        : "a pairing with the debug key pair could be derived, but that needs both addresses from the CONNECT_IND, which the capture does not have")
         case let .pairingIncomplete(frame):
             return "the LE legacy pairing at frame \(frame) is not whole in the capture (a Pairing Random is missing): no STK to search"
         }
@@ -135,8 +137,8 @@ extension LinkLayerTracker {
         let addressesKnown = c.info.central != nil && c.info.peripheral != nil
         let mrand: Key128, srand: Key128, pairingFrame: Int, cause: LLMICSearchCause
         switch pairing {
-        case .secureConnections(let p):
-            c.encryption.searchNote = .secureConnections(pairingFrame: p, addressesKnown: addressesKnown)
+        case .secureConnections(let p, let debugKey):
+            c.encryption.searchNote = .secureConnections(pairingFrame: p, addressesKnown: addressesKnown, debugKey: debugKey)
             return
         case .incomplete(let p):
             c.encryption.searchNote = .pairingIncomplete(pairingFrame: p)

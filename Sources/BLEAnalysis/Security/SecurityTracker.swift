@@ -71,9 +71,22 @@ struct SecurityTracker: Hashable, Sendable {
     private(set) var distributed: [Sender: SMPKeyDistribution] = [:]
     /// Keys whose first PDU came and whose second is awaited (EncKey: Central Identification; IdKey: Identity Address).
     private var started: [Sender: SMPKeyDistribution] = [:]
+    /// How the link was secured, pairing by pairing and session by session (``LinkSecurity``).
+    var record = LinkSecurity()
+    /// The Pairing Request whose response is awaited (the model needs both).
+    var request: SMPPairingParameters?
+    /// BR/EDR: each side's IO Capability exchange in the pairing under way.
+    var classicIO: [Sender: ClassicIO] = [:]
 
-    /// One SMP PDU sent by `sender`; nil for those that only move the pairing along (confirm, random, public key, …).
-    mutating func feed(smp: SMPPDU, sender: Sender) -> Output? {
+    /// One SMP PDU sent by `sender` at `frame`; nil for those that only move the pairing along (confirm, random, public
+    /// key, …). The record (``record``) takes every one.
+    mutating func feed(smp: SMPPDU, sender: Sender, frame: Int) -> Output? {
+        let output = phase(smp: smp, sender: sender)
+        record(smp: smp, sender: sender, frame: frame)
+        return output
+    }
+
+    private mutating func phase(smp: SMPPDU, sender: Sender) -> Output? {
         switch smp {
         case .securityRequest:
             if pairing == .none { pairing = .securityRequested }
@@ -112,8 +125,14 @@ struct SecurityTracker: Hashable, Sendable {
         }
     }
 
-    /// What the HCI says about encryption; nil when only the procedure moved on (the key asked for, given or refused).
-    mutating func feed(_ input: EncryptionInput) -> Output? {
+    /// What the HCI says about encryption at `frame`; nil when only the procedure moved on (the key asked for, given or
+    /// refused). The record takes every step.
+    mutating func feed(_ input: EncryptionInput, frame: Int) -> Output? {
+        record(input, frame: frame)
+        return step(input)
+    }
+
+    private mutating func step(_ input: EncryptionInput) -> Output? {
         switch input {
         case .longTermKeyRequested:
             encryption = .keyRequested

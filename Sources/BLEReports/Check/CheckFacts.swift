@@ -98,6 +98,8 @@ public struct CheckFacts: Sendable {
             return present(expectation, rules)
         case let .baseline(path, failOn):
             return baseline(expectation, path, failOn)
+        case let .security(s):
+            return security(expectation, s)
         }
     }
 

@@ -17,7 +17,7 @@ protocol ExpectationKind: Decodable, Sendable {
 enum ExpectationKinds {
     static let all: [any ExpectationKind.Type] = [
         OTAKind.self, TransferKind.self, NoATTErrorKind.self, NoDisconnectionKind.self, LatencyKind.self, LinkQualityKind.self,
-        NoFindingsKind.self, AbsentKind.self, PresentKind.self, BaselineKind.self,
+        NoFindingsKind.self, AbsentKind.self, PresentKind.self, BaselineKind.self, SecurityKind.self,
     ]
     /// `ota, transfer, …`, for messages.
     static var names: String { all.map { $0.kind }.joined(separator: ", ") }

@@ -15,6 +15,7 @@ import BLECore
 ///   - absent: [DC-01, CE-02]                                  # none of these diagnosis rules fires
 ///   - present: [DC-01]                                        # each of these fires
 ///   - baseline: golden.btsnoop                                # no diff threshold crossed against a golden run
+///   - security: {min_key_size: 16, no_debug_keys: true}        # how every link is secured (SecurityExpectation)
 /// ```
 ///
 /// Read with ``parse(yaml:path:)``, one decodable type per kind (``ExpectationKinds``).
@@ -33,6 +34,8 @@ public enum Expectation: Hashable, Sendable {
     case present(rules: [String])
     /// No `diff` threshold (``DiffGate``) crossed against the golden capture at `path`.
     case baseline(path: String, failOn: String)
+    /// Every link secured as asked (key size, pairing methods, no debug keys, no legacy pairing).
+    case security(SecurityExpectation)
 
     /// How the expectation reads in a result line: `ota nordic-secure-dfu succeeds at ≥ 20kB/s`.
     public var title: String {
@@ -62,6 +65,8 @@ public enum Expectation: Hashable, Sendable {
             return rules.joined(separator: ", ") + " found"
         case let .baseline(path, failOn):
             return "no regression against \(path) (" + failOn.split(separator: ",").joined(separator: ", ") + ")"
+        case let .security(s):
+            return s.title
         }
     }
 }

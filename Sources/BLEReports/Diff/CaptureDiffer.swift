@@ -64,6 +64,7 @@ public enum CaptureDiffer {
             out += DiffLink.compare(ca, cb, evidenceA: a.evidence, evidenceB: b.evidence)
             out += DiffBehaviour.compare(ca, cb, fileA: a, fileB: b)
             out += DiffThroughput.compareStreams(p, a, b)
+            out += DiffAudio.compare(ca, cb, fileA: a, fileB: b)
         }
         out += thisSide(a, b, notes: &notes)
         out += DiffThroughput.compareOTA(a, b)
@@ -92,7 +93,7 @@ public enum CaptureDiffer {
     }
 
     static func unpaired(_ c: Connection, inA: Bool) -> Difference {
-        let what = "\(c.isLE ? "LE" : "BR/EDR") connection \(DiffMatching.label(c))"
+        let what = "\(c.isLE ? "LE" : c.isBREDR ? "BR/EDR" : "transport-unknown") connection \(DiffMatching.label(c))"
         let value = "\(formatCount(c.attPDUs)) ATT PDUs"
         return Difference(
             .connections, inA ? "connection-only-in-a" : "connection-only-in-b", impact: .major, subject: what,

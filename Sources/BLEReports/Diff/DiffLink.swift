@@ -78,7 +78,7 @@ enum DiffLink {
             guard xa?.value != xb?.value else { continue }
             out.append(
                 Difference(
-                    .link, key, impact: ["pairing", "pairing-method"].contains(key) ? .major : .minor,
+                    .link, key, impact: securityImpact(key, xa?.value, xb?.value) ?? (majorKeys.contains(key) ? .major : .minor),
                     subject: "\(pair) \(titles[key] ?? key)",
                     a: xa?.value, b: xb?.value, frames: (xa?.frame, xb?.frame), connections: (a.number, b.number), magnitude: 1))
         }
@@ -115,6 +115,8 @@ enum DiffLink {
         "encryption-attempts": "encryption (attempts: result)",
         "mtu-exchange": "ATT_MTU exchange (who asked: client MTU, server MTU)",
         "pairing-method": "pairing method (association model, bonding; IO capabilities)",
+        "encryption": "encryption (on or off, algorithm)",
+        "key-size": "encryption key size in force",
     ]
 
     /// The side that sent a PDU by its role on the link (`central`, `peripheral`) where the capture says it: the local
@@ -159,11 +161,13 @@ enum DiffLink {
             }
         }
         if let methods = pairingMethods(events, on: c) { asks["pairing-method"] = methods }
-        return asks.mapValues { list in
+        var out = asks.mapValues { list in
             let texts = list.map(\.0)
             let value = (texts.count > 1 ? "\(texts.count)× " : "") + Array(Set(texts)).sorted().prefix(3).joined(separator: "; ")
-            return (value, list[0].1)
+            return (value: value, frame: list[0].1)
         }
+        for (key, ask) in securityAsks(on: c) where out[key] == nil { out[key] = ask }
+        return out
     }
 
     /// Each pairing's association model (Core Spec Vol 3, Part H, 2.3.5.1) from its Pairing Request and Response,

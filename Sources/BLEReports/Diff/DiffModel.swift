@@ -5,6 +5,8 @@ import BLECore
 public enum DiffSection: String, CaseIterable, Sendable, Comparable {
     case connections, gatt, link, behaviour, throughput, ota, diagnosis
     case leAudio = "le-audio"
+    /// BR/EDR audio: A2DP codec and rate, profile versions, HFP codec, SCO air mode (``DiffAudio``).
+    case audio
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!

@@ -42,7 +42,7 @@ enum FleetColumns {
         Column("capture_id") { .text($0.id) },
         Column("conn_number") { .int($0.connection.number) },
         Column("handle") { .int(Int($0.connection.handle)) },
-        Column("transport") { .text($0.connection.isLE ? "le" : "br/edr") },
+        Column("transport") { .text($0.connection.isLE ? "le" : $0.connection.isBREDR ? "br/edr" : nil) },
     ]
 
     /// Peer and role: the shared connection fields (``ConnectionColumns``).

@@ -13,6 +13,10 @@ public enum FleetTable: String, CaseIterable, Sendable {
     case otaSessions = "ota_sessions"
     case isoStreams = "iso_streams"
     case qualityReports = "quality_reports"
+    /// One row per link: how it was secured (`FleetSecurity.swift`).
+    case security
+    case audioStreams = "audio_streams"
+    case scoLinks = "sco_links"
 
     /// `captures.jsonl`.
     public var fileName: String { rawValue + ".jsonl" }
@@ -46,6 +50,12 @@ public struct FleetRows: Sendable {
         add(.isoStreams, FleetColumns.isoStreams, f.iso.health.map { ISORow(id: id, health: $0, label: f.iso.label(of: $0)) })
         let reports = f.connections.flatMap { c in c.linkQuality.map { QualityRow(id: id, connection: c.number, sample: $0) } }
         add(.qualityReports, FleetColumns.qualityReports, reports)
+        add(.security, FleetColumns.security, FleetColumns.securityRows(id: id, f))
+        let streams = f.connections.flatMap { c in
+            (c.profiles?.a2dp.streams ?? []).map { AudioStreamRow(id: id, connection: c.number, stream: $0) }
+        }
+        add(.audioStreams, FleetColumns.audioStreams, streams)
+        add(.scoLinks, FleetColumns.scoLinks, f.classic.synchronousLinks.map { SCORow(id: id, link: $0) })
     }
 
     private mutating func add<Row>(_ table: FleetTable, _ columns: ColumnTable<Row>, _ rows: [Row]) {

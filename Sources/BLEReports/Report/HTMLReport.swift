@@ -50,7 +50,8 @@ public enum HTMLReport {
         .k-encryption{stroke:#2e8540;border-color:#2e8540!important}.k-mtu{stroke:#1f6feb;border-color:#1f6feb!important}
         .k-phy{stroke:#8e44ad;border-color:#8e44ad!important}.k-data-length{stroke:#b36200;border-color:#b36200!important}
         .k-parameters{stroke:#46505a;border-color:#46505a!important}.span-ota{fill:#d9822b;border-color:#d9822b!important}
-        .span-iso{fill:#0f9d9a;border-color:#0f9d9a!important}svg .rssi{fill:none;stroke:#2e8540;stroke-width:1}
+        .span-iso{fill:#0f9d9a;border-color:#0f9d9a!important}.span-sniff{fill:#9aa5b1;border-color:#9aa5b1!important}
+        .span-a2dp{fill:#6f42c1;border-color:#6f42c1!important}.span-sco{fill:#c0392b;border-color:#c0392b!important}svg .rssi{fill:none;stroke:#2e8540;stroke-width:1}
         .sw.rssi{border-color:#2e8540!important}svg.links{cursor:crosshair}svg .brush{fill:#1f6feb;fill-opacity:.12;stroke:#1f6feb}
         footer{color:#66717d;font-size:12px;margin-top:24px}
         """
@@ -167,6 +168,7 @@ public enum HTMLReport {
             }
         }
         out += anchored(connections(f, options: options), "file\(index)-connections")
+        out += anchored(ReportSecurity.html(f), "file\(index)-security")
         out += anchored(throughput(f, options: options), "file\(index)-throughput")
         out += anchored(
             anchored(transfersAndOTA(f, options: options), "file\(index)-transfers"), "file\(index)-ota",

@@ -81,6 +81,13 @@ public enum JSONReport {
         out += ",\"ota\":" + OTAReport.json(f.otaSessions)
         // Only for a capture with LE Audio, so that the JSON of others stays as it was (schemas/report.schema.json).
         if !f.iso.isEmpty || !(f.leAudio?.isEmpty ?? true) { out += ",\"iso\":" + ISOReport(iso: f.iso, profiles: f.leAudio).json() }
+        if !AudioReport.isEmpty(f.connections, f.classic) {
+            var a = JSONWriter()
+            a.beginObject()
+            AudioReport.write(f.connections, f.classic, to: &a)
+            a.endObject()
+            out += "," + String(a.string.dropFirst().dropLast())
+        }
         out += "," + keyEventsAndFindings(f)
         return out
     }
@@ -187,14 +194,26 @@ public enum JSONReport {
         w.field("end_time", c.endTime)
         w.field("disconnect_reason", c.disconnectReason)
         w.field("ended_by", c.lifecycle.ending?.endedBy.rawValue)
-        ConnectionColumns.linkObject.cell(c).write("link", to: &w)
-        writeLinkHistory(c.link, to: &w)
-        writeLinkFacts(c.link, to: &w)
-        writeEncryptionHistory(c.link, to: &w)
+        if c.isBREDR {
+            // No LE field on a BR/EDR link: its own facts instead (``ClassicLinkColumns``).
+            w.field("transport", "bredr")
+            ConnectionColumns.linkObject.cell(c).write("link", to: &w)
+            w.beginObject("link_facts")
+            ClassicLinkColumns.writeFacts(c, fact: writeFact, to: &w)
+            w.endObject()
+            writeEncryptionHistory(c.link, to: &w)
+            ClassicLinkColumns.write(c, to: &w)
+        } else {
+            ConnectionColumns.linkObject.cell(c).write("link", to: &w)
+            writeLinkHistory(c.link, to: &w)
+            writeLinkFacts(c.link, to: &w)
+            writeEncryptionHistory(c.link, to: &w)
+        }
         writeTraffic(c, to: &w)
         if let ll = c.linkLayer { ThroughputReport.writeLinkLayer(ll, to: &w) } else { w.fieldNull("link_layer") }
         if let q = LinkQualitySummary(c.linkQuality) { writeLinkQuality(q, into: &w) } else { w.fieldNull("link_quality") }
         writeQualityReports(c.linkQuality, to: &w)
+        SecurityJSON.write(c, to: &w)
         w.endObject()
     }
 
@@ -343,20 +362,23 @@ extension JSONReport {
     /// `"link_facts": {"mtu": {"value", "source", "basis"}, ...}`: the value in force at the end of each link fact and
     /// where it came from (observed at a frame, inferred from what, assumed).
     static func writeLinkFacts(_ link: LinkState, to w: inout JSONWriter) {
-        func fact(_ key: String, _ value: String?, _ source: FactSource) {
-            w.beginObject(key)
-            w.field("value", value)
-            w.field("source", source.kind)
-            w.field("frame", source.frame)
-            w.field("basis", source.description)
-            w.endObject()
-        }
+        func fact(_ key: String, _ value: String?, _ source: FactSource) { writeFact(key, value, source, &w) }
         w.beginObject("link_facts")
         fact("mtu", link.mtu.value.map(String.init), link.mtu.source)
         fact("phy", link.phy.value.flatMap { LinkColumns.phy.textCell($0) }, link.phy.source)
         fact("data_length", link.dataLength.value.flatMap { LinkColumns.dataLength.textCell($0) }, link.dataLength.source)
         fact("parameters", link.parameters.value.map(LinkColumns.parametersPhrase), link.parameters.source)
         fact("encryption", link.encryption.value.map { $0 ? "on" : "off" }, link.encryption.source)
+        w.endObject()
+    }
+
+    /// One link fact: `{"value", "source", "frame", "basis"}` under `key`.
+    static func writeFact(_ key: String, _ value: String?, _ source: FactSource, _ w: inout JSONWriter) {
+        w.beginObject(key)
+        w.field("value", value)
+        w.field("source", source.kind)
+        w.field("frame", source.frame)
+        w.field("basis", source.description)
         w.endObject()
     }
 }

@@ -122,14 +122,14 @@ public struct LinksChart: Sendable {
         self.init(
             connections: f.connections, start: stats.minTimestamp, end: stats.maxTimestamp,
             hasController: stats.commands + stats.events > 0, otaSessions: f.otaSessions, isoStreams: f.iso.streams,
-            markers: markers)
+            markers: markers, synchronousLinks: f.classic.synchronousLinks)
     }
 
     /// The chart of `connections` over the capture from `start` to `end` (its first and last records); nil without
     /// a record or a connection. `hasController`: an HCI log, whose controller gets a lane.
     public init?(
         connections: [Connection], start: Timestamp?, end: Timestamp?, hasController: Bool, otaSessions: [OTASession] = [],
-        isoStreams: [ISOStream] = [], markers: [Marker] = []
+        isoStreams: [ISOStream] = [], markers: [Marker] = [], synchronousLinks: [SynchronousLink] = []
     ) {
         guard let first = start, let last = end, !connections.isEmpty else { return nil }
         self.start = first
@@ -138,7 +138,8 @@ public struct LinksChart: Sendable {
         var lanes: [Lane] = []
         for c in connections.sorted(by: { ($0.startTime, $0.number) < ($1.startTime, $1.number) }) {
             let key = c.peerAddress ?? "handle " + hex(c.handle, width: 4)
-            let bar = Self.bar(c, otaSessions: otaSessions, isoStreams: isoStreams, captureEnd: last)
+            var bar = Self.bar(c, otaSessions: otaSessions, isoStreams: isoStreams, captureEnd: last)
+            if c.isBREDR { bar.spans += ClassicLinkColumns.spans(c, synchronous: synchronousLinks, until: c.endTime ?? last) }
             if let i = byPeer[key] {
                 lanes[i].bars.append(bar)
             } else {

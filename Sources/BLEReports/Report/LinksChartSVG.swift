@@ -124,7 +124,7 @@ extension LinksChart {
         out += "<span>ticks: <i class=\"sw k-encryption\"></i>encryption <i class=\"sw k-mtu\"></i>MTU <i class=\"sw k-phy\"></i>PHY "
         out += "<i class=\"sw k-data-length\"></i>data length <i class=\"sw k-parameters\"></i>parameters</span>"
         out +=
-            "<span><i class=\"sw span-ota\"></i>OTA <i class=\"sw span-iso\"></i>LE Audio <i class=\"sw rssi\"></i>RSSI ▲ finding</span></p>"
+            "<span><i class=\"sw span-ota\"></i>OTA <i class=\"sw span-iso\"></i>LE Audio <i class=\"sw span-sniff\"></i>sniff <i class=\"sw span-a2dp\"></i>A2DP <i class=\"sw span-sco\"></i>SCO/eSCO <i class=\"sw rssi\"></i>RSSI ▲ finding</span></p>"
         return out
     }
 }

@@ -119,6 +119,7 @@ public enum MarkdownReport {
         out += decodeWarnings(f)
         out += captureTable(f, clock: clock)
         out += connections(f, options: options)
+        out += ReportSecurity.markdown(f)
         out += linkQuality(f.connections, clock: clock)
         out += throughput(f, options: options)
         out += transfers(f, options: options)

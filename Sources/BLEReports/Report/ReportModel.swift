@@ -67,6 +67,8 @@ public struct FileAnalysis: Sendable {
     public var otaSessions: [OTASession] = []
     /// The isochronous streams and the audio profiles (`ReportISO.swift`): empty unless the capture has LE Audio.
     public var iso = ISOAnalysis()
+    /// SCO/eSCO links (the profiles are the connections').
+    public var classic = ClassicAnalysis()
     public var leAudio: LEAudioProfiles?
     public var keyEvents: [KeyEvent] = []
     public var keyEventsOmitted = 0
@@ -232,6 +234,7 @@ public struct Report: Sendable {
         a.transfers = analysis.transfers?.transfers ?? []
         a.otaSessions = analysis.otaSessions ?? []
         a.iso = analysis.iso
+        a.classic = analysis.classic
         a.leAudio = analysis.leAudio
         if let usage = analysis.gattUsage { a.usage = usage }
         var findings = capture.findings + analysis.findings + (analysis.transfers?.findings ?? [])

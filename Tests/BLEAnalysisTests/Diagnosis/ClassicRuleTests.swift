@@ -74,7 +74,8 @@ extension DiagnosisRuleTests {
             #expect(f.message.contains("after this side said it had no link key"))
             // A pairing followed the Negative Reply: not BR-04's missing key.
             #expect(r.of("BR-04").isEmpty)
-            let security = try #require(r.story.sentences.first { $0.text.hasPrefix("BR/EDR security") })
+            // The story's one Security: line carries the BR/EDR sentence (its own prefix shortened to "BR/EDR: ").
+            let security = try #require(r.story.sentences.first { $0.text.hasPrefix("Security: ") && $0.text.contains("BR/EDR: ") })
             #expect(security.text.contains("Simple Pairing failed (0x05 Authentication Failure)") && security.frames.contains(11))
         }
 

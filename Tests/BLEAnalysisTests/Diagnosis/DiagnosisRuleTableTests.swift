@@ -30,22 +30,40 @@ import Testing
 
     /// The BR/EDR rules (issue 35 point 2): a pairing, a bond or encryption lost are errors; pages and connections that
     /// fail are warnings; a role switch or sniff refused is a warning only when a link loss follows (info otherwise).
+    /// Then BR/EDR audio (issue 46), by what the user lost: a call without audio (BR-09) is critical; an A2DP setup
+    /// refused with no stream after it (BR-08) and a hands-free connection that never came up (BR-10) fail silently:
+    /// errors; a stall, a narrowband fallback, a renegotiation loop degrade the audio: warnings.
     static let classic: [(id: String, severity: String)] = [
         ("BR-01", "W"), ("BR-02", "W"), ("BR-03", "E"), ("BR-04", "E"), ("BR-05", "E"), ("BR-06", "W"),
+        ("BR-07", "W"), ("BR-08", "E"), ("BR-09", "C"), ("BR-10", "E"), ("BR-11", "W"), ("BR-12", "W"),
     ]
 
     /// The air-capture rules after them: an air link that ended with no terminate in the capture (an error when the capture
     /// shows the peripheral out of the link; lower when it cannot tell).
     static let air: [(id: String, severity: String)] = [("DC-10", "E")]
 
-    static var table: [(id: String, severity: String)] { catalogue + leAudio + classic + air }
+    /// The per-link security rules after SEC-07 (issue 45): a key under 7 bytes, a downgrade, a debug key, a key for
+    /// several peers, encryption before the DHKey checks, a key size out of range and a public key off the curve are errors (each rule reports
+    /// lower where the risk is less: a 7–15-byte key is a warning); the rest are warnings.
+    static let securityRecord: [(id: String, severity: String)] = [
+        ("SEC-08", "E"), ("SEC-09", "E"), ("SEC-10", "W"), ("SEC-11", "E"), ("SEC-12", "W"), ("SEC-13", "W"), ("SEC-14", "E"),
+        ("SEC-15", "W"), ("SEC-16", "W"), ("SEC-17", "E"), ("SEC-18", "E"), ("SEC-19", "E"),
+    ]
+
+    /// The link-layer compliance rules last (issue 45 point 3; air captures).
+    static let linkLayer: [(id: String, severity: String)] = [("LL-01", "W"), ("LL-02", "E"), ("LL-03", "W")]
+
+    static var table: [(id: String, severity: String)] {
+        let sec07 = catalogue.firstIndex { $0.id == "SEC-07" }! + 1
+        return Array(catalogue[..<sec07]) + securityRecord + Array(catalogue[sec07...]) + leAudio + classic + air + linkLayer
+    }
 
     /// Each group: its folder under `Rules/` and the id prefix of its rules.
     static let groups: [RuleGroup: (folder: String, prefix: String)] = [
         .captureQuality: ("CaptureQuality", "CQ"), .establishment: ("Establishment", "CE"), .disconnection: ("Disconnection", "DC"),
         .security: ("Security", "SEC"), .gatt: ("GATT", "GATT"), .throughput: ("Throughput", "TP"),
         .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"), .leAudio: ("LEAudio", "LA"),
-        .classic: ("Classic", "BR"),
+        .classic: ("Classic", "BR"), .linkLayer: ("LinkLayer", "LL"),
     ]
 
     static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"

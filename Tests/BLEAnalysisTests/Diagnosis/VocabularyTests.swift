@@ -63,7 +63,7 @@ import Testing
             return out
         }
         #expect(ids(.restsOnSetup) == ["CE-04", "SEC-04", "SEC-05", "GATT-03", "GATT-05", "GATT-06", "GATT-07", "LP-02", "DC-01"])
-        #expect(ids(.claimsAbsence) == ["GATT-01", "GATT-03", "GATT-05", "DC-08", "SEC-04", "TP-01", "TP-05", "LA-04"])
+        #expect(ids(.claimsAbsence) == ["GATT-01", "GATT-03", "GATT-05", "DC-08", "SEC-04", "TP-01", "TP-05", "LA-04", "BR-07"])
         #expect(ids(.describesCapture) == group([.captureQuality]))
         #expect(ids(.readsPayloads) == group([.gatt, .throughput]))
     }

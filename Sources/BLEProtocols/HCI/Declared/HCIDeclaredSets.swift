@@ -14,6 +14,19 @@ public enum HCIDeclaredSets {
         // BR/EDR authentication, pairing, role and mode (7.7.6, 7.7.18, 7.7.20, 7.7.22–24, 7.7.40–41, 7.7.45).
         AuthenticationComplete.self, RoleChange.self, ModeChange.self, PINCodeRequest.self, LinkKeyRequest.self,
         LinkKeyNotification.self, IOCapabilityRequest.self, IOCapabilityResponse.self, SimplePairingComplete.self,
+        // Secure Simple Pairing's user steps and the key size in force (7.1.29, 7.5.7, 7.7.42–44, 7.7.48).
+        IOCapabilityRequestReply.self, UserConfirmationRequest.self, UserPasskeyRequest.self, RemoteOOBDataRequest.self,
+        UserPasskeyNotification.self, ReadEncryptionKeySize.self, ReadEncryptionKeySizeReturn.self,
+        // BR/EDR link facts: the remote's name, features and version, mode, subrating, supervision timeout, packet types
+        // (7.7.4, 7.7.7, 7.7.11, 7.7.27, 7.7.29, 7.7.34, 7.7.37, 7.7.46; 7.1.14, 7.1.19, 7.2.2–3, 7.2.8, 7.2.14, 7.3.42).
+        ConnectionRequest.self, RemoteNameRequestComplete.self, ReadRemoteSupportedFeaturesComplete.self, MaxSlotsChange.self,
+        ConnectionPacketTypeChanged.self, ReadRemoteExtendedFeaturesComplete.self, SniffSubrating.self,
+        LinkSupervisionTimeoutChanged.self, SniffMode.self, ExitSniffMode.self, SwitchRole.self, SniffSubratingCommand.self,
+        WriteLinkSupervisionTimeout.self, ChangeConnectionPacketType.self, RemoteNameRequest.self, AcceptConnectionRequest.self,
+        // SCO and eSCO (7.1.26–28, 7.1.45–46, 7.7.35–36).
+        SetupSynchronousConnection.self, AcceptSynchronousConnectionRequest.self, RejectSynchronousConnectionRequest.self,
+        EnhancedSetupSynchronousConnection.self, EnhancedAcceptSynchronousConnectionRequest.self,
+        SynchronousConnectionComplete.self, SynchronousConnectionChanged.self,
         // BR/EDR paging and authentication commands and the LE key reply, their keys never printed (7.1.5, 7.1.10–11,
         // 7.1.15–16, 7.8.25).
         CreateConnection.self, LinkKeyRequestReply.self, LinkKeyRequestNegativeReply.self, AuthenticationRequested.self,

@@ -33,7 +33,7 @@ struct BR04LinkKeyMissing: DiagnosisRule {
             case .classicConnectionComplete(_, let s, let p, _) where s == .authenticationFailure || s == .pinOrKeyMissing:
                 (peer, status) = (p, s)
             case .disconnectionComplete(_, .success, let r)
-            where (r == .authenticationFailure || r == .pinOrKeyMissing) && e.connection(ev.connection)?.isLE == false:
+            where (r == .authenticationFailure || r == .pinOrKeyMissing) && e.connection(ev.connection)?.isBREDR == true:
                 (peer, status) = (e.classicPeer(ev.connection), r)
             default: continue
             }

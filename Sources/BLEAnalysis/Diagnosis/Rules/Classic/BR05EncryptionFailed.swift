@@ -21,7 +21,7 @@ struct BR05EncryptionFailed: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
-            guard case .encryptionChange(_, let status, _) = ev.kind, status != .success, let c = e.connection(ev.connection), !c.isLE
+            guard case .encryptionChange(_, let status, _) = ev.kind, status != .success, let c = e.connection(ev.connection), c.isBREDR
             else { return nil }
             let name = e.deviceName(c)
             let chain = e.authenticationChain(peer: c.peerAddress, connection: c.number, before: ev.frame)

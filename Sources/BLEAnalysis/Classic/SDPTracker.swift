@@ -1,0 +1,72 @@
+import BLECore
+import BLEProtocols
+
+/// Follows SDP on one BR/EDR link (Core Spec Vol 3, Part B, 4): requests paired with their responses by transaction
+/// ID, attribute lists reassembled across continuation states, the service records they hold, Error Responses.
+struct SDPTracker {
+    private(set) var summary = SDPSummary()
+    /// Requests waiting for their response, by (requester is this side, transaction ID): frame.
+    private var pending: [UInt32: Int] = [:]
+    /// Attribute bytes of a response that continues, by responder (true: the peer).
+    private var partial: [Bool: [UInt8]] = [:]
+    static let maxHeldBytes = 1 << 20
+    static let maxServices = 1024
+
+    /// One SDP PDU sent by this side (`fromPeer` false) or the peer; returns the request it answers, if any.
+    mutating func feed(_ pdu: SDPPDU, fromPeer: Bool, frame: Int) -> Int? {
+        let key = UInt32(fromPeer ? 0 : 1) << 16 | UInt32(pdu.transaction)
+        if pdu.id.isRequest {
+            summary.requests += 1
+            if pending.count < 4096 { pending[UInt32(fromPeer ? 1 : 0) << 16 | UInt32(pdu.transaction)] = frame }
+            return nil
+        }
+        summary.responses += 1
+        let requestFrame = pending.removeValue(forKey: key)
+        switch pdu.parameters {
+        case .errorResponse(let code):
+            summary.errors.append(SDPErrorEvent(frame: frame, fromPeer: fromPeer, code: code, requestFrame: requestFrame))
+        case .serviceAttributeResponse(let bytes, let c):
+            collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: false)
+        case .serviceSearchAttributeResponse(let bytes, let c):
+            collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: true)
+        default:
+            break
+        }
+        return requestFrame
+    }
+
+    /// The requests still unanswered when the link ended.
+    mutating func finish() -> SDPSummary {
+        summary.unanswered = pending.values.sorted()
+        pending.removeAll()
+        return summary
+    }
+
+    private mutating func collect(_ bytes: [UInt8], continuation: SDPContinuation, fromPeer: Bool, frame: Int, listOfLists: Bool) {
+        var held = partial[fromPeer, default: []]
+        if held.count + bytes.count <= Self.maxHeldBytes { held += bytes }
+        guard continuation.isEmpty else {
+            partial[fromPeer] = held
+            return
+        }
+        partial[fromPeer] = nil
+        guard let list = try? SDPElement(bytes: held) else {
+            summary.malformed.append(frame)
+            return
+        }
+        let records = listOfLists ? (list.items ?? []) : [list]
+        for r in records {
+            guard let record = SDPRecord(r), summary.services.count < Self.maxServices else { continue }
+            summary.services.append(
+                SDPService(
+                    frame: frame, fromPeer: fromPeer, handle: record.handle, classes: record.serviceClasses,
+                    profiles: record.profiles.map { SDPProfileVersion(profile: $0.profile, version: $0.version) }, psm: record.psm,
+                    rfcommChannel: record.rfcommChannel, name: record.name, supportedFeatures: record.supportedFeatures))
+        }
+    }
+
+    /// What SDP said runs on RFCOMM server channel `channel` of the peer (or this side): `Handsfree Audio Gateway`.
+    func service(onRFCOMMChannel channel: UInt8) -> SDPService? {
+        summary.services.last { $0.rfcommChannel == channel }
+    }
+}

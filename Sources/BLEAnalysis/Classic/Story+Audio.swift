@@ -1,0 +1,137 @@
+import BLECore
+import BLEProtocols
+
+/// The story's BR/EDR audio lines: what SDP found, the A2DP streams with their codec, rate and suspends, the hands-free
+/// connection with its codec negotiation, the SCO/eSCO links of the calls, AVRCP. Each cites its frames.
+extension Story {
+    static func audio(_ e: Evidence) -> [StorySentence] {
+        var out: [StorySentence] = []
+        for c in e.connections where c.isBREDR {
+            guard let p = c.profiles else { continue }
+            let who = e.deviceName(c)
+            if let s = sdpLine(p, who: who) { out.append(s) }
+            out += a2dpLines(p, who: who)
+            if let s = hfpLine(p, e, who: who) { out.append(s) }
+            if let s = avrcpLine(p, who: who) { out.append(s) }
+        }
+        return out
+    }
+
+    /// `SDP with 60:55:…: the peer offers Handsfree 1.8 (RFCOMM 2), Audio Sink 1.3 (AVDTP), A/V Remote Control 1.6.`
+    static func sdpLine(_ p: ClassicProfilesResult, who: String) -> StorySentence? {
+        let services = p.sdp.services.filter(\.fromPeer)
+        guard !services.isEmpty || !p.sdp.errors.isEmpty else { return nil }
+        var seen = Set<String>()
+        var parts: [String] = []
+        for s in services {
+            var text = s.profiles.first?.text ?? s.title
+            if let ch = s.rfcommChannel {
+                text += " (RFCOMM \(ch))"
+            } else if let psm = s.psm, let name = L2CAPPSM(psm).name {
+                text += " (\(name))"
+            }
+            if seen.insert(text).inserted { parts.append(text) }
+        }
+        var text = "SDP with \(who): " + (parts.isEmpty ? "no record found" : "the peer offers " + parts.prefix(8).joined(separator: ", "))
+        if parts.count > 8 { text += " and \(parts.count - 8) more" }
+        if !p.sdp.errors.isEmpty { text += "; \(plural(p.sdp.errors.count, "error response")) (\(p.sdp.errors[0].code))" }
+        return StorySentence(.classic, text + ".", frames: services.map(\.frame) + p.sdp.errors.map(\.frame))
+    }
+
+    /// `A2DP with …: SBC 44.1 kHz joint stereo bitpool 53, streamed 2 min 10 s at 328 kbps, 3 suspends.`
+    static func a2dpLines(_ p: ClassicProfilesResult, who: String) -> [StorySentence] {
+        var out: [StorySentence] = []
+        for s in p.a2dp.streams {
+            var text = "A2DP with \(who): \(s.codec?.description ?? "codec not shown") (set at frame \(s.configurationFrame))"
+            let m = s.media
+            if m.packets > 0 {
+                text += ", streamed \(duration(m.durationMicroseconds))"
+                if let bps = m.bitsPerSecond { text += " at \(Int((bps / 1000).rounded())) kbps" }
+                text += " (\(plural(m.packets, "media packet")))"
+            } else if !s.starts.isEmpty {
+                text += ", started \(plural(s.starts.count, "time")) but no media packet in the log"
+            } else {
+                text += ", never started"
+            }
+            if !s.suspends.isEmpty { text += ", \(plural(s.suspends.count, "suspend"))" }
+            if !m.stalls.isEmpty { text += ", \(plural(m.stalls.count, "stall")) over 200 ms" }
+            if m.sequenceGaps > 0 { text += ", \(m.packetsMissing) RTP sequence numbers skipped" }
+            if !s.reconfigurations.isEmpty { text += ", reconfigured \(plural(s.reconfigurations.count, "time"))" }
+            let frames = [s.configurationFrame] + s.starts + s.suspends + (m.firstFrame.map { [$0] } ?? []) + m.stalls.map(\.toFrame)
+            out.append(StorySentence(.classic, text + ".", frames: frames))
+        }
+        if !p.a2dp.rejections.isEmpty {
+            let r = p.a2dp.rejections
+            let list = r.prefix(3).map { "\($0.signal) \($0.error?.description ?? "general reject") at \($0.frame)" }.joined(
+                separator: ", ")
+            out.append(StorySentence(.classic, "AVDTP with \(who): \(plural(r.count, "rejection")): \(list).", frames: r.map(\.frame)))
+        }
+        return out
+    }
+
+    /// `HFP with …: service level connection up at frame 512; mSBC asked, CVSD used; 2 calls.`
+    static func hfpLine(_ p: ClassicProfilesResult, _ e: Evidence, who: String) -> StorySentence? {
+        guard let h = p.hfp else { return nil }
+        var parts: [String] = []
+        var frames: [Int] = []
+        if let f = h.slcFrame {
+            parts.append("service level connection up at frame \(f)")
+            frames.append(f)
+        } else if let fail = h.slcFailure {
+            parts.append("service level connection failed at frame \(fail.frame) (\(fail.command): \(fail.why))")
+            frames.append(fail.frame)
+        } else {
+            parts.append("service level connection not completed in the log")
+        }
+        if let negotiation = codecNegotiation(h) {
+            parts.append(negotiation.text)
+            frames += negotiation.frames
+        }
+        let calls = h.callEvents.filter { $0.what.hasPrefix("answered") || $0.what.hasPrefix("dialled") }.count
+        if calls > 0 { parts.append(plural(calls, "call") + " answered or dialled") }
+        if !h.errors.isEmpty { parts.append("\(plural(h.errors.count, "AT command")) refused") }
+        let side = h.thisSideIsGateway ? "audio gateway" : "hands-free unit"
+        return StorySentence(
+            .classic, "HFP with \(who) on RFCOMM channel \(h.dlci >> 1) (this side the \(side)): " + parts.joined(separator: "; ") + ".",
+            frames: frames)
+    }
+
+    /// `mSBC asked, CVSD used` / `mSBC chosen` from AT+BAC and the +BCS selections.
+    static func codecNegotiation(_ h: HFPSession) -> (text: String, frames: [Int])? {
+        guard !h.availableCodecs.isEmpty || !h.codecSelections.isEmpty else { return nil }
+        let offered = h.availableCodecs.map(HFPCodec.name)
+        let chosen = h.codecSelections.map { HFPCodec.name($0.codec) }
+        var frames = h.availableCodecsFrame.map { [$0] } ?? []
+        frames += h.codecSelections.map(\.frame)
+        guard let last = chosen.last else { return ("\(offered.joined(separator: "/")) offered, no codec selected", frames) }
+        let best = h.availableCodecs.max().map(HFPCodec.name)
+        if let best, best != last { return ("\(best) offered, \(last) used", frames) }
+        let unique = Array(Set(chosen))
+        return (unique.count > 1 ? "codecs selected in turn: \(chosen.joined(separator: " → "))" : "\(last) selected", frames)
+    }
+
+    static func avrcpLine(_ p: ClassicProfilesResult, who: String) -> StorySentence? {
+        let a = p.avrcp
+        guard a.commands > 0 else { return nil }
+        var parts = ["\(plural(a.commands, "command"))"]
+        if !a.registered.isEmpty {
+            parts.append("notifications \(a.registered.joined(separator: ", ")) (\(plural(a.changed.count, "change")))")
+        }
+        let ops = Dictionary(grouping: a.operations, by: \.what).map {
+            "\($0.value.count) \($0.key.hasSuffix(" pressed") ? String($0.key.dropLast(8)) : $0.key)"
+        }
+        if !ops.isEmpty { parts.append(ops.sorted().joined(separator: ", ")) }
+        if let v = a.volume { parts.append("volume \(v * 100 / 127) %") }
+        if !a.rejections.isEmpty { parts.append("\(a.rejections.count) refused (\(a.rejections[0].what))") }
+        return StorySentence(
+            .classic, "AVRCP with \(who): " + parts.joined(separator: ", ") + ".",
+            frames: a.rejections.map(\.frame) + a.operations.prefix(3).map(\.frame))
+    }
+
+    /// `2 min 10 s`, `12.4 s`.
+    static func duration(_ us: Int64) -> String {
+        let s = Double(us) / 1e6
+        if s < 60 { return String(fractionDigits: 1, s) + " s" }
+        return "\(Int(s) / 60) min \(Int(s) % 60) s"
+    }
+}

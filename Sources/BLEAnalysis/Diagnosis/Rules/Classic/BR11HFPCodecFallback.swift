@@ -1,0 +1,62 @@
+import BLECore
+import BLEProtocols
+
+extension FindingCode {
+    static let hfpCodecFallback = FindingCode(
+        "BR-11", layer: .classic, severity: .warning,
+        title: "A call fell back to narrowband audio (CVSD)",
+        explain: .init(
+            meaning:
+                "The headset offered wideband speech (mSBC or LC3-SWB), but the call used CVSD, narrowband: voices sound muffled.",
+            advice: "Look for a failed wideband eSCO setup before the fallback (BR-09), and at the gateway's codec support."),
+        fold: .device)
+}
+
+/// BR-11: a call fell back to narrowband: both sides negotiate codecs and the hands-free unit offered mSBC or LC3-SWB
+/// (AT+BAC), yet the gateway selected CVSD (+BCS: 1); or mSBC was selected and the eSCO link came up in CVSD air mode
+/// (HFP 1.9, 4.11.3, 5.7).
+struct BR11HFPCodecFallback: DiagnosisRule {
+    static let code = FindingCode.hfpCodecFallback
+    static let group = RuleGroup.classic
+    static let evidence =
+        "AT+BAC listing mSBC (2) or LC3-SWB (3) and +BCS selecting CVSD (1); or +BCS selecting mSBC then a Synchronous Connection Complete with air mode CVSD on the same link"
+    static let anchor = "none"
+
+    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        var out: [Diagnosis] = []
+        for c in e.connections where c.isBREDR {
+            guard let h = c.profiles?.hfp else { continue }
+            let name = e.deviceName(c)
+            let wideband = h.availableCodecs.filter { $0 >= HFPCodec.mSBC }
+            if let best = wideband.max(), let fallback = h.codecSelections.first(where: { $0.codec == HFPCodec.cvsd }) {
+                out.append(
+                    Diagnosis(
+                        rule: Self.code, severity: severity, frame: fallback.frame,
+                        message:
+                            "\(name) offered \(HFPCodec.name(best)) (AT+BAC) but the gateway selected CVSD at frame \(fallback.frame): the call's audio is narrowband.",
+                        headline: "\(HFPCodec.name(best)) offered, CVSD used with \(name)",
+                        supporting: h.availableCodecsFrame.map { [CitedFrame($0, "AT+BAC")] } ?? [],
+                        causes: [
+                            "the gateway's wideband setup failed before and it fell back",
+                            "the gateway does not support \(HFPCodec.name(best))",
+                        ],
+                        device: c.peerAddress, connection: c.number, fold: "\(name)"))
+                continue
+            }
+            guard let selected = h.codecSelections.last(where: { $0.codec == HFPCodec.mSBC }) else { continue }
+            let cvsd = e.classic.synchronousLinks.first { l in
+                l.established && l.aclConnection == c.number && (l.startFrame ?? 0) > selected.frame && l.airMode == .cvsd
+            }
+            guard let link = cvsd, let frame = link.startFrame else { continue }
+            out.append(
+                Diagnosis(
+                    rule: Self.code, severity: severity, frame: frame,
+                    message:
+                        "mSBC was selected with \(name) at frame \(selected.frame), but the eSCO link came up in CVSD air mode at frame \(frame): narrowband audio.",
+                    headline: "mSBC selected, CVSD link with \(name)", supporting: [CitedFrame(selected.frame, "+BCS: 2")],
+                    causes: ["the gateway's controller set up the link without transparent data (its wideband path failed)"],
+                    device: c.peerAddress, connection: c.number, fold: "\(name)"))
+        }
+        return out
+    }
+}

@@ -1,0 +1,71 @@
+import BLECore
+import BLEProtocols
+
+// MARK: - The "Security:" line: the worst security findings first, then how the links were secured
+
+extension Story {
+    /// The security sentences (``security(_:)``), as one "Security:" line led by the worst security and link-layer
+    /// compliance findings (severity first, at most three), so the first screen answers "how was it secured, and what
+    /// is weak".
+    static func security(_ e: Evidence, findings: [Diagnosis]) -> [StorySentence] {
+        let sentences = security(e)
+        let risks = findings.filter { $0.isSecurity && $0.severity >= .warning }
+            .enumerated().sorted { ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset) }.map(\.element)
+        guard !sentences.isEmpty || !risks.isEmpty else { return [] }
+        var text = "Security: "
+        if !risks.isEmpty {
+            let shown = risks.prefix(3).map { "\($0.headline) (\($0.rule))" }
+            text += shown.joined(separator: "; ").capitalizedFirst + (risks.count > 3 ? "; \(risks.count - 3) more" : "") + ". "
+        }
+        // One line: the BR/EDR sentence's own prefix gives way to the line's.
+        let own = "BR/EDR security: "
+        text += sentences.map { $0.text.hasPrefix(own) ? "BR/EDR: " + $0.text.dropFirst(own.count) : $0.text }.joined(separator: " ")
+        let frames = sentences.flatMap(\.frames) + risks.prefix(3).map(\.frame)
+        return [StorySentence(.security, text, frames: frames)]
+    }
+
+    /// ` (LE legacy Just Works, bonding)`: the association model of each pairing the links' records hold, folded;
+    /// nil when no record names one.
+    static func pairingMethods(_ e: Evidence, le: Bool) -> String? {
+        var names: [String] = []
+        for c in e.connections where c.isLE == le {
+            for p in c.machine.securityRecord.pairings {
+                guard let procedure = p.procedure else { continue }
+                var name = procedure.rawValue + (p.model.map { " \($0.rawValue)" } ?? "")
+                if let type = p.linkKeyType { name += ", \(type)" }
+                if p.debugKeyFrame != nil { name += ", debug key" }
+                names.append(name)
+            }
+        }
+        guard !names.isEmpty else { return nil }
+        return Set(names).count == 1 ? " (\(names[0]))" : " (\(tally(names)))"
+    }
+
+    /// `16-byte keys (from the pairing)`, `key size 7 (Read Encryption Key Size), E0`, `key size not in the log`: the key
+    /// sizes in force on the links' encrypted sessions and where they come from; nil when no session came on.
+    static func keySizes(_ e: Evidence, le: Bool) -> String? {
+        var sizes: [Int: String] = [:], unknown = 0
+        var algorithms = Set<String>()
+        for c in e.connections where c.isLE == le {
+            for s in c.machine.securityRecord.sessions where s.onFrame != nil {
+                if let a = s.algorithm(isLE: c.isLE), !le { algorithms.insert(a) }
+                guard let size = s.keySize else {
+                    unknown += 1
+                    continue
+                }
+                let from: String
+                switch s.keySizeSource {
+                case .observed?: from = "stated"
+                case .inferred(.bondKeySize)?: from = "from the bond's pairing"
+                default: from = "from the pairing"
+                }
+                if sizes[size] == nil { sizes[size] = from }
+            }
+        }
+        guard !sizes.isEmpty || unknown > 0 else { return nil }
+        var parts = sizes.keys.sorted().map { "\($0)-byte key (\(sizes[$0]!))" }
+        if unknown > 0 { parts.append(sizes.isEmpty ? "key size not in the log" : "\(unknown) with the key size not in the log") }
+        if !algorithms.isEmpty { parts.append(algorithms.sorted().joined(separator: " and ")) }
+        return parts.joined(separator: ", ")
+    }
+}

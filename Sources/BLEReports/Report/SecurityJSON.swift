@@ -1,0 +1,102 @@
+import BLEAnalysis
+import BLECore
+
+/// A link's security record (``LinkSecurity``) as JSON, the `security` object of each connection in `report --format
+/// json` (`schemas/security.schema.json#/$defs/linkSecurity`): every pairing with its association model and keys, every
+/// encryption session with its key size in force and where that size comes from (`observed`, `inferred`, or null: not
+/// in the log).
+public enum SecurityJSON {
+    public static func write(_ c: Connection, to w: inout JSONWriter) {
+        let r = c.machine.securityRecord
+        w.beginObject("security")
+        w.beginArray("pairings")
+        for p in r.pairings { pairing(p, to: &w) }
+        w.endArray()
+        w.beginArray("sessions")
+        for s in r.sessions { session(s, isLE: c.isLE, to: &w) }
+        w.endArray()
+        if let b = r.bond {
+            w.beginObject("bond")
+            w.field("connection", b.connection)
+            w.field("pairing_frame", b.pairing.frame)
+            w.endObject()
+        } else {
+            w.fieldNull("bond")
+        }
+        w.beginArray("stored_key_answers")
+        for a in r.storedKeyAnswers {
+            w.beginObject()
+            w.field("frame", a.frame)
+            w.field("found", a.found)
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
+    static func pairing(_ p: SecurityPairing, to w: inout JSONWriter) {
+        w.beginObject()
+        w.field("frame", p.frame)
+        w.field("response_frame", p.responseFrame)
+        w.field("procedure", p.procedure?.rawValue)
+        w.field("initiator", p.initiator?.rawValue)
+        w.field("model", p.model?.rawValue)
+        w.field("model_source", p.modelSource?.kind)
+        w.field("mitm_requested", p.mitmRequested)
+        w.field("authenticated", p.authenticated)
+        w.field("bonding", p.bonding)
+        w.field("key_size", p.keySize)
+        w.beginArray("offered_key_sizes")
+        for k in p.offeredKeySizes { w.value(k) }
+        w.endArray()
+        w.beginArray("io_capabilities")
+        for io in p.ioCapabilities { w.value(io) }
+        w.endArray()
+        w.field("curve", p.curve)
+        w.field("debug_key_frame", p.debugKeyFrame)
+        w.field("link_key_type", p.linkKeyType?.description)
+        w.field("keys_central", p.distributed[.local]?.description)
+        w.field("keys_peripheral", p.distributed[.peer]?.description)
+        switch p.outcome {
+        case .unfinished:
+            w.field("outcome", "unfinished")
+            w.fieldNull("outcome_frame")
+            w.fieldNull("failure")
+        case .completed(let f):
+            w.field("outcome", "completed")
+            w.field("outcome_frame", f)
+            w.fieldNull("failure")
+        case .failed(let f, let by, let reason):
+            w.field("outcome", "failed")
+            w.field("outcome_frame", f)
+            w.field("failure", (by.map { "\($0.rawValue): " } ?? "") + reason)
+        }
+        w.endObject()
+    }
+
+    static func session(_ s: EncryptionSession, isLE: Bool, to w: inout JSONWriter) {
+        w.beginObject()
+        w.field("start_frame", s.startFrame)
+        w.field("ediv", s.ediv)
+        w.field("rand", s.rand.map { hex($0, width: 16) })
+        switch s.origin {
+        case .pairing(let f)?: w.field("key", "pairing at \(f)")
+        case .stored?: w.field("key", "stored")
+        case nil: w.fieldNull("key")
+        }
+        w.field("on_frame", s.onFrame)
+        w.field("off_frame", s.offFrame)
+        w.field("failure", s.failure)
+        w.field("algorithm", s.algorithm(isLE: isLE))
+        w.field("key_size", s.keySize)
+        w.field("key_size_source", s.keySizeSource?.kind)
+        w.field("key_size_basis", s.keySizeSource?.description ?? "not in the log")
+        w.beginArray("refresh_frames")
+        for f in s.refreshFrames { w.value(f) }
+        w.endArray()
+        w.beginArray("pause_frames")
+        for f in s.pauseFrames { w.value(f) }
+        w.endArray()
+        w.endObject()
+    }
+}

@@ -1,0 +1,99 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLETestSupport
+import Testing
+
+@testable import BLEAnalysis
+
+/// The BR/EDR audio rules (BR-07 to BR-12), each on a capture that triggers it and on a near miss that must stay quiet,
+/// built from typed packets (the flows of ``ClassicProfilesFlowTests`` and ``ClassicLinkTests``).
+@Suite struct ClassicAudioRuleTests {
+    static func evidence(_ b: CaptureBuilder) throws -> Evidence { Evidence(pass: try AnalyzerTests.analyze(b).0) }
+
+    /// The hands-free flow up to the SLC (frame 37), then `lines` from the gateway (tx) or the headset (rx).
+    static func call(_ lines: [(String, Bool)], eSCOAfter: Set<Int> = []) -> CaptureBuilder {
+        var b = CaptureBuilder()
+        for r in ClassicProfilesFlowTests.capture().records.prefix(37) { b = b.record(r.kind, r.direction, r.bytes) }
+        for (i, (line, rx)) in lines.enumerated() {
+            b = ClassicProfilesFlowTests.at(b, line, rx: rx)
+            if eSCOAfter.contains(i) {
+                b = b.declaredEvent(
+                    SynchronousConnectionComplete {
+                        $0.handle = 0x0100 + UInt16(i); $0.address = BDAddress(0x00_1A_7D_DA_71_13); $0.linkType = 2;
+                        $0.airMode = .transparent
+                    })
+            }
+        }
+        return b
+    }
+
+    @Test func br07StallWhilePlaying() throws {
+        let d = BR07A2DPStreamStalled.evaluate(try Self.evidence(ClassicProfilesFlowTests.a2dp()))
+        #expect(d.map(\.frame) == [28] && d.first?.severity == .warning)
+        #expect(d.first?.message.contains("320 ms (frames 27–28)") == true)
+        // Near miss: the same stream with packets 20 ms apart throughout (a 180 ms gap is under the threshold) has none.
+        #expect(BR07A2DPStreamStalled.evaluate(try Self.evidence(ClassicProfilesFlowTests.a2dp(gap: 160_000))).isEmpty)
+    }
+
+    @Test func br08RejectionWithAndWithoutAStartAfter() throws {
+        // The Start rejected at 33 (BAD_STATE) has no Start after it: an error (no A2DP audio).
+        let d = BR08AVDTPRejected.evaluate(try Self.evidence(ClassicProfilesFlowTests.a2dp()))
+        #expect(d.map(\.frame) == [33] && d.first?.severity == .error && d.first?.message.contains("BAD_STATE (0x31)") == true)
+        // Near miss: a Start accepted after the rejection makes it context (info), not a failure.
+        let b = ClassicProfilesFlowTests.avdtp(
+            ClassicProfilesFlowTests.avdtp(
+                ClassicProfilesFlowTests.a2dp(), AVDTPMessage(label: 8, messageType: .command, signal: .start, parameters: .seids([1])),
+                rx: false),
+            AVDTPMessage(label: 8, messageType: .accept, signal: .start), rx: true)
+        #expect(BR08AVDTPRejected.evaluate(try Self.evidence(b)).map(\.severity) == [.info])
+    }
+
+    @Test func br09FailedESCOAndItsRetry() throws {
+        let failed = BR09SynchronousSetupFailed.evaluate(try Self.evidence(ClassicLinkTests.call(eSCOStatus: .unsupportedRemoteFeature)))
+        #expect(failed.map(\.frame) == [4] && failed.first?.severity == .critical)
+        #expect(failed.first?.message.contains("when mSBC was asked") == true)
+        // Near miss: the gateway falls back and a CVSD link comes up at 6: info only.
+        let retried = ClassicLinkTests.call(eSCOStatus: .unsupportedRemoteFeature)
+            .declaredCommand(
+                SetupSynchronousConnection {
+                    $0.handle = 0x000B; $0.voiceSetting = 0x0060
+                }
+            )  // 5
+            .declaredEvent(
+                SynchronousConnectionComplete {
+                    $0.handle = 0x000C; $0.address = ClassicLinkTests.peer; $0.linkType = 2; $0.airMode = .cvsd
+                })  // 6
+        #expect(BR09SynchronousSetupFailed.evaluate(try Self.evidence(retried)).map(\.severity) == [.info])
+        #expect(BR09SynchronousSetupFailed.evaluate(try Self.evidence(ClassicLinkTests.call())).isEmpty)
+    }
+
+    @Test func br10SLCFailedOrUp() throws {
+        var b = CaptureBuilder()
+        for r in ClassicProfilesFlowTests.capture().records.prefix(29) { b = b.record(r.kind, r.direction, r.bytes) }
+        b = ClassicProfilesFlowTests.at(b, "\r\nERROR\r\n", rx: false)
+        let d = BR10HFPConnectionFailed.evaluate(try Self.evidence(b))
+        #expect(d.map(\.frame) == [30] && d.first?.severity == .error && d.first?.message.contains("AT+CIND=? got ERROR") == true)
+        #expect(BR10HFPConnectionFailed.evaluate(try Self.evidence(ClassicProfilesFlowTests.capture())).isEmpty)
+    }
+
+    @Test func br11FallbackToCVSD() throws {
+        let fallback = Self.call([("\r\n+BCS: 1\r\n", false), ("AT+BCS=1\r", true)])
+        let d = BR11HFPCodecFallback.evaluate(try Self.evidence(fallback))
+        #expect(d.map(\.frame) == [38] && d.first?.headline == "mSBC offered, CVSD used with 00:1A:7D:DA:71:13")
+        // Near miss: mSBC selected and a transparent eSCO link.
+        let wideband = Self.call([("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true)], eSCOAfter: [1])
+        #expect(BR11HFPCodecFallback.evaluate(try Self.evidence(wideband)).isEmpty)
+    }
+
+    @Test func br12SelectionsInALoop() throws {
+        let lines = [
+            ("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true), ("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true), ("\r\n+BCS: 2\r\n", false),
+        ]
+        let d = BR12RenegotiationLoop.evaluate(try Self.evidence(Self.call(lines)))
+        #expect(d.map(\.frame) == [42] && d.first?.severity == .warning)
+        // Near miss: an eSCO link comes up after each selection's confirmation.
+        #expect(BR12RenegotiationLoop.evaluate(try Self.evidence(Self.call(lines, eSCOAfter: [1, 3]))).isEmpty)
+    }
+}

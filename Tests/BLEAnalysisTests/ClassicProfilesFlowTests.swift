@@ -1,0 +1,193 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLETestSupport
+import Testing
+
+@testable import BLEAnalysis
+
+/// A headset's BR/EDR link from typed packets, as a phone's log shows it: SDP finds the hands-free gateway's RFCOMM
+/// channel (answered in two parts), RFCOMM opens it with credit-based flow, the headset brings the service level
+/// connection up and the gateway selects mSBC; AVDTP configures SBC, opens a media channel and streams with one RTP
+/// sequence gap and one stall, then suspends. Every expected value is the packets' own.
+@Suite struct ClassicProfilesFlowTests {
+    static let h: UInt16 = 0x000B
+
+    static func at(_ b: CaptureBuilder, _ line: String, rx: Bool, credits: UInt8? = nil) -> CaptureBuilder {
+        let f = RFCOMMFrame(dlci: 6, commandResponse: !rx, type: .uih, credits: credits, information: Array(line.utf8))
+        return rx ? b.l2cap(cid: 0x0041, payload: f.bytes, handle: h, .rx) : b.l2cap(cid: 0x0051, payload: f.bytes, handle: h, .tx)
+    }
+
+    static func avdtp(_ b: CaptureBuilder, _ m: AVDTPMessage, rx: Bool) -> CaptureBuilder {
+        rx ? b.l2cap(cid: 0x0042, payload: m.bytes, handle: h, .rx) : b.l2cap(cid: 0x0052, payload: m.bytes, handle: h, .tx)
+    }
+
+    static func capture() -> CaptureBuilder {
+        var b = CaptureBuilder().connectBREDR(handle: h)  // 1
+            .openBREDRChannel(handle: h, psm: 0x0001, localCID: 0x0040, remoteCID: 0x0050, localMTU: 672, remoteMTU: 672)  // 2–7
+        let list = SDPElement.sequence([ClassicProfilesTests.handsFreeGatewayRecord(channel: 3)]).bytes
+        let pattern = SDPElement.sequence([.uuid(BluetoothUUID(uuid16: 0x111F))])
+        let ids = SDPElement.sequence([.uint(0x0000_FFFF, width: 4)])
+        let request = SDPParameters.serviceSearchAttributeRequest(pattern: pattern, maxBytes: 64, attributes: ids, continuation: .init())
+        // frame 8
+        b = b.l2cap(
+            cid: 0x0050, payload: SDPPDU(id: .serviceSearchAttributeRequest, transaction: 1, parameters: request).bytes, handle: h, .tx)
+        let first = SDPParameters.serviceSearchAttributeResponse(attributeBytes: Array(list.prefix(20)), continuation: .init([0x14]))
+        // frame 9
+        b = b.l2cap(
+            cid: 0x0040, payload: SDPPDU(id: .serviceSearchAttributeResponse, transaction: 1, parameters: first).bytes, handle: h, .rx)
+        let again = SDPParameters.serviceSearchAttributeRequest(
+            pattern: pattern, maxBytes: 64, attributes: ids, continuation: .init([0x14]))
+        // frame 10
+        b = b.l2cap(
+            cid: 0x0050, payload: SDPPDU(id: .serviceSearchAttributeRequest, transaction: 2, parameters: again).bytes, handle: h, .tx)
+        let rest = SDPParameters.serviceSearchAttributeResponse(attributeBytes: Array(list.dropFirst(20)), continuation: .init())
+        // frame 11
+        b = b.l2cap(
+            cid: 0x0040, payload: SDPPDU(id: .serviceSearchAttributeResponse, transaction: 2, parameters: rest).bytes, handle: h, .rx)
+        // frames 12–17
+        b = b.openBREDRChannel(handle: h, psm: 0x0003, localCID: 0x0041, remoteCID: 0x0051, localMTU: 1013, remoteMTU: 1013, identifier: 3)
+        let pn = RFCOMMParameterNegotiation(dlci: 6, typeAndLayer: 0xF0, maxFrameSize: 1008, window: 7)
+        var pnAnswer = pn
+        pnAnswer.typeAndLayer = 0xE0
+        b = b.l2cap(cid: 0x0051, payload: RFCOMMFrame(dlci: 0, type: .sabm, pollFinal: true).bytes, handle: h, .tx)  // 18
+            .l2cap(cid: 0x0041, payload: RFCOMMFrame(dlci: 0, type: .ua, pollFinal: true).bytes, handle: h, .rx)  // 19
+            .l2cap(
+                cid: 0x0051,
+                payload: RFCOMMFrame(
+                    dlci: 0, type: .uih, information: RFCOMMControlMessage(type: .pn, isCommand: true, values: pn.bytes).bytes
+                ).bytes,
+                handle: h, .tx
+            )  // 20
+            .l2cap(
+                cid: 0x0041,
+                payload: RFCOMMFrame(
+                    dlci: 0, commandResponse: false, type: .uih,
+                    information: RFCOMMControlMessage(type: .pn, isCommand: false, values: pnAnswer.bytes).bytes
+                ).bytes,
+                handle: h, .rx
+            )  // 21
+            .l2cap(cid: 0x0051, payload: RFCOMMFrame(dlci: 6, type: .sabm, pollFinal: true).bytes, handle: h, .tx)  // 22
+            .l2cap(cid: 0x0041, payload: RFCOMMFrame(dlci: 6, type: .ua, pollFinal: true).bytes, handle: h, .rx)  // 23
+        // The headset (peer) is the hands-free unit: its commands come in, the phone's results go out.
+        b = at(b, "AT+BRSF=191\r", rx: true)  // 24
+        b = at(b, "\r\n+BRSF: 871\r\n", rx: false)  // 25
+        b = at(b, "\r\nOK\r\n", rx: false)  // 26
+        b = at(b, "AT+BAC=1,2\r", rx: true)  // 27
+        b = at(b, "\r\nOK\r\n", rx: false)  // 28
+        b = at(b, "AT+CIND=?\r", rx: true)  // 29
+        b = at(b, "\r\n+CIND: (\"service\",(0,1)),(\"call\",(0,1)),(\"callsetup\",(0-3))\r\n\r\nOK\r\n", rx: false)  // 30
+        b = at(b, "AT+CIND?\r", rx: true)  // 31
+        b = at(b, "\r\n+CIND: 1,0,0\r\n\r\nOK\r\n", rx: false)  // 32
+        b = at(b, "AT+CMER=3,0,0,1\r", rx: true)  // 33
+        b = at(b, "\r\nOK\r\n", rx: false)  // 34
+        b = at(b, "AT+CHLD=?\r", rx: true)  // 35
+        b = at(b, "\r\n+CHLD: (0,1,2,3)\r\n", rx: false)  // 36
+        b = at(b, "\r\nOK\r\n", rx: false)  // 37: the SLC is up
+        b = at(b, "\r\n+CIEV: 2,1\r\n", rx: false)  // 38: call = 1
+        b = at(b, "\r\n+BCS: 2\r\n", rx: false, credits: 5)  // 39
+        b = at(b, "AT+BCS=2\r", rx: true)  // 40
+        b = at(b, "\r\nOK\r\n", rx: false)  // 41
+        return b
+    }
+
+    @Test func sdpRFCOMMAndTheHandsFreeConnection() throws {
+        let a = try AnalyzerTests.analyze(Self.capture()).0
+        let p = try #require(a.connections.first?.profiles)
+        #expect(p.sdp.requests == 2 && p.sdp.responses == 2)
+        let s = try #require(p.sdp.services.first)
+        #expect(p.sdp.services.count == 1 && s.frame == 11 && s.fromPeer && s.rfcommChannel == 3)
+        #expect(s.title == "Handsfree Audio Gateway" && s.profiles.map(\.text) == ["Handsfree 1.8"])
+        let dlc = try #require(p.rfcomm.first { $0.dlci == 6 })
+        #expect(dlc.openRequestFrame == 22 && dlc.openFrame == 23 && dlc.creditFlow && dlc.maxFrameSize == 1008)
+        #expect(dlc.service == "Handsfree Audio Gateway")
+        #expect(dlc.frames.rx == 7 && dlc.frames.tx == 11 && dlc.creditsGiven.tx == 7 + 5 && dlc.creditsGiven.rx == 7)
+        let hfp = try #require(p.hfp)
+        #expect(hfp.thisSideIsGateway && hfp.handsFreeFeatures == 191 && hfp.gatewayFeatures == 871)
+        #expect(hfp.availableCodecs == [1, 2] && hfp.availableCodecsFrame == 27)
+        #expect(hfp.indicators == ["service", "call", "callsetup"])
+        #expect(hfp.slcFrame == 37 && hfp.slcFailure == nil)
+        #expect(hfp.indicatorChanges == [HFPIndicatorChange(frame: 38, name: "call", value: 1)])
+        #expect(hfp.codecSelections == [HFPCodecSelection(frame: 39, codec: 2, confirmedFrame: 40)])
+    }
+
+    @Test func anSLCThatFails() throws {
+        var b = Self.capture().records.prefix(29).reduce(CaptureBuilder()) { $0.record($1.kind, $1.direction, $1.bytes) }
+        b = Self.at(b, "\r\nERROR\r\n", rx: false)  // 30: AT+CIND=? refused
+        let hfp = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles?.hfp)
+        #expect(hfp.slcFrame == nil && hfp.slcFailure == HFPFailure(frame: 30, command: "AT+CIND=?", why: "ERROR"))
+    }
+}
+
+extension ClassicProfilesFlowTests {
+    static let sbc = A2DPCodec(codecType: A2DPCodec.sbc, element: [0x21, 0x15, 2, 53])
+
+    /// A phone (this side) streams SBC to a headset: signalling on 0x0042/0x0052, media on 0x0043/0x0053. Media packets
+    /// every 20 ms with 5 SBC frames of 128 samples (640 RTP ticks at 44.1 kHz); sequence 1, 2, 3, 5 (one missing), then
+    /// a 300 ms silence before 6 and 7; then Suspend.
+    static func a2dp(gap: Int64 = 300_000) -> CaptureBuilder {
+        var b = CaptureBuilder().connectBREDR(handle: h)  // 1
+            .openBREDRChannel(handle: h, psm: 0x0019, localCID: 0x0042, remoteCID: 0x0052, localMTU: 672, remoteMTU: 672)  // 2–7
+        b = avdtp(b, AVDTPMessage(label: 1, messageType: .command, signal: .discover), rx: false)  // 8
+        b = avdtp(
+            b,
+            AVDTPMessage(label: 1, messageType: .accept, signal: .discover, parameters: .endpoints([AVDTPEndpoint(seid: 1, isSink: true)])),
+            rx: true)  // 9
+        let caps = [
+            AVDTPCapability(category: 1, value: []),
+            AVDTPCapability(category: 7, value: A2DPCodec(codecType: 0, element: [0xFF, 0xFF, 2, 53]).capabilityBytes),
+        ]
+        b = avdtp(b, AVDTPMessage(label: 2, messageType: .command, signal: .getAllCapabilities, parameters: .seid(1)), rx: false)  // 10
+        // frame 11
+        b = avdtp(b, AVDTPMessage(label: 2, messageType: .accept, signal: .getAllCapabilities, parameters: .capabilities(caps)), rx: true)
+        let config = [AVDTPCapability(category: 1, value: []), AVDTPCapability(category: 7, value: sbc.capabilityBytes)]
+        b = avdtp(
+            b,
+            AVDTPMessage(label: 3, messageType: .command, signal: .setConfiguration, parameters: .setConfiguration(acp: 1, int: 2, config)),
+            rx: false)  // 12
+        b = avdtp(b, AVDTPMessage(label: 3, messageType: .accept, signal: .setConfiguration), rx: true)  // 13
+        b = avdtp(b, AVDTPMessage(label: 4, messageType: .command, signal: .open, parameters: .seid(1)), rx: false)  // 14
+        b = avdtp(b, AVDTPMessage(label: 4, messageType: .accept, signal: .open), rx: true)  // 15
+        // frames 16–21
+        b = b.openBREDRChannel(handle: h, psm: 0x0019, localCID: 0x0043, remoteCID: 0x0053, localMTU: 672, remoteMTU: 895, identifier: 7)
+        b = avdtp(b, AVDTPMessage(label: 5, messageType: .command, signal: .start, parameters: .seids([1])), rx: false)  // 22
+        b = avdtp(b, AVDTPMessage(label: 5, messageType: .accept, signal: .start), rx: true)  // 23
+        let start = Int64(100_000)
+        for (i, seq) in [UInt16(1), 2, 3, 5, 6, 7].enumerated() {
+            // 20 ms apart, 300 ms more before the fifth packet.
+            let t = start + Int64(i) * 20_000 + (i >= 4 ? gap : 0)
+            let rtp = RTPHeader(sequence: seq, timestamp: UInt32(seq) * 640).bytes
+            b = b.at(microsecondsFromStart: t).l2cap(
+                cid: 0x0053, payload: rtp + [0x05] + Array(repeating: 0x9C, count: 100), handle: h, .tx)  // 24–29
+        }
+        b = avdtp(b, AVDTPMessage(label: 6, messageType: .command, signal: .suspend, parameters: .seids([1])), rx: false)  // 30
+        b = avdtp(b, AVDTPMessage(label: 6, messageType: .accept, signal: .suspend), rx: true)  // 31
+        b = avdtp(b, AVDTPMessage(label: 7, messageType: .command, signal: .start, parameters: .seids([1])), rx: false)  // 32
+        b = avdtp(
+            b,
+            AVDTPMessage(
+                label: 7, messageType: .reject, signal: .start, parameters: .reject(first: 1 << 2, error: AVDTPError(rawValue: 0x31))),
+            rx: true)  // 33
+        return b
+    }
+
+    @Test func a2dpStreamWithItsCodecMediaAndSuspend() throws {
+        let p = try #require(try AnalyzerTests.analyze(Self.a2dp()).0.connections.first?.profiles)
+        #expect(p.a2dp.peerEndpoints == [AVDTPEndpoint(seid: 1, isSink: true)])
+        #expect(p.a2dp.peerCodecs[1]?.sbcBitpool == 2...53)
+        let s = try #require(p.a2dp.streams.first)
+        #expect(p.a2dp.streams.count == 1 && s.acpSEID == 1 && s.intSEID == 2 && s.configuredByThisSide && s.configurationFrame == 12)
+        #expect(s.codec == Self.sbc && s.openFrame == 15 && s.starts == [23] && s.suspends == [31])
+        let m = s.media
+        #expect(m.packets == 6 && m.bytes == 6 * 113 && m.firstFrame == 24 && m.lastFrame == 29 && m.sbcFrames == 30)
+        #expect(m.sequenceGaps == 1 && m.packetsMissing == 1)
+        #expect(m.stalls == [A2DPStall(fromFrame: 27, toFrame: 28, microseconds: 320_000)])
+        // 6 × 113 bytes × 8 over 0.4 s.
+        #expect(m.durationMicroseconds == 400_000 && m.bitsPerSecond == 13_560)
+        #expect(m.jitterMilliseconds != nil)
+        #expect(
+            p.a2dp.rejections == [
+                AVDTPRejection(frame: 33, signal: .start, error: AVDTPError(rawValue: 0x31), commandFrame: 32, byPeer: true)
+            ])
+    }
+}

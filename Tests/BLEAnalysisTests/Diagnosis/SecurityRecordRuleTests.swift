@@ -1,0 +1,330 @@
+import BLEAnalysis
+import BLECore
+import BLEProtocols
+import BLESecurity
+import BLETestSupport
+import Testing
+
+/// The per-link security rules (SEC-08…SEC-18) on captures built from typed packets, each with the near miss that must
+/// stay quiet. Values follow the Core Spec: key sizes (Vol 3, Part H, 2.3.4; Vol 4, Part E, 7.5.7), link key types
+/// (7.7.24), the debug public key (Vol 3, Part H, 2.3.5.6.1), EDIV/Rand zero for an STK or a Secure Connections LTK.
+extension DiagnosisRuleTests {
+    @Suite struct SecurityRecord {
+        static let handle: UInt16 = 0x000B
+        static let peer = BDAddress(0x00_1B_DC_07_31_8E)
+        static let otherPeer = BDAddress(0x00_1B_DC_07_31_99)
+
+        static func event(_ set: some HCIParameterSet) -> [UInt8] { HCIBuild.event(.declared(set)) }
+        static func command(_ set: some HCIParameterSet) -> [UInt8] { HCIBuild.command(.declared(set)) }
+
+        /// A BR/EDR link to `peer` on `handle`, encrypted (E0), its key size read as `keySize` (3 or 4 records).
+        static func classicSession(_ b: CaptureBuilder, handle: UInt16 = handle, peer: BDAddress = peer, keySize: UInt8?) -> CaptureBuilder
+        {
+            var b = b.event(
+                event(
+                    ConnectionComplete {
+                        $0.handle = handle; $0.address = peer; $0.linkType = 1
+                    })
+            )
+            .event(
+                event(
+                    EncryptionChange {
+                        $0.handle = handle; $0.encryptionEnabled = 1
+                    }))
+            if let keySize {
+                b = b.command(command(ReadEncryptionKeySize { $0.handle = handle }))
+                    .event(
+                        HCIBuild.commandComplete(
+                            .readEncryptionKeySize,
+                            returnParameters: ReadEncryptionKeySizeReturn {
+                                $0.handle = handle; $0.keySize = keySize
+                            }.bytes))
+            }
+            return b
+        }
+
+        @Test func aSevenByteKeyIsAWarningAFiveByteKeyAnErrorSixteenNothing() throws {
+            let seven = try RuleTest.diagnose(Self.classicSession(CaptureBuilder(), keySize: 7))
+            let d = try #require(seven.of("SEC-08").first)
+            // Connection Complete 1, Encryption Change 2, Read Encryption Key Size 3, its Command Complete 4.
+            #expect(d.severity == .warning && d.frame == 4 && d.connection == 1)
+            #expect(d.message.contains("a 7-byte key (observed at frame 4)") && d.supporting.map(\.frame) == [2])
+            #expect(try RuleTest.diagnose(Self.classicSession(CaptureBuilder(), keySize: 5)).of("SEC-08").first?.severity == .error)
+            #expect(try RuleTest.diagnose(Self.classicSession(CaptureBuilder(), keySize: 16)).of("SEC-08").isEmpty)
+            // No Read Encryption Key Size: the key size is not in the log, and no finding claims one.
+            #expect(try RuleTest.diagnose(Self.classicSession(CaptureBuilder(), keySize: nil)).of("SEC-08").isEmpty)
+        }
+
+        @Test func theRecordHoldsTheSessionWithItsAlgorithmAndKeySize() throws {
+            let file = try Self.classicSession(CaptureBuilder(), keySize: 7).captureFile()
+            let c = try #require(CaptureAnalysis.analyze(file, observing: Observing()).connections.first)
+            let s = try #require(c.machine.securityRecord.sessions.first)
+            #expect(s.onFrame == 2 && s.keySize == 7 && s.keySizeSource == .observed(frame: 4) && s.algorithm(isLE: false) == "E0")
+        }
+
+        @Test func aShorterKeyOnALaterSessionOfTheSamePeerIsADowngradeNotTheOtherWayRound() throws {
+            let down = Self.classicSession(
+                Self.classicSession(CaptureBuilder(), keySize: 16).disconnect(handle: Self.handle), handle: 0x000C, keySize: 7)
+            let d = try #require(try RuleTest.diagnose(down).of("SEC-09").first)
+            // Link 1: frames 1–4, its disconnection 5; link 2: 6–9, the 7-byte key stated at 9.
+            #expect(d.frame == 9 && d.connection == 2 && d.supporting.map(\.frame) == [4])
+            #expect(d.message.contains("went down from 16 bytes (link #1, frame 4) to 7 bytes on link #2"))
+            let up = Self.classicSession(
+                Self.classicSession(CaptureBuilder(), keySize: 7).disconnect(handle: Self.handle), handle: 0x000C, keySize: 16)
+            #expect(try RuleTest.diagnose(up).of("SEC-09").isEmpty)
+            // A different peer is another bond.
+            let other = Self.classicSession(
+                Self.classicSession(CaptureBuilder(), keySize: 16).disconnect(handle: Self.handle), handle: 0x000C, peer: Self.otherPeer,
+                keySize: 7)
+            #expect(try RuleTest.diagnose(other).of("SEC-09").isEmpty)
+        }
+
+        /// Secure Simple Pairing: IO Capability Request (2), this side's reply (3–4), the peer's response (5), the user
+        /// step (6), Simple Pairing Complete (7), Link Key Notification of `keyType` (8).
+        static func ssp(localIO: UInt8, peerIO: UInt8, authReq: UInt8 = 0x05, keyType: UInt8) -> CaptureBuilder {
+            let address = (0..<6).map { UInt8(truncatingIfNeeded: Self.peer.value >> (8 * UInt64($0))) }
+            return CaptureBuilder()
+                .event(
+                    event(
+                        ConnectionComplete {
+                            $0.handle = Self.handle; $0.address = Self.peer; $0.linkType = 1
+                        })
+                )
+                .event(event(IOCapabilityRequest { $0.address = Self.peer }))
+                .command(
+                    command(
+                        IOCapabilityRequestReply {
+                            $0.address = Self.peer; $0.ioCapability = localIO; $0.authenticationRequirements = authReq
+                        })
+                )
+                .event(HCIBuild.commandComplete(HCICommand(ogf: 0x01, ocf: 0x002B), returnParameters: [0x00] + address))
+                .event(
+                    event(
+                        IOCapabilityResponse {
+                            $0.address = Self.peer; $0.ioCapability = peerIO; $0.authenticationRequirements = authReq
+                        })
+                )
+                .event(
+                    event(
+                        UserConfirmationRequest {
+                            $0.address = Self.peer; $0.numericValue = 123_456
+                        })
+                )
+                .event(event(SimplePairingComplete { $0.address = Self.peer }))
+                .event(
+                    event(
+                        LinkKeyNotification {
+                            $0.address = Self.peer; $0.key = Array(repeating: 0x42, count: 16); $0.keyType = keyType
+                        }))
+        }
+
+        @Test func secureSimplePairingNamesItsModelAndKeyType() throws {
+            let file = try Self.ssp(localIO: 1, peerIO: 1, keyType: 0x08).captureFile()
+            let c = try #require(CaptureAnalysis.analyze(file, observing: Observing()).connections.first)
+            let p = try #require(c.machine.securityRecord.pairings.first)
+            #expect(p.procedure == .secureSimplePairing && p.model == .numericComparison && p.modelSource == .observed(frame: 5))
+            #expect(p.frame == 2 && p.bonding && p.mitmRequested && p.authenticated == true && p.curve == "P-256")
+            #expect(p.linkKeyType == .authenticatedP256 && p.outcome == .completed(frame: 8))
+            // DisplayYesNo facing NoInputNoOutput: Just Works, an unauthenticated key though MITM was asked (SEC-13).
+            let jw = try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 3, keyType: 0x07))
+            let d = try #require(jw.of("SEC-13").first)
+            #expect(
+                d.frame == 2 && d.message.contains("Secure Simple Pairing Just Works (IO capabilities DisplayYesNo and NoInputNoOutput)"))
+            #expect(d.message.contains("completed at frame 8 with an unauthenticated combination key (P-256)"))
+            #expect(try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 1, keyType: 0x08)).of("SEC-13").isEmpty)
+            // No MITM asked (authReq 0x04): Just Works is what both wanted.
+            #expect(try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 3, authReq: 0x04, keyType: 0x07)).of("SEC-13").isEmpty)
+        }
+
+        @Test func aDebugCombinationKeyIsAnErrorAnUnauthenticatedOneIsNot() throws {
+            let d = try #require(try RuleTest.diagnose(Self.ssp(localIO: 3, peerIO: 3, keyType: 0x03)).of("SEC-11").first)
+            #expect(d.severity == .error && d.frame == 8 && d.message.contains("a debug combination link key"))
+            #expect(try RuleTest.diagnose(Self.ssp(localIO: 3, peerIO: 3, keyType: 0x04)).of("SEC-11").isEmpty)
+        }
+
+        @Test func theSameLinkKeyWithTwoPeersIsAnErrorDifferentKeysAreNot() throws {
+            func keyed(_ b: CaptureBuilder, handle: UInt16, peer: BDAddress, key: UInt8) -> CaptureBuilder {
+                b.event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.handle = handle; $0.address = peer; $0.linkType = 1
+                        })
+                )
+                .event(Self.event(LinkKeyRequest { $0.address = peer }))
+                .command(
+                    Self.command(
+                        LinkKeyRequestReply {
+                            $0.address = peer; $0.key = Array(repeating: key, count: 16)
+                        }))
+            }
+            let same = keyed(
+                keyed(CaptureBuilder(), handle: 0x0B, peer: Self.peer, key: 0x42), handle: 0x0C, peer: Self.otherPeer, key: 0x42)
+            let d = try #require(try RuleTest.diagnose(same).of("SEC-14").first)
+            #expect(d.frame == 6 && d.supporting.map(\.frame) == [3] && d.message.contains("with 2 different peers"))
+            let different = keyed(
+                keyed(CaptureBuilder(), handle: 0x0B, peer: Self.peer, key: 0x42), handle: 0x0C, peer: Self.otherPeer, key: 0x43)
+            #expect(try RuleTest.diagnose(different).of("SEC-14").isEmpty)
+        }
+
+        // MARK: LE
+
+        /// LE link 0x40 (frame 1), Pairing Request (2) and Response (3) with these features.
+        static func lePairing(
+            _ b: CaptureBuilder = CaptureBuilder().connect(handle: 0x40), sc: Bool, io: UInt8 = 3, mitm: Bool = false,
+            keySize: UInt8 = 16
+        ) -> CaptureBuilder {
+            let authReq = SMPAuthReq(rawValue: 0x01 | (mitm ? 0x04 : 0) | (sc ? 0x08 : 0))
+            let features = SMPPairingParameters(
+                ioCapability: SMPIOCapability(rawValue: io), authReq: authReq, maxEncryptionKeySize: keySize,
+                initiatorKeyDistribution: [.encKey], responderKeyDistribution: [.encKey])
+            return b.smp(.pairingRequest(features), handle: 0x40, .tx).smp(.pairingResponse(features), handle: 0x40, .rx)
+        }
+
+        static func value(_ byte: UInt8) -> [UInt8] { Array(repeating: byte, count: 16) }
+
+        @Test func legacyJustWorksIsCrackableSecureConnectionsIsNot() throws {
+            let d = try #require(try RuleTest.diagnose(Self.lePairing(sc: false)).of("SEC-10").first)
+            #expect(d.frame == 2 && d.supporting.map(\.frame) == [3] && d.message.contains("LE legacy Just Works pairing: its TK is 0"))
+            #expect(try RuleTest.diagnose(Self.lePairing(sc: true)).of("SEC-10").isEmpty)
+        }
+
+        @Test func theLEKeySizeComesFromThePairingAndAShortOneIsSaid() throws {
+            // Legacy, 7-byte maximum: LE Enable Encryption with EDIV/Rand 0 (4–5), Encryption Change (6).
+            let b = Self.lePairing(sc: false, keySize: 7)
+                .command(
+                    Self.command(
+                        LEEnableEncryption {
+                            $0.handle = 0x40; $0.longTermKey = Self.value(1)
+                        })
+                )
+                .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
+            let r = try RuleTest.diagnose(b)
+            let d = try #require(r.of("SEC-08").first)
+            #expect(d.frame == 3 && d.severity == .warning && d.supporting.map(\.frame) == [6])
+            #expect(
+                d.message.contains(
+                    "a 7-byte key (inferred: the smaller Maximum Encryption Key Size of the pairing (Pairing Response at frame 3))"))
+            #expect(r.story.sentences.contains { $0.text.contains("7-byte key (from the pairing)") })
+            #expect(r.of("SEC-12").isEmpty)
+        }
+
+        @Test func aSecureConnectionsKeyStartedWithNonZeroEDIVIsSaidZeroIsNot() throws {
+            func started(ediv: UInt16) -> CaptureBuilder {
+                Self.lePairing(sc: true).smp(.pairingDHKeyCheck(Self.value(2)), handle: 0x40, .tx).smp(
+                    .pairingDHKeyCheck(Self.value(3)), handle: 0x40, .rx
+                )
+                .command(
+                    Self.command(
+                        LEEnableEncryption {
+                            $0.handle = 0x40; $0.encryptedDiversifier = ediv; $0.longTermKey = Self.value(1)
+                        })
+                )
+                .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
+            }
+            let d = try #require(try RuleTest.diagnose(started(ediv: 0x0040)).of("SEC-12").first)
+            #expect(d.frame == 6 && d.message.contains("EDIV 0x0040 and Rand 0x0000000000000000"))
+            #expect(d.message.hasSuffix("the peripheral accepted it (encryption on at frame 8)."))
+            #expect(try RuleTest.diagnose(started(ediv: 0)).of("SEC-12").isEmpty)
+            #expect(try RuleTest.diagnose(started(ediv: 0)).of("SEC-18").isEmpty)
+        }
+
+        @Test func encryptionBeforeTheDHKeyChecksIsSaid() throws {
+            let b = Self.lePairing(sc: true)
+                .command(
+                    Self.command(
+                        LEEnableEncryption {
+                            $0.handle = 0x40; $0.longTermKey = Self.value(1)
+                        })
+                )
+                .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("SEC-18").first)
+            #expect(d.frame == 4 && d.severity == .error && d.message.contains("without this side's and the peer's DHKey Check"))
+        }
+
+        /// The peripheral's side: the host's LE Long Term Key Request Reply is the key accepted, even when the capture ends
+        /// before the Encryption Change; with no reply the capture shows no acceptance and SEC-18 stays a warning.
+        @Test func aPeripheralsKeyReplyIsTheAcceptanceTheRequestAloneIsNot() throws {
+            // Connection 1, Pairing Request 2, Response 3 (no DHKey Check), LTK Request 4 (EDIV 0xBEEF), Reply 5, its Complete 6.
+            let asked = Self.lePairing(sc: true).longTermKeyRequest(handle: 0x40)
+            let replied = asked.longTermKeyReply(handle: 0x40)
+            let r = try RuleTest.diagnose(replied)
+            let skip = try #require(r.of("SEC-18").first)
+            #expect(skip.frame == 4 && skip.severity == .error && skip.message.contains("the peripheral accepted the key anyway (frame 5)"))
+            let ediv = try #require(r.of("SEC-12").first)
+            #expect(ediv.message.hasSuffix("the peripheral accepted it (frame 5); the capture shows no end of the start."))
+            let unanswered = try #require(try RuleTest.diagnose(asked).of("SEC-18").first)
+            #expect(unanswered.severity == .warning && unanswered.message.contains("the capture shows no acceptance"))
+        }
+
+        @Test func theDebugPublicKeyIsAnErrorAnyOtherKeyIsNot() throws {
+            func keys(_ x: [UInt8], _ y: [UInt8]) -> CaptureBuilder {
+                Self.lePairing(sc: true).smp(.pairingPublicKey(x: x, y: y), handle: 0x40, .rx)
+            }
+            let d = try #require(
+                try RuleTest.diagnose(keys(SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)).of("SEC-11").first)
+            #expect(d.frame == 4 && d.message.contains("the specification's debug P-256 public key"))
+            #expect(try RuleTest.diagnose(keys(Self.value(5) + Self.value(5), Self.value(6) + Self.value(6))).of("SEC-11").isEmpty)
+        }
+
+        @Test func aPublicKeyOffTheCurveOrInALegacyPairingIsSaidTheDebugKeyIsNot() throws {
+            func key(sc: Bool, _ x: [UInt8], _ y: [UInt8]) -> CaptureBuilder {
+                Self.lePairing(sc: sc).smp(.pairingPublicKey(x: x, y: y), handle: 0x40, .tx)
+            }
+            // X = 0x0505…, Y = 0x0606…: y² ≠ x³ − 3x + b mod p (OpenSSL's check).
+            let off = try #require(
+                try RuleTest.diagnose(key(sc: true, Self.value(5) + Self.value(5), Self.value(6) + Self.value(6))).of("SEC-19").first)
+            #expect(off.frame == 4 && off.message.contains("not a point on P-256 (frame 4)"))
+            // The debug key is a point on the curve, in an SC pairing: nothing to say here (SEC-11 says the rest).
+            let debug = key(sc: true, SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)
+            #expect(try RuleTest.diagnose(debug).of("SEC-19").isEmpty)
+            // The same valid key in a pairing the feature exchange made legacy is out of place.
+            let legacy = try #require(
+                try RuleTest.diagnose(key(sc: false, SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)).of("SEC-19")
+                    .first)
+            #expect(legacy.frame == 4 && legacy.message.contains("in a pairing whose feature exchange made it LE legacy"))
+        }
+
+        @Test func aMaximumKeySizeOutOfRangeIsSaid() throws {
+            let d = try #require(try RuleTest.diagnose(Self.lePairing(sc: true, keySize: 253)).of("SEC-17").first)
+            #expect(d.frame == 2 && d.message.contains("Maximum Encryption Key Size of 253"))
+            #expect(try RuleTest.diagnose(Self.lePairing(sc: true, keySize: 7)).of("SEC-17").isEmpty)
+        }
+
+        /// Link `n` (handle 0x40 + n) to the peer, paired with bonding and keys distributed, then ended.
+        static func pairedLink(_ b: CaptureBuilder, _ n: UInt16) -> CaptureBuilder {
+            Self.lePairing(b.connect(handle: 0x40), sc: true).smp(.encryptionInformation(longTermKey: Self.value(1)), handle: 0x40, .rx)
+                .smp(.centralIdentification(ediv: 0, rand: 0), handle: 0x40, .rx).disconnect(handle: 0x40)
+        }
+
+        @Test func pairingOnEveryOneOfThreeLinksIsALostBondTwoAreNot() throws {
+            let three = Self.pairedLink(Self.pairedLink(Self.pairedLink(CaptureBuilder(), 1), 2), 3)
+            let d = try #require(try RuleTest.diagnose(three).of("SEC-16").first)
+            // Each link: connect, request, response, two key PDUs, disconnection (6 records).
+            #expect(d.frame == 8 && d.occurrences == [8, 14] && d.message.contains("paired again on each of its 3 links"))
+            #expect(try RuleTest.diagnose(Self.pairedLink(Self.pairedLink(CaptureBuilder(), 1), 2)).of("SEC-16").isEmpty)
+        }
+
+        @Test func aBondedLinkThatNeverEncryptsIsSaid() throws {
+            let probe = Self.pairedLink(CaptureBuilder(), 1).connect(handle: 0x40).att(.readRequest(handle: 0x0003), handle: 0x40, .tx)
+            // Watched 6 s with data and no encryption: the bond protected nothing on it.
+            let b = probe.at(microsecondsFromStart: 6_000_000).att(.readRequest(handle: 0x0005), handle: 0x40, .tx)
+            let d = try #require(try RuleTest.diagnose(b).of("SEC-15").first)
+            #expect(d.frame == 7 && d.connection == 2 && d.message.contains("bonded on link #1 (pairing at frame 2)"))
+            let encrypted = b.enableEncryption(handle: 0x40).encryptionChange(handle: 0x40)
+            #expect(try RuleTest.diagnose(encrypted).of("SEC-15").isEmpty)
+            // A link the capture watched for 1 ms (a test tool's probe) may not have had the time to encrypt.
+            #expect(try RuleTest.diagnose(probe).of("SEC-15").isEmpty)
+        }
+
+        @Test func aStoredKeyTakesTheBondsKeySize() throws {
+            let b = Self.lePairing(CaptureBuilder().connect(handle: 0x40), sc: true, keySize: 10)
+                .smp(.encryptionInformation(longTermKey: Self.value(1)), handle: 0x40, .rx)
+                .smp(.centralIdentification(ediv: 0, rand: 0), handle: 0x40, .rx).disconnect(handle: 0x40)
+                .connect(handle: 0x40).enableEncryption(handle: 0x40).encryptionChange(handle: 0x40)
+            let file = try b.captureFile()
+            let links = CaptureAnalysis.analyze(file, observing: Observing()).connections
+            let s = try #require(links.last?.machine.securityRecord.sessions.first)
+            #expect(s.origin == .stored && s.keySize == 10 && s.keySizeSource == .inferred(.bondKeySize(frame: 3, connection: 1)))
+        }
+    }
+}
