@@ -60,6 +60,7 @@ public enum TestEnvironment {
         "diff-fw1", "diff-fw2", "diff-central-a", "diff-central-b",
         "diag-unacked-terminate", "diag-unanswered-before-timeout", "diag-ssp-missing-key",
         "sec-legacy-short-key", "sec-sc-debug-key", "sec-bredr-key-downgrade",
+        "a2dp-stream", "hfp-call", "hfp-esco-fails",
     ]
 
     public static let tsharkPath: String? = ["/usr/bin/tshark", "/usr/local/bin/tshark"].first {

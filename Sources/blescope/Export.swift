@@ -13,7 +13,7 @@ struct Export: ParsableCommand {
         abstract: "Flat tables for fleets of captures: one JSON Lines file per table, for DuckDB and Spark.",
         discussion: """
             --tables DIR writes DIR/captures.jsonl, connections.jsonl, findings.jsonl, streams.jsonl, \
-            ota_sessions.jsonl, iso_streams.jsonl, quality_reports.jsonl, audio_streams.jsonl and sco_links.jsonl (each described by \
+            ota_sessions.jsonl, iso_streams.jsonl, quality_reports.jsonl, audio_streams.jsonl, sco_links.jsonl and security.jsonl (each described by \
             schemas/tables/<table>.schema.json): every value a scalar, rows joined on capture_id (the capture's path \
             as given) and conn_number. Captures are analysed in parallel (--jobs) as `report` analyses them; rows \
             keep the input order. An unreadable capture keeps its captures row, with its error, and the exit code is \

@@ -49,8 +49,9 @@ import Testing
         }
         // The link-fact and SCO/eSCO commands are the link's and the synchronous links' (ClassicLinkTests), not evidence:
         // Change Connection Packet Type, Accept Connection Request, Remote Name Request, (Enhanced) Setup, Accept and
-        // Reject Synchronous Connection.
-        let facts: Set<UInt16> = [0x040F, 0x0409, 0x0419, 0x0428, 0x0429, 0x042A, 0x043D, 0x043E]
+        // Reject Synchronous Connection. IO Capability Request Reply (0x042B, 7.1.29) is the link's security record's
+        // (SecurityRecordRuleTests).
+        let facts: Set<UInt16> = [0x040F, 0x0409, 0x0419, 0x0428, 0x0429, 0x042A, 0x043D, 0x043E, 0x042B]
         #expect(Set(linkControl) == Set<UInt16>([0x0405, 0x040B, 0x040C, 0x0411, 0x0413]).union(facts))
         #expect(HCIEvidence.classicCommandOpcodes.map(\.rawValue).sorted() == [0x0405, 0x040B, 0x040C, 0x0411])
     }

@@ -27,7 +27,7 @@ import Testing
 
     @Test func everySampleAgainstItselfHasNoDifferences() throws {
         let samples = TestEnvironment.sampleNames.flatMap { n in ["btsnoop", "pcap", "pklg"].map { TestEnvironment.sample("\(n).\($0)") } }
-        #expect(samples.count == 120)  // 40 Samples in three formats (`ls Samples/*.btsnoop`)
+        #expect(samples.count == 129)  // 43 Samples in three formats (`ls Samples/*.btsnoop`)
         let failures = try Self.notIdentical(samples.map { ($0, $0) })
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
     }

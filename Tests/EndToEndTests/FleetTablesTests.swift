@@ -10,7 +10,8 @@ import Testing
 /// `.ci/run`) makes their absence a failure. About 60–90 s on this 2-core machine, nearly all of it Spark's start.
 @Suite(.serialized) struct FleetTablesTests {
     static let tables = [
-        "captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports", "audio_streams", "sco_links", "security",
+        "captures", "connections", "findings", "streams", "ota_sessions", "iso_streams", "quality_reports", "audio_streams", "sco_links",
+        "security",
     ]
 
     static func missingEngine() -> String? {
