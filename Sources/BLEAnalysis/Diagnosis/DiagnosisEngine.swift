@@ -35,6 +35,8 @@ public struct DiagnosisResult: Hashable, Sendable {
 /// Runs the rules over the evidence, qualifies each finding by what the capture cannot show, folds repeats and ranks.
 public enum DiagnosisEngine {
     public static func diagnose(_ evidence: Evidence, rules: [any DiagnosisRule.Type] = DiagnosisRules.all) -> DiagnosisResult {
+        var evidence = evidence
+        if evidence.scenarios == nil { evidence.scenarios = Scenarios(evidence) }
         var found: [Diagnosis] = []
         for rule in rules { found += rule.evaluate(evidence) }
         let caveats = Caveats(evidence)

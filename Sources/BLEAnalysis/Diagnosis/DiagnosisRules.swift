@@ -80,6 +80,8 @@ public enum DiagnosisRules {
         BR06RoleOrSniffRefused.self,
         // Air captures: the ends the capture does not show
         DC10AirLinkEndUnseen.self,
+        // Scenarios: the capture's shape as a whole (read by the rules above through `Evidence.scenarios`)
+        SC01UnknownFirmwareUpdate.self,
     ]
 
     /// The rule with this id (`DC-01`).

@@ -34,6 +34,9 @@ public struct Evidence: Sendable {
     /// Firmware updates, when the pass followed them (the report): a link that ends right after a successful update is
     /// the device rebooting into it.
     public var otaSessions: [OTASession]?
+    /// The scenarios the capture is the scene of (``Scenarios``), recognised by the engine before the rules run (nil:
+    /// not yet).
+    public var scenarios: Scenarios?
 
     public init(
         events: [EvidenceEvent], connections: [Connection], completeness: CaptureCompleteness? = nil, findings: [Finding] = [],

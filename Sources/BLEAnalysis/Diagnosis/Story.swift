@@ -45,6 +45,7 @@ public struct Story: Hashable, Sendable {
         if let classic = Self.classic(e) { s.append(classic) }
         s += Self.security(e)
         if let data = Self.data(e, findings: findings) { s.append(data) }
+        s += Self.scenarios(e)
         s += Self.unseen(e)
         sentences = s
     }

@@ -38,14 +38,17 @@ import Testing
     /// shows the peripheral out of the link; lower when it cannot tell).
     static let air: [(id: String, severity: String)] = [("DC-10", "E")]
 
-    static var table: [(id: String, severity: String)] { catalogue + leAudio + classic + air }
+    /// The scenarios last (issue 48 scope 6): what the capture as a whole is the scene of, as context.
+    static let scenarios: [(id: String, severity: String)] = [("SC-01", "I")]
+
+    static var table: [(id: String, severity: String)] { catalogue + leAudio + classic + air + scenarios }
 
     /// Each group: its folder under `Rules/` and the id prefix of its rules.
     static let groups: [RuleGroup: (folder: String, prefix: String)] = [
         .captureQuality: ("CaptureQuality", "CQ"), .establishment: ("Establishment", "CE"), .disconnection: ("Disconnection", "DC"),
         .security: ("Security", "SEC"), .gatt: ("GATT", "GATT"), .throughput: ("Throughput", "TP"),
         .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"), .leAudio: ("LEAudio", "LA"),
-        .classic: ("Classic", "BR"),
+        .classic: ("Classic", "BR"), .scenario: ("Scenario", "SC"),
     ]
 
     static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"

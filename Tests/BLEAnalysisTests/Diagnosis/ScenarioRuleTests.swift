@@ -1,0 +1,140 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLEReports
+import BLETestSupport
+import Foundation
+import Testing
+
+/// SC-01 …: the capture's shape as a whole (issue 48, scope 6), each on a capture that shows it and on the near miss
+/// that must stay quiet, and what the other rules then say.
+extension DiagnosisRuleTests {
+    @Suite struct Scenario {
+        /// A link to the peer, then `writes` Write Commands to 0x000E from 1 s on, one each 20 ms, of `size(i)` bytes
+        /// (each value different, each reported sent by Number Of Completed Packets), with a notification on the control
+        /// handle 0x0010 before every 100th.
+        static func run(writes: Int, size: (Int) -> Int) -> CaptureBuilder {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).at(0.5)
+            for i in 0..<writes {
+                b = b.at(microsecondsFromStart: 1_000_000 + Int64(i) * 20_000)
+                if i % 100 == 0 { b = b.notify(handle: 0x0010, [0x01, UInt8(truncatingIfNeeded: i / 100)], connection: 0x40) }
+                let value = (0..<size(i)).map { UInt8(truncatingIfNeeded: i &* 7 &+ $0) }
+                b = b.att(.writeCommand(handle: 0x000E, value: value), handle: 0x40, .tx).completed(handle: 0x40)
+            }
+            return b
+        }
+
+        /// 501 writes: 500 of 18 bytes, the last of 12 (9012 bytes, from 1 s to 11 s).
+        static func update() -> CaptureBuilder { run(writes: 501) { $0 == 500 ? 12 : 18 } }
+
+        // MARK: SC-01 probable firmware update, protocol not known
+
+        @Test func aRunOfSameSizeWritesEndedByThePeerThenTheDeviceBackIsAProbableUpdateAndItsDisconnectTheReboot() throws {
+            var b = Self.update()
+            let firstWrite = 3  // after the connection and the first notification
+            let lastWrite = b.nextFrame - 2  // before its Number Of Completed Packets
+            // The last write goes 1 ms after the 500th notification (records are 1 ms apart): at 11.001 s.
+            b = b.at(microsecondsFromStart: 11_300_000)
+            let end = b.nextFrame
+            b = b.disconnect(handle: 0x40).at(13.3)
+            let back = b.nextFrame
+            b = b.connect(handle: 0x41, peer: RuleTest.peer)
+            let r = try RuleTest.diagnose(b)
+            let sc = try #require(r.of("SC-01").first)
+            #expect(r.of("SC-01").count == 1 && sc.severity == .info && sc.frame == lastWrite && sc.connection == 1)
+            let summary =
+                "probable firmware update (protocol not known): 501 Write Commands, 500 of them 18 bytes, to handle 0x000e on link #1, 9012 bytes at 0.9 kB/s, frames \(firstWrite)–\(lastWrite), beside 6 notifications on 0x0010"
+            #expect(
+                sc.message
+                    == "With \(RuleTest.peerText): \(summary). The device ended the link at frame \(end) (0x13 Remote User Terminated Connection), 299 ms after the last write; the device came back at frame \(back) (link #2, 2.00 s later)."
+            )
+            #expect(sc.supporting.map(\.frame) == [firstWrite, lastWrite, end, back])
+            // The story names it on the first screen.
+            #expect(r.story.sentences.contains { $0.text.hasPrefix("Probable firmware update (protocol not known): 501 Write Commands") })
+            // The disconnect is the reboot into the new firmware, at info, with causes to match; nothing above info.
+            let dc = try #require(r.of("DC-02").first)
+            #expect(dc.severity == .info && dc.message.hasSuffix("probably the device rebooting into the new firmware."))
+            #expect(dc.causes.first?.hasPrefix("the device rebooting into the new firmware") == true)
+            #expect(r.atLeast(.warning).isEmpty, "\(r.atLeast(.warning).map(\.message))")
+        }
+
+        @Test func aDeviceThatComesBackUnderAnotherAddressIsSaidToPerhapsBeTheSameOne() throws {
+            let b = Self.update().at(11.3).disconnect(handle: 0x40, reason: .connectionTimeout).at(15).connect(
+                handle: 0x41, peer: RuleTest.otherPeer)
+            let r = try RuleTest.diagnose(b)
+            let sc = try #require(r.of("SC-01").first)
+            #expect(sc.message.contains("The link was lost at frame"))
+            #expect(sc.message.contains("a device at another address connected at frame"))
+            let dc = try #require(r.of("DC-01").first)
+            #expect(dc.severity == .info && dc.causes.first?.hasPrefix("the device rebooting") == true)
+        }
+
+        enum NotAnUpdate: String, CaseIterable {
+            /// The same run, but the link stays up to the end of the log: a stream, not an update that reboots.
+            case linkStaysUp
+            /// Writes of changing sizes (commands, not an image in pieces), then the peer leaves and comes back.
+            case sizesVary
+            /// A bulk write this side closes once done, the device not coming back: a print job, a file sent.
+            case thisSideClosesAndTheDeviceStaysAway
+            /// Too short a run to be an image (150 writes), then the peer leaves and comes back.
+            case tooShort
+        }
+
+        @Test(arguments: NotAnUpdate.allCases)
+        func nearMissARunThatIsNoUpdateStaysQuietAndTheDisconnectKeepsItsUsualReading(_ kind: NotAnUpdate) throws {
+            var b: CaptureBuilder
+            switch kind {
+            case .linkStaysUp:
+                b = Self.update().at(20)
+            case .sizesVary:
+                b = Self.run(writes: 501) { $0 % 3 == 0 ? 10 : 18 }.at(11.3).disconnect(handle: 0x40).at(13.3)
+                    .connect(handle: 0x41, peer: RuleTest.peer)
+            case .thisSideClosesAndTheDeviceStaysAway:
+                b = Self.update().at(11.3).disconnectCommand(handle: 0x40).disconnect(
+                    handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            case .tooShort:
+                b = Self.run(writes: 150) { _ in 18 }.at(4.3).disconnect(handle: 0x40).at(6.3).connect(handle: 0x41, peer: RuleTest.peer)
+            }
+            let r = try RuleTest.diagnose(b)
+            #expect(r.of("SC-01").isEmpty)
+            #expect(!r.story.sentences.contains { $0.text.contains("probable firmware update") })
+            if kind == .sizesVary || kind == .tooShort {
+                let dc = try #require(r.of("DC-02").first)
+                #expect(dc.severity == .warning && !dc.message.contains("firmware"))
+            }
+        }
+    }
+}
+
+/// SC-01 on the real capture issue 48 names (corpus `android-btsnoop_blefun-18k-att-notify-stream.log`, a Sphero robot's
+/// custom update), with figures checked against tshark 4.0.17:
+/// `tshark -r F -Y 'btatt.opcode==0x52' -T fields -e frame.number -e btatt.handle -e btatt.value` gives 8189 Write
+/// Commands, all to 0x000e, 8186 of 20 bytes (2 of 12, 1 of 14), frames 1613 to 18712 (754.292636 s to 1027.884915 s),
+/// 163758 value bytes; `-Y 'btatt.opcode==0x1b && btatt.handle==0x0010'` between them 686 notifications;
+/// `-Y 'bthci_evt.code==0x05'` the link (handle 0x0007) ended by the peer, 0x13, at frame 18722, and LE Connection
+/// Complete for the same address at 18743.
+@Suite struct ScenarioRealCaptureTests {
+    static let name = "android-btsnoop_blefun-18k-att-notify-stream.log"
+
+    static var path: String? {
+        TestEnvironment.corpusDirectory.map { $0 + "/" + name }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+    }
+
+    @Test(.enabled(if: path != nil)) func theSpheroUpdateIsNamedAndItsDisconnectIsTheReboot() throws {
+        let r = DiagnosisReport.analyze(try CaptureFile.open(path: try #require(Self.path))).result
+        let sc = try #require(r.of("SC-01").first)
+        #expect(r.of("SC-01").count == 1 && sc.frame == 18712)
+        #expect(
+            sc.message.contains(
+                "8189 Write Commands, 8186 of them 20 bytes, to handle 0x000e on link #6, 163758 bytes at 0.6 kB/s, frames 1613–18712, beside 686 notifications on 0x0010"
+            ))
+        #expect(sc.message.contains("The device ended the link at frame 18722 (0x13 Remote User Terminated Connection)"))
+        #expect(sc.message.contains("the device came back at frame 18743"))
+        let reboot = try #require(r.findings.first { $0.rule == "DC-02" && $0.frame == 18722 })
+        #expect(reboot.severity == .info && reboot.count == 1)
+        // The flapping count leaves the reboot out: 3 ends (18994, 19555, 20313), not 4.
+        let flap = try #require(r.of("DC-09").first)
+        #expect(flap.message.contains("3 connections ended"))
+    }
+}
