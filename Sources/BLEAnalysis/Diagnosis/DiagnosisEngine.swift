@@ -46,6 +46,7 @@ public enum DiagnosisEngine {
             found[i].confidence = caveats.confidence(of: found[i])
             Observability.qualify(&found[i], evidence)
             SnifferMissed.qualify(&found[i], evidence)
+            FuzzingFit.qualify(&found[i], evidence)
         }
         let findings = rank(fold(found))
         return DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))

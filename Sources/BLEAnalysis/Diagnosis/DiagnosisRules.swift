@@ -82,6 +82,7 @@ public enum DiagnosisRules {
         DC10AirLinkEndUnseen.self,
         // Scenarios: the capture's shape as a whole (read by the rules above through `Evidence.scenarios`)
         SC01UnknownFirmwareUpdate.self,
+        SC02FuzzingRun.self,
     ]
 
     /// The rule with this id (`DC-01`).

@@ -6,15 +6,18 @@ import BLECore
 public struct Scenarios: Sendable {
     /// Runs of same-size writes that look like a firmware update in a protocol blescope does not know (SC-01).
     public var unknownUpdates: [UnknownFirmwareUpdate] = []
+    /// A fuzzing-like run of connection attempts (SC-02): at most one, the capture's largest.
+    public var fuzzing: [FuzzingRun] = []
 
     public init() {}
 
     /// Recognises every scenario of `e`.
     public init(_ e: Evidence) {
         unknownUpdates = SC01UnknownFirmwareUpdate.recognise(e)
+        fuzzing = SC02FuzzingRun.recognise(e)
     }
 
-    public var isEmpty: Bool { unknownUpdates.isEmpty }
+    public var isEmpty: Bool { unknownUpdates.isEmpty && fuzzing.isEmpty }
 
     /// The unknown-protocol update whose link ended at `frame` on connection `number`, if any.
     public func update(endingAt frame: Int, connection number: Int?) -> UnknownFirmwareUpdate? {

@@ -6,11 +6,18 @@ extension Story {
     /// told as their rules tell them, one sentence each.
     static func scenarios(_ e: Evidence) -> [StorySentence] {
         guard let scenes = e.scenarios else { return [] }
-        return scenes.unknownUpdates.prefix(3).map { u in
-            let frames = [u.firstFrame, u.lastFrame, u.ending.frame] + (u.cameBack.map { [$0.frame] } ?? [])
-            return StorySentence(
-                .data, "\(u.summary.capitalizedFirst); \(SC01UnknownFirmwareUpdate.followed(u, e)).",
-                frames: frames)
+        let fuzzing = scenes.fuzzing.map { run in
+            StorySentence(
+                .links,
+                "\(run.headline.capitalizedFirst) by \(run.central ?? "one central") to \(run.device) (links #\(run.connections.first!)–#\(run.connections.last!)): \(run.abnormal) malformed or aborted (\(run.details)); their failures are a fuzzer's, told at info.",
+                frames: [run.firstFrame, run.lastFrame])
         }
+        return fuzzing
+            + scenes.unknownUpdates.prefix(3).map { u in
+                let frames = [u.firstFrame, u.lastFrame, u.ending.frame] + (u.cameBack.map { [$0.frame] } ?? [])
+                return StorySentence(
+                    .data, "\(u.summary.capitalizedFirst); \(SC01UnknownFirmwareUpdate.followed(u, e)).",
+                    frames: frames)
+            }
     }
 }

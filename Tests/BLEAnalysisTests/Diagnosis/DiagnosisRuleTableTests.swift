@@ -39,7 +39,7 @@ import Testing
     static let air: [(id: String, severity: String)] = [("DC-10", "E")]
 
     /// The scenarios last (issue 48 scope 6): what the capture as a whole is the scene of, as context.
-    static let scenarios: [(id: String, severity: String)] = [("SC-01", "I")]
+    static let scenarios: [(id: String, severity: String)] = [("SC-01", "I"), ("SC-02", "I")]
 
     static var table: [(id: String, severity: String)] { catalogue + leAudio + classic + air + scenarios }
 

@@ -77,7 +77,7 @@ extension DiagnosisRuleTests {
             case sizesVary
             /// A bulk write this side closes once done, the device not coming back: a print job, a file sent.
             case thisSideClosesAndTheDeviceStaysAway
-            /// Too short a run to be an image (150 writes), then the peer leaves and comes back.
+            /// Too little for an image (150 writes of 18 bytes, 2.7 KB), then the peer leaves and comes back.
             case tooShort
         }
 
@@ -102,6 +102,71 @@ extension DiagnosisRuleTests {
             if kind == .sizesVary || kind == .tooShort {
                 let dc = try #require(r.of("DC-02").first)
                 #expect(dc.severity == .warning && !dc.message.contains("firmware"))
+            }
+        }
+
+        // MARK: SC-02 fuzzing-like run
+
+        /// `attempts` links to the peer, one every 3 s from 0, each up 1 s: a Pairing Request the peer answers with
+        /// Pairing Failed (Invalid Parameters) when `failing(i)`, a Read Request answered otherwise, then this side
+        /// closes (0x13).
+        static func attempts(_ attempts: Int, failing: (Int) -> Bool) -> CaptureBuilder {
+            var b = CaptureBuilder()
+            for i in 0..<attempts {
+                let handle = UInt16(0x40 + i)
+                b = b.at(microsecondsFromStart: Int64(i) * 3_000_000).connect(handle: handle, peer: RuleTest.peer)
+                if failing(i) {
+                    b = b.smp(.pairingRequest(.bonding()), handle: handle, .tx).smp(.pairingFailed(.invalidParameters), handle: handle, .rx)
+                } else {
+                    b = b.att(.readRequest(handle: 0x2A), handle: handle, .tx).att(.readResponse(value: [1]), handle: handle, .rx)
+                }
+                b = b.completed(handle: handle).at(microsecondsFromStart: Int64(i) * 3_000_000 + 1_000_000).disconnectCommand(
+                    handle: handle
+                )
+                .disconnect(handle: handle, reason: .connectionTerminatedByLocalHost)
+            }
+            return b
+        }
+
+        @Test func manyShortAttemptsWithPairingsAbortedAreAFuzzingLikeRunAndTheirFailuresAreToldAtInfo() throws {
+            let b = Self.attempts(10) { $0 != 4 }
+            let r = try RuleTest.diagnose(b)
+            let sc = try #require(r.of("SC-02").first)
+            #expect(r.of("SC-02").count == 1 && sc.severity == .info && sc.connection == 1)
+            // 10 links, 9 of them with a pairing that failed; the first starts at 0 s, the last at 27 s.
+            #expect(
+                sc.message.hasPrefix(
+                    "Fuzzing-like run: 10 attempts in 27.0 s by this side to \(RuleTest.peerText), frames 1–\(b.nextFrame - 1) (links #1–#10): 9 of them malformed or aborted: 9 with a pairing started (9 failed)."
+                ), "\(sc.message)")
+            #expect(r.story.sentences.contains { $0.text.hasPrefix("Fuzzing-like run: 10 attempts in 27.0 s") })
+            // The 9 pairings failed are the fuzzer's: SEC-03 folds them at info, naming the run; nothing above info.
+            let sec = try #require(r.of("SEC-03").first)
+            #expect(sec.severity == .info && sec.count == 9 && sec.headline.hasPrefix("during the fuzzing-like run: 10 attempts"))
+            #expect(r.atLeast(.warning).isEmpty, "\(r.atLeast(.warning).map(\.message))")
+        }
+
+        enum NotFuzzing: String, CaseIterable {
+            /// Ten short links that each read a value: a device polled, nothing aborted.
+            case pollingApp
+            /// Five pairings failed: too few attempts for a run.
+            case fewAttempts
+            /// Ten links, only four of them with a pairing failed: mostly healthy.
+            case mostlyHealthy
+        }
+
+        @Test(arguments: NotFuzzing.allCases)
+        func nearMissShortLinksThatAreNoFuzzingRunStayQuietAndPairingFailuresStayCritical(_ kind: NotFuzzing) throws {
+            let b: CaptureBuilder
+            switch kind {
+            case .pollingApp: b = Self.attempts(10) { _ in false }
+            case .fewAttempts: b = Self.attempts(5) { _ in true }
+            case .mostlyHealthy: b = Self.attempts(10) { $0 % 3 == 0 }
+            }
+            let r = try RuleTest.diagnose(b)
+            #expect(r.of("SC-02").isEmpty)
+            if kind != .pollingApp {
+                let sec = try #require(r.of("SEC-03").first)
+                #expect(sec.severity == .critical && !sec.headline.contains("fuzzing"))
             }
         }
     }
@@ -136,5 +201,66 @@ extension DiagnosisRuleTests {
         // The flapping count leaves the reboot out: 3 ends (18994, 19555, 20313), not 4.
         let flap = try #require(r.of("DC-09").first)
         #expect(flap.message.contains("3 connections ended"))
+    }
+}
+
+/// SC-02 on the two SweynTooth runs of the corpus, checked with tshark 4.0.17:
+/// `-Y 'btle.advertising_header.pdu_type==0x05' -T fields -e frame.number -e frame.time_relative -e btle.initiator_address`
+/// gives 52 CONNECT_INDs (frames 260 to 9186, 8.346632 s to 195.890302 s: 187.5 s) from 5d:36:ac:90:0b:22 to
+/// 00:a0:50:00:00:03 in the Cypress PSoC 6 run, 46 Pairing Requests (`btsmp.opcode==0x01`) and 14 Pairing Failed
+/// (`btsmp.opcode==0x05`); 13 CONNECT_INDs (frames 142 to 2403, 3.048125 s to 50.825256 s: 47.8 s) from the same central
+/// to a4:c1:38:d8:ad:a9 in the Telink run, 11 Pairing Requests and no Pairing Failed.
+@Suite struct FuzzingRealCaptureTests {
+    static func diagnose(_ name: String) throws -> DiagnosisResult? {
+        guard let dir = TestEnvironment.corpusDirectory, FileManager.default.fileExists(atPath: dir + "/" + name) else { return nil }
+        return DiagnosisReport.analyze(try CaptureFile.open(path: dir + "/" + name)).result
+    }
+
+    @Test func theCypressRunIsAFuzzingRunAndItsPairingFailuresAreNoUsersCancelling() throws {
+        guard let r = try Self.diagnose("nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-cypress-psoc6-llid-crash-pairing-loop.pcapng")
+        else { return }
+        let sc = try #require(r.of("SC-02").first)
+        #expect(
+            sc.message.hasPrefix(
+                "Fuzzing-like run: 52 attempts in 3 min 8 s by 5D:36:AC:90:0B:22 to 00:A0:50:00:00:03, frames 260–9427 (links #1–#52)"))
+        #expect(sc.message.contains("45 with a pairing started (14 failed"))
+        // No pairing failure is read as a user's any more: every SEC-03 and SEC-04 is info.
+        #expect(r.findings.filter { $0.rule.hasPrefix("SEC-") }.allSatisfy { $0.severity == .info })
+        #expect(r.findings.filter { $0.rule == "SEC-03" }.reduce(0) { $0 + $1.count } == 14)
+    }
+
+    @Test func theTelinkRunIsAFuzzingRunToo() throws {
+        guard let r = try Self.diagnose("nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-telink-invalid-ctrl-pdu-enc-loop.pcapng")
+        else { return }
+        let sc = try #require(r.of("SC-02").first)
+        #expect(sc.message.hasPrefix("Fuzzing-like run: 13 attempts in 47.8 s by 5D:36:AC:90:0B:22 to A4:C1:38:D8:AD:A9, frames 142–2403"))
+        #expect(sc.message.contains("11 with a pairing started"))
+        #expect(r.of("SEC-01").allSatisfy { $0.severity == .info })
+    }
+}
+
+/// The scenarios' precision over every real capture the tests find and every Sample (270 files on 2026-11-29): SC-01
+/// fires on the Sphero update alone (the known updates of the Samples and `btsnooper-sample-4.7k-att.log` are the OTA
+/// tracker's; the LED controllers' writes change size; the printer's run has no end), SC-02 on the two SweynTooth runs
+/// alone (Sphero's 12 reconnects and the Pixel's 14 links are no fuzzing). Each firing was read against tshark (above).
+@Suite struct ScenarioPrecisionTests {
+    @Test(.enabled(if: TestEnvironment.corpusDirectory != nil)) func eachScenarioFiresWhereItIsTheSceneAndNowhereElse() throws {
+        let samples = (try? FileManager.default.contentsOfDirectory(atPath: TestEnvironment.samplesDirectory)) ?? []
+        let paths =
+            TestEnvironment.realCaptures
+            + samples.filter { !$0.hasSuffix(".json") && !$0.hasSuffix(".md") }.sorted().map { TestEnvironment.samplesDirectory + "/" + $0 }
+        var fired: [String: Set<String>] = [:]
+        for path in paths {
+            guard let file = try? CaptureFile.open(path: path) else { continue }
+            for d in DiagnosisReport.analyze(file).result.findings where d.rule.hasPrefix("SC-") {
+                fired[d.rule, default: []].insert((path as NSString).lastPathComponent)
+            }
+        }
+        #expect(fired["SC-01"] == ["android-btsnoop_blefun-18k-att-notify-stream.log"])
+        #expect(
+            fired["SC-02"] == [
+                "nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-cypress-psoc6-llid-crash-pairing-loop.pcapng",
+                "nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-telink-invalid-ctrl-pdu-enc-loop.pcapng",
+            ])
     }
 }

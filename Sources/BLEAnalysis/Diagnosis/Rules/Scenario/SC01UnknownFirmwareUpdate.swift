@@ -70,7 +70,9 @@ struct SC01UnknownFirmwareUpdate: DiagnosisRule {
     static let evidence =
         "The throughput streams of writes (Write Command or Request) per handle: count, size of nearly all, first and last frame; the link's end after the run and the device's next link; the firmware updates the OTA tracker followed"
     static let anchor = "none"
-    static let minimumWrites = 200
+    /// A hundred writes: an image of 8 KiB or more in pieces of 20 to 244 bytes (the bytes decide, the count keeps a
+    /// handful of large writes out).
+    static let minimumWrites = 100
     static let minimumSize = 16
     static let minimumBytes = 8_192
     /// Share of the writes that must be exactly the run's size (the last piece, a header may differ).
