@@ -93,13 +93,16 @@ extension SC02FuzzingRun {
         for c in e.connections where c.isLE && !c.inferred {
             byPair["\(c.centralAddress ?? "") \(e.deviceName(c))", default: []].append(c)
         }
+        let candidates = byPair.values.flatMap { links in
+            clusters(links.sorted { $0.startFrame < $1.startFrame }).filter { $0.count >= minimumAttempts }
+        }
+        // Most captures have none: the pass over every event and finding is paid only when one is a candidate.
+        guard !candidates.isEmpty else { return [] }
         let facts = AttemptFacts(e)
         var best: FuzzingRun?
-        for links in byPair.values {
-            for cluster in clusters(links.sorted { $0.startFrame < $1.startFrame }) where cluster.count >= minimumAttempts {
-                guard let run = judge(cluster, facts, e), run.connections.count > best?.connections.count ?? 0 else { continue }
-                best = run
-            }
+        for cluster in candidates.sorted(by: { $0[0].startFrame < $1[0].startFrame }) {
+            guard let run = judge(cluster, facts, e), run.connections.count > best?.connections.count ?? 0 else { continue }
+            best = run
         }
         return best.map { [$0] } ?? []
     }
