@@ -42,10 +42,11 @@ public struct Story: Hashable, Sendable {
         if let links = Self.leLinks(e) { s.append(links) }
         if let terminates = Self.unacknowledgedTerminates(e) { s.append(terminates) }
         if let attempts = Self.leAttempts(e) { s.append(attempts) }
+        s += Self.fuzzing(e)
         if let classic = Self.classic(e) { s.append(classic) }
         s += Self.security(e)
         if let data = Self.data(e, findings: findings) { s.append(data) }
-        s += Self.scenarios(e)
+        s += Self.updates(e)
         s += Self.unseen(e)
         sentences = s
     }

@@ -44,7 +44,7 @@ extension DiagnosisRuleTests {
             let sc = try #require(r.of("SC-01").first)
             #expect(r.of("SC-01").count == 1 && sc.severity == .info && sc.frame == lastWrite && sc.connection == 1)
             let summary =
-                "probable firmware update (protocol not known): 501 Write Commands, 500 of them 18 bytes, to handle 0x000e on link #1, 9012 bytes at 0.9 kB/s, frames \(firstWrite)–\(lastWrite), beside 6 notifications on 0x0010"
+                "probable firmware update (protocol not known): 501 Write Commands, 500 of them 18 bytes, to handle 0x000e on link #1, 9012 bytes at 0.9 kB/s, frames \(firstWrite)–\(lastWrite), the link also carrying 6 notifications on 0x0010"
             #expect(
                 sc.message
                     == "With \(RuleTest.peerText): \(summary). The device ended the link at frame \(end) (0x13 Remote User Terminated Connection), 299 ms after the last write; the device came back at frame \(back) (link #2, 2.00 s later)."
@@ -68,6 +68,30 @@ extension DiagnosisRuleTests {
             #expect(sc.message.contains("a device at another address connected at frame"))
             let dc = try #require(r.of("DC-01").first)
             #expect(dc.severity == .info && dc.causes.first?.hasPrefix("the device rebooting") == true)
+        }
+
+        /// On air: 420 Write Commands of 20 bytes (8400 bytes) to 0x000E, each acknowledged by an empty PDU, then the
+        /// peripheral advertising again 1 ms after its last packet (no LL_TERMINATE_IND: a device rebooting sends none).
+        @Test func onAirTheDeviceLeavingWithoutATerminateAfterTheRunIsTheRebootNotACrash() throws {
+            var b = NordicBuilder()
+            b.connect()
+            for i in 0..<420 {
+                let att: [UInt8] = [0x52, 0x0E, 0x00] + (0..<20).map { UInt8(truncatingIfNeeded: i &* 3 &+ $0) }
+                b.data(.start, [UInt8(att.count), 0, 0x04, 0x00] + att, central: true, sn: i & 1 == 1, event: UInt16(i))
+                b.data(.continuation, [], central: false, sn: i & 1 == 1, event: UInt16(i))
+            }
+            let lastPacket = b.records.count
+            LinkSilenceTests.advertise(&b, LinkSilenceTests.peripheral, after: 1_000)
+            for _ in 0..<10 { LinkSilenceTests.advertise(&b, LinkSilenceTests.stranger, after: 100_000) }
+            let r = try RuleTest.diagnose(air: b)
+            let sc = try #require(r.of("SC-01").first)
+            #expect(sc.message.contains("420 Write Commands of 20 bytes to handle 0x000e on link #1, 8400 bytes"))
+            #expect(sc.message.contains("with no LL_TERMINATE_IND (inferred: the peripheral was advertising again"))
+            #expect(sc.message.hasSuffix("the device did not come back in the log."))
+            let dc = try #require(r.of("DC-10").first)
+            #expect(dc.frame == lastPacket && dc.severity == .info)
+            #expect(dc.message.hasSuffix("probably the device rebooting into the new firmware."))
+            #expect(dc.causes.first?.hasPrefix("the device rebooting into the new firmware") == true)
         }
 
         enum NotAnUpdate: String, CaseIterable {
@@ -176,9 +200,9 @@ extension DiagnosisRuleTests {
 /// custom update), with figures checked against tshark 4.0.17:
 /// `tshark -r F -Y 'btatt.opcode==0x52' -T fields -e frame.number -e btatt.handle -e btatt.value` gives 8189 Write
 /// Commands, all to 0x000e, 8186 of 20 bytes (2 of 12, 1 of 14), frames 1613 to 18712 (754.292636 s to 1027.884915 s),
-/// 163758 value bytes; `-Y 'btatt.opcode==0x1b && btatt.handle==0x0010'` between them 686 notifications;
-/// `-Y 'bthci_evt.code==0x05'` the link (handle 0x0007) ended by the peer, 0x13, at frame 18722, and LE Connection
-/// Complete for the same address at 18743.
+/// 163758 value bytes; `-Y 'btatt.opcode==0x1b && btatt.handle==0x0010 && bthci_acl.chandle==0x0007'` gives 686
+/// notifications on that link; `-Y 'bthci_evt.code==0x05'` the link (handle 0x0007) ended by the peer, 0x13, at frame
+/// 18722, and LE Connection Complete for the same address at 18743.
 @Suite struct ScenarioRealCaptureTests {
     static let name = "android-btsnoop_blefun-18k-att-notify-stream.log"
 
@@ -192,7 +216,7 @@ extension DiagnosisRuleTests {
         #expect(r.of("SC-01").count == 1 && sc.frame == 18712)
         #expect(
             sc.message.contains(
-                "8189 Write Commands, 8186 of them 20 bytes, to handle 0x000e on link #6, 163758 bytes at 0.6 kB/s, frames 1613–18712, beside 686 notifications on 0x0010"
+                "8189 Write Commands, 8186 of them 20 bytes, to handle 0x000e on link #6, 163758 bytes at 0.6 kB/s, frames 1613–18712, the link also carrying 686 notifications on 0x0010"
             ))
         #expect(sc.message.contains("The device ended the link at frame 18722 (0x13 Remote User Terminated Connection)"))
         #expect(sc.message.contains("the device came back at frame 18743"))

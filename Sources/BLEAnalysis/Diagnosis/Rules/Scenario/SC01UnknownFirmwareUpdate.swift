@@ -43,7 +43,7 @@ public struct UnknownFirmwareUpdate: Hashable, Sendable {
         let rate = String(fractionDigits: bytesPerSecond < 10_000 ? 1 : 0, bytesPerSecond / 1000)
         let what = "\(writes) \(SC01UnknownFirmwareUpdate.words(kind))s"
         let of = sameSize == writes ? "\(what) of \(size) bytes" : "\(what), \(sameSize) of them \(size) bytes,"
-        let beside = control.map { ", beside \($0.uses) \($0.what) on \(hex($0.handle, width: 4))" } ?? ""
+        let beside = control.map { ", the link also carrying \($0.uses) \($0.what) on \(hex($0.handle, width: 4))" } ?? ""
         return
             "probable firmware update (protocol not known): \(of) to handle \(hex(handle, width: 4)) on link #\(connection), \(bytes) bytes at \(rate) kB/s, frames \(firstFrame)–\(lastFrame)\(beside)"
     }
@@ -107,7 +107,9 @@ struct SC01UnknownFirmwareUpdate: DiagnosisRule {
         case .link: who = "the link was lost"
         case .unknown: who = "the link ended"
         }
-        let code = u.ending.code.map { " (\(codeName($0)))" } ?? ""
+        let code =
+            u.ending.inferredFrom != nil
+            ? " with no LL_TERMINATE_IND (inferred: \(u.ending.inferredFrom!))" : u.ending.code.map { " (\(codeName($0)))" } ?? ""
         let after = duration(u.ending.timestamp.microseconds(since: lastWriteTime(u, e) ?? u.ending.timestamp))
         var text = "\(who) at frame \(u.ending.frame)\(code), \(after) after the last write"
         if let back = u.cameBack {
@@ -147,8 +149,8 @@ extension SC01UnknownFirmwareUpdate {
         var found: [UnknownFirmwareUpdate] = []
         for s in streams.sorted(by: { $0.valueBytes > $1.valueBytes })
         where !found.contains(where: { $0.connection == s.key.connectionNumber }) {
-            guard let c = e.connection(s.key.connectionNumber), let end = c.lifecycle.ending, end.inferredFrom == nil,
-                end.frame > s.lastFrame, end.timestamp.microseconds(since: s.lastTime) <= endWindow,
+            guard let c = e.connection(s.key.connectionNumber), let end = c.lifecycle.ending, endsTheRun(end),
+                end.frame >= s.lastFrame, end.timestamp.microseconds(since: s.lastTime) <= endWindow,
                 !claimedByKnownUpdate(s, e)
             else { continue }
             let back = cameBack(after: c, end, e)
@@ -161,6 +163,12 @@ extension SC01UnknownFirmwareUpdate {
                     microseconds: s.durationMicroseconds, control: control(beside: s, e), ending: end, cameBack: back))
         }
         return found.sorted { $0.firstFrame < $1.firstFrame }
+    }
+
+    /// An end the capture shows, or on air one it infers from the peripheral leaving or the link going silent (a device
+    /// rebooting sends no LL_TERMINATE_IND); not a link the sniffer only lost.
+    static func endsTheRun(_ end: ConnectionLifecycle.Ending) -> Bool {
+        end.inferredFrom == nil || end.endedBy == .peer || end.endedBy == .link || end.reason == LinkSilence.endedUnseen
     }
 
     /// A known update protocol's session on the link that overlaps the run: the OTA tracker told it already.
