@@ -112,6 +112,8 @@ public enum RuleGroup: String, Hashable, Sendable, CaseIterable {
     case leAudio = "LE Audio"
     case classic = "BR/EDR"
     case linkLayer = "Link-layer compliance"
+    /// What the capture as a whole is the scene of (a firmware update, a fuzzing run): ``Scenarios``.
+    case scenario = "Scenarios"
 }
 
 /// A diagnosis rule: its registered code, the evidence it reads and what it says. One small type per rule, one file

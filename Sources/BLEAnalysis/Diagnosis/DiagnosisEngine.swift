@@ -37,6 +37,8 @@ public struct DiagnosisResult: Hashable, Sendable {
 /// Runs the rules over the evidence, qualifies each finding by what the capture cannot show, folds repeats and ranks.
 public enum DiagnosisEngine {
     public static func diagnose(_ evidence: Evidence, rules: [any DiagnosisRule.Type] = DiagnosisRules.all) -> DiagnosisResult {
+        var evidence = evidence
+        if evidence.scenarios == nil { evidence.scenarios = Scenarios(evidence) }
         var found: [Diagnosis] = []
         for rule in rules { found += rule.evaluate(evidence) }
         let caveats = Caveats(evidence)
@@ -46,6 +48,7 @@ public enum DiagnosisEngine {
             found[i].confidence = caveats.confidence(of: found[i])
             Observability.qualify(&found[i], evidence)
             SnifferMissed.qualify(&found[i], evidence)
+            FuzzingFit.qualify(&found[i], evidence)
         }
         let findings = rank(fold(found))
         var result = DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))

@@ -102,6 +102,9 @@ public enum DiagnosisRules {
         LL01ProcedureLoop.self,
         LL02InvalidChannelMap.self,
         LL03ParameterOutOfRange.self,
+        // Scenarios: the capture's shape as a whole (read by the rules above through `Evidence.scenarios`)
+        SC01UnknownFirmwareUpdate.self,
+        SC02FuzzingRun.self,
     ]
 
     /// The rule with this id (`DC-01`).

@@ -39,6 +39,9 @@ public struct Evidence: Sendable {
     public var otaSessions: [OTASession]?
     /// SCO/eSCO links and (later) the BR/EDR audio profiles (``ClassicAnalysis``).
     public var classic = ClassicAnalysis()
+    /// The scenarios the capture is the scene of (``Scenarios``), recognised by the engine before the rules run (nil:
+    /// not yet).
+    public var scenarios: Scenarios?
 
     public init(
         events: [EvidenceEvent], connections: [Connection], completeness: CaptureCompleteness? = nil, findings: [Finding] = [],

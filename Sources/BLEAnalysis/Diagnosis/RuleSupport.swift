@@ -127,11 +127,16 @@ extension Evidence {
 }
 
 extension Evidence {
-    /// Why a disconnection is the device rebooting after a firmware update, if it is: an update on the connection
+    /// Why a disconnection is the device rebooting after a firmware update, if it is: a probable update in a protocol not
+    /// known ended by it (``Scenarios``, SC-01), an update on the connection
     /// succeeded within 15 s before (when the pass followed updates), or else the connection's last write went to an
     /// update protocol's command characteristic (not its image-packet one: a link lost mid-image is a failure).
     func expectedReboot(_ d: DisconnectionStory) -> CitedFrame? {
         guard let c = d.connection else { return nil }
+        // A run of same-size writes no known protocol claimed, ended by this link's end (SC-01).
+        if let u = scenarios?.update(endingAt: d.frame, connection: c.number) {
+            return CitedFrame(u.lastFrame, u.rebootText)
+        }
         if let sessions = otaSessions {
             // A successful update that this link's end falls in (a session told across the reboot, MCUmgr's test and
             // confirm) or that ended on it at most 15 s before.

@@ -43,11 +43,13 @@ public struct Story: Hashable, Sendable {
         if let terminates = Self.unacknowledgedTerminates(e) { s.append(terminates) }
         if let attempts = Self.leAttempts(e) { s.append(attempts) }
         if let unknown = Self.unknownTransport(e) { s.append(unknown) }
+        s += Self.fuzzing(e)
         if let classic = Self.classic(e) { s.append(classic) }
         if let calls = Self.synchronousLine(e) { s.append(calls) }
         s += Self.audio(e)
         s += Self.security(e, findings: findings)
         if let data = Self.data(e, findings: findings) { s.append(data) }
+        s += Self.updates(e)
         s += Self.unseen(e)
         sentences = s
     }

@@ -185,6 +185,9 @@ public struct ThroughputStream: Hashable, Sendable {
     public var lastTime: Timestamp
     public var minValueSize: Int
     public var maxValueSize: Int
+    /// How many values were exactly ``maxValueSize`` bytes: nearly all of them in a chunked transfer (a firmware image
+    /// written in same-size pieces, the last one shorter).
+    public var valuesAtMaxSize: Int = 0
     /// Sliding-window rates; nil when the stream is shorter than one window.
     public var windows: WindowStats?
     /// Highest rate over one window/10 step (the short-term peak).

@@ -280,6 +280,8 @@ struct StreamState {
     var last: Timestamp
     var minValue = Int.max
     var maxValue = 0
+    /// Values of exactly `maxValue` bytes (a run of same-size chunks: ``ThroughputStream/valuesAtMaxSize``).
+    var atMaxValue = 0
     // Sliding windows: ring of the last 10 completed steps.
     let step: Int64
     var bucket: Int64 = 0
@@ -351,7 +353,10 @@ struct StreamState {
         attBytes += n + attOverhead
         l2capBytes += l2cap
         minValue = min(minValue, n)
-        maxValue = max(maxValue, n)
+        if n >= maxValue {
+            atMaxValue = n == maxValue ? atMaxValue + 1 : 1
+            maxValue = n
+        }
         lastFrame = sample.frame
         if t > last { last = t }
 
@@ -452,6 +457,7 @@ struct StreamState {
             key: key, connection: connection, characteristic: characteristic, service: service, packets: packets,
             valueBytes: valueBytes, attBytes: attBytes, l2capBytes: l2capBytes, firstFrame: firstFrame, lastFrame: lastFrame,
             firstTime: first, lastTime: last, minValueSize: packets > 0 ? minValue : 0, maxValueSize: maxValue,
+            valuesAtMaxSize: atMaxValue,
             windows: windows, peakBitsPerSecond: Double(copy.peakBytes) * 8 * 1_000_000 / Double(step),
             gapHistogram: (0..<gaps.count).map { gaps[$0] }, idleThresholdMicroseconds: options.idleThreshold, idleGapCount: idleCount,
             idleMicroseconds: idleTotal,

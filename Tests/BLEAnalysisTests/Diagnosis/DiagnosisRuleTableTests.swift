@@ -55,15 +55,18 @@ import Testing
 
     static var table: [(id: String, severity: String)] {
         let sec07 = catalogue.firstIndex { $0.id == "SEC-07" }! + 1
-        return Array(catalogue[..<sec07]) + securityRecord + Array(catalogue[sec07...]) + leAudio + classic + air + linkLayer
+        return Array(catalogue[..<sec07]) + securityRecord + Array(catalogue[sec07...]) + leAudio + classic + air + linkLayer + scenarios
     }
+
+    /// The scenarios last (issue 48 scope 6): what the capture as a whole is the scene of, as context.
+    static let scenarios: [(id: String, severity: String)] = [("SC-01", "I"), ("SC-02", "I")]
 
     /// Each group: its folder under `Rules/` and the id prefix of its rules.
     static let groups: [RuleGroup: (folder: String, prefix: String)] = [
         .captureQuality: ("CaptureQuality", "CQ"), .establishment: ("Establishment", "CE"), .disconnection: ("Disconnection", "DC"),
         .security: ("Security", "SEC"), .gatt: ("GATT", "GATT"), .throughput: ("Throughput", "TP"),
         .linkParameters: ("LinkParameters", "LP"), .controller: ("Controller", "HH"), .leAudio: ("LEAudio", "LA"),
-        .classic: ("Classic", "BR"), .linkLayer: ("LinkLayer", "LL"),
+        .classic: ("Classic", "BR"), .linkLayer: ("LinkLayer", "LL"), .scenario: ("Scenario", "SC"),
     ]
 
     static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"

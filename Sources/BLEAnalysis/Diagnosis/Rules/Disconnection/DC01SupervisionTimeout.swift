@@ -74,6 +74,7 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                 "Link to \(device) lost: supervision timeout (0x08) at frame \(d.frame)"
                 + (details.isEmpty ? "." : "; " + details.joined(separator: ", ") + ".")
             let reboot = e.expectedReboot(d)
+            let probable = reboot == nil ? nil : e.scenarios?.update(endingAt: d.frame, connection: c?.number)
             if let reboot {
                 supporting.append(reboot)
                 sentence += " It follows the \(reboot.text) (frame \(reboot.frame)): the device most likely rebooted into the new firmware."
@@ -82,20 +83,31 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                 rule: Self.code, severity: reboot == nil ? severity : .info, frame: d.frame, message: sentence,
                 headline: "link to \(device) lost by supervision timeout (0x08)",
                 supporting: supporting.sorted { $0.frame < $1.frame },
-                causes: (unanswered.map {
-                    ["the peer stopped responding before the link was lost (request at frame \($0.frame) unanswered)"]
-                } ?? [])
+                causes: (reboot == nil ? [] : Self.rebootCauses(probable: probable != nil))
+                    + (unanswered.map {
+                        ["the peer stopped responding before the link was lost (request at frame \($0.frame) unanswered)"]
+                    } ?? [])
                     + [
                         "out of range or blocked by the body, interference (Wi-Fi coexistence)",
                         "the peer reset, browned out or crashed (watchdog)",
                         "a supervision timeout too short for the link",
                     ],
-                device: c?.peerAddress, connection: c?.number, facts: facts, fold: "\(device)")
+                device: c?.peerAddress, connection: c?.number, facts: facts, fold: "\(device)\(reboot == nil ? "" : " reboot")")
         }
     }
 }
 
 extension DC01SupervisionTimeout {
+    /// The causes of a link's end that follows a firmware update: the reboot into it, first.
+    static func rebootCauses(probable: Bool) -> [String] {
+        probable
+            ? [
+                "the device rebooting into the new firmware at the end of the probable update (protocol not known; SC-01)",
+                "the update failed and the device reset: the capture cannot show which (read its version once it is back)",
+            ]
+            : ["the device rebooting into the new firmware once the update succeeded"]
+    }
+
     /// An Encryption Change with 0x08 Connection Timeout on the lost link: the controller failing the encryption start
     /// the loss interrupted (Core Spec Vol 4, Part E, 7.7.8), the same event seen from the encryption (a PacketLogger
     /// log: Encryption Change v2 four frames before the loss).

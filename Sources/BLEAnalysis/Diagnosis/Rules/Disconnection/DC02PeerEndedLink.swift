@@ -50,9 +50,13 @@ struct DC02PeerEndedLink: DiagnosisRule {
                 sentence += "; nothing failed before it."
             }
             let reboot = failure == nil ? e.expectedReboot(d) : nil
+            let probable = reboot == nil ? nil : e.scenarios?.update(endingAt: d.frame, connection: c?.number)
             if let reboot {
                 supporting.append(reboot)
-                sentence += " It follows the \(reboot.text) (frame \(reboot.frame)): the device restarting for the update, as expected."
+                sentence +=
+                    probable == nil
+                    ? " It follows the \(reboot.text) (frame \(reboot.frame)): the device restarting for the update, as expected."
+                    : " It follows a \(reboot.text) (last write at frame \(reboot.frame)): probably the device rebooting into the new firmware."
             }
             let leaving = failure == nil && reboot == nil ? assistantLeaving(d, in: e) : nil
             if let leaving {
@@ -65,15 +69,17 @@ struct DC02PeerEndedLink: DiagnosisRule {
             return Diagnosis(
                 rule: Self.code, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
-                causes: d.reason == .remotePowerOff
-                    ? ["the peer powered off or its Bluetooth was switched off"]
-                    : leaving != nil
-                        ? ["the Broadcast Assistant's app finished: it took back its source and closed the link"]
-                        : [
-                            "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
-                            "the peer's app closed the link",
-                        ],
-                device: c?.peerAddress, connection: c?.number, fold: "\(device) \(d.reason.rawValue)")
+                causes: reboot != nil
+                    ? DC01SupervisionTimeout.rebootCauses(probable: probable != nil)
+                    : d.reason == .remotePowerOff
+                        ? ["the peer powered off or its Bluetooth was switched off"]
+                        : leaving != nil
+                            ? ["the Broadcast Assistant's app finished: it took back its source and closed the link"]
+                            : [
+                                "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
+                                "the peer's app closed the link",
+                            ],
+                device: c?.peerAddress, connection: c?.number, fold: "\(device) \(d.reason.rawValue)\(reboot == nil ? "" : " reboot")")
         }
     }
 

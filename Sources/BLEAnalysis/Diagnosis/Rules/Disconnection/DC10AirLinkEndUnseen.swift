@@ -81,6 +81,15 @@ struct DC10AirLinkEndUnseen: DiagnosisRule {
                 rule: Self.code, severity: severity, frame: end.frame, message: message, headline: headline, supporting: supporting,
                 causes: causes, device: c.peerAddress, connection: c.number, fold: "\(device) \(end.reason)")
             d.confidence = .lowered(reason: "inferred: the capture holds no end of the link")
+            // The end of a probable firmware update (SC-01): the device rebooting into it sends no terminate.
+            if let u = e.scenarios?.update(endingAt: end.frame, connection: c.number) {
+                d.severity = .info
+                d.message +=
+                    " It follows a \(u.rebootText) (last write at frame \(u.lastFrame)): probably the device rebooting into the new firmware."
+                d.supporting.insert(CitedFrame(u.lastFrame, u.rebootText), at: 0)
+                d.causes = DC01SupervisionTimeout.rebootCauses(probable: true)
+                d.foldKey += " reboot"
+            }
             return d
         }
     }
