@@ -32,10 +32,10 @@ import os
 import subprocess
 import sys
 
+from diagnosis_truth import looks_like_capture
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CAPTURE_MAGICS = (b"btsnoop\0", b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1",
-                  b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a", b"\x1f\x8b")
 
 COLLISION = (0x23, 0x2A)
 ALARMING_BQR = (0x02, 0x03, 0x04, 0x05, 0x07, 0x08)
@@ -144,38 +144,28 @@ FRAME_FIELDS = ("frame", "create_frame", "cancel_frame", "local_command_frame", 
                 "readvertised_frame", "connect_frame", "end_frame")
 
 
-def is_capture(path):
-    if path.endswith(".pklg"):
-        return True
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(8)
-    except OSError:
-        return False
-    return any(head.startswith(m) for m in CAPTURE_MAGICS)
-
-
 def captures(args):
     for arg in args:
         if os.path.isdir(arg):
             for base, _dirs, files in os.walk(arg):
                 for name in sorted(files):
                     path = os.path.join(base, name)
-                    if is_capture(path):
+                    if looks_like_capture(path):
                         yield path
-        elif is_capture(arg):
+        elif looks_like_capture(arg):
             yield arg
 
 
-def truth_for(path, truth_dirs, cache):
-    name = os.path.basename(path) + ".jsonl"
+def cached_truth(path, script, suffix, truth_dirs, cache):
+    """The first line `script --base-name path` prints, read from `<name><suffix>` in a truth directory or the cache
+    when one holds it, else made now (and kept in the cache when given)."""
+    name = os.path.basename(path) + suffix
     for directory in truth_dirs + ([cache] if cache else []):
         candidate = os.path.join(directory, name)
         if os.path.isfile(candidate) and os.path.getsize(candidate) > 0:
             with open(candidate) as handle:
                 return json.loads(handle.readline())
-    out = subprocess.run([sys.executable, os.path.join(HERE, "diagnosis_truth.py"), "--base-name", path],
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, os.path.join(HERE, script), "--base-name", path], capture_output=True, text=True)
     line = out.stdout.splitlines()[0] if out.stdout else "{}"
     if cache:
         os.makedirs(cache, exist_ok=True)
@@ -184,22 +174,13 @@ def truth_for(path, truth_dirs, cache):
     return json.loads(line)
 
 
+def truth_for(path, truth_dirs, cache):
+    return cached_truth(path, "diagnosis_truth.py", ".jsonl", truth_dirs, cache)
+
+
 def extra_truth_for(path, truth_dirs, cache):
     """diagnosis_truth_extra.py's events (the classes diagnosis_truth.py does not extract), cached like the truth."""
-    name = os.path.basename(path) + ".extra.jsonl"
-    for directory in truth_dirs + ([cache] if cache else []):
-        candidate = os.path.join(directory, name)
-        if os.path.isfile(candidate) and os.path.getsize(candidate) > 0:
-            with open(candidate) as handle:
-                return json.loads(handle.readline()).get("events", [])
-    out = subprocess.run([sys.executable, os.path.join(HERE, "diagnosis_truth_extra.py"), "--base-name", path],
-                         capture_output=True, text=True)
-    line = out.stdout.splitlines()[0] if out.stdout else "{}"
-    if cache:
-        os.makedirs(cache, exist_ok=True)
-        with open(os.path.join(cache, name), "w") as handle:
-            handle.write(line + "\n")
-    return json.loads(line).get("events", [])
+    return cached_truth(path, "diagnosis_truth_extra.py", ".extra.jsonl", truth_dirs, cache).get("events", [])
 
 
 def findings(blescope, path):

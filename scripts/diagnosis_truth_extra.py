@@ -40,6 +40,8 @@ import os
 import subprocess
 import sys
 
+from diagnosis_truth_events import number
+
 FIELDS = [
     "frame.number", "frame.time_epoch", "frame.p2p_dir", "hci_h4.direction", "packetlogger.type", "hci_mon.opcode",
     "hci_mon.adapter_id", "bthci_evt.code", "bthci_evt.le_meta_subevent", "bthci_evt.status",
@@ -56,16 +58,6 @@ REQUESTS = {0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x16, 0x18, 0x
 ANSWERS = {0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x21}
 INDICATION, CONFIRMATION = 0x1D, 0x1E
 ATT_TIMEOUT, NOCP_TIMEOUT = 30.0, 5.0
-
-
-def number(text):
-    if text is None or text == "":
-        return None
-    first = text.split(",")[0]
-    try:
-        return int(first, 0)
-    except ValueError:
-        return int(float(first))
 
 
 def rows(path):
