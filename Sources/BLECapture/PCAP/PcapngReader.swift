@@ -204,16 +204,10 @@ final class PcapngReader: RecordReader {
         let body = length - 12
         var interfaceID = 0, units: UInt64 = 0, captured = 0, original = 0, dataAt = 8, timed = true
         switch type {
-        case Pcapng.enhancedPacket:
+        case Pcapng.enhancedPacket, Pcapng.obsoletePacket:
             guard body >= 20 else { return damagedBlock(offset, type, length, "its body of \(body) bytes is shorter than 20") }
-            interfaceID = Int(u32(block, 8))
-            units = UInt64(u32(block, 12)) << 32 | UInt64(u32(block, 16))
-            captured = Int(u32(block, 20))
-            original = Int(u32(block, 24))
-            dataAt = 28
-        case Pcapng.obsoletePacket:
-            guard body >= 20 else { return damagedBlock(offset, type, length, "its body of \(body) bytes is shorter than 20") }
-            interfaceID = Int(u16(block, 8))
+            // The obsolete Packet Block's interface id is 16 bits, a drops count beside it; the same layout otherwise.
+            interfaceID = type == Pcapng.enhancedPacket ? Int(u32(block, 8)) : Int(u16(block, 8))
             units = UInt64(u32(block, 12)) << 32 | UInt64(u32(block, 16))
             captured = Int(u32(block, 20))
             original = Int(u32(block, 24))
