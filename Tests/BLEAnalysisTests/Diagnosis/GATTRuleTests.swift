@@ -127,6 +127,27 @@ extension DiagnosisRuleTests {
             #expect(d.message.contains(text))
         }
 
+        /// This side's indication never confirmed while the peer went on notifying for 98 s (the Pixel 8 log's link to
+        /// 5C:B2:60:06:49:73: 156 notifications after the indication at frame 1064, 78 min before the link ended): the
+        /// peer's stack ran, so the bearer is not called dead; this side's transaction was stuck.
+        @Test func anIndicationUnconfirmedWhileThePeerKeptNotifyingIsNotADeadBearer() throws {
+            var b = Self.connected().at(1)
+            let indication = b.nextFrame
+            b = b.att(.handleValueIndication(handle: 0x0003, value: [1]), handle: 0x40, .tx).completed(handle: 0x40)
+            b = b.at(20).notify(handle: 0x25, [1], connection: 0x40).at(60).notify(handle: 0x25, [2], connection: 0x40)
+            let last = b.nextFrame
+            b = b.at(99).notify(handle: 0x26, [3], connection: 0x40).at(100)
+            let end = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .remoteUserTerminatedConnection)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-01").first)
+            #expect(d.severity == .error && d.frame == indication)
+            #expect(
+                d.message
+                    == "This side's Handle Value Indication for 0x0003 (frame \(indication)) was never confirmed by \(RuleTest.peerText): \(RuleTest.peerText) kept notifying (handle 0x0026, the last at frame \(last)), so its stack ran but never answered this indication; this side could send no other indication on the bearer (Core Spec Vol 3, Part F, 3.3.3) for the 99.0 s until the link ended (frame \(end))."
+            )
+            #expect(!d.message.contains("dead"))
+        }
+
         @Test func nearMissASlowAnswerOrAShortWaitAtTheEnd() throws {
             let slow = Self.connected().att(.readRequest(handle: 0x002A), handle: 0x40, .tx).at(5).att(
                 .readResponse(value: [1]), handle: 0x40, .rx)

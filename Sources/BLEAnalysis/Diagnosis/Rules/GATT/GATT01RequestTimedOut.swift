@@ -7,7 +7,7 @@ extension FindingCode {
         title: "ATT request never answered (30 s time-out)",
         explain: .init(
             meaning:
-                "An ATT request got no response within 30 s: the ATT bearer is dead from then on (no other request may be sent) until the link is reconnected.",
+                "An ATT request (or indication) got no response within 30 s: no other request (or indication) may be sent on the bearer until the link is reconnected (Core Spec Vol 3, Part F, 3.3.3). Where the peer went on notifying, its stack ran and only this transaction was stuck.",
             advice: "Find why the peer did not answer (busy, crashed, waiting on something): the peer's firmware must answer every request."
         ),
         fold: .device, traits: [.claimsAbsence, .readsPayloads])
@@ -34,9 +34,13 @@ struct GATT01RequestTimedOut: DiagnosisRule {
                 let end = e.disconnections.first { $0.frame == endFrame }
                 let tornDown =
                     ended == .disconnection && (waited < attTransactionTimeoutMicroseconds + 10_000_000 || end?.byThisSide == true)
+                let alive = sender == .local ? peerKeptNotifying(c, after: ev.frame) : nil
+                let one = request == .handleValueIndication ? "indication" : "request"
                 let how =
                     switch ended {
                     case .disconnection where tornDown: "the ATT bearer timed out after 30 s and the link was torn down (frame \(endFrame))"
+                    case .disconnection where alive != nil:
+                        "\(device) kept notifying (handle \(hex(alive!.handle, width: 4)), the last at frame \(alive!.last)), so its stack ran but never answered this \(one); this side could send no other \(one) on the bearer (Core Spec Vol 3, Part F, 3.3.3) for the \(duration(waited)) until the link ended (frame \(endFrame))"
                     case .disconnection:
                         "the ATT bearer was dead from 30 s after it on, until the link ended \(duration(waited)) later (frame \(endFrame))"
                     default: "it was still waiting \(duration(waited)) later, when the capture ended"
@@ -75,6 +79,12 @@ struct GATT01RequestTimedOut: DiagnosisRule {
                 return nil
             }
         }
+    }
+
+    /// The handle the peer notified last on, when it notified after `frame`: its stack was running, so the bearer was
+    /// not dead, only this side's transaction stuck.
+    static func peerKeptNotifying(_ c: Connection?, after frame: Int) -> (handle: UInt16, last: Int)? {
+        c?.activity.notified.filter { $0.value.last > frame }.max { $0.value.last < $1.value.last }.map { ($0.key, $0.value.last) }
     }
 
     /// The log's timestamps step back by more than clock jitter (``CaptureCompleteness``'s time-backwards item at
