@@ -82,6 +82,10 @@ import Testing
         let fallback = Self.call([("\r\n+BCS: 1\r\n", false), ("AT+BCS=1\r", true)])
         let d = BR11HFPCodecFallback.evaluate(try Self.evidence(fallback))
         #expect(d.map(\.frame) == [38] && d.first?.headline == "mSBC offered, CVSD used with 00:1A:7D:DA:71:13")
+        // This side sends +BCS: the gateway; the peer's AT+BAC offered mSBC (the BTstack hands-free log is the other way).
+        #expect(
+            d.first?.message.hasPrefix("00:1A:7D:DA:71:13 offered mSBC (AT+BAC) but this side (the gateway) selected CVSD at frame 38")
+                == true)
         // Near miss: mSBC selected and a transparent eSCO link.
         let wideband = Self.call([("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true)], eSCOAfter: [1])
         #expect(BR11HFPCodecFallback.evaluate(try Self.evidence(wideband)).isEmpty)

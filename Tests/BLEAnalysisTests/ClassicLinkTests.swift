@@ -132,6 +132,32 @@ import Testing
         #expect(c.role == .peripheral && c.link.role.source == .inferred(.paging(frame: 2, accepted: true)))
     }
 
+    /// The Sony log: the controller sends Connection Packet Type Changed (and Max Slots Change) for an incoming link a
+    /// few ms before its Connection Complete. That is no link from before the log: one link, not one replaced by another.
+    @Test func aPacketTypeChangeBeforeConnectionCompleteMakesNoLink() throws {
+        let a = try Self.analyze(
+            CaptureBuilder()
+                .declaredEvent(
+                    ConnectionRequest {
+                        $0.address = Self.peer; $0.linkType = 1
+                    }
+                )  // 1
+                .declaredEvent(
+                    ConnectionPacketTypeChanged {
+                        $0.handle = 0x0005; $0.packetType = 0xCC18
+                    }
+                )  // 2
+                .declaredEvent(
+                    MaxSlotsChange {
+                        $0.handle = 0x0005; $0.maxSlots = 5
+                    }
+                )  // 3
+                .connectBREDR(handle: 0x0005, peer: Self.peer))  // 4
+        #expect(a.connections.count == 1)
+        let c = try #require(a.connections.first)
+        #expect(!c.inferred && c.startFrame == 4 && c.isBREDR)
+    }
+
     // MARK: transport of a link up before the capture
 
     @Test func transportOfAnInferredLinkFromItsFirstChannel() throws {

@@ -17,7 +17,9 @@ import Testing
         let requests = [125, 196, 248, 284, 331, 386]
         let security = try #require(
             out.sentence("security", containing: ["LE pairing asked 6 times (125, 196, 248, 284, 331, 386), never answered"]))
-        #expect(!security.text.contains("1 LE pairing") && security.frames == requests)
+        // The Security: line leads with SEC-04 and cites its frame (387, the link's end) beside the requests.
+        #expect(!security.text.contains("1 LE pairing") && security.frames == requests + [387])
+        #expect(security.text.hasPrefix("Security: Pairing with 7C:0A:3F:58:72:7B never answered (SEC-04). "))
         let stalled = try #require(out.findings("SEC-04").first)
         #expect(out.findings("SEC-04").count == 1 && stalled.occurrences == [387] && Set(stalled.frames) == Set(requests + [387]))
         #expect(stalled.message.contains("asked 6 times from frame 125") && stalled.message.contains("no Pairing Response"))

@@ -24,17 +24,16 @@ import Testing
         #expect(out.sentence("classic", containing: ["\(links) BR/EDR links with 0C:C4:13:F7:67:95 ×\(links)"]) != nil)
         #expect(out.sentence("security", containing: ["1 Secure Simple Pairing started", "1 new link key"]) != nil)
         // Read Encryption Key Size: 16 at the first link (202; 166), 7 at every later one (tshark -V "Encryption Key Size: 7").
-        withKnownIssue("issue 45: the BR/EDR key size (Read Encryption Key Size) is read into no finding") {
-            #expect(out.findings.contains { !Set($0.occurrences).isDisjoint(with: seven) })
-        }
+        #expect(out.findings("SEC-09").contains { !Set($0.occurrences).isDisjoint(with: seven) })
         // The buds close each link after AVDTP Close: routine, not a warning, not flapping.
         withKnownIssue("issue 48: a peer's orderly 0x13 raised as DC-02/DC-09 warnings") {
             #expect(Self.quiet(out, "DC-02") && Self.quiet(out, "DC-09"))
         }
         // A2DP: this side streams SBC (tshark: SetConfiguration SBC, bitpool 2..52; hundreds of SBC media packets).
-        withKnownIssue("issue 46: A2DP streaming and its codec are not told") {
-            #expect(out.story.contains { $0.text.contains("SBC") })
-        }
+        // One A2DP line for the buds' streams, folded over the links (the Security: line stays on the first screen).
+        #expect(
+            out.story.filter { $0.text.hasPrefix("A2DP with 0C:C4:13:F7:67:95: ") && $0.text.contains("streams of SBC 44.1 kHz") }.count
+                == 1)
     }
 
     @Test func sonyAndBoseHeadphonesOverNineteenHours() throws {
@@ -51,9 +50,7 @@ import Testing
         // Sniff refusals (Mode Change 0x24 at 2934, 3859, 4189) stay info.
         #expect(out.findings("BR-06").allSatisfy { $0.severity == "info" })
         withKnownIssue("issue 48: headphones switched off (0x13) raised as DC-02 warnings") { #expect(Self.quiet(out, "DC-02")) }
-        withKnownIssue("issue 46: A2DP with AAC (SetConfiguration 352, six Starts) is not told") {
-            #expect(out.story.contains { $0.text.contains("AAC") })
-        }
+        #expect(out.story.contains { $0.text.contains("AAC") })
     }
 
     @Test func lgHeadsetStreamThenBluetoothOff() throws {
@@ -82,16 +79,14 @@ import Testing
         guard let out = try Self.of(capture) else { return }
         #expect(out.sentence("classic", containing: ["1 BR/EDR link with 00:1A:7D:DA:71:01 ×1", "1 closed by this side (0x16)"]) != nil)
         #expect(out.sentence("security", containing: ["1 Secure Simple Pairing started", "1 BR/EDR encryption on"]) != nil)
-        withKnownIssue("issue 48: Write Synchronous Flow Control Enable answered 0x11 during init raised as HH-04") {
-            #expect(!out.findings.contains { $0.rule == "HH-04" && $0.atLeastWarning && $0.occurrences == [flowControl] })
-        }
+        // Write Synchronous Flow Control Enable answered 0x11 during BTstack's initialisation: start-up probing (info).
+        #expect(!out.findings.contains { $0.rule == "HH-04" && $0.atLeastWarning && $0.occurrences == [flowControl] })
         // The eSCO handle 0x0040 ends (0x13); the ACL link goes on until this side closes it.
-        withKnownIssue("issue 46: the eSCO link's end told as the device ending the connection") {
-            #expect(!out.findings.contains { $0.rule == "DC-02" && $0.occurrences == [voiceEnd] })
-        }
-        withKnownIssue("issue 46: the eSCO voice link and its codec (+BCS) are not told") {
-            #expect(out.story.contains { $0.text.contains("eSCO") && $0.text.contains(codec) })
-        }
+        #expect(!out.findings.contains { $0.rule == "DC-02" && $0.occurrences == [voiceEnd] })
+        // The eSCO link with its air mode (mSBC rides a transparent link), and the codec +BCS chose on the HFP line.
+        let air = codec == "CVSD" ? "CVSD" : "transparent"
+        #expect(out.story.contains { $0.text.contains("eSCO link up") && $0.text.contains("(\(air), every 7.50 ms)") })
+        #expect(out.story.contains { $0.text.hasPrefix("HFP with 00:1A:7D:DA:71:01") && $0.text.contains(codec) })
     }
 
     @Test func btstackPeripheralBondsAfterALinkFromBeforeTheLog() throws {
@@ -142,9 +137,10 @@ import Testing
 
     @Test func latencyTenLinkIsHealthy() throws {
         guard let out = try Self.of("lell-rf-lt256_bsniffhub-legacy-justworks-latency-10.pcap") else { return }
-        // The LL_ENC_REQ resent for ten events (180-190) while the peripheral uses its latency: no alarm.
+        // The LL_ENC_REQ resent for ten events (180-190) while the peripheral uses its latency: no alarm. The one warning
+        // is the true risk: legacy Just Works (TK 0), which blescope itself cracked to read the link (SEC-10).
         #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy", "encrypted (from 201)"]) != nil)
-        #expect(!out.findings.contains { $0.atLeastWarning })
+        #expect(out.findings.filter { $0.atLeastWarning }.map(\.rule) == ["SEC-10"])
     }
 
     @Test func heartStrapAfterItsParameterUpdate() throws {

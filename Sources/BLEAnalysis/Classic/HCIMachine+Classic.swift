@@ -103,11 +103,12 @@ extension HCIMachine {
             return HCIEventNote(handle: t.handle & 0x0FFF)
         case let p as ConnectionPacketTypeChanged:
             if p.status == .success {
-                classicFact(.packetTypes(p.packetType), handle: p.handle, record, shownBy: ConnectionPacketTypeChanged.name)
+                classicFact(
+                    .packetTypes(p.packetType), handle: p.handle, record, shownBy: ConnectionPacketTypeChanged.name, beforeComplete: true)
             }
             return HCIEventNote(status: p.status.description, handle: p.handle & 0x0FFF)
         case let m as MaxSlotsChange:
-            classicFact(.maxSlots(m.maxSlots), handle: m.handle, record, shownBy: MaxSlotsChange.name)
+            classicFact(.maxSlots(m.maxSlots), handle: m.handle, record, shownBy: MaxSlotsChange.name, beforeComplete: true)
             return HCIEventNote(handle: m.handle & 0x0FFF)
         case let f as ReadRemoteSupportedFeaturesComplete:
             if f.status == .success {
@@ -189,10 +190,16 @@ extension HCIMachine {
 
     /// A BR/EDR fact for the link on `handle` (inferring one for a handle no event opened); `shownBy` names the event
     /// that proves the link BR/EDR when its transport was not known (nil: the event is not BR/EDR's alone).
-    private func classicFact(_ input: ClassicLinkInput, handle: UInt16, _ record: CaptureRecord, shownBy: String?) {
+    /// A BR/EDR fact for the link on `handle`; an event `shownBy` names BR/EDR makes a link that started before the log,
+    /// unless it may come `beforeComplete`: controllers send Connection Packet Type Changed and Max Slots Change for an
+    /// incoming link a few ms before its Connection Complete (the Sony log: 3 ms before each), which is no link yet.
+    private func classicFact(
+        _ input: ClassicLinkInput, handle: UInt16, _ record: CaptureRecord, shownBy: String?, beforeComplete: Bool = false
+    ) {
         let h = handle & 0x0FFF, controller = record.controllerIndex
         if synchronous.isOpen(controller: controller, handle: h) { return }
-        guard let i = links.link(controller: controller, handle: h, frame: record.frame, timestamp: record.timestamp, infer: shownBy != nil)
+        let infer = shownBy != nil && !beforeComplete
+        guard let i = links.link(controller: controller, handle: h, frame: record.frame, timestamp: record.timestamp, infer: infer)
         else { return }
         if let shownBy {
             links.feed(

@@ -5,16 +5,70 @@ import BLEProtocols
 /// connection with its codec negotiation, the SCO/eSCO links of the calls, AVRCP. Each cites its frames.
 extension Story {
     static func audio(_ e: Evidence) -> [StorySentence] {
-        var out: [StorySentence] = []
+        // One device's links in a row (a headset reconnecting, a test run of sessions) tell the same profiles again: each
+        // profile is said once per device, folded over its links, so the first screen still reaches security and the
+        // findings (the BLUFFS logs: 15 audio lines for 5 sessions became 3).
+        var devices: [String] = []
+        var links: [String: [ClassicProfilesResult]] = [:]
         for c in e.connections where c.isBREDR {
             guard let p = c.profiles else { continue }
             let who = e.deviceName(c)
-            if let s = sdpLine(p, who: who) { out.append(s) }
-            out += a2dpLines(p, who: who)
-            if let s = hfpLine(p, e, who: who) { out.append(s) }
-            if let s = avrcpLine(p, who: who) { out.append(s) }
+            if links[who] == nil { devices.append(who) }
+            links[who, default: []].append(p)
+        }
+        var out: [StorySentence] = []
+        for who in devices {
+            let ps = links[who]!
+            out += folded(ps.compactMap { sdpLine($0, who: who) })
+            let streams = ps.flatMap(\.a2dp.streams)
+            if streams.count > 1, let line = a2dpFolded(streams, who: who) {
+                out.append(line)
+                out += folded(ps.compactMap { a2dpRejections($0, who: who) })
+            } else {
+                out += ps.flatMap { a2dpLines($0, who: who) }
+            }
+            out += folded(ps.compactMap { hfpLine($0, e, who: who) })
+            out += folded(ps.compactMap { avrcpLine($0, who: who) })
         }
         return out
+    }
+
+    /// One profile's sentences over a device's links as one: said once when they are the same, else the first with how
+    /// many more links carried the profile.
+    static func folded(_ sentences: [StorySentence]) -> [StorySentence] {
+        guard let first = sentences.first, sentences.count > 1 else { return sentences }
+        let frames = sentences.flatMap(\.frames)
+        let body = first.text.hasSuffix(".") ? String(first.text.dropLast()) : first.text
+        let same = sentences.allSatisfy { $0.text == first.text }
+        let text = same ? "\(body) (on each of \(sentences.count) links)." : "\(body) (the first of \(sentences.count) links)."
+        return [StorySentence(first.topic, text, frames: frames)]
+    }
+
+    /// `A2DP with …: 5 streams of SBC 44.1 kHz … (set at frames 238, 874, …), streamed 25.0 s in all at 95–96 kbps (644
+    /// media packets), 5 suspends`: a device's streams of one codec; nil when their codecs differ.
+    static func a2dpFolded(_ streams: [A2DPStream], who: String) -> StorySentence? {
+        let codecs = Set(streams.map { $0.codec?.description ?? "codec not shown" })
+        guard codecs.count == 1, let codec = codecs.first else { return nil }
+        let set = streams.map(\.configurationFrame)
+        var text = "A2DP with \(who): \(streams.count) streams of \(codec) (set at frames \(list(set)))"
+        let media = streams.map(\.media).filter { $0.packets > 0 }
+        if !media.isEmpty {
+            let rates = media.compactMap(\.bitsPerSecond).map { Int(($0 / 1000).rounded()) }
+            text += ", streamed \(duration(media.reduce(0) { $0 + $1.durationMicroseconds })) in all"
+            if let lo = rates.min(), let hi = rates.max() { text += lo == hi ? " at \(lo) kbps" : " at \(lo)–\(hi) kbps" }
+            text += " (\(plural(media.reduce(0) { $0 + $1.packets }, "media packet")))"
+        }
+        if media.count < streams.count { text += ", \(streams.count - media.count) with no media packet in the log" }
+        let suspends = streams.reduce(0) { $0 + $1.suspends.count }
+        let stalls = streams.flatMap(\.media.stalls)
+        let skipped = streams.reduce(0) { $0 + $1.media.packetsMissing }
+        let reconfigured = streams.reduce(0) { $0 + $1.reconfigurations.count }
+        if suspends > 0 { text += ", \(plural(suspends, "suspend"))" }
+        if !stalls.isEmpty { text += ", \(plural(stalls.count, "stall")) over 200 ms" }
+        if skipped > 0 { text += ", \(skipped) RTP sequence numbers skipped" }
+        if reconfigured > 0 { text += ", reconfigured \(plural(reconfigured, "time"))" }
+        let frames = set + streams.flatMap { $0.starts + $0.suspends } + stalls.map(\.toFrame)
+        return StorySentence(.classic, text + ".", frames: frames)
     }
 
     /// `SDP with 60:55:…: the peer offers Handsfree 1.8 (RFCOMM 2), Audio Sink 1.3 (AVDTP), A/V Remote Control 1.6.`
@@ -60,13 +114,16 @@ extension Story {
             let frames = [s.configurationFrame] + s.starts + s.suspends + (m.firstFrame.map { [$0] } ?? []) + m.stalls.map(\.toFrame)
             out.append(StorySentence(.classic, text + ".", frames: frames))
         }
-        if !p.a2dp.rejections.isEmpty {
-            let r = p.a2dp.rejections
-            let list = r.prefix(3).map { "\($0.signal) \($0.error?.description ?? "general reject") at \($0.frame)" }.joined(
-                separator: ", ")
-            out.append(StorySentence(.classic, "AVDTP with \(who): \(plural(r.count, "rejection")): \(list).", frames: r.map(\.frame)))
-        }
+        if let rejections = a2dpRejections(p, who: who) { out.append(rejections) }
         return out
+    }
+
+    /// `AVDTP with …: 2 rejections: SET_CONFIGURATION …`.
+    static func a2dpRejections(_ p: ClassicProfilesResult, who: String) -> StorySentence? {
+        let r = p.a2dp.rejections
+        guard !r.isEmpty else { return nil }
+        let list = r.prefix(3).map { "\($0.signal) \($0.error?.description ?? "general reject") at \($0.frame)" }.joined(separator: ", ")
+        return StorySentence(.classic, "AVDTP with \(who): \(plural(r.count, "rejection")): \(list).", frames: r.map(\.frame))
     }
 
     /// `HFP with …: service level connection up at frame 512; mSBC asked, CVSD used; 2 calls.`

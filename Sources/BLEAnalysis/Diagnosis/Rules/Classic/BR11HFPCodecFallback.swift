@@ -29,11 +29,14 @@ struct BR11HFPCodecFallback: DiagnosisRule {
             let name = e.deviceName(c)
             let wideband = h.availableCodecs.filter { $0 >= HFPCodec.mSBC }
             if let best = wideband.max(), let fallback = h.codecSelections.first(where: { $0.codec == HFPCodec.cvsd }) {
+                // AT+BAC is the hands-free unit's, +BCS the gateway's (HFP 1.9, 4.34.1): which is this side decides the words.
+                let offerer = h.thisSideIsGateway ? name : "This side (the hands-free unit)"
+                let gateway = h.thisSideIsGateway ? "this side (the gateway)" : "the gateway \(name)"
                 out.append(
                     Diagnosis(
                         rule: Self.code, severity: severity, frame: fallback.frame,
                         message:
-                            "\(name) offered \(HFPCodec.name(best)) (AT+BAC) but the gateway selected CVSD at frame \(fallback.frame): the call's audio is narrowband.",
+                            "\(offerer) offered \(HFPCodec.name(best)) (AT+BAC) but \(gateway) selected CVSD at frame \(fallback.frame): the call's audio is narrowband.",
                         headline: "\(HFPCodec.name(best)) offered, CVSD used with \(name)",
                         supporting: h.availableCodecsFrame.map { [CitedFrame($0, "AT+BAC")] } ?? [],
                         causes: [
