@@ -42,6 +42,18 @@ import Testing
         return samples + TestEnvironment.realCaptures + cut
     }
 
+    /// Whether a btsnoop file ends inside a record: its 16-byte header, then records of a 24-byte header and the included
+    /// length (its second field, big-endian) each.
+    static func endsInsideARecord(_ path: String) throws -> Bool {
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var offset = 16
+        while offset + 24 <= data.count {
+            let included = data[offset + 4..<offset + 8].reduce(0) { $0 << 8 | Int($1) }
+            offset += 24 + included
+        }
+        return offset != data.count
+    }
+
     static func rows(_ directory: String, _ table: String) throws -> [[String: Any]] {
         let text = try String(contentsOfFile: directory + "/" + table + ".jsonl", encoding: .utf8)
         return try text.split(separator: "\n").map { line in
@@ -138,9 +150,13 @@ import Testing
         let protocols = Set(ota.compactMap { $0["protocol"] as? String })
         #expect(protocols.isSuperset(of: ["mcumgr-smp", "nordic-legacy-dfu", "nordic-secure-dfu", "silabs-ota", "vendor"]))
         #expect(ota.contains { ($0["success_rate"] as? Double ?? 1) < 1 })
-        // The cut copies are incomplete logs: the fifth question names them.
+        // The cut copies are incomplete logs: the fifth question names them. A copy cut exactly between two records is a
+        // whole log (two of the 86 today: diag-pairing-failed and le-audio-unicast at 45 %), and the real captures may add
+        // none (the sniffer clock wraps of issue 49 are no disorder).
         let incomplete = duckAnswers["incomplete_captures"] ?? []
-        #expect(incomplete.reduce(0) { $0 + ($1["captures"] as? Int ?? 0) } >= files.filter { $0.contains("-cut") }.count)
+        let cutInside = try files.filter { $0.contains("-cut") }.filter { try Self.endsInsideARecord($0) }.count
+        #expect(cutInside >= files.filter { $0.contains("-cut") }.count - 2)
+        #expect(incomplete.reduce(0) { $0 + ($1["captures"] as? Int ?? 0) } >= cutInside)
         print(
             String(format: "FleetTablesTests: %d captures, Spark (local[2], 4 partitions) %.1f s, DuckDB agrees", files.count, sparkSeconds)
         )
