@@ -180,6 +180,7 @@ AleBonora3/Tesi_BLE bf42c9cdabb87c4bb79e74dd6c72087a1ad9529e e964150f09b85083349
 # added 2026-11-29-2
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca caec3c917a8f6d343b46e326d98df25131c7b9cc1a6f9d964576267ef4022b70 pklg-btstack-be-ms-clock_thewbi-windows-bt400-spp-ssp-numcomp-accept-timeout-10.pklg doc/hci_dump.pklg
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca b6405f41e1907bc226135f82f6d612b00ee1cfc417c06ac1d98b310bdb053491 pklg-be-zero-ts_thewbi-diy-host-spp-sdp-unanswered-acl-cc-filler.pklg doc/hci_server_serial_terminal_fails_to_connect.pklg
+Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca 6f79377fb12504d72fb9d94295581378889e02690613188c819fd0682303392f pklg-btstack-be_thewbi-libusb-bt400-spp-ssp-bond-no-enc-then-stored-key-reconnect.pklg doc/hci_dump_sdp_query.pklg
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
