@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2 or 2026-11-29-2: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2 or 2026-11-29-3: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -181,6 +181,8 @@ AleBonora3/Tesi_BLE bf42c9cdabb87c4bb79e74dd6c72087a1ad9529e e964150f09b85083349
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca caec3c917a8f6d343b46e326d98df25131c7b9cc1a6f9d964576267ef4022b70 pklg-btstack-be-ms-clock_thewbi-windows-bt400-spp-ssp-numcomp-accept-timeout-10.pklg doc/hci_dump.pklg
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca b6405f41e1907bc226135f82f6d612b00ee1cfc417c06ac1d98b310bdb053491 pklg-be-zero-ts_thewbi-diy-host-spp-sdp-unanswered-acl-cc-filler.pklg doc/hci_server_serial_terminal_fails_to_connect.pklg
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca 6f79377fb12504d72fb9d94295581378889e02690613188c819fd0682303392f pklg-btstack-be_thewbi-libusb-bt400-spp-ssp-bond-no-enc-then-stored-key-reconnect.pklg doc/hci_dump_sdp_query.pklg
+# added 2026-11-29-3
+fotonick/hciparse cafe64c57c74bbafe8a7c411f1d6f9d4d9c5c7e1 582dec4e7a5ca16c8f02dddde796f45034dc64fd6c69016ebe9edfd820902c69 pklg-macos-le_hciparse-broadcom-2.5h-sleep-wake-bg-connect-create-cancel-x64.pklg test/test00.pklg
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
