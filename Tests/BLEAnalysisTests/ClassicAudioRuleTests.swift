@@ -91,6 +91,41 @@ import Testing
         #expect(BR11HFPCodecFallback.evaluate(try Self.evidence(wideband)).isEmpty)
     }
 
+    /// The BTstack CVSD log's shape (+BCS: 1 at 454 the only selection, the eSCO link up at 478): CVSD chosen though
+    /// mSBC was offered, no wideband attempt in the log: context. After an mSBC selection (+BCS: 2, confirmed), the same
+    /// +BCS: 1 is a fallback from it: a warning citing the wideband selection.
+    @Test func br11CVSDChosenIsContextAFallbackFromWidebandIsAWarning() throws {
+        let chosen = BR11HFPCodecFallback.evaluate(try Self.evidence(Self.call([("\r\n+BCS: 1\r\n", false), ("AT+BCS=1\r", true)])))
+        #expect(chosen.map(\.severity) == [.info])
+        #expect(
+            chosen.first?.message.hasSuffix(
+                "Nothing in the log shows a wideband attempt that failed (no earlier wideband selection, no failed voice-link setup): this side chose CVSD though mSBC was offered."
+            ) == true)
+        let fellBack = BR11HFPCodecFallback.evaluate(
+            try Self.evidence(
+                Self.call([("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true), ("\r\n+BCS: 1\r\n", false), ("AT+BCS=1\r", true)])))
+        let d = try #require(fellBack.first)
+        #expect(fellBack.count == 1 && d.severity == .warning && d.frame == 40 && d.supporting.map(\.frame).contains(38))
+        #expect(d.message.hasSuffix("It fell back from a wideband attempt: mSBC selected (+BCS: 2) at frame 38."))
+    }
+
+    /// The Sony bug report's layout: with two audio devices the profile lines (SDP, A2DP, HFP, AVRCP per device) pushed
+    /// the Security line to line 30 of `diagnose`. It now comes right after the links, before any audio line.
+    @Test func theSecurityLineComesBeforeTheAudioLines() throws {
+        let b = Self.call([("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true)], eSCOAfter: [1])
+            .declaredEvent(
+                EncryptionChange {
+                    $0.handle = ClassicProfilesFlowTests.h; $0.encryptionEnabled = 1
+                })
+        let story = try RuleTest.diagnose(b).story
+        let texts = story.sentences.map(\.text)
+        let security = try #require(texts.firstIndex { $0.hasPrefix("Security: ") }, "\(texts)")
+        let hfp = try #require(texts.firstIndex { $0.hasPrefix("HFP with ") })
+        let calls = try #require(texts.firstIndex { $0.hasPrefix("Calls' audio links") })
+        let links = try #require(texts.firstIndex { $0.contains("BR/EDR link") })
+        #expect(links < security && security < calls && calls < hfp, "\(texts)")
+    }
+
     @Test func br12SelectionsInALoop() throws {
         let lines = [
             ("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true), ("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true), ("\r\n+BCS: 2\r\n", false),

@@ -93,6 +93,23 @@ import Testing
         #expect(platform["name"] as? String == "iOS/macOS" && platform["provenance"] as? String == "seen" && platform["frame"] as? Int == 1)
     }
 
+    /// The HTML report's summary names the platform as `diagnose` does, from the same ``DiagnosisResult/platform``: a
+    /// PacketLogger log with the iPhone's notes has it first; one with no platform evidence has none.
+    @Test func theHTMLSummaryNamesThePlatformAsDiagnoseDoes() throws {
+        let capture = try Self.packetLogger(notes: Self.iPhoneNotes, CaptureBuilder().connect(handle: 0x40))
+        let diagnose = DiagnosisReport.analyze(capture).text(terminal: Terminal(colors: false)).split(separator: "\n")
+        let line = try #require(diagnose.first { $0.hasPrefix("Platform: ") }).dropFirst("Platform: ".count)
+        // A capture file is read once: the report reads its own copy.
+        let file = Report.analyze(capture: try Self.packetLogger(notes: Self.iPhoneNotes, CaptureBuilder().connect(handle: 0x40)))
+        let item = try #require(file.summary.first)
+        #expect(item.topic == "platform" && item.text == String(line) && item.frame == 1)
+        let html = HTMLReport.render(Report(files: [file], options: ReportOptions()))
+        #expect(html.contains("<li class=\"st-info\"><b>platform</b>: iOS 26.5.1, iPhone18,2 (seen: PacketLogger note"))
+        // Near miss: a plain btsnoop of one LE link names no platform, and the summary has no platform line.
+        let plain = Report.analyze(capture: try CaptureBuilder().connect(handle: 0x40).captureFile(name: "plain.btsnoop"))
+        #expect(plain.diagnosis.platform == nil && !plain.summary.contains { $0.topic == "platform" })
+    }
+
     // MARK: the table
 
     @Test func everyRowCitesItsSourceAndOnePlatformHasOneRowPerBehaviourAndVersion() {
@@ -111,6 +128,8 @@ import Testing
         #expect(PlatformTable.fact(.directConnectTimeout, for: .apple)?.value == .never)
         #expect(PlatformTable.listing(.writeSynchronousFlowControlEnable, .initialisationProbe, for: .btstack) != nil)
         #expect(PlatformTable.listing(.writeSynchronousFlowControlEnable, .initialisationProbe, for: .android) == nil)
+        #expect(PlatformTable.listing(.writeLinkSupervisionTimeout, .linkTuning, for: .android) != nil)
+        #expect(PlatformTable.listing(.writeLinkSupervisionTimeout, .linkTuning, for: .apple) == nil)
     }
 
     /// The iOS rows were measured on this capture: every attempt asks 10–30 ms, latency 0, 720 ms, and every

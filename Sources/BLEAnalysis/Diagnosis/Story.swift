@@ -45,9 +45,11 @@ public struct Story: Hashable, Sendable {
         if let unknown = Self.unknownTransport(e) { s.append(unknown) }
         s += Self.fuzzing(e)
         if let classic = Self.classic(e) { s.append(classic) }
+        // Security before the BR/EDR audio lines: with several audio devices their profile lines would push it off the
+        // first screen (the Sony bug report: from line 30 to line 10).
+        s += Self.security(e, findings: findings)
         if let calls = Self.synchronousLine(e) { s.append(calls) }
         s += Self.audio(e)
-        s += Self.security(e, findings: findings)
         if let data = Self.data(e, findings: findings) { s.append(data) }
         s += Self.updates(e)
         s += Self.unseen(e)

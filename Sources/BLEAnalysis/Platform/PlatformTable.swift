@@ -45,6 +45,9 @@ public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStr
     public static let acceptListEdit = PlatformBehaviour(rawValue: "accept-list edit")
     /// Commands the stack sends while it probes or initialises the controller; a refusal is the answer to a question.
     public static let initialisationProbe = PlatformBehaviour(rawValue: "initialisation probe")
+    /// Commands the stack sends to tune a link once it is up (its BR/EDR supervision timeout…) and goes on without when
+    /// the controller refuses them: the controller's own value stays in force, nothing waits on the answer.
+    public static let linkTuning = PlatformBehaviour(rawValue: "link tuning")
     /// Where the stack's HCI trace comes from and what marks it as that stack's.
     public static let traceChannel = PlatformBehaviour(rawValue: "trace channel")
     /// Notes the trace carries besides HCI packets.
@@ -166,6 +169,11 @@ public enum PlatformTable {
             ]),
             source:
                 "AOSP system/gd/hci/controller.cc: the controller's start-up asks LE Get Vendor Capabilities (0xFD53) and sets up what the answer allows (Controller Debug Info, BQR, Dynamic Audio Buffer); system/stack/hcic/hcicmds.cc btsnd_hcic_configure_data_path (a codec's data path, HFP offload); \(aospLE) LeSetDefaultSubrate; opcodes: system/pdl/hci/hci_packets.pdl enum OpCode; measured: LE Get Vendor Capabilities refused 0x01 at frame 22 of android-btsnoop_blefun-18k-att-notify-stream.log"
+        ),
+        .init(
+            .android, .linkTuning, .commands([.writeLinkSupervisionTimeout]),
+            source:
+                "AOSP system/stack/acl/btm_acl.cc BTM_SetLinkSuperTout (btsnd_hcic_write_link_super_tout): each BR/EDR link's supervision timeout, 8000 slots (5 s), written after the connection while this side is central (Bluedroid btm_acl.c: \"Only send if current role is Master\"); no caller waits on its Command Complete; measured: 5000 ms written at 273 (accepted at 274) and again at 275, refused 0x0C at 276, the link going on to SDP, RFCOMM and HFP, in android-btsnoop_oppo-enco-hfp-avrcp-sdp-rfcomm.log"
         ),
         .init(
             .android, .traceChannel, .text("btsnoop_hci.log (datalink 1002, H4); btsnooz in a bug report; .cfa copies"),

@@ -25,6 +25,7 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let reset = HCICommand(ogf: 0x03, ocf: 0x0003)
     public static let writeSynchronousFlowControlEnable = HCICommand(ogf: 0x03, ocf: 0x002F)
     public static let hostNumberOfCompletedPackets = HCICommand(ogf: 0x03, ocf: 0x0035)
+    public static let writeLinkSupervisionTimeout = HCICommand(ogf: 0x03, ocf: 0x0037)
     public static let setEventMaskPage2 = HCICommand(ogf: 0x03, ocf: 0x0063)
     public static let configureDataPath = HCICommand(ogf: 0x03, ocf: 0x0083)
     public static let readLocalVersionInformation = HCICommand(ogf: 0x04, ocf: 0x0001)

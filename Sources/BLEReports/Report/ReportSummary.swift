@@ -25,15 +25,23 @@ public struct VerdictItem: Hashable, Sendable {
 }
 
 extension Report {
-    /// The verdicts that open a capture's section, in this order: the story (topic `story`), what the log cannot show
+    /// The verdicts that open a capture's section, in this order: the platform (topic `platform`, as `diagnose`'s
+    /// `Platform:` line), the story (topic `story`), what the log cannot show
     /// when it is incomplete, the
     /// diagnosis (each finding at warning or above, most severe first; or that nothing was found), OTA sessions (result,
     /// duration, rate, the limit of the stream that carried the image), transfers (complete/cut), the busiest data
     /// stream's throughput verdict, completeness when complete, decoder errors. Link quality and throughput limits are
     /// diagnosis rules (DC-01, HH-05, TP-03): no line per connection when nothing is wrong.
+    /// The `Platform:` line of `diagnose` as a summary item (the same ``DiagnosisResult/platform``: one writer), when the
+    /// log names a platform: whose routine the findings were judged against.
+    static func platformItem(_ d: DiagnosisResult) -> VerdictItem? {
+        d.platform.map { VerdictItem(topic: "platform", status: .info, text: $0.summary, section: "capture", frame: $0.provenance.frame) }
+    }
+
     public static func summarize(_ f: FileAnalysis, maxFindings: Int = 3, maxDiagnoses: Int = 12) -> [VerdictItem] {
-        // The story first: what the capture shows, in a few sentences (``Story``).
-        var items = f.diagnosis.story.sentences.map {
+        // The platform as `diagnose` prints it (``platformItem``), then the story: what the capture shows (``Story``).
+        var items = platformItem(f.diagnosis).map { [$0] } ?? []
+        items += f.diagnosis.story.sentences.map {
             VerdictItem(topic: "story", status: .info, text: $0.text, section: "diagnosis", frame: $0.frames.first)
         }
         if let completeness = f.info?.completeness, completeness.hasWarnings {

@@ -137,6 +137,22 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(b).of("HH-04").map(\.severity) == [.warning])
         }
 
+        /// OPPO Enco log frames 273–276: Android writes the BR/EDR link's supervision timeout (5000 ms) after the
+        /// connection; the second write is refused 0x0C, the link goes on. A declared row (link tuning), not this log.
+        @Test func androidsLinkSupervisionTimeoutRefusedIsContext() throws {
+            let refused = Self.android.commandRefusedByComplete(
+                .writeLinkSupervisionTimeout, parameters: [0x02, 0x00, 0x40, 0x1F], status: .commandDisallowed)
+            let d = try #require(try RuleTest.diagnose(refused).of("HH-04").first)
+            #expect(d.severity == .info && d.causes.first?.hasPrefix("Android tunes each link with it and goes on without it") == true)
+            #expect(d.message.hasSuffix("; Android tunes links with it and goes on without it: the link keeps the value already in force."))
+            // Near miss: the same refusal where no platform is named, or another command the row does not list, stays a warning.
+            let unnamed = CaptureBuilder().commandRefusedByComplete(
+                .writeLinkSupervisionTimeout, parameters: [0x02, 0x00, 0x40, 0x1F], status: .commandDisallowed)
+            #expect(try RuleTest.diagnose(unnamed).of("HH-04").map(\.severity) == [.warning])
+            let other = Self.android.commandRefusedByComplete(.leConnectionUpdate, parameters: [0x40, 0x00], status: .commandDisallowed)
+            #expect(try RuleTest.diagnose(other).of("HH-04").map(\.severity) == [.warning])
+        }
+
         @Test func readPeerResolvableAddressAnswered0x02IsTheSpecsAnswer() throws {
             let address = [0x01] + RuleTest.peer.bytes
             let prescribed = CaptureBuilder().commandRefusedByComplete(

@@ -17,7 +17,7 @@ struct HH04CommandErrors: DiagnosisRule {
     static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
     static let evidence =
-        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11)"
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands and the platform table's initialisation probes and link tuning"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
@@ -42,6 +42,12 @@ struct HH04CommandErrors: DiagnosisRule {
     /// Capabilities…): refused, the stack goes on without the feature.
     static func platformProbe(_ op: HCICommand, _ e: Evidence) -> PlatformFact? {
         e.platform?.seen.flatMap { PlatformTable.listing(op, .initialisationProbe, for: $0) }
+    }
+
+    /// The row of the log's platform (``PlatformTable``) that lists `op` among the commands its stack tunes a link with
+    /// and goes on without (Android's Write Link Supervision Timeout): refused, the controller's value stays in force.
+    static func platformTuning(_ op: HCICommand, _ e: Evidence) -> PlatformFact? {
+        e.platform?.seen.flatMap { PlatformTable.listing(op, .linkTuning, for: $0) }
     }
 
     /// The answer the spec prescribes for a question about a peer the controller does not hold: LE Read Peer or Local
@@ -92,8 +98,12 @@ struct HH04CommandErrors: DiagnosisRule {
             // An Accept Connection Request refused as disallowed while the connection it accepts completes: the host
             // accepted twice (macOS does), the first one did its work.
             let accepted = op == .acceptConnectionRequest && status == .commandDisallowed ? acceptedAnyway(ev, e) : nil
+            // An optional tuning of a link the platform goes on without (a declared row, not this capture's words).
+            let tuning = probing ? nil : Self.platformTuning(op, e)
             let causes: [String] =
-                if let probe {
+                if let tuning {
+                    ["\(tuning.platform) tunes each link with it and goes on without it when refused (\(tuning.source))"]
+                } else if let probe {
                     ["\(probe.platform) sends it while it initialises the controller and goes on without it (\(probe.source))"]
                 } else if Self.prescribed(op, status) { [Self.prescribedCause] } else if probing {
                     ["the stack probing the controller's capabilities (harmless)"]
@@ -101,10 +111,14 @@ struct HH04CommandErrors: DiagnosisRule {
                     ["the host sent the command twice; the first one did its work"]
                 } else { ["a host state-machine bug", "small controller tables"] }
             return Diagnosis(
-                rule: Self.code, severity: probing || vendor || accepted != nil ? .info : severity, frame: ev.frame,
+                rule: Self.code, severity: probing || vendor || accepted != nil || tuning != nil ? .info : severity, frame: ev.frame,
                 message:
                     "The controller refused \(op) (\(codeName(status)), frame \(ev.frame))\(meaning.map { ": " + $0 } ?? "")"
-                    + (accepted.map { "; the connection it accepts completed at frame \($0.frame)." } ?? "."),
+                    + (accepted.map { "; the connection it accepts completed at frame \($0.frame)." }
+                        ?? tuning.map {
+                            "; \($0.platform) tunes links with it and goes on without it: the link keeps the value already in force."
+                        }
+                        ?? "."),
                 headline: "\(op) refused (\(hex(status.rawValue)))",
                 supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + (accepted.map { [$0] } ?? []), causes: causes,
                 fold: "\(op.rawValue) \(status.rawValue)")
