@@ -183,6 +183,10 @@ Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca b6405f41e1907bc226
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca 6f79377fb12504d72fb9d94295581378889e02690613188c819fd0682303392f pklg-btstack-be_thewbi-libusb-bt400-spp-ssp-bond-no-enc-then-stored-key-reconnect.pklg doc/hci_dump_sdp_query.pklg
 # added 2026-11-29-3
 fotonick/hciparse cafe64c57c74bbafe8a7c411f1d6f9d4d9c5c7e1 582dec4e7a5ca16c8f02dddde796f45034dc64fd6c69016ebe9edfd820902c69 pklg-macos-le_hciparse-broadcom-2.5h-sleep-wake-bg-connect-create-cancel-x64.pklg test/test00.pklg
+yrambler2001/Peripage-A6-304DPI-USB-UART-printing-Bluetooth-Chrome-DevTools-Logic-Analyzer-Bluetooth-Log-PCB-IMG 3c00b656f6f78a392ac2854b32f78fb54bc74465 a098aa117b0babbb5b3beb7b7cbc3774c167efb01c6e2945f5feda0115297b1c android-btsnoop_peripage-redmi4x-bredr-ssp-spp-print-sniff-rejected-24.log info/bt/wireshark/android redmi 4x.log
+yrambler2001/Peripage-A6-304DPI-USB-UART-printing-Bluetooth-Chrome-DevTools-Logic-Analyzer-Bluetooth-Log-PCB-IMG 3c00b656f6f78a392ac2854b32f78fb54bc74465 d759985b7ec7a936755be5d0f4a45b1b6311f7a1c455103544bcde6ba166f6c7 pklg-ios-le_peripage-iphone-ext-connect-accept-list-print-writecmd-capture-lost.pklg info/bt/wireshark/connect print ios.pklg
+tangxinlou/btstack 01ef34749443f60d598d7a2650a3c856f478f887 6ae2a9440bd7c014c47dfb979e2e06c6ccb64d8b8fd58c27e828a4f3460030a8 pklg-btstack-be_tangxinlou-winusb-csr8510-le-central-gatt-idle-30s-read-by-type-handle-0.pklg port/windows-winusb/hci_dump.pklg
+corbanvilla/BLETools cff41901e47b1199a8959f2a59f3bdf4e4c71ca5 b69937b933121025c7b7dba1aa879961fba501ecb388b40e09de640d26c5cd75 android-btsnoop_bletools-zengge-led-le-3conn-disconnect-13-completes-08-and-22-then-lost-08.log wireshark/btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
