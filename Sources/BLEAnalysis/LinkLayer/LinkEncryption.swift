@@ -168,6 +168,8 @@ struct LLEncryptionState {
     /// A capture without encryption flags whose packets after the encryption start are plaintext: a tool
     /// (crackle, a sniffer) decrypted them before writing. Proved by a non-empty PDU too short to carry a MIC.
     var clearAfterStart = false
+    /// The frame of the first ciphertext when LL_START_ENC_REQ itself was not captured (``startWentUnseen``).
+    var startInferredAt: Int?
 
     /// Counts for the connection's summary.
     var firstUndecryptedFrame: Int?
@@ -190,12 +192,14 @@ protocol LLPacketCipher: AnyObject {
 
 extension FindingKind {
     static func llEncryptedNoKey(
-        _ count: Int, bytes: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16
+        _ count: Int, bytes: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16,
+        startInferred: Bool = false
     ) -> FindingKind {
         .init(
             .llEncryptedNoKey,
             message:
-                "link encrypted from frame \(encryptedFrom): encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
+                "link encrypted from frame \(encryptedFrom)"
+                + (startInferred ? " (LL_START_ENC_REQ not captured, inferred from the first ciphertext)" : "") + ": encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
                 + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
                 + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
         )
@@ -256,6 +260,18 @@ extension LLEncryptionState {
     }
 
     var sessionKeyKnown: Bool { haveRequest && haveResponse }
+
+    /// After LL_ENC_RSP, a new PDU long enough to carry a MIC that is none of the clear PDUs the procedure allows there
+    /// (LL_START_ENC_REQ 1 byte, LL_REJECT_IND 2, LL_REJECT_EXT_IND 3, LL_TERMINATE_IND 2, or LL_ENC_REQ/LL_ENC_RSP
+    /// again) says the encryption started unseen.
+    static func startWentUnseen(_ e: LLEncryptionState, llid: UInt8, payload: UnsafeRawBufferPointer) -> Bool {
+        guard e.phase == .requested, e.haveResponse, llid != 0, payload.count >= 5 else { return false }
+        if llid == 3 {
+            let opcode = payload[0]
+            if (opcode == 0x03 && payload.count == 23) || (opcode == 0x04 && payload.count == 13) { return false }
+        }
+        return true
+    }
 }
 
 /// A fixed buffer that outlives the call that fills it, so decrypted bytes can be lent on to L2CAP like
@@ -424,6 +440,8 @@ public struct LLEncryptionSummary: Hashable, Sendable {
     public var keysTried: Int
     /// Why no key was found for a pairing seen on the link (searched, or not searchable).
     public var keySearch: LLKeySearchNote?
+    /// LL_START_ENC_REQ was not captured: the encryption start is inferred from the first ciphertext.
+    public var startInferred = false
 
     /// `decrypted by blescope with STK … (how it was found)`; nil when blescope decrypted nothing here.
     public var decryptionText: String? { key?.decryptionText }
@@ -444,7 +462,7 @@ extension LLEncryptionState {
         return LLEncryptionSummary(
             encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
             firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
-            missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote)
+            missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote, startInferred: startInferredAt != nil)
     }
 }
 
@@ -455,6 +473,9 @@ extension LLEncryptionState {
         if let text = key?.decryptionText { return text }
         if stats.micFailures > 0 { return "not decrypted: MIC failed" }
         if !sessionKeyKnown { return "not decrypted: the encryption start (LL_ENC_REQ/LL_ENC_RSP) is not in the capture" }
+        if let startInferredAt, key == nil {
+            return "not decrypted: LL_START_ENC_REQ not captured, encrypted from frame \(startInferredAt) (inferred)"
+        }
         if let searchNote { return "not decrypted: \(searchNote)" }
         return "not decrypted: no key (--ltk, --keys, --keys-from)"
     }
