@@ -73,7 +73,9 @@ import Testing
         // (an event later): the first ciphertext. 4 PDUs: 2 × (1 + 4) + (4 + 3 + 30 + 4) + (4 + 3 + 10 + 4) bytes.
         #expect(found.count == 1 && found.first?.frame == 4)
         #expect(found.first?.kind.message.contains("encrypted, no key: 4 PDUs, 72 bytes") == true)
-        #expect(found.first?.kind.message.contains("link encrypted from frame 4 (LL_START_ENC_REQ not captured, inferred from the first ciphertext)") == true)
+        #expect(
+            found.first?.kind.message.contains(
+                "link encrypted from frame 4 (LL_START_ENC_REQ not captured, inferred from the first ciphertext)") == true)
         #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") || $0.kind.code.id == "ll.control-malformed" })
     }
 

@@ -190,38 +190,6 @@ protocol LLPacketCipher: AnyObject {
     ) -> Bool
 }
 
-extension FindingKind {
-    static func llEncryptedNoKey(
-        _ count: Int, bytes: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16,
-        startInferred: Bool = false
-    ) -> FindingKind {
-        .init(
-            .llEncryptedNoKey,
-            message:
-                "link encrypted from frame \(encryptedFrom)"
-                + (startInferred ? " (LL_START_ENC_REQ not captured, inferred from the first ciphertext)" : "") + ": encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
-                + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
-                + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
-        )
-    }
-    static func llEncryptionStartUnseen(_ count: Int, bytes: Int, from: Int, handle: UInt16) -> FindingKind {
-        .init(
-            .llEncryptedNoKey,
-            message:
-                "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): encrypted, no key: \(count) PDUs, \(bytes) bytes from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
-        )
-    }
-    static func llMICFailures(_ count: Int, from: Int, handle: UInt16, capturer: Bool) -> FindingKind {
-        .init(
-            .llMICFailed,
-            message: "\(count) encrypted PDUs on connection \(hex(handle, width: 4)) failed their MIC from frame \(from)"
-                + (capturer
-                    ? " (the capturer's verdict: it lost the packet counter, usually after missing a packet, or used the wrong key)"
-                    : " (wrong key, or the capture missed packets beyond the counter search)")
-                + ": kept out of the decode")
-    }
-}
-
 extension String {
     func leftPadded(to width: Int, with pad: Character) -> String {
         count >= width ? self : String(repeating: pad, count: width - count) + self
@@ -261,17 +229,6 @@ extension LLEncryptionState {
 
     var sessionKeyKnown: Bool { haveRequest && haveResponse }
 
-    /// After LL_ENC_RSP, a new PDU long enough to carry a MIC that is none of the clear PDUs the procedure allows there
-    /// (LL_START_ENC_REQ 1 byte, LL_REJECT_IND 2, LL_REJECT_EXT_IND 3, LL_TERMINATE_IND 2, or LL_ENC_REQ/LL_ENC_RSP
-    /// again) says the encryption started unseen.
-    static func startWentUnseen(_ e: LLEncryptionState, llid: UInt8, payload: UnsafeRawBufferPointer) -> Bool {
-        guard e.phase == .requested, e.haveResponse, llid != 0, payload.count >= 5 else { return false }
-        if llid == 3 {
-            let opcode = payload[0]
-            if (opcode == 0x03 && payload.count == 23) || (opcode == 0x04 && payload.count == 13) { return false }
-        }
-        return true
-    }
 }
 
 /// A fixed buffer that outlives the call that fills it, so decrypted bytes can be lent on to L2CAP like

@@ -331,18 +331,7 @@ public struct LinkLayerTracker {
         // after an encryption start exist: SweynTooth's captures show them) until it has shown it lost the
         // link's counter (MIC failures): from then on a packet it leaves unflagged is ciphertext, not plaintext.
         let trustFlag = air.reportsEncryption && c.stats.micFailures == 0
-        if !air.reportsEncryption, LLEncryptionState.startWentUnseen(c.encryption, llid: llid, payload: payload) {
-            // The peripheral's LL_START_ENC_REQ (sent in the clear) was missed: the PDU that follows LL_ENC_RSP can only
-            // be a clear LL_START_ENC_REQ, a rejection or a termination (Core Spec Vol 6, Part B, 5.1.3.1), none of which
-            // is this long, so this one is ciphertext (the central's LL_START_ENC_RSP, 1 + 4 MIC bytes, in every real
-            // capture of it). Read as plaintext, a link's whole encrypted traffic became phantom L2CAP (Ubertooth
-            // capture of an iPhone and a shaver: 121 broken PDUs).
-            c.encryption.phase = .encrypted
-            c.encryption.startInferredAt = record.frame
-            c.encryption.startResponses = 0
-            c.encryptionSaid = false
-            emit(.linkChanged(LLLinkChange(handle: c.info.handle, change: .keyGiven, frame: record.frame, timestamp: record.timestamp)))
-        }
+        if !air.reportsEncryption { inferUnseenStart(&c, llid: llid, payload: payload, record, emit) }
         if air.encrypted || (c.encryption.isOn && !trustFlag) {
             guard
                 let plaintext = decryptPacket(
