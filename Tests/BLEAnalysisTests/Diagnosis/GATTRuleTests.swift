@@ -361,7 +361,9 @@ extension DiagnosisRuleTests {
             let r = try RuleTest.diagnose(b)
             let d = try #require(r.of("GATT-06").first)
             #expect(d.severity == .error && d.frame == error && d.device == RuleTest.peerText)
-            #expect(d.message.contains("rejected Write Request on 0x0016 with") && d.message.contains("the client is using a stale GATT cache (no discovery in this connection)"))
+            #expect(
+                d.message.contains("rejected Write Request on 0x0016 with")
+                    && d.message.contains("the client is using a stale GATT cache (no discovery in this connection)"))
             #expect(r.of("GATT-08").isEmpty)
         }
 
