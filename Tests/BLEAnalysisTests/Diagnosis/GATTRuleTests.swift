@@ -361,7 +361,9 @@ extension DiagnosisRuleTests {
             let r = try RuleTest.diagnose(b)
             let d = try #require(r.of("GATT-06").first)
             #expect(d.severity == .error && d.frame == error && d.device == RuleTest.peerText)
-            #expect(d.message.contains("rejected Write Request on 0x0016 with") && d.message.contains("(no discovery in this connection)"))
+            #expect(
+                d.message.contains("rejected Write Request on 0x0016 with")
+                    && d.message.contains("the client is using a stale GATT cache (no discovery in this connection)"))
             #expect(r.of("GATT-08").isEmpty)
         }
 
@@ -382,6 +384,15 @@ extension DiagnosisRuleTests {
             let d = try #require(try RuleTest.diagnose(b).of("GATT-06").first)
             #expect(d.frame == error && d.supporting.map(\.frame) == [changed])
             #expect(d.message.hasSuffix("the peripheral announced changes to 0x0010–0xffff (Service Changed, frame \(changed))."))
+        }
+
+        /// Near miss: a request on the reserved handle 0x0000 (a corpus BTstack central's Read By Type on 0x0000–0x0000,
+        /// frame 470) is refused by any database: not a stale cache, though nothing was discovered.
+        @Test func nearMissARequestOnTheReservedHandleZeroIsNotAStaleCache() throws {
+            let request = ATTPDU.readByTypeRequest(ATTTypeRequest(range: .init(start: 0, end: 0), type: BluetoothUUID(uuid16: 0x2A00)))
+            let b = Self.connected().att(request, handle: 0x40, .tx)
+                .att(Self.errorResponse(.readByTypeRequest, handle: 0x0000, .invalidHandle), handle: 0x40, .rx)
+            #expect(try RuleTest.diagnose(b).of("GATT-06").isEmpty)
         }
 
         @Test func nearMissAnInvalidHandleOnAFreshlyDiscoveredDatabaseIsAPlainError() throws {
