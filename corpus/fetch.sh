@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28 or 2026-11-28-2: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2 or 2026-11-29-3: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -177,6 +177,16 @@ Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 3d595d89559bd56af635b4
 Matheus-Garbelini/sweyntooth_bluetooth_low_energy_attacks 387b47dc019aaa1cbe30055af5ffe5fcc1d8a128 acc4a0964a124f3bbb663ff67dc38d11be91b61b63115242b3e9b3b4c5d7dde4 nrfsniffer-lt272-pcapng_sweyntooth-telink-version-ping-pong.pcapng captures/noncomplicance_telink_version_ping_pong.pcapng
 homewsn/bsniffhub a7cae86a97ebbce8b2f3b0d007a39efa599c4de0 58f91afe1ae04927e7b0559822de940b00455b35af66ba43d65aa049f83650a7 lell-rf-lt256_bsniffhub-legacy-justworks-latency-10.pcap examples/lp-justworks-latency-10.pcap
 AleBonora3/Tesi_BLE bf42c9cdabb87c4bb79e74dd6c72087a1ad9529e e964150f09b85083349004017067f81628704d120adf677551df3a0dc2dedade nrfsniffer-lt272-pcapng_tesi-ble-cardio-strap.pcapng fascia_cardio.pcapng
+# added 2026-11-29-2
+Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca caec3c917a8f6d343b46e326d98df25131c7b9cc1a6f9d964576267ef4022b70 pklg-btstack-be-ms-clock_thewbi-windows-bt400-spp-ssp-numcomp-accept-timeout-10.pklg doc/hci_dump.pklg
+Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca b6405f41e1907bc226135f82f6d612b00ee1cfc417c06ac1d98b310bdb053491 pklg-be-zero-ts_thewbi-diy-host-spp-sdp-unanswered-acl-cc-filler.pklg doc/hci_server_serial_terminal_fails_to_connect.pklg
+Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca 6f79377fb12504d72fb9d94295581378889e02690613188c819fd0682303392f pklg-btstack-be_thewbi-libusb-bt400-spp-ssp-bond-no-enc-then-stored-key-reconnect.pklg doc/hci_dump_sdp_query.pklg
+# added 2026-11-29-3
+fotonick/hciparse cafe64c57c74bbafe8a7c411f1d6f9d4d9c5c7e1 582dec4e7a5ca16c8f02dddde796f45034dc64fd6c69016ebe9edfd820902c69 pklg-macos-le_hciparse-broadcom-2.5h-sleep-wake-bg-connect-create-cancel-x64.pklg test/test00.pklg
+yrambler2001/Peripage-A6-304DPI-USB-UART-printing-Bluetooth-Chrome-DevTools-Logic-Analyzer-Bluetooth-Log-PCB-IMG 3c00b656f6f78a392ac2854b32f78fb54bc74465 a098aa117b0babbb5b3beb7b7cbc3774c167efb01c6e2945f5feda0115297b1c android-btsnoop_peripage-redmi4x-bredr-ssp-spp-print-sniff-rejected-24.log info/bt/wireshark/android redmi 4x.log
+yrambler2001/Peripage-A6-304DPI-USB-UART-printing-Bluetooth-Chrome-DevTools-Logic-Analyzer-Bluetooth-Log-PCB-IMG 3c00b656f6f78a392ac2854b32f78fb54bc74465 d759985b7ec7a936755be5d0f4a45b1b6311f7a1c455103544bcde6ba166f6c7 pklg-ios-le_peripage-iphone-ext-connect-accept-list-print-writecmd-capture-lost.pklg info/bt/wireshark/connect print ios.pklg
+tangxinlou/btstack 01ef34749443f60d598d7a2650a3c856f478f887 6ae2a9440bd7c014c47dfb979e2e06c6ccb64d8b8fd58c27e828a4f3460030a8 pklg-btstack-be_tangxinlou-winusb-csr8510-le-central-gatt-idle-30s-read-by-type-handle-0.pklg port/windows-winusb/hci_dump.pklg
+corbanvilla/BLETools cff41901e47b1199a8959f2a59f3bdf4e4c71ca5 b69937b933121025c7b7dba1aa879961fba501ecb388b40e09de640d26c5cd75 android-btsnoop_bletools-zengge-led-le-3conn-disconnect-13-completes-08-and-22-then-lost-08.log wireshark/btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]

@@ -181,6 +181,30 @@ import Testing
         #expect(LERFFlags(rawValue: 0x0c13).direction == .unknown)
     }
 
+    /// Frames 409 and 408 of the corpus's Ubertooth capture of an iPhone and a shaver (PPI around LT 251, which says
+    /// nothing of the CRC): the same 46-byte ADV_NONCONN_IND, 408 with the top bit of its length byte flipped on the
+    /// air (0xa5 for 0x25, so 165 bytes stated in a 46-byte record). Unchecked, such a header is damaged: the packet
+    /// failed its CRC, it is not malformed. An LT 256 header that vouches for the CRC keeps its word (an error).
+    @Test func anUncheckedHeaderLongerThanItsRecordFailedItsCRC() throws {
+        let good = bytes(fromHex: "d6be898e 4225 bce196f64001 1eff0600010920 00f8749e43fd5db2c8af8edba0a0fedf8ae207441d3a7b5d78 23eb")!
+        let damaged = bytes(fromHex: "d6be898e 42a5 7be072335a4a 1edb0600414820 025ec720cba00d6e73bb63bff2cbe4178db0df71dd9c578076 c64c")!
+        let read = { (record: [UInt8], linkType: UInt32) throws -> (LLCheck, Int, Bool) in
+            try record.withUnsafeBytes { raw in
+                let air = try LLAirPacket(linkType: linkType, bytes: raw)
+                return (air.crc, air.packet.payload.count, LLCRC.compute(crcInit: 0x55_5555, over: air.packet.pdu) == air.packet.crc)
+            }
+        }
+        let (goodCRC, goodLength, goodChecks) = try read(good, 251)
+        #expect(goodCRC == .notChecked && goodLength == 0x25 && goodChecks)
+        let (damagedCRC, _, damagedChecks) = try read(damaged, 251)
+        #expect(damagedCRC == .invalid && !damagedChecks)
+        let vouched = LERFHeader(
+            rfChannel: 12, signalPower: -58, noisePower: -90, accessAddressOffenses: 0, referenceAccessAddress: 0x8E89_BED6,
+            flags: LERFFlags(rawValue: 0x0C13)
+        ).bytes
+        #expect(throws: DecodeError.self) { try read(vouched + damaged, 256) }
+    }
+
     /// One PHY type, three encodings: HCI 1/2/3 (Core Spec Vol 4, Part E, 7.7.65.12), the LL bit field
     /// 0x01/0x02/0x04 (Vol 6, Part B, 2.4.2.22), the sniffer headers' 0/1/2 (nRF Sniffer flags bits 4–6).
     @Test func phyEncodings() throws {

@@ -135,21 +135,24 @@ struct Caveats {
 /// (no end of it in the capture). Then the finding becomes info and says so (issue 35 point 5).
 enum Observability {
     static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
-        guard e.isAirCapture, d.code.has(.claimsAbsence), d.severity > .info, let c = e.connection(d.connection) else { return }
-        let why: String
-        if let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame ?? Optional(enc.encryptedFrom) {
-            why = "link #\(c.number) is encrypted from frame \(from) and the sniffer had no key: what it carried cannot be read"
-        } else if c.lifecycle.ending == nil,
-            let last = [c.activity.lastReceived?.frame, c.activity.lastSent?.frame].compactMap({ $0 }).max(),
-            last < e.lastFrame
-        {
-            why =
-                "the sniffer's last packet of link #\(c.number) is at frame \(last) and the capture holds no end of the link: it stopped following it"
-        } else {
-            return
-        }
+        guard d.code.has(.claimsAbsence), d.severity > .info, let c = e.connection(d.connection), let why = blind(c, e) else { return }
         d.severity = .info
         d.message = "The capture cannot show whether this happened: \(why). What it shows: \(d.message)"
         d.headline = "cannot tell (air capture): " + d.headline
+    }
+
+    /// Why an air capture cannot show an absence on link `c`, if it cannot: encrypted without a key, or no longer followed.
+    static func blind(_ c: Connection, _ e: Evidence) -> String? {
+        guard e.isAirCapture else { return nil }
+        if let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame ?? Optional(enc.encryptedFrom) {
+            return "link #\(c.number) is encrypted from frame \(from) and the sniffer had no key: what it carried cannot be read"
+        }
+        if c.lifecycle.ending == nil, let last = [c.activity.lastReceived?.frame, c.activity.lastSent?.frame].compactMap({ $0 }).max(),
+            last < e.lastFrame
+        {
+            return
+                "the sniffer's last packet of link #\(c.number) is at frame \(last) and the capture holds no end of the link: it stopped following it"
+        }
+        return nil
     }
 }

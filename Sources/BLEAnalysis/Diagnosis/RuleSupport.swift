@@ -114,14 +114,22 @@ struct JudgedStream {
     /// period's when there are several.
     var verdict: ThroughputVerdict
     var periods: Int
+    /// The share of the stream's time spent in gaps over the idle threshold (0…1): a sender that paused.
+    var idleShare: Double = 0
 }
 
 extension Evidence {
+    static func idleShare(_ periods: [ThroughputPeriod]) -> Double {
+        let total = periods.reduce(Int64(0)) { $0 + $1.durationMicroseconds }
+        return total > 0 ? Double(periods.reduce(Int64(0)) { $0 + $1.idleMicroseconds }) / Double(total) : 0
+    }
+
     var judgedStreams: [JudgedStream] {
         (throughput ?? []).map {
             JudgedStream(
                 connection: connection($0.key.connectionNumber), handle: $0.key.handle, kind: $0.key.kind, packets: $0.packets,
-                valueBytes: $0.valueBytes, firstFrame: $0.firstFrame, verdict: $0.verdict, periods: $0.periods.count)
+                valueBytes: $0.valueBytes, firstFrame: $0.firstFrame, verdict: $0.verdict, periods: $0.periods.count,
+                idleShare: Self.idleShare($0.periods))
         }
     }
 }

@@ -248,7 +248,7 @@ extension AirLinkRouter {
                 ? .llEncryptedNoKey(
                     e.stats.encryptedUndecrypted, bytes: e.stats.encryptedUndecryptedBytes, from: from, encryptedFrom: enc.encryptedFrom,
                     keysTried: enc.keysTried,
-                    note: enc.keySearch, handle: handle)
+                    note: enc.keySearch, handle: handle, startInferred: enc.startInferred)
                 : .llEncryptionStartUnseen(
                     e.stats.encryptedUndecrypted, bytes: e.stats.encryptedUndecryptedBytes, from: from, handle: handle)
             sink.findings.append(Finding(.warning, kind, frame: from))

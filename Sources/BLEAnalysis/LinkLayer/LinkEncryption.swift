@@ -168,6 +168,8 @@ struct LLEncryptionState {
     /// A capture without encryption flags whose packets after the encryption start are plaintext: a tool
     /// (crackle, a sniffer) decrypted them before writing. Proved by a non-empty PDU too short to carry a MIC.
     var clearAfterStart = false
+    /// The frame of the first ciphertext when LL_START_ENC_REQ itself was not captured (``startWentUnseen``).
+    var startInferredAt: Int?
 
     /// Counts for the connection's summary.
     var firstUndecryptedFrame: Int?
@@ -186,36 +188,6 @@ protocol LLPacketCipher: AnyObject {
         header0: UInt8, payload: UnsafeRawBufferPointer, packetCounter: UInt64, centralToPeripheral: Bool,
         into output: inout [UInt8]
     ) -> Bool
-}
-
-extension FindingKind {
-    static func llEncryptedNoKey(
-        _ count: Int, bytes: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16
-    ) -> FindingKind {
-        .init(
-            .llEncryptedNoKey,
-            message:
-                "link encrypted from frame \(encryptedFrom): encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
-                + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
-                + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
-        )
-    }
-    static func llEncryptionStartUnseen(_ count: Int, bytes: Int, from: Int, handle: UInt16) -> FindingKind {
-        .init(
-            .llEncryptedNoKey,
-            message:
-                "link already encrypted when the capture started (no LL_ENC_REQ/LL_ENC_RSP): encrypted, no key: \(count) PDUs, \(bytes) bytes from frame \(from) on connection \(hex(handle, width: 4)) could not be decrypted — their ATT, SMP and L2CAP traffic is missing from every analysis; capture from before the connection's encryption starts"
-        )
-    }
-    static func llMICFailures(_ count: Int, from: Int, handle: UInt16, capturer: Bool) -> FindingKind {
-        .init(
-            .llMICFailed,
-            message: "\(count) encrypted PDUs on connection \(hex(handle, width: 4)) failed their MIC from frame \(from)"
-                + (capturer
-                    ? " (the capturer's verdict: it lost the packet counter, usually after missing a packet, or used the wrong key)"
-                    : " (wrong key, or the capture missed packets beyond the counter search)")
-                + ": kept out of the decode")
-    }
 }
 
 extension String {
@@ -256,6 +228,7 @@ extension LLEncryptionState {
     }
 
     var sessionKeyKnown: Bool { haveRequest && haveResponse }
+
 }
 
 /// A fixed buffer that outlives the call that fills it, so decrypted bytes can be lent on to L2CAP like
@@ -424,6 +397,8 @@ public struct LLEncryptionSummary: Hashable, Sendable {
     public var keysTried: Int
     /// Why no key was found for a pairing seen on the link (searched, or not searchable).
     public var keySearch: LLKeySearchNote?
+    /// LL_START_ENC_REQ was not captured: the encryption start is inferred from the first ciphertext.
+    public var startInferred = false
 
     /// `decrypted by blescope with STK … (how it was found)`; nil when blescope decrypted nothing here.
     public var decryptionText: String? { key?.decryptionText }
@@ -444,7 +419,7 @@ extension LLEncryptionState {
         return LLEncryptionSummary(
             encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
             firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
-            missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote)
+            missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote, startInferred: startInferredAt != nil)
     }
 }
 
@@ -455,6 +430,9 @@ extension LLEncryptionState {
         if let text = key?.decryptionText { return text }
         if stats.micFailures > 0 { return "not decrypted: MIC failed" }
         if !sessionKeyKnown { return "not decrypted: the encryption start (LL_ENC_REQ/LL_ENC_RSP) is not in the capture" }
+        if let startInferredAt, key == nil {
+            return "not decrypted: LL_START_ENC_REQ not captured, encrypted from frame \(startInferredAt) (inferred)"
+        }
         if let searchNote { return "not decrypted: \(searchNote)" }
         return "not decrypted: no key (--ltk, --keys, --keys-from)"
     }

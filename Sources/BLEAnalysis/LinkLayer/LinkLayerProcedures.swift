@@ -29,6 +29,8 @@ extension LinkLayerTracker {
             // The other side's request is refused.
             if fromPeripheral { c.lengthRequests.central = nil } else { c.lengthRequests.peripheral = nil }
         case .rejectInd where c.encryption.phase == .requested, .rejectExtInd(.encReq, _) where c.encryption.phase == .requested:
+            // The start is refused: the link stays in the clear, and what follows is plaintext (Vol 6, Part B, 5.1.3.1).
+            c.encryption.phase = .clear
             emit(.linkChanged(LLLinkChange(handle: c.info.handle, change: .keyRefused, frame: record.frame, timestamp: record.timestamp)))
         default:
             break

@@ -331,6 +331,7 @@ public struct LinkLayerTracker {
         // after an encryption start exist: SweynTooth's captures show them) until it has shown it lost the
         // link's counter (MIC failures): from then on a packet it leaves unflagged is ciphertext, not plaintext.
         let trustFlag = air.reportsEncryption && c.stats.micFailures == 0
+        if !air.reportsEncryption { inferUnseenStart(&c, llid: llid, payload: payload, record, emit) }
         if air.encrypted || (c.encryption.isOn && !trustFlag) {
             guard
                 let plaintext = decryptPacket(

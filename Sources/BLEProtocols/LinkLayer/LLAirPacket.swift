@@ -105,6 +105,18 @@ public struct LLAirPacket {
             let coded = linkType == LLAirPacket.linkTypeLELLWithPHDR && flags.phy == .leCoded
             if crc == .invalid && !coded {
                 packet = try LLAirPacket.lenientPacket(&input, isDataChannel: isDataChannel)
+            } else if crc == .notChecked && !coded {
+                // Unchecked, a header whose length runs past the record is a header damaged on the air (Ubertooth writes
+                // packets with bit errors: 86 advertisements "of 165 bytes" in 46-byte records in one corpus capture): its
+                // CRC is not where the length puts it, so the packet is one that failed its CRC, not a malformed one.
+                var strict = input
+                if let whole = try? LLPacketView(parsing: &strict, isDataChannel: isDataChannel) {
+                    packet = whole
+                    input = strict
+                } else {
+                    crc = .invalid
+                    packet = try LLAirPacket.lenientPacket(&input, isDataChannel: isDataChannel)
+                }
             } else {
                 packet = try LLPacketView(parsing: &input, isDataChannel: isDataChannel, codingIndicator: coded)
             }

@@ -39,12 +39,14 @@ extension DiagnosisRuleTests {
         // MARK: LP-02: the platform's default supervision timeout
 
         /// iOS creates every connection with 720 ms (72 × 10 ms, measured on the iPhone capture the table cites).
-        static func iOSDefaultLink(role: HCIRole = .central, timeout: UInt16 = 72) -> CaptureBuilder {
-            CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: role, interval: 24, latency: 0, timeout: timeout)
+        /// `lost`: the link then ends in a supervision timeout (0x08), the loss a short timeout explains.
+        static func iOSDefaultLink(role: HCIRole = .central, timeout: UInt16 = 72, lost: Bool = false) -> CaptureBuilder {
+            let b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: role, interval: 24, latency: 0, timeout: timeout)
+            return lost ? b.at(5).disconnect(handle: 0x40, reason: .connectionTimeout) : b
         }
 
         @Test func iOSsOwnDefaultTimeoutIsContextNotAWarning() throws {
-            let d = try #require(try Self.diagnose(notes: Self.iPhone, Self.iOSDefaultLink()).of("LP-02").first)
+            let d = try #require(try Self.diagnose(notes: Self.iPhone, Self.iOSDefaultLink(lost: true)).of("LP-02").first)
             #expect(d.severity == .info)
             #expect(d.message.hasPrefix("The supervision timeout with \(RuleTest.peerText) is only 720 ms"))
             #expect(d.message.contains("That is the iOS default for the connections it creates (measured on iOS 26 and 27), not a choice"))
@@ -54,13 +56,13 @@ extension DiagnosisRuleTests {
         }
 
         @Test func nearMissTheSameTimeoutWithoutANamedPlatformStaysAWarning() throws {
-            let d = try #require(try RuleTest.diagnose(Self.iOSDefaultLink()).of("LP-02").first)
+            let d = try #require(try RuleTest.diagnose(Self.iOSDefaultLink(lost: true)).of("LP-02").first)
             #expect(d.severity == .warning && !d.message.contains("default"))
         }
 
         @Test func nearMissOnIOSAShorterTimeoutOrOneTheCentralDidNotChooseStaysAWarning() throws {
             // 500 ms is not iOS's default; as peripheral, the 720 ms is the other central's choice, not this iPhone's.
-            for b in [Self.iOSDefaultLink(timeout: 50), Self.iOSDefaultLink(role: .peripheral)] {
+            for b in [Self.iOSDefaultLink(timeout: 50, lost: true), Self.iOSDefaultLink(role: .peripheral, lost: true)] {
                 let d = try #require(try Self.diagnose(notes: Self.iPhone, b).of("LP-02").first)
                 #expect(d.severity == .warning)
             }

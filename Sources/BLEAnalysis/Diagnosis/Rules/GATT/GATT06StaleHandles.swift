@@ -30,6 +30,10 @@ struct GATT06StaleHandles: DiagnosisRule {
             guard case .attError(let request, let handle, let error, _, .peer) = ev.kind,
                 error == .invalidHandle || error == .databaseOutOfSync
             else { continue }
+            // Handle 0x0000 is reserved (Core Spec Vol 3, Part F, 3.2.2): a request on it is refused on any database,
+            // so the refusal says the request was malformed, not that a cache is old (a corpus BTstack central's Read By
+            // Type on 0x0000–0x0000, frame 470).
+            guard handle != 0x0000 else { continue }
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
             let cached = c.map { $0.gatt.source != .discovery || $0.gatt.isEmpty } ?? true
@@ -42,7 +46,7 @@ struct GATT06StaleHandles: DiagnosisRule {
                 }
             guard error == .databaseOutOfSync || cached || sc != nil else { continue }
             var sentence =
-                "\(device) rejected \(request) on \(hex(handle, width: 4)) with \(error) (frame \(ev.frame)): the phone is using a stale GATT cache"
+                "\(device) rejected \(request) on \(hex(handle, width: 4)) with \(error) (frame \(ev.frame)): the client is using a stale GATT cache"
             var supporting: [CitedFrame] = []
             if let sc, case .serviceChanged(let s, let t) = sc.kind {
                 sentence +=
@@ -57,7 +61,7 @@ struct GATT06StaleHandles: DiagnosisRule {
                     supporting: supporting,
                     causes: [
                         "a firmware update changed the handles", "no Service Changed characteristic or no bond",
-                        "the phone's GATT cache (refresh it)",
+                        "the client's GATT cache (refresh it)",
                     ],
                     device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
         }

@@ -18,7 +18,7 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
     static let code = FindingCode.shortSupervisionTimeout
     static let group = RuleGroup.linkParameters
     static let evidence =
-        "The connection parameters in force (with where they came from): timeout ≤ 2 × (1 + latency) × interval, ≤ 3 effective intervals, or < 1 s"
+        "The connection parameters in force (with where they came from): timeout ≤ 2 × (1 + latency) × interval, ≤ 3 effective intervals, or < 1 s; a warning only when the link was then lost to a supervision timeout (0x08), info when it survived"
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -55,17 +55,48 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
                 routine.map {
                     " That is the \(e.platform?.name ?? $0.platform.rawValue) default for the connections it creates (\($0.versions)), not a choice of this app or device; the peripheral can ask for a longer one."
                 } ?? ""
+            // The peer created the link (or an air capture, where no side is this one): a central stack's own default,
+            // when the table has one of that value, is the likely source.
+            let centralDefault = asked == nil && routine == nil ? Self.centralDefault(change, of: c, e) : nil
+            if let centralDefault {
+                causes = ["the central's stack default (\(centralDefault.platform): \(timeout) ms for the connections it creates)"] + causes
+            }
+            let lost = c.lifecycle.ending.flatMap { $0.code == .connectionTimeout ? $0 : nil }
             return Diagnosis(
-                rule: Self.code, severity: routine == nil ? severity : .info, frame: change.frame,
+                rule: Self.code, severity: routine == nil && lost != nil ? severity : .info, frame: change.frame,
                 message:
-                    "The supervision timeout with \(device) is only \(timeout) ms (\(why); frame \(change.frame)): one short fade drops the link."
-                    + askedText + earlierText + routineText,
+                    "The supervision timeout with \(device) is only \(timeout) ms (\(why); frame \(change.frame)): one short fade \(lost == nil ? "would drop" : "drops") the link."
+                    + askedText + earlierText + routineText + Self.outcome(c, lost: lost, e),
                 headline: "supervision timeout with \(device) too short",
                 supporting: (asked.map { [CitedFrame($0.frame, "\($0.what) by \($0.who)")] } ?? [])
                     + (earlier.map { [CitedFrame($0.frame, "the first short timeout")] } ?? []), causes: causes,
                 device: c.peerAddress, connection: c.number,
-                facts: [UsedFact("supervision timeout", "\(timeout) ms", change.source)], fold: "\(device) \(p.timeout)")
+                facts: [UsedFact("supervision timeout", "\(timeout) ms", change.source)],
+                fold: "\(device) \(p.timeout)\(lost == nil ? "" : " lost")")
         }
+    }
+
+    /// What became of the link: lost to a supervision timeout (the short timeout explains it), or not.
+    static func outcome(_ c: Connection, lost: ConnectionLifecycle.Ending?, _ e: Evidence) -> String {
+        if let lost { return " The link was lost to a supervision timeout (0x08) at frame \(lost.frame)." }
+        guard let end = c.lifecycle.ending else {
+            return e.isAirCapture
+                ? " The link was not lost to it in the capture, which holds no end of it."
+                : " The link was not lost to it: still up when the log ends."
+        }
+        if end.inferredFrom != nil && end.endedBy == .unknown {
+            return " The link ended at frame \(end.frame) (\(end.reason)): whether a timeout ended it the capture cannot tell."
+        }
+        return " The link was not lost to it: it ended at frame \(end.frame) (\(end.reason))."
+    }
+
+    /// The platform row (``PlatformTable``) whose central default this timeout is, when the peer (or, on air, the
+    /// central) created the link with it and it is the value the link started with. Inferred: the table names the
+    /// value, not the central's platform.
+    static func centralDefault(_ change: Change<ConnectionParameters>, of c: Connection, _ e: Evidence) -> PlatformFact? {
+        guard c.role != .central, c.link.parameters.changes.first?.frame == change.frame else { return nil }
+        let ms = Double(ConnectionTiming.supervisionTimeoutMilliseconds(change.value.timeout))
+        return PlatformTable.rows.first { $0.behaviour == .supervisionTimeout && $0.value.milliseconds == ms }
     }
 
     /// The platform row (``PlatformTable``) whose default supervision timeout this is, when this side is the central
