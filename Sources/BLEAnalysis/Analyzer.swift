@@ -168,7 +168,7 @@ public final class Analyzer {
 
         decodeHealth = DecodeHealth(connections: connections, vendorTrace: hci.vendorTrace)
         findings += decodeHealth.findings
-        hci.finish()
+        hci.finish(lastTimestamp: lastTimestamp)
         for machine in table.machines { machine?.finishRequests(frame: lastFrame, timestamp: lastTimestamp, endOfCapture: true) }
         for i in observers.indices { observers[i].finish(frame: lastFrame, timestamp: lastTimestamp) }
         sink.drain(now: nil, force: true)

@@ -12,6 +12,11 @@ extension FindingKind {
     }
     static let commandUnanswered = FindingKind(
         .hciCommandUnanswered, message: "HCI command never answered (no Command Complete or Command Status)")
+    /// A command whose answer the capture cannot show: `by` says what came first.
+    static func commandCutShort(by what: String) -> FindingKind {
+        .init(
+            .hciCommandUnanswered, message: "HCI command with no answer in the capture before \(what): cannot tell whether it was answered")
+    }
     static func connectionInferred(_ handle: UInt16) -> FindingKind {
         .init(
             .hciConnectionInferred,

@@ -65,15 +65,18 @@ struct HCICommandPairing {
         var controller: UInt16
         var frame: Int
         var timestamp: Timestamp
+        var eventID: Int?
     }
 
-    /// The commands still waiting, in frame order; none wait afterwards (the end of the capture).
-    mutating func takeUnanswered() -> [Unanswered] {
-        defer { pending.removeAll() }
-        return pending.map {
+    /// The commands still waiting (on `controller` only, when given), in frame order; none of them waits afterwards
+    /// (the end of the capture, or an HCI Reset of that controller).
+    mutating func takeUnanswered(controller: UInt16? = nil) -> [Unanswered] {
+        let taken = pending.filter { key, _ in controller.map { UInt16(truncatingIfNeeded: key >> 16) == $0 } ?? true }
+        for key in taken.keys { pending.removeValue(forKey: key) }
+        return taken.map {
             Unanswered(
                 opcode: HCICommand(UInt16(truncatingIfNeeded: $0.key)), controller: UInt16(truncatingIfNeeded: $0.key >> 16),
-                frame: $0.value.frame, timestamp: $0.value.timestamp)
+                frame: $0.value.frame, timestamp: $0.value.timestamp, eventID: $0.value.eventID)
         }.sorted { $0.frame < $1.frame }
     }
 }

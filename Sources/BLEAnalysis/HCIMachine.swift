@@ -100,7 +100,34 @@ final class HCIMachine {
         }
         iso.noteCommand(packet, record: record)
         classicCommand(packet, record)
+        if packet.opcode == .reset { settleBeforeReset(record) }
         pair(packet, record, eventID: eventID)
+    }
+
+    /// An HCI Reset ends every command its controller still owed an answer (Core Spec Vol 4, Part E, 7.3.2): one sent
+    /// within the time-out before it was cut short by the reset (cannot tell, info); one older was never answered, and
+    /// the reset is likely the host's recovery from it (a warning, with its evidence).
+    private func settleBeforeReset(_ record: CaptureRecord) {
+        for pending in commands.takeUnanswered(controller: record.controllerIndex) {
+            if let id = pending.eventID { sink.queue.settle(id) }
+            guard record.timestamp.microseconds(since: pending.timestamp) > hciCommandTimeoutMicroseconds else {
+                sink.findings.append(Finding(.info, .commandCutShort(by: "the HCI Reset at frame \(record.frame)"), frame: pending.frame))
+                continue
+            }
+            unanswered(pending)
+        }
+    }
+
+    private func unanswered(_ pending: HCICommandPairing.Unanswered) {
+        sink.findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
+        unansweredEvidence(pending)
+    }
+
+    private func unansweredEvidence(_ pending: HCICommandPairing.Unanswered) {
+        guard pending.opcode.expectsAnswer else { return }
+        sink.evidence(
+            .commandUnanswered(pending.opcode, commandFrame: pending.frame), frame: pending.frame, timestamp: pending.timestamp,
+            controller: pending.controller)
     }
 
     /// The command's timeline event, waiting for its answer; returns its queue id.
@@ -125,10 +152,17 @@ final class HCIMachine {
             packet.opcode, controller: record.controllerIndex,
             .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
         if let previous = sent.unanswered {
-            sink.findings.append(Finding(.warning, .commandUnanswered, frame: previous.frame))
             if let id = previous.eventID { sink.queue.settle(id) }
-            // Sent again within the time-out: both may be outstanding (Num_HCI_Command_Packets > 1), not a controller hang.
-            if record.timestamp.microseconds(since: previous.timestamp) > hciCommandTimeoutMicroseconds, packet.opcode.expectsAnswer {
+            // Sent again within the time-out: both may be outstanding (Num_HCI_Command_Packets > 1), or the log holds the
+            // same command twice (a corpus Android btsnooz log: LE Rand at 63 and 65, one Command Complete), not a hang.
+            let late = record.timestamp.microseconds(since: previous.timestamp) > hciCommandTimeoutMicroseconds
+            sink.findings.append(
+                late
+                    ? Finding(.warning, .commandUnanswered, frame: previous.frame)
+                    : Finding(
+                        .info, .commandCutShort(by: "the same command again at frame \(record.frame), one answer for both"),
+                        frame: previous.frame))
+            if late, packet.opcode.expectsAnswer {
                 sink.evidence(
                     .commandUnanswered(packet.opcode, commandFrame: previous.frame), frame: previous.frame, timestamp: previous.timestamp,
                     controller: record.controllerIndex)
@@ -275,14 +309,18 @@ final class HCIMachine {
     // MARK: the end
 
     /// What the pass leaves: commands never answered, quality reports no link claimed.
-    func finish() {
+    func finish(lastTimestamp: Timestamp? = nil) {
         if let f = vendorTally.reportsWithoutLinkFinding() { sink.findings.append(f) }
         for pending in commands.takeUnanswered() {
-            sink.findings.append(Finding(.warning, .commandUnanswered, frame: pending.frame))
-            guard pending.opcode.expectsAnswer else { continue }
-            sink.evidence(
-                .commandUnanswered(pending.opcode, commandFrame: pending.frame), frame: pending.frame, timestamp: pending.timestamp,
-                controller: pending.controller)
+            // The log ended within the time-out after it: its answer may simply not be in the capture (BTstack's HFP logs:
+            // the Disconnect sent 170 µs before the log's last record).
+            if let last = lastTimestamp, last.microseconds(since: pending.timestamp) <= hciCommandTimeoutMicroseconds {
+                sink.findings.append(Finding(.info, .commandCutShort(by: "the end of the capture"), frame: pending.frame))
+                // CQ-03 tells of it from the evidence (and HH-01 leaves a command the capture ended on to it).
+                unansweredEvidence(pending)
+                continue
+            }
+            unanswered(pending)
         }
     }
 }

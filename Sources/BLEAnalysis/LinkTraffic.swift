@@ -22,6 +22,17 @@ public struct LinkTraffic: Hashable, Sendable {
 
     /// Bound on ``controllerQueueFull``: a link keeps room for another period while it holds fewer.
     static let maxQueueFullPeriods = 10_000
+
+    /// Packets Number Of Completed Packets reported beyond those in flight, and when. A host's log may write a packet
+    /// after the event that reports it sent (Android's btsnoop, from two threads: the LG log's 251 and 2715 each report
+    /// a packet logged 1–3 ms later, at 253 and 2716), so the packets logged within ``reorderWindow`` after are those,
+    /// already done. Counted as in flight instead, each such packet put the count one above the controller's for the
+    /// rest of the link, and the next idle stretch read as a stall (the LG log: "4 packets waited 89.2 s", 3608–3645,
+    /// where tshark counts 1,670 sent and 1,670 completed at 3608). Past the window the excess is dropped: packets sent
+    /// before the log began, or in a gap of it.
+    var completedAhead = 0
+    var completedAheadAt = Timestamp(microseconds: 0)
+    static let reorderWindow: Int64 = 50_000
 }
 
 /// The link's traffic and controller flow control (``LinkTraffic``) and what it carried that the diagnosis reads
@@ -35,6 +46,15 @@ extension LinkMachine {
         traffic.aclPackets[direction] += 1
         traffic.aclBytes[direction] += bytes
         if direction == .tx {
+            if traffic.completedAhead > 0 {
+                if moment.timestamp.microseconds(since: traffic.completedAheadAt) <= LinkTraffic.reorderWindow {
+                    // Reported sent before it was logged: never in flight.
+                    traffic.completedAhead -= 1
+                    activity.lastSent = moment
+                    return traffic.controllerQueueFull.count < LinkTraffic.maxQueueFullPeriods
+                }
+                traffic.completedAhead = 0
+            }
             if traffic.inFlight == 0 { activity.waitingSince = moment }
             traffic.inFlight += 1
             traffic.maxInFlight = max(traffic.maxInFlight, traffic.inFlight)
@@ -57,6 +77,11 @@ extension LinkMachine {
     @inline(__always)
     mutating func feed(completed packets: Int, at moment: LinkActivity.Moment) {
         let before = traffic.inFlight
+        if packets > before {
+            let stale = moment.timestamp.microseconds(since: traffic.completedAheadAt) > LinkTraffic.reorderWindow
+            traffic.completedAhead = (stale ? 0 : traffic.completedAhead) + packets - before
+            traffic.completedAheadAt = moment.timestamp
+        }
         traffic.inFlight = max(0, before - packets)
         traffic.completedPackets += packets
         if before > 0 { activity.completed(packetsWaiting: before, stillInFlight: traffic.inFlight, at: moment) }

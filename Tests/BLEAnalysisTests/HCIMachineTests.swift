@@ -145,4 +145,55 @@ import Testing
         #expect(sink.findings.map(\.kind.code.id) == ["hci.command-unanswered"])
         #expect(sink.findings.map(\.frame) == [3])
     }
+
+    /// What each unanswered command is worth (record times: frame × 1 ms; the time-out is 2 s).
+    func unanswered() -> [(frame: Int?, severity: Finding.Severity, message: String)] {
+        sink.findings.filter { $0.kind.code.id == "hci.command-unanswered" }.map { ($0.frame, $0.severity, $0.message) }
+    }
+    var unansweredEvidence: [Int] {
+        sink.evidenceLog.events.compactMap { if case .commandUnanswered(_, let f) = $0.kind { f } else { nil } }
+    }
+
+    /// LE Rand (0x2018) logged twice 2 ms apart with one Command Complete (a corpus Android btsnooz log, frames 63, 65,
+    /// 66): nothing hung, so it is said at info, with no evidence for HH-01. Sent again after 3 s, it hung: a warning.
+    @Test func aCommandSentAgainWithinTheTimeOutIsNotAHang() throws {
+        try command("18 20 00", frame: 1)
+        try command("18 20 00", frame: 3)
+        try event("0E 0C 01 18 20 00 01 02 03 04 05 06 07 08", frame: 4)
+        try command("18 20 00", frame: 10)
+        try command("18 20 00", frame: 3010)
+        machine.finish(lastTimestamp: Timestamp(microseconds: 3_011_000))
+        #expect(unanswered().map(\.frame) == [1, 10, 3010])
+        #expect(unanswered().map(\.severity) == [.info, .warning, .info])
+        // 3010 is the capture's last command, 1 ms before its end: cut short by it, its evidence kept for CQ-03.
+        #expect(unanswered()[0].message.contains("before the same command again at frame 3, one answer for both"))
+        #expect(unansweredEvidence == [10, 3010])
+    }
+
+    /// An HCI Reset ends what its controller owed: a command 500 ms before it was cut short (info); one 3 s before it
+    /// was never answered, the reset likely the recovery (warning, with evidence).
+    @Test func anHCIResetSettlesWhatItsControllerOwed() throws {
+        try command("18 20 00", frame: 100)
+        try command("03 0C 00", frame: 600)
+        try event("0E 04 01 03 0C 00", frame: 601)
+        try command("0E 20 00", frame: 1000)
+        try command("03 0C 00", frame: 4000)
+        try event("0E 04 01 03 0C 00", frame: 4001)
+        machine.finish(lastTimestamp: Timestamp(microseconds: 9_000_000))
+        #expect(unanswered().map(\.frame) == [100, 1000] && unanswered().map(\.severity) == [.info, .warning])
+        #expect(unanswered()[0].message.contains("before the HCI Reset at frame 600"))
+        #expect(unansweredEvidence == [1000])
+    }
+
+    /// A command the log ends 1 ms after cannot show its answer (info); one the log outlives by 10 s was never answered
+    /// (a warning).
+    @Test func theEndOfTheCaptureIsNotANoAnswer() throws {
+        try command("06 04 03 40 00 13", frame: 5)
+        machine.finish(lastTimestamp: Timestamp(microseconds: 6_000))
+        #expect(unanswered().map(\.severity) == [.info] && unanswered()[0].message.contains("before the end of the capture"))
+        try command("06 04 03 40 00 13", frame: 20)
+        machine.finish(lastTimestamp: Timestamp(microseconds: 10_020_000))
+        // Both keep their evidence: CQ-03 tells of the first, HH-01 of the second.
+        #expect(unanswered().map(\.severity) == [.info, .warning] && unansweredEvidence == [5, 20])
+    }
 }

@@ -248,6 +248,32 @@ struct NordicBuilder {
         #expect(run.controls.map(\.opcode) == [.terminateInd])
     }
 
+    /// A PDU sent again after the peer acknowledged it, by a sender that never received that acknowledgement (its NESN
+    /// still expects the acknowledging PDU, Core Spec Vol 6, Part B, 4.5.9): a retransmission, decoded once (the WHAD
+    /// pairing capture, frames 1525–1527, whose copy at 1527 failed its MIC when taken for a new PDU). The near miss: the
+    /// sender's NESN shows it received the acknowledgement, so the same bytes with the same SN are a new PDU (the events
+    /// between were not captured).
+    @Test(arguments: [false, true])
+    func repeatAfterAnAcknowledgementTheSenderMissedIsARetransmission(_ senderGotTheAck: Bool) {
+        var b = NordicBuilder()
+        b.connect()
+        let pdu = Self.attPDU([1, 2])
+        let ll = { (nesn: Bool, sn: Bool, payload: [UInt8], llid: LLID) in LLDataPDU(llid: llid, nesn: nesn, sn: sn, payload: payload).bytes
+        }
+        b.add(aa: NordicBuilder.aa, pdu: ll(false, false, pdu, .start), crcInit: NordicBuilder.crcInit, data: true, central: true, event: 1)
+        // The peripheral's empty PDU, SN 0, NESN 1: acknowledges the central's SN 0.
+        b.add(
+            aa: NordicBuilder.aa, pdu: ll(true, false, [], .continuation), crcInit: NordicBuilder.crcInit, data: true, central: false,
+            event: 1)
+        b.add(
+            aa: NordicBuilder.aa, pdu: ll(senderGotTheAck, false, pdu, .start), crcInit: NordicBuilder.crcInit, data: true, central: true,
+            event: 2)
+        var run = LLRun()
+        run.feed(b.records)
+        #expect(run.pdus == (senderGotTheAck ? [pdu, pdu] : [pdu]))
+        #expect(run.tracker.connections[0].stats.retransmissions == (senderGotTheAck ? 0 : 1))
+    }
+
     /// Advertising whose CRC failed is not decoded but said: all 4 bad → a warning naming the first (frame 1); 1 bad of
     /// 10 → info.
     @Test func advertisingWithBadCRCsIsSaidNotDropped() {

@@ -118,6 +118,35 @@ import Testing
         #expect(completeness.items.first { $0.code == .timeBackwards }?.severity == .info)
     }
 
+    /// The HackenBluetooth two-interface capture: an Ethernet interface beside the Ubertooth's, its records dated by the
+    /// host's clock. The Ubertooth's records go back on the sniffer's clock (the host tool added a wrap at its 82 µs
+    /// step back, frame 4776); the Ethernet record keeps its file time (frame 5043, 55 ms before the Ubertooth record
+    /// before it once that is corrected), and an Ubertooth record without the clock field moves with its interface.
+    @Test func anotherInterfaceKeepsTheHostsTime() throws {
+        let w: Int64 = 429_496_730
+        var b = PcapngBuilder()
+        b.section(bigEndian: false)
+        b.interface(linkType: 192)
+        b.interface(linkType: 1)
+        // A PPI header with no field (8 bytes, DLT 147), then the packet.
+        let clockless: [UInt8] = [0, 0, 8, 0, 147, 0, 0, 0] + Self.ubertooth(file: 0, ticks: 0).bytes.dropFirst(24)
+        let ethernet = [UInt8](repeating: 0xFF, count: 12) + [0x08, 0x00] + [UInt8](repeating: 0, count: 20)
+        for (interface, file, data) in [
+            (0, Self.start, Self.ubertooth(file: 0, ticks: 1_318_691_448).bytes),
+            (0, Self.start - 82 + w, Self.ubertooth(file: 0, ticks: 1_318_690_626).bytes),
+            (1, Self.start + 34_670, ethernet),
+            (0, Self.start - 82 + w + 40_000, clockless),
+            (0, Self.start - 82 + w + 90_019, Self.ubertooth(file: 0, ticks: 1_319_590_820).bytes),
+        ] as [(UInt32, Int64, [UInt8])] {
+            b.enhancedPacket(interface: interface, units: UInt64(file), data: data)
+        }
+        let file = try CaptureFile.open(bytes: b.bytes, name: "two.pcapng")
+        var times: [Int64] = []
+        while let r = file.next() { times.append(r.timestamp.microseconds - Self.start) }
+        #expect(times == [0, -82, 34_670, 39_918, 89_937])
+        #expect(file.findings.contains { $0.kind.code == .captureSnifferClockWrap && $0.frame == 2 })
+    }
+
     /// LINKTYPE 256 carries no clock: its times are the file's, a jump of a wrap included.
     @Test func leRFHasNoClockToCompare() throws {
         var records = try [Self.nordic(file: Self.start, firmware: 0, counter: 0)].map { r -> OwnedRecord in

@@ -26,6 +26,8 @@ public struct DynamicChannel: Hashable, Sendable {
     public var initiatorMTU: Int?
     public var responderMTU: Int?
     public var openFrame: Int
+    /// The Disconnection Response that closed it (nil while open).
+    public var closeFrame: Int? = nil
 
     /// The CID a PDU sent in `direction` carries on this channel.
     public func cid(sentIn direction: Direction) -> UInt16 { direction == initiator ? responderCID : initiatorCID }
@@ -145,6 +147,7 @@ struct ChannelTable {
             let c = channels[i]
             ends.removeValue(forKey: End(direction: c.initiator, cid: c.responderCID))
             ends.removeValue(forKey: End(direction: c.initiator.reversed, cid: c.initiatorCID))
+            if channels[i].closeFrame == nil { channels[i].closeFrame = frame }
             return .closed(i)
         default:
             break

@@ -25,8 +25,21 @@ public struct CaptureCompleteness: Hashable, Sendable {
     }
 
     public var items: [Item]
+    /// Where the log has no record for ``CompletenessTracker/gapThreshold`` or more (the first 1,000 such gaps): what
+    /// the capture could not see. A rule that measures a wait across one cannot tell what happened in it (TP-01).
+    public var gaps: [Gap] = []
 
-    public init(items: [Item] = []) { self.items = items }
+    /// A stretch without records, ending at `frame`.
+    public struct Gap: Hashable, Sendable {
+        /// The first record after it.
+        public var frame: Int
+        public var microseconds: Int64
+    }
+
+    public init(items: [Item] = [], gaps: [Gap] = []) {
+        self.items = items
+        self.gaps = gaps
+    }
 
     /// What the analysis knows beyond the records, added to the records' verdict: links encrypted without a key (their
     /// traffic is missing from every analysis). Every command that states completeness calls this with its pass's
@@ -105,6 +118,7 @@ public struct CompletenessTracker: Sendable {
     var gaps = 0
     var largestGap: Int64 = 0
     var largestGapFrame: Int?
+    var gapList: [CaptureCompleteness.Gap] = []
     var resets: [Int] = []
     var firstACLFrame: Int?
     var hardwareErrors: [Int] = []
@@ -150,6 +164,7 @@ public struct CompletenessTracker: Sendable {
                 let gap = t.microseconds(since: p)
                 if gap >= gapThreshold {
                     gaps += 1
+                    if gapList.count < 1000 { gapList.append(.init(frame: record.frame, microseconds: gap)) }
                     if gap > largestGap { largestGap = gap; largestGapFrame = record.frame }
                 }
             }
@@ -268,7 +283,8 @@ public struct CompletenessTracker: Sendable {
     /// corrupt record length, a read error. A cut file is never "complete".
     public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
         CaptureCompleteness(
-            items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems())
+            items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems(),
+            gaps: gapList)
     }
 
     /// What the capture reader met: a file cut inside a record, a corrupt record length, a read error.

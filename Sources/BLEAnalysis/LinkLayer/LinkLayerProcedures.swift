@@ -75,11 +75,20 @@ extension LinkLayerTracker {
     /// Keeps the sequence number and a hash of the last PDU sent in direction `d` (0 central → peripheral, 1 back);
     /// returns whether this PDU is a retransmission (same SN, same bytes: an encrypted retransmission keeps its packet
     /// counter, so its ciphertext is the same too), nil for an empty PDU (counted here, nothing more to do).
+    ///
+    /// After the other side acknowledged the last PDU (and did not show it was received), one with the same SN and bytes
+    /// is still a retransmission when its NESN is the acknowledging PDU's SN: the sender never received that
+    /// acknowledgement (it still expects that PDU), so it sent the same PDU again, with the same counter (the WHAD
+    /// pairing capture, frames 1525–1527: the peripheral's empty PDU at 1526 acknowledges 1525, the central's NESN at
+    /// 1527 shows it missed 1526; tshark shows 1527's bytes equal to 1525's).
     static func trackSequence(_ c: inout Conn, _ pkt: LLPacketView, llid: UInt8, d: Int, frame: Int) -> Bool? {
         noteAcknowledgement(&c, pkt, d: d, frame: frame)
         let sn: Int8 = pkt.header0 & 0x08 != 0 ? 1 : 0
-        let last = d == 0 ? c.lastSN.0 : c.lastSN.1
+        let nesn: Int8 = pkt.header0 & 0x04 != 0 ? 1 : 0
+        let acknowledgedBy = d == 0 ? c.acknowledgedBy.0 : c.acknowledgedBy.1
+        let last = acknowledgedBy < 0 || nesn == acknowledgedBy ? (d == 0 ? c.lastSN.0 : c.lastSN.1) : -1
         let lastH = d == 0 ? c.lastHash.0 : c.lastHash.1
+        if d == 0 { c.acknowledgedBy.0 = -1 } else { c.acknowledgedBy.1 = -1 }
         if pkt.payload.isEmpty {
             c.stats.emptyPDUs &+= 1
             if last == sn, lastH == 0 { c.stats.emptyRetransmissions &+= 1 }

@@ -25,6 +25,9 @@ extension LinkLayerTracker {
         // Per direction (index 0 = central → peripheral, 1 = peripheral → central).
         var lastSN: (Int8, Int8) = (-1, -1)
         var lastHash: (UInt64, UInt64) = (0, 0)
+        /// The SN of the other side's PDU that acknowledged this direction's last PDU, -1 while none did
+        /// (``LinkLayerTracker/noteAcknowledgement(_:_:d:frame:)``).
+        var acknowledgedBy: (Int8, Int8) = (-1, -1)
         var terminate: TerminateAcknowledgement?
         /// The latest encrypted control PDU no key opened whose size is an LL_TERMINATE_IND's (``encryptedTerminate``).
         var encryptedTerminate: TerminateAcknowledgement?

@@ -28,14 +28,23 @@ struct TerminateAcknowledgement: Hashable, Sendable {
 
 extension LinkLayerTracker {
     /// Acknowledgements (Vol 6, Part B, 4.5.9): a packet whose NESN differs from the SN of the last PDU the other side
-    /// sent acknowledges that PDU. The other side's next PDU with the same SN is then a new one (the events between
-    /// were not captured: six SMP Pairing Requests a second apart are six, not one and five retransmissions), and an
-    /// LL_TERMINATE_IND waiting for its acknowledgement has it.
+    /// sent acknowledges that PDU. The other side's next PDU with the same SN is then a new one if that side received
+    /// the acknowledgement (the events between were not captured: six SMP Pairing Requests a second apart are six, not
+    /// one and five retransmissions), a retransmission if it did not (``trackSequence``); and an LL_TERMINATE_IND
+    /// waiting for its acknowledgement has it.
+    ///
+    /// This side moving its own SN past its acknowledging PDU shows the other side received that PDU (this side sends
+    /// a new PDU only once its last one is acknowledged): the Samsung TV capture's peripheral at 127, after 126.
     static func noteAcknowledgement(_ c: inout Conn, _ pkt: LLPacketView, d: Int, frame: Int) {
         let nesn: Int8 = pkt.header0 & 0x04 != 0 ? 1 : 0
+        let sn: Int8 = pkt.header0 & 0x08 != 0 ? 1 : 0
+        let acknowledging = d == 0 ? c.acknowledgedBy.1 : c.acknowledgedBy.0
+        if acknowledging >= 0, sn != acknowledging {
+            if d == 0 { c.lastSN.1 = -1; c.acknowledgedBy.1 = -1 } else { c.lastSN.0 = -1; c.acknowledgedBy.0 = -1 }
+        }
         let other = d == 0 ? c.lastSN.1 : c.lastSN.0
-        guard other >= 0, nesn != other else { return }
-        if d == 0 { c.lastSN.1 = -1 } else { c.lastSN.0 = -1 }
+        guard other >= 0, nesn != other, (d == 0 ? c.acknowledgedBy.1 : c.acknowledgedBy.0) < 0 else { return }
+        if d == 0 { c.acknowledgedBy.1 = sn } else { c.acknowledgedBy.0 = sn }
         if let t = c.terminate, t.acknowledgedAt == nil, t.centralSent != (d == 0) { c.terminate?.acknowledgedAt = frame }
         if let t = c.encryptedTerminate, t.acknowledgedAt == nil, t.centralSent != (d == 0) {
             c.encryptedTerminate?.acknowledgedAt = frame

@@ -38,8 +38,12 @@ struct SnifferClock {
     private var previousFile: Int64?
     private var previousSniffer: Int64 = 0
     private var previousKind = Kind.nordic
-    /// µs added to every record's file time from the last correction on.
+    /// µs added to every record's file time from the last correction on, on the clock's own interface.
     private var offset: Int64 = 0
+    /// The interface (pcapng interface id) and link type whose records carry the clock. A record of another interface
+    /// (the Ethernet beside an Ubertooth in one pcapng) was dated by the host's own clock, never by the sniffer's
+    /// wraps: it keeps its file time (the HackenBluetooth two-interface capture, frames 5043–5046).
+    private var clockInterface: (index: UInt16, linkType: UInt32)?
     /// The corrected steps: (frame, µs moved, the sniffer's step in µs, the wrap's length in µs).
     private(set) var corrections: [(frame: Int, moved: Int64, snifferStep: Int64, wrap: Int64)] = []
 
@@ -90,9 +94,12 @@ struct SnifferClock {
         let file = record.timestamp.microseconds
         guard let (sniffer, kind) = Self.snifferTime(record.linkType, record.stored.baseAddress == nil ? record.bytes : record.stored)
         else {
-            if offset != 0 { record.timestamp = Timestamp(microseconds: file &+ offset) }
+            if offset != 0, let c = clockInterface, c.index == record.controllerIndex, c.linkType == record.linkType {
+                record.timestamp = Timestamp(microseconds: file &+ offset)
+            }
             return
         }
+        clockInterface = (record.controllerIndex, record.linkType)
         defer {
             previousFile = file
             previousSniffer = sniffer

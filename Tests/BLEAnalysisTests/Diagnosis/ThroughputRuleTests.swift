@@ -46,6 +46,47 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(b).of("TP-01").isEmpty)
         }
 
+        /// A Number Of Completed Packets logged before the packet it reports (Android's btsnoop writes from two threads:
+        /// the LG log's 2715 reports the SBC packet it logs at 2716, 1 ms later). Counted as still in flight, that packet
+        /// kept the count one too high for the rest of the link, and the next idle stretch read as a stall (the LG log:
+        /// "4 packets waited 89.2 s", where tshark counts as many packets completed as sent). The near miss: the packets
+        /// after an idle minute are reported within 100 ms.
+        @Test func aCompletionLoggedBeforeItsPacketIsNoStallLater() throws {
+            var b = Self.connected().at(1).completed(handle: 0x40).at(1.001)
+            b = b.att(.writeCommand(handle: 0x30, value: [1]), handle: 0x40, .tx).at(40)
+            b = b.att(.writeCommand(handle: 0x30, value: [2]), handle: 0x40, .tx).at(40.1).completed(handle: 0x40)
+            #expect(try RuleTest.diagnose(b).of("TP-01").isEmpty)
+        }
+
+        /// After such a resynchronisation a real stall is still one: the next packet waits 7 s.
+        @Test func aStallAfterACompletionLoggedEarlyStillFires() throws {
+            var b = Self.connected().at(1).completed(handle: 0x40).at(1.001)
+            b = b.att(.writeCommand(handle: 0x30, value: [1]), handle: 0x40, .tx).at(2)
+            let sent = b.nextFrame
+            b = b.att(.writeCommand(handle: 0x30, value: [2]), handle: 0x40, .tx).at(9)
+            let completed = b.nextFrame
+            b = b.completed(handle: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("TP-01").first)
+            #expect(d.severity == .error && d.frame == completed && d.supporting.map(\.frame) == [sent])
+            #expect(d.message.contains("stalled: 1 packet waited 7.00 s"))
+        }
+
+        /// A wait across a gap of the log (70 s without any record) cannot tell a stall: the controller's reports of that
+        /// time may be what the log lost. Info, saying so; the 6 s wait above, with records all along, is the near miss.
+        @Test func aWaitAcrossALogGapIsCannotTell() throws {
+            var b = Self.connected().at(1)
+            let sent = b.nextFrame
+            b = b.att(.writeCommand(handle: 0x30, value: [1]), handle: 0x40, .tx).at(71)
+            let after = b.nextFrame
+            b = b.completed(handle: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("TP-01").first)
+            #expect(d.severity == .info && d.frame == after && d.supporting.map(\.frame) == [sent, after])
+            #expect(
+                d.message
+                    == "Cannot tell whether sending to \(RuleTest.peerText) stalled: 1 packet waited 70.0 s in the controller (frames \(sent)–\(after)), across 70.0 s without any record in the log (before frame \(after)): the controller's reports of that time may be what the log lost."
+            )
+        }
+
         // MARK: TP-02 buffer overflow
 
         @Test func aDataBufferOverflowEventFoldsOverItsRepeats() throws {

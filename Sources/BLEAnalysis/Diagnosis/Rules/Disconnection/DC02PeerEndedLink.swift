@@ -32,10 +32,7 @@ struct DC02PeerEndedLink: DiagnosisRule {
             }
             let c = d.connection
             let device = e.deviceName(c)
-            let since = d.event.timestamp.microseconds  // fixed point for the window
-            let failure = e.last(before: d.frame) { ev in
-                ev.connection == d.event.connection && since - ev.timestamp.microseconds <= window && isFailure(ev.kind)
-            }
+            let failure = failureBefore(d, in: e)
             var supporting: [CitedFrame] = []
             var sentence = "\(device) ended the connection (\(codeName(d.reason))) at frame \(d.frame)"
             if let failure {
@@ -65,7 +62,12 @@ struct DC02PeerEndedLink: DiagnosisRule {
                 sentence +=
                     " It follows the peer's \(leaving.text) (frame \(leaving.frame)): a Broadcast Assistant leaving once done, as expected."
             }
-            let benign = reboot != nil || leaving != nil
+            let orderly = failure == nil && reboot == nil && leaving == nil ? orderlyTeardown(d, in: e) : nil
+            if let orderly {
+                supporting.append(orderly)
+                sentence += " It follows the \(orderly.text) (frame \(orderly.frame)): the session's orderly end."
+            }
+            let benign = reboot != nil || leaving != nil || orderly != nil
             return Diagnosis(
                 rule: Self.code, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
@@ -75,11 +77,14 @@ struct DC02PeerEndedLink: DiagnosisRule {
                         ? ["the peer powered off or its Bluetooth was switched off"]
                         : leaving != nil
                             ? ["the Broadcast Assistant's app finished: it took back its source and closed the link"]
-                            : [
-                                "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
-                                "the peer's app closed the link",
-                            ],
-                device: c?.peerAddress, connection: c?.number, fold: "\(device) \(d.reason.rawValue)\(reboot == nil ? "" : " reboot")")
+                            : orderly != nil
+                                ? ["the session ended: the user or the peer's app closed it"]
+                                : [
+                                    "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
+                                    "the peer's app closed the link",
+                                ],
+                device: c?.peerAddress, connection: c?.number,
+                fold: "\(device) \(d.reason.rawValue)\(reboot == nil ? "" : " reboot")\(orderly == nil ? "" : " orderly")")
         }
     }
 
@@ -95,6 +100,14 @@ struct DC02PeerEndedLink: DiagnosisRule {
         }
         guard let removed, case .broadcastSourceRemoved(let source, _) = removed.kind else { return nil }
         return CitedFrame(removed.frame, "BASS Remove Source of source \(source)")
+    }
+
+    /// The last failure on the link within ``window`` before its end: the peer's likely reason.
+    static func failureBefore(_ d: DisconnectionStory, in e: Evidence) -> EvidenceEvent? {
+        let since = d.event.timestamp.microseconds  // fixed point for the window
+        return e.last(before: d.frame) { ev in
+            ev.connection == d.event.connection && since - ev.timestamp.microseconds <= window && isFailure(ev.kind)
+        }
     }
 
     static func isFailure(_ k: EvidenceEvent.Kind) -> Bool {

@@ -25,8 +25,12 @@ struct DC09Flapping: DiagnosisRule {
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var byPeer: [String: [DisconnectionStory]] = [:]
         // A link this side closed (the user, Bluetooth switched off) is no cycle of a flapping link, nor one that ended
-        // the device's probable firmware update (its reboot into it, SC-01).
-        for d in e.disconnections where !d.byThisSide && e.scenarios?.update(endingAt: d.frame, connection: d.connection?.number) == nil {
+        // the device's probable firmware update (its reboot into it, SC-01), nor a session the peer ended after its
+        // profiles were taken down in order (PeerOrderlyEnd: the BLUFFS buds' 7 sessions).
+        for d in e.disconnections
+        where !d.byThisSide && e.scenarios?.update(endingAt: d.frame, connection: d.connection?.number) == nil
+            && !DC02PeerEndedLink.isOrderlyEnd(d, in: e)
+        {
             guard let peer = d.connection?.peerIdentity ?? d.connection?.peerAddress else { continue }
             byPeer[peer, default: []].append(d)
         }
