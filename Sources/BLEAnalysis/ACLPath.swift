@@ -16,6 +16,9 @@ extension Analyzer {
         }
         let cut = record.isTruncated
         let available = input.remaining
+        // A record shorter than its own header says, that no capturer cut, is damaged (a home-made host's 0xCC filler
+        // read as ACL on handle 0x0CCC, 52,428 bytes stated in 20): it names no link, so it makes none.
+        let damaged = !cut && available < Int(header.dataLength)
         if !cut && available != Int(header.dataLength) {
             findings.append(
                 Finding(
@@ -28,7 +31,7 @@ extension Analyzer {
         guard
             let index = table.link(
                 controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle))
+                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle) && !damaged)
         else {
             if VendorTrace.isVendorHandle(header.handle) {
                 hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)

@@ -190,6 +190,8 @@ public struct CompletenessTracker: Sendable {
             }
             if firstACLFrame == nil { firstACLFrame = record.frame }
             guard b.count >= 2 else { return }
+            // Shorter than its header says with no capturer's cut: damaged (ACLPath says so), it names no connection.
+            if !record.isTruncated, b.count >= 4, Int(b[2]) | Int(b[3]) << 8 > b.count - 4 { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] == k { return }
