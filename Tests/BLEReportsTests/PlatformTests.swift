@@ -94,15 +94,18 @@ import Testing
     }
 
     /// The HTML report's summary names the platform as `diagnose` does, from the same ``DiagnosisResult/platform``: a
-    /// PacketLogger log with the iPhone's notes has it first; one with no platform evidence has none.
+    /// PacketLogger log with the iPhone's notes has it after the diagnosis (the answer first, as `diagnose` prints it);
+    /// one with no platform evidence has none.
     @Test func theHTMLSummaryNamesThePlatformAsDiagnoseDoes() throws {
         let capture = try Self.packetLogger(notes: Self.iPhoneNotes, CaptureBuilder().connect(handle: 0x40))
         let diagnose = DiagnosisReport.analyze(capture).text(terminal: Terminal(colors: false)).split(separator: "\n")
         let line = try #require(diagnose.first { $0.hasPrefix("Platform: ") }).dropFirst("Platform: ".count)
         // A capture file is read once: the report reads its own copy.
         let file = Report.analyze(capture: try Self.packetLogger(notes: Self.iPhoneNotes, CaptureBuilder().connect(handle: 0x40)))
-        let item = try #require(file.summary.first)
-        #expect(item.topic == "platform" && item.text == String(line) && item.frame == 1)
+        let topics = file.summary.map(\.topic).filter { $0 != "story" }
+        #expect(topics.prefix(2) == ["diagnosis", "platform"])
+        let item = try #require(file.summary.first { $0.topic == "platform" })
+        #expect(item.text == String(line) && item.frame == 1)
         let html = HTMLReport.render(Report(files: [file], options: ReportOptions()))
         #expect(html.contains("<li class=\"st-info\"><b>platform</b>: iOS 26.5.1, iPhone18,2 (seen: PacketLogger note"))
         // Near miss: a plain btsnoop of one LE link names no platform, and the summary has no platform line.

@@ -25,10 +25,10 @@ public struct VerdictItem: Hashable, Sendable {
 }
 
 extension Report {
-    /// The verdicts that open a capture's section, in this order: the platform (topic `platform`, as `diagnose`'s
-    /// `Platform:` line), the story (topic `story`), what the log cannot show
-    /// when it is incomplete, the
-    /// diagnosis (each finding at warning or above, most severe first; or that nothing was found), OTA sessions (result,
+    /// The verdicts that open a capture's section, in this order: the story (topic `story`), what the log cannot show
+    /// when it is incomplete, the diagnosis (each finding at warning or above, most severe first; or that nothing was
+    /// found), the platform the findings were judged against (topic `platform`, as `diagnose`'s `Platform:` line; after
+    /// the answer, as there), OTA sessions (result,
     /// duration, rate, the limit of the stream that carried the image), transfers (complete/cut), the busiest data
     /// stream's throughput verdict, completeness when complete, decoder errors. Link quality and throughput limits are
     /// diagnosis rules (DC-01, HH-05, TP-03): no line per connection when nothing is wrong.
@@ -39,9 +39,8 @@ extension Report {
     }
 
     public static func summarize(_ f: FileAnalysis, maxFindings: Int = 3, maxDiagnoses: Int = 12) -> [VerdictItem] {
-        // The platform as `diagnose` prints it (``platformItem``), then the story: what the capture shows (``Story``).
-        var items = platformItem(f.diagnosis).map { [$0] } ?? []
-        items += f.diagnosis.story.sentences.map {
+        // The story first: what the capture shows, in a few sentences (``Story``).
+        var items = f.diagnosis.story.sentences.map {
             VerdictItem(topic: "story", status: .info, text: $0.text, section: "diagnosis", frame: $0.frames.first)
         }
         if let completeness = f.info?.completeness, completeness.hasWarnings {
@@ -68,6 +67,7 @@ extension Report {
                     topic: "diagnosis", status: .ok, text: "nothing wrong found by \(f.diagnosis.rulesEvaluated) rules",
                     section: "diagnosis"))
         }
+        if let platform = platformItem(f.diagnosis) { items.append(platform) }
         for s in f.otaSessions.prefix(20) {
             var text = "\(s.protocolName.rawValue) on connection #\(s.connectionNumber): \(s.result.label.uppercased())"
             if let d = s.result.detail { text += " (\(d))" }
