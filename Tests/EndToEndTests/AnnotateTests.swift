@@ -100,8 +100,12 @@ import Testing
         #expect(
             firstDifference == nil, "\(name): frame (number len protocol) differs: \(firstDifference.map { "\($0) → \($1)" } ?? "")")
         // Times: the input's, but where the sniffer's own clock shows the file misdated a record by whole wraps of its
-        // counter (AnnotateTests+SnifferClock.swift).
-        if !timeMayDiffer,
+        // counter (AnnotateTests+SnifferClock.swift), and in milliseconds where the seconds field counts them
+        // (AnnotateTests+MillisecondClock.swift).
+        if Self.readAsMilliseconds(diagnosis) {
+            let broken = Self.offTheMillisecondClock(before: before, after: after)
+            #expect(broken == nil, "\(name): a frame's time is off the millisecond clock: \(broken ?? "")")
+        } else if !timeMayDiffer,
             zip(before, after).contains(where: {
                 $0.split(separator: " ").dropFirst(2).first != $1.split(separator: " ").dropFirst(2).first
             })

@@ -304,6 +304,9 @@ public struct CompletenessTracker: Sendable {
             case .captureSnifferClockWrap:
                 // Corrected, so nothing is missing: said because the times differ from the file's (and tshark's).
                 items.append(.init(code: .snifferClockWrap, severity: .info, message: f.message, frame: f.frame))
+            case .captureMillisecondClock:
+                // Read as milliseconds: said because every time is inferred and differs from the file's (and tshark's).
+                items.append(.init(code: .millisecondClock, severity: .info, message: f.message, frame: f.frame))
             case .captureInvalidRecordLength, .captureReadError:
                 items.append(
                     .init(

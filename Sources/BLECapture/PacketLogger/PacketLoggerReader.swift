@@ -79,8 +79,9 @@ public enum PacketLogger {
             let micros = bigEndian ? h.be32(8) : h.le32(8)
             let type = h.byte(12)
             guard length >= minLength, length <= maxLength, micros < 1_000_000, isKnownType(type) else { break }
-            // Timestamps ascend, give or take: tolerate a jump back of up to 10 days (notes written earlier).
-            if let prev = previousSeconds, seconds &+ 864_000 < prev { break }
+            // Timestamps ascend, give or take: tolerate a jump back of up to 10 days (notes written earlier). In 64 bits: a
+            // seconds field within 10 days' worth of 2^32 (a millisecond counter near its wrap) must not wrap the sum.
+            if let prev = previousSeconds, UInt64(seconds) + 864_000 < UInt64(prev) { break }
             previousSeconds = seconds
             offset += 4 + length
             count += 1
@@ -96,6 +97,9 @@ final class PacketLoggerReader: RecordReader {
     let bigEndian: Bool
     private var walk = RecordWalk()
     private var scratch = TextScratch()
+    /// Set when the leading records show a millisecond counter in the seconds field (``PacketLoggerClock``).
+    private var clock: PacketLoggerClock?
+    private var clockDecided = false
 
     init(source: ByteSource, bigEndian: Bool) {
         self.source = source
@@ -104,12 +108,13 @@ final class PacketLoggerReader: RecordReader {
 
     deinit { scratch.free() }
 
-    var findings: [Finding] { walk.findings }
+    var findings: [Finding] { (clock.map { [$0.finding] } ?? []) + walk.findings }
     var bytesConsumed: Int64 { source.bytesConsumed }
 
     func next() -> CaptureRecord? {
         if walk.stopped { return nil }
         let src = source
+        if !clockDecided { decideClock(src) }
         guard src.ensure(PacketLogger.headerSize) else {
             walk.stop(atEndOf: src, needed: PacketLogger.headerSize)
             return nil
@@ -136,14 +141,26 @@ final class PacketLoggerReader: RecordReader {
         let payload = UnsafeRawBufferPointer(start: src.cursor + PacketLogger.headerSize, count: length - PacketLogger.minLength)
         src.advance(total)
         let (kind, direction) = PacketLogger.classify(type)
+        let timestamp =
+            clock == nil
+            ? Timestamp(seconds: Int64(seconds), microseconds: Int64(micros)) : clock!.time(seconds: seconds, microseconds: micros)
         var record = CaptureRecord(
-            frame: recordFrame, timestamp: Timestamp(seconds: Int64(seconds), microseconds: Int64(micros)),
+            frame: recordFrame, timestamp: timestamp,
             direction: direction, kind: kind, originalLength: length - 8, includedLength: length - 8,
             fileOffset: recordOffset, rawType: UInt32(type), bytes: payload)
         // From the type byte, as Wireshark's frame holds it.
         record.stored = UnsafeRawBufferPointer(start: payload.baseAddress! - 1, count: payload.count + 1)
         if type == PacketLogger.syslog, let text = composeSyslog(payload) { record.bytes = text }
         return record
+    }
+
+    /// Reads ahead over the first records (whatever of ``PacketLoggerClock/lookAheadBytes`` the file holds) once, before
+    /// the first record is returned, so every record's time is read the same way.
+    private func decideClock(_ src: ByteSource) {
+        clockDecided = true
+        _ = src.ensure(PacketLoggerClock.lookAheadBytes)
+        let window = UnsafeRawBufferPointer(start: src.cursor, count: min(src.available, PacketLoggerClock.lookAheadBytes))
+        clock = PacketLoggerClock.millisecondEvidence(window, bigEndian: bigEndian).map(PacketLoggerClock.init(evidence:))
     }
 
     /// Syslog payload: pid u32, message type u8, then NUL-terminated process, sender, subsystem,

@@ -29,6 +29,11 @@ extension FindingCode {
         meaning:
             "The host software that wrote an air capture dated records whole wraps of the sniffer's counter away from the sniffer's own clock in their pseudo-header (nRF Sniffer: 2^32 µs; Ubertooth: 2^32 × 100 ns): no gap and no step back, its error. blescope uses the sniffer's clock from there on, so its times differ from tshark's."
     )
+    public static let captureMillisecondClock = FindingCode(
+        "capture.millisecond-clock", layer: .capture, severity: .info, title: "Record times read as milliseconds",
+        meaning:
+            "A PacketLogger file's seconds field counts milliseconds (every microseconds field 0, HCI commands answered units later where round trips take milliseconds; BTstack's Windows port, 2022-04 to 2023-09): blescope reads it so, from frame 1's time, so its durations are 1/1000 of tshark's and the date is not known."
+    )
     public static let captureDamagedBlock = FindingCode(
         "capture.damaged-block", layer: .capture, severity: .warning, title: "pcapng block damaged",
         meaning:
@@ -81,6 +86,11 @@ extension FindingCode {
         meaning:
             "Records the file dated whole wraps of the sniffer's counter away from the sniffer's own clock are put back on it: nothing is missing, but blescope's times there differ from the file's and tshark's."
     )
+    public static let millisecondClock = FindingCode(
+        "millisecond-clock", layer: .capture, severity: .info, title: "Times read as milliseconds",
+        meaning:
+            "The log's seconds field counts milliseconds: its times are inferred (durations 1/1000 of the file's and tshark's), and its date is not known."
+    )
     public static let linkBeforeLogEnded = FindingCode(
         "link-before-log-ended", layer: .capture, severity: .info, title: "A link from before the log ended",
         meaning:
@@ -95,8 +105,9 @@ extension FindingVocabulary {
     static let core: [FindingCode] = [.invalidSize, .decodeError]
     static let capture: [FindingCode] = [
         .captureTruncatedFile, .captureInvalidRecordLength, .captureTruncatedRecords, .captureTimestampOutOfRange,
-        .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureSnifferClockWrap, .captureNote, .encryptedNoKey,
-        .fileCut, .fileCorrupt, .snifferClockWrap, .aclPayloadCut, .truncatedRecords, .drops, .timeBackwards, .timeGap,
+        .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureSnifferClockWrap, .captureMillisecondClock, .captureNote,
+        .encryptedNoKey, .fileCut, .fileCorrupt, .snifferClockWrap, .millisecondClock, .aclPayloadCut, .truncatedRecords, .drops,
+        .timeBackwards, .timeGap,
         .controllerReset, .hardwareError, .startedBeforeCapture, .linkBeforeLogEnded, .openAtEnd,
     ]
 }
