@@ -5,10 +5,9 @@ import Foundation
 /// counts milliseconds (BTstack's Windows port, 2022-04 to 2023-09; `capture.millisecond-clock`) is read, and copied,
 /// in milliseconds from frame 1's time. The Thewbi BT400 log: tshark's 33075 s from frame 1 to 682 become 33.075 s.
 extension AnnotateTests {
-    /// Whether `diagnose --json`'s completeness says the times were read as milliseconds.
-    static func readAsMilliseconds(_ diagnosis: [String: Any]) -> Bool {
-        let items = (diagnosis["completeness"] as? [String: Any])?["items"] as? [[String: Any]] ?? []
-        return items.contains { $0["code"] as? String == "millisecond-clock" }
+    /// Whether `convert` said (on stderr, with the reader's findings) that it read the times as milliseconds.
+    static func readAsMilliseconds(convertStandardError: String) -> Bool {
+        convertStandardError.contains("times read as milliseconds (inferred)")
     }
 
     /// The first frame whose copy is not frame 1's time plus its input's seconds since frame 1 read as milliseconds

@@ -102,7 +102,7 @@ import Testing
         // Times: the input's, but where the sniffer's own clock shows the file misdated a record by whole wraps of its
         // counter (AnnotateTests+SnifferClock.swift), and in milliseconds where the seconds field counts them
         // (AnnotateTests+MillisecondClock.swift).
-        if Self.readAsMilliseconds(diagnosis) {
+        if Self.readAsMilliseconds(convertStandardError: r.stderr) {
             let broken = Self.offTheMillisecondClock(before: before, after: after)
             #expect(broken == nil, "\(name): a frame's time is off the millisecond clock: \(broken ?? "")")
         } else if !timeMayDiffer,
