@@ -137,6 +137,12 @@ public struct CompletenessTracker: Sendable {
     /// whenever the handle changed (docs/performance.md#completeness).
     var settledKeys = InlineArray<64, UInt32>(repeating: .max)
     var hciRecords = 0
+    /// Records shorter than their own HCI header says where the capturer cut nothing (``damaged(_:)``): the first 5 frames.
+    var damaged = 0
+    var damagedFrames: [Int] = []
+    /// Records in time (not notes), and whether any two of them differ: a log whose clock never moves has no timing.
+    var timedRecords = 0
+    var clockMoved = false
 
     public init() {}
 
@@ -155,7 +161,9 @@ public struct CompletenessTracker: Sendable {
     @inline(__always) mutating func noteTime(_ record: CaptureRecord) {
         guard record.kind != .text else { return }
         let t = record.timestamp
+        timedRecords &+= 1
         if let p = previous {
+            if t != p { clockMoved = true }
             if t < p {
                 backwards += 1
                 largestStepBack = max(largestStepBack, p.microseconds(since: t))
@@ -191,7 +199,7 @@ public struct CompletenessTracker: Sendable {
             if firstACLFrame == nil { firstACLFrame = record.frame }
             guard b.count >= 2 else { return }
             // Shorter than its header says with no capturer's cut: damaged (ACLPath says so), it names no connection.
-            if !record.isTruncated, b.count >= 4, Int(b[2]) | Int(b[3]) << 8 > b.count - 4 { return }
+            if damaged(record) { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] == k { return }
@@ -206,6 +214,7 @@ public struct CompletenessTracker: Sendable {
         case .command:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
+            if damaged(record) { return }
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
                 lastReset = (record.frame, record.timestamp)
@@ -216,12 +225,13 @@ public struct CompletenessTracker: Sendable {
         case .event:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
+            if damaged(record) { return }
             noteEvent(record)
         case .sco, .iso:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
             // Data on an SCO/eSCO or ISO handle names it: its Disconnection Complete ends a channel the log holds.
-            guard b.count >= 2 else { return }
+            guard b.count >= 2, !damaged(record) else { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] != k {
@@ -273,6 +283,28 @@ public struct CompletenessTracker: Sendable {
         let k = Self.key(record.controllerIndex, handle)
         open[k] = record.frame
         seen.insert(k)
+    }
+
+    /// Whether `record` is shorter than its own HCI header says (ACL and ISO 16-bit lengths after a 2-byte handle; a
+    /// command's 1-byte length after its opcode; an event's after its code; SCO's after its handle) while the capturer
+    /// cut nothing: a logger's uninitialised buffer or a writer's bug. Counted once; its header names nothing.
+    mutating func damaged(_ record: CaptureRecord) -> Bool {
+        guard !record.isTruncated else { return false }
+        let b = record.bytes
+        let stated: Int
+        let header: Int
+        switch record.kind {
+        case .acl where b.count >= 4: (stated, header) = (Int(b[2]) | Int(b[3]) << 8, 4)
+        case .iso where b.count >= 4: (stated, header) = ((Int(b[2]) | Int(b[3]) << 8) & 0x3FFF, 4)
+        case .command where b.count >= 3: (stated, header) = (Int(b[2]), 3)
+        case .sco where b.count >= 3: (stated, header) = (Int(b[2]), 3)
+        case .event where b.count >= 2: (stated, header) = (Int(b[1]), 2)
+        default: return false
+        }
+        guard stated > b.count - header else { return false }
+        damaged += 1
+        if damagedFrames.count < 5 { damagedFrames.append(record.frame) }
+        return true
     }
 
     mutating func noteOtherCut(_ frame: Int) {
@@ -362,6 +394,23 @@ public struct CompletenessTracker: Sendable {
                         ? "timestamps step back \(times) by at most \(largestStepBack < 1000 ? "\(largestStepBack) µs" : "\(largestStepBack / 1000) ms") (first at frame \(backwardsFirstFrame ?? 0)): clock jitter, no record is missing"
                         : "timestamps go backwards \(times) (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
                     frame: backwardsFirstFrame, count: backwards))
+        }
+        if damaged > 0 {
+            let frames = damagedFrames.map(String.init).joined(separator: ", ") + (damaged > damagedFrames.count ? ", …" : "")
+            items.append(
+                .init(
+                    code: .damagedRecords, severity: .warning,
+                    message:
+                        "\(damaged) record\(damaged == 1 ? " is" : "s are") shorter than \(damaged == 1 ? "its" : "their") own header says, with nothing cut by the capturer (frame\(damaged == 1 ? "" : "s") \(frames)): damaged in the log, set aside; what \(damaged == 1 ? "it" : "they") carried is missing",
+                    frame: damagedFrames.first, count: damaged))
+        }
+        if timedRecords >= 2 && !clockMoved {
+            items.append(
+                .init(
+                    code: .noTiming, severity: .info,
+                    message:
+                        "all \(timedRecords) records carry the same time stamp: the log keeps their order but no timing; durations, timeouts, gaps and rates cannot be told from it",
+                    frame: nil, count: timedRecords))
         }
         if gaps > 0 {
             items.append(
