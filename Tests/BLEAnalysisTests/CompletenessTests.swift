@@ -235,7 +235,8 @@ import Testing
         let c = Self.completeness(try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "damaged.btsnoop"))
         let item = try #require(c.items.first { $0.code.id == "damaged-records" })
         #expect(item.count == 3 && item.frame == 3 && item.severity == .warning)
-        #expect(item.message.hasPrefix("3 records are shorter than their own header says, with nothing cut by the capturer (frames 3, 4, 5)"))
+        #expect(
+            item.message.hasPrefix("3 records are shorter than their own header says, with nothing cut by the capturer (frames 3, 4, 5)"))
         #expect(c.verdict == "incomplete")
         // 0x0CCC named no connection; the cut record on 0x000B is the capturer's (acl-payload-cut), not damage.
         #expect(!c.items.contains { $0.code.id == "started-before-capture" })

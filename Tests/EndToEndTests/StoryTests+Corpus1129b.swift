@@ -81,7 +81,9 @@ import Testing
             return
         }
         #expect(!out.findings.contains { $0.atLeastWarning })
-        #expect(out.sentence("links", containing: ["1 LE link to 1 peripheral (00:00:00:05:75:4F ×1)", "1 still open when the log ends"]) != nil)
+        #expect(
+            out.sentence("links", containing: ["1 LE link to 1 peripheral (00:00:00:05:75:4F ×1)", "1 still open when the log ends"]) != nil
+        )
         // tshark: 248 ATT Write Commands to 0x0012 and 133 Handle Value Notifications.
         #expect(
             out.sentence("data", containing: ["133 notifications received", "248 write commands sent", "248 packets", "on handle 0x0012"])
@@ -117,7 +119,8 @@ import Testing
     @Test func btstackWinUSBReadByTypeOnHandleZero() throws {
         guard let out = try Self.of("pklg-btstack-be_tangxinlou-winusb-csr8510-le-central-gatt-idle-30s-read-by-type-handle-0.pklg")
         else { return }
-        #expect(out.sentence("links", containing: ["1 LE link to 1 peripheral (7D:76:81:09:4A:CF ×1)", "1 closed by this side (0x16)"]) != nil)
+        #expect(
+            out.sentence("links", containing: ["1 LE link to 1 peripheral (7D:76:81:09:4A:CF ×1)", "1 closed by this side (0x16)"]) != nil)
         // tshark 466: Read By Type Request, Starting Handle 0x0000, Ending Handle 0x0000; 470: Error Response 0x01.
         // Not a stale cache (GATT-06) but this side's own request naming the reserved handle.
         #expect(out.findings("GATT-06").isEmpty)

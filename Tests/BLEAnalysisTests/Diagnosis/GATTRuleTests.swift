@@ -395,7 +395,10 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(b).of("GATT-06").isEmpty)
             // GATT-08 names it, and says whose fault it is: the request's, which named the reserved handle.
             let d = try #require(try RuleTest.diagnose(b).of("GATT-08").first)
-            #expect(d.message.hasSuffix("The request was this side's and named handle 0x0000, which no attribute has (Core Vol 3 Part F 3.2.2): Invalid Handle is the answer the spec prescribes."))
+            #expect(
+                d.message.hasSuffix(
+                    "The request was this side's and named handle 0x0000, which no attribute has (Core Vol 3 Part F 3.2.2): Invalid Handle is the answer the spec prescribes."
+                ))
             #expect(d.causes == ["the requesting client's bug: an unset handle or a range starting at 0"])
         }
 
