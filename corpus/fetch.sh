@@ -190,6 +190,8 @@ corbanvilla/BLETools cff41901e47b1199a8959f2a59f3bdf4e4c71ca5 b69937b933121025c7
 # added 2026-11-29-4
 Ferdinand-Hoo/btagent 797e16a8123a5df58c6ebfb3ca9f9844c80d351a 59bcf24a1ce51fd550c019b2d5c8a2e45a78f0f38b8bd11b1f1bf85fc37e971f android-btsnoop_btagent-honda-hfp-pbap-a2dp-earfeel-ssp-ldac-then-aac.log examples/btsnoop_hci.log
 shawn-gxp/sh3-pi 8b8ef4d1702c7ab95f080cfd32a6434290d9284f 55e06df9e4a28b1b06e10667cb6766d911f965352a5af3d2551fe88199fd7ec4 android-btsnoop-cfa_sh3pi-s23-beurer-bm54-le-att-05-legacy-passkey-indications-jbl-a2dp-aac.cfa datasheets/beurer/btsnoop_hci_202607221152.cfa
+Ferdinand-Hoo/btagent 797e16a8123a5df58c6ebfb3ca9f9844c80d351a 12b9d79c4f5be22498333a4247e5adb60b4037cc95b4dba1be496f93e60dd74d btsnoop-h4-headunit_btagent-marvell-carkit-hf-pbap-client-huawei-nobond-then-bond-autoconfirm.log examples/sample_hci.log
+shawn-gxp/sh3-pi 8b8ef4d1702c7ab95f080cfd32a6434290d9284f 0e3a82435b582213a644efa90bb56aa322d68becb17b7aa68e26a25cef0e6c20 android-btsnoop-cfa_sh3pi-s23-spen-omron-bp-le-security-request-stored-ltk-rpa-read-02.cfa datasheets/beurer/btsnoop_hci_202607151125.cfa
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
