@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2 or 2026-11-29-3: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3 or 2026-11-29-4: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -187,6 +187,11 @@ yrambler2001/Peripage-A6-304DPI-USB-UART-printing-Bluetooth-Chrome-DevTools-Logi
 yrambler2001/Peripage-A6-304DPI-USB-UART-printing-Bluetooth-Chrome-DevTools-Logic-Analyzer-Bluetooth-Log-PCB-IMG 3c00b656f6f78a392ac2854b32f78fb54bc74465 d759985b7ec7a936755be5d0f4a45b1b6311f7a1c455103544bcde6ba166f6c7 pklg-ios-le_peripage-iphone-ext-connect-accept-list-print-writecmd-capture-lost.pklg info/bt/wireshark/connect print ios.pklg
 tangxinlou/btstack 01ef34749443f60d598d7a2650a3c856f478f887 6ae2a9440bd7c014c47dfb979e2e06c6ccb64d8b8fd58c27e828a4f3460030a8 pklg-btstack-be_tangxinlou-winusb-csr8510-le-central-gatt-idle-30s-read-by-type-handle-0.pklg port/windows-winusb/hci_dump.pklg
 corbanvilla/BLETools cff41901e47b1199a8959f2a59f3bdf4e4c71ca5 b69937b933121025c7b7dba1aa879961fba501ecb388b40e09de640d26c5cd75 android-btsnoop_bletools-zengge-led-le-3conn-disconnect-13-completes-08-and-22-then-lost-08.log wireshark/btsnoop_hci.log
+# added 2026-11-29-4
+Ferdinand-Hoo/btagent 797e16a8123a5df58c6ebfb3ca9f9844c80d351a 59bcf24a1ce51fd550c019b2d5c8a2e45a78f0f38b8bd11b1f1bf85fc37e971f android-btsnoop_btagent-honda-hfp-pbap-a2dp-earfeel-ssp-ldac-then-aac.log examples/btsnoop_hci.log
+shawn-gxp/sh3-pi 8b8ef4d1702c7ab95f080cfd32a6434290d9284f 55e06df9e4a28b1b06e10667cb6766d911f965352a5af3d2551fe88199fd7ec4 android-btsnoop-cfa_sh3pi-s23-beurer-bm54-le-att-05-legacy-passkey-indications-jbl-a2dp-aac.cfa datasheets/beurer/btsnoop_hci_202607221152.cfa
+Ferdinand-Hoo/btagent 797e16a8123a5df58c6ebfb3ca9f9844c80d351a 12b9d79c4f5be22498333a4247e5adb60b4037cc95b4dba1be496f93e60dd74d btsnoop-h4-headunit_btagent-marvell-carkit-hf-pbap-client-huawei-nobond-then-bond-autoconfirm.log examples/sample_hci.log
+shawn-gxp/sh3-pi 8b8ef4d1702c7ab95f080cfd32a6434290d9284f 0e3a82435b582213a644efa90bb56aa322d68becb17b7aa68e26a25cef0e6c20 android-btsnoop-cfa_sh3pi-s23-spen-omron-bp-le-security-request-stored-ltk-rpa-read-02.cfa datasheets/beurer/btsnoop_hci_202607151125.cfa
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]

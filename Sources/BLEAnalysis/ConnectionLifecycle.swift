@@ -102,7 +102,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
                 pendingRequest = nil
                 return .disconnectFailed(status)
             }
-            let by = pendingRequest != nil ? EndedBy.local : Self.endedBy(reason)
+            // A supervision timeout ends the link whoever asked to close it: the peer went unheard for the whole
+            // timeout (Core Vol 6 Part B 4.5.2), which a termination this side began cannot cause in less time.
+            let by = pendingRequest != nil && reason != .connectionTimeout ? EndedBy.local : Self.endedBy(reason)
             return close(
                 Ending(
                     frame: frame, timestamp: timestamp, reason: reason.description, code: reason, endedBy: by,

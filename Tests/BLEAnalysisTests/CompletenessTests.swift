@@ -214,4 +214,50 @@ import Testing
         #expect(item.message.contains("traffic on 0x0001, 0x0081, 0x00c1 from frame 2") && !item.message.contains("0x0041"))
         #expect(!item.message.contains("0x0f00"))
     }
+    /// Records shorter than their own header says, where the capturer cut nothing, are damaged (the Thewbi home-made
+    /// host's PacketLogger log: ACL records of 0xCC filler, handle 0x0CCC stating 52,428 bytes in 16; a Change Local
+    /// Name stating 248 parameter bytes in 29; tshark marks each malformed). They are counted with their frames, and the
+    /// filler's handle makes no connection. The same records cut by the capturer (original length kept) are "truncated",
+    /// not damaged.
+    @Test func recordsShorterThanTheirHeaderAreDamaged() throws {
+        let built = CaptureBuilder(step: 1_000).connect(handle: 0x0B).notify(handle: 0x2A, [1, 2], connection: 0x0B)
+        var records = built.records
+        #expect(records.count == 2)  // the Connection Complete and the notification: the records below are 3 to 7
+        let t = records.last!.timestamp
+        func add(_ kind: RecordKind, _ bytes: [UInt8], original: Int? = nil) {
+            records.append(
+                OwnedRecord(frame: records.count + 1, timestamp: t, direction: .rx, kind: kind, originalLength: original, bytes: bytes))
+        }
+        add(.acl, [0xCC, 0x0C, 0xCC, 0xCC] + Array(repeating: 0xCC, count: 12))  // 3: 52,428 stated, 12 held
+        add(.command, [0x13, 0x0C, 248] + Array(repeating: 0x41, count: 26))  // 4: Change Local Name, 248 stated, 26 held
+        add(.event, [0x0E, 10, 1, 0x03, 0x0C])  // 5: Command Complete stating 10, holding 3
+        add(.acl, [0x0B, 0x20, 0x20, 0x00, 1, 2], original: 36)  // 6: cut by the capturer: truncated, not damaged
+        let c = Self.completeness(try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "damaged.btsnoop"))
+        let item = try #require(c.items.first { $0.code.id == "damaged-records" })
+        #expect(item.count == 3 && item.frame == 3 && item.severity == .warning)
+        #expect(
+            item.message.hasPrefix("3 records are shorter than their own header says, with nothing cut by the capturer (frames 3, 4, 5)"))
+        #expect(c.verdict == "incomplete")
+        // 0x0CCC named no connection; the cut record on 0x000B is the capturer's (acl-payload-cut), not damage.
+        #expect(!c.items.contains { $0.code.id == "started-before-capture" })
+        #expect(c.items.contains { $0.code.id == "acl-payload-cut" && $0.frame == 6 })
+    }
+
+    /// A log whose time stamps never move (the same home-made host writes 0 in every record: tshark's capture span
+    /// 0.000000 s over 69 records) keeps order but no timing; one record apart by 1 µs is a clock that moves.
+    @Test(arguments: [(Int64(0), true), (Int64(1), false)])
+    func aClockThatNeverMovesIsNoTiming(_ step: Int64, _ frozen: Bool) throws {
+        let b = CaptureBuilder(step: 0).connect(handle: 0x40).notify(handle: 0x2A, [1], connection: 0x40)
+            .at(microsecondsFromStart: step).disconnect(handle: 0x40)
+        #expect(b.records.count == 3)
+        let c = Self.completeness(try b.captureFile())
+        let item = c.items.first { $0.code.id == "no-timing" }
+        #expect((item != nil) == frozen)
+        if frozen {
+            #expect(item?.severity == .info && item?.count == 3)
+            #expect(item?.message.hasPrefix("all 3 records carry the same time stamp") == true && c.verdict == "complete with notes")
+        } else {
+            #expect(c.items.isEmpty && c.verdict == "complete")
+        }
+    }
 }

@@ -24,6 +24,17 @@ import Testing
         #expect(e.reason == HCIStatus.connectionTerminatedByLocalHost.description && l.ending == e && l.pendingRequest == nil)
     }
 
+    /// This side's Disconnect, then a supervision timeout (the zengge LED log: Disconnect at 446, 0x08 at 527, 1.13 s
+    /// later under an 8 s timeout): the link was lost before the termination could finish, so the link ended it, the
+    /// request still cited. A 0x22 after the request (the peer never acknowledged LL_TERMINATE_IND) stays this side's.
+    @Test(arguments: [(UInt8(0x08), ConnectionLifecycle.EndedBy.link), (0x22, .local), (0x16, .local)])
+    func aSupervisionTimeoutAfterThisSideAskedIsALoss(_ code: UInt8, _ by: ConnectionLifecycle.EndedBy) {
+        var l = ConnectionLifecycle()
+        _ = l.feed(.disconnectRequested(reason: .remoteUserTerminatedConnection, frame: 446))
+        _ = l.feed(.disconnected(status: .success, reason: HCIStatus(code), frame: 527, timestamp: Self.time(1)))
+        #expect(l.ending?.endedBy == by && l.ending?.requestFrame == 446)
+    }
+
     /// Without a request in the capture, the reason says who: the peer (0x13–0x15), the link (0x08, 0x3D, 0x3E), this
     /// side (0x16), nobody the capture can name (0x05 authentication failure).
     @Test(arguments: [

@@ -143,6 +143,12 @@ public struct CompletenessTracker: Sendable {
     /// whenever the handle changed (docs/performance.md#completeness).
     var settledKeys = InlineArray<64, UInt32>(repeating: .max)
     var hciRecords = 0
+    /// Records shorter than their own HCI header says where the capturer cut nothing (``damaged(_:)``): the first 5 frames.
+    var damaged = 0
+    var damagedFrames: [Int] = []
+    /// Records in time (not notes), and whether any two of them differ: a log whose clock never moves has no timing.
+    var timedRecords = 0
+    var clockMoved = false
 
     public init() {}
 
@@ -161,7 +167,9 @@ public struct CompletenessTracker: Sendable {
     @inline(__always) mutating func noteTime(_ record: CaptureRecord) {
         guard record.kind != .text else { return notePower(record) }
         let t = record.timestamp
+        timedRecords &+= 1
         if let p = previous {
+            if t != p { clockMoved = true }
             if t < p {
                 backwards += 1
                 largestStepBack = max(largestStepBack, p.microseconds(since: t))
@@ -198,7 +206,7 @@ public struct CompletenessTracker: Sendable {
             if firstACLFrame == nil { firstACLFrame = record.frame }
             guard b.count >= 2 else { return }
             // Shorter than its header says with no capturer's cut: damaged (ACLPath says so), it names no connection.
-            if !record.isTruncated, b.count >= 4, Int(b[2]) | Int(b[3]) << 8 > b.count - 4 { return }
+            if damaged(record) { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] == k { return }
@@ -213,6 +221,7 @@ public struct CompletenessTracker: Sendable {
         case .command:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
+            if damaged(record) { return }
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
                 lastReset = (record.frame, record.timestamp)
@@ -223,12 +232,13 @@ public struct CompletenessTracker: Sendable {
         case .event:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
+            if damaged(record) { return }
             noteEvent(record)
         case .sco, .iso:
             hciRecords &+= 1
             if record.isTruncated { noteOtherCut(record.frame) }
             // Data on an SCO/eSCO or ISO handle names it: its Disconnection Complete ends a channel the log holds.
-            guard b.count >= 2 else { return }
+            guard b.count >= 2, !damaged(record) else { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] != k {
@@ -282,177 +292,31 @@ public struct CompletenessTracker: Sendable {
         seen.insert(k)
     }
 
+    /// Whether `record` is shorter than its own HCI header says (ACL and ISO 16-bit lengths after a 2-byte handle; a
+    /// command's 1-byte length after its opcode; an event's after its code; SCO's after its handle) while the capturer
+    /// cut nothing: a logger's uninitialised buffer or a writer's bug. Counted once; its header names nothing.
+    mutating func damaged(_ record: CaptureRecord) -> Bool {
+        guard !record.isTruncated else { return false }
+        let b = record.bytes
+        let stated: Int
+        let header: Int
+        switch record.kind {
+        case .acl where b.count >= 4: (stated, header) = (Int(b[2]) | Int(b[3]) << 8, 4)
+        case .iso where b.count >= 4: (stated, header) = ((Int(b[2]) | Int(b[3]) << 8) & 0x3FFF, 4)
+        case .command where b.count >= 3: (stated, header) = (Int(b[2]), 3)
+        case .sco where b.count >= 3: (stated, header) = (Int(b[2]), 3)
+        case .event where b.count >= 2: (stated, header) = (Int(b[1]), 2)
+        default: return false
+        }
+        guard stated > b.count - header else { return false }
+        damaged += 1
+        if damagedFrames.count < 5 { damagedFrames.append(record.frame) }
+        return true
+    }
+
     mutating func noteOtherCut(_ frame: Int) {
         otherCut += 1
         if otherCutFirstFrame == nil { otherCutFirstFrame = frame }
-    }
-
-    /// The verdict, given the file's format name (`btsnooz`, `btsnoop`, …).
-    /// The verdict; `readerFindings` (``CaptureFile/findings``) add what the reader met: a file cut inside a record, a
-    /// corrupt record length, a read error. A cut file is never "complete".
-    public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
-        var result = CaptureCompleteness(
-            items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems(),
-            gaps: gapList)
-        for s in sleep.sleeps { result.hostAsleep[s.gapFrame] = s.sleepFrame }
-        return result
-    }
-
-    /// What the capture reader met: a file cut inside a record, a corrupt record length, a read error.
-    static func readerItems(_ readerFindings: [Finding]) -> [CaptureCompleteness.Item] {
-        var items: [CaptureCompleteness.Item] = []
-        for f in readerFindings {
-            switch f.kind.code {
-            case .captureTruncatedFile:
-                items.append(
-                    .init(
-                        code: .fileCut, severity: .warning,
-                        message:
-                            "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
-                        frame: f.frame))
-            case .captureSnifferClockWrap:
-                // Corrected, so nothing is missing: said because the times differ from the file's (and tshark's).
-                items.append(.init(code: .snifferClockWrap, severity: .info, message: f.message, frame: f.frame))
-            case .captureInvalidRecordLength, .captureReadError:
-                items.append(
-                    .init(
-                        code: .fileCorrupt, severity: .warning,
-                        message: "the file cannot be read past a point: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? "")",
-                        frame: f.frame))
-            default:
-                break
-            }
-        }
-        return items
-    }
-
-    /// What the capturer did to the records: payloads cut, records truncated or dropped, time going back or pausing.
-    func recordItems(format: String) -> [CaptureCompleteness.Item] {
-        var items: [CaptureCompleteness.Item] = []
-        if aclCut > 0 {
-            let filtered = aclCut * 10 >= aclRecords * 9
-            let source =
-                format == "btsnooz"
-                ? "btsnooz log from a bug report"
-                : filtered ? "Android filtered snoop log" : "cut by the capturer"
-            let impossible =
-                "ATT values, codec decoding, transfers, OTA image checks and per-characteristic throughput cannot be checked"
-                + "; HCI events, connections, link parameters, packet counts and byte totals (original lengths) are whole"
-            items.append(
-                .init(
-                    code: .aclPayloadCut, severity: .warning,
-                    message:
-                        "ACL payloads cut to at most \(max(0, aclCutMaxKept)) bytes in \(aclCut) of \(aclRecords) ACL records (\(source)): \(impossible)",
-                    frame: aclCutFirstFrame, count: aclCut))
-        }
-        if otherCut > 0 {
-            items.append(
-                .init(
-                    code: .truncatedRecords, severity: .warning,
-                    message: "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
-                    count: otherCut))
-        }
-        if lastDrops > 0 {
-            items.append(
-                .init(
-                    code: .drops, severity: .warning,
-                    message:
-                        "the capturer dropped \(lastDrops) packet\(lastDrops == 1 ? "" : "s") (first counted at frame \(dropsFirstFrame ?? 0))",
-                    frame: dropsFirstFrame, count: Int(lastDrops)))
-        }
-        if backwards > 0 {
-            // Jitter is a note: nothing is missing from the log (issue 35: "incomplete" is kept for what is missing).
-            let jitter = largestStepBack <= Self.jitterLimit
-            let times = "\(backwards) time\(backwards == 1 ? "" : "s")"
-            items.append(
-                .init(
-                    code: .timeBackwards, severity: jitter ? .info : .warning,
-                    message: jitter
-                        ? "timestamps step back \(times) by at most \(largestStepBack < 1000 ? "\(largestStepBack) µs" : "\(largestStepBack / 1000) ms") (first at frame \(backwardsFirstFrame ?? 0)): clock jitter, no record is missing"
-                        : "timestamps go backwards \(times) (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
-                    frame: backwardsFirstFrame, count: backwards))
-        }
-        if gaps > 0 {
-            items.append(
-                .init(
-                    code: .timeGap, severity: .info,
-                    message:
-                        "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): \(sleep.explanation(largest: largestGapFrame, gaps: gaps))",
-                    frame: largestGapFrame, count: gaps))
-        }
-        return items
-    }
-
-    /// Resets and hardware errors that lost the state before them.
-    func controllerItems() -> [CaptureCompleteness.Item] {
-        var items: [CaptureCompleteness.Item] = []
-        // A reset before any data is the controller's bring-up (nothing lost); one after data means the state
-        // before it is gone.
-        // A reset with no link open drops nothing (a Bluetooth toggle between connections): a note.
-        let idle = resets.filter { r in (firstACLFrame.map { r > $0 } ?? false) && !resetsWithLinks.contains(r) }
-        if let first = idle.first {
-            items.append(
-                .init(
-                    code: .controllerReset, severity: .info,
-                    message:
-                        "controller reset at frame \(first)\(idle.count > 1 ? " (+\(idle.count - 1) more)" : "") with no link open: nothing was dropped",
-                    frame: first, count: idle.count))
-        }
-        let midResets = resets.filter { r in (firstACLFrame.map { r > $0 } ?? false) && resetsWithLinks.contains(r) }
-        if let first = midResets.first {
-            items.append(
-                .init(
-                    code: .controllerReset, severity: .warning,
-                    message:
-                        "controller reset at frame \(first)\(midResets.count > 1 ? " (+\(midResets.count - 1) more)" : ""): every connection before it was dropped",
-                    frame: first, count: midResets.count))
-        }
-        if let first = hardwareErrors.first {
-            items.append(
-                .init(
-                    code: .hardwareError, severity: .warning,
-                    message:
-                        "controller hardware error at frame \(first)\(hardwareErrors.count > 1 ? " (+\(hardwareErrors.count - 1) more)" : "")",
-                    frame: first, count: hardwareErrors.count))
-        }
-        return items
-    }
-
-    /// Connections whose start or end the capture does not hold.
-    func connectionItems() -> [CaptureCompleteness.Item] {
-        var items: [CaptureCompleteness.Item] = []
-        if let first = startedBefore.first {
-            let handles = startedBefore.prefix(5).map { hex($0.handle, width: 4) }.joined(separator: ", ")
-            items.append(
-                .init(
-                    code: .startedBeforeCapture, severity: .info,
-                    message:
-                        "\(startedBefore.count) connection\(startedBefore.count == 1 ? "" : "s") started before the capture (traffic on \(handles)\(startedBefore.count > 5 ? ", …" : "") from frame \(first.frame) without a Connection Complete): parameters and MTU before it are unknown",
-                    frame: first.frame, count: startedBefore.count))
-        }
-        if let first = endedUnseen.first {
-            let reset = lastReset.flatMap { r in
-                r.frame < first.frame
-                    ? ", \(formatMilliseconds(first.time.microseconds(since: r.time))) after the HCI Reset at frame \(r.frame)" : nil
-            }
-            let more = endedUnseen.count > 1 ? " (+\(endedUnseen.count - 1) more)" : ""
-            items.append(
-                .init(
-                    code: .linkBeforeLogEnded, severity: .info,
-                    message:
-                        "\(endedUnseen.count) link\(endedUnseen.count == 1 ? "" : "s") from before the log ended: a Disconnection Complete for handle \(hex(first.handle, width: 4)) (\(HCIStatus(rawValue: first.reason)), frame \(first.frame)\(reset ?? ""))\(more) names no link the log holds anything else of; nothing else is known of it",
-                    frame: first.frame, count: endedUnseen.count))
-        }
-        if !open.isEmpty {
-            let first = open.values.min()!
-            items.append(
-                .init(
-                    code: .openAtEnd, severity: .info,
-                    message:
-                        "\(open.count) connection\(open.count == 1 ? "" : "s") still open when the capture ends (no Disconnection Complete; the first opened at frame \(first))",
-                    frame: first, count: open.count))
-        }
-        return items
     }
 }
 

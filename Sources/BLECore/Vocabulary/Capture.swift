@@ -64,6 +64,16 @@ extension FindingCode {
         meaning:
             "A record's time is earlier than the one before: under 10 ms it is clock jitter and timing holds; more, and times around it cannot be compared."
     )
+    public static let damagedRecords = FindingCode(
+        "damaged-records", layer: .capture, severity: .warning, title: "Damaged records",
+        meaning:
+            "HCI records shorter than their own header says, where the capturer cut nothing (a logger's uninitialised buffer, a writer's bug): what they should have carried is not in the log."
+    )
+    public static let noTiming = FindingCode(
+        "no-timing", layer: .capture, severity: .info, title: "No timing in the log",
+        meaning:
+            "Every record carries the same time stamp: the log keeps the order of events but no durations, timeouts, gaps or rates can be told from it."
+    )
     public static let timeGap = FindingCode(
         "time-gap", layer: .capture, severity: .info, title: "Long gap in the log",
         meaning: "Nothing was logged for a long time: a pause of the capture, or a quiet radio.")
@@ -97,6 +107,6 @@ extension FindingVocabulary {
         .captureTruncatedFile, .captureInvalidRecordLength, .captureTruncatedRecords, .captureTimestampOutOfRange,
         .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureSnifferClockWrap, .captureNote, .encryptedNoKey,
         .fileCut, .fileCorrupt, .snifferClockWrap, .aclPayloadCut, .truncatedRecords, .drops, .timeBackwards, .timeGap,
-        .controllerReset, .hardwareError, .startedBeforeCapture, .linkBeforeLogEnded, .openAtEnd,
+        .damagedRecords, .noTiming, .controllerReset, .hardwareError, .startedBeforeCapture, .linkBeforeLogEnded, .openAtEnd,
     ]
 }

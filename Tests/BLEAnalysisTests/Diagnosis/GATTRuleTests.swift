@@ -393,6 +393,13 @@ extension DiagnosisRuleTests {
             let b = Self.connected().att(request, handle: 0x40, .tx)
                 .att(Self.errorResponse(.readByTypeRequest, handle: 0x0000, .invalidHandle), handle: 0x40, .rx)
             #expect(try RuleTest.diagnose(b).of("GATT-06").isEmpty)
+            // GATT-08 names it, and says whose fault it is: the request's, which named the reserved handle.
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-08").first)
+            #expect(
+                d.message.hasSuffix(
+                    "The request was this side's and named handle 0x0000, which no attribute has (Core Vol 3 Part F 3.2.2): Invalid Handle is the answer the spec prescribes."
+                ))
+            #expect(d.causes == ["the requesting client's bug: an unset handle or a range starting at 0"])
         }
 
         @Test func nearMissAnInvalidHandleOnAFreshlyDiscoveredDatabaseIsAPlainError() throws {
@@ -403,6 +410,7 @@ extension DiagnosisRuleTests {
             #expect(r.of("GATT-06").isEmpty)
             // Not a stale cache, but still a write the peer refused: GATT-08 names it.
             #expect(r.of("GATT-08").map(\.frame) == [error])
+            #expect(r.of("GATT-08").first?.message.contains("0x0000") == false)
         }
 
         // MARK: GATT-07 small MTU

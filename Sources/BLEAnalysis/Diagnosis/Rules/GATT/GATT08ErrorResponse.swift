@@ -60,14 +60,23 @@ struct GATT08ErrorResponse: DiagnosisRule {
             let device = sender == .peer ? e.deviceName(c) : "this side"
             let readRefused = error == .readNotPermitted && (request == .readRequest || request == .readBlobRequest)
             let sev: DiagnosisSeverity = readRefused ? .info : request.isWrite ? .error : .warning
+            let askedForNoHandle = error == .invalidHandle && handle == 0x0000
             return Diagnosis(
                 rule: Self.code, severity: sev, frame: ev.frame,
-                message: "\(device) refused \(request) on \(hex(handle, width: 4)): \(codeText(error)), frame \(ev.frame)).",
+                message: "\(device) refused \(request) on \(hex(handle, width: 4)): \(codeText(error)), frame \(ev.frame))."
+                    + (askedForNoHandle ? Self.noHandleZero(asker: sender == .peer ? "this side" : e.deviceName(c)) : ""),
                 headline: "\(request) on \(hex(handle, width: 4)) refused: \(error)",
                 supporting: requestFrame.map { [CitedFrame($0, "\(request)")] } ?? [],
-                causes: causes(error), device: c?.peerAddress, connection: c?.number,
+                causes: askedForNoHandle ? ["the requesting client's bug: an unset handle or a range starting at 0"] : causes(error),
+                device: c?.peerAddress, connection: c?.number,
                 fold: "\(ev.connection ?? 0) \(request.rawValue) \(handle) \(error.rawValue)")
         }
+    }
+
+    /// Handle 0x0000 is reserved (Core Vol 3 Part F 3.2.2) and a range starting there is invalid (3.4.3.1, 3.4.4.1,
+    /// 3.4.4.9): Invalid Handle is the answer the spec prescribes, so the fault is the request's, not the server's.
+    static func noHandleZero(asker: String) -> String {
+        " The request was \(asker)'s and named handle 0x0000, which no attribute has (Core Vol 3 Part F 3.2.2): Invalid Handle is the answer the spec prescribes."
     }
 
     static func causes(_ error: ATTErrorCode) -> [String] {

@@ -1,0 +1,192 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+/// The items a ``CompletenessTracker`` gives at the end of its pass: what the reader met, what the capturer did to the
+/// records, what the controller lost, and connections whose start or end the log does not hold.
+extension CompletenessTracker {
+    /// The verdict, given the file's format name (`btsnooz`, `btsnoop`, …).
+    /// The verdict; `readerFindings` (``CaptureFile/findings``) add what the reader met: a file cut inside a record, a
+    /// corrupt record length, a read error. A cut file is never "complete".
+    public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
+        var result = CaptureCompleteness(
+            items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems(),
+            gaps: gapList)
+        for s in sleep.sleeps { result.hostAsleep[s.gapFrame] = s.sleepFrame }
+        return result
+    }
+
+    /// What the capture reader met: a file cut inside a record, a corrupt record length, a read error.
+    static func readerItems(_ readerFindings: [Finding]) -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
+        for f in readerFindings {
+            switch f.kind.code {
+            case .captureTruncatedFile:
+                items.append(
+                    .init(
+                        code: .fileCut, severity: .warning,
+                        message:
+                            "the file is cut: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? ""); nothing after it is in the log",
+                        frame: f.frame))
+            case .captureSnifferClockWrap:
+                // Corrected, so nothing is missing: said because the times differ from the file's (and tshark's).
+                items.append(.init(code: .snifferClockWrap, severity: .info, message: f.message, frame: f.frame))
+            case .captureInvalidRecordLength, .captureReadError:
+                items.append(
+                    .init(
+                        code: .fileCorrupt, severity: .warning,
+                        message: "the file cannot be read past a point: \(f.message)\(f.offset.map { " (byte offset \($0))" } ?? "")",
+                        frame: f.frame))
+            default:
+                break
+            }
+        }
+        return items
+    }
+
+    /// What the capturer did to the records: payloads cut, records truncated or dropped, time going back or pausing.
+    func recordItems(format: String) -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
+        if aclCut > 0 {
+            let filtered = aclCut * 10 >= aclRecords * 9
+            let source =
+                format == "btsnooz"
+                ? "btsnooz log from a bug report"
+                : filtered ? "Android filtered snoop log" : "cut by the capturer"
+            let impossible =
+                "ATT values, codec decoding, transfers, OTA image checks and per-characteristic throughput cannot be checked"
+                + "; HCI events, connections, link parameters, packet counts and byte totals (original lengths) are whole"
+            items.append(
+                .init(
+                    code: .aclPayloadCut, severity: .warning,
+                    message:
+                        "ACL payloads cut to at most \(max(0, aclCutMaxKept)) bytes in \(aclCut) of \(aclRecords) ACL records (\(source)): \(impossible)",
+                    frame: aclCutFirstFrame, count: aclCut))
+        }
+        if otherCut > 0 {
+            items.append(
+                .init(
+                    code: .truncatedRecords, severity: .warning,
+                    message: "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
+                    count: otherCut))
+        }
+        if lastDrops > 0 {
+            items.append(
+                .init(
+                    code: .drops, severity: .warning,
+                    message:
+                        "the capturer dropped \(lastDrops) packet\(lastDrops == 1 ? "" : "s") (first counted at frame \(dropsFirstFrame ?? 0))",
+                    frame: dropsFirstFrame, count: Int(lastDrops)))
+        }
+        if backwards > 0 {
+            // Jitter is a note: nothing is missing from the log (issue 35: "incomplete" is kept for what is missing).
+            let jitter = largestStepBack <= Self.jitterLimit
+            let times = "\(backwards) time\(backwards == 1 ? "" : "s")"
+            items.append(
+                .init(
+                    code: .timeBackwards, severity: jitter ? .info : .warning,
+                    message: jitter
+                        ? "timestamps step back \(times) by at most \(largestStepBack < 1000 ? "\(largestStepBack) µs" : "\(largestStepBack / 1000) ms") (first at frame \(backwardsFirstFrame ?? 0)): clock jitter, no record is missing"
+                        : "timestamps go backwards \(times) (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
+                    frame: backwardsFirstFrame, count: backwards))
+        }
+        if damaged > 0 {
+            let frames = damagedFrames.map(String.init).joined(separator: ", ") + (damaged > damagedFrames.count ? ", …" : "")
+            items.append(
+                .init(
+                    code: .damagedRecords, severity: .warning,
+                    message:
+                        "\(damaged) record\(damaged == 1 ? " is" : "s are") shorter than \(damaged == 1 ? "its" : "their") own header says, with nothing cut by the capturer (frame\(damaged == 1 ? "" : "s") \(frames)): damaged in the log, set aside; what \(damaged == 1 ? "it" : "they") carried is missing",
+                    frame: damagedFrames.first, count: damaged))
+        }
+        if timedRecords >= 2 && !clockMoved {
+            items.append(
+                .init(
+                    code: .noTiming, severity: .info,
+                    message:
+                        "all \(timedRecords) records carry the same time stamp: the log keeps their order but no timing; durations, timeouts, gaps and rates cannot be told from it",
+                    frame: nil, count: timedRecords))
+        }
+        if gaps > 0 {
+            items.append(
+                .init(
+                    code: .timeGap, severity: .info,
+                    message:
+                        "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): \(sleep.explanation(largest: largestGapFrame, gaps: gaps))",
+                    frame: largestGapFrame, count: gaps))
+        }
+        return items
+    }
+
+    /// Resets and hardware errors that lost the state before them.
+    func controllerItems() -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
+        // A reset before any data is the controller's bring-up (nothing lost); one after data means the state
+        // before it is gone.
+        // A reset with no link open drops nothing (a Bluetooth toggle between connections): a note.
+        let idle = resets.filter { r in (firstACLFrame.map { r > $0 } ?? false) && !resetsWithLinks.contains(r) }
+        if let first = idle.first {
+            items.append(
+                .init(
+                    code: .controllerReset, severity: .info,
+                    message:
+                        "controller reset at frame \(first)\(idle.count > 1 ? " (+\(idle.count - 1) more)" : "") with no link open: nothing was dropped",
+                    frame: first, count: idle.count))
+        }
+        let midResets = resets.filter { r in (firstACLFrame.map { r > $0 } ?? false) && resetsWithLinks.contains(r) }
+        if let first = midResets.first {
+            items.append(
+                .init(
+                    code: .controllerReset, severity: .warning,
+                    message:
+                        "controller reset at frame \(first)\(midResets.count > 1 ? " (+\(midResets.count - 1) more)" : ""): every connection before it was dropped",
+                    frame: first, count: midResets.count))
+        }
+        if let first = hardwareErrors.first {
+            items.append(
+                .init(
+                    code: .hardwareError, severity: .warning,
+                    message:
+                        "controller hardware error at frame \(first)\(hardwareErrors.count > 1 ? " (+\(hardwareErrors.count - 1) more)" : "")",
+                    frame: first, count: hardwareErrors.count))
+        }
+        return items
+    }
+
+    /// Connections whose start or end the capture does not hold.
+    func connectionItems() -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
+        if let first = startedBefore.first {
+            let handles = startedBefore.prefix(5).map { hex($0.handle, width: 4) }.joined(separator: ", ")
+            items.append(
+                .init(
+                    code: .startedBeforeCapture, severity: .info,
+                    message:
+                        "\(startedBefore.count) connection\(startedBefore.count == 1 ? "" : "s") started before the capture (traffic on \(handles)\(startedBefore.count > 5 ? ", …" : "") from frame \(first.frame) without a Connection Complete): parameters and MTU before it are unknown",
+                    frame: first.frame, count: startedBefore.count))
+        }
+        if let first = endedUnseen.first {
+            let reset = lastReset.flatMap { r in
+                r.frame < first.frame
+                    ? ", \(formatMilliseconds(first.time.microseconds(since: r.time))) after the HCI Reset at frame \(r.frame)" : nil
+            }
+            let more = endedUnseen.count > 1 ? " (+\(endedUnseen.count - 1) more)" : ""
+            items.append(
+                .init(
+                    code: .linkBeforeLogEnded, severity: .info,
+                    message:
+                        "\(endedUnseen.count) link\(endedUnseen.count == 1 ? "" : "s") from before the log ended: a Disconnection Complete for handle \(hex(first.handle, width: 4)) (\(HCIStatus(rawValue: first.reason)), frame \(first.frame)\(reset ?? ""))\(more) names no link the log holds anything else of; nothing else is known of it",
+                    frame: first.frame, count: endedUnseen.count))
+        }
+        if !open.isEmpty {
+            let first = open.values.min()!
+            items.append(
+                .init(
+                    code: .openAtEnd, severity: .info,
+                    message:
+                        "\(open.count) connection\(open.count == 1 ? "" : "s") still open when the capture ends (no Disconnection Complete; the first opened at frame \(first))",
+                    frame: first, count: open.count))
+        }
+        return items
+    }
+}
