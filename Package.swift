@@ -67,6 +67,10 @@ let package = Package(
                 "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            // SwiftPM's static runtime links with `-export-dynamic`: 27,774 of blescope's own symbols (2.0 MB of the stripped
+            // binary) exported, and kept by `--gc-sections` whether used or not. No one loads blescope as a library, and
+            // the Swift backtracer names a crash's frames from the debug file, not from them (docs/performance.md#size).
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))],
             plugins: ["BuildInfo"]),
         // `blescope --version` names the commit: the plugin writes it into the target before each build (see its comment).
         .plugin(name: "BuildInfo", capability: .buildTool()),

@@ -277,6 +277,37 @@ extension DiagnosisRuleTests {
             #expect(r.of("GATT-08").isEmpty && r.of("GATT-05").isEmpty)
         }
 
+        /// Refused, then the same write made again after pairing and not refused, notifications following (the S23 and
+        /// Beurer cuff log: 0x05 at 9601, paired at 9603, CCCD written again at 9945, 14 indications from 9989): the
+        /// subscription was made on the second try, context. The refusal without a retry stays an error (above).
+        @Test func aRefusalThenASuccessfulRetryIsContext() throws {
+            var b = Self.discovered(Self.connected())
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx)
+            let refused = b.nextFrame
+            b = b.att(Self.errorResponse(.writeRequest, handle: 0x0013, .insufficientAuthentication), handle: 0x40, .rx)
+            let again = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+                .notify(handle: 0x0012, [1], connection: 0x40)
+            let last = b.nextFrame
+            b = b.notify(handle: 0x0012, [2], connection: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-04").first)
+            #expect(d.severity == .info && d.frame == refused && d.supporting.map(\.frame) == [refused - 1, again])
+            #expect(
+                d.message.hasSuffix(
+                    "The same write at frame \(again) was not refused, and the peer sent 2 values on 0x0012 (the last at frame \(last)): the subscription was made on the second try."
+                ))
+        }
+
+        /// Near miss: written again and refused again is no second try that worked.
+        @Test func nearMissARetryRefusedAgainStaysAnError() throws {
+            var b = Self.discovered(Self.connected())
+            for _ in 0..<2 {
+                b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx)
+                    .att(Self.errorResponse(.writeRequest, handle: 0x0013, .insufficientAuthentication), handle: 0x40, .rx)
+            }
+            #expect(try RuleTest.diagnose(b).of("GATT-04").allSatisfy { $0.severity == .error })
+        }
+
         @Test func nearMissAWriteRefusedOnAValueNotACCCD() throws {
             let b = Self.discovered(Self.connected()).att(.writeRequest(handle: 0x0015, value: [0x01, 0x00]), handle: 0x40, .tx)
                 .att(Self.errorResponse(.writeRequest, handle: 0x0015, .writeNotPermitted), handle: 0x40, .rx)

@@ -13,7 +13,8 @@ extension FindingCode {
 
 /// DC-02: the peer ended the link (0x13 user terminated, 0x14 low resources, 0x15 power off) without this side asking.
 /// An error when something failed just before (the likely reason); info when it is the expected end (the reboot of a
-/// firmware update, a Broadcast Assistant leaving after its Remove Source); a warning otherwise.
+/// firmware update, a Broadcast Assistant leaving after its Remove Source, a session's orderly teardown, a peer that says
+/// it powered off); a warning otherwise.
 struct DC02PeerEndedLink: DiagnosisRule {
     static let code = FindingCode.peerEndedLink
     static let group = RuleGroup.disconnection
@@ -67,7 +68,9 @@ struct DC02PeerEndedLink: DiagnosisRule {
                 supporting.append(orderly)
                 sentence += " It follows the \(orderly.text) (frame \(orderly.frame)): the session's orderly end."
             }
-            let benign = reboot != nil || leaving != nil || orderly != nil
+            // Power Off (0x15) says why: the peer was switched off, with nothing failed before it. Nothing was lost to a fault.
+            let poweredOff = failure == nil && d.reason == .remotePowerOff
+            let benign = reboot != nil || leaving != nil || orderly != nil || poweredOff
             return Diagnosis(
                 rule: Self.code, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
