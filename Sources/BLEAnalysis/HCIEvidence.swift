@@ -21,6 +21,15 @@ enum HCIEvidence {
             kind = .createConnection(command: packet.opcode, peer: e.initiatorFilterPolicy == 0 ? e.peerAddress.description : nil)
         case .leCreateConnectionCancel:
             kind = .createConnectionCancel
+        case .leSetScanEnable, .leSetExtendedScanEnable:
+            guard case .declared(let d) = packet.decoded else { return nil }
+            if let s = d.value as? LESetScanEnable {
+                kind = .scanEnableCommand(enabled: s.enable != 0)
+            } else if let s = d.value as? LESetExtendedScanEnable {
+                kind = .scanEnableCommand(enabled: s.enable != 0)
+            } else {
+                return nil
+            }
         case .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList, .leClearFilterAcceptList:
             kind = .acceptListEdited(packet.opcode)
         case .disconnect:

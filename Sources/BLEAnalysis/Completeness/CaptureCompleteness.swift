@@ -28,6 +28,9 @@ public struct CaptureCompleteness: Hashable, Sendable {
     /// Where the log has no record for ``CompletenessTracker/gapThreshold`` or more (the first 1,000 such gaps): what
     /// the capture could not see. A rule that measures a wait across one cannot tell what happened in it (TP-01).
     public var gaps: [Gap] = []
+    /// The gaps the log says the host slept through: the first record after the gap → the frame of PacketLogger's
+    /// "System Sleep" note before it (``SleepGaps``). Seen, not a break in the capture.
+    public var hostAsleep: [Int: Int] = [:]
 
     /// A stretch without records, ending at `frame`.
     public struct Gap: Hashable, Sendable {
@@ -119,6 +122,9 @@ public struct CompletenessTracker: Sendable {
     var largestGap: Int64 = 0
     var largestGapFrame: Int?
     var gapList: [CaptureCompleteness.Gap] = []
+    /// The host's power notes (PacketLogger's "System Sleep", "System Power On"): the last one seen, and the gaps
+    /// they explain (``SleepGaps``).
+    var sleep = SleepGaps()
     var resets: [Int] = []
     var firstACLFrame: Int?
     var hardwareErrors: [Int] = []
@@ -159,7 +165,7 @@ public struct CompletenessTracker: Sendable {
     /// (``CaptureStatistics/firstTimestamp``): an iOS log's header notes dated days before its first HCI record are no
     /// gap, nor a power note a few ms behind the record before it a step back.
     @inline(__always) mutating func noteTime(_ record: CaptureRecord) {
-        guard record.kind != .text else { return }
+        guard record.kind != .text else { return notePower(record) }
         let t = record.timestamp
         timedRecords &+= 1
         if let p = previous {
@@ -174,6 +180,7 @@ public struct CompletenessTracker: Sendable {
                     gaps += 1
                     if gapList.count < 1000 { gapList.append(.init(frame: record.frame, microseconds: gap)) }
                     if gap > largestGap { largestGap = gap; largestGapFrame = record.frame }
+                    noteSleepGap(before: record.frame, from: p)
                 }
             }
         }

@@ -9,9 +9,11 @@ extension CompletenessTracker {
     /// The verdict; `readerFindings` (``CaptureFile/findings``) add what the reader met: a file cut inside a record, a
     /// corrupt record length, a read error. A cut file is never "complete".
     public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
-        CaptureCompleteness(
+        var result = CaptureCompleteness(
             items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems(),
             gaps: gapList)
+        for s in sleep.sleeps { result.hostAsleep[s.gapFrame] = s.sleepFrame }
+        return result
     }
 
     /// What the capture reader met: a file cut inside a record, a corrupt record length, a read error.
@@ -110,7 +112,7 @@ extension CompletenessTracker {
                 .init(
                     code: .timeGap, severity: .info,
                     message:
-                        "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): a paused or rotated log?",
+                        "\(gaps) gap\(gaps == 1 ? "" : "s") of \(gapThreshold / 1_000_000) s or more without a record, the longest \(formatSeconds(largestGap)) before frame \(largestGapFrame ?? 0): \(sleep.explanation(largest: largestGapFrame, gaps: gaps))",
                     frame: largestGapFrame, count: gaps))
         }
         return items

@@ -35,6 +35,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// filter accept list.
         case createConnection(command: HCICommand, peer: String?)
         case createConnectionCancel
+        /// LE Set Scan Enable or LE Set Extended Scan Enable (Core Spec Vol 4, Part E, 7.8.11, 7.8.65): the host turns
+        /// scanning on or off (what the controller may refuse depends on it: HH-04).
+        case scanEnableCommand(enabled: Bool)
         /// LE Add Device To, Remove Device From, or Clear the Filter Accept List (Core Spec Vol 4, Part E, 7.8.14–16):
         /// a stack edits it between connection attempts (``PlatformBehaviour/acceptListEdit``).
         case acceptListEdited(HCICommand)
@@ -94,8 +97,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         case readRemoteFeaturesComplete(handle: UInt16, status: HCIStatus)
         /// A link-layer PDU out of the specification's bounds on an air capture (``LLNonCompliance``).
         case linkLayerNonCompliance(LLNonCompliance)
-        /// LL_REJECT_IND / LL_REJECT_EXT_IND / LL_UNKNOWN_RSP on an air capture: the procedure refused and why.
-        case linkLayerRejected(sender: Sender, procedure: String, reason: HCIStatus?)
+        /// LL_REJECT_IND / LL_REJECT_EXT_IND / LL_UNKNOWN_RSP on an air capture: the procedure refused and why, and the
+        /// PDU refused (nil for LL_REJECT_IND, which does not say).
+        case linkLayerRejected(sender: Sender, procedure: String, reason: HCIStatus?, opcode: LLControlOpcode? = nil)
         // Security
         case encryptionStart(handle: UInt16)
         case encryptionChange(handle: UInt16, status: HCIStatus, enabled: Bool)

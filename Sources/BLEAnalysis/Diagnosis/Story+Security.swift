@@ -25,7 +25,7 @@ extension Story {
             case .keysDistributed: completed.append(ev.frame)
             case .pairingFailed(_, let reason): failed.append(("failed (\(reason))", [ev.frame]))
             case .encryptionStart: starts.append((ev.connection, ev.frame))
-            case .linkLayerRejected(_, _, let reason) where starts.contains(where: { $0.connection == ev.connection }):
+            case .linkLayerRejected(_, _, let reason, _) where starts.contains(where: { $0.connection == ev.connection }):
                 // LL_REJECT_(EXT_)IND ends the encryption procedure it answers (Core Spec Vol 6, Part B, 5.1.3.1).
                 refused.append(("refused with \(reason.map(codeName) ?? "no reason")", [ev.frame]))
                 starts.removeAll { $0.connection == ev.connection }

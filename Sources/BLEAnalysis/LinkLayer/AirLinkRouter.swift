@@ -217,9 +217,9 @@ final class AirLinkRouter {
         case .rejectInd(let code)?:
             kind = .linkLayerRejected(sender: sender, procedure: "a procedure (LL_REJECT_IND)", reason: HCIStatus(code))
         case .rejectExtInd(let opcode, let code)?:
-            kind = .linkLayerRejected(sender: sender, procedure: opcode.name, reason: HCIStatus(code))
+            kind = .linkLayerRejected(sender: sender, procedure: opcode.name, reason: HCIStatus(code), opcode: opcode)
         case .unknownRsp(let opcode)?:
-            kind = .linkLayerRejected(sender: sender, procedure: "\(opcode.name) (LL_UNKNOWN_RSP)", reason: nil)
+            kind = .linkLayerRejected(sender: sender, procedure: "\(opcode.name) (LL_UNKNOWN_RSP)", reason: nil, opcode: opcode)
         default:
             return
         }

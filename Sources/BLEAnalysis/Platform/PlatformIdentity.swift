@@ -116,7 +116,8 @@ public struct PlatformClues: Sendable {
             return PlatformIdentity(.bluez, .inferred(what: "btmon's btsnoop format (datalink 2001)"))
         }
         if format == .packetLogger {
-            return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, no notes"))
+            let notes = notes.isEmpty ? "no notes" : "no note names the platform"
+            return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, " + notes))
         }
         if fileName?.hasSuffix(".cfa") == true { return PlatformIdentity(.android, .inferred(what: "an Android .cfa snoop file name")) }
         return nil
@@ -125,7 +126,9 @@ public struct PlatformClues: Sendable {
     /// PacketLogger's opening notes on Apple devices: `Product: iPhone18,2`, `Bluetooth Host: MobileBluetooth-…`,
     /// `Software: Version 26.5.1 (Build 23F81)`.
     func appleNote() -> PlatformIdentity? {
-        guard let host = notes.first(where: { $0.text.hasPrefix("Bluetooth Host: ") || $0.text.hasPrefix("Product: ") }) else { return nil }
+        guard let host = notes.first(where: { $0.text.hasPrefix("Bluetooth Host: ") || $0.text.hasPrefix("Product: ") }) else {
+            return appleMarker()
+        }
         let product = notes.first { $0.text.hasPrefix("Product: ") }.map { String($0.text.dropFirst("Product: ".count)) }
         let software = notes.first { $0.text.hasPrefix("Software: Version ") }.map {
             String($0.text.dropFirst("Software: Version ".count).prefix { $0 != " " })
@@ -134,6 +137,17 @@ public struct PlatformClues: Sendable {
         let os = mac ? "macOS" : "iOS"
         let detail = [software.map { os + " " + $0 } ?? os, product].compactMap { $0 }.joined(separator: ", ")
         return PlatformIdentity(.apple, detail: detail, .seen(frame: host.frame, what: "PacketLogger note \"\(host.text.prefix(40))\""))
+    }
+
+    /// A note holding one of the platform table's markers (``PlatformBehaviour/logMarker``): macOS's IOBluetooth
+    /// registering bluetoothd, PacketLogger losing the iOS device it records from.
+    func appleMarker() -> PlatformIdentity? {
+        for row in PlatformTable.facts(.logMarker, for: .apple) {
+            guard case .text(let marker) = row.value, let note = notes.first(where: { $0.text.contains(marker) }) else { continue }
+            return PlatformIdentity(
+                .apple, detail: row.versions, .seen(frame: note.frame, what: "PacketLogger note \"\(note.text.prefix(40))\""))
+        }
+        return nil
     }
 
     /// A BTstack log line: `hci.c.2862: hci_power_control: 1, current mode 0` (file and line first), or its older

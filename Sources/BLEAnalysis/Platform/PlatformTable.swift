@@ -52,6 +52,9 @@ public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStr
     public static let traceChannel = PlatformBehaviour(rawValue: "trace channel")
     /// Notes the trace carries besides HCI packets.
     public static let logNote = PlatformBehaviour(rawValue: "log note")
+    /// Words in a note that name the platform wherever the log holds them (``PlatformValue/text(_:)``), the system
+    /// they name in the row's versions ("macOS", "iOS"): ``PlatformClues/identify()`` reads them.
+    public static let logMarker = PlatformBehaviour(rawValue: "log marker")
 
     public var description: String { rawValue }
 }
@@ -228,6 +231,16 @@ public enum PlatformTable {
             ),
             source:
                 "measured: the first notes of pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg and pklg-ios-le_even-g2-test-iphone17-att-404.pklg"
+        ),
+        .init(
+            .apple, .logMarker, .text("[IOBluetoothHCIUserClient]"), versions: "macOS",
+            source:
+                "measured: \"[IOBluetoothHCIUserClient][registerDaemon] -- Registering bluetoothd daemon with PID 112\" at frame 29 of pklg-macos-le_hciparse-broadcom-2.5h-sleep-wake-bg-connect-create-cancel-x64.pklg (IOBluetooth is macOS's Bluetooth kernel interface)"
+        ),
+        .init(
+            .apple, .logMarker, .text("iOS Device connection has been lost"), versions: "iOS",
+            source:
+                "measured: PacketLogger's note at frame 905 of pklg-ios-le_peripage-iphone-ext-connect-accept-list-print-writecmd-capture-lost.pklg, written when the iOS device it records from goes away"
         ),
     ]
 

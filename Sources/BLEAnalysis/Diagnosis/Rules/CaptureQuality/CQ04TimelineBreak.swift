@@ -24,6 +24,12 @@ struct CQ04TimelineBreak: DiagnosisRule {
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         (e.completeness?.items ?? []).compactMap { item in
             guard codes.contains(item.code), let frame = item.frame else { return nil }
+            // The longest gap slept through, as the log's own power note says: time ran on, nothing is missing.
+            if item.code == .timeGap, let note = e.completeness?.hostAsleep[frame] {
+                return Diagnosis(
+                    rule: Self.code, severity: .info, frame: frame, message: item.message + ".", headline: "the host slept",
+                    causes: ["the host asleep (PacketLogger's \"System Sleep\" note at frame \(note), seen)"])
+            }
             return Diagnosis(
                 rule: Self.code, severity: item.severity >= .warning ? severity : .info, frame: frame,
                 message: item.code == .timeBackwards && item.severity < .warning

@@ -17,7 +17,7 @@ struct HH04CommandErrors: DiagnosisRule {
     static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
     static let evidence =
-        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands and the platform table's initialisation probes and link tuning"
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on)"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
@@ -71,7 +71,8 @@ struct HH04CommandErrors: DiagnosisRule {
     }
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        e.events.compactMap { ev in
+        let byState = stateRefusals(e)
+        return e.events.compactMap { ev in
             guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained(op, status) else { return nil }
             // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
             if op == .leCreateConnectionCancel && status == .commandDisallowed { return nil }
@@ -89,9 +90,11 @@ struct HH04CommandErrors: DiagnosisRule {
             // A command the controller does not know or support (a vendor command above all): the stack probing the
             // controller's capabilities, not a fault (issue 35 point 4: severity from impact).
             let probe = Self.platformProbe(op, e)
+            // A refusal the controller's state prescribes or explains (scan parameters while scanning…): the answer.
+            let state = byState[ev.frame]
             let probing =
                 status == .unknownCommand || (op.isVendor && status == .unsupportedFeatureOrParameter) || Self.isCapabilityProbe(op)
-                || probe != nil || Self.prescribed(op, status)
+                || probe != nil || Self.prescribed(op, status) || state != nil
             // A vendor command refused otherwise (Android's LE advertising filter, …): a feature the vendor defines; the
             // host goes on without it, and no link state depends on it.
             let vendor = !probing && op.isVendor
@@ -105,7 +108,7 @@ struct HH04CommandErrors: DiagnosisRule {
                     ["\(tuning.platform) tunes each link with it and goes on without it when refused (\(tuning.source))"]
                 } else if let probe {
                     ["\(probe.platform) sends it while it initialises the controller and goes on without it (\(probe.source))"]
-                } else if Self.prescribed(op, status) { [Self.prescribedCause] } else if probing {
+                } else if Self.prescribed(op, status) { [Self.prescribedCause] } else if let state { [state] } else if probing {
                     ["the stack probing the controller's capabilities (harmless)"]
                 } else if vendor { ["a vendor feature the controller declined; the host goes on without it"] } else if accepted != nil {
                     ["the host sent the command twice; the first one did its work"]
@@ -123,5 +126,55 @@ struct HH04CommandErrors: DiagnosisRule {
                 supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + (accepted.map { [$0] } ?? []), causes: causes,
                 fold: "\(op.rawValue) \(status.rawValue)")
         }
+    }
+}
+
+/// HH-04's refusals the controller's state explains: a command the spec has the controller refuse in the state the log
+/// shows it in, or one that asks for the state already in force, is the answer to the host's question, not a host
+/// state-machine bug (issue 48).
+extension HH04CommandErrors {
+    /// Scan parameters refused while scanning is on: "If the Host issues this command when scanning is enabled, the
+    /// Controller shall return the error code Command Disallowed" (Core Spec Vol 4, Part E, 7.8.10; 7.8.64 for the
+    /// extended command).
+    static let scanParameters: [HCICommand: String] = [.leSetScanParameters: "7.8.10", .leSetExtendedScanParameters: "7.8.64"]
+    static let scanEnables: Set<HCICommand> = [.leSetScanEnable, .leSetExtendedScanEnable]
+
+    /// The refusals (0x0C Command Disallowed) the controller's state accounts for, by the frame of the refusal, with the
+    /// cause to print: scan parameters changed while scanning (prescribed), or scanning turned off while it was off
+    /// already (on while on): the state the host asked for holds, nothing is lost. Controllers that refuse such a
+    /// redundant command exist (macOS bluetoothd disables twice on a Broadcom HCI 4.2 controller, 68 times in
+    /// `pklg-macos-le_hciparse-…-x64.pklg` from frame 111; Zephyr's controller does it under
+    /// CONFIG_BT_CTLR_SCAN_ENABLE_STRICT; Linux checks its scan state before disabling for that reason, commit
+    /// 6fb00d4e). The scan state is known from an HCI Reset (off) or a scan enable the controller accepted.
+    static func stateRefusals(_ e: Evidence) -> [Int: String] {
+        let refused = Set(
+            e.events.compactMap { ev -> Int? in
+                if case .commandFailed(_, _, let frame) = ev.kind { frame } else { nil }
+            })
+        var scanning: [UInt16: (on: Bool, since: Int)] = [:]  // controller → the scan state known, and its frame
+        var asked: [Int: Bool] = [:]  // scan enable command frame → on or off
+        var out: [Int: String] = [:]
+        for ev in e.events {
+            let controller = ev.controller
+            switch ev.kind {
+            case .scanEnableCommand(let on):
+                asked[ev.frame] = on
+                if !refused.contains(ev.frame) { scanning[controller] = (on, ev.frame) }
+            case .reset:
+                scanning[controller] = (false, ev.frame)
+            case .commandFailed(let op, .commandDisallowed, let commandFrame):
+                guard let state = scanning[controller] else { continue }
+                if let section = scanParameters[op], state.on {
+                    out[ev.frame] =
+                        "scanning was on (frame \(state.since)): the spec has the controller refuse new scan parameters until it stops (Core Spec Vol 4, Part E, \(section)); the parameters in force stay"
+                } else if scanEnables.contains(op), let on = commandFrame.flatMap({ asked[$0] }), on == state.on {
+                    out[ev.frame] =
+                        "scanning was \(on ? "on" : "off") already (frame \(state.since)): the controller refuses a command that changes nothing, and the state the host asked for holds"
+                }
+            default:
+                continue
+            }
+        }
+        return out
     }
 }

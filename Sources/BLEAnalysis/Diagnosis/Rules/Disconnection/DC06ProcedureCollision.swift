@@ -36,7 +36,7 @@ struct DC06ProcedureCollision: DiagnosisRule {
             case .phyUpdateComplete(_, let s, _) where codes.contains(s):
                 status = s
                 what = "a PHY update failed"
-            case .linkLayerRejected(let sender, let procedure, let s?) where codes.contains(s):
+            case .linkLayerRejected(let sender, let procedure, let s?, _) where codes.contains(s):
                 status = s
                 what = "\(sender == .peer ? "the peripheral" : "the central") rejected \(procedure)"
             default:
@@ -91,7 +91,7 @@ struct DC06ProcedureCollision: DiagnosisRule {
                 return true
             }
             return done.map { CitedFrame($0.frame, "LE PHY Update Complete: success") }
-        case .linkLayerRejected(_, let procedure, _):
+        case .linkLayerRejected(_, let procedure, _, _):
             guard let link = c?.link else { return nil }
             let frames: [(Int, Timestamp)]
             if procedure.contains("LENGTH") {

@@ -33,7 +33,7 @@ struct SEC01BondLostOnPeripheral: DiagnosisRule {
                 started[h] = ev
             case .longTermKeyRequest:
                 if let n = ev.connection { askedForKey.insert(n) }
-            case .linkLayerRejected(let sender, let procedure, let reason?)
+            case .linkLayerRejected(let sender, let procedure, let reason?, _)
             where isKeyMissing(sender: sender, procedure: procedure, reason: reason):
                 let c = e.connection(ev.connection)
                 let device = e.deviceName(c)
