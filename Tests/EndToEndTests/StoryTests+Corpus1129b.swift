@@ -89,6 +89,7 @@ import Testing
             out.sentence("data", containing: ["133 notifications received", "248 write commands sent", "248 packets", "on handle 0x0012"])
                 != nil)
         #expect(out.findings("CQ-01").first?.message.contains("0x0041 (first seen at frame 901), 0x0043 (first seen at frame 903)") == true)
+        #expect(out.text.contains("Platform: iOS (seen: PacketLogger note \"iOS Device connection has been lost\" at frame 905)"))
     }
 
     /// Android from power-on, two direct connects cancelled, three links to one LED controller: the first closed 0x08
@@ -126,6 +127,8 @@ import Testing
         #expect(out.findings("GATT-06").isEmpty)
         let refused = try #require(out.findings("GATT-08").first)
         #expect(refused.occurrences == [470] && refused.message.contains("The request was this side's and named handle 0x0000"))
+        // LE Set Scan Parameters refused 0x0C (246) while scanning was on (241/243): the spec's answer, context.
+        #expect(out.findings("HH-04").contains { $0.occurrences == [246] && !$0.atLeastWarning })
         // BTstack's 720 ms on a link this side closed: context.
         #expect(!out.findings.contains { $0.rule == "LP-02" && $0.atLeastWarning })
     }
@@ -137,5 +140,81 @@ import Testing
         }
         #expect(out.sentence("links", containing: ["No link in the log: none of its 66 connection attempts succeeded"]) != nil)
         #expect(out.sentence("links", containing: ["62 cancelled by this side (LE Create Connection Cancel, 0x02)"]) != nil)
+        // The PacketLogger note "[IOBluetoothHCIUserClient]…" (29) names macOS; the second Create Connection of each pair
+        // was refused 0x0C while the background connect before it was pending (132/129, 633/622, 2031/2020): the spec's
+        // answer; the 68 Set Scan Enable refusals asked for the state in force.
+        #expect(out.text.contains("Platform: macOS (seen: PacketLogger note"))
+        #expect(out.findings("CE-03").map(\.occurrences) == [[132, 633, 2031]] && !out.findings("CE-03")[0].atLeastWarning)
+        #expect(!out.findings.contains { $0.rule == "HH-04" && $0.atLeastWarning })
+    }
+    /// Found later the same day ("Added 2026-11-29 (4)"): an Android phone with a Honda car kit (HFP, PBAP, A2DP) and
+    /// ROSE EarFeel earbuds that are set LDAC, then AAC, twice, never streaming.
+    @Test func hondaCarKitAndEarbudsLDACThenAAC() throws {
+        guard let out = try Self.of("android-btsnoop_btagent-honda-hfp-pbap-a2dp-earfeel-ssp-ldac-then-aac.log") else { return }
+        // tshark: AVDTP Set Configuration LDAC at 4086 and 4535, AAC at 4142 and 4590; no AVDTP Start to the earbuds.
+        for (codec, frame) in [("LDAC 96 kHz stereo", 4086), ("AAC MPEG-2 LC 44.1 kHz", 4142), ("LDAC 96 kHz stereo", 4535)] {
+            #expect(out.story.contains { $0.text.contains("\(codec)") && $0.text.contains("(set at frame \(frame)), never started") })
+        }
+        #expect(
+            out.story.contains {
+                $0.text.hasPrefix("HFP with 8C:7A:B3:AA:E2:9B on RFCOMM channel 4 (this side the audio gateway)")
+                    && $0.text.contains("service level connection up at frame 2671")
+            })
+        #expect(out.sentence("security", containing: ["1 Secure Simple Pairing started (3264) (Secure Simple Pairing Just Works"]) != nil)
+        // The car kit's 0x15 Power Off at 4843, 4.3 s after it reconnected: the car switched off, context.
+        #expect(out.findings("DC-02").contains { $0.occurrences == [4843] && !$0.atLeastWarning })
+        withKnownIssue("issue 46: PBAP over OBEX (the phone book and call history the car pulled) is not told") {
+            #expect(out.story.contains { $0.text.contains("PBAP") })
+        }
+    }
+
+    /// A Galaxy S23 with a Beurer blood-pressure cuff (CCCD refused 0x05, Passkey Entry pairing, 14 indications) and a
+    /// JBL headset streaming AAC.
+    @Test func galaxyS23CuffPairsThenIndicatesAndHeadsetStreamsAAC() throws {
+        guard let out = try Self.of("android-btsnoop-cfa_sh3pi-s23-beurer-bm54-le-att-05-legacy-passkey-indications-jbl-a2dp-aac.cfa")
+        else { return }
+        // CCCD 0x0013 refused 0x05 at 9601, paired at 9603, written again at 9945, indications 9989-10070.
+        let refused = try #require(out.findings("GATT-04").first)
+        #expect(!refused.atLeastWarning && refused.occurrences == [9601] && refused.message.contains("The same write at frame 9945"))
+        #expect(out.findings("SEC-10").contains { $0.atLeastWarning && $0.message.contains("LE legacy Passkey Entry") })
+        #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy Passkey Entry): keys distributed at 9888"]) != nil)
+        #expect(out.sentence("links", containing: ["7 cancelled by this side (LE Create Connection Cancel, 0x02)"]) != nil)
+        // tshark: 2740 RTP packets to the headset.
+        #expect(out.story.contains { $0.text.contains("AAC MPEG-2 LC 44.1 kHz") && $0.text.contains("(2740 media packets), 1 suspend") })
+        withKnownIssue("issue 48: the cuff's 0x13 1.94 s after its last confirmed measurement is its usual end of session") {
+            #expect(!out.findings.contains { $0.rule == "DC-02" && $0.atLeastWarning })
+        }
+    }
+
+    /// A car head unit's own log (Marvell): Hands-Free and PBAP client to a Huawei phone, a No Bonding pairing, then a
+    /// re-pairing by Numeric Comparison.
+    @Test func headUnitHandsFreeTwoPairings() throws {
+        guard let out = try Self.of("btsnoop-h4-headunit_btagent-marvell-carkit-hf-pbap-client-huawei-nobond-then-bond-autoconfirm.log")
+        else { return }
+        #expect(out.text.hasPrefix("Diagnosis: nothing wrong found"))
+        #expect(
+            out.sentence(
+                "security",
+                containing: [
+                    "2 Secure Simple Pairings started (145, 298)", "Just Works, unauthenticated combination key (P-192) ×1",
+                    "Numeric Comparison, authenticated combination key (P-192) ×1",
+                ]) != nil)
+        #expect(
+            out.story.contains { $0.text.hasPrefix("SDP with A8:6E:4E:43:F3:B9") && $0.text.contains("Phonebook Access 1.1 (RFCOMM 19)") })
+        #expect(
+            out.story.contains {
+                $0.text.contains("(this side the hands-free unit): service level connection up at frame 444")
+            })
+    }
+
+    /// The same S23 with its S Pen and an Omron monitor that asks for security and gets its stored LTK.
+    @Test func galaxyS23SPenAndOmronStoredKeys() throws {
+        guard let out = try Self.of("android-btsnoop-cfa_sh3pi-s23-spen-omron-bp-le-security-request-stored-ltk-rpa-read-02.cfa")
+        else { return }
+        #expect(out.text.hasPrefix("Diagnosis: nothing wrong found"))
+        #expect(out.sentence("security", containing: ["3 of 3 LE links encrypted (from 702, 1999, 2918)", "16-byte key (stated)"]) != nil)
+        #expect(out.sentence("links", containing: ["2 closed by this side (0x16)", "1 still open when the log ends"]) != nil)
+        // LE Read Peer Resolvable Address answered 0x02 for a peer not in the resolving list: the spec's answer, context.
+        #expect(out.findings("HH-04").contains { $0.occurrences == [1974, 2891] && !$0.atLeastWarning })
     }
 }

@@ -70,7 +70,12 @@ struct DC02PeerEndedLink: DiagnosisRule {
             }
             // Power Off (0x15) says why: the peer was switched off, with nothing failed before it. Nothing was lost to a fault.
             let poweredOff = failure == nil && d.reason == .remotePowerOff
-            let benign = reboot != nil || leaving != nil || orderly != nil || poweredOff
+            // A link the log joined late (CQ-01), ended with nothing failed: what it lost, if anything, is before the log.
+            let unseen = failure == nil && reboot == nil && leaving == nil && orderly == nil && !poweredOff && c?.inferred == true
+            if unseen, let c {
+                sentence += " The link started before the log (first seen at frame \(c.startFrame)): why the peer ended it cannot be told."
+            }
+            let benign = reboot != nil || leaving != nil || orderly != nil || poweredOff || unseen
             return Diagnosis(
                 rule: Self.code, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
@@ -82,12 +87,16 @@ struct DC02PeerEndedLink: DiagnosisRule {
                             ? ["the Broadcast Assistant's app finished: it took back its source and closed the link"]
                             : orderly != nil
                                 ? ["the session ended: the user or the peer's app closed it"]
-                                : [
-                                    "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
-                                    "the peer's app closed the link",
-                                ],
+                                : unseen
+                                    ? ["cannot tell: the link's set-up and use are not in the log"]
+                                    : [
+                                        "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
+                                        "the peer's app closed the link",
+                                    ],
                 device: c?.peerAddress, connection: c?.number,
-                fold: "\(device) \(d.reason.rawValue)\(reboot == nil ? "" : " reboot")\(orderly == nil ? "" : " orderly")")
+                fold:
+                    "\(device) \(d.reason.rawValue)\(reboot == nil ? "" : " reboot")\(orderly == nil ? "" : " orderly")\(unseen ? " unseen" : "")"
+            )
         }
     }
 
