@@ -107,5 +107,11 @@ public struct Evidence: Sendable {
     /// `WH-1000XM4 (94:DB:56:5F:D3:62)` for an address the capture names, the address alone otherwise.
     public func peerLabel(_ address: String) -> String { label(address, name: peerNames.name(for: address)) }
 
-    private func label(_ address: String, name: PeerName?) -> String { name.map { "\($0.shown) (\(address))" } ?? address }
+    /// `Nordic_LBS (C0:48:FF:F5:9D:B8, random)` for an address that carries its type (`C0:48:FF:F5:9D:B8 (random)`).
+    private func label(_ address: String, name: PeerName?) -> String {
+        guard let name else { return address }
+        let typed =
+            address.count > 17 && address.hasSuffix(")") ? address.prefix(17) + ", " + address.dropFirst(19).dropLast() : address[...]
+        return "\(name.shown) (\(typed))"
+    }
 }

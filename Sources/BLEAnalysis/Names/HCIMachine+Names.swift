@@ -37,9 +37,11 @@ extension HCIMachine {
     /// An Extended Inquiry Result's Local Name for the device that answered the inquiry.
     func inquiryAnswered(_ parameters: [UInt8], _ record: CaptureRecord) {
         guard
-            let r = try? withByteReader(parameters, { (input: inout ByteReader) throws(DecodeError) in
-                try ExtendedInquiryResult(parsing: &input)
-            })
+            let r = try? withByteReader(
+                parameters,
+                { (input: inout ByteReader) throws(DecodeError) in
+                    try ExtendedInquiryResult(parsing: &input)
+                })
         else { return }
         sink.names.observe(advertisingData: r.data, address: r.address.value, source: .extendedInquiryResult, frame: record.frame)
     }

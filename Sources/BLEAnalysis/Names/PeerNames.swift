@@ -49,12 +49,16 @@ public struct PeerName: Hashable, Sendable {
     /// The most of a name a line shows.
     public static let shownLength = 32
 
-    /// The name safe to print: control and format characters (a bidi override, an escape) as `\u{1B}`, and `…` where
-    /// the name is not whole or longer than ``shownLength``.
+    /// The name safe to print: without the spaces around it (`"EKD01-BF "` in a real capture), control and format
+    /// characters (a bidi override, an escape) as `\u{1B}`, and `…` where the name is not whole or longer than
+    /// ``shownLength``.
     public var shown: String {
+        var core = Substring(text)
+        while core.first?.isWhitespace == true { core.removeFirst() }
+        while core.last?.isWhitespace == true { core.removeLast() }
         var out = ""
         var count = 0
-        for scalar in text.unicodeScalars {
+        for scalar in core.unicodeScalars {
             if count == Self.shownLength { return out + "…" }
             switch scalar.properties.generalCategory {
             case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:

@@ -52,7 +52,8 @@ struct BR01PageTimeout: DiagnosisRule {
                 ? "at frame \(first.frame)" : "\(all.count) times, frames \(first.frame)–\(last.frame) over \(duration(span))"
             var d = Diagnosis(
                 rule: Self.code, severity: severity, frame: first.frame,
-                message: "Paging BR/EDR device \(e.peerLabel(peer)) timed out (0x04 Page Timeout) \(when): \(tries); the device never answered.",
+                message:
+                    "Paging BR/EDR device \(e.peerLabel(peer)) timed out (0x04 Page Timeout) \(when): \(tries); the device never answered.",
                 headline: "paging \(e.peerLabel(peer)) timed out (0x04)",
                 supporting: asked.first.map { [CitedFrame($0, "Create Connection to \(peer)")] } ?? [],
                 causes: [
