@@ -22,8 +22,7 @@ An occurrence is
              benign (capability probing, host cancel, procedure redone, clock jitter, ...) while the finding is a
              warning or above;
   unjudged   when the rule has no truth class yet (RULES_WITHOUT_TRUTH says why), or the firing is of a kind the
-             truth does not extract (JUDGED_KIND: a gap for CQ-04, a CCCD never written for GATT-03, LL_UNKNOWN_RSP
-             for LP-05).
+             truth does not extract (JUDGED_KIND: a gap for CQ-04, a CCCD never written for GATT-03).
 Precision = true / (true + false). Output: one row per rule (captures fired on, occurrences, true, false, unjudged,
 precision), then the false occurrences one per line (capture, frame, severity, what the truth holds there), so each
 can be read with `tshark -V`. --markdown prints the table docs/diagnosis.md carries; --json one object per rule.
@@ -97,7 +96,7 @@ TRUTH = {
     or (e["class"] == "command-error" and e.get("opcode") in (0x2032, 0x2031)),
     "LP-05": lambda e: (e["class"] == "ll-reject" and e.get("reason") not in (0x05, 0x06))
     or (e["class"] in ("command-error", "conn-update-rejected", "phy-update-failed")
-        and e.get("status") in (0x1A, 0x11, 0x1E, 0x20)),
+        and e.get("status") in (0x1A, 0x11, 0x1E, 0x20)) or e["class"] == "ll-unknown-rsp",
     "TP-02": cls("data-buffer-overflow"),
     "LA-01": cls("cis-failed", "big-failed", "big-sync-failed"),
     "LA-05": cls("big-sync-lost"),
@@ -149,13 +148,12 @@ SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "
 # And diagnosis_truth_audio.py's.
 AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
 # And diagnosis_truth_linklayer.py's.
-LINK_LAYER_RULES = {"LL-01", "LL-03"}
+LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05"}
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
     "CQ-04": lambda message: "step back" in message,  # gaps and btsnoop drops: not extracted
     "GATT-03": lambda message: "Write Command" in message,  # a CCCD never written: not extracted
-    "LP-05": lambda message: "LL_UNKNOWN_RSP" not in message,  # LL_UNKNOWN_RSP: not extracted
 }
 
 # Why the others are not judged yet: what the truth would need.
