@@ -12,7 +12,9 @@ when given). A truth is tshark's alone: blescope's output never enters it.
 
 An occurrence is
   true       when a truth event of a class the rule's evidence names (TRUTH below; the classes of
-             diagnosis_truth.py and of diagnosis_truth_extra.py, cached as <name>.extra.jsonl) is at its deciding frame (the
+             diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of
+             diagnosis_truth_security2.py, cached as <name>.security.jsonl and made only for a capture where one of
+             SECURITY2_RULES fires) is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
   false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
@@ -114,7 +116,25 @@ TRUTH = {
     "TP-01": cls("host-packets-stalled"),
     "DC-08": cls("host-packets-stalled"),
     "LP-02": lambda e: e["class"] == "supervision-timeout" and e.get("short") and not e.get("replaced_long"),
+    "BR-09": lambda e: (e["class"] == "bredr-connection-failed" and e.get("link_type") in ("SCO", "eSCO"))
+    or (e["class"] == "command-error" and e.get("opcode") in (0x0428, 0x0429, 0x043D, 0x043E)),
+    # diagnosis_truth_security.py's classes (in diagnosis_truth.py's truth)
+    "SEC-11": cls("smp-debug-public-key", "link-key-debug"),
+    "SEC-17": cls("smp-key-size-out-of-range"),
+    "SEC-18": cls("sc-encryption-before-dhkey-check"),
+    # diagnosis_truth_security2.py's classes (cached as <name>.security.jsonl)
+    "SEC-08": cls("key-size-short"),
+    "SEC-09": cls("key-size-down"),
+    "SEC-10": cls("legacy-pairing"),
+    "SEC-12": cls("ediv-rand-nonzero"),
+    "SEC-13": cls("mitm-not-achieved"),
+    "SEC-14": cls("same-key-peers"),
+    "SEC-15": cls("bonded-link-unencrypted"),
+    "SEC-19": cls("public-key-invalid"),
 }
+# The rules diagnosis_truth_security2.py's truth judges: it is made (one more tshark pass) only for a capture where one
+# of them fires.
+SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19"}
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
@@ -181,6 +201,11 @@ def truth_for(path, truth_dirs, cache):
 def extra_truth_for(path, truth_dirs, cache):
     """diagnosis_truth_extra.py's events (the classes diagnosis_truth.py does not extract), cached like the truth."""
     return cached_truth(path, "diagnosis_truth_extra.py", ".extra.jsonl", truth_dirs, cache).get("events", [])
+
+
+def security_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_security2.py's events (pairing method, key sizes, EDIV/Rand, bonds), cached like the truth."""
+    return cached_truth(path, "diagnosis_truth_security2.py", ".security.jsonl", truth_dirs, cache).get("events", [])
 
 
 def findings(blescope, path):
@@ -254,7 +279,10 @@ def measure(blescope, paths, truth_dirs, cache):
             unread.append(path)
             continue
         count += 1
-        at = index(truth["events"] + extra_truth_for(path, truth_dirs, cache))
+        events = truth["events"] + extra_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in SECURITY2_RULES for f in found):
+            events += security_truth_for(path, truth_dirs, cache)
+        at = index(events)
         for f in found:
             row = rows.setdefault(f["rule"], {"rule": f["rule"], "captures": set(), "occurrences": 0, "true": 0,
                                               "false": 0, "unjudged": 0})

@@ -9,7 +9,8 @@ error, a command flushed unanswered by a Reset, a MIC-failure disconnect; Linux 
 adapters using the same handle; H4 again: an SMP pairing whose timer runs out, one that completes,
 one cut by a disconnection; LT 256 air: an LL_REJECT_EXT_IND of the wrong length, LL_TERMINATE_IND
 0x13 opening a connection event and answering one), runs diagnosis_truth.py on them (tshark decodes
-them) and compares every event with the values written here. Exit 0 when all match.
+them) and compares every event with the values written here; then diagnosis_truth_security2_selftest.py's capture.
+Exit 0 when all match.
 """
 
 import json
@@ -367,6 +368,8 @@ def main():
                     failures += 1
                     print("%s event %d:\n  got  %s\n  want %s" % (name, index, got, want))
             print("%s: %d events checked" % (name, len(expected)))
+    from diagnosis_truth_security2_selftest import run as security2  # the security classes' own capture
+    failures += security2()
     print("FAIL: %d" % failures if failures else "OK")
     return 1 if failures else 0
 
