@@ -121,10 +121,11 @@ def field_facts(path):
             yield frame, "ended", {"link": link}
         smp = num(row["btsmp.opcode"])
         if smp in (0x01, 0x02):
-            yield frame, "smp-pairing", {"link": link, "opcode": smp, "io": num(row["btsmp.io_capability"]),
-                                         "oob": num(row["btsmp.oob_data_flags"]), "bond": num(row["btsmp.bonding_flags"]),
-                                         "mitm": row["btsmp.mitm_flag"] == "1", "sc": row["btsmp.sc_flag"] == "1",
-                                         "size": num(row["btsmp.max_enc_key_size"])}
+            yield frame, "smp-pairing", {
+                "link": link, "opcode": smp, "io": num(row["btsmp.io_capability"]),
+                "oob": num(row["btsmp.oob_data_flags"]), "bond": num(row["btsmp.bonding_flags"]),
+                "mitm": row["btsmp.mitm_flag"] == "1", "sc": row["btsmp.sc_flag"] == "1",
+                "size": num(row["btsmp.max_enc_key_size"])}
         elif smp == 0x0C:
             yield frame, "public-key", {"link": link, "x": row["btsmp.public_key_x"], "y": row["btsmp.public_key_y"]}
         if row["btatt.opcode"]:
