@@ -146,6 +146,7 @@ TRUTH = {
     # diagnosis_truth_capture.py's classes (cached as <name>.capture.jsonl)
     "CQ-02": cls("acl-records-cut"),
     "CQ-03": cls("pending-at-end"),
+    "CQ-05": cls("air-joined-late", "air-encrypted-undecrypted", "advertising-crc-bad"),
     # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
     "GATT-05": cls("subscribed-silent"),
 }
@@ -157,7 +158,7 @@ AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
 # And diagnosis_truth_linklayer.py's.
 LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05"}
 # And diagnosis_truth_capture.py's.
-CAPTURE_RULES = {"CQ-02", "CQ-03"}
+CAPTURE_RULES = {"CQ-02", "CQ-03", "CQ-05"}
 # And diagnosis_truth_gatt.py's.
 GATT_RULES = {"GATT-05"}
 
@@ -169,7 +170,6 @@ JUDGED_KIND = {
 
 # Why the others are not judged yet: what the truth would need.
 RULES_WITHOUT_TRUTH = {
-    "CQ-05": "air capture joined late / undecrypted PDUs (not extracted)",
     "GATT-07": "ATT_MTU and value sizes (not extracted)",
     "TP-03": "throughput verdicts (not extracted)",
     "TP-04": "throughput verdicts (not extracted)",
@@ -279,6 +279,7 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02"}
 # unjudged rather than false.
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
+          "CQ-05": {"air-encrypted-unread"},
           "GATT-05": {"att-unreadable"}}
 
 
