@@ -15,7 +15,9 @@ An occurrence is
              diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of
              diagnosis_truth_security2.py, cached as <name>.security.jsonl and made only for a capture where one of
              SECURITY2_RULES fires; of diagnosis_truth_audio.py, <name>.audio.jsonl, likewise for AUDIO_RULES; of
-             diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES) is at its deciding frame (the
+             diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES; of diagnosis_truth_capture.py,
+             <name>.capture.jsonl, for CAPTURE_RULES; of diagnosis_truth_gatt.py, <name>.gatt.jsonl, for GATT_RULES)
+             is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
   false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
@@ -141,6 +143,13 @@ TRUTH = {
     # diagnosis_truth_linklayer.py's classes (cached as <name>.ll.jsonl)
     "LL-01": cls("ll-version-repeated"),
     "LL-03": cls("ll-parameter-out-of-range"),
+    "LP-03": cls("conn-param-ping-pong"),
+    # diagnosis_truth_capture.py's classes (cached as <name>.capture.jsonl)
+    "CQ-02": cls("acl-records-cut"),
+    "CQ-03": cls("pending-at-end"),
+    "CQ-05": cls("air-joined-late", "air-encrypted-undecrypted", "advertising-crc-bad"),
+    # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
+    "GATT-05": cls("subscribed-silent"),
 }
 # The rules diagnosis_truth_security2.py's truth judges: it is made (one more tshark pass) only for a capture where one
 # of them fires.
@@ -148,7 +157,11 @@ SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "
 # And diagnosis_truth_audio.py's.
 AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
 # And diagnosis_truth_linklayer.py's.
-LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05"}
+LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05", "LP-03"}
+# And diagnosis_truth_capture.py's.
+CAPTURE_RULES = {"CQ-02", "CQ-03", "CQ-05"}
+# And diagnosis_truth_gatt.py's.
+GATT_RULES = {"GATT-05"}
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
@@ -158,15 +171,10 @@ JUDGED_KIND = {
 
 # Why the others are not judged yet: what the truth would need.
 RULES_WITHOUT_TRUTH = {
-    "CQ-02": "cut records (caplen < len) (not extracted)",
-    "CQ-03": "pending at the end of the capture (not extracted)",
-    "CQ-05": "air capture joined late / undecrypted PDUs (not extracted)",
-    "GATT-05": "CCCD enabled, no notification for 30 s (not extracted)",
     "GATT-07": "ATT_MTU and value sizes (not extracted)",
     "TP-03": "throughput verdicts (not extracted)",
     "TP-04": "throughput verdicts (not extracted)",
     "TP-05": "LE credit-based channels (not extracted)",
-    "LP-03": "connection updates over time (not extracted)",
     "LP-06": "CRC error ratio (not extracted)",
     "HH-06": "ACL on closed handles (not extracted)",
     "HH-07": "controller indexes (not extracted)",
@@ -231,6 +239,16 @@ def link_layer_truth_for(path, truth_dirs, cache):
     return cached_truth(path, "diagnosis_truth_linklayer.py", ".ll.jsonl", truth_dirs, cache).get("events", [])
 
 
+def capture_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_capture.py's events (what waits at the capture's end, ACL records cut), cached."""
+    return cached_truth(path, "diagnosis_truth_capture.py", ".capture.jsonl", truth_dirs, cache).get("events", [])
+
+
+def gatt_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_gatt.py's events (subscriptions nothing answered in 30 s), cached."""
+    return cached_truth(path, "diagnosis_truth_gatt.py", ".gatt.jsonl", truth_dirs, cache).get("events", [])
+
+
 def findings(blescope, path):
     out = subprocess.run([blescope, "diagnose", "--json", path], capture_output=True, text=True)
     line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
@@ -254,13 +272,16 @@ def index(events):
 
 # Rules whose deciding frame is not where the truth puts the fact: the end of a wait (the disconnection or the late
 # answer: GATT-01, SEC-04; the truth's event is at the request or the Pairing Request) or the connection event where an
-# update took effect (LP-02; the truth's event is at the LL_CONNECTION_UPDATE_IND or the L2CAP request). The finding
-# cites those frames among its `frames`; they are matched too.
-MATCH_CITED = {"GATT-01", "SEC-04", "LP-02"}
+# update took effect (LP-02, LP-03 on air: the truth's event is at the LL_CONNECTION_UPDATE_IND or the L2CAP request;
+# LP-03 cites the setting before the ping-pong, its connect request on air). The finding cites those frames among its
+# `frames`; they are matched too.
+MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 # What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
 # unjudged rather than false.
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
-          "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}}
+          "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
+          "CQ-05": {"air-encrypted-unread"},
+          "GATT-05": {"att-unreadable"}}
 
 
 def judge(rule, severity, message, frame, at, cited=()):
@@ -310,6 +331,10 @@ def measure(blescope, paths, truth_dirs, cache):
             events += audio_truth_for(path, truth_dirs, cache)
         if any(f["rule"] in LINK_LAYER_RULES for f in found):
             events += link_layer_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in CAPTURE_RULES for f in found):
+            events += capture_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in GATT_RULES for f in found):
+            events += gatt_truth_for(path, truth_dirs, cache)
         at = index(events)
         for f in found:
             row = rows.setdefault(f["rule"], {"rule": f["rule"], "captures": set(), "occurrences": 0, "true": 0,
