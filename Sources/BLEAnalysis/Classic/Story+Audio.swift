@@ -29,6 +29,7 @@ extension Story {
             }
             out += folded(ps.compactMap { hfpLine($0, e, who: who) })
             out += folded(ps.compactMap { avrcpLine($0, who: who) })
+            out += obexLines(ps, who: who)
         }
         return out
     }
