@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3 or 2026-11-29-4: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4 or 2026-11-29-5: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -192,6 +192,11 @@ Ferdinand-Hoo/btagent 797e16a8123a5df58c6ebfb3ca9f9844c80d351a 59bcf24a1ce51fd55
 shawn-gxp/sh3-pi 8b8ef4d1702c7ab95f080cfd32a6434290d9284f 55e06df9e4a28b1b06e10667cb6766d911f965352a5af3d2551fe88199fd7ec4 android-btsnoop-cfa_sh3pi-s23-beurer-bm54-le-att-05-legacy-passkey-indications-jbl-a2dp-aac.cfa datasheets/beurer/btsnoop_hci_202607221152.cfa
 Ferdinand-Hoo/btagent 797e16a8123a5df58c6ebfb3ca9f9844c80d351a 12b9d79c4f5be22498333a4247e5adb60b4037cc95b4dba1be496f93e60dd74d btsnoop-h4-headunit_btagent-marvell-carkit-hf-pbap-client-huawei-nobond-then-bond-autoconfirm.log examples/sample_hci.log
 shawn-gxp/sh3-pi 8b8ef4d1702c7ab95f080cfd32a6434290d9284f 0e3a82435b582213a644efa90bb56aa322d68becb17b7aa68e26a25cef0e6c20 android-btsnoop-cfa_sh3pi-s23-spen-omron-bp-le-security-request-stored-ltk-rpa-read-02.cfa datasheets/beurer/btsnoop_hci_202607151125.cfa
+# added 2026-11-29-5
+TarlogicSecurity/BSAM 550e9c9f04c457d4947383195b7e55816feadd03 d4de3669217df405a736b26243b7fecea08ee6685a79fad061729c4fd2a65e5a pcapng-lt254-linux-monitor_bsam-bluez-galaxy-buds2-ssp-pairing-sdp-then-host-disconnect.pcapng assets/captures/GalaxyBudsPairing.pcapng
+gh123man/OpenSnek c7f353cbe4baf45929bef5532c53192a4fcd47ea f96e9b06878093c5eacde86a0d6b0ee3d1f1d4212aa01c9a75958ca64aaffa11 pcapng-lt201-btvs-win11_opensnek-radio-reset-bg-reconnect-secreq-stored-ltk-razer-hogp.pcapng captures/ble/windows/2026-06-15-215545-profile-bt-hardware-cycle-synapse-closed-pass-1/capture.pcapng
+gh123man/OpenSnek c7f353cbe4baf45929bef5532c53192a4fcd47ea 8e1383ba1234b45c474e89bd190418f4e03721a8085f4ed09bfde4be5b7e0ef7 pcapng-lt201-btvs-win11_opensnek-40min-midlink-start-disc-13-reconnect-razer-hogp.pcapng captures/ble/windows/2026-06-15-224531-profile-synapse-startup-takeover-pass-1/capture.pcapng
+WalterSolorzano/air5-smartwatch-reverse-engineering 53897d4fe0c233d9a19be57738f00e306e8f4a97 763b68aac3c8cb66f1e2da19e4b76ce8c95c7bd22c3fa9c52074d374cb6446e0 btsnoop-misconverted_air5-fixpcap-le-fields-read-as-be-19-records.pcap btsnoop_fixed.pcap
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]

@@ -12,7 +12,10 @@ when given). A truth is tshark's alone: blescope's output never enters it.
 
 An occurrence is
   true       when a truth event of a class the rule's evidence names (TRUTH below; the classes of
-             diagnosis_truth.py and of diagnosis_truth_extra.py, cached as <name>.extra.jsonl) is at its deciding frame (the
+             diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of
+             diagnosis_truth_security2.py, cached as <name>.security.jsonl and made only for a capture where one of
+             SECURITY2_RULES fires; of diagnosis_truth_audio.py, <name>.audio.jsonl, likewise for AUDIO_RULES; of
+             diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES) is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
   false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
@@ -114,7 +117,39 @@ TRUTH = {
     "TP-01": cls("host-packets-stalled"),
     "DC-08": cls("host-packets-stalled"),
     "LP-02": lambda e: e["class"] == "supervision-timeout" and e.get("short") and not e.get("replaced_long"),
+    "BR-09": lambda e: (e["class"] == "bredr-connection-failed" and e.get("link_type") in ("SCO", "eSCO"))
+    or (e["class"] == "command-error" and e.get("opcode") in (0x0428, 0x0429, 0x043D, 0x043E)),
+    # diagnosis_truth_security.py's classes (in diagnosis_truth.py's truth)
+    "SEC-11": cls("smp-debug-public-key", "link-key-debug"),
+    "SEC-17": cls("smp-key-size-out-of-range"),
+    "SEC-18": cls("sc-encryption-before-dhkey-check"),
+    # diagnosis_truth_security2.py's classes (cached as <name>.security.jsonl)
+    "SEC-08": cls("key-size-short"),
+    "SEC-09": cls("key-size-down"),
+    "SEC-10": cls("legacy-pairing"),
+    "SEC-12": cls("ediv-rand-nonzero"),
+    "SEC-13": cls("mitm-not-achieved"),
+    "SEC-14": cls("same-key-peers"),
+    "SEC-15": cls("bonded-link-unencrypted"),
+    "SEC-19": cls("public-key-invalid"),
+    # diagnosis_truth_audio.py's classes (cached as <name>.audio.jsonl)
+    "LA-02": cls("ase-operation-refused"),
+    "LA-03": cls("iso-sdu-lost"),
+    "BR-07": cls("a2dp-media-gap"),
+    "BR-10": cls("hfp-slc-failed"),
+    "BR-11": cls("hfp-narrowband"),
+    "LL-02": cls("ll-channel-map-invalid"),
+    # diagnosis_truth_linklayer.py's classes (cached as <name>.ll.jsonl)
+    "LL-01": cls("ll-version-repeated"),
+    "LL-03": cls("ll-parameter-out-of-range"),
 }
+# The rules diagnosis_truth_security2.py's truth judges: it is made (one more tshark pass) only for a capture where one
+# of them fires.
+SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19"}
+# And diagnosis_truth_audio.py's.
+AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
+# And diagnosis_truth_linklayer.py's.
+LINK_LAYER_RULES = {"LL-01", "LL-03"}
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
@@ -183,6 +218,21 @@ def extra_truth_for(path, truth_dirs, cache):
     return cached_truth(path, "diagnosis_truth_extra.py", ".extra.jsonl", truth_dirs, cache).get("events", [])
 
 
+def security_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_security2.py's events (pairing method, key sizes, EDIV/Rand, bonds), cached like the truth."""
+    return cached_truth(path, "diagnosis_truth_security2.py", ".security.jsonl", truth_dirs, cache).get("events", [])
+
+
+def audio_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_audio.py's events (ASE refusals, ISO losses, A2DP gaps, HFP set-up and codecs), cached."""
+    return cached_truth(path, "diagnosis_truth_audio.py", ".audio.jsonl", truth_dirs, cache).get("events", [])
+
+
+def link_layer_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_linklayer.py's events (LL_VERSION_IND repeated, connection parameters out of range), cached."""
+    return cached_truth(path, "diagnosis_truth_linklayer.py", ".ll.jsonl", truth_dirs, cache).get("events", [])
+
+
 def findings(blescope, path):
     out = subprocess.run([blescope, "diagnose", "--json", path], capture_output=True, text=True)
     line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
@@ -211,7 +261,8 @@ def index(events):
 MATCH_CITED = {"GATT-01", "SEC-04", "LP-02"}
 # What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
 # unjudged rather than false.
-OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"}}
+OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
+          "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}}
 
 
 def judge(rule, severity, message, frame, at, cited=()):
@@ -254,7 +305,14 @@ def measure(blescope, paths, truth_dirs, cache):
             unread.append(path)
             continue
         count += 1
-        at = index(truth["events"] + extra_truth_for(path, truth_dirs, cache))
+        events = truth["events"] + extra_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in SECURITY2_RULES for f in found):
+            events += security_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in AUDIO_RULES for f in found):
+            events += audio_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in LINK_LAYER_RULES for f in found):
+            events += link_layer_truth_for(path, truth_dirs, cache)
+        at = index(events)
         for f in found:
             row = rows.setdefault(f["rule"], {"rule": f["rule"], "captures": set(), "occurrences": 0, "true": 0,
                                               "false": 0, "unjudged": 0})

@@ -9,7 +9,9 @@ error, a command flushed unanswered by a Reset, a MIC-failure disconnect; Linux 
 adapters using the same handle; H4 again: an SMP pairing whose timer runs out, one that completes,
 one cut by a disconnection; LT 256 air: an LL_REJECT_EXT_IND of the wrong length, LL_TERMINATE_IND
 0x13 opening a connection event and answering one), runs diagnosis_truth.py on them (tshark decodes
-them) and compares every event with the values written here. Exit 0 when all match.
+them) and compares every event with the values written here; then the cases of diagnosis_truth_security2_selftest.py,
+diagnosis_truth_audio_selftest.py and diagnosis_truth_linklayer_selftest.py.
+Exit 0 when all match.
 """
 
 import json
@@ -367,6 +369,10 @@ def main():
                     failures += 1
                     print("%s event %d:\n  got  %s\n  want %s" % (name, index, got, want))
             print("%s: %d events checked" % (name, len(expected)))
+    from diagnosis_truth_audio_selftest import run as audio  # the audio classes' own capture
+    from diagnosis_truth_linklayer_selftest import run as linklayer  # the link-layer classes'
+    from diagnosis_truth_security2_selftest import run as security2  # the security classes' own capture
+    failures += security2() + audio() + linklayer()
     print("FAIL: %d" % failures if failures else "OK")
     return 1 if failures else 0
 

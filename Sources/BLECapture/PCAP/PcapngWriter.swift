@@ -15,7 +15,9 @@ import Darwin
 /// count in the frame's length, then the record); a Linux monitor record under 254; a PacketLogger HCI record under
 /// 201 (its type byte becomes the H4 indicator); a PacketLogger note under 254 as a system note (the text and a NUL,
 /// as long as the record), so Wireshark shows it; its syslog, LMP and other records under 147 (USER0) as stored
-/// (type byte and payload). An interface is declared for each link type as it first occurs.
+/// (type byte and payload). An interface is declared for each link type as it first occurs; a pcap or pcapng input's
+/// packet keeps its own interface's link type, and a pcapng input's interfaces stay apart (a Bluetooth interface
+/// beside an Ethernet one stays two interfaces), with each packet's flags (direction) as the input had them.
 ///
 /// ```swift
 /// let writer = try PcapngFileWriter(path: "out.pcapng", input: capture, sectionComment: "2 findings")
@@ -30,8 +32,14 @@ public final class PcapngFileWriter {
     private let sink: FileSink
     private let input: Source
     private var buffer: [UInt8] = []
-    /// Interface id of each link type declared so far.
-    private var interfaces: [UInt32: UInt32] = [:]
+    /// Interface id of each (link type, input interface) declared so far.
+    private var interfaces: [InterfaceKey: UInt32] = [:]
+
+    /// An output interface: a link type, and the input's interface where the input has several (pcapng).
+    struct InterfaceKey: Hashable {
+        let linkType: UInt32
+        let inputInterface: UInt16
+    }
 
     /// LINKTYPE_USER0: PacketLogger records that are not HCI packets (notes, syslog, LMP), stored as in the file.
     public static let userLinkType: UInt32 = 147
@@ -71,7 +79,7 @@ public final class PcapngFileWriter {
     public func write(_ record: CaptureRecord, comments: [String] = []) throws(CaptureWriteError) {
         let (linkType, prefix, payload) = layout(record)
         let suffix: [UInt8] = linkType == PcapLinkType.linuxMonitor && isPacketLoggerInput ? [0] : []
-        let interface = interfaceID(linkType)
+        let interface = interfaceID(InterfaceKey(linkType: linkType, inputInterface: inputInterface(record)))
         let nanoseconds = UInt64(bitPattern: record.timestamp.microseconds &* 1000 &+ Int64(record.extraNanoseconds))
         // The original length: what is written plus what the capturer cut.
         let original = prefix.count + payload.count + suffix.count + max(0, record.originalLength - record.includedLength)
@@ -88,6 +96,11 @@ public final class PcapngFileWriter {
         Self.pad(&body)
         var options: [UInt8] = []
         for comment in comments { Self.appendOption(1, Array(comment.utf8), to: &options) }
+        if record.packetFlags != 0 {
+            var flags: [UInt8] = []
+            Self.append(record.packetFlags, to: &flags)
+            Self.appendOption(2, flags, to: &options)  // epb_flags
+        }
         appendBlock(type: 6, body: body, options: options)
         recordsWritten += 1
         commentsWritten += comments.count
@@ -125,7 +138,8 @@ public final class PcapngFileWriter {
         let received: UInt8 = record.direction == .rx || record.kind == .event ? 1 : 0
         if stored.baseAddress != nil {
             switch input {
-            case .pcap(let linkType): return (linkType, [], stored)
+            // Each packet under its own interface's link type (a pcapng may mix Bluetooth and Ethernet interfaces).
+            case .pcap(let linkType): return (record.linkType != 0 ? record.linkType : linkType, [], stored)
             case .btsnoopH4: return (PcapLinkType.h4WithPHDR, [0, 0, 0, received], stored)
             case .btsnoopH1 where record.kind.isHCI:
                 return (PcapLinkType.h4WithPHDR, [0, 0, 0, received, record.kind.rawValue], stored)
@@ -161,11 +175,19 @@ public final class PcapngFileWriter {
         return (Self.userLinkType, [], record.bytes)
     }
 
-    /// The interface of `linkType`, declared (Interface Description Block) the first time.
-    private func interfaceID(_ linkType: UInt32) -> UInt32 {
-        if let id = interfaces[linkType] { return id }
+    /// The input interface a stored pcap(ng) packet came from (its controller index is the interface id); 0 otherwise,
+    /// where the controller index is no interface (a monitor log's index is in each record's header).
+    private func inputInterface(_ record: CaptureRecord) -> UInt16 {
+        guard case .pcap = input, record.stored.baseAddress != nil else { return 0 }
+        return record.controllerIndex
+    }
+
+    /// The interface of `key`, declared (Interface Description Block) the first time.
+    private func interfaceID(_ key: InterfaceKey) -> UInt32 {
+        if let id = interfaces[key] { return id }
+        let linkType = key.linkType
         let id = UInt32(interfaces.count)
-        interfaces[linkType] = id
+        interfaces[key] = id
         var body: [UInt8] = []
         Self.append(UInt16(truncatingIfNeeded: linkType), to: &body)
         Self.append(UInt16(0), to: &body)

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Link-layer compliance on air captures, read by tshark alone: the truth for LL-01 and LL-03 (issue 45 scope 3,
+issue 48 point 4; LL-02's invalid channel maps are diagnosis_truth_security.py's `ll-channel-map-invalid`).
+
+Usage: scripts/diagnosis_truth_linklayer.py [--base-name] CAPTURE...
+Output: one JSON object per capture per line, {"file", "events": [...]}, events sorted by frame; each: class, frame,
+`frames`, class fields. One tshark pass of fields; PDUs with a bad CRC are skipped. Python 3 standard library only.
+
+  ll-version-repeated  (LL-01) a second (or later) LL_VERSION_IND from the same side of a link (access address and the
+                       sniffer's direction) that its receiver takes as new data (Core Vol 6, Part B, 4.5.9: its SN
+                       is the NESN of the receiver's last PDU; with no receiver PDU since the sender's previous one,
+                       a PDU repeating that one's SN and opcode is it resent); the version exchange runs once per
+                       direction (5.1.4): frame = it, frames = it and the first, count (so far).
+                       air-direction-unknown (frame 0): the capture's format says no direction (LT 256, PPI): which
+                       side sent a PDU is not in the capture, LL-01 cannot be judged.
+  ll-parameter-out-of-range  (LL-03) a CONNECT_IND / AUX_CONNECT_REQ or LL_CONNECTION_UPDATE_IND with a parameter
+                       outside Vol 6, Part B, 2.3.3.1 / 2.4.2.1: Interval 6-3200 (units of 1.25 ms), Latency 0-499,
+                       Timeout 10-3200 (10 ms) and, in ms, over
+                       (1 + Latency) x Interval x 2, WinSize 1 to min(8, Interval - 1), WinOffset 0 to Interval, Hop
+                       5-16 (connect requests only): frame, parameters (the names out of range).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from diagnosis_truth import TSHARK, looks_like_capture  # noqa: E402
+
+FIELDS = [
+    "frame.number", "btle.access_address", "nordic_ble.crcok", "btle.crc.incorrect", "nordic_ble.direction",
+    "btle.advertising_header.pdu_type", "btle.link_layer_data.access_address", "btle.control_opcode",
+    "btle.data_header.sequence_number", "btle.data_header.next_expected_sequence_number",
+    "btle.data_header.length",
+    "btle.link_layer_data.window_size", "btle.link_layer_data.window_offset", "btle.link_layer_data.interval",
+    "btle.link_layer_data.latency", "btle.link_layer_data.timeout", "btle.link_layer_data.hop",
+    "btle.control.window_size", "btle.control.window_offset", "btle.control.interval", "btle.control.latency",
+    "btle.control.timeout",
+]
+
+
+def num(text):
+    if not text:
+        return None
+    try:
+        return int(text.split(",")[0], 0)
+    except ValueError:
+        return None
+
+
+def out_of_range(size, offset, interval, latency, timeout, hop=None):
+    """The names of the connection parameters outside the spec's ranges (None: not in the PDU)."""
+    bad = []
+    if interval is not None and not 6 <= interval <= 3200:
+        bad.append("interval")
+    if timeout is not None and not 10 <= timeout <= 3200:
+        bad.append("timeout")
+    if None not in (interval, latency, timeout):
+        if not 0 <= latency <= 499:
+            bad.append("latency")
+        if timeout * 10 <= (1 + latency) * interval * 1.25 * 2 and "timeout" not in bad:
+            bad.append("timeout")
+    if size is not None and interval is not None and not 1 <= size <= min(8, interval - 1):
+        bad.append("window_size")
+    if offset is not None and interval is not None and not 0 <= offset <= interval:
+        bad.append("window_offset")
+    if hop is not None and not 5 <= hop <= 16:
+        bad.append("hop")
+    return bad
+
+
+def new_pdu(previous, other, sn, opcode):
+    """Whether a PDU is new data to its receiver (Vol 6, Part B, 4.5.9), from the sender's previous PDU and the
+    receiver's last one ((frame, SN, NESN, opcode), None when not seen): when the receiver spoke since the sender's
+    previous PDU, the PDU is new when its SN is the NESN the receiver asked for (else the receiver takes it as resent);
+    otherwise a PDU repeating the SN and opcode of the sender's previous one is that PDU resent."""
+    if other is not None and (previous is None or other[0] > previous[0]):
+        return other[2] is None or sn == other[2]
+    return previous is None or (previous[1], previous[3]) != (sn, opcode)
+
+
+def analyse(path):
+    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
+    for f in FIELDS:
+        args += ["-e", f]
+    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
+    events, last, versions, unknown = [], {}, {}, False
+    for line in out.splitlines():
+        cells = line.split("\t")
+        r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+        if not r["btle.access_address"] or r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]:
+            continue
+        frame = int(r["frame.number"])
+        if num(r["btle.advertising_header.pdu_type"]) == 0x05 and r["btle.link_layer_data.access_address"]:
+            aa = num(r["btle.link_layer_data.access_address"])
+            bad = out_of_range(*(num(r["btle.link_layer_data." + k]) for k in
+                                 ("window_size", "window_offset", "interval", "latency", "timeout", "hop")))
+            if bad:
+                events.append({"class": "ll-parameter-out-of-range", "frame": frame, "frames": [frame],
+                               "pdu": "connect request", "parameters": bad})
+            for key in [k for k in versions if k[0] == aa]:  # a new link on the address: counts start again
+                versions.pop(key)
+                last.pop(key, None)
+            continue
+        if r["btle.data_header.sequence_number"] is None:
+            continue
+        aa, opcode = num(r["btle.access_address"]), num(r["btle.control_opcode"])
+        if opcode == 0x00:
+            bad = out_of_range(*(num(r["btle.control." + k]) for k in
+                                 ("window_size", "window_offset", "interval", "latency", "timeout")))
+            if bad:
+                events.append({"class": "ll-parameter-out-of-range", "frame": frame, "frames": [frame],
+                               "pdu": "LL_CONNECTION_UPDATE_IND", "parameters": bad})
+        side = r["nordic_ble.direction"]
+        if side is None:
+            unknown = True
+            continue
+        key, sn = (aa, side), num(r["btle.data_header.sequence_number"])
+        nesn = num(r["btle.data_header.next_expected_sequence_number"])
+        previous, other = last.get(key), next((v for k, v in last.items() if k[0] == aa and k != key), None)
+        last[key] = (frame, sn, nesn, opcode)
+        if opcode != 0x0C or not new_pdu(previous, other, sn, opcode):
+            continue
+        first, count = versions.get(key, (frame, 0))
+        versions[key] = (first, count + 1)
+        if count:
+            events.append({"class": "ll-version-repeated", "frame": frame, "frames": sorted({first, frame}),
+                           "count": count + 1, "access_address": aa})
+    if unknown:
+        events.append({"class": "air-direction-unknown", "frame": 0, "frames": [0]})
+    return sorted(events, key=lambda e: (e["frame"], e["class"]))
+
+
+def main(argv):
+    base = "--base-name" in argv
+    paths = [a for a in argv if a != "--base-name"]
+    if not paths:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    for path in paths:
+        if looks_like_capture(path):
+            name = os.path.basename(path) if base else path
+            print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
