@@ -9,8 +9,9 @@ extension AudioReport {
         w.beginArray("obex")
         for s in sessions {
             w.beginObject()
-            w.field("dlci", Int(s.dlci))
-            w.field("server_channel", Int(s.dlci >> 1))
+            w.field("dlci", s.psm == nil ? Int(s.dlci) : nil)
+            w.field("server_channel", s.psm == nil ? Int(s.dlci >> 1) : nil)
+            w.field("psm", s.psm.map(Int.init))
             w.field("service", s.service)
             w.field("this_side", s.thisSideIsClient ? "client" : "server")
             w.field("connect_frame", s.connectFrame)

@@ -178,6 +178,14 @@ import Testing
                     "PBAP with 8C:7A:B3:AA:E2:9B: the peer pulled the phone book and call history from this side in 10 Gets (2795–3209), all Success (200): telecom/pb.vcf 272 bytes (size 2), SIM1/telecom/pb.vcf 98 bytes (size 1), telecom/mch.vcf 1329 bytes (size 9)"
                 ) && $0.text.hasSuffix("connected at 2776 on RFCOMM channel 19, no Disconnect in the log.")
             })
+        // The cover art channel (PSM 0x1001, ERTM, 3088-3092) is OBEX (BIP): Connect with Target 7163dd54-… at 3119, one Get
+        // of a thumbnail answered by Continue responses, then Success at 3847 (tshark with `-d btl2cap.psm==0x1001,obex`).
+        #expect(
+            out.story.contains {
+                $0.text.hasPrefix(
+                    "cover art (BIP) with 8C:7A:B3:AA:E2:9B: the peer pulled cover art thumbnails from this side in 1 Get (3169–3847), all Success (200): x-bt/img-thm 32368 bytes; connected at 3119 on L2CAP PSM 0x1001"
+                )
+            })
     }
 
     /// A Galaxy S23 with a Beurer blood-pressure cuff (CCCD refused 0x05, Passkey Entry pairing, 14 indications) and a

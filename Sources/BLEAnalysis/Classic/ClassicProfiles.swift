@@ -22,6 +22,9 @@ struct ClassicProfiles {
     var avdtp = AVDTPTracker()
     var avrcp = AVRCPSummary()
     var obex = OBEXTracker()
+    /// OBEX over L2CAP (GOEP 2.0): whether each channel's I-frames end with an FCS, and the last TxSeq each way.
+    var goepFCS: [UInt16: Bool] = [:]
+    var goepTxSeq: [UInt32: UInt8] = [:]
     /// The hands-free DLC and its tracker (one per link: a second HFP DLC is not followed).
     var hfp: HFPTracker?
     /// AVRCP commands waiting for their response, by (sender is the peer, label): frame.

@@ -63,7 +63,7 @@ extension ConnectionMachine {
         emitClassic(.rfcomm, frame, timestamp, direction, code: f.type.rawValue, name: "RFCOMM \(f.type)", f.summary, fields: fields)
         if step.closed { closeOBEX(dlci: f.dlci, frame: frame) }
         guard let data = step.data else { return }
-        if classic!.obex.follows(dlci: f.dlci) || !classic!.isHandsFree(dlci: f.dlci, data: data) {
+        if classic!.obex.follows(UInt16(f.dlci)) || !classic!.isHandsFree(dlci: f.dlci, data: data) {
             if classic!.isOBEX(dlci: f.dlci, data: data, fromPeer: fromPeer) {
                 obex(data, dlci: f.dlci, fromPeer: fromPeer, frame: frame, timestamp: timestamp, direction: direction)
             }

@@ -1,11 +1,14 @@
 import BLECore
 import BLEProtocols
 
-/// One OBEX session on an RFCOMM DLC (GOEP 2.1 over RFCOMM; PBAP, MAP, FTP, OPP): its Connect with the service its
-/// Target names, the Connection ID, the operations with their Name, Type, body bytes and final response, the
+/// One OBEX session on an RFCOMM DLC or, GOEP 2.0's way, on an L2CAP channel (PBAP, MAP, FTP, OPP, AVRCP cover art):
+/// its Connect with the service its Target names, the Connection ID, the operations with their Name, Type, body bytes and final response, the
 /// Disconnect. Every item names its frames.
 public struct OBEXSession: Hashable, Sendable {
+    /// The RFCOMM DLC it ran on (0 on L2CAP).
     public var dlci: UInt8
+    /// The L2CAP channel's PSM when OBEX ran over L2CAP (GOEP 2.1, 5.2: ERTM), nil on RFCOMM.
+    public var psm: UInt16?
     /// `PBAP` from the Connect's Target (or the response's Who), else what SDP named the server channel (`OBEX Object Push`).
     public var service: String?
     /// This side sent the requests (the client: a car kit pulling a phone book is the client, the phone the server).
@@ -22,6 +25,8 @@ public struct OBEXSession: Hashable, Sendable {
     /// Packets that did not decode, or were cut when the DLC closed: frames.
     public var malformed: [Int] = []
     public init(dlci: UInt8, thisSideIsClient: Bool) { self.dlci = dlci; self.thisSideIsClient = thisSideIsClient }
+    /// `RFCOMM channel 19`, `L2CAP PSM 0x1001`.
+    public var channelText: String { psm.map { "L2CAP PSM \(hex($0, width: 4))" } ?? "RFCOMM channel \(dlci >> 1)" }
 
     /// Get operations that ended Success, and the body bytes they carried.
     public var gets: [OBEXOperation] { operations.filter { $0.opcode == .get } }
@@ -51,10 +56,10 @@ public struct OBEXOperation: Hashable, Sendable {
 /// operations. What does not decode is reported with its frame and offset; the DLC's next packet is read on.
 struct OBEXTracker {
     private(set) var sessions: [OBEXSession] = []
-    /// The session open on each DLC: its index.
-    private var open: [UInt8: Int] = [:]
-    /// Bytes of a packet not yet whole, per DLC and direction (key: dlci << 1 | from the peer), with its first frame.
-    private var partial: [UInt16: (bytes: [UInt8], frame: Int)] = [:]
+    /// The session open on each channel (an RFCOMM DLCI, or 0x100 + an L2CAP channel's index): its index.
+    private var open: [UInt16: Int] = [:]
+    /// Bytes of a packet not yet whole, per channel and direction (key: channel << 1 | from the peer), with its first frame.
+    private var partial: [UInt32: (bytes: [UInt8], frame: Int)] = [:]
     /// The operation running per session (index in its operations) and whether a final response ended it.
     private var running: [Int: Int] = [:]
     static let maxSessions = 64
@@ -63,7 +68,7 @@ struct OBEXTracker {
     /// One packet as it completed, for the timeline: the packet, its DLC, the frame it began in, the request it answers.
     struct Packet {
         var packet: OBEXPacket
-        var dlci: UInt8
+        var channel: UInt16
         var firstFrame: Int
         var requestFrame: Int?
     }
@@ -71,44 +76,46 @@ struct OBEXTracker {
     /// A packet that did not decode: the error (its offset counts from the packet's first byte), the DLC, the frame.
     struct Malformed {
         var error: DecodeError
-        var dlci: UInt8
+        var channel: UInt16
         var frame: Int
         var offset: Int
     }
 
-    func follows(dlci: UInt8) -> Bool { open[dlci] != nil }
+    func follows(_ channel: UInt16) -> Bool { open[channel] != nil }
 
-    /// Starts following `dlci` (SDP named an OBEX service on its channel, or its first data is an OBEX Connect).
-    mutating func start(dlci: UInt8, service: String?, firstByte: UInt8, fromPeer: Bool) -> Bool {
+    /// Starts following `channel` (SDP named an OBEX service on its RFCOMM channel, or its first data is an OBEX Connect).
+    mutating func start(_ channel: UInt16, psm: UInt16? = nil, service: String?, firstByte: UInt8, fromPeer: Bool) -> Bool {
         guard sessions.count < Self.maxSessions else { return false }
         // A response code (0x10–0x6F without the Final bit) first: the log began mid-session, its sender is the server.
         let response = (0x10...0x6F).contains(firstByte & 0x7F)
-        var s = OBEXSession(dlci: dlci, thisSideIsClient: response ? fromPeer : !fromPeer)
+        var s = OBEXSession(dlci: psm == nil ? UInt8(truncatingIfNeeded: channel) : 0, thisSideIsClient: response ? fromPeer : !fromPeer)
+        s.psm = psm
         s.service = service
         sessions.append(s)
-        open[dlci] = sessions.count - 1
+        open[channel] = sessions.count - 1
         return true
     }
 
     /// The DLC closed: its session ends; a packet left half-sent is reported.
-    mutating func close(dlci: UInt8, frame: Int) -> [Malformed] {
-        guard open.removeValue(forKey: dlci) != nil else { return [] }
+    mutating func close(_ channel: UInt16, frame: Int) -> [Malformed] {
+        guard open.removeValue(forKey: channel) != nil else { return [] }
         var out: [Malformed] = []
-        for direction: UInt16 in [0, 1] {
-            guard let held = partial.removeValue(forKey: UInt16(dlci) << 1 | direction), !held.bytes.isEmpty else { continue }
+        for direction: UInt32 in [0, 1] {
+            guard let held = partial.removeValue(forKey: UInt32(channel) << 1 | direction), !held.bytes.isEmpty else { continue }
             let announced = held.bytes.count >= 3 ? Int(held.bytes[1]) << 8 | Int(held.bytes[2]) : 3
             out.append(
                 Malformed(
-                    error: .truncated(needed: announced, available: held.bytes.count, offset: 0), dlci: dlci, frame: held.frame,
+                    error: .truncated(needed: announced, available: held.bytes.count, offset: 0), channel: channel, frame: held.frame,
                     offset: held.bytes.count))
         }
         return out
     }
 
-    /// One RFCOMM data frame of a followed DLC: the packets it completed, and those that did not decode.
-    mutating func feed(_ data: [UInt8], dlci: UInt8, fromPeer: Bool, frame: Int) -> (packets: [Packet], malformed: [Malformed]) {
-        guard let s = open[dlci] else { return ([], []) }
-        let key = UInt16(dlci) << 1 | (fromPeer ? 1 : 0)
+    /// One data frame of a followed channel (RFCOMM information, or an L2CAP I-frame's): the packets it completed, and
+    /// those that did not decode.
+    mutating func feed(_ data: [UInt8], channel: UInt16, fromPeer: Bool, frame: Int) -> (packets: [Packet], malformed: [Malformed]) {
+        guard let s = open[channel] else { return ([], []) }
+        let key = UInt32(channel) << 1 | (fromPeer ? 1 : 0)
         var held = partial[key] ?? ([], frame)
         if held.bytes.isEmpty { held.frame = frame }
         held.bytes += data
@@ -119,7 +126,8 @@ struct OBEXTracker {
                 // No length to find the next packet by: the rest of what this direction holds is given up.
                 malformed.append(
                     Malformed(
-                        error: .invalidValue(field: "OBEX packet length", value: length, offset: 1), dlci: dlci, frame: frame, offset: 1))
+                        error: .invalidValue(field: "OBEX packet length", value: length, offset: 1), channel: channel, frame: frame,
+                        offset: 1))
                 sessions[s].malformed.append(frame)
                 held.bytes.removeAll()
                 break
@@ -133,9 +141,10 @@ struct OBEXTracker {
                 let p = try withByteReader(bytes) { (r: inout ByteReader) throws(DecodeError) -> OBEXPacket in
                     try OBEXPacket(parsing: &r, isResponse: isResponse, answering: request)
                 }
-                packets.append(Packet(packet: p, dlci: dlci, firstFrame: held.frame, requestFrame: apply(p, session: s, frame: frame)))
+                packets.append(
+                    Packet(packet: p, channel: channel, firstFrame: held.frame, requestFrame: apply(p, session: s, frame: frame)))
             } catch {
-                malformed.append(Malformed(error: error, dlci: dlci, frame: frame, offset: Self.offset(of: error)))
+                malformed.append(Malformed(error: error, channel: channel, frame: frame, offset: Self.offset(of: error)))
                 sessions[s].malformed.append(frame)
             }
             held.frame = frame

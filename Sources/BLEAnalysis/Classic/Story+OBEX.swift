@@ -41,7 +41,7 @@ extension Story {
     static func transferSentence(_ ops: [OBEXOperation], client thisSide: Bool) -> (text: String, frames: [Int])? {
         guard let firstOp = ops.first, let lastOp = ops.last else { return nil }
         let puts = ops.contains { $0.opcode == .put }, gets = ops.contains { $0.opcode == .get }
-        let what = objects(ops.compactMap(\.name))
+        let what = objects(ops.compactMap { $0.name ?? $0.type })
         var verb = gets && !puts ? "pulled" : puts && !gets ? "pushed" : "exchanged"
         verb += " " + (what ?? "objects")
         let (who, other) = thisSide ? ("this side", "the peer") : ("the peer", "this side")
@@ -81,7 +81,8 @@ extension Story {
         return order.map { plural(n[$0]!, $0.description) }.joined(separator: " and ")
     }
 
-    /// `the phone book and call history` from PBAP's object names (PBAP 1.2, 5.1.2: pb, ich, och, mch, cch, spd, fav).
+    /// `the phone book and call history` from PBAP's object names (PBAP 1.2, 5.1.2: pb, ich, och, mch, cch, spd, fav), or
+    /// BIP's types for AVRCP cover art (`x-bt/img-thm`, `x-bt/img-img`).
     static func objects(_ names: [String]) -> String? {
         var kinds: [String] = []
         for n in names {
@@ -92,6 +93,8 @@ extension Story {
                 case "ich.vcf", "och.vcf", "mch.vcf", "cch.vcf": "call history"
                 case "fav.vcf": "favourites"
                 case "spd.vcf": "speed dials"
+                case "x-bt/img-thm": "cover art thumbnails"
+                case "x-bt/img-img": "cover art images"
                 default: nil
                 }
             if let kind, !kinds.contains(kind) { kinds.append(kind) }
@@ -102,7 +105,7 @@ extension Story {
 
     /// `connected at 2776 on RFCOMM channel 19, no Disconnect in the log` / `3 sessions (2649, 3551, 11326), each disconnected`.
     static func connections(_ sessions: [OBEXSession]) -> String {
-        let channel = "RFCOMM channel \(sessions[0].dlci >> 1)"
+        let channel = sessions[0].channelText
         let connects = sessions.compactMap(\.connectFrame)
         let refused = sessions.filter { $0.connectResult.map { !$0.isSuccess } ?? false }
         let disconnected = sessions.filter { $0.disconnectFrame != nil }.count
