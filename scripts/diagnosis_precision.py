@@ -15,15 +15,16 @@ An occurrence is
              diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of
              diagnosis_truth_security2.py, cached as <name>.security.jsonl and made only for a capture where one of
              SECURITY2_RULES fires; of diagnosis_truth_audio.py, <name>.audio.jsonl, likewise for AUDIO_RULES; of
-             diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES) is at its deciding frame (the
+             diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES; of diagnosis_truth_capture.py,
+             <name>.capture.jsonl, for CAPTURE_RULES; of diagnosis_truth_gatt.py, <name>.gatt.jsonl, for GATT_RULES)
+             is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
   false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
              benign (capability probing, host cancel, procedure redone, clock jitter, ...) while the finding is a
              warning or above;
   unjudged   when the rule has no truth class yet (RULES_WITHOUT_TRUTH says why), or the firing is of a kind the
-             truth does not extract (JUDGED_KIND: a gap for CQ-04, a CCCD never written for GATT-03, LL_UNKNOWN_RSP
-             for LP-05).
+             truth does not extract (JUDGED_KIND: a gap for CQ-04, a CCCD never written for GATT-03).
 Precision = true / (true + false). Output: one row per rule (captures fired on, occurrences, true, false, unjudged,
 precision), then the false occurrences one per line (capture, frame, severity, what the truth holds there), so each
 can be read with `tshark -V`. --markdown prints the table docs/diagnosis.md carries; --json one object per rule.
@@ -97,7 +98,7 @@ TRUTH = {
     or (e["class"] == "command-error" and e.get("opcode") in (0x2032, 0x2031)),
     "LP-05": lambda e: (e["class"] == "ll-reject" and e.get("reason") not in (0x05, 0x06))
     or (e["class"] in ("command-error", "conn-update-rejected", "phy-update-failed")
-        and e.get("status") in (0x1A, 0x11, 0x1E, 0x20)),
+        and e.get("status") in (0x1A, 0x11, 0x1E, 0x20)) or e["class"] == "ll-unknown-rsp",
     "TP-02": cls("data-buffer-overflow"),
     "LA-01": cls("cis-failed", "big-failed", "big-sync-failed"),
     "LA-05": cls("big-sync-lost"),
@@ -142,6 +143,11 @@ TRUTH = {
     # diagnosis_truth_linklayer.py's classes (cached as <name>.ll.jsonl)
     "LL-01": cls("ll-version-repeated"),
     "LL-03": cls("ll-parameter-out-of-range"),
+    # diagnosis_truth_capture.py's classes (cached as <name>.capture.jsonl)
+    "CQ-02": cls("acl-records-cut"),
+    "CQ-03": cls("pending-at-end"),
+    # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
+    "GATT-05": cls("subscribed-silent"),
 }
 # The rules diagnosis_truth_security2.py's truth judges: it is made (one more tshark pass) only for a capture where one
 # of them fires.
@@ -149,21 +155,21 @@ SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "
 # And diagnosis_truth_audio.py's.
 AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
 # And diagnosis_truth_linklayer.py's.
-LINK_LAYER_RULES = {"LL-01", "LL-03"}
+LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05"}
+# And diagnosis_truth_capture.py's.
+CAPTURE_RULES = {"CQ-02", "CQ-03"}
+# And diagnosis_truth_gatt.py's.
+GATT_RULES = {"GATT-05"}
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
     "CQ-04": lambda message: "step back" in message,  # gaps and btsnoop drops: not extracted
     "GATT-03": lambda message: "Write Command" in message,  # a CCCD never written: not extracted
-    "LP-05": lambda message: "LL_UNKNOWN_RSP" not in message,  # LL_UNKNOWN_RSP: not extracted
 }
 
 # Why the others are not judged yet: what the truth would need.
 RULES_WITHOUT_TRUTH = {
-    "CQ-02": "cut records (caplen < len) (not extracted)",
-    "CQ-03": "pending at the end of the capture (not extracted)",
     "CQ-05": "air capture joined late / undecrypted PDUs (not extracted)",
-    "GATT-05": "CCCD enabled, no notification for 30 s (not extracted)",
     "GATT-07": "ATT_MTU and value sizes (not extracted)",
     "TP-03": "throughput verdicts (not extracted)",
     "TP-04": "throughput verdicts (not extracted)",
@@ -233,6 +239,16 @@ def link_layer_truth_for(path, truth_dirs, cache):
     return cached_truth(path, "diagnosis_truth_linklayer.py", ".ll.jsonl", truth_dirs, cache).get("events", [])
 
 
+def capture_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_capture.py's events (what waits at the capture's end, ACL records cut), cached."""
+    return cached_truth(path, "diagnosis_truth_capture.py", ".capture.jsonl", truth_dirs, cache).get("events", [])
+
+
+def gatt_truth_for(path, truth_dirs, cache):
+    """diagnosis_truth_gatt.py's events (subscriptions nothing answered in 30 s), cached."""
+    return cached_truth(path, "diagnosis_truth_gatt.py", ".gatt.jsonl", truth_dirs, cache).get("events", [])
+
+
 def findings(blescope, path):
     out = subprocess.run([blescope, "diagnose", "--json", path], capture_output=True, text=True)
     line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
@@ -262,7 +278,8 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02"}
 # What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
 # unjudged rather than false.
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
-          "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}}
+          "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
+          "GATT-05": {"att-unreadable"}}
 
 
 def judge(rule, severity, message, frame, at, cited=()):
@@ -312,6 +329,10 @@ def measure(blescope, paths, truth_dirs, cache):
             events += audio_truth_for(path, truth_dirs, cache)
         if any(f["rule"] in LINK_LAYER_RULES for f in found):
             events += link_layer_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in CAPTURE_RULES for f in found):
+            events += capture_truth_for(path, truth_dirs, cache)
+        if any(f["rule"] in GATT_RULES for f in found):
+            events += gatt_truth_for(path, truth_dirs, cache)
         at = index(events)
         for f in found:
             row = rows.setdefault(f["rule"], {"rule": f["rule"], "captures": set(), "occurrences": 0, "true": 0,

@@ -15,8 +15,9 @@ configured the channel, and HFP AT commands on the RFCOMM channel SDP named). Py
   iso-sdu-lost         (LA-03) HCI ISO data (Core Vol 4, Part E, 5.4.5), per connection handle and direction: a
                        Packet_Sequence_Number that skips (not the previous + 1, modulo 2^16: lost = the SDUs skipped),
                        or a Packet_Status_Flag 0b10 (lost data): frame = that packet, prev_frame, lost. A step back
-                       is no loss. iso-undecoded (frame 0): the capture's PacketLogger ISO records (types 0x12,
-                       0x13), which tshark 4.0.17 does not decode: LA-03 cannot be judged there.
+                       is no loss. PacketLogger's ISO records (types 0x12 sent, 0x13 received), which tshark
+                       4.0.17 leaves as data, are read from their bytes (Vol 4, Part E, 5.4.5); iso-undecoded
+                       (frame 0): such a record with no bytes to read (LA-03 cannot be judged there).
   a2dp-media-gap       (BR-07) on a link whose AVDTP Start was accepted (signal 0x07, response accept) and no Suspend,
                        Close or Abort (0x09, 0x08, 0x0A) sent since, two media packets (RTP on the L2CAP channel tshark
                        decodes as A2DP) more than 200 ms apart: frame = the later, frames = both, gap_ms.
@@ -49,7 +50,7 @@ FIELDS = [
     "rtp.seq", "btl2cap.cid", "btrfcomm.dlci", "btrfcomm.frame_type", "bthfp.command", "bthfp.bac.codec",
     "bthfp.bcs.codec",
     "bthfp", "_ws.col.Info", "bthci_evt.code", "bthci_evt.status", "bthci_evt.air_mode", "bthci_evt.bd_addr",
-    "bthci_evt.connection_handle", "hci_mon.adapter_id", "data.data",
+    "bthci_evt.connection_handle", "hci_mon.adapter_id", "data.data", "data",
 ]
 SLC_COMMANDS = ("BRSF", "BAC", "CIND", "CMER", "CHLD=?", "BIND")
 GAP_SECONDS = 0.2
@@ -110,10 +111,15 @@ class Audio:
         self.att(r, frame, link)
         if r["bthci_iso.chandle"]:
             self.iso_packet(r, frame)
-        elif num(r["packetlogger.type"]) in (0x12, 0x13) and not self.iso_unread:
-            # PacketLogger's ISO records (0x12 sent, 0x13 received): tshark 4.0.17 does not decode them.
-            self.iso_unread = True
-            self.emit("iso-undecoded", 0, first_frame=frame)
+        elif num(r["packetlogger.type"]) in (0x12, 0x13):
+            # PacketLogger's ISO records (0x12 sent, 0x13 received): tshark 4.0.17 leaves them as data, read here
+            # in the layout of Vol 4, Part E, 5.4.5.
+            raw = bytes.fromhex((r["data"] or "").replace(":", ""))
+            if len(raw) >= 4:
+                self.iso_packet(iso_fields(r, raw), frame)
+            elif not self.iso_unread:
+                self.iso_unread = True
+                self.emit("iso-undecoded", 0, first_frame=frame)
         self.avdtp(r, frame, link)
         if r["btrfcomm.dlci"]:
             self.rfcomm(r, frame, link)
@@ -218,6 +224,19 @@ class Audio:
             if pending[0] == "CMER":
                 state["done"] = True
             state["pending"] = None
+
+
+def iso_fields(row, raw):
+    """tshark's ISO fields of an HCI ISO Data packet's bytes: handle, PB and TS flags, then (PB 0b00 or 0b10) the
+    Time_Stamp when TS is set, Packet_Sequence_Number, ISO_SDU_Length and Packet_Status_Flag."""
+    header = int.from_bytes(raw[0:2], "little")
+    fields = dict(row, **{"bthci_iso.chandle": str(header & 0x0FFF), "bthci_iso.pb_flag": str(header >> 12 & 3),
+                          "bthci_iso_data.packet_seq_num": None, "bthci_iso_data.status_flag": None})
+    at = 4 + (4 if header >> 14 & 1 else 0)
+    if header >> 12 & 3 in (0, 2) and len(raw) >= at + 4:
+        fields["bthci_iso_data.packet_seq_num"] = str(int.from_bytes(raw[at:at + 2], "little"))
+        fields["bthci_iso_data.status_flag"] = str(int.from_bytes(raw[at + 2:at + 4], "little") >> 14)
+    return fields
 
 
 def codecs(field, info, name):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Self-test of diagnosis_truth_audio.py: one btsnoop H4 capture written byte by byte from the spec layouts (HFP AT
 text on an RFCOMM channel SDP never named, ATT discovery and the ASE Control Point of ASCS, HCI ISO data of Core Vol 4,
-Part E, 5.4.5), each class beside a near miss, read back through tshark. The A2DP gap (BR-07) needs a whole AVDTP
+Part E, 5.4.5), each class beside a near miss, read back through tshark; and a PacketLogger file of ISO records, which
+tshark leaves undecoded. The A2DP gap (BR-07) needs a whole AVDTP
 configuration for tshark to decode media as RTP and is checked on the real capture docs/diagnosis.md names instead.
 diagnosis_truth_selftest.py runs it too. Exit 0 when every event matches.
 """
@@ -69,6 +70,26 @@ def capture():
     return btsnoop(1002, c.records)
 
 
+def packetlogger():
+    """PacketLogger records (length, seconds, microseconds, little-endian as Apple writes them; type, data): three HCI
+    Resets and their Command Completes (tshark knows the format by its first records being of types it knows), then
+    HCI ISO data received (type 0x13, which tshark 4.0.17 leaves undecoded), Time_Stamp flag set: sequence 10, 12."""
+    out, seconds = b"", 1_700_000_123  # a low octet of 0 would read as a CommView header's version
+    for known in [bytes([0x00]) + struct.pack("<HB", 0x0C03, 0),
+                  bytes([0x01, 0x0E, 4, 1]) + struct.pack("<HB", 0x0C03, 0)] * 3:
+        out += struct.pack("<III", len(known) + 8, seconds, 0) + known
+    for index, seq in enumerate((10, 12)):
+        load = struct.pack("<IHH", 1000 * index, seq, 4) + b"\x01\x02\x03\x04"
+        data = bytes([0x13]) + struct.pack("<HH", ISO | 2 << 12 | 1 << 14, len(load)) + load
+        out += struct.pack("<III", len(data) + 8, seconds, (index + 1) * 10_000) + data
+    return out
+
+
+PACKETLOGGER_EXPECTED = [
+    {"class": "iso-sdu-lost", "frame": 8, "frames": [8], "handle": ISO, "direction": "received", "lost": 1,
+     "status": 0, "prev_frame": 7},
+]
+
 EXPECTED = [
     {"class": "hfp-slc-failed", "frame": 9, "frames": [8, 9], "step": "CIND"},
     {"class": "hfp-narrowband", "frame": 10, "frames": [6, 10], "how": "+BCS CVSD"},
@@ -98,6 +119,13 @@ def run():
                 failures += 1
                 print("synthetic-audio.btsnoop event %d:\n  got  %s\n  want %s" % (index, got, want))
         print("synthetic-audio.btsnoop: %d events checked" % len(EXPECTED))
+        path = os.path.join(directory, "synthetic-iso.pklg")
+        with open(path, "wb") as handle:
+            handle.write(packetlogger())
+        out = subprocess.run([sys.executable, script, path], capture_output=True, text=True)
+        if json.loads(out.stdout)["events"] != PACKETLOGGER_EXPECTED:
+            failures += 1
+            print("synthetic-iso.pklg:\n  got  %s\n  want %s" % (out.stdout, PACKETLOGGER_EXPECTED))
     return failures
 
 

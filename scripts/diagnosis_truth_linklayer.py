@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Link-layer compliance on air captures, read by tshark alone: the truth for LL-01 and LL-03 (issue 45 scope 3,
-issue 48 point 4; LL-02's invalid channel maps are diagnosis_truth_security.py's `ll-channel-map-invalid`).
+"""Link-layer compliance on air captures, read by tshark alone: the truth for LL-01, LL-03 and LP-05's LL_UNKNOWN_RSP
+(issue 45 scope 3, issue 48 point 4; LL-02's invalid channel maps are diagnosis_truth_security.py's
+`ll-channel-map-invalid`).
 
 Usage: scripts/diagnosis_truth_linklayer.py [--base-name] CAPTURE...
 Output: one JSON object per capture per line, {"file", "events": [...]}, events sorted by frame; each: class, frame,
@@ -13,6 +14,8 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        direction (5.1.4): frame = it, frames = it and the first, count (so far).
                        air-direction-unknown (frame 0): the capture's format says no direction (LT 256, PPI): which
                        side sent a PDU is not in the capture, LL-01 cannot be judged.
+  ll-unknown-rsp       (LP-05, its LL_UNKNOWN_RSP kind) an LL_UNKNOWN_RSP (opcode 0x07, Vol 6, Part B, 2.4.2.8): the
+                       sender does not support the control PDU whose opcode it names: frame, unknown_type.
   ll-parameter-out-of-range  (LL-03) a CONNECT_IND / AUX_CONNECT_REQ or LL_CONNECTION_UPDATE_IND with a parameter
                        outside Vol 6, Part B, 2.3.3.1 / 2.4.2.1: Interval 6-3200 (units of 1.25 ms), Latency 0-499,
                        Timeout 10-3200 (10 ms) and, in ms, over
@@ -38,7 +41,7 @@ FIELDS = [
     "btle.link_layer_data.window_size", "btle.link_layer_data.window_offset", "btle.link_layer_data.interval",
     "btle.link_layer_data.latency", "btle.link_layer_data.timeout", "btle.link_layer_data.hop",
     "btle.control.window_size", "btle.control.window_offset", "btle.control.interval", "btle.control.latency",
-    "btle.control.timeout",
+    "btle.control.timeout", "btle.control.unknown_type",
 ]
 
 
@@ -108,6 +111,9 @@ def analyse(path):
         if r["btle.data_header.sequence_number"] is None:
             continue
         aa, opcode = num(r["btle.access_address"]), num(r["btle.control_opcode"])
+        if opcode == 0x07:
+            events.append({"class": "ll-unknown-rsp", "frame": frame, "frames": [frame],
+                           "unknown_type": num(r["btle.control.unknown_type"]), "access_address": aa})
         if opcode == 0x00:
             bad = out_of_range(*(num(r["btle.control." + k]) for k in
                                  ("window_size", "window_offset", "interval", "latency", "timeout")))

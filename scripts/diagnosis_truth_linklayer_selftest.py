@@ -2,7 +2,7 @@
 """Self-test of diagnosis_truth_linklayer.py: its two readings of the spec on typed values (the connection parameter
 ranges of Core Vol 6, Part B, 2.3.3.1; the acknowledgment scheme of 4.5.9), each with a near miss, and an LT 256 air
 capture written from the PDU layouts (a CONNECT_IND with hop 0 beside one in range; data PDUs the format gives no
-direction) read back through tshark. diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
+direction, one an LL_UNKNOWN_RSP) read back through tshark. diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
 """
 
 import json
@@ -64,7 +64,8 @@ def air_capture():
                 + b"\xff\xff\xff\xff\x1f" + bytes([hop]))
         return packet(ADVERTISING, 0x05, bytes.fromhex("112233445566") + bytes.fromhex("aabbccddeeff") + data)
     packets = [connect(0), packet(LINK, 0x03, bytes([0x0C, 0x0B, 0x59, 0x00, 0x01, 0x00])),  # 1, 2
-               connect(9)]                                                                      # 3: a near miss
+               packet(LINK, 0x03, bytes([0x07, 0xFF])),                                         # 3 LL_UNKNOWN_RSP
+               connect(9)]                                                                      # 4: a near miss
     out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 256)
     for index, data in enumerate(packets):
         out += struct.pack("<IIII", 1_700_000_000, index * 1000, len(data), len(data)) + data
@@ -74,6 +75,7 @@ def air_capture():
 AIR_EXPECTED = [
     {"class": "air-direction-unknown", "frame": 0, "frames": [0]},
     {"class": "ll-parameter-out-of-range", "frame": 1, "frames": [1], "pdu": "connect request", "parameters": ["hop"]},
+    {"class": "ll-unknown-rsp", "frame": 3, "frames": [3], "unknown_type": 0xFF, "access_address": LINK},
 ]
 
 

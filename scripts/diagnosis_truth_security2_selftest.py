@@ -36,8 +36,8 @@ class Capture(H4):
         data = struct.pack("<HH", len(payload), cid) + payload
         self.add(2, struct.pack("<HH", handle | 0x2000, len(data)) + data, t, sent)
 
-    def pairing(self, handle, opcode, io, authreq, size, t):
-        self.l2cap(handle, 6, bytes([opcode, io, 0, authreq, size, 1, 1]), t, opcode == 0x01)
+    def pairing(self, handle, opcode, io, authreq, size, t, oob=0):
+        self.l2cap(handle, 6, bytes([opcode, io, oob, authreq, size, 1, 1]), t, opcode == 0x01)
 
     def start(self, handle, rand, ediv, key, t):
         self.command(0x2019, struct.pack("<HQH", handle, rand, ediv) + key, t)
@@ -51,7 +51,7 @@ def capture():
     c.le_connected(0x40, 1, 0.0)                                          # 1
     c.pairing(0x40, 0x01, 0x04, 0x05, 16, 1.0)                            # 2 KeyboardDisplay, bonding, MITM
     c.pairing(0x40, 0x02, 0x03, 0x01, 7, 1.1)                             # 3 NoInputNoOutput: legacy Just Works, 7
-    c.start(0x40, 0x1122, 0x3344, K1, 2.0)                                # 4 the STK with EDIV/Rand
+    c.start(0x40, 0x1122, 0, K1, 2.0)                                     # 4 the STK with a Rand
     c.change_v2(0x40, 7, 2.1)                                             # 5
     c.disconnected(0x40, 3.0)                                             # 6
     c.le_connected(0x41, 2, 4.0)                                          # 7
@@ -93,6 +93,14 @@ def capture():
     c.event(0x33, PEER[6] + struct.pack("<I", 0), 17.3)                   # 43
     c.event(0x36, b"\x00" + PEER[6], 17.4)                                # 44
     c.event(0x18, PEER[6] + K4 + b"\x05", 17.5)                           # 45 authenticated P-192
+    c.le_connected(0x46, 3, 18.0)                                         # 46
+    c.pairing(0x46, 0x01, 0x02, 0x05, 16, 18.1)                           # 47 KeyboardOnly, MITM
+    c.pairing(0x46, 0x02, 0x00, 0x01, 16, 18.2)                           # 48 DisplayOnly: legacy Passkey Entry
+    c.le_connected(0x47, 2, 19.0)                                         # 49 peer 2 again
+    c.change_v2(0x47, 0, 19.1)                                            # 50 0 after 16: no size, no fall
+    c.l2cap(0x46, 4, bytes([0x0A, 0x03, 0x00]), 20.0, True)              # 51 ATT, unencrypted, no bond: quiet
+    c.pairing(0x46, 0x01, 0x03, 0x01, 16, 20.1, oob=1)                    # 52 legacy OOB: the TK is not in the
+    c.pairing(0x46, 0x02, 0x03, 0x01, 16, 20.2, oob=1)                    # 53 capture, a near miss
     return btsnoop(1002, c.records)
 
 
@@ -101,7 +109,7 @@ EXPECTED = [
     {"class": "key-size-short", "frame": 3, "frames": [2, 3], "size": 7, "source": "smp", "link": "0/64"},
     {"class": "mitm-not-achieved", "frame": 3, "frames": [2, 3], "method": "Just Works", "pairing": "legacy",
      "link": "0/64"},
-    {"class": "ediv-rand-nonzero", "frame": 4, "frames": [2, 4], "key": "stk", "ediv": 0x3344, "rand": 0x1122,
+    {"class": "ediv-rand-nonzero", "frame": 4, "frames": [2, 4], "key": "stk", "ediv": 0, "rand": 0x1122,
      "link": "0/64"},
     {"class": "key-size-short", "frame": 5, "frames": [5], "size": 7, "source": "hci", "link": "0/64"},
     {"class": "same-key-peers", "frame": 10, "frames": [4, 10], "what": "LTK", "peers": [name(1), name(2)]},
@@ -119,6 +127,9 @@ EXPECTED = [
     {"class": "legacy-pairing", "frame": 33, "frames": [33], "method": "PIN", "peer": name(4)},
     {"class": "mitm-not-achieved", "frame": 34, "frames": [34, 35, 36, 37, 38, 39], "method": "Just Works",
      "pairing": "ssp", "key_type": 4, "peer": name(5)},
+    {"class": "legacy-pairing", "frame": 47, "frames": [47, 48], "method": "Passkey Entry", "link": "0/70"},
+    {"class": "key-size-short", "frame": 50, "frames": [50], "size": 0, "source": "hci", "link": "0/71",
+     "benign": "no key size reported"},
 ]
 
 

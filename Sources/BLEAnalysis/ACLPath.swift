@@ -14,11 +14,13 @@ extension Analyzer {
             findings.append(Finding(.warning, .malformed("ACL header", error), frame: record.frame, offset: record.fileOffset))
             return
         }
-        let cut = record.isTruncated
+        // Shorter than its own header says: cut by the logger where the headers hold together (counted as a capturer's
+        // cut), damaged where they do not (it names no link, so it makes none): ``RecordShortfall``. Neither opens a link:
+        // BTVS logs a link's first ACL (a Security Request) 3 ms before the LE Connection Complete that opens it.
+        let shortfall = RecordShortfall.of(record)
+        let cut = record.isTruncated || shortfall == .cutByLogger
+        let damaged = shortfall == .damaged
         let available = input.remaining
-        // A record shorter than its own header says, that no capturer cut, is damaged (a home-made host's 0xCC filler
-        // read as ACL on handle 0x0CCC, 52,428 bytes stated in 20): it names no link, so it makes none.
-        let damaged = !cut && available < Int(header.dataLength)
         if !cut && available != Int(header.dataLength) {
             findings.append(
                 Finding(
@@ -31,7 +33,7 @@ extension Analyzer {
         guard
             let index = table.link(
                 controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle) && !damaged)
+                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle) && shortfall == .none)
         else {
             if VendorTrace.isVendorHandle(header.handle) {
                 hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)

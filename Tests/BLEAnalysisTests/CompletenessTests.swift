@@ -214,12 +214,14 @@ import Testing
         #expect(item.message.contains("traffic on 0x0001, 0x0081, 0x00c1 from frame 2") && !item.message.contains("0x0041"))
         #expect(!item.message.contains("0x0f00"))
     }
-    /// Records shorter than their own header says, where the capturer cut nothing, are damaged (the Thewbi home-made
-    /// host's PacketLogger log: ACL records of 0xCC filler, handle 0x0CCC stating 52,428 bytes in 16; a Change Local
-    /// Name stating 248 parameter bytes in 29; tshark marks each malformed). They are counted with their frames, and the
-    /// filler's handle makes no connection. The same records cut by the capturer (original length kept) are "truncated",
-    /// not damaged.
-    @Test func recordsShorterThanTheirHeaderAreDamaged() throws {
+    /// Records shorter than their own header says, where the capturer cut nothing: damaged where the header does not hold
+    /// together (the Thewbi home-made host's PacketLogger log: ACL records of 0xCC filler, handle 0x0CCC stating 52,428
+    /// bytes in 16; tshark marks each malformed), cut by the logger where it does (the same log's Change Local Name
+    /// stating 248 parameter bytes in 29; Windows BTVS's notifications keeping ACL length 15, L2CAP length 11, the
+    /// opcode and the handle, and nothing of the value). The damaged are counted with their frames and the filler's
+    /// handle makes no connection; the logger's cuts count as cut records. The same records cut by the capturer
+    /// (original length kept) are "truncated".
+    @Test func recordsShorterThanTheirHeaderAreDamagedOrCutByTheLogger() throws {
         let built = CaptureBuilder(step: 1_000).connect(handle: 0x0B).notify(handle: 0x2A, [1, 2], connection: 0x0B)
         var records = built.records
         #expect(records.count == 2)  // the Connection Complete and the notification: the records below are 3 to 7
@@ -228,19 +230,48 @@ import Testing
             records.append(
                 OwnedRecord(frame: records.count + 1, timestamp: t, direction: .rx, kind: kind, originalLength: original, bytes: bytes))
         }
-        add(.acl, [0xCC, 0x0C, 0xCC, 0xCC] + Array(repeating: 0xCC, count: 12))  // 3: 52,428 stated, 12 held
+        add(.acl, [0xCC, 0x0C, 0xCC, 0xCC] + Array(repeating: 0xCC, count: 12))  // 3: 52,428 stated, 12 held: damaged
         add(.command, [0x13, 0x0C, 248] + Array(repeating: 0x41, count: 26))  // 4: Change Local Name, 248 stated, 26 held
         add(.event, [0x0E, 10, 1, 0x03, 0x0C])  // 5: Command Complete stating 10, holding 3
-        add(.acl, [0x0B, 0x20, 0x20, 0x00, 1, 2], original: 36)  // 6: cut by the capturer: truncated, not damaged
+        add(.acl, [0x0B, 0x20, 0x20, 0x00, 1, 2], original: 36)  // 6: cut by the capturer: truncated
+        add(.acl, [0x0B, 0x20, 0x0F, 0x00, 0x0B, 0x00, 0x04, 0x00, 0x1B, 0x2B, 0x00])  // 7: BTVS's notification, value left out
         let c = Self.completeness(try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "damaged.btsnoop"))
-        let item = try #require(c.items.first { $0.code.id == "damaged-records" })
-        #expect(item.count == 3 && item.frame == 3 && item.severity == .warning)
-        #expect(
-            item.message.hasPrefix("3 records are shorter than their own header says, with nothing cut by the capturer (frames 3, 4, 5)"))
+        let damaged = try #require(c.items.first { $0.code.id == "damaged-records" })
+        #expect(damaged.count == 1 && damaged.frame == 3 && damaged.severity == .warning)
+        #expect(damaged.message.hasPrefix("1 record is shorter than its own header says, with nothing cut by the capturer (frame 3)"))
         #expect(c.verdict == "incomplete")
-        // 0x0CCC named no connection; the cut record on 0x000B is the capturer's (acl-payload-cut), not damage.
+        let others = try #require(c.items.first { $0.code.id == "truncated-records" })
+        #expect(others.count == 2 && others.frame == 4)
+        #expect(
+            others.message
+                == "2 non-ACL records (frame 4, …) cut before the log was written: headers whole, payloads left out, nothing marked cut in the file"
+        )
+        // 0x0CCC named no connection; the cut records on 0x000B are the capturer's and the logger's (acl-payload-cut).
         #expect(!c.items.contains { $0.code.id == "started-before-capture" })
-        #expect(c.items.contains { $0.code.id == "acl-payload-cut" && $0.frame == 6 })
+        #expect(c.items.contains { $0.code.id == "acl-payload-cut" && $0.frame == 6 && $0.count == 2 })
+        #expect(!c.payloadsCutByLogger)
+    }
+
+    /// Every cut ACL record the logger's (BTVS): the item says so, and a link is not inferred from a cut record (BTVS
+    /// logs a link's first ACL 3 ms before its LE Connection Complete).
+    @Test func payloadsLeftOutByTheLogger() throws {
+        let built = CaptureBuilder(step: 1_000).connect(handle: 0x0B)
+        var records = built.records
+        for handle: UInt8 in [0x0B, 0x0C] {
+            records.append(
+                OwnedRecord(
+                    frame: records.count + 1, timestamp: records.last!.timestamp, direction: .rx, kind: .acl,
+                    bytes: [handle, 0x20, 0x0F, 0x00, 0x0B, 0x00, 0x04, 0x00, 0x1B, 0x2B, 0x00]))
+        }
+        let c = Self.completeness(try CaptureFile.open(bytes: CaptureWriter.btsnoop(records), name: "btvs.btsnoop"))
+        let cut = try #require(c.items.first { $0.code.id == "acl-payload-cut" })
+        #expect(
+            cut.count == 2 && cut.frame == 2
+                && cut.message.contains(
+                    "(cut before the log was written: headers whole, payloads left out, nothing marked cut in the file)")
+        )
+        #expect(c.payloadsCutByLogger)
+        #expect(!c.items.contains { $0.code.id == "damaged-records" || $0.code.id == "started-before-capture" })
     }
 
     /// A log whose time stamps never move (the same home-made host writes 0 in every record: tshark's capture span

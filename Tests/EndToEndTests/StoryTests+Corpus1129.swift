@@ -45,6 +45,12 @@ import Testing
                     "8 BR/EDR connection attempts to 2 devices failed, all Page Timeout (0x04)",
                 ]) != nil)
         #expect(Set(out.findings("BR-01").flatMap(\.occurrences)) == [188, 224, 234, 1988, 1998, 2014, 4503, 30271])
+        // Each device connected after its last timeout (tshark: Connection Complete 0x00 with 4c:87:… at 2193, with 94:db:… at
+        // 30321): background reconnects to headphones that were away, nothing lost in the end (info, citing the connection).
+        for (timedOut, connected) in [(188, 2193), (224, 30321)] {
+            let f = try #require(out.findings("BR-01").filter { $0.occurrences.first == timedOut }.first)
+            #expect(f.severity == "info" && f.frames.contains(connected) && f.message.contains("it connected at frame \(connected)"))
+        }
         // Sniff refusals (Mode Change 0x24 at 2934, 3859, 4189) stay info.
         #expect(out.findings("BR-06").allSatisfy { $0.severity == "info" })
         // Each link ends after its channels closed (tshark: the headphones' L2CAP Disconnection Requests 1963–1972

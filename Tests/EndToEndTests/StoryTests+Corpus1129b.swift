@@ -41,10 +41,12 @@ import Testing
     /// A home-made host whose PacketLogger writer stamps every record 0 and logged five receive buffers it never filled.
     @Test func homeMadeHostDamagedRecordsAndNoTiming() throws {
         guard let out = try Self.of("pklg-be-zero-ts_thewbi-diy-host-spp-sdp-unanswered-acl-cc-filler.pklg") else { return }
-        // tshark marks 29 and 31 malformed (248 and 241 parameter bytes stated, 29 and 32 held) and 49, 55, 58, 62, 66
-        // are 0xCC filler (handle 0x0ccc, length 52428): seven damaged records, first frames named on the Log line.
-        #expect(out.text.contains("Log: incomplete: 7 records are shorter than their own header says"))
-        #expect(out.text.contains("(frames 29, 31, 49, 55, 58, …)"))
+        // tshark marks 29 and 31 malformed (Change Local Name and Write Extended Inquiry Response: 248 and 241 parameter
+        // bytes stated, 29 and 32 held, the name whole: cut by the logger) and 49, 55, 58, 62, 66 are 0xCC filler (handle
+        // 0x0ccc, length 52428): five damaged records, their frames named.
+        #expect(out.text.contains("Log: incomplete: 2 non-ACL records (frame 29, …) cut before the log was written"))
+        #expect(out.text.contains("5 records are shorter than their own header says"))
+        #expect(out.text.contains("(frames 49, 55, 58, 62, 66)"))
         // The filler's handle makes no link (before: a phantom "link whose transport the log does not show").
         #expect(!out.story.contains { $0.text.contains("0x0ccc") } && out.findings("CQ-01").isEmpty)
         #expect(out.sentence("classic", containing: ["1 BR/EDR link with 70:5F:A3:0F:8A:AB ×1", "1 still open when the log ends"]) != nil)

@@ -31,6 +31,8 @@ public struct CaptureCompleteness: Hashable, Sendable {
     /// The gaps the log says the host slept through: the first record after the gap → the frame of PacketLogger's
     /// "System Sleep" note before it (``SleepGaps``). Seen, not a break in the capture.
     public var hostAsleep: [Int: Int] = [:]
+    /// Every cut ACL record was cut by the logger, not marked cut in the file (``RecordShortfall/cutByLogger``).
+    public var payloadsCutByLogger = false
 
     /// A stretch without records, ending at `frame`.
     public struct Gap: Hashable, Sendable {
@@ -103,6 +105,10 @@ public struct CompletenessTracker: Sendable {
     var aclCutMaxKept = 0
     var otherCut = 0
     var otherCutFirstFrame: Int?
+    /// Of the cut ACL and other records, those the file marks whole that hold fewer bytes than their own header says,
+    /// their headers whole (``RecordShortfall/cutByLogger``).
+    var aclCutByLogger = 0
+    var otherCutByLogger = 0
     var lastDrops: UInt32 = 0
     var dropsFirstFrame: Int?
     var previous: Timestamp?
@@ -143,7 +149,8 @@ public struct CompletenessTracker: Sendable {
     /// whenever the handle changed (docs/performance.md#completeness).
     var settledKeys = InlineArray<64, UInt32>(repeating: .max)
     var hciRecords = 0
-    /// Records shorter than their own HCI header says where the capturer cut nothing (``damaged(_:)``): the first 5 frames.
+    /// Records shorter than their own HCI header says where the capturer cut nothing and the header does not hold together
+    /// (``RecordShortfall/damaged``): the first 5 frames.
     var damaged = 0
     var damagedFrames: [Int] = []
     /// Records in time (not notes), and whether any two of them differ: a log whose clock never moves has no timing.
@@ -198,15 +205,19 @@ public struct CompletenessTracker: Sendable {
         case .acl:
             hciRecords &+= 1
             aclRecords &+= 1
-            if record.isTruncated {
+            let shortfall = RecordShortfall.of(record)
+            if record.isTruncated || shortfall == .cutByLogger {
                 aclCut += 1
+                if shortfall == .cutByLogger { aclCutByLogger += 1 }
                 if aclCutFirstFrame == nil { aclCutFirstFrame = record.frame }
                 aclCutMaxKept = max(aclCutMaxKept, b.count - 4)
             }
             if firstACLFrame == nil { firstACLFrame = record.frame }
             guard b.count >= 2 else { return }
-            // Shorter than its header says with no capturer's cut: damaged (ACLPath says so), it names no connection.
-            if damaged(record) { return }
+            // Shorter than its header says, the header not holding together: damaged (ACLPath says so), it names no
+            // connection.
+            // Cut by the logger: counted, but no link is inferred from it (as ACLPath).
+            if noteDamaged(record, shortfall) || shortfall == .cutByLogger { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] == k { return }
@@ -220,8 +231,7 @@ public struct CompletenessTracker: Sendable {
             }
         case .command:
             hciRecords &+= 1
-            if record.isTruncated { noteOtherCut(record.frame) }
-            if damaged(record) { return }
+            if noteShortfall(record) { return }
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
                 lastReset = (record.frame, record.timestamp)
@@ -231,14 +241,12 @@ public struct CompletenessTracker: Sendable {
             }
         case .event:
             hciRecords &+= 1
-            if record.isTruncated { noteOtherCut(record.frame) }
-            if damaged(record) { return }
+            if noteShortfall(record) { return }
             noteEvent(record)
         case .sco, .iso:
             hciRecords &+= 1
-            if record.isTruncated { noteOtherCut(record.frame) }
             // Data on an SCO/eSCO or ISO handle names it: its Disconnection Complete ends a channel the log holds.
-            guard b.count >= 2, !damaged(record) else { return }
+            guard !noteShortfall(record), b.count >= 2 else { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] != k {
@@ -292,23 +300,18 @@ public struct CompletenessTracker: Sendable {
         seen.insert(k)
     }
 
-    /// Whether `record` is shorter than its own HCI header says (ACL and ISO 16-bit lengths after a 2-byte handle; a
-    /// command's 1-byte length after its opcode; an event's after its code; SCO's after its handle) while the capturer
-    /// cut nothing: a logger's uninitialised buffer or a writer's bug. Counted once; its header names nothing.
-    mutating func damaged(_ record: CaptureRecord) -> Bool {
-        guard !record.isTruncated else { return false }
-        let b = record.bytes
-        let stated: Int
-        let header: Int
-        switch record.kind {
-        case .acl where b.count >= 4: (stated, header) = (Int(b[2]) | Int(b[3]) << 8, 4)
-        case .iso where b.count >= 4: (stated, header) = ((Int(b[2]) | Int(b[3]) << 8) & 0x3FFF, 4)
-        case .command where b.count >= 3: (stated, header) = (Int(b[2]), 3)
-        case .sco where b.count >= 3: (stated, header) = (Int(b[2]), 3)
-        case .event where b.count >= 2: (stated, header) = (Int(b[1]), 2)
-        default: return false
-        }
-        guard stated > b.count - header else { return false }
+    /// A non-ACL record cut by the capturer or by the logger (``RecordShortfall``) counted as cut; true when it is damaged
+    /// (counted, its header names nothing).
+    mutating func noteShortfall(_ record: CaptureRecord) -> Bool {
+        let shortfall = RecordShortfall.of(record)
+        if record.isTruncated || shortfall == .cutByLogger { noteOtherCut(record.frame) }
+        if shortfall == .cutByLogger { otherCutByLogger += 1 }
+        return noteDamaged(record, shortfall)
+    }
+
+    /// Counts `record` when its shortfall is damage; true then.
+    mutating func noteDamaged(_ record: CaptureRecord, _ shortfall: RecordShortfall) -> Bool {
+        guard shortfall == .damaged else { return false }
         damaged += 1
         if damagedFrames.count < 5 { damagedFrames.append(record.frame) }
         return true

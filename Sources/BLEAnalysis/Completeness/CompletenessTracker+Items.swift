@@ -13,6 +13,7 @@ extension CompletenessTracker {
             items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems(),
             gaps: gapList)
         for s in sleep.sleeps { result.hostAsleep[s.gapFrame] = s.sleepFrame }
+        result.payloadsCutByLogger = aclCut > 0 && aclCutByLogger == aclCut
         return result
     }
 
@@ -47,15 +48,21 @@ extension CompletenessTracker {
         return items
     }
 
+    /// Where the records the file marks whole hold fewer bytes than their headers say, the headers whole
+    /// (``RecordShortfall/cutByLogger``).
+    static let loggerCut = "cut before the log was written: headers whole, payloads left out, nothing marked cut in the file"
+
     /// What the capturer did to the records: payloads cut, records truncated or dropped, time going back or pausing.
     func recordItems(format: String) -> [CaptureCompleteness.Item] {
         var items: [CaptureCompleteness.Item] = []
         if aclCut > 0 {
             let filtered = aclCut * 10 >= aclRecords * 9
             let source =
-                format == "btsnooz"
-                ? "btsnooz log from a bug report"
-                : filtered ? "Android filtered snoop log" : "cut by the capturer"
+                aclCutByLogger == aclCut
+                ? Self.loggerCut
+                : format == "btsnooz"
+                    ? "btsnooz log from a bug report"
+                    : filtered ? "Android filtered snoop log" : "cut by the capturer"
             let impossible =
                 "ATT values, codec decoding, transfers, OTA image checks and per-characteristic throughput cannot be checked"
                 + "; HCI events, connections, link parameters, packet counts and byte totals (original lengths) are whole"
@@ -70,7 +77,9 @@ extension CompletenessTracker {
             items.append(
                 .init(
                     code: .truncatedRecords, severity: .warning,
-                    message: "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
+                    message: otherCutByLogger == otherCut
+                        ? "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") (frame \(otherCutFirstFrame ?? 0)\(otherCut == 1 ? "" : ", …")) \(Self.loggerCut)"
+                        : "\(otherCut) non-ACL record\(otherCut == 1 ? "" : "s") truncated by the capturer", frame: otherCutFirstFrame,
                     count: otherCut))
         }
         if lastDrops > 0 {

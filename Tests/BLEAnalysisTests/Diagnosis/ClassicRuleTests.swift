@@ -135,6 +135,38 @@ extension DiagnosisRuleTests {
             #expect(page.message.contains("Create Connection 2 times, first at frame 1"))
         }
 
+        /// A page that timed out, then the device connected (the host's next page): info, citing the connection. The near
+        /// miss: the connection is another device's, so the paged one never answered (warning).
+        @Test(arguments: [true, false]) func pageTimeoutThenConnected(_ samePeer: Bool) throws {
+            let other = BDAddress(0x00_1B_DC_07_31_8F)
+            let b = CaptureBuilder()
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0405), parameters: Self.address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .success
+                )
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.status = HCIStatus(rawValue: 0x04); $0.address = Self.peer; $0.linkType = 1
+                        })
+                )
+                .at(30)
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.handle = Self.handle; $0.address = samePeer ? Self.peer : other; $0.linkType = 1
+                        }))
+            let r = try RuleTest.diagnose(b)
+            let page = try #require(r.of("BR-01").first)
+            #expect(page.frame == 3)
+            if samePeer {
+                #expect(page.severity == .info && page.supporting.map(\.frame) == [1, 4])
+                #expect(page.message.hasSuffix("it connected at frame 4, after the last timeout: nothing was lost in the end."))
+            } else {
+                #expect(page.severity == .warning && page.supporting.map(\.frame) == [1])
+                #expect(page.message.hasSuffix("the device never answered."))
+            }
+        }
+
         /// Encryption Change 0x06 on the BR/EDR link: BR-05.
         @Test func encryptionFailure() throws {
             let b = Self.connected().encryptionChange(handle: Self.handle, status: HCIStatus(rawValue: 0x06), enabled: false)

@@ -21,13 +21,22 @@ struct CQ02PayloadsCut: DiagnosisRule {
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        guard let item = e.completeness?.items.first(where: { $0.code == .aclPayloadCut }) else { return [] }
+        guard let completeness = e.completeness, let item = completeness.items.first(where: { $0.code == .aclPayloadCut }) else {
+            return []
+        }
+        // Records the file marks whole, their headers whole: the logger left the payloads out (RecordShortfall).
+        let byLogger = completeness.payloadsCutByLogger
         return [
             Diagnosis(
                 rule: Self.code, severity: severity, frame: item.frame ?? 1,
                 message:
                     "\(item.message): ATT values, MTU-size and throughput checks are unreliable; opcodes, handles and error codes are still valid.",
-                headline: "payloads cut by the capturer", causes: ["Android's \"filtered\" snoop mode", "a bug report's btsnooz"])
+                headline: byLogger ? "payloads left out by the logger" : "payloads cut by the capturer",
+                causes: byLogger
+                    ? [
+                        "a logger that leaves payloads out (Windows' BTVS logs HID input reports without their values and LE Start Encryption without its key)"
+                    ]
+                    : ["Android's \"filtered\" snoop mode", "a bug report's btsnooz"])
         ]
     }
 }

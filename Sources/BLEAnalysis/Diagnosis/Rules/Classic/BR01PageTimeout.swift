@@ -7,7 +7,7 @@ extension FindingCode {
         title: "A BR/EDR device never answered the page",
         explain: .init(
             meaning:
-                "The phone paged a Classic (BR/EDR) device — a headset, a car kit, a speaker — and it never answered: it was off, out of range, or not connectable. The host usually retries in the background, so one device can fail hundreds of times.",
+                "The phone paged a Classic (BR/EDR) device — a headset, a car kit, a speaker — and it never answered: it was off, out of range, or not connectable. The host usually retries in the background, so one device can fail hundreds of times. When the device connects after its last timeout, nothing was lost in the end: the finding is info, citing the connection.",
             advice:
                 "Usually harmless background reconnection to a paired device that is not around; if the user expected that device to connect, check it is powered, in range and in pairing or connectable mode."
         ),
@@ -15,7 +15,9 @@ extension FindingCode {
 }
 
 /// BR-01: the host paged a BR/EDR device that never answered: Connection Complete with 0x04 Page Timeout, folded per
-/// device with how many times, the first and last frame, and what the host was trying (its Create Connection).
+/// device with how many times, the first and last frame, and what the host was trying (its Create Connection). When the
+/// device connected after its last timeout (the host's retry or the device's own page), nothing was lost in the end:
+/// info, citing the connection (a phone's background reconnects to headphones that were away, then came back).
 struct BR01PageTimeout: DiagnosisRule {
     static let code = FindingCode.pageTimeout
     static let group = RuleGroup.classic
@@ -27,6 +29,8 @@ struct BR01PageTimeout: DiagnosisRule {
         var order: [String] = []
         var timeouts: [String: [EvidenceEvent]] = [:]
         var pages: [String: [Int]] = [:]
+        // The first connection to each device after its latest timeout so far.
+        var connectedAfter: [String: Int] = [:]
         for ev in e.events {
             switch ev.kind {
             case .pageRequested(let peer):
@@ -34,6 +38,9 @@ struct BR01PageTimeout: DiagnosisRule {
             case .classicConnectionComplete(_, let status, let peer, _) where status == .pageTimeout:
                 if timeouts[peer] == nil { order.append(peer) }
                 timeouts[peer, default: []].append(ev)
+                connectedAfter[peer] = nil
+            case .classicConnectionComplete(_, let status, let peer, _) where status == .success:
+                if timeouts[peer] != nil && connectedAfter[peer] == nil { connectedAfter[peer] = ev.frame }
             default:
                 break
             }
@@ -50,11 +57,18 @@ struct BR01PageTimeout: DiagnosisRule {
             let when =
                 all.count == 1
                 ? "at frame \(first.frame)" : "\(all.count) times, frames \(first.frame)–\(last.frame) over \(duration(span))"
+            let connected = connectedAfter[peer]
+            let outcome =
+                connected.map { "; it connected at frame \($0), after the last timeout: nothing was lost in the end" }
+                ?? "; the device never answered."
+            var supporting = asked.first.map { [CitedFrame($0, "Create Connection to \(peer)")] } ?? []
+            if let connected { supporting.append(CitedFrame(connected, "Connection Complete with \(peer), success")) }
             var d = Diagnosis(
-                rule: Self.code, severity: severity, frame: first.frame,
-                message: "Paging BR/EDR device \(peer) timed out (0x04 Page Timeout) \(when): \(tries); the device never answered.",
+                rule: Self.code, severity: connected == nil ? severity : .info, frame: first.frame,
+                message: "Paging BR/EDR device \(peer) timed out (0x04 Page Timeout) \(when): \(tries)"
+                    + (connected == nil ? outcome : outcome + "."),
                 headline: "paging \(peer) timed out (0x04)",
-                supporting: asked.first.map { [CitedFrame($0, "Create Connection to \(peer)")] } ?? [],
+                supporting: supporting,
                 causes: [
                     "the device was off, out of range, or not connectable (page scan off)",
                     "the host reconnects in the background to a bonded device that is not around",

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Self-test of diagnosis_truth_capture.py: one btsnoop H4 capture written from the Core spec layouts (Vol 4, Part E,
+7.1 and 7.7; Vol 3, Part F, 3.4), what stays pending at its end beside what was answered, and an ACL record the
+capturer cut (btsnoop included length under the original), read back through tshark. diagnosis_truth_selftest.py runs
+it too. Exit 0 when every event matches.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+from diagnosis_truth_selftest import BTSNOOP_EPOCH, H4, btsnoop
+
+PEER = bytes.fromhex("001bdc4f62a8")[::-1]
+
+
+def capture():
+    c = H4()
+    c.command(0x2043, bytes(10), 0.0)                                     # 1 LE Extended Create Connection
+    c.status(0x2043, 0, 0.001)                                            # 2 pending to the end
+    c.command(0x0405, PEER + struct.pack("<HBBHB", 0xCC18, 1, 0, 0, 1), 1.0)  # 3 Create Connection
+    c.status(0x0405, 0, 1.001)                                            # 4
+    c.event(0x03, b"\x00" + struct.pack("<H", 0x0041) + PEER + b"\x01\x00", 1.5)  # 5 answers 3, not 1
+    c.command(0x0C14, b"", 2.0)                                           # 6 Read Local Name, never answered
+    c.command(0x0C35, b"\x00", 2.1)                                       # 7 never answered by design
+    c.acl(4, bytes([0x0A, 0x03, 0x00]), 3.0, True)                        # 8 Read Request
+    c.acl(4, bytes([0x0B, 0x01]), 3.1, False)                             # 9 answered
+    c.acl(4, bytes([0x12, 0x03, 0x00, 0x01]), 4.0, True)                  # 10 Write Request, pending to the end
+    data = bytes([2]) + struct.pack("<HHHH", 0x0040 | 0x2000, 24, 20, 4) + bytes([0x1B, 0x05, 0x00]) + bytes(17)
+    c.records.append(struct.pack(">IIIIq", len(data), 16, 1, 0, BTSNOOP_EPOCH + 5_000_000) + data[:16])  # 11 cut
+    c.command(0x0406, struct.pack("<HB", 0x0041, 0x13), 6.0)              # 12 Disconnect
+    c.status(0x0406, 0, 6.001)                                            # 13 no Disconnection Complete after
+    return btsnoop(1002, c.records)
+
+
+EXPECTED = [
+    {"class": "pending-at-end", "frame": 1, "frames": [1, 2], "what": "connection", "opcode": 0x2043},
+    {"class": "pending-at-end", "frame": 6, "frames": [6], "what": "command", "opcode": 0x0C14},
+    {"class": "pending-at-end", "frame": 10, "frames": [10], "what": "att", "opcode": 0x12},
+    {"class": "acl-records-cut", "frame": 11, "frames": [11], "count": 1},
+    {"class": "pending-at-end", "frame": 12, "frames": [12, 13], "what": "command", "opcode": 0x0406,
+     "handle": 0x0041},
+]
+
+
+def run():
+    """The number of mismatches (printed)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis_truth_capture.py")
+    failures = 0
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "synthetic-capture.btsnoop")
+        with open(path, "wb") as handle:
+            handle.write(capture())
+        events = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)
+        for index in range(max(len(events["events"]), len(EXPECTED))):
+            got = events["events"][index] if index < len(events["events"]) else None
+            want = EXPECTED[index] if index < len(EXPECTED) else None
+            if got != want:
+                failures += 1
+                print("synthetic-capture.btsnoop event %d:\n  got  %s\n  want %s" % (index, got, want))
+        print("synthetic-capture.btsnoop: %d events checked" % len(EXPECTED))
+    return failures
+
+
+if __name__ == "__main__":
+    failed = run()
+    print("FAIL: %d" % failed if failed else "OK")
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Subscriptions that nothing answered, read by tshark alone: the truth for GATT-05 (issue 48, point 4).
+
+Usage: scripts/diagnosis_truth_gatt.py [--base-name] CAPTURE...
+Output: one JSON object per capture per line, {"file", "events": [...]}, events sorted by frame; each: class, frame,
+`frames`, class fields. One tshark pass of fields (tshark names a handle's UUID from the discovery in the capture).
+
+  subscribed-silent    (GATT-05) a write (Write Request 0x12 or Write Command 0x52) of a Client Characteristic
+                       Configuration descriptor (UUID 0x2902) enabling notifications or indications (bit 0 or 1 of its
+                       value, Core Vol 3, Part G, 3.3.3.3), not refused (no Error Response answering the request),
+                       on a link that stayed up 30 s after it (no Disconnection Complete / LL_TERMINATE_IND, no HCI
+                       Reset; the capture runs on 30 s), with no Handle Value Notification or Indication (0x1B,
+                       0x1D) from the server for the characteristic in those 30 s: frame = the write, cccd, value
+                       handle (the characteristic's, from the declarations the capture discovered: the greatest value
+                       handle under the descriptor; else the descriptor's handle - 1, value_handle_source "assumed"),
+                       link_seconds (how long the link then stayed up, to its end or the capture's).
+  att-unreadable       frames = ACL records the capturer cut, and air L2CAP starts tshark cannot read (encrypted with a
+                       key tshark lacks, or a fragment): what they carry is not in this truth (a finding at one of
+                       them cannot be judged).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from diagnosis_truth import TSHARK, looks_like_capture  # noqa: E402
+
+FIELDS = [
+    "frame.number", "frame.time_epoch", "hci_mon.adapter_id", "bthci_acl.chandle", "btle.access_address",
+    "nordic_ble.crcok", "btle.crc.incorrect", "btatt.opcode", "btatt.handle", "btatt.uuid16", "btatt.value",
+    "btatt.characteristic_configuration_client", "bthci_evt.code",
+    "bthci_evt.connection_handle", "btle.control_opcode", "bthci_cmd.opcode", "btle.advertising_header.pdu_type",
+    "btle.link_layer_data.access_address", "frame.len", "frame.cap_len", "btle.data_header.llid", "btl2cap.cid",
+]
+WINDOW = 30.0
+
+
+def num(text):
+    if not text:
+        return None
+    try:
+        return int(text.split(",")[0], 0)
+    except ValueError:
+        return None
+
+
+def numbers(text):
+    return [int(v, 0) for v in (text or "").split(",") if v]
+
+
+def analyse(path):
+    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
+    for f in FIELDS:
+        args += ["-e", f]
+    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
+    values = {}       # link -> value handles declared (Read By Type Response of 0x2803)
+    writes = {}       # link -> [subscription dicts] open
+    pending = {}      # link -> the subscription a Write Request awaits its answer for
+    events, end, unread = [], 0.0, []
+
+    def close(link, time):
+        for s in writes.pop(link, []):
+            if not s["notified"] and time - s["time"] >= WINDOW and not s["refused"]:
+                events.append({"class": "subscribed-silent", "frame": s["frame"], "frames": [s["frame"]],
+                               "cccd": s["cccd"], "value_handle": s["value"], "value_handle_source": s["source"],
+                               "link_seconds": round(time - s["time"], 3)})
+        pending.pop(link, None)
+
+    for line in out.splitlines():
+        cells = line.split("\t")
+        r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+        frame, time = int(r["frame.number"]), float(r["frame.time_epoch"])
+        end = max(end, time)
+        if r["btle.access_address"] and (r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]):
+            continue
+        ad = num(r["hci_mon.adapter_id"]) or 0
+        link = ("aa", num(r["btle.access_address"])) if r["btle.access_address"] else (ad, num(r["bthci_acl.chandle"]))
+        if r["bthci_acl.chandle"] and num(r["frame.cap_len"]) < num(r["frame.len"]):
+            unread.append(frame)  # cut by the capturer: a CCCD value may be missing
+        if r["btle.access_address"] and num(r["btle.data_header.llid"]) == 2 and r["btl2cap.cid"] is None:
+            unread.append(frame)  # an L2CAP start tshark could not read: encrypted (no key), or its start missed
+        if num(r["btle.advertising_header.pdu_type"]) == 0x05 and r["btle.link_layer_data.access_address"]:
+            new = ("aa", num(r["btle.link_layer_data.access_address"]))
+            close(new, time)
+            values.pop(new, None)
+        if num(r["btle.control_opcode"]) == 0x02:
+            close(link, time)
+        if num(r["bthci_evt.code"]) == 0x05:
+            gone = (ad, num(r["bthci_evt.connection_handle"]))
+            close(gone, time)
+            values.pop(gone, None)
+        if num(r["bthci_cmd.opcode"]) == 0x0C03:
+            for held in [k for k in writes if k[0] == ad]:
+                close(held, time)
+        op = num(r["btatt.opcode"])
+        if op is None:
+            continue
+        for s in writes.get(link, []):
+            if time - s["time"] < WINDOW and op in (0x1B, 0x1D) and s["value"] <= (num(r["btatt.handle"]) or -1) \
+                    < s["cccd"]:
+                s["notified"] = True
+        if op == 0x09 and numbers(r["btatt.uuid16"])[:1] == [0x2803]:
+            # Characteristic declarations: tshark lists each declaration's handle, then its value handle.
+            values.setdefault(link, set()).update(numbers(r["btatt.handle"])[1::2])
+        elif op in (0x12, 0x52) and 0x2902 in numbers(r["btatt.uuid16"]):
+            value = numbers(r["btatt.characteristic_configuration_client"])
+            if value and value[0] & 0x03:
+                cccd = num(r["btatt.handle"])
+                below = [v for v in values.get(link, ()) if v < cccd]
+                s = {"frame": frame, "time": time, "cccd": cccd, "value": max(below) if below else cccd - 1,
+                     "source": "discovered" if below else "assumed", "notified": False, "refused": False}
+                writes.setdefault(link, []).append(s)
+                if op == 0x12:
+                    pending[link] = s
+        elif op == 0x01 and link in pending:
+            pending.pop(link)["refused"] = True
+        elif op == 0x13:
+            pending.pop(link, None)
+    for link in list(writes):
+        close(link, end)
+    if unread:
+        events.append({"class": "att-unreadable", "frame": unread[0], "frames": unread})
+    return sorted(events, key=lambda e: (e["frame"], e["class"]))
+
+
+def main(argv):
+    base = "--base-name" in argv
+    paths = [a for a in argv if a != "--base-name"]
+    if not paths:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    for path in paths:
+        if looks_like_capture(path):
+            name = os.path.basename(path) if base else path
+            print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
