@@ -93,8 +93,8 @@ extension Story {
                 case "ich.vcf", "och.vcf", "mch.vcf", "cch.vcf": "call history"
                 case "fav.vcf": "favourites"
                 case "spd.vcf": "speed dials"
-                case "x-bt/img-thm": "cover art thumbnails"
-                case "x-bt/img-img": "cover art images"
+                case "img-thm": "cover art thumbnails"
+                case "img-img": "cover art images"
                 default: nil
                 }
             if let kind, !kinds.contains(kind) { kinds.append(kind) }
