@@ -143,9 +143,11 @@ TRUTH = {
     # diagnosis_truth_linklayer.py's classes (cached as <name>.ll.jsonl)
     "LL-01": cls("ll-version-repeated"),
     "LL-03": cls("ll-parameter-out-of-range"),
+    "LP-03": cls("conn-param-ping-pong"),
     # diagnosis_truth_capture.py's classes (cached as <name>.capture.jsonl)
     "CQ-02": cls("acl-records-cut"),
     "CQ-03": cls("pending-at-end"),
+    "CQ-05": cls("air-joined-late", "air-encrypted-undecrypted", "advertising-crc-bad"),
     # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
     "GATT-05": cls("subscribed-silent"),
 }
@@ -155,9 +157,9 @@ SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "
 # And diagnosis_truth_audio.py's.
 AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
 # And diagnosis_truth_linklayer.py's.
-LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05"}
+LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05", "LP-03"}
 # And diagnosis_truth_capture.py's.
-CAPTURE_RULES = {"CQ-02", "CQ-03"}
+CAPTURE_RULES = {"CQ-02", "CQ-03", "CQ-05"}
 # And diagnosis_truth_gatt.py's.
 GATT_RULES = {"GATT-05"}
 
@@ -169,12 +171,10 @@ JUDGED_KIND = {
 
 # Why the others are not judged yet: what the truth would need.
 RULES_WITHOUT_TRUTH = {
-    "CQ-05": "air capture joined late / undecrypted PDUs (not extracted)",
     "GATT-07": "ATT_MTU and value sizes (not extracted)",
     "TP-03": "throughput verdicts (not extracted)",
     "TP-04": "throughput verdicts (not extracted)",
     "TP-05": "LE credit-based channels (not extracted)",
-    "LP-03": "connection updates over time (not extracted)",
     "LP-06": "CRC error ratio (not extracted)",
     "HH-06": "ACL on closed handles (not extracted)",
     "HH-07": "controller indexes (not extracted)",
@@ -272,13 +272,15 @@ def index(events):
 
 # Rules whose deciding frame is not where the truth puts the fact: the end of a wait (the disconnection or the late
 # answer: GATT-01, SEC-04; the truth's event is at the request or the Pairing Request) or the connection event where an
-# update took effect (LP-02; the truth's event is at the LL_CONNECTION_UPDATE_IND or the L2CAP request). The finding
-# cites those frames among its `frames`; they are matched too.
-MATCH_CITED = {"GATT-01", "SEC-04", "LP-02"}
+# update took effect (LP-02, LP-03 on air: the truth's event is at the LL_CONNECTION_UPDATE_IND or the L2CAP request;
+# LP-03 cites the setting before the ping-pong, its connect request on air). The finding cites those frames among its
+# `frames`; they are matched too.
+MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 # What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
 # unjudged rather than false.
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
+          "CQ-05": {"air-encrypted-unread"},
           "GATT-05": {"att-unreadable"}}
 
 

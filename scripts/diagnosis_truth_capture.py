@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What a capture leaves open or cut, read by tshark alone: the truth for CQ-02 and CQ-03 (issue 48, point 4).
+"""What a capture leaves open, cut or unreadable, read by tshark alone: the truth for CQ-02, CQ-03 and CQ-05 (issue
+48, point 4).
 
 Usage: scripts/diagnosis_truth_capture.py [--base-name] CAPTURE...
 Output: one JSON object per capture per line, {"file", "events": [...]}, events sorted by frame; each: class, frame,
@@ -19,9 +20,17 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                          sender's previous SN, length and opcode is that PDU resent, not a new request.
                        A Reset (0x0C03) answers every command before it. Not counted: 0x0C35 (never answered) and
                        OGFs the spec does not define (PacketLogger's host-internal records).
-  air-encrypted-unread an air capture's encrypted L2CAP PDUs tshark does not decrypt (after LL_START_ENC_REQ,
-                       LLID 0b10 with no L2CAP decoded): frames = each of them. What they carry is not in this truth:
-                       a finding at one of them cannot be judged.
+  air-encrypted-unread an air capture's L2CAP starts tshark cannot read (LLID 0b10 with no L2CAP decoded: encrypted
+                       with a key tshark lacks, or a fragment whose start was missed): frames = each of them. What
+                       they carry is not in this truth: a finding at one of them cannot be judged.
+  air-joined-late      (CQ-05) an access address carrying data PDUs with no CONNECT_IND / AUX_CONNECT_REQ for it
+                       before: frame = its first PDU.
+  air-encrypted-undecrypted  (CQ-05) the non-empty PDUs after LL_ENC_RSP (then LL_START_ENC_REQ, the last PDU in
+                       the clear, Vol 6, Part B, 5.1.3.1) on a link that the capture left
+                       encrypted (nRF Sniffer: MIC not OK; LT 256: not flagged decrypted; PPI, which has no flag: not
+                       read as L2CAP by tshark): frame = the first, frames = all.
+  advertising-crc-bad  (CQ-05) a fifth or more of the advertising-channel packets failing their CRC (nRF Sniffer's
+                       CRC flag, tshark's check): frame = the first, bad, advertising.
   acl-records-cut      (CQ-02) ACL records whose captured length is shorter than their length (frame.cap_len <
                        frame.len): frame = the first, count.
 """
@@ -42,7 +51,9 @@ FIELDS = [
     "bthci_cmd.connection_handle", "bthci_acl.chandle", "btatt.opcode", "btle.access_address", "btle.control_opcode",
     "nordic_ble.crcok", "btle.crc.incorrect", "frame.p2p_dir", "hci_h4.direction", "packetlogger.type",
     "nordic_ble.direction", "hci_mon.opcode", "btle.data_header.llid", "btl2cap.cid",
-    "btle.data_header.sequence_number", "btle.data_header.length",
+    "btle.data_header.sequence_number", "btle.data_header.length", "btle.advertising_header.pdu_type",
+    "btle.link_layer_data.access_address", "btle_rf.flags.decrypted", "btle_rf.flags.mic_valid", "nordic_ble.encrypted",
+    "nordic_ble.micok",
 ]
 # ATT requests and what answers them (Vol 3, Part F, 3.4): an Error Response (0x01) answers any.
 ATT_ANSWERS = {0x02: 0x03, 0x04: 0x05, 0x06: 0x07, 0x08: 0x09, 0x0A: 0x0B, 0x0C: 0x0D, 0x0E: 0x0F, 0x10: 0x11,
@@ -75,6 +86,56 @@ def num(text):
         return None
 
 
+class Air:
+    """CQ-05's facts on an air capture: links seen only by their data PDUs, encrypted PDUs left encrypted, advertising
+    PDUs failing their CRC."""
+    ADVERTISING = 0x8E89BED6
+
+    def __init__(self):
+        self.connected, self.joined, self.starting, self.undecrypted = set(), {}, set(), {}
+        self.advertising, self.bad = 0, []
+
+    def note(self, r, frame):
+        aa = num(r["btle.access_address"])
+        bad = r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"] is not None
+        if aa == self.ADVERTISING:
+            self.advertising += 1
+            if bad:
+                self.bad.append(frame)
+            elif num(r["btle.advertising_header.pdu_type"]) == 0x05 and r["btle.link_layer_data.access_address"]:
+                new = num(r["btle.link_layer_data.access_address"])
+                self.connected.add(new)
+                self.starting.discard(new)
+            return
+        if bad:
+            return
+        if aa not in self.connected and aa not in self.joined:
+            self.joined[aa] = frame
+        if num(r["btle.control_opcode"]) in (0x04, 0x05):  # LL_ENC_RSP, then LL_START_ENC_REQ, the last in clear
+            self.starting.add(aa)
+            return
+        # After LL_START_ENC_REQ every non-empty PDU is encrypted (Vol 6, Part E, 1): left so unless the sniffer
+        # says it decrypted it (nRF: MIC OK; LT 256: the decrypted flag).
+        if r["nordic_ble.encrypted"] is not None:
+            left_encrypted = r["nordic_ble.micok"] != "1"
+        elif r["btle_rf.flags.decrypted"] is not None:
+            left_encrypted = r["btle_rf.flags.decrypted"] != "1"
+        else:  # no flag (PPI): a PDU tshark reads as L2CAP was written decrypted (crackle does)
+            left_encrypted = r["btl2cap.cid"] is None
+        if aa in self.starting and r["btle.data_header.length"] not in (None, "0") and left_encrypted:
+            self.undecrypted.setdefault(aa, []).append(frame)
+
+    def events(self):
+        out = [{"class": "air-joined-late", "frame": f, "frames": [f], "access_address": aa}
+               for aa, f in self.joined.items()]
+        out += [{"class": "air-encrypted-undecrypted", "frame": f[0], "frames": f, "access_address": aa}
+                for aa, f in self.undecrypted.items()]
+        if self.bad and len(self.bad) * 5 >= self.advertising:
+            out.append({"class": "advertising-crc-bad", "frame": self.bad[0], "frames": [self.bad[0]],
+                        "bad": len(self.bad), "advertising": self.advertising})
+        return out
+
+
 def analyse(path):
     args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
     for f in FIELDS:
@@ -84,20 +145,20 @@ def analyse(path):
     waiting = {}      # (adapter, kind, handle) -> (opcode, frame, status frame) awaiting a completion event
     creates = {}      # (adapter, BR/EDR) -> (opcode, frame, status frame)
     att = {}          # link -> (frame, opcode) of the request awaiting its answer
-    cut, events, encrypted, unread, last_pdu = [], [], set(), [], {}
+    cut, events, unread, last_pdu, air = [], [], [], {}, Air()
     for line in out.splitlines():
         cells = line.split("\t")
         r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
         frame, ad = int(r["frame.number"]), num(r["hci_mon.adapter_id"]) or 0
         if r["bthci_acl.chandle"] and num(r["frame.cap_len"]) < num(r["frame.len"]):
             cut.append(frame)
+        if r["btle.access_address"]:
+            air.note(r, frame)
         if r["btle.access_address"] and (r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]):
             continue
         link = ("aa", num(r["btle.access_address"])) if r["btle.access_address"] else (ad, num(r["bthci_acl.chandle"]))
-        if num(r["btle.control_opcode"]) == 0x05:  # LL_START_ENC_REQ: what follows is encrypted
-            encrypted.add(link)
-        elif link in encrypted and num(r["btle.data_header.llid"]) == 2 and r["btl2cap.cid"] is None:
-            unread.append(frame)
+        if r["btle.access_address"] and num(r["btle.data_header.llid"]) == 2 and r["btl2cap.cid"] is None:
+            unread.append(frame)  # an L2CAP start tshark could not read: encrypted (no key), or its start missed
         op, side = num(r["btatt.opcode"]), direction(r)
         if r["btle.access_address"] and side is not None and r["btle.data_header.sequence_number"] is not None:
             # A PDU repeating the SN and content of its sender's previous one is that PDU resent (Vol 6, Part B,
@@ -155,6 +216,7 @@ def analyse(path):
                        "opcode": opcode})
     for link, (frame, opcode) in att.items():
         events.append({"class": "pending-at-end", "frame": frame, "frames": [frame], "what": "att", "opcode": opcode})
+    events += air.events()
     if unread:
         events.append({"class": "air-encrypted-unread", "frame": unread[0], "frames": unread})
     if cut:

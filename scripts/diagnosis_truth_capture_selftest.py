@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 
+from diagnosis_truth_linklayer_selftest import crc24
 from diagnosis_truth_selftest import BTSNOOP_EPOCH, H4, btsnoop
 
 PEER = bytes.fromhex("001bdc4f62a8")[::-1]
@@ -46,6 +47,37 @@ EXPECTED = [
 ]
 
 
+AA = 0x50654A21
+
+
+def air_capture():
+    """LT 256 (Vol 6, Part B, 2.1 and 2.4): a link the capture never saw connect; LL_ENC_RSP, then an encrypted
+    LL_START_ENC_RSP (1 + 4 MIC octets) not flagged decrypted, and one flagged decrypted (a near miss); an ADV_IND
+    with a bad CRC beside a good one."""
+    def packet(aa, header, payload, flags=0x0011, crc=None):
+        pdu = bytes([header, len(payload)]) + payload
+        return (bytes([0 if aa == 0x8E89BED6 else 10, 0, 0, 0]) + struct.pack("<IH", aa, flags) + struct.pack("<I", aa)
+                + pdu + (crc if crc is not None else bytes(3)))
+    advert = bytes.fromhex("aabbccddeeff") + bytes([2, 1, 6])
+    packets = [packet(AA, 0x01, b""),                                     # 1 no CONNECT_IND before
+               packet(AA, 0x03, bytes([0x04]) + bytes(12)),               # 2 LL_ENC_RSP
+               packet(AA, 0x03, bytes([0x53, 1, 2, 3, 4])),               # 3 encrypted, left so
+               packet(AA, 0x03, bytes([0x06, 1, 2, 3, 4]), 0x0019),       # 4 flagged decrypted: a near miss
+               packet(0x8E89BED6, 0x00, advert),                          # 5 CRC 0: bad
+               packet(0x8E89BED6, 0x00, advert, crc=crc24(0x555555, bytes([0x00, len(advert)]) + advert))]  # 6 good
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 256)
+    for index, data in enumerate(packets):
+        out += struct.pack("<IIII", 1_700_000_000, index * 1000, len(data), len(data)) + data
+    return out
+
+
+AIR_EXPECTED = [
+    {"class": "air-joined-late", "frame": 1, "frames": [1], "access_address": AA},
+    {"class": "air-encrypted-undecrypted", "frame": 3, "frames": [3], "access_address": AA},
+    {"class": "advertising-crc-bad", "frame": 5, "frames": [5], "bad": 1, "advertising": 2},
+]
+
+
 def run():
     """The number of mismatches (printed)."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis_truth_capture.py")
@@ -62,6 +94,13 @@ def run():
                 failures += 1
                 print("synthetic-capture.btsnoop event %d:\n  got  %s\n  want %s" % (index, got, want))
         print("synthetic-capture.btsnoop: %d events checked" % len(EXPECTED))
+        path = os.path.join(directory, "synthetic-air.pcap")
+        with open(path, "wb") as handle:
+            handle.write(air_capture())
+        events = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)
+        if events["events"] != AIR_EXPECTED:
+            failures += 1
+            print("synthetic-air.pcap:\n  got  %s\n  want %s" % (events["events"], AIR_EXPECTED))
     return failures
 
 

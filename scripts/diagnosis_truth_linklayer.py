@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Link-layer compliance on air captures, read by tshark alone: the truth for LL-01, LL-03 and LP-05's LL_UNKNOWN_RSP
-(issue 45 scope 3, issue 48 point 4; LL-02's invalid channel maps are diagnosis_truth_security.py's
+"""Link-layer compliance and link parameters, read by tshark alone: the truth for LL-01, LL-03, LP-03 and LP-05's
+LL_UNKNOWN_RSP (issue 45 scope 3, issue 48 point 4; LL-02's invalid channel maps are diagnosis_truth_security.py's
 `ll-channel-map-invalid`).
 
 Usage: scripts/diagnosis_truth_linklayer.py [--base-name] CAPTURE...
@@ -16,6 +16,10 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        side sent a PDU is not in the capture, LL-01 cannot be judged.
   ll-unknown-rsp       (LP-05, its LL_UNKNOWN_RSP kind) an LL_UNKNOWN_RSP (opcode 0x07, Vol 6, Part B, 2.4.2.8): the
                        sender does not support the control PDU whose opcode it names: frame, unknown_type.
+  conn-param-ping-pong (LP-03) three connection updates within 60 s alternating between two parameter sets
+                       (interval, latency, timeout): A, B, A, B, the first A the setting before them (LE Connection
+                       Complete / Update Complete; CONNECT_IND / LL_CONNECTION_UPDATE_IND): frame = the last,
+                       frames = all four, sets.
   ll-parameter-out-of-range  (LL-03) a CONNECT_IND / AUX_CONNECT_REQ or LL_CONNECTION_UPDATE_IND with a parameter
                        outside Vol 6, Part B, 2.3.3.1 / 2.4.2.1: Interval 6-3200 (units of 1.25 ms), Latency 0-499,
                        Timeout 10-3200 (10 ms) and, in ms, over
@@ -41,7 +45,9 @@ FIELDS = [
     "btle.link_layer_data.window_size", "btle.link_layer_data.window_offset", "btle.link_layer_data.interval",
     "btle.link_layer_data.latency", "btle.link_layer_data.timeout", "btle.link_layer_data.hop",
     "btle.control.window_size", "btle.control.window_offset", "btle.control.interval", "btle.control.latency",
-    "btle.control.timeout", "btle.control.unknown_type",
+    "btle.control.timeout", "btle.control.unknown_type", "frame.time_epoch", "hci_mon.adapter_id",
+    "bthci_evt.code", "bthci_evt.le_meta_subevent", "bthci_evt.status", "bthci_evt.connection_handle",
+    "bthci_evt.le_con_interval", "bthci_evt.le_con_latency", "bthci_evt.le_supv_timeout",
 ]
 
 
@@ -85,20 +91,55 @@ def new_pdu(previous, other, sn, opcode):
     return previous is None or (previous[1], previous[3]) != (sn, opcode)
 
 
+class Settings:
+    """LP-03: the connection parameters each link ran with (HCI: LE Connection Complete 0x01/0x0A, LE Connection Update
+    Complete 0x03; air: CONNECT_IND, LL_CONNECTION_UPDATE_IND), and three updates within 60 s alternating between two
+    sets (A, B, A, B: the setting before the first of them counts)."""
+    def __init__(self, events):
+        self.events, self.links = events, {}
+
+    def hci(self, r, frame):
+        sub = num(r["bthci_evt.le_meta_subevent"]) if num(r["bthci_evt.code"]) == 0x3E else None
+        if sub in (0x01, 0x0A, 0x03) and num(r["bthci_evt.status"]) == 0:
+            link = (num(r["hci_mon.adapter_id"]) or 0, num(r["bthci_evt.connection_handle"]))
+            values = tuple(num(r["bthci_evt." + k]) for k in ("le_con_interval", "le_con_latency", "le_supv_timeout"))
+            self.note(link, frame, float(r["frame.time_epoch"]), values, new=sub != 0x03)
+
+    def set(self, link, frame, r, prefix, new=False):
+        values = tuple(num(r[prefix + k]) for k in ("interval", "latency", "timeout"))
+        self.note(link, frame, float(r["frame.time_epoch"]), values, new)
+
+    def note(self, link, frame, time, values, new):
+        if None in values:
+            return
+        if new:
+            self.links[link] = []
+        seen = self.links.setdefault(link, [])
+        seen.append((frame, time, values))
+        if len(seen) >= 4:
+            (f0, _t0, a), (f1, t1, b), (f2, _t2, a2), (f3, t3, b2) = seen[-4:]
+            if a == a2 and b == b2 and a != b and t3 - t1 <= 60:
+                self.events.append({"class": "conn-param-ping-pong", "frame": f3, "frames": [f0, f1, f2, f3],
+                                    "sets": [list(a), list(b)]})
+
+
 def analyse(path):
     args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
     for f in FIELDS:
         args += ["-e", f]
     out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
     events, last, versions, unknown = [], {}, {}, False
+    settings = Settings(events)
     for line in out.splitlines():
         cells = line.split("\t")
         r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+        frame = int(r["frame.number"])
+        settings.hci(r, frame)
         if not r["btle.access_address"] or r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]:
             continue
-        frame = int(r["frame.number"])
         if num(r["btle.advertising_header.pdu_type"]) == 0x05 and r["btle.link_layer_data.access_address"]:
             aa = num(r["btle.link_layer_data.access_address"])
+            settings.set(("aa", aa), frame, r, "btle.link_layer_data.", new=True)
             bad = out_of_range(*(num(r["btle.link_layer_data." + k]) for k in
                                  ("window_size", "window_offset", "interval", "latency", "timeout", "hop")))
             if bad:
@@ -115,6 +156,7 @@ def analyse(path):
             events.append({"class": "ll-unknown-rsp", "frame": frame, "frames": [frame],
                            "unknown_type": num(r["btle.control.unknown_type"]), "access_address": aa})
         if opcode == 0x00:
+            settings.set(("aa", aa), frame, r, "btle.control.")
             bad = out_of_range(*(num(r["btle.control." + k]) for k in
                                  ("window_size", "window_offset", "interval", "latency", "timeout")))
             if bad:

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Self-test of diagnosis_truth_linklayer.py: its two readings of the spec on typed values (the connection parameter
-ranges of Core Vol 6, Part B, 2.3.3.1; the acknowledgment scheme of 4.5.9), each with a near miss, and an LT 256 air
-capture written from the PDU layouts (a CONNECT_IND with hop 0 beside one in range; data PDUs the format gives no
-direction, one an LL_UNKNOWN_RSP) read back through tshark. diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
+"""Self-test of diagnosis_truth_linklayer.py: its readings on typed values (the connection parameter ranges of Core
+Vol 6, Part B, 2.3.3.1; the acknowledgment scheme of 4.5.9; LP-03's alternation within 60 s), each with a near
+miss, and an LT 256 air capture written from the PDU layouts (a CONNECT_IND with hop 0 beside one in range; data PDUs
+the format gives no direction, one an LL_UNKNOWN_RSP) read back through tshark. diagnosis_truth_selftest.py runs it
+too. Exit 0 when all match.
 """
 
 import json
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from diagnosis_truth_linklayer import new_pdu, out_of_range
+from diagnosis_truth_linklayer import Settings, new_pdu, out_of_range
 
 ADVERTISING, LINK = 0x8E89BED6, 0x50654A21
 
@@ -37,6 +38,23 @@ ACKS = [
     (((10, 0, 0, 0x0C), (11, 1, 1, None), 1, 0x0C), True),
     (((10, 0, 0, 0x0C), (9, 1, 0, None), 0, 0x0C), False),   # the receiver spoke before: the sender's own rule
 ]
+
+
+A, B = (24, 0, 400), (6, 0, 500)
+# LP-03: (seconds, parameters) of one link's settings -> frames of the ping-pong events (frame = index + 1).
+PING_PONGS = [
+    ([(0, A), (10, B), (20, A), (30, B)], [4]),
+    ([(0, A), (10, B), (20, A), (90, B)], []),        # the three updates span 80 s: a near miss
+    ([(0, A), (10, B), (20, B), (30, A)], []),        # no alternation
+]
+
+
+def ping_pongs(settings):
+    events = []
+    tracker = Settings(events)
+    for index, (seconds, values) in enumerate(settings):
+        tracker.note("link", index + 1, float(seconds), values, new=index == 0)
+    return [e["frame"] for e in events]
 
 
 def crc24(init, data):
@@ -86,6 +104,10 @@ def run():
         if out_of_range(*args) != want:
             failures += 1
             print("out_of_range%s: got %s, want %s" % (args, out_of_range(*args), want))
+    for settings, want in PING_PONGS:
+        if ping_pongs(settings) != want:
+            failures += 1
+            print("ping_pongs(%s): got %s, want %s" % (settings, ping_pongs(settings), want))
     for args, want in ACKS:
         if new_pdu(*args) != want:
             failures += 1
@@ -99,7 +121,8 @@ def run():
         if events["events"] != AIR_EXPECTED:
             failures += 1
             print("synthetic-linklayer.pcap:\n  got  %s\n  want %s" % (events["events"], AIR_EXPECTED))
-    print("linklayer: %d typed cases and synthetic-linklayer.pcap checked" % (len(RANGES) + len(ACKS)))
+    cases = len(RANGES) + len(ACKS) + len(PING_PONGS)
+    print("linklayer: %d typed cases and synthetic-linklayer.pcap checked" % cases)
     return failures
 
 
