@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// OBEX over RFCOMM against tshark, packet by packet, on the corpus captures that carry it (found by running
-/// `tshark -Y obex` over every capture of `/work/corpus-files`): opcode or response code, Final bit, packet length,
+/// `tshark -Y obex` over every capture of the corpus, `BLESCOPE_CORPUS`): opcode or response code, Final bit, packet length,
 /// Connection Id, Name, Type, and the body bytes (Body and End Of Body header lengths less their 3-byte headers). Both
 /// tools put a packet at the frame where its last RFCOMM frame completed it.
 ///
