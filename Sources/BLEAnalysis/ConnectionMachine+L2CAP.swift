@@ -68,6 +68,8 @@ extension ConnectionMachine {
             if Self.isClassicProfile(psm) {
                 decode.profilePDUs &+= 1
                 processClassic(pdu, psm: psm, channel: channel, direction: direction, timestamp: timestamp)
+            } else if goep(pdu, psm: psm, channel: channel, direction: direction, timestamp: timestamp) {
+                decode.profilePDUs &+= 1
             } else {
                 decode.countKnown(psm: psm.rawValue)
                 emitUndecoded(pdu, psm: psm, direction: direction, timestamp: timestamp)

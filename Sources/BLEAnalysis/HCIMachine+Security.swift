@@ -40,7 +40,9 @@ extension HCIMachine {
         case let r as LELongTermKeyRequest:
             feed(.security(.encryptionStarted(ediv: r.encryptedDiversifier, rand: r.randomNumber)), handle: r.handle, record, infer: false)
         case let e as EncryptionChange: encryptionDetails(e, keySize: nil, record)
-        case let e2 as EncryptionChangeV2: encryptionDetails(e2.change, keySize: Int(e2.keySize), record)
+        // A key size of 0 with encryption on is none the specification allows (1–16 octets): the controller did not
+        // report the size (an iPhone's sysdiagnose log, bafang: 19 of them), so it is unknown, not a 0-octet key.
+        case let e2 as EncryptionChangeV2: encryptionDetails(e2.change, keySize: e2.keySize == 0 ? nil : Int(e2.keySize), record)
         case let k as EncryptionKeyRefreshComplete where k.status == .success:
             feed(.security(.refreshed), handle: k.handle, record, infer: false)
         case let r as IOCapabilityRequest: feed(.security(.ioCapabilityRequested), peer: r.address, record)

@@ -8,7 +8,7 @@ import BLEProtocols
 ///
 /// `{"synchronous_links": [{"number", "type", "handle", "conn_number", "peer", "request", "request_frame",
 /// "requested_coding", "status", "result_frame", "established", "air_mode", "interval_ms", "start_frame", "end_frame",
-/// "end_reason", "packets_tx", "packets_rx"}], "connections": [{"conn_number", "sdp", "rfcomm", "a2dp", "hfp", "avrcp"}]}`
+/// "end_reason", "packets_tx", "packets_rx"}], "connections": [{"conn_number", "sdp", "rfcomm", "a2dp", "hfp", "avrcp", "obex"}]}`
 public enum AudioReport {
     public static func isEmpty(_ connections: [Connection], _ classic: ClassicAnalysis) -> Bool {
         classic.isEmpty && !connections.contains { $0.profiles != nil }
@@ -58,6 +58,7 @@ public enum AudioReport {
         a2dp(p.a2dp, &w)
         if let h = p.hfp { hfp(h, &w) } else { w.fieldNull("hfp") }
         avrcp(p.avrcp, &w)
+        obex(p.obex, &w)
         w.endObject()
     }
 

@@ -73,8 +73,9 @@ struct Timeline: ParsableCommand {
             f.uuids.insert(v)
         }
         for l in layer {
-            guard ["hci", "l2cap", "att", "smp", "note", "ll", "iso", "sdp", "rfcomm", "hfp", "avdtp", "a2dp", "avrcp"].contains(l) else {
-                throw ValidationError("--layer '\(l)': use hci, l2cap, att, smp, note, ll, iso, sdp, rfcomm, hfp, avdtp, a2dp, avrcp")
+            guard ["hci", "l2cap", "att", "smp", "note", "ll", "iso", "sdp", "rfcomm", "hfp", "avdtp", "a2dp", "avrcp", "obex"].contains(l)
+            else {
+                throw ValidationError("--layer '\(l)': use hci, l2cap, att, smp, note, ll, iso, sdp, rfcomm, hfp, avdtp, a2dp, avrcp, obex")
             }
             f.layers.insert(Layer(rawValue: l))
         }

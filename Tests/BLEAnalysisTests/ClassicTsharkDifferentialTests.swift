@@ -73,7 +73,9 @@ import Testing
                 }
                 r.avdtp = avdtp
             }
-            if !f[13].isEmpty { r.hfp = f[13].split(separator: ";").map(String.init) }
+            // Names compared without case (V.250, 5.1): tshark lower-cases a bare text result, the Honda log's `SAMSUNG`
+            // answering AT+CGMI at 2805 is its `samsung`.
+            if !f[13].isEmpty { r.hfp = f[13].split(separator: ";").map { $0.uppercased() } }
             if !f[14].isEmpty, !f[16].isEmpty {
                 // tshark lists GetCapabilities' supported events as event IDs too; blescope names the event of
                 // RegisterNotification (PDU 0x31) only.
@@ -92,7 +94,7 @@ import Testing
             configure: { analyzer in
                 analyzer.onEvent = { e in
                     guard let fields = e.fields else {
-                        if e.layer == .hfp { rows[e.frame, default: Row()].hfp.append(Self.atName(e.summary)) }
+                        if e.layer == .hfp { rows[e.frame, default: Row()].hfp.append(Self.atName(e.summary).uppercased()) }
                         return
                     }
                     let v = Dictionary(fields, uniquingKeysWith: { a, _ in a })
@@ -109,7 +111,7 @@ import Testing
                             a += [c] + (n("sbc_max_bitpool").map { [$0] } ?? [])
                         }
                         rows[e.frame, default: Row()].avdtp = a
-                    case .hfp: rows[e.frame, default: Row()].hfp.append(Self.atName(e.summary))
+                    case .hfp: rows[e.frame, default: Row()].hfp.append(Self.atName(e.summary).uppercased())
                     case .avrcp:
                         rows[e.frame, default: Row()].avrcp = ["cr", "ctype", "opcode", "pdu_id", "event_id"].compactMap(n)
                     default: break

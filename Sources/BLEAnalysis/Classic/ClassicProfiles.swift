@@ -9,6 +9,8 @@ extension Layer {
     /// A2DP media packets (RTP on an AVDTP transport channel).
     public static let a2dp = Layer(rawValue: "a2dp")
     public static let avrcp = Layer(rawValue: "avrcp")
+    /// An OBEX packet (PBAP, MAP, FTP, OPP over RFCOMM).
+    public static let obex = Layer(rawValue: "obex")
 }
 
 /// One BR/EDR link's audio and serial profiles, fed the PDUs of its dynamic channels by PSM (SDP 0x0001, RFCOMM 0x0003,
@@ -19,6 +21,10 @@ struct ClassicProfiles {
     var rfcomm = RFCOMMTracker()
     var avdtp = AVDTPTracker()
     var avrcp = AVRCPSummary()
+    var obex = OBEXTracker()
+    /// OBEX over L2CAP (GOEP 2.0): whether each channel's I-frames end with an FCS, and the last TxSeq each way.
+    var goepFCS: [UInt16: Bool] = [:]
+    var goepTxSeq: [UInt32: UInt8] = [:]
     /// The hands-free DLC and its tracker (one per link: a second HFP DLC is not followed).
     var hfp: HFPTracker?
     /// AVRCP commands waiting for their response, by (sender is the peer, label): frame.
@@ -77,6 +83,7 @@ struct ClassicProfiles {
         r.rfcomm = rfcomm.channels
         r.a2dp = avdtp.finish()
         r.avrcp = avrcp
+        r.obex = obex.sessions
         if var h = hfp {
             let closed = rfcomm.channels.last { $0.dlci == h.session.dlci }?.closeFrame
             r.hfp = h.finish(closedAt: closed ?? endFrame)

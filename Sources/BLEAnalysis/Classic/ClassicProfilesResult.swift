@@ -10,9 +10,12 @@ public struct ClassicProfilesResult: Hashable, Sendable {
     public var a2dp = A2DPSummary()
     public var hfp: HFPSession?
     public var avrcp = AVRCPSummary()
+    /// OBEX sessions on RFCOMM DLCs (PBAP, MAP, FTP, OPP).
+    public var obex: [OBEXSession] = []
     public init(connection: Int) { self.connection = connection }
     public var isEmpty: Bool {
         sdp.requests == 0 && rfcomm.isEmpty && a2dp.signals == 0 && a2dp.streams.isEmpty && hfp == nil && avrcp.commands == 0
+            && obex.isEmpty
     }
 }
 

@@ -61,7 +61,14 @@ extension ConnectionMachine {
         if let c = f.credits { fields.append(("credits", Int64(c))) }
         fields.append(("length", Int64(f.information.count)))
         emitClassic(.rfcomm, frame, timestamp, direction, code: f.type.rawValue, name: "RFCOMM \(f.type)", f.summary, fields: fields)
-        guard let data = step.data, classic!.isHandsFree(dlci: f.dlci, data: data) else { return }
+        if step.closed { closeOBEX(dlci: f.dlci, frame: frame) }
+        guard let data = step.data else { return }
+        if classic!.obex.follows(UInt16(f.dlci)) || !classic!.isHandsFree(dlci: f.dlci, data: data) {
+            if classic!.isOBEX(dlci: f.dlci, data: data, fromPeer: fromPeer) {
+                obex(data, dlci: f.dlci, fromPeer: fromPeer, frame: frame, timestamp: timestamp, direction: direction)
+            }
+            return
+        }
         let lines = classic!.hfp!.feed(data, fromPeer: fromPeer, frame: frame, timestamp: timestamp)
         for line in lines {
             let status = line.kind == .final && line.name != "OK" ? line.text : nil

@@ -18,8 +18,13 @@ extension Story {
         }
         var out: [StorySentence] = []
         for who in devices {
-            let ps = links[who]!
+            var ps = links[who]!
             out += folded(ps.compactMap { sdpLine($0, who: who) })
+            // A codec fallback (Story+A2DPFallback) is one event: its streams are told there, the others as before.
+            if let fallback = a2dpFallback(ps.flatMap(\.a2dp.streams), who: who) {
+                out.append(fallback.line)
+                for i in ps.indices { ps[i].a2dp.streams.removeAll { fallback.told.contains($0.configurationFrame) } }
+            }
             let streams = ps.flatMap(\.a2dp.streams)
             if streams.count > 1, let line = a2dpFolded(streams, who: who) {
                 out.append(line)
@@ -29,6 +34,7 @@ extension Story {
             }
             out += folded(ps.compactMap { hfpLine($0, e, who: who) })
             out += folded(ps.compactMap { avrcpLine($0, who: who) })
+            out += obexLines(ps, who: who)
         }
         return out
     }

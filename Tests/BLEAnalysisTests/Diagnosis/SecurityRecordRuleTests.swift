@@ -55,6 +55,32 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(Self.classicSession(CaptureBuilder(), keySize: nil)).of("SEC-08").isEmpty)
         }
 
+        /// Encryption Change v2 with encryption on and key size 0 (an iPhone's sysdiagnose log, bafang: raw `59 05 00 03 04
+        /// 01 00`, 19 times): no size the specification allows (1–16), so the size is not reported, not a 0-byte key. The
+        /// near miss: the same event with 7 is a 7-byte key.
+        @Test(arguments: [(UInt8(0), false), (UInt8(7), true)])
+        func aKeySizeOfZeroInEncryptionChangeV2IsNotReported(_ size: UInt8, _ fires: Bool) throws {
+            let b = CaptureBuilder()
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.handle = Self.handle; $0.address = Self.peer; $0.linkType = 1
+                        })
+                )
+                .event(
+                    HCIBuild.event(
+                        .declared(
+                            EncryptionChangeV2 {
+                                $0.change = EncryptionChange {
+                                    $0.handle = Self.handle; $0.encryptionEnabled = 1
+                                }
+                                $0.keySize = size
+                            })))
+            let found = try RuleTest.diagnose(b).of("SEC-08")
+            #expect(found.isEmpty == !fires)
+            if fires { #expect(found.first?.message.contains("a 7-byte key (observed at frame 2)") == true) }
+        }
+
         @Test func theRecordHoldsTheSessionWithItsAlgorithmAndKeySize() throws {
             let file = try Self.classicSession(CaptureBuilder(), keySize: 7).captureFile()
             let c = try #require(CaptureAnalysis.analyze(file, observing: Observing()).connections.first)

@@ -1,0 +1,46 @@
+import BLECore
+import BLEProtocols
+import Testing
+
+@testable import BLEAnalysis
+
+/// The codec fallback as one story event (Story+A2DPFallback): a stream closed with no Start and, within 2 s, another
+/// configured with a different codec. Typed streams with the Honda log's frames (LDAC 4086 closed 4140, AAC 4142).
+@Suite struct A2DPFallbackStoryTests {
+    static let ldac = A2DPCodec(codecType: A2DPCodec.vendorSpecific, element: [0x2D, 0x01, 0, 0, 0xAA, 0, 0x04, 0x01])
+    static let aac = A2DPCodec(codecType: 0x02, element: [0x80, 0x01, 0x04, 0x84, 0xE2, 0x00])
+
+    static func stream(_ codec: A2DPCodec, set frame: Int, at us: Int64, closed: Int?, starts: [Int] = []) -> A2DPStream {
+        var s = A2DPStream(acpSEID: 6, intSEID: 4, configuredByThisSide: true, configurationFrame: frame)
+        s.configurationTime = Timestamp(microseconds: us)
+        s.codec = codec
+        s.closeFrame = closed
+        s.starts = starts
+        return s
+    }
+
+    @Test func ldacClosedThenAACIsOneEvent() throws {
+        let streams = [
+            Self.stream(Self.ldac, set: 4086, at: 76_573_402, closed: 4140), Self.stream(Self.aac, set: 4142, at: 76_740_063, closed: 4255),
+        ]
+        let (line, told) = try #require(Story.a2dpFallback(streams, who: "D2:02:03:04:A2:61"))
+        #expect(Self.ldac.name == "LDAC" && Self.aac.name == "AAC" && told == [4086, 4142])
+        #expect(
+            line.text
+                == "A2DP with D2:02:03:04:A2:61: codec fell back from \(Self.ldac) to \(Self.aac) (LDAC set at 4086, closed with no Start at 4140; AAC set at 4142); the stream never started.",
+            "\(line.text)")
+        #expect(line.frames == [4086, 4140, 4142])
+    }
+
+    /// Near misses: the first stream had started (a codec change after streaming, not a fallback); the second came 5 s
+    /// later; the same codec again (a reconnection); the first never closed.
+    @Test func nearMissesStaySeparate() {
+        let started = [
+            Self.stream(Self.ldac, set: 10, at: 0, closed: 40, starts: [20]), Self.stream(Self.aac, set: 42, at: 500_000, closed: nil),
+        ]
+        let late = [Self.stream(Self.ldac, set: 10, at: 0, closed: 40), Self.stream(Self.aac, set: 42, at: 5_000_000, closed: nil)]
+        let same = [Self.stream(Self.aac, set: 10, at: 0, closed: 40), Self.stream(Self.aac, set: 42, at: 100_000, closed: nil)]
+        let open = [Self.stream(Self.ldac, set: 10, at: 0, closed: nil), Self.stream(Self.aac, set: 42, at: 100_000, closed: nil)]
+        for streams in [started, late, same, open] { #expect(Story.a2dpFallback(streams, who: "x")?.line == nil) }
+    }
+}
