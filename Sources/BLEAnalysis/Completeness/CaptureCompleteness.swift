@@ -33,6 +33,10 @@ public struct CaptureCompleteness: Hashable, Sendable {
     public var hostAsleep: [Int: Int] = [:]
     /// Every cut ACL record was cut by the logger, not marked cut in the file (``RecordShortfall/cutByLogger``).
     public var payloadsCutByLogger = false
+    /// Records the pass read; with ``unreadRest``, what the verdict covers.
+    public var recordsRead = 0
+    /// The reader stopped before the file's end (a corrupt record length, a read error): what is after it is not judged.
+    public var unreadRest: Item? { items.first { $0.code == .fileCorrupt } }
 
     /// A stretch without records, ending at `frame`.
     public struct Gap: Hashable, Sendable {
@@ -100,6 +104,7 @@ public struct CompletenessTracker: Sendable {
     public var gapThreshold: Int64 = 60_000_000
 
     var aclRecords = 0
+    var recordsRead = 0
     var aclCut = 0
     var aclCutFirstFrame: Int?
     var aclCutMaxKept = 0
@@ -195,6 +200,7 @@ public struct CompletenessTracker: Sendable {
     }
 
     public mutating func add(_ record: CaptureRecord) {
+        recordsRead &+= 1
         noteTime(record)
         if record.cumulativeDrops > lastDrops {
             if dropsFirstFrame == nil { dropsFirstFrame = record.frame }

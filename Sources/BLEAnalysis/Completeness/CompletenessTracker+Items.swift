@@ -14,6 +14,7 @@ extension CompletenessTracker {
             gaps: gapList)
         for s in sleep.sleeps { result.hostAsleep[s.gapFrame] = s.sleepFrame }
         result.payloadsCutByLogger = aclCut > 0 && aclCutByLogger == aclCut
+        result.recordsRead = recordsRead
         return result
     }
 

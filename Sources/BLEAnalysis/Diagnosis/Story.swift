@@ -119,7 +119,9 @@ extension Story {
             ? "No link in the log: none of its \(plural(requests.count, "connection attempt")) succeeded."
             : answered
                 ? "No link in the log: no LE or BR/EDR connection was established."
-                : "No link in the log: no LE or BR/EDR connection was made or attempted in its \(plural(e.records, "record"))."
+                : e.records == 0 && e.completeness?.unreadRest != nil
+                    ? "No link can be told: not one record of the file could be read."
+                    : "No link in the log: no LE or BR/EDR connection was made or attempted in its \(plural(e.records, "record"))."
         return StorySentence(.links, text, frames: requests.map(\.frame))
     }
 

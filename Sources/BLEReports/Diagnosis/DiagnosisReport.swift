@@ -23,14 +23,25 @@ public struct DiagnosisReport: Sendable {
     /// Where a finding's text starts: after `CRITICAL  GATT-01  `.
     static let indent = 19
 
+    /// `2 errors, 1 warning (88 rules)`, `nothing wrong found (88 rules)`; where the reader stopped before the file's
+    /// end, what the verdict covers: nothing found in the records read is no answer for the rest, and a file of which no
+    /// record could be read cannot tell anything.
+    public var verdict: String {
+        let tally = result.tally, rules = "(\(result.rulesEvaluated) rules)"
+        guard let completeness, completeness.unreadRest != nil else {
+            return (tally.isEmpty ? "nothing wrong found" : tally) + " " + rules
+        }
+        let read = completeness.recordsRead
+        if read == 0 { return "cannot tell: not one record of the file could be read (Log) " + rules }
+        return (tally.isEmpty ? "nothing wrong found" : tally) + " in the \(read) record\(read == 1 ? "" : "s") read " + rules
+            + "; the rest of the file could not be read (Log)"
+    }
+
     /// The answer first: the tally, then each finding (most severe first) with its evidence, causes, facts and
     /// confidence; info findings one line each at the end.
     public func text(terminal: Terminal, width: Int = DiagnosisReport.width, verbose: Bool = false) -> String {
         var lines: [String] = []
-        let tally = result.tally
-        lines.append(
-            terminal.paint("Diagnosis", .bold) + ": "
-                + (tally.isEmpty ? "nothing wrong found (\(result.rulesEvaluated) rules)" : tally + " (\(result.rulesEvaluated) rules)"))
+        lines.append(terminal.paint("Diagnosis", .bold) + ": " + verdict)
         if let completeness {
             // Wrapped like the story (a completeness item can run to 500 columns on an undecrypted air capture).
             var log = wrap("Log: " + completeness.headline, width: width, first: "", rest: "    ")
