@@ -30,6 +30,9 @@ enum HCIEvidence {
             } else {
                 return nil
             }
+        case _ where HCIEvidence.advertisingOpcodes.contains(packet.opcode):
+            guard let a = advertisingCommand(packet) else { return nil }
+            kind = a
         case .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList, .leClearFilterAcceptList:
             kind = .acceptListEdited(packet.opcode)
         case .disconnect:
@@ -62,6 +65,7 @@ enum HCIEvidence {
     /// The declared BR/EDR commands ``classicCommand(_:)`` reads.
     static let classicCommands: [any HCIParameterSet.Type] = [
         CreateConnection.self, LinkKeyRequestReply.self, LinkKeyRequestNegativeReply.self, AuthenticationRequested.self,
+        RemoteNameRequest.self, RemoteNameRequestCancel.self, WriteScanEnable.self,
     ]
     static let classicCommandOpcodes: Set<HCICommand> = Set(
         classicCommands.compactMap { if case .command(let c) = $0.carrier { c } else { nil } })
@@ -76,6 +80,10 @@ enum HCIEvidence {
         case let a as AuthenticationRequested:
             let h = a.handle & 0x0FFF
             return (h, .authenticationRequested(handle: h))
+        case let r as RemoteNameRequest: return (nil, .nameRequest(peer: r.address.description, cancel: false))
+        case let r as RemoteNameRequestCancel: return (nil, .nameRequest(peer: r.address.description, cancel: true))
+        case let w as WriteScanEnable:
+            return (nil, .classicScanEnableCommand(inquiry: w.scanEnable & 0x01 != 0, page: w.scanEnable & 0x02 != 0))
         default: return nil
         }
     }
@@ -159,6 +167,8 @@ enum HCIEvidence {
         case let i as IOCapabilityRequest: return (nil, .ioCapabilityExchange(peer: i.address.description, sender: .local))
         case let i as IOCapabilityResponse: return (nil, .ioCapabilityExchange(peer: i.address.description, sender: .peer))
         case let s as SimplePairingComplete: return (nil, .simplePairingComplete(peer: s.address.description, status: s.status))
+        case let r as RemoteNameRequestComplete: return (nil, .nameRequestComplete(peer: r.address.description))
+        case let t as LEAdvertisingSetTerminated: return (nil, .advertisingSetTerminated(set: t.advertisingHandle))
         default: return nil
         }
     }

@@ -37,6 +37,11 @@ import Testing
         #expect(auth?.handle == 0x0042)
         // Set Connection Encryption (0x0413, 7.1.16) is declared for the timeline, not read by the diagnosis.
         #expect(try Self.command("13 04 03 42 00 01") == nil)
+        // Remote Name Request (0x0419, 7.1.19): BD_ADDR, R1, reserved, clock offset; its cancel (0x041A, 7.1.20): BD_ADDR.
+        #expect(try Self.command("19 04 0A \(Self.address) 01 00 00 00")?.kind == .nameRequest(peer: Self.peer, cancel: false))
+        #expect(try Self.command("1A 04 06 \(Self.address)")?.kind == .nameRequest(peer: Self.peer, cancel: true))
+        // Write Scan Enable (0x0C1A, 7.3.18): 0x02 page scan only.
+        #expect(try Self.command("1A 0C 01 02")?.kind == .classicScanEnableCommand(inquiry: false, page: true))
         // Short parameters do not decode as the declared set: no evidence is made of them.
         #expect(try Self.command("0C 04 05 55 44 33 22 11") == nil)
     }
@@ -50,10 +55,11 @@ import Testing
         // The link-fact and SCO/eSCO commands are the link's and the synchronous links' (ClassicLinkTests), not evidence:
         // Change Connection Packet Type, Accept Connection Request, Remote Name Request, (Enhanced) Setup, Accept and
         // Reject Synchronous Connection. IO Capability Request Reply (0x042B, 7.1.29) is the link's security record's
-        // (SecurityRecordRuleTests).
+        // (SecurityRecordRuleTests). Remote Name Request is evidence too (HH-04 reads a cancel after it completed).
         let facts: Set<UInt16> = [0x040F, 0x0409, 0x0419, 0x0428, 0x0429, 0x042A, 0x043D, 0x043E, 0x042B]
-        #expect(Set(linkControl) == Set<UInt16>([0x0405, 0x040B, 0x040C, 0x0411, 0x0413]).union(facts))
-        #expect(HCIEvidence.classicCommandOpcodes.map(\.rawValue).sorted() == [0x0405, 0x040B, 0x040C, 0x0411])
+        #expect(Set(linkControl) == Set<UInt16>([0x0405, 0x040B, 0x040C, 0x0411, 0x0413, 0x041A]).union(facts))
+        #expect(
+            HCIEvidence.classicCommandOpcodes.map(\.rawValue).sorted() == [0x0405, 0x040B, 0x040C, 0x0411, 0x0419, 0x041A, 0x0C1A])
     }
 
     @Test func brEDREvents() throws {
@@ -67,6 +73,9 @@ import Testing
         #expect(failed.map { $0.handle == nil } == true)
         // Authentication Complete (0x06, 7.7.6): PIN or Key Missing (0x06) on handle 0x000B.
         #expect(try Self.event("06 03 06 0B 00")?.kind == .authenticationComplete(handle: 0x000B, status: HCIStatus(0x06)))
+        // Remote Name Request Complete (0x07, 7.7.7): Page Timeout (0x04), BD_ADDR, a 248-byte name field.
+        let named = try Self.event("07 FF 04 \(Self.address) " + String(repeating: "00 ", count: 248))
+        #expect(named?.kind == .nameRequestComplete(peer: Self.peer))
         // Role Change (0x12, 7.7.18): now peripheral.
         #expect(try Self.event("12 08 00 \(Self.address) 01")?.kind == .roleChange(peer: Self.peer, status: .success, role: 1))
         // Mode Change (0x14, 7.7.20): sniff, interval 0x0320.

@@ -38,6 +38,21 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// LE Set Scan Enable or LE Set Extended Scan Enable (Core Spec Vol 4, Part E, 7.8.11, 7.8.65): the host turns
         /// scanning on or off (what the controller may refuse depends on it: HH-04).
         case scanEnableCommand(enabled: Bool)
+        /// A command that changes the advertising state (Core Spec Vol 4, Part E, 7.8.9, 7.8.52, 7.8.56, 7.8.59–60,
+        /// 7.8.63): LE Set Advertising Enable (legacy: no `sets`), LE Set Extended Advertising Enable (no `sets` with
+        /// `enabled` false: every set), LE Set Periodic Advertising Enable, LE Remove Advertising Set, LE Clear
+        /// Advertising Sets (no `sets`: every set), LE Set Advertising Set Random Address; `enabled` for the enables.
+        /// What the controller may refuse depends on it (HH-04).
+        case advertisingCommand(HCICommand, sets: [UInt8], enabled: Bool?)
+        /// Write Scan Enable (7.3.18): BR/EDR inquiry scan, page scan, both or neither (CQ-04: a controller only
+        /// waiting to be found or paged reports nothing).
+        case classicScanEnableCommand(inquiry: Bool, page: Bool)
+        /// LE Advertising Set Terminated (7.7.65.18): the set stopped advertising (a connection, its duration or count).
+        case advertisingSetTerminated(set: UInt8)
+        /// Remote Name Request (7.1.19) or, `cancel`, Remote Name Request Cancel (7.1.20) for `peer`.
+        case nameRequest(peer: String, cancel: Bool)
+        /// Remote Name Request Complete (7.7.7), any status: the request for `peer` is over.
+        case nameRequestComplete(peer: String)
         /// LE Add Device To, Remove Device From, or Clear the Filter Accept List (Core Spec Vol 4, Part E, 7.8.14–16):
         /// a stack edits it between connection attempts (``PlatformBehaviour/acceptListEdit``).
         case acceptListEdited(HCICommand)

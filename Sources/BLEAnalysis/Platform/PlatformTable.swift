@@ -33,6 +33,10 @@ public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStr
     public static let peripheralLatency = PlatformBehaviour(rawValue: "peripheral latency")
     /// The supervision timeout of the connections it creates.
     public static let supervisionTimeout = PlatformBehaviour(rawValue: "supervision timeout")
+    /// The supervision timeout a platform, as central, asks its peripherals to keep above a multiple of the effective
+    /// interval (interval max × (latency + 1)): ``PlatformValue/factor(_:)``. The spec's own floor is 2 (Core Spec
+    /// Vol 6, Part B, 4.5.2); a higher one is that platform's rule, not every link's.
+    public static let supervisionTimeoutMargin = PlatformBehaviour(rawValue: "supervision timeout margin")
     /// How long a direct (app-requested) connection attempt runs before the stack gives up on it.
     public static let directConnectTimeout = PlatformBehaviour(rawValue: "direct connect timeout")
     /// How long a background (auto-connect, accept-list) attempt runs: ``PlatformValue/never``.
@@ -66,10 +70,13 @@ public enum PlatformValue: Hashable, Sendable {
     case never
     case commands([HCICommand])
     case text(String)
+    /// A multiple (of the effective connection interval, for ``PlatformBehaviour/supervisionTimeoutMargin``).
+    case factor(Double)
 
     /// The duration, when the value is one.
     public var milliseconds: Double? { if case .milliseconds(let ms) = self { ms } else { nil } }
     public var commands: [HCICommand] { if case .commands(let c) = self { c } else { [] } }
+    public var factor: Double? { if case .factor(let f) = self { f } else { nil } }
 }
 
 /// One row: a platform's behaviour, the versions it holds for, and where it is documented or measured.
@@ -205,6 +212,9 @@ public enum PlatformTable {
             source:
                 "measured: supervision timeout 72 × 10 ms in every LE Extended Create Connection and LE Enhanced Connection Complete of pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg (frames 831, 794…) and in the LE Enhanced Connection Complete v2 of pklg-ios-le_even-g2-glasses-discovery-indicate.pklg (iOS 27, frame 207); \(appleGuidelines) leaves the central's initial parameters to the device and asks the accessory to request its own (2–6 s)"
         ),
+        .init(
+            .apple, .supervisionTimeoutMargin, .factor(3),
+            source: "\(appleGuidelines): Interval Max × (Peripheral Latency + 1) × 3 < connSupervisionTimeout"),
         .init(
             .apple, .directConnectTimeout, .never,
             source:

@@ -68,7 +68,6 @@ extension DiagnosisRuleTests {
 
         @Test(arguments: [
             (UInt16(6), UInt16(0), UInt16(42), "under 1 s"),
-            (80, 4, 150, "at most 3 effective intervals of 500 ms (Apple asks for more)"),
             (80, 9, 200, "at most 2 effective intervals of 1000 ms, below the spec's minimum"),
         ])
         func aSupervisionTimeoutWithoutMarginOnALinkLostToItIsAWarning(

@@ -35,6 +35,10 @@ public enum HCIDeclaredSets {
         // 7.8.33, 7.8.49, 7.8.65).
         LESetScanParameters.self, LESetScanEnable.self, LESetExtendedScanEnable.self, LESetAdvertisingParameters.self,
         LESetAdvertisingEnable.self, LESetDataLength.self, LESetPHY.self, LEEnableEncryption.self,
+        // Advertising sets: their address, periodic advertising, removal and end; a name request's cancel (7.8.52,
+        // 7.8.59, 7.8.63, 7.7.65.18, 7.1.20); BR/EDR inquiry and page scan (7.3.18).
+        LESetAdvertisingSetRandomAddress.self, LERemoveAdvertisingSet.self, LESetPeriodicAdvertisingEnable.self,
+        LEAdvertisingSetTerminated.self, RemoteNameRequestCancel.self, WriteScanEnable.self,
         // Connected isochronous groups and streams (Core Spec Vol 4, Part E, 7.8.96–7.8.102, 7.8.109–7.8.110, 7.8.117).
         LEReadISOTXSync.self, LEReadISOTXSyncReturn.self, LESetCIGParameters.self, LESetCIGParametersReturn.self,
         LESetCIGParametersTest.self, LESetCIGParametersTestReturn.self, LECreateCIS.self, LERemoveCIG.self,

@@ -17,7 +17,8 @@ extension FindingCode {
 struct CQ04TimelineBreak: DiagnosisRule {
     static let code = FindingCode.timelineBreak
     static let group = RuleGroup.captureQuality
-    static let evidence = "Timestamps going backwards; a gap of more than 60 s; btsnoop cumulative drops"
+    static let evidence =
+        "Timestamps going backwards; a gap of more than 60 s; btsnoop cumulative drops; info for a gap the host slept through (PacketLogger's note) or the controller only scanned through with no link open"
     static let anchor = "none"
     static let codes: Set<FindingCode> = [.timeBackwards, .timeGap, .drops]
 
@@ -30,6 +31,7 @@ struct CQ04TimelineBreak: DiagnosisRule {
                     rule: Self.code, severity: .info, frame: frame, message: item.message + ".", headline: "the host slept",
                     causes: ["the host asleep (PacketLogger's \"System Sleep\" note at frame \(note), seen)"])
             }
+            if let quiet = Self.quiet(item, frame: frame, e) { return quiet }
             return Diagnosis(
                 rule: Self.code, severity: item.severity >= .warning ? severity : .info, frame: frame,
                 message: item.code == .timeBackwards && item.severity < .warning

@@ -17,7 +17,7 @@ struct HH04CommandErrors: DiagnosisRule {
     static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
     static let evidence =
-        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on)"
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed)"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
@@ -71,7 +71,7 @@ struct HH04CommandErrors: DiagnosisRule {
     }
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        let byState = stateRefusals(e)
+        let byState = stateRefusals(e).merging(advertisingRefusals(e)) { scan, _ in scan }
         return e.events.compactMap { ev in
             guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained(op, status) else { return nil }
             // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
@@ -167,6 +167,9 @@ extension HH04CommandErrors {
                 if let section = scanParameters[op], state.on {
                     out[ev.frame] =
                         "scanning was on (frame \(state.since)): the spec has the controller refuse new scan parameters until it stops (Core Spec Vol 4, Part E, \(section)); the parameters in force stay"
+                } else if op == .leSetRandomAddress, state.on {
+                    out[ev.frame] =
+                        "scanning was on (frame \(state.since)): the spec has the controller refuse a new random address while it scans, advertises or initiates (Core Spec Vol 4, Part E, 7.8.4); the address in force stays"
                 } else if scanEnables.contains(op), let on = commandFrame.flatMap({ asked[$0] }), on == state.on {
                     out[ev.frame] =
                         "scanning was \(on ? "on" : "off") already (frame \(state.since)): the controller refuses a command that changes nothing, and the state the host asked for holds"

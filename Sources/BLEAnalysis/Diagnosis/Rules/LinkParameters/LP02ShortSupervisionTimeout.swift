@@ -12,13 +12,15 @@ extension FindingCode {
 }
 
 /// LP-02: the supervision timeout in force leaves no margin: at most 2 × the effective interval (a spec violation,
-/// Core Spec Vol 6, Part B, 4.5.2), not more than 3 effective intervals (Apple's accessory guideline: interval max ×
-/// (latency + 1) × 3 < timeout), or under 1 s — one short fade drops the link (a DC-01 risk).
+/// Core Spec Vol 6, Part B, 4.5.2), under 1 s, or, on a link whose central's platform the log names and the platform
+/// table gives a higher margin (Apple's accessory guideline: interval max × (latency + 1) × 3 < timeout), not above
+/// that margin — one short fade drops the link (a DC-01 risk). One platform's margin is not assumed of another's link:
+/// an Android central accepting 2.7 effective intervals meets the spec (S23 log, frame 748; issue 48).
 struct LP02ShortSupervisionTimeout: DiagnosisRule {
     static let code = FindingCode.shortSupervisionTimeout
     static let group = RuleGroup.linkParameters
     static let evidence =
-        "The connection parameters in force (with where they came from): timeout ≤ 2 × (1 + latency) × interval, ≤ 3 effective intervals, or < 1 s; a warning only when the link was then lost to a supervision timeout (0x08), info when it survived"
+        "The connection parameters in force (with where they came from): timeout ≤ 2 × (1 + latency) × interval, < 1 s, or ≤ the margin the platform table gives the named central's platform (Apple: 3 effective intervals); a warning only when the link was then lost to a supervision timeout (0x08), info when it survived"
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -31,9 +33,12 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
             // from the settings after the last safe one. Of those, the shortest (a later update may have shortened
             // the first one), and the first short one when it differs: the worst case, with how the link got there.
             let changes = c.link.parameters.changes
-            let sinceLastSafe = changes.lastIndex { Self.tooShort($0.value) == nil }.map { changes[($0 + 1)...] } ?? changes[...]
-            let short = sinceLastSafe.filter { Self.tooShort($0.value) != nil }
-            guard let change = short.min(by: { $0.value.timeout < $1.value.timeout }), let why = Self.tooShort(change.value)
+            let margin = Self.centralMargin(c, e)
+            let sinceLastSafe =
+                changes.lastIndex { Self.tooShort($0.value, margin: margin) == nil }.map { changes[($0 + 1)...] } ?? changes[...]
+            let short = sinceLastSafe.filter { Self.tooShort($0.value, margin: margin) != nil }
+            guard let change = short.min(by: { $0.value.timeout < $1.value.timeout }),
+                let why = Self.tooShort(change.value, margin: margin)
             else { return nil }
             let earlier = short.first.flatMap { $0.frame < change.frame && $0.value.timeout != change.value.timeout ? $0 : nil }
             let earlierText =
@@ -132,12 +137,22 @@ struct LP02ShortSupervisionTimeout: DiagnosisRule {
         return found
     }
 
-    static func tooShort(_ p: ConnectionParameters) -> String? {
+    /// The margin the platform table gives the central's platform, when the log names it and this side is the central
+    /// (the platform identified is this side's; the peer's is never assumed).
+    static func centralMargin(_ c: Connection, _ e: Evidence) -> PlatformFact? {
+        guard c.role == .central, let platform = e.platform?.seen else { return nil }
+        return PlatformTable.fact(.supervisionTimeoutMargin, for: platform)
+    }
+
+    static func tooShort(_ p: ConnectionParameters, margin: PlatformFact? = nil) -> String? {
         let interval = ConnectionTiming.intervalMilliseconds(p.interval)
         let effective = interval * Double(Int(p.latency) + 1)
         let timeout = Double(ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout))
         if timeout <= 2 * effective { return "at most 2 effective intervals of \(effective.formatted2) ms, below the spec's minimum" }
-        if timeout <= 3 * effective { return "at most 3 effective intervals of \(effective.formatted2) ms (Apple asks for more)" }
+        if let margin, let factor = margin.value.factor, timeout <= factor * effective {
+            return
+                "at most \(Int(factor)) effective intervals of \(effective.formatted2) ms: \(margin.platform), the central here, asks for more (\(margin.source))"
+        }
         if timeout < 1000 { return "under 1 s" }
         return nil
     }

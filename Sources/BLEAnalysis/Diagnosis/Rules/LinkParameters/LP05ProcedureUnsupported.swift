@@ -22,7 +22,7 @@ struct LP05ProcedureUnsupported: DiagnosisRule {
     static let code = FindingCode.procedureUnsupported
     static let group = RuleGroup.linkParameters
     static let evidence =
-        "Connection Update, Set Data Length or Set PHY failing with 0x1A/0x11; LL_UNKNOWN_RSP or LL_REJECT_EXT_IND / LL_REJECT_IND on an air capture (but a missing key or a collision); info for an optional procedure whose refusal loses nothing (channel classification, subrating, power control, clock accuracy, LE Ping) and for an opcode Core does not define"
+        "Connection Update, Set Data Length or Set PHY failing with 0x1A/0x11; LL_UNKNOWN_RSP or LL_REJECT_EXT_IND / LL_REJECT_IND on an air capture (but a missing key or a collision); info for an optional procedure whose refusal loses nothing (channel classification, subrating, power control, clock accuracy, LE Ping) and for an opcode Core does not define; info for a refusal the link then ran all the same within 2 s (its PHY, data length or parameters changed)"
     static let anchor = "none"
     static let procedures: Set<HCICommand> = [.leConnectionUpdate, .leSetDataLength, .leSetPHY]
 
@@ -61,6 +61,9 @@ struct LP05ProcedureUnsupported: DiagnosisRule {
                 }
                 what =
                     "\(sender == .peer ? "the peripheral" : "the central") rejected \(procedure)\(reason.map { " (\(codeName($0)))" } ?? "")"
+                if !unsupported, let done = ranAnyway(opcode, ev, e.connection(ev.connection)) {
+                    return ranAnyway(ev, e, what: what, done: done)
+                }
             default:
                 return nil
             }
