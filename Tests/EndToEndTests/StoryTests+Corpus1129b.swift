@@ -160,12 +160,14 @@ import Testing
     /// ROSE EarFeel earbuds that are set LDAC, then AAC, twice, never streaming.
     @Test func hondaCarKitAndEarbudsLDACThenAAC() throws {
         guard let out = try Self.of("android-btsnoop_btagent-honda-hfp-pbap-a2dp-earfeel-ssp-ldac-then-aac.log") else { return }
+        // tshark names the peers by Remote Name Request: ROSE EarFeel i5 (d2:02:03:04:a2:61, 3178), Honda HFT-7266
+        // (8c:7a:b3:aa:e2:9b, 4808).
         // tshark: AVDTP Set Configuration LDAC at 4086 and 4535 (Close accepted at 4140 and 4587, no Start), AAC at 4142
         // and 4590; no AVDTP Start to the earbuds. One event: the phone fell back from LDAC to AAC, twice.
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "A2DP with D2:02:03:04:A2:61: codec fell back from LDAC 96 kHz stereo to AAC MPEG-2 LC 44.1 kHz 2 ch VBR 192 kbps 2 times"
+                    "A2DP with ROSE EarFeel i5: codec fell back from LDAC 96 kHz stereo to AAC MPEG-2 LC 44.1 kHz 2 ch VBR 192 kbps 2 times"
                 )
                     && $0.text.contains("(LDAC set at 4086, 4535, closed with no Start at 4140, 4587; AAC set at 4142, 4590)")
                     && $0.text.hasSuffix("; the stream never started.")
@@ -184,7 +186,7 @@ import Testing
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "PBAP with 8C:7A:B3:AA:E2:9B: the peer pulled the phone book and call history from this side in 10 Gets (2795–3209), all Success (200): telecom/pb.vcf 272 bytes (size 2), SIM1/telecom/pb.vcf 98 bytes (size 1), telecom/mch.vcf 1329 bytes (size 9)"
+                    "PBAP with Honda HFT-7266: the peer pulled the phone book and call history from this side in 10 Gets (2795–3209), all Success (200): telecom/pb.vcf 272 bytes (size 2), SIM1/telecom/pb.vcf 98 bytes (size 1), telecom/mch.vcf 1329 bytes (size 9)"
                 ) && $0.text.hasSuffix("connected at 2776 on RFCOMM channel 19, no Disconnect in the log.")
             })
         // The cover art channel (PSM 0x1001, ERTM, 3088-3092) is OBEX (BIP): Connect with Target 7163dd54-… at 3119, one Get
@@ -192,7 +194,7 @@ import Testing
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "cover art (BIP) with 8C:7A:B3:AA:E2:9B: the peer pulled cover art thumbnails from this side in 1 Get (3169–3847), all Success (200): x-bt/img-thm 32368 bytes; connected at 3119 on L2CAP PSM 0x1001"
+                    "cover art (BIP) with Honda HFT-7266: the peer pulled cover art thumbnails from this side in 1 Get (3169–3847), all Success (200): x-bt/img-thm 32368 bytes; connected at 3119 on L2CAP PSM 0x1001"
                 )
             })
     }
@@ -239,7 +241,7 @@ import Testing
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "PBAP with A8:6E:4E:43:F3:B9: this side pulled the phone book and call history from the peer in 7 Gets (509–531), all Success (200): telecom/pb.vcf 0 bytes (size 1)"
+                    "PBAP with nova 14: this side pulled the phone book and call history from the peer in 7 Gets (509–531), all Success (200): telecom/pb.vcf 0 bytes (size 1)"
                 )
                     && $0.text.contains("telecom/ich.vcf 345 bytes (size 3); connected at 499 on RFCOMM channel 19")
             })
