@@ -16,7 +16,7 @@ An occurrence is
              diagnosis_truth_security2.py, cached as <name>.security.jsonl and made only for a capture where one of
              SECURITY2_RULES fires; of diagnosis_truth_audio.py, <name>.audio.jsonl, likewise for AUDIO_RULES; of
              diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES; of diagnosis_truth_capture.py,
-             <name>.capture.jsonl, for CAPTURE_RULES; of diagnosis_truth_gatt.py, <name>.gatt.jsonl, for GATT_RULES)
+             <name>.capture.jsonl, for CAPTURE_RULES; of diagnosis_truth_gatt.py, <name>.gatt2.jsonl, for GATT_RULES)
              is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
@@ -24,7 +24,7 @@ An occurrence is
              benign (capability probing, host cancel, procedure redone, clock jitter, ...) while the finding is a
              warning or above;
   unjudged   when the rule has no truth class yet (RULES_WITHOUT_TRUTH says why), or the firing is of a kind the
-             truth does not extract (JUDGED_KIND: a gap for CQ-04, a CCCD never written for GATT-03).
+             truth does not extract (JUDGED_KIND: a gap for CQ-04).
 Precision = true / (true + false). Output: one row per rule (captures fired on, occurrences, true, false, unjudged,
 precision), then the false occurrences one per line (capture, frame, severity, what the truth holds there), so each
 can be read with `tshark -V`. --markdown prints the table docs/diagnosis.md carries; --json one object per rule.
@@ -84,7 +84,7 @@ TRUTH = {
     "SEC-06": lambda e: (e["class"] == "att-error" and e.get("error") == 0x0C)
     or (e["class"] == "pairing-failed" and e.get("reason") == 0x06),
     "SEC-07": cls("authenticated-payload-timeout"),
-    "GATT-03": cls("cccd-write-command"),
+    "GATT-03": cls("cccd-write-command", "notify-unsubscribed", "cccd-value-unsupported"),
     "GATT-04": lambda e: e["class"] == "att-error" and e.get("request_opcode") == 0x12,
     "GATT-06": lambda e: e["class"] == "att-error" and e.get("error") in (0x01, 0x12),
     "GATT-08": lambda e: e["class"] == "att-error",
@@ -162,12 +162,11 @@ LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05", "LP-03"}
 # And diagnosis_truth_capture.py's.
 CAPTURE_RULES = {"CQ-02", "CQ-03", "CQ-05"}
 # And diagnosis_truth_gatt.py's.
-GATT_RULES = {"GATT-05", "GATT-07"}
+GATT_RULES = {"GATT-03", "GATT-05", "GATT-07"}
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
     "CQ-04": lambda message: "step back" in message,  # gaps and btsnoop drops: not extracted
-    "GATT-03": lambda message: "Write Command" in message,  # a CCCD never written: not extracted
 }
 
 # Why the others are not judged yet: what the truth would need.
@@ -245,8 +244,9 @@ def capture_truth_for(path, truth_dirs, cache):
 
 
 def gatt_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_gatt.py's events (subscriptions nothing answered in 30 s), cached."""
-    return cached_truth(path, "diagnosis_truth_gatt.py", ".gatt.jsonl", truth_dirs, cache).get("events", [])
+    """diagnosis_truth_gatt.py's events (subscriptions nothing answered in 30 s, never made, ATT_MTU 23 filled),
+    cached as .gatt2.jsonl (.gatt.jsonl holds an older output, without GATT-03's classes)."""
+    return cached_truth(path, "diagnosis_truth_gatt.py", ".gatt2.jsonl", truth_dirs, cache).get("events", [])
 
 
 def findings(blescope, path):
@@ -281,7 +281,7 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
           "CQ-05": {"air-encrypted-unread"},
-          "GATT-05": {"att-unreadable"}}
+          "GATT-03": {"att-unreadable"}, "GATT-05": {"att-unreadable"}}
 
 
 def judge(rule, severity, message, frame, at, cited=()):
