@@ -12,12 +12,9 @@ when given). A truth is tshark's alone: blescope's output never enters it.
 
 An occurrence is
   true       when a truth event of a class the rule's evidence names (TRUTH below; the classes of
-             diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of
-             diagnosis_truth_security2.py, cached as <name>.security.jsonl and made only for a capture where one of
-             SECURITY2_RULES fires; of diagnosis_truth_audio.py, <name>.audio.jsonl, likewise for AUDIO_RULES; of
-             diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES; of diagnosis_truth_capture.py,
-             <name>.capture.jsonl, for CAPTURE_RULES; of diagnosis_truth_gatt.py, <name>.gatt2.jsonl, for GATT_RULES)
-             is at its deciding frame (the
+             diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of the truths of
+             RULE_TRUTHS, each cached under its suffix and made only for a capture where one of its rules fires:
+             diagnosis_truth_security2.py, _audio, _linklayer, _capture, _gatt and _host) is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
   false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
@@ -151,18 +148,22 @@ TRUTH = {
     # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
     "GATT-05": cls("subscribed-silent"),
     "GATT-07": cls("mtu-23-full"),
+    # diagnosis_truth_host.py's (cached as <name>.host.jsonl)
+    "HH-06": cls("acl-on-closed-handle"),
+    "HH-07": cls("controllers-several"),
 }
-# The rules diagnosis_truth_security2.py's truth judges: it is made (one more tshark pass) only for a capture where one
-# of them fires.
-SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19"}
-# And diagnosis_truth_audio.py's.
-AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
-# And diagnosis_truth_linklayer.py's.
-LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05", "LP-03"}
-# And diagnosis_truth_capture.py's.
-CAPTURE_RULES = {"CQ-02", "CQ-03", "CQ-05"}
-# And diagnosis_truth_gatt.py's.
-GATT_RULES = {"GATT-03", "GATT-05", "GATT-07"}
+# The truths that add classes of their own, each made (one more tshark pass) only for a capture where one of the rules
+# it judges fires: the rules, the script, the suffix of its cached output.
+RULE_TRUTHS = [
+    ({"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19"}, "diagnosis_truth_security2.py",
+     ".security.jsonl"),
+    ({"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}, "diagnosis_truth_audio.py", ".audio.jsonl"),
+    ({"LL-01", "LL-03", "LP-05", "LP-03"}, "diagnosis_truth_linklayer.py", ".ll.jsonl"),
+    ({"CQ-02", "CQ-03", "CQ-05"}, "diagnosis_truth_capture.py", ".capture.jsonl"),
+    # .gatt.jsonl holds an older output, without GATT-03's classes.
+    ({"GATT-03", "GATT-05", "GATT-07"}, "diagnosis_truth_gatt.py", ".gatt2.jsonl"),
+    ({"HH-06", "HH-07"}, "diagnosis_truth_host.py", ".host.jsonl"),
+]
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
@@ -175,8 +176,6 @@ RULES_WITHOUT_TRUTH = {
     "TP-04": "throughput verdicts (not extracted)",
     "TP-05": "LE credit-based channels (not extracted)",
     "LP-06": "CRC error ratio (not extracted)",
-    "HH-06": "ACL on closed handles (not extracted)",
-    "HH-07": "controller indexes (not extracted)",
 }
 
 # Fields of a truth event that name other frames of the same fact (a folded event, the command behind a completion).
@@ -223,32 +222,6 @@ def extra_truth_for(path, truth_dirs, cache):
     return cached_truth(path, "diagnosis_truth_extra.py", ".extra.jsonl", truth_dirs, cache).get("events", [])
 
 
-def security_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_security2.py's events (pairing method, key sizes, EDIV/Rand, bonds), cached like the truth."""
-    return cached_truth(path, "diagnosis_truth_security2.py", ".security.jsonl", truth_dirs, cache).get("events", [])
-
-
-def audio_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_audio.py's events (ASE refusals, ISO losses, A2DP gaps, HFP set-up and codecs), cached."""
-    return cached_truth(path, "diagnosis_truth_audio.py", ".audio.jsonl", truth_dirs, cache).get("events", [])
-
-
-def link_layer_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_linklayer.py's events (LL_VERSION_IND repeated, connection parameters out of range), cached."""
-    return cached_truth(path, "diagnosis_truth_linklayer.py", ".ll.jsonl", truth_dirs, cache).get("events", [])
-
-
-def capture_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_capture.py's events (what waits at the capture's end, ACL records cut), cached."""
-    return cached_truth(path, "diagnosis_truth_capture.py", ".capture.jsonl", truth_dirs, cache).get("events", [])
-
-
-def gatt_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_gatt.py's events (subscriptions nothing answered in 30 s, never made, ATT_MTU 23 filled),
-    cached as .gatt2.jsonl (.gatt.jsonl holds an older output, without GATT-03's classes)."""
-    return cached_truth(path, "diagnosis_truth_gatt.py", ".gatt2.jsonl", truth_dirs, cache).get("events", [])
-
-
 def findings(blescope, path):
     out = subprocess.run([blescope, "diagnose", "--json", path], capture_output=True, text=True)
     line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
@@ -281,7 +254,7 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
           "CQ-05": {"air-encrypted-unread"},
-          "GATT-03": {"att-unreadable"}, "GATT-05": {"att-unreadable"}}
+          "GATT-03": {"att-unreadable"}, "GATT-05": {"att-unreadable"}, "HH-07": {"controller-index-unread"}}
 
 
 def judge(rule, severity, message, frame, at, cited=()):
@@ -325,16 +298,9 @@ def measure(blescope, paths, truth_dirs, cache):
             continue
         count += 1
         events = truth["events"] + extra_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in SECURITY2_RULES for f in found):
-            events += security_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in AUDIO_RULES for f in found):
-            events += audio_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in LINK_LAYER_RULES for f in found):
-            events += link_layer_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in CAPTURE_RULES for f in found):
-            events += capture_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in GATT_RULES for f in found):
-            events += gatt_truth_for(path, truth_dirs, cache)
+        for rules, script, suffix in RULE_TRUTHS:
+            if any(f["rule"] in rules for f in found):
+                events += cached_truth(path, script, suffix, truth_dirs, cache).get("events", [])
         at = index(events)
         for f in found:
             row = rows.setdefault(f["rule"], {"rule": f["rule"], "captures": set(), "occurrences": 0, "true": 0,
