@@ -14,7 +14,8 @@ An occurrence is
   true       when a truth event of a class the rule's evidence names (TRUTH below; the classes of
              diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of the truths of
              RULE_TRUTHS, each cached under its suffix and made only for a capture where one of its rules fires:
-             diagnosis_truth_security2.py, _audio, _linklayer, _capture, _gatt, _host and _throughput) is at its deciding frame (the
+             diagnosis_truth_security2.py, _audio, _linklayer, _capture, _gatt, _host, _throughput and
+             _attempts) is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
   false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
@@ -156,6 +157,8 @@ TRUTH = {
     and not e["room"],
     "TP-04": lambda e: e["class"] == "value-stream" and e["values"] >= 100 and e["bytes"] >= 10000 and e["room"],
     "SC-01": cls("write-run-ended"),
+    # diagnosis_truth_attempts.py's (cached as <name>.attempts.jsonl)
+    "SC-02": cls("attempt-run"),
 }
 # The truths that add classes of their own, each made (one more tshark pass) only for a capture where one of the rules
 # it judges fires: the rules, the script, the suffix of its cached output.
@@ -169,6 +172,7 @@ RULE_TRUTHS = [
     ({"GATT-03", "GATT-05", "GATT-07"}, "diagnosis_truth_gatt.py", ".gatt2.jsonl"),
     ({"HH-06", "HH-07"}, "diagnosis_truth_host.py", ".host.jsonl"),
     ({"TP-03", "TP-04", "SC-01"}, "diagnosis_truth_throughput.py", ".throughput.jsonl"),
+    ({"SC-02"}, "diagnosis_truth_attempts.py", ".attempts.jsonl"),
 ]
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
@@ -259,7 +263,7 @@ OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, 
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
           "CQ-05": {"air-encrypted-unread"},
           "GATT-03": {"att-unreadable"}, "GATT-05": {"att-unreadable"}, "HH-07": {"controller-index-unread"},
-          "TP-03": {"link-settings-unknown"}, "TP-04": {"stream-room-unproven"}}
+          "TP-03": {"link-settings-unknown"}, "TP-04": {"stream-room-unproven"}, "SC-02": {"attempts-not-air"}}
 
 
 def judge(rule, severity, message, frame, at, cited=()):
