@@ -20,13 +20,12 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
 """
 
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, events_main  # noqa: E402
+from diagnosis_truth import events_main, field_numbers as numbers, tshark_fields  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.time_epoch", "btle.access_address", "nordic_ble.crcok", "btle.crc.incorrect",
@@ -36,16 +35,6 @@ FIELDS = [
 ]
 MINIMUM, GAP, MEDIAN, SHARE = 8, 60.0, 60.0, 0.6
 EXPERT_ERROR = 0x00800000
-
-
-def numbers(text):
-    out = []
-    for value in (text or "").split(","):
-        try:
-            out.append(int(value, 0))
-        except ValueError:
-            pass
-    return out
 
 
 class Attempt:
@@ -94,14 +83,8 @@ def run_event(cluster):
 
 
 def analyse(path):
-    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
-        args += ["-e", f]
-    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
     attempts, current, air = [], {}, False  # current: access address -> its latest attempt
-    for line in out.splitlines():
-        cells = line.split("\t")
-        r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+    for r in tshark_fields(path, FIELDS):
         if r["btle.access_address"] is None or r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]:
             continue
         air = True

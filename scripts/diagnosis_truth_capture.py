@@ -42,7 +42,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, events_main  # noqa: E402
+from diagnosis_truth import TSHARK, events_main, field_number as num  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.len", "frame.cap_len", "hci_mon.adapter_id", "bthci_cmd.opcode", "bthci_evt.code",
@@ -74,15 +74,6 @@ def direction(row):
     if kind in (0x03, 0x05):
         return "received"
     return row["nordic_ble.direction"]
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 class Air:

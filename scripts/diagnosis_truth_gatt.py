@@ -36,13 +36,12 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
 """
 
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, events_main  # noqa: E402
+from diagnosis_truth import events_main, field_number as num, tshark_fields  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.time_epoch", "hci_mon.adapter_id", "bthci_acl.chandle", "btle.access_address",
@@ -55,15 +54,6 @@ FIELDS = [
     "btatt.characteristic_properties", "bthci_evt.bd_addr", "btle.advertising_address",
 ]
 WINDOW = 30.0
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 def numbers(text):
@@ -204,10 +194,6 @@ class Unsubscribed:
 
 
 def analyse(path):
-    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
-        args += ["-e", f]
-    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
     values = {}       # link -> value handles declared (Read By Type Response of 0x2803)
     writes = {}       # link -> [subscription dicts] open
     pending = {}      # link -> the subscription a Write Request awaits its answer for
@@ -222,9 +208,7 @@ def analyse(path):
                                "link_seconds": round(time - s["time"], 3)})
         pending.pop(link, None)
 
-    for line in out.splitlines():
-        cells = line.split("\t")
-        r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+    for r in tshark_fields(path, FIELDS):
         frame, time = int(r["frame.number"]), float(r["frame.time_epoch"])
         end = max(end, time)
         if r["btle.access_address"] and (r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]):

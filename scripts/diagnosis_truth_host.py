@@ -20,13 +20,12 @@ protocol in them: HCI, monitor, PacketLogger, LE link layer).
 """
 
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, events_main  # noqa: E402
+from diagnosis_truth import events_main, field_number as num, tshark_fields  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.interface_id", "frame.protocols", "hci_mon.adapter_id", "bthci_acl.chandle",
@@ -35,15 +34,6 @@ FIELDS = [
 ]
 BLUETOOTH = ("bluetooth", "hci_mon", "hci_h4", "bthci", "btle", "nordic_ble", "packetlogger", "hci_usb")
 NO_CONTROLLER = 0xFFFF
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 def opened(r):
@@ -56,14 +46,8 @@ def opened(r):
 
 
 def analyse(path):
-    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
-        args += ["-e", f]
-    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
     events, first, open_handles, closed, packetlogger = [], {}, {}, {}, False
-    for line in out.splitlines():
-        cells = line.split("\t")
-        r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+    for r in tshark_fields(path, FIELDS):
         frame, protocols = int(r["frame.number"]), (r["frame.protocols"] or "").split(":")
         packetlogger = packetlogger or "packetlogger" in protocols
         adapter = num(r["hci_mon.adapter_id"])

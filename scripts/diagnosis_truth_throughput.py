@@ -32,13 +32,12 @@ PDU's length less 3 (opcode, handle).
 
 import math
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, events_main  # noqa: E402
+from diagnosis_truth import events_main, field_number as num, tshark_fields  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.time_epoch", "hci_mon.adapter_id", "bthci_acl.chandle", "btle.access_address",
@@ -53,15 +52,6 @@ FIELDS = [
 VALUES = (0x1B, 0x1D, 0x52, 0x12)
 WRITES = (0x52, 0x12)
 PAUSE, END_WINDOW, COME_BACK = 0.5, 30.0, 60.0
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 class Link:
@@ -201,14 +191,8 @@ def settings_from(r, link):
 
 
 def analyse(path):
-    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
-        args += ["-e", f]
-    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
     t, last_seen, end_time = Throughput(), {}, 0.0
-    for line in out.splitlines():
-        cells = line.split("\t")
-        r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+    for r in tshark_fields(path, FIELDS):
         frame, time = int(r["frame.number"]), float(r["frame.time_epoch"])
         end_time = max(end_time, time)
         air = r["btle.access_address"] is not None
