@@ -2,7 +2,7 @@
 """diagnosis_precision.py: each diagnosis rule's precision, every firing held to the tshark-only truth.
 
 Usage: scripts/diagnosis_precision.py BLESCOPE CAPTURE_OR_DIR... [--truth DIR]... [--json] [--markdown]
-                                      [--commit SHA] [--truth-cache DIR]
+                                      [--commit SHA] [--measured DATE] [--truth-cache DIR]
 
 For every capture (directories are walked, files tshark cannot read are skipped), runs `BLESCOPE diagnose --json` and
 judges each occurrence of each finding (its deciding frame: `occurrences`, or `frame` when it has none) against the
@@ -33,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from diagnosis_truth import looks_like_capture
 
@@ -167,8 +168,8 @@ RULE_TRUTHS = [
      ".security.jsonl"),
     ({"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}, "diagnosis_truth_audio.py", ".audio.jsonl"),
     ({"LL-01", "LL-03", "LP-05", "LP-03"}, "diagnosis_truth_linklayer.py", ".ll.jsonl"),
-    ({"CQ-02", "CQ-03", "CQ-05"}, "diagnosis_truth_capture.py", ".capture.jsonl"),
-    # .gatt.jsonl holds an older output, without GATT-03's classes.
+    # .capture.jsonl and .gatt.jsonl hold older outputs (without ACL records cut in the log, without GATT-03's classes).
+    ({"CQ-02", "CQ-03", "CQ-05"}, "diagnosis_truth_capture.py", ".capture2.jsonl"),
     ({"GATT-03", "GATT-05", "GATT-07"}, "diagnosis_truth_gatt.py", ".gatt2.jsonl"),
     ({"HH-06", "HH-07"}, "diagnosis_truth_host.py", ".host.jsonl"),
     ({"TP-03", "TP-04", "SC-01"}, "diagnosis_truth_throughput.py", ".throughput.jsonl"),
@@ -330,10 +331,11 @@ def measure(blescope, paths, truth_dirs, cache):
     return order, sorted(falses), unread, count
 
 
-def markdown(rows, count, commit):
+def markdown(rows, count, commit, measured):
     lines = ["Measured on %d captures (the public corpus of `corpus/fetch.sh`, the Samples and `../shared/captures`; a "
-             "capture neither blescope nor tshark reads is left out) with a release build of main at `%s` and tshark "
-             "4.0.17. Precision = true / (true + false); **bold** under 90 %%." % (count, commit), "",
+             "capture neither blescope nor tshark reads is left out) with a release build of main at `%s`, measured %s "
+             "with tshark 4.0.17. Precision = true / (true + false); **bold** under 90 %%." % (count, commit, measured),
+             "",
              "| rule | captures | occurrences | true | false | unjudged | precision |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         precision = "%.1f %%" % r["precision"] if r["precision"] is not None else "—"
@@ -345,7 +347,8 @@ def markdown(rows, count, commit):
 
 
 def main(argv):
-    opts = {"--truth": [], "--commit": ["?"], "--truth-cache": [None]}
+    opts = {"--truth": [], "--commit": ["?"], "--truth-cache": [None],
+            "--measured": [time.strftime("%Y-%m-%d", time.gmtime())]}
     flags, rest, i = set(), [], 0
     while i < len(argv):
         a = argv[i]
@@ -371,7 +374,7 @@ def main(argv):
             print(json.dumps(r, sort_keys=True))
         return 0
     if "--markdown" in flags:
-        print(markdown(rows, count, opts["--commit"][-1]))
+        print(markdown(rows, count, opts["--commit"][-1], opts["--measured"][-1]))
         return 0
     print("%-8s %8s %11s %6s %6s %9s %9s" % ("rule", "captures", "occurrences", "true", "false", "unjudged",
                                               "precision"))
