@@ -200,6 +200,7 @@ WalterSolorzano/air5-smartwatch-reverse-engineering 53897d4fe0c233d9a19be57738f0
 # added 2026-11-29-6
 bluekitchen/btstack e2cf249052262c874eb59d124e2f8a9577561deb f2e07d44b0eb7ea632f78a386478d2d9e78dd4cea11a6a7e1c44a77562ffaa9e pklg-btstack-be_hfp-ag-stale-apple-connect-complete-after-reset-bcs1-cvsd-esco-18k-sco.pklg test/hfp/pklg/test2.pklg
 bluekitchen/btstack e638b3c547deaebe57c9be78bb8bd80bb3b3ed31 310c9de1a7b087c33690fccb3b3b91bf37557b8716a83887e53a63e1ae7dca41 pklg-btstack-be_hfp-ag-stale-sco-acl-disconnects-after-reset-11s-page-bcs2-msbc-esco-10k-sco.pklg test/sbc/pklg/test5.pklg
+bluekitchen/btstack e638b3c547deaebe57c9be78bb8bd80bb3b3ed31 e479228fa3a0b733fa6778b881a0b3ad643c39b8caf8f8d1283b837ad9fef419 pklg-btstack-be_hfp-hf-stale-disconnect-after-reset-msbc-esco-14k-sco-hf-releases-audio-ag-ends-acl-13.pklg test/sbc/pklg/test3.pklg
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
