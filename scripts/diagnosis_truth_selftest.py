@@ -10,8 +10,9 @@ adapters using the same handle; H4 again: an SMP pairing whose timer runs out, o
 one cut by a disconnection; LT 256 air: an LL_REJECT_EXT_IND of the wrong length, LL_TERMINATE_IND
 0x13 opening a connection event and answering one), runs diagnosis_truth.py on them (tshark decodes
 them) and compares every event with the values written here; then the cases of diagnosis_truth_security2_selftest.py,
-diagnosis_truth_audio_selftest.py, diagnosis_truth_linklayer_selftest.py, diagnosis_truth_capture_selftest.py and
-diagnosis_truth_gatt_selftest.py.
+diagnosis_truth_audio_selftest.py, diagnosis_truth_linklayer_selftest.py, diagnosis_truth_capture_selftest.py,
+diagnosis_truth_gatt_selftest.py, diagnosis_truth_host_selftest.py, diagnosis_truth_throughput_selftest.py and
+diagnosis_truth_attempts_selftest.py.
 Exit 0 when all match.
 """
 
@@ -373,9 +374,12 @@ def main():
     from diagnosis_truth_audio_selftest import run as audio  # the audio classes' own capture
     from diagnosis_truth_capture_selftest import run as capture  # what a capture leaves open or cut
     from diagnosis_truth_gatt_selftest import run as gatt  # subscriptions nothing answered
+    from diagnosis_truth_host_selftest import run as host  # handles used after their link ended, controllers
+    from diagnosis_truth_throughput_selftest import run as throughput  # streams, their links, write runs
+    from diagnosis_truth_attempts_selftest import run as attempts  # a fuzzer's connection attempts
     from diagnosis_truth_linklayer_selftest import run as linklayer  # the link-layer classes'
     from diagnosis_truth_security2_selftest import run as security2  # the security classes' own capture
-    failures += security2() + audio() + linklayer() + capture() + gatt()
+    failures += security2() + audio() + linklayer() + capture() + gatt() + host() + throughput() + attempts()
     print("FAIL: %d" % failures if failures else "OK")
     return 1 if failures else 0
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Self-test of diagnosis_truth_host.py: btsnoop captures written from the HCI layouts (Vol 4, Part E, 5.4.2, 7.7.5,
+7.7.65.1; Linux monitor records for two controllers), read back through tshark: ACL on a handle after its
+Disconnection Complete and after an HCI Reset (HH-06), beside a handle reopened by a Connection Complete before its
+data (a near miss); two controllers (HH-07), beside one controller and the monitor's "no controller" index (a near
+miss). diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+from diagnosis_truth_selftest import H4, btsnoop, monitor_capture, record
+
+
+def complete(handle):
+    return (bytes([0x01, 0x00]) + struct.pack("<H", handle) + bytes([0, 0]) + bytes.fromhex("112233445566")
+            + struct.pack("<HHH", 24, 0, 400) + b"\x00")
+
+
+def handles_capture():
+    c = H4()
+
+    def acl(handle, seconds):
+        l2cap = struct.pack("<HH", 3, 4) + bytes([0x0A, 0x03, 0x00])
+        c.add(2, struct.pack("<HH", handle | 0x2000, len(l2cap)) + l2cap, seconds, True)
+
+    c.event(0x3E, complete(0x0040), 0.0)                                # 1
+    acl(0x0040, 0.1)                                                    # 2
+    c.event(0x05, bytes([0]) + struct.pack("<H", 0x0040) + b"\x13", 1.0)  # 3 ended
+    acl(0x0040, 1.5)                                                    # 4 on the closed handle: HH-06
+    acl(0x0040, 1.6)                                                    # 5 counted once
+    c.event(0x3E, complete(0x0041), 2.0)                                # 6
+    c.event(0x05, bytes([0]) + struct.pack("<H", 0x0041) + b"\x08", 3.0)  # 7 ended
+    c.event(0x3E, complete(0x0041), 4.0)                                # 8 reopened
+    acl(0x0041, 4.1)                                                    # 9 a near miss
+    c.command(0x0C03, b"", 5.0)                                         # 10 HCI Reset ends both
+    acl(0x0040, 5.5)                                                    # 11 HH-06
+    return btsnoop(1002, c.records)
+
+
+HANDLES_EXPECTED = [
+    {"class": "acl-on-closed-handle", "frame": 4, "frames": [4], "handle": 0x0040, "closed_frame": 3},
+    {"class": "acl-on-closed-handle", "frame": 11, "frames": [11], "handle": 0x0040, "closed_frame": 10},
+]
+
+TWO_EXPECTED = [{"class": "controllers-several", "frame": 2, "frames": [1, 2], "controllers": 2,
+                 "keys": ["adapter 0", "adapter 1"]}]
+
+
+def one_controller_capture():
+    """Adapter 0 and the monitor's system notes (index 0xFFFF): one controller."""
+    note = record(b"bluetoothd 5.66\0", 0.0, 0xFFFF << 16 | 12)
+    event = record(bytes([0x3E, 19]) + complete(0x0040), 0.5, 0 << 16 | 3)
+    return btsnoop(2001, [note, event])
+
+
+def run():
+    """The number of mismatches (printed)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis_truth_host.py")
+    failures, checked = 0, 0
+    cases = (("handles", handles_capture(), HANDLES_EXPECTED), ("two controllers", monitor_capture(), TWO_EXPECTED),
+             ("one controller", one_controller_capture(), []))
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "synthetic-host.btsnoop")
+        for name, data, want in cases:
+            with open(path, "wb") as handle:
+                handle.write(data)
+            events = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)
+            checked += len(want)
+            if events["events"] != want:
+                failures += 1
+                print("synthetic %s capture:\n  got  %s\n  want %s" % (name, events["events"], want))
+    print("synthetic-host.btsnoop: %d events checked" % checked)
+    return failures
+
+
+if __name__ == "__main__":
+    failed = run()
+    print("FAIL: %d" % failed if failed else "OK")
+    sys.exit(1 if failed else 0)
