@@ -79,9 +79,9 @@ import Testing
     }
 
     /// A Connection Complete between the HCI Reset and its Command Complete is one the controller queued before it
-    /// reset (BTstack's Audio Gateway log: an LE Connection Complete 1.5 ms after the Reset, frames 33–34; tshark shows
-    /// the Reset's Command Complete at 38 and nothing more on handle 0x0047): the reset ended it, so no link is counted,
-    /// nothing is claimed of it, and the capture's edges say so. The BR/EDR one the same.
+    /// reset (BTstack's Audio Gateway log: a BR/EDR Connection Complete 1.5 ms after the Reset, frames 33–34; tshark shows
+    /// the Reset's Command Complete at 38 and on handle 0x0047 only a Max Slots Change, 36): the reset ended it, so no link is counted,
+    /// nothing is claimed of it, and the capture's edges say so. An LE one the same.
     @Test func aConnectionCompleteBeforeTheResetCompletedIsNoLink() throws {
         let b = CaptureBuilder(step: 1_500)
             .command(HCIBuild.command(.reset))
