@@ -6,12 +6,9 @@ by another central to the same device, each paired with keys and terminated (a n
 runs it too. Exit 0 when all match.
 """
 
-import json
-import os
 import struct
-import subprocess
-import sys
-import tempfile
+
+from diagnosis_truth_selftest import mismatches, selftest_main
 
 ADVERTISING_AA = 0x8E89BED6
 CENTRAL_A, CENTRAL_B, DEVICE = "c0:00:00:00:00:0a", "c0:00:00:00:00:0b", "d0:00:00:00:00:01"
@@ -62,21 +59,10 @@ EXPECTED = [{"class": "attempt-run", "frame": 17, "frames": [1, 17, 18], "initia
 
 def run():
     """The number of mismatches (printed)."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis_truth_attempts.py")
-    failures = 0
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "synthetic-attempts.pcap")
-        with open(path, "wb") as handle:
-            handle.write(capture())
-        events = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)
-        if events["events"] != EXPECTED:
-            failures += 1
-            print("synthetic-attempts.pcap:\n  got  %s\n  want %s" % (events["events"], EXPECTED))
-        print("synthetic-attempts.pcap: %d events checked" % len(EXPECTED))
+    failures = mismatches("diagnosis_truth_attempts.py", "synthetic-attempts.pcap", capture(), EXPECTED)
+    print("synthetic-attempts.pcap: %d events checked" % len(EXPECTED))
     return failures
 
 
 if __name__ == "__main__":
-    failed = run()
-    print("FAIL: %d" % failed if failed else "OK")
-    sys.exit(1 if failed else 0)
+    selftest_main(run)

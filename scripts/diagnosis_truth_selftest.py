@@ -31,6 +31,32 @@ def btsnoop(datalink, records):
     return b"btsnoop\0" + struct.pack(">II", 1, datalink) + b"".join(records)
 
 
+def mismatches(script, name, data, expected):
+    """Writes `data` as `name` in a temporary directory, runs the truth `script` (beside this file) on it and prints
+    each event that differs from `expected`: the number of mismatches."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, name)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+        got = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)["events"]
+    failures = 0
+    for index in range(max(len(got), len(expected))):
+        have = got[index] if index < len(got) else None
+        want = expected[index] if index < len(expected) else None
+        if have != want:
+            failures += 1
+            print("%s event %d:\n  got  %s\n  want %s" % (name, index, have, want))
+    return failures
+
+
+def selftest_main(run):
+    """A self-test script's exit: OK and 0 when `run()` found no mismatch."""
+    failed = run()
+    print("FAIL: %d" % failed if failed else "OK")
+    sys.exit(1 if failed else 0)
+
+
 def record(data, seconds, flags):
     return struct.pack(">IIIIq", len(data), len(data), flags, 0,
                        BTSNOOP_EPOCH + int(seconds * 1e6)) + data

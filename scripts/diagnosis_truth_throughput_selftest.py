@@ -8,14 +8,9 @@ second link, at ATT_MTU 23, with the same run ended by this side's Disconnect an
 diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
 """
 
-import json
-import os
 import struct
-import subprocess
-import sys
-import tempfile
 
-from diagnosis_truth_selftest import H4, btsnoop
+from diagnosis_truth_selftest import H4, btsnoop, mismatches, selftest_main
 
 
 def capture():
@@ -68,25 +63,10 @@ EXPECTED = [
 
 def run():
     """The number of mismatches (printed)."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnosis_truth_throughput.py")
-    failures = 0
-    with tempfile.TemporaryDirectory() as directory:
-        path = os.path.join(directory, "synthetic-throughput.btsnoop")
-        with open(path, "wb") as handle:
-            handle.write(capture())
-        events = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)
-        got = events["events"]
-        for index in range(max(len(got), len(EXPECTED))):
-            have = got[index] if index < len(got) else None
-            want = EXPECTED[index] if index < len(EXPECTED) else None
-            if have != want:
-                failures += 1
-                print("synthetic-throughput.btsnoop event %d:\n  got  %s\n  want %s" % (index, have, want))
-        print("synthetic-throughput.btsnoop: %d events checked" % len(EXPECTED))
+    failures = mismatches("diagnosis_truth_throughput.py", "synthetic-throughput.btsnoop", capture(), EXPECTED)
+    print("synthetic-throughput.btsnoop: %d events checked" % len(EXPECTED))
     return failures
 
 
 if __name__ == "__main__":
-    failed = run()
-    print("FAIL: %d" % failed if failed else "OK")
-    sys.exit(1 if failed else 0)
+    selftest_main(run)
