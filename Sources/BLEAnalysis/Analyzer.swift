@@ -108,7 +108,8 @@ public final class Analyzer {
         lastFrame = record.frame
         lastTimestamp = record.timestamp
         table.now = record.timestamp
-        if record.controllerIndex != sink.evidenceLog.lastController {
+        // Only HCI records name a controller: a pcapng's Ethernet or sniffer interface is none (HH-07).
+        if record.controllerIndex != sink.evidenceLog.lastController, record.kind.isHCI {
             sink.evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         }
         switch record.kind {

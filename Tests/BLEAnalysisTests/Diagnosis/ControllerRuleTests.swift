@@ -273,6 +273,25 @@ extension DiagnosisRuleTests {
             #expect(DiagnosisReport.analyze(try Self.monitorCapture([.intel])).result.of("HH-07").isEmpty)
         }
 
+        /// A pcapng with an Ethernet interface beside the HCI one (HackenBT's Ubertooth capture: interface 1 carries DNS
+        /// and ARP, tshark `frame.interface_id == 1`): one controller, and HH-07 stays quiet. Two HCI interfaces are two.
+        @Test func nearMissAnEthernetInterfaceIsNoController() throws {
+            func capture(secondLinkType: UInt16, second: [UInt8]) throws -> CaptureFile {
+                var b = PcapngBuilder()
+                b.section(bigEndian: false)
+                b.interface(linkType: 187)
+                b.interface(linkType: secondLinkType)
+                b.enhancedPacket(interface: 0, units: 1_000, data: [0x01, 0x03, 0x0C, 0x00])
+                b.enhancedPacket(interface: 1, units: 2_000, data: second)
+                b.enhancedPacket(interface: 0, units: 3_000, data: [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
+                return try CaptureFile.open(bytes: b.bytes, name: "two-interfaces.pcapng")
+            }
+            let ethernet = [UInt8](repeating: 0xFF, count: 6) + [0x02, 0, 0, 0, 0, 1, 0x08, 0x06] + [UInt8](repeating: 0, count: 28)
+            #expect(DiagnosisReport.analyze(try capture(secondLinkType: 1, second: ethernet)).result.of("HH-07").isEmpty)
+            let hci = try capture(secondLinkType: 187, second: [0x01, 0x03, 0x0C, 0x00])
+            #expect(DiagnosisReport.analyze(hci).result.of("HH-07").map(\.frame) == [2])
+        }
+
         /// Index 0xFFFF is the monitor's "no controller" (system notes, control channel: the batteread log's frame 6).
         @Test func nearMissTheMonitorsOwnIndexIsNoController() throws {
             let file = try Self.monitorCapture([.intel, .realtek], indices: [0, 0xFFFF])
