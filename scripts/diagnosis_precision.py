@@ -150,6 +150,7 @@ TRUTH = {
     "CQ-05": cls("air-joined-late", "air-encrypted-undecrypted", "advertising-crc-bad"),
     # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
     "GATT-05": cls("subscribed-silent"),
+    "GATT-07": cls("mtu-23-full"),
 }
 # The rules diagnosis_truth_security2.py's truth judges: it is made (one more tshark pass) only for a capture where one
 # of them fires.
@@ -161,7 +162,7 @@ LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05", "LP-03"}
 # And diagnosis_truth_capture.py's.
 CAPTURE_RULES = {"CQ-02", "CQ-03", "CQ-05"}
 # And diagnosis_truth_gatt.py's.
-GATT_RULES = {"GATT-05"}
+GATT_RULES = {"GATT-05", "GATT-07"}
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
@@ -171,7 +172,6 @@ JUDGED_KIND = {
 
 # Why the others are not judged yet: what the truth would need.
 RULES_WITHOUT_TRUTH = {
-    "GATT-07": "ATT_MTU and value sizes (not extracted)",
     "TP-03": "throughput verdicts (not extracted)",
     "TP-04": "throughput verdicts (not extracted)",
     "TP-05": "LE credit-based channels (not extracted)",

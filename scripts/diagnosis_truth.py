@@ -445,6 +445,26 @@ def looks_like_capture(path):
     return any(head.startswith(magic) for magic in CAPTURE_MAGICS)
 
 
+def truth_main(argv, doc, result):
+    """The command line of the truth scripts that add classes of their own (diagnosis_truth_extra.py, _security2,
+    _audio, _linklayer, _capture, _gatt): `[--base-name] CAPTURE...`, one JSON line `result(path, name)` per capture (a
+    file that is no capture is skipped); no capture named: the usage paragraph of the script's `doc`, exit 2."""
+    base = "--base-name" in argv
+    paths = [a for a in argv if a != "--base-name"]
+    if not paths:
+        print(doc.split("\n\n")[1], file=sys.stderr)
+        return 2
+    for path in paths:
+        if looks_like_capture(path):
+            print(json.dumps(result(path, os.path.basename(path) if base else path), sort_keys=True))
+    return 0
+
+
+def events_main(argv, doc, analyse):
+    """truth_main for a script whose `analyse(path)` gives the events: {"file", "events"} per capture."""
+    return truth_main(argv, doc, lambda path, name: {"file": name, "events": analyse(path)})
+
+
 def captures(arguments):
     for argument in arguments:
         if os.path.isdir(argument):

@@ -35,7 +35,6 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        frame.len): frame = the first, count.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -43,7 +42,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, looks_like_capture  # noqa: E402
+from diagnosis_truth import TSHARK, events_main  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.len", "frame.cap_len", "hci_mon.adapter_id", "bthci_cmd.opcode", "bthci_evt.code",
@@ -224,18 +223,5 @@ def analyse(path):
     return sorted(events, key=lambda e: (e["frame"], e["class"]))
 
 
-def main(argv):
-    base = "--base-name" in argv
-    paths = [a for a in argv if a != "--base-name"]
-    if not paths:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    for path in paths:
-        if looks_like_capture(path):
-            name = os.path.basename(path) if base else path
-            print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(events_main(sys.argv[1:], __doc__, analyse))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Self-test of diagnosis_truth_gatt.py: one btsnoop H4 capture written from the ATT layouts (Core Vol 3, Part F,
 3.4): a discovery (characteristic declarations, descriptors), a subscription nothing notified for 30 s beside one
-notified and one refused, read back through tshark. diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
+notified and one refused; and ATT_MTU 23 filled by 20 notifications, beside the same after an MTU exchange; read back
+through tshark. diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
 """
 
 import json
@@ -32,6 +33,22 @@ def capture():
     return btsnoop(1002, c.records)
 
 
+def mtu_capture(exchange):
+    """An LE link from its LE Connection Complete, 20 notifications of 20 value octets (ATT PDU 23: ATT_MTU 23 full);
+    with `exchange`, an Exchange MTU Request and Response first (a near miss)."""
+    c = H4()
+    c.event(0x3E, bytes([0x01, 0x00]) + struct.pack("<H", 0x0040) + bytes([0, 0]) + bytes.fromhex("112233445566")
+            + struct.pack("<HHH", 24, 0, 400) + b"\x00", 0.0)
+    if exchange:
+        c.acl(4, bytes([0x02]) + struct.pack("<H", 247), 0.1, True)
+        c.acl(4, bytes([0x03]) + struct.pack("<H", 247), 0.2, False)
+    for index in range(20):
+        c.acl(4, bytes([0x1B]) + struct.pack("<H", 0x0011) + bytes(20), 1.0 + index * 0.05, False)
+    return btsnoop(1002, c.records)
+
+
+MTU_EXPECTED = [{"class": "mtu-23-full", "frame": 2, "frames": list(range(2, 22)), "full": 20, "values": 20}]
+
 EXPECTED = [
     {"class": "subscribed-silent", "frame": 5, "frames": [5], "cccd": 0x12, "value_handle": 0x11,
      "value_handle_source": "discovered", "link_seconds": 39.0},
@@ -51,6 +68,13 @@ def run():
             failures += 1
             print("synthetic-gatt.btsnoop:\n  got  %s\n  want %s" % (events["events"], EXPECTED))
         print("synthetic-gatt.btsnoop: %d events checked" % len(EXPECTED))
+        for exchange, want in ((False, MTU_EXPECTED), (True, [])):
+            with open(path, "wb") as handle:
+                handle.write(mtu_capture(exchange))
+            events = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)
+            if events["events"] != want:
+                failures += 1
+                print("synthetic MTU capture (exchange %s):\n  got  %s\n  want %s" % (exchange, events["events"], want))
     return failures
 
 
