@@ -39,7 +39,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, events_main  # noqa: E402
+from diagnosis_truth import TSHARK, events_main, field_number as num  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.time_epoch", "frame.p2p_dir", "hci_h4.direction", "packetlogger.type", "hci_mon.opcode",
@@ -53,15 +53,6 @@ FIELDS = [
 ]
 SLC_COMMANDS = ("BRSF", "BAC", "CIND", "CMER", "CHLD=?", "BIND")
 GAP_SECONDS = 0.2
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 def rows(path):

@@ -34,7 +34,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, events_main  # noqa: E402
+from diagnosis_truth import TSHARK, events_main, field_number as num  # noqa: E402
 
 FIELDS = [
     "frame.number", "btle.access_address", "nordic_ble.crcok", "btle.crc.incorrect", "nordic_ble.direction",
@@ -48,15 +48,6 @@ FIELDS = [
     "bthci_evt.code", "bthci_evt.le_meta_subevent", "bthci_evt.status", "bthci_evt.connection_handle",
     "bthci_evt.le_con_interval", "bthci_evt.le_con_latency", "bthci_evt.le_supv_timeout",
 ]
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 def out_of_range(size, offset, interval, latency, timeout, hop=None):
