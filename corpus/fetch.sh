@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4 or 2026-11-29-5: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5 or 2026-11-29-6: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -197,6 +197,10 @@ TarlogicSecurity/BSAM 550e9c9f04c457d4947383195b7e55816feadd03 d4de3669217df405a
 gh123man/OpenSnek c7f353cbe4baf45929bef5532c53192a4fcd47ea f96e9b06878093c5eacde86a0d6b0ee3d1f1d4212aa01c9a75958ca64aaffa11 pcapng-lt201-btvs-win11_opensnek-radio-reset-bg-reconnect-secreq-stored-ltk-razer-hogp.pcapng captures/ble/windows/2026-06-15-215545-profile-bt-hardware-cycle-synapse-closed-pass-1/capture.pcapng
 gh123man/OpenSnek c7f353cbe4baf45929bef5532c53192a4fcd47ea 8e1383ba1234b45c474e89bd190418f4e03721a8085f4ed09bfde4be5b7e0ef7 pcapng-lt201-btvs-win11_opensnek-40min-midlink-start-disc-13-reconnect-razer-hogp.pcapng captures/ble/windows/2026-06-15-224531-profile-synapse-startup-takeover-pass-1/capture.pcapng
 WalterSolorzano/air5-smartwatch-reverse-engineering 53897d4fe0c233d9a19be57738f00e306e8f4a97 763b68aac3c8cb66f1e2da19e4b76ce8c95c7bd22c3fa9c52074d374cb6446e0 btsnoop-misconverted_air5-fixpcap-le-fields-read-as-be-19-records.pcap btsnoop_fixed.pcap
+# added 2026-11-29-6
+bluekitchen/btstack e2cf249052262c874eb59d124e2f8a9577561deb f2e07d44b0eb7ea632f78a386478d2d9e78dd4cea11a6a7e1c44a77562ffaa9e pklg-btstack-be_hfp-ag-stale-apple-connect-complete-after-reset-bcs1-cvsd-esco-18k-sco.pklg test/hfp/pklg/test2.pklg
+bluekitchen/btstack e638b3c547deaebe57c9be78bb8bd80bb3b3ed31 310c9de1a7b087c33690fccb3b3b91bf37557b8716a83887e53a63e1ae7dca41 pklg-btstack-be_hfp-ag-stale-sco-acl-disconnects-after-reset-11s-page-bcs2-msbc-esco-10k-sco.pklg test/sbc/pklg/test5.pklg
+bluekitchen/btstack e638b3c547deaebe57c9be78bb8bd80bb3b3ed31 e479228fa3a0b733fa6778b881a0b3ad643c39b8caf8f8d1283b837ad9fef419 pklg-btstack-be_hfp-hf-stale-disconnect-after-reset-msbc-esco-14k-sco-hf-releases-audio-ag-ends-acl-13.pklg test/sbc/pklg/test3.pklg
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]

@@ -2,7 +2,7 @@
 """diagnosis_precision.py: each diagnosis rule's precision, every firing held to the tshark-only truth.
 
 Usage: scripts/diagnosis_precision.py BLESCOPE CAPTURE_OR_DIR... [--truth DIR]... [--json] [--markdown]
-                                      [--commit SHA] [--truth-cache DIR]
+                                      [--commit SHA] [--measured DATE] [--truth-cache DIR]
 
 For every capture (directories are walked, files tshark cannot read are skipped), runs `BLESCOPE diagnose --json` and
 judges each occurrence of each finding (its deciding frame: `occurrences`, or `frame` when it has none) against the
@@ -12,19 +12,17 @@ when given). A truth is tshark's alone: blescope's output never enters it.
 
 An occurrence is
   true       when a truth event of a class the rule's evidence names (TRUTH below; the classes of
-             diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of
-             diagnosis_truth_security2.py, cached as <name>.security.jsonl and made only for a capture where one of
-             SECURITY2_RULES fires; of diagnosis_truth_audio.py, <name>.audio.jsonl, likewise for AUDIO_RULES; of
-             diagnosis_truth_linklayer.py, <name>.ll.jsonl, for LINK_LAYER_RULES; of diagnosis_truth_capture.py,
-             <name>.capture.jsonl, for CAPTURE_RULES; of diagnosis_truth_gatt.py, <name>.gatt.jsonl, for GATT_RULES)
-             is at its deciding frame (the
+             diagnosis_truth.py, of diagnosis_truth_extra.py, cached as <name>.extra.jsonl, and of the truths of
+             RULE_TRUTHS, each cached under its suffix and made only for a capture where one of its rules fires:
+             diagnosis_truth_security2.py, _audio, _linklayer, _capture, _gatt, _host, _throughput and
+             _attempts) is at its deciding frame (the
              event's own frame, or a frame the event names: its create, cancel, local command, folded frames), and
              the event is not benign, or the finding is only info;
   false      when the rule has a truth class and no such event is there, or the only such event is one the truth holds
              benign (capability probing, host cancel, procedure redone, clock jitter, ...) while the finding is a
              warning or above;
   unjudged   when the rule has no truth class yet (RULES_WITHOUT_TRUTH says why), or the firing is of a kind the
-             truth does not extract (JUDGED_KIND: a gap for CQ-04, a CCCD never written for GATT-03).
+             truth does not extract (JUDGED_KIND: a gap for CQ-04).
 Precision = true / (true + false). Output: one row per rule (captures fired on, occurrences, true, false, unjudged,
 precision), then the false occurrences one per line (capture, frame, severity, what the truth holds there), so each
 can be read with `tshark -V`. --markdown prints the table docs/diagnosis.md carries; --json one object per rule.
@@ -35,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from diagnosis_truth import looks_like_capture
 
@@ -84,7 +83,7 @@ TRUTH = {
     "SEC-06": lambda e: (e["class"] == "att-error" and e.get("error") == 0x0C)
     or (e["class"] == "pairing-failed" and e.get("reason") == 0x06),
     "SEC-07": cls("authenticated-payload-timeout"),
-    "GATT-03": cls("cccd-write-command"),
+    "GATT-03": cls("cccd-write-command", "notify-unsubscribed", "cccd-value-unsupported"),
     "GATT-04": lambda e: e["class"] == "att-error" and e.get("request_opcode") == 0x12,
     "GATT-06": lambda e: e["class"] == "att-error" and e.get("error") in (0x01, 0x12),
     "GATT-08": lambda e: e["class"] == "att-error",
@@ -150,34 +149,42 @@ TRUTH = {
     "CQ-05": cls("air-joined-late", "air-encrypted-undecrypted", "advertising-crc-bad"),
     # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
     "GATT-05": cls("subscribed-silent"),
+    "GATT-07": cls("mtu-23-full"),
+    # diagnosis_truth_host.py's (cached as <name>.host.jsonl)
+    "HH-06": cls("acl-on-closed-handle"),
+    "HH-07": cls("controllers-several"),
+    # diagnosis_truth_throughput.py's (cached as <name>.throughput.jsonl)
+    "TP-03": lambda e: e["class"] == "value-stream" and e["values"] >= 100 and e["bytes"] >= 2000 and e["limits"]
+    and not e["room"],
+    "TP-04": lambda e: e["class"] == "value-stream" and e["values"] >= 100 and e["bytes"] >= 10000 and e["room"],
+    "SC-01": cls("write-run-ended"),
+    # diagnosis_truth_attempts.py's (cached as <name>.attempts.jsonl)
+    "SC-02": cls("attempt-run"),
 }
-# The rules diagnosis_truth_security2.py's truth judges: it is made (one more tshark pass) only for a capture where one
-# of them fires.
-SECURITY2_RULES = {"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19"}
-# And diagnosis_truth_audio.py's.
-AUDIO_RULES = {"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}
-# And diagnosis_truth_linklayer.py's.
-LINK_LAYER_RULES = {"LL-01", "LL-03", "LP-05", "LP-03"}
-# And diagnosis_truth_capture.py's.
-CAPTURE_RULES = {"CQ-02", "CQ-03", "CQ-05"}
-# And diagnosis_truth_gatt.py's.
-GATT_RULES = {"GATT-05"}
+# The truths that add classes of their own, each made (one more tshark pass) only for a capture where one of the rules
+# it judges fires: the rules, the script, the suffix of its cached output.
+RULE_TRUTHS = [
+    ({"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19"}, "diagnosis_truth_security2.py",
+     ".security.jsonl"),
+    ({"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}, "diagnosis_truth_audio.py", ".audio.jsonl"),
+    ({"LL-01", "LL-03", "LP-05", "LP-03"}, "diagnosis_truth_linklayer.py", ".ll.jsonl"),
+    # .capture.jsonl and .gatt.jsonl hold older outputs (without ACL records cut in the log, without GATT-03's classes).
+    ({"CQ-02", "CQ-03", "CQ-05"}, "diagnosis_truth_capture.py", ".capture2.jsonl"),
+    ({"GATT-03", "GATT-05", "GATT-07"}, "diagnosis_truth_gatt.py", ".gatt2.jsonl"),
+    ({"HH-06", "HH-07"}, "diagnosis_truth_host.py", ".host.jsonl"),
+    ({"TP-03", "TP-04", "SC-01"}, "diagnosis_truth_throughput.py", ".throughput.jsonl"),
+    ({"SC-02"}, "diagnosis_truth_attempts.py", ".attempts.jsonl"),
+]
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.
 JUDGED_KIND = {
     "CQ-04": lambda message: "step back" in message,  # gaps and btsnoop drops: not extracted
-    "GATT-03": lambda message: "Write Command" in message,  # a CCCD never written: not extracted
 }
 
 # Why the others are not judged yet: what the truth would need.
 RULES_WITHOUT_TRUTH = {
-    "GATT-07": "ATT_MTU and value sizes (not extracted)",
-    "TP-03": "throughput verdicts (not extracted)",
-    "TP-04": "throughput verdicts (not extracted)",
     "TP-05": "LE credit-based channels (not extracted)",
     "LP-06": "CRC error ratio (not extracted)",
-    "HH-06": "ACL on closed handles (not extracted)",
-    "HH-07": "controller indexes (not extracted)",
 }
 
 # Fields of a truth event that name other frames of the same fact (a folded event, the command behind a completion).
@@ -224,31 +231,6 @@ def extra_truth_for(path, truth_dirs, cache):
     return cached_truth(path, "diagnosis_truth_extra.py", ".extra.jsonl", truth_dirs, cache).get("events", [])
 
 
-def security_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_security2.py's events (pairing method, key sizes, EDIV/Rand, bonds), cached like the truth."""
-    return cached_truth(path, "diagnosis_truth_security2.py", ".security.jsonl", truth_dirs, cache).get("events", [])
-
-
-def audio_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_audio.py's events (ASE refusals, ISO losses, A2DP gaps, HFP set-up and codecs), cached."""
-    return cached_truth(path, "diagnosis_truth_audio.py", ".audio.jsonl", truth_dirs, cache).get("events", [])
-
-
-def link_layer_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_linklayer.py's events (LL_VERSION_IND repeated, connection parameters out of range), cached."""
-    return cached_truth(path, "diagnosis_truth_linklayer.py", ".ll.jsonl", truth_dirs, cache).get("events", [])
-
-
-def capture_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_capture.py's events (what waits at the capture's end, ACL records cut), cached."""
-    return cached_truth(path, "diagnosis_truth_capture.py", ".capture.jsonl", truth_dirs, cache).get("events", [])
-
-
-def gatt_truth_for(path, truth_dirs, cache):
-    """diagnosis_truth_gatt.py's events (subscriptions nothing answered in 30 s), cached."""
-    return cached_truth(path, "diagnosis_truth_gatt.py", ".gatt.jsonl", truth_dirs, cache).get("events", [])
-
-
 def findings(blescope, path):
     out = subprocess.run([blescope, "diagnose", "--json", path], capture_output=True, text=True)
     line = next((x for x in out.stdout.splitlines() if x.startswith("{")), None)
@@ -281,7 +263,8 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
           "CQ-05": {"air-encrypted-unread"},
-          "GATT-05": {"att-unreadable"}}
+          "GATT-03": {"att-unreadable"}, "GATT-05": {"att-unreadable"}, "HH-07": {"controller-index-unread"},
+          "TP-03": {"link-settings-unknown"}, "TP-04": {"stream-room-unproven"}, "SC-02": {"attempts-not-air"}}
 
 
 def judge(rule, severity, message, frame, at, cited=()):
@@ -325,16 +308,9 @@ def measure(blescope, paths, truth_dirs, cache):
             continue
         count += 1
         events = truth["events"] + extra_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in SECURITY2_RULES for f in found):
-            events += security_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in AUDIO_RULES for f in found):
-            events += audio_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in LINK_LAYER_RULES for f in found):
-            events += link_layer_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in CAPTURE_RULES for f in found):
-            events += capture_truth_for(path, truth_dirs, cache)
-        if any(f["rule"] in GATT_RULES for f in found):
-            events += gatt_truth_for(path, truth_dirs, cache)
+        for rules, script, suffix in RULE_TRUTHS:
+            if any(f["rule"] in rules for f in found):
+                events += cached_truth(path, script, suffix, truth_dirs, cache).get("events", [])
         at = index(events)
         for f in found:
             row = rows.setdefault(f["rule"], {"rule": f["rule"], "captures": set(), "occurrences": 0, "true": 0,
@@ -355,10 +331,11 @@ def measure(blescope, paths, truth_dirs, cache):
     return order, sorted(falses), unread, count
 
 
-def markdown(rows, count, commit):
+def markdown(rows, count, commit, measured):
     lines = ["Measured on %d captures (the public corpus of `corpus/fetch.sh`, the Samples and `../shared/captures`; a "
-             "capture neither blescope nor tshark reads is left out) with a release build of main at `%s` and tshark "
-             "4.0.17. Precision = true / (true + false); **bold** under 90 %%." % (count, commit), "",
+             "capture neither blescope nor tshark reads is left out) with a release build of main at `%s`, measured %s "
+             "with tshark 4.0.17. Precision = true / (true + false); **bold** under 90 %%." % (count, commit, measured),
+             "",
              "| rule | captures | occurrences | true | false | unjudged | precision |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         precision = "%.1f %%" % r["precision"] if r["precision"] is not None else "—"
@@ -370,7 +347,8 @@ def markdown(rows, count, commit):
 
 
 def main(argv):
-    opts = {"--truth": [], "--commit": ["?"], "--truth-cache": [None]}
+    opts = {"--truth": [], "--commit": ["?"], "--truth-cache": [None],
+            "--measured": [time.strftime("%Y-%m-%d", time.gmtime())]}
     flags, rest, i = set(), [], 0
     while i < len(argv):
         a = argv[i]
@@ -396,7 +374,7 @@ def main(argv):
             print(json.dumps(r, sort_keys=True))
         return 0
     if "--markdown" in flags:
-        print(markdown(rows, count, opts["--commit"][-1]))
+        print(markdown(rows, count, opts["--commit"][-1], opts["--measured"][-1]))
         return 0
     print("%-8s %8s %11s %6s %6s %9s %9s" % ("rule", "captures", "occurrences", "true", "false", "unjudged",
                                               "precision"))

@@ -445,6 +445,59 @@ def looks_like_capture(path):
     return any(head.startswith(magic) for magic in CAPTURE_MAGICS)
 
 
+def field_number(text):
+    """A `-T fields` cell as a number: its first value (tshark prints 0x.. or decimal), None when empty or not one."""
+    if not text:
+        return None
+    try:
+        return int(text.split(",")[0], 0)
+    except ValueError:
+        return None
+
+
+def field_numbers(text):
+    """Every value of an aggregated `-T fields` cell that is a number."""
+    out = []
+    for value in (text or "").split(","):
+        try:
+            out.append(int(value, 0))
+        except ValueError:
+            pass
+    return out
+
+
+def tshark_fields(path, fields):
+    """One tshark pass (TSHARK) of `fields` over the capture, every occurrence of a field joined by commas: a dict per
+    record, an empty cell None."""
+    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
+    for f in fields:
+        args += ["-e", f]
+    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
+    for line in out.splitlines():
+        cells = line.split("\t")
+        yield {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(fields)}
+
+
+def truth_main(argv, doc, result):
+    """The command line of the truth scripts that add classes of their own (diagnosis_truth_extra.py, _security2,
+    _audio, _linklayer, _capture, _gatt): `[--base-name] CAPTURE...`, one JSON line `result(path, name)` per capture (a
+    file that is no capture is skipped); no capture named: the usage paragraph of the script's `doc`, exit 2."""
+    base = "--base-name" in argv
+    paths = [a for a in argv if a != "--base-name"]
+    if not paths:
+        print(doc.split("\n\n")[1], file=sys.stderr)
+        return 2
+    for path in paths:
+        if looks_like_capture(path):
+            print(json.dumps(result(path, os.path.basename(path) if base else path), sort_keys=True))
+    return 0
+
+
+def events_main(argv, doc, analyse):
+    """truth_main for a script whose `analyse(path)` gives the events: {"file", "events"} per capture."""
+    return truth_main(argv, doc, lambda path, name: {"file": name, "events": analyse(path)})
+
+
 def captures(arguments):
     for argument in arguments:
         if os.path.isdir(argument):

@@ -31,7 +31,6 @@ configured the channel, and HFP AT commands on the RFCOMM channel SDP named). Py
                        air mode CVSD (0x02) after a +BCS selecting mSBC with the same peer: frame = the event.
 """
 
-import json
 import os
 import re
 import subprocess
@@ -40,7 +39,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, looks_like_capture  # noqa: E402
+from diagnosis_truth import TSHARK, events_main, field_number as num  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.time_epoch", "frame.p2p_dir", "hci_h4.direction", "packetlogger.type", "hci_mon.opcode",
@@ -54,15 +53,6 @@ FIELDS = [
 ]
 SLC_COMMANDS = ("BRSF", "BAC", "CIND", "CMER", "CHLD=?", "BIND")
 GAP_SECONDS = 0.2
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 def rows(path):
@@ -254,18 +244,5 @@ def analyse(path):
     return sorted(audio.events, key=lambda e: (e["frame"], e["class"]))
 
 
-def main(argv):
-    base = "--base-name" in argv
-    paths = [a for a in argv if a != "--base-name"]
-    if not paths:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    for path in paths:
-        if looks_like_capture(path):
-            name = os.path.basename(path) if base else path
-            print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(events_main(sys.argv[1:], __doc__, analyse))

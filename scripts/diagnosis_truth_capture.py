@@ -32,10 +32,12 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
   advertising-crc-bad  (CQ-05) a fifth or more of the advertising-channel packets failing their CRC (nRF Sniffer's
                        CRC flag, tshark's check): frame = the first, bad, advertising.
   acl-records-cut      (CQ-02) ACL records whose captured length is shorter than their length (frame.cap_len <
-                       frame.len): frame = the first, count.
+                       frame.len), or that hold fewer bytes than their ACL header's Data Total Length says (Vol 4,
+                       Part E, 5.4.2) though the file calls them whole (a capturer that cut payloads before writing:
+                       the record's bytes after the ACL header, less the format's own header, which is what most whole
+                       records leave after their length): frame = the first, count.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -43,7 +45,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, looks_like_capture  # noqa: E402
+from diagnosis_truth import TSHARK, events_main, field_number as num  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.len", "frame.cap_len", "hci_mon.adapter_id", "bthci_cmd.opcode", "bthci_evt.code",
@@ -53,7 +55,7 @@ FIELDS = [
     "nordic_ble.direction", "hci_mon.opcode", "btle.data_header.llid", "btl2cap.cid",
     "btle.data_header.sequence_number", "btle.data_header.length", "btle.advertising_header.pdu_type",
     "btle.link_layer_data.access_address", "btle_rf.flags.decrypted", "btle_rf.flags.mic_valid", "nordic_ble.encrypted",
-    "nordic_ble.micok",
+    "nordic_ble.micok", "bthci_acl.length",
 ]
 # ATT requests and what answers them (Vol 3, Part F, 3.4): an Error Response (0x01) answers any.
 ATT_ANSWERS = {0x02: 0x03, 0x04: 0x05, 0x06: 0x07, 0x08: 0x09, 0x0A: 0x0B, 0x0C: 0x0D, 0x0E: 0x0F, 0x10: 0x11,
@@ -75,15 +77,6 @@ def direction(row):
     if kind in (0x03, 0x05):
         return "received"
     return row["nordic_ble.direction"]
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 class Air:
@@ -136,6 +129,16 @@ class Air:
         return out
 
 
+def cut_in_log(sizes):
+    """The ACL records holding fewer bytes than their Data Total Length: `sizes` is (frame, captured length - 4 - Data
+    Total Length) per record; the format's header is the most common non-negative difference (whole records)."""
+    whole = [d for _f, d in sizes if d >= 0]
+    if not whole:
+        return []
+    header = max(set(whole), key=whole.count)
+    return [f for f, d in sizes if d < header]
+
+
 def analyse(path):
     args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
     for f in FIELDS:
@@ -145,13 +148,15 @@ def analyse(path):
     waiting = {}      # (adapter, kind, handle) -> (opcode, frame, status frame) awaiting a completion event
     creates = {}      # (adapter, BR/EDR) -> (opcode, frame, status frame)
     att = {}          # link -> (frame, opcode) of the request awaiting its answer
-    cut, events, unread, last_pdu, air = [], [], [], {}, Air()
+    cut, events, unread, last_pdu, air, acl_sizes = [], [], [], {}, Air(), []
     for line in out.splitlines():
         cells = line.split("\t")
         r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
         frame, ad = int(r["frame.number"]), num(r["hci_mon.adapter_id"]) or 0
         if r["bthci_acl.chandle"] and num(r["frame.cap_len"]) < num(r["frame.len"]):
             cut.append(frame)
+        if r["bthci_acl.chandle"] and r["bthci_acl.length"]:
+            acl_sizes.append((frame, num(r["frame.cap_len"]) - 4 - num(r["bthci_acl.length"])))
         if r["btle.access_address"]:
             air.note(r, frame)
         if r["btle.access_address"] and (r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]):
@@ -219,23 +224,11 @@ def analyse(path):
     events += air.events()
     if unread:
         events.append({"class": "air-encrypted-unread", "frame": unread[0], "frames": unread})
+    cut = sorted(set(cut) | set(cut_in_log(acl_sizes)))
     if cut:
         events.append({"class": "acl-records-cut", "frame": cut[0], "frames": [cut[0]], "count": len(cut)})
     return sorted(events, key=lambda e: (e["frame"], e["class"]))
 
 
-def main(argv):
-    base = "--base-name" in argv
-    paths = [a for a in argv if a != "--base-name"]
-    if not paths:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    for path in paths:
-        if looks_like_capture(path):
-            name = os.path.basename(path) if base else path
-            print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(events_main(sys.argv[1:], __doc__, analyse))

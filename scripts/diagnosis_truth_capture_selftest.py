@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Self-test of diagnosis_truth_capture.py: one btsnoop H4 capture written from the Core spec layouts (Vol 4, Part E,
 7.1 and 7.7; Vol 3, Part F, 3.4), what stays pending at its end beside what was answered, and an ACL record the
-capturer cut (btsnoop included length under the original), read back through tshark. diagnosis_truth_selftest.py runs
+capturer cut (btsnoop included length under the original); ACL records cut before the log was written (their header's
+length over what they hold) beside whole ones; read back through tshark. diagnosis_truth_selftest.py runs
 it too. Exit 0 when every event matches.
 """
 
@@ -45,6 +46,21 @@ EXPECTED = [
     {"class": "pending-at-end", "frame": 12, "frames": [12, 13], "what": "command", "opcode": 0x0406,
      "handle": 0x0041},
 ]
+
+def cut_in_log_capture():
+    """Three whole ACL records, then two whose ACL header says 24 bytes while the record holds 7, written as whole (the
+    btsnoop included length equals the original): payloads cut before the log was written."""
+    c = H4()
+    for index in range(3):                                                 # 1-3 whole: a near miss
+        c.acl(4, bytes([0x52, 0x03, 0x00, 0x01]), index * 0.1, True)
+    for index in range(2):                                                 # 4-5 cut
+        data = bytes([2]) + struct.pack("<HH", 0x0040 | 0x2000, 24) + struct.pack("<HH", 20, 4) + bytes([0x1B, 0x05, 0x00])
+        c.records.append(struct.pack(">IIIIq", len(data), len(data), 1, 0, BTSNOOP_EPOCH + 1_000_000 + index) + data)
+    return btsnoop(1002, c.records)
+
+
+CUT_IN_LOG_EXPECTED = [{"class": "acl-records-cut", "frame": 4, "frames": [4], "count": 2}]
+
 
 
 AA = 0x50654A21
@@ -94,6 +110,12 @@ def run():
                 failures += 1
                 print("synthetic-capture.btsnoop event %d:\n  got  %s\n  want %s" % (index, got, want))
         print("synthetic-capture.btsnoop: %d events checked" % len(EXPECTED))
+        with open(path, "wb") as handle:
+            handle.write(cut_in_log_capture())
+        events = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)
+        if events["events"] != CUT_IN_LOG_EXPECTED:
+            failures += 1
+            print("synthetic cut-in-log capture:\n  got  %s\n  want %s" % (events["events"], CUT_IN_LOG_EXPECTED))
         path = os.path.join(directory, "synthetic-air.pcap")
         with open(path, "wb") as handle:
             handle.write(air_capture())

@@ -35,11 +35,10 @@ current. Classes (frame = the frame named; times in seconds):
                         controller counts.
 """
 
-import json
-import os
 import subprocess
 import sys
 
+from diagnosis_truth import truth_main
 from diagnosis_truth_events import number
 
 FIELDS = [
@@ -241,16 +240,5 @@ def analyse(path, name):
     return {"file": name, "tshark": version, "records": count, "events": extra.events}
 
 
-def main(argv):
-    base = "--base-name" in argv
-    paths = [a for a in argv if a != "--base-name"]
-    if not paths:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    for path in paths:
-        print(json.dumps(analyse(path, os.path.basename(path) if base else path)))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(truth_main(sys.argv[1:], __doc__, analyse))

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Subscriptions that nothing answered, read by tshark alone: the truth for GATT-05 (issue 48, point 4).
+"""Subscriptions that nothing answered, notifications never enabled and ATT_MTU left at 23, read by tshark alone: the
+truth for GATT-03, GATT-05 and GATT-07 (issue 48, point 4).
 
 Usage: scripts/diagnosis_truth_gatt.py [--base-name] CAPTURE...
 Output: one JSON object per capture per line, {"file", "events": [...]}, events sorted by frame; each: class, frame,
@@ -14,20 +15,33 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        handle (the characteristic's, from the declarations the capture discovered: the greatest value
                        handle under the descriptor; else the descriptor's handle - 1, value_handle_source "assumed"),
                        link_seconds (how long the link then stayed up, to its end or the capture's).
+  mtu-23-full          (GATT-07) a link seen from its connection (LE Connection Complete, CONNECT_IND) with no Exchange
+                       MTU (ATT_MTU 23, Vol 3, Part F, 3.4.2) whose value PDUs (notifications, indications, writes,
+                       read responses) filled it: 20 or more of 23 octets, half or more of those one side sent or of
+                       all; or an ATT PDU over 23 octets: frame = the first, frames = all full ones, full, values,
+                       over.
+  notify-unsubscribed  (GATT-03) a characteristic whose declaration (Read By Type Response of 0x2803, on this link or
+                       an earlier one with the same peer) has the Notify or Indicate property (Vol 3, Part G, 3.3.1.1),
+                       that the client on a link never subscribed to (no write of a CCCD, UUID 0x2902, under it) and
+                       the server never notified or indicated (0x1B, 0x1D), while the client read it (Read Request)
+                       or wrote (Write Request or Command) to a characteristic of its service (Read By Group Type
+                       Response; not the Generic Attribute service 0x1801) and nothing in that service was subscribed
+                       or notified: frame = the first read, else the first write to the service; value_handle,
+                       reads, wrote_service.
+  cccd-value-unsupported (GATT-03) a CCCD write enabling notifications (bit 0) on a characteristic declared without
+                       Notify, or indications (bit 1) without Indicate: frame = the write, cccd, value_handle, value.
   att-unreadable       frames = ACL records the capturer cut, and air L2CAP starts tshark cannot read (encrypted with a
                        key tshark lacks, or a fragment): what they carry is not in this truth (a finding at one of
                        them cannot be judged).
 """
 
-import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, looks_like_capture  # noqa: E402
+from diagnosis_truth import events_main, field_number as num, tshark_fields  # noqa: E402
 
 FIELDS = [
     "frame.number", "frame.time_epoch", "hci_mon.adapter_id", "bthci_acl.chandle", "btle.access_address",
@@ -35,34 +49,158 @@ FIELDS = [
     "btatt.characteristic_configuration_client", "bthci_evt.code",
     "bthci_evt.connection_handle", "btle.control_opcode", "bthci_cmd.opcode", "btle.advertising_header.pdu_type",
     "btle.link_layer_data.access_address", "frame.len", "frame.cap_len", "btle.data_header.llid", "btl2cap.cid",
+    "btl2cap.length", "bthci_evt.le_meta_subevent", "bthci_evt.status", "frame.p2p_dir", "hci_h4.direction",
+    "packetlogger.type", "hci_mon.opcode", "nordic_ble.direction", "btatt.group_end_handle",
+    "btatt.characteristic_properties", "bthci_evt.bd_addr", "btle.advertising_address",
 ]
 WINDOW = 30.0
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 def numbers(text):
     return [int(v, 0) for v in (text or "").split(",") if v]
 
 
+def direction(row):
+    """'sent' / 'received' (HCI) or the nRF Sniffer's side (air); None when the format says none."""
+    for field, sent in (("frame.p2p_dir", "0"), ("hci_h4.direction", "0x00")):
+        if row[field] is not None:
+            return "sent" if row[field].split(",")[0] == sent else "received"
+    kind = num(row["packetlogger.type"]) if row["packetlogger.type"] else num(row["hci_mon.opcode"])
+    return {0x02: "sent", 0x03: "received", 0x04: "sent", 0x05: "received"}.get(kind, row["nordic_ble.direction"])
+
+
+class Mtu:
+    """GATT-07: links seen from their connection on which ATT_MTU stayed 23 (no Exchange MTU Request or Response,
+    Vol 3, Part F, 3.4.2) while values filled it: ATT PDUs of 23 octets (MTU - 3 = 20 octets of value) among those
+    carrying a value (Handle Value Notification/Indication, Write Request/Command, Read/Read Blob Response), at least 20
+    and half of them; or an ATT PDU longer than 23."""
+    VALUES = {0x1B, 0x1D, 0x12, 0x52, 0x0B, 0x0D}
+
+    def __init__(self):
+        self.links = {}
+
+    def connected(self, link):
+        self.links[link] = {"exchanged": False, "values": {}, "full": {}, "over": []}
+
+    def att(self, link, frame, op, length, side):
+        state = self.links.get(link)
+        if state is None or length is None:
+            return
+        if op in (0x02, 0x03):
+            state["exchanged"] = True
+        elif op in self.VALUES:
+            state["values"][side] = state["values"].get(side, 0) + 1
+            if length == 23:  # 20 value octets after opcode and handle; a read response's 22 after its opcode
+                state["full"].setdefault(side, []).append(frame)
+        if length > 23 and not state["exchanged"]:
+            state["over"].append(frame)
+
+    def events(self):
+        out = []
+        for state in self.links.values():
+            if state["exchanged"]:
+                continue
+            # The values of one side (a transfer runs one way) or of both: frames = every full value on the link.
+            counts = [(len(f), state["values"][side]) for side, f in state["full"].items()]
+            counts.append((sum(c[0] for c in counts), sum(state["values"].values())))
+            full = sorted(f for frames in state["full"].values() for f in frames)
+            if any(n >= 20 and 2 * n >= total for n, total in counts):
+                out.append({"class": "mtu-23-full", "frame": full[0], "frames": full, "full": len(full),
+                            "values": sum(state["values"].values())})
+            if state["over"]:
+                out.append({"class": "mtu-23-full", "frame": state["over"][0], "frames": state["over"],
+                            "over": len(state["over"])})
+        return out
+
+
+class Unsubscribed:
+    """GATT-03: per link, the notifying characteristics the client used (read, or wrote to their service) but never
+    subscribed to and that never notified. The characteristics and services a link discovered serve its peer's later
+    links that do not discover again (a bonded client caches them)."""
+
+    def __init__(self):
+        self.links, self.databases, self.events = {}, {}, []
+
+    def link(self, key, peer=None):
+        if key not in self.links:
+            self.links[key] = {"peer": peer, "services": [], "chars": {}, "subscribed": set(), "notified": set(),
+                               "reads": {}, "writes": {}}
+        return self.links[key]
+
+    def connected(self, key, peer):
+        self.close(key)
+        self.link(key, peer)
+
+    def att(self, key, frame, op, r, side):
+        state = self.link(key)
+        handles = numbers(r["btatt.handle"])
+        if op == 0x11:
+            uuids = [u for u in numbers(r["btatt.uuid16"]) if u not in (0x2800, 0x2801)]
+            uuids = uuids if len(uuids) == len(handles) else [None] * len(handles)
+            state["services"] += list(zip(handles, numbers(r["btatt.group_end_handle"]), uuids))
+        elif op == 0x09 and numbers(r["btatt.uuid16"])[:1] == [0x2803]:
+            state["chars"].update(zip(handles[1::2], numbers(r["btatt.characteristic_properties"])))
+        elif op in (0x1B, 0x1D) and side != "sent" and handles:
+            state["notified"].add(handles[0])
+        elif op == 0x0A and side != "received" and handles:
+            state["reads"].setdefault(handles[0], []).append(frame)
+        elif op in (0x12, 0x52) and side != "received" and handles:
+            state["writes"].setdefault(handles[0], frame)
+            if 0x2902 in numbers(r["btatt.uuid16"]):
+                self.cccd(state, frame, handles[0], numbers(r["btatt.characteristic_configuration_client"]))
+
+    def cccd(self, state, frame, cccd, value):
+        chars = self.database(state)[1]
+        below = [v for v in chars if v < cccd]
+        owner = max(below) if below else cccd - 1
+        state["subscribed"].add(owner)
+        if value and owner in chars:
+            props = chars[owner]
+            if (value[0] & 1 and not props & 0x10) or (value[0] & 2 and not props & 0x20):
+                self.events.append({"class": "cccd-value-unsupported", "frame": frame, "frames": [frame], "cccd": cccd,
+                                    "value_handle": owner, "value": value[0]})
+
+    def database(self, state):
+        if state["chars"]:
+            return state["services"], state["chars"]
+        return self.databases.get(state["peer"], (state["services"], state["chars"]))
+
+    def close(self, key):
+        state = self.links.pop(key, None)
+        if state is None:
+            return
+        if state["chars"] and state["peer"] is not None:
+            self.databases[state["peer"]] = (state["services"], state["chars"])
+        services, chars = self.database(state)
+        used = state["subscribed"] | state["notified"]
+        wrote = set()
+        for start, end, uuid in services:
+            inside = [v for v in chars if start <= v <= end]
+            if uuid != 0x1801 and not used.intersection(inside) and any(v in state["writes"] for v in inside):
+                wrote.update(inside)
+        for value, props in sorted(chars.items()):
+            reads = state["reads"].get(value, [])
+            if not props & 0x30 or value in used or not (reads or value in wrote):
+                continue
+            service = next(((s, e) for s, e, _u in services if s <= value <= e), None)
+            written = [f for v, f in state["writes"].items() if v in chars and service and service[0] <= v <= service[1]]
+            frame = reads[0] if reads else min(written)
+            self.events.append({"class": "notify-unsubscribed", "frame": frame, "frames": [frame],
+                                "value_handle": value, "reads": len(reads), "wrote_service": value in wrote})
+
+    def close_adapter(self, adapter):
+        for key in [k for k in self.links if k[0] == adapter]:
+            self.close(key)
+
+
 def analyse(path):
-    args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
-    for f in FIELDS:
-        args += ["-e", f]
-    out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
     values = {}       # link -> value handles declared (Read By Type Response of 0x2803)
     writes = {}       # link -> [subscription dicts] open
     pending = {}      # link -> the subscription a Write Request awaits its answer for
-    events, end, unread = [], 0.0, []
+    events, end, unread, mtu, unsubscribed = [], 0.0, [], Mtu(), Unsubscribed()
 
     def close(link, time):
+        unsubscribed.close(link)
         for s in writes.pop(link, []):
             if not s["notified"] and time - s["time"] >= WINDOW and not s["refused"]:
                 events.append({"class": "subscribed-silent", "frame": s["frame"], "frames": [s["frame"]],
@@ -70,9 +208,7 @@ def analyse(path):
                                "link_seconds": round(time - s["time"], 3)})
         pending.pop(link, None)
 
-    for line in out.splitlines():
-        cells = line.split("\t")
-        r = {f: (cells[i] if i < len(cells) and cells[i] else None) for i, f in enumerate(FIELDS)}
+    for r in tshark_fields(path, FIELDS):
         frame, time = int(r["frame.number"]), float(r["frame.time_epoch"])
         end = max(end, time)
         if r["btle.access_address"] and (r["nordic_ble.crcok"] == "0" or r["btle.crc.incorrect"]):
@@ -83,10 +219,14 @@ def analyse(path):
             unread.append(frame)  # cut by the capturer: a CCCD value may be missing
         if r["btle.access_address"] and num(r["btle.data_header.llid"]) == 2 and r["btl2cap.cid"] is None:
             unread.append(frame)  # an L2CAP start tshark could not read: encrypted (no key), or its start missed
+        new_link = None
         if num(r["btle.advertising_header.pdu_type"]) == 0x05 and r["btle.link_layer_data.access_address"]:
-            new = ("aa", num(r["btle.link_layer_data.access_address"]))
+            new = new_link = ("aa", num(r["btle.link_layer_data.access_address"]))
             close(new, time)
             values.pop(new, None)
+        if num(r["bthci_evt.code"]) == 0x3E and num(r["bthci_evt.le_meta_subevent"]) in (0x01, 0x0A) \
+                and num(r["bthci_evt.status"]) == 0:
+            new_link = (ad, num(r["bthci_evt.connection_handle"]))
         if num(r["btle.control_opcode"]) == 0x02:
             close(link, time)
         if num(r["bthci_evt.code"]) == 0x05:
@@ -96,9 +236,16 @@ def analyse(path):
         if num(r["bthci_cmd.opcode"]) == 0x0C03:
             for held in [k for k in writes if k[0] == ad]:
                 close(held, time)
+            unsubscribed.close_adapter(ad)
         op = num(r["btatt.opcode"])
+        if new_link is not None:
+            mtu.connected(new_link)
+            unsubscribed.connected(new_link, r["bthci_evt.bd_addr"] or r["btle.advertising_address"])
         if op is None:
             continue
+        if r["btl2cap.cid"] is not None and 0x0004 in numbers(r["btl2cap.cid"]):
+            mtu.att(link, frame, op, num(r["btl2cap.length"]), direction(r))
+            unsubscribed.att(link, frame, op, r, direction(r))
         for s in writes.get(link, []):
             if time - s["time"] < WINDOW and op in (0x1B, 0x1D) and s["value"] <= (num(r["btatt.handle"]) or -1) \
                     < s["cccd"]:
@@ -122,23 +269,13 @@ def analyse(path):
             pending.pop(link, None)
     for link in list(writes):
         close(link, end)
+    for link in list(unsubscribed.links):
+        unsubscribed.close(link)
+    events += mtu.events() + unsubscribed.events
     if unread:
         events.append({"class": "att-unreadable", "frame": unread[0], "frames": unread})
     return sorted(events, key=lambda e: (e["frame"], e["class"]))
 
 
-def main(argv):
-    base = "--base-name" in argv
-    paths = [a for a in argv if a != "--base-name"]
-    if not paths:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    for path in paths:
-        if looks_like_capture(path):
-            name = os.path.basename(path) if base else path
-            print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(events_main(sys.argv[1:], __doc__, analyse))

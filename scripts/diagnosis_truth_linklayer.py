@@ -27,7 +27,6 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        5-16 (connect requests only): frame, parameters (the names out of range).
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, looks_like_capture  # noqa: E402
+from diagnosis_truth import TSHARK, events_main, field_number as num  # noqa: E402
 
 FIELDS = [
     "frame.number", "btle.access_address", "nordic_ble.crcok", "btle.crc.incorrect", "nordic_ble.direction",
@@ -49,15 +48,6 @@ FIELDS = [
     "bthci_evt.code", "bthci_evt.le_meta_subevent", "bthci_evt.status", "bthci_evt.connection_handle",
     "bthci_evt.le_con_interval", "bthci_evt.le_con_latency", "bthci_evt.le_supv_timeout",
 ]
-
-
-def num(text):
-    if not text:
-        return None
-    try:
-        return int(text.split(",")[0], 0)
-    except ValueError:
-        return None
 
 
 def out_of_range(size, offset, interval, latency, timeout, hop=None):
@@ -182,18 +172,5 @@ def analyse(path):
     return sorted(events, key=lambda e: (e["frame"], e["class"]))
 
 
-def main(argv):
-    base = "--base-name" in argv
-    paths = [a for a in argv if a != "--base-name"]
-    if not paths:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    for path in paths:
-        if looks_like_capture(path):
-            name = os.path.basename(path) if base else path
-            print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(events_main(sys.argv[1:], __doc__, analyse))

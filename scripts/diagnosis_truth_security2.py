@@ -54,7 +54,6 @@ e.g. Encryption Change v2 0x59), merged in frame order. Classes, each a reading 
                        D.1.2.3; the Invalid Curve attack): frame = the key, why.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -62,7 +61,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from diagnosis_truth import TSHARK, hci_packets, looks_like_capture  # noqa: E402
+from diagnosis_truth import TSHARK, events_main, hci_packets  # noqa: E402
 from smp_method import TABLE, ssp_method  # noqa: E402
 
 JW, PE = "Just Works", "Passkey Entry"
@@ -372,19 +371,5 @@ def analyse(path):
     return sorted(security.events, key=lambda e: (e["frame"], e["class"]))
 
 
-def main(argv):
-    base = "--base-name" in argv
-    paths = [a for a in argv if a != "--base-name"]
-    if not paths:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
-    for path in paths:
-        if not looks_like_capture(path):
-            continue
-        name = os.path.basename(path) if base else path
-        print(json.dumps({"file": name, "events": analyse(path)}, sort_keys=True))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(events_main(sys.argv[1:], __doc__, analyse))

@@ -10,8 +10,9 @@ adapters using the same handle; H4 again: an SMP pairing whose timer runs out, o
 one cut by a disconnection; LT 256 air: an LL_REJECT_EXT_IND of the wrong length, LL_TERMINATE_IND
 0x13 opening a connection event and answering one), runs diagnosis_truth.py on them (tshark decodes
 them) and compares every event with the values written here; then the cases of diagnosis_truth_security2_selftest.py,
-diagnosis_truth_audio_selftest.py, diagnosis_truth_linklayer_selftest.py, diagnosis_truth_capture_selftest.py and
-diagnosis_truth_gatt_selftest.py.
+diagnosis_truth_audio_selftest.py, diagnosis_truth_linklayer_selftest.py, diagnosis_truth_capture_selftest.py,
+diagnosis_truth_gatt_selftest.py, diagnosis_truth_host_selftest.py, diagnosis_truth_throughput_selftest.py and
+diagnosis_truth_attempts_selftest.py.
 Exit 0 when all match.
 """
 
@@ -28,6 +29,32 @@ HANDLE = 0x0040
 
 def btsnoop(datalink, records):
     return b"btsnoop\0" + struct.pack(">II", 1, datalink) + b"".join(records)
+
+
+def mismatches(script, name, data, expected):
+    """Writes `data` as `name` in a temporary directory, runs the truth `script` (beside this file) on it and prints
+    each event that differs from `expected`: the number of mismatches."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, name)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+        got = json.loads(subprocess.run([sys.executable, script, path], capture_output=True, text=True).stdout)["events"]
+    failures = 0
+    for index in range(max(len(got), len(expected))):
+        have = got[index] if index < len(got) else None
+        want = expected[index] if index < len(expected) else None
+        if have != want:
+            failures += 1
+            print("%s event %d:\n  got  %s\n  want %s" % (name, index, have, want))
+    return failures
+
+
+def selftest_main(run):
+    """A self-test script's exit: OK and 0 when `run()` found no mismatch."""
+    failed = run()
+    print("FAIL: %d" % failed if failed else "OK")
+    sys.exit(1 if failed else 0)
 
 
 def record(data, seconds, flags):
@@ -373,9 +400,12 @@ def main():
     from diagnosis_truth_audio_selftest import run as audio  # the audio classes' own capture
     from diagnosis_truth_capture_selftest import run as capture  # what a capture leaves open or cut
     from diagnosis_truth_gatt_selftest import run as gatt  # subscriptions nothing answered
+    from diagnosis_truth_host_selftest import run as host  # handles used after their link ended, controllers
+    from diagnosis_truth_throughput_selftest import run as throughput  # streams, their links, write runs
+    from diagnosis_truth_attempts_selftest import run as attempts  # a fuzzer's connection attempts
     from diagnosis_truth_linklayer_selftest import run as linklayer  # the link-layer classes'
     from diagnosis_truth_security2_selftest import run as security2  # the security classes' own capture
-    failures += security2() + audio() + linklayer() + capture() + gatt()
+    failures += security2() + audio() + linklayer() + capture() + gatt() + host() + throughput() + attempts()
     print("FAIL: %d" % failures if failures else "OK")
     return 1 if failures else 0
 

@@ -26,6 +26,8 @@ final class AnalysisSink {
     var observers: [any AttributeValueObserver] = []
     /// Counts over the whole capture (``Analyzer/counters``).
     var counters = AnalysisCounters()
+    /// The peers' names, one per address, from whichever machine read them (``PeerNames``).
+    var names = PeerNames()
 
     init(timeline: Bool, evidence: Bool, queueCapacity: Int) {
         self.timeline = timeline

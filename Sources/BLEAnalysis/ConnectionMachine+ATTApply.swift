@@ -84,6 +84,7 @@ extension ConnectionMachine {
                 connection[database: context.db].learn(
                     type, for: item.handle, how: "a Read By Type for \(type) answered at frame \(context.frame)", frame: context.frame)
                 forgetAttributes()
+                readPeerName(item.value, handle: item.handle, typeHint: type, room: linkSnapshot.mtu - 4, in: context)
                 item.value.withUnsafeBytes { raw in
                     deliverValue(raw, kind: .readResponse, handle: item.handle, typeHint: type, in: context, event: &event)
                 }
@@ -125,6 +126,7 @@ extension ConnectionMachine {
             }
         case .readResponse(let value):
             guard let h = request?.handle else { break }
+            readPeerName(value, handle: h, typeHint: nil, room: linkSnapshot.mtu - 1, in: context)
             value.withUnsafeBytes { deliverValue($0, kind: .readResponse, handle: h, in: context, event: &event) }
         case .errorResponse(let err):
             event?.status = err.error.description

@@ -60,6 +60,15 @@ extension HCIMachine {
         case .raw(let code, let params) where code == .vendor:
             vendorEvent(params, packet, record)
             return HCIEventNote()
+        case .leAdvertisingReport(let r):
+            advertised(r, record)
+            return HCIEventNote()
+        case .leExtendedAdvertisingReport(let r):
+            advertised(r, record)
+            return HCIEventNote()
+        case .raw(let code, let params) where code == ExtendedInquiryResult.code:
+            inquiryAnswered(params, record)
+            return HCIEventNote()
         default: return HCIEventNote()
         }
     }

@@ -19,7 +19,7 @@ import Testing
             out.sentence("security", containing: ["LE pairing asked 6 times (125, 196, 248, 284, 331, 386), never answered"]))
         // The Security: line leads with SEC-04 and cites its frame (387, the link's end) beside the requests.
         #expect(!security.text.contains("1 LE pairing") && security.frames == requests + [387])
-        #expect(security.text.hasPrefix("Security: Pairing with 7C:0A:3F:58:72:7B never answered (SEC-04). "))
+        #expect(security.text.hasPrefix("Security: Pairing with [TV] Samsung AU8000 55… (7C:0A:3F:58:72:7B) never answered (SEC-04). "))
         let stalled = try #require(out.findings("SEC-04").first)
         #expect(out.findings("SEC-04").count == 1 && stalled.occurrences == [387] && Set(stalled.frames) == Set(requests + [387]))
         #expect(stalled.message.contains("asked 6 times from frame 125") && stalled.message.contains("no Pairing Response"))
@@ -53,7 +53,8 @@ import Testing
             out.sentence(
                 "links",
                 containing: [
-                    "3 LE links to 1 peripheral (B4:99:4C:52:D1:11 ×3)", "2 closed by this side (0x16)", "1 ended by the peer (0x13",
+                    "3 LE links to 1 peripheral (WiT Power Meter (B4:99:4C:52:D1:11) ×3)", "2 closed by this side (0x16)",
+                    "1 ended by the peer (0x13",
                 ]))
         #expect(Set(links.frames) == [1259, 1308, 1400, 1688, 4824, 4995])
         #expect(out.sentence("links", containing: ["1 LE connection attempt ended without a link"]) != nil)

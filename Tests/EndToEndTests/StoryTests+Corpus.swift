@@ -63,7 +63,7 @@ import Testing
         else { return }
         // P1, P2: two links to 00:1d:a5:00:12:4a (Connection Complete 214, 333), both ended 0x16 (330, 526).
         let links = try #require(
-            out.sentence("classic", containing: ["2 BR/EDR links with 00:1D:A5:00:12:4A ×2", "2 closed by this side (0x16)"]))
+            out.sentence("classic", containing: ["2 BR/EDR links with OBDII (00:1D:A5:00:12:4A) ×2", "2 closed by this side (0x16)"]))
         #expect(Set(links.frames) == [214, 330, 333, 526])
         // P3: Link Key Request Reply 281, 391; Encryption Change 0x00 on at 286, 396.
         let security = try #require(
@@ -84,7 +84,8 @@ import Testing
         guard let out = try DiagnoseOutput.of("lell-rf-lt256_bsniffhub-legacy-bonding-3enc-known-ltk.pcap") else { return }
         // P1, P5: CONNECT_IND 50, 394, 738; each ended by the central's encrypted 6-byte control PDU (361, 697, 1077).
         let links = try #require(
-            out.sentence("links", containing: ["3 LE links to 1 peripheral (04:EE:03:4A:8B:38 ×3)", "3 closed by the central (0x13)"]))
+            out.sentence(
+                "links", containing: ["3 LE links to 1 peripheral (PairingTest (04:EE:03:4A:8B:38) ×3)", "3 closed by the central (0x13)"]))
         #expect(Set(links.frames) == [50, 361, 394, 697, 738, 1077])
         // P2, P3: one legacy pairing (Pairing Request 125 without the SC bit), three links encrypted, the first done at 150.
         let security = try #require(
@@ -101,7 +102,9 @@ import Testing
         guard let out = try DiagnoseOutput.of("lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap") else { return }
         // P1, P4: CONNECT_IND 21 to cc:5f:f0:e5:81:75; LL_TERMINATE_IND 0x13 at 175, not a loss.
         let links = try #require(
-            out.sentence("links", containing: ["1 LE link to 1 peripheral (CC:5F:F0:E5:81:75 ×1)", "1 closed by the central (0x13)"]))
+            out.sentence(
+                "links", containing: ["1 LE link to 1 peripheral (Loqed Outside (CC:5F:F0:E5:81:75) ×1)", "1 closed by the central (0x13)"])
+        )
         #expect(links.frames == [21, 175])
         // P2: 39 ATT PDUs, 158 a retransmission: 38; the 0x0A at 69, 109, 160 end discovery ranges.
         #expect(out.sentence("data", containing: ["38 ATT PDUs"]) != nil)
@@ -118,7 +121,8 @@ import Testing
         // P1: CONNECT_IND 2725, still up when the capture ends.
         let links = try #require(
             out.sentence(
-                "links", containing: ["1 LE link to 1 peripheral (C0:48:FF:F5:9D:B8 (random) ×1)", "1 with no end in the capture"]))
+                "links",
+                containing: ["1 LE link to 1 peripheral (Nordic_LBS (C0:48:FF:F5:9D:B8, random) ×1)", "1 with no end in the capture"]))
         #expect(links.frames.first == 2725)
         // P2: discovery's 0x0A at 2775 is no alarm; 4 notifications on 0x0012 in clear (2980, 3028, 3080, 3112).
         #expect(Self.noAlarm(out, at: [2775]) && out.sentence("data", containing: ["4 notifications received"]) != nil)
@@ -158,7 +162,8 @@ import Testing
         guard let out = try DiagnoseOutput.of("pcap-lt201-h4phdr_nest-cam-ble-wifi-setup-att.pcap", corpus: true) else { return }
         // P1, P2: LE Connection Complete 593 to 18:b4:30:63:8d:4d, Disconnection Complete 0x16 at 1545.
         let links = try #require(
-            out.sentence("links", containing: ["1 LE link to 1 peripheral (18:B4:30:63:8D:4D ×1)", "1 closed by this side (0x16)"]))
+            out.sentence(
+                "links", containing: ["1 LE link to 1 peripheral (Nest Cam… (18:B4:30:63:8D:4D) ×1)", "1 closed by this side (0x16)"]))
         #expect(links.frames == [593, 1545])
         // P3: no SMP, no Encryption Change.
         #expect(out.sentence("security", containing: ["No LE pairing", "never encrypted"]) != nil)
@@ -172,7 +177,8 @@ import Testing
         guard let out = try DiagnoseOutput.of("pcapng-lt201-h4phdr_openguardian-780g-legacy-pairing-keydist.pcapng") else { return }
         // P1: this side peripheral; the central 00:23:f7:c5:07:4f connects at 31; open at the end.
         let links = try #require(
-            out.sentence("links", containing: ["1 LE link to 1 central (00:23:F7:C5:07:4F ×1)", "1 still open when the log ends"]))
+            out.sentence(
+                "links", containing: ["1 LE link to 1 central (Pump 3671504H (00:23:F7:C5:07:4F) ×1)", "1 still open when the log ends"]))
         #expect(links.frames.first == 31)
         // P2: legacy pairing (Pairing Request 41, AuthReq 0x05), Encryption Change 0x00 at 65, keys from 70.
         let security = try #require(
@@ -197,7 +203,8 @@ import Testing
         // 0x005a and 0x005f carry ATT on the LE fixed channel; 0x001b only K-frames of a channel opened before the log:
         // its transport is not in the log (issue 49: no longer counted as LE, nor as BR/EDR).
         let links = try #require(
-            out.sentence("links", containing: ["3 LE links", "E4:64:CC:C7:6E:30 ×1", "3 still open when the log ends"]))
+            out.sentence(
+                "links", containing: ["3 LE links", "Even G2_32_L_C76E30 (E4:64:CC:C7:6E:30) ×1", "3 still open when the log ends"]))
         #expect(Set(links.frames).isSuperset(of: [186, 207, 404]))
         #expect(out.sentence("links", containing: ["1 link whose transport the log does not show", "0x001b"])?.frames == [42, 1134])
         #expect(out.sentence("classic", containing: ["BR/EDR"]) == nil)

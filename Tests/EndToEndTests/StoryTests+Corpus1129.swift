@@ -21,7 +21,9 @@ import Testing
         guard let out = try Self.of(capture) else { return }
         // Links to the buds 0c:c4:13:f7:67:95, one Secure Simple Pairing, the stored key on every later link (tshark:
         // Link Key Request Negative Reply once, Link Key Request Reply on each reconnection).
-        #expect(out.sentence("classic", containing: ["\(links) BR/EDR links with 0C:C4:13:F7:67:95 ×\(links)"]) != nil)
+        #expect(
+            out.sentence("classic", containing: ["\(links) BR/EDR links with Pixel Buds A-Series di Daniele (0C:C4:13:F7:67:95) ×\(links)"])
+                != nil)
         #expect(out.sentence("security", containing: ["1 Secure Simple Pairing started", "1 new link key"]) != nil)
         // Read Encryption Key Size: 16 at the first link (202; 166), 7 at every later one (tshark -V "Encryption Key Size: 7").
         #expect(out.findings("SEC-09").contains { !Set($0.occurrences).isDisjoint(with: seven) })
@@ -30,7 +32,9 @@ import Testing
         // A2DP: this side streams SBC (tshark: SetConfiguration SBC, bitpool 2..52; hundreds of SBC media packets).
         // One A2DP line for the buds' streams, folded over the links (the Security: line stays on the first screen).
         #expect(
-            out.story.filter { $0.text.hasPrefix("A2DP with 0C:C4:13:F7:67:95: ") && $0.text.contains("streams of SBC 44.1 kHz") }.count
+            out.story.filter {
+                $0.text.hasPrefix("A2DP with Pixel Buds A-Series di Daniele: ") && $0.text.contains("streams of SBC 44.1 kHz")
+            }.count
                 == 1)
     }
 
@@ -41,7 +45,7 @@ import Testing
             out.sentence(
                 "classic",
                 containing: [
-                    "15 BR/EDR links with 94:DB:56:5F:D3:62 ×12, 4C:87:5D:54:95:7F ×3", "14 ended by the peer",
+                    "15 BR/EDR links with WH-1000XM4 (94:DB:56:5F:D3:62) ×12, Silence (4C:87:5D:54:95:7F) ×3", "14 ended by the peer",
                     "8 BR/EDR connection attempts to 2 devices failed, all Page Timeout (0x04)",
                 ]) != nil)
         #expect(Set(out.findings("BR-01").flatMap(\.occurrences)) == [188, 224, 234, 1988, 1998, 2014, 4503, 30271])
@@ -61,7 +65,9 @@ import Testing
 
     @Test func lgHeadsetStreamThenBluetoothOff() throws {
         guard let out = try Self.of("android-btsnoop_lghbs730-motog-a2dp-sbc-hfp-avrcp.log") else { return }
-        #expect(out.sentence("classic", containing: ["1 BR/EDR link with 00:18:6B:64:BC:A5 ×1", "1 closed by this side (0x16)"]) != nil)
+        #expect(
+            out.sentence("classic", containing: ["1 BR/EDR link with LG HBS730 (00:18:6B:64:BC:A5) ×1", "1 closed by this side (0x16)"])
+                != nil)
         // tshark: at 3608 the host has sent 1,670 ACL packets on 0x0002 and 1,670 are reported completed; the Suspend of
         // 3605 is answered at 3609. Nothing waited through the 82.8 s without records. (The log writes two packets after
         // the Number Of Completed Packets that reports them, 251 → 253 and 2715 → 2716: the count resynchronises.)
@@ -70,7 +76,10 @@ import Testing
 
     @Test func oppoEarbudsHfpAndAacNeverStarted() throws {
         guard let out = try Self.of("android-btsnoop_oppo-enco-hfp-avrcp-sdp-rfcomm.log") else { return }
-        #expect(out.sentence("classic", containing: ["1 BR/EDR link with 60:55:56:00:00:00 ×1", "1 still open when the log ends"]) != nil)
+        #expect(
+            out.sentence(
+                "classic", containing: ["1 BR/EDR link with OPPO Enco Buds3 Pro (60:55:56:00:00:00) ×1", "1 still open when the log ends"])
+                != nil)
         #expect(out.sentence("security", containing: ["stored link key given 1 time (322)", "1 BR/EDR encryption on (327)"]) != nil)
         // Write Link Supervision Timeout refused 0x0C (276) while the link goes on 131 s: not a host bug but Android's
         // declared link tuning (the platform table), context.
@@ -159,7 +168,9 @@ import Testing
         guard let out = try Self.of("nrfsniffer-lt272-pcapng_tesi-ble-cardio-strap.pcapng") else { return }
         #expect(out.sentence("data", containing: ["20 notifications received", "handle 0x0012"]) != nil)
         #expect(
-            out.sentence("links", containing: ["1 LE link to 1 peripheral (00:18:31:E4:FE:31 ×1)", "1 with no end in the capture"]) != nil)
+            out.sentence(
+                "links", containing: ["1 LE link to 1 peripheral (Cardiosport HRM (00:18:31:E4:FE:31) ×1)", "1 with no end in the capture"])
+                != nil)
         // tshark: LL_CONNECTION_UPDATE_IND 2082 sets timeout 600 (6 s); Read Request 2122 is answered at 2125, before 2128.
         #expect(Self.quiet(out, "LP-02"))
         withKnownIssue("GATT-02 on a request answered before the next one") { #expect(out.findings("GATT-02").isEmpty) }

@@ -61,14 +61,17 @@ import Testing
     @Test func periPageAndroidPrintOverSerialPort() throws {
         guard let out = try Self.of("android-btsnoop_peripage-redmi4x-bredr-ssp-spp-print-sniff-rejected-24.log") else { return }
         #expect(out.text.hasPrefix("Diagnosis: nothing wrong found"))
-        #expect(out.sentence("classic", containing: ["1 BR/EDR link with 00:00:00:05:75:4F ×1", "1 still open when the log ends"]) != nil)
+        #expect(
+            out.sentence(
+                "classic", containing: ["1 BR/EDR link with PeriPage+754F (00:00:00:05:75:4F) ×1", "1 still open when the log ends"]) != nil
+        )
         // IO capabilities DisplayYesNo and NoInputNoOutput, MITM asked: Just Works, unauthenticated key (tshark: 0x04).
         #expect(
             out.sentence("security", containing: ["Secure Simple Pairing Just Works, unauthenticated combination key (P-192)", "(134)"])
                 != nil)
         #expect(out.findings("SEC-13").count == 1 && !out.findings("SEC-13")[0].atLeastWarning)
         // SDP: the printer's Serial Port record on RFCOMM channel 1.
-        #expect(out.story.contains { $0.text.hasPrefix("SDP with 00:00:00:05:75:4F") && $0.text.contains("Serial Port (RFCOMM 1)") })
+        #expect(out.story.contains { $0.text.hasPrefix("SDP with PeriPage+754F") && $0.text.contains("Serial Port (RFCOMM 1)") })
         // Mode Change 0x24 at 203 and 662, the link going on: context.
         #expect(out.findings("BR-06").flatMap(\.occurrences) == [203, 662] && out.findings("BR-06").allSatisfy { !$0.atLeastWarning })
         withKnownIssue("issue 48: the Remote Name Request that failed Page Timeout (0x04) at frame 9 leaves no trace") {
@@ -84,7 +87,10 @@ import Testing
         }
         #expect(!out.findings.contains { $0.atLeastWarning })
         #expect(
-            out.sentence("links", containing: ["1 LE link to 1 peripheral (00:00:00:05:75:4F ×1)", "1 still open when the log ends"]) != nil
+            out.sentence(
+                "links",
+                containing: ["1 LE link to 1 peripheral (PeriPage+754F_BLE (00:00:00:05:75:4F) ×1)", "1 still open when the log ends"])
+                != nil
         )
         // tshark: 248 ATT Write Commands to 0x0012 and 133 Handle Value Notifications.
         #expect(
@@ -105,7 +111,7 @@ import Testing
             out.sentence(
                 "links",
                 containing: [
-                    "3 LE links to 1 peripheral (F8:1D:78:63:4D:50 ×3)", "2 lost by supervision timeout (0x08)",
+                    "3 LE links to 1 peripheral (LEDBLE-78634D50 (F8:1D:78:63:4D:50) ×3)", "2 lost by supervision timeout (0x08)",
                     "1 closed by this side (0x22)",
                 ]) != nil)
         #expect(out.sentence("links", containing: ["2 cancelled by this side (LE Create Connection Cancel, 0x02)"]) != nil)
@@ -123,7 +129,8 @@ import Testing
         guard let out = try Self.of("pklg-btstack-be_tangxinlou-winusb-csr8510-le-central-gatt-idle-30s-read-by-type-handle-0.pklg")
         else { return }
         #expect(
-            out.sentence("links", containing: ["1 LE link to 1 peripheral (7D:76:81:09:4A:CF ×1)", "1 closed by this side (0x16)"]) != nil)
+            out.sentence("links", containing: ["1 LE link to 1 peripheral (100 (7D:76:81:09:4A:CF) ×1)", "1 closed by this side (0x16)"])
+                != nil)
         // tshark 466: Read By Type Request, Starting Handle 0x0000, Ending Handle 0x0000; 470: Error Response 0x01.
         // Not a stale cache (GATT-06) but this side's own request naming the reserved handle.
         #expect(out.findings("GATT-06").isEmpty)
@@ -153,12 +160,14 @@ import Testing
     /// ROSE EarFeel earbuds that are set LDAC, then AAC, twice, never streaming.
     @Test func hondaCarKitAndEarbudsLDACThenAAC() throws {
         guard let out = try Self.of("android-btsnoop_btagent-honda-hfp-pbap-a2dp-earfeel-ssp-ldac-then-aac.log") else { return }
+        // tshark names the peers by Remote Name Request: ROSE EarFeel i5 (d2:02:03:04:a2:61, 3178), Honda HFT-7266
+        // (8c:7a:b3:aa:e2:9b, 4808).
         // tshark: AVDTP Set Configuration LDAC at 4086 and 4535 (Close accepted at 4140 and 4587, no Start), AAC at 4142
         // and 4590; no AVDTP Start to the earbuds. One event: the phone fell back from LDAC to AAC, twice.
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "A2DP with D2:02:03:04:A2:61: codec fell back from LDAC 96 kHz stereo to AAC MPEG-2 LC 44.1 kHz 2 ch VBR 192 kbps 2 times"
+                    "A2DP with ROSE EarFeel i5: codec fell back from LDAC 96 kHz stereo to AAC MPEG-2 LC 44.1 kHz 2 ch VBR 192 kbps 2 times"
                 )
                     && $0.text.contains("(LDAC set at 4086, 4535, closed with no Start at 4140, 4587; AAC set at 4142, 4590)")
                     && $0.text.hasSuffix("; the stream never started.")
@@ -166,7 +175,7 @@ import Testing
         #expect(!out.story.contains { $0.text.contains("(set at frame 4086)") || $0.text.contains("(set at frame 4142)") })
         #expect(
             out.story.contains {
-                $0.text.hasPrefix("HFP with 8C:7A:B3:AA:E2:9B on RFCOMM channel 4 (this side the audio gateway)")
+                $0.text.hasPrefix("HFP with Honda HFT-7266 on RFCOMM channel 4 (this side the audio gateway)")
                     && $0.text.contains("service level connection up at frame 2671")
             })
         #expect(out.sentence("security", containing: ["1 Secure Simple Pairing started (3264) (Secure Simple Pairing Just Works"]) != nil)
@@ -177,7 +186,7 @@ import Testing
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "PBAP with 8C:7A:B3:AA:E2:9B: the peer pulled the phone book and call history from this side in 10 Gets (2795–3209), all Success (200): telecom/pb.vcf 272 bytes (size 2), SIM1/telecom/pb.vcf 98 bytes (size 1), telecom/mch.vcf 1329 bytes (size 9)"
+                    "PBAP with Honda HFT-7266: the peer pulled the phone book and call history from this side in 10 Gets (2795–3209), all Success (200): telecom/pb.vcf 272 bytes (size 2), SIM1/telecom/pb.vcf 98 bytes (size 1), telecom/mch.vcf 1329 bytes (size 9)"
                 ) && $0.text.hasSuffix("connected at 2776 on RFCOMM channel 19, no Disconnect in the log.")
             })
         // The cover art channel (PSM 0x1001, ERTM, 3088-3092) is OBEX (BIP): Connect with Target 7163dd54-… at 3119, one Get
@@ -185,7 +194,7 @@ import Testing
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "cover art (BIP) with 8C:7A:B3:AA:E2:9B: the peer pulled cover art thumbnails from this side in 1 Get (3169–3847), all Success (200): x-bt/img-thm 32368 bytes; connected at 3119 on L2CAP PSM 0x1001"
+                    "cover art (BIP) with Honda HFT-7266: the peer pulled cover art thumbnails from this side in 1 Get (3169–3847), all Success (200): x-bt/img-thm 32368 bytes; connected at 3119 on L2CAP PSM 0x1001"
                 )
             })
     }
@@ -223,7 +232,7 @@ import Testing
                     "Numeric Comparison, authenticated combination key (P-192) ×1",
                 ]) != nil)
         #expect(
-            out.story.contains { $0.text.hasPrefix("SDP with A8:6E:4E:43:F3:B9") && $0.text.contains("Phonebook Access 1.1 (RFCOMM 19)") })
+            out.story.contains { $0.text.hasPrefix("SDP with nova 14") && $0.text.contains("Phonebook Access 1.1 (RFCOMM 19)") })
         #expect(
             out.story.contains {
                 $0.text.contains("(this side the hands-free unit): service level connection up at frame 444")
@@ -233,7 +242,7 @@ import Testing
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "PBAP with A8:6E:4E:43:F3:B9: this side pulled the phone book and call history from the peer in 7 Gets (509–531), all Success (200): telecom/pb.vcf 0 bytes (size 1)"
+                    "PBAP with nova 14: this side pulled the phone book and call history from the peer in 7 Gets (509–531), all Success (200): telecom/pb.vcf 0 bytes (size 1)"
                 )
                     && $0.text.contains("telecom/ich.vcf 345 bytes (size 3); connected at 499 on RFCOMM channel 19")
             })

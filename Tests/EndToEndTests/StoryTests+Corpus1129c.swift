@@ -47,7 +47,10 @@ import Testing
     @Test func bluezBuds2PairingOnly() throws {
         guard let out = try Self.of("pcapng-lt254-linux-monitor_bsam-bluez-galaxy-buds2-ssp-pairing-sdp-then-host-disconnect.pcapng")
         else { return }
-        #expect(out.sentence("classic", containing: ["1 BR/EDR link with 84:5F:04:F1:45:CA ×1", "1 closed by this side (0x16)"]) != nil)
+        #expect(
+            out.sentence(
+                "classic", containing: ["1 BR/EDR link with Galaxy Buds2 (45CA) (84:5F:04:F1:45:CA) ×1", "1 closed by this side (0x16)"])
+                != nil)
         #expect(out.sentence("security", containing: ["Secure Simple Pairing Just Works", "16-byte key"]) != nil)
         let mitm = try #require(out.findings("SEC-13").first)
         #expect(mitm.severity == "info")

@@ -73,8 +73,9 @@ struct DiagnoseOutput {
             out.sentence(
                 "links",
                 containing: [
-                    "14 LE links to 4 peripherals", "C5:34:18:42:4C:43 ×6", "5C:B2:60:06:49:73 ×5", "74:B8:39:DF:CE:4A ×2",
-                    "14:32:38:31:47:34 ×1", "6 lost by supervision timeout (0x08)", "5 failed to be established (0x3E)",
+                    "14 LE links to 4 peripherals", "Inspire 3 (C5:34:18:42:4C:43) ×6", "5CB260064973 (5C:B2:60:06:49:73) ×5",
+                    "🔑 Model Y (74:B8:39:DF:CE:4A) ×2",
+                    "NOVA_O38240700268 (14:32:38:31:47:34) ×1", "6 lost by supervision timeout (0x08)", "5 failed to be established (0x3E)",
                     "3 closed by this side (power off)",
                 ]), "\(out.story.map(\.text))")
         let cited = Set(links.frames)
@@ -171,7 +172,9 @@ struct DiagnoseOutput {
         guard let out = try DiagnoseOutput.of("android-btsnoop_horizon74-treadmill-writereq-notify.log") else { return }
         // P1: one link to fa:e4:e3:24:20:09 at 537, open at the end.
         let links = try #require(
-            out.sentence("links", containing: ["1 LE link to 1 peripheral (FA:E4:E3:24:20:09 ×1)", "still open when the log ends"]))
+            out.sentence(
+                "links",
+                containing: ["1 LE link to 1 peripheral (HORIZON 7.4AT 55FD (FA:E4:E3:24:20:09) ×1)", "still open when the log ends"]))
         #expect(links.frames.contains(537))
         // P2: no SMP, no encryption.
         #expect(out.sentence("security", containing: ["No LE pairing", "never encrypted"]) != nil)
@@ -186,7 +189,7 @@ struct DiagnoseOutput {
     @Test func surplifeAirCapture() throws {
         guard let out = try DiagnoseOutput.of("nrfsniffer-lt272_surplife-led-ll-fragmentation.pcapng") else { return }
         // P1: the link of CONNECT_IND 10745 to 08:65:f0:17:58:12.
-        let links = try #require(out.sentence("links", containing: ["1 LE link to 1 peripheral (08:65:F0:17:58:12 ×1)"]))
+        let links = try #require(out.sentence("links", containing: ["1 LE link to 1 peripheral (IOTBT812 (08:65:F0:17:58:12) ×1)"]))
         #expect(links.frames.contains(10745))
         // P2: the collision at 10762 (LL_REJECT_EXT_IND 0x2A) redone: LL_LENGTH_REQ 10786, LL_LENGTH_RSP 10789.
         // blescope's air link state does not record the LL_LENGTH_RSP (another helper is changing how air link-layer

@@ -123,7 +123,10 @@ extension HCIMachine {
             }
             return HCIEventNote(status: v.status.description, handle: v.handle & 0x0FFF)
         case let n as RemoteNameRequestComplete:
-            if n.status == .success { remoteNamed(n, record) }
+            if n.status == .success {
+                remoteNamed(n, record)
+                named(n, record)
+            }
             return HCIEventNote(status: n.status.description)
         case let c as SynchronousConnectionComplete:
             synchronousCompleted(

@@ -12,7 +12,7 @@ extension Story {
         var links: [String: [ClassicProfilesResult]] = [:]
         for c in e.connections where c.isBREDR {
             guard let p = c.profiles else { continue }
-            let who = e.deviceName(c)
+            let who = e.laterName(c)
             if links[who] == nil { devices.append(who) }
             links[who, default: []].append(p)
         }

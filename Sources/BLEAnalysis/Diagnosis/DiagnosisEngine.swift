@@ -10,6 +10,8 @@ public struct DiagnosisResult: Hashable, Sendable {
     public var story: Story
     /// The platform the log was taken on, when the log says (``Evidence/platform``).
     public var platform: PlatformIdentity?
+    /// The names of the peers it describes (``Evidence/namedPeers(also:)``).
+    public var names: [NamedPeer] = []
 
     public init(findings: [Diagnosis], rulesEvaluated: Int, story: Story = Story()) {
         self.findings = findings
@@ -53,6 +55,7 @@ public enum DiagnosisEngine {
         let findings = rank(fold(found))
         var result = DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))
         result.platform = evidence.platform
+        result.names = evidence.namedPeers(also: findings.compactMap(\.device))
         return result
     }
 

@@ -20,5 +20,6 @@ extension Evidence {
         // the LE Audio tracker, only where it runs (``CaptureAnalysis/leAudio``).
         iso = analyzer.isoAnalysis
         classic = analyzer.classicAnalysis
+        peerNames = analyzer.sink.names
     }
 }

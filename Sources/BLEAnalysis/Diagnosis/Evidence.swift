@@ -39,6 +39,8 @@ public struct Evidence: Sendable {
     public var otaSessions: [OTASession]?
     /// SCO/eSCO links and (later) the BR/EDR audio profiles (``ClassicAnalysis``).
     public var classic = ClassicAnalysis()
+    /// The peers' names, one per address, with the frame each came from (``PeerNames``).
+    public var peerNames = PeerNames()
     /// The scenarios the capture is the scene of (``Scenarios``), recognised by the engine before the rules run (nil:
     /// not yet).
     public var scenarios: Scenarios?
@@ -91,11 +93,25 @@ public struct Evidence: Sendable {
         events.first { $0.frame > frame && predicate($0) }
     }
 
-    /// A device's name for the messages: the peer's identity or address (`C5:34:1A:…`), else the connection's number.
+    /// A device's name for the messages: the peer's identity or address (`C5:34:1A:…`), after the name the capture gave
+    /// that address (`WH-1000XM4 (94:DB:56:5F:D3:62)`), else the connection's number.
     public func deviceName(_ c: Connection?) -> String {
         guard let c else { return "the device" }
-        if let id = c.peerIdentity { return id }
-        if let a = c.peerAddress { return a }
-        return "connection #\(c.number) (handle \(hex(c.handle, width: 4)))"
+        guard let a = c.peerIdentity ?? c.peerAddress else { return "connection #\(c.number) (handle \(hex(c.handle, width: 4)))" }
+        return label(a, name: peerName(c))
+    }
+
+    /// The name the capture gave the connection's peer: by the address the link used, else by its identity address.
+    public func peerName(_ c: Connection) -> PeerName? { peerNames.name(for: c.peerAddress) ?? peerNames.name(for: c.peerIdentity) }
+
+    /// `WH-1000XM4 (94:DB:56:5F:D3:62)` for an address the capture names, the address alone otherwise.
+    public func peerLabel(_ address: String) -> String { label(address, name: peerNames.name(for: address)) }
+
+    /// `Nordic_LBS (C0:48:FF:F5:9D:B8, random)` for an address that carries its type (`C0:48:FF:F5:9D:B8 (random)`).
+    private func label(_ address: String, name: PeerName?) -> String {
+        guard let name else { return address }
+        let typed =
+            address.count > 17 && address.hasSuffix(")") ? address.prefix(17) + ", " + address.dropFirst(19).dropLast() : address[...]
+        return "\(name.shown) (\(typed))"
     }
 }

@@ -260,7 +260,7 @@ extension Story {
                 : folded(failed.map { ("\($0.status) (\(hex($0.status.rawValue)))", [$0.frame]) })
             parts.append(
                 "\(plural(failed.count, "BR/EDR connection attempt")) to \(plural(devices, "device")) failed, \(byStatus): "
-                    + tally(failed.map(\.peer)))
+                    + tally(failed.map { e.peerLabel($0.peer) }))
         }
         let ends = links.map { ending($0, e).1 }
         let frames = links.map(\.startFrame) + ends + failed.map(\.frame)

@@ -87,6 +87,9 @@ final class AirLinkRouter {
         case .linkChanged(let change):
             linkChanged(change, controller: controller)
         case .advertising(let a):
+            if let advertiser = a.advertiser, !a.advertisingData.isEmpty {
+                sink.names.observe(advertisingData: a.advertisingData, address: advertiser.value, source: .advertising, frame: a.frame)
+            }
             if sink.timeline {
                 var summary = a.advertiser.map { "\($0)" + identityText($0.value) } ?? ""
                 summary += " channel \(a.channel)"

@@ -151,8 +151,9 @@ public struct DiagnosisReport: Sendable {
             w.endObject()
         }
         Self.writeStory(result.story, to: &w)
+        Self.writeNames(result.names, to: &w)
         w.beginArray("findings")
-        for d in result.findings { Self.write(d, to: &w) }
+        for d in result.findings { Self.write(d, names: result.names, to: &w) }
         w.endArray()
         w.endObject()
         return w.string
@@ -178,7 +179,7 @@ public struct DiagnosisReport: Sendable {
         w.endObject()
     }
 
-    static func write(_ d: Diagnosis, to w: inout JSONWriter) {
+    static func write(_ d: Diagnosis, names: [NamedPeer] = [], to w: inout JSONWriter) {
         w.beginObject()
         w.field("rule", d.rule)
         w.field("severity", d.severity.rawValue)
@@ -193,6 +194,7 @@ public struct DiagnosisReport: Sendable {
         w.field("message", d.message)
         w.field("headline", d.headline)
         w.field("device", d.device)
+        Self.writeName(d.device.flatMap { device in names.first { $0.address == device.prefix(17) }?.name }, key: "deviceName", to: &w)
         w.field("connection", d.connection)
         w.beginArray("supporting")
         for s in d.supporting {

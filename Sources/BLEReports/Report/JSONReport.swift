@@ -329,7 +329,7 @@ extension JSONReport {
         w.beginArray("findings")
         for d in f.diagnosis.findings {
             var one = JSONWriter(capacity: 1024)
-            DiagnosisReport.write(d, to: &one)
+            DiagnosisReport.write(d, names: f.diagnosis.names, to: &one)
             var text = one.string
             if let rows = f.exchanges[d.frame] {
                 var x = JSONWriter(capacity: 1024)

@@ -65,9 +65,9 @@ struct BR01PageTimeout: DiagnosisRule {
             if let connected { supporting.append(CitedFrame(connected, "Connection Complete with \(peer), success")) }
             var d = Diagnosis(
                 rule: Self.code, severity: connected == nil ? severity : .info, frame: first.frame,
-                message: "Paging BR/EDR device \(peer) timed out (0x04 Page Timeout) \(when): \(tries)"
+                message: "Paging BR/EDR device \(e.peerLabel(peer)) timed out (0x04 Page Timeout) \(when): \(tries)"
                     + (connected == nil ? outcome : outcome + "."),
-                headline: "paging \(peer) timed out (0x04)",
+                headline: "paging \(e.peerLabel(peer)) timed out (0x04)",
                 supporting: supporting,
                 causes: [
                     "the device was off, out of range, or not connectable (page scan off)",
