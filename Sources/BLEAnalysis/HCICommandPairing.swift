@@ -59,6 +59,9 @@ struct HCICommandPairing {
         return oldest.flatMap { pending.removeValue(forKey: $0.key) }
     }
 
+    /// `opcode` sent to `controller` when it still waits for its Command Complete or Status.
+    func waiting(_ opcode: HCICommand, controller: UInt16) -> Pending? { pending[Self.key(controller, opcode)] }
+
     /// A command that was never answered: which, on which controller, and when it was sent.
     struct Unanswered {
         var opcode: HCICommand

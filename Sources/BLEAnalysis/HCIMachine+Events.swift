@@ -11,6 +11,9 @@ struct HCIEventNote {
     var fields: [(String, Int64)]? = nil
     /// The event was a synchronous link's (its Disconnection Complete): its evidence is that link's, not the ACL's.
     var synchronous = false
+    /// A Connection Complete from before an HCI Reset still completing (``StaleAfterReset``): it names no link and is
+    /// no evidence of one.
+    var staleAfterReset = false
 }
 
 /// One handler per decoded HCI event (Core Spec Vol 4, Part E, 7.7): each turns the event into what it does to its link
@@ -29,7 +32,7 @@ extension HCIMachine {
         if decoding.ignoredBytes > 0 || decoding.error != nil { noteEventDecoding(decoding, packet, record) }
         let note = apply(decoded, packet, record)
         // After the event applied: a connection it opened is open, one it closed is the latest on its handle.
-        if sink.recordsEvidence, !note.synchronous, let (handle, kind) = HCIEvidence.event(decoded) {
+        if sink.recordsEvidence, !note.synchronous, !note.staleAfterReset, let (handle, kind) = HCIEvidence.event(decoded) {
             let controller = record.controllerIndex
             let number = handle.flatMap { links.number(controller: controller, handle: $0) }
             // The end of a link the log holds nothing else of (one from before it, or the one an HCI Reset dropped): no
@@ -254,7 +257,8 @@ extension HCIMachine {
         status: HCIStatus, handle: UInt16, role: HCIRole, peer: BDAddress, peerType: LEAddressType, timing: LEConnectionTimingFields,
         _ record: CaptureRecord
     ) -> HCIEventNote {
-        if status.rawValue == 0 {
+        let stale = status.rawValue == 0 && isStaleAfterReset(record)
+        if status.rawValue == 0, !stale {
             let frame = record.frame, time = record.timestamp
             links.openLink(controller: record.controllerIndex, handle: handle, frame: frame, timestamp: time, isLE: true) { c in
                 _ = c.machine.feed(.role(role == .central ? .central : .peripheral), frame: frame, timestamp: time)
@@ -264,7 +268,15 @@ extension HCIMachine {
                 _ = c.machine.feed(.parametersUpdated(p), frame: frame, timestamp: time)
             }
         }
-        return HCIEventNote(status: status.description, handle: handle)
+        var note = HCIEventNote(status: status.description, handle: handle)
+        note.staleAfterReset = stale
+        return note
+    }
+
+    /// A connection the controller announced before the HCI Reset still waiting for its completion: the reset ended it,
+    /// so it opens no link (the capture's edges count it: ``CompletenessTracker``, `stale-after-reset`).
+    private func isStaleAfterReset(_ record: CaptureRecord) -> Bool {
+        StaleAfterReset.isStale(record.timestamp, resetSent: commands.waiting(.reset, controller: record.controllerIndex)?.timestamp)
     }
 
     /// Connection Complete (7.7.3), BR/EDR; the handle is 12 bits (5.4.2).
@@ -274,7 +286,8 @@ extension HCIMachine {
             scoConnectionComplete(c, record)
             return HCIEventNote(handle: h)
         }
-        if c.status.rawValue == 0 {
+        let stale = c.status.rawValue == 0 && isStaleAfterReset(record)
+        if c.status.rawValue == 0, !stale {
             links.openLink(controller: record.controllerIndex, handle: h, frame: record.frame, timestamp: record.timestamp, isLE: false) {
                 conn in
                 conn.peerAddress = c.address.description
@@ -286,7 +299,9 @@ extension HCIMachine {
                 classicLinkOpened(i, address: c.address.description, record)
             }
         }
-        return HCIEventNote(handle: h)
+        var note = HCIEventNote(handle: h)
+        note.staleAfterReset = stale
+        return note
     }
 
     /// Encryption Change v1 or v2 (7.7.8): through the link's ``SecurityTracker`` to its link state.

@@ -118,7 +118,8 @@ import Testing
             .notify(handle: 0x2A, [4], connection: 0x40)  // 5: after the gap
             .event([0x10, 1, 0x00])  // 6: hardware error
             .command([0x03, 0x0C, 0x00])  // 7: reset after data
-            .connect(handle: 0x42)  // 8: never closed
+            .event([0x0E, 4, 1, 0x03, 0x0C, 0x00])  // 8: the reset completed (a connection before this is stale)
+            .connect(handle: 0x42)  // 9: never closed
         var bytes = b.btsnoopBytes()
         // Cumulative drops from frame 5 on: 3 packets lost (btsnoop record header: orig, incl, flags, drops, time).
         var offset = 16, frame = 1
@@ -137,7 +138,7 @@ import Testing
         #expect(item("controller-reset")?.frame == 7 && item("controller-reset")?.severity == .warning)
         #expect(item("drops")?.frame == 5 && item("drops")?.count == 3)
         #expect(item("started-before-capture")?.frame == 1 && item("started-before-capture")?.message.contains("0x0041") == true)
-        #expect(item("open-at-end")?.frame == 8 && item("open-at-end")?.count == 1)  // 0x0040 was dropped by the reset
+        #expect(item("open-at-end")?.frame == 9 && item("open-at-end")?.count == 1)  // 0x0040 was dropped by the reset
         #expect(c.verdict == "incomplete")
         #expect(c.items.count == 7)
     }

@@ -77,4 +77,44 @@ import Testing
             .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
         #expect(try Self.analyze(unseen).1.items.contains { $0.code == .linkBeforeLogEnded && $0.frame == 4 })
     }
+
+    /// A Connection Complete between the HCI Reset and its Command Complete is one the controller queued before it
+    /// reset (BTstack's Audio Gateway log: a BR/EDR Connection Complete 1.5 ms after the Reset, frames 33–34; tshark shows
+    /// the Reset's Command Complete at 38 and on handle 0x0047 only a Max Slots Change, 36): the reset ended it, so no link is counted,
+    /// nothing is claimed of it, and the capture's edges say so. An LE one the same.
+    @Test func aConnectionCompleteBeforeTheResetCompletedIsNoLink() throws {
+        let b = CaptureBuilder(step: 1_500)
+            .command(HCIBuild.command(.reset))
+            .connect(handle: 0x0047, peer: RuleTest.peer)
+            .event(HCIBuild.connectionComplete(handle: 0x0048, peer: BDAddress(0x00_1A_7D_DA_71_02)))
+            .event(HCIBuild.commandComplete(.reset))
+        let (diagnosis, completeness, connections) = try Self.analyze(b)
+        #expect(connections.isEmpty)
+        #expect(diagnosis.findings.filter { $0.rule.hasPrefix("DC-") || $0.rule.hasPrefix("CE-") }.isEmpty)
+        #expect(!completeness.items.contains { $0.code == .openAtEnd })
+        let item = try #require(completeness.items.first { $0.code == .staleAfterReset })
+        #expect(item.severity == .info && item.frame == 2 && item.count == 2)
+        #expect(
+            item.message
+                == "a Connection Complete for handle 0x0047 at frame 2 (+1 more) came before the HCI Reset at frame 1 completed: a connection from before the reset, which ended it; no link is counted"
+        )
+    }
+
+    /// The near misses: the same events once the reset completed open links; so does one after a reset whose completion
+    /// the log lacks, once more than a second went by (``StaleAfterReset/window``).
+    @Test func aConnectionCompleteAfterTheResetCompletedIsALink() throws {
+        let completed = CaptureBuilder(step: 1_500)
+            .command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x0047, peer: RuleTest.peer)
+            .event(HCIBuild.connectionComplete(handle: 0x0048, peer: BDAddress(0x00_1A_7D_DA_71_02)))
+        let (_, completeness, connections) = try Self.analyze(completed)
+        #expect(connections.map(\.handle) == [0x0047, 0x0048] && connections.map(\.startFrame) == [3, 4])
+        #expect(!completeness.items.contains { $0.code == .staleAfterReset })
+        #expect(completeness.items.first { $0.code == .openAtEnd }?.count == 2)
+        let uncompleted = CaptureBuilder(step: 1_200_000)
+            .command(HCIBuild.command(.reset))
+            .connect(handle: 0x0047, peer: RuleTest.peer)
+        let (_, late, lateConnections) = try Self.analyze(uncompleted)
+        #expect(lateConnections.count == 1 && !late.items.contains { $0.code == .staleAfterReset })
+    }
 }

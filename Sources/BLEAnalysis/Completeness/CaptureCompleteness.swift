@@ -147,6 +147,11 @@ public struct CompletenessTracker: Sendable {
     /// Reset, the links it dropped), with the reason and the reset before them.
     var endedUnseen: [(handle: UInt16, frame: Int, reason: UInt8, time: Timestamp)] = []
     var lastReset: (frame: Int, time: Timestamp)?
+    /// Controllers whose HCI Reset waits for its Command Complete, and when it was sent (``StaleAfterReset``).
+    var resetPending: [UInt16: Timestamp] = [:]
+    /// Connection Completes that came while their controller's HCI Reset waited for its completion: the frame, the
+    /// handle and the reset's frame. No link is counted for them (``HCIMachine`` opens none).
+    var staleAfterReset: [(frame: Int, handle: UInt16, reset: Int)] = []
     /// ACL handle keys already settled, direct-mapped by ``settledSlot(_:)``: a key in `seen` or on a vendor handle.
     /// Every key in `open` is in `seen` too and `seen` only grows, so "not seen yet" is the whole question for an
     /// ACL record and a settled key stays settled: the cache never needs clearing (a reset or disconnection only
@@ -241,6 +246,7 @@ public struct CompletenessTracker: Sendable {
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
                 lastReset = (record.frame, record.timestamp)
+                resetPending[record.controllerIndex] = record.timestamp
                 if !open.isEmpty || !inferredOpen.isEmpty { resetsWithLinks.insert(record.frame) }
                 open.removeAll()
                 inferredOpen.removeAll()
@@ -294,6 +300,8 @@ public struct CompletenessTracker: Sendable {
         case HCIEventCode(0x2C) where p >= 3:
             // Synchronous Connection Complete: an SCO/eSCO handle the log opened (its end is no link from before it).
             if b[2] == 0 { seen.insert(Self.key(record.controllerIndex, u16(1))) }
+        case .commandComplete where p >= 3:
+            if UInt16(b[3]) | UInt16(b[4]) << 8 == HCICommand.reset.rawValue { resetPending[record.controllerIndex] = nil }
         case .hardwareError:
             hardwareErrors.append(record.frame)
         default: break
@@ -302,6 +310,10 @@ public struct CompletenessTracker: Sendable {
 
     mutating func opened(_ record: CaptureRecord, _ handle: UInt16) {
         let k = Self.key(record.controllerIndex, handle)
+        if StaleAfterReset.isStale(record.timestamp, resetSent: resetPending[record.controllerIndex]), let reset = lastReset {
+            if staleAfterReset.count < 1000 { staleAfterReset.append((record.frame, handle & 0x0FFF, reset.frame)) }
+            return
+        }
         // The link's own first packets logged just ahead of its Connection Complete (``LinkAdoption``): not a link
         // from before the capture.
         if inferredOpen.remove(k) != nil, let i = startedBefore.lastIndex(where: { $0.handle == handle }),

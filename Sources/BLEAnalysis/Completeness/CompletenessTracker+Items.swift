@@ -191,6 +191,15 @@ extension CompletenessTracker {
                         "\(endedUnseen.count) link\(endedUnseen.count == 1 ? "" : "s") from before the log ended: a Disconnection Complete for handle \(hex(first.handle, width: 4)) (\(HCIStatus(rawValue: first.reason)), frame \(first.frame)\(reset ?? ""))\(more) names no link the log holds anything else of; nothing else is known of it",
                     frame: first.frame, count: endedUnseen.count))
         }
+        if let first = staleAfterReset.first {
+            let more = staleAfterReset.count > 1 ? " (+\(staleAfterReset.count - 1) more)" : ""
+            items.append(
+                .init(
+                    code: .staleAfterReset, severity: .info,
+                    message:
+                        "a Connection Complete for handle \(hex(first.handle, width: 4)) at frame \(first.frame)\(more) came before the HCI Reset at frame \(first.reset) completed: a connection from before the reset, which ended it; no link is counted",
+                    frame: first.frame, count: staleAfterReset.count))
+        }
         if !open.isEmpty {
             let first = open.values.min()!
             items.append(

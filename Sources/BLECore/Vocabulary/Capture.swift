@@ -106,6 +106,11 @@ extension FindingCode {
         meaning:
             "A Disconnection Complete names a handle nothing else in the log names (a link from before the log, or one an HCI Reset dropped): its end is counted and nothing else is claimed of it."
     )
+    public static let staleAfterReset = FindingCode(
+        "stale-after-reset", layer: .capture, severity: .info, title: "A connection event from before an HCI Reset",
+        meaning:
+            "A Connection Complete came while the HCI Reset before it still waited for its completion: the controller sent it before the reset, which ended that connection. No link is counted for it."
+    )
     public static let openAtEnd = FindingCode(
         "open-at-end", layer: .capture, severity: .info, title: "Connection open at the end",
         meaning: "A connection was still open when the capture ended: its outcome is not in the file.")
@@ -118,6 +123,6 @@ extension FindingVocabulary {
         .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureSnifferClockWrap, .captureMillisecondClock,
         .captureNote, .encryptedNoKey, .fileCut, .fileCorrupt, .snifferClockWrap, .millisecondClock, .aclPayloadCut,
         .truncatedRecords, .drops, .timeBackwards, .timeGap, .damagedRecords, .noTiming, .controllerReset, .hardwareError,
-        .startedBeforeCapture, .linkBeforeLogEnded, .openAtEnd,
+        .startedBeforeCapture, .linkBeforeLogEnded, .staleAfterReset, .openAtEnd,
     ]
 }
