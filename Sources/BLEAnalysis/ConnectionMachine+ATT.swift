@@ -32,6 +32,8 @@ extension ConnectionMachine {
             deliverReassembled(direction: direction) { pdu in
                 processL2CAP(pdu, direction: direction, timestamp: fragment.timestamp)
             }
+        case .cut(let kept):
+            noteCutPDU(kept, direction: direction)
         }
         if !reassemblyFindings.isEmpty {
             for f in reassemblyFindings { decode.countReassembly(f) }

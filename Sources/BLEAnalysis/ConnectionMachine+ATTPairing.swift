@@ -153,6 +153,7 @@ extension ConnectionMachine {
                         requestBearer: other.kind, requestFrame: p.frame), frame: input.frame))
             return
         }
+        sink.evidence(.attResponseUnpaired(response: opcode), frame: input.frame, timestamp: input.timestamp, connection: number)
         sink.findings.append(
             Finding(
                 .info,

@@ -141,8 +141,14 @@ extension ConnectionMachine {
             capture.keyStore.smp(
                 smp, raw: pdu.payload, handle: handle, centralToPeripheral: connection.centralToPeripheral(direction),
                 frame: pdu.lastFrame, central: connection.centralAddressValue, peripheral: connection.peripheralAddressValue)
-            recordPairingFeatures(smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame, timestamp: timestamp)
-            if let output = connection.machine.feed(smp: smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame),
+            // On the BR/EDR Security Manager channel the features are not a legacy or SC feature exchange (Vol 3, Part H,
+            // 3.5.1): cross-transport key derivation, said by the link's record alone.
+            let overBREDR = pdu.channel == L2CAPCID.smpBREDR.rawValue
+            if !overBREDR {
+                recordPairingFeatures(smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame, timestamp: timestamp)
+            }
+            if let output = connection.machine.feed(
+                smp: smp, sender: direction == .rx ? .peer : .local, frame: pdu.lastFrame, overBREDR: overBREDR),
                 let kind = output.evidence
             {
                 sink.evidence(kind, frame: pdu.lastFrame, timestamp: timestamp, connection: number)

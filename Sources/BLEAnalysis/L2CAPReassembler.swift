@@ -111,7 +111,7 @@ package struct L2CAPReassembler {
     /// Feeds one fragment; calls `onPDU` (synchronously) for each PDU it completes.
     package mutating func feed(_ fragment: L2CAPFragment, findings: inout [Finding], onPDU: (L2CAPPDU) -> Void) {
         switch feed(fragment, findings: &findings) {
-        case .pending: break
+        case .pending, .cut: break
         case .whole(let pdu): onPDU(pdu)
         case .reassembled: deliverReassembled(onPDU)
         }
@@ -125,6 +125,10 @@ package struct L2CAPReassembler {
         case whole(L2CAPPDU)
         /// A PDU completed from several fragments: hand it out with ``deliverReassembled(_:)`` before the next call.
         case reassembled
+        /// A PDU in one fragment the capturer cut (whole on the link, counted with a finding, not decoded): the bytes
+        /// kept, its header and the first octets of its payload, borrowed from the fragment. What they name (a
+        /// notification and its handle) still counts (``ConnectionMachine/noteCutPDU(_:direction:timestamp:)``).
+        case cut(L2CAPPDU)
     }
 
     /// Feeds one fragment and says what it completed. The analyzer's per-fragment path: a PDU in one fragment comes back
@@ -157,7 +161,10 @@ package struct L2CAPReassembler {
                 // Cut by the capturer but whole on the link (Android's filtered snoop log, btsnooz): counted, not decoded.
                 if fragment.isCut && fragment.carried >= total {
                     findings.append(Finding(.info, .cutByCapturer(have: payload.count), frame: fragment.frame))
-                    return .pending
+                    return .cut(
+                        L2CAPPDU(
+                            bytes: payload, firstFrame: fragment.frame, lastFrame: fragment.frame, firstTimestamp: fragment.timestamp,
+                            fragments: 1))
                 }
                 expected = total
             } else {

@@ -46,6 +46,9 @@ public struct LinkActivity: Hashable, Sendable {
     var readTally = HandleTally()
     var notifiedTally = HandleTally()
     var writtenTally = HandleTally()
+    /// Notifications received whose records the capturer cut (their value not captured; in ``notified`` too, with the
+    /// cut indications): ``ConnectionMachine/noteCutPDU(_:direction:)``.
+    public var cutNotifications = 0
     /// Values carried in notifications, indications and writes, and how many filled ATT_MTU − 3 exactly.
     public var values = 0
     public var valuesFillingMTU = 0

@@ -126,7 +126,7 @@ public struct LinkMachine: Hashable, Sendable {
     }
 
     /// One SMP PDU sent by `sender` at `frame` (pairing moves on; no link fact changes).
-    mutating func feed(smp: SMPPDU, sender: SecurityTracker.Sender, frame: Int) -> SecurityTracker.Output? {
-        security.feed(smp: smp, sender: sender, frame: frame)
+    mutating func feed(smp: SMPPDU, sender: SecurityTracker.Sender, frame: Int, overBREDR: Bool = false) -> SecurityTracker.Output? {
+        security.feed(smp: smp, sender: sender, frame: frame, overBREDR: overBREDR)
     }
 }

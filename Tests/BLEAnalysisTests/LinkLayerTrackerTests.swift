@@ -162,11 +162,12 @@ struct NordicBuilder {
     }
 
     mutating func data(
-        _ llid: LLID, _ payload: [UInt8], central: Bool = true, sn: Bool = false, event: UInt16 = 0, crcOK: Bool = true,
-        encrypted: Bool = false, micOK: Bool = false
+        _ llid: LLID, _ payload: [UInt8], central: Bool = true, sn: Bool = false, nesn: Bool = false, event: UInt16 = 0,
+        crcOK: Bool = true, encrypted: Bool = false, micOK: Bool = false
     ) {
         add(
-            aa: Self.aa, pdu: LLDataPDU(llid: llid, sn: sn, payload: payload).bytes, crcInit: Self.crcInit, data: true, central: central,
+            aa: Self.aa, pdu: LLDataPDU(llid: llid, nesn: nesn, sn: sn, payload: payload).bytes, crcInit: Self.crcInit, data: true,
+            central: central,
             event: event, crcOK: crcOK, encrypted: encrypted, micOK: micOK)
     }
 }

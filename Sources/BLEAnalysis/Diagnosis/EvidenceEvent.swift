@@ -140,6 +140,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         case attUnanswered(request: ATTOpcode, handle: UInt16?, sender: Sender, ended: AttWaitEnd, endFrame: Int, waited: Int64)
         /// A response that came later than the ATT transaction timeout (30 s, Core Spec Vol 3, Part F, 3.3.3).
         case attLateResponse(request: ATTOpcode, handle: UInt16?, requestFrame: Int, microseconds: Int64)
+        /// An ATT response (or confirmation) with no request outstanding the other way on its bearer: where the
+        /// capture's directions or times cannot be trusted, it may still answer the request before it in record order.
+        case attResponseUnpaired(response: ATTOpcode)
         /// A CCCD (0x2902) written: value, by request or command; the characteristic's value handle when the
         /// database names it.
         case cccdWrite(handle: UInt16, valueHandle: UInt16?, value: UInt16, byCommand: Bool, sender: Sender)

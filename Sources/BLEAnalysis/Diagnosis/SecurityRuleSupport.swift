@@ -25,6 +25,7 @@ extension EncryptionSession {
 extension SecurityPairing {
     /// `LE legacy Just Works`, `Secure Simple Pairing Numeric Comparison`, `LE pairing (method not in the log)`.
     public var methodText: String {
+        if procedure == .crossTransport { return "LE keys derived from the BR/EDR link key (CTKD)" }
         let procedure = procedure?.rawValue ?? "pairing"
         return model.map { "\(procedure) \($0.rawValue)" } ?? "\(procedure) (method not in the log)"
     }

@@ -181,16 +181,22 @@ extension Story {
 
     /// `Data: 1906 ATT PDUs, 705 notifications received, 258 write commands sent; busiest stream …; OTA …`.
     static func data(_ e: Evidence, findings: [Diagnosis]) -> StorySentence? {
-        let att = e.connections.reduce(0) { $0 + $1.attPDUs }
+        // Notifications the capturer cut were sent all the same: counted, their values not captured (BTVS, btsnooz).
+        let cut = e.connections.reduce(0) { $0 + $1.activity.cutNotifications }
+        let att = e.connections.reduce(0) { $0 + $1.attPDUs } + cut
         // From the throughput streams: the one count of values every output shares.
         let streams = e.throughput ?? []
-        let notified = streams.filter { $0.key.kind == .notification && $0.key.direction == .rx }.reduce(0) { $0 + $1.packets }
+        let notified =
+            streams.filter { $0.key.kind == .notification && $0.key.direction == .rx }.reduce(0) { $0 + $1.packets } + cut
         let written = streams.filter { $0.key.kind == .writeCommand && $0.key.direction == .tx }.reduce(0) { $0 + $1.packets }
         var parts: [String] = []
         var frames: [Int] = []
         if att > 0 {
             var p = "\(plural(att, "ATT PDU"))"
-            if notified > 0 { p += ", \(plural(notified, "notification")) received" }
+            if notified > 0 {
+                p += ", \(plural(notified, "notification")) received"
+                if cut > 0 { p += " (\(cut) cut by the capturer: their values are not in the log)" }
+            }
             if written > 0 { p += ", \(plural(written, "write command")) sent" }
             parts.append(p)
         }

@@ -31,6 +31,10 @@ extension Story {
         for c in e.connections where c.isLE == le {
             for p in c.machine.securityRecord.pairings {
                 guard let procedure = p.procedure else { continue }
+                if procedure == .crossTransport {
+                    names.append("\(p.methodText), frame \(p.frame)")
+                    continue
+                }
                 var name = procedure.rawValue + (p.model.map { " \($0.rawValue)" } ?? "")
                 if let type = p.linkKeyType { name += ", \(type)" }
                 if p.debugKeyFrame != nil { name += ", debug key" }

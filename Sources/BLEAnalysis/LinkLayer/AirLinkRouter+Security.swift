@@ -39,7 +39,8 @@ extension AirLinkRouter {
         default:
             break
         }
-        guard LLProcedureCounts.oncePerLink.contains(c.opcode) else { return }
+        // A PDU its receiver takes as resent (same SN, not acknowledged) is the same run, not a second one.
+        guard LLProcedureCounts.oncePerLink.contains(c.opcode), !c.resentToReceiver else { return }
         let (count, first) = procedureCounts.note(.init(handle: c.handle, opcode: c.opcode, sender: sender), frame: c.frame)
         if count == 2 {
             noteCompliance(.repeated(opcode: c.opcode, sender: sender, count: 2, firstFrame: first), handle: c.handle, c.frame, c.timestamp)

@@ -142,6 +142,9 @@ public struct LLControlEvent: Hashable, Sendable {
     public var timestamp: Timestamp
     /// Same SN and bytes as the previous PDU in this direction: a link-layer retransmission.
     public var isRetransmission: Bool
+    /// Its receiver takes it as resent, by the SN and NESN the capture shows, whatever its bytes (a fuzzer's PDU that
+    /// keeps the SN): not a new run of a procedure (``LinkLayerTracker/noteReceiverView(_:_:llid:d:frame:)``).
+    public var resentToReceiver = false
 }
 
 /// Why a connection ended.

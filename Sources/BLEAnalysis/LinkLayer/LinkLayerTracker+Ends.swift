@@ -28,6 +28,10 @@ extension LinkLayerTracker {
         /// The SN of the other side's PDU that acknowledged this direction's last PDU, -1 while none did
         /// (``LinkLayerTracker/noteAcknowledgement(_:_:d:frame:)``).
         var acknowledgedBy: (Int8, Int8) = (-1, -1)
+        /// Each direction's last data PDU, and whether the current one's receiver takes it as resent
+        /// (``LinkLayerTracker/noteReceiverView(_:_:llid:d:frame:)``).
+        var lastSent: (SentPDU?, SentPDU?) = (nil, nil)
+        var resentToReceiver = false
         var terminate: TerminateAcknowledgement?
         /// The latest encrypted control PDU no key opened whose size is an LL_TERMINATE_IND's (``encryptedTerminate``).
         var encryptedTerminate: TerminateAcknowledgement?

@@ -322,6 +322,7 @@ public struct LinkLayerTracker {
 
         let llid = pkt.header0 & 3
         let d = direction == .rx ? 1 : 0
+        c.resentToReceiver = noteReceiverView(&c, pkt, llid: llid, d: d, frame: record.frame)
         guard let retransmission = trackSequence(&c, pkt, llid: llid, d: d, frame: record.frame) else { return true }
         var payload = pkt.payload
 
@@ -487,7 +488,8 @@ public struct LinkLayerTracker {
                     LLControlEvent(
                         handle: c.info.handle, direction: direction, opcode: opcode, pdu: pdu,
                         unreadParameters: pdu == nil ? Array(payload[1...]) : [],
-                        frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission)))
+                        frame: record.frame, timestamp: record.timestamp, isRetransmission: retransmission,
+                        resentToReceiver: c.resentToReceiver)))
             if !retransmission, let pdu { applyControl(&c, pdu, direction: direction, record, emit) }
         default:
             findings.append(Finding(.warning, .llReservedLLID(accessAddress), frame: record.frame))

@@ -76,6 +76,10 @@ public enum PairingProcedure: String, Hashable, Sendable {
     case leSecureConnections = "LE Secure Connections"
     case secureSimplePairing = "Secure Simple Pairing"
     case legacyPIN = "legacy PIN"
+    /// SMP on the BR/EDR Security Manager channel (L2CAP CID 0x0007) after a BR/EDR Secure Connections pairing: the LE
+    /// keys are derived from the BR/EDR link key (Vol 3, Part H, 2.3.5.7, with h6 or h7). No TK, no STK, no association model
+    /// (the IO capability, OOB and MITM fields are not used over BR/EDR, 3.5.1–3.5.2): nothing LE legacy to crack.
+    case crossTransport = "cross-transport key derivation"
 
     public var isLE: Bool { self == .leLegacy || self == .leSecureConnections }
 }

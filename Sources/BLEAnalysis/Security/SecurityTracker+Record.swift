@@ -40,18 +40,20 @@ enum SecurityInput: Equatable {
 
 extension SecurityTracker {
     /// One SMP PDU into the record (``LinkSecurity``), after the phases moved.
-    mutating func record(smp: SMPPDU, sender: Sender, frame: Int) {
+    mutating func record(smp: SMPPDU, sender: Sender, frame: Int, overBREDR: Bool = false) {
         switch smp {
         case .pairingRequest(let p):
             var new = SecurityPairing(frame: frame)
             new.initiator = sender
-            new.mitmRequested = p.authReq.contains(.mitm)
+            // Over BR/EDR the MITM and IO fields are not used (Vol 3, Part H, 3.5.1): the BR/EDR pairing authenticated.
+            new.procedure = overBREDR ? .crossTransport : nil
+            new.mitmRequested = !overBREDR && p.authReq.contains(.mitm)
             new.offeredKeySizes = [Int(p.maxEncryptionKeySize)]
             new.ioCapabilities = [p.ioCapability.description]
             request = p
             record.pairings.recordPairing(new)
         case .pairingResponse(let p):
-            answerPairing(p, frame: frame)
+            answerPairing(p, frame: frame, overBREDR: overBREDR)
         case .pairingPublicKey(let x, let y):
             if record.pairings.isEmpty || record.pairings.last?.outcome != .unfinished {
                 var new = SecurityPairing(frame: frame)
@@ -87,18 +89,29 @@ extension SecurityTracker {
 
     /// The Pairing Response: the association model from both feature exchanges (Vol 3, Part H, 2.3.5.1), the key size
     /// (the smaller maximum, 3.5.1), bonding.
-    private mutating func answerPairing(_ p: SMPPairingParameters, frame: Int) {
+    private mutating func answerPairing(_ p: SMPPairingParameters, frame: Int, overBREDR: Bool) {
         guard let i = openPairing, let req = request else {
             // The request is not in the log: what the response alone says.
             var new = SecurityPairing(frame: frame)
+            new.procedure = overBREDR ? .crossTransport : nil
             new.offeredKeySizes = [Int(p.maxEncryptionKeySize)]
-            new.mitmRequested = p.authReq.contains(.mitm)
+            new.mitmRequested = !overBREDR && p.authReq.contains(.mitm)
             record.pairings.recordPairing(new)
             return
         }
         request = nil
         let sc = req.authReq.contains(.secureConnections) && p.authReq.contains(.secureConnections)
         var pairing = record.pairings[i]
+        if overBREDR {
+            // Cross-transport key derivation: the key sizes and bonding count, the association model does not exist.
+            pairing.procedure = .crossTransport
+            pairing.bonding = req.authReq.contains(.bonding) && p.authReq.contains(.bonding)
+            pairing.offeredKeySizes = [Int(req.maxEncryptionKeySize), Int(p.maxEncryptionKeySize)]
+            pairing.keySize = Int(min(req.maxEncryptionKeySize, p.maxEncryptionKeySize))
+            pairing.responseFrame = frame
+            record.pairings[i] = pairing
+            return
+        }
         pairing.procedure = sc ? .leSecureConnections : .leLegacy
         if let model = SMPAssociationModel(initiator: req, responder: p) {
             pairing.model = AssociationModel(model.method)
@@ -168,7 +181,8 @@ extension SecurityTracker {
         s.startFrame = frame
         s.ediv = ediv
         s.rand = rand
-        if let p = record.pairings.last, p.procedure != nil || p.keySize != nil {
+        // Keys derived across transports are not this transport's pairing: the BR/EDR session runs with the link key.
+        if let p = record.pairings.last(where: { $0.procedure != .crossTransport }), p.procedure != nil || p.keySize != nil {
             switch p.outcome {
             case .unfinished: s.origin = .pairing(frame: p.frame)
             case .completed where p.procedure.map { !$0.isLE } ?? false:

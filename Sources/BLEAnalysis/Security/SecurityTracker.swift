@@ -79,10 +79,11 @@ struct SecurityTracker: Hashable, Sendable {
     var classicIO: [Sender: ClassicIO] = [:]
 
     /// One SMP PDU sent by `sender` at `frame`; nil for those that only move the pairing along (confirm, random, public
-    /// key, …). The record (``record``) takes every one.
-    mutating func feed(smp: SMPPDU, sender: Sender, frame: Int) -> Output? {
+    /// key, …). The record (``record``) takes every one. `overBREDR`: it came on the BR/EDR Security Manager channel
+    /// (L2CAP CID 0x0007): cross-transport key derivation (``PairingProcedure/crossTransport``).
+    mutating func feed(smp: SMPPDU, sender: Sender, frame: Int, overBREDR: Bool = false) -> Output? {
         let output = phase(smp: smp, sender: sender)
-        record(smp: smp, sender: sender, frame: frame)
+        record(smp: smp, sender: sender, frame: frame, overBREDR: overBREDR)
         return output
     }
 

@@ -116,6 +116,37 @@ extension DiagnosisRuleTests {
             #expect(r.of("CQ-03").isEmpty && r.of("GATT-01").count == 1)
         }
 
+        /// A Write Request, then a Write Response the log puts the same way (as a capture that does not say directions
+        /// and whose times run backwards gets them: crackle's PPI file, 277 and 280), stamped `responseAt` s.
+        static func writeAnsweredTheSameWay(requestAt: Double, responseAt: Double, endAt: Double) -> CaptureBuilder {
+            CaptureBuilder().connect(handle: 0x40).at(requestAt).att(.writeRequest(handle: 0x0009, value: [2, 0]), handle: 0x0040, .tx)
+                .at(responseAt).att(.writeResponse, handle: 0x0040, .tx).at(endAt).completed(handle: 0x40, count: 0)
+        }
+
+        /// With timestamps that go backwards, a request followed in record order by a response that answers it is not
+        /// pending at the end, however the directions or times read: crackle's PPI capture, the Write Request at 277 and
+        /// its Write Response at 280, stamped −1 s. Its near miss: the same records with a sound clock, where the bearer's
+        /// own pairing decides and the request is still waiting when the log ends.
+        @Test func aRequestAnsweredInRecordOrderUnderABackwardsClockIsNotPending() throws {
+            let backwards = try RuleTest.diagnose(Self.writeAnsweredTheSameWay(requestAt: 10.26, responseAt: 9.25, endAt: 10.8))
+            #expect(backwards.of("CQ-03").isEmpty)
+            let sound = Self.writeAnsweredTheSameWay(requestAt: 10.26, responseAt: 10.3, endAt: 10.8)
+            let request = CaptureBuilder().connect(handle: 0x40).nextFrame
+            let d = try #require(try RuleTest.diagnose(sound).of("CQ-03").first)
+            #expect(d.severity == .info && d.frame == request && d.message.contains("Write Request still waiting for its answer"))
+            #expect(!d.message.contains("record order"))
+        }
+
+        /// Under a backwards clock a request with nothing after it that answers it is pending, even when its stamp says it
+        /// waited past the ATT time-out (stamped 40 s, the log ending at 1 s): the wait is not measurable, the order is.
+        @Test func aRequestUnansweredInRecordOrderUnderABackwardsClockIsPendingWhateverTheStamps() throws {
+            let connected = CaptureBuilder().connect(handle: 0x40)
+            let b = connected.at(40).att(.readRequest(handle: 0x002A), handle: 0x0040, .tx).at(1).completed(handle: 0x40, count: 0)
+            let d = try #require(try RuleTest.diagnose(b).of("CQ-03").first)
+            #expect(d.frame == connected.nextFrame && d.message.contains("Read Request still waiting for its answer"))
+            #expect(d.message.contains("Judged by record order"))
+        }
+
         // MARK: CQ-04 timeline break
 
         enum Break: String, CaseIterable { case backwards, gap, drops }

@@ -28,17 +28,50 @@ extension DiagnosisRuleTests {
         static let version = LLControlPacket(.versionInd(version: 0x0B, companyID: 0x0059, subversion: 0x0001)).bytes
 
         /// CONNECT_IND (1), then LL_VERSION_IND from the central (2) answered by the peripheral `answers` times, each
-        /// answer drawing another from the central when `loop`.
+        /// answer drawing another from the central when `loop`. Each PDU acknowledges the other side's last (Vol 6, Part
+        /// B, 4.5.9): the central's NESN is its SN, the peripheral's the central's SN plus one, so each is new data.
         static func versions(answers: Int, loop: Bool) -> NordicBuilder {
             var b = NordicBuilder()
             b.connect()
             var sn = false
             for i in 0..<answers {
-                if i == 0 || loop { b.data(.control, Self.version, sn: sn, event: UInt16(2 * i + 1)) }
-                b.data(.control, Self.version, central: false, sn: sn, event: UInt16(2 * i + 1))
+                if i == 0 || loop { b.data(.control, Self.version, sn: sn, nesn: sn, event: UInt16(2 * i + 1)) }
+                b.data(.control, Self.version, central: false, sn: sn, nesn: !sn, event: UInt16(2 * i + 1))
                 sn.toggle()
             }
             return b
+        }
+
+        static let otherVersion = LLControlPacket(.versionInd(version: 0x08, companyID: 0x0000, subversion: 0x0000)).bytes
+
+        /// A second LL_VERSION_IND its receiver takes as resent (same SN, the first not acknowledged) is the same PDU,
+        /// whatever its bytes: the SweynTooth Telink capture, 849–850 (the central's, other parameters, SN 0 twice) and
+        /// 852–854 (the peripheral's SN 1 while the central's NESN at 853 asks for 0). Its near miss: the same second
+        /// PDU sent as new data (the next SN, the first acknowledged) is a second version exchange.
+        @Test func aVersionIndicationItsReceiverTakesAsResentIsNotASecondExchange() throws {
+            var central = NordicBuilder()
+            central.connect()
+            central.data(.control, Self.version, sn: false, nesn: false, event: 1)
+            central.data(.control, Self.otherVersion, sn: false, nesn: true, event: 1)  // nothing of the peripheral between
+            #expect(try RuleTest.diagnose(air: central).of("LL-01").isEmpty)
+
+            var peripheral = NordicBuilder()
+            peripheral.connect()
+            peripheral.data(.control, Self.version, sn: false, nesn: false, event: 1)
+            peripheral.data(.control, Self.version, central: false, sn: false, nesn: true, event: 1)
+            peripheral.data(.continuation, [], sn: true, nesn: false, event: 2)  // the central asks for SN 0 again
+            peripheral.data(.control, Self.version, central: false, sn: true, nesn: false, event: 2)
+            #expect(try RuleTest.diagnose(air: peripheral).of("LL-01").isEmpty)
+
+            // Near miss: the peripheral acknowledged the first (NESN 1) and the central's second has SN 1: new data.
+            var again = NordicBuilder()
+            again.connect()
+            again.data(.control, Self.version, sn: false, nesn: false, event: 1)
+            again.data(.continuation, [], central: false, sn: false, nesn: true, event: 1)
+            again.data(.control, Self.otherVersion, sn: true, nesn: true, event: 2)
+            let d = try #require(try RuleTest.diagnose(air: again).of("LL-01").first)
+            #expect(d.frame == 4 && d.severity == .info && d.message.contains("sent LL_VERSION_IND 2 times"))
+            #expect(d.supporting.map(\.frame) == [2])
         }
 
         @Test func aVersionIndicationAnsweredInKindAgainAndAgainIsALoop() throws {

@@ -31,11 +31,9 @@ struct CQ03EndsTooSoon: DiagnosisRule {
                         "The file is cut: \(cut.message)\(cut.offset.map { " (byte offset \($0))" } ?? ""). What happened after it is not in the log.",
                     headline: "the file is cut", causes: ["the log was copied while being written", "a transfer or disk cut it short"]))
         }
-        var pending: [CitedFrame] = []
+        var pending = pendingATT(e)
         for ev in e.events {
             switch ev.kind {
-            case .attUnanswered(let request, _, _, .endOfCapture, _, let waited) where waited < attTransactionTimeoutMicroseconds:
-                pending.append(CitedFrame(ev.frame, "\(request) still waiting for its answer"))
             case .commandUnanswered(let op, let f):
                 if let end = e.lastTime, end.microseconds(since: ev.timestamp) <= hciCommandTimeoutMicroseconds {
                     pending.append(CitedFrame(f, "\(op) still waiting for its answer"))
@@ -58,14 +56,43 @@ struct CQ03EndsTooSoon: DiagnosisRule {
             pending.append(CitedFrame(lastCreate.frame, "connection attempt still pending"))
         }
         if let last = pending.max(by: { $0.frame < $1.frame }) {
+            let byRecordOrder =
+                GATT01RequestTimedOut.clockRunsBackwards(e)
+                ? " Judged by record order: the capture's timestamps go backwards, so how long anything waited is not known." : ""
             out.append(
                 Diagnosis(
                     rule: Self.code, severity: .info, frame: last.frame,
                     message:
-                        "The capture ends with \(pending.count) thing\(pending.count == 1 ? "" : "s") still pending (\(last.text) at frame \(last.frame)): the outcome is not in the log.",
+                        "The capture ends with \(pending.count) thing\(pending.count == 1 ? "" : "s") still pending (\(last.text) at frame \(last.frame)): the outcome is not in the log.\(byRecordOrder)",
                     headline: "capture ends with work pending", supporting: pending.filter { $0.frame != last.frame },
                     causes: ["the log was pulled too early", "the stack crashed"]))
         }
         return out
+    }
+
+    /// The ATT requests still waiting when the capture ends. With timestamps that go backwards (``GATT01RequestTimedOut/
+    /// clockRunsBackwards(_:)``) neither the wait nor the directions inferred from the timing can be trusted: a request is
+    /// pending only when no response that answers it follows it in record order on its link (crackle's PPI capture: the
+    /// Write Request at 277 is answered by the Write Response at 280, stamped a second before it), however long the
+    /// stamps say it waited. With a sound clock, the wait under the ATT time-out decides, as the bearer paired them.
+    static func pendingATT(_ e: Evidence) -> [CitedFrame] {
+        let byRecordOrder = GATT01RequestTimedOut.clockRunsBackwards(e)
+        var pending: [CitedFrame] = []
+        for ev in e.events {
+            guard case .attUnanswered(let request, _, _, .endOfCapture, _, let waited) = ev.kind else { continue }
+            if byRecordOrder {
+                let answered = e.events.contains { later in
+                    guard later.frame > ev.frame, later.connection == ev.connection,
+                        case .attResponseUnpaired(let response) = later.kind
+                    else { return false }
+                    return response == .errorResponse || request.responseOpcode == response
+                }
+                if answered { continue }
+            } else if waited >= attTransactionTimeoutMicroseconds {
+                continue
+            }
+            pending.append(CitedFrame(ev.frame, "\(request) still waiting for its answer"))
+        }
+        return pending
     }
 }

@@ -1,0 +1,32 @@
+import BLECore
+import BLEProtocols
+
+/// Notifications whose records the capturer cut: whole on the link, their opcode and handle kept, their value not.
+/// Android's filtered snoop log (btsnooz) keeps the first bytes of each ACL record; Windows' BTVS logs a HID mouse's
+/// input reports as opcode and handle alone (the 40-minute Razer log: 28,842 of its 32,245 notifications, tshark
+/// `btatt.opcode == 0x1b`). A notification whose value was not captured was still sent: it counts as one received
+/// (``LinkActivity/notified``, which GATT-05 reads), and the Data line says how many were cut.
+extension ConnectionMachine {
+    /// A PDU the capturer cut (``L2CAPReassembler/Step/cut(_:)``): on the LE fixed ATT channel, a Handle Value
+    /// Notification or Indication whose opcode and handle survived is counted as received.
+    func noteCutPDU(_ kept: L2CAPPDU, direction: Direction) {
+        guard kept.bytes.count >= 4 + 3, kept.channel == L2CAPCID.att.rawValue else { return }
+        let payload = kept.payload
+        let opcode = ATTOpcode(rawValue: payload[0])
+        guard opcode == .handleValueNotification || opcode == .handleValueIndication else { return }
+        let handle = UInt16(payload[1]) | UInt16(payload[2]) << 8
+        connection.machine.feed(
+            cutNotification: handle, indication: opcode == .handleValueIndication, frame: kept.lastFrame, direction: direction,
+            activity: sink.recordsEvidence)
+    }
+}
+
+extension LinkMachine {
+    /// A notification (or indication) on `handle` whose value the capturer cut: a notification counted, either noted per
+    /// handle when the pass gathers evidence.
+    mutating func feed(cutNotification handle: UInt16, indication: Bool, frame: Int, direction: Direction, activity noting: Bool) {
+        guard direction == .rx else { return }
+        if !indication { activity.cutNotifications += 1 }
+        if noting { activity.notifiedTally.note(handle, frame: frame) }
+    }
+}
