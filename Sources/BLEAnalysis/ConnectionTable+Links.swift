@@ -61,6 +61,8 @@ extension ConnectionTable: HCILinks {
     ) {
         let key = Key(controller: controller, handle: handle)
         if let old = lookup(key) {
+            // The link's own first packets, logged just ahead of its Connection Complete: the same link.
+            if adopt(old, frame: frame, timestamp: timestamp, isLE: isLE, configure: configure) { return }
             // A new Connection Complete on a handle still open: the previous one ended unseen.
             feedLink(
                 .lifecycle(.replaced(why: "replaced by a new connection on the same handle", frame: frame, timestamp: timestamp)),

@@ -142,6 +142,8 @@ final class ConnectionTable {
 
     /// True the first time a connection under `key` is inferred from traffic.
     func noteInferred(_ key: Key) -> Bool { inferredNoted.insert(key).inserted }
+    /// The inference under `key` was no link from before the log (``LinkAdoption``): a later one is noted again.
+    func forgetInferred(_ key: Key) { inferredNoted.remove(key) }
 
     /// Closes connection `index`: its machine hands over the link's record and goes, its key names no connection, and
     /// a database discovered on it is kept for the peer's next connection.

@@ -30,6 +30,9 @@ public struct LinkActivity: Hashable, Sendable {
     public var lastReceived: Moment?
     /// The last ACL packet the host sent.
     public var lastSent: Moment?
+    /// The packets before those: two close together on one side are a flow (data moving), not one last exchange.
+    public var previousReceived: Moment?
+    public var previousSent: Moment?
     /// Since when packets in flight have waited for Number Of Completed Packets (nil: none in flight).
     public var waitingSince: Moment?
     /// The longest such wait that ended.
@@ -58,6 +61,18 @@ public struct LinkActivity: Hashable, Sendable {
     public var largestATTPDUFrame = 0
 
     public init() {}
+
+    @inline(__always)
+    mutating func sent(at moment: Moment) {
+        previousSent = lastSent
+        lastSent = moment
+    }
+
+    @inline(__always)
+    mutating func received(at moment: Moment) {
+        previousReceived = lastReceived
+        lastReceived = moment
+    }
 
     /// Number Of Completed Packets: the wait since ``waitingSince`` ends (the longest is kept), and a new one starts if
     /// packets are still in flight.

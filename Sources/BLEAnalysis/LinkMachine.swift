@@ -42,6 +42,9 @@ enum LinkInput: Equatable {
     /// A BR/EDR link fact: role switch, mode, subrating, supervision timeout, packet types, the remote's version,
     /// features and name (``ClassicLinkInput``).
     case classic(ClassicLinkInput)
+    /// The Connection Complete of a link first seen by its traffic, logged just ahead of it (``LinkAdoption``): the link
+    /// starts at the event, its facts' initial values are the spec's from there, not assumed.
+    case opened
 }
 
 /// What a ``LinkInput`` did that the analyzer acts on: a security verdict (evidence) or the link's end.
@@ -116,6 +119,8 @@ public struct LinkMachine: Hashable, Sendable {
             link.apply(.role(r), frame: frame, timestamp: timestamp, source: source)
         case .classic(let c):
             link.apply(classic: c, frame: frame, timestamp: timestamp, source: source ?? .observed(frame: frame))
+        case .opened:
+            link.open(at: frame)
         }
         return nil
     }

@@ -207,6 +207,20 @@ public struct LinkState: Hashable, Sendable {
         }
     }
 
+    /// The link a Connection Complete at `frame` opens after its first packets were logged (``LinkAdoption``): its
+    /// initial values are the spec's from that frame; what those packets set stays, in order; its transport is left to
+    /// the event (the packets only suggested it).
+    mutating func open(at frame: Int) {
+        var opened = LinkState(startFrame: frame)
+        for c in parameters.changes { opened.apply(.parameters(c.value), frame: c.frame, timestamp: c.timestamp, source: c.source) }
+        for c in phy.changes { opened.apply(.phy(c.value), frame: c.frame, timestamp: c.timestamp, source: c.source) }
+        for c in dataLength.changes { opened.apply(.dataLength(c.value), frame: c.frame, timestamp: c.timestamp, source: c.source) }
+        for c in mtu.changes { opened.apply(.mtu(c.value), frame: c.frame, timestamp: c.timestamp, source: c.source) }
+        for c in encryption.changes { opened.apply(.encryption(c.value), frame: c.frame, timestamp: c.timestamp, source: c.source) }
+        for c in role.changes { opened.apply(.role(c.value), frame: c.frame, timestamp: c.timestamp, source: c.source) }
+        self = opened
+    }
+
     /// A BR/EDR link has no LE PHY, data length or fixed-channel ATT_MTU: their facts are unknown (nil), never defaults;
     /// its own facts start.
     private mutating func becomeBREDR() {

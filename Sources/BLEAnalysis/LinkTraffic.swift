@@ -50,7 +50,7 @@ extension LinkMachine {
                 if moment.timestamp.microseconds(since: traffic.completedAheadAt) <= LinkTraffic.reorderWindow {
                     // Reported sent before it was logged: never in flight.
                     traffic.completedAhead -= 1
-                    activity.lastSent = moment
+                    activity.sent(at: moment)
                     return traffic.controllerQueueFull.count < LinkTraffic.maxQueueFullPeriods
                 }
                 traffic.completedAhead = 0
@@ -58,9 +58,9 @@ extension LinkMachine {
             if traffic.inFlight == 0 { activity.waitingSince = moment }
             traffic.inFlight += 1
             traffic.maxInFlight = max(traffic.maxInFlight, traffic.inFlight)
-            activity.lastSent = moment
+            activity.sent(at: moment)
         } else if direction == .rx {
-            activity.lastReceived = moment
+            activity.received(at: moment)
         }
         return traffic.controllerQueueFull.count < LinkTraffic.maxQueueFullPeriods
     }

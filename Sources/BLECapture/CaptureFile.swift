@@ -33,6 +33,8 @@ public final class CaptureFile {
     public let fileSize: Int64?
     /// For PacketLogger: whether the records are big-endian; nil for other formats.
     public let packetLoggerBigEndian: Bool?
+    /// For pcapng: what its section header and interfaces say of where it was written (`shb_os`, `if_name`…).
+    public let pcapngSection: PcapngSection?
 
     private let reader: RecordReader
     /// The hot readers by concrete type, so `next()` needs no dynamic dispatch. Unmanaged, called through
@@ -48,7 +50,7 @@ public final class CaptureFile {
 
     private init(
         path: String, format: CaptureFormat, compressed: Bool, datalink: UInt32, fileSize: Int64?,
-        packetLoggerBigEndian: Bool? = nil, reader: RecordReader, notes: [Finding] = []
+        packetLoggerBigEndian: Bool? = nil, pcapngSection: PcapngSection? = nil, reader: RecordReader, notes: [Finding] = []
     ) {
         self.path = path
         self.format = format
@@ -56,6 +58,7 @@ public final class CaptureFile {
         self.datalink = datalink
         self.fileSize = fileSize
         self.packetLoggerBigEndian = packetLoggerBigEndian
+        self.pcapngSection = pcapngSection
         self.reader = reader
         self.btsnoop = (reader as? BTSnoopReader).map { Unmanaged.passUnretained($0) }
         self.classicPcap = (reader as? ClassicPcapReader).map { Unmanaged.passUnretained($0) }
@@ -320,7 +323,8 @@ public final class CaptureFile {
             )
         }
         return CaptureFile(
-            path: path, format: .pcapng, compressed: compressed, datalink: first.linkType, fileSize: fileSize, reader: reader)
+            path: path, format: .pcapng, compressed: compressed, datalink: first.linkType, fileSize: fileSize,
+            pcapngSection: reader.readSectionAhead(), reader: reader)
     }
 
     private static func openPcap(

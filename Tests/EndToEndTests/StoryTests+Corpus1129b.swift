@@ -212,9 +212,10 @@ import Testing
         #expect(out.sentence("links", containing: ["7 cancelled by this side (LE Create Connection Cancel, 0x02)"]) != nil)
         // tshark: 2740 RTP packets to the headset.
         #expect(out.story.contains { $0.text.contains("AAC MPEG-2 LC 44.1 kHz") && $0.text.contains("(2740 media packets), 1 suspend") })
-        withKnownIssue("issue 48: the cuff's 0x13 1.94 s after its last confirmed measurement is its usual end of session") {
-            #expect(!out.findings.contains { $0.rule == "DC-02" && $0.atLeastWarning })
-        }
+        // The cuff's 0x13 1.94 s after its last confirmed measurement (10070, confirmed 10071), nothing outstanding: its
+        // routine end of session.
+        #expect(!out.findings.contains { $0.rule == "DC-02" && $0.atLeastWarning })
+        #expect(out.findings("DC-02").contains { $0.occurrences == [10132] && $0.message.hasSuffix("a routine close.") })
     }
 
     /// A car head unit's own log (Marvell): Hands-Free and PBAP client to a Huawei phone, a No Bonding pairing, then a

@@ -142,7 +142,7 @@ public struct CompletenessTracker: Sendable {
     /// Connection handle (with controller) → opened inside the capture.
     var open: [UInt32: Int] = [:]
     var seen: Set<UInt32> = []
-    var startedBefore: [(handle: UInt16, frame: Int)] = []
+    var startedBefore: [(handle: UInt16, frame: Int, time: Timestamp)] = []
     /// Disconnection Completes for handles nothing else in the log names: links from before it that ended (after an HCI
     /// Reset, the links it dropped), with the reason and the reset before them.
     var endedUnseen: [(handle: UInt16, frame: Int, reason: UInt8, time: Timestamp)] = []
@@ -237,7 +237,7 @@ public struct CompletenessTracker: Sendable {
             // A controller's debug log on a vendor handle is no connection (VendorTrace.isVendorHandle).
             if !seen.contains(k) && !VendorTrace.isVendorHandle(handle) {
                 seen.insert(k)
-                if startedBefore.count < 1000 { startedBefore.append((handle, record.frame)) }
+                if startedBefore.count < 1000 { startedBefore.append((handle, record.frame, record.timestamp)) }
                 inferredOpen.insert(k)
             }
         case .command:
@@ -313,6 +313,13 @@ public struct CompletenessTracker: Sendable {
         if StaleAfterReset.isStale(record.timestamp, resetSent: resetPending[record.controllerIndex]), let reset = lastReset {
             if staleAfterReset.count < 1000 { staleAfterReset.append((record.frame, handle & 0x0FFF, reset.frame)) }
             return
+        }
+        // The link's own first packets logged just ahead of its Connection Complete (``LinkAdoption``): not a link
+        // from before the capture.
+        if inferredOpen.remove(k) != nil, let i = startedBefore.lastIndex(where: { $0.handle == handle }),
+            LinkAdoption.adopts(since: startedBefore[i].time, at: record.timestamp)
+        {
+            startedBefore.remove(at: i)
         }
         open[k] = record.frame
         seen.insert(k)

@@ -73,6 +73,8 @@ public struct PlatformClues: Sendable {
     public var androidVendorCommand: (name: String, frame: Int)?
     /// The first Linux monitor Index Info record's frame.
     public var monitorIndexFrame: Int?
+    /// A pcapng file's section header and interface names (``PcapngSection``).
+    public var pcapngSection: PcapngSection?
 
     /// Notes kept: Apple and BTstack name themselves in the first dozen.
     public static let keptNotes = 64
@@ -90,6 +92,7 @@ public struct PlatformClues: Sendable {
             androidVendorCommand = (android.label, android.firstFrame)
         }
         monitorIndexFrame = analysis.controllerIdentities.values.filter { $0.source == .monitorIndexInfo }.map(\.frame).min()
+        pcapngSection = capture.pcapngSection
     }
 
     /// The platform, from the strongest clue: a note naming it, a command only its stack sends, a monitor index, the
@@ -115,6 +118,7 @@ public struct PlatformClues: Sendable {
         if datalink == 2001 && format == .btsnoop {
             return PlatformIdentity(.bluez, .inferred(what: "btmon's btsnoop format (datalink 2001)"))
         }
+        if let host = pcapngHost() { return host }
         if format == .packetLogger {
             let notes = notes.isEmpty ? "no notes" : "no note names the platform"
             return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, " + notes))

@@ -272,6 +272,13 @@ public enum PlatformTable {
             .bluez, .traceChannel, .text("btmon -w (btsnoop datalink 2001, the Linux monitor channel with index records)"),
             source: "BlueZ src/shared/btsnoop.h (BTSNOOP_FORMAT_MONITOR 2001, BTSNOOP_OPCODE_NEW_INDEX/INDEX_INFO/SYSTEM_NOTE)"),
         .init(
+            .bluez, .traceChannel,
+            .text("pcapng of the Linux monitor channel (LINKTYPE 254: dumpcap or Wireshark on the bluetooth-monitor interface)"),
+            versions: "Wireshark's capture",
+            source:
+                "tcpdump.org link types: LINKTYPE_BLUETOOTH_LINUX_MONITOR 254; measured: interface \"bluetooth-monitor\", shb_os \"Linux 6.2.10-arch1-1\" in pcapng-lt254-linux-monitor_bsam-bluez-galaxy-buds2-ssp-pairing-sdp-then-host-disconnect.pcapng (capinfos -I)"
+        ),
+        .init(
             .bluez, .logNote, .text("system notes (\"Bluetooth daemon 5.x\", \"Linux version …\") and user logging of bluetoothd"),
             source: "BlueZ monitor/control.c and src/shared/btsnoop.h (BTSNOOP_OPCODE_SYSTEM_NOTE 12, USER_LOGGING 13)"),
     ]
@@ -290,10 +297,33 @@ public enum PlatformTable {
             source: "BTstack src/btstack_debug.h log_info; measured: pklg-btstack-be_hfp-hf-ssp-cvsd-esco-16k-sco.pklg"),
     ]
 
+    static let btvsLogs = "pcapng-lt201-btvs-win11_opensnek-40min-midlink-start-disc-13-reconnect-razer-hogp.pcapng"
     static let windows: [PlatformFact] = [
         .init(
-            .windows, .traceChannel, .text("ETW (BthTracing .etl), not a btsnoop or pcap file: blescope reads none"),
+            .windows, .traceChannel,
+            .text(
+                "BTVS (Bluetooth Virtual Sniffer) streams the host's HCI to Wireshark over a local TCP port; dumpcap writes pcapng, LINKTYPE 201 (H4 with direction pseudo-header). ETW's BthTracing .etl files blescope does not read"
+            ),
             source:
-                "Microsoft, \"Bluetooth tracing\" (learn.microsoft.com, BTVS / BthTracing); no connection-parameter default is published")
+                "Microsoft Learn, \"BTVS\" (Bluetooth Test Platform tools, windows-hardware/drivers/bluetooth/testing-btp-tools-btvs) and \"Bluetooth tracing\"; measured: LINKTYPE 201 in both corpus BTVS logs (capinfos -I); no connection-parameter default is published"
+        ),
+        .init(
+            .windows, .logMarker, .text("Windows"), versions: "Windows",
+            source:
+                "measured: shb_os \"64-bit Windows 11 (25H2), build 26200\" in the Section Header Block of \(btvsLogs) and of the radio-reset BTVS log (capinfos -I: Operating system)"
+        ),
+        .init(
+            .windows, .logMarker, .text("TCP@127.0.0.1:"), versions: "BTVS",
+            source:
+                "measured: if_name \"TCP@127.0.0.1:24400\" (BTVS's local TCP server) in both corpus BTVS logs (tshark -T fields -e frame.interface_name)"
+        ),
+        .init(
+            .windows, .logNote,
+            .text(
+                "none; BTVS leaves key material and HID report values out of ACL payloads (headers whole, nothing marked cut), and logs a link's first ACL a few ms before its LE Connection Complete"
+            ),
+            source:
+                "measured: 28,845 of the 40,315 ACL records of \(btvsLogs) are 12 bytes long, 3 bytes of ACL payload under a header announcing more (tshark frame.len, bthci_acl.length); its Security Request at 26520, 3.0 ms before the LE Enhanced Connection Complete at 26521 (tshark frame.time_relative 1101.070613, 1101.073609)"
+        ),
     ]
 }

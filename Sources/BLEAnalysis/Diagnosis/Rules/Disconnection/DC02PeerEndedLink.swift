@@ -14,12 +14,13 @@ extension FindingCode {
 /// DC-02: the peer ended the link (0x13 user terminated, 0x14 low resources, 0x15 power off) without this side asking.
 /// An error when something failed just before (the likely reason); info when it is the expected end (the reboot of a
 /// firmware update, a Broadcast Assistant leaving after its Remove Source, a session's orderly teardown, a peer that says
-/// it powered off); a warning otherwise.
+/// it powered off, an LE link's routine close with nothing outstanding, ``outstanding(_:in:)``); a warning otherwise: a
+/// request unanswered, a procedure under way or data moving when it ended, or a BR/EDR link with its profiles in use.
 struct DC02PeerEndedLink: DiagnosisRule {
     static let code = FindingCode.peerEndedLink
     static let group = RuleGroup.disconnection
     static let evidence =
-        "Disconnection Complete 0x13/0x14/0x15 with no HCI Disconnect from this side (air: LL_TERMINATE_IND from the peer); the last failure before it (ATT error, pairing failed, encryption error)"
+        "Disconnection Complete 0x13/0x14/0x15 with no HCI Disconnect from this side (air: LL_TERMINATE_IND from the peer); the last failure before it (ATT error, pairing failed, encryption error); what the end cut short (an ATT request unanswered, a pairing, encryption or parameter update under way, the last two packets one way within 500 ms): on LE a 0x13 that cut nothing short is a routine close, info"
     static let anchor = "none"
     /// How far back a failure counts as the peer's likely reason.
     static let window: Int64 = 5_000_000
@@ -70,12 +71,10 @@ struct DC02PeerEndedLink: DiagnosisRule {
             }
             // Power Off (0x15) says why: the peer was switched off, with nothing failed before it. Nothing was lost to a fault.
             let poweredOff = failure == nil && d.reason == .remotePowerOff
-            // A link the log joined late (CQ-01), ended with nothing failed: what it lost, if anything, is before the log.
-            let unseen = failure == nil && reboot == nil && leaving == nil && orderly == nil && !poweredOff && c?.inferred == true
-            if unseen, let c {
-                sentence += " The link started before the log (first seen at frame \(c.startFrame)): why the peer ended it cannot be told."
-            }
-            let benign = reboot != nil || leaving != nil || orderly != nil || poweredOff || unseen
+            // No reading yet: the severity follows what the end cut short, whether or not the log saw the link set up.
+            let unexplained = failure == nil && reboot == nil && leaving == nil && orderly == nil && !poweredOff
+            let end = unexplained ? readEnd(d, in: e, sentence: &sentence, supporting: &supporting) : nil
+            let benign = reboot != nil || leaving != nil || orderly != nil || poweredOff || end?.benign == true
             return Diagnosis(
                 rule: Self.code, severity: failure != nil ? .error : benign ? .info : .warning, frame: d.frame, message: sentence,
                 headline: "\(device) ended the connection (\(codeName(d.reason)))", supporting: supporting,
@@ -87,15 +86,13 @@ struct DC02PeerEndedLink: DiagnosisRule {
                             ? ["the Broadcast Assistant's app finished: it took back its source and closed the link"]
                             : orderly != nil
                                 ? ["the session ended: the user or the peer's app closed it"]
-                                : unseen
-                                    ? ["cannot tell: the link's set-up and use are not in the log"]
-                                    : [
-                                        "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
-                                        "the peer's app closed the link",
-                                    ],
+                                : end?.causes ?? [
+                                    "the peer's firmware policy (idle timeout, a rejected value, authentication failure)",
+                                    "the peer's app closed the link",
+                                ],
                 device: c?.peerAddress, connection: c?.number,
                 fold:
-                    "\(device) \(d.reason.rawValue)\(reboot == nil ? "" : " reboot")\(orderly == nil ? "" : " orderly")\(unseen ? " unseen" : "")"
+                    "\(device) \(d.reason.rawValue)\(reboot == nil ? "" : " reboot")\(orderly == nil ? "" : " orderly")\(end?.foldSuffix ?? "")"
             )
         }
     }
