@@ -15,8 +15,9 @@ extension Analyzer {
             return
         }
         // Shorter than its own header says: cut by the logger where the headers hold together (counted as a capturer's
-        // cut), damaged where they do not (it names no link, so it makes none): ``RecordShortfall``. Neither opens a link:
-        // BTVS logs a link's first ACL (a Security Request) 3 ms before the LE Connection Complete that opens it.
+        // cut, its handle as sure as a whole record's), damaged where they do not (it names no link, so it makes none):
+        // ``RecordShortfall``. A cut one logged just before its link's Connection Complete (BTVS logs a Security Request
+        // 3 ms ahead) opens the link that event adopts (``LinkAdoption``).
         let shortfall = RecordShortfall.of(record)
         let cut = record.isTruncated || shortfall == .cutByLogger
         let damaged = shortfall == .damaged
@@ -33,7 +34,7 @@ extension Analyzer {
         guard
             let index = table.link(
                 controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle) && shortfall == .none)
+                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle) && !damaged)
         else {
             if VendorTrace.isVendorHandle(header.handle) {
                 hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)

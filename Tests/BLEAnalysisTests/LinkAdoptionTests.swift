@@ -64,6 +64,26 @@ import Testing
             #expect(c.inferred && c.startFrame == 1 && inferredFindings.map(\.frame) == [1] && startedBefore?.frame == 1)
         }
     }
+
+    /// BTVS's notifications keep ACL length 15, L2CAP length 11, the opcode and the handle, and nothing of the value (the
+    /// 40-minute OpenSnek log from frame 1: tshark `bthci_acl.chandle == 0x0010` from frame 1, 28,842 cut). The handle of a
+    /// record the logger cut is as sure as a whole one's: it names its link, from before the log when no Connection Complete
+    /// follows, adopted when one does. A damaged record (0xCC filler, its headers disagreeing) names none.
+    @Test func aRecordTheLoggerCutNamesItsLink() throws {
+        let cut: [UInt8] = [0x10, 0x20, 0x0F, 0x00, 0x0B, 0x00, 0x04, 0x00, 0x1B, 0x2B, 0x00]
+        let alone = CaptureBuilder().record(.acl, .rx, cut).at(1).record(.acl, .rx, cut)
+        let (analysis, scope) = LogScope.analyze(try alone.captureFile(), options: AnalyzerOptions(timeline: false))
+        let c = try #require(analysis.connections.only)
+        #expect(c.inferred && c.handle == Self.handle && c.startFrame == 1)
+        #expect(scope.completeness.items.first { $0.code == .startedBeforeCapture }?.frame == 1)
+        let adopted = CaptureBuilder().record(.acl, .rx, cut).at(0.003).connect(handle: Self.handle, peer: RuleTest.peer)
+        let (adoptedAnalysis, adoptedScope) = LogScope.analyze(try adopted.captureFile(), options: AnalyzerOptions(timeline: false))
+        #expect(adoptedAnalysis.connections.map(\.inferred) == [false] && adoptedAnalysis.connections.first?.startFrame == 2)
+        #expect(!adoptedScope.completeness.items.contains { $0.code == .startedBeforeCapture })
+        let filler = CaptureBuilder().record(.acl, .rx, [0xCC, 0x0C, 0xCC, 0xCC] + [UInt8](repeating: 0xCC, count: 12))
+        let (fillerAnalysis, fillerScope) = LogScope.analyze(try filler.captureFile(), options: AnalyzerOptions(timeline: false))
+        #expect(fillerAnalysis.connections.isEmpty && !fillerScope.completeness.items.contains { $0.code == .startedBeforeCapture })
+    }
 }
 
 extension Array {

@@ -35,14 +35,11 @@ import Testing
         guard let out = try Self.of(Self.btvsForty) else { return }
         #expect(out.sentence("links", containing: ["2 LE links to 2 peripherals", "1 ended by the peer (0x13"]) != nil)
         // tshark: 32,245 Handle Value Notifications (`btatt.opcode == 0x1b`), 28,842 of them cut to opcode and handle.
-        // A cut notification counts as one received: 31,660 from frame 586 on, 28,257 of them cut.
-        #expect(out.sentence("data", containing: ["31660 notifications received (28257 cut by the capturer"]) != nil)
-        withKnownIssue("issue 48: the 585 cut notifications before frame 586, link #1's first whole record, count on no link") {
-            #expect(out.story.contains { $0.text.contains("32245 notifications") })
-        }
-        withKnownIssue("issue 48: link #1 is in the log from frame 1 (cut notifications on 0x0010), first seen at 586") {
-            #expect(out.findings("CQ-01").first?.message.contains("first seen at frame 1)") == true)
-        }
+        // A cut notification counts as one received, and a cut record names its link: link #1 is in the log from frame 1
+        // (cut notifications on 0x0010; tshark `bthci_acl.chandle == 0x0010` from frame 1), not from 586, its first whole
+        // record.
+        #expect(out.sentence("data", containing: ["32245 notifications received (28842 cut by the capturer"]) != nil)
+        #expect(out.findings("CQ-01").first?.message.contains("0x0010 (first seen at frame 1)") == true)
     }
 
     /// The radio-reset log's mouse reports: tshark counts 1,593 notifications, 1,584 of them cut to opcode and handle;

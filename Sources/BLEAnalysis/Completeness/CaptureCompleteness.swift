@@ -226,9 +226,8 @@ public struct CompletenessTracker: Sendable {
             if firstACLFrame == nil { firstACLFrame = record.frame }
             guard b.count >= 2 else { return }
             // Shorter than its header says, the header not holding together: damaged (ACLPath says so), it names no
-            // connection.
-            // Cut by the logger: counted, but no link is inferred from it (as ACLPath).
-            if noteDamaged(record, shortfall) || shortfall == .cutByLogger { return }
+            // connection. Cut by the logger, its handle names one (as ACLPath).
+            if noteDamaged(record, shortfall) { return }
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] == k { return }
