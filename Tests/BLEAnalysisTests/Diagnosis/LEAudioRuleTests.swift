@@ -164,10 +164,15 @@ import Testing
         #expect(d.frame == frames)
         #expect(d.severity == .info)
         #expect(d.supporting.contains { $0.frame == removeFrame && $0.text.contains("Remove Source") })
-        // Without the Remove Source the same end is the peer's unexplained 0x13: a warning.
+        // Without the Remove Source, a 0x13 after 10 s of nothing outstanding is a routine close (info, DC-02's rule by
+        // what the end cut short); with a Read Request left unanswered by it, the peer's 0x13 cut a request short: an error.
         let plain = try CaptureBuilder().connect(handle: 0x40).at(microsecondsFromStart: 10_000_000).disconnect(handle: 0x40)
             .captureFile()
-        #expect(DC02PeerEndedLink.evaluate(Self.evidence(plain)).first?.severity == .warning)
+        #expect(DC02PeerEndedLink.evaluate(Self.evidence(plain)).first?.severity == .info)
+        let cut = try CaptureBuilder().connect(handle: 0x40).at(microsecondsFromStart: 9_000_000)
+            .att(.readRequest(handle: 0x03), handle: 0x40, .tx).at(microsecondsFromStart: 10_000_000).disconnect(handle: 0x40)
+            .captureFile()
+        #expect(DC02PeerEndedLink.evaluate(Self.evidence(cut)).first?.severity == .error)
     }
 
     @Test func la06TiesAChoppyReportToTheStream() throws {
