@@ -129,7 +129,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
             return nil
         case .reset(let frame, let timestamp):
             return close(
-                Ending(frame: frame, timestamp: timestamp, reason: "HCI Reset at frame \(frame)", code: nil, endedBy: .local, requestFrame: nil))
+                Ending(
+                    frame: frame, timestamp: timestamp, reason: "HCI Reset at frame \(frame)", code: nil, endedBy: .local, requestFrame: nil
+                ))
         }
     }
 

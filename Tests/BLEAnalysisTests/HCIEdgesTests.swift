@@ -67,7 +67,9 @@ import Testing
         let (diagnosis, completeness, connections) = try Self.analyze(b)
         #expect(connections.map(\.handle) == [0x0040])
         let ending = try #require(connections.first?.lifecycle.ending)
-        #expect(ending.frame == 2 && ending.endedBy == .local && ending.code == nil && ending.text == "HCI Reset at frame 2 (this side ended it)")
+        #expect(
+            ending.frame == 2 && ending.endedBy == .local && ending.code == nil
+                && ending.text == "HCI Reset at frame 2 (this side ended it)")
         #expect(diagnosis.findings.filter { $0.rule.hasPrefix("DC-") || $0.rule.hasPrefix("CQ-01") }.isEmpty)
         #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded || $0.code == .startedBeforeCapture })
         let item = try #require(completeness.items.first { $0.code == .staleAfterReset })
