@@ -43,9 +43,9 @@ extension Analyzer {
         }
         let direction = record.direction
         let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
-        let canCharge = table[index].machine.feed(acl: direction, bytes: record.originalLength, at: moment)
+        let canCharge = table.withLinkMachine(index) { $0.feed(acl: direction, bytes: record.originalLength, at: moment) }
         if direction == .tx, let total = hci.buffers.sent(controller: record.controllerIndex, connection: index, canCharge: canCharge) {
-            table[index].machine.feed(bufferFilledWith: total, at: moment)
+            table.withLinkMachine(index) { $0.feed(bufferFilledWith: total, at: moment) }
         }
         if cut && !truncatedACLNoted {
             truncatedACLNoted = true

@@ -86,7 +86,7 @@ extension ConnectionTable: HCILinks {
     func withMachine(_ link: Int, _ body: (inout LinkMachine) -> Void) { body(&self[link].machine) }
 
     func completed(_ packets: Int, controller: UInt16, handle: UInt16, at moment: LinkActivity.Moment) {
-        if let i = lookup(Key(controller: controller, handle: handle)) { self[i].machine.feed(completed: packets, at: moment) }
+        if let i = lookup(Key(controller: controller, handle: handle)) { withLinkMachine(i) { $0.feed(completed: packets, at: moment) } }
     }
 
     func peripheralAddress(link: Int) -> UInt64? { self[link].peripheralAddressValue }

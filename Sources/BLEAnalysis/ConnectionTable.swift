@@ -111,6 +111,15 @@ final class ConnectionTable {
         machines[index].map { Unmanaged.passUnretained($0) }
     }
 
+    /// `body` on link `index`'s machine, in place. The subscript's `_modify` allocated its coroutine frame (40 bytes)
+    /// on every call, and the ACL path calls it once per record: 4.4 % of `diagnose` on the benchmark (perf8,
+    /// /work/perf8-findings.md). The open link's owner is reached unretained, as ``ACLPath`` feeds fragments.
+    @inline(__always)
+    func withLinkMachine<R>(_ index: Int, _ body: (inout LinkMachine) -> R) -> R {
+        if let owner = unmanagedMachine(index) { return owner._withUnsafeGuaranteedRef { body(&$0.connection.machine) } }
+        return body(&self[index].machine)
+    }
+
     /// The open connection on `handle` of any controller (air captures have no controller; the first found).
     func openIndex(handle: UInt16) -> Int? {
         open.first(where: { $0.key.handle == handle })?.value
