@@ -153,3 +153,54 @@ import Testing
         #expect(ATTTransactions.isLate(30_000_001))
     }
 }
+
+/// A server may answer, in turn, the requests a client sent ahead of their answers (the SweynTooth Cypress capture:
+/// Read By Group Type Requests 9223, 9248, 9274, responses 9276 and 9277, each a new PDU by its SN).
+extension ATTTransactionsTests {
+    @Test func aReplacedRequestAnsweredInTurnIsNoOrphan() throws {
+        var t = ATTTransactions()
+        _ = try Self.feed(.readRequest(handle: 0x0003), .tx, frame: 1, at: 0, into: &t)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &t)
+        guard case .answered(let newest, _)? = try Self.feed(.readResponse(value: [1]), .rx, frame: 3, at: 300, into: &t) else {
+            Issue.record("the outstanding request not answered")
+            return
+        }
+        #expect(newest.frame == 2)
+        let late = try Self.feed(.readResponse(value: [2]), .rx, frame: 4, at: 400, into: &t)
+        guard case .answeredReplaced(let replaced, let latency)? = late else {
+            Issue.record("the replaced request not answered: \(String(describing: late))")
+            return
+        }
+        #expect(replaced.frame == 1 && replaced.handle == 0x0003 && replaced.eventID == nil && latency == 400)
+        // Once: a third response answers nothing.
+        #expect(try Self.feed(.readResponse(value: [3]), .rx, frame: 5, at: 500, into: &t) == .responseWithoutRequest(dropped: nil))
+    }
+
+    /// A replaced request whose answer opcode differs, or sent more than 30 s before (3.3.3: the transaction timed out),
+    /// explains nothing; a replaced request answered late leaves the outstanding one waiting.
+    @Test func nearMissAReplacedRequestOfAnotherKindOrTimedOut() throws {
+        var t = ATTTransactions()
+        _ = try Self.feed(.exchangeMTURequest(clientRxMTU: 247), .tx, frame: 1, at: 0, into: &t)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &t)
+        let other = try Self.feed(.writeResponse, .rx, frame: 3, at: 200, into: &t)
+        guard case .responseWithoutRequest(let dropped?)? = other else {
+            Issue.record("a Write Response answered: \(String(describing: other))")
+            return
+        }
+        #expect(dropped.frame == 2)
+        var u = ATTTransactions()
+        _ = try Self.feed(.readRequest(handle: 0x0003), .tx, frame: 1, at: 0, into: &u)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &u)
+        _ = try Self.feed(.readResponse(value: [1]), .rx, frame: 3, at: 200, into: &u)
+        #expect(try Self.feed(.readResponse(value: [2]), .rx, frame: 4, at: 30_000_001, into: &u) == .responseWithoutRequest(dropped: nil))
+        var w = ATTTransactions()
+        _ = try Self.feed(.exchangeMTURequest(clientRxMTU: 247), .tx, frame: 1, at: 0, into: &w)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &w)
+        guard case .answeredReplaced(let mtu, _)? = try Self.feed(.exchangeMTUResponse(serverRxMTU: 247), .rx, frame: 3, at: 200, into: &w)
+        else {
+            Issue.record("the MTU request not answered in turn")
+            return
+        }
+        #expect(mtu.frame == 1 && w.pending[TransactionKey(direction: .tx, indication: false)]?.frame == 2)
+    }
+}

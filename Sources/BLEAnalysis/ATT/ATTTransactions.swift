@@ -61,7 +61,10 @@ struct ATTTransaction: Equatable {
 /// Failure cases, named in ``Output``: a second request before the first was answered (`.opened(unanswered:)`, the
 /// first is given up), a response with no request it answers outstanding (`.responseWithoutRequest`; the request may be
 /// on another bearer or outside the capture). A response that does not answer the outstanding request is one of those
-/// too, and the request it does not answer is given up with it (`dropped`).
+/// too, and the request it does not answer is given up with it (`dropped`), unless it answers a request given up
+/// before (`.answeredReplaced`): a server may still answer, in turn, requests a client sent before their turn (the
+/// SweynTooth Cypress capture: three Read By Group Type Requests at frames 9223, 9248 and 9274, two responses at 9276
+/// and 9277, each a new PDU by its SN; tshark reads the same). Such a response is no orphan.
 /// Commands and notifications are no transactions: ``feed(_:)`` returns nil for them.
 struct ATTTransactions {
     /// One PDU of the bearer, as the pairing needs it.
@@ -96,6 +99,10 @@ struct ATTTransactions {
         case opened(unanswered: ATTTransaction?)
         /// A response or confirmation answered `request` after `latency` microseconds.
         case answered(ATTTransaction, latency: Int64)
+        /// A response or confirmation that answers no outstanding request but one a later request replaced (`request`,
+        /// given up then, within the 30 s transaction timeout): the server answering it in turn. The outstanding request,
+        /// if any, still waits.
+        case answeredReplaced(ATTTransaction, latency: Int64)
         /// A response with no request it answers outstanding on this bearer. `dropped`: the request that was
         /// outstanding the same way, which the response does not answer, given up (nil when none was).
         case responseWithoutRequest(dropped: ATTTransaction?)
@@ -106,22 +113,60 @@ struct ATTTransactions {
 
     /// The outstanding requests and indications, by the way they were sent.
     private(set) var pending: [TransactionKey: ATTTransaction] = [:]
+    /// The requests and indications a later one replaced before their answer, oldest first, the last
+    /// ``replacedKept`` of each way.
+    private(set) var replaced: [TransactionKey: [ATTTransaction]] = [:]
+    /// How many replaced requests of one way are kept (a bound on memory; the 30 s timeout bounds them in time): the
+    /// SweynTooth NXP capture's fuzzer sent 6 Exchange MTU Requests (27–105) and 10 Read By Group Type Requests ahead of
+    /// the 6 MTU responses (107–236) the server sent in turn.
+    static let replacedKept = 32
 
     /// One PDU of the bearer, in order; nil for commands and notifications.
     mutating func feed(_ input: Input) -> Output? {
         if let request = input.request {
             let key = TransactionKey(direction: input.direction, indication: input.method == .indication)
-            return .opened(unanswered: pending.updateValue(request, forKey: key))
+            let unanswered = pending.updateValue(request, forKey: key)
+            if let unanswered { keepReplaced(unanswered, key: key) }
+            return .opened(unanswered: unanswered)
         }
         switch input.method {
         case .response, .confirmation:
             let key = TransactionKey(direction: input.direction.reversed, indication: input.method == .confirmation)
-            guard let request = pending.removeValue(forKey: key) else { return .responseWithoutRequest(dropped: nil) }
-            guard request.isAnswered(by: input.opcode, method: input.method) else { return .responseWithoutRequest(dropped: request) }
-            return .answered(request, latency: input.timestamp.microseconds(since: request.timestamp))
+            let request = pending.removeValue(forKey: key)
+            if let request, request.isAnswered(by: input.opcode, method: input.method) {
+                return .answered(request, latency: input.timestamp.microseconds(since: request.timestamp))
+            }
+            if !replaced.isEmpty, let late = takeReplaced(key, answeredBy: input) {
+                if let request { pending[key] = request }
+                return .answeredReplaced(late, latency: input.timestamp.microseconds(since: late.timestamp))
+            }
+            return .responseWithoutRequest(dropped: request)
         default:
             return nil
         }
+    }
+
+    /// Keeps `stale`, replaced before its answer, for ``takeReplaced(_:answeredBy:)`` (its held-back event was settled).
+    private mutating func keepReplaced(_ stale: ATTTransaction, key: TransactionKey) {
+        var kept = replaced[key, default: []]
+        if kept.count == Self.replacedKept { kept.removeFirst() }
+        var stale = stale
+        stale.eventID = nil
+        kept.append(stale)
+        replaced[key] = kept
+    }
+
+    /// The oldest replaced request of `key` that `input` answers, sent less than 30 s before it (Core Spec Vol 3, Part
+    /// F, 3.3.3: after that the transaction has timed out), taken out with the older ones of its way (a server answers
+    /// in turn). nil when none is.
+    private mutating func takeReplaced(_ key: TransactionKey, answeredBy input: Input) -> ATTTransaction? {
+        guard var kept = replaced[key] else { return nil }
+        kept.removeAll { Self.isLate(input.timestamp.microseconds(since: $0.timestamp)) }
+        let index = kept.firstIndex { $0.isAnswered(by: input.opcode, method: input.method) }
+        let late = index.map { kept[$0] }
+        if let index { kept.removeFirst(index + 1) }
+        replaced[key] = kept.isEmpty ? nil : kept
+        return late
     }
 
     /// Whether the request sent at `frame` the way `key` says still waits (its event can wait with it).
