@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5 or 2026-11-29-6: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6 or 2026-11-29-7: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -201,6 +201,10 @@ WalterSolorzano/air5-smartwatch-reverse-engineering 53897d4fe0c233d9a19be57738f0
 bluekitchen/btstack e2cf249052262c874eb59d124e2f8a9577561deb f2e07d44b0eb7ea632f78a386478d2d9e78dd4cea11a6a7e1c44a77562ffaa9e pklg-btstack-be_hfp-ag-stale-apple-connect-complete-after-reset-bcs1-cvsd-esco-18k-sco.pklg test/hfp/pklg/test2.pklg
 bluekitchen/btstack e638b3c547deaebe57c9be78bb8bd80bb3b3ed31 310c9de1a7b087c33690fccb3b3b91bf37557b8716a83887e53a63e1ae7dca41 pklg-btstack-be_hfp-ag-stale-sco-acl-disconnects-after-reset-11s-page-bcs2-msbc-esco-10k-sco.pklg test/sbc/pklg/test5.pklg
 bluekitchen/btstack e638b3c547deaebe57c9be78bb8bd80bb3b3ed31 e479228fa3a0b733fa6778b881a0b3ad643c39b8caf8f8d1283b837ad9fef419 pklg-btstack-be_hfp-hf-stale-disconnect-after-reset-msbc-esco-14k-sco-hf-releases-audio-ag-ends-acl-13.pklg test/sbc/pklg/test3.pklg
+# added 2026-11-29-7
+francozappa/knob c245badb7a3df6b36186dbe4644211a396f5f0a1 1798c5ef0a57fb980365bf3ae489b698239f18110d0fa860ed896079b5ad8f25 eth-lt1-internalblue-lmp_knob-nexus5-master-galaxys9-ssp-then-key-size-1-accepted.pcapng poc-internalblue/sample-nexmaster-galaxys9slave.pcapng
+sardark1/data-1 0d06cca5cb31b3895816d63a64cc2df05c881384 ea301f66c317b90e889316da48f7923adadb4b3d98afb09355810b8fa9cdd04c btsnoop-hdr-btsnooz-v2-records_sardark-android-le-ext-scan-toggle-6990-cmd-evt-unreadable.log btsnooz_hci.log
+homewsn/bsniffhub 29049d7d2108389b3d89cbe6e44cb94b0b5c9a64 0d48c941a37f6675ea67b3f29a119c6ce2fdb89ae8612137d68223507d057d16 lell-rf-lt256_bsniffhub-lesc-passkey-725522-initiator-displays-enc.pcap examples/sc-passkeyentry-725522-initiator-displays-responder-inputs.pcap
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
