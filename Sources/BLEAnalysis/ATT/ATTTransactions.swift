@@ -25,6 +25,9 @@ struct ATTTransaction: Equatable {
     var type: BluetoothUUID?
     /// For Find By Type Value: the service UUID asked for.
     var typeValue: [UInt8] = []
+    /// For the discovery requests (Find Information, Find By Type Value, Read By Type, Read By Group Type): the handle
+    /// range asked, which every handle of the answer lies in (Core Spec Vol 3, Part F, 3.4.3–3.4.4).
+    var range: ClosedRange<UInt16>?
 
     /// The request in `payload` (decoded as `pdu` when it decoded). A malformed request keeps the handle its bytes give
     /// only where its opcode carries one there (an Exchange MTU Request's bytes 1–2 are an MTU: a SweynTooth capture's
@@ -34,6 +37,13 @@ struct ATTTransaction: Equatable {
         self.handle = if let pdu { pdu.attributeHandle } else { ATTHeader(of: payload)?.handle }
         self.frame = frame
         self.timestamp = timestamp
+        switch opcode {
+        case .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest, .readByGroupTypeRequest:
+            guard payload.count >= 5 else { break }
+            let start = UInt16(payload[1]) | UInt16(payload[2]) << 8, end = UInt16(payload[3]) | UInt16(payload[4]) << 8
+            if start <= end { range = start...end }
+        default: break
+        }
         switch pdu {
         case .readByTypeRequest(let r)?, .readByGroupTypeRequest(let r)?: type = r.type
         case .findByTypeValueRequest(let r)?:
@@ -76,6 +86,10 @@ struct ATTTransactions {
         var timestamp: Timestamp
         /// What a request or indication asks; nil for the other PDUs.
         var request: ATTTransaction?
+        /// A response's first handle, where its opcode lists handles (a discovery response) or names one (an Error
+        /// Response), and the request opcode an Error Response names: what says which replaced request it may answer.
+        var listedHandle: UInt16?
+        var erroredRequest: ATTOpcode?
 
         /// The PDU in `payload` with opcode `opcode` (of method `method`), decoded as `pdu` when it decoded.
         init(
@@ -89,6 +103,18 @@ struct ATTTransactions {
             self.timestamp = timestamp
             if method == .request || method == .indication {
                 request = ATTTransaction(request: pdu, opcode: opcode, payload: payload, frame: frame, timestamp: timestamp)
+            } else if method == .response {
+                // Vol 3, Part F, 3.4.1.1 (Error Response: request opcode, handle in error), 3.4.3.2 (Find Information
+                // Response: format, then handles), 3.4.3.4 (Find By Type Value Response: handles), 3.4.4.2 and 3.4.4.10
+                // (Read By Type and Read By Group Type Responses: length, then handles).
+                let at: Int? =
+                    switch opcode {
+                    case .errorResponse, .findInformationResponse, .readByTypeResponse, .readByGroupTypeResponse: 2
+                    case .findByTypeValueResponse: 1
+                    default: nil
+                    }
+                if let at, payload.count >= at + 2 { listedHandle = UInt16(payload[at]) | UInt16(payload[at + 1]) << 8 }
+                if opcode == .errorResponse, payload.count >= 2 { erroredRequest = ATTOpcode(rawValue: payload[1]) }
             }
         }
     }
@@ -134,6 +160,7 @@ struct ATTTransactions {
             let key = TransactionKey(direction: input.direction.reversed, indication: input.method == .confirmation)
             let request = pending.removeValue(forKey: key)
             if let request, request.isAnswered(by: input.opcode, method: input.method) {
+                if !replaced.isEmpty { forgetReplaced(key, notAnsweredBy: input) }
                 return .answered(request, latency: input.timestamp.microseconds(since: request.timestamp))
             }
             if !replaced.isEmpty, let late = takeReplaced(key, answeredBy: input) {
@@ -156,13 +183,30 @@ struct ATTTransactions {
         replaced[key] = kept
     }
 
+    /// A later request of `key` answered by `input`: a server answering in turn would have answered the replaced
+    /// requests first, so those `input` could not answer never will be (an air capture's Read Request at 26557 of the
+    /// Ubertooth shaver log, its answer missed, followed by answered Find Information and Write Requests: the Read
+    /// Response at 26611 answers a request the sniffer missed, not 26557).
+    private mutating func forgetReplaced(_ key: TransactionKey, notAnsweredBy input: Input) {
+        guard var kept = replaced[key] else { return }
+        kept.removeAll { !$0.isAnswered(by: input.opcode, method: input.method) }
+        replaced[key] = kept.isEmpty ? nil : kept
+    }
+
     /// The oldest replaced request of `key` that `input` answers, sent less than 30 s before it (Core Spec Vol 3, Part
     /// F, 3.3.3: after that the transaction has timed out), taken out with the older ones of its way (a server answers
     /// in turn). nil when none is.
     private mutating func takeReplaced(_ key: TransactionKey, answeredBy input: Input) -> ATTTransaction? {
         guard var kept = replaced[key] else { return nil }
         kept.removeAll { Self.isLate(input.timestamp.microseconds(since: $0.timestamp)) }
-        let index = kept.firstIndex { $0.isAnswered(by: input.opcode, method: input.method) }
+        let index = kept.firstIndex { r in
+            // The response must fit the request: its opcode, the request an Error Response names, a listed handle in the
+            // range asked (an air capture's response to a request the sniffer missed is no late answer to another).
+            guard r.isAnswered(by: input.opcode, method: input.method) else { return false }
+            if let asked = input.erroredRequest, asked != r.opcode { return false }
+            if let range = r.range, let listed = input.listedHandle, !range.contains(listed) { return false }
+            return true
+        }
         let late = index.map { kept[$0] }
         if let index { kept.removeFirst(index + 1) }
         replaced[key] = kept.isEmpty ? nil : kept
