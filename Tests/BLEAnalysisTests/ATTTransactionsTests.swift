@@ -242,13 +242,15 @@ extension ATTTransactionsTests {
         let found = ATTPDU.findInformationResponse(
             .init(format: 1, entries: [ATTHandleUUID(handle: 0x002D, uuid: BluetoothUUID(uuid16: 0x2902))]))
         _ = try Self.feed(found, .rx, frame: 26563, at: 90_000, into: &t)
-        #expect(try Self.feed(.readResponse(value: [0x37]), .rx, frame: 26611, at: 900_000, into: &t) == .responseWithoutRequest(dropped: nil))
+        #expect(
+            try Self.feed(.readResponse(value: [0x37]), .rx, frame: 26611, at: 900_000, into: &t) == .responseWithoutRequest(dropped: nil))
         // Near miss: answered by a Read Response (which it could take), the replaced Read Request still waits its turn.
         var u = ATTTransactions()
         _ = try Self.feed(.readRequest(handle: 0x0063), .tx, frame: 26616, at: 0, into: &u)
         _ = try Self.feed(.readRequest(handle: 0x0070), .tx, frame: 26619, at: 60_000, into: &u)
         _ = try Self.feed(.readResponse(value: [0]), .rx, frame: 26622, at: 90_000, into: &u)
-        guard case .answeredReplaced(let late, _)? = try Self.feed(.readResponse(value: [0]), .rx, frame: 26624, at: 120_000, into: &u) else {
+        guard case .answeredReplaced(let late, _)? = try Self.feed(.readResponse(value: [0]), .rx, frame: 26624, at: 120_000, into: &u)
+        else {
             Issue.record("the replaced Read Request not answered in turn")
             return
         }
