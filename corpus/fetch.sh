@@ -205,6 +205,7 @@ bluekitchen/btstack e638b3c547deaebe57c9be78bb8bd80bb3b3ed31 e479228fa3a0b733fa6
 francozappa/knob c245badb7a3df6b36186dbe4644211a396f5f0a1 1798c5ef0a57fb980365bf3ae489b698239f18110d0fa860ed896079b5ad8f25 eth-lt1-internalblue-lmp_knob-nexus5-master-galaxys9-ssp-then-key-size-1-accepted.pcapng poc-internalblue/sample-nexmaster-galaxys9slave.pcapng
 sardark1/data-1 0d06cca5cb31b3895816d63a64cc2df05c881384 ea301f66c317b90e889316da48f7923adadb4b3d98afb09355810b8fa9cdd04c btsnoop-hdr-btsnooz-v2-records_sardark-android-le-ext-scan-toggle-6990-cmd-evt-unreadable.log btsnooz_hci.log
 homewsn/bsniffhub 29049d7d2108389b3d89cbe6e44cb94b0b5c9a64 0d48c941a37f6675ea67b3f29a119c6ce2fdb89ae8612137d68223507d057d16 lell-rf-lt256_bsniffhub-lesc-passkey-725522-initiator-displays-enc.pcap examples/sc-passkeyentry-725522-initiator-displays-responder-inputs.pcap
+RokoAB/Bluetooth-Low-Energy-communication fe87fbcac526a86ca5c97a6bc8fd15c4dd01f94e 89c975939ad69b1152087544cf61294d9526041201106b8c4f6cb2d96412638b btsnoop-dl1001-hci-unencap_roko-iphone-airtag-play-sound-accept-list-stored-ltk-enc-v2-cid-003a.log BLE Sniffing Logs/Iphone_sound_airtag_airpods.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]

@@ -2,10 +2,22 @@
 public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var microseconds: Int64
 
-    @inlinable public init(microseconds: Int64) { self.microseconds = microseconds }
+    /// The farthest a timestamp may lie from the epoch: 2^53 µs, about 285 years either way.
+    ///
+    /// A corrupt record's clock can say anything, up to ±2^63 µs. Held within this bound, the difference of any two
+    /// timestamps fits in an `Int64` (a rule subtracting two of them can never trap on overflow, which a fuzzed capture
+    /// once made it do) and converts to a `Double` exactly. No real capture comes near it; a record held at the bound
+    /// still shows as the jump in time it is (a gap, or time going backwards).
+    public static let farthest: Int64 = 1 << 53
+
+    @inlinable public init(microseconds: Int64) {
+        self.microseconds = min(max(microseconds, -Timestamp.farthest), Timestamp.farthest)
+    }
 
     public init(seconds: Int64, microseconds: Int64) {
-        self.microseconds = seconds &* 1_000_000 &+ microseconds
+        let (product, tooFar) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        let (sum, stillTooFar) = product.addingReportingOverflow(microseconds)
+        self.init(microseconds: tooFar || stillTooFar ? (seconds < 0 ? -Timestamp.farthest : Timestamp.farthest) : sum)
     }
 
     /// Seconds since the epoch as a double (µs precision survives for any date this millennium).

@@ -88,6 +88,33 @@ extension DiagnosisRuleTests {
             #expect(d.message.contains("(frame \(error))"))
         }
 
+        /// A corrupt clock cannot trap a rule: the error's record says the earliest time an `Int64` holds and the close's
+        /// the latest, so the rule's "how long before the close" once overflowed and ended the process (a fuzzed capture
+        /// found it in CI). Held within ±2^53 µs, the two are 570 years apart: the error is no cause of the close.
+        @Test func aFailureAtAClockFromAnotherAgeIsNoCauseAndTrapsNothing() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).at(3)
+            b = b.att(.writeRequest(handle: 0x0030, value: [1, 2, 3]), handle: 0x40, .tx)
+            let error = b.nextFrame
+            b = b.att(Self.errorResponse(.writeRequest, handle: 0x0030, ATTErrorCode(0x80)), handle: 0x40, .rx).at(3.251)
+            let drop = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .remoteUserTerminatedConnection)
+            var bytes = b.btsnoopBytes()
+            // btsnoop: a 16-byte file header, then per record 24 bytes (lengths, flags, drops, a big-endian time) and data.
+            var offset = 16
+            for frame in 1...drop {
+                let included = bytes[offset + 4..<offset + 8].reduce(0) { $0 << 8 | Int($1) }
+                let time: UInt64? =
+                    frame == error ? UInt64(bitPattern: Int64.min) &+ 0x00DC_DDB3_0F2F_8000 : frame == drop ? UInt64(Int64.max) : nil
+                if let time { for i in 0..<8 { bytes[offset + 16 + i] = UInt8(truncatingIfNeeded: time >> (56 - 8 * UInt64(i))) } }
+                offset += 24 + included
+            }
+            let result = DiagnosisReport.analyze(try CaptureFile.open(bytes: bytes, name: "clock.btsnoop")).result
+            let d = try #require(result.of("DC-02").first)
+            // The error is the last packet from the peer, 2^54 µs (300,239,975 minutes) before the close by these clocks.
+            #expect(d.frame == drop && d.supporting.map(\.frame) == [error])
+            #expect(d.message.contains("nothing failed before it (last packet from it 300239975 min 9 s before)"))
+        }
+
         /// 0x14 on an idle link with nothing failed: a warning (the peer ran out of resources). 0x15 says why, the peer was
         /// switched off (a car kit's at the Honda log's frame 4843, 4.3 s after it reconnected): context. 0x13 on an idle
         /// LE link, nothing outstanding, is the peer's routine close: context (RoutineCloseRuleTests).
