@@ -94,7 +94,8 @@ public struct CaptureInfo: Sendable {
             rows.append(
                 (
                     "Diagnosis",
-                    tally.isEmpty ? "nothing wrong found (\(d.rulesEvaluated) rules)" : tally + " (blescope diagnose: the evidence)"
+                    tally.isEmpty
+                        ? DiagnosisReport.verdict(d, completeness: completeness) : tally + " (blescope diagnose: the evidence)"
                 ))
         }
         let n = completeness.items.count

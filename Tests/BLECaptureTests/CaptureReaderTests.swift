@@ -40,6 +40,19 @@ struct RealCaptureTests {
         #expect(file.bytesConsumed == file.fileSize)
     }
 
+    /// The real captures blescope refuses are refused with the words ``TestEnvironment/refusedByDesign`` gives.
+    @Test func refusedCapturesSayWhy() throws {
+        for (name, words) in TestEnvironment.refusedByDesign {
+            guard
+                let dir = [TestEnvironment.sharedCaptures, TestEnvironment.corpusDirectory].compactMap({ $0 }).first(where: {
+                    FileManager.default.fileExists(atPath: $0 + "/" + name)
+                })
+            else { continue }
+            #expect(throws: (any Error).self) { try CaptureFile.open(path: dir + "/" + name) }
+            do { _ = try CaptureFile.open(path: dir + "/" + name) } catch { #expect("\(error)".contains(words), "\(error)") }
+        }
+    }
+
     @Test func formatsAreSniffedFromContent() throws {
         guard capturesDirectory != nil else { return }
         let expected: [String: (CaptureFormat, UInt32, String)] = [

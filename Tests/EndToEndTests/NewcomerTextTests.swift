@@ -17,6 +17,18 @@ import Testing
         #expect(try Blescope.run(["--help"]).status == 0)
     }
 
+    /// `blescope FILE` is the diagnosis, the command a first-time user tries first; a path to no file is said to be
+    /// missing; a word that is no path and no command is still a mistyped command (above).
+    @Test func aFileAloneIsDiagnosed() throws {
+        let bare = try Blescope.run(["Samples/diag-supervision-timeout.btsnoop"])
+        let diagnose = try Blescope.run(["diagnose", "Samples/diag-supervision-timeout.btsnoop"])
+        #expect(bare.status == 0 && bare.stdout.hasPrefix("Diagnosis: ") && bare.stdout == diagnose.stdout)
+        let json = try Blescope.run(["Samples/diag-supervision-timeout.btsnoop", "--json"])
+        #expect(json.status == 0 && json.jsonLines.first?["findings"] != nil)
+        let missing = try Blescope.run(["Samples/no-such-capture.btsnoop"])
+        #expect(missing.status == 2 && missing.stderr == "blescope: Samples/no-such-capture.btsnoop: No such file or directory\n")
+    }
+
     @Test func explainPrintsTheRulePage() throws {
         let r = try Blescope.run(["diagnose", "--explain", "sec-01"])
         #expect(r.status == 0)

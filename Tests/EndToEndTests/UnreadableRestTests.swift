@@ -33,6 +33,17 @@ import Testing
         #expect(out.hasPrefix("Diagnosis: cannot tell: not one record of the file could be read (Log)"))
         #expect(out.contains("No link can be told: not one record of the file could be read."))
         #expect(!out.contains("nothing wrong found") && !out.contains("was made or attempted"))
+        // `info` states the same verdict (it said "nothing wrong found (88 rules)" over the corpus's btsnooz file).
+        let info = try Blescope.run(["info", path]).stdout
+        #expect(info.contains("\nDiagnosis:          cannot tell: not one record of the file could be read (Log) ("), "\(info)")
+    }
+
+    @Test func infoSaysWhatTheVerdictCovers() throws {
+        let records = CaptureBuilder().connect(handle: 0x40).notify(handle: 0x2A, [1, 2], connection: 0x40).records
+        let path = try Self.file(records)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let info = try Blescope.run(["info", path]).stdout
+        #expect(info.contains("\nDiagnosis:          nothing wrong found in the \(records.count) records read ("), "\(info)")
     }
 
     /// The near miss: a whole file keeps "nothing wrong found" with no qualifier.

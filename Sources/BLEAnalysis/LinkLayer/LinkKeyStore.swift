@@ -96,9 +96,9 @@ final class LinkKeyStore {
         // public key and DHKey check come before the responder's. The order is what places them: air captures
         // without a direction in their pseudo-header (LT 251/256, PPI) can only guess it.
         case .pairingConfirm(let v):
-            transcripts[handle, default: PairingTranscript()].confirm.fill(v)
+            transcripts[handle, default: PairingTranscript()].confirm.fillRound(v)
         case .pairingRandom(let v):
-            transcripts[handle, default: PairingTranscript()].random.fill(v)
+            transcripts[handle, default: PairingTranscript()].random.fillRound(v)
             transcripts[handle]?.lastFrame = frame
             transcripts[handle]?.derived = nil
         case let .pairingPublicKey(x, y):
@@ -282,9 +282,17 @@ enum PairingOnLink {
 }
 
 extension Array where Element == [UInt8]? {
-    /// The initiator's slot if empty, else the responder's (later values, e.g. passkey rounds, are not kept).
+    /// The initiator's slot if empty, else the responder's (later values are not kept).
     mutating func fill(_ value: [UInt8]) {
         if self[0] == nil { self[0] = value } else if self[1] == nil { self[1] = value }
+    }
+
+    /// As ``fill(_:)``, except that a value after both slots are full begins a new round: LE Secure Connections Passkey
+    /// Entry repeats the Pairing Confirm and Random exchange 20 times, and f5 takes the last round's Na and Nb
+    /// (Core Vol 3, Part H, 2.3.5.6.3 and 2.3.5.6.5). Keeping the first round's made a debug-key LTK that decrypts
+    /// nothing (the bsniffhub passkey 725522 capture: round 20's Randoms at 489/492). Other methods have one round.
+    mutating func fillRound(_ value: [UInt8]) {
+        if self[0] != nil && self[1] != nil { self = [value, nil] } else { fill(value) }
     }
 }
 

@@ -26,7 +26,11 @@ public struct DiagnosisReport: Sendable {
     /// `2 errors, 1 warning (88 rules)`, `nothing wrong found (88 rules)`; where the reader stopped before the file's
     /// end, what the verdict covers: nothing found in the records read is no answer for the rest, and a file of which no
     /// record could be read cannot tell anything.
-    public var verdict: String {
+    public var verdict: String { Self.verdict(result, completeness: completeness) }
+
+    /// The verdict of ``verdict``, for every output that states one (`info`'s Diagnosis row too: it said "nothing wrong
+    /// found" over a file of which no record could be read, where `diagnose` said "cannot tell").
+    public static func verdict(_ result: DiagnosisResult, completeness: CaptureCompleteness?) -> String {
         let tally = result.tally, rules = "(\(result.rulesEvaluated) rules)"
         guard let completeness, completeness.unreadRest != nil else {
             return (tally.isEmpty ? "nothing wrong found" : tally) + " " + rules

@@ -246,7 +246,8 @@ extension DiagnosisRuleTests {
         let sc = try #require(r.of("SC-02").first)
         #expect(
             sc.message.hasPrefix(
-                "Fuzzing-like run: 52 attempts in 3 min 8 s by 5D:36:AC:90:0B:22 to 00:A0:50:00:00:03, frames 260–9427 (links #1–#52)"))
+                "Fuzzing-like run: 52 attempts in 3 min 8 s by 5D:36:AC:90:0B:22 to Find Me Target (00:A0:50:00:00:03), frames 260–9427 (links #1–#52)"
+            ))
         #expect(sc.message.contains("45 with a pairing started (14 failed"))
         // No pairing failure is read as a user's any more: every SEC-03 and SEC-04 is info.
         #expect(r.findings.filter { $0.rule.hasPrefix("SEC-") }.allSatisfy { $0.severity == .info })
@@ -257,7 +258,9 @@ extension DiagnosisRuleTests {
         guard let r = try Self.diagnose("nrfsniffer-lt272-pcap-named-pcapng_sweyntooth-telink-invalid-ctrl-pdu-enc-loop.pcapng")
         else { return }
         let sc = try #require(r.of("SC-02").first)
-        #expect(sc.message.hasPrefix("Fuzzing-like run: 13 attempts in 47.8 s by 5D:36:AC:90:0B:22 to A4:C1:38:D8:AD:A9, frames 142–2403"))
+        #expect(
+            sc.message.hasPrefix(
+                "Fuzzing-like run: 13 attempts in 47.8 s by 5D:36:AC:90:0B:22 to kHID (A4:C1:38:D8:AD:A9), frames 142–2403"))
         #expect(sc.message.contains("11 with a pairing started"))
         #expect(r.of("SEC-01").allSatisfy { $0.severity == .info })
     }

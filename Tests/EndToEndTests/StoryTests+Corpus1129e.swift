@@ -1,0 +1,23 @@
+import BLETestSupport
+import Foundation
+import Testing
+
+/// Stories of the captures of `corpus/README.md` "Added 2026-11-29 (7)" (stories from tshark alone, committed before
+/// blescope's first run; scores in corpus/stories/README.md), held point by point to `diagnose --json`. Needs the
+/// corpus (BLESCOPE_CORPUS).
+@Suite struct CorpusStoryTests1129e {
+    static func of(_ capture: String) throws -> DiagnoseOutput? { try DiagnoseOutput.of(capture, corpus: true) }
+
+    /// LE Secure Connections Passkey Entry (passkey 725522, 20 rounds) where the peripheral sends the debug public key
+    /// (162). The LTK f5 gives with round 20's Randoms (489, 492) is `baebed47…` (`corpus/stories/tools/lesc_debugkey_check.py`,
+    /// Python `cryptography`, its Ea equal to the DHKey Check on the air at 493) and decrypts every encrypted PDU with a
+    /// good MIC: the key distribution from 512 and LL_TERMINATE_IND 0x13 from the central at 607. The first run kept
+    /// round 1's Randoms: a false CQ-05 ("the key derived from it does not decrypt these PDUs") and a link "open at the end".
+    @Test func passkeyEntryWithTheDebugKeyDecryptsToItsEnd() throws {
+        guard let out = try Self.of("lell-rf-lt256_bsniffhub-lesc-passkey-725522-initiator-displays-enc.pcap") else { return }
+        #expect(out.findings.map(\.rule) == ["SEC-11"])
+        #expect(out.sentence("links", containing: ["1 LE link to 1 peripheral", "1 closed by the central (0x13)"]) != nil)
+        #expect(out.sentence("security", containing: ["LE Secure Connections Passkey Entry, debug key", "keys distributed at 512"]) != nil)
+        #expect(out.text.contains("this side ended it: LL_TERMINATE_IND") && out.text.contains("(frame 607)"))
+    }
+}
