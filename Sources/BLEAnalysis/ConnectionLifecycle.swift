@@ -61,6 +61,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         case silent(LinkSilence)
         /// An air link the sniffer stopped following after its packet at `frame`: no end, and nothing claimed after it.
         case notFollowed(frame: Int, timestamp: Timestamp)
+        /// This side's HCI Reset at `frame`: it ends every link its controller held, with no Disconnection Complete
+        /// (Core Spec Vol 4, Part E, 7.3.2).
+        case reset(frame: Int, timestamp: Timestamp)
     }
 
     public enum Output: Hashable, Sendable {
@@ -124,6 +127,11 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         case .notFollowed(let frame, let timestamp):
             followedUntil = LastHeard(frame: frame, timestamp: timestamp)
             return nil
+        case .reset(let frame, let timestamp):
+            return close(
+                Ending(
+                    frame: frame, timestamp: timestamp, reason: "HCI Reset at frame \(frame)", code: nil, endedBy: .local, requestFrame: nil
+                ))
         }
     }
 

@@ -97,6 +97,8 @@ extension ConnectionTable: HCILinks {
 
     func peer(link: Int) -> String? { self[link].peerAddress }
 
+    func openLinks(controller: UInt16) -> [Int] { open.filter { $0.key.controller == controller }.map(\.value).sorted() }
+
     func qualitySampleCount(link: Int) -> Int { self[link].linkQuality.count }
 
     /// Hands `event` to the sink (``AnalysisSink/emit(_:waiting:)``) with the number of the connection its handle

@@ -30,6 +30,11 @@ extension HCIMachine {
         let decoding = packet.decoding
         let decoded = decoding.parameters
         if decoding.ignoredBytes > 0 || decoding.error != nil { noteEventDecoding(decoding, packet, record) }
+        // The controller's from before its reset: no link's input nor evidence (the capture's edges count it).
+        if !resets.isEmpty, let handle = staleAfterReset(record) {
+            if sink.timeline { emitEvent(decoded, packet, record, HCIEventNote(handle: handle)) }
+            return
+        }
         let note = apply(decoded, packet, record)
         // After the event applied: a connection it opened is open, one it closed is the latest on its handle.
         if sink.recordsEvidence, !note.synchronous, !note.staleAfterReset, let (handle, kind) = HCIEvidence.event(decoded) {

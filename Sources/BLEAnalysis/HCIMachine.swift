@@ -31,6 +31,8 @@ protocol HCILinks: AnyObject {
     /// The link's connection number and peer address.
     func connectionNumber(link: Int) -> Int
     func peer(link: Int) -> String?
+    /// The links open on `controller` (an HCI Reset ends them all), in the order they opened.
+    func openLinks(controller: UInt16) -> [Int]
 }
 
 extension HCILinks {
@@ -59,6 +61,8 @@ final class HCIMachine {
     var synchronous = SynchronousLinks()
     /// What BR/EDR links' facts wait on between events (`Classic/HCIMachine+Classic.swift`).
     var classic = ClassicHCIState()
+    /// The latest HCI Reset sent to each controller: its frame and time (``StaleAfterReset``).
+    var resets: [UInt16: (frame: Int, timestamp: Timestamp)] = [:]
     let keyStore: LinkKeyStore
     /// The analyzer, which owns this machine and outlives it: `unowned(unsafe)` spares the atomic reference count a safe
     /// unowned reference pays on every use (every completed-packets entry).
@@ -100,7 +104,10 @@ final class HCIMachine {
         }
         iso.noteCommand(packet, record: record)
         classicCommand(packet, record)
-        if packet.opcode == .reset { settleBeforeReset(record) }
+        if packet.opcode == .reset {
+            settleBeforeReset(record)
+            resetEndsLinks(record)
+        }
         pair(packet, record, eventID: eventID)
     }
 

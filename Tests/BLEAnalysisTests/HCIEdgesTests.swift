@@ -18,7 +18,7 @@ import Testing
         return (report.result, scope.completeness, analysis.connections)
     }
 
-    @Test func aDisconnectionAfterTheResetForAHandleNeverOpenedIsALinkFromBeforeTheLog() throws {
+    @Test func aDisconnectionAfterTheResetForAHandleNeverOpenedIsStale() throws {
         let b = CaptureBuilder(step: 3_500)
             .command(HCIBuild.command(.reset))
             .disconnect(handle: 0x004A, reason: .remoteUserTerminatedConnection)
@@ -26,12 +26,80 @@ import Testing
         let (diagnosis, completeness, connections) = try Self.analyze(b)
         #expect(connections.isEmpty)
         #expect(diagnosis.findings.filter { $0.rule.hasPrefix("DC-") }.isEmpty)
-        let item = try #require(completeness.items.first { $0.code == .linkBeforeLogEnded })
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
+        let item = try #require(completeness.items.first { $0.code == .staleAfterReset })
         #expect(item.severity == .info && item.frame == 2 && item.count == 1)
         #expect(
             item.message
-                == "1 link from before the log ended: a Disconnection Complete for handle 0x004a (Remote User Terminated Connection, frame 2, 3.5 ms after the HCI Reset at frame 1) names no link the log holds anything else of; nothing else is known of it"
+                == "1 event for 0x004a came 3.5 ms after the HCI Reset at frame 1 (Disconnection Complete 2), for no link the log holds: the controller's from before the reset, which ended that link; no link is counted and nothing is claimed of it"
         )
+    }
+
+    /// The near miss: without a reset just before it (none, or one more than a second earlier) the same event ends a
+    /// link from before the log.
+    @Test func aDisconnectionForAHandleNeverOpenedLongAfterTheResetIsALinkFromBeforeTheLog() throws {
+        let b = CaptureBuilder(step: 1_200_000)
+            .command(HCIBuild.command(.reset))
+            .disconnect(handle: 0x004A, reason: .remoteUserTerminatedConnection)
+        let (diagnosis, completeness, connections) = try Self.analyze(b)
+        #expect(connections.isEmpty && diagnosis.findings.filter { $0.rule.hasPrefix("DC-") }.isEmpty)
+        #expect(!completeness.items.contains { $0.code == .staleAfterReset })
+        let item = try #require(completeness.items.first { $0.code == .linkBeforeLogEnded })
+        #expect(
+            item.message
+                == "1 link from before the log ended: a Disconnection Complete for handle 0x004a (Remote User Terminated Connection, frame 2, 1 s after the HCI Reset at frame 1) names no link the log holds anything else of; nothing else is known of it"
+        )
+    }
+
+    /// This side's HCI Reset ends the links open at it, there and by this side; the events the controller queued before
+    /// it, logged within a second after it for handles no link holds, make no link and no finding. Thewbi's BTstack log
+    /// on a BT400 (corpus): Max Slots Change 45, Link Supervision Timeout Changed 46 and a Disconnection Complete 0x13 at
+    /// 49 for handle 0x000b, 1–6 ms after the Reset at 43 (whose Command Complete never came; 47 answers No Operation),
+    /// were a link from before the log "first seen at frame 46" (CQ-01) that "ended the connection" (DC-02).
+    @Test func aResetEndsItsLinksAndTheEventsAfterItForThemAreStale() throws {
+        let b = CaptureBuilder(step: 1_000)
+            .connect(handle: 0x0040, peer: RuleTest.peer)
+            .command(HCIBuild.command(.reset))
+            .event(HCIBuild.event(HCIEventCode(0x1B), parameters: [0x0B, 0x00, 0x05]))
+            .event(HCIBuild.event(HCIEventCode(0x38), parameters: [0x0B, 0x00, 0x40, 0x1F]))
+            .disconnect(handle: 0x000B, reason: .remoteUserTerminatedConnection)
+            .disconnect(handle: 0x0040, reason: .remoteUserTerminatedConnection)
+        let (diagnosis, completeness, connections) = try Self.analyze(b)
+        #expect(connections.map(\.handle) == [0x0040])
+        let ending = try #require(connections.first?.lifecycle.ending)
+        #expect(
+            ending.frame == 2 && ending.endedBy == .local && ending.code == nil
+                && ending.text == "HCI Reset at frame 2 (this side ended it)")
+        #expect(diagnosis.findings.filter { $0.rule.hasPrefix("DC-") || $0.rule.hasPrefix("CQ-01") }.isEmpty)
+        #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded || $0.code == .startedBeforeCapture })
+        let item = try #require(completeness.items.first { $0.code == .staleAfterReset })
+        #expect(item.frame == 3 && item.count == 4)
+        #expect(
+            item.message
+                == "4 events for 0x000b, 0x0040 came 1.0 ms after the HCI Reset at frame 2 (Max Slots Change 3, Link Supervision Timeout Changed 4, Disconnection Complete 5, …), for no link the log holds: the controller's from before the reset, which ended those links; no link is counted and nothing is claimed of them"
+        )
+    }
+
+    /// The near misses: the same events with no reset before them are a link from before the log and its end by the
+    /// peer; a link opened after the reset, within the second, ends by its own Disconnection Complete.
+    @Test func withoutAResetTheSameEventsAreALinkFromBeforeTheLog() throws {
+        let b = CaptureBuilder(step: 1_000)
+            .event(HCIBuild.event(HCIEventCode(0x1B), parameters: [0x0B, 0x00, 0x05]))
+            .event(HCIBuild.event(HCIEventCode(0x38), parameters: [0x0B, 0x00, 0x40, 0x1F]))
+            .disconnect(handle: 0x000B, reason: .remoteUserTerminatedConnection)
+        let (diagnosis, completeness, connections) = try Self.analyze(b)
+        #expect(connections.count == 1 && connections[0].inferred && connections[0].startFrame == 2)
+        #expect(connections[0].lifecycle.ending?.frame == 3 && connections[0].lifecycle.ending?.endedBy == .peer)
+        #expect(diagnosis.of("DC-02").map(\.frame) == [3])
+        #expect(!completeness.items.contains { $0.code == .staleAfterReset })
+        let reopened = CaptureBuilder(step: 1_000)
+            .command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x0040, peer: RuleTest.peer)
+            .disconnect(handle: 0x0040, reason: .remoteUserTerminatedConnection)
+        let (again, edges, links) = try Self.analyze(reopened)
+        #expect(links.count == 1 && links[0].lifecycle.ending?.frame == 4 && links[0].lifecycle.ending?.endedBy == .peer)
+        #expect(again.of("CE-04").map(\.frame) == [4])  // the peer ended it 1 ms after it opened
+        #expect(!edges.items.contains { $0.code == .staleAfterReset })
     }
 
     /// The near miss: the same event for a link the log opened is that link's end, and the peer's (DC-02).
@@ -71,11 +139,12 @@ import Testing
             .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
         let (_, completeness, _) = try Self.analyze(b)
         #expect(!completeness.items.contains { $0.code == .linkBeforeLogEnded })
-        // Without its CIS Established, the same Disconnection Complete is one.
+        #expect(!completeness.items.contains { $0.code == .staleAfterReset })
+        // Without its CIS Established, the same Disconnection Complete is the controller's from before the reset.
         let unseen = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
             .connect(handle: 0x0040, peer: RuleTest.peer)
             .disconnect(handle: 0x0060, reason: .connectionTerminatedByLocalHost)
-        #expect(try Self.analyze(unseen).1.items.contains { $0.code == .linkBeforeLogEnded && $0.frame == 4 })
+        #expect(try Self.analyze(unseen).1.items.contains { $0.code == .staleAfterReset && $0.frame == 4 })
     }
 
     /// A Connection Complete between the HCI Reset and its Command Complete is one the controller queued before it

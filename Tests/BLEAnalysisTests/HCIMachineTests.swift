@@ -41,6 +41,7 @@ import Testing
         func link(controller: UInt16, peer: String) -> Int? { connections.indices.last { connections[$0].peerAddress == peer } }
         func connectionNumber(link: Int) -> Int { connections[link].number }
         func peer(link: Int) -> String? { connections[link].peerAddress }
+        func openLinks(controller: UInt16) -> [Int] { open.values.sorted() }
         func emit(_ event: consuming TimelineEvent, waiting: Bool) -> Int {
             emitted.append(event)
             return -1

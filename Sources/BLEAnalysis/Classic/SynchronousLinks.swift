@@ -47,6 +47,10 @@ public struct SynchronousLink: Hashable, Sendable {
     /// vendor path, so none is the usual case and says nothing about the audio).
     public var packets = PerDirection()
     public var bytes = PerDirection()
+    /// Its last data packet each way (received: from the peer): the ACL's activity includes its audio links' traffic
+    /// (``DC02PeerEndedLink``'s last packet from the peer).
+    public var lastReceived: LinkActivity.Moment?
+    public var lastSent: LinkActivity.Moment?
 
     /// Transmission interval in ms (`7.5 ms` for a usual eSCO link).
     public var intervalMilliseconds: Double { Double(transmissionInterval) * 0.625 }
@@ -189,6 +193,8 @@ struct SynchronousLinks {
         guard let i = open[Key(controller: record.controllerIndex, handle: raw & 0x0FFF)] else { return }
         links[i].packets[record.direction] += 1
         links[i].bytes[record.direction] += Int(length)
+        let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
+        if record.direction == .rx { links[i].lastReceived = moment } else if record.direction == .tx { links[i].lastSent = moment }
     }
 
     /// The ACL connection `number` ended: its synchronous links still open end with it (the controller removes them

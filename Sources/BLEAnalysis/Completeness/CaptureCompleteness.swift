@@ -152,6 +152,12 @@ public struct CompletenessTracker: Sendable {
     /// Connection Completes that came while their controller's HCI Reset waited for its completion: the frame, the
     /// handle and the reset's frame. No link is counted for them (``HCIMachine`` opens none).
     var staleAfterReset: [(frame: Int, handle: UInt16, reset: Int)] = []
+    /// The latest HCI Reset on each controller, and the handles the log opened (SCO/eSCO, CIS) since it.
+    var resetOn: [UInt16: (frame: Int, time: Timestamp)] = [:]
+    var openedSinceReset = Set<UInt32>()
+    /// Events for a link's facts or end just after a reset, for handles no link holds (``StaleAfterReset``): the
+    /// frame, the handle, the event's name, the reset's frame and how long after it. Counted, no link.
+    var staleEvents: [(frame: Int, handle: UInt16, name: String, reset: Int, after: Int64)] = []
     /// ACL handle keys already settled, direct-mapped by ``settledSlot(_:)``: a key in `seen` or on a vendor handle.
     /// Every key in `open` is in `seen` too and `seen` only grows, so "not seen yet" is the whole question for an
     /// ACL record and a settled key stays settled: the cache never needs clearing (a reset or disconnection only
@@ -246,6 +252,8 @@ public struct CompletenessTracker: Sendable {
                 resets.append(record.frame)
                 lastReset = (record.frame, record.timestamp)
                 resetPending[record.controllerIndex] = record.timestamp
+                resetOn[record.controllerIndex] = (record.frame, record.timestamp)
+                openedSinceReset.removeAll()
                 if !open.isEmpty || !inferredOpen.isEmpty { resetsWithLinks.insert(record.frame) }
                 open.removeAll()
                 inferredOpen.removeAll()
@@ -275,6 +283,7 @@ public struct CompletenessTracker: Sendable {
         guard b.count >= 2 else { return }
         let p = b.count - 2
         func u16(_ i: Int) -> UInt16 { UInt16(b[2 + i]) | UInt16(b[3 + i]) << 8 }
+        if !resetOn.isEmpty, noteStale(record) { return }
         switch HCIEventCode(b[0]) {
         case .leMeta where p >= 4:
             let sub = LESubevent(b[2])
@@ -283,6 +292,7 @@ public struct CompletenessTracker: Sendable {
             } else if (sub == LESubevent(0x19) || sub == LESubevent(0x2A)) && b[3] == 0 {
                 // LE CIS Established (v1, v2): a CIS the log set up, on its own handle, ended by a Disconnection Complete.
                 seen.insert(Self.key(record.controllerIndex, u16(2)))
+                openedSinceReset.insert(Self.key(record.controllerIndex, u16(2) & 0x0FFF))
             }
         case HCIEventCode(0x03) where p >= 3:
             if b[2] == 0 { opened(record, u16(1)) }
@@ -298,13 +308,30 @@ public struct CompletenessTracker: Sendable {
             }
         case HCIEventCode(0x2C) where p >= 3:
             // Synchronous Connection Complete: an SCO/eSCO handle the log opened (its end is no link from before it).
-            if b[2] == 0 { seen.insert(Self.key(record.controllerIndex, u16(1))) }
+            if b[2] == 0 {
+                seen.insert(Self.key(record.controllerIndex, u16(1)))
+                openedSinceReset.insert(Self.key(record.controllerIndex, u16(1) & 0x0FFF))
+            }
         case .commandComplete where p >= 3:
             if UInt16(b[3]) | UInt16(b[4]) << 8 == HCICommand.reset.rawValue { resetPending[record.controllerIndex] = nil }
         case .hardwareError:
             hardwareErrors.append(record.frame)
         default: break
         }
+    }
+
+    /// An event the controller queued before its latest reset (``StaleAfterReset``): counted, and nothing else (no
+    /// link's end); true then.
+    mutating func noteStale(_ record: CaptureRecord) -> Bool {
+        guard let reset = resetOn[record.controllerIndex], StaleAfterReset.isStale(record.timestamp, resetSent: reset.time),
+            let (handle, name) = StaleAfterReset.linkEvent(record.bytes)
+        else { return false }
+        let k = Self.key(record.controllerIndex, handle)
+        guard open[k] == nil, !inferredOpen.contains(k), !openedSinceReset.contains(k) else { return false }
+        if staleEvents.count < 1000 {
+            staleEvents.append((record.frame, handle, name, reset.frame, record.timestamp.microseconds(since: reset.time)))
+        }
+        return true
     }
 
     mutating func opened(_ record: CaptureRecord, _ handle: UInt16) {

@@ -200,6 +200,17 @@ extension CompletenessTracker {
                         "a Connection Complete for handle \(hex(first.handle, width: 4)) at frame \(first.frame)\(more) came before the HCI Reset at frame \(first.reset) completed: a connection from before the reset, which ended it; no link is counted",
                     frame: first.frame, count: staleAfterReset.count))
         }
+        if let first = staleEvents.first {
+            let listed = staleEvents.prefix(3).map { "\($0.name) \($0.frame)" }.joined(separator: ", ")
+            let handles = Set(staleEvents.map(\.handle)).sorted().prefix(3).map { hex($0, width: 4) }.joined(separator: ", ")
+            let n = staleEvents.count, one = Set(staleEvents.map(\.handle)).count == 1
+            items.append(
+                .init(
+                    code: .staleAfterReset, severity: .info,
+                    message:
+                        "\(n) event\(n == 1 ? "" : "s") for \(handles) came \(formatMilliseconds(first.after)) after the HCI Reset at frame \(first.reset) (\(listed)\(n > 3 ? ", …" : "")), for no link the log holds: the controller's from before the reset, which ended \(one ? "that link" : "those links"); no link is counted and nothing is claimed of \(one ? "it" : "them")",
+                    frame: first.frame, count: n))
+        }
         if !open.isEmpty {
             let first = open.values.min()!
             items.append(

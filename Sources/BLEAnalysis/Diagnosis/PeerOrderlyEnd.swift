@@ -7,7 +7,7 @@ import BLEProtocols
 /// - BR/EDR: every dynamic L2CAP channel of the link was closed before the end (AVDTP, AVCTP, RFCOMM, SDP: the BLUFFS
 ///   captures' 7 + 4 sessions, this side's Close then its channels, 602–606 before the buds' 0x13 at 608; the Sony
 ///   headphones' channels closed by the headphones, 1963–1973, before 1980), or the A2DP stream was suspended or closed
-///   with no media after it;
+///   with no media after it, or its SCO/eSCO links were removed with nothing on it after them (``removedAudio(_:before:in:)``);
 /// - LE: bonding finished (the last key distributed) and nothing went over the link after it, a second allowed for the
 ///   key's last PDU (the BTstack LE log: keys at 176–190, the central's 0x13 at 191, 6.3 s later).
 /// A peer ending a link with a profile still in use (a channel open, a stream playing, a request outstanding) is not.
@@ -24,7 +24,9 @@ extension DC02PeerEndedLink {
     /// The last step of the link's orderly teardown before `d`, or nil when the link was not taken down in order.
     static func orderlyTeardown(_ d: DisconnectionStory, in e: Evidence) -> CitedFrame? {
         guard orderlyEndReasons.contains(d.reason), let c = d.connection else { return nil }
-        if c.isBREDR { return closedChannels(c, before: d.frame) ?? stoppedStream(c, before: d.frame) }
+        if c.isBREDR {
+            return closedChannels(c, before: d.frame) ?? stoppedStream(c, before: d.frame) ?? removedAudio(c, before: d.frame, in: e)
+        }
         return bondingDone(c, d, in: e)
     }
 

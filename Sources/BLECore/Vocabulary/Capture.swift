@@ -109,7 +109,7 @@ extension FindingCode {
     public static let staleAfterReset = FindingCode(
         "stale-after-reset", layer: .capture, severity: .info, title: "A connection event from before an HCI Reset",
         meaning:
-            "A Connection Complete came while the HCI Reset before it still waited for its completion: the controller sent it before the reset, which ended that connection. No link is counted for it."
+            "A Connection Complete came while the HCI Reset before it still waited for its completion, or an event for a link's facts or end (a Disconnection Complete, a Max Slots Change…) came within a second of the reset for a handle no link holds: the controller sent it before the reset, which ended that connection. No link is counted for it and nothing is claimed of it."
     )
     public static let openAtEnd = FindingCode(
         "open-at-end", layer: .capture, severity: .info, title: "Connection open at the end",

@@ -41,10 +41,11 @@ struct DC02PeerEndedLink: DiagnosisRule {
                 supporting.append(CitedFrame(failure.frame, failureText(failure.kind)))
                 sentence +=
                     ", \(duration(d.event.timestamp.microseconds(since: failure.timestamp))) after \(failureText(failure.kind)) (frame \(failure.frame))."
-            } else if let rx = c?.activity.lastReceived, rx.frame < d.frame {
+            } else if let c, let (rx, audio) = lastFromPeer(c, before: d.frame, in: e) {
+                let on = audio.map { " on its \($0.isESCO ? "eSCO" : "SCO") link" } ?? ""
                 sentence +=
-                    "; nothing failed before it (last packet from it \(duration(d.event.timestamp.microseconds(since: rx.timestamp))) before)."
-                supporting.append(CitedFrame(rx.frame, "last packet from the peer"))
+                    "; nothing failed before it (last packet from it\(on) \(duration(d.event.timestamp.microseconds(since: rx.timestamp))) before)."
+                supporting.append(CitedFrame(rx.frame, "last packet from the peer\(on)"))
             } else {
                 sentence += "; nothing failed before it."
             }

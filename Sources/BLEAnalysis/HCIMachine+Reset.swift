@@ -1,0 +1,34 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+/// An HCI Reset as the links see it: it ends every link its controller held (Core Spec Vol 4, Part E, 7.3.2), and the
+/// events the controller had queued before it, logged just after it for handles no link holds, make no link
+/// (``StaleAfterReset``).
+extension HCIMachine {
+    /// This side's HCI Reset: each link open on its controller ends there, by this side (a ``LinkInput``, the reset's
+    /// frame its provenance), and the SCO/eSCO links riding on them with it.
+    func resetEndsLinks(_ record: CaptureRecord) {
+        let controller = record.controllerIndex, frame = record.frame, time = record.timestamp
+        resets[controller] = (frame, time)
+        for i in links.openLinks(controller: controller) {
+            let number = links.connectionNumber(link: i)
+            links.feed(.lifecycle(.reset(frame: frame, timestamp: time)), link: i, frame: frame, timestamp: time)
+            synchronous.aclEnded(number, frame: frame, timestamp: time)
+        }
+    }
+
+    /// The handle of an event from before the controller's latest HCI Reset: one stating a link's facts or end, logged
+    /// within ``StaleAfterReset/window`` after the reset, for a handle no link (nor SCO/eSCO link, nor CIS) holds. Nil otherwise.
+    func staleAfterReset(_ record: CaptureRecord) -> UInt16? {
+        guard let reset = resets[record.controllerIndex], StaleAfterReset.isStale(record.timestamp, resetSent: reset.timestamp),
+            let (handle, _) = StaleAfterReset.linkEvent(record.bytes)
+        else { return nil }
+        let controller = record.controllerIndex
+        let held = links.link(controller: controller, handle: handle, frame: record.frame, timestamp: record.timestamp, infer: false)
+        guard held == nil, !synchronous.isOpen(controller: controller, handle: handle),
+            iso.open[ISOTracker.Key(controller: controller, handle: handle)] == nil
+        else { return nil }
+        return handle
+    }
+}
