@@ -38,6 +38,13 @@ struct EncryptedLinkBuilder {
         if central { sn.0.toggle() } else { sn.1.toggle(); event += 1 }
     }
 
+    /// An L2CAP PDU on channel `cid` in the clear, in one LL PDU.
+    mutating func clearL2CAP(cid: UInt16, _ payload: [UInt8], central: Bool) {
+        let pdu = [UInt8(payload.count), 0, UInt8(cid & 0xFF), UInt8(cid >> 8)] + payload
+        b.data(.start, pdu, central: central, sn: central ? sn.0 : sn.1, event: event)
+        if central { sn.0.toggle() } else { sn.1.toggle(); event += 1 }
+    }
+
     mutating func startEncryption() {
         clear(.encReq(rand: 0, ediv: 0, skdCentral: Self.skdCentral, ivCentral: Self.ivCentral), central: true)
         clear(.encRsp(skdPeripheral: Self.skdPeripheral, ivPeripheral: Self.ivPeripheral), central: false)

@@ -20,4 +20,12 @@ import Testing
         #expect(out.sentence("security", containing: ["LE Secure Connections Passkey Entry, debug key", "keys distributed at 512"]) != nil)
         #expect(out.text.contains("this side ended it: LL_TERMINATE_IND") && out.text.contains("(frame 607)"))
     }
+
+    /// The listed LE legacy OOB capture (bsniffhub): no TK of the search checks (229 pairing, 240 Pairing Confirm), the
+    /// link encrypted from 251 stays closed. CQ-05's likely cause said "LE Secure Connections without the LTK given".
+    @Test func anOutOfBandLegacyPairingIsTheCauseOfTheClosedLink() throws {
+        guard let out = try Self.of("lell-rf-lt256_bsniffhub-legacy-oob-tk-enc.pcap") else { return }
+        #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy OOB)"]) != nil)
+        #expect(out.text.contains("likely: LE legacy pairing out of band (frame 229): its TK never crossed the air"))
+    }
 }

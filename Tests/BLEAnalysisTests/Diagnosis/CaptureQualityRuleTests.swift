@@ -209,6 +209,26 @@ extension DiagnosisRuleTests {
             // A limit of the capture, not a loss (issue 35 point 4): a warning.
             #expect(d.severity == .warning && d.frame == firstEncrypted)
             #expect(d.message.contains("cannot be diagnosed"))
+            // No pairing on the link: its key is a bond's from before the capture.
+            #expect(
+                d.causes == ["a key from a pairing before the capture (a bonded link re-encrypting): give its LTK (--ltk, --keys-from)"])
+        }
+
+        /// The likely cause follows the pairing the link's record holds: an LE Secure Connections LTK never crosses the
+        /// air. (It said "LE Secure Connections" for every link, the bsniffhub LE legacy OOB capture's too.)
+        @Test func anEncryptedLinkAfterASecureConnectionsPairingNamesIt() throws {
+            var link = EncryptedLinkBuilder()
+            let request = link.b.records.count + 1
+            // Pairing Request and Response: IO NoInputNoOutput, no OOB, AuthReq bonding + Secure Connections (0x09).
+            link.clearL2CAP(cid: 0x0006, [0x01, 0x03, 0x00, 0x09, 0x10, 0x03, 0x03], central: true)
+            link.clearL2CAP(cid: 0x0006, [0x02, 0x03, 0x00, 0x09, 0x10, 0x03, 0x03], central: false)
+            link.startEncryption()
+            link.notify(Array(0..<10))
+            let d = try #require(try RuleTest.diagnose(air: link.b).of("CQ-05").first)
+            #expect(
+                d.causes == [
+                    "LE Secure Connections (frame \(request)): its LTK comes from ECDH and never crosses the air; give it (--ltk, --keys-from)"
+                ])
         }
 
         @Test func nearMissAnAirCaptureFromTheConnectIndOrAnHCILogStartedLate() throws {

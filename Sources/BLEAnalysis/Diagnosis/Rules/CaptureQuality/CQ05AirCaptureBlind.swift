@@ -41,8 +41,7 @@ struct CQ05AirCaptureBlind: DiagnosisRule {
                 Diagnosis(
                     rule: Self.code, severity: severity, frame: frame,
                     message: "\(f.message) (frame \(frame)): what it carried cannot be diagnosed.",
-                    headline: "encrypted link without a key", causes: ["LE Secure Connections without the LTK given (--ltk, --keys-from)"],
-                    fold: "no key"))
+                    headline: "encrypted link without a key", causes: [noKeyCause(e, frame: frame)], fold: "no key"))
         }
         // Advertising the sniffer could not read: every packet (or a fifth or more) failed its CRC.
         for f in e.findings where f.kind.code == .llAdvertisingCRC && f.severity >= .warning {
@@ -58,5 +57,31 @@ struct CQ05AirCaptureBlind: DiagnosisRule {
                     ]))
         }
         return out
+    }
+
+    /// Why no key opened the link, from the last pairing its record holds before `frame` (the first PDU left
+    /// encrypted): each method hides its key differently. It said "LE Secure Connections" for every link, an LE legacy
+    /// OOB pairing too (the bsniffhub legacy OOB capture, frame 240).
+    static func noKeyCause(_ e: Evidence, frame: Int) -> String {
+        let link = e.connections.last { $0.isLE && $0.startFrame <= frame && ($0.endFrame ?? .max) >= frame }
+        guard let pairing = link?.machine.securityRecord.pairings.last(where: { $0.frame <= frame }) else {
+            return "a key from a pairing before the capture (a bonded link re-encrypting): give its LTK (--ltk, --keys-from)"
+        }
+        if let debug = pairing.debugKeyFrame {
+            return
+                "the key derived from the debug public key (frame \(debug)) does not open them: a key changed since the pairing, or the capture was altered"
+        }
+        switch (pairing.procedure, pairing.model) {
+        case (.leLegacy, .outOfBand):
+            return "LE legacy pairing out of band (frame \(pairing.frame)): its TK never crossed the air; give the STK or LTK (--ltk)"
+        case (.leLegacy, _):
+            return
+                "LE legacy pairing (frame \(pairing.frame)) whose TK no search found (part of the pairing missed?); give the STK or LTK (--ltk)"
+        case (.crossTransport, _):
+            return "keys derived from the BR/EDR link key (frame \(pairing.frame)): give the LTK (--ltk, --keys-from)"
+        default:
+            return
+                "LE Secure Connections (frame \(pairing.frame)): its LTK comes from ECDH and never crosses the air; give it (--ltk, --keys-from)"
+        }
     }
 }
