@@ -33,7 +33,11 @@ extension ConnectionMachine {
                 processL2CAP(pdu, direction: direction, timestamp: fragment.timestamp)
             }
         case .cut(let kept):
-            noteCutPDU(kept, direction: direction)
+            noteCutPDU(kept, direction: direction, timestamp: fragment.timestamp)
+        case .cutReassembled:
+            deliverCut(direction: direction) { kept in
+                noteCutPDU(kept, direction: direction, timestamp: fragment.timestamp)
+            }
         }
         if !reassemblyFindings.isEmpty {
             for f in reassemblyFindings { decode.countReassembly(f) }

@@ -86,7 +86,8 @@ extension ConnectionMachine {
             }
             event?.isRequest = true
             return nil
-        case .answered(let request, let latency)?:
+        case .answered(let request, let latency)?, .answeredReplaced(let request, let latency)?:
+            // A replaced request answered in turn: GATT-02 was told when it was replaced; its answer is no orphan.
             answered(request, latency: latency, typed, input: input, in: context, event: &event)
             return request
         case .responseWithoutRequest?:

@@ -25,6 +25,15 @@ extension ConnectionMachine {
         }
     }
 
+    /// Hands out what the stream in `direction` kept of a PDU the capturer cut (``L2CAPReassembler/deliverCut(_:)``).
+    func deliverCut(direction: Direction, _ body: (L2CAPPDU) -> Void) {
+        switch direction {
+        case .tx: tx.deliverCut(body)
+        case .rx: rx.deliverCut(body)
+        case .unknown: unknown.deliverCut(body)
+        }
+    }
+
     /// A link whose transport no event showed (inferred from traffic): a fixed channel only one transport has shows it
     /// (Core Spec Vol 3, Part A, 2.1: 0x0001 BR/EDR signalling, 0x0007 BR/EDR security manager; 0x0004 ATT, 0x0005 LE
     /// signalling, 0x0006 LE security manager). Dynamic channels exist on both and say nothing.

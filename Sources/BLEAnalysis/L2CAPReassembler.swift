@@ -104,6 +104,9 @@ package struct L2CAPReassembler {
     /// fragments the capturer cut ends where it would have, counted as cut instead of waiting for bytes that never come.
     private var carried = 0
     private var cut = false
+    /// The buffer's first bytes that follow one another on the link: up to and including the first fragment the
+    /// capturer cut (what a PDU cut in several fragments still tells, ``Step/cutReassembled``).
+    private var contiguous = 0
     package private(set) var inProgress = false
 
     package init() {}
@@ -114,6 +117,7 @@ package struct L2CAPReassembler {
         case .pending, .cut: break
         case .whole(let pdu): onPDU(pdu)
         case .reassembled: deliverReassembled(onPDU)
+        case .cutReassembled: deliverCut { _ in }
         }
     }
 
@@ -129,6 +133,9 @@ package struct L2CAPReassembler {
         /// kept, its header and the first octets of its payload, borrowed from the fragment. What they name (a
         /// notification and its handle) still counts (``ConnectionMachine/noteCutPDU(_:direction:timestamp:)``).
         case cut(L2CAPPDU)
+        /// A PDU in several fragments the capturer cut (whole on the link, counted with a finding, not decoded): hand
+        /// out what its first fragments kept with ``deliverCut(_:)`` before the next call.
+        case cutReassembled
     }
 
     /// Feeds one fragment and says what it completed. The analyzer's per-fragment path: a PDU in one fragment comes back
@@ -178,6 +185,7 @@ package struct L2CAPReassembler {
             cut = fragment.isCut
             buffer.removeAll(keepingCapacity: true)
             buffer.append(contentsOf: payload)
+            contiguous = buffer.count
         } else {
             guard inProgress else {
                 findings.append(Finding(.warning, .unexpectedContinuation(payload.count), frame: fragment.frame))
@@ -185,6 +193,8 @@ package struct L2CAPReassembler {
             }
             fragments += 1
             carried += fragment.carried
+            // Bytes after a cut fragment's do not follow them on the link.
+            if !cut { contiguous += payload.count }
             cut = cut || fragment.isCut
             buffer.append(contentsOf: payload)
         }
@@ -198,8 +208,13 @@ package struct L2CAPReassembler {
         }
         if cut {
             findings.append(Finding(.info, .cutByCapturer(have: buffer.count), frame: fragment.frame))
-            reset()
-            return .pending
+            // Its basic header kept: what the kept bytes name (an ATT response's opcode) still counts.
+            guard contiguous >= 4 else {
+                reset()
+                return .pending
+            }
+            lastFrame = fragment.frame
+            return .cutReassembled
         }
         lastFrame = fragment.frame
         return .reassembled
@@ -213,6 +228,19 @@ package struct L2CAPReassembler {
             body(
                 L2CAPPDU(
                     bytes: UnsafeRawBufferPointer(rebasing: raw[0..<total]), firstFrame: first, lastFrame: last,
+                    firstTimestamp: time, fragments: count))
+        }
+        reset()
+    }
+
+    /// Hands the bytes kept of the PDU that ``feed(_:findings:)`` reported `.cutReassembled` (its first bytes, up to and
+    /// including the first cut fragment's) to `body`, then starts over.
+    package mutating func deliverCut(_ body: (L2CAPPDU) -> Void) {
+        let (first, last, time, count, kept) = (firstFrame, lastFrame, firstTimestamp, fragments, min(contiguous, buffer.count))
+        buffer.withUnsafeBytes { raw in
+            body(
+                L2CAPPDU(
+                    bytes: UnsafeRawBufferPointer(rebasing: raw[0..<kept]), firstFrame: first, lastFrame: last,
                     firstTimestamp: time, fragments: count))
         }
         reset()
@@ -252,6 +280,7 @@ package struct L2CAPReassembler {
         fragments = 0
         carried = 0
         cut = false
+        contiguous = 0
         buffer.removeAll(keepingCapacity: buffer.capacity <= 4096)
     }
 }

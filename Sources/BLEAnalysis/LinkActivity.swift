@@ -47,7 +47,7 @@ public struct LinkActivity: Hashable, Sendable {
     var notifiedTally = HandleTally()
     var writtenTally = HandleTally()
     /// Notifications received whose records the capturer cut (their value not captured; in ``notified`` too, with the
-    /// cut indications): ``ConnectionMachine/noteCutPDU(_:direction:)``.
+    /// cut indications): ``ConnectionMachine/noteCutPDU(_:direction:timestamp:)``.
     public var cutNotifications = 0
     /// Values carried in notifications, indications and writes, and how many filled ATT_MTU − 3 exactly.
     public var values = 0

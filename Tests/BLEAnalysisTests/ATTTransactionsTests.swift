@@ -153,3 +153,107 @@ import Testing
         #expect(ATTTransactions.isLate(30_000_001))
     }
 }
+
+/// A server may answer, in turn, the requests a client sent ahead of their answers (the SweynTooth Cypress capture:
+/// Read By Group Type Requests 9223, 9248, 9274, responses 9276 and 9277, each a new PDU by its SN).
+extension ATTTransactionsTests {
+    @Test func aReplacedRequestAnsweredInTurnIsNoOrphan() throws {
+        var t = ATTTransactions()
+        _ = try Self.feed(.readRequest(handle: 0x0003), .tx, frame: 1, at: 0, into: &t)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &t)
+        guard case .answered(let newest, _)? = try Self.feed(.readResponse(value: [1]), .rx, frame: 3, at: 300, into: &t) else {
+            Issue.record("the outstanding request not answered")
+            return
+        }
+        #expect(newest.frame == 2)
+        let late = try Self.feed(.readResponse(value: [2]), .rx, frame: 4, at: 400, into: &t)
+        guard case .answeredReplaced(let replaced, let latency)? = late else {
+            Issue.record("the replaced request not answered: \(String(describing: late))")
+            return
+        }
+        #expect(replaced.frame == 1 && replaced.handle == 0x0003 && replaced.eventID == nil && latency == 400)
+        // Once: a third response answers nothing.
+        #expect(try Self.feed(.readResponse(value: [3]), .rx, frame: 5, at: 500, into: &t) == .responseWithoutRequest(dropped: nil))
+    }
+
+    /// A replaced request whose answer opcode differs, or sent more than 30 s before (3.3.3: the transaction timed out),
+    /// explains nothing; a replaced request answered late leaves the outstanding one waiting.
+    @Test func nearMissAReplacedRequestOfAnotherKindOrTimedOut() throws {
+        var t = ATTTransactions()
+        _ = try Self.feed(.exchangeMTURequest(clientRxMTU: 247), .tx, frame: 1, at: 0, into: &t)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &t)
+        let other = try Self.feed(.writeResponse, .rx, frame: 3, at: 200, into: &t)
+        guard case .responseWithoutRequest(let dropped?)? = other else {
+            Issue.record("a Write Response answered: \(String(describing: other))")
+            return
+        }
+        #expect(dropped.frame == 2)
+        var u = ATTTransactions()
+        _ = try Self.feed(.readRequest(handle: 0x0003), .tx, frame: 1, at: 0, into: &u)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &u)
+        _ = try Self.feed(.readResponse(value: [1]), .rx, frame: 3, at: 200, into: &u)
+        #expect(try Self.feed(.readResponse(value: [2]), .rx, frame: 4, at: 30_000_001, into: &u) == .responseWithoutRequest(dropped: nil))
+        var w = ATTTransactions()
+        _ = try Self.feed(.exchangeMTURequest(clientRxMTU: 247), .tx, frame: 1, at: 0, into: &w)
+        _ = try Self.feed(.readRequest(handle: 0x0005), .tx, frame: 2, at: 100, into: &w)
+        guard case .answeredReplaced(let mtu, _)? = try Self.feed(.exchangeMTUResponse(serverRxMTU: 247), .rx, frame: 3, at: 200, into: &w)
+        else {
+            Issue.record("the MTU request not answered in turn")
+            return
+        }
+        #expect(mtu.frame == 1 && w.pending[TransactionKey(direction: .tx, indication: false)]?.frame == 2)
+    }
+}
+
+/// A late answer must fit the replaced request: WHAD's air capture (frame 1520) holds a Read By Type Response listing
+/// 0x002e to a request the sniffer missed; the replaced Read By Type Requests of 1471 (0x0007–0x000b) and 1481
+/// (0x000c–0x000f) asked other ranges, so it stays a response without a request.
+extension ATTTransactionsTests {
+    @Test func aLateAnswerOutsideTheReplacedRequestsRangeIsAnOrphan() throws {
+        let characteristics = BluetoothUUID(uuid16: 0x2803)
+        var t = ATTTransactions()
+        let first = ATTPDU.readByTypeRequest(.init(range: .init(start: 0x0007, end: 0x000B), type: characteristics))
+        let second = ATTPDU.readByTypeRequest(.init(range: .init(start: 0x000C, end: 0x000F), type: characteristics))
+        _ = try Self.feed(first, .tx, frame: 1471, at: 0, into: &t)
+        _ = try Self.feed(second, .tx, frame: 1473, at: 15_000, into: &t)
+        let error = ATTPDU.errorResponse(.init(requestOpcode: .readByTypeRequest, handle: 0x000C, error: .attributeNotFound))
+        #expect(try Self.feed(error, .rx, frame: 1476, at: 22_000, into: &t) != .responseWithoutRequest(dropped: nil))
+        let outside = ATTPDU.readByTypeResponse([ATTHandleValue(handle: 0x002E, value: [0x10, 0x2F, 0x00, 0x01, 0x2A])])
+        #expect(try Self.feed(outside, .rx, frame: 1520, at: 250_000, into: &t) == .responseWithoutRequest(dropped: nil))
+        // Near miss: the same response listing 0x0009, in the first request's range, is its answer in turn.
+        let inside = ATTPDU.readByTypeResponse([ATTHandleValue(handle: 0x0009, value: [0x10, 0x0A, 0x00, 0x01, 0x2A])])
+        guard case .answeredReplaced(let late, _)? = try Self.feed(inside, .rx, frame: 1521, at: 260_000, into: &t) else {
+            Issue.record("the first request not answered in turn")
+            return
+        }
+        #expect(late.frame == 1471)
+    }
+}
+
+/// A server answers in turn: once it answered a later request with a response the replaced one could not take, the
+/// replaced one will not be answered (the Ubertooth shaver log: Read Request 26557, its answer missed, then answered Find
+/// Information and Write Requests; the Read Response at 26611 answers a request the sniffer missed).
+extension ATTTransactionsTests {
+    @Test func aReplacedRequestPassedOverByTheServerIsForgotten() throws {
+        var t = ATTTransactions()
+        _ = try Self.feed(.readRequest(handle: 0x0022), .tx, frame: 26557, at: 0, into: &t)
+        let info = ATTPDU.findInformationRequest(.init(start: 0x002D, end: 0x002E))
+        _ = try Self.feed(info, .tx, frame: 26560, at: 60_000, into: &t)
+        let found = ATTPDU.findInformationResponse(
+            .init(format: 1, entries: [ATTHandleUUID(handle: 0x002D, uuid: BluetoothUUID(uuid16: 0x2902))]))
+        _ = try Self.feed(found, .rx, frame: 26563, at: 90_000, into: &t)
+        #expect(
+            try Self.feed(.readResponse(value: [0x37]), .rx, frame: 26611, at: 900_000, into: &t) == .responseWithoutRequest(dropped: nil))
+        // Near miss: answered by a Read Response (which it could take), the replaced Read Request still waits its turn.
+        var u = ATTTransactions()
+        _ = try Self.feed(.readRequest(handle: 0x0063), .tx, frame: 26616, at: 0, into: &u)
+        _ = try Self.feed(.readRequest(handle: 0x0070), .tx, frame: 26619, at: 60_000, into: &u)
+        _ = try Self.feed(.readResponse(value: [0]), .rx, frame: 26622, at: 90_000, into: &u)
+        guard case .answeredReplaced(let late, _)? = try Self.feed(.readResponse(value: [0]), .rx, frame: 26624, at: 120_000, into: &u)
+        else {
+            Issue.record("the replaced Read Request not answered in turn")
+            return
+        }
+        #expect(late.frame == 26616)
+    }
+}
