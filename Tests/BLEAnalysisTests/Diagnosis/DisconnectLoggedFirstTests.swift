@@ -15,7 +15,7 @@ extension DiagnosisRuleTests {
 
         /// A BR/EDR link with an eSCO link and its audio; the eSCO's completion (of `completed`) at 38.273121 s, the
         /// Disconnect of the eSCO at `commandAt` µs, the ACL's completion 94 µs after it; the log ends there.
-        static func shutdown(completed: UInt16 = esco, commandAt: Int64 = 38_284_357) -> (CaptureBuilder, command: Int) {
+        static func shutdown(completed: UInt16 = 0x0041, commandAt: Int64 = 38_284_357) -> (CaptureBuilder, command: Int) {
             var b = CaptureBuilder().connectBREDR(handle: acl).declaredEvent(
                 SynchronousConnectionComplete {
                     $0.handle = esco; $0.address = BDAddress(0x00_1A_7D_DA_71_13); $0.linkType = 2; $0.airMode = .cvsd
@@ -41,7 +41,7 @@ extension DiagnosisRuleTests {
             #expect(sent.responseFrame == command - 1 && sent.summary.contains("logged before it, at frame \(command - 1)"), "\(sent.summary)")
         }
 
-        @Test(arguments: [(esco, Int64(40_273_121)), (UInt16(0x0042), Int64(38_284_357))])
+        @Test(arguments: [(UInt16(0x0041), Int64(40_273_121)), (UInt16(0x0042), Int64(38_284_357))])
         func nearMissACompletionLongBeforeOrOfAnotherHandleAnswersNothing(completed: UInt16, commandAt: Int64) throws {
             let (b, command) = Self.shutdown(completed: completed, commandAt: commandAt)
             let d = try #require(try RuleTest.diagnose(b).of("CQ-03").first)
