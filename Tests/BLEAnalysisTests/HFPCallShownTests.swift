@@ -13,7 +13,8 @@ import Testing
 
     @Test func anAudioConnectionWithoutACallIsNotCalledOne() throws {
         let texts = try Self.story(ClassicAudioRuleTests.call([("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true)], eSCOAfter: [1]))
-        let line = try #require(texts.first { $0.hasPrefix("Audio connection (no call in the HFP exchange): eSCO link up at frame") }, "\(texts)")
+        let line = try #require(
+            texts.first { $0.hasPrefix("Audio connection (no call in the HFP exchange): eSCO link up at frame") }, "\(texts)")
         #expect(!line.contains("Call"))
         #expect(!texts.contains { $0.hasPrefix("Calls' audio links") })
         let cvsd = BR11HFPCodecFallback.evaluate(

@@ -9,7 +9,9 @@ import Testing
 /// Complete logged 10–11 ms before it (45697, 25201), not "still waiting for its answer". Needs the corpus.
 @Suite struct CorpusStoryTestsGatewayAudio {
     @Test func cvsdGatewayAudioConnectionAndItsShutdown() throws {
-        guard let out = try DiagnoseOutput.of("pklg-btstack-be_hfp-ag-stale-apple-connect-complete-after-reset-bcs1-cvsd-esco-18k-sco.pklg", corpus: true)
+        guard
+            let out = try DiagnoseOutput.of(
+                "pklg-btstack-be_hfp-ag-stale-apple-connect-complete-after-reset-bcs1-cvsd-esco-18k-sco.pklg", corpus: true)
         else { return }
         let audio = out.sentence(
             "classic",
@@ -23,7 +25,9 @@ import Testing
     }
 
     @Test func msbcGatewayAudioConnectionAndItsShutdown() throws {
-        guard let out = try DiagnoseOutput.of("pklg-btstack-be_hfp-ag-stale-sco-acl-disconnects-after-reset-11s-page-bcs2-msbc-esco-10k-sco.pklg", corpus: true)
+        guard
+            let out = try DiagnoseOutput.of(
+                "pklg-btstack-be_hfp-ag-stale-sco-acl-disconnects-after-reset-11s-page-bcs2-msbc-esco-10k-sco.pklg", corpus: true)
         else { return }
         let audio = out.sentence(
             "classic",

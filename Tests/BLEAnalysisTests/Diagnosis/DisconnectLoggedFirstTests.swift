@@ -38,7 +38,8 @@ extension DiagnosisRuleTests {
             // The timeline says where its answer is.
             let (_, events) = try AnalyzerTests.analyze(b)
             let sent = try #require(events.first { $0.frame == command })
-            #expect(sent.responseFrame == command - 1 && sent.summary.contains("logged before it, at frame \(command - 1)"), "\(sent.summary)")
+            #expect(
+                sent.responseFrame == command - 1 && sent.summary.contains("logged before it, at frame \(command - 1)"), "\(sent.summary)")
         }
 
         @Test(arguments: [(UInt16(0x0041), Int64(40_273_121)), (UInt16(0x0042), Int64(38_284_357))])

@@ -41,7 +41,8 @@ struct BR11HFPCodecFallback: DiagnosisRule {
                     l.established && l.aclConnection == c.number && (l.startFrame ?? 0) > fallback.frame
                 }
                 // "call" only where the HFP exchange shows one (HFPCallShown.swift).
-                let (audio, voice) = h.showsACall ? ("the call's audio", "the call's voice link") : ("the audio connection", "the voice link")
+                let (audio, voice) =
+                    h.showsACall ? ("the call's audio", "the call's voice link") : ("the audio connection", "the voice link")
                 let what =
                     attempt.map { " It fell back from a wideband attempt: \($0.text) at frame \($0.frame)." }
                     ?? (" Nothing in the log shows a wideband attempt that failed (no earlier wideband selection, no failed voice-link setup): \(h.thisSideIsGateway ? "this side" : "the gateway") chose CVSD though \(HFPCodec.name(best)) was offered"
