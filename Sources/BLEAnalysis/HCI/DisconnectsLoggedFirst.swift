@@ -1,3 +1,4 @@
+import BLECapture
 import BLECore
 import BLEProtocols
 
