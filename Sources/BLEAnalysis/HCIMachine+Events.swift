@@ -235,6 +235,9 @@ extension HCIMachine {
     /// Disconnection Complete (7.7.5): closes the connection.
     private func disconnected(_ d: DisconnectionComplete, _ record: CaptureRecord) -> HCIEventNote {
         let frame = record.frame, time = record.timestamp
+        if d.status == .success {
+            disconnectsLoggedFirst.disconnected(controller: record.controllerIndex, handle: d.handle, frame: frame, timestamp: time)
+        }
         if synchronousDisconnected(d, record) {
             var note = HCIEventNote(status: d.status.description, handle: d.handle)
             note.synchronous = true

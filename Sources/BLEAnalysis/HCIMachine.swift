@@ -63,6 +63,8 @@ final class HCIMachine {
     var classic = ClassicHCIState()
     /// The latest HCI Reset sent to each controller: its frame and time (``StaleAfterReset``).
     var resets: [UInt16: (frame: Int, timestamp: Timestamp)] = [:]
+    /// Disconnects whose Disconnection Complete the log holds just before them (`HCI/DisconnectsLoggedFirst.swift`).
+    var disconnectsLoggedFirst = DisconnectsLoggedFirst()
     let keyStore: LinkKeyStore
     /// The analyzer, which owns this machine and outlives it: `unowned(unsafe)` spares the atomic reference count a safe
     /// unowned reference pays on every use (every completed-packets entry).
@@ -97,7 +99,10 @@ final class HCIMachine {
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         noteSecurityCommand(packet, record)
         noteSecurityRecord(packet, record)
-        if packet.opcode == .disconnect { noteDisconnectCommand(packet, record) }
+        if packet.opcode == .disconnect {
+            noteDisconnectCommand(packet, record)
+            noteDisconnectLoggedAfterItsEnd(packet, record)
+        }
         if sink.recordsEvidence, let (handle, kind) = HCIEvidence.command(packet) {
             let number = handle.flatMap { links.number(controller: record.controllerIndex, handle: $0) }
             sink.evidence(kind, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex, connection: number)
@@ -115,7 +120,7 @@ final class HCIMachine {
     /// within the time-out before it was cut short by the reset (cannot tell, info); one older was never answered, and
     /// the reset is likely the host's recovery from it (a warning, with its evidence).
     private func settleBeforeReset(_ record: CaptureRecord) {
-        for pending in commands.takeUnanswered(controller: record.controllerIndex) {
+        for pending in commands.takeUnanswered(controller: record.controllerIndex) where !answeredBeforeItWasLogged(pending) {
             if let id = pending.eventID { sink.queue.settle(id) }
             guard record.timestamp.microseconds(since: pending.timestamp) > hciCommandTimeoutMicroseconds else {
                 sink.findings.append(Finding(.info, .commandCutShort(by: "the HCI Reset at frame \(record.frame)"), frame: pending.frame))
@@ -318,7 +323,7 @@ final class HCIMachine {
     /// What the pass leaves: commands never answered, quality reports no link claimed.
     func finish(lastTimestamp: Timestamp? = nil) {
         if let f = vendorTally.reportsWithoutLinkFinding() { sink.findings.append(f) }
-        for pending in commands.takeUnanswered() {
+        for pending in commands.takeUnanswered() where !answeredBeforeItWasLogged(pending) {
             // The log ended within the time-out after it: its answer may simply not be in the capture (BTstack's HFP logs:
             // the Disconnect sent 170 µs before the log's last record).
             if let last = lastTimestamp, last.microseconds(since: pending.timestamp) <= hciCommandTimeoutMicroseconds {

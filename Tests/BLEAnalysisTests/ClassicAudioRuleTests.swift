@@ -121,7 +121,7 @@ import Testing
         let texts = story.sentences.map(\.text)
         let security = try #require(texts.firstIndex { $0.hasPrefix("Security: ") }, "\(texts)")
         let hfp = try #require(texts.firstIndex { $0.hasPrefix("HFP with ") })
-        let calls = try #require(texts.firstIndex { $0.hasPrefix("Calls' audio links") })
+        let calls = try #require(texts.firstIndex { $0.hasPrefix("Audio connection") })
         let links = try #require(texts.firstIndex { $0.contains("BR/EDR link") })
         #expect(links < security && security < calls && calls < hfp, "\(texts)")
     }

@@ -4,7 +4,8 @@ import BLEProtocols
 /// The story's lines about BR/EDR links beyond their count: the SCO/eSCO links of the calls, each on its own handle,
 /// and the links whose transport the log never showed.
 extension Story {
-    /// `Calls' audio: 1 eSCO link (transparent, 7.5 ms) up at frame 4, removed at 8; 1 setup failed (0x1A) at 12.`
+    /// `Calls' audio links: eSCO link up at frame 4 (transparent, every 7.50 ms), removed at 8; SCO setup failed at frame
+    /// 12 (…).`, or `Audio connection (no call in the HFP exchange): …` where no call shows.
     static func synchronousLine(_ e: Evidence) -> StorySentence? {
         let links = e.classic.synchronousLinks
         guard !links.isEmpty else { return nil }
@@ -19,6 +20,11 @@ extension Story {
                 }
                 if let asked = l.requestedCoding { text += ", \(asked) asked" }
                 text += l.endFrame.map { ", removed at \($0)" } ?? ", still up when the log ends"
+                // The audio the host carried over HCI (none where the controller routes it on its own path, the usual
+                // case on phones): counted on the link by its handle, so empty records of no link are not.
+                if l.packets.total > 0 {
+                    text += ", \(grouped(l.packets.tx)) SCO packets sent and \(grouped(l.packets.rx + l.packets.unknown)) received"
+                }
                 parts.append(text)
             } else {
                 parts.append("\(kind) setup failed at frame \(l.resultFrame ?? l.requestFrame ?? 0) (\(codeName(l.status)))")
@@ -26,7 +32,13 @@ extension Story {
         }
         if links.count > 6 { parts.append("\(links.count - 6) more") }
         let frames = links.compactMap { $0.startFrame ?? $0.resultFrame } + links.compactMap(\.endFrame)
-        return StorySentence(.classic, "Calls' audio links: " + parts.joined(separator: "; ") + ".", frames: frames)
+        // A call only where the HFP exchange shows one (HFPCallShown.swift); else what the log shows, audio connections.
+        let title =
+            e.hfpShowsACall
+            ? "Calls' audio links: "
+            : (links.count == 1 ? "Audio connection" : "Audio connections")
+                + (e.hfpDecoded ? " (no call in the HFP exchange): " : ": ")
+        return StorySentence(.classic, title + parts.joined(separator: "; ") + ".", frames: frames)
     }
 
 }

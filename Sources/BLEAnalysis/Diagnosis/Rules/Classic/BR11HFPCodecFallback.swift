@@ -40,15 +40,18 @@ struct BR11HFPCodecFallback: DiagnosisRule {
                 let call = e.classic.synchronousLinks.first { l in
                     l.established && l.aclConnection == c.number && (l.startFrame ?? 0) > fallback.frame
                 }
+                // "call" only where the HFP exchange shows one (HFPCallShown.swift).
+                let (audio, voice) =
+                    h.showsACall ? ("the call's audio", "the call's voice link") : ("the audio connection", "the voice link")
                 let what =
                     attempt.map { " It fell back from a wideband attempt: \($0.text) at frame \($0.frame)." }
                     ?? (" Nothing in the log shows a wideband attempt that failed (no earlier wideband selection, no failed voice-link setup): \(h.thisSideIsGateway ? "this side" : "the gateway") chose CVSD though \(HFPCodec.name(best)) was offered"
-                        + (call.flatMap(\.startFrame).map { "; the call's voice link came up at frame \($0)." } ?? "."))
+                        + (call.flatMap(\.startFrame).map { "; \(voice) came up at frame \($0)." } ?? "."))
                 out.append(
                     Diagnosis(
                         rule: Self.code, severity: attempt == nil ? .info : severity, frame: fallback.frame,
                         message:
-                            "\(offerer) offered \(HFPCodec.name(best)) (AT+BAC) but \(gateway) selected CVSD at frame \(fallback.frame): the call's audio is narrowband."
+                            "\(offerer) offered \(HFPCodec.name(best)) (AT+BAC) but \(gateway) selected CVSD at frame \(fallback.frame): \(audio) is narrowband."
                             + what,
                         headline: "\(HFPCodec.name(best)) offered, CVSD used with \(name)",
                         supporting: (h.availableCodecsFrame.map { [CitedFrame($0, "AT+BAC")] } ?? []) + (attempt.map { [$0] } ?? []),
