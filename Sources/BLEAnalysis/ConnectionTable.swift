@@ -112,8 +112,8 @@ final class ConnectionTable {
     }
 
     /// `body` on link `index`'s machine, in place. The subscript's `_modify` allocated its coroutine frame (40 bytes)
-    /// on every call, and the ACL path calls it once per record: 4.4 % of `diagnose` on the benchmark (perf8,
-    /// /work/perf8-findings.md). The open link's owner is reached unretained, as ``ACLPath`` feeds fragments.
+    /// on every call, and the ACL path calls it once per record: 4.4 % of `diagnose` on the benchmark
+    /// (docs/performance.md#analyzer-hci). The open link's owner is reached unretained, as ``ACLPath`` feeds fragments.
     @inline(__always)
     func withLinkMachine<R>(_ index: Int, _ body: (inout LinkMachine) -> R) -> R {
         if let owner = unmanagedMachine(index) { return owner._withUnsafeGuaranteedRef { body(&$0.connection.machine) } }

@@ -222,26 +222,21 @@ package struct L2CAPReassembler {
 
     /// Hands the PDU that ``feed(_:findings:)`` reported `.reassembled` to `body` (borrowed from the buffer for the
     /// call), then starts over.
-    package mutating func deliverReassembled(_ body: (L2CAPPDU) -> Void) {
-        let (first, last, time, count, total) = (firstFrame, lastFrame, firstTimestamp, fragments, expected)
-        buffer.withUnsafeBytes { raw in
-            body(
-                L2CAPPDU(
-                    bytes: UnsafeRawBufferPointer(rebasing: raw[0..<total]), firstFrame: first, lastFrame: last,
-                    firstTimestamp: time, fragments: count))
-        }
-        reset()
-    }
+    package mutating func deliverReassembled(_ body: (L2CAPPDU) -> Void) { deliver(first: expected, body) }
 
     /// Hands the bytes kept of the PDU that ``feed(_:findings:)`` reported `.cutReassembled` (its first bytes, up to and
     /// including the first cut fragment's) to `body`, then starts over.
-    package mutating func deliverCut(_ body: (L2CAPPDU) -> Void) {
-        let (first, last, time, count, kept) = (firstFrame, lastFrame, firstTimestamp, fragments, min(contiguous, buffer.count))
+    package mutating func deliverCut(_ body: (L2CAPPDU) -> Void) { deliver(first: min(contiguous, buffer.count), body) }
+
+    /// The buffer's first `count` bytes as the PDU of the fragments fed, to `body`; then starts over.
+    @inline(__always)
+    private mutating func deliver(first count: Int, _ body: (L2CAPPDU) -> Void) {
+        let (first, last, time, fragmentCount) = (firstFrame, lastFrame, firstTimestamp, fragments)
         buffer.withUnsafeBytes { raw in
             body(
                 L2CAPPDU(
-                    bytes: UnsafeRawBufferPointer(rebasing: raw[0..<kept]), firstFrame: first, lastFrame: last,
-                    firstTimestamp: time, fragments: count))
+                    bytes: UnsafeRawBufferPointer(rebasing: raw[0..<count]), firstFrame: first, lastFrame: last,
+                    firstTimestamp: time, fragments: fragmentCount))
         }
         reset()
     }
