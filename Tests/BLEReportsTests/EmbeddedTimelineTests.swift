@@ -76,6 +76,41 @@ import Testing
         }
     }
 
+    /// The string table holds each text once, in the order of first use, however an event carries it: a value event's
+    /// summary kept as its handle (`handle=0x002a` when rendered, as `timeline` prints it) and a summary given as that
+    /// same text share one entry; the next handle (0x002b, the near miss) is a text of its own; a name seen again after
+    /// another name is the first one's entry, not a new one.
+    @Test func eachTextIsInTheTableOnceInTheOrderOfFirstUse() throws {
+        func event(_ name: String, handle: UInt16? = nil, summary: String = "", layer: Layer = .att) -> TimelineEvent {
+            if let handle {
+                return TimelineEvent(
+                    frame: 1, timestamp: Timestamp(microseconds: 0), connection: 64, direction: .rx, layer: layer, code: 0x1B,
+                    name: name, summaryHandle: handle)
+            }
+            return TimelineEvent(
+                frame: 1, timestamp: Timestamp(microseconds: 0), connection: 64, direction: .rx, layer: layer, code: nil,
+                name: name, summary: summary)
+        }
+        let events = [
+            event("Handle Value Notification", handle: 0x002A),
+            event("Write Command", summary: "handle=0x002a"),
+            event("Handle Value Notification", handle: 0x002B),
+            event("Number Of Completed Packets", summary: "handle=0x0040 packets=1", layer: .hci),
+            event("Handle Value Notification", handle: 0x002A),
+        ]
+        #expect(events[0].summary == "handle=0x002a" && events[2].summary == "handle=0x002b")
+        var table = EmbeddedTimeline()
+        for e in events { table.add(e) }
+        #expect(
+            table.strings == [
+                "att", "Handle Value Notification", "handle=0x002a", "Write Command", "handle=0x002b", "hci",
+                "Number Of Completed Packets", "handle=0x0040 packets=1",
+            ])
+        #expect(table.layers.map { table.strings[$0] } == events.map(\.layer.rawValue))
+        #expect(table.names.map { table.strings[$0] } == events.map(\.name))
+        #expect(table.summaries.map { table.strings[$0] } == events.map(\.summary))
+    }
+
     @Test func base64MatchesFoundation() {
         var generator = SystemRandomNumberGenerator()
         for n in [0, 1, 2, 3, 4, 5, 100, 1001] {

@@ -57,9 +57,42 @@ public struct EmbeddedTimeline: Sendable {
         connections.append(e.connectionNumber ?? 0)
         handles.append(e.handle.map(Int.init) ?? 0)
         directions.append(e.direction.rawValue)
-        layers.append(string(e.layer.rawValue))
-        names.append(string(e.name))
-        summaries.append(string(e.summary))
+        layers.append(layerString(e.layer))
+        names.append(nameString(e.name))
+        if let handle = e.summaryHandle {
+            summaries.append(handleSummaryString(handle))
+        } else {
+            summaries.append(string(e.summary))
+        }
+    }
+
+    // The string table's index of the texts most events repeat, found without hashing a String per event (the summary
+    // `handle=0x002a` was built per value event only to be looked up: docs/performance.md#embedded-timeline). Each
+    // calls ``string(_:)`` the first time, so the table's order is the order of first use, as before.
+    private var lastLayer: (layer: Layer, index: Int)?
+    private var handleSummaryIndexes: [UInt16: Int] = [:]
+    private var lastName: (text: String, index: Int)?
+
+    mutating func layerString(_ layer: Layer) -> Int {
+        if let last = lastLayer, last.layer == layer { return last.index }
+        let i = string(layer.rawValue)
+        lastLayer = (layer, i)
+        return i
+    }
+
+    mutating func handleSummaryString(_ handle: UInt16) -> Int {
+        if let i = handleSummaryIndexes[handle] { return i }
+        let i = string("handle=" + hex(handle, width: 4))
+        handleSummaryIndexes[handle] = i
+        return i
+    }
+
+    /// Consecutive events mostly share their layer and name (a run of notifications).
+    mutating func nameString(_ name: String) -> Int {
+        if let last = lastName, last.text == name { return last.index }
+        let i = string(name)
+        lastName = (name, i)
+        return i
     }
 
     /// The JSON document the page's script reads (times are µs from `t0`): `{"v":1,"t0":µs,"s":[strings],"f":[Δframe],"t":[Δµs],"c":[…],
