@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6 or 2026-11-29-7: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7 or 2026-11-29-8: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -206,6 +206,10 @@ francozappa/knob c245badb7a3df6b36186dbe4644211a396f5f0a1 1798c5ef0a57fb980365bf
 sardark1/data-1 0d06cca5cb31b3895816d63a64cc2df05c881384 ea301f66c317b90e889316da48f7923adadb4b3d98afb09355810b8fa9cdd04c btsnoop-hdr-btsnooz-v2-records_sardark-android-le-ext-scan-toggle-6990-cmd-evt-unreadable.log btsnooz_hci.log
 homewsn/bsniffhub 29049d7d2108389b3d89cbe6e44cb94b0b5c9a64 0d48c941a37f6675ea67b3f29a119c6ce2fdb89ae8612137d68223507d057d16 lell-rf-lt256_bsniffhub-lesc-passkey-725522-initiator-displays-enc.pcap examples/sc-passkeyentry-725522-initiator-displays-responder-inputs.pcap
 RokoAB/Bluetooth-Low-Energy-communication fe87fbcac526a86ca5c97a6bc8fd15c4dd01f94e 89c975939ad69b1152087544cf61294d9526041201106b8c4f6cb2d96412638b btsnoop-dl1001-hci-unencap_roko-iphone-airtag-play-sound-accept-list-stored-ltk-enc-v2-cid-003a.log BLE Sniffing Logs/Iphone_sound_airtag_airpods.log
+# added 2026-11-29-8
+Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca cc7e00a5f1a7e23a0e7e5730b113d5ccfd6f316bb17a123fbc93a094a2a4664d pcap-lt201-h4phdr_thewbi-bluez-2006-nec616-legacy-pin-auth-failure-05-then-combination-key-sdp-headset-none.pcap doc/Bluetooth1.pcap
+Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca e9020a5560684a7f8a11124ef61b22d7780a6c4eab775df7d4db252e28dc2b1c hcidump-native_thewbi-bluez-2006-nec616-legacy-pin-same-packets-as-pcap.cap doc/Bluetooth1.cap
+Syed-Bipul-Rahman/bluethooth_light_controll 6b766eeccdf0e3e5abe2b16a5cb82e7343f94931 3ab5bd29a02cf53e08f1b6e5d0436fa940bc40d2d36311fa560c16427890b577 android-btsnoop_lightctl-starts-midlink-host-disc-16-accept-list-cancel-02-x3-new-link-ensy.log btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
