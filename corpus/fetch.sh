@@ -210,6 +210,7 @@ RokoAB/Bluetooth-Low-Energy-communication fe87fbcac526a86ca5c97a6bc8fd15c4dd01f9
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca cc7e00a5f1a7e23a0e7e5730b113d5ccfd6f316bb17a123fbc93a094a2a4664d pcap-lt201-h4phdr_thewbi-bluez-2006-nec616-legacy-pin-auth-failure-05-then-combination-key-sdp-headset-none.pcap doc/Bluetooth1.pcap
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca e9020a5560684a7f8a11124ef61b22d7780a6c4eab775df7d4db252e28dc2b1c hcidump-native_thewbi-bluez-2006-nec616-legacy-pin-same-packets-as-pcap.cap doc/Bluetooth1.cap
 Syed-Bipul-Rahman/bluethooth_light_controll 6b766eeccdf0e3e5abe2b16a5cb82e7343f94931 3ab5bd29a02cf53e08f1b6e5d0436fa940bc40d2d36311fa560c16427890b577 android-btsnoop_lightctl-starts-midlink-host-disc-16-accept-list-cancel-02-x3-new-link-ensy.log btsnoop_hci.log
+Syed-Bipul-Rahman/bluethooth_light_controll 1d3662b3bf8ecf0a2feabe41e7e2323b622b8dd6 6bea1f7f411546ce0f691e5efec539d400d8e7728ab478fcb4f1af59ebdb4ffe android-btsnoop_lightctl-midlink-whole-log-link-never-starts-or-ends-adv-set-addr-0c.log btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
