@@ -70,7 +70,13 @@ let package = Package(
             // SwiftPM's static runtime links with `-export-dynamic`: 27,774 of blescope's own symbols (2.0 MB of the stripped
             // binary) exported, and kept by `--gc-sections` whether used or not. No one loads blescope as a library, and
             // the Swift backtracer names a crash's frames from the debug file, not from them (docs/performance.md#size).
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))],
+            // `--icf=safe`: the linker (gold, the Swift toolchain's default on Linux; lld takes it too) keeps one copy of
+            // functions whose code is identical and whose address nobody takes (value witnesses and specializations
+            // that came out the same): 516 kB less of the stripped binary, the same speed (docs/performance.md#size).
+            linkerSettings: [
+                .unsafeFlags(
+                    ["-Xlinker", "--no-export-dynamic", "-Xlinker", "--icf=safe"], .when(platforms: [.linux], configuration: .release))
+            ],
             plugins: ["BuildInfo"]),
         // `blescope --version` names the commit: the plugin writes it into the target before each build (see its comment).
         .plugin(name: "BuildInfo", capability: .buildTool()),
