@@ -132,6 +132,7 @@ TRUTH = {
     "SEC-14": cls("same-key-peers"),
     "SEC-15": cls("bonded-link-unencrypted"),
     "SEC-19": cls("public-key-invalid"),
+    "SEC-20": cls("irk-zero"),
     # diagnosis_truth_audio.py's classes (cached as <name>.audio.jsonl)
     "LA-02": cls("ase-operation-refused"),
     "LA-03": cls("iso-sdu-lost"),
@@ -164,12 +165,13 @@ TRUTH = {
 # The truths that add classes of their own, each made (one more tshark pass) only for a capture where one of the rules
 # it judges fires: the rules, the script, the suffix of its cached output.
 RULE_TRUTHS = [
-    ({"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19"}, "diagnosis_truth_security2.py",
+    ({"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19", "SEC-20"}, "diagnosis_truth_security2.py",
      ".security.jsonl"),
     ({"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}, "diagnosis_truth_audio.py", ".audio.jsonl"),
     ({"LL-01", "LL-03", "LP-05", "LP-03"}, "diagnosis_truth_linklayer.py", ".ll.jsonl"),
     # .capture.jsonl and .gatt.jsonl hold older outputs (without ACL records cut in the log, without GATT-03's classes).
-    ({"CQ-02", "CQ-03", "CQ-05"}, "diagnosis_truth_capture.py", ".capture2.jsonl"),
+    # SEC-20 too: an IRK blescope read after decrypting an air link is a frame tshark cannot read (air-encrypted-unread).
+    ({"CQ-02", "CQ-03", "CQ-05", "SEC-20"}, "diagnosis_truth_capture.py", ".capture2.jsonl"),
     ({"GATT-03", "GATT-05", "GATT-07"}, "diagnosis_truth_gatt.py", ".gatt2.jsonl"),
     ({"HH-06", "HH-07"}, "diagnosis_truth_host.py", ".host.jsonl"),
     ({"TP-03", "TP-04", "SC-01"}, "diagnosis_truth_throughput.py", ".throughput.jsonl"),
@@ -262,7 +264,7 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 # unjudged rather than false.
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
-          "CQ-05": {"air-encrypted-unread"},
+          "CQ-05": {"air-encrypted-unread"}, "SEC-20": {"air-encrypted-unread"},
           "GATT-03": {"att-unreadable"}, "GATT-05": {"att-unreadable"}, "HH-07": {"controller-index-unread"},
           "TP-03": {"link-settings-unknown"}, "TP-04": {"stream-room-unproven"}, "SC-02": {"attempts-not-air"}}
 

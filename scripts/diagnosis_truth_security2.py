@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How each pairing and encryption went, read by tshark alone: the truth for the security rules the other truth
-scripts have no class for (SEC-08, SEC-09, SEC-10, SEC-12, SEC-13, SEC-14, SEC-15, SEC-19; issue 45, issue 48 point 4).
+scripts have no class for (SEC-08, SEC-09, SEC-10, SEC-12, SEC-13, SEC-14, SEC-15, SEC-19, SEC-20; issue 45, issue 48 point 4).
 
 Usage: scripts/diagnosis_truth_security2.py [--base-name] CAPTURE...
 Output: one JSON object per capture per line, {"file", "events": [...]}, events sorted by frame. Each event: class,
@@ -52,6 +52,9 @@ e.g. Encryption Change v2 0x59), merged in frame order. Classes, each a reading 
   public-key-invalid   (SEC-19) an SMP Pairing Public Key (0x0C) in a pairing whose Request/Response made it legacy
                        (no public key belongs there: Part H 2.3.5.6) or whose point is not on P-256 (FIPS 186-4
                        D.1.2.3; the Invalid Curve attack): frame = the key, why.
+  irk-zero             (SEC-20) an SMP Identity Information (0x08) whose IRK is sixteen zero bytes (Vol 3, Part H,
+                       3.6.4; Vol 6, Part B, 4.7: a zero peer IRK means the identity address is used, no privacy):
+                       frame = the PDU.
 """
 
 import os
@@ -76,7 +79,7 @@ FIELDS = [
     "btle.link_layer_data.access_address", "btle.control_opcode", "btle.control.encrypted_diversifier",
     "btle.control.random_number", "btsmp.opcode", "btsmp.io_capability", "btsmp.oob_data_flags",
     "btsmp.bonding_flags", "btsmp.mitm_flag", "btsmp.sc_flag", "btsmp.max_enc_key_size", "btsmp.public_key_x",
-    "btsmp.public_key_y", "btatt.opcode",
+    "btsmp.public_key_y", "btsmp.id_resolving_key", "btatt.opcode",
 ]
 
 
@@ -125,6 +128,8 @@ def field_facts(path):
                 "oob": num(row["btsmp.oob_data_flags"]), "bond": num(row["btsmp.bonding_flags"]),
                 "mitm": row["btsmp.mitm_flag"] == "1", "sc": row["btsmp.sc_flag"] == "1",
                 "size": num(row["btsmp.max_enc_key_size"])}
+        elif smp == 0x08:
+            yield frame, "identity", {"link": link, "irk": row["btsmp.id_resolving_key"]}
         elif smp == 0x0C:
             yield frame, "public-key", {"link": link, "x": row["btsmp.public_key_x"], "y": row["btsmp.public_key_y"]}
         if row["btatt.opcode"]:
@@ -280,6 +285,11 @@ class Security:
                       link=d["link"])
         elif on_p256(d["x"], d["y"]) is False:
             self.emit("public-key-invalid", frame, why="not on P-256", link=d["link"])
+
+    def identity(self, frame, d):
+        irk = (d["irk"] or "").replace(":", "")
+        if irk and set(irk) == {"0"}:
+            self.emit("irk-zero", frame, link=d["link"])
 
     def start(self, frame, d):
         link = d["link"]

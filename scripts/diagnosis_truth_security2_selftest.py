@@ -101,6 +101,8 @@ def capture():
     c.l2cap(0x46, 4, bytes([0x0A, 0x03, 0x00]), 20.0, True)              # 51 ATT, unencrypted, no bond: quiet
     c.pairing(0x46, 0x01, 0x03, 0x01, 16, 20.1, oob=1)                    # 52 legacy OOB: the TK is not in the
     c.pairing(0x46, 0x02, 0x03, 0x01, 16, 20.2, oob=1)                    # 53 capture, a near miss
+    c.l2cap(0x46, 6, b"\x08" + bytes(16), 20.3, False)                   # 54 Identity Information, IRK zero
+    c.l2cap(0x46, 6, b"\x08" + K3, 20.4, True)                           # 55 a real IRK: a near miss
     return btsnoop(1002, c.records)
 
 
@@ -130,6 +132,7 @@ EXPECTED = [
     {"class": "legacy-pairing", "frame": 47, "frames": [47, 48], "method": "Passkey Entry", "link": "0/70"},
     {"class": "key-size-short", "frame": 50, "frames": [50], "size": 0, "source": "hci", "link": "0/71",
      "benign": "no key size reported"},
+    {"class": "irk-zero", "frame": 54, "frames": [54], "link": "0/70"},
 ]
 
 

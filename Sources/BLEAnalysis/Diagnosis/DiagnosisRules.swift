@@ -46,6 +46,7 @@ public enum DiagnosisRules {
         SEC17KeySizeOutOfRange.self,
         SEC18DHKeyCheckSkipped.self,
         SEC19InvalidPublicKey.self,
+        SEC20ZeroIdentityKey.self,
         // ATT and GATT
         GATT01RequestTimedOut.self,
         GATT02ProtocolViolation.self,

@@ -75,6 +75,7 @@ extension Story {
                     : "whether the \(before.count) links that started before the log were encrypted cannot be seen")
         }
         if !encrypted.isEmpty, let sizes = keySizes(e, le: true) { parts.append(sizes) }
+        if !encrypted.isEmpty, let stored = storedKeys(e) { parts.append(stored) }
         parts += encryptionOutcomes(starts: starts.map(\.frame), refused: refused, air: e.isAirCapture)
         let text = parts.joined(separator: "; ").capitalizedFirst + "."
         let frames = pairings + unanswered + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)

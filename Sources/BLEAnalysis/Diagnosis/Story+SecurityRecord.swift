@@ -38,6 +38,8 @@ extension Story {
                 var name = procedure.rawValue + (p.model.map { " \($0.rawValue)" } ?? "")
                 if let type = p.linkKeyType { name += ", \(type)" }
                 if p.debugKeyFrame != nil { name += ", debug key" }
+                // A zero IRK tells a security reviewer the device is trackable (SEC-20 says it at info, under the fold).
+                if p.identities.values.contains(where: \.irkIsZero) { name += ", all-zero IRK: no privacy" }
                 names.append(name)
             }
         }
@@ -71,5 +73,27 @@ extension Story {
         if unknown > 0 { parts.append(sizes.isEmpty ? "key size not in the log" : "\(unknown) with the key size not in the log") }
         if !algorithms.isEmpty { parts.append(algorithms.sorted().joined(separator: " and ")) }
         return parts.joined(separator: ", ")
+    }
+
+    /// `a stored key of an LE Secure Connections pairing (inferred: EDIV and Rand 0 at 689)`: on LE links that
+    /// encrypted with a key no pairing in the capture made, which procedure made it, as the starts name it
+    /// (``EncryptionSession/storedKeyProcedure``); nil when none did.
+    static func storedKeys(_ e: Evidence) -> String? {
+        var frames: [PairingProcedure: [Int]] = [:]
+        for c in e.connections where c.isLE && c.machine.securityRecord.bond == nil {
+            for s in c.machine.securityRecord.sessions where s.onFrame != nil {
+                guard let (procedure, frame) = s.storedKeyProcedure else { continue }
+                frames[procedure, default: []].append(frame)
+            }
+        }
+        guard !frames.isEmpty else { return nil }
+        let parts = [PairingProcedure.leSecureConnections, .leLegacy].compactMap { p -> String? in
+            guard let at = frames[p] else { return nil }
+            let shown = at.prefix(3).map(String.init).joined(separator: ", ") + (at.count > 3 ? " and \(at.count - 3) more" : "")
+            return p == .leSecureConnections
+                ? "a stored key of an LE Secure Connections pairing (inferred: EDIV and Rand 0 at \(shown))"
+                : "a stored LE legacy key (inferred: non-zero EDIV and Rand at \(shown))"
+        }
+        return parts.joined(separator: " and ")
     }
 }

@@ -188,6 +188,9 @@ public struct SecurityPairing: Hashable, Sendable {
     public var dhKeyChecks: [Sender: Int] = [:]
     /// LE: the keys each side distributed (complete ones).
     public var distributed: [Sender: SMPKeyDistribution] = [:]
+    /// LE: the identity each side distributed (Identity Information, Vol 3, Part H, 3.6.4, and Identity Address
+    /// Information, 3.6.5): whether its IRK is all zeros, and the identity address.
+    public var identities: [Sender: DistributedIdentity] = [:]
     /// BR/EDR: the new link key's type (Link Key Notification).
     public var linkKeyType: LinkKeyType?
     public var outcome = Outcome.unfinished
@@ -208,6 +211,18 @@ public struct SecurityPairing: Hashable, Sendable {
 
     /// Whether it completed.
     public var completed: Bool { if case .completed = outcome { true } else { false } }
+}
+
+/// The identity a side distributed in an LE pairing (the IRK itself is not kept).
+public struct DistributedIdentity: Hashable, Sendable {
+    /// The Identity Information PDU.
+    public var frame: Int
+    /// An IRK of all zeros: no key to resolve private addresses with. A resolving list entry with a zero peer IRK makes
+    /// the controller expect the peer's identity address (Core Spec Vol 6, Part B, 4.7): the device does not use
+    /// privacy with this peer (Zephyr sends one when built without privacy).
+    public var irkIsZero: Bool
+    /// The Identity Address Information's address, `AA:BB:…` with `(random)` for a static random one.
+    public var address: String?
 }
 
 /// One start of encryption on a link and what it ran with until it stopped.
@@ -256,6 +271,15 @@ public struct EncryptionSession: Hashable, Sendable {
 
     /// EDIV and Rand both zero (what a Secure Connections LTK or an STK is named by, Vol 3, Part H, 2.4.4.1 / 2.3.5.6.5).
     public var zeroDiversifier: Bool { (ediv ?? 0) == 0 && (rand ?? 0) == 0 }
+
+    /// LE, a stored key: the pairing procedure that made it, inferred from how the start names it, with the start's
+    /// frame. A Secure Connections LTK is named by EDIV and Rand zero (Vol 3, Part H, 2.4.4 and 3.6.1: no Central
+    /// Identification is distributed); a legacy LTK by the EDIV and Rand distributed with it (3.6.2), which the
+    /// distributing device makes random (2.4.2.3). Inferred, not seen: a legacy stack may distribute zeros.
+    public var storedKeyProcedure: (procedure: PairingProcedure, frame: Int)? {
+        guard origin == .stored, let start = startFrame, ediv != nil || rand != nil else { return nil }
+        return (zeroDiversifier ? .leSecureConnections : .leLegacy, start)
+    }
 }
 
 extension Array where Element == SecurityPairing {

@@ -80,8 +80,22 @@ extension SecurityTracker {
             record.pairings[i].outcome = .failed(frame: frame, by: sender, reason: reason.description)
         case .encryptionInformation, .identityInformation, .signingInformation, .centralIdentification, .identityAddressInformation:
             guard let i = record.pairings.indices.last else { return }
+            recordIdentity(smp, sender: sender, frame: frame, in: i)
             if !record.pairings[i].completed { record.pairings[i].outcome = .completed(frame: frame) }
             record.pairings[i].distributed = distributed
+        default:
+            break
+        }
+    }
+
+    /// Identity Information and the Identity Address Information that completes it (Vol 3, Part H, 3.6.4–3.6.5).
+    private mutating func recordIdentity(_ smp: SMPPDU, sender: Sender, frame: Int, in i: Int) {
+        switch smp {
+        case .identityInformation(let irk):
+            record.pairings[i].identities[sender] = DistributedIdentity(
+                frame: frame, irkIsZero: irk.allSatisfy { $0 == 0 }, address: nil)
+        case .identityAddressInformation(let type, let address):
+            record.pairings[i].identities[sender]?.address = address.description + (type == 0x01 ? " (random)" : "")
         default:
             break
         }

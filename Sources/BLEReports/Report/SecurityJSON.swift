@@ -57,6 +57,8 @@ public enum SecurityJSON {
         w.field("link_key_type", p.linkKeyType?.description)
         w.field("keys_central", p.distributed[.local]?.description)
         w.field("keys_peripheral", p.distributed[.peer]?.description)
+        identity(p.identities[.local], "identity_central", to: &w)
+        identity(p.identities[.peer], "identity_peripheral", to: &w)
         switch p.outcome {
         case .unfinished:
             w.field("outcome", "unfinished")
@@ -71,6 +73,15 @@ public enum SecurityJSON {
             w.field("outcome_frame", f)
             w.field("failure", (by.map { "\($0.rawValue): " } ?? "") + reason)
         }
+        w.endObject()
+    }
+
+    static func identity(_ id: DistributedIdentity?, _ key: String, to w: inout JSONWriter) {
+        guard let id else { return w.fieldNull(key) }
+        w.beginObject(key)
+        w.field("frame", id.frame)
+        w.field("irk_zero", id.irkIsZero)
+        w.field("address", id.address)
         w.endObject()
     }
 

@@ -234,6 +234,32 @@ extension DiagnosisRuleTests {
             #expect(r.of("SEC-12").isEmpty)
         }
 
+        /// No pairing in the capture: LE Enable Encryption (frame 2) names the stored key by EDIV and Rand. Zeros name a
+        /// Secure Connections LTK (Vol 3, Part H, 2.4.4, 3.6.1), a random EDIV/Rand a legacy one (3.6.2): said as
+        /// inferred. With the pairing on the link (the near miss) its key is not "stored" and nothing is inferred.
+        @Test func aStoredKeyNamedByZerosIsInferredSecureConnectionsANonZeroOneLegacy() throws {
+            func stored(_ b: CaptureBuilder = CaptureBuilder().connect(handle: 0x40), ediv: UInt16, rand: UInt64) -> CaptureBuilder {
+                b.command(
+                    Self.command(
+                        LEEnableEncryption {
+                            $0.handle = 0x40; $0.encryptedDiversifier = ediv; $0.randomNumber = rand; $0.longTermKey = Self.value(1)
+                        })
+                )
+                .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
+            }
+            func security(_ b: CaptureBuilder) throws -> String {
+                try RuleTest.diagnose(b).story.sentences.first { $0.text.hasPrefix("Security:") }?.text ?? ""
+            }
+            #expect(
+                try security(stored(ediv: 0, rand: 0)).contains(
+                    "a stored key of an LE Secure Connections pairing (inferred: EDIV and Rand 0 at 2)"))
+            #expect(
+                try security(stored(ediv: 0x1F2E, rand: 0x0102_0304_0506_0708)).contains(
+                    "a stored LE legacy key (inferred: non-zero EDIV and Rand at 2)"))
+            let paired = try security(stored(Self.lePairing(sc: true), ediv: 0, rand: 0))
+            #expect(!paired.contains("stored") && paired.contains("LE Secure Connections"))
+        }
+
         @Test func aSecureConnectionsKeyStartedWithNonZeroEDIVIsSaidZeroIsNot() throws {
             func started(ediv: UInt16) -> CaptureBuilder {
                 Self.lePairing(sc: true).smp(.pairingDHKeyCheck(Self.value(2)), handle: 0x40, .tx).smp(
@@ -290,6 +316,36 @@ extension DiagnosisRuleTests {
                 try RuleTest.diagnose(keys(SecureConnections.debugPublicKeyX, SecureConnections.debugPublicKeyY)).of("SEC-11").first)
             #expect(d.frame == 4 && d.message.contains("the specification's debug P-256 public key"))
             #expect(try RuleTest.diagnose(keys(Self.value(5) + Self.value(5), Self.value(6) + Self.value(6))).of("SEC-11").isEmpty)
+        }
+
+        /// Identity Information (frame 4) and Identity Address Information (5) from the peer: an all-zero IRK is SEC-20 at
+        /// info (Vol 6, Part B, 4.7: the identity address is used), any other IRK is not; the record keeps both.
+        @Test func anAllZeroIdentityKeyIsSaidAsNoPrivacyARealOneIsNot() throws {
+            let identityAddress = RuleTest.peer
+            func distributed(irk: [UInt8]) -> CaptureBuilder {
+                Self.lePairing(sc: true).smp(.identityInformation(irk: irk), handle: 0x40, .rx)
+                    .smp(.identityAddressInformation(addressType: 0x01, address: identityAddress), handle: 0x40, .rx)
+            }
+            let r = try RuleTest.diagnose(distributed(irk: Self.value(0)))
+            let d = try #require(r.of("SEC-20").first)
+            #expect(d.frame == 4 && d.severity == .info)
+            #expect(
+                r.story.sentences.contains { $0.text.contains("1 LE pairing (LE Secure Connections Just Works, all-zero IRK: no privacy)") }
+            )
+            #expect(
+                d.message.contains(
+                    "in the pairing at frame 2, the peer (identity address C0:11:22:33:44:55 (random), frame 4) distributed an all-zero identity resolving key; it does not use privacy"
+                ))
+            func identity(irk: [UInt8]) throws -> DistributedIdentity? {
+                let file = try distributed(irk: irk).captureFile()
+                return CaptureAnalysis.analyze(file, observing: Observing()).connections.first?.machine.securityRecord.pairings.last?
+                    .identities[.peer]
+            }
+            let zero = try #require(try identity(irk: Self.value(0)))
+            #expect(zero.frame == 4 && zero.irkIsZero && zero.address == "C0:11:22:33:44:55 (random)")
+            let real = try RuleTest.diagnose(distributed(irk: Self.value(7)))
+            #expect(real.of("SEC-20").isEmpty && !real.story.sentences.contains { $0.text.contains("IRK") })
+            #expect(try identity(irk: Self.value(7))?.irkIsZero == false)
         }
 
         @Test func aPublicKeyOffTheCurveOrInALegacyPairingIsSaidTheDebugKeyIsNot() throws {
