@@ -15,9 +15,15 @@ import Testing
     /// round 1's Randoms: a false CQ-05 ("the key derived from it does not decrypt these PDUs") and a link "open at the end".
     @Test func passkeyEntryWithTheDebugKeyDecryptsToItsEnd() throws {
         guard let out = try Self.of("lell-rf-lt256_bsniffhub-lesc-passkey-725522-initiator-displays-enc.pcap") else { return }
-        #expect(out.findings.map(\.rule) == ["SEC-11"])
+        // Both sides' Identity Information (512, 517, decrypted) carry IRKs of zeros: no privacy, said at info.
+        #expect(out.findings.map(\.rule) == ["SEC-11", "SEC-20"])
+        #expect(out.findings("SEC-20").map(\.frames) == [[512, 517]])
         #expect(out.sentence("links", containing: ["1 LE link to 1 peripheral", "1 closed by the central (0x13)"]) != nil)
-        #expect(out.sentence("security", containing: ["LE Secure Connections Passkey Entry, debug key", "keys distributed at 512"]) != nil)
+        #expect(
+            out.sentence(
+                "security",
+                containing: ["LE Secure Connections Passkey Entry, debug key, all-zero IRKs: no privacy", "keys distributed at 512"])
+                != nil)
         #expect(out.text.contains("this side ended it: LL_TERMINATE_IND") && out.text.contains("(frame 607)"))
     }
 

@@ -39,7 +39,11 @@ extension Story {
                 if let type = p.linkKeyType { name += ", \(type)" }
                 if p.debugKeyFrame != nil { name += ", debug key" }
                 // A zero IRK tells a security reviewer the device is trackable (SEC-20 says it at info, under the fold).
-                if p.identities.values.contains(where: \.irkIsZero) { name += ", all-zero IRK: no privacy" }
+                let zero = p.identities.filter(\.value.irkIsZero).keys.sorted { $0.rawValue < $1.rawValue }
+                if zero.count == 2 { name += ", all-zero IRKs: no privacy" }
+                if zero.count == 1 {
+                    name += ", all-zero IRK from \(SEC20ZeroIdentityKey.sideName(zero[0], air: e.isAirCapture)): no privacy"
+                }
                 names.append(name)
             }
         }

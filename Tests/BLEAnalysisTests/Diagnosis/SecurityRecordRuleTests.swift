@@ -330,7 +330,9 @@ extension DiagnosisRuleTests {
             let d = try #require(r.of("SEC-20").first)
             #expect(d.frame == 4 && d.severity == .info)
             #expect(
-                r.story.sentences.contains { $0.text.contains("1 LE pairing (LE Secure Connections Just Works, all-zero IRK: no privacy)") }
+                r.story.sentences.contains {
+                    $0.text.contains("1 LE pairing (LE Secure Connections Just Works, all-zero IRK from the peer: no privacy)")
+                }
             )
             #expect(
                 d.message.contains(
