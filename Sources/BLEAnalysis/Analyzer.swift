@@ -93,7 +93,8 @@ public final class Analyzer {
         self.options = options
         sink = AnalysisSink(timeline: options.timeline, evidence: options.evidence, queueCapacity: options.queueCapacity)
         keyStore = LinkKeyStore(options.keys, micSearchLimit: options.maxKeySearchCandidates)
-        table = ConnectionTable(sink: sink, capture: CaptureContext(codecs: options.codecs, keyStore: keyStore))
+        table = ConnectionTable(
+            sink: sink, capture: CaptureContext(codecs: options.codecs, keyStore: keyStore, eventValues: options.eventValues))
         table.maxConnections = options.maxConnections
         table.gattMap = options.gattMap
         table.heldBudget = HeldBytesBudget(limit: options.maxHeldBytes)

@@ -28,14 +28,19 @@ public struct AnalyzerOptions: Sendable {
     /// (`throughput`, `timeline`, `gatt`, `transfers`, `ota`, `iso`): it is 7 % of `throughput`'s instructions on the
     /// 1 M-record benchmark capture (callgrind, 2026-11-26: 1.905 G → 1.772 G).
     public var evidence: Bool
+    /// Copy each notification's and write command's value into its timeline event (``TimelineEvent/value``). The
+    /// page's timeline shows no value and turns it off: the copy was a third of its pass's mallocs (190,000 on the
+    /// benchmark capture; docs/performance.md#embedded-timeline).
+    public var eventValues: Bool
 
     public init(
         timeline: Bool = true, codecs: CodecRegistry? = nil, gattMap: GATTMap? = nil,
         queueCapacity: Int = 65_536, maxConnections: Int = 4096, maxHeldBytes: Int = 32 << 20,
         keys: LinkKeyMaterial = LinkKeyMaterial(), maxKeySearchCandidates: Int = AnalyzerOptions.defaultMaxKeySearchCandidates,
-        evidence: Bool = true
+        evidence: Bool = true, eventValues: Bool = true
     ) {
         self.evidence = evidence
+        self.eventValues = eventValues
         self.keys = keys
         self.maxKeySearchCandidates = maxKeySearchCandidates
         self.maxHeldBytes = maxHeldBytes

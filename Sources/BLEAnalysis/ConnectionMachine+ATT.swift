@@ -140,7 +140,7 @@ extension ConnectionMachine {
             frame: frame, timestamp: input.timestamp, connection: self.handle, direction: input.direction, layer: .att,
             code: UInt32(opcode.rawValue), name: Self.opcodeNames[Int(opcode.rawValue)], summaryHandle: handle)
         e.handle = handle
-        e.value = Array(value)
+        if capture.eventValues { e.value = Array(value) }
         e.connectionNumber = number
         e.bearer = bearerKind(input.bearer)
         e.cid = input.cid

@@ -170,6 +170,8 @@ final class ConnectionMachine {
 struct CaptureContext {
     var codecs: CodecRegistry?
     let keyStore: LinkKeyStore
+    /// ``AnalyzerOptions/eventValues``.
+    var eventValues = true
 }
 
 /// What the GATT database says about a handle, cached per connection.

@@ -111,6 +111,38 @@ import Testing
         #expect(table.summaries.map { table.strings[$0] } == events.map(\.summary))
     }
 
+    /// The page's pass copies no value into its events (``AnalyzerOptions/eventValues`` off), and its rows are those of
+    /// a pass that does. The bracelet Sample's first notification, as tshark reads it: frame 77, handle 0x0012, value
+    /// a5 06 83 07 00 27; tshark counts 26 notifications and write commands.
+    @Test func thePagesPassCopiesNoValueAndMakesTheSameRows() throws {
+        func events(values: Bool) throws -> [TimelineEvent] {
+            let capture = try CaptureFile.open(path: samplePath("bracelet.btsnoop"))
+            var options = AnalyzerOptions(timeline: true)
+            options.eventValues = values
+            let analyzer = Analyzer(options: options)
+            var out: [TimelineEvent] = []
+            analyzer.onEvent = { out.append($0) }
+            var record = CaptureRecord.empty
+            while capture.next(into: &record) { analyzer.process(record) }
+            analyzer.finish()
+            return out
+        }
+        let with = try events(values: true), without = try events(values: false)
+        let valueEvents = with.filter { $0.layer == .att && ($0.code == 0x1B || $0.code == 0x52) }
+        #expect(valueEvents.count == 26)
+        let first = try #require(valueEvents.first)
+        #expect(first.frame == 77 && first.handle == 0x0012 && first.value == [0xA5, 0x06, 0x83, 0x07, 0x00, 0x27])
+        // The near miss: every other event keeps its value; a notification's and a write command's go.
+        let kept = without.filter { $0.value != nil }.map(\.frame)
+        #expect(kept == with.filter { $0.value != nil && !($0.layer == .att && ($0.code == 0x1B || $0.code == 0x52)) }.map(\.frame))
+        var a = EmbeddedTimeline(), b = EmbeddedTimeline()
+        for e in with { a.add(e) }
+        for e in without { b.add(e) }
+        #expect(a.count == with.count && a.jsonBytes() == b.jsonBytes())
+        let built = EmbeddedTimeline.build(path: samplePath("bracelet.btsnoop"), options: AnalyzerOptions())
+        #expect(built.jsonBytes() == a.jsonBytes())
+    }
+
     @Test func base64MatchesFoundation() {
         var generator = SystemRandomNumberGenerator()
         for n in [0, 1, 2, 3, 4, 5, 100, 1001] {

@@ -174,6 +174,8 @@ public struct EmbeddedTimeline: Sendable {
         guard let capture = try? CaptureFile.open(path: path) else { return table }
         var options = options
         options.timeline = true
+        // The rows hold no value: not copied into the events.
+        options.eventValues = false
         let analyzer = Analyzer(options: options)
         analyzer.onEvent = { table.add($0) }
         var record = CaptureRecord.empty
