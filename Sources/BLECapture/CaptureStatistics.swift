@@ -8,7 +8,13 @@ public struct CaptureStatistics: Hashable, Sendable {
     public var commands = 0
     public var events = 0
     public var aclTx = 0, aclRx = 0
+    /// SCO records that carry audio (a data length above 0), each way.
     public var scoTx = 0, scoRx = 0
+    /// SCO records with no data (Data_Total_Length 0): no audio of any link. Some stacks log them on handle 0x0000, which
+    /// no synchronous link holds (BTstack's mSBC gateway log, 503-508: tshark "Rcvd SCO Data" on 0x0000, length 0); they
+    /// are counted apart, never as audio received (issue 46). The first one's frame.
+    public var scoEmpty = 0
+    public var scoEmptyFirstFrame: Int?
     public var isoTx = 0, isoRx = 0
     public var text = 0
     public var monitor = 0
@@ -61,7 +67,14 @@ public struct CaptureStatistics: Hashable, Sendable {
             if tx { aclTx &+= 1 } else { aclRx &+= 1 }
             if record.direction == .unknown { unknownDirection &+= 1 }
         case .sco:
-            if tx { scoTx &+= 1 } else { scoRx &+= 1 }
+            if SCORecord.isEmpty(record.bytes) {
+                scoEmpty &+= 1
+                if scoEmptyFirstFrame == nil { scoEmptyFirstFrame = record.frame }
+            } else if tx {
+                scoTx &+= 1
+            } else {
+                scoRx &+= 1
+            }
             if record.direction == .unknown { unknownDirection &+= 1 }
         case .iso:
             if tx { isoTx &+= 1 } else { isoRx &+= 1 }
@@ -81,6 +94,12 @@ public struct CaptureStatistics: Hashable, Sendable {
             controllers.insert(record.controllerIndex)
         }
     }
+}
+
+/// An SCO data record's header (Core Spec Vol 4, Part E, 5.4.3): handle and flags (2 octets), Data_Total_Length (1).
+public enum SCORecord {
+    /// True for a whole header whose Data_Total_Length is 0: a record with no audio in it.
+    @inlinable public static func isEmpty(_ bytes: UnsafeRawBufferPointer) -> Bool { bytes.count >= 3 && bytes[2] == 0 }
 }
 
 /// First, last, earliest and latest of some records' times.

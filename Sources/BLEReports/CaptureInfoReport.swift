@@ -138,6 +138,9 @@ public struct CaptureInfo: Sendable {
         add("ACL rx", s.aclRx)
         add("SCO tx", s.scoTx)
         add("SCO rx", s.scoRx)
+        if let frame = s.scoEmptyFirstFrame {
+            kinds.append("SCO empty \(formatCount(s.scoEmpty)) (no data, from frame \(frame): no link's audio)")
+        }
         add("ISO tx", s.isoTx)
         add("ISO rx", s.isoRx)
         add("text notes", s.text)
@@ -259,6 +262,7 @@ public struct CaptureInfo: Sendable {
         w.field("acl_rx", s.aclRx)
         w.field("sco_tx", s.scoTx)
         w.field("sco_rx", s.scoRx)
+        w.field("sco_empty", s.scoEmpty)
         w.field("iso_tx", s.isoTx)
         w.field("iso_rx", s.isoRx)
         w.field("text", s.text)

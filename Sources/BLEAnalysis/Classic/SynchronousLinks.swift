@@ -43,6 +43,9 @@ public struct SynchronousLink: Hashable, Sendable {
     public var endFrame: Int?
     public var endTime: Timestamp?
     public var endReason: HCIStatus?
+    /// Ended by this side's HCI Reset at ``endFrame`` (Core Spec Vol 4, Part E, 7.3.2: the reset ends every link of the
+    /// controller), not by a Disconnection Complete.
+    public var endedByReset = false
     /// SCO data packets and their data bytes (the header's length) each way, where the host carries the audio over HCI (most phones route it on a
     /// vendor path, so none is the usual case and says nothing about the audio).
     public var packets = PerDirection()
@@ -189,12 +192,26 @@ struct SynchronousLinks {
     /// A SCO data packet (Vol 4, Part E, 5.4.3): counted on its link.
     mutating func data(_ record: CaptureRecord) {
         var r = record.reader
-        guard let raw = try? UInt16(parsingLittleEndian: &r), let length = try? r.readUInt8() else { return }
+        // A record with no data is no audio of any link (``SCORecord/isEmpty(_:)``).
+        guard let raw = try? UInt16(parsingLittleEndian: &r), let length = try? r.readUInt8(), length > 0 else { return }
         guard let i = open[Key(controller: record.controllerIndex, handle: raw & 0x0FFF)] else { return }
         links[i].packets[record.direction] += 1
         links[i].bytes[record.direction] += Int(length)
         let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
         if record.direction == .rx { links[i].lastReceived = moment } else if record.direction == .tx { links[i].lastSent = moment }
+    }
+
+    /// This side's HCI Reset on `controller`: every synchronous link open on it ends there, by the reset (Core Spec Vol 4,
+    /// Part E, 7.3.2), whether or not the log shows the ACL it rode on; the setups waiting for their complete event are
+    /// cut short with them.
+    mutating func reset(controller: UInt16, frame: Int, timestamp: Timestamp) {
+        pending[controller] = nil
+        for (key, i) in open where key.controller == controller {
+            open[key] = nil
+            links[i].endFrame = frame
+            links[i].endTime = timestamp
+            links[i].endedByReset = true
+        }
     }
 
     /// The ACL connection `number` ended: its synchronous links still open end with it (the controller removes them

@@ -135,7 +135,8 @@ public enum HTMLReport {
             var kinds: [String] = []
             for (name, n) in [
                 ("commands", s.commands), ("events", s.events), ("ACL tx", s.aclTx), ("ACL rx", s.aclRx),
-                ("SCO", s.sco), ("ISO", s.iso), ("notes", s.text), ("link-layer", s.linkLayer), ("other", s.other),
+                ("SCO", s.sco), ("empty SCO", s.scoEmpty), ("ISO", s.iso), ("notes", s.text), ("link-layer", s.linkLayer),
+                ("other", s.other),
             ] where n > 0 {
                 kinds.append("\(name) \(formatCount(n))")
             }
