@@ -7,10 +7,13 @@ import BLEProtocols
 /// (``StaleAfterReset``).
 extension HCIMachine {
     /// This side's HCI Reset: each link open on its controller ends there, by this side (a ``LinkInput``, the reset's
-    /// frame its provenance), and the SCO/eSCO links riding on them with it.
+    /// frame its provenance), and so does every link of the other transports: SCO/eSCO (with or without the ACL they
+    /// rode on in the log), CIS and BIS, each ended by the reset at its frame.
     func resetEndsLinks(_ record: CaptureRecord) {
         let controller = record.controllerIndex, frame = record.frame, time = record.timestamp
         resets[controller] = (frame, time)
+        synchronous.reset(controller: controller, frame: frame, timestamp: time)
+        iso.reset(controller: controller, frame: frame, timestamp: time)
         for i in links.openLinks(controller: controller) {
             let number = links.connectionNumber(link: i)
             links.feed(.lifecycle(.reset(frame: frame, timestamp: time)), link: i, frame: frame, timestamp: time)

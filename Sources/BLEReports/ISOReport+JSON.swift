@@ -55,7 +55,7 @@ extension ISOReport {
         w.field("established_time", s.establishedTime)
         w.field("end_frame", s.endFrame)
         w.field("end_time", s.endTime)
-        w.field("end_reason", s.endReason?.description)
+        w.field("end_reason", s.endedByReset ? ISOStream.endedByResetText : s.endReason?.description)
         w.field("end_reason_code", s.endReason?.rawValue)
         w.field("iso_interval_us", Int(s.isoInterval) * 1250)
         w.field("nse", s.nse)

@@ -54,6 +54,7 @@ public struct ISOReport: Sendable {
         if let acl = s.aclHandle { line += "  ACL \(hex(acl, width: 4))" + (s.connectionNumber.map { " (#\($0))" } ?? "") }
         line += "  frames \(s.establishedFrame)–" + (s.endFrame.map(String.init) ?? "end")
         var out = line + "\n"
+        if s.endedByReset, let end = s.endFrame { out += "     ended: \(ISOStream.endedByResetText) (frame \(end))\n" }
         if let reason = s.endReason { out += "     ended: \(reason)" + (s.endFrame.map { " (frame \($0))" } ?? "") + "\n" }
         out += "     ISO interval \(String(fractionDigits: 2, Double(s.isoInterval) * 1.25)) ms, NSE \(s.nse)\n"
         out += Self.direction("tx", interval: s.sduIntervalTx, sdu: s.maxSDUTx, phy: s.phyTx, latency: s.transportLatencyTx)

@@ -19,7 +19,9 @@ extension Story {
                         " (\(air)" + (l.transmissionInterval > 0 ? ", every \(String(fractionDigits: 2, l.intervalMilliseconds)) ms)" : ")")
                 }
                 if let asked = l.requestedCoding { text += ", \(asked) asked" }
-                text += l.endFrame.map { ", removed at \($0)" } ?? ", still up when the log ends"
+                text +=
+                    l.endFrame.map { l.endedByReset ? ", ended by the HCI Reset at \($0)" : ", removed at \($0)" }
+                    ?? ", still up when the log ends"
                 // The audio the host carried over HCI (none where the controller routes it on its own path, the usual
                 // case on phones): counted on the link by its handle, so empty records of no link are not.
                 if l.packets.total > 0 {

@@ -46,6 +46,10 @@ public struct ISOStream: Hashable, Sendable {
     public var endTime: Timestamp?
     /// The HCI reason the stream ended with (`Connection Terminated By Local Host`, `Connection Timeout` …).
     public var endReason: HCIStatus?
+    /// Ended by this side's HCI Reset at ``endFrame`` (Core Spec Vol 4, Part E, 7.3.2), with no reason of its own.
+    public var endedByReset = false
+    /// How outputs name that end (the JSON's `end_reason`, with no code).
+    public static let endedByResetText = "by this side's HCI Reset"
     /// µs between SDUs, per direction (host → controller `tx`, controller → host `rx`), as the host configured it.
     public var sduIntervalTx: UInt32?
     public var sduIntervalRx: UInt32?

@@ -133,6 +133,19 @@ extension ISOTracker {
             status: reason)
     }
 
+    /// This side's HCI Reset on `controller`: every CIS and BIS open on it ends there, by the reset (Core Spec Vol 4,
+    /// Part E, 7.3.2), and its groups and pending requests go with them.
+    mutating func reset(controller: UInt16, frame: Int, timestamp: Timestamp) {
+        for (key, i) in open where key.controller == controller {
+            open[key] = nil
+            streams[i].endFrame = frame
+            streams[i].endTime = timestamp
+            streams[i].endedByReset = true
+        }
+        for key in bigHandles.keys where key >> 16 == UInt32(controller) { bigHandles[key] = nil }
+        pendingCreateCIS[controller] = nil
+    }
+
     private mutating func close(_ key: Key, reason: HCIStatus, frame: Int, timestamp: Timestamp) {
         guard let i = open.removeValue(forKey: key) else { return }
         streams[i].endFrame = frame
