@@ -34,7 +34,8 @@ extension Analyzer {
         guard
             let index = table.link(
                 controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                timestamp: record.timestamp, infer: !VendorTrace.isVendorHandle(header.handle) && !damaged)
+                timestamp: record.timestamp,
+                infer: !VendorTrace.isVendorHandle(header.handle) && !damaged && hci.infersLinks(controller: record.controllerIndex))
         else {
             if VendorTrace.isVendorHandle(header.handle) {
                 hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)

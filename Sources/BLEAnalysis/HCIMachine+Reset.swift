@@ -21,6 +21,12 @@ extension HCIMachine {
         }
     }
 
+    /// Whether ACL on a handle no open link holds opens a link from before the log: not once this side reset the
+    /// controller (issue 49). The reset ended every link it held (Vol 4, Part E, 7.3.2) and a link after it is opened by
+    /// its Connection Complete; ACL on another handle is stale, counted by the capture's edges (``CompletenessTracker``,
+    /// `stale-after-reset`), and HH-06 says where it came on a handle whose link had ended.
+    @inline(__always) func infersLinks(controller: UInt16) -> Bool { resets.isEmpty || resets[controller] == nil }
+
     /// The handle of an event from before the controller's latest HCI Reset: one stating a link's facts or end, logged
     /// within ``StaleAfterReset/window`` after the reset, for a handle no link (nor SCO/eSCO link, nor CIS) holds. Nil otherwise.
     func staleAfterReset(_ record: CaptureRecord) -> UInt16? {

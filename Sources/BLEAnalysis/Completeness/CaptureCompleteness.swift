@@ -38,6 +38,36 @@ public struct CaptureCompleteness: Hashable, Sendable {
     /// The reader stopped before the file's end (a corrupt record length, a read error): what is after it is not judged.
     public var unreadRest: Item? { items.first { $0.code == .fileCorrupt } }
 
+    /// ACL on handles no link held after this side's HCI Reset on their controller, with no Connection Complete for them
+    /// since (issue 49): no link is counted for it (``CompletenessTracker``).
+    public var staleACL: [StaleACL] = []
+
+    /// ACL on one handle after a reset, for no link.
+    public struct StaleACL: Hashable, Sendable {
+        public var handle: UInt16
+        public var firstFrame: Int
+        public var firstTime: Timestamp
+        public var packets: Int
+        /// The reset before it.
+        public var reset: Int
+        /// Where the link the handle last held ended (at the reset, or by its Disconnection Complete since): nil when the
+        /// log held none on it.
+        public var closedFrame: Int?
+        /// Its first packet came just ahead of the handle's Connection Complete (``LinkAdoption``): that link's, not stale.
+        var adopted = false
+    }
+
+    /// Links from before the log whose end alone it holds: a Disconnection Complete for a handle nothing else names, with
+    /// no HCI Reset before it (after one, the controller held no link: ``staleACL``, ``StaleAfterReset``). The story
+    /// counts them with the links that began before the log, and tells their ends (issue 49).
+    public var endedBeforeLog: [EndedBeforeLog] = []
+
+    public struct EndedBeforeLog: Hashable, Sendable {
+        public var handle: UInt16
+        public var frame: Int
+        public var reason: HCIStatus
+    }
+
     /// A stretch without records, ending at `frame`.
     public struct Gap: Hashable, Sendable {
         /// The first record after it.
@@ -158,6 +188,11 @@ public struct CompletenessTracker: Sendable {
     /// Events for a link's facts or end just after a reset, for handles no link holds (``StaleAfterReset``): the
     /// frame, the handle, the event's name, the reset's frame and how long after it. Counted, no link.
     var staleEvents: [(frame: Int, handle: UInt16, name: String, reset: Int, after: Int64)] = []
+    /// ACL after a reset on handles no link holds (``CaptureCompleteness/staleACL``), the open entry per key, and where
+    /// each key's last link ended.
+    var staleACL: [CaptureCompleteness.StaleACL] = []
+    var staleACLOpen: [UInt32: Int] = [:]
+    var closedAt: [UInt32: Int] = [:]
     /// ACL handle keys already settled, direct-mapped by ``settledSlot(_:)``: a key in `seen` or on a vendor handle.
     /// Every key in `open` is in `seen` too and `seen` only grows, so "not seen yet" is the whole question for an
     /// ACL record and a settled key stays settled: the cache never needs clearing (a reset or disconnection only
@@ -237,8 +272,12 @@ public struct CompletenessTracker: Sendable {
             let k = Self.key(record.controllerIndex, UInt16(b[0]) | UInt16(b[1]) << 8)
             let slot = Self.settledSlot(k)
             if settledKeys[slot] == k { return }
-            settledKeys[slot] = k
             let handle = UInt16(truncatingIfNeeded: k)
+            // After this side's reset, a handle no link holds is stale: never settled, each record counted.
+            if !resetOn.isEmpty, resetOn[record.controllerIndex] != nil, open[k] == nil, !VendorTrace.isVendorHandle(handle) {
+                return noteStaleACL(record, k)
+            }
+            settledKeys[slot] = k
             // A controller's debug log on a vendor handle is no connection (VendorTrace.isVendorHandle).
             if !seen.contains(k) && !VendorTrace.isVendorHandle(handle) {
                 seen.insert(k)
@@ -255,6 +294,11 @@ public struct CompletenessTracker: Sendable {
                 resetOn[record.controllerIndex] = (record.frame, record.timestamp)
                 openedSinceReset.removeAll()
                 if !open.isEmpty || !inferredOpen.isEmpty { resetsWithLinks.insert(record.frame) }
+                for k in open.keys { closedAt[k] = record.frame }
+                for k in inferredOpen { closedAt[k] = record.frame }
+                // A settled key is no longer held: its ACL after the reset is stale (noteStaleACL).
+                settledKeys = InlineArray(repeating: .max)
+                staleACLOpen.removeAll()
                 open.removeAll()
                 inferredOpen.removeAll()
             }
@@ -305,6 +349,8 @@ public struct CompletenessTracker: Sendable {
                 open.removeValue(forKey: k)
                 inferredOpen.remove(k)
                 seen.insert(k)
+                closedAt[k] = record.frame
+                if !resetOn.isEmpty, settledKeys[Self.settledSlot(k)] == k { settledKeys[Self.settledSlot(k)] = .max }
             }
         case HCIEventCode(0x2C) where p >= 3:
             // Synchronous Connection Complete: an SCO/eSCO handle the log opened (its end is no link from before it).
@@ -347,8 +393,26 @@ public struct CompletenessTracker: Sendable {
         {
             startedBefore.remove(at: i)
         }
+        // ACL logged just ahead of this Connection Complete after a reset: the link's own first packets.
+        if let i = staleACLOpen.removeValue(forKey: k), LinkAdoption.adopts(since: staleACL[i].firstTime, at: record.timestamp) {
+            staleACL[i].adopted = true
+        }
         open[k] = record.frame
         seen.insert(k)
+    }
+
+    /// ACL after this side's reset on a handle no link holds: counted per handle (from its first packet), no link.
+    mutating func noteStaleACL(_ record: CaptureRecord, _ k: UInt32) {
+        if let i = staleACLOpen[k] {
+            staleACL[i].packets += 1
+            return
+        }
+        guard staleACL.count < 1000, let reset = resetOn[record.controllerIndex] else { return }
+        staleACLOpen[k] = staleACL.count
+        staleACL.append(
+            .init(
+                handle: UInt16(truncatingIfNeeded: k), firstFrame: record.frame, firstTime: record.timestamp, packets: 1,
+                reset: reset.frame, closedFrame: closedAt[k]))
     }
 
     /// A non-ACL record cut by the capturer or by the logger (``RecordShortfall``) counted as cut; true when it is damaged

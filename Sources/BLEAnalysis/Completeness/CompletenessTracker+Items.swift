@@ -15,6 +15,11 @@ extension CompletenessTracker {
         for s in sleep.sleeps { result.hostAsleep[s.gapFrame] = s.sleepFrame }
         result.payloadsCutByLogger = aclCut > 0 && aclCutByLogger == aclCut
         result.recordsRead = recordsRead
+        let firstReset = resets.first ?? .max
+        result.endedBeforeLog = endedUnseen.filter { $0.frame < firstReset }.map {
+            .init(handle: $0.handle, frame: $0.frame, reason: HCIStatus(rawValue: $0.reason))
+        }
+        result.staleACL = staleACL.filter { !$0.adopted }
         return result
     }
 
@@ -211,6 +216,7 @@ extension CompletenessTracker {
                         "\(n) event\(n == 1 ? "" : "s") for \(handles) came \(formatMilliseconds(first.after)) after the HCI Reset at frame \(first.reset) (\(listed)\(n > 3 ? ", …" : "")), for no link the log holds: the controller's from before the reset, which ended \(one ? "that link" : "those links"); no link is counted and nothing is claimed of \(one ? "it" : "them")",
                     frame: first.frame, count: n))
         }
+        if let item = staleACLItem() { items.append(item) }
         if !open.isEmpty {
             let first = open.values.min()!
             items.append(
@@ -221,5 +227,20 @@ extension CompletenessTracker {
                     frame: first, count: open.count))
         }
         return items
+    }
+}
+
+extension CompletenessTracker {
+    /// ACL after this side's HCI Reset on handles no link held since (``CaptureCompleteness/StaleACL``): said once.
+    func staleACLItem() -> CaptureCompleteness.Item? {
+        let stale = staleACL.filter { !$0.adopted }
+        guard let first = stale.first else { return nil }
+        let packets = stale.reduce(0) { $0 + $1.packets }
+        let handles = stale.prefix(3).map { hex($0.handle, width: 4) }.joined(separator: ", ") + (stale.count > 3 ? ", …" : "")
+        return .init(
+            code: .staleAfterReset, severity: .info,
+            message:
+                "\(packets) ACL packet\(packets == 1 ? "" : "s") on \(handles) (from frame \(first.firstFrame)) came after the HCI Reset at frame \(first.reset) with no Connection Complete for \(stale.count == 1 ? "its handle" : "their handles") since: the reset ended every link, so no link is counted and nothing is claimed of one",
+            frame: first.firstFrame, count: packets)
     }
 }

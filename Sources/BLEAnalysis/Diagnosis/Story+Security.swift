@@ -255,14 +255,7 @@ extension Story {
         for item in e.completeness?.items ?? [] where item.severity >= .warning && !(perLink && item.code == .encryptedNoKey) {
             out.append(StorySentence(.unseen, "The log cannot show everything: \(item.message).", frames: item.frame.map { [$0] } ?? []))
         }
-        let before = e.connections.filter(\.inferred)
-        if !before.isEmpty {
-            out.append(
-                StorySentence(
-                    .unseen,
-                    "\(plural(before.count, "link")) started before the log: how \(before.count == 1 ? "it was" : "they were") set up is not in it.",
-                    frames: before.map(\.startFrame)))
-        }
+        if let before = startedBeforeTheLog(e) { out.append(before) }
         for c in e.connections where e.isAirCapture {
             guard let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame else { continue }
             out.append(
@@ -280,6 +273,30 @@ extension Story {
                     frames: lost.compactMap { $0.lifecycle.ending?.frame }))
         }
         return out
+    }
+}
+
+extension Story {
+    /// `2 links started before the log: how they were set up is not in it; handle 0x0059 was closed by this side at
+    /// frame 670 (0x16), nothing else of it in the log.`: the links inferred from their traffic, and those whose end
+    /// alone the log holds (``CaptureCompleteness/endedBeforeLog``: the iPhone AirTag log's Disconnect 668 and
+    /// Disconnection Complete 0x16 at 670 for 0x0059, dropped from the story before).
+    static func startedBeforeTheLog(_ e: Evidence) -> StorySentence? {
+        let before = e.connections.filter(\.inferred)
+        let ended = e.completeness?.endedBeforeLog ?? []
+        let n = before.count + ended.count
+        guard n > 0 else { return nil }
+        var text = "\(plural(n, "link")) started before the log: how \(n == 1 ? "it was" : "they were") set up is not in it"
+        if !ended.isEmpty {
+            let ends = ended.prefix(3).map { end in
+                let by = end.reason == .connectionTerminatedByLocalHost ? "closed by this side" : "ended (\(end.reason))"
+                return "handle \(hex(end.handle, width: 4)) was \(by) at frame \(end.frame) (\(hex(end.reason.rawValue)))"
+            }
+            text +=
+                "; " + ends.joined(separator: ", ") + (ended.count > 3 ? ", …" : "")
+                + (ended.count == 1 ? ", nothing else of it in the log" : ", nothing else of them in the log")
+        }
+        return StorySentence(.unseen, text + ".", frames: before.map(\.startFrame) + ended.map(\.frame))
     }
 }
 

@@ -21,6 +21,22 @@ struct HH06HandleDisagreement: DiagnosisRule {
     static let anchor = "hcidoc (partial: unknown-handle NOCP is tolerated)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
+        inferredAfterEnd(e) + (e.completeness?.staleACL ?? []).compactMap(staleAfterEnd)
+    }
+
+    /// ACL after this side's HCI Reset on a handle whose link had ended (at the reset, or by its Disconnection Complete
+    /// since): no link is made of it (``CaptureCompleteness/StaleACL``), and host and controller disagree all the same.
+    static func staleAfterEnd(_ s: CaptureCompleteness.StaleACL) -> Diagnosis? {
+        guard let closed = s.closedFrame else { return nil }
+        return Diagnosis(
+            rule: Self.code, severity: severity, frame: s.firstFrame,
+            message:
+                "Data came on handle \(hex(s.handle, width: 4)) at frame \(s.firstFrame), after its connection ended at frame \(closed) and with no new connection: host and controller disagree.",
+            headline: "traffic on closed handle \(hex(s.handle, width: 4))", supporting: [CitedFrame(closed, "connection ended")],
+            causes: ["lost events or a cut capture", "a stack bug"])
+    }
+
+    static func inferredAfterEnd(_ e: Evidence) -> [Diagnosis] {
         e.connections.compactMap { c in
             guard c.inferred,
                 let ended = e.connections.last(where: {
