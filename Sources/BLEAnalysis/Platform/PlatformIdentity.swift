@@ -1,4 +1,5 @@
 import BLECapture
+import BLECore
 import BLEProtocols
 
 /// Which platform's stack the log was taken on, with what says so: a frame that names it (`seen`), or a trait of the
@@ -71,6 +72,9 @@ public struct PlatformClues: Sendable {
     public var fileName: String?
     /// The first command of the Android host's own vendor table (LE Get Vendor Capabilities…) and its frame.
     public var androidVendorCommand: (name: String, frame: Int)?
+    /// The first vendor command a platform's host alone sends (``PlatformBehaviour/hostVendorCommand``), its opcode and
+    /// frame.
+    public var hostVendorCommand: (opcode: HCICommand, frame: Int)?
     /// The first Linux monitor Index Info record's frame.
     public var monitorIndexFrame: Int?
     /// A pcapng file's section header and interface names (``PcapngSection``).
@@ -90,6 +94,12 @@ public struct PlatformClues: Sendable {
         if let android = analysis.vendorActivity.commands.filter({ $0.name?.vendor == "Android" }).min(by: { $0.firstFrame < $1.firstFrame }
         ) {
             androidVendorCommand = (android.label, android.firstFrame)
+        }
+        let sentOnlyByAHost = Set(PlatformTable.rows.filter { $0.behaviour == .hostVendorCommand }.flatMap(\.value.commands))
+        if let first = analysis.vendorActivity.commands.filter({ $0.opcode.map(sentOnlyByAHost.contains) == true })
+            .min(by: { $0.firstFrame < $1.firstFrame }), let opcode = first.opcode
+        {
+            hostVendorCommand = (opcode, first.firstFrame)
         }
         monitorIndexFrame = analysis.controllerIdentities.values.filter { $0.source == .monitorIndexInfo }.map(\.frame).min()
         pcapngSection = capture.pcapngSection
@@ -119,6 +129,7 @@ public struct PlatformClues: Sendable {
             return PlatformIdentity(.bluez, .inferred(what: "btmon's btsnoop format (datalink 2001)"))
         }
         if let host = pcapngHost() { return host }
+        if let vendor = hostVendorPlatform() { return vendor }
         if format == .packetLogger {
             let notes = notes.isEmpty ? "no notes" : "no note names the platform"
             return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, " + notes))
@@ -152,6 +163,18 @@ public struct PlatformClues: Sendable {
                 .apple, detail: row.versions, .seen(frame: note.frame, what: "PacketLogger note \"\(note.text.prefix(40))\""))
         }
         return nil
+    }
+
+    /// The platform whose host alone sends the log's first such vendor command (``PlatformBehaviour/hostVendorCommand``):
+    /// an iPhone's log exported as btsnoop (datalink 1001) has no PacketLogger note, but its host's 0xFCE9 names Apple's.
+    func hostVendorPlatform() -> PlatformIdentity? {
+        guard let (opcode, frame) = hostVendorCommand,
+            let row = PlatformTable.rows.first(where: { $0.behaviour == .hostVendorCommand && $0.value.commands.contains(opcode) })
+        else { return nil }
+        let detail = row.platform == .apple ? "iOS or macOS" : nil
+        return PlatformIdentity(
+            row.platform, detail: detail,
+            .seen(frame: frame, what: "vendor command \(hex(opcode.rawValue, width: 4)), sent only by its host"))
     }
 
     /// A BTstack log line: `hci.c.2862: hci_power_control: 1, current mode 0` (file and line first), or its older

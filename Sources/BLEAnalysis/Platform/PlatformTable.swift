@@ -59,6 +59,9 @@ public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStr
     /// Words in a note that name the platform wherever the log holds them (``PlatformValue/text(_:)``), the system
     /// they name in the row's versions ("macOS", "iOS"): ``PlatformClues/identify()`` reads them.
     public static let logMarker = PlatformBehaviour(rawValue: "log marker")
+    /// Vendor-specific commands only this platform's host is seen to send, whatever the log's format: one in the log
+    /// names the platform (``PlatformValue/commands(_:)``; ``PlatformClues/identify()`` reads them).
+    public static let hostVendorCommand = PlatformBehaviour(rawValue: "host vendor command")
 
     public var description: String { rawValue }
 }
@@ -241,6 +244,11 @@ public enum PlatformTable {
             ),
             source:
                 "measured: the first notes of pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg and pklg-ios-le_even-g2-test-iphone17-att-404.pklg"
+        ),
+        .init(
+            .apple, .hostVendorCommand, .commands([HCICommand(0xFCE9)]), versions: "iOS and macOS",
+            source:
+                "measured with tshark 4.0.17 (bthci_cmd.opcode == 0xfce9) over the 186 captures of the corpus and ../shared/captures: sent in 9, all Apple hosts' (8 iOS, among them btsnoop-dl1001-hci-unencap_roko-iphone-airtag-play-sound-accept-list-stored-ltk-enc-v2-cid-003a.log, 133 from frame 4, and pklg-macos-le_hciparse-broadcom-2.5h-sleep-wake-bg-connect-create-cancel-x64.pklg, 404), in none of another platform's (Android hosts on Broadcom controllers send 0xFD57, 0xFD59…)"
         ),
         .init(
             .apple, .logMarker, .text("[IOBluetoothHCIUserClient]"), versions: "macOS",
