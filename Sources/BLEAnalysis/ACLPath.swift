@@ -31,11 +31,15 @@ extension Analyzer {
         // The bytes the header announces, or those there are (the generic `prefix` on a raw buffer was not inlined).
         let rest = input.remainingBytes
         let payload = UnsafeRawBufferPointer(start: rest.baseAddress, count: min(rest.count, Int(header.dataLength)))
+        // Whether a reset forbids inferring is asked only when no open link holds the handle: on the hot path (every
+        // ACL record of a log that begins with a reset, as most do) the lookup alone.
+        let controller = record.controllerIndex
         guard
             let index = table.link(
-                controller: record.controllerIndex, handle: header.handle, frame: record.frame,
-                timestamp: record.timestamp,
-                infer: !VendorTrace.isVendorHandle(header.handle) && !damaged && hci.infersLinks(controller: record.controllerIndex))
+                controller: controller, handle: header.handle, frame: record.frame, timestamp: record.timestamp, infer: false)
+                ?? table.link(
+                    controller: controller, handle: header.handle, frame: record.frame, timestamp: record.timestamp,
+                    infer: !VendorTrace.isVendorHandle(header.handle) && !damaged && hci.infersLinks(controller: controller))
         else {
             if VendorTrace.isVendorHandle(header.handle) {
                 hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
