@@ -306,6 +306,12 @@ extension HCIMachine {
             {
                 classicLinkOpened(i, address: c.address.description, record)
             }
+            // Encryption_Enabled 0x01 (7.7.3): the link came up encrypted (legacy encryption mode, E0), with no
+            // Encryption Change to follow: the link's security record and state take it from here.
+            if c.encryptionEnabled != 0 {
+                feed(.encryption(.changed(status: .success, enabled: true)), handle: h, record, infer: false)
+                feed(.security(.encryptionDetails(enabledValue: c.encryptionEnabled, keySize: nil)), handle: h, record, infer: false)
+            }
         }
         var note = HCIEventNote(handle: h)
         note.staleAfterReset = stale

@@ -61,22 +61,23 @@ public enum TestBearer: Hashable, Sendable {
 
 extension HCIBuild {
     /// BR/EDR Connection Complete (Core Spec Vol 4, Part E, 7.7.3): status, handle, BD_ADDR, link type (1 ACL), encryption.
-    public static func connectionComplete(handle: UInt16, peer: BDAddress, status: HCIStatus = .success) -> [UInt8] {
+    public static func connectionComplete(handle: UInt16, peer: BDAddress, status: HCIStatus = .success, encrypted: Bool = false) -> [UInt8]
+    {
         var w = ByteWriter()
         w.write(status.rawValue)
         w.write(littleEndian: handle)
         var address = peer.value
         for _ in 0..<6 { w.write(UInt8(truncatingIfNeeded: address)); address >>= 8 }
         w.write(UInt8(0x01))
-        w.write(UInt8(0x00))
+        w.write(UInt8(encrypted ? 0x01 : 0x00))
         return event(HCIEventCode(0x03), parameters: w.bytes)
     }
 }
 
 extension CaptureBuilder {
     /// BR/EDR Connection Complete for `handle`.
-    public func connectBREDR(handle: UInt16, peer: BDAddress = BDAddress(0x00_1A_7D_DA_71_13)) -> CaptureBuilder {
-        event(HCIBuild.connectionComplete(handle: handle, peer: peer))
+    public func connectBREDR(handle: UInt16, peer: BDAddress = BDAddress(0x00_1A_7D_DA_71_13), encrypted: Bool = false) -> CaptureBuilder {
+        event(HCIBuild.connectionComplete(handle: handle, peer: peer, encrypted: encrypted))
     }
 
     /// One signalling command on the BR/EDR (0x0001) or LE (0x0005) signalling channel.

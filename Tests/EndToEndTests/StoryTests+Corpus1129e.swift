@@ -34,4 +34,20 @@ import Testing
         #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy OOB)"]) != nil)
         #expect(out.text.contains("likely: LE legacy pairing out of band (frame 229): its TK never crossed the air"))
     }
+
+    /// BlueZ 2006, legacy PIN (Thewbi/hci_bluetooth; corpus 2026-11-29-8, first run on d1dd0d7). tshark: PIN Code
+    /// Request at 11, Connection Complete 0x05 at 14 (the PIN pairing failed); the second attempt makes a combination
+    /// key (21) and comes up encrypted (Connection Complete at 22, Encryption_Enabled 1; 52 likewise, no Encryption
+    /// Change); the phone closes both links (0x13 at 35 and 89) after bonding and an SDP search. The first run led with
+    /// a CE-04 error ("rejecting this central"), said "no BR/EDR link encrypted" and blamed a missing link key.
+    @Test func aLegacyPINBondingIsToldAsOne() throws {
+        guard
+            let out = try Self.of(
+                "pcap-lt201-h4phdr_thewbi-bluez-2006-nec616-legacy-pin-auth-failure-05-then-combination-key-sdp-headset-none.pcap")
+        else { return }
+        #expect(out.findings("CE-04").isEmpty)
+        #expect(out.sentence("security", containing: ["2 legacy PIN pairings (11, 18)", "2 BR/EDR encryptions on (22, 52)", "E0"]) != nil)
+        let failed = try #require(out.findings("BR-02").first)
+        #expect(failed.message.contains("the legacy PIN pairing (PIN Code Request at frame 11) failed"))
+    }
 }

@@ -155,6 +155,13 @@ extension Story {
             default: break
             }
         }
+        // A link that came up encrypted says so in its Connection Complete, with no Encryption Change (7.7.3).
+        for c in e.connections where c.isBREDR {
+            if c.machine.securityRecord.sessions.contains(where: { $0.startFrame == nil && $0.onFrame == c.startFrame }) {
+                encrypted.append(c.startFrame)
+            }
+        }
+        encrypted.sort()
         guard !(stored + missing + pairedSSP + legacy + newKeys + encrypted).isEmpty || !failures.isEmpty else { return nil }
         var parts: [String] = []
         if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(list(stored)))") }

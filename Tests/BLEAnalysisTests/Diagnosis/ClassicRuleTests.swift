@@ -107,6 +107,42 @@ extension DiagnosisRuleTests {
             #expect(f.frame == 9 && f.message.contains("the peer refused the link key this side gave at frame 7"))
         }
 
+        /// A connection that fails 0x05 after the controller asked for a PIN (Link Key Request 3, Negative Reply 4–5, PIN
+        /// Code Request 6, PIN Code Request Reply 7–8, Connection Complete 0x05 at 9; the legacy-PIN capture of
+        /// Thewbi/hci_bluetooth, frames 11–14): the PIN pairing failed. The near miss: no PIN asked, a stored key given.
+        @Test(arguments: [true, false]) func anAuthenticationFailureAfterAPINRequestIsThePINPairing(_ pinAsked: Bool) throws {
+            var b = CaptureBuilder()
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0405), parameters: Self.address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .success
+                )
+                .event(Self.event(LinkKeyRequest { $0.address = Self.peer }))
+            if pinAsked {
+                b = b.commandRefusedByComplete(HCICommand(rawValue: 0x040C), parameters: Self.address, status: .success)
+                    .event(Self.event(PINCodeRequest { $0.address = Self.peer }))
+                    .commandRefusedByComplete(
+                        HCICommand(rawValue: 0x040D),
+                        parameters: Self.address + [4, 0x31, 0x32, 0x33, 0x34] + [UInt8](repeating: 0, count: 12),
+                        status: .success)
+            } else {
+                b = b.commandRefusedByComplete(
+                    HCICommand(rawValue: 0x040B), parameters: Self.address + [UInt8](repeating: 0x42, count: 16), status: .success)
+            }
+            b = b.event(
+                Self.event(
+                    ConnectionComplete {
+                        $0.status = .authenticationFailure; $0.address = Self.peer; $0.linkType = 1
+                    }))
+            let d = try #require(try RuleTest.diagnose(b).of("BR-02").first)
+            if pinAsked {
+                #expect(d.frame == 9 && d.supporting.map(\.frame) == [1, 6])
+                #expect(
+                    d.message.hasSuffix(
+                        "the legacy PIN pairing (PIN Code Request at frame 6) failed: the PINs on the two sides did not match."))
+            } else {
+                #expect(d.message.hasSuffix("authentication failed: a link key is missing or does not match."))
+            }
+        }
+
         /// Connection Complete 0x0E (rejected: security) is BR-02; 0x04 is BR-01's, with its Create Connection.
         @Test func failedConnectionsByStatus() throws {
             let b = CaptureBuilder()

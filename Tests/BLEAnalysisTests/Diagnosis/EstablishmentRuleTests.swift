@@ -164,14 +164,25 @@ extension DiagnosisRuleTests {
             case later
             /// GATT traffic went both ways before it.
             case afterGATT
+            /// A BR/EDR peer closing 300 ms after connecting (the legacy-PIN capture of Thewbi/hci_bluetooth: a bonding
+            /// the phone ended once the key was made, an SDP search that found nothing).
+            case bredr
+            /// This side is the peripheral: the central dropped it.
+            case thisSidePeripheral
         }
 
         @Test(arguments: NotARefusal.allCases)
         func nearMissADropThatIsNotARefusal(_ kind: NotARefusal) throws {
-            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+            var b =
+                switch kind {
+                case .bredr: CaptureBuilder().connectBREDR(handle: 0x40, peer: RuleTest.peer)
+                case .thisSidePeripheral: CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .peripheral)
+                default: CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
+                }
             switch kind {
             case .weAsked: b = b.at(0.3).disconnectCommand(handle: 0x40)
             case .later: b = b.at(3)
+            case .bredr, .thisSidePeripheral: b = b.at(0.3)
             case .afterGATT:
                 for h in UInt16(1)...3 {
                     b = b.att(.readRequest(handle: h), handle: 0x40, .tx).att(.readResponse(value: [1]), handle: 0x40, .rx)
@@ -180,7 +191,7 @@ extension DiagnosisRuleTests {
             b = b.disconnect(handle: 0x40, reason: kind == .weAsked ? .connectionTerminatedByLocalHost : .remoteUserTerminatedConnection)
             let r = try RuleTest.diagnose(b)
             #expect(r.of("CE-04").isEmpty)
-            #expect(r.of("DC-02").count == (kind == .weAsked ? 0 : 1))
+            if kind != .bredr && kind != .thisSidePeripheral { #expect(r.of("DC-02").count == (kind == .weAsked ? 0 : 1)) }
         }
 
         // MARK: CE-05 remote features

@@ -88,6 +88,23 @@ extension DiagnosisRuleTests {
             #expect(s.onFrame == 2 && s.keySize == 7 && s.keySizeSource == .observed(frame: 4) && s.algorithm(isLE: false) == "E0")
         }
 
+        /// A BR/EDR Connection Complete with Encryption_Enabled 1 (Vol 4, Part E, 7.7.3; the legacy-PIN capture of
+        /// Thewbi/hci_bluetooth, frames 22 and 52, no Encryption Change after): the link is encrypted from it, E0.
+        @Test func aLinkThatComesUpEncryptedIsEncryptedWithoutAnEncryptionChange() throws {
+            func security(encrypted: Bool) throws -> (LinkSecurity, String) {
+                let b = CaptureBuilder().connectBREDR(handle: Self.handle, peer: Self.peer, encrypted: encrypted)
+                let c = try #require(CaptureAnalysis.analyze(try b.captureFile(), observing: Observing()).connections.first)
+                let line = try RuleTest.diagnose(b).story.sentences.first { $0.text.hasPrefix("Security:") }?.text ?? ""
+                return (c.machine.securityRecord, line)
+            }
+            let (record, line) = try security(encrypted: true)
+            let s = try #require(record.sessions.first)
+            #expect(s.onFrame == 1 && s.startFrame == nil && s.algorithm(isLE: false) == "E0")
+            #expect(line.contains("1 BR/EDR encryption on (1)"))
+            #expect(try !security(encrypted: false).1.contains("encryption on"))
+            #expect(try security(encrypted: false).0.sessions.isEmpty)
+        }
+
         @Test func aShorterKeyOnALaterSessionOfTheSamePeerIsADowngradeNotTheOtherWayRound() throws {
             let down = Self.classicSession(
                 Self.classicSession(CaptureBuilder(), keySize: 16).disconnect(handle: Self.handle), handle: 0x000C, keySize: 7)

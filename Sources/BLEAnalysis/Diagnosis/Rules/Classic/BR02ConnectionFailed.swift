@@ -31,13 +31,32 @@ struct BR02ConnectionFailed: DiagnosisRule {
             let page = e.last(before: ev.frame) { if case .pageRequested(peer) = $0.kind { true } else { false } }
             // Cancelled by this side (0x02 after Create Connection Cancel, 0x16): asked for, not a failure.
             let cancelled = status == .connectionTerminatedByLocalHost || status == .unknownConnectionIdentifier
+            var supporting = page.map { [CitedFrame($0.frame, "Create Connection to \(peer)")] } ?? []
+            var cause = classicConnectionFailureCause(status)
+            if status == .authenticationFailure, let pin = pinPairing(with: peer, before: ev.frame, after: page?.frame ?? 0, e) {
+                // The controller asked for a PIN during this attempt: the legacy pairing failed, not a stored key.
+                cause = "the legacy PIN pairing (PIN Code Request at frame \(pin)) failed: the PINs on the two sides did not match"
+                supporting.append(CitedFrame(pin, "PIN Code Request"))
+            }
             return Diagnosis(
                 rule: Self.code, severity: cancelled ? .info : severity, frame: ev.frame,
-                message:
-                    "The BR/EDR \(link) connection with \(peer) failed (\(codeName(status)) at frame \(ev.frame)): \(classicConnectionFailureCause(status)).",
+                message: "The BR/EDR \(link) connection with \(peer) failed (\(codeName(status)) at frame \(ev.frame)): \(cause).",
                 headline: "BR/EDR connection with \(peer) failed (\(hex(status.rawValue)))",
-                supporting: page.map { [CitedFrame($0.frame, "Create Connection to \(peer)")] } ?? [],
-                causes: [classicConnectionFailureCause(status)], device: peer, fold: "\(peer) \(status.rawValue)")
+                supporting: supporting, causes: [cause], device: peer, fold: "\(peer) \(status.rawValue)")
         }
+    }
+
+    /// The PIN Code Request for `peer` during the attempt (after its page, before its failure), when no stored key
+    /// was asked for after it (Link Key Request: the key, not the PIN, decided).
+    static func pinPairing(with peer: String, before frame: Int, after start: Int, _ e: Evidence) -> Int? {
+        var pin: Int?
+        for ev in e.events where ev.frame > start && ev.frame < frame {
+            switch ev.kind {
+            case .pinCodeRequest(peer): pin = ev.frame
+            case .linkKeyRequest(peer): pin = nil
+            default: break
+            }
+        }
+        return pin
     }
 }

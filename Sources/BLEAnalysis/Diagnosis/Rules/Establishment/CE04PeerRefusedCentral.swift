@@ -13,7 +13,9 @@ extension FindingCode {
 }
 
 /// CE-04: the peripheral dropped the link within 2 s of connecting, before any GATT traffic (or only the MTU
-/// exchange), and this side did not ask: it rejects this central.
+/// exchange), and this side did not ask: it rejects this central. LE links only, where this side is (or may be) the
+/// central: a BR/EDR peer that closes a link once a key is made or an SDP search is done ends its own business, and a
+/// central dropping this peripheral rejects nothing of "this central".
 struct CE04PeerRefusedCentral: DiagnosisRule {
     static let code = FindingCode.peerRefusedCentral
     static let group = RuleGroup.establishment
@@ -30,10 +32,10 @@ struct CE04PeerRefusedCentral: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.disconnections.compactMap { d in
-            guard reasons.contains(d.reason), !d.byThisSide, let up = d.connectedMicroseconds, up < window,
-                littleTraffic(d)
-            else { return nil }
             let c = d.connection
+            guard reasons.contains(d.reason), !d.byThisSide, let up = d.connectedMicroseconds, up < window,
+                littleTraffic(d), c.map({ $0.isLE && $0.role != .peripheral }) ?? true
+            else { return nil }
             let device = e.deviceName(c)
             return Diagnosis(
                 rule: Self.code, severity: severity, frame: d.frame,
