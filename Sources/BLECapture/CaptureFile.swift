@@ -115,6 +115,7 @@ public final class CaptureFile {
         case .packetLogger: packetLoggerBigEndian == true ? "PacketLogger (big-endian)" : "PacketLogger (little-endian)"
         case .pcap, .pcapng: PcapLinkType.name(datalink)
         case .btsnooz: "H4 (btsnooz)"
+        case .hcidump: "H4 (hcidump)"
         default: BTSnoop.datalinkName(datalink)
         }
     }
@@ -279,6 +280,13 @@ public final class CaptureFile {
                 packetLoggerBigEndian: bigEndian, reader: PacketLoggerReader(source: source, bigEndian: bigEndian))
         }
 
+        // BlueZ hcidump: no magic either; its leading records and their H4 packets agree on their lengths.
+        if let r = HCIDump.plausibleRecords(window), r.count >= 2 || r.exactEnd {
+            return CaptureFile(
+                path: path, format: .hcidump, compressed: isCompressed, datalink: PcapLinkType.h4WithPHDR, fileSize: fileSize,
+                reader: HCIDumpReader(source: source))
+        }
+
         // Android bug report with a btsnooz block.
         if looksLikeText(window.prefix(4096)) {
             if let blob = BTSnooz.extractBlob(from: source) {
@@ -293,7 +301,8 @@ public final class CaptureFile {
             }
         }
         throw CaptureOpenError(
-            path: path, message: "not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); \(starts)",
+            path: path,
+            message: "not a capture (expected btsnoop, pcap, pcapng, PacketLogger, hcidump or a bug report with btsnooz); \(starts)",
             isNotACapture: true)
     }
 

@@ -4,7 +4,7 @@ import BLECore
 ///
 /// An open struct: `name` is the short identifier used on the command line and in reports.
 public struct CaptureFormat: Hashable, Sendable, CustomStringConvertible {
-    /// Short identifier: `btsnoop`, `pcap`, `pcapng`, `pklg`, `btsnooz`.
+    /// Short identifier: `btsnoop`, `pcap`, `pcapng`, `pklg`, `btsnooz`, `hcidump`.
     public var name: String
     public init(name: String) { self.name = name }
 
@@ -18,6 +18,8 @@ public struct CaptureFormat: Hashable, Sendable, CustomStringConvertible {
     public static let packetLogger = CaptureFormat(name: "pklg")
     /// Android bug report carrying a btsnooz block between `BTSNOOP_LOG_SUMMARY` markers.
     public static let btsnooz = CaptureFormat(name: "btsnooz")
+    /// BlueZ hcidump's own format (`hcidump -w`; ``HCIDump``).
+    public static let hcidump = CaptureFormat(name: "hcidump")
 
     public var description: String { name }
 }

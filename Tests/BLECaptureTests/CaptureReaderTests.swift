@@ -409,7 +409,8 @@ struct BadInputTests {
         let html = Array("<html><body>not a capture</body></html>\n".utf8)
         #expect(
             message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: html, name: "F") }
-                == "F: not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); starts with 3c 68 74 6d")
+                == "F: not a capture (expected btsnoop, pcap, pcapng, PacketLogger, hcidump or a bug report with btsnooz); starts with 3c 68 74 6d"
+        )
         var bcsp = Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEB]
         #expect(
             message { () throws(CaptureOpenError) in try CaptureFile.open(bytes: bcsp, name: "F") }

@@ -129,6 +129,13 @@ import Testing
         let r = try Blescope.run(["info", "--json", path])
         let info = try #require(r.jsonLines.first)
         let items = try #require((info["completeness"] as? [String: Any])?["items"] as? [[String: Any]])
+        // A file whose first record header is impossible (included length over original length: the air5 btsnoop
+        // re-framed by its repository's script) is read by blescope as no record and said corrupt; tshark reads its
+        // garbage (times from 1887 to 2089). There are no times of ours to compare.
+        if info["records"] as? Int == 0 {
+            #expect(items.contains { $0["code"] as? String == "file-corrupt" }, "\(path)")
+            return
+        }
         let ours = items.first { $0["code"] as? String == "time-backwards" }?["count"] as? Int ?? 0
         #expect(ours == theirs, "\(path)")
     }

@@ -44,7 +44,7 @@ import Testing
         #expect(skipped.status == 0 && skipped.stdout == pass.stdout)
         #expect(
             skipped.stderr
-                == "blescope: skipped \(dir)/notes.txt: not a capture (expected btsnoop, pcap, pcapng, PacketLogger or a bug report with btsnooz); starts with 6e 6f 74 20\n"
+                == "blescope: skipped \(dir)/notes.txt: not a capture (expected btsnoop, pcap, pcapng, PacketLogger, hcidump or a bug report with btsnooz); starts with 6e 6f 74 20\n"
         )
         let bad = try Blescope.run(["ota", "--quiet", "--min-rate", "100kbps"] + codec + [dir, dir + "/notes.txt"])
         #expect(bad.status == 2)
