@@ -21,6 +21,10 @@ extension HH04CommandErrors {
         var periodicOn: Set<AdvertisingSet> = []
         /// The last Reset per controller: every set gone, periodic advertising off.
         var reset: [UInt16: Int] = [:]
+        /// The sets whose enable state the log shows (an accepted enable, disable or removal, or the set terminated),
+        /// and the controllers on which an accepted disable of every set shows them all.
+        var shown: Set<AdvertisingSet> = []
+        var allShown: Set<UInt16> = []
         /// Legacy advertising known on, with the frame of the accepted enable (a connection ends it: forgotten then).
         var legacyOn: [UInt16: Int] = [:]
         /// The sets each advertising command named, by its frame (for the refusal, which names only the opcode).
@@ -37,8 +41,15 @@ extension HH04CommandErrors {
             periodicOn = periodicOn.filter { $0.controller != controller }
         }
 
+        /// Whether the log shows `key`'s enable state by now; a set it does not was set up before the log began.
+        func shows(_ key: AdvertisingSet) -> Bool {
+            shown.contains(key) || allShown.contains(key.controller) || reset[key.controller] != nil
+        }
+
         mutating func apply(_ op: HCICommand, _ sets: [UInt8], _ on: Bool?, _ controller: UInt16, _ frame: Int) {
             let keys = sets.map { AdvertisingSet(controller: controller, set: $0) }
+            if op == .leSetExtendedAdvertisingEnable || op == .leRemoveAdvertisingSet { shown.formUnion(keys) }
+            if op == .leSetExtendedAdvertisingEnable, keys.isEmpty, on == false { allShown.insert(controller) }
             switch op {
             case .leSetAdvertisingEnable:
                 legacyOn[controller] = on == true ? frame : nil
@@ -92,6 +103,7 @@ extension HH04CommandErrors {
                 if !refused.contains(ev.frame) { state.apply(op, sets, on, controller, ev.frame) }
             case .advertisingSetTerminated(let set):
                 state.enabled[AdvertisingSet(controller: controller, set: set)] = nil
+                state.shown.insert(AdvertisingSet(controller: controller, set: set))
             case .connectionComplete(_, .success, _):
                 state.legacyOn[controller] = nil
             case .reset:
@@ -131,6 +143,11 @@ extension HH04CommandErrors {
             return
                 "advertising set \(set) was enabled (frame \(on)): the controller refuses a new address for an enabled set (Core Spec Vol 4, Part E, 7.8.52, for a connectable set; older controllers for every set); the set keeps advertising with the address it had"
         }
+        if op == .leSetAdvertisingSetRandomAddress, !state.shows(key),
+            let row = e.platform?.seen.flatMap({ PlatformTable.listing(op, .advertisingAddressRotation, for: $0) })
+        {
+            return rotationCause(row, set, controller, e, after: index)
+        }
         guard op == .leSetPeriodicAdvertisingEnable, named.enabled == false else { return nil }
         if !state.periodicOn.contains(key), let off = state.periodicOff[key] ?? state.reset[controller] {
             let since = state.periodicOff[key] == nil ? "since the Reset at frame \(off)" : "frame \(off)"
@@ -161,5 +178,25 @@ extension HH04CommandErrors {
             done > state.nameRequested[peer] ?? -1
         else { return nil }
         return "the name request it cancels had completed (frame \(done)): nothing was left to cancel"
+    }
+}
+
+extension HH04CommandErrors {
+    /// A new address refused for a set the log never showed enabled or disabled, from a platform that sends one only
+    /// to a set it has enabled (``PlatformBehaviour/advertisingAddressRotation``): the set was enabled before the log
+    /// began, and the refusal is the controller's answer for an enabled set (7.8.52). The host's later disable of the
+    /// set, with no enable of it between, is cited when the log holds it.
+    static func rotationCause(_ row: PlatformFact, _ set: UInt8, _ controller: UInt16, _ e: Evidence, after index: Int) -> String {
+        let next = e.events[(index + 1)...].first { x in
+            guard x.controller == controller, case .advertisingCommand(.leSetExtendedAdvertisingEnable, let sets, let on) = x.kind
+            else { return false }
+            return sets.contains(set) || (sets.isEmpty && on == false)
+        }
+        var disabledLater = ""
+        if let next, case .advertisingCommand(_, _, false) = next.kind {
+            disabledLater = ", the host disabling it at frame \(next.frame) with no enable of it between"
+        }
+        return
+            "\(row.platform) gives each advertising set it has enabled a new address on a timer, a non-connectable one without disabling it (AOSP le_advertising_manager.cc, set_advertising_set_random_address_on_timer): set \(set) was enabled before the log began\(disabledLater); the controller refuses a new address for an enabled set (Core Spec Vol 4, Part E, 7.8.52, for a connectable set; older controllers for every set), and the set keeps advertising with the address it had"
     }
 }

@@ -52,6 +52,9 @@ public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStr
     /// Commands the stack sends to tune a link once it is up (its BR/EDR supervision timeout…) and goes on without when
     /// the controller refuses them: the controller's own value stays in force, nothing waits on the answer.
     public static let linkTuning = PlatformBehaviour(rawValue: "link tuning")
+    /// Commands the stack sends on a timer to each advertising set it has enabled, to give it a new private address:
+    /// one in the log names a set the stack holds enabled, whether or not the log shows its enable.
+    public static let advertisingAddressRotation = PlatformBehaviour(rawValue: "advertising address rotation")
     /// Where the stack's HCI trace comes from and what marks it as that stack's.
     public static let traceChannel = PlatformBehaviour(rawValue: "trace channel")
     /// Notes the trace carries besides HCI packets.
@@ -187,6 +190,11 @@ public enum PlatformTable {
             .android, .linkTuning, .commands([.writeLinkSupervisionTimeout]),
             source:
                 "AOSP system/stack/acl/btm_acl.cc BTM_SetLinkSuperTout (btsnd_hcic_write_link_super_tout): each BR/EDR link's supervision timeout, 8000 slots (5 s), written after the connection while this side is central (Bluedroid btm_acl.c: \"Only send if current role is Master\"); no caller waits on its Command Complete; measured: 5000 ms written at 273 (accepted at 274) and again at 275, refused 0x0C at 276, the link going on to SDP, RFCOMM and HFP, in android-btsnoop_oppo-enco-hfp-avrcp-sdp-rfcomm.log"
+        ),
+        .init(
+            .android, .advertisingAddressRotation, .commands([.leSetAdvertisingSetRandomAddress]), versions: "Android 12+ (GD stack)",
+            source:
+                "AOSP system/gd/hci/le_advertising_manager.cc set_advertising_set_random_address_on_timer: runs for enabled sets only (\"should only be trigger by enabled advertising set\"), disables and re-enables a connectable set around the new address, sends it to a non-connectable set while the set advertises; measured: set 0 disabled at 8491, address at 8497, enabled at 8499; set 4's address at 7038 and set 3's at 7544 with no disable, both in the 4 sets the host disables at 17292, in android-btsnoop_lightctl-midlink-whole-log-link-never-starts-or-ends-adv-set-addr-0c.log"
         ),
         .init(
             .android, .traceChannel, .text("btsnoop_hci.log (datalink 1002, H4); btsnooz in a bug report; .cfa copies"),

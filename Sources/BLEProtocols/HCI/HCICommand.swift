@@ -18,6 +18,9 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     public var isVendor: Bool { ogf == 0x3F }
 
     public static let nop = HCICommand(0x0000)
+    public static let inquiry = HCICommand(ogf: 0x01, ocf: 0x0001)
+    public static let periodicInquiryMode = HCICommand(ogf: 0x01, ocf: 0x0003)
+    public static let createConnection = HCICommand(ogf: 0x01, ocf: 0x0005)
     public static let disconnect = HCICommand(ogf: 0x01, ocf: 0x0006)
     public static let acceptConnectionRequest = HCICommand(ogf: 0x01, ocf: 0x0009)
     public static let remoteNameRequest = HCICommand(ogf: 0x01, ocf: 0x0019)

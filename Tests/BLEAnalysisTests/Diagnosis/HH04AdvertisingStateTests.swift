@@ -51,6 +51,40 @@ extension DiagnosisRuleTests {
             }
         }
 
+        /// Android's LE Get Vendor Capabilities names the platform (AOSP `gd/hci/controller.cc`).
+        static var android: CaptureBuilder { CaptureBuilder().vendorCommand(HCICommand(ogf: 0x3F, ocf: 0x153)) }
+        static func addressRefusal(_ b: CaptureBuilder) throws -> Diagnosis {
+            try #require(try RuleTest.diagnose(b).of("HH-04").first { $0.headline.hasPrefix("LE Set Advertising Set Random Address") })
+        }
+
+        /// `android-btsnoop_lightctl-midlink-…-adv-set-addr-0c.log` (tshark): set 3's new address refused 0x0C at 7546
+        /// with no enable, disable or Reset of set 3 before it in the log; the host disables sets 0, 3, 4, 5 at 17292.
+        /// AOSP rotates only enabled sets' addresses (`le_advertising_manager.cc`), so set 3 was enabled before the log.
+        @Test func androidsRotationOfASetEnabledBeforeTheLogIsTheControllersAnswer() throws {
+            let b = Self.refusedAddress(Self.android, set: 3)
+            let refused = b.nextFrame - 1
+            let disabled = b.nextFrame
+            let d = try Self.addressRefusal(Self.extendedEnable(b, false, set: 3))
+            #expect(d.severity == .info && d.frame == refused)
+            #expect(d.causes.first?.hasPrefix("Android gives each advertising set it has enabled a new address on a timer") == true)
+            #expect(
+                d.causes.first?.contains(
+                    "set 3 was enabled before the log began, the host disabling it at frame \(disabled) with no enable of it between")
+                    == true)
+            #expect(d.causes.first?.contains("7.8.52") == true)
+        }
+
+        @Test func nearMissAndroidsRefusedAddressForASetTheLogShowsDisabledStaysAWarning() throws {
+            // The log shows set 3 disabled (accepted) before the refusal: not the rotation of an enabled set.
+            let shownOff = Self.refusedAddress(Self.extendedEnable(Self.android, false, set: 3), set: 3)
+            // The same refusal on a log that names no platform: nothing says the set was enabled.
+            let unnamed = Self.refusedAddress(CaptureBuilder(), set: 3)
+            for b in [shownOff, unnamed] {
+                let d = try Self.addressRefusal(b)
+                #expect(d.severity == .warning && d.causes.first == "a host state-machine bug")
+            }
+        }
+
         @Test func aRandomAddressRefusedWhileScanningIsThePrescribedAnswer() throws {
             let scanning = CaptureBuilder().nextFrame
             let b = Self.accepted(CaptureBuilder(), .leSetScanEnable, [1, 0])

@@ -17,7 +17,7 @@ struct HH04CommandErrors: DiagnosisRule {
     static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
     static let evidence =
-        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed)"
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed; an inquiry, page or name request while the controller pages for an earlier one; on Android, an enabled set's address rotation)"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
@@ -71,7 +71,7 @@ struct HH04CommandErrors: DiagnosisRule {
     }
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
-        let byState = stateRefusals(e).merging(advertisingRefusals(e)) { scan, _ in scan }
+        let byState = stateRefusals(e).merging(advertisingRefusals(e)) { scan, _ in scan }.merging(pageRefusals(e)) { state, _ in state }
         return e.events.compactMap { ev in
             guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained(op, status) else { return nil }
             // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
