@@ -50,4 +50,20 @@ import Testing
         let failed = try #require(out.findings("BR-02").first)
         #expect(failed.message.contains("the legacy PIN pairing (PIN Code Request at frame 11) failed"))
     }
+
+    /// Controller refusals where nothing failed (corpus 2026-11-29-8; tshark): BlueZ 2006's Remote Name Request (41) and
+    /// Inquiry (43, 111) refused 0x0C while an accepted name request still paged (37, answered 0x04 at 45; 107, answered
+    /// at 113); Android's new address for advertising set 3 refused 0x0C at 7546, the set enabled before the log began
+    /// (no command for it before; disabled among sets 0, 3, 4, 5 at 17292). The first run raised them as warnings ("a
+    /// host state-machine bug"), the Android one leading a log where nothing failed.
+    @Test func refusalsTheControllersStateExplainsAreContext() throws {
+        let pin = "pcap-lt201-h4phdr_thewbi-bluez-2006-nec616-legacy-pin-auth-failure-05-then-combination-key-sdp-headset-none.pcap"
+        guard let bluez = try Self.of(pin),
+            let android = try Self.of("android-btsnoop_lightctl-midlink-whole-log-link-never-starts-or-ends-adv-set-addr-0c.log")
+        else { return }
+        #expect(bluez.findings("HH-04").map(\.occurrences).sorted { $0[0] < $1[0] } == [[42], [44, 112]])
+        #expect(bluez.findings("HH-04").allSatisfy { $0.severity == "info" })
+        #expect(android.findings("HH-04").map(\.occurrences) == [[7546]] && android.findings("HH-04")[0].severity == "info")
+        #expect(android.findings.allSatisfy { !$0.atLeastWarning })
+    }
 }
