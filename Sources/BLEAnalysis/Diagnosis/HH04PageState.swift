@@ -30,6 +30,10 @@ extension HH04CommandErrors {
     /// thewbi-bluez-2006-nec616-…`): Remote Name Request at 41 and Inquiry at 43 refused while the name request of 37
     /// paged (answered 0x04 at 45); Inquiry at 111 while that of 107 paged (answered at 113).
     static func pageRefusals(_ e: Evidence) -> [Int: String] {
+        pagesRunning(e).merging(connectedAnyway(e)) { running, _ in running }
+    }
+
+    static func pagesRunning(_ e: Evidence) -> [Int: String] {
         let refused = Set(
             e.events.compactMap { ev -> Int? in
                 if case .commandFailed(_, _, let frame) = ev.kind { frame } else { nil }
@@ -72,5 +76,31 @@ extension HH04CommandErrors {
         let what = page.nameRequest ? "a name request to \(page.peer)" : "a connection to \(page.peer)"
         return
             "\(what) was still paging (frame \(command), answered at frame \(answer)): the controller was in a state where it cannot process the command at this time (Command Disallowed, Core Spec Vol 1, Part F, 2.12); the page went on"
+    }
+}
+
+extension HH04CommandErrors {
+    /// Create Connection refused 0x0C, then within 2 s a successful Connection Complete with the same device and no
+    /// page of it accepted between: the device was connecting to this side at the same moment, and the link the host
+    /// asked for came up. Ethermind (`btsnoop-h4_ethermind-bredr-page-timeout-04-…`, tshark): Create Connection to
+    /// bc:6e:64:09:a6:90 at 1543 refused at 1544, the device's Connect Request at 1545, accepted, up at 1549.
+    static func connectedAnyway(_ e: Evidence) -> [Int: String] {
+        var out: [Int: String] = [:]
+        for (index, ev) in e.events.enumerated() {
+            guard case .commandFailed(.createConnection, .commandDisallowed, let commandFrame?) = ev.kind,
+                let asked = e.events[..<index].last(where: { $0.frame == commandFrame }),
+                case .pageRequested(let peer) = asked.kind
+            else { continue }
+            for x in e.events[(index + 1)...] {
+                guard x.timestamp.microseconds(since: ev.timestamp) < 2_000_000 else { break }
+                if case .pageRequested(peer) = x.kind { break }
+                if case .classicConnectionComplete(_, .success, peer, 1) = x.kind {
+                    out[ev.frame] =
+                        "\(peer) was connecting to this side at the same moment: the link came up at frame \(x.frame), the one the host asked for"
+                    break
+                }
+            }
+        }
+        return out
     }
 }

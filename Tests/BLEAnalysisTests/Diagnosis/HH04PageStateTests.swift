@@ -67,5 +67,33 @@ extension DiagnosisRuleTests {
                 #expect(d.severity == .warning && d.causes.first == "a host state-machine bug")
             }
         }
+
+        static func refusedCreate(_ b: CaptureBuilder) -> CaptureBuilder {
+            b.commandRefusedByStatus(
+                .createConnection, parameters: Self.address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .commandDisallowed)
+        }
+        /// Connection Complete (ACL, success) with `address` on handle 0x000B.
+        static func connected(_ b: CaptureBuilder, _ address: [UInt8] = Self.address) -> CaptureBuilder {
+            b.event(HCIBuild.event(HCIEventCode(0x03), parameters: [0x00, 0x0B, 0x00] + address + [0x01, 0x00]))
+        }
+
+        /// Ethermind (`btsnoop-h4_ethermind-bredr-page-timeout-04-…`, tshark): Create Connection at 1543 refused 0x0C at
+        /// 1544, the device's own Connect Request at 1545, the link up at 1549 (0.28 s).
+        @Test func aCreateConnectionRefusedWhileTheDeviceConnectsToThisSideGotItsLink() throws {
+            let b = Self.refusedCreate(CaptureBuilder())
+            let up = b.nextFrame
+            let d = try Self.hh04(Self.connected(b), "Create Connection")
+            #expect(d.severity == .info)
+            #expect(
+                d.causes.first
+                    == "00:0E:6D:07:2E:FA was connecting to this side at the same moment: the link came up at frame \(up), the one the host asked for"
+            )
+        }
+
+        @Test func nearMissACreateConnectionRefusedThenAnotherDevicesLinkStaysAWarning() throws {
+            let b = Self.connected(Self.refusedCreate(CaptureBuilder()), [0x01, 0x02, 0x03, 0x04, 0x05, 0x06])
+            let d = try Self.hh04(b, "Create Connection")
+            #expect(d.severity == .warning && d.causes.first == "a host state-machine bug")
+        }
     }
 }
