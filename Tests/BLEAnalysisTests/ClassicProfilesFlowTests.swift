@@ -98,6 +98,9 @@ import Testing
         let s = try #require(p.sdp.services.first)
         #expect(p.sdp.services.count == 1 && s.frame == 11 && s.fromPeer && s.rfcommChannel == 3)
         #expect(s.title == "Handsfree Audio Gateway" && s.profiles.map(\.text) == ["Handsfree 1.8"])
+        // One search (8, continued at 10), answered in two parts: found one record at 11.
+        #expect(
+            p.sdp.searches == [SDPSearch(frame: 8, fromPeer: false, uuids: [BluetoothUUID(uuid16: 0x111F)], responseFrame: 11, found: 1)])
         let dlc = try #require(p.rfcomm.first { $0.dlci == 6 })
         #expect(dlc.openRequestFrame == 22 && dlc.openFrame == 23 && dlc.creditFlow && dlc.maxFrameSize == 1008)
         #expect(dlc.service == "Handsfree Audio Gateway")
@@ -189,5 +192,28 @@ extension ClassicProfilesFlowTests {
             p.a2dp.rejections == [
                 AVDTPRejection(frame: 33, signal: .start, error: AVDTPError(rawValue: 0x31), commandFrame: 32, byPeer: true)
             ])
+    }
+
+    /// The peer searches this side for Headset (0x1108, frame 8) and the answer is an empty list (9): the story says what
+    /// it looked for and that this side has none (the BlueZ 2006 capture: frames 77, 78). The near miss: a search that
+    /// finds a record is told as the record, not as a missing one.
+    @Test(arguments: [true, false]) func aSearchThatFindsNothingIsTold(_ empty: Bool) throws {
+        var b = CaptureBuilder().connectBREDR(handle: Self.h)  // 1
+            .openBREDRChannel(handle: Self.h, psm: 0x0001, localCID: 0x0040, remoteCID: 0x0050, localMTU: 672, remoteMTU: 672)  // 2–7
+        let pattern = SDPElement.sequence([.uuid(BluetoothUUID(uuid16: 0x1108))])
+        let ids = SDPElement.sequence([.uint(0x0000_FFFF, width: 4)])
+        let request = SDPParameters.serviceSearchAttributeRequest(pattern: pattern, maxBytes: 64, attributes: ids, continuation: .init())
+        b = b.l2cap(
+            cid: 0x0040, payload: SDPPDU(id: .serviceSearchAttributeRequest, transaction: 1, parameters: request).bytes, handle: Self.h,
+            .rx)  // 8
+        let list = SDPElement.sequence(empty ? [] : [ClassicProfilesTests.handsFreeGatewayRecord(channel: 3)]).bytes
+        let answer = SDPParameters.serviceSearchAttributeResponse(attributeBytes: list, continuation: .init())
+        b = b.l2cap(
+            cid: 0x0050, payload: SDPPDU(id: .serviceSearchAttributeResponse, transaction: 1, parameters: answer).bytes, handle: Self.h,
+            .tx)  // 9
+        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        #expect(p.sdp.searches.map(\.found) == [empty ? 0 : 1] && p.sdp.searches.first?.fromPeer == true)
+        let story = try RuleTest.diagnose(b).story.sentences.map(\.text).joined(separator: "\n")
+        #expect(story.contains("the peer looked for Headset (8): this side has none (9)") == empty)
     }
 }

@@ -55,6 +55,23 @@ public struct SDPSummary: Hashable, Sendable {
     public var unanswered: [Int] = []
     /// Attribute lists that did not decode (frame, why).
     public var malformed: [Int] = []
+    /// Service searches (Service Search and Service Search Attribute Requests) with what their answers found.
+    public var searches: [SDPSearch] = []
+}
+
+/// One service search: the classes asked for, and how many records the answer held (nil: no answer in the log).
+public struct SDPSearch: Hashable, Sendable {
+    public var frame: Int
+    /// The peer asked (this side answers).
+    public var fromPeer: Bool
+    /// The UUIDs of the search pattern (Core Spec Vol 3, Part B, 4.5.1, 4.7.1).
+    public var uuids: [BluetoothUUID]
+    public var responseFrame: Int?
+    public var found: Int?
+    /// `Headset`: the pattern's UUIDs by their service class names.
+    public var title: String {
+        uuids.map { SDPServiceClass.name($0) ?? $0.description }.joined(separator: " + ")
+    }
 }
 
 public struct SDPErrorEvent: Hashable, Sendable {

@@ -9,6 +9,8 @@ struct SDPTracker {
     private var pending: [UInt32: Int] = [:]
     /// Attribute bytes of a response that continues, by responder (true: the peer).
     private var partial: [Bool: [UInt8]] = [:]
+    /// The first request of the search each side has under way (true: the peer's), which continuation requests go on.
+    private var searchOf: [Bool: Int] = [:]
     static let maxHeldBytes = 1 << 20
     static let maxServices = 1024
 
@@ -18,6 +20,7 @@ struct SDPTracker {
         if pdu.id.isRequest {
             summary.requests += 1
             if pending.count < 4096 { pending[UInt32(fromPeer ? 1 : 0) << 16 | UInt32(pdu.transaction)] = frame }
+            search(pdu.parameters, fromPeer: fromPeer, frame: frame)
             return nil
         }
         summary.responses += 1
@@ -27,8 +30,15 @@ struct SDPTracker {
             summary.errors.append(SDPErrorEvent(frame: frame, fromPeer: fromPeer, code: code, requestFrame: requestFrame))
         case .serviceAttributeResponse(let bytes, let c):
             collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: false)
+        case .serviceSearchResponse(let total, _, let c) where c.isEmpty:
+            answerSearch(requestFrame, found: Int(total), frame: frame)
         case .serviceSearchAttributeResponse(let bytes, let c):
-            collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: true)
+            // The search began at the requester's first request; a continued answer ends at its last part.
+            let started = searchOf[!fromPeer] ?? requestFrame
+            if let found = collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: true) {
+                answerSearch(started, found: found, frame: frame)
+                searchOf[!fromPeer] = nil
+            }
         default:
             break
         }
@@ -42,17 +52,43 @@ struct SDPTracker {
         return summary
     }
 
-    private mutating func collect(_ bytes: [UInt8], continuation: SDPContinuation, fromPeer: Bool, frame: Int, listOfLists: Bool) {
+    /// A search request: its pattern's UUIDs, answered later (``answerSearch(_:found:frame:)``).
+    private mutating func search(_ parameters: SDPParameters, fromPeer: Bool, frame: Int) {
+        let pattern: SDPElement
+        switch parameters {
+        case .serviceSearchRequest(let p, _, let c), .serviceSearchAttributeRequest(let p, _, _, let c):
+            // A continuation request goes on with a search already counted.
+            guard c.isEmpty else { return }
+            pattern = p
+        default:
+            return
+        }
+        guard summary.searches.count < Self.maxServices else { return }
+        let uuids = (pattern.items ?? [pattern]).compactMap { e -> BluetoothUUID? in if case .uuid(let u) = e { u } else { nil } }
+        summary.searches.append(SDPSearch(frame: frame, fromPeer: fromPeer, uuids: uuids))
+        searchOf[fromPeer] = frame
+    }
+
+    /// The answer to the search that started at `requestFrame` (the first request of a continued one): `found` records.
+    private mutating func answerSearch(_ requestFrame: Int?, found: Int, frame: Int) {
+        guard let requestFrame, let i = summary.searches.lastIndex(where: { $0.frame == requestFrame }) else { return }
+        summary.searches[i].found = found
+        summary.searches[i].responseFrame = frame
+    }
+
+    /// The records of a whole attribute list (nil while it continues, or when it does not decode).
+    @discardableResult
+    private mutating func collect(_ bytes: [UInt8], continuation: SDPContinuation, fromPeer: Bool, frame: Int, listOfLists: Bool) -> Int? {
         var held = partial[fromPeer, default: []]
         if held.count + bytes.count <= Self.maxHeldBytes { held += bytes }
         guard continuation.isEmpty else {
             partial[fromPeer] = held
-            return
+            return nil
         }
         partial[fromPeer] = nil
         guard let list = try? SDPElement(bytes: held) else {
             summary.malformed.append(frame)
-            return
+            return nil
         }
         let records = listOfLists ? (list.items ?? []) : [list]
         for r in records {
@@ -63,6 +99,7 @@ struct SDPTracker {
                     profiles: record.profiles.map { SDPProfileVersion(profile: $0.profile, version: $0.version) }, psm: record.psm,
                     rfcommChannel: record.rfcommChannel, name: record.name, supportedFeatures: record.supportedFeatures))
         }
+        return records.count
     }
 
     /// What SDP said runs on RFCOMM server channel `channel` of the peer (or this side): `Handsfree Audio Gateway`.

@@ -80,7 +80,9 @@ extension Story {
     /// `SDP with 60:55:…: the peer offers Handsfree 1.8 (RFCOMM 2), Audio Sink 1.3 (AVDTP), A/V Remote Control 1.6.`
     static func sdpLine(_ p: ClassicProfilesResult, who: String) -> StorySentence? {
         let services = p.sdp.services.filter(\.fromPeer)
-        guard !services.isEmpty || !p.sdp.errors.isEmpty else { return nil }
+        // A search the answer found nothing for: what one side looked for and the other does not offer.
+        let empty = p.sdp.searches.filter { $0.found == 0 && !$0.uuids.isEmpty }
+        guard !services.isEmpty || !p.sdp.errors.isEmpty || !empty.isEmpty else { return nil }
         var seen = Set<String>()
         var parts: [String] = []
         for s in services {
@@ -92,10 +94,20 @@ extension Story {
             }
             if seen.insert(text).inserted { parts.append(text) }
         }
-        var text = "SDP with \(who): " + (parts.isEmpty ? "no record found" : "the peer offers " + parts.prefix(8).joined(separator: ", "))
-        if parts.count > 8 { text += " and \(parts.count - 8) more" }
+        var text = "SDP with \(who): "
+        if !parts.isEmpty || empty.isEmpty {
+            text += parts.isEmpty ? "no record found" : "the peer offers " + parts.prefix(8).joined(separator: ", ")
+            if parts.count > 8 { text += " and \(parts.count - 8) more" }
+        }
+        let missing = empty.prefix(3).map { s in
+            (s.fromPeer
+                ? "the peer looked for \(s.title) (\(s.frame)): this side has none"
+                : "this side looked for \(s.title) (\(s.frame)): the peer has none")
+                + (s.responseFrame.map { " (\($0))" } ?? "")
+        }
+        if !missing.isEmpty { text += (parts.isEmpty ? "" : "; ") + missing.joined(separator: "; ") }
         if !p.sdp.errors.isEmpty { text += "; \(plural(p.sdp.errors.count, "error response")) (\(p.sdp.errors[0].code))" }
-        return StorySentence(.classic, text + ".", frames: services.map(\.frame) + p.sdp.errors.map(\.frame))
+        return StorySentence(.classic, text + ".", frames: services.map(\.frame) + empty.map(\.frame) + p.sdp.errors.map(\.frame))
     }
 
     /// `A2DP with …: SBC 44.1 kHz joint stereo bitpool 53, streamed 2 min 10 s at 328 kbps, 3 suspends.`
