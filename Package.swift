@@ -89,7 +89,7 @@ let package = Package(
         // of the new layout (the heap corruption in BackgroundTimelineJSONTests, 2026-11-24 and 2026-11-28).
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
         .testTarget(name: "BLESecurityTests", dependencies: ["BLESecurity", "BLECore", "BLETestSupport"]),
-        .testTarget(name: "BLECaptureTests", dependencies: ["BLECapture", "BLECore", "BLETestSupport"]),
+        .testTarget(name: "BLECaptureTests", dependencies: ["BLECapture", "BLECore", "BLEProtocols", "BLETestSupport"]),
         .testTarget(name: "BLEProtocolsTests", dependencies: ["BLEProtocols", "BLECapture", "BLECore", "BLETestSupport"]),
         .testTarget(name: "BLECodecsTests", dependencies: ["BLECodecs", "BLEYAML", "BLEProtocols", "BLECore", "BLETestSupport"]),
         .testTarget(
