@@ -31,13 +31,10 @@ struct SDPTracker {
         case .serviceAttributeResponse(let bytes, let c):
             collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: false)
         case .serviceSearchResponse(let total, _, let c) where c.isEmpty:
-            answerSearch(requestFrame, found: Int(total), frame: frame)
+            answerSearch(by: !fromPeer, request: requestFrame, found: Int(total), frame: frame)
         case .serviceSearchAttributeResponse(let bytes, let c):
-            // The search began at the requester's first request; a continued answer ends at its last part.
-            let started = searchOf[!fromPeer] ?? requestFrame
             if let found = collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: true) {
-                answerSearch(started, found: found, frame: frame)
-                searchOf[!fromPeer] = nil
+                answerSearch(by: !fromPeer, request: requestFrame, found: found, frame: frame)
             }
         default:
             break
@@ -52,7 +49,7 @@ struct SDPTracker {
         return summary
     }
 
-    /// A search request: its pattern's UUIDs, answered later (``answerSearch(_:found:frame:)``).
+    /// A search request: its pattern's UUIDs, answered later (``answerSearch(by:request:found:frame:)``).
     private mutating func search(_ parameters: SDPParameters, fromPeer: Bool, frame: Int) {
         let pattern: SDPElement
         switch parameters {
@@ -69,9 +66,12 @@ struct SDPTracker {
         searchOf[fromPeer] = frame
     }
 
-    /// The answer to the search that started at `requestFrame` (the first request of a continued one): `found` records.
-    private mutating func answerSearch(_ requestFrame: Int?, found: Int, frame: Int) {
-        guard let requestFrame, let i = summary.searches.lastIndex(where: { $0.frame == requestFrame }) else { return }
+    /// The whole answer to the search `requester` (true: the peer) has under way: `found` records. A continued search
+    /// began at the requester's first request, not at `request`, the one this last part answers.
+    private mutating func answerSearch(by requester: Bool, request: Int?, found: Int, frame: Int) {
+        guard let started = searchOf.removeValue(forKey: requester) ?? request,
+            let i = summary.searches.lastIndex(where: { $0.frame == started })
+        else { return }
         summary.searches[i].found = found
         summary.searches[i].responseFrame = frame
     }
