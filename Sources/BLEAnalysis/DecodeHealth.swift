@@ -166,6 +166,10 @@ public struct DecodeHealth: Sendable {
         /// The warning only repeats what the link layer already said (ll.encrypted-no-key / ll.mic-failed): shown by
         /// `info`, which lists no analysis findings, and left out of the findings so it is said once.
         public var saidByLinkLayer = false
+        /// Traffic on fixed channels no decoder reads (``DecodeHealth/fixedChannelNote(_:connection:)``): info, not a loss.
+        public var fixedChannels: String?
+        /// The first frame on those channels.
+        public var fixedChannelsFrame: Int?
         /// How blescope decrypted the link (air captures): the key and how it was found; nil when it decrypted nothing.
         public var decryption: String?
     }
@@ -198,6 +202,8 @@ public struct DecodeHealth: Sendable {
                 aclBytes: bytes, counts: counts)
             h.isBREDR = c.isBREDR
             (h.warning, h.warningFrame) = Self.judge(counts, connection: c)
+            h.fixedChannels = Self.fixedChannelNote(counts, connection: c)
+            h.fixedChannelsFrame = counts.unclaimedByCID.filter { $0.key < Self.firstDynamicCID }.map(\.value.firstFrame).min()
             h.decryption = c.linkEncryption?.decryptionText
             if h.warning == nil, let e = counts.encryptedUndecrypted, e > 0 {
                 let from = c.linkEncryption?.firstUndecryptedFrame ?? c.linkEncryption?.firstMICFailureFrame
@@ -231,6 +237,11 @@ public struct DecodeHealth: Sendable {
     public var findings: [Finding] {
         var out = warnings.filter { !$0.saidByLinkLayer }
             .map { Finding(.warning, FindingKind(.decodeHealth, message: $0.warning!), frame: $0.warningFrame) }
+        for c in connections {
+            if let note = c.fixedChannels {
+                out.append(Finding(.info, FindingKind(.decodeFixedChannel, message: note), frame: c.fixedChannelsFrame))
+            }
+        }
         if vendorTrace.packets > 0 {
             out.append(
                 Finding(.info, FindingKind(.decodeVendorTrace, message: vendorTraceSummary!), frame: vendorTrace.firstFrame))
@@ -269,6 +280,24 @@ public struct DecodeHealth: Sendable {
         list.prefix(5).map(String.init).joined(separator: ", ") + (list.count > 5 ? ", …" : "")
     }
 
+    /// L2CAP's first dynamically allocated CID (Core Spec Vol 3, Part A, 2.1); below it every channel is fixed.
+    static let firstDynamicCID: UInt16 = 0x0040
+
+    /// The note for one connection's traffic on fixed channels no decoder reads (a platform's own protocol on a CID
+    /// the Core reserves, such as Apple's 0x003A), or nil. Info: nothing of it is missing, blescope does not read it.
+    static func fixedChannelNote(_ c: DecodeCounts, connection: Connection) -> String? {
+        let fixed = c.unclaimedByCID.filter { $0.value.pdus > fewPDUs && $0.key < firstDynamicCID }.sorted { $0.key < $1.key }
+        guard !fixed.isEmpty else { return nil }
+        let list = fixed.map { cid, t in
+            let name =
+                PlatformTable.vendorFixedChannel(cid) ?? "a fixed channel the Core reserves (0x0008–0x003E), so a vendor's own protocol"
+            return "CID \(hex(cid, width: 4)) (\(name)) \(t.pdus) PDUs, \(t.bytes) bytes (frames \(t.firstFrame)–\(t.lastFrame))"
+        }
+        return "connection #\(connection.number) (handle \(hex(connection.handle, width: 4))): "
+            + list.joined(separator: ", ")
+            + " not decoded; a fixed channel is never opened by signalling, so nothing of it is missing from the capture"
+    }
+
     /// The warning for one connection, or nil. Reasons are joined into one message, most serious first.
     static func judge(_ c: DecodeCounts, connection: Connection) -> (String?, Int?) {
         var reasons: [String] = []
@@ -293,7 +322,8 @@ public struct DecodeHealth: Sendable {
                 "\(lost) of \(c.attempted) L2CAP PDUs (\(share) %) incomplete, frames \(frames(c.dropFrames)); likely cause: \(cause)")
             note(c.dropFrames.first)
         }
-        let busy = c.unclaimedByCID.filter { $0.value.pdus > fewPDUs }.sorted { $0.key < $1.key }
+        // A fixed channel is never opened by signalling: no Connection Request is missing for it (``fixedChannelNote``).
+        let busy = c.unclaimedByCID.filter { $0.value.pdus > fewPDUs && $0.key >= firstDynamicCID }.sorted { $0.key < $1.key }
         if !busy.isEmpty {
             let list = busy.map {
                 "CID \(hex($0.key, width: 4)) \($0.value.pdus) PDUs (frames \($0.value.firstFrame)–\($0.value.lastFrame))"

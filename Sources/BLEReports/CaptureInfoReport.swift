@@ -171,6 +171,11 @@ public struct CaptureInfo: Sendable {
             for c in h.warnings {
                 out += "\n  " + terminal.severity(.warning) + ": " + (c.warning ?? "") + (c.warningFrame.map { " (frame \($0))" } ?? "")
             }
+            for c in h.connections {
+                if let note = c.fixedChannels {
+                    out += "\n  " + terminal.severity(.info) + ": " + note + (c.fixedChannelsFrame.map { " (frame \($0))" } ?? "")
+                }
+            }
             if let v = h.vendorTraceSummary { out += "\n  " + terminal.severity(.info) + ": " + v }
             for d in h.decryptions { out += "\n  " + terminal.severity(.info) + ": " + d }
         }

@@ -304,6 +304,30 @@ import Testing
         if warns { #expect(health[0].message.contains("CID 0x0077 4 PDUs (frames \(first)–\(first + 3))")) }
     }
 
+    /// A fixed channel (below 0x0040) is never opened by signalling: its traffic is no sign of a missed Connection
+    /// Request. Apple's IOBluetooth names 0x003A "Magnet" (kBluetoothL2CAPChannelMagnet); a CID the table does not
+    /// name is said to be in the range the Core reserves (Vol 3, Part A, 2.1). The dynamic CID beside it still warns.
+    @Test(arguments: [
+        (UInt16(0x003A), "CID 0x003a (Apple's Magnet channel) 5 PDUs, 25 bytes"), (0x0025, "CID 0x0025 (a fixed channel the Core reserves"),
+    ])
+    func aFixedChannelNoDecoderReadsIsInfoNotAMissedConnectionRequest(_ cid: UInt16, _ said: String) throws {
+        var b = CaptureBuilder().connect(handle: 0x0040)
+        let first = b.nextFrame
+        for i in 0..<5 { b = b.l2cap(cid: cid, payload: [UInt8(i)], handle: 0x0040, .rx) }
+        let (analyzer, _) = try Self.analyze(b)
+        #expect(analyzer.findings.filter { $0.kind.code.id == "decode.health" }.isEmpty)
+        let notes = analyzer.findings.filter { $0.kind.code.id == "decode.fixed-channel" }
+        #expect(notes.count == 1 && notes.first?.severity == .info && notes.first?.frame == first)
+        #expect(notes.first?.message.contains(said) == true)
+        #expect(notes.first?.message.contains("(frames \(first)–\(first + 4))") == true)
+        // Near miss: the same PDUs on a dynamic CID are a channel whose opening the log does not hold.
+        var d = CaptureBuilder().connect(handle: 0x0040)
+        for i in 0..<5 { d = d.l2cap(cid: 0x0040, payload: [UInt8(i)], handle: 0x0040, .rx) }
+        let (dynamic, _) = try Self.analyze(d)
+        #expect(dynamic.findings.filter { $0.kind.code.id == "decode.health" }.count == 1)
+        #expect(dynamic.findings.filter { $0.kind.code.id == "decode.fixed-channel" }.isEmpty)
+    }
+
     @Test func twoReasonsStillGiveOneWarningPerConnection() throws {
         var b = CaptureBuilder().connect(handle: 0x0040).connect(handle: 0x0041)
         for i in 0..<5 { b = b.l2cap(cid: 0x0070, payload: [UInt8(i)], handle: 0x0040, .rx) }

@@ -65,6 +65,10 @@ public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStr
     /// Vendor-specific commands only this platform's host is seen to send, whatever the log's format: one in the log
     /// names the platform (``PlatformValue/commands(_:)``; ``PlatformClues/identify()`` reads them).
     public static let hostVendorCommand = PlatformBehaviour(rawValue: "host vendor command")
+    /// An L2CAP fixed channel in the range the Core reserves (Vol 3, Part A, 2.1: 0x0008–0x003E on LE-U and ACL-U) that
+    /// this platform uses for its own protocol (``PlatformValue/channels(_:)``): its traffic is the platform's routine,
+    /// and, fixed, it is never opened by signalling, so no Connection Request is missing from the log.
+    public static let vendorFixedChannel = PlatformBehaviour(rawValue: "vendor fixed channel")
 
     public var description: String { rawValue }
 }
@@ -78,11 +82,14 @@ public enum PlatformValue: Hashable, Sendable {
     case text(String)
     /// A multiple (of the effective connection interval, for ``PlatformBehaviour/supervisionTimeoutMargin``).
     case factor(Double)
+    /// L2CAP fixed channels and the platform's names for them.
+    case channels([UInt16: String])
 
     /// The duration, when the value is one.
     public var milliseconds: Double? { if case .milliseconds(let ms) = self { ms } else { nil } }
     public var commands: [HCICommand] { if case .commands(let c) = self { c } else { [] } }
     public var factor: Double? { if case .factor(let f) = self { f } else { nil } }
+    public var channels: [UInt16: String] { if case .channels(let c) = self { c } else { [:] } }
 }
 
 /// One row: a platform's behaviour, the versions it holds for, and where it is documented or measured.
@@ -126,6 +133,11 @@ public enum PlatformTable {
     /// The row of `platform` whose default `behaviour` duration is `milliseconds`, if one is.
     public static func defaultDuration(_ behaviour: PlatformBehaviour, _ milliseconds: Double, for platform: Platform) -> PlatformFact? {
         facts(behaviour, for: platform).first { $0.value.milliseconds == milliseconds }
+    }
+
+    /// The name a platform row gives the fixed channel `cid` (``PlatformBehaviour/vendorFixedChannel``), if one does.
+    public static func vendorFixedChannel(_ cid: UInt16) -> String? {
+        rows.lazy.filter { $0.behaviour == .vendorFixedChannel }.compactMap { $0.value.channels[cid] }.first
     }
 
     /// The row of `platform` that lists `command` among the commands of `behaviour`.
@@ -257,6 +269,15 @@ public enum PlatformTable {
             .apple, .hostVendorCommand, .commands([HCICommand(0xFCE9)]), versions: "iOS and macOS",
             source:
                 "measured with tshark 4.0.17 (bthci_cmd.opcode == 0xfce9) over the 186 captures of the corpus and ../shared/captures: sent in 9, all Apple hosts' (8 iOS, among them btsnoop-dl1001-hci-unencap_roko-iphone-airtag-play-sound-accept-list-stored-ltk-enc-v2-cid-003a.log, 133 from frame 4, and pklg-macos-le_hciparse-broadcom-2.5h-sleep-wake-bg-connect-create-cancel-x64.pklg, 404), in none of another platform's (Android hosts on Broadcom controllers send 0xFD57, 0xFD59…)"
+        ),
+        .init(
+            .apple, .vendorFixedChannel,
+            .channels([
+                0x003A: "Apple's Magnet channel", 0x0030: "Apple's MagicPairing channel", 0x002A: "Apple's LEAP channel",
+                0x002B: "Apple's LEAS channel",
+            ]), versions: "iOS and macOS",
+            source:
+                "Apple IOBluetooth BluetoothAssignedNumbers.h: kBluetoothL2CAPChannelMagnet = 0x003A, kBluetoothL2CAPChannelMagicPairing = 0x0030, kBluetoothL2CAPChannelLEAP = 0x002A, kBluetoothL2CAPChannelLEAS = 0x002B; measured: CID 0x003a in btsnoop-dl1001-hci-unencap_roko-iphone-airtag-play-sound-accept-list-stored-ltk-enc-v2-cid-003a.log (258 PDUs from frame 1), pklg-ios-le_bafang-iphone18-sysdiagnose-5h-disc-16-08.pklg (12 links) and an iPhone's air link in ppi-btle-lt192-pcapng_hackenbt-ubertooth-iphone-shaver-pairing-enc.pcapng (from frame 26281); tshark 4.0.17 calls it Reserved"
         ),
         .init(
             .apple, .logMarker, .text("[IOBluetoothHCIUserClient]"), versions: "macOS",

@@ -33,6 +33,11 @@ extension FindingCode {
     public static let decodeHealth = FindingCode(
         "decode.health", layer: .hci, severity: .warning, title: "Many packets not decoded",
         meaning: "A large share of a protocol's packets could not be decoded: the results built on them are partial.")
+    public static let decodeFixedChannel = FindingCode(
+        "decode.fixed-channel", layer: .l2cap, severity: .info, title: "Fixed channel not decoded",
+        meaning:
+            "Traffic on an L2CAP fixed channel in the range the Core reserves, which a platform uses for its own protocol (Apple's 0x003A): counted, not decoded; a fixed channel needs no Connection Request, so nothing of it is missing."
+    )
     public static let decodeVendorTrace = FindingCode(
         "decode.vendor-trace", layer: .hci, severity: .info, title: "Vendor trace traffic",
         meaning: "The log carries a controller vendor's trace traffic (debug channels on reserved handles): counted, not decoded as links.")
@@ -77,7 +82,7 @@ extension FindingVocabulary {
     static let hci: [FindingCode] = [
         .hciLengthMismatch, .hciTruncatedRecord, .hciCommandUnanswered, .hciConnectionInferred, .hciACLCutByCapturer,
         .hciEventExtraBytes, .hciBQRMalformed, .hciBQRUnknownReport, .hciBQRWithoutConnection, .decodeMalformed,
-        .decodeHealth, .decodeVendorTrace,
+        .decodeHealth, .decodeFixedChannel, .decodeVendorTrace,
     ]
     static let linkLayer: [FindingCode] = [
         .llMalformed, .llControlMalformed, .llReservedLLID, .llUnsupportedLinkType, .llEncryptedNoKey, .llMICFailed,
