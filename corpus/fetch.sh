@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7 or 2026-11-29-8: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8 or 2026-11-30-9: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -211,6 +211,9 @@ Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca cc7e00a5f1a7e23a0e
 Thewbi/hci_bluetooth 54fc64cfb75c0f22471306df3c1783c89a899dca e9020a5560684a7f8a11124ef61b22d7780a6c4eab775df7d4db252e28dc2b1c hcidump-native_thewbi-bluez-2006-nec616-legacy-pin-same-packets-as-pcap.cap doc/Bluetooth1.cap
 Syed-Bipul-Rahman/bluethooth_light_controll 6b766eeccdf0e3e5abe2b16a5cb82e7343f94931 3ab5bd29a02cf53e08f1b6e5d0436fa940bc40d2d36311fa560c16427890b577 android-btsnoop_lightctl-starts-midlink-host-disc-16-accept-list-cancel-02-x3-new-link-ensy.log btsnoop_hci.log
 Syed-Bipul-Rahman/bluethooth_light_controll 1d3662b3bf8ecf0a2feabe41e7e2323b622b8dd6 6bea1f7f411546ce0f691e5efec539d400d8e7728ab478fcb4f1af59ebdb4ffe android-btsnoop_lightctl-midlink-whole-log-link-never-starts-or-ends-adv-set-addr-0c.log btsnoop_hci.log
+# added 2026-11-30-9
+SaifulI57/writeup 5a5c67740e84ffa4115968c3f73c2a0bb4a6a3c8 01e51238a5af217520f6f1ad3debab72dde5eb397331b0fb91b1634882194b16 pcapng-lt201-btvs_lksp-ctf-laptop-samsung-a23-bredr-ssp-numcomp-974086-obex-put-unanswered-5-page-timeouts.pcapng LKSP-JAWA-TIMUR/transfer.pcapng
+cscosu/buckeyectf-2022-public 049646629de0384def00a1430dc5f2f527cbb5ed 2f3dcbca80c449db7c67bb27ea95ed441ef8838eca7f54e15ff7a982335fdf6e pcap-lt201-h4phdr_buckeyectf-bluez-ble-keyboard-stored-legacy-ltk-hogp-200-keys-host-disc-16-bredr-page-timeout.pcap misc/keyboard-warrior/keyboardwarrior.pcap
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
