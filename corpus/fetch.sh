@@ -215,6 +215,7 @@ Syed-Bipul-Rahman/bluethooth_light_controll 1d3662b3bf8ecf0a2feabe41e7e2323b622b
 SaifulI57/writeup 5a5c67740e84ffa4115968c3f73c2a0bb4a6a3c8 01e51238a5af217520f6f1ad3debab72dde5eb397331b0fb91b1634882194b16 pcapng-lt201-btvs_lksp-ctf-laptop-samsung-a23-bredr-ssp-numcomp-974086-obex-put-unanswered-5-page-timeouts.pcapng LKSP-JAWA-TIMUR/transfer.pcapng
 cscosu/buckeyectf-2022-public 049646629de0384def00a1430dc5f2f527cbb5ed 2f3dcbca80c449db7c67bb27ea95ed441ef8838eca7f54e15ff7a982335fdf6e pcap-lt201-h4phdr_buckeyectf-bluez-ble-keyboard-stored-legacy-ltk-hogp-200-keys-host-disc-16-bredr-page-timeout.pcap misc/keyboard-warrior/keyboardwarrior.pcap
 mullerdavid/ctf_writeups 8e829e48be8765cf3226eb3e675e3af93dd813f8 f49f2d556b1cc32569e0355c9537a0f5e755fb8cd1b597448dca29e29ae8742a nrfsniffer-lt272-pcapng_cyberquest24-esp32-legacy-passkey-sniffer-decrypted-host-time-jumps-2pow32-us-at-4444.pcapng cyberquest24/Finals_Hardware_It_will_Just_Work/files/1st_ble_ctf.pcapng
+arachnothrone/audiostream 759356cde4260563c158b0de228dc6ab2c75aaa4 be0fbe4749f8dfb9a8e206522ba035358a80c637d18d49a92a5b571be5c60d81 pklg-ios-bredr_audiostream-iphone-ios12-midlog-reset-lmp-records-ssp-rpi-avdtp-avctp-refused-security-block-x2.pklg sysdiag/bluetoothd-hci-latest.pklg
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
