@@ -42,7 +42,7 @@ extension Story {
                 let zero = p.identities.filter(\.value.irkIsZero).keys.sorted { $0.rawValue < $1.rawValue }
                 if zero.count == 2 { name += ", all-zero IRKs: no privacy" }
                 if zero.count == 1 {
-                    name += ", all-zero IRK from \(SEC20ZeroIdentityKey.sideName(zero[0], air: e.isAirCapture)): no privacy"
+                    name += ", all-zero IRK from \(e.side(zero[0])): no privacy"
                 }
                 names.append(name)
             }

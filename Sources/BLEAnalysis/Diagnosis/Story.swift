@@ -159,8 +159,8 @@ extension Story {
 
     /// How a connection ended, folded with its like (`lost by supervision timeout (0x08)`), and the frame that says so.
     static func ending(_ c: Connection, _ e: Evidence) -> (String, Int) {
-        let thisSide = e.isAirCapture ? "the central" : "this side"
-        let peer = e.isAirCapture ? "the peripheral" : "the peer"
+        let thisSide = e.thisSide
+        let peer = e.side(.peer)
         guard let end = c.lifecycle.ending else {
             // Air: the sniffer stopped following it (its last packet long before the capture's end), nothing said after.
             if let last = c.lifecycle.followedUntil { return ("not followed by the sniffer to its end", last.frame) }

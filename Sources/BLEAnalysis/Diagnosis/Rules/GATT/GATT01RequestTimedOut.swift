@@ -46,7 +46,7 @@ struct GATT01RequestTimedOut: DiagnosisRule {
                     default: "it was still waiting \(duration(waited)) later, when the capture ended"
                     }
                 let what = request == .handleValueIndication ? "never confirmed" : "never answered"
-                let from = sender == .local ? (e.isAirCapture ? "the central's" : "this side's") : "\(device)'s"
+                let from = sender == .local ? e.sides(.local) : "\(device)'s"
                 let to = sender == .local ? " by \(device)" : ""
                 return Diagnosis(
                     rule: Self.code, severity: tornDown ? severity : .error, frame: tornDown ? endFrame : ev.frame,

@@ -102,7 +102,7 @@ struct SC01UnknownFirmwareUpdate: DiagnosisRule {
     static func followed(_ u: UnknownFirmwareUpdate, _ e: Evidence) -> String {
         let who: String
         switch u.ending.endedBy {
-        case .local: who = e.isAirCapture ? "the central ended the link" : "this side ended the link"
+        case .local: who = "\(e.thisSide) ended the link"
         case .peer: who = "the device ended the link"
         case .link: who = "the link was lost"
         case .unknown: who = "the link ended"

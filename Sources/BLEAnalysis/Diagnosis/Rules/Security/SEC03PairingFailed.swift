@@ -24,7 +24,7 @@ struct SEC03PairingFailed: DiagnosisRule {
             guard case .pairingFailed(let sender, let reason) = ev.kind else { return nil }
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
-            let who = sender == .peer ? device : (e.isAirCapture ? "the central" : "this side")
+            let who = sender == .peer ? device : e.thisSide
             let start = e.last(before: ev.frame) { p in
                 guard p.connection == ev.connection, case .pairingRequest = p.kind else { return false }
                 return true

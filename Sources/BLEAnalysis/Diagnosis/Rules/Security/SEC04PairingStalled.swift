@@ -66,8 +66,7 @@ struct SEC04PairingStalled: DiagnosisRule {
         let device = e.deviceName(c)
         // The side that ended the link mid-pairing walked away: said, and its likely cause first (the Blue2thprinting
         // cafe capture's central ended the link 1.7 ms after the peripheral's Pairing Response).
-        let thisSide = e.isAirCapture ? "the central" : "this side"
-        let ender = c?.lifecycle.ending.flatMap { $0.endedBy == .local && $0.frame == closed?.frame ? thisSide : nil }
+        let ender = c?.lifecycle.ending.flatMap { $0.endedBy == .local && $0.frame == closed?.frame ? e.thisSide : nil }
         let ending =
             closed.map {
                 " before \(ender ?? "the link") ended \(ender == nil ? "" : "the link ")(frame \($0.frame)\($0.reason.map { ": " + $0 } ?? ""))."

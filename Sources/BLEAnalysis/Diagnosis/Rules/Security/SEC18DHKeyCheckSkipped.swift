@@ -31,7 +31,7 @@ struct SEC18DHKeyCheckSkipped: DiagnosisRule {
                     p.dhKeyChecks.count < (e.isAirCapture ? 1 : 2), p.responseFrame != nil
                 else { continue }
                 let missing = [EvidenceEvent.Sender.local, .peer].filter { p.dhKeyChecks[$0] == nil }
-                    .map { $0 == .local ? (e.isAirCapture ? "the central's" : "this side's") : "the peer's" }
+                    .map { $0 == .local ? e.sides(.local) : "the peer's" }
                 let device = e.deviceName(c)
                 let accepted = s.onFrame ?? s.acceptedFrame
                 let outcome =

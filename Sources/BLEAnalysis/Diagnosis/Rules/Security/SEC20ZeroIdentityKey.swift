@@ -29,7 +29,7 @@ struct SEC20ZeroIdentityKey: DiagnosisRule {
                 let zero = p.identities.filter(\.value.irkIsZero).sorted { $0.value.frame < $1.value.frame }
                 guard let first = zero.first?.value else { return nil }
                 let sides = zero.map { sender, id in
-                    sideName(sender, air: e.isAirCapture)
+                    e.side(sender)
                         + (id.address.map { " (identity address \($0), frame \(id.frame))" } ?? " (frame \(id.frame))")
                 }
                 let who =
@@ -50,14 +50,6 @@ struct SEC20ZeroIdentityKey: DiagnosisRule {
                     facts: [UsedFact("IRK", "all zeros", .observed(frame: first.frame))],
                     fold: "\(e.deviceName(c))")
             }
-        }
-    }
-
-    /// On an air capture the senders are the link's roles; on an HCI log, this side and its peer.
-    static func sideName(_ sender: EvidenceEvent.Sender, air: Bool) -> String {
-        switch sender {
-        case .local: air ? "the central" : "this side"
-        case .peer: air ? "the peripheral" : "the peer"
         }
     }
 }
