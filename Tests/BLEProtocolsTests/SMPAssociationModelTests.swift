@@ -45,6 +45,36 @@ import Testing
         }
     }
 
+    /// Table 2.8's Passkey Entry cells name who shows the passkey ("Initiator displays, responder inputs"…), typed out
+    /// (rows the responder, columns the initiator, as above; "I" initiator shows, "R" responder shows, "-" both type,
+    /// "." not Passkey Entry). Bumble's `PAIRING_METHODS` gives the same cells (its display flags per side).
+    static let passkeyShownBy: [String: [String]] = [
+        "legacy": ["..R.R", "..R.R", "II-.I", ".....", "IIR.I"],
+        "secure": ["..R.R", "..R..", "II-.I", ".....", "I.R.."],
+    ]
+
+    @Test(arguments: [false, true])
+    func passkeyEntryCellsSayWhoShowsThePasskey(_ sc: Bool) throws {
+        let table = Self.passkeyShownBy[sc ? "secure" : "legacy"]!
+        for r in 0..<5 {
+            let row = Array(table[r])
+            for i in 0..<5 {
+                let m = try #require(
+                    SMPAssociationModel(
+                        initiator: Self.features(UInt8(i), sc: sc), responder: Self.features(UInt8(r), mitm: false, sc: sc)))
+                let expected: SMPAssociationModel.PasskeyDisplay? =
+                    switch row[i] {
+                    case "I": .initiator
+                    case "R": .responder
+                    case "-": .neither
+                    default: nil
+                    }
+                #expect(m.passkeyDisplay == expected, "initiator \(i), responder \(r)")
+                #expect((m.method == .passkeyEntry) == (expected != nil))
+            }
+        }
+    }
+
     @Test func oobMitmScAndBondingRules() throws {
         let kd: UInt8 = 4, yn: UInt8 = 1
         // Legacy: OOB only when both have OOB data; one alone falls back to the IO capabilities.

@@ -36,6 +36,7 @@ extension Story {
                     continue
                 }
                 var name = procedure.rawValue + (p.model.map { " \($0.rawValue)" } ?? "")
+                if let roles = p.passkey { name += ", " + e.passkeyText(roles) }
                 if let type = p.linkKeyType { name += ", \(type)" }
                 if p.debugKeyFrame != nil { name += ", debug key" }
                 // A zero IRK tells a security reviewer the device is trackable (SEC-20 says it at info, under the fold).

@@ -70,6 +70,12 @@ public struct LinkSecurity: Hashable, Sendable {
     }
 }
 
+/// Who shows a Passkey Entry pairing's passkey and who types it.
+public enum PasskeyRoles: Hashable, Sendable {
+    case shownBy(EvidenceEvent.Sender)
+    case bothType
+}
+
 /// Which pairing procedure ran (Core Spec Vol 3, Part H, 2.3 for LE; Vol 3, Part C, 5.2.2 and Vol 2, Part H, 7 for BR/EDR).
 public enum PairingProcedure: String, Hashable, Sendable {
     case leLegacy = "LE legacy"
@@ -170,6 +176,11 @@ public struct SecurityPairing: Hashable, Sendable {
     public var modelSource: FactSource?
     /// A side asked for MITM protection (AuthReq MITM, Vol 3, Part H, 3.5.1; BR/EDR Authentication_Requirements odd).
     public var mitmRequested = false
+    /// The sides that asked for it: one side's flag is enough to make the IO capabilities choose the model.
+    public var mitmAskedBy: Set<Sender> = []
+    /// Passkey Entry: the side that shows the passkey the other types (LE Vol 3, Part H, Table 2.8; BR/EDR the side
+    /// that is not KeyboardOnly, Vol 3, Part C, 5.2.2.6); `.bothType` when both have only a keyboard; nil otherwise.
+    public var passkey: PasskeyRoles?
     /// Both sides asked for bonding: the keys are kept.
     public var bonding = false
     /// LE: the smaller Maximum Encryption Key Size of the two sides (Vol 3, Part H, 3.5.1, 2.3.4), at the response.

@@ -21,8 +21,10 @@ extension SecurityTracker {
             let i = classicPairing(.secureSimplePairing, frame: frame)
             classicIO[sender] = ClassicIO(io: io, oob: oob, authReq: authReq)
             record.pairings[i].mitmRequested = record.pairings[i].mitmRequested || authReq & 1 == 1
+            if authReq & 1 == 1 { record.pairings[i].mitmAskedBy.insert(sender) }
             if let local = classicIO[.local], let peer = classicIO[.peer] {
                 record.pairings[i].model = Self.sspModel(local, peer)
+                if record.pairings[i].model == .passkeyEntry { record.pairings[i].passkey = Self.passkeyRoles(local, peer) }
                 record.pairings[i].modelSource = .observed(frame: frame)
                 // Dedicated or general bonding on both sides (Authentication_Requirements 0x02–0x05).
                 record.pairings[i].bonding = (2...5).contains(local.authReq) && (2...5).contains(peer.authReq)
@@ -86,6 +88,14 @@ extension SecurityTracker {
         guard x <= 3, y <= 3, x != 3, y != 3 else { return .justWorks }
         if x == 2 || y == 2 { return .passkeyEntry }
         return x == 1 && y == 1 ? .numericComparison : .justWorks
+    }
+
+    /// Secure Simple Pairing's Passkey Entry (Table 5.7): the KeyboardOnly side types what the other shows; two
+    /// KeyboardOnly sides both type it.
+    static func passkeyRoles(_ local: ClassicIO, _ peer: ClassicIO) -> PasskeyRoles {
+        let keyboardOnly: UInt8 = 2
+        if local.io == keyboardOnly && peer.io == keyboardOnly { return .bothType }
+        return .shownBy(local.io == keyboardOnly ? .peer : .local)
     }
 
     static func ioName(_ io: UInt8) -> String {

@@ -48,6 +48,7 @@ extension SecurityTracker {
             // Over BR/EDR the MITM and IO fields are not used (Vol 3, Part H, 3.5.1): the BR/EDR pairing authenticated.
             new.procedure = overBREDR ? .crossTransport : nil
             new.mitmRequested = !overBREDR && p.authReq.contains(.mitm)
+            if new.mitmRequested { new.mitmAskedBy = [sender] }
             new.offeredKeySizes = [Int(p.maxEncryptionKeySize)]
             new.ioCapabilities = [p.ioCapability.description]
             request = p
@@ -127,12 +128,22 @@ extension SecurityTracker {
             return
         }
         pairing.procedure = sc ? .leSecureConnections : .leLegacy
+        let initiator = pairing.initiator ?? .local
+        let responder: Sender = initiator == .local ? .peer : .local
         if let model = SMPAssociationModel(initiator: req, responder: p) {
             pairing.model = AssociationModel(model.method)
             pairing.modelSource = .observed(frame: frame)
             pairing.bonding = model.bonding
+            pairing.passkey = model.passkeyDisplay.map {
+                switch $0 {
+                case .initiator: .shownBy(initiator)
+                case .responder: .shownBy(responder)
+                case .neither: .bothType
+                }
+            }
         }
         pairing.mitmRequested = req.authReq.contains(.mitm) || p.authReq.contains(.mitm)
+        pairing.mitmAskedBy = Set([(initiator, req.authReq), (responder, p.authReq)].filter { $0.1.contains(.mitm) }.map(\.0))
         pairing.offeredKeySizes = [Int(req.maxEncryptionKeySize), Int(p.maxEncryptionKeySize)]
         pairing.keySize = Int(min(req.maxEncryptionKeySize, p.maxEncryptionKeySize))
         pairing.ioCapabilities = [req.ioCapability.description, p.ioCapability.description]

@@ -8,7 +8,15 @@ public struct SMPAssociationModel: Hashable, Sendable, CustomStringConvertible {
         case outOfBand = "OOB"
     }
 
+    /// Passkey Entry: which side shows the passkey the other types (Table 2.8); nil for the other methods.
+    public enum PasskeyDisplay: Hashable, Sendable {
+        case initiator, responder
+        /// Both sides have only a keyboard: the user types the same passkey on both.
+        case neither
+    }
+
     public var method: Method
+    public var passkeyDisplay: PasskeyDisplay?
     /// LE Secure Connections: both sides set the SC bit of AuthReq (2.3.5.1); else LE legacy pairing.
     public var secureConnections: Bool
     /// Both sides asked for bonding (AuthReq bonding flags 01 in both, 3.5.1): the keys are stored.
@@ -40,6 +48,17 @@ public struct SMPAssociationModel: Hashable, Sendable, CustomStringConvertible {
         self.init(
             method: method, secureConnections: sc,
             bonding: initiator.authReq.bondingFlags == 1 && responder.authReq.bondingFlags == 1)
+        if method == .passkeyEntry { passkeyDisplay = Self.passkeyDisplay(initiator.ioCapability, responder.ioCapability) }
+    }
+
+    /// Table 2.8's Passkey Entry cells: a KeyboardOnly side types; facing KeyboardDisplay, the side with a display and
+    /// no keyboard shows; two KeyboardDisplay sides: the initiator shows, the responder types.
+    static func passkeyDisplay(_ i: SMPIOCapability, _ r: SMPIOCapability) -> PasskeyDisplay {
+        if i == .keyboardOnly && r == .keyboardOnly { return .neither }
+        if i == .keyboardOnly { return .responder }
+        if r == .keyboardOnly { return .initiator }
+        if i == .keyboardDisplay && r == .keyboardDisplay { return .initiator }
+        return i == .keyboardDisplay ? .responder : .initiator
     }
 
     /// Table 2.8: the method from the two IO capabilities (symmetric in initiator and responder); nil for reserved ones.

@@ -43,6 +43,14 @@ public enum SecurityJSON {
         w.field("model", p.model?.rawValue)
         w.field("model_source", p.modelSource?.kind)
         w.field("mitm_requested", p.mitmRequested)
+        w.beginArray("mitm_asked_by")
+        for s in p.mitmAskedBy.sorted(by: { $0.rawValue < $1.rawValue }) { w.value(s.rawValue) }
+        w.endArray()
+        switch p.passkey {
+        case .shownBy(let s)?: w.field("passkey_shown_by", s.rawValue)
+        case .bothType?: w.field("passkey_shown_by", "neither")
+        case nil: w.fieldNull("passkey_shown_by")
+        }
         w.field("authenticated", p.authenticated)
         w.field("bonding", p.bonding)
         w.field("key_size", p.keySize)

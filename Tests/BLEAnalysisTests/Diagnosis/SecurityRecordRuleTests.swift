@@ -124,7 +124,7 @@ extension DiagnosisRuleTests {
 
         /// Secure Simple Pairing: IO Capability Request (2), this side's reply (3–4), the peer's response (5), the user
         /// step (6), Simple Pairing Complete (7), Link Key Notification of `keyType` (8).
-        static func ssp(localIO: UInt8, peerIO: UInt8, authReq: UInt8 = 0x05, keyType: UInt8) -> CaptureBuilder {
+        static func ssp(localIO: UInt8, peerIO: UInt8, authReq: UInt8 = 0x05, peerAuthReq: UInt8? = nil, keyType: UInt8) -> CaptureBuilder {
             let address = (0..<6).map { UInt8(truncatingIfNeeded: Self.peer.value >> (8 * UInt64($0))) }
             return CaptureBuilder()
                 .event(
@@ -144,7 +144,7 @@ extension DiagnosisRuleTests {
                 .event(
                     event(
                         IOCapabilityResponse {
-                            $0.address = Self.peer; $0.ioCapability = peerIO; $0.authenticationRequirements = authReq
+                            $0.address = Self.peer; $0.ioCapability = peerIO; $0.authenticationRequirements = peerAuthReq ?? authReq
                         })
                 )
                 .event(
@@ -177,6 +177,26 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 1, keyType: 0x08)).of("SEC-13").isEmpty)
             // No MITM asked (authReq 0x04): Just Works is what both wanted.
             #expect(try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 3, authReq: 0x04, keyType: 0x07)).of("SEC-13").isEmpty)
+        }
+
+        /// Secure Simple Pairing's Passkey Entry (Vol 3, Part C, Table 5.7): the KeyboardOnly side types what the other
+        /// shows; two KeyboardOnly sides both type it; Numeric Comparison has no passkey.
+        @Test func sspPasskeyEntrySaysWhoShowsThePasskeyAndWhoAskedForMITM() throws {
+            func pairing(_ b: CaptureBuilder) throws -> SecurityPairing {
+                let c = try #require(CaptureAnalysis.analyze(try b.captureFile(), observing: Observing()).connections.first)
+                return try #require(c.machine.securityRecord.pairings.first)
+            }
+            let typed = try pairing(Self.ssp(localIO: 2, peerIO: 0, keyType: 0x08))
+            #expect(typed.model == .passkeyEntry && typed.passkey == .shownBy(.peer) && typed.mitmAskedBy == [.local, .peer])
+            #expect(try pairing(Self.ssp(localIO: 1, peerIO: 2, keyType: 0x08)).passkey == .shownBy(.local))
+            #expect(try pairing(Self.ssp(localIO: 2, peerIO: 2, keyType: 0x08)).passkey == .bothType)
+            let compared = try pairing(Self.ssp(localIO: 1, peerIO: 1, authReq: 0x04, peerAuthReq: 0x05, keyType: 0x08))
+            #expect(compared.model == .numericComparison && compared.passkey == nil && compared.mitmAskedBy == [.peer])
+            // SEC-13 names the side that asked: here this side alone (the peer's 0x04 asks for none).
+            let jw = try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 3, authReq: 0x05, peerAuthReq: 0x04, keyType: 0x07))
+            #expect(try #require(jw.of("SEC-13").first).message.contains("this side asked for MITM protection, yet the pairing ran"))
+            let both = try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 3, keyType: 0x07))
+            #expect(try #require(both.of("SEC-13").first).message.contains("both sides asked for MITM protection"))
         }
 
         @Test func aDebugCombinationKeyIsAnErrorAnUnauthenticatedOneIsNot() throws {
@@ -229,6 +249,32 @@ extension DiagnosisRuleTests {
             let d = try #require(try RuleTest.diagnose(Self.lePairing(sc: false)).of("SEC-10").first)
             #expect(d.frame == 2 && d.supporting.map(\.frame) == [3] && d.message.contains("LE legacy Just Works pairing: its TK is 0"))
             #expect(try RuleTest.diagnose(Self.lePairing(sc: true)).of("SEC-10").isEmpty)
+        }
+
+        /// LE Passkey Entry (Table 2.8): a KeyboardDisplay central facing a DisplayOnly peripheral types what the
+        /// peripheral shows; the MITM flag of the request alone is enough, and the record says whose it was.
+        @Test func lePasskeyEntrySaysWhoShowsThePasskeyAndWhoAskedForMITM() throws {
+            func features(_ io: UInt8, mitm: Bool) -> SMPPairingParameters {
+                SMPPairingParameters(
+                    ioCapability: SMPIOCapability(rawValue: io), authReq: SMPAuthReq(rawValue: 0x01 | (mitm ? 0x04 : 0) | 0x08),
+                    maxEncryptionKeySize: 16, initiatorKeyDistribution: [.encKey], responderKeyDistribution: [.encKey])
+            }
+            func record(_ central: UInt8, _ peripheral: UInt8, centralMITM: Bool = true, peripheralMITM: Bool = false) throws
+                -> SecurityPairing
+            {
+                let b = CaptureBuilder().connect(handle: 0x40)
+                    .smp(.pairingRequest(features(central, mitm: centralMITM)), handle: 0x40, .tx)
+                    .smp(.pairingResponse(features(peripheral, mitm: peripheralMITM)), handle: 0x40, .rx)
+                let c = try #require(CaptureAnalysis.analyze(try b.captureFile(), observing: Observing()).connections.first)
+                return try #require(c.machine.securityRecord.pairings.first)
+            }
+            let p = try record(4, 0)
+            #expect(p.model == .passkeyEntry && p.passkey == .shownBy(.peer) && p.mitmAskedBy == [.local])
+            #expect(try record(4, 2).passkey == .shownBy(.local))  // a KeyboardOnly peripheral types
+            #expect(try record(4, 4).passkey == nil)  // Secure Connections between two KeyboardDisplay sides compares
+            // Near miss: neither side asks for MITM, so Just Works whatever the IO capabilities, and no passkey.
+            let none = try record(4, 0, centralMITM: false)
+            #expect(none.model == .justWorks && none.passkey == nil && none.mitmAskedBy.isEmpty)
         }
 
         @Test func theLEKeySizeComesFromThePairingAndAShortOneIsSaid() throws {

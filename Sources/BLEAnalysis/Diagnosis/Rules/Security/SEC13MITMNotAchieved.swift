@@ -42,7 +42,7 @@ struct SEC13MITMNotAchieved: DiagnosisRule {
             return Diagnosis(
                 rule: Self.code, severity: needed == nil ? .info : severity, frame: p.responseFrame ?? p.frame,
                 message:
-                    "\(e.linkName(c).capitalizedFirst): a side asked for MITM protection, yet the pairing ran \(p.methodText)\(io) and completed at frame \(done) with \(result): nothing authenticated the peer"
+                    "\(e.linkName(c).capitalizedFirst): \(e.mitmAskers(p.mitmAskedBy)) asked for MITM protection, yet the pairing ran \(p.methodText)\(io) and completed at frame \(done) with \(result): nothing authenticated the peer"
                     + (needed.map { "; the data needed it: Insufficient Authentication at frame \($0.frame)." } ?? "."),
                 headline: "MITM asked, \(p.model?.rawValue ?? "unauthenticated") pairing with \(device)",
                 supporting: supporting,
