@@ -134,7 +134,12 @@ import Testing
         let authentication = try #require(out.findings("SEC-05").first)
         #expect(authentication.severity == "info" && authentication.occurrences == [3238] && authentication.frames.contains(3235))
         let security = try #require(
-            out.sentence("security", containing: ["1 LE pairing (LE Secure Connections Passkey Entry, passkey shown by the peripheral, typed on the central)", "encrypted (from 3724)"]))
+            out.sentence(
+                "security",
+                containing: [
+                    "1 LE pairing (LE Secure Connections Passkey Entry, passkey shown by the peripheral, typed on the central)",
+                    "encrypted (from 3724)",
+                ]))
         #expect(security.frames.contains(3239))
         // P5: from 3724 the sniffer has no key: said, and not an error.
         #expect(out.sentence("unseen", containing: ["encrypted from frame 3724 and the sniffer had no key"]) != nil)

@@ -208,7 +208,12 @@ import Testing
         let refused = try #require(out.findings("GATT-04").first)
         #expect(!refused.atLeastWarning && refused.occurrences == [9601] && refused.message.contains("The same write at frame 9945"))
         #expect(out.findings("SEC-10").contains { $0.atLeastWarning && $0.message.contains("LE legacy Passkey Entry") })
-        #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy Passkey Entry, passkey shown by the peer, typed on this side): keys distributed at 9888"]) != nil)
+        #expect(
+            out.sentence(
+                "security",
+                containing: [
+                    "1 LE pairing (LE legacy Passkey Entry, passkey shown by the peer, typed on this side): keys distributed at 9888"
+                ]) != nil)
         #expect(out.sentence("links", containing: ["7 cancelled by this side (LE Create Connection Cancel, 0x02)"]) != nil)
         // tshark: 2740 RTP packets to the headset.
         #expect(out.story.contains { $0.text.contains("AAC MPEG-2 LC 44.1 kHz") && $0.text.contains("(2740 media packets), 1 suspend") })

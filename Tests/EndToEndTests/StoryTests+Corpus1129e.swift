@@ -22,7 +22,10 @@ import Testing
         #expect(
             out.sentence(
                 "security",
-                containing: ["LE Secure Connections Passkey Entry, passkey shown by the central, typed on the peripheral, debug key, all-zero IRKs: no privacy", "keys distributed at 512"])
+                containing: [
+                    "LE Secure Connections Passkey Entry, passkey shown by the central, typed on the peripheral, debug key, all-zero IRKs: no privacy",
+                    "keys distributed at 512",
+                ])
                 != nil)
         #expect(out.text.contains("this side ended it: LL_TERMINATE_IND") && out.text.contains("(frame 607)"))
     }
