@@ -167,12 +167,15 @@ extension ConnectionMachine {
     /// or inferred, the larger MTU the PDU proves.
     @inline(__always)
     func checkMTU(_ opcode: ATTOpcode, size: Int, bearer slot: ATTBearerSlot = .fixed, frame: Int) {
-        let verdict =
-            if case .dynamic(let b) = slot {
-                ATTMTUCheck.judge(size: size, bearer: bearers[b])
-            } else {
-                ATTMTUCheck.judge(size: size, link: connection.link.mtu)
-            }
+        let verdict: ATTMTUCheck.Verdict
+        if case .dynamic(let b) = slot {
+            verdict = ATTMTUCheck.judge(size: size, bearer: bearers[b])
+        } else {
+            // The fact handed over only for a PDU longer than its value: handed over each time, its history was retained
+            // and released per ATT PDU (docs/performance.md#link-state).
+            guard let mtu = connection.link.mtu.value, size > mtu else { return }
+            verdict = ATTMTUCheck.judge(size: size, link: connection.link.mtu)
+        }
         switch verdict {
         case .fits:
             return

@@ -112,10 +112,11 @@ public struct LinkFact<Value: Hashable & Sendable>: Hashable, Sendable {
         self.initialSource = source
     }
 
-    /// The value in force now (nil: not known).
-    public var value: Value? { changes.last?.value ?? initial }
+    /// The value in force now (nil: not known). Read in place: `changes.last` copied the whole last change, its
+    /// source's text retained and released, for every ATT PDU's MTU check (docs/performance.md#link-state).
+    public var value: Value? { changes.isEmpty ? initial : changes[changes.count - 1].value }
     /// Where ``value`` comes from.
-    public var source: FactSource { changes.last?.source ?? initialSource }
+    public var source: FactSource { changes.isEmpty ? initialSource : changes[changes.count - 1].source }
     /// Whether a frame of the capture set the value in force.
     public var isObserved: Bool { if case .observed = source { true } else { false } }
 
