@@ -42,9 +42,11 @@ public struct Observing: Sendable {
     /// What the diagnosis rules read besides the analyzer's evidence: the throughput tracker's streams (the one
     /// computation of a stream's packets, bytes, duration, rate and verdict, the same `throughput` prints) and the
     /// firmware updates (a reboot after a successful update), the LE Audio profiles (an ASE operation refused).
-    /// `info`, `diagnose` and `report` run at least these, so their findings agree.
+    /// `info`, `diagnose` and `report` run at least these, so their findings agree. The throughput streams without
+    /// their charts (``ThroughputOptions/verdictsOnly``): the rules read the counts, periods and verdicts only.
     public static let diagnosis = Observing(
-        throughput: ThroughputOptions(), otaStallThreshold: OTATracker().stallThreshold, throughputBeside: true, leAudio: true)
+        throughput: ThroughputOptions(verdictsOnly: true), otaStallThreshold: OTATracker().stallThreshold, throughputBeside: true,
+        leAudio: true)
 
     var isEmpty: Bool { throughput == nil && transfers == nil && otaStallThreshold == nil && !gattUsage && !leAudio }
 }

@@ -18,16 +18,23 @@ public struct ThroughputOptions: Sendable {
     public var maxStreams: Int
     /// Most steady link periods per stream.
     public var maxPeriods: Int
+    /// Count only what the verdicts and the diagnosis rules read: packets, bytes, value sizes, idle gaps and the steady
+    /// link periods. The sliding windows, the rate series and the gap histogram (``ThroughputStream/windows``,
+    /// ``ThroughputStream/series``, ``ThroughputStream/gapHistogram``, ``ThroughputStream/peakBitsPerSecond``) stay
+    /// empty. For `info` and `diagnose`, which print none of them: they were about half of the tracker's time per
+    /// value (docs/performance.md#throughput-tracker).
+    public var verdictsOnly: Bool
 
     public init(
         window: Int64 = 1_000_000, idleThreshold: Int64 = 500_000, seriesPoints: Int = 500,
-        maxStreams: Int = 4096, maxPeriods: Int = 32
+        maxStreams: Int = 4096, maxPeriods: Int = 32, verdictsOnly: Bool = false
     ) {
         self.window = max(10, window)
         self.idleThreshold = max(1, idleThreshold)
         self.seriesPoints = max(2, seriesPoints)
         self.maxStreams = max(1, maxStreams)
         self.maxPeriods = max(1, maxPeriods)
+        self.verdictsOnly = verdictsOnly
     }
 }
 
@@ -332,7 +339,7 @@ struct StreamState {
         if packets > 0 {
             let g = max(0, t.microseconds(since: last))
             gap = g
-            gaps[ThroughputTracker.gapBucket(g)] += 1
+            if !options.verdictsOnly { gaps[ThroughputTracker.gapBucket(g)] += 1 }
             if g > options.idleThreshold {
                 idleCount += 1
                 idleTotal &+= g  // wrapping: a damaged record's time can be anything
@@ -359,9 +366,27 @@ struct StreamState {
         }
         lastFrame = sample.frame
         if t > last { last = t }
+        if !options.verdictsOnly { addToCharts(n, offset: max(0, t.microseconds(since: first)), options: options) }
 
+        // Periods (the open one was made by `init` from the stream's first value, which it takes with no gap).
+        let sameLink = PeriodState.sameLink(period.link, context.link)
+        if sameLink || closedPeriods.count + 1 >= options.maxPeriods {
+            if !sameLink { periodsNotSplit += 1 }
+            period.add(
+                frame: sample.frame, time: t, valueBytes: n, l2cap: l2cap, gap: gap,
+                idleThreshold: options.idleThreshold)
+        } else {
+            period.closeBurst()
+            closedPeriods.append(period)
+            period = PeriodState(link: context.link, frame: sample.frame, time: t)
+            period.add(frame: sample.frame, time: t, valueBytes: n, l2cap: l2cap, gap: nil, idleThreshold: options.idleThreshold)
+        }
+    }
+
+    /// Counts `n` bytes at `offset` µs into the stream in the sliding windows and the rate series.
+    @inline(__always)
+    mutating func addToCharts(_ n: Int, offset: Int64, options: ThroughputOptions) {
         // Windows.
-        let offset = max(0, t.microseconds(since: first))
         let b = offset / step
         if b > bucket { advance(to: b) }
         bucketBytes += n
@@ -377,20 +402,6 @@ struct StreamState {
         }
         if s >= Int64(series.count) { series.append(contentsOf: repeatElement(0, count: Int(s) - series.count + 1)) }
         series[Int(s)] += n
-
-        // Periods (the open one was made by `init` from the stream's first value, which it takes with no gap).
-        let sameLink = PeriodState.sameLink(period.link, context.link)
-        if sameLink || closedPeriods.count + 1 >= options.maxPeriods {
-            if !sameLink { periodsNotSplit += 1 }
-            period.add(
-                frame: sample.frame, time: t, valueBytes: n, l2cap: l2cap, gap: gap,
-                idleThreshold: options.idleThreshold)
-        } else {
-            period.closeBurst()
-            closedPeriods.append(period)
-            period = PeriodState(link: context.link, frame: sample.frame, time: t)
-            period.add(frame: sample.frame, time: t, valueBytes: n, l2cap: l2cap, gap: nil, idleThreshold: options.idleThreshold)
-        }
     }
 
     /// Completes the steps up to (not including) step `b`.
