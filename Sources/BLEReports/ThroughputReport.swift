@@ -169,7 +169,8 @@ public struct ThroughputReport {
             parts.append(
                 "air: \(formatCount(ll.events)) events, \(String(fractionDigits: 2, ll.averagePacketsPerEvent)) packets/event "
                     + "(max \(ll.maxPacketsPerEvent)), \(formatCount(ll.emptyPDUs)) empty PDUs, "
-                    + "\(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors")
+                    + "\(formatCount(ll.retransmissions)) retransmissions, \(formatCount(ll.crcErrors)) CRC errors"
+                    + Self.airDirectionsAndMIC(ll))
         }
         if c.creditStalls.isEmpty {
             parts.append("no credit-based flow-control stall")
@@ -334,7 +335,24 @@ public struct ThroughputReport {
         w.field("empty_pdus", ll.emptyPDUs)
         w.field("retransmissions", ll.retransmissions)
         w.field("crc_errors", ll.crcErrors)
+        w.field("mic_failures", ll.micFailures)
+        w.field("directions_inferred", ll.directionsInferred)
+        w.field("directions_corrected", ll.directionsCorrected)
         w.endObject()
+    }
+
+    /// What the air line adds when there is something to add: PDUs whose MIC failed (counted, never read as data), and
+    /// the directions the connection events gave where the pseudo-header said none or a wrong one (``AirDirections``).
+    static func airDirectionsAndMIC(_ ll: LinkLayerStats) -> String {
+        var text = ""
+        if ll.micFailures > 0 { text += ", \(formatCount(ll.micFailures)) MIC failed (not decoded)" }
+        if ll.directionsInferred > 0 {
+            text += ", direction of \(formatCount(ll.directionsInferred)) PDUs inferred from the connection events"
+        }
+        if ll.directionsCorrected > 0 {
+            text += ", \(formatCount(ll.directionsCorrected)) the pseudo-header gave as the previous packet's side corrected"
+        }
+        return text
     }
 
     // MARK: CSV

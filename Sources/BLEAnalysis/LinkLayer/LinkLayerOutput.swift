@@ -36,6 +36,10 @@ public struct LinkLayerStats: Hashable, Sendable {
     /// Payload bytes of the decoded, non-retransmitted data PDUs per direction.
     public var payloadBytesCentralToPeripheral = 0
     public var payloadBytesPeripheralToCentral = 0
+    /// Data PDUs whose direction the pseudo-header did not say and the connection event's structure gave, and those
+    /// whose stated direction the event's structure contradicted (``AirDirections``).
+    public var directionsInferred = 0
+    public var directionsCorrected = 0
     /// Connection events the sniffer missed and packets it heard with a bad CRC (``SnifferMisses``).
     public var missed = SnifferMisses()
 

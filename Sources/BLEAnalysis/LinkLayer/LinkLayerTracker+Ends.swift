@@ -41,6 +41,10 @@ extension LinkLayerTracker {
         var lastNordicEvent: UInt16 = 0
         var lastTime: Int64 = 0
         var lastAirTime = 0
+        /// The sniffer's own 32-bit clock (PPI-BTLE, 100 ns) at the previous packet, and that clock unwrapped (100 ns).
+        var lastSnifferClock: UInt32?
+        var snifferTime: Int64 = 0
+        var directions = AirDirections()
         var positionInEvent = 0
         var packetsThisEvent = 0
         var pending: [Pending] = []

@@ -384,10 +384,11 @@ public struct LinkLayerTracker {
             }
             return air.direction
         }
-        let now = record.timestamp.microseconds
+        let now = eventTime(&c, air, record)
         let air0 = c.info.parameters.centralToPeripheralPHY.airTime(pduBytes: air.packet.pdu.count)
         let gap = now &- c.lastTime
-        if !c.haveEvent || gap > Int64(max(air0, c.lastAirTime) &+ 650) || gap < 0 {
+        let newEvent = !c.haveEvent || gap > Int64(max(air0, c.lastAirTime) &+ 650) || gap < 0
+        if newEvent {
             LinkLayerTracker.closeEvent(&c.stats, c.packetsThisEvent)
             c.stats.events &+= 1
             if c.haveEvent {
@@ -406,10 +407,11 @@ public struct LinkLayerTracker {
         } else {
             c.positionInEvent &+= 1
         }
+        let followsDirectly = !newEvent && gap <= Int64(150 &+ max(air0, c.lastAirTime) &+ 40)
         c.lastTime = now
         c.lastAirTime = air0
-        if air.direction == .unknown { return c.positionInEvent & 1 == 0 ? .tx : .rx }
-        return air.direction
+        return c.directions.direction(
+            said: air.direction, newEvent: newEvent, followsDirectly: followsDirectly, header: air.packet.header0, stats: &c.stats)
     }
 
     /// An encrypted PDU: the plaintext to go on with, or nil when there is none (a retransmission, no key, a MIC

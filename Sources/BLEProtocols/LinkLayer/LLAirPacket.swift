@@ -39,6 +39,9 @@ public struct LLAirPacket {
     public var rssi: Int?
     /// nRF Sniffer: the connection event counter.
     public var eventCounter: UInt16?
+    /// PPI-BTLE (Ubertooth, crackle): the sniffer's own clock at the packet, in 100 ns ticks, wrapping at 2^32. Finer and
+    /// steadier than the record times such writers give (crackle's run backwards), so event timing reads it instead.
+    public var snifferClock100ns: UInt32?
     public var packet: LLPacketView
 
     /// Reads the pseudo-header and the link-layer packet.
@@ -136,9 +139,36 @@ public struct LLAirPacket {
                 }
             self = try LLAirPacket(linkType: innerType, bytes: UnsafeRawBufferPointer(rebasing: bytes[headerLength...]))
             packet.offset += headerLength
+            readPPIFields(UnsafeRawBufferPointer(rebasing: bytes[8..<headerLength]))
         default:
             throw .unsupported("link type \(linkType) is not a link-layer capture")
         }
+    }
+
+    /// The PPI-BTLE field (type 30006, 12 bytes: version u8, frequency MHz u16, clock high u8, clock u32 in 100 ns, four
+    /// RSSI bytes; Ubertooth's ppi.h) gives the channel and the sniffer's clock; other fields are skipped.
+    @usableFromInline
+    mutating func readPPIFields(_ fields: UnsafeRawBufferPointer) {
+        var at = 0
+        while at + 4 <= fields.count {
+            let type = UInt16(fields[at]) | UInt16(fields[at + 1]) << 8
+            let length = Int(UInt16(fields[at + 2]) | UInt16(fields[at + 3]) << 8)
+            let body = at + 4
+            guard body + length <= fields.count else { return }
+            if type == 30006, length >= 8 {
+                let frequency = Int(UInt16(fields[body + 1]) | UInt16(fields[body + 2]) << 8)
+                if channel == 0xFF, let index = LLAirPacket.channelIndex(megahertz: frequency) { channel = index }
+                snifferClock100ns = fields.loadUnaligned(fromByteOffset: body + 4, as: UInt32.self).littleEndian
+            }
+            at = body + length
+        }
+    }
+
+    /// The channel index of an LE RF channel's centre frequency (2402 + 2k MHz; Vol 6, Part A, 2).
+    @usableFromInline
+    static func channelIndex(megahertz: Int) -> UInt8? {
+        guard megahertz >= 2402, megahertz <= 2480, megahertz % 2 == 0 else { return nil }
+        return LERFHeader.channelIndex(rfChannel: UInt8((megahertz - 2402) / 2))
     }
 
     /// For CRC-bad packets: the header's length cannot be trusted, so the payload is whatever lies between

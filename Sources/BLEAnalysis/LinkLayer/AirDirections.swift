@@ -1,0 +1,72 @@
+import BLECapture
+import BLECore
+import BLEProtocols
+
+/// Which side sent each data PDU of an air connection when the pseudo-header does not say it (LT 251, PPI, LT 256 with
+/// PDU type 0), or says it wrongly, from the connection event's structure (Core Spec Vol 6, Part B, 4.5.1): an event
+/// opens with the central's packet at its anchor point, and the two sides alternate T_IFS (150 µs) apart, so no side
+/// sends twice in a row within an event.
+///
+/// - A packet that opens an event and whose header says nothing is the central's.
+/// - Within an event a packet whose header says nothing is the other side's than the one before it.
+/// - A header that says the same side as the packet it directly follows is wrong, and corrected, when the packet is
+///   that packet's answer: T_IFS after it (no more than 150 µs, the longer of the two air times and 40 µs of slack from
+///   either packet's start or end), and its SN the other's NESN and its NESN the other's SN + 1 (Vol 6, Part B, 4.5.9:
+///   received and acknowledged). WHAD marks the third packet of an event as the peripheral's (the corpus's WHAD pairing
+///   capture, frame 13). A longer gap may hide a packet the sniffer missed, and a host that logs its own packets with
+///   its own times can put two of them 179 µs apart (blue2th's capture, frames 30–31: SN/NESN 0/0 twice): there the
+///   header is kept.
+///
+/// An event whose central packet the sniffer missed opens with the peripheral's answer, read as the central's. Telling
+/// it from the anchor points' period needs the sniffer's packet times to within tens of µs; crackle's PPI clock stamps
+/// packets by their end (its periods vary by 95 µs with the packets' lengths), so that is not attempted.
+struct AirDirections: Sendable {
+    /// The direction of the connection's previous packet, and its header's first byte (NESN bit 2, SN bit 3).
+    private var last: Direction = .unknown
+    private var lastHeader: UInt8 = 0
+
+    /// The side that sent a packet: `said` is the pseudo-header's, `newEvent` whether the packet opens an event,
+    /// `followsDirectly` whether it came T_IFS after the previous one, `header` its header's first byte. Counts what it
+    /// inferred or corrected in `stats`.
+    mutating func direction(
+        said: Direction, newEvent: Bool, followsDirectly: Bool, header: UInt8, stats: inout LinkLayerStats
+    ) -> Direction {
+        defer { lastHeader = header }
+        var direction = said
+        if newEvent || last == .unknown {
+            if said == .unknown {
+                direction = .tx
+                stats.directionsInferred &+= 1
+            }
+        } else {
+            let other: Direction = last == .tx ? .rx : .tx
+            if said == .unknown {
+                stats.directionsInferred &+= 1
+                direction = other
+            } else if said != other, followsDirectly, answers(header) {
+                stats.directionsCorrected &+= 1
+                direction = other
+            }
+        }
+        last = direction
+        return direction
+    }
+
+    /// Whether a header's SN is the previous packet's NESN and its NESN the previous packet's SN + 1: the other side's
+    /// answer to it, received and acknowledged.
+    private func answers(_ header: UInt8) -> Bool {
+        let sn = header >> 3 & 1, nesn = header >> 2 & 1
+        return sn == lastHeader >> 2 & 1 && nesn == (lastHeader >> 3 & 1) ^ 1
+    }
+}
+
+extension LinkLayerTracker {
+    /// The packet's time for event timing (µs): the sniffer's own clock when the pseudo-header gives one (unwrapped from
+    /// its 32 bits), else the record's.
+    static func eventTime(_ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord) -> Int64 {
+        guard let clock = air.snifferClock100ns else { return record.timestamp.microseconds }
+        if let last = c.lastSnifferClock { c.snifferTime &+= Int64(clock &- last) }
+        c.lastSnifferClock = clock
+        return c.snifferTime / 10
+    }
+}
