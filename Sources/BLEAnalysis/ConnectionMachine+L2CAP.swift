@@ -120,6 +120,8 @@ extension ConnectionMachine {
                 sink.noteLimit(.tooManyCreditChannels(CreditChannelTable.maxChannels), frame: frame)
             case .creditConnectionRefused(let psm, let result):
                 sink.evidence(.creditConnectionRefused(psm: psm, result: result), frame: frame, timestamp: timestamp, connection: number)
+            case .connectionRefused(let r):
+                sink.evidence(.channelRefused(r), frame: frame, timestamp: timestamp, connection: number)
             case .creditStallEnded(let stall):
                 feedLink(.creditStallEnded(stall), frame: frame, timestamp: timestamp)
             case .parameterUpdateRequest(let request):

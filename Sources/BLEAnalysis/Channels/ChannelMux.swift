@@ -166,6 +166,9 @@ struct ChannelMux {
             for i in list { if let b = channelBearers[i] { events.append(.bearerMTU(b, mtu: table.channels[i].commonMTU)) } }
         case .closed:
             break
+        case .refused(let refusal):
+            events.append(.connectionRefused(refusal))
+            return
         }
         events.append(.channelsChanged)
     }
@@ -218,6 +221,8 @@ enum ChannelEvent: Equatable {
     case creditChannelLimit
     /// An LE Credit Based Connection Response refused the request (to `psm`, when the request was seen).
     case creditConnectionRefused(psm: UInt16?, result: UInt16)
+    /// A BR/EDR Connection Response refused the channel.
+    case connectionRefused(ChannelRefusal)
     /// LE Flow Control Credit ended a wait of the sender for credits.
     case creditStallEnded(CreditStall)
     /// Connection Parameter Update Request (4.20) and its response (4.21).

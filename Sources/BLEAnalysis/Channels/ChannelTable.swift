@@ -50,6 +50,19 @@ enum ChannelChange {
     case mtuChanged([Int])
     /// A channel closed; its slot in ``ChannelTable/channels`` is kept (indices stay valid) but no longer looked up.
     case closed(Int)
+    /// A BR/EDR Connection Response refused a Connection Request (result 0x0002 and above, Vol 3, Part A, 4.3).
+    case refused(ChannelRefusal)
+}
+
+/// A BR/EDR channel the responder would not open: the PSM asked for, the result, and the Pending status before it.
+public struct ChannelRefusal: Hashable, Sendable {
+    public var psm: UInt16
+    public var result: UInt16
+    public var requestFrame: Int
+    /// The status of a Pending response that came first (0x0001 authentication pending, 0x0002 authorization pending).
+    public var pendingStatus: UInt16?
+    /// The side that asked (HCI: tx is this side).
+    public var requester: Direction
 }
 
 /// The dynamic channels of one connection, learnt from its signalling: BR/EDR Connection Request/Response with
@@ -69,6 +82,8 @@ struct ChannelTable {
         var sourceCIDs: [UInt16]
         var mtu: Int?
         var frame: Int
+        /// The status of a Pending response to it (Vol 3, Part A, 4.3: 0x0001 authentication, 0x0002 authorization).
+        var pendingStatus: UInt16?
     }
     struct RequestKey: Hashable {
         var direction: Direction
@@ -105,9 +120,18 @@ struct ChannelTable {
             remember(key, PendingRequest(psm: spsm, mode: .leCredit, sourceCIDs: [scid], mtu: Int(mtu), frame: frame))
         case let .creditBasedConnectionRequest(spsm, mtu, _, _, scids):
             remember(key, PendingRequest(psm: spsm, mode: .enhancedCredit, sourceCIDs: scids, mtu: Int(mtu), frame: frame))
-        case let .connectionResponse(dcid, scid, result, _):
-            guard result != 1 else { return nil }  // pending: the final response follows
-            guard let request = pending.removeValue(forKey: requestKey), result == 0, request.sourceCIDs == [scid] else { return nil }
+        case let .connectionResponse(dcid, scid, result, status):
+            guard result != 1 else {  // pending: the final response follows
+                pending[requestKey]?.pendingStatus = status
+                return nil
+            }
+            guard let request = pending.removeValue(forKey: requestKey), request.sourceCIDs == [scid] else { return nil }
+            guard result == 0 else {
+                return .refused(
+                    ChannelRefusal(
+                        psm: request.psm, result: result, requestFrame: request.frame, pendingStatus: request.pendingStatus,
+                        requester: direction.reversed))
+            }
             return open(request, responderCIDs: [dcid], responderMTU: nil, initiator: direction.reversed, frame: frame)
         case let .leCreditBasedConnectionResponse(dcid, mtu, _, _, result):
             guard let request = pending.removeValue(forKey: requestKey) else { return nil }

@@ -97,6 +97,7 @@ public enum DiagnosisRules {
         BR10HFPConnectionFailed.self,
         BR11HFPCodecFallback.self,
         BR12RenegotiationLoop.self,
+        BR13ChannelRefused.self,
         // Air captures: the ends the capture does not show
         DC10AirLinkEndUnseen.self,
         // Link-layer compliance (air captures)

@@ -155,6 +155,8 @@ public struct EvidenceEvent: Hashable, Sendable {
         case mtuExchange(requester: Sender, client: Int?, server: Int, effective: Int?, requestFrame: Int?)
         case serviceChanged(start: UInt16, end: UInt16)
         case creditConnectionRefused(psm: UInt16?, result: UInt16)
+        /// A BR/EDR L2CAP Connection Response refused a channel (a profile's PSM: AVDTP, AVCTP, RFCOMM…).
+        case channelRefused(ChannelRefusal)
         // Controller health
         case qualityReport(handle: UInt16, report: BQRReportID, rssi: Int, snr: Int, noRx: Int, retransmissions: Int)
         /// A Bluetooth Quality Report of id 0x05, root inflammation: the controller's fatal internal error (its error

@@ -32,10 +32,11 @@ import Testing
     /// fail are warnings; a role switch or sniff refused is a warning only when a link loss follows (info otherwise).
     /// Then BR/EDR audio (issue 46), by what the user lost: a call without audio (BR-09) is critical; an A2DP setup
     /// refused with no stream after it (BR-08) and a hands-free connection that never came up (BR-10) fail silently:
-    /// errors; a stall, a narrowband fallback, a renegotiation loop degrade the audio: warnings.
+    /// errors; a stall, a narrowband fallback, a renegotiation loop degrade the audio: warnings. A profile's channel
+    /// refused with none to its PSM after it (BR-13) leaves the profile down: an error.
     static let classic: [(id: String, severity: String)] = [
         ("BR-01", "W"), ("BR-02", "W"), ("BR-03", "E"), ("BR-04", "E"), ("BR-05", "E"), ("BR-06", "W"),
-        ("BR-07", "W"), ("BR-08", "E"), ("BR-09", "C"), ("BR-10", "E"), ("BR-11", "W"), ("BR-12", "W"),
+        ("BR-07", "W"), ("BR-08", "E"), ("BR-09", "C"), ("BR-10", "E"), ("BR-11", "W"), ("BR-12", "W"), ("BR-13", "E"),
     ]
 
     /// The air-capture rules after them: an air link that ended with no terminate in the capture (an error when the capture
