@@ -165,6 +165,20 @@ import Testing
         #expect(d.items.first { $0.code.id == "controller-reset" }?.severity == .warning && d.verdict == "incomplete")
     }
 
+    /// A reset after the controller was put to work restarts it, whether or not a link carried data yet: the audiostream
+    /// iPhone log inquires and scans (LE Set Scan Enable at 151), then resets at 161 with nothing connected. A reset
+    /// after bring-up commands only, or after a scan being disabled, is the bring-up: no note.
+    @Test(arguments: [
+        ([UInt8]([0x0C, 0x20, 0x02, 0x01, 0x00]), true), ([0x0C, 0x20, 0x02, 0x00, 0x00], false), ([0x01, 0x10, 0x00], false),
+    ])
+    func aResetAfterTheControllerWorkedIsANoteEvenWithoutData(_ before: [UInt8], _ noted: Bool) throws {
+        let b = CaptureBuilder(step: 1_000).command([0x03, 0x0C, 0x00]).command(before).command([0x03, 0x0C, 0x00])
+        let c = Self.completeness(try CaptureFile.open(bytes: b.btsnoopBytes(), name: "work.btsnoop"))
+        let reset = c.items.first { $0.code.id == "controller-reset" }
+        #expect((reset != nil) == noted)
+        if noted { #expect(reset?.frame == 3 && reset?.severity == .info && reset?.message.contains("with no link open") == true) }
+    }
+
     /// A step back of exactly 10 ms (the Bafang iOS PacketLogger log's largest, frame 22941: tshark's
     /// frame.time_delta −0.010000; its clock ticks in milliseconds) is jitter, a note; 11 ms is a jump, a warning whose
     /// verdict is "out of time order": every record is there, only durations across it are wrong.

@@ -148,7 +148,9 @@ extension ConnectionMachine {
         if let p = av.passThroughOperation { f.append(("operation", Int64(p.operation))) }
         if case let (pdu, params)? = av.avrcpPDU {
             f.append(("pdu_id", Int64(pdu)))
-            if pdu == 0x31, let e = params.first { f.append(("event_id", Int64(e))) }
+            // A rejected RegisterNotification carries its error status where a notification has its event (AVRCP 1.6,
+            // 6.15.1): tshark's btavrcp.status, not an event id.
+            if pdu == 0x31, let e = params.first { f.append((av.code == .rejected ? "status" : "event_id", Int64(e))) }
         }
         return f
     }

@@ -168,6 +168,9 @@ public struct CompletenessTracker: Sendable {
     var sleep = SleepGaps()
     var resets: [Int] = []
     var firstACLFrame: Int?
+    /// The first command that put the controller to work (``controllerWork``): a reset after it restarts a controller
+    /// in use, even when no link carried data yet (the audiostream iPhone log: inquiries, then Reset at 161).
+    var firstWorkFrame: Int?
     var hardwareErrors: [Int] = []
     /// Connection handle (with controller) → opened inside the capture.
     var open: [UInt32: Int] = [:]
@@ -287,6 +290,7 @@ public struct CompletenessTracker: Sendable {
         case .command:
             hciRecords &+= 1
             if noteShortfall(record) { return }
+            if firstWorkFrame == nil, Self.putsToWork(b) { firstWorkFrame = record.frame }
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
                 lastReset = (record.frame, record.timestamp)
@@ -319,6 +323,20 @@ public struct CompletenessTracker: Sendable {
         default:
             if record.isTruncated { noteOtherCut(record.frame) }
         }
+    }
+
+    /// Commands that start the controller's work (finding, connecting, advertising), not its bring-up: with an enable
+    /// flag as first parameter, only when it enables.
+    static let controllerWork: [HCICommand: Bool] = [
+        .inquiry: false, .createConnection: false, .leCreateConnection: false, .leExtendedCreateConnection: false,
+        .leExtendedCreateConnectionV2: false, .leSetScanEnable: true, .leSetExtendedScanEnable: true,
+        .leSetAdvertisingEnable: true, .leSetExtendedAdvertisingEnable: true,
+    ]
+
+    /// Whether a command record (opcode, length, parameters) puts the controller to work (``controllerWork``).
+    static func putsToWork(_ b: UnsafeRawBufferPointer) -> Bool {
+        guard b.count >= 2, let flagged = controllerWork[HCICommand(rawValue: UInt16(b[0]) | UInt16(b[1]) << 8)] else { return false }
+        return !flagged || (b.count >= 4 && b[3] != 0)
     }
 
     /// The events that open and close handles (links, SCO/eSCO, CIS), resets' effects aside, and hardware errors.

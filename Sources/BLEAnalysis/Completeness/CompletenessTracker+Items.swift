@@ -139,10 +139,10 @@ extension CompletenessTracker {
     /// Resets and hardware errors that lost the state before them.
     func controllerItems() -> [CaptureCompleteness.Item] {
         var items: [CaptureCompleteness.Item] = []
-        // A reset before any data is the controller's bring-up (nothing lost); one after data means the state
-        // before it is gone.
-        // A reset with no link open drops nothing (a Bluetooth toggle between connections): a note.
-        let idle = resets.filter { r in (firstACLFrame.map { r > $0 } ?? false) && !resetsWithLinks.contains(r) }
+        // A reset before any data or work is the controller's bring-up (nothing lost); one after them means the state
+        // before it is gone. A reset with no link open drops nothing (a Bluetooth toggle between connections): a note.
+        let inUse = [firstACLFrame, firstWorkFrame].compactMap { $0 }.min()
+        let idle = resets.filter { r in (inUse.map { r > $0 } ?? false) && !resetsWithLinks.contains(r) }
         if let first = idle.first {
             items.append(
                 .init(
