@@ -89,7 +89,16 @@ final class ByteBuffer {
     }
 
     /// "00" "01" … "99".
-    private static let digitPairs: [UInt8] = (0..<100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
+    /// Built in a loop: as one `flatMap` expression it took the type checker about a second of every clean build
+    /// (`-warn-long-expression-type-checking`, docs/performance.md#build-time).
+    private static let digitPairs: [UInt8] = {
+        var pairs: [UInt8] = []
+        for n in 0..<100 {
+            pairs.append(UInt8(ascii: "0") &+ UInt8(n / 10))
+            pairs.append(UInt8(ascii: "0") &+ UInt8(n % 10))
+        }
+        return pairs
+    }()
 
     func append(optional v: Int64?) {
         if let v { append(integer: v) } else { append("null") }
