@@ -27,11 +27,13 @@ extension HCIMachine {
     /// `stale-after-reset`), and HH-06 says where it came on a handle whose link had ended.
     @inline(__always) func infersLinks(controller: UInt16) -> Bool { resets.isEmpty || resets[controller] == nil }
 
-    /// The handle of an event from before the controller's latest HCI Reset: one stating a link's facts or end, logged
-    /// within ``StaleAfterReset/window`` after the reset, for a handle no link (nor SCO/eSCO link, nor CIS) holds. Nil otherwise.
+    /// The handle of an event stating a link's facts or end for a handle no link (nor SCO/eSCO link, nor CIS) holds,
+    /// logged after the controller's latest HCI Reset: a link's facts at any time after it, since the reset ended every
+    /// link and a link after it is opened by its Connection Complete (a Mode Change or Encryption Change seconds later
+    /// on a handle none opened is no link's); an end within ``StaleAfterReset/window``. Nil otherwise.
     func staleAfterReset(_ record: CaptureRecord) -> UInt16? {
-        guard let reset = resets[record.controllerIndex], StaleAfterReset.isStale(record.timestamp, resetSent: reset.timestamp),
-            let (handle, _) = StaleAfterReset.linkEvent(record.bytes)
+        guard let reset = resets[record.controllerIndex],
+            let (handle, _) = StaleAfterReset.staleEvent(record.bytes, at: record.timestamp, resetSent: reset.timestamp)
         else { return nil }
         let controller = record.controllerIndex
         let held = links.link(controller: controller, handle: handle, frame: record.frame, timestamp: record.timestamp, infer: false)

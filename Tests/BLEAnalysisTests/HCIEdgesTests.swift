@@ -187,3 +187,47 @@ import Testing
         #expect(lateConnections.count == 1 && !late.items.contains { $0.code == .staleAfterReset })
     }
 }
+
+/// Issue 49, scope 5: after this side's HCI Reset a link begins with its Connection Complete, so an event stating a
+/// link's facts for a handle none opened is stale however late it comes: a Mode Change 5 s after the reset makes no
+/// link (before, past the 1 s window, it inferred a BR/EDR link up "before the log"). Near miss: after a Connection
+/// Complete for the handle, the same Mode Change is that link's.
+@Suite struct LateStaleEventsTests {
+    static func modeChange(_ handle: UInt16) -> ModeChange {
+        var m = ModeChange()
+        m.handle = handle
+        m.mode = 2
+        m.interval = 800
+        return m
+    }
+
+    @Test func aModeChangeLongAfterTheResetForAHandleNoneOpenedIsStale() throws {
+        let b = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset)).at(5)
+            .declaredEvent(Self.modeChange(0x000B))
+        let (_, completeness, connections) = try HCIEdgesTests.analyze(b)
+        #expect(connections.isEmpty)
+        let item = try #require(completeness.items.first { $0.code == .staleAfterReset })
+        #expect(item.frame == 3 && item.count == 1)
+        #expect(
+            item.message.hasSuffix(
+                "after the HCI Reset at frame 1 (Mode Change 3), for no link the log holds: no Connection Complete opened that handle since the reset, which ended every link; no link is counted and nothing is claimed of it"
+            ), "\(item.message)")
+        #expect(!completeness.items.contains { $0.code == .startedBeforeCapture })
+    }
+
+    @Test func aModeChangeForALinkOpenedAfterTheResetIsThatLinks() throws {
+        let b = CaptureBuilder().command(HCIBuild.command(.reset)).event(HCIBuild.commandComplete(.reset))
+            .connect(handle: 0x000B, peer: RuleTest.peer).at(5).declaredEvent(Self.modeChange(0x000B))
+        let (_, completeness, connections) = try HCIEdgesTests.analyze(b)
+        #expect(connections.count == 1 && !connections[0].inferred && connections[0].startFrame == 3)
+        #expect(!completeness.items.contains { $0.code == .staleAfterReset })
+    }
+
+    /// Without a reset in the log the same Mode Change is a link from before the log (inferred, counted).
+    @Test func withoutAResetTheModeChangeIsALinkFromBeforeTheLog() throws {
+        let b = CaptureBuilder().declaredEvent(Self.modeChange(0x000B))
+        let (_, completeness, connections) = try HCIEdgesTests.analyze(b)
+        #expect(connections.count == 1 && connections[0].inferred)
+        #expect(!completeness.items.contains { $0.code == .staleAfterReset })
+    }
+}

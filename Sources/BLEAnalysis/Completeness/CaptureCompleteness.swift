@@ -387,8 +387,8 @@ public struct CompletenessTracker: Sendable {
     /// An event the controller queued before its latest reset (``StaleAfterReset``): counted, and nothing else (no
     /// link's end); true then.
     mutating func noteStale(_ record: CaptureRecord) -> Bool {
-        guard let reset = resetOn[record.controllerIndex], StaleAfterReset.isStale(record.timestamp, resetSent: reset.time),
-            let (handle, name) = StaleAfterReset.linkEvent(record.bytes)
+        guard let reset = resetOn[record.controllerIndex],
+            let (handle, name) = StaleAfterReset.staleEvent(record.bytes, at: record.timestamp, resetSent: reset.time)
         else { return false }
         let k = Self.key(record.controllerIndex, handle)
         guard open[k] == nil, !inferredOpen.contains(k), !openedSinceReset.contains(k) else { return false }

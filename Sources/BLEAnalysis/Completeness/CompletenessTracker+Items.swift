@@ -209,11 +209,16 @@ extension CompletenessTracker {
             let listed = staleEvents.prefix(3).map { "\($0.name) \($0.frame)" }.joined(separator: ", ")
             let handles = Set(staleEvents.map(\.handle)).sorted().prefix(3).map { hex($0, width: 4) }.joined(separator: ", ")
             let n = staleEvents.count, one = Set(staleEvents.map(\.handle)).count == 1
+            // Queued before the reset when they come while it completes; later, of a link no Connection Complete opened.
+            let whose =
+                first.after <= StaleAfterReset.window
+                ? "for no link the log holds: the controller's from before the reset, which ended \(one ? "that link" : "those links")"
+                : "for no link the log holds: no Connection Complete opened \(one ? "that handle" : "those handles") since the reset, which ended every link"
             items.append(
                 .init(
                     code: .staleAfterReset, severity: .info,
                     message:
-                        "\(n) event\(n == 1 ? "" : "s") for \(handles) came \(formatMilliseconds(first.after)) after the HCI Reset at frame \(first.reset) (\(listed)\(n > 3 ? ", …" : "")), for no link the log holds: the controller's from before the reset, which ended \(one ? "that link" : "those links"); no link is counted and nothing is claimed of \(one ? "it" : "them")",
+                        "\(n) event\(n == 1 ? "" : "s") for \(handles) came \(formatMilliseconds(first.after)) after the HCI Reset at frame \(first.reset) (\(listed)\(n > 3 ? ", …" : "")), \(whose); no link is counted and nothing is claimed of \(one ? "it" : "them")",
                     frame: first.frame, count: n))
         }
         if let item = staleACLItem() { items.append(item) }

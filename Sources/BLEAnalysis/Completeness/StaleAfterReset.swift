@@ -10,9 +10,12 @@ import BLEProtocols
 /// So are the events for a link's facts or end that come just after a reset for a handle no link holds: the reset
 /// dropped that link, or the log never had it (Thewbi's BTstack log on a BT400: Max Slots Change 45, Link Supervision
 /// Timeout Changed 46 and a Disconnection Complete 0x13 at 49 for handle 0x000b, 1–6 ms after the Reset at 43). They
-/// make no link and are no link's end.
+/// make no link and are no link's end. Later ones as well: after the reset a link begins with its Connection Complete,
+/// so a Mode Change or Encryption Change seconds later for a handle none opened is no link's either
+/// (``staleEvent(_:at:resetSent:)``).
 ///
-/// The window is bounded so that a reset whose completion the log lacks does not swallow every later connection.
+/// The window bounds the Connection Complete's staleness only, so that a reset whose completion the log lacks does not
+/// swallow every later connection.
 enum StaleAfterReset {
     /// A controller completes a reset well within this (BTstack, BlueZ and Android wait at most 1–2 s for it).
     static let window: Int64 = 1_000_000
@@ -22,6 +25,15 @@ enum StaleAfterReset {
         guard let resetSent else { return false }
         let after = event.microseconds(since: resetSent)
         return after >= 0 && after <= window
+    }
+
+    /// The handle and name of an event after a reset sent at `resetSent` that is stale for a handle no link holds: one
+    /// stating a link's facts at any time after the reset, a Disconnection Complete within ``window`` (later, it ends a
+    /// link from before the log: the capture's edges count it, `link-before-log-ended`).
+    static func staleEvent(_ b: UnsafeRawBufferPointer, at time: Timestamp, resetSent: Timestamp) -> (handle: UInt16, name: String)? {
+        guard let event = linkEvent(b) else { return nil }
+        if b[0] == HCIEventCode.disconnectionComplete.rawValue, !isStale(time, resetSent: resetSent) { return nil }
+        return event
     }
 
     /// The handle and name of an event that states an ACL link's facts or its end, read from the event record's bytes
