@@ -6,8 +6,9 @@ import BLEProtocols
 /// ACL data to its link: the packet counted on its link (``LinkMachine``) and its controller's buffers, the fragment
 /// handed to the link's ``ConnectionMachine`` (reassembly, channels, ATT, SMP: `ConnectionMachine+ATT.swift`).
 extension Analyzer {
-    func processACL(_ record: CaptureRecord) {
-        counters.aclFragments += 1
+    /// `replayed`: ACL held after a reset until its Connection Complete (``EarlyACLAfterReset``), counted when it came.
+    func processACL(_ record: CaptureRecord, replayed: Bool = false) {
+        if !replayed { counters.aclFragments += 1 }
         var input = record.reader
         let header: ACLHeader
         do { header = try ACLHeader(parsing: &input) } catch {
@@ -22,7 +23,7 @@ extension Analyzer {
         let cut = record.isTruncated || shortfall == .cutByLogger
         let damaged = shortfall == .damaged
         let available = input.remaining
-        if !cut && available != Int(header.dataLength) {
+        if !cut && !replayed && available != Int(header.dataLength) {
             findings.append(
                 Finding(
                     .warning, .invalidSize(expected: Int(header.dataLength), got: available), frame: record.frame,
@@ -43,6 +44,8 @@ extension Analyzer {
         else {
             if VendorTrace.isVendorHandle(header.handle) {
                 hci.vendorTrace.count(handle: header.handle, frame: record.frame, bytes: record.originalLength)
+            } else if !damaged, !replayed {
+                earlyACL.hold(record, handle: header.handle)
             }
             return
         }

@@ -48,6 +48,8 @@ public final class Analyzer {
     public private(set) var platformNotes: [PlatformNote] = []
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
+    /// ACL after a reset on a handle no link holds, until its Connection Complete (``EarlyACLAfterReset``).
+    var earlyACL = EarlyACLAfterReset()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
     /// Bounded findings: at most this many of each kind are kept.
@@ -120,6 +122,7 @@ public final class Analyzer {
         case .event:
             counters.events += 1
             hci.event(record)
+            if !earlyACL.isEmpty { replayEarlyACL(record) }
         case .acl: processACL(record)
         case .iso:
             counters.isoPackets &+= 1

@@ -65,3 +65,22 @@ import Testing
         #expect(earlyDiagnosis.of("HH-06").isEmpty)
     }
 }
+
+/// Issue 49, scope 5: after this side's HCI Reset, ACL logged just ahead of its handle's Connection Complete is that
+/// link's first traffic (``LinkAdoption``), not stale: the notification 3 ms before the Connection Complete is the
+/// link's. Near miss: with no Connection Complete after it, the same ACL is stale and no link's.
+@Suite struct EarlyACLAfterResetTests {
+    @Test func aclJustBeforeItsConnectionCompleteIsTheLinks() throws {
+        let early = CaptureBuilder().reset().at(1.0).notify(handle: 0x0025, [1], connection: 0x0040).at(1.003)
+            .connect(handle: 0x0040, peer: RuleTest.peer)
+        let (_, edges, links) = try StaleACLAfterResetTests.analyze(early)
+        #expect(links.count == 1 && links[0].attPDUs == 1 && links[0].aclPackets.rx == 1)
+        #expect(edges.staleACL.isEmpty)
+    }
+
+    @Test func aclWithNoConnectionCompleteAfterItIsStale() throws {
+        let alone = CaptureBuilder().reset().at(1.0).notify(handle: 0x0025, [1], connection: 0x0040)
+        let (_, edges, links) = try StaleACLAfterResetTests.analyze(alone)
+        #expect(links.isEmpty && edges.staleACL.map(\.packets) == [1])
+    }
+}
