@@ -91,6 +91,51 @@ import Testing
         return b
     }
 
+    /// A Service Search (OBEX Object Push) answered with a handle, then a Service Attribute Request for that handle's
+    /// protocol list alone, as the BTVS laptop log asks (549, 552, 553–555): the record is the class it was found by,
+    /// and its handle the one asked about. Near miss: a record whose attribute list names its classes keeps them.
+    @Test func aRecordAskedForItsProtocolsAloneIsTheClassItWasFoundBy() throws {
+        func u16(_ v: UInt16) -> SDPElement { .uint(UInt64(v), width: 2) }
+        func uuid(_ v: UInt16) -> SDPElement { .uuid(BluetoothUUID(uuid16: v)) }
+        func exchange(
+            _ b: CaptureBuilder, _ t: UInt16, _ request: SDPParameters, _ id: SDPPDUID, _ response: SDPParameters, _ rid: SDPPDUID
+        )
+            -> CaptureBuilder
+        {
+            b.l2cap(cid: 0x0050, payload: SDPPDU(id: id, transaction: t, parameters: request).bytes, handle: Self.h, .tx)
+                .l2cap(cid: 0x0040, payload: SDPPDU(id: rid, transaction: t, parameters: response).bytes, handle: Self.h, .rx)
+        }
+        let protocols = SDPElement.sequence([
+            u16(0x0004),
+            .sequence([.sequence([uuid(0x0100)]), .sequence([uuid(0x0003), .uint(12, width: 1)]), .sequence([uuid(0x0008)])]),
+        ])
+        func capture(_ record: SDPElement) -> CaptureBuilder {
+            var b = CaptureBuilder().connectBREDR(handle: Self.h)  // 1
+                .openBREDRChannel(handle: Self.h, psm: 0x0001, localCID: 0x0040, remoteCID: 0x0050, localMTU: 672, remoteMTU: 672)  // 2–7
+            b = exchange(
+                b, 1, .serviceSearchRequest(pattern: .sequence([uuid(0x1105)]), maxRecords: 8, continuation: .init()),
+                .serviceSearchRequest,
+                .serviceSearchResponse(total: 1, handles: [0x0001_0003], continuation: .init()), .serviceSearchResponse)  // 8–9
+            return exchange(
+                b, 2,
+                .serviceAttributeRequest(
+                    handle: 0x0001_0003, maxBytes: 64, attributes: .sequence([u16(0x0004)]), continuation: .init()),
+                .serviceAttributeRequest, .serviceAttributeResponse(attributeBytes: record.bytes, continuation: .init()),
+                .serviceAttributeResponse)  // 10–11
+        }
+        let p = try #require(try AnalyzerTests.analyze(capture(protocols)).0.connections.first?.profiles)
+        let s = try #require(p.sdp.services.first)
+        #expect(s.frame == 11 && s.handle == 0x0001_0003 && s.rfcommChannel == 12 && s.title == "OBEX Object Push")
+        let named = SDPElement.sequence([
+            u16(0x0001), .sequence([uuid(0x110A)]), u16(0x0009), .sequence([.sequence([uuid(0x110D), u16(0x0103)])]),
+        ])
+        let source = try #require(try AnalyzerTests.analyze(capture(named)).0.connections.first?.profiles?.sdp.services.first)
+        // The role with the profile's version, as tshark names the record ("Audio Source"), not "Advanced Audio Distribution".
+        #expect(
+            source.title == "Audio Source" && source.roleText == "Audio Source 1.3"
+                && source.profiles.map(\.text) == ["Advanced Audio Distribution 1.3"])
+    }
+
     @Test func sdpRFCOMMAndTheHandsFreeConnection() throws {
         let a = try AnalyzerTests.analyze(Self.capture()).0
         let p = try #require(a.connections.first?.profiles)

@@ -97,7 +97,10 @@ import Testing
         let requests = obex.filter { $0.name != "OBEX response" }
         #expect(responses.map(\.requestFrame) == requests.map { Optional($0.frame) })
         #expect(responses.last { $0.status != nil }?.status == "Not Found (404)")
-        #expect(gets[1].responseFrame == responses[3].frame && gets[1].firstFrame == requests[2].frame)
+        // An operation starts at its first packet's first frame (the one after the previous answer's last, at any size)
+        // and its requests end where the last completed.
+        #expect(gets[1].responseFrame == responses[3].frame && gets[1].firstFrame == responses[1].frame + 1)
+        #expect(gets[1].lastRequestFrame == requests[3].frame && requests[2].frame >= gets[1].firstFrame)
         #expect(a.findings.filter { $0.kind.code == .decodeMalformed }.isEmpty)
     }
 

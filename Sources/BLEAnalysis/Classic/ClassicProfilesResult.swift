@@ -35,6 +35,12 @@ public struct SDPService: Hashable, Sendable {
     public var supportedFeatures: UInt16?
     /// `Handsfree Audio Gateway`, the first class with a name.
     public var title: String { classes.lazy.compactMap(SDPServiceClass.name).first ?? classes.first?.description ?? "record" }
+    /// `Audio Source 1.3`: the role (the first named class) with the first profile's version; the profile's own name
+    /// when no class has one.
+    public var roleText: String {
+        guard let role = classes.lazy.compactMap(SDPServiceClass.name).first else { return profiles.first?.text ?? title }
+        return profiles.first.map { "\(role) \(SDPRecord.versionText($0.version))" } ?? role
+    }
 }
 
 public struct SDPProfileVersion: Hashable, Sendable {

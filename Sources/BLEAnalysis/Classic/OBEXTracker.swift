@@ -39,6 +39,8 @@ public struct OBEXOperation: Hashable, Sendable {
     public var name: String?
     public var type: String?
     public var firstFrame: Int
+    /// Where its last request packet ended (its only one's last frame when the body spans several).
+    public var lastRequestFrame: Int
     public var requestPackets = 0
     public var responsePackets = 0
     /// Body and End Of Body bytes, in the requests (Put) and the responses (Get).
@@ -48,7 +50,11 @@ public struct OBEXOperation: Hashable, Sendable {
     public var responseFrame: Int?
     /// PBAP's Phonebook Size (application parameter 0x08) in a response: the car asked how many entries first.
     public var phonebookSize: Int?
-    public init(opcode: OBEXOpcode, firstFrame: Int) { self.opcode = opcode; self.firstFrame = firstFrame }
+    public init(opcode: OBEXOpcode, firstFrame: Int, lastRequestFrame: Int? = nil) {
+        self.opcode = opcode
+        self.firstFrame = firstFrame
+        self.lastRequestFrame = lastRequestFrame ?? firstFrame
+    }
 }
 
 /// Follows OBEX on a link's RFCOMM DLCs: packets reassembled per DLC and direction from the DLC's data (a packet spans
@@ -142,7 +148,9 @@ struct OBEXTracker {
                     try OBEXPacket(parsing: &r, isResponse: isResponse, answering: request)
                 }
                 packets.append(
-                    Packet(packet: p, channel: channel, firstFrame: held.frame, requestFrame: apply(p, session: s, frame: frame)))
+                    Packet(
+                        packet: p, channel: channel, firstFrame: held.frame,
+                        requestFrame: apply(p, session: s, frame: frame, startFrame: held.frame)))
             } catch {
                 malformed.append(Malformed(error: error, channel: channel, frame: frame, offset: Self.offset(of: error)))
                 sessions[s].malformed.append(frame)
@@ -160,8 +168,9 @@ struct OBEXTracker {
         }
     }
 
-    /// A whole packet's effect on its session; for a response, the frame of the request it answers.
-    private mutating func apply(_ p: OBEXPacket, session s: Int, frame: Int) -> Int? {
+    /// A whole packet's effect on its session; for a response, the frame of the request it answers. `startFrame`: where
+    /// the packet's first RFCOMM or L2CAP frame was (a Put's body spans many: the BTVS laptop log's 586–595).
+    private mutating func apply(_ p: OBEXPacket, session s: Int, frame: Int, startFrame: Int) -> Int? {
         if let opcode = p.opcode {
             sessions[s].requests += 1
             if opcode == .connect {
@@ -172,12 +181,13 @@ struct OBEXTracker {
             // A request continues the running operation of its opcode (a Get sent again after Continue); any other starts one.
             if let r = running[s], sessions[s].operations[r].opcode == opcode, sessions[s].operations[r].response == nil {
                 sessions[s].operations[r].requestPackets += 1
+                sessions[s].operations[r].lastRequestFrame = frame
                 sessions[s].operations[r].bodyBytes += p.bodyBytes
                 lastRequest[s] = frame
                 return nil
             }
             guard sessions[s].operations.count < Self.maxOperations else { return nil }
-            var op = OBEXOperation(opcode: opcode, firstFrame: frame)
+            var op = OBEXOperation(opcode: opcode, firstFrame: startFrame, lastRequestFrame: frame)
             op.name = p.name
             op.type = p.type
             op.requestPackets = 1

@@ -11,6 +11,11 @@ struct SDPTracker {
     private var partial: [Bool: [UInt8]] = [:]
     /// The first request of the search each side has under way (true: the peer's), which continuation requests go on.
     private var searchOf: [Bool: Int] = [:]
+    /// The classes each record handle was found by (a Service Search Response to a pattern), by responder (true: the
+    /// peer): a Service Attribute Response that asks for no class list still names its record's service.
+    private var foundBy: [Bool: [UInt32: [BluetoothUUID]]] = [:]
+    /// The record handle each Service Attribute Request asked about, by the key its response will carry.
+    private var attributeHandle: [UInt32: UInt32] = [:]
     static let maxHeldBytes = 1 << 20
     static let maxServices = 1024
 
@@ -19,7 +24,11 @@ struct SDPTracker {
         let key = UInt32(fromPeer ? 0 : 1) << 16 | UInt32(pdu.transaction)
         if pdu.id.isRequest {
             summary.requests += 1
-            if pending.count < 4096 { pending[UInt32(fromPeer ? 1 : 0) << 16 | UInt32(pdu.transaction)] = frame }
+            let responseKey = UInt32(fromPeer ? 1 : 0) << 16 | UInt32(pdu.transaction)
+            if pending.count < 4096 { pending[responseKey] = frame }
+            if case .serviceAttributeRequest(let handle, _, _, _) = pdu.parameters, attributeHandle.count < 4096 {
+                attributeHandle[responseKey] = handle
+            }
             search(pdu.parameters, fromPeer: fromPeer, frame: frame)
             return nil
         }
@@ -29,9 +38,11 @@ struct SDPTracker {
         case .errorResponse(let code):
             summary.errors.append(SDPErrorEvent(frame: frame, fromPeer: fromPeer, code: code, requestFrame: requestFrame))
         case .serviceAttributeResponse(let bytes, let c):
-            collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: false)
-        case .serviceSearchResponse(let total, _, let c) where c.isEmpty:
-            answerSearch(by: !fromPeer, request: requestFrame, found: Int(total), frame: frame)
+            let handle = attributeHandle.removeValue(forKey: key)
+            collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: false, handle: handle)
+        case .serviceSearchResponse(let total, let handles, let c):
+            noteFound(handles, by: !fromPeer, responder: fromPeer)
+            if c.isEmpty { answerSearch(by: !fromPeer, request: requestFrame, found: Int(total), frame: frame) }
         case .serviceSearchAttributeResponse(let bytes, let c):
             if let found = collect(bytes, continuation: c, fromPeer: fromPeer, frame: frame, listOfLists: true) {
                 answerSearch(by: !fromPeer, request: requestFrame, found: found, frame: frame)
@@ -76,9 +87,22 @@ struct SDPTracker {
         summary.searches[i].responseFrame = frame
     }
 
-    /// The records of a whole attribute list (nil while it continues, or when it does not decode).
+    /// The handles a Service Search Response listed, with the pattern of the search under way that found them.
+    private mutating func noteFound(_ handles: [UInt32], by requester: Bool, responder: Bool) {
+        guard let started = searchOf[requester], let search = summary.searches.last(where: { $0.frame == started }),
+            !search.uuids.isEmpty
+        else { return }
+        for h in handles where foundBy[responder, default: [:]].count < Self.maxServices {
+            foundBy[responder, default: [:]][h] = search.uuids
+        }
+    }
+
+    /// The records of a whole attribute list (nil while it continues, or when it does not decode). `handle`: the record a
+    /// Service Attribute Request asked about.
     @discardableResult
-    private mutating func collect(_ bytes: [UInt8], continuation: SDPContinuation, fromPeer: Bool, frame: Int, listOfLists: Bool) -> Int? {
+    private mutating func collect(
+        _ bytes: [UInt8], continuation: SDPContinuation, fromPeer: Bool, frame: Int, listOfLists: Bool, handle: UInt32? = nil
+    ) -> Int? {
         var held = partial[fromPeer, default: []]
         if held.count + bytes.count <= Self.maxHeldBytes { held += bytes }
         guard continuation.isEmpty else {
@@ -93,9 +117,13 @@ struct SDPTracker {
         let records = listOfLists ? (list.items ?? []) : [list]
         for r in records {
             guard let record = SDPRecord(r), summary.services.count < Self.maxServices else { continue }
+            let recordHandle = record.handle ?? handle
+            // No class list asked for: the record is of the classes its handle was searched by (the BTVS laptop log asks
+            // the handle OBEX Object Push found at 552 for its protocol list alone, 553–555).
+            let classes = record.serviceClasses.isEmpty ? recordHandle.flatMap { foundBy[fromPeer]?[$0] } ?? [] : record.serviceClasses
             summary.services.append(
                 SDPService(
-                    frame: frame, fromPeer: fromPeer, handle: record.handle, classes: record.serviceClasses,
+                    frame: frame, fromPeer: fromPeer, handle: recordHandle, classes: classes,
                     profiles: record.profiles.map { SDPProfileVersion(profile: $0.profile, version: $0.version) }, psm: record.psm,
                     rfcommChannel: record.rfcommChannel, name: record.name, supportedFeatures: record.supportedFeatures))
         }

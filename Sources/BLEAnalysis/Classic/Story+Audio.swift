@@ -77,7 +77,7 @@ extension Story {
         return StorySentence(.classic, text + ".", frames: frames)
     }
 
-    /// `SDP with 60:55:…: the peer offers Handsfree 1.8 (RFCOMM 2), Audio Sink 1.3 (AVDTP), A/V Remote Control 1.6.`
+    /// `SDP with 60:55:…: the peer offers Handsfree 1.8 (RFCOMM 2), Audio Sink 1.3 (AVDTP), A/V Remote Control Target 1.6.`
     static func sdpLine(_ p: ClassicProfilesResult, who: String) -> StorySentence? {
         let services = p.sdp.services.filter(\.fromPeer)
         // A search the answer found nothing for: what one side looked for and the other does not offer.
@@ -86,7 +86,9 @@ extension Story {
         var seen = Set<String>()
         var parts: [String] = []
         for s in services {
-            var text = s.profiles.first?.text ?? s.title
+            // The record's role (its first named service class: Audio Source, Headset Audio Gateway) with the profile's
+            // version, as tshark and btmon name it: the profile alone ("Advanced Audio Distribution") says not which end.
+            var text = s.roleText
             if let ch = s.rfcommChannel {
                 text += " (RFCOMM \(ch))"
             } else if let psm = s.psm, let name = L2CAPPSM(psm).name {

@@ -9,13 +9,16 @@ extension Story {
         var services: [String] = []
         for p in ps { for s in p.obex where !services.contains(s.service ?? "OBEX") { services.append(s.service ?? "OBEX") } }
         return services.flatMap { service in
-            folded(ps.compactMap { p in obexLine(p.obex.filter { ($0.service ?? "OBEX") == service }, service: service, who: who) })
+            folded(
+                ps.compactMap { p in
+                    obexLine(p.obex.filter { ($0.service ?? "OBEX") == service }, service: service, who: who, rfcomm: p.rfcomm)
+                })
         }
     }
 
     /// `PBAP with …: the peer pulled the phone book and call history from this side in 10 Gets (2795–3209), all Success
     /// (200): telecom/pb.vcf 272 bytes (2 entries), …; connected at 2776 on RFCOMM channel 19, no Disconnect in the log.`
-    static func obexLine(_ sessions: [OBEXSession], service: String, who: String) -> StorySentence? {
+    static func obexLine(_ sessions: [OBEXSession], service: String, who: String, rfcomm: [RFCOMMChannel] = []) -> StorySentence? {
         guard let first = sessions.first else { return nil }
         let ops = sessions.flatMap(\.operations).filter { $0.opcode != .connect && $0.opcode != .disconnect }
         let transfers = ops.filter { $0.opcode == .get || $0.opcode == .put }
@@ -33,7 +36,7 @@ extension Story {
             text += "; \(plural(refused.count, "refusal")): " + list.joined(separator: ", ")
             frames += refused.compactMap(\.responseFrame)
         }
-        text += "; " + connections(sessions)
+        text += "; " + connections(sessions, rfcomm: rfcomm)
         return StorySentence(.classic, text + ".", frames: frames)
     }
 
@@ -46,7 +49,7 @@ extension Story {
         verb += " " + (what ?? "objects")
         let (who, other) = thisSide ? ("this side", "the peer") : ("the peer", "this side")
         let direction = gets && !puts ? "from" : puts && !gets ? "to" : "with"
-        let end = lastOp.responseFrame ?? lastOp.firstFrame
+        let end = lastOp.responseFrame ?? lastOp.lastRequestFrame
         var text = "\(who) \(verb) \(direction) \(other) in \(opcodeCounts(ops)) (\(firstOp.firstFrame)–\(end))"
         let unanswered = ops.filter { $0.response == nil }.count
         if ops.allSatisfy({ $0.response == .success }) {
@@ -104,7 +107,7 @@ extension Story {
     }
 
     /// `connected at 2776 on RFCOMM channel 19, no Disconnect in the log` / `3 sessions (2649, 3551, 11326), each disconnected`.
-    static func connections(_ sessions: [OBEXSession]) -> String {
+    static func connections(_ sessions: [OBEXSession], rfcomm: [RFCOMMChannel] = []) -> String {
         let channel = sessions[0].channelText
         let connects = sessions.compactMap(\.connectFrame)
         let refused = sessions.filter { $0.connectResult.map { !$0.isSuccess } ?? false }
@@ -115,7 +118,13 @@ extension Story {
             : connects.count == 1
                 ? "connected at \(connects[0]) on \(channel)" : "\(connects.count) sessions on \(channel) (connected at \(list(connects)))"
         if let r = refused.first { text += ", Connect refused \(r.connectResult!) at \(r.connectResponseFrame ?? 0)" }
-        if disconnected == 0 {
+        // No OBEX Disconnect, but the channel under it closed: the session ended with it (the BTVS laptop log's DISC at 607).
+        let closed =
+            sessions.count == 1 && sessions[0].psm == nil ? rfcomm.last { $0.dlci == sessions[0].dlci && $0.closeFrame != nil } : nil
+        if disconnected == 0, let closed, let frame = closed.closeFrame {
+            let by = closed.closedByPeer.map { $0 ? " by the peer" : " by this side" } ?? ""
+            text += ", no OBEX Disconnect: the RFCOMM channel closed at \(frame)\(by)"
+        } else if disconnected == 0 {
             text += ", no Disconnect in the log"
         } else if disconnected == sessions.count {
             text += sessions.count == 1 ? ", disconnected at \(sessions[0].disconnectFrame!)" : ", each disconnected"
