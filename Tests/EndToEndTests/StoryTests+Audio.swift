@@ -12,12 +12,12 @@ import Testing
         else { return }
         // P1: one BR/EDR link, 0x0002, opened at 172, open at the end.
         #expect(out.sentence("classic", containing: ["1 BR/EDR link", "1 still open when the log ends"]) != nil)
-        // P2: Handsfree 1.7 on RFCOMM 10 (228), A2DP 1.3 on AVDTP (350), AVRCP 1.6 on AVCTP (557).
+        // P2: Handsfree 1.7 on RFCOMM 10 (228), A2DP 1.3 on AVDTP (350: the headset is an Audio Sink), AVRCP 1.6 on AVCTP (557).
         let sdp = try #require(
             out.sentence(
                 "classic",
                 containing: [
-                    "SDP with", "Handsfree 1.7 (RFCOMM 10)", "Advanced Audio Distribution 1.3 (AVDTP)", "A/V Remote Control 1.6 (AVCTP)",
+                    "SDP with", "Handsfree 1.7 (RFCOMM 10)", "Audio Sink 1.3 (AVDTP)", "A/V Remote Control 1.6 (AVCTP)",
                 ]))
         #expect(Set(sdp.frames).isSuperset(of: [228, 350, 557]))
         // P3, P4: the hands-free DLC on channel 10; SLC up at CHLD's OK (303); CVSD and mSBC offered, none selected; BTRH
