@@ -139,6 +139,7 @@ TRUTH = {
     "BR-07": cls("a2dp-media-gap"),
     "BR-10": cls("hfp-slc-failed"),
     "BR-11": cls("hfp-narrowband"),
+    "BR-13": cls("l2cap-channel-refused"),
     "LL-02": cls("ll-channel-map-invalid"),
     # diagnosis_truth_linklayer.py's classes (cached as <name>.ll.jsonl)
     "LL-01": cls("ll-version-repeated"),
@@ -167,7 +168,8 @@ TRUTH = {
 RULE_TRUTHS = [
     ({"SEC-08", "SEC-09", "SEC-10", "SEC-12", "SEC-13", "SEC-14", "SEC-15", "SEC-19", "SEC-20"}, "diagnosis_truth_security2.py",
      ".security.jsonl"),
-    ({"LA-02", "LA-03", "BR-07", "BR-10", "BR-11"}, "diagnosis_truth_audio.py", ".audio.jsonl"),
+    # .audio2.jsonl: with BR-13's class (the .audio.jsonl of earlier runs have none).
+    ({"LA-02", "LA-03", "BR-07", "BR-10", "BR-11", "BR-13"}, "diagnosis_truth_audio.py", ".audio2.jsonl"),
     ({"LL-01", "LL-03", "LP-05", "LP-03"}, "diagnosis_truth_linklayer.py", ".ll.jsonl"),
     # .capture.jsonl and .gatt.jsonl hold older outputs (without ACL records cut in the log, without GATT-03's classes).
     # SEC-20 too: an IRK blescope read after decrypting an air link is a frame tshark cannot read (air-encrypted-unread).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Audio streams and their set-up, read by tshark alone: the truth for LA-02, LA-03, BR-07, BR-10 and BR-11 (issue 48,
+"""Audio streams and their set-up, read by tshark alone: the truth for LA-02, LA-03, BR-07, BR-10, BR-11 and BR-13 (issue 48,
 point 4), which the other truth scripts have no class for.
 
 Usage: scripts/diagnosis_truth_audio.py [--base-name] CAPTURE...
@@ -29,6 +29,9 @@ configured the channel, and HFP AT commands on the RFCOMM channel SDP named). Py
   hfp-narrowband       (BR-11) a +BCS selecting CVSD (1) on a link whose AT+BAC offered mSBC (2) or LC3-SWB (3):
                        frame = the +BCS, frames = it and the AT+BAC; or a Synchronous Connection Complete (0x2C) with
                        air mode CVSD (0x02) after a +BCS selecting mSBC with the same peer: frame = the event.
+  l2cap-channel-refused (BR-13) a BR/EDR L2CAP Connection Response (signalling command 0x03) with a result of 0x0002 or
+                       above (Core Vol 3, Part A, 4.3): frame = the response, frames = it and the Connection Request
+                       (0x02) of the same identifier sent the other way on the link, psm (of that request), result.
 """
 
 import os
@@ -49,7 +52,8 @@ FIELDS = [
     "rtp.seq", "btl2cap.cid", "btrfcomm.dlci", "btrfcomm.frame_type", "bthfp.command", "bthfp.bac.codec",
     "bthfp.bcs.codec",
     "bthfp", "_ws.col.Info", "bthci_evt.code", "bthci_evt.status", "bthci_evt.air_mode", "bthci_evt.bd_addr",
-    "bthci_evt.connection_handle", "hci_mon.adapter_id", "data.data", "data",
+    "bthci_evt.connection_handle", "hci_mon.adapter_id", "data.data", "data", "btl2cap.cmd_code", "btl2cap.cmd_ident",
+    "btl2cap.psm", "btl2cap.result",
 ]
 SLC_COMMANDS = ("BRSF", "BAC", "CIND", "CMER", "CHLD=?", "BIND")
 GAP_SECONDS = 0.2
@@ -90,6 +94,7 @@ class Audio:
         self.bac = {}          # link -> frame of an AT+BAC offering a wideband codec
         self.msbc = {}         # peer -> frame of a +BCS selecting mSBC
         self.peers = {}        # handle -> BD_ADDR
+        self.channel_requests = {}  # (link, direction, identifier) -> (frame, psm) of an L2CAP Connection Request
 
     def emit(self, cls, frame, frames=(), **fields):
         event = {"class": cls, "frame": frame, "frames": sorted(set(frames) | {frame})}
@@ -111,6 +116,8 @@ class Audio:
                 self.iso_unread = True
                 self.emit("iso-undecoded", 0, first_frame=frame)
         self.avdtp(r, frame, link)
+        if r["btl2cap.cmd_code"]:
+            self.signalling(r, frame, link)
         if r["btrfcomm.dlci"]:
             self.rfcomm(r, frame, link)
         code = num(r["bthci_evt.code"])
@@ -120,6 +127,24 @@ class Audio:
         if code == 0x2C and num(r["bthci_evt.status"]) == 0 and num(r["bthci_evt.air_mode"]) == 0x02 \
                 and r["bthci_evt.bd_addr"] in self.msbc:
             self.emit("hfp-narrowband", frame, [self.msbc.pop(r["bthci_evt.bd_addr"])], how="air mode CVSD")
+
+    def signalling(self, r, frame, link):
+        """L2CAP Connection Requests and their refusing Responses (a PDU may hold several commands, in order)."""
+        codes = [num(c) for c in r["btl2cap.cmd_code"].split(",")]
+        idents = [num(c) for c in (r["btl2cap.cmd_ident"] or "").split(",")]
+        psms = [num(c) for c in (r["btl2cap.psm"] or "").split(",") if c]
+        results = [num(c) for c in (r["btl2cap.result"] or "").split(",") if c]
+        sent = direction(r)
+        for code, ident in zip(codes, idents):
+            if code == 0x02 and psms:
+                self.channel_requests[(link, sent, ident)] = (frame, psms.pop(0))
+            elif code == 0x03 and results:
+                result = results.pop(0)
+                other = "received" if sent == "sent" else "sent"
+                request = self.channel_requests.get((link, other, ident))
+                if result >= 2:
+                    self.emit("l2cap-channel-refused", frame, [request[0]] if request else [],
+                              psm=request[1] if request else None, result=result)
 
     def att(self, r, frame, link):
         op = num(r["btatt.opcode"])

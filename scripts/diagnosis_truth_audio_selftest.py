@@ -67,6 +67,9 @@ def capture():
     c.iso(16, 0, 5.07, pb=0)                                             # 25 a first fragment
     c.add(5, struct.pack("<HH", ISO | 3 << 12, 4) + b"\x05\x06\x07\x08", 5.071, False)  # 26 its last fragment
     c.iso(17, 0, 5.08)                                                   # 27 no loss: 16 was the fragmented SDU
+    c.l2cap(1, bytes([0x02, 9]) + struct.pack("<HHH", 4, 0x0019, 0x0042), 6.0, True)               # 28 AVDTP
+    c.l2cap(1, bytes([0x03, 9]) + struct.pack("<HHHHH", 8, 0, 0x0042, 1, 2), 6.01, False)         # 29 pending
+    c.l2cap(1, bytes([0x03, 9]) + struct.pack("<HHHHH", 8, 0, 0x0042, 3, 0), 6.02, False)         # 30 security block
     return btsnoop(1002, c.records)
 
 
@@ -99,6 +102,7 @@ EXPECTED = [
      "status": 0, "prev_frame": 20},
     {"class": "iso-sdu-lost", "frame": 22, "frames": [22], "handle": ISO, "direction": "received", "lost": 1,
      "status": 2, "prev_frame": 21},
+    {"class": "l2cap-channel-refused", "frame": 30, "frames": [28, 30], "psm": 0x0019, "result": 3},
 ]
 
 
