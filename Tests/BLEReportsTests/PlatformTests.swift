@@ -39,6 +39,18 @@ import Testing
         #expect(p.summary == "iOS 26.5.1, iPhone18,2 (seen: PacketLogger note \"Product: iPhone18,2\" at frame 1)")
     }
 
+    /// An older iPhone's PacketLogger log (iOS 12.2, the audiostream capture's notes at 230–231) names the software and
+    /// the firmware but no product: Apple's, seen, with the version; iOS or macOS, which 12.2 alone does not tell.
+    @Test func anOlderPacketLoggerSoftwareNoteNamesAppleWithItsVersion() throws {
+        let notes = ["Firmware Version: BCM43452A2_16.1.123.445_Hans_OS_USI_20180622.hcd", "Software: Version 12.2 (Build 16E227)"]
+        let p = try #require(Self.platform(try Self.packetLogger(notes: notes)))
+        #expect(p.platform == .apple && p.detail == "iOS or macOS 12.2 (Build 16E227)")
+        #expect(p.provenance == .seen(frame: 2, what: "PacketLogger note \"Software: Version 12.2 (Build 16E227)\""))
+        // Near miss: the firmware note alone names no platform beyond the format's.
+        let firmware = try #require(Self.platform(try Self.packetLogger(notes: [notes[0]])))
+        #expect(firmware.seen == nil)
+    }
+
     @Test func nearMissAPacketLoggerFileWithoutNotesIsAppleOnlyInferred() throws {
         let b = CaptureBuilder().connect(handle: 0x40)
         let p = try #require(Self.platform(try Self.packetLogger(notes: [], b)))

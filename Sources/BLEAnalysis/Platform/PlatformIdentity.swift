@@ -142,7 +142,7 @@ public struct PlatformClues: Sendable {
     /// `Software: Version 26.5.1 (Build 23F81)`.
     func appleNote() -> PlatformIdentity? {
         guard let host = notes.first(where: { $0.text.hasPrefix("Bluetooth Host: ") || $0.text.hasPrefix("Product: ") }) else {
-            return appleMarker()
+            return appleMarker() ?? appleSoftwareNote()
         }
         let product = notes.first { $0.text.hasPrefix("Product: ") }.map { String($0.text.dropFirst("Product: ".count)) }
         let software = notes.first { $0.text.hasPrefix("Software: Version ") }.map {
@@ -152,6 +152,16 @@ public struct PlatformClues: Sendable {
         let os = mac ? "macOS" : "iOS"
         let detail = [software.map { os + " " + $0 } ?? os, product].compactMap { $0 }.joined(separator: ", ")
         return PlatformIdentity(.apple, detail: detail, .seen(frame: host.frame, what: "PacketLogger note \"\(host.text.prefix(40))\""))
+    }
+
+    /// An older PacketLogger's notes name the software and the controller's firmware, not the product (the audiostream
+    /// iPhone log, iOS 12.2: "Firmware Version: BCM43452A2_…" at 230, "Software: Version 12.2 (Build 16E227)" at 231):
+    /// Apple's, seen; iOS or macOS, which the version alone does not tell (both have had a 12.2).
+    func appleSoftwareNote() -> PlatformIdentity? {
+        guard let note = notes.first(where: { $0.text.hasPrefix("Software: Version ") }) else { return nil }
+        let version = note.text.dropFirst("Software: Version ".count)
+        return PlatformIdentity(
+            .apple, detail: "iOS or macOS \(version)", .seen(frame: note.frame, what: "PacketLogger note \"\(note.text.prefix(40))\""))
     }
 
     /// A note holding one of the platform table's markers (``PlatformBehaviour/logMarker``): macOS's IOBluetooth
