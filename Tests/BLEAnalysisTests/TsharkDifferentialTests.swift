@@ -118,8 +118,9 @@ import Testing
         /// side's GATT database (both ends are servers), takes its bytes for a handle and marks the frame
         /// malformed; blescope keeps the value (OpenGuardian pump: 2 Write Requests).
         case tsharkUsedOtherSidesDatabase
-        /// The capturer cut the record (incl_len < orig_len: Android's filtered snoop log, btsnooz): tshark decodes the
-        /// bytes kept; blescope counts the PDU as cut by the capturer and decodes nothing of it (DESIGN §3).
+        /// The capturer cut the record (incl_len < orig_len: Android's filtered snoop log, btsnooz; or, unmarked, an ACL
+        /// record shorter than its own header's Data Total Length: BTVS's filtered logs): tshark decodes the bytes kept;
+        /// blescope counts the PDU as cut by the capturer and decodes nothing of it (DESIGN §3).
         case cutRecordDecodedByTshark
         /// tshark decodes a Qualcomm controller's firmware-log ACL packets (handle 0x0EDC, no connection) as
         /// L2CAP; blescope sets them aside as vendor trace (AOSP snoop_logger.cc: kQualcommDebugLogHandle).
@@ -432,6 +433,10 @@ import Testing
         let records = try CaptureFile.open(path: path)
         while let record = records.next() {
             if record.isTruncated { cutFrames.insert(record.frame) }
+            // Cut before the log was written and not marked: the ACL header's Data Total Length is more than the record
+            // holds (BTVS's filtered logs keep 7 bytes; tshark: "Length too short", and decodes the 7).
+            let b = record.bytes
+            if record.kind == .acl, b.count >= 4, Int(b[2]) | Int(b[3]) << 8 > b.count - 4 { cutFrames.insert(record.frame) }
             if record.kind == .linkLayer, (try? LLAirPacket(linkType: record.linkType, bytes: record.bytes)) == nil {
                 unreadable.insert(record.frame)
             }
