@@ -44,6 +44,23 @@ import Testing
                 == true)
     }
 
+    /// ACL on a handle whose link ended by its Disconnection Complete after the reset names that end, not the reset (the
+    /// nexxtender .cfa: bring-up reset at 1, 0x0004 closed at 6098, ACL on it at 10932).
+    @Test func aclAfterItsLinkEndedNamesTheEndNotTheReset() throws {
+        var b = CaptureBuilder().reset().connect(handle: 0x0040, peer: RuleTest.peer)
+        let closed = b.nextFrame
+        b = b.disconnect(handle: 0x0040)
+        let first = b.nextFrame
+        b = b.notify(handle: 0x0025, [1], connection: 0x0040)
+        let (_, completeness, connections) = try Self.analyze(b)
+        #expect(connections.count == 1 && completeness.staleACL.map(\.closedFrame) == [closed])
+        let item = try #require(completeness.items.first { $0.code == .staleAfterReset })
+        #expect(
+            item.message
+                == "1 ACL packet on 0x0040 (from frame \(first)) came after its link ended at frame \(closed) (Disconnection Complete), with no Connection Complete for the handle since: no link is counted and nothing is claimed of one"
+        )
+    }
+
     /// The near misses: ACL on a handle never opened, with no reset in the log, is a link from before the log (an
     /// acl-only Android log); after the reset, a Connection Complete for the handle opens a link its ACL belongs to, and
     /// so does ACL logged just ahead of it (``LinkAdoption``: no stale count, no HH-06).

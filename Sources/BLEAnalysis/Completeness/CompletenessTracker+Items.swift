@@ -242,6 +242,15 @@ extension CompletenessTracker {
         guard let first = stale.first else { return nil }
         let packets = stale.reduce(0) { $0 + $1.packets }
         let handles = stale.prefix(3).map { hex($0.handle, width: 4) }.joined(separator: ", ") + (stale.count > 3 ? ", …" : "")
+        // A handle whose link ended by its own Disconnection Complete after the reset: that end, not the reset (the
+        // nexxtender .cfa's 0x0004 at 10932, closed at 6098; the reset at frame 1 was the controller's bring-up).
+        if stale.count == 1, let closed = first.closedFrame, closed > first.reset {
+            return .init(
+                code: .staleAfterReset, severity: .info,
+                message:
+                    "\(packets) ACL packet\(packets == 1 ? "" : "s") on \(handles) (from frame \(first.firstFrame)) came after its link ended at frame \(closed) (Disconnection Complete), with no Connection Complete for the handle since: no link is counted and nothing is claimed of one",
+                frame: first.firstFrame, count: packets)
+        }
         return .init(
             code: .staleAfterReset, severity: .info,
             message:
