@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8 or 2026-11-30-9: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9 or 2026-11-30-10: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -216,6 +216,10 @@ SaifulI57/writeup 5a5c67740e84ffa4115968c3f73c2a0bb4a6a3c8 01e51238a5af217520f6f
 cscosu/buckeyectf-2022-public 049646629de0384def00a1430dc5f2f527cbb5ed 2f3dcbca80c449db7c67bb27ea95ed441ef8838eca7f54e15ff7a982335fdf6e pcap-lt201-h4phdr_buckeyectf-bluez-ble-keyboard-stored-legacy-ltk-hogp-200-keys-host-disc-16-bredr-page-timeout.pcap misc/keyboard-warrior/keyboardwarrior.pcap
 mullerdavid/ctf_writeups 8e829e48be8765cf3226eb3e675e3af93dd813f8 f49f2d556b1cc32569e0355c9537a0f5e755fb8cd1b597448dca29e29ae8742a nrfsniffer-lt272-pcapng_cyberquest24-esp32-legacy-passkey-sniffer-decrypted-host-time-jumps-2pow32-us-at-4444.pcapng cyberquest24/Finals_Hardware_It_will_Just_Work/files/1st_ble_ctf.pcapng
 arachnothrone/audiostream 759356cde4260563c158b0de228dc6ab2c75aaa4 be0fbe4749f8dfb9a8e206522ba035358a80c637d18d49a92a5b571be5c60d81 pklg-ios-bredr_audiostream-iphone-ios12-midlog-reset-lmp-records-ssp-rpi-avdtp-avctp-refused-security-block-x2.pklg sysdiag/bluetoothd-hci-latest.pklg
+# added 2026-11-30-10
+AshMartian/HappyLeaf d4392d941dfa420dcd9af42d07b04a787d621c41 b016fe279a68f6b697af31b1c10be9bd3ca82532c3898909abb31584d777b39f android-btsnoop_happyleaf-fireos-obdii-elm327-whole-link-no-sdp-no-pairing-unencrypted-spp-62k-rfcomm-host-disc-16.log btsnoop_hci.log
+dandwhelan/fossibot-bluetooth 73388b6fb30035e6c2ed08e30340fe2294d8545d 43363df9285025f6b11e29be7b1b47bd68410b047c857a6a4ee7d3e99a722692 android-btsnoop_fossibot-pixel9-accept-list-cancel-02-x7-power-station-modbus-gatt-host-disc-16.log btsnoop_hci.log
+mullerdavid/ctf_writeups 8e829e48be8765cf3226eb3e675e3af93dd813f8 1f5b6559b74b1e8bbc048f3d534ecf05f7bf4a6c73844fe4566e06544b38d807 nrfsniffer-lt272-pcapng_cyberquest24-2nd-esp32-legacy-passkey-sniffer-decrypted-write-0f-then-ok-ll-ping.pcapng cyberquest24/Finals_Hardware_Suspicious_seed_and_key/files/2nd_ble_ctf.pcapng
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
