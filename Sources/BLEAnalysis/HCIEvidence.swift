@@ -105,6 +105,9 @@ enum HCIEvidence {
             return (q.handle, kind)
         case .raw(let code, let p) where code == .hardwareError:
             return (nil, .hardwareError(code: p.first ?? 0))
+        case .raw(let code, let p) where inquiryResults.contains(code):
+            let peers = discoveredAddresses(p)
+            return peers.isEmpty ? nil : (nil, .devicesDiscovered(peers: peers))
         case .raw(let code, let p) where code == .dataBufferOverflow:
             return (nil, .dataBufferOverflow(linkType: p.first ?? 0))
         case .raw(let code, let p) where code == .authenticatedPayloadTimeoutExpired && p.count >= 2:
@@ -112,6 +115,20 @@ enum HCIEvidence {
             return (h, .authenticatedPayloadTimeout(handle: h))
         default:
             return nil
+        }
+    }
+
+    static let inquiryResults: Set<HCIEventCode> = [.inquiryResult, .inquiryResultWithRSSI, .extendedInquiryResult]
+
+    /// The addresses an inquiry result lists: Num_Responses, then one 14-byte response each (BD_ADDR first), as BlueZ's
+    /// `inquiry_info` / `inquiry_info_with_rssi` and Wireshark read them; an Extended Inquiry Result holds one. A
+    /// response cut short is left out.
+    static func discoveredAddresses(_ p: [UInt8]) -> [String] {
+        guard let count = p.first else { return [] }
+        return (0..<Int(count)).compactMap { i in
+            let start = 1 + 14 * i
+            guard start + 6 <= p.count else { return nil }
+            return BDAddress(p[start..<start + 6].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }).description
         }
     }
 

@@ -66,6 +66,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         // BR/EDR (Core Spec Vol 4, Part E, 7.1 and 7.7)
         /// Create Connection (7.1.5): the host pages `peer`.
         case pageRequested(peer: String)
+        /// Inquiry Result, Inquiry Result with RSSI or Extended Inquiry Result (7.7.2, 7.7.33, 7.7.38): the host's
+        /// inquiry found `peers` (a device listed in a scan, which a user may pick to connect to).
+        case devicesDiscovered(peers: [String])
         /// Connection Complete (7.7.3), any status; `linkType` 0 SCO, 1 ACL (a failed one opens no connection).
         case classicConnectionComplete(handle: UInt16, status: HCIStatus, peer: String, linkType: UInt8)
         /// Synchronous Connection Complete (7.7.35) or a SCO Connection Complete: SCO/eSCO link `link` (its number in

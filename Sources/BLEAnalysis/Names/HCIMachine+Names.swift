@@ -10,7 +10,7 @@ import BLEProtocols
 /// ```
 /// Fails when the event is shorter than its address and fixed fields; an EIR shorter than 240 bytes is read as it is.
 struct ExtendedInquiryResult {
-    static let code = HCIEventCode(0x2F)
+    static let code = HCIEventCode.extendedInquiryResult
     var address: BDAddress
     var data: [UInt8]
 

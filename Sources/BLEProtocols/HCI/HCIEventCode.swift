@@ -8,6 +8,7 @@ public struct HCIEventCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     public init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
+    public static let inquiryResult = HCIEventCode(0x02)
     public static let connectionComplete = HCIEventCode(0x03)
     public static let disconnectionComplete = HCIEventCode(0x05)
     public static let encryptionChange = HCIEventCode(0x08)
@@ -17,6 +18,8 @@ public struct HCIEventCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let hardwareError = HCIEventCode(0x10)
     public static let numberOfCompletedPackets = HCIEventCode(0x13)
     public static let dataBufferOverflow = HCIEventCode(0x1A)
+    public static let inquiryResultWithRSSI = HCIEventCode(0x22)
+    public static let extendedInquiryResult = HCIEventCode(0x2F)
     public static let encryptionKeyRefreshComplete = HCIEventCode(0x30)
     public static let leMeta = HCIEventCode(0x3E)
     public static let numberOfCompletedDataBlocks = HCIEventCode(0x48)

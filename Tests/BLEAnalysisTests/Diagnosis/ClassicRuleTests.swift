@@ -172,7 +172,8 @@ extension DiagnosisRuleTests {
         }
 
         /// A page that timed out, then the device connected (the host's next page): info, citing the connection. The near
-        /// miss: the connection is another device's, so the paged one never answered (warning).
+        /// miss: the connection is another device's, so the paged one never answered; no inquiry found it, so the host
+        /// was reconnecting to a device it knew and whether anyone waited cannot be seen: info too, saying so.
         @Test(arguments: [true, false]) func pageTimeoutThenConnected(_ samePeer: Bool) throws {
             let other = BDAddress(0x00_1B_DC_07_31_8F)
             let b = CaptureBuilder()
@@ -198,8 +199,47 @@ extension DiagnosisRuleTests {
                 #expect(page.severity == .info && page.supporting.map(\.frame) == [1, 4])
                 #expect(page.message.hasSuffix("it connected at frame 4, after the last timeout: nothing was lost in the end."))
             } else {
-                #expect(page.severity == .warning && page.supporting.map(\.frame) == [1])
-                #expect(page.message.hasSuffix("the device never answered."))
+                #expect(page.severity == .info && page.supporting.map(\.frame) == [1])
+                #expect(
+                    page.message.hasSuffix(
+                        "the device never answered. No inquiry in the log found it: the host paged a device it already knew, as a "
+                            + "background reconnect does; whether anyone waited for it cannot be seen."))
+            }
+        }
+
+        /// An Inquiry Result with RSSI (Core Spec Vol 4, Part E, 7.7.33) listing two devices, the paged one second (its
+        /// BD_ADDR at byte 15: Num_Responses, then 14 bytes per response as BlueZ's `inquiry_info_with_rssi`), then a
+        /// page to it that times out: a device picked from a scan, a warning citing the inquiry. The near miss: the
+        /// inquiry listed two other devices, so the page is a reconnect to a known device (info).
+        @Test(arguments: [true, false]) func pageTimeoutAfterAnInquiryFoundTheDevice(_ listed: Bool) throws {
+            let others = [BDAddress(0x11_22_33_44_55_66), BDAddress(0x00_1B_DC_07_31_8F)]
+            func response(_ a: BDAddress) -> [UInt8] {
+                (0..<6).map { UInt8(truncatingIfNeeded: a.value >> (8 * UInt64($0))) }
+                    + [0x01, 0x00, 0x0C, 0x02, 0x5A, 0x34, 0x12, 0xC4]
+            }
+            let listedDevices = listed ? [others[0], Self.peer] : others
+            let inquiryResult = HCIBuild.event(
+                HCIEventCode(0x22), parameters: [2] + listedDevices.flatMap(response))
+            let b = CaptureBuilder()
+                .event(inquiryResult)
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0405), parameters: Self.address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .success
+                )
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.status = HCIStatus(rawValue: 0x04); $0.address = Self.peer; $0.linkType = 1
+                        }))
+            let r = try RuleTest.diagnose(b)
+            let page = try #require(r.of("BR-01").first)
+            #expect(page.frame == 4)
+            if listed {
+                #expect(page.severity == .warning && page.supporting.map(\.frame) == [1, 2])
+                #expect(
+                    page.message.hasSuffix(
+                        "the device never answered. The host's inquiry had found it at frame 1: a device picked from a scan."))
+            } else {
+                #expect(page.severity == .info && page.supporting.map(\.frame) == [2])
             }
         }
 
