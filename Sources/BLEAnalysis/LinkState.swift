@@ -117,6 +117,11 @@ public struct LinkFact<Value: Hashable & Sendable>: Hashable, Sendable {
     public var value: Value? { changes.isEmpty ? initial : changes[changes.count - 1].value }
     /// Where ``value`` comes from.
     public var source: FactSource { changes.isEmpty ? initialSource : changes[changes.count - 1].source }
+    /// The value in force at `frame`: the last change at or before it, else the initial value (a BR/EDR role before
+    /// and after a role switch).
+    public func value(atFrame frame: Int) -> Value? {
+        changes.last { $0.frame <= frame }.map(\.value) ?? initial
+    }
     /// Whether a frame of the capture set the value in force.
     public var isObserved: Bool { if case .observed = source { true } else { false } }
 

@@ -27,7 +27,7 @@ import Testing
                     "keys distributed at 512",
                 ])
                 != nil)
-        #expect(out.text.contains("this side ended it: LL_TERMINATE_IND") && out.text.contains("(frame 607)"))
+        #expect(out.text.contains("the central ended it: LL_TERMINATE_IND") && out.text.contains("(frame 607)"))
     }
 
     /// The listed LE legacy OOB capture (bsniffhub): no TK of the search checks (229 pairing, 240 Pairing Confirm), the

@@ -65,7 +65,7 @@ public struct DiagnosisReport: Sendable {
             lines.append("")
             lines.append(
                 terminal.paint("Links", .bold)
-                    + " over time (seconds from the first record; █ up, ■ this side ended it, ◆ the peer, ✕ lost):")
+                    + " over time (seconds from the first record; █ up, \(links.endKey), ✕ lost):")
             for row in links.compactRows() { lines += wrap(row.ending, width: width, first: "  " + row.head + " ", rest: "      ") }
         }
         let context = result.findings.filter { $0.severity == .info }

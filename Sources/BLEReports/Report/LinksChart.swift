@@ -80,6 +80,9 @@ public struct LinksChart: Sendable {
         public var spans: [Span] = []
         /// The controller's quality reports on this link, drawn as a line under the bar.
         public var rssi: [RSSIPoint] = []
+        /// A link a sniffer heard on the air: no side is this side, so `local` is the central (it sent the
+        /// LL_TERMINATE_IND) and `peer` the peripheral.
+        public var onAir = false
     }
 
     public struct RSSIPoint: Sendable, Hashable {
@@ -163,6 +166,7 @@ public struct LinksChart: Sendable {
             number: c.number, handle: c.handle, startFrame: c.startFrame, start: c.startTime, endFrame: c.endFrame,
             end: c.endTime, endedBy: c.endFrame == nil ? nil : ending?.endedBy.rawValue ?? "unknown",
             reason: c.endFrame == nil ? nil : ending.map(Self.reason) ?? c.disconnectReason ?? "disconnected")
+        bar.onAir = c.accessAddress != nil
         // An air link the sniffer stopped following is drawn to its last packet, and nothing claimed after it.
         if c.endFrame == nil, let last = c.lifecycle.followedUntil {
             (bar.endFrame, bar.end, bar.endedBy) = (last.frame, last.timestamp, Self.notFollowed)
@@ -216,19 +220,33 @@ public struct LinksChart: Sendable {
         }
     }
 
-    static func endWords(_ endedBy: String?) -> String {
+    static func endWords(_ endedBy: String?, onAir: Bool = false) -> String {
         switch endedBy {
         case nil: "open at the capture's end"
         case Self.notFollowed: "not followed after"
-        case "local": "ended by this side"
-        case "peer": "ended by the peer"
+        case "local": onAir ? "ended by the central" : "ended by this side"
+        case "peer": onAir ? "ended by the peripheral" : "ended by the peer"
         case "link": "the link was lost"
         default: "ended (who: unknown)"
         }
     }
 
+    /// Every link was heard on the air (a sniffer's capture): its ends are the central's or the peripheral's.
+    public var onAir: Bool {
+        let bars = lanes.flatMap(\.bars)
+        return !bars.isEmpty && bars.allSatisfy(\.onAir)
+    }
+
     public static let legend =
         "█ connected · end: ■ this side ended it, ◆ the peer, ✕ the link was lost, ? unknown, ▸ open at the end, … not followed after"
+    public static let airLegend =
+        "█ connected · end: ■ the central ended it, ◆ the peripheral, ✕ the link was lost, ? unknown, ▸ open at the end, … not followed after"
+
+    /// The legend for this chart's links (``onAir``).
+    public var legendText: String { onAir ? Self.airLegend : Self.legend }
+
+    /// `■ this side ended it, ◆ the peer` (or the central and the peripheral on the air), for a one-line legend.
+    public var endKey: String { onAir ? "■ the central ended it, ◆ the peripheral" : "■ this side ended it, ◆ the peer" }
 
     /// One line per connection: its number, peer, a `width`-column track of the capture with the connection drawn,
     /// its times, and how it ended.
@@ -247,7 +265,7 @@ public struct LinksChart: Sendable {
                 let label = String(lane.label.prefix(labelWidth)).padding(utf16Length: labelWidth)
                 let times = "\(String(fractionDigits: 3, offset(b.start)))–\(String(fractionDigits: 3, offset(b.end ?? end))) s"
                 var line = "\(number) \(label) |\(String(track))| \(times) frames \(b.startFrame)–\(b.endFrame.map(String.init) ?? "end")"
-                line += ": " + Self.endWords(b.endedBy) + (b.reason.map { " (\($0))" } ?? "")
+                line += ": " + Self.endWords(b.endedBy, onAir: b.onAir) + (b.reason.map { " (\($0))" } ?? "")
                 let extras = Self.tickSummary(b)
                 if !extras.isEmpty { line += "; " + extras }
                 rows.append((b.number, line))
@@ -276,8 +294,8 @@ public struct LinksChart: Sendable {
                     switch b.endedBy {
                     case nil: "open at the end"
                     case Self.notFollowed: "not followed after"
-                    case "local": "this side ended it"
-                    case "peer": "the peer ended it"
+                    case "local": b.onAir ? "the central ended it" : "this side ended it"
+                    case "peer": b.onAir ? "the peripheral ended it" : "the peer ended it"
                     case "link": "lost"
                     default: "ended"
                     }

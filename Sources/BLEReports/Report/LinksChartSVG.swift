@@ -54,7 +54,7 @@ extension LinksChart {
         let duration = formatDuration(microseconds: (b.end ?? end).microseconds(since: b.start))
         var title = "Connection #\(b.number), handle \(hex(b.handle, width: 4)): frames \(b.startFrame)–"
         title += b.endFrame.map { "\($0), \(duration); " } ?? "end of capture, \(duration); "
-        title += Self.endWords(b.endedBy) + (b.reason.map { ": \($0)" } ?? "") + (b.endFrame.map { " (frame \($0))" } ?? "")
+        title += Self.endWords(b.endedBy, onAir: b.onAir) + (b.reason.map { ": \($0)" } ?? "") + (b.endFrame.map { " (frame \($0))" } ?? "")
         var out = "<g class=\"conn end-\(b.endedBy ?? "open")\" data-conn=\"\(b.number)\" data-start-frame=\"\(b.startFrame)\""
         out += " data-end-reason=\"\(Self.esc(b.reason ?? ""))\" data-end-frame=\"\(b.endFrame.map(String.init) ?? "")\""
         out += " data-ended-by=\"\(b.endedBy ?? "open")\">"
@@ -119,7 +119,8 @@ extension LinksChart {
     public func html(index: Int) -> String {
         var out = "<span id=\"file\(index)-links-over-time\"></span><h3>Links over time</h3>"
         out += svg(index: index)
-        out += "<p class=\"legend muted\"><span>▬ connection</span><span>end: ■ this side · ◆ the peer · "
+        out += "<p class=\"legend muted\"><span>▬ connection</span><span>end: "
+        out += onAir ? "■ the central · ◆ the peripheral · " : "■ this side · ◆ the peer · "
         out += "<b class=\"bad\">✕</b> the link was lost · ? unknown · ▸ open at the end</span>"
         out += "<span>ticks: <i class=\"sw k-encryption\"></i>encryption <i class=\"sw k-mtu\"></i>MTU <i class=\"sw k-phy\"></i>PHY "
         out += "<i class=\"sw k-data-length\"></i>data length <i class=\"sw k-parameters\"></i>parameters</span>"

@@ -134,7 +134,7 @@ public enum MarkdownReport {
     static func linksOverTime(_ f: FileAnalysis) -> String {
         guard let chart = LinksChart(f) else { return "" }
         var out = "### Links over time\n\n```\n"
-        out += "0 → \(String(fractionDigits: 3, chart.spanSeconds)) s; \(LinksChart.legend)\n"
+        out += "0 → \(String(fractionDigits: 3, chart.spanSeconds)) s; \(chart.legendText)\n"
         for line in chart.textLines() { out += line + "\n" }
         return out + "```\n\n"
     }

@@ -98,7 +98,10 @@ extension HTMLReport {
             // Errors and worse: the exchanges drawn as a sequence chart (warnings keep their evidence chain).
             var chart: SequenceChart?
             if finding.severity >= .error, let rows, !rows.isEmpty {
-                let role = finding.connection.flatMap { n in f.connections.first { $0.number == n }?.role }
+                // The role when the finding was decided: a BR/EDR role switch can make this side the peripheral later.
+                let role = finding.connection.flatMap { n in
+                    f.connections.first { $0.number == n }?.link.role.value(atFrame: finding.frame)
+                }
                 chart = SequenceChart(
                     rows: rows, decidingFrame: finding.frame, localRole: role, hasController: hasController, connection: finding.connection)
             }
