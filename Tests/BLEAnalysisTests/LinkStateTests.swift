@@ -57,6 +57,19 @@ import Testing
         #expect(link.dataLength.source == .inferred(.initialValue(connectionFrame: 7)))
     }
 
+    /// The value in force at a frame: a BR/EDR link whose role switched at frame 849 (the iPhone log: peripheral from
+    /// the set-up) and back at 1028 is the central at 1039, the peripheral at 900; before its first value, the initial
+    /// one (nil: not shown).
+    @Test func aFactsValueAtAFrameIsTheLastChangeAtOrBeforeIt() {
+        var link = LinkState(startFrame: 858)
+        let t = Timestamp(microseconds: 1_000)
+        link.apply(.role(.peripheral), frame: 858, timestamp: t)
+        link.apply(.role(.central), frame: 1028, timestamp: t)
+        #expect(link.role.value(atFrame: 1039) == .central && link.role.value(atFrame: 1028) == .central)
+        #expect(link.role.value(atFrame: 1027) == .peripheral && link.role.value(atFrame: 900) == .peripheral)
+        #expect(link.role.value(atFrame: 800) == nil && link.role.value == .central)
+    }
+
     @Test func historiesStayBounded() {
         var link = LinkState(startFrame: 1)
         for i in 0..<5_000 { link.apply(.mtu(23 + i % 200), frame: i + 2, timestamp: Timestamp(microseconds: Int64(i))) }

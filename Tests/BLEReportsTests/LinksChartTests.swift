@@ -47,6 +47,26 @@ import Testing
         #expect(links.lowerBound < summary.lowerBound)
     }
 
+    static let whadAir = TestEnvironment.sharedCaptures.map { $0 + "/lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap" }
+
+    /// An air capture has no "this side": the WHAD GATT discovery's LL_TERMINATE_IND at frame 175 is the central's
+    /// (tshark: "PDU Type: Data, Master to Slave", error 0x13), so its end reads "the central ended it", in the legend
+    /// too. The near miss is the HCI Sample above and here: its host's Disconnect stays "this side".
+    @Test(.enabled(if: whadAir.map { FileManager.default.fileExists(atPath: $0) } ?? false))
+    func anAirLinkIsEndedByTheCentralNotThisSide() throws {
+        let path = try #require(Self.whadAir)
+        let chart = try #require(LinksChart(Report.analyze(path: path)))
+        let bar = try #require(chart.lanes.flatMap(\.bars).first)
+        #expect(bar.onAir && bar.endedBy == "local" && bar.endFrame == 175)
+        #expect(
+            chart.compactRows().first?.ending == "the central ended it: LL_TERMINATE_IND: Remote User Terminated Connection (frame 175)")
+        #expect(chart.endKey == "■ the central ended it, ◆ the peripheral" && chart.legendText == LinksChart.airLegend)
+        #expect(chart.textLines().first?.contains(": ended by the central (LL_TERMINATE_IND") == true, "\(chart.textLines())")
+        let hci = try #require(LinksChart(Report.analyze(path: samplePath("diag-pairing-failed.btsnoop"))))
+        #expect(!hci.onAir && hci.endKey == "■ this side ended it, ◆ the peer")
+        #expect(hci.compactRows().first?.ending.hasPrefix("this side ended it: Connection Terminated By Local Host") == true)
+    }
+
     /// The 14-connection Android log: 14 bars, each ending at one of tshark's 14 Disconnection Complete events, ended by
     /// this side where the reason is 0x16 (Connection Terminated By Local Host) and lost otherwise (0x08, 0x3E).
     @Test(.enabled(if: pongbot.map { FileManager.default.fileExists(atPath: $0) } ?? false && TestEnvironment.tsharkPath != nil))
