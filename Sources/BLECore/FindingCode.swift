@@ -61,6 +61,11 @@ public struct FindingTraits: OptionSet, Hashable, Sendable {
     public static let readsPayloads = FindingTraits(rawValue: 1 << 2)
     /// It describes the capture itself (what it lacks), not the devices: never qualified by the capture's caveats.
     public static let describesCapture = FindingTraits(rawValue: 1 << 3)
+    /// It names a weakness or a departure from the specification (a key anyone can recover, a short or debug key, a
+    /// forbidden field), not a failure: nothing in the capture was lost to it. A diagnosis whose findings above info
+    /// are all weaknesses says "nothing failed" first (``DiagnosisResult/tally``), so a calm log that paired the
+    /// legacy way is not read as a broken one.
+    public static let weakness = FindingTraits(rawValue: 1 << 4)
 }
 
 /// What makes two occurrences of a code one line when the diagnosis folds repeats.

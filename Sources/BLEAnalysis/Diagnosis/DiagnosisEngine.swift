@@ -25,14 +25,19 @@ public struct DiagnosisResult: Hashable, Sendable {
     /// Findings at `severity` or above.
     public func atLeast(_ severity: DiagnosisSeverity) -> [Diagnosis] { findings.filter { $0.severity >= severity } }
 
-    /// `2 critical, 1 error, 3 warnings` (empty: nothing above info).
+    /// `2 critical, 1 error, 3 warnings` (empty: nothing above info). When every finding above info is a weakness
+    /// (``FindingTraits/weakness``: a legacy pairing, a short key), the answer comes first: `nothing failed; 1
+    /// weakness: 1 warning`.
     public var tally: String {
         var parts: [String] = []
         for s in DiagnosisSeverity.allCases.reversed() where s != .info {
             let n = count(s)
             if n > 0 { parts.append("\(n) \(s.rawValue)\(s == .info || n == 1 || s == .critical ? "" : "s")") }
         }
-        return parts.joined(separator: ", ")
+        let counted = parts.joined(separator: ", ")
+        let raised = findings.filter { $0.severity > .info }
+        guard !raised.isEmpty, raised.allSatisfy({ $0.code.has(.weakness) }) else { return counted }
+        return "nothing failed; \(raised.count) weakness\(raised.count == 1 ? "" : "es"): " + counted
     }
 }
 

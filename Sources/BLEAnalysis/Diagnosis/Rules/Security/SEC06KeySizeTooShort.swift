@@ -8,7 +8,7 @@ extension FindingCode {
         explain: .init(
             meaning: "The key negotiated is shorter than the attribute or the peer accepts.",
             advice: "Negotiate a 16-byte key (set the maximum key size in the pairing request)."),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-06: the encryption key is too short for what was asked: ATT Error 0x0C Encryption Key Size Too Short, or SMP

@@ -11,7 +11,7 @@ extension FindingCode {
             advice:
                 "Set the maximum key size to 16 on both sides (SMP Maximum Encryption Key Size; on BR/EDR the controller's minimum), and refuse links under 16 where the data matters (Android and BlueZ check Read Encryption Key Size)."
         ),
-        fold: .value)
+        fold: .value, traits: .weakness)
 }
 
 /// SEC-08: a link ran encrypted with a key shorter than 16 bytes (error below 7, the smallest the specification allows:

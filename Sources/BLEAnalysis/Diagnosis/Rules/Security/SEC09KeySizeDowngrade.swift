@@ -11,7 +11,7 @@ extension FindingCode {
             advice:
                 "Treat as an attack or a broken controller: compare controller firmware between the sessions, enforce a 16-byte minimum on the host, update the controller (KNOB and BLUFFS fixes)."
         ),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-09: a later encryption session with the same peer ran with a shorter key than an earlier one: the key size of a

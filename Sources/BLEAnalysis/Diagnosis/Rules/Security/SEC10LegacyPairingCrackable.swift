@@ -9,7 +9,7 @@ extension FindingCode {
             meaning:
                 "The devices paired with LE legacy pairing (Just Works or a 6-digit passkey) or a BR/EDR PIN: whoever captured the pairing over the air computes its keys offline (crackle does it in a second), then decrypts every session that uses them.",
             advice: "Enable LE Secure Connections on both sides (the SC flag) and, for BR/EDR, Secure Simple Pairing; then pair again."),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-10: LE legacy pairing with Just Works or Passkey Entry, or BR/EDR legacy PIN pairing: anyone who captured the

@@ -10,7 +10,7 @@ extension FindingCode {
                 "A side paired with the specification's debug key (the published LE Secure Connections debug key pair, or a BR/EDR debug combination key): its private key is public, so the pairing's keys are known to anyone who captured it.",
             advice: "Turn off Secure Connections debug mode or Simple Pairing debug mode in the firmware or the controller, and pair again."
         ),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-11: a pairing used the specification's debug keys: the LE Secure Connections debug P-256 public key (Core Spec

@@ -9,7 +9,7 @@ extension FindingCode {
             meaning:
                 "Encryption started with a key that the specification names by EDIV and Rand zero (an LE Secure Connections LTK, or the STK of a legacy pairing), with non-zero values. A peripheral that accepts it does not check what key it is asked for.",
             advice: "Fix the central's key storage (Secure Connections keys have no EDIV/Rand); a peripheral should reject the request."),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-12: encryption started with a key from a pairing that requires EDIV and Rand zero, with non-zero ones: an LTK

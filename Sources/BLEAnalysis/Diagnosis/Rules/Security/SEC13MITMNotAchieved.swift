@@ -11,7 +11,7 @@ extension FindingCode {
             advice:
                 "Give the device a way to confirm (a display and a button, or a keyboard), or use OOB; a responder that requires MITM should refuse Just Works (Pairing Failed: Authentication Requirements)."
         ),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-13: a side asked for MITM protection and the pairing completed without it: the IO capabilities left Just Works

@@ -9,7 +9,7 @@ extension FindingCode {
             meaning:
                 "The same long-term or link key was used with different devices. Keys are made per pairing, so this is a fixed or derived key: one compromised device gives it away for all.",
             advice: "Remove factory or address-derived keys; let every pairing generate its own."),
-        fold: .value)
+        fold: .value, traits: .weakness)
 }
 
 /// SEC-14: the same LTK or link key used with two or more different peers: keys are per bond (Core Spec Vol 3,

@@ -11,7 +11,7 @@ extension FindingCode {
             advice:
                 "Have the central encrypt bonded links on connection, and give the attributes that matter an encryption or authentication permission."
         ),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-15: a link to a bonded peer (its bond made earlier in this capture, or a stored BR/EDR link key given) carried

@@ -10,7 +10,7 @@ extension FindingCode {
                 "A Pairing Request or Response offered a Maximum Encryption Key Size outside 7–16: a malformed feature exchange, the shape of SweynTooth's Key Size Overflow, which crashed or misled some stacks.",
             advice:
                 "The side that sent it is a fuzzer or buggy; the other side should fail the pairing (Pairing Failed: Invalid Parameters)."),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-17: a Pairing Request or Response offered a Maximum Encryption Key Size outside 7–16 (Core Spec Vol 3, Part H,

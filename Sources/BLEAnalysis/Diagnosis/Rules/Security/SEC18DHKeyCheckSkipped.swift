@@ -9,7 +9,7 @@ extension FindingCode {
             meaning:
                 "In an LE Secure Connections pairing, encryption started before both DHKey Checks were exchanged: a side that never proved it knows the DHKey got an encrypted link (SweynTooth's DHCheck Skip).",
             advice: "The peripheral must not accept LL_ENC_REQ before it has checked the central's DHKey Check; update its stack."),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-18: LE Secure Connections encryption started before both DHKey Checks were exchanged (Core Spec Vol 3, Part H,

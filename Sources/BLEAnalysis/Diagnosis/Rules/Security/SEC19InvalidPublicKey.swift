@@ -9,7 +9,7 @@ extension FindingCode {
             meaning:
                 "A Pairing Public Key was not a point on the P-256 curve, or came in a pairing that is LE legacy. A device must check the peer's key; one that uses an off-curve key can leak its private key (Invalid Curve attack), and stacks that do not expect a key have crashed on one (SweynTooth).",
             advice: "The sender is a fuzzer or buggy; the receiver must fail the pairing (DHKey Check Failed) and not crash."),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-19: a Pairing Public Key that is not a point on P-256 (Core Spec Vol 3, Part H, 2.3.5.6.1: each device checks

@@ -11,7 +11,7 @@ extension FindingCode {
             advice:
                 "Nothing to fix if the product needs no privacy. If it should not be trackable, enable privacy (a real IRK and resolvable private addresses)."
         ),
-        fold: .device)
+        fold: .device, traits: .weakness)
 }
 
 /// SEC-20: a side of an LE pairing distributed Identity Information with an IRK of all zeros (Core Spec Vol 3, Part H,
