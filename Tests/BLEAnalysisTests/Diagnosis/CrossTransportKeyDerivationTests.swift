@@ -49,5 +49,20 @@ extension DiagnosisRuleTests {
             let d = try #require(try RuleTest.diagnose(b).of("SEC-10").first)
             #expect(d.frame == 2 && d.message.contains("LE legacy Just Works pairing"))
         }
+
+        /// A legacy pairing is a weakness, not a failure: alone above info, the verdict says nothing failed first. The
+        /// near miss: the same link then lost to a supervision timeout (DC-01, critical) is counted as before.
+        @Test(arguments: [false, true]) func aWeaknessAloneIsToldAsNothingFailed(_ lost: Bool) throws {
+            var b = CaptureBuilder().connect(handle: 0x40).smp(.pairingRequest(Self.request), handle: 0x40, .rx)
+                .smp(.pairingResponse(Self.response), handle: 0x40, .tx)
+            if lost { b = b.at(5).disconnect(handle: 0x40, reason: .connectionTimeout) }
+            let r = try RuleTest.diagnose(b)
+            #expect(r.findings.first { $0.rule == "SEC-10" }?.severity == .warning)
+            if lost {
+                #expect(r.tally.hasPrefix("1 critical") && !r.tally.contains("nothing failed"), "\(r.tally)")
+            } else {
+                #expect(r.tally == "nothing failed; 1 weakness: 1 warning", "\(r.tally)")
+            }
+        }
     }
 }
