@@ -159,6 +159,35 @@ import Testing
         #expect(hfp.codecSelections == [HFPCodecSelection(frame: 39, codec: 2, confirmedFrame: 40)])
     }
 
+    /// An RFCOMM serial link no SDP names, as the HappyLeaf tablet's OBD dongle log shows it: this side sends ELM327
+    /// commands (`ATE1`, 249), the dongle answers, and later sends "NO DATA\r\r>" in five frames, the last `ATA\r\r>`
+    /// (66077–66081). Its first whole line was not hands-free traffic, so the fragment is no call answered. The near
+    /// miss: a DLC whose first line is `AT+BRSF=191` then `ATA\r` from the peer is HFP, with the call answered.
+    @Test(arguments: [false, true]) func aSerialPortsFragmentIsNotACall(_ handsFree: Bool) throws {
+        var b = CaptureBuilder().connectBREDR(handle: Self.h)
+            .openBREDRChannel(handle: Self.h, psm: 0x0003, localCID: 0x0041, remoteCID: 0x0051, localMTU: 1013, remoteMTU: 1013)
+            .l2cap(cid: 0x0051, payload: RFCOMMFrame(dlci: 0, type: .sabm, pollFinal: true).bytes, handle: Self.h, .tx)
+            .l2cap(cid: 0x0041, payload: RFCOMMFrame(dlci: 0, type: .ua, pollFinal: true).bytes, handle: Self.h, .rx)
+            .l2cap(cid: 0x0051, payload: RFCOMMFrame(dlci: 6, type: .sabm, pollFinal: true).bytes, handle: Self.h, .tx)
+            .l2cap(cid: 0x0041, payload: RFCOMMFrame(dlci: 6, type: .ua, pollFinal: true).bytes, handle: Self.h, .rx)
+        if handsFree {
+            b = Self.at(b, "AT+BRSF=191\r", rx: true)
+        } else {
+            b = Self.at(b, "ATE1\r", rx: false)
+            b = Self.at(b, "ATE1\rOK\r\r>", rx: true)
+            for fragment in ["N", "O", " ", "D"] { b = Self.at(b, fragment, rx: true) }
+        }
+        b = Self.at(b, "ATA\r\r>", rx: true)
+        let last = b.records.count
+        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        if handsFree {
+            let hfp = try #require(p.hfp)
+            #expect(hfp.callEvents == [HFPCallEvent(frame: last, what: "answered (ATA)")])
+        } else {
+            #expect(p.hfp == nil)
+        }
+    }
+
     @Test func anSLCThatFails() throws {
         var b = Self.capture().records.prefix(29).reduce(CaptureBuilder()) { $0.record($1.kind, $1.direction, $1.bytes) }
         b = Self.at(b, "\r\nERROR\r\n", rx: false)  // 30: AT+CIND=? refused

@@ -29,6 +29,10 @@ struct ClassicProfiles {
     var hfp: HFPTracker?
     /// AVRCP commands waiting for their response, by (sender is the peer, label): frame.
     var avrcpPending: [UInt8: Int] = [:]
+    /// DLCs SDP did not name whose first whole lines were not hands-free AT traffic (an ELM327's `ATE1`, a serial
+    /// port's text): never read as HFP later, when one fragment of their data happens to begin like an AT command (the
+    /// HappyLeaf OBD dongle's "NO DATA" in five RFCOMM frames, the last `ATA\r\r>`, 66081).
+    var notHandsFree: Set<UInt8> = []
 
     /// Whether RFCOMM data on `dlci` is hands-free AT traffic: SDP named its server channel (Handsfree, Headset or their
     /// gateways, by service class or profile), or, with no SDP answer that names it, its first bytes are AT lines.
@@ -40,7 +44,11 @@ struct ClassicProfiles {
         let named = Set((service?.classes ?? []).compactMap(\.uuid16) + (service?.profiles ?? []).compactMap(\.profile.uuid16))
         if !named.isEmpty {
             guard !named.isDisjoint(with: [0x111E, 0x111F, 0x1108, 0x1112, 0x1131]) else { return false }
+        } else if notHandsFree.contains(dlci) {
+            return false
         } else if !HFPTracker.looksLikeAT(data) {
+            // Whole lines (ending in CR or LF) that are not AT traffic decide; a fragment leaves it open.
+            if let last = data.last, last == 0x0D || last == 0x0A, notHandsFree.count < 256 { notHandsFree.insert(dlci) }
             return false
         }
         hfp = HFPTracker(dlci: dlci)
