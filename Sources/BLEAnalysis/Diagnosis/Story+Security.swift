@@ -162,7 +162,9 @@ extension Story {
             }
         }
         encrypted.sort()
-        guard !(stored + missing + pairedSSP + legacy + newKeys + encrypted).isEmpty || !failures.isEmpty else { return nil }
+        guard !(stored + missing + pairedSSP + legacy + newKeys + encrypted).isEmpty || !failures.isEmpty else {
+            return unsecuredClassic(e)
+        }
         var parts: [String] = []
         if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(list(stored)))") }
         if !missing.isEmpty { parts.append("no stored key for \(plural(missing.count, "request")) (\(list(missing)))") }
@@ -180,6 +182,19 @@ extension Story {
                     + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
         let frames = stored + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
         return StorySentence(.security, "BR/EDR security: " + parts.joined(separator: "; ") + ".", frames: frames)
+    }
+
+    /// BR/EDR links the log shows from their start with no authentication, pairing or encryption at all: said, since
+    /// what they carried went in the clear (the HappyLeaf tablet's OBD dongle: 375 s of RFCOMM, never paired). A link
+    /// that started before the log may have been secured before it: nothing is claimed for it.
+    static func unsecuredClassic(_ e: Evidence) -> StorySentence? {
+        let seen = e.connections.filter { $0.isBREDR && !$0.inferred }
+        guard !seen.isEmpty else { return nil }
+        let links = seen.count == 1 ? "the link was never encrypted" : "none of the \(seen.count) BR/EDR links was encrypted"
+        return StorySentence(
+            .security,
+            "BR/EDR security: no authentication or pairing in the log; \(links): what \(seen.count == 1 ? "it" : "they") carried went in the clear.",
+            frames: seen.map(\.startFrame))
     }
 
     /// `74, 147` (at most 6, then `…`).
