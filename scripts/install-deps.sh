@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what blescope needs on a fresh Debian/Ubuntu machine (as root, or with sudo), each only when missing.
-# Needed: libpcap-dev, zlib1g-dev, libssl-dev, libyaml-dev (build); tshark (the reference decoder the differential tests use);
+# Needed: libpcap-dev, zlib1g-dev, libdeflate-dev, libssl-dev, libyaml-dev (build); tshark (the reference decoder the differential tests use);
 # python3-jsonschema (SchemaValidationTests validate every JSON output against schemas/ with it; pip's jsonschema
 # does as well, so it is installed only when python3 cannot import one).
 #
@@ -13,7 +13,7 @@ tests=0
 case "${1:-}" in --tests | --fleet) tests=1 ;; esac
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 need=()
-for p in libpcap-dev zlib1g-dev libssl-dev libyaml-dev pkg-config tshark; do
+for p in libpcap-dev zlib1g-dev libdeflate-dev libssl-dev libyaml-dev pkg-config tshark; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 python3 -c 'import jsonschema' >/dev/null 2>&1 || need+=(python3-jsonschema)

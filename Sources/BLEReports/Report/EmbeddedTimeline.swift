@@ -165,7 +165,7 @@ public struct EmbeddedTimeline: Sendable {
     }
 
     /// The JSON gzipped (RFC 1952) and in base64: what the page embeds.
-    public func gzipBase64() -> String { base64(zlibDeflate(jsonBytes(), gzip: true)) }
+    public func gzipBase64() -> String { base64(gzipCompress(jsonBytes())) }
 
     /// The timeline of the capture at `path`: a pass with timeline events on (the report's first pass builds none).
     static func build(path: String, options: AnalyzerOptions, limit: Int = maxEvents) -> EmbeddedTimeline {
