@@ -48,13 +48,15 @@ public func blescopeFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
 }
 EOF
     local objects
-    objects=$(find "$rel"/{BLECore,BLECapture,BLEProtocols,BLECodecs,BLEAnalysis,BLEReports,Yams,CYaml}.build -name '*.o' | sort)
+    # Every module BLEReports depends on, and the C libraries' module maps and libraries (Package.swift's
+    # system-library targets): one left out fails the link (BLESecurity and libcrypto did, 2026-11-29).
+    objects=$(find "$rel"/{BLECore,BLECapture,BLESecurity,BLEYAML,BLEProtocols,BLECodecs,BLEAnalysis,BLEReports}.build -name '*.o' | sort)
+    local maps=() lib
+    for lib in CPcap CZlib CDeflate COpenSSL CYAML; do maps+=(-Xcc -fmodule-map-file="$ROOT/Sources/$lib/module.modulemap"); done
     # shellcheck disable=SC2086
-    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name BlescopeFuzz \
-        -I "$rel/Modules" -Xcc -fmodule-map-file="$ROOT/Sources/CPcap/module.modulemap" \
-        -Xcc -fmodule-map-file="$ROOT/Sources/CZlib/module.modulemap" \
-        "$SCRATCH/entry/Entry.swift" "$ROOT/Tests/FuzzTests/FuzzTargets.swift" $objects -lpcap -lz -o "$BIN" \
-        2> >(grep -v "Cannot export local symbol" >&2)
+    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name BlescopeFuzz -I "$rel/Modules" "${maps[@]}" \
+        "$SCRATCH/entry/Entry.swift" "$ROOT/Tests/FuzzTests/FuzzTargets.swift" $objects -lpcap -lz -ldeflate -lcrypto -lyaml \
+        -o "$BIN" 2> >(grep -v "Cannot export local symbol" >&2)
     echo "built $BIN"
 }
 
