@@ -68,6 +68,14 @@ public struct TimelineEvent: Sendable {
             }
         }
     }
+    /// The one entry of a Number Of Completed Packets event whose summary is still deferred: the page's rows find the
+    /// summary's string by these two numbers instead of building `handle=0x0040 completed=1` per event
+    /// (docs/performance.md#embedded-timeline).
+    package var completedPacketsEntry: NumberOfCompletedPackets.Entry? {
+        guard case .hciEvent(.numberOfCompletedPackets(let n), _)? = details?.fields.deferredSummary, n.entries.count == 1
+        else { return nil }
+        return n.entries[0]
+    }
     /// Set when the summary is just `handle=0x002a` (a value PDU: notifications and writes, most of a timeline); the
     /// JSON Lines renderer writes it from the number, instead of building that String per event (`hex` and two
     /// appends; docs/performance.md#timeline-event).

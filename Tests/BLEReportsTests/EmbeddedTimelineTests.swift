@@ -143,6 +143,37 @@ import Testing
         #expect(built.jsonBytes() == a.jsonBytes())
     }
 
+    /// A Number Of Completed Packets event's row text is found by its one entry, and is the text `timeline` prints:
+    /// handle 0x0040 with 3 packets (event bytes 13 05 01 40 00 03 00) is `handle=0x0040 completed=3` each time; 0x0040
+    /// with 1 packet and 0x0041 with 3 (the near misses, one number apart) are texts of their own; an event of two
+    /// entries (13 09 02 40 00 01 00 41 00 02 00) is both, joined, built the general way.
+    @Test func completedPacketsRowsAreFoundByTheirEntry() throws {
+        let capture = try CaptureBuilder().connect(handle: 0x40).connect(handle: 0x41)
+            .completed(handle: 0x40, count: 3).completed(handle: 0x40, count: 1).completed(handle: 0x40, count: 3)
+            .completed(handle: 0x41, count: 3)
+            .event([0x13, 0x09, 0x02, 0x40, 0x00, 0x01, 0x00, 0x41, 0x00, 0x02, 0x00])
+            .completed(handle: 0x41, count: 3).captureFile()
+        let analyzer = Analyzer(options: AnalyzerOptions(timeline: true))
+        var table = EmbeddedTimeline()
+        var completed: [TimelineEvent] = []
+        analyzer.onEvent = { e in
+            table.add(e)
+            if e.name == "Number Of Completed Packets" { completed.append(e) }
+        }
+        var record = CaptureRecord.empty
+        while capture.next(into: &record) { analyzer.process(record) }
+        analyzer.finish()
+        let rows = table.names.indices.filter { table.strings[table.names[$0]] == "Number Of Completed Packets" }
+        #expect(
+            rows.map { table.strings[table.summaries[$0]] } == [
+                "handle=0x0040 completed=3", "handle=0x0040 completed=1", "handle=0x0040 completed=3",
+                "handle=0x0041 completed=3", "handle=0x0040 completed=1 handle=0x0041 completed=2", "handle=0x0041 completed=3",
+            ])
+        #expect(rows.map { table.strings[table.summaries[$0]] } == completed.map(\.summary))
+        #expect(completed.map { $0.completedPacketsEntry == nil } == [false, false, false, false, true, false])
+        #expect(Set(rows.map { table.summaries[$0] }).count == 4)
+    }
+
     @Test func base64MatchesFoundation() {
         var generator = SystemRandomNumberGenerator()
         for n in [0, 1, 2, 3, 4, 5, 100, 1001] {
