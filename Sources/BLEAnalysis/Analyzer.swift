@@ -50,6 +50,8 @@ public final class Analyzer {
     var truncatedACLNoted = false
     /// ACL after a reset on a handle no link holds, until its Connection Complete (``EarlyACLAfterReset``).
     var earlyACL = EarlyACLAfterReset()
+    /// The LMP records of a PacketLogger file, where their layout proves itself.
+    var lmp = PacketLoggerLMP()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
     /// Bounded findings: at most this many of each kind are kept.
@@ -142,6 +144,8 @@ public final class Analyzer {
             hci.monitor(record)
         case .sco:
             hci.synchronous.data(record)
+        case .other:
+            processLMP(record)
         default:
             break
         }

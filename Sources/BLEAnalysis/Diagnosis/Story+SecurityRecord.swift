@@ -66,7 +66,7 @@ extension Story {
                 }
                 let from: String
                 switch s.keySizeSource {
-                case .observed?: from = "stated"
+                case .observed(let f)?: from = "stated at \(f)"
                 case .inferred(.bondKeySize)?: from = "from the bond's pairing"
                 default: from = "from the pairing"
                 }

@@ -17,6 +17,9 @@ enum SecurityInput: Equatable {
     case paused
     /// Read Encryption Key Size's answer (7.5.7).
     case keySizeRead(Int)
+    /// BR/EDR: the key size the link managers agreed (an LMP_encryption_key_size_req accepted, Vol 2, Part C,
+    /// 4.2.5.4), when the controller logs LMP: before the encryption it applies to starts.
+    case keySizeNegotiated(Int)
     /// BR/EDR: IO Capability Request (the controller asks this side: Secure Simple Pairing starts).
     case ioCapabilityRequested
     /// BR/EDR: a side's IO capability, OOB data present and authentication requirements (IO Capability Request Reply
@@ -190,6 +193,10 @@ extension SecurityTracker {
         let i = record.sessions.count - 1
         guard record.sessions[i].onFrame == nil else { return }
         record.sessions[i].onFrame = frame
+        if let agreed = negotiatedKeySize, record.sessions[i].keySize == nil {
+            observeKeySize(agreed.size, session: i, frame: agreed.frame)
+        }
+        negotiatedKeySize = nil
         // A legacy pairing that distributes no key completes when the link encrypts with its STK (Vol 3, Part H, 2.4.4.1).
         if case .pairing(let f)? = record.sessions[i].origin, let p = record.pairings.lastIndex(where: { $0.frame == f }),
             record.pairings[p].outcome == .unfinished
@@ -262,6 +269,13 @@ extension SecurityTracker {
         case .keySizeRead(let size):
             guard let i = record.sessions.indices.last else { return }
             observeKeySize(size, session: i, frame: frame)
+        case .keySizeNegotiated(let size):
+            // For the session being started, or the next one (the negotiation comes before LMP_start_encryption_req).
+            if let i = record.sessions.indices.last, record.sessions[i].onFrame == nil, record.sessions[i].offFrame == nil {
+                observeKeySize(size, session: i, frame: frame)
+            } else {
+                negotiatedKeySize = .init(size: size, frame: frame)
+            }
         case .bond(let bond):
             record.bond = bond
         case .keyUsed(let use):

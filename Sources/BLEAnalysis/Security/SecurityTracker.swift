@@ -77,6 +77,12 @@ struct SecurityTracker: Hashable, Sendable {
     var request: SMPPairingParameters?
     /// BR/EDR: each side's IO Capability exchange in the pairing under way.
     var classicIO: [Sender: ClassicIO] = [:]
+    /// A key size the link managers agreed before the encryption it applies to started (``SecurityInput/keySizeNegotiated(_:)``).
+    var negotiatedKeySize: NegotiatedKeySize?
+    struct NegotiatedKeySize: Hashable, Sendable {
+        var size: Int
+        var frame: Int
+    }
 
     /// One SMP PDU sent by `sender` at `frame`; nil for those that only move the pairing along (confirm, random, public
     /// key, …). The record (``record``) takes every one. `overBREDR`: it came on the BR/EDR Security Manager channel
