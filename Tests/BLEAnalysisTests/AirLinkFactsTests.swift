@@ -228,6 +228,28 @@ import Testing
                 // Said when it changes (as the HCI event), and the first time.
                 if value != lastLength { e.dataLength.append((r.frame, value, r.fromCentral != nil)) }
                 lastLength = value
+            case 0x04:
+                // LL_ENC_RSP, then the peripheral's LL_START_ENC_REQ (one octet, in the clear); when the sniffer missed it,
+                // the two LL_START_ENC_RSPs come next: one octet each on a decrypted copy, five (with the MIC) in
+                // ciphertext. Only a clear LL_START_ENC_REQ, a rejection (2–3 octets) or a termination (2) may come there
+                // otherwise (Vol 6, Part B, 5.1.3.1).
+                // An nRF Sniffer flags each encrypted packet itself (nordic_ble.encrypted), and is read by that (below).
+                guard r.event == nil else { break }
+                let after = e.rows[(k + 1)...].filter { $0.length > 0 && !$0.bad && !$0.retransmission }
+                guard let first = after.first, !(first.opcode == 0x05 && first.length == 1) else { break }
+                if first.opcode == 0x06 && first.length == 1 {
+                    // As after a captured LL_START_ENC_REQ (below): the peripheral's LL_START_ENC_RSP ends it, a data PDU
+                    // in its place means it was missed.
+                    let second = after.dropFirst().first
+                    if let second, second.opcode == 0x06 || second.opcode == nil {
+                        e.starts.append((r.frame, second.frame, second.opcode == 0x06))
+                    } else {
+                        e.starts.append((r.frame, nil, false))
+                    }
+                } else if first.length >= 5 {
+                    e.starts.append((r.frame, first.frame, false))
+                    unreadableFrom = r.frame
+                }
             case 0x05:
                 let after = e.rows[(k + 1)...].filter { $0.length > 0 && !$0.bad && !$0.retransmission }
                 let first = after.first, second = after.dropFirst().first

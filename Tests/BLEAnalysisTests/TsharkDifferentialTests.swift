@@ -30,6 +30,8 @@ import Testing
         var notAcknowledged = false
         /// The link-layer sequence number (SN) of the packet; nil on HCI captures.
         var sequenceNumber: Int?
+        /// tshark's expert note on HCI captures: "Frame is out of any \"connection handle\" session".
+        var outsideSession = false
     }
 
     static var captures: [String] {
@@ -61,7 +63,7 @@ import Testing
                 malformed: f[7].contains("Malformed"),
                 cid: Int((f[9].split(separator: ",").first ?? "").dropFirst(2), radix: 16),
                 crcUnchecked: f[7].contains("CRC unchecked"), notAcknowledged: f[7].contains("Not acknowledged"),
-                sequenceNumber: Int(f[10]))
+                sequenceNumber: Int(f[10]), outsideSession: f[7].contains("out of any \"connection handle\" session"))
         }
         return rows
     }
@@ -157,6 +159,18 @@ import Testing
         /// lengths, Core Spec Vol 3, Part F, 3.4.4.8; tshark sizes them from what it knows of each attribute) and leaves
         /// `btatt.value` empty; blescope keeps the concatenated value.
         case readMultipleSplitByTshark
+        /// Air capture: a response to a request the sniffer missed (the central's packet of that connection event is not
+        /// in the capture; the response is a new PDU, not a retransmission). tshark pairs it with the last request of its
+        /// kind, which an earlier response already answered (both tshark and blescope pair that one; one request is
+        /// outstanding at a time, Core Spec Vol 3, Part F, 3.3.2), and decodes it by that request's handle; blescope leaves
+        /// it unpaired (the Ubertooth shaver capture, frame 26611: Read Response "766" after 26608, "775", answered the
+        /// Read Request of handle 0x0016 at 26605).
+        case responseToMissedRequestPairedByTshark
+        /// HCI capture: ACL on a handle whose link ended (a Disconnection Complete with status 0) with no Connection Complete
+        /// for that handle since, read from the capture's own events. tshark notes "Frame is out of any connection handle
+        /// session" and decodes it; blescope sets it aside as stale, "came after its link ended at frame N" (the nexxtender
+        /// 3e `.cfa`: frames 10932/10933 on 0x0004, after 6098).
+        case aclAfterItsLinkEndedDecodedByTshark
     }
 
     /// Frames of tshark rows whose CRC tshark did not check and that fail the test's own CRC-24 check (Core Spec Vol 6,
@@ -210,6 +224,34 @@ import Testing
         return failed
     }
 
+    /// The frames of `frames` (ACL rows, keyed by frame, with their handle) whose handle's last link event before them in
+    /// the capture is a successful Disconnection Complete: the link ended and no Connection Complete (BR/EDR, SCO/eSCO,
+    /// LE, LE Enhanced) reopened the handle (Core Spec Vol 4, Part E, 7.7.3, 7.7.5, 7.7.35, 7.7.65.1, 7.7.65.10).
+    static func afterLinkEnded(_ path: String, frames: [Int: Int]) -> Set<Int> {
+        guard !frames.isEmpty,
+            let out = TestEnvironment.tshark([
+                "-n", "-r", path, "-Y",
+                "bthci_evt.code == 0x05 || bthci_evt.code == 0x03 || bthci_evt.code == 0x2c || bthci_evt.le_meta_subevent == 0x01 "
+                    + "|| bthci_evt.le_meta_subevent == 0x0a",
+                "-T", "fields", "-e", "frame.number", "-e", "bthci_evt.code", "-e", "bthci_evt.connection_handle",
+                "-e", "bthci_evt.status",
+            ])
+        else { return [] }
+        var events: [(frame: Int, handle: Int, ended: Bool)] = []
+        for line in out.split(separator: "\n") {
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard f.count == 4, let frame = Int(f[0]), let handle = Int(f[2].dropFirst(2), radix: 16) else { continue }
+            let success = f[3] == "0x00"
+            if f[1] == "0x05" {
+                if success { events.append((frame, handle, true)) }
+            } else if success {
+                events.append((frame, handle, false))
+            }
+        }
+        return Set(
+            frames.filter { frame, handle in events.last { $0.frame < frame && $0.handle == handle }?.ended == true }.keys)
+    }
+
     /// ATT PDUs on dynamic credit-based channels as tshark splits the capture: its L2CAP payloads of CIDs 0x0040 and
     /// up (no signalling) joined into SDUs per (direction, CID) (Core Spec Vol 3, Part A, 3.4.3: the first K-frame
     /// starts with the 2-byte SDU length), keyed by the frame of the last K-frame.
@@ -259,9 +301,10 @@ import Testing
     /// Air captures: a PDU tshark decodes that blescope keeps out of the decode on purpose.
     static func explainMissing(
         _ t: Row, ours: [Int: Row], theirs: [Int: Row], vendorTrace: VendorTrace = VendorTrace(),
-        crcFailed: Set<Int> = [], cutFrames: Set<Int> = [], unreadable: Set<Int> = []
+        crcFailed: Set<Int> = [], cutFrames: Set<Int> = [], unreadable: Set<Int> = [], afterLinkEnded: Set<Int> = []
     ) -> Explanation? {
         if crcFailed.contains(t.frame) { return .crcFailsOnRecheckDecodedByTshark }
+        if t.outsideSession, afterLinkEnded.contains(t.frame) { return .aclAfterItsLinkEndedDecodedByTshark }
         if t.malformed, unreadable.contains(t.frame) { return .llLengthPastCapturedBytes }
         if cutFrames.contains(t.frame) { return .cutRecordDecodedByTshark }
         // A repeat of an unacknowledged PDU: the latest earlier row with the same SN, same bytes, itself not acknowledged.
@@ -369,6 +412,15 @@ import Testing
         {
             return .unpairedForUnknownDirection
         }
+        // tshark pairs two responses with one request: blescope pairs the first, as tshark does, and leaves this one
+        // unpaired: it answers a request the capture does not hold.
+        if let theirRequest = t.requestFrame, o.requestFrame == nil, o.handles.isEmpty, let request = ours[theirRequest],
+            t.handles == request.handles, request.direction == o.direction.reversed,
+            let answered = ours.values.first(where: { $0.requestFrame == theirRequest && $0.frame < o.frame && $0.opcode == o.opcode }),
+            theirs[answered.frame]?.requestFrame == theirRequest
+        {
+            return .responseToMissedRequestPairedByTshark
+        }
         return nil
     }
 
@@ -441,12 +493,18 @@ import Testing
                 unreadable.insert(record.frame)
             }
         }
+        let afterLinkEnded = Self.afterLinkEnded(
+            reference ?? path,
+            frames: Dictionary(
+                uniqueKeysWithValues: theirs.values.filter { $0.outsideSession && ours[$0.frame] == nil }.compactMap { r in
+                    r.connection.map { (r.frame, $0) }
+                }))
         var theirCounts: [Int: Int] = [:], ourCounts: [Int: Int] = [:]
         for r in theirs.values
         where ours[r.frame] != nil
             || Self.explainMissing(
                 r, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames,
-                unreadable: unreadable) == nil
+                unreadable: unreadable, afterLinkEnded: afterLinkEnded) == nil
         {
             theirCounts[r.opcode, default: 0] += 1
         }
@@ -470,14 +528,14 @@ import Testing
             tt?.direction = .unknown; oo?.direction = .unknown
             tt?.crcBad = false; tt?.retransmission = false; oo?.crcBad = false; oo?.retransmission = false
             tt?.malformed = false
-            tt?.crcUnchecked = false; tt?.notAcknowledged = false; tt?.sequenceNumber = nil
+            tt?.crcUnchecked = false; tt?.notAcknowledged = false; tt?.sequenceNumber = nil; tt?.outsideSession = false
             if tt == oo { continue }
             if let t, let o, let why = Self.explain(t, o, ours: ours, theirs: theirs, event: events[frame]) {
                 explained[why, default: 0] += 1
             } else if let t, o == nil,
                 let why = Self.explainMissing(
                     t, ours: ours, theirs: theirs, vendorTrace: vendorTrace, crcFailed: crcFailed, cutFrames: cutFrames,
-                    unreadable: unreadable)
+                    unreadable: unreadable, afterLinkEnded: afterLinkEnded)
             {
                 explained[why, default: 0] += 1
             } else if t == nil, let o, let why = Self.explainEATT(o, event: events[frame], sdus: creditSDUs) {
@@ -541,6 +599,11 @@ import Testing
                         ours[e.frame] = psm
                         return
                     }
+                    // OBEX over an L2CAP channel (GOEP 2.0, a dynamic PSM): the packet's event names the channel's PSM.
+                    if e.layer == .obex, let psm = e.fields?.first(where: { $0.0 == "psm" })?.1 {
+                        ours[e.frame] = Int(psm)
+                        return
+                    }
                     // "CID 0x0041 RFCOMM (0x0003)" or "CID 0x0041 PSM 0x1001": the PSM is the last hex number of the name.
                     guard e.layer == .l2cap, let code = e.code, code >= 0x40, e.name.hasPrefix("CID "),
                         let hexPart = e.name.split(separator: " ").last?.trimmingCharacters(in: CharacterSet(charactersIn: "()")),
@@ -549,15 +612,19 @@ import Testing
                     ours[e.frame] = Int(hexPart.dropFirst(2), radix: 16)
                 }
             })
-        // Where tshark gives no PSM and blescope does, two reasons, both checked on tshark's own fields:
-        // an ERTM supervisory frame (S-frame: tshark names the channel's service but writes no btl2cap.psm), and a
-        // PDU between a Disconnection Request and its Response (tshark forgets the channel at the request; the
-        // channel stays open until the response, Core Spec Vol 3, Part A, 4.6–4.7).
-        var sFrames = Set<Int>()
-        for line
-            in (TestEnvironment.tshark(["-n", "-r", path, "-Y", "btl2cap.control_supervisory", "-T", "fields", "-e", "frame.number"]) ?? "")
-            .split(separator: "\n")
-        { if let f = Int(line) { sFrames.insert(f) } }
+        // Where tshark gives no PSM and blescope does, three reasons, each checked on tshark's own fields:
+        // an ERTM supervisory frame (S-frame: tshark names the channel's service but writes no btl2cap.psm); an ERTM
+        // I-frame carrying a segment of an SDU (SAR start, end or continuation, Core Spec Vol 3, Part A, 3.3.2: tshark
+        // writes no btl2cap.psm there either; blescope's OBEX packet event is at the end segment, the Honda log's 31
+        // 1024-byte responses on PSM 0x1001), when tshark gives the PSM to the channel's frame before it; and a PDU
+        // between a Disconnection Request and its Response (tshark forgets the channel at the request; the channel stays
+        // open until the response, Core Spec Vol 3, Part A, 4.6–4.7).
+        func frames(_ filter: String) -> Set<Int> {
+            Set(
+                (TestEnvironment.tshark(["-n", "-r", path, "-Y", filter, "-T", "fields", "-e", "frame.number"]) ?? "")
+                    .split(separator: "\n").compactMap { Int($0) })
+        }
+        let sFrames = frames("btl2cap.control_supervisory"), segments = frames("btl2cap.control_sar > 0")
         var disconnections: [(frame: Int, code: Int, cids: Set<Int>)] = []
         for line
             in (TestEnvironment.tshark([
@@ -585,9 +652,16 @@ import Testing
                 ours[frame] = sdu.psm
             }
         }
-        var explained = (sFrame: 0, disconnecting: 0)
-        for (frame, _) in ours where theirs[frame] == nil {
+        var explained = (sFrame: 0, segment: 0, disconnecting: 0)
+        for (frame, psm) in ours.sorted(by: { $0.key < $1.key }) where theirs[frame] == nil {
             if sFrames.contains(frame) { explained.sFrame += 1; theirs[frame] = ours[frame]; continue }
+            if segments.contains(frame), let cid = cids[frame],
+                theirs.filter({ $0.key < frame && cids[$0.key] == cid }).max(by: { $0.key < $1.key })?.value == psm
+            {
+                explained.segment += 1
+                theirs[frame] = psm
+                continue
+            }
             guard let cid = cids[frame],
                 let request = disconnections.last(where: { $0.frame < frame && $0.code == 0x06 && $0.cids.contains(cid) }),
                 !disconnections.contains(where: { $0.code == 0x07 && $0.frame > request.frame && $0.frame < frame && $0.cids.contains(cid) }
@@ -598,7 +672,8 @@ import Testing
         }
         print(
             "tshark channel differential \(path.split(separator: "/").last!): \(theirs.count) PDUs on channels tshark knows by PSM, "
-                + "\(ours.count) for blescope; explained: S-frames \(explained.sFrame), after a Disconnection Request \(explained.disconnecting)"
+                + "\(ours.count) for blescope; explained: S-frames \(explained.sFrame), SDU segments \(explained.segment), "
+                + "after a Disconnection Request \(explained.disconnecting)"
         )
         #expect(ours == theirs)
     }
