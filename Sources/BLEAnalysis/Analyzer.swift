@@ -50,8 +50,8 @@ public final class Analyzer {
     var truncatedACLNoted = false
     /// ACL after a reset on a handle no link holds, until its Connection Complete (``EarlyACLAfterReset``).
     var earlyACL = EarlyACLAfterReset()
-    /// The LMP records of a PacketLogger file, where their layout proves itself.
-    var lmp = PacketLoggerLMP()
+    /// A Broadcom controller's LMP trace records, where their layout proves itself.
+    var lmp = BroadcomLMPTrace()
     /// Keys given and learned (shared with the link-layer tracker, which asks when a link starts encryption).
     let keyStore: LinkKeyStore
     /// Bounded findings: at most this many of each kind are kept.

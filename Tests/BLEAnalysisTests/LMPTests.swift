@@ -8,7 +8,7 @@ import Testing
 @testable import BLEAnalysis
 
 /// LMP PDUs (Core Spec Vol 2, Part C, 5, Tables 5.1–5.2; BlueZ's `monitor/lmp.c` names and fixed sizes) and the LMP
-/// records an iPhone's Broadcom controller writes into PacketLogger (``PacketLoggerLMP``). The record bytes are the
+/// records an iPhone's Broadcom controller writes into PacketLogger (``BroadcomLMPTrace``). The record bytes are the
 /// audiostream iOS 12.2 log's (`tshark -Y 'packetlogger.type==0x0a || packetlogger.type==0x0b' -e data.data`): in all
 /// 96 of its sent records the payload header's LENGTH is the length Table 5.1/5.2 gives the opcode that follows.
 @Suite struct LMPTests {
@@ -73,6 +73,28 @@ import Testing
             #expect(r.findings.contains { $0.rule == "SEC-08" && $0.message.contains("7") }, "\(r.findings.map { $0.message })")
         } else {
             #expect(session.keySize == nil && lmpLines.isEmpty)
+        }
+    }
+
+    /// Two sessions of one BR/EDR link's bond in a btsnoop H4 log whose LMP trace rides as H4 packet type 0x07 (the
+    /// BLUFFS Pixel Buds captures' form): this side's LMP_start_encryption_req (0x22 then EN_RAND) before each
+    /// Encryption Change. With EN_RAND zeros in the second session SEC-21 names it (BLUFFS 876: `8b 22 00…`); the near
+    /// miss, two different random EN_RANDs, raises nothing.
+    @Test(arguments: [true, false]) func aFixedEncryptionRandomIsSEC21(_ fixed: Bool) throws {
+        let first = String(repeating: "5a", count: 16)
+        let second = fixed ? String(repeating: "00", count: 16) : String(repeating: "a5", count: 16)
+        func start(_ random: String) -> [UInt8] { [0x07] + Self.bytes("0000000000ebc6db918b22" + random) }
+        var b = CaptureBuilder().connectBREDR(handle: Self.handle, peer: Self.peer)
+        b = b.record(.other, .tx, start(first)).encryptionChange(handle: Self.handle)
+        b = b.encryptionChange(handle: Self.handle, enabled: false)
+        b = b.record(.other, .tx, start(second)).encryptionChange(handle: Self.handle)
+        let r = try RuleTest.diagnose(b)
+        if fixed {
+            let d = try #require(r.of("SEC-21").first)
+            #expect(d.frame == 5 && d.severity == .error && d.occurrences == [5])
+            #expect(d.message.contains("this side's link manager started encryption with an EN_RAND of zeros"))
+        } else {
+            #expect(r.of("SEC-21").isEmpty)
         }
     }
 }

@@ -47,6 +47,7 @@ public enum DiagnosisRules {
         SEC18DHKeyCheckSkipped.self,
         SEC19InvalidPublicKey.self,
         SEC20ZeroIdentityKey.self,
+        SEC21FixedEncryptionRandom.self,
         // ATT and GATT
         GATT01RequestTimedOut.self,
         GATT02ProtocolViolation.self,

@@ -66,6 +66,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         // BR/EDR (Core Spec Vol 4, Part E, 7.1 and 7.7)
         /// Create Connection (7.1.5): the host pages `peer`.
         case pageRequested(peer: String)
+        /// LMP_start_encryption_req (Core Spec Vol 2, Part C, 4.2.5.1) from a controller's LMP trace: its sender and
+        /// EN_RAND, the random number the session's key is derived from.
+        case lmpStartEncryption(sender: Sender, random: [UInt8])
         /// Inquiry Result, Inquiry Result with RSSI or Extended Inquiry Result (7.7.2, 7.7.33, 7.7.38): the host's
         /// inquiry found `peers` (a device listed in a scan, which a user may pick to connect to).
         case devicesDiscovered(peers: [String])

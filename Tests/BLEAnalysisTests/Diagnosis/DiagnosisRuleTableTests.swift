@@ -48,7 +48,7 @@ import Testing
     /// lower where the risk is less: a 7–15-byte key is a warning); an all-zero IRK (no privacy) is info; the rest are warnings.
     static let securityRecord: [(id: String, severity: String)] = [
         ("SEC-08", "E"), ("SEC-09", "E"), ("SEC-10", "W"), ("SEC-11", "E"), ("SEC-12", "W"), ("SEC-13", "W"), ("SEC-14", "E"),
-        ("SEC-15", "W"), ("SEC-16", "W"), ("SEC-17", "E"), ("SEC-18", "E"), ("SEC-19", "E"), ("SEC-20", "I"),
+        ("SEC-15", "W"), ("SEC-16", "W"), ("SEC-17", "E"), ("SEC-18", "E"), ("SEC-19", "E"), ("SEC-20", "I"), ("SEC-21", "E"),
     ]
 
     /// The link-layer compliance rules last (issue 45 point 3; air captures).
