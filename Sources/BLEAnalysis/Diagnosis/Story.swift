@@ -214,14 +214,23 @@ extension Story {
     static func leAttempts(_ e: Evidence) -> StorySentence? {
         var groups: [(String, [Int])] = []
         var cancelPending = false
+        // Whether the latest LE Create Connection named no peer (initiator filter policy 1): a background connection by
+        // the Filter Accept List, which a stack cancels and re-arms as routine (the fossibot Pixel log, 295 … 548).
+        var byAcceptList = false
         for ev in e.events {
             switch ev.kind {
+            case .createConnection(_, let peer):
+                byAcceptList = peer == nil
             case .createConnectionCancel:
                 cancelPending = true
             case .connectionComplete(_, let status, _) where status != .success:
                 let cancelled = cancelPending && status == .unknownConnectionIdentifier
+                let how = byAcceptList ? " while connecting in the background by accept list" : ""
                 groups.append(
-                    (cancelled ? "cancelled by this side (LE Create Connection Cancel, 0x02)" : "failed (\(codeName(status)))", [ev.frame]))
+                    (
+                        cancelled ? "cancelled by this side\(how) (LE Create Connection Cancel, 0x02)" : "failed (\(codeName(status)))",
+                        [ev.frame]
+                    ))
                 cancelPending = false
             case .connectionComplete:
                 cancelPending = false

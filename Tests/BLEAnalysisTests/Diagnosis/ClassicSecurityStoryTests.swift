@@ -36,4 +36,21 @@ extension DiagnosisRuleTests {
             #expect(try Self.security(before)?.contains("in the clear") != true)
         }
     }
+
+    /// An LE Create Connection by the Filter Accept List (initiator filter policy 1), cancelled (0x02): a background
+    /// connection the stack re-arms, told as such (the fossibot Pixel log: 7 creates at policy 0x01, each cancelled).
+    /// The near miss: a create to a named peer (policy 0, the zengge log) cancelled is only "cancelled by this side".
+    @Suite struct CancelledAttempts {
+        @Test(arguments: [true, false]) func aCancelledAcceptListConnectIsABackgroundOne(_ acceptList: Bool) throws {
+            let b = CaptureBuilder().createConnection(to: acceptList ? nil : RuleTest.peer).createConnectionCancel()
+                .connectionFailed(.unknownConnectionIdentifier)
+            let links = try #require(
+                try RuleTest.diagnose(b).story.sentences.first { $0.topic == .links && $0.text.contains("ended without a link") }?.text)
+            let how = acceptList ? " while connecting in the background by accept list" : ""
+            #expect(
+                links
+                    == "1 LE connection attempt ended without a link: 1 cancelled by this side\(how) (LE Create Connection Cancel, 0x02).",
+                "\(links)")
+        }
+    }
 }
