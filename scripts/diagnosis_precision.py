@@ -124,8 +124,8 @@ TRUTH = {
     "SEC-17": cls("smp-key-size-out-of-range"),
     "SEC-18": cls("sc-encryption-before-dhkey-check"),
     # diagnosis_truth_security2.py's classes (cached as <name>.security.jsonl)
-    "SEC-08": cls("key-size-short"),
-    "SEC-09": cls("key-size-down"),
+    "SEC-08": cls("key-size-short", "lmp-key-size"),
+    "SEC-09": cls("key-size-down", "lmp-key-size-down"),
     "SEC-10": cls("legacy-pairing"),
     "SEC-12": cls("ediv-rand-nonzero"),
     "SEC-13": cls("mitm-not-achieved"),
@@ -133,6 +133,8 @@ TRUTH = {
     "SEC-15": cls("bonded-link-unencrypted"),
     "SEC-19": cls("public-key-invalid"),
     "SEC-20": cls("irk-zero"),
+    # diagnosis_truth_lmp.py's (cached as <name>.lmp.jsonl): a controller's LMP trace
+    "SEC-21": cls("lmp-en-rand-fixed"),
     # diagnosis_truth_audio.py's classes (cached as <name>.audio.jsonl)
     "LA-02": cls("ase-operation-refused"),
     "LA-03": cls("iso-sdu-lost"),
@@ -178,6 +180,7 @@ RULE_TRUTHS = [
     ({"HH-06", "HH-07"}, "diagnosis_truth_host.py", ".host.jsonl"),
     ({"TP-03", "TP-04", "SC-01"}, "diagnosis_truth_throughput.py", ".throughput.jsonl"),
     ({"SC-02"}, "diagnosis_truth_attempts.py", ".attempts.jsonl"),
+    ({"SEC-08", "SEC-09", "SEC-21"}, "diagnosis_truth_lmp.py", ".lmp.jsonl"),
 ]
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.

@@ -11,8 +11,8 @@ one cut by a disconnection; LT 256 air: an LL_REJECT_EXT_IND of the wrong length
 0x13 opening a connection event and answering one), runs diagnosis_truth.py on them (tshark decodes
 them) and compares every event with the values written here; then the cases of diagnosis_truth_security2_selftest.py,
 diagnosis_truth_audio_selftest.py, diagnosis_truth_linklayer_selftest.py, diagnosis_truth_capture_selftest.py,
-diagnosis_truth_gatt_selftest.py, diagnosis_truth_host_selftest.py, diagnosis_truth_throughput_selftest.py and
-diagnosis_truth_attempts_selftest.py.
+diagnosis_truth_gatt_selftest.py, diagnosis_truth_host_selftest.py, diagnosis_truth_throughput_selftest.py,
+diagnosis_truth_attempts_selftest.py and diagnosis_truth_lmp_selftest.py.
 Exit 0 when all match.
 """
 
@@ -405,7 +405,8 @@ def main():
     from diagnosis_truth_attempts_selftest import run as attempts  # a fuzzer's connection attempts
     from diagnosis_truth_linklayer_selftest import run as linklayer  # the link-layer classes'
     from diagnosis_truth_security2_selftest import run as security2  # the security classes' own capture
-    failures += security2() + audio() + linklayer() + capture() + gatt() + host() + throughput() + attempts()
+    from diagnosis_truth_lmp_selftest import run as lmp  # a controller's LMP trace
+    failures += security2() + audio() + linklayer() + capture() + gatt() + host() + throughput() + attempts() + lmp()
     print("FAIL: %d" % failures if failures else "OK")
     return 1 if failures else 0
 
