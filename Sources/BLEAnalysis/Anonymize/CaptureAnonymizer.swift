@@ -341,8 +341,23 @@ public final class CaptureAnonymizer {
         case .monitor:
             // Linux monitor New Index (0): type, bus, address, name; Index Info (10): address, manufacturer.
             if record.rawType == 0 { address(&bytes, 2) } else if record.rawType == 10 { address(&bytes, 0) }
+        case .other: lmpTraceAddress(record, &bytes)
         default: break
         }
+    }
+
+    /// A controller's LMP trace record (``BroadcomLMPTrace``) names its peer by the low 4 bytes of its address, most
+    /// significant first, at byte 5 of the trace: replaced by the pseudonym's (pass 2), so the trace neither leaks the
+    /// address nor stops naming the link its pseudonym names.
+    private func lmpTraceAddress(_ record: CaptureRecord, _ bytes: inout [UInt8]) {
+        guard !learning, let payload = BroadcomLMPTrace.payload(record), payload.first.map({ $0 <= 1 }) == true,
+            payload.count >= 9
+        else { return }
+        let at = bytes.count - payload.count + 5
+        let low = BroadcomLMPTrace.low32(bytes, at: at)
+        guard let (_, p) = fieldReplacement.first(where: { UInt32(truncatingIfNeeded: $0.key) == low }) else { return }
+        for k in 0..<4 { bytes[at + k] = UInt8(truncatingIfNeeded: p >> (8 * UInt64(3 - k))) }
+        report.addressReplacements += 1
     }
 
     /// A BD_ADDR field the walk found by the protocol's layout: learned (pass 1), or replaced in place by its pseudonym

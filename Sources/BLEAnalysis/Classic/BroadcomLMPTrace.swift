@@ -43,12 +43,12 @@ struct BroadcomLMPTrace {
         return (Self.low32(payload, at: 5), pdu, false)
     }
 
-    /// The trace's bytes: a PacketLogger LMP record whole (its type byte is not in `bytes`: `stored` starts with it);
-    /// an H4 record of packet type 0x07 after that byte (btsnoop's H4 datalink, whose raw type is its flags, or
-    /// LINKTYPE 187/201).
+    /// The trace's bytes: a PacketLogger LMP record whole (its type byte is the raw type, not in `bytes`; an HCI dump
+    /// record whose raw type is also its first byte starts with that type, which no trace record does); an H4 record
+    /// of packet type 0x07 after that byte (btsnoop's H4 datalink, whose raw type is its flags, or LINKTYPE 187/201).
     static func payload(_ record: CaptureRecord) -> [UInt8]? {
         let bytes = record.bytes
-        if record.rawType == 0x0A || record.rawType == 0x0B, record.stored.first == UInt8(record.rawType) {
+        if record.rawType == 0x0A || record.rawType == 0x0B, record.linkType == 0 {
             return Array(bytes)
         }
         let h4 = record.linkType == PcapLinkType.h4 || record.linkType == PcapLinkType.h4WithPHDR || record.linkType == 0
