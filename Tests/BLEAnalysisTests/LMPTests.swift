@@ -3,6 +3,7 @@ import BLECore
 import BLEProtocols
 import BLEReports
 import BLETestSupport
+import Foundation
 import Testing
 
 @testable import BLEAnalysis
@@ -124,5 +125,27 @@ import Testing
         let again = try CaptureFile.open(bytes: CaptureWriter.packetLogger(anonymized, bigEndian: false), name: "anon.pklg")
         let c = try #require(Analyzer.analyze(again, options: AnalyzerOptions()).connections.first)
         #expect(c.machine.securityRecord.sessions.first?.keySize == 7)
+    }
+
+    /// A rewritten (anonymized) H4 record of packet type 0x07 is written back to pcapng as H4 with its type and
+    /// direction (the BLUFFS sc capture's 288 trace records were written as user records, and its 286 LMP lines were
+    /// gone from the anonymized copy). The near miss: an HCI event beside it keeps its own layout.
+    @Test func aRewrittenTraceRecordStaysH4InPcapng() throws {
+        let trace = [0x07] + Self.bytes("0000000000ebc6db91131e01")
+        let b = CaptureBuilder().connectBREDR(handle: Self.handle, peer: Self.peer).record(.other, .tx, trace)
+        let input = try b.captureFile()
+        var owned: [OwnedRecord] = []
+        while let r = input.next() { owned.append(OwnedRecord(r)) }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lmp-\(UInt32.random(in: 0...UInt32.max)).pcapng").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try PcapngFileWriter(path: path, input: try b.captureFile(), sectionComment: nil)
+        for r in owned { try writer.write(r) }
+        try writer.close()
+        var events: [TimelineEvent] = []
+        _ = Analyzer.analyze(
+            try CaptureFile.open(path: path), options: AnalyzerOptions(), configure: { $0.onEvent = { events.append($0) } })
+        let lmp = events.filter { $0.layer == .lmp }
+        #expect(lmp.map(\.name) == ["LMP_encryption_mode_req"] && lmp.first?.direction == .tx && lmp.first?.connectionNumber == 1)
+        #expect(events.contains { $0.layer == .hci && $0.frame == 1 })
     }
 }

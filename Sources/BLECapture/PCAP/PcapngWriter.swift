@@ -172,6 +172,18 @@ public final class PcapngFileWriter {
             )
         }
         if case .packetLogger = input { return (Self.userLinkType, [UInt8(truncatingIfNeeded: record.rawType)], record.bytes) }
+        // An H4 record of a packet type that is no HCI one (a controller's LMP trace, 0x07): its bytes start with that
+        // type, so it is written back as H4, not as a user record that loses the type and the direction.
+        if record.kind == .other {
+            switch input {
+            case .btsnoopH4: return (PcapLinkType.h4WithPHDR, [0, 0, 0, received], record.bytes)
+            case .pcap(let linkType) where linkType == PcapLinkType.h4WithPHDR && record.linkType == linkType:
+                return (linkType, [0, 0, 0, received], record.bytes)
+            case .pcap(let linkType) where linkType == PcapLinkType.h4 && record.linkType == linkType:
+                return (linkType, [], record.bytes)
+            default: break
+            }
+        }
         return (Self.userLinkType, [], record.bytes)
     }
 
