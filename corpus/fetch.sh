@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9 or 2026-11-30-10: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10 or 2026-11-30-12: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -220,6 +220,11 @@ arachnothrone/audiostream 759356cde4260563c158b0de228dc6ab2c75aaa4 be0fbe4749f8d
 AshMartian/HappyLeaf d4392d941dfa420dcd9af42d07b04a787d621c41 b016fe279a68f6b697af31b1c10be9bd3ca82532c3898909abb31584d777b39f android-btsnoop_happyleaf-fireos-obdii-elm327-whole-link-no-sdp-no-pairing-unencrypted-spp-62k-rfcomm-host-disc-16.log btsnoop_hci.log
 dandwhelan/fossibot-bluetooth 73388b6fb30035e6c2ed08e30340fe2294d8545d 43363df9285025f6b11e29be7b1b47bd68410b047c857a6a4ee7d3e99a722692 android-btsnoop_fossibot-pixel9-accept-list-cancel-02-x7-power-station-modbus-gatt-host-disc-16.log btsnoop_hci.log
 mullerdavid/ctf_writeups 8e829e48be8765cf3226eb3e675e3af93dd813f8 1f5b6559b74b1e8bbc048f3d534ecf05f7bf4a6c73844fe4566e06544b38d807 nrfsniffer-lt272-pcapng_cyberquest24-2nd-esp32-legacy-passkey-sniffer-decrypted-write-0f-then-ok-ll-ping.pcapng cyberquest24/Finals_Hardware_Suspicious_seed_and_key/files/2nd_ble_ctf.pcapng
+# added 2026-11-30-12
+cagnulein/qdomyos-zwift 59201d3d9ba731cdf0c3952945818396b2722417 71bd72095e11656b12f962351eafffc2bab81dfe813595e8d6122df394b5719d android-btsnoop_qdomyos-xiaomi-qualcomm-from-reset-domyos-treadmill-issc-gatt-peer-silent-link-lost-08.log btlogs/heart200andstop.log
+cagnulein/qdomyos-zwift 44ce147e1af1c426273c400a6841f1b4cee20f87 67f3404b8e3f1f94a7b644c7da0b5f7f634803ab2b2612598c80ac56dd963878 android-btsnoop-cfa_qdomyos-lenovo-tab-irunning-treadmill-0edc-fw-string-host-disc-16-17min-scan.cfa btlogs/carnielli.cfa
+notmikeb/workspace 0f0df836c9ab5c6846c2ef1e1d619ce01a929738 e85f3ba3ba0dfd91ec1fd0f5babfe72119cd67809249c6eda8dab8f0439d1ef2 android-btsnoop-named-cap_notmikeb-2017-cubot-page-timeout-04-x3-during-le-link-handle-0201-reused.cap bluetooth/wireshark1/btsnoop_hci.cap
+bertrandmartel/btsnoop-decoder c994678bb677802b53675cd1241be2325031bd55 f8ed2702a59e5be3b069e7107e1ecf43bf6e12e818965214d6b3362806786c17 btsnoop-h4_btsnoop-decoder-2015-le-scan-7-completes-one-command-13-records-99-days-later.log snoop-files/btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
