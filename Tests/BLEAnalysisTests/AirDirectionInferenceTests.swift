@@ -96,6 +96,26 @@ import Testing
         #expect(Self.attFindings(analyzer).contains("att.response-without-request"))
     }
 
+    /// An event whose central packet the sniffer missed opens with the peripheral's Read Response (SN/NESN 1/0, its empty
+    /// PDU before it 0/1 flipped: the missed central packet, 1/1, acknowledged it and was new): the peripheral's, the
+    /// request answered. Near miss: the same packet with the bits the central's answer to that empty PDU carries (1/1) is
+    /// the central's, and a response from the central has no request.
+    @Test(arguments: [(true, false, Direction.rx), (true, true, Direction.tx)])
+    func anEventOpenedByThePeripheralAfterAMissedCentralPacket(_ sn: Bool, _ nesn: Bool, _ expected: Direction) throws {
+        let link: [([UInt8], Int64)] = [
+            (Self.connectInd(), 0),
+            (Self.data([0x0A, 0x03, 0x00], sn: false, nesn: false), 2_500),
+            (Self.data(nil, sn: false, nesn: true), 2_500 + 318),
+            (Self.data([0x0B, 0x41], sn: sn, nesn: nesn), 2_500 + 67_500 + 318),
+            (Self.data(nil, sn: false, nesn: false), 2_500 + 135_000),
+            (Self.data(nil, sn: false, nesn: true), 2_500 + 135_000 + 318),
+        ]
+        let records = link.map { Self.ppi($0.0, clock: 1_000_000 + $0.1, file: 1_700_000_000_000_000 + $0.1) }
+        let (directions, analyzer) = try Self.analyze(records, linkType: 192)
+        #expect(directions == [2: .tx, 4: expected])
+        #expect(Self.attFindings(analyzer).contains("att.response-without-request") == (expected == .tx))
+    }
+
     static func lt256(_ ll: [UInt8], pduType: UInt16, time: Int64) -> OwnedRecord {
         let h = LERFHeader(rfChannel: 8, flags: LERFFlags(rawValue: 0x0003 | pduType << 7))
         return OwnedRecord(

@@ -17,9 +17,14 @@ import BLEProtocols
 ///   its own times can put two of them 179 µs apart (blue2th's capture, frames 30–31: SN/NESN 0/0 twice): there the
 ///   header is kept.
 ///
-/// An event whose central packet the sniffer missed opens with the peripheral's answer, read as the central's. Telling
-/// it from the anchor points' period needs the sniffer's packet times to within tens of µs; crackle's PPI clock stamps
-/// packets by their end (its periods vary by 95 µs with the packets' lengths), so that is not attempted.
+/// An event whose central packet the sniffer missed opens with the peripheral's answer. Telling it from the anchor
+/// points' period needs the sniffer's packet times to within tens of µs; crackle's PPI clock stamps packets by their end
+/// (its periods vary by 95 µs with the packets' lengths), so that is not attempted. Its SN and NESN tell it instead when
+/// the packet before it was the peripheral's: the central's next packet carries that packet's NESN as its SN and its SN
+/// + 1 as its NESN (it received it); the peripheral's next one, after a central packet that acknowledged it and was
+/// itself new, carries both bits flipped (Vol 6, Part B, 4.5.9). The two never agree, so a packet that is the second and
+/// not the first is the peripheral's (crackle's numeric-PIN capture, decrypted: the Error Response at 254, after the
+/// peripheral's empty PDU at 253, SN/NESN 0/0 then 1/1).
 struct AirDirections: Sendable {
     /// The direction of the connection's previous packet, and its header's first byte (NESN bit 2, SN bit 3).
     private var last: Direction = .unknown
@@ -35,7 +40,7 @@ struct AirDirections: Sendable {
         var direction = said
         if newEvent || last == .unknown {
             if said == .unknown {
-                direction = .tx
+                direction = last == .rx && !answers(header) && followsMissedCentralPacket(header) ? .rx : .tx
                 stats.directionsInferred &+= 1
             }
         } else {
@@ -50,6 +55,12 @@ struct AirDirections: Sendable {
         }
         last = direction
         return direction
+    }
+
+    /// Whether a header's SN and NESN are the previous packet's flipped: its sender's next packet once a packet of the
+    /// other side, not captured, acknowledged it and was itself new.
+    private func followsMissedCentralPacket(_ header: UInt8) -> Bool {
+        header >> 3 & 1 == (lastHeader >> 3 & 1) ^ 1 && header >> 2 & 1 == (lastHeader >> 2 & 1) ^ 1
     }
 
     /// Whether a header's SN is the previous packet's NESN and its NESN the previous packet's SN + 1: the other side's
