@@ -178,8 +178,8 @@ extension HCIMachine {
         case let d as DisconnectionComplete: return disconnected(d, record)
         case let c as LEConnectionComplete:
             return leConnected(
-                status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, peerType: c.peerAddressType, timing: c.timing,
-                record)
+                status: c.status, handle: c.handle, role: c.role, peer: .init(c.peerAddress, c.peerAddressType, rpa: nil, local: nil),
+                timing: c.timing, record, event: LEConnectionComplete.name)
         case let c as LEEnhancedConnectionComplete: return leConnected(c, record)
         case let v2 as LEEnhancedConnectionCompleteV2: return leConnected(v2.connection, record)
         case let u as LEConnectionUpdateComplete:
@@ -256,22 +256,31 @@ extension HCIMachine {
 
     /// LE Enhanced Connection Complete v1 or v2 (7.7.65.10).
     private func leConnected(_ c: LEEnhancedConnectionComplete, _ record: CaptureRecord) -> HCIEventNote {
-        leConnected(
-            status: c.status, handle: c.handle, role: c.role, peer: c.peerAddress, peerType: c.peerAddressType, timing: c.timing, record)
+        let addresses = ConnectedAddresses(
+            c.peerAddress, c.peerAddressType, rpa: c.peerResolvablePrivateAddress, local: c.localResolvablePrivateAddress)
+        return leConnected(
+            status: c.status, handle: c.handle, role: c.role, peer: addresses, timing: c.timing, record,
+            event: LEEnhancedConnectionComplete.name)
     }
 
     /// LE (Enhanced) Connection Complete (7.7.65.1, 7.7.65.10): opens the connection when it succeeded.
     private func leConnected(
-        status: HCIStatus, handle: UInt16, role: HCIRole, peer: BDAddress, peerType: LEAddressType, timing: LEConnectionTimingFields,
-        _ record: CaptureRecord
+        status: HCIStatus, handle: UInt16, role: HCIRole, peer: ConnectedAddresses, timing: LEConnectionTimingFields,
+        _ record: CaptureRecord, event: String
     ) -> HCIEventNote {
         let stale = status.rawValue == 0 && isStaleAfterReset(record)
         if status.rawValue == 0, !stale {
             let frame = record.frame, time = record.timestamp
+            let local = localAddresses.local(
+                controller: record.controllerIndex, central: role == .central, localRPA: peer.local, frame: frame, event: event)
             links.openLink(controller: record.controllerIndex, handle: handle, frame: frame, timestamp: time, isLE: true) { c in
                 _ = c.machine.feed(.role(role == .central ? .central : .peripheral), frame: frame, timestamp: time)
-                c.peerAddress = peer.description
-                c.peerAddressType = peerType.description
+                c.peerAddress = peer.address.description
+                c.peerAddressType = peer.type.description
+                if let seen = peer.seen(frame: frame, event: event) {
+                    _ = c.machine.feed(.security(.addressSeen(.peer, seen)), frame: frame, timestamp: time)
+                }
+                if let local { _ = c.machine.feed(.security(.addressSeen(.local, local)), frame: frame, timestamp: time) }
                 let p = ConnectionParameters(interval: timing.interval, latency: timing.latency, timeout: timing.supervisionTimeout)
                 _ = c.machine.feed(.parametersUpdated(p), frame: frame, timestamp: time)
             }

@@ -65,6 +65,8 @@ final class HCIMachine {
     var resets: [UInt16: (frame: Int, timestamp: Timestamp)] = [:]
     /// Disconnects whose Disconnection Complete the log holds just before them (`HCI/DisconnectsLoggedFirst.swift`).
     var disconnectsLoggedFirst = DisconnectsLoggedFirst()
+    /// This side's LE address as its host set and chose it (the local side of each LE link's addresses).
+    var localAddresses = LocalAddresses()
     let keyStore: LinkKeyStore
     /// The analyzer, which owns this machine and outlives it: `unowned(unsafe)` spares the atomic reference count a safe
     /// unowned reference pays on every use (every completed-packets entry).
@@ -99,6 +101,7 @@ final class HCIMachine {
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         noteSecurityCommand(packet, record)
         noteSecurityRecord(packet, record)
+        localAddresses.command(packet, controller: record.controllerIndex, frame: record.frame)
         if packet.opcode == .disconnect {
             noteDisconnectCommand(packet, record)
             noteDisconnectLoggedAfterItsEnd(packet, record)

@@ -116,6 +116,12 @@ final class AirLinkRouter {
                 c.peerAddress = info.peripheral?.description
                 c.centralAddress = info.central?.description
                 c.accessAddress = info.accessAddress.description
+                // CONNECT_IND's TxAdd and RxAdd (Vol 6, Part B, 2.3.3.1): the central is this side on air captures.
+                for (side, a) in [(EvidenceEvent.Sender.local, info.central), (.peer, info.peripheral)] {
+                    guard let a else { continue }
+                    let seen = SeenAddress(value: a.value, isRandom: a.isRandom, frame: info.startFrame, shownBy: "CONNECT_IND")
+                    _ = c.machine.feed(.security(.addressSeen(side, seen)), frame: info.startFrame, timestamp: info.startTimestamp)
+                }
                 if let i = info.parameters.interval, let l = info.parameters.latency, let t = info.parameters.timeout {
                     _ = c.machine.feed(
                         .parametersUpdated(ConnectionParameters(interval: i, latency: l, timeout: t)), frame: info.startFrame,

@@ -22,6 +22,9 @@ public struct LinkSecurity: Hashable, Sendable {
     /// LE Long Term Key Request Reply; BR/EDR link keys of Link Key Request Reply and Link Key Notification), by a
     /// fingerprint (never the key), to tell the same key used with different peers (bounded: 16 kept).
     public internal(set) var keysUsed: [KeyUse] = []
+    /// LE: the address each side used on the link and its kind (Core Spec Vol 6, Part B, 1.3), with the record that shows
+    /// it; a side missing: not in the log. On air captures `local` is the central.
+    public internal(set) var addresses: [EvidenceEvent.Sender: SeenAddress] = [:]
 
     /// A key seen on the link, by fingerprint.
     public struct KeyUse: Hashable, Sendable {

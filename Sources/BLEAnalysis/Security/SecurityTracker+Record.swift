@@ -39,6 +39,8 @@ enum SecurityInput: Equatable {
     case bond(LinkSecurity.Bond)
     /// A key the host gave its controller, or the controller made, for the link (a fingerprint, never the key).
     case keyUsed(LinkSecurity.KeyUse)
+    /// LE: the address a side used on the link (LE (Enhanced) Connection Complete, CONNECT_IND, this side's own address).
+    case addressSeen(EvidenceEvent.Sender, SeenAddress)
 }
 
 extension SecurityTracker {
@@ -278,6 +280,8 @@ extension SecurityTracker {
             }
         case .bond(let bond):
             record.bond = bond
+        case .addressSeen(let side, let address):
+            record.addresses[side] = address
         case .keyUsed(let use):
             if record.keysUsed.count < 16 && !record.keysUsed.contains(where: { $0.fingerprint == use.fingerprint }) {
                 record.keysUsed.append(use)

@@ -6,6 +6,7 @@ import BLECore
 enum ReportSecurity {
     struct Row {
         var link: String
+        var addresses: String
         var pairing: String
         var encryption: String
         var findings: String
@@ -22,9 +23,18 @@ enum ReportSecurity {
             let encryption = r.sessions.map { sessionText($0, isLE: c.isLE) }.joined(separator: "; ")
             let said = findings.map { "\($0.rule) \($0.severity.rawValue): \($0.headline)" }.joined(separator: "; ")
             return Row(
-                link: link, pairing: pairing.isEmpty ? "none in the log" : pairing, encryption: encryption.isEmpty ? "never" : encryption,
+                link: link, addresses: addressesText(r, isLE: c.isLE), pairing: pairing.isEmpty ? "none in the log" : pairing,
+                encryption: encryption.isEmpty ? "never" : encryption,
                 findings: said)
         }
+    }
+
+    /// `peer random static C0:11:22:33:44:55 (LE Connection Complete at 5); this side not in the log`; BR/EDR links
+    /// (always their public BD_ADDR) none.
+    static func addressesText(_ r: LinkSecurity, isLE: Bool) -> String {
+        guard isLE else { return "" }
+        let sides = [("peer", r.addresses[.peer]), ("this side", r.addresses[.local])]
+        return sides.map { side, a in "\(side) " + (a?.description ?? "not in the log") }.joined(separator: "; ")
     }
 
     /// `LE Secure Connections Numeric Comparison at 40, MITM, bonding, 16-byte maximum, keys EncKey|IdKey both ways,
@@ -75,8 +85,8 @@ enum ReportSecurity {
         let rows = rows(f)
         guard !rows.isEmpty else { return "" }
         var out = "\n### Security\n\n"
-        out += MarkdownReport.header(["link", "pairing", "encryption (key size in force)", "findings"])
-        for r in rows { out += MarkdownReport.row([r.link, r.pairing, r.encryption, r.findings]) }
+        out += MarkdownReport.header(["link", "addresses", "pairing", "encryption (key size in force)", "findings"])
+        for r in rows { out += MarkdownReport.row([r.link, r.addresses, r.pairing, r.encryption, r.findings]) }
         return out
     }
 
@@ -84,9 +94,11 @@ enum ReportSecurity {
     static func html(_ f: FileAnalysis) -> String {
         let rows = rows(f)
         guard !rows.isEmpty else { return "" }
-        var out = "<h3>Security</h3><table><tr><th>link</th><th>pairing</th><th>encryption (key size in force)</th><th>findings</th></tr>"
+        var out = "<h3>Security</h3><table><tr><th>link</th><th>addresses</th><th>pairing</th>"
+        out += "<th>encryption (key size in force)</th><th>findings</th></tr>"
         for r in rows {
-            out += "<tr><td>\(HTMLReport.esc(r.link))</td><td>\(HTMLReport.esc(r.pairing))</td><td>\(HTMLReport.esc(r.encryption))</td>"
+            out +=
+                "<tr><td>\(HTMLReport.esc(r.link))</td><td>\(HTMLReport.esc(r.addresses))</td><td>\(HTMLReport.esc(r.pairing))</td><td>\(HTMLReport.esc(r.encryption))</td>"
             out += "<td>\(HTMLReport.esc(r.findings))</td></tr>"
         }
         return out + "</table>"

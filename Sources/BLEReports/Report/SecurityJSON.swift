@@ -31,6 +31,23 @@ public enum SecurityJSON {
             w.endObject()
         }
         w.endArray()
+        w.beginObject("addresses")
+        address(r.addresses[.local], "local", to: &w)
+        address(r.addresses[.peer], "peer", to: &w)
+        w.endObject()
+        w.endObject()
+    }
+
+    /// A side's address on the link (``SeenAddress``), or null: not in the log.
+    static func address(_ a: SeenAddress?, _ key: String, to w: inout JSONWriter) {
+        guard let a else { return w.fieldNull(key) }
+        w.beginObject(key)
+        w.field("kind", a.kind.rawValue)
+        w.field("address", a.address)
+        w.field("identity", a.identity)
+        w.field("frame", a.frame)
+        w.field("shown_by", a.shownBy)
+        w.field("own_address_type_frame", a.ownAddressTypeFrame)
         w.endObject()
     }
 
