@@ -268,6 +268,35 @@ extension CaptureAnonymizer {
         }
     }
 
+    /// Pass 1: the Client Characteristic Configuration handles (Core Spec Vol 3, Part G, 3.3.3.3), as the analysis tells
+    /// them (``GATTDatabase/learnedTypes``): named 0x2902 by a Find Information Response, or written 01 00, 02 00 or
+    /// 03 00 and then followed by a notification (bit 0) or indication (bit 1) of the handle before it. Their values are
+    /// the link's configuration, not data, and what tells blescope a CCCD where discovery is not in the capture.
+    func learnCCCD(_ sdu: [UInt8], length: Int, connection: UInt64) {
+        guard learning, let opcode = sdu.first else { return }
+        switch opcode {
+        case 0x05 where sdu.count >= 2 && sdu[1] == 0x01:  // format 1: (handle, 16-bit UUID) entries
+            for q in stride(from: 2, to: sdu.count - 3, by: 4) where u16(sdu, q + 2) == 0x2902 {
+                if let h = u16(sdu, q) { cccdHandles[connection, default: []].insert(UInt16(h)) }
+            }
+        case 0x12, 0x52:
+            guard length == 5, sdu.count >= 5, sdu[4] == 0, (1...3).contains(sdu[3]), let h = u16(sdu, 1) else { return }
+            state.cccdWrites[connection, default: [:]][UInt16(h)] = sdu[3]
+        case 0x1B, 0x1D:
+            guard let h = u16(sdu, 1), let bits = state.cccdWrites[connection]?[UInt16(h) &+ 1],
+                bits & (opcode == 0x1B ? 1 : 2) != 0
+            else { return }
+            cccdHandles[connection, default: []].insert(UInt16(h) &+ 1)
+        default: return
+        }
+    }
+
+    /// A two-byte value of a known CCCD: bits 0-1 (notify, indicate) and nothing else set (Vol 3, Part G, 3.3.3.3).
+    func isCCCDValue(_ sdu: [UInt8], from start: Int, length: Int, handle: UInt16, connection: UInt64) -> Bool {
+        length - start == 2 && start + 1 < sdu.count && sdu[start] <= 3 && sdu[start + 1] == 0
+            && cccdHandles[connection]?.contains(handle) == true
+    }
+
     /// Core Spec Vol 3, Part F, 3.4: where a PDU carries attribute values; Device Name (0x2A00) values are names.
     func att(_ sdu: [UInt8], length: Int, connection: UInt64) -> [Action] {
         guard let opcode = sdu.first else { return [] }
@@ -275,6 +304,7 @@ extension CaptureAnonymizer {
         func valueFrom(_ start: Int, handle: UInt16? = nil) -> [Action] {
             guard start < length else { return [] }
             if let handle, state.serviceChangedHandles[connection]?.contains(handle) == true { return [] }
+            if let handle, isCCCDValue(sdu, from: start, length: length, handle: handle, connection: connection) { return [] }
             let isName = handle.map { state.deviceNameHandles[connection]?.contains($0) ?? false } ?? false
             return [Action(range: start, all.upperBound, kind: isName ? .name : .value)]
         }
@@ -289,10 +319,16 @@ extension CaptureAnonymizer {
             return valueFrom(1, handle: state.lastRead[connection])
         case 0x0F: return valueFrom(1)
         case 0x12, 0x52:
+            learnCCCD(sdu, length: length, connection: connection)
             return valueFrom(3, handle: u16(sdu, 1).map(UInt16.init))
+        case 0x05:  // Find Information Response
+            learnCCCD(sdu, length: length, connection: connection)
+            return []
         case 0xD2: return length > 15 ? [Action(range: 3, (length - 12), kind: .value)] : []
         case 0x16, 0x17: return valueFrom(5)
-        case 0x1B, 0x1D: return valueFrom(3, handle: u16(sdu, 1).map(UInt16.init))
+        case 0x1B, 0x1D:
+            learnCCCD(sdu, length: length, connection: connection)
+            return valueFrom(3, handle: u16(sdu, 1).map(UInt16.init))
         case 0x09:  // Read By Type Response: length, then (handle, value) entries
             guard sdu.count >= 2, sdu[1] >= 2 else { return [] }
             let entry = Int(sdu[1])

@@ -65,6 +65,9 @@ public final class CaptureAnonymizer {
     private var learnedAddresses: Set<UInt64> = []
     private var learnedNames: Set<[UInt8]> = []
     var learning = true
+    /// Client Characteristic Configuration handles per connection, learned in pass 1 (``att(_:length:connection:)``):
+    /// their values are kept.
+    var cccdHandles: [UInt64: Set<UInt16>] = [:]
     // Per pass.
     var state = WalkState()
     // Built after learning.
@@ -111,6 +114,8 @@ public final class CaptureAnonymizer {
         walk(record, &bytes)
         if record.kind == .text {
             replaceTextAddresses(&bytes)
+        } else {
+            replaceLearnedTextAddresses(&bytes)
         }
         replaceAddresses(&bytes)
         replaceNames(&bytes)
@@ -227,25 +232,46 @@ public final class CaptureAnonymizer {
     /// `AA:BB:CC:DD:EE:FF` (either case, `:` or `-`) in text: learned, or replaced by the pseudonym in the same case.
     /// 00:00:… and FF:FF:… are placeholders, not devices (learning them would rewrite every run of six zero bytes).
     private func replaceTextAddresses(_ bytes: inout [UInt8]) {
-        forEachTextAddress(bytes) { range, address in
-            if address == 0 || address == 0xFFFF_FFFF_FFFF { return }
+        forEachTextAddress(bytes, boundaries: true) { range, address in
+            if address == 0 || address == 0xFFFF_FFFF_FFFF { return true }
             if learning {
                 learnedAddresses.insert(address)
             } else {
-                let p = pseudonym(address: address)
-                let lower = bytes[range].contains { (0x61...0x66).contains($0) }
-                let separator = bytes[range.lowerBound + 2]
-                let text = (0..<6).reversed().map { i -> String in
-                    let s = String((p >> (8 * UInt64(i))) & 0xFF, radix: 16, uppercase: !lower)
-                    return s.count == 1 ? "0" + s : s
-                }.joined(separator: String(UnicodeScalar(separator)))
-                bytes.replaceSubrange(range, with: Array(text.utf8))
-                report.textAddressReplacements += 1
+                writeText(of: pseudonym(address: address), over: range, in: &bytes)
             }
+            return true
         }
     }
 
-    private func forEachTextAddress(_ bytes: [UInt8], _ body: (Range<Int>, UInt64) -> Void) {
+    /// A distinctive learned address written as text inside any other record, which only the device's own protocol
+    /// knows to be text (the corpus: a printer's SPP status line, a headset app's RFCOMM device list, an advertiser's
+    /// service data): replaced like its bytes are, by the whole-record scan's pseudonym. Text no field names is left
+    /// (blescope cannot know it to be an address); so are placeholders, as in the binary scan. A known address needs
+    /// no boundary: the headset app's list runs a name into it (`Nexus 564:C2:DE:DA:55:5B`, the Sony log).
+    private func replaceLearnedTextAddresses(_ bytes: inout [UInt8]) {
+        guard bytes.count >= 17, !addressReplacement.isEmpty else { return }
+        forEachTextAddress(bytes, boundaries: false) { range, address in
+            guard let p = addressReplacement[address] else { return false }
+            writeText(of: p, over: range, in: &bytes)
+            return true
+        }
+    }
+
+    /// `address` (most significant byte first) over the 17 characters of `range`, in their case and separator.
+    private func writeText(of address: UInt64, over range: Range<Int>, in bytes: inout [UInt8]) {
+        let lower = bytes[range].contains { (0x61...0x66).contains($0) }
+        let separator = bytes[range.lowerBound + 2]
+        let text = (0..<6).reversed().map { i -> String in
+            let s = String((address >> (8 * UInt64(i))) & 0xFF, radix: 16, uppercase: !lower)
+            return s.count == 1 ? "0" + s : s
+        }.joined(separator: String(UnicodeScalar(separator)))
+        bytes.replaceSubrange(range, with: Array(text.utf8))
+        report.textAddressReplacements += 1
+    }
+
+    /// Calls `body` with each `AA:BB:CC:DD:EE:FF` (or `-`) text's range and value; with `boundaries`, only where no hex
+    /// digit or separator runs on either side. `body` says whether it took the text (the scan then goes on after it).
+    private func forEachTextAddress(_ bytes: [UInt8], boundaries: Bool, _ body: (Range<Int>, UInt64) -> Bool) {
         func hex(_ c: UInt8) -> UInt64? {
             switch c {
             case 0x30...0x39: UInt64(c - 0x30)
@@ -257,7 +283,7 @@ public final class CaptureAnonymizer {
         var i = 0
         while i + 17 <= bytes.count {
             var value: UInt64 = 0
-            var ok = i == 0 || hex(bytes[i - 1]) == nil
+            var ok = !boundaries || i == 0 || hex(bytes[i - 1]) == nil
             let separator = bytes[i + 2]
             if separator != 0x3A && separator != 0x2D { ok = false }
             var k = 0
@@ -270,9 +296,9 @@ public final class CaptureAnonymizer {
                 }
                 k += 1
             }
-            if ok, i + 17 < bytes.count, hex(bytes[i + 17]) != nil || bytes[i + 17] == separator { ok = false }
-            if ok {
-                body(i..<(i + 17), value)  // text is most significant byte first, as is the 48-bit number
+            if ok, boundaries, i + 17 < bytes.count, hex(bytes[i + 17]) != nil || bytes[i + 17] == separator { ok = false }
+            // Text is most significant byte first, as is the 48-bit number.
+            if ok, body(i..<(i + 17), value) {
                 i += 17
             } else {
                 i += 1
@@ -309,6 +335,9 @@ public final class CaptureAnonymizer {
         var serviceChangedHandles: [UInt64: Set<UInt16>] = [:]
         var lastRead: [UInt64: UInt16] = [:]
         var lastReadByType: [UInt64: UInt16] = [:]
+        /// Writes of a CCCD-shaped value (01 00, 02 00, 03 00) per connection and handle, waiting for a notification
+        /// or indication of the handle before it (pass 1).
+        var cccdWrites: [UInt64: [UInt16: UInt8]] = [:]
         /// CRCInit of each link-layer connection (access address), from CONNECT_IND.
         var crcInit: [UInt32: UInt32] = [:]
     }
