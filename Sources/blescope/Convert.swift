@@ -136,8 +136,11 @@ struct Convert: ParsableCommand {
             anonymizer = a
         }
         let records = decrypt || anonymize ? try reopen() : capture
+        // The input's packet comments are free text (a key, a name): not written, and counted.
+        var commentsLeftOut = 0
         do {
             try eachRecord(records) { owned, record in
+                if record.comment.count > 0 { commentsLeftOut += 1 }
                 switch (owned, anonymizer) {
                 case let (owned?, anonymizer?): try writer.write(anonymizer.anonymize(owned))
                 case let (nil, anonymizer?): try writer.write(anonymizer.anonymize(record))
@@ -165,6 +168,9 @@ struct Convert: ParsableCommand {
             if salt == nil {
                 writeStandardError("blescope: the salt was random: pseudonyms differ from other runs (--salt to keep them)\n")
             }
+        }
+        if commentsLeftOut > 0 {
+            writeStandardError("blescope: \(commentsLeftOut) packet comment(s) of the input not written\n")
         }
         if writer.recordsSkipped > 0 {
             writeStandardError("blescope: \(writer.recordsSkipped) record(s) that \(writer.formatName) cannot hold were skipped\n")

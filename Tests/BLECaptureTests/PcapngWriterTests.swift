@@ -58,4 +58,27 @@ struct PcapngWriterTests {
         #expect(ours == theirs)
         #expect(theirs.first?[1].hasPrefix("eth") == true)
     }
+
+    /// The same copy from owned records, as `convert --anonymize` and `--decrypt` write every record (rewritten, so with
+    /// no stored form): the Ethernet packet keeps link type 1 and its bytes (the corpus Ubertooth capture's 6 DNS frames
+    /// beside its PPI interface were written as USER0, 147, which tshark reads as user data); the near miss, the HCI
+    /// packets laid out from their kind, go under 201 as before.
+    @Test func ownedRecordsOfAnotherInterfaceKeepTheirLinkType() throws {
+        let file = try CaptureFile.open(bytes: PcapngReaderTests.twoInterfaceFile().bytes, name: "two.pcapng")
+        let output = NSTemporaryDirectory() + "blescope-writer-\(UUID().uuidString).pcapng"
+        defer { unlink(output) }
+        let writer = try PcapngFileWriter(path: output, input: file, sectionComment: nil)
+        var originals: [[UInt8]] = []
+        while let r = file.next() {
+            originals.append(Array(r.bytes))
+            try writer.write(OwnedRecord(r))
+        }
+        try writer.close()
+        let after = try CaptureFile.open(path: output)
+        var records: [(linkType: UInt32, kind: RecordKind, bytes: [UInt8])] = []
+        while let b = after.next() { records.append((b.linkType, b.kind, Array(b.bytes))) }
+        #expect(records.map(\.linkType) == [1, 201, 201, 201])
+        #expect(records.map(\.kind) == [.other, .command, .event, .command])
+        #expect(records.map(\.bytes) == originals)
+    }
 }

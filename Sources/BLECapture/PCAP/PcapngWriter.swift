@@ -172,6 +172,11 @@ public final class PcapngFileWriter {
             )
         }
         if case .packetLogger = input { return (Self.userLinkType, [UInt8(truncatingIfNeeded: record.rawType)], record.bytes) }
+        // A packet of an interface that is no Bluetooth one (the corpus Ubertooth capture's Ethernet frames beside its
+        // PPI interface): its bytes are the whole packet, written back under its own link type, not as a user record.
+        if case .pcap = input, record.kind == .other, record.linkType != 0, !PcapLinkType.supported.contains(record.linkType) {
+            return (record.linkType, [], record.bytes)
+        }
         // An H4 record of a packet type that is no HCI one (a controller's LMP trace, 0x07): its bytes start with that
         // type, so it is written back as H4, not as a user record that loses the type and the direction.
         if record.kind == .other {
