@@ -84,6 +84,14 @@ import Testing
         let diagnosis = try #require(Blescope.run(["diagnose", "--json", input]).jsonLines.first)
         let findings = try #require(diagnosis["findings"] as? [[String: Any]])
 
+        // A file whose first record says it holds more bytes than the packet had (pcap: caplen <= len) is read by tshark
+        // anyway; blescope reads nothing of it by design (the air5 btsnoop misconverted to pcap: its fields were read in
+        // the wrong byte order, so tshark's 19 "records" are misframed bytes). Nothing to annotate; said on stderr.
+        if Self.unreadableFromTheFirstRecord(convertStandardError: r.stderr) {
+            #expect(Self.frames(out, options: options)?.isEmpty == true, "\(name): frames written from an unreadable file")
+            print("AnnotateTests: \(name) skipped, blescope reads none of it (its first record's lengths contradict)")
+            return
+        }
         let after = try #require(Self.frames(out, options: options))
         // Times the pcapng cannot hold as tshark reads the input: before 1970 (pcapng timestamps are unsigned), and a
         // classic pcap's sub-second field out of range, which tshark overflows and blescope reads as the format
@@ -92,9 +100,13 @@ import Testing
         #expect(after.count == before.count, "\(name): \(after.count) frames in the pcapng, \(before.count) in the input")
         // Only a PacketLogger record Wireshark shows as PKTLOG (a note, syslog, an ISO packet tshark 4.0 does not know
         // there) may change protocol: a note becomes a system note, ISO an H4 ISO packet, the others USER0.
+        // A btsnoop H1 record (datalink 1001) is the HCI packet without its H4 type, which the record's flags give: under
+        // LINKTYPE 201 that type is the packet's first byte, so each frame is one byte longer (the Roko AirTag log's
+        // frame 1, an ACL packet: 19 bytes in the log, 02 and the same 19 bytes in the pcapng).
+        let grown = Self.isBTSnoopH1(input) ? 1 : 0
         let firstDifference = zip(before, after).first { a, b in
             let (x, y) = (a.split(separator: " "), b.split(separator: " "))
-            return x.count < 3 || y.count < 3 || x.prefix(2) != y.prefix(2)
+            return x.count < 3 || y.count < 3 || x.first != y.first || Int(x[1]).map({ $0 + grown }) != Int(y[1])
                 || (x.dropFirst(3) != y.dropFirst(3) && !(name.hasSuffix(".pklg") && x.last == "PKTLOG"))
         }
         #expect(
@@ -128,6 +140,19 @@ import Testing
             let line = "frame \(f["frame"] as? Int ?? 0): \(f["rule"] as? String ?? "") \(f["severity"] as? String ?? "")"
             #expect(properties.contains(line), "\(name): '\(line)' is not in the section comment")
         }
+    }
+
+    /// A btsnoop file of datalink 1001 (HCI without the H4 type byte: the btsnoop header's last 4 bytes, big-endian).
+    static func isBTSnoopH1(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let header = [UInt8](handle.readData(ofLength: 16))
+        return header.count == 16 && header.starts(with: Array("btsnoop\0".utf8)) && header[12..<16].elementsEqual([0, 0, 0x03, 0xE9])
+    }
+
+    /// `convert` read nothing: the first record's header is impossible (included length over original length).
+    static func unreadableFromTheFirstRecord(convertStandardError stderr: String) -> Bool {
+        stderr.contains("record 1 at offset ") && stderr.contains("exceeds original length") && stderr.contains("reading stopped here")
     }
 
     /// A capture without findings gets no packet comment, and both cases occur among the Samples.
