@@ -199,4 +199,37 @@ import Testing
         #expect(tracker.findings.map(\.kind.code.id) == ["adverts.malformed-data", "decode.malformed"])
         #expect(tracker.findings.map(\.frame) == [1, 3])
     }
+
+    /// One LE Advertising Report event may carry several reports (Num_Reports, Core Spec Vol 4, Part E, 7.7.65.2): the
+    /// HappyLeaf Fire OS log's frame 72157, an advertisement (Flags, Apple data) and its empty scan response from
+    /// 48:48:6A:27:6A:9C, both at -72 dBm (tshark: Num Reports 2, each with its BD_ADDR, Data Length and RSSI). Two
+    /// reports of one device, one event; the near miss, the same two reports in two events, is two events.
+    @Test func twoReportsInOneEvent() throws {
+        let device = BDAddress(0x48_48_6A_27_6A_9C)
+        let advertisement = LEAdvertisingReport.Report(
+            eventType: 0, addressType: .random, address: device, data: [0x02, 0x01, 0x1A, 0x07, 0xFF, 0x4C, 0x00, 0x10, 0x02, 0x0B, 0x00],
+            rssi: -72)
+        let scanResponse = LEAdvertisingReport.Report(eventType: 4, addressType: .random, address: device, data: [], rssi: -72)
+        let both = HCIBuild.event(.leAdvertisingReport(LEAdvertisingReport(reports: [advertisement, scanResponse])))
+        // The event's bytes as the log holds them (tshark -x of frame 72157, after the H4 type).
+        #expect(
+            both == [
+                0x3E, 0x21, 0x02, 0x02, 0x00, 0x01, 0x9C, 0x6A, 0x27, 0x6A, 0x48, 0x48, 0x0B, 0x02, 0x01, 0x1A, 0x07, 0xFF, 0x4C,
+                0x00, 0x10, 0x02, 0x0B, 0x00, 0xB8, 0x04, 0x01, 0x9C, 0x6A, 0x27, 0x6A, 0x48, 0x48, 0x00, 0xB8,
+            ])
+        let tracker = AdvertisingTracker.track(try Self.capture([both]))
+        #expect(tracker.reportCount == 2)
+        #expect(tracker.advertisingEvents == 1)
+        let d = try #require(tracker.device(device, addressType: .random))
+        #expect(d.reports == 2)
+        #expect(d.rssiMin == -72 && d.rssiMax == -72)
+
+        let apart = [
+            HCIBuild.event(.leAdvertisingReport(LEAdvertisingReport(reports: [advertisement]))),
+            HCIBuild.event(.leAdvertisingReport(LEAdvertisingReport(reports: [scanResponse]))),
+        ]
+        let nearMiss = AdvertisingTracker.track(try Self.capture(apart))
+        #expect(nearMiss.reportCount == 2)
+        #expect(nearMiss.advertisingEvents == 2)
+    }
 }
