@@ -74,6 +74,12 @@ public final class Analyzer {
     lazy var air = AirLinkRouter(keyStore: keyStore, links: table, sink: sink)
     /// Who made each controller (``HCIMachine/identities``).
     public var controllerIdentities: [UInt16: ControllerIdentity] { hci.identities }
+    /// This side's resolvable private addresses and the peers seen behind more than one (after ``finish()``).
+    public var addressRotation: AddressRotation {
+        var r = hci.localAddresses.rotation
+        r.peers = AddressRotation.peers(connections)
+        return r
+    }
     /// Vendor-specific commands and events per controller, counted and named (see ``VendorActivity``).
     public var vendorActivity: VendorActivity { hci.vendorActivity }
     /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.

@@ -80,6 +80,7 @@ public struct CaptureAnalysis: Sendable {
     /// and events: what `info` shows, so that every output that shows them reads the same pass.
     public var controllerIdentities: [UInt16: ControllerIdentity] = [:]
     public var vendorActivity = VendorActivity()
+    public var addressRotation = AddressRotation()
     /// The log's first text records (PacketLogger and monitor notes): what names the platform (``PlatformClues``).
     public var platformNotes: [PlatformNote] = []
     /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
@@ -187,6 +188,7 @@ public final class AnalysisPass {
         result.leAudio = set?.leAudio?.result
         result.controllerIdentities = analyzer.controllerIdentities
         result.vendorActivity = analyzer.vendorActivity
+        result.addressRotation = analyzer.addressRotation
         result.platformNotes = analyzer.platformNotes
         result.evidence.iso = result.iso
         result.evidence.leAudio = result.leAudio

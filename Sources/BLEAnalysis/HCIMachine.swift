@@ -101,7 +101,7 @@ final class HCIMachine {
         noteKeys(packet, controller: record.controllerIndex, frame: record.frame)
         noteSecurityCommand(packet, record)
         noteSecurityRecord(packet, record)
-        localAddresses.command(packet, controller: record.controllerIndex, frame: record.frame)
+        localAddresses.command(packet, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         if packet.opcode == .disconnect {
             noteDisconnectCommand(packet, record)
             noteDisconnectLoggedAfterItsEnd(packet, record)

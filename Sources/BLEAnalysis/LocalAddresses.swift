@@ -19,16 +19,21 @@ struct LocalAddresses {
     }
 
     private var random: [UInt16: RandomAddress] = [:]
+    /// Each resolvable private address a host set that changed its controller's (``AddressRotation/own``).
+    private(set) var rotation = AddressRotation()
     private var initiating: [UInt16: OwnAddress] = [:]
     private var advertising: [UInt16: OwnAddress] = [:]
 
     /// A command that sets this side's address or chooses it; the others cost one comparison of the opcode.
-    mutating func command(_ packet: HCICommandPacket, controller: UInt16, frame: Int) {
+    mutating func command(_ packet: HCICommandPacket, controller: UInt16, frame: Int, timestamp: Timestamp) {
         switch packet.opcode {
         case .leSetRandomAddress:
             // Random_Address: 6 octets, least significant first.
             guard packet.parameters.count == 6 else { return }
             let value = packet.parameters.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            if LEAddressKind(random: value) == .resolvablePrivate, random[controller]?.value != value {
+                noteOwnRPA(value, controller: controller, frame: frame, timestamp: timestamp)
+            }
             random[controller] = RandomAddress(value: value, frame: frame)
         case .leCreateConnection, .leExtendedCreateConnection, .leExtendedCreateConnectionV2:
             let type: LEAddressType
@@ -45,6 +50,14 @@ struct LocalAddresses {
         default:
             return
         }
+    }
+
+    private mutating func noteOwnRPA(_ value: UInt64, controller: UInt16, frame: Int, timestamp: Timestamp) {
+        guard rotation.own.count < AddressRotation.ownLimit else {
+            rotation.ownOmitted += 1
+            return
+        }
+        rotation.own.append(.init(controller: controller, frame: frame, timestamp: timestamp, address: BDAddress(value).description))
     }
 
     /// This side's address on a link `role` opened at `frame`: the local resolvable private address LE Enhanced

@@ -154,6 +154,44 @@ import Testing
             r.addresses[.peer] == SeenAddress(kind: .resolvablePrivate, address: "7D:43:82:42:23:16", frame: 44, shownBy: "CONNECT_IND"))
     }
 
+    /// This side's RPA rotation (Vol 6, Part B, 1.3.2.2; Vol 3, Part C, Appendix A: T_GAP(private_addr_int) 15 min):
+    /// RPAs set at 0, 300 and 1,200 s, the second set twice (no change) and a static address before the third (no
+    /// RPA): 3 addresses, gaps 300 and 900 s, median 600 s. Near miss: static and non-resolvable addresses only: nothing.
+    @Test func thisSidesRPAsAndTheirInterval() throws {
+        let b = CaptureBuilder(step: 300_000_000).command(Self.setRandomAddress(Self.rpa))
+            .command(Self.setRandomAddress(BDAddress(0x5B00_0000_0001))).command(Self.setRandomAddress(BDAddress(0x5B00_0000_0001)))
+            .command(Self.setRandomAddress(Self.staticRandom)).command(Self.setRandomAddress(BDAddress(0x6C00_0000_0002)))
+        let r = Analyzer.analyze(try b.captureFile()).addressRotation
+        #expect(
+            r.own.map(\.frame) == [1, 2, 5] && r.own.map(\.address) == ["4A:11:22:33:44:55", "5B:00:00:00:00:01", "6C:00:00:00:00:02"])
+        #expect(r.ownMedianIntervalSeconds == 600)
+        let quiet = CaptureBuilder().command(Self.setRandomAddress(Self.staticRandom)).command(
+            Self.setRandomAddress(BDAddress(0x3A00_0000_0009)))
+        #expect(Analyzer.analyze(try quiet.captureFile()).addressRotation.isEmpty)
+    }
+
+    /// A peer identity behind two RPAs the controller resolved (peer address type 0x02, two links): one peer, its two
+    /// addresses by link. Near misses: the same RPA on both links, and a public peer: no rotation.
+    @Test func aPeerSeenBehindTwoRPAs() throws {
+        func link(_ rpa: BDAddress, type: LEAddressType = .publicIdentity, peer: BDAddress = Self.identity) -> CaptureBuilder {
+            CaptureBuilder().event(Self.enhancedComplete(peerType: type, peer: peer, peerRPA: rpa, localRPA: BDAddress(0)))
+                .disconnect(handle: 0x40)
+        }
+        let two = link(Self.rpa).event(
+            Self.enhancedComplete(
+                peerType: .publicIdentity, peer: Self.identity, peerRPA: BDAddress(0x5B00_0000_0001), localRPA: BDAddress(0)))
+        let r = Analyzer.analyze(try two.captureFile()).addressRotation
+        #expect(r.peers.map(\.identity) == ["F0:AA:BB:CC:DD:EE"])
+        #expect(r.peers.first?.addresses.map(\.address) == ["4A:11:22:33:44:55", "5B:00:00:00:00:01"])
+        #expect(r.peers.first?.addresses.map(\.connection) == [1, 2] && r.peers.first?.addresses.map(\.frame) == [1, 3])
+        let same = link(Self.rpa).event(
+            Self.enhancedComplete(peerType: .publicIdentity, peer: Self.identity, peerRPA: Self.rpa, localRPA: BDAddress(0)))
+        #expect(Analyzer.analyze(try same.captureFile()).addressRotation.peers.isEmpty)
+        let publicPeer = link(BDAddress(0), type: .public).event(
+            Self.enhancedComplete(peerType: .public, peer: Self.identity, peerRPA: BDAddress(0), localRPA: BDAddress(0)))
+        #expect(Analyzer.analyze(try publicPeer.captureFile()).addressRotation.isEmpty)
+    }
+
     /// The kind by the top two bits, every one (Vol 6, Part B, 1.3.2, Figures 1.2–1.4).
     @Test(arguments: [
         (UInt64(0xC000_0000_0000), LEAddressKind.randomStatic), (0xFFFF_FFFF_FFFF, .randomStatic), (0x4000_0000_0000, .resolvablePrivate),

@@ -88,6 +88,14 @@ public enum JSONReport {
             a.endObject()
             out += "," + String(a.string.dropFirst().dropLast())
         }
+        // Only for a capture whose addresses rotated, so that the JSON of others stays as it was.
+        if !f.addressRotation.isEmpty {
+            var p = JSONWriter()
+            p.beginObject()
+            SecurityJSON.privacy(f.addressRotation, to: &p)
+            p.endObject()
+            out += "," + String(p.string.dropFirst().dropLast())
+        }
         out += "," + keyEventsAndFindings(f)
         return out
     }

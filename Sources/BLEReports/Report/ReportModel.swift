@@ -59,6 +59,8 @@ public struct FileAnalysis: Sendable {
     public var info: CaptureInfo?
     public var counters = AnalysisCounters()
     public var connections: [Connection] = []
+    /// This side's resolvable private addresses and the peers seen behind more than one (the Security section).
+    public var addressRotation = AddressRotation()
     public var aclBuffers: (length: Int, packets: Int)?
     public var usage = GATTUsage()
     public var throughput: [ThroughputStream] = []
@@ -229,6 +231,7 @@ public struct Report: Sendable {
         a.info?.vendorActivity = analysis.vendorActivity
         a.counters = analysis.counters
         a.connections = analysis.connections
+        a.addressRotation = analysis.addressRotation
         a.aclBuffers = analysis.firstACLBuffers
         (a.throughput, a.streamsDropped) = analysis.throughput ?? ([], 0)
         a.transfers = analysis.transfers?.transfers ?? []

@@ -80,27 +80,63 @@ enum ReportSecurity {
         return parts.joined(separator: ", ")
     }
 
-    /// `### Security`: the rows as a Markdown table; empty when no link was paired or encrypted.
+    /// `### Security`: the rows as a Markdown table and the address rotation seen; empty when no link was paired or
+    /// encrypted and no address rotated.
     static func markdown(_ f: FileAnalysis) -> String {
-        let rows = rows(f)
-        guard !rows.isEmpty else { return "" }
+        let rows = rows(f), privacy = privacyLines(f.addressRotation)
+        guard !rows.isEmpty || !privacy.isEmpty else { return "" }
         var out = "\n### Security\n\n"
-        out += MarkdownReport.header(["link", "addresses", "pairing", "encryption (key size in force)", "findings"])
-        for r in rows { out += MarkdownReport.row([r.link, r.addresses, r.pairing, r.encryption, r.findings]) }
+        if !rows.isEmpty {
+            out += MarkdownReport.header(["link", "addresses", "pairing", "encryption (key size in force)", "findings"])
+            for r in rows { out += MarkdownReport.row([r.link, r.addresses, r.pairing, r.encryption, r.findings]) }
+        }
+        if !privacy.isEmpty { out += (rows.isEmpty ? "" : "\n") + privacy.map { "- " + $0 + "\n" }.joined() }
         return out
     }
 
-    /// `<h3>Security</h3>` and its table; empty when no link was paired or encrypted.
+    /// `<h3>Security</h3>`, its table and the address rotation seen; empty as ``markdown(_:)``.
     static func html(_ f: FileAnalysis) -> String {
-        let rows = rows(f)
-        guard !rows.isEmpty else { return "" }
-        var out = "<h3>Security</h3><table><tr><th>link</th><th>addresses</th><th>pairing</th>"
-        out += "<th>encryption (key size in force)</th><th>findings</th></tr>"
-        for r in rows {
-            out +=
-                "<tr><td>\(HTMLReport.esc(r.link))</td><td>\(HTMLReport.esc(r.addresses))</td><td>\(HTMLReport.esc(r.pairing))</td><td>\(HTMLReport.esc(r.encryption))</td>"
-            out += "<td>\(HTMLReport.esc(r.findings))</td></tr>"
+        let rows = rows(f), privacy = privacyLines(f.addressRotation)
+        guard !rows.isEmpty || !privacy.isEmpty else { return "" }
+        var out = "<h3>Security</h3>"
+        if !rows.isEmpty {
+            out += "<table><tr><th>link</th><th>addresses</th><th>pairing</th><th>encryption (key size in force)</th><th>findings</th></tr>"
+            for r in rows {
+                out += "<tr><td>\(HTMLReport.esc(r.link))</td><td>\(HTMLReport.esc(r.addresses))</td>"
+                out += "<td>\(HTMLReport.esc(r.pairing))</td><td>\(HTMLReport.esc(r.encryption))</td>"
+                out += "<td>\(HTMLReport.esc(r.findings))</td></tr>"
+            }
+            out += "</table>"
         }
-        return out + "</table>"
+        if !privacy.isEmpty { out += "<ul>" + privacy.map { "<li>\(HTMLReport.esc($0))</li>" }.joined() + "</ul>" }
+        return out
+    }
+
+    /// `This side set 5 resolvable private addresses (LE Set Random Address at 82, 3096, …): changed 4 times, every
+    /// ~15 min (median)`; `Peer F0:… used 2 resolvable private addresses: 5B:… (#1 at 12), 6C:… (#3 at 80)`.
+    static func privacyLines(_ r: AddressRotation) -> [String] {
+        var lines: [String] = []
+        let own = r.busiestOwn
+        if !own.isEmpty {
+            let frames = own.prefix(8).map { String($0.frame) }.joined(separator: ", ") + (own.count > 8 ? ", …" : "")
+            let plural = own.count == 1 ? "" : "es"
+            var line = "This side set \(own.count) resolvable private address\(plural) (LE Set Random Address at \(frames))"
+            if let median = r.ownMedianIntervalSeconds {
+                line += ": changed \(own.count - 1) time\(own.count == 2 ? "" : "s"), every ~\(durationText(median)) (median)"
+            }
+            lines.append(line)
+        }
+        for p in r.peers {
+            let used = p.addresses.map { "\($0.address) (#\($0.connection) at \($0.frame))" }.joined(separator: ", ")
+            lines.append("Peer \(p.identity) used \(p.addresses.count) resolvable private addresses: \(used)")
+        }
+        return lines
+    }
+
+    /// `15 min`, `40 s`, `2.5 h`.
+    static func durationText(_ seconds: Double) -> String {
+        if seconds < 120 { return "\(Int(seconds.rounded())) s" }
+        if seconds < 7200 { return "\(Int((seconds / 60).rounded())) min" }
+        return String(fractionDigits: 1, seconds / 3600) + " h"
     }
 }

@@ -38,6 +38,41 @@ public enum SecurityJSON {
         w.endObject()
     }
 
+    /// `"privacy"`: this side's resolvable private addresses (LE Set Random Address) and each peer identity seen behind
+    /// more than one (`schemas/security.schema.json#/$defs/privacy`).
+    public static func privacy(_ r: AddressRotation, to w: inout JSONWriter) {
+        w.beginObject("privacy")
+        w.beginArray("own_rpas")
+        for a in r.own {
+            w.beginObject()
+            w.field("controller", Int(a.controller))
+            w.field("frame", a.frame)
+            w.field("time", a.timestamp)
+            w.field("address", a.address)
+            w.endObject()
+        }
+        w.endArray()
+        w.field("own_rpas_omitted", r.ownOmitted)
+        w.field("own_median_interval_s", r.ownMedianIntervalSeconds, decimals: 1)
+        w.beginArray("peers")
+        for p in r.peers {
+            w.beginObject()
+            w.field("identity", p.identity)
+            w.beginArray("addresses")
+            for a in p.addresses {
+                w.beginObject()
+                w.field("connection", a.connection)
+                w.field("address", a.address)
+                w.field("frame", a.frame)
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+    }
+
     /// A side's address on the link (``SeenAddress``), or null: not in the log.
     static func address(_ a: SeenAddress?, _ key: String, to w: inout JSONWriter) {
         guard let a else { return w.fieldNull(key) }
