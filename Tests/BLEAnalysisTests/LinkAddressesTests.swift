@@ -119,7 +119,7 @@ import Testing
         #expect(r.addresses[.peer] == SeenAddress(kind: .public, address: "C0:FF:EE:00:00:01", frame: 1, shownBy: "CONNECT_IND"))
     }
 
-    /// Real captures, values read with tshark. The msp-aaaa Android log (corpus): LE Set Random Address
+    /// Real captures, values read with tshark. The msp-aaaa Android log (corpus): its 12 RPAs; LE Set Random Address
     /// 44:2a:22:73:32:2b at 82 (top bits 01), LE Extended Create Connection own address type 0x01 at 236, LE Enhanced
     /// Connection Complete at 238 (handle 0x0002, peer type 0x00, 46:62:d7:5d:44:bf, local RPA zeros); its 6th link at
     /// 3136 with the address set at 3096 (7a:df:52:47:d8:8e, own address type at 3134). The crackle LE Secure
@@ -129,7 +129,12 @@ import Testing
         if let dir = TestEnvironment.corpusDirectory {
             let path = dir + "/android-btsnoop-qcom-0edc_msp-aaaa-le-att-smp.log"
             if FileManager.default.fileExists(atPath: path) {
-                let links = Analyzer.analyze(try CaptureFile.open(path: path)).connections.filter(\.isLE)
+                let analyzer = Analyzer.analyze(try CaptureFile.open(path: path))
+                // tshark: 12 LE Set Random Address, every one an RPA (top bits 01), 900.009–900.018 s apart.
+                let own = analyzer.addressRotation.own
+                #expect(own.count == 12 && own.first?.frame == 82 && own.last?.frame == 26448 && own.last?.address == "5E:32:7B:23:D8:85")
+                #expect(abs((analyzer.addressRotation.ownMedianIntervalSeconds ?? 0) - 900.013) < 0.006)
+                let links = analyzer.connections.filter(\.isLE)
                 let first = links[0].machine.securityRecord.addresses, sixth = links[5].machine.securityRecord.addresses
                 #expect(links[0].startFrame == 238 && links[5].startFrame == 3136)
                 #expect(
