@@ -51,6 +51,7 @@ public struct Story: Hashable, Sendable {
         if let calls = Self.synchronousLine(e) { s.append(calls) }
         s += Self.audio(e)
         if let data = Self.data(e, findings: findings) { s.append(data) }
+        if let setup = Self.linkSetup(e) { s.append(setup) }
         s += Self.updates(e)
         s += Self.unseen(e)
         sentences = s

@@ -1,0 +1,66 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEProtocols
+import BLETestSupport
+import Testing
+
+/// The Set-up line of the story: the busiest LE link's parameters and their updates, its MTU exchange and its
+/// subscriptions, each with its frame. The fossibot Pixel log (tshark): LE Enhanced Connection Complete at 301 with a
+/// 18.75 ms interval and a 5 s timeout, LE Connection Update Complete to 50 ms at 403, a Write Request of 01 00 to the
+/// CCCD 0x0039 at 405, Exchange MTU Request 517 at 409 answered 517 at 410.
+extension DiagnosisRuleTests {
+    @Suite struct LinkSetupStory {
+        typealias GATT = DiagnosisRuleTests.GATT
+
+        /// Connected at 30 ms (24 × 1.25 ms), 4 s; discovered; updated to 50 ms (40 units), latency 4, 5 s (500 × 10 ms);
+        /// MTU asked 517, answered 247; the CCCD of 0x0012 (0x0013) written 01 00, answered by `cccdAnswer`.
+        static func setUp(mtu: Bool = true, cccdAnswer: ATTPDU = .writeResponse)
+            -> (b: CaptureBuilder, update: Int, mtuResponse: Int, cccd: Int)
+        {
+            var b = GATT.discovered(GATT.connected())
+            let update = b.nextFrame
+            b = b.connectionUpdateComplete(handle: 0x40, interval: 40, latency: 4, timeout: 500)
+            var mtuResponse = -1
+            if mtu {
+                b = b.att(.exchangeMTURequest(clientRxMTU: 517), handle: 0x40, .tx)
+                mtuResponse = b.nextFrame
+                b = b.att(.exchangeMTUResponse(serverRxMTU: 247), handle: 0x40, .rx)
+            }
+            let cccd = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(cccdAnswer, handle: 0x40, .rx)
+            return (b, update, mtuResponse, cccd)
+        }
+
+        static func setupLine(_ r: DiagnosisResult) -> StorySentence? {
+            r.story.sentences.first { $0.text.hasPrefix("Set-up of link #") }
+        }
+
+        @Test func theParametersTheMTUAndTheSubscriptionWithTheirFrames() throws {
+            let (b, update, mtuResponse, cccd) = Self.setUp()
+            let line = try #require(Self.setupLine(try RuleTest.diagnose(b)))
+            #expect(
+                line.text
+                    == "Set-up of link #1 with \(RuleTest.peerText): interval 30 ms, timeout 4 s, then 50 ms, latency 4, timeout 5 s (\(update)); "
+                    + "ATT_MTU 247 (this side asked 517, the peer 247; \(mtuResponse)); notifications on for 0x0012 (\(cccd)).")
+            #expect(line.frames == [update, mtuResponse, cccd])
+        }
+
+        @Test func nearMissNoExchangeIsTheDefaultAndARefusedSubscriptionIsToldAsRefused() throws {
+            let refusal = ATTPDU.errorResponse(
+                ATTErrorResponse(requestOpcode: .writeRequest, handle: 0x0013, error: .insufficientAuthentication))
+            let (b, _, _, cccd) = Self.setUp(mtu: false, cccdAnswer: refusal)
+            let line = try #require(Self.setupLine(try RuleTest.diagnose(b)))
+            #expect(line.text.contains("; no MTU exchange: ATT_MTU 23; refused for 0x0012 (\(cccd))."), "\(line.text)")
+            #expect(!line.text.contains("notifications on"))
+        }
+
+        @Test func nearMissALinkThatBeganBeforeTheLogHasNoSetUpLine() throws {
+            // ATT on a handle no Connection Complete opened: the link's parameters and MTU are not in the log.
+            let b = CaptureBuilder()
+                .att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let r = try RuleTest.diagnose(b)
+            #expect(Self.setupLine(r) == nil, "\(r.story.sentences.map(\.text))")
+        }
+    }
+}
