@@ -209,6 +209,22 @@ extension DiagnosisRuleTests {
             )
         }
 
+        /// The Domyos treadmill log (newcap12): the CCCD written by Write Command at 388, notifications on its
+        /// characteristic from 395 on. The server honoured it: context, not an error.
+        @Test func nearMissACCCDWrittenWithAWriteCommandThatTheServerHonoured() throws {
+            var b = Self.discovered(Self.connected())
+            let write = b.nextFrame
+            b = b.att(.writeCommand(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx)
+            let notified = b.nextFrame
+            b = b.notify(handle: 0x0012, [0x42], connection: 0x40).notify(handle: 0x0012, [0x43], connection: 0x40)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first { $0.frame == write })
+            #expect(d.severity == .info)
+            #expect(
+                d.message
+                    == "The CCCD 0x0013 on \(RuleTest.peerText) was written with a Write Command (frame \(write)); this server honoured it (notified from frame \(notified)), others may not: use a Write Request."
+            )
+        }
+
         @Test func indicationsAskedOfANotifyOnlyCharacteristic() throws {
             var b = Self.discovered(Self.connected())
             let write = b.nextFrame

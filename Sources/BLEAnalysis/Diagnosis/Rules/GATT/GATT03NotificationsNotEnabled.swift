@@ -19,7 +19,7 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
     static let code = FindingCode.notificationsNotEnabled
     static let group = RuleGroup.gatt
     static let evidence =
-        "CCCD (0x2902) written with Write Command (0x52); a CCCD value without the matching Notify/Indicate property; a notifying characteristic in a service the app wrote to, with no CCCD write and no notification"
+        "CCCD (0x2902) written with Write Command (0x52), info when the characteristic notified after it (the server honoured it); a CCCD value without the matching Notify/Indicate property; a notifying characteristic in a service the app wrote to, with no CCCD write and no notification"
     static let anchor = "none"
 
     /// Notifying characteristics the app used but never subscribed to, and that never notified: a warning when the app
@@ -62,6 +62,13 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
         return out
     }
 
+    /// The first notification or indication on `valueHandle` after `frame`, if the link's tally shows one: its first
+    /// if that came after, else its last (a value notified before and after the write).
+    static func firstNotification(on valueHandle: UInt16, after frame: Int, in c: Connection) -> Int? {
+        guard let use = c.activity.notified[valueHandle], use.last > frame else { return nil }
+        return use.first > frame ? use.first : use.last
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var out: [Diagnosis] = []
         var subscribed: [Int: Set<UInt16>] = [:]
@@ -71,11 +78,18 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
             let device = e.deviceName(c)
             if let v = valueHandle { subscribed[ev.connection ?? 0, default: []].insert(v) }
             if byCommand {
+                // A server that honoured it notified after it (the Domyos treadmill: Write Command to the CCCD 0x0053
+                // at 388, the first of 1,614 notifications on 0x0052 at 395): nothing was lost, only a risk stays.
+                let honoured = c.flatMap { Self.firstNotification(on: valueHandle ?? handle &- 1, after: ev.frame, in: $0) }
+                let consequence =
+                    honoured.map { "; this server honoured it (notified from frame \($0)), others may not: use a Write Request." }
+                    ?? ", which some servers ignore: use a Write Request."
                 out.append(
                     Diagnosis(
-                        rule: Self.code, severity: severity, frame: ev.frame,
+                        rule: Self.code, severity: honoured == nil ? severity : .info, frame: ev.frame,
                         message:
-                            "The CCCD \(hex(handle, width: 4)) on \(device) was written with a Write Command (frame \(ev.frame)), which some servers ignore: use a Write Request.",
+                            "The CCCD \(hex(handle, width: 4)) on \(device) was written with a Write Command (frame \(ev.frame))"
+                            + consequence,
                         headline: "CCCD on \(device) written without response",
                         causes: ["the library sends Write Without Response to descriptors"],
                         device: c?.peerAddress, connection: c?.number, fold: "command \(device)"))
