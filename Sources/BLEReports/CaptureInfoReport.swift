@@ -48,10 +48,12 @@ public struct CaptureInfo: Sendable {
         findings = capture.findings
         var verdict = tracker.result(format: capture.format.name, readerFindings: capture.findings)
         verdict.add(analysisFindings: analysis?.findings ?? [])
-        completeness = verdict
         if let analysis {
-            diagnosis = DiagnosisEngine.diagnose(DiagnosisReport.evidence(analysis, capture: capture, completeness: completeness))
+            let result = DiagnosisEngine.diagnose(DiagnosisReport.evidence(analysis, capture: capture, completeness: verdict))
+            verdict.answer(result.findings)
+            diagnosis = result
         }
+        completeness = verdict
     }
 
     /// Reads every record into the statistics, the completeness tracker and the pass's analyzer.

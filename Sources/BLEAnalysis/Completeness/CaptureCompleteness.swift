@@ -89,6 +89,21 @@ public struct CaptureCompleteness: Hashable, Sendable {
         }
     }
 
+    /// The diagnosis' answer to the question the longest gap asks: where CQ-04 found the controller only scanning
+    /// across it with no link open, the item says so instead of "a paused or rotated log?", so the Log line and the
+    /// finding give one reading (the CUBOT log: 7 gaps, the longest 3 min 51 s, page scan on since frame 66).
+    public mutating func answer(_ findings: [Diagnosis]) {
+        for i in items.indices where items[i].code == .timeGap {
+            let item = items[i]
+            guard item.message.hasSuffix(CQ04TimelineBreak.pausedQuestion),
+                let quiet = findings.first(where: {
+                    $0.rule == CQ04TimelineBreak.code.id && $0.frame == item.frame && $0.headline == CQ04TimelineBreak.quietHeadline
+                })
+            else { continue }
+            items[i].message = quiet.message.hasSuffix(".") ? String(quiet.message.dropLast()) : quiet.message
+        }
+    }
+
     /// The verdicts a warning item gives, the gravest first: records or bytes missing (`incomplete`), records all there
     /// but some unreadable (`not decrypted`: a link encrypted without its key), records all there but out of time
     /// order (`out of time order`: a clock that jumped back; the durations across it are wrong, nothing is missing).

@@ -8,6 +8,8 @@ import BLEProtocols
 /// Android's advertising filter from frame 171, silent for 4 min 23 s until 173.
 extension CQ04TimelineBreak {
     static let pausedQuestion = "a paused or rotated log?"
+    /// The headline of the finding that answers it (``CaptureCompleteness/answer(_:)`` looks for it).
+    static let quietHeadline = "silence while only scanning"
 
     /// What the controller was doing at the gap before `frame`, when it was only scanning: no link open across the gap
     /// (every connection the log holds, inferred ones too, ended before it) and LE scanning, or BR/EDR inquiry or page
@@ -53,7 +55,7 @@ extension CQ04TimelineBreak {
             rule: code, severity: .info, frame: frame,
             message:
                 "\(said)the controller was only scanning (\(scanning)) with no link open: it reports nothing until a device it looks for shows up, so the silence is expected.",
-            headline: "silence while only scanning",
+            headline: quietHeadline,
             causes: ["the controller only scanning with no link open (\(scanning), seen)"])
     }
 }

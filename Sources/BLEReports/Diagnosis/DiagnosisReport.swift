@@ -256,13 +256,14 @@ extension DiagnosisReport {
         let (analysis, log) = LogScope.analyze(
             capture, options: options, observing: .diagnosis, progress: { progress?.update(records: $0, bytes: $1) })
         progress?.finish()
-        let completeness = log.completeness
+        var completeness = log.completeness
         let evidence = Self.evidence(analysis, capture: capture, completeness: completeness)
         let links = LinksChart(
             connections: analysis.connections, start: log.firstTime, end: evidence.lastTime, hasController: false,
             otaSessions: analysis.otaSessions ?? [], isoStreams: analysis.iso.streams)
-        return DiagnosisReport(
-            file: capture.path, result: DiagnosisEngine.diagnose(evidence, rules: rules), completeness: completeness, links: links)
+        let result = DiagnosisEngine.diagnose(evidence, rules: rules)
+        completeness.answer(result.findings)
+        return DiagnosisReport(file: capture.path, result: result, completeness: completeness, links: links)
     }
 
     /// The pass's evidence with what only the caller knows: the completeness verdict, the capture reader's findings

@@ -246,6 +246,7 @@ public struct Report: Sendable {
         a.findingGroups = groupFindings(findings)
         (a.keyEvents, a.keyEventsOmitted) = keyEvents(connections: analysis.connections, findings: findings, limit: options.maxKeyEvents)
         a.diagnosis = diagnose(analysis, capture: capture, completeness: verdict)
+        a.info?.completeness.answer(a.diagnosis.findings)
         a.evidence = analysis.evidence.events
         // Errors and worse get the rows around them (a second pass over the file, up to the last one's frame):
         // warnings show their evidence chain only, so a capture without errors costs no second pass.

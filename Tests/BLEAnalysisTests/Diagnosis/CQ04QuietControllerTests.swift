@@ -30,6 +30,24 @@ extension DiagnosisRuleTests {
                 ))
         }
 
+        /// The Log line gives the same reading as the finding (the CUBOT log: "7 gaps … a paused or rotated log?" on the
+        /// Log line, "the silence is expected" in CQ-04 below it); with a link open both keep the question.
+        @Test(arguments: [false, true])
+        func theLogLineTellsTheGapAsTheFindingDoes(linkOpen: Bool) throws {
+            var b = Self.accepted(CaptureBuilder(), .writeScanEnable, [0x03])
+            if linkOpen { b = b.connect(handle: 0x40) }
+            let after = b.nextFrame
+            let report = DiagnosisReport.analyze(try Self.gap(after: b).captureFile())
+            let headline = try #require(report.completeness?.headline)
+            #expect(
+                headline.contains(
+                    linkOpen
+                        ? "before frame \(after): a paused or rotated log?"
+                        : "before frame \(after): the controller was only scanning (inquiry and page scan on since frame 1) with no link open: it reports nothing until a device it looks for shows up, so the silence is expected"
+                ), "\(headline)")
+            #expect(headline.contains("silence is expected") == !linkOpen)
+        }
+
         @Test func aGapWhileOnlyScanningLEIsExpectedSilence() throws {
             let b = Self.accepted(CaptureBuilder().reset(), .leSetScanEnable, [1, 0])
             let d = try #require(try RuleTest.diagnose(Self.gap(after: b)).of("CQ-04").first)
