@@ -54,7 +54,9 @@ Classes and fields (frame = the frame of the event named):
                       handle (connection handle; null on air).
   att-error           ATT Error Response: request_opcode, handle (attribute), error, discovery_end
   cccd-write-command  Write Command (0x52) to a descriptor tshark names Client Characteristic Configuration
-                      (0x2902, known from the discovery in the capture): handle, value
+                      (0x2902, known from the discovery in the capture): handle, honoured_frame (the
+                      first notification or indication on its characteristic, handle - 1, after it: the
+                      server honoured the write; info), value
                       (0x0A answering 0x04/0x06/0x08/0x10; 0x10 answering 0x10), direction, connection_handle.
   conn-update-rejected  L2CAP LE Connection Parameter Update Response result != 0 (result,
                       handle, direction), LE Connection Update Complete status != 0 (status,
@@ -256,6 +258,8 @@ SEVERITY = [
     ("att-error", lambda e: e["discovery_end"], "info", "GATT-08 suppressed: end of discovery"),
     ("att-error", None, "error", "GATT-08 / SEC-05 / GATT-04 / GATT-06"),
     ("ltk-negative-reply", None, "error", "SEC-02 (catalogue: C)"),
+    ("cccd-write-command", lambda e: e["honoured_frame"] is not None, "info",
+     "GATT-03 info: the server honoured it (a notification or indication on its characteristic followed)"),
     ("cccd-write-command", None, "error", "GATT-03 (a CCCD written without response)"),
     ("phy-update-failed", None, "error", "LP-04"),
     ("data-buffer-overflow", None, "error", "TP-02"),

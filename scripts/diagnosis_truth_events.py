@@ -49,11 +49,21 @@ class Truth:
         self.pairings = PairingTimer()
         self.resets = []          # (adapter, frame, time) of HCI Resets: they end every link
         self.air_last_time = {}   # access address -> time of its last data-channel packet
+        self.cccd_commands = []   # cccd-write-command events not yet honoured by a notification on their characteristic
         self.unreadable = set()   # access addresses whose encrypted PDUs the truth cannot read
         self.air_clock_breaks_at = None  # the first air frame stamped before the one before it: no timing from there
         self.classic = Classic(self)
         self.controls = {}        # access address -> [(frame, opcode)] of the LL control PDUs read
         self.now = 0.0
+
+    def honour_cccd_commands(self, frame, attribute, connection_handle):
+        """A notification or indication on the characteristic whose CCCD (its value handle + 1, the usual layout) was
+        written by Write Command: the server honoured the write, so nothing was lost (GATT-03 at info)."""
+        for event in [e for e in self.cccd_commands if e["connection_handle"] == connection_handle
+                      and attribute is not None and e["handle"] == attribute + 1]:
+            event["honoured_frame"] = frame
+            event["severity"] = self.severity_of(event)
+            self.cccd_commands.remove(event)
 
     def emit(self, cls, frame, **fields):
         event = {"class": cls, "frame": frame}
@@ -431,8 +441,11 @@ class Truth:
                       or (error == 0x10 and request == 0x10),
                       direction=direction, connection_handle=handle, **link)
         if number(row["btatt.opcode"]) == 0x52 and "0x2902" in (row["btatt.uuid16"] or "").split(","):
-            self.emit("cccd-write-command", frame, handle=number(row["btatt.handle"]),
-                      direction=direction, connection_handle=handle, **link)
+            self.cccd_commands.append(
+                self.emit("cccd-write-command", frame, handle=number(row["btatt.handle"]), honoured_frame=None,
+                          direction=direction, connection_handle=handle, **link))
+        if number(row["btatt.opcode"]) in (0x1B, 0x1D):
+            self.honour_cccd_commands(frame, number(row["btatt.handle"]), handle)
         if number(row["btsmp.opcode"]) == 0x05:
             self.emit("pairing-failed", frame, reason=number(row["btsmp.reason"]),
                       direction=direction, handle=handle, **link)
