@@ -80,6 +80,8 @@ public final class Analyzer {
         r.peers = AddressRotation.peers(connections)
         return r
     }
+    /// The name each controller's host gave it (``HCIMachine/localNames``).
+    public var localNames: [UInt16: LocalName] { hci.localNames }
     /// Vendor-specific commands and events per controller, counted and named (see ``VendorActivity``).
     public var vendorActivity: VendorActivity { hci.vendorActivity }
     /// Partial work dropped to keep within `maxHeldBytes`: times, and bytes let go.

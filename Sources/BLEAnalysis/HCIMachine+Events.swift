@@ -129,6 +129,11 @@ extension HCIMachine {
         default: break
         }
         if cc.opcode == .readEncryptionKeySize { noteKeySize(returns, record) }
+        if cc.opcode == Self.readLocalName, cc.returnParameters.first == 0,
+            let name = LocalName.parse(cc.returnParameters.dropFirst(), frame: frame)
+        {
+            localNames[controller] = name
+        }
         iso.commandComplete(cc.opcode, returns: returns, controller: controller, frame: frame, timestamp: record.timestamp)
         classicCommandComplete(cc, record)
         return note

@@ -52,6 +52,8 @@ final class HCIMachine {
     /// Who made each controller (by controller index), from Read Local Version Information or a monitor Index Info;
     /// the latest answer wins. Vendor-specific commands and events are named with it from its frame on.
     var identities: [UInt16: ControllerIdentity] = [:]
+    /// The name each controller's host gave it (``LocalName``): Write Local Name, or Read Local Name's answer.
+    var localNames: [UInt16: LocalName] = [:]
     var vendorTally = VendorTally()
     /// ACL packets on the Qualcomm controller-log handle (``VendorTrace/handle``) outside any connection.
     var vendorTrace = VendorTrace()
@@ -111,6 +113,9 @@ final class HCIMachine {
             sink.evidence(kind, frame: record.frame, timestamp: record.timestamp, controller: record.controllerIndex, connection: number)
         }
         iso.noteCommand(packet, record: record)
+        if packet.opcode == Self.writeLocalName, let name = LocalName.parse(packet.parameters, frame: record.frame) {
+            localNames[record.controllerIndex] = name
+        }
         classicCommand(packet, record)
         if packet.opcode == .reset {
             settleBeforeReset(record)
@@ -303,6 +308,10 @@ final class HCIMachine {
     }
 
     // MARK: controller identity
+
+    /// Write Local Name and Read Local Name (Core Spec Vol 4, Part E, 7.3.11–12).
+    static let writeLocalName = HCICommand(ogf: 0x03, ocf: 0x0013)
+    static let readLocalName = HCICommand(ogf: 0x03, ocf: 0x0014)
 
     /// Linux monitor opcode 10, Index Info (BlueZ `src/shared/btsnoop.h`, BTSNOOP_OPCODE_INDEX_INFO).
     static let monitorIndexInfo: UInt32 = 10

@@ -10,6 +10,8 @@ public struct DiagnosisResult: Hashable, Sendable {
     public var story: Story
     /// The platform the log was taken on, when the log says (``Evidence/platform``).
     public var platform: PlatformIdentity?
+    /// This side as the log names it (HCI logs only): its host's name and its controller.
+    public var thisSide: ThisSide?
     /// The names of the peers it describes (``Evidence/namedPeers(also:)``).
     public var names: [NamedPeer] = []
 
@@ -60,6 +62,7 @@ public enum DiagnosisEngine {
         let findings = rank(fold(found))
         var result = DiagnosisResult(findings: findings, rulesEvaluated: rules.count, story: Story(evidence, findings: findings))
         result.platform = evidence.platform
+        result.thisSide = evidence.localSide
         result.names = evidence.namedPeers(also: findings.compactMap(\.device))
         return result
     }

@@ -21,5 +21,6 @@ extension Evidence {
         iso = analyzer.isoAnalysis
         classic = analyzer.classicAnalysis
         peerNames = analyzer.sink.names
+        localNames = analyzer.localNames
     }
 }

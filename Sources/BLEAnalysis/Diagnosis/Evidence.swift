@@ -24,6 +24,8 @@ public struct Evidence: Sendable {
     /// Air captures (a sniffer's link-layer records) rather than one host's HCI log.
     public var isAirCapture: Bool
     public var controllers: [UInt16: ControllerIdentity]
+    /// The name each controller's host gave it (``LocalName``).
+    public var localNames: [UInt16: LocalName] = [:]
     /// Controller ACL buffers per controller, from (LE) Read Buffer Size: (packet length, packets).
     public var aclBuffers: [UInt16: (length: Int, packets: Int)]
     /// Evidence events not kept (the log's bound, ``EvidenceLog/capacity``).

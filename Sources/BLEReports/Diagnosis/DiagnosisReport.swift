@@ -52,9 +52,13 @@ public struct DiagnosisReport: Sendable {
             log[0] = terminal.paint("Log", .bold) + log[0].dropFirst(3)
             lines += log
         }
-        if let platform = result.platform {
-            // Which stack's routine the findings were judged against (``PlatformTable``), and what says so.
-            var line = wrap("Platform: " + platform.summary, width: width, first: "", rest: "    ")
+        let side = result.thisSide.map { "this side " + $0.summary }
+        if result.platform != nil || side != nil {
+            // Which stack's routine the findings were judged against (``PlatformTable``), and what says so; then this
+            // side as the log names it (its host's name, its controller).
+            let platform = result.platform?.summary ?? "not named by the log"
+            var line = wrap(
+                "Platform: " + ([platform] + [side].compactMap { $0 }).joined(separator: "; "), width: width, first: "", rest: "    ")
             line[0] = terminal.paint("Platform", .bold) + line[0].dropFirst(8)
             lines += line
         }
@@ -152,6 +156,15 @@ public struct DiagnosisReport: Sendable {
             w.field("provenance", p.provenance.kind)
             w.field("frame", p.provenance.frame)
             w.field("basis", p.provenance.description)
+            w.endObject()
+        }
+        if let side = result.thisSide {
+            w.beginObject("this_side")
+            w.field("name", side.name?.name)
+            w.field("name_frame", side.name?.frame)
+            w.field("controller", side.controllerMaker)
+            w.field("hci_version", side.hciVersion)
+            w.field("controller_frame", side.controller?.frame)
             w.endObject()
         }
         Self.writeStory(result.story, to: &w)
