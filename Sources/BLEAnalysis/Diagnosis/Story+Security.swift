@@ -212,6 +212,7 @@ extension Story {
         let notified =
             streams.filter { $0.key.kind == .notification && $0.key.direction == .rx }.reduce(0) { $0 + $1.packets } + cut
         let written = streams.filter { $0.key.kind == .writeCommand && $0.key.direction == .tx }.reduce(0) { $0 + $1.packets }
+        let requested = streams.filter { $0.key.kind == .writeRequest && $0.key.direction == .tx }.reduce(0) { $0 + $1.packets }
         var parts: [String] = []
         var frames: [Int] = []
         if att > 0 {
@@ -221,6 +222,7 @@ extension Story {
                 if cut > 0 { p += " (\(cut) cut by the capturer: their values are not in the log)" }
             }
             if written > 0 { p += ", \(plural(written, "write command")) sent" }
+            if requested > 0 { p += ", \(plural(requested, "write request")) sent" }
             parts.append(p)
         }
         if let s = e.judgedStreams.filter({ $0.packets >= 10 }).max(by: { $0.valueBytes < $1.valueBytes }) {

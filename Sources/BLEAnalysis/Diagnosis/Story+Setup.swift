@@ -12,13 +12,17 @@ extension Story {
         guard let c = candidates.max(by: { ($0.attPDUs, -$0.number) < ($1.attPDUs, -$1.number) }) else { return nil }
         var parts: [String] = []
         var frames: [Int] = []
+        if let create = creation(c, e) {
+            parts.append("up \(BLEAnalysis.duration(create.microseconds)) after this side's LE Create Connection (\(create.frame))")
+            frames.append(create.frame)
+        }
         if let p = parameters(c) { parts.append(p.text); frames += p.frames }
         if let m = mtu(c, e) { parts.append(m.text); frames += m.frames }
         if let s = subscriptions(c, e) { parts.append(s.text); frames += s.frames }
         guard !parts.isEmpty else { return nil }
         let others = candidates.count > 1 ? " (the busiest of \(candidates.count) LE links with ATT)" : ""
         let text = "Set-up of link #\(c.number) with \(e.deviceName(c))\(others): " + parts.joined(separator: "; ") + "."
-        return StorySentence(.data, text, frames: frames)
+        return StorySentence(.setup, text, frames: frames)
     }
 
     /// `interval 18.75 ms, timeout 5 s, then 7.5 ms (403), then 45 ms, latency 4 (510)`: the values in force first, then
@@ -50,6 +54,28 @@ extension Story {
         let ms = ConnectionTiming.supervisionTimeoutMilliseconds(units)
         if ms % 1000 == 0 { return "\(ms / 1000) s" }
         return ms > 1000 ? "\(String(fractionDigits: 2, Double(ms) / 1000)) s" : "\(ms) ms"
+    }
+
+    /// The create this side sent for the link and how long the link took to come up after it: the last LE (Extended)
+    /// Create Connection on the link's controller before its Connection Complete, not ended by a cancel or another
+    /// completion since (Android's cancelled and re-issued accept-list creates: the one that succeeded).
+    static func creation(_ c: Connection, _ e: Evidence) -> (frame: Int, microseconds: Int64)? {
+        var create: EvidenceEvent? = nil
+        for ev in e.events where ev.controller == c.controller {
+            if ev.frame > c.startFrame { break }
+            switch ev.kind {
+            case .createConnection: create = ev
+            case .createConnectionCancel: create = nil
+            case .connectionComplete:
+                guard ev.frame == c.startFrame else {
+                    create = nil
+                    continue
+                }
+                return create.map { ($0.frame, ev.timestamp.microseconds(since: $0.timestamp)) }
+            default: continue
+            }
+        }
+        return nil
     }
 
     /// `18.75 ms`, `50 ms`.

@@ -12,6 +12,9 @@ public struct StorySentence: Hashable, Sendable {
         case security
         /// The data that moved: ATT traffic, the busiest stream, firmware updates, LE Audio.
         case data
+        /// How the busiest LE link was set up: parameters, MTU, subscriptions (``Story/linkSetup(_:)``). The first to
+        /// yield when the first screen is short of room (``DiagnosisReport``).
+        case setup
         /// What the log cannot show.
         case unseen
     }

@@ -62,8 +62,10 @@ public struct DiagnosisReport: Sendable {
             line[0] = terminal.paint("Platform", .bold) + line[0].dropFirst(8)
             lines += line
         }
-        lines += Self.storyLines(result.story, terminal: terminal, width: width)
         let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
+        // The first finding's first line stays on the first screen (25 lines): the set-up sentence yields first.
+        let room = shown.isEmpty ? nil : Self.firstScreen - 2 - lines.count
+        lines += Self.storyLines(result.story, terminal: terminal, width: width, room: room)
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
         if let links {
             lines.append("")
@@ -84,10 +86,18 @@ public struct DiagnosisReport: Sendable {
     }
 
     /// `Story:` then each sentence, wrapped under a two-space indent (nothing when the story is empty).
-    public static func storyLines(_ story: Story, terminal: Terminal, width: Int = DiagnosisReport.width) -> [String] {
+    public static func storyLines(_ story: Story, terminal: Terminal, width: Int = DiagnosisReport.width, room: Int? = nil) -> [String] {
         guard !story.isEmpty else { return [] }
-        return [terminal.paint("Story", .bold) + ":"] + story.sentences.flatMap { wrap($0.text, width: width, first: "  ", rest: "    ") }
+        func lines(_ sentences: [StorySentence]) -> [String] {
+            [terminal.paint("Story", .bold) + ":"] + sentences.flatMap { wrap($0.text, width: width, first: "  ", rest: "    ") }
+        }
+        let all = lines(story.sentences)
+        guard let room, all.count > room else { return all }
+        return lines(story.sentences.filter { $0.topic != .setup })
     }
+
+    /// The lines of a terminal's first screen, that the first finding's first line must reach.
+    public static let firstScreen = 25
 
     /// `"story": [{"topic", "text", "frames"}]` (diagnose.schema.json#/$defs/story).
     static func writeStory(_ story: Story, to w: inout JSONWriter) {

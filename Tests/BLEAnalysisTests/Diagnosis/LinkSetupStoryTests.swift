@@ -2,6 +2,7 @@ import BLEAnalysis
 import BLECapture
 import BLECore
 import BLEProtocols
+import BLEReports
 import BLETestSupport
 import Testing
 
@@ -44,6 +45,31 @@ extension DiagnosisRuleTests {
                     == "Set-up of link #1 with \(RuleTest.peerText): interval 30 ms, timeout 4 s, then 50 ms, latency 4, timeout 5 s (\(update)); "
                     + "ATT_MTU 247 (this side asked 517, the peer 247; \(mtuResponse)); notifications on for 0x0012 (\(cccd)).")
             #expect(line.frames == [update, mtuResponse, cccd])
+        }
+
+        /// The fossibot Pixel: an accept-list create (247) cancelled (284, 0x02 at 287), re-issued (295), the link up at
+        /// 301, 19 ms later (tshark: 7.238676 → 7.257769 s). The cancelled create is not the one the link answered.
+        @Test func theCreateTheLinkAnsweredAndHowLongItTook() throws {
+            var b = CaptureBuilder(step: 1_000).createConnection(to: nil).at(microsecondsFromStart: 5_000_000)
+                .createConnectionCancel().connectionFailed(.unknownConnectionIdentifier)
+            let create = b.nextFrame
+            b = b.createConnection(to: nil).at(microsecondsFromStart: 5_022_000).connect(handle: 0x40, peer: RuleTest.peer)
+                .att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let line = try #require(Self.setupLine(try RuleTest.diagnose(b)))
+            // The cancel at 5.000 s, its answer 5.001, the 0x02 5.002, the re-issued create 5.003; the link at 5.022 s: 19 ms.
+            #expect(line.text.contains(": up 19 ms after this side's LE Create Connection (\(create)); interval 30 ms"), "\(line.text)")
+        }
+
+        /// The first finding's first line stays on the first screen: with no room left, the set-up sentence is the one
+        /// the text leaves out (the JSON keeps it); with room, it is told.
+        @Test func theSetUpSentenceYieldsWhenTheFirstScreenIsShort() throws {
+            let story = try RuleTest.diagnose(Self.setUp().b).story
+            let plain = Terminal(colors: false)
+            let all = DiagnosisReport.storyLines(story, terminal: plain, width: 100)
+            let short = DiagnosisReport.storyLines(story, terminal: plain, width: 100, room: all.count - 1)
+            #expect(all.contains { $0.hasPrefix("  Set-up of link #1") })
+            #expect(!short.contains { $0.contains("Set-up of link") } && short.count < all.count)
+            #expect(DiagnosisReport.storyLines(story, terminal: plain, width: 100, room: all.count) == all)
         }
 
         @Test func nearMissNoExchangeIsTheDefaultAndARefusedSubscriptionIsToldAsRefused() throws {
