@@ -35,6 +35,9 @@ public struct CaptureCompleteness: Hashable, Sendable {
     public var payloadsCutByLogger = false
     /// Records the pass read; with ``unreadRest``, what the verdict covers.
     public var recordsRead = 0
+    /// The host's HCI Reset the log starts from: the first reset, with no link open at it and no data or work before
+    /// it (a Bluetooth power-on). Every link of the log began in it: none can have started before it.
+    public var startsAtReset: Int?
     /// The reader stopped before the file's end (a corrupt record length, a read error): what is after it is not judged.
     public var unreadRest: Item? { items.first { $0.code == .fileCorrupt } }
 
@@ -137,7 +140,10 @@ public struct CaptureCompleteness: Hashable, Sendable {
         let shown =
             worst.isEmpty
             ? items : worst.filter { Self.verdict(of: $0.code) == verdict } + worst.filter { Self.verdict(of: $0.code) != verdict }
-        guard let first = shown.first else { return "complete: the log shows every record whole, in time order" }
+        guard let first = shown.first else {
+            return "complete: the log shows every record whole, in time order"
+                + (startsAtReset.map { ", from the host's HCI Reset at frame \($0)" } ?? "")
+        }
         return verdict + ": " + first.message + (shown.count > 1 ? " (+\(shown.count - 1) more)" : "")
     }
 }

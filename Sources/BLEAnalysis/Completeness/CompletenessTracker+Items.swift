@@ -20,6 +20,12 @@ extension CompletenessTracker {
             .init(handle: $0.handle, frame: $0.frame, reason: HCIStatus(rawValue: $0.reason))
         }
         result.staleACL = staleACL.filter { !$0.adopted }
+        // Among the log's first records (PacketLogger's notes come before it), so "from" it is the log's start.
+        if let reset = resets.first, reset <= 20, !resetsWithLinks.contains(reset),
+            [firstACLFrame, firstWorkFrame].compactMap({ $0 }).min().map({ reset < $0 }) ?? true
+        {
+            result.startsAtReset = reset
+        }
         return result
     }
 
