@@ -3,9 +3,9 @@
 A pulse oximeter has Battery Level (0x2A19, read + notify) and a live SpO2 characteristic (read + notify), each with
 its Client Characteristic Configuration descriptor (0x2902). The phone discovers everything, reads both values, and:
 - never writes the battery level's CCCD, then waits 10 s for battery notifications that never come (GATT-03);
-- writes the SpO2 CCCD `01 00` with a Write Command (0x52) instead of a Write Request (GATT-03). bumble's GATT server
-  accepts the write without response, so SpO2 notifications do arrive here; a server that ignores a Write Command on a
-  CCCD would send nothing.
+- writes the SpO2 CCCD `01 00` with a Write Command (0x52) instead of a Write Request (GATT-03, info). bumble's GATT
+  server accepts the write without response, so SpO2 notifications do arrive here; a server that ignores a Write
+  Command on a CCCD would send nothing.
 The oximeter's firmware notifies its subscribers once a second. The app then disconnects.
 """
 
@@ -106,9 +106,12 @@ def locate_capture(truth, data: bytes):
                             f"Battery Level 0x{b['value_handle']:04X} has Notify and a CCCD (0x{b['cccd_handle']:04X}, "
                             f"#{found[0]}); the app reads it (#{b['read_frame']}) but never writes the CCCD: no "
                             f"notification until the link ends (#{end['frame']})"),
-            diagkit.finding("GATT-03", "E", s["cccd_write_command_frame"], [s["read_frame"]],
+            # Info, not an error: bumble's server honoured the Write Command (SpO2 notifications follow), so nothing was
+            # lost here; the risk (a server that ignores it) is told, not a failure.
+            diagkit.finding("GATT-03", "I", s["cccd_write_command_frame"], [s["read_frame"], spo2[0]],
                             f"The SpO2 CCCD 0x{s['cccd_handle']:04X} is written with a Write Command (0x52, "
-                            f"#{s['cccd_write_command_frame']}) instead of a Write Request: some servers ignore it"),
+                            f"#{s['cccd_write_command_frame']}) instead of a Write Request; this server honours it "
+                            f"(notifications from #{spo2[0]}), some servers ignore it"),
         ],
         "deciding_frame_note": "for a CCCD never written, the frame is the read of the value (the app uses it); the "
                                "absence is decided by the end of the link, which the finding cites too",
