@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10 or 2026-11-30-12: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12 or 2026-11-30-13: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -225,6 +225,9 @@ cagnulein/qdomyos-zwift 59201d3d9ba731cdf0c3952945818396b2722417 71bd72095e11656
 cagnulein/qdomyos-zwift 44ce147e1af1c426273c400a6841f1b4cee20f87 67f3404b8e3f1f94a7b644c7da0b5f7f634803ab2b2612598c80ac56dd963878 android-btsnoop-cfa_qdomyos-lenovo-tab-irunning-treadmill-0edc-fw-string-host-disc-16-17min-scan.cfa btlogs/carnielli.cfa
 notmikeb/workspace 0f0df836c9ab5c6846c2ef1e1d619ce01a929738 e85f3ba3ba0dfd91ec1fd0f5babfe72119cd67809249c6eda8dab8f0439d1ef2 android-btsnoop-named-cap_notmikeb-2017-cubot-page-timeout-04-x3-during-le-link-handle-0201-reused.cap bluetooth/wireshark1/btsnoop_hci.cap
 bertrandmartel/btsnoop-decoder c994678bb677802b53675cd1241be2325031bd55 f8ed2702a59e5be3b069e7107e1ecf43bf6e12e818965214d6b3362806786c17 btsnoop-h4_btsnoop-decoder-2015-le-scan-7-completes-one-command-13-records-99-days-later.log snoop-files/btsnoop_hci.log
+# added 2026-11-30-13
+supperthomas/bluetoothlover_doc cca7514fd02817e81343cc7b19f5f8812e145925 3e439f647277c70e7f325ef67eb331ce81e258d3fcb82fe372bfab51d2c69a08 btsnoop-h4-cfa-headset_btlover-realtek-hf-huawei-phone-ssp-hfp-bldn-redial-call-msbc-esco-4434-sco-chup.cfa source/bredr_profile/02_hfp_note/ref/CFA/耳机控制手机主动连手机.cfa
+supperthomas/bluetoothlover_doc 7937c66e648a46b37cb4cd8636b45db197a38c11 1bc3386410628fa7dc589847641069c8bd38ab6e0a85ee5fa64b71cf4c08bc78 android-btsnoop-cfa_btlover-redmi-k70-mediatek-le-audio-ebl-sc-justworks-x2-cis-x5-lc3-path-ascs-pacs-vcs-csis.cfa source/LE_AUDIO/01_LE_AUDIO/ref/BT_HCI_2024_1108_134415.cfa
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
