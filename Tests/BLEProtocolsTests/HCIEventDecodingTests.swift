@@ -42,4 +42,27 @@ import Testing
         #expect(d.error == .invalidSize(expected: 4, got: 3))
         if case .raw = d.parameters {} else { Issue.record("decoded a short Command Status: \(d.parameters)") }
     }
+
+    /// Frame 163 of the corpus's CUBOT log: `04 13 0b 01 01 02 01 00` then 6 zeros, a Number Of Completed Packets
+    /// (7.7.19) of 11 bytes whose count says one entry (5 bytes); tshark reads the entry, handle 0x0201, 1 packet.
+    @Test func aCompletedPacketsEventWithTrailingZerosKeepsItsEntry() {
+        let packet = HCIEventPacket(
+            code: HCIEventCode(0x13), parameters: [0x01, 0x01, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00])
+        let d = packet.decoding
+        #expect(d.ignoredBytes == 6 && d.error == nil)
+        guard case let .numberOfCompletedPackets(n) = d.parameters else {
+            Issue.record("not Number Of Completed Packets: \(d.parameters)")
+            return
+        }
+        #expect(n.entries == [.init(handle: 0x0201, completedPackets: 1)])
+    }
+
+    /// The near miss: a count of two with one entry's bytes is short, so it stays raw with its error.
+    @Test func aCompletedPacketsEventShortOfItsCountStaysRaw() {
+        let packet = HCIEventPacket(code: HCIEventCode(0x13), parameters: [0x02, 0x01, 0x02, 0x01, 0x00])
+        let d = packet.decoding
+        #expect(d.ignoredBytes == 0)
+        #expect(d.error == .invalidSize(expected: 9, got: 5))
+        if case .raw = d.parameters {} else { Issue.record("decoded a short event: \(d.parameters)") }
+    }
 }

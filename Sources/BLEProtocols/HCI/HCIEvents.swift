@@ -128,13 +128,17 @@ public enum HCIParameterSize: Hashable, Sendable {
     case fixed(Int)
     /// At least this many (the rest is the decoder's to read).
     case atLeast(Int)
+    /// At least this many, holding a count and that many items: the decoder knows the length from the count, so bytes
+    /// after the items are extra, as after a fixed-size event's.
+    case counted(atLeast: Int)
     /// Variable: the decoder checks every length.
     case variable
 
     func check(_ count: Int) throws(DecodeError) {
         switch self {
         case let .fixed(n) where count != n: throw DecodeError.invalidSize(expected: n, got: count)
-        case let .atLeast(n) where count < n: throw DecodeError.invalidSize(expected: n, got: count)
+        case let .atLeast(n) where count < n, let .counted(n) where count < n:
+            throw DecodeError.invalidSize(expected: n, got: count)
         default: break
         }
     }
@@ -183,7 +187,7 @@ public enum HCIEventTable {
         0x0E: E("Command Complete", size: .atLeast(3), decode: d(HCIEventParameters.commandComplete)),
         0x0F: E("Command Status", size: .fixed(4), decode: d(HCIEventParameters.commandStatus)),
         0x10: E("Hardware Error"), 0x11: E("Flush Occurred"), 0x12: E("Role Change"),
-        0x13: E("Number Of Completed Packets", size: .atLeast(1), decode: d(HCIEventParameters.numberOfCompletedPackets)),
+        0x13: E("Number Of Completed Packets", size: .counted(atLeast: 1), decode: d(HCIEventParameters.numberOfCompletedPackets)),
         0x14: E("Mode Change"), 0x15: E("Return Link Keys"), 0x16: E("PIN Code Request"), 0x17: E("Link Key Request"),
         0x18: E("Link Key Notification"), 0x19: E("Loopback Command"), 0x1A: E("Data Buffer Overflow"),
         0x1B: E("Max Slots Change"), 0x1C: E("Read Clock Offset Complete"), 0x1D: E("Connection Packet Type Changed"),
@@ -231,11 +235,15 @@ public enum HCIEventTable {
     ]
 
     /// True when the event (or LE subevent) is decoded and has a fixed parameter size.
-    static func hasFixedSize(_ code: HCIEventCode, _ subevent: LESubevent?) -> Bool {
+    /// Whether the decoder knows the event's length (fixed, or from its count), so bytes after it are extra.
+    static func knowsItsLength(_ code: HCIEventCode, _ subevent: LESubevent?) -> Bool {
         let entry: HCIEventEntry?
         if let subevent { entry = subevents[subevent.rawValue] } else { entry = events[code.rawValue] }
-        guard let entry, entry.decode != nil, case .fixed = entry.size else { return false }
-        return true
+        guard let entry, entry.decode != nil else { return false }
+        switch entry.size {
+        case .fixed, .counted: return true
+        case .atLeast, .variable: return false
+        }
     }
 
     /// Decodes through `entry`: the size rule checked once, then the decoder, which must use every byte.

@@ -153,7 +153,7 @@ public struct HCIEventPacket: WireCodable, CustomStringConvertible {
         public var error: DecodeError?
     }
 
-    /// The typed parameters, reading an event longer than its fixed size by its first bytes: controllers append
+    /// The typed parameters, reading an event longer than its fixed (or counted) size by its first bytes: controllers append
     /// bytes (a Command Status of 5 bytes, frame 299 of the ix7 tracker log in the corpus), the Android stack takes
     /// the sizes as minimums (system/bt stack/include/hci_evt_length.h) and tshark decodes the known fields; the
     /// bytes left out are counted in ``Decoding/ignoredBytes`` for the caller to say.
@@ -161,7 +161,7 @@ public struct HCIEventPacket: WireCodable, CustomStringConvertible {
         do throws(DecodeError) {
             return Decoding(parameters: try decodeParameters())
         } catch {
-            if case let .invalidSize(expected, got) = error, got > expected, HCIEventTable.hasFixedSize(code, subevent),
+            if case let .invalidSize(expected, got) = error, got > expected, HCIEventTable.knowsItsLength(code, subevent),
                 let v = try? Self.decode(code, Array(parameters.dropLast(got - expected)))
             {
                 return Decoding(parameters: v, ignoredBytes: got - expected)
