@@ -1,3 +1,4 @@
+import BLECodecs
 import BLECore
 import BLEProtocols
 
@@ -16,6 +17,13 @@ public struct ControllerIdentity: Hashable, Sendable {
     public var version: ReadLocalVersionInformationReturn?
     public var frame: Int
     public var source: Source
+
+    /// 0xFFFF is no company: Assigned Numbers reserve it for devices without one, and test controllers answer it.
+    public var hasNoCompany: Bool { manufacturer.rawValue == 0xFFFF }
+    /// The maker's assigned company name; nil when the id has none.
+    public var companyName: String? { AssignedNumbers.companyName(manufacturer.rawValue) }
+    /// `4.1`, `5.3`: nil when only a monitor Index Info named the maker.
+    public var hciVersionName: String? { version.map { ReadLocalVersionInformationReturn.versionName($0.hciVersion) } }
 }
 
 /// How many vendor-specific commands and events each controller exchanged, named from the vendor tables.

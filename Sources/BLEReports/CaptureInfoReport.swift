@@ -227,12 +227,10 @@ public struct CaptureInfo: Sendable {
 
     /// The maker by its assigned company name, the version numbers when known, and the frame that said so.
     static func describe(_ id: ControllerIdentity) -> String {
-        let m = id.manufacturer.rawValue
-        // 0xFFFF is no company (Assigned Numbers reserve it for devices without one; test controllers answer it).
-        let company = m == 0xFFFF ? "no company ID" : AssignedNumbers.companyName(m) ?? "company"
-        var s = company + " (\(hex(m, width: 4)))"
-        if let v = id.version {
-            s += ", HCI \(ReadLocalVersionInformationReturn.versionName(v.hciVersion))"
+        let company = id.hasNoCompany ? "no company ID" : id.companyName ?? "company"
+        var s = company + " (\(hex(id.manufacturer.rawValue, width: 4)))"
+        if let v = id.version, let hci = id.hciVersionName {
+            s += ", HCI \(hci)"
             s += ", LMP \(ReadLocalVersionInformationReturn.versionName(v.lmpVersion)) subversion \(hex(v.lmpSubversion, width: 4))"
         }
         return s + " (frame \(id.frame))"

@@ -18,11 +18,9 @@ public struct ThisSide: Hashable, Sendable {
     }
 
     /// The controller's maker by its assigned company name, else its id (`0x001d`).
-    public var controllerMaker: String? {
-        controller.map { AssignedNumbers.companyName($0.manufacturer.rawValue) ?? hex($0.manufacturer.rawValue, width: 4) }
-    }
+    public var controllerMaker: String? { controller.map { $0.companyName ?? hex($0.manufacturer.rawValue, width: 4) } }
     /// `4.1`, `5.3`: nil when only a monitor Index Info named the maker.
-    public var hciVersion: String? { controller?.version.map { ReadLocalVersionInformationReturn.versionName($0.hciVersion) } }
+    public var hciVersion: String? { controller?.hciVersionName }
 
     /// `'Telefono Mi' (frame 60), Qualcomm controller, HCI 4.1 (frame 8)`.
     public var summary: String {
@@ -34,13 +32,10 @@ public struct ThisSide: Hashable, Sendable {
 
     /// `Qualcomm controller, HCI 4.1 (frame 8)`: the maker by its assigned company name.
     public static func describe(_ id: ControllerIdentity) -> String {
-        let m = id.manufacturer.rawValue
-        // 0xFFFF is no company (Assigned Numbers reserve it for devices without one; test controllers answer it).
         let company =
-            m == 0xFFFF
-            ? "a controller with no company ID" : (AssignedNumbers.companyName(m) ?? "company \(hex(m, width: 4))") + " controller"
-        let version = id.version.map { ", HCI " + ReadLocalVersionInformationReturn.versionName($0.hciVersion) } ?? ""
-        return company + version + " (frame \(id.frame))"
+            id.hasNoCompany
+            ? "a controller with no company ID" : (id.companyName ?? "company \(hex(id.manufacturer.rawValue, width: 4))") + " controller"
+        return company + (id.hciVersionName.map { ", HCI " + $0 } ?? "") + " (frame \(id.frame))"
     }
 }
 

@@ -52,13 +52,8 @@ public struct DiagnosisReport: Sendable {
             log[0] = terminal.paint("Log", .bold) + log[0].dropFirst(3)
             lines += log
         }
-        let side = result.thisSide.map { "this side " + $0.summary }
-        if result.platform != nil || side != nil {
-            // Which stack's routine the findings were judged against (``PlatformTable``), and what says so; then this
-            // side as the log names it (its host's name, its controller).
-            let platform = result.platform?.summary ?? "not named by the log"
-            var line = wrap(
-                "Platform: " + ([platform] + [side].compactMap { $0 }).joined(separator: "; "), width: width, first: "", rest: "    ")
+        if let platform = result.platformLine {
+            var line = wrap("Platform: " + platform, width: width, first: "", rest: "    ")
             line[0] = terminal.paint("Platform", .bold) + line[0].dropFirst(8)
             lines += line
         }
@@ -346,5 +341,16 @@ extension DiagnosisReport {
             out += "| " + cells.map { $0.replacing("|", with: "\\|") }.joined(separator: " | ") + " |\n"
         }
         return out
+    }
+}
+
+extension DiagnosisResult {
+    /// Which stack's routine the findings were judged against (``PlatformTable``) and what says so, then this side as
+    /// the log names it (its host's name, its controller): `diagnose`'s `Platform:` line and the report's platform
+    /// item. Nil when the log names neither.
+    public var platformLine: String? {
+        let side = thisSide.map { "this side " + $0.summary }
+        guard platform != nil || side != nil else { return nil }
+        return ([platform?.summary ?? "not named by the log"] + [side].compactMap { $0 }).joined(separator: "; ")
     }
 }

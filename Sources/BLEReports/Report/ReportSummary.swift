@@ -32,10 +32,13 @@ extension Report {
     /// duration, rate, the limit of the stream that carried the image), transfers (complete/cut), the busiest data
     /// stream's throughput verdict, completeness when complete, decoder errors. Link quality and throughput limits are
     /// diagnosis rules (DC-01, HH-05, TP-03): no line per connection when nothing is wrong.
-    /// The `Platform:` line of `diagnose` as a summary item (the same ``DiagnosisResult/platform``: one writer), when the
-    /// log names a platform: whose routine the findings were judged against.
+    /// The `Platform:` line of `diagnose` as a summary item (the same ``DiagnosisResult/platformLine``: one writer), when
+    /// the log names a platform or this side: whose routine the findings were judged against, and who logged.
     static func platformItem(_ d: DiagnosisResult) -> VerdictItem? {
-        d.platform.map { VerdictItem(topic: "platform", status: .info, text: $0.summary, section: "capture", frame: $0.provenance.frame) }
+        d.platformLine.map {
+            let frame = d.platform?.provenance.frame ?? d.thisSide?.name?.frame ?? d.thisSide?.controller?.frame
+            return VerdictItem(topic: "platform", status: .info, text: $0, section: "capture", frame: frame)
+        }
     }
 
     public static func summarize(_ f: FileAnalysis, maxFindings: Int = 3, maxDiagnoses: Int = 12) -> [VerdictItem] {
