@@ -44,4 +44,18 @@ import Testing
             .event(HCIBuild.commandComplete(Self.readLocalName, returnParameters: [0x01] + Self.nameField("hu")))
         #expect(DiagnosisReport.analyze(try refused.captureFile()).result.thisSide == nil)
     }
+
+    /// The report's summary says who logged as `diagnose` does: its platform item is the same line, at the name's frame
+    /// when no platform is named (it had only the platform, so a log naming this side alone had no item).
+    @Test func theReportsPlatformItemCarriesThisSide() throws {
+        let b = CaptureBuilder().command(HCIBuild.command(Self.writeLocalName, parameters: Self.nameField("Telefono Mi")))
+            .localVersion(manufacturer: ControllerManufacturer(0x000F), hciVersion: 0x08)
+        let line = try Self.platformLine(b).dropFirst("Platform: ".count)
+        let file = Report.analyze(capture: try b.captureFile())
+        let item = try #require(file.summary.first { $0.topic == "platform" })
+        #expect(item.text == String(line) && item.frame == 1)
+        // Near miss: no name, no controller, no platform: no item.
+        let plain = Report.analyze(capture: try CaptureBuilder().connect(handle: 0x40).captureFile())
+        #expect(!plain.summary.contains { $0.topic == "platform" })
+    }
 }
