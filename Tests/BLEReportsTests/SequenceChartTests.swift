@@ -70,4 +70,19 @@ import Testing
         let last = try #require(rows.first { $0.frame == 237 })
         #expect(sequence.ends(last)! == (.controller, f.connections.first?.role == .peripheral ? .peripheral : .central))
     }
+
+    /// The rows before a link's finding are its own first: the Domyos treadmill log's DC-01 (0x08 at 5143) had six
+    /// advertising reports there and not the unanswered Write Request at 5129 it names. Fewer own rows than room are
+    /// filled with the others nearest the deciding frame; a finding of no link keeps the last rows as they come.
+    @Test func theRowsBeforeAFindingAreItsLinksFirst() {
+        var pool = (1...10).map { Self.row($0, Int64($0) * 1000, .rx, "hci", "LE Advertising Report") }
+        for i in [0, 1, 2] { pool[i].connection = 1; pool[i].layer = "att" }
+        let before = Report.pick(pool, connection: 1, count: 6, fromEnd: true).map(\.frame)
+        #expect(before == [1, 2, 3, 8, 9, 10])
+        let after = Report.pick(pool, connection: 1, count: 3, fromEnd: false).map(\.frame)
+        #expect(after == [1, 2, 3])
+        // Near misses: no link named, or a pool no larger than the room: the rows as they come.
+        #expect(Report.pick(pool, connection: nil, count: 6, fromEnd: true).map(\.frame) == [5, 6, 7, 8, 9, 10])
+        #expect(Report.pick(Array(pool.prefix(5)), connection: 2, count: 6, fromEnd: true).map(\.frame) == [1, 2, 3, 4, 5])
+    }
 }

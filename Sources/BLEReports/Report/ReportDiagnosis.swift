@@ -27,32 +27,52 @@ extension Report {
     /// from a second pass that builds timeline events only inside those windows and stops after the last one.
     static let exchangeRowsBefore = 6
     static let exchangeRowsAfter = 3
+    /// How many events around a deciding frame the rows are chosen from: on a phone's log the last six events before a
+    /// link loss are often advertising reports, and the link's own last exchange (the Domyos treadmill's unanswered
+    /// Write Request at 5129, 14 frames before its 0x08) is a few dozen events back.
+    static let exchangeRowsPool = 64
 
-    static func exchanges(path: String, around frames: [Int], options: AnalyzerOptions) -> [Int: [ExchangeRow]] {
-        let targets = Array(Set(frames)).sorted()
+    /// A finding's deciding frame and the link it is about, whose rows come first.
+    struct ExchangeTarget: Hashable {
+        var frame: Int
+        var connection: Int?
+    }
+
+    /// The rows to show of `pool` (in frame order): the link's own when it has enough, filled with the others nearest
+    /// the deciding frame; `fromEnd` picks the last rows (before the frame), else the first (after it).
+    static func pick(_ pool: [ExchangeRow], connection: Int?, count: Int, fromEnd: Bool) -> [ExchangeRow] {
+        guard let connection, pool.count > count else { return Array(fromEnd ? pool.suffix(count) : pool.prefix(count)) }
+        let ordered = fromEnd ? Array(pool.reversed()) : pool
+        let own = ordered.filter { $0.connection == connection }.prefix(count)
+        let others = ordered.filter { $0.connection != connection }.prefix(count - own.count)
+        return (own + others).sorted { $0.frame < $1.frame }
+    }
+
+    static func exchanges(path: String, around found: [ExchangeTarget], options: AnalyzerOptions) -> [Int: [ExchangeRow]] {
+        var connectionAt: [Int: Int?] = [:]
+        for t in found where connectionAt[t.frame] == nil { connectionAt[t.frame] = t.connection }
+        let targets = connectionAt.keys.sorted()
         guard let last = targets.last, let capture = try? CaptureFile.open(path: path) else { return [:] }
         var options = options
         options.timeline = false
         let analyzer = Analyzer(options: options)
-        var rows: [Int: [ExchangeRow]] = [:]
-        var recent: [ExchangeRow] = []  // the last few events, for the rows before a target
-        var after: [Int: Int] = [:]  // target → rows still to take after it
+        var before: [Int: [ExchangeRow]] = [:]
+        var after: [Int: [ExchangeRow]] = [:]  // target → the rows after it, up to the pool's size
+        var recent: [ExchangeRow] = []  // the last events, for the rows before a target
         var next = 0  // the next target not reached yet
         analyzer.onEvent = { e in
             let row = ExchangeRow(
                 frame: e.frame, timestamp: e.timestamp, direction: e.direction, layer: e.layer.rawValue, name: e.name,
                 summary: e.summary, pairedFrame: e.responseFrame ?? e.requestFrame, connection: e.connectionNumber)
-            for (t, n) in after where n > 0 && e.frame > t {
-                rows[t, default: []].append(row)
-                after[t] = n - 1
-            }
+            for (t, rows) in after where rows.count < exchangeRowsPool && e.frame > t { after[t]!.append(row) }
             while next < targets.count, e.frame >= targets[next] {
-                rows[targets[next]] = recent.filter { $0.frame < targets[next] } + (e.frame == targets[next] ? [row] : [])
-                after[targets[next]] = exchangeRowsAfter
+                let t = targets[next]
+                before[t] = recent.filter { $0.frame < t } + (e.frame == t ? [row] : [])
+                after[t] = []
                 next += 1
             }
             recent.append(row)
-            if recent.count > exchangeRowsBefore { recent.removeFirst() }
+            if recent.count > exchangeRowsPool { recent.removeFirst() }
         }
         // A window opens a few hundred records ahead of its target (the rows before it), and the pass ends once the last
         // window has its rows after: a statistics pass elsewhere, so the report stays about as fast.
@@ -66,6 +86,15 @@ extension Report {
             if record.frame > last + lead { break }
         }
         analyzer.setTimeline(false)
+        var rows: [Int: [ExchangeRow]] = [:]
+        for (t, pool) in before {
+            let connection = connectionAt[t] ?? nil
+            // The deciding frame's own row stays, then the link's rows before and after it.
+            let own = pool.last?.frame == t ? [pool.last!] : []
+            let earlier = pick(Array(pool.dropLast(own.count)), connection: connection, count: exchangeRowsBefore, fromEnd: true)
+            let later = pick(after[t] ?? [], connection: connection, count: exchangeRowsAfter, fromEnd: false)
+            rows[t] = earlier + own + later
+        }
         return rows
     }
 }

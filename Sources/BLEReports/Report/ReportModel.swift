@@ -250,7 +250,9 @@ public struct Report: Sendable {
         a.evidence = analysis.evidence.events
         // Errors and worse get the rows around them (a second pass over the file, up to the last one's frame):
         // warnings show their evidence chain only, so a capture without errors costs no second pass.
-        let shown = a.diagnosis.atLeast(.error).prefix(maxExchangeWindows).map(\.frame)
+        let shown = a.diagnosis.atLeast(.error).prefix(maxExchangeWindows).map {
+            ExchangeTarget(frame: $0.frame, connection: $0.connection)
+        }
         if !shown.isEmpty { a.exchanges = exchanges(path: capture.path, around: Array(shown), options: analyzerOptions) }
         a.summary = summarize(a)
         if options.embedTimeline {
