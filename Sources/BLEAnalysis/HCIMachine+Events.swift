@@ -129,6 +129,7 @@ extension HCIMachine {
         default: break
         }
         if cc.opcode == .readEncryptionKeySize { noteKeySize(returns, record) }
+        localAddresses.answered(cc, controller: controller, frame: frame)
         if cc.opcode == Self.readLocalName, cc.returnParameters.first == 0,
             let name = LocalName.parse(cc.returnParameters.dropFirst(), frame: frame)
         {
@@ -277,7 +278,8 @@ extension HCIMachine {
         if status.rawValue == 0, !stale {
             let frame = record.frame, time = record.timestamp
             let local = localAddresses.local(
-                controller: record.controllerIndex, central: role == .central, localRPA: peer.local, frame: frame, event: event)
+                controller: record.controllerIndex, handle: handle, central: role == .central, localRPA: peer.local, frame: frame,
+                event: event)
             links.openLink(controller: record.controllerIndex, handle: handle, frame: frame, timestamp: time, isLE: true) { c in
                 _ = c.machine.feed(.role(role == .central ? .central : .peripheral), frame: frame, timestamp: time)
                 c.peerAddress = peer.address.description

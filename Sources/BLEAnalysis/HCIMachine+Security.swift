@@ -62,6 +62,13 @@ extension HCIMachine {
             feed(.security(.pairingRefused("Simple Pairing Complete: \(s.status)")), peer: s.address, record)
         case let a as AuthenticationComplete where a.status != .success:
             feed(.security(.pairingRefused("Authentication Complete: \(a.status)")), handle: a.handle, record, infer: false)
+        case let t as LEAdvertisingSetTerminated where t.status == .success:
+            let handle = t.connectionHandle & 0x0FFF
+            if let local = localAddresses.advertisingSetTerminated(
+                set: t.advertisingHandle, handle: handle, controller: record.controllerIndex)
+            {
+                feed(.security(.addressSeen(.local, local)), handle: handle, record, infer: false)
+            }
         default:
             break
         }
