@@ -347,6 +347,24 @@ extension DiagnosisRuleTests {
             )
         }
 
+        /// This side read the silent characteristic's value: a state, notified when it changes (the Redmi LE Audio log's
+        /// CSIS Set Size and Set Member Lock, 0x0522/0x0532, read at 1718/1708 after subscribing, the links then ended by
+        /// this side): context, citing the read. The test above, which reads another handle (0x0015), is the near miss.
+        @Test func aCharacteristicThisSideReadIsAStateNotifiedOnChange() throws {
+            var b = Self.discovered(Self.connected()).at(1)
+            let write = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let read = b.nextFrame
+            b = b.att(.readRequest(handle: 0x0012), handle: 0x40, .tx).att(.readResponse(value: [2]), handle: 0x40, .rx).at(41)
+                .disconnect(handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-05").first)
+            #expect(d.severity == .info && d.frame == write)
+            #expect(
+                d.message.hasSuffix(
+                    "The capture cannot tell whether a value was due: this side read 0x0012's value (frame \(read)): a value read for its state is notified when the state changes, and the capture shows no change was due."
+                ))
+        }
+
         /// The silence the capture's end cut, the link still up: long (3 min) and the peer silent on every handle, it stays
         /// a warning; short (40 s, the iOS Even G2 capture's 31 s), or with the peer notifying another characteristic
         /// meanwhile, the capture cannot tell whether a value was due: info, saying why.

@@ -18,12 +18,13 @@ extension FindingCode {
 /// warning. A silence the capture's end cut short, the link still up, shows no loss: a characteristic that notifies
 /// on events (a button, a gesture) is silent until one happens. That is context ("cannot tell") when the capture
 /// gave it under ``shortCut`` or when the peer went on notifying other characteristics of the link meanwhile (its
-/// notifications worked).
+/// notifications worked). A characteristic this side also read is a state (a battery level, a set member lock, a
+/// volume): its server notifies when the state changes (Core Spec Vol 3, Part G, 4.10), so its silence is context too.
 struct GATT05SubscribedButSilent: DiagnosisRule {
     static let code = FindingCode.subscribedButSilent
     static let group = RuleGroup.gatt
     static let evidence =
-        "A CCCD write enabling notifications or indications, not refused; the link up for 30 s after it; no notification or indication on the characteristic. Info when the capture's end (not the link's) cut the silence under 60 s, or the peer notified another characteristic meanwhile"
+        "A CCCD write enabling notifications or indications, not refused; the link up for 30 s after it; no notification or indication on the characteristic. Info when this side read the characteristic's value (a state, notified on change), or the capture's end (not the link's) cut the silence under 60 s, or the peer notified another characteristic meanwhile"
     static let anchor = "none"
     /// How long the link must stay up after subscribing before silence counts.
     static let quiet: Int64 = 30_000_000
@@ -70,7 +71,7 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
                     + (unknown.map { " The capture cannot tell whether a value was due: \($0)." } ?? ""),
                 headline: "subscribed on \(device), nothing notified (\(handles))",
                 supporting: list.dropFirst().map { CitedFrame($0.event.frame, "CCCD of \(hex($0.target, width: 4)) written") },
-                causes: unknown.map { _ in ["the characteristic notifies on events, and none came while the capture ran"] } ?? [
+                causes: unknown.map { _ in ["the characteristic notifies on events or changes, and none came while the capture ran"] } ?? [
                     "the peripheral app produced no data or notifies another handle",
                     "the subscription did not persist across a reconnection",
                 ],
@@ -78,10 +79,15 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
         }
     }
 
-    /// Why the silence says nothing, when the capture's end (not the link's) closed it: it was short, or the peer
-    /// notified other characteristics of the link after the subscription. Nil when the link ended, or the capture shows
-    /// a long silence of the whole peer.
+    /// Why the silence says nothing: this side read a silent characteristic's value (a state, notified on change); or
+    /// the capture's end (not the link's) closed it, and it was short or the peer notified other characteristics of the
+    /// link after the subscription. Nil when the link ended, or the capture shows a long silence of the whole peer.
     static func cannotTell(_ c: Connection, after frame: Int, silent: Set<UInt16>, window: Int64) -> String? {
+        let reads = silent.compactMap { h in c.activity.read[h].map { (h, $0) } }.min { $0.1.first < $1.1.first }
+        if let (handle, use) = reads {
+            return
+                "this side read \(hex(handle, width: 4))'s value (frame \(use.first)): a value read for its state is notified when the state changes, and the capture shows no change was due"
+        }
         guard c.endTime == nil else { return nil }
         let cut = "the capture ends \(duration(window)) after the subscription with the link still up"
         let others = c.activity.notified.filter { !silent.contains($0.key) && $0.value.last > frame }
