@@ -29,8 +29,9 @@ import Testing
         HCIEventPacket(code: .commandComplete, parameters: [1] + [UInt8(opcode.rawValue & 0xFF), UInt8(opcode.rawValue >> 8)] + ret).bytes
     }
 
-    /// A central's CIG 1 with CIS 0 on handle 0x0060 for the ACL link 0x0040, then LE CIS Established with `status`.
-    static func cis(status: HCIStatus) -> CaptureBuilder {
+    /// A central's CIG 1 with CIS 0 on handle 0x0060 for the ACL link 0x0040, then LE CIS Established with `status`,
+    /// after what `base` holds.
+    static func cis(status: HCIStatus, after base: CaptureBuilder = CaptureBuilder()) -> CaptureBuilder {
         var cig = LESetCIGParameters()
         cig.cigID = 1
         cig.sduIntervalCToP = 10_000
@@ -48,7 +49,7 @@ import Testing
         established.cis.status = status
         established.cis.handle = 0x60
         established.cis.isoInterval = 8
-        return CaptureBuilder().connect(handle: 0x40)
+        return base.connect(handle: 0x40)
             .command(command(cig)).event(complete(LESetCIGParameters.command, [0x00, 0x01, 0x01, 0x60, 0x00]))
             .command(command(create)).event(HCIBuild.event(.commandStatus(CommandStatus(status: .success, opcode: LECreateCIS.command))))
             .event(leMeta(established))

@@ -33,6 +33,32 @@ extension DiagnosisRuleTests {
             #expect(!d.message.contains("latency ≤ 30") && !d.message.contains("the spec"))
         }
 
+        /// The Redmi K70 LE Audio log (an Android phone, MediaTek): the six refusals of EBL's 40 ms / latency 5 requests
+        /// each came 67–356 ms after an LE CIS Established on that link (2324 → 2366/2367): the CIS is cited and leads the
+        /// causes, and Apple's rules are not named on an Android log. The near misses: a CIS that failed to come up
+        /// (0x3E) is not cited; the test above, with no platform named, keeps Apple's rules.
+        @Test(arguments: [true, false])
+        func aRefusalWhileACISRunsOnAnAndroidLogSaysSo(_ cisUp: Bool) throws {
+            let android = CaptureBuilder().vendorCommand(HCICommand(ogf: 0x3F, ocf: 0x153))  // LE Get Vendor Capabilities
+            var b = LEAudioRuleTests.cis(status: cisUp ? .success : HCIStatus(0x3E), after: android)
+            let request = b.nextFrame
+            b = b.leSignal(
+                .connectionParameterUpdateRequest(intervalMin: 6, intervalMax: 6, latency: 0, timeout: 42), identifier: 7, handle: 0x40, .rx
+            )
+            let response = b.nextFrame
+            b = b.leSignal(.connectionParameterUpdateResponse(result: 1), identifier: 7, handle: 0x40, .tx)
+            let d = try #require(try RuleTest.diagnose(b).of("LP-01").first)
+            let asked = "This side rejected a connection-parameter request at frame \(response): interval 7.5–7.5 ms, latency 0, timeout 420 ms (frame \(request))"
+            if cisUp {
+                #expect(d.message == asked + "; it came while CIS 0x0060 ran on this link (established at frame \(request - 1)).")
+                #expect(d.supporting.map(\.frame) == [request, request - 1])
+                #expect(d.causes.first == "this side keeps the link's timing while an isochronous stream is scheduled beside it")
+            } else {
+                #expect(d.message == asked + ".")
+                #expect(d.causes == ["the peripheral asks for parameters outside this host's policy"])
+            }
+        }
+
         @Test func theHostsNegativeReplyToTheLinkLayersRequest() throws {
             var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).remoteParameterRequest(handle: 0x40)
             let reply = b.nextFrame
