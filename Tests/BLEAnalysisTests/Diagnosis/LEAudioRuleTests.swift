@@ -223,4 +223,29 @@ import Testing
         }
         #expect(analysis.iso.health.count == 4 && analysis.iso.streams.count == 2)
     }
+
+    /// ASCS 5.6: Release is opcode 0x08, Enable 0x03; response code 0x04 is Invalid ASE State Machine Transition.
+    static func operation(_ frame: Int, _ opcode: UInt8, ases: [UInt8], code: UInt8 = 0, answered: Int? = nil) -> ASEOperation {
+        var op = ASEOperation(
+            frame: frame, timestamp: Timestamp(microseconds: Int64(frame)), connectionNumber: 2, opcode: opcode, aseIDs: ases)
+        op.responseFrame = answered ?? frame + 5
+        op.responses = ases.map { .init(aseID: $0, code: code, reason: 0) }
+        return op
+    }
+
+    /// The Redmi K70 LE Audio log (tshark): Release of ASEs 1 and 2 written at 4465, accepted at 4472, then Release again
+    /// at 4477, refused at 4482 with Invalid ASE State Machine Transition for both: a repeat, context. The near misses
+    /// stay warnings: an operation on those ASEs between the two, another response code, an earlier Release refused.
+    @Test func la02ARepeatOfAnAcceptedReleaseIsContext() {
+        let accepted = Self.operation(4465, 0x08, ases: [1, 2], answered: 4472)
+        let again = Self.operation(4477, 0x08, ases: [1, 2], code: 0x04, answered: 4482)
+        let refusals = again.responses
+        #expect(LA02ASEOperationRefused.repeatOfAcceptedOperation(again, refusals, [accepted, again])?.frame == 4465)
+        let between = Self.operation(4470, 0x03, ases: [2])
+        #expect(LA02ASEOperationRefused.repeatOfAcceptedOperation(again, refusals, [accepted, between, again]) == nil)
+        let unsupported = Self.operation(4477, 0x08, ases: [1, 2], code: 0x06)
+        #expect(LA02ASEOperationRefused.repeatOfAcceptedOperation(unsupported, unsupported.responses, [accepted, unsupported]) == nil)
+        let refusedFirst = Self.operation(4465, 0x08, ases: [1, 2], code: 0x04)
+        #expect(LA02ASEOperationRefused.repeatOfAcceptedOperation(again, refusals, [refusedFirst, again]) == nil)
+    }
 }

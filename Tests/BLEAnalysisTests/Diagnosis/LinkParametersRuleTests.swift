@@ -48,7 +48,8 @@ extension DiagnosisRuleTests {
             let response = b.nextFrame
             b = b.leSignal(.connectionParameterUpdateResponse(result: 1), identifier: 7, handle: 0x40, .tx)
             let d = try #require(try RuleTest.diagnose(b).of("LP-01").first)
-            let asked = "This side rejected a connection-parameter request at frame \(response): interval 7.5–7.5 ms, latency 0, timeout 420 ms (frame \(request))"
+            let asked =
+                "This side rejected a connection-parameter request at frame \(response): interval 7.5–7.5 ms, latency 0, timeout 420 ms (frame \(request))"
             if cisUp {
                 #expect(d.message == asked + "; it came while CIS 0x0060 ran on this link (established at frame \(request - 1)).")
                 #expect(d.supporting.map(\.frame) == [request, request - 1])
