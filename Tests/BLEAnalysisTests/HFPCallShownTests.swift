@@ -55,3 +55,64 @@ extension HFPCallShownTests {
         #expect(line.contains("2 SCO packets sent and 1 received"), "\(line)")
     }
 }
+
+/// Each call told on the HFP line, from its indicators and commands: the Realtek headset log (tshark: AT+BLDN 243, +CIEV
+/// callsetup 2 at 246, 3 at 533, call 1 at 707 (15.727 s), AT+CHUP 4671, call 0 at 4714 (45.725 s)) was "mSBC selected"
+/// with no call at all. Here this side is the gateway (the flow's SLC, indicators service, call, callsetup).
+extension HFPCallShownTests {
+    static func lines(_ b: CaptureBuilder, _ lines: [(String, Bool)]) -> (CaptureBuilder, [Int]) {
+        var b = b
+        var frames: [Int] = []
+        for (line, fromPeer) in lines {
+            frames.append(b.nextFrame)
+            b = ClassicProfilesFlowTests.at(b, line, rx: fromPeer)
+        }
+        return (b, frames)
+    }
+
+    static func hfpLine(_ b: CaptureBuilder) throws -> String {
+        let texts = try Self.story(b)
+        return try #require(texts.first { $0.hasPrefix("HFP with") }, "\(texts)")
+    }
+
+    @Test func anOutgoingCallIsToldFromRedialToHangUp() throws {
+        let start = ClassicAudioRuleTests.call([]).at(10)
+        var (b, f) = Self.lines(
+            start, [("AT+BLDN\r", true), ("\r\nOK\r\n", false), ("\r\n+CIEV: 3,2\r\n", false), ("\r\n+CIEV: 3,3\r\n", false)])
+        b = b.at(12)
+        let (up, g) = Self.lines(b, [("\r\n+CIEV: 2,1\r\n", false), ("\r\n+CIEV: 3,0\r\n", false)])
+        let (end, h) = Self.lines(up.at(42), [("AT+CHUP\r", true), ("\r\nOK\r\n", false), ("\r\n+CIEV: 2,0\r\n", false)])
+        let line = try Self.hfpLine(end)
+        #expect(
+            line.contains(
+                "1 outgoing call, redial (AT+BLDN) at \(f[0]): alerting at \(f[3]), up at \(g[0]) for 30.0 s, hung up by the peer (AT+CHUP, \(h[0]))"
+            ), "\(line)")
+    }
+
+    /// Near misses: an incoming call the hands-free unit refused before it was up, and one still up when the log ends.
+    @Test func anIncomingCallRefusedAndOneStillUp() throws {
+        let start = ClassicAudioRuleTests.call([]).at(10)
+        let (refused, f) = Self.lines(
+            start, [("\r\nRING\r\n", false), ("\r\n+CIEV: 3,1\r\n", false), ("AT+CHUP\r", true), ("\r\n+CIEV: 3,0\r\n", false)])
+        #expect(try Self.hfpLine(refused).contains("1 incoming call, ring at \(f[0]): refused by the peer (AT+CHUP, \(f[2]))"))
+        let (up, g) = Self.lines(start, [("\r\n+CIEV: 3,1\r\n", false), ("ATA\r", true), ("\r\n+CIEV: 2,1\r\n", false)])
+        #expect(
+            try Self.hfpLine(up).contains(
+                "1 incoming call at \(g[0]): answered by the peer (ATA, \(g[1])), up at \(g[2]), still up when the log ends"))
+    }
+}
+
+/// Audio one way only over HCI is said: the Realtek headset log's eSCO carried 4,434 packets from the controller and
+/// none from this side (tshark: 4,434 "Rcvd SCO", 0 "Sent SCO" on 0x0008). The near miss, one packet sent, is not.
+extension HFPCallShownTests {
+    @Test(arguments: [0, 1]) func audioOneWayOnlyOverHCIIsSaid(_ sent: Int) throws {
+        var b = ClassicAudioRuleTests.call([("\r\nRING\r\n", false), ("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true)], eSCOAfter: [2])
+        for _ in 0..<50 { b = b.sco(handle: 0x0102, .rx) }
+        for _ in 0..<sent { b = b.sco(handle: 0x0102, .tx) }
+        let line = try #require(try Self.story(b).first { $0.hasPrefix("Calls' audio links") })
+        let said = line.contains(
+            "\(sent) SCO packets sent and 50 received (none sent: this side's audio did not cross HCI; another path, or none)")
+        #expect(said == (sent == 0), "\(line)")
+        #expect(line.contains("\(sent) SCO packets sent and 50 received"))
+    }
+}

@@ -256,6 +256,10 @@ public struct HFPIndicatorChange: Hashable, Sendable {
     public var frame: Int
     public var name: String
     public var value: Int
+    public var time = Timestamp(microseconds: 0)
+    /// Equal by what the capture said (frame, indicator, value), whatever the time.
+    public static func == (a: Self, b: Self) -> Bool { a.frame == b.frame && a.name == b.name && a.value == b.value }
+    public func hash(into h: inout Hasher) { h.combine(frame); h.combine(name); h.combine(value) }
 }
 
 public struct HFPFailure: Hashable, Sendable {
@@ -267,6 +271,10 @@ public struct HFPFailure: Hashable, Sendable {
 public struct HFPCallEvent: Hashable, Sendable {
     public var frame: Int
     public var what: String
+    public var time = Timestamp(microseconds: 0)
+    /// Equal by what the capture said (frame, event), whatever the time.
+    public static func == (a: Self, b: Self) -> Bool { a.frame == b.frame && a.what == b.what }
+    public func hash(into h: inout Hasher) { h.combine(frame); h.combine(what) }
 }
 
 // MARK: AVRCP

@@ -93,7 +93,7 @@ struct HFPTracker {
             let n = line.numbers
             if n.count >= 2, session.indicatorChanges.count < Self.maxEvents {
                 let name = n[0] >= 1 && n[0] <= session.indicators.count ? session.indicators[n[0] - 1] : "indicator \(n[0])"
-                session.indicatorChanges.append(HFPIndicatorChange(frame: frame, name: name, value: n[1]))
+                session.indicatorChanges.append(HFPIndicatorChange(frame: frame, name: name, value: n[1], time: now))
             }
         case "+BCS":
             if let codec = line.numbers.first, session.codecSelections.count < Self.maxEvents {
@@ -134,7 +134,7 @@ struct HFPTracker {
     }
 
     private mutating func callEvent(_ frame: Int, _ what: String) {
-        if session.callEvents.count < Self.maxEvents { session.callEvents.append(HFPCallEvent(frame: frame, what: what)) }
+        if session.callEvents.count < Self.maxEvents { session.callEvents.append(HFPCallEvent(frame: frame, what: what, time: now)) }
     }
 
     /// The names of a +CIND test answer, in order: `("service",(0,1)),("call",(0,1))` → [service, call].

@@ -164,13 +164,53 @@ extension Story {
             parts.append(negotiation.text)
             frames += negotiation.frames
         }
-        let calls = h.callEvents.filter { $0.what.hasPrefix("answered") || $0.what.hasPrefix("dialled") }.count
-        if calls > 0 { parts.append(plural(calls, "call") + " answered or dialled") }
+        let calls = h.calls
+        if !calls.isEmpty {
+            let told = calls.prefix(2).map { callText($0, h) }
+            parts.append(
+                (calls.count == 1 ? "1 " : "\(calls.count) calls: ") + told.joined(separator: "; ")
+                    + (calls.count > 2 ? "; \(calls.count - 2) more" : ""))
+            frames += calls.prefix(2).flatMap { c in [c.frame] + [c.active?.frame, c.end?.frame].compactMap { $0 } }
+        }
         if !h.errors.isEmpty { parts.append("\(plural(h.errors.count, "AT command")) refused") }
         let side = h.thisSideIsGateway ? "audio gateway" : "hands-free unit"
         return StorySentence(
             .classic, "HFP with \(who) on RFCOMM channel \(h.dlci >> 1) (this side the \(side)): " + parts.joined(separator: "; ") + ".",
             frames: frames)
+    }
+
+    /// `outgoing call, redial (AT+BLDN) at 243: alerting at 533, up at 707 for 30.0 s, hung up by this side (AT+CHUP,
+    /// 4671)`: one call from its indicators and commands (``HFPSession/calls``).
+    static func callText(_ c: HFPCall, _ h: HFPSession) -> String {
+        var text = (c.direction == .unknown ? "call" : "\(c.direction.rawValue) call")
+        text += c.trigger.map { ", \($0.what) at \($0.frame)" } ?? " at \(c.frame)"
+        var steps: [String] = []
+        if let a = c.alerting { steps.append("alerting at \(a.frame)") }
+        if let a = c.answer { steps.append("answered by \(h.thisSideIsGateway ? "the peer" : "this side") (ATA, \(a.frame))") }
+        let hungUpBy = h.thisSideIsGateway ? "the peer" : "this side"
+        if let up = c.active {
+            var active = "up at \(up.frame)"
+            if let us = c.activeMicroseconds { active += " for \(duration(us))" }
+            steps.append(active)
+            if let end = c.end {
+                if let hang = c.hangUp, hang.frame >= up.frame {
+                    steps.append("hung up by \(hungUpBy) (AT+CHUP, \(hang.frame))")
+                } else {
+                    steps.append("ended by \(h.thisSideIsGateway ? "this side" : "the peer"), the audio gateway (\(end.frame))")
+                }
+            } else {
+                steps.append("still up when the log ends")
+            }
+        } else if let end = c.end {
+            if let hang = c.hangUp {
+                steps.append("\(c.direction == .incoming ? "refused" : "cancelled") by \(hungUpBy) (AT+CHUP, \(hang.frame))")
+            } else {
+                steps.append("never up (set-up ended at \(end.frame))")
+            }
+        } else {
+            steps.append("still setting up when the log ends")
+        }
+        return text + ": " + steps.joined(separator: ", ")
     }
 
     /// `mSBC asked, CVSD used` / `mSBC chosen` from AT+BAC and the +BCS selections.

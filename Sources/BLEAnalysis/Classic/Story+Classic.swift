@@ -6,6 +6,9 @@ import BLEProtocols
 extension Story {
     /// `Calls' audio links: eSCO link up at frame 4 (transparent, every 7.50 ms), removed at 8; SCO setup failed at frame
     /// 12 (…).`, or `Audio connection (no call in the HFP exchange): …` where no call shows.
+    /// Packets one way before the other way's silence is worth saying: 50 is 0.375 s of 7.5 ms eSCO packets.
+    static let oneWayAudioPackets = 50
+
     static func synchronousLine(_ e: Evidence) -> StorySentence? {
         let links = e.classic.synchronousLinks
         guard !links.isEmpty else { return nil }
@@ -25,7 +28,15 @@ extension Story {
                 // The audio the host carried over HCI (none where the controller routes it on its own path, the usual
                 // case on phones): counted on the link by its handle, so empty records of no link are not.
                 if l.packets.total > 0 {
-                    text += ", \(grouped(l.packets.tx)) SCO packets sent and \(grouped(l.packets.rx + l.packets.unknown)) received"
+                    let received = l.packets.rx + l.packets.unknown
+                    text += ", \(grouped(l.packets.tx)) SCO packets sent and \(grouped(received)) received"
+                    // Audio one way only over HCI: the other way took another path (PCM/I2S to the controller) or was
+                    // silent; the log cannot tell which, but a listener hears nothing from this side over HCI.
+                    if l.packets.tx == 0 && received >= oneWayAudioPackets {
+                        text += " (none sent: this side's audio did not cross HCI; another path, or none)"
+                    } else if received == 0 && l.packets.tx >= oneWayAudioPackets {
+                        text += " (none received: the peer's audio did not cross HCI; another path, or none)"
+                    }
                 }
                 parts.append(text)
             } else {
