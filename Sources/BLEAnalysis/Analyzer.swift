@@ -46,6 +46,8 @@ public final class Analyzer {
     var lastFrame = 0
     /// The log's first text records: who wrote the log (``PlatformClues``).
     public private(set) var platformNotes: [PlatformNote] = []
+    /// The first HCI commands and their frames: a stack's start-up names it (``PlatformClues/startupCommands``).
+    public private(set) var startupCommands: [(command: HCICommand, frame: Int)] = []
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
     /// ACL after a reset on a handle no link holds, until its Connection Complete (``EarlyACLAfterReset``).
@@ -128,6 +130,9 @@ public final class Analyzer {
         switch record.kind {
         case .command:
             counters.commands += 1
+            if startupCommands.count < PlatformClues.keptStartupCommands, let opcode = record.commandOpcode {
+                startupCommands.append((opcode, record.frame))
+            }
             hci.command(record)
         case .event:
             counters.events += 1
@@ -211,4 +216,9 @@ public final class Analyzer {
         analyzer.finish()
         return analyzer
     }
+}
+
+extension CaptureRecord {
+    /// A command record's opcode (its first two bytes, little-endian); nil when it is shorter.
+    var commandOpcode: HCICommand? { bytes.count >= 2 ? HCICommand(UInt16(bytes[0]) | UInt16(bytes[1]) << 8) : nil }
 }

@@ -1,6 +1,7 @@
 import BLECapture
 import BLECodecs
 import BLECore
+import BLEProtocols
 
 /// Which trackers a pass over a capture runs (nil: not run), and where.
 ///
@@ -83,6 +84,8 @@ public struct CaptureAnalysis: Sendable {
     public var addressRotation = AddressRotation()
     /// The log's first text records (PacketLogger and monitor notes): what names the platform (``PlatformClues``).
     public var platformNotes: [PlatformNote] = []
+    /// The log's first HCI commands, in order (``PlatformClues/startupCommands``).
+    public var startupCommands: [(command: HCICommand, frame: Int)] = []
     /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
     /// and the completeness verdict (``Evidence/completeness``) before ``DiagnosisEngine/diagnose(_:rules:)``.
     public var evidence: Evidence
@@ -190,6 +193,7 @@ public final class AnalysisPass {
         result.vendorActivity = analyzer.vendorActivity
         result.addressRotation = analyzer.addressRotation
         result.platformNotes = analyzer.platformNotes
+        result.startupCommands = analyzer.startupCommands
         result.evidence.iso = result.iso
         result.evidence.leAudio = result.leAudio
         result.evidence.otaSessions = result.otaSessions

@@ -81,6 +81,32 @@ import Testing
         #expect(Self.platform(try CaptureBuilder().reset().vendorCommand(HCICommand(ogf: 0x3F, ocf: 0x01F1)).captureFile()) == nil)
     }
 
+    /// Bluedroid's start-up (AOSP system/bt/device/src/controller.cc): Reset, Read Buffer Size, Host Buffer Size, Read
+    /// Local Version, Read BD_ADDR, Read Local Supported Commands (frames 1, 3, … 11 of the robam appliance's `.cfa`, a
+    /// Rockchip board's log with no Android vendor command): Android, inferred. The near misses: BlueZ's order (Reset,
+    /// Read Local Features, Read Local Version, Read BD_ADDR) names nothing; a `.cfa` log holding its host's start-up
+    /// without Android's commands (the Realtek headset's own log) is not called Android by its name.
+    @Test func bluedroidsStartUpNamesAndroidInferredAndAnotherStartUpDoesNot() throws {
+        func startUp(_ ops: [HCICommand]) -> CaptureBuilder {
+            ops.reduce(CaptureBuilder()) { b, op in
+                b.command(HCIBuild.command(op)).event(HCIBuild.commandComplete(op, returnParameters: [0x00]))
+            }
+        }
+        let bluedroid: [HCICommand] = [
+            .reset, .readBufferSize, HCICommand(ogf: 0x03, ocf: 0x0033), .readLocalVersionInformation, .readBDADDR,
+            HCICommand(ogf: 0x04, ocf: 0x0002),
+        ]
+        let p = try #require(Self.platform(try startUp(bluedroid).captureFile()))
+        #expect(p.platform == .android && p.summary == "Android (inferred: the start-up sequence of Android 5–12 (Bluedroid), frames 1–11)")
+        let bluez: [HCICommand] = [.reset, HCICommand(ogf: 0x04, ocf: 0x0003), .readLocalVersionInformation, .readBDADDR]
+        #expect(Self.platform(try startUp(bluez).captureFile()) == nil)
+        let headset = startUp([.readBDADDR]).localVersion(manufacturer: ControllerManufacturer(0x005D))
+        #expect(Self.platform(try headset.captureFile(name: "headset.cfa")) == nil)
+        // A `.cfa` log that starts after the host's start-up keeps the name's inference.
+        let midSession = try #require(Self.platform(try startUp([.readBDADDR]).captureFile(name: "phone.cfa")))
+        #expect(midSession.summary == "Android (inferred: an Android .cfa snoop file name)")
+    }
+
     @Test func btmonsSystemNoteNamesBlueZWithTheKernel() throws {
         // btmon-w-dl2001_batteread-rpi-notes-only.btsnoop's first record.
         let records = [

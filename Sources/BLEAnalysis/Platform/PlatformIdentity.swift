@@ -79,6 +79,13 @@ public struct PlatformClues: Sendable {
     public var monitorIndexFrame: Int?
     /// A pcapng file's section header and interface names (``PcapngSection``).
     public var pcapngSection: PcapngSection?
+    /// The log's first HCI commands (at most ``PlatformClues/keptStartupCommands``), with the frame of the last one.
+    public var startupCommands: [HCICommand] = []
+    public var startupLastFrame: Int?
+    public static let keptStartupCommands = 6
+    /// The frame where the host read the controller's version (Read Local Version Information answered): the host's
+    /// start-up is in the log.
+    public var hostReadVersionFrame: Int?
 
     /// Notes kept: Apple and BTstack name themselves in the first dozen.
     public static let keptNotes = 64
@@ -102,6 +109,9 @@ public struct PlatformClues: Sendable {
             hostVendorCommand = (opcode, first.firstFrame)
         }
         monitorIndexFrame = analysis.controllerIdentities.values.filter { $0.source == .monitorIndexInfo }.map(\.frame).min()
+        startupCommands = analysis.startupCommands.map { $0.command }
+        startupLastFrame = analysis.startupCommands.last?.frame
+        hostReadVersionFrame = analysis.controllerIdentities.values.filter { $0.source == .readLocalVersionInformation }.map(\.frame).min()
         pcapngSection = capture.pcapngSection
     }
 
@@ -130,11 +140,17 @@ public struct PlatformClues: Sendable {
         }
         if let host = pcapngHost() { return host }
         if let vendor = hostVendorPlatform() { return vendor }
+        if let startup = startupPlatform() { return startup }
         if format == .packetLogger {
             let notes = notes.isEmpty ? "no notes" : "no note names the platform"
             return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, " + notes))
         }
-        if fileName?.hasSuffix(".cfa") == true { return PlatformIdentity(.android, .inferred(what: "an Android .cfa snoop file name")) }
+        // A `.cfa` name is Android's snoop (and Frontline's archive) name. Android's stack asks LE Get Vendor Capabilities
+        // as it starts (AOSP gd/hci/controller.cc): a log holding the host's start-up without it is another host's, such
+        // as the Realtek headset's own log in the corpus (version read at 8, no Android command).
+        if fileName?.hasSuffix(".cfa") == true, hostReadVersionFrame == nil {
+            return PlatformIdentity(.android, .inferred(what: "an Android .cfa snoop file name"))
+        }
         return nil
     }
 
@@ -185,6 +201,17 @@ public struct PlatformClues: Sendable {
         return PlatformIdentity(
             row.platform, detail: detail,
             .seen(frame: frame, what: "vendor command \(hex(opcode.rawValue, width: 4)), sent only by its host"))
+    }
+
+    /// The stack whose start-up the log opens with (``PlatformBehaviour/startupSequence``): inferred, since a fork of
+    /// that stack keeps the order too.
+    func startupPlatform() -> PlatformIdentity? {
+        guard let last = startupLastFrame,
+            let row = PlatformTable.rows.first(where: {
+                $0.behaviour == .startupSequence && !$0.value.commands.isEmpty && startupCommands.starts(with: $0.value.commands)
+            })
+        else { return nil }
+        return PlatformIdentity(row.platform, .inferred(what: "the start-up sequence of \(row.versions), frames 1–\(last)"))
     }
 
     /// A BTstack log line: `hci.c.2862: hci_power_control: 1, current mode 0` (file and line first), or its older

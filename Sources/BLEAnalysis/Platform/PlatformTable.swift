@@ -65,6 +65,9 @@ public struct PlatformBehaviour: RawRepresentable, Hashable, Sendable, CustomStr
     /// Vendor-specific commands only this platform's host is seen to send, whatever the log's format: one in the log
     /// names the platform (``PlatformValue/commands(_:)``; ``PlatformClues/identify()`` reads them).
     public static let hostVendorCommand = PlatformBehaviour(rawValue: "host vendor command")
+    /// The commands the stack sends first when it starts the controller, in order (``PlatformValue/commands(_:)``): a
+    /// log that opens with them holds that stack's start-up (``PlatformClues/identify()`` reads them).
+    public static let startupSequence = PlatformBehaviour(rawValue: "start-up sequence")
     /// An L2CAP fixed channel in the range the Core reserves (Vol 3, Part A, 2.1: 0x0008–0x003E on LE-U and ACL-U) that
     /// this platform uses for its own protocol (``PlatformValue/channels(_:)``): its traffic is the platform's routine,
     /// and, fixed, it is never opened by signalling, so no Connection Request is missing from the log.
@@ -188,6 +191,15 @@ public enum PlatformTable {
             .commands([.leCreateConnectionCancel, .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList]),
             source:
                 "\(aospLE): every connection attempt goes through the filter accept list (InitiatorFilterPolicy::USE_FILTER_ACCEPT_LIST); create_le_connection and the address manager's pause disarm it (disarm_connectability: LE Create Connection Cancel), edit the list, then re-arm; measured: cancel, Connection Complete 0x02, LE Add Device To Filter Accept List 5 ms later, a new LE Extended Create Connection (android-btsnoop_pixel8-pongbot-14conn-prepwrite-indicate.log.last frames 1560–1567)"
+        ),
+        .init(
+            .android, .startupSequence,
+            .commands([
+                .reset, .readBufferSize, HCICommand(ogf: 0x03, ocf: 0x0033), .readLocalVersionInformation, .readBDADDR,
+                HCICommand(ogf: 0x04, ocf: 0x0002),
+            ]), versions: "Android 5–12 (Bluedroid)",
+            source:
+                "AOSP system/bt/device/src/controller.cc start_up(): Reset, Read Buffer Size, Host Buffer Size, Read Local Version Information, Read BD_ADDR, Read Local Supported Commands, then the features; ESP-IDF's Bluedroid (components/bt/host/bluedroid/device/controller.c) keeps the order, with flow-control commands between; measured: frames 1–11 of android-btsnoop_qdomyos-xiaomi-qualcomm-from-reset-domyos-treadmill-issc-gatt-peer-silent-link-lost-08.log and of android-btsnoop-cfa_robam-appliance-ota-fff0-writecmd.cfa"
         ),
         .init(
             .android, .initialisationProbe,
