@@ -11,6 +11,10 @@ struct ClassicHCIState {
     var names: [String: (name: String, frame: Int)] = [:]
     /// Write Link Supervision Timeout sent, by (controller << 16 | handle): the value, until its Command Complete.
     var pendingTimeouts: [UInt32: UInt16] = [:]
+    /// This side's Secure Connections host support per controller (``SecureConnectionsHostSupport``), and a Write
+    /// awaiting its Command Complete.
+    var secureConnectionsHost: [UInt16: SecureConnectionsHostSupport] = [:]
+    var secureConnectionsWrite: [UInt16: SecureConnectionsHostSupport] = [:]
 
     static func key(_ controller: UInt16, _ address: String) -> String { "\(controller)/\(address)" }
     /// Bound on the held entries (a hostile log could page a new address per record).
@@ -22,6 +26,7 @@ struct ClassicHCIState {
 extension HCIMachine {
     /// A BR/EDR command the link facts or the synchronous links follow; the others pass.
     func classicCommand(_ packet: HCICommandPacket, _ record: CaptureRecord) {
+        noteSecureConnectionsHostWrite(packet, record)
         guard case .declared(let d) = packet.decoded else { return }
         let controller = record.controllerIndex, frame = record.frame
         switch d.value {
@@ -72,6 +77,7 @@ extension HCIMachine {
 
     /// The Command Complete of Write Link Supervision Timeout (7.3.42): the timeout written is the link's from here.
     func classicCommandComplete(_ cc: CommandComplete, _ record: CaptureRecord) {
+        noteSecureConnectionsHostAnswer(cc, record)
         guard cc.opcode == WriteLinkSupervisionTimeout.opcode, cc.returnParameters.count >= 3 else { return }
         let handle = (UInt16(cc.returnParameters[1]) | UInt16(cc.returnParameters[2]) << 8) & 0x0FFF
         let key = UInt32(record.controllerIndex) << 16 | UInt32(handle)
@@ -159,6 +165,9 @@ extension HCIMachine {
         let key = ClassicHCIState.key(record.controllerIndex, address)
         if let held = classic.pendingRoles.removeValue(forKey: key) {
             links.feed(.role(held.role), link: link, frame: record.frame, timestamp: record.timestamp, source: held.source)
+        }
+        if let support = classic.secureConnectionsHost[record.controllerIndex] {
+            links.feed(.security(.secureConnectionsHost(support)), link: link, frame: record.frame, timestamp: record.timestamp)
         }
         if let named = classic.names.removeValue(forKey: key) {
             links.feed(

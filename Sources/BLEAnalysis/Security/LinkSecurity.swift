@@ -25,6 +25,8 @@ public struct LinkSecurity: Hashable, Sendable {
     /// LE: the address each side used on the link and its kind (Core Spec Vol 6, Part B, 1.3), with the record that shows
     /// it; a side missing: not in the log. On air captures `local` is the central.
     public internal(set) var addresses: [EvidenceEvent.Sender: SeenAddress] = [:]
+    /// BR/EDR: this side's Secure Connections host support when the link opened; nil: not in the log.
+    public internal(set) var secureConnectionsHost: SecureConnectionsHostSupport?
 
     /// A key seen on the link, by fingerprint.
     public struct KeyUse: Hashable, Sendable {
@@ -208,6 +210,10 @@ public struct SecurityPairing: Hashable, Sendable {
     /// BR/EDR: the new link key's type (Link Key Notification).
     public var linkKeyType: LinkKeyType?
     public var outcome = Outcome.unfinished
+    /// LE, inferred: the responder refused the Pairing Request, which did not set the SC flag, at once with
+    /// Authentication Requirements or Encryption Key Size: it requires Secure Connections (SC Only mode, Vol 3, Part H,
+    /// 2.3.5.1). The request is ``frame``, the refusal ``outcome``'s.
+    public var requiresSecureConnections = false
 
     public init(frame: Int) { self.frame = frame }
 

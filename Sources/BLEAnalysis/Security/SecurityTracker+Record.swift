@@ -41,6 +41,8 @@ enum SecurityInput: Equatable {
     case keyUsed(LinkSecurity.KeyUse)
     /// LE: the address a side used on the link (LE (Enhanced) Connection Complete, CONNECT_IND, this side's own address).
     case addressSeen(EvidenceEvent.Sender, SeenAddress)
+    /// BR/EDR: this side's Secure Connections host support as the log showed it when the link opened.
+    case secureConnectionsHost(SecureConnectionsHostSupport)
 }
 
 extension SecurityTracker {
@@ -84,6 +86,7 @@ extension SecurityTracker {
         case .pairingFailed(let reason):
             guard let i = openPairing else { return }
             record.pairings[i].outcome = .failed(frame: frame, by: sender, reason: reason.description)
+            record.pairings[i].requiresSecureConnections = refusesLegacy(reason, sender: sender, pairing: record.pairings[i])
         case .encryptionInformation, .identityInformation, .signingInformation, .centralIdentification, .identityAddressInformation:
             guard let i = record.pairings.indices.last else { return }
             recordIdentity(smp, sender: sender, frame: frame, in: i)
@@ -92,6 +95,15 @@ extension SecurityTracker {
         default:
             break
         }
+    }
+
+    /// A responder in Secure Connections Only mode refuses a Pairing Request without the SC flag at once, with
+    /// Authentication Requirements or Encryption Key Size (Vol 3, Part H, 2.3.5.1; it wants a 16-byte key too): the
+    /// refusal is the next SMP PDU after the request, from the other side, before any Pairing Response. Inferred.
+    private func refusesLegacy(_ reason: SMPPairingFailedReason, sender: Sender, pairing: SecurityPairing) -> Bool {
+        guard reason == .authenticationRequirements || reason == .encryptionKeySize, let req = request else { return false }
+        return pairing.responseFrame == nil && pairing.initiator != nil && pairing.initiator != sender
+            && pairing.procedure != .crossTransport && !req.authReq.contains(.secureConnections)
     }
 
     /// Identity Information and the Identity Address Information that completes it (Vol 3, Part H, 3.6.4–3.6.5).
@@ -282,6 +294,8 @@ extension SecurityTracker {
             record.bond = bond
         case .addressSeen(let side, let address):
             record.addresses[side] = address
+        case .secureConnectionsHost(let support):
+            record.secureConnectionsHost = support
         case .keyUsed(let use):
             if record.keysUsed.count < 16 && !record.keysUsed.contains(where: { $0.fingerprint == use.fingerprint }) {
                 record.keysUsed.append(use)

@@ -22,8 +22,10 @@ enum ReportSecurity {
             let pairing = r.pairings.map(pairingText).joined(separator: "; ")
             let encryption = r.sessions.map { sessionText($0, isLE: c.isLE) }.joined(separator: "; ")
             let said = findings.map { "\($0.rule) \($0.severity.rawValue): \($0.headline)" }.joined(separator: "; ")
+            var pairingCell = pairing.isEmpty ? "none in the log" : pairing
+            if let sc = r.secureConnectionsHost { pairingCell += "; this side's Secure Connections host support: \(sc.description)" }
             return Row(
-                link: link, addresses: addressesText(r, isLE: c.isLE), pairing: pairing.isEmpty ? "none in the log" : pairing,
+                link: link, addresses: addressesText(r, isLE: c.isLE), pairing: pairingCell,
                 encryption: encryption.isEmpty ? "never" : encryption,
                 findings: said)
         }
@@ -55,6 +57,11 @@ enum ReportSecurity {
         case .completed(let f): parts.append("completed at \(f)")
         case .failed(let f, let by, let reason):
             parts.append("failed at \(f)" + (by.map { " (\($0 == .peer ? "the peer" : "this side"): \(reason))" } ?? " (\(reason))"))
+            if p.requiresSecureConnections {
+                parts.append(
+                    "the responder requires Secure Connections (SC Only mode, Core Vol 3 Part H 2.3.5.1; inferred: the Pairing Request at \(p.frame) without the SC flag refused at \(f))"
+                )
+            }
         }
         return parts.joined(separator: ", ")
     }

@@ -35,6 +35,15 @@ public enum SecurityJSON {
         address(r.addresses[.local], "local", to: &w)
         address(r.addresses[.peer], "peer", to: &w)
         w.endObject()
+        if let sc = r.secureConnectionsHost {
+            w.beginObject("secure_connections_host")
+            w.field("on", sc.on)
+            w.field("frame", sc.frame)
+            w.field("shown_by", sc.shownBy)
+            w.endObject()
+        } else {
+            w.fieldNull("secure_connections_host")
+        }
         w.endObject()
     }
 
@@ -133,6 +142,7 @@ public enum SecurityJSON {
             w.field("outcome_frame", f)
             w.field("failure", (by.map { "\($0.rawValue): " } ?? "") + reason)
         }
+        w.field("requires_secure_connections", p.requiresSecureConnections)
         w.endObject()
     }
 
