@@ -21,6 +21,10 @@ import PackageDescription
 // Dropping the flag instead made every pass 21–76 % slower (docs/performance.md#package-swift). Dropping the
 // library product would have kept 6.1 but left nothing for others to depend on.
 let releaseSpeed: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+// The cold modules are compiled for size: the command line (each command's set-up and printing), codec specs and YAML
+// run once per file, not per record. 0.15 MB of the binary, no time lost on the benchmark (docs/performance.md#size).
+// Not BLEReports: `-Osize` saved 0.25 MB there but made `timeline --format jsonl` 7 % slower (its renderer is there).
+let coldSize: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
 
 let package = Package(
     name: "blescope",
@@ -52,13 +56,13 @@ let package = Package(
             name: "CYAML", pkgConfig: "yaml-0.1",
             providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         .target(name: "BLECore"),
-        .target(name: "BLEYAML", dependencies: ["CYAML"]),
+        .target(name: "BLEYAML", dependencies: ["CYAML"], swiftSettings: coldSize),
         .target(name: "BLESecurity", dependencies: ["BLECore", "COpenSSL"], swiftSettings: releaseSpeed),
         .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"], swiftSettings: releaseSpeed),
         .target(name: "BLEProtocols", dependencies: ["BLECore", "BLECapture"]),
         .target(
             name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", "BLEYAML"],
-            exclude: ["Declarative/SPEC_FORMAT.md"]),
+            exclude: ["Declarative/SPEC_FORMAT.md"], swiftSettings: coldSize),
         .target(
             name: "BLEAnalysis",
             dependencies: ["BLECore", "BLECapture", "BLESecurity", "BLEProtocols", "BLECodecs", "BLEYAML"],
@@ -79,6 +83,7 @@ let package = Package(
             // `--icf=safe`: the linker (gold, the Swift toolchain's default on Linux; lld takes it too) keeps one copy of
             // functions whose code is identical and whose address nobody takes (value witnesses and specializations
             // that came out the same): 516 kB less of the stripped binary, the same speed (docs/performance.md#size).
+            swiftSettings: coldSize,
             linkerSettings: [
                 .unsafeFlags(
                     ["-Xlinker", "--no-export-dynamic", "-Xlinker", "--icf=safe"], .when(platforms: [.linux], configuration: .release))

@@ -8,6 +8,13 @@ cd "$(dirname "$0")/.."
 prefix=${1:-${PREFIX:-/usr/local}}
 bash scripts/install.sh "$prefix"
 bin="$prefix/bin/blescope"
+# Issue 47's bound on the installed (stripped) binary: 25 MiB. CI does not build a release, the demo does, so the demo
+# is where growing past it fails (what each megabyte is: docs/performance.md#size).
+limit=$((25 * 1024 * 1024)) size=$(wc -c <"$bin")
+if [ "$size" -gt "$limit" ]; then
+  echo "blescope: the stripped binary is $size bytes, over the 25 MiB bound ($limit bytes; docs/performance.md#size)" >&2
+  exit 1
+fi
 run() { echo; echo "\$ blescope $*"; "$bin" "$@"; }
 run info Samples/nordic-dfu.btsnoop
 run ota Samples/nordic-dfu.btsnoop

@@ -2,8 +2,14 @@ import BLECore
 
 /// The kinds of field an HCI parameter set is made of, each with its width, byte order (little-endian, Core Spec
 /// Vol 4, Part E, 5.2) and print form.
+///
+/// The builders that make a field's closures are never specialized (`optimize.sil.specialize.generic.never`, as are
+/// the set's read, write and summary): one generic copy serves every declared set. Specialized, the optimizer copied
+/// each builder's four closures for every set and field type (73 sets), 0.35 MB of the binary, for sets read a few
+/// times per capture (docs/performance.md#size).
 extension HCIField {
     /// An unsigned little-endian integer of `bytes` octets (1–8; 3 for the 24-bit intervals and latencies).
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func uint<V: FixedWidthInteger & UnsignedInteger & Sendable>(
         _ name: String, _ path: WritableKeyPath<Root, V> & Sendable, bytes: Int, _ format: HCINumberFormat = .decimal
     ) -> HCIField {
@@ -48,6 +54,7 @@ extension HCIField {
     }
 
     /// A one-byte code with its own names (``HCIRole``, ``LEAddressType``, ``LEPHY``), printed by its description.
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func code<V: RawRepresentable & CustomStringConvertible & Sendable>(
         _ name: String, _ path: WritableKeyPath<Root, V> & Sendable
     ) -> HCIField where V.RawValue == UInt8 {
@@ -65,6 +72,7 @@ extension HCIField {
 
     /// An LE address after its type byte (7 bytes), printed `peer=C0:11:22:33:44:55 (random)` as every connection
     /// event has printed its peer.
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func address(
         _ name: String, type: WritableKeyPath<Root, LEAddressType> & Sendable, _ path: WritableKeyPath<Root, BDAddress> & Sendable
     ) -> HCIField {
@@ -84,6 +92,7 @@ extension HCIField {
 
     /// A BD_ADDR; with `omittedWhenZero`, printed only when set (the resolvable private addresses a controller
     /// leaves zero when it did not use one).
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func address(
         _ name: String, _ path: WritableKeyPath<Root, BDAddress> & Sendable, omittedWhenZero: Bool = false
     ) -> HCIField {
@@ -111,6 +120,7 @@ extension HCIField {
     }
 
     /// Two consecutive 16-bit values printed together as `text` makes them; their numbers are `name` + each suffix.
+    @_semantics("optimize.sil.specialize.generic.never")
     static func pair(
         _ name: String, _ a: (WritableKeyPath<Root, UInt16> & Sendable, String),
         _ b: (WritableKeyPath<Root, UInt16> & Sendable, String), _ text: @escaping @Sendable (UInt16, UInt16) -> String
@@ -145,6 +155,7 @@ extension HCIField {
     /// A status or reason (``HCIStatus``); the first is the set's ``HCIParameterSet/status``.
     public static func status(_ path: WritableKeyPath<Root, HCIStatus> & Sendable) -> HCIField { status("status", path) }
 
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func status(_ name: String, _ path: WritableKeyPath<Root, HCIStatus> & Sendable) -> HCIField {
         var field = HCIField(
             name: name, width: 1,
@@ -157,6 +168,7 @@ extension HCIField {
     }
 
     /// A fixed-width value with its own wire form (a codec ID, an address).
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func value<V: WireCodable & CustomStringConvertible>(
         _ name: String, _ path: WritableKeyPath<Root, V> & Sendable, bytes: Int
     ) -> HCIField {
@@ -171,6 +183,7 @@ extension HCIField {
     }
 
     /// Bytes of a fixed count (a Broadcast_Code), printed in hex, or not at all when `hidden` (a secret).
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func bytes(
         _ name: String, _ path: WritableKeyPath<Root, [UInt8]> & Sendable, count: Int, hidden: Bool = false
     ) -> HCIField {
@@ -186,6 +199,7 @@ extension HCIField {
     }
 
     /// A one-byte length, then that many bytes (a codec configuration).
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func lengthPrefixed(_ name: String, _ path: WritableKeyPath<Root, [UInt8]> & Sendable) -> HCIField {
         HCIField(
             name: name, width: nil, minimumWidth: 1,
@@ -199,6 +213,7 @@ extension HCIField {
     }
 
     /// A one-byte count, then that many values of `width` bytes each (connection handles, BIS indices).
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func counted<V: FixedWidthInteger & UnsignedInteger & Sendable>(
         _ name: String, _ path: WritableKeyPath<Root, [V]> & Sendable, width: Int, _ format: HCINumberFormat = .hex
     ) -> HCIField {
@@ -233,6 +248,7 @@ extension HCIField {
 
     /// A one-byte count, then that many groups of fields (the CISes of LE Set CIG Parameters), each in wire order.
     /// Core Spec 5.3 and later lay array parameters out element by element (Vol 4, Part E, 5.2).
+    @_semantics("optimize.sil.specialize.generic.never")
     public static func list<G: HCIFieldGroup>(_ name: String, _ path: WritableKeyPath<Root, [G]> & Sendable) -> HCIField {
         HCIField(
             name: name, width: nil, minimumWidth: 1,
@@ -263,6 +279,7 @@ extension HCIField {
     }
 
     /// `fields` of a value kept at `path` in this root, read and written in place.
+    @_semantics("optimize.sil.specialize.generic.never")
     static func inlineFields<G>(_ fields: [HCIField<G>], _ path: WritableKeyPath<Root, G> & Sendable) -> [HCIField] {
         fields.map { inner in
             var field = HCIField(

@@ -72,11 +72,13 @@ extension HCIParameterSet {
         build(&self)
     }
 
+    @_semantics("optimize.sil.specialize.generic.never")
     public init(parsing input: inout ByteReader) throws(DecodeError) {
         self.init()
         for field in Self.fields { try field.read(&self, &input) }
     }
 
+    @_semantics("optimize.sil.specialize.generic.never")
     public func encode(into writer: inout ByteWriter) {
         for field in Self.fields { field.write(self, &writer) }
     }
@@ -173,6 +175,7 @@ public enum HCINumberFormat: Sendable {
 }
 
 enum HCIFieldText {
+    @_semantics("optimize.sil.specialize.generic.never")
     static func summary<Root>(_ value: Root, _ fields: [HCIField<Root>]) -> String {
         var parts: [String] = []
         for field in fields {
