@@ -47,6 +47,8 @@ public final class Analyzer {
     /// The log's first text records: who wrote the log (``PlatformClues``).
     public private(set) var platformNotes: [PlatformNote] = []
     /// The first HCI commands and their frames: a stack's start-up names it (``PlatformClues/startupCommands``).
+    /// Commands and their answers the logger wrote twice (``RepeatedRecords``).
+    private var repeated = RepeatedRecords()
     public private(set) var startupCommands: [(command: HCICommand, frame: Int)] = []
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
@@ -127,6 +129,7 @@ public final class Analyzer {
         if record.controllerIndex != sink.evidenceLog.lastController, record.kind.isHCI {
             sink.evidenceLog.noteController(record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
         }
+        if repeated.repeats(record, findings: &findings) { return }
         switch record.kind {
         case .command:
             counters.commands += 1

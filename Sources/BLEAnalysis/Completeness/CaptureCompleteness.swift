@@ -90,6 +90,10 @@ public struct CaptureCompleteness: Hashable, Sendable {
         for f in findings where f.kind.code == .llEncryptedNoKey {
             items.append(.init(code: .encryptedNoKey, severity: .warning, message: f.message, frame: f.frame))
         }
+        // Records the logger wrote twice: the log holds more records than happened (counted once: ``RepeatedRecords``).
+        for f in findings where f.kind.code == .hciRepeatedRecord {
+            items.append(.init(code: .hciRepeatedRecord, severity: .info, message: f.message, frame: f.frame))
+        }
     }
 
     /// The diagnosis' answer to the question the longest gap asks: where CQ-04 found the controller only scanning

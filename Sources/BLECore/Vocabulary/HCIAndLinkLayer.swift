@@ -18,6 +18,11 @@ extension FindingCode {
     public static let hciEventExtraBytes = FindingCode(
         "hci.event-extra-bytes", layer: .hci, severity: .info, title: "HCI event longer than the spec",
         meaning: "An event carried bytes after the parameters the spec defines: ignored, as controllers of newer versions may add some.")
+    public static let hciRepeatedRecord = FindingCode(
+        "hci.repeated-record", layer: .hci, severity: .info, title: "HCI record written twice",
+        meaning:
+            "A command, or a Command Complete or Status, with the bytes and the instant of the record before it: no host or controller repeats one within a microsecond, so the logger wrote it again; counted once."
+    )
     public static let hciBQRMalformed = FindingCode(
         "hci.bqr-malformed", layer: .hci, severity: .warning, title: "Quality report cannot be decoded",
         meaning: "An Android Bluetooth Quality Report could not be decoded: its parameters are kept as bytes.")
@@ -81,7 +86,7 @@ extension FindingCode {
 extension FindingVocabulary {
     static let hci: [FindingCode] = [
         .hciLengthMismatch, .hciTruncatedRecord, .hciCommandUnanswered, .hciConnectionInferred, .hciACLCutByCapturer,
-        .hciEventExtraBytes, .hciBQRMalformed, .hciBQRUnknownReport, .hciBQRWithoutConnection, .decodeMalformed,
+        .hciEventExtraBytes, .hciRepeatedRecord, .hciBQRMalformed, .hciBQRUnknownReport, .hciBQRWithoutConnection, .decodeMalformed,
         .decodeHealth, .decodeFixedChannel, .decodeVendorTrace,
     ]
     static let linkLayer: [FindingCode] = [
