@@ -116,3 +116,21 @@ extension HFPCallShownTests {
         #expect(line.contains("\(sent) SCO packets sent and 50 received"))
     }
 }
+
+/// The first refused AT command is named on the HFP line, as text a terminal shows: the Realtek headset's AT+BIND=2
+/// answered ERROR at 230 (tshark), where the line said "1 AT command refused". The near miss, the command answered OK,
+/// has no refusal; a corrupt command's bytes show as `?`.
+extension HFPCallShownTests {
+    @Test(arguments: [false, true]) func theFirstRefusedCommandIsNamed(_ refused: Bool) throws {
+        let (b, f) = Self.lines(
+            ClassicAudioRuleTests.call([]), [("AT+BIND=2\r", true), (refused ? "\r\nERROR\r\n" : "\r\nOK\r\n", false)])
+        let line = try Self.hfpLine(b)
+        #expect(line.contains("1 AT command refused (AT+BIND=2 answered ERROR at \(f[1]))") == refused, "\(line)")
+        #expect(line.contains("refused") == refused)
+    }
+
+    @Test func aCorruptCommandShowsItsBytesAsQuestionMarks() {
+        #expect(Story.printable("AT+BRSF=\u{01}\u{FFFD}") == "AT+BRSF=??")
+        #expect(Story.printable(String(repeating: "A", count: 45)) == String(repeating: "A", count: 40) + "…")
+    }
+}

@@ -27,7 +27,7 @@ import Testing
                 "classic",
                 containing: [
                     "HFP with", "RFCOMM channel 10", "this side the audio gateway", "service level connection up at frame 303",
-                    "CVSD/mSBC offered, no codec selected", "2 AT commands refused",
+                    "CVSD/mSBC offered, no codec selected", "2 AT commands refused (the first AT+BTRH? answered ERROR at 397)",
                 ]))
         #expect(hfp.frames.contains(303) && hfp.frames.contains(279))
         // P5, P6: LHDC (Savitech 0x4C33) configured at 482; 3388 media packets; two suspends, no stall.
@@ -47,7 +47,10 @@ import Testing
         let hfp = try #require(
             out.sentence(
                 "classic",
-                containing: ["HFP with", "RFCOMM channel 3", "service level connection up at frame 399", "2 AT commands refused"]))
+                containing: [
+                    "HFP with", "RFCOMM channel 3", "service level connection up at frame 399",
+                    "2 AT commands refused (the first AT+VDSF=7 answered +CME ERROR: 0 at 497)",
+                ]))
         #expect(hfp.frames.contains(399))
         #expect(out.findings("BR-10").isEmpty)
         // P3: AAC (MPEG-2 LC, 44.1 kHz, 2 ch) configured at 482, opened, never started.

@@ -172,7 +172,13 @@ extension Story {
                     + (calls.count > 2 ? "; \(calls.count - 2) more" : ""))
             frames += calls.prefix(2).flatMap { c in [c.frame] + [c.active?.frame, c.end?.frame].compactMap { $0 } }
         }
-        if !h.errors.isEmpty { parts.append("\(plural(h.errors.count, "AT command")) refused") }
+        if let first = h.errors.first {
+            // The first refusal named: which command, and what it got (the Realtek headset's AT+BIND=2 → ERROR at 230).
+            let named = "\(printable(first.command)) answered \(printable(first.why)) at \(first.frame)"
+            parts.append(
+                h.errors.count == 1 ? "1 AT command refused (\(named))" : "\(h.errors.count) AT commands refused (the first \(named))")
+            frames.append(first.frame)
+        }
         let side = h.thisSideIsGateway ? "audio gateway" : "hands-free unit"
         return StorySentence(
             .classic, "HFP with \(who) on RFCOMM channel \(h.dlci >> 1) (this side the \(side)): " + parts.joined(separator: "; ") + ".",
@@ -211,6 +217,13 @@ extension Story {
             steps.append("still setting up when the log ends")
         }
         return text + ": " + steps.joined(separator: ", ")
+    }
+
+    /// An AT line as text a terminal shows: bytes outside printable ASCII as `?` (a corrupt `AT+BRSF=` on the corpus's
+    /// headset logs), at most 40 characters.
+    static func printable(_ line: String) -> String {
+        let shown = String(String.UnicodeScalarView(line.unicodeScalars.prefix(40).map { $0.value >= 0x20 && $0.value < 0x7F ? $0 : "?" }))
+        return line.unicodeScalars.count > 40 ? shown + "…" : shown
     }
 
     /// `mSBC asked, CVSD used` / `mSBC chosen` from AT+BAC and the +BCS selections.
