@@ -55,7 +55,7 @@ FIELDS = [
     "nordic_ble.direction", "hci_mon.opcode", "btle.data_header.llid", "btl2cap.cid",
     "btle.data_header.sequence_number", "btle.data_header.length", "btle.advertising_header.pdu_type",
     "btle.link_layer_data.access_address", "btle_rf.flags.decrypted", "btle_rf.flags.mic_valid", "nordic_ble.encrypted",
-    "nordic_ble.micok", "bthci_acl.length",
+    "nordic_ble.micok", "bthci_acl.length", "frame.time_epoch",
 ]
 # ATT requests and what answers them (Vol 3, Part F, 3.4): an Error Response (0x01) answers any.
 ATT_ANSWERS = {0x02: 0x03, 0x04: 0x05, 0x06: 0x07, 0x08: 0x09, 0x0A: 0x0B, 0x0C: 0x0D, 0x0E: 0x0F, 0x10: 0x11,
@@ -148,6 +148,7 @@ def analyse(path):
     waiting = {}      # (adapter, kind, handle) -> (opcode, frame, status frame) awaiting a completion event
     creates = {}      # (adapter, BR/EDR) -> (opcode, frame, status frame)
     att = {}          # link -> (frame, opcode) of the request awaiting its answer
+    last_command = None  # (adapter, opcode, time, frame) of the last command record
     cut, events, unread, last_pdu, air, acl_sizes = [], [], [], {}, Air(), []
     for line in out.splitlines():
         cells = line.split("\t")
@@ -188,7 +189,11 @@ def analyse(path):
                 waiting = {k: v for k, v in waiting.items() if k[0] != ad}
                 creates = {k: v for k, v in creates.items() if k[0] != ad}
                 att = {k: v for k, v in att.items() if k[0] != ad}
-            if command != 0x0C35 and command >> 10 in DEFINED_OGFS:  # 0x0C35 is never answered (7.3.40)
+            # The same command again at the same instant, right after it, is the logger's copy (a host waits for the
+            # controller between commands, Core Vol 4 Part E 4.4): the first stays the one pending.
+            again = (ad, command, r["frame.time_epoch"], frame - 1) == last_command
+            last_command = (ad, command, r["frame.time_epoch"], frame)
+            if command != 0x0C35 and command >> 10 in DEFINED_OGFS and not (again and (ad, command) in commands):
                 commands[(ad, command)] = [frame, None, num(r["bthci_cmd.connection_handle"])]
             if command in CANCELS:
                 creates.pop((ad, command == 0x0408), None)

@@ -364,7 +364,13 @@ class Security:
 
     def ssp_step(self, frame, d):
         if d["code"] == 0x31:
-            self.ssp[d["peer"]] = {"frames": [frame]}
+            prior = self.ssp.get(d["peer"])
+            # The peer's IO Capability Response may come before this side's Request event (the Realtek headset log:
+            # 75, then 76): it belongs to this pairing.
+            if prior and "peer" in prior and "local" not in prior:
+                prior["frames"].append(frame)
+            else:
+                self.ssp[d["peer"]] = {"frames": [frame]}
         elif d["peer"] in self.ssp:
             self.ssp[d["peer"]]["frames"].append(frame)
             if d["code"] == 0x36 and d["status"]:

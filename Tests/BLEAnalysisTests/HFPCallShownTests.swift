@@ -134,3 +134,17 @@ extension HFPCallShownTests {
         #expect(Story.printable(String(repeating: "A", count: 45)) == String(repeating: "A", count: 40) + "…")
     }
 }
+
+/// The controller's packet status on received SCO packets is counted: the Realtek headset log's 15 'no data received'
+/// and 5 'possibly invalid' of 4,434 (tshark bthci_sco.packet_status 2 and 1). The near miss, all correctly received,
+/// adds nothing.
+extension HFPCallShownTests {
+    @Test(arguments: [false, true]) func flaggedSCOPacketsAreCounted(_ flagged: Bool) throws {
+        var b = ClassicAudioRuleTests.call([("\r\nRING\r\n", false), ("\r\n+BCS: 2\r\n", false), ("AT+BCS=2\r", true)], eSCOAfter: [2])
+        for i in 0..<10 { b = b.sco(handle: 0x0102, .rx, status: flagged ? [0, 2, 2, 1, 0][i % 5] : 0).sco(handle: 0x0102, .tx) }
+        let line = try #require(try Self.story(b).first { $0.hasPrefix("Calls' audio links") })
+        let said = line.contains("10 SCO packets sent and 10 received, the controller marking 4 received as no data, 2 as possibly invalid")
+        #expect(said == flagged, "\(line)")
+        #expect(line.contains("the controller marking") == flagged)
+    }
+}

@@ -9,6 +9,17 @@ extension Story {
     /// Packets one way before the other way's silence is worth saying: 50 is 0.375 s of 7.5 ms eSCO packets.
     static let oneWayAudioPackets = 50
 
+    /// `, the controller marking 15 received as no data, 5 as possibly invalid`: its Packet_Status_Flag on received
+    /// packets.
+    static func flaggedText(_ l: SynchronousLink) -> String {
+        let names = [1: "possibly invalid", 2: "no data", 3: "partially lost"]
+        let marked = [2, 1, 3].filter { l.receivedFlagged[$0] > 0 }.enumerated().map { i, flag in
+            "\(grouped(l.receivedFlagged[flag]))" + (i == 0 ? " received" : "") + " as \(names[flag]!)"
+        }
+        guard !marked.isEmpty else { return "" }
+        return ", the controller marking " + marked.joined(separator: ", ")
+    }
+
     static func synchronousLine(_ e: Evidence) -> StorySentence? {
         let links = e.classic.synchronousLinks
         guard !links.isEmpty else { return nil }
@@ -37,6 +48,7 @@ extension Story {
                     } else if received == 0 && l.packets.tx >= oneWayAudioPackets {
                         text += " (none received: the peer's audio did not cross HCI; another path, or none)"
                     }
+                    text += flaggedText(l)
                 }
                 parts.append(text)
             } else {

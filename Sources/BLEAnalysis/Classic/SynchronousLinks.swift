@@ -50,6 +50,9 @@ public struct SynchronousLink: Hashable, Sendable {
     /// vendor path, so none is the usual case and says nothing about the audio).
     public var packets = PerDirection()
     public var bytes = PerDirection()
+    /// Received packets by the controller's Packet_Status_Flag (Vol 4, Part E, 5.4.3: 1 possibly invalid, 2 no data
+    /// received, 3 partially lost; index 0, correctly received, is not counted here).
+    public var receivedFlagged = [0, 0, 0, 0]
     /// Its last data packet each way (received: from the peer): the ACL's activity includes its audio links' traffic
     /// (``DC02PeerEndedLink``'s last packet from the peer).
     public var lastReceived: LinkActivity.Moment?
@@ -197,6 +200,7 @@ struct SynchronousLinks {
         guard let i = open[Key(controller: record.controllerIndex, handle: raw & 0x0FFF)] else { return }
         links[i].packets[record.direction] += 1
         links[i].bytes[record.direction] += Int(length)
+        if record.direction == .rx, raw >> 12 & 0x3 != 0 { links[i].receivedFlagged[Int(raw >> 12 & 0x3)] += 1 }
         let moment = LinkActivity.Moment(frame: record.frame, timestamp: record.timestamp)
         if record.direction == .rx { links[i].lastReceived = moment } else if record.direction == .tx { links[i].lastSent = moment }
     }
