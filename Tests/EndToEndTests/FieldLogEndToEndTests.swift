@@ -203,7 +203,13 @@ import Testing
         // The diagnosis first (nothing wrong in this update), then the update itself.
         #expect(items.first?["topic"] as? String == "diagnosis" && items.first?["status"] as? String == "ok")
         #expect((items.first?["text"] as? String)?.hasPrefix("nothing wrong found by ") == true)
-        #expect(items.dropFirst().first?["topic"] as? String == "ota" && items.dropFirst().first?["status"] as? String == "ok")
+        // Then who logged, as `diagnose`'s Platform: line: bumble's virtual controller answers Read Local Version
+        // Information with no company (0xFFFF) and HCI 5.0 (frame 6, tshark); then the update itself.
+        let platform = items.dropFirst().first
+        #expect(
+            platform?["topic"] as? String == "platform"
+                && platform?["text"] as? String == "not named by the log; this side a controller with no company ID, HCI 5.0 (frame 6)")
+        #expect(items.dropFirst(2).first?["topic"] as? String == "ota" && items.dropFirst(2).first?["status"] as? String == "ok")
         #expect(items.map { $0["topic"] as? String }.contains("completeness"))
         // `summary` comes before `capture` in each file object.
         let keyOrder = try #require(json.stdout.range(of: "\"summary\":")).lowerBound < json.stdout.range(of: "\"capture\":")!.lowerBound
