@@ -46,9 +46,9 @@ public final class Analyzer {
     var lastFrame = 0
     /// The log's first text records: who wrote the log (``PlatformClues``).
     public private(set) var platformNotes: [PlatformNote] = []
-    /// The first HCI commands and their frames: a stack's start-up names it (``PlatformClues/startupCommands``).
     /// Commands and their answers the logger wrote twice (``RepeatedRecords``).
     private var repeated = RepeatedRecords()
+    /// The first HCI commands and their frames: a stack's start-up names it (``PlatformClues/startupCommands``).
     public private(set) var startupCommands: [(command: HCICommand, frame: Int)] = []
     var lastTimestamp = Timestamp(microseconds: 0)
     var truncatedACLNoted = false
