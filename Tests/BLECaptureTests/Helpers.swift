@@ -51,8 +51,11 @@ let provenance: [String: (Int, Int64, Int64)] = [
     "btmon-w-dl2001_batteread-rpi-notes-only.btsnoop": (6, 1_719_603_154_369_587, 1_719_603_154_369_593),
 ]
 
+/// A file of `bytes` under the temporary directory, its name unique to the call: tests run in parallel, and two that
+/// wrote the same `name` shared one path, so one's cleanup removed the other's file (PcapngReaderTests and
+/// PcapngWriterTests both write "two.pcapng": the flaky "No such file or directory" of two fresh-clone CI runs).
 func writeTemporary(_ bytes: [UInt8], name: String) -> String {
-    let path = NSTemporaryDirectory() + "blecapture-\(getpid())-\(name)"
+    let path = NSTemporaryDirectory() + "blecapture-\(getpid())-\(UUID().uuidString)-\(name)"
     _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
     return path
 }
