@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12 or 2026-11-30-13: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13 or 2026-11-30-14: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -228,6 +228,9 @@ bertrandmartel/btsnoop-decoder c994678bb677802b53675cd1241be2325031bd55 f8ed2702
 # added 2026-11-30-13
 supperthomas/bluetoothlover_doc cca7514fd02817e81343cc7b19f5f8812e145925 3e439f647277c70e7f325ef67eb331ce81e258d3fcb82fe372bfab51d2c69a08 btsnoop-h4-cfa-headset_btlover-realtek-hf-huawei-phone-ssp-hfp-bldn-redial-call-msbc-esco-4434-sco-chup.cfa source/bredr_profile/02_hfp_note/ref/CFA/耳机控制手机主动连手机.cfa
 supperthomas/bluetoothlover_doc 7937c66e648a46b37cb4cd8636b45db197a38c11 1bc3386410628fa7dc589847641069c8bd38ab6e0a85ee5fa64b71cf4c08bc78 android-btsnoop-cfa_btlover-redmi-k70-mediatek-le-audio-ebl-sc-justworks-x2-cis-x5-lc3-path-ascs-pacs-vcs-csis.cfa source/LE_AUDIO/01_LE_AUDIO/ref/BT_HCI_2024_1108_134415.cfa
+# added 2026-11-30-14
+ht90152/bluetooth-protocol-parser f7c5a425739419f12ad2ec0809ab5860468863a9 bae50fa4ed410c0751f576dafc299bab8d0f69da3beab76012297895df9ed9f4 pcap-lt201-h4phdr_ht90152-bluez-a2dp-sink-phone-offers-sbc-aptx-ldac-sbc-chosen-stored-key-avrcp-2-streams.pcap test_bluetooth.pcap
+brandonasuncion/Reverse-Engineering-Bluetooth-Protocols 3fe0e98e16882e1d76e170c426a07f44113621a6 11e2a645efa5dfd51e0e1ac877e560df37331d8b009980b9dc55966101fd5650 pklg-ios-bredr_cobra-irad900-iphone5-btserver-rfcomm-radar-alerts.pklg BTServerCaptures/BTServer - with alerts.pklg
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
