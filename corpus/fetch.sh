@@ -231,6 +231,7 @@ supperthomas/bluetoothlover_doc 7937c66e648a46b37cb4cd8636b45db197a38c11 1bc3386
 # added 2026-11-30-14
 ht90152/bluetooth-protocol-parser f7c5a425739419f12ad2ec0809ab5860468863a9 bae50fa4ed410c0751f576dafc299bab8d0f69da3beab76012297895df9ed9f4 pcap-lt201-h4phdr_ht90152-bluez-a2dp-sink-phone-offers-sbc-aptx-ldac-sbc-chosen-stored-key-avrcp-2-streams.pcap test_bluetooth.pcap
 brandonasuncion/Reverse-Engineering-Bluetooth-Protocols 3fe0e98e16882e1d76e170c426a07f44113621a6 11e2a645efa5dfd51e0e1ac877e560df37331d8b009980b9dc55966101fd5650 pklg-ios-bredr_cobra-irad900-iphone5-btserver-rfcomm-radar-alerts.pklg BTServerCaptures/BTServer - with alerts.pklg
+brandonasuncion/Reverse-Engineering-Bluetooth-Protocols 3fe0e98e16882e1d76e170c426a07f44113621a6 c44f0d47ea591b46ca768851437203166f644547ac1235d1b88a1ea4901aae4a pklg-ios-bredr_cobra-irad900-iphone5-btserver-midlog-stale-handle-disconnected-twice-reason-00-accessory-pages-phone-iap.pklg BTServerCaptures/BTServer.pklg
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
