@@ -78,6 +78,8 @@ public final class Analyzer {
     lazy var air = AirLinkRouter(keyStore: keyStore, links: table, sink: sink)
     /// Who made each controller (``HCIMachine/identities``).
     public var controllerIdentities: [UInt16: ControllerIdentity] { hci.identities }
+    /// The parameters the log's first LE (Extended) Create Connection asked, and its frame.
+    public var firstCreate: (parameters: LEConnectionParameters, frame: Int)? { hci.firstCreate }
     /// This side's resolvable private addresses and the peers seen behind more than one (after ``finish()``).
     public var addressRotation: AddressRotation {
         var r = hci.localAddresses.rotation

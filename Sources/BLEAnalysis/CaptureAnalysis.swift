@@ -86,6 +86,8 @@ public struct CaptureAnalysis: Sendable {
     public var platformNotes: [PlatformNote] = []
     /// The log's first HCI commands, in order (``PlatformClues/startupCommands``).
     public var startupCommands: [(command: HCICommand, frame: Int)] = []
+    /// The parameters the log's first LE (Extended) Create Connection asked, and its frame (``PlatformClues/firstCreate``).
+    public var firstCreate: (parameters: LEConnectionParameters, frame: Int)?
     /// What the diagnosis reads (``Evidence``), without what only the caller knows: add the capture reader's findings
     /// and the completeness verdict (``Evidence/completeness``) before ``DiagnosisEngine/diagnose(_:rules:)``.
     public var evidence: Evidence
@@ -194,6 +196,7 @@ public final class AnalysisPass {
         result.addressRotation = analyzer.addressRotation
         result.platformNotes = analyzer.platformNotes
         result.startupCommands = analyzer.startupCommands
+        result.firstCreate = analyzer.firstCreate
         result.evidence.iso = result.iso
         result.evidence.leAudio = result.leAudio
         result.evidence.otaSessions = result.otaSessions

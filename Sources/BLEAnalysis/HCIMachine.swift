@@ -69,6 +69,9 @@ final class HCIMachine {
     var disconnectsLoggedFirst = DisconnectsLoggedFirst()
     /// This side's LE address as its host set and chose it (the local side of each LE link's addresses).
     var localAddresses = LocalAddresses()
+    /// The parameters of the log's first LE (Extended) Create Connection and its frame: a stack asks its own defaults
+    /// there (``PlatformClues/firstCreate``).
+    private(set) var firstCreate: (parameters: LEConnectionParameters, frame: Int)?
     let keyStore: LinkKeyStore
     /// The analyzer, which owns this machine and outlives it: `unowned(unsafe)` spares the atomic reference count a safe
     /// unowned reference pays on every use (every completed-packets entry).
@@ -104,6 +107,9 @@ final class HCIMachine {
         noteSecurityCommand(packet, record)
         noteSecurityRecord(packet, record)
         localAddresses.command(packet, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
+        if firstCreate == nil, CE03CreateRefused.opcodes.contains(packet.opcode), let asked = packet.decoded.requestedConnection {
+            firstCreate = (asked, record.frame)
+        }
         if packet.opcode == .disconnect {
             noteDisconnectCommand(packet, record)
             noteDisconnectLoggedAfterItsEnd(packet, record)

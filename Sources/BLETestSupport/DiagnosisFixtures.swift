@@ -6,14 +6,16 @@ import BLEProtocols
 /// comes with the Command Status or Complete a controller gives it (two records), an event is one record.
 extension CaptureBuilder {
     /// LE Create Connection to `peer` (initiator filter policy 0), or through the filter accept list when `peer` is nil
-    /// (policy 1), and its Command Status (two records).
+    /// (policy 1), and its Command Status (two records). The interval range is `interval` alone unless `intervalMax` is
+    /// given.
     public func createConnection(
-        to peer: BDAddress?, status: HCIStatus = .success, interval: UInt16 = 24, timeout: UInt16 = 400
+        to peer: BDAddress?, status: HCIStatus = .success, interval: UInt16 = 24, intervalMax: UInt16? = nil, timeout: UInt16 = 400
     ) -> CaptureBuilder {
         let create = LECreateConnection(
             scanInterval: 0x60, scanWindow: 0x30, initiatorFilterPolicy: peer == nil ? 1 : 0, peerAddressType: .random,
             peerAddress: peer ?? BDAddress(0), ownAddressType: .public,
-            connection: LEConnectionParameters(intervalMin: interval, intervalMax: interval, maxLatency: 0, supervisionTimeout: timeout))
+            connection: LEConnectionParameters(
+                intervalMin: interval, intervalMax: intervalMax ?? interval, maxLatency: 0, supervisionTimeout: timeout))
         return command(HCIBuild.command(.leCreateConnection(create)))
             .event(HCIBuild.commandStatus(.leCreateConnection, status: status))
     }

@@ -107,6 +107,34 @@ import Testing
         #expect(midSession.summary == "Android (inferred: an Android .cfa snoop file name)")
     }
 
+    /// A stack asks its own connection defaults in its first LE Create Connection: 24–40 × 1.25 ms, latency 0 and
+    /// 2000 × 10 ms are Bluedroid's (AOSP bt_target.h BTM_BLE_CONN_INT_MIN_DEF, _MAX_DEF, BTM_BLE_CONN_TIMEOUT_DEF; the
+    /// iot-bed and lightsapp corpus logs, frames 69 and 326, no vendor command), 42 × 10 ms BlueZ's. Near misses: one
+    /// interval (bumble's Samples ask 24–24) and Android's range with another timeout (a Galaxy Tab's 700 × 10 ms)
+    /// name nothing; a later create does not count, only the first.
+    @Test func theFirstCreatesConnectionDefaultsNameTheirPlatformInferred() throws {
+        let peer = BDAddress(0xC0_11_22_33_44_55)
+        let bluedroid = try #require(
+            Self.platform(try CaptureBuilder().createConnection(to: peer, interval: 24, intervalMax: 40, timeout: 2000).captureFile()))
+        #expect(
+            bluedroid.summary
+                == "Android (inferred: the connection defaults of Android ≤ 11 (Bluedroid) in the LE Create Connection at frame 1 (30–50 ms, latency 0, timeout 20 s))"
+        )
+        let gd = try #require(
+            Self.platform(try CaptureBuilder().createConnection(to: peer, interval: 24, intervalMax: 40, timeout: 500).captureFile()))
+        #expect(gd.platform == .android && gd.summary.contains("Android 12+ (GD stack)") && gd.summary.contains("timeout 5 s"))
+        let bluez = try #require(
+            Self.platform(try CaptureBuilder().createConnection(to: peer, interval: 24, intervalMax: 40, timeout: 42).captureFile()))
+        #expect(bluez.platform == .bluez && bluez.summary.hasSuffix("(30–50 ms, latency 0, timeout 420 ms))"))
+        #expect(Self.platform(try CaptureBuilder().createConnection(to: peer, interval: 24, timeout: 500).captureFile()) == nil)
+        #expect(
+            Self.platform(try CaptureBuilder().createConnection(to: peer, interval: 24, intervalMax: 40, timeout: 700).captureFile()) == nil
+        )
+        let later = CaptureBuilder().createConnection(to: peer, interval: 24, timeout: 500)
+            .createConnection(to: peer, interval: 24, intervalMax: 40, timeout: 2000)
+        #expect(Self.platform(try later.captureFile()) == nil)
+    }
+
     @Test func btmonsSystemNoteNamesBlueZWithTheKernel() throws {
         // btmon-w-dl2001_batteread-rpi-notes-only.btsnoop's first record.
         let records = [

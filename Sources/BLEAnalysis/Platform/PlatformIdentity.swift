@@ -86,6 +86,8 @@ public struct PlatformClues: Sendable {
     /// The frame where the host read the controller's version (Read Local Version Information answered): the host's
     /// start-up is in the log.
     public var hostReadVersionFrame: Int?
+    /// The parameters the log's first LE (Extended) Create Connection asked, and its frame (``createDefaultsPlatform()``).
+    public var firstCreate: (parameters: LEConnectionParameters, frame: Int)?
 
     /// Notes kept: Apple and BTstack name themselves in the first dozen.
     public static let keptNotes = 64
@@ -113,6 +115,7 @@ public struct PlatformClues: Sendable {
         startupLastFrame = analysis.startupCommands.last?.frame
         hostReadVersionFrame = analysis.controllerIdentities.values.filter { $0.source == .readLocalVersionInformation }.map(\.frame).min()
         pcapngSection = capture.pcapngSection
+        firstCreate = analysis.firstCreate
     }
 
     /// The platform, from the strongest clue: a note naming it, a command only its stack sends, a monitor index, the
@@ -141,6 +144,7 @@ public struct PlatformClues: Sendable {
         if let host = pcapngHost() { return host }
         if let vendor = hostVendorPlatform() { return vendor }
         if let startup = startupPlatform() { return startup }
+        if let defaults = createDefaultsPlatform() { return defaults }
         if format == .packetLogger {
             let notes = notes.isEmpty ? "no notes" : "no note names the platform"
             return PlatformIdentity(.apple, detail: "iOS/macOS, or BTstack", .inferred(what: "PacketLogger format, " + notes))

@@ -159,6 +159,11 @@ public enum PlatformTable {
         .init(
             .android, .connectionIntervalMax, .milliseconds(50), versions: "Android 12+ (GD stack)",
             source: "\(aospLE): kConnIntervalMax 0x0028 (bluetooth.core.le.max_connection_interval)"),
+        .init(
+            .android, .connectionIntervalMax, .milliseconds(50), versions: "Android ≤ 11 (Bluedroid)",
+            source:
+                "AOSP system/bt include/bt_target.h: BTM_BLE_CONN_INT_MAX_DEF 40; measured: 24–40 × 1.25 ms, latency 0, 2000 × 10 ms in the LE Create Connection at frame 153 of android-btsnoop-named-cap_notmikeb-2017-cubot-page-timeout-04-x3-during-le-link-handle-0201-reused.cap"
+        ),
         .init(.android, .peripheralLatency, .milliseconds(0), source: "\(aospLE): kConnLatency 0"),
         .init(
             .android, .supervisionTimeout, .milliseconds(5000), versions: "Android 12+ (GD stack)",

@@ -39,6 +39,17 @@ public enum HCICommandParameters: Hashable, Sendable {
         }
     }
 
+    /// The connection parameters an LE (Extended) Create Connection asks (the first initiating PHY's for the extended
+    /// ones, 7.8.66: the PHYs are listed from the lowest bit of Initiating_PHYs, LE 1M first).
+    public var requestedConnection: LEConnectionParameters? {
+        switch self {
+        case .leCreateConnection(let c): c.connection
+        case .leExtendedCreateConnection(let c): c.phys.first?.connection
+        case .leExtendedCreateConnectionV2(let c): c.connection.phys.first?.connection
+        default: nil
+        }
+    }
+
     /// `set` as decoded command parameters: `.declared(LESetPHY { $0.handle = 0x40 })`.
     public static func declared(_ set: some HCIParameterSet) -> HCICommandParameters { .declared(HCIDeclared(set)) }
 
