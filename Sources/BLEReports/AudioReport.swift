@@ -147,6 +147,7 @@ public enum AudioReport {
             w.field("first_frame", m.firstFrame)
             w.field("last_frame", m.lastFrame)
             w.field("duration_s", Double(m.durationMicroseconds) / 1e6, decimals: 3)
+            w.field("streaming_s", Double(m.streamingMicroseconds) / 1e6, decimals: 3)
             w.field("rate_bps", m.bitsPerSecond, decimals: 0)
             w.field("sequence_gaps", m.sequenceGaps)
             w.field("packets_missing", m.packetsMissing)

@@ -260,12 +260,48 @@ extension ClassicProfilesFlowTests {
         #expect(m.sequenceGaps == 1 && m.packetsMissing == 1)
         #expect(m.stalls == [A2DPStall(fromFrame: 27, toFrame: 28, microseconds: 320_000)])
         // 6 × 113 bytes × 8 over 0.4 s.
-        #expect(m.durationMicroseconds == 400_000 && m.bitsPerSecond == 13_560)
+        #expect(m.durationMicroseconds == 400_000 && m.streamingMicroseconds == 400_000 && m.bitsPerSecond == 13_560)
         #expect(m.jitterMilliseconds != nil)
         #expect(
             p.a2dp.rejections == [
                 AVDTPRejection(frame: 33, signal: .start, error: AVDTPError(rawValue: 0x31), commandFrame: 32, byPeer: true)
             ])
+    }
+
+    /// A stream suspended and started again runs only while started (AVDTP 1.3, 8.15: a suspended stream sends no
+    /// media): after the first run (0.4 s, frames 24–29) and the suspend at 31, a Start accepted at 35 and two packets
+    /// 20 ms apart 5 s later. It ran 0.42 s, not the 5.02 s from the first packet to the last, and its rate is over
+    /// that (the BlueZ A2DP sink of the corpus: two runs of 3.94 and 5.92 s, 19.5 s suspended, 335 kbps by tshark's
+    /// L2CAP lengths). The near miss, one run, is the test above: its running time is its span. The peer offered two
+    /// codecs (SBC at SEID 1, AAC at SEID 3): the story says what the chosen one was chosen from.
+    @Test func aSuspendedStreamRunsOnlyWhileStartedAndTheOfferIsTold() throws {
+        var b = Self.a2dp()
+        b = Self.avdtp(b, AVDTPMessage(label: 8, messageType: .command, signal: .start, parameters: .seids([1])), rx: false)  // 34
+        b = Self.avdtp(b, AVDTPMessage(label: 8, messageType: .accept, signal: .start), rx: true)  // 35
+        for (i, seq) in [UInt16(8), 9].enumerated() {
+            let rtp = RTPHeader(sequence: seq, timestamp: UInt32(seq) * 640).bytes
+            b = b.at(microsecondsFromStart: 5_100_000 + Int64(i) * 20_000).l2cap(
+                cid: 0x0053, payload: rtp + [0x05] + Array(repeating: 0x9C, count: 100), handle: Self.h, .tx)  // 36–37
+        }
+        let aac = [
+            AVDTPCapability(category: 1, value: []),
+            AVDTPCapability(
+                category: 7, value: A2DPCodec(codecType: A2DPCodec.aac, element: [0x80, 0x01, 0x8C, 0x84, 0xE2, 0x00]).capabilityBytes),
+        ]
+        b = Self.avdtp(b, AVDTPMessage(label: 9, messageType: .command, signal: .getAllCapabilities, parameters: .seid(3)), rx: false)  // 38
+        b = Self.avdtp(
+            b, AVDTPMessage(label: 9, messageType: .accept, signal: .getAllCapabilities, parameters: .capabilities(aac)), rx: true)
+        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        let m = try #require(p.a2dp.streams.first).media
+        #expect(m.packets == 8 && m.firstFrame == 24 && m.lastFrame == 37)
+        #expect(m.durationMicroseconds == 5_020_000 && m.streamingMicroseconds == 420_000)
+        // 8 × 113 bytes × 8 over 0.42 s.
+        #expect(m.bitsPerSecond.map { Int($0.rounded()) } == 17_219)
+        let line = try #require(Story.a2dpLines(p, who: "the headset").first).text
+        #expect(line.contains("(set at frame 12; the peer's end points offer SBC, AAC), streamed 0.4 s at 17 kbps (8 media packets)"))
+        var one = p
+        one.a2dp.peerCodecs = [1: Self.sbc]
+        #expect(!(Story.a2dpLines(one, who: "the headset").first?.text.contains("offer") ?? true))
     }
 
     /// The peer searches this side for Headset (0x1108, frame 8) and the answer is an empty list (9): the story says what

@@ -186,6 +186,8 @@ extension AVDTPTracker {
                 summary.streams[i].media.stalls.append(A2DPStall(fromFrame: st.lastFrame, toFrame: frame, microseconds: gap))
             }
         }
+        // A Start clears the last time: the silence since the suspend is not streaming time.
+        if let last = st.lastTime { summary.streams[i].media.streamingMicroseconds += timestamp.microseconds(since: last) }
         st.lastTime = timestamp
         st.lastFrame = frame
         mediaState[i] = st

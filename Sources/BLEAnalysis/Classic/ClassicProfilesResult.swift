@@ -169,9 +169,13 @@ public struct A2DPMediaStats: Hashable, Sendable {
         guard let a = firstTime, let b = lastTime else { return 0 }
         return b.microseconds(since: a)
     }
-    /// Payload bits per second from the first to the last packet.
+    /// The time the stream ran: from each Start's first packet to the last before the next Start, summed. A suspended
+    /// stream sends nothing (AVDTP 1.3, 8.15), so its pauses are no part of its rate: the BlueZ sink's two runs of 3.9 s
+    /// and 5.9 s with 19.5 s suspended between them ran 9.8 s, not the 29.3 s from the first packet to the last.
+    public var streamingMicroseconds: Int64 = 0
+    /// Payload bits per second over the time the stream ran (``streamingMicroseconds``).
     public var bitsPerSecond: Double? {
-        let d = durationMicroseconds
+        let d = streamingMicroseconds
         return d > 0 ? Double(bytes) * 8 / (Double(d) / 1e6) : nil
     }
 }

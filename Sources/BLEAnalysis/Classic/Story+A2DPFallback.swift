@@ -34,7 +34,7 @@ extension Story {
         let media = pairs.map(\.to.media).filter { $0.packets > 0 }
         let starts = pairs.flatMap(\.to.starts)
         if let m = media.first {
-            text += "; then streamed \(duration(media.reduce(0) { $0 + $1.durationMicroseconds }))"
+            text += "; then streamed \(duration(media.reduce(0) { $0 + $1.streamingMicroseconds }))"
             if let bps = m.bitsPerSecond { text += " at \(Int((bps / 1000).rounded())) kbps" }
             text += " (\(plural(media.reduce(0) { $0 + $1.packets }, "media packet")))"
         } else if !starts.isEmpty {

@@ -60,7 +60,7 @@ extension Story {
         let media = streams.map(\.media).filter { $0.packets > 0 }
         if !media.isEmpty {
             let rates = media.compactMap(\.bitsPerSecond).map { Int(($0 / 1000).rounded()) }
-            text += ", streamed \(duration(media.reduce(0) { $0 + $1.durationMicroseconds })) in all"
+            text += ", streamed \(duration(media.reduce(0) { $0 + $1.streamingMicroseconds })) in all"
             if let lo = rates.min(), let hi = rates.max() { text += lo == hi ? " at \(lo) kbps" : " at \(lo)–\(hi) kbps" }
             text += " (\(plural(media.reduce(0) { $0 + $1.packets }, "media packet")))"
         }
@@ -116,10 +116,10 @@ extension Story {
     static func a2dpLines(_ p: ClassicProfilesResult, who: String) -> [StorySentence] {
         var out: [StorySentence] = []
         for s in p.a2dp.streams {
-            var text = "A2DP with \(who): \(s.codec?.description ?? "codec not shown") (set at frame \(s.configurationFrame))"
+            var text = "A2DP with \(who): \(s.codec?.description ?? "codec not shown") (set at frame \(s.configurationFrame)\(offered(p)))"
             let m = s.media
             if m.packets > 0 {
-                text += ", streamed \(duration(m.durationMicroseconds))"
+                text += ", streamed \(duration(m.streamingMicroseconds))"
                 if let bps = m.bitsPerSecond { text += " at \(Int((bps / 1000).rounded())) kbps" }
                 text += " (\(plural(m.packets, "media packet")))"
             } else if !s.starts.isEmpty {
@@ -136,6 +136,17 @@ extension Story {
         }
         if let rejections = a2dpRejections(p, who: who) { out.append(rejections) }
         return out
+    }
+
+    /// `; the peer's end points offer SBC, aptX, LDAC`: the codecs the peer's capabilities named (Get (All)
+    /// Capabilities answers, by SEID), when they are more than one: what the chosen codec was chosen from.
+    static func offered(_ p: ClassicProfilesResult) -> String {
+        var names: [String] = []
+        for seid in p.a2dp.peerCodecs.keys.sorted() {
+            let name = p.a2dp.peerCodecs[seid]!.name
+            if !names.contains(name) { names.append(name) }
+        }
+        return names.count > 1 ? "; the peer's end points offer " + names.joined(separator: ", ") : ""
     }
 
     /// `AVDTP with …: 2 rejections: SET_CONFIGURATION …`.

@@ -30,6 +30,7 @@ extension FleetColumns {
         Column("bytes") { .int($0.stream.media.bytes) },
         Column("first_frame") { .int($0.stream.media.firstFrame) },
         Column("duration_s") { .double(Double($0.stream.media.durationMicroseconds) / 1e6, decimals: 6) },
+        Column("streaming_s") { .double(Double($0.stream.media.streamingMicroseconds) / 1e6, decimals: 6) },
         Column("rate_bps") { .double($0.stream.media.bitsPerSecond, decimals: 0) },
         Column("sequence_gaps") { .int($0.stream.media.sequenceGaps) },
         Column("packets_missing") { .int($0.stream.media.packetsMissing) },
