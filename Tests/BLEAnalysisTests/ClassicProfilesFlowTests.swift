@@ -288,7 +288,8 @@ extension ClassicProfilesFlowTests {
             AVDTPCapability(
                 category: 7, value: A2DPCodec(codecType: A2DPCodec.aac, element: [0x80, 0x01, 0x8C, 0x84, 0xE2, 0x00]).capabilityBytes),
         ]
-        b = Self.avdtp(b, AVDTPMessage(label: 9, messageType: .command, signal: .getAllCapabilities, parameters: .seid(3)), rx: false)  // 38
+        // frame 38
+        b = Self.avdtp(b, AVDTPMessage(label: 9, messageType: .command, signal: .getAllCapabilities, parameters: .seid(3)), rx: false)
         b = Self.avdtp(
             b, AVDTPMessage(label: 9, messageType: .accept, signal: .getAllCapabilities, parameters: .capabilities(aac)), rx: true)
         let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)

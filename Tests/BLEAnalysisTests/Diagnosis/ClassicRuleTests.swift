@@ -251,6 +251,35 @@ extension DiagnosisRuleTests {
             #expect(f.frame == 4 && f.severity == .error)
         }
 
+        /// Exit Sniff Mode refused Command Disallowed (0x0C) after a Mode Change that had already made the link active
+        /// (Core Vol 4 Part E 7.2.3: Exit Sniff Mode ends sniff mode on a link in it): the peer's own exit crossed this
+        /// side's, as in the corpus's BlueZ A2DP sink (Exit Sniff Mode 199, Mode Change to active 200, refusal 201).
+        /// BR-06 says so and cites the Mode Change. The near miss: the latest Mode Change put the link in sniff, so the
+        /// refusal is not explained by the mode and stays "the link went on as it was".
+        @Test(arguments: [UInt8(0), 2]) func exitFromSniffRefusedOnALinkAlreadyActive(_ mode: UInt8) throws {
+            let exit = HCICommand(rawValue: 0x0804)
+            let b = Self.connected()
+                .at(5).command(HCIBuild.command(exit, parameters: [UInt8(Self.handle), 0]))  // 4
+                .event(
+                    Self.event(
+                        ModeChange {
+                            $0.handle = Self.handle; $0.mode = mode; $0.interval = mode == 0 ? 0 : 0x0320
+                        })
+                )  // 5
+                .event(HCIBuild.commandStatus(exit, status: .commandDisallowed))  // 6
+            let f = try #require(try RuleTest.diagnose(b).of("BR-06").first)
+            #expect(f.frame == 6 && f.severity == .info)
+            if mode == 0 {
+                #expect(
+                    f.message.hasSuffix(
+                        "the link was already in active mode (Mode Change at frame 5, between the command at 4 and its refusal: the peer's own change crossed it); the controller refuses a change to the mode a link is in."
+                    ))
+                #expect(f.supporting.map(\.frame) == [5] && f.connection == 1)
+            } else {
+                #expect(f.message.hasSuffix("the link went on as it was.") && f.supporting.isEmpty)
+            }
+        }
+
         /// Sniff Mode refused (0x0C) is info and not HH-04's; a Role Change refused 10 s later, then a supervision timeout 1 s after it, is
         /// a warning citing the loss.
         @Test func sniffAndRoleSwitchRefused() throws {
