@@ -237,7 +237,8 @@ extension Story {
             parts.append("\(s.protocolName.rawValue) firmware update on link #\(s.connectionNumber): \(s.result)")
             frames.append(s.result == .success ? s.startFrame : s.endFrame)
         }
-        if let iso = e.iso, !iso.streams.isEmpty {
+        // CIS are the LE Audio sentence's (``leAudio(_:findings:)``); broadcast streams alone are told here.
+        if let iso = e.iso, !iso.streams.isEmpty, !iso.streams.contains(where: { $0.kind == .cis }) {
             let audio = findings.filter { DiagnosisRules.rule($0.rule)?.group == .leAudio && $0.severity >= .warning }
             parts.append(
                 "\(plural(iso.streams.count, "isochronous stream")): "

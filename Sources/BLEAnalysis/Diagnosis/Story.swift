@@ -53,6 +53,7 @@ public struct Story: Hashable, Sendable {
         s += Self.security(e, findings: findings)
         if let calls = Self.synchronousLine(e) { s.append(calls) }
         s += Self.audio(e)
+        if let leAudio = Self.leAudio(e, findings: findings) { s.append(leAudio) }
         if let data = Self.data(e, findings: findings) { s.append(data) }
         if let setup = Self.linkSetup(e) { s.append(setup) }
         s += Self.updates(e)

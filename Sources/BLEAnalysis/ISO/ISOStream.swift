@@ -40,6 +40,8 @@ public struct ISOStream: Hashable, Sendable {
     public var bigHandle: UInt8?
     /// 1-based BIS index in its BIG.
     public var bisIndex: UInt8?
+    /// The LE Create CIS this side sent (a central) or the LE CIS Request it received (a peripheral).
+    public var requestFrame: Int?
     public var establishedFrame: Int
     public var establishedTime: Timestamp
     public var endFrame: Int?

@@ -10,7 +10,7 @@ extension ISOTracker {
             cisEstablished(e.cis, v2: e, controller: controller, frame: frame, timestamp: timestamp)
         } else if let e = d.as(LECISRequest.self) {
             let key = Key(controller: controller, handle: e.cisHandle & 0x0FFF)
-            cisACL[key] = e.aclHandle & 0x0FFF
+            (cisACL[key], cisRequestFrame[key]) = (e.aclHandle & 0x0FFF, frame)
             peripheralCIS.insert(key)
             note(.cisRequested, frame: frame, timestamp: timestamp, controller: controller, handle: key.handle, cig: e.cigID)
         } else if let e = d.as(LECreateBIGComplete.self) {
@@ -47,6 +47,7 @@ extension ISOTracker {
         s.cigID = config?.cig
         s.cisID = config?.cis.cisID
         s.aclHandle = cisACL[key]
+        s.requestFrame = cisRequestFrame.removeValue(forKey: key)
         s.isoInterval = e.isoInterval
         s.nse = e.nse
         let cToP = (latency: e.transportLatencyCToP, phy: e.phyCToP, bn: e.bnCToP, ft: e.ftCToP, pdu: e.maxPDUCToP)

@@ -28,6 +28,8 @@ struct ISOTracker {
     var cisACL: [Key: UInt16] = [:]
     var peripheralCIS: Set<Key> = []
     var pendingCreateCIS: [UInt16: [CreateCISPair]] = [:]
+    /// The frame of the LE Create CIS or LE CIS Request that asked for each CIS handle.
+    var cisRequestFrame: [Key: Int] = [:]
     var bigRequests: [UInt32: LECreateBIG] = [:]
     var bigSyncRequests: [UInt32: LEBIGCreateSync] = [:]
     var bigInfo: [UInt32: LEBIGInfoAdvertisingReport] = [:]
@@ -61,7 +63,10 @@ struct ISOTracker {
             pendingCIG[controller] = p
         } else if let p = d.as(LECreateCIS.self) {
             pendingCreateCIS[controller] = p.pairs
-            for pair in p.pairs { cisACL[Key(controller: controller, handle: pair.cisHandle & 0x0FFF)] = pair.aclHandle & 0x0FFF }
+            for pair in p.pairs {
+                let key = Key(controller: controller, handle: pair.cisHandle & 0x0FFF)
+                (cisACL[key], cisRequestFrame[key]) = (pair.aclHandle & 0x0FFF, frame)
+            }
         } else if let p = d.as(LECreateBIG.self) {
             bigRequests[Self.key(controller, UInt16(p.bigHandle))] = p
         } else if let p = d.as(LEBIGCreateSync.self) {

@@ -37,12 +37,32 @@ public struct ASEOperation: Hashable, Sendable {
     public var connectionNumber: Int
     public var opcode: UInt8
     public var aseIDs: [UInt8]
+    /// What the operation set per ASE, in the order written (Config Codec, Config QoS, Enable, Update Metadata).
+    public var parameters: [ASEParameters] = []
     /// The control point notification that answered, and what it said per ASE.
     public var responseFrame: Int?
     public var responses: [Response] = []
     public var name: String { LEAudioTables.aseOpcodes[Int64(opcode)] ?? "opcode \(opcode)" }
     /// Some ASE refused the operation (a response code other than Success).
     public var refused: Bool { responses.contains { $0.code != 0 } }
+}
+
+/// What one ASE Control Point operation set for one ASE (ASCS 5.1–5.3, 5.7): the codec and its configuration LTVs (Config
+/// Codec), the CIG and CIS (Config QoS), the Streaming_Audio_Contexts of the metadata (Enable, Update Metadata).
+public struct ASEParameters: Hashable, Sendable {
+    public var aseID: UInt8
+    /// Codec_ID's coding format (Assigned Numbers 2.11: 0x06 LC3).
+    public var codingFormat: UInt8?
+    public var samplingHz: Int64?
+    public var frameDurationMicroseconds: Int64?
+    public var octetsPerFrame: UInt16?
+    /// Audio_Channel_Allocation (Assigned Numbers 6.12.1 location bits).
+    public var channelAllocation: UInt32?
+    public var cigID: UInt8?
+    public var cisID: UInt8?
+    /// Context Type bits (Assigned Numbers 6.12.3): 0x0002 Conversational, 0x0004 Media …
+    public var contexts: UInt16?
+    public init(aseID: UInt8) { self.aseID = aseID }
 }
 
 /// A Broadcast Audio Scan Control Point operation (BASS 3.1) or a Broadcast Receive State (BASS 3.2).
@@ -143,28 +163,68 @@ struct LEAudioTracker: AttributeValueObserver {
             }
             return
         }
-        result.operations.append(
-            ASEOperation(
-                frame: event.frame, timestamp: event.timestamp, connectionNumber: event.connectionNumber, opcode: op,
-                aseIDs: Self.aseIDs(op: op, count: Int(n), &r)))
+        let parameters = Self.parameters(op: op, count: Int(n), &r)
+        var operation = ASEOperation(
+            frame: event.frame, timestamp: event.timestamp, connectionNumber: event.connectionNumber, opcode: op,
+            aseIDs: parameters.map(\.aseID))
+        operation.parameters = parameters
+        result.operations.append(operation)
     }
 
-    /// The ASE IDs an operation names: the first byte of each ASE's parameters (ASCS 5.1–5.8).
-    static func aseIDs(op: UInt8, count: Int, _ r: inout ByteReader) -> [UInt8] {
-        var ids: [UInt8] = []
+    /// Each ASE's parameters in an operation (ASCS 5.1–5.8): its ID first, then Config Codec's target latency, PHY,
+    /// Codec_ID and configuration LTVs; Config QoS's CIG and CIS then 13 bytes of QoS; Enable's and Update Metadata's
+    /// metadata LTVs.
+    static func parameters(op: UInt8, count: Int, _ r: inout ByteReader) -> [ASEParameters] {
+        var out: [ASEParameters] = []
         for _ in 0..<count {
             guard let id = try? r.readUInt8() else { break }
-            ids.append(id)
-            let skip: Int?
+            var p = ASEParameters(aseID: id)
+            var ok = true
             switch op {
-            case 1: skip = (try? r.skip(7)).flatMap { _ in try? r.readUInt8() }.map(Int.init)  // target latency, PHY, codec ID
-            case 2: skip = 15
-            case 3, 7: skip = (try? r.readUInt8()).map(Int.init)
-            default: skip = 0
+            case 1:
+                p.codingFormat = (try? r.skip(2)).flatMap { try? r.readUInt8() }  // after target latency and PHY
+                ok = p.codingFormat != nil && (try? r.skip(4)) != nil
+                ok = ok && ltvs(&r) { type, v in codecConfiguration(type, v, &p) }
+            case 2:
+                (p.cigID, p.cisID) = (try? r.readUInt8(), try? r.readUInt8())
+                ok = p.cisID != nil && (try? r.skip(13)) != nil
+            case 3, 7:
+                ok = ltvs(&r) { type, v in
+                    if type == 0x02, v.count == 2 { p.contexts = UInt16(v.first!) | UInt16(v.last!) << 8 }  // Streaming_Audio_Contexts
+                }
+            default: break
             }
-            guard let skip, (try? r.skip(skip)) != nil else { break }
+            out.append(p)
+            guard ok else { break }
         }
-        return ids
+        return out
+    }
+
+    /// Codec_Specific_Configuration LTV types (Assigned Numbers 6.12.5): 1 sampling frequency, 2 frame duration,
+    /// 3 channel allocation, 4 octets per codec frame.
+    private static func codecConfiguration(_ type: UInt8, _ v: ArraySlice<UInt8>, _ p: inout ASEParameters) {
+        let le = v.reversed().reduce(0) { $0 << 8 | UInt32($1) }  // little-endian
+        switch (type, v.count) {
+        case (1, 1): p.samplingHz = LEAudioTables.samplingFrequencies[Int64(le)]
+        case (2, 1): p.frameDurationMicroseconds = LEAudioTables.frameDurations[Int64(le)]
+        case (3, 4): p.channelAllocation = le
+        case (4, 2): p.octetsPerFrame = UInt16(le)
+        default: break
+        }
+    }
+
+    /// A length-prefixed run of LTVs (1-byte total length, then length/type/value entries): read whole, so that a
+    /// malformed entry loses its own run only; false when the run is cut short.
+    private static func ltvs(_ r: inout ByteReader, _ each: (UInt8, ArraySlice<UInt8>) -> Void) -> Bool {
+        guard let total = try? r.readUInt8(), let run = try? r.readArray(Int(total)) else { return false }
+        var i = 0
+        while i < run.count {
+            let end = i + 1 + Int(run[i])
+            guard end <= run.count else { break }
+            if end > i + 1 { each(run[i + 1], run[(i + 2)..<end]) }
+            i = end
+        }
+        return true
     }
 
     private mutating func bass(_ event: AttributeValueEvent, isControlPoint: Bool, _ r: inout ByteReader) {
