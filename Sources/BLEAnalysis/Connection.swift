@@ -74,6 +74,12 @@ public struct Connection: Hashable, Sendable {
     public var peerIdentity: String?
     /// The local controller's role in the connection (``LinkState/role``: its history and source).
     public var role: Role? { link.role.value }
+    /// Who opened a BR/EDR link: this side's Create Connection or the peer's page (its Connection Request, else this
+    /// side's Accept Connection Request), from the first role fact's source (nil: not in the log).
+    public var paging: (byThisSide: Bool, frame: Int)? {
+        guard case .inferred(.paging(let frame, let accepted)) = link.role.changes.first?.source else { return nil }
+        return (!accepted, frame)
+    }
     /// The link runs on LE (``LinkState/transport``; false for BR/EDR and for a link whose transport no record showed).
     public var isLE: Bool { link.transport.value == .le }
     /// The link runs on BR/EDR.

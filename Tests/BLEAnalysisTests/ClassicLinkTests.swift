@@ -132,6 +132,52 @@ import Testing
         #expect(c.role == .peripheral && c.link.role.source == .inferred(.paging(frame: 2, accepted: true)))
     }
 
+    /// The Realtek headset log (corpus batch 13, tshark): the phone's Connection Request event (51), this side's Accept
+    /// Connection Request (52), Connection Complete (54): the peer paged, and the link is told so from the event's frame.
+    static func pagedByThePeer(accept: Bool = true, event: Bool = true) -> CaptureBuilder {
+        var b = CaptureBuilder()
+        if event {
+            b = b.declaredEvent(
+                ConnectionRequest {
+                    $0.address = Self.peer; $0.linkType = 1
+                })
+        }
+        if accept {
+            b = b.declaredCommand(
+                AcceptConnectionRequest {
+                    $0.address = Self.peer; $0.role = 1
+                })
+        }
+        return b.connectBREDR(handle: 0x0002, peer: Self.peer)
+    }
+
+    @Test func aLinkThePeerPagedIsToldFromItsConnectionRequest() throws {
+        let c = try #require(try Self.analyze(Self.pagedByThePeer()).connections.first)
+        #expect(c.link.role.source == .inferred(.paging(frame: 1, accepted: true)))
+        #expect(c.paging?.byThisSide == false && c.paging?.frame == 1)
+        let texts = try RuleTest.diagnose(Self.pagedByThePeer()).story.sentences.map(\.text)
+        #expect(
+            texts.contains {
+                $0.hasPrefix("1 BR/EDR link with 00:1A:7D:DA:71:13 ×1, the peer connected to this side (its Connection Request, 1): ")
+            }, "\(texts)")
+        // The Accept alone (the event not logged): the page shows at the accept.
+        #expect(try Self.analyze(Self.pagedByThePeer(event: false)).connections.first?.paging?.frame == 1)
+    }
+
+    /// Near miss: this side's Create Connection opens the link: told as this side's.
+    @Test func nearMissALinkThisSidePagedIsThisSides() throws {
+        let b = CaptureBuilder().declaredCommand(CreateConnection { $0.address = Self.peer }).connectBREDR(handle: 0x0002, peer: Self.peer)
+        let c = try #require(try Self.analyze(b).connections.first)
+        #expect(c.paging?.byThisSide == true && c.paging?.frame == 1)
+        let texts = try RuleTest.diagnose(b).story.sentences.map(\.text)
+        #expect(
+            texts.contains { $0.hasPrefix("1 BR/EDR link with 00:1A:7D:DA:71:13 ×1, this side connected (Create Connection 1): ") },
+            "\(texts)")
+        // No page in the log at all: nothing said.
+        let none = try RuleTest.diagnose(CaptureBuilder().connectBREDR(handle: 0x0002, peer: Self.peer)).story.sentences.map(\.text)
+        #expect(none.contains { $0.hasPrefix("1 BR/EDR link with 00:1A:7D:DA:71:13 ×1: ") }, "\(none)")
+    }
+
     /// The Sony log: the controller sends Connection Packet Type Changed (and Max Slots Change) for an incoming link a
     /// few ms before its Connection Complete. That is no link from before the log: one link, not one replaced by another.
     @Test func aPacketTypeChangeBeforeConnectionCompleteMakesNoLink() throws {

@@ -34,7 +34,10 @@ extension HCIMachine {
             holdRole(
                 .central, controller: controller, address: c.address.description, source: .inferred(.paging(frame: frame, accepted: false)))
         case let a as AcceptConnectionRequest:
-            // Remaining peripheral is the role now; becoming central comes with a Role Change.
+            // Remaining peripheral is the role now; becoming central comes with a Role Change. The peer's page shows
+            // first at its Connection Request event, held already: that frame stays the fact's (where the page came in).
+            let held = classic.pendingRoles[ClassicHCIState.key(controller, a.address.description)]?.source
+            if case .inferred(.paging(_, accepted: true))? = held { break }
             holdRole(
                 .peripheral, controller: controller, address: a.address.description,
                 source: .inferred(.paging(frame: frame, accepted: true)))

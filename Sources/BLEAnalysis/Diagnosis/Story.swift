@@ -263,7 +263,7 @@ extension Story {
             let peers = links.map { e.deviceName($0) }
             let endings = links.map { c in ending(c, e) }
             parts.append(
-                "\(plural(links.count, "BR/EDR link")) with \(tally(peers)): \(folded(endings.map { ($0.0, [$0.1]) }))")
+                "\(plural(links.count, "BR/EDR link")) with \(tally(peers))\(paging(links)): \(folded(endings.map { ($0.0, [$0.1]) }))")
         }
         if !failed.isEmpty {
             let devices = Set(failed.map(\.peer)).count
@@ -277,7 +277,23 @@ extension Story {
                     + tally(failed.map { e.peerLabel($0.peer) }))
         }
         let ends = links.map { ending($0, e).1 }
-        let frames = links.map(\.startFrame) + ends + failed.map(\.frame)
+        let frames = links.map(\.startFrame) + ends + failed.map(\.frame) + links.compactMap { $0.paging?.frame }
         return StorySentence(.classic, parts.joined(separator: "; ") + ".", frames: frames)
+    }
+
+    /// `, the peer connected to this side (its Connection Request, 51)`, `, 2 opened by this side (Create Connection 12,
+    /// 40), 1 by the peer (its Connection Request, 51)`: who paged whom, from each link's role fact (its paging source).
+    static func paging(_ links: [Connection]) -> String {
+        let paged = links.compactMap(\.paging)
+        let ours = paged.filter(\.byThisSide).map(\.frame), theirs = paged.filter { !$0.byThisSide }.map(\.frame)
+        let byUs = "Create Connection \(list(ours))", byPeer = "its Connection Request, \(list(theirs))"
+        switch (ours.count, theirs.count) {
+        case (0, 0): return ""
+        case (_, 0) where links.count == 1: return ", this side connected (\(byUs))"
+        case (0, _) where links.count == 1: return ", the peer connected to this side (\(byPeer))"
+        case (_, 0): return ", \(ours.count) opened by this side (\(byUs))"
+        case (0, _): return ", \(theirs.count) opened by the peer (\(byPeer))"
+        default: return ", \(ours.count) opened by this side (\(byUs)), \(theirs.count) by the peer (\(byPeer))"
+        }
     }
 }
