@@ -38,6 +38,11 @@ public struct CaptureCompleteness: Hashable, Sendable {
     /// The host's HCI Reset the log starts from: the first reset, with no link open at it and no data or work before
     /// it (a Bluetooth power-on). Every link of the log began in it: none can have started before it.
     public var startsAtReset: Int?
+    /// Without such a reset, the host's own set-up the log starts from: its first command reads the controller's
+    /// identity or capabilities (Informational Parameters, Core Spec Vol 4, Part E, 7.4: Read BD_ADDR, Read Local
+    /// Version …), before any data or work, and no link in the log began before it (a host starting on a controller
+    /// already powered on: the hands-free unit's Realtek log, Read BD_ADDR at frame 1).
+    public var startsAtSetUp: SetUpStart?
     /// The reader stopped before the file's end (a corrupt record length, a read error): what is after it is not judged.
     public var unreadRest: Item? { items.first { $0.code == .fileCorrupt } }
 
@@ -136,20 +141,6 @@ public struct CaptureCompleteness: Hashable, Sendable {
     /// Whether some item is a warning: the log is incomplete, not decrypted or out of time order.
     public var hasWarnings: Bool { items.contains { $0.severity >= .warning } }
 
-    /// One line for people: `incomplete: ACL payloads cut to 14 bytes (Android filtered snoop log) …`, the first item
-    /// shown one that gives the verdict.
-    public var headline: String {
-        let verdict = verdict
-        let worst = items.filter { $0.severity >= .warning }
-        let shown =
-            worst.isEmpty
-            ? items : worst.filter { Self.verdict(of: $0.code) == verdict } + worst.filter { Self.verdict(of: $0.code) != verdict }
-        guard let first = shown.first else {
-            return "complete: the log shows every record whole, in time order"
-                + (startsAtReset.map { ", from the host's HCI Reset at frame \($0)" } ?? "")
-        }
-        return verdict + ": " + first.message + (shown.count > 1 ? " (+\(shown.count - 1) more)" : "")
-    }
 }
 
 /// Builds a ``CaptureCompleteness`` from the records, in one pass beside ``CaptureStatistics``: a few byte
@@ -196,6 +187,8 @@ public struct CompletenessTracker: Sendable {
     /// The first command that put the controller to work (``controllerWork``): a reset after it restarts a controller
     /// in use, even when no link carried data yet (the audiostream iPhone log: inquiries, then Reset at 161).
     var firstWorkFrame: Int?
+    /// The log's first command (``CaptureCompleteness/startsAtSetUp``).
+    var firstCommand: (frame: Int, opcode: HCICommand)?
     var hardwareErrors: [Int] = []
     /// Connection handle (with controller) → opened inside the capture.
     var open: [UInt32: Int] = [:]
@@ -316,6 +309,7 @@ public struct CompletenessTracker: Sendable {
             hciRecords &+= 1
             if noteShortfall(record) { return }
             if firstWorkFrame == nil, Self.putsToWork(b) { firstWorkFrame = record.frame }
+            if firstCommand == nil, b.count >= 2 { firstCommand = (record.frame, HCICommand(rawValue: UInt16(b[0]) | UInt16(b[1]) << 8)) }
             if b.count >= 2, UInt16(b[0]) | UInt16(b[1]) << 8 == HCICommand.reset.rawValue {
                 resets.append(record.frame)
                 lastReset = (record.frame, record.timestamp)

@@ -26,6 +26,11 @@ extension CompletenessTracker {
         {
             result.startsAtReset = reset
         }
+        if result.startsAtReset == nil, resets.isEmpty, startedBefore.isEmpty, endedUnseen.isEmpty, let c = firstCommand, c.frame <= 20,
+            c.opcode.ogf == 0x04, [firstACLFrame, firstWorkFrame].compactMap({ $0 }).min().map({ c.frame < $0 }) ?? true
+        {
+            result.startsAtSetUp = .init(frame: c.frame, command: c.opcode.name ?? "an Informational Parameters command")
+        }
         return result
     }
 
