@@ -117,7 +117,8 @@ import Testing
     /// 120 octets, Sink ASE 0x0122) and 4345 (32 kHz, 80 octets, ASEs 1 and 2 on 0x0122 and 0x0132), Enable contexts
     /// 0x0004 and 0x0002 (4365); LE Create CIS 2299 → LE CIS Established 0x00 at 2324, 4279, 4321, 4372, 4502;
     /// Disconnection Complete 0x16 for 0x0400 at 2569, 4297, 4337, 4473; LE Setup ISO Data Path 'Transparent' with data
-    /// path 0x03 (2353 …) and 0x01 (4379, 4381); no HCI ISO data packet.
+    /// path 0x03 (2353 …) and 0x01 (4379, 4381); no HCI ISO data packet; Read By Group Type responses 1320 (0x1850,
+    /// 0x184E, 0x1844) and 1323 (0x1846, 0x1853, 0x1855), the includes of 0x1843 and 0x1845 at 1399.
     @Test func theRedmiLogsFiveCISAreTold() throws {
         guard let dir = TestEnvironment.corpusDirectory else { return }
         let path =
@@ -127,7 +128,35 @@ import Testing
         let text = try #require(Story(e, findings: []).sentences.first { $0.text.hasPrefix("LE Audio:") }?.text)
         #expect(
             text
-                == "LE Audio: 5 CIS: 4 media LC3 48 kHz 10 ms 120 octets (sink ASE), 1 conversational two-way LC3 32 kHz 10 ms 80 octets (sink and source ASEs); established 0x00 at 2324 (LE Create CIS 2299), 4279, 4321, 4372, 4502; 4 ended by this side (0x16), 1 open at the end; ISO data path Transparent on vendor paths 0x03, 0x01 (no ISO data over HCI: the audio took another path); no LE Audio problem found.",
+                == "LE Audio: 5 CIS: 4 media LC3 48 kHz 10 ms 120 octets (sink ASE), 1 conversational two-way LC3 32 kHz 10 ms 80 octets (sink and source ASEs); established 0x00 at 2324 (LE Create CIS 2299), 4279, 4321, 4372, 4502; 4 ended by this side (0x16), 1 open at the end; ISO data path Transparent on vendor paths 0x03, 0x01 (no ISO data over HCI: the audio took another path); no LE Audio problem found; GATT: PACS, ASCS, VCS, CSIS, CAS, TMAS, AICS, VOCS.",
             "\(text)")
+    }
+
+    /// A discovery of the peer's primary services: `services` as (start, end, UUID).
+    static func discovery(_ services: [(UInt16, UInt16, UInt16)]) -> CaptureBuilder {
+        CaptureBuilder().connect(handle: 0x40)
+            .att(
+                .readByGroupTypeRequest(ATTTypeRequest(range: .init(start: 1, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))),
+                handle: 0x40, .tx
+            )
+            .att(
+                .readByGroupTypeResponse(
+                    services.map { ATTGroupValue(start: $0.0, end: $0.1, value: BluetoothUUID(uuid16: $0.2).littleEndianBytes) }),
+                handle: 0x40, .rx)
+    }
+
+    /// Assigned Numbers 3.4: 0x1850 Published Audio Capabilities (PACS), 0x184E Audio Stream Control (ASCS).
+    @Test func theAudioServicesDiscoveredAreNamed() throws {
+        let e = LEAudioRuleTests.evidence(
+            try Self.discovery([(1, 0x63, 0x1850), (0x101, 0x133, 0x184E), (0x200, 0x210, 0x180D)]).captureFile())
+        let text = Story(e, findings: []).sentences.first { $0.text.hasPrefix("LE Audio:") }
+        #expect(text?.text == "LE Audio: GATT: PACS, ASCS; no CIS set up.", "\(String(describing: text))")
+        #expect(text?.frames == [3])  // the response
+    }
+
+    /// Near miss: a Heart Rate service alone is no LE Audio.
+    @Test func nearMissNoAudioServiceNoSentence() throws {
+        let e = LEAudioRuleTests.evidence(try Self.discovery([(0x200, 0x210, 0x180D)]).captureFile())
+        #expect(!Story(e, findings: []).sentences.contains { $0.text.hasPrefix("LE Audio:") })
     }
 }

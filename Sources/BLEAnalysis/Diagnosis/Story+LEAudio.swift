@@ -11,9 +11,11 @@ extension Story {
     /// found`. Each CIS told by what its ASEs were configured with (ASCS Config Codec, Config QoS naming the CIS, Enable's
     /// contexts), then the HCI steps that set it up, how each ended, and where the audio went.
     static func leAudio(_ e: Evidence, findings: [Diagnosis]) -> StorySentence? {
-        guard let iso = e.iso else { return nil }
-        let cis = iso.streams.filter { $0.kind == .cis }
-        guard !cis.isEmpty else { return nil }
+        let services = audioServices(e)
+        let cis = e.iso?.streams.filter { $0.kind == .cis } ?? []
+        guard let iso = e.iso, !cis.isEmpty else {
+            return services.map { StorySentence(.data, "LE Audio: \($0.text); no CIS set up.", frames: $0.frames) }
+        }
         let kinds = folded(cis.map { (cisDescription($0, e.leAudio), [$0.establishedFrame]) })
         let bis = iso.streams.count - cis.count
         var parts = ["\(plural(cis.count, "CIS", "CIS")): \(kinds)" + (bis > 0 ? "; \(plural(bis, "BIS", "BIS"))" : "")]
@@ -32,7 +34,33 @@ extension Story {
                 ? "no LE Audio problem found"
                 : "\(plural(audio.count, "LE Audio finding")) (\(audio.map(\.rule).joined(separator: ", ")))")
         frames += audio.map(\.frame)
+        if let services { parts.append(services.text); frames += services.frames }
         return StorySentence(.data, "LE Audio: " + parts.joined(separator: "; ") + ".", frames: frames)
+    }
+
+    /// The LE Audio services (Assigned Numbers 3.4; each named as its specification abbreviates it), 0x1843–0x1858.
+    static let audioServiceNames: [UInt16: String] = [
+        0x1843: "AICS", 0x1844: "VCS", 0x1845: "VOCS", 0x1846: "CSIS", 0x1848: "MCS", 0x1849: "GMCS", 0x184B: "TBS",
+        0x184C: "GTBS", 0x184D: "MICS", 0x184E: "ASCS", 0x184F: "BASS", 0x1850: "PACS", 0x1853: "CAS", 0x1854: "HAS",
+        0x1855: "TMAS", 0x1858: "GMAS",
+    ]
+
+    /// `GATT: PACS, ASCS, VCS, CSIS, CAS, TMAS, AICS, VOCS`: the audio services discovered in the peers' databases on
+    /// the LE links, primary ones in handle order, then the included ones (AICS and VOCS are secondary services, found
+    /// through VCS's includes), with the frame of the first discovery.
+    static func audioServices(_ e: Evidence) -> (text: String, frames: [Int])? {
+        var names: [String] = [], frames: [Int] = []
+        for c in e.connections where c.isLE {
+            let found =
+                c.gatt.services.map { ($0.uuid, $0.discoveredAt) } + c.gatt.includes.compactMap { i in i.uuid.map { ($0, c.startFrame) } }
+            for (uuid, frame) in found {
+                guard let name = uuid.uuid16.flatMap({ audioServiceNames[$0] }), !names.contains(name) else { continue }
+                names.append(name)
+                frames.append(frame)
+            }
+        }
+        guard let first = frames.min() else { return nil }
+        return ("GATT: " + names.joined(separator: ", "), [first])
     }
 
     /// `media LC3 48 kHz 10 ms 120 octets (sink ASE)`, `conversational two-way LC3 32 kHz 10 ms 80 octets (sink and source
