@@ -61,10 +61,16 @@ import Testing
     @Test func happyleafStoredKeySniffRefusedAndProbing() throws {
         guard let out = try DiagnoseOutput.of("android-btsnoop_happyleaf-elm327-bredr-linkkey-auth-sniff-rejected-24.log", corpus: true)
         else { return }
-        // P1, P2: two links to 00:1d:a5:00:12:4a (Connection Complete 214, 333), both ended 0x16 (330, 526).
+        // P1, P2: two links to 00:1d:a5:00:12:4a (Connection Complete 214, 333), both ended 0x16 (330, 526), each
+        // opened by this side's Create Connection (212, 331).
         let links = try #require(
-            out.sentence("classic", containing: ["2 BR/EDR links with OBDII (00:1D:A5:00:12:4A) ×2", "2 closed by this side (0x16)"]))
-        #expect(Set(links.frames) == [214, 330, 333, 526])
+            out.sentence(
+                "classic",
+                containing: [
+                    "2 BR/EDR links with OBDII (00:1D:A5:00:12:4A) ×2, 2 opened by this side (Create Connection 212, 331)",
+                    "2 closed by this side (0x16)",
+                ]))
+        #expect(Set(links.frames) == [212, 214, 330, 331, 333, 526])
         // P3: Link Key Request Reply 281, 391; Encryption Change 0x00 on at 286, 396.
         let security = try #require(
             out.sentence("security", containing: ["stored link key given 2 times (281, 391)", "2 BR/EDR encryptions on (286, 396)"]))
