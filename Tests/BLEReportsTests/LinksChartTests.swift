@@ -1,5 +1,7 @@
 import BLEAnalysis
+import BLECapture
 import BLECore
+import BLEProtocols
 import BLETestSupport
 import Foundation
 import Testing
@@ -45,6 +47,64 @@ import Testing
         let links = try #require(html.range(of: "<h3>Links over time</h3>"))
         let summary = try #require(html.range(of: "<h3>Summary</h3>"))
         #expect(links.lowerBound < summary.lowerBound)
+    }
+
+    /// A BR/EDR link up at 0 s, in sniff mode (Mode Change, mode 2, 500 ms) from 1 s to 3 s, then active until its end at
+    /// 4 s: the sniff columns are drawn ▒ (each column's middle inside the sniff period), the rest █.
+    static func sniffLink(sniff: Bool) throws -> LinksChart? { LinksChart(Report.analyze(capture: try sniffCapture(sniff: sniff))) }
+
+    static func sniffCapture(sniff: Bool) throws -> CaptureFile {
+        try CaptureBuilder().connectBREDR(handle: 0x000B)
+            .at(microsecondsFromStart: 1_000_000).declaredEvent(
+                ModeChange {
+                    $0.handle = 0x000B; $0.mode = sniff ? 2 : 0; $0.interval = 800
+                }
+            )
+            .at(microsecondsFromStart: 3_000_000).declaredEvent(
+                ModeChange {
+                    $0.handle = 0x000B; $0.mode = 0
+                }
+            )
+            .at(microsecondsFromStart: 4_000_000).disconnect(handle: 0x000B).captureFile()
+    }
+
+    static func diagnosed(sniff: Bool) throws -> String {
+        DiagnosisReport.analyze(try sniffCapture(sniff: sniff)).text(terminal: Terminal(colors: false))
+    }
+
+    @Test func aBREDRLinkInSniffModeIsDrawnSo() throws {
+        let chart = try #require(try Self.sniffLink(sniff: true))
+        #expect(chart.hasSniff)
+        // 20 columns over 4 s: column i's middle at (i + 0.5) × 4/19 s; 1 ≤ middle < 3 for columns 5 to 13.
+        let head = try #require(chart.compactRows().first?.head)
+        #expect(head.contains("|█████▒▒▒▒▒▒▒▒▒█████◆|"), "\(head)")
+        #expect(chart.legendText.hasSuffix("· ▒ sniff mode (BR/EDR)"))
+        let out = try Self.diagnosed(sniff: true)
+        #expect(out.contains("(seconds from the first record; █ up, ▒ sniff mode, ■ this side ended it"), "\(out)")
+    }
+
+    /// Near miss: Mode Change events that leave the link active draw no sniff.
+    @Test func nearMissAnActiveLinkHasNoSniff() throws {
+        let chart = try #require(try Self.sniffLink(sniff: false))
+        #expect(!chart.hasSniff)
+        #expect(chart.compactRows().first?.head.contains("▒") == false)
+        #expect(try !Self.diagnosed(sniff: false).contains("▒"))
+    }
+
+    /// The OPPO Enco dual-mode log (corpus): tshark's Mode Change events put link #1 (3.2–639.5 s) in sniff (798 slots)
+    /// from 178.854 to 306.072 s (3946 → 4780), 336.581 to 433.745 s (4982 → 5421), 477.749 to 605.326 s (6031 → 6540)
+    /// among shorter periods; before 96.127 s (2671) it is active.
+    @Test func theOppoDualModeLogsSniffIsDrawn() throws {
+        guard let dir = TestEnvironment.corpusDirectory else { return }
+        let path = dir + "/android-btsnoop_oppo-enco-dualmode-sniff-subrating-1a-x6.log"
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let chart = try #require(LinksChart(Report.analyze(path: path)))
+        let head = try #require(chart.compactRows().first { $0.head.hasPrefix("#1 ") }?.head)
+        // Columns of 639.5/19 s: 0–2 (middles 16.8–84.2 s) active, 5–8 and 10–12 (185–286, 353–421 s) in sniff.
+        let track = Array(head.split(separator: "|")[1])
+        #expect(
+            track[0...2].allSatisfy { $0 == "█" } && track[5...8].allSatisfy { $0 == "▒" } && track[10...12].allSatisfy { $0 == "▒" },
+            "\(head)")
     }
 
     static let whadAir = TestEnvironment.sharedCaptures.map { $0 + "/lell-rf-lt256-pcapng-named-pcap_whad-gatt-discovery.pcap" }

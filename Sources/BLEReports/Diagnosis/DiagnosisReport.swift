@@ -64,9 +64,13 @@ public struct DiagnosisReport: Sendable {
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
         if let links {
             lines.append("")
-            lines.append(
-                terminal.paint("Links", .bold)
-                    + " over time (seconds from the first record; █ up, \(links.endKey), ✕ lost):")
+            // Wrapped: with the sniff key it runs past 100 columns.
+            let sniff = links.hasSniff ? "▒ sniff mode, " : ""
+            var head = wrap(
+                "Links over time (seconds from the first record; █ up, \(sniff)\(links.endKey), ✕ lost):", width: width, first: "",
+                rest: "    ")
+            head[0] = terminal.paint("Links", .bold) + head[0].dropFirst(5)
+            lines += head
             for row in links.compactRows() { lines += wrap(row.ending, width: width, first: "  " + row.head + " ", rest: "      ") }
         }
         let context = result.findings.filter { $0.severity == .info }

@@ -243,7 +243,7 @@ public struct LinksChart: Sendable {
         "█ connected · end: ■ the central ended it, ◆ the peripheral, ✕ the link was lost, ? unknown, ▸ open at the end, … not followed after"
 
     /// The legend for this chart's links (``onAir``).
-    public var legendText: String { onAir ? Self.airLegend : Self.legend }
+    public var legendText: String { (onAir ? Self.airLegend : Self.legend) + (hasSniff ? " · ▒ sniff mode (BR/EDR)" : "") }
 
     /// `■ this side ended it, ◆ the peer` (or the central and the peripheral on the air), for a one-line legend.
     public var endKey: String { onAir ? "■ the central ended it, ◆ the peripheral" : "■ this side ended it, ◆ the peer" }
@@ -260,6 +260,7 @@ public struct LinksChart: Sendable {
                 let to = max(from, column(b.end ?? end, width: width))
                 var track = Array(repeating: Character(" "), count: width)
                 for i in from...to { track[i] = "█" }
+                markSniff(&track, b, from: from, to: to, width: width)
                 track[to] = Character(Self.endGlyph(b.endedBy))
                 let number = "#\(b.number)".padding(utf16Length: numberWidth)
                 let label = String(lane.label.prefix(labelWidth)).padding(utf16Length: labelWidth)
@@ -286,6 +287,7 @@ public struct LinksChart: Sendable {
                 let to = max(from, column(b.end ?? end, width: track))
                 var cells = Array(repeating: Character("·"), count: track)
                 for i in from...to { cells[i] = "█" }
+                markSniff(&cells, b, from: from, to: to, width: track)
                 cells[to] = Character(Self.endGlyph(b.endedBy))
                 let number = "#\(b.number)".padding(utf16Length: numberWidth)
                 let label = String(lane.label.prefix(labelWidth)).padding(utf16Length: labelWidth)
@@ -318,6 +320,21 @@ public struct LinksChart: Sendable {
         if ota > 0 { parts.append("\(ota) OTA session\(ota == 1 ? "" : "s")") }
         if iso > 0 { parts.append("\(iso) LE Audio stream\(iso == 1 ? "" : "s")") }
         return parts.joined(separator: ", ")
+    }
+
+    /// Whether some BR/EDR link was in sniff mode (its legend then names ``sniffGlyph``).
+    public var hasSniff: Bool { lanes.contains { $0.bars.contains { $0.spans.contains { $0.kind == "sniff" } } } }
+    public static let sniffGlyph: Character = "▒"
+
+    /// ``sniffGlyph`` over the columns of a BR/EDR link's track whose middle falls in one of its sniff periods (Mode
+    /// Change to sniff until the next change): the link up, but awake only at its sniff anchors.
+    func markSniff(_ cells: inout [Character], _ b: Bar, from: Int, to: Int, width: Int) {
+        let sniff = b.spans.filter { $0.kind == "sniff" }
+        guard !sniff.isEmpty, width > 1 else { return }
+        for i in from..<to {
+            let middle = (Double(i) + 0.5) * spanSeconds / Double(width - 1)
+            if sniff.contains(where: { offset($0.start) <= middle && middle < offset($0.end) }) { cells[i] = Self.sniffGlyph }
+        }
     }
 
     func column(_ t: Timestamp, width: Int) -> Int {
