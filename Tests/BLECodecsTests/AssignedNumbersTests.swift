@@ -24,6 +24,20 @@ struct AssignedNumbersTests {
         #expect(AssignedNumbers.hciErrorName(0xEE) == nil)
     }
 
+    /// The company table's first ID and an unassigned one (SIG Assigned Numbers 7.1: 0x0000 Ericsson AB, nothing at
+    /// 0x7000), and a table read from lines out of order, the lines that are not `HEX=name` left out (near misses: no
+    /// key, no `=`, a key that is not hex, one too long for 64 bits, an empty line).
+    @Test func tableEdges() {
+        #expect(AssignedNumbers.companyName(0x0000) == "Ericsson AB")
+        #expect(AssignedNumbers.companyName(0x7000) == nil)
+        let table = NameTable("0002=Two\n0001=One=1\n=none\nnoequals\nzz=bad\n10000000000000000=long\n\n00FF=Last")
+        #expect(table.name(1) == "One=1")
+        #expect(table.name(2) == "Two")
+        #expect(table.name(0xFF) == "Last")
+        #expect(table.name(0) == nil)
+        #expect(table.name(3) == nil)
+    }
+
     @Test(arguments: [
         ("6E400001-B5A3-F393-E0A9-E50E24DCCA9E", "Nordic UART Service"),
         ("8EC90001-F315-4F60-9FB8-838830DAEA50", "Secure DFU Control Point"),
