@@ -27,6 +27,27 @@ import Testing
             ), "\(told)")
     }
 
+    /// A second Disconnection Complete for the handle, nothing opened on it between, is told beside the end, not
+    /// dropped nor taken for another link (newcap14's iPhone BTServer log: 0x000b ended 0x13 at 27, again with reason
+    /// 0x00 at 28, tshark `bthci_evt.code == 0x05`). The near miss: a Connection Complete between the two ends makes the
+    /// second one the new link's own end.
+    @Test func aHandleEndedTwiceIsToldOnceWithItsRepeat() throws {
+        let twice = CaptureBuilder().disconnect(handle: 0x000B, reason: .remoteUserTerminatedConnection)
+            .disconnect(handle: 0x000B, reason: .success)
+        #expect(
+            try Self.story(twice).contains(
+                "1 link started before the log: how it was set up is not in it; handle 0x000b was ended (Remote User Terminated Connection) at frame 1 (0x13) and again at 2 (0x00), nothing else of it in the log."
+            ))
+        let reopened = CaptureBuilder().disconnect(handle: 0x000B, reason: .remoteUserTerminatedConnection)
+            .connectBREDR(handle: 0x000B).disconnect(handle: 0x000B, reason: .remoteUserTerminatedConnection)
+        let told = try Self.story(reopened)
+        #expect(
+            told.contains {
+                $0.hasSuffix(
+                    "handle 0x000b was ended (Remote User Terminated Connection) at frame 1 (0x13), nothing else of it in the log.")
+            }, "\(told)")
+    }
+
     /// The near misses: the same end after an HCI Reset is the controller's from before the reset (no link is counted,
     /// ``StaleAfterReset``, ``CaptureCompleteness/staleACL``); a link with traffic alone keeps its sentence.
     @Test func afterAResetOrWithTrafficAloneNoEndIsAdded() throws {

@@ -74,6 +74,15 @@ public struct CaptureCompleteness: Hashable, Sendable {
         public var handle: UInt16
         public var frame: Int
         public var reason: HCIStatus
+        /// A second Disconnection Complete for the handle, with nothing opened on it between (the iPhone BTServer log:
+        /// 0x000b ended 0x13 at 27, again with reason 0x00 1.9 ms later at 28): a link ends once (Core Vol 4 Part E
+        /// 7.7.5), so it is a repeat, told beside the end, not another link.
+        public var again: Repeat?
+
+        public struct Repeat: Hashable, Sendable {
+            public var frame: Int
+            public var reason: HCIStatus
+        }
     }
 
     /// A stretch without records, ending at `frame`.
@@ -197,6 +206,8 @@ public struct CompletenessTracker: Sendable {
     /// Disconnection Completes for handles nothing else in the log names: links from before it that ended (after an HCI
     /// Reset, the links it dropped), with the reason and the reset before them.
     var endedUnseen: [(handle: UInt16, frame: Int, reason: UInt8, time: Timestamp)] = []
+    /// Disconnection Completes for a handle already ended, nothing opened on it since: frame, reason, the first end's frame.
+    var endedAgain: [(frame: Int, reason: UInt8, firstFrame: Int)] = []
     var lastReset: (frame: Int, time: Timestamp)?
     /// Controllers whose HCI Reset waits for its Command Complete, and when it was sent (``StaleAfterReset``).
     var resetPending: [UInt16: Timestamp] = [:]
@@ -382,6 +393,8 @@ public struct CompletenessTracker: Sendable {
                 let k = Self.key(record.controllerIndex, u16(1))
                 if !seen.contains(k), endedUnseen.count < 1000 {
                     endedUnseen.append((u16(1) & 0x0FFF, record.frame, b[5], record.timestamp))
+                } else if open[k] == nil, !inferredOpen.contains(k), let first = closedAt[k], endedAgain.count < 1000 {
+                    endedAgain.append((record.frame, b[5], first))
                 }
                 open.removeValue(forKey: k)
                 inferredOpen.remove(k)

@@ -16,8 +16,12 @@ extension CompletenessTracker {
         result.payloadsCutByLogger = aclCut > 0 && aclCutByLogger == aclCut
         result.recordsRead = recordsRead
         let firstReset = resets.first ?? .max
-        result.endedBeforeLog = endedUnseen.filter { $0.frame < firstReset }.map {
-            .init(handle: $0.handle, frame: $0.frame, reason: HCIStatus(rawValue: $0.reason))
+        result.endedBeforeLog = endedUnseen.filter { $0.frame < firstReset }.map { end in
+            var e = CaptureCompleteness.EndedBeforeLog(handle: end.handle, frame: end.frame, reason: HCIStatus(rawValue: end.reason))
+            if let again = endedAgain.first(where: { $0.firstFrame == end.frame }) {
+                e.again = .init(frame: again.frame, reason: HCIStatus(rawValue: again.reason))
+            }
+            return e
         }
         result.staleACL = staleACL.filter { !$0.adopted }
         // Among the log's first records (PacketLogger's notes come before it), so "from" it is the log's start.

@@ -315,13 +315,14 @@ extension Story {
         if !ended.isEmpty {
             let ends = ended.prefix(3).map { end in
                 let by = end.reason == .connectionTerminatedByLocalHost ? "closed by this side" : "ended (\(end.reason))"
-                return "handle \(hex(end.handle, width: 4)) was \(by) at frame \(end.frame) (\(hex(end.reason.rawValue)))"
+                let again = end.again.map { " and again at \($0.frame) (\(hex($0.reason.rawValue)))" } ?? ""
+                return "handle \(hex(end.handle, width: 4)) was \(by) at frame \(end.frame) (\(hex(end.reason.rawValue)))\(again)"
             }
             text +=
                 "; " + ends.joined(separator: ", ") + (ended.count > 3 ? ", …" : "")
                 + (ended.count == 1 ? ", nothing else of it in the log" : ", nothing else of them in the log")
         }
-        return StorySentence(.unseen, text + ".", frames: before.map(\.startFrame) + ended.map(\.frame))
+        return StorySentence(.unseen, text + ".", frames: before.map(\.startFrame) + ended.map(\.frame) + ended.compactMap(\.again?.frame))
     }
 }
 
