@@ -94,6 +94,13 @@ func shortAddress(_ a: String) -> String { a.count > 9 ? String(a.prefix(8)) + "
 extension Connection {
     /// The supervision timeout in force, µs, with where it came from.
     var supervisionTimeout: (microseconds: Int64, fact: UsedFact)? {
+        // BR/EDR: the timeout the host wrote (Write Link Supervision Timeout, slots of 0.625 ms, Core Vol 4 Part E
+        // 7.3.42); nothing when the log holds none (the controller's default 20 s may have been changed unseen).
+        if let classic = link.classic {
+            guard let slots = classic.supervisionTimeout.value, slots > 0 else { return nil }
+            let ms = Int(slots) * 625 / 1000
+            return (Int64(slots) * 625, UsedFact("supervision timeout", "\(ms) ms", classic.supervisionTimeout.source))
+        }
         guard let p = link.parameters.value else { return nil }
         let ms = ConnectionTiming.supervisionTimeoutMilliseconds(p.timeout)
         return (Int64(ms) * 1000, UsedFact("supervision timeout", "\(ms) ms", link.parameters.source))

@@ -251,6 +251,31 @@ extension DiagnosisRuleTests {
             #expect(f.frame == 4 && f.severity == .error)
         }
 
+        /// DC-01 on a BR/EDR link cites the supervision timeout the host wrote (Write Link Supervision Timeout 8000 slots
+        /// = 5 s, accepted by its Command Complete), as on LE (newcap14's iPhone radar log: 8000 written at 241,
+        /// completed at 243, the link lost 0x08 at 740 after 5.42 s of silence). The near miss: none written, no
+        /// timeout is claimed (the controller's default may have been changed unseen).
+        @Test(arguments: [true, false]) func aBREDRLossCitesTheSupervisionTimeoutWritten(_ written: Bool) throws {
+            var b = Self.connected()
+            if written {
+                b = b.declaredCommand(
+                    WriteLinkSupervisionTimeout {
+                        $0.handle = Self.handle; $0.timeout = 8000
+                    }
+                )  // 4
+                .event(
+                    HCIBuild.commandComplete(
+                        WriteLinkSupervisionTimeout.opcodeForTests, returnParameters: [0x00, UInt8(Self.handle), 0x00]))  // 5
+            }
+            b = b.at(30).disconnect(handle: Self.handle, reason: HCIStatus(rawValue: 0x08))
+            let f = try #require(try RuleTest.diagnose(b).of("DC-01").first)
+            if written {
+                #expect(f.message.contains("the 5000 ms supervision timeout expired") && f.supporting.map(\.frame).contains(5))
+            } else {
+                #expect(!f.message.contains("supervision timeout expired"))
+            }
+        }
+
         /// Exit Sniff Mode refused Command Disallowed (0x0C) after a Mode Change that had already made the link active
         /// (Core Vol 4 Part E 7.2.3: Exit Sniff Mode ends sniff mode on a link in it): the peer's own exit crossed this
         /// side's, as in the corpus's BlueZ A2DP sink (Exit Sniff Mode 199, Mode Change to active 200, refusal 201).
