@@ -159,4 +159,14 @@ import Testing
         let e = LEAudioRuleTests.evidence(try Self.discovery([(0x200, 0x210, 0x180D)]).captureFile())
         #expect(!Story(e, findings: []).sentences.contains { $0.text.hasPrefix("LE Audio:") })
     }
+
+    /// The bumble broadcast Sample: the assistant's BASS (truth: control point at handle 16, receive state at 18) and
+    /// two BIS (truth: handles 256, 257), told by the Data line; no "no CIS set up" where broadcast streams ran.
+    @Test func aBroadcastLogNamesBASSWithoutSayingNoCIS() throws {
+        let e = try LEAudioRuleTests.sample("le-audio-broadcast")
+        #expect(e.iso?.streams.map(\.handle) == [256, 257])
+        let texts = Story(e, findings: []).sentences.map(\.text)
+        #expect(texts.contains("LE Audio: GATT: BASS."), "\(texts)")
+        #expect(texts.contains { $0.contains("2 isochronous streams") }, "\(texts)")
+    }
 }

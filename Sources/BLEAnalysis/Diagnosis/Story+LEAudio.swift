@@ -14,7 +14,9 @@ extension Story {
         let services = audioServices(e)
         let cis = e.iso?.streams.filter { $0.kind == .cis } ?? []
         guard let iso = e.iso, !cis.isEmpty else {
-            return services.map { StorySentence(.data, "LE Audio: \($0.text); no CIS set up.", frames: $0.frames) }
+            // Broadcast streams are the Data line's; without them, say that no unicast stream came of the services.
+            let none = e.iso?.streams.isEmpty == false ? "" : "; no CIS set up"
+            return services.map { StorySentence(.data, "LE Audio: \($0.text)\(none).", frames: $0.frames) }
         }
         let kinds = folded(cis.map { (cisDescription($0, e.leAudio), [$0.establishedFrame]) })
         let bis = iso.streams.count - cis.count
