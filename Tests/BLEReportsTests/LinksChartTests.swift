@@ -175,4 +175,17 @@ import Testing
         #expect(clock.time(ofFrame: 9_999)?.microseconds == 1_006_000)
         #expect(FrameClock().time(ofFrame: 3) == nil)
     }
+
+    /// A silence inside a sampling stride: the frame after it keeps its own time (the Cobra iPhone log: 5.4 s of
+    /// silence before the loss at 740, then sparse scanning; the marker had been drawn 62.6 s late). The near miss,
+    /// records 10 µs apart, is the test above: interpolated as before.
+    @Test func frameClockKeepsTheEdgesOfASilence() {
+        var clock = FrameClock()
+        for frame in 1...100 { clock.add(frame: frame, timestamp: Timestamp(microseconds: Int64(frame) * 1_000)) }
+        for frame in 101...300 { clock.add(frame: frame, timestamp: Timestamp(microseconds: 60_000_000 + Int64(frame) * 1_000_000)) }
+        #expect(clock.time(ofFrame: 100)?.microseconds == 100_000)
+        #expect(clock.time(ofFrame: 101)?.microseconds == 161_000_000)
+        #expect(clock.time(ofFrame: 200)?.microseconds == 260_000_000)
+        #expect(clock.time(ofFrame: 50)?.microseconds == 50_000)
+    }
 }

@@ -12,14 +12,25 @@ public struct FrameClock: Sendable, Hashable {
 
     public init() {}
 
+    /// A silence longer than this has both its edges sampled: interpolating across it by frame count put a frame
+    /// after it far from its time (the Cobra iPhone log's loss at 740, after 5.4 s of silence and before the phone's
+    /// scanning, was drawn at 123.6 s where its link ended at 61.0 s).
+    static let gapMicroseconds: Int64 = 1_000_000
+
     @inline(__always)
     mutating func add(frame: Int, timestamp: Timestamp) {
-        if frame % Self.stride == 1 {
+        let t = timestamp.microseconds
+        let gap = lastFrame > 0 && t - lastTime > Self.gapMicroseconds
+        if gap, lastFrame > (frames.last ?? 0) {
+            frames.append(lastFrame)
+            times.append(lastTime)
+        }
+        if gap || frame % Self.stride == 1 {
             frames.append(frame)
-            times.append(timestamp.microseconds)
+            times.append(t)
         }
         lastFrame = frame
-        lastTime = timestamp.microseconds
+        lastTime = t
     }
 
     /// The time of `frame`, interpolated between the two sampled records around it (nil before any record).
