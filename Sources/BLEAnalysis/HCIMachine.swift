@@ -107,7 +107,7 @@ final class HCIMachine {
         noteSecurityCommand(packet, record)
         noteSecurityRecord(packet, record)
         localAddresses.command(packet, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
-        if firstCreate == nil, CE03CreateRefused.opcodes.contains(packet.opcode), let asked = packet.decoded.requestedConnection {
+        if firstCreate == nil, HCICommand.leConnectionCreates.contains(packet.opcode), let asked = packet.decoded.requestedConnection {
             firstCreate = (asked, record.frame)
         }
         if packet.opcode == .disconnect {

@@ -74,6 +74,10 @@ public struct HCICommand: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let leReadBufferSizeV2 = HCICommand(ogf: 0x08, ocf: 0x0060)
     public static let leExtendedCreateConnectionV2 = HCICommand(ogf: 0x08, ocf: 0x0085)
     public static let leSetDefaultSubrate = HCICommand(ogf: 0x08, ocf: 0x007D)
+    /// The commands that create an LE connection as central (Core Vol 4 Part E 7.8.12, 7.8.66).
+    public static let leConnectionCreates: Set<HCICommand> = [
+        .leCreateConnection, .leExtendedCreateConnection, .leExtendedCreateConnectionV2,
+    ]
 
     /// The spec name (`"LE Set Scan Enable"`), or nil for an opcode Core 5.4 does not define.
     public var name: String? { HCICommandTable.entries[rawValue]?.name }

@@ -26,7 +26,7 @@ struct CE03CreateRefused: DiagnosisRule {
     static let evidence =
         "Command Status ≠ 0 for LE Create Connection (0x200D) or LE Extended Create Connection (0x2043, 0x2085); 0x0C while an accepted attempt is pending: info (same device or accept list) or warning (another device)"
     static let anchor = "hcidoc (\"Failing command status\", \"Dangling LE connection attempt\")"
-    static let opcodes: Set<HCICommand> = [.leCreateConnection, .leExtendedCreateConnection, .leExtendedCreateConnectionV2]
+    static let opcodes = HCICommand.leConnectionCreates
 
     /// An attempt the controller accepted (no refusal answers its command) and no LE Connection Complete has ended yet.
     struct Pending {
