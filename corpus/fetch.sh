@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13 or 2026-11-30-14: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14 or 2026-11-30-15: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -232,6 +232,9 @@ supperthomas/bluetoothlover_doc 7937c66e648a46b37cb4cd8636b45db197a38c11 1bc3386
 ht90152/bluetooth-protocol-parser f7c5a425739419f12ad2ec0809ab5860468863a9 bae50fa4ed410c0751f576dafc299bab8d0f69da3beab76012297895df9ed9f4 pcap-lt201-h4phdr_ht90152-bluez-a2dp-sink-phone-offers-sbc-aptx-ldac-sbc-chosen-stored-key-avrcp-2-streams.pcap test_bluetooth.pcap
 brandonasuncion/Reverse-Engineering-Bluetooth-Protocols 3fe0e98e16882e1d76e170c426a07f44113621a6 11e2a645efa5dfd51e0e1ac877e560df37331d8b009980b9dc55966101fd5650 pklg-ios-bredr_cobra-irad900-iphone5-btserver-rfcomm-radar-alerts.pklg BTServerCaptures/BTServer - with alerts.pklg
 brandonasuncion/Reverse-Engineering-Bluetooth-Protocols 3fe0e98e16882e1d76e170c426a07f44113621a6 c44f0d47ea591b46ca768851437203166f644547ac1235d1b88a1ea4901aae4a pklg-ios-bredr_cobra-irad900-iphone5-btserver-midlog-stale-handle-disconnected-twice-reason-00-accessory-pages-phone-iap.pklg BTServerCaptures/BTServer.pklg
+# added 2026-11-30-15
+ph0wn/writeups 29a89e9fb38761029c3127775aac295a14583813 21fcc55a6f127600c4e16a76cc030d77af091dc6ea3dda02af02c5b82aac2a9d android-btsnoop_ph0wn-nespresso-prodigio-from-reset-le-legacy-justworks-keydist-bredr-peer-pages-l2cap-echo-x20-disc-15.log 2019/nespresso/public/btsnoop_coffee.log
+ph0wn/writeups e6018c1d5e432b8c89a82ac19f6b75f8c4c461b8 19f2bdc3cb511f2d0c2266dee523c45c8b30b38a78542f5593bc68f1999e5b8b lell-rf-lt256-pcapng_ph0wn-picowatch-hband-smartwatch-aux-connect-req-both-sides-discover-gatt-chmap-x13.pcapng 2023/picowatch/solution/images/hband_comm.pcapng
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
