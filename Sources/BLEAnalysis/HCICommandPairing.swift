@@ -12,6 +12,9 @@ struct HCICommandPairing {
         var eventID: Int?
         /// The command's opcode (set when it is fed: an answer for 0xFFFF names the vendor command it answers).
         var opcode = HCICommand(rawValue: 0)
+        /// The connection its handle parameter names (a Command Status names none: Exit Sniff Mode refused is told
+        /// with the link it was for).
+        var connection: Int? = nil
     }
 
     /// What sending a command did.

@@ -148,13 +148,13 @@ extension HCIMachine {
         guard opcode.rawValue != 0 else { return note }
         let frame = record.frame, timestamp = record.timestamp, controller = record.controllerIndex
         let answer = answer(controller: controller, opcode: opcode, frame: frame, timestamp: timestamp)
-        note.requestFrame = answer?.0
+        note.requestFrame = answer?.0.frame
         note.latency = answer?.1
-        let command = answer?.2 ?? opcode
+        let command = answer?.0.opcode ?? opcode
         if let status, status != .success {
             sink.evidence(
                 .commandFailed(command, status: status, commandFrame: note.requestFrame), frame: frame, timestamp: timestamp,
-                controller: controller)
+                controller: controller, connection: answer?.0.connection)
         }
         if let latency = note.latency, let commandFrame = note.requestFrame, latency > hciCommandTimeoutMicroseconds {
             sink.evidence(

@@ -174,9 +174,12 @@ final class HCIMachine {
 
     /// The command waits for its answer; one sent again unanswered is said (``HCICommandPairing``).
     private func pair(_ packet: HCICommandPacket, _ record: CaptureRecord, eventID: Int?) {
+        let connection =
+            sink.recordsEvidence
+            ? packet.handleParameter.flatMap { links.number(controller: record.controllerIndex, handle: $0 & 0x0FFF) } : nil
         let sent = commands.feed(
             packet.opcode, controller: record.controllerIndex,
-            .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID))
+            .init(frame: record.frame, timestamp: record.timestamp, eventID: eventID, connection: connection))
         if let previous = sent.unanswered {
             if let id = previous.eventID { sink.queue.settle(id) }
             // Sent again within the time-out: both may be outstanding (Num_HCI_Command_Packets > 1), or the log holds the
@@ -200,8 +203,9 @@ final class HCIMachine {
         }
     }
 
-    /// Pairs a Command Complete / Status with its command; returns (request frame, latency, the command's opcode).
-    func answer(controller: UInt16, opcode: HCICommand, frame: Int, timestamp: Timestamp) -> (Int, Int64, HCICommand)? {
+    /// Pairs a Command Complete / Status with its command; returns the command waiting (its frame, opcode and
+    /// connection) and the latency.
+    func answer(controller: UInt16, opcode: HCICommand, frame: Int, timestamp: Timestamp) -> (HCICommandPairing.Pending, Int64)? {
         guard let pending = commands.answer(opcode, controller: controller) else { return nil }
         let latency = timestamp.microseconds(since: pending.timestamp)
         if let id = pending.eventID {
@@ -213,7 +217,7 @@ final class HCIMachine {
             }
             sink.queue.settle(id)
         }
-        return (pending.frame, latency, pending.opcode)
+        return (pending, latency)
     }
 
     /// This side's HCI Disconnect (Core Spec Vol 4, Part E, 7.1.6): its connection waits for the Disconnection Complete,
@@ -370,5 +374,13 @@ extension HCICommandPacket {
     var connectionHandle: UInt16? {
         guard HCICommandPacket.handleFirst.contains(opcode.rawValue), parameters.count >= 2 else { return nil }
         return (UInt16(parameters[0]) | UInt16(parameters[1]) << 8) & 0x0FFF
+    }
+
+    /// The connection handle the command is about: ``connectionHandle``, or the handle field of its declared parameter
+    /// set (Sniff Mode, Exit Sniff Mode, Write Link Supervision Timeout…).
+    var handleParameter: UInt16? {
+        if let handle = connectionHandle { return handle }
+        guard case .declared(let set) = decoded else { return nil }
+        return set.connectionHandle
     }
 }

@@ -305,6 +305,70 @@ extension DiagnosisRuleTests {
             }
         }
 
+        /// The Mode Change to active before the command (the corpus's Sony headphones log: Mode Change 27227, Exit Sniff
+        /// Mode 27234, refused 0x0C at 27235): the Command Status names no link, the command's handle does, so the
+        /// refusal is told with its link and the Mode Change that had already made it active. The near miss: that Mode
+        /// Change is on another link (handle 0x0002, sniff on ours), and the refusal stays unexplained.
+        @Test(arguments: [true, false]) func exitFromSniffRefusedAfterAnEarlierModeChange(_ sameLink: Bool) throws {
+            let exit = HCICommand(rawValue: 0x0804)
+            let other: UInt16 = 0x0002
+            var b = Self.connected()
+            if !sameLink {
+                b = b.event(
+                    Self.event(
+                        ModeChange {
+                            $0.handle = Self.handle; $0.mode = 2; $0.interval = 0x0320
+                        })
+                )
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.handle = other; $0.address = BDAddress(0x11_22_33_44_55_66); $0.linkType = 1
+                        }))
+            }
+            b = b.at(5).event(
+                Self.event(
+                    ModeChange {
+                        $0.handle = sameLink ? Self.handle : other; $0.mode = 0
+                    })
+            )
+            .at(6).command(HCIBuild.command(exit, parameters: [UInt8(Self.handle), 0]))
+            .event(HCIBuild.commandStatus(exit, status: .commandDisallowed))
+            let f = try #require(try RuleTest.diagnose(b).of("BR-06").first)
+            #expect(f.connection == 1 && !f.message.contains("a BR/EDR device"))
+            if sameLink {
+                #expect(
+                    f.message.hasSuffix(
+                        "the link was already in active mode (Mode Change at frame 4); the controller refuses a change to the mode a link is in."
+                    ))
+                #expect(f.supporting.map(\.frame) == [4])
+            } else {
+                #expect(f.message.hasSuffix("the link went on as it was.") && f.supporting.isEmpty)
+            }
+        }
+
+        /// Exit Sniff Mode for a link lost the moment before, refused Unknown Connection Identifier (0x02): the corpus's
+        /// Ethermind log (lost 0x08 at 1492, Exit Sniff Mode for handle 0x0004 at 1493, refused 0x02 at 1494). BR-06
+        /// says the link had ended, cites the end, and does not say "the link went on as it was". The near miss: the
+        /// same refusal while the link is open keeps the plain reading.
+        @Test(arguments: [true, false]) func aRefusalForALinkAlreadyGoneSaysSo(_ gone: Bool) throws {
+            var b = Self.connected()
+            if gone { b = b.at(5).disconnect(handle: Self.handle, reason: HCIStatus(rawValue: 0x08)) }  // 4
+            b = b.at(6).commandRefusedByStatus(
+                HCICommand(rawValue: 0x0804), parameters: [UInt8(Self.handle), 0], status: .unknownConnectionIdentifier)
+            let f = try #require(try RuleTest.diagnose(b).of("BR-06").first)
+            #expect(f.connection == 1 && f.severity == .info)
+            if gone {
+                #expect(
+                    f.message.hasSuffix(
+                        "(0x02 Unknown Connection Identifier at frame 6): the link had already ended (frame 4); the host asked for a link that was gone."
+                    ), "\(f.message)")
+                #expect(f.supporting.map(\.frame) == [4])
+            } else {
+                #expect(f.message.hasSuffix("at frame 5): the link went on as it was.") && f.supporting.isEmpty, "\(f.message)")
+            }
+        }
+
         /// Sniff Mode refused (0x0C) is info and not HH-04's; a Role Change refused 10 s later, then a supervision timeout 1 s after it, is
         /// a warning citing the loss.
         @Test func sniffAndRoleSwitchRefused() throws {

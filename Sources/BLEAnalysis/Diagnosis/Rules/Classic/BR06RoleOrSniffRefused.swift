@@ -19,7 +19,7 @@ struct BR06RoleOrSniffRefused: DiagnosisRule {
     static let code = FindingCode.roleOrSniffRefused
     static let group = RuleGroup.classic
     static let evidence =
-        "Role Change (0x12) or Mode Change (0x14) with status ≠ 0; Command Status ≠ 0 for Switch Role (0x080B), Sniff Mode (0x0803), Exit Sniff Mode (0x0804), Sniff Subrating (0x0811); info unless a link loss follows within 5 s; Exit Sniff Mode (Sniff Mode) refused 0x0C after a Mode Change to active (sniff) mode: the link was already in it"
+        "Role Change (0x12) or Mode Change (0x14) with status ≠ 0; Command Status ≠ 0 for Switch Role (0x080B), Sniff Mode (0x0803), Exit Sniff Mode (0x0804), Sniff Subrating (0x0811); info unless a link loss follows within 5 s; Exit Sniff Mode (Sniff Mode) refused 0x0C after a Mode Change to active (sniff) mode: the link was already in it; a command refused 0x02 for a link that had ended: the host asked too late"
     static let anchor = "none"
     static let opcodes: [UInt16: String] = [
         0x080B: "role switch", 0x0803: "sniff request", 0x0804: "exit from sniff", 0x0811: "sniff subrating",
@@ -54,6 +54,16 @@ struct BR06RoleOrSniffRefused: DiagnosisRule {
         )
     }
 
+    /// Where a command for a link was refused as Unknown Connection Identifier (0x02) after that link had ended: the
+    /// frame it ended at. The host asked after the Disconnection Complete (the Ethermind log: the link lost 0x08 at 1492,
+    /// Exit Sniff Mode for its handle at 1493, refused 0x02 at 1494), not a refusal by the peer or its policy.
+    static func ended(_ ev: EvidenceEvent, _ status: HCIStatus, _ e: Evidence) -> Int? {
+        guard status == .unknownConnectionIdentifier, case .commandFailed(_, _, let sent) = ev.kind,
+            let end = e.connection(ev.connection)?.endFrame, end < (sent ?? ev.frame)
+        else { return nil }
+        return end
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
             let what: String, status: HCIStatus
@@ -76,7 +86,10 @@ struct BR06RoleOrSniffRefused: DiagnosisRule {
             let connection = ev.connection ?? already?.connection
             let name = peer ?? connection.map { e.deviceName(e.connection($0)) } ?? "a BR/EDR device"
             var text = "The \(what) with \(name) was refused (\(codeName(status)) at frame \(ev.frame))"
-            if let already {
+            let gone = ended(ev, status, e)
+            if let gone {
+                text += ": the link had already ended (frame \(gone)); the host asked for a link that was gone."
+            } else if let already {
                 text += ": \(already.text)."
             } else {
                 text += within.map { ", and the link was lost at frame \($0.frame)." } ?? ": the link went on as it was."
@@ -84,10 +97,13 @@ struct BR06RoleOrSniffRefused: DiagnosisRule {
             return Diagnosis(
                 rule: Self.code, severity: within == nil ? .info : severity, frame: ev.frame, message: text,
                 headline: "\(what) with \(name) refused (\(hex(status.rawValue)))",
-                supporting: within.map { [CitedFrame($0.frame, "the link was lost")] } ?? already.map { [CitedFrame($0.frame, $0.cite)] }
-                    ?? [],
+                supporting: within.map { [CitedFrame($0.frame, "the link was lost")] } ?? gone.map { [CitedFrame($0, "the link ended")] }
+                    ?? already.map { [CitedFrame($0.frame, $0.cite)] } ?? [],
                 causes: [
-                    already == nil ? "the peer's policy or link state does not allow it (\(status))" : "the link was already in that mode"
+                    gone != nil
+                        ? "the host's command for a link that had ended (seen)"
+                        : already == nil
+                            ? "the peer's policy or link state does not allow it (\(status))" : "the link was already in that mode"
                 ],
                 device: peer, connection: connection,
                 fold: "\(name) \(what) \(status.rawValue)")
