@@ -25,6 +25,6 @@ extension CaptureCompleteness {
         // Notes only: the start is still the log's to tell (the Redmi LE Audio log, from HCI Reset, one link open at
         // the end).
         let from = worst.isEmpty ? start.map { "; " + $0 } ?? "" : ""
-        return verdict + ": " + first.message + (shown.count > 1 ? " (+\(shown.count - 1) more)" : "") + from
+        return verdict + ": " + (first.brief ?? first.message) + (shown.count > 1 ? " (+\(shown.count - 1) more)" : "") + from
     }
 }

@@ -18,6 +18,9 @@ public struct CaptureCompleteness: Hashable, Sendable {
         public var frame: Int?
         /// How many records, gaps, connections… the item counts.
         public var count: Int
+        /// The item in a few words for the one-line ``headline``, where ``message`` explains at length (a silence
+        /// while the controller only scanned: CQ-04's full reading stays in `info` and Context).
+        public var brief: String? = nil
 
         public init(code: FindingCode, severity: Finding.Severity, message: String, frame: Int?, count: Int = 1) {
             self.code = code; self.severity = severity; self.message = message; self.frame = frame; self.count = count
@@ -107,6 +110,9 @@ public struct CaptureCompleteness: Hashable, Sendable {
                 })
             else { continue }
             items[i].message = quiet.message.hasSuffix(".") ? String(quiet.message.dropLast()) : quiet.message
+            var said = item.message.dropLast(CQ04TimelineBreak.pausedQuestion.count)
+            while said.last == " " || said.last == ":" { said = said.dropLast() }
+            items[i].brief = said + ", while the controller only scanned with no link open (expected)"
         }
     }
 
