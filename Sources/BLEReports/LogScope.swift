@@ -9,10 +9,14 @@ public struct LogScope: Hashable, Sendable {
     public var completeness: CaptureCompleteness
     /// The first record's time (nil for an empty capture): where `diagnose`'s links over time start.
     public var firstTime: Timestamp?
+    /// The frame that gives ``firstTime`` when only the logger's notes come before it (a PacketLogger file opens with
+    /// one, stamped earlier: the iPhone radar log's is 14.45 s before its HCI Reset at frame 2); nil when frame 1 does.
+    public var originAfterNotes: Int?
 
-    public init(_ completeness: CaptureCompleteness, firstTime: Timestamp? = nil) {
+    public init(_ completeness: CaptureCompleteness, firstTime: Timestamp? = nil, originAfterNotes: Int? = nil) {
         self.completeness = completeness
         self.firstTime = firstTime
+        self.originAfterNotes = originAfterNotes
     }
 
     /// Items shown by ``textLines(terminal:)`` before `+N more`.
@@ -27,19 +31,21 @@ public struct LogScope: Hashable, Sendable {
         var tracker = CompletenessTracker()
         var firstTime: Timestamp?
         var firstIsNote = false
+        var originAfterNotes: Int?
         let analysis = CaptureAnalysis.analyze(
             capture, options: options, observing: observing, progress: progress,
             onRecord: {
                 tracker.add($0)
                 // Notes are not records in time (CaptureStatistics.firstTimestamp): the first other record starts it.
                 if firstTime == nil || firstIsNote && $0.kind != .text {
+                    if firstIsNote { originAfterNotes = $0.frame }
                     firstTime = $0.timestamp
                     firstIsNote = $0.kind == .text
                 }
             }, onEvent: onEvent)
         var completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
         completeness.add(analysisFindings: analysis.findings)
-        return (analysis, LogScope(completeness, firstTime: firstTime))
+        return (analysis, LogScope(completeness, firstTime: firstTime, originAfterNotes: originAfterNotes))
     }
 
     /// Nothing when the log shows every record whole; else `Log: incomplete` and its items, the worst first, each

@@ -91,6 +91,25 @@ import Testing
         #expect(try !Self.diagnosed(sniff: false).contains("▒"))
     }
 
+    /// A PacketLogger log opening with the logger's note stamped 10 s before its first HCI record (the iPhone radar log:
+    /// 'BTC Logging Started' 14.45 s before the HCI Reset at frame 2): the axis starts at frame 2 and its header says so,
+    /// where "from the first record" named the note. The near miss, the same log without the note, keeps the words.
+    @Test(arguments: [true, false]) func anAxisAfterTheLoggersNoteSaysItsFrame(_ note: Bool) throws {
+        var b = CaptureBuilder()
+        if note { b = b.record(.text, .rx, Array("BTC Logging Started".utf8)) }
+        let built = b.at(microsecondsFromStart: note ? 10_000_000 : 0).connectBREDR(handle: 0x000B)
+            .at(microsecondsFromStart: note ? 14_000_000 : 4_000_000).disconnect(handle: 0x000B)
+        let file = try CaptureFile.open(bytes: CaptureWriter.packetLogger(built.records, bigEndian: true), name: "notes.pklg")
+        let report = DiagnosisReport.analyze(file)
+        #expect(report.links?.originAfterNotes == (note ? 2 : nil))
+        let out = report.text(terminal: Terminal(colors: false))
+        #expect(
+            out.contains(note ? "(seconds from frame 2, after the logger's notes; █ up" : "(seconds from the first record; █ up"), "\(out)")
+        // The bar spans the link's 4 s from the axis' start, not 10 s after it.
+        #expect(
+            report.links?.compactRows().first?.head.hasSuffix(" 0.0–4.0 s") == true, "\(String(describing: report.links?.compactRows()))")
+    }
+
     /// The OPPO Enco dual-mode log (corpus): tshark's Mode Change events put link #1 (3.2–639.5 s) in sniff (798 slots)
     /// from 178.854 to 306.072 s (3946 → 4780), 336.581 to 433.745 s (4982 → 5421), 477.749 to 605.326 s (6031 → 6540)
     /// among shorter periods; before 96.127 s (2671) it is active.

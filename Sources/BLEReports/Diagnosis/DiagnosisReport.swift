@@ -66,8 +66,9 @@ public struct DiagnosisReport: Sendable {
             lines.append("")
             // Wrapped: with the sniff key it runs past 100 columns.
             let sniff = links.hasSniff ? "▒ sniff mode, " : ""
+            let origin = links.originAfterNotes.map { "frame \($0), after the logger's notes" } ?? "the first record"
             var head = wrap(
-                "Links over time (seconds from the first record; █ up, \(sniff)\(links.endKey), ✕ lost):", width: width, first: "",
+                "Links over time (seconds from \(origin); █ up, \(sniff)\(links.endKey), ✕ lost):", width: width, first: "",
                 rest: "    ")
             head[0] = terminal.paint("Links", .bold) + head[0].dropFirst(5)
             lines += head
@@ -280,9 +281,10 @@ extension DiagnosisReport {
         progress?.finish()
         var completeness = log.completeness
         let evidence = Self.evidence(analysis, capture: capture, completeness: completeness)
-        let links = LinksChart(
+        var links = LinksChart(
             connections: analysis.connections, start: log.firstTime, end: evidence.lastTime, hasController: false,
             otaSessions: analysis.otaSessions ?? [], isoStreams: analysis.iso.streams)
+        links?.originAfterNotes = log.originAfterNotes
         let result = DiagnosisEngine.diagnose(evidence, rules: rules)
         completeness.answer(result.findings)
         return DiagnosisReport(file: capture.path, result: result, completeness: completeness, links: links)

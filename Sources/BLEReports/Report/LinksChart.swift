@@ -257,6 +257,9 @@ public struct LinksChart: Sendable {
     public var legendText: String { (onAir ? Self.airLegend : Self.legend) + (hasSniff ? " · ▒ sniff mode (BR/EDR)" : "") }
 
     /// `■ this side ended it, ◆ the peer` (or the central and the peripheral on the air), for a one-line legend.
+    /// The frame the time axis starts at when only the logger's notes come before it (``LogScope/originAfterNotes``).
+    public var originAfterNotes: Int?
+
     public var endKey: String { onAir ? "■ the central ended it, ◆ the peripheral" : "■ this side ended it, ◆ the peer" }
 
     /// One line per connection: its number, peer, a `width`-column track of the capture with the connection drawn,
