@@ -6,7 +6,7 @@ import Testing
 
 /// `docs/diagnosis.md` lists every rule from the table itself (`DiagnosisRules.all`): a rule added or changed without
 /// the page following fails here. `BLESCOPE_UPDATE_DOCS=1` rewrites the generated part.
-@Suite struct DiagnosisDocsTests {
+@Suite(.serialized) struct DiagnosisDocsTests {
     static let page = TestEnvironment.repositoryRoot + "/docs/diagnosis.md"
     static let begin = "<!-- rules:begin -->\n", end = "<!-- rules:end -->"
 
