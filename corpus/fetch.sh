@@ -237,6 +237,7 @@ ph0wn/writeups 29a89e9fb38761029c3127775aac295a14583813 21fcc55a6f127600c4e16a76
 ph0wn/writeups e6018c1d5e432b8c89a82ac19f6b75f8c4c461b8 19f2bdc3cb511f2d0c2266dee523c45c8b30b38a78542f5593bc68f1999e5b8b lell-rf-lt256-pcapng_ph0wn-picowatch-hband-smartwatch-aux-connect-req-both-sides-discover-gatt-chmap-x13.pcapng 2023/picowatch/solution/images/hband_comm.pcapng
 willLeckyThom/embedded 6a763cb16ce94dbaba395e3a29c468e2142c480e dd84c822929841f456ac7924a2fa198f4a84ed7eb4df0accaa591d3ea317933c nrfsniffer-lt272-pcapng_esp32-nimble-doorlock-lesc-numcomp-dhkey-check-x2-notify-during-pairing-bad-mic-undecryptable-697-crc-bad.pcapng sniffing_security.pcapng
 willLeckyThom/embedded 6a763cb16ce94dbaba395e3a29c468e2142c480e 0f42544418a9e09ac629781930d8212087c130c234ce924d0767d4034cf21b70 nrfsniffer-lt272-pcapng_esp32-nimble-doorlock-legacy-passkey-displayonly-no-bonding-notify-in-clear-bad-mic-900-crc-bad.pcapng sniffing_no_security_pin.pcapng
+mishaal79/blproject e6c6033858ba7ad9f3be0fb58d8992de8c1803ab 5ffdf815b2b9ec01be54dd49fc35dda26d5d90d08aab6ff98743facdeacf720b pcapng-lt201-h4phdr_blproject-bluez-laptop-a2dp-source-hsp-ag-ue-boom-2-stored-key-at-xapl-iphoneaccev-x10-unanswered-491s-silence.pcapng wcap/a3_ueboom_nopairing_onlysesskey.pcapng
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
