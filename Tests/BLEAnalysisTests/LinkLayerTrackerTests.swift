@@ -275,6 +275,24 @@ struct NordicBuilder {
         #expect(run.tracker.connections[0].stats.retransmissions == (senderGotTheAck ? 0 : 1))
     }
 
+    /// A link whose file kept only packets with payload (the Ph0wn H-Band watch capture: 301 packets, no empty PDU; the
+    /// watch's same Error Response at 29 and 31, SN 0 both times, the second dropped as a retransmission and the request
+    /// 30 left unanswered, a false GATT-02): past its first 16 packets, a PDU with the SN and bytes of the one before
+    /// it is kept. The near miss: one empty PDU at the start shows the sniffer keeps them, and the same repeat is a
+    /// retransmission, counted and not decoded.
+    @Test(arguments: [false, true]) func aRepeatOnALinkWithoutEmptyPDUsIsKept(_ emptyAtStart: Bool) {
+        var b = NordicBuilder()
+        b.connect()
+        if emptyAtStart { b.data(.continuation, [], central: false, nesn: true, event: 1) }
+        for i in 0..<16 { b.data(.start, Self.attPDU([UInt8(i)]), sn: i % 2 == 1, event: UInt16(i + 2)) }
+        let repeated = Self.attPDU([15])
+        b.data(.start, repeated, sn: true, event: 18)
+        var run = LLRun()
+        run.feed(b.records)
+        #expect(run.pdus.count == (emptyAtStart ? 16 : 17) && run.pdus.last == repeated)
+        #expect(run.tracker.connections[0].stats.retransmissions == (emptyAtStart ? 1 : 0))
+    }
+
     /// Advertising whose CRC failed is not decoded but said: all 4 bad → a warning naming the first (frame 1); 1 bad of
     /// 10 → info.
     @Test func advertisingWithBadCRCsIsSaidNotDropped() {

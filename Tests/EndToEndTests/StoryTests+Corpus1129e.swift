@@ -30,6 +30,20 @@ import Testing
         #expect(out.text.contains("the central ended it: LL_TERMINATE_IND") && out.text.contains("(frame 607)"))
     }
 
+    /// The Ph0wn H-Band watch air capture (corpus 2026-11-30-15; LINKTYPE 256, 301 packets, none empty): tshark counts
+    /// 275 ATT PDUs, 68 Write Commands. The first run dropped 23 PDUs as retransmissions by SN and bytes, among them
+    /// 31, the watch's answer to 30, and raised GATT-02 ("32 went out while 30 was still waiting"). The Log line says
+    /// the file kept only packets with payload.
+    @Test func anAirCaptureWithoutEmptyPDUsKeepsItsRepeats() throws {
+        guard
+            let out = try Self.of(
+                "lell-rf-lt256-pcapng_ph0wn-picowatch-hband-smartwatch-aux-connect-req-both-sides-discover-gatt-chmap-x13.pcapng")
+        else { return }
+        #expect(out.findings("GATT-02").isEmpty)
+        #expect(out.text.contains("the capture kept only packets with payload (no empty"))
+        #expect(out.sentence("data", containing: ["275 ATT PDUs", "68 write commands sent"]) != nil)
+    }
+
     /// The listed LE legacy OOB capture (bsniffhub): no TK of the search checks (229 pairing, 240 Pairing Confirm), the
     /// link encrypted from 251 stays closed. CQ-05's likely cause said "LE Secure Connections without the LTK given".
     @Test func anOutOfBandLegacyPairingIsTheCauseOfTheClosedLink() throws {

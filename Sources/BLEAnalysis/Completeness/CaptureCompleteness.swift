@@ -92,6 +92,10 @@ public struct CaptureCompleteness: Hashable, Sendable {
         for f in findings where f.kind.code == .llEncryptedNoKey {
             items.append(.init(code: .encryptedNoKey, severity: .warning, message: f.message, frame: f.frame))
         }
+        // Links whose file kept only packets with payload: acknowledgements and silences are not in it.
+        for f in findings where f.kind.code == .llNoEmptyPDUs {
+            items.append(.init(code: .llNoEmptyPDUs, severity: .info, message: f.message, frame: f.frame))
+        }
         // Records the logger wrote twice: the log holds more records than happened (counted once: ``RepeatedRecords``).
         for f in findings where f.kind.code == .hciRepeatedRecord {
             items.append(.init(code: .hciRepeatedRecord, severity: .info, message: f.message, frame: f.frame))

@@ -202,6 +202,7 @@ final class AirLinkRouter {
         }
         noteEncryption(e)
         noteCRCErrors(e)
+        noteNoEmptyPDUs(e)
         keyStore.connectionEnded(
             handle: e.connection.handle, central: e.connection.central?.value, peripheral: e.connection.peripheral?.value)
         let input: ConnectionLifecycle.Input
@@ -274,6 +275,22 @@ extension AirLinkRouter {
 
     /// Packets that fail their CRC are kept out of the decode; when they are a large share of a connection's
     /// packets, what they hid is said once: a noisy radio, a sniffer far away, or a capture rewritten without its CRCs.
+    /// A connection with no empty PDU among many packets: the file kept only packets with payload (the H-Band watch
+    /// capture of the Ph0wn CTF: 301 packets, every one with payload, one or two per connection event).
+    func noteNoEmptyPDUs(_ e: LLConnectionEnded) {
+        let s = e.stats
+        guard s.emptyPDUs == 0, s.packets >= LinkLayerTracker.packetsBeforeJudgingEmpties else { return }
+        sink.findings.append(
+            Finding(
+                .info,
+                FindingKind(
+                    .llNoEmptyPDUs,
+                    message:
+                        "connection \(hex(e.connection.handle, width: 4)): the capture kept only packets with payload (no empty PDU among \(s.packets)): acknowledgements, retransmissions and the link's silences cannot be judged"
+                ),
+                frame: e.connection.startFrame))
+    }
+
     func noteCRCErrors(_ e: LLConnectionEnded) {
         let s = e.stats
         guard s.crcErrors > 10, s.crcErrors * 5 > s.packets else { return }

@@ -99,8 +99,18 @@ extension LinkLayerTracker {
         for byte in pkt.payload { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         if h == 0 { h = 1 }
         if d == 0 { c.lastSN.0 = sn; c.lastHash.0 = h } else { c.lastSN.1 = sn; c.lastHash.1 = h }
+        // A link whose first packets hold no empty PDU: the file kept only packets with payload, so the packets between
+        // two in it are missing and a repeated SN and payload is as likely a new PDU (the same ATT request sent again,
+        // its same answer) as a resent one. The H-Band capture's watch answered 29 and 31 with the same Error Response,
+        // SN 0 both times: 31 was dropped as a retransmission and the request 30 left unanswered (a false GATT-02).
+        if c.stats.emptyPDUs == 0, c.stats.packets > Self.packetsBeforeJudgingEmpties { return false }
         return last == sn && lastH == h
     }
+
+    /// Packets of a link after which none empty means the capture kept only packets with payload: every connection
+    /// event opens with the central's packet and its answer, empty unless either has data, so a link's first events
+    /// show empty PDUs when a sniffer keeps them.
+    static let packetsBeforeJudgingEmpties = 16
 }
 
 extension LLDecryptOutcome {

@@ -70,6 +70,11 @@ extension FindingCode {
     public static let llCRCErrors = FindingCode(
         "ll.crc-errors", layer: .link, severity: .warning, title: "Connection packets with bad CRC",
         meaning: "Many packets of a connection failed their CRC: the sniffer was far or missed the hopping.")
+    public static let llNoEmptyPDUs = FindingCode(
+        "ll.no-empty-pdus", layer: .link, severity: .info, title: "Sniffer kept only packets with payload",
+        meaning:
+            "An air capture's connection holds no empty PDU: the sniffer or a tool after it kept only packets with payload, so the packets between two in the file are missing. Acknowledgements, retransmissions and the link's silences cannot be judged; a packet repeated with the same sequence number is not taken for a retransmission."
+    )
     public static let llAdvertisingCRC = FindingCode(
         "ll.advertising-crc", layer: .link, severity: .warning, title: "Advertising packets with bad CRC",
         meaning: "Advertising packets failed their CRC: the sniffer was far from the devices.")
@@ -91,6 +96,6 @@ extension FindingVocabulary {
     ]
     static let linkLayer: [FindingCode] = [
         .llMalformed, .llControlMalformed, .llReservedLLID, .llUnsupportedLinkType, .llEncryptedNoKey, .llMICFailed,
-        .llCRCErrors, .llAdvertisingCRC, .llTerminateUnacknowledged, .llUnansweredPDUs,
+        .llCRCErrors, .llAdvertisingCRC, .llTerminateUnacknowledged, .llUnansweredPDUs, .llNoEmptyPDUs,
     ]
 }
