@@ -159,6 +159,12 @@ extension DiagnosisRuleTests {
                 .leReadPeerResolvableAddress, parameters: address, status: .unknownConnectionIdentifier)
             let d = try #require(try RuleTest.diagnose(prescribed).of("HH-04").first)
             #expect(d.severity == .info && d.causes == [HH04CommandErrors.prescribedCause])
+            // Refused as disallowed (the Ph0wn Nespresso log, 1937: the Galaxy S7 edge asks right after reconnecting and
+            // encrypts from its bond 10 ms later): a question left unanswered, nothing changed, info.
+            let disallowed = CaptureBuilder().commandRefusedByComplete(
+                .leReadPeerResolvableAddress, parameters: address, status: .commandDisallowed)
+            let q = try #require(try RuleTest.diagnose(disallowed).of("HH-04").first)
+            #expect(q.severity == .info && q.causes == [HH04CommandErrors.unansweredQueryCause])
             // Near miss: refused for invalid parameters, it is no such answer.
             let invalid = CaptureBuilder().commandRefusedByComplete(
                 .leReadPeerResolvableAddress, parameters: address, status: .invalidCommandParameters)

@@ -17,7 +17,7 @@ struct HH04CommandErrors: DiagnosisRule {
     static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
     static let evidence =
-        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed; an inquiry, page or name request while the controller pages for an earlier one; a page refused while the device connects to this side; on Android, an enabled set's address rotation)"
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, a question about a resolvable address refused 0x0C (7.8.42/43), the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed; an inquiry, page or name request while the controller pages for an earlier one; a page refused while the device connects to this side; on Android, an enabled set's address rotation)"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
@@ -60,6 +60,16 @@ struct HH04CommandErrors: DiagnosisRule {
     static let prescribedCause =
         "the peer is not in the controller's resolving list: the answer the spec prescribes (Core Spec Vol 4, Part E, 7.8.42)"
 
+    /// The same questions refused otherwise (Command Disallowed while the controller's address resolution is off: the
+    /// Ph0wn Nespresso log's Galaxy S7 edge asks at 1937, right after reconnecting, and encrypts from its bond 10 ms
+    /// later): a read that changes nothing; refused, the host learns no address and goes on (7.8.42, 7.8.43).
+    static func unansweredQuery(_ op: HCICommand, _ status: HCIStatus) -> Bool {
+        (op == .leReadPeerResolvableAddress || op == .leReadLocalResolvableAddress) && status == .commandDisallowed
+    }
+
+    static let unansweredQueryCause =
+        "a question about the resolvable address in use, refused (address resolution off, or no address resolved yet): the host learns no address and goes on; nothing on the link depends on it"
+
     /// The successful BR/EDR Connection Complete within 2 s of a refused Accept Connection Request.
     static func acceptedAnyway(_ ev: EvidenceEvent, _ e: Evidence) -> CitedFrame? {
         let near = e.events.first { x in
@@ -94,7 +104,7 @@ struct HH04CommandErrors: DiagnosisRule {
             let state = byState[ev.frame]
             let probing =
                 status == .unknownCommand || (op.isVendor && status == .unsupportedFeatureOrParameter) || Self.isCapabilityProbe(op)
-                || probe != nil || Self.prescribed(op, status) || state != nil
+                || probe != nil || Self.prescribed(op, status) || Self.unansweredQuery(op, status) || state != nil
             // A vendor command refused otherwise (Android's LE advertising filter, …): a feature the vendor defines; the
             // host goes on without it, and no link state depends on it.
             let vendor = !probing && op.isVendor
@@ -108,7 +118,9 @@ struct HH04CommandErrors: DiagnosisRule {
                     ["\(tuning.platform) tunes each link with it and goes on without it when refused (\(tuning.source))"]
                 } else if let probe {
                     ["\(probe.platform) sends it while it initialises the controller and goes on without it (\(probe.source))"]
-                } else if Self.prescribed(op, status) { [Self.prescribedCause] } else if let state { [state] } else if probing {
+                } else if Self.prescribed(op, status) {
+                    [Self.prescribedCause]
+                } else if Self.unansweredQuery(op, status) { [Self.unansweredQueryCause] } else if let state { [state] } else if probing {
                     ["the stack probing the controller's capabilities (harmless)"]
                 } else if vendor { ["a vendor feature the controller declined; the host goes on without it"] } else if accepted != nil {
                     ["the host sent the command twice; the first one did its work"]
