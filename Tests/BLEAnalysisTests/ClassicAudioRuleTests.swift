@@ -37,6 +37,43 @@ import Testing
         #expect(BR07A2DPStreamStalled.evaluate(try Self.evidence(ClassicProfilesFlowTests.a2dp(gap: 160_000))).isEmpty)
     }
 
+    /// The stall of ``br07StallWhilePlaying`` with the link in sniff mode across it (Mode Change to sniff before the
+    /// silent stretch, back to active as the media resumes): the sniff is its first cause, cited, as on the UE BOOM log
+    /// (sniff 500 ms at 710, 437 ms without media 726–728, active at 729). The near miss: the link active throughout
+    /// (Mode Change to active before the stall) keeps the host-side causes alone.
+    @Test(arguments: [UInt8(2), 0]) func br07StallInSniffModeSaysSo(_ mode: UInt8) throws {
+        let records = ClassicProfilesFlowTests.a2dp().records
+        let h = ClassicProfilesFlowTests.h
+        var b = CaptureBuilder()
+        for (i, r) in records.enumerated() {
+            b = b.at(microsecondsFromStart: r.timestamp.microseconds(since: records[0].timestamp))
+            if i == 26 {
+                b = b.declaredEvent(
+                    ModeChange {
+                        $0.handle = h; $0.mode = mode; $0.interval = mode == 2 ? 800 : 0
+                    })
+            }  // 27
+            if i == 28, mode == 2 {
+                b = b.declaredEvent(
+                    ModeChange {
+                        $0.handle = h; $0.mode = 0
+                    })
+            }  // 30
+            b = b.record(r.kind, r.direction, r.bytes)
+        }
+        let d = try #require(BR07A2DPStreamStalled.evaluate(try Self.evidence(b)).first)
+        #expect(d.message.hasSuffix(" ms (frames 28–29)."), "\(d.message)")
+        if mode == 2 {
+            #expect(
+                d.causes.first
+                    == "the link was in sniff mode (Mode Change at 27, active again at 30): packets wait for the sniff anchor points (seen)"
+            )
+            #expect(d.supporting.map(\.frame).contains(27))
+        } else {
+            #expect(d.causes.first?.hasPrefix("the source's audio path underran") == true && !d.supporting.map(\.frame).contains(27))
+        }
+    }
+
     @Test func br08RejectionWithAndWithoutAStartAfter() throws {
         // The Start rejected at 33 (BAD_STATE) has no Start after it: an error (no A2DP audio).
         let d = BR08AVDTPRejected.evaluate(try Self.evidence(ClassicProfilesFlowTests.a2dp()))
