@@ -79,7 +79,8 @@ struct AVDTPTracker {
         fromPeer: Bool, frame: Int, timestamp: Timestamp
     ) {
         switch (signal, m.parameters) {
-        case (.discover, .endpoints(let list)) where fromPeer: summary.peerEndpoints = list
+        case (.discover, .endpoints(let list)) where fromPeer: (summary.peerEndpoints, summary.peerEndpointsFrame) = (list, frame)
+        case (.discover, .endpoints(let list)): (summary.localEndpoints, summary.localEndpointsFrame) = (list, frame)
         case (.getCapabilities, .capabilities(let caps)), (.getAllCapabilities, .capabilities(let caps)):
             if fromPeer, let seid = command?.seids.first, let codec = caps.lazy.compactMap(\.codec).first {
                 summary.peerCodecs[seid] = codec
@@ -93,6 +94,7 @@ struct AVDTPTracker {
             var s = A2DPStream(acpSEID: acp, intSEID: int, configuredByThisSide: fromPeer, configurationFrame: command.frame)
             s.codec = caps.lazy.compactMap(\.codec).first
             s.configurationTime = timestamp
+            role(of: &s, acceptorIsPeer: fromPeer)
             // A configuration of an end point configured before replaces it (a new stream).
             summary.streams.append(s)
         case .reconfigure(let acp, let caps) where signal == .reconfigure:
@@ -125,6 +127,20 @@ struct AVDTPTracker {
         }
     }
 
+    /// This side's end of a stream from the acceptor's end point (its ACP SEID) in the acceptor's Discover answer, else
+    /// from the initiator's end point (INT SEID) in the initiator's: a sink's stream has a source at the other end.
+    private func role(of s: inout A2DPStream, acceptorIsPeer: Bool) {
+        let peer = (summary.peerEndpoints, summary.peerEndpointsFrame), local = (summary.localEndpoints, summary.localEndpointsFrame)
+        let (acceptor, initiator) = acceptorIsPeer ? (peer, local) : (local, peer)
+        if let frame = acceptor.1, let e = acceptor.0.first(where: { $0.seid == s.acpSEID }) {
+            s.thisSideIsSink = acceptorIsPeer != e.isSink
+            s.roleFrame = frame
+        } else if let frame = initiator.1, let e = initiator.0.first(where: { $0.seid == s.intSEID }) {
+            s.thisSideIsSink = acceptorIsPeer == e.isSink
+            s.roleFrame = frame
+        }
+    }
+
     /// The latest stream configured on `seid` (either side's SEID).
     private func stream(_ seid: UInt8) -> Int? {
         summary.streams.lastIndex { $0.acpSEID == seid || $0.intSEID == seid }
@@ -141,9 +157,14 @@ struct AVDTPTracker {
         }
     }
 
-    /// The commands still unanswered when the link ended.
+    /// The commands still unanswered when the link ended; a stream's end no Discover answer showed, from who sent its
+    /// media (all of it one side's).
     mutating func finish() -> A2DPSummary {
         summary.unanswered = pending.values.map { $0.frame }.sorted()
+        for i in summary.streams.indices where summary.streams[i].thisSideIsSink == nil {
+            let m = summary.streams[i].media
+            if m.packets > 0, m.packetsSent == 0 || m.packetsSent == m.packets { summary.streams[i].thisSideIsSink = m.packetsSent == 0 }
+        }
         pending.removeAll()
         return summary
     }
@@ -152,12 +173,15 @@ struct AVDTPTracker {
 extension AVDTPTracker {
     /// One media packet on channel `channel` (RTP, then the codec's payload; A2DP 1.4, 4.3.4): counted on its stream,
     /// its sequence and timing checked. Returns the stream's ACP SEID and the RTP header, for the timeline.
-    mutating func media(channel: Int, payload: UnsafeRawBufferPointer, frame: Int, timestamp: Timestamp) -> (UInt8, RTPHeader?)? {
+    mutating func media(
+        channel: Int, payload: UnsafeRawBufferPointer, fromPeer: Bool, frame: Int, timestamp: Timestamp
+    ) -> (UInt8, RTPHeader?)? {
         guard let i = mediaChannels[channel] else { return nil }
         var r = ByteReader(payload)
         let rtp = try? RTPHeader(parsing: &r)
         var st = mediaState[i, default: MediaState()]
         summary.streams[i].media.packets += 1
+        if !fromPeer { summary.streams[i].media.packetsSent += 1 }
         summary.streams[i].media.bytes += payload.count
         if summary.streams[i].media.firstFrame == nil {
             summary.streams[i].media.firstFrame = frame

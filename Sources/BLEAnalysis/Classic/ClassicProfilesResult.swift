@@ -140,6 +140,11 @@ public struct A2DPStream: Hashable, Sendable {
     /// Media: packets, payload bytes, the first and last packet.
     public var media = A2DPMediaStats()
     public var delayReportMilliseconds: Double?
+    /// Which end this side is (A2DP 1.4, 2.2: the source sends the media, the sink receives it), from the TSEP of a
+    /// configured end point in a Discover answer (AVDTP 1.3, 8.6.2) at ``roleFrame``, else, with ``roleFrame`` nil, from
+    /// who sent the media packets; nil when neither shows.
+    public var thisSideIsSink: Bool?
+    public var roleFrame: Int?
 }
 
 public struct A2DPReconfiguration: Hashable, Sendable {
@@ -151,6 +156,8 @@ public struct A2DPReconfiguration: Hashable, Sendable {
 /// Media packets of a stream (RTP over the AVDTP transport channel).
 public struct A2DPMediaStats: Hashable, Sendable {
     public var packets = 0
+    /// Of ``packets``, those this side sent (the rest the peer sent).
+    public var packetsSent = 0
     public var bytes = 0
     public var firstFrame: Int?
     public var lastFrame: Int?
@@ -190,8 +197,11 @@ public struct A2DPStall: Hashable, Sendable {
 /// AVDTP signalling of a link: procedures, rejections, end points.
 public struct A2DPSummary: Hashable, Sendable {
     public var signals = 0
-    /// End points the peer's Discover answer listed.
+    /// End points the peer's Discover answer listed, and this side's own, with the answers' frames.
     public var peerEndpoints: [AVDTPEndpoint] = []
+    public var peerEndpointsFrame: Int?
+    public var localEndpoints: [AVDTPEndpoint] = []
+    public var localEndpointsFrame: Int?
     /// The codecs the peer's capabilities offered, by SEID.
     public var peerCodecs: [UInt8: A2DPCodec] = [:]
     public var streams: [A2DPStream] = []
@@ -220,6 +230,8 @@ public struct HFPSession: Hashable, Sendable {
     public var thisSideIsGateway: Bool
     public var handsFreeFeatures: Int?
     public var gatewayFeatures: Int?
+    /// The gateway's +BRSF line.
+    public var gatewayFeaturesFrame: Int?
     /// AT+BAC: the codecs the hands-free unit offered, and where.
     public var availableCodecs: [Int] = []
     public var availableCodecsFrame: Int?
@@ -270,6 +282,8 @@ public struct HFPFailure: Hashable, Sendable {
     public var frame: Int
     public var command: String
     public var why: String
+    /// `the AG's +BRSF: 871 (184) has no HF indicators`: the gateway's features lack the one the command is for.
+    public var cause: String? = nil
 }
 
 public struct HFPCallEvent: Hashable, Sendable {

@@ -85,7 +85,7 @@ struct HFPTracker {
 
     private mutating func result(_ line: HFPATLine, frame: Int) {
         switch line.name {
-        case "+BRSF": session.gatewayFeatures = line.numbers.first
+        case "+BRSF": (session.gatewayFeatures, session.gatewayFeaturesFrame) = (line.numbers.first, frame)
         case "+CIND":
             // The test answer names the indicators: ("service",(0,1)),("call",(0,1)),…
             if line.arguments.hasPrefix("(") { session.indicators = Self.indicatorNames(line.arguments) }
@@ -116,7 +116,14 @@ struct HFPTracker {
             }
             return
         }
-        let failure = HFPFailure(frame: frame, command: asked.text, why: line.text)
+        var failure = HFPFailure(frame: frame, command: asked.text, why: line.text)
+        // A hands-free command for a feature the gateway's +BRSF did not announce: the refusal's likely cause.
+        if fromPeer != session.thisSideIsGateway, let ag = session.gatewayFeatures, let at = session.gatewayFeaturesFrame,
+            let needed = HFPFeatures.gatewayFeature(neededBy: asked.name.replacing("=?", with: "").replacing("?", with: "")),
+            ag >> needed.bit & 1 == 0
+        {
+            failure.cause = "the AG's +BRSF: \(ag) (\(at)) has no \(needed.name)"
+        }
         if session.errors.count < Self.maxEvents { session.errors.append(failure) }
         if session.slcFrame == nil, session.slcFailure == nil, Self.slcCommands.contains(asked.name) { session.slcFailure = failure }
     }

@@ -56,13 +56,16 @@ extension Story {
         let codecs = Set(streams.map { $0.codec?.description ?? "codec not shown" })
         guard codecs.count == 1, let codec = codecs.first else { return nil }
         let set = streams.map(\.configurationFrame)
-        var text = "A2DP with \(who): \(streams.count) streams of \(codec) (set at frames \(list(set)))"
+        // One end for every stream: told with the first stream's evidence.
+        let role = Set(streams.map(\.thisSideIsSink)).count == 1 ? streams[0] : nil
+        var text = "A2DP with \(who)\(role.map(roleText) ?? ""): \(streams.count) streams of \(codec) (set at frames \(list(set)))"
         let media = streams.map(\.media).filter { $0.packets > 0 }
         if !media.isEmpty {
             let rates = media.compactMap(\.bitsPerSecond).map { Int(($0 / 1000).rounded()) }
             text += ", streamed \(duration(media.reduce(0) { $0 + $1.streamingMicroseconds })) in all"
             if let lo = rates.min(), let hi = rates.max() { text += lo == hi ? " at \(lo) kbps" : " at \(lo)–\(hi) kbps" }
-            text += " (\(plural(media.reduce(0) { $0 + $1.packets }, "media packet")))"
+            let sent = media.reduce(0) { $0 + $1.packetsSent }
+            text += " (\(senders(media.reduce(0) { $0 + $1.packets }, sent: sent, sink: role?.thisSideIsSink)))"
         }
         if media.count < streams.count { text += ", \(streams.count - media.count) with no media packet in the log" }
         let suspends = streams.reduce(0) { $0 + $1.suspends.count }
@@ -116,12 +119,13 @@ extension Story {
     static func a2dpLines(_ p: ClassicProfilesResult, who: String) -> [StorySentence] {
         var out: [StorySentence] = []
         for s in p.a2dp.streams {
-            var text = "A2DP with \(who): \(s.codec?.description ?? "codec not shown") (set at frame \(s.configurationFrame)\(offered(p)))"
+            var text =
+                "A2DP with \(who)\(roleText(s)): \(s.codec?.description ?? "codec not shown") (set at frame \(s.configurationFrame)\(offered(p)))"
             let m = s.media
             if m.packets > 0 {
                 text += ", streamed \(duration(m.streamingMicroseconds))"
                 if let bps = m.bitsPerSecond { text += " at \(Int((bps / 1000).rounded())) kbps" }
-                text += " (\(plural(m.packets, "media packet")))"
+                text += " (\(senders(m.packets, sent: m.packetsSent, sink: s.thisSideIsSink)))"
             } else if !s.starts.isEmpty {
                 text += ", started \(plural(s.starts.count, "time")) but no media packet in the log"
             } else {
@@ -136,6 +140,20 @@ extension Story {
         }
         if let rejections = a2dpRejections(p, who: who) { out.append(rejections) }
         return out
+    }
+
+    /// `, this side the sink (Discover answer, 52)`: the stream's end this side is, and what showed it.
+    static func roleText(_ s: A2DPStream) -> String {
+        guard let sink = s.thisSideIsSink else { return "" }
+        return ", this side the \(sink ? "sink" : "source") (\(s.roleFrame.map { "Discover answer, \($0)" } ?? "from who sent the media"))"
+    }
+
+    /// `679 media packets, from the peer's source; none from this side`: who sent a stream's media.
+    static func senders(_ packets: Int, sent: Int, sink: Bool?) -> String {
+        let all = plural(packets, "media packet")
+        if sent == 0 { return "\(all), from the peer\(sink == true ? "'s source" : ""); none from this side" }
+        if sent == packets { return "\(all), from this side\(sink == false ? "'s source" : ""); none from the peer" }
+        return "\(all): \(sent) from this side, \(packets - sent) from the peer"
     }
 
     /// `; the peer's end points offer SBC, aptX, LDAC`: the codecs the peer's capabilities named (Get (All)
@@ -185,7 +203,7 @@ extension Story {
         }
         if let first = h.errors.first {
             // The first refusal named: which command, and what it got (the Realtek headset's AT+BIND=2 → ERROR at 230).
-            let named = "\(printable(first.command)) answered \(printable(first.why)) at \(first.frame)"
+            let named = "\(printable(first.command)) answered \(printable(first.why)) at \(first.frame)" + (first.cause.map { ": " + $0 } ?? "")
             parts.append(
                 h.errors.count == 1 ? "1 AT command refused (\(named))" : "\(h.errors.count) AT commands refused (the first \(named))")
             frames.append(first.frame)

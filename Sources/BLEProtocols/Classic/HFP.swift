@@ -134,6 +134,21 @@ public enum HFPFeatures {
                 (9, "codec negotiation"), (10, "HF indicators"), (11, "eSCO S4"),
             ])
     }
+    /// The gateway's +BRSF bit a hands-free command belongs to (HFP 1.9, 4.34.1; the same bits in HFP 1.8): a command
+    /// for a feature the gateway did not announce may be answered ERROR.
+    public static func gatewayFeature(neededBy command: String) -> (bit: Int, name: String)? {
+        switch command {
+        case "+BIND", "+BIEV": (10, "HF indicators")
+        case "+BAC", "+BCS", "+BCC": (9, "codec negotiation")
+        case "+CHLD": (0, "three-way calling")
+        case "+CLCC": (6, "enhanced call status")
+        case "+NREC": (1, "EC/NR")
+        case "+BVRA": (2, "voice recognition")
+        case "+BINP": (4, "voice tag")
+        case "+CMEE": (8, "extended errors")
+        default: nil
+        }
+    }
     public static func handsFreeNegotiatesCodecs(_ bits: Int) -> Bool { bits >> 7 & 1 == 1 }
     public static func gatewayNegotiatesCodecs(_ bits: Int) -> Bool { bits >> 9 & 1 == 1 }
     static func named(_ bits: Int, _ names: [(Int, String)]) -> [String] { names.filter { bits >> $0.0 & 1 == 1 }.map(\.1) }
