@@ -299,7 +299,10 @@ extension ClassicProfilesFlowTests {
         // 8 × 113 bytes × 8 over 0.42 s.
         #expect(m.bitsPerSecond.map { Int($0.rounded()) } == 17_219)
         let line = try #require(Story.a2dpLines(p, who: "the headset").first).text
-        #expect(line.contains("(set at frame 12; the peer's end points offer SBC, AAC), streamed 0.4 s at 17 kbps (8 media packets)"))
+        #expect(
+            line.contains(
+                "(set at frame 12; the peer's end points offer SBC, AAC), streamed 0.4 s at 17 kbps (8 media packets, from this side's source; none from the peer)"
+            ))
         var one = p
         one.a2dp.peerCodecs = [1: Self.sbc]
         #expect(!(Story.a2dpLines(one, who: "the headset").first?.text.contains("offer") ?? true))

@@ -125,7 +125,8 @@ extension HFPCallShownTests {
         let (b, f) = Self.lines(
             ClassicAudioRuleTests.call([]), [("AT+BIND=2\r", true), (refused ? "\r\nERROR\r\n" : "\r\nOK\r\n", false)])
         let line = try Self.hfpLine(b)
-        #expect(line.contains("1 AT command refused (AT+BIND=2 answered ERROR at \(f[1]))") == refused, "\(line)")
+        // The call's gateway announces no HF indicators: the refusal's cause follows (BREDRFirstScreenTests).
+        #expect(line.contains("1 AT command refused (AT+BIND=2 answered ERROR at \(f[1]): the AG's +BRSF: ") == refused, "\(line)")
         #expect(line.contains("refused") == refused)
     }
 

@@ -29,11 +29,13 @@ import Testing
         #expect(out.findings("SEC-09").contains { !Set($0.occurrences).isDisjoint(with: seven) })
         // The buds close each link after AVDTP Close: routine, not a warning, not flapping.
         #expect(Self.quiet(out, "DC-02") && Self.quiet(out, "DC-09"))
-        // A2DP: this side streams SBC (tshark: SetConfiguration SBC, bitpool 2..52; hundreds of SBC media packets).
-        // One A2DP line for the buds' streams, folded over the links (the Security: line stays on the first screen).
+        // A2DP: this side streams SBC (tshark: SetConfiguration SBC, bitpool 2..52; hundreds of SBC media packets, every
+        // one sent, direction 0x00: 905 and 644). One A2DP line for the buds' streams, folded over the links (the
+        // Security: line stays on the first screen).
         #expect(
             out.story.filter {
-                $0.text.hasPrefix("A2DP with Pixel Buds A-Series di Daniele: ") && $0.text.contains("streams of SBC 44.1 kHz")
+                $0.text.hasPrefix("A2DP with Pixel Buds A-Series di Daniele, this side the source (Discover answer, ")
+                    && $0.text.contains("streams of SBC 44.1 kHz") && $0.text.contains("from this side's source; none from the peer")
             }.count
                 == 1)
     }

@@ -226,8 +226,12 @@ import Testing
                     "6 cancelled by this side while connecting in the background by accept list (LE Create Connection Cancel, 0x02)",
                     "1 cancelled by this side (LE Create Connection Cancel, 0x02)",
                 ]) != nil)
-        // tshark: 2740 RTP packets to the headset.
-        #expect(out.story.contains { $0.text.contains("AAC MPEG-2 LC 44.1 kHz") && $0.text.contains("(2740 media packets), 1 suspend") })
+        // tshark: 2740 RTP packets to the headset (all direction 0x00, sent), whose Discover answer (11724) lists sinks.
+        #expect(
+            out.story.contains {
+                $0.text.contains("this side the source (Discover answer, 11724): AAC MPEG-2 LC 44.1 kHz")
+                    && $0.text.contains("(2740 media packets, from this side's source; none from the peer), 1 suspend")
+            })
         // The cuff's 0x13 1.94 s after its last confirmed measurement (10070, confirmed 10071), nothing outstanding: its
         // routine end of session.
         #expect(!out.findings.contains { $0.rule == "DC-02" && $0.atLeastWarning })

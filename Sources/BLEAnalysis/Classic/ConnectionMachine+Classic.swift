@@ -93,7 +93,8 @@ extension ConnectionMachine {
     }
 
     private func avdtpMedia(_ pdu: L2CAPPDU, channel: Int, frame: Int, timestamp: Timestamp, direction: Direction) {
-        guard case let (seid, rtp)? = classic!.avdtp.media(
+        guard
+            case let (seid, rtp)? = classic!.avdtp.media(
                 channel: channel, payload: pdu.payload, fromPeer: direction == .rx, frame: frame, timestamp: timestamp)
         else {
             emitUndecoded(pdu, psm: .avdtp, direction: direction, timestamp: timestamp)

@@ -135,7 +135,8 @@ extension Story {
             if !m.stalls.isEmpty { text += ", \(plural(m.stalls.count, "stall")) over 200 ms" }
             if m.sequenceGaps > 0 { text += ", \(m.packetsMissing) RTP sequence numbers skipped" }
             if !s.reconfigurations.isEmpty { text += ", reconfigured \(plural(s.reconfigurations.count, "time"))" }
-            let frames = [s.configurationFrame] + s.starts + s.suspends + (m.firstFrame.map { [$0] } ?? []) + m.stalls.map(\.toFrame)
+            let frames =
+                [s.configurationFrame] + s.starts + s.suspends + [m.firstFrame, s.roleFrame].compactMap { $0 } + m.stalls.map(\.toFrame)
             out.append(StorySentence(.classic, text + ".", frames: frames))
         }
         if let rejections = a2dpRejections(p, who: who) { out.append(rejections) }
@@ -203,7 +204,8 @@ extension Story {
         }
         if let first = h.errors.first {
             // The first refusal named: which command, and what it got (the Realtek headset's AT+BIND=2 → ERROR at 230).
-            let named = "\(printable(first.command)) answered \(printable(first.why)) at \(first.frame)" + (first.cause.map { ": " + $0 } ?? "")
+            let named =
+                "\(printable(first.command)) answered \(printable(first.why)) at \(first.frame)" + (first.cause.map { ": " + $0 } ?? "")
             parts.append(
                 h.errors.count == 1 ? "1 AT command refused (\(named))" : "\(h.errors.count) AT commands refused (the first \(named))")
             frames.append(first.frame)
