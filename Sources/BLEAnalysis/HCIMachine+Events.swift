@@ -76,6 +76,10 @@ extension HCIMachine {
             return HCIEventNote()
         case .raw(let code, let params) where code == ExtendedInquiryResult.code:
             inquiryAnswered(params, record)
+            inquiryClasses(code, params, record)
+            return HCIEventNote()
+        case .raw(let code, let params) where code == .inquiryResult || code == .inquiryResultWithRSSI:
+            inquiryClasses(code, params, record)
             return HCIEventNote()
         default: return HCIEventNote()
         }

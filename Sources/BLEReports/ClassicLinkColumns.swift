@@ -8,7 +8,7 @@ import BLEProtocols
 ///
 /// JSON, the connection's `"bredr"` object: `{"mode", "sniff_interval_ms", "modes": [{"frame", "time", "mode",
 /// "interval_ms"}], "role_switches": [frame], "subrating": {…}|null, "supervision_timeout_ms", "packet_types", "edr",
-/// "max_slots", "remote_version", "remote_company", "remote_subversion", "remote_features": [name], "remote_name"}`
+/// "max_slots", "remote_version", "remote_company", "remote_subversion", "remote_features": [name], "remote_name", "class_of_device"}`
 /// (`schemas/report.schema.json#/$defs/bredr`).
 public enum ClassicLinkColumns {
     /// `"bredr": {…}` for a BR/EDR connection.
@@ -56,6 +56,7 @@ public enum ClassicLinkColumns {
             w.fieldNull("remote_features")
         }
         w.field("remote_name", f.remoteName.value)
+        w.field("class_of_device", f.classOfDevice.value.map { ClassOfDevice.name($0) ?? hex($0, width: 6) })
         w.endObject()
     }
 
@@ -69,6 +70,7 @@ public enum ClassicLinkColumns {
         fact("mode", f.mode.value?.description, f.mode.source, &w)
         fact("supervision_timeout", f.supervisionTimeout.value.map { timeoutText($0) }, f.supervisionTimeout.source, &w)
         fact("remote_name", f.remoteName.value, f.remoteName.source, &w)
+        fact("class_of_device", f.classOfDevice.value.map { ClassOfDevice.name($0) ?? hex($0, width: 6) }, f.classOfDevice.source, &w)
     }
 
     /// Every change of a BR/EDR link's own facts in words (the report's change history and the links chart's ticks).

@@ -80,6 +80,8 @@ enum ClassicLinkInput: Equatable {
     case remoteFeatures(UInt64)
     /// Remote Name Request Complete (7.7.7).
     case remoteName(String)
+    /// The peer's Class of Device: its Connection Request (7.7.4) or an inquiry answer (7.7.2, 7.7.33, 7.7.38).
+    case classOfDevice(UInt32)
 }
 
 /// The facts of a BR/EDR link, each with its history and where it came from (``LinkFact``): role switches (the role
@@ -97,6 +99,7 @@ public struct ClassicLinkFacts: Hashable, Sendable {
     public internal(set) var remoteVersion = LinkFact<RemoteVersion>(initial: nil, source: .assumed)
     public internal(set) var remoteFeatures = LinkFact<UInt64>(initial: nil, source: .assumed)
     public internal(set) var remoteName = LinkFact<String>(initial: nil, source: .assumed)
+    public internal(set) var classOfDevice = LinkFact<UInt32>(initial: nil, source: .assumed)
     /// The frames of the Role Change events that switched the role (a Role Change to the role already known is not one).
     public internal(set) var roleSwitchFrames: [Int] = []
 
@@ -115,6 +118,7 @@ public struct ClassicLinkFacts: Hashable, Sendable {
         case .remoteVersion(let v): remoteVersion.set(v, frame: frame, timestamp: timestamp, source: source)
         case .remoteFeatures(let f): remoteFeatures.set(f, frame: frame, timestamp: timestamp, source: source)
         case .remoteName(let n): remoteName.set(n, frame: frame, timestamp: timestamp, source: source)
+        case .classOfDevice(let c): classOfDevice.set(c, frame: frame, timestamp: timestamp, source: source)
         }
     }
 
@@ -126,6 +130,45 @@ public struct ClassicLinkFacts: Hashable, Sendable {
             total += max(0, next.microseconds(since: c.timestamp))
         }
         return total
+    }
+}
+
+/// A Class of Device's major and minor device class in words (Assigned Numbers, 2.8.2): `a Phone (Smartphone)`, `an
+/// Audio/Video device (Car audio)`; nil for Miscellaneous and Uncategorized. The minor names are kept for the classes a log's peers
+/// usually are (computers, phones, audio, wearables, health devices, toys); the others are named by their major class.
+public enum ClassOfDevice {
+    static let majors = [
+        "", "a Computer", "a Phone", "a Network Access Point", "an Audio/Video device", "a Peripheral",
+        "an Imaging device", "a Wearable", "a Toy", "a Health device",
+    ]
+    static let minors: [Int: [String]] = [
+        1: [
+            "", "Desktop workstation", "Server-class computer", "Laptop", "Handheld PC/PDA", "Palm-size PC/PDA", "Wearable computer",
+            "Tablet",
+        ],
+        2: ["", "Cellular", "Cordless", "Smartphone", "Wired modem or voice gateway", "Common ISDN access"],
+        4: [
+            "", "Wearable Headset Device", "Hands-free Device", "", "Microphone", "Loudspeaker", "Headphones", "Portable Audio",
+            "Car audio",
+            "Set-top box", "HiFi Audio Device", "VCR", "Video Camera", "Camcorder", "Video Monitor", "Video Display and Loudspeaker",
+            "Video Conferencing", "", "Gaming/Toy",
+        ],
+        7: ["", "Wristwatch", "Pager", "Jacket", "Helmet", "Glasses", "Pin"],
+        8: ["", "Robot", "Vehicle", "Doll/Action figure", "Controller", "Game"],
+        9: [
+            "", "Blood Pressure Monitor", "Thermometer", "Weighing Scale", "Glucose Meter", "Pulse Oximeter", "Heart/Pulse Rate Monitor",
+            "Health Data Display", "Step Counter", "Body Composition Analyzer", "Peak Flow Monitor", "Medication Monitor",
+        ],
+    ]
+
+    /// `a Phone (Smartphone)`; with a `note`, `a Phone (Smartphone; Class of Device at 51)`.
+    public static func name(_ cod: UInt32, note: String? = nil) -> String? {
+        let major = Int(cod >> 8 & 0x1F), minor = Int(cod >> 2 & 0x3F)
+        // Miscellaneous (0) names nothing; Uncategorized (0x1F) is past the table.
+        guard major > 0, major < majors.count else { return nil }
+        let sub = minors[major].flatMap { minor < $0.count ? $0[minor] : nil } ?? ""
+        let inside = [sub, note ?? ""].filter { !$0.isEmpty }.joined(separator: "; ")
+        return inside.isEmpty ? majors[major] : "\(majors[major]) (\(inside))"
     }
 }
 

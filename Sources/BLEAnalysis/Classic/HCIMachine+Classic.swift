@@ -9,6 +9,8 @@ struct ClassicHCIState {
     var pendingRoles: [String: (role: Connection.Role, source: FactSource)] = [:]
     /// Names from Remote Name Request Complete for peers with no open link yet.
     var names: [String: (name: String, frame: Int)] = [:]
+    /// Classes of Device from Connection Request or inquiry answers for peers with no open link yet.
+    var classes: [String: (cod: UInt32, frame: Int)] = [:]
     /// Write Link Supervision Timeout sent, by (controller << 16 | handle): the value, until its Command Complete.
     var pendingTimeouts: [UInt32: UInt16] = [:]
     /// This side's Secure Connections host support per controller (``SecureConnectionsHostSupport``), and a Write
@@ -146,6 +148,7 @@ extension HCIMachine {
             synchronous.changed(c, controller: record.controllerIndex, frame: record.frame)
             return HCIEventNote(status: c.status.description, handle: c.handle & 0x0FFF)
         case let r as ConnectionRequest where r.linkType == SynchronousLinkType.acl:
+            classOfDevice(r.classOfDevice, address: r.address.description, record)
             holdRole(
                 .peripheral, controller: record.controllerIndex, address: r.address.description,
                 source: .inferred(.paging(frame: record.frame, accepted: true)))
@@ -171,6 +174,11 @@ extension HCIMachine {
         }
         if let support = classic.secureConnectionsHost[record.controllerIndex] {
             links.feed(.security(.secureConnectionsHost(support)), link: link, frame: record.frame, timestamp: record.timestamp)
+        }
+        if let held = classic.classes.removeValue(forKey: key) {
+            links.feed(
+                .classic(.classOfDevice(held.cod)), link: link, frame: record.frame, timestamp: record.timestamp,
+                source: .observed(frame: held.frame))
         }
         if let named = classic.names.removeValue(forKey: key) {
             links.feed(
@@ -233,6 +241,15 @@ extension HCIMachine {
             links.feed(.classic(.roleSwitched(role)), link: i, frame: record.frame, timestamp: record.timestamp)
         } else {
             holdRole(role, controller: record.controllerIndex, address: address, source: .observed(frame: record.frame))
+        }
+    }
+
+    /// A peer's Class of Device to its open link, or held until the link opens (the latest kept).
+    func classOfDevice(_ cod: UInt32, address: String, _ record: CaptureRecord) {
+        if let i = links.link(controller: record.controllerIndex, peer: address) {
+            links.feed(.classic(.classOfDevice(cod)), link: i, frame: record.frame, timestamp: record.timestamp)
+        } else if classic.classes.count < ClassicHCIState.maxHeld {
+            classic.classes[ClassicHCIState.key(record.controllerIndex, address)] = (cod, record.frame)
         }
     }
 

@@ -259,11 +259,26 @@ extension Story {
         let links = e.connections.filter(\.isBREDR)
         guard !failed.isEmpty || !links.isEmpty else { return nil }
         var parts: [String] = []
+        let classes = deviceClasses(links, e)
         if !links.isEmpty {
             let peers = links.map { e.deviceName($0) }
             let endings = links.map { c in ending(c, e) }
-            parts.append(
-                "\(plural(links.count, "BR/EDR link")) with \(tally(peers))\(paging(links)): \(folded(endings.map { ($0.0, [$0.1]) }))")
+            var who = tally(peers), paged = paging(links)
+            if Set(peers).count == 1, let k = classes.first {
+                // The peer's page carries its class: told as one (`the peer, a Phone (Smartphone), connected …`).
+                if links.count == 1, let p = links[0].paging, !p.byThisSide, p.frame == k.frame, let text = ClassOfDevice.name(k.cod) {
+                    paged = ", the peer, \(text), connected to this side (its Connection Request, \(p.frame))"
+                } else if let text = ClassOfDevice.name(k.cod, note: "Class of Device at \(k.frame)") {
+                    who += ", \(text)"
+                }
+            }
+            parts.append("\(plural(links.count, "BR/EDR link")) with \(who)\(paged): \(folded(endings.map { ($0.0, [$0.1]) }))")
+            if Set(peers).count > 1, !classes.isEmpty {
+                let named = classes.prefix(3).compactMap { k in
+                    ClassOfDevice.name(k.cod, note: "Class of Device at \(k.frame)").map { "\(k.device) is \($0)" }
+                }
+                parts.append(named.joined(separator: ", "))
+            }
         }
         if !failed.isEmpty {
             let devices = Set(failed.map(\.peer)).count
@@ -277,8 +292,21 @@ extension Story {
                     + tally(failed.map { e.peerLabel($0.peer) }))
         }
         let ends = links.map { ending($0, e).1 }
-        let frames = links.map(\.startFrame) + ends + failed.map(\.frame) + links.compactMap { $0.paging?.frame }
+        let frames = links.map(\.startFrame) + ends + failed.map(\.frame) + links.compactMap { $0.paging?.frame } + classes.map(\.frame)
         return StorySentence(.classic, parts.joined(separator: "; ") + ".", frames: frames)
+    }
+
+    /// Each device's Class of Device (one ``ClassOfDevice`` names) with the frame that showed it (its Connection Request or an inquiry
+    /// answer), by the device's short name, in the order the devices first appear.
+    static func deviceClasses(_ links: [Connection], _ e: Evidence) -> [(device: String, cod: UInt32, frame: Int)] {
+        var out: [(device: String, cod: UInt32, frame: Int)] = []
+        for c in links {
+            guard let f = c.link.classic?.classOfDevice, let cod = f.value, ClassOfDevice.name(cod) != nil, let frame = f.source.frame
+            else { continue }
+            let device = e.laterName(c)
+            if !out.contains(where: { $0.device == device }) { out.append((device, cod, frame)) }
+        }
+        return out
     }
 
     /// `, the peer connected to this side (its Connection Request, 51)`, `, 2 opened by this side (Create Connection 12,

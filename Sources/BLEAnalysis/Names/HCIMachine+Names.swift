@@ -46,6 +46,21 @@ extension HCIMachine {
         sink.names.observe(advertisingData: r.data, address: r.address.value, source: .extendedInquiryResult, frame: record.frame)
     }
 
+    /// The Class of Device of each device an inquiry answered, to its link (``classOfDevice(_:address:_:)``): Inquiry
+    /// Result (7.7.2), with RSSI (7.7.33), Extended (7.7.38). Read response by response, 14 octets each (BD_ADDR,
+    /// Page_Scan_Repetition_Mode, Reserved (2 octets in 7.7.2), Class_Of_Device, …), as controllers send them and
+    /// Wireshark and BlueZ read them.
+    func inquiryClasses(_ code: HCIEventCode, _ p: [UInt8], _ record: CaptureRecord) {
+        guard let n = p.first.map(Int.init) else { return }
+        let size = code == .extendedInquiryResult ? p.count - 1 : 14, at = code == .inquiryResult ? 9 : 8
+        for i in 0..<n where 1 + i * size + at + 3 <= p.count {
+            let r = 1 + i * size
+            let address = (0..<6).reduce(UInt64(0)) { $0 | UInt64(p[r + $1]) << (8 * $1) }
+            let cod = UInt32(p[r + at]) | UInt32(p[r + at + 1]) << 8 | UInt32(p[r + at + 2]) << 16
+            classOfDevice(cod, address: BDAddress(address).description, record)
+        }
+    }
+
     /// The Local Name each report of an LE Advertising Report (7.7.65.2) carries, for the address that advertised it.
     func advertised(_ r: LEAdvertisingReport, _ record: CaptureRecord) {
         for report in r.reports {
