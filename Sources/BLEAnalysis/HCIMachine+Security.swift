@@ -19,7 +19,10 @@ extension HCIMachine {
                 .security(.keyUsed(.init(frame: record.frame, kind: "LTK", key: r.longTermKey))), handle: r.handle & 0x0FFF, record,
                 infer: false)
         case let s as SetConnectionEncryption where s.enable == 1:
+            feed(.security(.authenticationAsked(SetConnectionEncryption.name)), handle: s.handle, record, infer: false)
             feed(.security(.encryptionStarted(ediv: nil, rand: nil)), handle: s.handle, record, infer: false)
+        case let a as AuthenticationRequested:
+            feed(.security(.authenticationAsked(AuthenticationRequested.name)), handle: a.handle, record, infer: false)
         case let r as IOCapabilityRequestReply:
             let input = SecurityInput.ioCapability(
                 sender: .local, io: r.ioCapability, oob: r.oobDataPresent, authReq: r.authenticationRequirements)
@@ -45,6 +48,7 @@ extension HCIMachine {
         case let e2 as EncryptionChangeV2: encryptionDetails(e2.change, keySize: e2.keySize == 0 ? nil : Int(e2.keySize), record)
         case let k as EncryptionKeyRefreshComplete where k.status == .success:
             feed(.security(.refreshed), handle: k.handle, record, infer: false)
+        case let r as LinkKeyRequest: feed(.security(.linkKeyRequested), peer: r.address, record)
         case let r as IOCapabilityRequest: feed(.security(.ioCapabilityRequested), peer: r.address, record)
         case let r as IOCapabilityResponse:
             let input = SecurityInput.ioCapability(

@@ -71,10 +71,16 @@ import Testing
                     "2 closed by this side (0x16)",
                 ]))
         #expect(Set(links.frames) == [212, 214, 330, 331, 333, 526])
-        // P3: Link Key Request Reply 281, 391; Encryption Change 0x00 on at 286, 396.
+        // P3: Link Key Request Reply 281, 391; Encryption Change 0x00 on at 286, 396; this host's Authentication Requested
+        // 278, 388 before each Link Key Request (280, 390).
         let security = try #require(
-            out.sentence("security", containing: ["stored link key given 2 times (281, 391)", "2 BR/EDR encryptions on (286, 396)"]))
-        #expect(Set(security.frames) == [281, 286, 391, 396])
+            out.sentence(
+                "security",
+                containing: [
+                    "this side authenticated (Authentication Requested at 278, 388)", "stored link key given 2 times (281, 391)",
+                    "2 BR/EDR encryptions on (286, 396)",
+                ]))
+        #expect(Set(security.frames) == [278, 281, 286, 388, 391, 396])
         // P4: Mode Change 0x24 at 318, 434: info.
         let sniff = try #require(out.findings("BR-06").first)
         #expect(sniff.severity == "info" && sniff.occurrences == [318, 434])

@@ -166,6 +166,8 @@ extension Story {
             return unsecuredClassic(e)
         }
         var parts: [String] = []
+        let started = authenticationStarts(e)
+        if let started { parts.append(started.text) }
         if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(list(stored)))") }
         if !missing.isEmpty { parts.append("no stored key for \(plural(missing.count, "request")) (\(list(missing)))") }
         if !pairedSSP.isEmpty {
@@ -180,8 +182,42 @@ extension Story {
                 ? "no BR/EDR link encrypted"
                 : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))"
                     + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
-        let frames = stored + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
+        let frames = stored + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted + (started?.frames ?? [])
         return StorySentence(.security, "BR/EDR security: " + parts.joined(separator: "; ") + ".", frames: frames)
+    }
+
+    /// `the peer authenticated and encrypted (Link Key Request at 50, not asked by this host)`, `this side authenticated
+    /// (Authentication Requested at 74)`: who started each BR/EDR link's authentication (``LinkSecurity/authenticationStart``),
+    /// and, when the peer did, whether the encryption too came with no command of this host's, or at this host's Set
+    /// Connection Encryption (the Realtek headset: the phone's pairing at 75, the headset's encryption at 139).
+    static func authenticationStarts(_ e: Evidence) -> (text: String, frames: [Int])? {
+        var ours: [LinkSecurity.AuthenticationStart] = [], theirs: [LinkSecurity.AuthenticationStart] = []
+        var unasked = true, encryptions: [Int] = []
+        for c in e.connections where c.isBREDR {
+            let r = c.machine.securityRecord
+            guard let a = r.authenticationStart else { continue }
+            if a.byThisSide { ours.append(a); continue }
+            theirs.append(a)
+            if r.encryptedUnasked(linkStart: c.startFrame) == nil { unasked = false }
+            if let f = r.sessions.first(where: { $0.onFrame != nil })?.startFrame { encryptions.append(f) }
+        }
+        guard !ours.isEmpty || !theirs.isEmpty else { return nil }
+        let byUs = ours.first.map { "\($0.shownBy) at \(list(ours.map(\.frame)))" }
+        let byPeer = theirs.first.map { "\($0.shownBy) at \(list(theirs.map(\.frame))), not asked by this host" }
+        let text: String
+        switch (byUs, byPeer) {
+        case (let us?, nil): text = "this side authenticated (\(us))"
+        case (nil, let peer?):
+            let encrypted =
+                unasked ? " and encrypted" : ""
+            text =
+                "the peer authenticated\(encrypted) (\(peer))"
+                + (encryptions.count == theirs.count ? ", this side encrypted (Set Connection Encryption at \(list(encryptions)))" : "")
+        case (let us?, let peer?):
+            text = "this side authenticated \(plural(ours.count, "link")) (\(us)), the peer \(theirs.count) (\(peer))"
+        default: return nil
+        }
+        return (text, ours.map(\.frame) + theirs.map(\.frame) + encryptions)
     }
 
     /// BR/EDR links the log shows from their start with no authentication, pairing or encryption at all: said, since

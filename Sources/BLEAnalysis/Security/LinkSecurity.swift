@@ -27,6 +27,22 @@ public struct LinkSecurity: Hashable, Sendable {
     public internal(set) var addresses: [EvidenceEvent.Sender: SeenAddress] = [:]
     /// BR/EDR: this side's Secure Connections host support when the link opened; nil: not in the log.
     public internal(set) var secureConnectionsHost: SecureConnectionsHostSupport?
+    /// BR/EDR: who started the link's first authentication: this host (its Authentication Requested or Set Connection
+    /// Encryption), or the peer (a Link Key Request, IO Capability Request or Response or PIN Code Request no command of
+    /// this host's asked for); nil: none in the log.
+    public internal(set) var authenticationStart: AuthenticationStart?
+
+    public struct AuthenticationStart: Hashable, Sendable {
+        public var byThisSide: Bool
+        public var frame: Int
+        /// The command or event that shows it.
+        public var shownBy: String
+    }
+    /// BR/EDR: the first encryption that came on with no Set Connection Encryption of this host's (the peer's, or
+    /// its authentication's), other than one the link came up with.
+    public func encryptedUnasked(linkStart: Int) -> EncryptionSession? {
+        sessions.first { $0.onFrame != nil }.flatMap { $0.startFrame == nil && $0.onFrame != linkStart ? $0 : nil }
+    }
 
     /// A key seen on the link, by fingerprint.
     public struct KeyUse: Hashable, Sendable {

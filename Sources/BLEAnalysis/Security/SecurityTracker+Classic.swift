@@ -15,9 +15,16 @@ extension SecurityTracker {
 
     mutating func recordClassic(_ input: SecurityInput, frame: Int) {
         switch input {
+        case .authenticationAsked(let command):
+            if record.authenticationStart == nil { record.authenticationStart = .init(byThisSide: true, frame: frame, shownBy: command) }
+        case .linkKeyRequested:
+            peerStarted(frame: frame, shownBy: "Link Key Request")
         case .ioCapabilityRequested:
+            peerStarted(frame: frame, shownBy: "IO Capability Request")
             _ = classicPairing(.secureSimplePairing, frame: frame)
         case let .ioCapability(sender, io, oob, authReq):
+            // The peer's IO capabilities before this side was asked for its own: the peer started the pairing.
+            if sender == .peer { peerStarted(frame: frame, shownBy: "IO Capability Response") }
             let i = classicPairing(.secureSimplePairing, frame: frame)
             classicIO[sender] = ClassicIO(io: io, oob: oob, authReq: authReq)
             record.pairings[i].mitmRequested = record.pairings[i].mitmRequested || authReq & 1 == 1
@@ -39,6 +46,7 @@ extension SecurityTracker {
                 record.pairings[i].modelSource = .observed(frame: frame)
             }
         case .pinRequested:
+            peerStarted(frame: frame, shownBy: "PIN Code Request")
             let i = classicPairing(.legacyPIN, frame: frame)
             record.pairings[i].model = .pin
             record.pairings[i].modelSource = .observed(frame: frame)
@@ -57,6 +65,13 @@ extension SecurityTracker {
         default:
             break
         }
+    }
+
+    /// A step of an authentication the controller asks about (Link Key Request, IO Capability Request or Response, PIN
+    /// Code Request) with no command of this host's before it: the peer started it (its LMP challenge or pairing
+    /// request, Vol 2, Part C, 4.2.1, 4.2.7).
+    private mutating func peerStarted(frame: Int, shownBy: String) {
+        if record.authenticationStart == nil { record.authenticationStart = .init(byThisSide: false, frame: frame, shownBy: shownBy) }
     }
 
     /// The open BR/EDR pairing of `procedure`, or a new one from `frame`.

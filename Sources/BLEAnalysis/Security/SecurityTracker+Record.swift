@@ -22,6 +22,11 @@ enum SecurityInput: Equatable {
     case keySizeNegotiated(Int)
     /// BR/EDR: IO Capability Request (the controller asks this side: Secure Simple Pairing starts).
     case ioCapabilityRequested
+    /// BR/EDR: this host asked its controller to authenticate the link (Authentication Requested, 7.1.15) or to encrypt
+    /// it (Set Connection Encryption, 7.1.16): the command's name.
+    case authenticationAsked(String)
+    /// BR/EDR: Link Key Request (7.7.23): the controller asks for the key of an authentication under way.
+    case linkKeyRequested
     /// BR/EDR: a side's IO capability, OOB data present and authentication requirements (IO Capability Request Reply
     /// from this side, IO Capability Response from the peer).
     case ioCapability(sender: EvidenceEvent.Sender, io: UInt8, oob: UInt8, authReq: UInt8)

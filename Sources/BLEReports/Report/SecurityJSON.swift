@@ -44,6 +44,15 @@ public enum SecurityJSON {
         } else {
             w.fieldNull("secure_connections_host")
         }
+        if let a = r.authenticationStart {
+            w.beginObject("authentication_start")
+            w.field("by", a.byThisSide ? "this side" : "peer")
+            w.field("frame", a.frame)
+            w.field("shown_by", a.shownBy)
+            w.endObject()
+        } else {
+            w.fieldNull("authentication_start")
+        }
         w.endObject()
     }
 
