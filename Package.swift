@@ -23,8 +23,16 @@ import PackageDescription
 let releaseSpeed: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
 // The cold modules are compiled for size: the command line (each command's set-up and printing), codec specs and YAML
 // run once per file, not per record. 0.15 MB of the binary, no time lost on the benchmark (docs/performance.md#size).
-// Not BLEReports: `-Osize` saved 0.25 MB there but made `timeline --format jsonl` 7 % slower (its renderer is there).
 let coldSize: [SwiftSetting] = [.unsafeFlags(["-Osize"], .when(configuration: .release))]
+// BLEReports is compiled for size too (its renderers, charts and the cold commands: diff, fleet, check), but what runs
+// per record or per event is marked `@_optimize(speed)`: the timeline's JSON renderer and its byte buffer, the JSON
+// writer, the page's timeline rows, the per-record work of `report` and `diagnose`. A closure does not take its
+// function's `@_optimize(speed)`, so what runs per record or event is a named function, not a closure's body. At
+// `-Osize` unmarked, `timeline --format jsonl` was 7 % slower; marked, no command costs more than 0.23 % more
+// instructions, for 0.24 MB less (docs/performance.md#size).
+let reportsSize: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked", "-Osize"], .when(configuration: .release))
+]
 
 let package = Package(
     name: "blescope",
@@ -70,7 +78,7 @@ let package = Package(
         .target(
             name: "BLEReports",
             dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEYAML", "CDeflate"],
-            swiftSettings: releaseSpeed),
+            swiftSettings: reportsSize),
         .executableTarget(
             name: "blescope",
             dependencies: [

@@ -48,17 +48,20 @@ public final class BackgroundTimelineJSON {
     }
 
     /// Queues one event (rendered later, in order); moved into the batch, not copied.
+    @_optimize(speed)
     public func write(_ e: consuming TimelineEvent) {
         pending.append(e)
         if pending.count >= batchSize { send() }
     }
 
     /// Renders what is queued and waits for it: `stream` is the caller's again.
+    @_optimize(speed)
     public func finish() {
         send()
         worker.finish { rendering.renderer.flush(to: rendering.stream) }
     }
 
+    @_optimize(speed)
     private func send() {
         guard !pending.isEmpty else { return }
         let full = pending

@@ -140,6 +140,7 @@ public enum Cell {
     /// No value: JSON null, an empty CSV field (a field read from a part the row does not hold).
     case null
 
+    @_optimize(speed)
     func write(_ key: String, to w: inout JSONWriter) {
         switch self {
         case .int(let v): w.field(key, v)

@@ -17,17 +17,20 @@ public struct JSONWriter: Sendable {
 
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 
+    @_optimize(speed)
     public mutating func reset() {
         bytes.removeAll(keepingCapacity: true)
         needsComma = [false]
     }
 
+    @_optimize(speed)
     private mutating func separator() {
         if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
         needsComma[needsComma.count - 1] = true
     }
 
     @inline(never)
+    @_optimize(speed)
     private mutating func key(_ k: String) {
         separator()
         // Keys are the schema's own names: plain ASCII, never in need of escaping.
@@ -46,9 +49,11 @@ public struct JSONWriter: Sendable {
         needsComma[needsComma.count - 1] = false
     }
 
+    @_optimize(speed)
     private mutating func valueDone() { needsComma[needsComma.count - 1] = true }
 
     @inline(never)
+    @_optimize(speed)
     public mutating func beginObject(_ k: String? = nil) {
         if let k { key(k) } else { separator() }
         bytes.append(UInt8(ascii: "{"))
@@ -56,6 +61,7 @@ public struct JSONWriter: Sendable {
     }
 
     @inline(never)
+    @_optimize(speed)
     public mutating func endObject() {
         needsComma.removeLast()
         bytes.append(UInt8(ascii: "}"))
@@ -63,6 +69,7 @@ public struct JSONWriter: Sendable {
     }
 
     @inline(never)
+    @_optimize(speed)
     public mutating func beginArray(_ k: String? = nil) {
         if let k { key(k) } else { separator() }
         bytes.append(UInt8(ascii: "["))
@@ -70,6 +77,7 @@ public struct JSONWriter: Sendable {
     }
 
     @inline(never)
+    @_optimize(speed)
     public mutating func endArray() {
         needsComma.removeLast()
         bytes.append(UInt8(ascii: "]"))
@@ -79,12 +87,14 @@ public struct JSONWriter: Sendable {
     // MARK: key/value pairs
 
     @inline(never)
+    @_optimize(speed)
     public mutating func field(_ k: String, _ v: String?) {
         key(k)
         if let v { appendEscaped(v) } else { appendRaw("null") }
         valueDone()
     }
 
+    @_optimize(speed)
     public mutating func field<T: BinaryInteger>(_ k: String, _ v: T?) {
         key(k)
         if let v { appendInteger(Int64(truncatingIfNeeded: v)) } else { appendRaw("null") }
@@ -93,6 +103,7 @@ public struct JSONWriter: Sendable {
 
     /// Decimal digits without going through a String.
     @inline(never)
+    @_optimize(speed)
     private mutating func appendInteger(_ v: Int64) {
         if v == 0 { bytes.append(UInt8(ascii: "0")); return }
         var m = v.magnitude
@@ -106,6 +117,7 @@ public struct JSONWriter: Sendable {
     }
 
     @inline(never)
+    @_optimize(speed)
     public mutating func field(_ k: String, _ v: Bool?) {
         key(k)
         appendRaw(v.map { $0 ? "true" : "false" } ?? "null")
@@ -114,6 +126,7 @@ public struct JSONWriter: Sendable {
 
     /// A float with `decimals` fixed digits (seconds since the epoch use 6 for µs precision).
     @inline(never)
+    @_optimize(speed)
     public mutating func field(_ k: String, _ v: Double?, decimals: Int) {
         key(k)
         if let v, v.isFinite { appendRaw(String(fractionDigits: decimals, v)) } else { appendRaw("null") }
@@ -122,6 +135,7 @@ public struct JSONWriter: Sendable {
 
     /// Seconds since the Unix epoch with µs precision, exact (no binary rounding of the µs).
     @inline(never)
+    @_optimize(speed)
     public mutating func field(_ k: String, _ t: Timestamp?) {
         key(k)
         if let t {
@@ -142,6 +156,7 @@ public struct JSONWriter: Sendable {
         valueDone()
     }
 
+    @_optimize(speed)
     public mutating func fieldHex<C: Collection>(_ k: String, _ v: C?) where C.Element == UInt8 {
         key(k)
         if let v {
@@ -155,6 +170,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Lowercase hex digits, two per byte.
+    @_optimize(speed)
     private mutating func appendHex<C: Collection>(_ v: C) where C.Element == UInt8 {
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(UInt8(0), count: v.count * 2))
@@ -169,6 +185,7 @@ public struct JSONWriter: Sendable {
     }
 
     @inline(never)
+    @_optimize(speed)
     public mutating func fieldNull(_ k: String) {
         key(k)
         appendRaw("null")
@@ -177,29 +194,34 @@ public struct JSONWriter: Sendable {
 
     /// Array element values.
     @inline(never)
+    @_optimize(speed)
     public mutating func value(_ v: String) {
         separator()
         appendEscaped(v)
     }
 
+    @_optimize(speed)
     public mutating func value<T: BinaryInteger>(_ v: T) {
         separator()
         appendInteger(Int64(truncatingIfNeeded: v))
     }
 
     /// An array element that is already JSON (an object another writer made), written as it is.
+    @_optimize(speed)
     public mutating func value(raw json: String) {
         separator()
         appendRaw(json)
     }
 
     /// Ends a JSON Lines record.
+    @_optimize(speed)
     public mutating func newline() {
         bytes.append(UInt8(ascii: "\n"))
         needsComma = [false]
     }
 
     @inline(never)
+    @_optimize(speed)
     private mutating func appendRaw(_ s: String) {
         if s.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
             bytes.append(contentsOf: s.utf8)
@@ -207,6 +229,7 @@ public struct JSONWriter: Sendable {
     }
 
     @inline(never)
+    @_optimize(speed)
     private mutating func appendEscaped(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
         var s = s

@@ -24,28 +24,37 @@ public struct LogScope: Hashable, Sendable {
 
     /// One pass of ``CaptureAnalysis/analyze(_:options:observing:progress:onRecord:onEvent:)`` with a
     /// ``CompletenessTracker`` beside it (a few byte reads per record).
+    @_optimize(speed)
     public static func analyze(
         _ capture: CaptureFile, options: AnalyzerOptions, observing: Observing = .nothing,
         progress: ((Int, Int64) -> Void)? = nil, onEvent: ((__owned TimelineEvent, AnalysisPass) -> Void)? = nil
     ) -> (CaptureAnalysis, LogScope) {
+        var scope = ScopeTracker()
+        let analysis = CaptureAnalysis.analyze(
+            capture, options: options, observing: observing, progress: progress, onRecord: { scope.add($0) }, onEvent: onEvent)
+        var completeness = scope.tracker.result(format: capture.format.name, readerFindings: capture.findings)
+        completeness.add(analysisFindings: analysis.findings)
+        return (analysis, LogScope(completeness, firstTime: scope.firstTime, originAfterNotes: scope.originAfterNotes))
+    }
+
+    /// ``analyze(_:options:observing:progress:onEvent:)``'s per-record work. A method, not the closure's body: a closure
+    /// does not take its function's `@_optimize(speed)`, and BLEReports is compiled for size (docs/performance.md#size).
+    private struct ScopeTracker {
         var tracker = CompletenessTracker()
         var firstTime: Timestamp?
         var firstIsNote = false
         var originAfterNotes: Int?
-        let analysis = CaptureAnalysis.analyze(
-            capture, options: options, observing: observing, progress: progress,
-            onRecord: {
-                tracker.add($0)
-                // Notes are not records in time (CaptureStatistics.firstTimestamp): the first other record starts it.
-                if firstTime == nil || firstIsNote && $0.kind != .text {
-                    if firstIsNote { originAfterNotes = $0.frame }
-                    firstTime = $0.timestamp
-                    firstIsNote = $0.kind == .text
-                }
-            }, onEvent: onEvent)
-        var completeness = tracker.result(format: capture.format.name, readerFindings: capture.findings)
-        completeness.add(analysisFindings: analysis.findings)
-        return (analysis, LogScope(completeness, firstTime: firstTime, originAfterNotes: originAfterNotes))
+
+        @_optimize(speed)
+        mutating func add(_ record: CaptureRecord) {
+            tracker.add(record)
+            // Notes are not records in time (CaptureStatistics.firstTimestamp): the first other record starts it.
+            if firstTime == nil || firstIsNote && record.kind != .text {
+                if firstIsNote { originAfterNotes = record.frame }
+                firstTime = record.timestamp
+                firstIsNote = record.kind == .text
+            }
+        }
     }
 
     /// Nothing when the log shows every record whole; else `Log: incomplete` and its items, the worst first, each

@@ -12,6 +12,10 @@ public struct ThroughputRow {
 /// text table all follow from this one list. A new column is one entry here (and its key in the schema).
 ///
 /// Rates are bits per second in JSON and CSV; the text shows them in the run's unit (`--units`, kbps by default).
+///
+/// A `.json` cell's closure captures the values it writes, not the row: BLEReports is compiled for size, and there a
+/// closure that captures the row copies all of it (stream, connection) into its context for each cell, 4 M instructions
+/// of `report --format json` on the benchmark capture (docs/performance.md#size).
 public enum ThroughputColumns {
     public typealias Row = ThroughputRow
 
@@ -66,12 +70,13 @@ public enum ThroughputColumns {
             return .double(s.rateBitsPerSecond.flatMap { r in s.ceilingBitsPerSecond.map { r / $0 } }, decimals: 4)
         },
         Column("value_size") { row in
-            .json { w, key in
-                let s = row.stream
+            let s = row.stream
+            let (least, average, most) = (s.minValueSize, s.packets > 0 ? Double(s.valueBytes) / Double(s.packets) : nil, s.maxValueSize)
+            return .json { w, key in
                 w.beginObject(key)
-                w.field("min", s.minValueSize)
-                w.field("avg", s.packets > 0 ? Double(s.valueBytes) / Double(s.packets) : nil, decimals: 2)
-                w.field("max", s.maxValueSize)
+                w.field("min", least)
+                w.field("avg", average, decimals: 2)
+                w.field("max", most)
                 w.endObject()
             }
         },
@@ -79,7 +84,8 @@ public enum ThroughputColumns {
 
     static let distribution: [Column<Row>] = [
         Column("window", text: TextColumn("window median / p95 / max", width: 26) { windowText($0.stream) }) { row in
-            .json { w, key in ThroughputReport.writeWindow(row.stream.windows, key: key, to: &w) }
+            let windows = row.stream.windows
+            return .json { w, key in ThroughputReport.writeWindow(windows, key: key, to: &w) }
         },
         Column(nil, csv: "window_median_bps") { .double($0.stream.windows?.median, decimals: 1) },
         Column(nil, csv: "window_p95_bps") { .double($0.stream.windows?.p95, decimals: 1) },
@@ -87,15 +93,22 @@ public enum ThroughputColumns {
         Column("peak_bps", csv: "peak_bps") { .double($0.stream.peakBitsPerSecond, decimals: 1) },
         Column("peak_step_s") { .double(Double($0.stream.windows?.windowMicroseconds ?? 0) / 1e7, decimals: 6) },
         .textOnly(TextColumn("share", width: 5, .right) { shareText($0.stream) }),
-        Column("gaps") { row in .json { w, key in ThroughputReport.writeGaps(row.stream, key: key, to: &w) } },
-        Column("idle") { row in .json { w, key in ThroughputReport.writeIdle(row.stream, key: key, to: &w) } },
+        Column("gaps") { row in
+            let s = row.stream
+            return .json { w, key in ThroughputReport.writeGaps(s, key: key, to: &w) }
+        },
+        Column("idle") { row in
+            let s = row.stream
+            return .json { w, key in ThroughputReport.writeIdle(s, key: key, to: &w) }
+        },
         Column(nil, csv: "idle_gaps") { .int($0.stream.idleGapCount) },
     ]
 
     static let link: [Column<Row>] = [
         Column("link") { row in
-            .json { w, key in
-                if let p = row.stream.mainPeriod { ThroughputReport.writeLink(p.link, key: key, to: &w) } else { w.fieldNull(key) }
+            let link = row.stream.mainPeriod?.link
+            return .json { w, key in
+                if let link { ThroughputReport.writeLink(link, key: key, to: &w) } else { w.fieldNull(key) }
             }
         }
     ]
@@ -107,32 +120,39 @@ public enum ThroughputColumns {
 
     static let linkDetails: [Column<Row>] = [
         Column(nil, csv: "packets_per_event") { .double($0.stream.mainPeriod?.packetsPerEvent?.mean, decimals: 2) },
-        Column("periods") { row in .json { w, key in ThroughputReport.writePeriods(row.stream.periods, key: key, to: &w) } },
+        Column("periods") { row in
+            let periods = row.stream.periods
+            return .json { w, key in ThroughputReport.writePeriods(periods, key: key, to: &w) }
+        },
         Column("periods_not_split") { .int($0.stream.periodsNotSplit) },
         Column("controller") { row in
-            .json { w, key in
-                let c = row.connection
+            let c = row.connection
+            let (inFlight, packets, length) = (c?.maxInFlight, row.aclBuffers?.packets, row.aclBuffers?.length)
+            let (queueFull, queueFullUs) = (c?.controllerQueueFull.count, c?.controllerQueueFullMicroseconds)
+            return .json { w, key in
                 w.beginObject(key)
-                w.field("max_in_flight", c?.maxInFlight)
-                w.field("acl_buffer_packets", row.aclBuffers?.packets)
-                w.field("acl_buffer_length", row.aclBuffers?.length)
-                w.field("queue_full_count", c?.controllerQueueFull.count)
-                w.field("queue_full_us", c?.controllerQueueFullMicroseconds)
+                w.field("max_in_flight", inFlight)
+                w.field("acl_buffer_packets", packets)
+                w.field("acl_buffer_length", length)
+                w.field("queue_full_count", queueFull)
+                w.field("queue_full_us", queueFullUs)
                 w.endObject()
             }
         },
         Column("flow_control") { row in
-            .json { w, key in
-                let c = row.connection
+            let c = row.connection
+            let (stalls, stallUs) = (c?.creditStalls.count, c.map { $0.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds } })
+            return .json { w, key in
                 w.beginObject(key)
-                w.field("credit_stalls", c?.creditStalls.count)
-                w.field("credit_stall_us", c.map { $0.creditStalls.reduce(Int64(0)) { $0 + $1.durationMicroseconds } })
+                w.field("credit_stalls", stalls)
+                w.field("credit_stall_us", stallUs)
                 w.endObject()
             }
         },
         Column("link_layer") { row in
-            .json { w, key in
-                if let ll = row.connection?.linkLayer { ThroughputReport.writeLinkLayer(ll, key: key, to: &w) } else { w.fieldNull(key) }
+            let ll = row.connection?.linkLayer
+            return .json { w, key in
+                if let ll { ThroughputReport.writeLinkLayer(ll, key: key, to: &w) } else { w.fieldNull(key) }
             }
         },
     ]
@@ -141,15 +161,15 @@ public enum ThroughputColumns {
         Column("limit", csv: "limit") { .text($0.stream.verdict.limit.rawValue) },
         Column("verdict", csv: "verdict") { .text($0.stream.verdict.text) },
         Column("link_quality") { row in
-            .json { w, key in
-                if let q = row.connection.flatMap({ LinkQualitySummary($0.linkQuality) }) {
-                    writeLinkQuality(q, into: &w, key: key)
-                } else {
-                    w.fieldNull(key)
-                }
+            let quality = row.connection.flatMap { LinkQualitySummary($0.linkQuality) }
+            return .json { w, key in
+                if let quality { writeLinkQuality(quality, into: &w, key: key) } else { w.fieldNull(key) }
             }
         },
-        Column("series") { row in .json { w, key in ThroughputReport.writeSeries(row.stream, key: key, to: &w) } },
+        Column("series") { row in
+            let s = row.stream
+            return .json { w, key in ThroughputReport.writeSeries(s, key: key, to: &w) }
+        },
     ]
 
     /// `180.7 / 195.7 / 196.6 kbps`: the windows' median, 95th percentile and maximum, in one unit.

@@ -17,15 +17,21 @@ public enum TimelineColumns {
     public static let extra: [Column<Row>] = [
         // A discovery response's items (services, includes, characteristic declarations, Find Information's types),
         // named; null on every other event.
-        Column("attributes") { e in
-            .json { w, key in
-                guard let items = e[extra: TimelineEvent.discovered] else { return w.fieldNull(key) }
-                w.beginArray(key)
-                for item in items { writeDiscovered(item, into: &w) }
-                w.endArray()
-            }
-        }
+        Column("attributes", value: attributesCell)
     ]
+
+    /// The `attributes` column's cell, per event with details: a function, not a closure, since a closure does not take
+    /// `@_optimize(speed)` and BLEReports is compiled for size (docs/performance.md#size).
+    @_optimize(speed)
+    static func attributesCell(_ e: Row) -> Cell { .json { w, key in writeAttributes(of: e, into: &w, key: key) } }
+
+    @_optimize(speed)
+    static func writeAttributes(of e: Row, into w: inout JSONWriter, key: String) {
+        guard let items = e[extra: TimelineEvent.discovered] else { return w.fieldNull(key) }
+        w.beginArray(key)
+        for item in items { writeDiscovered(item, into: &w) }
+        w.endArray()
+    }
 
     /// One discovered attribute: `{"kind":"characteristic","handle":2,"value_handle":3,"properties":10,
     /// "property_names":["read","write"],"uuid":"00002A00-…","name":"Device Name"}` (keys that do not apply to the kind

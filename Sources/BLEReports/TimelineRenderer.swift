@@ -69,6 +69,7 @@ public struct TimelineJSONRenderer {
     public init() {}
 
     /// One object and a newline, appended to `out`.
+    @_optimize(speed)
     public mutating func append(_ e: TimelineEvent, to out: inout [UInt8]) {
         line.clear()
         render(e)
@@ -77,6 +78,7 @@ public struct TimelineJSONRenderer {
     }
 
     /// One object and a newline, written to `stream`.
+    @_optimize(speed)
     public mutating func write(_ e: TimelineEvent, to stream: OutputStream) {
         line.clear()
         render(e)
@@ -90,12 +92,14 @@ public struct TimelineJSONRenderer {
     ///
     /// Written in chunks, so each line is not copied again into the stream's buffer
     /// (docs/performance.md#timeline-renderer).
+    @_optimize(speed)
     public mutating func writeBuffered(_ e: TimelineEvent, to stream: OutputStream) {
         render(e)
         if line.count >= Self.chunkSize { flush(to: stream) }
     }
 
     /// Writes what ``writeBuffered(_:to:)`` gathered.
+    @_optimize(speed)
     public mutating func flush(to stream: OutputStream) {
         line.withBytes { stream.write($0) }
         line.clear()
@@ -104,6 +108,7 @@ public struct TimelineJSONRenderer {
     static let chunkSize = 1 << 16
 
     /// `handles`, `value` and `values` of an event with boxed fields.
+    @_optimize(speed)
     private func renderLists(_ e: TimelineEvent) {
         line.append(",\"handles\":")
         if let hs = e.handles {
@@ -132,6 +137,7 @@ public struct TimelineJSONRenderer {
     }
 
     /// The columns added to ``TimelineColumns/extra``, through the table (after the core keys, before `fields`).
+    @_optimize(speed)
     private mutating func renderExtraColumns(_ e: TimelineEvent) {
         decodedWriter.reset()
         decodedWriter.beginObject()
@@ -144,6 +150,7 @@ public struct TimelineJSONRenderer {
     }
 
     /// Appends one line to `line` (the helpers inlined: this is the JSON Lines fast path).
+    @_optimize(speed)
     private mutating func render(_ e: TimelineEvent) {
         renderIdentity(e)
         if e.hasNoDetails {
@@ -179,6 +186,7 @@ public struct TimelineJSONRenderer {
 
     /// `frame` to `handle`: where the event is and what it is.
     @inline(__always)
+    @_optimize(speed)
     private mutating func renderIdentity(_ e: TimelineEvent) {
         line.append("{\"frame\":"); line.append(integer: Int64(e.frame))
         line.append(",\"time\":"); line.append(seconds: e.timestamp)
@@ -205,6 +213,7 @@ public struct TimelineJSONRenderer {
 
     /// `uuid` to `status`: the attribute's name and the request/response pairing.
     @inline(__always)
+    @_optimize(speed)
     private mutating func renderPairing(_ e: TimelineEvent) {
         if e.hasNoDetails, e.requestFrame == nil, e.responseFrame == nil, e.latency == nil {
             // A value event of an unnamed attribute (most lines of a big capture): one constant run, not seven keys
@@ -225,6 +234,7 @@ public struct TimelineJSONRenderer {
 
     /// `decoded`, the extra columns and `fields` of an event with details (the line's end is the caller's).
     @inline(__always)
+    @_optimize(speed)
     private mutating func renderDecoded(_ e: TimelineEvent) {
         line.append(",\"decoded\":")
         if let d = e.decoded {
@@ -296,6 +306,7 @@ extension Substring {
 }
 
 /// `"decoded": {"codec", "message", "valid", "problems", "fields": {name: value}, "roles": {role: value}}`.
+@_optimize(speed)
 public func writeDecoded(_ d: DecodedValue, into w: inout JSONWriter, key: String = "decoded") {
     w.beginObject(key)
     w.field("codec", d.codec)
@@ -320,6 +331,7 @@ public func writeDecoded(_ d: DecodedValue, into w: inout JSONWriter, key: Strin
     w.endObject()
 }
 
+@_optimize(speed)
 private func writeField(_ f: DecodedField, into w: inout JSONWriter) {
     switch f.value {
     case .int(let v): w.field(f.name, v)

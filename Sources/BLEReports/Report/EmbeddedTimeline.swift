@@ -44,6 +44,7 @@ public struct EmbeddedTimeline: Sendable {
     /// ``maxEvents`` unless a test asks for fewer.
     var limit = EmbeddedTimeline.maxEvents
 
+    @_optimize(speed)
     mutating func string(_ s: String) -> Int {
         if let i = stringIndex[s] { return i }
         strings.append(s)
@@ -51,6 +52,7 @@ public struct EmbeddedTimeline: Sendable {
         return strings.count - 1
     }
 
+    @_optimize(speed)
     public mutating func add(_ e: TimelineEvent) {
         guard !isFull else { return }
         frames.append(e.frame)
@@ -77,6 +79,7 @@ public struct EmbeddedTimeline: Sendable {
     private var completedPacketsSummaryIndexes: [UInt32: Int] = [:]
     private var lastName: (text: String, index: Int)?
 
+    @_optimize(speed)
     mutating func layerString(_ layer: Layer) -> Int {
         if let last = lastLayer, last.layer == layer { return last.index }
         let i = string(layer.rawValue)
@@ -84,6 +87,7 @@ public struct EmbeddedTimeline: Sendable {
         return i
     }
 
+    @_optimize(speed)
     mutating func handleSummaryString(_ handle: UInt16) -> Int {
         if let i = handleSummaryIndexes[handle] { return i }
         let i = string("handle=" + hex(handle, width: 4))
@@ -93,6 +97,7 @@ public struct EmbeddedTimeline: Sendable {
 
     /// A Number Of Completed Packets event's summary (`handle=0x0040 completed=1`: a third of a bulk capture's rows, a
     /// few texts) by its one entry; the event's own summary is built only the first time.
+    @_optimize(speed)
     mutating func completedPacketsSummaryString(_ entry: NumberOfCompletedPackets.Entry, _ e: TimelineEvent) -> Int {
         let key = UInt32(entry.handle) << 16 | UInt32(entry.completedPackets)
         if let i = completedPacketsSummaryIndexes[key] { return i }
@@ -102,6 +107,7 @@ public struct EmbeddedTimeline: Sendable {
     }
 
     /// Consecutive events mostly share their layer and name (a run of notifications).
+    @_optimize(speed)
     mutating func nameString(_ name: String) -> Int {
         if let last = lastName, last.text == name { return last.index }
         let i = string(name)
@@ -111,10 +117,12 @@ public struct EmbeddedTimeline: Sendable {
 
     /// The JSON document the page's script reads (times are µs from `t0`): `{"v":1,"t0":µs,"s":[strings],"f":[Δframe],"t":[Δµs],"c":[…],
     /// "h":[…],"d":[…],"l":[…],"n":[…],"m":[…],"x":[[frame,severity,text]],"cut":frame or null}`.
+    @_optimize(speed)
     public func json() -> String { String(decoding: jsonBytes(), as: UTF8.self) }
 
     /// ``json()`` as UTF-8: the integer columns written digit by digit (most of the document; through ``JSONWriter``'s
     /// generic values they took a fifth of the page's time), the strings and marks through ``JSONWriter``.
+    @_optimize(speed)
     func jsonBytes() -> [UInt8] {
         let t0 = origin ?? times.first ?? 0
         var out: [UInt8] = []
@@ -148,6 +156,7 @@ public struct EmbeddedTimeline: Sendable {
         return out
     }
 
+    @_optimize(speed)
     static func differences(_ column: [Int], from start: Int) -> [Int] {
         var previous = start
         return column.map { v in
@@ -157,6 +166,7 @@ public struct EmbeddedTimeline: Sendable {
     }
 
     /// `,"key":[1,-2,30]`.
+    @_optimize(speed)
     static func append(_ key: String, _ column: [Int], to out: inout [UInt8]) {
         out += Array(",\"\(key)\":[".utf8)
         var digits = [UInt8](repeating: 0, count: 20)
@@ -179,9 +189,11 @@ public struct EmbeddedTimeline: Sendable {
     }
 
     /// The JSON gzipped (RFC 1952) and in base64: what the page embeds.
+    @_optimize(speed)
     public func gzipBase64() -> String { base64(gzipCompress(jsonBytes())) }
 
     /// The timeline of the capture at `path`: a pass with timeline events on (the report's first pass builds none).
+    @_optimize(speed)
     static func build(path: String, options: AnalyzerOptions, limit: Int = maxEvents) -> EmbeddedTimeline {
         var table = EmbeddedTimeline()
         table.limit = limit
@@ -207,6 +219,7 @@ public struct EmbeddedTimeline: Sendable {
 }
 
 /// RFC 4648 base64, with padding.
+@_optimize(speed)
 func base64(_ bytes: [UInt8]) -> String {
     let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     var out: [UInt8] = []

@@ -48,6 +48,7 @@ extension Report {
         return (own + others).sorted { $0.frame < $1.frame }
     }
 
+    @_optimize(speed)
     static func exchanges(path: String, around found: [ExchangeTarget], options: AnalyzerOptions) -> [Int: [ExchangeRow]] {
         var connectionAt: [Int: Int?] = [:]
         for t in found where connectionAt[t.frame] == nil { connectionAt[t.frame] = t.connection }

@@ -188,6 +188,7 @@ public struct Report: Sendable {
         return analyze(capture: capture, options: options, analyzerOptions: analyzerOptions, progress: progress)
     }
 
+    @_optimize(speed)
     public static func analyze(
         capture: CaptureFile, options: ReportOptions = ReportOptions(),
         analyzerOptions: AnalyzerOptions = AnalyzerOptions(timeline: false),
@@ -196,9 +197,7 @@ public struct Report: Sendable {
         var analyzerOptions = analyzerOptions
         analyzerOptions.timeline = false
         // The trackers cost about as much as decoding: on a second core they run alongside it.
-        var stats = CaptureStatistics()
-        var completeness = CompletenessTracker()
-        var frameClock = FrameClock()
+        var perRecord = ReportRecordObservers()
         // The page's timeline is a pass of its own, with nothing to share with this one: on another core beside it.
         let timelinePass = DispatchGroup()
         let embedded = Locked<EmbeddedTimeline?>(nil)
@@ -216,16 +215,12 @@ public struct Report: Sendable {
                 gattUsage: true,
                 inBackground: options.backgroundTrackers, throughputBeside: options.throughputBeside, leAudio: true),
             progress: { progress?.update(records: $0, bytes: $1) },
-            onRecord: { record in
-                stats.add(record)
-                completeness.add(record)
-                frameClock.add(frame: record.frame, timestamp: record.timestamp)
-            })
+            onRecord: { perRecord.add($0) })
         var a = FileAnalysis(path: capture.path)
-        a.frameClock = frameClock
-        var verdict = completeness.result(format: capture.format.name, readerFindings: capture.findings)
+        a.frameClock = perRecord.frameClock
+        var verdict = perRecord.completeness.result(format: capture.format.name, readerFindings: capture.findings)
         verdict.add(analysisFindings: analysis.findings)
-        a.info = CaptureInfo(capture: capture, statistics: stats, completeness: verdict)
+        a.info = CaptureInfo(capture: capture, statistics: perRecord.stats, completeness: verdict)
         a.info?.decodeHealth = analysis.decodeHealth
         a.info?.controllerIdentities = analysis.controllerIdentities
         a.info?.vendorActivity = analysis.vendorActivity
@@ -257,7 +252,9 @@ public struct Report: Sendable {
         a.summary = summarize(a)
         if options.embedTimeline {
             timelinePass.wait()
-            a.timeline = embedded.withLock { $0 }.map { marked($0, origin: stats.minTimestamp, findings: findings, diagnosis: a.diagnosis) }
+            a.timeline = embedded.withLock { $0 }.map {
+                marked($0, origin: perRecord.stats.minTimestamp, findings: findings, diagnosis: a.diagnosis)
+            }
         }
         return a
     }
@@ -346,5 +343,20 @@ extension CaptureInfo {
         fileSize = capture.fileSize
         self.statistics = statistics
         findings = capture.findings
+    }
+}
+
+/// What `report`'s pass keeps per record beside the analyzer. A method, not the closure's body: a closure does not take
+/// its function's `@_optimize(speed)`, and BLEReports is compiled for size (docs/performance.md#size).
+struct ReportRecordObservers {
+    var stats = CaptureStatistics()
+    var completeness = CompletenessTracker()
+    var frameClock = FrameClock()
+
+    @_optimize(speed)
+    mutating func add(_ record: CaptureRecord) {
+        stats.add(record)
+        completeness.add(record)
+        frameClock.add(frame: record.frame, timestamp: record.timestamp)
     }
 }
