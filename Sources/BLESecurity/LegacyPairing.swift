@@ -44,7 +44,15 @@ public enum LegacyPairingCracker {
     ///
     /// - Returns: TK and STK, or nil when no candidate matches (out-of-band TK, or wrong inputs: check the
     ///   address types and that the PDUs include their opcode).
-    public static func crack(_ x: LegacyPairingExchange) -> LegacyPairingKeys? {
+    public static func crack(_ x: LegacyPairingExchange) -> LegacyPairingKeys? { search(x).keys }
+
+    /// TKs a full search tries: 0 (Just Works and passkey 000000) through 999,999.
+    public static let candidateCount = 1_000_000
+
+    /// ``crack(_:)`` over the first `limit` candidates only (TK 0 alone for a Just Works pairing; a capture's budget),
+    /// and how many it tried.
+    public static func search(_ x: LegacyPairingExchange, limit: Int = candidateCount) -> (keys: LegacyPairingKeys?, tried: Int) {
+        let end = UInt32(min(max(0, limit), candidateCount))
         let (p1, p2) = SecurityFunction.c1Pads(
             preq: x.pairingRequest, pres: x.pairingResponse,
             initiator: x.initiator, responder: x.responder)
@@ -61,7 +69,7 @@ public enum LegacyPairingCracker {
                 first.withUnsafeBufferPointer { f in
                     pad2.withUnsafeBufferPointer { p in
                         target.withUnsafeBufferPointer { t in
-                            for candidate: UInt32 in 0..<1_000_000 {
+                            for candidate: UInt32 in 0..<end {
                                 k[15] = UInt8(truncatingIfNeeded: candidate)
                                 k[14] = UInt8(truncatingIfNeeded: candidate >> 8)
                                 k[13] = UInt8(truncatingIfNeeded: candidate >> 16)
@@ -86,10 +94,11 @@ public enum LegacyPairingCracker {
                 }
             }
         }
-        guard let passkey = found else { return nil }
+        guard let passkey = found else { return (nil, Int(end)) }
         let tk = Key128(UInt64(passkey))
-        return LegacyPairingKeys(
+        let keys = LegacyPairingKeys(
             tk: tk, passkey: passkey == 0 ? nil : passkey,
             stk: SecurityFunction.s1(k: tk, r1: x.srand, r2: x.mrand))
+        return (keys, Int(passkey) + 1)
     }
 }

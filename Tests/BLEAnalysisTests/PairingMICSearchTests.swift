@@ -28,6 +28,8 @@ struct MidConnectionPairingBuilder {
 
     let format: Format
     let tk: UInt64
+    /// The Pairing Request and Response (opcode first) when not those `pair()` picks for the TK.
+    var pairingPDUs: (request: [UInt8], response: [UInt8])?
     var records: [TinyPcap.Rec] = []
     var time: Int64 = 1_000_000
     var event: UInt16 = 100
@@ -63,8 +65,8 @@ struct MidConnectionPairingBuilder {
     /// The pairing in the clear; `srand` replaces the peripheral's Pairing Random (a pairing whose STK is not the link's).
     mutating func pair(srand: Key128 = MidConnectionPairingBuilder.srand) {
         let passkey = tk != 0
-        let preq: [UInt8] = [0x01, passkey ? 0x02 : 0x03, 0x00, passkey ? 0x05 : 0x01, 0x10, 0x00, 0x01]
-        let pres: [UInt8] = [0x02, passkey ? 0x00 : 0x03, 0x00, passkey ? 0x05 : 0x01, 0x10, 0x00, 0x01]
+        let preq: [UInt8] = pairingPDUs?.request ?? [0x01, passkey ? 0x02 : 0x03, 0x00, passkey ? 0x05 : 0x01, 0x10, 0x00, 0x01]
+        let pres: [UInt8] = pairingPDUs?.response ?? [0x02, passkey ? 0x00 : 0x03, 0x00, passkey ? 0x05 : 0x01, 0x10, 0x00, 0x01]
         func confirm(_ r: Key128) -> [UInt8] {
             SecurityFunction.c1(
                 k: Key128(tk), r: r, preq: preq, pres: pres, initiator: Self.initiator, responder: Self.responder
@@ -264,10 +266,12 @@ struct MidConnectionPairingBuilder {
     }
 
     /// A pairing whose Srand is not the one the link's STK came from: no TK checks the MIC, nothing is decrypted, and
-    /// the finding says why. A damaged first encrypted PDU gives the same verdict.
+    /// the finding says why. A damaged first encrypted PDU gives the same verdict. The PDUs say Passkey Entry (TK 0, the
+    /// passkey 000000), so every passkey is tried; under Just Works PDUs only TK 0 is (`LegacyTKSpaceTests`).
     @Test(arguments: ["wrong pairing", "damaged first PDU"])
     func noMatchSaysWhy(_ fault: String) throws {
         var b = MidConnectionPairingBuilder(format: .nordic)
+        b.pairingPDUs = LegacyTKSpaceTests.passkeyEntry
         b.send()
         b.pair(srand: fault == "wrong pairing" ? Key128(hex: "00112233445566778899AABBCCDDEEFF")! : MidConnectionPairingBuilder.srand)
         b.startEncryption(key: b.stk, damageFirst: fault == "damaged first PDU")

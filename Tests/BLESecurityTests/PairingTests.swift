@@ -35,6 +35,16 @@ import Testing
         #expect(keys.stk == SecurityFunction.s1(k: tk, r1: Self.srand, r2: Self.mrand))
     }
 
+    /// A search over the first `limit` TKs: passkey 10 is the eleventh (TK 0 first).
+    @Test func aBoundedSearch() {
+        let x = Self.exchange(tk: Key128(10))
+        let short = LegacyPairingCracker.search(x, limit: 10)
+        #expect(short.keys == nil && short.tried == 10)
+        let enough = LegacyPairingCracker.search(x, limit: 11)
+        #expect(enough.keys?.passkey == 10 && enough.tried == 11)
+        #expect(LegacyPairingCracker.search(x, limit: 0).tried == 0)
+    }
+
     @Test func outOfBandTKIsNotFound() {
         #expect(LegacyPairingCracker.crack(Self.exchange(tk: key("00000000000000000000000000100000"))) == nil)
         // A wrong address type makes every candidate fail, as it should.

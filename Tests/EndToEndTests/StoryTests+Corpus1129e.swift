@@ -44,8 +44,9 @@ import Testing
         #expect(out.sentence("data", containing: ["275 ATT PDUs", "68 write commands sent"]) != nil)
     }
 
-    /// The listed LE legacy OOB capture (bsniffhub): no TK of the search checks (229 pairing, 240 Pairing Confirm), the
-    /// link encrypted from 251 stays closed. CQ-05's likely cause said "LE Secure Connections without the LTK given".
+    /// The listed LE legacy OOB capture (bsniffhub): the pairing at 229 says OOB data on both sides, so its TK is not
+    /// searched (240 Pairing Confirm; before perf15 every passkey was tried, and none checked), the link encrypted from
+    /// 251 stays closed. CQ-05's likely cause said "LE Secure Connections without the LTK given".
     @Test func anOutOfBandLegacyPairingIsTheCauseOfTheClosedLink() throws {
         guard let out = try Self.of("lell-rf-lt256_bsniffhub-legacy-oob-tk-enc.pcap") else { return }
         #expect(out.sentence("security", containing: ["1 LE pairing (LE legacy OOB)"]) != nil)

@@ -33,6 +33,8 @@ struct PairingTranscript {
     var lastFrame = 0
     /// Derived once (nil inside: tried and not found).
     var derived: LinkKey??
+    /// What c1 said, once tried (addresses known, a legacy pairing with its PDUs).
+    var c1: LegacyC1Outcome?
 
     var isSecureConnections: Bool {
         guard let request, let response, request.count >= 4, response.count >= 4 else { return false }
@@ -60,12 +62,16 @@ final class LinkKeyStore {
     let micSearchLimit: Int
     var micSearchBudget: Int
     var micSearchedPairings: [Int] = []
+    /// TK candidates c1 may try against the Pairing Confirm values in this capture, a budget of its own of the same
+    /// size: a fuzzed capture can repeat a pairing's Randoms on many links, each a search of 10^6 TKs.
+    var c1SearchBudget: Int
 
     init(_ material: LinkKeyMaterial, micSearchLimit: Int = AnalyzerOptions.defaultMaxKeySearchCandidates) {
         keys = material.linkKeys
         identities = material.identityKeys
         self.micSearchLimit = micSearchLimit
         micSearchBudget = micSearchLimit
+        c1SearchBudget = micSearchLimit
     }
 
     var material: LinkKeyMaterial { LinkKeyMaterial(linkKeys: keys, identityKeys: identities) }
@@ -101,6 +107,7 @@ final class LinkKeyStore {
             transcripts[handle, default: PairingTranscript()].random.fillRound(v)
             transcripts[handle]?.lastFrame = frame
             transcripts[handle]?.derived = nil
+            transcripts[handle]?.c1 = nil
         case let .pairingPublicKey(x, y):
             transcripts[handle, default: PairingTranscript()].publicKeyX.fill(x)
             transcripts[handle, default: PairingTranscript()].publicKeyY.fill(y)
@@ -210,11 +217,11 @@ final class LinkKeyStore {
         guard let mrand = t.random[0].flatMap(Key128.init(wire:)), let srand = t.random[1].flatMap(Key128.init(wire:)) else {
             return .incomplete(frame: t.lastFrame)
         }
-        // `derived` holds nil inside when c1 was tried (addresses known) and no TK matched.
-        let c1Failed = t.derived.map { $0 == nil } ?? false
         let missing =
             t.request == nil ? "Pairing Request" : t.response == nil ? "Pairing Response" : t.confirm[0] == nil ? "Pairing Confirm" : nil
-        return .legacy(mrand: mrand, srand: srand, missingForC1: missing, c1Failed: c1Failed, frame: t.lastFrame)
+        return .legacy(
+            mrand: mrand, srand: srand, missingForC1: missing, c1: t.c1, space: LegacyTKSpace(request: t.request, response: t.response),
+            frame: t.lastFrame)
     }
 
     /// The identity an address resolves to with a known IRK (Core Spec Vol 3, Part H, 2.2.2), or none.
@@ -240,10 +247,16 @@ final class LinkKeyStore {
                     pairingRequest: request, pairingResponse: response, initiator: initiator,
                     responder: responder, mrand: mrand, srand: srand, mconfirm: mconfirm,
                     sconfirm: t.confirm[1].flatMap(Key128.init(wire:)))
-                if let found = LegacyPairingCracker.crack(exchange) {
+                let space = LegacyTKSpace(request: request, response: response)
+                // TK 0 is tried even when the budget is spent (as by the MIC search): one candidate.
+                let limit = min(space.candidates, max(1, c1SearchBudget))
+                let (found, tried) = LegacyPairingCracker.search(exchange, limit: limit)
+                c1SearchBudget = max(0, c1SearchBudget - tried)
+                if let found {
                     result = LinkKey(
                         ltk: found.stk.bytes, ediv: 0, rand: 0, source: .legacyPairing(passkey: found.passkey ?? 0, frame: t.lastFrame))
                 }
+                t.c1 = found != nil ? .found : limit < space.candidates ? .budgetSpent(tried: tried) : .noMatch(space)
             }
         }
         t.derived = .some(result)
@@ -273,8 +286,9 @@ final class LinkKeyStore {
 /// A pairing as a key search sees it (``LinkKeyStore/pairing(onLink:)``): the frame is the last Pairing Random's.
 enum PairingOnLink {
     /// `missingForC1`: the PDU c1 needs that the capture lacks (Pairing Request, Response or the central's Confirm),
-    /// nil when c1 can check a TK given the addresses; `c1Failed`: c1 was tried and no TK gives the confirm values.
-    case legacy(mrand: Key128, srand: Key128, missingForC1: String?, c1Failed: Bool, frame: Int)
+    /// nil when c1 can check a TK given the addresses; `c1`: what c1 said, once tried; `space`: the TKs the association
+    /// model allows.
+    case legacy(mrand: Key128, srand: Key128, missingForC1: String?, c1: LegacyC1Outcome?, space: LegacyTKSpace, frame: Int)
     /// `debugKey`: a side's Pairing Public Key is the specification's debug key.
     case secureConnections(frame: Int, debugKey: Bool)
     /// A Pairing Random of either side is missing.

@@ -54,6 +54,13 @@ public enum LLKeySearchNote: Hashable, Sendable, CustomStringConvertible {
     case secureConnections(pairingFrame: Int, addressesKnown: Bool, debugKey: Bool)
     /// A Pairing Random of either side is not in the capture.
     case pairingIncomplete(pairingFrame: Int)
+    /// The Pairing Request and Response chose out-of-band data: a 128-bit TK no search finds, so none was run.
+    case outOfBand(pairingFrame: Int)
+    /// The Pairing Request and Response chose Just Works, so the TK is 0, and TK 0 does not give the Pairing Confirm
+    /// values (`checkedFrame` nil) or an STK whose MIC checks at `checkedFrame`; no passkey was tried.
+    case justWorksTKFails(pairingFrame: Int, checkedFrame: Int?)
+    /// With the addresses, c1 checked only `tried` TKs: the capture's c1 budget ran out.
+    case c1BudgetSpent(pairingFrame: Int, tried: Int, budget: Int)
 
     public var description: String {
         switch self {
@@ -79,6 +86,16 @@ public enum LLKeySearchNote: Hashable, Sendable, CustomStringConvertible {
                         : "a pairing with the debug key pair could be derived, but that needs both addresses from the CONNECT_IND, which the capture does not have")
         case let .pairingIncomplete(frame):
             return "the LE legacy pairing at frame \(frame) is not whole in the capture (a Pairing Random is missing): no STK to search"
+        case let .outOfBand(frame):
+            return "the LE legacy pairing at frame \(frame) used out-of-band data (both Pairing Request and Response say so): its TK is"
+                + " 128 bits from outside the link, so no TK was searched; pass the STK with --ltk"
+        case let .justWorksTKFails(frame, checked):
+            let check = checked.map { "an STK whose MIC checks at frame \($0)" } ?? "its Pairing Confirm values"
+            return "the LE legacy pairing at frame \(frame) is Just Works (its Pairing Request and Response), so its TK is 0,"
+                + " and TK 0 does not give \(check): a pairing PDU is damaged or from another pairing; no passkey was tried"
+        case let .c1BudgetSpent(frame, tried, budget):
+            return "the TK of the LE legacy pairing at frame \(frame) was checked against its Pairing Confirm values for \(tried)"
+                + " of the 1000000 TKs only: c1 stops after \(budget) TKs per capture; pass the STK with --ltk"
         }
     }
 }
@@ -92,6 +109,8 @@ struct LLMICSearchProgress {
     var pairingFrame: Int
     var cause: LLMICSearchCause
     var winner: UInt32
+    /// The TKs the pairing's association model allows (``LegacyTKSpace/candidates``): where a resumed search ends.
+    var candidates: Int
 }
 
 extension LinkKeySource {
@@ -135,7 +154,7 @@ extension LinkLayerTracker {
             return
         }
         let addressesKnown = c.info.central != nil && c.info.peripheral != nil
-        let mrand: Key128, srand: Key128, pairingFrame: Int, cause: LLMICSearchCause
+        let mrand: Key128, srand: Key128, pairingFrame: Int, cause: LLMICSearchCause, candidates: Int
         switch pairing {
         case .secureConnections(let p, let debugKey):
             c.encryption.searchNote = .secureConnections(pairingFrame: p, addressesKnown: addressesKnown, debugKey: debugKey)
@@ -143,13 +162,18 @@ extension LinkLayerTracker {
         case .incomplete(let p):
             c.encryption.searchNote = .pairingIncomplete(pairingFrame: p)
             return
-        case let .legacy(m, s, missing, c1Failed, p):
+        case let .legacy(m, s, missing, c1, space, p):
             if addressesKnown && missing == nil {
                 // c1 decided: no TK (a note), or a TK whose STK did not check this PDU (the keys tried say so).
-                if c1Failed { c.encryption.searchNote = .noTKMatchesTheConfirm(pairingFrame: p) }
+                c.encryption.searchNote = c1.flatMap { c1Note($0, pairingFrame: p, budget: keys.micSearchLimit) }
+                return
+            }
+            if space == .outOfBand {
+                c.encryption.searchNote = .outOfBand(pairingFrame: p)
                 return
             }
             (mrand, srand, pairingFrame, cause) = (m, s, p, missing.map { addressesKnown ? .missing($0) : .noConnectInd } ?? .noConnectInd)
+            candidates = space.candidates
         }
         let e = c.encryption
         let search = LegacyPairingMICSearch(
@@ -161,14 +185,18 @@ extension LinkLayerTracker {
             SealedLLPDU(header0: header0, payload: Array(payload), packetCounter: 0, centralToPeripheral: $0)
         }
         let earlier = keys.micSearchedPairings.filter { $0 != pairingFrame }
-        let outcome = keys.spendMICSearch(pairingFrame: pairingFrame, first: true) { search.search(limit: $0, pdus: pdus) }
+        let outcome = keys.spendMICSearch(pairingFrame: pairingFrame, first: true) {
+            search.search(limit: min($0, candidates), pdus: pdus)
+        }
         guard let found = outcome.keys else {
             c.encryption.searchNote =
-                outcome.tried < LegacyPairingMICSearch.candidateCount
+                outcome.tried < candidates
                 ? .budgetSpent(
                     pairingFrame: pairingFrame, tried: outcome.tried, budget: keys.micSearchLimit,
                     earlierPairings: earlier, cause: cause)
-                : .noTKChecksTheMIC(pairingFrame: pairingFrame, checkedFrame: frame, cause: cause)
+                : candidates == 1
+                    ? .justWorksTKFails(pairingFrame: pairingFrame, checkedFrame: frame)
+                    : .noTKChecksTheMIC(pairingFrame: pairingFrame, checkedFrame: frame, cause: cause)
             return
         }
         c.encryption.cipher = LLCipher(sessionKey: search.sessionKey(found), iv: search.initializationVector)
@@ -177,7 +205,19 @@ extension LinkLayerTracker {
             source: .legacyPairingMIC(
                 passkey: found.passkey ?? 0, frame: pairingFrame, checkedFrame: frame, cause: cause, confirmation: .pending))
         c.encryption.micSearch = LLMICSearchProgress(
-            search: search, pdus: pdus, firstFrame: frame, pairingFrame: pairingFrame, cause: cause, winner: outcome.candidate)
+            search: search, pdus: pdus, firstFrame: frame, pairingFrame: pairingFrame, cause: cause, winner: outcome.candidate,
+            candidates: candidates)
+    }
+
+    /// The note of a c1 search that found no key.
+    private static func c1Note(_ c1: LegacyC1Outcome, pairingFrame p: Int, budget: Int) -> LLKeySearchNote? {
+        switch c1 {
+        case .found: nil
+        case .noMatch(.passkeys): .noTKMatchesTheConfirm(pairingFrame: p)
+        case .noMatch(.justWorks): .justWorksTKFails(pairingFrame: p, checkedFrame: nil)
+        case .noMatch(.outOfBand): .outOfBand(pairingFrame: p)
+        case .budgetSpent(let tried): .c1BudgetSpent(pairingFrame: p, tried: tried, budget: budget)
+        }
     }
 
     /// The PDU after the one searched against fails its MIC under the winner: either its MIC checked by chance (odds
@@ -204,7 +244,9 @@ extension LinkLayerTracker {
             return false
         }
         let outcome = keys.spendMICSearch(pairingFrame: progress.pairingFrame, first: false) {
-            search.search(from: progress.winner + 1, limit: $0, pdus: progress.pdus, accept: checksThisPDU)
+            search.search(
+                from: progress.winner + 1, limit: min($0, progress.candidates - Int(progress.winner) - 1), pdus: progress.pdus,
+                accept: checksThisPDU)
         }
         guard let found = outcome.keys else {
             if let source = c.encryption.key?.source { c.encryption.key?.source = source.confirmed(.contradicted(frame: frame)) }
