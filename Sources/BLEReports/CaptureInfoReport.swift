@@ -27,6 +27,7 @@ public struct CaptureInfo: Sendable {
 
     /// Reads the whole capture once, counting records and decoding them without building events (for the decode
     /// health); `progress` is called with (records, bytes).
+    @_optimize(speed)
     public init(reading capture: CaptureFile, progress: ProgressReporter? = nil, decode: Bool = true) {
         var stats = CaptureStatistics()
         var tracker = CompletenessTracker()
@@ -59,7 +60,9 @@ public struct CaptureInfo: Sendable {
     /// Reads every record into the statistics, the completeness tracker and the pass's analyzer.
     ///
     /// The analyzer is a parameter, borrowed for the whole loop: reached as `pass?.process` or held in a local, it was
-    /// retained and released per record (5 % of `info`, docs/performance.md#capture-info).
+    /// retained and released per record (5 % of `info`, docs/performance.md#capture-info). Marked for speed: BLEReports
+    /// is compiled for size, and this loop at `-Osize` cost `info` 16 % more instructions (docs/performance.md#size).
+    @_optimize(speed)
     private static func walk(
         _ capture: CaptureFile, stats: inout CaptureStatistics, completeness: inout CompletenessTracker, pass: AnalysisPass?,
         analyzer: Analyzer?, progress: ProgressReporter?
