@@ -99,4 +99,27 @@ import Testing
         #expect(r.notifications.map(\.value) == [Self.values[0]])
         #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("ll.") || $0.kind.code.id.hasPrefix("l2cap.") })
     }
+    /// A sniffer that flags PDUs encrypted with a bad MIC, then stops flagging with no pause (nRF Sniffer on the NimBLE
+    /// door lock: 10 flagged 4120–4129, none from 4130): the unflagged PDUs are ciphertext, counted with the others and
+    /// not read (they made six `l2cap.incomplete-sdu` of 9,556 to 64,739 bytes). The near miss: a sniffer that
+    /// decrypted the start (MIC good) and then sends an unflagged PDU is believed, as before: plaintext, read.
+    @Test(arguments: [false, true]) func aSnifferThatStopsFlaggingAfterBadMICsStillCarriesCiphertext(_ sniffed: Bool) throws {
+        var link = EncryptedLinkBuilder()
+        link.clear(.encReq(rand: 0, ediv: 0, skdCentral: 1, ivCentral: 2), central: true)
+        link.clear(.encRsp(skdPeripheral: 3, ivPeripheral: 4), central: false)
+        link.clear(.startEncReq, central: false)
+        for central in [true, false] {
+            // LL_START_ENC_RSP both ways, flagged encrypted: decrypted by the sniffer (MIC good, plaintext) or not.
+            let rsp = LLControlPacket(.startEncRsp).bytes
+            link.b.data(
+                .control, sniffed ? rsp : rsp + [0xA1, 0xB2, 0xC3, 0xD4], central: central, sn: central ? link.sn.0 : link.sn.1,
+                event: link.event, encrypted: true, micOK: sniffed)
+            if central { link.sn.0.toggle() } else { link.sn.1.toggle(); link.event += 1 }
+        }
+        let att: [UInt8] = [0x1B, 0x2A, 0x00] + Self.values[0]
+        link.b.data(.start, [UInt8(att.count), 0, 0x04, 0x00] + att, central: false, sn: link.sn.1, event: link.event)
+        let r = LinkEncryptionTests.run(try link.capture())
+        #expect(r.notifications.map(\.value) == (sniffed ? [Self.values[0]] : []))
+        #expect(r.analyzer.connections.first?.linkLayer?.encryptedUndecrypted == (sniffed ? 0 : 3))
+    }
 }

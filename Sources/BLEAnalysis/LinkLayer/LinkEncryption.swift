@@ -168,6 +168,9 @@ struct LLEncryptionState {
     /// A capture without encryption flags whose packets after the encryption start are plaintext: a tool
     /// (crackle, a sniffer) decrypted them before writing. Proved by a non-empty PDU too short to carry a MIC.
     var clearAfterStart = false
+    /// The capturer flagged a packet encrypted with a bad MIC (it had no key, or lost the counter): its flag on later
+    /// packets no longer says whether they are plaintext.
+    var capturerFailedMIC = false
     /// The frame of the first ciphertext when LL_START_ENC_REQ itself was not captured (``startWentUnseen``).
     var startInferredAt: Int?
 

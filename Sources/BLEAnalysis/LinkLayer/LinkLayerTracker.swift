@@ -331,7 +331,11 @@ public struct LinkLayerTracker {
         // Part B, 5.1.3). A sniffer that flags each packet is believed (devices that keep talking in the clear
         // after an encryption start exist: SweynTooth's captures show them) until it has shown it lost the
         // link's counter (MIC failures): from then on a packet it leaves unflagged is ciphertext, not plaintext.
-        let trustFlag = air.reportsEncryption && c.stats.micFailures == 0
+        // The same once the sniffer has flagged a packet encrypted with a bad MIC: nRF Sniffer, with no key for a
+        // Secure Connections link, flags 10 PDUs so and then none (the NimBLE door lock, 4120–4129, then 4130 on):
+        // the unflagged ones are ciphertext, not a pause (no LL_PAUSE_ENC_REQ).
+        if air.encrypted, air.mic == .invalid, !air.decryptedByCapturer { c.encryption.capturerFailedMIC = true }
+        let trustFlag = air.reportsEncryption && c.stats.micFailures == 0 && !c.encryption.capturerFailedMIC
         if !air.reportsEncryption { inferUnseenStart(&c, llid: llid, payload: payload, record, emit) }
         if air.encrypted || (c.encryption.isOn && !trustFlag) {
             guard
