@@ -44,6 +44,25 @@ import Testing
         #expect(out.sentence("data", containing: ["275 ATT PDUs", "68 write commands sent"]) != nil)
     }
 
+    /// The Ph0wn Nespresso log (a Galaxy S7 edge from HCI Reset; corpus 2026-11-30-15; tshark): the machine sends
+    /// Encryption Information and Central Identification (654, 655), the phone Identity Information, Identity Address
+    /// and Signing Information (656-660). The story said "keys distributed at 654" without whose. After reconnecting,
+    /// the phone's LE Read Peer Resolvable Address is refused 0x0C (1937) and it encrypts from the bond 10 ms later
+    /// (1947): HH-04 at info, where it warned of "a host state-machine bug".
+    @Test func theKeysAreToldBySideAndAnUnansweredAddressQueryIsContext() throws {
+        guard
+            let out = try Self.of(
+                "android-btsnoop_ph0wn-nespresso-prodigio-from-reset-le-legacy-justworks-keydist-bredr-peer-pages-l2cap-echo-x20-disc-15.log"
+            )
+        else { return }
+        #expect(
+            out.sentence(
+                "security", containing: ["LE legacy Just Works", "keys distributed at 654 (LTK from the peer; IRK, CSRK from this side)"])
+                != nil)
+        let hh04 = out.findings("HH-04").filter { $0.frames.contains(1937) }
+        #expect(hh04.count == 1 && hh04.allSatisfy { !$0.atLeastWarning })
+    }
+
     /// The listed LE legacy OOB capture (bsniffhub): the pairing at 229 says OOB data on both sides, so its TK is not
     /// searched (240 Pairing Confirm; before perf15 every passkey was tried, and none checked), the link encrypted from
     /// 251 stays closed. CQ-05's likely cause said "LE Secure Connections without the LTK given".

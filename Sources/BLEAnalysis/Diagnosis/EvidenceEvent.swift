@@ -137,7 +137,7 @@ public struct EvidenceEvent: Hashable, Sendable {
         case securityRequest(sender: Sender)
         case pairingFailed(sender: Sender, reason: SMPPairingFailedReason)
         /// Key distribution seen (Encryption Information, Identity Information…): the pairing completed.
-        case keysDistributed(sender: Sender)
+        case keysDistributed(sender: Sender, key: SMPKeyDistribution)
         // ATT and GATT
         /// An ATT Error Response: the request it answers (opcode, handle, frame) and the error.
         case attError(request: ATTOpcode, handle: UInt16, error: ATTErrorCode, requestFrame: Int?, sender: Sender)

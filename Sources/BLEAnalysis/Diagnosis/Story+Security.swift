@@ -51,7 +51,7 @@ extension Story {
             )
         } else {
             var outcomes = failed.map { "\($0.0) at \($0.1[0])" }
-            if !completed.isEmpty { outcomes.insert("keys distributed at \(completed[0])", at: 0) }
+            if !completed.isEmpty { outcomes.insert("keys distributed at \(completed[0])" + keysBySide(e, from: completed[0]), at: 0) }
             parts.append(
                 "\(plural(max(pairings.count, 1), "LE pairing"))\(pairingMethods(e, le: true) ?? pairingKinds(e, leNumbers))"
                     + (outcomes.isEmpty ? "" : ": " + outcomes.joined(separator: ", ")))
@@ -80,6 +80,28 @@ extension Story {
         let text = parts.joined(separator: "; ").capitalizedFirst + "."
         let frames = pairings + unanswered + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
         return StorySentence(.security, text, frames: frames)
+    }
+
+    /// ` (LTK from the peer; IRK, CSRK from this side)`: the keys of the distribution that starts at `frame`, by who sent
+    /// them (Core Vol 3 Part H 3.6: Encryption Information with Central Identification is the LTK with its EDIV and Rand,
+    /// Identity Information the IRK, Signing Information the CSRK), up to the link's next Pairing Request.
+    static func keysBySide(_ e: Evidence, from frame: Int) -> String {
+        guard let first = e.first(after: frame - 1, where: { if case .keysDistributed = $0.kind { true } else { false } }) else {
+            return ""
+        }
+        var keys: [EvidenceEvent.Sender: SMPKeyDistribution] = [:]
+        for ev in e.events where ev.frame >= frame && ev.connection == first.connection {
+            if case .pairingRequest = ev.kind { break }
+            if case .keysDistributed(let sender, let key) = ev.kind { keys[sender, default: []].formUnion(key) }
+        }
+        func names(_ k: SMPKeyDistribution) -> String {
+            [(SMPKeyDistribution.encKey, "LTK"), (.idKey, "IRK"), (.signKey, "CSRK")].filter { k.contains($0.0) }.map(\.1)
+                .joined(separator: ", ")
+        }
+        let who: [(EvidenceEvent.Sender, String)] =
+            e.isAirCapture ? [(.peer, "the peripheral"), (.local, "the central")] : [(.peer, "the peer"), (.local, "this side")]
+        let parts = who.compactMap { side, name in keys[side].map { "\(names($0)) from \(name)" } }
+        return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
     }
 
     /// Encryption starts the capture shows no end of, and refusals (the same one repeated is said once, with how often: a

@@ -11,7 +11,7 @@ extension SecurityTracker.Output {
         case .pairingAccepted(let sender, let authReq): .pairingResponse(sender: sender, authReq: authReq)
         case .securityRequested(let sender): .securityRequest(sender: sender)
         case .pairingFailed(let sender, let reason): .pairingFailed(sender: sender, reason: reason)
-        case .keyDistributed(let sender, _): .keysDistributed(sender: sender)
+        case .keyDistributed(let sender, let key): .keysDistributed(sender: sender, key: key)
         }
     }
 }
