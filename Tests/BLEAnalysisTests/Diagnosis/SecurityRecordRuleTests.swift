@@ -409,7 +409,9 @@ extension DiagnosisRuleTests {
             let zero = try #require(try identity(irk: Self.value(0)))
             #expect(zero.frame == 4 && zero.irkIsZero && zero.address == "C0:11:22:33:44:55 (random)")
             let real = try RuleTest.diagnose(distributed(irk: Self.value(7)))
-            #expect(real.of("SEC-20").isEmpty && !real.story.sentences.contains { $0.text.contains("IRK") })
+            // A real IRK is only named among the keys the peer distributed, with no privacy note.
+            #expect(real.of("SEC-20").isEmpty && !real.story.sentences.contains { $0.text.contains("all-zero IRK") })
+            #expect(real.story.sentences.contains { $0.text.contains("keys distributed at 4 (IRK from the peer)") })
             #expect(try identity(irk: Self.value(7))?.irkIsZero == false)
         }
 
