@@ -148,4 +148,33 @@ extension HFPCallShownTests {
         #expect(said == flagged, "\(line)")
         #expect(line.contains("the controller marking") == flagged)
     }
+    /// The Headset Profile (SDP names Headset, not Hands-Free: the UE BOOM 2's channel 11, frame 36) has no service level
+    /// connection, and commands with no final result are counted: the speaker's AT+XAPL (101) and ten AT+IPHONEACCEV
+    /// got none (tshark), where the story said "HFP … service level connection not completed". The near miss: each
+    /// command answered OK counts none; so does a command answered after the next one was sent.
+    @Test(arguments: [false, true]) func headsetCommandsWithoutAnAnswerAreCounted(_ answered: Bool) throws {
+        var t = HFPTracker(dlci: 22)
+        t.markHeadsetProfile()
+        var frame = 100
+        for command in ["AT+XAPL=0000-0000-0100,10\r", "AT+IPHONEACCEV=1,1,9\r", "AT+IPHONEACCEV=1,1,8\r"] {
+            frame += 1
+            _ = t.feed(Array(command.utf8), fromPeer: true, frame: frame, timestamp: Timestamp(microseconds: Int64(frame)))
+            if answered {
+                frame += 1
+                _ = t.feed(Array("\r\nOK\r\n".utf8), fromPeer: false, frame: frame, timestamp: Timestamp(microseconds: Int64(frame)))
+            }
+        }
+        let s = t.finish(closedAt: 200)
+        #expect(s.headsetProfile && s.slcFailure == nil)
+        #expect(s.unanswered.map(\.frame) == (answered ? [] : [101, 102, 103]))
+        #expect(s.unanswered.last?.why == (answered ? nil : "no final result in the log"))
+        // Pipelined (the Sony headphones: AT+XAPL 4744, AT+VGS 4745, OK 4746, +XAPL and OK 4763): both answered.
+        var p = HFPTracker(dlci: 6)
+        for (line, peer, f) in [
+            ("AT+XAPL=054C-0D58-0207,10\r", true, 1), ("AT+VGS=9\r", true, 2), ("\r\nOK\r\n", false, 3), ("\r\nOK\r\n", false, 4),
+        ] {
+            _ = p.feed(Array(line.utf8), fromPeer: peer, frame: f, timestamp: Timestamp(microseconds: Int64(f)))
+        }
+        #expect(p.finish(closedAt: 5).unanswered.isEmpty)
+    }
 }

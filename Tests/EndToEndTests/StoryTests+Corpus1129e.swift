@@ -63,6 +63,28 @@ import Testing
         #expect(hh04.count == 1 && hh04.allSatisfy { !$0.atLeastWarning })
     }
 
+    /// The blproject UE BOOM 2 log (corpus 2026-11-30-15; tshark): SDP names RFCOMM 11 the speaker's Headset record (36);
+    /// its AT+XAPL (101) and ten AT+IPHONEACCEV get no answer; the link sniffs at 500 ms from 710 and the media stop
+    /// 726-728 until the Mode Change to active at 729. The first run said "HFP … service level connection not
+    /// completed" and gave BR-07 a phone-side cause only.
+    @Test func aHeadsetProfileChannelAndASniffStall() throws {
+        guard
+            let out = try Self.of(
+                "pcapng-lt201-h4phdr_blproject-bluez-laptop-a2dp-source-hsp-ag-ue-boom-2-stored-key-at-xapl-iphoneaccev-x10-unanswered-491s-silence.pcapng"
+            )
+        else { return }
+        #expect(
+            out.sentence(
+                "classic",
+                containing: [
+                    "HSP with UE BOOM 2 on RFCOMM channel 11", "11 AT commands got no answer (the first AT+XAPL=0000-0000-0100,10 at 101)",
+                ])
+                != nil)
+        #expect(!out.text.contains("service level connection not completed"))
+        let stall = try #require(out.findings("BR-07").first)
+        #expect(stall.message.contains("437 ms (frames 726–728)") && stall.frames.contains(710))
+    }
+
     /// The listed LE legacy OOB capture (bsniffhub): the pairing at 229 says OOB data on both sides, so its TK is not
     /// searched (240 Pairing Confirm; before perf15 every passkey was tried, and none checked), the link encrypted from
     /// 251 stays closed. CQ-05's likely cause said "LE Secure Connections without the LTK given".

@@ -52,6 +52,8 @@ struct ClassicProfiles {
             return false
         }
         hfp = HFPTracker(dlci: dlci)
+        // Headset (0x1108), Headset Audio Gateway (0x1112), Headset HS (0x1131), and no Hands-Free class: HSP.
+        if !named.isEmpty, named.isDisjoint(with: [0x111E, 0x111F]) { hfp?.markHeadsetProfile() }
         rfcomm.name(dlci: dlci, sdp.service(onRFCOMMChannel: channel)?.title ?? "AT commands (hands-free)")
         return true
     }

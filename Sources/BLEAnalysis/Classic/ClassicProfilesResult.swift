@@ -245,6 +245,12 @@ public struct HFPSession: Hashable, Sendable {
     public var slcFailure: HFPFailure?
     /// Commands answered ERROR or +CME ERROR (frame, command, result).
     public var errors: [HFPFailure] = []
+    /// Commands that got no final result: another command from the same side came first, or the log ended (frame of
+    /// the command, its text).
+    public var unanswered: [HFPFailure] = []
+    /// SDP named the channel's service the Headset Profile (Headset, Headset Audio Gateway, Headset HS) and not
+    /// Hands-Free: HSP, which has no service level connection.
+    public var headsetProfile = false
     /// Speaker and microphone gains set (AT+VGS/+VGS, AT+VGM/+VGM): the last value and its frame.
     public var speakerGain: Int?
     public var speakerGainFrame: Int?

@@ -10,6 +10,10 @@ struct HFPTracker {
     private var partial: [Bool: [UInt8]] = [:]
     /// The command waiting for its final result, per sender (true: the peer sent it): name and frame.
     private var waiting: [Bool: (name: String, text: String, frame: Int)] = [:]
+    /// The commands each sender sent, in order, still without a final result: a final result answers the oldest (a
+    /// hands-free unit may send the next command first: the Sony headphones' AT+XAPL at 4744, AT+VGS at 4745, OK at
+    /// 4746 and 4763).
+    private var queued: [Bool: [(text: String, frame: Int)]] = [:]
     /// The SLC's steps seen answered OK, in order (`+BRSF`, `+BAC`, `+CIND=?`, `+CIND?`, `+CMER`, `+CHLD=?`, `+BIND…`).
     private var slcSteps: [String] = []
     /// The time of the frame being read (a codec selection keeps it).
@@ -52,6 +56,7 @@ struct HFPTracker {
         if line.isCommand {
             // The hands-free unit sends the commands: a command from the peer makes this side the gateway.
             session.thisSideIsGateway = fromPeer
+            if queued[fromPeer, default: []].count < Self.maxEvents { queued[fromPeer, default: []].append((line.text, frame)) }
             waiting[fromPeer] = (line.name + (line.kind == .test ? "=?" : line.kind == .read ? "?" : ""), line.text, frame)
             command(line, frame: frame)
         } else if line.kind == .final {
@@ -108,6 +113,7 @@ struct HFPTracker {
 
     /// OK or an error for the command the other side sent: the SLC moves on, or fails there.
     private mutating func final(_ line: HFPATLine, fromPeer: Bool, frame: Int) {
+        if !(queued[!fromPeer]?.isEmpty ?? true) { queued[!fromPeer]!.removeFirst() }
         guard let asked = waiting.removeValue(forKey: !fromPeer) else { return }
         if line.name == "OK" {
             if Self.slcCommands.contains(asked.name) {
@@ -160,9 +166,20 @@ struct HFPTracker {
         return names
     }
 
+    /// SDP named the channel's service the Headset Profile, not Hands-Free.
+    mutating func markHeadsetProfile() { session.headsetProfile = true }
+
     /// The DLC closed or the link ended: an SLC never completed is a failure, said with its last step.
     mutating func finish(closedAt frame: Int?) -> HFPSession {
-        if session.slcFrame == nil, session.slcFailure == nil, let frame, !slcSteps.isEmpty || session.handsFreeFeatures != nil {
+        session.unanswered = (queued[false, default: []] + queued[true, default: []]).sorted { $0.frame < $1.frame }.map {
+            HFPFailure(frame: $0.frame, command: $0.text, why: "no final result in the log")
+        }
+        // AT+BRSF is Hands-Free's alone: a channel SDP called Headset that exchanged it ran HFP (the zabbits log's
+        // channel 2: SLC up at 550).
+        if session.handsFreeFeatures != nil || session.gatewayFeatures != nil { session.headsetProfile = false }
+        if !session.headsetProfile, session.slcFrame == nil, session.slcFailure == nil, let frame,
+            !slcSteps.isEmpty || session.handsFreeFeatures != nil
+        {
             let last = slcSteps.last ?? "AT+BRSF"
             session.slcFailure = HFPFailure(frame: frame, command: last, why: "the RFCOMM channel closed before the SLC was up")
         }

@@ -181,7 +181,9 @@ extension Story {
         guard let h = p.hfp else { return nil }
         var parts: [String] = []
         var frames: [Int] = []
-        if let f = h.slcFrame {
+        if h.headsetProfile {
+            // HSP has no service level connection (HSP 1.2, 4.2): nothing to say is missing.
+        } else if let f = h.slcFrame {
             parts.append("service level connection up at frame \(f)")
             frames.append(f)
         } else if let fail = h.slcFailure {
@@ -210,10 +212,18 @@ extension Story {
                 h.errors.count == 1 ? "1 AT command refused (\(named))" : "\(h.errors.count) AT commands refused (the first \(named))")
             frames.append(first.frame)
         }
-        let side = h.thisSideIsGateway ? "audio gateway" : "hands-free unit"
+        if let first = h.unanswered.first {
+            let n = h.unanswered.count
+            parts.append(
+                (n == 1 ? "1 AT command got no answer (" : "\(n) AT commands got no answer (the first ")
+                    + "\(printable(first.command)) at \(first.frame))")
+            frames.append(first.frame)
+        }
+        let side = h.thisSideIsGateway ? "audio gateway" : h.headsetProfile ? "headset" : "hands-free unit"
+        let profile = h.headsetProfile ? "HSP" : "HFP"
+        let said = parts.isEmpty ? "" : ": " + parts.joined(separator: "; ")
         return StorySentence(
-            .classic, "HFP with \(who) on RFCOMM channel \(h.dlci >> 1) (this side the \(side)): " + parts.joined(separator: "; ") + ".",
-            frames: frames)
+            .classic, "\(profile) with \(who) on RFCOMM channel \(h.dlci >> 1) (this side the \(side))\(said).", frames: frames)
     }
 
     /// `outgoing call, redial (AT+BLDN) at 243: alerting at 533, up at 707 for 30.0 s, hung up by this side (AT+CHUP,
