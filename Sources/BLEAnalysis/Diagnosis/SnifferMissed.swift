@@ -10,9 +10,20 @@ enum SnifferMissed {
 
     static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
         guard e.isAirCapture, rules.contains(d.rule), d.severity > .info, let c = e.connection(d.connection),
-            let misses = c.linkLayer?.missed
+            let ll = c.linkLayer
         else { return }
+        let misses = ll.missed
         let frames = d.frames + [d.frame]
+        // A file that kept only packets with payload (``LinkLayerTracker/packetsBeforeJudgingEmpties``): its connection
+        // events cannot be counted, and the answer may be among what it left out (the Ph0wn H-Band capture's request 9:
+        // "the sniffer missed 1494 connection events" of a link the file shows none of the empty packets of).
+        if ll.emptyPDUs == 0, ll.packets > LinkLayerTracker.packetsBeforeJudgingEmpties {
+            notCaptured(
+                &d,
+                "the capture kept only packets with payload (no empty PDU among \(ll.packets) of link #\(c.number)), so the answer may be among what it left out"
+            )
+            return
+        }
         guard let from = frames.min(), let to = frames.max(), let windows = misses.within(from, to), let first = windows.first
         else { return }
         let events = windows.reduce(0) { $0 + $1.events }
@@ -21,10 +32,16 @@ enum SnifferMissed {
         if events > 0 { what.append("\(events) connection event\(events == 1 ? "" : "s")") }
         if bad > 0 { what.append("\(bad) packet\(bad == 1 ? "" : "s") with a bad CRC") }
         if what.isEmpty { what.append("part of the link (more gaps than kept)") }
+        notCaptured(
+            &d,
+            "the sniffer missed \(what.joined(separator: " and ")) of link #\(c.number) between frames \(from) and \(to) (the first between frames \(first.after) and \(first.at)), where the answer may have gone"
+        )
+    }
+
+    /// The finding told as a response the capture did not hold: info, `why` first, then what it shows.
+    private static func notCaptured(_ d: inout Diagnosis, _ why: String) {
         d.severity = .info
-        d.message =
-            "Response not captured: the sniffer missed \(what.joined(separator: " and ")) of link #\(c.number) between frames \(from) and \(to) (the first between frames \(first.after) and \(first.at)), where the answer may have gone. What it shows: "
-            + d.message
+        d.message = "Response not captured: \(why). What it shows: " + d.message
         d.headline = "response not captured (air capture): " + d.headline
         if !d.foldKey.isEmpty { d.foldKey += " not captured" }
     }
