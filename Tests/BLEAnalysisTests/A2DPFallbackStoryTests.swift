@@ -32,6 +32,22 @@ import Testing
         #expect(line.frames == [4086, 4140, 4142])
     }
 
+    /// The end this side is, when both streams say it (tshark on the Honda log: the earbuds' Discover answer at 4074
+    /// lists Audio Sink end points, so the phone is the source); near miss: the two streams disagree, so none is said.
+    @Test func roleSaidWhenTheStreamsAgree() throws {
+        var ldac = Self.stream(Self.ldac, set: 4086, at: 76_573_402, closed: 4140)
+        var aac = Self.stream(Self.aac, set: 4142, at: 76_740_063, closed: nil)
+        (ldac.thisSideIsSink, ldac.roleFrame, aac.thisSideIsSink, aac.roleFrame) = (false, 4074, false, 4074)
+        let (line, _) = try #require(Story.a2dpFallback([ldac, aac], who: "ROSE EarFeel i5"))
+        #expect(
+            line.text.hasPrefix("A2DP with ROSE EarFeel i5, this side the source (Discover answer, 4074): codec fell back from LDAC"),
+            "\(line.text)")
+        #expect(line.frames == [4074, 4086, 4140, 4142])
+        aac.thisSideIsSink = true
+        let (mixed, _) = try #require(Story.a2dpFallback([ldac, aac], who: "ROSE EarFeel i5"))
+        #expect(mixed.text.hasPrefix("A2DP with ROSE EarFeel i5: codec fell back"), "\(mixed.text)")
+    }
+
     /// Near misses: the first stream had started (a codec change after streaming, not a fallback); the second came 5 s
     /// later; the same codec again (a reconnection); the first never closed.
     @Test func nearMissesStaySeparate() {

@@ -168,11 +168,12 @@ import Testing
         // tshark names the peers by Remote Name Request: ROSE EarFeel i5 (d2:02:03:04:a2:61, 3178), Honda HFT-7266
         // (8c:7a:b3:aa:e2:9b, 4808).
         // tshark: AVDTP Set Configuration LDAC at 4086 and 4535 (Close accepted at 4140 and 4587, no Start), AAC at 4142
-        // and 4590; no AVDTP Start to the earbuds. One event: the phone fell back from LDAC to AAC, twice.
+        // and 4590; no AVDTP Start to the earbuds. One event: the phone fell back from LDAC to AAC, twice. The earbuds'
+        // Discover answer (4074) lists three Audio Sink end points: the phone is the source.
         #expect(
             out.story.contains {
                 $0.text.hasPrefix(
-                    "A2DP with ROSE EarFeel i5: codec fell back from LDAC 96 kHz stereo to AAC MPEG-2 LC 44.1 kHz 2 ch VBR 192 kbps 2 times"
+                    "A2DP with ROSE EarFeel i5, this side the source (Discover answer, 4074): codec fell back from LDAC 96 kHz stereo to AAC MPEG-2 LC 44.1 kHz 2 ch VBR 192 kbps 2 times"
                 )
                     && $0.text.contains("(LDAC set at 4086, 4535, closed with no Start at 4140, 4587; AAC set at 4142, 4590)")
                     && $0.text.hasSuffix("; the stream never started.")

@@ -28,8 +28,10 @@ extension Story {
         let times = pairs.count == 1 ? "" : " \(pairs.count) times"
         let set = pairs.map(\.from.configurationFrame), ended = pairs.map { $0.from.closeFrame ?? $0.from.abortFrame! }
         let fallback = pairs.map(\.to.configurationFrame)
+        // The end this side is, said as for one stream when every stream of the fallback agrees.
+        let role = Set(pairs.flatMap { [$0.from.thisSideIsSink, $0.to.thisSideIsSink] }).count == 1 ? first.from : nil
         var text =
-            "A2DP with \(who): codec fell back from \(from) to \(to)\(times) (\(from.name) set at \(list(set)), "
+            "A2DP with \(who)\(role.map(roleText) ?? ""): codec fell back from \(from) to \(to)\(times) (\(from.name) set at \(list(set)), "
             + "closed with no Start at \(list(ended)); \(to.name) set at \(list(fallback)))"
         let media = pairs.map(\.to.media).filter { $0.packets > 0 }
         let starts = pairs.flatMap(\.to.starts)
@@ -42,7 +44,7 @@ extension Story {
         } else {
             text += "; the stream never started"
         }
-        let frames = set + ended + fallback + starts + media.compactMap(\.firstFrame)
+        let frames = set + ended + fallback + starts + media.compactMap(\.firstFrame) + [role?.roleFrame].compactMap { $0 }
         return (StorySentence(.classic, text + ".", frames: frames), Set(set + fallback))
     }
 }
