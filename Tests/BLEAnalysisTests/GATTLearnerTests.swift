@@ -81,6 +81,36 @@ import Testing
             withInclude.includes == [.init(handle: 0x0013, startHandle: 0x0030, endHandle: 0x0033, uuid: BluetoothUUID(uuid16: 0x180F))])
     }
 
+    /// An include declares the included service's range and 16-bit type (Part G, 3.2), so the service is in the database
+    /// and its characteristics belong to it (the Redmi K70 log: VCS's include at 1399 names VOCS 0x0301–0x0343, whose
+    /// Volume Offset State 0x0312 is discovered at 1462; tshark files the same characteristics under ASCS). A primary
+    /// discovery of the same start keeps its own entry; an include of a 128-bit service (no UUID in the declaration)
+    /// adds none.
+    @Test func includedServiceJoinsTheDatabase() throws {
+        var db = try Self.heartRateDatabase()
+        _ = try Self.learn(
+            .readByTypeResponse([.init(handle: 0x0013, value: [0x30, 0x00, 0x33, 0x00, 0x45, 0x18])]), Self.typeRequest(0x2802),
+            frame: 1399,
+            into: &db)
+        _ = try Self.learn(
+            .readByTypeResponse([.init(handle: 0x0014, value: [0x40, 0x00, 0x43, 0x00])]), Self.typeRequest(0x2802), into: &db)
+        _ = try Self.learn(
+            .readByTypeResponse([.init(handle: 0x0031, value: [0x12, 0x32, 0x00, 0x80, 0x2B])]), Self.typeRequest(0x2803), into: &db)
+        let vocs = try #require(db.services.first { $0.startHandle == 0x0030 })
+        #expect(vocs.endHandle == 0x0033 && vocs.uuid == BluetoothUUID(uuid16: 0x1845) && !vocs.isPrimary && vocs.discoveredAt == 1399)
+        #expect(db.service(containing: 0x0032)?.uuid == BluetoothUUID(uuid16: 0x1845))
+        #expect(db.services.count == 2 && db.service(containing: 0x0041) == nil)
+
+        var primaryFirst = try Self.heartRateDatabase()
+        _ = try Self.learn(
+            .readByGroupTypeResponse([.init(start: 0x0030, end: 0x0033, value: [0x0F, 0x18])]), Self.typeRequest(0x2800, group: true),
+            frame: 5, into: &primaryFirst)
+        _ = try Self.learn(
+            .readByTypeResponse([.init(handle: 0x0013, value: [0x30, 0x00, 0x33, 0x00, 0x0F, 0x18])]), Self.typeRequest(0x2802), frame: 9,
+            into: &primaryFirst)
+        #expect(primaryFirst.services.filter { $0.startHandle == 0x0030 }.map { [$0.isPrimary ? 1 : 0, $0.discoveredAt] } == [[1, 5]])
+    }
+
     @Test func descriptorTypesFromFindInformation() throws {
         var db = try Self.heartRateDatabase()
         let info = ATTFindInformationResponse(format: 1, entries: [.init(handle: 0x0013, uuid: BluetoothUUID(uuid16: 0x2902))])

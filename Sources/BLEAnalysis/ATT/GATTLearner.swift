@@ -76,6 +76,15 @@ enum GATTLearner {
         case .include:
             database.addInclude(
                 .init(handle: item.handle, startHandle: item.startHandle ?? 0, endHandle: item.endHandle ?? 0, uuid: item.uuid))
+            // The included service's range and type, as the include declares them (Part G, 3.2): a secondary service is
+            // found only this way (4.5.1), so without it its characteristics would belong to no service (the Redmi K70
+            // log's AICS 0x0201–0x0263 and VOCS 0x0301–0x0343, included by Volume Control at 1399). A primary discovery
+            // of the same start replaces it.
+            if let uuid = item.uuid, let start = item.startHandle, let end = item.endHandle, start <= end,
+                !database.services.contains(where: { $0.startHandle == start })
+            {
+                database.addService(.init(startHandle: start, endHandle: end, uuid: uuid, isPrimary: false, discoveredAt: frame))
+            }
         case .attribute:
             if let uuid = item.uuid { database.addAttributeType(handle: item.handle, uuid: uuid) }
         }

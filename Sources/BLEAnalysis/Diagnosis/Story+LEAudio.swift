@@ -53,8 +53,10 @@ extension Story {
     static func audioServices(_ e: Evidence) -> (text: String, frames: [Int])? {
         var names: [String] = [], frames: [Int] = []
         for c in e.connections where c.isLE {
+            // A secondary service is in the database from the include that declares it (GATTLearner).
             let found =
-                c.gatt.services.map { ($0.uuid, $0.discoveredAt) } + c.gatt.includes.compactMap { i in i.uuid.map { ($0, c.startFrame) } }
+                c.gatt.services.filter(\.isPrimary).map { ($0.uuid, $0.discoveredAt) }
+                + c.gatt.includes.compactMap { i in i.uuid.map { ($0, c.startFrame) } }
             for (uuid, frame) in found {
                 guard let name = uuid.uuid16.flatMap({ audioServiceNames[$0] }), !names.contains(name) else { continue }
                 names.append(name)
