@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14 or 2026-11-30-15: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15 or 2026-11-30-16: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -238,6 +238,8 @@ ph0wn/writeups e6018c1d5e432b8c89a82ac19f6b75f8c4c461b8 19f2bdc3cb511f2d0c2266de
 willLeckyThom/embedded 6a763cb16ce94dbaba395e3a29c468e2142c480e dd84c822929841f456ac7924a2fa198f4a84ed7eb4df0accaa591d3ea317933c nrfsniffer-lt272-pcapng_esp32-nimble-doorlock-lesc-numcomp-dhkey-check-x2-notify-during-pairing-bad-mic-undecryptable-697-crc-bad.pcapng sniffing_security.pcapng
 willLeckyThom/embedded 6a763cb16ce94dbaba395e3a29c468e2142c480e 0f42544418a9e09ac629781930d8212087c130c234ce924d0767d4034cf21b70 nrfsniffer-lt272-pcapng_esp32-nimble-doorlock-legacy-passkey-displayonly-no-bonding-notify-in-clear-bad-mic-900-crc-bad.pcapng sniffing_no_security_pin.pcapng
 mishaal79/blproject e6c6033858ba7ad9f3be0fb58d8992de8c1803ab 5ffdf815b2b9ec01be54dd49fc35dda26d5d90d08aab6ff98743facdeacf720b pcapng-lt201-h4phdr_blproject-bluez-laptop-a2dp-source-hsp-ag-ue-boom-2-stored-key-at-xapl-iphoneaccev-x10-unanswered-491s-silence.pcapng wcap/a3_ueboom_nopairing_onlysesskey.pcapng
+# added 2026-11-30-16
+jwoglom/pumpX2 aa662fb5ed3a31fc55a2eb361d1da431419501f6 c22bf442064d901f86b7df54c0c994e655c8d1e058256837166d45f02fe18383 android-btsnoop_pumpx2-galaxy-s20fe-qualcomm-from-reset-tandem-tslim-x2-nordic-stored-ltk-gatt-rediscovered-x3-lost-08-x2-fail-establish-3e.log scripts/discord-switchkill/2023/btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
