@@ -338,6 +338,7 @@ public struct ThroughputReport {
         w.field("mic_failures", ll.micFailures)
         w.field("directions_inferred", ll.directionsInferred)
         w.field("directions_corrected", ll.directionsCorrected)
+        w.field("directions_from_att", ll.directionsFromATT)
         w.endObject()
     }
 
@@ -348,6 +349,9 @@ public struct ThroughputReport {
         if ll.micFailures > 0 { text += ", \(formatCount(ll.micFailures)) MIC failed (not decoded)" }
         if ll.directionsInferred > 0 {
             text += ", direction of \(formatCount(ll.directionsInferred)) PDUs inferred from the connection events"
+            if ll.directionsFromATT > 0 {
+                text += " or, for \(formatCount(ll.directionsFromATT)), from ATT (the server notifies and responds, the client asks)"
+            }
         }
         if ll.directionsCorrected > 0 {
             text += ", \(formatCount(ll.directionsCorrected)) the pseudo-header gave as the previous packet's side corrected"

@@ -141,4 +141,24 @@ import Testing
         #expect(Self.attFindings(analyzer).isEmpty == corrected)
         #expect(analyzer.connections.first?.linkLayer?.directionsCorrected == (corrected ? 1 : 0))
     }
+
+    /// The H-Band capture's shape (LT 256, no empty PDUs, notifications with PDU type 0, flags 0x0c03): the central
+    /// writes the CCCD of 0x000d (0x000e, 01 00) and the watch answers, each with its direction; then two notifications
+    /// of 0x000d with none, each opening an event of its own, which the events alone gave the central. ATT puts them on
+    /// the peripheral (the server notifies, and the central wrote the CCCD). Near miss: the same two marked as the
+    /// central's (PDU type 2) stay as given.
+    @Test(arguments: [(UInt16(0), Direction.rx), (UInt16(2), Direction.tx)])
+    func directionlessNotificationsComeFromTheServer(_ pduType: UInt16, _ expected: Direction) throws {
+        let ll: [[UInt8]] = [
+            Self.connectInd(), Self.data([0x12, 0x0E, 0x00, 0x01, 0x00], sn: false, nesn: false), Self.data([0x13], sn: false, nesn: true),
+            Self.data([0x1B, 0x0D, 0x00, 0xA7, 0x01], sn: true, nesn: true),
+            Self.data([0x1B, 0x0D, 0x00, 0xA7, 0x02], sn: false, nesn: true),
+        ]
+        let types: [UInt16] = [0, 2, 3, pduType, pduType]
+        let times: [Int64] = [0, 2_500, 2_830, 70_000, 140_000]
+        let records = (0..<ll.count).map { Self.lt256(ll[$0], pduType: types[$0], time: times[$0]) }
+        let (directions, analyzer) = try Self.analyze(records, linkType: 256)
+        #expect(directions == [2: .tx, 3: .rx, 4: expected, 5: expected])
+        #expect(analyzer.connections.first?.linkLayer?.directionsFromATT == (pduType == 0 ? 2 : 0))
+    }
 }

@@ -57,6 +57,9 @@ struct AirDirections: Sendable {
         return direction
     }
 
+    /// The previous packet's side, when something surer than the events (``ATTSides``) gave it.
+    mutating func override(_ side: Direction) { last = side }
+
     /// Whether a header's SN and NESN are the previous packet's flipped: its sender's next packet once a packet of the
     /// other side, not captured, acknowledged it and was itself new.
     private func followsMissedCentralPacket(_ header: UInt8) -> Bool {
@@ -72,6 +75,19 @@ struct AirDirections: Sendable {
 }
 
 extension LinkLayerTracker {
+    /// A plaintext packet's direction: learned from where the sniffer gave it, else the side ATT says sent it
+    /// (``ATTSides``), the connection events' inference kept where ATT says nothing.
+    static func attSide(_ c: inout Conn, _ air: LLAirPacket, llid: UInt8, _ inferred: Direction) -> Direction {
+        guard air.direction == .unknown else {
+            c.attSides.learn(air.packet.payload, llid: llid, from: inferred)
+            return inferred
+        }
+        guard let side = c.attSides.sender(air.packet.payload, llid: llid) else { return inferred }
+        c.stats.directionsFromATT &+= 1
+        c.directions.override(side)
+        return side
+    }
+
     /// The packet's time for event timing (µs): the sniffer's own clock when the pseudo-header gives one (unwrapped from
     /// its 32 bits), else the record's.
     static func eventTime(_ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord) -> Int64 {

@@ -40,6 +40,8 @@ public struct LinkLayerStats: Hashable, Sendable {
     /// whose stated direction the event's structure contradicted (``AirDirections``).
     public var directionsInferred = 0
     public var directionsCorrected = 0
+    /// Of the inferred ones, those whose side their ATT opcode gave (``ATTSides``).
+    public var directionsFromATT = 0
     /// Connection events the sniffer missed and packets it heard with a bad CRC (``SnifferMisses``).
     public var missed = SnifferMisses()
 

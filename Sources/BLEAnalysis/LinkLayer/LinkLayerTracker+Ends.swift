@@ -45,6 +45,7 @@ extension LinkLayerTracker {
         var lastSnifferClock: UInt32?
         var snifferTime: Int64 = 0
         var directions = AirDirections()
+        var attSides = ATTSides()
         var positionInEvent = 0
         var packetsThisEvent = 0
         var pending: [Pending] = []

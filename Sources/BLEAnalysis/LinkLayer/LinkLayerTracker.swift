@@ -321,6 +321,7 @@ public struct LinkLayerTracker {
         c.lastGood = (record.frame, record.timestamp)
 
         let llid = pkt.header0 & 3
+        if !air.encrypted, !c.encryption.isOn { direction = attSide(&c, air, llid: llid, direction) }
         let d = direction == .rx ? 1 : 0
         c.resentToReceiver = noteReceiverView(&c, pkt, llid: llid, d: d, frame: record.frame)
         guard let retransmission = trackSequence(&c, pkt, llid: llid, d: d, frame: record.frame) else { return true }
