@@ -101,7 +101,7 @@ import Testing
     }
     /// A sniffer that flags PDUs encrypted with a bad MIC, then stops flagging with no pause (nRF Sniffer on the NimBLE
     /// door lock: 10 flagged 4120–4129, none from 4130): the unflagged PDUs are ciphertext, counted with the others and
-    /// not read (they made six `l2cap.incomplete-sdu` of 9,556 to 64,739 bytes). The near miss: a sniffer that
+    /// not read (they made six `l2cap.incomplete-sdu` of 9,556 to 64,739 bytes), and the flags' stop is said. The near miss: a sniffer that
     /// decrypted the start (MIC good) and then sends an unflagged PDU is believed, as before: plaintext, read.
     @Test(arguments: [false, true]) func aSnifferThatStopsFlaggingAfterBadMICsStillCarriesCiphertext(_ sniffed: Bool) throws {
         var link = EncryptedLinkBuilder()
@@ -121,5 +121,13 @@ import Testing
         let r = LinkEncryptionTests.run(try link.capture())
         #expect(r.notifications.map(\.value) == (sniffed ? [Self.values[0]] : []))
         #expect(r.analyzer.connections.first?.linkLayer?.encryptedUndecrypted == (sniffed ? 0 : 3))
+        // Said once where the ciphertext is told, with the frame the flags stopped at (the notification's).
+        let unflagged = try #require(link.b.records.last?.frame)
+        let told = r.analyzer.findings.filter {
+            $0.kind.message.contains(
+                "the sniffer stopped flagging the link as encrypted at \(unflagged) after 2 bad MICs; its 1 later PDU is counted as ciphertext"
+            )
+        }
+        #expect(told.count == (sniffed ? 0 : 1))
     }
 }

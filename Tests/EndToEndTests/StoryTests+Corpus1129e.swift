@@ -51,6 +51,23 @@ import Testing
             !unanswered.atLeastWarning && unanswered.message.hasPrefix("Response not captured: the capture kept only packets with payload"))
     }
 
+    /// The NimBLE door lock's LE SC capture (corpus 2026-11-30-15; tshark): LL_START_ENC_REQ at 4095, then nRF Sniffer
+    /// flags ten PDUs encrypted with a bad MIC (4096-4129) and, from the empty PDU at 4130, none: nine non-empty PDUs
+    /// follow "Encrypted: No" (4131-4148), 19 non-empty PDUs and 333 bytes from 4096 in all. Where the ciphertext is
+    /// told, the flags' stop is said once.
+    @Test func theSniffersStopFlaggingTheLinkIsSaid() throws {
+        guard
+            let out = try Self.of(
+                "nrfsniffer-lt272-pcapng_esp32-nimble-doorlock-lesc-numcomp-dhkey-check-x2-notify-during-pairing-bad-mic-undecryptable-697-crc-bad.pcapng"
+            )
+        else { return }
+        let cq05 = try #require(out.findings("CQ-05").first)
+        #expect(cq05.message.contains("encrypted, no key: 19 PDUs, 333 bytes"))
+        #expect(
+            cq05.message.contains(
+                "the sniffer stopped flagging the link as encrypted at 4130 after 10 bad MICs; its 9 later PDUs are counted as ciphertext"))
+    }
+
     /// The Ph0wn Nespresso log (a Galaxy S7 edge from HCI Reset; corpus 2026-11-30-15; tshark): the machine sends
     /// Encryption Information and Central Identification (654, 655), the phone Identity Information, Identity Address
     /// and Signing Information (656-660). The story said "keys distributed at 654" without whose. After reconnecting,

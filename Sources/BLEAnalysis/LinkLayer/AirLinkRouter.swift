@@ -258,7 +258,7 @@ extension AirLinkRouter {
                 ? .llEncryptedNoKey(
                     e.stats.encryptedUndecrypted, bytes: e.stats.encryptedUndecryptedBytes, from: from, encryptedFrom: enc.encryptedFrom,
                     keysTried: enc.keysTried,
-                    note: enc.keySearch, handle: handle, startInferred: enc.startInferred)
+                    note: enc.keySearch, handle: handle, startInferred: enc.startInferred, unflagged: enc.unflagged)
                 : .llEncryptionStartUnseen(
                     e.stats.encryptedUndecrypted, bytes: e.stats.encryptedUndecryptedBytes, from: from, handle: handle)
             sink.findings.append(Finding(.warning, kind, frame: from))

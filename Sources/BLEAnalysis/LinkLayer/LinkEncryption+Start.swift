@@ -37,7 +37,7 @@ extension LLEncryptionState {
 extension FindingKind {
     static func llEncryptedNoKey(
         _ count: Int, bytes: Int, from: Int, encryptedFrom: Int, keysTried: Int, note: LLKeySearchNote?, handle: UInt16,
-        startInferred: Bool = false
+        startInferred: Bool = false, unflagged: LLUnflaggedCiphertext? = nil
     ) -> FindingKind {
         .init(
             .llEncryptedNoKey,
@@ -46,6 +46,7 @@ extension FindingKind {
                 + (startInferred ? " (LL_START_ENC_REQ not captured, inferred from the first ciphertext)" : "")
                 + ": encrypted, no key: \(count) PDUs, \(bytes) bytes on connection \(hex(handle, width: 4)) from frame \(from) could not be decrypted ("
                 + LLEncryptionSummary.noKeyReason(keysTried: keysTried, note: note)
+                + (unflagged.map { "; \($0.text)" } ?? "")
                 + ") — their ATT, SMP and L2CAP traffic is missing from every analysis; pass --ltk HEX, --keys FILE or --keys-from PHONE_HCI_LOG, or capture the pairing"
         )
     }

@@ -171,6 +171,10 @@ struct LLEncryptionState {
     /// The capturer flagged a packet encrypted with a bad MIC (it had no key, or lost the counter): its flag on later
     /// packets no longer says whether they are plaintext.
     var capturerFailedMIC = false
+    /// Packets the capturer flagged encrypted with a bad MIC, and where it stopped flagging the encrypted link at all
+    /// (``LLUnflaggedCiphertext``).
+    var capturerBadMICs = 0
+    var unflagged: LLUnflaggedCiphertext?
     /// The frame of the first ciphertext when LL_START_ENC_REQ itself was not captured (``startWentUnseen``).
     var startInferredAt: Int?
 
@@ -384,6 +388,20 @@ extension LinkLayerTracker {
 
 extension LLCipher: LLPacketCipher {}
 
+/// A capturer that stopped flagging an encrypted link's packets after bad MICs (nRF Sniffer with no key for an LE Secure
+/// Connections link: the NimBLE door lock's 10 bad MICs from 4096, then "Encrypted: No" from 4130 with no
+/// LL_PAUSE_ENC_REQ): its first unflagged packet, the bad MICs before it, the non-empty PDUs after it read as ciphertext.
+public struct LLUnflaggedCiphertext: Hashable, Sendable {
+    public var from: Int
+    public var afterBadMICs: Int
+    public var pdus = 0
+
+    var text: String {
+        "the sniffer stopped flagging the link as encrypted at \(from) after \(afterBadMICs) bad MIC\(afterBadMICs == 1 ? "" : "s"); "
+            + "its \(pdus) later PDU\(pdus == 1 ? " is" : "s are") counted as ciphertext"
+    }
+}
+
 /// How a connection's encryption went, for reports and the one finding that says what is missing.
 public struct LLEncryptionSummary: Hashable, Sendable {
     /// First encrypted frame.
@@ -402,6 +420,8 @@ public struct LLEncryptionSummary: Hashable, Sendable {
     public var keySearch: LLKeySearchNote?
     /// LL_START_ENC_REQ was not captured: the encryption start is inferred from the first ciphertext.
     public var startInferred = false
+    /// Where the capturer stopped flagging the encrypted link's packets, and what was counted as ciphertext after.
+    public var unflagged: LLUnflaggedCiphertext?
 
     /// `decrypted by blescope with STK … (how it was found)`; nil when blescope decrypted nothing here.
     public var decryptionText: String? { key?.decryptionText }
@@ -422,7 +442,8 @@ extension LLEncryptionState {
         return LLEncryptionSummary(
             encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
             firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
-            missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote, startInferred: startInferredAt != nil)
+            missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote, startInferred: startInferredAt != nil,
+            unflagged: unflagged)
     }
 }
 

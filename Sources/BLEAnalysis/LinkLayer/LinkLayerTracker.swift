@@ -321,6 +321,9 @@ public struct LinkLayerTracker {
         c.lastGood = (record.frame, record.timestamp)
 
         let llid = pkt.header0 & 3
+        if air.reportsEncryption, !air.encrypted, c.encryption.isOn, c.encryption.capturerBadMICs > 0, c.encryption.unflagged == nil {
+            c.encryption.unflagged = LLUnflaggedCiphertext(from: record.frame, afterBadMICs: c.encryption.capturerBadMICs)
+        }
         if !air.encrypted, !c.encryption.isOn { direction = attSide(&c, air, llid: llid, direction) }
         let d = direction == .rx ? 1 : 0
         c.resentToReceiver = noteReceiverView(&c, pkt, llid: llid, d: d, frame: record.frame)
@@ -335,7 +338,10 @@ public struct LinkLayerTracker {
         // The same once the sniffer has flagged a packet encrypted with a bad MIC: nRF Sniffer, with no key for a
         // Secure Connections link, flags 10 PDUs so and then none (the NimBLE door lock, 4120–4129, then 4130 on):
         // the unflagged ones are ciphertext, not a pause (no LL_PAUSE_ENC_REQ).
-        if air.encrypted, air.mic == .invalid, !air.decryptedByCapturer { c.encryption.capturerFailedMIC = true }
+        if air.encrypted, air.mic == .invalid, !air.decryptedByCapturer {
+            c.encryption.capturerFailedMIC = true
+            c.encryption.capturerBadMICs &+= 1
+        }
         let trustFlag = air.reportsEncryption && c.stats.micFailures == 0 && !c.encryption.capturerFailedMIC
         if !air.reportsEncryption { inferUnseenStart(&c, llid: llid, payload: payload, record, emit) }
         if air.encrypted || (c.encryption.isOn && !trustFlag) {
@@ -399,6 +405,7 @@ public struct LinkLayerTracker {
             return p.isEmpty ? nil : p
         case .noKey:
             c.stats.encryptedUndecrypted &+= 1
+            if !air.encrypted { c.encryption.unflagged?.pdus &+= 1 }
             c.stats.encryptedUndecryptedBytes &+= air.packet.payload.count
             noteEncryptedControl(&c, llid: llid, payloadCount: air.packet.payload.count, direction: direction, frame: record.frame)
             if c.encryption.firstUndecryptedFrame == nil { c.encryption.firstUndecryptedFrame = record.frame }
