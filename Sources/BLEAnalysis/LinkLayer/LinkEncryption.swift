@@ -388,20 +388,6 @@ extension LinkLayerTracker {
 
 extension LLCipher: LLPacketCipher {}
 
-/// A capturer that stopped flagging an encrypted link's packets after bad MICs (nRF Sniffer with no key for an LE Secure
-/// Connections link: the NimBLE door lock's 10 bad MICs from 4096, then "Encrypted: No" from 4130 with no
-/// LL_PAUSE_ENC_REQ): its first unflagged packet, the bad MICs before it, the non-empty PDUs after it read as ciphertext.
-public struct LLUnflaggedCiphertext: Hashable, Sendable {
-    public var from: Int
-    public var afterBadMICs: Int
-    public var pdus = 0
-
-    var text: String {
-        "the sniffer stopped flagging the link as encrypted at \(from) after \(afterBadMICs) bad MIC\(afterBadMICs == 1 ? "" : "s"); "
-            + "its \(pdus) later PDU\(pdus == 1 ? " is" : "s are") counted as ciphertext"
-    }
-}
-
 /// How a connection's encryption went, for reports and the one finding that says what is missing.
 public struct LLEncryptionSummary: Hashable, Sendable {
     /// First encrypted frame.
