@@ -242,6 +242,7 @@ mishaal79/blproject e6c6033858ba7ad9f3be0fb58d8992de8c1803ab 5ffdf815b2b9ec01be5
 jwoglom/pumpX2 aa662fb5ed3a31fc55a2eb361d1da431419501f6 c22bf442064d901f86b7df54c0c994e655c8d1e058256837166d45f02fe18383 android-btsnoop_pumpx2-galaxy-s20fe-qualcomm-from-reset-tandem-tslim-x2-nordic-stored-ltk-gatt-rediscovered-x3-lost-08-x2-fail-establish-3e.log scripts/discord-switchkill/2023/btsnoop_hci.log
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 8fc749378b3cbde68949397d029e970b0f62e7c9dcaf2df052112e302226b7a1 android-btsnoop_blueprobe-unisoc-from-reset-jbl-wave-buds-aac-chosen-of-sbc-aac-aptx-ldac-incoming-call-clcc-msbc-esco-sniff-refused-24.log logs/earphones/callReception/FS/data/misc/bluetooth/logs/btsnoop_hci.log
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e e2be6914566ae82457c3bdaf690cc11ce46d320cade48db1b59849ddc168b450 android-btsnoop-last_blueprobe-unisoc-midlog-jbl-wave-buds-page-collision-3a-0b-call-answered-ata-esco-dropped-then-redone-peer-disc-13.log logs/earphones/callReception/FS/data/misc/bluetooth/logs/btsnoop_hci.log.last
+hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e bc38bd7db566275ef3e9f0c453ea95327427aecb46d5a8d609fd67b196fd337a android-btsnoop_blueprobe-unisoc-jbl-clip-3-forgotten-page-timeout-04-x4-peer-old-key-negative-reply-disc-06-ssp-repair-cme-error-4.log logs/speaker/firstConnection/FS/data/misc/bluetooth/logs/btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
