@@ -34,7 +34,10 @@ enum HCIEvidence {
             guard let a = advertisingCommand(packet) else { return nil }
             kind = a
         case .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList, .leClearFilterAcceptList:
-            kind = .acceptListEdited(packet.opcode)
+            // Address_Type, then the device's address (7.8.16, 7.8.17).
+            let p = packet.parameters
+            let address = p.count >= 7 ? BDAddress(p[1...6].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }).description : nil
+            kind = .acceptListEdited(packet.opcode, address: address)
         case .disconnect:
             guard case .disconnect(let d) = packet.decoded else { return nil }
             kind = .disconnectCommand(handle: d.handle & 0x0FFF, reason: d.reason)

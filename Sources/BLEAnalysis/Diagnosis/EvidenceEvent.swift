@@ -54,8 +54,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// Remote Name Request Complete (7.7.7), any status: the request for `peer` is over.
         case nameRequestComplete(peer: String)
         /// LE Add Device To, Remove Device From, or Clear the Filter Accept List (Core Spec Vol 4, Part E, 7.8.14–16):
-        /// a stack edits it between connection attempts (``PlatformBehaviour/acceptListEdit``).
-        case acceptListEdited(HCICommand)
+        /// a stack edits it between connection attempts (``PlatformBehaviour/acceptListEdit``); the device added or
+        /// removed, when the command names one.
+        case acceptListEdited(HCICommand, address: String?)
         /// LE (Enhanced) Connection Complete, any status (a failed one opens no connection).
         case connectionComplete(handle: UInt16, status: HCIStatus, peer: String?)
         /// HCI Disconnect sent by the host.

@@ -93,6 +93,40 @@ extension DiagnosisRuleTests {
             #expect(d.message.hasSuffix("Android gives up on a direct connect after 30 s (DIRECT_CONNECT_TIMEOUT): the app saw GATT 133."))
         }
 
+        @Test func theDeviceAddedATimeoutBeforeAndRemovedIsTheOneThatGaveUp() throws {
+            // blueprobe moto g04s: 04:da:28:4d:cd:62 added at 1094 (556.26 s), cancel 1261 (586.24 s), removed 1266.
+            var add = 0, remove = 0
+            var b = Self.android
+            add = b.nextFrame
+            b = Self.acceptList(b, .leAddDeviceToFilterAcceptList)
+            b = Self.attempt(b, seconds: 30) {
+                remove = $0.nextFrame
+                return Self.acceptList($0, .leRemoveDeviceFromFilterAcceptList)
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("CE-01").first)
+            #expect(d.severity == .critical && d.device == RuleTest.peerText)
+            #expect(d.message.hasPrefix("Connecting to \(RuleTest.peerText) (on the accept list) gave up after 30.0 s"), "\(d.message)")
+            #expect(d.supporting.map(\.frame).contains(add) && d.supporting.map(\.frame).contains(remove))
+        }
+
+        @Test func nearMissTheStackEmptyingTheAcceptListIsNotATimeout() throws {
+            // blueprobe moto g04s 2096–2111: a background connect cancelled after 26.2 s, then the three devices added at
+            // 724–732 (170 s before) removed together; and one device added long before removed alone (fossibot 8519).
+            let others = [BDAddress(0x0F_0F_0F_CA_9E_34), BDAddress(0x54_46_6B_CB_9F_4C), BDAddress(0xD3_93_18_C5_56_9F)]
+            var three = Self.android
+            for a in others { three = Self.acceptList(three, .leAddDeviceToFilterAcceptList, a) }
+            three = three.at(150).createConnection(to: nil).at(176.2).createConnectionCancel().connectionFailed(
+                .unknownConnectionIdentifier)
+            three = others.reduce(three) { Self.acceptList($0, .leRemoveDeviceFromFilterAcceptList, $1) }
+            var one = Self.acceptList(Self.android, .leAddDeviceToFilterAcceptList, others[0])
+            one = one.at(300).createConnection(to: nil).at(328.4).createConnectionCancel().connectionFailed(.unknownConnectionIdentifier)
+            one = Self.acceptList(one, .leRemoveDeviceFromFilterAcceptList, others[0])
+            for b in [three, one] {
+                let d = try #require(try RuleTest.diagnose(b).of("CE-01").first)
+                #expect(d.severity == .info && d.message.contains("it stopped connecting in the background"), "\(d.message)")
+            }
+        }
+
         @Test func nearMissAnAcceptListEditRightAfterTheCancelIsNotATimeout() throws {
             // pixel8 frames 1560–1567: cancel, Connection Complete 0x02, LE Add Device To Filter Accept List 5 ms later.
             var add = 0

@@ -27,7 +27,7 @@ struct CE01ConnectGaveUp: DiagnosisRule {
     static let code = FindingCode.connectGaveUp
     static let group = RuleGroup.establishment
     static let evidence =
-        "LE (Extended) Create Connection, no connection for the platform's direct-connect timeout ± 5 s (30 s unless the log names another platform), LE Create Connection Cancel, Connection Complete 0x02; no Bluetooth shutdown within 5 s; info when a device is added to the accept list within 1 s (an edit) or on iOS/macOS (connects never time out)"
+        "LE (Extended) Create Connection, no connection for the platform's direct-connect timeout ± 5 s (30 s unless the log names another platform), LE Create Connection Cancel, Connection Complete 0x02; no Bluetooth shutdown within 5 s; info when a device is added to the accept list within 1 s (an edit), when the devices removed within 1 s are several or one added long before (the stack stopped background connects), or on iOS/macOS (connects never time out); the device removed is named when it was added the timeout before"
     static let anchor = "hcidoc (report \"LeConnectionComplete error\", no interpretation)"
     /// How far from the platform's timeout an attempt may end and still be that timeout (the stack's timer runs from
     /// its own request, the log's from the command).
@@ -62,12 +62,24 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                 let attempt = stop.timestamp.microseconds(since: start.timestamp)
                 guard abs(attempt - limit) <= slack, !shutdown(after: i, e) else { continue }
                 guard case .createConnection(_, let peer) = start.kind else { continue }
-                let target = peer ?? "the devices on the accept list"
                 let addition = acceptListAddition(after: i, e)
                 if never || addition != nil {
                     out.append(routineCancel(ev, start: start, stop: stop, peer: peer, never: never ? timeout : nil, addition: addition, e))
                     continue
                 }
+                var expired: (address: String, cited: [CitedFrame])? = nil
+                if peer == nil, let removals = acceptListRemovals(after: i, e) {
+                    switch verdict(removals, cancel: stop, limit: limit, before: i, e) {
+                    case .expired(let address, let cited): expired = (address, cited)
+                    case .stopped:
+                        out.append(stoppedConnecting(ev, start: start, stop: stop, removals: removals.map(\.cited)))
+                        continue
+                    case .unknown: break
+                    }
+                }
+                // The device whose time-out the stack's removal shows, else the command's own address.
+                let device = expired?.address ?? peer
+                let target = device.map { expired == nil ? $0 : "\($0) (on the accept list)" } ?? "the devices on the accept list"
                 let gatt133 =
                     android ? " Android gives up on a direct connect after 30 s (DIRECT_CONNECT_TIMEOUT): the app saw GATT 133." : ""
                 out.append(
@@ -76,16 +88,17 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                         message:
                             "Connecting to \(target) gave up after \(duration(attempt)): the peripheral never answered (Connection Complete 0x02 after the cancel at frame \(stop.frame))."
                             + gatt133,
-                        headline: "connecting to \(peer.map(shortAddress) ?? "the accept list") gave up after about \(limit / 1_000_000) s",
+                        headline:
+                            "connecting to \(device.map(shortAddress) ?? "the accept list") gave up after about \(limit / 1_000_000) s",
                         supporting: [
                             CitedFrame(start.frame, "LE Create Connection"), CitedFrame(stop.frame, "LE Create Connection Cancel"),
-                        ],
+                        ] + (expired?.cited ?? []),
                         causes: [
                             "the peripheral was not advertising or not connectable (already connected elsewhere?)",
                             "out of range", "it advertises with a resolvable private address the phone cannot resolve (bond or IRK lost)",
                             "a wrong address type, or a very long advertising interval",
                         ],
-                        device: peer, fold: "\(target)"))
+                        device: device, fold: "\(device ?? target)"))
             default:
                 break
             }
@@ -140,10 +153,78 @@ struct CE01ConnectGaveUp: DiagnosisRule {
             guard next.timestamp.microseconds(since: complete.timestamp) <= editWindow else { return nil }
             switch next.kind {
             case .createConnection, .createConnectionCancel: return nil
-            case .acceptListEdited(.leAddDeviceToFilterAcceptList): return CitedFrame(next.frame, "LE Add Device To Filter Accept List")
+            case .acceptListEdited(.leAddDeviceToFilterAcceptList, _): return CitedFrame(next.frame, "LE Add Device To Filter Accept List")
             default: continue
             }
         }
         return nil
+    }
+
+    /// A device removed from the filter accept list after a cancel.
+    struct Removal {
+        var frame: Int
+        var address: String
+        var cited: CitedFrame { CitedFrame(frame, "LE Remove Device From Filter Accept List \(address)") }
+    }
+
+    /// The removals from the filter accept list within 1 s of the Connection Complete at `index`, before the next
+    /// attempt; nil for none.
+    static func acceptListRemovals(after index: Int, _ e: Evidence) -> [Removal]? {
+        let complete = e.events[index]
+        var removed: [Removal] = []
+        for next in e.events[(index + 1)...] {
+            guard next.timestamp.microseconds(since: complete.timestamp) <= editWindow else { break }
+            if case .createConnection = next.kind { break }
+            if case .acceptListEdited(.leRemoveDeviceFromFilterAcceptList, let address?) = next.kind {
+                removed.append(Removal(frame: next.frame, address: address))
+            }
+        }
+        return removed.isEmpty ? nil : removed
+    }
+
+    /// What the removals after a cancel say about it.
+    enum RemovalVerdict {
+        /// The one device removed was added about the platform's timeout before the cancel: its direct connect expired.
+        case expired(address: String, cited: [CitedFrame])
+        /// The stack removed devices it was not timing out: it stopped connecting.
+        case stopped
+        /// The one device removed was added before the log began: the removal cannot tell.
+        case unknown
+    }
+
+    /// Whether the removals are a time-out's clean-up. On a time-out, Android removes the one device whose direct
+    /// connect expired, 30 s after adding it (AOSP `le_impl.h` `on_create_connection_timeout`), and connects again to
+    /// the rest (the blueprobe moto g04s log: 04:da:28:4d:cd:62 added 1936, removed 1958). Several devices removed at
+    /// once (the same log at 2107–2111, three devices added together at 724–732), or one added long before (the
+    /// fossibot log: 0c:7e:24:38:61:9e added 392 s earlier, removed at 8519 and added again 1.4 s later), is the stack
+    /// ending background connects.
+    static func verdict(_ removals: [Removal], cancel: EvidenceEvent, limit: Int64, before index: Int, _ e: Evidence) -> RemovalVerdict {
+        let addresses = Set(removals.map(\.address))
+        guard addresses.count == 1, let removal = removals.first else { return .stopped }
+        let added = e.events[..<index].last { ev in
+            if case .acceptListEdited(.leAddDeviceToFilterAcceptList, removal.address?) = ev.kind { return true }
+            return false
+        }
+        guard let added else { return .unknown }
+        guard abs(cancel.timestamp.microseconds(since: added.timestamp) - limit) <= slack else { return .stopped }
+        return .expired(
+            address: removal.address,
+            cited: [CitedFrame(added.frame, "LE Add Device To Filter Accept List \(removal.address)"), removal.cited])
+    }
+
+    /// A background connect the stack ended by removing its devices from the accept list: said at info, frames cited.
+    static func stoppedConnecting(_ complete: EvidenceEvent, start: EvidenceEvent, stop: EvidenceEvent, removals: [CitedFrame]) -> Diagnosis
+    {
+        let attempt = duration(stop.timestamp.microseconds(since: start.timestamp))
+        let frames = removals.map(\.frame)
+        let span = frames.count == 1 ? "frame \(frames[0])" : "frames \(frames.first!)–\(frames.last!)"
+        return Diagnosis(
+            rule: Self.code, severity: .info, frame: complete.frame,
+            message:
+                "Connecting to the devices on the accept list was cancelled after \(attempt) (Connection Complete 0x02 after the cancel at frame \(stop.frame)): the stack then removed \(Story.plural(removals.count, "device")) from the accept list (\(span)), not one whose connect had run the time-out: it stopped connecting in the background.",
+            headline: "background connect stopped (not a time-out)",
+            supporting: [CitedFrame(start.frame, "LE Create Connection"), CitedFrame(stop.frame, "LE Create Connection Cancel")] + removals,
+            causes: ["the stack ended its background connections (the app closed them, or Bluetooth was being turned off)"],
+            device: nil, fold: "stopped the devices on the accept list")
     }
 }
