@@ -2,9 +2,12 @@
 import PackageDescription
 
 // Modules depend only leftwards:
-// BLECore ← BLECapture ← BLEProtocols ← BLECodecs ← BLEAnalysis ← BLEReports ← blescope
-// BLECore ← BLESecurity (libcrypto: AES-CCM, pairing functions, P-256, SHA-256) ← BLEAnalysis
+// BLECore ← BLECapture, BLEProtocols, BLECodecs, BLESecurity ← BLEAnalysis ← BLEReports ← blescope
+// BLESecurity: libcrypto (AES-CCM, pairing functions, P-256, SHA-256)
 // BLEYAML (libyaml) ← BLECodecs: codec specs, GATT maps, key files and expectation files are YAML
+// The four under BLEAnalysis do not import each other, so that a clean build compiles them side by side on two cores
+// (the capture readers and the codecs while the protocol decoders build): what they share (BD_ADDR, record kinds,
+// connection timing units) is in BLECore (docs/performance.md#build-time).
 // A map of the modules, their main types and where to start reading: docs/design.md.
 //
 // The per-record hot paths (BLEAnalysis, BLEReports for JSON Lines, the capture readers of BLECapture) spend a large
@@ -67,9 +70,9 @@ let package = Package(
         .target(name: "BLEYAML", dependencies: ["CYAML"], swiftSettings: coldSize),
         .target(name: "BLESecurity", dependencies: ["BLECore", "COpenSSL"], swiftSettings: releaseSpeed),
         .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"], swiftSettings: releaseSpeed),
-        .target(name: "BLEProtocols", dependencies: ["BLECore", "BLECapture"]),
+        .target(name: "BLEProtocols", dependencies: ["BLECore"]),
         .target(
-            name: "BLECodecs", dependencies: ["BLECore", "BLEProtocols", "BLEYAML"],
+            name: "BLECodecs", dependencies: ["BLECore", "BLEYAML"],
             exclude: ["Declarative/SPEC_FORMAT.md"], swiftSettings: coldSize),
         .target(
             name: "BLEAnalysis",

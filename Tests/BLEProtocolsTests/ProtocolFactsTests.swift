@@ -1,4 +1,3 @@
-import BLECapture
 import BLECore
 import BLEProtocols
 import BLETestSupport
@@ -123,29 +122,6 @@ struct HCITests {
         let bad = HCICommandPacket(opcode: .disconnect, parameters: [0x40])
         #expect(throws: DecodeError.self) { try bad.decodeParameters() }
         #expect(bad.decoded == .raw([0x40]))
-    }
-
-    @Test func recordDecodeReportsFindings() {
-        var findings: [Finding] = []
-        let good: [UInt8] = [0x05, 0x04, 0x00, 0x40, 0x00, 0x13, 0xAA]
-        let packet = good.withUnsafeBytes { buf in
-            HCIPacket.decode(
-                CaptureRecord(
-                    frame: 7, timestamp: Timestamp(microseconds: 0), direction: .rx, kind: .event,
-                    originalLength: buf.count, includedLength: buf.count, fileOffset: 100, bytes: buf),
-                findings: &findings)
-        }
-        #expect(packet != nil)
-        #expect(findings.count == 1 && findings[0].frame == 7 && findings[0].kind.code.id == "hci.length-mismatch")
-        let short: [UInt8] = [0x05, 0x04, 0x00]
-        let none = short.withUnsafeBytes { buf in
-            HCIPacket.decode(
-                CaptureRecord(
-                    frame: 8, timestamp: Timestamp(microseconds: 0), direction: .rx, kind: .event,
-                    originalLength: buf.count, includedLength: buf.count, fileOffset: 120, bytes: buf),
-                findings: &findings)
-        }
-        #expect(none == nil && findings.count == 2 && findings[1].severity == .error)
     }
 
     @Test func addresses() {

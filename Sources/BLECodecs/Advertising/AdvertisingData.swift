@@ -1,5 +1,4 @@
 import BLECore
-import BLEProtocols
 
 /// One AD structure: length(1) type(1) data(length − 1) (Core Spec Vol 3, Part C, 11).
 public struct ADStructure: Hashable, Sendable, CustomStringConvertible {

@@ -1,5 +1,4 @@
 import BLECore
-import BLEProtocols
 
 // The audio profiles' characteristics (PACS 1.0 3, ASCS 1.0 4–5, BASS 1.0 3), decoded with the tables of
 // ``LEAudioTables``. Each value's fields come out in wire order; lists of records (PAC records, ASEs in a control point

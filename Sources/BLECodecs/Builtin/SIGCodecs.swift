@@ -1,5 +1,4 @@
 import BLECore
-import BLEProtocols
 
 /// Collects fields while a built-in codec reads a value.
 struct FieldSink {
