@@ -60,3 +60,27 @@ import Testing
         for streams in [started, late, same, open] { #expect(Story.a2dpFallback(streams, who: "x")?.line == nil) }
     }
 }
+
+/// A profile told once over a device's links (Story.folded): the link with the most to tell, not the first alone
+/// (the blueprobe moto g04s log: the HFP connection of the first link without a call, the second with the call
+/// answered by ATA at 6319, its line citing more frames). Near misses: the same text on each link; a tie keeps the first.
+@Suite struct FoldedProfileLineTests {
+    @Test func theLinkWithTheMostToTellIsTold() {
+        let plain = StorySentence(.classic, "HFP with X: service level connection up at frame 1620.", frames: [1620])
+        let call = StorySentence(
+            .classic, "HFP with X: service level connection up at frame 6228; 1 incoming call at 6282.", frames: [6228, 6282, 6319, 6328])
+        let told = Story.folded([plain, call])
+        #expect(
+            told.map(\.text) == ["HFP with X: service level connection up at frame 6228; 1 incoming call at 6282 (the second of 2 links)."])
+        #expect(told.first?.frames == [1620, 6228, 6282, 6319, 6328])
+        #expect(
+            Story.folded([plain, plain]).map(\.text) == ["HFP with X: service level connection up at frame 1620 (on each of 2 links)."])
+        let other = StorySentence(.classic, "HFP with X: service level connection up at frame 9000.", frames: [9000])
+        #expect(
+            Story.folded([plain, other]).map(\.text) == ["HFP with X: service level connection up at frame 1620 (the first of 2 links)."])
+        #expect(
+            [1, 2, 6, 7, 11, 12, 13, 21, 22, 23, 101, 111].map(Story.ordinal) == [
+                "first", "second", "6th", "7th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th",
+            ])
+    }
+}

@@ -268,6 +268,31 @@ extension ClassicProfilesFlowTests {
             ])
     }
 
+    /// The signalling channel closed and another opened (the blueprobe moto g04s log: 0x0066/0x0041 closed at
+    /// 6312, 0x006d/0x0041 opened at 6349, whose Set Configuration 6383 starts the call's AAC stream, 191 media packets
+    /// in tshark): the new channel signals, so its stream is followed; near miss: a channel opened while the signalling
+    /// one is open, after Open, carries media (the test above, media on 0x0053).
+    @Test func aSignallingChannelReopenedAfterItClosedSignalsAgain() throws {
+        var b = Self.a2dp()
+        b = b.signal(.disconnectionRequest(destinationCID: 0x0052, sourceCID: 0x0042), identifier: 9, handle: Self.h, .tx)  // 34
+        b = b.signal(.disconnectionResponse(destinationCID: 0x0052, sourceCID: 0x0042), identifier: 9, handle: Self.h, .rx)  // 35
+        // frames 36–41: a new signalling channel, same CIDs as the first (the log reuses the peer's 0x0041).
+        b = b.openBREDRChannel(
+            handle: Self.h, psm: 0x0019, localCID: 0x0044, remoteCID: 0x0054, localMTU: 672, remoteMTU: 672, identifier: 10)
+        let config = [AVDTPCapability(category: 1, value: []), AVDTPCapability(category: 7, value: Self.sbc.capabilityBytes)]
+        b = b.l2cap(
+            cid: 0x0054,
+            payload: AVDTPMessage(
+                label: 1, messageType: .command, signal: .setConfiguration, parameters: .setConfiguration(acp: 1, int: 2, config)
+            ).bytes,
+            handle: Self.h, .tx)  // 42
+        b = b.l2cap(
+            cid: 0x0044, payload: AVDTPMessage(label: 1, messageType: .accept, signal: .setConfiguration).bytes, handle: Self.h, .rx)  // 43
+        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        #expect(p.a2dp.streams.map(\.configurationFrame) == [12, 42])
+        #expect(p.a2dp.streams.last?.codec == Self.sbc && p.a2dp.streams.first?.media.packets == 6)
+    }
+
     /// A stream suspended and started again runs only while started (AVDTP 1.3, 8.15: a suspended stream sends no
     /// media): after the first run (0.4 s, frames 24–29) and the suspend at 31, a Start accepted at 35 and two packets
     /// 20 ms apart 5 s later. It ran 0.42 s, not the 5.02 s from the first packet to the last, and its rate is over

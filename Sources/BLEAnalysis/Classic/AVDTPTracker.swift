@@ -34,8 +34,15 @@ struct AVDTPTracker {
         var clock: Int?
     }
 
-    /// Which role an AVDTP channel has: the first is signalling, each later one the media of the stream opened last.
-    mutating func role(ofChannel channel: Int) -> Bool {
+    /// Which role an AVDTP channel has: the first is signalling, each later one the media of the stream opened last. A
+    /// channel that carries data after the signalling channel closed signals in its place (AVDTP 1.3, 5.4.6: media
+    /// channels exist only while the signalling one does; the blueprobe moto g04s log closes the signalling channel at
+    /// 6312 and opens another at 6349, whose Set Configuration 6383 starts the call's second stream).
+    mutating func role(ofChannel channel: Int, closed: (Int) -> Bool) -> Bool {
+        if let s = signallingChannel, s != channel, mediaChannels[channel] == nil, closed(s) {
+            signallingChannel = nil
+            pending = [:]
+        }
         if signallingChannel == nil { signallingChannel = channel }
         if channel == signallingChannel { return true }
         if mediaChannels[channel] == nil, !awaitingMedia.isEmpty { mediaChannels[channel] = awaitingMedia.removeFirst() }

@@ -32,7 +32,7 @@ extension ConnectionMachine {
                 let f = try RFCOMMFrame(parsing: &reader)
                 rfcomm(f, fromPeer: fromPeer, frame: frame, timestamp: timestamp, direction: direction)
             case .avdtp:
-                if classic!.avdtp.role(ofChannel: channel) {
+                if classic!.avdtp.role(ofChannel: channel, closed: { channels.channels[$0].closeFrame != nil }) {
                     let m = try AVDTPMessage(parsing: &reader)
                     avdtpSignal(m, fromPeer: fromPeer, frame: frame, timestamp: timestamp, direction: direction)
                 } else {

@@ -39,15 +39,28 @@ extension Story {
         return out
     }
 
-    /// One profile's sentences over a device's links as one: said once when they are the same, else the first with how
-    /// many more links carried the profile.
+    /// One profile's sentences over a device's links as one: said once when they are the same, else the link with the
+    /// most to tell (the most frames cited; the first on a tie), with how many links carried the profile. The first
+    /// link alone would hide a later link's call (the blueprobe moto g04s log: the service level connection of link 1,
+    /// while link 3 carried the call answered by ATA at 6319).
     static func folded(_ sentences: [StorySentence]) -> [StorySentence] {
         guard let first = sentences.first, sentences.count > 1 else { return sentences }
         let frames = sentences.flatMap(\.frames)
-        let body = first.text.hasSuffix(".") ? String(first.text.dropLast()) : first.text
         let same = sentences.allSatisfy { $0.text == first.text }
-        let text = same ? "\(body) (on each of \(sentences.count) links)." : "\(body) (the first of \(sentences.count) links)."
+        let richest = sentences.indices.reduce(0) { sentences[$1].frames.count > sentences[$0].frames.count ? $1 : $0 }
+        let told = sentences[richest]
+        let body = told.text.hasSuffix(".") ? String(told.text.dropLast()) : told.text
+        let which = "the " + ordinal(richest + 1)
+        let text = same ? "\(body) (on each of \(sentences.count) links)." : "\(body) (\(which) of \(sentences.count) links)."
         return [StorySentence(first.topic, text, frames: frames)]
+    }
+
+    /// `first`, `second`, `third`, `fourth`, `fifth`, then `6th`, `11th`, `21st`, `22nd`.
+    static func ordinal(_ n: Int) -> String {
+        let words = ["first", "second", "third", "fourth", "fifth"]
+        if n >= 1 && n <= words.count { return words[n - 1] }
+        let suffix = (11...13).contains(n % 100) ? "th" : ["th", "st", "nd", "rd", "th", "th", "th", "th", "th", "th"][n % 10]
+        return "\(n)\(suffix)"
     }
 
     /// `A2DP with …: 5 streams of SBC 44.1 kHz … (set at frames 238, 874, …), streamed 25.0 s in all at 95–96 kbps (644

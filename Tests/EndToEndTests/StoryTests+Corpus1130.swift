@@ -1,0 +1,48 @@
+import BLETestSupport
+import Foundation
+import Testing
+
+/// Stories of the captures of `corpus/README.md` "Added 2026-11-30 (16)" (stories from tshark alone, committed before
+/// blescope's first run; scores in corpus/stories/README.md), held point by point to `diagnose --json`. Needs the
+/// corpus (BLESCOPE_CORPUS).
+@Suite struct CorpusStoryTests1130 {
+    static func of(_ capture: String) throws -> DiagnoseOutput? { try DiagnoseOutput.of(capture, corpus: true) }
+
+    static let midlog =
+        "android-btsnoop-last_blueprobe-unisoc-midlog-jbl-wave-buds-page-collision-3a-0b-call-answered-ata-esco-dropped-then-redone-peer-disc-13.log"
+
+    /// A moto g04s's log of JBL WAVE BUDS over two links. The second carries the call: +CIEV 2,1 at 6282, ATA from
+    /// the buds at 6319, +CIEV 1,1 at 6328, +CIEV 1,0 at 6531; and its AVDTP signalling channel, closed at 6312 and
+    /// opened again at 6349, configures AAC at 6383 (tshark: 557 media packets on 0x0043 of the first link, 191 on
+    /// 0x0045 of the second). The first run told the first link's HFP ("the first of 2 links", no call) and its 557
+    /// packets alone.
+    @Test func theCallOnTheSecondLinkIsTold() throws {
+        guard let out = try Self.of(Self.midlog) else { return }
+        #expect(
+            out.sentence(
+                "classic",
+                containing: [
+                    "HFP with B4:84:D5:CA:7F:97", "1 incoming call at 6282: answered by the peer (ATA, 6319)", "(the second of 2 links)",
+                ])
+                != nil)
+        #expect(
+            out.sentence(
+                "classic", containing: ["2 streams of AAC", "(set at frames 1683, 6383)", "748 media packets, from this side's source"])
+                != nil)
+    }
+
+    /// The same phone's accept-list connects (tshark): 04:da:28:4d:cd:62 added at 1094 and removed at 1266 after the
+    /// cancel 30.0 s later (and three more times), a direct connect that ran Android's 30 s; and at 2096 a background
+    /// connect for three devices added at 724–732 cancelled after 26.2 s, the three removed together (2107–2111).
+    @Test func theBackgroundConnectTheStackStoppedIsNoGiveUp() throws {
+        guard
+            let out = try Self.of(
+                "android-btsnoop_blueprobe-unisoc-from-reset-jbl-wave-buds-aac-chosen-of-sbc-aac-aptx-ldac-incoming-call-clcc-msbc-esco-sniff-refused-24.log"
+            )
+        else { return }
+        let gaveUp = out.findings("CE-01").filter(\.atLeastWarning)
+        #expect(gaveUp.map(\.occurrences) == [[1264, 1534, 1902, 1956]])
+        #expect(gaveUp.first?.message.hasPrefix("Connecting to 04:DA:28:4D:CD:62 (on the accept list) gave up after 30.0 s") == true)
+        #expect(out.findings("CE-01").contains { $0.severity == "info" && $0.message.contains("it stopped connecting in the background") })
+    }
+}
