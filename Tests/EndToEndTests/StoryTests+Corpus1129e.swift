@@ -72,7 +72,7 @@ import Testing
     /// Encryption Information and Central Identification (654, 655), the phone Identity Information, Identity Address
     /// and Signing Information (656-660). The story said "keys distributed at 654" without whose. After reconnecting,
     /// the phone's LE Read Peer Resolvable Address is refused 0x0C (1937) and it encrypts from the bond 10 ms later
-    /// (1947): HH-04 at info, where it warned of "a host state-machine bug".
+    /// (1947): HH-04 at info, where it warned of "a host state-machine bug". GATT-05 counts characteristics, not writes.
     @Test func theKeysAreToldBySideAndAnUnansweredAddressQueryIsContext() throws {
         guard
             let out = try Self.of(
@@ -85,6 +85,15 @@ import Testing
                 != nil)
         let hh04 = out.findings("HH-04").filter { $0.frames.contains(1937) }
         #expect(hh04.count == 1 && hh04.allSatisfy { !$0.atLeastWarning })
+        // GATT-05 by characteristic (tshark, link #22): 0x001c, its CCCD 0x001d first enabled at 1977, is notified 13
+        // times (2249-2317): not silent. 0x001f's CCCD 0x0020 is written 13 times (1972-2526), on for 70.3 s at the
+        // longest (2018 to the disable at 2043), nothing notified. bd939b7 listed nine handles, 0x001c among them.
+        let silent = out.findings("GATT-05")
+        #expect(silent.count == 1 && silent.first?.frames == [1972])
+        #expect(
+            silent.first?.message.contains(
+                "Subscribed to 0x001f on Prodigio_D2A74C76F3E0 (D2:A7:4C:76:F3:E0) (from frame 1972; its CCCD written 13 times), but nothing was notified there while it was on, 70.3 s at the longest (from frame 2018)"
+            ) == true)
     }
 
     /// The blproject UE BOOM 2 log (corpus 2026-11-30-15; tshark): SDP names RFCOMM 11 the speaker's Headset record (36);

@@ -417,6 +417,30 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(b).of("GATT-05").isEmpty)
         }
 
+        /// The Nespresso log's shape (S7 edge, link #22): this side toggles a CCCD on, off and on again, and the
+        /// characteristic is notified after its first enable (0x001c: CCCD 0x001d written 14 times from 1977, 13
+        /// notifications 2249-2317, enabled again at 2495 with nothing after): it notifies, no GATT-05 (bd939b7 listed a
+        /// handle per enabling write not followed by a notification). Near miss: the same toggles and no notification
+        /// at all: one GATT-05, one handle, with its writes counted and the longest time it stayed on.
+        @Test(arguments: [true, false]) func aToggledSubscriptionIsJudgedByCharacteristic(_ notified: Bool) throws {
+            var b = Self.discovered(Self.connected()).at(1)
+            let first = b.nextFrame
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            if notified { b = b.at(2).notify(handle: 0x0012, [1], connection: 0x40) }
+            b = b.at(5).att(.writeRequest(handle: 0x0013, value: [0x00, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let again = b.nextFrame
+            b = b.at(9).att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+                .at(129).disconnect(handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            let found = try RuleTest.diagnose(b).of("GATT-05")
+            #expect(found.count == (notified ? 0 : 1))
+            guard let d = found.first else { return }
+            #expect(d.frame == first && d.supporting.isEmpty)
+            #expect(
+                d.message
+                    == "Subscribed to 0x0012 on \(RuleTest.peerText) (from frame \(first); its CCCD written 3 times), but nothing was notified there while it was on, 2 min 0 s at the longest (from frame \(again))."
+            )
+        }
+
         // MARK: GATT-06 stale handles
 
         @Test func invalidHandleWithoutADiscoveryIsAStaleCache() throws {
