@@ -109,6 +109,7 @@ public struct Connection: Hashable, Sendable {
     public var aclPackets: PerDirection { machine.traffic.aclPackets }
     public var aclBytes: PerDirection { machine.traffic.aclBytes }
     public var attPDUs: Int { machine.traffic.attPDUs }
+    public var echoRequests: Int { machine.traffic.echoRequests }
     /// Android Bluetooth Quality Reports about this connection (at most ``Connection/maxQualitySamples``).
     public var linkQuality: [LinkQualitySample] { machine.linkQuality }
     public static let maxQualitySamples = 20_000

@@ -107,6 +107,7 @@ extension ConnectionMachine {
     func applySignal(_ outcome: SignalOutcome, frame: Int, direction: Direction, timestamp: Timestamp) {
         let s = outcome.signal
         let sender: EvidenceEvent.Sender = direction == .rx ? .peer : .local
+        if s.code == .echoRequest { connection.machine.feedEchoRequest() }
         for event in outcome.events {
             switch event {
             case .channelsChanged:

@@ -9,6 +9,8 @@ public struct LinkTraffic: Hashable, Sendable {
     public fileprivate(set) var aclBytes = PerDirection()
     /// ATT PDUs on any bearer.
     public fileprivate(set) var attPDUs = 0
+    /// L2CAP Echo Requests (Core Spec Vol 3, Part A, 4.8) either way: l2ping's presence probe, when nothing else ran.
+    public fileprivate(set) var echoRequests = 0
     /// Host → controller ACL packets not yet reported done by Number Of Completed Packets.
     public fileprivate(set) var inFlight = 0
     /// The most packets that were in the controller's buffer at once for this link.
@@ -101,6 +103,9 @@ extension LinkMachine {
         traffic.controllerQueueFullMicroseconds &+= period.durationMicroseconds ?? 0
         traffic.controllerQueueFull.append(period)
     }
+
+    /// One L2CAP Echo Request.
+    mutating func feedEchoRequest() { traffic.echoRequests += 1 }
 
     /// One ATT PDU, read once (``ATTView``): counted, and what the diagnosis reads noted (``LinkActivity``) against the
     /// ATT_MTU in force; `activity` false for passes that gather no evidence and for PDUs on other bearers.

@@ -174,4 +174,23 @@ import Testing
             : "the peer authenticated and encrypted (Link Key Request at 2, not asked by this host)"
         #expect(texts.contains { $0.contains(told) }, "\(texts)")
     }
+
+    // MARK: presence probes
+
+    /// The Nespresso log's 20 BR/EDR links (two BlueZ hosts, each link three L2CAP Echo Requests answered and a 0x15,
+    /// no Connection Request: tshark `btl2cap.cmd_code == 0x08`, 60 in all): the Data line says what they carried.
+    /// Near miss: a link that also opens SDP (PSM 0x0001) carried a profile, and is no probe.
+    @Test(arguments: [false, true]) func linksThatCarriedOnlyEchoRequestsAreProbes(_ sdp: Bool) throws {
+        var b = CaptureBuilder().connectBREDR(handle: Self.h, peer: Self.peer)
+        for i in 1...3 {
+            let id = UInt8(i)
+            b = b.signal(.other(.echoRequest, [0x41, 0x42]), identifier: id, handle: Self.h, .rx)
+                .signal(.other(.echoResponse, [0x41, 0x42]), identifier: id, handle: Self.h, .tx)
+        }
+        if sdp { b = b.openBREDRChannel(handle: Self.h, psm: 0x0001, localCID: 0x0040, remoteCID: 0x0050, localMTU: 672, remoteMTU: 672) }
+        let data = try #require(try Self.story(b).first { $0.hasPrefix("Data:") })
+        #expect(
+            data.contains("on 1 BR/EDR link, each: 3 L2CAP echo requests, no profile (a presence probe such as l2ping)") == !sdp, "\(data)")
+        #expect(!data.contains("echo request") || !sdp)
+    }
 }

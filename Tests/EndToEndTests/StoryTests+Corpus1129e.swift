@@ -88,6 +88,14 @@ import Testing
         // GATT-05 by characteristic (tshark, link #22): 0x001c, its CCCD 0x001d first enabled at 1977, is notified 13
         // times (2249-2317): not silent. 0x001f's CCCD 0x0020 is written 13 times (1972-2526), on for 70.3 s at the
         // longest (2018 to the disable at 2043), nothing notified. bd939b7 listed nine handles, 0x001c among them.
+        // The 20 BR/EDR links from two BlueZ hosts: 60 L2CAP Echo Requests (3 a link), no Connection Request.
+        #expect(
+            out.sentence(
+                "data",
+                containing: [
+                    "280 ACL packets on 20 BR/EDR links, each: 3 L2CAP echo requests, no profile (a presence probe such as l2ping)"
+                ])
+                != nil)
         let silent = out.findings("GATT-05")
         #expect(silent.count == 1 && silent.first?.frames == [1972])
         #expect(

@@ -324,7 +324,18 @@ extension Story {
         }
         let over = protocols.isEmpty ? "" : " (L2CAP channels: \(protocols.joined(separator: ", ")))"
         let frames = links.flatMap { $0.channels.map(\.openFrame) }
-        return ("\(plural(packets, "ACL packet")) on \(plural(links.count, "BR/EDR link"))\(over)", frames)
+        return ("\(plural(packets, "ACL packet")) on \(plural(links.count, "BR/EDR link"))\(over)\(probes(links))", frames)
+    }
+
+    /// `, each: 3 L2CAP echo requests, no profile (a presence probe such as l2ping)`: BR/EDR links that carried L2CAP
+    /// Echo Requests and opened no channel (the Nespresso log's 20 links from two BlueZ hosts, 60 Echo Requests, no
+    /// Connection Request: tshark `btl2cap.cmd_code == 0x08`).
+    static func probes(_ links: [Connection]) -> String {
+        let probes = links.filter { $0.echoRequests > 0 && $0.channels.isEmpty }
+        guard let fewest = probes.map(\.echoRequests).min(), let most = probes.map(\.echoRequests).max() else { return "" }
+        let count = fewest == most ? "\(fewest)" : "\(fewest)-\(most)"
+        let echoes = "\(count) L2CAP echo request\(most == 1 ? "" : "s"), no profile (a presence probe such as l2ping)"
+        return probes.count == links.count ? ", each: \(echoes)" : "; \(probes.count) of them only \(echoes)"
     }
 
     /// What the log cannot show: the completeness verdict's warnings, links that started before it, links the sniffer
