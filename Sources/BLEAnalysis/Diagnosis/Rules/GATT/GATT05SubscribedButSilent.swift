@@ -147,7 +147,8 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
         guard list.contains(where: { $0.writes > 1 }), let longest = list.max(by: { $0.longest.span < $1.longest.span })?.longest else {
             return "in the \(duration(window)) that followed"
         }
-        return "while \(list.count == 1 ? "it was" : "they were") on, \(duration(longest.span)) at the longest (from frame \(longest.frame))"
+        let on = list.count == 1 ? "it was" : "they were"
+        return "while \(on) on, \(duration(longest.span)) at the longest (from frame \(longest.frame))"
     }
 
     /// Why the silence says nothing: this side read a silent characteristic's value (a state, notified on change); or
