@@ -380,6 +380,11 @@ extension HCICommandPacket {
     /// set (Sniff Mode, Exit Sniff Mode, Write Link Supervision Timeout…).
     var handleParameter: UInt16? {
         if let handle = connectionHandle { return handle }
+        // The Link Policy commands that name a link first (Vol 4, Part E, 7.2: Hold, Sniff, Exit Sniff, QoS Setup,
+        // Role Discovery, Read/Write Link Policy Settings, Flow Specification, Sniff Subrating).
+        if opcode.ogf == 0x02, [0x01, 0x03, 0x04, 0x07, 0x09, 0x0C, 0x0D, 0x10, 0x11].contains(opcode.ocf), parameters.count >= 2 {
+            return (UInt16(parameters[0]) | UInt16(parameters[1]) << 8) & 0x0FFF
+        }
         guard case .declared(let set) = decoded else { return nil }
         return set.connectionHandle
     }

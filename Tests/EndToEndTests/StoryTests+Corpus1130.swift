@@ -45,4 +45,19 @@ import Testing
         #expect(gaveUp.first?.message.hasPrefix("Connecting to 04:DA:28:4D:CD:62 (on the accept list) gave up after 30.0 s") == true)
         #expect(out.findings("CE-01").contains { $0.severity == "info" && $0.message.contains("it stopped connecting in the background") })
     }
+
+    /// Refusals where nothing failed (tshark): the Galaxy S20 FE's Write Link Policy Settings for each new LE handle
+    /// (171 → 172 0x02 …); the moto g04s's Write Default Link Policy Settings 0x12 (1108 …), Change Connection Packet
+    /// Type 0x1A (1515, 6084) and Create Connection 0x0B (6065) while the buds paged it (6066, link up 6070). The first
+    /// run raised each as a warning ("a host state-machine bug").
+    @Test func refusalsTheLinkTypesExplainAreContext() throws {
+        guard
+            let pump = try Self.of(
+                "android-btsnoop_pumpx2-galaxy-s20fe-qualcomm-from-reset-tandem-tslim-x2-nordic-stored-ltk-gatt-rediscovered-x3-lost-08-x2-fail-establish-3e.log"
+            ), let buds = try Self.of(Self.midlog)
+        else { return }
+        #expect(pump.findings("HH-04").contains { $0.occurrences == [172, 533, 544, 1109] && $0.severity == "info" })
+        #expect(buds.findings("HH-04").allSatisfy { $0.severity == "info" })
+        #expect(buds.findings("HH-04").contains { $0.occurrences == [6065] && $0.message.contains("the link came up at frame 6070") })
+    }
 }

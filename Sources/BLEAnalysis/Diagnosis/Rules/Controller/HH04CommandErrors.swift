@@ -17,7 +17,7 @@ struct HH04CommandErrors: DiagnosisRule {
     static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
     static let evidence =
-        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, a question about a resolvable address refused 0x0C (7.8.42/43), the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed; an inquiry, page or name request while the controller pages for an earlier one; a page refused while the device connects to this side; on Android, an enabled set's address rotation)"
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, a question about a resolvable address refused 0x0C (7.8.42/43), the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed; an inquiry, page or name request while the controller pages for an earlier one; a page refused while the device connects to this side; on Android, an enabled set's address rotation); info for a link-policy command (OGF 0x02) naming an LE link, Change Connection Packet Type refused 0x1A, Write Default Link Policy Settings refused, and Create Connection refused 0x0B when the link to the peer comes up within 2 s (a page collision)"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
@@ -70,6 +70,33 @@ struct HH04CommandErrors: DiagnosisRule {
     static let unansweredQueryCause =
         "a question about the resolvable address in use, refused (address resolution off, or no address resolved yet): the host learns no address and goes on; nothing on the link depends on it"
 
+    /// A refusal the spec's own division of the link types explains: a Link Policy command (OGF 0x02: sniff, hold,
+    /// role switch, link policy) naming an LE link, which has none of them (Core Spec Vol 4, Part E, 7.2), refused as
+    /// the controller must (Android sends Write Link Policy Settings for each new LE handle: the pumpX2 Galaxy S20 FE
+    /// log, 171/172, 0x02). Nothing on the LE link depends on it.
+    static func linkPolicyOnLE(_ op: HCICommand, _ ev: EvidenceEvent, _ e: Evidence) -> Bool {
+        guard op.ogf == 0x02, let n = ev.connection else { return false }
+        return e.connections.first { $0.number == n }?.isLE ?? false
+    }
+
+    static let linkPolicyOnLECause =
+        "a BR/EDR link-policy command sent for an LE link: LE has no sniff, hold or role switch (Core Spec Vol 4, Part E, 7.2), so the controller refuses it and nothing on the link depends on it"
+
+    /// The BR/EDR tunings refused with nothing lost at the moment: the packet types the peer does not support (0x1A:
+    /// the link keeps those in force, Vol 4, Part E, 7.1.14; the blueprobe moto g04s log at 772), and the default link
+    /// policy for links to come (7.2.12: each link starts with the controller's default, which a host may set per link
+    /// with Write Link Policy Settings, 7.2.10; the same log refuses the default at 58 and sets a link's own at 2043).
+    static func tuningWithoutLoss(_ op: HCICommand, _ status: HCIStatus) -> String? {
+        if op == .changeConnectionPacketType && status == .unsupportedRemoteFeature {
+            return "the peer does not support the packet types asked for: the link keeps the ones in force"
+        }
+        if op == .writeDefaultLinkPolicySettings {
+            return
+                "new links start with the controller's own default policy; the host can still set each link's (Write Link Policy Settings): only a link left at the default would miss sniff or role switch"
+        }
+        return nil
+    }
+
     /// The successful BR/EDR Connection Complete within 2 s of a refused Accept Connection Request.
     static func acceptedAnyway(_ ev: EvidenceEvent, _ e: Evidence) -> CitedFrame? {
         let near = e.events.first { x in
@@ -111,31 +138,46 @@ struct HH04CommandErrors: DiagnosisRule {
             // An Accept Connection Request refused as disallowed while the connection it accepts completes: the host
             // accepted twice (macOS does), the first one did its work.
             let accepted = op == .acceptConnectionRequest && status == .commandDisallowed ? acceptedAnyway(ev, e) : nil
+            // A page refused because a link to the peer is being made, which then completes: the two sides paged each
+            // other at once (the blueprobe midlog: Create Connection refused 0x0B at 6065, the buds' Connection Request
+            // at 6066, the link up at 6070).
+            let collision = op == .createConnection && status == .connectionAlreadyExists ? acceptedAnyway(ev, e) : nil
             // An optional tuning of a link the platform goes on without (a declared row, not this capture's words).
             let tuning = probing ? nil : Self.platformTuning(op, e)
+            // A refusal the link types or the link's own tuning explain (a link-policy command for an LE link; packet
+            // types or a default policy the controller or peer does not take).
+            let lossless =
+                probing || tuning != nil
+                ? nil : (Self.linkPolicyOnLE(op, ev, e) ? Self.linkPolicyOnLECause : Self.tuningWithoutLoss(op, status))
             let causes: [String] =
                 if let tuning {
                     ["\(tuning.platform) tunes each link with it and goes on without it when refused (\(tuning.source))"]
-                } else if let probe {
+                } else if let lossless { [lossless] } else if let probe {
                     ["\(probe.platform) sends it while it initialises the controller and goes on without it (\(probe.source))"]
                 } else if Self.prescribed(op, status) {
                     [Self.prescribedCause]
                 } else if Self.unansweredQuery(op, status) { [Self.unansweredQueryCause] } else if let state { [state] } else if probing {
                     ["the stack probing the controller's capabilities (harmless)"]
-                } else if vendor { ["a vendor feature the controller declined; the host goes on without it"] } else if accepted != nil {
+                } else if vendor { ["a vendor feature the controller declined; the host goes on without it"] } else if collision != nil {
+                    ["a page collision: the peer was connecting to this side at the same moment, and its link came up"]
+                } else if accepted != nil {
                     ["the host sent the command twice; the first one did its work"]
                 } else { ["a host state-machine bug", "small controller tables"] }
             return Diagnosis(
-                rule: Self.code, severity: probing || vendor || accepted != nil || tuning != nil ? .info : severity, frame: ev.frame,
+                rule: Self.code,
+                severity: probing || vendor || accepted != nil || collision != nil || tuning != nil || lossless != nil ? .info : severity,
+                frame: ev.frame,
                 message:
                     "The controller refused \(op) (\(codeName(status)), frame \(ev.frame))\(meaning.map { ": " + $0 } ?? "")"
                     + (accepted.map { "; the connection it accepts completed at frame \($0.frame)." }
+                        ?? collision.map { "; the peer was connecting at the same moment, and the link came up at frame \($0.frame)." }
                         ?? tuning.map {
                             "; \($0.platform) tunes links with it and goes on without it: the link keeps the value already in force."
                         }
                         ?? "."),
                 headline: "\(op) refused (\(hex(status.rawValue)))",
-                supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + (accepted.map { [$0] } ?? []), causes: causes,
+                supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + ([accepted, collision].compactMap { $0 }),
+                causes: causes,
                 fold: "\(op.rawValue) \(status.rawValue)")
         }
     }
