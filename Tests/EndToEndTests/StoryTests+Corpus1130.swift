@@ -60,4 +60,17 @@ import Testing
         #expect(buds.findings("HH-04").allSatisfy { $0.severity == "info" })
         #expect(buds.findings("HH-04").contains { $0.occurrences == [6065] && $0.message.contains("the link came up at frame 6070") })
     }
+
+    /// The forgotten JBL Clip 3 (tshark): Link Key Request 3298, this side's Negative Reply 3299, the speaker ends the
+    /// link 0x06 at 3304; it is paired again by Secure Simple Pairing and a new key is notified at 3467. The first run
+    /// said "no pairing followed" at error.
+    @Test func aLostKeyThenPairedAgainSaysSo() throws {
+        guard
+            let out = try Self.of(
+                "android-btsnoop_blueprobe-unisoc-jbl-clip-3-forgotten-page-timeout-04-x4-peer-old-key-negative-reply-disc-06-ssp-repair-cme-error-4.log"
+            )
+        else { return }
+        let f = try #require(out.findings("BR-04").first)
+        #expect(f.severity == "warning" && f.message.contains("they paired again and a new link key was made at frame 3467"))
+    }
 }

@@ -94,6 +94,29 @@ extension DiagnosisRuleTests {
             #expect(r.of("BR-03").isEmpty)
         }
 
+        /// The same missing key, then a new pairing with the peer later in the log (Link Key Notification at 10): the
+        /// bond is back, the failed attempt is what was lost (the blueprobe moto g04s log: 0x06 at 3304, a new key at
+        /// 3467, tshark). A warning that says so; the near miss is the test above (no pairing: an error).
+        @Test func missingLinkKeyThenPairedAgain() throws {
+            let b = Self.keyAsked(found: false)
+                .event(
+                    Self.event(
+                        AuthenticationComplete {
+                            $0.status = HCIStatus(rawValue: 0x06); $0.handle = Self.handle
+                        })
+                )
+                .event(
+                    Self.event(
+                        LinkKeyNotification {
+                            $0.address = Self.peer; $0.key = [UInt8](repeating: 0x11, count: 16); $0.keyType = 4
+                        }))
+            let f = try #require(try RuleTest.diagnose(b).of("BR-04").first)
+            #expect(
+                f.severity == .warning
+                    && f.message.hasSuffix("(Negative Reply at frame 7); they paired again and a new link key was made at frame 10."))
+            #expect(f.supporting.map(\.frame).contains(10))
+        }
+
         /// Reply with the stored key, then Authentication Complete 0x05: the peer forgot the bond (hcidoc's LinkKeyMismatch).
         @Test func storedKeyRefusedByThePeer() throws {
             let b = Self.keyAsked(found: true)

@@ -20,7 +20,7 @@ struct BR04LinkKeyMissing: DiagnosisRule {
     static let code = FindingCode.linkKeyMissing
     static let group = RuleGroup.classic
     static let evidence =
-        "Link Key Request (0x17), Link Key Request Reply (0x040B) or Negative Reply (0x040C), then Authentication Complete (0x06), Connection Complete or Disconnection Complete with 0x05 Authentication Failure or 0x06 PIN or Key Missing, no pairing between"
+        "Link Key Request (0x17), Link Key Request Reply (0x040B) or Negative Reply (0x040C), then Authentication Complete (0x06), Connection Complete or Disconnection Complete with 0x05 Authentication Failure or 0x06 PIN or Key Missing, no pairing between; a warning when a later pairing with the peer made a new link key (Link Key Notification)"
     static let anchor = "hcidoc (LinkKeyMismatch: Reply then 0x05)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -48,18 +48,30 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                 case .linkKeyAnswer(_, let found) = answer.kind
             else { continue }
             let name = peer ?? e.deviceName(e.connection(ev.connection))
+            // A pairing later in the log that gave the two a new key (Link Key Notification): the bond is back, and
+            // what was lost is the attempt that failed (the blueprobe moto g04s log: the JBL Clip 3 refused at 3304,
+            // paired again by Secure Simple Pairing from 3439, new key at 3467).
+            let repaired = peer.flatMap { p in
+                e.events.first { x in
+                    guard x.frame > ev.frame, case .linkKeyCreated(p) = x.kind else { return false }
+                    return true
+                }
+            }
+            let after = repaired.map { "; they paired again and a new link key was made at frame \($0.frame)" } ?? ""
             let what =
                 found
-                ? "the peer refused the link key this side gave at frame \(answer.frame): it no longer has the bond, or the keys differ"
-                : "this side has no link key for it (Negative Reply at frame \(answer.frame)) and no pairing followed"
+                ? "the peer refused the link key this side gave at frame \(answer.frame): it no longer has the bond, or the keys differ\(after)"
+                : "this side has no link key for it (Negative Reply at frame \(answer.frame))"
+                    + (repaired == nil ? " and no pairing followed" : after)
             out.append(
                 Diagnosis(
-                    rule: Self.code, severity: severity, frame: ev.frame,
+                    rule: Self.code, severity: repaired == nil ? severity : .warning, frame: ev.frame,
                     message: "Authentication with \(name) failed (\(codeName(status)) at frame \(ev.frame)): \(what).",
                     headline: found
                         ? "\(name) refused the stored link key (\(hex(status.rawValue)))"
                         : "no link key for \(name) (\(hex(status.rawValue)))",
-                    supporting: chain.compactMap { c in c.kind.chainText.map { CitedFrame(c.frame, $0) } },
+                    supporting: chain.compactMap { c in c.kind.chainText.map { CitedFrame(c.frame, $0) } }
+                        + (repaired.map { [CitedFrame($0.frame, "Link Key Notification: a new bond")] } ?? []),
                     causes: found
                         ? ["the peer was reset or unpaired and lost its key: remove the bond on this side and pair again"]
                         : ["the bond was removed on this side (or the key store was cleared): pair again"],
