@@ -71,6 +71,11 @@ public struct LinkMachine: Hashable, Sendable {
     private(set) var security = SecurityTracker()
     /// How the link was secured: its pairings and encryption sessions, each fact with its source.
     public var securityRecord: LinkSecurity { _read { yield security.record } }
+    /// A notification or indication at `frame`: noted when a pairing runs in the clear (``LinkSecurity/valuesInClearWhilePairing``).
+    @inline(__always)
+    mutating func noteNotifiedValue(at frame: Int) {
+        if security.pairingInClear { security.record.valuesInClearWhilePairing.note(frame) }
+    }
     /// What the link carried and its controller's flow control (``LinkTraffic``; fed per packet, `LinkTraffic.swift`).
     public internal(set) var traffic = LinkTraffic()
     /// What it carried that the diagnosis reads (fed per packet with ``traffic``).

@@ -113,6 +113,7 @@ extension LinkMachine {
     mutating func feed(att view: ATTView, frame: Int, direction: Direction, activity noting: Bool) {
         traffic.attPDUs += 1
         guard noting else { return }
+        if view.isNotifiedValue { noteNotifiedValue(at: frame) }
         activity.note(view, mtu: link.snapshot.mtu, frame: frame, direction: direction)
     }
 }

@@ -66,6 +66,28 @@ import Testing
         #expect(
             cq05.message.contains(
                 "the sniffer stopped flagging the link as encrypted at 4130 after 10 bad MICs; its 9 later PDUs are counted as ciphertext"))
+        // tshark: the lock's Handle Value Notification at 4053, between the Pairing Request (3980) and LL_START_ENC_REQ (4095).
+        #expect(
+            out.sentence("security", containing: ["1 notification went in the clear during the pairing, before encryption (4053)"]) != nil)
+    }
+
+    /// The NimBLE door lock's legacy capture (corpus 2026-11-30-15; tshark): the central's Pairing Request asks for
+    /// bonding, MITM and SC (AuthReq 0x0d, 4670), the DisplayOnly lock answers 0x00 (4675); the lock notifies at 4741,
+    /// 4807 and 4874, before the encryption (4888).
+    @Test func whatTheLegacyPairingRefusedAndCarriedInTheClear() throws {
+        guard
+            let out = try Self.of(
+                "nrfsniffer-lt272-pcapng_esp32-nimble-doorlock-legacy-passkey-displayonly-no-bonding-notify-in-clear-bad-mic-900-crc-bad.pcapng"
+            )
+        else { return }
+        #expect(
+            out.sentence(
+                "security",
+                containing: [
+                    "the peripheral answered No Bonding: no keys stored",
+                    "the central asked for Secure Connections: the peripheral's answer made it legacy",
+                    "3 notifications went in the clear during the pairing, before encryption (4741, 4807, 4874)",
+                ]) != nil)
     }
 
     /// The Ph0wn Nespresso log (a Galaxy S7 edge from HCI Reset; corpus 2026-11-30-15; tshark): the machine sends

@@ -77,9 +77,22 @@ extension Story {
         if !encrypted.isEmpty, let sizes = keySizes(e, le: true) { parts.append(sizes) }
         if !encrypted.isEmpty, let stored = storedKeys(e) { parts.append(stored) }
         parts += encryptionOutcomes(starts: starts.map(\.frame), refused: refused, air: e.isAirCapture)
+        if let clear = clearDuringPairing(le) { parts.append(clear) }
         let text = parts.joined(separator: "; ").capitalizedFirst + "."
         let frames = pairings + unanswered + completed + failed.flatMap(\.1) + encrypted.values + starts.map(\.frame) + refused.flatMap(\.1)
         return StorySentence(.security, text, frames: frames)
+    }
+
+    /// `3 notifications went in the clear during the pairing, before encryption (4741, 4807, 4874)`: what the links
+    /// carried between a Pairing Request and their encryption (``LinkSecurity/valuesInClearWhilePairing``; the NimBLE
+    /// door lock's legacy capture).
+    static func clearDuringPairing(_ le: [Connection]) -> String? {
+        let clear = le.map { $0.machine.securityRecord.valuesInClearWhilePairing }.filter { $0.count > 0 }
+        guard !clear.isEmpty else { return nil }
+        let count = clear.reduce(0) { $0 + $1.count }
+        let frames = clear.flatMap(\.frames).prefix(3).map(String.init).joined(separator: ", ")
+        return
+            "\(plural(count, "notification")) went in the clear during the pairing, before encryption (\(frames)\(count > 3 ? ", …" : ""))"
     }
 
     /// ` (LTK from the peer; IRK, CSRK from this side)`: the keys of the distribution that starts at `frame`, by who sent

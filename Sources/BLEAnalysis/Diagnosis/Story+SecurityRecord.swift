@@ -26,6 +26,20 @@ extension Story {
 
     /// ` (LE legacy Just Works, bonding)`: the association model of each pairing the links' records hold, folded;
     /// nil when no record names one.
+    /// `, the peer answered No Bonding: no keys stored, this side asked for Secure Connections: the peer's answer made it
+    /// legacy`: what the Pairing Response refused of the request (the NimBLE door lock's legacy capture, 4670/4675:
+    /// AuthReq 0x0d answered 0x00), the model SEC-13's MITM wording sets.
+    static func declined(_ e: Evidence, _ p: SecurityPairing) -> String {
+        let initiator = p.initiator ?? .local
+        let responder: EvidenceEvent.Sender = initiator == .local ? .peer : .local
+        var text = ""
+        if p.bondingDeclined { text += ", \(e.side(responder)) answered No Bonding: no keys stored" }
+        if p.secureConnectionsDeclined {
+            text += ", \(e.side(initiator)) asked for Secure Connections: \(e.side(responder))'s answer made it legacy"
+        }
+        return text
+    }
+
     static func pairingMethods(_ e: Evidence, le: Bool) -> String? {
         var names: [String] = []
         for c in e.connections where c.isLE == le {
@@ -39,6 +53,7 @@ extension Story {
                 if let roles = p.passkey { name += ", " + e.passkeyText(roles) }
                 if let type = p.linkKeyType { name += ", \(type)" }
                 if p.debugKeyFrame != nil { name += ", debug key" }
+                name += Self.declined(e, p)
                 // A zero IRK tells a security reviewer the device is trackable (SEC-20 says it at info, under the fold).
                 let zero = p.identities.filter(\.value.irkIsZero).keys.sorted { $0.rawValue < $1.rawValue }
                 if zero.count == 2 { name += ", all-zero IRKs: no privacy" }

@@ -31,6 +31,18 @@ public struct LinkSecurity: Hashable, Sendable {
     /// Encryption), or the peer (a Link Key Request, IO Capability Request or Response or PIN Code Request no command of
     /// this host's asked for); nil: none in the log.
     public internal(set) var authenticationStart: AuthenticationStart?
+    /// Notifications and indications sent while a pairing ran in the clear (a Pairing Request seen, the link not yet
+    /// encrypted): their count and the first frames (up to 3). What they carried was readable to anyone on the air.
+    public internal(set) var valuesInClearWhilePairing = ValuesInClear()
+
+    public struct ValuesInClear: Hashable, Sendable {
+        public var count = 0
+        public var frames: [Int] = []
+        mutating func note(_ frame: Int) {
+            count += 1
+            if frames.count < 3 { frames.append(frame) }
+        }
+    }
 
     public struct AuthenticationStart: Hashable, Sendable {
         public var byThisSide: Bool
@@ -204,6 +216,10 @@ public struct SecurityPairing: Hashable, Sendable {
     public var passkey: PasskeyRoles?
     /// Both sides asked for bonding: the keys are kept.
     public var bonding = false
+    /// LE: what the Pairing Request asked for and the Pairing Response did not give (Vol 3, Part H, 3.5.1-3.5.2):
+    /// bonding (the responder's No Bonding: no keys are stored) and Secure Connections (the pairing ran legacy).
+    public var bondingDeclined = false
+    public var secureConnectionsDeclined = false
     /// LE: the smaller Maximum Encryption Key Size of the two sides (Vol 3, Part H, 3.5.1, 2.3.4), at the response.
     public var keySize: Int?
     /// LE: each side's Maximum Encryption Key Size as offered (initiator, responder).

@@ -164,6 +164,8 @@ extension SecurityTracker {
                 }
             }
         }
+        pairing.bondingDeclined = req.authReq.contains(.bonding) && !p.authReq.contains(.bonding)
+        pairing.secureConnectionsDeclined = req.authReq.contains(.secureConnections) && !p.authReq.contains(.secureConnections)
         pairing.mitmRequested = req.authReq.contains(.mitm) || p.authReq.contains(.mitm)
         pairing.mitmAskedBy = Set([(initiator, req.authReq), (responder, p.authReq)].filter { $0.1.contains(.mitm) }.map(\.0))
         pairing.offeredKeySizes = [Int(req.maxEncryptionKeySize), Int(p.maxEncryptionKeySize)]

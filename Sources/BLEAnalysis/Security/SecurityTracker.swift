@@ -66,6 +66,13 @@ struct SecurityTracker: Hashable, Sendable {
     }
 
     private(set) var pairing = Pairing.none
+    /// A pairing runs and the link is not encrypted yet: from the Pairing Request to the encryption with its key.
+    var pairingInClear: Bool {
+        switch pairing {
+        case .featureExchange, .keyGeneration: encryption != .on
+        default: false
+        }
+    }
     private(set) var encryption = Encryption.off
     /// The keys each side distributed in the latest pairing (complete ones: both PDUs of EncKey and IdKey seen).
     private(set) var distributed: [Sender: SMPKeyDistribution] = [:]

@@ -297,6 +297,46 @@ extension DiagnosisRuleTests {
             #expect(r.of("SEC-12").isEmpty)
         }
 
+        /// The NimBLE door lock's captures: the lock notifies while the pairing runs, before the link is encrypted (SC
+        /// 4053; legacy 4741, 4807, 4874, encryption from 4888): the Security line says so. Near miss: the same
+        /// notification after the Encryption Change is encrypted, and nothing is said.
+        @Test(arguments: [true, false]) func aNotificationDuringThePairingWentInTheClear(_ beforeEncryption: Bool) throws {
+            var b = Self.lePairing(sc: false)
+            let notified = b.nextFrame + (beforeEncryption ? 0 : 4)
+            if beforeEncryption { b = b.notify(handle: 0x0012, [0x01, 0x02], connection: 0x40) }
+            b = b.command(
+                Self.command(
+                    LEEnableEncryption {
+                        $0.handle = 0x40; $0.longTermKey = Self.value(1)
+                    })
+            )
+            .event(HCIBuild.commandStatus(.leEnableEncryption)).encryptionChange(handle: 0x40)
+            if !beforeEncryption { b = b.notify(handle: 0x0012, [0x01, 0x02], connection: 0x40) }
+            let line = try RuleTest.diagnose(b).story.sentences.first { $0.text.hasPrefix("Security:") }?.text ?? ""
+            #expect(
+                line.contains("1 notification went in the clear during the pairing, before encryption (\(notified))") == beforeEncryption,
+                "\(line)")
+        }
+
+        /// The NimBLE door lock's legacy capture: the central asks for bonding, MITM and Secure Connections (AuthReq 0x0d at
+        /// 4670), the DisplayOnly lock answers 0x00 (4675): no keys are stored and the pairing runs legacy. The Security
+        /// line says what the answer refused. Near miss: the same request answered in kind (0x0d): nothing refused.
+        @Test(arguments: [UInt8(0x00), UInt8(0x0D)]) func whatTheResponseRefusedOfTheRequestIsSaid(_ answer: UInt8) throws {
+            func features(_ authReq: UInt8, io: UInt8) -> SMPPairingParameters {
+                SMPPairingParameters(
+                    ioCapability: SMPIOCapability(rawValue: io), authReq: SMPAuthReq(rawValue: authReq), maxEncryptionKeySize: 16,
+                    initiatorKeyDistribution: [.encKey], responderKeyDistribution: [.encKey])
+            }
+            let b = CaptureBuilder().connect(handle: 0x40)
+                .smp(.pairingRequest(features(0x0D, io: 4)), handle: 0x40, .tx)
+                .smp(.pairingResponse(features(answer, io: 0)), handle: 0x40, .rx)
+            let line = try RuleTest.diagnose(b).story.sentences.first { $0.text.hasPrefix("Security:") }?.text ?? ""
+            let refused = answer == 0
+            #expect(line.contains("the peer answered No Bonding: no keys stored") == refused, "\(line)")
+            #expect(line.contains("this side asked for Secure Connections: the peer's answer made it legacy") == refused, "\(line)")
+            #expect(line.contains(refused ? "LE legacy Passkey Entry" : "LE Secure Connections Passkey Entry"), "\(line)")
+        }
+
         /// No pairing in the capture: LE Enable Encryption (frame 2) names the stored key by EDIV and Rand. Zeros name a
         /// Secure Connections LTK (Vol 3, Part H, 2.4.4, 3.6.1), a random EDIV/Rand a legacy one (3.6.2): said as
         /// inferred. With the pairing on the link (the near miss) its key is not "stored" and nothing is inferred.
