@@ -210,7 +210,8 @@ import Testing
     @Test func galaxyS23CuffPairsThenIndicatesAndHeadsetStreamsAAC() throws {
         guard let out = try Self.of("android-btsnoop-cfa_sh3pi-s23-beurer-bm54-le-att-05-legacy-passkey-indications-jbl-a2dp-aac.cfa")
         else { return }
-        // CCCD 0x0013 refused 0x05 at 9601, paired at 9603, written again at 9945, indications 9989-10070.
+        // CCCD 0x0013 refused 0x05 at 9601, paired at 9603, written again at 9945, indications 9989-10070. The phone's
+        // Pairing Request asks for SC (AuthReq 0x0d, 9603), the cuff's response does not (0x05, 9614): legacy.
         let refused = try #require(out.findings("GATT-04").first)
         #expect(!refused.atLeastWarning && refused.occurrences == [9601] && refused.message.contains("The same write at frame 9945"))
         #expect(out.findings("SEC-10").contains { $0.atLeastWarning && $0.message.contains("LE legacy Passkey Entry") })
@@ -218,7 +219,7 @@ import Testing
             out.sentence(
                 "security",
                 containing: [
-                    "1 LE pairing (LE legacy Passkey Entry, passkey shown by the peer, typed on this side): keys distributed at 9888"
+                    "1 LE pairing (LE legacy Passkey Entry, passkey shown by the peer, typed on this side, this side asked for Secure Connections: the peer's answer made it legacy): keys distributed at 9888"
                 ]) != nil)
         #expect(
             out.sentence(
