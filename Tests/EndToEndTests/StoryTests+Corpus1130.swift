@@ -73,4 +73,13 @@ import Testing
         let f = try #require(out.findings("BR-04").first)
         #expect(f.severity == "warning" && f.message.contains("they paired again and a new link key was made at frame 3467"))
     }
+
+    /// The buds' two 0x13 ends (tshark): at 3051 after the phone closed A2DP, AVRCP and RFCOMM (2987–3027; only the
+    /// SDP channel the buds opened at 1704 stayed open), at 6988 after the phone's AVDTP Suspend (6950/6957). Both
+    /// ordinary ends; the first run warned on both.
+    @Test func theBudsEndsAfterTheProfilesClosedAreOrderly() throws {
+        guard let out = try Self.of(Self.midlog) else { return }
+        let ends = try #require(out.findings("DC-02").first)
+        #expect(ends.occurrences == [3051, 6988] && ends.severity == "info")
+    }
 }

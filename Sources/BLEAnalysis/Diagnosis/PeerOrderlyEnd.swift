@@ -30,11 +30,14 @@ extension DC02PeerEndedLink {
         return bondingDone(c, d, in: e)
     }
 
-    /// Every dynamic channel of the link closed before the end: the last close.
+    /// Every dynamic channel of the link closed before the end: the last close. An SDP channel left open is left out:
+    /// it holds no session (a search answered, nothing more; the blueprobe midlog's buds opened one at 1704 and kept it
+    /// while the phone closed A2DP, AVRCP and RFCOMM, 2987–3027, before their 0x13 at 3051).
     static func closedChannels(_ c: Connection, before frame: Int) -> CitedFrame? {
-        let closes = c.channels.map(\.closeFrame)
+        let sessions = c.channels.filter { $0.psm != .sdp || $0.closeFrame != nil }
+        let closes = sessions.map(\.closeFrame)
         guard !closes.isEmpty, closes.allSatisfy({ ($0 ?? .max) < frame }),
-            let last = c.channels.max(by: { $0.closeFrame! < $1.closeFrame! })
+            let last = sessions.max(by: { $0.closeFrame! < $1.closeFrame! })
         else { return nil }
         return CitedFrame(last.closeFrame!, "close of its last L2CAP channel, \(last.psm)")
     }

@@ -42,6 +42,22 @@ extension DiagnosisRuleTests {
                     "It follows the close of its last L2CAP channel, \(L2CAPPSM(0x0019)) (frame \(close)): the session's orderly end."))
         }
 
+        /// An SDP channel the peer opened and left open holds no session: the end after the AVDTP channel closed is
+        /// still orderly (the blueprobe midlog's buds: SDP 1704 open, the phone's closes 2987–3027, 0x13 at 3051).
+        @Test func anIdleSDPChannelLeftOpenDoesNotHoldTheSession() throws {
+            var b = CaptureBuilder().at(1).connectBREDR(handle: Self.link, peer: RuleTest.peer)
+                .openBREDRChannel(
+                    handle: Self.link, psm: 0x0001, localCID: 0x0050, remoteCID: 0x0051, localMTU: 672, remoteMTU: 672, identifier: 20
+                )
+                .openBREDRChannel(handle: Self.link, psm: 0x0019, localCID: 0x0040, remoteCID: 0x0041, localMTU: 672, remoteMTU: 672)
+                .at(6).signal(.disconnectionRequest(destinationCID: 0x0040, sourceCID: 0x0041), identifier: 9, handle: Self.link, .rx)
+            let closed = b.nextFrame
+            b = b.signal(.disconnectionResponse(destinationCID: 0x0040, sourceCID: 0x0041), identifier: 9, handle: Self.link, .tx).at(7)
+            let d = try #require(
+                try RuleTest.diagnose(b.disconnect(handle: Self.link, reason: .remoteUserTerminatedConnection)).of("DC-02").first)
+            #expect(d.severity == .info && d.supporting.map(\.frame).contains(closed))
+        }
+
         /// The near miss: the same end with the AVDTP channel still open (the profile in use) stays a warning.
         @Test func thePeerEndingALinkWithAChannelOpenIsStillAWarning() throws {
             let (b, _, end) = Self.session(CaptureBuilder(), start: 1, closed: false)
