@@ -99,6 +99,12 @@ extension HFPCallShownTests {
         #expect(
             try Self.hfpLine(up).contains(
                 "1 incoming call at \(g[0]): answered by the peer (ATA, \(g[1])), up at \(g[2]), still up when the log ends"))
+        // Up with no ATA from the hands-free: answered on the gateway (the blueprobe moto g04s: +CIEV 2,1 at 1499,
+        // +CIEV 1,1 at 1529, no ATA in tshark's RFCOMM frames).
+        let (handset, h) = Self.lines(start, [("\r\n+CIEV: 3,1\r\n", false), ("\r\n+CIEV: 2,1\r\n", false)])
+        #expect(
+            try Self.hfpLine(handset).contains(
+                "1 incoming call at \(h[0]): answered on this side, the audio gateway (no ATA), up at \(h[1]), still up when the log ends"))
     }
 }
 

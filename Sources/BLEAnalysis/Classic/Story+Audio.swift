@@ -246,7 +246,13 @@ extension Story {
         text += c.trigger.map { ", \($0.what) at \($0.frame)" } ?? " at \(c.frame)"
         var steps: [String] = []
         if let a = c.alerting { steps.append("alerting at \(a.frame)") }
-        if let a = c.answer { steps.append("answered by \(h.thisSideIsGateway ? "the peer" : "this side") (ATA, \(a.frame))") }
+        if let a = c.answer {
+            steps.append("answered by \(h.thisSideIsGateway ? "the peer" : "this side") (ATA, \(a.frame))")
+        } else if c.direction == .incoming, c.active != nil {
+            // Up with no ATA from the hands-free: the user answered on the audio gateway itself (HFP 1.9, 4.13.1: the
+            // AG may accept the call by its own means, then reports call=1).
+            steps.append("answered on \(h.thisSideIsGateway ? "this side" : "the peer"), the audio gateway (no ATA)")
+        }
         let hungUpBy = h.thisSideIsGateway ? "the peer" : "this side"
         if let up = c.active {
             var active = "up at \(up.frame)"
