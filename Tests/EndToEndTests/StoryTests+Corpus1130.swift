@@ -59,6 +59,8 @@ import Testing
         #expect(pump.findings("HH-04").contains { $0.occurrences == [172, 533, 544, 1109] && $0.severity == "info" })
         #expect(buds.findings("HH-04").allSatisfy { $0.severity == "info" })
         #expect(buds.findings("HH-04").contains { $0.occurrences == [6065] && $0.message.contains("the link came up at frame 6070") })
+        // The page that collided first: Connection Complete 0x3A at 6063.
+        #expect(buds.findings("BR-02").map(\.severity) == ["info"] && buds.findings("BR-02")[0].message.contains("a page collision"))
     }
 
     /// The forgotten JBL Clip 3 (tshark): Link Key Request 3298, this side's Negative Reply 3299, the speaker ends the

@@ -166,6 +166,26 @@ extension DiagnosisRuleTests {
             }
         }
 
+        /// Connection Complete 0x3A (Controller Busy), then the peer's own link to this side up 7 ms later: a page
+        /// collision, info (the blueprobe midlog: 6063, the buds' link at 6070). Near miss: no link follows, a warning.
+        @Test(arguments: [true, false]) func aPageCollisionIsNoFailure(_ linkFollows: Bool) throws {
+            var b = CaptureBuilder()
+                .commandRefusedByStatus(
+                    HCICommand(rawValue: 0x0405), parameters: Self.address + [0x18, 0xCC, 0x01, 0x00, 0x00, 0x00, 0x01], status: .success
+                )
+                .event(
+                    Self.event(
+                        ConnectionComplete {
+                            $0.status = .controllerBusy; $0.address = Self.peer; $0.linkType = 1
+                        }))
+            let up = b.nextFrame
+            if linkFollows { b = b.connectBREDR(handle: Self.handle, peer: Self.peer) }
+            let d = try #require(try RuleTest.diagnose(b).of("BR-02").first)
+            #expect(d.severity == (linkFollows ? .info : .warning))
+            #expect(d.message.contains("a page collision") == linkFollows)
+            #expect(d.supporting.map(\.frame).contains(up) == linkFollows)
+        }
+
         /// Connection Complete 0x0E (rejected: security) is BR-02; 0x04 is BR-01's, with its Create Connection.
         @Test func failedConnectionsByStatus() throws {
             let b = CaptureBuilder()

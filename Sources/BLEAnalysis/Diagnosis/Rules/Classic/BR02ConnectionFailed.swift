@@ -19,7 +19,7 @@ struct BR02ConnectionFailed: DiagnosisRule {
     static let code = FindingCode.connectionFailed
     static let group = RuleGroup.classic
     static let evidence =
-        "Connection Complete (0x03) with status ≠ 0 and ≠ 0x04 (0x05/0x06 authentication, 0x08 timeout, 0x09 limit, 0x0B exists, 0x0D–0x0F refused, 0x16 cancelled, 0x1A unsupported, 0x22 LMP timeout)"
+        "Connection Complete (0x03) with status ≠ 0 and ≠ 0x04 (0x05/0x06 authentication, 0x08 timeout, 0x09 limit, 0x0B exists, 0x0D–0x0F refused, 0x16 cancelled, 0x1A unsupported, 0x22 LMP timeout); info when the link to the same peer comes up within 2 s (with 0x3A or 0x0B, a page collision)"
     static let anchor = "hcidoc (\"ConnectionComplete error S for addr\")"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -38,8 +38,24 @@ struct BR02ConnectionFailed: DiagnosisRule {
                 cause = "the legacy PIN pairing (PIN Code Request at frame \(pin)) failed: the PINs on the two sides did not match"
                 supporting.append(CitedFrame(pin, "PIN Code Request"))
             }
+            // The link to the same peer up within 2 s: the failed attempt cost nothing. With Controller Busy or
+            // Connection Already Exists, the two sides paged each other at once (the blueprobe midlog: 0x3A at 6063,
+            // the buds' Connection Request at 6066, their link up at 6070).
+            let up = e.events.first { x in
+                guard x.frame > ev.frame, x.timestamp.microseconds(since: ev.timestamp) <= 2_000_000,
+                    case .classicConnectionComplete(_, .success, peer, _) = x.kind
+                else { return false }
+                return true
+            }
+            if let up {
+                let collision = status == .controllerBusy || status == .connectionAlreadyExists
+                cause =
+                    (collision ? "a page collision: the peer was connecting to this side at the same moment" : cause)
+                    + "; the link to it came up at frame \(up.frame)"
+                supporting.append(CitedFrame(up.frame, "Connection Complete: success"))
+            }
             return Diagnosis(
-                rule: Self.code, severity: cancelled ? .info : severity, frame: ev.frame,
+                rule: Self.code, severity: cancelled || up != nil ? .info : severity, frame: ev.frame,
                 message: "The BR/EDR \(link) connection with \(peer) failed (\(codeName(status)) at frame \(ev.frame)): \(cause).",
                 headline: "BR/EDR connection with \(peer) failed (\(hex(status.rawValue)))",
                 supporting: supporting, causes: [cause], device: peer, fold: "\(peer) \(status.rawValue)")
