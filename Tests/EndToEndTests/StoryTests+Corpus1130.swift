@@ -29,6 +29,9 @@ import Testing
             out.sentence(
                 "classic", containing: ["2 streams of AAC", "(set at frames 1683, 6383)", "748 media packets, from this side's source"])
                 != nil)
+        // The ring's eSCO link lived 33 ms (Synchronous Connection Complete 6299 at 3289.181 s, Disconnection Complete
+        // 6307 at 3289.214 s); the call's own ran 202 frames, no duration said.
+        #expect(out.sentence("classic", containing: ["removed at 6307 after 33 ms", "removed at 6528."]) != nil)
     }
 
     /// The same phone's accept-list connects (tshark): 04:da:28:4d:cd:62 added at 1094 and removed at 1266 after the

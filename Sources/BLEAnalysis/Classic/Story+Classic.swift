@@ -36,6 +36,11 @@ extension Story {
                 text +=
                     l.endFrame.map { l.endedByReset ? ", ended by the HCI Reset at \($0)" : ", removed at \($0)" }
                     ?? ", still up when the log ends"
+                // A link removed within a second carried next to no audio: said with its life (the blueprobe midlog's
+                // eSCO for the ring, up 6299, removed 6307, 33 ms; set up again after the answer).
+                if let us = l.durationMicroseconds, l.endFrame != nil, !l.endedByReset, us < 1_000_000 {
+                    text += " after \(BLEAnalysis.duration(us))"
+                }
                 // The audio the host carried over HCI (none where the controller routes it on its own path, the usual
                 // case on phones): counted on the link by its handle, so empty records of no link are not.
                 if l.packets.total > 0 {
