@@ -429,7 +429,9 @@ extension LLEncryptionState {
             encryptedFrom: encryptedFrom, startSeen: sessionKeyKnown, key: key,
             firstUndecryptedFrame: firstUndecryptedFrame, firstMICFailureFrame: firstMICFailureFrame,
             missedPDUs: missedPDUs, keysTried: keysTried, keySearch: searchNote, startInferred: startInferredAt != nil,
-            unflagged: unflagged)
+            // Said only where it changed a count: a flag that stopped on the link's last packets counts nothing (the
+            // legacy out-of-band test capture: unflagged at 24, no PDU after).
+            unflagged: unflagged.flatMap { $0.pdus > 0 ? $0 : nil })
     }
 }
 
