@@ -19,7 +19,9 @@ extension Story {
         var out: [StorySentence] = []
         for who in devices {
             var ps = links[who]!
-            out += folded(ps.compactMap { sdpLine($0, who: who) })
+            // What the profiles did first (a call, a stream); the records SDP found last: they explain, the others
+            // tell (the blueprobe midlog's SDP line, 5 lines long, pushed its call below the first screen).
+            let sdp = folded(ps.compactMap { sdpLine($0, who: who) })
             // A codec fallback (Story+A2DPFallback) is one event: its streams are told there, the others as before.
             if let fallback = a2dpFallback(ps.flatMap(\.a2dp.streams), who: who) {
                 out.append(fallback.line)
@@ -35,6 +37,7 @@ extension Story {
             out += folded(ps.compactMap { hfpLine($0, e, who: who) })
             out += folded(ps.compactMap { avrcpLine($0, who: who) })
             out += obexLines(ps, who: who)
+            out += sdp
         }
         return out
     }
