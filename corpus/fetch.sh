@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15 or 2026-11-30-16: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15, 2026-11-30-16 or 2026-11-30-17: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -243,6 +243,9 @@ jwoglom/pumpX2 aa662fb5ed3a31fc55a2eb361d1da431419501f6 c22bf442064d901f86b7df54
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 8fc749378b3cbde68949397d029e970b0f62e7c9dcaf2df052112e302226b7a1 android-btsnoop_blueprobe-unisoc-from-reset-jbl-wave-buds-aac-chosen-of-sbc-aac-aptx-ldac-incoming-call-clcc-msbc-esco-sniff-refused-24.log logs/earphones/callReception/FS/data/misc/bluetooth/logs/btsnoop_hci.log
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e e2be6914566ae82457c3bdaf690cc11ce46d320cade48db1b59849ddc168b450 android-btsnoop-last_blueprobe-unisoc-midlog-jbl-wave-buds-page-collision-3a-0b-call-answered-ata-esco-dropped-then-redone-peer-disc-13.log logs/earphones/callReception/FS/data/misc/bluetooth/logs/btsnoop_hci.log.last
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e bc38bd7db566275ef3e9f0c453ea95327427aecb46d5a8d609fd67b196fd337a android-btsnoop_blueprobe-unisoc-jbl-clip-3-forgotten-page-timeout-04-x4-peer-old-key-negative-reply-disc-06-ssp-repair-cme-error-4.log logs/speaker/firstConnection/FS/data/misc/bluetooth/logs/btsnoop_hci.log
+# added 2026-11-30-17
+hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e e6a81de7df944d17a2f6dd1063c1767b0722a2be7d4c9c49526df77b3f032a57 android-btsnoop_blueprobe-unisoc-echo-auto-alexa-rfcomm-uuid128-lost-08-x2-clip-3-call-cvsd-esco-disconnect-cmd-status-12.log logs/echoAuto/addToList/FS/data/misc/bluetooth/logs/btsnoop_hci.log
+hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 7abcc1ce5b09ba4529ce720def3f6958e48501a665baa2bf72b0f979c2affa27 android-btsnoop-last_blueprobe-65536-records-xiaomi-band-8-active-gatt-unanswered-att-timeout-disc-22-x5-lost-08-x3-then-works.log logs/tests/BTlogs12/FS/data/misc/bluetooth/logs/btsnoop_hci.log.last
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
