@@ -246,6 +246,7 @@ hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e bc38bd7db566275ef3e
 # added 2026-11-30-17
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e e6a81de7df944d17a2f6dd1063c1767b0722a2be7d4c9c49526df77b3f032a57 android-btsnoop_blueprobe-unisoc-echo-auto-alexa-rfcomm-uuid128-lost-08-x2-clip-3-call-cvsd-esco-disconnect-cmd-status-12.log logs/echoAuto/addToList/FS/data/misc/bluetooth/logs/btsnoop_hci.log
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 7abcc1ce5b09ba4529ce720def3f6958e48501a665baa2bf72b0f979c2affa27 android-btsnoop-last_blueprobe-65536-records-xiaomi-band-8-active-gatt-unanswered-att-timeout-disc-22-x5-lost-08-x3-then-works.log logs/tests/BTlogs12/FS/data/misc/bluetooth/logs/btsnoop_hci.log.last
+hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 9b6106277552064fdca40ebcac4ec45b4c08e567f75d9421dd8a981a4db28ade android-btsnoop_blueprobe-unisoc-from-reset-echo-auto-first-ssp-pairing-466510-confirmed-23s-le-legacy-justworks-band-disconnect-refused-12-then-13.log logs/tests/BTlogs22/FS/data/misc/bluetooth/logs/btsnoop_hci.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
