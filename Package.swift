@@ -2,12 +2,15 @@
 import PackageDescription
 
 // Modules depend only leftwards:
-// BLECore ← BLECapture, BLEProtocols, BLECodecs, BLESecurity ← BLEAnalysis ← BLEReports ← blescope
+// BLECore ← BLECapture, BLEProtocols, BLECodecs, BLESecurity ← BLEAnalysis ← BLEReports, BLEDiagnosis ← blescope
 // BLESecurity: libcrypto (AES-CCM, pairing functions, P-256, SHA-256)
 // BLEYAML (libyaml) ← BLECodecs: codec specs, GATT maps, key files and expectation files are YAML
 // The four under BLEAnalysis do not import each other, so that a clean build compiles them side by side on two cores
 // (the capture readers and the codecs while the protocol decoders build): what they share (BD_ADDR, record kinds,
 // connection timing units) is in BLECore (docs/performance.md#build-time).
+// BLEDiagnosis holds the diagnosis rules; BLEReports does not import it (BLEAnalysis reads the rule table through a
+// symbol the linker binds, Sources/BLEDiagnosis/DiagnosisRuleTable.swift), so the two compile side by side after
+// BLEAnalysis instead of one after the other. Whatever links BLEAnalysis links BLEDiagnosis too.
 // A map of the modules, their main types and where to start reading: docs/design.md.
 //
 // The per-record hot paths (BLEAnalysis, BLEReports for JSON Lines, the capture readers of BLECapture) spend a large
@@ -42,7 +45,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "blescope", targets: ["blescope"]),
-        .library(name: "BLEAnalysis", targets: ["BLEAnalysis"]),
+        .library(name: "BLEAnalysis", targets: ["BLEAnalysis", "BLEDiagnosis"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
@@ -79,13 +82,16 @@ let package = Package(
             dependencies: ["BLECore", "BLECapture", "BLESecurity", "BLEProtocols", "BLECodecs", "BLEYAML"],
             swiftSettings: releaseSpeed),
         .target(
+            name: "BLEDiagnosis", dependencies: ["BLECore", "BLEProtocols", "BLECodecs", "BLEAnalysis"],
+            swiftSettings: releaseSpeed),
+        .target(
             name: "BLEReports",
             dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEYAML", "CDeflate"],
             swiftSettings: reportsSize),
         .executableTarget(
             name: "blescope",
             dependencies: [
-                "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEReports",
+                "BLECore", "BLECapture", "BLEProtocols", "BLECodecs", "BLEAnalysis", "BLEDiagnosis", "BLEReports",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             // SwiftPM's static runtime links with `-export-dynamic`: 27,774 of blescope's own symbols (2.0 MB of the stripped
@@ -117,7 +123,8 @@ let package = Package(
         .testTarget(
             name: "BLEAnalysisTests",
             dependencies: [
-                "BLEAnalysis", "BLEReports", "BLESecurity", "BLECodecs", "BLEProtocols", "BLECapture", "BLECore", "BLETestSupport",
+                "BLEAnalysis", "BLEDiagnosis", "BLEReports", "BLESecurity", "BLECodecs", "BLEProtocols", "BLECapture", "BLECore",
+                "BLETestSupport",
             ]),
         .testTarget(
             name: "BLEReportsTests",

@@ -27,6 +27,8 @@ TARGETS="btsnoop pcap pcapng pklg btsnooz gzip pipeline report"
 
 build() {
     swift build -c release --scratch-path "$SCRATCH" --target BLEReports -Xswiftc -sanitize=fuzzer,address
+    # The diagnosis rules: BLEReports does not import them, the link binds them (Sources/BLEDiagnosis/DiagnosisRuleTable.swift).
+    swift build -c release --scratch-path "$SCRATCH" --target BLEDiagnosis -Xswiftc -sanitize=fuzzer,address
     local rel=$SCRATCH/release
     mkdir -p "$SCRATCH/entry"
     cat > "$SCRATCH/entry/Entry.swift" <<'EOF'
@@ -48,9 +50,9 @@ public func blescopeFuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
 }
 EOF
     local objects
-    # Every module BLEReports depends on, and the C libraries' module maps and libraries (Package.swift's
+    # Every module BLEReports depends on, the rules, and the C libraries' module maps and libraries (Package.swift's
     # system-library targets): one left out fails the link (BLESecurity and libcrypto did, 2026-11-29).
-    objects=$(find "$rel"/{BLECore,BLECapture,BLESecurity,BLEYAML,BLEProtocols,BLECodecs,BLEAnalysis,BLEReports}.build -name '*.o' | sort)
+    objects=$(find "$rel"/{BLECore,BLECapture,BLESecurity,BLEYAML,BLEProtocols,BLECodecs,BLEAnalysis,BLEDiagnosis,BLEReports}.build -name '*.o' | sort)
     local maps=() lib
     for lib in CPcap CZlib CDeflate COpenSSL CYAML; do maps+=(-Xcc -fmodule-map-file="$ROOT/Sources/$lib/module.modulemap"); done
     # shellcheck disable=SC2086

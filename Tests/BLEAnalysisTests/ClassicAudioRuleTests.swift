@@ -6,6 +6,7 @@ import BLETestSupport
 import Testing
 
 @testable import BLEAnalysis
+@testable import BLEDiagnosis
 
 /// The BR/EDR audio rules (BR-07 to BR-12), each on a capture that triggers it and on a near miss that must stay quiet,
 /// built from typed packets (the flows of ``ClassicProfilesFlowTests`` and ``ClassicLinkTests``).

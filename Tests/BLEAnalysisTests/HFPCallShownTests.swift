@@ -4,6 +4,7 @@ import BLETestSupport
 import Testing
 
 @testable import BLEAnalysis
+@testable import BLEDiagnosis
 
 /// An HFP audio connection (codec connection and eSCO) is no call unless the HFP exchange shows one (RING, a call
 /// indicator, ATA, dialling): BTstack's gateway logs in the corpus (+BCS then eSCO at 454/478 and 450/463, no RING, no

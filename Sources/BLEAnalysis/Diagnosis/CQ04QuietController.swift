@@ -7,15 +7,15 @@ import BLEProtocols
 /// frame 75, silent for 1 min 4 s until frame 77; the zengge log (`android-btsnoop_bletools-zengge-…`) scans LE behind
 /// Android's advertising filter from frame 171, silent for 4 min 23 s until 173.
 extension CQ04TimelineBreak {
-    static let pausedQuestion = "a paused or rotated log?"
+    package static let pausedQuestion = "a paused or rotated log?"
     /// The headline of the finding that answers it (``CaptureCompleteness/answer(_:)`` looks for it).
-    static let quietHeadline = "silence while only scanning"
+    package static let quietHeadline = "silence while only scanning"
 
     /// What the controller was doing at the gap before `frame`, when it was only scanning: no link open across the gap
     /// (every connection the log holds, inferred ones too, ended before it) and LE scanning, or BR/EDR inquiry or page
     /// scan, on as the last accepted command set it (an HCI Reset turns them off). Nil on air captures (no controller
     /// state) and when no scan is known on.
-    static func onlyScanning(before frame: Int, _ e: Evidence) -> String? {
+    package static func onlyScanning(before frame: Int, _ e: Evidence) -> String? {
         guard !e.isAirCapture else { return nil }
         if e.connections.contains(where: { $0.startFrame < frame && ($0.endFrame ?? Int.max) >= frame }) { return nil }
         let refused = Set(
@@ -46,7 +46,7 @@ extension CQ04TimelineBreak {
     }
 
     /// The gap's finding when the controller was only scanning: context, the state cited instead of the question.
-    static func quiet(_ item: CaptureCompleteness.Item, frame: Int, _ e: Evidence) -> Diagnosis? {
+    package static func quiet(_ item: CaptureCompleteness.Item, frame: Int, _ e: Evidence) -> Diagnosis? {
         guard item.code == .timeGap, item.message.hasSuffix(pausedQuestion), let scanning = onlyScanning(before: frame, e) else {
             return nil
         }

@@ -4,17 +4,17 @@ import BLEProtocols
 /// What the BR/EDR rules share: the peer a handle names, and the authentication chain before a failure.
 extension Evidence {
     /// The peer's address of the BR/EDR connection `number` (as the evidence spells addresses).
-    func classicPeer(_ number: Int?) -> String? { connection(number)?.peerAddress }
+    package func classicPeer(_ number: Int?) -> String? { connection(number)?.peerAddress }
 
     /// The number of the latest BR/EDR connection with `peer` opened before `frame` (events that name only the address).
-    func classicConnection(peer: String?, before frame: Int) -> Int? {
+    package func classicConnection(peer: String?, before frame: Int) -> Int? {
         connections.last { $0.isBREDR && $0.peerAddress == peer && $0.startFrame < frame }?.number
     }
 
     /// The events of `peer`'s authentication before `frame` and after its last completed one (a Simple Pairing
     /// Complete or Authentication Complete): Link Key Request, the host's answer, PIN Code Request, IO capabilities,
     /// Authentication Requested on its link.
-    func authenticationChain(peer: String?, connection: Int?, before frame: Int) -> [EvidenceEvent] {
+    package func authenticationChain(peer: String?, connection: Int?, before frame: Int) -> [EvidenceEvent] {
         var chain: [EvidenceEvent] = []
         for ev in events {
             if ev.frame >= frame { break }
@@ -37,7 +37,7 @@ extension Evidence {
 
 extension EvidenceEvent.Kind {
     /// What a step of the authentication chain shows, for a cited frame.
-    var chainText: String? {
+    package var chainText: String? {
         switch self {
         case .linkKeyRequest: "Link Key Request: the controller asks for the stored key"
         case .linkKeyAnswer(_, true): "Link Key Request Reply: this side gave its stored key"
@@ -52,7 +52,7 @@ extension EvidenceEvent.Kind {
 }
 
 /// `0x04 Page Timeout` meanings for BR/EDR connection failures (Core Spec Vol 1, Part F, 2).
-func classicConnectionFailureCause(_ status: HCIStatus) -> String {
+package func classicConnectionFailureCause(_ status: HCIStatus) -> String {
     switch status {
     case .pageTimeout: "the device did not answer the page: off, out of range, or not connectable (page scan off)"
     case .authenticationFailure, .pinOrKeyMissing: "authentication failed: a link key is missing or does not match"

@@ -144,7 +144,7 @@ struct Caveats {
 /// Whether an air capture could have shown an absence a finding claims (a request never answered, nothing notified, no
 /// data): not when the link was encrypted and the sniffer had no key, nor when the sniffer stopped following the link
 /// (no end of it in the capture). Then the finding becomes info and says so (issue 35 point 5).
-enum Observability {
+package enum Observability {
     static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
         guard d.code.has(.claimsAbsence), d.severity > .info, let c = e.connection(d.connection), let why = blind(c, e) else { return }
         d.severity = .info
@@ -153,7 +153,7 @@ enum Observability {
     }
 
     /// Why an air capture cannot show an absence on link `c`, if it cannot: encrypted without a key, or no longer followed.
-    static func blind(_ c: Connection, _ e: Evidence) -> String? {
+    package static func blind(_ c: Connection, _ e: Evidence) -> String? {
         guard e.isAirCapture else { return nil }
         if let enc = c.linkEncryption, enc.key == nil, let from = enc.firstUndecryptedFrame ?? Optional(enc.encryptedFrom) {
             return "link #\(c.number) is encrypted from frame \(from) and the sniffer had no key: what it carried cannot be read"

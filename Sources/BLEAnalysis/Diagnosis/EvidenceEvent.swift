@@ -205,7 +205,7 @@ public struct ParameterRequest: Hashable, Sendable {
 
 extension Double {
     /// `7.5`, `30`: at most two decimals, no trailing zeros.
-    var formatted2: String {
+    package var formatted2: String {
         let s = String(fractionDigits: 2, self)
         guard s.contains(".") else { return s }
         var t = s

@@ -32,10 +32,10 @@ struct EvidenceLog {
 
 /// The HCI command's time-out Android's stack applies (`kHciTimeoutMs`, AOSP `system/gd/hci/hci_layer.cc`): a command
 /// answered later than this (or never) is the controller-health rule's evidence.
-let hciCommandTimeoutMicroseconds: Int64 = 2_000_000
+package let hciCommandTimeoutMicroseconds: Int64 = 2_000_000
 
 /// The ATT transaction time-out (Core Spec Vol 3, Part F, 3.3.3): a request not answered within 30 s ends the bearer.
-let attTransactionTimeoutMicroseconds: Int64 = 30_000_000
+package let attTransactionTimeoutMicroseconds: Int64 = 30_000_000
 
 extension HCICommand {
     /// Whether the controller answers this command: Host Number Of Completed Packets (0x0C35) gets no Command Complete

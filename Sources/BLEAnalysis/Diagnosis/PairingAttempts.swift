@@ -4,18 +4,18 @@ import BLEProtocols
 /// One LE pairing attempt on a link: its Pairing Requests (a request sent again before any answer is the same attempt
 /// asked again) and whether the other side answered (Pairing Response or Pairing Failed, Core Spec Vol 3, Part H,
 /// 3.5.1 and 3.5.5). A request nobody answered is no pairing: what happened is "asked N times, never answered".
-struct PairingAttempt: Hashable, Sendable {
-    var connection: Int?
+package struct PairingAttempt: Hashable, Sendable {
+    package var connection: Int?
     /// The Pairing Requests' frames, the first one first.
-    var requests: [Int]
-    var firstEvent: Int
-    var lastEvent: Int
+    package var requests: [Int]
+    package var firstEvent: Int
+    package var lastEvent: Int
     /// The Pairing Response, Pairing Failed, key distribution or encryption that shows the pairing went on.
-    var answeredAt: Int?
-    var answered: Bool { answeredAt != nil }
+    package var answeredAt: Int?
+    package var answered: Bool { answeredAt != nil }
 
     /// The attempts of `events` (indices into it), in order, on the connections `include` accepts.
-    static func all(_ events: [EvidenceEvent], include: (Int?) -> Bool) -> [PairingAttempt] {
+    package static func all(_ events: [EvidenceEvent], include: (Int?) -> Bool) -> [PairingAttempt] {
         var out: [PairingAttempt] = []
         var open: [Int?: Int] = [:]
         for (i, ev) in events.enumerated() where include(ev.connection) {

@@ -2,21 +2,21 @@ import BLECore
 import BLEProtocols
 
 /// A disconnection as the rules read it: the event, its connection, and whether this side asked for it.
-struct DisconnectionStory {
-    var event: EvidenceEvent
-    var handle: UInt16
-    var status: HCIStatus
-    var reason: HCIStatus
-    var connection: Connection?
+package struct DisconnectionStory {
+    package var event: EvidenceEvent
+    package var handle: UInt16
+    package var status: HCIStatus
+    package var reason: HCIStatus
+    package var connection: Connection?
     /// The host's HCI Disconnect for the handle since the connection opened, if any.
-    var localCommand: EvidenceEvent?
+    package var localCommand: EvidenceEvent?
     /// The LL_TERMINATE_IND sender on air captures.
-    var airSender: EvidenceEvent.Sender?
+    package var airSender: EvidenceEvent.Sender?
 
-    var frame: Int { event.frame }
-    var byThisSide: Bool { localCommand != nil || airSender == .local }
+    package var frame: Int { event.frame }
+    package var byThisSide: Bool { localCommand != nil || airSender == .local }
     /// How long the link was up, µs (nil when it started before the capture).
-    var connectedMicroseconds: Int64? {
+    package var connectedMicroseconds: Int64? {
         guard let c = connection, !c.inferred else { return nil }
         return event.timestamp.microseconds(since: c.startTime)
     }
@@ -24,15 +24,15 @@ struct DisconnectionStory {
 
 /// Codes a controller reports when it ended the link itself (Core Spec Vol 1, Part F: the peer went silent, a
 /// procedure timed out, an instant passed, a MIC failed, the first packets never came).
-let controllerEndedReasons: Set<HCIStatus> = [
+package let controllerEndedReasons: Set<HCIStatus> = [
     .connectionTimeout, .llResponseTimeout, .instantPassed, .connectionTerminatedMICFailure, .connectionFailedToBeEstablished,
 ]
 /// Codes a peer gives when it ends the link (user, low resources, power off), or refusing us.
-let remoteEndedReasons: Set<HCIStatus> = [.remoteUserTerminatedConnection, .remoteLowResources, .remotePowerOff]
+package let remoteEndedReasons: Set<HCIStatus> = [.remoteUserTerminatedConnection, .remoteLowResources, .remotePowerOff]
 
 extension Evidence {
     /// Every disconnection, in frame order, with its connection and the local command that asked for it.
-    var disconnections: [DisconnectionStory] {
+    package var disconnections: [DisconnectionStory] {
         var stories: [DisconnectionStory] = []
         var commands: [UInt16: EvidenceEvent] = [:]
         for e in events {
@@ -62,12 +62,12 @@ extension Evidence {
     }
 
     /// Events of `connection` between two frames (exclusive), in order.
-    func events(of connection: Int?, from start: Int, to end: Int) -> [EvidenceEvent] {
+    package func events(of connection: Int?, from start: Int, to end: Int) -> [EvidenceEvent] {
         events.filter { $0.frame > start && $0.frame < end && (connection == nil || $0.connection == connection) }
     }
 
     /// The quality reports of `connection`, in order.
-    func qualityReports(of connection: Int?) -> [EvidenceEvent] {
+    package func qualityReports(of connection: Int?) -> [EvidenceEvent] {
         events.filter {
             guard $0.connection == connection, case .qualityReport = $0.kind else { return false }
             return true
@@ -76,10 +76,10 @@ extension Evidence {
 }
 
 /// `0x08 Connection Timeout`.
-func codeName(_ s: HCIStatus) -> String { "\(hex(s.rawValue)) \(s)" }
+package func codeName(_ s: HCIStatus) -> String { "\(hex(s.rawValue)) \(s)" }
 
 /// `12.3 s`, `420 ms`, `2 min 5 s`.
-func duration(_ microseconds: Int64) -> String {
+package func duration(_ microseconds: Int64) -> String {
     let ms = Double(microseconds) / 1000
     if ms < 1000 { return "\(Int(ms.rounded())) ms" }
     let s = ms / 1000
@@ -89,11 +89,11 @@ func duration(_ microseconds: Int64) -> String {
 }
 
 /// `C5:34:1A:…`: an address shortened for a folded line.
-func shortAddress(_ a: String) -> String { a.count > 9 ? String(a.prefix(8)) + "…" : a }
+package func shortAddress(_ a: String) -> String { a.count > 9 ? String(a.prefix(8)) + "…" : a }
 
 extension Connection {
     /// The supervision timeout in force, µs, with where it came from.
-    var supervisionTimeout: (microseconds: Int64, fact: UsedFact)? {
+    package var supervisionTimeout: (microseconds: Int64, fact: UsedFact)? {
         // BR/EDR: the timeout the host wrote (Write Link Supervision Timeout, slots of 0.625 ms, Core Vol 4 Part E
         // 7.3.42); nothing when the log holds none (the controller's default 20 s may have been changed unseen).
         if let classic = link.classic {
@@ -110,28 +110,28 @@ extension Connection {
 /// A stream the throughput rules judge: one of the throughput tracker's (``Observing/diagnosis``: every command that
 /// diagnoses runs it), so its packets, bytes, rate and verdict are the ones `throughput` prints. None when no tracker
 /// ran.
-struct JudgedStream {
-    var connection: Connection?
-    var handle: UInt16?
-    var kind: ValueKind
-    var packets: Int
-    var valueBytes: Int
-    var firstFrame: Int
+package struct JudgedStream {
+    package var connection: Connection?
+    package var handle: UInt16?
+    package var kind: ValueKind
+    package var packets: Int
+    package var valueBytes: Int
+    package var firstFrame: Int
     /// The verdict of the busiest of ``periods`` steady link periods (``ThroughputStream/verdict``): its rate is that
     /// period's when there are several.
-    var verdict: ThroughputVerdict
-    var periods: Int
+    package var verdict: ThroughputVerdict
+    package var periods: Int
     /// The share of the stream's time spent in gaps over the idle threshold (0…1): a sender that paused.
-    var idleShare: Double = 0
+    package var idleShare: Double = 0
 }
 
 extension Evidence {
-    static func idleShare(_ periods: [ThroughputPeriod]) -> Double {
+    package static func idleShare(_ periods: [ThroughputPeriod]) -> Double {
         let total = periods.reduce(Int64(0)) { $0 + $1.durationMicroseconds }
         return total > 0 ? Double(periods.reduce(Int64(0)) { $0 + $1.idleMicroseconds }) / Double(total) : 0
     }
 
-    var judgedStreams: [JudgedStream] {
+    package var judgedStreams: [JudgedStream] {
         (throughput ?? []).map {
             JudgedStream(
                 connection: connection($0.key.connectionNumber), handle: $0.key.handle, kind: $0.key.kind, packets: $0.packets,
@@ -146,7 +146,7 @@ extension Evidence {
     /// known ended by it (``Scenarios``, SC-01), an update on the connection
     /// succeeded within 15 s before (when the pass followed updates), or else the connection's last write went to an
     /// update protocol's command characteristic (not its image-packet one: a link lost mid-image is a failure).
-    func expectedReboot(_ d: DisconnectionStory) -> CitedFrame? {
+    package func expectedReboot(_ d: DisconnectionStory) -> CitedFrame? {
         guard let c = d.connection else { return nil }
         // A run of same-size writes no known protocol claimed, ended by this link's end (SC-01).
         if let u = scenarios?.update(endingAt: d.frame, connection: c.number) {

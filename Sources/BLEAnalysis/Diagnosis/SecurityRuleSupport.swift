@@ -3,20 +3,20 @@ import BLEProtocols
 
 extension Evidence {
     /// The links and their security records (``LinkSecurity``), in the order they started.
-    var securedLinks: [(connection: Connection, record: LinkSecurity)] {
+    package var securedLinks: [(connection: Connection, record: LinkSecurity)] {
         connections.map { ($0, $0.machine.securityRecord) }
     }
 
     /// A link's name in a security sentence: `link #2 with C0:11:22:33:44:55`.
-    func linkName(_ c: Connection) -> String { "link #\(c.number) with \(deviceName(c))" }
+    package func linkName(_ c: Connection) -> String { "link #\(c.number) with \(deviceName(c))" }
 }
 
 extension EncryptionSession {
     /// The frame a finding about its key size cites: where the size was stated, else where encryption came on.
-    var keySizeFrame: Int? { keySizeSource?.frame.flatMap { $0 > 0 ? $0 : nil } ?? onFrame ?? startFrame }
+    package var keySizeFrame: Int? { keySizeSource?.frame.flatMap { $0 > 0 ? $0 : nil } ?? onFrame ?? startFrame }
 
     /// `Read Encryption Key Size at frame 120`, `inferred: the smaller Maximum Encryption Key Size …`.
-    var keySizeProvenance: String {
+    package var keySizeProvenance: String {
         guard let source = keySizeSource else { return "not in the log" }
         return source.description
     }
@@ -34,7 +34,7 @@ extension SecurityPairing {
 extension Connection {
     /// The peer's address is random and resolvable (its two top bits 01, Core Spec Vol 6, Part B, 1.3.2.2) and no IRK
     /// named its identity: the same device may come back under another address.
-    var peerIsUnresolvedRPA: Bool {
+    package var peerIsUnresolvedRPA: Bool {
         guard peerIdentity == nil, isLE, let a = peerAddress, let first = a.first?.hexDigitValue else { return false }
         let random = peerAddressType.map { $0.lowercased().contains("random") } ?? true
         return random && first >> 2 == 1

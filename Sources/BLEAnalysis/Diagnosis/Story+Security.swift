@@ -269,7 +269,7 @@ extension Story {
     }
 
     /// `74, 147` (at most 6, then `…`).
-    static func list(_ frames: [Int]) -> String {
+    package static func list(_ frames: [Int]) -> String {
         frames.prefix(6).map(String.init).joined(separator: ", ") + (frames.count > 6 ? ", …" : "")
     }
 
@@ -410,5 +410,5 @@ extension Story {
 
 extension String {
     /// The first letter upper-cased.
-    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+    package var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }

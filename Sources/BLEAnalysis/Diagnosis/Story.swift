@@ -94,7 +94,7 @@ public struct Story: Hashable, Sendable {
         return (shown + (ranked.count > limit ? ["\(ranked.count - limit) more"] : [])).joined(separator: ", ")
     }
 
-    static func plural(_ n: Int, _ word: String, _ plural: String? = nil) -> String {
+    package static func plural(_ n: Int, _ word: String, _ plural: String? = nil) -> String {
         "\(n) \(n == 1 ? word : plural ?? word + "s")"
     }
 }

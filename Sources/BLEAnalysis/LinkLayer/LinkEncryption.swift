@@ -198,7 +198,7 @@ protocol LLPacketCipher: AnyObject {
 }
 
 extension String {
-    func leftPadded(to width: Int, with pad: Character) -> String {
+    package func leftPadded(to width: Int, with pad: Character) -> String {
         count >= width ? self : String(repeating: pad, count: width - count) + self
     }
 }

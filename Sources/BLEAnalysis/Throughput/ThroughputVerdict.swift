@@ -209,7 +209,7 @@ extension ThroughputCeiling {
 }
 
 /// `512.0 kbps`: in the run's one unit, as the reports print rates (``RateUnit/display``).
-func rateText(_ bps: Double) -> String { formatRate(bps) }
+package func rateText(_ bps: Double) -> String { formatRate(bps) }
 
 /// `37` for 0.37; one decimal under 10 %; `< 0.1` for a sliver.
 func percentText(_ fraction: Double) -> String {

@@ -4,6 +4,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// BR-13 from typed signalling (Core Spec Vol 3, Part A, 4.2–4.3): a profile's channel refused, with the Pending status
 /// that came first, as the Raspberry Pi answered an iPhone's AVDTP request in the audiostream PacketLogger log
 /// (Pending "authorization pending" at 1038, Security block at 1039, no AVDTP after it).

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// CE-03's severity follows what was lost (issue 48): a second LE Create Connection refused 0x0C while one the
 /// controller accepted is pending is the answer the spec prescribes (Core Spec Vol 4, Part E, 7.8.12), and the pending
 /// attempt goes on. The real case: macOS bluetoothd's background connect through the accept list, refused at frames

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// CQ-04's longest gap while the controller only scans with no link open is expected silence, not "a paused or rotated
 /// log?" (issue 48): the Marvell head unit's page and inquiry scan (frames 75 → 77, 1 min 4 s), zengge's LE scan (171 →
 /// 173, 4 min 23 s). With a link open, or the scan turned off before the gap, the question stays.

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// CQ-01 … CQ-05 on captures built from typed packets: each rule on a capture that shows the case, and on the near miss
 /// that must stay quiet.
 extension DiagnosisRuleTests {

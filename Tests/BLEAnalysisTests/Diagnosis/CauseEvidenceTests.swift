@@ -4,6 +4,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// Causes read from the evidence (issue 35 point 3): the frame that decides between a rule's causes is cited, and a
 /// cause the evidence rules out is not offered.
 extension DiagnosisRuleTests {

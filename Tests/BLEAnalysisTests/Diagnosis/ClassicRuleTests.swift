@@ -4,6 +4,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The BR/EDR rules (BR-01…BR-06) on captures of the shapes no shared capture shows, built from the declared events
 /// (Core Spec Vol 4, Part E, 7.7): a Secure Simple Pairing that fails after a missing link key, a bond the peer lost,
 /// a refused connection, encryption and sniff. BR-01 on the real pongbot log is in EndToEndTests (StoryTests).

@@ -4,6 +4,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The story's BR/EDR security sentence for a link the log shows from its Connection Complete with no authentication,
 /// pairing or encryption, as the HappyLeaf tablet's OBD dongle link (139 to 75997, RFCOMM in the clear; tshark shows
 /// no Link Key Request, IO Capability or Encryption Change, and Connection Complete's Encryption Mode 0x00).

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// HH-01 … HH-07: command time-outs, hardware errors, stack restarts, refused commands, quality warnings, handles host
 /// and controller disagree on, several controllers; each on a capture that shows it and on the near miss that must stay
 /// quiet (a vendor command refused with Unknown Command, a reset at bring-up…).

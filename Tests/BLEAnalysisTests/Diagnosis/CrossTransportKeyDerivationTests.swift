@@ -4,6 +4,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// SMP on the BR/EDR Security Manager channel (L2CAP CID 0x0007) after a BR/EDR Secure Connections pairing derives the
 /// LE keys from the link key (Core Spec Vol 3, Part H, 2.3.5.7): no TK, no STK, no association model (3.5.1: the IO
 /// capability, OOB and MITM fields are not used over BR/EDR). The zabbits Android log: Link Key Notification type 0x08

@@ -5,6 +5,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// An ATT response whose record the capturer cut was still sent whole: it answers its request, and the next request is
 /// in turn (Core Spec Vol 3, Part F, 3.3.2). The Mi Watch btsnooz log (ACL payloads cut to 10 bytes): the watch's Find
 /// Information Request at 356 is answered at 357 (cut from 19 to 15 bytes, tshark: opcode 0x05), so its next request at

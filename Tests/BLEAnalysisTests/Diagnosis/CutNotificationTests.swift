@@ -5,6 +5,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// A notification whose record the capturer cut is still a notification: its opcode and handle are kept, its value
 /// is not. The Mi Watch btsnooz log (records cut to 15 of 18–22 bytes: notifications on 0x000b at 815, 818, 827) and
 /// Windows' BTVS (a HID mouse's reports logged as opcode and handle alone, 28,842 of the 40-minute log's 32,245

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// DC-02 on a link the log joined after it was set up (issue 48, "cannot tell" at info): the peer's 0x13 with nothing
 /// failed before it, on a link whose set-up and use are not in the log, says so instead of warning. The real case: the
 /// Thewbi BTstack Windows log, handle 0x000b first seen at frame 46, closed 0x13 at frame 49

@@ -3,6 +3,8 @@ import BLETestSupport
 import Foundation
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The rule table against the catalogue (`shared/diagnosis-rules.md` §3, which the repository does not hold: its 52 ids
 /// and severities are listed here) and against the sources: one file per rule, in its group's folder, named after its
 /// type.
@@ -70,7 +72,11 @@ import Testing
         .classic: ("Classic", "BR"), .linkLayer: ("LinkLayer", "LL"), .scenario: ("Scenario", "SC"),
     ]
 
-    static let rulesDirectory = TestEnvironment.repositoryRoot + "/Sources/BLEAnalysis/Diagnosis/Rules"
+    /// The rules' module, and BLEAnalysis for the three the engine and the completeness verdict read (CQ-04's wording,
+    /// the scenarios SC-01 and SC-02, recognised before the rules run).
+    static let rulesDirectories = ["/Sources/BLEDiagnosis/Rules", "/Sources/BLEAnalysis/Diagnosis/Rules"].map {
+        TestEnvironment.repositoryRoot + $0
+    }
 
     @Test func theTableHoldsTheCataloguesRulesThenTheLEAudioRulesInOrder() {
         let ids: [String] = DiagnosisRules.all.map { $0.id }
@@ -114,8 +120,8 @@ import Testing
             #expect(id.hasPrefix(group.prefix + "-"), "\(id) is in group \(ruleGroup.rawValue)")
             // CQ01StartedMidConnection: the id without its dash, then what it finds.
             #expect(type.hasPrefix(id.replacingOccurrences(of: "-", with: "")), "\(type) for \(id)")
-            let path = "\(Self.rulesDirectory)/\(group.folder)/\(type).swift"
-            #expect(FileManager.default.fileExists(atPath: path), "\(path) missing")
+            let paths = Self.rulesDirectories.map { "\($0)/\(group.folder)/\(type).swift" }
+            #expect(paths.filter { FileManager.default.fileExists(atPath: $0) }.count == 1, "\(paths) missing")
         }
     }
 
@@ -126,11 +132,16 @@ import Testing
                 return "\(folder)/\(String(describing: rule)).swift"
             })
         var files: [String] = []
-        for folder in try FileManager.default.contentsOfDirectory(atPath: Self.rulesDirectory) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: Self.rulesDirectory + "/" + folder)) ?? []
-            files += names.filter { $0.hasSuffix(".swift") }.map { "\(folder)/\($0)" }
+        var folders: Set<String> = []
+        for directory in Self.rulesDirectories {
+            for folder in try FileManager.default.contentsOfDirectory(atPath: directory) {
+                folders.insert(folder)
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/" + folder)) ?? []
+                files += names.filter { $0.hasSuffix(".swift") }.map { "\(folder)/\($0)" }
+            }
         }
+        #expect(files.count == registered.count)
         #expect(Set(files) == registered)
-        #expect(Set(Self.groups.values.map(\.folder)) == Set(try FileManager.default.contentsOfDirectory(atPath: Self.rulesDirectory)))
+        #expect(Set(Self.groups.values.map(\.folder)) == folders)
     }
 }

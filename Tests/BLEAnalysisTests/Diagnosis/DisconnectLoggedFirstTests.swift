@@ -5,6 +5,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// BTstack logs the eSCO link's Disconnection Complete before the Disconnect that names it (the corpus's HFP gateway
 /// logs, shutting down: 45697 then 45707, 11.2 ms; 25201 then 25211), then the ACL's completion 0.1 ms after the
 /// command, and the log ends. The Disconnect's outcome is in the log: CQ-03 must not call it "still waiting for its

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// DC-01 … DC-09: who ended the link and why, each on a capture that shows it and on the near miss that must stay quiet
 /// (a disconnect the app asked for with no error before it, a peer leaving a long idle link, a loss long after a PHY
 /// change…).

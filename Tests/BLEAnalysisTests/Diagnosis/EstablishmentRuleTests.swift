@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// CE-01 … CE-05: the four causes behind Android's "GATT 133" and a failed feature exchange, each on a capture that
 /// shows it and on the benign pattern that must stay quiet.
 extension DiagnosisRuleTests {

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// GATT-01 … GATT-08: requests never answered, overlapping requests, the notification path (never enabled, refused,
 /// silent), stale caches, MTU 23, error responses; each on a capture that shows it and on the benign pattern that must
 /// stay quiet (0x0A at the end of a discovery, a subscription that delivers…).

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// HH-04 on refusals the advertising state or a finished name request explains (issue 48), each found on a real log:
 /// Android's new address for an enabled non-connectable set (`android-btsnoop_lightctl-2h-…`, frame 35705, set 3
 /// enabled at 34866), LE Set Random Address while scanning (`android-btsnoop_mabip-amuza-…`, 14158 after 14155),

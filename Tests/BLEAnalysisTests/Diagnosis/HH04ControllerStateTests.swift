@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// HH-04 on a refusal the controller's state prescribes (issue 48): LE Set Scan Parameters while scanning is on (Core
 /// Spec Vol 4, Part E, 7.8.10; BTstack's WinUSB log, frame 246 of
 /// `pklg-btstack-be_tangxinlou-winusb-csr8510-le-central-gatt-idle-30s-read-by-type-handle-0.pklg`), and LE Set Scan

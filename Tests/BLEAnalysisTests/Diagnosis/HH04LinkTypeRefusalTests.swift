@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// HH-04 on refusals the link types and the link's own tuning explain (issue 48), found on the corpus's Android logs
 /// (tshark): the pumpX2 Galaxy S20 FE sends Write Link Policy Settings for each new LE handle (171, 0x0002), refused
 /// 0x02 (172); the blueprobe moto g04s refuses Write Default Link Policy Settings 0x12 (58), Change Connection Packet

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// HH-04 on inquiries, pages and name requests refused while the controller pages for an earlier name request or
 /// connection (issue 48), found on BlueZ 2006 with a NEC 616 (`pcap-lt201-h4phdr_thewbi-bluez-2006-nec616-…`, tshark):
 /// Remote Name Request at 41 and Inquiry at 43 refused 0x0C (frames 42, 44) while the name request of 37 (accepted at

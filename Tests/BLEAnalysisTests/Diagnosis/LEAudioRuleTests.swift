@@ -6,6 +6,7 @@ import Foundation
 import Testing
 
 @testable import BLEAnalysis
+@testable import BLEDiagnosis
 
 /// The LE Audio diagnosis rules (LA-01 … LA-06), each on a capture that must trigger it and one that must not: the
 /// LE Audio Samples, and captures built record by record where no Sample shows the case.

@@ -6,6 +6,7 @@ import BLETestSupport
 import Testing
 
 @testable import BLEAnalysis
+@testable import BLEDiagnosis
 
 /// LP-02's 3-effective-interval margin is Apple's accessory guideline (``PlatformTable``, `supervisionTimeoutMargin`),
 /// held against a link only when the log names this side's platform as Apple's and this side is the central. On the S23

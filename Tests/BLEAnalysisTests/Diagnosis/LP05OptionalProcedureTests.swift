@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// LP-05's severity follows what the refusal costs (issue 48): an optional procedure that only tunes what its initiator
 /// can do alone (channel classification, Core Spec Vol 6, Part B, 5.1.21, FeatureSet bit 39) refused with
 /// LL_UNKNOWN_RSP is info; a refusal that costs the link something (longer PDUs), or of a procedure every link layer

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// LP-05 on a link-layer refusal that is no missing feature, when the link ran the procedure all the same (issue 48):
 /// `lell-rf-lt256_blue2th-cafe-ots-att-05-81-pairing-cut-by-central.pcap`, the central rejects the peripheral's
 /// LL_PHY_REQ with LL_REJECT_EXT_IND 0x0C (frame 14), sends its own LL_PHY_REQ, and LL_PHY_UPDATE_IND moves the link

@@ -4,6 +4,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The link-layer compliance rules (LL-01…LL-03) on nRF Sniffer air captures built from typed PDUs, each with its near
 /// miss: LL_VERSION_IND once per direction (Core Spec Vol 6, Part B, 5.1.4), at least 2 used channels (2.3.3.1, 5.1.2),
 /// CONNECT_IND timing in range (2.3.3.1).

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// LP-01 … LP-06: parameter requests rejected, supervision timeouts too short, ping-pong, PHY failures, procedures the
 /// peer does not support, interference; each on a capture that shows it and on the near miss that must stay quiet.
 extension DiagnosisRuleTests {

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The Set-up line of the story: the busiest LE link's parameters and their updates, its MTU exchange and its
 /// subscriptions, each with its frame. The fossibot Pixel log (tshark): LE Enhanced Connection Complete at 301 with a
 /// 18.75 ms interval and a 5 s timeout, LE Connection Update Complete to 50 ms at 403, a Write Request of 01 00 to the

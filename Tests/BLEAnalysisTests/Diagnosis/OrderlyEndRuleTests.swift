@@ -5,6 +5,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// DC-02 and DC-09 on a session the peer ended after its profiles were taken down in order (``PeerOrderlyEnd``):
 /// the BLUFFS buds' 0x13 after this side's AVDTP Close and channel closes, the Sony headphones' after their own channel
 /// closes, the BTstack central's after bonding. Info, and no flapping; the near misses keep the warning.

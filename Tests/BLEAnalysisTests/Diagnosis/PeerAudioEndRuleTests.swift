@@ -5,6 +5,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// DC-02 on a BR/EDR link whose audio ran on an eSCO link beside it (``DC02PeerEndedLink/lastFromPeer(_:before:in:)``,
 /// ``DC02PeerEndedLink/removedAudio(_:before:in:)``). BTstack's hands-free log (corpus): the gateway sent 6,846 SCO
 /// packets up to 34740, this side removed the eSCO link (Disconnect 34722, Disconnection Complete 0x16 at 34741), and

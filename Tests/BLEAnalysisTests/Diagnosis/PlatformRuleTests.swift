@@ -6,6 +6,7 @@ import BLETestSupport
 import Testing
 
 @testable import BLEAnalysis
+@testable import BLEDiagnosis
 
 /// Issue 48 scope 1: rules read the platform table (``PlatformTable``) instead of one platform's semantics. Each case
 /// fires on the platform whose routine it is not, and stays at info (or quiet) on the platform whose routine it is.

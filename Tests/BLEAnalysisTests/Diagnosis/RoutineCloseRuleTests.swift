@@ -5,6 +5,8 @@ import BLEProtocols
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// DC-02 by what the end cut short (issue 48, severity by what the user lost; ``PeerRoutineClose``): an LE peer's 0x13
 /// with nothing outstanding is a routine close, info, like the Galaxy S23's Beurer cuff closing 1.94 s after its last
 /// confirmed measurement (10132 after 10070). A request unanswered, a pairing under way, data still moving, or 0x14

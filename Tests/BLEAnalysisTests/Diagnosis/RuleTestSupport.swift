@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The tests of every diagnosis rule, one suite per group (`<Group>RuleTests.swift`), each rule on a capture that
 /// triggers it and on the near miss that must not (DESIGN.md §6.13).
 @Suite enum DiagnosisRuleTests {}

@@ -7,6 +7,8 @@ import BLETestSupport
 import Foundation
 import Testing
 
+@testable import BLEDiagnosis
+
 /// SC-01 …: the capture's shape as a whole (issue 48, scope 6), each on a capture that shows it and on the near miss
 /// that must stay quiet, and what the other rules then say.
 extension DiagnosisRuleTests {

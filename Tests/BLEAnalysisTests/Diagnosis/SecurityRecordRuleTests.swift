@@ -5,6 +5,8 @@ import BLESecurity
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The per-link security rules (SEC-08…SEC-18) on captures built from typed packets, each with the near miss that must
 /// stay quiet. Values follow the Core Spec: key sizes (Vol 3, Part H, 2.3.4; Vol 4, Part E, 7.5.7), link key types
 /// (7.7.24), the debug public key (Vol 3, Part H, 2.3.5.6.1), EDIV/Rand zero for an STK or a Secure Connections LTK.

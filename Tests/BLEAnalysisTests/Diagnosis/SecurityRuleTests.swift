@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// SEC-01 … SEC-07: bond lost in either role, pairing failed or stalled, attributes needing more security, key size,
 /// authenticated payload time-out; each on a capture that shows it and on the near miss that must stay quiet.
 extension DiagnosisRuleTests {

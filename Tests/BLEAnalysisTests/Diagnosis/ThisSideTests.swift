@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// This side on the Platform line: the name its host gave the controller and the controller's maker and version. The
 /// Domyos treadmill log (tshark): Read Local Version Information answered at 8 (Qualcomm 0x001d, HCI 4.1), Change Local
 /// Name 'Telefono Mi' at 60; the Fire OS tablet: MediaTek HCI 4.0 at 20, 'Amazon Fire' at 69, no platform named.

@@ -6,6 +6,8 @@ import BLEReports
 import BLETestSupport
 import Testing
 
+@testable import BLEDiagnosis
+
 /// LE Data Length Change to 251 bytes (2120 µs) both ways.
 private let dataLength251 = LEDataLengthChange {
     $0.handle = 0x40

@@ -4,6 +4,8 @@ import BLETestSupport
 import Foundation
 import Testing
 
+@testable import BLEDiagnosis
+
 /// The one vocabulary of findings: every code declared once, registered once, with what the engine reads of it.
 @Suite struct VocabularyTests {
     /// Every `static let … = FindingCode(` in the sources (not in comments), with its id: the declarations, read from the
@@ -11,7 +13,7 @@ import Testing
     static let declared: [(symbol: String, id: String, file: String)] = {
         let root = TestEnvironment.repositoryRoot + "/Sources"
         let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
-        let pattern = try! NSRegularExpression(pattern: #"(?m)^\s*(?:public )?static let (\w+) = FindingCode\(\s*"([^"]+)""#)
+        let pattern = try! NSRegularExpression(pattern: #"(?m)^\s*(?:public |package )?static let (\w+) = FindingCode\(\s*"([^"]+)""#)
         return files.sorted().flatMap { path -> [(String, String, String)] in
             guard let text = try? String(contentsOfFile: root + "/" + path, encoding: .utf8) else { return [] }
             let ns = text as NSString

@@ -2,7 +2,7 @@ import BLECore
 import BLEProtocols
 
 extension FindingCode {
-    static let timelineBreak = FindingCode(
+    package static let timelineBreak = FindingCode(
         "CQ-04", layer: .capture, severity: .warning,
         title: "Timeline break",
         explain: .init(
@@ -14,15 +14,15 @@ extension FindingCode {
 
 /// CQ-04: the timeline breaks: time goes backwards (a wall-clock jump), a long silent gap, or records the capturer
 /// dropped. Timing rules near it are unreliable.
-struct CQ04TimelineBreak: DiagnosisRule {
-    static let code = FindingCode.timelineBreak
-    static let group = RuleGroup.captureQuality
-    static let evidence =
+package struct CQ04TimelineBreak: DiagnosisRule {
+    package static let code = FindingCode.timelineBreak
+    package static let group = RuleGroup.captureQuality
+    package static let evidence =
         "Timestamps going backwards; a gap of more than 60 s; btsnoop cumulative drops; info for a gap the host slept through (PacketLogger's note) or the controller only scanned through with no link open"
-    static let anchor = "none"
-    static let codes: Set<FindingCode> = [.timeBackwards, .timeGap, .drops]
+    package static let anchor = "none"
+    package static let codes: Set<FindingCode> = [.timeBackwards, .timeGap, .drops]
 
-    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+    package static func evaluate(_ e: Evidence) -> [Diagnosis] {
         (e.completeness?.items ?? []).compactMap { item in
             guard codes.contains(item.code), let frame = item.frame else { return nil }
             // The longest gap slept through, as the log's own power note says: time ran on, nothing is missing.

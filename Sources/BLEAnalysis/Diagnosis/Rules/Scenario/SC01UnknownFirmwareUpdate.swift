@@ -2,7 +2,7 @@ import BLECore
 import BLEProtocols
 
 extension FindingCode {
-    static let unknownFirmwareUpdate = FindingCode(
+    package static let unknownFirmwareUpdate = FindingCode(
         "SC-01", layer: .application, severity: .info,
         title: "Probable firmware update (protocol not known)",
         explain: .init(
@@ -64,24 +64,24 @@ public struct UnknownFirmwareUpdate: Hashable, Sendable {
 /// within ``endWindow`` of the last one (by the peer or a loss, or by this side when the device then comes back), and no
 /// known update protocol (``OTATracker``) following that link then. Info: context that explains the link's end, which
 /// DC-01 and DC-02 then read as the reboot into the new firmware (``Evidence/expectedReboot(_:)``).
-struct SC01UnknownFirmwareUpdate: DiagnosisRule {
-    static let code = FindingCode.unknownFirmwareUpdate
-    static let group = RuleGroup.scenario
-    static let evidence =
+package struct SC01UnknownFirmwareUpdate: DiagnosisRule {
+    package static let code = FindingCode.unknownFirmwareUpdate
+    package static let group = RuleGroup.scenario
+    package static let evidence =
         "The throughput streams of writes (Write Command or Request) per handle: count, size of nearly all, first and last frame; the link's end after the run and the device's next link; the firmware updates the OTA tracker followed"
-    static let anchor = "none"
+    package static let anchor = "none"
     /// A hundred writes: an image of 8 KiB or more in pieces of 20 to 244 bytes (the bytes decide, the count keeps a
     /// handful of large writes out).
-    static let minimumWrites = 100
-    static let minimumSize = 16
-    static let minimumBytes = 8_192
+    package static let minimumWrites = 100
+    package static let minimumSize = 16
+    package static let minimumBytes = 8_192
     /// Share of the writes that must be exactly the run's size (the last piece, a header may differ).
-    static let sameShare = 0.95
-    static let endWindow: Int64 = 30_000_000
+    package static let sameShare = 0.95
+    package static let endWindow: Int64 = 30_000_000
     /// How long after the end a new link to another address still counts as the device coming back.
-    static let comeBackWindow: Int64 = 60_000_000
+    package static let comeBackWindow: Int64 = 60_000_000
 
-    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+    package static func evaluate(_ e: Evidence) -> [Diagnosis] {
         (e.scenarios?.unknownUpdates ?? recognise(e)).map { u in
             let c = e.connection(u.connection)
             let device = e.deviceName(c)
@@ -99,7 +99,7 @@ struct SC01UnknownFirmwareUpdate: DiagnosisRule {
 
     /// `the peer ended the link at frame 18722 (0x13 …), 0.29 s after the last write; the device came back at frame 18743
     /// (link #8, 1.88 s later)`.
-    static func followed(_ u: UnknownFirmwareUpdate, _ e: Evidence) -> String {
+    package static func followed(_ u: UnknownFirmwareUpdate, _ e: Evidence) -> String {
         let who: String
         switch u.ending.endedBy {
         case .local: who = "\(e.thisSide) ended the link"
@@ -124,7 +124,7 @@ struct SC01UnknownFirmwareUpdate: DiagnosisRule {
     }
 
     /// `Write Command`, `notification`: a stream's kind in the sentence.
-    static func words(_ kind: ValueKind) -> String {
+    package static func words(_ kind: ValueKind) -> String {
         switch kind {
         case .writeCommand: "Write Command"
         case .writeRequest: "Write Request"
@@ -134,14 +134,14 @@ struct SC01UnknownFirmwareUpdate: DiagnosisRule {
         }
     }
 
-    static func lastWriteTime(_ u: UnknownFirmwareUpdate, _ e: Evidence) -> Timestamp? {
+    package static func lastWriteTime(_ u: UnknownFirmwareUpdate, _ e: Evidence) -> Timestamp? {
         e.throughput?.first { $0.key.connectionNumber == u.connection && $0.key.handle == u.handle && $0.key.kind == u.kind }?.lastTime
     }
 }
 
 extension SC01UnknownFirmwareUpdate {
     /// The runs of the capture, one per link at most (its largest).
-    static func recognise(_ e: Evidence) -> [UnknownFirmwareUpdate] {
+    package static func recognise(_ e: Evidence) -> [UnknownFirmwareUpdate] {
         let streams = (e.throughput ?? []).filter { s in
             (s.key.kind == .writeCommand || s.key.kind == .writeRequest) && s.packets >= minimumWrites && s.maxValueSize >= minimumSize
                 && s.valueBytes >= minimumBytes && Double(s.valuesAtMaxSize) >= sameShare * Double(s.packets)
@@ -167,19 +167,19 @@ extension SC01UnknownFirmwareUpdate {
 
     /// An end the capture shows, or on air one it infers from the peripheral leaving or the link going silent (a device
     /// rebooting sends no LL_TERMINATE_IND); not a link the sniffer only lost.
-    static func endsTheRun(_ end: ConnectionLifecycle.Ending) -> Bool {
+    package static func endsTheRun(_ end: ConnectionLifecycle.Ending) -> Bool {
         end.inferredFrom == nil || end.endedBy == .peer || end.endedBy == .link || end.reason == LinkSilence.endedUnseen
     }
 
     /// A known update protocol's session on the link that overlaps the run: the OTA tracker told it already.
-    static func claimedByKnownUpdate(_ s: ThroughputStream, _ e: Evidence) -> Bool {
+    package static func claimedByKnownUpdate(_ s: ThroughputStream, _ e: Evidence) -> Bool {
         (e.otaSessions ?? []).contains { o in
             o.connectionNumber == s.key.connectionNumber && o.startFrame <= s.lastFrame && o.endFrame >= s.firstFrame
         }
     }
 
     /// The busiest other stream of the link that overlaps the run (notifications from a control point, its commands).
-    static func control(beside s: ThroughputStream, _ e: Evidence) -> (handle: UInt16, uses: Int, what: String)? {
+    package static func control(beside s: ThroughputStream, _ e: Evidence) -> (handle: UInt16, uses: Int, what: String)? {
         let other = (e.throughput ?? []).filter { o in
             o.key.connectionNumber == s.key.connectionNumber && o.key.handle != s.key.handle && o.firstFrame <= s.lastFrame
                 && o.lastFrame >= s.firstFrame
@@ -189,7 +189,7 @@ extension SC01UnknownFirmwareUpdate {
 
     /// The device's next LE link after `end`: to the same address at any time, or to another one within
     /// ``comeBackWindow`` (a device that reboots under a new random address).
-    static func cameBack(after c: Connection, _ end: ConnectionLifecycle.Ending, _ e: Evidence)
+    package static func cameBack(after c: Connection, _ end: ConnectionLifecycle.Ending, _ e: Evidence)
         -> (connection: Int, frame: Int, sameAddress: Bool, microseconds: Int64)?
     {
         let later = e.connections.filter { $0.isLE && $0.number != c.number && $0.startFrame > end.frame && !$0.inferred }

@@ -2,7 +2,7 @@ import BLECore
 import BLEProtocols
 
 extension FindingCode {
-    static let fuzzingRun = FindingCode(
+    package static let fuzzingRun = FindingCode(
         "SC-02", layer: .link, severity: .info,
         title: "Fuzzing-like run of connection attempts",
         explain: .init(
@@ -60,18 +60,18 @@ public struct FuzzingRun: Hashable, Sendable {
 /// the one before, lasting ``maximumMedian`` or less (median), most of them (``abnormalShare``) abnormal: a pairing
 /// that failed or never finished, encryption refused, a malformed PDU, a link abandoned without a terminate. Info; the
 /// findings on those links become info too (``FuzzingFit``): a fuzzer's attempts are nobody's failed operation.
-struct SC02FuzzingRun: DiagnosisRule {
-    static let code = FindingCode.fuzzingRun
-    static let group = RuleGroup.scenario
-    static let evidence =
+package struct SC02FuzzingRun: DiagnosisRule {
+    package static let code = FindingCode.fuzzingRun
+    package static let group = RuleGroup.scenario
+    package static let evidence =
         "The LE connections per central and device: start, end and how each ended; per connection the Pairing Requests, Pairing Failed, keys distributed, encryption refused, the decoder's malformed-PDU findings"
-    static let anchor = "none"
-    static let minimumAttempts = 8
-    static let gap: Int64 = 60_000_000
-    static let maximumMedian: Int64 = 60_000_000
-    static let abnormalShare = 0.6
+    package static let anchor = "none"
+    package static let minimumAttempts = 8
+    package static let gap: Int64 = 60_000_000
+    package static let maximumMedian: Int64 = 60_000_000
+    package static let abnormalShare = 0.6
 
-    static func evaluate(_ e: Evidence) -> [Diagnosis] {
+    package static func evaluate(_ e: Evidence) -> [Diagnosis] {
         (e.scenarios?.fuzzing ?? recognise(e)).map { run in
             let first = e.connection(run.connections.first)
             return Diagnosis(
@@ -88,7 +88,7 @@ struct SC02FuzzingRun: DiagnosisRule {
 
 extension SC02FuzzingRun {
     /// The largest run of the capture, if one is fuzzing-like.
-    static func recognise(_ e: Evidence) -> [FuzzingRun] {
+    package static func recognise(_ e: Evidence) -> [FuzzingRun] {
         var byPair: [String: [Connection]] = [:]
         for c in e.connections where c.isLE && !c.inferred {
             byPair["\(c.centralAddress ?? "") \(e.deviceName(c))", default: []].append(c)
@@ -108,7 +108,7 @@ extension SC02FuzzingRun {
     }
 
     /// Connections split where the next one starts more than ``gap`` after the one before.
-    static func clusters(_ links: [Connection]) -> [[Connection]] {
+    package static func clusters(_ links: [Connection]) -> [[Connection]] {
         var out: [[Connection]] = []
         for c in links {
             if let last = out.last?.last, c.startTime.microseconds(since: last.startTime) <= gap {
@@ -120,7 +120,7 @@ extension SC02FuzzingRun {
         return out
     }
 
-    static func judge(_ cluster: [Connection], _ facts: AttemptFacts, _ e: Evidence) -> FuzzingRun? {
+    package static func judge(_ cluster: [Connection], _ facts: AttemptFacts, _ e: Evidence) -> FuzzingRun? {
         let lengths = cluster.map { c in (c.endTime ?? e.lastTime ?? c.startTime).microseconds(since: c.startTime) }.sorted()
         guard lengths[lengths.count / 2] <= maximumMedian, let first = cluster.first, let last = cluster.last else { return nil }
         // An HCI log is the central's (this side connects) or the device under test's (the peer connects to it).
@@ -148,23 +148,23 @@ extension SC02FuzzingRun {
 }
 
 /// Per connection, what its attempt showed: a pairing started, failed or finished, encryption refused, malformed PDUs.
-struct AttemptFacts {
-    struct Attempt {
+package struct AttemptFacts {
+    package struct Attempt {
         var pairingStarted = false
         var pairingFailed = false
         var keys = false
         var encryptionRefused = false
         var malformed = false
     }
-    var of: [Int: Attempt] = [:]
+    package var of: [Int: Attempt] = [:]
 
     /// The decoder's codes for PDUs that break their format (a fuzzer's mark).
-    static let malformedCodes: Set<FindingCode> = [
+    package static let malformedCodes: Set<FindingCode> = [
         .llMalformed, .llControlMalformed, .llReservedLLID, .decodeMalformed, .l2capFrameTooLong, .l2capUnexpectedContinuation,
         .attEmpty, .attPDUExceedsMTU,
     ]
 
-    init(_ e: Evidence) {
+    package init(_ e: Evidence) {
         for ev in e.events {
             guard let n = ev.connection else { continue }
             switch ev.kind {
@@ -189,15 +189,16 @@ struct AttemptFacts {
 /// The findings on a fuzzing-like run's links, fitted to it: a pairing failed, a bond lost, a request refused there is
 /// a fuzzer's attempt, told at info with the run named (the peer leaving or a link's loss, which may be the device
 /// crashing under the fuzzer, stays at most a warning).
-enum FuzzingFit {
-    static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
+package enum FuzzingFit {
+    package static func qualify(_ d: inout Diagnosis, _ e: Evidence) {
         guard let run = e.scenarios?.fuzzing.first, d.code != FindingCode.fuzzingRun, let n = d.connection,
             run.connections.contains(n), d.severity > .info
         else { return }
         // The peer leaving or the link lost may be the device crashing under the fuzzer: at most a warning. The rest (a
         // pairing failed, a bond lost, a request refused, the central closing its own attempt) is the fuzzer's doing.
         let group = DiagnosisRules.rule(d.rule)?.group
-        let mayBeACrash = group == .disconnection && d.code != FindingCode.thisSideEndedLink
+        // DC-03, this side ended the link: its rule is BLEDiagnosis', which this module does not import.
+        let mayBeACrash = group == .disconnection && d.rule != "DC-03"
         d.severity = mayBeACrash ? min(d.severity, .warning) : .info
         d.headline = "during the \(run.headline) (SC-02): " + d.headline
         d.causes.insert("an attempt of the \(run.headline) (SC-02): a fuzzer's or a test tool's, not a user's", at: 0)
