@@ -109,6 +109,11 @@ let package = Package(
         // `blescope --version` names the commit: the plugin writes it into the target before each build (see its comment).
         .plugin(name: "BuildInfo", capability: .buildTool()),
         .target(name: "BLETestSupport", dependencies: ["BLECore", "BLECapture", "BLEProtocols", "BLESecurity"]),
+        // What BLEAnalysisTests and BLEDiagnosisTests share: nRF Sniffer and encrypted-link builders, the analyzer run
+        // over a built capture, the trackers' test events and the truth files.
+        .target(
+            name: "BLEAnalysisTestSupport",
+            dependencies: ["BLEAnalysis", "BLECodecs", "BLESecurity", "BLEProtocols", "BLECapture", "BLECore", "BLETestSupport"]),
         // Each test target names every module its sources import, not only the one it tests: SwiftPM rebuilds a target
         // when the modules it names change, and a test reads the stored properties of the types it imports in place
         // (their layout is compiled in). With BLEAnalysis reached only through BLEReports, a change to `Analyzer`'s
@@ -123,8 +128,17 @@ let package = Package(
         .testTarget(
             name: "BLEAnalysisTests",
             dependencies: [
-                "BLEAnalysis", "BLEDiagnosis", "BLEReports", "BLESecurity", "BLECodecs", "BLEProtocols", "BLECapture", "BLECore",
-                "BLETestSupport",
+                "BLEAnalysis", "BLESecurity", "BLECodecs", "BLEProtocols", "BLECapture", "BLECore", "BLETestSupport",
+                "BLEAnalysisTestSupport",
+            ]),
+        // The rules' tests and the analysis tests that read BLEReports (the diagnosis through `DiagnosisReport`, the
+        // report, `info`): BLEAnalysisTests imports neither BLEReports nor BLEDiagnosis, so that it compiles as soon as
+        // BLEAnalysis is built instead of after BLEReports (docs/performance.md#build-time).
+        .testTarget(
+            name: "BLEDiagnosisTests",
+            dependencies: [
+                "BLEDiagnosis", "BLEReports", "BLEAnalysis", "BLESecurity", "BLECodecs", "BLEProtocols", "BLECapture", "BLECore",
+                "BLETestSupport", "BLEAnalysisTestSupport",
             ]),
         .testTarget(
             name: "BLEReportsTests",

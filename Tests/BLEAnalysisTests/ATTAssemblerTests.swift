@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
 import BLETestSupport
@@ -169,7 +170,7 @@ import Testing
             .att(.readResponse(value: Array(value[0..<63])), handle: 0x40, .rx, bearer: back)
             .att(.readBlobRequest(handle: 0x0003, offset: 63), handle: 0x40, .tx, bearer: eatt)
             .att(.readBlobResponse(value: Array(value[63...])), handle: 0x40, .rx, bearer: back)
-        let (_, events) = try AnalyzerTests.analyze(b)
+        let (_, events) = try AnalyzerRun.analyze(b)
         let read = try #require(events.first { $0.name == "Long Read" })
         #expect(read.value == value && read.handle == 0x0003)
     }

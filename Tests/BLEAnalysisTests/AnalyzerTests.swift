@@ -1,30 +1,14 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECodecs
 import BLECore
 import BLEProtocols
-import BLEReports
 import BLETestSupport
 import Testing
 
 /// The analyzer on captures built from typed packets: every expected value is computed here by hand.
 @Suite struct AnalyzerTests {
-    static func analyze(
-        _ b: CaptureBuilder, options: AnalyzerOptions = AnalyzerOptions(),
-        observers: [any AttributeValueObserver] = []
-    ) throws -> (Analyzer, [TimelineEvent]) {
-        var events: [TimelineEvent] = []
-        let analyzer = Analyzer.analyze(
-            try b.captureFile(), options: options,
-            configure: {
-                $0.onEvent = { events.append($0) }
-                $0.observers = observers
-            })
-        return (analyzer, events)
-    }
-
-    static func att(_ events: [TimelineEvent]) -> [TimelineEvent] { events.filter { $0.layer == .att } }
-
     @Test(arguments: Array(1...251))
     func fragmentSizeNeverChangesTheDecodedValue(_ size: Int) throws {
         let value = (0..<300).map { UInt8(truncatingIfNeeded: $0 * 31) }
@@ -32,8 +16,8 @@ import Testing
             .att(.exchangeMTURequest(clientRxMTU: 517), handle: 0x40, .tx)
             .att(.exchangeMTUResponse(serverRxMTU: 517), handle: 0x40, .rx)
             .notify(handle: 0x2A, value, connection: 0x40, fragmentSize: size)
-        let (analyzer, events) = try Self.analyze(b)
-        let n = try #require(Self.att(events).last)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
+        let n = try #require(AnalyzerRun.att(events).last)
         #expect(n.name == "Handle Value Notification")
         #expect(n.value == value)
         #expect(n.handle == 0x2A)
@@ -48,8 +32,8 @@ import Testing
             .att(.exchangeMTUResponse(serverRxMTU: 185), handle: 0x40, .rx)  // frame 4
             .att(.readRequest(handle: 0x03), handle: 0x41, .tx)  // frame 5
             .att(.readResponse(value: Array("Bracelet".utf8)), handle: 0x41, .rx)  // frame 6
-        let (analyzer, events) = try Self.analyze(b)
-        let att = Self.att(events)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
+        let att = AnalyzerRun.att(events)
         #expect(att.map(\.frame) == [3, 4, 5, 6])
         #expect(att[0].responseFrame == 4 && att[1].requestFrame == 3)
         #expect(att[0].latency == 2_000)
@@ -64,8 +48,8 @@ import Testing
             .att(.handleValueConfirmation, handle: 0x40, .tx)  // 3
             .att(.writeRequest(handle: 0x10, value: [9]), handle: 0x40, .tx)  // 4, never answered
             .disconnect(handle: 0x40)  // 5
-        let (analyzer, events) = try Self.analyze(b)
-        let att = Self.att(events)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
+        let att = AnalyzerRun.att(events)
         #expect(att[0].responseFrame == 3 && att[1].requestFrame == 2 && att[1].handle == 0x0E)
         let unanswered = analyzer.findings.filter { $0.kind.code.id == "att.request-unanswered" }
         #expect(unanswered.map(\.frame) == [4])
@@ -95,15 +79,15 @@ import Testing
             .att(.writeRequest(handle: 0x0F, value: [0x01, 0x00]), handle: 0x40, .tx)
             .att(.writeResponse, handle: 0x40, .rx)
             .notify(handle: 0x0E, [0x00, 72], connection: 0x40)
-        let (analyzer, events) = try Self.analyze(b, options: AnalyzerOptions(codecs: CodecRegistry()))
+        let (analyzer, events) = try AnalyzerRun.analyze(b, options: AnalyzerOptions(codecs: CodecRegistry()))
         let db = analyzer.connections[0].gatt
         #expect(db.services.map(\.uuid) == [hrService])
         #expect(db.characteristics.map(\.valueHandle) == [0x0E])
         #expect(db.characteristics.first?.properties == [.notify])
-        let write = try #require(Self.att(events).first { $0.name == "Write Request" })
+        let write = try #require(AnalyzerRun.att(events).first { $0.name == "Write Request" })
         #expect(write.attributeName == "Client Characteristic Configuration")
         #expect(write.summary.contains("CCCD: notifications on"))
-        let n = try #require(Self.att(events).last)
+        let n = try #require(AnalyzerRun.att(events).last)
         #expect(n.uuid == hrm && n.attributeName == "Heart Rate Measurement" && n.nameSource == .discovery)
         #expect(n.decoded?.summary.contains("72") == true)  // heart rate 72 bpm from the SIG codec
     }
@@ -121,7 +105,7 @@ import Testing
             .att(.prepareWriteResponse(handle: 0x30, offset: 3, value: [4, 5]), handle: 0x40, .rx)
             .att(.executeWriteRequest(flags: 1), handle: 0x40, .tx)
             .att(.executeWriteResponse, handle: 0x40, .rx)
-        let (_, events) = try Self.analyze(b)
+        let (_, events) = try AnalyzerRun.analyze(b)
         let longRead = try #require(events.first { $0.name == "Long Read" })
         #expect(longRead.value == part1 + part2 && longRead.handle == 0x20 && longRead.frame == 5)
         let longWrite = try #require(events.first { $0.name == "Long Write" })
@@ -130,31 +114,18 @@ import Testing
 
     @Test func valuesLongerThanTheMTUAreFlagged() throws {
         let b = CaptureBuilder().connect(handle: 0x40).notify(handle: 0x2A, Array(repeating: 1, count: 30), connection: 0x40)
-        let (analyzer, _) = try Self.analyze(b)
+        let (analyzer, _) = try AnalyzerRun.analyze(b)
         #expect(analyzer.findings.map(\.kind.code.id) == ["att.pdu-exceeds-mtu"])
         #expect(analyzer.findings.first?.frame == 2)
     }
 
     @Test func trafficWithoutConnectionCompleteInfersAConnection() throws {
         let b = CaptureBuilder().notify(handle: 0x2A, [1], connection: 0x0B)
-        let (analyzer, events) = try Self.analyze(b)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
         #expect(analyzer.connections.count == 1)
         #expect(analyzer.connections[0].inferred)
         #expect(analyzer.findings.map(\.kind.code.id) == ["hci.connection-inferred"])
-        #expect(Self.att(events).first?.connection == 0x0B)
-    }
-
-    /// A record whose ACL header states more than the record holds, with no capturer's cut (the corpus Thewbi home-made
-    /// host: 0xCC filler read as handle 0x0CCC, length 52,428, 20 bytes), is said with its offset and makes no link;
-    /// a whole one on an unknown handle still infers one (above).
-    @Test func aDamagedACLRecordMakesNoLink() throws {
-        let filler = [UInt8](repeating: 0xCC, count: 20)
-        let b = CaptureBuilder().record(.acl, .rx, filler)
-        let (analyzer, _) = try Self.analyze(b)
-        #expect(analyzer.connections.isEmpty)
-        #expect(!CaptureInfo(reading: try b.captureFile()).completeness.items.contains { $0.code == .startedBeforeCapture })
-        let found = analyzer.findings.filter { $0.kind.code.id == "invalid-size" }
-        #expect(found.count == 1 && found.first?.frame == 1 && found.first?.message == "invalid size: expected 52428 bytes, got 16")
+        #expect(AnalyzerRun.att(events).first?.connection == 0x0B)
     }
 
     @Test func commandsPairWithTheirCompletionAndUnansweredOnesAreFound() throws {
@@ -162,7 +133,7 @@ import Testing
             .command(HCIBuild.command(.reset))
             .event(HCIBuild.commandComplete(.reset))
             .command(HCIBuild.command(.leReadBufferSize))
-        let (analyzer, events) = try Self.analyze(b)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
         #expect(events[0].responseFrame == 2 && events[0].latency == 500 && events[1].requestFrame == 1)
         #expect(analyzer.findings.map(\.kind.code.id) == ["hci.command-unanswered"])
         #expect(analyzer.findings.first?.frame == 3)
@@ -172,8 +143,8 @@ import Testing
         let pdu = HCIBuild.l2cap(cid: 4, payload: ATTPDU.handleValueNotification(handle: 0x2A, value: Array(repeating: 7, count: 60)).bytes)
         let first = HCIBuild.aclFragments(handle: 0x40, l2capPDU: pdu, fragmentSize: 27, firstBoundary: .firstFlushable)[0]
         let b = CaptureBuilder().connect(handle: 0x40).record(.acl, .rx, first).disconnect(handle: 0x40)
-        let (analyzer, events) = try Self.analyze(b)
-        #expect(Self.att(events).isEmpty)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
+        #expect(AnalyzerRun.att(events).isEmpty)
         #expect(analyzer.findings.map(\.kind.code.id) == ["l2cap.cut-by-end"])
         #expect(analyzer.findings.first?.frame == 3)
     }
@@ -192,7 +163,7 @@ import Testing
             .l2cap(cid: 5, payload: response.bytes, handle: 0x40, .rx)
             .l2cap(cid: 0x0041, payload: k1, handle: 0x40, .tx)  // to the peer's CID
             .l2cap(cid: 0x0041, payload: k2, handle: 0x40, .tx)
-        let (_, events) = try Self.analyze(b)
+        let (_, events) = try AnalyzerRun.analyze(b)
         let e = try #require(events.first { $0.name == "LE Credit Based SDU" })
         #expect(e.value == sdu && e.frame == 5 && e.summary.contains("spsm=0x0080"))
     }
@@ -206,7 +177,7 @@ import Testing
             .att(.writeCommand(handle: 0x10, value: [1]), handle: 0x40, .tx)  // 4
             .att(.writeCommand(handle: 0x10, value: [2]), handle: 0x40, .tx)  // 5: full
             .event(HCIBuild.numberOfCompletedPackets(handle: 0x40, count: 1))  // 6: room again
-        let (analyzer, _) = try Self.analyze(b)
+        let (analyzer, _) = try AnalyzerRun.analyze(b)
         let c = analyzer.connections[0]
         #expect(c.maxInFlight == 2 && c.inFlight == 1)
         #expect(c.controllerQueueFull.map(\.startFrame) == [5])
@@ -228,7 +199,7 @@ import Testing
             .l2cap(cid: 0x0041, payload: [2, 0, 0xAA, 0xBB], handle: 0x40, .tx)  // 4
             .l2cap(cid: 0x0041, payload: [2, 0, 0xCC, 0xDD], handle: 0x40, .tx)  // 5: last credit used
             .l2cap(cid: 5, payload: credit.bytes, handle: 0x40, .rx)  // 6: 4 more credits
-        let (analyzer, events) = try Self.analyze(b)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
         #expect(events.filter { $0.name == "LE Credit Based SDU" }.map(\.value) == [[0xAA, 0xBB], [0xCC, 0xDD]])
         let stalls = analyzer.connections[0].creditStalls
         #expect(stalls.map(\.startFrame) == [5] && stalls.map(\.endFrame) == [6] && stalls.map(\.cid) == [0x0041])

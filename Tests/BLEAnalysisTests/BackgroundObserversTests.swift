@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import Foundation

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -10,7 +11,7 @@ import Testing
 @Suite struct BearerTests {
     static let hrService = BluetoothUUID(uuid16: 0x180D)
     static func analyze(_ b: CaptureBuilder, options: AnalyzerOptions = AnalyzerOptions()) throws -> (Analyzer, [TimelineEvent]) {
-        try AnalyzerTests.analyze(b, options: options)
+        try AnalyzerRun.analyze(b, options: options)
     }
     static func codes(_ analyzer: Analyzer) -> [String] { analyzer.findings.map(\.kind.code.id) }
 
@@ -77,7 +78,7 @@ import Testing
 
     @Test func attOverBREDR() throws {
         let (analyzer, events) = try Self.analyze(Self.bredrCapture())
-        let att = AnalyzerTests.att(events)
+        let att = AnalyzerRun.att(events)
         #expect(att.map(\.frame) == [8, 9, 10, 11, 12, 16, 18])
         #expect(att.allSatisfy { $0.bearer == .bredr })
         #expect(att.map(\.cid) == [0x41, 0x40, 0x41, 0x40, 0x40, 0x40, 0x40])
@@ -121,7 +122,7 @@ import Testing
             .att(.readRequest(handle: 3), handle: 0x000B, .tx, bearer: .bredr(cid: 0x0041))
         let (analyzer, events) = try Self.analyze(b)
         #expect(analyzer.connections[0].channels.isEmpty)
-        #expect(AnalyzerTests.att(events).isEmpty)
+        #expect(AnalyzerRun.att(events).isEmpty)
         #expect(analyzer.connections[0].decode.unclaimedByCID[0x0041]?.pdus == 1)
     }
 
@@ -149,7 +150,7 @@ import Testing
         let r3 = b2.nextFrame
         b2 = b2.att(.readResponse(value: [3, 3]), handle: 0x0040, .rx, bearer: .eatt(cid: 0x0040, mps: mps))
         let (analyzer, events) = try Self.analyze(b2)
-        let att = AnalyzerTests.att(events)
+        let att = AnalyzerRun.att(events)
         let byRequest = Dictionary(uniqueKeysWithValues: att.filter { $0.code == 0x0B }.map { ($0.requestFrame ?? 0, $0) })
         #expect(byRequest[6]?.value == [3, 3] && byRequest[6]?.bearer == .eatt && byRequest[6]?.cid == 0x0040)
         #expect(byRequest[7]?.value == Array(repeating: 5, count: 290) && byRequest[7]?.cid == 0x0041)
@@ -183,7 +184,7 @@ import Testing
         let over = analyzer.findings.filter { $0.kind.code.id == "att.pdu-exceeds-mtu" }.map(\.frame)
         // The fixed-bearer notification (287 L2CAP bytes) takes two ACL packets, 6 and 7.
         #expect(over == [7, end - 1])
-        #expect(AnalyzerTests.att(events).filter { $0.code == 0x1B }.map(\.frame) == [7, tooBig - 1, end - 1])
+        #expect(AnalyzerRun.att(events).filter { $0.code == 0x1B }.map(\.frame) == [7, tooBig - 1, end - 1])
         #expect(onEATT == 8)
     }
 
@@ -196,7 +197,7 @@ import Testing
         #expect(f.frame == 7)
         #expect(f.message.contains("le-fixed bearer (CID 0x0004)") && f.message.contains("frame 6") && f.message.contains("eatt bearer"))
         // Not paired, and the request is still waiting at the end.
-        #expect(AnalyzerTests.att(events).first { $0.frame == 7 }?.requestFrame == nil)
+        #expect(AnalyzerRun.att(events).first { $0.frame == 7 }?.requestFrame == nil)
         #expect(analyzer.findings.contains { $0.kind.code.id == "att.request-unanswered" && $0.frame == 6 })
     }
 
@@ -215,7 +216,7 @@ import Testing
             .att(.handleValueNotification(handle: 9, value: [1]), handle: 0x0040, .rx, bearer: .eatt(cid: 0x0041, mps: 64))
         let (analyzer, events) = try Self.analyze(b)
         #expect(analyzer.connections[0].channels.map(\.initiatorCID) == [0x0040])
-        #expect(AnalyzerTests.att(events).isEmpty)
+        #expect(AnalyzerRun.att(events).isEmpty)
         #expect(analyzer.connections[0].decode.unclaimedByCID[0x0041]?.pdus == 1)
     }
 
@@ -241,7 +242,7 @@ import Testing
             }
             lastFrames.append(b.nextFrame - 1)
         }
-        let (analyzer, events) = try AnalyzerTests.analyze(b, observers: [ThroughputTracker()])
+        let (analyzer, events) = try AnalyzerRun.analyze(b, observers: [ThroughputTracker()])
         let tracker = try #require(analyzer.observers.first as? ThroughputTracker)
         let s = try #require(tracker.streams.first { $0.key.kind == .creditSDU })
         #expect(s.psm == 0x0080 && s.key.handle == 0x0040 && s.key.direction == .rx)
@@ -362,7 +363,7 @@ import Testing
         // Bytes that look like an ATT Read Request on CID 0x0004 (as in the OPPO capture's frame 711).
         let trace = ACLPacket(handle: 0x0EDC, packetBoundary: .firstFlushable, data: [0x03, 0x00, 0x04, 0x00, 0x0A, 0xFF, 0x20]).bytes
         let (a1, e1) = try Self.analyze(CaptureBuilder().record(.acl, .rx, trace).record(.acl, .rx, trace))
-        #expect(a1.connections.isEmpty && AnalyzerTests.att(e1).isEmpty)
+        #expect(a1.connections.isEmpty && AnalyzerRun.att(e1).isEmpty)
         #expect(
             a1.decodeHealth.vendorTrace
                 == {
@@ -371,12 +372,12 @@ import Testing
         #expect(a1.findings.map(\.kind.code.id) == ["decode.vendor-trace"])
         // A connection on that handle decodes as any other.
         let (a2, e2) = try Self.analyze(CaptureBuilder().connect(handle: 0x0EDC).record(.acl, .rx, trace))
-        #expect(AnalyzerTests.att(e2).map(\.frame) == [2])
+        #expect(AnalyzerRun.att(e2).map(\.frame) == [2])
         #expect(a2.decodeHealth.vendorTrace.packets == 0)
         // A handle above 0x0EFF is reserved: never a connection (the Broadcom SPP capture's 0x0FF1).
         let reserved = ACLPacket(handle: 0x0FF1, packetBoundary: .firstFlushable, data: [0x03, 0x00, 0x04, 0x00, 0x0A, 0xFF, 0x20]).bytes
         let (a3, e3) = try Self.analyze(CaptureBuilder().record(.acl, .rx, reserved))
-        #expect(a3.connections.isEmpty && AnalyzerTests.att(e3).isEmpty)
+        #expect(a3.connections.isEmpty && AnalyzerRun.att(e3).isEmpty)
         #expect(a3.decodeHealth.vendorTrace.handles == [0x0FF1])
         #expect(
             a3.findings.first?.message.hasPrefix(

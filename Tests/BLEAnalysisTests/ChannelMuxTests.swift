@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
 import BLETestSupport

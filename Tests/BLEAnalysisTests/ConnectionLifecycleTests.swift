@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
 import BLETestSupport
@@ -90,7 +91,7 @@ import Testing
         b = b.connect(handle: 0x41, peer: BDAddress(0xC0_11_22_33_44_66))
         let replacedAt = b.nextFrame
         b = b.connect(handle: 0x41, peer: BDAddress(0xC0_11_22_33_44_66))
-        let (analyzer, _) = try AnalyzerTests.analyze(b)
+        let (analyzer, _) = try AnalyzerRun.analyze(b)
         let first = try #require(analyzer.connections.first?.lifecycle.ending)
         #expect(first.endedBy == .local && first.requestFrame == request && first.frame == complete)
         let second = try #require(analyzer.connections[1].lifecycle.ending)

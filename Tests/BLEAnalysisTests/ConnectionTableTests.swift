@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
 import BLETestSupport
@@ -73,7 +74,7 @@ import Testing
             .notify(handle: 0x2B, [3], connection: 0x41)  // 6: inferred
             .disconnect(handle: 0x41)  // 7
             .notify(handle: 0x2B, [4], connection: 0x41)  // 8: inferred again, no second finding
-        let (analyzer, _) = try AnalyzerTests.analyze(b)
+        let (analyzer, _) = try AnalyzerRun.analyze(b)
         let c = analyzer.connections
         #expect(c.map(\.number) == [1, 2, 3, 4])
         #expect(c.map(\.handle) == [0x40, 0x40, 0x41, 0x41])

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECodecs
 import BLECore
 import BLEProtocols
@@ -72,7 +73,7 @@ import Testing
 
     @Test func sdusOfTheMatchingPSMAreDecodedInTheTimeline() throws {
         let (b, request, frames) = Self.capture(records: 4)
-        let (analyzer, events) = try AnalyzerTests.analyze(b, options: try Self.options())
+        let (analyzer, events) = try AnalyzerRun.analyze(b, options: try Self.options())
         let sdus = events.filter { $0.name == "LE Credit Based SDU" }
         #expect(sdus.map(\.frame) == [request] + frames)
         #expect(sdus.map { $0.decoded?.codec } == Array(repeating: "coc-records", count: 5))
@@ -85,7 +86,7 @@ import Testing
 
     @Test func aBadChecksumIsAFindingNamingTheChannel() throws {
         let (b, _, frames) = Self.capture(records: 3, badRecord: 1)
-        let (analyzer, _) = try AnalyzerTests.analyze(b, options: try Self.options())
+        let (analyzer, _) = try AnalyzerRun.analyze(b, options: try Self.options())
         let bad = analyzer.findings.filter { $0.kind.code.id == "codec.invalid" }
         #expect(bad.map(\.frame) == [frames[1]])
         #expect(bad.first?.kind.message.contains("CID 0x0040 (PSM 0x0080)") == true)
@@ -93,7 +94,7 @@ import Testing
 
     @Test func recordsOverTheChannelAreATransferAndAThroughputStream() throws {
         let (b, request, frames) = Self.capture(records: 5)
-        let (analyzer, _) = try AnalyzerTests.analyze(
+        let (analyzer, _) = try AnalyzerRun.analyze(
             b, options: try Self.options(),
             observers: [ChunkedTransferTracker(), ThroughputTracker()])
         let transfers = try #require(analyzer.observers.first as? ChunkedTransferTracker).transfers

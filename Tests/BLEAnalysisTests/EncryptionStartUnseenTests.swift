@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -57,7 +58,7 @@ import Testing
 
     @Test func withTheKeyTheLinkDecryptsAsIfTheStartHadBeenSeen() throws {
         let keys = try LinkKeyMaterial(ltkOption: EncryptedLinkBuilder.ltkText)
-        let r = LinkEncryptionTests.run(try Self.flagless(Self.encryptedLink(), dropping: [Self.startEncReqFrame]), keys: keys)
+        let r = LinkEncryptionRun.run(try Self.flagless(Self.encryptedLink(), dropping: [Self.startEncReqFrame]), keys: keys)
         #expect(r.notifications.map(\.value) == Self.values)
         let ll = try #require(r.analyzer.connections.first?.linkLayer)
         // Both LL_START_ENC_RSPs and both notifications.
@@ -66,7 +67,7 @@ import Testing
     }
 
     @Test func withoutTheKeyTheCiphertextIsSaidNotReadAsL2CAP() throws {
-        let r = LinkEncryptionTests.run(try Self.flagless(Self.encryptedLink(), dropping: [Self.startEncReqFrame]))
+        let r = LinkEncryptionRun.run(try Self.flagless(Self.encryptedLink(), dropping: [Self.startEncReqFrame]))
         #expect(r.notifications.isEmpty)
         let found = r.analyzer.findings.filter { $0.kind.code == .llEncryptedNoKey }
         // Records after the drop: 1 CONNECT_IND, 2 LL_ENC_REQ, 3 LL_ENC_RSP, 4 the central's encrypted LL_START_ENC_RSP
@@ -81,7 +82,7 @@ import Testing
 
     /// Near miss: the start seen, nothing is inferred and the finding says no more than before.
     @Test func theStartSeenIsNotCalledInferred() throws {
-        let r = LinkEncryptionTests.run(try Self.flagless(Self.encryptedLink()))
+        let r = LinkEncryptionRun.run(try Self.flagless(Self.encryptedLink()))
         let found = r.analyzer.findings.filter { $0.kind.code == .llEncryptedNoKey }
         #expect(found.count == 1 && found.first?.kind.message.contains("not captured") == false)
     }
@@ -95,7 +96,7 @@ import Testing
         link.clear(.rejectExtInd(rejectOpcode: .encReq, errorCode: 0x06), central: false)
         let att: [UInt8] = [0x1B, 0x2A, 0x00] + Self.values[0]
         link.b.data(.start, [UInt8(att.count), 0, 0x04, 0x00] + att, central: false, sn: link.sn.1, event: link.event)
-        let r = LinkEncryptionTests.run(try Self.flagless(link))
+        let r = LinkEncryptionRun.run(try Self.flagless(link))
         #expect(r.notifications.map(\.value) == [Self.values[0]])
         #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("ll.") || $0.kind.code.id.hasPrefix("l2cap.") })
     }
@@ -118,7 +119,7 @@ import Testing
         }
         let att: [UInt8] = [0x1B, 0x2A, 0x00] + Self.values[0]
         link.b.data(.start, [UInt8(att.count), 0, 0x04, 0x00] + att, central: false, sn: link.sn.1, event: link.event)
-        let r = LinkEncryptionTests.run(try link.capture())
+        let r = LinkEncryptionRun.run(try link.capture())
         #expect(r.notifications.map(\.value) == (sniffed ? [Self.values[0]] : []))
         #expect(r.analyzer.connections.first?.linkLayer?.encryptedUndecrypted == (sniffed ? 0 : 3))
         // Said once where the ciphertext is told, with the frame the flags stopped at (the notification's).

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -18,40 +19,42 @@ import Testing
         let result = try S.analyze("le-audio-unicast", format)
         let s = try #require(result.iso.streams.first)
         #expect(result.iso.streams.count == 1)
-        let established = try #require(S.list(lifecycle["le_cis_established"]).first)
-        let cig = try #require(S.list(lifecycle["le_set_cig_parameters"]).first)
-        let cis = try #require(S.list(cig["cis"]).first)
-        #expect(Int(s.handle) == S.int(truth["cis_handle"]))
-        #expect(S.ints(S.list(lifecycle["le_set_cig_parameters_complete"]).first?["cis_handles"]) == [Int(s.handle)])
+        let established = try #require(TruthJSON.list(lifecycle["le_cis_established"]).first)
+        let cig = try #require(TruthJSON.list(lifecycle["le_set_cig_parameters"]).first)
+        let cis = try #require(TruthJSON.list(cig["cis"]).first)
+        #expect(Int(s.handle) == TruthJSON.int(truth["cis_handle"]))
+        #expect(TruthJSON.ints(TruthJSON.list(lifecycle["le_set_cig_parameters_complete"]).first?["cis_handles"]) == [Int(s.handle)])
         #expect(s.kind == .cis && s.role == "central")
-        #expect(Int(s.cigID ?? 0) == S.int(truth["cig_id"]) && Int(s.cisID ?? 9) == S.int(truth["cis_id"]))
-        #expect(Int(s.aclHandle ?? 0) == S.int(truth["acl_handle"]))
+        #expect(Int(s.cigID ?? 0) == TruthJSON.int(truth["cig_id"]) && Int(s.cisID ?? 9) == TruthJSON.int(truth["cis_id"]))
+        #expect(Int(s.aclHandle ?? 0) == TruthJSON.int(truth["acl_handle"]))
         #expect(s.connectionNumber == 1)
-        #expect(s.establishedFrame == S.int(established["frame"]))
-        #expect(Int(s.isoInterval) == S.int(established["iso_interval"]))
-        #expect(Int(s.nse) == S.int(established["nse"]))
+        #expect(s.establishedFrame == TruthJSON.int(established["frame"]))
+        #expect(Int(s.isoInterval) == TruthJSON.int(established["iso_interval"]))
+        #expect(Int(s.nse) == TruthJSON.int(established["nse"]))
         // The phone is the central: tx is C→P, rx P→C.
-        #expect(s.transportLatencyTx.map(Int.init) == S.int(established["transport_latency_c_to_p"]))
-        #expect(s.transportLatencyRx.map(Int.init) == S.int(established["transport_latency_p_to_c"]))
-        #expect(s.phyTx?.rawValue == UInt8(S.int(established["phy_c_to_p"]) ?? 0))
-        #expect(s.flushTimeoutTx.map(Int.init) == S.int(established["ft_c_to_p"]))
-        #expect(s.burstNumberRx.map(Int.init) == S.int(established["bn_p_to_c"]))
-        #expect(s.maxPDUTx.map(Int.init) == S.int(established["max_pdu_c_to_p"]))
-        #expect(s.sduIntervalTx.map(Int.init) == S.int(cig["sdu_interval_c_to_p"]))
-        #expect(s.maxSDURx.map(Int.init) == S.int(cis["max_sdu_p_to_c"]))
-        let end = try #require(S.list(lifecycle["disconnection_complete"]).first { S.int($0["handle"]) == Int(s.handle) })
-        #expect(s.endFrame == S.int(end["frame"]))
-        #expect(s.endReason?.rawValue == UInt8(S.int(end["reason"]) ?? 0))
-        let paths = S.list(lifecycle["le_setup_iso_data_path"])
-        let pathsComplete = S.list(lifecycle["le_setup_iso_data_path_complete"])
-        #expect(s.dataPaths.map(\.frame) == pathsComplete.map { S.int($0["frame"]) ?? 0 })
-        #expect(s.dataPaths.map { $0.direction == .tx ? 0 : 1 } == paths.map { S.int($0["direction"]) ?? -1 })
+        #expect(s.transportLatencyTx.map(Int.init) == TruthJSON.int(established["transport_latency_c_to_p"]))
+        #expect(s.transportLatencyRx.map(Int.init) == TruthJSON.int(established["transport_latency_p_to_c"]))
+        #expect(s.phyTx?.rawValue == UInt8(TruthJSON.int(established["phy_c_to_p"]) ?? 0))
+        #expect(s.flushTimeoutTx.map(Int.init) == TruthJSON.int(established["ft_c_to_p"]))
+        #expect(s.burstNumberRx.map(Int.init) == TruthJSON.int(established["bn_p_to_c"]))
+        #expect(s.maxPDUTx.map(Int.init) == TruthJSON.int(established["max_pdu_c_to_p"]))
+        #expect(s.sduIntervalTx.map(Int.init) == TruthJSON.int(cig["sdu_interval_c_to_p"]))
+        #expect(s.maxSDURx.map(Int.init) == TruthJSON.int(cis["max_sdu_p_to_c"]))
+        let end = try #require(TruthJSON.list(lifecycle["disconnection_complete"]).first { TruthJSON.int($0["handle"]) == Int(s.handle) })
+        #expect(s.endFrame == TruthJSON.int(end["frame"]))
+        #expect(s.endReason?.rawValue == UInt8(TruthJSON.int(end["reason"]) ?? 0))
+        let paths = TruthJSON.list(lifecycle["le_setup_iso_data_path"])
+        let pathsComplete = TruthJSON.list(lifecycle["le_setup_iso_data_path_complete"])
+        #expect(s.dataPaths.map(\.frame) == pathsComplete.map { TruthJSON.int($0["frame"]) ?? 0 })
+        #expect(s.dataPaths.map { $0.direction == .tx ? 0 : 1 } == paths.map { TruthJSON.int($0["direction"]) ?? -1 })
         #expect(s.dataPaths.map { hexString($0.codec.bytes) } == paths.map { $0["codec_id"] as? String ?? "" })
-        let removed = try #require(S.list(lifecycle["le_remove_iso_data_path_complete"]).first)
-        #expect(s.dataPaths.allSatisfy { $0.removedFrame == S.int(removed["frame"]) })
+        let removed = try #require(TruthJSON.list(lifecycle["le_remove_iso_data_path_complete"]).first)
+        #expect(s.dataPaths.allSatisfy { $0.removedFrame == TruthJSON.int(removed["frame"]) })
         let kinds = result.iso.events.map(\.kind)
         #expect(kinds.contains(.cigConfigured) && kinds.contains(.cisEstablished) && kinds.contains(.cisDisconnected))
-        #expect(result.iso.events.first { $0.kind == .cigRemoved }?.frame == S.int(S.list(lifecycle["le_remove_cig"]).first?["frame"]))
+        #expect(
+            result.iso.events.first { $0.kind == .cigRemoved }?.frame
+                == TruthJSON.int(TruthJSON.list(lifecycle["le_remove_cig"]).first?["frame"]))
     }
 
     @Test(arguments: formats)
@@ -59,29 +62,29 @@ import Testing
         let truth = try #require(loadTruth("le-audio-unicast"))
         let profiles = try #require(try S.analyze("le-audio-unicast", format).leAudio)
         let notified = profiles.aseStates.filter { !$0.viaRead }
-        let transitions = S.list(truth["ase_transitions"])
-        #expect(notified.map(\.frame) == transitions.map { S.int($0["frame"]) ?? 0 })
-        #expect(notified.map { Int($0.aseID) } == transitions.map { S.int($0["ase_id"]) ?? 0 })
+        let transitions = TruthJSON.list(truth["ase_transitions"])
+        #expect(notified.map(\.frame) == transitions.map { TruthJSON.int($0["frame"]) ?? 0 })
+        #expect(notified.map { Int($0.aseID) } == transitions.map { TruthJSON.int($0["ase_id"]) ?? 0 })
         let names = ["idle", "codec_configured", "qos_configured", "enabling", "streaming", "disabling", "releasing"]
         #expect(notified.map { names[Int($0.state)] } == transitions.map { $0["state"] as? String ?? "" })
         #expect(profiles.aseStates.allSatisfy { $0.allowed })
-        let operations = S.list(truth["ase_control_point_operations"])
-        let responses = S.list(truth["ase_control_point_responses"])
-        #expect(profiles.operations.map(\.frame) == operations.map { S.int($0["frame"]) ?? 0 })
-        #expect(profiles.operations.map { Int($0.opcode) } == operations.map { S.int($0["opcode"]) ?? 0 })
-        #expect(profiles.operations.map { $0.aseIDs.map(Int.init) } == operations.map { S.ints($0["ase_ids"]) })
-        #expect(profiles.operations.map { $0.responseFrame ?? 0 } == responses.map { S.int($0["frame"]) ?? 0 })
+        let operations = TruthJSON.list(truth["ase_control_point_operations"])
+        let responses = TruthJSON.list(truth["ase_control_point_responses"])
+        #expect(profiles.operations.map(\.frame) == operations.map { TruthJSON.int($0["frame"]) ?? 0 })
+        #expect(profiles.operations.map { Int($0.opcode) } == operations.map { TruthJSON.int($0["opcode"]) ?? 0 })
+        #expect(profiles.operations.map { $0.aseIDs.map(Int.init) } == operations.map { TruthJSON.ints($0["ase_ids"]) })
+        #expect(profiles.operations.map { $0.responseFrame ?? 0 } == responses.map { TruthJSON.int($0["frame"]) ?? 0 })
         for (op, r) in zip(profiles.operations, responses) {
-            let want = S.list(r["responses"])
+            let want = TruthJSON.list(r["responses"])
             #expect(
                 op.responses.map { [Int($0.aseID), Int($0.code), Int($0.reason)] }
-                    == want.map { [S.int($0["ase_id"]) ?? 0, S.int($0["code"]) ?? 0, S.int($0["reason"]) ?? 0] })
+                    == want.map { [TruthJSON.int($0["ase_id"]) ?? 0, TruthJSON.int($0["code"]) ?? 0, TruthJSON.int($0["reason"]) ?? 0] })
         }
         let refused = try #require(truth["refused_config_qos"] as? [String: Any])
         #expect(profiles.refusals.count == 1)
         #expect(
             profiles.refusals.first?.responses.allSatisfy {
-                Int($0.code) == S.int(refused["response_code"]) && Int($0.reason) == S.int(refused["reason"])
+                Int($0.code) == TruthJSON.int(refused["response_code"]) && Int($0.reason) == TruthJSON.int(refused["reason"])
             } == true)
         #expect(profiles.refusals.first?.responses.first?.reasonName == "Presentation_Delay")
     }
@@ -92,25 +95,25 @@ import Testing
         let lifecycle = try #require(truth["iso_lifecycle"] as? [String: Any])
         let result = try S.analyze(name, format)
         let source = name == "le-audio-broadcast"
-        let opened = try #require(S.list(lifecycle[source ? "le_create_big_complete" : "le_big_sync_established"]).first)
-        #expect(result.iso.streams.map { Int($0.handle) } == S.ints(opened["bis_handles"]))
+        let opened = try #require(TruthJSON.list(lifecycle[source ? "le_create_big_complete" : "le_big_sync_established"]).first)
+        #expect(result.iso.streams.map { Int($0.handle) } == TruthJSON.ints(opened["bis_handles"]))
         for (i, s) in result.iso.streams.enumerated() {
             #expect(s.kind == .bis && s.role == (source ? "source" : "receiver"))
-            #expect(s.establishedFrame == S.int(opened["frame"]))
+            #expect(s.establishedFrame == TruthJSON.int(opened["frame"]))
             #expect(Int(s.bisIndex ?? 0) == i + 1)
-            #expect(Int(s.isoInterval) == S.int(opened["iso_interval"]) && Int(s.nse) == S.int(opened["nse"]))
+            #expect(Int(s.isoInterval) == TruthJSON.int(opened["iso_interval"]) && Int(s.nse) == TruthJSON.int(opened["nse"]))
             let latency = source ? s.transportLatencyTx : s.transportLatencyRx
-            #expect(latency.map(Int.init) == S.int(opened["transport_latency_big"]))
-            #expect((source ? s.maxPDUTx : s.maxPDURx).map(Int.init) == S.int(opened["max_pdu"]))
+            #expect(latency.map(Int.init) == TruthJSON.int(opened["transport_latency_big"]))
+            #expect((source ? s.maxPDUTx : s.maxPDURx).map(Int.init) == TruthJSON.int(opened["max_pdu"]))
             if source {
-                let create = try #require(S.list(lifecycle["le_create_big"]).first)
-                #expect(s.sduIntervalTx.map(Int.init) == S.int(create["sdu_interval"]))
-                let end = try #require(S.list(lifecycle["le_terminate_big_complete"]).first)
-                #expect(s.endFrame == S.int(end["frame"]) && s.endReason?.rawValue == UInt8(S.int(end["reason"]) ?? 0))
+                let create = try #require(TruthJSON.list(lifecycle["le_create_big"]).first)
+                #expect(s.sduIntervalTx.map(Int.init) == TruthJSON.int(create["sdu_interval"]))
+                let end = try #require(TruthJSON.list(lifecycle["le_terminate_big_complete"]).first)
+                #expect(s.endFrame == TruthJSON.int(end["frame"]) && s.endReason?.rawValue == UInt8(TruthJSON.int(end["reason"]) ?? 0))
             } else {
-                let info = try #require(S.list(lifecycle["le_biginfo_advertising_report"]).first)
-                #expect(s.sduIntervalRx.map(Int.init) == S.int(info["sdu_interval"]))
-                #expect(s.maxSDURx.map(Int.init) == S.int(info["max_sdu"]))
+                let info = try #require(TruthJSON.list(lifecycle["le_biginfo_advertising_report"]).first)
+                #expect(s.sduIntervalRx.map(Int.init) == TruthJSON.int(info["sdu_interval"]))
+                #expect(s.maxSDURx.map(Int.init) == TruthJSON.int(info["max_sdu"]))
             }
         }
     }
@@ -119,21 +122,21 @@ import Testing
     func bassOperationsAndReceiveStates(_ name: String, _ format: String) throws {
         let truth = try #require(loadTruth(name))
         let bass = try #require(try S.analyze(name, format).leAudio?.bass)
-        let operations = S.list(truth["bass_operations"])
-        let states = S.list(truth["broadcast_receive_states"])
+        let operations = TruthJSON.list(truth["bass_operations"])
+        let states = TruthJSON.list(truth["broadcast_receive_states"])
         let ours = bass.filter { $0.kind == "operation" }
-        #expect(ours.map(\.frame) == operations.map { S.int($0["frame"]) ?? 0 })
-        #expect(ours.map { Int($0.opcode ?? 99) } == operations.map { S.int($0["opcode"]) ?? 0 })
+        #expect(ours.map(\.frame) == operations.map { TruthJSON.int($0["frame"]) ?? 0 })
+        #expect(ours.map { Int($0.opcode ?? 99) } == operations.map { TruthJSON.int($0["opcode"]) ?? 0 })
         // Receive states notified (the truth leaves out the initial read).
-        let notified = bass.filter { $0.kind == "receive-state" && states.map { S.int($0["frame"]) }.contains($0.frame) }
+        let notified = bass.filter { $0.kind == "receive-state" && states.map { TruthJSON.int($0["frame"]) }.contains($0.frame) }
         #expect(notified.count == states.count)
         for (b, t) in zip(notified, states) {
             if t["empty"] as? Bool == true {
                 #expect(b.sourceID == nil)
             } else {
-                #expect(b.paSyncState.map(Int.init) == S.int(t["pa_sync_state"]))
-                #expect(b.broadcastID.map(Int.init) == S.int(t["broadcast_id"]))
-                #expect(b.bisSync.map(Int.init) == S.ints(t["bis_sync"]))
+                #expect(b.paSyncState.map(Int.init) == TruthJSON.int(t["pa_sync_state"]))
+                #expect(b.broadcastID.map(Int.init) == TruthJSON.int(t["broadcast_id"]))
+                #expect(b.bisSync.map(Int.init) == TruthJSON.ints(t["bis_sync"]))
             }
         }
     }

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -17,10 +18,6 @@ import Testing
         return CaptureAnalysis.analyze(capture, options: AnalyzerOptions(timeline: false), observing: Observing(leAudio: true))
     }
 
-    static func int(_ v: Any?) -> Int? { (v as? NSNumber)?.intValue }
-    static func ints(_ v: Any?) -> [Int] { (v as? [Any])?.compactMap(int) ?? [] }
-    static func list(_ v: Any?) -> [[String: Any]] { v as? [[String: Any]] ?? [] }
-
     @Test(arguments: samples, formats)
     func everyStreamDirectionMatchesTheTruth(_ name: String, _ format: String) throws {
         let truth = try #require(loadTruth(name))
@@ -28,30 +25,30 @@ import Testing
         let streams = try #require(truth["iso_streams"] as? [String: [String: Any]])
         #expect(result.iso.health.count == streams.count)
         for (key, t) in streams {
-            let handle = try #require(Self.int(t["handle"]))
+            let handle = try #require(TruthJSON.int(t["handle"]))
             let direction: Direction = t["direction"] as? String == "tx" ? .tx : .rx
             let h = try #require(result.iso.health.first { Int($0.handle) == handle && $0.direction == direction }, "\(key)")
-            #expect(h.packets == Self.int(t["packets"]), "\(key)")
-            #expect(h.sdus == Self.int(t["sdus"]), "\(key)")
-            #expect(h.sduBytes == Int64(Self.int(t["sdu_bytes"]) ?? -1), "\(key)")
+            #expect(h.packets == TruthJSON.int(t["packets"]), "\(key)")
+            #expect(h.sdus == TruthJSON.int(t["sdus"]), "\(key)")
+            #expect(h.sduBytes == Int64(TruthJSON.int(t["sdu_bytes"]) ?? -1), "\(key)")
             let fragments = try #require(t["fragments"] as? [String: Any])
-            #expect(h.fragmentedSDUs == Self.int(fragments["first"]), "\(key)")
-            #expect(h.fragmentedSDUs == Self.list(t["fragmented_sdus"]).count, "\(key)")
-            #expect(h.firstSequence == Self.int(t["first_sequence_number"]), "\(key)")
-            #expect(h.lastSequence == Self.int(t["last_sequence_number"]), "\(key)")
-            #expect(h.expectedSDUs == Self.int(t["expected_sdus"]), "\(key)")
-            #expect(h.missingSDUs == Self.ints(t["missing_sequence_numbers"]).count, "\(key)")
-            #expect(h.sequenceGaps == Self.list(t["sequence_gaps"]).count, "\(key)")
+            #expect(h.fragmentedSDUs == TruthJSON.int(fragments["first"]), "\(key)")
+            #expect(h.fragmentedSDUs == TruthJSON.list(t["fragmented_sdus"]).count, "\(key)")
+            #expect(h.firstSequence == TruthJSON.int(t["first_sequence_number"]), "\(key)")
+            #expect(h.lastSequence == TruthJSON.int(t["last_sequence_number"]), "\(key)")
+            #expect(h.expectedSDUs == TruthJSON.int(t["expected_sdus"]), "\(key)")
+            #expect(h.missingSDUs == TruthJSON.ints(t["missing_sequence_numbers"]).count, "\(key)")
+            #expect(h.sequenceGaps == TruthJSON.list(t["sequence_gaps"]).count, "\(key)")
             let status = try #require(t["status"] as? [String: Any])
-            #expect(h.valid == (Self.int(status["valid"]) ?? 0), "\(key)")
-            #expect(h.possiblyInvalid == (Self.int(status["possibly_invalid"]) ?? 0), "\(key)")
-            #expect(h.flaggedLost == (Self.int(status["lost"]) ?? 0), "\(key)")
+            #expect(h.valid == (TruthJSON.int(status["valid"]) ?? 0), "\(key)")
+            #expect(h.possiblyInvalid == (TruthJSON.int(status["possibly_invalid"]) ?? 0), "\(key)")
+            #expect(h.flaggedLost == (TruthJSON.int(status["lost"]) ?? 0), "\(key)")
             let frames = t["status_frames"] as? [String: Any] ?? [:]
-            #expect(h.possiblyInvalidFrames == Self.ints(frames["possibly_invalid"]), "\(key)")
-            #expect(h.lostFrames == Self.ints(frames["lost"]), "\(key)")
-            #expect(h.firstFrame == Self.int(t["first_frame"]), "\(key)")
-            #expect(h.lastFrame == Self.int(t["last_frame"]), "\(key)")
-            if let deviation = Self.int(t["time_stamp_max_deviation_us"]) {
+            #expect(h.possiblyInvalidFrames == TruthJSON.ints(frames["possibly_invalid"]), "\(key)")
+            #expect(h.lostFrames == TruthJSON.ints(frames["lost"]), "\(key)")
+            #expect(h.firstFrame == TruthJSON.int(t["first_frame"]), "\(key)")
+            #expect(h.lastFrame == TruthJSON.int(t["last_frame"]), "\(key)")
+            if let deviation = TruthJSON.int(t["time_stamp_max_deviation_us"]) {
                 #expect(h.timestampJitterMaxMicroseconds == Int64(deviation), "\(key)")
             } else {
                 #expect(h.timestampJitterMaxMicroseconds == nil, "\(key)")
@@ -73,16 +70,16 @@ import Testing
         let truth = try #require(loadTruth("le-audio-unicast"))
         let pattern = try #require(truth["rx_fault_pattern"] as? [String: Any])
         let h = try #require(try Self.analyze("le-audio-unicast", format).iso.health.first { $0.direction == .rx })
-        let lost = Self.ints(pattern["missing"]) + Self.ints(pattern["lost_flag"])
+        let lost = TruthJSON.ints(pattern["missing"]) + TruthJSON.ints(pattern["lost_flag"])
         #expect(h.lostSDUs == lost.count)
-        #expect(h.possiblyInvalid == Self.ints(pattern["possibly_invalid_flag"]).count)
-        #expect(h.fragmentedSDUs == Self.ints(pattern["fragmented"]).count)
+        #expect(h.possiblyInvalid == TruthJSON.ints(pattern["possibly_invalid_flag"]).count)
+        #expect(h.fragmentedSDUs == TruthJSON.ints(pattern["fragmented"]).count)
         let runs = Self.runs(lost)
         #expect(h.lossBursts == runs.count)
         #expect(h.longestBurst?.sdus == runs.max())
-        let interval = try #require(Self.int(truth["sdu_interval_us"]))
+        let interval = try #require(TruthJSON.int(truth["sdu_interval_us"]))
         #expect(h.longestBurst?.durationMicroseconds == Int64((runs.max() ?? 0) * interval))
-        #expect(h.configuredBitrate == Double(try #require(Self.int(truth["configured_bitrate_bps"]))))
+        #expect(h.configuredBitrate == Double(try #require(TruthJSON.int(truth["configured_bitrate_bps"]))))
         #expect(h.verdict(label: "CIS 0x0002").hasPrefix("CIS 0x0002 rx: \(lost.count) of 300 SDUs lost (8.0 %) in \(runs.count) bursts"))
     }
 
@@ -92,21 +89,21 @@ import Testing
         let patterns = try #require(truth["rx_fault_pattern"] as? [String: [String: Any]])
         let result = try Self.analyze("le-audio-broadcast-receiver", format)
         let lifecycle = try #require(truth["iso_lifecycle"] as? [String: Any])
-        let lost = try #require(Self.list(lifecycle["le_big_sync_lost"]).first)
+        let lost = try #require(TruthJSON.list(lifecycle["le_big_sync_lost"]).first)
         for s in result.iso.streams {
             let p = try #require(patterns["bis\(s.bisIndex ?? 0)"])
             let h = try #require(result.iso.health.first { $0.handle == s.handle })
             let first = try #require(h.firstSequence)
-            let silentFrom = try #require(Self.int(p["silent_from"]))
-            let lostSequences = (Self.ints(p["missing"]) + Self.ints(p["lost_flag"])).filter { $0 >= first && $0 < silentFrom }
+            let silentFrom = try #require(TruthJSON.int(p["silent_from"]))
+            let lostSequences = (TruthJSON.ints(p["missing"]) + TruthJSON.ints(p["lost_flag"])).filter { $0 >= first && $0 < silentFrom }
             #expect(h.lostSDUs == lostSequences.count)
             #expect(h.lossBursts == Self.runs(lostSequences).count)
             #expect(h.lastSequence == silentFrom - 1)
-            #expect(s.endFrame == Self.int(lost["frame"]))
-            #expect(s.endReason?.rawValue == UInt8(try #require(Self.int(lost["reason"]))))
-            #expect(h.endFrame == Self.int(lost["frame"]))
+            #expect(s.endFrame == TruthJSON.int(lost["frame"]))
+            #expect(s.endReason?.rawValue == UInt8(try #require(TruthJSON.int(lost["reason"]))))
+            #expect(h.endFrame == TruthJSON.int(lost["frame"]))
             // Silent from the last SDU to the sync loss: the BIG sync timeout, within one SDU interval.
-            let timeout = Int64(try #require(Self.int(truth["big_sync_timeout_ms"]))) * 1000
+            let timeout = Int64(try #require(TruthJSON.int(truth["big_sync_timeout_ms"]))) * 1000
             #expect(abs((h.silenceBeforeEndMicroseconds ?? 0) - timeout) <= 10_000)
         }
     }

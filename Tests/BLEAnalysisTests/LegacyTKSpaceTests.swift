@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
 import BLESecurity
@@ -42,21 +43,21 @@ import Testing
 
     @Test func justWorksTriesTKZeroOnly() throws {
         let found = Self.pairedLink(tk: 0, pdus: Self.justWorks)
-        #expect(LinkEncryptionTests.run(try found.capture()).notifications.map(\.1) == [PairingMICSearchTests.values[0]])
+        #expect(LinkEncryptionRun.run(try found.capture()).notifications.map(\.1) == [PairingMICSearchTests.values[0]])
         // Near miss: the PDUs say Just Works, the confirm values were made with passkey 5: not searched, and said so.
         let passkey = Self.pairedLink(tk: 5, pdus: Self.justWorks)
-        let r = LinkEncryptionTests.run(try passkey.capture())
+        let r = LinkEncryptionRun.run(try passkey.capture())
         #expect(r.notifications.isEmpty)
         #expect(
             r.analyzer.connections.first?.linkEncryption?.keySearch
                 == .justWorksTKFails(pairingFrame: passkey.srandFrame, checkedFrame: nil))
         // The same passkey under Passkey Entry PDUs is found.
-        #expect(LinkEncryptionTests.run(try Self.pairedLink(tk: 5, pdus: Self.passkeyEntry).capture()).notifications.count == 1)
+        #expect(LinkEncryptionRun.run(try Self.pairedLink(tk: 5, pdus: Self.passkeyEntry).capture()).notifications.count == 1)
     }
 
     @Test func outOfBandIsNotSearched() throws {
         let b = Self.pairedLink(tk: 0, pdus: Self.outOfBand)
-        let r = LinkEncryptionTests.run(try b.capture())
+        let r = LinkEncryptionRun.run(try b.capture())
         #expect(r.notifications.isEmpty)
         #expect(r.analyzer.connections.first?.linkEncryption?.keySearch == .outOfBand(pairingFrame: b.srandFrame))
         let finding = try #require(r.analyzer.findings.first { $0.kind.code.id == "ll.encrypted-no-key" })
@@ -71,7 +72,7 @@ import Testing
         b.pair()
         b.startEncryption(key: b.stk)
         b.notify(PairingMICSearchTests.values[0])
-        let r = LinkEncryptionTests.run(try b.capture())
+        let r = LinkEncryptionRun.run(try b.capture())
         #expect(r.notifications.isEmpty)
         #expect(
             r.analyzer.connections.first?.linkEncryption?.keySearch

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -7,112 +8,7 @@ import BLETestSupport
 import Foundation
 import Testing
 
-/// An encrypted LE link built from typed PDUs: the encryption procedure in the clear, then every non-empty
-/// PDU AES-CCM encrypted with a known LTK (Core Spec Vol 6, Part E), as the nRF Sniffer records a link it
-/// has no key for (encrypted flag set, MIC not checked).
-struct EncryptedLinkBuilder {
-    static let ltkText = "0F241772AC270CAFEE654186F0A65D5F"
-    static let skdCentral: UInt64 = 0x1122_3344_5566_7788, skdPeripheral: UInt64 = 0x99AA_BBCC_DDEE_FF00
-    static let ivCentral: UInt32 = 0x0403_0201, ivPeripheral: UInt32 = 0x0807_0605
-
-    var b = NordicBuilder()
-    var event: UInt16 = 1
-    var counters: (UInt64, UInt64) = (0, 0)
-    var sn: (Bool, Bool) = (false, false)
-    let cipher: LLCipher
-    var phy: LEPHY
-
-    init(phy: LEPHY = .le1M) {
-        self.phy = phy
-        b.phy = phy
-        let ltk = Key128(hex: Self.ltkText)!
-        let le = { (v: UInt64, n: Int) in (0..<n).map { UInt8(truncatingIfNeeded: v >> UInt64(8 * $0)) } }
-        let sk = LinkLayerEncryption.sessionKey(ltk: ltk, skdm: le(Self.skdCentral, 8), skds: le(Self.skdPeripheral, 8))
-        cipher = LLCipher(
-            sessionKey: sk, iv: LinkLayerEncryption.iv(ivm: le(UInt64(Self.ivCentral), 4), ivs: le(UInt64(Self.ivPeripheral), 4)))
-        b.connect()
-    }
-
-    mutating func clear(_ control: LLControlPDU, central: Bool) {
-        b.data(.control, LLControlPacket(control).bytes, central: central, sn: central ? sn.0 : sn.1, event: event)
-        if central { sn.0.toggle() } else { sn.1.toggle(); event += 1 }
-    }
-
-    /// An L2CAP PDU on channel `cid` in the clear, in one LL PDU.
-    mutating func clearL2CAP(cid: UInt16, _ payload: [UInt8], central: Bool) {
-        let pdu = [UInt8(payload.count), 0, UInt8(cid & 0xFF), UInt8(cid >> 8)] + payload
-        b.data(.start, pdu, central: central, sn: central ? sn.0 : sn.1, event: event)
-        if central { sn.0.toggle() } else { sn.1.toggle(); event += 1 }
-    }
-
-    mutating func startEncryption() {
-        clear(.encReq(rand: 0, ediv: 0, skdCentral: Self.skdCentral, ivCentral: Self.ivCentral), central: true)
-        clear(.encRsp(skdPeripheral: Self.skdPeripheral, ivPeripheral: Self.ivPeripheral), central: false)
-        clear(.startEncReq, central: false)
-        encrypted(.control, LLControlPacket(.startEncRsp).bytes, central: true)
-        encrypted(.control, LLControlPacket(.startEncRsp).bytes, central: false)
-    }
-
-    /// One encrypted PDU; `retransmit` sends the previous one again (same SN, same counter, same bytes).
-    mutating func encrypted(_ llid: LLID, _ plaintext: [UInt8], central: Bool, tamper: Bool = false) {
-        let counter = central ? counters.0 : counters.1
-        var sealed = cipher.encrypt(header0: llid.rawValue, plaintext: plaintext, packetCounter: counter, centralToPeripheral: central)
-        if tamper { sealed[0] ^= 0x01 }
-        b.data(llid, sealed, central: central, sn: central ? sn.0 : sn.1, event: event, encrypted: true, micOK: false)
-        if central { counters.0 += 1; sn.0.toggle() } else { counters.1 += 1; sn.1.toggle(); event += 1 }
-    }
-
-    /// The record just written, once more (an LL retransmission: the receiver did not acknowledge it).
-    mutating func retransmitLast() {
-        var last = b.records.last!
-        last.frame = b.records.count + 1
-        last.micros += 1250
-        b.records.append(last)
-    }
-
-    /// A notification of `value` on handle 0x002A, sent by the peripheral in fragments of `fragment` bytes.
-    mutating func notify(_ value: [UInt8], fragment: Int = 27) {
-        let att: [UInt8] = [0x1B, 0x2A, 0x00] + value
-        let pdu = [UInt8(att.count & 0xFF), UInt8(att.count >> 8), 0x04, 0x00] + att
-        var start = 0
-        while start < pdu.count {
-            let end = min(start + fragment, pdu.count)
-            encrypted(start == 0 ? .start : .continuation, Array(pdu[start..<end]), central: false)
-            start = end
-        }
-    }
-
-    func capture() throws -> CaptureFile {
-        let owned = b.records.map { r in
-            OwnedRecord(
-                frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
-                originalLength: r.origLen, linkType: 272, bytes: r.bytes)
-        }
-        return try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "encrypted.pcap")
-    }
-}
-
 @Suite struct LinkEncryptionTests {
-    struct Result {
-        var notifications: [(frame: Int, value: [UInt8])] = []
-        var timeline: [TimelineEvent] = []
-        var analyzer: Analyzer
-    }
-
-    static func run(_ capture: CaptureFile, keys: LinkKeyMaterial = LinkKeyMaterial()) -> Result {
-        var notifications: [(Int, [UInt8])] = []
-        var timeline: [TimelineEvent] = []
-        let a = Analyzer.analyze(
-            capture, options: AnalyzerOptions(timeline: true, keys: keys),
-            configure: { a in
-                a.onEvent = { e in
-                    timeline.append(e)
-                    if e.layer == .att, e.code == 0x1B, let v = e.value { notifications.append((e.frame, v)) }
-                }
-            })
-        return Result(notifications: notifications.map { ($0.0, $0.1) }, timeline: timeline, analyzer: a)
-    }
-
     @Test(arguments: [LEPHY.le1M, LEPHY.le2M])
     func decryptsBothDirectionsWithTheLTK(_ phy: LEPHY) throws {
         var link = EncryptedLinkBuilder(phy: phy)
@@ -124,7 +20,7 @@ struct EncryptedLinkBuilder {
         // The central writes a command (ATT Write Command 0x52 on 0x002C) while notifications flow.
         link.encrypted(.start, [7, 0, 0x04, 0x00, 0x52, 0x2C, 0x00, 0xDE, 0xAD, 0xBE, 0xEF], central: true)
         link.notify(values[2], fragment: 251)
-        let r = Self.run(try link.capture(), keys: try LinkKeyMaterial(ltkOption: EncryptedLinkBuilder.ltkText))
+        let r = LinkEncryptionRun.run(try link.capture(), keys: try LinkKeyMaterial(ltkOption: EncryptedLinkBuilder.ltkText))
         #expect(r.notifications.map(\.value) == values)
         let writes = r.timeline.filter { $0.layer == .att && $0.code == 0x52 }
         #expect(writes.map(\.value) == [[0xDE, 0xAD, 0xBE, 0xEF]] && writes.first?.direction == .tx)
@@ -141,7 +37,7 @@ struct EncryptedLinkBuilder {
         link.startEncryption()
         link.notify(Array(0..<60))
         for keys in [LinkKeyMaterial(), try LinkKeyMaterial(ltkOption: "00112233445566778899AABBCCDDEEFF")] {
-            let r = Self.run(try link.capture(), keys: keys)
+            let r = LinkEncryptionRun.run(try link.capture(), keys: keys)
             #expect(r.notifications.isEmpty)
             let found = r.analyzer.findings.filter { $0.kind.code == .llEncryptedNoKey }
             // 2 LL_START_ENC_RSP + 3 fragments, reported once, at the first encrypted frame (the 5th record); their bytes on
@@ -160,7 +56,7 @@ struct EncryptedLinkBuilder {
         // Tamper the only fragment of a third notification: MIC fails, the next one decrypts again.
         link.encrypted(.start, [7, 0, 0x04, 0x00, 0x1B, 0x2A, 0x00, 1, 2, 3, 4], central: false, tamper: true)
         link.notify([9, 9, 9])
-        let r = Self.run(try link.capture(), keys: try LinkKeyMaterial(ltkOption: EncryptedLinkBuilder.ltkText))
+        let r = LinkEncryptionRun.run(try link.capture(), keys: try LinkKeyMaterial(ltkOption: EncryptedLinkBuilder.ltkText))
         #expect(r.notifications.map(\.value) == [Array(0..<20), Array(20..<40), [9, 9, 9]])
         #expect(r.analyzer.connections.first?.linkLayer?.micFailures == 1)
         #expect(r.analyzer.findings.filter { $0.kind.code.id == "ll.mic-failed" }.count == 1)
@@ -178,7 +74,7 @@ struct EncryptedLinkBuilder {
         link.clear(.startEncRsp, central: true)
         link.clear(.startEncRsp, central: false)
         let peripheralResponse = link.b.records.count
-        let r = Self.run(try link.capture())
+        let r = LinkEncryptionRun.run(try link.capture())
         let started = r.timeline.filter { $0.name == "Encryption started" }
         #expect(started.map(\.frame) == [peripheralResponse])
         let evidence = Evidence(pass: r.analyzer).events.filter {
@@ -204,7 +100,7 @@ struct EncryptedLinkBuilder {
                     frame: $0.frame, timestamp: Timestamp(microseconds: $0.micros), direction: .unknown,
                     kind: .linkLayer, originalLength: $0.origLen, linkType: 272, bytes: $0.bytes)
             }
-            let r = Self.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"))
+            let r = LinkEncryptionRun.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"))
             #expect(r.notifications.map(\.value) == [Array(0..<40)], "MIC kept: \(keepMIC)")
             #expect(r.analyzer.connections.first?.linkLayer?.decryptedByCapturer == 3)
             #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") })
@@ -283,7 +179,7 @@ struct EncryptedLinkBuilder {
         var link = EncryptedLinkBuilder()
         link.startEncryption()
         link.notify(Array(0..<30))
-        let r = Self.run(try link.capture(), keys: keys)
+        let r = LinkEncryptionRun.run(try link.capture(), keys: keys)
         #expect(r.notifications.map(\.value) == [Array(0..<30)])
     }
 
@@ -299,7 +195,7 @@ struct EncryptedLinkBuilder {
                 kind: .linkLayer, originalLength: $0.origLen, linkType: 272, bytes: $0.bytes)
         }
         let keys = try LinkKeyMaterial(keyFile: "- irk: ec0234a357c8ad05341010a60a397d9b\n  address: C0:FF:EE:00:00:02\n")
-        let r = Self.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"), keys: keys)
+        let r = LinkEncryptionRun.run(try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 272), name: "x.pcap"), keys: keys)
         #expect(
             r.timeline.contains {
                 $0.name == "CONNECT_IND" && $0.summary.contains("central 70:81:94:0D:FB:AA (random) = identity C0:FF:EE:00:00:02")
@@ -319,7 +215,7 @@ struct EncryptedLinkBuilder {
     /// first connection with the STK, reads the LTK the peripheral distributes, and decrypts the other two with it.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: legacyBonding)))
     func legacyBondingDecryptsEveryConnectionWithoutAKey() throws {
-        let r = Self.run(try CaptureFile.open(path: Self.legacyBonding))
+        let r = LinkEncryptionRun.run(try CaptureFile.open(path: Self.legacyBonding))
         let encrypted = r.analyzer.connections.compactMap(\.linkEncryption)
         #expect(encrypted.count == 3)
         #expect(encrypted[0].key?.source.kind == "legacy-just-works")
@@ -355,7 +251,7 @@ struct EncryptedLinkBuilder {
     /// 19 packets flagged "MIC failed", and 10 more it no longer flags as encrypted at all.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: nordicBadMIC)))
     func sniffersMICVerdictIsHonoured() throws {
-        let r = Self.run(try CaptureFile.open(path: Self.nordicBadMIC))
+        let r = LinkEncryptionRun.run(try CaptureFile.open(path: Self.nordicBadMIC))
         #expect(r.timeline.filter { $0.layer == .att }.count == 18)
         let ll = try #require(r.analyzer.connections.first?.linkLayer)
         #expect(ll.micFailures == 19 && ll.decryptedByCapturer == 39 - 19)

@@ -1,75 +1,11 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
 import BLETestSupport
 import Foundation
 import Testing
-
-/// A test-only pcap/pcapng reader (the real readers live in BLECapture): records as (frame, µs, link type, bytes).
-enum TinyPcap {
-    struct Rec { var frame: Int; var micros: Int64; var linkType: UInt32; var bytes: [UInt8]; var origLen: Int }
-
-    static func read(_ path: String) -> [Rec]? {
-        guard let d = FileManager.default.contents(atPath: path) else { return nil }
-        let b = [UInt8](d)
-        func u32(_ o: Int, _ be: Bool) -> UInt32 {
-            let v = UInt32(b[o]) | UInt32(b[o + 1]) << 8 | UInt32(b[o + 2]) << 16 | UInt32(b[o + 3]) << 24
-            return be ? v.byteSwapped : v
-        }
-        func u16(_ o: Int, _ be: Bool) -> UInt16 { let v = UInt16(b[o]) | UInt16(b[o + 1]) << 8; return be ? v.byteSwapped : v }
-        var out: [Rec] = []
-        let magic = u32(0, false)
-        if magic == 0x0A0D_0D0A {  // pcapng
-            var o = 0, be = false
-            var linkTypes: [UInt32] = [], tsres: [Int64] = []
-            while o + 12 <= b.count {
-                let type = u32(o, be)
-                if type == 0x0A0D_0D0A { be = u32(o + 8, false) != 0x1A2B_3C4D }
-                let len = Int(u32(o + 4, be))
-                guard len >= 12, o + len <= b.count else { break }
-                if type == 1 {
-                    linkTypes.append(UInt32(u16(o + 8, be)))
-                    var res: Int64 = 1_000_000
-                    var p = o + 16
-                    while p + 4 <= o + len - 4 {
-                        let code = u16(p, be), olen = Int(u16(p + 2, be))
-                        if code == 0 { break }
-                        if code == 9 { let v = b[p + 4]; res = v & 0x80 == 0 ? Int64(pow(10, Double(v))) : Int64(1) << Int64(v & 0x7F) }
-                        p += 4 + (olen + 3) / 4 * 4
-                    }
-                    tsres.append(res)
-                } else if type == 6 {
-                    let iface = Int(u32(o + 8, be))
-                    let ts = Int64(u32(o + 12, be)) << 32 | Int64(u32(o + 16, be))
-                    let cap = Int(u32(o + 20, be)), orig = Int(u32(o + 24, be))
-                    let res = tsres[iface]
-                    let micros = res >= 1_000_000 ? ts / (res / 1_000_000) : ts * (1_000_000 / max(res, 1))
-                    out.append(
-                        Rec(
-                            frame: out.count + 1, micros: micros, linkType: linkTypes[iface],
-                            bytes: Array(b[(o + 28)..<(o + 28 + cap)]), origLen: orig))
-                }
-                o += len
-            }
-        } else {
-            let be = magic == 0xD4C3_B2A1 || magic == 0x4D3C_B2A1
-            let nano = magic == 0xA1B2_3C4D || magic == 0x4D3C_B2A1
-            let lt = u32(20, be)
-            var o = 24
-            while o + 16 <= b.count {
-                let s = Int64(u32(o, be)), f = Int64(u32(o + 4, be)), cap = Int(u32(o + 8, be)), orig = Int(u32(o + 12, be))
-                guard o + 16 + cap <= b.count else { break }
-                out.append(
-                    Rec(
-                        frame: out.count + 1, micros: s * 1_000_000 + (nano ? f / 1000 : f), linkType: lt,
-                        bytes: Array(b[(o + 16)..<(o + 16 + cap)]), origLen: orig))
-                o += 16 + cap
-            }
-        }
-        return out
-    }
-}
 
 /// Runs the tracker over owned records, reassembling L2CAP; collects everything the tests look at.
 struct LLRun {
@@ -129,59 +65,11 @@ struct LLRun {
     }
 }
 
-/// Builds nRF Sniffer (LT 272, version 2) records from typed values.
-struct NordicBuilder {
-    var records: [TinyPcap.Rec] = []
-    var time: Int64 = 1_000_000
-    var counter: UInt16 = 0
-    /// The PHY the header's flags give every packet.
-    var phy = LEPHY.le1M
-
-    mutating func add(
-        aa: LLAccessAddress, pdu: [UInt8], crcInit: UInt32, data: Bool, central: Bool = true, event: UInt16 = 0,
-        crcOK: Bool = true, encrypted: Bool = false, micOK: Bool = false, dt: Int64 = 300
-    ) {
-        let ll = LLPacket(accessAddress: aa, pdu: pdu, crcInit: crcInit).bytes
-        let h = NordicBLEHeader(
-            boardID: 1, protocolVersion: 2, packetCounter: counter, packetID: .eventPacketData,
-            flags: NordicBLEFlags(crcOK: crcOK, centralToPeripheral: central, encrypted: encrypted, micOK: micOK, phy: phy),
-            channel: data ? 5 : 37, eventCounter: event, linkLayerLength: ll.count)
-        counter &+= 1
-        time += dt
-        records.append(TinyPcap.Rec(frame: records.count + 1, micros: time, linkType: 272, bytes: h.bytes + ll, origLen: h.size + ll.count))
-    }
-
-    static let aa = LLAccessAddress(0x50654A27)
-    static let crcInit: UInt32 = 0x12_3456
-
-    mutating func connect() {
-        let c = LLConnectInd(
-            initiator: LLDeviceAddress(0x1122_3344_5566, isRandom: true), advertiser: LLDeviceAddress(0xC0FF_EE00_0001),
-            parameters: LLConnectionParameters(accessAddress: Self.aa, crcInit: Self.crcInit, interval: 24, timeout: 72))
-        add(aa: .advertising, pdu: LLAdvertisingPacketPDU(.connectInd(c)).bytes, crcInit: 0x55_5555, data: false)
-    }
-
-    mutating func data(
-        _ llid: LLID, _ payload: [UInt8], central: Bool = true, sn: Bool = false, nesn: Bool = false, event: UInt16 = 0,
-        crcOK: Bool = true, encrypted: Bool = false, micOK: Bool = false
-    ) {
-        add(
-            aa: Self.aa, pdu: LLDataPDU(llid: llid, nesn: nesn, sn: sn, payload: payload).bytes, crcInit: Self.crcInit, data: true,
-            central: central,
-            event: event, crcOK: crcOK, encrypted: encrypted, micOK: micOK)
-    }
-}
-
 @Suite struct LinkLayerTrackerTests {
-    static func attPDU(_ value: [UInt8]) -> [UInt8] {
-        let att: [UInt8] = [0x1B, 0x2A, 0x00] + value
-        return [UInt8(att.count), 0, 0x04, 0x00] + att
-    }
-
     @Test func fragmentsReassembleIntoATT() {
         var b = NordicBuilder()
         b.connect()
-        let pdu = Self.attPDU(Array(0..<40))
+        let pdu = NordicBuilder.attPDU(Array(0..<40))
         b.data(.start, Array(pdu[0..<27]), central: false, event: 1)
         b.data(.continuation, [], central: true, event: 2)
         b.data(.continuation, Array(pdu[27...]), central: false, sn: true, event: 2)
@@ -223,7 +111,7 @@ struct NordicBuilder {
         var b = NordicBuilder()
         b.connect()
         b.data(.continuation, [1, 2, 3], event: 1)  // no start before it
-        b.data(.start, Array(Self.attPDU(Array(0..<40))[0..<27]), central: false, event: 1)  // never completed
+        b.data(.start, Array(NordicBuilder.attPDU(Array(0..<40))[0..<27]), central: false, event: 1)  // never completed
         var run = LLRun()
         run.feed(b.records)
         #expect(run.pdus.isEmpty)
@@ -234,7 +122,7 @@ struct NordicBuilder {
     @Test func retransmissionsCrcErrorsAndEncryptionAreCountedNotDecoded() {
         var b = NordicBuilder()
         b.connect()
-        let pdu = Self.attPDU([1, 2])
+        let pdu = NordicBuilder.attPDU([1, 2])
         b.data(.start, pdu, event: 1)
         b.data(.start, pdu, event: 2)  // same SN, same bytes: retransmission
         b.data(.start, pdu, sn: true, event: 3, crcOK: false)  // bad CRC
@@ -258,7 +146,7 @@ struct NordicBuilder {
     func repeatAfterAnAcknowledgementTheSenderMissedIsARetransmission(_ senderGotTheAck: Bool) {
         var b = NordicBuilder()
         b.connect()
-        let pdu = Self.attPDU([1, 2])
+        let pdu = NordicBuilder.attPDU([1, 2])
         let ll = { (nesn: Bool, sn: Bool, payload: [UInt8], llid: LLID) in LLDataPDU(llid: llid, nesn: nesn, sn: sn, payload: payload).bytes
         }
         b.add(aa: NordicBuilder.aa, pdu: ll(false, false, pdu, .start), crcInit: NordicBuilder.crcInit, data: true, central: true, event: 1)
@@ -284,8 +172,8 @@ struct NordicBuilder {
         var b = NordicBuilder()
         b.connect()
         if emptyAtStart { b.data(.continuation, [], central: false, nesn: true, event: 1) }
-        for i in 0..<16 { b.data(.start, Self.attPDU([UInt8(i)]), sn: i % 2 == 1, event: UInt16(i + 2)) }
-        let repeated = Self.attPDU([15])
+        for i in 0..<16 { b.data(.start, NordicBuilder.attPDU([UInt8(i)]), sn: i % 2 == 1, event: UInt16(i + 2)) }
+        let repeated = NordicBuilder.attPDU([15])
         b.data(.start, repeated, sn: true, event: 18)
         var run = LLRun()
         run.feed(b.records)
@@ -440,7 +328,9 @@ struct NordicBuilder {
         for i in 0..<20_000 {
             if i % 4 == 0 { event &+= 1 }
             if i % 10 == 0 {
-                b.data(.start, Self.attPDU([UInt8(truncatingIfNeeded: i), 1, 2, 3]), central: i % 20 == 0, sn: i % 40 < 20, event: event)
+                b.data(
+                    .start, NordicBuilder.attPDU([UInt8(truncatingIfNeeded: i), 1, 2, 3]), central: i % 20 == 0, sn: i % 40 < 20,
+                    event: event)
             } else {
                 b.data(.continuation, [], central: i % 2 == 0, sn: i % 4 < 2, event: event)
             }

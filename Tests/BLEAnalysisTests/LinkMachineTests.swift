@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -130,7 +131,7 @@ import Testing
             .qualityReport(BluetoothQualityReport(reportID: .monitorMode, linkQuality: q42))  // frame 3
             .connect(handle: 0x41)  // frame 4
             .notify(handle: 0x2A, [1], connection: 0x40)  // frame 5: traffic on 0x40, a link up before the capture
-        let (analyzer, _) = try AnalyzerTests.analyze(b)
+        let (analyzer, _) = try AnalyzerRun.analyze(b)
         #expect(analyzer.connections.map(\.handle) == [0x41, 0x40])
         #expect(analyzer.connections[1].inferred && analyzer.connections[1].linkQuality.map(\.frame) == [1])
         #expect(analyzer.connections[0].linkQuality.isEmpty)

@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -47,7 +48,7 @@ import Testing
 
     @Test(arguments: [true, false])
     func coverArtOverERTM(fcs: Bool) throws {
-        let (a, events) = try AnalyzerTests.analyze(Self.session(fcs: fcs), options: AnalyzerOptions(timeline: true))
+        let (a, events) = try AnalyzerRun.analyze(Self.session(fcs: fcs), options: AnalyzerOptions(timeline: true))
         let s = try #require(a.connections.first?.profiles?.obex.first)
         #expect(s.psm == 0x1001 && s.channelText == "L2CAP PSM 0x1001" && s.service == "cover art (BIP)" && !s.thisSideIsClient)
         #expect(s.connectFrame == 8 && s.connectResponseFrame == 10 && s.connectionID == 1 && s.requests == 2 && s.responses == 2)
@@ -63,7 +64,7 @@ import Testing
     @Test func otherDataOnADynamicChannelIsNotOBEX() throws {
         var b = Self.opened()
         b = Self.iFrame(b, [0x83, 0x00, 0x05, 0xCB, 0x00], txSeq: 0, fromPeer: true)
-        let (a, events) = try AnalyzerTests.analyze(b, options: AnalyzerOptions(timeline: true))
+        let (a, events) = try AnalyzerRun.analyze(b, options: AnalyzerOptions(timeline: true))
         #expect(a.connections.first?.profiles?.obex.isEmpty != false && !events.contains { $0.layer == .obex })
     }
 }

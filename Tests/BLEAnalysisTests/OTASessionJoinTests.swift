@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECodecs
 import BLECore
 import BLEProtocols

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -43,7 +44,7 @@ import Testing
     }
 
     /// Every decoded L2CAP-level event (SMP, ATT, signalling) and LL control PDU: (frame, layer, name, value or summary).
-    static func plaintext(_ r: LinkEncryptionTests.Result, from: Int = 0, shift: Int = 0) -> [String] {
+    static func plaintext(_ r: LinkEncryptionRun.Result, from: Int = 0, shift: Int = 0) -> [String] {
         r.timeline.filter { $0.frame >= from && [.smp, .att, .l2cap, .ll].contains($0.layer) && $0.name != "Encryption started" }
             .map { e in
                 // Responses name their request's frame (`← #1449`): moved like every frame.
@@ -59,7 +60,7 @@ import Testing
             return
         }
         let all = try Self.records(pairing.path)
-        let full = LinkEncryptionTests.run(try CaptureFile.open(path: pairing.path))
+        let full = LinkEncryptionRun.run(try CaptureFile.open(path: pairing.path))
         // The pairing's connection is the one the first Pairing Request is on.
         let request = try #require(full.timeline.first { $0.layer == .smp && $0.name == "Pairing Request" })
         let connection = try #require(full.analyzer.connections.first { $0.handle == request.connection })
@@ -75,7 +76,7 @@ import Testing
                 kept.map {
                     var r = $0; r.frame -= shift; return r
                 }, linkType: all[0].linkType), name: "cut.pcap")
-        let cut = LinkEncryptionTests.run(copy)
+        let cut = LinkEncryptionRun.run(copy)
         #expect(!cut.timeline.contains { $0.name == "CONNECT_IND" && $0.frame <= connection.startFrame - shift })
         let cutConnection = try #require(cut.analyzer.connections.first)
         #expect(cutConnection.inferred)
@@ -98,7 +99,7 @@ import Testing
         #expect(got == expected, "\(firstDifference ?? "") count \(got.count) vs \(expected.count)")
         #expect(got.contains { $0.contains("Encryption Information") })
         // And the pairing itself, in the clear, is read the same.
-        let pairingPDUs = { (r: LinkEncryptionTests.Result, shift: Int) in
+        let pairingPDUs = { (r: LinkEncryptionRun.Result, shift: Int) in
             r.timeline.filter { $0.layer == .smp && $0.frame < checked + shift }.map { "\($0.frame - shift) \($0.summary)" }
         }
         #expect(pairingPDUs(cut, 0) == pairingPDUs(full, shift) && pairingPDUs(cut, 0).count >= 5)
@@ -119,13 +120,13 @@ extension PairingMICSearchRealCaptureTests {
             print("skipped: \(pairing.path) is not on this machine")
             return
         }
-        let full = LinkEncryptionTests.run(try CaptureFile.open(path: pairing.path))
+        let full = LinkEncryptionRun.run(try CaptureFile.open(path: pairing.path))
         let confirms = Set(full.timeline.filter { $0.layer == .smp && $0.name == "Pairing Confirm" }.map(\.frame))
         try #require(confirms.count == 2)
         let fullKey = try #require(full.analyzer.connections.compactMap(\.linkEncryption).first?.key)
         let kept = try Self.records(pairing.path).filter { !confirms.contains($0.frame) }
         let copy = try CaptureFile.open(bytes: CaptureWriter.pcap(kept, linkType: kept[0].linkType), name: "no-confirms.pcap")
-        let r = LinkEncryptionTests.run(copy)
+        let r = LinkEncryptionRun.run(copy)
         let key = try #require(r.analyzer.connections.compactMap(\.linkEncryption).first?.key)
         #expect(key.ltk == fullKey.ltk)
         guard case let .legacyPairingMIC(passkey, _, _, cause, confirmation) = key.source else { Issue.record("\(key.source)"); return }
@@ -172,13 +173,13 @@ extension PairingMICSearchRealCaptureTests {
             ]))
 
         let all = try Self.records(encryptedPath)
-        let full = LinkEncryptionTests.run(try CaptureFile.open(path: encryptedPath))
+        let full = LinkEncryptionRun.run(try CaptureFile.open(path: encryptedPath))
         let request = try #require(full.timeline.first { $0.layer == .smp && $0.name == "Pairing Request" })
         let shift = request.frame - 1
         let kept = all.filter { $0.frame >= request.frame }.map {
             var r = $0; r.frame -= shift; return r
         }
-        let cut = LinkEncryptionTests.run(
+        let cut = LinkEncryptionRun.run(
             try CaptureFile.open(bytes: CaptureWriter.pcap(kept, linkType: all[0].linkType), name: "cut.pcap"))
         let encryptedFrom = try #require(cut.analyzer.connections.first?.linkEncryption?.encryptedFrom) + shift
         #expect(cut.analyzer.connections.first?.linkEncryption?.key?.source.kind.hasSuffix("-mic") == true)
@@ -241,7 +242,7 @@ extension PairingMICSearchRealCaptureTests {
             mrand: randoms[0], srand: randoms[1], mconfirm: confirms[0], sconfirm: confirms[1])
         let c1 = try #require(LegacyPairingCracker.crack(exchange))
 
-        let r = LinkEncryptionTests.run(try CaptureFile.open(path: Self.whad))
+        let r = LinkEncryptionRun.run(try CaptureFile.open(path: Self.whad))
         let link = try #require(r.analyzer.connections.first)
         #expect(!link.inferred && link.startFrame == 1 && link.peerAddress == connect[1].uppercased())
         let key = try #require(link.linkEncryption?.key)
@@ -273,10 +274,10 @@ extension PairingMICSearchRealCaptureTests {
             return
         }
         let all = try Self.records(path)
-        let full = LinkEncryptionTests.run(try CaptureFile.open(path: path))
+        let full = LinkEncryptionRun.run(try CaptureFile.open(path: path))
         let request = try #require(full.timeline.first { $0.layer == .smp && $0.name == "Pairing Request" })
         let kept = all.filter { $0.frame >= request.frame }
-        let cut = LinkEncryptionTests.run(
+        let cut = LinkEncryptionRun.run(
             try CaptureFile.open(bytes: CaptureWriter.pcap(kept, linkType: all[0].linkType), name: "cut.pcap"))
         let summary = try #require(cut.analyzer.connections.first?.linkEncryption)
         #expect(summary.key == nil)

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -208,7 +209,7 @@ struct MidConnectionPairingBuilder {
     @Test(arguments: [MidConnectionPairingBuilder.Format.nordic, .bare])
     func justWorksFoundAgainstTheMIC(_ format: MidConnectionPairingBuilder.Format) throws {
         let b = Self.build(format, passkey: nil)
-        let r = LinkEncryptionTests.run(try b.capture())
+        let r = LinkEncryptionRun.run(try b.capture())
         #expect(r.notifications.map(\.value) == Self.values + [[7, 7, 7]])
         let writes = r.timeline.filter { $0.layer == .att && $0.code == 0x52 }
         #expect(writes.map(\.value) == [[0xDE, 0xAD]] && writes.first?.direction == .tx)
@@ -248,7 +249,7 @@ struct MidConnectionPairingBuilder {
     @Test(arguments: [MidConnectionPairingBuilder.Format.nordic, .bare])
     func passkeyFoundAgainstTheMIC(_ format: MidConnectionPairingBuilder.Format) throws {
         let b = Self.build(format, passkey: 123_456, reconnect: false)
-        let r = LinkEncryptionTests.run(try b.capture())
+        let r = LinkEncryptionRun.run(try b.capture())
         #expect(r.notifications.map(\.value) == Self.values)
         let key = try #require(r.analyzer.connections.first?.linkEncryption?.key)
         #expect(key.ltk == b.stk.bytes && key.source.kind == "legacy-passkey-mic")
@@ -276,7 +277,7 @@ struct MidConnectionPairingBuilder {
         b.pair(srand: fault == "wrong pairing" ? Key128(hex: "00112233445566778899AABBCCDDEEFF")! : MidConnectionPairingBuilder.srand)
         b.startEncryption(key: b.stk, damageFirst: fault == "damaged first PDU")
         b.notify(Self.values[0])
-        let r = LinkEncryptionTests.run(try b.capture())
+        let r = LinkEncryptionRun.run(try b.capture())
         #expect(r.notifications.isEmpty)
         #expect(r.analyzer.connections.first?.linkEncryption?.key == nil)
         #expect(
@@ -344,7 +345,7 @@ struct MidConnectionPairingBuilder {
         b.pair()
         b.startEncryption(key: b.stk)
         b.notify(Self.values[0])
-        let r = LinkEncryptionTests.run(try b.capture(), keys: LinkKeyMaterial())
+        let r = LinkEncryptionRun.run(try b.capture(), keys: LinkKeyMaterial())
         #expect(r.notifications.isEmpty && r.analyzer.connections.first?.inferred == false)
         #expect(r.analyzer.connections.first?.linkEncryption?.keySearch == .noTKMatchesTheConfirm(pairingFrame: b.srandFrame))
         let finding = try #require(r.analyzer.findings.first { $0.kind.code.id == "ll.encrypted-no-key" })
@@ -385,7 +386,7 @@ struct MidConnectionPairingBuilder {
         b.pair()
         b.startEncryption(key: b.stk)
         b.records.removeLast()  // the peripheral's LL_START_ENC_RSP
-        let r = LinkEncryptionTests.run(try b.capture())
+        let r = LinkEncryptionRun.run(try b.capture())
         let key = try #require(r.analyzer.connections.first?.linkEncryption?.key)
         #expect(key.ltk == b.stk.bytes)
         #expect(

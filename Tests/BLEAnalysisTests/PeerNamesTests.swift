@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -14,7 +15,7 @@ import Testing
     static let tag = BDAddress(0x5A_73_E7_FF_D5_EB)
 
     static func evidence(_ b: CaptureBuilder) throws -> Evidence {
-        Evidence(pass: try AnalyzerTests.analyze(b, options: AnalyzerOptions(evidence: true)).0)
+        Evidence(pass: try AnalyzerRun.analyze(b, options: AnalyzerOptions(evidence: true)).0)
     }
 
     static func remoteName(_ address: BDAddress, _ name: String) -> some HCIParameterSet {

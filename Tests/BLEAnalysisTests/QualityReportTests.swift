@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -91,7 +92,7 @@ import Testing
             b = b.qualityReport(r)
             if i % 5 == 0 { b = b.notify(handle: 0x2A, [UInt8(i)], connection: handle) }
         }
-        let (analyzer, events) = try AnalyzerTests.analyze(b)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
         #expect(analyzer.findings.isEmpty)
         let reports = events.filter { $0.layer == .hci && $0.name.contains("Quality Report") }
         #expect(reports.map(\.frame) == built.map(\.frame))
@@ -196,7 +197,7 @@ import Testing
             .event([0xFF, 1, 0x58])  // frame 5: sub-event only
             .event([0xFF, 0])  // frame 6: vendor event without parameters
             .notify(handle: 0x2A, [1], connection: 0x40)
-        let (analyzer, events) = try AnalyzerTests.analyze(b)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
         let malformed = analyzer.findings.filter { $0.kind.code.id == "hci.bqr-malformed" }
         #expect(malformed.map(\.frame) == [2, 5])
         #expect(malformed.allSatisfy { $0.offset != nil && $0.severity == .warning })
@@ -227,7 +228,7 @@ import Testing
         #expect(params.count == 1 + 1 + 47 + 7 + 28 + 2)
         var b = CaptureBuilder().connect(handle: 0x40)
         for n in 1...params.count { b = b.event([0xFF, UInt8(n)] + params.prefix(n)) }  // frame n + 1
-        let (analyzer, events) = try AnalyzerTests.analyze(b)
+        let (analyzer, events) = try AnalyzerRun.analyze(b)
         let malformed = analyzer.findings.filter { $0.kind.code.id == "hci.bqr-malformed" }.map(\.frame)
         #expect(malformed == Array(2...49))  // n = 1…48: the sub-event byte and less than id + 47
         let samples = analyzer.connections[0].linkQuality
@@ -250,7 +251,7 @@ import Testing
             let q = BQRLinkQuality(handle: 0x40, rssi: Int8(-70 - i * 6), retransmissionCount: UInt32(100 + i), nakCount: 2)
             b = b.qualityReport(BluetoothQualityReport(reportID: i == 3 ? .approachingLSTO : .monitorMode, linkQuality: q))
         }
-        let (analyzer, _) = try AnalyzerTests.analyze(b)
+        let (analyzer, _) = try AnalyzerRun.analyze(b)
         let s = try #require(LinkQualitySummary(analyzer.connections[0].linkQuality))
         #expect(s.isRadioLimited)
         #expect(s.minRSSI == -88 && s.worstRSSIFrame == 5 && s.approachingLSTOFrames == [5])

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -38,7 +39,7 @@ extension DiagnosisRuleTests {
             let r = try RuleTest.diagnose(b)
             #expect(!r.of("CQ-03").contains { $0.message.contains("Disconnect still waiting") }, "\(r.of("CQ-03").map(\.message))")
             // The timeline says where its answer is.
-            let (_, events) = try AnalyzerTests.analyze(b)
+            let (_, events) = try AnalyzerRun.analyze(b)
             let sent = try #require(events.first { $0.frame == command })
             #expect(
                 sent.responseFrame == command - 1 && sent.summary.contains("logged before it, at frame \(command - 1)"), "\(sent.summary)")

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -193,7 +194,7 @@ extension DiagnosisRuleTests {
 
         @Test func aSnifferThatJoinedAfterTheConnectIndSaysSo() throws {
             var b = NordicBuilder()
-            b.data(.start, LinkLayerTrackerTests.attPDU([1, 2]), central: false, event: 1)
+            b.data(.start, NordicBuilder.attPDU([1, 2]), central: false, event: 1)
             b.data(.continuation, [], central: true, event: 2)
             let r = try RuleTest.diagnose(air: b)
             let d = try #require(r.of("CQ-05").first)
@@ -236,7 +237,7 @@ extension DiagnosisRuleTests {
         @Test func nearMissAnAirCaptureFromTheConnectIndOrAnHCILogStartedLate() throws {
             var b = NordicBuilder()
             b.connect()
-            b.data(.start, LinkLayerTrackerTests.attPDU([1, 2]), central: false, event: 1)
+            b.data(.start, NordicBuilder.attPDU([1, 2]), central: false, event: 1)
             #expect(try RuleTest.diagnose(air: b).of("CQ-05").isEmpty)
             let hci = CaptureBuilder().att(.readRequest(handle: 0x0003), handle: 0x0040, .tx)
             #expect(try RuleTest.diagnose(hci).of("CQ-05").isEmpty)

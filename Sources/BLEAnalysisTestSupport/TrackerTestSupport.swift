@@ -4,26 +4,26 @@ import BLECore
 import Foundation
 
 /// An attribute value event with owned bytes, for feeding trackers in tests.
-struct TestEvent {
-    var frame: Int
-    var time: Int64
-    var connection: UInt16 = 1
-    var connectionNumber = 1
-    var direction: Direction
-    var kind: ValueKind
-    var handle: UInt16
-    var characteristic: BluetoothUUID?
-    var service: BluetoothUUID? = nil
-    var value: [UInt8]
-    var decoded: DecodedValue? = nil
-    var link = TestEvent.defaultLink
+package struct TestEvent {
+    package var frame: Int
+    package var time: Int64
+    package var connection: UInt16 = 1
+    package var connectionNumber = 1
+    package var direction: Direction
+    package var kind: ValueKind
+    package var handle: UInt16
+    package var characteristic: BluetoothUUID?
+    package var service: BluetoothUUID? = nil
+    package var value: [UInt8]
+    package var decoded: DecodedValue? = nil
+    package var link = TestEvent.defaultLink
 
-    static let defaultLink = LinkSnapshot(
+    package static let defaultLink = LinkSnapshot(
         parameters: ConnectionParameters(interval: 12, latency: 0, timeout: 400), phy: .le1M,
         dataLength: DataLength(maxTxOctets: 251, maxTxTime: 2120, maxRxOctets: 251, maxRxTime: 2120), mtu: 247,
         encrypted: false)
 
-    static func notify(
+    package static func notify(
         _ frame: Int, handle: UInt16 = 16, uuid: BluetoothUUID?, _ value: [UInt8], conn: Int = 1,
         time: Int64? = nil, decoded: DecodedValue? = nil
     ) -> TestEvent {
@@ -32,7 +32,7 @@ struct TestEvent {
             direction: .rx, kind: .notification, handle: handle, characteristic: uuid, value: value, decoded: decoded)
     }
 
-    static func write(
+    package static func write(
         _ frame: Int, handle: UInt16, uuid: BluetoothUUID?, _ value: [UInt8], command: Bool = false,
         conn: Int = 1, time: Int64? = nil, decoded: DecodedValue? = nil
     ) -> TestEvent {
@@ -44,13 +44,13 @@ struct TestEvent {
 }
 
 /// What ends a test stream.
-enum TestEnd {
+package enum TestEnd {
     case finish
     case disconnect(connectionNumber: Int)
 }
 
 /// Feeds events in order (value pointers live only during each call), then ends the stream.
-func feed<O: AttributeValueObserver>(_ observer: inout O, _ events: [TestEvent], end: [TestEnd] = [.finish]) {
+package func feed<O: AttributeValueObserver>(_ observer: inout O, _ events: [TestEvent], end: [TestEnd] = [.finish]) {
     var lastFrame = 0
     var lastTime: Int64 = 0
     for e in events {
@@ -79,12 +79,12 @@ func feed<O: AttributeValueObserver>(_ observer: inout O, _ events: [TestEvent],
 }
 
 /// Splits `bytes` into chunks of `size`.
-func chunked(_ bytes: [UInt8], _ size: Int) -> [[UInt8]] {
+package func chunked(_ bytes: [UInt8], _ size: Int) -> [[UInt8]] {
     stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) }
 }
 
 /// The Samples' image generator: xorshift32 (13, 17, 5), one step per byte, low 8 bits.
-func xorshiftImage(seed: UInt32, count: Int) -> [UInt8] {
+package func xorshiftImage(seed: UInt32, count: Int) -> [UInt8] {
     var x = seed
     var out: [UInt8] = []
     out.reserveCapacity(count)
@@ -97,27 +97,27 @@ func xorshiftImage(seed: UInt32, count: Int) -> [UInt8] {
     return out
 }
 
-func hexBytes(_ s: String) -> [UInt8] { bytes(fromHex: s) ?? [] }
+package func hexBytes(_ s: String) -> [UInt8] { bytes(fromHex: s) ?? [] }
 
 /// `Samples/` of this repository (found from this file's path).
-let samplesDirectory: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+package let samplesDirectory: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Samples")
 
 /// A `Samples/<name>.truth.json`, or nil when absent.
-func loadTruth(_ name: String) -> [String: Any]? {
+package func loadTruth(_ name: String) -> [String: Any]? {
     let url = samplesDirectory.appendingPathComponent("\(name).truth.json")
     guard let data = try? Data(contentsOf: url) else { return nil }
     return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
 }
 
-func truthExists(_ name: String) -> Bool {
+package func truthExists(_ name: String) -> Bool {
     FileManager.default.fileExists(atPath: samplesDirectory.appendingPathComponent("\(name).truth.json").path)
 }
 
-let appleUUID = BluetoothUUID("08590F7E-DB05-467E-8757-72F6FAEB13D4")!
+package let appleUUID = BluetoothUUID("08590F7E-DB05-467E-8757-72F6FAEB13D4")!
 
 /// `3a8b93fa` (8 lowercase digits, as the truth files write CRCs).
-func crcHex(_ v: UInt32) -> String {
+package func crcHex(_ v: UInt32) -> String {
     let s = String(v, radix: 16)
     return String(repeating: "0", count: 8 - s.count) + s
 }

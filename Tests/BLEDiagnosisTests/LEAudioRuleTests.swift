@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -74,12 +75,12 @@ import Testing
 
     @Test func la02NamesTheRefusedConfigQoSWithItsReason() throws {
         let truth = try #require(loadTruth("le-audio-unicast"))
-        let responses = ISOSampleTruthTests.list(truth["ase_control_point_responses"])
+        let responses = TruthJSON.list(truth["ase_control_point_responses"])
         let refused = try #require(
-            responses.first { ISOSampleTruthTests.list($0["responses"]).contains { ISOSampleTruthTests.int($0["code"]) != 0 } })
+            responses.first { TruthJSON.list($0["responses"]).contains { TruthJSON.int($0["code"]) != 0 } })
         let found = LA02ASEOperationRefused.evaluate(try Self.sample("le-audio-unicast"))
         #expect(found.count == 1)
-        #expect(found.first?.frame == ISOSampleTruthTests.int(refused["frame"]))
+        #expect(found.first?.frame == TruthJSON.int(refused["frame"]))
         #expect(found.first?.message.contains("Presentation_Delay") == true)
         #expect(found.first?.message.contains("succeeded at frame") == true)
         #expect(LA02ASEOperationRefused.evaluate(try Self.sample("le-audio-broadcast")).isEmpty)
@@ -129,15 +130,15 @@ import Testing
     @Test func la05NamesALostSyncWithEachBISsSilenceButNotOneTheHostEnded() throws {
         let truth = try #require(loadTruth("le-audio-broadcast-receiver"))
         let lifecycle = try #require(truth["iso_lifecycle"] as? [String: Any])
-        let lost = try #require(ISOSampleTruthTests.list(lifecycle["le_big_sync_lost"]).first)
+        let lost = try #require(TruthJSON.list(lifecycle["le_big_sync_lost"]).first)
         let streams = try #require(truth["iso_streams"] as? [String: [String: Any]])
-        let last200 = try #require(ISOSampleTruthTests.int(streams["0x0200 rx"]?["last_frame"]))
-        let last201 = try #require(ISOSampleTruthTests.int(streams["0x0201 rx"]?["last_frame"]))
-        let timeout = try #require(ISOSampleTruthTests.int(truth["big_sync_timeout_ms"]))
+        let last200 = try #require(TruthJSON.int(streams["0x0200 rx"]?["last_frame"]))
+        let last201 = try #require(TruthJSON.int(streams["0x0201 rx"]?["last_frame"]))
+        let timeout = try #require(TruthJSON.int(truth["big_sync_timeout_ms"]))
         let found = LA05BIGSyncLost.evaluate(try Self.sample("le-audio-broadcast-receiver"))
         #expect(found.count == 1)
         let d = try #require(found.first)
-        #expect(d.frame == ISOSampleTruthTests.int(lost["frame"]))
+        #expect(d.frame == TruthJSON.int(lost["frame"]))
         #expect(d.message.contains("Connection Timeout"))
         // Both BISes fell silent when the source stopped, the sync timeout before the loss.
         #expect(d.message.contains("BIS 0x0200 and BIS 0x0201 had received nothing for \(timeout) ms"))
@@ -157,8 +158,8 @@ import Testing
     @Test func dc02TakesAnAssistantLeavingAfterRemoveSourceAsExpected() throws {
         let truth = try #require(loadTruth("le-audio-broadcast-receiver"))
         let remove = try #require(
-            ISOSampleTruthTests.list(truth["bass_operations"]).first { $0["name"] as? String == "remove_source" })
-        let removeFrame = try #require(ISOSampleTruthTests.int(remove["frame"]))
+            TruthJSON.list(truth["bass_operations"]).first { $0["name"] as? String == "remove_source" })
+        let removeFrame = try #require(TruthJSON.int(remove["frame"]))
         let frames = try #require(truth["capture"] as? [String: Any])["frames"] as? Int  // the disconnection is the last record
         let found = DC02PeerEndedLink.evaluate(try Self.sample("le-audio-broadcast-receiver"))
         #expect(found.count == 1)

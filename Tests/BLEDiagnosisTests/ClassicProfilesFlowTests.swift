@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -123,13 +124,13 @@ import Testing
                 .serviceAttributeRequest, .serviceAttributeResponse(attributeBytes: record.bytes, continuation: .init()),
                 .serviceAttributeResponse)  // 10–11
         }
-        let p = try #require(try AnalyzerTests.analyze(capture(protocols)).0.connections.first?.profiles)
+        let p = try #require(try AnalyzerRun.analyze(capture(protocols)).0.connections.first?.profiles)
         let s = try #require(p.sdp.services.first)
         #expect(s.frame == 11 && s.handle == 0x0001_0003 && s.rfcommChannel == 12 && s.title == "OBEX Object Push")
         let named = SDPElement.sequence([
             u16(0x0001), .sequence([uuid(0x110A)]), u16(0x0009), .sequence([.sequence([uuid(0x110D), u16(0x0103)])]),
         ])
-        let source = try #require(try AnalyzerTests.analyze(capture(named)).0.connections.first?.profiles?.sdp.services.first)
+        let source = try #require(try AnalyzerRun.analyze(capture(named)).0.connections.first?.profiles?.sdp.services.first)
         // The role with the profile's version, as tshark names the record ("Audio Source"), not "Advanced Audio Distribution".
         #expect(
             source.title == "Audio Source" && source.roleText == "Audio Source 1.3"
@@ -137,7 +138,7 @@ import Testing
     }
 
     @Test func sdpRFCOMMAndTheHandsFreeConnection() throws {
-        let a = try AnalyzerTests.analyze(Self.capture()).0
+        let a = try AnalyzerRun.analyze(Self.capture()).0
         let p = try #require(a.connections.first?.profiles)
         #expect(p.sdp.requests == 2 && p.sdp.responses == 2)
         let s = try #require(p.sdp.services.first)
@@ -179,7 +180,7 @@ import Testing
         }
         b = Self.at(b, "ATA\r\r>", rx: true)
         let last = b.records.count
-        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        let p = try #require(try AnalyzerRun.analyze(b).0.connections.first?.profiles)
         if handsFree {
             let hfp = try #require(p.hfp)
             #expect(hfp.callEvents == [HFPCallEvent(frame: last, what: "answered (ATA)")])
@@ -191,7 +192,7 @@ import Testing
     @Test func anSLCThatFails() throws {
         var b = Self.capture().records.prefix(29).reduce(CaptureBuilder()) { $0.record($1.kind, $1.direction, $1.bytes) }
         b = Self.at(b, "\r\nERROR\r\n", rx: false)  // 30: AT+CIND=? refused
-        let hfp = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles?.hfp)
+        let hfp = try #require(try AnalyzerRun.analyze(b).0.connections.first?.profiles?.hfp)
         #expect(hfp.slcFrame == nil && hfp.slcFailure == HFPFailure(frame: 30, command: "AT+CIND=?", why: "ERROR"))
     }
 }
@@ -249,7 +250,7 @@ extension ClassicProfilesFlowTests {
     }
 
     @Test func a2dpStreamWithItsCodecMediaAndSuspend() throws {
-        let p = try #require(try AnalyzerTests.analyze(Self.a2dp()).0.connections.first?.profiles)
+        let p = try #require(try AnalyzerRun.analyze(Self.a2dp()).0.connections.first?.profiles)
         #expect(p.a2dp.peerEndpoints == [AVDTPEndpoint(seid: 1, isSink: true)])
         #expect(p.a2dp.peerCodecs[1]?.sbcBitpool == 2...53)
         let s = try #require(p.a2dp.streams.first)
@@ -288,7 +289,7 @@ extension ClassicProfilesFlowTests {
             handle: Self.h, .tx)  // 42
         b = b.l2cap(
             cid: 0x0044, payload: AVDTPMessage(label: 1, messageType: .accept, signal: .setConfiguration).bytes, handle: Self.h, .rx)  // 43
-        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        let p = try #require(try AnalyzerRun.analyze(b).0.connections.first?.profiles)
         #expect(p.a2dp.streams.map(\.configurationFrame) == [12, 42])
         #expect(p.a2dp.streams.last?.codec == Self.sbc && p.a2dp.streams.first?.media.packets == 6)
     }
@@ -317,7 +318,7 @@ extension ClassicProfilesFlowTests {
         b = Self.avdtp(b, AVDTPMessage(label: 9, messageType: .command, signal: .getAllCapabilities, parameters: .seid(3)), rx: false)
         b = Self.avdtp(
             b, AVDTPMessage(label: 9, messageType: .accept, signal: .getAllCapabilities, parameters: .capabilities(aac)), rx: true)
-        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        let p = try #require(try AnalyzerRun.analyze(b).0.connections.first?.profiles)
         let m = try #require(p.a2dp.streams.first).media
         #expect(m.packets == 8 && m.firstFrame == 24 && m.lastFrame == 37)
         #expect(m.durationMicroseconds == 5_020_000 && m.streamingMicroseconds == 420_000)
@@ -350,7 +351,7 @@ extension ClassicProfilesFlowTests {
         b = b.l2cap(
             cid: 0x0050, payload: SDPPDU(id: .serviceSearchAttributeResponse, transaction: 1, parameters: answer).bytes, handle: Self.h,
             .tx)  // 9
-        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        let p = try #require(try AnalyzerRun.analyze(b).0.connections.first?.profiles)
         #expect(p.sdp.searches.map(\.found) == [empty ? 0 : 1] && p.sdp.searches.first?.fromPeer == true)
         let story = try RuleTest.diagnose(b).story.sentences.map(\.text).joined(separator: "\n")
         #expect(story.contains("the peer looked for Headset (8): this side has none (9)") == empty)

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -14,7 +15,7 @@ import Testing
 
     static func analyze(_ b: CaptureBuilder) throws -> Analyzer {
         let options = AnalyzerOptions(evidence: true)
-        return try AnalyzerTests.analyze(b, options: options).0
+        return try AnalyzerRun.analyze(b, options: options).0
     }
 
     /// This side pages the headset (central), the link opens on 0x000B; its facts follow.

@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -79,7 +80,7 @@ import Testing
     /// (with no SDP record naming the channel, the Connect's first 4 bytes must come in one frame to be recognized).
     @Test(arguments: [4, 5, 127, 1000])
     func pbapSessionAtAnyFrameSize(_ size: Int) throws {
-        let (a, events) = try AnalyzerTests.analyze(Self.capture(size: size), options: AnalyzerOptions(timeline: true))
+        let (a, events) = try AnalyzerRun.analyze(Self.capture(size: size), options: AnalyzerOptions(timeline: true))
         let p = try #require(a.connections.first?.profiles)
         let s = try #require(p.obex.first)
         #expect(p.obex.count == 1 && s.dlci == Self.dlci && s.service == "PBAP" && !s.thisSideIsClient)
@@ -107,7 +108,7 @@ import Testing
     @Test func theStoryTellsWhoPulledWhat() throws {
         let story = try RuleTest.diagnose(Self.capture(size: 1000)).story
         let line = try #require(story.sentences.first { $0.text.hasPrefix("PBAP with ") })
-        let (_, events) = try AnalyzerTests.analyze(Self.capture(size: 1000), options: AnalyzerOptions(timeline: true))
+        let (_, events) = try AnalyzerRun.analyze(Self.capture(size: 1000), options: AnalyzerOptions(timeline: true))
         let obex = events.filter { $0.layer == .obex }
         #expect(
             line.text.hasSuffix(
@@ -129,7 +130,7 @@ import Testing
         b = Self.send(b, Self.answer(0xA0, body: 10, end: true), fromPeer: false, size: 1000)  // 16
         // A Name header that says 2 bytes: decoded up to there, reported at its offset.
         b = Self.send(b, [0x83, 0x00, 0x0B, 0xCB, 0, 0, 0, 1, 0x01, 0x00, 0x02], fromPeer: true, size: 1000)  // 17
-        let a = try AnalyzerTests.analyze(b).0
+        let a = try AnalyzerRun.analyze(b).0
         let found = a.findings.filter { $0.kind.code == .decodeMalformed }
         #expect(found.map(\.frame) == [14, 17] && found.map(\.offset) == [1, 9], "\(found)")
         #expect(found[0].message.contains("OBEX packet on RFCOMM DLCI 38"))
@@ -141,7 +142,7 @@ import Testing
     @Test func dataThatIsNotAConnectIsNotOBEX() throws {
         var b = Self.opened()
         b = Self.send(b, Self.get("telecom/pb.vcf"), fromPeer: true, size: 1000)
-        let p = try AnalyzerTests.analyze(b).0.connections.first?.profiles
+        let p = try AnalyzerRun.analyze(b).0.connections.first?.profiles
         #expect(p?.obex.isEmpty == true)
     }
 }

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -11,7 +12,7 @@ import Testing
 /// The BR/EDR audio rules (BR-07 to BR-12), each on a capture that triggers it and on a near miss that must stay quiet,
 /// built from typed packets (the flows of ``ClassicProfilesFlowTests`` and ``ClassicLinkTests``).
 @Suite struct ClassicAudioRuleTests {
-    static func evidence(_ b: CaptureBuilder) throws -> Evidence { Evidence(pass: try AnalyzerTests.analyze(b).0) }
+    static func evidence(_ b: CaptureBuilder) throws -> Evidence { Evidence(pass: try AnalyzerRun.analyze(b).0) }
 
     /// The hands-free flow up to the SLC (frame 37), then `lines` from the gateway (tx) or the headset (rx).
     static func call(_ lines: [(String, Bool)], eSCOAfter: Set<Int> = []) -> CaptureBuilder {

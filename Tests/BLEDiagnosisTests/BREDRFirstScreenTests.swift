@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
 import BLETestSupport
@@ -54,7 +55,7 @@ import Testing
 
     @Test func theSinksEndIsTheDiscoveredSourcesOtherEndAndTheMediaItReceivedIsTold() throws {
         let s = try #require(
-            try AnalyzerTests.analyze(Self.sink(discover: true, media: 3)).0.connections.first?.profiles?.a2dp.streams.first)
+            try AnalyzerRun.analyze(Self.sink(discover: true, media: 3)).0.connections.first?.profiles?.a2dp.streams.first)
         #expect(s.thisSideIsSink == true && s.roleFrame == 9 && s.media.packets == 3 && s.media.packetsSent == 0)
         let line = try Self.a2dpLine(Self.sink(discover: true, media: 3))
         #expect(line.hasPrefix("A2DP with 00:1A:7D:DA:71:13, this side the sink (Discover answer, 9): SBC"), "\(line)")
@@ -64,7 +65,7 @@ import Testing
     /// The phone's side of the flow's stream: the headset's end point 1 is a sink (Discover answer 9), this side sent the
     /// six media packets.
     @Test func theSourcesEndAndTheMediaItSent() throws {
-        let s = try #require(try AnalyzerTests.analyze(ClassicProfilesFlowTests.a2dp()).0.connections.first?.profiles?.a2dp.streams.first)
+        let s = try #require(try AnalyzerRun.analyze(ClassicProfilesFlowTests.a2dp()).0.connections.first?.profiles?.a2dp.streams.first)
         #expect(s.thisSideIsSink == false && s.roleFrame == 9 && s.media.packetsSent == 6)
         let line = try Self.a2dpLine(ClassicProfilesFlowTests.a2dp())
         #expect(
@@ -91,7 +92,7 @@ import Testing
         var b = ClassicProfilesFlowTests.capture()
         b = ClassicProfilesFlowTests.at(b, command + "\r", rx: true)  // 42
         b = ClassicProfilesFlowTests.at(b, "\r\nERROR\r\n", rx: false)  // 43
-        let hfp = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles?.hfp)
+        let hfp = try #require(try AnalyzerRun.analyze(b).0.connections.first?.profiles?.hfp)
         #expect(hfp.errors == [HFPFailure(frame: 43, command: command, why: "ERROR", cause: cause)])
         let line = try #require(try Self.story(b).first { $0.hasPrefix("HFP with") })
         #expect(line.contains("1 AT command refused (\(command) answered ERROR at 43\(cause.map { ": " + $0 } ?? ""))"), "\(line)")
@@ -114,7 +115,7 @@ import Testing
             a.address = Self.peer
             return CaptureBuilder().declaredEvent(r).declaredCommand(a).connectBREDR(handle: Self.h)
         }
-        let c = try #require(try AnalyzerTests.analyze(paged(0x5A_020C)).0.connections.first)
+        let c = try #require(try AnalyzerRun.analyze(paged(0x5A_020C)).0.connections.first)
         #expect(c.link.classic?.classOfDevice.value == 0x5A_020C && c.link.classic?.classOfDevice.source == .observed(frame: 1))
         let texts = try Self.story(paged(0x5A_020C))
         #expect(
@@ -135,7 +136,7 @@ import Testing
         create.address = Self.peer
         let b = CaptureBuilder().event(HCIBuild.event(HCIEventCode(0x22), parameters: w.bytes)).declaredCommand(create)
             .connectBREDR(handle: Self.h)
-        let c = try #require(try AnalyzerTests.analyze(b).0.connections.first)
+        let c = try #require(try AnalyzerRun.analyze(b).0.connections.first)
         #expect(c.link.classic?.classOfDevice.value == 0x24_0404 && c.link.classic?.classOfDevice.source == .observed(frame: 1))
         let texts = try Self.story(b)
         #expect(
@@ -165,7 +166,7 @@ import Testing
         var on = EncryptionChange()
         (on.handle, on.encryptionEnabled) = (Self.h, 1)
         b = b.declaredEvent(request).declaredCommand(reply).declaredEvent(on)
-        let start = try #require(try AnalyzerTests.analyze(b).0.connections.first?.machine.securityRecord.authenticationStart)
+        let start = try #require(try AnalyzerRun.analyze(b).0.connections.first?.machine.securityRecord.authenticationStart)
         #expect(start.byThisSide == asked && start.frame == 2 && start.shownBy == (asked ? "Authentication Requested" : "Link Key Request"))
         let texts = try Self.story(b)
         let told =

@@ -1,3 +1,4 @@
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -100,11 +101,11 @@ import Testing
     @Test func theUnicastSampleIsToldFromItsTruth() throws {
         let truth = try #require(loadTruth("le-audio-unicast"))
         let lc3 = try #require(truth["lc3"] as? [String: Any])
-        let hz = try #require(ISOSampleTruthTests.int(lc3["sampling_frequency_hz"]))
-        let us = try #require(ISOSampleTruthTests.int(lc3["frame_duration_us"]))
-        let octets = try #require(ISOSampleTruthTests.int(lc3["octets_per_codec_frame"]))
+        let hz = try #require(TruthJSON.int(lc3["sampling_frequency_hz"]))
+        let us = try #require(TruthJSON.int(lc3["frame_duration_us"]))
+        let octets = try #require(TruthJSON.int(lc3["octets_per_codec_frame"]))
         let streams = (truth["iso_streams"] as? [String: [String: Any]] ?? [:]).values
-        let sdus = streams.reduce(0) { $0 + (ISOSampleTruthTests.int($1["sdus"]) ?? 0) }
+        let sdus = streams.reduce(0) { $0 + (TruthJSON.int($1["sdus"]) ?? 0) }
         let e = try LEAudioRuleTests.sample("le-audio-unicast")
         let text = try #require(Story(e, findings: []).sentences.first { $0.text.hasPrefix("LE Audio:") }?.text)
         #expect(

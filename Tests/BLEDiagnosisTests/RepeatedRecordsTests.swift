@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
 import BLETestSupport
@@ -20,7 +21,7 @@ import Testing
     @Test func recordsWrittenTwiceAtOneInstantAreCountedOnce() throws {
         let r = try RuleTest.diagnose(Self.answeredSevenTimes(step: 0))
         #expect(r.of("HH-04").map(\.frame) == [2] && r.of("HH-04").map(\.occurrences) == [[2]])
-        let (analyzer, _) = try AnalyzerTests.analyze(Self.answeredSevenTimes(step: 0))
+        let (analyzer, _) = try AnalyzerRun.analyze(Self.answeredSevenTimes(step: 0))
         let repeated = analyzer.findings.filter { $0.kind.code == .hciRepeatedRecord }
         #expect(repeated.map(\.frame) == [3])
         #expect(
@@ -31,7 +32,7 @@ import Testing
 
     /// Near miss: the same answers 1 ms apart are seven records the controller sent: none is taken as repeated.
     @Test func nearMissTheSameAnswersAMillisecondApartAreEachAnalysed() throws {
-        let (analyzer, _) = try AnalyzerTests.analyze(Self.answeredSevenTimes(step: 1000))
+        let (analyzer, _) = try AnalyzerRun.analyze(Self.answeredSevenTimes(step: 1000))
         #expect(!analyzer.findings.contains { $0.kind.code == .hciRepeatedRecord })
         let r = try RuleTest.diagnose(Self.answeredSevenTimes(step: 1000))
         #expect(r.of("HH-04").map(\.occurrences) == [Array(2...8)], "\(r.of("HH-04").map(\.occurrences))")

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLEAnalysisTestSupport
 import BLECapture
 import BLECore
 import BLEProtocols
@@ -33,7 +34,7 @@ import Testing
     }
 
     static func ending(_ link: EncryptedLinkBuilder, keys: LinkKeyMaterial = LinkKeyMaterial()) throws -> ConnectionLifecycle.Ending? {
-        LinkEncryptionTests.run(try link.capture(), keys: keys).analyzer.connections.first?.lifecycle.ending
+        LinkEncryptionRun.run(try link.capture(), keys: keys).analyzer.connections.first?.lifecycle.ending
     }
 
     @Test func anEncryptedTerminateSizedPDUAcknowledgedThenSilenceEndsTheLink() throws {
