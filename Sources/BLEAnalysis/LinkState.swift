@@ -241,7 +241,8 @@ public struct LinkState: Hashable, Sendable {
     mutating func apply(classic input: ClassicLinkInput, frame: Int, timestamp: Timestamp, source: FactSource) {
         if case .roleSwitched(let r) = input {
             if let old = role.value, old != r, var c = classic, c.roleSwitchFrames.count < 4096 {
-                c.roleSwitchFrames.append(frame)
+                // A switch before the link opened is fed at its Connection Complete, its Role Change the source.
+                if case .observed(let event) = source { c.roleSwitchFrames.append(event) } else { c.roleSwitchFrames.append(frame) }
                 classic = c
             }
             role.set(r, frame: frame, timestamp: timestamp, source: source)

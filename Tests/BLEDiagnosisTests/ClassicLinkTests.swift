@@ -165,6 +165,54 @@ import Testing
         #expect(try Self.analyze(Self.pagedByThePeer(event: false)).connections.first?.paging?.frame == 1)
     }
 
+    /// The Echo Auto log (corpus batch 17, tshark): the peer pages (Connection Request 9258), this side accepts asking to
+    /// become central (Accept Connection Request role 0x00, 9259), the Role Change to central comes before Connection
+    /// Complete. The page stays the peer's; the switch follows it.
+    @Test func aPeerPageAcceptedAsCentralStaysThePeers() throws {
+        let b = CaptureBuilder()
+            .declaredEvent(
+                ConnectionRequest {
+                    $0.address = Self.peer; $0.linkType = 1
+                }
+            )  // 1
+            .declaredCommand(
+                AcceptConnectionRequest {
+                    $0.address = Self.peer; $0.role = 0
+                }
+            )  // 2
+            .declaredEvent(
+                RoleChange {
+                    $0.address = Self.peer; $0.role = 0
+                }
+            )  // 3
+            .connectBREDR(handle: 0x0002, peer: Self.peer)  // 4
+        let c = try #require(try Self.analyze(b).connections.first)
+        #expect(c.paging?.byThisSide == false && c.paging?.frame == 1)
+        #expect(c.role == .central)
+        #expect(c.link.role.changes.map(\.frame) == [4, 4] && c.link.role.source == .observed(frame: 3))
+        #expect(c.link.classic?.roleSwitchFrames == [3])
+        let texts = try RuleTest.diagnose(b).story.sentences.map(\.text)
+        #expect(
+            texts.contains {
+                $0.hasPrefix("1 BR/EDR link with 00:1A:7D:DA:71:13 ×1, the peer connected to this side (its Connection Request, 1): ")
+            }, "\(texts)")
+    }
+
+    /// Near miss: a Role Change with no page held (the link's start not in the log) is the role's first fact.
+    @Test func nearMissARoleChangeWithNoPageIsTheFirstFact() throws {
+        let b = CaptureBuilder()
+            .declaredEvent(
+                RoleChange {
+                    $0.address = Self.peer; $0.role = 0
+                }
+            )  // 1
+            .connectBREDR(handle: 0x0002, peer: Self.peer)  // 2
+        let c = try #require(try Self.analyze(b).connections.first)
+        #expect(c.paging == nil && c.role == .central)
+        #expect(c.link.role.source == .observed(frame: 1))
+        #expect(c.link.classic?.roleSwitchFrames == [])
+    }
+
     /// Near miss: this side's Create Connection opens the link: told as this side's.
     @Test func nearMissALinkThisSidePagedIsThisSides() throws {
         let b = CaptureBuilder().declaredCommand(CreateConnection { $0.address = Self.peer }).connectBREDR(handle: 0x0002, peer: Self.peer)

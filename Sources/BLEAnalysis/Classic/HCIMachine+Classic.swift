@@ -7,6 +7,9 @@ import BLEProtocols
 struct ClassicHCIState {
     /// By (controller, peer address): the role this side will have, with the frame and why (paged, accepted, switched).
     var pendingRoles: [String: (role: Connection.Role, source: FactSource)] = [:]
+    /// A Role Change before the link's Connection Complete, beside a held page: the switch follows the page's fact, so
+    /// who paged whom is not lost when the accepting side becomes central (Accept Connection Request, role 0x00).
+    var pendingSwitches: [String: (role: Connection.Role, frame: Int)] = [:]
     /// Names from Remote Name Request Complete for peers with no open link yet.
     var names: [String: (name: String, frame: Int)] = [:]
     /// Classes of Device from Connection Request or inquiry answers for peers with no open link yet.
@@ -172,6 +175,11 @@ extension HCIMachine {
         if let held = classic.pendingRoles.removeValue(forKey: key) {
             links.feed(.role(held.role), link: link, frame: record.frame, timestamp: record.timestamp, source: held.source)
         }
+        if let switched = classic.pendingSwitches.removeValue(forKey: key) {
+            links.feed(
+                .classic(.roleSwitched(switched.role)), link: link, frame: record.frame, timestamp: record.timestamp,
+                source: .observed(frame: switched.frame))
+        }
         if let support = classic.secureConnectionsHost[record.controllerIndex] {
             links.feed(.security(.secureConnectionsHost(support)), link: link, frame: record.frame, timestamp: record.timestamp)
         }
@@ -208,7 +216,9 @@ extension HCIMachine {
 
     private func holdRole(_ role: Connection.Role, controller: UInt16, address: String, source: FactSource) {
         guard classic.pendingRoles.count < ClassicHCIState.maxHeld else { return }
-        classic.pendingRoles[ClassicHCIState.key(controller, address)] = (role, source)
+        let key = ClassicHCIState.key(controller, address)
+        classic.pendingRoles[key] = (role, source)
+        classic.pendingSwitches[key] = nil
     }
 
     /// A BR/EDR fact for the link on `handle` (inferring one for a handle no event opened); `shownBy` names the event
@@ -240,7 +250,12 @@ extension HCIMachine {
         if let i = links.link(controller: record.controllerIndex, peer: address) {
             links.feed(.classic(.roleSwitched(role)), link: i, frame: record.frame, timestamp: record.timestamp)
         } else {
-            holdRole(role, controller: record.controllerIndex, address: address, source: .observed(frame: record.frame))
+            let key = ClassicHCIState.key(record.controllerIndex, address)
+            if case .inferred(.paging)? = classic.pendingRoles[key]?.source {
+                if classic.pendingSwitches.count < ClassicHCIState.maxHeld { classic.pendingSwitches[key] = (role, record.frame) }
+            } else {
+                holdRole(role, controller: record.controllerIndex, address: address, source: .observed(frame: record.frame))
+            }
         }
     }
 
