@@ -51,6 +51,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
     public enum Input: Hashable, Sendable {
         /// HCI Disconnect sent by this side's host.
         case disconnectRequested(reason: HCIStatus, frame: Int)
+        /// Its Command Status with an error (7.7.15): the controller did not start the disconnection, so an end that
+        /// follows is not this side's (a peer leaving at the same time: its 0x13 is the peer's).
+        case disconnectRefused(frame: Int)
         /// Disconnection Complete: `status` of the procedure, `reason` the link ended for.
         case disconnected(status: HCIStatus, reason: HCIStatus, frame: Int, timestamp: Timestamp)
         /// LL_TERMINATE_IND (air): sent by the central (`byCentral`), by the peripheral, or unknown (nil).
@@ -99,6 +102,9 @@ public struct ConnectionLifecycle: Hashable, Sendable {
         switch input {
         case .disconnectRequested(let reason, let frame):
             pendingRequest = Request(frame: frame, reason: reason)
+            return nil
+        case .disconnectRefused:
+            pendingRequest = nil
             return nil
         case .disconnected(let status, let reason, let frame, let timestamp):
             guard status == .success else {

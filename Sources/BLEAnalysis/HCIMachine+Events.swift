@@ -58,6 +58,7 @@ extension HCIMachine {
             iso.commandStatus(
                 cs.opcode, status: cs.status, controller: record.controllerIndex, frame: record.frame, timestamp: record.timestamp)
             classicCommandStatus(cs.opcode, status: cs.status, record)
+            if cs.opcode == .disconnect { disconnectAnswered(status: cs.status, record) }
             return note
         case .numberOfCompletedPackets(let n): return packetsCompleted(n, record)
         case .declared(let d):

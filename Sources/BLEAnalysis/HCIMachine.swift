@@ -67,6 +67,8 @@ final class HCIMachine {
     var resets: [UInt16: (frame: Int, timestamp: Timestamp)] = [:]
     /// Disconnects whose Disconnection Complete the log holds just before them (`HCI/DisconnectsLoggedFirst.swift`).
     var disconnectsLoggedFirst = DisconnectsLoggedFirst()
+    /// The link each controller's HCI Disconnect waiting for its Command Status names.
+    var disconnectAsked: [UInt16: Int] = [:]
     /// This side's LE address as its host set and chose it (the local side of each LE link's addresses).
     var localAddresses = LocalAddresses()
     /// The parameters of the log's first LE (Extended) Create Connection and its frame: a stack asks its own defaults
@@ -231,6 +233,13 @@ final class HCIMachine {
         links.feed(
             .lifecycle(.disconnectRequested(reason: d.reason, frame: record.frame)), link: i, frame: record.frame,
             timestamp: record.timestamp)
+        disconnectAsked[record.controllerIndex] = i
+    }
+
+    /// The Disconnect's Command Status: refused, the link's end is no longer this side's request.
+    func disconnectAnswered(status: HCIStatus, _ record: CaptureRecord) {
+        guard let i = disconnectAsked.removeValue(forKey: record.controllerIndex), status != .success else { return }
+        links.feed(.lifecycle(.disconnectRefused(frame: record.frame)), link: i, frame: record.frame, timestamp: record.timestamp)
     }
 
     /// A phone's HCI log hands its controller the LTK of every encrypted LE link: LE Enable Encryption when the

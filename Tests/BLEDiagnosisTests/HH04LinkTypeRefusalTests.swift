@@ -63,5 +63,37 @@ extension DiagnosisRuleTests {
             // Near miss: no link follows: a warning.
             #expect(try Self.hh04(refused, "Create Connection").severity == .warning)
         }
+
+        /// The blueprobe Echo Auto log (tshark): Disconnect (0x0033, 0x13) at 22344 refused 0x12 at 22345, the link's
+        /// Disconnection Complete reason 0x13 at 22346, 0.14 s later: the peer left as this side asked, and the
+        /// controller never started this side's disconnection.
+        static func disconnectRefused(_ b: CaptureBuilder) -> CaptureBuilder {
+            b.commandRefusedByStatus(.disconnect, parameters: [0x33, 0x00, 0x13], status: .invalidCommandParameters)
+        }
+
+        @Test func aDisconnectRefusedAsTheLinkEndsIsThePeersEnd() throws {
+            var b = Self.disconnectRefused(CaptureBuilder().connectBREDR(handle: 0x0033, peer: RuleTest.peer).at(10)).at(10.14)
+            let end = b.nextFrame
+            b = b.disconnect(handle: 0x0033, reason: .remoteUserTerminatedConnection)
+            let d = try Self.hh04(b, "Disconnect")
+            #expect(d.severity == .info && d.supporting.map(\.frame).contains(end))
+            #expect(
+                d.message.hasSuffix(
+                    "; the link ended anyway at frame \(end) (Disconnection Complete, reason 0x13 Remote User Terminated Connection)."),
+                "\(d.message)")
+            let c = try #require(try AnalyzerTests.analyze(b, options: AnalyzerOptions(evidence: true)).0.connections.first)
+            #expect(c.lifecycle.ending?.endedBy == .peer && c.lifecycle.ending?.requestFrame == nil)
+            #expect(try RuleTest.diagnose(b).of("DC-03").isEmpty)
+        }
+
+        @Test func nearMissADisconnectRefusedWithTheLinkGoingOnStaysAWarningAndAnAcceptedOneIsThisSides() throws {
+            var b = Self.disconnectRefused(CaptureBuilder().connectBREDR(handle: 0x0033, peer: RuleTest.peer).at(10)).at(60)
+            b = b.disconnect(handle: 0x0033, reason: .remoteUserTerminatedConnection)
+            #expect(try Self.hh04(b, "Disconnect").severity == .warning)
+            var accepted = CaptureBuilder().connectBREDR(handle: 0x0033, peer: RuleTest.peer).at(10).disconnectCommand(handle: 0x0033)
+            accepted = accepted.at(10.14).disconnect(handle: 0x0033, reason: .remoteUserTerminatedConnection)
+            let c = try #require(try AnalyzerTests.analyze(accepted, options: AnalyzerOptions(evidence: true)).0.connections.first)
+            #expect(c.lifecycle.ending?.endedBy == .local)
+        }
     }
 }

@@ -41,6 +41,9 @@ extension Evidence {
                 commands[h] = nil
             case .disconnectCommand(let h, _):
                 commands[h] = e
+            case .commandFailed(.disconnect, _, let commandFrame?):
+                // Refused (7.7.15): the controller never started it, so the end that follows is not this side's.
+                if let h = commands.first(where: { $0.value.frame == commandFrame })?.key { commands[h] = nil }
             case .disconnectionComplete(let h, let status, let reason):
                 guard status == .success else { continue }
                 stories.append(

@@ -18,7 +18,7 @@ struct HH04CommandErrors: DiagnosisRule {
     static let code = FindingCode.commandErrors
     static let group = RuleGroup.controller
     static let evidence =
-        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, a question about a resolvable address refused 0x0C (7.8.42/43), the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed; an inquiry, page or name request while the controller pages for an earlier one; a page refused while the device connects to this side; on Android, an enabled set's address rotation); info for a link-policy command (OGF 0x02) naming an LE link, Change Connection Packet Type refused 0x1A, Write Default Link Policy Settings refused, and Create Connection refused 0x0B when the link to the peer comes up within 2 s (a page collision)"
+        "Command Complete or Command Status with status ≠ 0, by command (0x0C disallowed, 0x01 unknown, 0x12 invalid parameters, 0x07 memory, 0x09 limit, 0x0D, 0x3A busy, 0x11); info for probes, vendor commands, a question about a resolvable address refused 0x0C (7.8.42/43), the platform table's initialisation probes and link tuning, and refusals the controller's state explains (scan parameters while scanning, prescribed; scanning turned off while off, or on while on; a new address for an enabled advertising set, a random address while scanning or advertising; periodic advertising turned off while off; a name request's cancel after it completed; an inquiry, page or name request while the controller pages for an earlier one; a page refused while the device connects to this side; on Android, an enabled set's address rotation); info for a link-policy command (OGF 0x02) naming an LE link, Change Connection Packet Type refused 0x1A, Write Default Link Policy Settings refused, Create Connection refused 0x0B when the link to the peer comes up within 2 s (a page collision), and Disconnect refused when the link ends within 2 s anyway"
     static let anchor = "hcidoc (Classic collisions and connection commands only)"
     /// Whether another rule names this refusal: creating a connection (CE-03), changing the PHY (LP-04), reading the
     /// remote features (CE-05), a parameter or length procedure the peer does not support (LP-05, 0x1A/0x11 only: LE
@@ -108,23 +108,42 @@ struct HH04CommandErrors: DiagnosisRule {
         return near.map { CitedFrame($0.frame, "Connection Complete: success") }
     }
 
+    /// The link's Disconnection Complete within 2 s after its Disconnect was refused: the link was ending already (the
+    /// blueprobe Echo Auto log: Disconnect refused 0x12 at 22345, the Echo's 0x13 at 22346, 0.14 s later).
+    static func endedAnyway(_ ev: EvidenceEvent, _ e: Evidence) -> CitedFrame? {
+        guard let n = ev.connection else { return nil }
+        let end = e.events.first { x in
+            guard x.connection == n, x.frame > ev.frame, case .disconnectionComplete(_, .success, _) = x.kind else { return false }
+            return x.timestamp.microseconds(since: ev.timestamp) < 2_000_000
+        }
+        guard let end, case .disconnectionComplete(_, _, let reason) = end.kind else { return nil }
+        return CitedFrame(end.frame, "Disconnection Complete, reason \(codeName(reason))")
+    }
+
+    /// What a refusal's status says of the command.
+    static func meaning(_ status: HCIStatus) -> String? {
+        switch status {
+        case .commandDisallowed: "not allowed in the controller's current state"
+        case .unknownCommand: "the controller does not know the command"
+        case .invalidCommandParameters: "its parameters are invalid"
+        case .memoryCapacityExceeded: "the controller's table is full (filter accept list or resolving list)"
+        case .connectionLimitExceeded: "the connection limit is reached"
+        case .connectionRejectedLimitedResources, .controllerBusy: "the controller is busy or out of resources"
+        case .unsupportedFeatureOrParameter: "unsupported"
+        default: nil
+        }
+    }
+
+    static let crossedCause =
+        "the link was ending already: the peer (or the link) closed it at the same moment, so there was nothing left to disconnect"
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         let byState = stateRefusals(e).merging(advertisingRefusals(e)) { scan, _ in scan }.merging(pageRefusals(e)) { state, _ in state }
         return e.events.compactMap { ev in
             guard case .commandFailed(let op, let status, let commandFrame) = ev.kind, !explained(op, status) else { return nil }
             // Cancelling a connection attempt that has just completed: a race every stack has, harmless.
             if op == .leCreateConnectionCancel && status == .commandDisallowed { return nil }
-            let meaning: String? =
-                switch status {
-                case .commandDisallowed: "not allowed in the controller's current state"
-                case .unknownCommand: "the controller does not know the command"
-                case .invalidCommandParameters: "its parameters are invalid"
-                case .memoryCapacityExceeded: "the controller's table is full (filter accept list or resolving list)"
-                case .connectionLimitExceeded: "the connection limit is reached"
-                case .connectionRejectedLimitedResources, .controllerBusy: "the controller is busy or out of resources"
-                case .unsupportedFeatureOrParameter: "unsupported"
-                default: nil
-                }
+            let meaning = Self.meaning(status)
             // A command the controller does not know or support (a vendor command above all): the stack probing the
             // controller's capabilities, not a fault (issue 35 point 4: severity from impact).
             let probe = Self.platformProbe(op, e)
@@ -143,6 +162,8 @@ struct HH04CommandErrors: DiagnosisRule {
             // other at once (the blueprobe midlog: Create Connection refused 0x0B at 6065, the buds' Connection Request
             // at 6066, the link up at 6070).
             let collision = op == .createConnection && status == .connectionAlreadyExists ? acceptedAnyway(ev, e) : nil
+            // A Disconnect refused while the link was ending on its own (the peer leaving at that moment).
+            let crossed = op == .disconnect ? endedAnyway(ev, e) : nil
             // An optional tuning of a link the platform goes on without (a declared row, not this capture's words).
             let tuning = probing ? nil : Self.platformTuning(op, e)
             // A refusal the link types or the link's own tuning explain (a link-policy command for an LE link; packet
@@ -161,23 +182,25 @@ struct HH04CommandErrors: DiagnosisRule {
                     ["the stack probing the controller's capabilities (harmless)"]
                 } else if vendor { ["a vendor feature the controller declined; the host goes on without it"] } else if collision != nil {
                     ["a page collision: the peer was connecting to this side at the same moment, and its link came up"]
-                } else if accepted != nil {
+                } else if crossed != nil { [Self.crossedCause] } else if accepted != nil {
                     ["the host sent the command twice; the first one did its work"]
                 } else { ["a host state-machine bug", "small controller tables"] }
             return Diagnosis(
                 rule: Self.code,
-                severity: probing || vendor || accepted != nil || collision != nil || tuning != nil || lossless != nil ? .info : severity,
+                severity: probing || vendor || accepted != nil || collision != nil || crossed != nil || tuning != nil || lossless != nil
+                    ? .info : severity,
                 frame: ev.frame,
                 message:
                     "The controller refused \(op) (\(codeName(status)), frame \(ev.frame))\(meaning.map { ": " + $0 } ?? "")"
                     + (accepted.map { "; the connection it accepts completed at frame \($0.frame)." }
                         ?? collision.map { "; the peer was connecting at the same moment, and the link came up at frame \($0.frame)." }
+                        ?? crossed.map { "; the link ended anyway at frame \($0.frame) (\($0.text))." }
                         ?? tuning.map {
                             "; \($0.platform) tunes links with it and goes on without it: the link keeps the value already in force."
                         }
                         ?? "."),
                 headline: "\(op) refused (\(hex(status.rawValue)))",
-                supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + ([accepted, collision].compactMap { $0 }),
+                supporting: (commandFrame.map { [CitedFrame($0, "\(op)")] } ?? []) + ([accepted, collision, crossed].compactMap { $0 }),
                 causes: causes,
                 fold: "\(op.rawValue) \(status.rawValue)")
         }
