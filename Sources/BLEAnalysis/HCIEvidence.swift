@@ -33,6 +33,8 @@ enum HCIEvidence {
         case _ where HCIEvidence.advertisingOpcodes.contains(packet.opcode):
             guard let a = advertisingCommand(packet) else { return nil }
             kind = a
+        case .leSetRandomAddress:
+            kind = .ownRandomAddressSet
         case .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList, .leClearFilterAcceptList:
             // Address_Type, then the device's address (7.8.16, 7.8.17).
             let p = packet.parameters

@@ -147,6 +147,48 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(later).of("CE-01").map(\.severity) == [.critical])
         }
 
+        /// LE Set Random Address for this side and its Command Complete.
+        static func randomAddress(_ b: CaptureBuilder) -> CaptureBuilder {
+            b.command(HCIBuild.command(.leSetRandomAddress, parameters: [0x11, 0x22, 0x33, 0x44, 0x55, 0x46]))
+                .event(HCIBuild.commandComplete(.leSetRandomAddress, returnParameters: [0x00]))
+        }
+
+        @Test func aCancelToRotateTheAddressIsNotATimeoutAndTheDevicesConnectRunsFromItsAdd() throws {
+            // blueprobe Echo Auto log (tshark): 04:da:28 added 17028 (21112.569 s), create 17030, cancel 17584 after 29.4 s,
+            // LE Set Random Address 17589, create again 17592, cancel 17596 (30.004 s after the Add), remove 17601.
+            var add = 0, rotate = 0, remove = 0
+            var b = Self.android.at(0.99)
+            add = b.nextFrame
+            b = Self.acceptList(b, .leAddDeviceToFilterAcceptList)
+            b = b.at(1).createConnection(to: nil).at(30.43).createConnectionCancel().connectionFailed(.unknownConnectionIdentifier)
+            rotate = b.nextFrame
+            b = Self.randomAddress(b.at(30.47))
+            b = b.at(30.95).createConnection(to: nil).at(30.995).createConnectionCancel().connectionFailed(.unknownConnectionIdentifier)
+            remove = b.nextFrame
+            b = Self.acceptList(b.at(31.0), .leRemoveDeviceFromFilterAcceptList)
+            let found = try RuleTest.diagnose(b).of("CE-01")
+            #expect(found.count == 2, "\(found.map(\.message))")
+            let routine = try #require(found.first { $0.severity == .info })
+            #expect(routine.supporting.map(\.frame).contains(rotate))
+            #expect(
+                routine.message.contains("to give itself a new random address (LE Set Random Address, frame \(rotate))"),
+                "\(routine.message)")
+            let gaveUp = try #require(found.first { $0.severity == .critical })
+            #expect(gaveUp.device == RuleTest.peerText)
+            #expect(
+                gaveUp.message.hasPrefix("Connecting to \(RuleTest.peerText) (on the accept list) gave up after 30.0 s"),
+                "\(gaveUp.message)")
+            #expect(gaveUp.supporting.map(\.frame).contains(add) && gaveUp.supporting.map(\.frame).contains(remove))
+        }
+
+        @Test func nearMissAShortAttemptWhoseRemovedDeviceWasAddedJustBeforeIsNoGiveUp() throws {
+            // The app cancels a 2 s connect and the stack removes the device it added for it: no time-out ran.
+            var b = Self.acceptList(Self.android.at(0.99), .leAddDeviceToFilterAcceptList)
+            b = b.at(1).createConnection(to: nil).at(3).createConnectionCancel().connectionFailed(.unknownConnectionIdentifier)
+            b = Self.acceptList(b.at(3.01), .leRemoveDeviceFromFilterAcceptList)
+            #expect(try RuleTest.diagnose(b).of("CE-01").isEmpty)
+        }
+
         @Test func nearMissIOSNeverTimesOutAConnectSoItsCancelsAreNotGATT133() throws {
             // Core Bluetooth's connect has no time-out: the bafang iPhone's background cancels (29.2 s and others).
             let b = Self.attempt(CaptureBuilder(), seconds: 30)

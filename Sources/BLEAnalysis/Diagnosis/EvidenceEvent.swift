@@ -57,6 +57,9 @@ public struct EvidenceEvent: Hashable, Sendable {
         /// a stack edits it between connection attempts (``PlatformBehaviour/acceptListEdit``); the device added or
         /// removed, when the command names one.
         case acceptListEdited(HCICommand, address: String?)
+        /// LE Set Random Address (7.8.4): this side's host gives itself a new random address, which a controller takes
+        /// only while it neither scans, advertises nor initiates (Android cancels its connection attempts to rotate it).
+        case ownRandomAddressSet
         /// LE (Enhanced) Connection Complete, any status (a failed one opens no connection).
         case connectionComplete(handle: UInt16, status: HCIStatus, peer: String?)
         /// HCI Disconnect sent by the host.

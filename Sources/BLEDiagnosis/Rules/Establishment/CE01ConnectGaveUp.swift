@@ -28,7 +28,7 @@ struct CE01ConnectGaveUp: DiagnosisRule {
     static let code = FindingCode.connectGaveUp
     static let group = RuleGroup.establishment
     static let evidence =
-        "LE (Extended) Create Connection, no connection for the platform's direct-connect timeout ± 5 s (30 s unless the log names another platform), LE Create Connection Cancel, Connection Complete 0x02; no Bluetooth shutdown within 5 s; info when a device is added to the accept list within 1 s (an edit), when the devices removed within 1 s are several or one added long before (the stack stopped background connects), or on iOS/macOS (connects never time out); the device removed is named when it was added the timeout before"
+        "LE (Extended) Create Connection, no connection for the platform's direct-connect timeout ± 5 s (30 s unless the log names another platform), LE Create Connection Cancel, Connection Complete 0x02; no Bluetooth shutdown within 5 s; info when a device is added to the accept list or this side's random address set within 1 s (an edit, an address rotation), when the devices removed within 1 s are several or one added long before (the stack stopped background connects), or on iOS/macOS (connects never time out); the device removed is named when it was added the timeout before (its connect runs from the Add, across attempts re-created meanwhile)"
     static let anchor = "hcidoc (report \"LeConnectionComplete error\", no interpretation)"
     /// How far from the platform's timeout an attempt may end and still be that timeout (the stack's timer runs from
     /// its own request, the log's from the command).
@@ -60,23 +60,31 @@ struct CE01ConnectGaveUp: DiagnosisRule {
                     cancel = nil
                 }
                 guard status == .unknownConnectionIdentifier, let start = create, let stop = cancel else { continue }
-                let attempt = stop.timestamp.microseconds(since: start.timestamp)
-                guard abs(attempt - limit) <= slack, !shutdown(after: i, e) else { continue }
-                guard case .createConnection(_, let peer) = start.kind else { continue }
+                guard case .createConnection(_, let peer) = start.kind, !shutdown(after: i, e) else { continue }
+                let removals = peer == nil ? acceptListRemovals(after: i, e) : nil
+                let removed = removals.map { verdict($0, cancel: stop, limit: limit, before: i, e) }
+                var attempt = stop.timestamp.microseconds(since: start.timestamp)
+                if abs(attempt - limit) > slack {
+                    // A device's connect runs from its Add, across attempts the stack re-created meanwhile (to rotate
+                    // its address): the Echo Auto log's 04:da:28 added 17028, re-created 17592, removed 17601.
+                    guard case .expired(_, _, let since)? = removed else { continue }
+                    attempt = since
+                }
                 let addition = acceptListAddition(after: i, e)
-                if never || addition != nil {
-                    out.append(routineCancel(ev, start: start, stop: stop, peer: peer, never: never ? timeout : nil, addition: addition, e))
+                let rotation = addition == nil && removals == nil ? addressRotation(after: i, e) : nil
+                if never || addition != nil || rotation != nil {
+                    out.append(
+                        routineCancel(
+                            ev, start: start, stop: stop, peer: peer, never: never ? timeout : nil, edit: addition ?? rotation, e))
                     continue
                 }
                 var expired: (address: String, cited: [CitedFrame])? = nil
-                if peer == nil, let removals = acceptListRemovals(after: i, e) {
-                    switch verdict(removals, cancel: stop, limit: limit, before: i, e) {
-                    case .expired(let address, let cited): expired = (address, cited)
-                    case .stopped:
-                        out.append(stoppedConnecting(ev, start: start, stop: stop, removals: removals.map(\.cited)))
-                        continue
-                    case .unknown: break
-                    }
+                switch removed {
+                case .expired(let address, let cited, _)?: expired = (address, cited)
+                case .stopped?:
+                    out.append(stoppedConnecting(ev, start: start, stop: stop, removals: removals?.map(\.cited) ?? []))
+                    continue
+                case .unknown?, nil: break
                 }
                 // The device whose time-out the stack's removal shows, else the command's own address.
                 let device = expired?.address ?? peer
@@ -112,24 +120,32 @@ struct CE01ConnectGaveUp: DiagnosisRule {
     /// filter accept list and connect again (AOSP `le_impl.h` `create_le_connection`; after a real time-out it removes
     /// the device instead, `on_create_connection_timeout`).
     static func routineCancel(
-        _ complete: EvidenceEvent, start: EvidenceEvent, stop: EvidenceEvent, peer: String?, never: PlatformFact?, addition: CitedFrame?,
+        _ complete: EvidenceEvent, start: EvidenceEvent, stop: EvidenceEvent, peer: String?, never: PlatformFact?, edit: CitedFrame?,
         _ e: Evidence
     ) -> Diagnosis {
+        let rotation = edit?.text == Self.rotationLabel
         let target = peer ?? "the devices on the accept list"
         let attempt = duration(stop.timestamp.microseconds(since: start.timestamp))
         let why =
             never.map { _ in
                 "\(e.platform?.name ?? "this platform")'s connection attempts never time out (Core Bluetooth's connect has no timer): the system or the app cancelled it, the peripheral was not given up on"
             }
-            ?? "the stack cancelled it to add a device to the filter accept list (frame \(addition?.frame ?? complete.frame)) and connect again: an accept-list edit, not a time-out"
+            ?? (rotation
+                ? "the stack cancelled it to give itself a new random address (LE Set Random Address, frame \(edit?.frame ?? complete.frame)) and connect again: an address rotation, not a time-out"
+                : "the stack cancelled it to add a device to the filter accept list (frame \(edit?.frame ?? complete.frame)) and connect again: an accept-list edit, not a time-out")
         return Diagnosis(
             rule: Self.code, severity: .info, frame: complete.frame,
             message:
                 "Connecting to \(target) was cancelled after \(attempt) (Connection Complete 0x02 after the cancel at frame \(stop.frame)): \(why).",
             headline: "connect to \(peer.map(shortAddress) ?? "the accept list") cancelled (not a time-out)",
             supporting: [CitedFrame(start.frame, "LE Create Connection"), CitedFrame(stop.frame, "LE Create Connection Cancel")]
-                + (addition.map { [$0] } ?? []),
-            causes: [never?.source ?? "the stack's accept-list edit (\(PlatformTable.fact(.acceptListEdit, for: .android)?.source ?? ""))"],
+                + (edit.map { [$0] } ?? []),
+            causes: [
+                never?.source
+                    ?? (rotation
+                        ? "a random address can change only while the controller does not initiate (Core Spec Vol 4, Part E, 7.8.4)"
+                        : "the stack's accept-list edit (\(PlatformTable.fact(.acceptListEdit, for: .android)?.source ?? ""))")
+            ],
             device: peer, fold: "routine \(target)")
     }
 
@@ -161,6 +177,23 @@ struct CE01ConnectGaveUp: DiagnosisRule {
         return nil
     }
 
+    static let rotationLabel = "LE Set Random Address"
+
+    /// LE Set Random Address within 1 s of the Connection Complete at `index` and before the next attempt: the stack
+    /// cancelled to change its own address, which the controller refuses while it initiates (7.8.4), and connects again.
+    static func addressRotation(after index: Int, _ e: Evidence) -> CitedFrame? {
+        let complete = e.events[index]
+        for next in e.events[(index + 1)...] {
+            guard next.timestamp.microseconds(since: complete.timestamp) <= editWindow else { return nil }
+            switch next.kind {
+            case .createConnection, .createConnectionCancel: return nil
+            case .ownRandomAddressSet: return CitedFrame(next.frame, rotationLabel)
+            default: continue
+            }
+        }
+        return nil
+    }
+
     /// A device removed from the filter accept list after a cancel.
     struct Removal {
         var frame: Int
@@ -185,8 +218,9 @@ struct CE01ConnectGaveUp: DiagnosisRule {
 
     /// What the removals after a cancel say about it.
     enum RemovalVerdict {
-        /// The one device removed was added about the platform's timeout before the cancel: its direct connect expired.
-        case expired(address: String, cited: [CitedFrame])
+        /// The one device removed was added about the platform's timeout before the cancel (`since`, µs): its direct
+        /// connect expired.
+        case expired(address: String, cited: [CitedFrame], since: Int64)
         /// The stack removed devices it was not timing out: it stopped connecting.
         case stopped
         /// The one device removed was added before the log began: the removal cannot tell.
@@ -207,10 +241,11 @@ struct CE01ConnectGaveUp: DiagnosisRule {
             return false
         }
         guard let added else { return .unknown }
-        guard abs(cancel.timestamp.microseconds(since: added.timestamp) - limit) <= slack else { return .stopped }
+        let since = cancel.timestamp.microseconds(since: added.timestamp)
+        guard abs(since - limit) <= slack else { return .stopped }
         return .expired(
             address: removal.address,
-            cited: [CitedFrame(added.frame, "LE Add Device To Filter Accept List \(removal.address)"), removal.cited])
+            cited: [CitedFrame(added.frame, "LE Add Device To Filter Accept List \(removal.address)"), removal.cited], since: since)
     }
 
     /// A background connect the stack ended by removing its devices from the accept list: said at info, frames cited.
