@@ -83,6 +83,30 @@ extension DiagnosisRuleTests {
             #expect(d.frame == update && d.message.contains("failed (0x3b"))
         }
 
+        @Test func anUpdateOvertakenByThisSidesDisconnectIsContext() throws {
+            // blueprobe Xiaomi band `.last` (tshark): Disconnect 54133 and its Command Status, LE Connection Update 54135,
+            // its Complete 0x16 at 54137, the link's Disconnection Complete 0x16 after it.
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).at(40)
+            let disconnect = b.nextFrame
+            b = b.disconnectCommand(handle: 0x40, reason: .remoteUserTerminatedConnection).at(40.01)
+            let update = b.nextFrame
+            b = b.connectionUpdateComplete(handle: 0x40, status: .connectionTerminatedByLocalHost).at(40.05)
+                .disconnect(handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            let d = try #require(try RuleTest.diagnose(b).of("LP-01").first)
+            #expect(d.severity == .info && d.frame == update && d.supporting.map(\.frame) == [disconnect])
+            #expect(
+                d.message.contains("while this side's Disconnect (frame \(disconnect)) was closing the link: overtaken"), "\(d.message)")
+        }
+
+        @Test func nearMissAnUpdateThatFailsAfterAnEarlierLinksDisconnectIsStillAWarning() throws {
+            // The Disconnect closed the earlier link on the handle; the new link's failed update is its own.
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).at(5).disconnectCommand(handle: 0x40)
+            b = b.at(5.1).disconnect(handle: 0x40, reason: .connectionTerminatedByLocalHost).at(10).connect(
+                handle: 0x40, peer: RuleTest.peer)
+            b = b.at(12).connectionUpdateComplete(handle: 0x40, status: .unacceptableConnectionParameters)
+            #expect(try RuleTest.diagnose(b).of("LP-01").map(\.severity) == [.warning])
+        }
+
         @Test func nearMissARequestAccepted() throws {
             let b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer)
                 .leSignal(

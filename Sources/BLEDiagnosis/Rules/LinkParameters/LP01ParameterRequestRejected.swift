@@ -20,16 +20,21 @@ struct LP01ParameterRequestRejected: DiagnosisRule {
     static let code = FindingCode.parameterRequestRejected
     static let group = RuleGroup.linkParameters
     static let evidence =
-        "L2CAP Connection Parameter Update Response result 1 (with its request); LE Remote Connection Parameter Request Negative Reply; LE Connection Update Complete status ≠ 0"
+        "L2CAP Connection Parameter Update Response result 1 (with its request); LE Remote Connection Parameter Request Negative Reply; LE Connection Update Complete status ≠ 0 (info when this side's Disconnect for the link was sent before it completed)"
     static let anchor = "none"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var requests: [String: EvidenceEvent] = [:]
+        var closing: [Int: EvidenceEvent] = [:]  // connection → this side's Disconnect awaiting the link's end
         var out: [Diagnosis] = []
         for ev in e.events {
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
             switch ev.kind {
+            case .disconnectCommand:
+                if let n = ev.connection { closing[n] = ev }
+            case .disconnectionComplete:
+                if let n = ev.connection { closing[n] = nil }
             case .parameterUpdateRequest(_, let id, _):
                 requests["\(ev.connection ?? 0) \(id)"] = ev
             case .parameterUpdateResponse(let sender, let identifier, let result) where result != 0:
@@ -71,6 +76,10 @@ struct LP01ParameterRequestRejected: DiagnosisRule {
                         device: c?.peerAddress, connection: c?.number, fold: "\(device)"))
             case .connectionUpdateComplete(_, let status, _)
             where status != .success && !DC06ProcedureCollision.codes.contains(status):
+                if let n = ev.connection, let asked = closing[n] {
+                    out.append(overtaken(ev, status: status, by: asked, c, device: device))
+                    continue
+                }
                 out.append(
                     Diagnosis(
                         rule: Self.code, severity: severity, frame: ev.frame,
@@ -83,6 +92,22 @@ struct LP01ParameterRequestRejected: DiagnosisRule {
             }
         }
         return out
+    }
+
+    /// A connection update ended by this side's own Disconnect sent before it completed (the blueprobe Xiaomi band log:
+    /// Disconnect 54133, LE Connection Update 54135, its Complete 0x16 at 54137): the link was closing; no parameters
+    /// were refused.
+    static func overtaken(_ ev: EvidenceEvent, status: HCIStatus, by disconnect: EvidenceEvent, _ c: Connection?, device: String)
+        -> Diagnosis
+    {
+        Diagnosis(
+            rule: Self.code, severity: .info, frame: ev.frame,
+            message:
+                "A connection update with \(device) ended with \(codeName(status)) (frame \(ev.frame)) while this side's Disconnect (frame \(disconnect.frame)) was closing the link: overtaken by the disconnect, no parameters refused.",
+            headline: "connection update with \(device) overtaken by this side's disconnect",
+            supporting: [CitedFrame(disconnect.frame, "Disconnect")],
+            causes: ["the host asked for new parameters while it was disconnecting"],
+            device: c?.peerAddress, connection: c?.number, fold: "\(device) overtaken")
     }
 
     /// Apple's accessory rules are named unless the log names another platform: an Android or BlueZ host refusing a
