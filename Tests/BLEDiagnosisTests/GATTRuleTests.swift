@@ -396,6 +396,25 @@ extension DiagnosisRuleTests {
             }
         }
 
+        /// The blueprobe K-BT40 keyboard (tshark): subscribed to four reports, its key report 0x0015 and battery 0x002c
+        /// notified (982–992), 0x0019 and 0x001d not, the link ended 41 s later: the peer's notifications worked, and a
+        /// report that notifies on key events is silent until one comes: context. The warning in
+        /// ``aSubscriptionThatNeverDeliveredIn40s`` (the peer silent on every handle) is the near miss.
+        @Test func aSilenceWhileThePeerNotifiedAnotherCharacteristicOfAnEndedLinkIsContext() throws {
+            var b = Self.discovered(Self.connected()).at(1)
+            b = b.att(.writeRequest(handle: 0x0013, value: [0x01, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx)
+            let other = b.nextFrame
+            b = b.at(2).notify(handle: 0x0025, [7], connection: 0x40).at(41).disconnect(
+                handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-05").first)
+            #expect(d.severity == .info)
+            #expect(
+                d.message.hasSuffix(
+                    "The capture cannot tell whether a value was due: the peer notified 0x0025 meanwhile (frame \(other)): its notifications work."
+                ),
+                "\(d.message)")
+        }
+
         enum Delivers: String, CaseIterable { case notified, linkEndedSoon, refused }
 
         @Test(arguments: Delivers.allCases)

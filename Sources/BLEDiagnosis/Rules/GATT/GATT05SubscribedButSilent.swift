@@ -17,17 +17,16 @@ extension FindingCode {
 /// CCCD (the Nespresso log: 27 writes to two CCCDs) gets one line per characteristic, and a characteristic notified
 /// after its first enable is not silent whatever the writes after.
 ///
-/// Severity follows what the capture can show. A silence the link's end closed (it stayed up, then ended) is a
-/// warning. A silence the capture's end cut short, the link still up, shows no loss: a characteristic that notifies
-/// on events (a button, a gesture) is silent until one happens. That is context ("cannot tell") when the capture
-/// gave it under ``shortCut`` or when the peer went on notifying other characteristics of the link meanwhile (its
-/// notifications worked). A characteristic this side also read is a state (a battery level, a set member lock, a
+/// Severity follows what the capture can show. A silence of the whole peer the link's end closed (it stayed up, then
+/// ended) is a warning. A characteristic that notifies on events (a button, a gesture, a HID report) is silent until
+/// one happens: context ("cannot tell") when the peer went on notifying other characteristics of the link meanwhile
+/// (its notifications worked), or when the capture's end cut the silence under ``shortCut``. A characteristic this side also read is a state (a battery level, a set member lock, a
 /// volume): its server notifies when the state changes (Core Spec Vol 3, Part G, 4.10), so its silence is context too.
 struct GATT05SubscribedButSilent: DiagnosisRule {
     static let code = FindingCode.subscribedButSilent
     static let group = RuleGroup.gatt
     static let evidence =
-        "A CCCD write enabling notifications or indications, not refused; the CCCD on for 30 s (to this side's next write disabling it, or the link's end); no notification or indication on the characteristic since its first enable, judged per characteristic (its CCCD writes counted). Info when this side read the characteristic's value (a state, notified on change), or the capture's end (not the link's) cut the silence under 60 s, or the peer notified another characteristic meanwhile"
+        "A CCCD write enabling notifications or indications, not refused; the CCCD on for 30 s (to this side's next write disabling it, or the link's end); no notification or indication on the characteristic since its first enable, judged per characteristic (its CCCD writes counted). Info when this side read the characteristic's value (a state, notified on change), or the capture's end (not the link's) cut the silence under 60 s, or the peer notified another characteristic of the link meanwhile (whether the link then ended or not)"
     static let anchor = "none"
     /// How long the link must stay up after subscribing before silence counts.
     static let quiet: Int64 = 30_000_000
@@ -153,21 +152,25 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
     }
 
     /// Why the silence says nothing: this side read a silent characteristic's value (a state, notified on change); or
-    /// the capture's end (not the link's) closed it, and it was short or the peer notified other characteristics of the
-    /// link after the subscription. Nil when the link ended, or the capture shows a long silence of the whole peer.
+    /// the peer notified other characteristics of the link after the subscription; or the capture's end (not the
+    /// link's) closed a short silence. Nil when the capture shows a silence of the whole peer the link's end closed.
     static func cannotTell(_ c: Connection, after frame: Int, silent: Set<UInt16>, window: Int64) -> String? {
         let reads = silent.compactMap { h in c.activity.read[h].map { (h, $0) } }.min { $0.1.first < $1.1.first }
         if let (handle, use) = reads {
             return
                 "this side read \(hex(handle, width: 4))'s value (frame \(use.first)): a value read for its state is notified when the state changes, and the capture shows no change was due"
         }
-        guard c.endTime == nil else { return nil }
         let cut = "the capture ends \(duration(window)) after the subscription with the link still up"
+        // The peer notified other characteristics of the link meanwhile: its notifications work, and a characteristic
+        // that notifies on events (a HID report, a button) stays silent until one comes, whether the link then ends or
+        // not (the blueprobe K-BT40 keyboard: key report 0x0015 and battery 0x002c notified, 0x0019 and 0x001d not).
         let others = c.activity.notified.filter { !silent.contains($0.key) && $0.value.last > frame }
         if let busiest = others.max(by: { $0.value.count < $1.value.count }) {
+            let context = c.endTime == nil ? cut + ", and the peer" : "the peer"
             return
-                "\(cut), and the peer notified \(hex(busiest.key, width: 4)) meanwhile (frame \(busiest.value.last)): its notifications work"
+                "\(context) notified \(hex(busiest.key, width: 4)) meanwhile (frame \(busiest.value.last)): its notifications work"
         }
+        guard c.endTime == nil else { return nil }
         return window < shortCut ? "\(cut), too short for a characteristic that notifies on events" : nil
     }
 }
