@@ -66,13 +66,33 @@ extension DiagnosisRuleTests {
             #expect(d.causes == ["the controller only scanning with no link open (LE scanning on since frame 3, seen)"])
         }
 
-        @Test func nearMissALinkOpenOrTheScanOffBeforeTheGapKeepsTheQuestion() throws {
+        @Test func nearMissALinkOpenOrNoScanStateKnownKeepsTheQuestion() throws {
             let linkOpen = Self.accepted(CaptureBuilder(), .writeScanEnable, [0x03]).connect(handle: 0x40)
-            let scanOff = Self.accepted(Self.accepted(CaptureBuilder(), .leSetScanEnable, [1, 0]), .leSetScanEnable, [0, 0])
-            for b in [linkOpen, scanOff] {
+            let scanOffWithLink = Self.accepted(Self.accepted(CaptureBuilder(), .leSetScanEnable, [1, 0]), .leSetScanEnable, [0, 0])
+                .connect(handle: 0x40)
+            let unknown = CaptureBuilder().vendorCommand(HCICommand(ogf: 0x3F, ocf: 0x153))
+            for b in [linkOpen, scanOffWithLink, unknown] {
                 let d = try #require(try RuleTest.diagnose(Self.gap(after: b)).of("CQ-04").first)
                 #expect(d.message.hasSuffix("a paused or rotated log?. Timing near it is unreliable."))
             }
+        }
+
+        /// The blueprobe Xiaomi band `.last` file (tshark): LE Set Extended Scan Enable 0x00 at 26919 accepted, no link
+        /// open, then 8 h 16 min without a record until 26927: the controller had nothing to report.
+        @Test func aGapAfterScanningTurnedOffWithNoLinkIsExpectedSilence() throws {
+            let b = Self.accepted(Self.accepted(CaptureBuilder(), .leSetScanEnable, [1, 0]), .leSetScanEnable, [0, 0])
+            let after = b.nextFrame
+            let report = DiagnosisReport.analyze(try Self.gap(after: b).captureFile())
+            let d = try #require(report.result.of("CQ-04").first)
+            #expect(d.severity == .info && d.frame == after)
+            #expect(
+                d.message.hasSuffix(
+                    "before frame \(after): the controller neither scanned nor held a link (LE scanning off since frame 3, no link open): it had nothing to report, so the silence is expected (the capture cannot tell it from a paused log)."
+                ), "\(d.message)")
+            #expect(
+                report.completeness?.headline.contains(
+                    "before frame \(after), while the controller neither scanned nor held a link (expected)")
+                    == true)
         }
     }
 }

@@ -110,13 +110,13 @@ public struct CaptureCompleteness: Hashable, Sendable {
             let item = items[i]
             guard item.message.hasSuffix(CQ04TimelineBreak.pausedQuestion),
                 let quiet = findings.first(where: {
-                    $0.rule == CQ04TimelineBreak.code.id && $0.frame == item.frame && $0.headline == CQ04TimelineBreak.quietHeadline
-                })
+                    $0.rule == CQ04TimelineBreak.code.id && $0.frame == item.frame && CQ04TimelineBreak.brief($0.headline) != nil
+                }), let brief = CQ04TimelineBreak.brief(quiet.headline)
             else { continue }
             items[i].message = quiet.message.hasSuffix(".") ? String(quiet.message.dropLast()) : quiet.message
             var said = item.message.dropLast(CQ04TimelineBreak.pausedQuestion.count)
             while said.last == " " || said.last == ":" { said = said.dropLast() }
-            items[i].brief = said + ", while the controller only scanned with no link open (expected)"
+            items[i].brief = said + brief
         }
     }
 

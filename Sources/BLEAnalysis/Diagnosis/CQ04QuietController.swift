@@ -42,7 +42,24 @@ extension CQ04TimelineBreak {
             let which = c.inquiry && c.page ? "inquiry and page scan" : c.page ? "page scan" : "inquiry scan"
             scans.append("\(which) on since frame \(c.since)")
         }
+        if scans.isEmpty, let le, !le.on {
+            // Scanning turned off and no link open: the controller has nothing to report at all (the blueprobe
+            // Xiaomi band `.last` file: LE scanning off at 26919, then 8 h 16 min without a record).
+            return idlePrefix + "LE scanning off since frame \(le.since)"
+        }
         return scans.isEmpty ? nil : scans.joined(separator: ", ")
+    }
+
+    static let idlePrefix = "idle: "
+    static let idleHeadline = "silence while idle"
+
+    /// The Log line's few words for the gap a finding of `headline` answers (nil: not an answer).
+    static func brief(_ headline: String) -> String? {
+        switch headline {
+        case quietHeadline: ", while the controller only scanned with no link open (expected)"
+        case idleHeadline: ", while the controller neither scanned nor held a link (expected)"
+        default: nil
+        }
     }
 
     /// The gap's finding when the controller was only scanning: context, the state cited instead of the question.
@@ -51,6 +68,15 @@ extension CQ04TimelineBreak {
             return nil
         }
         let said = item.message.dropLast(pausedQuestion.count)
+        if scanning.hasPrefix(idlePrefix) {
+            let state = scanning.dropFirst(idlePrefix.count)
+            return Diagnosis(
+                rule: code, severity: .info, frame: frame,
+                message:
+                    "\(said)the controller neither scanned nor held a link (\(state), no link open): it had nothing to report, so the silence is expected (the capture cannot tell it from a paused log).",
+                headline: idleHeadline,
+                causes: ["the controller idle, no scan and no link (\(state), seen)"])
+        }
         return Diagnosis(
             rule: code, severity: .info, frame: frame,
             message:

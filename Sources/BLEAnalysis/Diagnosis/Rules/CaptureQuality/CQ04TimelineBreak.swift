@@ -18,7 +18,7 @@ package struct CQ04TimelineBreak: DiagnosisRule {
     package static let code = FindingCode.timelineBreak
     package static let group = RuleGroup.captureQuality
     package static let evidence =
-        "Timestamps going backwards; a gap of more than 60 s; btsnoop cumulative drops; info for a gap the host slept through (PacketLogger's note) or the controller only scanned through with no link open"
+        "Timestamps going backwards; a gap of more than 60 s; btsnoop cumulative drops; info for a gap the host slept through (PacketLogger's note) or the controller only scanned through, or neither scanned nor held a link through (scanning turned off), with no link open"
     package static let anchor = "none"
     package static let codes: Set<FindingCode> = [.timeBackwards, .timeGap, .drops]
 
