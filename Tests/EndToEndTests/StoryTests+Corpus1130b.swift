@@ -1,0 +1,76 @@
+import BLETestSupport
+import Foundation
+import Testing
+
+/// Stories of the captures of `corpus/README.md` "Added 2026-11-30 (17)" (stories from tshark alone, committed before
+/// blescope's first run; scores in corpus/stories/README.md), held point by point to `diagnose --json`. Needs the
+/// corpus (BLESCOPE_CORPUS).
+@Suite struct CorpusStoryTests1130b {
+    static func of(_ capture: String) throws -> DiagnoseOutput? { try DiagnoseOutput.of(capture, corpus: true) }
+
+    static let echoAuto =
+        "android-btsnoop_blueprobe-unisoc-echo-auto-alexa-rfcomm-uuid128-lost-08-x2-clip-3-call-cvsd-esco-disconnect-cmd-status-12.log"
+    static let band =
+        "android-btsnoop-last_blueprobe-65536-records-xiaomi-band-8-active-gatt-unanswered-att-timeout-disc-22-x5-lost-08-x3-then-works.log"
+    static let keyboard =
+        "android-btsnoop_blueprobe-unisoc-from-reset-echo-auto-first-ssp-pairing-466510-confirmed-23s-le-legacy-justworks-band-disconnect-refused-12-then-13.log"
+
+    /// tshark: 16 BR/EDR links, 15 paged by the peer (Connect Request → Accept Connection Request: 753/754, 3247/3248,
+    /// 4346/4347, 6560/6561, 9258/9259, …), link #3 by this side (Create Connection 3404); Disconnection Complete 0x13
+    /// ten times on ACL handles, 0x16 three (two more for the eSCO links), 0x08 twice, 0x06 once. The first run counted
+    /// "5 opened by the peer": the ten whose role switch to central preceded Connection Complete were left out; and
+    /// "2 closed by this side (0x13)": the two ends whose Disconnect the controller refused (0x12 at 22345, 23268).
+    @Test func whoOpenedAndWhoEndedEachBREDRLink() throws {
+        guard let out = try Self.of(Self.echoAuto) else { return }
+        #expect(
+            out.sentence(
+                "classic",
+                containing: [
+                    "16 BR/EDR links",
+                    "1 opened by this side (Create Connection 3404), 15 by the peer (its Connection Request, 753, 3247, 4346, 6560, 9258",
+                    "10 ended by the peer (0x13 Remote User Terminated Connection), 3 closed by this side (0x16), 2 lost by supervision timeout (0x08)",
+                ]) != nil, "\(out.story.map(\.text))")
+        let refused = try #require(out.findings("HH-04").first { $0.message.contains("refused Disconnect") })
+        #expect(refused.severity == "info" && refused.occurrences == [22345, 23268])
+        #expect(out.findings("DC-02").contains { $0.occurrences == [22346, 23269] })
+    }
+
+    /// tshark: 04:da:28:4d:cd:62 added to the accept list at 17028 (21112.569 s), the create's cancel at 17584 (29.4 s)
+    /// followed by LE Set Random Address at 17589 and a new create at 17592, cancelled at 17596 (30.004 s after the Add)
+    /// and the device removed at 17601; the same at 12271/12286/12295/12300 and 25071/25144/25504/25509. The first run
+    /// gave 17586 its own CRITICAL naming no device and left the three give-ups out of the 76.
+    @Test func aConnectReCreatedToRotateTheAddressGivesUpFromItsAdd() throws {
+        guard let out = try Self.of(Self.echoAuto) else { return }
+        let gaveUp = out.findings("CE-01").filter(\.atLeastWarning)
+        #expect(gaveUp.count == 1)
+        let series = try #require(gaveUp.first)
+        #expect(series.occurrences.count == 79 && [12298, 17599, 25506].allSatisfy(series.occurrences.contains))
+        #expect(!series.occurrences.contains(17586))
+        #expect(
+            out.findings("CE-01").contains {
+                $0.severity == "info" && $0.occurrences.contains(17586)
+            })
+    }
+
+    /// tshark (the band `.last` file): this side's Disconnect, then its own LE Connection Update 3–34 ms later, completed
+    /// 0x16 (54133/54135/54137 and five more); LE Set Extended Scan Enable 0x00 at 26919, no link open, then 8 h 16 min
+    /// without a record before 26927. The first run: LP-01 WARNING ×6, and "a paused or rotated log?".
+    @Test func updatesOvertakenByTheDisconnectAndAnIdleGapAreContext() throws {
+        guard let out = try Self.of(Self.band) else { return }
+        let updates = try #require(out.findings("LP-01").first)
+        #expect(out.findings("LP-01").count == 1 && updates.severity == "info")
+        #expect(updates.occurrences == [54137, 54337, 54466, 54664, 54768, 56674])
+        let gap = try #require(out.findings("CQ-04").first { $0.occurrences.contains(26927) })
+        #expect(gap.severity == "info" && gap.message.contains("LE scanning off since frame 26919, no link open"))
+    }
+
+    /// tshark (the K-BT40 keyboard): CCCDs of four reports written from 963, the key report 0x0015 notified at
+    /// 982–1013 and the battery 0x002c, 0x0019 and 0x001d never, the link ended 41 s later; Disconnect refused 0x12 at
+    /// 14927, the link's 0x13 at 14928. The first run: GATT-05 WARNING for the keyboard, HH-04 warning.
+    @Test func silentReportsOfAKeyboardThatNotifiedAreContext() throws {
+        guard let out = try Self.of(Self.keyboard) else { return }
+        let keyboard = try #require(out.findings("GATT-05").first { $0.message.contains("K-BT40") })
+        #expect(keyboard.severity == "info" && keyboard.message.contains("the peer notified 0x0015 meanwhile"))
+        #expect(out.findings("HH-04").contains { $0.occurrences == [14927] && $0.severity == "info" })
+    }
+}
