@@ -81,7 +81,7 @@ extension DiagnosisRuleTests {
                 d.message.hasSuffix(
                     "; the link ended anyway at frame \(end) (Disconnection Complete, reason 0x13 Remote User Terminated Connection)."),
                 "\(d.message)")
-            let c = try #require(try AnalyzerTests.analyze(b, options: AnalyzerOptions(evidence: true)).0.connections.first)
+            let c = try #require(Analyzer.analyze(try b.captureFile(), options: AnalyzerOptions(evidence: true)).connections.first)
             #expect(c.lifecycle.ending?.endedBy == .peer && c.lifecycle.ending?.requestFrame == nil)
             #expect(try RuleTest.diagnose(b).of("DC-03").isEmpty)
         }
@@ -92,7 +92,7 @@ extension DiagnosisRuleTests {
             #expect(try Self.hh04(b, "Disconnect").severity == .warning)
             var accepted = CaptureBuilder().connectBREDR(handle: 0x0033, peer: RuleTest.peer).at(10).disconnectCommand(handle: 0x0033)
             accepted = accepted.at(10.14).disconnect(handle: 0x0033, reason: .remoteUserTerminatedConnection)
-            let c = try #require(try AnalyzerTests.analyze(accepted, options: AnalyzerOptions(evidence: true)).0.connections.first)
+            let c = try #require(Analyzer.analyze(try accepted.captureFile(), options: AnalyzerOptions(evidence: true)).connections.first)
             #expect(c.lifecycle.ending?.endedBy == .local)
         }
     }
