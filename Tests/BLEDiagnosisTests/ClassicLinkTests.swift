@@ -353,6 +353,28 @@ import Testing
         #expect(!r.established && r.status == .commandDisallowed && r.resultFrame == 3 && r.requestedCoding == "CVSD")
     }
 
+    /// Who wanted the audio link: the blueprobe Echo Auto log's phone sets up the Clip 3's CVSD eSCO itself (Setup
+    /// Synchronous Connection 13698, up at 13705); a headset that asks is accepted (Accept Synchronous Connection
+    /// Request) instead.
+    @Test func theCallsAudioLinkSaysWhoAskedForIt() throws {
+        let ours = try RuleTest.diagnose(Self.call()).story.sentences.map(\.text)
+        #expect(
+            ours.contains { $0.contains("eSCO link up at frame 4 (transparent, every 7.50 ms), mSBC asked by this side (2)") }, "\(ours)")
+        let accepted = CaptureBuilder().connectBREDR(handle: 0x000B, peer: Self.peer)
+            .declaredCommand(
+                AcceptSynchronousConnectionRequest {
+                    $0.address = Self.peer; $0.voiceSetting = 0x0060
+                }
+            )  // 2
+            .event(HCIBuild.commandStatus(AcceptSynchronousConnectionRequest.opcodeForTests))
+            .declaredEvent(
+                SynchronousConnectionComplete {
+                    $0.handle = 0x000C; $0.address = Self.peer; $0.linkType = 2; $0.transmissionInterval = 12; $0.airMode = .cvsd
+                })
+        let theirs = try RuleTest.diagnose(accepted).story.sentences.map(\.text)
+        #expect(theirs.contains { $0.contains("CVSD asked by the peer (accepted at 2)") }, "\(theirs)")
+    }
+
     @Test func scoByConnectionCompleteIsNoACL() throws {
         let a = try Self.analyze(
             CaptureBuilder().connectBREDR(handle: 0x000B, peer: Self.peer)

@@ -20,6 +20,13 @@ extension Story {
         return ", the controller marking " + marked.joined(separator: ", ")
     }
 
+    /// ` by this side (12)` for this side's Setup, ` by the peer (accepted at 12)` for its Accept: who wanted the audio
+    /// link (the blueprobe Echo Auto log: the phone's Setup Synchronous Connection 13698 for the Clip 3's call).
+    static func askedBy(_ l: SynchronousLink) -> String {
+        guard let name = l.request, let frame = l.requestFrame else { return "" }
+        return name.contains("Accept") ? " by the peer (accepted at \(frame))" : " by this side (\(frame))"
+    }
+
     static func synchronousLine(_ e: Evidence) -> StorySentence? {
         let links = e.classic.synchronousLinks
         guard !links.isEmpty else { return nil }
@@ -32,7 +39,7 @@ extension Story {
                     text +=
                         " (\(air)" + (l.transmissionInterval > 0 ? ", every \(String(fractionDigits: 2, l.intervalMilliseconds)) ms)" : ")")
                 }
-                if let asked = l.requestedCoding { text += ", \(asked) asked" }
+                if let asked = l.requestedCoding { text += ", \(asked) asked" + askedBy(l) }
                 text +=
                     l.endFrame.map { l.endedByReset ? ", ended by the HCI Reset at \($0)" : ", removed at \($0)" }
                     ?? ", still up when the log ends"
