@@ -244,6 +244,30 @@ extension DiagnosisRuleTests {
             #expect(d.message.hasSuffix("frames 1, \(updates.map(String.init).joined(separator: ", "))."))
         }
 
+        /// The blueprobe Xiaomi band (tshark): each change follows the band's own L2CAP Connection Parameter Update
+        /// Request (58689, 58709, 58718, …) and this side's acceptance: the peer's policy, not a central overriding it.
+        /// The test above (no request in the capture) keeps the old cause.
+        @Test func aBounceThePeerAskedForEachTimeIsItsOwnPolicy() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: 24, timeout: 400)
+            var requests: [Int] = []
+            for (i, interval) in [UInt16(12), 24, 12].enumerated() {
+                b = b.at(Double(i + 1) * 10)
+                requests.append(b.nextFrame)
+                b = b.leSignal(
+                    .connectionParameterUpdateRequest(intervalMin: interval, intervalMax: interval, latency: 0, timeout: 400),
+                    identifier: UInt8(i + 1), handle: 0x40, .rx
+                )
+                .leSignal(.connectionParameterUpdateResponse(result: 0), identifier: UInt8(i + 1), handle: 0x40, .tx)
+                .connectionUpdateComplete(handle: 0x40, interval: interval, timeout: 400)
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("LP-03").first)
+            #expect(
+                d.message.hasSuffix(
+                    "; the peer asked for each change (its requests at \(requests.map(String.init).joined(separator: ", ")))."),
+                "\(d.message)")
+            #expect(d.causes == ["the peer's own policy: it asks for one set, then the other"])
+        }
+
         @Test(arguments: [false, true])
         func nearMissUpdatesThatMoveOnOrBounceSlowly(_ slow: Bool) throws {
             var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central, interval: 24, timeout: 400)
