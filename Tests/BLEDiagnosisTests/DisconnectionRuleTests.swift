@@ -46,6 +46,42 @@ extension DiagnosisRuleTests {
             #expect(r.findings.first?.rule == "DC-01")
         }
 
+        /// Two losses of one peer fold into one finding; the second keeps its own silence and the write that got
+        /// nothing back (the pumpX2 log: 9.06 s at 521, then 15.4 s and the write at 1055 before 1057).
+        @Test func eachLossOfAFoldedFindingKeepsItsOwnSilence() throws {
+            var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).at(1).att(
+                .writeCommand(handle: 0x30, value: [1]), handle: 0x40, .tx
+            ).notify(handle: 0x25, [1], connection: 0x40).at(10.06)
+            let first = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .connectionTimeout).at(20).connect(handle: 0x41, peer: RuleTest.peer).at(21)
+            let lastData = b.nextFrame
+            b = b.notify(handle: 0x25, [2], connection: 0x41).at(34.8)
+            let write = b.nextFrame
+            b = b.att(.writeCommand(handle: 0x30, value: [3]), handle: 0x41, .tx).at(36.4)
+            let second = b.nextFrame
+            b = b.disconnect(handle: 0x41, reason: .connectionTimeout)
+            let found = try RuleTest.diagnose(b).of("DC-01")
+            let d = try #require(found.first)
+            #expect(found.count == 1 && d.occurrences == [first, second])
+            #expect(
+                d.message.hasPrefix(
+                    "Link to \(RuleTest.peerText) lost: supervision timeout (0x08) at frame \(first); its last data came 9.06 s before,"))
+            let firstSentence = try #require(d.message.split(separator: " Then at frame").first)
+            #expect(!firstSentence.contains("got nothing back"), "the first link's write was answered")
+            #expect(
+                d.message.hasSuffix(
+                    " Then at frame \(second): its last data came 15.4 s before, this side's write to 0x0030 at frame \(write) got nothing back, the 4000 ms supervision timeout expired."
+                ))
+            #expect(d.supporting.contains { $0.frame == lastData } && d.supporting.contains { $0.frame == write })
+        }
+
+        @Test func nearMissOneLossIsToldAsBefore() throws {
+            let b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer).at(1).notify(handle: 0x25, [1], connection: 0x40).at(10.06)
+                .disconnect(handle: 0x40, reason: .connectionTimeout)
+            let d = try #require(try RuleTest.diagnose(b).of("DC-01").first)
+            #expect(d.count == 1 && d.message.hasSuffix("its last data came 9.06 s before, the 4000 ms supervision timeout expired."))
+        }
+
         @Test func theTimeoutInForceIsTheLastUpdates() throws {
             var b = CaptureBuilder().connect(handle: 0x40, peer: RuleTest.peer, role: .central, timeout: 400)
             let update = b.nextFrame

@@ -69,6 +69,9 @@ public struct Diagnosis: Hashable, Sendable {
     public var occurrences: [Int]
     /// Key that makes occurrences the same for folding (the code's id and what it folds on); empty: never folded.
     public var foldKey: String
+    /// This occurrence's own cause and figures, short (`its last data came 15.4 s before, …`): a later occurrence's is
+    /// told in the folded finding's message, so each instance keeps its own cause (nil: the first's sentence stands).
+    public var instance: String?
 
     /// `fold`: what this occurrence folds on, as its code's ``FindingCode/fold`` declares (the device as named, the
     /// value, or "" for every occurrence in the capture); nil: never folded.

@@ -68,7 +68,8 @@ public enum DiagnosisEngine {
     }
 
     /// Findings with the same fold key become one, listing every occurrence's deciding frame (the first keeps its
-    /// sentence and supporting frames).
+    /// sentence and supporting frames; a later occurrence that tells its own cause adds it, and its frames, up to
+    /// ``toldInstances``).
     static func fold(_ all: [Diagnosis]) -> [Diagnosis] {
         var out: [Diagnosis] = []
         var index: [String: Int] = [:]
@@ -79,6 +80,10 @@ public enum DiagnosisEngine {
             }
             if let i = index[d.foldKey] {
                 out[i].occurrences.append(d.frame)
+                if let own = d.instance, out[i].count <= toldInstances {
+                    out[i].message += " Then at frame \(d.frame): \(own)."
+                    out[i].supporting = (out[i].supporting + d.supporting).sorted { $0.frame < $1.frame }
+                }
                 out[i].severity = max(out[i].severity, d.severity)
                 if case .lowered = d.confidence, !out[i].confidence.isLowered { out[i].confidence = d.confidence }
             } else {
@@ -88,6 +93,9 @@ public enum DiagnosisEngine {
         }
         return out
     }
+
+    /// How many occurrences of a folded finding its message tells, each with its own cause (the first included).
+    static let toldInstances = 3
 
     /// Most severe first; within a severity, in the order they happened.
     static func rank(_ all: [Diagnosis]) -> [Diagnosis] {

@@ -34,6 +34,11 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                 let silent = d.event.timestamp.microseconds(since: rx.timestamp)
                 supporting.append(CitedFrame(rx.frame, "last data from the peer, \(duration(silent)) before the loss"))
                 details.append("its last data came \(duration(silent)) before")
+                if let sent = c?.activity.lastSent, sent.frame > rx.frame, sent.frame < d.frame {
+                    let what = Self.lastSent(c?.activity, at: sent.frame)
+                    supporting.append(CitedFrame(sent.frame, "\(what), nothing came back"))
+                    details.append("\(what) at frame \(sent.frame) got nothing back")
+                }
             }
             if let t = c?.supervisionTimeout {
                 facts.append(t.fact)
@@ -80,7 +85,7 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                 supporting.append(reboot)
                 sentence += " It follows the \(reboot.text) (frame \(reboot.frame)): the device most likely rebooted into the new firmware."
             }
-            return Diagnosis(
+            var found = Diagnosis(
                 rule: Self.code, severity: reboot == nil ? severity : .info, frame: d.frame, message: sentence,
                 headline: "link to \(device) lost by supervision timeout (0x08)",
                 supporting: supporting.sorted { $0.frame < $1.frame },
@@ -94,11 +99,19 @@ struct DC01SupervisionTimeout: DiagnosisRule {
                         "a supervision timeout too short for the link",
                     ],
                 device: c?.peerAddress, connection: c?.number, facts: facts, fold: "\(device)\(reboot == nil ? "" : " reboot")")
+            found.instance = details.isEmpty ? nil : details.joined(separator: ", ")
+            return found
         }
     }
 }
 
 extension DC01SupervisionTimeout {
+    /// This side's last packet, named as the write it was when it was one (`this side's write to 0x0019`).
+    static func lastSent(_ activity: LinkActivity?, at frame: Int) -> String {
+        guard let handle = activity?.written.first(where: { $0.value.last == frame })?.key else { return "this side's last packet" }
+        return "this side's write to \(hex(handle, width: 4))"
+    }
+
     /// The causes of a link's end that follows a firmware update: the reboot into it, first.
     static func rebootCauses(probable: Bool) -> [String] {
         probable
