@@ -334,6 +334,41 @@ extension ClassicProfilesFlowTests {
         #expect(!(Story.a2dpLines(one, who: "the headset").first?.text.contains("offer") ?? true))
     }
 
+    /// The headset (the peer) discovers this side's end points, asks each one's capabilities (SBC at SEID 1, AAC at
+    /// SEID 2, answered at 11 and 13) and configures AAC (14): the story says what this side offered and what the peer
+    /// chose (the moto g04s call log: SBC, AAC, aptX, aptX HD, LDAC at 850–886, AAC set by the buds at 918). The near
+    /// miss: the peer configures with no capabilities asked, and no offer is told.
+    @Test(arguments: [true, false]) func theSourcesOwnOfferIsToldWhenThePeerChoseFromIt(_ asked: Bool) throws {
+        var b = CaptureBuilder().connectBREDR(handle: Self.h)  // 1
+            .openBREDRChannel(handle: Self.h, psm: 0x0019, localCID: 0x0042, remoteCID: 0x0052, localMTU: 672, remoteMTU: 672)  // 2–7
+        let endpoints = [AVDTPEndpoint(seid: 1, isSink: false), AVDTPEndpoint(seid: 2, isSink: false)]
+        b = Self.avdtp(b, AVDTPMessage(label: 1, messageType: .command, signal: .discover), rx: true)  // 8
+        b = Self.avdtp(b, AVDTPMessage(label: 1, messageType: .accept, signal: .discover, parameters: .endpoints(endpoints)), rx: false)  // 9
+        let aac = A2DPCodec(codecType: A2DPCodec.aac, element: [0x80, 0x01, 0x8C, 0x84, 0xE2, 0x00])
+        for (seid, codec) in [(UInt8(1), Self.sbc), (2, aac)] where asked {
+            let caps = [AVDTPCapability(category: 1, value: []), AVDTPCapability(category: 7, value: codec.capabilityBytes)]
+            b = Self.avdtp(
+                b, AVDTPMessage(label: 1 + seid, messageType: .command, signal: .getAllCapabilities, parameters: .seid(seid)), rx: true)
+            b = Self.avdtp(
+                b, AVDTPMessage(label: 1 + seid, messageType: .accept, signal: .getAllCapabilities, parameters: .capabilities(caps)),
+                rx: false)  // 11, 13
+        }
+        let config = [AVDTPCapability(category: 1, value: []), AVDTPCapability(category: 7, value: aac.capabilityBytes)]
+        let set = b.nextFrame
+        b = Self.avdtp(
+            b,
+            AVDTPMessage(label: 4, messageType: .command, signal: .setConfiguration, parameters: .setConfiguration(acp: 2, int: 1, config)),
+            rx: true)
+        b = Self.avdtp(b, AVDTPMessage(label: 4, messageType: .accept, signal: .setConfiguration), rx: false)
+        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        let line = try #require(Story.a2dpLines(p, who: "the headset").first).text
+        if asked {
+            #expect(set == 14 && line.contains("(set at frame 14; this side offered SBC, AAC (11–13), the peer chose AAC)"))
+        } else {
+            #expect(line.contains("(set at frame \(set))") && !line.contains("offered"))
+        }
+    }
+
     /// The peer searches this side for Headset (0x1108, frame 8) and the answer is an empty list (9): the story says what
     /// it looked for and that this side has none (the BlueZ 2006 capture: frames 77, 78). The near miss: a search that
     /// finds a record is told as the record, not as a missing one.

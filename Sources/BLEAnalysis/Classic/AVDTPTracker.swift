@@ -89,8 +89,12 @@ struct AVDTPTracker {
         case (.discover, .endpoints(let list)) where fromPeer: (summary.peerEndpoints, summary.peerEndpointsFrame) = (list, frame)
         case (.discover, .endpoints(let list)): (summary.localEndpoints, summary.localEndpointsFrame) = (list, frame)
         case (.getCapabilities, .capabilities(let caps)), (.getAllCapabilities, .capabilities(let caps)):
-            if fromPeer, let seid = command?.seids.first, let codec = caps.lazy.compactMap(\.codec).first {
+            guard let seid = command?.seids.first, let codec = caps.lazy.compactMap(\.codec).first else { break }
+            if fromPeer {
                 summary.peerCodecs[seid] = codec
+            } else {
+                summary.localCodecs[seid] = codec
+                summary.localCodecFrames = (summary.localCodecFrames?.lowerBound ?? frame)...frame
             }
         default: break
         }

@@ -204,6 +204,9 @@ public struct A2DPSummary: Hashable, Sendable {
     public var localEndpointsFrame: Int?
     /// The codecs the peer's capabilities offered, by SEID.
     public var peerCodecs: [UInt8: A2DPCodec] = [:]
+    /// The codecs this side's own capabilities answers offered the peer, by SEID, and the first and last answer's frame.
+    public var localCodecs: [UInt8: A2DPCodec] = [:]
+    public var localCodecFrames: ClosedRange<Int>?
     public var streams: [A2DPStream] = []
     /// Rejections: frame, signal, error, and the command's frame.
     public var rejections: [AVDTPRejection] = []

@@ -136,7 +136,7 @@ extension Story {
         var out: [StorySentence] = []
         for s in p.a2dp.streams {
             var text =
-                "A2DP with \(who)\(roleText(s)): \(s.codec?.description ?? "codec not shown") (set at frame \(s.configurationFrame)\(offered(p)))"
+                "A2DP with \(who)\(roleText(s)): \(s.codec?.description ?? "codec not shown") (set at frame \(s.configurationFrame)\(ownOffer(p, s))\(offered(p)))"
             let m = s.media
             if m.packets > 0 {
                 text += ", streamed \(duration(m.streamingMicroseconds))"
@@ -182,6 +182,19 @@ extension Story {
             if !names.contains(name) { names.append(name) }
         }
         return names.count > 1 ? "; the peer's end points offer " + names.joined(separator: ", ") : ""
+    }
+
+    /// `; this side offered SBC, AAC, LDAC (850–886), the peer chose AAC`: the codecs this side's own capabilities
+    /// answers named, when the peer configured the stream from them and they are more than one.
+    static func ownOffer(_ p: ClassicProfilesResult, _ s: A2DPStream) -> String {
+        guard !s.configuredByThisSide, let frames = p.a2dp.localCodecFrames else { return "" }
+        var names: [String] = []
+        for seid in p.a2dp.localCodecs.keys.sorted() where !names.contains(p.a2dp.localCodecs[seid]!.name) {
+            names.append(p.a2dp.localCodecs[seid]!.name)
+        }
+        guard names.count > 1 else { return "" }
+        let at = frames.count > 1 ? "\(frames.lowerBound)–\(frames.upperBound)" : "\(frames.lowerBound)"
+        return "; this side offered \(names.joined(separator: ", ")) (\(at))" + (s.codec.map { ", the peer chose \($0.name)" } ?? "")
     }
 
     /// `AVDTP with …: 2 rejections: SET_CONFIGURATION …`.
