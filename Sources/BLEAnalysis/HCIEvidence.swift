@@ -57,6 +57,12 @@ enum HCIEvidence {
             kind = .remoteParameterNegativeReply(handle: r.handle & 0x0FFF, reason: r.reason)
         case .reset:
             kind = .reset
+        case deleteStoredLinkKey:
+            // BD_ADDR, then Delete_All_Flag (7.3.10): 1 deletes every key, whatever the address.
+            let p = packet.parameters
+            guard p.count >= 7 else { return nil }
+            let address = BDAddress(p[0...5].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }).description
+            kind = .storedLinkKeyDeleted(peer: p[6] == 1 ? nil : address)
         default:
             // Only the declared BR/EDR commands the diagnosis reads are decoded here (one set lookup for the rest).
             guard classicCommandOpcodes.contains(packet.opcode), case .declared(let d) = packet.decoded,
@@ -66,6 +72,9 @@ enum HCIEvidence {
         }
         return (packet.connectionHandle, kind)
     }
+
+    /// Delete Stored Link Key (Core Spec Vol 4, Part E, 7.3.10).
+    static let deleteStoredLinkKey = HCICommand(rawValue: 0x0C12)
 
     /// The declared BR/EDR commands ``classicCommand(_:)`` reads.
     static let classicCommands: [any HCIParameterSet.Type] = [

@@ -119,6 +119,39 @@ extension DiagnosisRuleTests {
             #expect(f.supporting.map(\.frame).contains(10))
         }
 
+        /// This side deleted its stored key for the peer (Delete Stored Link Key, frame 1), then the missing key's 0x06:
+        /// BR-04 cites the deletion as the removal of the bond (the moto g04s log: Delete Stored Link Key for
+        /// F8:5C:7D:18:E2:FF, Delete_All 0, at 3038; Negative Reply 3299; tshark). The near misses: a deletion for
+        /// another address, and one of every key with no key for the peer seen before (BlueZ clears the controller's
+        /// keys at start-up), are not cited.
+        @Test(arguments: [0, 1, 2]) func aStoredKeyDeletedHereIsTheBondRemoved(_ which: Int) throws {
+            let other: [UInt8] = [1, 2, 3, 4, 5, 6]
+            var b = CaptureBuilder().commandRefusedByComplete(
+                HCICommand(rawValue: 0x0C12), parameters: (which == 2 ? other : Self.address) + [which == 1 ? 1 : 0], status: .success)
+            for r in Self.keyAsked(found: false).records { b = b.record(r.kind, r.direction, r.bytes) }
+            b = b.event(
+                Self.event(
+                    AuthenticationComplete {
+                        $0.status = HCIStatus(rawValue: 0x06); $0.handle = Self.handle
+                    }))
+            let r = try RuleTest.diagnose(b)
+            let f = try #require(r.of("BR-04").first)
+            let security = r.story.sentences.first { $0.text.contains("no stored key for 1 request") }?.text ?? ""
+            #expect(security.contains("(9: this side had deleted the stored key of \(Self.peerText) at 1)") == (which == 0), "\(security)")
+            if which == 0 {
+                #expect(
+                    f.message.hasSuffix(
+                        "(Negative Reply at frame 9): this side deleted the stored key for it at frame 1 (Delete Stored Link Key) and no pairing followed."
+                    ), "\(f.message)")
+                #expect(
+                    f.supporting.map(\.frame).contains(1)
+                        && f.causes.first?.hasPrefix("this side removed the bond (Delete Stored Link Key at frame 1)") == true)
+            } else {
+                #expect(
+                    f.message.hasSuffix("(Negative Reply at frame 9) and no pairing followed.") && !f.supporting.map(\.frame).contains(1))
+            }
+        }
+
         /// Reply with the stored key, then Authentication Complete 0x05: the peer forgot the bond (hcidoc's LinkKeyMismatch).
         @Test func storedKeyRefusedByThePeer() throws {
             let b = Self.keyAsked(found: true)
@@ -411,6 +444,34 @@ extension DiagnosisRuleTests {
                 #expect(f.supporting.map(\.frame) == [4])
             } else {
                 #expect(f.message.hasSuffix("at frame 5): the link went on as it was.") && f.supporting.isEmpty, "\(f.message)")
+            }
+        }
+
+        /// A sniff request refused 0x24 by the peer while an eSCO link is up on the same link (the moto g04s call log:
+        /// Mode Change 0x24 at 1547 during the call's eSCO 1522–1566): BR-06 says it came during the audio link and
+        /// cites its start. The near miss: no audio link up (or it had ended), and the refusal is told as before.
+        @Test(arguments: [0, 1, 2]) func aSniffRefusalDuringAnAudioLinkIsTiedToIt(_ audio: Int) throws {
+            var b = Self.connected()
+            if audio > 0 {
+                b = b.at(2).declaredEvent(
+                    SynchronousConnectionComplete {
+                        $0.handle = 0x0100; $0.address = Self.peer; $0.linkType = 2; $0.airMode = .transparent
+                    })  // 4
+            }
+            if audio == 2 { b = b.at(3).disconnect(handle: 0x0100, reason: .connectionTerminatedByLocalHost) }  // 5
+            b = b.at(5).event(
+                Self.event(
+                    ModeChange {
+                        $0.status = HCIStatus(rawValue: 0x24); $0.handle = Self.handle; $0.mode = 0
+                    }))
+            if audio == 1 { b = b.at(9).disconnect(handle: 0x0100, reason: .connectionTerminatedByLocalHost) }  // 6
+            let f = try #require(try RuleTest.diagnose(b).of("BR-06").first)
+            #expect(f.severity == .info && f.connection == 1)
+            if audio == 1 {
+                #expect(f.message.hasSuffix("at frame 5): the link went on as it was, during the eSCO link (4–6)."), "\(f.message)")
+                #expect(f.supporting.map(\.frame) == [4])
+            } else {
+                #expect(f.message.hasSuffix("): the link went on as it was.") && f.supporting.isEmpty, "\(f.message)")
             }
         }
 

@@ -8,6 +8,13 @@ import Testing
 @Suite struct CorpusStoryTests1130 {
     static func of(_ capture: String) throws -> DiagnoseOutput? { try DiagnoseOutput.of(capture, corpus: true) }
 
+    static let pump =
+        "android-btsnoop_pumpx2-galaxy-s20fe-qualcomm-from-reset-tandem-tslim-x2-nordic-stored-ltk-gatt-rediscovered-x3-lost-08-x2-fail-establish-3e.log"
+    static let call =
+        "android-btsnoop_blueprobe-unisoc-from-reset-jbl-wave-buds-aac-chosen-of-sbc-aac-aptx-ldac-incoming-call-clcc-msbc-esco-sniff-refused-24.log"
+    static let clip3 =
+        "android-btsnoop_blueprobe-unisoc-jbl-clip-3-forgotten-page-timeout-04-x4-peer-old-key-negative-reply-disc-06-ssp-repair-cme-error-4.log"
+
     static let midlog =
         "android-btsnoop-last_blueprobe-unisoc-midlog-jbl-wave-buds-page-collision-3a-0b-call-answered-ata-esco-dropped-then-redone-peer-disc-13.log"
 
@@ -86,5 +93,47 @@ import Testing
         guard let out = try Self.of(Self.midlog) else { return }
         let ends = try #require(out.findings("DC-02").first)
         #expect(ends.occurrences == [3051, 6988] && ends.severity == "info")
+    }
+
+    /// The pump's two losses (tshark): 0x08 at 521, 9.06 s after its last notification (517, 80.307 s → 89.369 s);
+    /// 0x08 at 1057, 15.4 s after its last notification (1054, 185.190 s → 200.554 s), the phone's Write Command to
+    /// 0x0019 at 1055 (198.973 s) with nothing after it. The first run told the first alone.
+    @Test func eachLossOfThePumpKeepsItsOwnSilence() throws {
+        guard let out = try Self.of(Self.pump) else { return }
+        let f = try #require(out.findings("DC-01").first)
+        #expect(f.occurrences == [521, 1057])
+        #expect(f.message.contains("at frame 521; its last data came 9.06 s before"))
+        #expect(
+            f.message.contains(
+                "Then at frame 1057: its last data came 15.4 s before, this side's write to 0x0019 at frame 1055 got nothing back"))
+    }
+
+    /// The call log's A2DP (tshark): the buds' Get All Capabilities of this side's five end points answered at 850,
+    /// 856, 862, 869 and 886 (SBC, AAC, aptX, aptX HD, LDAC), the buds' SetConfiguration of SEID 2 (AAC) at 918; and
+    /// the sniff request refused 0x24 (Mode Change 1547) while the call's eSCO link was up (1522–1566).
+    @Test func theSourcesOfferAndTheSniffRefusalDuringTheCall() throws {
+        guard let out = try Self.of(Self.call) else { return }
+        #expect(
+            out.sentence(
+                "classic", containing: ["(set at frame 918; this side offered SBC, AAC, aptX, aptX HD, LDAC (850–886), the peer chose AAC"])
+                != nil)
+        let sniff = try #require(out.findings("BR-06").first)
+        #expect(sniff.occurrences == [1547] && sniff.severity == "info")
+        #expect(sniff.message.hasSuffix("the link went on as it was, during the call's eSCO link (1522–1566)."))
+    }
+
+    /// The Clip 3 log (tshark): Delete Stored Link Key for f8:5c:7d:18:e2:ff, Delete_All 0, at 3038, before the
+    /// speaker's Link Key Request (3298) and this side's Negative Reply (3299).
+    @Test func theDeletedKeyIsTheRemovedBond() throws {
+        guard let out = try Self.of(Self.clip3) else { return }
+        let f = try #require(out.findings("BR-04").first)
+        #expect(f.message.contains("(Negative Reply at frame 3299): this side deleted the stored key for it at frame 3038"))
+        #expect(
+            out.sentence(
+                "security",
+                containing: [
+                    "no stored key for 2 requests (3299, 3432: this side had deleted the stored key of F8:5C:7D:18:E2:FF at 3038, 3406)"
+                ])
+                != nil)
     }
 }

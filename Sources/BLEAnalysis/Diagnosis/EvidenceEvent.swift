@@ -96,6 +96,8 @@ public struct EvidenceEvent: Hashable, Sendable {
         case simplePairingComplete(peer: String, status: HCIStatus)
         /// Link Key Notification (7.7.24): a new link key, the pairing succeeded.
         case linkKeyCreated(peer: String)
+        /// Delete Stored Link Key (7.3.10) sent by the host: the bond with `peer` removed (nil: every key, Delete_All).
+        case storedLinkKeyDeleted(peer: String?)
         case authenticationComplete(handle: UInt16, status: HCIStatus)
         /// Role Change (7.7.18): `role` is this side's new role (0 central, 1 peripheral).
         case roleChange(peer: String, status: HCIStatus, role: UInt8)

@@ -170,10 +170,18 @@ extension Story {
     static func classicSecurity(_ e: Evidence) -> StorySentence? {
         let classicNumbers = Set(e.connections.filter(\.isBREDR).map(\.number))
         var stored: [Int] = [], missing: [Int] = [], pairedSSP: [Int] = [], legacy: [Int] = [], newKeys: [Int] = []
-        var failures: [(String, [Int])] = [], encrypted: [Int] = []
+        var failures: [(String, [Int])] = [], encrypted: [Int] = [], deleted: [(peer: String, frame: Int)] = []
         for ev in e.events {
             switch ev.kind {
-            case .linkKeyAnswer(_, let found): if found { stored.append(ev.frame) } else { missing.append(ev.frame) }
+            case .linkKeyAnswer(_, true): stored.append(ev.frame)
+            case .linkKeyAnswer(let peer, false):
+                missing.append(ev.frame)
+                // The key this side itself deleted before (BR-04's reading): what the missing key comes from.
+                if missing.count <= 4, let d = BR04LinkKeyMissing.keyDeleted(for: peer, before: ev.frame, e),
+                    !deleted.contains(where: { $0.frame == d.frame })
+                {
+                    deleted.append((peer, d.frame))
+                }
             case .ioCapabilityExchange(_, .local): pairedSSP.append(ev.frame)
             case .pinCodeRequest: legacy.append(ev.frame)
             case .linkKeyCreated: newKeys.append(ev.frame)
@@ -204,7 +212,14 @@ extension Story {
         let started = authenticationStarts(e)
         if let started { parts.append(started.text) }
         if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(list(stored)))") }
-        if !missing.isEmpty { parts.append("no stored key for \(plural(missing.count, "request")) (\(list(missing)))") }
+        if !missing.isEmpty {
+            let peers = Set(deleted.map(\.peer))
+            let why =
+                deleted.isEmpty
+                ? ""
+                : ": this side had deleted the stored key of \(peers.count == 1 ? deleted[0].peer : "\(peers.count) devices") at \(list(deleted.map(\.frame)))"
+            parts.append("no stored key for \(plural(missing.count, "request")) (\(list(missing))\(why))")
+        }
         if !pairedSSP.isEmpty {
             parts.append(
                 "\(plural(pairedSSP.count, "Secure Simple Pairing")) started (\(list(pairedSSP)))" + (pairingMethods(e, le: false) ?? ""))
@@ -217,7 +232,9 @@ extension Story {
                 ? "no BR/EDR link encrypted"
                 : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))"
                     + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
-        let frames = stored + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted + (started?.frames ?? [])
+        let frames =
+            stored + deleted.map(\.frame) + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
+            + (started?.frames ?? [])
         return StorySentence(.security, "BR/EDR security: " + parts.joined(separator: "; ") + ".", frames: frames)
     }
 

@@ -59,10 +59,12 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                 }
             }
             let after = repaired.map { "; they paired again and a new link key was made at frame \($0.frame)" } ?? ""
+            let deleted = found ? nil : peer.flatMap { Self.keyDeleted(for: $0, before: answer.frame, e) }
             let what =
                 found
                 ? "the peer refused the link key this side gave at frame \(answer.frame): it no longer has the bond, or the keys differ\(after)"
                 : "this side has no link key for it (Negative Reply at frame \(answer.frame))"
+                    + (deleted.map { ": this side deleted the stored key for it at frame \($0.frame) (Delete Stored Link Key)" } ?? "")
                     + (repaired == nil ? " and no pairing followed" : after)
             out.append(
                 Diagnosis(
@@ -72,12 +74,36 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                         ? "\(name) refused the stored link key (\(hex(status.rawValue)))"
                         : "no link key for \(name) (\(hex(status.rawValue)))",
                     supporting: chain.compactMap { c in c.kind.chainText.map { CitedFrame(c.frame, $0) } }
-                        + (repaired.map { [CitedFrame($0.frame, "Link Key Notification: a new bond")] } ?? []),
+                        + (repaired.map { [CitedFrame($0.frame, "Link Key Notification: a new bond")] } ?? [])
+                        + (deleted.map { [CitedFrame($0.frame, "Delete Stored Link Key: this side removed the bond")] } ?? []),
                     causes: found
                         ? ["the peer was reset or unpaired and lost its key: remove the bond on this side and pair again"]
-                        : ["the bond was removed on this side (or the key store was cleared): pair again"],
+                        : [
+                            deleted.map {
+                                "this side removed the bond (Delete Stored Link Key at frame \($0.frame)): the device was forgotten here, not on its side"
+                            }
+                                ?? "the bond was removed on this side (or the key store was cleared): pair again"
+                        ],
                     device: peer, connection: ev.connection, fold: "\(name) \(found)"))
         }
         return out
+    }
+
+    /// This side's Delete Stored Link Key for `peer` before `frame`, with no new key for the peer between: the bond
+    /// removed here (the moto g04s log: the JBL Clip 3's key deleted at 3038, Negative Reply at 3299). A deletion of
+    /// every key counts only after this side had given or made a key for the peer in the log: stacks that keep their
+    /// keys in the host clear the controller's at start-up (BlueZ), which removes no bond.
+    static func keyDeleted(for peer: String, before frame: Int, _ e: Evidence) -> EvidenceEvent? {
+        var hadKey = false, deleted: EvidenceEvent? = nil
+        for ev in e.events {
+            if ev.frame >= frame { break }
+            switch ev.kind {
+            case .linkKeyAnswer(peer, true), .linkKeyCreated(peer): (hadKey, deleted) = (true, nil)
+            case .storedLinkKeyDeleted(peer): deleted = ev
+            case .storedLinkKeyDeleted(nil) where hadKey: deleted = ev
+            default: break
+            }
+        }
+        return deleted
     }
 }

@@ -65,6 +65,20 @@ struct BR06RoleOrSniffRefused: DiagnosisRule {
         return end
     }
 
+    /// The SCO or eSCO link up on the same ACL link when the refusal came (`the call's eSCO link (1522–1566)`): a peer
+    /// that keeps a link active while its audio runs refuses sniff (the moto g04s call log: sniff refused 0x24 at 1547,
+    /// 25 s into the call's eSCO link 1522–1566).
+    static func audioLink(during frame: Int, on connection: Int?, _ e: Evidence) -> (text: String, frame: Int, cite: String)? {
+        guard let connection,
+            let l = e.classic.synchronousLinks.last(where: { l in
+                l.established && l.aclConnection == connection && l.startFrame! < frame && (l.endFrame ?? .max) > frame
+            }), let start = l.startFrame
+        else { return nil }
+        let kind = l.isESCO ? "eSCO" : "SCO"
+        let call = e.connection(connection)?.profiles?.hfp?.showsACall == true ? "the call's" : "the"
+        return ("\(call) \(kind) link (\(start)–\(l.endFrame.map(String.init) ?? "the end of the log"))", start, "\(kind) link up")
+    }
+
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         e.events.compactMap { ev in
             let what: String, status: HCIStatus
@@ -95,11 +109,13 @@ struct BR06RoleOrSniffRefused: DiagnosisRule {
             } else {
                 text += within.map { ", and the link was lost at frame \($0.frame)." } ?? ": the link went on as it was."
             }
+            let audio = within == nil && gone == nil && already == nil ? Self.audioLink(during: ev.frame, on: connection, e) : nil
+            if let audio { text = String(text.dropLast()) + ", during \(audio.text)." }
             return Diagnosis(
                 rule: Self.code, severity: within == nil ? .info : severity, frame: ev.frame, message: text,
                 headline: "\(what) with \(name) refused (\(hex(status.rawValue)))",
                 supporting: within.map { [CitedFrame($0.frame, "the link was lost")] } ?? gone.map { [CitedFrame($0, "the link ended")] }
-                    ?? already.map { [CitedFrame($0.frame, $0.cite)] } ?? [],
+                    ?? already.map { [CitedFrame($0.frame, $0.cite)] } ?? audio.map { [CitedFrame($0.frame, $0.cite)] } ?? [],
                 causes: [
                     gone != nil
                         ? "the host's command for a link that had ended (seen)"
