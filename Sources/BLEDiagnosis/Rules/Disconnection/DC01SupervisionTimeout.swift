@@ -30,11 +30,15 @@ struct DC01SupervisionTimeout: DiagnosisRule {
             var supporting: [CitedFrame] = []
             var facts: [UsedFact] = []
             var details: [String] = []
+            // A request of this side the peer never answered, its wait ended by this loss: the peer stopped responding
+            // before the link was lost (cited first among the causes).
+            let unanswered = Self.unansweredRequest(ending: d, e)
             if let rx = c?.activity.lastReceived, rx.frame < d.frame {
                 let silent = d.event.timestamp.microseconds(since: rx.timestamp)
                 supporting.append(CitedFrame(rx.frame, "last data from the peer, \(duration(silent)) before the loss"))
                 details.append("its last data came \(duration(silent)) before")
-                if let sent = c?.activity.lastSent, sent.frame > rx.frame, sent.frame < d.frame {
+                // This side spoke into the silence and nothing came back (a request never answered is told below).
+                if let sent = c?.activity.lastSent, sent.frame > rx.frame, sent.frame < d.frame, sent.frame != unanswered?.frame {
                     let what = Self.lastSent(c?.activity, at: sent.frame)
                     supporting.append(CitedFrame(sent.frame, "\(what), nothing came back"))
                     details.append("\(what) at frame \(sent.frame) got nothing back")
@@ -58,14 +62,6 @@ struct DC01SupervisionTimeout: DiagnosisRule {
             }
             if let last = reports.last, case .qualityReport(_, _, let rssi, _, _, _) = last.kind, rssi > BQRSignal.noSignal {
                 details.append("RSSI was \(rssi) dBm at the last report")
-            }
-            // A request of this side the peer never answered, its wait ended by this loss: the peer stopped responding
-            // before the link was lost (cited first among the causes).
-            let unanswered = e.events.last { ev in
-                guard ev.connection == d.event.connection, ev.frame < d.frame,
-                    case .attUnanswered(_, _, .local, .disconnection, let end, _) = ev.kind
-                else { return false }
-                return end == d.frame
             }
             if let failed = interruptedEncryption(e, connection: d.event.connection, since: c?.startFrame ?? 0, before: d.frame) {
                 supporting.append(CitedFrame(failed, "encryption start failed with the same timeout (0x08)"))
@@ -106,6 +102,16 @@ struct DC01SupervisionTimeout: DiagnosisRule {
 }
 
 extension DC01SupervisionTimeout {
+    /// This side's request whose wait the loss ended (``EvidenceEvent/Kind/attUnanswered``).
+    static func unansweredRequest(ending d: DisconnectionStory, _ e: Evidence) -> EvidenceEvent? {
+        e.events.last { ev in
+            guard ev.connection == d.event.connection, ev.frame < d.frame,
+                case .attUnanswered(_, _, .local, .disconnection, let end, _) = ev.kind
+            else { return false }
+            return end == d.frame
+        }
+    }
+
     /// This side's last packet, named as the write it was when it was one (`this side's write to 0x0019`).
     static func lastSent(_ activity: LinkActivity?, at frame: Int) -> String {
         guard let handle = activity?.written.first(where: { $0.value.last == frame })?.key else { return "this side's last packet" }
