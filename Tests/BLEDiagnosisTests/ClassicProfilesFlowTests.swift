@@ -360,7 +360,7 @@ extension ClassicProfilesFlowTests {
             AVDTPMessage(label: 4, messageType: .command, signal: .setConfiguration, parameters: .setConfiguration(acp: 2, int: 1, config)),
             rx: true)
         b = Self.avdtp(b, AVDTPMessage(label: 4, messageType: .accept, signal: .setConfiguration), rx: false)
-        let p = try #require(try AnalyzerTests.analyze(b).0.connections.first?.profiles)
+        let p = try #require(try AnalyzerRun.analyze(b).0.connections.first?.profiles)
         let line = try #require(Story.a2dpLines(p, who: "the headset").first).text
         if asked {
             #expect(set == 14 && line.contains("(set at frame 14; this side offered SBC, AAC (11–13), the peer chose AAC)"))

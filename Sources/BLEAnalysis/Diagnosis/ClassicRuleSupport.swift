@@ -11,6 +11,24 @@ extension Evidence {
         connections.last { $0.isBREDR && $0.peerAddress == peer && $0.startFrame < frame }?.number
     }
 
+    /// This side's Delete Stored Link Key for `peer` before `frame`, with no new key for the peer between: the bond
+    /// removed here (the moto g04s log: the JBL Clip 3's key deleted at 3038, Negative Reply at 3299). A deletion of
+    /// every key counts only after this side had given or made a key for the peer in the log: stacks that keep their
+    /// keys in the host clear the controller's at start-up (BlueZ), which removes no bond.
+    package func keyDeleted(for peer: String, before frame: Int) -> EvidenceEvent? {
+        var hadKey = false, deleted: EvidenceEvent? = nil
+        for ev in events {
+            if ev.frame >= frame { break }
+            switch ev.kind {
+            case .linkKeyAnswer(peer, true), .linkKeyCreated(peer): (hadKey, deleted) = (true, nil)
+            case .storedLinkKeyDeleted(peer): deleted = ev
+            case .storedLinkKeyDeleted(nil) where hadKey: deleted = ev
+            default: break
+            }
+        }
+        return deleted
+    }
+
     /// The events of `peer`'s authentication before `frame` and after its last completed one (a Simple Pairing
     /// Complete or Authentication Complete): Link Key Request, the host's answer, PIN Code Request, IO capabilities,
     /// Authentication Requested on its link.

@@ -177,7 +177,7 @@ extension Story {
             case .linkKeyAnswer(let peer, false):
                 missing.append(ev.frame)
                 // The key this side itself deleted before (BR-04's reading): what the missing key comes from.
-                if missing.count <= 4, let d = BR04LinkKeyMissing.keyDeleted(for: peer, before: ev.frame, e),
+                if missing.count <= 4, let d = e.keyDeleted(for: peer, before: ev.frame),
                     !deleted.contains(where: { $0.frame == d.frame })
                 {
                     deleted.append((peer, d.frame))

@@ -59,7 +59,7 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                 }
             }
             let after = repaired.map { "; they paired again and a new link key was made at frame \($0.frame)" } ?? ""
-            let deleted = found ? nil : peer.flatMap { Self.keyDeleted(for: $0, before: answer.frame, e) }
+            let deleted = found ? nil : peer.flatMap { e.keyDeleted(for: $0, before: answer.frame) }
             let what =
                 found
                 ? "the peer refused the link key this side gave at frame \(answer.frame): it no longer has the bond, or the keys differ\(after)"
@@ -87,23 +87,5 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                     device: peer, connection: ev.connection, fold: "\(name) \(found)"))
         }
         return out
-    }
-
-    /// This side's Delete Stored Link Key for `peer` before `frame`, with no new key for the peer between: the bond
-    /// removed here (the moto g04s log: the JBL Clip 3's key deleted at 3038, Negative Reply at 3299). A deletion of
-    /// every key counts only after this side had given or made a key for the peer in the log: stacks that keep their
-    /// keys in the host clear the controller's at start-up (BlueZ), which removes no bond.
-    static func keyDeleted(for peer: String, before frame: Int, _ e: Evidence) -> EvidenceEvent? {
-        var hadKey = false, deleted: EvidenceEvent? = nil
-        for ev in e.events {
-            if ev.frame >= frame { break }
-            switch ev.kind {
-            case .linkKeyAnswer(peer, true), .linkKeyCreated(peer): (hadKey, deleted) = (true, nil)
-            case .storedLinkKeyDeleted(peer): deleted = ev
-            case .storedLinkKeyDeleted(nil) where hadKey: deleted = ev
-            default: break
-            }
-        }
-        return deleted
     }
 }
