@@ -343,7 +343,8 @@ extension ClassicProfilesFlowTests {
             .openBREDRChannel(handle: Self.h, psm: 0x0019, localCID: 0x0042, remoteCID: 0x0052, localMTU: 672, remoteMTU: 672)  // 2–7
         let endpoints = [AVDTPEndpoint(seid: 1, isSink: false), AVDTPEndpoint(seid: 2, isSink: false)]
         b = Self.avdtp(b, AVDTPMessage(label: 1, messageType: .command, signal: .discover), rx: true)  // 8
-        b = Self.avdtp(b, AVDTPMessage(label: 1, messageType: .accept, signal: .discover, parameters: .endpoints(endpoints)), rx: false)  // 9
+        // frame 9
+        b = Self.avdtp(b, AVDTPMessage(label: 1, messageType: .accept, signal: .discover, parameters: .endpoints(endpoints)), rx: false)
         let aac = A2DPCodec(codecType: A2DPCodec.aac, element: [0x80, 0x01, 0x8C, 0x84, 0xE2, 0x00])
         for (seid, codec) in [(UInt8(1), Self.sbc), (2, aac)] where asked {
             let caps = [AVDTPCapability(category: 1, value: []), AVDTPCapability(category: 7, value: codec.capabilityBytes)]
