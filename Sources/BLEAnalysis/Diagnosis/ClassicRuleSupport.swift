@@ -26,7 +26,23 @@ extension Evidence {
             default: break
             }
         }
+        guard let deleted, !opensPairing(deleted, peer: peer) else { return nil }
         return deleted
+    }
+
+    /// A deletion that starts a pairing with the peer, not a removed bond: Android's bonding deletes the key it is
+    /// about to make, a Remote Name Request or Create Connection for the same address within milliseconds (the moto
+    /// g04s log: Create Connection 3404, Delete Stored Link Key 3406; the Broadcom classic AVDTP log: Delete 124, Remote
+    /// Name Request 126, then a first pairing).
+    func opensPairing(_ deletion: EvidenceEvent, peer: String) -> Bool {
+        let beside: (EvidenceEvent) -> Bool = { ev in
+            guard abs(ev.timestamp.microseconds(since: deletion.timestamp)) <= 1_000_000 else { return false }
+            switch ev.kind {
+            case .pageRequested(peer), .nameRequest(peer, false): return true
+            default: return false
+            }
+        }
+        return last(before: deletion.frame, where: beside) != nil || first(after: deletion.frame, where: beside) != nil
     }
 
     /// The events of `peer`'s authentication before `frame` and after its last completed one (a Simple Pairing
