@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15, 2026-11-30-16 or 2026-11-30-17: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15, 2026-11-30-16, 2026-11-30-17 or 2026-11-30-18: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -247,6 +247,8 @@ hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e bc38bd7db566275ef3e
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e e6a81de7df944d17a2f6dd1063c1767b0722a2be7d4c9c49526df77b3f032a57 android-btsnoop_blueprobe-unisoc-echo-auto-alexa-rfcomm-uuid128-lost-08-x2-clip-3-call-cvsd-esco-disconnect-cmd-status-12.log logs/echoAuto/addToList/FS/data/misc/bluetooth/logs/btsnoop_hci.log
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 7abcc1ce5b09ba4529ce720def3f6958e48501a665baa2bf72b0f979c2affa27 android-btsnoop-last_blueprobe-65536-records-xiaomi-band-8-active-gatt-unanswered-att-timeout-disc-22-x5-lost-08-x3-then-works.log logs/tests/BTlogs12/FS/data/misc/bluetooth/logs/btsnoop_hci.log.last
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 9b6106277552064fdca40ebcac4ec45b4c08e567f75d9421dd8a981a4db28ade android-btsnoop_blueprobe-unisoc-from-reset-echo-auto-first-ssp-pairing-466510-confirmed-23s-le-legacy-justworks-band-disconnect-refused-12-then-13.log logs/tests/BTlogs22/FS/data/misc/bluetooth/logs/btsnoop_hci.log
+# added 2026-11-30-18
+TeamRocketIst/ctf-usb-keyboard-parser fdd02d6b0ae55b8717664c01e503152d39ef6459 04b1360697bf7a45528e294205c64997f40cb995408ec092a9250e07754a18b3 btmon-w-dl2001_rgbctf2020-bluez-logitech-g613-le-legacy-passkey-entry-sc-asked-keyboard-only-host-displays-hogp.btsnoop ctf_inputs/btsnoop/rgbctf2020_PI_1_MagicInTheAir
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
