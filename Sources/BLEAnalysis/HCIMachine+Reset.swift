@@ -8,12 +8,16 @@ import BLEProtocols
 extension HCIMachine {
     /// This side's HCI Reset: each link open on its controller ends there, by this side (a ``LinkInput``, the reset's
     /// frame its provenance), and so does every link of the other transports: SCO/eSCO (with or without the ACL they
-    /// rode on in the log), CIS and BIS, each ended by the reset at its frame.
+    /// rode on in the log), CIS and BIS, each ended by the reset at its frame. The host's security settings written
+    /// before it (``HostSecuritySetting``) are no longer known.
     func resetEndsLinks(_ record: CaptureRecord) {
         let controller = record.controllerIndex, frame = record.frame, time = record.timestamp
         resets[controller] = (frame, time)
         synchronous.reset(controller: controller, frame: frame, timestamp: time)
         iso.reset(controller: controller, frame: frame, timestamp: time)
+        // The reset puts the controller's settings back to their defaults (7.3.2); the host writes them again after it.
+        classic.hostSettings[controller] = nil
+        classic.hostSettingWrites[controller] = nil
         for i in links.openLinks(controller: controller) {
             let number = links.connectionNumber(link: i)
             links.feed(.lifecycle(.reset(frame: frame, timestamp: time)), link: i, frame: frame, timestamp: time)

@@ -40,12 +40,15 @@ public struct CaptureStatistics: Hashable, Sendable {
     public var includedBytes: Int64 = 0
     /// Largest btsnoop cumulative-drops value seen (packets the capturer lost).
     public var maxDrops: UInt32 = 0
-    /// Controller indexes seen (Linux monitor index, LT 254 adapter; 0 otherwise).
+    /// Controller indexes seen (Linux monitor index, LT 254 adapter; 0 otherwise), of HCI and link records only.
     public var controllers: Set<UInt16> = []
     /// The last controller index inserted into `controllers` (`.max`: none yet, beyond any UInt16).
     private var lastController: UInt32 = .max
 
     public init() {}
+
+    /// btmon's HCI_DEV_NONE: the index of its records that belong to no controller.
+    public static let noController: UInt16 = 0xFFFF
 
     @inlinable public var acl: Int { aclTx + aclRx }
     @inlinable public var sco: Int { scoTx + scoRx }
@@ -89,7 +92,10 @@ public struct CaptureStatistics: Hashable, Sendable {
         originalBytes &+= Int64(truncatingIfNeeded: record.originalLength)
         includedBytes &+= Int64(truncatingIfNeeded: record.includedLength)
         if record.cumulativeDrops > maxDrops { maxDrops = record.cumulativeDrops }
-        if UInt32(record.controllerIndex) != lastController {
+        // btmon logs its own notes, user logging and control records under index 0xFFFF (HCI_DEV_NONE): no controller.
+        if UInt32(record.controllerIndex) != lastController,
+            record.controllerIndex != Self.noController || record.kind.isHCI
+        {
             lastController = UInt32(record.controllerIndex)
             controllers.insert(record.controllerIndex)
         }

@@ -137,9 +137,10 @@ public struct CaptureInfo: Sendable {
         if !vendorActivity.commands.isEmpty { rows.append(("Vendor commands", vendorText(vendorActivity.commands))) }
         if !vendorActivity.events.isEmpty { rows.append(("Vendor events", vendorText(vendorActivity.events))) }
         if let h = decodeHealth { rows.append(("Decoded", h.headline)) }
-        // Everything listed below the rows: the reader's findings and the decode-health warnings.
+        // Everything listed below the rows: the reader's findings and the decode-health warnings. Named apart from the
+        // Diagnosis row's: "Findings: none" under "Diagnosis: 1 warning" read as a contradiction (newcap18's G613 log).
         let listed = findings.count + (decodeHealth?.warnings.count ?? 0)
-        rows.append(("Findings", listed == 0 ? "none" : "\(listed) (below)"))
+        rows.append(("Reader findings", listed == 0 ? "none" : "\(listed) (below)"))
         return rows
     }
 
@@ -202,7 +203,7 @@ public struct CaptureInfo: Sendable {
                 out += "\n  " + terminal.severity(item.severity) + ": " + item.message + frame
             }
         }
-        if !completeness.items.isEmpty && !findings.isEmpty { out += "\n" + terminal.paint("Findings:", .bold) }
+        if !completeness.items.isEmpty && !findings.isEmpty { out += "\n" + terminal.paint("Reader findings:", .bold) }
         for f in findings {
             var location: [String] = []
             if let frame = f.frame { location.append("frame \(frame)") }

@@ -253,6 +253,29 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(Self.lePairing(sc: true)).of("SEC-10").isEmpty)
         }
 
+        /// SEC-10's cause names the sides whose Pairing Request or Response left the SC flag unset (the rgbCTF G613 log:
+        /// the keyboard's Pairing Response 80 without it), never a BR/EDR cause on an LE pairing. Near miss: the
+        /// request set SC and the response did not: only the responder is named.
+        @Test func legacyPairingCauseNamesTheSideWithoutTheSecureConnectionsFlag() throws {
+            let neither = try #require(try RuleTest.diagnose(Self.lePairing(sc: false)).of("SEC-10").first)
+            #expect(
+                neither.causes == [
+                    "neither side set the Secure Connections flag: this side (Pairing Request, frame 2) and the peer (Pairing Response, frame 3)"
+                ])
+            func features(sc: Bool) -> SMPPairingParameters {
+                SMPPairingParameters(
+                    ioCapability: SMPIOCapability(rawValue: 3), authReq: SMPAuthReq(rawValue: 0x01 | (sc ? 0x08 : 0)),
+                    maxEncryptionKeySize: 16, initiatorKeyDistribution: [.encKey], responderKeyDistribution: [.encKey])
+            }
+            let declined = CaptureBuilder().connect(handle: 0x40).smp(.pairingRequest(features(sc: true)), handle: 0x40, .tx)
+                .smp(.pairingResponse(features(sc: false)), handle: 0x40, .rx)
+            let one = try #require(try RuleTest.diagnose(declined).of("SEC-10").first)
+            #expect(
+                one.causes == [
+                    "The peer (Pairing Response, frame 3) did not set the Secure Connections flag: without LE Secure Connections support or with it turned off"
+                ])
+        }
+
         /// LE Passkey Entry (Table 2.8): a KeyboardDisplay central facing a DisplayOnly peripheral types what the
         /// peripheral shows; the MITM flag of the request alone is enough, and the record says whose it was.
         @Test func lePasskeyEntrySaysWhoShowsThePasskeyAndWhoAskedForMITM() throws {

@@ -148,7 +148,7 @@ import Testing
         #expect(acl.reduce(0, +) == facts["acl_packets"] as? Int)
         let span = Double(try #require(facts["duration_us"] as? Int)) / 1_000_000
         #expect(line(text, startingWith: "Span:") == "Span:               " + String(format: "%.3f s", span))
-        #expect(line(text, startingWith: "Findings:") == "Findings:           none")
+        #expect(line(text, startingWith: "Reader findings:") == "Reader findings:    none")
     }
 
     @Test func nordicDFUSessionIsTheGenerators() throws {

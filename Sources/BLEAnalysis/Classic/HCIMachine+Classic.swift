@@ -16,10 +16,10 @@ struct ClassicHCIState {
     var classes: [String: (cod: UInt32, frame: Int)] = [:]
     /// Write Link Supervision Timeout sent, by (controller << 16 | handle): the value, until its Command Complete.
     var pendingTimeouts: [UInt32: UInt16] = [:]
-    /// This side's Secure Connections host support per controller (``SecureConnectionsHostSupport``), and a Write
-    /// awaiting its Command Complete.
-    var secureConnectionsHost: [UInt16: SecureConnectionsHostSupport] = [:]
-    var secureConnectionsWrite: [UInt16: SecureConnectionsHostSupport] = [:]
+    /// This side's security settings per controller (``HostSecuritySetting``), and the Writes awaiting their Command
+    /// Complete.
+    var hostSettings: [UInt16: [HostSecuritySetting.Kind: HostSecuritySetting]] = [:]
+    var hostSettingWrites: [UInt16: [HostSecuritySetting.Kind: HostSecuritySetting]] = [:]
 
     static func key(_ controller: UInt16, _ address: String) -> String { "\(controller)/\(address)" }
     /// Bound on the held entries (a hostile log could page a new address per record).
@@ -31,7 +31,7 @@ struct ClassicHCIState {
 extension HCIMachine {
     /// A BR/EDR command the link facts or the synchronous links follow; the others pass.
     func classicCommand(_ packet: HCICommandPacket, _ record: CaptureRecord) {
-        noteSecureConnectionsHostWrite(packet, record)
+        noteHostSecurityWrite(packet, record)
         guard case .declared(let d) = packet.decoded else { return }
         let controller = record.controllerIndex, frame = record.frame
         switch d.value {
@@ -85,7 +85,7 @@ extension HCIMachine {
 
     /// The Command Complete of Write Link Supervision Timeout (7.3.42): the timeout written is the link's from here.
     func classicCommandComplete(_ cc: CommandComplete, _ record: CaptureRecord) {
-        noteSecureConnectionsHostAnswer(cc, record)
+        noteHostSecurityAnswer(cc, record)
         guard cc.opcode == WriteLinkSupervisionTimeout.opcode, cc.returnParameters.count >= 3 else { return }
         let handle = (UInt16(cc.returnParameters[1]) | UInt16(cc.returnParameters[2]) << 8) & 0x0FFF
         let key = UInt32(record.controllerIndex) << 16 | UInt32(handle)
@@ -180,8 +180,8 @@ extension HCIMachine {
                 .classic(.roleSwitched(switched.role)), link: link, frame: record.frame, timestamp: record.timestamp,
                 source: .observed(frame: switched.frame))
         }
-        if let support = classic.secureConnectionsHost[record.controllerIndex] {
-            links.feed(.security(.secureConnectionsHost(support)), link: link, frame: record.frame, timestamp: record.timestamp)
+        for setting in (classic.hostSettings[record.controllerIndex] ?? [:]).values {
+            links.feed(.security(.hostSetting(setting)), link: link, frame: record.frame, timestamp: record.timestamp)
         }
         if let held = classic.classes.removeValue(forKey: key) {
             links.feed(

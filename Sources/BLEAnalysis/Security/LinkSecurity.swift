@@ -25,8 +25,11 @@ public struct LinkSecurity: Hashable, Sendable {
     /// LE: the address each side used on the link and its kind (Core Spec Vol 6, Part B, 1.3), with the record that shows
     /// it; a side missing: not in the log. On air captures `local` is the central.
     public internal(set) var addresses: [EvidenceEvent.Sender: SeenAddress] = [:]
+    /// BR/EDR: this side's security settings when the link opened (Secure Connections host support, Simple Pairing
+    /// mode, Authentication Enable); a setting missing: not in the log.
+    public internal(set) var hostSettings: [HostSecuritySetting.Kind: HostSecuritySetting] = [:]
     /// BR/EDR: this side's Secure Connections host support when the link opened; nil: not in the log.
-    public internal(set) var secureConnectionsHost: SecureConnectionsHostSupport?
+    public var secureConnectionsHost: HostSecuritySetting? { hostSettings[.secureConnectionsHost] }
     /// BR/EDR: who started the link's first authentication: this host (its Authentication Requested or Set Connection
     /// Encryption), or the peer (a Link Key Request, IO Capability Request or Response or PIN Code Request no command of
     /// this host's asked for); nil: none in the log.
@@ -220,6 +223,8 @@ public struct SecurityPairing: Hashable, Sendable {
     /// bonding (the responder's No Bonding: no keys are stored) and Secure Connections (the pairing ran legacy).
     public var bondingDeclined = false
     public var secureConnectionsDeclined = false
+    /// LE: the sides whose AuthReq set the Secure Connections flag (Vol 3, Part H, 3.5.1): both, or the pairing is legacy.
+    public var secureConnectionsAskedBy: Set<Sender> = []
     /// LE: the smaller Maximum Encryption Key Size of the two sides (Vol 3, Part H, 3.5.1, 2.3.4), at the response.
     public var keySize: Int?
     /// LE: each side's Maximum Encryption Key Size as offered (initiator, responder).

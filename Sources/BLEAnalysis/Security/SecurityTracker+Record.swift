@@ -46,8 +46,8 @@ enum SecurityInput: Equatable {
     case keyUsed(LinkSecurity.KeyUse)
     /// LE: the address a side used on the link (LE (Enhanced) Connection Complete, CONNECT_IND, this side's own address).
     case addressSeen(EvidenceEvent.Sender, SeenAddress)
-    /// BR/EDR: this side's Secure Connections host support as the log showed it when the link opened.
-    case secureConnectionsHost(SecureConnectionsHostSupport)
+    /// BR/EDR: a security setting of this side's host as the log showed it when the link opened.
+    case hostSetting(HostSecuritySetting)
 }
 
 extension SecurityTracker {
@@ -168,6 +168,8 @@ extension SecurityTracker {
         pairing.secureConnectionsDeclined = req.authReq.contains(.secureConnections) && !p.authReq.contains(.secureConnections)
         pairing.mitmRequested = req.authReq.contains(.mitm) || p.authReq.contains(.mitm)
         pairing.mitmAskedBy = Set([(initiator, req.authReq), (responder, p.authReq)].filter { $0.1.contains(.mitm) }.map(\.0))
+        pairing.secureConnectionsAskedBy = Set(
+            [(initiator, req.authReq), (responder, p.authReq)].filter { $0.1.contains(.secureConnections) }.map(\.0))
         pairing.offeredKeySizes = [Int(req.maxEncryptionKeySize), Int(p.maxEncryptionKeySize)]
         pairing.keySize = Int(min(req.maxEncryptionKeySize, p.maxEncryptionKeySize))
         pairing.ioCapabilities = [req.ioCapability.description, p.ioCapability.description]
@@ -301,8 +303,8 @@ extension SecurityTracker {
             record.bond = bond
         case .addressSeen(let side, let address):
             record.addresses[side] = address
-        case .secureConnectionsHost(let support):
-            record.secureConnectionsHost = support
+        case .hostSetting(let setting):
+            record.hostSettings[setting.kind] = setting
         case .keyUsed(let use):
             if record.keysUsed.count < 16 && !record.keysUsed.contains(where: { $0.fingerprint == use.fingerprint }) {
                 record.keysUsed.append(use)

@@ -23,7 +23,7 @@ enum ReportSecurity {
             let encryption = r.sessions.map { sessionText($0, isLE: c.isLE) }.joined(separator: "; ")
             let said = findings.map { "\($0.rule) \($0.severity.rawValue): \($0.headline)" }.joined(separator: "; ")
             var pairingCell = pairing.isEmpty ? "none in the log" : pairing
-            if let sc = r.secureConnectionsHost { pairingCell += "; this side's Secure Connections host support: \(sc.description)" }
+            pairingCell += r.hostSettingsNote
             return Row(
                 link: link, addresses: addressesText(r, isLE: c.isLE), pairing: pairingCell,
                 encryption: encryption.isEmpty ? "never" : encryption,

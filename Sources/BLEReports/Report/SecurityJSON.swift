@@ -35,14 +35,19 @@ public enum SecurityJSON {
         address(r.addresses[.local], "local", to: &w)
         address(r.addresses[.peer], "peer", to: &w)
         w.endObject()
-        if let sc = r.secureConnectionsHost {
-            w.beginObject("secure_connections_host")
-            w.field("on", sc.on)
-            w.field("frame", sc.frame)
-            w.field("shown_by", sc.shownBy)
-            w.endObject()
-        } else {
-            w.fieldNull("secure_connections_host")
+        for (kind, key) in [
+            (HostSecuritySetting.Kind.secureConnectionsHost, "secure_connections_host"), (.simplePairingMode, "simple_pairing_mode"),
+            (.authenticationEnable, "authentication_enable"),
+        ] {
+            if let setting = r.hostSettings[kind] {
+                w.beginObject(key)
+                w.field("on", setting.on)
+                w.field("frame", setting.frame)
+                w.field("shown_by", setting.shownBy)
+                w.endObject()
+            } else {
+                w.fieldNull(key)
+            }
         }
         if let a = r.authenticationStart {
             w.beginObject("authentication_start")

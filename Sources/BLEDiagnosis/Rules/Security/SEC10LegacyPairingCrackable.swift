@@ -53,11 +53,32 @@ struct SEC10LegacyPairingCrackable: DiagnosisRule {
                 rule: Self.code, severity: severity, frame: p.frame,
                 message: "\(e.linkName(c).capitalizedFirst) paired with \(how).\(said)",
                 headline: "legacy pairing with \(device)\(recovered == nil ? "" : ": key recovered")", supporting: supporting,
-                causes: [
-                    "a side without LE Secure Connections (SC flag) support or with it turned off",
-                    "a BR/EDR device without Secure Simple Pairing",
-                ],
+                causes: Self.causes(e, p),
                 device: c.peerAddress, connection: c.number, fold: "\(device)")
+        }
+    }
+
+    /// Why the pairing ran legacy, from what the pairing itself shows: on LE the sides whose Pairing Request or Response
+    /// did not set the SC flag (both frames cited); on BR/EDR a legacy PIN pairing means a side without Secure Simple
+    /// Pairing.
+    static func causes(_ e: Evidence, _ p: SecurityPairing) -> [String] {
+        guard p.procedure == .leLegacy, let response = p.responseFrame else {
+            return p.procedure == .legacyPIN
+                ? ["a side without Secure Simple Pairing (Simple Pairing Mode off, or a BR/EDR 2.0 device): the controller asked for a PIN"]
+                : ["a side without LE Secure Connections (SC flag) support or with it turned off"]
+        }
+        let initiator = p.initiator ?? .local
+        let responder: EvidenceEvent.Sender = initiator == .local ? .peer : .local
+        let unset = [(initiator, "Pairing Request, frame \(p.frame)"), (responder, "Pairing Response, frame \(response)")]
+            .filter { !p.secureConnectionsAskedBy.contains($0.0) }
+        let who = unset.map { "\(e.side($0.0)) (\($0.1))" }
+        return switch who.count {
+        case 2: ["neither side set the Secure Connections flag: \(who[0]) and \(who[1])"]
+        case 1:
+            [
+                "\(who[0].capitalizedFirst) did not set the Secure Connections flag: without LE Secure Connections support or with it turned off"
+            ]
+        default: ["a side without LE Secure Connections (SC flag) support or with it turned off"]
         }
     }
 }
