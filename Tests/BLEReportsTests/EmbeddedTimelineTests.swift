@@ -174,6 +174,38 @@ import Testing
         #expect(Set(rows.map { table.summaries[$0] }).count == 4)
     }
 
+    /// The integer columns as JSON: every value as Swift prints it (signs, one digit, the limits), and an empty column.
+    @Test func integerColumnsAreWrittenAsSwiftPrintsThem() {
+        let column = [0, 1, -1, 9, 10, -10, 99, 100, 101, 999, 1_000, -12_345, 4_294_967_296, Int.max, Int.min]
+        var out: [UInt8] = []
+        EmbeddedTimeline.append("t", column, to: &out)
+        #expect(String(decoding: out, as: UTF8.self) == ",\"t\":[" + column.map { "\($0)" }.joined(separator: ",") + "]")
+        var empty: [UInt8] = Array("{".utf8)
+        EmbeddedTimeline.append("c", [], to: &empty)
+        #expect(String(decoding: empty, as: UTF8.self) == "{,\"c\":[]")
+    }
+
+    /// Ten names in turn, two more than the names compared before the string table's hash: each row still names its
+    /// event, each name is in the table once, in the order of first use.
+    @Test func namesInTurnKeepTheirIndexes() {
+        let names = (0..<10).map { "Name \($0) of the turn" }
+        var table = EmbeddedTimeline()
+        var expected: [String] = [], summaries: [String] = []
+        for round in 0..<3 {
+            for (k, name) in names.enumerated() where round < 2 || k % 3 == 0 {
+                table.add(
+                    TimelineEvent(
+                        frame: 1, timestamp: Timestamp(microseconds: 0), connection: 64, direction: .rx, layer: .att,
+                        code: 0x1B, name: name, summaryHandle: UInt16(0x0012 + k % 2)))
+                expected.append(name)
+                summaries.append(k % 2 == 0 ? "handle=0x0012" : "handle=0x0013")
+            }
+        }
+        #expect(table.names.map { table.strings[$0] } == expected)
+        #expect(table.strings == ["att"] + [names[0], "handle=0x0012", names[1], "handle=0x0013"] + names[2...])
+        #expect(table.summaries.map { table.strings[$0] } == summaries)
+    }
+
     @Test func base64MatchesFoundation() {
         var generator = SystemRandomNumberGenerator()
         for n in [0, 1, 2, 3, 4, 5, 100, 1001] {
