@@ -43,6 +43,9 @@ enum HCIEvidence {
         case .disconnect:
             guard case .disconnect(let d) = packet.decoded else { return nil }
             kind = .disconnectCommand(handle: d.handle & 0x0FFF, reason: d.reason)
+        case .readRemoteVersionInformation:
+            guard let h = packet.connectionHandle else { return nil }
+            kind = .remoteVersionAsked(handle: h)
         case .leEnableEncryption:
             guard let h = packet.connectionHandle else { return nil }
             kind = .encryptionStart(handle: h)
@@ -165,6 +168,8 @@ enum HCIEvidence {
         case let r as LEReadRemoteFeaturesComplete:
             guard r.status != .success else { return nil }
             return (r.handle, .readRemoteFeaturesComplete(handle: r.handle, status: r.status))
+        case let v as ReadRemoteVersionInformationComplete:
+            return (v.handle & 0x0FFF, .remoteVersionComplete(handle: v.handle & 0x0FFF, status: v.status))
         case let r as LERemoteConnectionParameterRequest:
             let request = ParameterRequest(
                 intervalMin: r.intervalMin, intervalMax: r.intervalMax, latency: r.maxLatency, timeout: r.supervisionTimeout)

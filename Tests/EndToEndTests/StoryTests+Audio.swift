@@ -65,8 +65,14 @@ import Testing
 
     @Test func lg750SBCStreamWithASuspend() throws {
         guard let out = try DiagnoseOutput.of("android-btsnoop-named-cap_lg750-a2dp-classic-no-att.cap", corpus: true) else { return }
-        // P1: two BR/EDR links, both closed by this side (0x16).
-        #expect(out.sentence("classic", containing: ["2 BR/EDR links", "2 closed by this side (0x16)"]) != nil)
+        // P1: two BR/EDR links, both closed by this side (0x16), each device's told apart (story18).
+        #expect(
+            out.sentence(
+                "classic",
+                containing: [
+                    "2 BR/EDR links with 2 devices", "LG HBS750 (00:18:6B:72:DB:66) ×1: 1 closed by this side (0x16)",
+                    "Pebble ECCE (00:18:33:E0:EC:CE) ×1: 1 closed by this side (0x16)",
+                ]) != nil)
         // P2: SLC up at 520; the gateway does not negotiate codecs (no AT+BAC); XAPL, IPHONEACCEV, BTRH refused.
         let hfp = try #require(
             out.sentence("classic", containing: ["HFP with", "service level connection up at frame 520", "3 AT commands refused"]))

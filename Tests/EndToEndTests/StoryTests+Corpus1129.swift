@@ -47,8 +47,9 @@ import Testing
             out.sentence(
                 "classic",
                 containing: [
-                    "15 BR/EDR links with WH-1000XM4 (94:DB:56:5F:D3:62) ×12, Silence (4C:87:5D:54:95:7F) ×3", "14 ended by the peer",
-                    "8 BR/EDR connection attempts to 2 devices failed, all Page Timeout (0x04)",
+                    "15 BR/EDR links with 2 devices", "WH-1000XM4 (94:DB:56:5F:D3:62) ×12: 11 ended by the peer (0x13",
+                    "1 still open when the log ends; Silence (4C:87:5D:54:95:7F) ×3, Headphones (class at 2188): 3 ended by the peer (0x13)",
+                    "8 BR/EDR connection attempts to 2 devices failed, all Page Timeout (0x04): WH-1000XM4 ×6, Silence ×2",
                 ]) != nil)
         #expect(Set(out.findings("BR-01").flatMap(\.occurrences)) == [188, 224, 234, 1988, 1998, 2014, 4503, 30271])
         // Each device connected after its last timeout (tshark: Connection Complete 0x00 with 4c:87:… at 2193, with 94:db:… at

@@ -184,7 +184,10 @@ import Testing
                 $0.text.hasPrefix("HFP with Honda HFT-7266 on RFCOMM channel 4 (this side the audio gateway)")
                     && $0.text.contains("service level connection up at frame 2671")
             })
-        #expect(out.sentence("security", containing: ["1 Secure Simple Pairing started (3264) (Secure Simple Pairing Just Works"]) != nil)
+        #expect(
+            out.sentence(
+                "security", containing: ["1 Secure Simple Pairing with ROSE EarFeel i5 started (3264; Secure Simple Pairing Just Works"])
+                != nil)
         // The car kit's 0x15 Power Off at 4843, 4.3 s after it reconnected: the car switched off, context.
         #expect(out.findings("DC-02").contains { $0.occurrences == [4843] && !$0.atLeastWarning })
         // tshark: OBEX Connect PBAP 2776 on RFCOMM channel 19, 10 Gets 2795-3209 all Success, Phonebook Size 2, 1, 9,
@@ -250,7 +253,7 @@ import Testing
             out.sentence(
                 "security",
                 containing: [
-                    "2 Secure Simple Pairings started (145, 298)", "Just Works, unauthenticated combination key (P-192) ×1",
+                    "2 Secure Simple Pairings started (145, 298; ", "Just Works, unauthenticated combination key (P-192) ×1",
                     "Numeric Comparison, authenticated combination key (P-192) ×1",
                 ]) != nil)
         #expect(

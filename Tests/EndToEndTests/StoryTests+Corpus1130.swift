@@ -133,7 +133,7 @@ import Testing
             out.sentence(
                 "security",
                 containing: [
-                    "no stored key for 2 requests (3299, 3432: this side had deleted the stored key of F8:5C:7D:18:E2:FF at 3038)"
+                    "no stored key for 2 requests (3299, 3432: this side had deleted the stored key of JBL Clip 3 at 3038)"
                 ])
                 != nil)
     }

@@ -20,15 +20,21 @@ import Testing
     /// ten times on ACL handles, 0x16 three (two more for the eSCO links), 0x08 twice, 0x06 once. The first run counted
     /// "5 opened by the peer": the ten whose role switch to central preceded Connection Complete were left out; and
     /// "2 closed by this side (0x13)": the two ends whose Disconnect the controller refused (0x12 at 22345, 23268).
+    /// By device (story18): the Echo Auto's nine links ended 0x13 six times (9350, 9421, 22596, 23466; 22346 and 23269
+    /// right after this side's refused Disconnect), 0x08 twice (11072, 24852), 0x16 once (25776); the Clip 3's six 0x13
+    /// four times, 0x06 (3304), 0x16 (14398); the buds' one 0x16 (2095); the Echo's 0x0033 (14781–22346) and the Clip
+    /// 3's 0x0032 (17222–18578) up together 30.59 s (21132.6–21163.2 s).
     @Test func whoOpenedAndWhoEndedEachBREDRLink() throws {
         guard let out = try Self.of(Self.echoAuto) else { return }
         #expect(
             out.sentence(
                 "classic",
                 containing: [
-                    "16 BR/EDR links",
-                    "1 opened by this side (Create Connection 3404), 15 by the peer (its Connection Request, 753, 3247, 4346, 6560, 9258",
-                    "10 ended by the peer (0x13 Remote User Terminated Connection), 3 closed by this side (0x16), 2 lost by supervision timeout (0x08)",
+                    "16 BR/EDR links with 3 devices",
+                    "1 opened by this side (Create Connection 3404), 15 by the peer (its Connection Request, 753, 3247, 4346, …)",
+                    "Echo Auto F47Q (4C:17:44:79:6B:59) ×9, Wearable Headset Device (class at 9258): 4 ended by the peer (0x13 Remote User Terminated Connection), 2 lost by supervision timeout (0x08), 2 ended by the peer (0x13) while this side's Disconnect was refused (0x12), 1 closed by this side (0x16)",
+                    "JBL Clip 3 (F8:5C:7D:18:E2:FF) ×6, Loudspeaker (class at 3247): 4 ended by the peer (0x13), 1 ended (0x06 PIN or Key Missing), 1 closed by this side (0x16)",
+                    "2 links up at once for 30.6 s (17222–18578: Echo Auto F47Q, JBL Clip 3)",
                 ]) != nil, "\(out.story.map(\.text))")
         let refused = try #require(out.findings("HH-04").first { $0.message.contains("refused Disconnect") })
         #expect(refused.severity == "info" && refused.occurrences == [22345, 23268])
@@ -72,5 +78,40 @@ import Testing
         let keyboard = try #require(out.findings("GATT-05").first { $0.message.contains("K-BT40") })
         #expect(keyboard.severity == "info" && keyboard.message.contains("the peer notified 0x0015 meanwhile"))
         #expect(out.findings("HH-04").contains { $0.occurrences == [14927] && $0.severity == "info" })
+    }
+
+    /// tshark (the band `.last` file): Read Remote Version Information on 0x0010 at 54115, 54313, 54445, 54641, 54747,
+    /// 54846, 56475, 56653, none answered before its link ended; the ninth's (58232) answered at 58284, the tenth's
+    /// (58527) at 58546. On link #10, 21 L2CAP Connection Parameter Update Requests from the band (58689, 58709, 58718,
+    /// …, 59253; intervals 12, then 240–264 and 8 in turn) and 23 LE Connection Update Complete events.
+    @Test func theBandNeverAnsweredTheVersionExchangeAndAskedForTheParameters() throws {
+        guard let out = try Self.of(Self.band) else { return }
+        #expect(
+            out.sentence(
+                "links",
+                containing: [
+                    "the version exchange this side asked never completed on 8 of them (Read Remote Version Information at 54115, 54313, 54445, …)"
+                ]) != nil, "\(out.story.map(\.text))")
+        let setup = try #require(out.story.first { $0.topic == "setup" })
+        #expect(
+            setup.text.contains(
+                "20 more changes (the peer asked for 21: L2CAP Connection Parameter Update Request at 58689, 58709, 58718, …)"))
+        // On the first screen: the links, the set-up, and GATT-01's answer (the caveat yields after the findings).
+        let screen = out.text.split(separator: "\n").prefix(25).joined(separator: " ").split(whereSeparator: \.isWhitespace)
+            .joined(separator: " ")
+        #expect(screen.contains("the peer asked for 21") && screen.contains("the ATT bearer timed out after 30 s"))
+    }
+
+    /// tshark (BTlogs22): the Echo Auto's link, Disconnect at 14926 refused 0x12 at 14927, Disconnection Complete 0x13
+    /// at 14928; its SSP from 13425 (IO Capability Request) with 4c:17:44:79:6b:59.
+    @Test func theFirstPairingsDeviceAndTheRefusedDisconnect() throws {
+        guard let out = try Self.of(Self.keyboard) else { return }
+        #expect(
+            out.sentence(
+                "classic",
+                containing: [
+                    "Echo Auto F47Q (4C:17:44:79:6B:59) ×1: 1 ended by the peer (0x13 Remote User Terminated Connection) while this side's Disconnect was refused (0x12)"
+                ]) != nil, "\(out.story.map(\.text))")
+        #expect(out.sentence("security", containing: ["1 Secure Simple Pairing with Echo Auto F47Q started (13425; "]) != nil)
     }
 }

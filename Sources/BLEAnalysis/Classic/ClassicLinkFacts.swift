@@ -161,6 +161,15 @@ public enum ClassOfDevice {
         ],
     ]
 
+    /// `Smartphone`, `Loudspeaker`: the minor class where the table names it, else the major class without its article
+    /// (`Audio/Video device`); nil where ``name(_:note:)`` is.
+    public static func kind(_ cod: UInt32) -> String? {
+        let major = Int(cod >> 8 & 0x1F), minor = Int(cod >> 2 & 0x3F)
+        guard major > 0, major < majors.count else { return nil }
+        if let sub = minors[major].flatMap({ minor < $0.count ? $0[minor] : nil }), !sub.isEmpty { return sub }
+        return String(majors[major].drop { $0 != " " }.dropFirst())
+    }
+
     /// `a Phone (Smartphone)`; with a `note`, `a Phone (Smartphone; Class of Device at 51)`.
     public static func name(_ cod: UInt32, note: String? = nil) -> String? {
         let major = Int(cod >> 8 & 0x1F), minor = Int(cod >> 2 & 0x3F)

@@ -93,3 +93,128 @@ extension Story {
         return StorySentence(.links, text, frames: links.map(\.startFrame) + groups.map(\.1))
     }
 }
+
+extension Story {
+    /// `Echo Auto F47Q (4C:17:44:79:6B:59) ×9, Wearable Headset Device (class at 9258): 6 ended by the peer (0x13 Remote
+    /// User Terminated Connection), 2 lost by supervision timeout (0x08), 1 closed by this side (0x16); JBL Clip 3 (…) ×6,
+    /// Loudspeaker (class at 3247): 4 ended by the peer (0x13), …`: the BR/EDR links of several devices, each device
+    /// with its class and its own endings (the blueprobe Echo Auto log: one fold over 16 links of three devices hid
+    /// which device was lost and which this side closed). An ending's code is named in full once.
+    static func perDevice(_ links: [Connection], _ e: Evidence) -> String {
+        var order: [String] = []
+        var byDevice: [String: [Connection]] = [:]
+        for c in links {
+            let name = e.deviceName(c)
+            if byDevice[name] == nil { order.append(name) }
+            byDevice[name, default: []].append(c)
+        }
+        let ranked = order.enumerated().sorted { a, b in
+            let (na, nb) = (byDevice[a.element]!.count, byDevice[b.element]!.count)
+            return na != nb ? na > nb : a.offset < b.offset
+        }.map(\.element)
+        return ranked.map { name in
+            let own = byDevice[name]!
+            var head = "\(name) ×\(own.count)"
+            if let f = own.lazy.compactMap({ $0.link.classic?.classOfDevice }).first, let cod = f.value, let kind = ClassOfDevice.kind(cod),
+                let frame = f.source.frame
+            {
+                head += ", \(kind) (class at \(frame))"
+            }
+            let groups = own.map { c -> (String, [Int]) in
+                let (what, frame) = ending(c, e)
+                return (what, [frame])
+            }
+            return head + ": " + folded(groups)
+        }.joined(separator: "; ").namingCodesOnce
+    }
+
+    /// `JBL Clip 3` for `JBL Clip 3 (F8:5C:7D:18:E2:FF)`; an address alone stays as it is.
+    static func nameAlone(_ label: String) -> String {
+        let chars = Array(label)
+        guard label.hasSuffix(")"), let open = chars.indices.last(where: { chars[$0] == "(" }), open > 1, chars[open - 1] == " "
+        else { return label }
+        return String(chars[..<(open - 1)])
+    }
+
+    /// `2 links up at once for 30.6 s (17222–18578: Echo Auto F47Q, JBL Clip 3)`: BR/EDR links whose lives overlap
+    /// (a link opened while another was up), the first such pair with how long both were up; with more, how many times
+    /// and the most at once. Nil when the links followed one another.
+    static func overlap(_ links: [Connection], _ e: Evidence) -> (text: String, frames: [Int])? {
+        let lives = links.map { c in (c: c, start: c.startTime, end: c.endTime ?? e.lastTime ?? c.startTime) }.sorted {
+            $0.start < $1.start
+        }
+        var pairs: [(a: Connection, b: Connection, from: Timestamp, to: Timestamp)] = []
+        var most = 1
+        for (i, b) in lives.enumerated() {
+            let up = lives[..<i].filter { $0.end > b.start }
+            most = max(most, up.count + 1)
+            for a in up { pairs.append((a.c, b.c, b.start, min(a.end, b.end))) }
+        }
+        guard let first = pairs.first else { return nil }
+        let ends = [first.a, first.b].filter { $0.endTime.map { $0 <= first.to } ?? false }.compactMap(\.endFrame)
+        let until = ends.min().map(String.init) ?? "the log's end"
+        let who = [first.a, first.b].map { nameAlone(e.deviceName($0)) }
+        var text =
+            "2 links up at once for \(BLEAnalysis.duration(first.to.microseconds(since: first.from))) (\(first.b.startFrame)–\(until): "
+            + (who[0] == who[1] ? "both \(who[0])" : who.joined(separator: ", ")) + ")"
+        if pairs.count > 1 { text += ", \(plural(pairs.count, "such overlap")) in all" + (most > 2 ? ", up to \(most) links at once" : "") }
+        return (text, [first.b.startFrame] + ends.prefix(1))
+    }
+}
+
+extension String {
+    /// `4 ended by the peer (0x13 Remote User Terminated Connection), …, 2 ended by the peer (0x13)`: each status code
+    /// named in full the first time only.
+    var namingCodesOnce: String {
+        let chars = Array(self)
+        var out = "", seen = Set<String>(), i = 0
+        while i < chars.count {
+            if chars[i] == "(", chars[i...].starts(with: "(0x"), let close = chars[i...].firstIndex(of: ")"),
+                let space = chars[i..<close].firstIndex(of: " ")
+            {
+                let named = String(chars[i...close])
+                out += seen.contains(named) ? String(chars[i..<space]) + ")" : named
+                seen.insert(named)
+                i = close + 1
+                continue
+            }
+            out.append(chars[i])
+            i += 1
+        }
+        return out
+    }
+}
+
+extension Story {
+    /// `the version exchange this side asked never completed on 8 of them (Read Remote Version Information at 54115,
+    /// 54318, 54438, …)`: ended links on which this side's Read Remote Version Information (Core Vol 4, Part E, 7.1.23)
+    /// had no Complete event (7.7.12) before the link's end: the peer never answered the LL or LMP version exchange,
+    /// which a link's first procedures wait on (the blueprobe band: eight links that fell silent mid-discovery, the
+    /// first Complete only at 58284 on the ninth). A link still open at the log's end may yet be answered, and one that
+    /// ended within ``versionAnswerMicroseconds`` of the request left no time for an answer (the bafang iPhone log: asked
+    /// at 45370, the link lost 1 ms later): neither is counted.
+    /// How long a link must outlive its version request for the missing answer to count: 1 s, hundreds of connection
+    /// events (an answer takes a few).
+    static let versionAnswerMicroseconds: Int64 = 1_000_000
+
+    static func versionUnanswered(_ links: [Connection], _ e: Evidence) -> (text: String, frames: [Int])? {
+        var asked: [Int] = []
+        for c in links {
+            guard let end = c.endFrame, let endTime = c.endTime else { continue }
+            var pending: EvidenceEvent?
+            for ev in e.events(of: c.number) where ev.frame < end {
+                switch ev.kind {
+                case .remoteVersionAsked: pending = pending ?? ev
+                case .remoteVersionComplete: pending = nil
+                default: break
+                }
+            }
+            if let p = pending, endTime.microseconds(since: p.timestamp) >= versionAnswerMicroseconds { asked.append(p.frame) }
+        }
+        guard !asked.isEmpty else { return nil }
+        let which = asked.count == links.count ? (links.count == 1 ? "on it" : "on any of them") : "on \(asked.count) of them"
+        return (
+            "the version exchange this side asked never completed \(which) (Read Remote Version Information at \(brief(asked)))", asked
+        )
+    }
+}

@@ -122,6 +122,10 @@ public struct EvidenceEvent: Hashable, Sendable {
         case parameterUpdateResponse(sender: Sender, identifier: UInt8, result: UInt16)
         case phyUpdateComplete(handle: UInt16, status: HCIStatus, phy: PHYPair?)
         case readRemoteFeaturesComplete(handle: UInt16, status: HCIStatus)
+        /// Read Remote Version Information (Core Vol 4, Part E, 7.1.23): this side asked the link's version exchange
+        /// (LL_VERSION_IND, or LMP on BR/EDR); its Complete event (7.7.12) says the peer answered.
+        case remoteVersionAsked(handle: UInt16)
+        case remoteVersionComplete(handle: UInt16, status: HCIStatus)
         /// A link-layer PDU out of the specification's bounds on an air capture (``LLNonCompliance``).
         case linkLayerNonCompliance(LLNonCompliance)
         /// LL_REJECT_IND / LL_REJECT_EXT_IND / LL_UNKNOWN_RSP on an air capture: the procedure refused and why, and the

@@ -170,7 +170,7 @@ extension Story {
     static func classicSecurity(_ e: Evidence) -> StorySentence? {
         let classicNumbers = Set(e.connections.filter(\.isBREDR).map(\.number))
         var stored: [Int] = [], missing: [Int] = [], pairedSSP: [Int] = [], legacy: [Int] = [], newKeys: [Int] = []
-        var failures: [(String, [Int])] = [], encrypted: [Int] = [], deleted: [(peer: String, frame: Int)] = []
+        var failures: [(String, [Int])] = [], encrypted: [Int] = [], deleted: [(peer: String, frame: Int)] = [], pairedWith: [String] = []
         for ev in e.events {
             switch ev.kind {
             case .linkKeyAnswer(_, true): stored.append(ev.frame)
@@ -182,7 +182,9 @@ extension Story {
                 {
                     deleted.append((peer, d.frame))
                 }
-            case .ioCapabilityExchange(_, .local): pairedSSP.append(ev.frame)
+            case .ioCapabilityExchange(let peer, .local):
+                pairedSSP.append(ev.frame)
+                pairedWith.append(peer)
             case .pinCodeRequest: legacy.append(ev.frame)
             case .linkKeyCreated: newKeys.append(ev.frame)
             case .simplePairingComplete(_, let status) where status != .success:
@@ -211,18 +213,19 @@ extension Story {
         var parts: [String] = []
         let started = authenticationStarts(e)
         if let started { parts.append(started.text) }
-        if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(list(stored)))") }
+        if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(brief(stored)))") }
         if !missing.isEmpty {
             let peers = Set(deleted.map(\.peer))
             let why =
                 deleted.isEmpty
                 ? ""
-                : ": this side had deleted the stored key of \(peers.count == 1 ? deleted[0].peer : "\(peers.count) devices") at \(list(deleted.map(\.frame)))"
+                : ": this side had deleted the stored key of \(peers.count == 1 ? nameAlone(e.peerLabel(deleted[0].peer)) : "\(peers.count) devices") at \(list(deleted.map(\.frame)))"
             parts.append("no stored key for \(plural(missing.count, "request")) (\(list(missing))\(why))")
         }
         if !pairedSSP.isEmpty {
             parts.append(
-                "\(plural(pairedSSP.count, "Secure Simple Pairing")) started (\(list(pairedSSP)))" + (pairingMethods(e, le: false) ?? ""))
+                "\(plural(pairedSSP.count, "Secure Simple Pairing"))\(Set(pairedWith).count == 1 && Set(e.connections.filter(\.isBREDR).compactMap(\.peerAddress)).count > 1 ? " with " + nameAlone(e.peerLabel(pairedWith[0])) : "") started (\(list(pairedSSP))"
+                    + (pairingMethods(e, le: false).map { "; " + $0.dropFirst(2).dropLast() } ?? "") + ")")
         }
         if !legacy.isEmpty { parts.append("\(plural(legacy.count, "legacy PIN pairing")) (\(list(legacy)))") }
         if !newKeys.isEmpty { parts.append("\(plural(newKeys.count, "new link key")) (\(list(newKeys)))") }
@@ -230,7 +233,7 @@ extension Story {
         parts.append(
             encrypted.isEmpty
                 ? "no BR/EDR link encrypted"
-                : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(list(encrypted)))"
+                : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(brief(encrypted)))"
                     + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
         let frames =
             stored + deleted.map(\.frame) + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
@@ -254,8 +257,8 @@ extension Story {
             if let f = r.sessions.first(where: { $0.onFrame != nil })?.startFrame { encryptions.append(f) }
         }
         guard !ours.isEmpty || !theirs.isEmpty else { return nil }
-        let byUs = ours.first.map { "\($0.shownBy) at \(list(ours.map(\.frame)))" }
-        let byPeer = theirs.first.map { "\($0.shownBy) at \(list(theirs.map(\.frame))), not asked by this host" }
+        let byUs = ours.first.map { "\($0.shownBy) at \(brief(ours.map(\.frame)))" }
+        let byPeer = theirs.first.map { "\($0.shownBy) at \(brief(theirs.map(\.frame))), not asked by this host" }
         let text: String
         switch (byUs, byPeer) {
         case (let us?, nil): text = "this side authenticated (\(us))"
@@ -264,7 +267,7 @@ extension Story {
                 unasked ? " and encrypted" : ""
             text =
                 "the peer authenticated\(encrypted) (\(peer))"
-                + (encryptions.count == theirs.count ? ", this side encrypted (Set Connection Encryption at \(list(encryptions)))" : "")
+                + (encryptions.count == theirs.count ? ", this side encrypted (Set Connection Encryption at \(brief(encryptions)))" : "")
         case (let us?, let peer?):
             text = "this side authenticated \(plural(ours.count, "link")) (\(us)), the peer \(theirs.count) (\(peer))"
         default: return nil
@@ -283,6 +286,13 @@ extension Story {
             .security,
             "BR/EDR security: no authentication or pairing in the log; \(links): what \(seen.count == 1 ? "it" : "they") carried went in the clear.",
             frames: seen.map(\.startFrame))
+    }
+
+    /// `787, 3298, 4394, …`: the first 3 of more than 4 frames, for lists that name the same links again (who
+    /// authenticated, the stored keys given, the encryptions: 15 links of the blueprobe Echo Auto log ran each list to
+    /// six frames, two of the first screen's lines); up to 4 in full.
+    static func brief(_ frames: [Int]) -> String {
+        frames.count > 4 ? frames.prefix(3).map(String.init).joined(separator: ", ") + ", …" : list(frames)
     }
 
     /// `74, 147` (at most 6, then `…`).

@@ -16,7 +16,10 @@ extension Story {
             parts.append("up \(BLEAnalysis.duration(create.microseconds)) after this side's LE Create Connection (\(create.frame))")
             frames.append(create.frame)
         }
-        if let p = parameters(c) { parts.append(p.text); frames += p.frames }
+        if let p = parameters(c) {
+            parts.append(p.text + askedBy(c, e).text)
+            frames += p.frames + askedBy(c, e).frames
+        }
         if let m = mtu(c, e) { parts.append(m.text); frames += m.frames }
         if let s = subscriptions(c, e) { parts.append(s.text); frames += s.frames }
         guard !parts.isEmpty else { return nil }
@@ -47,6 +50,36 @@ extension Story {
         }
         if steps.count - 1 > shown.count { text += ", \(plural(steps.count - 1 - shown.count, "more change", "more changes"))" }
         return (text, shown.map(\.frame))
+    }
+
+    /// ` (the peer asked for 21: L2CAP Connection Parameter Update Request at 58689, 58709, 58718, …)`: the peer's
+    /// requests for new parameters on the link that this side accepted (L2CAP, Core Vol 3 Part A 4.20–4.21, result 0;
+    /// or the LL's Connection Parameter Request, Vol 4 Part E 7.7.65.6, not answered by a Negative Reply), when they
+    /// drove its changes: the reader otherwise takes the changes for this side's (the blueprobe band log: 23 changes
+    /// on link #10, 21 of them asked by the band). Refused requests are LP-01's; nothing when the peer asked for none.
+    static func askedBy(_ c: Connection, _ e: Evidence) -> (text: String, frames: [Int]) {
+        var l2cap: [UInt8: Int] = [:], accepted: [Int] = [], ll: [Int] = [], pendingLL: Int?
+        for ev in e.events(of: c.number) {
+            switch ev.kind {
+            case .parameterUpdateRequest(sender: .peer, let identifier, _): l2cap[identifier] = ev.frame
+            case .parameterUpdateResponse(sender: .local, let identifier, let result):
+                if let f = l2cap.removeValue(forKey: identifier), result == 0 { accepted.append(f) }
+            case .remoteParameterRequest:
+                if let f = pendingLL { ll.append(f) }
+                pendingLL = ev.frame
+            case .remoteParameterNegativeReply: pendingLL = nil
+            default: break
+            }
+        }
+        if let f = pendingLL { ll.append(f) }
+        accepted.sort()
+        let all = accepted + ll
+        guard !all.isEmpty else { return ("", []) }
+        let how = [
+            accepted.isEmpty ? nil : "L2CAP Connection Parameter Update Request at \(brief(accepted))",
+            ll.isEmpty ? nil : "LE Remote Connection Parameter Request at \(brief(ll))",
+        ].compactMap { $0 }
+        return (" (the peer asked for \(all.count == 1 ? "one" : String(all.count)): \(how.joined(separator: "; ")))", all)
     }
 
     /// `5 s`, `8.33 s`, `420 ms` (the supervision timeout in units of 10 ms).

@@ -12,8 +12,8 @@ public struct StorySentence: Hashable, Sendable {
         case security
         /// The data that moved: ATT traffic, the busiest stream, firmware updates, LE Audio.
         case data
-        /// How the busiest LE link was set up: parameters, MTU, subscriptions (``Story/linkSetup(_:)``). The first to
-        /// yield when the first screen is short of room (``DiagnosisReport``).
+        /// How the busiest LE link was set up: parameters, MTU, subscriptions (``Story/linkSetup(_:)``). Yields its place
+        /// on the first screen after ``unseen`` when room is short, told after the findings (``DiagnosisReport``).
         case setup
         /// What the log cannot show.
         case unseen
@@ -144,9 +144,11 @@ extension Story {
             let (what, frame) = ending(c, e)
             groups.append((what, [frame]))
         }
+        let version = versionUnanswered(links, e)
         let text =
-            "\(plural(links.count, "LE link")) to \(plural(distinct, noun)) (\(tally(peers))): \(folded(groups))."
-        return StorySentence(.links, text, frames: links.map(\.startFrame) + groups.flatMap(\.1))
+            "\(plural(links.count, "LE link")) to \(plural(distinct, noun)) (\(tally(peers))): \(folded(groups))"
+            + (version.map { "; " + $0.text } ?? "") + "."
+        return StorySentence(.links, text, frames: links.map(\.startFrame) + groups.flatMap(\.1) + (version?.frames ?? []))
     }
 
     /// `The LL_TERMINATE_IND at 387 was not acknowledged in the capture: …`: an air capture's terminates no packet of the
@@ -195,7 +197,18 @@ extension Story {
             }
             return ("closed by \(thisSide) (\(code))", end.frame)
         case .peer:
-            return ("ended by \(peer) (\(end.code.map(codeName) ?? end.reason))", end.frame)
+            // This side's Disconnect refused while the peer's end was on its way (HH-04's "ended anyway", the blueprobe
+            // Echo Auto: 0x12 at 22345, the peer's 0x13 at 22346): both told, or the end reads as this side's.
+            let refused = e.events.last { x in
+                guard x.connection == c.number, x.frame < end.frame, case .commandFailed(let op, _, _) = x.kind, op == .disconnect
+                else { return false }
+                return end.timestamp.microseconds(since: x.timestamp) < 2_000_000
+            }
+            let crossed = refused.flatMap { r -> String? in
+                guard case .commandFailed(_, let status, _) = r.kind else { return nil }
+                return " while this side's Disconnect was refused (\(hex(status.rawValue)))"
+            }
+            return ("ended by \(peer) (\(end.code.map(codeName) ?? end.reason))" + (crossed ?? ""), end.frame)
         case .link:
             return (linkLoss(end.code), end.frame)
         case .unknown:
@@ -260,24 +273,32 @@ extension Story {
         guard !failed.isEmpty || !links.isEmpty else { return nil }
         var parts: [String] = []
         let classes = deviceClasses(links, e)
+        var overlapFrames: [Int] = []
+        let peers = links.map { e.deviceName($0) }
         if !links.isEmpty {
-            let peers = links.map { e.deviceName($0) }
             let endings = links.map { c in ending(c, e) }
             var who = tally(peers), paged = paging(links)
-            if Set(peers).count == 1, let k = classes.first {
-                // The peer's page carries its class: told as one (`the peer, a Phone (Smartphone), connected …`).
-                if links.count == 1, let p = links[0].paging, !p.byThisSide, p.frame == k.frame, let text = ClassOfDevice.name(k.cod) {
-                    paged = ", the peer, \(text), connected to this side (its Connection Request, \(p.frame))"
-                } else if let text = ClassOfDevice.name(k.cod, note: "Class of Device at \(k.frame)") {
-                    who += ", \(text)"
+            if Set(peers).count == 1 {
+                if let k = classes.first {
+                    // The peer's page carries its class: told as one (`the peer, a Phone (Smartphone), connected …`).
+                    if links.count == 1, let p = links[0].paging, !p.byThisSide, p.frame == k.frame, let text = ClassOfDevice.name(k.cod) {
+                        paged = ", the peer, \(text), connected to this side (its Connection Request, \(p.frame))"
+                    } else if let text = ClassOfDevice.name(k.cod, note: "Class of Device at \(k.frame)") {
+                        who += ", \(text)"
+                    }
                 }
+                parts.append("\(plural(links.count, "BR/EDR link")) with \(who)\(paged): \(folded(endings.map { ($0.0, [$0.1]) }))")
+            } else {
+                // Several devices: each with its class and its own endings, so the reader sees which device did what.
+                parts.append("\(plural(links.count, "BR/EDR link")) with \(Set(peers).count) devices\(paged): " + perDevice(links, e))
             }
-            parts.append("\(plural(links.count, "BR/EDR link")) with \(who)\(paged): \(folded(endings.map { ($0.0, [$0.1]) }))")
-            if Set(peers).count > 1, !classes.isEmpty {
-                let named = classes.prefix(3).compactMap { k in
-                    ClassOfDevice.name(k.cod, note: "Class of Device at \(k.frame)").map { "\(k.device) is \($0)" }
-                }
-                parts.append(named.joined(separator: ", "))
+            if let version = versionUnanswered(links, e) {
+                parts[parts.count - 1] += "; " + version.text
+                overlapFrames += version.frames
+            }
+            if let both = overlap(links, e) {
+                parts.append(both.text)
+                overlapFrames += both.frames
             }
         }
         if !failed.isEmpty {
@@ -287,12 +308,20 @@ extension Story {
                 statuses.count == 1
                 ? "all \(failed[0].status) (\(hex(failed[0].status.rawValue)))"
                 : folded(failed.map { ("\($0.status) (\(hex($0.status.rawValue)))", [$0.frame]) })
+            // A device named with its address above is named again by its name alone.
+            let named = Set(peers)
             parts.append(
                 "\(plural(failed.count, "BR/EDR connection attempt")) to \(plural(devices, "device")) failed, \(byStatus): "
-                    + tally(failed.map { e.peerLabel($0.peer) }))
+                    + tally(
+                        failed.map { f in
+                            let label = e.peerLabel(f.peer)
+                            return named.contains(label) ? nameAlone(label) : label
+                        }))
         }
         let ends = links.map { ending($0, e).1 }
-        let frames = links.map(\.startFrame) + ends + failed.map(\.frame) + links.compactMap { $0.paging?.frame } + classes.map(\.frame)
+        let frames =
+            links.map(\.startFrame) + ends + failed.map(\.frame) + links.compactMap { $0.paging?.frame } + classes.map(\.frame)
+            + overlapFrames
         return StorySentence(.classic, parts.joined(separator: "; ") + ".", frames: frames)
     }
 
@@ -314,7 +343,7 @@ extension Story {
     static func paging(_ links: [Connection]) -> String {
         let paged = links.compactMap(\.paging)
         let ours = paged.filter(\.byThisSide).map(\.frame), theirs = paged.filter { !$0.byThisSide }.map(\.frame)
-        let byUs = "Create Connection \(list(ours))", byPeer = "its Connection Request, \(list(theirs))"
+        let byUs = "Create Connection \(brief(ours))", byPeer = "its Connection Request, \(brief(theirs))"
         switch (ours.count, theirs.count) {
         case (0, 0): return ""
         case (_, 0) where links.count == 1: return ", this side connected (\(byUs))"

@@ -58,10 +58,19 @@ public struct DiagnosisReport: Sendable {
             lines += line
         }
         let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
-        // The first finding's first line stays on the first screen (25 lines): the set-up sentence yields first.
-        let room = shown.isEmpty ? nil : Self.firstScreen - 2 - lines.count
-        lines += Self.storyLines(result.story, terminal: terminal, width: width, room: room)
+        // The first finding's answer (its title, and for a folded one its first instance's sentence) stays on the first
+        // screen (25 lines): what the log cannot show yields first, then the set-up sentence; both are told after the
+        // findings.
+        let lead = shown.first.map { min(Self.answerLines(block($0, terminal: terminal, width: width)), Self.answerRoom) } ?? 0
+        let room = shown.isEmpty ? nil : Self.firstScreen - 1 - lead - lines.count
+        let story = Self.storyParts(result.story, terminal: terminal, width: width, room: room)
+        lines += story.shown
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
+        if !story.yielded.isEmpty {
+            lines.append("")
+            lines.append(terminal.paint("Story", .bold) + ", continued:")
+            lines += story.yielded.flatMap { wrap($0.text, width: width, first: "  ", rest: "    ") }
+        }
         if let links {
             lines.append("")
             // Wrapped: with the sniff key it runs past 100 columns.
@@ -85,15 +94,41 @@ public struct DiagnosisReport: Sendable {
         return note.isEmpty ? text : text + "\n" + note
     }
 
-    /// `Story:` then each sentence, wrapped under a two-space indent (nothing when the story is empty).
+    /// `Story:` then each sentence, wrapped under a two-space indent (nothing when the story is empty); within `room`
+    /// lines, without the sentences that yield (``storyParts``).
     public static func storyLines(_ story: Story, terminal: Terminal, width: Int = DiagnosisReport.width, room: Int? = nil) -> [String] {
-        guard !story.isEmpty else { return [] }
+        storyParts(story, terminal: terminal, width: width, room: room).shown
+    }
+
+    /// The topics whose sentences yield their place on the first screen, first to last, when the story would push the
+    /// first finding's answer past it: what the log cannot show (its caveats), then how the busiest link was set up.
+    static let yieldOrder: [StorySentence.Topic] = [.unseen, .setup]
+
+    /// The story's lines that fit in `room` (all of them without a room), and the sentences that yielded, in order.
+    static func storyParts(_ story: Story, terminal: Terminal, width: Int, room: Int?) -> (shown: [String], yielded: [StorySentence]) {
+        guard !story.isEmpty else { return ([], []) }
         func lines(_ sentences: [StorySentence]) -> [String] {
             [terminal.paint("Story", .bold) + ":"] + sentences.flatMap { wrap($0.text, width: width, first: "  ", rest: "    ") }
         }
-        let all = lines(story.sentences)
-        guard let room, all.count > room else { return all }
-        return lines(story.sentences.filter { $0.topic != .setup })
+        var kept = story.sentences, yielded: [StorySentence] = []
+        guard let room else { return (lines(kept), []) }
+        for topic in yieldOrder where lines(kept).count > room {
+            yielded += kept.filter { $0.topic == topic }
+            kept.removeAll { $0.topic == topic }
+        }
+        return (kept.isEmpty ? [] : lines(kept), story.sentences.filter { s in yielded.contains(s) })
+    }
+
+    /// The most lines of the first finding's answer the story makes room for: its title and three more (the band log's
+    /// GATT-01: "the ATT bearer timed out after 30 s and the link was torn down"), not a long message's every line.
+    static let answerRoom = 4
+
+    /// How many of a finding's lines give its answer: its title and, folded, its first instance's sentence (before
+    /// its evidence, causes and facts).
+    static func answerLines(_ block: [String]) -> Int {
+        let pad = String(repeating: " ", count: indent)
+        let details = ["evidence: ", "likely: ", "fact: ", "confidence lowered: "].map { pad + $0 }
+        return block.firstIndex { line in details.contains { line.hasPrefix($0) } } ?? block.count
     }
 
     /// The lines of a terminal's first screen, that the first finding's first line must reach.
