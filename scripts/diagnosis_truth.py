@@ -88,7 +88,9 @@ Classes and fields (frame = the frame of the event named):
                       of a failed Simple Pairing Complete of the peer is the same failure, folded.
   link-key-missing    Authentication Complete 0x06 PIN or Key Missing, or 0x05 with no pairing
                       (IO capabilities, PIN code) since the host's link key answer (a key refused or
-                      none given): the same fields but the pairing ones.
+                      none given): the same fields but the pairing ones. Also a BR/EDR Disconnection
+                      Complete 0x05/0x06 after a link key answer with no pairing and no failed
+                      Authentication Complete just before it (source disconnection-complete).
   timestamp-step-back a record stamped earlier than the one before it: step_seconds; under 10 ms is
                       benign "clock jitter".
   cis-failed          LE CIS Established v1 (0x19) / v2 (0x2A) status != 0: status, handle (the CIS).

@@ -72,6 +72,17 @@ class Classic:
             handle = int.from_bytes(params[1:3], "little") & 0x0FFF
             if status != 0:
                 self.failed(p, "authentication-complete", status, self.peers.get((ad, handle)), handle)
+        elif code == 0x05 and len(params) >= 4 and params[0] == 0 and params[3] in (0x05, 0x06):
+            # A BR/EDR link ended 0x05/0x06 with no Authentication Complete (the peer ended it when the key was
+            # missing or refused, the blueprobe Clip 3 log: Negative Reply 3299, Disconnection Complete 0x06 at 3304):
+            # the same missing key, unless an Authentication Complete already failed for it just before.
+            handle = int.from_bytes(params[1:3], "little") & 0x0FFF
+            peer = self.peers.get((ad, handle))
+            chain = self.chain(ad, peer) if peer is not None else None
+            if chain is not None and not (chain["failure"] is not None and p["time"] - chain["failure_time"] < FOLD_SECONDS):
+                paired = any(chain[k] is not None for k in PAIRING_STEPS)
+                if not paired and chain["link_key_answer"] is not None:
+                    self.failed(p, "disconnection-complete", params[3], peer, handle)
 
     def connection_complete(self, p, params, code):
         """Connection Complete (0x03, 7.7.3) and Synchronous Connection Complete (0x2C, 7.7.35): status, handle,

@@ -300,7 +300,9 @@ def bredr_capture():
     Pairing that fails after the Link Key Request Negative Reply (Simple Pairing Complete and Authentication Complete
     0x05), a stored key the peer refuses (Authentication Complete 0x06), a connection failing 0x10, capability probing
     (vendor 0x12, unknown command 0x01) beside a real refusal (0x12 on Set Event Mask), a 3 ms step back in time, and
-    a Reset with the link still up."""
+    a Reset with the link still up; then a link ended 0x06 after this side had no key (Negative Reply, no
+    Authentication Complete: link-key-missing at the Disconnection Complete), and one ended 0x06 just after its
+    Authentication Complete 0x06 (one failure, one event)."""
     c, h, a, b = H4(), struct.pack("<H", 0x0002), PEER_A[::-1], PEER_B[::-1]
     create = lambda peer: peer + struct.pack("<HBBHB", 0xCC18, 1, 0, 0, 1)      # noqa: E731
 
@@ -346,6 +348,18 @@ def bredr_capture():
     c.complete(0x0C14, b"\x00" + bytes(248), 37.297)                      # 38 stamped 3 ms earlier
     c.command(0x0C03, b"", 40.0)                                          # 39 Reset, link 0x0002 up
     c.complete(0x0C03, b"\x00", 40.1)                                     # 40
+    h3, h4 = struct.pack("<H", 0x0003), struct.pack("<H", 0x0004)
+    c.event(0x03, complete(0x00, b, h3), 50.0)                            # 41
+    c.event(0x17, b, 50.1)                                                # 42 Link Key Request
+    c.command(0x040C, b, 50.101)                                          # 43 Negative Reply
+    c.complete(0x040C, b"\x00" + b, 50.102)                               # 44
+    c.event(0x05, b"\x00" + h3 + b"\x06", 50.3)                            # 45 ended 0x06: the key missing
+    c.event(0x03, complete(0x00, b, h4), 60.0)                            # 46
+    c.event(0x17, b, 60.1)                                                # 47
+    c.command(0x040B, b + bytes(range(16)), 60.101)                       # 48 Reply
+    c.complete(0x040B, b"\x00" + b, 60.102)                               # 49
+    c.event(0x06, b"\x06" + h4, 60.2)                                      # 50 Authentication Complete 0x06
+    c.event(0x05, b"\x00" + h4 + b"\x06", 60.25)                           # 51 ended 0x06: the same failure
     return btsnoop(1002, c.records)
 
 
@@ -372,6 +386,19 @@ BREDR_EXPECTED = [
     {"class": "timestamp-step-back", "frame": 38, "step_seconds": 0.003, "benign": "clock jitter",
      "severity": "info"},
     {"class": "hci-reset", "frame": 39, "open_links": 1, "severity": "error"},
+    {"class": "disconnection", "frame": 45, "handle": 3, "status": 0, "reason": 6, "local_command_frame": None,
+     "local_reason": None, "connect_frame": 41, "seconds_since_connect": 0.3, "quality_report_frame": None,
+     "severity": "info"},
+    {"class": "link-key-missing", "frame": 45, "source": "disconnection-complete", "status": 6,
+     "peer": "60:a4:b7:11:22:33", "handle": 3, "link_key_request_frame": 42, "link_key_answer": "negative-reply",
+     "link_key_answer_frame": 43, "severity": "error"},
+    {"class": "link-key-missing", "frame": 50, "source": "authentication-complete", "status": 6,
+     "peer": "60:a4:b7:11:22:33", "handle": 4, "link_key_request_frame": 47, "link_key_answer": "reply",
+     "link_key_answer_frame": 48, "severity": "error"},
+    # 51, the link ending 0x06 50 ms after the Authentication Complete 0x06 (50): the same failure, no second event.
+    {"class": "disconnection", "frame": 51, "handle": 4, "status": 0, "reason": 6, "local_command_frame": None,
+     "local_reason": None, "connect_frame": 46, "seconds_since_connect": 0.25, "quality_report_frame": None,
+     "severity": "info"},
 ]
 
 

@@ -92,7 +92,7 @@ extension DiagnosisRuleTests {
             let r = try RuleTest.diagnose(b)
             let f = try #require(r.of("BR-04").first)
             #expect(f.frame == 9 && f.severity == .error && f.headline == "no link key for \(Self.peerText) (0x06)")
-            #expect(f.message.contains("Negative Reply at frame 7"))
+            #expect(f.message.contains("Negative Reply at frame 7") && f.message.hasPrefix("Authentication with "))
             #expect(r.of("BR-03").isEmpty)
         }
 

@@ -138,7 +138,7 @@ import Testing
     @Test func infoSaysFindingsOnceAndNamesControllersByIndex() throws {
         for sample in Self.samples {
             let text = try Blescope.run(["info", sample]).stdout
-            let findingsRow = try #require(text.split(separator: "\n").first { $0.hasPrefix("Findings:") })
+            let findingsRow = try #require(text.split(separator: "\n").first { $0.hasPrefix("Reader findings:") })
             let listed = text.split(separator: "\n").filter { $0.hasPrefix("  warning:") || $0.hasPrefix("  error:") }
             if findingsRow.hasSuffix("none") { #expect(listed.isEmpty, "\(sample)") }
             let controllers = try #require(text.split(separator: "\n").first { $0.hasPrefix("Controllers:") })

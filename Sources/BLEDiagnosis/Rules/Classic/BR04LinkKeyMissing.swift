@@ -69,7 +69,7 @@ struct BR04LinkKeyMissing: DiagnosisRule {
             out.append(
                 Diagnosis(
                     rule: Self.code, severity: repaired == nil ? severity : .warning, frame: ev.frame,
-                    message: "Authentication with \(name) failed (\(codeName(status)) at frame \(ev.frame)): \(what).",
+                    message: "\(Self.failed(ev.kind, name)) (\(codeName(status)) at frame \(ev.frame)): \(what).",
                     headline: found
                         ? "\(name) refused the stored link key (\(hex(status.rawValue)))"
                         : "no link key for \(name) (\(hex(status.rawValue)))",
@@ -87,5 +87,16 @@ struct BR04LinkKeyMissing: DiagnosisRule {
                     device: peer, connection: ev.connection, fold: "\(name) \(found)"))
         }
         return out
+    }
+
+    /// What failed, as the event that shows it says: an authentication, a connection, or a link that ended with the
+    /// status (the peer closing it for want of the key: the blueprobe Clip 3 log, Disconnection Complete 0x06 at 3304
+    /// with no Authentication Complete).
+    static func failed(_ kind: EvidenceEvent.Kind, _ name: String) -> String {
+        switch kind {
+        case .classicConnectionComplete: "The connection to \(name) failed"
+        case .disconnectionComplete: "The link with \(name) ended, its authentication not completed"
+        default: "Authentication with \(name) failed"
+        }
     }
 }
