@@ -32,6 +32,10 @@ extension HCIMachine {
             feed(.security(.keyUsed(.init(frame: record.frame, kind: "link key", key: r.key))), peer: r.address, record)
         case let r as LinkKeyRequestNegativeReply:
             feed(.security(.storedKeyAnswered(found: false)), peer: r.address, record)
+        case let r as UserConfirmationRequestReply: userAnswered(r.address, accepted: true, verb: "confirmed", record)
+        case let r as UserConfirmationRequestNegativeReply: userAnswered(r.address, accepted: false, verb: "rejected", record)
+        case let r as UserPasskeyRequestReply: userAnswered(r.address, accepted: true, verb: "typed the passkey", record)
+        case let r as UserPasskeyRequestNegativeReply: userAnswered(r.address, accepted: false, verb: "gave no passkey", record)
         default:
             break
         }
@@ -54,8 +58,12 @@ extension HCIMachine {
             let input = SecurityInput.ioCapability(
                 sender: .peer, io: r.ioCapability, oob: r.oobDataPresent, authReq: r.authenticationRequirements)
             feed(.security(input), peer: r.address, record)
-        case let r as UserConfirmationRequest: feed(.security(.userStep(nil)), peer: r.address, record)
-        case let r as UserPasskeyRequest: feed(.security(.userStep(.passkeyEntry)), peer: r.address, record)
+        case let r as UserConfirmationRequest:
+            userAsked(r.address, record)
+            feed(.security(.userStep(nil)), peer: r.address, record)
+        case let r as UserPasskeyRequest:
+            userAsked(r.address, record)
+            feed(.security(.userStep(.passkeyEntry)), peer: r.address, record)
         case let r as UserPasskeyNotification: feed(.security(.userStep(.passkeyEntry)), peer: r.address, record)
         case let r as RemoteOOBDataRequest: feed(.security(.userStep(.outOfBand)), peer: r.address, record)
         case let r as PINCodeRequest: feed(.security(.pinRequested), peer: r.address, record)
@@ -91,6 +99,22 @@ extension HCIMachine {
             return
         }
         feed(.security(.encryptionDetails(enabledValue: e.encryptionEnabled, keySize: keySize)), handle: e.handle, record, infer: false)
+    }
+
+    /// A user step the controller asks this side about, held until the host answers it.
+    private func userAsked(_ peer: BDAddress, _ record: CaptureRecord) {
+        guard classic.pendingUserSteps.count < ClassicHCIState.maxHeld else { return }
+        classic.pendingUserSteps[ClassicHCIState.key(record.controllerIndex, peer.description)] = (record.frame, record.timestamp)
+    }
+
+    /// The host's answer to the user step it was asked: the user's, with the time since the request.
+    private func userAnswered(_ peer: BDAddress, accepted: Bool, verb: String, _ record: CaptureRecord) {
+        guard let asked = classic.pendingUserSteps.removeValue(forKey: ClassicHCIState.key(record.controllerIndex, peer.description))
+        else { return }
+        let answer = SecurityPairing.UserAnswer(
+            accepted: accepted, requestFrame: asked.frame, frame: record.frame,
+            microseconds: record.timestamp.microseconds(since: asked.timestamp), verb: verb)
+        feed(.security(.userAnswered(answer)), peer: peer, record)
     }
 
     /// `input` to the BR/EDR link open with `peer` on the record's controller (none: the event stays evidence only).

@@ -360,6 +360,16 @@ import Testing
                 return .tsharkPairedIgnoringDirection
             }
         }
+        // Both sides act as client at once (the rgbCTF G613 keyboard reads the host's Device Name, 227, while the host's
+        // Read Request 226 is outstanding): tshark pairs the keyboard's Read Response 230 with the keyboard's own
+        // request 227 and decodes its value by that handle (0x0003, Device Name: no raw value), where it answers the
+        // host's 226 (HID Information 0x0023, 11 01 00 03). A response never answers a request its own sender made.
+        if let theirRequest = t.requestFrame, let ourRequest = o.requestFrame, theirRequest != ourRequest,
+            ours[theirRequest]?.direction == o.direction, ours[ourRequest]?.direction == o.direction.reversed,
+            ours[ourRequest]?.connection == o.connection
+        {
+            return .tsharkPairedIgnoringDirection
+        }
         // tshark paired the response with a request that another response already answered, and decoded its
         // values by that request's type (a Device Name read as characteristic declarations: extra "handles").
         if let theirRequest = t.requestFrame, let ourRequest = o.requestFrame, theirRequest != ourRequest, t.value.isEmpty,

@@ -55,8 +55,9 @@ import Testing
         // The link-fact and SCO/eSCO commands are the link's and the synchronous links' (ClassicLinkTests), not evidence:
         // Change Connection Packet Type, Accept Connection Request, Remote Name Request, (Enhanced) Setup, Accept and
         // Reject Synchronous Connection. IO Capability Request Reply (0x042B, 7.1.29) is the link's security record's
-        // (SecurityRecordRuleTests). Remote Name Request is evidence too (HH-04 reads a cancel after it completed).
-        let facts: Set<UInt16> = [0x040F, 0x0409, 0x0419, 0x0428, 0x0429, 0x042A, 0x043D, 0x043E, 0x042B]
+        // (SecurityRecordRuleTests), and so are the user's answers, User Confirmation and Passkey Request (Negative)
+        // Reply (0x042C–0x042F, 7.1.30–33). Remote Name Request is evidence too (HH-04 reads a cancel after it completed).
+        let facts: Set<UInt16> = [0x040F, 0x0409, 0x0419, 0x0428, 0x0429, 0x042A, 0x043D, 0x043E, 0x042B, 0x042C, 0x042D, 0x042E, 0x042F]
         #expect(Set(linkControl) == Set<UInt16>([0x0405, 0x040B, 0x040C, 0x0411, 0x0413, 0x041A]).union(facts))
         #expect(
             HCIEvidence.classicCommandOpcodes.map(\.rawValue).sorted() == [0x0405, 0x040B, 0x040C, 0x0411, 0x0419, 0x041A, 0x0C1A])

@@ -181,6 +181,59 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(Self.ssp(localIO: 1, peerIO: 3, authReq: 0x04, keyType: 0x07)).of("SEC-13").isEmpty)
         }
 
+        /// This side's user's answer to the user step, and how long it took (the blueprobe moto g04s's first pairing
+        /// with the Echo Auto: User Confirmation Request, then the Reply 23.2 s later). Confirmation Request at 6 (1 s),
+        /// Reply at 7 (24.2 s): "this side's user confirmed after 23.2 s (6 → 7)". Near misses: a Negative Reply is
+        /// "rejected"; no answer in the log: none told.
+        @Test func theUsersAnswerAndHowLongItTook() throws {
+            func pairing(_ answer: (any HCIParameterSet)?) throws -> (SecurityPairing, String) {
+                var b = CaptureBuilder()
+                    .event(
+                        Self.event(
+                            ConnectionComplete {
+                                $0.handle = Self.handle; $0.address = Self.peer; $0.linkType = 1
+                            })
+                    )
+                    .event(Self.event(IOCapabilityRequest { $0.address = Self.peer }))
+                    .command(
+                        Self.command(
+                            IOCapabilityRequestReply {
+                                $0.address = Self.peer; $0.ioCapability = 1; $0.authenticationRequirements = 5
+                            })
+                    )
+                    .event(HCIBuild.commandComplete(HCICommand(ogf: 0x01, ocf: 0x002B)))
+                    .event(
+                        Self.event(
+                            IOCapabilityResponse {
+                                $0.address = Self.peer; $0.ioCapability = 3; $0.authenticationRequirements = 4
+                            })
+                    )
+                    .at(microsecondsFromStart: 1_000_000)
+                    .event(
+                        Self.event(
+                            UserConfirmationRequest {
+                                $0.address = Self.peer; $0.numericValue = 466_510
+                            })
+                    )
+                    .at(microsecondsFromStart: 24_200_000)
+                if let answer { b = b.declaredCommand(answer) }
+                b = b.event(Self.event(SimplePairingComplete { $0.address = Self.peer }))
+                let r = try RuleTest.diagnose(b)
+                let c = try #require(CaptureAnalysis.analyze(try b.captureFile(), observing: Observing()).connections.first)
+                let security = r.story.sentences.first { $0.text.hasPrefix("Security:") }?.text ?? ""
+                return (try #require(c.machine.securityRecord.pairings.first), security)
+            }
+            let (confirmed, line) = try pairing(UserConfirmationRequestReply { $0.address = Self.peer })
+            #expect(
+                confirmed.userAnswer
+                    == SecurityPairing.UserAnswer(accepted: true, requestFrame: 6, frame: 7, microseconds: 23_200_000, verb: "confirmed"))
+            #expect(line.contains("this side's user confirmed after 23.2 s (6 → 7)"), "\(line)")
+            let (rejected, _) = try pairing(UserConfirmationRequestNegativeReply { $0.address = Self.peer })
+            #expect(rejected.userAnswer?.accepted == false && rejected.userAnswer?.verb == "rejected")
+            let (none, quiet) = try pairing(nil)
+            #expect(none.userAnswer == nil && !quiet.contains("user"))
+        }
+
         /// Secure Simple Pairing's Passkey Entry (Vol 3, Part C, Table 5.7): the KeyboardOnly side types what the other
         /// shows; two KeyboardOnly sides both type it; Numeric Comparison has no passkey.
         @Test func sspPasskeyEntrySaysWhoShowsThePasskeyAndWhoAskedForMITM() throws {

@@ -103,7 +103,8 @@ import Testing
     }
 
     /// tshark (BTlogs22): the Echo Auto's link, Disconnect at 14926 refused 0x12 at 14927, Disconnection Complete 0x13
-    /// at 14928; its SSP from 13425 (IO Capability Request) with 4c:17:44:79:6b:59.
+    /// at 14928; its SSP from 13425 (IO Capability Request) with 4c:17:44:79:6b:59, the user's confirmation 23.2 s after
+    /// the request.
     @Test func theFirstPairingsDeviceAndTheRefusedDisconnect() throws {
         guard let out = try Self.of(Self.keyboard) else { return }
         #expect(
@@ -113,5 +114,7 @@ import Testing
                     "Echo Auto F47Q (4C:17:44:79:6B:59) ×1: 1 ended by the peer (0x13 Remote User Terminated Connection) while this side's Disconnect was refused (0x12)"
                 ]) != nil, "\(out.story.map(\.text))")
         #expect(out.sentence("security", containing: ["1 Secure Simple Pairing with Echo Auto F47Q started (13425; "]) != nil)
+        // tshark: User Confirmation Request 13453 at 3394.578251 s, this side's Reply 13820 at 3417.746625 s (23.17 s).
+        #expect(out.sentence("security", containing: ["this side's user confirmed after 23.2 s (13453 → 13820)"]) != nil)
     }
 }

@@ -21,6 +21,10 @@ struct ClassicHCIState {
     var hostSettings: [UInt16: [HostSecuritySetting.Kind: HostSecuritySetting]] = [:]
     var hostSettingWrites: [UInt16: [HostSecuritySetting.Kind: HostSecuritySetting]] = [:]
 
+    /// By (controller, peer address): the user step the controller asked this side about (User Confirmation or
+    /// Passkey Request), until the host answers it.
+    var pendingUserSteps: [String: (frame: Int, timestamp: Timestamp)] = [:]
+
     static func key(_ controller: UInt16, _ address: String) -> String { "\(controller)/\(address)" }
     /// Bound on the held entries (a hostile log could page a new address per record).
     static let maxHeld = 4096

@@ -40,6 +40,17 @@ extension Story {
         return text
     }
 
+    /// `this side's user confirmed after 23.2 s (13453 → 13820)`; under a second no person answered: `this side
+    /// confirmed at once (0 ms, 148 → 149: its host, no user)` (a car kit's auto-confirm, Android's Just Works consent
+    /// skipped), inferred from the time alone.
+    static func userAnswerText(_ a: SecurityPairing.UserAnswer) -> String {
+        let frames = "\(a.requestFrame) → \(a.frame)"
+        guard a.microseconds >= 1_000_000 else {
+            return "this side \(a.verb) at once (\(BLEAnalysis.duration(a.microseconds)), \(frames): its host, no user)"
+        }
+        return "this side's user \(a.verb) after \(BLEAnalysis.duration(a.microseconds)) (\(frames))"
+    }
+
     static func pairingMethods(_ e: Evidence, le: Bool) -> String? {
         var names: [String] = []
         for c in e.connections where c.isLE == le {
@@ -53,6 +64,7 @@ extension Story {
                 if let roles = p.passkey { name += ", " + e.passkeyText(roles) }
                 if let type = p.linkKeyType { name += ", \(type)" }
                 if p.debugKeyFrame != nil { name += ", debug key" }
+                if let a = p.userAnswer { name += ", " + Self.userAnswerText(a) }
                 name += Self.declined(e, p)
                 // A zero IRK tells a security reviewer the device is trackable (SEC-20 says it at info, under the fold).
                 let zero = p.identities.filter(\.value.irkIsZero).keys.sorted { $0.rawValue < $1.rawValue }

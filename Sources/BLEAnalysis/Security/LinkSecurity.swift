@@ -246,6 +246,28 @@ public struct SecurityPairing: Hashable, Sendable {
     public var identities: [Sender: DistributedIdentity] = [:]
     /// BR/EDR: the new link key's type (Link Key Notification).
     public var linkKeyType: LinkKeyType?
+    /// BR/EDR: how this side's user answered the user step, and how long it took (nil: no answer in the log).
+    public var userAnswer: UserAnswer?
+
+    /// This side's user's answer to a User Confirmation Request or User Passkey Request (Core Spec Vol 4, Part E,
+    /// 7.1.30–33, 7.7.42–43): accepted (Reply) or rejected (Negative Reply), the request's and the answer's frames,
+    /// and the time between them: how long the user took to confirm or type.
+    public struct UserAnswer: Hashable, Sendable {
+        public var accepted: Bool
+        public var requestFrame: Int
+        public var frame: Int
+        public var microseconds: Int64
+        /// `confirmed`, `rejected`, `typed the passkey`, `gave no passkey`.
+        public var verb: String
+
+        public init(accepted: Bool, requestFrame: Int, frame: Int, microseconds: Int64, verb: String) {
+            self.accepted = accepted
+            self.requestFrame = requestFrame
+            self.frame = frame
+            self.microseconds = microseconds
+            self.verb = verb
+        }
+    }
     public var outcome = Outcome.unfinished
     /// LE, inferred: the responder refused the Pairing Request, which did not set the SC flag, at once with
     /// Authentication Requirements or Encryption Key Size: it requires Secure Connections (SC Only mode, Vol 3, Part H,

@@ -45,6 +45,9 @@ extension SecurityTracker {
                 record.pairings[i].model = model
                 record.pairings[i].modelSource = .observed(frame: frame)
             }
+        case .userAnswered(let answer):
+            guard let i = openPairing else { return }
+            record.pairings[i].userAnswer = answer
         case .pinRequested:
             peerStarted(frame: frame, shownBy: "PIN Code Request")
             let i = classicPairing(.legacyPIN, frame: frame)

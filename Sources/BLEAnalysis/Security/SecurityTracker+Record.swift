@@ -32,6 +32,8 @@ enum SecurityInput: Equatable {
     case ioCapability(sender: EvidenceEvent.Sender, io: UInt8, oob: UInt8, authReq: UInt8)
     /// BR/EDR: the user step the controller asked for.
     case userStep(AssociationModel?)
+    /// BR/EDR: this side's user answered the user step (User Confirmation or Passkey Request Reply, or Negative Reply).
+    case userAnswered(SecurityPairing.UserAnswer)
     /// BR/EDR: PIN Code Request: legacy pairing.
     case pinRequested
     /// BR/EDR: Link Key Notification: the pairing made a key of this type.

@@ -51,6 +51,46 @@ public struct RemoteOOBDataRequest: HCIParameterSet {
     public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
 }
 
+/// User Confirmation Request Reply (7.1.30) and Negative Reply (7.1.31): this side's user accepted or rejected the
+/// pairing the User Confirmation Request asked about.
+public struct UserConfirmationRequestReply: HCIParameterSet {
+    public var address = BDAddress(0)
+    public init() {}
+    public static let carrier = HCICarrier.command(HCICommand(ogf: 0x01, ocf: 0x002C))
+    public static let name = "User Confirmation Request Reply"
+    public static let fields: [HCIField<Self>] = [.address("address", \.address)]
+    public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
+}
+
+public struct UserConfirmationRequestNegativeReply: HCIParameterSet {
+    public var address = BDAddress(0)
+    public init() {}
+    public static let carrier = HCICarrier.command(HCICommand(ogf: 0x01, ocf: 0x002D))
+    public static let name = "User Confirmation Request Negative Reply"
+    public static let fields: [HCIField<Self>] = [.address("address", \.address)]
+    public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
+}
+
+/// User Passkey Request Reply (7.1.32) and Negative Reply (7.1.33): the passkey this side's user typed, or none.
+public struct UserPasskeyRequestReply: HCIParameterSet {
+    public var address = BDAddress(0)
+    public var passkey: UInt32 = 0
+    public init() {}
+    public static let carrier = HCICarrier.command(HCICommand(ogf: 0x01, ocf: 0x002E))
+    public static let name = "User Passkey Request Reply"
+    public static let fields: [HCIField<Self>] = [.address("address", \.address), .u32("passkey", \.passkey)]
+    public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
+}
+
+public struct UserPasskeyRequestNegativeReply: HCIParameterSet {
+    public var address = BDAddress(0)
+    public init() {}
+    public static let carrier = HCICarrier.command(HCICommand(ogf: 0x01, ocf: 0x002F))
+    public static let name = "User Passkey Request Negative Reply"
+    public static let fields: [HCIField<Self>] = [.address("address", \.address)]
+    public var description: String { Self.name + " " + HCIFieldText.summary(self, Self.fields) }
+}
+
 /// User Passkey Notification (7.7.48): this side shows the passkey the peer enters (Passkey Entry).
 public struct UserPasskeyNotification: HCIParameterSet {
     public var address = BDAddress(0)

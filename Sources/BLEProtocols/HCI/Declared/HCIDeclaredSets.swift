@@ -17,6 +17,9 @@ public enum HCIDeclaredSets {
         // Secure Simple Pairing's user steps and the key size in force (7.1.29, 7.5.7, 7.7.42–44, 7.7.48).
         IOCapabilityRequestReply.self, UserConfirmationRequest.self, UserPasskeyRequest.self, RemoteOOBDataRequest.self,
         UserPasskeyNotification.self, ReadEncryptionKeySize.self, ReadEncryptionKeySizeReturn.self,
+        // This side's user's answers to the user steps (7.1.30–33).
+        UserConfirmationRequestReply.self, UserConfirmationRequestNegativeReply.self, UserPasskeyRequestReply.self,
+        UserPasskeyRequestNegativeReply.self,
         // BR/EDR link facts: the remote's name, features and version, mode, subrating, supervision timeout, packet types
         // (7.7.4, 7.7.7, 7.7.11, 7.7.27, 7.7.29, 7.7.34, 7.7.37, 7.7.46; 7.1.14, 7.1.19, 7.2.2–3, 7.2.8, 7.2.14, 7.3.42).
         ConnectionRequest.self, RemoteNameRequestComplete.self, ReadRemoteSupportedFeaturesComplete.self, MaxSlotsChange.self,
