@@ -140,25 +140,46 @@ extension Story {
     /// (a link opened while another was up), the first such pair with how long both were up; with more, how many times
     /// and the most at once. Nil when the links followed one another.
     static func overlap(_ links: [Connection], _ e: Evidence) -> (text: String, frames: [Int])? {
-        let lives = links.map { c in (c: c, start: c.startTime, end: c.endTime ?? e.lastTime ?? c.startTime) }.sorted {
-            $0.start < $1.start
+        // Plain indices and a struct, not tuples of connections in closures: the release build's SIL ownership
+        // verifier crashed on the first version (swift 6.3.1, "Found ownership error?!" in this function).
+        let order = links.indices.sorted { links[$0].startTime < links[$1].startTime }
+        var ends: [Timestamp] = []
+        for k in order { ends.append(links[k].endTime ?? e.lastTime ?? links[k].startTime) }
+        var first: OverlapPair? = nil
+        var count = 0, most = 1
+        for position in order.indices {
+            let b = links[order[position]]
+            var up = 0
+            for earlier in 0..<position where ends[earlier] > b.startTime {
+                up += 1
+                count += 1
+                if first == nil {
+                    first = OverlapPair(a: order[earlier], b: order[position], from: b.startTime, to: min(ends[earlier], ends[position]))
+                }
+            }
+            most = max(most, up + 1)
         }
-        var pairs: [(a: Connection, b: Connection, from: Timestamp, to: Timestamp)] = []
-        var most = 1
-        for (i, b) in lives.enumerated() {
-            let up = lives[..<i].filter { $0.end > b.start }
-            most = max(most, up.count + 1)
-            for a in up { pairs.append((a.c, b.c, b.start, min(a.end, b.end))) }
+        guard let pair = first else { return nil }
+        let a = links[pair.a], b = links[pair.b]
+        var endFrames: [Int] = []
+        for c in [a, b] {
+            if let end = c.endTime, end <= pair.to, let frame = c.endFrame { endFrames.append(frame) }
         }
-        guard let first = pairs.first else { return nil }
-        let ends = [first.a, first.b].filter { $0.endTime.map { $0 <= first.to } ?? false }.compactMap(\.endFrame)
-        let until = ends.min().map(String.init) ?? "the log's end"
-        let who = [first.a, first.b].map { nameAlone(e.deviceName($0)) }
+        let until = endFrames.min().map(String.init) ?? "the log's end"
+        let who = [nameAlone(e.deviceName(a)), nameAlone(e.deviceName(b))]
         var text =
-            "2 links up at once for \(BLEAnalysis.duration(first.to.microseconds(since: first.from))) (\(first.b.startFrame)–\(until): "
+            "2 links up at once for \(BLEAnalysis.duration(pair.to.microseconds(since: pair.from))) (\(b.startFrame)–\(until): "
             + (who[0] == who[1] ? "both \(who[0])" : who.joined(separator: ", ")) + ")"
-        if pairs.count > 1 { text += ", \(plural(pairs.count, "such overlap")) in all" + (most > 2 ? ", up to \(most) links at once" : "") }
-        return (text, [first.b.startFrame] + ends.prefix(1))
+        if count > 1 { text += ", \(plural(count, "such overlap")) in all" + (most > 2 ? ", up to \(most) links at once" : "") }
+        return (text, [b.startFrame] + endFrames.prefix(1))
+    }
+
+    /// Two links up at once: indices into the links, and when both were up.
+    private struct OverlapPair {
+        var a: Int
+        var b: Int
+        var from: Timestamp
+        var to: Timestamp
     }
 }
 
