@@ -203,6 +203,12 @@ class Truth:
             return
         if opcode in CREATE_OPCODES:
             self.create.pop(p["adapter"], None)  # the attempt never started
+        if opcode == 0x0406 and command_frame is not None:
+            # A refused Disconnect never took effect: an end that follows is the peer's (the blueprobe moto g04s:
+            # Disconnect 22344 refused 0x12 at 22345, the Echo Auto's 0x13 at 22346).
+            for link in self.open.values():
+                if link["local"] is not None and link["local"][0] == command_frame:
+                    link["local"] = None
         self.emit("command-error", p["frame"], opcode=opcode, status=status,
                   command_frame=command_frame, **self.extra(p))
 

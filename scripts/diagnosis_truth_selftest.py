@@ -360,6 +360,11 @@ def bredr_capture():
     c.complete(0x040B, b"\x00" + b, 60.102)                               # 49
     c.event(0x06, b"\x06" + h4, 60.2)                                      # 50 Authentication Complete 0x06
     c.event(0x05, b"\x00" + h4 + b"\x06", 60.25)                           # 51 ended 0x06: the same failure
+    h5 = struct.pack("<H", 0x0005)
+    c.event(0x03, complete(0x00, b, h5), 70.0)                            # 52
+    c.command(0x0406, h5 + b"\x13", 71.0)                                  # 53 Disconnect
+    c.status(0x0406, 0x12, 71.001)                                        # 54 refused
+    c.event(0x05, b"\x00" + h5 + b"\x13", 71.1)                            # 55 the peer's end, not this side's
     return btsnoop(1002, c.records)
 
 
@@ -399,6 +404,12 @@ BREDR_EXPECTED = [
     {"class": "disconnection", "frame": 51, "handle": 4, "status": 0, "reason": 6, "local_command_frame": None,
      "local_reason": None, "connect_frame": 46, "seconds_since_connect": 0.25, "quality_report_frame": None,
      "severity": "info"},
+    {"class": "command-error", "frame": 54, "opcode": 0x0406, "status": 0x12, "command_frame": 53,
+     "severity": "error"},
+    # 55: this side's Disconnect was refused (54), so the 0x13 is the peer's: no local command.
+    {"class": "disconnection", "frame": 55, "handle": 5, "status": 0, "reason": 0x13, "local_command_frame": None,
+     "local_reason": None, "connect_frame": 52, "seconds_since_connect": 1.1, "quality_report_frame": None,
+     "severity": "error"},
 ]
 
 
