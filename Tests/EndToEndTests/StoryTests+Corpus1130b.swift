@@ -116,5 +116,12 @@ import Testing
         #expect(out.sentence("security", containing: ["1 Secure Simple Pairing with Echo Auto F47Q started (13425; "]) != nil)
         // tshark: User Confirmation Request 13453 at 3394.578251 s, this side's Reply 13820 at 3417.746625 s (23.17 s).
         #expect(out.sentence("security", containing: ["this side's user confirmed after 23.2 s (13453 → 13820)"]) != nil)
+        // The same fact in `report --format json` (schemas/security.schema.json, pairing.user_answer): 23,168,374 µs.
+        let path = try #require(TestEnvironment.corpusDirectory) + "/" + Self.keyboard
+        let json = try Blescope.run(["report", "--format", "json", path]).stdout
+        #expect(
+            json.contains(
+                #""user_answer":{"accepted":true,"verb":"confirmed","request_frame":13453,"frame":13820,"microseconds":23168374}"#),
+            "\(json.count) bytes")
     }
 }

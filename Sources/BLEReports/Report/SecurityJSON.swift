@@ -138,6 +138,17 @@ public enum SecurityJSON {
         w.field("curve", p.curve)
         w.field("debug_key_frame", p.debugKeyFrame)
         w.field("link_key_type", p.linkKeyType?.description)
+        if let a = p.userAnswer {
+            w.beginObject("user_answer")
+            w.field("accepted", a.accepted)
+            w.field("verb", a.verb)
+            w.field("request_frame", a.requestFrame)
+            w.field("frame", a.frame)
+            w.field("microseconds", a.microseconds)
+            w.endObject()
+        } else {
+            w.fieldNull("user_answer")
+        }
         w.field("keys_central", p.distributed[.local]?.description)
         w.field("keys_peripheral", p.distributed[.peer]?.description)
         identity(p.identities[.local], "identity_central", to: &w)
