@@ -16,36 +16,39 @@ public struct HostSecuritySetting: Hashable, Sendable {
         /// Part C, 5.2.2.4), before the host has a say.
         case authenticationEnable
 
-        var read: HCICommand {
+        /// What the log and the report need of a setting, in one place.
+        struct Declaration {
+            /// The OCFs of its Read and Write commands (OGF 0x03).
+            let readOCF: UInt16, writeOCF: UInt16
+            let settingName: String, reportLabel: String
+            /// The value the report's pairing cell mentions: the one that differs from every current host's; nil for
+            /// a setting it always mentions.
+            let notableValue: Bool?
+        }
+
+        var declaration: Declaration {
             switch self {
-            case .secureConnectionsHost: HCICommand(ogf: 0x03, ocf: 0x0079)
-            case .simplePairingMode: HCICommand(ogf: 0x03, ocf: 0x0055)
-            case .authenticationEnable: HCICommand(ogf: 0x03, ocf: 0x001F)
+            case .secureConnectionsHost:
+                Declaration(
+                    readOCF: 0x0079, writeOCF: 0x007A, settingName: "Secure Connections Host Support",
+                    reportLabel: "this side's Secure Connections host support", notableValue: nil)
+            case .simplePairingMode:
+                Declaration(
+                    readOCF: 0x0055, writeOCF: 0x0056, settingName: "Simple Pairing Mode",
+                    reportLabel: "this side's Simple Pairing mode", notableValue: false)
+            case .authenticationEnable:
+                Declaration(
+                    readOCF: 0x001F, writeOCF: 0x0020, settingName: "Authentication Enable",
+                    reportLabel: "this side's Authentication Enable (every link authenticated at setup)",
+                    notableValue: true)
             }
         }
-        var write: HCICommand {
-            switch self {
-            case .secureConnectionsHost: HCICommand(ogf: 0x03, ocf: 0x007A)
-            case .simplePairingMode: HCICommand(ogf: 0x03, ocf: 0x0056)
-            case .authenticationEnable: HCICommand(ogf: 0x03, ocf: 0x0020)
-            }
-        }
+        var read: HCICommand { HCICommand(ogf: 0x03, ocf: declaration.readOCF) }
+        var write: HCICommand { HCICommand(ogf: 0x03, ocf: declaration.writeOCF) }
         /// The setting's name in the spec, e.g. `Secure Connections Host Support`.
-        public var settingName: String {
-            switch self {
-            case .secureConnectionsHost: "Secure Connections Host Support"
-            case .simplePairingMode: "Simple Pairing Mode"
-            case .authenticationEnable: "Authentication Enable"
-            }
-        }
+        public var settingName: String { declaration.settingName }
         /// How the report names it beside the pairing.
-        public var reportLabel: String {
-            switch self {
-            case .secureConnectionsHost: "this side's Secure Connections host support"
-            case .simplePairingMode: "this side's Simple Pairing mode"
-            case .authenticationEnable: "this side's Authentication Enable (every link authenticated at setup)"
-            }
-        }
+        public var reportLabel: String { declaration.reportLabel }
         static let byWrite = Dictionary(uniqueKeysWithValues: allCases.map { ($0.write, $0) })
         static let byRead = Dictionary(uniqueKeysWithValues: allCases.map { ($0.read, $0) })
     }
@@ -96,12 +99,7 @@ extension LinkSecurity {
         var text = ""
         for kind in HostSecuritySetting.Kind.allCases {
             guard let setting = hostSettings[kind] else { continue }
-            let notable =
-                switch kind {
-                case .secureConnectionsHost: true
-                case .simplePairingMode: !setting.on
-                case .authenticationEnable: setting.on
-                }
+            let notable = kind.declaration.notableValue.map { $0 == setting.on } ?? true
             if notable { text += "; \(kind.reportLabel): \(setting.description)" }
         }
         return text
