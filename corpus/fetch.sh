@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15, 2026-11-30-16, 2026-11-30-17 or 2026-11-30-18: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15, 2026-11-30-16, 2026-11-30-17, 2026-11-30-18 or 2026-12-01-19: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -249,6 +249,11 @@ hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 7abcc1ce5b09ba4529c
 hectorbor/Blueprobe 8b76bb094ef2675bc5e3343fbae8b78ed5bf577e 9b6106277552064fdca40ebcac4ec45b4c08e567f75d9421dd8a981a4db28ade android-btsnoop_blueprobe-unisoc-from-reset-echo-auto-first-ssp-pairing-466510-confirmed-23s-le-legacy-justworks-band-disconnect-refused-12-then-13.log logs/tests/BTlogs22/FS/data/misc/bluetooth/logs/btsnoop_hci.log
 # added 2026-11-30-18
 TeamRocketIst/ctf-usb-keyboard-parser fdd02d6b0ae55b8717664c01e503152d39ef6459 04b1360697bf7a45528e294205c64997f40cb995408ec092a9250e07754a18b3 btmon-w-dl2001_rgbctf2020-bluez-logitech-g613-le-legacy-passkey-entry-sc-asked-keyboard-only-host-displays-hogp.btsnoop ctf_inputs/btsnoop/rgbctf2020_PI_1_MagicInTheAir
+# added 2026-12-01-19
+merlinschumacher/nelko-p21-capture 6ebd338033b7cea4afaf128e4fc72dfdfa7b8513 7243e165318174d4c8d2fc673e1dcf515dbbc6d7e595d4ab533fa4b859b84767 pcapng-gz-lt201-h4phdr-androiddump_nelko-p21-fireos-tablet-ssp-justworks-confirmed-4s-spp-tspl-print-stored-key-reconnect-peer-disc-13-x2.pcapng nelko_bt_capture.pcapng
+blue-heron/blue_heron 20ac619c14dbf4090a50657894fe8ae40b3f91f5 f02ddbce4a703600d5ffe2ef1dbc2361505050fea68fb07e17b57e224a1a1d20 android-btsnoop-cfa-qcom-0edc_blueheron-oneplus6-from-reset-le-ext-create-govee-telink-gatt-cud-write-not-permitted-x2-write-notify-no-pairing.cfa test/fixtures/hci_snoop_2020_09_08_18_54_17.cfa
+blue-heron/blue_heron 20ac619c14dbf4090a50657894fe8ae40b3f91f5 0c86f788949eb421d57bad1d78ba8364853e59ba1c02849c175e5ef34b94aaba pklg-btstack-be_blueheron-libusb-realtek-rtk41-from-reset-le-central-govee-gatt-discovery-write-cmd-host-disc-16-internal-events.pklg test/fixtures/btstack_govee_btled.pklg
+blue-heron/blue_heron 20ac619c14dbf4090a50657894fe8ae40b3f91f5 bbb6f5398208d21df11b0002dad8bd0d9263c4c4dcfb2966f4547ecab88a8fa8 android-btsnoop-acl-only-sent-half_blueheron-oneplus6-govee-gatt-57-sent-acl-of-the-cfa-no-events-no-responses.log test/fixtures/govee-ledstrip.log
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
