@@ -56,6 +56,7 @@ public func diagnosisRuleTable() -> [any DiagnosisRule.Type] {
         SEC19InvalidPublicKey.self,
         SEC20ZeroIdentityKey.self,
         SEC21FixedEncryptionRandom.self,
+        SEC22UserStepAnsweredByHost.self,
         // ATT and GATT
         GATT01RequestTimedOut.self,
         GATT02ProtocolViolation.self,

@@ -51,6 +51,7 @@ import Testing
     static let securityRecord: [(id: String, severity: String)] = [
         ("SEC-08", "E"), ("SEC-09", "E"), ("SEC-10", "W"), ("SEC-11", "E"), ("SEC-12", "W"), ("SEC-13", "W"), ("SEC-14", "E"),
         ("SEC-15", "W"), ("SEC-16", "W"), ("SEC-17", "E"), ("SEC-18", "E"), ("SEC-19", "E"), ("SEC-20", "I"), ("SEC-21", "E"),
+        ("SEC-22", "W"),
     ]
 
     /// The link-layer compliance rules last (issue 45 point 3; air captures).

@@ -45,7 +45,7 @@ extension Story {
     /// skipped), inferred from the time alone.
     static func userAnswerText(_ a: SecurityPairing.UserAnswer) -> String {
         let frames = "\(a.requestFrame) → \(a.frame)"
-        guard a.microseconds >= 1_000_000 else {
+        guard !a.answeredByHost else {
             return "this side \(a.verb) at once (\(BLEAnalysis.duration(a.microseconds)), \(frames): its host, no user)"
         }
         return "this side's user \(a.verb) after \(BLEAnalysis.duration(a.microseconds)) (\(frames))"
