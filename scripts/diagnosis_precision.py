@@ -135,6 +135,7 @@ TRUTH = {
     "SEC-20": cls("irk-zero"),
     # diagnosis_truth_lmp.py's (cached as <name>.lmp.jsonl): a controller's LMP trace
     "SEC-21": cls("lmp-en-rand-fixed"),
+    "SEC-22": cls("host-answered-user-step"),
     # diagnosis_truth_audio.py's classes (cached as <name>.audio.jsonl)
     "LA-02": cls("ase-operation-refused"),
     "LA-03": cls("iso-sdu-lost"),
@@ -181,6 +182,8 @@ RULE_TRUTHS = [
     ({"TP-03", "TP-04", "SC-01"}, "diagnosis_truth_throughput.py", ".throughput.jsonl"),
     ({"SC-02"}, "diagnosis_truth_attempts.py", ".attempts.jsonl"),
     ({"SEC-08", "SEC-09", "SEC-21"}, "diagnosis_truth_lmp.py", ".lmp.jsonl"),
+    # .security2.jsonl: with SEC-22's class (the .security.jsonl of earlier runs have none).
+    ({"SEC-22"}, "diagnosis_truth_security2.py", ".security2.jsonl"),
 ]
 
 # Rules whose evidence has several kinds, of which the truth extracts some: a firing of another kind is unjudged.

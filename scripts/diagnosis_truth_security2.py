@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """How each pairing and encryption went, read by tshark alone: the truth for the security rules the other truth
-scripts have no class for (SEC-08, SEC-09, SEC-10, SEC-12, SEC-13, SEC-14, SEC-15, SEC-19, SEC-20; issue 45, issue 48 point 4).
+scripts have no class for (SEC-08, SEC-09, SEC-10, SEC-12, SEC-13, SEC-14, SEC-15, SEC-19, SEC-20, SEC-22; issue 45, issue
+48 point 4).
 
 Usage: scripts/diagnosis_truth_security2.py [--base-name] CAPTURE...
 Output: one JSON object per capture per line, {"file", "events": [...]}, events sorted by frame. Each event: class,
@@ -52,6 +53,15 @@ e.g. Encryption Change v2 0x59), merged in frame order. Classes, each a reading 
   public-key-invalid   (SEC-19) an SMP Pairing Public Key (0x0C) in a pairing whose Request/Response made it legacy
                        (no public key belongs there: Part H 2.3.5.6) or whose point is not on P-256 (FIPS 186-4
                        D.1.2.3; the Invalid Curve attack): frame = the key, why.
+  host-answered-user-step  (SEC-22) BR/EDR: this side's User Confirmation Request Reply (0x042C) under 1 s after the
+                       User Confirmation Request (0x33) of a pairing whose IO capability exchange makes it Numeric
+                       Comparison (Vol 3, Part C, Table 5.7), or its User Passkey Request Reply (0x042E) under 1 s
+                       after a User Passkey Request (0x34) of a Passkey Entry one, and the Link Key Notification after
+                       it authenticated (0x05, 0x08): no person answered, yet the key claims MITM protection. frame =
+                       the Reply, frames = the request and the Link Key Notification, microseconds. Times are tshark's,
+                       except in a PacketLogger log whose seconds field counts milliseconds (every time a whole unit,
+                       and most commands answered a unit or more later, which HCI round trips of milliseconds never
+                       are on a clock of seconds: BTstack's Windows port), read as milliseconds.
   irk-zero             (SEC-20) an SMP Identity Information (0x08) whose IRK is sixteen zero bytes (Vol 3, Part H,
                        3.6.4; Vol 6, Part B, 4.7: a zero peer IRK means the identity address is used, no privacy):
                        frame = the PDU.
@@ -65,7 +75,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from diagnosis_truth import TSHARK, events_main, hci_packets  # noqa: E402
-from smp_method import TABLE, ssp_method  # noqa: E402
+from smp_method import NC, TABLE, ssp_method  # noqa: E402
 
 JW, PE = "Just Works", "Passkey Entry"
 P256_P = 2 ** 256 - 2 ** 224 + 2 ** 192 + 2 ** 96 - 1
@@ -140,13 +150,17 @@ def address(raw):
     return ":".join("%02x" % b for b in raw[::-1])
 
 
-def hci_facts(path):
-    """(frame, kind, data) from the raw HCI commands and events."""
+def hci_facts(path, clock=None):
+    """(frame, kind, data) from the raw HCI commands and events; `clock` (a ``Clock``) sees every command and answer."""
+    clock = clock if clock is not None else Clock()
     for p in hci_packets(path):
         raw, ad, frame = p["raw"], p["adapter"] or 0, p["frame"]
         handle = lambda b: "%s/%d" % (ad, int.from_bytes(b, "little") & 0x0FFF)  # noqa: E731
+        clock.see(p)
         if p["kind"] == "cmd" and len(raw) >= 3:
             opcode, q = int.from_bytes(raw[0:2], "little"), raw[3:]
+            if opcode in (0x042C, 0x042E) and len(q) >= 6:
+                yield frame, "user-answer", {"peer": address(q[0:6]), "opcode": opcode, "time": p["time"]}
             if opcode == 0x2019 and len(q) >= 28:
                 yield frame, "start", {"link": handle(q[0:2]), "rand": int.from_bytes(q[2:10], "little"),
                                        "ediv": int.from_bytes(q[10:12], "little")}
@@ -179,11 +193,39 @@ def hci_facts(path):
             yield frame, "pin-request", {"peer": address(q[0:6])}
         elif code in (0x31, 0x33, 0x34, 0x36) and len(q) >= 6:
             peer = address(q[1:7]) if code == 0x36 else address(q[0:6])
-            yield frame, "ssp-step", {"peer": peer, "code": code, "status": q[0] if code == 0x36 else 0}
+            yield frame, "ssp-step", {"peer": peer, "code": code, "status": q[0] if code == 0x36 else 0, "time": p["time"]}
         elif code == 0x32 and len(q) >= 9:
             yield frame, "io-peer", {"peer": address(q[0:6]), "io": q[6], "oob": q[7], "auth": q[8]}
         elif code == 0x18 and len(q) >= 23:
             yield frame, "link-key", {"peer": address(q[0:6]), "key": q[6:22].hex(), "type": q[22]}
+
+
+class Clock:
+    """Whether the log's seconds field counts milliseconds (BTstack's Windows port wrote PacketLogger files so): every
+    time a whole unit, and of at least 4 commands answered (Command Complete 0x0E / Status 0x0F for their opcode), 90 %
+    answered one unit or more later. HCI round trips take milliseconds: on a clock of seconds nearly all fall within
+    the unit."""
+
+    def __init__(self):
+        self.whole = True
+        self.sent = {}  # opcode -> time
+        self.answered = self.late = 0
+
+    def see(self, p):
+        raw, t = p["raw"], p["time"]
+        self.whole = self.whole and t == int(t)
+        if p["kind"] == "cmd" and len(raw) >= 2:
+            self.sent[int.from_bytes(raw[0:2], "little")] = t
+        elif p["kind"] == "evt" and len(raw) >= 6 and raw[0] in (0x0E, 0x0F):
+            sent = self.sent.pop(int.from_bytes(raw[3:5] if raw[0] == 0x0E else raw[4:6], "little"), None)
+            if sent is not None:
+                self.answered += 1
+                self.late += t - sent >= 1
+
+    def scale(self):
+        """Microseconds per unit of the log's times."""
+        milliseconds = self.whole and self.answered >= 4 and self.late >= 0.9 * self.answered
+        return 1000 if milliseconds else 1_000_000
 
 
 def le_method(req, rsp):
@@ -222,7 +264,8 @@ class Security:
         self.keys = {}         # key -> (peer, frame)
         self.bonds = {}        # peer -> frame of a bonding pairing that encrypted the link
         self.links = {}        # link -> {"frame", "peer", "att", "encrypted"}
-        self.ssp = {}          # peer -> {"local", "peer", "frames"}
+        self.ssp = {}          # peer -> {"local", "peer", "frames", "asked", "answer"}
+        self.microseconds_per_unit = 1_000_000
 
     def emit(self, cls, frame, frames=(), **fields):
         event = {"class": cls, "frame": frame, "frames": sorted(set(frames) | {frame})}
@@ -342,12 +385,34 @@ class Security:
     def link_key(self, frame, d):
         self.key(frame, {"peer": d["peer"], "key": d["key"], "what": "link key"})
         s = self.ssp.pop(d["peer"], None)
+        if s:
+            self.host_answered(s, frame, d)
         if s and "local" in s and "peer" in s and (s["local"]["auth"] & 1 or s["peer"]["auth"] & 1):
             as_tuple = lambda x: (x["io"], x["oob"], x["auth"])  # noqa: E731
             method = ssp_method(as_tuple(s["local"]), as_tuple(s["peer"]))
             if method == JW and d["type"] not in AUTHENTICATED_LINK_KEYS:
                 self.emit("mitm-not-achieved", min(s["frames"]), s["frames"] + [frame], method=method,
                           pairing="ssp", key_type=d["type"], peer=d["peer"])
+
+    def user_answer(self, frame, d):
+        s = self.ssp.get(d["peer"])
+        if s and "asked" in s:
+            asked_frame, asked_time, code = s.pop("asked")
+            s["answer"] = {"frame": frame, "request": asked_frame, "opcode": d["opcode"], "code": code,
+                           "microseconds": round((d["time"] - asked_time) * self.microseconds_per_unit)}
+            s["frames"].append(frame)
+
+    def host_answered(self, s, frame, d):
+        """SEC-22's fact at the Link Key Notification `frame` of the pairing `s`."""
+        answer = s.get("answer")
+        if not answer or "local" not in s or "peer" not in s or d["type"] not in AUTHENTICATED_LINK_KEYS:
+            return
+        as_tuple = lambda x: (x["io"], x["oob"], x["auth"])  # noqa: E731
+        method = ssp_method(as_tuple(s["local"]), as_tuple(s["peer"]))
+        claimed = {(NC, 0x042C, 0x33), (PE, 0x042E, 0x34)}
+        if (method, answer["opcode"], answer["code"]) in claimed and answer["microseconds"] < 1_000_000:
+            self.emit("host-answered-user-step", answer["frame"], [answer["request"], frame], method=method,
+                      microseconds=answer["microseconds"], key_type=d["type"], peer=d["peer"])
 
     def pin_request(self, frame, d):
         self.emit("legacy-pairing", frame, method="PIN", peer=d["peer"])
@@ -373,14 +438,18 @@ class Security:
                 self.ssp[d["peer"]] = {"frames": [frame]}
         elif d["peer"] in self.ssp:
             self.ssp[d["peer"]]["frames"].append(frame)
+            if d["code"] in (0x33, 0x34):
+                self.ssp[d["peer"]]["asked"] = (frame, d["time"], d["code"])
             if d["code"] == 0x36 and d["status"]:
                 self.ssp.pop(d["peer"])
 
 
 def analyse(path):
-    facts = list(field_facts(path)) + list(hci_facts(path))
+    clock = Clock()
+    facts = list(field_facts(path)) + list(hci_facts(path, clock))
     facts.sort(key=lambda f: f[0])
     security = Security()
+    security.microseconds_per_unit = clock.scale()
     for frame, kind, data in facts:
         security.fact(frame, kind, data)
     security.finish()

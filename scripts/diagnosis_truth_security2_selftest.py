@@ -13,8 +13,8 @@ import tempfile
 
 from diagnosis_truth_selftest import H4, btsnoop
 
-PEER = {n: bytes([0xC0 | n, 0x11, 0x22, 0x33, 0x44, n]) for n in range(1, 7)}  # wire order (little-endian)
-K1, K2, K3, K4 = (bytes([n]) * 16 for n in (0xA1, 0xB2, 0xC3, 0xD4))
+PEER = {n: bytes([0xC0 | n, 0x11, 0x22, 0x33, 0x44, n]) for n in range(1, 9)}  # wire order (little-endian)
+K1, K2, K3, K4, K5, K6 = (bytes([n]) * 16 for n in (0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6))
 # The debug public key of Vol 3, Part H, 2.3.5.6.1, X and Y least significant octet first (on P-256: a near miss).
 DEBUG_KEY = bytes.fromhex("e69d350e480103ccdbfdf4ac1191f4efb9a5f9e9a7832c5e2cbe97f2d203b020"
                           "8bd28915d08e1c742430ed8fc24563765c15525abf9a32636deb2a65499c80dc")
@@ -103,6 +103,20 @@ def capture():
     c.pairing(0x46, 0x02, 0x03, 0x01, 16, 20.2, oob=1)                    # 53 capture, a near miss
     c.l2cap(0x46, 6, b"\x08" + bytes(16), 20.3, False)                   # 54 Identity Information, IRK zero
     c.l2cap(0x46, 6, b"\x08" + K3, 20.4, True)                           # 55 a real IRK: a near miss
+    c.event(0x31, PEER[7], 21.0)                                          # 56 Numeric Comparison, MITM
+    c.command(0x042B, PEER[7] + bytes([0x01, 0x00, 0x03]), 21.1)         # 57
+    c.event(0x32, PEER[7] + bytes([0x01, 0x00, 0x03]), 21.2)             # 58
+    c.event(0x33, PEER[7] + struct.pack("<I", 81602), 21.3)               # 59 User Confirmation Request
+    c.command(0x042C, PEER[7], 21.305)                                    # 60 confirmed 5 ms later: the host
+    c.event(0x36, b"\x00" + PEER[7], 21.4)                                # 61
+    c.event(0x18, PEER[7] + K5 + b"\x05", 21.5)                           # 62 authenticated P-192
+    c.event(0x31, PEER[8], 22.0)                                          # 63 near miss: a user's 2.5 s
+    c.command(0x042B, PEER[8] + bytes([0x01, 0x00, 0x03]), 22.1)         # 64
+    c.event(0x32, PEER[8] + bytes([0x01, 0x00, 0x03]), 22.2)             # 65
+    c.event(0x33, PEER[8] + struct.pack("<I", 974086), 22.3)              # 66
+    c.command(0x042C, PEER[8], 24.8)                                      # 67
+    c.event(0x36, b"\x00" + PEER[8], 24.9)                                # 68
+    c.event(0x18, PEER[8] + K6 + b"\x05", 25.0)                           # 69
     return btsnoop(1002, c.records)
 
 
@@ -133,6 +147,8 @@ EXPECTED = [
     {"class": "key-size-short", "frame": 50, "frames": [50], "size": 0, "source": "hci", "link": "0/71",
      "benign": "no key size reported"},
     {"class": "irk-zero", "frame": 54, "frames": [54], "link": "0/70"},
+    {"class": "host-answered-user-step", "frame": 60, "frames": [59, 60, 62], "method": "Numeric Comparison",
+     "microseconds": 5000, "key_type": 5, "peer": name(7)},
 ]
 
 
