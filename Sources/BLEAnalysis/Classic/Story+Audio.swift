@@ -4,7 +4,11 @@ import BLEProtocols
 /// The story's BR/EDR audio lines: what SDP found, the A2DP streams with their codec, rate and suspends, the hands-free
 /// connection with its codec negotiation, the SCO/eSCO links of the calls, AVRCP. Each cites its frames.
 extension Story {
-    static func audio(_ e: Evidence) -> [StorySentence] {
+    static func audio(_ e: Evidence) -> [StorySentence] { audioByDevice(e).flatMap { $0.told.map(\.sentence) } }
+
+    /// Each device's BR/EDR profiles (in the order the devices first appear), with their sentences; `anomaly` marks a
+    /// sentence that tells something going wrong (a codec fallback, AVDTP rejections), which keeps its own line.
+    static func audioByDevice(_ e: Evidence) -> [DeviceAudio] {
         // One device's links in a row (a headset reconnecting, a test run of sessions) tell the same profiles again: each
         // profile is said once per device, folded over its links, so the first screen still reaches security and the
         // findings (the BLUFFS logs: 15 audio lines for 5 sessions became 3).
@@ -16,30 +20,43 @@ extension Story {
             if links[who] == nil { devices.append(who) }
             links[who, default: []].append(p)
         }
-        var out: [StorySentence] = []
-        for who in devices {
+        return devices.map { who in
+            var out: [StorySentence] = []
+            var anomalies: [StorySentence] = []
             var ps = links[who]!
+            let all = ps
             // What the profiles did first (a call, a stream); the records SDP found last: they explain, the others
             // tell (the blueprobe midlog's SDP line, 5 lines long, pushed its call below the first screen).
             let sdp = folded(ps.compactMap { sdpLine($0, who: who) })
             // A codec fallback (Story+A2DPFallback) is one event: its streams are told there, the others as before.
             if let fallback = a2dpFallback(ps.flatMap(\.a2dp.streams), who: who) {
                 out.append(fallback.line)
+                anomalies.append(fallback.line)
                 for i in ps.indices { ps[i].a2dp.streams.removeAll { fallback.told.contains($0.configurationFrame) } }
             }
             let streams = ps.flatMap(\.a2dp.streams)
             if streams.count > 1, let line = a2dpFolded(streams, who: who) {
                 out.append(line)
-                out += folded(ps.compactMap { a2dpRejections($0, who: who) })
+                let rejections = folded(ps.compactMap { a2dpRejections($0, who: who) })
+                out += rejections
+                anomalies += rejections
             } else {
                 out += ps.flatMap { a2dpLines($0, who: who) }
+                anomalies += ps.compactMap { a2dpRejections($0, who: who) }
             }
             out += folded(ps.compactMap { hfpLine($0, e, who: who) })
             out += folded(ps.compactMap { avrcpLine($0, who: who) })
             out += obexLines(ps, who: who)
             out += sdp
+            return DeviceAudio(who: who, profiles: all, told: out.map { ($0, anomalies.contains($0)) })
         }
-        return out
+    }
+
+    /// A device's BR/EDR profiles and the sentences that tell them.
+    struct DeviceAudio {
+        var who: String
+        var profiles: [ClassicProfilesResult]
+        var told: [(sentence: StorySentence, anomaly: Bool)]
     }
 
     /// One profile's sentences over a device's links as one: said once when they are the same, else the link with the

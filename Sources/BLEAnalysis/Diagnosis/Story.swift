@@ -22,11 +22,15 @@ public struct StorySentence: Hashable, Sendable {
     public var text: String
     /// The frames it cites, ascending.
     public var frames: [Int]
+    /// The device whose BR/EDR profiles it tells (``Story/digests``): where the story would push the first finding off
+    /// the first screen, a device's sentences fold into its digest there and are told whole after the findings.
+    public var group: String?
 
-    public init(_ topic: Topic, _ text: String, frames: [Int]) {
+    public init(_ topic: Topic, _ text: String, frames: [Int], group: String? = nil) {
         self.topic = topic
         self.text = text
         self.frames = Array(Set(frames)).sorted()
+        self.group = group
     }
 }
 
@@ -36,8 +40,15 @@ public struct StorySentence: Hashable, Sendable {
 /// report print it first.
 public struct Story: Hashable, Sendable {
     public var sentences: [StorySentence]
+    /// One sentence per device whose BR/EDR profiles take several sentences (``group`` names the device): what the
+    /// first screen tells in their place when room is short (``Story/audioDigest``). Not in `diagnose --json`, whose
+    /// story keeps every sentence whole.
+    public var digests: [StorySentence] = []
 
-    public init(sentences: [StorySentence] = []) { self.sentences = sentences }
+    public init(sentences: [StorySentence] = [], digests: [StorySentence] = []) {
+        self.sentences = sentences
+        self.digests = digests
+    }
 
     public init(_ e: Evidence, findings: [Diagnosis]) {
         var s: [StorySentence] = []
@@ -51,8 +62,13 @@ public struct Story: Hashable, Sendable {
         // Security before the BR/EDR audio lines: with several audio devices their profile lines would push it off the
         // first screen (the Sony bug report: from line 30 to line 10).
         s += Self.security(e, findings: findings)
-        if let calls = Self.synchronousLine(e) { s.append(calls) }
-        s += Self.audio(e)
+        let audio = Self.audioFolding(e)
+        if var calls = Self.synchronousLine(e) {
+            calls.group = audio.callsGroup
+            s.append(calls)
+        }
+        s += audio.sentences
+        digests = audio.digests
         if let leAudio = Self.leAudio(e, findings: findings) { s.append(leAudio) }
         if let data = Self.data(e, findings: findings) { s.append(data) }
         if let setup = Self.linkSetup(e) { s.append(setup) }

@@ -59,11 +59,14 @@ public struct DiagnosisReport: Sendable {
         }
         let shown = verbose ? result.findings : result.findings.filter { $0.severity > .info }
         // The first finding's answer (its title, and for a folded one its first instance's sentence) stays on the first
-        // screen (25 lines): what the log cannot show yields first, then the set-up sentence; both are told after the
-        // findings.
+        // screen (25 lines): what the log cannot show yields first, then each device's BR/EDR profile sentences fold into
+        // its digest, then the set-up sentence; what yielded is told after the findings.
         let lead = shown.first.map { min(Self.answerLines(block($0, terminal: terminal, width: width)), Self.answerRoom) } ?? 0
-        let room = shown.isEmpty ? nil : Self.firstScreen - 1 - lead - lines.count
-        let story = Self.storyParts(result.story, terminal: terminal, width: width, room: room)
+        // With no finding to reach, only the BR/EDR profiles fold, for the story to fit the first screen (the Sony bug
+        // report: 24 profile lines of two headphones, its story ending on line 49).
+        let room = Self.firstScreen - (shown.isEmpty ? 0 : 1 + lead) - lines.count
+        let story = Self.storyParts(
+            result.story, terminal: terminal, width: width, room: room, order: shown.isEmpty ? [.audio] : Self.yieldOrder)
         lines += story.shown
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
         if !story.yielded.isEmpty {
@@ -100,23 +103,67 @@ public struct DiagnosisReport: Sendable {
         storyParts(story, terminal: terminal, width: width, room: room).shown
     }
 
-    /// The topics whose sentences yield their place on the first screen, first to last, when the story would push the
-    /// first finding's answer past it: what the log cannot show (its caveats), then how the busiest link was set up.
-    static let yieldOrder: [StorySentence.Topic] = [.unseen, .setup]
+    /// What gives way on the first screen, first to last, when the story would push the first finding's answer past it:
+    /// what the log cannot show (its caveats), then each device's BR/EDR profile sentences (its digest stays in their
+    /// place), then how the busiest link was set up. What gave way is told after the findings.
+    enum Yield: Equatable {
+        case topic(StorySentence.Topic)
+        case audio
+    }
+    static let yieldOrder: [Yield] = [.topic(.unseen), .audio, .topic(.setup)]
 
     /// The story's lines that fit in `room` (all of them without a room), and the sentences that yielded, in order.
-    static func storyParts(_ story: Story, terminal: Terminal, width: Int, room: Int?) -> (shown: [String], yielded: [StorySentence]) {
+    static func storyParts(
+        _ story: Story, terminal: Terminal, width: Int, room: Int?, order: [Yield] = yieldOrder
+    ) -> (shown: [String], yielded: [StorySentence]) {
         guard !story.isEmpty else { return ([], []) }
         func lines(_ sentences: [StorySentence]) -> [String] {
             [terminal.paint("Story", .bold) + ":"] + sentences.flatMap { wrap($0.text, width: width, first: "  ", rest: "    ") }
         }
         var kept = story.sentences, yielded: [StorySentence] = []
         guard let room else { return (lines(kept), []) }
-        for topic in yieldOrder where lines(kept).count > room {
-            yielded += kept.filter { $0.topic == topic }
-            kept.removeAll { $0.topic == topic }
+        for step in order where lines(kept).count > room {
+            switch step {
+            case .topic(let topic):
+                yielded += kept.filter { $0.topic == topic }
+                kept.removeAll { $0.topic == topic }
+            case .audio:
+                // Device by device, the one whose sentences take the most lines first, until the story fits.
+                let size = story.digests.compactMap(\.group).map { g in (g, lines(kept.filter { $0.group == g }).count) }
+                let devices = size.indices.sorted { a, b in size[a].1 != size[b].1 ? size[a].1 > size[b].1 : a < b }.map { size[$0].0 }
+                // A device folds only where its digest saves lines (one short sentence stays as it is).
+                var folding = Set<String>()
+                var folded = (kept: kept, yielded: [StorySentence]())
+                for device in devices where lines(folded.kept).count > room {
+                    let next = audioFolded(kept, digests: story.digests, devices: folding.union([device]))
+                    guard lines(next.kept).count < lines(folded.kept).count else { continue }
+                    folding.insert(device)
+                    folded = next
+                }
+                kept = folded.kept
+                yielded += folded.yielded
+            }
         }
         return (kept.isEmpty ? [] : lines(kept), story.sentences.filter { s in yielded.contains(s) })
+    }
+
+    /// The sentences with the BR/EDR profile sentences of `devices` replaced by their digests, each in the place of
+    /// the device's first sentence, and the calls' audio links sentence once every device with a digest is folded (its
+    /// links are told in their devices' digests); the replaced sentences.
+    static func audioFolded(
+        _ sentences: [StorySentence], digests: [StorySentence], devices: Set<String>
+    ) -> (kept: [StorySentence], yielded: [StorySentence]) {
+        var kept: [StorySentence] = [], yielded: [StorySentence] = [], placed = Set<String>()
+        let all = Set(digests.compactMap(\.group)).isSubset(of: devices)
+        for s in sentences {
+            guard let group = s.group, devices.contains(group) || (all && group == Story.audioLinksGroup) else {
+                kept.append(s)
+                continue
+            }
+            yielded.append(s)
+            if placed.insert(group).inserted, let digest = digests.first(where: { $0.group == group }) { kept.append(digest) }
+        }
+        return (kept, yielded)
     }
 
     /// The most lines of the first finding's answer the story makes room for: its title and three more (the band log's
