@@ -154,7 +154,7 @@ TRUTH = {
     "CQ-05": cls("air-joined-late", "air-encrypted-undecrypted", "advertising-crc-bad"),
     # diagnosis_truth_gatt.py's (cached as <name>.gatt.jsonl)
     "GATT-05": cls("subscribed-silent"),
-    "GATT-07": cls("mtu-23-full"),
+    "GATT-07": cls("mtu-23-full", "mtu-23-pieces"),
     # diagnosis_truth_host.py's (cached as <name>.host.jsonl)
     "HH-06": cls("acl-on-closed-handle"),
     "HH-07": cls("controllers-several"),
@@ -177,7 +177,8 @@ RULE_TRUTHS = [
     # .capture.jsonl and .gatt.jsonl hold older outputs (without ACL records cut in the log, without GATT-03's classes).
     # SEC-20 too: an IRK blescope read after decrypting an air link is a frame tshark cannot read (air-encrypted-unread).
     ({"CQ-02", "CQ-03", "CQ-05", "SEC-20"}, "diagnosis_truth_capture.py", ".capture2.jsonl"),
-    ({"GATT-03", "GATT-05", "GATT-07"}, "diagnosis_truth_gatt.py", ".gatt2.jsonl"),
+    # .gatt3.jsonl: with long values moved in pieces, the links whose handle a later link reused, and MTUs not known.
+    ({"GATT-03", "GATT-05", "GATT-07"}, "diagnosis_truth_gatt.py", ".gatt3.jsonl"),
     ({"HH-06", "HH-07"}, "diagnosis_truth_host.py", ".host.jsonl"),
     ({"TP-03", "TP-04", "SC-01"}, "diagnosis_truth_throughput.py", ".throughput.jsonl"),
     ({"SC-02"}, "diagnosis_truth_attempts.py", ".attempts.jsonl"),
@@ -273,7 +274,7 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
           "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
           "CQ-05": {"air-encrypted-unread"}, "SEC-20": {"air-encrypted-unread"},
-          "GATT-03": {"att-unreadable"}, "GATT-05": {"att-unreadable"}, "HH-07": {"controller-index-unread"},
+          "GATT-03": {"att-unreadable"}, "GATT-07": {"mtu-unknown"}, "GATT-05": {"att-unreadable"}, "HH-07": {"controller-index-unread"},
           "TP-03": {"link-settings-unknown"}, "TP-04": {"stream-room-unproven"}, "SC-02": {"attempts-not-air"}}
 
 

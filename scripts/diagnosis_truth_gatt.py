@@ -20,6 +20,17 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        read responses) filled it: 20 or more of 23 octets, half or more of those one side sent or of
                        all; or an ATT PDU over 23 octets: frame = the first, frames = all full ones, full, values,
                        over.
+  mtu-23-pieces        (GATT-07) a link seen from its connection with no Exchange MTU on which 4 or more Read Blob
+                       (0x0C) or Prepare Write (0x16) Requests moved long values in pieces of at most ATT_MTU - 1 or
+                       - 5 octets (Vol 3, Part F, 3.4.4.5, 3.4.6.1): frame = the first, frames = all, requests, runs
+                       (a run starts at another handle or at an offset not past the last), repeated (the most runs of
+                       one handle), round_trip_seconds (each request to the next Read Blob / Prepare Write / Error
+                       Response the other way, summed), link_seconds (the connection to its end or the capture's);
+                       benign "value moved once" when no handle went in pieces twice, "pieces cheap" when the round
+                       trips took under 1 s or under 5 % of the link.
+  mtu-unknown          (GATT-07, what the truth cannot read) a link whose connection the capture does not show, whose
+                       ATT PDUs filled 23 octets, passed them or moved values in pieces: whether an Exchange MTU came
+                       before is not in the capture: frame = the first such PDU, frames = all.
   notify-unsubscribed  (GATT-03) a characteristic whose declaration (Read By Type Response of 0x2803, on this link or
                        an earlier one with the same peer) has the Notify or Indicate property (Vol 3, Part G, 3.3.1.1),
                        that the client on a link never subscribed to (no write of a CCCD, UUID 0x2902, under it) and
@@ -51,7 +62,7 @@ FIELDS = [
     "btle.link_layer_data.access_address", "frame.len", "frame.cap_len", "btle.data_header.llid", "btl2cap.cid",
     "btl2cap.length", "bthci_evt.le_meta_subevent", "bthci_evt.status", "frame.p2p_dir", "hci_h4.direction",
     "packetlogger.type", "hci_mon.opcode", "nordic_ble.direction", "btatt.group_end_handle",
-    "btatt.characteristic_properties", "bthci_evt.bd_addr", "btle.advertising_address",
+    "btatt.characteristic_properties", "bthci_evt.bd_addr", "btle.advertising_address", "btatt.offset",
 ]
 WINDOW = 30.0
 
@@ -78,14 +89,39 @@ class Mtu:
 
     def __init__(self):
         self.links = {}
+        self.ended = []  # the states of links whose handle a later connection reused
 
-    def connected(self, link):
-        self.links[link] = {"exchanged": False, "values": {}, "full": {}, "over": []}
+    def connected(self, link, time, unseen=False):
+        if link in self.links:
+            self.ended.append(self.links.pop(link))
+        self.links[link] = {"unseen": unseen, "exchanged": False, "values": {}, "full": {}, "over": [], "start": time, "end": None,
+                            "pieces": [], "runs": {}, "last": (None, None), "pending": None, "round_trips": 0.0}
+
+    def closed(self, link, time):
+        if link in self.links and self.links[link]["end"] is None:
+            self.links[link]["end"] = time
+
+    def piece(self, link, frame, time, op, handle, offset, side):
+        """A Read Blob or Prepare Write Request, a run's start or not, waiting for its answer; or a PDU that answers."""
+        state = self.links.get(link)
+        if state is None:
+            return
+        if op in (0x0C, 0x16):
+            state["pieces"].append(frame)
+            if (handle, offset) == (None, None) or handle != state["last"][0] or offset <= state["last"][1]:
+                state["runs"][handle] = state["runs"].get(handle, 0) + 1
+            state["last"], state["pending"] = (handle, offset), (time, side)
+        elif op in (0x0D, 0x17, 0x01) and state["pending"] and state["pending"][1] != side:
+            state["round_trips"] += time - state["pending"][0]
+            state["pending"] = None
 
     def att(self, link, frame, op, length, side):
-        state = self.links.get(link)
-        if state is None or length is None:
+        if length is None:
             return
+        state = self.links.get(link)
+        if state is None:  # ATT on a link whose connection the capture does not show: its MTU is not known
+            self.connected(link, None, unseen=True)
+            state = self.links[link]
         if op in (0x02, 0x03):
             state["exchanged"] = True
         elif op in self.VALUES:
@@ -95,22 +131,42 @@ class Mtu:
         if length > 23 and not state["exchanged"]:
             state["over"].append(frame)
 
-    def events(self):
+    def events(self, end):
         out = []
-        for state in self.links.values():
+        for state in self.ended + list(self.links.values()):
             if state["exchanged"]:
                 continue
             # The values of one side (a transfer runs one way) or of both: frames = every full value on the link.
             counts = [(len(f), state["values"][side]) for side, f in state["full"].items()]
             counts.append((sum(c[0] for c in counts), sum(state["values"].values())))
             full = sorted(f for frames in state["full"].values() for f in frames)
+            if state["unseen"]:
+                frames = sorted(full + state["over"] + state["pieces"])
+                if frames:
+                    out.append({"class": "mtu-unknown", "frame": frames[0], "frames": frames})
+                continue
             if any(n >= 20 and 2 * n >= total for n, total in counts):
                 out.append({"class": "mtu-23-full", "frame": full[0], "frames": full, "full": len(full),
                             "values": sum(state["values"].values())})
             if state["over"]:
                 out.append({"class": "mtu-23-full", "frame": state["over"][0], "frames": state["over"],
                             "over": len(state["over"])})
+            if len(state["pieces"]) >= 4:
+                out.append(self.pieces(state, end))
         return out
+
+    @staticmethod
+    def pieces(state, end):
+        link = max(1e-6, (state["end"] if state["end"] is not None else end) - state["start"])
+        repeated, cost = max(state["runs"].values()), state["round_trips"]
+        event = {"class": "mtu-23-pieces", "frame": state["pieces"][0], "frames": state["pieces"],
+                 "requests": len(state["pieces"]), "runs": sum(state["runs"].values()), "repeated": repeated,
+                 "round_trip_seconds": round(cost, 3), "link_seconds": round(link, 3)}
+        if repeated < 2:
+            event["benign"] = "value moved once"
+        elif cost < 1.0 or cost < 0.05 * link:
+            event["benign"] = "pieces cheap"
+        return event
 
 
 class Unsubscribed:
@@ -229,9 +285,11 @@ def analyse(path):
             new_link = (ad, num(r["bthci_evt.connection_handle"]))
         if num(r["btle.control_opcode"]) == 0x02:
             close(link, time)
+            mtu.closed(link, time)
         if num(r["bthci_evt.code"]) == 0x05:
             gone = (ad, num(r["bthci_evt.connection_handle"]))
             close(gone, time)
+            mtu.closed(gone, time)
             values.pop(gone, None)
         if num(r["bthci_cmd.opcode"]) == 0x0C03:
             for held in [k for k in writes if k[0] == ad]:
@@ -239,12 +297,13 @@ def analyse(path):
             unsubscribed.close_adapter(ad)
         op = num(r["btatt.opcode"])
         if new_link is not None:
-            mtu.connected(new_link)
+            mtu.connected(new_link, time)
             unsubscribed.connected(new_link, r["bthci_evt.bd_addr"] or r["btle.advertising_address"])
         if op is None:
             continue
         if r["btl2cap.cid"] is not None and 0x0004 in numbers(r["btl2cap.cid"]):
             mtu.att(link, frame, op, num(r["btl2cap.length"]), direction(r))
+            mtu.piece(link, frame, time, op, num(r["btatt.handle"]), num(r["btatt.offset"]), direction(r))
             unsubscribed.att(link, frame, op, r, direction(r))
         for s in writes.get(link, []):
             if time - s["time"] < WINDOW and op in (0x1B, 0x1D) and s["value"] <= (num(r["btatt.handle"]) or -1) \
@@ -271,7 +330,7 @@ def analyse(path):
         close(link, end)
     for link in list(unsubscribed.links):
         unsubscribed.close(link)
-    events += mtu.events() + unsubscribed.events
+    events += mtu.events(end) + unsubscribed.events
     if unread:
         events.append({"class": "att-unreadable", "frame": unread[0], "frames": unread})
     return sorted(events, key=lambda e: (e["frame"], e["class"]))

@@ -3,7 +3,8 @@
 3.4): a discovery (characteristic declarations, descriptors), a subscription nothing notified for 30 s beside one
 notified and one refused; ATT_MTU 23 filled by 20 notifications, beside the same after an MTU exchange; and
 notifying characteristics read or written around and never subscribed, or subscribed to a mode they do not declare,
-beside near misses (unsubscribed_capture); read back through tshark. diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
+beside near misses (unsubscribed_capture); long values read in pieces at ATT_MTU 23, again and again or once, on a
+link whose handle a later link reuses (pieces_capture); read back through tshark. diagnosis_truth_selftest.py runs it too. Exit 0 when all match.
 """
 
 import json
@@ -48,6 +49,33 @@ def mtu_capture(exchange):
     return btsnoop(1002, c.records)
 
 
+def pieces_capture(reads, every, end):
+    """An LE link whose client reads a 110-octet value of 0x0025 `reads` times, `every` s apart from 1 s on, in 4 Read
+    Blobs each (offsets 22-88, Vol 3, Part F, 3.4.4.5) answered 30 ms later, closed at `end` s; then a new link on the
+    same handle that exchanges MTU (its state must not replace the first link's)."""
+    c, connection = H4(), bytes([0x01, 0x00]) + struct.pack("<H", 0x0040) + bytes([0, 0]) + bytes.fromhex(
+        "112233445566") + struct.pack("<HHH", 24, 0, 400) + b"\x00"
+    c.event(0x3E, connection, 0.0)
+    for read in range(reads):
+        for piece, offset in enumerate((22, 44, 66, 88)):
+            at = 1.0 + read * every + piece * 0.06
+            c.acl(4, bytes([0x0C]) + struct.pack("<HH", 0x0025, offset), at, True)
+            c.acl(4, bytes([0x0D]) + bytes(22), at + 0.03, False)
+    c.event(0x05, b"\x00" + struct.pack("<H", 0x0040) + b"\x13", end)
+    c.event(0x3E, connection, end + 1)
+    c.acl(4, bytes([0x02]) + struct.pack("<H", 247), end + 1.1, True)
+    return btsnoop(1002, c.records)
+
+
+def pieces(reads, round_trips, link, **benign):
+    """The pieces event; and, from 20 responses on, mtu-23-full too (each Read Blob Response fills ATT_MTU 23)."""
+    frames = [2 + 2 * i for i in range(4 * reads)]
+    full = [{"class": "mtu-23-full", "frame": 3, "frames": [f + 1 for f in frames], "full": 4 * reads,
+             "values": 4 * reads}] if 4 * reads >= 20 else []
+    return [dict({"class": "mtu-23-pieces", "frame": 2, "frames": frames, "requests": 4 * reads, "runs": reads,
+                  "repeated": reads, "round_trip_seconds": round_trips, "link_seconds": link}, **benign)] + full
+
+
 def unsubscribed_capture():
     """A discovery of three services and their characteristics (Read By Group Type, Read By Type of 0x2803, Find
     Information: Vol 3, Part F, 3.4.4.10, 3.4.4.2, 3.4.3.2), then: a notifying characteristic read and never subscribed
@@ -83,6 +111,8 @@ def unsubscribed_capture():
 
 
 UNSUBSCRIBED_EXPECTED = [
+    # No connection in the capture: the 58-octet Read By Type Response passes 23 on a link whose MTU is not known.
+    {"class": "mtu-unknown", "frame": 4, "frames": [4]},
     {"class": "notify-unsubscribed", "frame": 7, "frames": [7], "reads": 1, "value_handle": 0x0003,
      "wrote_service": False},
     {"class": "cccd-value-unsupported", "frame": 11, "frames": [11], "cccd": 0x0007, "value_handle": 0x0006, "value": 2},
@@ -113,7 +143,11 @@ def run():
             print("synthetic-gatt.btsnoop:\n  got  %s\n  want %s" % (events["events"], EXPECTED))
         print("synthetic-gatt.btsnoop: %d events checked" % len(EXPECTED))
         cases = ((mtu_capture(False), MTU_EXPECTED), (mtu_capture(True), []),
-                 (unsubscribed_capture(), UNSUBSCRIBED_EXPECTED))
+                 (unsubscribed_capture(), UNSUBSCRIBED_EXPECTED),
+                 # Re-read every 2 s: 1.2 s of 21 s, warned; once at connect, and every minute (0.2 %): benign.
+                 (pieces_capture(10, 2, 21), pieces(10, 1.2, 21.0)),
+                 (pieces_capture(1, 2, 45.5), pieces(1, 0.12, 45.5, benign="value moved once")),
+                 (pieces_capture(10, 60, 600), pieces(10, 1.2, 600.0, benign="pieces cheap")))
         for data, want in cases:
             with open(path, "wb") as handle:
                 handle.write(data)

@@ -92,7 +92,8 @@ extension ConnectionMachine {
         // The evidence reads the LE fixed bearer's PDUs (what the rules look at).
         var noting = false
         if sink.recordsEvidence, case .fixed = input.bearer { noting = true }
-        connection.machine.feed(att: pdu, frame: frame, direction: direction, activity: noting)
+        connection.machine.feed(
+            att: pdu, at: LinkActivity.Moment(frame: frame, timestamp: timestamp), direction: direction, activity: noting)
         if noting { noteATT(pdu, direction: direction, frame: frame, timestamp: timestamp) }
         let method = opcode.method
         let db = Self.serverDatabase(method, direction)

@@ -56,6 +56,8 @@ public struct LinkActivity: Hashable, Sendable {
     public var firstFullValueFrame: Int?
     /// Read Blob and Prepare Write requests: long values moved in pieces.
     public var longValueRequests = 0
+    /// What moving those pieces cost: round trips, their time, how often one handle's value went in pieces.
+    public var longValues = LongValueCost()
     /// The largest ATT PDU, bytes, and its frame.
     public var largestATTPDU = 0
     public var largestATTPDUFrame = 0
@@ -90,7 +92,8 @@ extension LinkActivity {
     /// they were, the long-value requests, and per handle the notifications and indications received, the Read Requests
     /// and the writes this side sent.
     @inline(__always)
-    mutating func note(_ pdu: ATTView, mtu: Int, frame: Int, direction: Direction) {
+    mutating func note(_ pdu: ATTView, mtu: Int, at moment: Moment, direction: Direction) {
+        let frame = moment.frame
         let size = pdu.size
         if size > largestATTPDU {
             largestATTPDU = size
@@ -113,7 +116,74 @@ extension LinkActivity {
             if direction == .tx, let handle = pdu.handle { readTally.note(handle, frame: frame) }
         } else if pdu.opcode == .readBlobRequest || pdu.opcode == .prepareWriteRequest {
             longValueRequests += 1
+            longValues.request(pdu, at: moment, direction: direction)
+        } else if longValues.pending != nil {
+            longValues.answer(pdu, at: moment, direction: direction)
         }
+    }
+}
+
+/// What moving long values in pieces cost a link. Each Read Blob or Prepare Write Request carries one piece of at most
+/// ATT_MTU − 1 or ATT_MTU − 5 octets (Core Spec Vol 3, Part F, 3.4.4.5 and 3.4.6.1), so each is one ATT round trip a
+/// larger MTU would have spared: their time to the response is the extra time. The runs of pieces (one handle at
+/// rising offsets) tell a value read or written once from one moved again and again.
+public struct LongValueCost: Hashable, Sendable {
+    /// Requests answered (Read Blob Response, Prepare Write Response, or an Error Response to one), and their time to
+    /// the answer, µs, summed.
+    public var answered = 0
+    public var roundTripMicroseconds: Int64 = 0
+    /// Runs of pieces: a request to another handle than the last, or at an offset not past the last, starts one.
+    public var runs = 0
+    /// The first and the last request.
+    public var first: LinkActivity.Moment?
+    public var last: LinkActivity.Moment?
+    /// The request waiting for its answer, and which way it went.
+    var pending: LinkActivity.Moment?
+    var pendingDirection = Direction.tx
+    var lastHandle: UInt16?
+    var lastOffset = 0
+    /// Runs per handle.
+    var runsPerHandle = HandleTally()
+
+    public init() {}
+
+    /// The handle whose value moved in pieces most often, and how many runs it took (nil: none).
+    public var mostRepeated: (handle: UInt16, runs: Int)? {
+        runsPerHandle.dictionary.max { ($0.value.count, $1.key) < ($1.value.count, $0.key) }.map { ($0.key, $0.value.count) }
+    }
+
+    /// A Read Blob or Prepare Write Request (handle at 1, offset at 3: 3.4.4.5, 3.4.6.1).
+    mutating func request(_ pdu: ATTView, at moment: LinkActivity.Moment, direction: Direction) {
+        if first == nil { first = moment }
+        last = moment
+        pending = moment
+        pendingDirection = direction
+        guard let handle = pdu.handle, pdu.size >= 5 else { return }
+        let offset = Int(pdu.payload[3]) | Int(pdu.payload[4]) << 8
+        if handle != lastHandle || offset <= lastOffset {
+            runs += 1
+            runsPerHandle.note(handle, frame: moment.frame)
+        }
+        lastHandle = handle
+        lastOffset = offset
+    }
+
+    /// A PDU the other way while a request waits: its answer ends the round trip.
+    mutating func answer(_ pdu: ATTView, at moment: LinkActivity.Moment, direction: Direction) {
+        guard let asked = pending, direction != pendingDirection else { return }
+        let answers: Bool
+        switch pdu.opcode {
+        case .readBlobResponse, .prepareWriteResponse: answers = true
+        case .errorResponse:
+            let request = pdu.errorResponse?.request
+            answers = request == .readBlobRequest || request == .prepareWriteRequest
+        default: answers = false
+        }
+        guard answers else { return }
+        pending = nil
+        answered += 1
+        // Wrapping: a damaged record's time stamp can be anything; a sum is never worth a trap.
+        roundTripMicroseconds &+= max(0, moment.timestamp.microseconds(since: asked.timestamp))
     }
 }
 

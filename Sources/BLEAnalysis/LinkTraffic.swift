@@ -110,10 +110,11 @@ extension LinkMachine {
     /// One ATT PDU, read once (``ATTView``): counted, and what the diagnosis reads noted (``LinkActivity``) against the
     /// ATT_MTU in force; `activity` false for passes that gather no evidence and for PDUs on other bearers.
     @inline(__always)
-    mutating func feed(att view: ATTView, frame: Int, direction: Direction, activity noting: Bool) {
+    mutating func feed(att view: ATTView, at moment: LinkActivity.Moment, direction: Direction, activity noting: Bool) {
+        let frame = moment.frame
         traffic.attPDUs += 1
         guard noting else { return }
         if view.isNotifiedValue { noteNotifiedValue(at: frame) }
-        activity.note(view, mtu: link.snapshot.mtu, frame: frame, direction: direction)
+        activity.note(view, mtu: link.snapshot.mtu, at: moment, direction: direction)
     }
 }

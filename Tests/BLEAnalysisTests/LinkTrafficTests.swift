@@ -51,7 +51,7 @@ import Testing
         ]
         for (i, (bytes, direction)) in pdus.enumerated() {
             try bytes.withUnsafeBytes { raw in
-                m.feed(att: try #require(ATTView(raw)), frame: 10 + i, direction: direction, activity: true)
+                m.feed(att: try #require(ATTView(raw)), at: Self.moment(10 + i), direction: direction, activity: true)
             }
         }
         #expect(m.traffic.attPDUs == 7)
@@ -62,9 +62,41 @@ import Testing
         #expect(m.activity.largestATTPDU == 23 && m.activity.largestATTPDUFrame == 16)
         // A pass that gathers no evidence counts the PDU and notes nothing.
         try [UInt8]([0x52, 0x2D, 0x00, 1]).withUnsafeBytes { raw in
-            m.feed(att: try #require(ATTView(raw)), frame: 17, direction: .tx, activity: false)
+            m.feed(att: try #require(ATTView(raw)), at: Self.moment(17), direction: .tx, activity: false)
         }
         #expect(m.traffic.attPDUs == 8 && m.activity.written[0x2D] == nil && m.activity.values == 4)
         #expect(ATTView(UnsafeRawBufferPointer(start: nil, count: 0)) == nil)
+    }
+
+    /// Frame `frame` at `ms` milliseconds.
+    static func moment(_ frame: Int, ms: Int64 = 0) -> LinkActivity.Moment {
+        LinkActivity.Moment(frame: frame, timestamp: Timestamp(microseconds: 1_700_000_000_000_000 + ms * 1_000))
+    }
+
+    /// Each Read Blob or Prepare Write Request is one round trip a larger MTU would spare, timed to its answer (Core
+    /// Spec Vol 3, Part F, 3.4.4.5-6, 3.4.6.1-2; an Error Response naming it, 3.4.1.1); a run of pieces starts at
+    /// another handle or at an offset not past the last, so a value moved again counts again.
+    @Test func longValuesAreTimedToTheirAnswersAndCountedInRuns() throws {
+        var m = LinkMachine(startFrame: 1)
+        let pdus: [([UInt8], Direction, Int64)] = [
+            ([0x0C, 0x2C, 0x00, 0x16, 0x00], .tx, 0),  // 1: Read Blob 0x002C at 22: a run starts
+            ([0x0D] + [UInt8](repeating: 1, count: 22), .rx, 30),  // 2: its response, 30 ms
+            ([0x0C, 0x2C, 0x00, 0x2C, 0x00], .tx, 40),  // 3: at 44: the same run
+            ([0x01, 0x0C, 0x2C, 0x00, 0x07], .rx, 70),  // 4: Error Response (Invalid Offset) to it, 30 ms
+            ([0x1B, 0x2A, 0x00, 1], .rx, 80),  // 5: a notification: no answer
+            ([0x0C, 0x2C, 0x00, 0x16, 0x00], .tx, 1_000),  // 6: 0x002C at 22 again: a second run, unanswered
+            ([0x16, 0x2D, 0x00, 0x00, 0x00, 9], .tx, 1_010),  // 7: Prepare Write 0x002D at 0: a third run
+            ([0x16, 0x2D, 0x00, 0x00, 0x00, 9], .tx, 1_020),  // 8: the same piece the same way: not an answer
+            ([0x17, 0x2D, 0x00, 0x00, 0x00, 9], .rx, 1_060),  // 9: Prepare Write Response, 40 ms after 8
+        ]
+        for (i, (bytes, direction, ms)) in pdus.enumerated() {
+            try bytes.withUnsafeBytes { raw in
+                m.feed(att: try #require(ATTView(raw)), at: Self.moment(1 + i, ms: ms), direction: direction, activity: true)
+            }
+        }
+        let l = m.activity.longValues
+        #expect(m.activity.longValueRequests == 5 && l.answered == 3 && l.roundTripMicroseconds == 100_000)
+        #expect(l.runs == 4 && l.first?.frame == 1 && l.last?.frame == 8)
+        #expect(l.mostRepeated.map { [Int($0.handle), $0.runs] } == [0x2C, 2])
     }
 }

@@ -561,14 +561,58 @@ extension DiagnosisRuleTests {
             #expect(d.facts.first?.source.kind == "assumed" && d.confidence.isLowered)
         }
 
-        @Test func longValuesReadInPiecesAtTheDefaultMTU() throws {
+        /// `reads` reads of a 110-byte value of 0x0030 in 4 Read Blobs, `every` seconds apart from 1 s on, each answered
+        /// 30 ms later; the link closed at `end` s.
+        static func blobReads(_ reads: Int, every: Double, end: Double) -> CaptureBuilder {
             var b = Self.connected()
-            for offset in stride(from: UInt16(0), to: 88, by: 22) {
-                b = b.att(.readBlobRequest(handle: 0x0030, offset: offset), handle: 0x40, .tx)
-                    .att(.readBlobResponse(value: Array(repeating: 1, count: 22)), handle: 0x40, .rx)
+            b.step = 30_000
+            for read in 0..<reads {
+                b = b.at(1 + Double(read) * every)
+                for offset in stride(from: UInt16(22), through: 88, by: 22) {
+                    b = b.att(.readBlobRequest(handle: 0x0030, offset: offset), handle: 0x40, .tx)
+                        .att(.readBlobResponse(value: Array(repeating: 1, count: 22)), handle: 0x40, .rx)
+                }
             }
+            return b.at(end).disconnect(handle: 0x40)
+        }
+
+        /// An app re-reading a long value every 2 s at MTU 23: 80 extra round trips of 30 ms, 2.40 s of a 41 s link
+        /// (5.9 %), the same handle 20 times: the MTU cost the link time, a warning.
+        @Test func aLongValueReadInPiecesAgainAndAgainIsAWarning() throws {
+            let b = Self.blobReads(20, every: 2, end: 41)
             let d = try #require(try RuleTest.diagnose(b).of("GATT-07").first)
-            #expect(d.message.contains("4 long-value requests split values into pieces"))
+            // The first Read Blob: the frame after the connection's.
+            #expect(d.severity == .warning && d.frame == Self.connected().nextFrame, "\(d.message)")
+            #expect(d.message.contains("80 long-value requests (Read Blob, Prepare Write) moved values in pieces"))
+            #expect(d.message.contains("; 80 extra round trips (0x0030 20 times) took 2.40 s, 5.9 % of the link's 41.0 s."), "\(d.message)")
+            #expect(d.message.hasSuffix("Request a larger MTU after connecting."))
+        }
+
+        /// The blueprobe BTlogs22 log's shape: one 131-byte report map read once at connect in 5 Read Blobs (its 109 ms,
+        /// 0.2 % of a 45.5 s link): nothing the user waited for, context.
+        @Test func nearMissALongValueReadOnceAtConnectIsContext() throws {
+            var b = Self.connected()
+            b.step = 11_000
+            for offset in stride(from: UInt16(22), through: 110, by: 22) {
+                b = b.att(.readBlobRequest(handle: 0x0025, offset: offset), handle: 0x40, .tx)
+                    .att(.readBlobResponse(value: Array(repeating: 1, count: offset == 110 ? 21 : 22)), handle: 0x40, .rx)
+            }
+            let d = try #require(try RuleTest.diagnose(b.at(45.5).disconnect(handle: 0x40)).of("GATT-07").first)
+            #expect(d.severity == .info)
+            #expect(
+                d.message.contains(
+                    "; 5 extra round trips (0x0025 once) took 55 ms, 0.1 % of the link's 45.5 s: each value went in pieces once."),
+                "\(d.message)")
+            #expect(d.message.hasSuffix("A larger MTU would matter only for a faster transfer."))
+        }
+
+        /// The same re-reads a minute apart over 20 minutes: 2.40 s of extra round trips, 0.2 % of the link: context.
+        @Test func nearMissALongValueReReadRarelyIsContext() throws {
+            let d = try #require(try RuleTest.diagnose(Self.blobReads(20, every: 60, end: 1_200)).of("GATT-07").first)
+            #expect(d.severity == .info)
+            #expect(
+                d.message.contains("took 2.40 s, 0.2 % of the link's 20 min 0 s: they cost under 1.00 s or 5 % of the link."),
+                "\(d.message)")
         }
 
         @Test func aValueLongerThanTheMTUAllows() throws {

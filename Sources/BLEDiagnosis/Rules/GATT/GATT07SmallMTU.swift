@@ -17,13 +17,15 @@ extension FindingCode {
 ///
 /// Severity follows what the small MTU cost on the capture. A warning when it did: a stream of those full values whose
 /// throughput verdict names the link or the ATT round trip (a larger MTU carries the same data in fewer packets or
-/// round trips), or long values moved in pieces. Context (info) when every stream of full values was paced by its
-/// sender or too short to judge: the capture shows no transfer the MTU slowed.
+/// round trips), or long values moved in pieces again and again at a cost the link felt (``longValueCost(of:_:)``).
+/// Context (info) when every stream of full values was paced by its sender or too short to judge, or when the pieces
+/// were one read or write of each value (a report map read once at connect: the blueprobe BTlogs22 log, 5 Read Blobs
+/// of 0x0025 in 109 ms, 0.2 % of its 45.5 s link) or cost little: the capture shows no transfer the MTU slowed.
 struct GATT07SmallMTU: DiagnosisRule {
     static let code = FindingCode.smallMTU
     static let group = RuleGroup.gatt
     static let evidence =
-        "No Exchange MTU and ATT_MTU 23 while at least 20 values (half of them or more) fill MTU − 3 = 20 bytes, or long values read/written in pieces; an ATT PDU longer than ATT_MTU. Full values: a warning when a stream of them was limited by the link or the ATT round trip (its throughput verdict), info when paced by its sender"
+        "No Exchange MTU and ATT_MTU 23 while at least 20 values (half of them or more) fill MTU − 3 = 20 bytes, or long values read/written in pieces; an ATT PDU longer than ATT_MTU. Full values: a warning when a stream of them was limited by the link or the ATT round trip (its throughput verdict), info when paced by its sender. Pieces: a warning when one handle's value went in pieces 2 times or more and their extra round trips took 1 s or more and 5 % or more of the link's time, info when each value went once (at connect) or cost less"
     static let anchor = "W (mtu_exceeded / mtu_full)"
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
@@ -35,15 +37,17 @@ struct GATT07SmallMTU: DiagnosisRule {
             let bulk = a.valuesFillingMTU >= 20 && a.valuesFillingMTU * 2 >= a.values
             guard bulk || a.longValueRequests >= 4 else { continue }
             let device = e.deviceName(c)
-            let cost = bulk ? Self.cost(of: c, e) : .limited("")
+            let cost = bulk ? Self.cost(of: c, e) : Self.longValueCost(of: c, e)
             let how =
                 bulk
                 ? "\(a.valuesFillingMTU) of \(a.values) values were exactly 20 bytes"
-                : "\(a.longValueRequests) long-value requests split values into pieces"
+                : "\(a.longValueRequests) long-value requests (Read Blob, Prepare Write) moved values in pieces"
             out.append(
                 Diagnosis(
                     rule: Self.code, severity: cost.isLimited ? severity : .info,
-                    frame: a.firstFullValueFrame ?? (a.largestATTPDUFrame > 0 ? a.largestATTPDUFrame : c.startFrame),
+                    // The first full value, or the first piece of a long value (its Read Blob or Prepare Write).
+                    frame: (bulk ? a.firstFullValueFrame : a.longValues.first?.frame)
+                        ?? (a.largestATTPDUFrame > 0 ? a.largestATTPDUFrame : c.startFrame),
                     message:
                         "ATT_MTU with \(device) stayed at 23 (\(mtu.source.description)): \(how)\(cost.text). "
                         + (cost.isLimited
@@ -101,6 +105,35 @@ struct GATT07SmallMTU: DiagnosisRule {
             ? "was paced by its sender" : "was not limited by the link"
         return .notShown(
             "; it cost nothing the capture shows: \(Self.name(s)) \(why) (\(s.verdict.head); idle \(Int(s.idleShare * 100)) % of its time)")
+    }
+
+    /// A long-value cost worth a warning: one handle's value moved in pieces `repeatedRuns` times or more (not a value
+    /// read once at connect), its extra round trips `noticeable` or more in all, and `share` or more of the link's time
+    /// (a value re-read now and then over hours costs the link little). The corpus (341 captures, 2026-12-01) has one
+    /// link that moves values in pieces without an Exchange MTU, one read at connect; the thresholds are the cost a
+    /// user sees: a second of waiting, a twentieth of the link.
+    static let repeatedRuns = 2
+    static let noticeable: Int64 = 1_000_000
+    static let share = 0.05
+
+    /// What moving long values in pieces cost: limited when it was repeated, long and a share of the link's time
+    /// (from its start to its end, or to the capture's end), else not shown, with the numbers either way.
+    static func longValueCost(of c: Connection, _ e: Evidence) -> Cost {
+        let l = c.activity.longValues
+        let runs = l.mostRepeated
+        let end = c.endTime ?? e.lastTime ?? c.startTime
+        let span = max(1, end.microseconds(since: c.startTime))
+        let part = Double(l.roundTripMicroseconds) / Double(span)
+        let percent = part < 0.001 ? "< 0.1" : String(fractionDigits: part < 0.1 ? 1 : 0, part * 100)
+        let times = runs.map { " (\(hex($0.handle, width: 4)) \($0.runs == 1 ? "once" : "\($0.runs) times"))" } ?? ""
+        let text =
+            "; \(l.answered) extra round trips\(times) took \(duration(l.roundTripMicroseconds)), \(percent) % of the link's \(duration(span))"
+        let repeated = (runs?.runs ?? 0) >= repeatedRuns
+        if repeated && l.roundTripMicroseconds >= noticeable && part >= share { return .limited(text) }
+        let why =
+            !repeated
+            ? "each value went in pieces once" : "they cost under \(duration(noticeable)) or \(Int(share * 100)) % of the link"
+        return .notShown("\(text): \(why)")
     }
 
     static func name(_ s: JudgedStream) -> String {
