@@ -29,7 +29,10 @@ Classes and fields (frame = the frame of the event named):
                       absent or all zero), create_frame (last LE (Extended) Create Connection not
                       ended by a complete or a failed Command Status), cancel_frame (LE Create
                       Connection Cancel after it), cancel_seconds (create to cancel),
-                      attempt_seconds (create to complete), benign (see SEVERITY).
+                      attempt_seconds (create to complete), removed (devices the host removed
+                      from the filter accept list within 1 s after, before the next create; absent
+                      when none), removed_added_seconds (the one device removed: its add to the
+                      cancel), benign (see SEVERITY).
   establishment-failed  Disconnection Complete reason 0x3E: handle, connect_frame.
   disconnection       every Disconnection Complete: handle, status, reason, local_command_frame
                       (HCI Disconnect for the handle since it opened), local_reason, connect_frame,
@@ -143,7 +146,10 @@ Real examples (tshark 4.0.17; S = ../shared/captures, C = the public corpus (cor
 * = checked by hand against `tshark -V` or the raw bytes against the spec layout):
   connection-failed   critical S android-btsnoop_pixel8-pongbot-...log.last #5875* (0x02, cancel
                       30.0 s after create #5862*, cancel #5872*); info "host cancel" same #204,
-                      "background connect restarted" same #1074 (212.7 s).
+                      "background connect restarted" same #1074 (212.7 s); critical C
+                      android-btsnoop_blueprobe-unisoc-echo-auto-...-12.log #17599* (cancel 0.05 s
+                      after the create #17592* re-issued after LE Set Random Address #17589*;
+                      04:da:28:4d:cd:62 added #17028* 30.0 s before the cancel, removed #17601*).
   establishment-failed  critical S pongbot #5772* (connect #5753*).
   disconnection       critical S pongbot #1558* (0x08); info S pongbot #8007* (0x16 after local
                       Disconnect 0x15 #7986*); error S android-btsnoop-cfa_oppo-...cfa #969 (0x13);
@@ -212,6 +218,12 @@ SEVERITY = [
     # its 30 s direct-connect timer fires (CE-01, AOSP DIRECT_CONNECT_TIMEOUT); a cancel well
     # before it is the app's or the stack's choice, and one long after it restarts a background
     # (accept-list) connect that has no timer: neither is a failure the user saw.
+    # Android's timer runs from the device's add to the accept list, across the creates the stack
+    # re-issues meanwhile (an address rotation: LE Set Random Address between two attempts); on
+    # expiry it cancels and removes that one device (AOSP le_impl.h, on_create_connection_timeout).
+    ("connection-failed", lambda e: e["status"] == 0x02 and e["cancel_frame"] is not None
+     and 25 <= (e.get("removed_added_seconds") or 0) <= 35, "critical",
+     "CE-01 (the one device removed after the cancel was added 25-35 s before it)"),
     ("connection-failed", lambda e: e["status"] == 0x02 and e["cancel_frame"] is not None
      and (e["cancel_seconds"] is None or e["cancel_seconds"] < 25), "info",
      "CE-01 benign (section 5): host cancel well before 30 s, or create not in the capture",

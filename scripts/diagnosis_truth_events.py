@@ -12,6 +12,11 @@ NO_RESPONSE_OPCODES = {0x0C35}
 # records with OGF 0x3D that never reach the controller: never reported as unanswered.
 SPEC_OGFS = set(range(0x01, 0x09)) | {0x3E, 0x3F}
 COMMAND_TIMEOUT = 2.0
+# LE Add / Remove Device To / From Filter Accept List (Core Vol 4, Part E, 7.8.16-17).
+ACCEPT_LIST_ADD, ACCEPT_LIST_REMOVE = 0x2011, 0x2012
+# A removal from the accept list this soon (s) after a cancelled attempt's complete, before the next create, is the
+# cancel's clean-up (CE-01 in docs/diagnosis.md: the same 1 s window).
+REMOVAL_WINDOW = 1.0
 # CtrData octets of each LL control opcode (Core v5.4 Vol 6, Part B, 2.4.2.1-2.4.2.37, LL_CONNECTION_
 # UPDATE_IND .. LL_POWER_CHANGE_IND). A PDU whose Length is not 1 + this (+ 4 for a MIC a sniffer
 # left on a decrypted PDU) is not the PDU its opcode names: `ll-control-malformed`, read no further.
@@ -41,6 +46,8 @@ class Truth:
         self.events = []
         self.notes = []
         self.create = {}        # adapter -> {"frame", "time", "cancel_frame", "cancel_time"}
+        self.accept_added = {}  # (adapter, address) -> time of its last LE Add Device To Filter Accept List
+        self.cancelled = {}     # adapter -> (connection-failed event after a cancel, its time, the cancel's time)
         self.open = {}          # (adapter, handle) -> {"frame", "time", "local", "bqr"}
         self.pending = {}       # (adapter, opcode) -> [(frame, time)]
         self.unanswered = []
@@ -102,6 +109,9 @@ class Truth:
         elif opcode in CREATE_OPCODES:
             self.create[ad] = {"frame": frame, "time": p["time"], "cancel_frame": None,
                                "cancel_time": None}
+            self.cancelled.pop(ad, None)
+        elif opcode in (ACCEPT_LIST_ADD, ACCEPT_LIST_REMOVE) and len(params) >= 7:
+            self.accept_list(p, opcode, ":".join("%02x" % b for b in params[1:7][::-1]))
         elif opcode == 0x200E:
             attempt = self.create.setdefault(ad, {"frame": None, "time": None,
                                                   "cancel_frame": None, "cancel_time": None})
@@ -120,6 +130,30 @@ class Truth:
         elif opcode == 0x2021 and handle is not None:
             reason = params[2] if len(params) > 2 else None
             self.emit("conn-update-rejected", frame, reason=reason, handle=handle, **extra)
+
+    def accept_list(self, p, opcode, address):
+        """The accept list's edits. A device removed within REMOVAL_WINDOW of a cancelled attempt's complete is that
+        cancel's clean-up: `removed` (addresses) and, for the one device added before, `removed_added_seconds` (its add
+        to the cancel). Android times a direct connect from the device's add, not from the create it re-issues for an
+        address rotation (AOSP gd/hci/acl_manager/le_impl.h: create_le_connection schedules
+        create_connection_timeout_alarms_ once per device, on_create_connection_timeout removes it), so a removal 30 s
+        after the add is the time-out however short the last create was."""
+        ad = p["adapter"]
+        if opcode == ACCEPT_LIST_ADD:
+            self.accept_added[(ad, address)] = p["time"]
+            return
+        failed = self.cancelled.get(ad)
+        if failed is None or p["time"] - failed[1] > REMOVAL_WINDOW:
+            return
+        event, _time, cancel_time = failed
+        event.setdefault("removed", []).append(address)
+        added = self.accept_added.get((ad, address))
+        if len(set(event["removed"])) == 1 and added is not None:
+            event["removed_added_seconds"] = round(cancel_time - added, 6)
+        else:
+            event.pop("removed_added_seconds", None)
+        event.pop("benign", None)
+        event["severity"] = self.severity_of(event)
 
     def flush_at_reset(self, p):
         # Links opened in the capture and not closed, which the Reset drops (counted before they are forgotten).
@@ -259,12 +293,14 @@ class Truth:
         attempt = attempt or {"frame": None, "time": None, "cancel_frame": None,
                               "cancel_time": None}
         started = attempt["time"] is not None
-        self.emit("connection-failed", p["frame"], status=status, peer=peer_text,
-                  create_frame=attempt["frame"], cancel_frame=attempt["cancel_frame"],
-                  cancel_seconds=round(attempt["cancel_time"] - attempt["time"], 6)
-                  if started and attempt["cancel_frame"] else None,
-                  attempt_seconds=round(p["time"] - attempt["time"], 6) if started else None,
-                  **self.extra(p))
+        event = self.emit("connection-failed", p["frame"], status=status, peer=peer_text,
+                          create_frame=attempt["frame"], cancel_frame=attempt["cancel_frame"],
+                          cancel_seconds=round(attempt["cancel_time"] - attempt["time"], 6)
+                          if started and attempt["cancel_frame"] else None,
+                          attempt_seconds=round(p["time"] - attempt["time"], 6) if started else None,
+                          **self.extra(p))
+        if attempt["cancel_frame"] is not None:
+            self.cancelled[ad] = (event, p["time"], attempt["cancel_time"])
 
     def bredr_connection_complete(self, p, params):
         """BR/EDR ACL (0x03) and SCO (0x2C) links: opened for `disconnection`; failures are the Classic tracker's."""

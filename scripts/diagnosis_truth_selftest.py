@@ -8,7 +8,8 @@ rejected, SMP Pairing Failed, authenticated payload timeout, data buffer overflo
 error, a command flushed unanswered by a Reset, a MIC-failure disconnect; Linux monitor 2001: two
 adapters using the same handle; H4 again: an SMP pairing whose timer runs out, one that completes,
 one cut by a disconnection; LT 256 air: an LL_REJECT_EXT_IND of the wrong length, LL_TERMINATE_IND
-0x13 opening a connection event and answering one), runs diagnosis_truth.py on them (tshark decodes
+0x13 opening a connection event and answering one; H4: a direct connect timed out across an address
+rotation), runs diagnosis_truth.py on them (tshark decodes
 them) and compares every event with the values written here; then the cases of diagnosis_truth_security2_selftest.py,
 diagnosis_truth_audio_selftest.py, diagnosis_truth_linklayer_selftest.py, diagnosis_truth_capture_selftest.py,
 diagnosis_truth_gatt_selftest.py, diagnosis_truth_host_selftest.py, diagnosis_truth_throughput_selftest.py,
@@ -149,6 +150,42 @@ H4_EXPECTED = [
      "local_command_frame": 23, "local_reason": 0x13, "connect_frame": 8,
      "seconds_since_connect": 5.5, "quality_report_frame": None, "severity": "critical"},
     {"class": "hci-reset", "frame": 26, "open_links": 0, "benign": "no open link", "severity": "info"},
+]
+
+
+def rotation_capture():
+    """Android's direct connect across an address rotation (the Echo Auto log, 12271-12300): device A added, the
+    attempt cancelled at 9.1 s to set a new random address and re-created, cancelled again 30 s after the add and A
+    removed (its time-out: critical though the last create ran 20.87 s); then B, added 23 s before, removed after a
+    2.08 s attempt (an edit: host cancel)."""
+    c, a, b = H4(), bytes.fromhex("04da284dcd62")[::-1], bytes.fromhex("112233445566")[::-1]
+    for opcode, params, at, answer in ((0x2011, b"\x00" + a, 0.0, "c"), (0x2043, bytes(10), 0.01, "s"),
+                                       (0x200E, b"", 9.1, "c"), (None, None, 9.105, None),
+                                       (0x2005, bytes(6), 9.12, "c"), (0x2011, b"\x00" + b, 9.125, "c"),
+                                       (0x2043, bytes(10), 9.13, "s"), (0x200E, b"", 30.0, "c"),
+                                       (None, None, 30.005, None), (0x2012, b"\x00" + a, 30.01, "c"),
+                                       (0x2043, bytes(10), 30.02, "s"), (0x200E, b"", 32.1, "c"),
+                                       (None, None, 32.106, None), (0x2012, b"\x00" + b, 32.11, "c")):
+            if opcode is None:
+                c.event(0x3E, enhanced_v2(0x02, bytes(6)), at)
+                continue
+            c.command(opcode, params, at)
+            c.status(opcode, 0, at + 0.001) if answer == "s" else c.complete(opcode, b"\x00", at + 0.001)
+    return btsnoop(1002, c.records)
+
+
+def failed(frame, create, cancel, seconds, attempt, severity, **more):
+    event = {"class": "connection-failed", "frame": frame, "status": 2, "peer": None, "create_frame": create,
+             "cancel_frame": cancel, "cancel_seconds": seconds, "attempt_seconds": attempt, "severity": severity}
+    event.update(more)
+    return event
+
+
+ROTATION_EXPECTED = [
+    dict(failed(7, 3, 5, 9.09, 9.095, "info"), benign="host cancel"),
+    failed(16, 12, 14, 20.87, 20.875, "critical", removed=["04:da:28:4d:cd:62"], removed_added_seconds=30.0),
+    dict(failed(23, 19, 21, 2.08, 2.086, "info", removed=["11:22:33:44:55:66"], removed_added_seconds=22.975),
+         benign="host cancel"),
 ]
 
 
@@ -422,7 +459,8 @@ def main():
                                       MONITOR_EXPECTED),
                                      ("synthetic-smp.btsnoop", smp_capture(), SMP_EXPECTED),
                                      ("synthetic-air.pcap", air_capture(), AIR_EXPECTED),
-                                     ("synthetic-bredr.btsnoop", bredr_capture(), BREDR_EXPECTED)):
+                                     ("synthetic-bredr.btsnoop", bredr_capture(), BREDR_EXPECTED),
+                                     ("synthetic-rotation.btsnoop", rotation_capture(), ROTATION_EXPECTED)):
             path = os.path.join(directory, name)
             with open(path, "wb") as handle:
                 handle.write(data)
