@@ -10,7 +10,8 @@ the specification allows, the shape of a KNOB / BLUFFS key-size downgrade (CVE-2
 
 bumble 0.0.236 drives the BR/EDR link and Simple Pairing; its controller does not implement Read Encryption Key Size,
 so this Sample's controller answers it with the key size of each session (16, then 7). Rules SEC-08 (7 bytes,
-warning) and SEC-09 (error); SEC-13 and SEC-11 stay quiet (an authenticated key, no debug key).
+warning) and SEC-09 (error); SEC-13, SEC-11 and SEC-22 stay quiet (an authenticated key, no debug key, and the
+phone's user confirmed the six digits 2.5 s after the User Confirmation Request: a person, not the host).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class Confirming(PairingDelegate):
 
     async def compare_numbers(self, number: int, digits: int) -> bool:
         self.shown.append(number)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(2.5)  # a person reads both screens and presses yes; a host that answers at once is SEC-22
         return True
 
     async def confirm(self, auto: bool = False) -> bool:
@@ -125,6 +126,8 @@ def locate_capture(truth, data: bytes):
     io_reply = log.commands(0x042B)
     io_response = log.events(0x32)
     link_key_replies = log.commands(0x040B)
+    confirms = log.commands(0x042C)
+    assert len(confirms) == 1, len(confirms)
     assert len(completes) == 2 and len(changes) == 2 and len(reads) == 2 and len(notifications) == 1, (
         len(completes), len(changes), len(reads), len(notifications))
     sizes = [r.params[6] for r in reads]
@@ -136,6 +139,7 @@ def locate_capture(truth, data: bytes):
         "io_capability_response_frame": io_response[0].frame, "peer_io_capability": io_response[0].params[6],
         "peer_auth_requirements": io_response[0].params[8],
         "link_key_notification_frame": notifications[0].frame, "link_key_type": notifications[0].params[22],
+        "user_confirmation_reply_frame": confirms[0].frame,
     }
     truth["sessions"] = [
         {"connection_complete_frame": completes[i].frame, "encryption_change_frame": changes[i].frame,
@@ -152,5 +156,7 @@ def locate_capture(truth, data: bytes):
         "not_flagged": [
             diagkit.quiet("an authenticated key from Numeric Comparison", [notifications[0].frame], ["SEC-13", "SEC-11"]),
             diagkit.quiet("16 bytes on the first session", [reads[0].frame], ["SEC-08"]),
+            diagkit.quiet("the phone's user confirmed the number 2.5 s after the request", [confirms[0].frame],
+                          ["SEC-22"]),
         ],
     }
