@@ -41,6 +41,39 @@ import Testing
         #expect(out.sentence("classic", containing: ["removed at 6307 after 33 ms", "removed at 6528."]) != nil)
     }
 
+    /// The first screens (25 lines at 100 columns) of the two call logs (audio19): each one's profile lines fold into the
+    /// buds' digest, which keeps the call (ATA 6319, +CIEV 1,1 6328, +CIEV 1,0 6531; on the call log, no ATA, 1529 →
+    /// 1568), the ring's 33 ms eSCO, each session's packets (tshark: 557 on the first link, 191 on the second) and this
+    /// side's codec offer (850–886, AAC set by the buds at 918); CE-01's four give-ups now start on line 24. The whole
+    /// sentences follow the findings.
+    @Test func theCallLogsFirstScreensReachTheFirstFinding() throws {
+        for (capture, buds, told) in [
+            (
+                Self.midlog, "B4:84:D5:CA:7F:97",
+                [
+                    "(748 media packets: 557 + 191)", "service level connection up at 1620, 6228",
+                    "1 incoming call at 6282: answered by the peer (ATA, 6319), up at 6328 for 24.8 s, ended by this side (6531)",
+                    "removed at 6307 after 33 ms",
+                ]
+            ),
+            (
+                Self.call, "JBL WAVE BUDS",
+                [
+                    "this side offered SBC, AAC, aptX, aptX HD, LDAC (850–886), the peer chose AAC",
+                    "answered on this side (no ATA), up at 1529 for 20.9 s, ended by this side (1568)",
+                ]
+            ),
+        ] {
+            guard let out = try Self.of(capture) else { return }
+            let lines = out.text.split(separator: "\n", omittingEmptySubsequences: false)
+            let screen = lines.prefix(25).joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            for text in told { #expect(screen.contains(text), "\(capture): \(text)") }
+            #expect(lines.prefix(25).contains { $0.hasPrefix("CRITICAL  CE-01") }, "\(capture)")
+            let rest = lines.dropFirst(25).joined(separator: "\n")
+            #expect(rest.contains("Story, continued:") && rest.contains("  HFP with \(buds) on RFCOMM"), "\(capture)")
+        }
+    }
+
     /// The same phone's accept-list connects (tshark): 04:da:28:4d:cd:62 added at 1094 and removed at 1266 after the
     /// cancel 30.0 s later (and three more times), a direct connect that ran Android's 30 s; and at 2096 a background
     /// connect for three devices added at 724–732 cancelled after 26.2 s, the three removed together (2107–2111).

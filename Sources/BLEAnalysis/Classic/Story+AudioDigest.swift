@@ -116,7 +116,8 @@ extension Story {
         let started = streams.contains { !$0.starts.isEmpty }
         text +=
             us > 0
-            ? ", streamed \(duration(us))" + (streams.count > 1 ? " in all" : "") + " (\(plural(packets, "media packet")))"
+            ? ", streamed \(duration(us))" + (streams.count > 1 ? " in all" : "")
+                + " (\(plural(packets, "media packet"))\(perStream(streams)))"
             : started ? ", started but no media packet in the log" : ", never started"
         let ends = Set(streams.compactMap(\.thisSideIsSink))
         if ends.count == 1, let sink = ends.first { text += ", this side the \(sink ? "sink" : "source")" }
@@ -131,6 +132,13 @@ extension Story {
         return (text, set + stalls.prefix(1).map(\.toFrame))
     }
 
+    /// `: 557 + 191`: each stream's media packets, for two to four streams that carried media (the blueprobe midlog: one
+    /// stream on each of its two sessions).
+    static func perStream(_ streams: [A2DPStream]) -> String {
+        let counts = streams.map(\.media.packets).filter { $0 > 0 }
+        return (2...4).contains(counts.count) ? ": " + counts.map(String.init).joined(separator: " + ") : ""
+    }
+
     /// `HFP, this side the audio gateway: 1 incoming call, up 16.6 s (13771), eSCO CVSD asked by this side (13698)`:
     /// the calls, the audio links and the codec; a failed service level connection, refused or unanswered AT commands
     /// and failed audio links with their frames.
@@ -139,9 +147,10 @@ extension Story {
         var parts: [String] = []
         var frames: [Int] = []
         let slc = sessions.compactMap(\.slcFrame)
-        if let up = slc.first {
-            parts.append("service level connection up at \(up)")
-            frames.append(up)
+        if !slc.isEmpty {
+            // Each link's (the blueprobe midlog: 1620 on the first link, 6228 on the one that carried the call).
+            parts.append("service level connection up at \(brief(slc))")
+            frames += slc.prefix(3)
         } else if !first.headsetProfile {
             if let fail = sessions.lazy.compactMap(\.slcFailure).first {
                 parts.append("service level connection failed at \(fail.frame) (\(fail.command): \(fail.why))")
