@@ -47,6 +47,31 @@ extension DiagnosisRuleTests {
             #expect(r.of("CQ-01").isEmpty && r.of("HH-06").count == 1)
         }
 
+        // MARK: a log of sent packets only
+
+        /// A one-direction export of a phone's GATT session (newcap19's Govee log: 57 ACL packets sent, none received,
+        /// no event): its requests follow each other with no answer in the file. Nothing is unanswered or overlapping
+        /// as far as the file can tell; with one answer received (the near miss) the overlap is seen again.
+        @Test(arguments: [false, true])
+        func aLogOfSentPacketsOnlyCallsNoRequestUnanswered(_ oneAnswerReceived: Bool) throws {
+            var b = CaptureBuilder().att(.readRequest(handle: 0x0003), handle: 0x0040, .tx)
+            if oneAnswerReceived { b = b.att(.readResponse(value: [1]), handle: 0x0040, .rx) }
+            b = b.att(.writeRequest(handle: 0x0010, value: [1, 0]), handle: 0x0040, .tx)
+                .att(.writeRequest(handle: 0x0013, value: [2]), handle: 0x0040, .tx)
+            let report = DiagnosisReport.analyze(try b.captureFile())
+            let r = report.result
+            let item = report.completeness?.items.first { $0.code.id == "only-sent-packets" }
+            if oneAnswerReceived {
+                #expect(item == nil && r.of("GATT-02").count == 1)
+                #expect(r.of("GATT-02").first?.frame == 4)
+            } else {
+                #expect(item?.severity == .warning && item?.count == 3)
+                #expect(item?.message.hasPrefix("only the packets this side sent are in the log (3 ACL packets sent;") == true)
+                #expect(report.completeness?.verdict == "incomplete")
+                #expect(r.of("GATT-02").isEmpty && r.of("GATT-01").isEmpty && r.of("CQ-03").isEmpty)
+            }
+        }
+
         // MARK: CQ-02 payloads cut
 
         /// An Android filtered snoop log keeps 14 bytes of every ACL packet: ACL header, L2CAP header, 6 bytes of ATT.

@@ -234,6 +234,8 @@ public struct CompletenessTracker: Sendable {
     /// Records in time (not notes), and whether any two of them differ: a log whose clock never moves has no timing.
     var timedRecords = 0
     var clockMoved = false
+    /// ACL records by direction, and events: a log with sent packets only (``OnlySentPackets``).
+    var aclSent = 0, aclReceived = 0, eventRecords = 0
 
     public init() {}
 
@@ -284,6 +286,7 @@ public struct CompletenessTracker: Sendable {
         case .acl:
             hciRecords &+= 1
             aclRecords &+= 1
+            if record.direction == .tx { aclSent &+= 1 } else if record.direction == .rx { aclReceived &+= 1 }
             let shortfall = RecordShortfall.of(record)
             if record.isTruncated || shortfall == .cutByLogger {
                 aclCut += 1
@@ -333,6 +336,7 @@ public struct CompletenessTracker: Sendable {
             }
         case .event:
             hciRecords &+= 1
+            eventRecords &+= 1
             if noteShortfall(record) { return }
             noteEvent(record)
         case .sco, .iso:

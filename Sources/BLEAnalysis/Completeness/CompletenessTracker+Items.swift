@@ -10,7 +10,7 @@ extension CompletenessTracker {
     /// corrupt record length, a read error. A cut file is never "complete".
     public func result(format: String, readerFindings: [Finding] = []) -> CaptureCompleteness {
         var result = CaptureCompleteness(
-            items: Self.readerItems(readerFindings) + recordItems(format: format) + controllerItems() + connectionItems(),
+            items: Self.readerItems(readerFindings) + recordItems(format: format) + onlySentItems() + controllerItems() + connectionItems(),
             gaps: gapList)
         for s in sleep.sleeps { result.hostAsleep[s.gapFrame] = s.sleepFrame }
         result.payloadsCutByLogger = aclCut > 0 && aclCutByLogger == aclCut

@@ -79,6 +79,11 @@ extension FindingCode {
         meaning:
             "Every record carries the same time stamp: the log keeps the order of events but no durations, timeouts, gaps or rates can be told from it."
     )
+    public static let onlySentPackets = FindingCode(
+        "only-sent-packets", layer: .capture, severity: .warning, title: "Only sent packets in the log",
+        meaning:
+            "The HCI log holds packets this side sent and nothing else: no received packet, no event. Whether the peer answered cannot be told from it."
+    )
     public static let timeGap = FindingCode(
         "time-gap", layer: .capture, severity: .info, title: "Long gap in the log",
         meaning: "Nothing was logged for a long time: a pause of the capture, or a quiet radio.")
@@ -122,7 +127,7 @@ extension FindingVocabulary {
         .captureTruncatedFile, .captureInvalidRecordLength, .captureTruncatedRecords, .captureTimestampOutOfRange,
         .captureNonHCIRecords, .captureReadError, .captureDamagedBlock, .captureSnifferClockWrap, .captureMillisecondClock,
         .captureNote, .encryptedNoKey, .fileCut, .fileCorrupt, .snifferClockWrap, .millisecondClock, .aclPayloadCut,
-        .truncatedRecords, .drops, .timeBackwards, .timeGap, .damagedRecords, .noTiming, .controllerReset, .hardwareError,
+        .truncatedRecords, .drops, .timeBackwards, .timeGap, .damagedRecords, .noTiming, .onlySentPackets, .controllerReset, .hardwareError,
         .startedBeforeCapture, .linkBeforeLogEnded, .staleAfterReset, .openAtEnd,
     ]
 }

@@ -79,7 +79,7 @@ struct CQ03EndsTooSoon: DiagnosisRule {
     static func pendingATT(_ e: Evidence) -> [CitedFrame] {
         let byRecordOrder = GATT01RequestTimedOut.clockRunsBackwards(e)
         var pending: [CitedFrame] = []
-        for ev in e.events {
+        for ev in e.events where e.answersInLog {
             guard case .attUnanswered(let request, _, _, .endOfCapture, _, let waited) = ev.kind else { continue }
             if byRecordOrder {
                 let answered = e.events.contains { later in

@@ -29,7 +29,7 @@ struct GATT01RequestTimedOut: DiagnosisRule {
             let device = e.deviceName(c)
             switch ev.kind {
             case .attUnanswered(let request, let handle, let sender, let ended, let endFrame, let waited)
-            where waited >= attTransactionTimeoutMicroseconds && ended != .nextRequest:
+            where waited >= attTransactionTimeoutMicroseconds && ended != .nextRequest && e.answersInLog:
                 let on = handle.map { " for \(hex($0, width: 4))" } ?? ""
                 // The link went down because of it (soon after the 30 s, or this side closed it): the terminal failure.
                 let end = e.disconnections.first { $0.frame == endFrame }

@@ -23,7 +23,9 @@ struct GATT02ProtocolViolation: DiagnosisRule {
 
     static func evaluate(_ e: Evidence) -> [Diagnosis] {
         var out: [Diagnosis] = e.events.compactMap { ev in
-            guard case .attUnanswered(let request, let handle, let sender, .nextRequest, let next, _) = ev.kind else { return nil }
+            guard case .attUnanswered(let request, let handle, let sender, .nextRequest, let next, _) = ev.kind, e.answersInLog else {
+                return nil
+            }
             let c = e.connection(ev.connection)
             let device = e.deviceName(c)
             // The peer as the client (a peripheral discovering the phone's database) sends its requests the other way.
