@@ -253,6 +253,22 @@ extension DiagnosisRuleTests {
             #expect(d.severity == (encrypted ? .info : .warning))
         }
 
+        /// newcap19's BTstack log: the client discovered, wrote one command and this side hung up 0.95 s after the link
+        /// opened: nothing waited for an update, so the unsubscribed characteristic is a note that cannot tell. The
+        /// near miss, the same link kept 10 s before this side ends it, stays a warning.
+        @Test(arguments: [(1.0, true), (10.0, false)])
+        func aLinkThisSideEndedAtOnceCannotTellWhetherUpdatesWereExpected(_ endAt: Double, _ soon: Bool) throws {
+            var b = Self.discovered(Self.connected()).att(.writeRequest(handle: 0x0015, value: [1]), handle: 0x40, .tx)
+                .att(.writeResponse, handle: 0x40, .rx).at(endAt).disconnectCommand(handle: 0x40)
+            let end = b.nextFrame
+            b = b.disconnect(handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first)
+            #expect(d.severity == (soon ? .info : .warning))
+            let said = "This side ended the link (frame \(end)) 1.00 s after it opened, so whether it waited for updates cannot be told."
+            #expect(d.message.hasSuffix(said) == soon)
+            #expect(d.message.contains("This side ended the link") == soon)
+        }
+
         @Test(arguments: [1, 3])
         func aNotifyingCharacteristicReadInsteadOfSubscribed(_ reads: Int) throws {
             var b = Self.discovered(Self.connected())
@@ -660,6 +676,28 @@ extension DiagnosisRuleTests {
                     "\(RuleTest.peerText) refused \(request) on 0x0040: \(error.isApplicationError ? "Application Error" : "\(error)") (\(hex(error.rawValue)), frame \(refused))"
                 ))
             #expect(d.causes == [cause])
+        }
+
+        /// newcap19's OnePlus log: the app wrote two Characteristic User Description descriptors (Find Information
+        /// named them 0x2901) and the server refused with Write Not Permitted, as it may (Core Vol 3 Part G 3.3.3.2): a
+        /// note, not an error. The near miss, the same refusal on a characteristic value, stays an error.
+        @Test(arguments: [(UInt16(0x0014), true), (UInt16(0x0015), false)])
+        func aRefusedWriteToAReadOnlyDescriptorIsANote(_ handle: UInt16, _ isDescriptor: Bool) throws {
+            let names = ATTFindInformationResponse(format: 1, entries: [ATTHandleUUID(handle: 0x0014, uuid: BluetoothUUID(uuid16: 0x2901))])
+            var b = Self.discovered(Self.connected()).att(.findInformationRequest(.init(start: 0x0014, end: 0x0014)), handle: 0x40, .tx)
+                .att(.findInformationResponse(names), handle: 0x40, .rx).att(
+                    .writeRequest(handle: handle, value: [0x41]), handle: 0x40, .tx)
+            let refused = b.nextFrame
+            b = b.att(Self.errorResponse(.writeRequest, handle: handle, .writeNotPermitted), handle: 0x40, .rx)
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-08").first)
+            #expect(d.frame == refused && d.severity == (isDescriptor ? .info : .error))
+            let said = " The handle is a Characteristic User Descriptor (0x2901, as descriptor discovery named it)"
+            #expect(d.message.contains(said) == isDescriptor)
+            #expect(
+                d.causes
+                    == (isDescriptor
+                        ? ["the app writes a descriptor this server keeps read-only"]
+                        : ["the characteristic's properties do not allow it (app and peripheral disagree)"]))
         }
 
         @Test func thisSideRefusingThePeerIsNamedAsThisSide() throws {

@@ -28,6 +28,7 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
     /// instead of subscribing); info when it read one once (an app that wanted the value once does that too).
     static func unsubscribed(_ c: Connection, subscribed: Set<UInt16>, in e: Evidence) -> [Diagnosis] {
         let wrote = Set(c.activity.written.keys), reads = c.activity.read
+        let hungUp = hungUpSoon(c)
         var out: [Diagnosis] = []
         for service in c.gatt.services {
             let chars = c.gatt.characteristics.filter { $0.valueHandle >= service.startHandle && $0.valueHandle <= service.endHandle }
@@ -46,14 +47,17 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
                     wroteToService
                     ? "the app wrote to its service \(service.uuid) (frame \(frame))"
                     : readCount > 1 ? "the app read it \(readCount) times (polling)" : "the app read it once (frame \(frame))"
-                let severity: DiagnosisSeverity = (wroteToService || readCount > 1) && !c.isEncrypted ? .warning : .info
+                let severity: DiagnosisSeverity = (wroteToService || readCount > 1) && !c.isEncrypted && hungUp == nil ? .warning : .info
                 let device = e.deviceName(c)
                 out.append(
                     Diagnosis(
                         rule: Self.code, severity: severity, frame: frame,
                         message:
                             "\(ch.uuid) (\(hex(ch.valueHandle, width: 4)), \(ch.properties.contains(.notify) ? "notify" : "indicate")) on \(device) was never subscribed and never notified; \(how)."
-                            + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : ""),
+                            + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : "")
+                            + (hungUp.map {
+                                " This side ended the link (frame \($0.frame)) \(duration($0.lasted)) after it opened, so whether it waited for updates cannot be told."
+                            } ?? ""),
                         headline: "\(ch.uuid) on \(device) never subscribed",
                         supporting: c.activity.notified.isEmpty && c.endFrame != nil ? [CitedFrame(c.endFrame!, "the link ended")] : [],
                         causes: ["the app forgot writeDescriptor / setNotifyValue (if it expected updates)"], device: c.peerAddress,
@@ -62,6 +66,19 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
         }
         return out
     }
+
+    /// A link this side ended within ``shortSession`` of its start: whatever the app wrote, it did not stay to wait
+    /// for an answer (BTstack's example client discovers, writes one command and disconnects 0.95 s after connecting),
+    /// so a characteristic never subscribed says nothing of an update it expected.
+    static func hungUpSoon(_ c: Connection) -> (frame: Int, lasted: Int64)? {
+        guard let end = c.endFrame, let endTime = c.endTime, c.lifecycle.ending?.endedBy == .local, !c.inferred else { return nil }
+        let lasted = endTime.microseconds(since: c.startTime)
+        return lasted <= shortSession ? (end, lasted) : nil
+    }
+
+    /// Shorter than any wait for a notification an app would give up on (GATT clients time out after seconds, the ATT
+    /// transaction after 30 s).
+    static let shortSession: Int64 = 3_000_000
 
     /// The first notification or indication on `valueHandle` after `frame`, if the link's tally shows one: its first
     /// if that came after, else its last (a value notified before and after the write).

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLECodecs
 import BLECore
 import BLEProtocols
 
@@ -60,18 +61,39 @@ struct GATT08ErrorResponse: DiagnosisRule {
             let c = e.connection(ev.connection)
             let device = sender == .peer ? e.deviceName(c) : "this side"
             let readRefused = error == .readNotPermitted && (request == .readRequest || request == .readBlobRequest)
-            let sev: DiagnosisSeverity = readRefused ? .info : request.isWrite ? .error : .warning
+            let descriptor = sender == .peer && request.isWrite && error == .writeNotPermitted ? readOnlyDescriptor(c, handle) : nil
+            let sev: DiagnosisSeverity = readRefused || descriptor != nil ? .info : request.isWrite ? .error : .warning
             let askedForNoHandle = error == .invalidHandle && handle == 0x0000
             return Diagnosis(
                 rule: Self.code, severity: sev, frame: ev.frame,
                 message: "\(device) refused \(request) on \(hex(handle, width: 4)): \(codeText(error)), frame \(ev.frame))."
-                    + (askedForNoHandle ? Self.noHandleZero(asker: sender == .peer ? "this side" : e.deviceName(c)) : ""),
+                    + (askedForNoHandle ? Self.noHandleZero(asker: sender == .peer ? "this side" : e.deviceName(c)) : "")
+                    + (descriptor.map {
+                        " The handle is \($0); a server may keep it read-only, so the refusal is allowed: only what the app meant to write there was not kept."
+                    } ?? ""),
                 headline: "\(request) on \(hex(handle, width: 4)) refused: \(error)",
                 supporting: requestFrame.map { [CitedFrame($0, "\(request)")] } ?? [],
-                causes: askedForNoHandle ? ["the requesting client's bug: an unset handle or a range starting at 0"] : causes(error),
+                causes: askedForNoHandle
+                    ? ["the requesting client's bug: an unset handle or a range starting at 0"]
+                    : descriptor != nil ? ["the app writes a descriptor this server keeps read-only"] : causes(error),
                 device: c?.peerAddress, connection: c?.number,
                 fold: "\(ev.connection ?? 0) \(request.rawValue) \(handle) \(error.rawValue)")
         }
+    }
+
+    /// What a refused write hit when discovery (Find Information) showed it to be a descriptor other than a
+    /// configuration one, e.g. `a Characteristic User Descriptor (0x2901, as descriptor discovery named it)` (the assigned numbers' name): Characteristic User
+    /// Description is writable only where the characteristic's extended properties allow it, and the format, range and
+    /// reference descriptors are read-only (Core Vol 3 Part G 3.3.3.2–3.3.3.7; Valid Range, GSS), so the server that
+    /// refuses the write keeps to the spec. Only a type discovery named counts (``GATTDatabase/attributeTypes``). The Client and Server Characteristic Configuration descriptors (0x2902,
+    /// 0x2903) are not among them: refusing those loses a subscription or a broadcast.
+    static func readOnlyDescriptor(_ c: Connection?, _ handle: UInt16) -> String? {
+        guard let uuid = c?.gatt.attributeTypes[handle], let short = uuid.uuid16, (0x2900...0x29FF).contains(short),
+            short != 0x2902, short != 0x2903
+        else { return nil }
+        let name = AssignedNumbers.name(for: uuid).map { $0.lowercased().hasSuffix("descriptor") ? $0 : "\($0) descriptor" } ?? "descriptor"
+        return
+            "a\(name.first.map { "AEIOU".contains($0) } == true ? "n" : "") \(name) (\(hex(short, width: 4)), as descriptor discovery named it)"
     }
 
     /// Handle 0x0000 is reserved (Core Vol 3 Part F 3.2.2) and a range starting there is invalid (3.4.3.1, 3.4.4.1,
