@@ -60,6 +60,35 @@ extension DiagnosisRuleTests {
             #expect(d.severity == .info && d.supporting.map(\.frame).contains(closed))
         }
 
+        /// newcap19's Nelko P21 printer (SPP): the phone closes its RFCOMM channel (DISC on DLCI 2, UA) and the
+        /// multiplexer (DISC on DLCI 0), and the printer ends the link 150 ms later, before any L2CAP Disconnection
+        /// Request: the session's orderly end, info. The near miss: only the data channel closed, the multiplexer still
+        /// up, stays a warning.
+        @Test(arguments: [true, false])
+        func thePeerEndingALinkAfterThisSideClosedTheRFCOMMMultiplexerIsInfo(_ muxClosed: Bool) throws {
+            func rfcomm(_ b: CaptureBuilder, _ dlci: UInt8, _ type: RFCOMMFrameType, rx: Bool = false) -> CaptureBuilder {
+                b.l2cap(
+                    cid: rx ? 0x0040 : 0x0041, payload: RFCOMMFrame(dlci: dlci, type: type, pollFinal: true).bytes, handle: Self.link,
+                    rx ? .rx : .tx)
+            }
+            var b = CaptureBuilder().at(1).connectBREDR(handle: Self.link, peer: RuleTest.peer)
+                .openBREDRChannel(handle: Self.link, psm: 0x0003, localCID: 0x0040, remoteCID: 0x0041, localMTU: 1013, remoteMTU: 1013)
+            b = rfcomm(rfcomm(b, 0, .sabm), 0, .ua, rx: true)
+            b = rfcomm(rfcomm(b, 2, .sabm), 2, .ua, rx: true).at(5)
+            b = rfcomm(rfcomm(b, 2, .disc), 2, .ua, rx: true)
+            let close = b.nextFrame
+            if muxClosed { b = rfcomm(b, 0, .disc) }
+            b = b.at(5.15)
+            let end = b.nextFrame
+            let d = try #require(
+                try RuleTest.diagnose(b.disconnect(handle: Self.link, reason: .remoteUserTerminatedConnection)).of("DC-02").first)
+            #expect(d.frame == end && d.severity == (muxClosed ? .info : .warning))
+            #expect(
+                d.message.hasSuffix(
+                    "It follows the close of its RFCOMM multiplexer (DISC on DLCI 0) (frame \(close)): the session's orderly end.")
+                    == muxClosed)
+        }
+
         /// The near miss: the same end with the AVDTP channel still open (the profile in use) stays a warning.
         @Test func thePeerEndingALinkWithAChannelOpenIsStillAWarning() throws {
             let (b, _, end) = Self.session(CaptureBuilder(), start: 1, closed: false)

@@ -33,14 +33,20 @@ extension DC02PeerEndedLink {
 
     /// Every dynamic channel of the link closed before the end: the last close. An SDP channel left open is left out:
     /// it holds no session (a search answered, nothing more; the blueprobe midlog's buds opened one at 1704 and kept it
-    /// while the phone closed A2DP, AVRCP and RFCOMM, 2987–3027, before their 0x13 at 3051).
+    /// while the phone closed A2DP, AVRCP and RFCOMM, 2987–3027, before their 0x13 at 3051). An RFCOMM channel whose
+    /// multiplexer was closed (DISC on DLCI 0, Core: RFCOMM 5.2; TS 07.10 5.8.3) holds none either: an SPP printer ends
+    /// the link when the phone closes it (newcap19's Nelko P21: DISC on DLCI 2 at 200, UA 201, DISC on DLCI 0 at 202,
+    /// the printer's 0x13 at 204, before the phone's L2CAP Disconnection Request).
     static func closedChannels(_ c: Connection, before frame: Int) -> CitedFrame? {
+        let muxClosed = c.profiles?.rfcomm.last { $0.dlci == 0 }?.closeFrame.flatMap { $0 < frame ? $0 : nil }
         let sessions = c.channels.filter { $0.psm != .sdp || $0.closeFrame != nil }
-        let closes = sessions.map(\.closeFrame)
-        guard !closes.isEmpty, closes.allSatisfy({ ($0 ?? .max) < frame }),
-            let last = sessions.max(by: { $0.closeFrame! < $1.closeFrame! })
-        else { return nil }
-        return CitedFrame(last.closeFrame!, "close of its last L2CAP channel, \(last.psm)")
+        let closes = sessions.map { $0.psm == .rfcomm && $0.closeFrame == nil ? muxClosed : $0.closeFrame }
+        guard !closes.isEmpty, closes.allSatisfy({ ($0 ?? .max) < frame }), let last = closes.compactMap({ $0 }).max() else {
+            return nil
+        }
+        if last == muxClosed { return CitedFrame(last, "close of its RFCOMM multiplexer (DISC on DLCI 0)") }
+        let channel = sessions.first { $0.closeFrame == last }
+        return CitedFrame(last, "close of its last L2CAP channel, \(channel.map { "\($0.psm)" } ?? "")")
     }
 
     /// The link's last A2DP stream closed, or suspended with no media after: the audio stopped in order.
