@@ -20,6 +20,8 @@ package struct EncryptedLinkBuilder {
     package var sn: (Bool, Bool) = (false, false)
     package let cipher: LLCipher
     package var phy: LEPHY
+    /// The sniffer's direction flag says the other side sent each packet (an nRF Sniffer that lost the link).
+    package var directionFlagWrong = false
 
     package init(phy: LEPHY = .le1M) {
         self.phy = phy
@@ -44,20 +46,29 @@ package struct EncryptedLinkBuilder {
         if central { sn.0.toggle() } else { sn.1.toggle(); event += 1 }
     }
 
-    package mutating func startEncryption() {
+    /// `byCapturer`: the encrypted PDUs as a sniffer that had the key wrote them (plaintext, flagged encrypted, MIC ok).
+    package mutating func startEncryption(byCapturer: Bool = false) {
         clear(.encReq(rand: 0, ediv: 0, skdCentral: Self.skdCentral, ivCentral: Self.ivCentral), central: true)
         clear(.encRsp(skdPeripheral: Self.skdPeripheral, ivPeripheral: Self.ivPeripheral), central: false)
         clear(.startEncReq, central: false)
-        encrypted(.control, LLControlPacket(.startEncRsp).bytes, central: true)
-        encrypted(.control, LLControlPacket(.startEncRsp).bytes, central: false)
+        encrypted(.control, LLControlPacket(.startEncRsp).bytes, central: true, byCapturer: byCapturer)
+        encrypted(.control, LLControlPacket(.startEncRsp).bytes, central: false, byCapturer: byCapturer)
     }
 
-    /// One encrypted PDU; `retransmit` sends the previous one again (same SN, same counter, same bytes).
-    package mutating func encrypted(_ llid: LLID, _ plaintext: [UInt8], central: Bool, tamper: Bool = false) {
+    /// One encrypted PDU (`tamper`: its MIC fails), or with `byCapturer` its plaintext as a sniffer that decrypted it
+    /// wrote it (flagged encrypted, MIC ok, the MIC removed); either way it takes the sender's next packet counter.
+    package mutating func encrypted(_ llid: LLID, _ plaintext: [UInt8], central: Bool, tamper: Bool = false, byCapturer: Bool = false) {
         let counter = central ? counters.0 : counters.1
         var sealed = cipher.encrypt(header0: llid.rawValue, plaintext: plaintext, packetCounter: counter, centralToPeripheral: central)
         if tamper { sealed[0] ^= 0x01 }
-        b.data(llid, sealed, central: central, sn: central ? sn.0 : sn.1, event: event, encrypted: true, micOK: false)
+        b.data(
+            llid, byCapturer ? plaintext : sealed, central: central != directionFlagWrong, sn: central ? sn.0 : sn.1, event: event,
+            encrypted: true, micOK: byCapturer)
+        if central { counters.0 += 1; sn.0.toggle() } else { counters.1 += 1; sn.1.toggle(); event += 1 }
+    }
+
+    /// A PDU the sender sent and the sniffer missed: its packet counter and sequence number go by unseen.
+    package mutating func missed(central: Bool) {
         if central { counters.0 += 1; sn.0.toggle() } else { counters.1 += 1; sn.1.toggle(); event += 1 }
     }
 
@@ -70,13 +81,13 @@ package struct EncryptedLinkBuilder {
     }
 
     /// A notification of `value` on handle 0x002A, sent by the peripheral in fragments of `fragment` bytes.
-    package mutating func notify(_ value: [UInt8], fragment: Int = 27) {
+    package mutating func notify(_ value: [UInt8], fragment: Int = 27, byCapturer: Bool = false) {
         let att: [UInt8] = [0x1B, 0x2A, 0x00] + value
         let pdu = [UInt8(att.count & 0xFF), UInt8(att.count >> 8), 0x04, 0x00] + att
         var start = 0
         while start < pdu.count {
             let end = min(start + fragment, pdu.count)
-            encrypted(start == 0 ? .start : .continuation, Array(pdu[start..<end]), central: false)
+            encrypted(start == 0 ? .start : .continuation, Array(pdu[start..<end]), central: false, byCapturer: byCapturer)
             start = end
         }
     }

@@ -62,6 +62,42 @@ import Testing
         #expect(r.analyzer.findings.filter { $0.kind.code.id == "ll.mic-failed" }.count == 1)
     }
 
+    /// A sniffer that decrypted the link's first PDUs and then lost the link (nRF Sniffer on the LESC debug-key capture:
+    /// MIC ok up to 432, then "MIC failed" at 503, the peripheral's Read By Type Response, counter 10, flagged as the
+    /// central's; the central's PDU before it went unheard). The key opens the rest at the counters the link reached, past
+    /// the 8 an encryption start's search tries (10 for the peripheral; 6 for the central, whose counter 5 went unseen),
+    /// in the direction the MIC checks in, not the flag's. A wrong key still opens nothing.
+    @Test func theKeyOpensALinkTheSnifferLostPastTheFirstCounters() throws {
+        var link = EncryptedLinkBuilder()
+        link.startEncryption(byCapturer: true)
+        for i in 0..<9 { link.notify([UInt8(i)], byCapturer: true) }
+        let write: [UInt8] = [7, 0, 0x04, 0x00, 0x52, 0x2C, 0x00, 0xDE, 0xAD, 0xBE, 0xEF]
+        for _ in 0..<4 { link.encrypted(.start, write, central: true, byCapturer: true) }
+        link.missed(central: true)
+        link.directionFlagWrong = true
+        let lost = link.b.records.count + 1
+        link.notify([0x10, 0x11])
+        link.encrypted(.start, write, central: true)
+        link.notify([0x12], fragment: 27)
+        let before = (0..<9).map { [UInt8($0)] }
+        #expect(link.counters.0 == 7 && link.counters.1 == 12)
+        let r = LinkEncryptionRun.run(try link.capture(), keys: try LinkKeyMaterial(ltkOption: EncryptedLinkBuilder.ltkText))
+        #expect(r.notifications.map(\.value) == before + [[0x10, 0x11], [0x12]])
+        #expect(r.notifications.last.map(\.frame) == link.b.records.count)
+        #expect(r.timeline.filter { $0.layer == .att }.allSatisfy { $0.direction == ($0.code == 0x1B ? .rx : .tx) })
+        let ll = try #require(r.analyzer.connections.first?.linkLayer)
+        #expect(ll.decryptedByCapturer == 2 + 9 + 4 && ll.decryptedHere == 3 && ll.micFailures == 0)
+        let e = try #require(r.analyzer.connections.first?.linkEncryption)
+        #expect(e.key?.displayText == EncryptedLinkBuilder.ltkText && e.missedPDUs == 1 && e.firstMICFailureFrame == nil)
+        #expect(!r.analyzer.findings.contains { $0.kind.code.id == "ll.mic-failed" })
+
+        let wrong = LinkEncryptionRun.run(try link.capture(), keys: try LinkKeyMaterial(ltkOption: "00112233445566778899AABBCCDDEEFF"))
+        #expect(wrong.notifications.map(\.value) == before)
+        let w = try #require(wrong.analyzer.connections.first?.linkLayer)
+        #expect(w.decryptedHere == 0 && w.micFailures == 3)
+        #expect(wrong.analyzer.findings.filter { $0.kind.code.id == "ll.mic-failed" }.map(\.frame) == [lost])
+    }
+
     /// The encryption start with both LL_START_ENC_RSPs flagged unencrypted (nRF Sniffer on a fuzzer's link: corpus
     /// telink enc-loop, frames 413 and 415): no PDU is ever encrypted, yet the procedure finished (Core Spec Vol 6,
     /// Part B, 5.1.3.1), so encryption started at the peripheral's response, once, and a pairing before it is not
@@ -247,15 +283,25 @@ import Testing
         #expect(keys.identityKeys.contains { $0.irk == irk && $0.identity?.description == "D0:13:FD:77:94:8B" })
     }
 
-    /// The sniffer decrypted the link (MIC ok, no MIC in the payload), then lost the packet counter at frame 503:
-    /// 19 packets flagged "MIC failed", and 10 more it no longer flags as encrypted at all.
+    /// The sniffer decrypted the link (MIC ok, no MIC in the payload), then lost it at frame 503: 19 packets flagged
+    /// "MIC failed", 10 more no longer flagged encrypted. The LTK blescope derives from the debug-key pairing
+    /// (FC4091878A54C22CB58488B88608B5E2) opens all 29 (an independent AES-CCM check, audit49's ccm.py, agrees): 503 is
+    /// the peripheral's Read By Type Response at counter 10, flagged as the central's; the central's counter 10 went
+    /// unheard, its 504 is 11; 1522 is the central's LL_TERMINATE_IND 0x13 at counter 21.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: nordicBadMIC)))
-    func sniffersMICVerdictIsHonoured() throws {
+    func theDerivedKeyOpensWhatTheSnifferFailed() throws {
         let r = LinkEncryptionRun.run(try CaptureFile.open(path: Self.nordicBadMIC))
-        #expect(r.timeline.filter { $0.layer == .att }.count == 18)
+        // tshark: 18 ATT PDUs the sniffer decrypted; ccm.py: 28 more from 503 (the 29th is the LL_TERMINATE_IND).
+        let att = r.timeline.filter { $0.layer == .att }
+        #expect(att.count == 18 + 28)
+        #expect(att.first { $0.frame == 503 }.map { $0.code == 0x09 && $0.direction == .rx } == true)
+        #expect(att.filter { $0.code == 0x1B }.map(\.frame) == [836, 936, 1036, 1136, 1233, 1329, 1427])
         let ll = try #require(r.analyzer.connections.first?.linkLayer)
-        #expect(ll.micFailures == 19 && ll.decryptedByCapturer == 39 - 19)
-        #expect(r.analyzer.findings.filter { $0.kind.code.id == "ll.mic-failed" }.map(\.frame) == [503])
-        #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") })
+        #expect(ll.micFailures == 0 && ll.decryptedByCapturer == 20 && ll.decryptedHere == 29 && ll.encryptedUndecrypted == 0)
+        let e = try #require(r.analyzer.connections.first?.linkEncryption)
+        #expect(e.key?.displayText == "FC4091878A54C22CB58488B88608B5E2" && e.key?.source.kind == "lesc-debug-key")
+        #expect(e.missedPDUs == 1)
+        #expect(r.analyzer.connections.first?.endFrame == 1522)
+        #expect(!r.analyzer.findings.contains { $0.kind.code.id == "ll.mic-failed" || $0.kind.code.id.hasPrefix("l2cap.") })
     }
 }

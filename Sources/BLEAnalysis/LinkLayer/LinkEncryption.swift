@@ -281,8 +281,10 @@ extension LinkLayerTracker {
         // both for ciphertext it had no key for and for plaintext it got wrong). Try the keys we have.
         let capturerLostSync = air.mic == .invalid && c.stats.decryptedByCapturer > 0
         guard c.encryption.sessionKeyKnown, payload.count > 4 else { return capturerLostSync ? .micFailed : .noKey }
-        // Without a direction from the capturer, the other direction is worth a try too (no array: this runs per packet).
-        let tries = air.direction == .unknown ? 2 : 1
+        // Without a direction from the capturer, or from one that lost the link (a bad MIC: the LESC debug-key capture's
+        // nRF Sniffer flags the peripheral's 503 as the central's), the other direction is worth a try too (no array: this
+        // runs per packet).
+        let tries = air.direction == .unknown || c.encryption.capturerFailedMIC ? 2 : 1
         if c.encryption.cipher == nil && !c.encryption.keySearchDone {
             c.encryption.keySearchDone = true
             for t in 0..<tries where c.encryption.cipher == nil {
@@ -328,7 +330,10 @@ extension LinkLayerTracker {
         return .micFailed
     }
 
-    /// Tries every candidate key on the first encrypted PDU; the one whose MIC checks is the link's key.
+    /// Tries every candidate key on the first encrypted PDU blescope must open itself; the one whose MIC checks is the
+    /// link's key. The packet counters start where the link's own count has them: 0 at the encryption start, or past
+    /// the PDUs a capturer decrypted before it lost the link (the LESC debug-key capture: the nRF Sniffer opened 20 PDUs,
+    /// then failed the MIC of 503, the peripheral's counter 10, and of every PDU after).
     static func findKey(
         _ c: inout Conn, keys: LinkKeyStore?, header0: UInt8, payload: UnsafeRawBufferPointer,
         centralToPeripheral: Bool, buffer: LLPlaintextBuffer
@@ -343,10 +348,11 @@ extension LinkLayerTracker {
             handle: c.info.handle, ediv: e.ediv, rand: e.rand, central: c.info.central,
             peripheral: c.info.peripheral)
         c.encryption.keysTried = min(candidates.count, 256)
+        let first = centralToPeripheral ? e.counters.0 : e.counters.1
         for candidate in candidates.prefix(256) {
             guard let ltk = Key128(wire: candidate.ltk) else { continue }
             let cipher = LLCipher(sessionKey: LinkLayerEncryption.sessionKey(ltk: ltk, skdm: skdm, skds: skds), iv: iv)
-            for counter in 0..<counterSearchWindow
+            for counter in first..<(first + counterSearchWindow)
             where cipher.decrypt(
                 header0: header0, payload: payload, packetCounter: counter,
                 centralToPeripheral: centralToPeripheral, into: &buffer.scratch)
