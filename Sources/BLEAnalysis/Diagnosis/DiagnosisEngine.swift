@@ -51,12 +51,13 @@ public enum DiagnosisEngine {
         var found: [Diagnosis] = []
         for rule in rules { found += rule.evaluate(evidence) }
         let caveats = Caveats(evidence)
+        let requesters = SnifferMissed.requesters(evidence, found)
         for i in found.indices {
             // A rule reports at its code's severity or below, never above (its evidence decides how far below).
             found[i].severity = min(found[i].severity, found[i].code.severity)
             found[i].confidence = caveats.confidence(of: found[i])
             Observability.qualify(&found[i], evidence)
-            SnifferMissed.qualify(&found[i], evidence)
+            SnifferMissed.qualify(&found[i], evidence, requesters: requesters)
             FuzzingFit.qualify(&found[i], evidence)
         }
         let findings = rank(fold(found))

@@ -31,6 +31,12 @@ extension LinkLayerTracker {
         } else {
             resent = false
         }
+        // The sender acknowledged a packet the capture does not hold: its NESN moved on since its previous packet, and
+        // the receiver has none in the capture between them (the Ubertooth shaver capture: the central's 22497 has NESN 1,
+        // its 22498 NESN 0, no peripheral packet between; the answer to the request at 22495 went there).
+        if let previous, nesn != previous.nesn, (other?.frame ?? Int.min) < previous.frame, !c.stats.missed.noted(since: previous.frame) {
+            c.stats.missed.note(after: previous.frame, at: frame, events: 0, unheard: d == 0 ? .peer : .local)
+        }
         let this = SentPDU(frame: frame, sn: sn, nesn: nesn, opcode: opcode)
         if d == 0 { c.lastSent.0 = this } else { c.lastSent.1 = this }
         return resent

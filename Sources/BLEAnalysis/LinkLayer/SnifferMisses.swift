@@ -1,7 +1,8 @@
 import BLECore
 
 /// Where a sniffer missed part of one link: connection events it did not hear (the nRF Sniffer's event counter skipped
-/// some, or the time since the link's previous event spans more than one interval) and packets it heard with a bad CRC.
+/// some, or the time since the link's previous event spans more than one interval), packets it heard with a bad CRC, and
+/// packets it did not hear inside an event that the other side's acknowledgement bits show were sent.
 /// A response, an acknowledgement or a terminate the capture does not hold may have gone there, so an absence a finding
 /// claims across such a window is one the capture cannot show (issue 49, point 4).
 ///
@@ -9,11 +10,15 @@ import BLECore
 /// sniffer has no packet of is one it missed.
 public struct SnifferMisses: Hashable, Sendable {
     /// A stretch of the link the sniffer missed: between its packets at frames `after` and `at`, `events` connection events
-    /// (0: the packet at `at` was heard but its CRC failed).
+    /// (0: the packet at `at` was heard but its CRC failed), or with `unheard` one packet that side sent: the other
+    /// side's NESN at `at` moved on since its previous packet at `after` with none of the sender's in the capture between
+    /// (Core Spec Vol 6, Part B, 4.5.9: NESN moves only when a new packet was received).
     public struct Window: Hashable, Sendable {
         public var after: Int
         public var at: Int
         public var events: Int
+        /// Who sent the packet the capture does not hold (local: the central, peer: the peripheral); nil for events and CRCs.
+        public var unheard: EvidenceEvent.Sender?
     }
 
     /// The windows in frame order, up to ``limit``.
@@ -27,11 +32,14 @@ public struct SnifferMisses: Hashable, Sendable {
 
     public init() {}
 
-    mutating func note(after: Int, at: Int, events missed: Int) {
+    mutating func note(after: Int, at: Int, events missed: Int, unheard: EvidenceEvent.Sender? = nil) {
         count &+= 1
         events &+= missed
-        if windows.count < Self.limit { windows.append(Window(after: after, at: at, events: missed)) }
+        if windows.count < Self.limit { windows.append(Window(after: after, at: at, events: missed, unheard: unheard)) }
     }
+
+    /// Whether a window ends after `frame` (a gap already noted since the packet there).
+    func noted(since frame: Int) -> Bool { (windows.last?.at ?? Int.min) > frame }
 
     /// The windows between frames `from` and `to` (a window whose missed stretch lies after `from` and before `to`), or
     /// nil when none; an overflowed list answers with what it has, or a window of the whole span past what it kept.
