@@ -25,12 +25,14 @@ import Testing
 
     /// A pcapng: a section header with `os`, one interface of `linkType` named `interface`, and for LINKTYPE 201 one
     /// HCI Reset command (direction 0: sent).
-    static func pcapng(os: String?, linkType: UInt16, interface: String?) -> [UInt8] {
+    static func pcapng(os: String?, linkType: UInt16, interface: String?, description: String? = nil) -> [UInt8] {
         let end: [UInt8] = [0, 0, 0, 0]
         var shb = le32(0x1A2B_3C4D) + le16(1) + le16(0) + [UInt8](repeating: 0xFF, count: 8)
         shb += option(2, "AMD Ryzen 7 7700 8-Core Processor (with SSE4.2)") + (os.map { option(3, $0) } ?? [])
         shb += option(4, "Dumpcap (Wireshark) 4.6.6") + end
-        let idb = le16(linkType) + le16(0) + le32(65535) + (interface.map { option(2, $0) } ?? []) + end
+        let idb =
+            le16(linkType) + le16(0) + le32(65535) + (interface.map { option(2, $0) } ?? []) + (description.map { option(3, $0) } ?? [])
+            + end
         var bytes = block(0x0A0D_0D0A, shb) + block(1, idb)
         if linkType == 201 {
             let packet: [UInt8] = [0, 0, 0, 0, 0x01, 0x03, 0x0C, 0x00]
@@ -66,6 +68,23 @@ import Testing
         #expect(p.platform == .windows && p.seen == nil && p.provenance == .inferred(what: "BTVS's interface name \"TCP@127.0.0.1:24352\""))
     }
 
+    /// Wireshark's androiddump names the interface it reads over adb after the device's btsnoop_net server, and
+    /// describes it with the model (the Nelko P21 capture: "android-bluetooth-btsnoop-net-D025A0A0245408MQ", "Android
+    /// Bluetooth Btsnoop Net Amazon_Tate D025A0A0245408MQ"): Android, seen. The near miss: androiddump's Wi-Fi
+    /// interface names none.
+    @Test(arguments: [("android-bluetooth-btsnoop-net-D025A0A0245408MQ", true), ("android-wifi-tcpdump-D025A0A0245408MQ", false)])
+    func androiddumpsInterfaceNamesAndroid(_ interface: String, _ bluetooth: Bool) throws {
+        let bytes = Self.pcapng(
+            os: "Linux 6.8.0", linkType: 201, interface: interface,
+            description: "Android Bluetooth Btsnoop Net Amazon_Tate D025A0A0245408MQ")
+        let p = try Self.platform(bytes)
+        #expect((p?.platform == .android) == bluetooth)
+        if bluetooth {
+            #expect(p?.detail == "Android (androiddump, Amazon_Tate)")
+            #expect(p?.provenance == .seen(frame: nil, what: "androiddump's interface name \"\(interface)\""))
+        }
+    }
+
     @Test func aLinuxMonitorPcapngNamesBlueZWithItsKernel() throws {
         let p = try #require(try Self.platform(Self.pcapng(os: "Linux 6.2.10-arch1-1", linkType: 254, interface: "bluetooth-monitor")))
         #expect(p.platform == .bluez && p.detail == "BlueZ (Linux 6.2.10-arch1-1)" && p.seen == .bluez)
@@ -95,6 +114,10 @@ import Testing
             ),
             ("btmon-w-dl2001_blue2th-bredr-page-timeout-04-le-fail-establish-3e.snoop", "BlueZ (Linux 5.15.0-84-generic)"),
             ("lell-rf-lt256_bsniffhub-lesc-justworks-42k-enc-ltk.pcapng", nil),
+            (
+                "pcapng-gz-lt201-h4phdr-androiddump_nelko-p21-fireos-tablet-ssp-justworks-confirmed-4s-spp-tspl-print-stored-key-reconnect-peer-disc-13-x2.pcapng",
+                "Android (androiddump, Amazon_Tate)"
+            ),
         ]
         for (name, detail) in expected {
             let path = dir + "/" + name

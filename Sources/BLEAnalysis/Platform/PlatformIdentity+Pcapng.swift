@@ -12,6 +12,7 @@ extension PlatformClues {
     func pcapngHost() -> PlatformIdentity? {
         guard format == .pcapng, Self.hciLinkTypes.contains(datalink), let section = pcapngSection else { return nil }
         if let windows = windowsHost(section) { return windows }
+        if let android = androiddumpHost(section) { return android }
         guard datalink == 254 else { return nil }
         if let os = section.os, os.hasPrefix("Linux") {
             return PlatformIdentity(
@@ -33,5 +34,22 @@ extension PlatformClues {
         }
         guard let btvs, let name = section.interfaceNames.first(where: { $0.hasPrefix(btvs.1) }) else { return nil }
         return PlatformIdentity(.windows, detail: "Windows" + tool, .inferred(what: "BTVS's interface name \"\(name)\""))
+    }
+
+    /// Android, through Wireshark's androiddump (adb): its interface name holds the table's word (seen), and the
+    /// description the device's model, e.g. "Android Bluetooth Btsnoop Net Amazon_Tate D025A0A0245408MQ" (model, serial).
+    func androiddumpHost(_ section: PcapngSection) -> PlatformIdentity? {
+        let words = PlatformTable.facts(.logMarker, for: .android).compactMap { row -> String? in
+            if case .text(let word) = row.value, row.versions == "androiddump" { return word }
+            return nil
+        }
+        guard let name = section.interfaceNames.first(where: { n in words.contains { n.hasPrefix($0) } }) else { return nil }
+        let index = section.interfaceNames.firstIndex(of: name) ?? 0
+        let description = index < section.interfaceDescriptions.count ? section.interfaceDescriptions[index] : ""
+        let parts = description.split(separator: " ")
+        let model = parts.count >= 6 && description.hasPrefix("Android Bluetooth Btsnoop Net ") ? String(parts[4]) : nil
+        return PlatformIdentity(
+            .android, detail: "Android (androiddump\(model.map { ", " + $0 } ?? ""))",
+            .seen(frame: nil, what: "androiddump's interface name \"\(name)\""))
     }
 }

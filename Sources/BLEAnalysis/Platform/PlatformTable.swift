@@ -151,6 +151,11 @@ public enum PlatformTable {
     static let aospLE = "AOSP packages/modules/Bluetooth system/gd/hci/acl_manager/le_impl.h"
     static let android: [PlatformFact] = [
         .init(
+            .android, .logMarker, .text("android-bluetooth-btsnoop-net"), versions: "androiddump",
+            source:
+                "Wireshark extcap/androiddump.c: the interface it opens over adb for a device's btsnoop_net server (INTERFACE_ANDROID_BLUETOOTH_BTSNOOP_NET); measured: if_name \"android-bluetooth-btsnoop-net-D025A0A0245408MQ\", if_description \"Android Bluetooth Btsnoop Net Amazon_Tate D025A0A0245408MQ\" (capinfos -I) in pcapng-gz-lt201-h4phdr-androiddump_nelko-p21-fireos-tablet-ssp-justworks-confirmed-4s-spp-tspl-print-stored-key-reconnect-peer-disc-13-x2.pcapng"
+        ),
+        .init(
             .android, .connectionIntervalMin, .milliseconds(30), versions: "Android 12+ (GD stack)",
             source: "\(aospLE): kConnIntervalMin 0x0018 (system property bluetooth.core.le.min_connection_interval)"),
         .init(
