@@ -98,6 +98,47 @@ import Testing
         #expect(wrong.analyzer.findings.filter { $0.kind.code.id == "ll.mic-failed" }.map(\.frame) == [lost])
     }
 
+    /// The builder's nRF Sniffer records as LINKTYPE 256 writes them: no encryption flags, the direction in the PDU type.
+    static func lt256(_ link: EncryptedLinkBuilder) throws -> CaptureFile {
+        let owned = link.b.records.map { r in
+            let advertising = Array(r.bytes[17..<21]) == [0xD6, 0xBE, 0x89, 0x8E]
+            let pduType: UInt16 = advertising ? 0 : r.bytes[8] & 0x02 != 0 ? 2 : 3
+            let h = LERFHeader(rfChannel: advertising ? 0 : 8, flags: LERFFlags(rawValue: 0x0C13 | pduType << 7)).bytes
+            return OwnedRecord(
+                frame: r.frame, timestamp: Timestamp(microseconds: r.micros), direction: .unknown, kind: .linkLayer,
+                originalLength: h.count + r.bytes.count - 17, linkType: 256, bytes: h + Array(r.bytes[17...]))
+        }
+        return try CaptureFile.open(bytes: CaptureWriter.pcap(owned, linkType: 256), name: "lt256.pcap")
+    }
+
+    /// An encryption pause and restart on LINKTYPE 256 with no key (audit49's pause.pcap; Core Spec Vol 6, Part B,
+    /// 5.1.3.2): the central's LL_PAUSE_ENC_RSP goes in the clear, one octet, and once made the whole link "plaintext
+    /// after the start", so the restart's ciphertext was read as L2CAP (14 incomplete PDUs, a decode-health warning).
+    /// Both sessions' ciphertext is counted as such. Near miss: the same link without the pause.
+    @Test(arguments: [true, false])
+    func anEncryptionPauseWithoutAKeyLeavesTheRestartCiphertext(_ pause: Bool) throws {
+        var link = EncryptedLinkBuilder()
+        link.startEncryption()
+        link.notify(Array(0..<60))
+        if pause {
+            link.encrypted(.control, [LLControlOpcode.pauseEncReq.rawValue], central: true)
+            link.encrypted(.control, [LLControlOpcode.pauseEncRsp.rawValue], central: false)
+            link.clear(.pauseEncRsp, central: true)
+            link.counters = (0, 0)
+            link.startEncryption()
+        }
+        link.notify(Array(60..<120))
+        let r = LinkEncryptionRun.run(try Self.lt256(link))
+        let ll = try #require(r.analyzer.connections.first?.linkLayer)
+        // Two notifications of 67-byte L2CAP PDUs (27 + 27 + 13 octets, each with its 4-octet MIC: 79 on air) and the
+        // 5-octet control PDUs: both LL_START_ENC_RSPs, and with the pause LL_PAUSE_ENC_REQ, the peripheral's
+        // LL_PAUSE_ENC_RSP and the restart's two LL_START_ENC_RSPs.
+        #expect(ll.encryptedUndecrypted == (pause ? 12 : 8) && ll.encryptedUndecryptedBytes == 2 * 79 + (pause ? 6 : 2) * 5)
+        #expect(ll.decryptedByCapturer == 0 && ll.micFailures == 0)
+        #expect(!r.analyzer.findings.contains { $0.kind.code.id.hasPrefix("l2cap.") || $0.kind.code.id == "decode.health" })
+        #expect(r.timeline.filter { $0.name == "LL_ENC_REQ" }.count == (pause ? 2 : 1))
+    }
+
     /// The encryption start with both LL_START_ENC_RSPs flagged unencrypted (nRF Sniffer on a fuzzer's link: corpus
     /// telink enc-loop, frames 413 and 415): no PDU is ever encrypted, yet the procedure finished (Core Spec Vol 6,
     /// Part B, 5.1.3.1), so encryption started at the peripheral's response, once, and a pairing before it is not

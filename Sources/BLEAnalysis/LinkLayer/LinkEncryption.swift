@@ -232,6 +232,7 @@ extension LLEncryptionState {
         phase = .clear
         cipher = nil
         counters = (0, 0)
+        clearAfterStart = false  // the restart's first PDU tells again how the capture wrote its ciphertext
     }
 
     var sessionKeyKnown: Bool { haveRequest && haveResponse }
@@ -266,6 +267,9 @@ extension LinkLayerTracker {
         header0: UInt8, frame: Int, keys: LinkKeyStore?, buffer: LLPlaintextBuffer
     ) -> LLDecryptOutcome {
         let centralToPeripheral = direction != .rx
+        // The central's LL_PAUSE_ENC_RSP goes in the clear (Core Spec Vol 6, Part B, 5.1.3.2): its one octet proves nothing
+        // of how the capture wrote the encrypted PDUs (audit49's pause.pcap: the restart's ciphertext read as L2CAP).
+        if llid == 3, payload.count == 1, payload[0] == LLControlOpcode.pauseEncRsp.rawValue { return .plaintext(payload) }
         // An encrypted PDU carries at least one byte and the 4-byte MIC: a shorter one on a capture without flags
         // was written in the clear (crackle writes the links it decrypted that way, MIC removed).
         if !air.reportsEncryption, !air.decryptedByCapturer, payload.count <= 4, c.stats.decryptedHere == 0 {
