@@ -69,6 +69,11 @@ extension DiagnosisRuleTests {
                 #expect(item?.message.hasPrefix("only the packets this side sent are in the log (3 ACL packets sent;") == true)
                 #expect(report.completeness?.verdict == "incomplete")
                 #expect(r.of("GATT-02").isEmpty && r.of("GATT-01").isEmpty && r.of("CQ-03").isEmpty)
+                // Said once on the first screen: the Log line says it whole, so the story's caveat gives way there.
+                let text = report.text(terminal: Terminal(colors: false))
+                #expect(text.contains("Log: incomplete: only the packets this side sent are in the log"))
+                #expect(!text.contains("The log cannot show everything: only the packets"))
+                #expect(report.result.story.sentences.contains { $0.text.hasPrefix("The log cannot show everything: only the packets") })
             }
         }
 

@@ -66,7 +66,8 @@ public struct DiagnosisReport: Sendable {
         // report: 24 profile lines of two headphones, its story ending on line 49).
         let room = Self.firstScreen - (shown.isEmpty ? 0 : 1 + lead) - lines.count
         let story = Self.storyParts(
-            result.story, terminal: terminal, width: width, room: room, order: shown.isEmpty ? [.audio] : Self.yieldOrder)
+            Self.withoutLogLineCaveat(result.story, completeness), terminal: terminal, width: width, room: room,
+            order: shown.isEmpty ? [.audio] : Self.yieldOrder)
         lines += story.shown
         for d in shown { lines.append(""); lines += block(d, terminal: terminal, width: width) }
         if !story.yielded.isEmpty {
@@ -95,6 +96,17 @@ public struct DiagnosisReport: Sendable {
         let text = lines.joined(separator: "\n") + "\n"
         let note = NotationLegend.note(for: text, width: width)
         return note.isEmpty ? text : text + "\n" + note
+    }
+
+    /// The story without its caveat for what the Log line above it says whole (``CaptureCompleteness/
+    /// headlineMessageInFull``): the same three lines twice on the first screen (a log of sent packets only, a filtered
+    /// snoop log, a file unreadable past a point). `info` and the report, which tell the completeness below the story,
+    /// keep it.
+    static func withoutLogLineCaveat(_ story: Story, _ completeness: CaptureCompleteness?) -> Story {
+        guard let said = completeness?.headlineMessageInFull else { return story }
+        var story = story
+        story.sentences.removeAll { $0.topic == .unseen && $0.text == "The log cannot show everything: \(said)." }
+        return story
     }
 
     /// `Story:` then each sentence, wrapped under a two-space indent (nothing when the story is empty); within `room`
