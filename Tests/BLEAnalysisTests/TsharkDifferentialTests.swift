@@ -69,6 +69,21 @@ import Testing
         return rows
     }
 
+    /// Each handle followed by the handle its declaration names, as tshark lists them: an Include (6 bytes: included
+    /// service handle, end group handle, 16-bit UUID) or a characteristic declaration (5 or 19 bytes: properties, value
+    /// handle, UUID), Core Spec Vol 3, Part G, 3.2–3.3.1; nil when a value is neither.
+    static func declarationHandles(_ handles: [Int], values: String) -> [Int]? {
+        let values = values.split(separator: ",").map(String.init)
+        let named = values.compactMap { v -> Int? in
+            let at = v.count == 12 ? 0 : (v.count == 10 || v.count == 38) ? 2 : -1
+            guard at >= 0, let lo = Int(v.dropFirst(at).prefix(2), radix: 16), let hi = Int(v.dropFirst(at + 2).prefix(2), radix: 16)
+            else { return nil }
+            return lo | hi << 8
+        }
+        guard named.count == values.count, named.count == handles.count else { return nil }
+        return zip(handles, named).flatMap { [$0, $1] }
+    }
+
     static func ourRows(_ path: String) throws -> (rows: [Int: Row], events: [Int: TimelineEvent], vendorTrace: VendorTrace) {
         let capture = try CaptureFile.open(path: path)
         var rows: [Int: Row] = [:]
@@ -146,6 +161,10 @@ import Testing
         /// included service's or the value's handle becomes a second "handle", the value is left empty); blescope keeps
         /// the value whole (SweynTooth Telink captures: 5 responses).
         case declarationDecodedByTshark
+        /// A Read By Type Response with no request in the capture: blescope reads its values as the characteristic
+        /// declarations their shape shows (the value handle after each declaration's), tshark, with no request type,
+        /// keeps them raw (the debug-key capture's 503).
+        case declarationDecodedByBlescope
         /// tshark reads a Read By Type Response as the attribute type of the request it pairs it with; when the
         /// response's Length says otherwise it takes the first value for that type (an Include: its first two bytes as
         /// the included service handle) and marks the frame malformed; blescope reads each Attribute Data by the
@@ -398,20 +417,18 @@ import Testing
         if !t.value.isEmpty, o.value.hasSuffix(t.value), t.handles.starts(with: o.handles), t.handles.count > o.handles.count {
             return .valueDecodedByTshark
         }
-        if t.opcode == 0x09 || t.opcode == 0x0B, t.value.isEmpty, !o.value.isEmpty {
-            // Declarations tshark decodes into fields, each naming one more handle: an Include (6 bytes: included service
-            // handle, end group handle, 16-bit UUID) or a characteristic declaration (5 or 19 bytes: properties, value
-            // handle, UUID), Core Spec Vol 3, Part G, 3.2–3.3.1.
-            let values = o.value.split(separator: ",").map(String.init)
-            let named = values.compactMap { v -> Int? in
-                let at = v.count == 12 ? 0 : (v.count == 10 || v.count == 38) ? 2 : -1
-                guard at >= 0, let lo = Int(v.dropFirst(at).prefix(2), radix: 16), let hi = Int(v.dropFirst(at + 2).prefix(2), radix: 16)
-                else { return nil }
-                return lo | hi << 8
-            }
-            if named.count == values.count, named.count == o.handles.count, t.handles == zip(o.handles, named).flatMap({ [$0, $1] }) {
-                return .declarationDecodedByTshark
-            }
+        if t.opcode == 0x09 || t.opcode == 0x0B, t.value.isEmpty, !o.value.isEmpty,
+            t.handles == Self.declarationHandles(o.handles, values: o.value)
+        {
+            return .declarationDecodedByTshark
+        }
+        // The reverse: a Read By Type Response whose request the sniffer missed (the debug-key capture's 503, the central's
+        // packet counter 10 never heard) has no type for tshark, which keeps the values raw; blescope reads them as the
+        // characteristic declarations their shape and value handles show.
+        if t.opcode == 0x09, t.requestFrame == nil, o.requestFrame == nil, o.value.isEmpty, !t.value.isEmpty,
+            o.handles == Self.declarationHandles(t.handles, values: t.value)
+        {
+            return .declarationDecodedByBlescope
         }
         if t.opcode == 0x0F, t.value.isEmpty, !o.value.isEmpty, o.handles.isEmpty, let r = o.requestFrame, let request = ours[r],
             request.opcode == 0x0E, t.handles == request.handles
