@@ -378,6 +378,10 @@ extension Story {
         return probes.count == links.count ? ", each: \(echoes)" : "; \(probes.count) of them only \(echoes)"
     }
 
+    /// The sentence that tells a completeness item the log cannot show (`diagnose` finds it by this text to drop it
+    /// where its Log line said the same).
+    public static func caveat(_ message: String) -> String { "The log cannot show everything: \(message)." }
+
     /// What the log cannot show: the completeness verdict's warnings, links that started before it, links the sniffer
     /// could not decrypt, and on an HCI log the air behind every link it says was lost.
     static func unseen(_ e: Evidence) -> [StorySentence] {
@@ -387,7 +391,7 @@ extension Story {
         let perLink =
             e.isAirCapture && e.connections.contains { $0.linkEncryption?.key == nil && $0.linkEncryption?.firstUndecryptedFrame != nil }
         for item in e.completeness?.items ?? [] where item.severity >= .warning && !(perLink && item.code == .encryptedNoKey) {
-            out.append(StorySentence(.unseen, "The log cannot show everything: \(item.message).", frames: item.frame.map { [$0] } ?? []))
+            out.append(StorySentence(.unseen, caveat(item.message), frames: item.frame.map { [$0] } ?? []))
         }
         if let before = startedBeforeTheLog(e) { out.append(before) }
         for c in e.connections where e.isAirCapture {

@@ -105,7 +105,7 @@ public struct DiagnosisReport: Sendable {
     static func withoutLogLineCaveat(_ story: Story, _ completeness: CaptureCompleteness?) -> Story {
         guard let said = completeness?.headlineMessageInFull else { return story }
         var story = story
-        story.sentences.removeAll { $0.topic == .unseen && $0.text == "The log cannot show everything: \(said)." }
+        story.sentences.removeAll { $0.topic == .unseen && $0.text == Story.caveat(said) }
         return story
     }
 
