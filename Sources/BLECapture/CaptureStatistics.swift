@@ -30,6 +30,9 @@ public struct CaptureStatistics: Hashable, Sendable {
     /// Earliest and latest timestamps (files are not always in time order).
     public var minTimestamp: Timestamp? { timed.min }
     public var maxTimestamp: Timestamp? { timed.max }
+    /// The earliest note's time when the file has records in time too (nil otherwise): `info` says where the notes that
+    /// `records` counts but the span leaves out are dated.
+    public var earliestNoteTimestamp: Timestamp? { times.count > 0 ? noteTimes.min : nil }
     /// The records in time, or the notes when there is nothing else.
     private var timed: TimeRange { times.count > 0 ? times : noteTimes }
     private var times = TimeRange()

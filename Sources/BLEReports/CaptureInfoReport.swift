@@ -121,7 +121,7 @@ public struct CaptureInfo: Sendable {
         rows.append(("Datalink", "\(datalink) (\(datalinkName))"))
         if let fileSize { rows.append(("Size", formatBytes(fileSize))) }
         rows.append(("Records", formatCount(s.records)))
-        rows.append(("First record", s.firstTimestamp.map { $0.description + " UTC" } ?? "—"))
+        rows.append(("First record", (s.firstTimestamp.map { $0.description + " UTC" } ?? "—") + notesBeforeFirstRecord))
         rows.append(("Last record", s.lastTimestamp.map { $0.description + " UTC" } ?? "—"))
         let outOfOrder = s.records > 0 && (s.firstTimestamp != s.minTimestamp || s.lastTimestamp != s.maxTimestamp)
         rows.append(
@@ -142,6 +142,16 @@ public struct CaptureInfo: Sendable {
         let listed = findings.count + (decodeHealth?.warnings.count ?? 0)
         rows.append(("Reader findings", listed == 0 ? "none" : "\(listed) (below)"))
         return rows
+    }
+
+    /// Why `Records` counts more than the span holds: text notes dated before the first record (an iOS log's header
+    /// notes, days earlier) are counted but are not records in time, so the span leaves them out (issue 48). Empty when no note is earlier.
+    var notesBeforeFirstRecord: String {
+        let s = statistics
+        guard let note = s.earliestNoteTimestamp, let first = s.firstTimestamp, note < first else { return "" }
+        let notes = s.text == 1 ? "1 text note is" : "\(formatCount(s.text)) text notes are"
+        return " (\(notes) counted in Records, not in the span: the earliest is dated \(note) UTC, "
+            + "\(formatDuration(microseconds: first.microseconds(since: note))) before)"
     }
 
     /// `commands 12, events 30, ACL tx 4, …`: the records by type, those present.

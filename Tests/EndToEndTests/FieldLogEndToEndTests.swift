@@ -248,4 +248,27 @@ import Testing
                 "- ! **completeness**: log incomplete: ACL payloads cut to at most 14 bytes in 8 of 8 ACL records (Android filtered snoop log)"
             ))
     }
+
+    /// `Records` counts a PacketLogger log's header notes, the span does not (they are dated when the device's details
+    /// were read): `info` says so on the First record row, with the notes' date (issue 48). The near miss: notes dated
+    /// with the first record leave the row as it was.
+    @Test(arguments: [(Int64(7_260_000_000), true), (Int64(0), false)])
+    func infoSaysWhereEarlierNotesAreDated(_ before: Int64, _ said: Bool) throws {
+        let b = CaptureBuilder(start: 1_700_000_000_000_000 - before)
+            .record(.text, .unknown, Array("Product: iPhone17,2".utf8))
+            .record(.text, .unknown, Array("Chipset: BCM_4399".utf8))
+            .at(microsecondsFromStart: before)
+            .command(HCIBuild.command(.reset))
+            .event(HCIBuild.commandComplete(.reset))
+        let path = NSTemporaryDirectory() + "blescope-notes-\(UUID().uuidString).pklg"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(CaptureWriter.packetLogger(b.records, bigEndian: false)).write(to: URL(fileURLWithPath: path))
+        let text = MarkdownText.unwrapped(try Blescope.run(["info", path]).stdout)
+        #expect(text.contains("Records:            4"))
+        #expect(text.contains("Span:               1.0 ms"))
+        let note =
+            "(2 text notes are counted in Records, not in the span: the earliest is dated 2023-11-14 20:12:20.000000 UTC, 2 h 01 min before)"
+        #expect(text.contains(note) == said)
+        #expect(text.contains("First record:       2023-11-14 22:13:20.000000 UTC"))
+    }
 }
