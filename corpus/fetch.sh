@@ -4,7 +4,7 @@
 # `fetch github:OWNER/NAME`), which leaves a bare git directory under MIRRORS/OWNER+NAME/repo.
 #
 # usage: corpus/fetch.sh MIRRORS [TARGET [SECTION]]   (MIRRORS: the folder holding the OWNER+NAME snapshots;
-#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15, 2026-11-30-16, 2026-11-30-17, 2026-11-30-18 or 2026-12-01-19: only the files listed after the line
+#        TARGET default ./corpus-files; SECTION, e.g. 2026-11-28, 2026-11-28-2, 2026-11-29-2, 2026-11-29-3, 2026-11-29-4, 2026-11-29-5, 2026-11-29-6, 2026-11-29-7, 2026-11-29-8, 2026-11-30-9, 2026-11-30-10, 2026-11-30-12, 2026-11-30-13, 2026-11-30-14, 2026-11-30-15, 2026-11-30-16, 2026-11-30-17, 2026-11-30-18, 2026-12-01-19 or 2026-12-01-20: only the files listed after the line
 #        `# added SECTION` and before the next `# added` line)
 # exit:  0 every file extracted and verified; 1 some file missing or with a wrong sha256; 2 bad usage
 set -u
@@ -254,6 +254,9 @@ merlinschumacher/nelko-p21-capture 6ebd338033b7cea4afaf128e4fc72dfdfa7b8513 7243
 blue-heron/blue_heron 20ac619c14dbf4090a50657894fe8ae40b3f91f5 f02ddbce4a703600d5ffe2ef1dbc2361505050fea68fb07e17b57e224a1a1d20 android-btsnoop-cfa-qcom-0edc_blueheron-oneplus6-from-reset-le-ext-create-govee-telink-gatt-cud-write-not-permitted-x2-write-notify-no-pairing.cfa test/fixtures/hci_snoop_2020_09_08_18_54_17.cfa
 blue-heron/blue_heron 20ac619c14dbf4090a50657894fe8ae40b3f91f5 0c86f788949eb421d57bad1d78ba8364853e59ba1c02849c175e5ef34b94aaba pklg-btstack-be_blueheron-libusb-realtek-rtk41-from-reset-le-central-govee-gatt-discovery-write-cmd-host-disc-16-internal-events.pklg test/fixtures/btstack_govee_btled.pklg
 blue-heron/blue_heron 20ac619c14dbf4090a50657894fe8ae40b3f91f5 bbb6f5398208d21df11b0002dad8bd0d9263c4c4dcfb2966f4547ecab88a8fa8 android-btsnoop-acl-only-sent-half_blueheron-oneplus6-govee-gatt-57-sent-acl-of-the-cfa-no-events-no-responses.log test/fixtures/govee-ledstrip.log
+# added 2026-12-01-20
+Dame-Dango/STACKtheFlags2020 41ddaa07b4272cd40e2434803ec358e85f88b3d1 d3325f675f6142159b6efc7cbd199b97399e034e636c5081682c38b1a16d4834 pcap-lt201-h4phdr_stf2020-galaxy-s7-edge-le-central-rpi-peripheral-conn-update-collision-2a-both-sides-discover-gatt-505-writes-unencrypted-host-disc-16.pcap iot/I smell updates!/iot-challenge-3.pcap
+yc-adi/ble_auto_testing 21e8257e0af34c4311009027c4028a77beeb8870 9939bb1a984836c0a904c2d785760be7ad792a66080effac95a2a3a52e28613b nrfsniffer-lt272-pcapng_adi-max32655-cordio-datc-dats-267s-adv-7.5ms-dle-251-mtu-241-gatt-discovery-write-response-missed-by-sniffer-no-pairing.pcapng Examples/dats_datc_example.pcapng
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
