@@ -257,6 +257,7 @@ blue-heron/blue_heron 20ac619c14dbf4090a50657894fe8ae40b3f91f5 bbb6f5398208d21df
 # added 2026-12-01-20
 Dame-Dango/STACKtheFlags2020 41ddaa07b4272cd40e2434803ec358e85f88b3d1 d3325f675f6142159b6efc7cbd199b97399e034e636c5081682c38b1a16d4834 pcap-lt201-h4phdr_stf2020-galaxy-s7-edge-le-central-rpi-peripheral-conn-update-collision-2a-both-sides-discover-gatt-505-writes-unencrypted-host-disc-16.pcap iot/I smell updates!/iot-challenge-3.pcap
 yc-adi/ble_auto_testing 21e8257e0af34c4311009027c4028a77beeb8870 9939bb1a984836c0a904c2d785760be7ad792a66080effac95a2a3a52e28613b nrfsniffer-lt272-pcapng_adi-max32655-cordio-datc-dats-267s-adv-7.5ms-dle-251-mtu-241-gatt-discovery-write-response-missed-by-sniffer-no-pairing.pcapng Examples/dats_datc_example.pcapng
+yc-adi/ble_auto_testing 3ed1793f76e2a30d4ad7002eec97b75a8c25addd ea1b68065f12de8a5b3585bf466eb7059017e3861c862dcdb1b54cdbf26554de nrfsniffer-lt272-pcapng_adi-max32655-cordio-fit-peripheral-phone-central-conn-param-req-1s-9s-rejected-3b-x5-chmap-x9-peripheral-terminate-13.pcapng Examples/fit_01.pcapng
 END_OF_LIST
 echo "$ok verified, $bad wrong sha256, $missing missing -> $TARGET"
 [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]
