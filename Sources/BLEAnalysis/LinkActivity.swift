@@ -43,9 +43,12 @@ public struct LinkActivity: Hashable, Sendable {
     public var written: [UInt16: HandleUse] { writtenTally.dictionary }
     /// Read Requests this side sent, per attribute handle.
     public var read: [UInt16: HandleUse] { readTally.dictionary }
+    /// Of ``written``, the Write Commands: writes whose only possible answer is a notification or a read.
+    public var writtenByCommand: [UInt16: HandleUse] { commandWrittenTally.dictionary }
     var readTally = HandleTally()
     var notifiedTally = HandleTally()
     var writtenTally = HandleTally()
+    var commandWrittenTally = HandleTally()
     /// Notifications received whose records the capturer cut (their value not captured; in ``notified`` too, with the
     /// cut indications): ``ConnectionMachine/noteCutPDU(_:direction:timestamp:)``.
     public var cutNotifications = 0
@@ -110,6 +113,7 @@ extension LinkActivity {
                     if direction == .rx { notifiedTally.note(handle, frame: frame) }
                 } else if direction == .tx {
                     writtenTally.note(handle, frame: frame)
+                    if pdu.opcode == .writeCommand { commandWrittenTally.note(handle, frame: frame) }
                 }
             }
         } else if pdu.opcode == .readRequest {

@@ -269,6 +269,34 @@ extension DiagnosisRuleTests {
             #expect(d.message.contains("This side ended the link") == soon)
         }
 
+        /// newcap20's STACK the Flags 2020 phone: 505 Write Requests to one service, each answered, the app writing on:
+        /// its protocol ran on the Write Responses, so the service's unsubscribed notify characteristic is a note that
+        /// cannot tell. Near misses: the same writes as Write Commands (no answer but a notification), and one of the
+        /// requests refused, stay warnings.
+        @Test(arguments: [("answered", DiagnosisSeverity.info), ("commands", .warning), ("refused", .warning)])
+        func writesThatRanOnTheirResponsesCannotTellWhetherUpdatesWereExpected(_ shape: String, _ severity: DiagnosisSeverity) throws {
+            var b = Self.discovered(Self.connected())
+            let first = b.nextFrame
+            for i in 0..<12 {
+                let value = [UInt8(i)]
+                if shape == "commands" {
+                    b = b.att(.writeCommand(handle: 0x0015, value: value), handle: 0x40, .tx)
+                } else {
+                    b = b.att(.writeRequest(handle: 0x0015, value: value), handle: 0x40, .tx)
+                    let refuse = shape == "refused" && i == 5
+                    b = b.att(
+                        refuse ? Self.errorResponse(.writeRequest, handle: 0x0015, .writeNotPermitted) : .writeResponse, handle: 0x40, .rx)
+                }
+            }
+            let d = try #require(try RuleTest.diagnose(b).of("GATT-03").first)
+            #expect(d.severity == severity && d.frame == first)
+            let said =
+                "the app wrote to its service 0x180D (frame \(first)). Its 12 writes there were Write Requests, each answered, and it went on writing: its protocol ran on those responses, so whether it also expected updates cannot be told."
+            #expect(d.message.hasSuffix(said) == (shape == "answered"))
+            #expect(
+                d.message.hasPrefix("0x2A37 (0x0012, notify) on \(RuleTest.peerText) was never subscribed"))
+        }
+
         @Test(arguments: [1, 3])
         func aNotifyingCharacteristicReadInsteadOfSubscribed(_ reads: Int) throws {
             var b = Self.discovered(Self.connected())

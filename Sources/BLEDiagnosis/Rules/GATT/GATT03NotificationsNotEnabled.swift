@@ -25,7 +25,9 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
 
     /// Notifying characteristics the app used but never subscribed to, and that never notified: a warning when the app
     /// wrote to their service (a command whose answer comes as a notification) or read them again and again (polling
-    /// instead of subscribing); info when it read one once (an app that wanted the value once does that too).
+    /// instead of subscribing); info when it read one once (an app that wanted the value once does that too), or when
+    /// its writes ran on their Write Responses (``respondedWrites``). Several such characteristics of one service the
+    /// app wrote to are one finding: one cause, one fix.
     static func unsubscribed(_ c: Connection, subscribed: Set<UInt16>, in e: Evidence) -> [Diagnosis] {
         let wrote = Set(c.activity.written.keys), reads = c.activity.read
         let hungUp = hungUpSoon(c)
@@ -37,34 +39,86 @@ struct GATT03NotificationsNotEnabled: DiagnosisRule {
             // Service Changed is the stack's to subscribe.
             let quiet = chars.allSatisfy { !subscribed.contains($0.valueHandle) && c.activity.notified[$0.valueHandle] == nil }
             let wroteToService = quiet && service.uuid != BluetoothUUID(uuid16: 0x1801) && chars.contains { wrote.contains($0.valueHandle) }
-            for ch in chars where !ch.properties.intersection([.notify, .indicate]).isEmpty {
-                guard !subscribed.contains(ch.valueHandle), c.activity.notified[ch.valueHandle] == nil else { continue }
-                let readCount = reads[ch.valueHandle]?.count ?? 0
-                guard wroteToService || readCount > 0 else { continue }
-                let frame =
-                    reads[ch.valueHandle]?.first ?? chars.compactMap { c.activity.written[$0.valueHandle]?.first }.min() ?? c.startFrame
-                let how =
-                    wroteToService
-                    ? "the app wrote to its service \(service.uuid) (frame \(frame))"
-                    : readCount > 1 ? "the app read it \(readCount) times (polling)" : "the app read it once (frame \(frame))"
-                let severity: DiagnosisSeverity = (wroteToService || readCount > 1) && !c.isEncrypted && hungUp == nil ? .warning : .info
-                let device = e.deviceName(c)
+            let silent = chars.filter {
+                !$0.properties.intersection([.notify, .indicate]).isEmpty && !subscribed.contains($0.valueHandle)
+                    && c.activity.notified[$0.valueHandle] == nil
+            }
+            if wroteToService, !silent.isEmpty {
+                let firstWrite = chars.compactMap { c.activity.written[$0.valueHandle]?.first }.min() ?? c.startFrame
+                let responded = respondedWrites(to: chars, of: service, on: c, in: e)
+                let severity: DiagnosisSeverity = !c.isEncrypted && hungUp == nil && responded == nil ? .warning : .info
                 out.append(
-                    Diagnosis(
-                        rule: Self.code, severity: severity, frame: frame,
-                        message:
-                            "\(ch.uuid) (\(hex(ch.valueHandle, width: 4)), \(ch.properties.contains(.notify) ? "notify" : "indicate")) on \(device) was never subscribed and never notified; \(how)."
-                            + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : "")
-                            + (hungUp.map {
-                                " This side ended the link (frame \($0.frame)) \(duration($0.lasted)) after it opened, so whether it waited for updates cannot be told."
-                            } ?? ""),
-                        headline: "\(ch.uuid) on \(device) never subscribed",
-                        supporting: c.activity.notified.isEmpty && c.endFrame != nil ? [CitedFrame(c.endFrame!, "the link ended")] : [],
-                        causes: ["the app forgot writeDescriptor / setNotifyValue (if it expected updates)"], device: c.peerAddress,
-                        connection: c.number, fold: "unsubscribed \(device) \(ch.valueHandle)"))
+                    finding(
+                        silent, how: "the app wrote to its service \(service.uuid) (frame \(firstWrite))", frame: firstWrite,
+                        severity: severity, responded: responded, hungUp: hungUp, on: c, in: e, fold: "\(service.startHandle)"))
+                continue
+            }
+            for ch in silent {
+                guard let use = reads[ch.valueHandle] else { continue }
+                let how = use.count > 1 ? "the app read it \(use.count) times (polling)" : "the app read it once (frame \(use.first))"
+                let severity: DiagnosisSeverity = use.count > 1 && !c.isEncrypted && hungUp == nil ? .warning : .info
+                out.append(
+                    finding(
+                        [ch], how: how, frame: use.first, severity: severity, responded: nil, hungUp: hungUp, on: c, in: e,
+                        fold: "\(ch.valueHandle)"))
             }
         }
         return out
+    }
+
+    /// At least this many writes to a service, every one a Write Request answered, and the app went on writing: its
+    /// protocol runs on the Write Responses (the STACK the Flags 2020 phone sent a file as 505 Write Requests, each
+    /// answered within 0.1 s). A command whose answer should come as a notification is sent once, or retried a few
+    /// times, before the app gives up.
+    static let respondedWriteRun = 10
+
+    /// The number of writes to `service` when they ran on their responses: ``respondedWriteRun`` or more, none a Write
+    /// Command, none refused or left unanswered (nil otherwise).
+    static func respondedWrites(to chars: [GATTDatabase.Characteristic], of service: GATTDatabase.Service, on c: Connection, in e: Evidence)
+        -> Int?
+    {
+        let handles = chars.map(\.valueHandle)
+        let writes = handles.reduce(0) { $0 + (c.activity.written[$1]?.count ?? 0) }
+        guard writes >= respondedWriteRun, !handles.contains(where: { c.activity.writtenByCommand[$0] != nil }) else { return nil }
+        let inService = { (h: UInt16?) in h.map { $0 >= service.startHandle && $0 <= service.endHandle } ?? true }
+        let failed = e.events(of: c.number).contains {
+            switch $0.kind {
+            case .attError(.writeRequest, let h, _, _, _): return inService(h)
+            case .attUnanswered(.writeRequest, let h, _, _, _, _): return inService(h)
+            default: return false
+            }
+        }
+        return failed ? nil : writes
+    }
+
+    static func finding(
+        _ silent: [GATTDatabase.Characteristic], how: String, frame: Int, severity: DiagnosisSeverity, responded: Int?,
+        hungUp: (frame: Int, lasted: Int64)?, on c: Connection, in e: Evidence, fold: String
+    ) -> Diagnosis {
+        let device = e.deviceName(c)
+        let named = silent.map {
+            "\($0.uuid) (\(hex($0.valueHandle, width: 4)), \($0.properties.contains(.notify) ? "notify" : "indicate"))"
+        }
+        let what =
+            silent.count == 1
+            ? "\(named[0]) on \(device) was never subscribed and never notified"
+            : "\(silent.count) notifying characteristics on \(device) were never subscribed and never notified: "
+                + named.joined(separator: ", ")
+        return Diagnosis(
+            rule: Self.code, severity: severity, frame: frame,
+            message: "\(what); \(how)."
+                + (c.isEncrypted ? " On a bonded link the subscription may persist from an earlier connection." : "")
+                + (responded.map {
+                    " Its \($0) writes there were Write Requests, each answered, and it went on writing: its protocol ran on those responses, so whether it also expected updates cannot be told."
+                } ?? "")
+                + (hungUp.map {
+                    " This side ended the link (frame \($0.frame)) \(duration($0.lasted)) after it opened, so whether it waited for updates cannot be told."
+                } ?? ""),
+            headline: silent.count == 1
+                ? "\(silent[0].uuid) on \(device) never subscribed" : "\(silent.count) characteristics on \(device) never subscribed",
+            supporting: c.activity.notified.isEmpty && c.endFrame != nil ? [CitedFrame(c.endFrame!, "the link ended")] : [],
+            causes: ["the app forgot writeDescriptor / setNotifyValue (if it expected updates)"], device: c.peerAddress,
+            connection: c.number, fold: "unsubscribed \(device) \(fold)")
     }
 
     /// A link this side ended within ``shortSession`` of its start: whatever the app wrote, it did not stay to wait
