@@ -10,10 +10,12 @@ import BLEProtocols
 extension Story {
     /// The story's BR/EDR profile sentences, each device's tagged with its ``StorySentence/group`` where it has a digest;
     /// the digests; and the group of the calls' audio links sentence, when every one of its links is a digest's.
-    static func audioFolding(_ e: Evidence) -> (sentences: [StorySentence], digests: [StorySentence], callsGroup: String?) {
+    static func audioFolding(_ e: Evidence) -> (
+        sentences: [StorySentence], digests: [StorySentence], tight: [StorySentence], callsGroup: String?
+    ) {
         let devices = audioByDevice(e)
         var sentences: [StorySentence] = []
-        var digests: [StorySentence] = []
+        var digests: [StorySentence] = [], tight: [StorySentence] = []
         var folded = Set<String>()
         for d in devices {
             let sync = e.classic.synchronousLinks.filter { l in
@@ -25,11 +27,28 @@ extension Story {
             guard routine.count > 1, let digest = audioDigest(d, sync: sync),
                 digest.text.count < routine.map(\.text.count).reduce(0, +)
             else {
-                sentences += d.told.map(\.sentence)
+                // A device told by its SDP records alone (the Echo Auto's vendor service with three searches that found
+                // nothing, 5 lines on BTlogs22): its records on RFCOMM, a tight form where that saves a line.
+                let sdpOnly = d.profiles.allSatisfy { p in
+                    p.a2dp.streams.isEmpty && p.hfp == nil && p.avrcp.commands == 0 && p.obex.isEmpty
+                }
+                if sdpOnly, routine.count == 1, let short = audioDigest(d, sync: sync),
+                    short.text.count + tightSaving <= routine[0].text.count
+                {
+                    tight.append(short)
+                    sentences += d.told.map { told in
+                        var s = told.sentence
+                        if !told.anomaly { s.group = d.who }
+                        return s
+                    }
+                } else {
+                    sentences += d.told.map(\.sentence)
+                }
                 continue
             }
             folded.insert(d.who)
             digests.append(digest)
+            if let short = audioDigest(d, sync: sync, tight: true), short.text.count < digest.text.count { tight.append(short) }
             sentences += d.told.map { told in
                 var s = told.sentence
                 if !told.anomaly { s.group = d.who }
@@ -43,7 +62,7 @@ extension Story {
             && links.allSatisfy { l in
                 l.aclConnection.flatMap { n in e.connections.first { $0.number == n } }.map { folded.contains(e.laterName($0)) } ?? false
             }
-        return (sentences, digests, everyLinkFolded ? audioLinksGroup : nil)
+        return (sentences, digests, tight, everyLinkFolded ? audioLinksGroup : nil)
     }
 
     /// The group of the calls' audio links sentence: its links are told in their devices' digests.
@@ -54,13 +73,14 @@ extension Story {
     /// 13686, 1 incoming call at 13706: …, eSCO CVSD up at 13705 (asked by this side at 13698), removed at 13857, 5 AT
     /// commands refused (the first …); AVRCP 34 commands; SDP: Handsfree 1.5 (RFCOMM 1), Headset 1.2 (RFCOMM 3), 4 more
     /// records.`
-    static func audioDigest(_ d: DeviceAudio, sync: [SynchronousLink]) -> StorySentence? {
+    /// `tight` (``Story/tight``): AVRCP only with a refusal, SDP only with an error response.
+    static func audioDigest(_ d: DeviceAudio, sync: [SynchronousLink], tight: Bool = false) -> StorySentence? {
         var parts: [(String, [Int])] = []
         if let a2dp = a2dpDigest(d.profiles) { parts.append(a2dp) }
         if let hfp = hfpDigest(d.profiles.compactMap(\.hfp), sync: sync) { parts.append(hfp) }
         let commands = d.profiles.reduce(0) { $0 + $1.avrcp.commands }
-        if commands > 0 {
-            let refused = d.profiles.flatMap(\.avrcp.rejections)
+        let refused = d.profiles.flatMap(\.avrcp.rejections)
+        if commands > 0 && (!tight || !refused.isEmpty) {
             parts.append(
                 (
                     "AVRCP \(plural(commands, "command"))"
@@ -79,7 +99,9 @@ extension Story {
                     sessions.compactMap(\.connectFrame).prefix(1).map { $0 }
                 ))
         }
-        if let sdp = sdpDigest(d.profiles.map(\.sdp)) { parts.append(sdp) }
+        if let sdp = sdpDigest(d.profiles.map(\.sdp)), !tight || d.profiles.contains(where: { !$0.sdp.errors.isEmpty }) {
+            parts.append(sdp)
+        }
         guard !parts.isEmpty else { return nil }
         return StorySentence(
             .classic, "\(d.who): " + parts.map(\.0).joined(separator: "; ") + ".", frames: parts.flatMap(\.1), group: d.who)

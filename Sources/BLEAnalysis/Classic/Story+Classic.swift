@@ -100,7 +100,7 @@ extension Story {
     /// Loudspeaker (class at 3247): 4 ended by the peer (0x13), …`: the BR/EDR links of several devices, each device
     /// with its class and its own endings (the blueprobe Echo Auto log: one fold over 16 links of three devices hid
     /// which device was lost and which this side closed). An ending's code is named in full once.
-    static func perDevice(_ links: [Connection], _ e: Evidence) -> String {
+    static func perDevice(_ links: [Connection], _ e: Evidence, tight: Bool = false) -> String {
         var order: [String] = []
         var byDevice: [String: [Connection]] = [:]
         for c in links {
@@ -112,10 +112,14 @@ extension Story {
             let (na, nb) = (byDevice[a.element]!.count, byDevice[b.element]!.count)
             return na != nb ? na > nb : a.offset < b.offset
         }.map(\.element)
+        // Tight: a name alone, unless another device goes by it too (the Nespresso log's two 'BlueZ 5.47' hosts).
+        let short = order.map(withoutAddress)
         return ranked.map { name in
             let own = byDevice[name]!
-            var head = "\(name) ×\(own.count)"
-            if let f = own.lazy.compactMap({ $0.link.classic?.classOfDevice }).first, let cod = f.value, let kind = ClassOfDevice.kind(cod),
+            let alone = withoutAddress(name)
+            var head = "\(tight && short.filter { $0 == alone }.count == 1 ? alone : name) ×\(own.count)"
+            if !tight, let f = own.lazy.compactMap({ $0.link.classic?.classOfDevice }).first, let cod = f.value,
+                let kind = ClassOfDevice.kind(cod),
                 let frame = f.source.frame
             {
                 head += ", \(kind) (class at \(frame))"
@@ -126,6 +130,14 @@ extension Story {
             }
             return head + ": " + folded(groups)
         }.joined(separator: "; ").namingCodesOnce
+    }
+
+    /// `JBL Clip 3` for `JBL Clip 3 (F8:5C:7D:18:E2:FF)`; any other label as it is (`connection #1 (handle 0x0005)`
+    /// keeps its handle): the tight form's names (``Story/tight``).
+    static func withoutAddress(_ label: String) -> String {
+        let alone = nameAlone(label)
+        let inParentheses = label.dropFirst(alone.count).dropFirst(2).dropLast()
+        return inParentheses.count == 17 && inParentheses.filter { $0 == ":" }.count == 5 ? alone : label
     }
 
     /// `JBL Clip 3` for `JBL Clip 3 (F8:5C:7D:18:E2:FF)`; an address alone stays as it is.

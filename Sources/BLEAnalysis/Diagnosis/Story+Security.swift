@@ -4,11 +4,12 @@ import BLEProtocols
 // MARK: - Pairing and encryption, data, what the log cannot show
 
 extension Story {
-    /// LE pairing and encryption in one sentence, BR/EDR authentication in another.
-    static func security(_ e: Evidence) -> [StorySentence] {
+    /// LE pairing and encryption in one sentence, BR/EDR authentication in another; `tight`: the BR/EDR one without the
+    /// frames of its routine lists (``Story/tight``).
+    static func security(_ e: Evidence, tight: Bool = false) -> [StorySentence] {
         var out: [StorySentence] = []
         if e.connections.contains(where: \.isLE) { out.append(leSecurity(e)) }
-        if let classic = classicSecurity(e) { out.append(classic) }
+        if let classic = classicSecurity(e, tight: tight) { out.append(classic) }
         return out
     }
 
@@ -167,7 +168,7 @@ extension Story {
     }
 
     /// `BR/EDR: 2 links authenticated with a stored link key (Link Key Request Reply at 74, 147), 2 encrypted`.
-    static func classicSecurity(_ e: Evidence) -> StorySentence? {
+    static func classicSecurity(_ e: Evidence, tight: Bool = false) -> StorySentence? {
         let classicNumbers = Set(e.connections.filter(\.isBREDR).map(\.number))
         var stored: [Int] = [], missing: [Int] = [], pairedSSP: [Int] = [], legacy: [Int] = [], newKeys: [Int] = []
         var failures: [(String, [Int])] = [], encrypted: [Int] = [], deleted: [(peer: String, frame: Int)] = [], pairedWith: [String] = []
@@ -211,9 +212,11 @@ extension Story {
             return unsecuredClassic(e)
         }
         var parts: [String] = []
-        let started = authenticationStarts(e)
+        // Tight: the routine lists (who authenticated, the stored keys given, the encryptions) as counts alone.
+        func cited(_ frames: [Int]) -> String { tight ? "" : " (\(brief(frames)))" }
+        let started = authenticationStarts(e, tight: tight)
         if let started { parts.append(started.text) }
-        if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time")) (\(brief(stored)))") }
+        if !stored.isEmpty { parts.append("stored link key given \(plural(stored.count, "time"))" + cited(stored)) }
         if !missing.isEmpty {
             let peers = Set(deleted.map(\.peer))
             let why =
@@ -225,7 +228,11 @@ extension Story {
         if !pairedSSP.isEmpty {
             parts.append(
                 "\(plural(pairedSSP.count, "Secure Simple Pairing"))\(Set(pairedWith).count == 1 && Set(e.connections.filter(\.isBREDR).compactMap(\.peerAddress)).count > 1 ? " with " + nameAlone(e.peerLabel(pairedWith[0])) : "") started (\(list(pairedSSP))"
-                    + (pairingMethods(e, le: false).map { "; " + $0.dropFirst(2).dropLast() } ?? "") + ")")
+                    + (pairingMethods(e, le: false).map { m in
+                        // Tight: the method without the name the clause has just said ("Secure Simple Pairing").
+                        let method = String(m.dropFirst(2).dropLast())
+                        return "; " + (tight ? method.replacing("Secure Simple Pairing ", with: "") : method)
+                    } ?? "") + ")")
         }
         if !legacy.isEmpty { parts.append("\(plural(legacy.count, "legacy PIN pairing")) (\(list(legacy)))") }
         if !newKeys.isEmpty { parts.append("\(plural(newKeys.count, "new link key")) (\(list(newKeys)))") }
@@ -233,7 +240,7 @@ extension Story {
         parts.append(
             encrypted.isEmpty
                 ? "no BR/EDR link encrypted"
-                : "\(plural(encrypted.count, "BR/EDR encryption")) on (\(brief(encrypted)))"
+                : "\(plural(encrypted.count, "BR/EDR encryption")) on" + cited(encrypted)
                     + (keySizes(e, le: false).map { ", " + $0 } ?? ""))
         let frames =
             stored + deleted.map(\.frame) + missing + pairedSSP + legacy + newKeys + failures.flatMap(\.1) + encrypted
@@ -245,7 +252,7 @@ extension Story {
     /// (Authentication Requested at 74)`: who started each BR/EDR link's authentication (``LinkSecurity/authenticationStart``),
     /// and, when the peer did, whether the encryption too came with no command of this host's, or at this host's Set
     /// Connection Encryption (the Realtek headset: the phone's pairing at 75, the headset's encryption at 139).
-    static func authenticationStarts(_ e: Evidence) -> (text: String, frames: [Int])? {
+    static func authenticationStarts(_ e: Evidence, tight: Bool = false) -> (text: String, frames: [Int])? {
         var ours: [LinkSecurity.AuthenticationStart] = [], theirs: [LinkSecurity.AuthenticationStart] = []
         var unasked = true, encryptions: [Int] = []
         for c in e.connections where c.isBREDR {
@@ -259,6 +266,15 @@ extension Story {
         guard !ours.isEmpty || !theirs.isEmpty else { return nil }
         let byUs = ours.first.map { "\($0.shownBy) at \(brief(ours.map(\.frame)))" }
         let byPeer = theirs.first.map { "\($0.shownBy) at \(brief(theirs.map(\.frame))), not asked by this host" }
+        if tight {
+            // Who, as counts (the blueprobe Echo Auto log: "this side authenticated 1 link, the peer 15").
+            switch (ours.count, theirs.count) {
+            case (0, 0): return nil
+            case (_, 0): return ("this side authenticated", [])
+            case (0, _): return ("the peer authenticated\(unasked ? " and encrypted" : "") (not asked by this host)", [])
+            default: return ("this side authenticated \(plural(ours.count, "link")), the peer \(theirs.count) (not asked by this host)", [])
+            }
+        }
         let text: String
         switch (byUs, byPeer) {
         case (let us?, nil): text = "this side authenticated (\(us))"

@@ -7,8 +7,8 @@ extension Story {
     /// The security sentences (``security(_:)``), as one "Security:" line led by the worst security and link-layer
     /// compliance findings (severity first, at most three), so the first screen answers "how was it secured, and what
     /// is weak".
-    static func security(_ e: Evidence, findings: [Diagnosis]) -> [StorySentence] {
-        let sentences = security(e)
+    static func security(_ e: Evidence, findings: [Diagnosis], tight: Bool = false) -> [StorySentence] {
+        let sentences = security(e, tight: tight)
         let risks = findings.filter { $0.isSecurity && $0.severity >= .warning }
             .enumerated().sorted { ($0.element.severity, -$0.offset) > ($1.element.severity, -$1.offset) }.map(\.element)
         guard !sentences.isEmpty || !risks.isEmpty else { return [] }

@@ -44,25 +44,66 @@ public struct Story: Hashable, Sendable {
     /// first screen tells in their place when room is short (``Story/audioDigest``). Not in `diagnose --json`, whose
     /// story keeps every sentence whole.
     public var digests: [StorySentence] = []
+    /// Tighter forms, by ``StorySentence/group``, for a first screen that the digests did not free (the blueprobe Echo
+    /// Auto log: its header, 16 BR/EDR links of three devices and their security took lines 1–26): the BR/EDR links
+    /// without addresses, classes and the frames of who paged (``linksGroup``), the security line without the frames of
+    /// its routine lists (``securityGroup``), a device's digest without its routine AVRCP and SDP counts. Each keeps what
+    /// went wrong with its frames; the sentences themselves are told after the findings. Not in `diagnose --json`.
+    public var tight: [StorySentence] = []
 
-    public init(sentences: [StorySentence] = [], digests: [StorySentence] = []) {
+    public init(sentences: [StorySentence] = [], digests: [StorySentence] = [], tight: [StorySentence] = []) {
         self.sentences = sentences
         self.digests = digests
+        self.tight = tight
     }
+
+    /// The characters a tight form must save to be offered (the first screen takes it only where it saves a line): more
+    /// than one link's address and frames, so that one link, one stream stays as it is told.
+    static let tightSaving = 60
+
+    /// The group of the LE connection attempts sentence, for its tight form (``tight``).
+    public static let attemptsGroup = "\u{0}LE attempts"
+    /// The group of the BR/EDR links sentence, for its tight form (``tight``).
+    public static let linksGroup = "\u{0}BR/EDR links"
+    /// The group of the "Security:" line, for its tight form (``tight``).
+    public static let securityGroup = "\u{0}security"
 
     public init(_ e: Evidence, findings: [Diagnosis]) {
         var s: [StorySentence] = []
         if let none = Self.noLink(e) { s.append(none) }
         if let links = Self.leLinks(e) { s.append(links) }
         if let terminates = Self.unacknowledgedTerminates(e) { s.append(terminates) }
-        if let attempts = Self.leAttempts(e) { s.append(attempts) }
+        if var attempts = Self.leAttempts(e) {
+            if var short = Self.leAttempts(e, tight: true), short.text.count < attempts.text.count {
+                (attempts.group, short.group) = (Self.attemptsGroup, Self.attemptsGroup)
+                tight.append(short)
+            }
+            s.append(attempts)
+        }
         if let unknown = Self.unknownTransport(e) { s.append(unknown) }
         s += Self.fuzzing(e)
-        if let classic = Self.classic(e) { s.append(classic) }
+        if var classic = Self.classic(e) {
+            // Several links only: one link's class and page frame stay told (one link, one stream stays as it is).
+            if e.connections.filter(\.isBREDR).count > 1, var short = Self.classic(e, tight: true),
+                short.text.count + Self.tightSaving <= classic.text.count
+            {
+                (classic.group, short.group) = (Self.linksGroup, Self.linksGroup)
+                tight.append(short)
+            }
+            s.append(classic)
+        }
         // Security before the BR/EDR audio lines: with several audio devices their profile lines would push it off the
         // first screen (the Sony bug report: from line 30 to line 10).
-        s += Self.security(e, findings: findings)
+        var security = Self.security(e, findings: findings)
+        if security.count == 1, var short = Self.security(e, findings: findings, tight: true).first,
+            short.text.count + Self.tightSaving <= security[0].text.count
+        {
+            (security[0].group, short.group) = (Self.securityGroup, Self.securityGroup)
+            tight.append(short)
+        }
+        s += security
         let audio = Self.audioFolding(e)
+        tight += audio.tight
         if var calls = Self.synchronousLine(e) {
             calls.group = audio.callsGroup
             s.append(calls)
@@ -245,7 +286,9 @@ extension Story {
 
     /// `35 more LE connection attempts ended without a link: 35 cancelled by this side (0x02 after LE Create Connection
     /// Cancel)`.
-    static func leAttempts(_ e: Evidence) -> StorySentence? {
+    /// `tight` (``tight``): the cancels without the command's name, and one kind of end said once ("221 LE connection
+    /// attempts, all cancelled by this side in the background by accept list (0x02)").
+    static func leAttempts(_ e: Evidence, tight: Bool = false) -> StorySentence? {
         var groups: [(String, [Int])] = []
         var cancelPending = false
         // Whether the latest LE Create Connection named no peer (initiator filter policy 1): a background connection by
@@ -259,10 +302,12 @@ extension Story {
                 cancelPending = true
             case .connectionComplete(_, let status, _) where status != .success:
                 let cancelled = cancelPending && status == .unknownConnectionIdentifier
-                let how = byAcceptList ? " while connecting in the background by accept list" : ""
+                let how =
+                    byAcceptList ? (tight ? " in the background by accept list" : " while connecting in the background by accept list") : ""
+                let command = tight ? "0x02" : "LE Create Connection Cancel, 0x02"
                 groups.append(
                     (
-                        cancelled ? "cancelled by this side\(how) (LE Create Connection Cancel, 0x02)" : "failed (\(codeName(status)))",
+                        cancelled ? "cancelled by this side\(how) (\(command))" : "failed (\(codeName(status)))",
                         [ev.frame]
                     ))
                 cancelPending = false
@@ -273,12 +318,16 @@ extension Story {
             }
         }
         guard !groups.isEmpty else { return nil }
+        if tight, groups.count > 1, Set(groups.map(\.0)).count == 1 {
+            return StorySentence(.links, "\(groups.count) LE connection attempts, all \(groups[0].0).", frames: groups.flatMap(\.1))
+        }
         let text = "\(plural(groups.count, "LE connection attempt")) ended without a link: \(folded(groups))."
         return StorySentence(.links, text, frames: groups.flatMap(\.1))
     }
 
-    /// BR/EDR: pages that failed (per device, with the status) and the links that opened, with how each ended.
-    static func classic(_ e: Evidence) -> StorySentence? {
+    /// BR/EDR: pages that failed (per device, with the status) and the links that opened, with how each ended. `tight`
+    /// (``tight``): devices by their names alone, without their classes, who paged as counts without frames.
+    static func classic(_ e: Evidence, tight: Bool = false) -> StorySentence? {
         var failed: [(peer: String, status: HCIStatus, frame: Int)] = []
         for ev in e.events {
             if case .classicConnectionComplete(_, let status, let peer, _) = ev.kind, status != .success {
@@ -293,9 +342,9 @@ extension Story {
         let peers = links.map { e.deviceName($0) }
         if !links.isEmpty {
             let endings = links.map { c in ending(c, e) }
-            var who = tally(peers), paged = paging(links)
+            var who = tally(tight ? peers.map(withoutAddress) : peers), paged = paging(links, tight: tight)
             if Set(peers).count == 1 {
-                if let k = classes.first {
+                if !tight, let k = classes.first {
                     // The peer's page carries its class: told as one (`the peer, a Phone (Smartphone), connected …`).
                     if links.count == 1, let p = links[0].paging, !p.byThisSide, p.frame == k.frame, let text = ClassOfDevice.name(k.cod) {
                         paged = ", the peer, \(text), connected to this side (its Connection Request, \(p.frame))"
@@ -306,7 +355,8 @@ extension Story {
                 parts.append("\(plural(links.count, "BR/EDR link")) with \(who)\(paged): \(folded(endings.map { ($0.0, [$0.1]) }))")
             } else {
                 // Several devices: each with its class and its own endings, so the reader sees which device did what.
-                parts.append("\(plural(links.count, "BR/EDR link")) with \(Set(peers).count) devices\(paged): " + perDevice(links, e))
+                parts.append(
+                    "\(plural(links.count, "BR/EDR link")) with \(Set(peers).count) devices\(paged): " + perDevice(links, e, tight: tight))
             }
             if let version = versionUnanswered(links, e) {
                 parts[parts.count - 1] += "; " + version.text
@@ -356,9 +406,18 @@ extension Story {
 
     /// `, the peer connected to this side (its Connection Request, 51)`, `, 2 opened by this side (Create Connection 12,
     /// 40), 1 by the peer (its Connection Request, 51)`: who paged whom, from each link's role fact (its paging source).
-    static func paging(_ links: [Connection]) -> String {
+    static func paging(_ links: [Connection], tight: Bool = false) -> String {
         let paged = links.compactMap(\.paging)
         let ours = paged.filter(\.byThisSide).map(\.frame), theirs = paged.filter { !$0.byThisSide }.map(\.frame)
+        if tight {
+            // Counts alone (the frames are in the sentence told after the findings).
+            switch (ours.count, theirs.count) {
+            case (0, 0): return ""
+            case (_, 0): return ", \(ours.count == 1 && links.count == 1 ? "this side connected" : "\(ours.count) opened by this side")"
+            case (0, _): return ", \(theirs.count == 1 && links.count == 1 ? "the peer connected" : "\(theirs.count) opened by the peer")"
+            default: return ", \(ours.count) opened by this side, \(theirs.count) by the peer"
+            }
+        }
         let byUs = "Create Connection \(brief(ours))", byPeer = "its Connection Request, \(brief(theirs))"
         switch (ours.count, theirs.count) {
         case (0, 0): return ""

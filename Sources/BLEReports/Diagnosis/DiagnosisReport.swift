@@ -117,12 +117,15 @@ public struct DiagnosisReport: Sendable {
 
     /// What gives way on the first screen, first to last, when the story would push the first finding's answer past it:
     /// what the log cannot show (its caveats), then each device's BR/EDR profile sentences (its digest stays in their
-    /// place), then how the busiest link was set up. What gave way is told after the findings.
+    /// place), then how the busiest link was set up, then the tight forms (``Story/tight``: the LE connection attempts,
+    /// the BR/EDR links, the security line and the digests without their routine lists). What gave way is told after
+    /// the findings. The data that moved stays: it carries a story's points (the Nespresso log's 20 l2ping-style probes).
     enum Yield: Equatable {
         case topic(StorySentence.Topic)
         case audio
+        case tight
     }
-    static let yieldOrder: [Yield] = [.topic(.unseen), .audio, .topic(.setup)]
+    static let yieldOrder: [Yield] = [.topic(.unseen), .audio, .topic(.setup), .tight]
 
     /// The story's lines that fit in `room` (all of them without a room), and the sentences that yielded, in order.
     static func storyParts(
@@ -154,9 +157,44 @@ public struct DiagnosisReport: Sendable {
                 }
                 kept = folded.kept
                 yielded += folded.yielded
+            case .tight:
+                let tightened = tightFolded(kept, story: story, room: room) { lines($0).count }
+                kept = tightened.kept
+                yielded += tightened.yielded
             }
         }
         return (kept.isEmpty ? [] : lines(kept), story.sentences.filter { s in yielded.contains(s) })
+    }
+
+    /// `kept` with each group's sentences (or its digest) replaced by its tight form (``Story/tight``), the one that saves
+    /// the most lines first, each only where it saves a line, until the story's lines (`count`) fit `room`; the story's
+    /// sentences replaced.
+    static func tightFolded(
+        _ kept: [StorySentence], story: Story, room: Int, count: ([StorySentence]) -> Int
+    ) -> (kept: [StorySentence], yielded: [StorySentence]) {
+        func replaced(_ sentences: [StorySentence], by form: StorySentence) -> [StorySentence] {
+            var out: [StorySentence] = [], placed = false
+            for s in sentences {
+                guard s.group == form.group else {
+                    out.append(s)
+                    continue
+                }
+                if !placed { out.append(form) }
+                placed = true
+            }
+            return out
+        }
+        let saving = story.tight.map { count(kept) - count(replaced(kept, by: $0)) }
+        let order = story.tight.indices.sorted { saving[$0] != saving[$1] ? saving[$0] > saving[$1] : $0 < $1 }
+        var out = kept, yielded: [StorySentence] = []
+        for i in order where count(out) > room {
+            let form = story.tight[i]
+            let next = replaced(out, by: form)
+            guard count(next) < count(out) else { continue }
+            yielded += out.filter { $0.group == form.group && story.sentences.contains($0) }
+            out = next
+        }
+        return (out, yielded)
     }
 
     /// The sentences with the BR/EDR profile sentences of `devices` replaced by their digests, each in the place of
