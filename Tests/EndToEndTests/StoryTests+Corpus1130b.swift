@@ -124,4 +124,46 @@ import Testing
                 #""user_answer":{"accepted":true,"verb":"confirmed","request_frame":13453,"frame":13820,"microseconds":23168374}"#),
             "\(json.count) bytes")
     }
+
+    /// The first screens of the two Echo Auto logs and the Clip 3 log (audio20): where the audio digests left the first
+    /// finding below line 25, the routine lines take their tight forms. BTlogs22 point 5: the Echo's vendor service on
+    /// RFCOMM 11 (tshark: SDP answer 13428, SABM on DLCI 22) beside the 23.2 s confirmation (13453 → 13820); the Clip 3
+    /// log point 5: AT+BTRH? answered +CME ERROR: 4 (3629) beside the SBC configured (3542) and never started; the Echo
+    /// Auto log keeps points 7–9 (the Clip 3 link this side closed, the two links at once, the ends after a refused
+    /// Disconnect). The whole sentences follow the findings.
+    @Test func theTightFormsBringTheStorysPointsOntoTheFirstScreen() throws {
+        for (capture, told) in [
+            (
+                Self.keyboard,
+                [
+                    "this side's user confirmed after 23.2 s (13453 → 13820)",
+                    "Echo Auto F47Q: SDP: 931C7E8A-540F-4686-B798-E8DF0A2AD9F7 (RFCOMM 11)",
+                ]
+            ),
+            (
+                CorpusStoryTests1130.clip3,
+                [
+                    "no stored key for 2 requests (3299, 3432: this side had deleted the stored key of JBL Clip 3 at 3038)",
+                    "JBL Clip 3: A2DP SBC 44.1 kHz (set at frame 3542), never started",
+                    "1 AT command refused (AT+BTRH? answered +CME ERROR: 4 at 3629)",
+                ]
+            ),
+            (
+                Self.echoAuto,
+                [
+                    "221 LE connection attempts, all cancelled by this side in the background by accept list (0x02)",
+                    "JBL Clip 3 ×6: 4 ended by the peer (0x13), 1 ended (0x06 PIN or Key Missing), 1 closed by this side (0x16)",
+                    "2 ended by the peer (0x13) while this side's Disconnect was refused (0x12)",
+                    "2 links up at once for 30.6 s (17222–18578: Echo Auto F47Q, JBL Clip 3)",
+                ]
+            ),
+        ] {
+            guard let out = try Self.of(capture) else { return }
+            let lines = out.text.split(separator: "\n", omittingEmptySubsequences: false)
+            let screen = lines.prefix(25).joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            for text in told { #expect(screen.contains(text), "\(capture): \(text)") }
+            let rest = lines.dropFirst(25).joined(separator: "\n")
+            #expect(rest.contains("Story, continued:") && rest.contains("  SDP with "), "\(capture)")
+        }
+    }
 }
