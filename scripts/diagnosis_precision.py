@@ -147,6 +147,9 @@ TRUTH = {
     # diagnosis_truth_linklayer.py's classes (cached as <name>.ll.jsonl)
     "LL-01": cls("ll-version-repeated"),
     "LL-03": cls("ll-parameter-out-of-range"),
+    "LL-04": cls("ll-reserved-llid"),
+    "LL-05": cls("ll-length-over-maximum"),
+    "LL-06": cls("ll-control-size"),
     "LP-03": cls("conn-param-ping-pong"),
     # diagnosis_truth_capture.py's classes (cached as <name>.capture.jsonl)
     "CQ-02": cls("acl-records-cut"),
@@ -173,7 +176,7 @@ RULE_TRUTHS = [
      ".security.jsonl"),
     # .audio2.jsonl: with BR-13's class (the .audio.jsonl of earlier runs have none).
     ({"LA-02", "LA-03", "BR-07", "BR-10", "BR-11", "BR-13"}, "diagnosis_truth_audio.py", ".audio2.jsonl"),
-    ({"LL-01", "LL-03", "LP-05", "LP-03"}, "diagnosis_truth_linklayer.py", ".ll.jsonl"),
+    ({"LL-01", "LL-03", "LL-04", "LL-05", "LL-06", "LP-05", "LP-03"}, "diagnosis_truth_linklayer.py", ".ll.jsonl"),
     # .capture.jsonl and .gatt.jsonl hold older outputs (without ACL records cut in the log, without GATT-03's classes).
     # SEC-20 too: an IRK blescope read after decrypting an air link is a frame tshark cannot read (air-encrypted-unread).
     ({"CQ-02", "CQ-03", "CQ-05", "SEC-20"}, "diagnosis_truth_capture.py", ".capture2.jsonl"),

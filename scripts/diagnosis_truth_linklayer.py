@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Link-layer compliance and link parameters, read by tshark alone: the truth for LL-01, LL-03, LP-03 and LP-05's
-LL_UNKNOWN_RSP (issue 45 scope 3, issue 48 point 4; LL-02's invalid channel maps are diagnosis_truth_security.py's
+"""Link-layer compliance and link parameters, read by tshark alone: the truth for LL-01, LL-03, LL-04, LL-05, LL-06,
+LP-03 and LP-05's LL_UNKNOWN_RSP (issue 45 scope 3, issue 48 point 4; LL-02's invalid channel maps are diagnosis_truth_security.py's
 `ll-channel-map-invalid`).
 
 Usage: scripts/diagnosis_truth_linklayer.py [--base-name] CAPTURE...
@@ -25,6 +25,15 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        Timeout 10-3200 (10 ms) and, in ms, over
                        (1 + Latency) x Interval x 2, WinSize 1 to min(8, Interval - 1), WinOffset 0 to Interval, Hop
                        5-16 (connect requests only): frame, parameters (the names out of range).
+  ll-reserved-llid     (LL-04) a data PDU whose header LLID is 0b00, reserved (Vol 6, Part B, 2.4): frame, length.
+  ll-length-over-maximum  (LL-05) a data PDU whose header Length (less the 4-octet MIC when the nRF Sniffer says it
+                       was encrypted) is over the link's maximum that way (4.5.10): 27 on a link whose CONNECT_IND is in
+                       the capture and no LL_LENGTH_REQ / RSP since; after one from each side, the smaller of the
+                       sender's MaxTxOctets and the receiver's MaxRxOctets (each side's last); after one from one side
+                       only, not judged. Needs the sniffer's direction: frame, length, maximum.
+  ll-control-size      (LL-06) an LL control PDU (LLID 0b11) of a defined opcode whose Length (less the MIC as above)
+                       is not its opcode's size (2.4.2; sizes as Core 5.4 gives them, opcode octet included): frame,
+                       opcode, length, size. Not judged on a link the sniffer says is encrypted and did not decrypt.
 """
 
 import os
@@ -47,7 +56,14 @@ FIELDS = [
     "btle.control.timeout", "btle.control.unknown_type", "frame.time_epoch", "hci_mon.adapter_id",
     "bthci_evt.code", "bthci_evt.le_meta_subevent", "bthci_evt.status", "bthci_evt.connection_handle",
     "bthci_evt.le_con_interval", "bthci_evt.le_con_latency", "bthci_evt.le_supv_timeout",
+    "btle.data_header.llid", "nordic_ble.encrypted", "nordic_ble.micok", "btle.control.max_rx_octets",
+    "btle.control.max_tx_octets",
 ]
+
+# Each defined LL control opcode's PDU size, opcode octet included (Core 5.4, Vol 6, Part B, 2.4.2.1-2.4.2.42); the
+# last, LL_PERIODIC_SYNC_WR_IND, has no fixed size and is left out.
+CONTROL_SIZES = [12, 8, 2, 23, 13, 1, 1, 2, 9, 9, 1, 1, 6, 2, 9, 24, 24, 3, 1, 1, 9, 9, 3, 3, 5, 3, 2, 1, 35, 2, 2, 37,
+                 9, 16, 4, 4, 5, 5, 11, 11, 4, 11]
 
 
 def out_of_range(size, offset, interval, latency, timeout, hop=None):
@@ -113,12 +129,40 @@ class Settings:
                                     "sets": [list(a), list(b)]})
 
 
+def shapes(events, limits, r, frame, aa, opcode):
+    """LL-04, LL-05 and LL-06's classes for one CRC-good data PDU. `limits[aa]`: the link's LL_LENGTH values by side
+    (absent: no CONNECT_IND in the capture, not judged)."""
+    llid, length, side = num(r["btle.data_header.llid"]), num(r["btle.data_header.length"]), r["nordic_ble.direction"]
+    encrypted = r["nordic_ble.encrypted"] == "1"
+    if llid == 0:
+        events.append({"class": "ll-reserved-llid", "frame": frame, "frames": [frame], "length": length})
+    payload = length - (4 if encrypted and length else 0)
+    if opcode in (0x14, 0x15) and side is not None and aa in limits:
+        limits[aa][side] = (num(r["btle.control.max_rx_octets"]), num(r["btle.control.max_tx_octets"]))
+    link = limits.get(aa)
+    if link is not None and side is not None:
+        other = "0" if side == "1" else "1"
+        if not link:
+            maximum = 27
+        elif side in link and other in link:
+            maximum = min(link[side][1], link[other][0])
+        else:
+            maximum = None
+        if maximum is not None and payload > maximum:
+            events.append({"class": "ll-length-over-maximum", "frame": frame, "frames": [frame], "length": payload,
+                           "maximum": maximum})
+    if llid == 3 and opcode is not None and opcode < len(CONTROL_SIZES) and not (encrypted and r["nordic_ble.micok"] != "1"):
+        if payload != CONTROL_SIZES[opcode]:
+            events.append({"class": "ll-control-size", "frame": frame, "frames": [frame], "opcode": opcode,
+                           "length": payload, "size": CONTROL_SIZES[opcode]})
+
+
 def analyse(path):
     args = TSHARK + ["-r", path, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]
     for f in FIELDS:
         args += ["-e", f]
     out = subprocess.run(args, capture_output=True).stdout.decode(errors="replace")
-    events, last, versions, unknown = [], {}, {}, False
+    events, last, versions, unknown, limits = [], {}, {}, False, {}
     settings = Settings(events)
     for line in out.splitlines():
         cells = line.split("\t")
@@ -130,6 +174,7 @@ def analyse(path):
         if num(r["btle.advertising_header.pdu_type"]) == 0x05 and r["btle.link_layer_data.access_address"]:
             aa = num(r["btle.link_layer_data.access_address"])
             settings.set(("aa", aa), frame, r, "btle.link_layer_data.", new=True)
+            limits[aa] = {}
             bad = out_of_range(*(num(r["btle.link_layer_data." + k]) for k in
                                  ("window_size", "window_offset", "interval", "latency", "timeout", "hop")))
             if bad:
@@ -142,6 +187,7 @@ def analyse(path):
         if r["btle.data_header.sequence_number"] is None:
             continue
         aa, opcode = num(r["btle.access_address"]), num(r["btle.control_opcode"])
+        shapes(events, limits, r, frame, aa, opcode)
         if opcode == 0x07:
             events.append({"class": "ll-unknown-rsp", "frame": frame, "frames": [frame],
                            "unknown_type": num(r["btle.control.unknown_type"]), "access_address": aa})

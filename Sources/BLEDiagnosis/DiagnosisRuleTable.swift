@@ -114,6 +114,9 @@ public func diagnosisRuleTable() -> [any DiagnosisRule.Type] {
         LL01ProcedureLoop.self,
         LL02InvalidChannelMap.self,
         LL03ParameterOutOfRange.self,
+        LL04ReservedLLID.self,
+        LL05LengthOverflow.self,
+        LL06ControlPDUSize.self,
         // Scenarios: the capture's shape as a whole (read by the rules above through `Evidence.scenarios`)
         SC01UnknownFirmwareUpdate.self,
         SC02FuzzingRun.self,

@@ -17,6 +17,7 @@ struct LLRun {
     var changes: [LLParametersChanged] = []
     var encryptionStarts: [LLEncryptionStarted] = []
     var linkChanges: [LLLinkChange] = []
+    var malformed: [LLMalformedPDU] = []
     var advertising = 0
     /// (last frame, ATT opcode, handle or nil) of every reassembled ATT PDU.
     var att: [(frame: Int, opcode: UInt8, handle: UInt16?)] = []
@@ -50,6 +51,7 @@ struct LLRun {
         case .parametersChanged(let p): changes.append(p)
         case .encryptionStarted(let e): encryptionStarts.append(e)
         case .linkChanged(let c): linkChanges.append(c)
+        case .malformed(let m): malformed.append(m)
         case .l2capFragment(let f):
             reassemblers[f.streamKey, default: L2CAPReassembler()].feed(f.fragment, findings: &findings) { pdu in
                 pdus.append(Array(pdu.bytes))

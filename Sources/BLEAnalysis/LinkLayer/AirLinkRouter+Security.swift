@@ -36,6 +36,16 @@ extension AirLinkRouter {
                     .parameter(pdu: "LL_CONNECTION_UPDATE_IND", field: field, value: value, allowed: allowed), handle: c.handle, c.frame,
                     c.timestamp)
             }
+        case .lengthReq?, .lengthRsp?:
+            lengthLimits.lengthProcedure(handle: c.handle)
+        case nil:
+            // Parameters not the opcode's size (Vol 6, Part B, 2.4.2): a defined opcode whose CtrData is too long or short.
+            guard let info = c.opcode.info, info.fixed ? c.unreadParameters.count != info.size : c.unreadParameters.count < info.size
+            else { break }
+            noteCompliance(
+                .controlLength(
+                    sender: sender, opcode: c.opcode, length: c.unreadParameters.count + 1, expected: info.size + 1, fixed: info.fixed),
+                handle: c.handle, c.frame, c.timestamp)
         default:
             break
         }
@@ -49,6 +59,7 @@ extension AirLinkRouter {
 
     /// CONNECT_IND's channel map and timing (Vol 6, Part B, 2.3.3.1).
     func complianceConnect(_ info: LLConnectionInfo) {
+        lengthLimits.started(info)
         guard let p = info.connectParameters else { return }
         let frame = info.startFrame, time = info.startTimestamp
         if p.usedChannels < 2 {
@@ -61,8 +72,39 @@ extension AirLinkRouter {
         }
     }
 
+    /// A data PDU of a shape no conforming Link Layer sends (the reserved LLID); a record shorter than its Length, whose
+    /// Length is checked against the link's maximum.
+    func complianceMalformed(_ m: LLMalformedPDU) {
+        let sender: EvidenceEvent.Sender = m.direction == .rx ? .peer : .local
+        switch m.shape {
+        case .reservedLLID(let length):
+            noteCompliance(.reservedLLID(sender: sender, length: length), handle: m.handle, m.frame, m.timestamp)
+        case let .longerThanRecord(llid, declared, carried):
+            guard let over = lengthLimits.exceeded(handle: m.handle, direction: m.direction, length: declared, withMIC: true) else {
+                return
+            }
+            noteCompliance(
+                .lengthOverMaximum(
+                    sender: sender, llid: llid, length: declared, maximum: over.maximum, negotiated: over.negotiated, carried: carried),
+                handle: m.handle, m.frame, m.timestamp)
+        }
+    }
+
+    /// An L2CAP fragment longer than the link's maximum its way (only fragments over 27 octets are looked up).
+    func complianceFragment(_ f: LLL2CAPFragment) {
+        guard f.payload.count > 27,
+            let over = lengthLimits.exceeded(handle: f.handle, direction: f.direction, length: f.payload.count, withMIC: false)
+        else { return }
+        noteCompliance(
+            .lengthOverMaximum(
+                sender: f.direction == .rx ? .peer : .local, llid: f.isStart ? 2 : 1, length: f.payload.count, maximum: over.maximum,
+                negotiated: over.negotiated, carried: nil),
+            handle: f.handle, f.frame, f.timestamp)
+    }
+
     /// A link ended: how often each once-only procedure ran on it, when more than twice.
     func complianceEnded(handle: UInt16, frame: Int, timestamp: Timestamp) {
+        lengthLimits.ended(handle: handle)
         for (key, v) in procedureCounts.take(handle: handle) where v.count > 2 {
             noteCompliance(
                 .repeated(opcode: key.opcode, sender: key.sender, count: v.count, firstFrame: v.first), handle: handle, v.last, timestamp)

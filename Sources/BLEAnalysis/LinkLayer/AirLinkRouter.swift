@@ -24,6 +24,8 @@ final class AirLinkRouter {
     let sink: AnalysisSink
     /// The once-per-link LL procedures seen on each link (`AirLinkRouter+Security.swift`).
     var procedureCounts = LLProcedureCounts()
+    /// Each link's data PDU maximum each way (`AirLinkRouter+Security.swift`).
+    var lengthLimits = LLLengthLimits()
 
     init(keyStore: LinkKeyStore, links: any AirLinks, sink: AnalysisSink) {
         self.keyStore = keyStore
@@ -58,6 +60,7 @@ final class AirLinkRouter {
         case .l2capFragment(let f):
             guard let index = links.link(controller: controller, handle: f.handle, frame: f.frame, timestamp: f.timestamp, infer: true)
             else { return }
+            complianceFragment(f)
             links.airData(f, link: index)
         case .control(let c):
             if !c.isRetransmission {
@@ -86,6 +89,8 @@ final class AirLinkRouter {
             }
         case .linkChanged(let change):
             linkChanged(change, controller: controller)
+        case .malformed(let m):
+            complianceMalformed(m)
         case .advertising(let a):
             if let advertiser = a.advertiser, !a.advertisingData.isEmpty {
                 sink.names.observe(advertisingData: a.advertisingData, address: advertiser.value, source: .advertising, frame: a.frame)
@@ -162,6 +167,11 @@ final class AirLinkRouter {
     /// length (LE Data Length Change), the encryption procedure's steps (LE Long Term Key Request, its Reply or
     /// Negative Reply, Encryption Change). The evidence of an encryption change is the one HCI's event gives.
     private func linkChanged(_ change: LLLinkChange, controller: UInt16) {
+        switch change.change {
+        case .dataLength(let length): lengthLimits.settled(handle: change.handle, length)
+        case .encryption(let on, _): lengthLimits.encryption(handle: change.handle, on: on)
+        default: break
+        }
         guard let index = links.openIndex(handle: change.handle) else { return }
         let frame = change.frame, timestamp = change.timestamp
         switch change.change {

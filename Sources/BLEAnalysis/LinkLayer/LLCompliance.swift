@@ -2,7 +2,9 @@ import BLECore
 import BLEProtocols
 
 /// A link-layer PDU outside what the specification allows, seen on the air (Core Spec Vol 6, Part B): a procedure
-/// repeated that may run once, a channel map with fewer than two used channels, a timing parameter out of its range.
+/// repeated that may run once, a channel map with fewer than two used channels, a timing parameter out of its range, a
+/// data PDU of a shape no conforming Link Layer sends (the reserved LLID, a Length past its octets, a control PDU of
+/// the wrong size).
 public struct LLNonCompliance: Hashable, Sendable {
     public enum Kind: Hashable, Sendable {
         /// `opcode` sent `count` times by `sender` on one link, first at `firstFrame` (the event's frame is the first
@@ -12,6 +14,14 @@ public struct LLNonCompliance: Hashable, Sendable {
         case channelMap(pdu: String, used: Int, map: UInt64)
         /// `pdu`'s `field` is `value`, outside `allowed`.
         case parameter(pdu: String, field: String, value: Int, allowed: String)
+        /// A data PDU of `length` octets with the reserved LLID 0b00 (2.4), CRC good.
+        case reservedLLID(sender: EvidenceEvent.Sender, length: Int)
+        /// A data PDU of `length` payload octets (MIC excluded) where the link allows `maximum` that way (4.5.10: 27
+        /// until a Data Length Update, `negotiated` after one); `carried`: the octets the record kept when fewer.
+        case lengthOverMaximum(sender: EvidenceEvent.Sender, llid: UInt8, length: Int, maximum: Int, negotiated: Bool, carried: Int?)
+        /// An LL control PDU of `length` octets (opcode included) where its opcode's is `expected` (exactly, or at least
+        /// when `!fixed`; 2.4.2).
+        case controlLength(sender: EvidenceEvent.Sender, opcode: LLControlOpcode, length: Int, expected: Int, fixed: Bool)
     }
 
     public var kind: Kind
@@ -69,4 +79,46 @@ enum LLTimingRanges {
         if let hop, !(5...16).contains(hop) { out.append(("hop increment", Int(hop), "5–16")) }
         return out
     }
+}
+
+/// Per link, how many payload octets its data PDUs may carry each way (Vol 6, Part B, 4.5.10): 27 until a Data Length
+/// Update, the effective maximum after one (``LinkLayerProcedures``). Known only on links followed from their
+/// CONNECT_IND, where no LL_LENGTH_REQ could have passed unseen before; from an LL_LENGTH_REQ or RSP until the update
+/// settles, and on a link whose encryption the sniffer could not read, it is not known, and nothing is checked.
+struct LLLengthLimits {
+    struct Limit {
+        var toPeripheral = 27
+        var toCentral = 27
+        var negotiated = false
+        var known = true
+        var encrypted = false
+    }
+    var limits: [UInt16: Limit] = [:]
+
+    mutating func started(_ info: LLConnectionInfo) {
+        if !info.inferred { limits[info.handle] = Limit() }
+    }
+
+    /// An LL_LENGTH_REQ or RSP: the maximum is in change until the update settles.
+    mutating func lengthProcedure(handle: UInt16) { limits[handle]?.known = false }
+
+    mutating func settled(handle: UInt16, _ length: DataLength) {
+        guard limits[handle] != nil else { return }
+        limits[handle]!.toPeripheral = Int(length.maxTxOctets)
+        limits[handle]!.toCentral = Int(length.maxRxOctets)
+        limits[handle]!.negotiated = true
+        limits[handle]!.known = true
+    }
+
+    mutating func encryption(handle: UInt16, on: Bool) { limits[handle]?.encrypted = on }
+
+    /// The link's maximum toward `direction`'s receiver, when `length` payload octets exceed it; `withMIC`: the length
+    /// counts the MIC of an encrypted PDU (a header's Length), not a plaintext's.
+    func exceeded(handle: UInt16, direction: Direction, length: Int, withMIC: Bool) -> (maximum: Int, negotiated: Bool)? {
+        guard let l = limits[handle], l.known, direction != .unknown else { return nil }
+        let maximum = direction == .tx ? l.toPeripheral : l.toCentral
+        return length - (withMIC && l.encrypted ? 4 : 0) > maximum ? (maximum, l.negotiated) : nil
+    }
+
+    mutating func ended(handle: UInt16) { limits[handle] = nil }
 }

@@ -205,6 +205,8 @@ package enum LinkLayerOutput {
     case encryptionStarted(LLEncryptionStarted)
     /// A link fact an LL procedure settled (data length, the encryption procedure's steps).
     case linkChanged(LLLinkChange)
+    /// A data PDU of a shape no conforming Link Layer sends (the reserved LLID, a Length past its octets).
+    case malformed(LLMalformedPDU)
 }
 
 /// A link fact an LL control procedure settled, as a controller would report it over HCI: the analyzer hands it to the

@@ -99,6 +99,7 @@ public struct LinkLayerTracker {
             }
             malformed &+= 1
             findings.append(Finding(.warning, .llMalformed(error), frame: record.frame))
+            if case .truncated = error { lengthOverflow(record, emit) }
             return
         }
         if air.isDataChannel {
@@ -106,6 +107,20 @@ public struct LinkLayerTracker {
         } else {
             processAdvertising(air, record, &findings, emit)
         }
+    }
+
+    /// A CRC-good data PDU of a known link whose record holds fewer octets than its Length (``LLLengthOverflowPacket``):
+    /// its Length, for the link's maximum to be checked against (LL-05).
+    private mutating func lengthOverflow(_ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void) {
+        guard let p = LLLengthOverflowPacket(linkType: record.linkType, bytes: record.bytes), let i = connectionIndex(p.accessAddress),
+            !conns[i].ended
+        else { return }
+        emit(
+            .malformed(
+                LLMalformedPDU(
+                    handle: conns[i].info.handle, direction: p.direction,
+                    shape: .longerThanRecord(llid: p.header0 & 3, declared: p.declared, carried: p.carried), frame: record.frame,
+                    timestamp: record.timestamp)))
     }
 
     private mutating func processAdvertising(
@@ -450,6 +465,13 @@ public struct LinkLayerTracker {
             if !retransmission, let pdu { applyControl(&c, pdu, direction: direction, record, emit) }
         default:
             findings.append(Finding(.warning, .llReservedLLID(accessAddress), frame: record.frame))
+            if !retransmission {
+                emit(
+                    .malformed(
+                        LLMalformedPDU(
+                            handle: c.info.handle, direction: direction, shape: .reservedLLID(length: payload.count), frame: record.frame,
+                            timestamp: record.timestamp)))
+            }
         }
     }
 }
