@@ -275,7 +275,8 @@ MATCH_CITED = {"GATT-01", "SEC-04", "LP-02", "LP-03"}
 # What the truth cannot read, by rule: a firing with one of these at its frame (frame 0: anywhere in the capture) is
 # unjudged rather than false.
 OPAQUE = {"LP-02": {"le-meta-undecoded"}, "GATT-01": {"att-direction-unknown"}, "GATT-02": {"att-direction-unknown"},
-          "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
+          "LA-03": {"iso-undecoded"}, "LL-01": {"air-direction-unknown"}, "LL-05": {"air-direction-unknown"},
+          "LL-06": {"air-direction-unknown"}, "CQ-03": {"air-encrypted-unread"},
           "CQ-05": {"air-encrypted-unread"}, "SEC-20": {"air-encrypted-unread"},
           "GATT-03": {"att-unreadable"}, "GATT-07": {"mtu-unknown"}, "GATT-05": {"att-unreadable"}, "HH-07": {"controller-index-unread"},
           "TP-03": {"link-settings-unknown"}, "TP-04": {"stream-room-unproven"}, "SC-02": {"attempts-not-air"}}

@@ -26,14 +26,15 @@ Output: one JSON object per capture per line, {"file", "events": [...]}, events 
                        (1 + Latency) x Interval x 2, WinSize 1 to min(8, Interval - 1), WinOffset 0 to Interval, Hop
                        5-16 (connect requests only): frame, parameters (the names out of range).
   ll-reserved-llid     (LL-04) a data PDU whose header LLID is 0b00, reserved (Vol 6, Part B, 2.4): frame, length.
-  ll-length-over-maximum  (LL-05) a data PDU whose header Length (less the 4-octet MIC when the nRF Sniffer says it
-                       was encrypted) is over the link's maximum that way (4.5.10): 27 on a link whose CONNECT_IND is in
+  ll-length-over-maximum  (LL-05) a data PDU the nRF Sniffer does not flag encrypted whose header Length is over
+                       the link's maximum that way (4.5.10): 27 on a link whose CONNECT_IND is in
                        the capture and no LL_LENGTH_REQ / RSP since; after one from each side, the smaller of the
                        sender's MaxTxOctets and the receiver's MaxRxOctets (each side's last); after one from one side
                        only, not judged. Needs the sniffer's direction: frame, length, maximum.
-  ll-control-size      (LL-06) an LL control PDU (LLID 0b11) of a defined opcode whose Length (less the MIC as above)
+  ll-control-size      (LL-06) an LL control PDU (LLID 0b11) of a defined opcode, not flagged encrypted, whose Length
                        is not its opcode's size (2.4.2; sizes as Core 5.4 gives them, opcode octet included): frame,
-                       opcode, length, size. Not judged on a link the sniffer says is encrypted and did not decrypt.
+                       opcode, length, size. LL-05 and LL-06 need the nRF Sniffer's direction and encryption flags:
+                       without them (air-direction-unknown) they are not judged.
 """
 
 import os
@@ -133,14 +134,18 @@ def shapes(events, limits, r, frame, aa, opcode):
     """LL-04, LL-05 and LL-06's classes for one CRC-good data PDU. `limits[aa]`: the link's LL_LENGTH values by side
     (absent: no CONNECT_IND in the capture, not judged)."""
     llid, length, side = num(r["btle.data_header.llid"]), num(r["btle.data_header.length"]), r["nordic_ble.direction"]
-    encrypted = r["nordic_ble.encrypted"] == "1"
     if llid == 0:
         events.append({"class": "ll-reserved-llid", "frame": frame, "frames": [frame], "length": length})
-    payload = length - (4 if encrypted and length else 0)
+    # An encrypted PDU's Length counts its MIC unless the sniffer decrypted it and wrote the plaintext's (the
+    # cyberquest captures' LL_START_ENC_RSP of Length 1): not judged. Without the nRF Sniffer's flags (LT 256, PPI) the
+    # truth cannot tell an encrypted PDU from a plaintext one: not judged either (air-direction-unknown).
+    if r["nordic_ble.encrypted"] == "1" or side is None:
+        return
+    payload = length
     if opcode in (0x14, 0x15) and side is not None and aa in limits:
         limits[aa][side] = (num(r["btle.control.max_rx_octets"]), num(r["btle.control.max_tx_octets"]))
     link = limits.get(aa)
-    if link is not None and side is not None:
+    if link is not None:
         other = "0" if side == "1" else "1"
         if not link:
             maximum = 27
@@ -151,7 +156,7 @@ def shapes(events, limits, r, frame, aa, opcode):
         if maximum is not None and payload > maximum:
             events.append({"class": "ll-length-over-maximum", "frame": frame, "frames": [frame], "length": payload,
                            "maximum": maximum})
-    if llid == 3 and opcode is not None and opcode < len(CONTROL_SIZES) and not (encrypted and r["nordic_ble.micok"] != "1"):
+    if llid == 3 and opcode is not None and opcode < len(CONTROL_SIZES):
         if payload != CONTROL_SIZES[opcode]:
             events.append({"class": "ll-control-size", "frame": frame, "frames": [frame], "opcode": opcode,
                            "length": payload, "size": CONTROL_SIZES[opcode]})

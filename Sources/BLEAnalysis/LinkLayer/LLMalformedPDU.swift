@@ -58,9 +58,8 @@ struct LLLengthOverflowPacket {
         guard !LLAccessAddress(rawValue: accessAddress).isAdvertising else { return nil }
         header0 = all[4]
         declared = Int(all[5])
-        // A CTEInfo octet (CP set) would sit between header and payload: not this shape's reading.
-        guard header0 & 0x20 == 0 else { return nil }
-        carried = all.count - 6
+        // A CTEInfo octet (CP set) sits between header and payload (the Telink fuzzer's 2184: Length 160, CP set).
+        carried = all.count - 6 - (header0 & 0x20 != 0 ? 1 : 0)
         guard declared > carried else { return nil }
     }
 }
