@@ -55,7 +55,9 @@ import Testing
     ]
 
     /// The link-layer compliance rules last (issue 45 point 3; air captures).
-    static let linkLayer: [(id: String, severity: String)] = [("LL-01", "W"), ("LL-02", "E"), ("LL-03", "W")]
+    static let linkLayer: [(id: String, severity: String)] = [
+        ("LL-01", "W"), ("LL-02", "E"), ("LL-03", "W"), ("LL-04", "E"), ("LL-05", "E"), ("LL-06", "E"),
+    ]
 
     static var table: [(id: String, severity: String)] {
         let sec07 = catalogue.firstIndex { $0.id == "SEC-07" }! + 1
