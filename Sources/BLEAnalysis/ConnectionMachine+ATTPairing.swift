@@ -154,7 +154,9 @@ extension ConnectionMachine {
                         requestBearer: other.kind, requestFrame: p.frame), frame: input.frame))
             return
         }
-        sink.evidence(.attResponseUnpaired(response: opcode), frame: input.frame, timestamp: input.timestamp, connection: number)
+        sink.evidence(
+            .attResponseUnpaired(response: opcode, requester: requestKey.sender), frame: input.frame, timestamp: input.timestamp,
+            connection: number)
         sink.findings.append(
             Finding(
                 .info,

@@ -158,7 +158,8 @@ public struct EvidenceEvent: Hashable, Sendable {
         case attLateResponse(request: ATTOpcode, handle: UInt16?, requestFrame: Int, microseconds: Int64)
         /// An ATT response (or confirmation) with no request outstanding the other way on its bearer: where the
         /// capture's directions or times cannot be trusted, it may still answer the request before it in record order.
-        case attResponseUnpaired(response: ATTOpcode)
+        /// `requester`: who would have sent the request (the other side than the response's).
+        case attResponseUnpaired(response: ATTOpcode, requester: Sender)
         /// A CCCD (0x2902) written: value, by request or command; the characteristic's value handle when the
         /// database names it.
         case cccdWrite(handle: UInt16, valueHandle: UInt16?, value: UInt16, byCommand: Bool, sender: Sender)

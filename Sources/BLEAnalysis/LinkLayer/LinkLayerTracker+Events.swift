@@ -10,6 +10,13 @@ extension LinkLayerTracker {
         _ c: inout Conn, _ air: LLAirPacket, _ record: CaptureRecord, _ emit: (LinkLayerOutput) -> Void
     ) -> Direction {
         if let ec = air.eventCounter {
+            // A counter of 0 in the middle of a link is a writer's blank, not the counter going back and on again: the
+            // LESC debug-key capture (bsniffhub writing LINKTYPE 272) has 0 on 361 of its packets from frame 248 (502:
+            // the peripheral's packet of event 247), which made event 248 at 503 look 247 events on.
+            if c.haveEvent, ec == 0, c.lastNordicEvent != 0, c.lastNordicEvent != 0xFFFF {
+                c.positionInEvent &+= 1
+                return air.direction
+            }
             if !c.haveEvent || ec != c.lastNordicEvent {
                 // Events the counter skipped are events the sniffer missed (a count past half the range is the counter
                 // going back: a new link on the access address, not a miss).

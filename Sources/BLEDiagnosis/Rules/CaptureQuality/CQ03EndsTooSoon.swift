@@ -84,7 +84,7 @@ struct CQ03EndsTooSoon: DiagnosisRule {
             if byRecordOrder {
                 let answered = e.events.contains { later in
                     guard later.frame > ev.frame, later.connection == ev.connection,
-                        case .attResponseUnpaired(let response) = later.kind
+                        case .attResponseUnpaired(let response, _) = later.kind
                     else { return false }
                     return response == .errorResponse || request.responseOpcode == response
                 }

@@ -54,8 +54,49 @@ struct GATT02ProtocolViolation: DiagnosisRule {
                     supporting: orphans.dropFirst().prefix(20).compactMap { f in
                         f.frame.map { CitedFrame($0, "response without a request") }
                     },
-                    causes: ["the request was sent before the capture started", "a peer that answers twice"]))
+                    causes: orphanCauses(e, frame: frame)))
         }
         return out
+    }
+
+    /// Why a response at `frame` has no request in the capture. The request can have gone before the capture only on a
+    /// link that began before it; on an air link followed from its CONNECT_IND the sniffer missed it (the LESC debug-key
+    /// capture's 503: a Read By Type Response on a link followed from frame 165, after the sniffer missed connection event
+    /// 246 between 500 and 501), and an HCI log that saw the link open lost it.
+    static func orphanCauses(_ e: Evidence, frame: Int) -> [String] {
+        let twice = "a peer that answers twice"
+        let event = e.events.first { $0.frame == frame && $0.kind.isResponseUnpaired }
+        guard let c = e.connection(event?.connection), !c.inferred, c.startFrame < frame else {
+            return ["the request was sent before the capture started", twice]
+        }
+        guard e.isAirCapture else {
+            return ["the log lost the request (it holds link #\(c.number) from its start at frame \(c.startFrame))", twice]
+        }
+        let followed =
+            "the sniffer missed the request (inferred): it followed link #\(c.number) from its CONNECT_IND at frame \(c.startFrame)"
+        // The last stretch of the link the sniffer missed before the response, where the requester's packet could be: a
+        // connection event, a packet with a bad CRC, or the requester's packet the responder's NESN acknowledged.
+        guard case .attResponseUnpaired(_, let requester)? = event?.kind,
+            let gap = c.linkLayer?.missed.within(c.startFrame, frame)?.last(where: {
+                $0.at <= frame && ($0.unheard ?? requester) == requester
+            })
+        else {
+            // No gap: the sniffer heard every event and acknowledgement of the link, so a peer answering unasked comes first.
+            return [twice, followed]
+        }
+        let what =
+            gap.events > 0
+            ? "\(gap.events) connection event\(gap.events == 1 ? "" : "s")"
+            : gap.unheard == nil
+                ? "a packet (bad CRC)"
+                : "a packet of \(e.sides(requester)) (\(e.sides(requester == .local ? .peer : .local)) NESN acknowledged it)"
+        return [followed + " and missed \(what) between frames \(gap.after) and \(gap.at), the last gap before the response", twice]
+    }
+}
+
+extension EvidenceEvent.Kind {
+    fileprivate var isResponseUnpaired: Bool {
+        if case .attResponseUnpaired = self { return true }
+        return false
     }
 }
