@@ -55,23 +55,11 @@ extension LinkLayerTracker {
             }
         }
         guard let cipher = c.encryption.cipher else { return capturerLostSync ? .micFailed : .noKey }
-        for t in 0..<tries {
-            let d = t == 0 ? centralToPeripheral : !centralToPeripheral
-            let expected = d ? c.encryption.counters.0 : c.encryption.counters.1
-            for counter in expected..<(expected + counterSearchWindow) {
-                guard
-                    cipher.decrypt(
-                        header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: d,
-                        into: &buffer.scratch)
-                else { continue }
-                c.encryption.missedPDUs += Int(counter - expected)
-                if d { c.encryption.counters.0 = counter + 1 } else { c.encryption.counters.1 = counter + 1 }
-                c.stats.decryptedHere &+= 1
-                c.encryption.confirmMICSearch(frame: frame)
-                buffer.scratch.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
-                let p = buffer.lend(buffer.scratch.count)
-                return d == centralToPeripheral ? .plaintext(p) : .plaintextOtherDirection(p)
-            }
+        if let opened = open(
+            &c, cipher, header0: header0, payload: payload, centralToPeripheral: centralToPeripheral, tries: tries, skip: 0,
+            width: counterSearchWindow, frame: frame, buffer: buffer)
+        {
+            return opened
         }
         // The MIC search's winner fails the next PDU: its MIC may have checked by chance. The search goes on from the
         // next TK with both PDUs; a new winner decrypts this one (the search cleared, so this recursion is one level).
@@ -82,7 +70,52 @@ extension LinkLayerTracker {
                 &c, air, llid: llid, payload: payload, direction: direction, header0: header0, frame: frame, keys: keys,
                 buffer: buffer)
         }
+        // A confirmed key that fails past the window: the sniffer may have missed more of the sender's PDUs than it
+        // spans (each moved the counter on). A wider search, on the 1st, 2nd, 4th, 8th… failure in a row and wider each
+        // time (64 × that count, up to ``counterResyncLimit``), finds the counter again; a PDU no counter opens (bad bytes,
+        // a key changed unseen) costs a link a few thousand tries in all, not that many per PDU.
+        c.encryption.failuresInARow &+= 1
+        let n = UInt64(c.encryption.failuresInARow)
+        if c.encryption.micSearch == nil, n & (n &- 1) == 0,
+            let opened = open(
+                &c, cipher, header0: header0, payload: payload, centralToPeripheral: centralToPeripheral, tries: tries,
+                skip: counterSearchWindow, width: min(64 * n, counterResyncLimit), frame: frame, buffer: buffer)
+        {
+            return opened
+        }
         return .micFailed
+    }
+
+    /// The widest counter search after failures in a row: 4096 PDUs past the expected counter (a sniffer deaf to one
+    /// side for ~40 s of a link sending 100 PDUs a second).
+    static let counterResyncLimit: UInt64 = 4096
+
+    /// Opens `payload` at a counter from `skip` to `skip + width` past the one expected of each direction tried (the
+    /// said one first, then, with `tries` 2, the other); the counters move past it and the link's failures in a row end.
+    private static func open(
+        _ c: inout Conn, _ cipher: any LLPacketCipher, header0: UInt8, payload: UnsafeRawBufferPointer, centralToPeripheral: Bool,
+        tries: Int, skip: UInt64, width: UInt64, frame: Int, buffer: LLPlaintextBuffer
+    ) -> LLDecryptOutcome? {
+        for t in 0..<tries {
+            let d = t == 0 ? centralToPeripheral : !centralToPeripheral
+            let expected = d ? c.encryption.counters.0 : c.encryption.counters.1
+            for counter in (expected + skip)..<(expected + skip + width) {
+                guard
+                    cipher.decrypt(
+                        header0: header0, payload: payload, packetCounter: counter, centralToPeripheral: d,
+                        into: &buffer.scratch)
+                else { continue }
+                c.encryption.missedPDUs += Int(counter - expected)
+                if d { c.encryption.counters.0 = counter + 1 } else { c.encryption.counters.1 = counter + 1 }
+                c.encryption.failuresInARow = 0
+                c.stats.decryptedHere &+= 1
+                c.encryption.confirmMICSearch(frame: frame)
+                buffer.scratch.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
+                let p = buffer.lend(buffer.scratch.count)
+                return d == centralToPeripheral ? .plaintext(p) : .plaintextOtherDirection(p)
+            }
+        }
+        return nil
     }
 
     /// Tries every candidate key on the first encrypted PDU blescope must open itself; the one whose MIC checks is the

@@ -183,6 +183,8 @@ struct LLEncryptionState {
     var firstMICFailureFrame: Int?
     /// Packets whose counter had to move forward: the capture missed that many encrypted PDUs.
     var missedPDUs = 0
+    /// PDUs in a row the link's key failed to open (0 after each it opened): paces the wider counter search.
+    var failuresInARow: UInt32 = 0
 
     var isOn: Bool { phase == .encrypted }
 }
@@ -218,6 +220,7 @@ extension LLEncryptionState {
         micSearch = nil
         searchNote = nil
         counters = (0, 0)
+        failuresInARow = 0
         if phase == .clear { phase = .requested }
     }
 
