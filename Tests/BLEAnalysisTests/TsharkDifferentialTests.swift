@@ -414,6 +414,15 @@ import Testing
         {
             return .responseReadAsItsRequestsTypeByTshark
         }
+        // The same where blescope read the declarations into handles (its request in the capture): tshark paired the
+        // response with the other side's Include request crossing it (the STACK the Flags Galaxy S7 log, both sides
+        // discovering: 46 answers this side's 0x2803 request at 42, tshark takes the peer's 0x2802 at 43), so the first
+        // declaration's properties and value handle's low byte became an included service handle (0x0302 at 46).
+        if t.opcode == 0x09, t.malformed, t.value.isEmpty, o.value.isEmpty, t.handles.count == 2, o.handles.count >= 2,
+            t.handles[0] == o.handles[0], t.handles[1] >> 8 == o.handles[1] & 0xFF
+        {
+            return .responseReadAsItsRequestsTypeByTshark
+        }
         if !t.value.isEmpty, o.value.hasSuffix(t.value), t.handles.starts(with: o.handles), t.handles.count > o.handles.count {
             return .valueDecodedByTshark
         }
