@@ -43,6 +43,8 @@ public struct CaptureStatistics: Hashable, Sendable {
     public var includedBytes: Int64 = 0
     /// Largest btsnoop cumulative-drops value seen (packets the capturer lost).
     public var maxDrops: UInt32 = 0
+    /// Where an nRF Sniffer's packet counter skipped values: packets the sniffer sent its host that the file lacks.
+    public var nordicSkips = NordicCounterSkips()
     /// Controller indexes seen (Linux monitor index, LT 254 adapter; 0 otherwise), of HCI and link records only.
     public var controllers: Set<UInt16> = []
     /// The last controller index inserted into `controllers` (`.max`: none yet, beyond any UInt16).
@@ -52,6 +54,14 @@ public struct CaptureStatistics: Hashable, Sendable {
 
     /// btmon's HCI_DEV_NONE: the index of its records that belong to no controller.
     public static let noController: UInt16 = 0xFFFF
+
+    /// The "Dropped (capturer)" figure: the file's own count, or what an nRF Sniffer's packet counter shows missing.
+    public var droppedText: String {
+        let s = nordicSkips
+        guard s.skipped > 0, let first = s.firstFrame else { return String(maxDrops) }
+        return (maxDrops > 0 ? "\(maxDrops), and " : "")
+            + "up to \(s.skipped) (the nRF Sniffer's packet counter skipped \(s.skipped) value\(s.skipped == 1 ? "" : "s") in \(s.places) place\(s.places == 1 ? "" : "s"), first at frame \(first))"
+    }
 
     @inlinable public var acl: Int { aclTx + aclRx }
     @inlinable public var sco: Int { scoTx + scoRx }
@@ -87,7 +97,9 @@ public struct CaptureStatistics: Hashable, Sendable {
             if record.direction == .unknown { unknownDirection &+= 1 }
         case .text: text &+= 1
         case .monitor: monitor &+= 1
-        case .linkLayer: linkLayer &+= 1
+        case .linkLayer:
+            linkLayer &+= 1
+            if record.linkType == 272 { nordicSkips.add(record) }
         default: other &+= 1
         }
         if record.kind != .text { times.add(record.timestamp.microseconds) } else { noteTimes.add(record.timestamp.microseconds) }

@@ -132,7 +132,7 @@ public struct CaptureInfo: Sendable {
             ))
         rows.append(("By type", byTypeText))
         rows.append(("Truncated records", formatCount(s.truncatedRecords)))
-        rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
+        rows.append(("Dropped (capturer)", s.nordicSkips.skipped > 0 ? s.droppedText : formatCount(Int(s.maxDrops))))
         rows.append(("Controllers", controllersText))
         if !vendorActivity.commands.isEmpty { rows.append(("Vendor commands", vendorText(vendorActivity.commands))) }
         if !vendorActivity.events.isEmpty { rows.append(("Vendor events", vendorText(vendorActivity.events))) }

@@ -166,7 +166,19 @@ public struct CompletenessTracker: Sendable {
     var otherCutByLogger = 0
     var lastDrops: UInt32 = 0
     var dropsFirstFrame: Int?
+    /// An nRF Sniffer's packet counter skipping values (``NordicCounterSkips``): packets the file does not hold.
+    var nordicSkips = NordicCounterSkips()
     var previous: Timestamp?
+    /// The clock the previous record was dated by (``clockStream(_:)``), and each other clock's last time: records of
+    /// another interface are ordered against their own clock's, not the sniffer's beside them.
+    var previousStream = UInt32.max
+    var previousByStream: [UInt32: Timestamp] = [:]
+    /// Records dated behind the other interface's record before them, their own clock in order: interfaces on different
+    /// clocks (the HackenBluetooth two-interface capture: its Ethernet record 5043 on the host's time, 55 ms behind the
+    /// Ubertooth's), counted apart from time going backwards. How many, the first frame, the largest offset (µs).
+    var interfaceOffsets = 0
+    var interfaceOffsetFirstFrame: Int?
+    var largestInterfaceOffset: Int64 = 0
     var backwards = 0
     var backwardsFirstFrame: Int?
     /// The largest step back, µs: under ``jitterLimit`` it is the capturer's clocks disagreeing, not a jump.
@@ -248,32 +260,6 @@ public struct CompletenessTracker: Sendable {
         Int(truncatingIfNeeded: (key ^ key >> 16) & 63)
     }
 
-    /// Time going backwards (and by how much) and gaps between records. Notes and headers are not records in time
-    /// (``CaptureStatistics/firstTimestamp``): an iOS log's header notes dated days before its first HCI record are no
-    /// gap, nor a power note a few ms behind the record before it a step back.
-    @inline(__always) mutating func noteTime(_ record: CaptureRecord) {
-        guard record.kind != .text else { return notePower(record) }
-        let t = record.timestamp
-        timedRecords &+= 1
-        if let p = previous {
-            if t != p { clockMoved = true }
-            if t < p {
-                backwards += 1
-                largestStepBack = max(largestStepBack, p.microseconds(since: t))
-                if backwardsFirstFrame == nil { backwardsFirstFrame = record.frame }
-            } else {
-                let gap = t.microseconds(since: p)
-                if gap >= gapThreshold {
-                    gaps += 1
-                    if gapList.count < 1000 { gapList.append(.init(frame: record.frame, microseconds: gap)) }
-                    if gap > largestGap { largestGap = gap; largestGapFrame = record.frame }
-                    noteSleepGap(before: record.frame, from: p)
-                }
-            }
-        }
-        previous = t
-    }
-
     public mutating func add(_ record: CaptureRecord) {
         recordsRead &+= 1
         noteTime(record)
@@ -351,6 +337,7 @@ public struct CompletenessTracker: Sendable {
             }
         default:
             if record.isTruncated { noteOtherCut(record.frame) }
+            if record.kind == .linkLayer, record.linkType == 272 { nordicSkips.add(record) }
         }
     }
 

@@ -73,6 +73,34 @@ extension CompletenessTracker {
     /// (``RecordShortfall/cutByLogger``).
     static let loggerCut = "cut before the log was written: headers whole, payloads left out, nothing marked cut in the file"
 
+    /// Time going backwards on one clock (a warning past ``jitterLimit``, jitter under it) and records of one interface
+    /// dated behind another's (two clocks, a note).
+    func timeOrderItems() -> [CaptureCompleteness.Item] {
+        var items: [CaptureCompleteness.Item] = []
+        if backwards > 0 {
+            // Jitter is a note: nothing is missing from the log (issue 35: "incomplete" is kept for what is missing).
+            let jitter = largestStepBack <= Self.jitterLimit
+            let times = "\(backwards) time\(backwards == 1 ? "" : "s")"
+            items.append(
+                .init(
+                    code: .timeBackwards, severity: jitter ? .info : .warning,
+                    message: jitter
+                        ? "timestamps step back \(times) by at most \(largestStepBack < 1000 ? "\(largestStepBack) µs" : "\(largestStepBack / 1000) ms") (first at frame \(backwardsFirstFrame ?? 0)): clock jitter, no record is missing"
+                        : "timestamps go backwards \(times) (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
+                    frame: backwardsFirstFrame, count: backwards))
+        }
+        if interfaceOffsets > 0 {
+            let offset = largestInterfaceOffset
+            items.append(
+                .init(
+                    code: .timeBackwards, severity: .info,
+                    message:
+                        "\(interfaceOffsets) record\(interfaceOffsets == 1 ? " is" : "s are") dated up to \(offset < 1000 ? "\(offset) µs" : "\(offset / 1000) ms") before another interface's record before \(interfaceOffsets == 1 ? "it" : "them") (first at frame \(interfaceOffsetFirstFrame ?? 0)), each in time order on its own interface: the interfaces keep different clocks (a sniffer's own, the host's), no record is missing",
+                    frame: interfaceOffsetFirstFrame, count: interfaceOffsets))
+        }
+        return items
+    }
+
     /// What the capturer did to the records: payloads cut, records truncated or dropped, time going back or pausing.
     func recordItems(format: String) -> [CaptureCompleteness.Item] {
         var items: [CaptureCompleteness.Item] = []
@@ -111,18 +139,12 @@ extension CompletenessTracker {
                         "the capturer dropped \(lastDrops) packet\(lastDrops == 1 ? "" : "s") (first counted at frame \(dropsFirstFrame ?? 0))",
                     frame: dropsFirstFrame, count: Int(lastDrops)))
         }
-        if backwards > 0 {
-            // Jitter is a note: nothing is missing from the log (issue 35: "incomplete" is kept for what is missing).
-            let jitter = largestStepBack <= Self.jitterLimit
-            let times = "\(backwards) time\(backwards == 1 ? "" : "s")"
-            items.append(
-                .init(
-                    code: .timeBackwards, severity: jitter ? .info : .warning,
-                    message: jitter
-                        ? "timestamps step back \(times) by at most \(largestStepBack < 1000 ? "\(largestStepBack) µs" : "\(largestStepBack / 1000) ms") (first at frame \(backwardsFirstFrame ?? 0)): clock jitter, no record is missing"
-                        : "timestamps go backwards \(times) (first at frame \(backwardsFirstFrame ?? 0)): durations across those points are wrong",
-                    frame: backwardsFirstFrame, count: backwards))
+        if let text = nordicSkips.text {
+            // A note: most nRF Sniffer captures skip values (14 of the corpus's 16 that follow a device: packets of other
+            // devices it did not write, the firmware's own events), so the skip alone cannot tell a lost packet.
+            items.append(.init(code: .drops, severity: .info, message: text, frame: nordicSkips.firstFrame, count: nordicSkips.skipped))
         }
+        items += timeOrderItems()
         if damaged > 0 {
             let frames = damagedFrames.map(String.init).joined(separator: ", ") + (damaged > damagedFrames.count ? ", …" : "")
             items.append(

@@ -116,8 +116,8 @@ struct Caveats {
     init(_ e: Evidence) {
         for item in e.completeness?.items ?? [] {
             switch item.code {
-            case .timeBackwards where item.severity < .warning:
-                break  // clock jitter under 10 ms: timing holds
+            case .timeBackwards where item.severity < .warning, .drops where item.severity < .warning:
+                break  // clock jitter under 10 ms, or two interfaces' clocks: timing holds; an nRF counter's skips: a note
             case .timeGap, .timeBackwards, .drops:
                 if let f = item.frame { breaks.append((f, item.message)) }
             case .aclPayloadCut:

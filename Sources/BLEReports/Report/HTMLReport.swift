@@ -149,7 +149,7 @@ public enum HTMLReport {
             if let h = info.decodeHealth { rows.append(("Decode health", h.headline)) }
             if let h = info.decodeHealth, !h.decryptions.isEmpty { rows.append(("Link decryption", h.decryptions.joined(separator: "; "))) }
             rows.append(("Truncated records", formatCount(s.truncatedRecords)))
-            rows.append(("Dropped (capturer)", formatCount(Int(s.maxDrops))))
+            rows.append(("Dropped (capturer)", s.nordicSkips.skipped > 0 ? s.droppedText : formatCount(Int(s.maxDrops))))
             if let b = f.aclBuffers { rows.append(("Controller ACL buffers", "\(b.packets) × \(b.length) bytes")) }
             // Two kinds of findings: the decoder's (malformed or odd records, the Findings section) and the diagnosis's
             // (what went wrong on the links): one "none" beside the other's warnings would read as "nothing wrong".
