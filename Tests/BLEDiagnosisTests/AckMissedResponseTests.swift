@@ -2,6 +2,7 @@ import BLEAnalysis
 import BLEAnalysisTestSupport
 import BLECore
 import BLEProtocols
+import BLEReports
 import Testing
 
 /// GATT-02 on an air capture where the link's acknowledgement bits show the sniffer missed a packet between a request
@@ -67,5 +68,30 @@ import Testing
         }
         let d = try #require(try RuleTest.diagnose(air: b).of("GATT-02").first)
         #expect(d.severity == .warning && d.frame == 7)
+    }
+
+    /// The Log line of an air capture says what of a link the sniffer did not hear (newcap20's ADI capture: "complete"
+    /// beside 82 missed events, 70 unheard packets, 31 bad CRCs): the records are whole, the link is not. The near miss,
+    /// every packet heard, stays "complete".
+    @Test(arguments: [true, false])
+    func theLogLineSaysWhatOfTheLinkTheSnifferMissed(_ missed: Bool) throws {
+        let b = Self.link { b in
+            var b = b
+            if !missed { b.data(.continuation, [], central: false, sn: true, nesn: false, event: 1) }
+            b.data(.start, Self.read2, central: true, sn: !missed, nesn: false, event: 2)
+            b.data(.start, Self.answer, central: false, sn: false, nesn: !missed, event: 2)
+            return b
+        }
+        let completeness = try #require(DiagnosisReport.analyze(try RuleTest.airCapture(b.records)).completeness)
+        let item = completeness.items.first { $0.code == .llSnifferMissed }
+        #expect((item != nil) == missed)
+        #expect(completeness.verdict == (missed ? "complete with notes" : "complete"))
+        if let item {
+            #expect(item.frame == 5 && item.brief == "the sniffer missed part of 1 air link")
+            #expect(
+                item.message
+                    == "connection 0x0001: the sniffer missed 1 packet the other side acknowledged and the file does not hold (first after frame 4): what the link carried there is not in the capture"
+            )
+        }
     }
 }

@@ -60,6 +60,24 @@ extension DiagnosisRuleTests {
             let d = try #require(try RuleTest.diagnose(air: Self.refused(thenUpdated: false)).of("LP-05").first)
             #expect(d.severity == .warning && d.frame == 4)
             #expect(d.message.hasSuffix("the central rejected LL_PHY_REQ (0x0c Command Disallowed) (frame 4)."))
+            // The central refused the peripheral's request: the headline names who refused (newcap20's ADI FIT capture).
+            #expect(d.headline.hasSuffix("'s procedure refused by the central"))
+        }
+
+        /// The near miss of the headline: the peripheral refuses the central's LL_PHY_REQ; the peer refused.
+        @Test func aRequestThePeripheralRefusedIsRefusedByThePeer() throws {
+            var b = NordicBuilder()
+            b.connect()
+            b.data(.control, LLControlPacket(.phyReq(txPHYs: 2, rxPHYs: 2)).bytes, event: 1)
+            b.data(.continuation, [], central: false, sn: false, nesn: true, event: 1)
+            b.data(.continuation, [], sn: true, nesn: true, event: 2)
+            b.data(
+                .control, LLControlPacket(.rejectExtInd(rejectOpcode: .phyReq, errorCode: 0x0C)).bytes, central: false, sn: true,
+                nesn: false, event: 2)
+            let d = try #require(try RuleTest.diagnose(air: b).of("LP-05").first)
+            #expect(d.severity == .warning && d.frame == 5)
+            #expect(d.headline.hasPrefix("procedure refused by ") && !d.headline.contains("central"))
+            #expect(d.message.hasSuffix("the peripheral rejected LL_PHY_REQ (0x0c Command Disallowed) (frame 5)."))
         }
     }
 }

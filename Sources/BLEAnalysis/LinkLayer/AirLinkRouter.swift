@@ -213,6 +213,7 @@ final class AirLinkRouter {
         noteEncryption(e)
         noteCRCErrors(e)
         noteNoEmptyPDUs(e)
+        noteSnifferMissed(e)
         keyStore.connectionEnded(
             handle: e.connection.handle, central: e.connection.central?.value, peripheral: e.connection.peripheral?.value)
         let input: ConnectionLifecycle.Input
@@ -299,6 +300,30 @@ extension AirLinkRouter {
                         "connection \(hex(e.connection.handle, width: 4)): the capture kept only packets with payload (no empty PDU among \(s.packets)): acknowledgements, retransmissions and the link's silences cannot be judged"
                 ),
                 frame: e.connection.startFrame))
+    }
+
+    /// What of the link the sniffer did not capture (``SnifferMisses``), so the Log line says it: an air capture whose
+    /// records are all whole is still not the whole link (newcap20's ADI capture: "complete" beside 31 packets of its
+    /// link with a bad CRC and one the peripheral sent that the central's NESN acknowledged). Not for a file that kept
+    /// only packets with payload: ``noteNoEmptyPDUs(_:)`` says that of it.
+    func noteSnifferMissed(_ e: LLConnectionEnded) {
+        let s = e.stats
+        guard !(s.emptyPDUs == 0 && s.packets >= LinkLayerTracker.packetsBeforeJudgingEmpties) else { return }
+        let unheard = s.missed.windows.filter { $0.unheard != nil }.count
+        var parts: [String] = []
+        if s.missed.events > 0 { parts.append(Story.plural(s.missed.events, "connection event") + " with no packet heard") }
+        if unheard > 0 { parts.append(Story.plural(unheard, "packet") + " the other side acknowledged and the file does not hold") }
+        if s.crcErrors > 0 { parts.append(Story.plural(s.crcErrors, "packet") + " with a bad CRC") }
+        guard !parts.isEmpty else { return }
+        sink.findings.append(
+            Finding(
+                .info,
+                FindingKind(
+                    .llSnifferMissed,
+                    message:
+                        "connection \(hex(e.connection.handle, width: 4)): the sniffer missed \(parts.joined(separator: ", ")) (first after frame \(s.missed.windows.first?.after ?? e.connection.startFrame)): what the link carried there is not in the capture"
+                ),
+                frame: s.missed.windows.first?.at ?? e.connection.startFrame))
     }
 
     func noteCRCErrors(_ e: LLConnectionEnded) {

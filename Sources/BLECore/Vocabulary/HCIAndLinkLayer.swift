@@ -83,6 +83,11 @@ extension FindingCode {
         meaning:
             "No packet of the other side acknowledged an LL_TERMINATE_IND: the link ended by its supervision timeout after it, or the sniffer missed the acknowledgement."
     )
+    public static let llSnifferMissed = FindingCode(
+        "ll.sniffer-missed", layer: .link, severity: .info, title: "Parts of a connection the sniffer did not capture",
+        meaning:
+            "Connection events the sniffer heard no packet of, packets the other side's acknowledgement shows were sent but the file does not hold, and packets heard with a bad CRC: what the link carried there is not in the capture, so an absence across them cannot be told."
+    )
     public static let llUnansweredPDUs = FindingCode(
         "ll.unanswered-pdus", layer: .link, severity: .info, title: "Data PDUs on unannounced access addresses",
         meaning: "Data PDUs at access addresses no CONNECT_IND announced, never answered: not taken as connections.")
@@ -96,6 +101,6 @@ extension FindingVocabulary {
     ]
     static let linkLayer: [FindingCode] = [
         .llMalformed, .llControlMalformed, .llReservedLLID, .llUnsupportedLinkType, .llEncryptedNoKey, .llMICFailed,
-        .llCRCErrors, .llAdvertisingCRC, .llTerminateUnacknowledged, .llUnansweredPDUs, .llNoEmptyPDUs,
+        .llCRCErrors, .llAdvertisingCRC, .llTerminateUnacknowledged, .llUnansweredPDUs, .llNoEmptyPDUs, .llSnifferMissed,
     ]
 }

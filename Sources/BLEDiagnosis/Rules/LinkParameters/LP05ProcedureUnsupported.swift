@@ -31,6 +31,10 @@ struct LP05ProcedureUnsupported: DiagnosisRule {
         e.events.compactMap { ev in
             let what: String
             var unsupported = true
+            // Who refused: the peer, but on an air capture the central when it sent the LL_REJECT (newcap20's ADI FIT
+            // capture: the phone refused the peripheral's LL_CONNECTION_PARAM_REQ five times, each LL_REJECT_EXT_IND
+            // central → peripheral; the headline said "refused by Fit").
+            var refusedByCentral = false
             var refused: LLProcedure? = nil
             switch ev.kind {
             case .commandFailed(let op, let s, _)
@@ -49,6 +53,7 @@ struct LP05ProcedureUnsupported: DiagnosisRule {
                     return nil
                 }
                 unsupported = reason.map { $0 == .unsupportedRemoteFeature || $0 == .unsupportedFeatureOrParameter } ?? true
+                refusedByCentral = sender == .local
                 refused = opcode.flatMap(LLProcedureTable.procedure(opening:))
                 if unsupported, let refused, refused.isOptional, refused.lost == nil {
                     let why =
@@ -72,8 +77,11 @@ struct LP05ProcedureUnsupported: DiagnosisRule {
             let device = e.deviceName(c)
             return Diagnosis(
                 rule: Self.code, severity: severity, frame: ev.frame,
-                message: "With \(device), \(what) (frame \(ev.frame))" + (unsupported ? ": " + Self.consequence(of: refused) : "."),
-                headline: unsupported ? "procedure unsupported by \(device)" : "procedure refused by \(device)",
+                message: "With \(device), \(what) (frame \(ev.frame))"
+                    + (!unsupported ? "." : refusedByCentral ? ": the central does not support it." : ": " + Self.consequence(of: refused)),
+                headline: refusedByCentral
+                    ? "\(device)'s procedure \(unsupported ? "unsupported" : "refused") by the central"
+                    : unsupported ? "procedure unsupported by \(device)" : "procedure refused by \(device)",
                 causes: unsupported
                     ? ["an older peer link layer", "a host that ignores the fallback"]
                     : ["the peer's link layer does not accept the values asked for"],
