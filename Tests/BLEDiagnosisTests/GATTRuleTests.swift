@@ -482,6 +482,37 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(b).of("GATT-05").isEmpty)
         }
 
+        /// Services discovered, characteristics not (newcap20's ADI capture: the sniffer missed 0x0011's declaration):
+        /// indications on 0x0012 inside the Generic Attribute service (0x1801) are Service Changed's, the only indicated
+        /// characteristic of that service (Core Spec Vol 3, Part G, 7), silent by design. Near misses: notifications
+        /// there, and indications in another service, stay GATT-05, saying the declaration is not in the capture.
+        @Test(arguments: [(UInt16(0x0013), UInt8(0x02), false), (0x0013, 0x01, true), (0x0023, 0x02, true)])
+        func anUndeclaredIndicationInTheGATTServiceIsServiceChanged(_ cccd: UInt16, _ value: UInt8, _ found: Bool) throws {
+            let group = ATTTypeRequest(range: ATTHandleRange(start: 0x0001, end: 0xFFFF), type: BluetoothUUID(uuid16: 0x2800))
+            var b = Self.connected().att(.readByGroupTypeRequest(group), handle: 0x40, .tx).att(
+                .readByGroupTypeResponse([
+                    ATTGroupValue(start: 0x0010, end: 0x0019, value: [0x01, 0x18]),
+                    ATTGroupValue(start: 0x0020, end: 0x0030, value: [0x0D, 0x18]),
+                ]), handle: 0x40, .rx
+            )
+            .att(.findInformationRequest(ATTHandleRange(start: cccd, end: cccd)), handle: 0x40, .tx)
+            .att(
+                .findInformationResponse(
+                    ATTFindInformationResponse(format: 1, entries: [ATTHandleUUID(handle: cccd, uuid: BluetoothUUID(uuid16: 0x2902))])),
+                handle: 0x40, .rx
+            ).at(1)
+            let write = b.nextFrame
+            b = b.att(.writeRequest(handle: cccd, value: [value, 0x00]), handle: 0x40, .tx).att(.writeResponse, handle: 0x40, .rx).at(41)
+                .att(.readRequest(handle: 0x0025), handle: 0x40, .tx).att(.readResponse(value: [1]), handle: 0x40, .rx)
+                .disconnect(handle: 0x40, reason: .connectionTerminatedByLocalHost)
+            let d = try RuleTest.diagnose(b).of("GATT-05").first
+            #expect((d != nil) == found)
+            if let d {
+                #expect(d.frame == write)
+                #expect(d.message.contains("(a value handle taken as its CCCD's − 1: its declaration is not in the capture)"))
+            }
+        }
+
         /// The Nespresso log's shape (S7 edge, link #22): this side toggles a CCCD on, off and on again, and the
         /// characteristic is notified after its first enable (0x001c: CCCD 0x001d written 14 times from 1977, 13
         /// notifications 2249-2317, enabled again at 2495 with nothing after): it notifies, no GATT-05 (bd939b7 listed a

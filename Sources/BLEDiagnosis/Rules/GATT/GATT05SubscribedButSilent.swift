@@ -35,9 +35,24 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
 
     /// Service Changed (0x2A05) is indicated only when the server's database changes (Core Spec Vol 3, Part G, 7.1):
     /// a subscription to it that stays silent is the normal case.
-    static func isServiceChanged(_ valueHandle: UInt16, _ c: Connection) -> Bool {
-        let uuid = c.gatt.characteristics.first { $0.valueHandle == valueHandle }?.uuid ?? c.gatt.uuid(for: valueHandle)
-        return uuid?.uuid16 == GATTAttributeType.serviceChanged
+    /// Its declaration not read, an indicated value handle inside the Generic Attribute service (0x1801) is Service
+    /// Changed: the only characteristic of that service with the Indicate property (Core Spec Vol 3, Part G, 7). newcap20's
+    /// ADI capture: indications on 0x0012, in the service 0x0010–0x0019 Find By Type Value found at 4110, beside the
+    /// Database Hash 0x0017, the sniffer having missed 0x0011's declaration.
+    static func isServiceChanged(_ valueHandle: UInt16, _ c: Connection, indications: Bool) -> Bool {
+        if let uuid = c.gatt.characteristics.first(where: { $0.valueHandle == valueHandle })?.uuid ?? c.gatt.uuid(for: valueHandle) {
+            return uuid.uuid16 == GATTAttributeType.serviceChanged
+        }
+        return indications
+            && c.gatt.services.contains {
+                $0.uuid == BluetoothUUID(uuid16: 0x1801) && valueHandle > $0.startHandle && valueHandle <= $0.endHandle
+            }
+    }
+
+    /// Whether the subscription's first write asked for indications (bit 1 of the CCCD value).
+    static func indications(_ s: Subscription) -> Bool {
+        if case .cccdWrite(_, _, let value, _, _) = s.first.kind { return value & 2 != 0 }
+        return false
     }
 
     /// One characteristic's subscription as this side's CCCD writes made it: its first enabling write, the writes in all,
@@ -104,7 +119,7 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
             // (the Nespresso log: 0x001c's CCCD written 14 times, its 13 notifications 2249-2317 between two of them).
             let quietOnes = list.filter { s in
                 s.longest.span >= quiet && !(c.activity.notified[s.target].map { $0.last > s.first.frame } ?? false)
-                    && !Self.isServiceChanged(s.target, c)
+                    && !Self.isServiceChanged(s.target, c, indications: Self.indications(s))
             }
             if !quietOnes.isEmpty { silent[number] = quietOnes }
         }
@@ -114,7 +129,8 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
             let handles = list.map { hex($0.target, width: 4) }.joined(separator: ", ")
             let end = c.endTime ?? e.lastTime ?? first.timestamp
             let window = end.microseconds(since: first.timestamp)
-            let guessed = list.contains { $0.guessed } ? " (a value handle taken as its CCCD's − 1: no discovery in the capture)" : ""
+            let guessed =
+                list.contains { $0.guessed } ? " (a value handle taken as its CCCD's − 1: its declaration is not in the capture)" : ""
             // An air capture blind to the link says so itself (``Observability``): its reason comes first.
             let unknown =
                 Observability.blind(c, e) != nil

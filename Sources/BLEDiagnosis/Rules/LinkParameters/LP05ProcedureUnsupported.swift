@@ -84,7 +84,9 @@ struct LP05ProcedureUnsupported: DiagnosisRule {
                     : unsupported ? "procedure unsupported by \(device)" : "procedure refused by \(device)",
                 causes: unsupported
                     ? ["an older peer link layer", "a host that ignores the fallback"]
-                    : ["the peer's link layer does not accept the values asked for"],
+                    : refusedByCentral
+                        ? ["the central does not accept the values the peripheral asked for (its platform's limits)"]
+                        : ["the peer's link layer does not accept the values asked for"],
                 device: c?.peerAddress, connection: c?.number, fold: "\(device) \(unsupported)")
         }
     }
