@@ -96,18 +96,7 @@ public struct CaptureCompleteness: Hashable, Sendable {
         for f in findings where f.kind.code == .llNoEmptyPDUs {
             items.append(.init(code: .llNoEmptyPDUs, severity: .info, message: f.message, frame: f.frame))
         }
-        // An air link the sniffer did not hear all of: the records are whole, the link is not (``AirLinkRouter``).
-        // One item for every such link: the Log line's few words, `info` the first link's figures.
-        let missed = findings.filter { $0.kind.code == .llSnifferMissed }
-        if let first = missed.first {
-            let others = missed.count - 1
-            var item = Item(
-                code: .llSnifferMissed, severity: .info,
-                message: first.message + (others == 0 ? "" : " (and \(Story.plural(others, "other link")))"), frame: first.frame,
-                count: missed.count)
-            item.brief = "the sniffer missed part of \(Story.plural(missed.count, "air link"))"
-            items.append(item)
-        }
+        addSnifferMissed(findings)
         // Records the logger wrote twice: the log holds more records than happened (counted once: ``RepeatedRecords``).
         for f in findings where f.kind.code == .hciRepeatedRecord {
             items.append(.init(code: .hciRepeatedRecord, severity: .info, message: f.message, frame: f.frame))
