@@ -142,7 +142,12 @@ extension CompletenessTracker {
         if let text = nordicSkips.text {
             // A note: most nRF Sniffer captures skip values (14 of the corpus's 16 that follow a device: packets of other
             // devices it did not write, the firmware's own events), so the skip alone cannot tell a lost packet.
-            items.append(.init(code: .drops, severity: .info, message: text, frame: nordicSkips.firstFrame, count: nordicSkips.skipped))
+            var item = CaptureCompleteness.Item(
+                code: .drops, severity: .info, message: text, frame: nordicSkips.firstFrame, count: nordicSkips.skipped)
+            // The Log line's few words: the full reading (where, the largest skip, the clocks) stays in `info`; four
+            // lines of a routine note on every nRF capture's first screen pushed its story down.
+            item.brief = "the nRF Sniffer's packet counter skipped \(Story.plural(nordicSkips.skipped, "value"))"
+            items.append(item)
         }
         items += timeOrderItems()
         if damaged > 0 {
