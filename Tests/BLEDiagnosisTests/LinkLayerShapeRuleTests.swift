@@ -108,5 +108,21 @@ extension DiagnosisRuleTests {
             #expect(try RuleTest.diagnose(air: Self.link(header(9), features)).of("LL-06").isEmpty)
             #expect(try RuleTest.diagnose(air: Self.link(header(12), long, crcOK: false)).of("LL-06").isEmpty)
         }
+
+        /// A record the nRF Sniffer wrote one octet short of its CRC (the Cypress fuzzer's LL_CONNECTION_UPDATE_IND of 23
+        /// octets at 410, CRC good): its PDU is whole and read as one; the same cut record of a 9-octet LL_FEATURE_REQ
+        /// is quiet.
+        @Test func aRecordShortOfItsCRCIsReadForItsShape() throws {
+            let features = LLControlPacket(.featureReq(features: 0xFF)).bytes
+            func cut(_ payload: [UInt8]) -> NordicBuilder {
+                var b = Self.link(LLDataHeader(llid: .control, length: UInt8(payload.count)), payload)
+                b.records[1].bytes.removeLast()
+                b.records[1].origLen -= 1
+                return b
+            }
+            let d = try #require(try RuleTest.diagnose(air: cut(features + [0xAA, 0xBB, 0xCC])).of("LL-06").first)
+            #expect(d.frame == 2 && d.message.contains("LL_FEATURE_REQ of 12 octets at 2 (9)"), "\(d.message)")
+            #expect(try RuleTest.diagnose(air: cut(features)).of("LL-06").isEmpty)
+        }
     }
 }

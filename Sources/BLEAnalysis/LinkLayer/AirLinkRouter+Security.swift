@@ -87,6 +87,27 @@ extension AirLinkRouter {
                 .lengthOverMaximum(
                     sender: sender, llid: llid, length: declared, maximum: over.maximum, negotiated: over.negotiated, carried: carried),
                 handle: m.handle, m.frame, m.timestamp)
+        case let .crcCut(llid, payload):
+            // Read as plaintext only on a link followed from its CONNECT_IND and not encrypted.
+            guard let limit = lengthLimits.limits[m.handle], !limit.encrypted else { return }
+            switch llid {
+            case 0: noteCompliance(.reservedLLID(sender: sender, length: payload.count), handle: m.handle, m.frame, m.timestamp)
+            case 3:
+                guard let info = LLControlOpcode(rawValue: payload.first ?? 0xFF).info, !payload.isEmpty,
+                    info.fixed ? payload.count - 1 != info.size : payload.count - 1 < info.size
+                else { return }
+                noteCompliance(
+                    .controlLength(
+                        sender: sender, opcode: LLControlOpcode(rawValue: payload[0]), length: payload.count, expected: info.size + 1,
+                        fixed: info.fixed), handle: m.handle, m.frame, m.timestamp)
+            default:
+                guard let over = lengthLimits.exceeded(handle: m.handle, direction: m.direction, length: payload.count, withMIC: false)
+                else { return }
+                noteCompliance(
+                    .lengthOverMaximum(
+                        sender: sender, llid: llid, length: payload.count, maximum: over.maximum, negotiated: over.negotiated, carried: nil),
+                    handle: m.handle, m.frame, m.timestamp)
+            }
         }
     }
 

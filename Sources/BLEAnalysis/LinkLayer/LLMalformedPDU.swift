@@ -11,6 +11,10 @@ package struct LLMalformedPDU: Hashable, Sendable {
         /// fewer than it checked. Its Length is compared with the link's maximum (LL-05), which is what a receiver's buffer
         /// is sized by.
         case longerThanRecord(llid: UInt8, declared: Int, carried: Int)
+        /// A CRC-good packet whose record holds its whole payload (`payload`, the Length's octets) but not all 3 CRC
+        /// octets: the nRF Sniffer wrote it one octet short (the SweynTooth Cypress capture's 410 and 3960, the Telink
+        /// one's 2169, all fuzzer PDUs). Its LLID and payload are read as a whole PDU's would be.
+        case crcCut(llid: UInt8, payload: [UInt8])
     }
     package var handle: UInt16
     /// `.tx` central → peripheral, `.rx` peripheral → central.
@@ -30,8 +34,10 @@ struct LLLengthOverflowPacket {
     var accessAddress: UInt32
     var header0: UInt8
     var declared: Int
-    /// The payload octets the record holds after the header.
+    /// The payload octets the record holds after the header (its CRC octets, or what is left of them, included).
     var carried: Int
+    /// When the record holds the whole payload and fewer than 3 CRC octets: the payload.
+    var wholePayload: [UInt8]?
     var direction: Direction
 
     /// Nil unless the record is an nRF Sniffer or LT 256 data-channel packet on LE 1M or 2M whose capturer says the CRC
@@ -59,7 +65,11 @@ struct LLLengthOverflowPacket {
         header0 = all[4]
         declared = Int(all[5])
         // A CTEInfo octet (CP set) sits between header and payload (the Telink fuzzer's 2184: Length 160, CP set).
-        carried = all.count - 6 - (header0 & 0x20 != 0 ? 1 : 0)
-        guard declared > carried else { return nil }
+        let start = 6 + (header0 & 0x20 != 0 ? 1 : 0)
+        guard all.count >= start else { return nil }
+        carried = all.count - start
+        // Short of its Length, or holding the Length's octets with fewer than 3 CRC octets after them.
+        wholePayload = declared <= carried ? Array(all[start..<(start + declared)]) : nil
+        guard declared > carried || carried < declared + 3 else { return nil }
     }
 }

@@ -119,7 +119,8 @@ public struct LinkLayerTracker {
             .malformed(
                 LLMalformedPDU(
                     handle: conns[i].info.handle, direction: p.direction,
-                    shape: .longerThanRecord(llid: p.header0 & 3, declared: p.declared, carried: p.carried), frame: record.frame,
+                    shape: p.wholePayload.map { .crcCut(llid: p.header0 & 3, payload: $0) }
+                        ?? .longerThanRecord(llid: p.header0 & 3, declared: p.declared, carried: p.carried), frame: record.frame,
                     timestamp: record.timestamp)))
     }
 
