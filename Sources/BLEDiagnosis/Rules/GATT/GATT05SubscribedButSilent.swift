@@ -43,10 +43,7 @@ struct GATT05SubscribedButSilent: DiagnosisRule {
         if let uuid = c.gatt.characteristics.first(where: { $0.valueHandle == valueHandle })?.uuid ?? c.gatt.uuid(for: valueHandle) {
             return uuid.uuid16 == GATTAttributeType.serviceChanged
         }
-        return indications
-            && c.gatt.services.contains {
-                $0.uuid == BluetoothUUID(uuid16: 0x1801) && valueHandle > $0.startHandle && valueHandle <= $0.endHandle
-            }
+        return indications && c.gatt.service(containing: valueHandle)?.uuid == BluetoothUUID(uuid16: 0x1801)
     }
 
     /// Whether the subscription's first write asked for indications (bit 1 of the CCCD value).
